@@ -1,0 +1,48 @@
+// The catalog model: the descriptions of schemas, tables, views, sources, sinks and indexes that
+// every layer shares. Plain data, serialisable to JSON (the durable catalog log stores it), no
+// behaviour beyond small lookups. The catalog itself (mutation, persistence, dependency tracking)
+// lives in executor/; planner/ reads it through its own CatalogReader interface.
+
+import type { DataType } from './types.js';
+
+export type RelationKind = 'table' | 'view' | 'materialized_view' | 'source' | 'sink' | 'index' | 'system';
+
+export interface ColumnDef {
+  readonly name: string;
+  readonly type: DataType;
+  readonly nullable: boolean;
+  /** Hidden columns (the row id of a table without a primary key) are not in SELECT *. */
+  readonly hidden: boolean;
+  /** Default expression as SQL text, if any. */
+  readonly defaultSql?: string;
+}
+
+export interface RelationDef {
+  /** Unique, never reused; also the storage table id of the relation's rows (tables, views). */
+  readonly id: number;
+  readonly kind: RelationKind;
+  readonly schema: string;
+  readonly name: string;
+  readonly columns: readonly ColumnDef[];
+  /** Indexes into `columns` of the primary key (for a table without one: the hidden row id). */
+  readonly primaryKey: readonly number[];
+  /** The defining query text for views and materialized views. */
+  readonly definition?: string;
+  /** Connector options (`WITH (...)`), FORMAT and ENCODE, for sources, sinks and connector tables. */
+  readonly options?: Readonly<Record<string, string>>;
+  readonly format?: string;
+  readonly encode?: string;
+  /** Ids of the relations this one reads (views, indexes, sinks). */
+  readonly dependsOn: readonly number[];
+  /** Time-travel retention in milliseconds; undefined means the server default. */
+  readonly retentionMs?: number;
+  readonly comment?: string;
+  /** For kind === 'index': the indexed relation and the key columns (indexes into its columns). */
+  readonly indexOn?: { readonly relationId: number; readonly columns: readonly number[] };
+}
+
+export interface SchemaDef {
+  readonly id: number;
+  readonly name: string;
+  readonly comment?: string;
+}

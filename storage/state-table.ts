@@ -1,0 +1,81 @@
+// The state contract: the only way operators, tables and views touch storage. Two
+// implementations follow it: the MVCC store on RocksDB, and an in-memory one for fast unit tests.
+//
+// A state table holds rows keyed by their primary-key columns. Writes go to the open epoch's
+// buffer; StateStore.commit(epoch) makes every table's buffered writes durable and visible in
+// one atomic write, together with that epoch's metadata (source offsets, catalog changes).
+// Reads at an epoch see the newest version at or before it ("AS OF").
+
+import type { DataType } from '../sql/types.js';
+import type { Row } from '../sql/value.js';
+import type { Epoch } from '../sql/epoch.js';
+
+export interface StateTableSchema {
+  /** Unique id of the table in the store (a relation id, or an operator's state table id). */
+  readonly tableId: number;
+  readonly columnTypes: readonly DataType[];
+  /** Indexes into the row of the key columns, in key order. */
+  readonly primaryKey: readonly number[];
+  /** Time-travel retention in milliseconds; undefined: the store's default. */
+  readonly retentionMs?: number;
+}
+
+export interface ScanOptions {
+  /** Read as of this committed epoch; default: latest, including this table's uncommitted writes. */
+  readonly epoch?: Epoch;
+  /** Inclusive lower bound on a prefix of the key columns. */
+  readonly start?: Row;
+  /** Exclusive upper bound on a prefix of the key columns. */
+  readonly end?: Row;
+  readonly reverse?: boolean;
+  readonly limit?: number;
+}
+
+export interface RowVersion {
+  readonly row: Row;
+  /** Epoch that wrote this version. */
+  readonly validFrom: Epoch;
+  /** Epoch that replaced or deleted it; null while it is current. */
+  readonly validTo: Epoch | null;
+}
+
+export interface StateTable {
+  readonly schema: StateTableSchema;
+  /** The row with this key (key columns in key order), or undefined. */
+  get(key: Row, epoch?: Epoch): Row | undefined;
+  /** Rows in key order. */
+  scan(options?: ScanOptions): Iterable<Row>;
+  /** Every version valid at some point in [from, to] (FOR SYSTEM_TIME BETWEEN). */
+  versions(from: Epoch, to: Epoch, options?: Omit<ScanOptions, 'epoch'>): Iterable<RowVersion>;
+  /** Upsert by primary key into the open epoch. */
+  insert(row: Row): void;
+  /** Deletes by primary key (the row's key columns) in the open epoch. */
+  delete(row: Row): void;
+  /** Approximate bytes and keys, for system tables and metrics. */
+  stats(): { readonly bytes: number; readonly keys: number };
+}
+
+export interface ReadableWindow {
+  /** Oldest epoch still readable (older versions may have been garbage-collected). */
+  readonly oldest: Epoch;
+  /** Last committed epoch. */
+  readonly latest: Epoch;
+}
+
+export interface StateStore {
+  /** Opens (or creates) a state table; the same id returns the same table. */
+  table(schema: StateTableSchema): StateTable;
+  /** Deletes a table's every version (DROP); takes effect at the next commit. */
+  dropTable(tableId: number): void;
+  /** Durable metadata committed with epochs (catalog log, source offsets): latest value. */
+  getMeta(key: string): Uint8Array | undefined;
+  /** Buffers a metadata write into the open epoch. */
+  putMeta(key: string, value: Uint8Array): void;
+  /** Atomically commits every buffered write at `epoch` (strictly greater than the last). */
+  commit(epoch: Epoch): void;
+  /** Drops the open epoch's buffered writes (a failed statement). */
+  abort(): void;
+  readonly committedEpoch: Epoch;
+  readableWindow(tableId: number): ReadableWindow;
+  close(): Promise<void>;
+}
