@@ -1,0 +1,15 @@
+// What the binder needs to know about the catalog: name resolution by schema and search path.
+// Owned by the planner (its consumer); the executor's catalog implements it, and tests may use
+// a small in-memory one.
+
+import type { RelationDef, SchemaDef } from '../sql/catalog.js';
+
+export interface CatalogReader {
+  /**
+   * The relation named `name` in `schema`, or, when schema is undefined, in the first schema of
+   * `searchPath` (pg_catalog is searched first when it is not listed, as in PostgreSQL).
+   */
+  resolveRelation(schema: string | undefined, name: string, searchPath: readonly string[]): RelationDef | undefined;
+  relationById(id: number): RelationDef | undefined;
+  schema(name: string): SchemaDef | undefined;
+}

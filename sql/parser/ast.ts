@@ -1,0 +1,68 @@
+// The parser's output contract. oxbow parses with PostgreSQL's own grammar (libpg-query) plus an
+// extension layer for the clauses PostgreSQL lacks (see sql/parser/README.md for why). A statement
+// is PostgreSQL's raw parse node (typed by @pgsql/types) or one of oxbow's own statement nodes
+// below; oxbow's clauses inside PostgreSQL statements appear as extra fields on PostgreSQL nodes.
+//
+// Every `location` in the tree is a 0-based character offset into the ORIGINAL text given to
+// parse() (not bytes, not the rewritten text), so errors report PostgreSQL's 1-based positions as
+// location + 1.
+
+import type { Node, RangeVar, ColumnDef as PgColumnDef } from '@pgsql/types';
+
+export type { Node } from '@pgsql/types';
+
+/** `FOR SYSTEM_TIME AS OF e` / `FOR SYSTEM_TIME BETWEEN a AND b` on a table reference. */
+export type SystemTimeClause =
+  | { readonly kind: 'asOf'; readonly at: Node; readonly location: number }
+  | { readonly kind: 'between'; readonly from: Node; readonly to: Node; readonly location: number };
+
+/**
+ * Extra fields oxbow adds to PostgreSQL nodes:
+ * - RangeVar.oxbowSystemTime?: SystemTimeClause
+ * - SelectStmt / CreateTableAsStmt .oxbowEmitOnWindowClose?: true
+ * - CreateStmt.oxbowConnector?: ConnectorSpec  (CREATE TABLE ... WITH (connector = ...) FORMAT ... ENCODE ...)
+ */
+export interface ConnectorSpec {
+  /** WITH options; dotted keys kept as written (`properties.bootstrap.server`), values as text. */
+  readonly options: Readonly<Record<string, string>>;
+  readonly format?: string;
+  readonly encode?: string;
+  /** FORMAT ... ENCODE ... ( key = 'value', ... ) */
+  readonly encodeOptions?: Readonly<Record<string, string>>;
+  /** INCLUDE partition|offset|timestamp|key [AS name] */
+  readonly include?: readonly { readonly what: string; readonly alias?: string }[];
+}
+
+export interface OxbowCreateSource {
+  readonly relation: RangeVar;
+  readonly ifNotExists: boolean;
+  readonly columns: readonly PgColumnDef[];
+  /** Table-level PRIMARY KEY (col, ...) if given. */
+  readonly primaryKey?: readonly string[];
+  readonly connector: ConnectorSpec;
+  /** WATERMARK FOR col AS expr */
+  readonly watermark?: { readonly column: string; readonly expr: Node };
+}
+
+export interface OxbowCreateSink {
+  readonly name: RangeVar;
+  readonly ifNotExists: boolean;
+  /** CREATE SINK s FROM relation ... */
+  readonly from?: RangeVar;
+  /** CREATE SINK s AS SELECT ... */
+  readonly query?: Node;
+  readonly connector: ConnectorSpec;
+}
+
+export type OxbowNode =
+  | { readonly OxbowCreateSource: OxbowCreateSource }
+  | { readonly OxbowCreateSink: OxbowCreateSink }
+  | { readonly OxbowFlush: Record<string, never> };
+
+export interface ParsedStatement {
+  readonly node: Node | OxbowNode;
+  /** This statement's own text (without the trailing semicolon). */
+  readonly text: string;
+  /** 0-based character offset of `text` in the original input. */
+  readonly location: number;
+}
