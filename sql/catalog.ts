@@ -15,6 +15,8 @@ export interface ColumnDef {
   readonly hidden: boolean;
   /** Default expression as SQL text, if any. */
   readonly defaultSql?: string;
+  /** COMMENT ON COLUMN text, if any. */
+  readonly comment?: string;
 }
 
 export interface RelationDef {
@@ -38,7 +40,13 @@ export interface RelationDef {
   readonly retentionMs?: number;
   readonly comment?: string;
   /** For kind === 'index': the indexed relation and the key columns (indexes into its columns). */
-  readonly indexOn?: { readonly relationId: number; readonly columns: readonly number[] };
+  readonly indexOn?: {
+    readonly relationId: number;
+    readonly columns: readonly number[];
+    /** UNIQUE index; `primary` marks the index that backs a table's PRIMARY KEY (t_pkey). */
+    readonly unique?: boolean;
+    readonly primary?: boolean;
+  };
 }
 
 export interface SchemaDef {
