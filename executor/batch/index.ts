@@ -1,0 +1,45 @@
+// The batch executor's entry point: runs a planned statement (planner/) over tables reached
+// through TableAccess, batch by batch, and returns the result rows and PostgreSQL's command tag.
+// The engine implements TableAccess over the state store (and system tables) and owns the epoch:
+// when executePlanned throws, the engine drops the statement's buffered writes.
+
+import type { Row, Value } from '../../sql/value.js';
+import type { RelationDef } from '../../sql/catalog.js';
+import type { Epoch } from '../../sql/epoch.js';
+import type { EvalContext } from '../../sql/functions.js';
+import type { RowVersion } from '../../storage/state-table.js';
+import type { PlannedStatement } from '../../planner/index.js';
+import { runPlanned } from './run.js';
+
+export interface TableAccess {
+  /** Full rows in the relation's column order (hidden columns included); AS OF raises 72000 outside the window. */
+  scan(relation: RelationDef, options: { readonly asOf?: Epoch }): Iterable<Row>;
+  /** Every version valid at some point in [from, to] (FOR SYSTEM_TIME BETWEEN). */
+  versions(relation: RelationDef, from: Epoch, to: Epoch): Iterable<RowVersion>;
+  /** The current row with this primary key (key columns in primary-key order). */
+  get(relation: RelationDef, key: Row): Row | undefined;
+  insert(relation: RelationDef, row: Row): void;
+  delete(relation: RelationDef, row: Row): void;
+  /** A fresh value for the hidden row id of a table without a primary key. */
+  nextRowId(relation: RelationDef): bigint;
+  /** The epoch to read for `AS OF` a timestamp (microseconds since 1970 UTC). */
+  epochAt(timestampMicros: number): Epoch;
+}
+
+export interface ExecuteContext {
+  readonly tables: TableAccess;
+  readonly parameters: readonly Value[];
+  readonly evalContext: EvalContext;
+  readonly signal: AbortSignal;
+}
+
+export interface ExecuteResult {
+  readonly rows: Row[];
+  readonly rowCount: number;
+  readonly commandTag: string;
+}
+
+/** Runs the statement; throws SqlError (57014 when `signal` aborts between batches). */
+export function executePlanned(planned: PlannedStatement, context: ExecuteContext): Promise<ExecuteResult> {
+  return runPlanned(planned, context);
+}

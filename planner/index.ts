@@ -1,0 +1,53 @@
+// The planner's entry point: a parsed statement in, a planned statement out. Stages: bind (names,
+// types, functions) to a logical plan, optimize with named rules, choose physical operators for
+// the batch executor; EXPLAIN prints any stage. The engine (executor/session.ts) calls
+// planStatement for SELECT / VALUES / INSERT / UPDATE / DELETE / EXPLAIN; other statement kinds
+// are the engine's own.
+
+import type { DataType } from '../sql/types.js';
+import type { Resolved } from '../sql/functions.js';
+import type { RelationDef } from '../sql/catalog.js';
+import type { ParsedStatement } from '../sql/parser/ast.js';
+import type { CatalogReader } from './catalog-reader.js';
+import type { Plan } from './plan.js';
+import { planStatementStages } from './stages.js';
+
+export type { Plan, OutputColumn } from './plan.js';
+export type { Expression } from './expression.js';
+export type { CatalogReader } from './catalog-reader.js';
+
+export interface PlannerContext {
+  readonly catalog: CatalogReader;
+  readonly searchPath: readonly string[];
+  /** Declared parameter types ($1 is index 0); undefined entries are inferred. */
+  readonly parameterTypes: readonly (DataType | undefined)[];
+  /**
+   * Session (catalog) functions such as pg_table_is_visible, format_type, current_schema,
+   * version: consulted before sql/functions.ts's resolveFunction.
+   */
+  resolveSessionFunction?(name: string, argumentTypes: readonly DataType[]): Resolved | undefined;
+}
+
+export interface PlannedColumn {
+  readonly name: string;
+  readonly type: DataType;
+  readonly tableOid: number;
+  readonly columnNumber: number;
+}
+
+export interface PlannedStatement {
+  readonly kind: 'query' | 'insert' | 'update' | 'delete' | 'explain';
+  /** Result columns; null for DML without RETURNING. */
+  readonly columns: readonly PlannedColumn[] | null;
+  /** Every parameter's type after inference ($1 first). */
+  readonly parameterTypes: readonly DataType[];
+  /** The physical plan the batch executor runs (for EXPLAIN: a Values node of the text lines). */
+  readonly plan: Plan;
+  /** The table written by INSERT / UPDATE / DELETE. */
+  readonly targetRelation?: RelationDef;
+}
+
+/** Plans one statement; throws SqlError (with a position) on bind errors, 0A000 for other kinds. */
+export function planStatement(statement: ParsedStatement, context: PlannerContext): PlannedStatement {
+  return planStatementStages(statement, context);
+}
