@@ -134,6 +134,8 @@ export interface SqlErrorOptions {
   position?: number;
   severity?: Severity;
   cause?: unknown;
+  /** PostgreSQL's CONTEXT field (where the error happened, e.g. `COPY t, line 2, column a: "x"`). */
+  context?: string;
 }
 
 export class SqlError extends Error {
@@ -143,6 +145,8 @@ export class SqlError extends Error {
   readonly hint: string | undefined;
   position: number | undefined;
   readonly severity: Severity;
+  /** PostgreSQL's CONTEXT field, sent as the 'W' field of ErrorResponse. */
+  context: string | undefined;
 
   constructor(code: SqlStateCode, message: string, options: SqlErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -151,6 +155,7 @@ export class SqlError extends Error {
     this.hint = options.hint;
     this.position = options.position;
     this.severity = options.severity ?? 'ERROR';
+    this.context = options.context;
   }
 
   /** The same error with a position, unless it already has one. */
