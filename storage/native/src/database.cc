@@ -1,0 +1,488 @@
+// See database.h.
+#include "database.h"
+
+#include <rocksdb/cache.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+#include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/write_batch.h>
+
+#include <cstring>
+#include <functional>
+
+#include "epoch-prefix-transform.h"
+#include "iterator.h"
+#include "status-error.h"
+
+namespace oxbow {
+
+namespace {
+
+rocksdb::Slice BufferSlice(const Napi::Value& value) {
+  Napi::Buffer<char> buffer = value.As<Napi::Buffer<char>>();
+  return rocksdb::Slice(buffer.Data(), buffer.Length());
+}
+
+Napi::Buffer<char> Bytes(Napi::Env env, const rocksdb::Slice& slice) {
+  return Napi::Buffer<char>::Copy(env, slice.data(), slice.size());
+}
+
+double NumberOption(const Napi::Object& options, const char* name, double fallback) {
+  Napi::Value value = options.Get(name);
+  return value.IsNumber() ? value.As<Napi::Number>().DoubleValue() : fallback;
+}
+
+bool BoolOption(const Napi::Object& options, const char* name, bool fallback) {
+  Napi::Value value = options.Get(name);
+  return value.IsBoolean() ? value.As<Napi::Boolean>().Value() : fallback;
+}
+
+rocksdb::CompressionType CompressionOption(Napi::Env env, const Napi::Object& options, const char* name,
+                                           rocksdb::CompressionType fallback) {
+  Napi::Value value = options.Get(name);
+  if (!value.IsString()) return fallback;
+  const std::string text = value.As<Napi::String>().Utf8Value();
+  if (text == "none") return rocksdb::kNoCompression;
+  if (text == "snappy") return rocksdb::kSnappyCompression;
+  if (text == "lz4") return rocksdb::kLZ4Compression;
+  if (text == "zstd") return rocksdb::kZSTD;
+  throw UsageError(env, "InvalidArgument", "unknown compression '" + text + "' (none, snappy, lz4, zstd)");
+}
+
+uint32_t ReadLittleEndian32(const char* bytes) {
+  uint32_t value;
+  std::memcpy(&value, bytes, 4);
+  return value;
+}
+
+// Runs one RocksDB call on the libuv thread pool and settles a Promise with its status.
+class StatusWorker : public Napi::AsyncWorker {
+ public:
+  StatusWorker(Napi::Env env, Database* database, Napi::Object databaseObject, std::string context,
+               std::function<rocksdb::Status()> work)
+      : Napi::AsyncWorker(env),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        database_(database),
+        context_(std::move(context)),
+        work_(std::move(work)) {
+    databaseReference_ = Napi::Persistent(databaseObject);
+    database_->pendingWorkers++;
+  }
+
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+  void Execute() override { status_ = work_(); }
+
+  void OnOK() override {
+    database_->pendingWorkers--;
+    if (status_.ok()) {
+      deferred_.Resolve(Env().Undefined());
+    } else {
+      deferred_.Reject(StatusToError(Env(), status_, context_).Value());
+    }
+  }
+
+  void OnError(const Napi::Error& error) override {
+    database_->pendingWorkers--;
+    deferred_.Reject(error.Value());
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  Database* database_;
+  Napi::ObjectReference databaseReference_;
+  std::string context_;
+  std::function<rocksdb::Status()> work_;
+  rocksdb::Status status_;
+};
+
+}  // namespace
+
+Napi::Function Database::Define(Napi::Env env) {
+  return DefineClass(env, "Database",
+                     {
+                         InstanceMethod("close", &Database::Close),
+                         InstanceMethod("get", &Database::Get),
+                         InstanceMethod("multiGet", &Database::MultiGet),
+                         InstanceMethod("getLatestVersion", &Database::GetLatestVersion),
+                         InstanceMethod("write", &Database::Write),
+                         InstanceMethod("deleteRange", &Database::DeleteRange),
+                         InstanceMethod("iterator", &Database::NewIterator),
+                         InstanceMethod("snapshot", &Database::CreateSnapshot),
+                         InstanceMethod("releaseSnapshot", &Database::ReleaseSnapshot),
+                         InstanceMethod("getProperty", &Database::GetProperty),
+                         InstanceMethod("statistics", &Database::Statistics),
+                         InstanceMethod("liveFiles", &Database::LiveFiles),
+                         InstanceMethod("approximateSize", &Database::ApproximateSize),
+                         InstanceMethod("setRetentionWatermark", &Database::SetRetentionWatermark),
+                         InstanceMethod("flush", &Database::Flush),
+                         InstanceMethod("compactRange", &Database::CompactRange),
+                         InstanceMethod("checkpoint", &Database::Checkpoint),
+                     });
+}
+
+// new Database(path, options): opens (creating if missing) with oxbow's tuned options.
+Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) throw UsageError(env, "InvalidArgument", "Database(path, options): path must be a string");
+  const std::string path = info[0].As<Napi::String>().Utf8Value();
+  Napi::Object options = info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env);
+
+  rocksdb::Options dbOptions;
+  dbOptions.create_if_missing = BoolOption(options, "createIfMissing", true);
+  dbOptions.error_if_exists = BoolOption(options, "errorIfExists", false);
+  dbOptions.paranoid_checks = true;
+  dbOptions.IncreaseParallelism(static_cast<int>(NumberOption(options, "parallelism", 2)));
+  dbOptions.OptimizeLevelStyleCompaction(static_cast<uint64_t>(NumberOption(options, "writeBufferBytes", 64 << 20)) * 4);
+  dbOptions.write_buffer_size = static_cast<size_t>(NumberOption(options, "writeBufferBytes", 64 << 20));
+  dbOptions.max_open_files = static_cast<int>(NumberOption(options, "maxOpenFiles", -1));
+  dbOptions.compression = CompressionOption(env, options, "compression", rocksdb::kLZ4Compression);
+  dbOptions.bottommost_compression = CompressionOption(env, options, "bottommostCompression", rocksdb::kZSTD);
+  dbOptions.compression_per_level.clear();
+  dbOptions.prefix_extractor = std::make_shared<EpochPrefixTransform>();
+  dbOptions.memtable_prefix_bloom_size_ratio = 0.05;
+  if (BoolOption(options, "statistics", false)) {
+    statistics_ = rocksdb::CreateDBStatistics();
+    dbOptions.statistics = statistics_;
+  }
+  watermarks_ = std::make_shared<WatermarkRegistry>();
+  dbOptions.compaction_filter_factory = std::make_shared<VersionGcFilterFactory>(watermarks_);
+
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = rocksdb::NewLRUCache(static_cast<size_t>(NumberOption(options, "blockCacheBytes", 64 << 20)));
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(NumberOption(options, "bloomBitsPerKey", 10), false));
+  table.whole_key_filtering = true;
+  table.cache_index_and_filter_blocks = true;
+  table.pin_l0_filter_and_index_blocks_in_cache = true;
+  table.format_version = 5;
+  table.block_size = static_cast<size_t>(NumberOption(options, "blockBytes", 16 << 10));
+  dbOptions.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status status = rocksdb::DB::Open(dbOptions, path, &db);
+  ThrowIfError(env, status, "open " + path);
+  db_ = db;
+}
+
+Database::~Database() {
+  CloseIteratorsAndSnapshots();
+  if (db_ != nullptr) {
+    // Pending workers hold a reference to this object, so none can be running here.
+    db_->Close();
+    delete db_;
+    db_ = nullptr;
+  }
+}
+
+rocksdb::DB* Database::OpenDb(Napi::Env env) const {
+  if (db_ == nullptr) throw UsageError(env, "Closed", "the database is closed");
+  return db_;
+}
+
+const rocksdb::Snapshot* Database::SnapshotById(Napi::Env env, uint32_t id) const {
+  auto found = snapshots_.find(id);
+  if (found == snapshots_.end()) throw UsageError(env, "InvalidArgument", "unknown or released snapshot");
+  return found->second;
+}
+
+void Database::CloseIteratorsAndSnapshots() {
+  std::set<IteratorWrap*> iterators;
+  iterators.swap(iterators_);
+  for (IteratorWrap* iterator : iterators) iterator->Detach();
+  delete pointIterator_;
+  pointIterator_ = nullptr;
+  if (db_ != nullptr) {
+    for (auto& entry : snapshots_) db_->ReleaseSnapshot(entry.second);
+  }
+  snapshots_.clear();
+}
+
+Napi::Value Database::Close(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (db_ == nullptr) return env.Undefined();
+  if (pendingWorkers.load() > 0) throw UsageError(env, "Busy", "cannot close while a flush, compaction or checkpoint runs");
+  CloseIteratorsAndSnapshots();
+  rocksdb::Status status = db_->Close();
+  delete db_;
+  db_ = nullptr;
+  ThrowIfError(env, status, "close");
+  return env.Undefined();
+}
+
+// get(key, snapshotId?): Buffer | undefined
+Napi::Value Database::Get(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  rocksdb::DB* db = OpenDb(env);
+  rocksdb::ReadOptions read;
+  if (info.Length() > 1 && info[1].IsNumber()) read.snapshot = SnapshotById(env, info[1].As<Napi::Number>().Uint32Value());
+  rocksdb::PinnableSlice value;
+  rocksdb::Status status = db->Get(read, db->DefaultColumnFamily(), BufferSlice(info[0]), &value);
+  if (status.IsNotFound()) return env.Undefined();
+  ThrowIfError(env, status, "get");
+  return Bytes(env, value);
+}
+
+// multiGet(keys: Buffer[]): (Buffer | undefined)[]
+Napi::Value Database::MultiGet(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  rocksdb::DB* db = OpenDb(env);
+  Napi::Array keys = info[0].As<Napi::Array>();
+  const size_t count = keys.Length();
+  std::vector<rocksdb::Slice> slices(count);
+  for (size_t i = 0; i < count; i++) slices[i] = BufferSlice(keys.Get(static_cast<uint32_t>(i)));
+  std::vector<rocksdb::PinnableSlice> values(count);
+  std::vector<rocksdb::Status> statuses(count);
+  db->MultiGet(rocksdb::ReadOptions(), db->DefaultColumnFamily(), count, slices.data(), values.data(), statuses.data());
+  Napi::Array result = Napi::Array::New(env, count);
+  for (size_t i = 0; i < count; i++) {
+    if (statuses[i].IsNotFound()) {
+      result.Set(static_cast<uint32_t>(i), env.Undefined());
+    } else {
+      ThrowIfError(env, statuses[i], "multiGet");
+      result.Set(static_cast<uint32_t>(i), Bytes(env, values[i]));
+    }
+  }
+  return result;
+}
+
+rocksdb::Iterator* Database::PointIterator() {
+  const rocksdb::SequenceNumber sequence = db_->GetLatestSequenceNumber();
+  if (pointIterator_ != nullptr && sequence == pointIteratorSequence_) return pointIterator_;
+  if (pointIterator_ != nullptr) {
+    // Refresh re-reads the current memtables and files without reallocating the iterator.
+    if (pointIterator_->Refresh().ok()) {
+      pointIteratorSequence_ = sequence;
+      return pointIterator_;
+    }
+    delete pointIterator_;
+  }
+  rocksdb::ReadOptions read;
+  read.prefix_same_as_start = true;
+  read.total_order_seek = false;
+  pointIterator_ = db_->NewIterator(read);
+  pointIteratorSequence_ = sequence;
+  return pointIterator_;
+}
+
+// getLatestVersion(seekKey): the value of the first key >= seekKey that has seekKey's MVCC prefix
+// (all but the last 8 bytes), i.e. the newest version at or before the epoch encoded in seekKey.
+// Returns undefined when the key has no such version. One seek, on a reused iterator.
+Napi::Value Database::GetLatestVersion(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  OpenDb(env);
+  const rocksdb::Slice seekKey = BufferSlice(info[0]);
+  if (seekKey.size() < kEpochSuffixBytes) throw UsageError(env, "InvalidArgument", "getLatestVersion: key too short");
+  rocksdb::Iterator* iterator = PointIterator();
+  iterator->Seek(seekKey);
+  if (!iterator->Valid()) {
+    ThrowIfError(env, iterator->status(), "getLatestVersion");
+    return env.Undefined();
+  }
+  const rocksdb::Slice found = iterator->key();
+  const size_t prefixBytes = seekKey.size() - kEpochSuffixBytes;
+  if (found.size() != seekKey.size() || std::memcmp(found.data(), seekKey.data(), prefixBytes) != 0) return env.Undefined();
+  return Bytes(env, iterator->value());
+}
+
+// write(packed: Buffer, sync: boolean): applies a packed batch atomically. Each entry is
+// [u8 op][u32le keyLength][key][u32le valueLength][value]; op 1 put, 2 delete (no value bytes
+// used), 3 delete range [key, value).
+Napi::Value Database::Write(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  rocksdb::DB* db = OpenDb(env);
+  Napi::Buffer<char> packed = info[0].As<Napi::Buffer<char>>();
+  const bool sync = info.Length() > 1 && info[1].ToBoolean().Value();
+  const char* cursor = packed.Data();
+  const char* end = cursor + packed.Length();
+  rocksdb::WriteBatch batch;
+  while (cursor < end) {
+    if (end - cursor < 9) throw UsageError(env, "InvalidArgument", "write: truncated batch");
+    const uint8_t op = static_cast<uint8_t>(*cursor);
+    const uint32_t keyLength = ReadLittleEndian32(cursor + 1);
+    const char* key = cursor + 5;
+    if (static_cast<size_t>(end - key) < static_cast<size_t>(keyLength) + 4) throw UsageError(env, "InvalidArgument", "write: truncated key");
+    const uint32_t valueLength = ReadLittleEndian32(key + keyLength);
+    const char* value = key + keyLength + 4;
+    if (static_cast<size_t>(end - value) < valueLength) throw UsageError(env, "InvalidArgument", "write: truncated value");
+    rocksdb::Status status;
+    if (op == 1) {
+      status = batch.Put(rocksdb::Slice(key, keyLength), rocksdb::Slice(value, valueLength));
+    } else if (op == 2) {
+      status = batch.Delete(rocksdb::Slice(key, keyLength));
+    } else if (op == 3) {
+      status = batch.DeleteRange(rocksdb::Slice(key, keyLength), rocksdb::Slice(value, valueLength));
+    } else {
+      throw UsageError(env, "InvalidArgument", "write: unknown operation");
+    }
+    ThrowIfError(env, status, "write batch");
+    cursor = value + valueLength;
+  }
+  rocksdb::WriteOptions write;
+  write.sync = sync;
+  ThrowIfError(env, db->Write(write, &batch), "write");
+  return env.Undefined();
+}
+
+Napi::Value Database::DeleteRange(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  rocksdb::DB* db = OpenDb(env);
+  rocksdb::WriteOptions write;
+  write.sync = info.Length() > 2 && info[2].ToBoolean().Value();
+  ThrowIfError(env, db->DeleteRange(write, db->DefaultColumnFamily(), BufferSlice(info[0]), BufferSlice(info[1])), "deleteRange");
+  return env.Undefined();
+}
+
+Napi::Value Database::NewIterator(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  OpenDb(env);
+  Napi::Value options = info.Length() > 0 ? info[0] : env.Undefined();
+  return IteratorWrap::constructor.New({Value(), options});
+}
+
+Napi::Value Database::CreateSnapshot(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  rocksdb::DB* db = OpenDb(env);
+  const uint32_t id = nextSnapshotId_++;
+  snapshots_[id] = db->GetSnapshot();
+  return Napi::Number::New(env, id);
+}
+
+Napi::Value Database::ReleaseSnapshot(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  rocksdb::DB* db = OpenDb(env);
+  const uint32_t id = info[0].As<Napi::Number>().Uint32Value();
+  auto found = snapshots_.find(id);
+  if (found != snapshots_.end()) {
+    db->ReleaseSnapshot(found->second);
+    snapshots_.erase(found);
+  }
+  return env.Undefined();
+}
+
+Napi::Value Database::GetProperty(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  rocksdb::DB* db = OpenDb(env);
+  std::string value;
+  if (!db->GetProperty(info[0].As<Napi::String>().Utf8Value(), &value)) return env.Undefined();
+  return Napi::String::New(env, value);
+}
+
+// statistics(): { tickers: { name: count }, text } or undefined when statistics are off.
+Napi::Value Database::Statistics(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  OpenDb(env);
+  if (!statistics_) return env.Undefined();
+  Napi::Object tickers = Napi::Object::New(env);
+  for (const auto& entry : rocksdb::TickersNameMap) {
+    tickers.Set(entry.second, Napi::Number::New(env, static_cast<double>(statistics_->getTickerCount(entry.first))));
+  }
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("tickers", tickers);
+  result.Set("text", Napi::String::New(env, statistics_->ToString()));
+  return result;
+}
+
+// liveFiles(): the live SST files with their sizes (what a checkpoint must hold).
+Napi::Value Database::LiveFiles(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  rocksdb::DB* db = OpenDb(env);
+  std::vector<rocksdb::LiveFileMetaData> files;
+  db->GetLiveFilesMetaData(&files);
+  Napi::Array result = Napi::Array::New(env, files.size());
+  for (size_t i = 0; i < files.size(); i++) {
+    const rocksdb::LiveFileMetaData& file = files[i];
+    Napi::Object entry = Napi::Object::New(env);
+    std::string name = file.name;
+    if (!name.empty() && name[0] == '/') name = name.substr(1);
+    entry.Set("name", Napi::String::New(env, name));
+    entry.Set("directory", Napi::String::New(env, file.db_path));
+    entry.Set("sizeBytes", Napi::Number::New(env, static_cast<double>(file.size)));
+    entry.Set("level", Napi::Number::New(env, file.level));
+    entry.Set("fileNumber", Napi::Number::New(env, static_cast<double>(file.file_number)));
+    entry.Set("entries", Napi::Number::New(env, static_cast<double>(file.num_entries)));
+    entry.Set("smallestKey", Bytes(env, file.smallestkey));
+    entry.Set("largestKey", Bytes(env, file.largestkey));
+    result.Set(static_cast<uint32_t>(i), entry);
+  }
+  return result;
+}
+
+// approximateSize(start, end): bytes on disk and in memtables for keys in [start, end).
+Napi::Value Database::ApproximateSize(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  rocksdb::DB* db = OpenDb(env);
+  rocksdb::Range range(BufferSlice(info[0]), BufferSlice(info[1]));
+  rocksdb::SizeApproximationOptions options;
+  options.include_memtables = true;
+  options.include_files = true;
+  uint64_t size = 0;
+  ThrowIfError(env, db->GetApproximateSizes(options, db->DefaultColumnFamily(), &range, 1, &size), "approximateSize");
+  return Napi::Number::New(env, static_cast<double>(size));
+}
+
+// setRetentionWatermark(tableId, epoch: bigint): versions of the table shadowed by a version at
+// or below `epoch` may be dropped by compactions from now on.
+Napi::Value Database::SetRetentionWatermark(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  OpenDb(env);
+  const uint32_t tableId = info[0].As<Napi::Number>().Uint32Value();
+  bool lossless = false;
+  const uint64_t epoch = info[1].As<Napi::BigInt>().Uint64Value(&lossless);
+  if (!lossless) throw UsageError(env, "InvalidArgument", "setRetentionWatermark: epoch out of range");
+  watermarks_->Set(tableId, epoch);
+  return env.Undefined();
+}
+
+Napi::Value Database::Flush(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  rocksdb::DB* db = OpenDb(env);
+  auto* worker = new StatusWorker(env, this, Value(), "flush", [db]() {
+    rocksdb::FlushOptions options;
+    options.wait = true;
+    return db->Flush(options);
+  });
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
+}
+
+// compactRange(start?: Buffer, end?: Buffer): compacts down to the bottom level, so the version GC
+// filter sees every file of the range.
+Napi::Value Database::CompactRange(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  rocksdb::DB* db = OpenDb(env);
+  bool hasStart = info.Length() > 0 && info[0].IsBuffer();
+  bool hasEnd = info.Length() > 1 && info[1].IsBuffer();
+  std::string start = hasStart ? BufferSlice(info[0]).ToString() : std::string();
+  std::string end = hasEnd ? BufferSlice(info[1]).ToString() : std::string();
+  auto* worker = new StatusWorker(env, this, Value(), "compactRange", [db, hasStart, hasEnd, start, end]() {
+    rocksdb::CompactRangeOptions options;
+    options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    rocksdb::Slice startSlice(start);
+    rocksdb::Slice endSlice(end);
+    return db->CompactRange(options, hasStart ? &startSlice : nullptr, hasEnd ? &endSlice : nullptr);
+  });
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
+}
+
+// checkpoint(directory): a RocksDB checkpoint (hard links to the live SST files, after a flush).
+Napi::Value Database::Checkpoint(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  rocksdb::DB* db = OpenDb(env);
+  const std::string directory = info[0].As<Napi::String>().Utf8Value();
+  auto* worker = new StatusWorker(env, this, Value(), "checkpoint " + directory, [db, directory]() {
+    rocksdb::Checkpoint* checkpoint = nullptr;
+    rocksdb::Status status = rocksdb::Checkpoint::Create(db, &checkpoint);
+    if (!status.ok()) return status;
+    status = checkpoint->CreateCheckpoint(directory);
+    delete checkpoint;
+    return status;
+  });
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
+}
+
+}  // namespace oxbow

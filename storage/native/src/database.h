@@ -1,0 +1,71 @@
+// The Database object exposed to JavaScript: one open RocksDB instance with oxbow's tuned options,
+// synchronous point reads, packed write batches, snapshots, properties, and the long operations
+// (flush, compaction, checkpoint) on worker threads returning Promises.
+#pragma once
+
+#include <napi.h>
+#include <rocksdb/db.h>
+#include <rocksdb/statistics.h>
+
+#include <atomic>
+#include <memory>
+#include <map>
+#include <set>
+#include <string>
+
+#include "version-gc-filter.h"
+
+namespace oxbow {
+
+class IteratorWrap;
+
+class Database : public Napi::ObjectWrap<Database> {
+ public:
+  static Napi::Function Define(Napi::Env env);
+  explicit Database(const Napi::CallbackInfo& info);
+  ~Database() override;
+
+  rocksdb::DB* db() const { return db_; }
+  /** Throws a JS error (code "Closed") when the database is not open. */
+  rocksdb::DB* OpenDb(Napi::Env env) const;
+  void RegisterIterator(IteratorWrap* iterator) { iterators_.insert(iterator); }
+  void UnregisterIterator(IteratorWrap* iterator) { iterators_.erase(iterator); }
+  /** Looks up a snapshot handle created by snapshot(); throws for an unknown or released one. */
+  const rocksdb::Snapshot* SnapshotById(Napi::Env env, uint32_t id) const;
+
+  std::atomic<int> pendingWorkers{0};
+
+ private:
+  Napi::Value Close(const Napi::CallbackInfo& info);
+  Napi::Value Get(const Napi::CallbackInfo& info);
+  Napi::Value MultiGet(const Napi::CallbackInfo& info);
+  Napi::Value GetLatestVersion(const Napi::CallbackInfo& info);
+  Napi::Value Write(const Napi::CallbackInfo& info);
+  Napi::Value DeleteRange(const Napi::CallbackInfo& info);
+  Napi::Value NewIterator(const Napi::CallbackInfo& info);
+  Napi::Value CreateSnapshot(const Napi::CallbackInfo& info);
+  Napi::Value ReleaseSnapshot(const Napi::CallbackInfo& info);
+  Napi::Value GetProperty(const Napi::CallbackInfo& info);
+  Napi::Value Statistics(const Napi::CallbackInfo& info);
+  Napi::Value LiveFiles(const Napi::CallbackInfo& info);
+  Napi::Value ApproximateSize(const Napi::CallbackInfo& info);
+  Napi::Value SetRetentionWatermark(const Napi::CallbackInfo& info);
+  Napi::Value Flush(const Napi::CallbackInfo& info);
+  Napi::Value CompactRange(const Napi::CallbackInfo& info);
+  Napi::Value Checkpoint(const Napi::CallbackInfo& info);
+
+  void CloseIteratorsAndSnapshots();
+  /** The cached prefix-mode iterator for GetLatestVersion, recreated after writes. */
+  rocksdb::Iterator* PointIterator();
+
+  rocksdb::DB* db_ = nullptr;
+  std::shared_ptr<rocksdb::Statistics> statistics_;
+  std::shared_ptr<WatermarkRegistry> watermarks_;
+  std::set<IteratorWrap*> iterators_;
+  std::map<uint32_t, const rocksdb::Snapshot*> snapshots_;
+  uint32_t nextSnapshotId_ = 1;
+  rocksdb::Iterator* pointIterator_ = nullptr;
+  rocksdb::SequenceNumber pointIteratorSequence_ = 0;
+};
+
+}  // namespace oxbow

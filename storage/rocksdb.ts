@@ -1,0 +1,421 @@
+// The only module that loads the native RocksDB addon (storage/native). It gives the addon a typed
+// surface and turns the addon's errors into RocksDbError (with the RocksDB failure class as `code`)
+// and then, where a user can meet them, into SqlError with the matching SQLSTATE.
+//
+// Calls are synchronous except the long ones (flush, compactRange, checkpoint), which run on the
+// libuv thread pool and return Promises; close() waits for them.
+
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SqlError, SqlState, type SqlStateCode } from '../sql/errors.js';
+
+export type RocksDbErrorCode =
+  | 'Corruption'
+  | 'IOError'
+  | 'NoSpace'
+  | 'LockHeld'
+  | 'Busy'
+  | 'NotFound'
+  | 'InvalidArgument'
+  | 'NotSupported'
+  | 'Incomplete'
+  | 'ShutdownInProgress'
+  | 'TimedOut'
+  | 'Aborted'
+  | 'TryAgain'
+  | 'Closed'
+  | 'Unknown';
+
+export class RocksDbError extends Error {
+  override readonly name = 'RocksDbError';
+  readonly code: RocksDbErrorCode;
+  constructor(code: RocksDbErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+export interface OpenOptions {
+  readonly createIfMissing?: boolean;
+  readonly errorIfExists?: boolean;
+  /** LRU block cache for SST data blocks, index and filter blocks. */
+  readonly blockCacheBytes?: number;
+  readonly bloomBitsPerKey?: number;
+  readonly writeBufferBytes?: number;
+  readonly blockBytes?: number;
+  readonly compression?: 'none' | 'snappy' | 'lz4' | 'zstd';
+  readonly bottommostCompression?: 'none' | 'snappy' | 'lz4' | 'zstd';
+  readonly parallelism?: number;
+  readonly maxOpenFiles?: number;
+  /** Collect RocksDB tickers (statistics()); costs a little on every operation. */
+  readonly statistics?: boolean;
+}
+
+export interface IteratorOptions {
+  /** Inclusive. */
+  readonly lowerBound?: Uint8Array;
+  /** Exclusive. */
+  readonly upperBound?: Uint8Array;
+  readonly reverse?: boolean;
+  readonly snapshot?: Snapshot;
+  readonly fillCache?: boolean;
+  /**
+   * MVCC mode: the 8-byte inverted epoch (see mvcc-key.ts). Only the newest version at or before
+   * that epoch of each key is returned, tombstones skipped unless keepTombstones.
+   */
+  readonly epochSuffix?: Uint8Array;
+  readonly keepTombstones?: boolean;
+}
+
+export interface LiveFile {
+  /** File name inside the database directory, e.g. "000012.sst". */
+  readonly name: string;
+  readonly directory: string;
+  readonly sizeBytes: number;
+  readonly level: number;
+  readonly fileNumber: number;
+  readonly entries: number;
+  readonly smallestKey: Buffer;
+  readonly largestKey: Buffer;
+}
+
+export interface Snapshot {
+  readonly id: number;
+}
+
+interface NativeIterator {
+  seek(key: Uint8Array): void;
+  next(maxEntries: number, maxBytes: number): Buffer | null;
+  close(): void;
+}
+
+interface NativeDatabase {
+  close(): void;
+  get(key: Uint8Array, snapshotId?: number): Buffer | undefined;
+  multiGet(keys: Uint8Array[]): (Buffer | undefined)[];
+  getLatestVersion(seekKey: Uint8Array): Buffer | undefined;
+  write(packed: Uint8Array, sync: boolean): void;
+  deleteRange(start: Uint8Array, end: Uint8Array, sync: boolean): void;
+  iterator(options: object): NativeIterator;
+  snapshot(): number;
+  releaseSnapshot(id: number): void;
+  getProperty(name: string): string | undefined;
+  statistics(): { tickers: Record<string, number>; text: string } | undefined;
+  liveFiles(): LiveFile[];
+  approximateSize(start: Uint8Array, end: Uint8Array): number;
+  setRetentionWatermark(tableId: number, epoch: bigint): void;
+  flush(): Promise<void>;
+  compactRange(start?: Uint8Array, end?: Uint8Array): Promise<void>;
+  checkpoint(directory: string): Promise<void>;
+}
+
+interface NativeModule {
+  Database: new (path: string, options: OpenOptions) => NativeDatabase;
+  rocksdbVersion: string;
+}
+
+const ADDON_FILE = join('storage', 'native', 'build', 'Release', 'oxbow_rocksdb.node');
+
+function findAddon(): string {
+  // This file runs from storage/ (vitest, tsx) or from dist/storage/ (compiled).
+  let directory = dirname(fileURLToPath(import.meta.url));
+  for (let depth = 0; depth < 4; depth++) {
+    const candidate = join(directory, '..', ADDON_FILE);
+    if (existsSync(candidate)) return candidate;
+    directory = dirname(directory);
+  }
+  throw new SqlError(SqlState.undefinedFile, 'the native RocksDB addon is not built (storage/native/build/Release/oxbow_rocksdb.node is missing)', {
+    hint: 'run `npm install` (or `node scripts/install-native.mjs`); it needs the RocksDB library: apt-get install -y librocksdb-dev build-essential',
+  });
+}
+
+let nativeModule: NativeModule | undefined;
+
+function native(): NativeModule {
+  if (nativeModule === undefined) {
+    const require = createRequire(import.meta.url);
+    try {
+      nativeModule = require(findAddon()) as NativeModule;
+    } catch (error) {
+      if (error instanceof SqlError) throw error;
+      const message = error instanceof Error ? error.message : String(error);
+      throw new SqlError(SqlState.undefinedFile, `cannot load the native RocksDB addon: ${message}`, {
+        hint: 'the RocksDB shared library may be missing: apt-get install -y librocksdb-dev, then npm install',
+        cause: error,
+      });
+    }
+  }
+  return nativeModule;
+}
+
+export function rocksdbVersion(): string {
+  return native().rocksdbVersion;
+}
+
+/** Converts an error thrown by the addon into a RocksDbError; other errors pass through. */
+export function toRocksDbError(error: unknown): unknown {
+  if (error instanceof RocksDbError || !(error instanceof Error)) return error;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string') return error;
+  return new RocksDbError(code as RocksDbErrorCode, error.message, { cause: error });
+}
+
+const SQLSTATE_BY_CODE: Partial<Record<RocksDbErrorCode, SqlStateCode>> = {
+  Corruption: SqlState.dataCorrupted,
+  NoSpace: SqlState.diskFull,
+  IOError: SqlState.ioError,
+  LockHeld: SqlState.objectInUse,
+  Busy: SqlState.objectInUse,
+  Closed: SqlState.objectNotInPrerequisiteState,
+  ShutdownInProgress: SqlState.adminShutdown,
+};
+
+const HINT_BY_CODE: Partial<Record<RocksDbErrorCode, string>> = {
+  Corruption: 'a state file is damaged; restore the data directory from a checkpoint',
+  NoSpace: 'free disk space on the data directory volume; no committed data was lost',
+  LockHeld: 'another oxbow process is using this data directory; stop it or choose another --data-dir',
+};
+
+/** A storage failure as the SqlError a client sees: the right SQLSTATE, the RocksDB text as detail. */
+export function toStorageSqlError(error: unknown, action: string): unknown {
+  const converted = toRocksDbError(error);
+  if (!(converted instanceof RocksDbError)) return converted;
+  const code = SQLSTATE_BY_CODE[converted.code] ?? SqlState.ioError;
+  const summary: Partial<Record<RocksDbErrorCode, string>> = {
+    Corruption: 'state storage is corrupted',
+    NoSpace: 'no space left on the device holding the state',
+    LockHeld: 'the data directory is locked by another process',
+    IOError: 'state storage I/O error',
+  };
+  return new SqlError(code, `${summary[converted.code] ?? 'state storage error'} while ${action}`, {
+    detail: converted.message,
+    hint: HINT_BY_CODE[converted.code],
+    cause: converted,
+  });
+}
+
+export class RocksIterator {
+  private readonly iterator: NativeIterator;
+  constructor(iterator: NativeIterator) {
+    this.iterator = iterator;
+  }
+
+  /** Forward: first key >= key; reverse: last key <= key. */
+  seek(key: Uint8Array): void {
+    try {
+      this.iterator.seek(key);
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  /** Up to maxEntries entries packed as [u32le keyLength][key][u32le valueLength][value]...; null at the end. */
+  nextPacked(maxEntries = 1024, maxBytes = 1 << 20): Buffer | null {
+    try {
+      return this.iterator.next(maxEntries, maxBytes);
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  close(): void {
+    this.iterator.close();
+  }
+}
+
+/** Calls `visit(buffer, keyStart, keyEnd, valueStart, valueEnd)` for each entry of a packed batch. */
+export function forEachPacked(
+  packed: Buffer,
+  visit: (buffer: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number) => void,
+): void {
+  let offset = 0;
+  const length = packed.length;
+  while (offset < length) {
+    const keyLength = packed.readUInt32LE(offset);
+    const keyStart = offset + 4;
+    const keyEnd = keyStart + keyLength;
+    const valueLength = packed.readUInt32LE(keyEnd);
+    const valueStart = keyEnd + 4;
+    const valueEnd = valueStart + valueLength;
+    visit(packed, keyStart, keyEnd, valueStart, valueEnd);
+    offset = valueEnd;
+  }
+}
+
+export class RocksDatabase {
+  readonly path: string;
+  private readonly native: NativeDatabase;
+  private readonly pending = new Set<Promise<void>>();
+  private closed = false;
+
+  private constructor(path: string, database: NativeDatabase) {
+    this.path = path;
+    this.native = database;
+  }
+
+  /** Opens (creating if missing) the database in `path`; throws RocksDbError (LockHeld, Corruption...). */
+  static open(path: string, options: OpenOptions = {}): RocksDatabase {
+    const module = native();
+    try {
+      return new RocksDatabase(path, new module.Database(path, options));
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  get(key: Uint8Array, snapshot?: Snapshot): Buffer | undefined {
+    try {
+      return this.native.get(key, snapshot?.id);
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  multiGet(keys: Uint8Array[]): (Buffer | undefined)[] {
+    try {
+      return this.native.multiGet(keys);
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  /**
+   * The value of the first key >= seekKey sharing its MVCC prefix (all but the last 8 bytes):
+   * the newest version at or before the epoch encoded in seekKey. One seek.
+   */
+  getLatestVersion(seekKey: Uint8Array): Buffer | undefined {
+    try {
+      return this.native.getLatestVersion(seekKey);
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  /** Applies a packed batch (write-batch.ts) atomically; `sync` waits for the WAL on disk. */
+  write(packed: Uint8Array, sync = false): void {
+    try {
+      this.native.write(packed, sync);
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  deleteRange(start: Uint8Array, end: Uint8Array, sync = false): void {
+    try {
+      this.native.deleteRange(start, end, sync);
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  iterator(options: IteratorOptions = {}): RocksIterator {
+    const nativeOptions = { ...options, snapshot: options.snapshot?.id };
+    try {
+      return new RocksIterator(this.native.iterator(nativeOptions));
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  snapshot(): Snapshot {
+    try {
+      return { id: this.native.snapshot() };
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  releaseSnapshot(snapshot: Snapshot): void {
+    this.native.releaseSnapshot(snapshot.id);
+  }
+
+  /** A RocksDB property ("rocksdb.estimate-num-keys", "rocksdb.stats", ...). */
+  getProperty(name: string): string | undefined {
+    try {
+      return this.native.getProperty(name);
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  /** Tickers and the statistics dump; undefined unless opened with statistics: true. */
+  statistics(): { tickers: Record<string, number>; text: string } | undefined {
+    return this.native.statistics();
+  }
+
+  /** The live SST files with sizes and key ranges (what a checkpoint must keep). */
+  liveFiles(): LiveFile[] {
+    try {
+      return this.native.liveFiles();
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  approximateSize(start: Uint8Array, end: Uint8Array): number {
+    try {
+      return this.native.approximateSize(start, end);
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  /** From now on compactions may drop versions of `tableId` shadowed by one at or below `epoch`. */
+  setRetentionWatermark(tableId: number, epoch: bigint): void {
+    this.native.setRetentionWatermark(tableId, epoch);
+  }
+
+  flush(): Promise<void> {
+    return this.track(() => this.native.flush());
+  }
+
+  /** Compacts [start, end) (everything when omitted) down to the bottom level, running version GC. */
+  compactRange(start?: Uint8Array, end?: Uint8Array): Promise<void> {
+    return this.track(() => this.native.compactRange(start, end));
+  }
+
+  /** A RocksDB checkpoint in `directory` (must not exist): hard links to the live files. */
+  checkpoint(directory: string): Promise<void> {
+    return this.track(() => this.native.checkpoint(directory));
+  }
+
+  /** Waits for running flushes, compactions and checkpoints, then closes. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    try {
+      this.native.close();
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  private track(start: () => Promise<void>): Promise<void> {
+    let promise: Promise<void>;
+    try {
+      promise = start().catch((error: unknown) => {
+        throw toRocksDbError(error);
+      });
+    } catch (error) {
+      return Promise.reject(toRocksDbError(error));
+    }
+    // The tracking promise never rejects: the caller handles the failure of `promise` itself.
+    const tracked: Promise<void> = promise.then(
+      () => {
+        this.pending.delete(tracked);
+      },
+      () => {
+        this.pending.delete(tracked);
+      },
+    );
+    this.pending.add(tracked);
+    return promise;
+  }
+}
