@@ -1,0 +1,368 @@
+// The command line: every flag of DESIGN.md section 1 with its OXBOW_* environment twin, --help,
+// value checks (a bad value prints a clear message and exits with code 2), and the composition
+// root that wires the layers together: createEngine (executor) then the wire protocol server
+// (pgwire), the ready line once connections are accepted, and a clean shutdown on SIGINT/SIGTERM.
+//
+// Precedence: a flag on the command line, then its environment variable, then the default.
+
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { totalmem } from 'node:os';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createEngine, type EngineOptions } from '../executor/create-engine.js';
+import type { Engine } from '../executor/engine.js';
+import { PgServer } from '../pgwire/server.js';
+
+export interface CliConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly checkpointUrl: string;
+  readonly barrierIntervalMs: number;
+  readonly checkpointIntervalMs: number;
+  readonly timeTravelRetentionMs: number;
+  readonly memoryLimitBytes: number;
+  readonly password: string | undefined;
+  readonly metricsPort: number | undefined;
+}
+
+/** A bad command line: printed with a pointer to --help, exit code 2. */
+export class UsageError extends Error {}
+
+interface FlagSpec {
+  readonly flag: string;
+  readonly env: string;
+  readonly value: string;
+  readonly defaultText: string;
+  readonly meaning: string;
+}
+
+const FLAGS: readonly FlagSpec[] = [
+  { flag: '--host', env: 'OXBOW_HOST', value: 'ADDRESS', defaultText: '127.0.0.1', meaning: 'listen address; a non-loopback address requires --password' },
+  { flag: '--port', env: 'OXBOW_PORT', value: 'PORT', defaultText: '6543', meaning: 'PostgreSQL wire protocol port (0: any free port, shown in the ready line)' },
+  { flag: '--data-dir', env: 'OXBOW_DATA_DIR', value: 'PATH', defaultText: './oxbow-data', meaning: 'local state (RocksDB), catalog, logs' },
+  {
+    flag: '--checkpoint-url',
+    env: 'OXBOW_CHECKPOINT_URL',
+    value: 'URL',
+    defaultText: 'file://<data-dir>/checkpoints',
+    meaning: 'where checkpoints go: file:///path or s3://bucket/prefix (AWS_* env vars, AWS_ENDPOINT_URL for S3-compatible stores)',
+  },
+  { flag: '--barrier-interval-ms', env: 'OXBOW_BARRIER_INTERVAL_MS', value: 'MS', defaultText: '1000', meaning: 'how often an epoch is committed (freshness, time-travel granularity)' },
+  { flag: '--checkpoint-interval-ms', env: 'OXBOW_CHECKPOINT_INTERVAL_MS', value: 'MS', defaultText: '10000', meaning: 'how often committed state is uploaded' },
+  {
+    flag: '--time-travel-retention',
+    env: 'OXBOW_TIME_TRAVEL_RETENTION',
+    value: 'DURATION',
+    defaultText: '10 minutes',
+    meaning: 'how long old versions stay readable (e.g. "10 minutes", "90s", "2h", "1 day")',
+  },
+  {
+    flag: '--memory-limit',
+    env: 'OXBOW_MEMORY_LIMIT',
+    value: 'SIZE',
+    defaultText: '25% of RAM',
+    meaning: 'budget for in-memory state caches, e.g. "512MB", "4GB", "30%"; beyond it state is served from RocksDB',
+  },
+  { flag: '--password', env: 'OXBOW_PASSWORD', value: 'PASSWORD', defaultText: 'none', meaning: 'enables SCRAM-SHA-256 authentication for user oxbow' },
+  { flag: '--metrics-port', env: 'OXBOW_METRICS_PORT', value: 'PORT', defaultText: 'off', meaning: 'serve Prometheus text format at http://HOST:PORT/metrics' },
+];
+
+export function helpText(): string {
+  const lines = [
+    'oxbow: a streaming SQL database with versioned state, speaking the PostgreSQL wire protocol',
+    '',
+    'Usage: oxbow [options]',
+    '',
+    'Options (each has an environment variable twin; a flag wins over its variable):',
+  ];
+  for (const spec of FLAGS) {
+    lines.push(`  ${spec.flag} ${spec.value}`);
+    lines.push(`      ${spec.meaning}`);
+    lines.push(`      default: ${spec.defaultText}; environment: ${spec.env}`);
+  }
+  lines.push('  --help, -h');
+  lines.push('      print this help and exit');
+  lines.push('  --version');
+  lines.push('      print the version and exit');
+  lines.push('');
+  lines.push('Once it accepts connections oxbow prints one line:');
+  lines.push('  oxbow ready: postgres://oxbow@HOST:PORT/oxbow');
+  lines.push('Connect with: psql -h 127.0.0.1 -p 6543 -U oxbow oxbow');
+  return lines.join('\n') + '\n';
+}
+
+export type ParsedCommand = { readonly kind: 'help' } | { readonly kind: 'version' } | { readonly kind: 'run'; readonly config: CliConfig };
+
+/** Parses argv (without node and the script) and the environment. Throws UsageError. */
+export function parseCommandLine(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ParsedCommand {
+  const given = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const argument = argv[i]!;
+    if (argument === '--help' || argument === '-h') return { kind: 'help' };
+    if (argument === '--version') return { kind: 'version' };
+    const equals = argument.indexOf('=');
+    const flag = equals >= 0 ? argument.slice(0, equals) : argument;
+    const spec = FLAGS.find((candidate) => candidate.flag === flag);
+    if (spec === undefined) throw new UsageError(`unknown option "${flag}"`);
+    let value: string | undefined;
+    if (equals >= 0) value = argument.slice(equals + 1);
+    else {
+      value = argv[i + 1];
+      i++;
+    }
+    if (value === undefined) throw new UsageError(`${flag} needs a value (${spec.value})`);
+    given.set(flag, value);
+  }
+  const raw = (flag: string): { text: string; source: string } | undefined => {
+    const spec = FLAGS.find((candidate) => candidate.flag === flag)!;
+    const fromFlag = given.get(flag);
+    if (fromFlag !== undefined) return { text: fromFlag, source: flag };
+    const fromEnv = env[spec.env];
+    if (fromEnv !== undefined && fromEnv !== '') return { text: fromEnv, source: spec.env };
+    return undefined;
+  };
+
+  const host = raw('--host')?.text ?? '127.0.0.1';
+  const port = parsePort(raw('--port'), 6543);
+  const dataDir = resolve(raw('--data-dir')?.text ?? './oxbow-data');
+  const checkpointUrl = parseCheckpointUrl(raw('--checkpoint-url'), dataDir);
+  const barrierIntervalMs = parsePositiveInteger(raw('--barrier-interval-ms'), 1000);
+  const checkpointIntervalMs = parsePositiveInteger(raw('--checkpoint-interval-ms'), 10_000);
+  const timeTravelRetentionMs = parseDuration(raw('--time-travel-retention'), 10 * 60_000);
+  const memoryLimitBytes = parseSize(raw('--memory-limit'), Math.floor(totalmem() / 4));
+  const password = raw('--password')?.text;
+  const metricsInput = raw('--metrics-port');
+  const metricsPort = metricsInput === undefined || metricsInput.text === 'off' ? undefined : parsePort(metricsInput, 0);
+  if (host === '') throw new UsageError('--host must not be empty');
+  if (!isLoopback(host) && password === undefined) {
+    throw new UsageError(
+      `refusing to listen on non-loopback address "${host}" without a password: anyone who can reach it could connect. ` +
+        'Set --password (or OXBOW_PASSWORD) to enable SCRAM-SHA-256 authentication, or listen on 127.0.0.1.',
+    );
+  }
+  return {
+    kind: 'run',
+    config: { host, port, dataDir, checkpointUrl, barrierIntervalMs, checkpointIntervalMs, timeTravelRetentionMs, memoryLimitBytes, password, metricsPort },
+  };
+}
+
+export function isLoopback(host: string): boolean {
+  const lower = host.toLowerCase();
+  if (lower === 'localhost' || lower === '::1' || lower === '[::1]') return true;
+  const v4 = lower.startsWith('::ffff:') ? lower.slice(7) : lower;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+function parsePort(input: { text: string; source: string } | undefined, fallback: number): number {
+  if (input === undefined) return fallback;
+  const port = /^\d+$/.test(input.text.trim()) ? Number(input.text.trim()) : NaN;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`${input.source}: "${input.text}" is not a port number (0 to 65535)`);
+  return port;
+}
+
+function parsePositiveInteger(input: { text: string; source: string } | undefined, fallback: number): number {
+  if (input === undefined) return fallback;
+  const value = /^\d+$/.test(input.text.trim()) ? Number(input.text.trim()) : NaN;
+  if (!Number.isSafeInteger(value) || value < 1) throw new UsageError(`${input.source}: "${input.text}" is not a positive whole number of milliseconds`);
+  return value;
+}
+
+const DURATION_UNITS_MS: Record<string, number> = {
+  ms: 1,
+  millisecond: 1,
+  milliseconds: 1,
+  s: 1000,
+  sec: 1000,
+  secs: 1000,
+  second: 1000,
+  seconds: 1000,
+  m: 60_000,
+  min: 60_000,
+  mins: 60_000,
+  minute: 60_000,
+  minutes: 60_000,
+  h: 3_600_000,
+  hour: 3_600_000,
+  hours: 3_600_000,
+  d: 86_400_000,
+  day: 86_400_000,
+  days: 86_400_000,
+};
+
+/** "10 minutes", "90s", "2h", "1 day", "500ms". A unit is required: a bare number is ambiguous. */
+export function parseDuration(input: { text: string; source: string } | undefined, fallback: number): number {
+  if (input === undefined) return fallback;
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\s*$/.exec(input.text);
+  const unit = match?.[2]?.toLowerCase();
+  const factor = unit === undefined ? undefined : DURATION_UNITS_MS[unit];
+  if (match === null || factor === undefined) {
+    throw new UsageError(`${input.source}: "${input.text}" is not a duration; write a number and a unit, e.g. "10 minutes", "90s", "2h", "1 day"`);
+  }
+  const milliseconds = Math.round(Number(match[1]) * factor);
+  if (!Number.isSafeInteger(milliseconds) || milliseconds < 0) throw new UsageError(`${input.source}: "${input.text}" is out of range`);
+  return milliseconds;
+}
+
+const SIZE_UNITS_BYTES: Record<string, number> = {
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
+  t: 1024 ** 4,
+  tb: 1024 ** 4,
+  tib: 1024 ** 4,
+};
+
+/** "512MB", "4GB", "1GiB" (units of 1024, as PostgreSQL's memory settings), "30%" of RAM, or bytes. */
+export function parseSize(input: { text: string; source: string } | undefined, fallback: number): number {
+  if (input === undefined) return fallback;
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z%]*)\s*$/.exec(input.text);
+  if (match !== null) {
+    const amount = Number(match[1]);
+    const unit = match[2]!.toLowerCase();
+    if (unit === '%') {
+      if (amount > 0 && amount <= 100) return Math.floor((totalmem() * amount) / 100);
+    } else {
+      const factor = unit === '' ? 1 : SIZE_UNITS_BYTES[unit];
+      if (factor !== undefined && amount > 0) {
+        const bytes = Math.floor(amount * factor);
+        if (Number.isSafeInteger(bytes)) return bytes;
+      }
+    }
+  }
+  throw new UsageError(`${input.source}: "${input.text}" is not a memory size; write e.g. "512MB", "4GB" or "30%" (of RAM)`);
+}
+
+function parseCheckpointUrl(input: { text: string; source: string } | undefined, dataDir: string): string {
+  if (input === undefined) return pathToFileURL(resolve(dataDir, 'checkpoints')).href;
+  const text = input.text.trim();
+  if (text.startsWith('file://')) return text;
+  if (text.startsWith('s3://')) {
+    if (!/^s3:\/\/[^/]+/.test(text)) throw new UsageError(`${input.source}: "${text}" names no bucket; write s3://bucket/prefix`);
+    return text;
+  }
+  throw new UsageError(`${input.source}: "${text}" is not a checkpoint location; write file:///absolute/path or s3://bucket/prefix`);
+}
+
+export function readyLine(host: string, port: number): string {
+  const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return `oxbow ready: postgres://oxbow@${urlHost}:${port}/oxbow`;
+}
+
+/** Runs the CLI; returns the process exit code for help/usage, or keeps running the server. */
+export async function main(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<void> {
+  let command: ParsedCommand;
+  try {
+    command = parseCommandLine(argv, env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`oxbow: ${error.message}\nTry "oxbow --help" for the list of options.\n`);
+    process.exitCode = 2;
+    return;
+  }
+  if (command.kind === 'help') {
+    process.stdout.write(helpText());
+    return;
+  }
+  if (command.kind === 'version') {
+    process.stdout.write('oxbow 0.1.0\n');
+    return;
+  }
+  await serve(command.config);
+}
+
+async function serve(config: CliConfig): Promise<void> {
+  const engineOptions: EngineOptions = {
+    dataDir: config.dataDir,
+    checkpointUrl: config.checkpointUrl,
+    barrierIntervalMs: config.barrierIntervalMs,
+    checkpointIntervalMs: config.checkpointIntervalMs,
+    timeTravelRetentionMs: config.timeTravelRetentionMs,
+    memoryLimitBytes: config.memoryLimitBytes,
+  };
+  let engine: Engine;
+  try {
+    engine = await createEngine(engineOptions);
+  } catch (error) {
+    process.stderr.write(`oxbow: could not start the engine: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  const server = new PgServer({ engine, host: config.host, port: config.port, password: config.password });
+  let address: { host: string; port: number };
+  try {
+    address = await server.listen();
+  } catch (error) {
+    process.stderr.write(`oxbow: could not listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}\n`);
+    await engine.close().catch(() => undefined);
+    process.exitCode = 1;
+    return;
+  }
+  let metrics: HttpServer | undefined;
+  if (config.metricsPort !== undefined) {
+    metrics = await startMetrics(config.host, config.metricsPort, server);
+  }
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) {
+      process.stderr.write(`oxbow: ${signal} again, exiting now\n`);
+      process.exit(1);
+    }
+    stopping = true;
+    process.stderr.write(`oxbow: ${signal} received, shutting down\n`);
+    void (async () => {
+      try {
+        metrics?.close();
+        await server.close();
+        await engine.close();
+        process.exit(0);
+      } catch (error) {
+        process.stderr.write(`oxbow: error during shutdown: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.exit(1);
+      }
+    })();
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.stdout.write(readyLine(address.host, address.port) + '\n');
+}
+
+/** Prometheus text at /metrics: the server's own gauges (the engine's join when it exposes them). */
+async function startMetrics(host: string, port: number, server: PgServer): Promise<HttpServer> {
+  const http = createHttpServer((request, response) => {
+    if (request.url !== '/metrics') {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics\n');
+      return;
+    }
+    const memory = process.memoryUsage();
+    const lines = [
+      '# HELP oxbow_connections Client connections open on the PostgreSQL port.',
+      '# TYPE oxbow_connections gauge',
+      `oxbow_connections ${server.connectionCount}`,
+      '# HELP process_resident_memory_bytes Resident memory size in bytes.',
+      '# TYPE process_resident_memory_bytes gauge',
+      `process_resident_memory_bytes ${memory.rss}`,
+      '# HELP nodejs_heap_used_bytes V8 heap in use, in bytes.',
+      '# TYPE nodejs_heap_used_bytes gauge',
+      `nodejs_heap_used_bytes ${memory.heapUsed}`,
+      '# HELP process_uptime_seconds Seconds since the process started.',
+      '# TYPE process_uptime_seconds gauge',
+      `process_uptime_seconds ${process.uptime()}`,
+    ];
+    response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(lines.join('\n') + '\n');
+  });
+  await new Promise<void>((resolveListen, reject) => {
+    http.once('error', reject);
+    http.listen(port, host, () => resolveListen());
+  });
+  const address = http.address();
+  if (address !== null && typeof address !== 'string') process.stderr.write(`oxbow: metrics at http://${host}:${address.port}/metrics\n`);
+  return http;
+}

@@ -1,0 +1,437 @@
+// One client connection, from the first byte to the close: the startup packet (SSLRequest and
+// GSSENCRequest answered 'N', CancelRequest forwarded to the engine), authentication (trust, or
+// SCRAM-SHA-256 when a password is configured), the session's ParameterStatus/BackendKeyData, and
+// then the message loop that dispatches to the simple query, extended query and COPY handlers.
+//
+// Messages are processed strictly one at a time in arrival order (pipelined clients send many
+// ahead); incoming frames queue up and the socket is paused while the queue is long. Output is
+// buffered in one MessageWriter and written at ReadyForQuery, Flush, or when it grows large.
+//
+// Errors: a SqlError from a handler becomes an ErrorResponse (and, in the extended protocol,
+// everything up to Sync is skipped); a FATAL one (bad framing, unknown message type, failed
+// authentication, limits) is sent and the connection closed. Nothing a client sends can throw out
+// of this class: the server keeps serving everyone else.
+
+import type { Socket } from 'node:net';
+import type { Engine, Notice, Session, SessionEvents } from '../executor/engine.js';
+import { SqlError, SqlState, toSqlError, type SqlStateCode } from '../sql/errors.js';
+import type { EvalContext } from '../sql/functions.js';
+import { writeAuthenticationOk, writeAuthenticationSasl, writeAuthenticationSaslContinue, writeAuthenticationSaslFinal } from './backend/authentication.js';
+import { writeBackendKeyData } from './backend/backend-key-data.js';
+import { writeErrorResponse, writeNoticeResponse } from './backend/error-response.js';
+import { writeNegotiateProtocolVersion } from './backend/negotiate-protocol-version.js';
+import { writeParameterStatus } from './backend/parameter-status.js';
+import { writeReadyForQuery } from './backend/ready-for-query.js';
+import { ExtendedQuery } from './extended-query.js';
+import { FrameError, MessageFramer, type Frame } from './framer.js';
+import { readQuery } from './frontend/query.js';
+import { readSaslInitialResponse } from './frontend/sasl-response.js';
+import { readStartupPacket } from './frontend/startup.js';
+import { MessageWriter } from './message-writer.js';
+import { SCRAM_MECHANISM, ScramExchange, type ScramVerifier } from './scram.js';
+import { settingDurationMs } from './setting-duration.js';
+import { simpleQuery } from './simple-query.js';
+import { evalContextOf } from './value-codec.js';
+import { ConnectionClosed, type Wire } from './wire.js';
+import { asBytes } from './node-buffer.js';
+
+/** Output is written to the socket once the buffer passes this size, even mid-result. */
+const FLUSH_THRESHOLD_BYTES = 256 * 1024;
+/** Frames queued beyond this pause reading from the socket (pipelining and COPY back-pressure). */
+const MAX_QUEUED_FRAMES = 256;
+const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
+
+const IDLE_SESSION_TIMEOUT = '57P05' as SqlStateCode;
+const IDLE_IN_TRANSACTION_TIMEOUT = '25P03' as SqlStateCode;
+
+export interface ConnectionSettings {
+  readonly engine: Engine;
+  /** Set when a password is configured: SCRAM-SHA-256 for user `oxbow`. */
+  readonly verifier: ScramVerifier | undefined;
+  readonly maxMessageBytes: number;
+  /** Startup and authentication must finish within this time (PostgreSQL's authentication_timeout). */
+  readonly authenticationTimeoutMs: number;
+  /** The user that may log in with the password. */
+  readonly user: string;
+}
+
+export class Connection implements Wire {
+  readonly writer = new MessageWriter();
+  private readonly framer: MessageFramer;
+  private readonly queue: Frame[] = [];
+  private queuedBytes = 0;
+  private waiter: { resolve: (frame: Frame) => void; reject: (error: Error) => void } | undefined;
+  private closed = false;
+  private paused = false;
+  private sessionOrUndefined: Session | undefined;
+  private extended: ExtendedQuery | undefined;
+  private skipUntilSync = false;
+  private running = false;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly settings: ConnectionSettings,
+    /** False when the server is at max connections: the client gets 53300 after its startup packet. */
+    private readonly admitted: boolean,
+    private readonly onClosed: (connection: Connection) => void,
+  ) {
+    this.framer = new MessageFramer(settings.maxMessageBytes);
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, 60_000);
+    socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    socket.on('error', () => this.handleClose());
+    socket.on('close', () => this.handleClose());
+  }
+
+  get session(): Session {
+    if (this.sessionOrUndefined === undefined) throw new Error('oxbow internal assertion: no session yet');
+    return this.sessionOrUndefined;
+  }
+
+  /** Runs the connection to its end; never rejects. */
+  async run(): Promise<void> {
+    const timer = setTimeout(() => this.destroy(), this.settings.authenticationTimeoutMs);
+    try {
+      const started = await this.startup();
+      clearTimeout(timer);
+      if (!started) return;
+      await this.messageLoop();
+    } catch (error) {
+      if (!(error instanceof ConnectionClosed)) this.fatal(error);
+    } finally {
+      clearTimeout(timer);
+      this.destroy();
+    }
+  }
+
+  /** Server shutdown: tells the client and closes. */
+  terminate(): void {
+    if (this.closed) return;
+    this.sessionOrUndefined?.cancel();
+    this.fatal(new SqlError(SqlState.adminShutdown, 'terminating connection due to administrator command', { severity: 'FATAL' }));
+    this.destroy();
+  }
+
+  // ---- Wire
+
+  flush(): void {
+    if (this.closed || this.writer.length === 0) return;
+    this.socket.write(asBytes(this.writer.take()));
+  }
+
+  async flushIfLarge(): Promise<void> {
+    if (this.writer.length < FLUSH_THRESHOLD_BYTES) return;
+    this.flush();
+    if (!this.socket.writableNeedDrain) return;
+    await new Promise<void>((resolve, reject) => {
+      const onDrain = (): void => {
+        this.socket.off('close', onClose);
+        resolve();
+      };
+      const onClose = (): void => {
+        this.socket.off('drain', onDrain);
+        reject(new ConnectionClosed());
+      };
+      this.socket.once('drain', onDrain);
+      this.socket.once('close', onClose);
+    });
+  }
+
+  nextFrame(timeoutMs = 0): Promise<Frame> {
+    const frame = this.queue.shift();
+    if (frame !== undefined) {
+      this.queuedBytes -= frame.payload.length;
+      if (this.paused && this.queue.length < MAX_QUEUED_FRAMES / 2 && this.queuedBytes < MAX_QUEUED_BYTES / 2) {
+        this.paused = false;
+        this.socket.resume();
+      }
+      return Promise.resolve(frame);
+    }
+    if (this.closed) return Promise.reject(new ConnectionClosed());
+    return new Promise<Frame>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      if (timeoutMs > 0) {
+        timer = setTimeout(() => {
+          this.waiter = undefined;
+          reject(new IdleTimeout());
+        }, timeoutMs);
+      }
+      this.waiter = {
+        resolve: (next) => {
+          clearTimeout(timer);
+          resolve(next);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+    });
+  }
+
+  evalContext(): EvalContext {
+    return evalContextOf(this.session);
+  }
+
+  writeError(error: unknown): SqlError {
+    const sqlError = toSqlError(error);
+    if (!(error instanceof SqlError)) console.error('oxbow: internal error while serving a client:', error);
+    writeErrorResponse(this.writer, sqlError);
+    return sqlError;
+  }
+
+  // ---- input
+
+  private receive(chunk: Buffer): void {
+    if (this.closed) return;
+    this.framer.push(chunk);
+    try {
+      for (;;) {
+        const frame = this.framer.next();
+        if (frame === undefined) break;
+        if (this.waiter !== undefined) {
+          const waiter = this.waiter;
+          this.waiter = undefined;
+          waiter.resolve(frame);
+        } else {
+          this.queue.push(frame);
+          this.queuedBytes += frame.payload.length;
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof FrameError)) throw error;
+      // Framing is lost: nothing after this point can be understood. Say why and close.
+      this.sessionOrUndefined?.cancel();
+      this.fatal(error.error);
+      this.destroy();
+      return;
+    }
+    if (!this.paused && (this.queue.length >= MAX_QUEUED_FRAMES || this.queuedBytes >= MAX_QUEUED_BYTES)) {
+      this.paused = true;
+      this.socket.pause();
+    }
+  }
+
+  private handleClose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    // A client that disconnects mid-query: stop its statement, nobody will read the answer.
+    if (this.running) this.sessionOrUndefined?.cancel();
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.reject(new ConnectionClosed());
+    this.extended?.closeAllPortals();
+    try {
+      this.sessionOrUndefined?.close();
+    } catch (error) {
+      console.error('oxbow: error while closing a session:', error);
+    }
+    this.onClosed(this);
+  }
+
+  private destroy(): void {
+    if (!this.closed) {
+      this.flush();
+      this.socket.end();
+      this.socket.destroySoon();
+      this.handleClose();
+    }
+  }
+
+  /** Sends a FATAL error (whatever the error's own severity) and flushes it. */
+  private fatal(error: unknown): void {
+    if (this.closed) return;
+    const sqlError = toSqlError(error);
+    if (!(error instanceof SqlError)) console.error('oxbow: internal error on a connection:', error);
+    writeErrorResponse(this.writer, { ...errorFields(sqlError), severity: 'FATAL' });
+    this.flush();
+  }
+
+  // ---- startup and authentication
+
+  /** Returns true when the session is open and ReadyForQuery was sent. */
+  private async startup(): Promise<boolean> {
+    let packet;
+    for (;;) {
+      packet = readStartupPacket((await this.nextFrame()).payload);
+      if (packet.kind === 'ssl' || packet.kind === 'gssenc') {
+        // No TLS and no GSSAPI encryption: 'N', the client continues in the clear (or gives up).
+        if (!this.closed) this.socket.write('N');
+        continue;
+      }
+      if (packet.kind === 'cancel') {
+        this.settings.engine.findSession(packet.processId, packet.secretKey)?.cancel();
+        return false;
+      }
+      break;
+    }
+    this.framer.endStartupPhase();
+    if (!this.admitted) {
+      throw new SqlError(SqlState.tooManyConnections, 'sorry, too many clients already', { severity: 'FATAL' });
+    }
+    const parameters = packet.parameters;
+    const protocolOptions = [...parameters.keys()].filter((name) => name.startsWith('_pq_.'));
+    if (packet.minorVersion > 0 || protocolOptions.length > 0) writeNegotiateProtocolVersion(this.writer, 0, protocolOptions);
+    const user = parameters.get('user');
+    if (user === undefined || user === '') {
+      throw new SqlError(SqlState.invalidAuthorizationSpecification, 'no PostgreSQL user name specified in startup packet', { severity: 'FATAL' });
+    }
+    const database = parameters.get('database') || user;
+    await this.authenticate(user);
+    const options: Record<string, string> = {};
+    for (const [name, value] of parameters) {
+      if (name !== 'user' && name !== 'database' && !name.startsWith('_pq_.')) options[name] = value;
+    }
+    const events: SessionEvents = {
+      notice: (notice) => this.notice(notice),
+      parameterStatus: (name, value) => {
+        if (this.closed) return;
+        writeParameterStatus(this.writer, name, value);
+      },
+    };
+    let session: Session;
+    try {
+      session = this.settings.engine.openSession({ user, database, options }, events);
+    } catch (error) {
+      throw asFatal(error);
+    }
+    this.sessionOrUndefined = session;
+    this.extended = new ExtendedQuery(this);
+    writeAuthenticationOk(this.writer);
+    for (const [name, value] of session.reportedParameters()) writeParameterStatus(this.writer, name, value);
+    writeBackendKeyData(this.writer, session.processId, session.secretKey);
+    writeReadyForQuery(this.writer, session.transactionStatus());
+    this.flush();
+    return true;
+  }
+
+  private async authenticate(user: string): Promise<void> {
+    const verifier = this.settings.verifier;
+    if (verifier === undefined) return; // trust (the CLI only allows this on loopback)
+    writeAuthenticationSasl(this.writer, [SCRAM_MECHANISM]);
+    this.flush();
+    const exchange = new ScramExchange(verifier, user);
+    const first = await this.nextFrame();
+    if (first.type !== 'p') throw expectedPassword(first.type);
+    const initial = readSaslInitialResponse(first.payload);
+    if (initial.mechanism !== SCRAM_MECHANISM) {
+      throw new SqlError(SqlState.protocolViolation, 'client selected an invalid SASL authentication mechanism', { severity: 'FATAL' });
+    }
+    writeAuthenticationSaslContinue(this.writer, exchange.clientFirst(initial.data.toString('utf8')));
+    this.flush();
+    const final = await this.nextFrame();
+    if (final.type !== 'p') throw expectedPassword(final.type);
+    const serverFinal = exchange.clientFinal(final.payload.toString('utf8'));
+    if (user !== this.settings.user) {
+      // The proof was right but for a user that has no password login: same answer as a wrong one.
+      throw new SqlError(SqlState.invalidPassword, `password authentication failed for user "${user}"`, { severity: 'FATAL' });
+    }
+    writeAuthenticationSaslFinal(this.writer, serverFinal);
+  }
+
+  private notice(notice: Notice): void {
+    if (this.closed) return;
+    writeNoticeResponse(this.writer, { severity: notice.severity, code: notice.code, message: notice.message, detail: notice.detail, hint: notice.hint });
+    // Between messages the buffer only holds whole messages, so sending now is safe and keeps
+    // progress notices of a long statement timely.
+    if (!this.running) this.flush();
+  }
+
+  // ---- the message loop
+
+  private async messageLoop(): Promise<void> {
+    const extended = this.extended!;
+    for (;;) {
+      let frame: Frame;
+      try {
+        frame = await this.nextFrame(this.idleTimeoutMs());
+      } catch (error) {
+        if (error instanceof IdleTimeout) throw this.idleTimeoutError();
+        throw error;
+      }
+      if (this.skipUntilSync && frame.type !== 'S' && frame.type !== 'X') continue;
+      this.running = true;
+      try {
+        switch (frame.type) {
+          case 'Q':
+            extended.forgetUnnamed();
+            await simpleQuery(this, readQuery(frame.payload));
+            this.flush();
+            break;
+          case 'P':
+            extended.parse(frame.payload);
+            break;
+          case 'B':
+            extended.bind(frame.payload);
+            break;
+          case 'D':
+            extended.describe(frame.payload);
+            break;
+          case 'E':
+            await extended.execute(frame.payload);
+            break;
+          case 'C':
+            extended.close(frame.payload);
+            break;
+          case 'S':
+            this.skipUntilSync = false;
+            extended.sync();
+            this.flush();
+            break;
+          case 'H':
+            this.flush();
+            break;
+          case 'X':
+            return;
+          case 'd':
+          case 'c':
+          case 'f':
+            // CopyData/CopyDone/CopyFail after a failed COPY: PostgreSQL accepts and ignores them.
+            break;
+          default:
+            throw new SqlError(SqlState.protocolViolation, `invalid frontend message type ${frame.type.charCodeAt(0)}`, { severity: 'FATAL' });
+        }
+      } catch (error) {
+        if (error instanceof ConnectionClosed) throw error;
+        if (error instanceof SqlError && error.severity === 'FATAL') throw error;
+        // An error in an extended-protocol message: report it, then skip to Sync.
+        const sqlError = this.writeError(error);
+        this.session.statementFailed(sqlError);
+        if (frame.type !== 'Q') this.skipUntilSync = true;
+        this.flush();
+      } finally {
+        this.running = false;
+      }
+      await this.flushIfLarge();
+    }
+  }
+
+  private idleTimeoutMs(): number {
+    const session = this.session;
+    const status = session.transactionStatus();
+    if (status === 'idle') return settingDurationMs(session.setting('idle_session_timeout'));
+    return settingDurationMs(session.setting('idle_in_transaction_session_timeout'));
+  }
+
+  private idleTimeoutError(): SqlError {
+    if (this.session.transactionStatus() === 'idle') {
+      return new SqlError(IDLE_SESSION_TIMEOUT, 'terminating connection due to idle-session timeout', { severity: 'FATAL' });
+    }
+    return new SqlError(IDLE_IN_TRANSACTION_TIMEOUT, 'terminating connection due to idle-in-transaction timeout', { severity: 'FATAL' });
+  }
+}
+
+class IdleTimeout extends Error {}
+
+function errorFields(error: SqlError): { severity: string; code: string; message: string; detail?: string; hint?: string; position?: number } {
+  return { severity: error.severity, code: error.code, message: error.message, detail: error.detail, hint: error.hint, position: error.position } as never;
+}
+
+function asFatal(error: unknown): SqlError {
+  const sqlError = toSqlError(error);
+  return new SqlError(sqlError.code, sqlError.message, { detail: sqlError.detail, hint: sqlError.hint, severity: 'FATAL', cause: error });
+}
+
+function expectedPassword(type: string): SqlError {
+  return new SqlError(SqlState.protocolViolation, `expected SASL response, got message type ${type.charCodeAt(0)}`, { severity: 'FATAL' });
+}

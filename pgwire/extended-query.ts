@@ -1,0 +1,197 @@
+// The extended query protocol: Parse, Bind, Describe, Execute, Close, Sync, Flush over named and
+// unnamed prepared statements and portals. The connection calls these one message at a time and
+// applies the error rule (after an error, every message up to Sync is discarded); Sync writes
+// ReadyForQuery and, outside a transaction block, drops the portals (their transaction ended).
+
+import type { ColumnDescription, PreparedStatement, Session } from '../executor/engine.js';
+import { SqlError, SqlState, type SqlStateCode } from '../sql/errors.js';
+import { typeFromOid, type DataType } from '../sql/types.js';
+import type { Value } from '../sql/value.js';
+import { writeBindComplete, writeCloseComplete, writeCommandComplete, writeNoData, writeParseComplete } from './backend/completions.js';
+import { writeParameterDescription } from './backend/parameter-description.js';
+import { writeReadyForQuery } from './backend/ready-for-query.js';
+import { writeRowDescription } from './backend/row-description.js';
+import { readBind } from './frontend/bind.js';
+import { readClose, readDescribe } from './frontend/describe.js';
+import { readExecute } from './frontend/execute.js';
+import { readParse } from './frontend/parse.js';
+import { sendResult, sendRows, suspend, type RowsResult } from './results.js';
+import { columnEncoders, decodeParameters, resultFormats, type ColumnEncoder } from './value-codec.js';
+import type { Wire } from './wire.js';
+
+/** Named statements per session: a limit, so a client leaking statements gets an error, not OOM. */
+const MAX_PREPARED_STATEMENTS = 10_000;
+const MAX_PORTALS = 10_000;
+/** duplicate_cursor: not in sql/errors.ts's table, PostgreSQL's code for an existing portal name. */
+const DUPLICATE_CURSOR = '42P03' as SqlStateCode;
+
+interface Portal {
+  readonly statement: PreparedStatement;
+  readonly parameters: Value[];
+  readonly formats: readonly number[];
+  /** Set by the first Execute of a row-returning statement; kept while suspended. */
+  rows: { result: RowsResult; encoders: ColumnEncoder[] } | undefined;
+  /** Set once the portal ran to completion: later Executes repeat an empty completion. */
+  finishedTag: string | undefined;
+}
+
+export class ExtendedQuery {
+  private readonly statements = new Map<string, PreparedStatement>();
+  private readonly portals = new Map<string, Portal>();
+
+  constructor(private readonly wire: Wire) {}
+
+  private get session(): Session {
+    return this.wire.session;
+  }
+
+  parse(payload: Buffer): void {
+    const message = readParse(payload);
+    if (message.statementName !== '' && this.statements.has(message.statementName)) {
+      throw new SqlError(SqlState.duplicatePreparedStatement, `prepared statement "${message.statementName}" already exists`);
+    }
+    if (this.statements.size >= MAX_PREPARED_STATEMENTS) {
+      throw new SqlError(SqlState.programLimitExceeded, `too many prepared statements (the limit is ${MAX_PREPARED_STATEMENTS})`, {
+        hint: 'Close prepared statements that are no longer needed.',
+      });
+    }
+    const declared: (DataType | undefined)[] = message.parameterTypeOids.map((oid) => {
+      if (oid === 0) return undefined;
+      const type = typeFromOid(oid);
+      if (type === undefined) throw new SqlError(SqlState.undefinedObject, `type with OID ${oid} does not exist`);
+      return type;
+    });
+    const statement = this.session.prepare(message.sql, declared);
+    this.statements.set(message.statementName, statement);
+    writeParseComplete(this.wire.writer);
+  }
+
+  bind(payload: Buffer): void {
+    const message = readBind(payload);
+    const statement = this.statement(message.statementName);
+    const expected = statement.parameterTypes.length;
+    if (message.parameters.length !== expected) {
+      throw new SqlError(
+        SqlState.protocolViolation,
+        `bind message supplies ${message.parameters.length} parameters, but prepared statement "${message.statementName}" requires ${expected}`,
+      );
+    }
+    if (message.portalName !== '' && this.portals.has(message.portalName)) {
+      throw new SqlError(DUPLICATE_CURSOR, `portal "${message.portalName}" already exists`);
+    }
+    if (this.portals.size >= MAX_PORTALS) {
+      throw new SqlError(SqlState.programLimitExceeded, `too many open portals (the limit is ${MAX_PORTALS})`);
+    }
+    const formats = resultFormats(message.resultFormats, statement.columns?.length ?? message.resultFormats.length);
+    if (statement.columns !== null) columnEncoders(statement.columns, formats, this.wire.evalContext()); // rejects unsupported binary formats now, as PostgreSQL does at Bind
+    const parameters = decodeParameters(message.parameters, message.parameterFormats, statement.parameterTypes, this.wire.evalContext());
+    this.closePortal(message.portalName);
+    this.portals.set(message.portalName, { statement, parameters, formats, rows: undefined, finishedTag: undefined });
+    writeBindComplete(this.wire.writer);
+  }
+
+  describe(payload: Buffer): void {
+    const message = readDescribe(payload);
+    const writer = this.wire.writer;
+    if (message.target === 'statement') {
+      const statement = this.statement(message.name);
+      writeParameterDescription(writer, statement.parameterTypes);
+      this.writeColumns(statement.columns, null);
+      return;
+    }
+    const portal = this.portal(message.name);
+    this.writeColumns(portal.rows?.result.columns ?? portal.statement.columns, portal.formats);
+  }
+
+  async execute(payload: Buffer): Promise<void> {
+    const message = readExecute(payload);
+    const portal = this.portal(message.portalName);
+    const writer = this.wire.writer;
+    if (portal.finishedTag !== undefined) {
+      writeCommandComplete(writer, portal.finishedTag);
+      return;
+    }
+    if (portal.rows === undefined) {
+      const result = await this.session.execute(portal.statement, { parameters: portal.parameters });
+      if (result.kind !== 'rows') {
+        // Commands, COPY and empty statements run to completion on their first Execute.
+        await sendResult(this.wire, result, (columns) => columnEncoders(columns, portal.formats, this.wire.evalContext()));
+        portal.finishedTag = result.kind === 'command' ? result.commandTag : undefined;
+        if (result.kind !== 'command') this.portals.delete(message.portalName);
+        return;
+      }
+      portal.rows = { result, encoders: columnEncoders(result.columns, resultFormats(portal.formats, result.columns.length), this.wire.evalContext()) };
+    }
+    const { result, encoders } = portal.rows;
+    let outcome;
+    try {
+      outcome = await sendRows(this.wire, result.cursor, encoders, message.maxRows);
+    } catch (error) {
+      this.closePortal(message.portalName);
+      throw error;
+    }
+    if (!outcome.ended) {
+      suspend(this.wire);
+      return;
+    }
+    const tag = result.commandTag(outcome.count);
+    writeCommandComplete(writer, tag);
+    result.cursor.close();
+    portal.rows = undefined;
+    // A finished SELECT portal executed again returns no more rows: "SELECT 0".
+    portal.finishedTag = result.commandTag(0);
+  }
+
+  close(payload: Buffer): void {
+    const message = readClose(payload);
+    if (message.target === 'statement') this.statements.delete(message.name);
+    else this.closePortal(message.name);
+    writeCloseComplete(this.wire.writer);
+  }
+
+  sync(): void {
+    if (this.session.transactionStatus() === 'idle') this.closeAllPortals();
+    writeReadyForQuery(this.wire.writer, this.session.transactionStatus());
+  }
+
+  /** The simple Query protocol destroys the unnamed statement and portal (PostgreSQL does too). */
+  forgetUnnamed(): void {
+    this.statements.delete('');
+    this.closePortal('');
+  }
+
+  closeAllPortals(): void {
+    for (const name of [...this.portals.keys()]) this.closePortal(name);
+  }
+
+  private closePortal(name: string): void {
+    const portal = this.portals.get(name);
+    if (portal === undefined) return;
+    this.portals.delete(name);
+    portal.rows?.result.cursor.close();
+  }
+
+  private statement(name: string): PreparedStatement {
+    const statement = this.statements.get(name);
+    if (statement === undefined) {
+      throw new SqlError(SqlState.invalidSqlStatementName, name === '' ? 'unnamed prepared statement does not exist' : `prepared statement "${name}" does not exist`);
+    }
+    return statement;
+  }
+
+  private portal(name: string): Portal {
+    const portal = this.portals.get(name);
+    if (portal === undefined) {
+      throw new SqlError(SqlState.invalidCursorName, name === '' ? 'unnamed portal does not exist' : `portal "${name}" does not exist`);
+    }
+    return portal;
+  }
+
+  private writeColumns(columns: readonly ColumnDescription[] | null, formats: readonly number[] | null): void {
+    if (columns === null) {
+      writeNoData(this.wire.writer);
+      return;
+    }
+    writeRowDescription(this.wire.writer, columns, formats === null ? [] : resultFormats(formats, columns.length));
+  }
+}

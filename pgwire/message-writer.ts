@@ -1,0 +1,119 @@
+// The output buffer of one connection: backend messages are appended to one growing Buffer and
+// written to the socket in one call per batch (a flush at Sync, Flush, ReadyForQuery or when the
+// buffer passes a threshold), never one socket write per message or per row.
+//
+// A message is `type byte | int32 length (including itself) | payload`. `begin()` reserves the
+// length and `end()` patches it, so message writers never compute sizes up front.
+import { asBytes } from './node-buffer.js';
+
+const INITIAL_CAPACITY_BYTES = 16 * 1024;
+
+export class MessageWriter {
+  private buffer: Buffer = Buffer.allocUnsafe(INITIAL_CAPACITY_BYTES);
+  private offset = 0;
+  private messageStart = -1;
+
+  /** Bytes written and not yet taken. */
+  get length(): number {
+    return this.offset;
+  }
+
+  /** Starts a message of the given type (a character such as 'D'). */
+  begin(type: string): this {
+    this.ensure(5);
+    this.buffer[this.offset] = type.charCodeAt(0);
+    this.messageStart = this.offset + 1;
+    this.offset += 5;
+    return this;
+  }
+
+  /** Patches the length of the message opened by begin(). */
+  end(): this {
+    this.buffer.writeInt32BE(this.offset - this.messageStart, this.messageStart);
+    this.messageStart = -1;
+    return this;
+  }
+
+  int8(value: number): this {
+    this.ensure(1);
+    this.buffer[this.offset++] = value & 0xff;
+    return this;
+  }
+
+  int16(value: number): this {
+    this.ensure(2);
+    this.buffer.writeInt16BE(value, this.offset);
+    this.offset += 2;
+    return this;
+  }
+
+  int32(value: number): this {
+    this.ensure(4);
+    this.buffer.writeInt32BE(value | 0, this.offset);
+    this.offset += 4;
+    return this;
+  }
+
+  /** A NUL-terminated UTF-8 string. */
+  cstring(value: string): this {
+    this.ensure(value.length * 3 + 1);
+    this.offset += this.buffer.write(value, this.offset, 'utf8');
+    this.buffer[this.offset++] = 0;
+    return this;
+  }
+
+  /** UTF-8 text without terminator (the caller wrote its length). */
+  text(value: string): this {
+    this.ensure(value.length * 3);
+    this.offset += this.buffer.write(value, this.offset, 'utf8');
+    return this;
+  }
+
+  /** An int32 length followed by the UTF-8 bytes of `value` (a DataRow column in text format). */
+  lengthPrefixedText(value: string): this {
+    this.ensure(4 + value.length * 3);
+    const start = this.offset;
+    const written = this.buffer.write(value, start + 4, 'utf8');
+    this.buffer.writeInt32BE(written, start);
+    this.offset = start + 4 + written;
+    return this;
+  }
+
+  bytes(value: Uint8Array): this {
+    this.ensure(value.length);
+    this.buffer.set(value, this.offset);
+    this.offset += value.length;
+    return this;
+  }
+
+  /** Reserves `size` bytes and returns the offset of the reservation (for binary encoders). */
+  reserve(size: number): number {
+    this.ensure(size);
+    const at = this.offset;
+    this.offset += size;
+    return at;
+  }
+
+  /** The underlying buffer, valid until the next write (binary encoders write into a reservation). */
+  get raw(): Buffer {
+    return this.buffer;
+  }
+
+  /** Takes the written bytes (a copy owned by the caller) and empties the writer. */
+  take(): Buffer {
+    const out = Buffer.from(asBytes(this.buffer.subarray(0, this.offset)));
+    this.offset = 0;
+    if (this.buffer.length > 1024 * 1024) this.buffer = Buffer.allocUnsafe(INITIAL_CAPACITY_BYTES);
+    return out;
+  }
+
+  private ensure(size: number): void {
+    const needed = this.offset + size;
+    if (needed <= this.buffer.length) return;
+    let capacity = this.buffer.length * 2;
+    while (capacity < needed) capacity *= 2;
+    const next = Buffer.allocUnsafe(capacity);
+    this.buffer.copy(asBytes(next), 0, 0, this.offset);
+    this.buffer = next;
+  }
+}

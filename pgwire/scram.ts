@@ -1,0 +1,106 @@
+// SCRAM-SHA-256, server side (RFC 5802 and RFC 7677, as PostgreSQL implements it): no channel
+// binding (oxbow does not offer TLS, so only SCRAM-SHA-256 is advertised, never -PLUS), and the
+// user name inside the SCRAM messages is ignored as PostgreSQL does (the startup packet names the
+// user).
+//
+// The verifier (salt, StoredKey, ServerKey) is derived once from the configured password when the
+// server starts, like PostgreSQL's pg_authid entry; the password itself is not kept around.
+
+import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { SqlError, SqlState } from '../sql/errors.js';
+import { asBytes } from './node-buffer.js';
+
+export const SCRAM_MECHANISM = 'SCRAM-SHA-256';
+/** PostgreSQL's default scram_iterations. */
+const ITERATIONS = 4096;
+
+export interface ScramVerifier {
+  readonly salt: Buffer;
+  readonly iterations: number;
+  readonly storedKey: Buffer;
+  readonly serverKey: Buffer;
+}
+
+export function scramVerifier(password: string, salt: Buffer = randomBytes(16), iterations = ITERATIONS): ScramVerifier {
+  // PostgreSQL applies SASLprep to the password; for ASCII passwords (the common case) it is the
+  // identity, and a password that SASLprep rejects is used as raw bytes, as PostgreSQL also does.
+  const saltedPassword = pbkdf2Sync(password.normalize('NFKC'), asBytes(salt), iterations, 32, 'sha256');
+  const clientKey = hmac(saltedPassword, 'Client Key');
+  return {
+    salt,
+    iterations,
+    storedKey: createHash('sha256').update(asBytes(clientKey)).digest(),
+    serverKey: hmac(saltedPassword, 'Server Key'),
+  };
+}
+
+/** One authentication exchange: client-first, server-first, client-final, server-final. */
+export class ScramExchange {
+  private clientFirstBare = '';
+  private serverFirst = '';
+  private nonce = '';
+  private channelBindingHeader = '';
+
+  constructor(
+    private readonly verifier: ScramVerifier,
+    private readonly user: string,
+  ) {}
+
+  /** Takes the client-first message, returns the server-first message. */
+  clientFirst(message: string): string {
+    // gs2-header: "n,," (no channel binding) or "y,," (client could, but we do not offer it).
+    const match = /^([ny]),(a=[^,]*)?,(.*)$/.exec(message);
+    if (match === null) {
+      if (message.startsWith('p=')) throw malformed('channel binding is not supported by this server');
+      throw malformed('the gs2 header is missing or invalid');
+    }
+    if (match[2] !== undefined) throw malformed('an authorization identity is not supported');
+    this.channelBindingHeader = `${match[1]},,`;
+    this.clientFirstBare = match[3]!;
+    const attributes = parseAttributes(this.clientFirstBare);
+    const clientNonce = attributes.get('r');
+    if (clientNonce === undefined || clientNonce.length === 0 || !attributes.has('n')) throw malformed('the client nonce or user name attribute is missing');
+    this.nonce = clientNonce + randomBytes(18).toString('base64');
+    this.serverFirst = `r=${this.nonce},s=${this.verifier.salt.toString('base64')},i=${this.verifier.iterations}`;
+    return this.serverFirst;
+  }
+
+  /** Takes the client-final message, returns the server-final message; throws 28P01 on a wrong password. */
+  clientFinal(message: string): string {
+    const proofIndex = message.lastIndexOf(',p=');
+    if (proofIndex < 0) throw malformed('the client proof is missing');
+    const withoutProof = message.slice(0, proofIndex);
+    const attributes = parseAttributes(message);
+    const channelBinding = attributes.get('c');
+    if (channelBinding !== Buffer.from(this.channelBindingHeader).toString('base64')) throw malformed('unexpected channel binding data');
+    if (attributes.get('r') !== this.nonce) throw malformed('the nonce does not match');
+    const proof = Buffer.from(attributes.get('p') ?? '', 'base64');
+    if (proof.length !== 32) throw malformed('the client proof has the wrong length');
+    const authMessage = `${this.clientFirstBare},${this.serverFirst},${withoutProof}`;
+    const clientSignature = hmac(this.verifier.storedKey, authMessage);
+    const clientKey = Buffer.alloc(32);
+    for (let i = 0; i < 32; i++) clientKey[i] = proof[i]! ^ clientSignature[i]!;
+    const candidate = createHash('sha256').update(asBytes(clientKey)).digest();
+    if (!timingSafeEqual(asBytes(candidate), asBytes(this.verifier.storedKey))) {
+      throw new SqlError(SqlState.invalidPassword, `password authentication failed for user "${this.user}"`, { severity: 'FATAL' });
+    }
+    return `v=${hmac(this.verifier.serverKey, authMessage).toString('base64')}`;
+  }
+}
+
+function hmac(key: Buffer, text: string): Buffer {
+  return createHmac('sha256', asBytes(key)).update(text).digest();
+}
+
+function parseAttributes(message: string): Map<string, string> {
+  const attributes = new Map<string, string>();
+  for (const part of message.split(',')) {
+    if (part.length < 2 || part[1] !== '=') throw malformed(`invalid attribute "${part}"`);
+    attributes.set(part[0]!, part.slice(2));
+  }
+  return attributes;
+}
+
+function malformed(detail: string): SqlError {
+  return new SqlError(SqlState.protocolViolation, 'malformed SCRAM message', { detail, severity: 'FATAL' });
+}

@@ -1,0 +1,44 @@
+// The simple query protocol: one Query message with any number of statements. PostgreSQL's rules:
+// a syntax error anywhere fails the whole string before anything runs; statements run in order
+// and the first failing one ends the message (later statements are not run); an empty string gets
+// EmptyQueryResponse; ReadyForQuery ends every Query. Results are always in text format.
+
+import { toSqlError } from '../sql/errors.js';
+import { writeEmptyQueryResponse } from './backend/completions.js';
+import { writeReadyForQuery } from './backend/ready-for-query.js';
+import { writeRowDescription } from './backend/row-description.js';
+import { columnEncoders } from './value-codec.js';
+import type { Wire } from './wire.js';
+import type { ColumnDescription, PreparedStatement } from '../executor/engine.js';
+import { sendResult } from './results.js';
+
+export async function simpleQuery(wire: Wire, sql: string): Promise<void> {
+  const session = wire.session;
+  let statements: PreparedStatement[];
+  try {
+    statements = session.prepareMany(sql);
+  } catch (error) {
+    const sqlError = wire.writeError(error);
+    session.statementFailed(sqlError);
+    writeReadyForQuery(wire.writer, session.transactionStatus());
+    return;
+  }
+  if (statements.length === 0) writeEmptyQueryResponse(wire.writer);
+  const context = wire.evalContext();
+  const describeAndEncode = (columns: readonly ColumnDescription[]) => {
+    const formats = columns.map(() => 0);
+    writeRowDescription(wire.writer, columns, formats);
+    return columnEncoders(columns, formats, context);
+  };
+  for (const statement of statements) {
+    try {
+      const result = await session.execute(statement, { parameters: [] });
+      await sendResult(wire, result, describeAndEncode);
+    } catch (error) {
+      session.statementFailed(toSqlError(error));
+      wire.writeError(error);
+      break;
+    }
+  }
+  writeReadyForQuery(wire.writer, session.transactionStatus());
+}
