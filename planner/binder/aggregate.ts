@@ -1,0 +1,195 @@
+// Aggregate and window function calls: argument checks and PostgreSQL's result types
+// (count → bigint, sum(int2/int4) → bigint, sum(int8) → numeric, avg(integer) → numeric,
+// avg(float) → double precision, min/max keep the argument type...).
+
+import type { FuncCall, Node } from '@pgsql/types';
+import { type DataType, type as scalar, arrayOf } from '../../sql/types.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import type { Expression } from '../expression.js';
+import type { AggregateCall, AggregateName, SortKey, WindowCall, WindowFrame, WindowFunctionName } from '../plan.js';
+import type { BinderContext } from './context.js';
+import { displayTypeName } from './type-name.js';
+import type { Scope } from './scope.js';
+
+const TEXT = scalar('text');
+
+export function aggregateResultType(name: AggregateName, argumentTypes: readonly DataType[], position: number | undefined): DataType {
+  const t = argumentTypes[0];
+  const fail = (): never => {
+    throw new SqlError(SqlState.undefinedFunction, `function ${name}(${argumentTypes.map(displayTypeName).join(', ')}) does not exist`, {
+      position,
+      hint: 'No function matches the given name and argument types. You might need to add explicit type casts.',
+    });
+  };
+  switch (name) {
+    case 'count':
+      return scalar('int8');
+    case 'sum':
+      if (t === undefined) return fail();
+      if (t.name === 'int2' || t.name === 'int4') return scalar('int8');
+      if (t.name === 'int8' || t.name === 'numeric') return scalar('numeric');
+      if (t.name === 'float4' || t.name === 'float8' || t.name === 'interval') return scalar(t.name);
+      return fail();
+    case 'avg':
+      if (t === undefined) return fail();
+      if (t.name === 'int2' || t.name === 'int4' || t.name === 'int8' || t.name === 'numeric') return scalar('numeric');
+      if (t.name === 'float4' || t.name === 'float8') return scalar('float8');
+      if (t.name === 'interval') return scalar('interval');
+      return fail();
+    case 'min':
+    case 'max':
+      if (t === undefined || t.name === 'json' || t.name === 'bool' || t.name === 'record') return fail();
+      return t.typmod < 0 ? t : { ...t, typmod: -1 };
+    case 'bool_and':
+    case 'bool_or':
+    case 'every':
+      return scalar('bool');
+    case 'string_agg':
+      return t?.name === 'bytea' ? scalar('bytea') : TEXT;
+    case 'array_agg':
+      if (t === undefined) return fail();
+      return arrayOf(t.typmod < 0 ? t : { ...t, typmod: -1 });
+  }
+}
+
+/** Coerces aggregate arguments to what the aggregate takes (unknown → text, bool for bool_*). */
+export function coerceAggregateArguments(context: BinderContext, name: AggregateName, args: Expression[], position: number | undefined): Expression[] {
+  if (name === 'bool_and' || name === 'bool_or' || name === 'every') return args.map((a) => context.coerce(a, scalar('bool'), 'implicit', position));
+  if (name === 'string_agg') {
+    if (args.length !== 2) aggregateResultType('sum', [], position);
+    const target = args[0]!.type.name === 'bytea' ? scalar('bytea') : TEXT;
+    return args.map((a) => context.coerce(a, target, 'implicit', position));
+  }
+  return args.map((a) => (a.type.name === 'unknown' ? context.coerce(a, TEXT, 'implicit', position) : a));
+}
+
+export interface SortBinder {
+  (sortBy: readonly Node[]): SortKey[];
+}
+
+export function bindAggregateCall(
+  call: FuncCall,
+  name: AggregateName,
+  bindArgument: (node: Node) => Expression,
+  bindFilter: (node: Node) => Expression,
+  bindSort: SortBinder,
+  context: BinderContext,
+  position: number | undefined,
+): AggregateCall {
+  if (call.agg_star && name !== 'count') {
+    throw new SqlError(SqlState.syntaxError, `${name}(*) is not allowed`, { position });
+  }
+  let args = call.agg_star ? [] : ((call.args ?? []) as Node[]).map(bindArgument);
+  if (name === 'count' && args.length > 1) aggregateResultType('sum', args.map((a) => a.type), position);
+  if (name !== 'string_agg' && name !== 'count' && args.length !== 1) {
+    throw new SqlError(SqlState.undefinedFunction, `function ${name}(${args.map((a) => displayTypeName(a.type)).join(', ')}) does not exist`, { position });
+  }
+  args = coerceAggregateArguments(context, name, args, position);
+  const type = aggregateResultType(name, args.map((a) => a.type), position);
+  return {
+    name,
+    args,
+    distinct: call.agg_distinct === true,
+    ...(call.agg_filter !== undefined ? { filter: bindFilter(call.agg_filter) } : {}),
+    ...(call.agg_order !== undefined ? { orderBy: bindSort(call.agg_order) } : {}),
+    type,
+  };
+}
+
+const WINDOW_ONLY = new Set(['row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'nth_value']);
+
+// PostgreSQL's FRAMEOPTION_* bits (nodes/parsenodes.h).
+const FRAME = {
+  nonDefault: 0x1, range: 0x2, rows: 0x4, groups: 0x8,
+  startUnboundedPreceding: 0x20, endUnboundedFollowing: 0x100,
+  startCurrentRow: 0x200, endCurrentRow: 0x400,
+  startOffsetPreceding: 0x800, endOffsetPreceding: 0x1000,
+  startOffsetFollowing: 0x2000, endOffsetFollowing: 0x4000,
+};
+
+function frameOffset(node: Node | undefined, position: number | undefined): number {
+  const constant = (node as { A_Const?: { ival?: { ival?: number } } } | undefined)?.A_Const;
+  if (constant?.ival === undefined) throw new SqlError(SqlState.featureNotSupported, 'frame offsets must be integer constants', { position });
+  const value = constant.ival.ival ?? 0;
+  if (value < 0) throw new SqlError(SqlState.invalidParameterValue, 'frame starting offset must not be negative', { position });
+  return value;
+}
+
+export function bindFrame(options: number, startOffset: Node | undefined, endOffset: Node | undefined, position: number | undefined): WindowFrame {
+  if ((options & FRAME.nonDefault) === 0) {
+    return { mode: 'range', start: { kind: 'unboundedPreceding' }, end: { kind: 'currentRow' } };
+  }
+  if (options & FRAME.groups) throw new SqlError(SqlState.featureNotSupported, 'GROUPS frames are not supported', { position });
+  const mode = options & FRAME.rows ? 'rows' : 'range';
+  const start: WindowFrame['start'] = options & FRAME.startUnboundedPreceding ? { kind: 'unboundedPreceding' }
+    : options & FRAME.startCurrentRow ? { kind: 'currentRow' }
+    : options & FRAME.startOffsetPreceding ? { kind: 'preceding', offset: frameOffset(startOffset, position) }
+    : { kind: 'following', offset: frameOffset(startOffset, position) };
+  const end: WindowFrame['end'] = options & FRAME.endUnboundedFollowing ? { kind: 'unboundedFollowing' }
+    : options & FRAME.endOffsetPreceding ? { kind: 'preceding', offset: frameOffset(endOffset, position) }
+    : options & FRAME.endOffsetFollowing ? { kind: 'following', offset: frameOffset(endOffset, position) }
+    : { kind: 'currentRow' };
+  if (mode === 'range' && (start.offset !== undefined || end.offset !== undefined)) {
+    throw new SqlError(SqlState.featureNotSupported, 'RANGE frames with offsets are not supported', { position });
+  }
+  return { mode, start, end };
+}
+
+export function bindWindowCall(
+  call: FuncCall,
+  scope: Scope,
+  bindArgument: (node: Node) => Expression,
+  bindSort: SortBinder,
+  context: BinderContext,
+  position: number | undefined,
+  namedWindows: ReadonlyMap<string, Node>,
+): WindowCall {
+  const parts = (call.funcname ?? []).map((n) => (n as { String: { sval: string } }).String.sval);
+  const name = parts[parts.length - 1]! as WindowFunctionName;
+  let over = call.over as any;
+  if (over.refname !== undefined || (over.name !== undefined && over.partitionClause === undefined && over.orderClause === undefined)) {
+    const named = namedWindows.get(over.refname ?? over.name);
+    if (named === undefined) throw new SqlError(SqlState.undefinedObject, `window "${over.refname ?? over.name}" does not exist`, { position });
+    over = { ...(named as any).WindowDef, ...Object.fromEntries(Object.entries(over).filter(([k]) => k !== 'refname' && k !== 'name')) };
+  }
+  void scope;
+  const partitionBy = ((over.partitionClause ?? []) as Node[]).map(bindArgument);
+  const orderBy = bindSort((over.orderClause ?? []) as Node[]);
+  const frame = bindFrame(over.frameOptions ?? 0, over.startOffset, over.endOffset, position);
+  let args = ((call.args ?? []) as Node[]).map(bindArgument);
+  let type: DataType;
+  if (WINDOW_ONLY.has(name)) {
+    switch (name) {
+      case 'row_number':
+      case 'rank':
+      case 'dense_rank':
+        type = scalar('int8');
+        break;
+      case 'percent_rank':
+      case 'cume_dist':
+        type = scalar('float8');
+        break;
+      case 'ntile':
+        args = args.map((a) => context.coerce(a, scalar('int4'), 'implicit', position));
+        type = scalar('int4');
+        break;
+      default: {
+        if (args.length === 0) throw new SqlError(SqlState.undefinedFunction, `function ${name}() does not exist`, { position });
+        if (args[0]!.type.name === 'unknown') args[0] = context.coerce(args[0]!, TEXT, 'implicit', position);
+        if (args[1] !== undefined) args[1] = context.coerce(args[1], scalar('int4'), 'implicit', position);
+        if (args[2] !== undefined) args[2] = context.coerce(args[2], args[0]!.type, 'implicit', position);
+        type = args[0]!.type;
+      }
+    }
+  } else {
+    const aggregate = bindAggregateCall(call, name as AggregateName, bindArgument, bindArgument, bindSort, context, position);
+    args = [...aggregate.args];
+    type = aggregate.type;
+    if (aggregate.distinct) throw new SqlError(SqlState.featureNotSupported, 'DISTINCT is not implemented for window functions', { position });
+  }
+  return { name, args, partitionBy, orderBy, frame, ...(call.agg_filter !== undefined ? { filter: bindArgument(call.agg_filter) } : {}), type };
+}
+
+export function isWindowOnly(name: string): boolean {
+  return WINDOW_ONLY.has(name);
+}

@@ -1,0 +1,177 @@
+// The binder's per-statement state and PostgreSQL's coercion rules: unknown-typed literals and
+// parameters take the type their context asks for, other expressions get an implicit (or
+// assignment, or explicit) cast from sql/functions.ts, operators and functions are resolved by
+// argument types with unknowns treated as PostgreSQL does (same type as the other operand, else
+// text). Parameter types are inferred here as a side effect of coercion.
+
+import { type DataType, sameType, type as scalar } from '../../sql/types.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import { type CastContext, type Resolved, parseValue, resolveCast, resolveFunction, resolveOperator, commonType } from '../../sql/functions.js';
+import type { Expression } from '../expression.js';
+import type { Plan } from '../plan.js';
+import type { PlannerContext } from '../index.js';
+import { displayTypeName } from './type-name.js';
+
+const UNKNOWN = scalar('unknown');
+const TEXT = scalar('text');
+
+export interface CommonTableExpression {
+  readonly name: string;
+  readonly plan: Plan;
+}
+
+export class BinderContext {
+  readonly planner: PlannerContext;
+  /** Declared or inferred parameter types; 'unknown' while not inferred. */
+  readonly parameterTypes: DataType[];
+  /** Visible CTEs, innermost last. */
+  readonly ctes: CommonTableExpression[] = [];
+
+  constructor(planner: PlannerContext) {
+    this.planner = planner;
+    this.parameterTypes = planner.parameterTypes.map((t) => t ?? UNKNOWN);
+  }
+
+  parameter(number: number, position: number | undefined): Expression {
+    if (number < 1 || number > 65535) throw new SqlError(SqlState.undefinedParameter, `there is no parameter $${number}`, { position });
+    while (this.parameterTypes.length < number) this.parameterTypes.push(UNKNOWN);
+    return { kind: 'Parameter', index: number - 1, type: this.parameterTypes[number - 1]! };
+  }
+
+  /** Final parameter types: never-inferred ones become text (PostgreSQL would say 42P18 in some places). */
+  finalParameterTypes(): DataType[] {
+    return this.parameterTypes.map((t) => (t.name === 'unknown' ? TEXT : t));
+  }
+
+  findCte(name: string): CommonTableExpression | undefined {
+    for (let i = this.ctes.length - 1; i >= 0; i--) if (this.ctes[i]!.name === name) return this.ctes[i];
+    return undefined;
+  }
+
+  /** `expression` as type `target`; throws 42804/42846 when no cast is allowed in `context`. */
+  coerce(expression: Expression, target: DataType, context: CastContext, position?: number, what?: string): Expression {
+    if (target.name === 'unknown') return expression;
+    if (expression.kind === 'Literal' && expression.type.name === 'unknown') {
+      if (expression.value === null) return { kind: 'Literal', value: null, type: target };
+      try {
+        const value = parseValue(String(expression.value), target);
+        const typmodCast = target.typmod >= 0 ? resolveCast(scalarOf(target), target, 'assignment') : undefined;
+        return { kind: 'Literal', value: typmodCast === undefined ? value : typmodCast(value, defaultEval), type: target };
+      } catch (error) {
+        if (error instanceof SqlError) throw error.withPosition(position);
+        throw error;
+      }
+    }
+    if (expression.kind === 'Parameter' && expression.type.name === 'unknown') {
+      this.parameterTypes[expression.index] = scalarOf(target);
+      const parameter: Expression = { ...expression, type: scalarOf(target) };
+      return target.typmod >= 0 ? this.coerce(parameter, target, context, position, what) : parameter;
+    }
+    if (sameType(expression.type, target) && (target.typmod < 0 || target.typmod === expression.type.typmod)) return expression;
+    if (expression.type.name === 'unknown') {
+      // An unknown-typed non-literal (NULL-typed expression, untyped CASE of literals): via text.
+      return this.coerce({ ...expression, type: TEXT }, target, context, position, what);
+    }
+    const impl = resolveCast(expression.type, target, context);
+    if (impl === undefined) {
+      if (context === 'explicit') {
+        throw new SqlError(SqlState.cannotCoerce, `cannot cast type ${displayTypeName(expression.type)} to ${displayTypeName(target)}`, { position });
+      }
+      const message = what === undefined
+        ? `argument of type ${displayTypeName(expression.type)} cannot be used as ${displayTypeName(target)}`
+        : `${what} is of type ${displayTypeName(target)} but expression is of type ${displayTypeName(expression.type)}`;
+      throw new SqlError(SqlState.datatypeMismatch, message, { position, hint: what === undefined ? undefined : 'You will need to rewrite or cast the expression.' });
+    }
+    if (expression.kind === 'Literal' && expression.value !== null) {
+      try {
+        return { kind: 'Literal', value: impl(expression.value, defaultEval), type: target };
+      } catch {
+        // Casting fails for this value (overflow...): leave it to execution time, as PostgreSQL does for stable casts.
+      }
+    }
+    return { kind: 'Cast', input: expression, impl, type: target };
+  }
+
+  /** Applies a resolution's argument casts. */
+  applyCasts(args: readonly Expression[], resolved: Resolved, positions: readonly (number | undefined)[]): Expression[] {
+    return args.map((arg, i) => this.coerce(arg, resolved.argumentCasts[i] ?? arg.type, 'implicit', positions[i]));
+  }
+
+  /** Binds `left op right` (left undefined for a prefix operator) to a call. */
+  operator(name: string, left: Expression | undefined, right: Expression, position: number | undefined): Expression {
+    let leftType = left?.type;
+    let rightType = right.type;
+    if (leftType !== undefined && leftType.name === 'unknown' && rightType.name !== 'unknown') leftType = rightType;
+    else if (leftType !== undefined && rightType.name === 'unknown' && leftType.name !== 'unknown') rightType = leftType;
+    else if (rightType.name === 'unknown') {
+      rightType = TEXT;
+      if (leftType !== undefined) leftType = TEXT;
+    }
+    let resolved = resolveOperator(name, leftType, rightType);
+    if (resolved === undefined && left !== undefined && (left.type.name === 'unknown' || right.type.name === 'unknown')) {
+      // The other candidate PostgreSQL would consider: the unknown side as text.
+      resolved = resolveOperator(name, left.type.name === 'unknown' ? TEXT : left.type, right.type.name === 'unknown' ? TEXT : right.type);
+    }
+    if (resolved === undefined) {
+      const signature = left === undefined ? `${name} ${displayTypeName(right.type)}` : `${displayTypeName(left.type)} ${name} ${displayTypeName(right.type)}`;
+      throw new SqlError(SqlState.undefinedFunction, `operator does not exist: ${signature}`, {
+        position,
+        hint: 'No operator matches the given name and argument types. You might need to add explicit type casts.',
+      });
+    }
+    const args = left === undefined ? [right] : [left, right];
+    const cast = this.applyCasts(args, resolved, args.map(() => position));
+    return { kind: 'Call', fn: resolved.fn, args: cast, type: resolved.fn.returnType, operator: name };
+  }
+
+  /** Resolves a scalar function by name and bound arguments. */
+  function(name: string, args: readonly Expression[], position: number | undefined): Expression {
+    const types = args.map((a) => a.type);
+    let resolved = this.resolveByTypes(name, types);
+    if (resolved === undefined && types.some((t) => t.name === 'unknown')) {
+      resolved = this.resolveByTypes(name, types.map((t) => (t.name === 'unknown' ? TEXT : t)));
+    }
+    if (resolved === undefined) {
+      throw new SqlError(SqlState.undefinedFunction, `function ${name}(${types.map(displayTypeName).join(', ')}) does not exist`, {
+        position,
+        hint: 'No function matches the given name and argument types. You might need to add explicit type casts.',
+      });
+    }
+    const cast = this.applyCasts(args, resolved, args.map(() => position));
+    return { kind: 'Call', fn: resolved.fn, args: cast, type: resolved.fn.returnType };
+  }
+
+  private resolveByTypes(name: string, types: readonly DataType[]): Resolved | undefined {
+    return this.planner.resolveSessionFunction?.(name, types) ?? resolveFunction(name, types);
+  }
+
+  /** The common type of expressions (UNION, CASE, COALESCE, VALUES); 42804 when none. */
+  commonTypeOf(types: readonly DataType[], what: string, position: number | undefined): DataType {
+    const known = types.filter((t) => t.name !== 'unknown');
+    if (known.length === 0) return TEXT;
+    if (known.every((t) => sameType(t, known[0]!))) return known.every((t) => t.typmod === known[0]!.typmod) ? known[0]! : scalarOf(known[0]!);
+    const common = commonType(known);
+    if (common === undefined) {
+      const first = known[0]!;
+      const other = known.find((t) => !sameType(t, first))!;
+      throw new SqlError(SqlState.datatypeMismatch, `${what} types ${displayTypeName(first)} and ${displayTypeName(other)} cannot be matched`, { position });
+    }
+    return common;
+  }
+}
+
+const defaultEval = Object.freeze({
+  statementTimeMicros: 0,
+  timeZone: 'UTC',
+  dateStyle: 'ISO, MDY',
+  intervalStyle: 'postgres',
+  extraFloatDigits: 1,
+});
+
+function scalarOf(t: DataType): DataType {
+  return t.typmod < 0 ? t : { ...t, typmod: -1 };
+}
+
+export function positionOf(location: number | undefined): number | undefined {
+  return location === undefined || location < 0 ? undefined : location + 1;
+}

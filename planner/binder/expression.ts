@@ -1,0 +1,296 @@
+// Binds AST expressions to typed Expressions: column references through scopes, literals
+// (unknown-typed strings resolved by context), operators, functions, casts, CASE, COALESCE,
+// NULLIF, GREATEST/LEAST, IN lists, BETWEEN, subqueries. Aggregate and window calls are handed
+// to the collectors the SELECT binder passes in, which return placeholder columns.
+
+import type { Node, FuncCall, A_Expr, SubLink, A_Const } from '@pgsql/types';
+import { type DataType, type as scalar, arrayOf } from '../../sql/types.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import type { Expression } from '../expression.js';
+import type { Plan } from '../plan.js';
+import { type BinderContext, positionOf } from './context.js';
+import type { Scope } from './scope.js';
+import { dataTypeOf, displayTypeName } from './type-name.js';
+import { planUsesOuter } from '../walk.js';
+
+const BOOL = scalar('bool');
+const UNKNOWN = scalar('unknown');
+
+/** Receives aggregate / window calls found while binding; returns the placeholder expression. */
+export interface CallCollector {
+  aggregate?(call: FuncCall, scope: Scope, position: number | undefined): Expression;
+  window?(call: FuncCall, scope: Scope, position: number | undefined): Expression;
+  /** Why aggregates are not allowed here (the clause name), when they are not. */
+  readonly clause: string;
+}
+
+export type SubqueryBinder = (select: Node, outer: Scope) => Plan;
+
+export const AGGREGATE_NAMES = new Set(['count', 'sum', 'avg', 'min', 'max', 'bool_and', 'bool_or', 'every', 'string_agg', 'array_agg']);
+
+export class ExpressionBinder {
+  constructor(
+    readonly context: BinderContext,
+    readonly bindSubquery: SubqueryBinder,
+  ) {}
+
+  bind(node: Node, scope: Scope, collector: CallCollector): Expression {
+    const [tag, body] = Object.entries(node)[0] as [string, any];
+    switch (tag) {
+      case 'ColumnRef': {
+        const fields = (body.fields as Node[]).map((f) => ('String' in f ? (f as any).String.sval as string : '*'));
+        if (fields.includes('*')) throw new SqlError(SqlState.syntaxError, 'row expansion via "*" is not supported here', { position: positionOf(body.location) });
+        return scope.resolve(fields, positionOf(body.location));
+      }
+      case 'A_Const':
+        return this.constant(body as A_Const);
+      case 'ParamRef':
+        return this.context.parameter(body.number, positionOf(body.location));
+      case 'TypeCast': {
+        const target = dataTypeOf(body.typeName);
+        const input = this.bind(body.arg, scope, collector);
+        return this.context.coerce(input, target, 'explicit', positionOf(body.location ?? body.typeName?.location));
+      }
+      case 'A_Expr':
+        return this.operatorExpression(body as A_Expr, scope, collector);
+      case 'BoolExpr': {
+        const args = (body.args as Node[]).map((a) => this.condition(a, scope, collector, body.boolop === 'NOT_EXPR' ? 'NOT' : body.boolop === 'AND_EXPR' ? 'AND' : 'OR'));
+        if (body.boolop === 'NOT_EXPR') return { kind: 'Not', arg: args[0]!, type: BOOL };
+        return { kind: body.boolop === 'AND_EXPR' ? 'And' : 'Or', args, type: BOOL };
+      }
+      case 'NullTest': {
+        const arg = this.bind(body.arg, scope, collector);
+        return { kind: 'IsNull', arg, negated: body.nulltesttype === 'IS_NOT_NULL', type: BOOL };
+      }
+      case 'BooleanTest': {
+        const arg = this.condition(body.arg, scope, collector, 'IS');
+        const test = body.booltesttype as string;
+        return {
+          kind: 'IsBoolean',
+          arg,
+          test: test.includes('TRUE') ? 'true' : test.includes('FALSE') ? 'false' : 'unknown',
+          negated: test.startsWith('IS_NOT'),
+          type: BOOL,
+        };
+      }
+      case 'CaseExpr':
+        return this.caseExpression(body, scope, collector);
+      case 'CoalesceExpr': {
+        const args = (body.args as Node[]).map((a) => this.bind(a, scope, collector));
+        const type = this.context.commonTypeOf(args.map((a) => a.type), 'COALESCE', positionOf(body.location));
+        return { kind: 'Coalesce', args: args.map((a) => this.context.coerce(a, type, 'implicit', positionOf(body.location))), type };
+      }
+      case 'MinMaxExpr': {
+        const which = body.op === 'IS_GREATEST' ? 'greatest' : 'least';
+        const args = (body.args as Node[]).map((a) => this.bind(a, scope, collector));
+        const type = this.context.commonTypeOf(args.map((a) => a.type), which.toUpperCase(), positionOf(body.location));
+        return { kind: 'MinMax', which, args: args.map((a) => this.context.coerce(a, type, 'implicit', positionOf(body.location))), type };
+      }
+      case 'FuncCall':
+        return this.functionCall(body as FuncCall, scope, collector);
+      case 'SubLink':
+        return this.subLink(body as SubLink, scope, collector);
+      case 'SQLValueFunction':
+        return this.valueFunction(body.op as string, positionOf(body.location));
+      case 'A_ArrayExpr': {
+        const elements = ((body.elements ?? []) as Node[]).map((e) => this.bind(e, scope, collector));
+        const elementType = this.context.commonTypeOf(elements.map((e) => e.type), 'ARRAY', positionOf(body.location));
+        return { kind: 'Array', elements: elements.map((e) => this.context.coerce(e, elementType, 'implicit')), type: arrayOf(elementType) };
+      }
+      case 'CollateClause':
+        return this.bind(body.arg, scope, collector);
+      default:
+        throw new SqlError(SqlState.featureNotSupported, `expression ${tag} is not supported`, { position: positionOf(body?.location) });
+    }
+  }
+
+  /** A boolean condition (WHERE, ON, AND/OR operands): unknown literals become bool, others must be bool. */
+  condition(node: Node, scope: Scope, collector: CallCollector, clause: string): Expression {
+    const bound = this.bind(node, scope, collector);
+    if (bound.type.name === 'bool') return bound;
+    if (bound.type.name === 'unknown') return this.context.coerce(bound, BOOL, 'implicit', locationOf(node));
+    throw new SqlError(SqlState.datatypeMismatch, `argument of ${clause} must be type boolean, not type ${displayTypeName(bound.type)}`, { position: locationOf(node) });
+  }
+
+  private constant(body: A_Const): Expression {
+    const c = body as any;
+    if (c.isnull) return { kind: 'Literal', value: null, type: UNKNOWN };
+    if (c.ival !== undefined) return { kind: 'Literal', value: c.ival.ival ?? 0, type: scalar('int4') };
+    if (c.boolval !== undefined) return { kind: 'Literal', value: c.boolval.boolval === true, type: BOOL };
+    if (c.sval !== undefined) return { kind: 'Literal', value: c.sval.sval ?? '', type: UNKNOWN };
+    if (c.bsval !== undefined) return { kind: 'Literal', value: c.bsval.bsval, type: UNKNOWN };
+    if (c.fval !== undefined) {
+      const text: string = c.fval.fval;
+      if (/^[0-9]+$/.test(text)) {
+        const big = BigInt(text);
+        if (big <= 9223372036854775807n) return { kind: 'Literal', value: big, type: scalar('int8') };
+      }
+      return this.context.coerce({ kind: 'Literal', value: text, type: UNKNOWN }, scalar('numeric'), 'explicit', positionOf(c.location));
+    }
+    throw new SqlError(SqlState.featureNotSupported, 'unsupported constant', { position: positionOf(c.location) });
+  }
+
+  private operatorExpression(body: A_Expr, scope: Scope, collector: CallCollector): Expression {
+    const position = positionOf(body.location);
+    const name = ((body.name ?? []) as Node[]).map((n) => (n as any).String.sval as string).pop() ?? '';
+    const bindSide = (node: Node | undefined) => (node === undefined ? undefined : this.bind(node, scope, collector));
+    switch (body.kind) {
+      case 'AEXPR_OP':
+      case 'AEXPR_LIKE':
+      case 'AEXPR_ILIKE':
+      case 'AEXPR_SIMILAR':
+        return this.context.operator(name, bindSide(body.lexpr), bindSide(body.rexpr)!, position);
+      case 'AEXPR_DISTINCT':
+      case 'AEXPR_NOT_DISTINCT': {
+        const equals = this.context.operator('=', bindSide(body.lexpr), bindSide(body.rexpr)!, position) as Extract<Expression, { kind: 'Call' }>;
+        return { kind: 'IsDistinct', left: equals.args[0]!, right: equals.args[1]!, equals: equals.fn, negated: body.kind === 'AEXPR_NOT_DISTINCT', type: BOOL };
+      }
+      case 'AEXPR_NULLIF': {
+        const left = bindSide(body.lexpr)!;
+        const equals = this.context.operator('=', left, bindSide(body.rexpr)!, position) as Extract<Expression, { kind: 'Call' }>;
+        return { kind: 'NullIf', left: equals.args[0]!, right: equals.args[1]!, equals: equals.fn, type: equals.args[0]!.type };
+      }
+      case 'AEXPR_IN': {
+        const left = bindSide(body.lexpr)!;
+        const items = ((body.rexpr as any).List.items as Node[]).map((n) => this.bind(n, scope, collector));
+        const type = this.context.commonTypeOf([left.type, ...items.map((i) => i.type)], 'IN', position);
+        const coercedLeft = this.context.coerce(left, type, 'implicit', position);
+        const tests = items.map((item) => this.context.operator('=', coercedLeft, this.context.coerce(item, type, 'implicit', position), position));
+        const any: Expression = tests.length === 1 ? tests[0]! : { kind: 'Or', args: tests, type: BOOL };
+        return name === '<>' ? { kind: 'Not', arg: any, type: BOOL } : any;
+      }
+      case 'AEXPR_BETWEEN':
+      case 'AEXPR_NOT_BETWEEN':
+      case 'AEXPR_BETWEEN_SYM':
+      case 'AEXPR_NOT_BETWEEN_SYM': {
+        const value = bindSide(body.lexpr)!;
+        const [low, high] = ((body.rexpr as any).List.items as Node[]).map((n) => this.bind(n, scope, collector));
+        const inside = (a: Expression, b: Expression): Expression => ({
+          kind: 'And',
+          args: [this.context.operator('>=', value, a, position), this.context.operator('<=', value, b, position)],
+          type: BOOL,
+        });
+        let test = inside(low!, high!);
+        if (body.kind.endsWith('_SYM')) test = { kind: 'Or', args: [test, inside(high!, low!)], type: BOOL };
+        return body.kind.startsWith('AEXPR_NOT') ? { kind: 'Not', arg: test, type: BOOL } : test;
+      }
+      case 'AEXPR_OP_ANY':
+      case 'AEXPR_OP_ALL': {
+        const left = bindSide(body.lexpr)!;
+        const array = bindSide(body.rexpr)!;
+        if (array.kind === 'Array') {
+          const tests = array.elements.map((e) => this.context.operator(name, left, e, position));
+          return { kind: body.kind === 'AEXPR_OP_ANY' ? 'Or' : 'And', args: tests, type: BOOL };
+        }
+        throw new SqlError(SqlState.featureNotSupported, `${name} ANY/ALL over a non-literal array is not supported`, { position });
+      }
+      default:
+        throw new SqlError(SqlState.featureNotSupported, `operator form ${body.kind} is not supported`, { position });
+    }
+  }
+
+  private caseExpression(body: any, scope: Scope, collector: CallCollector): Expression {
+    const position = positionOf(body.location);
+    const operand = body.arg === undefined ? undefined : this.bind(body.arg, scope, collector);
+    const whens = (body.args as Node[]).map((w) => {
+      const when = (w as any).CaseWhen;
+      const condition = operand === undefined
+        ? this.condition(when.expr, scope, collector, 'CASE/WHEN')
+        : this.context.operator('=', operand, this.bind(when.expr, scope, collector), positionOf(when.location));
+      return { condition, result: this.bind(when.result, scope, collector) };
+    });
+    const otherwise: Expression = body.defresult === undefined ? { kind: 'Literal', value: null, type: UNKNOWN } : this.bind(body.defresult, scope, collector);
+    const type = this.context.commonTypeOf([...whens.map((w) => w.result.type), otherwise.type], 'CASE', position);
+    return {
+      kind: 'Case',
+      whens: whens.map((w) => ({ condition: w.condition, result: this.context.coerce(w.result, type, 'implicit', position) })),
+      otherwise: this.context.coerce(otherwise, type, 'implicit', position),
+      type,
+    };
+  }
+
+  private functionCall(call: FuncCall, scope: Scope, collector: CallCollector): Expression {
+    const position = positionOf(call.location);
+    const parts = (call.funcname ?? []).map((n) => (n as any).String.sval as string);
+    const name = parts[parts.length - 1]!;
+    if (call.over !== undefined) {
+      if (collector.window === undefined) throw new SqlError(SqlState.windowingError, `window functions are not allowed in ${collector.clause}`, { position });
+      return collector.window(call, scope, position);
+    }
+    if (AGGREGATE_NAMES.has(name) && parts.length <= 2) {
+      if (collector.aggregate === undefined) throw new SqlError(SqlState.groupingError, `aggregate functions are not allowed in ${collector.clause}`, { position });
+      return collector.aggregate(call, scope, position);
+    }
+    if (call.agg_star || call.agg_distinct || call.agg_filter !== undefined) {
+      throw new SqlError(SqlState.wrongObjectType, `${call.agg_star ? `${name}(*)` : name} specified, but ${name} is not an aggregate function`, { position });
+    }
+    const args = ((call.args ?? []) as Node[]).map((a) => this.bind(a, scope, collector));
+    return this.context.function(name, args, position);
+  }
+
+  private subLink(body: SubLink, scope: Scope, collector: CallCollector): Expression {
+    const position = positionOf(body.location);
+    const plan = this.bindSubquery(body.subselect!, scope);
+    const correlated = planUsesOuter(plan, 1);
+    switch (body.subLinkType) {
+      case 'EXISTS_SUBLINK':
+        return { kind: 'Subquery', mode: 'exists', plan, correlated, type: BOOL };
+      case 'EXPR_SUBLINK':
+        if (plan.columns.length !== 1) throw new SqlError(SqlState.syntaxError, 'subquery must return only one column', { position });
+        return { kind: 'Subquery', mode: 'scalar', plan, correlated, type: plan.columns[0]!.type };
+      case 'ANY_SUBLINK':
+      case 'ALL_SUBLINK': {
+        if (plan.columns.length !== 1) throw new SqlError(SqlState.syntaxError, 'subquery has too many columns', { position });
+        const operatorName = ((body.operName ?? []) as Node[]).map((n) => (n as any).String.sval as string).pop() ?? '=';
+        const test = this.bind(body.testexpr!, scope, collector);
+        const placeholder: Expression = { kind: 'Column', index: 0, type: plan.columns[0]!.type };
+        const call = this.context.operator(operatorName, test, placeholder, position);
+        if (call.kind !== 'Call') throw new SqlError(SqlState.featureNotSupported, 'unsupported subquery comparison', { position });
+        if (call.args[1]!.kind !== 'Column') {
+          throw new SqlError(SqlState.featureNotSupported, 'subquery comparison needing a cast of the subquery column is not supported', { position });
+        }
+        return { kind: 'Subquery', mode: body.subLinkType === 'ANY_SUBLINK' ? 'any' : 'all', plan, test: call.args[0]!, compare: call.fn, correlated, type: BOOL };
+      }
+      default:
+        throw new SqlError(SqlState.featureNotSupported, `subquery kind ${body.subLinkType} is not supported`, { position });
+    }
+  }
+
+  private valueFunction(op: string, position: number | undefined): Expression {
+    const names: Record<string, string> = {
+      SVFOP_CURRENT_DATE: 'current_date',
+      SVFOP_CURRENT_TIME: 'current_time',
+      SVFOP_CURRENT_TIMESTAMP: 'now',
+      SVFOP_LOCALTIME: 'localtime',
+      SVFOP_LOCALTIMESTAMP: 'localtimestamp',
+      SVFOP_CURRENT_USER: 'current_user',
+      SVFOP_CURRENT_ROLE: 'current_user',
+      SVFOP_SESSION_USER: 'session_user',
+      SVFOP_USER: 'current_user',
+      SVFOP_CURRENT_CATALOG: 'current_database',
+      SVFOP_CURRENT_SCHEMA: 'current_schema',
+    };
+    const name = names[op.replace(/_N$/, '')];
+    if (name === undefined) throw new SqlError(SqlState.featureNotSupported, `${op} is not supported`, { position });
+    if (name === 'current_user' || name === 'session_user') {
+      try {
+        return this.context.function(name, [], position);
+      } catch {
+        return { kind: 'Literal', value: 'oxbow', type: scalar('name') };
+      }
+    }
+    if (name === 'current_date') {
+      try {
+        return this.context.function(name, [], position);
+      } catch {
+        return this.context.coerce(this.context.function('now', [], position), scalar('date'), 'explicit', position);
+      }
+    }
+    return this.context.function(name, [], position);
+  }
+}
+
+export function locationOf(node: Node): number | undefined {
+  const body = Object.values(node)[0] as { location?: number } | undefined;
+  return positionOf(body?.location);
+}

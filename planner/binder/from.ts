@@ -1,0 +1,313 @@
+// The FROM clause: table references (catalog relations with FOR SYSTEM_TIME, CTEs), subqueries,
+// table functions (generate_series, unnest, scalar functions), and joins (inner, left, right,
+// full, cross, USING, NATURAL, LATERAL). Produces a logical plan and the scope naming its columns.
+
+import type { Node, RangeVar, JoinExpr } from '@pgsql/types';
+import { type DataType, type as scalar } from '../../sql/types.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import type { RelationDef } from '../../sql/catalog.js';
+import type { SystemTimeClause } from '../../sql/parser/ast.js';
+import type { Expression } from '../expression.js';
+import type { JoinType, OutputColumn, Plan, SystemTime } from '../plan.js';
+import { planUsesOuter } from '../walk.js';
+import { type BinderContext, positionOf } from './context.js';
+import type { ExpressionBinder } from './expression.js';
+import { Scope, type ScopeRelation } from './scope.js';
+
+const NO_CALLS = { clause: 'FROM' } as const;
+const TIMESTAMPTZ = scalar('timestamptz');
+
+export interface FromItem {
+  readonly plan: Plan;
+  /** Relations (column indexes from 0 within this item). */
+  readonly relations: ScopeRelation[];
+  readonly merged: Scope['merged'];
+}
+
+export type QueryBinder = (select: Node, outer: Scope | undefined) => Plan;
+
+export class FromBinder {
+  constructor(
+    readonly context: BinderContext,
+    readonly expressions: ExpressionBinder,
+    readonly bindQuery: QueryBinder,
+  ) {}
+
+  /** Binds a whole FROM list; `outer` is the enclosing query's scope (for correlation). */
+  bindFromList(items: readonly Node[], outer: Scope | undefined): { plan: Plan; scope: Scope } {
+    const scope = new Scope(outer);
+    if (items.length === 0) {
+      return { plan: { kind: 'Values', rows: [[]], columns: [] }, scope };
+    }
+    let current: FromItem | undefined;
+    for (const item of items) {
+      const leftScope = current === undefined ? undefined : scopeOf(current, outer);
+      const right = this.bindItem(item, outer, leftScope);
+      current = current === undefined ? right : this.join(current, right, 'inner', undefined, positionOf(undefined), outer);
+    }
+    for (const r of current!.relations) this.addRelation(scope, r);
+    scope.merged.push(...current!.merged);
+    return { plan: current!.plan, scope };
+  }
+
+  private addRelation(scope: Scope, relation: ScopeRelation): void {
+    if (scope.relations.some((r) => r.alias === relation.alias && r.schema === relation.schema && relation.alias !== '')) {
+      throw new SqlError(SqlState.duplicateAlias, `table name "${relation.alias}" specified more than once`);
+    }
+    scope.relations.push(relation);
+  }
+
+  /** One FROM item; `leftScope` is what a LATERAL item may see. */
+  bindItem(node: Node, outer: Scope | undefined, leftScope: Scope | undefined): FromItem {
+    const [tag, body] = Object.entries(node)[0] as [string, any];
+    switch (tag) {
+      case 'RangeVar':
+        return this.rangeVar(body as RangeVar, outer);
+      case 'RangeSubselect': {
+        const lateralScope = body.lateral && leftScope !== undefined ? leftScope : outer;
+        const plan = this.bindQuery(body.subquery, lateralScope);
+        return this.named(plan, body.alias, '', positionOf(undefined));
+      }
+      case 'RangeFunction':
+        return this.rangeFunction(body, outer, leftScope);
+      case 'JoinExpr':
+        return this.joinExpression(body as JoinExpr, outer, leftScope);
+      default:
+        throw new SqlError(SqlState.featureNotSupported, `FROM item ${tag} is not supported`);
+    }
+  }
+
+  private rangeVar(node: RangeVar, outer: Scope | undefined): FromItem {
+    const position = positionOf(node.location);
+    const name = node.relname!;
+    const systemTime = (node as { oxbowSystemTime?: SystemTimeClause }).oxbowSystemTime;
+    if (node.schemaname === undefined) {
+      const cte = this.context.findCte(name);
+      if (cte !== undefined) {
+        if (systemTime !== undefined) throw new SqlError(SqlState.featureNotSupported, 'FOR SYSTEM_TIME applies to tables and views, not to a WITH query', { position });
+        return this.named(cte.plan, node.alias, name, position);
+      }
+    }
+    if (node.schemaname !== undefined && this.context.planner.catalog.schema(node.schemaname) === undefined) {
+      throw new SqlError(SqlState.invalidSchemaName, `schema "${node.schemaname}" does not exist`, { position });
+    }
+    const relation = this.context.planner.catalog.resolveRelation(node.schemaname, name, this.context.planner.searchPath);
+    if (relation === undefined) {
+      const shown = node.schemaname === undefined ? name : `${node.schemaname}.${name}`;
+      throw new SqlError(SqlState.undefinedTable, `relation "${shown}" does not exist`, { position });
+    }
+    if (relation.kind === 'sink' || relation.kind === 'index') {
+      throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is ${relation.kind === 'sink' ? 'a sink' : 'an index'}`, { position });
+    }
+    return this.scanItem(relation, systemTime, node, outer);
+  }
+
+  private scanItem(relation: RelationDef, clause: SystemTimeClause | undefined, node: RangeVar, outer: Scope | undefined): FromItem {
+    const position = positionOf(node.location);
+    let systemTime: SystemTime | undefined;
+    const bindTime = (expression: Node): Expression => {
+      const bound = this.expressions.bind(expression, new Scope(outer), { clause: 'FOR SYSTEM_TIME' });
+      if (bound.type.name === 'unknown') return this.context.coerce(bound, TIMESTAMPTZ, 'implicit', positionOf(clause?.location));
+      const allowed = ['timestamptz', 'timestamp', 'date', 'int2', 'int4', 'int8', 'numeric', 'float4', 'float8', 'text', 'varchar'];
+      if (!allowed.includes(bound.type.name)) {
+        throw new SqlError(SqlState.datatypeMismatch, `FOR SYSTEM_TIME needs a timestamp or unix seconds, not type ${bound.type.name}`, { position: positionOf(clause?.location) });
+      }
+      return bound;
+    };
+    if (clause?.kind === 'asOf') systemTime = { kind: 'asOf', at: bindTime(clause.at) };
+    if (clause?.kind === 'between') systemTime = { kind: 'between', from: bindTime(clause.from), to: bindTime(clause.to) };
+    const columns: OutputColumn[] = relation.columns.map((c, i) => ({ name: c.name, type: c.type, tableOid: relation.id, columnNumber: i + 1 }));
+    const hidden = relation.columns.map((c) => c.hidden);
+    if (systemTime?.kind === 'between') {
+      columns.push({ name: 'oxbow_valid_from', type: TIMESTAMPTZ, tableOid: 0, columnNumber: 0 });
+      columns.push({ name: 'oxbow_valid_to', type: TIMESTAMPTZ, tableOid: 0, columnNumber: 0 });
+      hidden.push(false, false);
+    }
+    const plan: Plan = {
+      kind: 'Scan',
+      relation,
+      ...(systemTime === undefined ? {} : { systemTime }),
+      projection: columns.map((_, i) => i),
+      columns,
+    };
+    const alias = node.alias?.aliasname ?? relation.name;
+    const colnames = (node.alias?.colnames ?? []).map((n) => (n as any).String.sval as string);
+    let visible = 0;
+    const scopeColumns = columns.map((c, i) => {
+      const renamed = !hidden[i] && visible < colnames.length ? colnames[visible++]! : c.name;
+      return { name: renamed, type: c.type, hidden: hidden[i]!, tableOid: c.tableOid, columnNumber: c.columnNumber, index: i };
+    });
+    if (colnames.length > visible) {
+      throw new SqlError(SqlState.invalidColumnReference, `table "${alias}" has ${visible} columns available but ${colnames.length} columns specified`, { position });
+    }
+    return {
+      plan,
+      relations: [{ alias, ...(node.alias === undefined ? { schema: relation.schema } : {}), columns: scopeColumns }],
+      merged: [],
+    };
+  }
+
+  /** A derived table (subquery, CTE, function) under an alias with optional column names. */
+  private named(plan: Plan, alias: any, defaultName: string, position: number | undefined): FromItem {
+    const colnames = ((alias?.colnames ?? []) as Node[]).map((n) => (n as any).String.sval as string);
+    if (colnames.length > plan.columns.length) {
+      throw new SqlError(SqlState.invalidColumnReference, `table "${alias.aliasname}" has ${plan.columns.length} columns available but ${colnames.length} columns specified`, { position });
+    }
+    const columns = plan.columns.map((c, i) => ({
+      name: colnames[i] ?? c.name,
+      type: c.type,
+      hidden: false,
+      tableOid: c.tableOid,
+      columnNumber: c.columnNumber,
+      index: i,
+    }));
+    const renamed: Plan = colnames.length === 0 ? plan : { ...plan, columns: plan.columns.map((c, i) => ({ ...c, name: colnames[i] ?? c.name })) } as Plan;
+    return { plan: renamed, relations: [{ alias: alias?.aliasname ?? defaultName, columns }], merged: [] };
+  }
+
+  private rangeFunction(body: any, outer: Scope | undefined, leftScope: Scope | undefined): FromItem {
+    const functions = body.functions as Node[];
+    if (functions.length !== 1) throw new SqlError(SqlState.featureNotSupported, 'ROWS FROM with several functions is not supported');
+    const call = ((functions[0] as any).List.items[0] as any).FuncCall;
+    const position = positionOf(call.location);
+    const name = (call.funcname as Node[]).map((n) => (n as any).String.sval as string).pop()!;
+    const scope = leftScope ?? new Scope(outer);
+    const args = ((call.args ?? []) as Node[]).map((a) => this.expressions.bind(a, scope, { clause: 'functions in FROM' }));
+    const ordinality = body.ordinality === true;
+    let plan: Plan;
+    if (name === 'generate_series' || name === 'unnest') {
+      const typed = name === 'generate_series' ? this.seriesArguments(args, position) : this.unnestArguments(args, position);
+      const type = name === 'generate_series' ? typed[0]!.type : typed[0]!.type.element!;
+      const columns: OutputColumn[] = [{ name, type, tableOid: 0, columnNumber: 0 }];
+      if (ordinality) columns.push({ name: 'ordinality', type: scalar('int8'), tableOid: 0, columnNumber: 0 });
+      plan = { kind: 'TableFunction', name, args: typed, withOrdinality: ordinality, columns };
+    } else {
+      const value = this.context.function(name, args, position);
+      plan = { kind: 'Values', rows: [[value]], columns: [{ name, type: value.type, tableOid: 0, columnNumber: 0 }] };
+    }
+    const item = this.named(plan, body.alias, name, position);
+    if (body.alias === undefined || (body.alias.colnames ?? []).length === 0) {
+      // A single-column function named by its alias: the column takes the alias name (PostgreSQL).
+      if (body.alias !== undefined && plan.columns.length === 1) {
+        const renamed = { ...item.relations[0]!, columns: item.relations[0]!.columns.map((c) => ({ ...c, name: body.alias.aliasname })) };
+        return { ...item, relations: [renamed] };
+      }
+    }
+    return item;
+  }
+
+  private seriesArguments(args: Expression[], position: number | undefined): Expression[] {
+    if (args.length < 2 || args.length > 3) throw new SqlError(SqlState.undefinedFunction, 'function generate_series needs 2 or 3 arguments', { position });
+    const known = args.slice(0, 2).map((a) => a.type).filter((t) => t.name !== 'unknown');
+    let type: DataType = this.context.commonTypeOf(known.length ? known : [scalar('int4')], 'generate_series', position);
+    if (type.name === 'int2') type = scalar('int4');
+    if (type.name === 'date' || type.name === 'text') type = scalar('timestamptz');
+    const supported = ['int4', 'int8', 'numeric', 'timestamp', 'timestamptz'];
+    if (!supported.includes(type.name)) {
+      throw new SqlError(SqlState.undefinedFunction, `function generate_series(${args.map((a) => a.type.name).join(', ')}) does not exist`, { position });
+    }
+    const stepType = type.name === 'timestamp' || type.name === 'timestamptz' ? scalar('interval') : type;
+    if ((type.name === 'timestamp' || type.name === 'timestamptz') && args.length !== 3) {
+      throw new SqlError(SqlState.undefinedFunction, `function generate_series(${args.map((a) => a.type.name).join(', ')}) does not exist`, { position });
+    }
+    return args.map((a, i) => this.context.coerce(a, i < 2 ? type : stepType, 'implicit', position));
+  }
+
+  private unnestArguments(args: Expression[], position: number | undefined): Expression[] {
+    if (args.length !== 1) throw new SqlError(SqlState.featureNotSupported, 'unnest with several arrays is not supported', { position });
+    const arg = args[0]!;
+    if (arg.type.name === 'array') return [arg];
+    if (arg.type.name === 'unknown') throw new SqlError(SqlState.indeterminateDatatype, 'could not determine polymorphic type because input has type unknown', { position });
+    throw new SqlError(SqlState.undefinedFunction, `function unnest(${arg.type.name}) does not exist`, { position });
+  }
+
+  private joinExpression(body: JoinExpr, outer: Scope | undefined, leftScope: Scope | undefined): FromItem {
+    const left = this.bindItem(body.larg!, outer, leftScope);
+    const right = this.bindItem(body.rarg!, outer, scopeOf(left, outer));
+    const joinType: JoinType = body.jointype === 'JOIN_LEFT' ? 'left' : body.jointype === 'JOIN_RIGHT' ? 'right' : body.jointype === 'JOIN_FULL' ? 'full' : 'inner';
+    let using = ((body.usingClause ?? []) as Node[]).map((n) => (n as any).String.sval as string);
+    if (body.isNatural) {
+      const leftNames = visibleNames(left);
+      using = visibleNames(right).filter((n) => leftNames.includes(n));
+    }
+    const item = this.join(left, right, joinType, body.quals, undefined, outer, using);
+    if (body.alias !== undefined) {
+      const plan = item.plan;
+      const visible = [...item.merged.map((m) => m.name), ...item.relations.flatMap((r) => r.columns.filter((c) => !c.hidden && !item.merged.some((m) => m.name === c.name)).map((c) => c.name))];
+      void visible;
+      return { plan, relations: item.relations.map((r) => ({ ...r, alias: body.alias!.aliasname! })), merged: item.merged };
+    }
+    return item;
+  }
+
+  /** Joins two items; the right one is lateral when it reads the left one's columns. */
+  join(left: FromItem, right: FromItem, joinType: JoinType, quals: Node | undefined, _position: number | undefined, outer: Scope | undefined, using: readonly string[] = []): FromItem {
+    const leftWidth = left.plan.columns.length;
+    const shift = (r: ScopeRelation): ScopeRelation => ({ ...r, columns: r.columns.map((c) => ({ ...c, index: c.index + leftWidth })) });
+    const relations = [...left.relations, ...right.relations.map(shift)];
+    const shiftExpression = (e: Expression): Expression => shiftColumns(e, leftWidth);
+    const merged: Scope['merged'] = [...left.merged, ...right.merged.map((m) => ({ ...m, expression: shiftExpression(m.expression) }))];
+    const scope = new Scope(outer);
+    scope.relations.push(...relations);
+    scope.merged.push(...merged);
+    const lateral = planUsesOuter(right.plan, 1);
+    if (lateral && (joinType === 'right' || joinType === 'full')) {
+      throw new SqlError(SqlState.invalidColumnReference, `the combining JOIN type must be INNER or LEFT for a LATERAL reference`);
+    }
+    const conditions: Expression[] = [];
+    const usingMerged: Scope['merged'] = [];
+    for (const name of using) {
+      const l = findUnique(left, name, 'left');
+      const r = findUnique(right, name, 'right');
+      const leftExpression: Expression = l.expression ?? { kind: 'Column', index: l.column!.index, type: l.column!.type };
+      const rightExpression: Expression = shiftExpression(r.expression ?? { kind: 'Column', index: r.column!.index, type: r.column!.type });
+      const type = this.context.commonTypeOf([leftExpression.type, rightExpression.type], 'JOIN/USING', undefined);
+      const a = this.context.coerce(leftExpression, type, 'implicit');
+      const b = this.context.coerce(rightExpression, type, 'implicit');
+      conditions.push(this.context.operator('=', a, b, undefined));
+      const expression: Expression = joinType === 'right' ? b : joinType === 'full' ? { kind: 'Coalesce', args: [a, b], type } : a;
+      usingMerged.push({ name, expression, type });
+    }
+    if (quals !== undefined) conditions.push(this.expressions.condition(quals, scope, { clause: 'JOIN conditions' }, 'JOIN/ON'));
+    const condition: Expression | undefined = conditions.length === 0 ? undefined : conditions.length === 1 ? conditions[0] : { kind: 'And', args: conditions, type: scalar('bool') };
+    const plan: Plan = {
+      kind: 'Join',
+      joinType,
+      left: left.plan,
+      right: right.plan,
+      ...(condition === undefined ? {} : { condition }),
+      lateral,
+      columns: [...left.plan.columns, ...right.plan.columns],
+    };
+    // USING columns are merged: unqualified references see one column; the sides' own stay qualified-only.
+    const hideUsing = (r: ScopeRelation): ScopeRelation => r;
+    return { plan, relations: relations.map(hideUsing), merged: [...usingMerged, ...merged.filter((m) => !using.includes(m.name))] };
+  }
+}
+
+function visibleNames(item: FromItem): string[] {
+  return [...item.merged.map((m) => m.name), ...item.relations.flatMap((r) => r.columns.filter((c) => !c.hidden).map((c) => c.name))];
+}
+
+function findUnique(item: FromItem, name: string, side: string): { column?: ScopeRelation['columns'][number]; expression?: Expression } {
+  const merged = item.merged.find((m) => m.name === name);
+  if (merged !== undefined) return { expression: merged.expression };
+  const matches = item.relations.flatMap((r) => r.columns.filter((c) => c.name === name));
+  if (matches.length === 0) throw new SqlError(SqlState.undefinedColumn, `column "${name}" specified in USING clause does not exist in ${side} table`);
+  if (matches.length > 1) throw new SqlError(SqlState.ambiguousColumn, `common column name "${name}" appears more than once in ${side} table`);
+  return { column: matches[0] };
+}
+
+export function scopeOf(item: FromItem, outer: Scope | undefined): Scope {
+  const scope = new Scope(outer);
+  scope.relations.push(...item.relations);
+  scope.merged.push(...item.merged);
+  return scope;
+}
+
+function shiftColumns(expression: Expression, by: number): Expression {
+  if (expression.kind === 'Column') return { ...expression, index: expression.index + by };
+  if (expression.kind === 'Coalesce') return { ...expression, args: expression.args.map((a) => shiftColumns(a, by)) };
+  if (expression.kind === 'Cast') return { ...expression, input: shiftColumns(expression.input, by) };
+  return expression;
+}

@@ -1,0 +1,531 @@
+// SELECT, VALUES and set operations to logical plans, in PostgreSQL's clause order: WITH, FROM,
+// WHERE, GROUP BY + aggregates, HAVING, window functions, select list, DISTINCT [ON], ORDER BY,
+// LIMIT / OFFSET. Aggregate and window calls are collected while the select list, HAVING and
+// ORDER BY are bound (as placeholder columns), then rewritten to read the Aggregate / Window
+// output; a bare column that is neither grouped nor aggregated is PostgreSQL's 42803.
+
+import type { Node, SelectStmt, FuncCall, ResTarget, SortBy } from '@pgsql/types';
+import { type DataType, type as scalar } from '../../sql/types.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import { type Expression, mapChildren, rewriteColumns } from '../expression.js';
+import type { AggregateCall, AggregateName, OutputColumn, Plan, SortKey, WindowCall } from '../plan.js';
+import { type BinderContext, positionOf } from './context.js';
+import { type CallCollector, ExpressionBinder, locationOf } from './expression.js';
+import { FromBinder } from './from.js';
+import { Scope } from './scope.js';
+import { bindAggregateCall, bindWindowCall, isWindowOnly } from './aggregate.js';
+import { expressionKey } from './expression-key.js';
+
+const AGGREGATE_MARK = 1_000_000;
+const WINDOW_MARK = 2_000_000;
+const TEXT = scalar('text');
+const INT8 = scalar('int8');
+
+interface Target {
+  readonly name: string;
+  readonly expression: Expression;
+  readonly tableOid: number;
+  readonly columnNumber: number;
+  readonly position: number | undefined;
+}
+
+export class SelectBinder {
+  readonly expressions: ExpressionBinder;
+  readonly from: FromBinder;
+
+  constructor(readonly context: BinderContext) {
+    this.expressions = new ExpressionBinder(context, (select, outer) => this.bindQuery(select, outer));
+    this.from = new FromBinder(context, this.expressions, (select, outer) => this.bindQuery(select, outer));
+  }
+
+  /** Any query node (SelectStmt) with its enclosing scope for correlated references. */
+  bindQuery(node: Node, outer: Scope | undefined): Plan {
+    const select = (node as { SelectStmt?: SelectStmt }).SelectStmt;
+    if (select === undefined) throw new SqlError(SqlState.featureNotSupported, `${Object.keys(node)[0]} is not supported as a query`);
+    const cteCount = this.context.ctes.length;
+    try {
+      if (select.withClause !== undefined) this.bindWith(select.withClause, outer);
+      return this.bindSelect(select, outer);
+    } finally {
+      this.context.ctes.length = cteCount;
+    }
+  }
+
+  private bindWith(withClause: any, outer: Scope | undefined): void {
+    if (withClause.recursive) throw new SqlError(SqlState.featureNotSupported, 'WITH RECURSIVE is not supported', { position: positionOf(withClause.location) });
+    for (const cteNode of withClause.ctes as Node[]) {
+      const cte = (cteNode as any).CommonTableExpr;
+      if (!('SelectStmt' in cte.ctequery)) throw new SqlError(SqlState.featureNotSupported, 'data-modifying statements in WITH are not supported', { position: positionOf(cte.location) });
+      if (this.context.ctes.slice(-((withClause.ctes as Node[]).length)).some((c) => c.name === cte.ctename) && false) continue;
+      let plan = this.bindQuery(cte.ctequery, outer);
+      const names = ((cte.aliascolnames ?? []) as Node[]).map((n) => (n as any).String.sval as string);
+      if (names.length > plan.columns.length) {
+        throw new SqlError(SqlState.invalidColumnReference, `WITH query "${cte.ctename}" has ${plan.columns.length} columns available but ${names.length} columns specified`, { position: positionOf(cte.location) });
+      }
+      if (names.length > 0) plan = { ...plan, columns: plan.columns.map((c, i) => ({ ...c, name: names[i] ?? c.name })) } as Plan;
+      this.context.ctes.push({ name: cte.ctename, plan });
+    }
+  }
+
+  private bindSelect(select: SelectStmt, outer: Scope | undefined): Plan {
+    if (select.op !== undefined && select.op !== 'SETOP_NONE') return this.bindSetOperation(select, outer);
+    if (select.valuesLists !== undefined) return this.finishQuery(this.bindValues(select.valuesLists, outer), select, outer);
+    if (select.intoClause !== undefined) throw new SqlError(SqlState.featureNotSupported, 'SELECT INTO is not supported');
+    if (select.lockingClause !== undefined) throw new SqlError(SqlState.featureNotSupported, 'SELECT FOR UPDATE/SHARE is not supported');
+    return this.bindSimpleSelect(select, outer);
+  }
+
+  bindValues(lists: readonly Node[], outer: Scope | undefined): Plan {
+    const scope = new Scope(outer);
+    const rows = lists.map((l) => ((l as any).List.items as Node[]).map((item) => this.expressions.bind(item, scope, { clause: 'VALUES' })));
+    const width = rows[0]!.length;
+    for (const row of rows) {
+      if (row.length !== width) throw new SqlError(SqlState.syntaxError, 'VALUES lists must all be the same length', { position: locationOf(lists[0]!) });
+    }
+    const types: DataType[] = [];
+    for (let i = 0; i < width; i++) {
+      const all = rows.map((r) => r[i]!.type);
+      types.push(rows.length === 1 && all[0]!.name === 'unknown' ? scalar('unknown') : this.context.commonTypeOf(all, 'VALUES', undefined));
+    }
+    const coerced = rows.map((row) => row.map((e, i) => this.context.coerce(e, types[i]!, 'implicit')));
+    const columns = types.map((type, i) => ({ name: `column${i + 1}`, type, tableOid: 0, columnNumber: 0 }));
+    return { kind: 'Values', rows: coerced, columns };
+  }
+
+  private bindSetOperation(select: SelectStmt, outer: Scope | undefined): Plan {
+    const left = this.bindSelect(select.larg!, outer);
+    const right = this.bindSelect(select.rarg!, outer);
+    const operation = select.op === 'SETOP_UNION' ? 'union' : select.op === 'SETOP_INTERSECT' ? 'intersect' : 'except';
+    if (left.columns.length !== right.columns.length) {
+      throw new SqlError(SqlState.syntaxError, `each ${operation.toUpperCase()} query must have the same number of columns`);
+    }
+    const types = left.columns.map((c, i) => this.context.commonTypeOf([c.type, right.columns[i]!.type], operation.toUpperCase(), undefined));
+    const cast = (plan: Plan): Plan => {
+      if (plan.columns.every((c, i) => c.type === types[i] || (c.type.name === types[i]!.name && c.type.typmod === types[i]!.typmod))) return plan;
+      return {
+        kind: 'Project',
+        input: plan,
+        expressions: plan.columns.map((c, i) => this.context.coerce({ kind: 'Column', index: i, type: c.type }, types[i]!, 'implicit')),
+        columns: plan.columns.map((c, i) => ({ ...c, type: types[i]! })),
+      };
+    };
+    const plan: Plan = {
+      kind: 'SetOperation',
+      operation,
+      all: select.all === true,
+      left: cast(left),
+      right: cast(right),
+      columns: left.columns.map((c, i) => ({ name: c.name, type: types[i]!, tableOid: 0, columnNumber: 0 })),
+    };
+    return this.finishQuery(plan, select, outer);
+  }
+
+  /** ORDER BY / LIMIT on VALUES and set operations: keys name output columns. */
+  private finishQuery(input: Plan, select: SelectStmt, outer: Scope | undefined): Plan {
+    let plan = input;
+    const sortClause = (select.sortClause ?? []) as Node[];
+    if (sortClause.length > 0) {
+      const scope = new Scope(outer);
+      scope.relations.push({ alias: '', columns: plan.columns.map((c, i) => ({ name: c.name, type: c.type, hidden: false, tableOid: c.tableOid, columnNumber: c.columnNumber, index: i })) });
+      const keys = sortClause.map((n) => {
+        const sortBy = (n as any).SortBy as SortBy;
+        const ordinal = ordinalOf(sortBy.node!);
+        let expression: Expression;
+        if (ordinal !== undefined) {
+          if (ordinal < 1 || ordinal > plan.columns.length) throw new SqlError(SqlState.invalidColumnReference, `ORDER BY position ${ordinal} is not in select list`, { position: locationOf(sortBy.node!) });
+          expression = { kind: 'Column', index: ordinal - 1, type: plan.columns[ordinal - 1]!.type };
+        } else {
+          expression = this.expressions.bind(sortBy.node!, scope, { clause: 'ORDER BY' });
+          if (expression.kind !== 'Column') throw new SqlError(SqlState.featureNotSupported, 'ORDER BY on a UNION/INTERSECT/EXCEPT result must name a result column', { position: locationOf(sortBy.node!) });
+        }
+        return sortKey(expression, sortBy);
+      });
+      plan = { kind: 'Sort', input: plan, keys, columns: plan.columns };
+    }
+    return this.limit(plan, select, outer);
+  }
+
+  private limit(plan: Plan, select: SelectStmt, outer: Scope | undefined): Plan {
+    if (select.limitCount === undefined && select.limitOffset === undefined) return plan;
+    if (select.limitOption === 'LIMIT_OPTION_WITH_TIES') throw new SqlError(SqlState.featureNotSupported, 'FETCH ... WITH TIES is not supported');
+    const scope = new Scope(outer);
+    const bindCount = (node: Node | undefined): Expression | undefined => {
+      if (node === undefined) return undefined;
+      const bound = this.expressions.bind(node, scope, { clause: 'LIMIT' });
+      if (bound.kind === 'Literal' && bound.value === null) return undefined;
+      return this.context.coerce(bound, INT8, 'implicit', locationOf(node));
+    };
+    const limit = bindCount(select.limitCount);
+    const offset = bindCount(select.limitOffset);
+    if (limit === undefined && offset === undefined) return plan;
+    return { kind: 'Limit', input: plan, ...(limit ? { limit } : {}), ...(offset ? { offset } : {}), columns: plan.columns };
+  }
+
+  private bindSimpleSelect(select: SelectStmt, outer: Scope | undefined): Plan {
+    const { plan: fromPlan, scope } = this.from.bindFromList((select.fromClause ?? []) as Node[], outer);
+    let plan = fromPlan;
+    if (select.whereClause !== undefined) {
+      const predicate = this.expressions.condition(select.whereClause, scope, { clause: 'WHERE' }, 'WHERE');
+      plan = { kind: 'Filter', input: plan, predicate, columns: plan.columns };
+    }
+
+    const aggregates: AggregateCall[] = [];
+    const windows: WindowCall[] = [];
+    const namedWindows = new Map<string, Node>();
+    for (const w of (select.windowClause ?? []) as Node[]) namedWindows.set((w as any).WindowDef.name, w);
+    const sortKeysOf = (nodes: readonly Node[], inScope: Scope, collector: CallCollector): SortKey[] =>
+      nodes.map((n) => {
+        const sortBy = (n as any).SortBy as SortBy;
+        return sortKey(this.expressions.bind(sortBy.node!, inScope, collector), sortBy);
+      });
+    const noNested: CallCollector = { clause: 'aggregate function calls' };
+    const collector: CallCollector = {
+      clause: 'this clause',
+      aggregate: (call: FuncCall, inScope: Scope, position: number | undefined): Expression => {
+        const name = (call.funcname!.map((n) => (n as any).String.sval as string).pop()!) as AggregateName;
+        const nested: CallCollector = {
+          clause: 'aggregate function calls',
+          aggregate: () => {
+            throw new SqlError(SqlState.groupingError, 'aggregate function calls cannot be nested', { position });
+          },
+        };
+        const aggregate = bindAggregateCall(
+          call,
+          name,
+          (node) => this.expressions.bind(node, inScope, nested),
+          (node) => this.expressions.condition(node, inScope, nested, 'FILTER'),
+          (nodes) => sortKeysOf(nodes, inScope, nested),
+          this.context,
+          position,
+        );
+        aggregates.push(aggregate);
+        return { kind: 'Column', index: AGGREGATE_MARK + aggregates.length - 1, type: aggregate.type };
+      },
+      window: (call: FuncCall, inScope: Scope, position: number | undefined): Expression => {
+        const inner: CallCollector = { clause: 'window function calls', aggregate: collector.aggregate! };
+        const window = bindWindowCall(
+          call,
+          inScope,
+          (node) => this.expressions.bind(node, inScope, inner),
+          (nodes) => sortKeysOf(nodes, inScope, inner),
+          this.context,
+          position,
+          namedWindows,
+        );
+        windows.push(window);
+        return { kind: 'Column', index: WINDOW_MARK + windows.length - 1, type: window.type };
+      },
+    };
+    void noNested;
+
+    const targets = this.bindTargets((select.targetList ?? []) as Node[], scope, collector);
+    const having = select.havingClause === undefined ? undefined : this.expressions.condition(select.havingClause, scope, { ...collector, window: undefined, clause: 'HAVING' }, 'HAVING');
+
+    // ORDER BY: an output column by number or name, or an expression over the FROM scope.
+    const orderBy = ((select.sortClause ?? []) as Node[]).map((n) => {
+      const sortBy = (n as any).SortBy as SortBy;
+      const target = this.outputReference(sortBy.node!, targets, scope, 'ORDER BY');
+      const expression = target ?? this.expressions.bind(sortBy.node!, scope, collector);
+      return { sortBy, expression, target };
+    });
+    const distinctClause = select.distinctClause as Node[] | undefined;
+    const distinctOn = distinctClause !== undefined && distinctClause.length > 0 && Object.keys(distinctClause[0]!).length > 0
+      ? distinctClause.map((n) => this.outputReference(n, targets, scope, 'DISTINCT ON') ?? this.expressions.bind(n, scope, collector))
+      : undefined;
+
+    // GROUP BY keys: output column numbers, input columns, output names, expressions.
+    const groupKeys = ((select.groupClause ?? []) as Node[]).map((n) => {
+      if ('GroupingSet' in n) throw new SqlError(SqlState.featureNotSupported, 'GROUPING SETS, ROLLUP and CUBE are not supported', { position: locationOf(n) });
+      const ordinal = ordinalOf(n);
+      if (ordinal !== undefined) {
+        if (ordinal < 1 || ordinal > targets.length) throw new SqlError(SqlState.invalidColumnReference, `GROUP BY position ${ordinal} is not in select list`, { position: locationOf(n) });
+        return targets[ordinal - 1]!.expression;
+      }
+      const groupCollector: CallCollector = { clause: 'GROUP BY' };
+      try {
+        return this.expressions.bind(n, scope, groupCollector);
+      } catch (error) {
+        const name = singleName(n);
+        const match = name === undefined ? undefined : targets.find((t) => t.name === name);
+        if (error instanceof SqlError && error.code === SqlState.undefinedColumn && match !== undefined) return match.expression;
+        throw error;
+      }
+    });
+    for (const key of groupKeys) {
+      if (containsMark(key, AGGREGATE_MARK)) throw new SqlError(SqlState.groupingError, 'aggregate functions are not allowed in GROUP BY');
+    }
+
+    let finalTargets = targets;
+    let finalHaving = having;
+    let finalOrder = orderBy.map((o) => o.expression);
+    let finalDistinctOn = distinctOn;
+    let finalWindows = windows;
+    if (aggregates.length > 0 || groupKeys.length > 0 || having !== undefined) {
+      const keyIndex = new Map<string, number>();
+      groupKeys.forEach((k, i) => {
+        if (!keyIndex.has(expressionKey(k))) keyIndex.set(expressionKey(k), i);
+      });
+      const columnName = (index: number): string => {
+        for (const r of scope.relations) for (const c of r.columns) if (c.index === index) return r.alias === '' ? c.name : `${r.alias}.${c.name}`;
+        return `column ${index}`;
+      };
+      const rewrite = (e: Expression): Expression => {
+        const k = keyIndex.get(expressionKey(e));
+        if (k !== undefined) return { kind: 'Column', index: k, type: e.type };
+        if (e.kind === 'Column') {
+          if (e.index >= WINDOW_MARK) return e;
+          if (e.index >= AGGREGATE_MARK) return { kind: 'Column', index: groupKeys.length + e.index - AGGREGATE_MARK, type: e.type };
+          throw new SqlError(SqlState.groupingError, `column "${columnName(e.index)}" must appear in the GROUP BY clause or be used in an aggregate function`);
+        }
+        if (e.kind === 'Subquery' && e.correlated) throw new SqlError(SqlState.featureNotSupported, 'correlated subqueries in an aggregated query are not supported');
+        return mapChildren(e, rewrite);
+      };
+      finalTargets = targets.map((t) => ({ ...t, expression: rewriteWithPosition(rewrite, t.expression, t.position) }));
+      finalHaving = having === undefined ? undefined : rewrite(having);
+      finalOrder = finalOrder.map(rewrite);
+      finalDistinctOn = distinctOn?.map(rewrite);
+      finalWindows = windows.map((w) => ({
+        ...w,
+        args: w.args.map(rewrite),
+        partitionBy: w.partitionBy.map(rewrite),
+        orderBy: w.orderBy.map((k) => ({ ...k, expression: rewrite(k.expression) })),
+        ...(w.filter ? { filter: rewrite(w.filter) } : {}),
+      }));
+      const columns: OutputColumn[] = [
+        ...groupKeys.map((k, i) => ({ name: `group${i + 1}`, type: k.type, tableOid: 0, columnNumber: 0 })),
+        ...aggregates.map((a) => ({ name: a.name, type: a.type, tableOid: 0, columnNumber: 0 })),
+      ];
+      plan = { kind: 'Aggregate', input: plan, groupKeys, aggregates, columns };
+      if (finalHaving !== undefined) plan = { kind: 'Filter', input: plan, predicate: finalHaving, columns: plan.columns };
+    }
+
+    if (finalWindows.length > 0) {
+      const width = plan.columns.length;
+      const columns = [...plan.columns, ...finalWindows.map((w) => ({ name: w.name, type: w.type, tableOid: 0, columnNumber: 0 }))];
+      plan = { kind: 'Window', input: plan, calls: finalWindows, columns };
+      const unmark = (e: Expression): Expression => rewriteColumns(e, (index, type) => ({ kind: 'Column', index: index >= WINDOW_MARK ? width + index - WINDOW_MARK : index, type }));
+      finalTargets = finalTargets.map((t) => ({ ...t, expression: unmark(t.expression) }));
+      finalOrder = finalOrder.map(unmark);
+      finalDistinctOn = finalDistinctOn?.map(unmark);
+    }
+
+    // The select list, plus ORDER BY expressions that are not in it (dropped after sorting).
+    const isDistinct = distinctClause !== undefined;
+    const projected = finalTargets.map((t) => (t.expression.type.name === 'unknown' ? { ...t, expression: this.context.coerce(t.expression, TEXT, 'implicit') } : t));
+    const expressions = projected.map((t) => t.expression);
+    const outputKeys = expressions.map(expressionKey);
+    const sortKeys: SortKey[] = [];
+    orderBy.forEach((o, i) => {
+      let index = o.target !== undefined ? targets.findIndex((t) => t.expression === o.target) : -1;
+      if (index < 0) index = outputKeys.indexOf(expressionKey(finalOrder[i]!));
+      if (index < 0) {
+        if (isDistinct && distinctOn === undefined) {
+          throw new SqlError(SqlState.invalidColumnReference, 'for SELECT DISTINCT, ORDER BY expressions must appear in select list', { position: locationOf(o.sortBy.node!) });
+        }
+        expressions.push(finalOrder[i]!);
+        index = expressions.length - 1;
+      }
+      sortKeys.push(sortKey({ kind: 'Column', index, type: expressions[index]!.type }, o.sortBy));
+    });
+    const distinctOnColumns = finalDistinctOn?.map((e) => {
+      let index = outputKeys.indexOf(expressionKey(e));
+      if (index < 0) {
+        expressions.push(e);
+        index = expressions.length - 1;
+      }
+      return { kind: 'Column', index, type: e.type } as Expression;
+    });
+    const visibleCount = projected.length;
+    const columns: OutputColumn[] = expressions.map((e, i) => {
+      const t = projected[i];
+      return t === undefined
+        ? { name: `?sort${i}`, type: e.type, tableOid: 0, columnNumber: 0 }
+        : { name: t.name, type: e.type, tableOid: t.tableOid, columnNumber: t.columnNumber };
+    });
+    plan = { kind: 'Project', input: plan, expressions, columns };
+
+    if (distinctOnColumns !== undefined) {
+      // DISTINCT ON keeps the first row of each key in ORDER BY order: sort by the keys then the order.
+      for (let i = 0; i < Math.min(sortKeys.length, distinctOnColumns.length); i++) {
+        if (expressionKey(sortKeys[i]!.expression) !== expressionKey(distinctOnColumns[i]!) && sortKeys.length > 0) {
+          const onKeys = new Set(distinctOnColumns.map(expressionKey));
+          if (!onKeys.has(expressionKey(sortKeys[i]!.expression))) {
+            throw new SqlError(SqlState.invalidColumnReference, 'SELECT DISTINCT ON expressions must match initial ORDER BY expressions');
+          }
+        }
+      }
+      const keys = [...distinctOnColumns.map((e) => sortKeys.find((k) => expressionKey(k.expression) === expressionKey(e)) ?? { expression: e, descending: false, nullsFirst: false }), ...sortKeys];
+      plan = { kind: 'Sort', input: plan, keys, columns };
+      plan = { kind: 'Distinct', input: plan, on: distinctOnColumns, columns };
+    } else {
+      if (isDistinct) plan = { kind: 'Distinct', input: plan, columns };
+      if (sortKeys.length > 0) plan = { kind: 'Sort', input: plan, keys: sortKeys, columns };
+    }
+    plan = this.limit(plan, select, outer);
+    if (expressions.length > visibleCount) {
+      plan = {
+        kind: 'Project',
+        input: plan,
+        expressions: columns.slice(0, visibleCount).map((c, i) => ({ kind: 'Column', index: i, type: c.type })),
+        columns: columns.slice(0, visibleCount),
+      };
+    }
+    return plan;
+  }
+
+  /** ORDER BY / GROUP BY item naming an output column (by number, or by a name that is an output alias). */
+  private outputReference(node: Node, targets: readonly Target[], scope: Scope, clause: string): Expression | undefined {
+    const ordinal = ordinalOf(node);
+    if (ordinal !== undefined) {
+      if (ordinal < 1 || ordinal > targets.length) throw new SqlError(SqlState.invalidColumnReference, `${clause} position ${ordinal} is not in select list`, { position: locationOf(node) });
+      return targets[ordinal - 1]!.expression;
+    }
+    const name = singleName(node);
+    if (name === undefined) return undefined;
+    const matches = targets.filter((t) => t.name === name);
+    if (matches.length === 0) return undefined;
+    if (matches.length > 1 && !matches.every((m) => expressionKey(m.expression) === expressionKey(matches[0]!.expression))) {
+      throw new SqlError(SqlState.ambiguousColumn, `${clause} "${name}" is ambiguous`, { position: locationOf(node) });
+    }
+    void scope;
+    return matches[0]!.expression;
+  }
+
+  bindTargets(list: readonly Node[], scope: Scope, collector: CallCollector): Target[] {
+    const targets: Target[] = [];
+    for (const node of list) {
+      const target = (node as any).ResTarget as ResTarget;
+      const value = target.val!;
+      const position = positionOf(target.location);
+      const columnRef = (value as any).ColumnRef;
+      if (columnRef !== undefined && 'A_Star' in columnRef.fields[columnRef.fields.length - 1]) {
+        targets.push(...this.expandStar(columnRef.fields.slice(0, -1).map((f: any) => f.String.sval as string), scope, position));
+        continue;
+      }
+      const expression = this.expressions.bind(value, scope, collector);
+      const origin = expression.kind === 'Column' ? columnOrigin(scope, expression.index) : undefined;
+      targets.push({
+        name: target.name ?? figureName(value) ?? '?column?',
+        expression,
+        tableOid: origin?.tableOid ?? 0,
+        columnNumber: origin?.columnNumber ?? 0,
+        position,
+      });
+    }
+    return targets;
+  }
+
+  private expandStar(qualifier: readonly string[], scope: Scope, position: number | undefined): Target[] {
+    const out: Target[] = [];
+    if (qualifier.length === 0) {
+      if (scope.relations.length === 0) throw new SqlError(SqlState.syntaxError, 'SELECT * with no tables specified is not valid', { position });
+      const mergedNames = new Set(scope.merged.map((m) => m.name));
+      for (const m of scope.merged) out.push({ name: m.name, expression: m.expression, tableOid: 0, columnNumber: 0, position });
+      for (const r of scope.relations) {
+        for (const c of r.columns) {
+          if (c.hidden || mergedNames.has(c.name)) continue;
+          out.push({ name: c.name, expression: { kind: 'Column', index: c.index, type: c.type }, tableOid: c.tableOid, columnNumber: c.columnNumber, position });
+        }
+      }
+      return out;
+    }
+    const relation = scope.findRelation(qualifier, position);
+    if (relation === undefined) throw new SqlError(SqlState.undefinedTable, `missing FROM-clause entry for table "${qualifier[qualifier.length - 1]}"`, { position });
+    for (const c of relation.columns) {
+      if (c.hidden) continue;
+      out.push({ name: c.name, expression: { kind: 'Column', index: c.index, type: c.type }, tableOid: c.tableOid, columnNumber: c.columnNumber, position });
+    }
+    return out;
+  }
+}
+
+function rewriteWithPosition(rewrite: (e: Expression) => Expression, expression: Expression, position: number | undefined): Expression {
+  try {
+    return rewrite(expression);
+  } catch (error) {
+    if (error instanceof SqlError) throw error.withPosition(position);
+    throw error;
+  }
+}
+
+function containsMark(e: Expression, mark: number): boolean {
+  let found = false;
+  rewriteColumns(e, (index, type) => {
+    if (index >= mark) found = true;
+    return { kind: 'Column', index, type };
+  });
+  return found;
+}
+
+function columnOrigin(scope: Scope, index: number): { tableOid: number; columnNumber: number } | undefined {
+  for (const r of scope.relations) for (const c of r.columns) if (c.index === index) return c;
+  return undefined;
+}
+
+export function sortKey(expression: Expression, sortBy: SortBy): SortKey {
+  const descending = sortBy.sortby_dir === 'SORTBY_DESC';
+  if (sortBy.sortby_dir === 'SORTBY_USING') throw new SqlError(SqlState.featureNotSupported, 'ORDER BY ... USING is not supported');
+  const nullsFirst = sortBy.sortby_nulls === 'SORTBY_NULLS_FIRST' ? true : sortBy.sortby_nulls === 'SORTBY_NULLS_LAST' ? false : descending;
+  return { expression, descending, nullsFirst };
+}
+
+function ordinalOf(node: Node): number | undefined {
+  const constant = (node as any).A_Const;
+  if (constant?.ival !== undefined) return constant.ival.ival ?? 0;
+  return undefined;
+}
+
+function singleName(node: Node): string | undefined {
+  const fields = (node as any).ColumnRef?.fields as Node[] | undefined;
+  if (fields?.length !== 1 || !('String' in fields[0]!)) return undefined;
+  return (fields[0] as any).String.sval;
+}
+
+/** PostgreSQL's FigureColname: the name a select-list item gets without AS. */
+export function figureName(node: Node): string | undefined {
+  const [tag, body] = Object.entries(node)[0] as [string, any];
+  switch (tag) {
+    case 'ColumnRef': {
+      const last = body.fields[body.fields.length - 1];
+      return 'String' in last ? last.String.sval : undefined;
+    }
+    case 'FuncCall':
+      return body.funcname[body.funcname.length - 1].String.sval;
+    case 'TypeCast':
+      return figureName(body.arg) ?? body.typeName.names[body.typeName.names.length - 1].String.sval;
+    case 'CaseExpr':
+      return 'case';
+    case 'CoalesceExpr':
+      return 'coalesce';
+    case 'MinMaxExpr':
+      return body.op === 'IS_GREATEST' ? 'greatest' : 'least';
+    case 'A_Expr':
+      return body.kind === 'AEXPR_NULLIF' ? 'nullif' : undefined;
+    case 'SubLink':
+      if (body.subLinkType === 'EXISTS_SUBLINK') return 'exists';
+      if (body.subLinkType === 'ARRAY_SUBLINK') return 'array';
+      if (body.subLinkType === 'EXPR_SUBLINK') {
+        const inner = body.subselect.SelectStmt;
+        const first = inner?.targetList?.[0]?.ResTarget;
+        return first?.name ?? (first?.val ? figureName(first.val) : undefined);
+      }
+      return undefined;
+    case 'A_ArrayExpr':
+      return 'array';
+    case 'SQLValueFunction': {
+      const names: Record<string, string> = {
+        SVFOP_CURRENT_DATE: 'current_date', SVFOP_CURRENT_TIME: 'current_time', SVFOP_CURRENT_TIME_N: 'current_time',
+        SVFOP_CURRENT_TIMESTAMP: 'current_timestamp', SVFOP_CURRENT_TIMESTAMP_N: 'current_timestamp', SVFOP_LOCALTIME: 'localtime',
+        SVFOP_LOCALTIMESTAMP: 'localtimestamp', SVFOP_CURRENT_ROLE: 'current_role', SVFOP_CURRENT_USER: 'current_user',
+        SVFOP_USER: 'current_user', SVFOP_SESSION_USER: 'session_user', SVFOP_CURRENT_CATALOG: 'current_catalog', SVFOP_CURRENT_SCHEMA: 'current_schema',
+      };
+      return names[body.op];
+    }
+    case 'CollateClause':
+      return figureName(body.arg);
+    default:
+      return undefined;
+  }
+}
+
+export { isWindowOnly };

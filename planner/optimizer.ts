@@ -1,0 +1,29 @@
+// The optimizer: named rewrite rules (one per file in rules/), applied in a fixed order, each a
+// pure function from plan to plan. The order matters: constants are folded first so pushdown sees
+// simple predicates; predicates are pushed into joins and scans before join ordering looks at the
+// join graph; projections are pruned last, once every filter sits where it stays.
+
+import type { Plan } from './plan.js';
+import { foldConstants } from './rules/constant-folding.js';
+import { pushDownPredicates } from './rules/predicate-pushdown.js';
+import { orderJoins } from './rules/join-ordering.js';
+import { pruneProjections } from './rules/projection-pushdown.js';
+
+export interface Rule {
+  readonly name: string;
+  apply(plan: Plan): Plan;
+}
+
+export const RULES: readonly Rule[] = [
+  { name: 'constant_folding', apply: foldConstants },
+  { name: 'predicate_pushdown', apply: pushDownPredicates },
+  { name: 'join_ordering', apply: orderJoins },
+  { name: 'predicate_pushdown_after_join_ordering', apply: pushDownPredicates },
+  { name: 'projection_pushdown', apply: pruneProjections },
+];
+
+export function optimize(plan: Plan, rules: readonly Rule[] = RULES): Plan {
+  let current = plan;
+  for (const rule of rules) current = rule.apply(current);
+  return current;
+}

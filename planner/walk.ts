@@ -1,0 +1,174 @@
+// Generic walks over plans and their expressions, aware of nesting: an expression inside a
+// subquery plan, or on the right side of a LATERAL join, sits one query level deeper, so an
+// OuterColumn of depth d there reaches d - 1 levels above its host.
+
+import { children, mapChildren, type Expression } from './expression.js';
+import type { Plan } from './plan.js';
+
+/** The expressions a node evaluates itself (not its inputs'). */
+export function nodeExpressions(plan: Plan): Expression[] {
+  switch (plan.kind) {
+    case 'Scan': {
+      const list: Expression[] = plan.filter === undefined ? [] : [plan.filter];
+      if (plan.systemTime?.kind === 'asOf') list.push(plan.systemTime.at);
+      if (plan.systemTime?.kind === 'between') list.push(plan.systemTime.from, plan.systemTime.to);
+      return list;
+    }
+    case 'Values':
+      return plan.rows.flat();
+    case 'TableFunction':
+      return [...plan.args];
+    case 'Filter':
+      return [plan.predicate];
+    case 'Project':
+      return [...plan.expressions];
+    case 'Join':
+    case 'NestedLoopJoin':
+      return plan.condition === undefined ? [] : [plan.condition];
+    case 'HashJoin':
+      return [...plan.leftKeys, ...plan.rightKeys, ...(plan.residual === undefined ? [] : [plan.residual])];
+    case 'Aggregate':
+      return [...plan.groupKeys, ...plan.aggregates.flatMap((a) => [...a.args, ...(a.filter ? [a.filter] : []), ...(a.orderBy ?? []).map((k) => k.expression)])];
+    case 'Window':
+      return plan.calls.flatMap((c) => [...c.args, ...c.partitionBy, ...c.orderBy.map((k) => k.expression), ...(c.filter ? [c.filter] : [])]);
+    case 'Sort':
+      return plan.keys.map((k) => k.expression);
+    case 'Limit':
+      return [...(plan.limit ? [plan.limit] : []), ...(plan.offset ? [plan.offset] : [])];
+    case 'Distinct':
+      return [...(plan.on ?? [])];
+    case 'SetOperation':
+      return [];
+    case 'Insert':
+      return [...(plan.returning ?? []), ...(plan.onConflict?.assignments.map((a) => a.value) ?? []), ...(plan.onConflict?.where ? [plan.onConflict.where] : [])];
+    case 'Update':
+      return [...plan.assignments.map((a) => a.value), ...(plan.returning ?? [])];
+    case 'Delete':
+      return [...(plan.returning ?? [])];
+  }
+}
+
+/** The inputs of a node with the query-level offset each is evaluated at (1 for a LATERAL right side). */
+export function nestedInputs(plan: Plan): { readonly plan: Plan; readonly levelOffset: number }[] {
+  switch (plan.kind) {
+    case 'Scan':
+    case 'Values':
+    case 'TableFunction':
+      return [];
+    case 'Join':
+    case 'NestedLoopJoin':
+      return [{ plan: plan.left, levelOffset: 0 }, { plan: plan.right, levelOffset: plan.lateral ? 1 : 0 }];
+    case 'HashJoin':
+    case 'SetOperation':
+      return [{ plan: plan.left, levelOffset: 0 }, { plan: plan.right, levelOffset: 0 }];
+    default:
+      return [{ plan: plan.input, levelOffset: 0 }];
+  }
+}
+
+function expressionUsesOuter(expression: Expression, depth: number): boolean {
+  if (expression.kind === 'OuterColumn') return expression.depth === depth;
+  if (expression.kind === 'Subquery' && planUsesOuter(expression.plan, depth + 1)) return true;
+  return children(expression).some((c) => expressionUsesOuter(c, depth));
+}
+
+/** True when some expression in `plan` reads the row `depth` levels above the plan. */
+export function planUsesOuter(plan: Plan, depth: number): boolean {
+  if (nodeExpressions(plan).some((e) => expressionUsesOuter(e, depth))) return true;
+  return nestedInputs(plan).some((input) => planUsesOuter(input.plan, depth + input.levelOffset));
+}
+
+/**
+ * Renumbers OuterColumn references that reach `depth` levels above `plan` (the host's row),
+ * after the host's input row layout changed. Returns a new plan when anything changed.
+ */
+export function remapOuterInPlan(plan: Plan, depth: number, remap: (index: number) => number): Plan {
+  if (!planUsesOuter(plan, depth)) return plan;
+  const mapExpression = (e: Expression) => remapOuterInExpression(e, depth, remap);
+  let result = mapPlanExpressions(plan, mapExpression);
+  result = mapPlanInputs(result, (input, levelOffset) => remapOuterInPlan(input, depth + levelOffset, remap));
+  return result;
+}
+
+export function remapOuterInExpression(expression: Expression, depth: number, remap: (index: number) => number): Expression {
+  if (expression.kind === 'OuterColumn') return expression.depth === depth ? { ...expression, index: remap(expression.index) } : expression;
+  if (expression.kind === 'Subquery') {
+    const plan = remapOuterInPlan(expression.plan, depth + 1, remap);
+    const test = expression.test === undefined ? undefined : remapOuterInExpression(expression.test, depth, remap);
+    return { ...expression, plan, ...(test === undefined ? {} : { test }) };
+  }
+  return mapChildren(expression, (c) => remapOuterInExpression(c, depth, remap));
+}
+
+/** Rebuilds a node with every expression it evaluates mapped (inputs untouched). */
+export function mapPlanExpressions(plan: Plan, map: (e: Expression) => Expression): Plan {
+  const keys = (list: readonly { expression: Expression; descending: boolean; nullsFirst: boolean }[]) => list.map((k) => ({ ...k, expression: map(k.expression) }));
+  switch (plan.kind) {
+    case 'Scan': {
+      const systemTime = plan.systemTime === undefined ? undefined
+        : plan.systemTime.kind === 'asOf' ? { kind: 'asOf' as const, at: map(plan.systemTime.at) }
+        : { kind: 'between' as const, from: map(plan.systemTime.from), to: map(plan.systemTime.to) };
+      return { ...plan, ...(plan.filter ? { filter: map(plan.filter) } : {}), ...(systemTime ? { systemTime } : {}) };
+    }
+    case 'Values':
+      return { ...plan, rows: plan.rows.map((r) => r.map(map)) };
+    case 'TableFunction':
+      return { ...plan, args: plan.args.map(map) };
+    case 'Filter':
+      return { ...plan, predicate: map(plan.predicate) };
+    case 'Project':
+      return { ...plan, expressions: plan.expressions.map(map) };
+    case 'Join':
+    case 'NestedLoopJoin':
+      return plan.condition === undefined ? plan : { ...plan, condition: map(plan.condition) };
+    case 'HashJoin':
+      return { ...plan, leftKeys: plan.leftKeys.map(map), rightKeys: plan.rightKeys.map(map), ...(plan.residual ? { residual: map(plan.residual) } : {}) };
+    case 'Aggregate':
+      return {
+        ...plan,
+        groupKeys: plan.groupKeys.map(map),
+        aggregates: plan.aggregates.map((a) => ({ ...a, args: a.args.map(map), ...(a.filter ? { filter: map(a.filter) } : {}), ...(a.orderBy ? { orderBy: keys(a.orderBy) } : {}) })),
+      };
+    case 'Window':
+      return {
+        ...plan,
+        calls: plan.calls.map((c) => ({ ...c, args: c.args.map(map), partitionBy: c.partitionBy.map(map), orderBy: keys(c.orderBy), ...(c.filter ? { filter: map(c.filter) } : {}) })),
+      };
+    case 'Sort':
+      return { ...plan, keys: keys(plan.keys) };
+    case 'Limit':
+      return { ...plan, ...(plan.limit ? { limit: map(plan.limit) } : {}), ...(plan.offset ? { offset: map(plan.offset) } : {}) };
+    case 'Distinct':
+      return plan.on === undefined ? plan : { ...plan, on: plan.on.map(map) };
+    case 'SetOperation':
+      return plan;
+    case 'Insert':
+      return {
+        ...plan,
+        ...(plan.returning ? { returning: plan.returning.map(map) } : {}),
+        ...(plan.onConflict ? { onConflict: { ...plan.onConflict, assignments: plan.onConflict.assignments.map((a) => ({ ...a, value: map(a.value) })), ...(plan.onConflict.where ? { where: map(plan.onConflict.where) } : {}) } } : {}),
+      };
+    case 'Update':
+      return { ...plan, assignments: plan.assignments.map((a) => ({ ...a, value: map(a.value) })), ...(plan.returning ? { returning: plan.returning.map(map) } : {}) };
+    case 'Delete':
+      return plan.returning ? { ...plan, returning: plan.returning.map(map) } : plan;
+  }
+}
+
+/** Rebuilds a node with its inputs mapped. */
+export function mapPlanInputs(plan: Plan, map: (input: Plan, levelOffset: number) => Plan): Plan {
+  switch (plan.kind) {
+    case 'Scan':
+    case 'Values':
+    case 'TableFunction':
+      return plan;
+    case 'Join':
+    case 'NestedLoopJoin':
+      return { ...plan, left: map(plan.left, 0), right: map(plan.right, plan.lateral ? 1 : 0) };
+    case 'HashJoin':
+    case 'SetOperation':
+      return { ...plan, left: map(plan.left, 0), right: map(plan.right, 0) };
+    default:
+      return { ...plan, input: map(plan.input, 0) } as Plan;
+  }
+}
