@@ -19,8 +19,17 @@ export type SystemTimeClause =
 /**
  * Extra fields oxbow adds to PostgreSQL nodes:
  * - RangeVar.oxbowSystemTime?: SystemTimeClause
- * - SelectStmt / CreateTableAsStmt .oxbowEmitOnWindowClose?: true
+ * - SelectStmt / CreateTableAsStmt .oxbowEmitOnWindowClose?: true  (on a CreateTableAsStmt, also on
+ *   its query's SelectStmt)
  * - CreateStmt.oxbowConnector?: ConnectorSpec  (CREATE TABLE ... WITH (connector = ...) FORMAT ... ENCODE ...)
+ * - CreateStmt.oxbowAppendOnly?: true  (RisingWave's `CREATE TABLE ... APPEND ONLY`)
+ * - CreateStmt.oxbowWatermark?: Watermark  (`WATERMARK FOR col AS expr` in a table's column list)
+ * - TypeName.oxbowStructFields?: ColumnDef[]  (`STRUCT<a int, b varchar>`: the TypeName is named
+ *   `struct`, the fields are column definitions, nested structs nest)
+ * - DropStmt.oxbowObjectType?: 'source' | 'sink'  (DROP SOURCE / DROP SINK arrive as PostgreSQL's
+ *   DropStmt with removeType OBJECT_TABLE / OBJECT_VIEW; this field names the real kind)
+ * A RisingWave generated column `col type AS expr` arrives as PostgreSQL's
+ * `GENERATED ALWAYS AS (expr) STORED` constraint (CONSTR_GENERATED).
  */
 export interface ConnectorSpec {
   /** WITH options; dotted keys kept as written (`properties.bootstrap.server`), values as text. */
@@ -31,6 +40,12 @@ export interface ConnectorSpec {
   readonly encodeOptions?: Readonly<Record<string, string>>;
   /** INCLUDE partition|offset|timestamp|key [AS name] */
   readonly include?: readonly { readonly what: string; readonly alias?: string }[];
+}
+
+/** `WATERMARK FOR col AS expr` */
+export interface Watermark {
+  readonly column: string;
+  readonly expr: Node;
 }
 
 export interface OxbowCreateSource {
