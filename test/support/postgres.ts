@@ -47,9 +47,9 @@ export interface PostgresServer {
   /** postgres://postgres@127.0.0.1:PORT/postgres */
   readonly url: string;
   /** Runs one statement (with optional $n parameters, sent as text) on a shared connection; throws pg's error on failure. */
-  query(sql: string, params?: readonly (string | null)[]): Promise<QueryResult>;
+  query(sql: string, params?: readonly unknown[]): Promise<QueryResult>;
   /** As query, but a failure is returned as data with its SQLSTATE. */
-  tryQuery(sql: string, params?: readonly (string | null)[]): Promise<QueryOutcome>;
+  tryQuery(sql: string, params?: readonly unknown[]): Promise<QueryOutcome>;
   /** A new connected client of its own (for tests that need session state); the caller ends it. */
   connect(): Promise<pg.Client>;
   stop(): Promise<void>;
@@ -190,7 +190,7 @@ export async function startPostgres(options: StartOptions = {}): Promise<Postgre
 function makeServer(parts: { port: number; url: string; client: pg.Client; child: ChildProcess; dir: string }): PostgresServer {
   const { port, url, client, child, dir } = parts;
   let stopped = false;
-  const query = async (sql: string, params?: readonly (string | null)[]): Promise<QueryResult> => {
+  const query = async (sql: string, params?: readonly unknown[]): Promise<QueryResult> => {
     const result = await client.query({ text: sql, values: params as unknown[] | undefined, rowMode: 'array' });
     return toResult(Array.isArray(result) ? (result[result.length - 1] as pg.QueryResult) : result);
   };

@@ -1,0 +1,22 @@
+// The session state that evaluation reads (now(), the time zone, DateStyle, IntervalStyle,
+// extra_float_digits). Re-exported by functions.ts, which is the contract other layers import;
+// it lives in its own file so the value modules can read it without an import cycle.
+
+/** Session state that some functions read: now(), the time zone, DateStyle, IntervalStyle. */
+export interface EvalContext {
+  /** Statement start time (now(), current_timestamp), microseconds since 1970 UTC. */
+  readonly statementTimeMicros: number;
+  /** IANA zone name or a fixed offset such as 'UTC', '+02', 'Europe/Paris'. */
+  readonly timeZone: string;
+  readonly dateStyle: string;
+  readonly intervalStyle: string;
+  readonly extraFloatDigits: number;
+}
+
+export const DEFAULT_EVAL_CONTEXT: EvalContext = Object.freeze({
+  statementTimeMicros: 0,
+  timeZone: 'UTC',
+  dateStyle: 'ISO, MDY',
+  intervalStyle: 'postgres',
+  extraFloatDigits: 1,
+});

@@ -1,0 +1,159 @@
+// Function and operator resolution, PostgreSQL's rules (func_select_candidate) simplified:
+//   1. an exact match of the argument types wins;
+//   2. otherwise the candidates every argument can reach by an implicit cast (unknown-typed
+//      literals reach anything) are kept; among them, the ones with the most exact matches;
+//      then the ones whose argument types are the preferred type of their category (float8 for
+//      numbers, text for strings, timestamptz for date/time, interval for timespans) at the
+//      positions that needed a cast; then, when unknown literals remain, the candidates whose
+//      type at those positions is in the category of the known arguments (or string);
+//   3. one candidate left: it; more than one: ambiguous (undefined, the planner reports 42725 if it
+//      wants to distinguish), none: undefined (42883).
+// Not modelled: polymorphic pseudo-types, variadic "any" (concat etc. are registered with a
+// variadic element type), domain types. `commonType` is PostgreSQL's select_common_type.
+
+import type { DataType } from './types.js';
+import { TYPES, sameType, type } from './types.js';
+import type { Resolved, ScalarFunction } from './functions.js';
+import { canCastImplicitly } from './casts.js';
+import { functionsByName, operatorsBySymbol } from './functions/registry.js';
+import './functions/library.js';
+
+const preferredTypes: Record<string, string> = { N: 'float8', S: 'text', D: 'timestamptz', T: 'interval', B: 'bool', U: '', A: '' };
+
+function categoryOf(t: DataType): string {
+  return t.name === 'array' ? 'A' : TYPES[t.name].category;
+}
+
+function isPreferred(t: DataType): boolean {
+  return t.name !== 'array' && preferredTypes[categoryOf(t)] === t.name;
+}
+
+function expandArguments(fn: ScalarFunction, count: number): readonly DataType[] | undefined {
+  if (fn.argumentTypes.length === count) return fn.argumentTypes;
+  if (fn.variadic !== undefined && count >= fn.argumentTypes.length) {
+    const expanded = [...fn.argumentTypes];
+    while (expanded.length < count) expanded.push(fn.variadic);
+    return expanded;
+  }
+  return undefined;
+}
+
+function reachable(from: DataType, to: DataType): boolean {
+  if (from.name === 'unknown') return true;
+  if (sameType(from, to)) return true;
+  return canCastImplicitly(from, to);
+}
+
+function select(candidates: readonly ScalarFunction[] | undefined, argumentTypes: readonly DataType[]): Resolved | undefined {
+  if (candidates === undefined) return undefined;
+  interface Candidate {
+    fn: ScalarFunction;
+    types: readonly DataType[];
+    exact: number;
+    preferred: number;
+  }
+  const viable: Candidate[] = [];
+  for (const fn of candidates) {
+    const types = expandArguments(fn, argumentTypes.length);
+    if (types === undefined) continue;
+    let ok = true;
+    let exact = 0;
+    let preferred = 0;
+    for (let i = 0; i < types.length; i++) {
+      const from = argumentTypes[i]!;
+      const to = types[i]!;
+      if (!reachable(from, to)) {
+        ok = false;
+        break;
+      }
+      if (sameType(from, to)) exact++;
+      else if (isPreferred(to)) preferred++;
+    }
+    if (!ok) continue;
+    if (exact === types.length) return { fn, argumentCasts: types };
+    viable.push({ fn, types, exact, preferred });
+  }
+  if (viable.length === 0) return undefined;
+  if (viable.length === 1) return { fn: viable[0]!.fn, argumentCasts: viable[0]!.types };
+  const mostExact = Math.max(...viable.map((c) => c.exact));
+  let remaining = viable.filter((c) => c.exact === mostExact);
+  if (remaining.length > 1) {
+    const mostPreferred = Math.max(...remaining.map((c) => c.preferred));
+    remaining = remaining.filter((c) => c.preferred === mostPreferred);
+  }
+  if (remaining.length > 1 && argumentTypes.some((t) => t.name === 'unknown')) {
+    // unknown arguments: prefer candidates whose type there matches the category of the known
+    // arguments, else the string category
+    const knownCategories = new Set(argumentTypes.filter((t) => t.name !== 'unknown').map(categoryOf));
+    const scored = remaining.map((c) => {
+      let score = 0;
+      for (let i = 0; i < argumentTypes.length; i++) {
+        if (argumentTypes[i]!.name !== 'unknown') continue;
+        const category = categoryOf(c.types[i]!);
+        if (knownCategories.has(category)) score += 2;
+        else if (knownCategories.size === 0 && category === 'S') score += 2;
+        if (isPreferred(c.types[i]!)) score += 1;
+      }
+      return { c, score };
+    });
+    const best = Math.max(...scored.map((s) => s.score));
+    remaining = scored.filter((s) => s.score === best).map((s) => s.c);
+    if (remaining.length > 1) {
+      // all arguments unknown: text versions win (PostgreSQL resolves 'a' || 'b' to text)
+      const textual = remaining.filter((c) => c.types.every((t) => t.name === 'text'));
+      if (textual.length === 1) remaining = textual;
+    }
+  }
+  if (remaining.length !== 1) return undefined;
+  return { fn: remaining[0]!.fn, argumentCasts: remaining[0]!.types };
+}
+
+export function resolveFunction(name: string, argumentTypes: readonly DataType[]): Resolved | undefined {
+  return select(functionsByName.get(name.toLowerCase()), argumentTypes);
+}
+
+/** A binary (left defined) or prefix (left undefined) operator. */
+export function resolveOperator(operator: string, left: DataType | undefined, right: DataType): Resolved | undefined {
+  const symbol = operator.toLowerCase();
+  const argumentTypes = left === undefined ? [right] : [left, right];
+  // PostgreSQL: an unknown literal against a known type is first assumed to be of that type
+  if (left !== undefined && (left.name === 'unknown') !== (right.name === 'unknown')) {
+    const known = left.name === 'unknown' ? right : left;
+    const exact = select(operatorsBySymbol.get(symbol), [known, known]);
+    if (exact !== undefined && exact.argumentCasts.every((t) => sameType(t, known))) return exact;
+  }
+  return select(operatorsBySymbol.get(symbol), argumentTypes);
+}
+
+/** PostgreSQL's select_common_type for UNION / CASE / COALESCE / VALUES. */
+export function commonType(types: readonly DataType[]): DataType | undefined {
+  const known = types.filter((t) => t.name !== 'unknown');
+  if (known.length === 0) return types.length === 0 ? undefined : type('text');
+  let result = known[0]!;
+  const category = categoryOf(result);
+  for (const next of known.slice(1)) {
+    if (sameType(next, result)) {
+      if (next.typmod !== result.typmod) result = { ...result, typmod: -1 };
+      continue;
+    }
+    if (categoryOf(next) !== category) return undefined;
+    // move to `next` if result converts to it implicitly and not the other way round, or it is preferred
+    if (!isPreferred(result) && canCastImplicitly(result, next) && (!canCastImplicitly(next, result) || isPreferred(next))) {
+      result = next;
+    }
+  }
+  for (const t of known) if (!reachable(t, result)) return undefined;
+  return result.typmod === -1 || known.every((t) => t.typmod === result.typmod) ? result : { ...result, typmod: -1 };
+}
+
+let all: ScalarFunction[] | undefined;
+
+/** Every registered function (operators excluded), for pg_proc. */
+export function allFunctions(): readonly ScalarFunction[] {
+  if (all === undefined) {
+    all = [];
+    for (const list of functionsByName.values()) all.push(...list);
+    for (const list of operatorsBySymbol.values()) for (const fn of list) if (!all.includes(fn)) all.push(fn);
+  }
+  return all;
+}
