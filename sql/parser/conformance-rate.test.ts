@@ -1,0 +1,51 @@
+// How much of RisingWave's e2e SQL the parser accepts: every statement and query of every
+// `*.slt` / `*.slt.part` file under ../shared/conformance/risingwave/e2e_test (read with the slt
+// reader of test/slt). The rate is printed; the floor asserted is the rate measured when this test
+// was written (the statements left are RisingWave-only syntax: `SELECT * EXCEPT (...)`,
+// `UNION CORRESPONDING`), so a regression fails the build.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { beforeAll, expect, it } from 'vitest';
+import { parseSlt } from '../../test/slt/slt-file.js';
+import { initParser, parse } from './index.js';
+
+const root = resolve(import.meta.dirname, '../../../shared/conformance/risingwave/e2e_test');
+const MEASURED_FLOOR = 0.995;
+
+function sltFiles(dir: string): string[] {
+  const files: string[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) files.push(...sltFiles(path));
+    else if (/\.slt(\.part)?$/.test(name)) files.push(path);
+  }
+  return files;
+}
+
+beforeAll(async () => {
+  await initParser();
+});
+
+it('parses RisingWave e2e statements at or above the measured rate', () => {
+  const files = sltFiles(root);
+  expect(files.length).toBeGreaterThan(40);
+  let parsed = 0;
+  const failures: string[] = [];
+  for (const file of files) {
+    for (const record of parseSlt(readFileSync(file, 'utf8'), file)) {
+      if (record.kind !== 'statement' && record.kind !== 'query' && record.kind !== 'queryError') continue;
+      try {
+        parse(record.sql);
+        parsed++;
+      } catch (error) {
+        failures.push(`${relative(root, file)}:${record.line}: ${(error as Error).message}`);
+      }
+    }
+  }
+  const total = parsed + failures.length;
+  const rate = parsed / total;
+  console.log(`parse rate over ${files.length} RisingWave e2e files: ${parsed}/${total} = ${(rate * 100).toFixed(2)}%`);
+  for (const failure of failures) console.log(`  not parsed: ${failure}`);
+  expect(total).toBeGreaterThan(1000);
+  expect(rate).toBeGreaterThanOrEqual(MEASURED_FLOOR);
+});
