@@ -1,0 +1,107 @@
+// ALTER TABLE ... ADD COLUMN and COMMENT ON. A new column goes at the end of the stored row, so
+// rows written before it are a prefix of the new layout: readers pad them with NULL (see
+// table-access.ts). That is why ADD COLUMN with a DEFAULT or NOT NULL is refused for now: existing
+// rows would have to be rewritten to hold the default.
+
+import type { AlterTableCmd, AlterTableStmt, ColumnDef as PgColumnDef, CommentStmt, Constraint, Node } from '@pgsql/types';
+import type { RelationDef } from '../../sql/catalog.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import { dataTypeFromTypeName } from '../type-names.js';
+import { type DdlContext, type DdlOutcome, kindWord, positionOf, unchanged } from './ddl-context.js';
+import { draftOf } from './create-table.js';
+import { nameList, stringValue } from './sql-text.js';
+
+export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlOutcome {
+  const target = statement.relation!;
+  const name = target.relname ?? '';
+  const relation = context.catalog.resolveRelation(target.schemaname, name, context.searchPath);
+  if (relation === undefined) {
+    if (statement.missing_ok === true) {
+      return unchanged('ALTER TABLE', [
+        { severity: 'NOTICE', code: SqlState.successfulCompletion, message: `relation "${name}" does not exist, skipping` },
+      ]);
+    }
+    throw new SqlError(SqlState.undefinedTable, `relation "${name}" does not exist`, { position: positionOf(context, target.location) });
+  }
+  if (relation.kind !== 'table') {
+    throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a table`);
+  }
+  let columns = [...relation.columns];
+  for (const item of statement.cmds ?? []) {
+    const command = (item as { AlterTableCmd: AlterTableCmd }).AlterTableCmd;
+    if (command.subtype !== 'AT_AddColumn') {
+      throw new SqlError(SqlState.featureNotSupported, `ALTER TABLE ${String(command.subtype).replace('AT_', '')} is not supported yet`, {
+        hint: 'oxbow supports ALTER TABLE ... ADD COLUMN.',
+      });
+    }
+    const definition = (command.def as { ColumnDef: PgColumnDef }).ColumnDef;
+    const columnName = definition.colname ?? '';
+    if (columns.some((column) => column.name === columnName)) {
+      if (command.missing_ok === true) continue;
+      throw new SqlError(SqlState.duplicateColumn, `column "${columnName}" of relation "${name}" already exists`);
+    }
+    for (const constraintItem of definition.constraints ?? []) {
+      const constraint = (constraintItem as { Constraint: Constraint }).Constraint;
+      if (constraint.contype === 'CONSTR_NULL') continue;
+      throw new SqlError(SqlState.featureNotSupported, 'ADD COLUMN with constraints or a DEFAULT is not supported yet', {
+        position: positionOf(context, constraint.location),
+        hint: 'Add the column without constraints; existing rows read NULL in it.',
+      });
+    }
+    columns = [...columns, { name: columnName, type: dataTypeFromTypeName(definition.typeName!), nullable: true, hidden: false }];
+  }
+  const draft = draftOf(context);
+  draft.putRelation({ ...relation, columns });
+  return { catalog: draft.finish(), commandTag: 'ALTER TABLE', notices: [], droppedTableIds: [] };
+}
+
+const commentKinds: Readonly<Record<string, RelationDef['kind']>> = {
+  OBJECT_TABLE: 'table',
+  OBJECT_VIEW: 'view',
+  OBJECT_MATVIEW: 'materialized_view',
+  OBJECT_INDEX: 'index',
+};
+
+function withComment<T extends { comment?: string }>(value: T, comment: string | undefined): T {
+  const { comment: _old, ...rest } = value;
+  return (comment === undefined || comment === '' ? rest : { ...rest, comment }) as T;
+}
+
+export function commentOn(statement: CommentStmt, context: DdlContext): DdlOutcome {
+  const comment = statement.comment;
+  const draft = draftOf(context);
+  if (statement.objtype === 'OBJECT_SCHEMA') {
+    const name = stringValue(statement.object as Node);
+    const schema = context.catalog.schema(name);
+    if (schema === undefined) throw new SqlError(SqlState.invalidSchemaName, `schema "${name}" does not exist`);
+    draft.putSchema(withComment(schema, comment));
+    return { catalog: draft.finish(), commandTag: 'COMMENT', notices: [], droppedTableIds: [] };
+  }
+  const names = nameList(statement.object as Node);
+  if (statement.objtype === 'OBJECT_COLUMN') {
+    const columnName = names[names.length - 1] ?? '';
+    const relationName = names[names.length - 2] ?? '';
+    const schemaName = names.length > 2 ? names[names.length - 3] : undefined;
+    const relation = context.catalog.resolveRelation(schemaName, relationName, context.searchPath);
+    if (relation === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${relationName}" does not exist`);
+    const index = relation.columns.findIndex((column) => column.name === columnName && !column.hidden);
+    if (index < 0) {
+      throw new SqlError(SqlState.undefinedColumn, `column "${columnName}" of relation "${relationName}" does not exist`);
+    }
+    const columns = relation.columns.map((column, position) => (position === index ? withComment(column, comment) : column));
+    draft.putRelation({ ...relation, columns });
+    return { catalog: draft.finish(), commandTag: 'COMMENT', notices: [], droppedTableIds: [] };
+  }
+  const kind = commentKinds[statement.objtype ?? ''];
+  if (kind === undefined) {
+    throw new SqlError(SqlState.featureNotSupported, `COMMENT ON ${String(statement.objtype).replace('OBJECT_', '')} is not supported`);
+  }
+  const name = names[names.length - 1] ?? '';
+  const relation = context.catalog.resolveRelation(names.length > 1 ? names[names.length - 2] : undefined, name, context.searchPath);
+  if (relation === undefined) {
+    throw new SqlError(kind === 'index' ? SqlState.undefinedObject : SqlState.undefinedTable, `relation "${name}" does not exist`);
+  }
+  if (relation.kind !== kind) throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a ${kindWord(kind)}`);
+  draft.putRelation(withComment(relation, comment));
+  return { catalog: draft.finish(), commandTag: 'COMMENT', notices: [], droppedTableIds: [] };
+}

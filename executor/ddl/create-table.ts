@@ -1,0 +1,230 @@
+// CREATE TABLE: columns with PostgreSQL type names, NOT NULL, DEFAULT, and a PRIMARY KEY given on
+// a column or as a table constraint. A table with a primary key also gets its `<table>_pkey` index
+// in the catalog (psql's \d shows it); a table without one gets a hidden int8 `_row_id` column as
+// its key, which SELECT * does not show. Constraints oxbow does not enforce yet (UNIQUE, CHECK,
+// FOREIGN KEY) are refused with 0A000 rather than silently accepted.
+
+import type { ColumnDef as PgColumnDef, Constraint, CreateStmt, Node } from '@pgsql/types';
+import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import { type } from '../../sql/types.js';
+import { dataTypeFromTypeName } from '../type-names.js';
+import { type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-context.js';
+import { creationSchema, expressionTextAt, stringValue } from './sql-text.js';
+import { CatalogDraft, type CatalogSnapshot } from '../catalog.js';
+
+export const ROW_ID_COLUMN = '_row_id';
+const MAX_COLUMNS = 1600;
+
+function unsupportedConstraint(context: DdlContext, constraint: Constraint, what: string): SqlError {
+  return new SqlError(SqlState.featureNotSupported, `${what} constraints are not supported yet`, {
+    position: positionOf(context, constraint.location),
+    hint: 'oxbow enforces PRIMARY KEY and NOT NULL only.',
+  });
+}
+
+/** A relation name free in `schema`, PostgreSQL style: base, base1, base2... */
+export function freeRelationName(catalog: CatalogSnapshot | CatalogDraftView, schema: string, base: string): string {
+  let name = base.slice(0, 63);
+  for (let suffix = 1; catalog.relation(schema, name) !== undefined; suffix++) {
+    const tail = String(suffix);
+    name = base.slice(0, 63 - tail.length) + tail;
+  }
+  return name;
+}
+
+interface CatalogDraftView {
+  relation(schema: string, name: string): RelationDef | undefined;
+}
+
+export function createTable(statement: CreateStmt, context: DdlContext): DdlOutcome {
+  const relation = statement.relation!;
+  const name = relation.relname ?? '';
+  if ((statement as { oxbowConnector?: unknown }).oxbowConnector !== undefined) {
+    throw new SqlError(SqlState.featureNotSupported, 'tables with a connector are not supported yet', {
+      position: positionOf(context, relation.location),
+      hint: 'Connector tables and sources arrive with the streaming engine.',
+    });
+  }
+  if (statement.inhRelations !== undefined && statement.inhRelations.length > 0) {
+    throw new SqlError(SqlState.featureNotSupported, 'table inheritance is not supported');
+  }
+  if (statement.partspec !== undefined) throw new SqlError(SqlState.featureNotSupported, 'partitioned tables are not supported');
+  const schema = creationSchema(context, relation);
+  if (context.catalog.relation(schema, name) !== undefined) {
+    if (statement.if_not_exists === true) {
+      return unchanged('CREATE TABLE', [
+        { severity: 'NOTICE', code: SqlState.duplicateTable, message: `relation "${name}" already exists, skipping` },
+      ]);
+    }
+    throw new SqlError(SqlState.duplicateTable, `relation "${name}" already exists`);
+  }
+
+  const columns: { name: string; def: ColumnDef; location: number | undefined }[] = [];
+  let primaryKeyNames: { names: string[]; location: number | undefined } | undefined;
+  const setPrimaryKey = (names: string[], location: number | undefined): void => {
+    if (primaryKeyNames !== undefined) {
+      throw new SqlError(SqlState.invalidTableDefinition, `multiple primary keys for table "${name}" are not allowed`, {
+        position: positionOf(context, location),
+      });
+    }
+    primaryKeyNames = { names, location };
+  };
+
+  for (const element of statement.tableElts ?? []) {
+    const columnNode = (element as { ColumnDef?: PgColumnDef }).ColumnDef;
+    const constraintNode = (element as { Constraint?: Constraint }).Constraint;
+    if (columnNode !== undefined) {
+      const columnName = columnNode.colname ?? '';
+      if (columns.some((column) => column.name === columnName)) {
+        throw new SqlError(SqlState.duplicateColumn, `column "${columnName}" specified more than once`, {
+          position: positionOf(context, columnNode.location),
+        });
+      }
+      const columnType = dataTypeFromTypeName(columnNode.typeName!);
+      let nullable = true;
+      let defaultSql: string | undefined;
+      for (const item of columnNode.constraints ?? []) {
+        const constraint = (item as { Constraint: Constraint }).Constraint;
+        switch (constraint.contype) {
+          case 'CONSTR_NOTNULL':
+            nullable = false;
+            break;
+          case 'CONSTR_NULL':
+            break;
+          case 'CONSTR_DEFAULT': {
+            const expression = constraint.raw_expr as Node & Record<string, { location?: number }>;
+            const start = firstLocation(expression);
+            defaultSql =
+              start === undefined
+                ? undefined
+                : expressionTextAt(context.statementText, start - context.statementLocation) || undefined;
+            if (defaultSql === undefined) {
+              throw new SqlError(SqlState.featureNotSupported, 'this DEFAULT expression is not supported', {
+                position: positionOf(context, constraint.location),
+              });
+            }
+            break;
+          }
+          case 'CONSTR_PRIMARY':
+            setPrimaryKey([columnName], constraint.location);
+            nullable = false;
+            break;
+          case 'CONSTR_UNIQUE':
+            throw unsupportedConstraint(context, constraint, 'UNIQUE');
+          case 'CONSTR_CHECK':
+            throw unsupportedConstraint(context, constraint, 'CHECK');
+          case 'CONSTR_FOREIGN':
+            throw unsupportedConstraint(context, constraint, 'FOREIGN KEY');
+          default:
+            throw unsupportedConstraint(context, constraint, String(constraint.contype).replace('CONSTR_', ''));
+        }
+      }
+      columns.push({
+        name: columnName,
+        location: columnNode.location,
+        def: { name: columnName, type: columnType, nullable, hidden: false, ...(defaultSql === undefined ? {} : { defaultSql }) },
+      });
+    } else if (constraintNode !== undefined) {
+      switch (constraintNode.contype) {
+        case 'CONSTR_PRIMARY':
+          setPrimaryKey((constraintNode.keys ?? []).map(stringValue), constraintNode.location);
+          break;
+        case 'CONSTR_UNIQUE':
+          throw unsupportedConstraint(context, constraintNode, 'UNIQUE');
+        case 'CONSTR_CHECK':
+          throw unsupportedConstraint(context, constraintNode, 'CHECK');
+        case 'CONSTR_FOREIGN':
+          throw unsupportedConstraint(context, constraintNode, 'FOREIGN KEY');
+        default:
+          throw unsupportedConstraint(context, constraintNode, String(constraintNode.contype).replace('CONSTR_', ''));
+      }
+    } else {
+      throw new SqlError(SqlState.featureNotSupported, 'LIKE clauses in CREATE TABLE are not supported');
+    }
+  }
+  if (columns.length > MAX_COLUMNS) {
+    throw new SqlError(SqlState.tooManyColumns, `tables can have at most ${MAX_COLUMNS} columns`);
+  }
+
+  const columnDefs: ColumnDef[] = columns.map((column) => column.def);
+  let primaryKey: number[];
+  if (primaryKeyNames !== undefined) {
+    primaryKey = [];
+    for (const keyName of primaryKeyNames.names) {
+      const index = columnDefs.findIndex((column) => column.name === keyName);
+      if (index < 0) {
+        throw new SqlError(SqlState.undefinedColumn, `column "${keyName}" named in key does not exist`, {
+          position: positionOf(context, primaryKeyNames.location),
+        });
+      }
+      if (primaryKey.includes(index)) {
+        throw new SqlError(SqlState.duplicateColumn, `column "${keyName}" appears twice in primary key constraint`, {
+          position: positionOf(context, primaryKeyNames.location),
+        });
+      }
+      primaryKey.push(index);
+      const column = columnDefs[index]!;
+      if (column.nullable) columnDefs[index] = { ...column, nullable: false };
+    }
+  } else {
+    columnDefs.push({ name: ROW_ID_COLUMN, type: type('int8'), nullable: false, hidden: true });
+    primaryKey = [columnDefs.length - 1];
+  }
+  return addTable(context, { schema, name, columns: columnDefs, primaryKey, hasPrimaryKey: primaryKeyNames !== undefined });
+}
+
+function addTable(
+  context: DdlContext,
+  table: { schema: string; name: string; columns: ColumnDef[]; primaryKey: number[]; hasPrimaryKey: boolean },
+): DdlOutcome {
+  const draft: CatalogDraft = draftOf(context);
+  const id = draft.allocateId();
+  draft.putRelation({
+    id,
+    kind: 'table',
+    schema: table.schema,
+    name: table.name,
+    columns: table.columns,
+    primaryKey: table.primaryKey,
+    dependsOn: [],
+  });
+  if (table.hasPrimaryKey) {
+    const indexName = freeRelationName(draft.finish(), table.schema, `${table.name}_pkey`);
+    draft.putRelation({
+      id: draft.allocateId(),
+      kind: 'index',
+      schema: table.schema,
+      name: indexName,
+      columns: table.primaryKey.map((index) => table.columns[index]!),
+      primaryKey: table.primaryKey.map((_, position) => position),
+      dependsOn: [],
+      indexOn: { relationId: id, columns: table.primaryKey, unique: true, primary: true },
+    });
+  }
+  return { catalog: draft.finish(), commandTag: 'CREATE TABLE', notices: [], droppedTableIds: [] };
+}
+
+/** A draft over the context's snapshot. */
+export function draftOf(context: DdlContext): CatalogDraft {
+  return new CatalogDraft(context.catalog);
+}
+
+/** The smallest `location` anywhere in an expression tree: where its text starts. */
+export function firstLocation(node: unknown): number | undefined {
+  let best: number | undefined;
+  const visit = (value: unknown): void => {
+    if (value === null || typeof value !== 'object') return;
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item);
+      return;
+    }
+    for (const [key, child] of Object.entries(value)) {
+      if (key === 'location' && typeof child === 'number' && child >= 0) {
+        if (best === undefined || child < best) best = child;
+      } else visit(child);
+    }
+  };
+  visit(node);
+  return best;
+}

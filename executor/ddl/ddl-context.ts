@@ -1,0 +1,69 @@
+// What a DDL statement handler gets and gives back. Handlers are pure over the catalog: they read
+// the current snapshot, edit a draft, and return the next snapshot plus the side effects the
+// session applies atomically with it (dropping state tables, notices). They never touch storage
+// themselves, so a failing handler leaves nothing behind.
+
+import type { RelationDef } from '../../sql/catalog.js';
+import type { Notice } from '../engine.js';
+import type { CatalogSnapshot } from '../catalog.js';
+import type { ColumnDescription } from '../engine.js';
+import type { Node } from '@pgsql/types';
+
+export interface DdlContext {
+  readonly catalog: CatalogSnapshot;
+  readonly searchPath: readonly string[];
+  /** The whole statement text, and its offset in the text given to the parser (for positions). */
+  readonly statementText: string;
+  readonly statementLocation: number;
+  /** Result columns of a query (a view's definition), via the planner. */
+  describeQuery(query: Node, queryText: string): readonly ColumnDescription[];
+}
+
+export interface DdlOutcome {
+  /** The next catalog, or undefined when nothing changed (IF NOT EXISTS on an existing object). */
+  readonly catalog: CatalogSnapshot | undefined;
+  readonly commandTag: string;
+  readonly notices: readonly Notice[];
+  /** State tables to drop with this change. */
+  readonly droppedTableIds: readonly number[];
+}
+
+export function unchanged(commandTag: string, notices: readonly Notice[] = []): DdlOutcome {
+  return { catalog: undefined, commandTag, notices, droppedTableIds: [] };
+}
+
+/** PostgreSQL's words for a relation kind in messages ("view v depends on table t"). */
+export function kindWord(kind: RelationDef['kind']): string {
+  switch (kind) {
+    case 'table':
+      return 'table';
+    case 'view':
+      return 'view';
+    case 'materialized_view':
+      return 'materialized view';
+    case 'source':
+      return 'source';
+    case 'sink':
+      return 'sink';
+    case 'index':
+      return 'index';
+    case 'system':
+      return 'system table';
+  }
+}
+
+/** A 1-based position for a 0-based location inside the statement, as SqlError wants. */
+export function positionOf(context: DdlContext, location: number | undefined): number | undefined {
+  if (location === undefined || location < 0) return undefined;
+  return location + 1;
+}
+
+/** The schema a new object goes to: explicit, or the first existing schema of the search path. */
+export function targetSchemaName(context: DdlContext, explicit: string | undefined): string {
+  if (explicit !== undefined) return explicit;
+  for (const name of context.searchPath) {
+    if (name === 'pg_catalog') continue;
+    if (context.catalog.schema(name) !== undefined) return name;
+  }
+  return '';
+}

@@ -1,0 +1,186 @@
+// DROP TABLE / VIEW / MATERIALIZED VIEW / INDEX / SCHEMA [IF EXISTS] [CASCADE | RESTRICT], with
+// PostgreSQL's dependency rules and message texts: dependents block a RESTRICT drop (2BP01 with a
+// DETAIL line per dependent and the CASCADE hint); CASCADE drops them too and says so in a NOTICE.
+// A table's own indexes go with it silently (PostgreSQL's automatic dependency); the index behind
+// a primary key cannot be dropped on its own.
+
+import type { DropStmt, Node } from '@pgsql/types';
+import type { RelationDef } from '../../sql/catalog.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import type { Notice } from '../engine.js';
+import { type DdlContext, type DdlOutcome, kindWord } from './ddl-context.js';
+import { draftOf } from './create-table.js';
+import { nameList, stringValue } from './sql-text.js';
+
+type DropKind = 'table' | 'view' | 'materialized_view' | 'index';
+
+const removeTypes: Readonly<Record<string, DropKind | 'schema'>> = {
+  OBJECT_TABLE: 'table',
+  OBJECT_VIEW: 'view',
+  OBJECT_MATVIEW: 'materialized_view',
+  OBJECT_INDEX: 'index',
+  OBJECT_SCHEMA: 'schema',
+};
+
+const commandTags: Readonly<Record<DropKind | 'schema', string>> = {
+  table: 'DROP TABLE',
+  view: 'DROP VIEW',
+  materialized_view: 'DROP MATERIALIZED VIEW',
+  index: 'DROP INDEX',
+  schema: 'DROP SCHEMA',
+};
+
+const dropHints: Readonly<Record<string, string>> = {
+  table: 'Use DROP TABLE to remove a table.',
+  view: 'Use DROP VIEW to remove a view.',
+  materialized_view: 'Use DROP MATERIALIZED VIEW to remove a materialized view.',
+  index: 'Use DROP INDEX to remove an index.',
+};
+
+/** "view v" or "view s.v": qualified when the name is not visible through the search path. */
+function describe(relation: RelationDef, context: DdlContext): string {
+  const visible = context.catalog.resolveRelation(undefined, relation.name, context.searchPath)?.id === relation.id;
+  return `${kindWord(relation.kind)} ${visible ? relation.name : `${relation.schema}.${relation.name}`}`;
+}
+
+/** True for an index that exists only because of its table (dropped with it, without a notice). */
+function isOwnIndex(relation: RelationDef, of: RelationDef): boolean {
+  return relation.kind === 'index' && relation.indexOn?.relationId === of.id;
+}
+
+interface DropPlan {
+  /** Relations to remove, in the order found. */
+  readonly relations: Map<number, RelationDef>;
+  /** Dependents dropped by CASCADE that PostgreSQL reports (not automatic indexes). */
+  readonly reported: RelationDef[];
+}
+
+/** Adds `relation` and, transitively, what depends on it; throws 2BP01 when RESTRICT forbids it. */
+function collect(relation: RelationDef, cascade: boolean, context: DdlContext, plan: DropPlan, root: string): void {
+  if (plan.relations.has(relation.id)) return;
+  plan.relations.set(relation.id, relation);
+  const blockers: RelationDef[] = [];
+  for (const dependent of context.catalog.dependents(relation.id)) {
+    if (plan.relations.has(dependent.id)) continue;
+    if (isOwnIndex(dependent, relation)) {
+      collect(dependent, true, context, plan, root);
+      continue;
+    }
+    blockers.push(dependent);
+  }
+  if (blockers.length === 0) return;
+  if (!cascade) {
+    throw new SqlError(SqlState.dependentObjectsStillExist, `cannot drop ${root} because other objects depend on it`, {
+      detail: blockers.map((blocker) => `${describe(blocker, context)} depends on ${describe(relation, context)}`).join('\n'),
+      hint: 'Use DROP ... CASCADE to drop the dependent objects too.',
+    });
+  }
+  for (const blocker of blockers) {
+    if (plan.relations.has(blocker.id)) continue;
+    plan.reported.push(blocker);
+    collect(blocker, true, context, plan, root);
+  }
+}
+
+function cascadeNotice(reported: readonly RelationDef[], context: DdlContext): Notice[] {
+  if (reported.length === 0) return [];
+  const lines = reported.map((relation) => `drop cascades to ${describe(relation, context)}`);
+  if (lines.length === 1) return [{ severity: 'NOTICE', code: SqlState.successfulCompletion, message: lines[0]! }];
+  return [
+    {
+      severity: 'NOTICE',
+      code: SqlState.successfulCompletion,
+      message: `drop cascades to ${lines.length} other objects`,
+      detail: lines.join('\n'),
+    },
+  ];
+}
+
+function missingRelation(kind: DropKind, name: string): SqlError {
+  const word = kindWord(kind);
+  return new SqlError(kind === 'index' ? SqlState.undefinedObject : SqlState.undefinedTable, `${word} "${name}" does not exist`);
+}
+
+export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
+  const kind = removeTypes[statement.removeType ?? ''];
+  if (kind === undefined) {
+    throw new SqlError(SqlState.featureNotSupported, `DROP ${String(statement.removeType).replace('OBJECT_', '')} is not supported`);
+  }
+  const cascade = statement.behavior === 'DROP_CASCADE';
+  const missingOk = statement.missing_ok === true;
+  const notices: Notice[] = [];
+  const plan: DropPlan = { relations: new Map(), reported: [] };
+  const droppedSchemas: string[] = [];
+
+  for (const object of statement.objects ?? []) {
+    if (kind === 'schema') {
+      const name = stringValue(object as Node);
+      const schema = context.catalog.schema(name);
+      if (schema === undefined) {
+        if (missingOk) {
+          notices.push({ severity: 'NOTICE', code: SqlState.successfulCompletion, message: `schema "${name}" does not exist, skipping` });
+          continue;
+        }
+        throw new SqlError(SqlState.invalidSchemaName, `schema "${name}" does not exist`);
+      }
+      if (name === 'pg_catalog' || name === 'information_schema' || name === 'oxbow_catalog') {
+        throw new SqlError(SqlState.dependentObjectsStillExist, `cannot drop schema ${name} because it is required by the database system`);
+      }
+      const members = context.catalog.relations().filter((relation) => relation.schema === name);
+      const direct = members.filter((relation) => relation.kind !== 'index' || relation.indexOn?.primary !== true);
+      if (direct.length > 0 && !cascade) {
+        throw new SqlError(SqlState.dependentObjectsStillExist, `cannot drop schema ${name} because other objects depend on it`, {
+          detail: direct.map((relation) => `${kindWord(relation.kind)} ${relation.schema}.${relation.name} depends on schema ${name}`).join('\n'),
+          hint: 'Use DROP ... CASCADE to drop the dependent objects too.',
+        });
+      }
+      for (const relation of members) {
+        if (plan.relations.has(relation.id)) continue;
+        if (relation.kind !== 'index') plan.reported.push(relation);
+        collect(relation, true, context, plan, `schema ${name}`);
+      }
+      droppedSchemas.push(name);
+      continue;
+    }
+    const names = nameList(object as Node);
+    const name = names[names.length - 1] ?? '';
+    const schema = names.length > 1 ? names[names.length - 2] : undefined;
+    const relation = context.catalog.resolveRelation(schema, name, context.searchPath);
+    if (relation === undefined || (relation.kind === 'system' && kind !== 'table')) {
+      if (missingOk) {
+        notices.push({ severity: 'NOTICE', code: SqlState.successfulCompletion, message: `${kindWord(kind)} "${name}" does not exist, skipping` });
+        continue;
+      }
+      throw missingRelation(kind, name);
+    }
+    if (relation.kind === 'system') {
+      throw new SqlError(SqlState.insufficientPrivilege, `permission denied: "${name}" is a system catalog`);
+    }
+    if (relation.kind !== kind) {
+      throw new SqlError(SqlState.wrongObjectType, `"${name}" is not ${kind === 'index' ? 'an' : 'a'} ${kindWord(kind)}`, {
+        hint: dropHints[relation.kind],
+      });
+    }
+    if (relation.kind === 'index' && relation.indexOn?.primary === true) {
+      const table = context.catalog.relationById(relation.indexOn.relationId);
+      const tableName = table === undefined ? '' : table.name;
+      throw new SqlError(
+        SqlState.dependentObjectsStillExist,
+        `cannot drop index ${relation.name} because constraint ${relation.name} on table ${tableName} requires it`,
+        { hint: `You can drop constraint ${relation.name} on table ${tableName} instead.` },
+      );
+    }
+    collect(relation, cascade, context, plan, `${kindWord(relation.kind)} ${relation.name}`);
+  }
+
+  if (plan.relations.size === 0 && droppedSchemas.length === 0) return { catalog: undefined, commandTag: commandTags[kind], notices, droppedTableIds: [] };
+  notices.push(...cascadeNotice(plan.reported, context));
+  const draft = draftOf(context);
+  const droppedTableIds: number[] = [];
+  for (const relation of plan.relations.values()) {
+    draft.removeRelation(relation.id);
+    if (relation.kind === 'table' || relation.kind === 'materialized_view') droppedTableIds.push(relation.id);
+  }
+  for (const schema of droppedSchemas) draft.removeSchema(schema);
+  return { catalog: draft.finish(), commandTag: commandTags[kind], notices, droppedTableIds };
+}

@@ -1,0 +1,63 @@
+// Dispatch of DDL statements to their handlers (one file per group of statements). The session
+// runs the handler inside the write lock and commits the catalog it returns.
+
+import type { AlterTableStmt, CommentStmt, CreateSchemaStmt, CreateStmt, CreateTableAsStmt, DropStmt, IndexStmt, ViewStmt } from '@pgsql/types';
+import type { ParsedStatement } from '../../sql/parser/ast.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import type { DdlContext, DdlOutcome } from './ddl-context.js';
+import { createTable } from './create-table.js';
+import { createIndex, createSchema, createView } from './create-objects.js';
+import { drop } from './drop.js';
+import { alterTable, commentOn } from './alter-and-comment.js';
+
+const ddlKinds = new Set([
+  'CreateStmt',
+  'CreateSchemaStmt',
+  'ViewStmt',
+  'IndexStmt',
+  'DropStmt',
+  'AlterTableStmt',
+  'CommentStmt',
+  'CreateTableAsStmt',
+  'OxbowCreateSource',
+  'OxbowCreateSink',
+]);
+
+export function isDdl(kind: string): boolean {
+  return ddlKinds.has(kind);
+}
+
+const streamingLater = 'the streaming engine arrives in a later release';
+
+export function runDdl(statement: ParsedStatement, context: DdlContext): DdlOutcome {
+  const node = statement.node as Record<string, unknown>;
+  const kind = Object.keys(node)[0]!;
+  const body = node[kind];
+  switch (kind) {
+    case 'CreateStmt':
+      return createTable(body as CreateStmt, context);
+    case 'CreateSchemaStmt':
+      return createSchema(body as CreateSchemaStmt, context);
+    case 'ViewStmt':
+      return createView(body as ViewStmt, context);
+    case 'IndexStmt':
+      return createIndex(body as IndexStmt, context);
+    case 'DropStmt':
+      return drop(body as DropStmt, context);
+    case 'AlterTableStmt':
+      return alterTable(body as AlterTableStmt, context);
+    case 'CommentStmt':
+      return commentOn(body as CommentStmt, context);
+    case 'CreateTableAsStmt': {
+      const objectType = (body as CreateTableAsStmt).objtype;
+      const what = objectType === 'OBJECT_MATVIEW' ? 'CREATE MATERIALIZED VIEW' : 'CREATE TABLE AS';
+      throw new SqlError(SqlState.featureNotSupported, `${what} is not supported yet: ${streamingLater}`);
+    }
+    case 'OxbowCreateSource':
+      throw new SqlError(SqlState.featureNotSupported, `CREATE SOURCE is not supported yet: ${streamingLater}`);
+    case 'OxbowCreateSink':
+      throw new SqlError(SqlState.featureNotSupported, `CREATE SINK is not supported yet: ${streamingLater}`);
+    default:
+      throw new SqlError(SqlState.featureNotSupported, `${kind} is not supported`);
+  }
+}

@@ -1,0 +1,51 @@
+// What every session of one engine shares: the state store, the catalog, the hidden row-id
+// allocator, and the write lock. The state store has one open epoch for the whole process, so
+// statements that write (DML, DDL, COPY) take the write lock, buffer their writes, and commit (or
+// abort) their epoch before the next writer starts; readers never wait, they read the last
+// committed epoch.
+
+import { nextEpoch, type Epoch } from '../sql/epoch.js';
+import type { StateStore } from '../storage/state-table.js';
+import type { Catalog } from './catalog.js';
+import { RowIdAllocator } from './table-access.js';
+
+/** A FIFO mutex over async sections. */
+export class WriteLock {
+  private tail: Promise<void> = Promise.resolve();
+
+  async run<T>(section: () => Promise<T> | T): Promise<T> {
+    const previous = this.tail;
+    let release!: () => void;
+    this.tail = new Promise<void>((resolve) => (release = resolve));
+    await previous;
+    try {
+      return await section();
+    } finally {
+      release();
+    }
+  }
+}
+
+export interface EngineSettings {
+  readonly dataDir: string;
+  readonly timeTravelRetentionMs: number;
+  readonly memoryLimitBytes: number;
+}
+
+export class EngineCore {
+  readonly rowIds = new RowIdAllocator();
+  readonly writeLock = new WriteLock();
+
+  constructor(
+    readonly store: StateStore,
+    readonly catalog: Catalog,
+    readonly settings: EngineSettings,
+  ) {}
+
+  /** Commits the open epoch at the next epoch number; call only inside the write lock. */
+  commit(): Epoch {
+    const epoch = nextEpoch(this.store.committedEpoch, Date.now());
+    this.store.commit(epoch);
+    return epoch;
+  }
+}

@@ -1,0 +1,52 @@
+// The Engine over an already open StateStore: initialises the parser, loads the catalog from the
+// store's metadata, and hands out sessions. create-engine.ts opens the RocksDB store for the
+// server; tests open an engine over the in-memory store the same way.
+
+import { SqlError, SqlState } from '../sql/errors.js';
+import { initParser } from '../sql/parser/index.js';
+import type { StateStore } from '../storage/state-table.js';
+import { Catalog } from './catalog.js';
+import type { Engine, Session, SessionEvents, StartupParameters } from './engine.js';
+import { EngineCore, type EngineSettings } from './engine-core.js';
+import { EngineSession } from './session.js';
+import { systemRelationDefs } from './system/system-relations.js';
+
+/** The one database oxbow serves. */
+export const DATABASE_NAME = 'oxbow';
+
+export class OxbowEngine implements Engine {
+  private readonly sessions = new Map<number, EngineSession>();
+  private closed = false;
+
+  constructor(private readonly core: EngineCore) {}
+
+  openSession(parameters: StartupParameters, events: SessionEvents): Session {
+    if (this.closed) throw new SqlError(SqlState.adminShutdown, 'the server is shutting down');
+    if (parameters.database !== DATABASE_NAME) {
+      throw new SqlError(SqlState.invalidCatalogName, `database "${parameters.database}" does not exist`);
+    }
+    const session = new EngineSession(this.core, parameters, events, (closing) => this.sessions.delete(closing.processId));
+    this.sessions.set(session.processId, session);
+    return session;
+  }
+
+  findSession(processId: number, secretKey: number): Session | undefined {
+    const session = this.sessions.get(processId);
+    return session !== undefined && session.secretKey === secretKey ? session : undefined;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const session of [...this.sessions.values()]) session.close();
+    // Let a running writer finish its epoch before the store closes.
+    await this.core.writeLock.run(() => undefined);
+    await this.core.store.close();
+  }
+}
+
+export async function openEngine(store: StateStore, settings: EngineSettings): Promise<OxbowEngine> {
+  await initParser();
+  const catalog = Catalog.load(store, systemRelationDefs());
+  return new OxbowEngine(new EngineCore(store, catalog, settings));
+}

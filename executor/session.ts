@@ -1,0 +1,474 @@
+// One client connection's session: the Session facade of engine.ts. It parses, plans (through the
+// planner for queries and DML, its own handlers for utility statements), executes, and owns the
+// session's settings, transaction status, cancellation and statement_timeout.
+//
+// Statements are planned when they run, not when a multi-statement string is split (a later
+// statement may read a table an earlier one creates); `prepare` (extended protocol) plans at once
+// to describe its columns, and a statement is re-planned when the catalog changed since.
+//
+// Transactions, honestly: every statement commits on its own, at its own epoch. BEGIN / COMMIT /
+// ROLLBACK are accepted so that clients and drivers work, and the status they imply is reported
+// (an error inside a block makes it 'failed' until ROLLBACK, as in PostgreSQL), but ROLLBACK cannot
+// undo statements that already changed data: it says so in a WARNING naming how many did.
+
+import type { Node } from '@pgsql/types';
+import type { ParsedStatement } from '../sql/parser/ast.js';
+import { parse } from '../sql/parser/index.js';
+import { SqlError, SqlState, toSqlError } from '../sql/errors.js';
+import type { EvalContext } from '../sql/functions.js';
+import { type } from '../sql/types.js';
+import type { DataType } from '../sql/types.js';
+import type { Row } from '../sql/value.js';
+import { planStatement, type PlannedStatement, type PlannerContext } from '../planner/index.js';
+import { executePlanned } from './batch/index.js';
+import type {
+  ColumnDescription,
+  ExecuteOptions,
+  ExecuteResult,
+  PreparedStatement,
+  RowCursor,
+  Session,
+  SessionEvents,
+  StartupParameters,
+  TransactionStatus,
+} from './engine.js';
+import type { CatalogSnapshot } from './catalog.js';
+import type { EngineCore } from './engine-core.js';
+import { SessionSettings } from './settings.js';
+import { StoreTableAccess } from './table-access.js';
+import { runDdl, isDdl } from './ddl/run-ddl.js';
+import { prepareCopy, type CopyStatementPlan } from './copy.js';
+import { SystemRelations } from './system/system-relations.js';
+import { resolveSessionFunction, type SessionFunctionContext } from './system/session-functions.js';
+import type { SystemContext } from './system/system-context.js';
+import { settingStatement, showColumns, type SettingOutcome } from './settings-statements.js';
+
+type Utility =
+  | { readonly kind: 'planned' }
+  | { readonly kind: 'transaction'; readonly statement: 'begin' | 'start' | 'commit' | 'rollback' | 'savepoint' }
+  | { readonly kind: 'setting' }
+  | { readonly kind: 'ddl' }
+  | { readonly kind: 'copy' }
+  | { readonly kind: 'flush' }
+  | { readonly kind: 'unsupported'; readonly message: string };
+
+interface OxbowPrepared extends PreparedStatement {
+  readonly parsed: ParsedStatement;
+  readonly utility: Utility;
+  readonly declaredParameterTypes: readonly (DataType | undefined)[];
+  /** The plan and the catalog it was made against (re-planned when the catalog changes). */
+  plan?: { readonly planned: PlannedStatement; readonly catalog: CatalogSnapshot };
+}
+
+const plannedStatementKinds = new Set(['SelectStmt', 'InsertStmt', 'UpdateStmt', 'DeleteStmt', 'ExplainStmt']);
+
+function nodeKind(statement: ParsedStatement): string {
+  return Object.keys(statement.node)[0] ?? '';
+}
+
+function classify(statement: ParsedStatement): Utility {
+  const kind = nodeKind(statement);
+  const body = (statement.node as Record<string, Record<string, unknown>>)[kind] ?? {};
+  if (plannedStatementKinds.has(kind)) return { kind: 'planned' };
+  switch (kind) {
+    case 'TransactionStmt': {
+      switch (body.kind) {
+        case 'TRANS_STMT_BEGIN':
+          return { kind: 'transaction', statement: 'begin' };
+        case 'TRANS_STMT_START':
+          return { kind: 'transaction', statement: 'start' };
+        case 'TRANS_STMT_COMMIT':
+          return { kind: 'transaction', statement: 'commit' };
+        case 'TRANS_STMT_ROLLBACK':
+          return { kind: 'transaction', statement: 'rollback' };
+        default:
+          return { kind: 'unsupported', message: 'savepoints and two-phase commit are not supported' };
+      }
+    }
+    case 'VariableSetStmt':
+    case 'VariableShowStmt':
+    case 'DiscardStmt':
+      return { kind: 'setting' };
+    case 'CopyStmt':
+      return { kind: 'copy' };
+    case 'OxbowFlush':
+      return { kind: 'flush' };
+    default:
+      if (isDdl(kind)) return { kind: 'ddl' };
+      return { kind: 'unsupported', message: `${kind.replace(/Stmt$/, '')} statements are not supported` };
+  }
+}
+
+let nextProcessId = 1000 + Math.floor(Math.random() * 1000);
+
+export class EngineSession implements Session {
+  readonly processId = nextProcessId++;
+  readonly secretKey = Math.floor(Math.random() * 0x7fffffff);
+  private readonly settings: SessionSettings;
+  private status: TransactionStatus = 'idle';
+  /** Statements that changed data since BEGIN, for ROLLBACK's warning. */
+  private writesInBlock = 0;
+  private running: AbortController | undefined;
+  private closed = false;
+  readonly user: string;
+  readonly database: string;
+
+  constructor(
+    private readonly core: EngineCore,
+    parameters: StartupParameters,
+    private readonly events: SessionEvents,
+    private readonly onClose: (session: EngineSession) => void,
+  ) {
+    this.user = parameters.user;
+    this.database = parameters.database;
+    this.settings = new SessionSettings((name, value) => this.events.parameterStatus(name, value), {
+      session_authorization: parameters.user,
+    });
+    for (const [name, value] of Object.entries(parameters.options)) this.applyStartupOption(name, value);
+  }
+
+  private applyStartupOption(name: string, value: string): void {
+    if (name === 'options') {
+      // `-c name=value` and `--name=value` switches, as libpq sends them.
+      for (const match of value.matchAll(/(?:-c\s*|--)([A-Za-z_.]+)=(\S+)/g)) this.settings.set(match[1]!.replace(/-/g, '_'), match[2]!);
+      return;
+    }
+    if (name === 'replication') throw new SqlError(SqlState.featureNotSupported, 'replication connections are not supported');
+    this.settings.set(name, value);
+  }
+
+  reportedParameters(): ReadonlyMap<string, string> {
+    return this.settings.reported();
+  }
+
+  setting(name: string): string | undefined {
+    return this.settings.get(name);
+  }
+
+  transactionStatus(): TransactionStatus {
+    return this.status;
+  }
+
+  statementFailed(_error: SqlError): void {
+    if (this.status === 'inTransaction') this.status = 'failed';
+  }
+
+  cancel(): void {
+    this.running?.abort(new SqlError(SqlState.queryCanceled, 'canceling statement due to user request'));
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.cancel();
+    this.onClose(this);
+  }
+
+  // ---- prepare ---------------------------------------------------------------------------
+
+  prepareMany(sql: string): PreparedStatement[] {
+    return parse(sql).map((statement) => this.prepared(sql, statement, [], false));
+  }
+
+  prepare(sql: string, parameterTypes: readonly (DataType | undefined)[]): PreparedStatement {
+    const statements = parse(sql);
+    if (statements.length > 1) {
+      throw new SqlError(SqlState.syntaxError, 'cannot insert multiple commands into a prepared statement');
+    }
+    if (statements.length === 0) return { sql, parameterTypes: [], columns: null, parsed: undefined, utility: { kind: 'flush' } } as never as OxbowPrepared;
+    return this.prepared(sql, statements[0]!, parameterTypes, true);
+  }
+
+  private prepared(sql: string, parsed: ParsedStatement, declared: readonly (DataType | undefined)[], eager: boolean): OxbowPrepared {
+    const utility = classify(parsed);
+    const statement: OxbowPrepared = {
+      sql,
+      parsed,
+      utility,
+      declaredParameterTypes: declared,
+      parameterTypes: declared.map((parameterType) => parameterType ?? type('text')),
+      columns: utility.kind === 'setting' ? showColumns(parsed.node as Node) : null,
+    };
+    if (eager && utility.kind === 'planned') {
+      const planned = this.plan(statement);
+      return { ...statement, parameterTypes: planned.parameterTypes, columns: planned.columns, plan: { planned, catalog: this.core.catalog.snapshot } };
+    }
+    return statement;
+  }
+
+  plannerContext(parameterTypes: readonly (DataType | undefined)[]): PlannerContext {
+    const functionContext: SessionFunctionContext = {
+      systemContext: () => this.systemContext(),
+      processId: this.processId,
+      setSetting: (name, value) => {
+        this.settings.set(name, value);
+        return this.settings.show(name).value;
+      },
+      relationSizeBytes: (relationId) => {
+        const relation = this.core.catalog.relationById(relationId);
+        if (relation === undefined || (relation.kind !== 'table' && relation.kind !== 'materialized_view')) return 0;
+        return this.core.store
+          .table({ tableId: relation.id, columnTypes: relation.columns.map((column) => column.type), primaryKey: relation.primaryKey })
+          .stats().bytes;
+      },
+    };
+    return {
+      catalog: this.core.catalog,
+      searchPath: this.searchPath(),
+      parameterTypes,
+      resolveSessionFunction: (name, argumentTypes) => resolveSessionFunction(name, argumentTypes, functionContext),
+    };
+  }
+
+  systemContext(): SystemContext {
+    return {
+      catalog: this.core.catalog.snapshot,
+      settings: this.settings,
+      user: this.user,
+      database: this.database,
+      searchPath: this.searchPath(),
+    };
+  }
+
+  searchPath(): string[] {
+    return this.settings.searchPath(this.user);
+  }
+
+  private plan(statement: OxbowPrepared): PlannedStatement {
+    return planStatement(statement.parsed, this.plannerContext(statement.declaredParameterTypes));
+  }
+
+  /** The statement's plan against the current catalog. */
+  private currentPlan(statement: OxbowPrepared): PlannedStatement {
+    const catalog = this.core.catalog.snapshot;
+    if (statement.plan === undefined || statement.plan.catalog !== catalog) {
+      statement.plan = { planned: this.plan(statement), catalog };
+    }
+    return statement.plan.planned;
+  }
+
+  evalContext(): EvalContext {
+    return {
+      statementTimeMicros: Date.now() * 1000,
+      timeZone: this.settings.get('TimeZone')!,
+      dateStyle: this.settings.get('DateStyle')!,
+      intervalStyle: this.settings.get('IntervalStyle')!,
+      extraFloatDigits: Number(this.settings.get('extra_float_digits')),
+    };
+  }
+
+  // ---- execute ---------------------------------------------------------------------------
+
+  async execute(prepared: PreparedStatement, options: ExecuteOptions): Promise<ExecuteResult> {
+    const statement = prepared as OxbowPrepared;
+    if (statement.parsed === undefined) return { kind: 'empty' };
+    if (this.status === 'failed' && !(statement.utility.kind === 'transaction' && (statement.utility.statement === 'commit' || statement.utility.statement === 'rollback'))) {
+      throw new SqlError(SqlState.inFailedSqlTransaction, 'current transaction is aborted, commands ignored until end of transaction block');
+    }
+    const controller = new AbortController();
+    this.running = controller;
+    const timeoutMs = this.settings.statementTimeoutMs();
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => controller.abort(new SqlError(SqlState.queryCanceled, 'canceling statement due to statement timeout')), timeoutMs)
+        : undefined;
+    try {
+      return await this.dispatch(statement, options, controller.signal);
+    } catch (error) {
+      const reason = controller.signal.aborted ? (controller.signal.reason as unknown) : undefined;
+      const failure = reason instanceof SqlError ? reason : toSqlError(error);
+      if (this.status === 'inTransaction') this.status = 'failed';
+      throw failure;
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+      if (this.running === controller) this.running = undefined;
+    }
+  }
+
+  private async dispatch(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
+    const utility = statement.utility;
+    switch (utility.kind) {
+      case 'planned':
+        return this.executePlannedStatement(statement, options, signal);
+      case 'transaction':
+        return { kind: 'command', commandTag: this.transaction(utility.statement) };
+      case 'setting':
+        return this.settingResult(settingStatement(statement.parsed.node as Node, this.settings, this.status !== 'idle'));
+      case 'ddl':
+        return { kind: 'command', commandTag: await this.ddl(statement) };
+      case 'copy':
+        return this.copy(statement, signal);
+      case 'flush':
+        return { kind: 'command', commandTag: 'FLUSH' };
+      case 'unsupported':
+        throw new SqlError(SqlState.featureNotSupported, utility.message);
+    }
+  }
+
+  private settingResult(outcome: SettingOutcome): ExecuteResult {
+    for (const notice of outcome.notices) this.events.notice(notice);
+    if (outcome.rows === undefined) return { kind: 'command', commandTag: outcome.commandTag };
+    return rowsResult(outcome.columns!, outcome.rows, () => outcome.commandTag);
+  }
+
+  private transaction(statement: 'begin' | 'start' | 'commit' | 'rollback' | 'savepoint'): string {
+    switch (statement) {
+      case 'begin':
+      case 'start':
+        if (this.status !== 'idle') {
+          this.events.notice({ severity: 'WARNING', code: SqlState.activeSqlTransaction, message: 'there is already a transaction in progress' });
+        } else {
+          this.status = 'inTransaction';
+          this.writesInBlock = 0;
+        }
+        return statement === 'begin' ? 'BEGIN' : 'START TRANSACTION';
+      case 'commit': {
+        const wasFailed = this.status === 'failed';
+        if (this.status === 'idle') {
+          this.events.notice({ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'there is no transaction in progress' });
+        }
+        this.status = 'idle';
+        return wasFailed ? 'ROLLBACK' : 'COMMIT';
+      }
+      case 'rollback':
+      case 'savepoint':
+        if (this.status === 'idle') {
+          this.events.notice({ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'there is no transaction in progress' });
+        } else if (this.writesInBlock > 0) {
+          this.events.notice({
+            severity: 'WARNING',
+            code: SqlState.warning,
+            message: `ROLLBACK cannot undo ${this.writesInBlock} statement${this.writesInBlock === 1 ? '' : 's'} of this transaction block that already committed`,
+            detail: 'oxbow commits every statement on its own, at its own epoch.',
+          });
+        }
+        this.status = 'idle';
+        return 'ROLLBACK';
+    }
+  }
+
+  private noteWrite(): void {
+    if (this.status === 'inTransaction') this.writesInBlock++;
+  }
+
+  private tableAccess(): StoreTableAccess {
+    const system = new SystemRelations(this.systemContext());
+    return new StoreTableAccess(this.core.store, system, this.core.rowIds, this.core.store.committedEpoch);
+  }
+
+  private async executePlannedStatement(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
+    const planned = this.currentPlan(statement);
+    const writes = planned.kind === 'insert' || planned.kind === 'update' || planned.kind === 'delete';
+    const run = async () => {
+      const result = await executePlanned(planned, {
+        tables: this.tableAccess(),
+        parameters: options.parameters,
+        evalContext: this.evalContext(),
+        signal,
+      });
+      return result;
+    };
+    let result;
+    if (writes) {
+      result = await this.core.writeLock.run(async () => {
+        try {
+          const outcome = await run();
+          signal.throwIfAborted();
+          this.core.commit();
+          return outcome;
+        } catch (error) {
+          this.core.store.abort();
+          throw error;
+        }
+      });
+      this.noteWrite();
+    } else {
+      result = await run();
+    }
+    if (planned.columns === null) return { kind: 'command', commandTag: result.commandTag };
+    return rowsResult(planned.columns, result.rows, () => result.commandTag);
+  }
+
+  /** Result columns of a query, for CREATE VIEW. */
+  describeQuery(query: Node, queryText: string): readonly ColumnDescription[] {
+    const planned = planStatement({ node: query, text: queryText, location: 0 }, this.plannerContext([]));
+    return planned.columns ?? [];
+  }
+
+  private async ddl(statement: OxbowPrepared): Promise<string> {
+    return this.core.writeLock.run(() => {
+      const outcome = runDdl(statement.parsed, {
+        catalog: this.core.catalog.snapshot,
+        searchPath: this.searchPath(),
+        statementText: statement.sql.slice(statement.parsed.location, statement.parsed.location + statement.parsed.text.length),
+        statementLocation: statement.parsed.location,
+        describeQuery: (query, text) => this.describeQuery(query, text),
+      });
+      if (outcome.catalog !== undefined) {
+        try {
+          for (const tableId of outcome.droppedTableIds) this.core.store.dropTable(tableId);
+          this.core.catalog.stage(this.core.store, outcome.catalog);
+          this.core.commit();
+        } catch (error) {
+          this.core.store.abort();
+          throw error;
+        }
+        this.core.catalog.install(outcome.catalog);
+        this.noteWrite();
+      }
+      for (const notice of outcome.notices) this.events.notice(notice);
+      return outcome.commandTag;
+    });
+  }
+
+  private async copy(statement: OxbowPrepared, signal: AbortSignal): Promise<ExecuteResult> {
+    const plan: CopyStatementPlan = {
+      core: this.core,
+      session: this,
+      tableAccess: () => this.tableAccess(),
+      evalContext: this.evalContext(),
+      signal,
+      onWrite: () => this.noteWrite(),
+    };
+    return prepareCopy(statement.parsed, plan);
+  }
+
+  /** Runs a query given as text (a DEFAULT expression for COPY). */
+  async evaluateConstantQuery(sql: string, signal: AbortSignal): Promise<Row[]> {
+    const statements = parse(sql);
+    const result = await this.runQuery(statements[0]!, signal);
+    return result.rows;
+  }
+
+  /** Runs a query statement to rows (COPY (query) TO STDOUT). */
+  async runQuery(parsed: ParsedStatement, signal: AbortSignal): Promise<{ columns: readonly ColumnDescription[]; rows: Row[] }> {
+    const planned = planStatement(parsed, this.plannerContext([]));
+    const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: [], evalContext: this.evalContext(), signal });
+    return { columns: planned.columns ?? [], rows: result.rows };
+  }
+}
+
+export function rowsResult(columns: readonly ColumnDescription[], rows: Row[], commandTag: () => string): ExecuteResult {
+  let position = 0;
+  const cursor: RowCursor = {
+    next(maxRows: number): Promise<Row[]> {
+      const end = maxRows > 0 ? Math.min(rows.length, position + maxRows) : rows.length;
+      const batch = position === 0 && end === rows.length ? rows : rows.slice(position, end);
+      position = end;
+      return Promise.resolve(batch);
+    },
+    close(): void {
+      position = rows.length;
+    },
+  };
+  return {
+    kind: 'rows',
+    columns,
+    cursor,
+    // A portal may stop early (Execute with a row limit, then Close): SELECT counts what was sent.
+    commandTag: (rowCount: number) => {
+      const tag = commandTag();
+      return tag.startsWith('SELECT') ? `SELECT ${rowCount}` : tag;
+    },
+  };
+}

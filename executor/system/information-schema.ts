@@ -1,0 +1,123 @@
+// information_schema.tables, columns, schemata and views, the SQL-standard catalog views tools
+// read. Values follow PostgreSQL's (table_type 'BASE TABLE' / 'VIEW', data_type spelled as the
+// standard does, YES/NO flags). Sources show as 'FOREIGN', materialized views are not listed in
+// tables/views (as in PostgreSQL) but their columns are.
+
+import type { RelationDef } from '../../sql/catalog.js';
+import type { DataType } from '../../sql/types.js';
+import type { Row } from '../../sql/value.js';
+import { formatTypeName } from '../type-names.js';
+import type { SystemTable } from './pg-catalog.js';
+import { systemRelation } from './system-columns.js';
+import { attributes, defaultDisplayText, type SystemContext } from './system-context.js';
+
+function is(id: number, name: string, columns: readonly string[], rows: (context: SystemContext) => Row[]): SystemTable {
+  return { def: systemRelation(id, 'information_schema', name, columns), rows };
+}
+
+function userRelations(context: SystemContext): RelationDef[] {
+  return context.catalog.relations().filter((relation) => relation.kind !== 'index' && relation.kind !== 'sink');
+}
+
+function tableType(relation: RelationDef): string | undefined {
+  switch (relation.kind) {
+    case 'table':
+    case 'system':
+      return relation.kind === 'system' && ['pg_tables', 'pg_views', 'pg_matviews', 'pg_roles', 'pg_user', 'pg_settings'].includes(relation.name) ? 'VIEW' : 'BASE TABLE';
+    case 'view':
+      return 'VIEW';
+    case 'source':
+      return 'FOREIGN';
+    default:
+      return undefined;
+  }
+}
+
+/** information_schema.columns.data_type: the standard's spelling, 'ARRAY' and 'USER-DEFINED' aside. */
+function standardTypeName(type: DataType): string {
+  if (type.name === 'array') return 'ARRAY';
+  if (type.name === 'jsonb' || type.name === 'json') return type.name;
+  return formatTypeName({ ...type, typmod: -1 });
+}
+
+function characterLength(type: DataType): number | null {
+  return (type.name === 'varchar' || type.name === 'bpchar') && type.typmod >= 4 ? type.typmod - 4 : null;
+}
+
+function numericPrecision(type: DataType): [number | null, number | null, number | null] {
+  switch (type.name) {
+    case 'int2':
+      return [16, 2, 0];
+    case 'int4':
+      return [32, 2, 0];
+    case 'int8':
+      return [64, 2, 0];
+    case 'float4':
+      return [24, 2, null];
+    case 'float8':
+      return [53, 2, null];
+    case 'numeric':
+      if (type.typmod < 4) return [null, 10, null];
+      return [((type.typmod - 4) >> 16) & 0xffff, 10, (type.typmod - 4) & 0x7ff];
+    default:
+      return [null, null, null];
+  }
+}
+
+function udtName(type: DataType): string {
+  return type.name === 'array' ? `_${type.element?.name ?? 'text'}` : type.name;
+}
+
+export const informationSchemaTables: readonly SystemTable[] = [
+  is(
+    13100,
+    'tables',
+    ['table_catalog:name', 'table_schema:name', 'table_name:name', 'table_type:text', 'self_referencing_column_name:name', 'reference_generation:text', 'user_defined_type_catalog:name', 'user_defined_type_schema:name', 'user_defined_type_name:name', 'is_insertable_into:text', 'is_typed:text', 'commit_action:text'],
+    (context) =>
+      userRelations(context).flatMap((relation) => {
+        const kind = tableType(relation);
+        if (kind === undefined) return [];
+        return [[context.database, relation.schema, relation.name, kind, null, null, null, null, null, relation.kind === 'table' ? 'YES' : 'NO', 'NO', null]];
+      }),
+  ),
+  is(
+    13101,
+    'columns',
+    ['table_catalog:name', 'table_schema:name', 'table_name:name', 'column_name:name', 'ordinal_position:int4', 'column_default:text', 'is_nullable:text', 'data_type:text', 'character_maximum_length:int4', 'character_octet_length:int4', 'numeric_precision:int4', 'numeric_precision_radix:int4', 'numeric_scale:int4', 'datetime_precision:int4', 'interval_type:text', 'udt_catalog:name', 'udt_schema:name', 'udt_name:name', 'is_identity:text', 'is_generated:text', 'is_updatable:text'],
+    (context) => {
+      const rows: Row[] = [];
+      for (const relation of userRelations(context)) {
+        for (const { column, attnum } of attributes(relation)) {
+          const [precision, radix, scale] = numericPrecision(column.type);
+          const length = characterLength(column.type);
+          const datetime = ['timestamp', 'timestamptz', 'time', 'date', 'interval'].includes(column.type.name)
+            ? column.type.name === 'date' ? 0 : column.type.typmod >= 0 ? column.type.typmod : 6
+            : null;
+          rows.push([
+            context.database, relation.schema, relation.name, column.name, attnum, defaultDisplayText(column) ?? null,
+            column.nullable ? 'YES' : 'NO', standardTypeName(column.type), length, length === null ? (column.type.name === 'text' || column.type.name === 'varchar' ? 1073741824 : null) : length * 4,
+            precision, radix, scale, datetime, null, context.database, 'pg_catalog', udtName(column.type), 'NO', 'NEVER',
+            relation.kind === 'table' ? 'YES' : 'NO',
+          ]);
+        }
+      }
+      return rows;
+    },
+  ),
+  is(
+    13102,
+    'schemata',
+    ['catalog_name:name', 'schema_name:name', 'schema_owner:name', 'default_character_set_catalog:name', 'default_character_set_schema:name', 'default_character_set_name:name', 'sql_path:text'],
+    (context) => context.catalog.schemas().map((schema) => [context.database, schema.name, schema.name === 'public' ? 'pg_database_owner' : context.user, null, null, null, null]),
+  ),
+  is(
+    13103,
+    'views',
+    ['table_catalog:name', 'table_schema:name', 'table_name:name', 'view_definition:text', 'check_option:text', 'is_updatable:text', 'is_insertable_into:text', 'is_trigger_updatable:text', 'is_trigger_deletable:text', 'is_trigger_insertable_into:text'],
+    (context) =>
+      context.catalog
+        .relations()
+        .filter((relation) => relation.kind === 'view')
+        .map((relation) => [context.database, relation.schema, relation.name, relation.definition ?? null, 'NONE', 'NO', 'NO', 'NO', 'NO', 'NO']),
+  ),
+];

@@ -1,0 +1,397 @@
+// The pg_catalog relations psql, drivers and tools read, generated per statement from the catalog
+// snapshot: pg_class, pg_namespace, pg_attribute, pg_type, pg_database, pg_index, pg_constraint,
+// pg_attrdef, pg_description, pg_proc, pg_settings, pg_roles/pg_user, pg_tables/pg_views/
+// pg_matviews, pg_am, pg_collation, pg_tablespace, and the ones psql's \d queries join but oxbow
+// has nothing for (pg_inherits, pg_policy, pg_trigger, pg_statistic_ext, pg_publication*,
+// pg_foreign_table, pg_extension, pg_enum), present and empty. Column lists follow PostgreSQL 15
+// (a subset where a column has no meaning here); OIDs of the catalogs are PostgreSQL's.
+
+import type { RelationDef } from '../../sql/catalog.js';
+import * as functions from '../../sql/functions.js';
+import { TYPES, typeOid, type DataType, type TypeName } from '../../sql/types.js';
+import type { Row, SqlArray, Value } from '../../sql/value.js';
+import { systemRelation } from './system-columns.js';
+import {
+  ATTRDEF_OID_OFFSET,
+  BTREE_AM_OID,
+  CONSTRAINT_OID_OFFSET,
+  DATABASE_OID,
+  DATABASE_OWNER_ROLE_OID,
+  DEFAULT_COLLATION_OID,
+  HEAP_AM_OID,
+  OWNER_OID,
+  PG_CLASS_OID,
+  PG_NAMESPACE_OID,
+  attributes,
+  defaultDisplayText,
+  inPgClass,
+  relkind,
+  schemaOid,
+  type SystemContext,
+} from './system-context.js';
+
+export interface SystemTable {
+  readonly def: RelationDef;
+  rows(context: SystemContext): Row[];
+}
+
+function array(elements: Value[]): SqlArray {
+  return { kind: 'array', elements };
+}
+
+const textTypes = new Set<TypeName>(['text', 'varchar', 'bpchar']);
+
+function collationOf(type: DataType): number {
+  return textTypes.has(type.name) ? DEFAULT_COLLATION_OID : type.name === 'name' ? 950 : 0;
+}
+
+function typeLength(type: DataType): number {
+  return type.name === 'array' ? -1 : TYPES[type.name].length;
+}
+
+function pg(id: number, name: string, columns: readonly string[], rows: (context: SystemContext) => Row[]): SystemTable {
+  return { def: systemRelation(id, 'pg_catalog', name, columns), rows };
+}
+
+const empty = (): Row[] => [];
+
+/** Every relation that pg_class lists, user and system. */
+function classRelations(context: SystemContext): RelationDef[] {
+  return context.catalog.relations().filter(inPgClass);
+}
+
+function hasIndexes(context: SystemContext, relation: RelationDef): boolean {
+  return context.catalog.dependents(relation.id).some((dependent) => dependent.kind === 'index' && dependent.indexOn?.relationId === relation.id);
+}
+
+const pgClass = pg(
+  PG_CLASS_OID,
+  'pg_class',
+  [
+    'oid:oid', 'relname:name', 'relnamespace:oid', 'reltype:oid', 'reloftype:oid', 'relowner:oid', 'relam:oid', 'relfilenode:oid',
+    'reltablespace:oid', 'relpages:int4', 'reltuples:float4', 'relallvisible:int4', 'reltoastrelid:oid', 'relhasindex:bool',
+    'relisshared:bool', 'relpersistence:char', 'relkind:char', 'relnatts:int2', 'relchecks:int2', 'relhasrules:bool',
+    'relhastriggers:bool', 'relhassubclass:bool', 'relrowsecurity:bool', 'relforcerowsecurity:bool', 'relispopulated:bool',
+    'relreplident:char', 'relispartition:bool', 'relrewrite:oid', 'relacl:text[]', 'reloptions:text[]', 'relpartbound:text',
+  ],
+  (context) =>
+    classRelations(context).map((relation) => {
+      const kind = relkind(relation);
+      const am = kind === 'i' ? BTREE_AM_OID : kind === 'r' || kind === 'm' ? HEAP_AM_OID : 0;
+      return [
+        relation.id, relation.name, schemaOid(context, relation.schema), 0, 0, OWNER_OID, am, relation.id,
+        0, 0, -1, 0, 0, hasIndexes(context, relation),
+        false, 'p', kind, attributes(relation).length, 0, false,
+        false, false, false, false, true,
+        kind === 'r' || kind === 'm' ? 'd' : 'n', false, 0, null, null, null,
+      ];
+    }),
+);
+
+const pgNamespace = pg(PG_NAMESPACE_OID, 'pg_namespace', ['oid:oid', 'nspname:name', 'nspowner:oid', 'nspacl:text[]'], (context) =>
+  context.catalog.schemas().map((schema) => [schema.id, schema.name, schema.name === 'public' ? DATABASE_OWNER_ROLE_OID : OWNER_OID, null]),
+);
+
+const pgAttribute = pg(
+  1249,
+  'pg_attribute',
+  [
+    'attrelid:oid', 'attname:name', 'atttypid:oid', 'attstattarget:int4', 'attlen:int2', 'attnum:int2', 'attndims:int4',
+    'attcacheoff:int4', 'atttypmod:int4', 'attbyval:bool', 'attalign:char', 'attstorage:char', 'attcompression:char',
+    'attnotnull:bool', 'atthasdef:bool', 'atthasmissing:bool', 'attidentity:char', 'attgenerated:char', 'attisdropped:bool',
+    'attislocal:bool', 'attinhcount:int4', 'attcollation:oid', 'attacl:text[]', 'attoptions:text[]', 'attfdwoptions:text[]',
+  ],
+  (context) => {
+    const rows: Row[] = [];
+    for (const relation of classRelations(context)) {
+      for (const { column, attnum } of attributes(relation)) {
+        const length = typeLength(column.type);
+        rows.push([
+          relation.id, column.name, typeOid(column.type), -1, length, attnum, column.type.name === 'array' ? 1 : 0,
+          -1, column.type.typmod, length > 0 && length <= 8, length === 8 ? 'd' : length === 2 ? 's' : length === 1 ? 'c' : 'i',
+          length > 0 ? 'p' : 'x', '',
+          !column.nullable, column.defaultSql !== undefined, false, '', '', false,
+          true, 0, collationOf(column.type), null, null, null,
+        ]);
+      }
+    }
+    return rows;
+  },
+);
+
+/** pg_type.typname of a type (PostgreSQL's internal names; arrays are `_element`). */
+function typname(name: Exclude<TypeName, 'array'>): string {
+  return name;
+}
+
+const pgType = pg(
+  1247,
+  'pg_type',
+  [
+    'oid:oid', 'typname:name', 'typnamespace:oid', 'typowner:oid', 'typlen:int2', 'typbyval:bool', 'typtype:char',
+    'typcategory:char', 'typispreferred:bool', 'typisdefined:bool', 'typdelim:char', 'typrelid:oid', 'typsubscript:oid',
+    'typelem:oid', 'typarray:oid', 'typinput:oid', 'typoutput:oid', 'typreceive:oid', 'typsend:oid', 'typmodin:oid',
+    'typmodout:oid', 'typanalyze:oid', 'typalign:char', 'typstorage:char', 'typnotnull:bool', 'typbasetype:oid',
+    'typtypmod:int4', 'typndims:int4', 'typcollation:oid', 'typdefault:text',
+  ],
+  () => {
+    const rows: Row[] = [];
+    const preferred = new Set(['bool', 'float8', 'text', 'timestamptz', 'oid', 'interval']);
+    for (const name of Object.keys(TYPES) as Exclude<TypeName, 'array'>[]) {
+      const info = TYPES[name];
+      const pseudo = name === 'unknown' || name === 'void' || name === 'record';
+      const align = info.length === 8 ? 'd' : info.length === 2 ? 's' : info.length === 1 ? 'c' : 'i';
+      const collation = textTypes.has(name) ? DEFAULT_COLLATION_OID : name === 'name' ? 950 : 0;
+      rows.push([
+        info.oid, typname(name), 11, OWNER_OID, info.length, info.length > 0 && info.length <= 8, pseudo ? 'p' : 'b',
+        info.category, preferred.has(name), true, ',', 0, 0,
+        0, info.arrayOid, 0, 0, 0, 0, 0,
+        0, 0, align, info.length > 0 ? 'p' : 'x', false, 0,
+        -1, 0, collation, null,
+      ]);
+      if (info.arrayOid !== 0) {
+        rows.push([
+          info.arrayOid, `_${typname(name)}`, 11, OWNER_OID, -1, false, 'b',
+          'A', false, true, ',', 0, 0,
+          info.oid, 0, 0, 0, 0, 0, 0,
+          0, 0, align === 'd' ? 'd' : 'i', 'x', false, 0,
+          -1, 0, collation, null,
+        ]);
+      }
+    }
+    return rows;
+  },
+);
+
+const pgDatabase = pg(
+  1262,
+  'pg_database',
+  [
+    'oid:oid', 'datname:name', 'datdba:oid', 'encoding:int4', 'datlocprovider:char', 'datistemplate:bool', 'datallowconn:bool',
+    'datconnlimit:int4', 'dattablespace:oid', 'datcollate:text', 'datctype:text', 'daticulocale:text', 'datcollversion:text',
+    'datacl:text[]',
+  ],
+  (context) => [[DATABASE_OID, context.database, OWNER_OID, 6, 'c', false, true, -1, 1663, 'C', 'C', null, null, null]],
+);
+
+function indexRelations(context: SystemContext): RelationDef[] {
+  return context.catalog.relations().filter((relation) => relation.kind === 'index' && relation.indexOn !== undefined);
+}
+
+function indexKey(context: SystemContext, index: RelationDef): number[] {
+  const table = context.catalog.relationById(index.indexOn!.relationId);
+  if (table === undefined) return [];
+  const numbers = attributes(table);
+  return index.indexOn!.columns.map((columnIndex) => numbers.find((attribute) => attribute.index === columnIndex)?.attnum ?? 0);
+}
+
+const pgIndex = pg(
+  2610,
+  'pg_index',
+  [
+    'indexrelid:oid', 'indrelid:oid', 'indnatts:int2', 'indnkeyatts:int2', 'indisunique:bool', 'indnullsnotdistinct:bool',
+    'indisprimary:bool', 'indisexclusion:bool', 'indimmediate:bool', 'indisclustered:bool', 'indisvalid:bool',
+    'indcheckxmin:bool', 'indisready:bool', 'indislive:bool', 'indisreplident:bool', 'indkey:int2[]', 'indcollation:oid[]',
+    'indclass:oid[]', 'indoption:int2[]', 'indexprs:text', 'indpred:text',
+  ],
+  (context) =>
+    indexRelations(context).map((index) => {
+      const key = indexKey(context, index);
+      return [
+        index.id, index.indexOn!.relationId, key.length, key.length, index.indexOn!.unique === true, false,
+        index.indexOn!.primary === true, false, true, false, true,
+        false, true, true, false, array(key), array(key.map(() => 0)),
+        array(key.map(() => 0)), array(key.map(() => 0)), null, null,
+      ];
+    }),
+);
+
+const pgConstraint = pg(
+  2606,
+  'pg_constraint',
+  [
+    'oid:oid', 'conname:name', 'connamespace:oid', 'contype:char', 'condeferrable:bool', 'condeferred:bool', 'convalidated:bool',
+    'conrelid:oid', 'contypid:oid', 'conindid:oid', 'conparentid:oid', 'confrelid:oid', 'confupdtype:char', 'confdeltype:char',
+    'confmatchtype:char', 'conislocal:bool', 'coninhcount:int4', 'connoinherit:bool', 'conkey:int2[]', 'confkey:int2[]',
+    'conbin:text',
+  ],
+  (context) =>
+    indexRelations(context)
+      .filter((index) => index.indexOn!.primary === true)
+      .map((index) => [
+        index.id + CONSTRAINT_OID_OFFSET, index.name, schemaOid(context, index.schema), 'p', false, false, true,
+        index.indexOn!.relationId, 0, index.id, 0, 0, ' ', ' ',
+        ' ', true, 0, true, array(indexKey(context, index)), null,
+        null,
+      ]),
+);
+
+const pgAttrdef = pg(2604, 'pg_attrdef', ['oid:oid', 'adrelid:oid', 'adnum:int2', 'adbin:text'], (context) => {
+  const rows: Row[] = [];
+  for (const relation of context.catalog.relations()) {
+    if (relation.kind !== 'table') continue;
+    for (const { column, attnum } of attributes(relation)) {
+      const text = defaultDisplayText(column);
+      if (text !== undefined) rows.push([ATTRDEF_OID_OFFSET + relation.id * 64 + attnum, relation.id, attnum, text]);
+    }
+  }
+  return rows;
+});
+
+const pgDescription = pg(2609, 'pg_description', ['objoid:oid', 'classoid:oid', 'objsubid:int4', 'description:text'], (context) => {
+  const rows: Row[] = [];
+  for (const schema of context.catalog.schemas()) {
+    if (schema.comment !== undefined) rows.push([schema.id, PG_NAMESPACE_OID, 0, schema.comment]);
+  }
+  for (const relation of context.catalog.relations()) {
+    if (relation.comment !== undefined) rows.push([relation.id, PG_CLASS_OID, 0, relation.comment]);
+    for (const { column, attnum } of attributes(relation)) {
+      if (column.comment !== undefined) rows.push([relation.id, PG_CLASS_OID, attnum, column.comment]);
+    }
+  }
+  return rows;
+});
+
+const pgProc = pg(
+  1255,
+  'pg_proc',
+  [
+    'oid:oid', 'proname:name', 'pronamespace:oid', 'proowner:oid', 'prolang:oid', 'procost:float4', 'prorows:float4',
+    'provariadic:oid', 'prosupport:oid', 'prokind:char', 'prosecdef:bool', 'proleakproof:bool', 'proisstrict:bool',
+    'proretset:bool', 'provolatile:char', 'proparallel:char', 'pronargs:int2', 'pronargdefaults:int2', 'prorettype:oid',
+    'proargtypes:oid[]', 'proallargtypes:oid[]', 'proargmodes:char[]', 'proargnames:text[]', 'prosrc:text', 'probin:text',
+    'proacl:text[]',
+  ],
+  () => {
+    const all = typeof functions.allFunctions === 'function' ? functions.allFunctions() : [];
+    return all.map((fn) => [
+      fn.oid, fn.name, 11, OWNER_OID, 12, 1, 0,
+      fn.variadic === undefined ? 0 : typeOid(fn.variadic), 0, 'f', false, false, fn.strict,
+      false, fn.volatility === 'immutable' ? 'i' : fn.volatility === 'stable' ? 's' : 'v', 's', fn.argumentTypes.length, 0, typeOid(fn.returnType),
+      array(fn.argumentTypes.map(typeOid)), null, null, null, fn.name, null,
+      null,
+    ]);
+  },
+);
+
+const pgSettings = pg(
+  12003,
+  'pg_settings',
+  [
+    'name:text', 'setting:text', 'unit:text', 'category:text', 'short_desc:text', 'extra_desc:text', 'context:text',
+    'vartype:text', 'source:text', 'min_val:text', 'max_val:text', 'enumvals:text[]', 'boot_val:text', 'reset_val:text',
+    'sourcefile:text', 'sourceline:int4', 'pending_restart:bool',
+  ],
+  (context) =>
+    context.settings.all().map(({ definition, value }) => [
+      definition.name, value, definition.unit ?? null, definition.category, definition.description, null,
+      definition.readOnly === true ? 'internal' : 'user', definition.vartype,
+      value === definition.defaultValue ? 'default' : 'session', null, null,
+      definition.enumValues === undefined ? null : array([...definition.enumValues]), definition.defaultValue, definition.defaultValue,
+      null, null, false,
+    ]),
+);
+
+const roleColumns = [
+  'rolname:name', 'rolsuper:bool', 'rolinherit:bool', 'rolcreaterole:bool', 'rolcreatedb:bool', 'rolcanlogin:bool',
+  'rolreplication:bool', 'rolconnlimit:int4', 'rolpassword:text', 'rolvaliduntil:timestamptz', 'rolbypassrls:bool',
+  'rolconfig:text[]', 'oid:oid',
+];
+
+const pgRoles = pg(12001, 'pg_roles', roleColumns, (context) => [
+  [context.user, true, true, true, true, true, true, -1, '********', null, true, null, OWNER_OID],
+  ['pg_database_owner', false, true, false, false, false, false, -1, '********', null, false, null, DATABASE_OWNER_ROLE_OID],
+]);
+
+const pgUser = pg(
+  12002,
+  'pg_user',
+  ['usename:name', 'usesysid:oid', 'usecreatedb:bool', 'usesuper:bool', 'userepl:bool', 'usebypassrls:bool', 'passwd:text', 'valuntil:timestamptz', 'useconfig:text[]'],
+  (context) => [[context.user, OWNER_OID, true, true, true, true, '********', null, null]],
+);
+
+function userRelations(context: SystemContext, kind: RelationDef['kind']): RelationDef[] {
+  return context.catalog.relations().filter((relation) => relation.kind === kind);
+}
+
+const pgTables = pg(
+  12004,
+  'pg_tables',
+  ['schemaname:name', 'tablename:name', 'tableowner:name', 'tablespace:name', 'hasindexes:bool', 'hasrules:bool', 'hastriggers:bool', 'rowsecurity:bool'],
+  (context) =>
+    [...userRelations(context, 'table'), ...userRelations(context, 'system').filter((relation) => relkind(relation) === 'r')].map((relation) => [
+      relation.schema, relation.name, context.user, null, hasIndexes(context, relation), false, false, false,
+    ]),
+);
+
+const pgViews = pg(12005, 'pg_views', ['schemaname:name', 'viewname:name', 'viewowner:name', 'definition:text'], (context) =>
+  userRelations(context, 'view').map((relation) => [relation.schema, relation.name, context.user, relation.definition ?? null]),
+);
+
+const pgMatviews = pg(
+  12006,
+  'pg_matviews',
+  ['schemaname:name', 'matviewname:name', 'matviewowner:name', 'tablespace:name', 'hasindexes:bool', 'ispopulated:bool', 'definition:text'],
+  (context) =>
+    userRelations(context, 'materialized_view').map((relation) => [
+      relation.schema, relation.name, context.user, null, hasIndexes(context, relation), true, relation.definition ?? null,
+    ]),
+);
+
+const pgAm = pg(2601, 'pg_am', ['oid:oid', 'amname:name', 'amhandler:oid', 'amtype:char'], () => [
+  [HEAP_AM_OID, 'heap', 3, 't'],
+  [BTREE_AM_OID, 'btree', 330, 'i'],
+]);
+
+const pgCollation = pg(
+  3456,
+  'pg_collation',
+  ['oid:oid', 'collname:name', 'collnamespace:oid', 'collowner:oid', 'collprovider:char', 'collisdeterministic:bool', 'collencoding:int4', 'collcollate:text', 'collctype:text'],
+  () => [
+    [DEFAULT_COLLATION_OID, 'default', 11, OWNER_OID, 'd', true, -1, null, null],
+    [950, 'C', 11, OWNER_OID, 'c', true, -1, 'C', 'C'],
+    [951, 'POSIX', 11, OWNER_OID, 'c', true, -1, 'POSIX', 'POSIX'],
+  ],
+);
+
+const pgTablespace = pg(1213, 'pg_tablespace', ['oid:oid', 'spcname:name', 'spcowner:oid', 'spcacl:text[]', 'spcoptions:text[]'], () => [
+  [1663, 'pg_default', OWNER_OID, null, null],
+  [1664, 'pg_global', OWNER_OID, null, null],
+]);
+
+export const pgCatalogTables: readonly SystemTable[] = [
+  pgClass,
+  pgNamespace,
+  pgAttribute,
+  pgType,
+  pgDatabase,
+  pgIndex,
+  pgConstraint,
+  pgAttrdef,
+  pgDescription,
+  pgProc,
+  pgSettings,
+  pgRoles,
+  pgUser,
+  pgTables,
+  pgViews,
+  pgMatviews,
+  pgAm,
+  pgCollation,
+  pgTablespace,
+  pg(2611, 'pg_inherits', ['inhrelid:oid', 'inhparent:oid', 'inhseqno:int4', 'inhdetachpending:bool'], empty),
+  pg(3256, 'pg_policy', ['oid:oid', 'polname:name', 'polrelid:oid', 'polcmd:char', 'polpermissive:bool', 'polroles:oid[]', 'polqual:text', 'polwithcheck:text'], empty),
+  pg(2620, 'pg_trigger', ['oid:oid', 'tgrelid:oid', 'tgparentid:oid', 'tgname:name', 'tgfoid:oid', 'tgtype:int2', 'tgenabled:char', 'tgisinternal:bool', 'tgconstrrelid:oid', 'tgconstrindid:oid', 'tgconstraint:oid', 'tgdeferrable:bool', 'tginitdeferred:bool', 'tgnargs:int2', 'tgattr:int2[]', 'tgargs:bytea', 'tgqual:text', 'tgoldtable:name', 'tgnewtable:name'], empty),
+  pg(3381, 'pg_statistic_ext', ['oid:oid', 'stxrelid:oid', 'stxname:name', 'stxnamespace:oid', 'stxowner:oid', 'stxstattarget:int4', 'stxkeys:int2[]', 'stxkind:char[]', 'stxexprs:text'], empty),
+  pg(6104, 'pg_publication', ['oid:oid', 'pubname:name', 'pubowner:oid', 'puballtables:bool', 'pubinsert:bool', 'pubupdate:bool', 'pubdelete:bool', 'pubtruncate:bool', 'pubviaroot:bool'], empty),
+  pg(6237, 'pg_publication_namespace', ['oid:oid', 'pnpubid:oid', 'pnnspid:oid'], empty),
+  pg(6106, 'pg_publication_rel', ['oid:oid', 'prpubid:oid', 'prrelid:oid', 'prqual:text', 'prattrs:int2[]'], empty),
+  pg(3118, 'pg_foreign_table', ['ftrelid:oid', 'ftserver:oid', 'ftoptions:text[]'], empty),
+  pg(3079, 'pg_extension', ['oid:oid', 'extname:name', 'extowner:oid', 'extnamespace:oid', 'extrelocatable:bool', 'extversion:text', 'extconfig:oid[]', 'extcondition:text[]'], empty),
+  pg(3501, 'pg_enum', ['oid:oid', 'enumtypid:oid', 'enumsortorder:float4', 'enumlabel:name'], empty),
+  pg(3541, 'pg_range', ['rngtypid:oid', 'rngsubtype:oid', 'rngmultitypid:oid', 'rngcollation:oid', 'rngsubopc:oid', 'rngcanonical:oid', 'rngsubdiff:oid'], empty),
+  pg(2608, 'pg_depend', ['classid:oid', 'objid:oid', 'objsubid:int4', 'refclassid:oid', 'refobjid:oid', 'refobjsubid:int4', 'deptype:char'], empty),
+  pg(2396, 'pg_shdescription', ['objoid:oid', 'classoid:oid', 'description:text'], empty),
+  pg(2618, 'pg_rewrite', ['oid:oid', 'rulename:name', 'ev_class:oid', 'ev_type:char', 'ev_enabled:char', 'is_instead:bool', 'ev_qual:text', 'ev_action:text'], empty),
+  pg(2224, 'pg_sequence', ['seqrelid:oid', 'seqtypid:oid', 'seqstart:int8', 'seqincrement:int8', 'seqmax:int8', 'seqmin:int8', 'seqcache:int8', 'seqcycle:bool'], empty),
+];

@@ -1,0 +1,293 @@
+// Functions that read the catalog or the session: the ones psql, drivers and tools call
+// (pg_table_is_visible, format_type, pg_get_userbyid, pg_get_viewdef, pg_get_indexdef,
+// pg_get_constraintdef, pg_get_expr, obj_description, col_description, current_schema(s),
+// current_database, current_user, version, pg_encoding_to_char, has_*_privilege, pg_relation_size,
+// current_setting/set_config...). The planner asks for them through
+// PlannerContext.resolveSessionFunction before the general library; each call reads the catalog
+// as it is when the statement runs.
+
+import type { Resolved, ScalarFunction } from '../../sql/functions.js';
+import { type, arrayOf, type DataType } from '../../sql/types.js';
+import type { SqlArray, Value } from '../../sql/value.js';
+import { formatTypeOid } from '../type-names.js';
+import {
+  constraintDefinition,
+  indexDefinition,
+  isVisible,
+  roleName,
+  PG_CLASS_OID,
+  PG_NAMESPACE_OID,
+  attributes,
+  type SystemContext,
+} from './system-context.js';
+
+export interface SessionFunctionContext {
+  systemContext(): SystemContext;
+  readonly processId: number;
+  /** set_config: changes a setting, returns its new SHOW value. */
+  setSetting(name: string, value: string): string;
+  /** Approximate bytes stored for a relation. */
+  relationSizeBytes(relationId: number): number;
+}
+
+export const OXBOW_VERSION = '0.1.0';
+export const VERSION_TEXT = `PostgreSQL 15.0 (oxbow ${OXBOW_VERSION}) on ${process.arch}-${process.platform}, a streaming SQL database, 64-bit`;
+
+type Impl = (args: Value[], context: SessionFunctionContext) => Value;
+
+interface Overload {
+  readonly arguments: readonly DataType[] | 'any';
+  readonly returns: DataType;
+  readonly strict: boolean;
+  readonly impl: Impl;
+}
+
+const oid = type('oid');
+const text = type('text');
+const name = type('name');
+const bool = type('bool');
+const int4 = type('int4');
+const int8 = type('int8');
+
+const startedMicros = Date.now() * 1000;
+
+function viewDefinition(context: SessionFunctionContext, relationId: number): Value {
+  const relation = context.systemContext().catalog.relationById(relationId);
+  if (relation?.definition === undefined) return null;
+  const definition = relation.definition.trim();
+  return ` ${definition}${definition.endsWith(';') ? '' : ';'}`;
+}
+
+function viewByName(context: SessionFunctionContext, relationName: string): number {
+  const system = context.systemContext();
+  const parts = relationName.split('.');
+  const found = system.catalog.resolveRelation(parts.length > 1 ? parts[0] : undefined, parts[parts.length - 1]!, system.searchPath);
+  return found?.id ?? 0;
+}
+
+function description(context: SessionFunctionContext, objectId: number, catalogName: string | undefined, subId: number): Value {
+  const catalog = context.systemContext().catalog;
+  if (catalogName === undefined || catalogName === 'pg_class') {
+    const relation = catalog.relationById(objectId);
+    if (relation !== undefined) {
+      if (subId === 0) return relation.comment ?? null;
+      return attributes(relation).find((attribute) => attribute.attnum === subId)?.column.comment ?? null;
+    }
+  }
+  if (catalogName === undefined || catalogName === 'pg_namespace') {
+    const schema = catalog.schemaById(objectId);
+    if (schema !== undefined && subId === 0) return schema.comment ?? null;
+  }
+  return null;
+}
+
+function sizePretty(bytes: bigint): string {
+  const units = ['bytes', 'kB', 'MB', 'GB', 'TB', 'PB'];
+  let value = bytes < 0n ? -bytes : bytes;
+  let unit = 0;
+  // PostgreSQL switches unit once the value reaches 10240 of the current one, rounding half up.
+  while (value >= 10240n && unit < units.length - 1) {
+    value = (value + 512n) / 1024n;
+    unit++;
+  }
+  return `${bytes < 0n ? '-' : ''}${value} ${units[unit]}`;
+}
+
+const always = (result: Value): Impl => () => result;
+
+const table: Readonly<Record<string, readonly Overload[]>> = {
+  pg_table_is_visible: [
+    {
+      arguments: [oid],
+      returns: bool,
+      strict: true,
+      impl: ([id], context) => {
+        const system = context.systemContext();
+        const relation = system.catalog.relationById(id as number);
+        return relation === undefined ? null : isVisible(system, relation);
+      },
+    },
+  ],
+  pg_type_is_visible: [{ arguments: [oid], returns: bool, strict: true, impl: always(true) }],
+  pg_function_is_visible: [{ arguments: [oid], returns: bool, strict: true, impl: always(true) }],
+  format_type: [
+    {
+      arguments: [oid, int4],
+      returns: text,
+      strict: false,
+      impl: ([typeId, typmod]) => (typeId === null ? null : formatTypeOid(typeId as number, typmod === null ? null : (typmod as number))),
+    },
+  ],
+  pg_get_userbyid: [{ arguments: [oid], returns: name, strict: true, impl: ([id], context) => roleName(context.systemContext(), id as number) }],
+  pg_get_viewdef: [
+    { arguments: [oid], returns: text, strict: true, impl: ([id], context) => viewDefinition(context, id as number) },
+    { arguments: [oid, bool], returns: text, strict: true, impl: ([id], context) => viewDefinition(context, id as number) },
+    { arguments: [text], returns: text, strict: true, impl: ([view], context) => viewDefinition(context, viewByName(context, view as string)) },
+    { arguments: [text, bool], returns: text, strict: true, impl: ([view], context) => viewDefinition(context, viewByName(context, view as string)) },
+  ],
+  pg_get_indexdef: [
+    {
+      arguments: [oid],
+      returns: text,
+      strict: true,
+      impl: ([id], context) => {
+        const system = context.systemContext();
+        const index = system.catalog.relationById(id as number);
+        return index === undefined ? null : indexDefinition(system, index, false) ?? null;
+      },
+    },
+    {
+      arguments: [oid, int4, bool],
+      returns: text,
+      strict: true,
+      impl: ([id, column, pretty], context) => {
+        const system = context.systemContext();
+        const index = system.catalog.relationById(id as number);
+        return index === undefined ? null : indexDefinition(system, index, pretty as boolean, column as number) ?? null;
+      },
+    },
+  ],
+  pg_get_constraintdef: [
+    { arguments: [oid], returns: text, strict: true, impl: ([id], context) => constraintDefinition(context.systemContext(), id as number) ?? null },
+    { arguments: [oid, bool], returns: text, strict: true, impl: ([id], context) => constraintDefinition(context.systemContext(), id as number) ?? null },
+  ],
+  // oxbow stores expression text (not node trees) in pg_attrdef.adbin and friends: shown as is.
+  pg_get_expr: [
+    { arguments: [text, oid], returns: text, strict: true, impl: ([expression]) => expression as string },
+    { arguments: [text, oid, bool], returns: text, strict: true, impl: ([expression]) => expression as string },
+  ],
+  current_schema: [
+    {
+      arguments: [],
+      returns: name,
+      strict: false,
+      impl: (_args, context) => {
+        const system = context.systemContext();
+        return system.searchPath.find((schema) => schema !== 'pg_catalog' && system.catalog.schema(schema) !== undefined) ?? null;
+      },
+    },
+  ],
+  current_schemas: [
+    {
+      arguments: [bool],
+      returns: arrayOf(name),
+      strict: true,
+      impl: ([implicit], context) => {
+        const system = context.systemContext();
+        const schemas = (implicit === true ? system.catalog.effectiveSearchPath(system.searchPath) : system.searchPath.filter((schema) => system.catalog.schema(schema) !== undefined));
+        return { kind: 'array', elements: schemas } satisfies SqlArray;
+      },
+    },
+  ],
+  current_database: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().database }],
+  current_catalog: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().database }],
+  current_user: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().user }],
+  current_role: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().user }],
+  session_user: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().user }],
+  user: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().user }],
+  version: [{ arguments: [], returns: text, strict: false, impl: always(VERSION_TEXT) }],
+  obj_description: [
+    { arguments: [oid], returns: text, strict: true, impl: ([id], context) => description(context, id as number, undefined, 0) },
+    { arguments: [oid, name], returns: text, strict: true, impl: ([id, catalog], context) => description(context, id as number, catalog as string, 0) },
+  ],
+  col_description: [
+    { arguments: [oid, int4], returns: text, strict: true, impl: ([id, column], context) => description(context, id as number, 'pg_class', column as number) },
+  ],
+  shobj_description: [{ arguments: [oid, name], returns: text, strict: true, impl: always(null) }],
+  pg_encoding_to_char: [{ arguments: [int4], returns: name, strict: true, impl: ([encoding]) => (encoding === 6 ? 'UTF8' : encoding === 0 ? 'SQL_ASCII' : '') }],
+  pg_char_to_encoding: [{ arguments: [name], returns: int4, strict: true, impl: ([encoding]) => (String(encoding).toUpperCase() === 'UTF8' ? 6 : -1) }],
+  pg_relation_size: [
+    { arguments: [oid], returns: int8, strict: true, impl: ([id], context) => BigInt(context.relationSizeBytes(id as number)) },
+    { arguments: [oid, text], returns: int8, strict: true, impl: ([id, fork], context) => (fork === 'main' ? BigInt(context.relationSizeBytes(id as number)) : 0n) },
+  ],
+  pg_total_relation_size: [{ arguments: [oid], returns: int8, strict: true, impl: ([id], context) => BigInt(context.relationSizeBytes(id as number)) }],
+  pg_table_size: [{ arguments: [oid], returns: int8, strict: true, impl: ([id], context) => BigInt(context.relationSizeBytes(id as number)) }],
+  pg_indexes_size: [{ arguments: [oid], returns: int8, strict: true, impl: always(0n) }],
+  pg_size_pretty: [{ arguments: [int8], returns: text, strict: true, impl: ([bytes]) => sizePretty(bytes as bigint) }],
+  pg_relation_is_publishable: [{ arguments: [oid], returns: bool, strict: true, impl: always(false) }],
+  pg_get_statisticsobjdef_columns: [{ arguments: [oid], returns: text, strict: true, impl: always(null) }],
+  pg_get_partkeydef: [{ arguments: [oid], returns: text, strict: true, impl: always(null) }],
+  pg_get_function_result: [{ arguments: [oid], returns: text, strict: true, impl: always(null) }],
+  pg_get_function_arguments: [{ arguments: [oid], returns: text, strict: true, impl: always(null) }],
+  pg_get_function_identity_arguments: [{ arguments: [oid], returns: text, strict: true, impl: always(null) }],
+  pg_get_serial_sequence: [{ arguments: [text, text], returns: text, strict: true, impl: always(null) }],
+  pg_tablespace_location: [{ arguments: [oid], returns: text, strict: true, impl: always('') }],
+  pg_backend_pid: [{ arguments: [], returns: int4, strict: false, impl: (_args, context) => context.processId }],
+  pg_is_in_recovery: [{ arguments: [], returns: bool, strict: false, impl: always(false) }],
+  pg_my_temp_schema: [{ arguments: [], returns: oid, strict: false, impl: always(0) }],
+  pg_is_other_temp_schema: [{ arguments: [oid], returns: bool, strict: true, impl: always(false) }],
+  pg_postmaster_start_time: [{ arguments: [], returns: type('timestamptz'), strict: false, impl: always(startedMicros) }],
+  to_regclass: [{ arguments: [text], returns: type('regclass'), strict: true, impl: ([relation], context) => viewByName(context, relation as string) || null }],
+  current_setting: [
+    { arguments: [text], returns: text, strict: true, impl: ([setting], context) => context.systemContext().settings.show(setting as string).value },
+    {
+      arguments: [text, bool],
+      returns: text,
+      strict: true,
+      impl: ([setting, missingOk], context) => {
+        try {
+          return context.systemContext().settings.show(setting as string).value;
+        } catch (error) {
+          if (missingOk === true) return null;
+          throw error;
+        }
+      },
+    },
+  ],
+  set_config: [
+    { arguments: [text, text, bool], returns: text, strict: false, impl: ([setting, value], context) => context.setSetting(setting as string, value as string) },
+  ],
+  has_table_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+  has_schema_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+  has_database_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+  has_column_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+  has_any_column_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+  has_function_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+  has_sequence_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+  has_tablespace_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+  pg_has_role: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+};
+
+/** Stable OIDs for these functions in pg_proc's numbering space above the library's. */
+const functionOids = new Map<string, number>(Object.keys(table).map((key, index) => [key, 90000 + index]));
+
+const oidLike = new Set(['oid', 'regclass', 'regtype', 'regproc', 'int4', 'int2', 'int8', 'unknown', 'text', 'varchar', 'name']);
+
+function matches(overload: Overload, argumentTypes: readonly DataType[]): boolean {
+  if (overload.arguments === 'any') return argumentTypes.length >= 1 && argumentTypes.length <= 4;
+  if (overload.arguments.length !== argumentTypes.length) return false;
+  return overload.arguments.every((expected, index) => {
+    const given = argumentTypes[index]!;
+    if (given.name === 'unknown' || given.name === expected.name) return true;
+    if (expected.name === 'oid') return oidLike.has(given.name);
+    if (expected.name === 'text' || expected.name === 'name') return ['text', 'varchar', 'name', 'bpchar', 'char'].includes(given.name);
+    if (expected.name === 'int4') return given.name === 'int2' || given.name === 'int8';
+    if (expected.name === 'int8') return given.name === 'int2' || given.name === 'int4';
+    return false;
+  });
+}
+
+export function resolveSessionFunction(
+  functionName: string,
+  argumentTypes: readonly DataType[],
+  context: SessionFunctionContext,
+): Resolved | undefined {
+  const bare = functionName.toLowerCase().replace(/^pg_catalog\./, '');
+  const overloads = table[bare];
+  if (overloads === undefined) return undefined;
+  const overload = overloads.find((candidate) => matches(candidate, argumentTypes));
+  if (overload === undefined) return undefined;
+  const declared = overload.arguments === 'any' ? argumentTypes : overload.arguments;
+  const fn: ScalarFunction = {
+    name: bare,
+    argumentTypes: declared,
+    returnType: overload.returns,
+    strict: overload.strict,
+    volatility: 'stable',
+    impl: (args) => overload.impl(args, context),
+    oid: functionOids.get(bare) ?? 0,
+  };
+  return { fn, argumentCasts: declared };
+}
+
+export { PG_CLASS_OID, PG_NAMESPACE_OID };

@@ -1,0 +1,135 @@
+// What system relation rows and session functions are generated from: one catalog snapshot, the
+// session's settings and identity. Plus the shared derivations both need (relkind letters, OIDs of
+// derived objects, attribute numbers, the display text of defaults and index definitions), so
+// pg_class, pg_attribute, pg_index and the pg_get_* functions agree with each other.
+
+import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
+import type { CatalogSnapshot } from '../catalog.js';
+import type { SessionSettings } from '../settings.js';
+import { formatTypeName } from '../type-names.js';
+
+export interface SystemContext {
+  readonly catalog: CatalogSnapshot;
+  readonly settings: SessionSettings;
+  readonly user: string;
+  readonly database: string;
+  readonly searchPath: readonly string[];
+}
+
+/** The bootstrap superuser's OID; every object is owned by the session user under this OID. */
+export const OWNER_OID = 10;
+/** pg_database_owner, the owner of schema public in PostgreSQL 15. */
+export const DATABASE_OWNER_ROLE_OID = 6171;
+export const DATABASE_OID = 16383;
+export const HEAP_AM_OID = 2;
+export const BTREE_AM_OID = 403;
+export const DEFAULT_COLLATION_OID = 100;
+export const PG_CLASS_OID = 1259;
+export const PG_NAMESPACE_OID = 2615;
+/** Primary-key constraints get OIDs derived from their index's id, above every relation id. */
+export const CONSTRAINT_OID_OFFSET = 0x40000000;
+/** pg_attrdef rows: OID derived from the relation id and attribute number. */
+export const ATTRDEF_OID_OFFSET = 0x20000000;
+
+export function relkind(relation: RelationDef): string {
+  switch (relation.kind) {
+    case 'table':
+      return 'r';
+    case 'view':
+      return 'v';
+    case 'materialized_view':
+      return 'm';
+    case 'index':
+      return 'i';
+    case 'source':
+      return 'f';
+    case 'sink':
+      return 's';
+    case 'system':
+      return relation.name.startsWith('pg_') && ['pg_tables', 'pg_views', 'pg_matviews', 'pg_roles', 'pg_user', 'pg_settings'].includes(relation.name) ? 'v' : 'r';
+  }
+}
+
+/** Relations that appear in pg_class (sinks do not: they hold no rows). */
+export function inPgClass(relation: RelationDef): boolean {
+  return relation.kind !== 'sink';
+}
+
+/** The visible columns with their attribute numbers (1-based, hidden columns skipped). */
+export function attributes(relation: RelationDef): { column: ColumnDef; index: number; attnum: number }[] {
+  const result: { column: ColumnDef; index: number; attnum: number }[] = [];
+  relation.columns.forEach((column, index) => {
+    if (!column.hidden) result.push({ column, index, attnum: result.length + 1 });
+  });
+  return result;
+}
+
+export function attnumOf(relation: RelationDef, columnIndex: number): number {
+  return attributes(relation).find((attribute) => attribute.index === columnIndex)?.attnum ?? 0;
+}
+
+export function schemaOid(context: SystemContext, name: string): number {
+  return context.catalog.schema(name)?.id ?? 0;
+}
+
+export function isVisible(context: SystemContext, relation: RelationDef): boolean {
+  return context.catalog.resolveRelation(undefined, relation.name, context.searchPath)?.id === relation.id;
+}
+
+export function qualifiedName(context: SystemContext, relation: RelationDef, onlyWhenInvisible: boolean): string {
+  const name = quoteIdentifier(relation.name);
+  if (onlyWhenInvisible && isVisible(context, relation)) return name;
+  return `${quoteIdentifier(relation.schema)}.${name}`;
+}
+
+export function quoteIdentifier(name: string): string {
+  return /^[a-z_][a-z0-9_$]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
+}
+
+/** pg_get_expr's rendering of a stored DEFAULT text, following PostgreSQL's deparser for constants. */
+export function defaultDisplayText(column: ColumnDef): string | undefined {
+  const text = column.defaultSql?.trim();
+  if (text === undefined) return undefined;
+  if (/^'(?:[^']|'')*'$/.test(text)) return `${text}::${formatTypeName({ ...column.type, typmod: -1 })}`;
+  if (/^-\d+$/.test(text)) return `'${text}'::${Number(text) >= -2147483648 ? 'integer' : 'bigint'}`;
+  if (/^-(\d+\.\d*|\.\d+)$/.test(text)) return `'${text}'::numeric`;
+  const lower = text.toLowerCase();
+  if (['current_timestamp', 'current_date', 'current_time', 'localtimestamp', 'localtime', 'current_user', 'session_user', 'current_schema'].includes(lower)) {
+    return text.toUpperCase();
+  }
+  if (lower === 'true' || lower === 'false' || lower === 'null') return lower === 'null' ? 'NULL' : lower;
+  return text;
+}
+
+/** pg_get_indexdef text: `CREATE [UNIQUE] INDEX name ON schema.table USING btree (a, b)`. */
+export function indexDefinition(context: SystemContext, index: RelationDef, pretty: boolean, column = 0): string | undefined {
+  const on = index.indexOn;
+  if (on === undefined) return undefined;
+  const table = context.catalog.relationById(on.relationId);
+  if (table === undefined) return undefined;
+  const names = on.columns.map((columnIndex) => quoteIdentifier(table.columns[columnIndex]?.name ?? '?'));
+  if (column > 0) return names[column - 1];
+  const unique = on.unique === true ? 'UNIQUE ' : '';
+  return `CREATE ${unique}INDEX ${quoteIdentifier(index.name)} ON ${qualifiedName(context, table, pretty)} USING btree (${names.join(', ')})`;
+}
+
+/** The primary-key index behind a constraint OID, if the OID is one. */
+export function constraintIndex(context: SystemContext, oid: number): RelationDef | undefined {
+  if (oid < CONSTRAINT_OID_OFFSET) return undefined;
+  const index = context.catalog.relationById(oid - CONSTRAINT_OID_OFFSET);
+  return index?.indexOn?.primary === true ? index : undefined;
+}
+
+export function constraintDefinition(context: SystemContext, oid: number): string | undefined {
+  const index = constraintIndex(context, oid);
+  if (index === undefined) return undefined;
+  const table = context.catalog.relationById(index.indexOn!.relationId);
+  if (table === undefined) return undefined;
+  return `PRIMARY KEY (${index.indexOn!.columns.map((columnIndex) => quoteIdentifier(table.columns[columnIndex]?.name ?? '?')).join(', ')})`;
+}
+
+export function roleName(context: SystemContext, oid: number): string {
+  if (oid === OWNER_OID) return context.user;
+  if (oid === DATABASE_OWNER_ROLE_OID) return 'pg_database_owner';
+  return `unknown (OID=${oid})`;
+}

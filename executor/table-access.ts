@@ -1,0 +1,141 @@
+// The batch executor's window onto tables: TableAccess over the StateStore for user relations, and
+// over generated rows for system relations (pg_catalog, information_schema).
+//
+// Reads: a statement reads one snapshot, the epoch committed when it started (PostgreSQL's
+// statement snapshot), so `INSERT INTO t SELECT * FROM t` never sees its own rows and a reader
+// never sees another statement's uncommitted writes. `get` (primary-key lookups for conflict
+// checks) sees the statement's own writes too. Rows written before an ALTER TABLE ADD COLUMN are
+// shorter than the current column list; they are padded with NULL here.
+
+import type { RelationDef } from '../sql/catalog.js';
+import { lastEpochAtMillis, type Epoch } from '../sql/epoch.js';
+import { SqlError, SqlState } from '../sql/errors.js';
+import type { Row } from '../sql/value.js';
+import type { RowVersion, StateStore, StateTable } from '../storage/state-table.js';
+import type { TableAccess } from './batch/index.js';
+
+export interface SystemRowSource {
+  /** Rows of a system relation, generated for this statement. */
+  systemRows(relation: RelationDef): Row[];
+}
+
+/** Monotonic hidden row ids: time-based so that they keep growing across restarts. */
+export class RowIdAllocator {
+  private last = 0n;
+  next(): bigint {
+    const candidate = BigInt(Date.now()) << 20n;
+    this.last = candidate > this.last ? candidate : this.last + 1n;
+    return this.last;
+  }
+}
+
+function stateTableOf(store: StateStore, relation: RelationDef): StateTable {
+  return store.table({
+    tableId: relation.id,
+    columnTypes: relation.columns.map((column) => column.type),
+    primaryKey: relation.primaryKey,
+    ...(relation.retentionMs === undefined ? {} : { retentionMs: relation.retentionMs }),
+  });
+}
+
+function padded(rows: Iterable<Row>, width: number): Iterable<Row> {
+  return {
+    *[Symbol.iterator]() {
+      for (const row of rows) {
+        if (row.length >= width) yield row;
+        else {
+          const copy = row.slice();
+          while (copy.length < width) copy.push(null);
+          yield copy;
+        }
+      }
+    },
+  };
+}
+
+export class StoreTableAccess implements TableAccess {
+  constructor(
+    private readonly store: StateStore,
+    private readonly system: SystemRowSource,
+    private readonly rowIds: RowIdAllocator,
+    /** The statement's snapshot: the epoch committed when it started. */
+    private readonly snapshotEpoch: Epoch,
+  ) {}
+
+  private userTable(relation: RelationDef): StateTable {
+    if (relation.kind !== 'table' && relation.kind !== 'materialized_view') {
+      throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is not a table`);
+    }
+    return stateTableOf(this.store, relation);
+  }
+
+  private checkWindow(relation: RelationDef, epoch: Epoch): void {
+    const window = this.store.readableWindow(relation.id);
+    if (epoch < window.oldest) {
+      throw new SqlError(SqlState.snapshotTooOld, `cannot read "${relation.name}" as of that time: its history is no longer retained`, {
+        hint: 'Time travel reaches back as far as the time-travel retention (--time-travel-retention).',
+      });
+    }
+  }
+
+  scan(relation: RelationDef, options: { readonly asOf?: Epoch }): Iterable<Row> {
+    if (relation.kind === 'system') return this.system.systemRows(relation);
+    const table = this.userTable(relation);
+    let epoch = this.snapshotEpoch;
+    if (options.asOf !== undefined) {
+      this.checkWindow(relation, options.asOf);
+      epoch = options.asOf < this.snapshotEpoch ? options.asOf : this.snapshotEpoch;
+    }
+    return padded(table.scan({ epoch }), relation.columns.length);
+  }
+
+  versions(relation: RelationDef, from: Epoch, to: Epoch): Iterable<RowVersion> {
+    if (relation.kind === 'system') {
+      const rows = this.system.systemRows(relation);
+      return rows.map((row) => ({ row, validFrom: 0n, validTo: null }));
+    }
+    this.checkWindow(relation, from);
+    const width = relation.columns.length;
+    const versions = this.userTable(relation).versions(from, to);
+    return {
+      *[Symbol.iterator]() {
+        for (const version of versions) {
+          if (version.row.length >= width) yield version;
+          else yield { ...version, row: [...version.row, ...new Array<null>(width - version.row.length).fill(null)] };
+        }
+      },
+    };
+  }
+
+  get(relation: RelationDef, key: Row): Row | undefined {
+    if (relation.kind === 'system') return undefined;
+    const row = this.userTable(relation).get(key);
+    if (row === undefined || row.length >= relation.columns.length) return row;
+    return [...row, ...new Array<null>(relation.columns.length - row.length).fill(null)];
+  }
+
+  insert(relation: RelationDef, row: Row): void {
+    this.writable(relation).insert(row);
+  }
+
+  delete(relation: RelationDef, row: Row): void {
+    this.writable(relation).delete(row);
+  }
+
+  private writable(relation: RelationDef): StateTable {
+    if (relation.kind !== 'table') {
+      throw new SqlError(SqlState.wrongObjectType, `cannot change relation "${relation.name}"`, {
+        detail: relation.kind === 'view' ? 'Views that do not select from a single table or view are not automatically updatable.' : undefined,
+      });
+    }
+    return stateTableOf(this.store, relation);
+  }
+
+  nextRowId(_relation: RelationDef): bigint {
+    return this.rowIds.next();
+  }
+
+  epochAt(timestampMicros: number): Epoch {
+    return lastEpochAtMillis(Math.floor(timestampMicros / 1000));
+  }
+}
