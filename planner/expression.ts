@@ -43,6 +43,8 @@ export type Expression =
       readonly plan: Plan;
       readonly test?: Expression;
       readonly compare?: ScalarFunction;
+      /** The SQL operator of `compare` (`=` lets the executor hash an uncorrelated IN). */
+      readonly operator?: string;
       readonly correlated: boolean;
       readonly type: DataType;
     };

@@ -249,7 +249,7 @@ export class ExpressionBinder {
         if (call.args[1]!.kind !== 'Column') {
           throw new SqlError(SqlState.featureNotSupported, 'subquery comparison needing a cast of the subquery column is not supported', { position });
         }
-        return { kind: 'Subquery', mode: body.subLinkType === 'ANY_SUBLINK' ? 'any' : 'all', plan, test: call.args[0]!, compare: call.fn, correlated, type: BOOL };
+        return { kind: 'Subquery', mode: body.subLinkType === 'ANY_SUBLINK' ? 'any' : 'all', plan, test: call.args[0]!, compare: call.fn, operator: operatorName, correlated, type: BOOL };
       }
       default:
         throw new SqlError(SqlState.featureNotSupported, `subquery kind ${body.subLinkType} is not supported`, { position });

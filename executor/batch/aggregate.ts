@@ -1,0 +1,102 @@
+// Hash aggregate: groups rows by the key values (NULLs in one group), one accumulator per group
+// and aggregate call, FILTER (WHERE ...) applied per call. Without GROUP BY it returns exactly one
+// row, even over no input. Aggregates with ORDER BY inside the call buffer their arguments and
+// feed them sorted at the end.
+
+import type { Row, Value } from '../../sql/value.js';
+import type { AggregateCall, PlanOf } from '../../planner/plan.js';
+import { BATCH_SIZE, type Batches, type Runtime } from './runtime.js';
+import { compile, compilePredicate, type Evaluator } from './expression.js';
+import { runPlan } from './operator.js';
+import { KeyMap } from './row-hash.js';
+import { type Accumulator, createAccumulator } from './accumulator.js';
+import { keyComparator } from './sort.js';
+
+interface CompiledCall {
+  readonly call: AggregateCall;
+  readonly first: Evaluator | undefined;
+  readonly second: Evaluator | undefined;
+  readonly filter: ((row: Row, runtime: Runtime) => boolean) | undefined;
+  readonly orderBy: readonly Evaluator[] | undefined;
+}
+
+/** An accumulator for a call with ORDER BY: buffers (args, keys), sorts, then feeds. */
+class OrderedAccumulator implements Accumulator {
+  private readonly buffered: { first: Value; second: Value; key: Value[] }[] = [];
+  constructor(private readonly inner: Accumulator, private readonly call: AggregateCall) {}
+  add(first: Value, second: Value): void {
+    void first;
+    void second;
+  }
+  push(first: Value, second: Value, key: Value[]): void {
+    this.buffered.push({ first, second, key });
+  }
+  result(): Value {
+    const compare = keyComparator(this.call.orderBy!);
+    const sorted = this.buffered.map((b, i) => ({ ...b, i })).sort((a, b) => compare(a.key, b.key) || a.i - b.i);
+    for (const b of sorted) this.inner.add(b.first, b.second);
+    return this.inner.result();
+  }
+}
+
+function compileCall(call: AggregateCall): CompiledCall {
+  return {
+    call,
+    first: call.args[0] === undefined ? undefined : compile(call.args[0]),
+    second: call.args[1] === undefined ? undefined : compile(call.args[1]),
+    filter: call.filter === undefined ? undefined : compilePredicate(call.filter),
+    orderBy: call.orderBy?.map((k) => compile(k.expression)),
+  };
+}
+
+export function newAccumulators(calls: readonly CompiledCall[], runtime: Runtime): Accumulator[] {
+  return calls.map((c) => {
+    const base = createAccumulator(c.call, runtime.evalContext);
+    return c.orderBy === undefined ? base : new OrderedAccumulator(base, c.call);
+  });
+}
+
+export function feed(calls: readonly CompiledCall[], accumulators: readonly Accumulator[], row: Row, runtime: Runtime): void {
+  for (let i = 0; i < calls.length; i++) {
+    const c = calls[i]!;
+    if (c.filter !== undefined && !c.filter(row, runtime)) continue;
+    const first = c.first === undefined ? null : c.first(row, runtime);
+    const second = c.second === undefined ? null : c.second(row, runtime);
+    if (c.orderBy !== undefined) {
+      (accumulators[i] as OrderedAccumulator).push(first, second, c.orderBy.map((evaluate) => evaluate(row, runtime)));
+    } else accumulators[i]!.add(first, second);
+  }
+}
+
+export { compileCall };
+
+export function* aggregate(plan: PlanOf<'Aggregate'>, runtime: Runtime): Batches {
+  const calls = plan.aggregates.map(compileCall);
+  const keyEvaluators = plan.groupKeys.map(compile);
+  const groups = new KeyMap<Accumulator[]>(plan.groupKeys.map((k) => k.type));
+  if (keyEvaluators.length === 0) {
+    const accumulators = newAccumulators(calls, runtime);
+    for (const batch of runPlan(plan.input, runtime)) for (const row of batch) feed(calls, accumulators, row, runtime);
+    yield [accumulators.map((a) => a.result())];
+    return;
+  }
+  for (const batch of runPlan(plan.input, runtime)) {
+    for (const row of batch) {
+      const key = keyEvaluators.map((evaluate) => evaluate(row, runtime));
+      let index = groups.indexOf(key);
+      if (index < 0) index = groups.add(key, newAccumulators(calls, runtime));
+      feed(calls, groups.values[index]!, row, runtime);
+    }
+  }
+  let out: Row[] = [];
+  for (let i = 0; i < groups.size; i++) {
+    const row: Row = [...groups.keys[i]!];
+    for (const accumulator of groups.values[i]!) row.push(accumulator.result());
+    out.push(row);
+    if (out.length >= BATCH_SIZE) {
+      yield out;
+      out = [];
+    }
+  }
+  if (out.length > 0) yield out;
+}

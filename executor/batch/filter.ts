@@ -1,0 +1,16 @@
+// Filter: keeps the rows for which the predicate is true (not NULL, not false).
+
+import type { Row } from '../../sql/value.js';
+import type { PlanOf } from '../../planner/plan.js';
+import type { Batches, Runtime } from './runtime.js';
+import { compilePredicate } from './expression.js';
+import { runPlan } from './operator.js';
+
+export function* filter(plan: PlanOf<'Filter'>, runtime: Runtime): Batches {
+  const test = compilePredicate(plan.predicate);
+  for (const batch of runPlan(plan.input, runtime)) {
+    const out: Row[] = [];
+    for (let i = 0; i < batch.length; i++) if (test(batch[i]!, runtime)) out.push(batch[i]!);
+    if (out.length > 0) yield out;
+  }
+}

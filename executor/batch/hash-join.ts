@@ -1,0 +1,78 @@
+// Hash join: builds a hash table over the right input's keys, probes it with each left batch.
+// Equality keys never match on NULL; the residual condition is checked on the joined row. Right
+// and full joins remember which right rows matched and emit the others NULL-padded at the end.
+
+import type { Row, Value } from '../../sql/value.js';
+import type { PlanOf } from '../../planner/plan.js';
+import type { Batches, Runtime } from './runtime.js';
+import { BATCH_SIZE } from './runtime.js';
+import { compile, compilePredicate } from './expression.js';
+import { collect, runPlan } from './operator.js';
+import { hashKey, keysEqual } from './row-hash.js';
+import { concatRows, nullRow } from './join-output.js';
+
+export function* hashJoin(plan: PlanOf<'HashJoin'>, runtime: Runtime): Batches {
+  const types = plan.leftKeys.map((k) => k.type);
+  const leftKeyEvaluators = plan.leftKeys.map(compile);
+  const rightKeyEvaluators = plan.rightKeys.map(compile);
+  const residual = plan.residual === undefined ? undefined : compilePredicate(plan.residual);
+  const rightRows = collect(plan.right, runtime);
+  const rightKeys: (Value[] | null)[] = new Array(rightRows.length);
+  const table = new Map<number, number[]>();
+  for (let i = 0; i < rightRows.length; i++) {
+    const key = rightKeyEvaluators.map((evaluate) => evaluate(rightRows[i]!, runtime));
+    if (key.includes(null)) {
+      rightKeys[i] = null;
+      continue;
+    }
+    rightKeys[i] = key;
+    const hash = hashKey(key, types);
+    const bucket = table.get(hash);
+    if (bucket === undefined) table.set(hash, [i]);
+    else bucket.push(i);
+  }
+  const joinType = plan.joinType;
+  const matchedRight = joinType === 'right' || joinType === 'full' ? new Uint8Array(rightRows.length) : undefined;
+  const leftWidth = plan.left.columns.length;
+  const rightWidth = plan.right.columns.length;
+  const rightPadding = nullRow(rightWidth);
+  for (const batch of runPlan(plan.left, runtime)) {
+    const out: Row[] = [];
+    for (const left of batch) {
+      const key = leftKeyEvaluators.map((evaluate) => evaluate(left, runtime));
+      let matched = false;
+      if (!key.includes(null)) {
+        const bucket = table.get(hashKey(key, types));
+        if (bucket !== undefined) {
+          for (const index of bucket) {
+            if (!keysEqual(key, rightKeys[index]!, types)) continue;
+            const right = rightRows[index]!;
+            const joined = concatRows(left, right);
+            if (residual !== undefined && !residual(joined, runtime)) continue;
+            matched = true;
+            if (matchedRight !== undefined) matchedRight[index] = 1;
+            if (joinType === 'semi') break;
+            if (joinType !== 'anti') out.push(joined);
+          }
+        }
+      }
+      if (joinType === 'semi' && matched) out.push(left);
+      else if (joinType === 'anti' && !matched) out.push(left);
+      else if (!matched && (joinType === 'left' || joinType === 'full')) out.push(concatRows(left, rightPadding));
+    }
+    if (out.length > 0) yield out;
+  }
+  if (matchedRight !== undefined) {
+    const leftPadding = nullRow(leftWidth);
+    let out: Row[] = [];
+    for (let i = 0; i < rightRows.length; i++) {
+      if (matchedRight[i]) continue;
+      out.push(concatRows(leftPadding, rightRows[i]!));
+      if (out.length >= BATCH_SIZE) {
+        yield out;
+        out = [];
+      }
+    }
+    if (out.length > 0) yield out;
+  }
+}

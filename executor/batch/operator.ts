@@ -1,0 +1,58 @@
+// The operator table: one batch operator per physical plan node kind, in a table typed by the
+// plan's kinds so a new node kind does not compile until it has an operator. Each operator is a
+// generator of row batches pulling from its inputs' generators.
+
+import { assert } from '../../sql/errors.js';
+import type { Plan, PlanKind, PlanOf } from '../../planner/plan.js';
+import type { Batches, Runtime } from './runtime.js';
+import { scan } from './scan.js';
+import { values } from './values.js';
+import { tableFunction } from './table-function.js';
+import { filter } from './filter.js';
+import { project } from './project.js';
+import { hashJoin } from './hash-join.js';
+import { nestedLoopJoin } from './nested-loop-join.js';
+import { aggregate } from './aggregate.js';
+import { window } from './window.js';
+import { sort } from './sort.js';
+import { limit } from './limit.js';
+import { distinct } from './distinct.js';
+import { setOperation } from './set-operation.js';
+import { insert } from './insert.js';
+import { update } from './update.js';
+import { deleteRows } from './delete.js';
+
+type Operators = { [K in PlanKind]: (plan: PlanOf<K>, runtime: Runtime) => Batches };
+
+const OPERATORS: Operators = {
+  Scan: scan,
+  Values: values,
+  TableFunction: tableFunction,
+  Filter: filter,
+  Project: project,
+  Join: () => {
+    assert(false, 'a logical Join reached the batch executor: plan through the physical stage');
+  },
+  HashJoin: hashJoin,
+  NestedLoopJoin: nestedLoopJoin,
+  Aggregate: aggregate,
+  Window: window,
+  Sort: sort,
+  Limit: limit,
+  Distinct: distinct,
+  SetOperation: setOperation,
+  Insert: insert,
+  Update: update,
+  Delete: deleteRows,
+};
+
+export function runPlan(plan: Plan, runtime: Runtime): Batches {
+  return (OPERATORS[plan.kind] as (plan: Plan, runtime: Runtime) => Batches)(plan, runtime);
+}
+
+/** Every row of a plan, in one array (for operators that must see all input). */
+export function collect(plan: Plan, runtime: Runtime): import('../../sql/value.js').Row[] {
+  const rows: import('../../sql/value.js').Row[] = [];
+  for (const batch of runPlan(plan, runtime)) for (const row of batch) rows.push(row);
+  return rows;
+}

@@ -1,0 +1,23 @@
+// What every batch operator sees while running: table access, parameters, the session's
+// evaluation context, the stack of enclosing rows (for correlated subqueries and LATERAL), and the
+// cancellation signal. One Runtime per statement execution.
+
+import type { Row, Value } from '../../sql/value.js';
+import type { EvalContext } from '../../sql/functions.js';
+import type { TableAccess } from './index.js';
+
+/** Rows per batch: large enough to amortise per-batch work, small enough to stay in cache. */
+export const BATCH_SIZE = 1024;
+
+export interface Runtime {
+  readonly tables: TableAccess;
+  readonly parameters: readonly Value[];
+  readonly evalContext: EvalContext;
+  readonly signal: AbortSignal;
+  /** Enclosing rows, innermost last: OuterColumn depth d reads outer[outer.length - d]. */
+  readonly outer: Row[];
+  /** Results of uncorrelated subqueries, computed once per execution. */
+  readonly subqueryCache: Map<object, unknown>;
+}
+
+export type Batches = Iterable<Row[]>;

@@ -1,0 +1,88 @@
+// Scan of a relation through TableAccess: the current rows, the rows AS OF a moment (the moment
+// evaluated once per execution and mapped to an epoch by TableAccess.epochAt), or every version
+// valid BETWEEN two moments with their validity period as two timestamptz columns. The pushed
+// projection and filter are applied while scanning.
+
+import type { Row, Value } from '../../sql/value.js';
+import type { DataType } from '../../sql/types.js';
+import { type as scalar } from '../../sql/types.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import { epochToMillis, type Epoch } from '../../sql/epoch.js';
+import { parseValue } from '../../sql/functions.js';
+import { Numeric } from '../../sql/numeric.js';
+import type { Expression } from '../../planner/expression.js';
+import type { PlanOf } from '../../planner/plan.js';
+import { BATCH_SIZE, type Batches, type Runtime } from './runtime.js';
+import { compile, compilePredicate } from './expression.js';
+
+const MICROS_PER_DAY = 86_400_000_000;
+
+/** A FOR SYSTEM_TIME value as microseconds since 1970: timestamps, dates, unix seconds, text. */
+export function systemTimeMicros(value: Value, type: DataType, runtime: Runtime): number {
+  if (value === null) throw new SqlError(SqlState.nullValueNotAllowed, 'FOR SYSTEM_TIME moment must not be NULL');
+  switch (type.name) {
+    case 'timestamptz':
+    case 'timestamp':
+      return value as number;
+    case 'date':
+      return (value as number) * MICROS_PER_DAY;
+    case 'int2':
+    case 'int4':
+    case 'float4':
+    case 'float8':
+      return Math.round((value as number) * 1_000_000);
+    case 'int8':
+      return Number(value as bigint) * 1_000_000;
+    case 'numeric': {
+      const n = value as Numeric;
+      if (n.special !== undefined) throw new SqlError(SqlState.invalidParameterValue, 'FOR SYSTEM_TIME moment must be finite');
+      return Math.round((Number(n.unscaled) / 10 ** n.scale) * 1_000_000);
+    }
+    default:
+      return parseValue(String(value), scalar('timestamptz'), runtime.evalContext) as number;
+  }
+}
+
+function epochOf(expression: Expression, runtime: Runtime): Epoch {
+  const micros = systemTimeMicros(compile(expression)([], runtime), expression.type, runtime);
+  if (!Number.isFinite(micros)) throw new SqlError(SqlState.invalidParameterValue, 'FOR SYSTEM_TIME moment must be finite');
+  return runtime.tables.epochAt(micros);
+}
+
+function* rowsOf(plan: PlanOf<'Scan'>, runtime: Runtime): Iterable<Row> {
+  const systemTime = plan.systemTime;
+  if (systemTime?.kind === 'between') {
+    const from = epochOf(systemTime.from, runtime);
+    const to = epochOf(systemTime.to, runtime);
+    for (const version of runtime.tables.versions(plan.relation, from, to)) {
+      const validTo = version.validTo === null ? null : epochToMillis(version.validTo) * 1000;
+      yield [...version.row, epochToMillis(version.validFrom) * 1000, validTo];
+    }
+    return;
+  }
+  const asOf = systemTime?.kind === 'asOf' ? epochOf(systemTime.at, runtime) : undefined;
+  yield* runtime.tables.scan(plan.relation, asOf === undefined ? {} : { asOf });
+}
+
+export function* scan(plan: PlanOf<'Scan'>, runtime: Runtime): Batches {
+  const projection = plan.projection;
+  const width = projection.length;
+  const identity = width === plan.relation.columns.length + (plan.systemTime?.kind === 'between' ? 2 : 0) && projection.every((p, i) => p === i);
+  const test = plan.filter === undefined ? undefined : compilePredicate(plan.filter);
+  let batch: Row[] = [];
+  for (const full of rowsOf(plan, runtime)) {
+    let row: Row;
+    if (identity) row = full;
+    else {
+      row = new Array(width);
+      for (let i = 0; i < width; i++) row[i] = full[projection[i]!]!;
+    }
+    if (test !== undefined && !test(row, runtime)) continue;
+    batch.push(row);
+    if (batch.length >= BATCH_SIZE) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}

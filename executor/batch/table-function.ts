@@ -1,0 +1,81 @@
+// Table functions in FROM: generate_series (integers, bigints, numerics, timestamps with an
+// interval step) and unnest (one-dimensional arrays, in element order), with ORDINALITY.
+
+import type { Row, SqlArray, Value, Interval } from '../../sql/value.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import { resolveOperator, compareValues } from '../../sql/functions.js';
+import type { PlanOf } from '../../planner/plan.js';
+import { BATCH_SIZE, type Batches, type Runtime } from './runtime.js';
+import { compile } from './expression.js';
+
+function* series(plan: PlanOf<'TableFunction'>, args: Value[], runtime: Runtime): Iterable<Value> {
+  const type = plan.args[0]!.type;
+  const start = args[0]!;
+  const stop = args[1]!;
+  const step = args[2];
+  if (start === null || stop === null || step === null) return;
+  if (type.name === 'int4') {
+    const by = (step as number | undefined) ?? 1;
+    if (by === 0) throw new SqlError(SqlState.invalidParameterValue, 'step size cannot equal zero');
+    for (let v = start as number; by > 0 ? v <= (stop as number) : v >= (stop as number); v += by) yield v;
+    return;
+  }
+  if (type.name === 'int8') {
+    const by = (step as bigint | undefined) ?? 1n;
+    if (by === 0n) throw new SqlError(SqlState.invalidParameterValue, 'step size cannot equal zero');
+    for (let v = start as bigint; by > 0n ? v <= (stop as bigint) : v >= (stop as bigint); v += by) yield v;
+    return;
+  }
+  // numeric and timestamps: through the library's + operator.
+  const stepType = plan.args[2]?.type ?? type;
+  const plus = resolveOperator('+', type, stepType);
+  if (plus === undefined) throw new SqlError(SqlState.featureNotSupported, `generate_series over ${type.name} is not supported`);
+  let by: Value = step ?? null;
+  if (by === null) {
+    const one = resolveOperator('+', type, type);
+    void one;
+    throw new SqlError(SqlState.featureNotSupported, 'generate_series over numeric needs a step');
+  }
+  if (stepType.name === 'interval') {
+    const interval = by as Interval;
+    if (interval.months === 0 && interval.days === 0 && interval.micros === 0) throw new SqlError(SqlState.invalidParameterValue, 'step size cannot equal zero');
+  }
+  const zeroCompare = stepType.name === 'interval' ? intervalSign(by as Interval) : compareValues(by, subtract(by, by, runtime, stepType), stepType);
+  if (zeroCompare === 0) throw new SqlError(SqlState.invalidParameterValue, 'step size cannot equal zero');
+  let current: Value = start;
+  for (let guard = 0; ; guard++) {
+    const order = compareValues(current, stop, type);
+    if (zeroCompare > 0 ? order > 0 : order < 0) return;
+    yield current;
+    current = plus.fn.impl([current, by], runtime.evalContext);
+    by = by ?? null;
+  }
+}
+
+function intervalSign(i: Interval): number {
+  const approx = i.months * 30 * 86_400_000_000 + i.days * 86_400_000_000 + i.micros;
+  return Math.sign(approx);
+}
+
+function subtract(a: Value, b: Value, runtime: Runtime, type: PlanOf<'TableFunction'>['args'][number]['type']): Value {
+  const minus = resolveOperator('-', type, type);
+  if (minus === undefined) throw new SqlError(SqlState.featureNotSupported, `generate_series over ${type.name} is not supported`);
+  return minus.fn.impl([a, b], runtime.evalContext);
+}
+
+export function* tableFunction(plan: PlanOf<'TableFunction'>, runtime: Runtime): Batches {
+  const empty: Row = [];
+  const args = plan.args.map((a) => compile(a)(empty, runtime));
+  const values: Iterable<Value> = plan.name === 'generate_series' ? series(plan, args, runtime) : args[0] === null ? [] : (args[0] as SqlArray).elements;
+  let batch: Row[] = [];
+  let ordinal = 0n;
+  for (const value of values) {
+    ordinal++;
+    batch.push(plan.withOrdinality ? [value, ordinal] : [value]);
+    if (batch.length >= BATCH_SIZE) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}

@@ -1,0 +1,202 @@
+// Window functions: materializes the input, then per call partitions the rows (hash on the
+// PARTITION BY values), orders each partition (stable), finds peer groups (rows equal on ORDER
+// BY) and computes the call per row: ranking functions, lag/lead, first/last/nth_value and
+// aggregates over the frame (ROWS offsets; RANGE with UNBOUNDED / CURRENT ROW, peers included).
+// Frames starting at UNBOUNDED PRECEDING are accumulated incrementally. Output: the input row
+// followed by one value per call, rows in input order.
+
+import type { Row, Value } from '../../sql/value.js';
+import type { AggregateCall, AggregateName, PlanOf, WindowCall } from '../../planner/plan.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import { BATCH_SIZE, type Batches, type Runtime } from './runtime.js';
+import { compile } from './expression.js';
+import { collect } from './operator.js';
+import { KeyMap } from './row-hash.js';
+import { keyComparator } from './sort.js';
+import { compileCall, feed, newAccumulators } from './aggregate.js';
+
+function partitions(rows: readonly Row[], call: WindowCall, runtime: Runtime): number[][] {
+  if (call.partitionBy.length === 0) return [rows.map((_, i) => i)];
+  const evaluators = call.partitionBy.map(compile);
+  const groups = new KeyMap<number[]>(call.partitionBy.map((e) => e.type));
+  for (let i = 0; i < rows.length; i++) {
+    const key = evaluators.map((evaluate) => evaluate(rows[i]!, runtime));
+    const index = groups.indexOf(key);
+    if (index < 0) groups.add(key, [i]);
+    else groups.values[index]!.push(i);
+  }
+  return groups.values;
+}
+
+function computeCall(rows: readonly Row[], call: WindowCall, runtime: Runtime, results: Value[]): void {
+  const orderEvaluators = call.orderBy.map((k) => compile(k.expression));
+  const compare = keyComparator(call.orderBy);
+  const args = call.args.map(compile);
+  const isAggregate = !['row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'nth_value'].includes(call.name);
+  const aggregateCall: AggregateCall | undefined = isAggregate
+    ? { name: call.name as AggregateName, args: call.args, distinct: false, ...(call.filter ? { filter: call.filter } : {}), type: call.type }
+    : undefined;
+  const compiledAggregate = aggregateCall === undefined ? undefined : [compileCall(aggregateCall)];
+  for (const partition of partitions(rows, call, runtime)) {
+    const keys = partition.map((i) => orderEvaluators.map((evaluate) => evaluate(rows[i]!, runtime)));
+    const order = partition.map((_, p) => p).sort((a, b) => compare(keys[a]!, keys[b]!) || a - b);
+    const sorted = order.map((p) => partition[p]!);
+    const sortedKeys = order.map((p) => keys[p]!);
+    const n = sorted.length;
+    // Peer groups: firstPeer[p] / lastPeer[p] positions in sorted order.
+    const firstPeer = new Array<number>(n);
+    const lastPeer = new Array<number>(n);
+    let groupStart = 0;
+    for (let p = 0; p < n; p++) {
+      if (p > 0 && compare(sortedKeys[p - 1]!, sortedKeys[p]!) !== 0) groupStart = p;
+      firstPeer[p] = groupStart;
+    }
+    let groupEnd = n - 1;
+    for (let p = n - 1; p >= 0; p--) {
+      if (p < n - 1 && compare(sortedKeys[p]!, sortedKeys[p + 1]!) !== 0) groupEnd = p;
+      lastPeer[p] = groupEnd;
+    }
+    const frameStart = (p: number): number => {
+      const s = call.frame.start;
+      switch (s.kind) {
+        case 'unboundedPreceding':
+          return 0;
+        case 'currentRow':
+          return call.frame.mode === 'rows' ? p : firstPeer[p]!;
+        case 'preceding':
+          return Math.max(0, p - s.offset!);
+        case 'following':
+          return p + s.offset!;
+      }
+    };
+    const frameEnd = (p: number): number => {
+      const e = call.frame.end;
+      switch (e.kind) {
+        case 'unboundedFollowing':
+          return n - 1;
+        case 'currentRow':
+          return call.frame.mode === 'rows' ? p : lastPeer[p]!;
+        case 'preceding':
+          return p - e.offset!;
+        case 'following':
+          return Math.min(n - 1, p + e.offset!);
+      }
+    };
+    const argument = (index: number, position: number): Value => args[index]!(rows[sorted[position]!]!, runtime);
+    if (compiledAggregate !== undefined) {
+      const incremental = call.frame.start.kind === 'unboundedPreceding';
+      let accumulators = newAccumulators(compiledAggregate, runtime);
+      let fed = -1;
+      for (let p = 0; p < n; p++) {
+        const start = frameStart(p);
+        const end = Math.min(frameEnd(p), n - 1);
+        if (!incremental) {
+          accumulators = newAccumulators(compiledAggregate, runtime);
+          for (let q = start; q <= end; q++) feed(compiledAggregate, accumulators, rows[sorted[q]!]!, runtime);
+        } else {
+          while (fed < end) feed(compiledAggregate, accumulators, rows[sorted[++fed]!]!, runtime);
+        }
+        results[sorted[p]!] = accumulators[0]!.result();
+      }
+      continue;
+    }
+    let dense = 0;
+    for (let p = 0; p < n; p++) {
+      const rowIndex = sorted[p]!;
+      if (firstPeer[p] === p) dense++;
+      let value: Value;
+      switch (call.name) {
+        case 'row_number':
+          value = BigInt(p + 1);
+          break;
+        case 'rank':
+          value = BigInt(firstPeer[p]! + 1);
+          break;
+        case 'dense_rank':
+          value = BigInt(dense);
+          break;
+        case 'percent_rank':
+          value = n <= 1 ? 0 : firstPeer[p]! / (n - 1);
+          break;
+        case 'cume_dist':
+          value = (lastPeer[p]! + 1) / n;
+          break;
+        case 'ntile': {
+          const buckets = args[0]!(rows[rowIndex]!, runtime) as number | null;
+          if (buckets === null) {
+            value = null;
+            break;
+          }
+          if (buckets <= 0) throw new SqlError(SqlState.invalidParameterValue, 'argument of ntile must be greater than zero');
+          const per = Math.floor(n / buckets);
+          const extra = n % buckets;
+          const boundary = extra * (per + 1);
+          value = p < boundary ? Math.floor(p / (per + 1)) + 1 : extra + Math.floor((p - boundary) / Math.max(per, 1)) + 1;
+          break;
+        }
+        case 'lag':
+        case 'lead': {
+          const offset = args.length > 1 ? (argument(1, p) as number | null) : 1;
+          if (offset === null) {
+            value = null;
+            break;
+          }
+          const target = call.name === 'lag' ? p - offset : p + offset;
+          value = target >= 0 && target < n ? argument(0, target) : args.length > 2 ? argument(2, p) : null;
+          break;
+        }
+        case 'first_value':
+        case 'last_value':
+        case 'nth_value': {
+          const start = frameStart(p);
+          const end = Math.min(frameEnd(p), n - 1);
+          if (start > end) {
+            value = null;
+            break;
+          }
+          if (call.name === 'first_value') value = argument(0, start);
+          else if (call.name === 'last_value') value = argument(0, end);
+          else {
+            const nth = argument(1, p) as number | null;
+            if (nth !== null && nth <= 0) throw new SqlError(SqlState.invalidParameterValue, 'argument of nth_value must be greater than zero');
+            value = nth === null || start + nth - 1 > end ? null : argument(0, start + nth - 1);
+          }
+          break;
+        }
+        default:
+          value = null;
+      }
+      results[rowIndex] = value;
+    }
+  }
+}
+
+export function* window(plan: PlanOf<'Window'>, runtime: Runtime): Batches {
+  const rows = collect(plan.input, runtime);
+  const columns = plan.calls.map((call) => {
+    const results: Value[] = new Array(rows.length).fill(null);
+    computeCall(rows, call, runtime, results);
+    return results;
+  });
+  // PostgreSQL emits rows in the order its last window sorted them: partition keys, then ORDER BY.
+  const last = plan.calls[plan.calls.length - 1]!;
+  const outputKeys = [...last.partitionBy.map((expression) => ({ expression, descending: false, nullsFirst: false })), ...last.orderBy];
+  let order = rows.map((_, i) => i);
+  if (outputKeys.length > 0) {
+    const evaluators = outputKeys.map((k) => compile(k.expression));
+    const keys = rows.map((row) => evaluators.map((evaluate) => evaluate(row, runtime)));
+    const compare = keyComparator(outputKeys);
+    order = order.sort((a, b) => compare(keys[a]!, keys[b]!) || a - b);
+  }
+  let out: Row[] = [];
+  for (const i of order) {
+    const row: Row = [...rows[i]!];
+    for (const column of columns) row.push(column[i]!);
+    out.push(row);
+    if (out.length >= BATCH_SIZE) {
+      yield out;
+      out = [];
+    }
+  }
+  if (out.length > 0) yield out;
+}
