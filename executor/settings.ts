@@ -23,7 +23,7 @@ export interface SettingDefinition {
   /** Cannot be changed by SET (server_version, integer_datetimes...). */
   readonly readOnly?: boolean;
   /** Normalizes a user value to its stored text; throws SqlError when invalid. */
-  readonly normalize?: (value: string) => string;
+  readonly normalize?: (value: string, current: string) => string;
   readonly enumValues?: readonly string[];
 }
 
@@ -91,22 +91,29 @@ export function formatMilliseconds(milliseconds: number): string {
   return `${milliseconds}ms`;
 }
 
-function normalizeDateStyle(value: string): string {
+function normalizeDateStyle(value: string, current: string): string {
+  // Parts not given keep their current value; German alone also means DMY (PostgreSQL's rule).
+  const [currentOutput, currentOrder] = current.split(', ');
   let output: string | undefined;
   let order: string | undefined;
+  let germanOrder = false;
   for (const part of value.split(/[\s,]+/).filter((item) => item !== '')) {
     const lower = part.toLowerCase();
     if (lower === 'iso') output = 'ISO';
     else if (lower === 'postgres') output = 'Postgres';
     else if (lower === 'sql') output = 'SQL';
-    else if (lower === 'german') output = 'German';
+    else if (lower === 'german') {
+      output = 'German';
+      germanOrder = true;
+    }
     else if (lower === 'mdy' || lower === 'us' || lower === 'noneuropean') order = 'MDY';
     else if (lower === 'dmy' || lower === 'european') order = 'DMY';
     else if (lower === 'ymd') order = 'YMD';
     else if (lower === 'default') continue;
     else throw invalidValue('DateStyle', value, `Unrecognized key word: "${part}".`);
   }
-  return `${output ?? 'ISO'}, ${order ?? 'MDY'}`;
+  if (order === undefined && germanOrder) order = 'DMY';
+  return `${output ?? currentOutput ?? 'ISO'}, ${order ?? currentOrder ?? 'MDY'}`;
 }
 
 function normalizeTimeZone(value: string): string {
@@ -293,7 +300,7 @@ export class SessionSettings {
     }
     const before = this.get(definition.name);
     if (value === undefined) this.values.delete(definition.name);
-    else this.values.set(definition.name, definition.normalize === undefined ? value : definition.normalize(value));
+    else this.values.set(definition.name, definition.normalize === undefined ? value : definition.normalize(value, before ?? definition.defaultValue));
     const after = this.get(definition.name)!;
     if (definition.reported === true && after !== before) this.onReportedChange(definition.name, after);
   }
