@@ -99,8 +99,8 @@ type Kind = 'date' | 'time' | 'timestamp' | 'timestamptz';
 
 const typeNames: Record<Kind, string> = {
   date: 'date',
-  time: 'time without time zone',
-  timestamp: 'timestamp without time zone',
+  time: 'time',
+  timestamp: 'timestamp',
   timestamptz: 'timestamp with time zone',
 };
 
@@ -151,10 +151,17 @@ interface ParseEnvironment {
 
 const specials = new Set(['epoch', 'infinity', '+infinity', '-infinity', 'now', 'today', 'tomorrow', 'yesterday', 'allballs']);
 
+function roundHalfEven(value: number): number {
+  const floor = Math.floor(value);
+  const difference = value - floor;
+  if (difference !== 0.5) return Math.round(value);
+  return floor % 2 === 0 ? floor : floor + 1;
+}
+
 function parseFraction(digits: string | undefined): number {
   if (digits === undefined || digits.length === 0) return 0;
-  // round to microseconds as PostgreSQL (rint)
-  return Math.round(Number(`0.${digits}`) * MICROS_PER_SECOND);
+  // round to microseconds as PostgreSQL: rint, half to even
+  return roundHalfEven(Number(`0.${digits}`) * MICROS_PER_SECOND);
 }
 
 /** Splits a date/time string into PostgreSQL-like fields. Returns undefined on bad syntax. */
@@ -271,10 +278,11 @@ function decode(text: string, kind: Kind): Parsed | undefined {
         result.special = word;
         continue;
       }
-      // a time zone name, possibly with an offset glued on ("utc+2" is not handled)
-      const zone = tryResolveTimeZone(word.toUpperCase() === word.toUpperCase() && word.includes('/') ? restoreCase(text, word) : word);
+      // a time zone name or abbreviation
+      const zone = tryResolveTimeZone(word.includes('/') ? restoreCase(text, word) : word);
       if (zone === undefined || /^[+-]?\d/.test(word)) {
-        throw new SqlError(SqlState.invalidParameterValue, `time zone "${restoreCase(text, word)}" not recognized`);
+        if (!word.includes('/')) return undefined;
+        throw new SqlError(SqlState.invalidParameterValue, `time zone "${word}" not recognized`);
       }
       result.zone = zone;
       continue;
@@ -282,6 +290,25 @@ function decode(text: string, kind: Kind): Parsed | undefined {
   }
   // plain numbers: compact ISO dates (YYYYMMDD), or day/year with a month name
   for (const number of numbers) {
+    if (!haveDate && result.month === undefined && /^\d{6}$/.test(number) && numbers.length === 1) {
+      result.year = expandYear(number.slice(0, 2));
+      result.month = Number(number.slice(2, 4));
+      result.day = Number(number.slice(4, 6));
+      haveDate = true;
+      continue;
+    }
+    if (!haveDate && result.month === undefined && /^\d{4}\.\d{3}$/.test(number)) {
+      // year.day-of-year
+      const dayOfYear = Number(number.slice(5));
+      const start = daysFromCivil(Number(number.slice(0, 4)), 1, 1);
+      const date = civilFromDays(start + dayOfYear - 1);
+      if (dayOfYear < 1 || dayOfYear > 366 || date.year !== Number(number.slice(0, 4))) return { ...result, hour: -1, year: 1, month: 1, day: 1 };
+      result.year = date.year;
+      result.month = date.month;
+      result.day = date.day;
+      haveDate = true;
+      continue;
+    }
     if (!haveDate && result.month === undefined && /^\d{8}$/.test(number)) {
       result.year = Number(number.slice(0, 4));
       result.month = Number(number.slice(4, 6));

@@ -8,18 +8,69 @@
 
 import { SqlError, SqlState } from './errors.js';
 
+const float32Scratch = new Float32Array(1);
+const float32Bits = new Uint32Array(float32Scratch.buffer);
+
+/**
+ * Shortest digits of a float4 exactly as PostgreSQL's Ryu (f2s.c, bounds not accepted, round half
+ * even on an exact tie), emulated with exact bigint arithmetic. Returns digits and the decimal
+ * exponent of the first digit.
+ */
+function shortestFloat4(value: number): { digits: string; exponent: number } {
+  float32Scratch[0] = value;
+  const bits = float32Bits[0]!;
+  const ieeeMantissa = bits & 0x7fffff;
+  const ieeeExponent = (bits >>> 23) & 0xff;
+  // small integers print exactly (f2d_small_int)
+  const smallE2 = ieeeExponent - 127 - 23;
+  if (smallE2 >= -23 && smallE2 <= 0 && (ieeeMantissa & ((1 << -smallE2) - 1)) === 0) {
+    const integer = String(Math.abs(value));
+    return { digits: integer.replace(/0+$/, '') || '0', exponent: integer.length - 1 };
+  }
+  const e2 = ieeeExponent === 0 ? 1 - 127 - 23 - 2 : ieeeExponent - 127 - 23 - 2;
+  const m2 = ieeeExponent === 0 ? ieeeMantissa : (1 << 23) | ieeeMantissa;
+  const mmShift = ieeeMantissa !== 0 || ieeeExponent <= 1 ? 1 : 0;
+  const mv = BigInt(4 * m2);
+  const mp = BigInt(4 * m2 + 2);
+  const mm = BigInt(4 * m2 - 1 - mmShift);
+  // value = mv * 2^e2; work in units of 10^e10 with e10 low enough for ~12 spare digits
+  const e10 = Math.floor(Math.log10(Math.abs(value))) - 12;
+  const scaled = (m: bigint): { quotient: bigint; exact: boolean } => {
+    // m * 2^e2 / 10^e10
+    let numerator = m;
+    let denominator = 1n;
+    if (e2 >= 0) numerator <<= BigInt(e2);
+    else denominator <<= BigInt(-e2);
+    if (e10 >= 0) denominator *= 10n ** BigInt(e10);
+    else numerator *= 10n ** BigInt(-e10);
+    return { quotient: numerator / denominator, exact: numerator % denominator === 0n };
+  };
+  const r = scaled(mv);
+  const p = scaled(mp);
+  let vr = r.quotient;
+  let vp = p.exact ? p.quotient - 1n : p.quotient; // the upper bound itself is excluded
+  let vm = scaled(mm).quotient;
+  let vrIsTrailingZeros = r.exact;
+  let lastRemovedDigit = 0n;
+  let removed = 0;
+  while (vp / 10n > vm / 10n) {
+    vrIsTrailingZeros &&= lastRemovedDigit === 0n;
+    lastRemovedDigit = vr % 10n;
+    vr /= 10n;
+    vp /= 10n;
+    vm /= 10n;
+    removed++;
+  }
+  if (vrIsTrailingZeros && lastRemovedDigit === 5n && vr % 2n === 0n) lastRemovedDigit = 4n;
+  const output = vr + (vr === vm || lastRemovedDigit >= 5n ? 1n : 0n);
+  const text = output.toString();
+  return { digits: text.replace(/0+$/, '') || '0', exponent: e10 + removed + text.length - 1 };
+}
+
 /** The shortest digits and decimal exponent of a finite nonzero |value|. */
 function shortestDigits(value: number, isFloat4: boolean): { digits: string; exponent: number } {
-  let text: string;
-  if (isFloat4) {
-    text = '';
-    for (let precision = 1; precision <= 9; precision++) {
-      text = value.toExponential(precision - 1);
-      if (Math.fround(Number(text)) === value) break;
-    }
-  } else {
-    text = value.toExponential();
-  }
+  if (isFloat4) return shortestFloat4(value);
+  const text = value.toExponential();
   // text is like "1.2345e+8"
   const exponentAt = text.indexOf('e');
   const digits = text.slice(0, exponentAt).replace('.', '').replace(/0+$/, '') || '0';

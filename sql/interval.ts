@@ -98,6 +98,13 @@ unit('second', 'second', 'seconds', 's', 'sec', 'secs');
 unit('millisecond', 'millisecond', 'milliseconds', 'ms', 'msec', 'msecs', 'mseconds', 'millisecon');
 unit('microsecond', 'microsecond', 'microseconds', 'us', 'usec', 'usecs', 'useconds');
 
+/** rint: half to even, as PostgreSQL rounds fractional fields. */
+function rint(value: number): number {
+  const floor = Math.floor(value);
+  if (value - floor !== 0.5) return Math.round(value);
+  return floor % 2 === 0 ? floor : floor + 1;
+}
+
 class Accumulator {
   months = 0;
   days = 0;
@@ -112,23 +119,29 @@ class Accumulator {
   addFractionalDays(value: number): void {
     const whole = Math.trunc(value);
     this.days += whole;
-    this.micros += Math.round((value - whole) * MICROS_PER_DAY);
+    this.micros += rint((value - whole) * MICROS_PER_DAY);
+  }
+
+  /** PostgreSQL: whole part * scale plus rint(fraction * scale) (AdjustMicroseconds). */
+  private addMicros(value: number, scale: number): void {
+    const whole = Math.trunc(value);
+    this.micros += whole * scale + rint((value - whole) * scale);
   }
 
   add(kind: UnitKind, value: number): void {
     switch (kind) {
-      case 'millennium': this.months += Math.round(value * 12000); break;
-      case 'century': this.months += Math.round(value * 1200); break;
-      case 'decade': this.months += Math.round(value * 120); break;
-      case 'year': this.months += Math.round(value * 12); break;
+      case 'millennium': this.months += Math.trunc(value) * 12000 + rint((value - Math.trunc(value)) * 12000); break;
+      case 'century': this.months += Math.trunc(value) * 1200 + rint((value - Math.trunc(value)) * 1200); break;
+      case 'decade': this.months += Math.trunc(value) * 120 + rint((value - Math.trunc(value)) * 120); break;
+      case 'year': this.months += Math.trunc(value) * 12 + rint((value - Math.trunc(value)) * 12); break;
       case 'month': this.addFractionalMonths(value); break;
       case 'week': this.addFractionalDays(value * 7); break;
       case 'day': this.addFractionalDays(value); break;
-      case 'hour': this.micros += Math.round(value * MICROS_PER_HOUR); break;
-      case 'minute': this.micros += Math.round(value * MICROS_PER_MINUTE); break;
-      case 'second': this.micros += Math.round(value * MICROS_PER_SECOND); break;
-      case 'millisecond': this.micros += Math.round(value * 1000); break;
-      case 'microsecond': this.micros += Math.round(value); break;
+      case 'hour': this.addMicros(value, MICROS_PER_HOUR); break;
+      case 'minute': this.addMicros(value, MICROS_PER_MINUTE); break;
+      case 'second': this.addMicros(value, MICROS_PER_SECOND); break;
+      case 'millisecond': this.addMicros(value, 1000); break;
+      case 'microsecond': this.addMicros(value, 1); break;
     }
   }
 }
@@ -162,6 +175,8 @@ export function parseInterval(text: string): Interval {
   const accumulator = new Accumulator();
   let ago = false;
   let sawField = false;
+  // PostgreSQL rejects a unit given twice ("1 day 2 days")
+  const seen = new Set<UnitKind>();
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     if (token === '@') continue;
@@ -193,6 +208,9 @@ export function parseInterval(text: string): Interval {
         if (second >= 60) throw rangeError(text);
         micros = first * MICROS_PER_HOUR + second * MICROS_PER_MINUTE;
       }
+      const claims: UnitKind[] = ['hour', 'minute', 'second', 'millisecond', 'microsecond'];
+      if (claims.some((claim) => seen.has(claim))) throw syntaxError(text);
+      for (const claim of claims) seen.add(claim);
       accumulator.micros += sign * micros;
       sawField = true;
       continue;
@@ -211,7 +229,12 @@ export function parseInterval(text: string): Interval {
       if (!Number.isFinite(value)) throw rangeError(text);
       const next = tokens[i + 1];
       if (next !== undefined && next in units) {
-        accumulator.add(units[next]!, value);
+        const kind = units[next]!;
+        // fractional seconds also claim the millisecond and microsecond fields (DTK_ALL_SECS_M)
+        const claims: UnitKind[] = kind === 'second' && !Number.isInteger(value) ? ['second', 'millisecond', 'microsecond'] : [kind];
+        if (claims.some((claim) => seen.has(claim))) throw syntaxError(text);
+        for (const claim of claims) seen.add(claim);
+        accumulator.add(kind, value);
         i++;
       } else if (next === undefined || next === 'ago') {
         // a bare number is seconds

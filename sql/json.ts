@@ -29,10 +29,6 @@ export function jsonNumber(value: Numeric): JsonValue {
   if (value.special === undefined && value.scale === 0 && value.unscaled >= -9007199254740991n && value.unscaled <= 9007199254740991n) {
     return Number(value.unscaled);
   }
-  if (value.special === undefined) {
-    const normalized = value.normalized();
-    if (normalized.scale === 0 && value.scale === 0) return Number(normalized.unscaled);
-  }
   return value;
 }
 

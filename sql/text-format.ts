@@ -76,19 +76,14 @@ function formatBool(value: boolean): string {
   return value ? 't' : 'f';
 }
 
-const trueWords = ['true', 'yes', 'on', '1'];
-const falseWords = ['false', 'no', 'off', '0'];
-
-/** boolin: any unique prefix of true/false/yes/no, on/off, 1/0, case-insensitive. */
+/** boolin: a prefix of true/false/yes/no, on/off (at least 2 letters), 1/0, case-insensitive. */
 export function parseBool(text: string): boolean {
   const word = text.trim().toLowerCase();
   if (word.length > 0) {
-    if (word === 'on' || word === '1') return true;
-    if (word === 'of' || word === 'off' || word === '0') return false;
-    if (word !== 'o') {
-      for (const candidate of trueWords) if (candidate.startsWith(word) && candidate.length > 2) return true;
-      for (const candidate of falseWords) if (candidate.startsWith(word) && candidate.length > 2) return false;
-    }
+    if ('true'.startsWith(word) || 'yes'.startsWith(word)) return true;
+    if ('false'.startsWith(word) || 'no'.startsWith(word)) return false;
+    if (word === '1' || (word.length >= 2 && 'on'.startsWith(word))) return true;
+    if (word === '0' || (word.length >= 2 && 'off'.startsWith(word))) return false;
   }
   throw new SqlError(SqlState.invalidTextRepresentation, `invalid input syntax for type boolean: "${text}"`);
 }

@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SqlError, SqlState, type SqlStateCode } from '../sql/errors.js';
+import type { Bytes } from './byte-writer.js';
 
 export type RocksDbErrorCode =
   | 'Corruption'
@@ -55,9 +56,9 @@ export interface OpenOptions {
 
 export interface IteratorOptions {
   /** Inclusive. */
-  readonly lowerBound?: Uint8Array;
+  readonly lowerBound?: Bytes;
   /** Exclusive. */
-  readonly upperBound?: Uint8Array;
+  readonly upperBound?: Bytes;
   readonly reverse?: boolean;
   readonly snapshot?: Snapshot;
   readonly fillCache?: boolean;
@@ -65,7 +66,7 @@ export interface IteratorOptions {
    * MVCC mode: the 8-byte inverted epoch (see mvcc-key.ts). Only the newest version at or before
    * that epoch of each key is returned, tombstones skipped unless keepTombstones.
    */
-  readonly epochSuffix?: Uint8Array;
+  readonly epochSuffix?: Bytes;
   readonly keepTombstones?: boolean;
 }
 
@@ -86,28 +87,28 @@ export interface Snapshot {
 }
 
 interface NativeIterator {
-  seek(key: Uint8Array): void;
+  seek(key: Bytes): void;
   next(maxEntries: number, maxBytes: number): Buffer | null;
   close(): void;
 }
 
 interface NativeDatabase {
   close(): void;
-  get(key: Uint8Array, snapshotId?: number): Buffer | undefined;
-  multiGet(keys: Uint8Array[]): (Buffer | undefined)[];
-  getLatestVersion(seekKey: Uint8Array): Buffer | undefined;
-  write(packed: Uint8Array, sync: boolean): void;
-  deleteRange(start: Uint8Array, end: Uint8Array, sync: boolean): void;
+  get(key: Bytes, snapshotId?: number): Buffer | undefined;
+  multiGet(keys: Bytes[]): (Buffer | undefined)[];
+  getLatestVersion(seekKey: Bytes): Buffer | undefined;
+  write(packed: Bytes, sync: boolean): void;
+  deleteRange(start: Bytes, end: Bytes, sync: boolean): void;
   iterator(options: object): NativeIterator;
   snapshot(): number;
   releaseSnapshot(id: number): void;
   getProperty(name: string): string | undefined;
   statistics(): { tickers: Record<string, number>; text: string } | undefined;
   liveFiles(): LiveFile[];
-  approximateSize(start: Uint8Array, end: Uint8Array): number;
+  approximateSize(start: Bytes, end: Bytes): number;
   setRetentionWatermark(tableId: number, epoch: bigint): void;
   flush(): Promise<void>;
-  compactRange(start?: Uint8Array, end?: Uint8Array): Promise<void>;
+  compactRange(start?: Bytes, end?: Bytes): Promise<void>;
   checkpoint(directory: string): Promise<void>;
 }
 
@@ -203,7 +204,7 @@ export class RocksIterator {
   }
 
   /** Forward: first key >= key; reverse: last key <= key. */
-  seek(key: Uint8Array): void {
+  seek(key: Bytes): void {
     try {
       this.iterator.seek(key);
     } catch (error) {
@@ -269,7 +270,7 @@ export class RocksDatabase {
     return this.closed;
   }
 
-  get(key: Uint8Array, snapshot?: Snapshot): Buffer | undefined {
+  get(key: Bytes, snapshot?: Snapshot): Buffer | undefined {
     try {
       return this.native.get(key, snapshot?.id);
     } catch (error) {
@@ -277,7 +278,7 @@ export class RocksDatabase {
     }
   }
 
-  multiGet(keys: Uint8Array[]): (Buffer | undefined)[] {
+  multiGet(keys: Bytes[]): (Buffer | undefined)[] {
     try {
       return this.native.multiGet(keys);
     } catch (error) {
@@ -289,7 +290,7 @@ export class RocksDatabase {
    * The value of the first key >= seekKey sharing its MVCC prefix (all but the last 8 bytes):
    * the newest version at or before the epoch encoded in seekKey. One seek.
    */
-  getLatestVersion(seekKey: Uint8Array): Buffer | undefined {
+  getLatestVersion(seekKey: Bytes): Buffer | undefined {
     try {
       return this.native.getLatestVersion(seekKey);
     } catch (error) {
@@ -298,7 +299,7 @@ export class RocksDatabase {
   }
 
   /** Applies a packed batch (write-batch.ts) atomically; `sync` waits for the WAL on disk. */
-  write(packed: Uint8Array, sync = false): void {
+  write(packed: Bytes, sync = false): void {
     try {
       this.native.write(packed, sync);
     } catch (error) {
@@ -306,7 +307,7 @@ export class RocksDatabase {
     }
   }
 
-  deleteRange(start: Uint8Array, end: Uint8Array, sync = false): void {
+  deleteRange(start: Bytes, end: Bytes, sync = false): void {
     try {
       this.native.deleteRange(start, end, sync);
     } catch (error) {
@@ -358,7 +359,7 @@ export class RocksDatabase {
     }
   }
 
-  approximateSize(start: Uint8Array, end: Uint8Array): number {
+  approximateSize(start: Bytes, end: Bytes): number {
     try {
       return this.native.approximateSize(start, end);
     } catch (error) {
@@ -376,7 +377,7 @@ export class RocksDatabase {
   }
 
   /** Compacts [start, end) (everything when omitted) down to the bottom level, running version GC. */
-  compactRange(start?: Uint8Array, end?: Uint8Array): Promise<void> {
+  compactRange(start?: Bytes, end?: Bytes): Promise<void> {
     return this.track(() => this.native.compactRange(start, end));
   }
 

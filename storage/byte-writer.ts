@@ -1,0 +1,133 @@
+// A growable byte buffer for building keys, rows and write batches without a Buffer per value:
+// callers reset() and reuse one writer, and copy out (`copy()`) or view (`view()`) the result.
+
+/** Node's Buffer and plain Uint8Array (their typings disagree under TypeScript 5.9). */
+export type Bytes = Uint8Array | Buffer;
+
+const INITIAL_CAPACITY = 256;
+
+export class ByteWriter {
+  buffer: Buffer;
+  length = 0;
+  private readonly scratch = new DataView(new ArrayBuffer(8));
+
+  constructor(capacity = INITIAL_CAPACITY) {
+    this.buffer = Buffer.allocUnsafe(capacity);
+  }
+
+  reset(): void {
+    this.length = 0;
+  }
+
+  ensure(extra: number): void {
+    const needed = this.length + extra;
+    if (needed <= this.buffer.length) return;
+    let capacity = this.buffer.length * 2;
+    while (capacity < needed) capacity *= 2;
+    const grown = Buffer.allocUnsafe(capacity);
+    grown.set(this.buffer.subarray(0, this.length));
+    this.buffer = grown;
+  }
+
+  byte(value: number): void {
+    if (this.length >= this.buffer.length) this.ensure(1);
+    this.buffer[this.length++] = value;
+  }
+
+  uint32BigEndian(value: number): void {
+    this.ensure(4);
+    this.buffer.writeUInt32BE(value >>> 0, this.length);
+    this.length += 4;
+  }
+
+  uint32LittleEndian(value: number): void {
+    this.ensure(4);
+    this.buffer.writeUInt32LE(value >>> 0, this.length);
+    this.length += 4;
+  }
+
+  /** Overwrites 4 bytes already written (a length filled in afterwards). */
+  patchUint32LittleEndian(offset: number, value: number): void {
+    this.buffer.writeUInt32LE(value >>> 0, offset);
+  }
+
+  int32LittleEndian(value: number): void {
+    this.ensure(4);
+    this.buffer.writeInt32LE(value | 0, this.length);
+    this.length += 4;
+  }
+
+  uint64BigEndian(value: bigint): void {
+    this.ensure(8);
+    this.buffer.writeBigUInt64BE(value, this.length);
+    this.length += 8;
+  }
+
+  int64LittleEndian(value: bigint): void {
+    this.ensure(8);
+    this.buffer.writeBigInt64LE(value, this.length);
+    this.length += 8;
+  }
+
+  float64LittleEndian(value: number): void {
+    this.ensure(8);
+    this.buffer.writeDoubleLE(value, this.length);
+    this.length += 8;
+  }
+
+  /** The 8 bytes of a float64 (big endian) into the scratch view, for order-preserving encodings. */
+  float64Bits(value: number): DataView {
+    this.scratch.setFloat64(0, value);
+    return this.scratch;
+  }
+
+  bytes(source: Bytes, start = 0, end = source.length): void {
+    const count = end - start;
+    this.ensure(count);
+    this.buffer.set(start === 0 && end === source.length ? source : source.subarray(start, end), this.length);
+    this.length += count;
+  }
+
+  /** UTF-8 bytes of `text`; returns the number of bytes written. */
+  utf8(text: string): number {
+    const count = text.length;
+    // ASCII fast path: one byte per code unit, no native call.
+    this.ensure(count);
+    const buffer = this.buffer;
+    let offset = this.length;
+    let index = 0;
+    for (; index < count; index++) {
+      const code = text.charCodeAt(index);
+      if (code >= 0x80) break;
+      buffer[offset++] = code;
+    }
+    if (index === count) {
+      this.length = offset;
+      return count;
+    }
+    this.length = offset;
+    const rest = text.slice(index);
+    const restBytes = Buffer.byteLength(rest, 'utf8');
+    this.ensure(restBytes);
+    this.buffer.write(rest, this.length, restBytes, 'utf8');
+    this.length += restBytes;
+    return index + restBytes;
+  }
+
+  /** A copy of the bytes written so far. */
+  copy(): Buffer {
+    const copy = Buffer.allocUnsafe(this.length);
+    copy.set(this.buffer.subarray(0, this.length));
+    return copy;
+  }
+
+  /** A view of the bytes written so far; valid until the next write or reset. */
+  view(): Buffer {
+    return this.buffer.subarray(0, this.length);
+  }
+
+  /** The bytes written so far as a latin1 string (one char per byte): a Map key with byte order. */
+  latin1(start = 0): string {
+    return this.buffer.toString('latin1', start, this.length);
+  }
+}

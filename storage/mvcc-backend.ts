@@ -1,0 +1,37 @@
+// The ordered key-value store under the MVCC state tables: RocksDB through the addon
+// (rocks-backend.ts) or a sorted in-memory map (memory-backend.ts). Both speak the same packed
+// formats (write-batch.ts for writes, [u32le keyLength][key][u32le valueLength][value] for scans)
+// and the same MVCC iteration rule, so the state tables on top are one implementation.
+
+import type { Epoch } from '../sql/epoch.js';
+import type { Bytes } from './byte-writer.js';
+
+export interface BackendScanOptions {
+  readonly lowerBound: Bytes;
+  readonly upperBound: Bytes;
+  readonly reverse?: boolean;
+  /** MVCC mode: only the newest version at or before this inverted epoch, per key. */
+  readonly epochSuffix?: Bytes;
+  readonly keepTombstones?: boolean;
+}
+
+export interface BackendIterator {
+  /** Up to maxEntries packed entries, or null at the end. */
+  nextPacked(maxEntries: number): Buffer | null;
+  close(): void;
+}
+
+export interface MvccBackend {
+  /** The newest version at or before the epoch encoded in `seekKey` (prefix | ~epoch). */
+  getLatestVersion(seekKey: Buffer): Buffer | undefined;
+  /** A plain (unversioned) key: store records and metadata. */
+  get(key: Buffer): Buffer | undefined;
+  scan(options: BackendScanOptions): BackendIterator;
+  /** Applies a packed batch atomically and durably (WAL synced). */
+  write(packed: Buffer): void;
+  approximateSize(lowerBound: Bytes, upperBound: Bytes): number;
+  approximateKeys(lowerBound: Bytes, upperBound: Bytes): number;
+  /** Versions of the table shadowed by one at or below `epoch` may now be garbage-collected. */
+  setRetentionWatermark(tableId: number, epoch: Epoch): void;
+  close(): Promise<void>;
+}

@@ -1,0 +1,268 @@
+// One state table over an MVCC backend: the open epoch's writes buffered in a map, committed rows
+// served from the memory tier (row-cache.ts) or the backend, reads AS OF an epoch, ordered range
+// scans that merge buffered writes over committed rows, and version history (versions()).
+// The store (mvcc-state-store.ts) owns commit; this file owns reads and buffering.
+//
+// Rows passed in or returned are not copied: callers must not mutate them.
+
+import type { Epoch } from '../sql/epoch.js';
+import type { DataType } from '../sql/types.js';
+import type { Row } from '../sql/value.js';
+import type { RowVersion, ScanOptions, StateTable, StateTableSchema } from './state-table.js';
+import { ByteWriter } from './byte-writer.js';
+import { encodeKey, encodeKeyColumns } from './memcomparable.js';
+import type { MvccBackend } from './mvcc-backend.js';
+import { EPOCH_SUFFIX_BYTES, LATEST_SUFFIX, TABLE_PREFIX_BYTES, epochSuffix, readEpochSuffix, tableUpperBound, writeTablePrefix } from './mvcc-key.js';
+import { decodeRow, ROW_TOMBSTONE } from './row-codec.js';
+import { MemoryBudget, RowCache } from './row-cache.js';
+
+/** What a table needs from its store. */
+export interface TableHost {
+  readonly backend: MvccBackend;
+  readonly committedEpoch: Epoch;
+  /** The epoch to read for a request AS OF `epoch`; throws 72000 outside the readable window. */
+  resolveReadEpoch(tableId: number, epoch: Epoch): Epoch;
+  /** Throws 72000 when versions between `from` and `to` may have been collected. */
+  checkHistory(tableId: number, from: Epoch, to: Epoch): void;
+}
+
+const SCAN_BATCH_ENTRIES = 512;
+
+export class MvccStateTable implements StateTable {
+  schema: StateTableSchema;
+  readonly keyTypes: readonly DataType[];
+  readonly prefix: Buffer;
+  /** Buffered writes of the open epoch by encoded key (latin1): the row, or null for a delete. */
+  readonly pending = new Map<string, Row | null>();
+  readonly cache: RowCache;
+  private readonly host: TableHost;
+  private readonly writer = new ByteWriter(256);
+  private sortedPending: string[] | undefined;
+
+  constructor(schema: StateTableSchema, host: TableHost, budget: MemoryBudget) {
+    this.schema = schema;
+    this.host = host;
+    this.keyTypes = schema.primaryKey.map((index) => schema.columnTypes[index]!);
+    const prefixWriter = new ByteWriter(8);
+    writeTablePrefix(prefixWriter, schema.tableId);
+    this.prefix = prefixWriter.copy();
+    this.cache = new RowCache(budget);
+  }
+
+  get(key: Row, epoch?: Epoch): Row | undefined {
+    const writer = this.writer;
+    writer.reset();
+    writer.bytes(this.prefix);
+    encodeKey(writer, key, this.keyTypes);
+    if (epoch === undefined) {
+      const encoded = writer.latin1(TABLE_PREFIX_BYTES);
+      if (this.pending.size > 0) {
+        const buffered = this.pending.get(encoded);
+        if (buffered !== undefined) return buffered ?? undefined;
+      }
+      const cached = this.cache.get(encoded);
+      if (cached !== undefined) return cached ?? undefined;
+      writer.bytes(LATEST_SUFFIX);
+      const value = this.host.backend.getLatestVersion(writer.view());
+      const row = value === undefined ? undefined : decodeRow(value);
+      this.cache.set(encoded, row ?? null);
+      return row;
+    }
+    const readEpoch = this.host.resolveReadEpoch(this.schema.tableId, epoch);
+    writer.bytes(epochSuffix(readEpoch));
+    const value = this.host.backend.getLatestVersion(writer.view());
+    return value === undefined ? undefined : decodeRow(value);
+  }
+
+  insert(row: Row): void {
+    this.pending.set(this.encodeRowKey(row), row);
+    this.sortedPending = undefined;
+  }
+
+  delete(row: Row): void {
+    this.pending.set(this.encodeRowKey(row), null);
+    this.sortedPending = undefined;
+  }
+
+  private encodeRowKey(row: Row): string {
+    const writer = this.writer;
+    writer.reset();
+    encodeKeyColumns(writer, row, this.schema.primaryKey, this.keyTypes);
+    return writer.latin1();
+  }
+
+  /** Encoded bounds of a scan: [table prefix | start, table prefix | end). */
+  private bounds(options: Omit<ScanOptions, 'epoch'>): { lower: Buffer; upper: Buffer } {
+    const writer = new ByteWriter(64);
+    writer.bytes(this.prefix);
+    if (options.start !== undefined) encodeKey(writer, options.start, this.keyTypes);
+    const lower = writer.copy();
+    let upper: Buffer;
+    if (options.end !== undefined) {
+      writer.reset();
+      writer.bytes(this.prefix);
+      encodeKey(writer, options.end, this.keyTypes);
+      upper = writer.copy();
+    } else {
+      // vnode 0 is the only one in use; the next vnode's prefix ends the table's rows.
+      upper = Buffer.from(this.prefix.toString('latin1'), 'latin1');
+      upper[TABLE_PREFIX_BYTES - 1] = upper[TABLE_PREFIX_BYTES - 1]! + 1;
+      if (upper[TABLE_PREFIX_BYTES - 1] === 0) upper = tableUpperBound(this.schema.tableId);
+    }
+    return { lower, upper };
+  }
+
+  *scan(options: ScanOptions = {}): Iterable<Row> {
+    const { lower, upper } = this.bounds(options);
+    const reverse = options.reverse === true;
+    const limit = options.limit ?? Number.POSITIVE_INFINITY;
+    if (limit <= 0) return;
+    let suffix: Buffer = LATEST_SUFFIX;
+    let merged: string[] = [];
+    if (options.epoch !== undefined) {
+      suffix = epochSuffix(this.host.resolveReadEpoch(this.schema.tableId, options.epoch));
+    } else if (this.pending.size > 0) {
+      merged = this.pendingBetween(lower.toString('latin1', TABLE_PREFIX_BYTES), upper.toString('latin1', TABLE_PREFIX_BYTES), upper.length <= TABLE_PREFIX_BYTES);
+      if (reverse) merged.reverse();
+    }
+    const iterator = this.host.backend.scan({ lowerBound: lower, upperBound: upper, reverse, epochSuffix: suffix });
+    let emitted = 0;
+    let pendingIndex = 0;
+    try {
+      for (;;) {
+        const packed = iterator.nextPacked(SCAN_BATCH_ENTRIES);
+        if (packed === null) break;
+        let offset = 0;
+        while (offset < packed.length) {
+          const keyLength = packed.readUInt32LE(offset);
+          const keyStart = offset + 4;
+          const keyEnd = keyStart + keyLength;
+          const valueLength = packed.readUInt32LE(keyEnd);
+          const valueStart = keyEnd + 4;
+          offset = valueStart + valueLength;
+          if (pendingIndex < merged.length) {
+            const committedKey = packed.toString('latin1', keyStart + TABLE_PREFIX_BYTES, keyEnd - EPOCH_SUFFIX_BYTES);
+            // Buffered writes that sort before this committed key come first.
+            while (pendingIndex < merged.length && (reverse ? merged[pendingIndex]! > committedKey : merged[pendingIndex]! < committedKey)) {
+              const row = this.pending.get(merged[pendingIndex++]!)!;
+              if (row !== null) {
+                yield row;
+                if (++emitted >= limit) return;
+              }
+            }
+            if (pendingIndex < merged.length && merged[pendingIndex] === committedKey) {
+              const row = this.pending.get(merged[pendingIndex++]!)!;
+              if (row !== null) {
+                yield row;
+                if (++emitted >= limit) return;
+              }
+              continue;
+            }
+          }
+          const row = decodeRow(packed, valueStart);
+          if (row === undefined) continue;
+          yield row;
+          if (++emitted >= limit) return;
+        }
+      }
+      while (pendingIndex < merged.length) {
+        const row = this.pending.get(merged[pendingIndex++]!)!;
+        if (row !== null) {
+          yield row;
+          if (++emitted >= limit) return;
+        }
+      }
+    } finally {
+      iterator.close();
+    }
+  }
+
+  /** Sorted buffered keys in [lower, upper) (encoded keys without the table prefix). */
+  private pendingBetween(lower: string, upper: string, unbounded: boolean): string[] {
+    if (this.sortedPending === undefined) this.sortedPending = [...this.pending.keys()].sort();
+    return this.sortedPending.filter((key) => key >= lower && (unbounded || key < upper));
+  }
+
+  *versions(from: Epoch, to: Epoch, options: Omit<ScanOptions, 'epoch'> = {}): Iterable<RowVersion> {
+    this.host.checkHistory(this.schema.tableId, from, to);
+    const { lower, upper } = this.bounds(options);
+    const limit = options.limit ?? Number.POSITIVE_INFINITY;
+    const reverse = options.reverse === true;
+    // Versions of a key arrive newest first: each one is valid until the newer one before it.
+    // A key's versions are emitted oldest first; with `reverse`, keys come in descending order.
+    const iterator = this.host.backend.scan({ lowerBound: lower, upperBound: upper });
+    const groups: RowVersion[][] = [];
+    let group: RowVersion[] = [];
+    let groupKey: string | undefined;
+    let newer: Epoch | null = null;
+    let emitted = 0;
+    try {
+      for (;;) {
+        const packed = iterator.nextPacked(SCAN_BATCH_ENTRIES);
+        if (packed === null) break;
+        let offset = 0;
+        while (offset < packed.length) {
+          const keyLength: number = packed.readUInt32LE(offset);
+          const keyStart: number = offset + 4;
+          const keyEnd: number = keyStart + keyLength;
+          const valueLength: number = packed.readUInt32LE(keyEnd);
+          const valueStart: number = keyEnd + 4;
+          offset = valueStart + valueLength;
+          const key = packed.toString('latin1', keyStart, keyEnd - EPOCH_SUFFIX_BYTES);
+          const epoch = readEpochSuffix(packed, keyEnd);
+          if (key !== groupKey) {
+            if (group.length > 0) {
+              group.reverse();
+              if (reverse) groups.push(group);
+              else {
+                for (const version of group) {
+                  yield version;
+                  if (++emitted >= limit) return;
+                }
+              }
+            }
+            group = [];
+            groupKey = key;
+            newer = null;
+          }
+          const validTo = newer;
+          newer = epoch;
+          if (packed[valueStart] !== ROW_TOMBSTONE && epoch <= to && (validTo === null || validTo > from)) {
+            group.push({ row: decodeRow(packed, valueStart)!, validFrom: epoch, validTo });
+          }
+        }
+      }
+    } finally {
+      iterator.close();
+    }
+    if (group.length > 0) {
+      group.reverse();
+      groups.push(group);
+    }
+    if (reverse) groups.reverse();
+    for (const versions of groups) {
+      for (const version of versions) {
+        yield version;
+        if (++emitted >= limit) return;
+      }
+    }
+  }
+
+  stats(): { readonly bytes: number; readonly keys: number } {
+    const lower = this.prefix;
+    const upper = tableUpperBound(this.schema.tableId);
+    return { bytes: this.host.backend.approximateSize(lower, upper), keys: this.host.backend.approximateKeys(lower, upper) };
+  }
+
+  /** After a successful commit: the buffered writes become the cached latest rows. */
+  publishPending(): void {
+    for (const [key, row] of this.pending) this.cache.set(key, row);
+    this.pending.clear();
+    this.sortedPending = undefined;
+  }
+
+  discardPending(): void {
+    this.pending.clear();
+    this.sortedPending = undefined;
+  }
+}

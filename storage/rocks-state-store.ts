@@ -1,0 +1,65 @@
+// The state store on RocksDB: `openRocksStateStore({ dir, retentionMs, memoryLimitBytes })` opens
+// (or creates) the data directory and returns a StateStore whose committed epochs survive crashes
+// (each commit is one WAL-synced write batch). The RocksDB handle stays reachable (`database`) for
+// checkpoints (live SST files, hard-link checkpoints) and maintenance (compaction runs version GC).
+
+import { mkdirSync } from 'node:fs';
+import { SqlError, SqlState } from '../sql/errors.js';
+import { MvccStateStore } from './mvcc-state-store.js';
+import { RocksBackend } from './rocks-backend.js';
+import { RocksDatabase, toStorageSqlError, type OpenOptions } from './rocksdb.js';
+
+export interface RocksStateStoreOptions {
+  /** The RocksDB directory (created if missing). */
+  readonly dir: string;
+  /** Default time-travel retention in milliseconds (--time-travel-retention); default 10 minutes. */
+  readonly retentionMs?: number;
+  /** Budget of the memory tier (--memory-limit); default 256 MiB. */
+  readonly memoryLimitBytes?: number;
+  /** RocksDB tuning (block cache, bloom filters, compression...). */
+  readonly rocksdb?: OpenOptions;
+}
+
+export const DEFAULT_RETENTION_MS = 10 * 60 * 1000;
+export const DEFAULT_MEMORY_LIMIT_BYTES = 256 * 1024 * 1024;
+
+export class RocksStateStore extends MvccStateStore {
+  readonly database: RocksDatabase;
+
+  constructor(database: RocksDatabase, options: { retentionMs: number; memoryLimitBytes: number }) {
+    super(new RocksBackend(database), options);
+    this.database = database;
+  }
+
+  /** Compacts everything, letting the version GC filter drop history older than each table's window. */
+  async compact(): Promise<void> {
+    try {
+      await this.database.compactRange();
+    } catch (error) {
+      throw toStorageSqlError(error, 'compacting state');
+    }
+  }
+}
+
+export function openRocksStateStore(options: RocksStateStoreOptions): RocksStateStore {
+  try {
+    mkdirSync(options.dir, { recursive: true });
+  } catch (error) {
+    throw new SqlError(SqlState.ioError, `cannot create the data directory ${options.dir}: ${(error as Error).message}`, { cause: error });
+  }
+  let database: RocksDatabase;
+  try {
+    database = RocksDatabase.open(options.dir, { blockCacheBytes: 64 << 20, ...options.rocksdb });
+  } catch (error) {
+    throw toStorageSqlError(error, `opening the data directory ${options.dir}`);
+  }
+  try {
+    return new RocksStateStore(database, {
+      retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
+      memoryLimitBytes: options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT_BYTES,
+    });
+  } catch (error) {
+    void database.close();
+    throw error;
+  }
+}
