@@ -1,0 +1,62 @@
+// Whatever the input, parse() either returns statements or throws a SqlError (never another
+// exception, never a hang): random text, random token soups built from the words oxbow's extension
+// layer reacts to, and valid statements cut at random points.
+import fc from 'fast-check';
+import { beforeAll, expect, it } from 'vitest';
+import { SqlError } from '../errors.js';
+import { initParser, parse } from './index.js';
+
+beforeAll(async () => {
+  await initParser();
+});
+
+function parsesOrSqlError(sql: string): void {
+  try {
+    parse(sql);
+  } catch (error) {
+    if (!(error instanceof SqlError)) throw new Error(`non-SqlError for ${JSON.stringify(sql)}: ${String(error)}`);
+    expect(error.code).toBe('42601');
+    expect(error.position === undefined || (error.position >= 1 && error.position <= [...sql].length + 1), JSON.stringify(sql)).toBe(true);
+  }
+}
+
+const words = [
+  'CREATE', 'SOURCE', 'SINK', 'TABLE', 'MATERIALIZED', 'VIEW', 'AS', 'SELECT', 'FROM', 'WHERE', 'FOR', 'SYSTEM_TIME',
+  'OF', 'BETWEEN', 'AND', 'WITH', 'FORMAT', 'ENCODE', 'PLAIN', 'JSON', 'INCLUDE', 'KEY', 'APPEND', 'ONLY', 'EMIT',
+  'ON', 'WINDOW', 'CLOSE', 'WATERMARK', 'STRUCT', '<', '>', '>>', '(', ')', ',', ';', '.', '=', "'x'", '1', 't',
+  'connector', 'a.b.c', 'FLUSH', 'DROP', 'IF', 'NOT', 'EXISTS', 'now()', 'interval', "'5'", 'SECOND', 'BEGIN',
+  'ATOMIC', 'END', 'CASE', '$$', '"q"', '--', '/*', '*/', 'é', '😀', 'PRIMARY', 'int', 'JOIN', 'PROCTIME()',
+];
+
+const samples = [
+  "CREATE SOURCE s (a int, b STRUCT<x int, y STRUCT<z int>>, ts timestamp AS now(), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) INCLUDE key AS k WITH (connector = 'kafka', a.b.c = 'x') FORMAT PLAIN ENCODE JSON (p.q = 1)",
+  "CREATE SINK s AS SELECT * FROM t FOR SYSTEM_TIME AS OF now() - '5' second AS x WITH (connector = 'blackhole') FORMAT UPSERT ENCODE JSON",
+  "SELECT * FROM a FOR SYSTEM_TIME BETWEEN now() AND now() JOIN b FOR SYSTEM_TIME AS OF PROCTIME() s ON a.k = s.k EMIT ON WINDOW CLOSE",
+  "CREATE TABLE t (a int, b int,) APPEND ONLY WITH (connector = 'x', retention = '1 day') FORMAT UPSERT ENCODE JSON; FLUSH; DROP SINK IF EXISTS s CASCADE",
+];
+
+it('random text', () => {
+  fc.assert(fc.property(fc.string({ maxLength: 80 }), parsesOrSqlError), { numRuns: 500 });
+});
+
+it('random token soups', () => {
+  fc.assert(
+    fc.property(fc.array(fc.constantFrom(...words), { maxLength: 25 }), (tokens) => parsesOrSqlError(tokens.join(' '))),
+    { numRuns: 3000 },
+  );
+});
+
+it('extension statements cut or spliced at random points', () => {
+  fc.assert(
+    fc.property(fc.constantFrom(...samples), fc.nat(), fc.nat(), fc.constantFrom(...words), (sample, cut, at, word) => {
+      parsesOrSqlError(sample.slice(0, cut % (sample.length + 1)));
+      const position = at % (sample.length + 1);
+      parsesOrSqlError(`${sample.slice(0, position)} ${word} ${sample.slice(position)}`);
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+it('the samples themselves parse', () => {
+  for (const sample of samples) expect(parse(sample).length).toBeGreaterThan(0);
+});
