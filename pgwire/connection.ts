@@ -18,7 +18,7 @@ import { SqlError, SqlState, toSqlError, type SqlStateCode } from '../sql/errors
 import type { EvalContext } from '../sql/functions.js';
 import { writeAuthenticationOk, writeAuthenticationSasl, writeAuthenticationSaslContinue, writeAuthenticationSaslFinal } from './backend/authentication.js';
 import { writeBackendKeyData } from './backend/backend-key-data.js';
-import { writeErrorResponse, writeNoticeResponse } from './backend/error-response.js';
+import { writeErrorResponse, writeNoticeResponse, type ReportFields } from './backend/error-response.js';
 import { writeNegotiateProtocolVersion } from './backend/negotiate-protocol-version.js';
 import { writeParameterStatus } from './backend/parameter-status.js';
 import { writeReadyForQuery } from './backend/ready-for-query.js';
@@ -397,7 +397,9 @@ export class Connection implements Wire {
         // An error in an extended-protocol message: report it, then skip to Sync.
         const sqlError = this.writeError(error);
         this.session.statementFailed(sqlError);
-        if (frame.type !== 'Q') this.skipUntilSync = true;
+        // A simple Query always ends with ReadyForQuery; an extended-protocol message skips to Sync.
+        if (frame.type === 'Q') writeReadyForQuery(this.writer, this.session.transactionStatus());
+        else this.skipUntilSync = true;
         this.flush();
       } finally {
         this.running = false;
@@ -423,13 +425,13 @@ export class Connection implements Wire {
 
 class IdleTimeout extends Error {}
 
-function errorFields(error: SqlError): { severity: string; code: string; message: string; detail?: string; hint?: string; position?: number } {
-  return { severity: error.severity, code: error.code, message: error.message, detail: error.detail, hint: error.hint, position: error.position } as never;
+function errorFields(error: SqlError): ReportFields {
+  return { severity: error.severity, code: error.code, message: error.message, detail: error.detail, hint: error.hint, position: error.position, context: error.context };
 }
 
 function asFatal(error: unknown): SqlError {
   const sqlError = toSqlError(error);
-  return new SqlError(sqlError.code, sqlError.message, { detail: sqlError.detail, hint: sqlError.hint, severity: 'FATAL', cause: error });
+  return new SqlError(sqlError.code, sqlError.message, { detail: sqlError.detail, hint: sqlError.hint, context: sqlError.context, severity: 'FATAL', cause: error });
 }
 
 function expectedPassword(type: string): SqlError {

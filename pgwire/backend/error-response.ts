@@ -1,6 +1,6 @@
 // ErrorResponse ('E') and NoticeResponse ('N'): the same field list. oxbow sends S (severity),
-// V (severity, never localized), C (SQLSTATE), M (message), D (detail), H (hint) and P (1-based
-// position in the statement) when present, as PostgreSQL does.
+// V (severity, never localized), C (SQLSTATE), M (message), D (detail), H (hint), P (1-based
+// position in the statement) and W (context) when present, as PostgreSQL does.
 
 import type { MessageWriter } from '../message-writer.js';
 
@@ -11,6 +11,8 @@ export interface ReportFields {
   readonly detail?: string | undefined;
   readonly hint?: string | undefined;
   readonly position?: number | undefined;
+  /** PostgreSQL's CONTEXT (where it happened, e.g. a COPY line). */
+  readonly context?: string | undefined;
 }
 
 export function writeErrorResponse(writer: MessageWriter, fields: ReportFields): void {
@@ -30,6 +32,7 @@ function writeFields(writer: MessageWriter, type: string, fields: ReportFields):
   if (fields.detail !== undefined) writer.int8(0x44).cstring(fields.detail); // D
   if (fields.hint !== undefined) writer.int8(0x48).cstring(fields.hint); // H
   if (fields.position !== undefined) writer.int8(0x50).cstring(String(fields.position)); // P
+  if (fields.context !== undefined) writer.int8(0x57).cstring(fields.context); // W
   writer.int8(0);
   writer.end();
 }
