@@ -121,10 +121,17 @@ export class EngineSession implements Session {
   ) {
     this.user = parameters.user;
     this.database = parameters.database;
-    this.settings = new SessionSettings((name, value) => this.events.parameterStatus(name, value), {
-      session_authorization: parameters.user,
-    });
+    // Startup values reach the client in the initial ParameterStatus messages (reportedParameters),
+    // so changes are announced only once the session is running.
+    let started = false;
+    this.settings = new SessionSettings(
+      (name, value) => {
+        if (started) this.events.parameterStatus(name, value);
+      },
+      { session_authorization: parameters.user },
+    );
     for (const [name, value] of Object.entries(parameters.options)) this.applyStartupOption(name, value);
+    started = true;
   }
 
   private applyStartupOption(name: string, value: string): void {

@@ -1,0 +1,187 @@
+// The engine's Session over the in-memory state store: DDL, DML and queries end to end through the
+// real parser, planner and batch executor; transactions status; COPY FROM/TO with PostgreSQL's
+// rules and atomicity; settings and their ParameterStatus events; cancellation and timeouts.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createMemoryStateStore } from '../../storage/memory-state-store.js';
+import { openEngine, type OxbowEngine } from '../open-engine.js';
+import { SqlError } from '../../sql/errors.js';
+import type { Notice, Session } from '../engine.js';
+import type { Row } from '../../sql/value.js';
+
+let engine: OxbowEngine;
+let session: Session;
+let notices: Notice[];
+let parameterChanges: [string, string][];
+
+beforeEach(async () => {
+  engine = await openEngine(createMemoryStateStore(), { dataDir: '', timeTravelRetentionMs: 600_000, memoryLimitBytes: 1 << 26 });
+  notices = [];
+  parameterChanges = [];
+  session = engine.openSession(
+    { user: 'oxbow', database: 'oxbow', options: { application_name: 'tests' } },
+    { notice: (notice) => notices.push(notice), parameterStatus: (name, value) => parameterChanges.push([name, value]) },
+  );
+});
+afterEach(async () => {
+  await engine.close();
+});
+
+/** Runs every statement of `sql`; returns the last result's rows (or its command tag). */
+async function run(sql: string): Promise<{ rows?: Row[]; tag: string; columns?: string[] }> {
+  let last: { rows?: Row[]; tag: string; columns?: string[] } = { tag: '' };
+  for (const statement of session.prepareMany(sql)) {
+    const result = await session.execute(statement, { parameters: [] });
+    if (result.kind === 'rows') {
+      const rows = await result.cursor.next(0);
+      last = { rows, tag: result.commandTag(rows.length), columns: result.columns.map((column) => column.name) };
+    } else if (result.kind === 'command') last = { tag: result.commandTag };
+    else last = { tag: result.kind };
+  }
+  return last;
+}
+
+async function failure(sql: string): Promise<SqlError> {
+  try {
+    await run(sql);
+  } catch (error) {
+    if (error instanceof SqlError) return error;
+    throw error;
+  }
+  throw new Error(`expected ${sql} to fail`);
+}
+
+async function copyIn(sql: string, chunks: string[]): Promise<string> {
+  const [statement] = session.prepareMany(sql);
+  const result = await session.execute(statement!, { parameters: [] });
+  if (result.kind !== 'copyIn') throw new Error('not a COPY FROM');
+  for (const chunk of chunks) result.write(new TextEncoder().encode(chunk));
+  return result.end();
+}
+
+describe('engine session', () => {
+  it('creates, writes and reads a table; the hidden row id stays hidden', async () => {
+    expect((await run("create table t (id int primary key, v varchar(10) not null default 'x')")).tag).toBe('CREATE TABLE');
+    expect((await run("insert into t values (1, 'a'), (2, 'b')")).tag).toBe('INSERT 0 2');
+    expect((await run('insert into t (id) values (3)')).tag).toBe('INSERT 0 1');
+    const result = await run('select * from t order by id');
+    expect(result.columns).toEqual(['id', 'v']);
+    expect(result.rows).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+      [3, 'x'],
+    ]);
+    await run('create table n (a int, b text)');
+    await run("insert into n values (1, 'x'), (1, 'x')");
+    const plain = await run('select * from n');
+    expect(plain.columns).toEqual(['a', 'b']);
+    expect(plain.rows).toEqual([
+      [1, 'x'],
+      [1, 'x'],
+    ]);
+  });
+
+  it('a failing statement applies nothing', async () => {
+    await run('create table t (id int primary key, v text)');
+    await run("insert into t values (1, 'a')");
+    const error = await failure("insert into t values (2, 'b'), (1, 'again')");
+    expect(error.code).toBe('23505');
+    expect((await run('select * from t')).rows).toEqual([[1, 'a']]);
+  });
+
+  it('a multi-statement string plans each statement when it runs', async () => {
+    const result = await run("create table later (a int); insert into later values (7); select a from later");
+    expect(result.rows).toEqual([[7]]);
+  });
+
+  it('reports transaction status and refuses statements after an error until ROLLBACK', async () => {
+    await run('create table t (id int primary key)');
+    expect(session.transactionStatus()).toBe('idle');
+    await run('begin');
+    expect(session.transactionStatus()).toBe('inTransaction');
+    await run('insert into t values (1)');
+    expect((await failure('insert into t values (1)')).code).toBe('23505');
+    expect(session.transactionStatus()).toBe('failed');
+    expect((await failure('select 1')).code).toBe('25P02');
+    expect((await run('rollback')).tag).toBe('ROLLBACK');
+    expect(session.transactionStatus()).toBe('idle');
+    // The row inserted inside the block stays: every statement commits on its own, and ROLLBACK says so.
+    expect(notices.map((notice) => notice.severity)).toEqual(['WARNING']);
+    expect(notices[0]!.message).toBe('ROLLBACK cannot undo 1 statement of this transaction block that already committed');
+    expect((await run('select * from t')).rows).toEqual([[1]]);
+    expect((await run('commit')).tag).toBe('COMMIT');
+    expect(notices[1]!.message).toBe('there is no transaction in progress');
+  });
+
+  it('SET and SHOW go through the session, reported parameters are announced', async () => {
+    expect(session.setting('application_name')).toBe('tests');
+    await run("set application_name = 'other'");
+    expect(parameterChanges).toEqual([['application_name', 'other']]);
+    expect((await run('show application_name')).rows).toEqual([['other']]);
+    await run('set search_path = nowhere');
+    expect((await failure('create table t (a int)')).code).toBe('3F000');
+    expect((await failure('set no_such_thing = 1')).code).toBe('42704');
+  });
+
+  it('refuses an unknown database with 3D000', () => {
+    let error: unknown;
+    try {
+      engine.openSession({ user: 'oxbow', database: 'nope', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
+    } catch (caught) {
+      error = caught;
+    }
+    expect((error as SqlError).code).toBe('3D000');
+    expect((error as SqlError).message).toBe('database "nope" does not exist');
+  });
+});
+
+describe('COPY', () => {
+  it('loads text and CSV, with defaults for unlisted columns', async () => {
+    await run("create table t (id int primary key, v text, w text default 'dflt')");
+    expect(await copyIn('copy t (id, v) from stdin', ['1\ta\\tb\n2\t\\N\n', '3\tc'])).toBe('COPY 3');
+    expect(await copyIn('copy t from stdin with (format csv, header true)', ['id,v,w\n4,"x, ""y""",\n5,,""\n'])).toBe('COPY 2');
+    expect((await run('select * from t order by id')).rows).toEqual([
+      [1, 'a\tb', 'dflt'],
+      [2, null, 'dflt'],
+      [3, 'c', 'dflt'],
+      [4, 'x, "y"', null],
+      [5, null, ''],
+    ]);
+  });
+
+  it('a bad row fails the COPY with its line in the context, and nothing is applied', async () => {
+    await run('create table t (id int primary key, v text)');
+    let error: unknown;
+    try {
+      await copyIn('copy t from stdin', ['1\ta\n2\tb\nthree\tc\n']);
+    } catch (caught) {
+      error = caught;
+    }
+    expect((error as SqlError).code).toBe('22P02');
+    expect((error as SqlError).message).toBe('invalid input syntax for type integer: "three"');
+    expect((error as SqlError).context).toBe('COPY t, line 3, column id: "three"');
+    expect((await run('select * from t')).rows).toEqual([]);
+
+    const extra = await copyIn('copy t from stdin', ['1\ta\tb\n']).catch((caught: SqlError) => caught);
+    expect((extra as SqlError).code).toBe('22P04');
+    expect((extra as SqlError).message).toBe('extra data after last expected column');
+    const missing = await copyIn('copy t from stdin', ['1\n']).catch((caught: SqlError) => caught);
+    expect((missing as SqlError).message).toBe('missing data for column "v"');
+    const duplicate = await copyIn('copy t from stdin', ['1\ta\n1\tb\n']).catch((caught: SqlError) => caught);
+    expect((duplicate as SqlError).code).toBe('23505');
+    expect((await run('select * from t')).rows).toEqual([]);
+  });
+
+  it('writes text and CSV to stdout', async () => {
+    await run("create table t (id int primary key, v text); insert into t values (1, 'a\tb'), (2, null), (3, 'x,y')");
+    const collect = async (sql: string) => {
+      const [statement] = session.prepareMany(sql);
+      const result = await session.execute(statement!, { parameters: [] });
+      if (result.kind !== 'copyOut') throw new Error('not a COPY TO');
+      let text = '';
+      for await (const chunk of result.data) text += new TextDecoder().decode(chunk);
+      return { text, tag: result.commandTag() };
+    };
+    expect(await collect('copy t to stdout')).toEqual({ text: '1\ta\\tb\n2\t\\N\n3\tx,y\n', tag: 'COPY 3' });
+    expect(await collect('copy t to stdout with (format csv, header)')).toEqual({ text: 'id,v\n1,a\tb\n2,\n3,"x,y"\n', tag: 'COPY 3' });
+  });
+});
