@@ -172,3 +172,60 @@ export function mapPlanInputs(plan: Plan, map: (input: Plan, levelOffset: number
       return { ...plan, input: map(plan.input, 0) } as Plan;
   }
 }
+
+/** Applies `expressionFn` to every subquery plan inside an expression tree. */
+export function mapSubqueryPlans(expression: Expression, planFn: (plan: Plan) => Plan): Expression {
+  if (expression.kind === 'Subquery') {
+    return { ...expression, plan: planFn(expression.plan), ...(expression.test ? { test: mapSubqueryPlans(expression.test, planFn) } : {}) };
+  }
+  return mapChildren(expression, (child) => mapSubqueryPlans(child, planFn));
+}
+
+/** Rewrites every node bottom-up, subquery plans included; `rewrite` sees a node whose inputs are done. */
+export function transformPlan(plan: Plan, rewrite: (plan: Plan) => Plan): Plan {
+  const withInputs = mapPlanInputs(plan, (input) => transformPlan(input, rewrite));
+  const withSubqueries = mapPlanExpressions(withInputs, (e) => mapSubqueryPlans(e, (sub) => transformPlan(sub, rewrite)));
+  return rewrite(withSubqueries);
+}
+
+/** True when the expression contains a subquery anywhere. */
+export function hasSubquery(expression: Expression): boolean {
+  if (expression.kind === 'Subquery') return true;
+  return children(expression).some(hasSubquery);
+}
+
+/** True when the expression calls a volatile function (random(), nextval...). */
+export function isVolatile(expression: Expression): boolean {
+  if (expression.kind === 'Call' && expression.fn.volatility === 'volatile') return true;
+  return children(expression).some(isVolatile);
+}
+
+/** Host-row columns read by OuterColumn references that reach `depth` levels above `plan`. */
+export function outerColumnsOf(plan: Plan, depth: number, into: Set<number>): Set<number> {
+  for (const e of nodeExpressions(plan)) outerColumnsOfExpression(e, depth, into);
+  for (const input of nestedInputs(plan)) outerColumnsOf(input.plan, depth + input.levelOffset, into);
+  return into;
+}
+
+function outerColumnsOfExpression(e: Expression, depth: number, into: Set<number>): void {
+  if (e.kind === 'OuterColumn' && e.depth === depth) into.add(e.index);
+  if (e.kind === 'Subquery') outerColumnsOf(e.plan, depth + 1, into);
+  for (const child of children(e)) outerColumnsOfExpression(child, depth, into);
+}
+
+/** Input columns an expression needs, including those its correlated subqueries read. */
+export function columnsNeeded(e: Expression, into: Set<number> = new Set()): Set<number> {
+  if (e.kind === 'Column') into.add(e.index);
+  if (e.kind === 'Subquery') outerColumnsOf(e.plan, 1, into);
+  for (const child of children(e)) columnsNeeded(child, into);
+  return into;
+}
+
+/** Renumbers an expression's input columns (and its correlated subqueries' references to them). */
+export function remapColumns(e: Expression, map: readonly number[]): Expression {
+  if (e.kind === 'Column') return { ...e, index: map[e.index]! };
+  if (e.kind === 'Subquery') {
+    return { ...e, plan: remapOuterInPlan(e.plan, 1, (i) => map[i]!), ...(e.test ? { test: remapColumns(e.test, map) } : {}) };
+  }
+  return mapChildren(e, (child) => remapColumns(child, map));
+}

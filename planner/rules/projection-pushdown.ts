@@ -1,6 +1,129 @@
-// Rule projection-pushdown: placeholder until the rule lands (identity).
+// Rule projection_pushdown: each node asks its inputs only for the columns it needs, so scans
+// read narrower rows and projections drop unused expressions. Works top-down with a "required
+// columns" set; a node whose columns move renumbers the expressions above it (including
+// correlated subqueries' references to its row). Nodes whose semantics depend on every column
+// (DISTINCT, set operations, DML) or that are not worth the bookkeeping (windows, LATERAL left
+// sides, VALUES, table functions) keep all of their input.
+
+import type { Expression } from '../expression.js';
 import type { Plan } from '../plan.js';
+import { columnsNeeded, mapPlanExpressions, mapPlanInputs, mapSubqueryPlans, remapColumns } from '../walk.js';
+
+interface Pruned {
+  readonly plan: Plan;
+  /** Old output position to new position (-1: dropped). */
+  readonly map: readonly number[];
+}
+
+function identity(width: number): number[] {
+  return Array.from({ length: width }, (_, i) => i);
+}
+
+function needed(expressions: readonly Expression[], into: Set<number> = new Set()): Set<number> {
+  for (const e of expressions) columnsNeeded(e, into);
+  return into;
+}
+
+/** Prunes subquery plans inside a node's expressions (each subquery keeps all its outputs). */
+function pruneSubqueries(plan: Plan): Plan {
+  return mapPlanExpressions(plan, (e) => mapSubqueryPlans(e, (sub) => prune(sub, allOf(sub)).plan));
+}
+
+function allOf(plan: Plan): Set<number> {
+  return new Set(identity(plan.columns.length));
+}
+
+/** Keeps every column of the node and its inputs' outputs (recursing below). */
+function keepAll(plan: Plan): Pruned {
+  const withInputs = mapPlanInputs(plan, (input) => prune(input, allOf(input)).plan);
+  return { plan: pruneSubqueries(withInputs), map: identity(plan.columns.length) };
+}
+
+function prune(plan: Plan, required: ReadonlySet<number>): Pruned {
+  switch (plan.kind) {
+    case 'Scan': {
+      const keep = needed(plan.filter ? [plan.filter] : [], new Set(required));
+      if (keep.size === plan.columns.length) return { plan: pruneSubqueries(plan), map: identity(plan.columns.length) };
+      const positions = [...keep].sort((a, b) => a - b);
+      const map = new Array<number>(plan.columns.length).fill(-1);
+      positions.forEach((p, i) => (map[p] = i));
+      const pruned: Plan = {
+        ...plan,
+        projection: positions.map((p) => plan.projection[p]!),
+        columns: positions.map((p) => plan.columns[p]!),
+        ...(plan.filter ? { filter: remapColumns(plan.filter, map) } : {}),
+      };
+      return { plan: pruneSubqueries(pruned), map };
+    }
+    case 'Project': {
+      const kept = [...required].sort((a, b) => a - b);
+      const expressions = kept.map((i) => plan.expressions[i]!);
+      const child = prune(plan.input, needed(expressions));
+      const map = new Array<number>(plan.columns.length).fill(-1);
+      kept.forEach((p, i) => (map[p] = i));
+      const pruned: Plan = {
+        kind: 'Project',
+        input: child.plan,
+        expressions: expressions.map((e) => remapColumns(e, child.map)),
+        columns: kept.map((i) => plan.columns[i]!),
+      };
+      return { plan: pruneSubqueries(pruned), map };
+    }
+    case 'Filter': {
+      const child = prune(plan.input, needed([plan.predicate], new Set(required)));
+      const pruned: Plan = { ...plan, input: child.plan, predicate: remapColumns(plan.predicate, child.map), columns: child.plan.columns };
+      return { plan: pruneSubqueries(pruned), map: child.map };
+    }
+    case 'Sort': {
+      const child = prune(plan.input, needed(plan.keys.map((k) => k.expression), new Set(required)));
+      const pruned: Plan = { ...plan, input: child.plan, keys: plan.keys.map((k) => ({ ...k, expression: remapColumns(k.expression, child.map) })), columns: child.plan.columns };
+      return { plan: pruneSubqueries(pruned), map: child.map };
+    }
+    case 'Limit': {
+      const child = prune(plan.input, required);
+      return { plan: pruneSubqueries({ ...plan, input: child.plan, columns: child.plan.columns }), map: child.map };
+    }
+    case 'Aggregate': {
+      const inputs = needed([...plan.groupKeys, ...plan.aggregates.flatMap((a) => [...a.args, ...(a.filter ? [a.filter] : []), ...(a.orderBy ?? []).map((k) => k.expression)])]);
+      const child = prune(plan.input, inputs);
+      const remap = (e: Expression) => remapColumns(e, child.map);
+      const pruned: Plan = {
+        ...plan,
+        input: child.plan,
+        groupKeys: plan.groupKeys.map(remap),
+        aggregates: plan.aggregates.map((a) => ({
+          ...a,
+          args: a.args.map(remap),
+          ...(a.filter ? { filter: remap(a.filter) } : {}),
+          ...(a.orderBy ? { orderBy: a.orderBy.map((k) => ({ ...k, expression: remap(k.expression) })) } : {}),
+        })),
+      };
+      return { plan: pruneSubqueries(pruned), map: identity(plan.columns.length) };
+    }
+    case 'Join': {
+      if (plan.lateral || plan.joinType === 'semi' || plan.joinType === 'anti') return keepAll(plan);
+      const leftWidth = plan.left.columns.length;
+      const all = needed(plan.condition ? [plan.condition] : [], new Set(required));
+      const leftRequired = new Set([...all].filter((i) => i < leftWidth));
+      const rightRequired = new Set([...all].filter((i) => i >= leftWidth).map((i) => i - leftWidth));
+      const left = prune(plan.left, leftRequired);
+      const right = prune(plan.right, rightRequired);
+      const newLeftWidth = left.plan.columns.length;
+      const map = [...left.map, ...right.map.map((i) => (i < 0 ? -1 : i + newLeftWidth))];
+      const pruned: Plan = {
+        ...plan,
+        left: left.plan,
+        right: right.plan,
+        ...(plan.condition ? { condition: remapColumns(plan.condition, map) } : {}),
+        columns: [...left.plan.columns, ...right.plan.columns],
+      };
+      return { plan: pruneSubqueries(pruned), map };
+    }
+    default:
+      return keepAll(plan);
+  }
+}
 
 export function pruneProjections(plan: Plan): Plan {
-  return plan;
+  return prune(plan, allOf(plan)).plan;
 }
