@@ -1,0 +1,77 @@
+// Real psql 15 against oxbow and against a real PostgreSQL 15 with the same schema: the output of
+// psql's describe commands (\d, \d NAME, \dt, \dv, \dm, \dn, \df, \l) and of \x, \timing and
+// \conninfo must be the same text. Both servers are reached as user `oxbow`, database `oxbow`.
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import { startOxbow, type OxbowServer } from '../support/server.js';
+
+let postgres: PostgresServer;
+let oxbow: OxbowServer;
+
+const schema = [
+  "create table t (id int primary key, v varchar(10) not null default 'x')",
+  "create table n (a bigint, b text default 'q', c numeric(10,2), d timestamp with time zone default now(), e double precision default -1)",
+  'create view v as select id, v from t',
+  'create index i on t (v)',
+  'create schema s',
+  'create table s.u (k int primary key, w boolean)',
+  "comment on table t is 'hello'",
+];
+
+function psql(port: number, command: string, extra: readonly string[] = []): string {
+  const result = spawnSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(port), '-U', 'oxbow', '-d', 'oxbow', ...extra, '-c', command], {
+    encoding: 'utf8',
+    env: { ...process.env, PGTZ: 'UTC', PAGER: '', PSQL_PAGER: '' },
+  });
+  return `${result.stdout}${result.stderr}`;
+}
+
+beforeAll(async () => {
+  postgres = await startPostgres();
+  await postgres.query('create role oxbow superuser login');
+  await postgres.query('create database oxbow owner oxbow');
+  oxbow = await startOxbow();
+  for (const statement of schema) {
+    for (const port of [postgres.port, oxbow.port]) {
+      const output = psql(port, statement);
+      if (/ERROR/.test(output)) throw new Error(`${statement} on port ${port}: ${output}`);
+    }
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await oxbow?.stop();
+  await postgres?.stop();
+});
+
+describe('psql describe commands', () => {
+  for (const command of ['\\d', '\\dt', '\\dv', '\\dm', '\\dn', '\\df', '\\d t', '\\d n', '\\d v', '\\dt s.*', '\\d s.u', '\\d nosuch']) {
+    it(`${command} prints what PostgreSQL prints`, () => {
+      expect(psql(oxbow.port, command)).toBe(psql(postgres.port, command));
+    });
+  }
+
+  it('\\l lists the oxbow database as PostgreSQL lists one', () => {
+    const oxbowLines = psql(oxbow.port, '\\l').split('\n');
+    const postgresLines = psql(postgres.port, '\\l').split('\n');
+    // PostgreSQL also has postgres, template0 and template1: compare the header and the oxbow row.
+    const pick = (lines: string[]) => [lines[1], lines[2], lines.find((line) => line.startsWith(' oxbow '))];
+    expect(pick(oxbowLines)).toEqual(pick(postgresLines));
+    expect(oxbowLines.at(-2)).toBe('(1 row)');
+  });
+
+  it('\\x, \\timing and \\conninfo behave as with PostgreSQL', () => {
+    const withX = (port: number) => {
+      const result = spawnSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(port), '-U', 'oxbow', '-d', 'oxbow', '-c', '\\x', '-c', "select 1 as a, 'b' as b"], { encoding: 'utf8' });
+      return result.stdout;
+    };
+    expect(withX(oxbow.port)).toBe(withX(postgres.port));
+    const timing = (port: number) => {
+      const result = spawnSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(port), '-U', 'oxbow', '-d', 'oxbow', '-c', '\\timing on', '-c', 'select 1'], { encoding: 'utf8' });
+      return result.stdout.replace(/Time: [0-9.]+ ms/, 'Time: N ms');
+    };
+    expect(timing(oxbow.port)).toBe(timing(postgres.port));
+    expect(psql(oxbow.port, '\\conninfo')).toBe(psql(postgres.port, '\\conninfo').replace(String(postgres.port), String(oxbow.port)));
+  });
+});
