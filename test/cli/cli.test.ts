@@ -1,0 +1,184 @@
+// The command line of DESIGN.md section 1: every flag, its OXBOW_* twin, defaults, value checks
+// (exit code 2 with a clear message) and the loopback rule; the built executable's --help.
+import { spawnSync } from 'node:child_process';
+import { totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseCommandLine, readyLine, UsageError, type CliConfig } from '../../bin/cli.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const ENTRY = join(ROOT, 'dist', 'bin', 'oxbow.js');
+
+function config(argv: string[], env: Record<string, string> = {}): CliConfig {
+  const parsed = parseCommandLine(argv, env);
+  if (parsed.kind !== 'run') throw new Error(`expected a run command, got ${parsed.kind}`);
+  return parsed.config;
+}
+
+const FLAG_TABLE: [flag: string, env: string][] = [
+  ['--host', 'OXBOW_HOST'],
+  ['--port', 'OXBOW_PORT'],
+  ['--data-dir', 'OXBOW_DATA_DIR'],
+  ['--checkpoint-url', 'OXBOW_CHECKPOINT_URL'],
+  ['--barrier-interval-ms', 'OXBOW_BARRIER_INTERVAL_MS'],
+  ['--checkpoint-interval-ms', 'OXBOW_CHECKPOINT_INTERVAL_MS'],
+  ['--time-travel-retention', 'OXBOW_TIME_TRAVEL_RETENTION'],
+  ['--memory-limit', 'OXBOW_MEMORY_LIMIT'],
+  ['--password', 'OXBOW_PASSWORD'],
+  ['--metrics-port', 'OXBOW_METRICS_PORT'],
+];
+
+describe('command line', () => {
+  it('has the defaults of the design', () => {
+    const defaults = config([]);
+    expect(defaults).toEqual({
+      host: '127.0.0.1',
+      port: 6543,
+      dataDir: resolve('oxbow-data'),
+      checkpointUrl: pathToFileURL(resolve('oxbow-data', 'checkpoints')).href,
+      barrierIntervalMs: 1000,
+      checkpointIntervalMs: 10_000,
+      timeTravelRetentionMs: 10 * 60 * 1000,
+      memoryLimitBytes: Math.floor(totalmem() / 4),
+      password: undefined,
+      metricsPort: undefined,
+    });
+  });
+
+  it('reads every flag, in both --flag value and --flag=value forms', () => {
+    const parsed = config([
+      '--host=::1',
+      '--port',
+      '7000',
+      '--data-dir',
+      '/tmp/somewhere',
+      '--checkpoint-url=s3://bucket/prefix',
+      '--barrier-interval-ms',
+      '250',
+      '--checkpoint-interval-ms=5000',
+      '--time-travel-retention',
+      '2 hours',
+      '--memory-limit',
+      '512MB',
+      '--password',
+      'pw',
+      '--metrics-port',
+      '9187',
+    ]);
+    expect(parsed).toEqual({
+      host: '::1',
+      port: 7000,
+      dataDir: '/tmp/somewhere',
+      checkpointUrl: 's3://bucket/prefix',
+      barrierIntervalMs: 250,
+      checkpointIntervalMs: 5000,
+      timeTravelRetentionMs: 2 * 3600 * 1000,
+      memoryLimitBytes: 512 * 1024 * 1024,
+      password: 'pw',
+      metricsPort: 9187,
+    });
+  });
+
+  it('reads every OXBOW_* twin, and a flag wins over its variable', () => {
+    const env = {
+      OXBOW_HOST: 'localhost',
+      OXBOW_PORT: '7001',
+      OXBOW_DATA_DIR: '/tmp/env-data',
+      OXBOW_CHECKPOINT_URL: 'file:///tmp/cp',
+      OXBOW_BARRIER_INTERVAL_MS: '100',
+      OXBOW_CHECKPOINT_INTERVAL_MS: '2000',
+      OXBOW_TIME_TRAVEL_RETENTION: '90s',
+      OXBOW_MEMORY_LIMIT: '1GB',
+      OXBOW_PASSWORD: 'envpw',
+      OXBOW_METRICS_PORT: '9100',
+    };
+    expect(config([], env)).toEqual({
+      host: 'localhost',
+      port: 7001,
+      dataDir: '/tmp/env-data',
+      checkpointUrl: 'file:///tmp/cp',
+      barrierIntervalMs: 100,
+      checkpointIntervalMs: 2000,
+      timeTravelRetentionMs: 90_000,
+      memoryLimitBytes: 1024 ** 3,
+      password: 'envpw',
+      metricsPort: 9100,
+    });
+    expect(config(['--port', '7002'], env).port).toBe(7002);
+    // The default checkpoint location follows the data directory.
+    expect(config([], { OXBOW_DATA_DIR: '/tmp/d' }).checkpointUrl).toBe('file:///tmp/d/checkpoints');
+  });
+
+  it('accepts durations and sizes in the documented forms', () => {
+    expect(config(['--time-travel-retention', '10 minutes']).timeTravelRetentionMs).toBe(600_000);
+    expect(config(['--time-travel-retention', '1 day']).timeTravelRetentionMs).toBe(86_400_000);
+    expect(config(['--time-travel-retention', '500ms']).timeTravelRetentionMs).toBe(500);
+    expect(config(['--memory-limit', '4GiB']).memoryLimitBytes).toBe(4 * 1024 ** 3);
+    expect(config(['--memory-limit', '1048576']).memoryLimitBytes).toBe(1048576);
+    expect(config(['--memory-limit', '50%']).memoryLimitBytes).toBe(Math.floor(totalmem() / 2));
+    expect(config(['--port', '0']).port).toBe(0);
+  });
+
+  it.each([
+    [['--port', 'abc'], '--port: "abc" is not a port number (0 to 65535)'],
+    [['--port', '70000'], '--port: "70000" is not a port number (0 to 65535)'],
+    [['--barrier-interval-ms', '0'], '--barrier-interval-ms: "0" is not a positive whole number of milliseconds'],
+    [['--checkpoint-interval-ms', '1.5'], '--checkpoint-interval-ms: "1.5" is not a positive whole number of milliseconds'],
+    [['--time-travel-retention', '600'], '--time-travel-retention: "600" is not a duration; write a number and a unit, e.g. "10 minutes", "90s", "2h", "1 day"'],
+    [['--memory-limit', 'lots'], '--memory-limit: "lots" is not a memory size; write e.g. "512MB", "4GB" or "30%" (of RAM)'],
+    [['--checkpoint-url', 'ftp://x'], '--checkpoint-url: "ftp://x" is not a checkpoint location; write file:///absolute/path or s3://bucket/prefix'],
+    [['--frobnicate'], 'unknown option "--frobnicate"'],
+    [['--port'], '--port needs a value (PORT)'],
+  ])('refuses %j', (argv, text) => {
+    expect(() => parseCommandLine(argv, {})).toThrow(new UsageError(text));
+  });
+
+  it('names the variable when a bad value comes from the environment', () => {
+    expect(() => parseCommandLine([], { OXBOW_PORT: 'x' })).toThrow('OXBOW_PORT: "x" is not a port number');
+  });
+
+  it('refuses a non-loopback address without a password, accepts loopback ones', () => {
+    for (const host of ['0.0.0.0', '192.168.1.5', '::', 'example.com']) {
+      expect(() => parseCommandLine(['--host', host], {}), host).toThrow(/refusing to listen on non-loopback address/);
+      expect(config(['--host', host, '--password', 'pw']).host).toBe(host);
+    }
+    for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', '::1']) expect(config(['--host', host]).host).toBe(host);
+  });
+
+  it('prints the ready line of the design, brackets for IPv6', () => {
+    expect(readyLine('127.0.0.1', 6543)).toBe('oxbow ready: postgres://oxbow@127.0.0.1:6543/oxbow');
+    expect(readyLine('::1', 5000)).toBe('oxbow ready: postgres://oxbow@[::1]:5000/oxbow');
+  });
+});
+
+describe('the oxbow executable', () => {
+  it('--help lists every flag with its environment twin and exits 0', () => {
+    const run = spawnSync(process.execPath, [ENTRY, '--help'], { encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    for (const [flag, env] of FLAG_TABLE) {
+      expect(run.stdout).toContain(flag);
+      expect(run.stdout).toContain(env);
+    }
+    expect(run.stdout).toContain('oxbow ready: postgres://oxbow@HOST:PORT/oxbow');
+  });
+
+  it('a bad value exits with code 2 and a clear message', () => {
+    const run = spawnSync(process.execPath, [ENTRY, '--port', 'eighty'], { encoding: 'utf8' });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('oxbow: --port: "eighty" is not a port number (0 to 65535)');
+    expect(run.stderr).toContain('oxbow --help');
+  });
+
+  it('a non-loopback host without a password exits with code 2', () => {
+    const run = spawnSync(process.execPath, [ENTRY, '--host', '0.0.0.0'], { encoding: 'utf8', env: { ...process.env, OXBOW_PASSWORD: '' } });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('refusing to listen on non-loopback address "0.0.0.0" without a password');
+  });
+
+  it('npx oxbow --help works from the repository root', () => {
+    const run = spawnSync('npx', ['--no-install', 'oxbow', '--help'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('--checkpoint-url');
+  });
+});
