@@ -95,6 +95,16 @@ function sizePretty(bytes: bigint): string {
 
 const always = (result: Value): Impl => () => result;
 
+function joinArray(values: SqlArray, separator: string, nullText: string | undefined): string {
+  const parts: string[] = [];
+  for (const element of values.elements) {
+    if (element === null) {
+      if (nullText !== undefined) parts.push(nullText);
+    } else parts.push(String(element));
+  }
+  return parts.join(separator);
+}
+
 const table: Readonly<Record<string, readonly Overload[]>> = {
   pg_table_is_visible: [
     {
@@ -237,6 +247,16 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   set_config: [
     { arguments: [text, text, bool], returns: text, strict: false, impl: ([setting, value], context) => context.setSetting(setting as string, value as string) },
   ],
+  // psql's \l calls array_to_string on text arrays (datacl); the general library may lack it.
+  array_to_string: [
+    { arguments: [arrayOf(text), text], returns: text, strict: true, impl: ([values, separator]) => joinArray(values as SqlArray, separator as string, undefined) },
+    {
+      arguments: [arrayOf(text), text, text],
+      returns: text,
+      strict: false,
+      impl: ([values, separator, nullText]) => (values === null || separator === null ? null : joinArray(values as SqlArray, separator as string, nullText === null ? undefined : (nullText as string))),
+    },
+  ],
   has_table_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_schema_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_database_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
@@ -258,6 +278,7 @@ function matches(overload: Overload, argumentTypes: readonly DataType[]): boolea
   if (overload.arguments.length !== argumentTypes.length) return false;
   return overload.arguments.every((expected, index) => {
     const given = argumentTypes[index]!;
+    if (expected.name === 'array') return given.name === 'unknown' || (given.name === 'array' && given.element?.name === expected.element?.name);
     if (given.name === 'unknown' || given.name === expected.name) return true;
     if (expected.name === 'oid') return oidLike.has(given.name);
     if (expected.name === 'text' || expected.name === 'name') return ['text', 'varchar', 'name', 'bpchar', 'char'].includes(given.name);
