@@ -9,8 +9,8 @@
 
 import type { DataType } from '../sql/types.js';
 import type { Interval, SqlArray, Value } from '../sql/value.js';
-import type { Numeric } from '../sql/numeric.js';
-import type { Jsonb, JsonValue } from '../sql/json.js';
+import { Numeric } from '../sql/numeric.js';
+import { jsonNumberToNumeric, type Jsonb, type JsonValue } from '../sql/json.js';
 import { ByteWriter } from './byte-writer.js';
 
 const PRESENT = 0x01;
@@ -210,7 +210,7 @@ const RAW_SCALAR = 0x01;
 const REAL_ARRAY = 0x02;
 
 function encodeJsonbTop(writer: ByteWriter, value: JsonValue): void {
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Numeric)) {
     encodeJson(writer, value);
     return;
   }
@@ -254,8 +254,9 @@ function encodeJson(writer: ByteWriter, value: JsonValue): void {
       encodeString(writer, value);
       return;
     case 'number':
+      // jsonb numbers are numerics: 1 (a JS number) and 1.0 (a Numeric) are equal.
       writer.byte(JSON_NUMBER);
-      encodeFloat64(writer, value);
+      encodeNumeric(writer, jsonNumberToNumeric(value));
       return;
     case 'boolean':
       writer.byte(JSON_BOOLEAN);
@@ -263,6 +264,11 @@ function encodeJson(writer: ByteWriter, value: JsonValue): void {
       return;
     default:
       break;
+  }
+  if (value instanceof Numeric) {
+    writer.byte(JSON_NUMBER);
+    encodeNumeric(writer, value);
+    return;
   }
   if (Array.isArray(value)) {
     writer.byte(JSON_ARRAY);

@@ -4,7 +4,7 @@
 // put (ROW_PUT) or a tombstone (ROW_TOMBSTONE); the native iterator relies on 0 meaning tombstone.
 
 import { Numeric } from '../sql/numeric.js';
-import { Jsonb, type JsonValue } from '../sql/json.js';
+import { formatJson, Jsonb, parseJsonb } from '../sql/json.js';
 import type { Interval, Row, SqlArray, Value } from '../sql/value.js';
 import { ByteWriter } from './byte-writer.js';
 
@@ -86,7 +86,8 @@ export function encodeRowValue(writer: ByteWriter, value: Value): void {
     writeText(writer, value.unscaled.toString());
   } else if (value instanceof Jsonb) {
     writer.byte(TAG_JSONB);
-    writeText(writer, JSON.stringify(value.value));
+    // PostgreSQL's jsonb text: exact for numerics (1.50 stays 1.50), parsed back by parseJsonb.
+    writeText(writer, formatJson(value.value));
   } else if ((value as SqlArray).kind === 'array') {
     const array = value as SqlArray;
     writer.byte(TAG_ARRAY);
@@ -208,7 +209,7 @@ export function decodeRowValue(reader: RowReader): Value {
       return { months, days, micros };
     }
     case TAG_JSONB:
-      return new Jsonb(JSON.parse(reader.text()) as JsonValue);
+      return parseJsonb(reader.text());
     case TAG_ARRAY: {
       const count = reader.varint();
       const elements: Value[] = new Array<Value>(count);
