@@ -23,6 +23,8 @@ export type SystemTimeClause =
  *   its query's SelectStmt)
  * - CreateStmt.oxbowConnector?: ConnectorSpec  (CREATE TABLE ... WITH (connector = ...) FORMAT ... ENCODE ...)
  * - CreateStmt.oxbowAppendOnly?: true  (RisingWave's `CREATE TABLE ... APPEND ONLY`)
+ * - CreateStmt.oxbowOnConflict?: string  (RisingWave's table-level `ON CONFLICT OVERWRITE | IGNORE |
+ *   DO NOTHING | DO UPDATE FULL | DO UPDATE IF NOT NULL`, lower-cased words: 'overwrite', 'do nothing'...)
  * - CreateStmt.oxbowWatermark?: Watermark  (`WATERMARK FOR col AS expr` in a table's column list)
  * - TypeName.oxbowStructFields?: ColumnDef[]  (`STRUCT<a int, b varchar>`: the TypeName is named
  *   `struct`, the fields are column definitions, nested structs nest)
@@ -69,10 +71,47 @@ export interface OxbowCreateSink {
   readonly connector: ConnectorSpec;
 }
 
+export type ShowObjectType =
+  | 'tables'
+  | 'materialized views'
+  | 'views'
+  | 'sources'
+  | 'sinks'
+  | 'schemas'
+  | 'databases'
+  | 'functions'
+  | 'columns'
+  | 'indexes';
+
+/** SHOW TABLES | MATERIALIZED VIEWS | ... [FROM|IN schema] [LIKE 'p'];  SHOW COLUMNS | INDEXES FROM relation */
+export interface OxbowShowObjects {
+  readonly objectType: ShowObjectType;
+  /** The schema (listings) or relation (columns, indexes) after FROM / IN, as name parts. */
+  readonly from?: readonly string[];
+  /** LIKE 'pattern' */
+  readonly like?: string;
+}
+
+export type ShowCreateObjectType = 'table' | 'materialized view' | 'view' | 'source' | 'sink' | 'index';
+
+/** SHOW CREATE TABLE | MATERIALIZED VIEW | VIEW | SOURCE | SINK | INDEX name */
+export interface OxbowShowCreate {
+  readonly objectType: ShowCreateObjectType;
+  readonly name: RangeVar;
+}
+
+/** DESCRIBE relation */
+export interface OxbowDescribe {
+  readonly relation: RangeVar;
+}
+
 export type OxbowNode =
   | { readonly OxbowCreateSource: OxbowCreateSource }
   | { readonly OxbowCreateSink: OxbowCreateSink }
-  | { readonly OxbowFlush: Record<string, never> };
+  | { readonly OxbowFlush: Record<string, never> }
+  | { readonly OxbowShowObjects: OxbowShowObjects }
+  | { readonly OxbowShowCreate: OxbowShowCreate }
+  | { readonly OxbowDescribe: OxbowDescribe };
 
 export interface ParsedStatement {
   readonly node: Node | OxbowNode;

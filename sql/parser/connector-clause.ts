@@ -1,7 +1,7 @@
 // The clauses RisingWave puts after a table, source or sink definition, which PostgreSQL lacks or
 // spells differently: `WITH (connector = 'kafka', properties.bootstrap.server = 'h:p', ...)` with
-// dotted keys, `FORMAT PLAIN ENCODE JSON [( key = 'value', ... )]`, `INCLUDE key [AS name]`, and
-// `APPEND ONLY`. This file reads them from tokens into a ConnectorSpec and blanks them out of the
+// dotted keys, `FORMAT PLAIN ENCODE JSON [( key = 'value', ... )]`, `INCLUDE key [AS name]`,
+// `APPEND ONLY` and the table-level `ON CONFLICT OVERWRITE | DO NOTHING | ...`. This file reads them from tokens into a ConnectorSpec and blanks them out of the
 // text PostgreSQL will parse. A `WITH (...)` without a `connector` key (e.g. `retention = '1 day'`)
 // is left to PostgreSQL, with its dotted keys quoted so they arrive as one option name.
 
@@ -66,6 +66,8 @@ export function quoteDottedKeys(source: string, tokens: readonly Token[], list: 
 export interface ConnectorTail {
   readonly connector?: ConnectorSpec;
   readonly appendOnly: boolean;
+  /** RisingWave's table-level `ON CONFLICT OVERWRITE | IGNORE | DO NOTHING | DO UPDATE FULL | DO UPDATE IF NOT NULL`, lower-cased. */
+  readonly onConflict?: string;
 }
 
 const tailKeywords = new Set(['INCLUDE', 'WITH', 'FORMAT', 'ROW', 'APPEND']);
@@ -89,6 +91,7 @@ export function readConnectorTail(
   let encodeOptions: Record<string, string> | undefined;
   const include: { what: string; alias?: string }[] = [];
   let appendOnly = false;
+  let onConflict: string | undefined;
   let index = from;
   while (index < to) {
     const token = tokens[index]!;
@@ -100,6 +103,16 @@ export function readConnectorTail(
       appendOnly = true;
       rewrite.blank(token.start, tokens[index + 1]!.end);
       index += 2;
+      continue;
+    }
+    if (isWord(token, 'ON') && isWord(tokens[index + 1], 'CONFLICT')) {
+      let next = index + 2;
+      const words: string[] = [];
+      while (next < to && tokens[next]!.kind === 'identifier' && !tailKeywords.has(tokens[next]!.upper)) words.push(tokens[next++]!.upper.toLowerCase());
+      if (words.length === 0) throw syntaxErrorAt(source, tokens, next);
+      onConflict = words.join(' ');
+      rewrite.blank(token.start, tokens[next - 1]!.end);
+      index = next;
       continue;
     }
     if (isWord(token, 'INCLUDE')) {
@@ -152,7 +165,7 @@ export function readConnectorTail(
     index++;
   }
   if (options === undefined && (format !== undefined || include.length > 0)) options = {};
-  if (options === undefined) return { appendOnly };
+  if (options === undefined) return onConflict === undefined ? { appendOnly } : { appendOnly, onConflict };
   const connector: {
     options: Record<string, string>;
     format?: string;
@@ -164,5 +177,5 @@ export function readConnectorTail(
   if (encode !== undefined) connector.encode = encode;
   if (encodeOptions !== undefined) connector.encodeOptions = encodeOptions;
   if (include.length > 0) connector.include = include;
-  return { connector, appendOnly };
+  return onConflict === undefined ? { connector, appendOnly } : { connector, appendOnly, onConflict };
 }

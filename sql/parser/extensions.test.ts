@@ -345,4 +345,25 @@ describe('RisingWave statements', () => {
     expect(sink.oxbowObjectType).toBe('sink');
     expect(sink.objects[0].List.items[0].String.sval).toBe('nexmark_q0');
   });
+
+  it('SHOW listings, SHOW CREATE, DESCRIBE; a setting name stays PostgreSQL SHOW', () => {
+    expect(one('SHOW MATERIALIZED VIEWS FROM public')).toEqual({ OxbowShowObjects: { objectType: 'materialized views', from: ['public'] } });
+    expect(one("show tables like 'bid%'")).toEqual({ OxbowShowObjects: { objectType: 'tables', like: 'bid%' } });
+    expect(one('SHOW SOURCES')).toEqual({ OxbowShowObjects: { objectType: 'sources' } });
+    expect(one('SHOW COLUMNS FROM s.t')).toEqual({ OxbowShowObjects: { objectType: 'columns', from: ['s', 't'] } });
+    const sql = 'SHOW CREATE MATERIALIZED VIEW "Mv"';
+    expect(one(sql)).toEqual({ OxbowShowCreate: { objectType: 'materialized view', name: { relname: 'Mv', inh: true, relpersistence: 'p', location: sql.indexOf('"Mv"') } } });
+    expect(one('describe t')['OxbowDescribe'].relation.relname).toBe('t');
+    expect(one('SHOW search_path')['VariableShowStmt'].name).toBe('search_path');
+    expect(one('SHOW ALL')['VariableShowStmt'].name).toBe('all');
+    const error = syntaxError('SHOW COLUMNS t');
+    expect(error.message).toBe('syntax error at or near "t"');
+    expect(error.position).toBe(14);
+  });
+
+  it("CREATE TABLE's table-level ON CONFLICT (RisingWave), not confused with ON COMMIT", () => {
+    expect(one('CREATE TABLE t (a int PRIMARY KEY) ON CONFLICT OVERWRITE')['CreateStmt'].oxbowOnConflict).toBe('overwrite');
+    expect(one('create table t (a int primary key) on conflict do update if not null')['CreateStmt'].oxbowOnConflict).toBe('do update if not null');
+    expect(one('CREATE TEMP TABLE t (a int) ON COMMIT DROP')['CreateStmt'].oncommit).toBe('ONCOMMIT_DROP');
+  });
 });

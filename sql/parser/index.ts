@@ -12,6 +12,7 @@ import { parseDropSourceOrSink } from './drop-source-sink.js';
 import { parseExpressionRange } from './expression.js';
 import { grammarReady, loadGrammar } from './postgres-grammar.js';
 import { parsePostgresStatement, type StatementSlice } from './postgres-statement.js';
+import { parseShowOrDescribe } from './show-describe.js';
 import { splitStatements } from './statement-split.js';
 import { syntaxErrorAt } from './syntax.js';
 import { isWord, tokenize, type Token } from './tokenizer.js';
@@ -44,6 +45,8 @@ function parseOne(slice: StatementSlice): ParsedStatement['node'] {
   if (sinkWord >= 0) return parseCreateSink(slice, sinkWord);
   const drop = parseDropSourceOrSink(slice);
   if (drop !== undefined) return drop;
+  const show = parseShowOrDescribe(slice);
+  if (show !== undefined) return show;
   return parsePostgresStatement(slice).node;
 }
 

@@ -27,6 +27,7 @@ export interface StatementSlice {
 export interface CreateTableExtras {
   readonly connector?: ConnectorSpec;
   readonly appendOnly: boolean;
+  readonly onConflict?: string;
   readonly columns?: ColumnExtensions;
   /** Index of the token after the table name. */
   readonly afterName: number;
@@ -77,10 +78,11 @@ export function rewriteCreateTable(slice: StatementSlice, rewrite: TextRewrite, 
   const tail = readConnectorTail(source, tokens, index, end, rewrite, forceConnector);
   // RisingWave allows a source without a column list (the schema comes from the connector).
   if (columns === undefined && tail.connector !== undefined) rewrite.insert(tokens[afterName - 1]!.end, ' ()');
-  const extras: { connector?: ConnectorSpec; appendOnly: boolean; columns?: ColumnExtensions; afterName: number } = {
+  const extras: { connector?: ConnectorSpec; appendOnly: boolean; onConflict?: string; columns?: ColumnExtensions; afterName: number } = {
     appendOnly: tail.appendOnly,
     afterName,
   };
+  if (tail.onConflict !== undefined) extras.onConflict = tail.onConflict;
   if (tail.connector !== undefined) extras.connector = tail.connector;
   if (columns !== undefined) extras.columns = columns;
   return extras;
@@ -160,6 +162,7 @@ export function parsePostgresStatement(slice: StatementSlice, options: PostgresS
     if (create !== undefined) {
       if (createTable.connector !== undefined) create['oxbowConnector'] = createTable.connector;
       if (createTable.appendOnly) create['oxbowAppendOnly'] = true;
+      if (createTable.onConflict !== undefined) create['oxbowOnConflict'] = createTable.onConflict;
       if (createTable.columns?.watermark !== undefined) create['oxbowWatermark'] = createTable.columns.watermark;
       if (createTable.columns !== undefined) attachStructFields(create['tableElts'], createTable.columns.structs);
     }
