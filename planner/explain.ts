@@ -5,7 +5,7 @@
 
 import type { DataType } from '../sql/types.js';
 import type { Value } from '../sql/value.js';
-import { Numeric } from '../sql/numeric.js';
+import { formatValue } from '../sql/functions.js';
 import type { Expression } from './expression.js';
 import type { OutputColumn, Plan, PlanKind, PlanOf, SortKey, AggregateCall, WindowCall } from './plan.js';
 import { inputs } from './plan.js';
@@ -27,18 +27,17 @@ function typeName(t: DataType): string {
 
 function literal(value: Value, type: DataType): string {
   if (value === null) return 'NULL';
-  if (typeof value === 'string') return `'${value.replaceAll("'", "''")}'${type.name === 'text' || type.name === 'unknown' ? '' : `::${typeName(type)}`}`;
-  if (typeof value === 'bigint') return `${value}::int8`;
-  if (typeof value === 'number') return type.name === 'int4' ? String(value) : `${value}::${typeName(type)}`;
+  if ((typeof value === 'number' && (type.name === 'int4' || type.name === 'int2')) || typeof value === 'bigint') return String(value);
   if (typeof value === 'boolean') return String(value);
-  if (value instanceof Numeric) {
-    if (value.special !== undefined) return `'${value.special}'::numeric`;
-    const negative = value.unscaled < 0n;
-    const digits = (negative ? -value.unscaled : value.unscaled).toString().padStart(value.scale + 1, '0');
-    const text = value.scale === 0 ? digits : `${digits.slice(0, -value.scale)}.${digits.slice(-value.scale)}`;
-    return `${negative ? '-' : ''}${text}`;
+  let text: string;
+  try {
+    text = formatValue(value, type);
+  } catch {
+    text = typeof value === 'bigint' || typeof value === 'number' || typeof value === 'string' ? String(value) : `<${typeName(type)}>`;
   }
-  return `<${typeName(type)} value>`;
+  if (type.name === 'numeric' && /^-?[0-9.]+$/.test(text)) return text;
+  const quoted = `'${text.replaceAll("'", "''")}'`;
+  return type.name === 'text' || type.name === 'unknown' ? quoted : `${quoted}::${typeName(type)}`;
 }
 
 function columnName(columns: readonly OutputColumn[], index: number): string {

@@ -171,7 +171,7 @@ export class FromBinder {
     const call = ((functions[0] as any).List.items[0] as any).FuncCall;
     const position = positionOf(call.location);
     const name = (call.funcname as Node[]).map((n) => (n as any).String.sval as string).pop()!;
-    const scope = leftScope ?? new Scope(outer);
+    const scope = leftScope !== undefined ? new Scope(leftScope) : new Scope(outer);
     const args = ((call.args ?? []) as Node[]).map((a) => this.expressions.bind(a, scope, { clause: 'functions in FROM' }));
     const ordinality = body.ordinality === true;
     let plan: Plan;

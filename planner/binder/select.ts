@@ -198,8 +198,14 @@ export class SelectBinder {
           this.context,
           position,
         );
-        aggregates.push(aggregate);
-        return { kind: 'Column', index: AGGREGATE_MARK + aggregates.length - 1, type: aggregate.type };
+        // The same call written twice (select list and HAVING) is computed once.
+        const key = aggregateKey(aggregate);
+        let index = aggregates.findIndex((a) => aggregateKey(a) === key);
+        if (index < 0) {
+          aggregates.push(aggregate);
+          index = aggregates.length - 1;
+        }
+        return { kind: 'Column', index: AGGREGATE_MARK + index, type: aggregate.type };
       },
       window: (call: FuncCall, inScope: Scope, position: number | undefined): Expression => {
         const inner: CallCollector = { clause: 'window function calls', aggregate: collector.aggregate! };
@@ -354,7 +360,9 @@ export class SelectBinder {
           }
         }
       }
-      const keys = [...distinctOnColumns.map((e) => sortKeys.find((k) => expressionKey(k.expression) === expressionKey(e)) ?? { expression: e, descending: false, nullsFirst: false }), ...sortKeys];
+      const onKeys = distinctOnColumns.map((e) => sortKeys.find((k) => expressionKey(k.expression) === expressionKey(e)) ?? { expression: e, descending: false, nullsFirst: false });
+      const onKeyTexts = new Set(onKeys.map((k) => expressionKey(k.expression)));
+      const keys = [...onKeys, ...sortKeys.filter((k) => !onKeyTexts.has(expressionKey(k.expression)))];
       plan = { kind: 'Sort', input: plan, keys, columns };
       plan = { kind: 'Distinct', input: plan, on: distinctOnColumns, columns };
     } else {
@@ -437,6 +445,16 @@ export class SelectBinder {
     }
     return out;
   }
+}
+
+function aggregateKey(call: AggregateCall): string {
+  return JSON.stringify([
+    call.name,
+    call.distinct,
+    call.args.map(expressionKey),
+    call.filter === undefined ? null : expressionKey(call.filter),
+    (call.orderBy ?? []).map((k) => [expressionKey(k.expression), k.descending, k.nullsFirst]),
+  ]);
 }
 
 function rewriteWithPosition(rewrite: (e: Expression) => Expression, expression: Expression, position: number | undefined): Expression {

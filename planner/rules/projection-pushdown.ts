@@ -61,12 +61,15 @@ function prune(plan: Plan, required: ReadonlySet<number>): Pruned {
       const child = prune(plan.input, needed(expressions));
       const map = new Array<number>(plan.columns.length).fill(-1);
       kept.forEach((p, i) => (map[p] = i));
-      const pruned: Plan = {
-        kind: 'Project',
-        input: child.plan,
-        expressions: expressions.map((e) => remapColumns(e, child.map)),
-        columns: kept.map((i) => plan.columns[i]!),
-      };
+      let input = child.plan;
+      let mapped = expressions.map((e) => remapColumns(e, child.map));
+      // A projection over a pure renaming projection (join ordering leaves one): compose them.
+      if (input.kind === 'Project' && input.expressions.every((e) => e.kind === 'Column')) {
+        const inner = input.expressions;
+        mapped = mapped.map((e) => remapColumns(e, inner.map((c) => (c as { index: number }).index)));
+        input = input.input;
+      }
+      const pruned: Plan = { kind: 'Project', input, expressions: mapped, columns: kept.map((i) => plan.columns[i]!) };
       return { plan: pruneSubqueries(pruned), map };
     }
     case 'Filter': {

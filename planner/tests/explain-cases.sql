@@ -16,7 +16,7 @@ select id from orders where 1 = 1 and placed > date '2024-01-01';
 select kind, row_number() over (partition by kind order by at) from events;
 select name from customers union select name from regions order by 1;
 select distinct on (customer) customer, amount from orders order by customer, amount desc;
-select * from orders for system_time as of now() - interval '5 minutes';
+select * from orders for system_time as of timestamptz '2024-01-01 00:05:00+00' - interval '5 minutes';
 select * from events for system_time between '2024-01-01 00:00:00+00' and '2024-01-02 00:00:00+00';
 select g, c.name from generate_series(1, 3) g join customers c on c.id = g;
 insert into orders values (1, 2, 3.5, '2024-01-01') on conflict (id) do update set amount = excluded.amount;
