@@ -1,0 +1,204 @@
+// The protocol state machine compared with a real PostgreSQL 15: the same frontend messages (built
+// with pg-protocol) go to oxbow (the real server process) and to PostgreSQL, and the backend
+// message sequences must match: message types, command tags, SQLSTATEs and protocol-level error
+// texts, DataRow bytes, RowDescription names and types, ReadyForQuery status. SHOW_PROTOCOL=1
+// prints the compared summaries.
+import { serialize } from 'pg-protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import { startOxbow, type OxbowServer } from '../support/server.js';
+import { fields, int16, int32, message, RawClient, type BackendMessage } from './raw-client.js';
+
+let postgres: PostgresServer;
+let oxbow: OxbowServer;
+
+beforeAll(async () => {
+  [postgres, oxbow] = await Promise.all([startPostgres(), startOxbow()]);
+  await postgres.query('create role oxbow superuser login');
+  await postgres.query('create database oxbow owner oxbow');
+}, 120_000);
+
+afterAll(async () => {
+  await oxbow?.stop();
+  await postgres?.stop();
+});
+
+async function connect(port: number): Promise<RawClient> {
+  const client = await RawClient.connect(port);
+  client.send(serialize.startup({ user: 'oxbow', database: 'oxbow' }));
+  await client.readUntil('Z');
+  return client;
+}
+
+/** A comparable summary of a backend message. */
+function summary(backend: BackendMessage, withErrorText: boolean): string {
+  switch (backend.type) {
+    case 'E':
+    case 'N': {
+      const f = fields(backend);
+      return `${backend.type} ${f.get('S')} ${f.get('C')}${withErrorText ? ` ${f.get('M')}` : ''}`;
+    }
+    case 'C':
+      return `C ${backend.payload.toString('utf8', 0, backend.payload.length - 1)}`;
+    case 'D':
+    case 't':
+    case 'Z':
+    case 'd':
+      return `${backend.type} ${backend.payload.toString('hex')}`;
+    case 'T': {
+      // Names, type OIDs, type sizes, typmods and formats; table OIDs differ between servers.
+      const count = backend.payload.readInt16BE(0);
+      const columns: string[] = [];
+      let offset = 2;
+      for (let i = 0; i < count; i++) {
+        const end = backend.payload.indexOf(0, offset);
+        const name = backend.payload.toString('utf8', offset, end);
+        offset = end + 1;
+        const typeOid = backend.payload.readInt32BE(offset + 6);
+        const typeSize = backend.payload.readInt16BE(offset + 10);
+        const typmod = backend.payload.readInt32BE(offset + 12);
+        const format = backend.payload.readInt16BE(offset + 16);
+        columns.push(`${name}:${typeOid}:${typeSize}:${typmod}:${format}`);
+        offset += 18;
+      }
+      return `T ${columns.join(',')}`;
+    }
+    default:
+      return backend.type;
+  }
+}
+
+/** Sends the same messages to both servers and compares what comes back up to `readyCount` ReadyForQuery messages (or the close). */
+async function compare(messages: Buffer[], options: { readyCount?: number; withErrorText?: boolean; setup?: string[] } = {}): Promise<string[]> {
+  const outcomes: string[][] = [];
+  for (const port of [oxbow.port, postgres.port]) {
+    const client = await connect(port);
+    for (const sql of options.setup ?? []) {
+      client.send(serialize.query(sql));
+      await client.readUntil('Z');
+    }
+    client.send(...messages);
+    const received: BackendMessage[] = [];
+    const readyCount = options.readyCount ?? 1;
+    let ready = 0;
+    while (ready < readyCount) {
+      let next: BackendMessage;
+      try {
+        next = await client.readMessage();
+      } catch {
+        received.push({ type: 'closed', payload: Buffer.alloc(0), bytes: Buffer.alloc(0) });
+        break;
+      }
+      received.push(next);
+      if (next.type === 'Z') ready++;
+    }
+    client.end();
+    outcomes.push(received.map((backend) => summary(backend, options.withErrorText ?? true)));
+  }
+  if (process.env.SHOW_PROTOCOL) console.log(JSON.stringify(outcomes[0]));
+  expect(outcomes[0]).toEqual(outcomes[1]);
+  return outcomes[0]!;
+}
+
+describe('protocol behaviour identical to PostgreSQL 15', () => {
+  it('simple query: several statements, the first error ends the message', async () => {
+    await compare([serialize.query("select 1 as a; select 1/0; select 'never'")], { withErrorText: false });
+    await compare([serialize.query('')]);
+    await compare([serialize.query(';')]);
+    await compare([serialize.query("select 'x' as a, 2::int8 as b, null::text as c, 1.50::numeric(5,2) as d")]);
+  });
+
+  it('extended query: Describe statement with parameters, Bind, Describe portal, Execute', async () => {
+    const summary = await compare([
+      serialize.parse({ name: 's1', text: 'select $1::int + 1 as next, $2::text as label' }),
+      serialize.describe({ type: 'S', name: 's1' }),
+      serialize.bind({ statement: 's1', portal: 'p1', values: ['41', 'x'] }),
+      serialize.describe({ type: 'P', name: 'p1' }),
+      serialize.execute({ portal: 'p1' }),
+      serialize.sync(),
+    ]);
+    expect(summary[0]).toBe('1');
+  });
+
+  it('Execute with a row limit: PortalSuspended, then the rest, then an exhausted portal', async () => {
+    await compare([
+      serialize.parse({ text: 'select g from generate_series(1, 5) as g' }),
+      serialize.bind({}),
+      serialize.execute({ rows: 2 }),
+      serialize.execute({ rows: 2 }),
+      serialize.execute({ rows: 2 }),
+      serialize.sync(),
+    ]);
+  });
+
+  it('errors skip to Sync; the statement names stay as they were', async () => {
+    await compare(
+      [
+        serialize.parse({ name: 'a', text: 'select 1' }),
+        serialize.parse({ name: 'a', text: 'select 2' }),
+        serialize.bind({ statement: 'a' }),
+        serialize.execute({}),
+        serialize.sync(),
+        serialize.bind({ statement: 'a' }),
+        serialize.execute({}),
+        serialize.sync(),
+      ],
+      { readyCount: 2 },
+    );
+  });
+
+  it('missing statements and portals, wrong parameter counts, Close of unknown names', async () => {
+    await compare([serialize.bind({ statement: 'nope' }), serialize.sync()]);
+    await compare([serialize.execute({ portal: 'nope' }), serialize.sync()]);
+    await compare([serialize.describe({ type: 'P', name: 'nope' }), serialize.sync()]);
+    await compare([serialize.parse({ text: 'select $1::int' }), serialize.bind({ values: [] }), serialize.sync()]);
+    await compare([serialize.close({ type: 'S', name: 'nope' }), serialize.close({ type: 'P', name: 'nope' }), serialize.sync()]);
+  });
+
+  it('binary results', async () => {
+    const bind = message('B', Buffer.from('\0\0'), int16(0), int16(0), int16(1), int16(1));
+    await compare([
+      serialize.parse({ text: "select 1::int2, 2::int4, 3::int8, 1.5::float8, 2.5::float4, true, 'hé'::text, '\\x01ff'::bytea, 12345.678::numeric, -0.05::numeric, '2024-02-29'::date, '2024-01-02 03:04:05.123456'::timestamp, '2024-01-02 03:04:05+00'::timestamptz, '1 year 2 mons 3 days 04:05:06'::interval, '13:14:15'::time" }),
+      bind,
+      serialize.describe({ type: 'P' }),
+      serialize.execute({}),
+      serialize.sync(),
+    ]);
+  });
+
+  it('binary parameters', async () => {
+    const parameters = [int32(7), Buffer.from('0000000000000009', 'hex'), Buffer.from('hé')];
+    const parts: Buffer[] = [Buffer.from('\0\0'), int16(1), int16(1), int16(parameters.length)];
+    for (const parameter of parameters) parts.push(int32(parameter.length), parameter);
+    parts.push(int16(0));
+    await compare([
+      serialize.parse({ text: 'select $1::int4 + 1 as a, $2::int8 * 2 as b, $3::text as c', types: [23, 20, 25] }),
+      message('B', ...parts),
+      serialize.execute({}),
+      serialize.sync(),
+    ]);
+  });
+
+  it('COPY: CopyFail, Sync ignored during copy-in, COPY TO STDOUT', async () => {
+    const setup = ['create table c (id int primary key, v text)'];
+    await compare([serialize.query('copy c from stdin'), serialize.copyData(Buffer.from('1\ta\n')), serialize.copyFail('stop')], { setup });
+    await compare(
+      [
+        serialize.parse({ text: 'copy c from stdin' }),
+        serialize.bind({}),
+        serialize.execute({}),
+        serialize.sync(),
+        serialize.copyData(Buffer.from('1\ta\n2\tb\n')),
+        serialize.copyDone(),
+        serialize.sync(),
+        serialize.query('copy (select * from c order by id) to stdout'),
+      ],
+      { setup, readyCount: 2 },
+    );
+  });
+
+  it('an unknown message type is a FATAL 08P01 and the connection closes', async () => {
+    const summary = await compare([Buffer.concat([Buffer.from('@'), int32(4)] as unknown as Uint8Array[])]);
+    expect(summary.at(-1)).toBe('closed');
+  });
+});
