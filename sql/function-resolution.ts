@@ -15,7 +15,7 @@ import type { DataType } from './types.js';
 import { TYPES, sameType, type } from './types.js';
 import type { Resolved, ScalarFunction } from './functions.js';
 import { canCastImplicitly } from './casts.js';
-import { functionsByName, operatorsBySymbol } from './functions/registry.js';
+import { ANY, functionsByName, operatorsBySymbol, specializers } from './functions/registry.js';
 import './functions/library.js';
 
 const preferredTypes: Record<string, string> = { N: 'float8', S: 'text', D: 'timestamptz', T: 'interval', B: 'bool', U: '', A: '' };
@@ -39,7 +39,7 @@ function expandArguments(fn: ScalarFunction, count: number): readonly DataType[]
 }
 
 function reachable(from: DataType, to: DataType): boolean {
-  if (from.name === 'unknown') return true;
+  if (from.name === 'unknown' || to === ANY) return true;
   if (sameType(from, to)) return true;
   return canCastImplicitly(from, to);
 }
@@ -66,15 +66,16 @@ function select(candidates: readonly ScalarFunction[] | undefined, argumentTypes
         ok = false;
         break;
       }
+      if (to === ANY) continue;
       if (sameType(from, to)) exact++;
       else if (isPreferred(to)) preferred++;
     }
     if (!ok) continue;
-    if (exact === types.length) return { fn, argumentCasts: types };
+    if (exact === types.length) return specialize({ fn, argumentCasts: types }, argumentTypes);
     viable.push({ fn, types, exact, preferred });
   }
   if (viable.length === 0) return undefined;
-  if (viable.length === 1) return { fn: viable[0]!.fn, argumentCasts: viable[0]!.types };
+  if (viable.length === 1) return specialize({ fn: viable[0]!.fn, argumentCasts: viable[0]!.types }, argumentTypes);
   const mostExact = Math.max(...viable.map((c) => c.exact));
   let remaining = viable.filter((c) => c.exact === mostExact);
   if (remaining.length > 1) {
@@ -105,7 +106,17 @@ function select(candidates: readonly ScalarFunction[] | undefined, argumentTypes
     }
   }
   if (remaining.length !== 1) return undefined;
-  return { fn: remaining[0]!.fn, argumentCasts: remaining[0]!.types };
+  return specialize({ fn: remaining[0]!.fn, argumentCasts: remaining[0]!.types }, argumentTypes);
+}
+
+/** Functions with ANY parameters get an implementation built for the actual argument types. */
+function specialize(resolved: Resolved, argumentTypes: readonly DataType[]): Resolved {
+  const argumentCasts = resolved.argumentCasts.map((t, i) => (t === ANY ? argumentTypes[i]! : t));
+  const specializer = specializers.get(resolved.fn);
+  if (specializer === undefined) return argumentCasts === resolved.argumentCasts ? resolved : { fn: resolved.fn, argumentCasts };
+  const built = specializer(argumentCasts);
+  const fn: ScalarFunction = Object.freeze({ ...resolved.fn, impl: built.impl, returnType: built.returnType ?? resolved.fn.returnType });
+  return { fn, argumentCasts };
 }
 
 export function resolveFunction(name: string, argumentTypes: readonly DataType[]): Resolved | undefined {

@@ -1,1 +1,6 @@
-// placeholder
+// Loads every part of the function library (each file registers its entries on import).
+import './operators.js';
+import './math.js';
+import './strings.js';
+import './datetime.js';
+import './jsonb.js';
