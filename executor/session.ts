@@ -35,6 +35,7 @@ import type {
 import type { CatalogSnapshot } from './catalog.js';
 import type { EngineCore } from './engine-core.js';
 import { SessionSettings } from './settings.js';
+import { expandViews } from './view-expansion.js';
 import { StoreTableAccess } from './table-access.js';
 import { runDdl, isDdl } from './ddl/run-ddl.js';
 import { prepareCopy, type CopyStatementPlan } from './copy.js';
@@ -242,7 +243,13 @@ export class EngineSession implements Session {
   }
 
   private plan(statement: OxbowPrepared): PlannedStatement {
-    return planStatement(statement.parsed, this.plannerContext(statement.declaredParameterTypes));
+    return this.planParsed(statement.parsed, statement.declaredParameterTypes);
+  }
+
+  /** Plans a parsed statement, views expanded first (view-expansion.ts). */
+  private planParsed(parsed: ParsedStatement, parameterTypes: readonly (DataType | undefined)[]): PlannedStatement {
+    const searchPath = this.searchPath();
+    return planStatement(expandViews(parsed, this.core.catalog, searchPath), this.plannerContext(parameterTypes));
   }
 
   /** The statement's plan against the current catalog. */
@@ -275,10 +282,7 @@ export class EngineSession implements Session {
     const controller = new AbortController();
     this.running = controller;
     const timeoutMs = this.settings.statementTimeoutMs();
-    const timer =
-      timeoutMs > 0
-        ? setTimeout(() => controller.abort(new SqlError(SqlState.queryCanceled, 'canceling statement due to statement timeout')), timeoutMs)
-        : undefined;
+    const timer = timeoutMs > 0 ? armTimeout(controller, timeoutMs) : undefined;
     try {
       return await this.dispatch(statement, options, controller.signal);
     } catch (error) {
@@ -398,7 +402,7 @@ export class EngineSession implements Session {
 
   /** Result columns of a query, for CREATE VIEW. */
   describeQuery(query: Node, queryText: string): readonly ColumnDescription[] {
-    const planned = planStatement({ node: query, text: queryText, location: 0 }, this.plannerContext([]));
+    const planned = this.planParsed({ node: query, text: queryText, location: 0 }, []);
     return planned.columns ?? [];
   }
 
@@ -449,10 +453,33 @@ export class EngineSession implements Session {
 
   /** Runs a query statement to rows (COPY (query) TO STDOUT). */
   async runQuery(parsed: ParsedStatement, signal: AbortSignal): Promise<{ columns: readonly ColumnDescription[]; rows: Row[] }> {
-    const planned = planStatement(parsed, this.plannerContext([]));
+    const planned = this.planParsed(parsed, []);
     const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: [], evalContext: this.evalContext(), signal });
     return { columns: planned.columns ?? [], rows: result.rows };
   }
+}
+
+function timeoutError(): SqlError {
+  return new SqlError(SqlState.queryCanceled, 'canceling statement due to statement timeout');
+}
+
+/**
+ * statement_timeout: a timer aborts the statement when the event loop gets to it, and, because a
+ * long synchronous stretch of the executor would hold the timer back, the signal's `aborted`
+ * check (which the executor makes between batches) also compares the clock with the deadline.
+ */
+function armTimeout(controller: AbortController, timeoutMs: number): NodeJS.Timeout {
+  const deadline = Date.now() + timeoutMs;
+  const signal = controller.signal;
+  const inherited = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!.get!;
+  Object.defineProperty(signal, 'aborted', {
+    configurable: true,
+    get(): boolean {
+      if (!inherited.call(signal) && Date.now() >= deadline) controller.abort(timeoutError());
+      return inherited.call(signal) as boolean;
+    },
+  });
+  return setTimeout(() => controller.abort(timeoutError()), timeoutMs);
 }
 
 export function rowsResult(columns: readonly ColumnDescription[], rows: Row[], commandTag: () => string): ExecuteResult {

@@ -122,6 +122,31 @@ describe('engine session', () => {
     expect((await failure('set no_such_thing = 1')).code).toBe('42704');
   });
 
+  it('expands views, nested and renamed, and lets a CTE shadow a view name', async () => {
+    await run("create table t (id int primary key, v text); insert into t values (1, 'a'), (2, 'b')");
+    await run('create view v as select id, v from t where id > 1');
+    await run('create view w (a, b) as select * from v');
+    expect((await run('select * from v')).rows).toEqual([[2, 'b']]);
+    const renamed = await run('select * from w');
+    expect(renamed.columns).toEqual(['a', 'b']);
+    expect(renamed.rows).toEqual([[2, 'b']]);
+    expect((await run('with v as (select 5 as five) select * from v')).rows).toEqual([[5]]);
+    expect((await failure('drop table t')).code).toBe('2BP01');
+    await run('drop table t cascade');
+    expect(notices.at(-1)!.message).toBe('drop cascades to 2 other objects');
+    expect(notices.at(-1)!.detail).toBe('drop cascades to view v\ndrop cascades to view w');
+    expect((await failure('select * from w')).code).toBe('42P01');
+  });
+
+  it('statement_timeout cancels a long statement with 57014', async () => {
+    await run("set statement_timeout = '50ms'");
+    const error = await failure('select * from generate_series(1, 100000000)');
+    expect(error.code).toBe('57014');
+    expect(error.message).toBe('canceling statement due to statement timeout');
+    await run('reset statement_timeout');
+    expect((await run('select 1')).rows).toEqual([[1]]);
+  });
+
   it('refuses an unknown database with 3D000', () => {
     let error: unknown;
     try {
