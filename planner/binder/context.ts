@@ -26,6 +26,8 @@ export class BinderContext {
   readonly parameterTypes: DataType[];
   /** Visible CTEs, innermost last. */
   readonly ctes: CommonTableExpression[] = [];
+  /** Views being expanded (bounded: a view cannot reach itself through others forever). */
+  viewDepth = 0;
 
   constructor(planner: PlannerContext) {
     this.planner = planner;

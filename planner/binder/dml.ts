@@ -104,7 +104,8 @@ export class DmlBinder {
       const rows = (select.valuesLists as Node[]).map((list) => {
         const items = (list as any).List.items as Node[];
         if (items.length > targetColumns.length) throw new SqlError(SqlState.syntaxError, 'INSERT has more expressions than target columns', { position: positionOf((Object.values(items[targetColumns.length]!)[0] as { location?: number } | undefined)?.location) });
-        if (items.length < targetColumns.length) throw new SqlError(SqlState.syntaxError, 'INSERT has more target columns than expressions', { position: positionOf((columnNodes[items.length] as any)?.ResTarget.location) });
+        // Without a column list, missing trailing values take their defaults (PostgreSQL).
+        if (items.length < targetColumns.length && columnNodes.length > 0) throw new SqlError(SqlState.syntaxError, 'INSERT has more target columns than expressions', { position: positionOf((columnNodes[items.length] as any)?.ResTarget.location) });
         const values = new Map<number, Expression>();
         items.forEach((item, i) => {
           const column = targetColumns[i]!;
@@ -118,7 +119,7 @@ export class DmlBinder {
     } else {
       const query = this.select.bindQuery(statement.selectStmt!, undefined);
       if (query.columns.length > targetColumns.length) throw new SqlError(SqlState.syntaxError, 'INSERT has more expressions than target columns');
-      if (query.columns.length < targetColumns.length) throw new SqlError(SqlState.syntaxError, 'INSERT has more target columns than expressions');
+      if (query.columns.length < targetColumns.length && columnNodes.length > 0) throw new SqlError(SqlState.syntaxError, 'INSERT has more target columns than expressions');
       const values = new Map<number, Expression>();
       query.columns.forEach((c, i) => values.set(targetColumns[i]!, assign({ kind: 'Column', index: i, type: c.type }, targetColumns[i]!, undefined)));
       input = { kind: 'Project', input: query, expressions: fullRow(values), columns: relation.columns.map((c) => ({ name: c.name, type: c.type, tableOid: 0, columnNumber: 0 })) };
@@ -167,12 +168,20 @@ export class DmlBinder {
       const target = (node as any).ResTarget as ResTarget;
       const position = positionOf(target.location);
       if (target.indirection !== undefined) throw new SqlError(SqlState.featureNotSupported, 'assignment to subfields or array elements is not supported', { position });
-      if ('MultiAssignRef' in target.val!) throw new SqlError(SqlState.featureNotSupported, 'multiple-column assignment is not supported', { position });
+      let source = target.val!;
+      const multi = (source as any).MultiAssignRef;
+      if (multi !== undefined) {
+        // SET (a, b) = (x, y): each target carries the row and its position in it.
+        const row = multi.source?.RowExpr;
+        if (row === undefined) throw new SqlError(SqlState.featureNotSupported, 'SET (...) = (subquery) is not supported', { position });
+        if ((row.args ?? []).length !== multi.ncolumns) throw new SqlError(SqlState.syntaxError, 'number of columns does not match number of values', { position });
+        source = row.args[multi.colno - 1];
+      }
       const column = columnIndex(relation, target.name!, position);
       if (result.some((a) => a.column === column)) throw new SqlError(SqlState.duplicateColumn, `multiple assignments to same column "${target.name}"`, { position });
-      const value = 'SetToDefault' in target.val!
+      const value = 'SetToDefault' in source
         ? this.defaultValue(relation, column)
-        : this.context.coerce(this.select.expressions.bind(target.val!, scope, { clause: 'UPDATE' }), relation.columns[column]!.type, 'assignment', position, `column "${target.name}"`);
+        : this.context.coerce(this.select.expressions.bind(source, scope, { clause: 'UPDATE' }), relation.columns[column]!.type, 'assignment', position, `column "${target.name}"`);
       result.push({ column, value });
     }
     return result;

@@ -48,7 +48,8 @@ export class ExpressionBinder {
         return this.context.parameter(body.number, positionOf(body.location));
       case 'TypeCast': {
         const target = dataTypeOf(body.typeName);
-        const input = this.bind(body.arg, scope, collector);
+        let input = this.bind(body.arg, scope, collector);
+        input = intervalQualified(input, body.typeName);
         return this.context.coerce(input, target, 'explicit', positionOf(body.location ?? body.typeName?.location));
       }
       case 'A_Expr':
@@ -294,3 +295,24 @@ export function locationOf(node: Node): number | undefined {
   const body = Object.values(node)[0] as { location?: number } | undefined;
   return positionOf(body?.location);
 }
+
+// PostgreSQL's interval field masks (utils/datetime.h): a bare number in `interval '30' minute`
+// counts units of the qualifier's lowest field.
+const INTERVAL_FIELDS: readonly [number, string][] = [
+  [1 << 12, 'seconds'],
+  [1 << 11, 'minutes'],
+  [1 << 10, 'hours'],
+  [1 << 3, 'days'],
+  [1 << 1, 'months'],
+  [1 << 2, 'years'],
+];
+
+function intervalQualified(input: Expression, typeName: any): Expression {
+  const names = (typeName?.names ?? []).map((n: any) => n.String?.sval);
+  if (names[names.length - 1] !== 'interval' || input.kind !== 'Literal' || input.type.name !== 'unknown' || typeof input.value !== 'string') return input;
+  const mask = typeName.typmods?.[0]?.A_Const?.ival?.ival;
+  if (mask === undefined || !/^\s*[-+]?[0-9]+(\.[0-9]+)?\s*$/.test(input.value)) return input;
+  const unit = INTERVAL_FIELDS.find(([bit]) => (mask & bit) !== 0)?.[1];
+  return unit === undefined ? input : { ...input, value: `${input.value.trim()} ${unit}` };
+}
+

@@ -10,6 +10,10 @@ import type { SystemTimeClause } from '../../sql/parser/ast.js';
 import type { Expression } from '../expression.js';
 import type { JoinType, OutputColumn, Plan, SystemTime } from '../plan.js';
 import { planUsesOuter } from '../walk.js';
+import { parse } from '../../sql/parser/index.js';
+import { bindTimeWindow } from './time-window.js';
+
+const MAX_VIEW_DEPTH = 32;
 import { type BinderContext, positionOf } from './context.js';
 import type { ExpressionBinder } from './expression.js';
 import { Scope, type ScopeRelation } from './scope.js';
@@ -99,7 +103,33 @@ export class FromBinder {
     if (relation.kind === 'sink' || relation.kind === 'index') {
       throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is ${relation.kind === 'sink' ? 'a sink' : 'an index'}`, { position });
     }
+    if (relation.kind === 'view' && relation.definition !== undefined) return this.viewItem(relation, node, systemTime);
     return this.scanItem(relation, systemTime, node, outer);
+  }
+
+  /** A (non-materialized) view: its defining query, bound in place (no enclosing scope). */
+  private viewItem(relation: RelationDef, node: RangeVar, systemTime: SystemTimeClause | undefined): FromItem {
+    const position = positionOf(node.location);
+    if (systemTime !== undefined) {
+      throw new SqlError(SqlState.featureNotSupported, `FOR SYSTEM_TIME is not supported on view "${relation.name}" (it has no stored history; use a materialized view)`, { position });
+    }
+    if (this.context.viewDepth >= MAX_VIEW_DEPTH) {
+      throw new SqlError(SqlState.invalidObjectDefinition, `infinite recursion detected in rules for relation "${relation.name}"`, { position });
+    }
+    const [statement] = parse(relation.definition!);
+    this.context.viewDepth++;
+    const savedCtes = this.context.ctes.splice(0);
+    let plan: Plan;
+    try {
+      plan = this.bindQuery(statement!.node as Node, undefined);
+    } finally {
+      this.context.viewDepth--;
+      this.context.ctes.push(...savedCtes);
+    }
+    // The view's columns keep the view's own names (CREATE VIEW v (a, b) AS ...).
+    const columns = plan.columns.map((c, i) => ({ ...c, name: relation.columns[i]?.name ?? c.name, tableOid: relation.id, columnNumber: i + 1 }));
+    const renamed = { ...plan, columns } as Plan;
+    return this.named(renamed, node.alias ?? { aliasname: relation.name }, relation.name, position);
   }
 
   private scanItem(relation: RelationDef, clause: SystemTimeClause | undefined, node: RangeVar, outer: Scope | undefined): FromItem {
@@ -171,6 +201,18 @@ export class FromBinder {
     const call = ((functions[0] as any).List.items[0] as any).FuncCall;
     const position = positionOf(call.location);
     const name = (call.funcname as Node[]).map((n) => (n as any).String.sval as string).pop()!;
+    if (name === 'tumble' || name === 'hop') {
+      const tableArgument = ((call.args ?? []) as Node[])[0] as any;
+      const fields = (tableArgument?.ColumnRef?.fields ?? []) as Node[];
+      if (fields.length === 0 || fields.length > 2 || !fields.every((f) => 'String' in f)) {
+        throw new SqlError(SqlState.syntaxError, `the first argument of ${name.toUpperCase()} must name a table`, { position });
+      }
+      const names = fields.map((f) => (f as any).String.sval as string);
+      const rangeVar = { relname: names[names.length - 1], ...(names.length === 2 ? { schemaname: names[0] } : {}), location: tableArgument.ColumnRef.location } as RangeVar;
+      const table = this.rangeVar(rangeVar, outer);
+      const window = bindTimeWindow(name, table, (call.args ?? []) as Node[], this.context, this.expressions, position, body.alias?.aliasname);
+      return { plan: window.plan, relations: window.relations, merged: [] };
+    }
     const scope = leftScope !== undefined ? new Scope(leftScope) : new Scope(outer);
     const args = ((call.args ?? []) as Node[]).map((a) => this.expressions.bind(a, scope, { clause: 'functions in FROM' }));
     const ordinality = body.ordinality === true;

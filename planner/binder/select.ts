@@ -334,7 +334,9 @@ export class SelectBinder {
       sortKeys.push(sortKey({ kind: 'Column', index, type: expressions[index]!.type }, o.sortBy));
     });
     const distinctOnColumns = finalDistinctOn?.map((e) => {
-      let index = outputKeys.indexOf(expressionKey(e));
+      // Look among every projected expression, ORDER BY extras included (DISTINCT ON (v1) ... ORDER BY v1).
+      const key = expressionKey(e);
+      let index = expressions.findIndex((x) => expressionKey(x) === key);
       if (index < 0) {
         expressions.push(e);
         index = expressions.length - 1;

@@ -40,6 +40,22 @@ export class MemoryDatabase implements CatalogReader, TableAccess {
     return relation;
   }
 
+  /** A plain view: the planner expands its definition. */
+  createView(name: string, definition: string, columns: readonly { name: string; type: DataType }[]): RelationDef {
+    const relation: RelationDef = {
+      id: this.nextId++,
+      kind: 'view',
+      schema: 'public',
+      name,
+      columns: columns.map((c) => ({ name: c.name, type: c.type, nullable: true, hidden: false })),
+      primaryKey: [],
+      definition,
+      dependsOn: [],
+    };
+    this.relations.push(relation);
+    return relation;
+  }
+
   resolveRelation(schema: string | undefined, name: string): RelationDef | undefined {
     return this.relations.find((r) => r.name === name && (schema === undefined || r.schema === schema));
   }

@@ -166,6 +166,33 @@ describe('queries', () => {
     expect(await text(db, 'select t.id, g from t, generate_series(1, t.id) g where t.id <= 2 order by 1, 2')).toEqual([['1', '1'], ['2', '1'], ['2', '2']]);
   });
 
+  it('expands plain views, with their column names', async () => {
+    const db = await seeded();
+    db.createView('big', 'select id, n as amount from t where n >= 30', [{ name: 'id', type: int4 }, { name: 'amount', type: int4 }]);
+    expect(await text(db, 'select b.amount from big b join u on u.id = b.id')).toEqual([['30']]);
+    expect(await text(db, 'select * from big order by id')).toEqual([['3', '30'], ['4', '40']]);
+  });
+
+  it('TUMBLE and HOP time windows (expectations from RisingWave e2e_test/batch/basic/time_window.slt.part)', async () => {
+    const db = database();
+    db.createTable('w', [{ name: 'row_id', type: int4 }, { name: 'created_at', type: scalar('timestamp') }], ['row_id']);
+    await run(db, "insert into w values (1, '2022-01-01 10:00:00'), (5, '2022-01-01 10:33:00'), (8, '2022-01-01 11:02:00')");
+    expect(await text(db, "select row_id, window_start, window_end from tumble(w, created_at, interval '30' minute) order by row_id")).toEqual([
+      ['1', '2022-01-01 10:00:00', '2022-01-01 10:30:00'],
+      ['5', '2022-01-01 10:30:00', '2022-01-01 11:00:00'],
+      ['8', '2022-01-01 11:00:00', '2022-01-01 11:30:00'],
+    ]);
+    expect(await text(db, "select row_id, window_start from tumble(w, created_at, interval '30' minute, interval '13' minute) order by row_id")).toEqual([
+      ['1', '2022-01-01 09:43:00'],
+      ['5', '2022-01-01 10:13:00'],
+      ['8', '2022-01-01 10:43:00'],
+    ]);
+    expect(await text(db, "select row_id, window_start, window_end from hop(w, created_at, interval '15' minute, interval '30' minute) where row_id = 5 order by window_start")).toEqual([
+      ['5', '2022-01-01 10:15:00', '2022-01-01 10:45:00'],
+      ['5', '2022-01-01 10:30:00', '2022-01-01 11:00:00'],
+    ]);
+  });
+
   it('parameters take the type of their context', async () => {
     const db = await seeded();
     const planned = plan(db, 'select id from t where id = $1 and v = $2');
@@ -183,6 +210,15 @@ describe('DML', () => {
     expect((await run(db, 'insert into k select id, v from t where id > 2')).commandTag).toBe('INSERT 0 2');
     expect(await text(db, 'select * from k order by x')).toEqual([['1', 'dflt'], ['2', 'dflt'], ['3', null], ['4', 'a']]);
     expect(plan(db, 'select * from k').columns!.map((c) => c.name)).toEqual(['x', 'y']);
+  });
+
+  it('fills missing trailing values with defaults, assigns SET (a, b) = (x, y), DISTINCT ON a non-selected key', async () => {
+    const db = await seeded();
+    await run(db, 'insert into t values (9)');
+    expect(await text(db, 'select v, n from t where id = 9')).toEqual([[null, null]]);
+    await run(db, "update t set (v, n) = ('q', id * 2) where id = 9");
+    expect(await text(db, 'select v, n from t where id = 9')).toEqual([['q', '18']]);
+    expect(await text(db, 'select distinct on (v) id from t order by v, id')).toEqual([['1'], ['2'], ['9'], ['3']]);
   });
 
   it('ON CONFLICT DO NOTHING / DO UPDATE on the primary key', async () => {
