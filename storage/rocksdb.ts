@@ -157,7 +157,7 @@ export function rocksdbVersion(): string {
 
 /** Converts an error thrown by the addon into a RocksDbError; other errors pass through. */
 export function toRocksDbError(error: unknown): unknown {
-  if (error instanceof RocksDbError || !(error instanceof Error)) return error;
+  if (error instanceof RocksDbError || error instanceof SqlError || !(error instanceof Error)) return error;
   const code = (error as { code?: unknown }).code;
   if (typeof code !== 'string') return error;
   return new RocksDbError(code as RocksDbErrorCode, error.message, { cause: error });
