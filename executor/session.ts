@@ -51,6 +51,7 @@ type Utility =
   | { readonly kind: 'ddl' }
   | { readonly kind: 'copy' }
   | { readonly kind: 'flush' }
+  | { readonly kind: 'empty' }
   | { readonly kind: 'unsupported'; readonly message: string };
 
 interface OxbowPrepared extends PreparedStatement {
@@ -183,7 +184,11 @@ export class EngineSession implements Session {
     if (statements.length > 1) {
       throw new SqlError(SqlState.syntaxError, 'cannot insert multiple commands into a prepared statement');
     }
-    if (statements.length === 0) return { sql, parameterTypes: [], columns: null, parsed: undefined, utility: { kind: 'flush' } } as never as OxbowPrepared;
+    if (statements.length === 0) {
+      // An empty query string (extended protocol): EmptyQueryResponse when executed.
+      const empty: OxbowPrepared = { sql, parameterTypes: [], columns: null, parsed: { node: {} as Node, text: '', location: 0 }, utility: { kind: 'empty' }, declaredParameterTypes: [] };
+      return empty;
+    }
     return this.prepared(sql, statements[0]!, parameterTypes, true);
   }
 
@@ -275,7 +280,6 @@ export class EngineSession implements Session {
 
   async execute(prepared: PreparedStatement, options: ExecuteOptions): Promise<ExecuteResult> {
     const statement = prepared as OxbowPrepared;
-    if (statement.parsed === undefined) return { kind: 'empty' };
     if (this.status === 'failed' && !(statement.utility.kind === 'transaction' && (statement.utility.statement === 'commit' || statement.utility.statement === 'rollback'))) {
       throw new SqlError(SqlState.inFailedSqlTransaction, 'current transaction is aborted, commands ignored until end of transaction block');
     }
@@ -311,6 +315,8 @@ export class EngineSession implements Session {
         return this.copy(statement, signal);
       case 'flush':
         return { kind: 'command', commandTag: 'FLUSH' };
+      case 'empty':
+        return { kind: 'empty' };
       case 'unsupported':
         throw new SqlError(SqlState.featureNotSupported, utility.message);
     }
