@@ -7,6 +7,7 @@
 import { asBytes } from './node-buffer.js';
 
 const INITIAL_CAPACITY_BYTES = 16 * 1024;
+const SHORT_STRING_CHARACTERS = 32;
 
 export class MessageWriter {
   private buffer: Buffer = Buffer.allocUnsafe(INITIAL_CAPACITY_BYTES);
@@ -71,10 +72,28 @@ export class MessageWriter {
 
   /** An int32 length followed by the UTF-8 bytes of `value` (a DataRow column in text format). */
   lengthPrefixedText(value: string): this {
-    this.ensure(4 + value.length * 3);
+    const length = value.length;
+    this.ensure(4 + length * 3);
+    const buffer = this.buffer;
     const start = this.offset;
-    const written = this.buffer.write(value, start + 4, 'utf8');
-    this.buffer.writeInt32BE(written, start);
+    // Short ASCII strings (most column values) are copied by hand: Buffer.write's native call
+    // costs more than the loop for them.
+    if (length <= SHORT_STRING_CHARACTERS) {
+      let at = start + 4;
+      let i = 0;
+      for (; i < length; i++) {
+        const code = value.charCodeAt(i);
+        if (code >= 0x80) break;
+        buffer[at++] = code;
+      }
+      if (i === length) {
+        buffer.writeInt32BE(length, start);
+        this.offset = at;
+        return this;
+      }
+    }
+    const written = buffer.write(value, start + 4, 'utf8');
+    buffer.writeInt32BE(written, start);
     this.offset = start + 4 + written;
     return this;
   }

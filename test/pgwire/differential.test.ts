@@ -100,7 +100,31 @@ async function compare(messages: Buffer[], options: { readyCount?: number; withE
   return outcomes[0]!;
 }
 
+async function startupParameters(port: number): Promise<Map<string, string>> {
+  const client = await RawClient.connect(port);
+  client.send(serialize.startup({ user: 'oxbow', database: 'oxbow', application_name: 'probe' }));
+  const messages = await client.readUntil('Z');
+  client.end();
+  return new Map(
+    messages
+      .filter((backend) => backend.type === 'S')
+      .map((backend) => {
+        const [name, value] = backend.payload.toString('utf8').split('\0');
+        return [name!, value!] as const;
+      }),
+  );
+}
+
 describe('protocol behaviour identical to PostgreSQL 15', () => {
+  it('reports the ParameterStatus list of the issue with PostgreSQL\'s values', async () => {
+    const mine = await startupParameters(oxbow.port);
+    const theirs = await startupParameters(postgres.port);
+    for (const name of ['server_encoding', 'client_encoding', 'DateStyle', 'TimeZone', 'integer_datetimes', 'standard_conforming_strings', 'application_name']) {
+      expect(mine.get(name), name).toBe(theirs.get(name));
+    }
+    expect(mine.get('server_version')).toMatch(/^15\./);
+  });
+
   it('simple query: several statements, the first error ends the message', async () => {
     await compare([serialize.query("select 1 as a; select 1/0; select 'never'")], { withErrorText: false });
     await compare([serialize.query('')]);
