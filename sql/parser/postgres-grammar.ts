@@ -51,18 +51,25 @@ export function postgresPosition(text: string, offset: number): number {
   return points + 1;
 }
 
-/** Maps every `location` field of `node` (in place) through `map`; -1 (unknown) stays -1. */
+/**
+ * Maps every `location` field of `node` (in place) through `map`; -1 (unknown) stays -1. Iterative,
+ * because a long expression (`1 + 1 + ... + 1`) nests thousands of levels deep.
+ */
 export function mapLocations(node: unknown, map: (location: number) => number): void {
-  if (Array.isArray(node)) {
-    for (const item of node) if (item !== null && typeof item === 'object') mapLocations(item, map);
-    return;
-  }
-  const record = node as Record<string, unknown>;
-  for (const key in record) {
-    const value = record[key];
-    if (typeof value === 'number') {
-      if ((key === 'location' || key === 'name_location') && value >= 0) record[key] = map(value);
-    } else if (value !== null && typeof value === 'object') mapLocations(value, map);
+  const stack: unknown[] = [node];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (Array.isArray(current)) {
+      for (const item of current) if (item !== null && typeof item === 'object') stack.push(item);
+      continue;
+    }
+    const record = current as Record<string, unknown>;
+    for (const key in record) {
+      const value = record[key];
+      if (typeof value === 'number') {
+        if ((key === 'location' || key === 'name_location') && value >= 0) record[key] = map(value);
+      } else if (value !== null && typeof value === 'object') stack.push(value);
+    }
   }
 }
 

@@ -60,3 +60,20 @@ it('extension statements cut or spliced at random points', () => {
 it('the samples themselves parse', () => {
   for (const sample of samples) expect(parse(sample).length).toBeGreaterThan(0);
 });
+
+it('deep trees: a 20,000-term expression parses, 100,000 nested parentheses fail cleanly', () => {
+  const terms = 20_000;
+  const chain = parse(`select ${Array.from({ length: terms }, () => '1').join(' + ')} from t for system_time as of now()`);
+  // The leftmost operand sits 19,999 levels down; its location is still mapped (0-based offset of the first "1").
+  let node = (chain[0]!.node as Record<string, any>)['SelectStmt'].targetList[0].ResTarget.val; // eslint-disable-line @typescript-eslint/no-explicit-any
+  let depth = 0;
+  while (node.A_Expr !== undefined) {
+    node = node.A_Expr.lexpr;
+    depth++;
+  }
+  expect(depth).toBe(terms - 1);
+  expect(node.A_Const.location).toBe('select '.length);
+  const nested = `select ${'('.repeat(100_000)}1${')'.repeat(100_000)}`;
+  parsesOrSqlError(nested);
+  expect(parse('select 1')).toHaveLength(1);
+});

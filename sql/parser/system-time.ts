@@ -87,18 +87,22 @@ export function extractSystemTimeClauses(
   return pending;
 }
 
-/** Collects every `{ RangeVar: ... }` node (table references) under `node`. */
+/** Collects every `{ RangeVar: ... }` node (table references) under `node`, iteratively (deep trees). */
 function collectRangeVars(node: unknown, found: Record<string, unknown>[]): void {
-  if (Array.isArray(node)) {
-    for (const item of node) if (item !== null && typeof item === 'object') collectRangeVars(item, found);
-    return;
-  }
-  const record = node as Record<string, unknown>;
-  for (const key in record) {
-    const value = record[key];
-    if (value === null || typeof value !== 'object') continue;
-    if (key === 'RangeVar') found.push(value as Record<string, unknown>);
-    collectRangeVars(value, found);
+  const stack: unknown[] = [node];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (Array.isArray(current)) {
+      for (const item of current) if (item !== null && typeof item === 'object') stack.push(item);
+      continue;
+    }
+    const record = current as Record<string, unknown>;
+    for (const key in record) {
+      const value = record[key];
+      if (value === null || typeof value !== 'object') continue;
+      if (key === 'RangeVar') found.push(value as Record<string, unknown>);
+      stack.push(value);
+    }
   }
 }
 
