@@ -160,6 +160,8 @@ const HEADERS: Header = {
   Sort: (p, pr) => `Sort ${sortText(p.keys, p.input.columns, pr)}`,
   Limit: (p, pr) => `Limit${p.limit ? ` ${expressionText(p.limit, [], pr)}` : ''}${p.offset ? ` offset ${expressionText(p.offset, [], pr)}` : ''}`,
   Distinct: (p, pr) => (p.on ? `Distinct on ${list(p.on.map((e) => expressionText(e, p.input.columns, pr)))}` : 'Distinct'),
+  RecursiveUnion: (p) => `RecursiveUnion${p.all ? ' all' : ''} #${p.id}`,
+  WorkTable: (p) => `WorkTable ${p.name} #${p.id}`,
   SetOperation: (p) => `${p.operation[0]!.toUpperCase()}${p.operation.slice(1)}${p.all ? ' all' : ''}`,
   Insert: (p, pr) => {
     const conflict = p.onConflict ? ` on conflict do ${p.onConflict.action}` : '';

@@ -136,6 +136,13 @@ export type Plan =
       readonly right: Plan;
       readonly columns: readonly OutputColumn[];
     }
+  /**
+   * WITH RECURSIVE: `base`, then `recursive` re-run over the rows the previous round added (read by
+   * the WorkTable leaves with the same id) until a round adds nothing. UNION (not ALL) drops rows
+   * already produced.
+   */
+  | { readonly kind: 'RecursiveUnion'; readonly id: number; readonly all: boolean; readonly base: Plan; readonly recursive: Plan; readonly columns: readonly OutputColumn[] }
+  | { readonly kind: 'WorkTable'; readonly id: number; readonly name: string; readonly columns: readonly OutputColumn[] }
   | {
       readonly kind: 'Insert';
       readonly relation: RelationDef;
@@ -181,7 +188,10 @@ export function inputs(plan: Plan): readonly Plan[] {
     case 'Scan':
     case 'Values':
     case 'TableFunction':
+    case 'WorkTable':
       return [];
+    case 'RecursiveUnion':
+      return [plan.base, plan.recursive];
     case 'Join':
     case 'HashJoin':
     case 'NestedLoopJoin':

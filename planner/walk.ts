@@ -38,6 +38,8 @@ export function nodeExpressions(plan: Plan): Expression[] {
     case 'Distinct':
       return [...(plan.on ?? [])];
     case 'SetOperation':
+    case 'RecursiveUnion':
+    case 'WorkTable':
       return [];
     case 'Insert':
       return [...(plan.returning ?? []), ...(plan.onConflict?.assignments.map((a) => a.value) ?? []), ...(plan.onConflict?.where ? [plan.onConflict.where] : [])];
@@ -54,7 +56,10 @@ export function nestedInputs(plan: Plan): { readonly plan: Plan; readonly levelO
     case 'Scan':
     case 'Values':
     case 'TableFunction':
+    case 'WorkTable':
       return [];
+    case 'RecursiveUnion':
+      return [{ plan: plan.base, levelOffset: 0 }, { plan: plan.recursive, levelOffset: 0 }];
     case 'Join':
     case 'NestedLoopJoin':
       return [{ plan: plan.left, levelOffset: 0 }, { plan: plan.right, levelOffset: plan.lateral ? 1 : 0 }];
@@ -141,6 +146,8 @@ export function mapPlanExpressions(plan: Plan, map: (e: Expression) => Expressio
     case 'Distinct':
       return plan.on === undefined ? plan : { ...plan, on: plan.on.map(map) };
     case 'SetOperation':
+    case 'RecursiveUnion':
+    case 'WorkTable':
       return plan;
     case 'Insert':
       return {
@@ -161,7 +168,10 @@ export function mapPlanInputs(plan: Plan, map: (input: Plan, levelOffset: number
     case 'Scan':
     case 'Values':
     case 'TableFunction':
+    case 'WorkTable':
       return plan;
+    case 'RecursiveUnion':
+      return { ...plan, base: map(plan.base, 0), recursive: map(plan.recursive, 0) };
     case 'Join':
     case 'NestedLoopJoin':
       return { ...plan, left: map(plan.left, 0), right: map(plan.right, plan.lateral ? 1 : 0) };

@@ -18,6 +18,7 @@ import { sort } from './sort.js';
 import { limit } from './limit.js';
 import { distinct } from './distinct.js';
 import { setOperation } from './set-operation.js';
+import { recursiveUnion, workTable } from './recursive-union.js';
 import { insert } from './insert.js';
 import { update } from './update.js';
 import { deleteRows } from './delete.js';
@@ -41,6 +42,8 @@ const OPERATORS: Operators = {
   Limit: limit,
   Distinct: distinct,
   SetOperation: setOperation,
+  RecursiveUnion: recursiveUnion,
+  WorkTable: workTable,
   Insert: insert,
   Update: update,
   Delete: deleteRows,

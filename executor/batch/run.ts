@@ -25,6 +25,7 @@ export async function runPlanned(planned: PlannedStatement, context: ExecuteCont
     signal: context.signal,
     outer: [],
     subqueryCache: new Map(),
+    workTables: new Map(),
   };
   if (context.signal.aborted) throw cancelled();
   const rows: Row[] = [];

@@ -18,6 +18,8 @@ export interface Runtime {
   readonly outer: Row[];
   /** Results of uncorrelated subqueries, computed once per execution. */
   readonly subqueryCache: Map<object, unknown>;
+  /** WITH RECURSIVE: the rows the current round reads, per RecursiveUnion id. */
+  readonly workTables: Map<number, Row[]>;
 }
 
 export type Batches = Iterable<Row[]>;

@@ -4,7 +4,7 @@
 // argument types with unknowns treated as PostgreSQL does (same type as the other operand, else
 // text). Parameter types are inferred here as a side effect of coercion.
 
-import { type DataType, sameType, type as scalar } from '../../sql/types.js';
+import { type DataType, TYPES, sameType, type as scalar } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { type CastContext, type Resolved, parseValue, resolveCast, resolveFunction, resolveOperator, commonType } from '../../sql/functions.js';
 import type { Expression } from '../expression.js';
@@ -28,6 +28,8 @@ export class BinderContext {
   readonly ctes: CommonTableExpression[] = [];
   /** Views being expanded (bounded: a view cannot reach itself through others forever). */
   viewDepth = 0;
+  /** Ids for WITH RECURSIVE work tables. */
+  nextWorkTableId = 1;
 
   constructor(planner: PlannerContext) {
     this.planner = planner;
@@ -55,9 +57,11 @@ export class BinderContext {
     if (target.name === 'unknown') return expression;
     if (expression.kind === 'Literal' && expression.type.name === 'unknown') {
       if (expression.value === null) return { kind: 'Literal', value: null, type: target };
+      if (target.name === 'regclass' || target.name === 'regtype') return this.objectReference(String(expression.value), target, position);
       try {
         const value = parseValue(String(expression.value), target);
-        const typmodCast = target.typmod >= 0 ? resolveCast(scalarOf(target), target, 'assignment') : undefined;
+        // Explicit casts truncate to the modifier ('abcdef'::varchar(3) is 'abc'); assignments check it.
+        const typmodCast = target.typmod >= 0 ? resolveCast(scalarOf(target), target, context === 'explicit' ? 'explicit' : 'assignment') : undefined;
         return { kind: 'Literal', value: typmodCast === undefined ? value : typmodCast(value, defaultEval), type: target };
       } catch (error) {
         if (error instanceof SqlError) throw error.withPosition(position);
@@ -92,6 +96,20 @@ export class BinderContext {
       }
     }
     return { kind: 'Cast', input: expression, impl, type: target };
+  }
+
+  /** 'name'::regclass / 'type'::regtype: the OID of a catalog object, looked up at bind time. */
+  private objectReference(text: string, target: DataType, position: number | undefined): Expression {
+    if (/^[0-9]+$/.test(text.trim())) return { kind: 'Literal', value: Number(text.trim()), type: target };
+    if (target.name === 'regclass') {
+      const parts = splitQualifiedName(text);
+      const relation = this.planner.catalog.resolveRelation(parts.length > 1 ? parts[0] : undefined, parts[parts.length - 1]!, this.planner.searchPath);
+      if (relation === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${text}" does not exist`, { position });
+      return { kind: 'Literal', value: relation.id, type: target };
+    }
+    const oid = typeOidByName(text.trim().toLowerCase());
+    if (oid === undefined) throw new SqlError(SqlState.undefinedObject, `type "${text}" does not exist`, { position });
+    return { kind: 'Literal', value: oid, type: target };
   }
 
   /** Applies a resolution's argument casts. */
@@ -172,6 +190,28 @@ const defaultEval = Object.freeze({
 
 function scalarOf(t: DataType): DataType {
   return t.typmod < 0 ? t : { ...t, typmod: -1 };
+}
+
+/** `schema.name` with PostgreSQL's identifier rules: unquoted parts fold to lower case. */
+function splitQualifiedName(text: string): string[] {
+  const parts: string[] = [];
+  const pattern = /\s*(?:"((?:[^"]|"")*)"|([^."]+))\s*(?:\.|$)/y;
+  let match: RegExpExecArray | null;
+  while (pattern.lastIndex < text.length && (match = pattern.exec(text)) !== null) {
+    parts.push(match[1] !== undefined ? match[1].replaceAll('""', '"') : match[2]!.trim().toLowerCase());
+  }
+  return parts.length === 0 ? [text] : parts;
+}
+
+const TYPE_ALIASES: Readonly<Record<string, string>> = {
+  integer: 'int4', int: 'int4', smallint: 'int2', bigint: 'int8', real: 'float4', 'double precision': 'float8',
+  boolean: 'bool', 'character varying': 'varchar', character: 'bpchar', decimal: 'numeric',
+  'timestamp without time zone': 'timestamp', 'timestamp with time zone': 'timestamptz', 'time without time zone': 'time',
+};
+
+function typeOidByName(name: string): number | undefined {
+  const canonical = (TYPE_ALIASES[name] ?? name) as keyof typeof TYPES;
+  return TYPES[canonical]?.oid;
 }
 
 export function positionOf(location: number | undefined): number | undefined {

@@ -12,6 +12,7 @@ import { type BinderContext, positionOf } from './context.js';
 import type { Scope } from './scope.js';
 import { dataTypeOf, displayTypeName } from './type-name.js';
 import { planUsesOuter } from '../walk.js';
+import { isWindowOnly } from './aggregate.js';
 
 const BOOL = scalar('bool');
 const UNKNOWN = scalar('unknown');
@@ -225,7 +226,14 @@ export class ExpressionBinder {
     if (call.agg_star || call.agg_distinct || call.agg_filter !== undefined) {
       throw new SqlError(SqlState.wrongObjectType, `${call.agg_star ? `${name}(*)` : name} specified, but ${name} is not an aggregate function`, { position });
     }
+    if (isWindowOnly(name)) {
+      throw new SqlError(SqlState.wrongObjectType, `window function ${name} requires an OVER clause`, { position });
+    }
     const args = ((call.args ?? []) as Node[]).map((a) => this.bind(a, scope, collector));
+    if (name === 'pg_typeof' && args.length === 1) {
+      // PostgreSQL returns regtype; oxbow returns its text (format_type), which is what clients print.
+      return { kind: 'Literal', value: displayTypeName(args[0]!.type.name === 'unknown' ? scalar('unknown') : args[0]!.type), type: scalar('text') };
+    }
     return this.context.function(name, args, position);
   }
 

@@ -15,6 +15,7 @@ import { FromBinder } from './from.js';
 import { Scope } from './scope.js';
 import { bindAggregateCall, bindWindowCall, isWindowOnly } from './aggregate.js';
 import { expressionKey } from './expression-key.js';
+import { nestedInputs } from '../walk.js';
 
 const AGGREGATE_MARK = 1_000_000;
 const WINDOW_MARK = 2_000_000;
@@ -52,12 +53,11 @@ export class SelectBinder {
   }
 
   private bindWith(withClause: any, outer: Scope | undefined): void {
-    if (withClause.recursive) throw new SqlError(SqlState.featureNotSupported, 'WITH RECURSIVE is not supported', { position: positionOf(withClause.location) });
     for (const cteNode of withClause.ctes as Node[]) {
       const cte = (cteNode as any).CommonTableExpr;
       if (!('SelectStmt' in cte.ctequery)) throw new SqlError(SqlState.featureNotSupported, 'data-modifying statements in WITH are not supported', { position: positionOf(cte.location) });
-      if (this.context.ctes.slice(-((withClause.ctes as Node[]).length)).some((c) => c.name === cte.ctename) && false) continue;
-      let plan = this.bindQuery(cte.ctequery, outer);
+      const recursive = withClause.recursive ? this.bindRecursive(cte, outer) : undefined;
+      let plan = recursive ?? this.bindQuery(cte.ctequery, outer);
       const names = ((cte.aliascolnames ?? []) as Node[]).map((n) => (n as any).String.sval as string);
       if (names.length > plan.columns.length) {
         throw new SqlError(SqlState.invalidColumnReference, `WITH query "${cte.ctename}" has ${plan.columns.length} columns available but ${names.length} columns specified`, { position: positionOf(cte.location) });
@@ -65,6 +65,48 @@ export class SelectBinder {
       if (names.length > 0) plan = { ...plan, columns: plan.columns.map((c, i) => ({ ...c, name: names[i] ?? c.name })) } as Plan;
       this.context.ctes.push({ name: cte.ctename, plan });
     }
+  }
+
+  /**
+   * `name AS (base UNION [ALL] recursive)` where the recursive term reads `name`: a RecursiveUnion
+   * whose recursive side reads the previous round through a WorkTable. Undefined when the CTE is
+   * not recursive after all (then it is bound as an ordinary one).
+   */
+  private bindRecursive(cte: any, outer: Scope | undefined): Plan | undefined {
+    const query = cte.ctequery.SelectStmt as SelectStmt;
+    if (query.op !== 'SETOP_UNION' || query.larg === undefined || query.rarg === undefined) return undefined;
+    const position = positionOf(cte.location);
+    const base = this.bindSelect(query.larg, outer);
+    const names = ((cte.aliascolnames ?? []) as Node[]).map((n) => (n as any).String.sval as string);
+    const columns = base.columns.map((c, i) => ({ name: names[i] ?? c.name, type: c.type.name === 'unknown' ? TEXT : c.type, tableOid: 0, columnNumber: 0 }));
+    const id = this.context.nextWorkTableId++;
+    this.context.ctes.push({ name: cte.ctename, plan: { kind: 'WorkTable', id, name: cte.ctename, columns } });
+    let recursive: Plan;
+    try {
+      recursive = this.bindSelect(query.rarg, outer);
+    } finally {
+      this.context.ctes.pop();
+    }
+    if (!readsWorkTable(recursive, id)) return undefined;
+    if (recursive.columns.length !== columns.length) {
+      throw new SqlError(SqlState.syntaxError, 'each UNION query must have the same number of columns', { position });
+    }
+    const castBase: Plan = base.columns.some((c) => c.type.name === 'unknown')
+      ? { kind: 'Project', input: base, expressions: base.columns.map((c, i) => this.context.coerce({ kind: 'Column', index: i, type: c.type }, columns[i]!.type, 'implicit')), columns }
+      : base;
+    const castRecursive: Plan = {
+      kind: 'Project',
+      input: recursive,
+      expressions: recursive.columns.map((c, i) => {
+        try {
+          return this.context.coerce({ kind: 'Column', index: i, type: c.type }, columns[i]!.type, 'assignment');
+        } catch {
+          throw new SqlError(SqlState.datatypeMismatch, `recursive query "${cte.ctename}" column ${i + 1} has type ${c.type.name} in non-recursive term but type ${columns[i]!.type.name} overall`, { position });
+        }
+      }),
+      columns,
+    };
+    return { kind: 'RecursiveUnion', id, all: query.all === true, base: castBase, recursive: castRecursive, columns };
   }
 
   private bindSelect(select: SelectStmt, outer: Scope | undefined): Plan {
@@ -447,6 +489,11 @@ export class SelectBinder {
     }
     return out;
   }
+}
+
+function readsWorkTable(plan: Plan, id: number): boolean {
+  if (plan.kind === 'WorkTable') return plan.id === id;
+  return nestedInputs(plan).some((input) => readsWorkTable(input.plan, id));
 }
 
 function aggregateKey(call: AggregateCall): string {

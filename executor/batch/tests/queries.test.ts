@@ -136,6 +136,22 @@ describe('queries', () => {
     expect((await failure(run(db, 'select id from t limit -1'))).code).toBe('2201W');
   });
 
+  it('WITH RECURSIVE, pg_typeof, regclass literals, explicit casts truncate to the modifier', async () => {
+    const db = await seeded();
+    expect(await text(db, 'with recursive r(x) as (select 1 union all select x + 1 from r where x < 5) select sum(x), count(*) from r')).toEqual([['15', '5']]);
+    expect(await text(db, 'with recursive r(x) as (select 1 union select x from r) select x from r')).toEqual([['1']]);
+    expect(await text(db, 'with recursive chain(id, depth) as (select id, 0 from u where id = 1 union all select u.id, c.depth + 1 from u join chain c on u.id = c.id + 2) select id, depth from chain order by id')).toEqual([
+      ['1', '0'], ['3', '1'], ['5', '2'],
+    ]);
+    expect((await failure(run(db, 'with recursive r(x) as (select 1 union all select x + 1 from r) select count(*) from r'))).code).toBe('54001');
+    expect(await text(db, "select pg_typeof(1), pg_typeof('a'::text), pg_typeof(1.5)")).toEqual([['integer', 'text', 'numeric']]);
+    const t = db.resolveRelation(undefined, 't')!;
+    expect(await text(db, "select 't'::regclass = $1", [t.id])).toEqual([['t']]);
+    expect(await text(db, "select 'abcdef'::varchar(3)")).toEqual([['abc']]);
+    expect((await failure(() => plan(db, "select 'nope'::regclass"))).code).toBe('42P01');
+    expect((await failure(() => plan(db, 'select row_number() from t'))).code).toBe('42809');
+  });
+
   it('window functions', async () => {
     const db = await seeded();
     expect(await text(db, 'select id, row_number() over (order by id desc), rank() over (order by v), dense_rank() over (order by v) from t order by id')).toEqual([
