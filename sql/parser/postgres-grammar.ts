@@ -98,6 +98,13 @@ export function parseWithGrammar(rewritten: RewrittenText, original: string): No
 }
 
 function grammarError(error: unknown, rewritten: RewrittenText, original: string): SqlError {
+  if (error instanceof RangeError) {
+    // The WebAssembly parser's own recursion (converting a very deep tree) ran out of stack.
+    return new SqlError(SqlState.statementTooComplex, 'stack depth limit exceeded', {
+      hint: 'The statement nests too deeply; simplify it.',
+      cause: error,
+    });
+  }
   const details = (error as { sqlDetails?: { message?: string; cursorPosition?: number } }).sqlDetails;
   const message = details?.message ?? (error instanceof Error ? error.message : String(error));
   let position: number | undefined;
