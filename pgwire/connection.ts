@@ -199,10 +199,10 @@ export class Connection implements Wire {
         }
       }
     } catch (error) {
-      if (!(error instanceof FrameError)) throw error;
-      // Framing is lost: nothing after this point can be understood. Say why and close.
+      // Framing is lost: nothing after this point can be understood. Say why and close. (Never
+      // rethrow: this runs in a socket event handler, where a throw would end the process.)
       this.sessionOrUndefined?.cancel();
-      this.fatal(error.error);
+      this.fatal(error instanceof FrameError ? error.error : error);
       this.destroy();
       return;
     }

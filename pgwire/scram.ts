@@ -44,6 +44,8 @@ export class ScramExchange {
   constructor(
     private readonly verifier: ScramVerifier,
     private readonly user: string,
+    /** Fixed only by tests (RFC 7677's example); random otherwise. */
+    private readonly serverNonce: string = randomBytes(18).toString('base64'),
   ) {}
 
   /** Takes the client-first message, returns the server-first message. */
@@ -60,7 +62,7 @@ export class ScramExchange {
     const attributes = parseAttributes(this.clientFirstBare);
     const clientNonce = attributes.get('r');
     if (clientNonce === undefined || clientNonce.length === 0 || !attributes.has('n')) throw malformed('the client nonce or user name attribute is missing');
-    this.nonce = clientNonce + randomBytes(18).toString('base64');
+    this.nonce = clientNonce + this.serverNonce;
     this.serverFirst = `r=${this.nonce},s=${this.verifier.salt.toString('base64')},i=${this.verifier.iterations}`;
     return this.serverFirst;
   }
