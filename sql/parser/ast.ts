@@ -29,7 +29,9 @@ export type SystemTimeClause =
  * - TypeName.oxbowStructFields?: ColumnDef[]  (`STRUCT<a int, b varchar>`: the TypeName is named
  *   `struct`, the fields are column definitions, nested structs nest)
  * - DropStmt.oxbowObjectType?: 'source' | 'sink'  (DROP SOURCE / DROP SINK arrive as PostgreSQL's
- *   DropStmt with removeType OBJECT_TABLE / OBJECT_VIEW; this field names the real kind)
+ *   DropStmt with removeType OBJECT_TABLE / OBJECT_VIEW; this field names the real kind). The same
+ *   field marks ALTER SOURCE / ALTER SINK, which arrive as ALTER TABLE / ALTER VIEW statements
+ *   (RenameStmt, AlterOwnerStmt, AlterObjectSchemaStmt, AlterTableStmt).
  * A RisingWave generated column `col type AS expr` arrives as PostgreSQL's
  * `GENERATED ALWAYS AS (expr) STORED` constraint (CONSTR_GENERATED).
  */

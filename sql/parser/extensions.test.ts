@@ -346,6 +346,17 @@ describe('RisingWave statements', () => {
     expect(sink.objects[0].List.items[0].String.sval).toBe('nexmark_q0');
   });
 
+  it('ALTER SOURCE / ALTER SINK', () => {
+    const sql = 'ALTER SOURCE bids RENAME TO bids2';
+    const rename = one(sql)['RenameStmt'];
+    expect(rename.oxbowObjectType).toBe('source');
+    expect(rename.relation).toMatchObject({ relname: 'bids', location: sql.indexOf('bids') });
+    expect(rename.newname).toBe('bids2');
+    const schema = one('alter sink s set schema other')['AlterObjectSchemaStmt'];
+    expect(schema.oxbowObjectType).toBe('sink');
+    expect(schema.newschema).toBe('other');
+  });
+
   it('SHOW listings, SHOW CREATE, DESCRIBE; a setting name stays PostgreSQL SHOW', () => {
     expect(one('SHOW MATERIALIZED VIEWS FROM public')).toEqual({ OxbowShowObjects: { objectType: 'materialized views', from: ['public'] } });
     expect(one("show tables like 'bid%'")).toEqual({ OxbowShowObjects: { objectType: 'tables', like: 'bid%' } });
