@@ -65,6 +65,8 @@ select id, name, price from items where id = 1;
 update items set price = price * 2 where price is not null;
 delete from items where id = 3;
 select id, price from items order by id;
+drop table if exists nope;
+select array[1,2,3] as a, array['x',null]::text[] as b;
 `;
 
 describe('psql', () => {

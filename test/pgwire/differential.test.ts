@@ -190,6 +190,15 @@ describe('protocol behaviour identical to PostgreSQL 15', () => {
     ]);
   });
 
+  it('binary arrays (results and a parameter)', async () => {
+    const bind = message('B', Buffer.from('\0\0'), int16(0), int16(0), int16(1), int16(1));
+    await compare([serialize.parse({ text: "select array[1, 2, 3] as a, array['x', null]::text[] as b, array[]::int8[] as c" }), bind, serialize.execute({}), serialize.sync()]);
+    // int4[] {5,NULL}: one dimension, has nulls, element type 23, length 2 from 1.
+    const array = Buffer.concat([int32(1), int32(1), int32(23), int32(2), int32(1), int32(4), int32(5), int32(-1)] as unknown as Uint8Array[]);
+    const parts: Buffer[] = [Buffer.from('\0\0'), int16(1), int16(1), int16(1), int32(array.length), array, int16(0)];
+    await compare([serialize.parse({ text: 'select $1::int4[] as a', types: [1007] }), message('B', ...parts), serialize.execute({}), serialize.sync()]);
+  });
+
   it('binary parameters', async () => {
     const parameters = [int32(7), Buffer.from('0000000000000009', 'hex'), Buffer.from('hé')];
     const parts: Buffer[] = [Buffer.from('\0\0'), int16(1), int16(1), int16(parameters.length)];
