@@ -49,3 +49,28 @@ it('parses RisingWave e2e statements at or above the measured rate', () => {
   expect(total).toBeGreaterThan(1000);
   expect(rate).toBeGreaterThanOrEqual(MEASURED_FLOOR);
 });
+
+const nexmarkRoot = resolve(import.meta.dirname, '../../../shared/nexmark/risingwave');
+
+it("parses every statement of RisingWave's nexmark benchmark SQL", () => {
+  let statements = 0;
+  let files = 0;
+  for (const folder of ['ci_bench_sql', 'mv_sql']) {
+    for (const name of readdirSync(join(nexmarkRoot, folder)).sort()) {
+      let text = readFileSync(join(nexmarkRoot, folder, name), 'utf8');
+      // Benchmark templates with ${VARIABLE} placeholders are not SQL until substituted.
+      if (text.includes('${')) continue;
+      // A few files carry `#` comment lines, which the benchmark harness strips.
+      text = text.replace(/^#.*$/gm, '');
+      statements += parse(text).length;
+      files++;
+    }
+  }
+  for (const file of sltFiles(join(nexmarkRoot, 'e2e_data'))) {
+    for (const record of parseSlt(readFileSync(file, 'utf8'), file)) if ('sql' in record) statements += parse(record.sql).length;
+    files++;
+  }
+  console.log(`nexmark: ${statements} statements in ${files} files parse`);
+  expect(files).toBeGreaterThan(150);
+  expect(statements).toBeGreaterThan(files);
+});
