@@ -10,7 +10,8 @@ import { parseCreateSink } from './create-sink.js';
 import { parseCreateSource } from './create-source.js';
 import { parseDropSourceOrSink } from './drop-source-sink.js';
 import { parseExpressionRange } from './expression.js';
-import { grammarReady, loadGrammar } from './postgres-grammar.js';
+import { SqlError, SqlState } from '../errors.js';
+import { grammarReady, loadGrammar, postgresPosition } from './postgres-grammar.js';
 import { parsePostgresStatement, type StatementSlice } from './postgres-statement.js';
 import { parseShowOrDescribe } from './show-describe.js';
 import { splitStatements } from './statement-split.js';
@@ -53,6 +54,11 @@ function parseOne(slice: StatementSlice): ParsedStatement['node'] {
 /** Parses `sql` into its statements (empty input: none). Throws SqlError 42601 on a syntax error. */
 export function parse(sql: string): ParsedStatement[] {
   assertReady();
+  // PostgreSQL's grammar reads a C string: a NUL would silently end the statement early.
+  const nul = sql.indexOf('\0');
+  if (nul >= 0) {
+    throw new SqlError(SqlState.characterNotInRepertoire, 'invalid byte sequence for encoding "UTF8": 0x00', { position: postgresPosition(sql, nul) });
+  }
   const tokens = tokenize(sql);
   const statements: ParsedStatement[] = [];
   for (const range of splitStatements(tokens)) {

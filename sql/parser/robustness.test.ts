@@ -15,7 +15,7 @@ function parsesOrSqlError(sql: string): void {
     parse(sql);
   } catch (error) {
     if (!(error instanceof SqlError)) throw new Error(`non-SqlError for ${JSON.stringify(sql)}: ${String(error)}`);
-    expect(error.code).toBe('42601');
+    expect(['42601', '22021']).toContain(error.code);
     expect(error.position === undefined || (error.position >= 1 && error.position <= [...sql].length + 1), JSON.stringify(sql)).toBe(true);
   }
 }
@@ -86,4 +86,16 @@ it('deep trees: a 5,000-term expression parses; deeper ones fail cleanly and the
   const nested = `select ${'('.repeat(100_000)}1${')'.repeat(100_000)}`;
   expect(() => parse(nested)).toThrow('memory exhausted');
   expect(parse('select 1')).toHaveLength(1);
+});
+
+it('rejects a NUL character (which would silently end the text PostgreSQL grammar reads)', () => {
+  let thrown: unknown;
+  try {
+    parse('select 1 where false\0 or true');
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown).toBeInstanceOf(SqlError);
+  expect((thrown as SqlError).code).toBe('22021');
+  expect((thrown as SqlError).position).toBe('select 1 where false'.length + 1);
 });
