@@ -155,6 +155,17 @@ describe('FOR SYSTEM_TIME', () => {
     expect(unknown.position).toBe('select * from t for system_time '.length + 1);
   });
 
+  it('rejects a clause that follows no table reference directly', () => {
+    const sql = 'select * from a, (select 1) s for system_time as of now()';
+    const error = syntaxError(sql);
+    expect(error.message).toBe('syntax error at or near "for"');
+    expect(error.position).toBe(sql.indexOf('for') + 1);
+    expect(syntaxError('select * from a join b on true for system_time as of now()').position).toBe('select * from a join b on true '.length + 1);
+    const aliased = fromItem('select * from s.t x (a, b) for system_time as of now()').RangeVar;
+    expect(aliased.alias.colnames).toHaveLength(2);
+    expect(aliased.oxbowSystemTime.kind).toBe('asOf');
+  });
+
   it('reports errors inside the AS OF expression at their original position', () => {
     const sql = 'select * from t for system_time as of now( + ) where x';
     const error = syntaxError(sql);

@@ -106,6 +106,25 @@ function collectRangeVars(node: unknown, found: Record<string, unknown>[]): void
   }
 }
 
+/**
+ * True when only the table name and its alias (`t`, `s.t`, `t AS x`, `t x (a, b)`) stand between
+ * the table reference at `location` and the FOR at tokens[forIndex]: `FROM a, (SELECT 1) s FOR
+ * SYSTEM_TIME ...` must not attach the clause to `a`.
+ */
+function directlyFollows(tokens: readonly Token[], location: number, forIndex: number): boolean {
+  let depth = 0;
+  for (let index = forIndex - 1; index >= 0 && tokens[index]!.start >= location; index--) {
+    const token = tokens[index]!;
+    if (isSymbol(token, ')')) depth++;
+    else if (isSymbol(token, '(')) depth--;
+    else if (depth > 0) continue;
+    else if (token.kind === 'quotedIdentifier' || isSymbol(token, '.') || isWord(token, 'AS')) continue;
+    else if (token.kind === 'identifier' && !endWords.has(token.upper)) continue;
+    else return false;
+  }
+  return depth === 0;
+}
+
 /** Attaches each clause to the table reference it follows; a clause after no table is an error. */
 export function attachSystemTimeClauses(source: string, tokens: readonly Token[], root: Node, pending: readonly PendingClause[]): void {
   if (pending.length === 0) return;
@@ -118,8 +137,9 @@ export function attachSystemTimeClauses(source: string, tokens: readonly Token[]
       if (location === undefined || location >= start) continue;
       if (best === undefined || location > (best['location'] as number)) best = candidate;
     }
-    if (best === undefined || best['oxbowSystemTime'] !== undefined) {
-      throw syntaxErrorAt(source, tokens, tokens.findIndex((token) => token.start === start));
+    const forIndex = tokens.findIndex((token) => token.start === start);
+    if (best === undefined || best['oxbowSystemTime'] !== undefined || !directlyFollows(tokens, best['location'] as number, forIndex)) {
+      throw syntaxErrorAt(source, tokens, forIndex);
     }
     best['oxbowSystemTime'] = clause;
   }
