@@ -5,7 +5,9 @@
 //     \dT (captured with psql -E, fixtures/psql-15-queries.sql; \conninfo sends no query), and a
 //     pg_dump --schema-only output (fixtures/pg-dump-schema.sql): each parses to exactly the tree
 //     libpg-query gives for the raw text (oxbow's layer changes nothing it has no reason to), and
-//     the real server accepts each psql query.
+//     the real server accepts each psql query;
+//   - every query pg_dump sent to make that dump (fixtures/pg-dump-queries.sql, from the server's
+//     log_statement=all log) parses to libpg-query's own tree.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModule, parseSync } from 'libpg-query';
@@ -81,14 +83,19 @@ function withoutZeroLocations(node: unknown): unknown {
   return JSON.parse(JSON.stringify(node), (key, value) => (key === 'location' && value === 0 ? undefined : value));
 }
 
-function psqlQueries(): { command: string; sql: string }[] {
-  const text = readFileSync(join(fixtures, 'psql-15-queries.sql'), 'utf8');
+/** The queries of a fixture file, each after a line starting with `marker` (the rest of that line names it). */
+function fixtureQueries(file: string, marker: string): { command: string; sql: string }[] {
+  const text = readFileSync(join(fixtures, file), 'utf8');
   const queries: { command: string; sql: string }[] = [];
-  for (const block of text.split(/^-- psql: /m).slice(1)) {
+  for (const block of text.split(new RegExp(`^${marker}`, 'm')).slice(1)) {
     const newline = block.indexOf('\n');
-    queries.push({ command: block.slice(0, newline), sql: block.slice(newline + 1).trim() });
+    queries.push({ command: block.slice(0, newline) || file, sql: block.slice(newline + 1).trim() });
   }
   return queries;
+}
+
+function psqlQueries(): { command: string; sql: string }[] {
+  return fixtureQueries('psql-15-queries.sql', '-- psql: ');
 }
 
 describe('psql 15 catalog queries', () => {
@@ -115,6 +122,17 @@ describe('psql 15 catalog queries', () => {
 });
 
 describe('pg_dump --schema-only', () => {
+  it('parses every query pg_dump sends (captured from the server log) to the same tree as PostgreSQL grammar gives', async () => {
+    const queries = fixtureQueries('pg-dump-queries.sql', '-- pg_dump');
+    expect(queries.length).toBeGreaterThan(50);
+    for (const { sql } of queries) {
+      const statements = parse(sql);
+      const raw = (parseSync(sql) as { stmts: { stmt: unknown }[] }).stmts.map((statement) => statement.stmt);
+      expect(statements.map((statement) => withoutZeroLocations(statement.node)), sql).toEqual(raw);
+      expect(statements.length, sql).toBeGreaterThan(0);
+    }
+  });
+
   // psql meta-commands (\restrict, \connect...) are handled by psql, never sent to a server.
   const dump = readFileSync(join(fixtures, 'pg-dump-schema.sql'), 'utf8').replace(/^\\.*$/gm, (line) => ' '.repeat(line.length));
 
