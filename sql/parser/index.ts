@@ -1,9 +1,10 @@
 // The parser's entry points. `initParser()` loads PostgreSQL's grammar (WebAssembly) once;
 // `parse(sql)` splits the input into statements and parses each: oxbow's own statements (FLUSH,
-// CREATE SOURCE, CREATE SINK) by the extension layer, everything else by PostgreSQL's grammar with
-// oxbow's clauses taken out and attached (see README.md). Syntax errors are SqlError 42601 with
-// PostgreSQL's wording and the 1-based character position in the whole input, as the server reports
-// them for a multi-statement query string.
+// CREATE SOURCE / SINK, DROP and ALTER of sources and sinks, RisingWave's SHOW forms, DESCRIBE) by
+// the extension layer, everything else by PostgreSQL's grammar with oxbow's clauses taken out and
+// attached (see README.md). Syntax errors are SqlError 42601 with PostgreSQL's wording and the
+// 1-based character position in the whole input, as the server reports them for a multi-statement
+// query string.
 
 import type { Node, ParsedStatement } from './ast.js';
 import { parseCreateSink } from './create-sink.js';
@@ -51,7 +52,10 @@ function parseOne(slice: StatementSlice): ParsedStatement['node'] {
   return parsePostgresStatement(slice).node;
 }
 
-/** Parses `sql` into its statements (empty input: none). Throws SqlError 42601 on a syntax error. */
+/**
+ * Parses `sql` into its statements (empty input: none). Throws SqlError: 42601 on a syntax error,
+ * 54001 for a statement nested too deeply, 22021 for a NUL character.
+ */
 export function parse(sql: string): ParsedStatement[] {
   assertReady();
   // PostgreSQL's grammar reads a C string: a NUL would silently end the statement early.
