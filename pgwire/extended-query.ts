@@ -31,8 +31,10 @@ interface Portal {
   readonly formats: readonly number[];
   /** Set by the first Execute of a row-returning statement; kept while suspended. */
   rows: { result: RowsResult; encoders: ColumnEncoder[] } | undefined;
-  /** Set once the portal ran to completion: later Executes repeat an empty completion. */
+  /** Set once a row-returning portal ran to completion: later Executes return no rows ("SELECT 0"). */
   finishedTag: string | undefined;
+  /** Set once a command (or COPY) portal ran: running it again is an error. */
+  ranCommand: boolean;
 }
 
 export class ExtendedQuery {
@@ -77,7 +79,7 @@ export class ExtendedQuery {
       );
     }
     if (message.portalName !== '' && this.portals.has(message.portalName)) {
-      throw new SqlError(DUPLICATE_CURSOR, `portal "${message.portalName}" already exists`);
+      throw new SqlError(DUPLICATE_CURSOR, `cursor "${message.portalName}" already exists`);
     }
     if (this.portals.size >= MAX_PORTALS) {
       throw new SqlError(SqlState.programLimitExceeded, `too many open portals (the limit is ${MAX_PORTALS})`);
@@ -86,7 +88,7 @@ export class ExtendedQuery {
     if (statement.columns !== null) columnEncoders(statement.columns, formats, this.wire.evalContext()); // rejects unsupported binary formats now, as PostgreSQL does at Bind
     const parameters = decodeParameters(message.parameters, message.parameterFormats, statement.parameterTypes, this.wire.evalContext());
     this.closePortal(message.portalName);
-    this.portals.set(message.portalName, { statement, parameters, formats, rows: undefined, finishedTag: undefined });
+    this.portals.set(message.portalName, { statement, parameters, formats, rows: undefined, finishedTag: undefined, ranCommand: false });
     writeBindComplete(this.wire.writer);
   }
 
@@ -111,13 +113,16 @@ export class ExtendedQuery {
       writeCommandComplete(writer, portal.finishedTag);
       return;
     }
+    if (portal.ranCommand) {
+      // PostgreSQL runs a command portal once; another Execute is an error.
+      throw new SqlError(SqlState.objectNotInPrerequisiteState, `portal "${message.portalName}" cannot be run`);
+    }
     if (portal.rows === undefined) {
       const result = await this.session.execute(portal.statement, { parameters: portal.parameters });
       if (result.kind !== 'rows') {
         // Commands, COPY and empty statements run to completion on their first Execute.
         await sendResult(this.wire, result, (columns) => columnEncoders(columns, portal.formats, this.wire.evalContext()));
-        portal.finishedTag = result.kind === 'command' ? result.commandTag : undefined;
-        if (result.kind !== 'command') this.portals.delete(message.portalName);
+        portal.ranCommand = true;
         return;
       }
       portal.rows = { result, encoders: columnEncoders(result.columns, resultFormats(portal.formats, result.columns.length), this.wire.evalContext()) };

@@ -155,6 +155,41 @@ describe('protocol behaviour identical to PostgreSQL 15', () => {
     ]);
   });
 
+  it('executing a portal again after it completed', async () => {
+    await compare([serialize.parse({ text: 'select g from generate_series(1, 2) as g' }), serialize.bind({}), serialize.execute({}), serialize.execute({}), serialize.execute({ rows: 1 }), serialize.sync()]);
+    await compare(
+      // (The table's contents afterwards differ by design: oxbow commits each statement on its own.)
+      [serialize.parse({ text: 'insert into again values (1)' }), serialize.bind({}), serialize.execute({}), serialize.execute({}), serialize.sync()],
+      { setup: ['create table again (id int)'] },
+    );
+  });
+
+  it('empty statements, NoData, several statements in one Parse, duplicate portals, bad parameters', async () => {
+    await compare([serialize.parse({ text: '' }), serialize.bind({}), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]);
+    await compare([serialize.parse({ text: 'insert into nodata values (1)' }), serialize.describe({ type: 'S' }), serialize.sync()], { setup: ['create table nodata (id int)'] });
+    await compare([serialize.parse({ text: 'select 1; select 2' }), serialize.sync()]);
+    await compare([serialize.parse({ text: 'select 1' }), serialize.bind({ portal: 'x' }), serialize.bind({ portal: 'x' }), serialize.sync()]);
+    await compare([serialize.parse({ text: 'select $1::int' }), serialize.bind({ values: ['twelve'] }), serialize.sync()]);
+    await compare([serialize.parse({ text: 'select $1::int' }), serialize.bind({ values: ['  12  '] }), serialize.execute({}), serialize.sync()]);
+    await compare([serialize.sync(), serialize.sync()], { readyCount: 2 });
+  });
+
+  it('transaction status in ReadyForQuery: an error inside BEGIN fails the block until ROLLBACK', async () => {
+    await compare(
+      [
+        serialize.query('begin'),
+        // (Not a constant 1/0: PostgreSQL folds that at Bind, oxbow at Execute.)
+        serialize.parse({ text: 'select 1/g from generate_series(0, 1) as g' }),
+        serialize.bind({}),
+        serialize.execute({}),
+        serialize.sync(),
+        serialize.query('select 1'),
+        serialize.query('rollback'),
+      ],
+      { readyCount: 4 },
+    );
+  });
+
   it('errors skip to Sync; the statement names stay as they were', async () => {
     await compare(
       [
