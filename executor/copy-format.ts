@@ -68,23 +68,26 @@ export class CopyLineReader {
 
   private drain(final: boolean): CopyLine[] {
     const lines: CopyLine[] = [];
+    const text = this.pending;
+    // Lines are cut from `text` by position; the unfinished rest is kept once, at the end.
+    let position = 0;
     while (!this.ended) {
-      const end = this.options.format === 'csv' ? this.csvRecordEnd(this.pending) : this.pending.indexOf('\n');
+      const end = this.options.format === 'csv' ? this.csvRecordEnd(text, position) : text.indexOf('\n', position);
       let raw: string;
       if (end < 0) {
-        if (!final || this.pending === '') break;
-        if (this.options.format === 'csv' && this.csvRecordEnd(`${this.pending}\n`) < 0) break;
-        raw = this.pending;
-        this.pending = '';
+        if (!final || position >= text.length) break;
+        if (this.options.format === 'csv' && this.csvRecordEnd(`${text}\n`, position) < 0) break;
+        raw = text.slice(position);
+        position = text.length;
       } else {
-        raw = this.pending.slice(0, end);
-        this.pending = this.pending.slice(end + 1);
+        raw = text.slice(position, end);
+        position = end + 1;
       }
       if (raw.endsWith('\r')) raw = raw.slice(0, -1);
       this.lineNumber++;
       if (raw === '\\.') {
         this.ended = true;
-        this.pending = '';
+        position = text.length;
         break;
       }
       if (this.options.header && !this.headerSkipped) {
@@ -94,17 +97,18 @@ export class CopyLineReader {
       const fields = this.options.format === 'csv' ? this.csvFields(raw) : this.textFields(raw);
       lines.push({ fields, lineNumber: this.lineNumber, raw });
     }
+    this.pending = position === 0 ? text : text.slice(position);
     return lines;
   }
 
   /** Index of the newline that ends the first CSV record (outside quotes), or -1. */
-  private csvRecordEnd(text: string): number {
+  private csvRecordEnd(text: string, from: number): number {
     const { quote, escape } = this.options;
     let inQuotes = false;
-    for (let index = 0; index < text.length; index++) {
+    for (let index = from; index < text.length; index++) {
       const character = text[index];
       if (inQuotes) {
-        if (character === escape && escape !== quote && text[index + 1] === quote) index++;
+        if (character === escape && escape !== quote && (text[index + 1] === quote || text[index + 1] === escape)) index++;
         else if (character === quote) {
           if (escape === quote && text[index + 1] === quote) index++;
           else inQuotes = false;
@@ -117,6 +121,12 @@ export class CopyLineReader {
 
   private csvFields(line: string): (string | null)[] {
     const { quote, escape, delimiter, nullString } = this.options;
+    // Fast path: a line without quotes is a plain split.
+    if (line.indexOf(quote) < 0) {
+      const parts: (string | null)[] = line.split(delimiter);
+      for (let index = 0; index < parts.length; index++) if (parts[index] === nullString) parts[index] = null;
+      return parts;
+    }
     const fields: (string | null)[] = [];
     let index = 0;
     for (;;) {
@@ -161,6 +171,12 @@ export class CopyLineReader {
 
   private textFields(line: string): (string | null)[] {
     const { delimiter, nullString } = this.options;
+    // Fast path: a line without backslashes is a plain split.
+    if (line.indexOf('\\') < 0) {
+      const parts: (string | null)[] = line.split(delimiter);
+      for (let index = 0; index < parts.length; index++) if (parts[index] === nullString) parts[index] = null;
+      return parts;
+    }
     const fields: (string | null)[] = [];
     let raw = '';
     let value = '';
