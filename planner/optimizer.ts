@@ -1,10 +1,11 @@
 // The optimizer: named rewrite rules (one per file in rules/), applied in a fixed order, each a
 // pure function from plan to plan. The order matters: constants are folded first so pushdown sees
-// simple predicates; predicates are pushed into joins and scans before join ordering looks at the
+// simple predicates; correlated EXISTS / IN become semi and anti joins before pushdown places them; predicates are pushed into joins and scans before join ordering looks at the
 // join graph; projections are pruned last, once every filter sits where it stays.
 
 import type { Plan } from './plan.js';
 import { foldConstants } from './rules/constant-folding.js';
+import { decorrelateSubqueries } from './rules/subquery-decorrelation.js';
 import { pushDownPredicates } from './rules/predicate-pushdown.js';
 import { orderJoins } from './rules/join-ordering.js';
 import { pruneProjections } from './rules/projection-pushdown.js';
@@ -16,6 +17,7 @@ export interface Rule {
 
 export const RULES: readonly Rule[] = [
   { name: 'constant_folding', apply: foldConstants },
+  { name: 'subquery_decorrelation', apply: decorrelateSubqueries },
   { name: 'predicate_pushdown', apply: pushDownPredicates },
   { name: 'join_ordering', apply: orderJoins },
   { name: 'predicate_pushdown_after_join_ordering', apply: pushDownPredicates },

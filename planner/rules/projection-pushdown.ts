@@ -104,9 +104,23 @@ function prune(plan: Plan, required: ReadonlySet<number>): Pruned {
       return { plan: pruneSubqueries(pruned), map: identity(plan.columns.length) };
     }
     case 'Join': {
-      if (plan.lateral || plan.joinType === 'semi' || plan.joinType === 'anti') return keepAll(plan);
+      if (plan.lateral) return keepAll(plan);
       const leftWidth = plan.left.columns.length;
       const all = needed(plan.condition ? [plan.condition] : [], new Set(required));
+      if (plan.joinType === 'semi' || plan.joinType === 'anti') {
+        // Output: the left row only; the right side is read by the condition alone.
+        const left = prune(plan.left, new Set([...all].filter((i) => i < leftWidth)));
+        const right = prune(plan.right, new Set([...all].filter((i) => i >= leftWidth).map((i) => i - leftWidth)));
+        const conditionMap = [...left.map, ...right.map.map((i) => (i < 0 ? -1 : i + left.plan.columns.length))];
+        const pruned: Plan = {
+          ...plan,
+          left: left.plan,
+          right: right.plan,
+          ...(plan.condition ? { condition: remapColumns(plan.condition, conditionMap) } : {}),
+          columns: left.plan.columns,
+        };
+        return { plan: pruneSubqueries(pruned), map: left.map };
+      }
       const leftRequired = new Set([...all].filter((i) => i < leftWidth));
       const rightRequired = new Set([...all].filter((i) => i >= leftWidth).map((i) => i - leftWidth));
       const left = prune(plan.left, leftRequired);

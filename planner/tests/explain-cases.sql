@@ -22,3 +22,7 @@ select g, c.name from generate_series(1, 3) g join customers c on c.id = g;
 insert into orders values (1, 2, 3.5, '2024-01-01') on conflict (id) do update set amount = excluded.amount;
 update orders set amount = amount * 2 from customers c where c.id = orders.customer and c.region = 1;
 delete from events where kind = 'x';
+select c.name from customers c where exists (select 1 from orders o where o.customer = c.id and o.amount > 10);
+select c.name from customers c where not exists (select 1 from orders o where o.customer = c.id);
+select c.name from customers c where c.region in (select r.id from regions r where r.name = c.name);
+with recursive r(n) as (select 1 union all select n + 1 from r where n < 3) select n from r;

@@ -175,7 +175,8 @@ class QueryBuilder {
     const { sql: from, sources } = this.from();
     const where = r.chance(0.6) ? ` where ${this.predicate(sources, 0)}` : '';
     if (r.chance(0.35)) {
-      const key = this.column(sources)!;
+      // Group keys are never numeric: a group of 0 and 0.0 prints whichever came first.
+      const key = this.column(sources, 'int4')!;
       const aggregates = [
         'count(*)',
         `count(${this.column(sources)!.sql})`,
@@ -191,8 +192,13 @@ class QueryBuilder {
       if (r.chance(0.2)) return `select ${chosen.join(', ')} from ${from}${where}`;
       return `select ${key.sql}, ${chosen.join(', ')} from ${from}${where} group by ${key.sql}${having}`;
     }
-    const items = Array.from({ length: r.int(1, 3) }, () => this.value(sources, r.pick(['int4', 'text', 'numeric', 'bool'] as const), 0));
+    // LIMIT queries order by every output column; numerics are left out there because equal
+    // numerics print differently (5, 5.0) and a tie would make the chosen row arbitrary.
+    // DISTINCT keeps one of several equal numerics (0, 0.0): left out there too.
+    const limited = r.chance(0.3);
     const distinct = r.chance(0.2) ? 'distinct ' : '';
+    const itemTypes = limited || distinct !== '' ? (['int4', 'text', 'bool'] as const) : (['int4', 'text', 'numeric', 'bool'] as const);
+    const items = Array.from({ length: r.int(1, 3) }, () => this.value(sources, r.pick(itemTypes), 0));
     let query = `select ${distinct}${items.join(', ')} from ${from}${where}`;
     if (r.chance(0.15)) {
       const other = r.pick(this.tables);
@@ -201,7 +207,7 @@ class QueryBuilder {
       query = `select ${this.value(sources, 'int4', 2)} from ${from}${where} ${r.pick(['union', 'union all', 'intersect', 'except', 'except all'])} select s.id from ${other.name} s`;
       return query;
     }
-    if (r.chance(0.3)) {
+    if (limited) {
       const order = items.map((_, i) => `${i + 1}${r.pick(['', ' desc'])}${r.pick(['', ' nulls first', ' nulls last'])}`).join(', ');
       query += ` order by ${order} limit ${r.int(0, 6)}`;
     }
