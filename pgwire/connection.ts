@@ -332,9 +332,10 @@ export class Connection implements Wire {
   private notice(notice: Notice): void {
     if (this.closed) return;
     writeNoticeResponse(this.writer, { severity: notice.severity, code: notice.code, message: notice.message, detail: notice.detail, hint: notice.hint });
-    // Between messages the buffer only holds whole messages, so sending now is safe and keeps
-    // progress notices of a long statement timely.
-    if (!this.running) this.flush();
+    // Messages are built synchronously and engine code never runs inside one, so the buffer only
+    // holds whole messages here: sending now is safe and keeps progress notices of a long
+    // statement timely.
+    this.flush();
   }
 
   // ---- the message loop
