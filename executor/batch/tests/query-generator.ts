@@ -170,8 +170,44 @@ class QueryBuilder {
     return { sql, sources };
   }
 
+  /** Single-table queries whose order-sensitive parts order by the unique id. */
+  windowed(): string {
+    const r = this.random;
+    const table = r.pick(this.tables);
+    const sources: Source[] = [{ alias: 'a', table }];
+    const intColumn = () => this.column(sources, 'int4')!.sql;
+    const textColumn = this.column(sources, 'text')?.sql ?? `a.id::text`;
+    const partition = r.chance(0.5) ? `partition by ${intColumn()} ` : '';
+    const calls = [
+      `row_number() over (${partition}order by a.id)`,
+      `rank() over (order by ${intColumn()})`,
+      `dense_rank() over (${partition}order by ${intColumn()} desc nulls last)`,
+      `sum(${intColumn()}) over (${partition}order by a.id)`,
+      `sum(${intColumn()}) over (order by a.id rows between ${r.int(0, 2)} preceding and ${r.int(0, 2)} following)`,
+      `count(*) over (${partition.trim() === '' ? '' : partition})`,
+      `lag(${intColumn()}) over (order by a.id)`,
+      `lead(${intColumn()}, ${r.int(1, 2)}, -1) over (${partition}order by a.id)`,
+      `first_value(${intColumn()}) over (${partition}order by a.id)`,
+      `last_value(${intColumn()}) over (order by a.id rows between unbounded preceding and unbounded following)`,
+      `max(${intColumn()}) over (${partition}order by a.id)`,
+      `avg(${intColumn()}) over (${partition.trim() === '' ? '' : partition})`,
+    ];
+    const shape = r.int(0, 4);
+    if (shape === 0) return `select a.id, ${r.pick(calls)}, ${r.pick(calls)} from ${table.name} a`;
+    if (shape === 1) return `select ${intColumn()}, string_agg(${textColumn}, ',' order by a.id), array_agg(a.id order by a.id desc) from ${table.name} a group by 1`;
+    if (shape === 2) {
+      const other = r.pick(this.tables);
+      const otherColumn = other.columns.find((c) => c.type === 'int4' && c.name !== 'id')?.name ?? 'id';
+      return `select a.id, (select ${r.pick(['count(*)', `max(s.id)`, `sum(s.${otherColumn})`])} from ${other.name} s where s.${otherColumn} ${r.pick(['=', '<'])} ${intColumn()}) from ${table.name} a`;
+    }
+    if (shape === 3) return `with w as (select a.id, ${intColumn()} as x from ${table.name} a where ${this.predicate(sources, 1)}) select w.x, count(*) from w group by w.x`;
+    const other = r.pick(this.tables);
+    return `select a.id, l.id from ${table.name} a, lateral (select s.id from ${other.name} s where s.id > a.id order by s.id limit ${r.int(1, 2)}) l`;
+  }
+
   select(): string {
     const r = this.random;
+    if (r.chance(0.25)) return this.windowed();
     const { sql: from, sources } = this.from();
     const where = r.chance(0.6) ? ` where ${this.predicate(sources, 0)}` : '';
     if (r.chance(0.35)) {
