@@ -138,6 +138,42 @@ describe('engine session', () => {
     expect((await failure('select * from w')).code).toBe('42P01');
   });
 
+  it('ALTER TABLE ADD COLUMN: existing rows read NULL in the new column', async () => {
+    await run("create table t (id int primary key, v text); insert into t values (1, 'a')");
+    expect((await run('alter table t add column w int')).tag).toBe('ALTER TABLE');
+    await run("insert into t values (2, 'b', 20)");
+    const result = await run('select * from t order by id');
+    expect(result.columns).toEqual(['id', 'v', 'w']);
+    expect(result.rows).toEqual([
+      [1, 'a', null],
+      [2, 'b', 20],
+    ]);
+    await run('create table plain (a int); insert into plain values (1); alter table plain add column b text');
+    await run("insert into plain values (2, 'two')");
+    expect((await run('select * from plain order by a')).rows).toEqual([
+      [1, null],
+      [2, 'two'],
+    ]);
+  });
+
+  it('writers from two sessions interleave without losing rows', async () => {
+    const other = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
+    await run('create table t (id int primary key, who text)');
+    const write = async (target: Session, who: string, from: number) => {
+      for (let index = from; index < from + 50; index++) {
+        const [statement] = target.prepareMany(`insert into t values (${index}, '${who}')`);
+        await target.execute(statement!, { parameters: [] });
+      }
+    };
+    await Promise.all([write(session, 'first', 0), write(other, 'second', 1000)]);
+    const counts = await run('select who, count(*) from t group by who order by who');
+    expect(counts.rows).toEqual([
+      ['first', 50n],
+      ['second', 50n],
+    ]);
+    other.close();
+  });
+
   it('statement_timeout cancels a long statement with 57014', async () => {
     await run("set statement_timeout = '50ms'");
     const error = await failure('select * from generate_series(1, 100000000)');
