@@ -159,9 +159,7 @@ export class MvccStateStore implements StateStore, TableHost {
       for (const [key, row] of table.pending) {
         batch.beginKey(BATCH_PUT);
         writer.bytes(prefix);
-        writer.ensure(key.length);
-        writer.buffer.write(key, writer.length, key.length, 'latin1');
-        writer.length += key.length;
+        writer.writeLatin1(key);
         writer.bytes(suffix);
         batch.beginValue();
         if (row === null) writer.byte(ROW_TOMBSTONE);

@@ -67,6 +67,7 @@ export class RowCache {
   }
 
   set(key: string, row: Row | null): void {
+    if (this.budget.limitBytes <= 0) return; // memory tier disabled: every read goes to the backend
     const bytes = ENTRY_OVERHEAD_BYTES + key.length * 2 + (row === null ? 0 : estimateRowBytes(row));
     const existing = this.entries.get(key);
     if (existing !== undefined) {
