@@ -6,7 +6,7 @@
 // is left to PostgreSQL, with its dotted keys quoted so they arrive as one option name.
 
 import type { ConnectorSpec } from './ast.js';
-import { identifierName, isNameToken, literalText, syntaxErrorAt } from './syntax.js';
+import { identifierName, isWordToken, literalText, syntaxErrorAt } from './syntax.js';
 import type { TextRewrite } from './text-rewrite.js';
 import { isSymbol, isWord, matchingClose, type Token } from './tokenizer.js';
 
@@ -27,10 +27,10 @@ export function readOptionList(source: string, tokens: readonly Token[], open: n
   let index = open + 1;
   while (index < close) {
     const keyStart = index;
-    if (!isNameToken(tokens[index]) && tokens[index]?.kind !== 'string') throw syntaxErrorAt(source, tokens, index);
+    if (!isWordToken(tokens[index]) && tokens[index]?.kind !== 'string') throw syntaxErrorAt(source, tokens, index);
     const parts = [literalText(source, tokens[index]!)];
     index++;
-    while (isSymbol(tokens[index], '.') && (isNameToken(tokens[index + 1]) || tokens[index + 1]?.kind === 'number')) {
+    while (isSymbol(tokens[index], '.') && (isWordToken(tokens[index + 1]) || tokens[index + 1]?.kind === 'number')) {
       parts.push(tokens[index + 1]!.kind === 'number' ? source.slice(tokens[index + 1]!.start, tokens[index + 1]!.end) : identifierName(source, tokens[index + 1]!));
       index += 2;
     }
@@ -117,14 +117,14 @@ export function readConnectorTail(
     }
     if (isWord(token, 'INCLUDE')) {
       let next = index + 1;
-      if (!isNameToken(tokens[next])) throw syntaxErrorAt(source, tokens, next);
+      if (!isWordToken(tokens[next])) throw syntaxErrorAt(source, tokens, next);
       const what = identifierName(source, tokens[next]!);
       next++;
       // INCLUDE header 'name' [type]: everything up to AS or the next clause belongs to it.
       while (next < to && !isWord(tokens[next], 'AS') && !tailKeywords.has(tokens[next]!.upper)) next++;
       let alias: string | undefined;
       if (isWord(tokens[next], 'AS')) {
-        if (!isNameToken(tokens[next + 1])) throw syntaxErrorAt(source, tokens, next + 1);
+        if (!isWordToken(tokens[next + 1])) throw syntaxErrorAt(source, tokens, next + 1);
         alias = identifierName(source, tokens[next + 1]!);
         next += 2;
       }
@@ -145,11 +145,11 @@ export function readConnectorTail(
     const rowFormat = isWord(token, 'ROW') && isWord(tokens[index + 1], 'FORMAT');
     if (isWord(token, 'FORMAT') || rowFormat) {
       let next = rowFormat ? index + 2 : index + 1;
-      if (!isNameToken(tokens[next])) throw syntaxErrorAt(source, tokens, next);
+      if (!isWordToken(tokens[next])) throw syntaxErrorAt(source, tokens, next);
       format = identifierName(source, tokens[next]!).toUpperCase();
       next++;
       if (isWord(tokens[next], 'ENCODE')) {
-        if (!isNameToken(tokens[next + 1])) throw syntaxErrorAt(source, tokens, next + 1);
+        if (!isWordToken(tokens[next + 1])) throw syntaxErrorAt(source, tokens, next + 1);
         encode = identifierName(source, tokens[next + 1]!).toUpperCase();
         next += 2;
         if (isSymbol(tokens[next], '(')) {

@@ -51,5 +51,7 @@ export function parseExpressionRange(
   }
   const extra = Object.keys(select).filter((key) => key !== 'targetList' && key !== 'limitOption' && key !== 'op');
   if (extra.length > 0) throw syntaxErrorAt(source, tokens, 0);
+  // `e word` parses as `e AS word` in a SELECT list; here a trailing word is an error, at that word.
+  if ((targets[0]!.ResTarget as { name?: string }).name !== undefined) throw syntaxErrorAt(source, tokens, tokens.length - 1);
   return targets[0]!.ResTarget.val;
 }

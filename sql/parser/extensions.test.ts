@@ -166,6 +166,13 @@ describe('FOR SYSTEM_TIME', () => {
     expect(aliased.oxbowSystemTime.kind).toBe('asOf');
   });
 
+  it('rejects a trailing word after the AS OF expression (it would otherwise read as an alias)', () => {
+    const sql = "select * from t for system_time as of now() - '5' fortnight";
+    const error = syntaxError(sql);
+    expect(error.message).toBe('syntax error at or near "fortnight"');
+    expect(error.position).toBe(sql.indexOf('fortnight') + 1);
+  });
+
   it('reports errors inside the AS OF expression at their original position', () => {
     const sql = 'select * from t for system_time as of now( + ) where x';
     const error = syntaxError(sql);
@@ -178,7 +185,7 @@ describe('CREATE SOURCE', () => {
   it('with columns, primary key, watermark, INCLUDE, dotted WITH keys and FORMAT ... ENCODE ... (...)', () => {
     const sql = `CREATE SOURCE IF NOT EXISTS bids (auction bigint, price bigint, date_time timestamp,
       PRIMARY KEY (auction), WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND)
-      INCLUDE partition AS part INCLUDE key
+      INCLUDE partition AS part INCLUDE key INCLUDE offset AS "offset"
       WITH (connector = 'kafka', topic = 'bids', properties.bootstrap.server = 'localhost:9092',
             scan.startup.mode = 'earliest', nexmark.split.num = 2)
       FORMAT PLAIN ENCODE JSON (schema.registry = 'http://r:8081')`;
@@ -200,7 +207,7 @@ describe('CREATE SOURCE', () => {
       format: 'PLAIN',
       encode: 'JSON',
       encodeOptions: { 'schema.registry': 'http://r:8081' },
-      include: [{ what: 'partition', alias: 'part' }, { what: 'key' }],
+      include: [{ what: 'partition', alias: 'part' }, { what: 'key' }, { what: 'offset', alias: 'offset' }],
     });
     expect(source.watermark!.column).toBe('date_time');
     const expr = source.watermark!.expr as Any;
@@ -321,6 +328,13 @@ describe('CREATE SINK', () => {
     expect(sink.connector.options).toEqual({ connector: 'blackhole', type: 'append-only' });
   });
 
+  it('rejects a reserved word where a relation name belongs', () => {
+    const sql = "create sink s from with (connector = 'x')";
+    const error = syntaxError(sql);
+    expect(error.message).toBe('syntax error at or near "with"');
+    expect(error.position).toBe(sql.indexOf('with') + 1);
+  });
+
   it('rejects a sink without options or with a bad body', () => {
     expect(syntaxError('create sink s from mv').message).toBe('syntax error at end of input');
     const error = syntaxError("create sink s to mv with (connector = 'x')");
@@ -335,6 +349,9 @@ describe('RisingWave statements', () => {
       { node: { OxbowFlush: {} }, text: 'FLUSH', location: 0 },
       { node: { OxbowFlush: {} }, text: 'flush', location: 7 },
     ]);
+    const error = syntaxError('FLUSH now');
+    expect(error.message).toBe('syntax error at or near "now"');
+    expect(error.position).toBe(7);
   });
 
   it('SET forms and ALTER SYSTEM', () => {

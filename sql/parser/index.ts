@@ -40,7 +40,10 @@ function createWordIndex(tokens: readonly Token[], first: number, word: string):
 
 function parseOne(slice: StatementSlice): ParsedStatement['node'] {
   const { tokens, first, end } = slice;
-  if (end - first === 1 && isWord(tokens[first], 'FLUSH')) return { OxbowFlush: {} };
+  if (isWord(tokens[first], 'FLUSH')) {
+    if (end - first > 1) throw syntaxErrorAt(slice.source, tokens, first + 1);
+    return { OxbowFlush: {} };
+  }
   const sourceWord = createWordIndex(tokens, first, 'SOURCE');
   if (sourceWord >= 0) return parseCreateSource(slice, sourceWord);
   const sinkWord = createWordIndex(tokens, first, 'SINK');

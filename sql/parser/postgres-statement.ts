@@ -9,7 +9,7 @@ import { attachStructFields, rewriteColumnList, type ColumnExtensions } from './
 import { quoteDottedKeys, readConnectorTail, readOptionList } from './connector-clause.js';
 import { parseWithGrammar } from './postgres-grammar.js';
 import { attachSystemTimeClauses, extractSystemTimeClauses } from './system-time.js';
-import { syntaxErrorAt, isNameToken } from './syntax.js';
+import { isNameToken, isWordToken, syntaxErrorAt } from './syntax.js';
 import { TextRewrite } from './text-rewrite.js';
 import { isSymbol, isWord, matchingClose, type Token } from './tokenizer.js';
 
@@ -96,7 +96,7 @@ function quoteOptionKeys(slice: StatementSlice, rewrite: TextRewrite): void {
     if (!(isWord(word, 'WITH') || isWord(word, 'SET') || isWord(word, 'RESET')) || !isSymbol(tokens[index + 1], '(')) continue;
     // Only option lists (`key = value` / `key` items), not `SET (a, b) = (...)` in UPDATE.
     const key = tokens[index + 2];
-    if (!isNameToken(key) || !(isSymbol(tokens[index + 3], '.') || isSymbol(tokens[index + 3], '='))) continue;
+    if (!isWordToken(key) || !(isSymbol(tokens[index + 3], '.') || isSymbol(tokens[index + 3], '='))) continue;
     try {
       const list = readOptionList(source, tokens, index + 1);
       quoteDottedKeys(source, tokens, list, rewrite);

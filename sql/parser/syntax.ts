@@ -18,8 +18,25 @@ export function syntaxErrorAt(source: string, tokens: readonly Token[], index: n
   });
 }
 
-export function isNameToken(token: Token | undefined): boolean {
+/** PostgreSQL's fully reserved keywords: never a bare name (src/include/parser/kwlist.h, RESERVED_KEYWORD). */
+const reservedWords = new Set(
+  ('ALL ANALYSE ANALYZE AND ANY ARRAY AS ASC ASYMMETRIC BOTH CASE CAST CHECK COLLATE COLUMN CONSTRAINT CREATE ' +
+    'CURRENT_CATALOG CURRENT_DATE CURRENT_ROLE CURRENT_TIME CURRENT_TIMESTAMP CURRENT_USER DEFAULT DEFERRABLE DESC ' +
+    'DISTINCT DO ELSE END EXCEPT FALSE FETCH FOR FOREIGN FROM GRANT GROUP HAVING IN INITIALLY INTERSECT INTO LATERAL ' +
+    'LEADING LIMIT LOCALTIME LOCALTIMESTAMP NOT NULL OFFSET ON ONLY OR ORDER PLACING PRIMARY REFERENCES RETURNING ' +
+    'SELECT SESSION_USER SOME SYMMETRIC SYSTEM_USER TABLE THEN TO TRAILING TRUE UNION UNIQUE USER USING VARIADIC ' +
+    'WHEN WHERE WINDOW WITH').split(' '),
+);
+
+/** Any word, reserved or not, or a quoted identifier (option keys such as `nexmark.table.type`). */
+export function isWordToken(token: Token | undefined): boolean {
   return token !== undefined && (token.kind === 'identifier' || token.kind === 'quotedIdentifier');
+}
+
+/** A token that can be a name: a quoted identifier, or a bare word that is not reserved. */
+export function isNameToken(token: Token | undefined): boolean {
+  if (token === undefined) return false;
+  return token.kind === 'quotedIdentifier' || (token.kind === 'identifier' && !reservedWords.has(token.upper));
 }
 
 /** The name a token denotes: unquoted words fold to lower case, "quoted" ones are kept. */
