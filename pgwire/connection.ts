@@ -121,6 +121,7 @@ export class Connection implements Wire {
 
   async flushIfLarge(): Promise<void> {
     if (this.writer.length < FLUSH_THRESHOLD_BYTES) return;
+    if (this.closed) throw new ConnectionClosed(); // nobody reads: stop producing (and never wait for a drain that cannot come)
     this.flush();
     if (!this.socket.writableNeedDrain) return;
     await new Promise<void>((resolve, reject) => {

@@ -106,6 +106,20 @@ describe('bad input', () => {
     await stillServes();
   });
 
+  it('a client that stops reading a large result holds back only its own session', async () => {
+    const { client: slow } = await connectReady(server.port);
+    slow.socket.pause();
+    slow.send(serialize.query('rows 300000'));
+    // While the slow client's socket is full and the server waits for it to drain, others are served.
+    await stillServes();
+    await stillServes();
+    slow.socket.resume();
+    const reply = await slow.readUntil('Z');
+    expect(reply.filter((m) => m.type === 'D').length).toBe(300000);
+    expect(reply.at(-2)!.payload.toString('utf8')).toBe('SELECT 300000\0');
+    slow.end();
+  });
+
   it('200 connections at once: 100 served, the rest get 53300, and the server recovers', async () => {
     // Wait for earlier tests' connections to be gone so the count starts from zero.
     while (server.server.connectionCount > 0) await new Promise((resolve) => setTimeout(resolve, 10));
