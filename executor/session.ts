@@ -12,7 +12,7 @@
 // undo statements that already changed data: it says so in a WARNING naming how many did.
 
 import type { Node } from '@pgsql/types';
-import type { ParsedStatement } from '../sql/parser/ast.js';
+import type { OxbowDescribe, OxbowShowCreate, OxbowShowObjects, ParsedStatement } from '../sql/parser/ast.js';
 import { parse } from '../sql/parser/index.js';
 import { SqlError, SqlState, toSqlError } from '../sql/errors.js';
 import type { EvalContext } from '../sql/functions.js';
@@ -36,6 +36,7 @@ import type { CatalogSnapshot } from './catalog.js';
 import type { EngineCore } from './engine-core.js';
 import { SessionSettings } from './settings.js';
 import { expandViews } from './view-expansion.js';
+import { describeRelation, showCreate, showObjects, type ShowResult } from './show-objects.js';
 import { StoreTableAccess } from './table-access.js';
 import { runDdl, isDdl } from './ddl/run-ddl.js';
 import { prepareCopy, type CopyStatementPlan } from './copy.js';
@@ -52,6 +53,7 @@ type Utility =
   | { readonly kind: 'copy' }
   | { readonly kind: 'flush' }
   | { readonly kind: 'empty' }
+  | { readonly kind: 'show' }
   | { readonly kind: 'unsupported'; readonly message: string };
 
 interface OxbowPrepared extends PreparedStatement {
@@ -95,6 +97,10 @@ function classify(statement: ParsedStatement): Utility {
       return { kind: 'copy' };
     case 'OxbowFlush':
       return { kind: 'flush' };
+    case 'OxbowShowObjects':
+    case 'OxbowShowCreate':
+    case 'OxbowDescribe':
+      return { kind: 'show' };
     default:
       if (isDdl(kind)) return { kind: 'ddl' };
       return { kind: 'unsupported', message: `${kind.replace(/Stmt$/, '')} statements are not supported` };
@@ -202,6 +208,7 @@ export class EngineSession implements Session {
       parameterTypes: declared.map((parameterType) => parameterType ?? type('text')),
       columns: utility.kind === 'setting' ? showColumns(parsed.node as Node) : null,
     };
+    if (eager && utility.kind === 'show') return { ...statement, columns: this.show(parsed).columns };
     if (eager && utility.kind === 'planned') {
       const planned = this.plan(statement);
       return { ...statement, parameterTypes: planned.parameterTypes, columns: planned.columns, plan: { planned, catalog: this.core.catalog.snapshot } };
@@ -317,6 +324,10 @@ export class EngineSession implements Session {
         return { kind: 'command', commandTag: 'FLUSH' };
       case 'empty':
         return { kind: 'empty' };
+      case 'show': {
+        const shown = this.show(statement.parsed);
+        return rowsResult(shown.columns, shown.rows, () => 'SHOW');
+      }
       case 'unsupported':
         throw new SqlError(SqlState.featureNotSupported, utility.message);
     }
@@ -404,6 +415,16 @@ export class EngineSession implements Session {
     }
     if (planned.columns === null) return { kind: 'command', commandTag: result.commandTag };
     return rowsResult(planned.columns, result.rows, () => result.commandTag);
+  }
+
+  /** RisingWave's SHOW TABLES / SHOW COLUMNS / DESCRIBE / SHOW CREATE (show-objects.ts). */
+  private show(parsed: ParsedStatement): ShowResult {
+    const node = parsed.node as Partial<Record<'OxbowShowObjects' | 'OxbowShowCreate' | 'OxbowDescribe', unknown>>;
+    const catalog = this.core.catalog.snapshot;
+    const searchPath = this.searchPath();
+    if (node.OxbowShowObjects !== undefined) return showObjects(node.OxbowShowObjects as OxbowShowObjects, catalog, searchPath, this.database);
+    if (node.OxbowShowCreate !== undefined) return showCreate(node.OxbowShowCreate as OxbowShowCreate, catalog, searchPath);
+    return describeRelation((node.OxbowDescribe as OxbowDescribe).relation, catalog, searchPath);
   }
 
   /** Result columns of a query, for CREATE VIEW. */

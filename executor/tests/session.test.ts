@@ -174,6 +174,36 @@ describe('engine session', () => {
     other.close();
   });
 
+  it("RisingWave's SHOW TABLES / COLUMNS / INDEXES, DESCRIBE and SHOW CREATE", async () => {
+    await run("create table t (id int primary key, v varchar(10) not null default 'x'); create table plain (a int)");
+    await run('create view v as select * from t; create index i on t (v)');
+    expect(await run('show tables')).toEqual({ columns: ['Name'], rows: [['plain'], ['t']], tag: 'SHOW' });
+    expect((await run("show tables like 'p%'")).rows).toEqual([['plain']]);
+    expect((await run('show views')).rows).toEqual([['v']]);
+    expect((await run('show databases')).rows).toEqual([['oxbow']]);
+    expect((await run('show columns from t')).rows).toEqual([
+      ['id', 'integer', 'false', null],
+      ['v', 'character varying(10)', 'false', null],
+    ]);
+    expect((await run('show indexes from t')).rows).toEqual([
+      ['t_pkey', 't', 'id', '', ''],
+      ['i', 't', 'v', '', ''],
+    ]);
+    expect((await run('describe t')).rows).toEqual([
+      ['id', 'integer', 'false', null],
+      ['v', 'character varying(10)', 'false', null],
+      ['primary key', 'id', null, null],
+      ['i', 'index(v)', null, null],
+      ['table description', null, null, null],
+    ]);
+    expect((await run('show create table t')).rows).toEqual([
+      ['public.t', "CREATE TABLE public.t (id integer, v character varying(10) NOT NULL DEFAULT 'x', PRIMARY KEY (id))"],
+    ]);
+    expect((await run('show create view v')).rows).toEqual([['public.v', 'CREATE VIEW public.v AS select * from t']]);
+    expect((await failure('show create table v')).code).toBe('42809');
+    expect((await failure('show columns from nope')).code).toBe('42P01');
+  });
+
   it('statement_timeout cancels a long statement with 57014', async () => {
     await run("set statement_timeout = '50ms'");
     const error = await failure('select * from generate_series(1, 100000000)');
