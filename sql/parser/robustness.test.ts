@@ -99,3 +99,35 @@ it('rejects a NUL character (which would silently end the text PostgreSQL gramma
   expect((thrown as SqlError).code).toBe('22021');
   expect((thrown as SqlError).position).toBe('select 1 where false'.length + 1);
 });
+
+it('multi-statement input with multi-byte comments: trees and locations equal PostgreSQL grammar on the whole text', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { parseSync } = await import('libpg-query');
+  const fixture = readFileSync(join(import.meta.dirname, 'fixtures', 'pg-dump-queries.sql'), 'utf8');
+  const queries = fixture
+    .split(/^-- pg_dump$/m)
+    .map((block) => block.trim().replace(/;$/, ''))
+    .filter((block) => block !== '');
+  const separators = [';', ';\n', ' ;  ', ';/* é😀 */', ';\n-- ü comment\n', ';\t/* nested /* ∑ */ */ '];
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.constantFrom(...queries), fc.constantFrom(...separators)), { minLength: 1, maxLength: 4 }), fc.constantFrom('', '  ', '/* ä */ '), (parts, lead) => {
+      const sql = lead + parts.map(([query, separator]) => query + separator).join('');
+      const ours = parse(sql).map((statement) => statement.node);
+      // libpg-query's locations are UTF-8 byte offsets of the whole text: convert them to characters.
+      const byteToChar: number[] = [];
+      for (let index = 0; index < sql.length; index++) {
+        const code = sql.codePointAt(index)!;
+        const width = code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+        for (let k = 0; k < width; k++) byteToChar.push(index);
+        if (code >= 0x10000) index++;
+      }
+      const raw = JSON.parse(JSON.stringify((parseSync(sql) as { stmts: { stmt: unknown }[] }).stmts.map((statement) => statement.stmt)), (key, value) =>
+        key === 'location' && typeof value === 'number' && value >= 0 ? byteToChar[value] : value,
+      );
+      const withoutZero = JSON.parse(JSON.stringify(ours), (key, value) => (key === 'location' && value === 0 ? undefined : value));
+      expect(withoutZero).toEqual(raw);
+    }),
+    { numRuns: 200 },
+  );
+});
