@@ -3,6 +3,7 @@
 
 #include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
@@ -75,6 +76,7 @@ class StatusWorker : public Napi::AsyncWorker {
 
   void OnOK() override {
     database_->pendingWorkers--;
+    database_->ReleasePointIterator();
     if (status_.ok()) {
       deferred_.Resolve(Env().Undefined());
     } else {
@@ -94,6 +96,18 @@ class StatusWorker : public Napi::AsyncWorker {
   std::string context_;
   std::function<rocksdb::Status()> work_;
   rocksdb::Status status_;
+};
+
+// Counts flushes and compactions, so the cached point iterator is re-created after the set of
+// files changes and never keeps obsolete SST files (and their disk space) alive.
+class FileGenerationListener : public rocksdb::EventListener {
+ public:
+  explicit FileGenerationListener(std::shared_ptr<std::atomic<uint64_t>> generation) : generation_(std::move(generation)) {}
+  void OnFlushCompleted(rocksdb::DB* /*db*/, const rocksdb::FlushJobInfo& /*info*/) override { generation_->fetch_add(1); }
+  void OnCompactionCompleted(rocksdb::DB* /*db*/, const rocksdb::CompactionJobInfo& /*info*/) override { generation_->fetch_add(1); }
+
+ private:
+  std::shared_ptr<std::atomic<uint64_t>> generation_;
 };
 
 }  // namespace
@@ -146,6 +160,8 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
     dbOptions.statistics = statistics_;
   }
   watermarks_ = std::make_shared<WatermarkRegistry>();
+  fileGeneration_ = std::make_shared<std::atomic<uint64_t>>(0);
+  dbOptions.listeners.push_back(std::make_shared<FileGenerationListener>(fileGeneration_));
   dbOptions.compaction_filter_factory = std::make_shared<VersionGcFilterFactory>(watermarks_);
 
   rocksdb::BlockBasedTableOptions table;
@@ -245,9 +261,16 @@ Napi::Value Database::MultiGet(const Napi::CallbackInfo& info) {
   return result;
 }
 
+void Database::ReleasePointIterator() {
+  delete pointIterator_;
+  pointIterator_ = nullptr;
+}
+
 rocksdb::Iterator* Database::PointIterator() {
   const rocksdb::SequenceNumber sequence = db_->GetLatestSequenceNumber();
-  if (pointIterator_ != nullptr && sequence == pointIteratorSequence_) return pointIterator_;
+  const uint64_t generation = fileGeneration_->load();
+  if (pointIterator_ != nullptr && sequence == pointIteratorSequence_ && generation == pointIteratorGeneration_) return pointIterator_;
+  pointIteratorGeneration_ = generation;
   if (pointIterator_ != nullptr) {
     // Refresh re-reads the current memtables and files without reallocating the iterator.
     if (pointIterator_->Refresh().ok()) {

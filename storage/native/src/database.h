@@ -34,6 +34,8 @@ class Database : public Napi::ObjectWrap<Database> {
   const rocksdb::Snapshot* SnapshotById(Napi::Env env, uint32_t id) const;
 
   std::atomic<int> pendingWorkers{0};
+  /** Drops the cached point iterator (after a flush or compaction: releases replaced files now). */
+  void ReleasePointIterator();
 
  private:
   Napi::Value Close(const Napi::CallbackInfo& info);
@@ -66,6 +68,9 @@ class Database : public Napi::ObjectWrap<Database> {
   uint32_t nextSnapshotId_ = 1;
   rocksdb::Iterator* pointIterator_ = nullptr;
   rocksdb::SequenceNumber pointIteratorSequence_ = 0;
+  uint64_t pointIteratorGeneration_ = 0;
+  /** Bumped by flushes and compactions: a cached iterator must not pin replaced files. */
+  std::shared_ptr<std::atomic<uint64_t>> fileGeneration_;
 };
 
 }  // namespace oxbow
