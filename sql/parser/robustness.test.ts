@@ -109,6 +109,12 @@ it('multi-statement input with multi-byte comments: trees and locations equal Po
     .split(/^-- pg_dump$/m)
     .map((block) => block.trim().replace(/;$/, ''))
     .filter((block) => block !== '');
+  // Multi-byte characters inside statements too (each fed to the grammar on its own).
+  queries.push(
+    "SELECT 'é😀' AS \"naïve\", 1 + /* ü */ 2 FROM t WHERE y = 'ñ' AND z = E'\\u00e9'",
+    "INSERT INTO \"tâble\" VALUES ('∑', $$ü$$, 3) RETURNING *",
+    "CREATE VIEW v AS SELECT '😀😀' || c AS x FROM t ORDER BY c DESC NULLS LAST",
+  );
   const separators = [';', ';\n', ' ;  ', ';/* é😀 */', ';\n-- ü comment\n', ';\t/* nested /* ∑ */ */ '];
   fc.assert(
     fc.property(fc.array(fc.tuple(fc.constantFrom(...queries), fc.constantFrom(...separators)), { minLength: 1, maxLength: 4 }), fc.constantFrom('', '  ', '/* ä */ '), (parts, lead) => {
