@@ -85,6 +85,8 @@ function expressionText(e: Expression, columns: readonly OutputColumn[], printer
       return `${e.which.toUpperCase()}(${e.args.map(text).join(', ')})`;
     case 'Array':
       return `ARRAY[${e.elements.map(text).join(', ')}]`;
+    case 'ArrayCompare':
+      return `(${text(e.test)} ${e.compare.name} ${e.all ? 'ALL' : 'ANY'}(${text(e.array)}))`;
     case 'Subquery': {
       const label = `SubPlan ${printer.subplans.length + 1}${e.correlated ? ' (correlated)' : ''}`;
       printer.subplans.push({ label, plan: e.plan });
@@ -94,6 +96,8 @@ function expressionText(e: Expression, columns: readonly OutputColumn[], printer
           return name;
         case 'exists':
           return `EXISTS${name}`;
+        case 'array':
+          return `ARRAY${name}`;
         case 'any':
         case 'all':
           return `(${text(e.test!)} ${e.compare!.name} ${e.mode.toUpperCase()}${name})`;

@@ -31,6 +31,8 @@ export type Expression =
   | { readonly kind: 'NullIf'; readonly left: Expression; readonly right: Expression; readonly equals: ScalarFunction; readonly type: DataType }
   | { readonly kind: 'MinMax'; readonly which: 'greatest' | 'least'; readonly args: readonly Expression[]; readonly type: DataType }
   | { readonly kind: 'Array'; readonly elements: readonly Expression[]; readonly type: DataType }
+  /** `test op ANY|ALL (array)` over an array value; `compare` takes (test, element). */
+  | { readonly kind: 'ArrayCompare'; readonly test: Expression; readonly array: Expression; readonly compare: ScalarFunction; readonly all: boolean; readonly type: DataType }
   /**
    * A subquery. scalar: its one value (NULL if no row, 21000 if more than one); exists: whether
    * it has a row; any/all: `test op ANY|ALL (subquery)` with `compare` the resolved operator.
@@ -39,7 +41,7 @@ export type Expression =
    */
   | {
       readonly kind: 'Subquery';
-      readonly mode: 'scalar' | 'exists' | 'any' | 'all';
+      readonly mode: 'scalar' | 'exists' | 'any' | 'all' | 'array';
       readonly plan: Plan;
       readonly test?: Expression;
       readonly compare?: ScalarFunction;
@@ -75,6 +77,8 @@ export function children(expression: Expression): readonly Expression[] {
       return expression.args;
     case 'Array':
       return expression.elements;
+    case 'ArrayCompare':
+      return [expression.test, expression.array];
     case 'Cast':
       return [expression.input];
     case 'Not':
@@ -107,6 +111,8 @@ export function mapChildren(expression: Expression, map: (child: Expression) => 
       return { ...expression, args: expression.args.map(map) };
     case 'Array':
       return { ...expression, elements: expression.elements.map(map) };
+    case 'ArrayCompare':
+      return { ...expression, test: map(expression.test), array: map(expression.array) };
     case 'Cast':
       return { ...expression, input: map(expression.input) };
     case 'Not':

@@ -168,6 +168,24 @@ function compileUncached(e: Expression): Evaluator {
       const elements = e.elements.map(compile);
       return (row, runtime): SqlArray => ({ kind: 'array', elements: elements.map((element) => element(row, runtime)) });
     }
+    case 'ArrayCompare': {
+      const test = compile(e.test);
+      const array = compile(e.array);
+      const compare = e.compare.impl;
+      const all = e.all;
+      return (row, runtime) => {
+        const list = array(row, runtime) as SqlArray | null;
+        if (list === null) return null;
+        const value = test(row, runtime);
+        let sawNull = false;
+        for (const element of list.elements) {
+          const result = value === null || element === null ? null : compare([value, element], runtime.evalContext);
+          if (result === null) sawNull = true;
+          else if (result === !all) return !all;
+        }
+        return sawNull ? null : all;
+      };
+    }
     case 'Subquery':
       return compileSubquery(e);
   }
@@ -232,6 +250,10 @@ function compileSubquery(e: Extract<Expression, { kind: 'Subquery' }>): Evaluato
   switch (e.mode) {
     case 'exists':
       return (row, runtime) => (correlated ? subqueryRows(plan, row, runtime, 1).length > 0 : once(runtime, () => subqueryRows(plan, row, runtime, 1).length > 0));
+    case 'array': {
+      const compute = (row: Row, runtime: Runtime): Value => ({ kind: 'array', elements: subqueryRows(plan, row, runtime, Infinity).map((r) => r[0]!) });
+      return (row, runtime) => (correlated ? compute(row, runtime) : once(runtime, () => compute(row, runtime)));
+    }
     case 'scalar': {
       const compute = (row: Row, runtime: Runtime): Value => {
         const rows = subqueryRows(plan, row, runtime, 2);

@@ -56,7 +56,12 @@ export function aggregateResultType(name: AggregateName, argumentTypes: readonly
 export function coerceAggregateArguments(context: BinderContext, name: AggregateName, args: Expression[], position: number | undefined): Expression[] {
   if (name === 'bool_and' || name === 'bool_or' || name === 'every') return args.map((a) => context.coerce(a, scalar('bool'), 'implicit', position));
   if (name === 'string_agg') {
-    if (args.length !== 2) aggregateResultType('sum', [], position);
+    if (args.length !== 2) {
+      throw new SqlError(SqlState.undefinedFunction, `function string_agg(${args.map((a) => displayTypeName(a.type)).join(', ')}) does not exist`, {
+        position,
+        hint: 'No function matches the given name and argument types. You might need to add explicit type casts.',
+      });
+    }
     const target = args[0]!.type.name === 'bytea' ? scalar('bytea') : TEXT;
     return args.map((a) => context.coerce(a, target, 'implicit', position));
   }

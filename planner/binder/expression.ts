@@ -5,6 +5,8 @@
 
 import type { Node, FuncCall, A_Expr, SubLink, A_Const } from '@pgsql/types';
 import { type DataType, type as scalar, arrayOf } from '../../sql/types.js';
+import type { ScalarFunction } from '../../sql/functions.js';
+import type { SqlArray, Value } from '../../sql/value.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { Expression } from '../expression.js';
 import type { Plan } from '../plan.js';
@@ -21,6 +23,8 @@ const UNKNOWN = scalar('unknown');
 export interface CallCollector {
   aggregate?(call: FuncCall, scope: Scope, position: number | undefined): Expression;
   window?(call: FuncCall, scope: Scope, position: number | undefined): Expression;
+  /** generate_series / unnest in a select list. */
+  setReturning?(call: FuncCall, scope: Scope, position: number | undefined): Expression;
   /** Why aggregates are not allowed here (the clause name), when they are not. */
   readonly clause: string;
 }
@@ -101,6 +105,8 @@ export class ExpressionBinder {
       }
       case 'CollateClause':
         return this.bind(body.arg, scope, collector);
+      case 'A_Indirection':
+        return this.indirection(body, scope, collector);
       default:
         throw new SqlError(SqlState.featureNotSupported, `expression ${tag} is not supported`, { position: positionOf(body?.location) });
     }
@@ -184,11 +190,45 @@ export class ExpressionBinder {
           const tests = array.elements.map((e) => this.context.operator(name, left, e, position));
           return { kind: body.kind === 'AEXPR_OP_ANY' ? 'Or' : 'And', args: tests, type: BOOL };
         }
-        throw new SqlError(SqlState.featureNotSupported, `${name} ANY/ALL over a non-literal array is not supported`, { position });
+        return this.arrayCompare(name, left, array, body.kind === 'AEXPR_OP_ALL', position);
       }
       default:
         throw new SqlError(SqlState.featureNotSupported, `operator form ${body.kind} is not supported`, { position });
     }
+  }
+
+  /** `array[i]` (one-dimensional subscripts; slices and field selection are not supported). */
+  private indirection(body: any, scope: Scope, collector: CallCollector): Expression {
+    const position = positionOf(body.location) ?? locationOf(body.arg);
+    let current = this.bind(body.arg, scope, collector);
+    for (const step of body.indirection as Node[]) {
+      const indices = (step as any).A_Indices;
+      if (indices === undefined || indices.is_slice) throw new SqlError(SqlState.featureNotSupported, 'only array subscripts are supported here', { position });
+      if (current.type.name !== 'array' || current.type.element === undefined) {
+        throw new SqlError(SqlState.datatypeMismatch, `cannot subscript type ${displayTypeName(current.type)} because it does not support subscripting`, { position });
+      }
+      const index = this.context.coerce(this.bind(indices.uidx, scope, collector), scalar('int4'), 'implicit', position);
+      current = { kind: 'Call', fn: subscriptFunction(current.type), args: [current, index], type: current.type.element };
+    }
+    return current;
+  }
+
+  /** `x op ANY|ALL (array value)`: an untyped array ('{1,2}', $1) takes the array type of x. */
+  private arrayCompare(name: string, test: Expression, array: Expression, all: boolean, position: number | undefined): Expression {
+    let typedArray = array;
+    if (array.type.name === 'unknown') {
+      const element = test.type.name === 'unknown' ? scalar('text') : test.type;
+      typedArray = this.context.coerce(array, arrayOf(element), 'implicit', position);
+    }
+    if (typedArray.type.name !== 'array' || typedArray.type.element === undefined) {
+      throw new SqlError(SqlState.wrongObjectType, `op ANY/ALL (array) requires array on right side`, { position });
+    }
+    const placeholder: Expression = { kind: 'Column', index: 0, type: typedArray.type.element };
+    const call = this.context.operator(name, test, placeholder, position);
+    if (call.kind !== 'Call' || call.args[1]!.kind !== 'Column' || call.fn.returnType.name !== 'bool') {
+      throw new SqlError(SqlState.featureNotSupported, `${name} ANY/ALL needing a cast of the array elements is not supported`, { position });
+    }
+    return { kind: 'ArrayCompare', test: call.args[0]!, array: typedArray, compare: call.fn, all, type: BOOL };
   }
 
   private caseExpression(body: any, scope: Scope, collector: CallCollector): Expression {
@@ -226,6 +266,10 @@ export class ExpressionBinder {
     if (call.agg_star || call.agg_distinct || call.agg_filter !== undefined) {
       throw new SqlError(SqlState.wrongObjectType, `${call.agg_star ? `${name}(*)` : name} specified, but ${name} is not an aggregate function`, { position });
     }
+    if ((name === 'generate_series' || name === 'unnest') && parts.length === 1) {
+      if (collector.setReturning === undefined) throw new SqlError(SqlState.featureNotSupported, `set-returning functions are not allowed in ${collector.clause}`, { position });
+      return collector.setReturning(call, scope, position);
+    }
     if (isWindowOnly(name)) {
       throw new SqlError(SqlState.wrongObjectType, `window function ${name} requires an OVER clause`, { position });
     }
@@ -244,6 +288,11 @@ export class ExpressionBinder {
     switch (body.subLinkType) {
       case 'EXISTS_SUBLINK':
         return { kind: 'Subquery', mode: 'exists', plan, correlated, type: BOOL };
+      case 'ARRAY_SUBLINK': {
+        if (plan.columns.length !== 1) throw new SqlError(SqlState.syntaxError, 'subquery must return only one column', { position });
+        const element = plan.columns[0]!.type;
+        return { kind: 'Subquery', mode: 'array', plan, correlated, type: arrayOf(element.name === 'unknown' ? scalar('text') : element) };
+      }
       case 'EXPR_SUBLINK':
         if (plan.columns.length !== 1) throw new SqlError(SqlState.syntaxError, 'subquery must return only one column', { position });
         return { kind: 'Subquery', mode: 'scalar', plan, correlated, type: plan.columns[0]!.type };
@@ -297,6 +346,27 @@ export class ExpressionBinder {
     }
     return this.context.function(name, [], position);
   }
+}
+
+const subscriptCache = new Map<string, ScalarFunction>();
+
+/** The subscript of a one-dimensional array: 1-based, NULL outside the bounds (PostgreSQL). */
+function subscriptFunction(arrayType: DataType): ScalarFunction {
+  const key = JSON.stringify(arrayType);
+  let fn = subscriptCache.get(key);
+  if (fn === undefined) {
+    fn = Object.freeze({
+      name: 'array_subscript',
+      argumentTypes: [arrayType, scalar('int4')],
+      returnType: arrayType.element!,
+      strict: true,
+      volatility: 'immutable' as const,
+      impl: ([array, index]: Value[]) => (array as SqlArray).elements[(index as number) - 1] ?? null,
+      oid: 0,
+    });
+    subscriptCache.set(key, fn);
+  }
+  return fn;
 }
 
 export function locationOf(node: Node): number | undefined {

@@ -238,7 +238,7 @@ export class FromBinder {
     return item;
   }
 
-  private seriesArguments(args: Expression[], position: number | undefined): Expression[] {
+  seriesArguments(args: Expression[], position: number | undefined): Expression[] {
     if (args.length < 2 || args.length > 3) throw new SqlError(SqlState.undefinedFunction, 'function generate_series needs 2 or 3 arguments', { position });
     const known = args.slice(0, 2).map((a) => a.type).filter((t) => t.name !== 'unknown');
     let type: DataType = this.context.commonTypeOf(known.length ? known : [scalar('int4')], 'generate_series', position);
@@ -255,7 +255,7 @@ export class FromBinder {
     return args.map((a, i) => this.context.coerce(a, i < 2 ? type : stepType, 'implicit', position));
   }
 
-  private unnestArguments(args: Expression[], position: number | undefined): Expression[] {
+  unnestArguments(args: Expression[], position: number | undefined): Expression[] {
     if (args.length !== 1) throw new SqlError(SqlState.featureNotSupported, 'unnest with several arrays is not supported', { position });
     const arg = args[0]!;
     if (arg.type.name === 'array') return [arg];

@@ -19,6 +19,7 @@ import { nestedInputs } from '../walk.js';
 
 const AGGREGATE_MARK = 1_000_000;
 const WINDOW_MARK = 2_000_000;
+const SET_RETURNING_MARK = 3_000_000;
 const TEXT = scalar('text');
 const INT8 = scalar('int8');
 
@@ -265,9 +266,34 @@ export class SelectBinder {
       },
     };
     void noNested;
+    // A set-returning function in the select list: a LATERAL join of the FROM rows with it.
+    const setReturning: Plan[] = [];
+    collector.setReturning = (call: FuncCall, inScope: Scope, position: number | undefined): Expression => {
+      if (setReturning.length > 0) throw new SqlError(SqlState.featureNotSupported, 'more than one set-returning function in a select list is not supported', { position });
+      const name = call.funcname!.map((n) => (n as any).String.sval as string).pop()! as 'generate_series' | 'unnest';
+      const args = ((call.args ?? []) as Node[]).map((a) => this.expressions.bind(a, inScope, { clause: 'arguments of set-returning functions' }));
+      if (args.some((a) => hasSubqueryExpression(a))) throw new SqlError(SqlState.featureNotSupported, 'subqueries in arguments of a set-returning function are not supported', { position });
+      const typed = name === 'generate_series' ? this.from.seriesArguments(args, position) : this.from.unnestArguments(args, position);
+      const type = name === 'generate_series' ? typed[0]!.type : typed[0]!.type.element!;
+      // The arguments now read the FROM row as the enclosing row of the LATERAL side.
+      const lateralArgs = typed.map(toLateral);
+      setReturning.push({ kind: 'TableFunction', name, args: lateralArgs, withOrdinality: false, columns: [{ name, type, tableOid: 0, columnNumber: 0 }] });
+      return { kind: 'Column', index: SET_RETURNING_MARK, type };
+    };
 
-    const targets = this.bindTargets((select.targetList ?? []) as Node[], scope, collector);
+    let targets = this.bindTargets((select.targetList ?? []) as Node[], scope, collector);
+    collector.setReturning = undefined;
     const having = select.havingClause === undefined ? undefined : this.expressions.condition(select.havingClause, scope, { ...collector, window: undefined, clause: 'HAVING' }, 'HAVING');
+    if (setReturning.length > 0) {
+      if (aggregates.length > 0 || (select.groupClause ?? []).length > 0 || windows.length > 0) {
+        throw new SqlError(SqlState.featureNotSupported, 'set-returning functions together with aggregates or window functions are not supported');
+      }
+      const width = plan.columns.length;
+      const right = setReturning[0]!;
+      plan = { kind: 'Join', joinType: 'inner', left: plan, right, lateral: true, columns: [...plan.columns, ...right.columns] };
+      const unmark = (e: Expression): Expression => rewriteColumns(e, (index, type) => ({ kind: 'Column', index: index === SET_RETURNING_MARK ? width : index, type }));
+      targets = targets.map((t) => ({ ...t, expression: unmark(t.expression) }));
+    }
 
     // ORDER BY: an output column by number or name, or an expression over the FROM scope.
     const orderBy = ((select.sortClause ?? []) as Node[]).map((n) => {
@@ -489,6 +515,23 @@ export class SelectBinder {
     }
     return out;
   }
+}
+
+function hasSubqueryExpression(e: Expression): boolean {
+  if (e.kind === 'Subquery') return true;
+  let found = false;
+  mapChildren(e, (child) => {
+    if (hasSubqueryExpression(child)) found = true;
+    return child;
+  });
+  return found;
+}
+
+/** An expression over the FROM row, moved to the LATERAL side: the FROM row is now one level out. */
+function toLateral(e: Expression): Expression {
+  if (e.kind === 'Column') return { kind: 'OuterColumn', depth: 1, index: e.index, type: e.type };
+  if (e.kind === 'OuterColumn') return { ...e, depth: e.depth + 1 };
+  return mapChildren(e, toLateral);
 }
 
 function readsWorkTable(plan: Plan, id: number): boolean {

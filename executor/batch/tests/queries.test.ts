@@ -209,6 +209,19 @@ describe('queries', () => {
     ]);
   });
 
+  it('arrays: = ANY over array values and parameters, subscripts, ARRAY(subquery), set-returning functions in the select list', async () => {
+    const db = await seeded();
+    expect(await text(db, "select id from t where id = any('{2,4,9}') order by id")).toEqual([['2'], ['4']]);
+    expect(await text(db, 'select id from t where id = any($1) order by id', [{ kind: 'array', elements: [1, 3] }])).toEqual([['1'], ['3']]);
+    expect(await text(db, "select id from t where n > all('{5,20}') order by id")).toEqual([['3'], ['4']]);
+    expect(await text(db, "select id = any('{1,null}'), 5 = any('{1,null}'::int[]) from t where id = 1")).toEqual([['t', null]]);
+    expect(await text(db, 'select (array[10, 20, 30])[2], (array[10])[5]')).toEqual([['20', null]]);
+    expect(await text(db, 'select array(select id from t where id > 2 order by id desc)')).toEqual([['{4,3}']]);
+    expect(await text(db, 'select generate_series(1, 3)')).toEqual([['1'], ['2'], ['3']]);
+    expect(await text(db, 'select id, unnest(array[id, id * 10]) from t where id <= 2 order by 1, 2')).toEqual([['1', '1'], ['1', '10'], ['2', '2'], ['2', '20']]);
+    expect((await failure(() => plan(db, 'select id from t where generate_series(1, 2) > 1'))).code).toBe('0A000');
+  });
+
   it('parameters take the type of their context', async () => {
     const db = await seeded();
     const planned = plan(db, 'select id from t where id = $1 and v = $2');
