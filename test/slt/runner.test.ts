@@ -100,10 +100,10 @@ describe('slt reading and comparison', () => {
   });
 
   it('compares rows with whitespace collapsed, NULL and (empty), and sort modes', () => {
-    expect(checkRows([[1, 'a  b'], [2, null]], ['1   a b', '2 NULL'], 'nosort', 0)).toBeUndefined();
-    expect(checkRows([[2, ''], [1, 'x']], ['1 x', '2 (empty)'], 'rowsort', 0)).toBeUndefined();
-    expect(checkRows([[2, ''], [1, 'x']], ['1 x', '2 (empty)'], 'nosort', 0)).toMatch(/expected/);
-    expect(checkRows([['b', 'a'], ['c', 'd']], ['a', 'b', 'c', 'd'], 'valuesort', 0)).toBeUndefined();
+    expect(checkRows([[1, 'a  b'], [2, null]], ['1   a b', '2 NULL'], 'nosort')).toBeUndefined();
+    expect(checkRows([[2, ''], [1, 'x']], ['1 x', '2 (empty)'], 'rowsort')).toBeUndefined();
+    expect(checkRows([[2, ''], [1, 'x']], ['1 x', '2 (empty)'], 'nosort')).toMatch(/expected/);
+    expect(checkRows([['b', 'a'], ['c', 'd']], ['a', 'b', 'c', 'd'], 'valuesort')).toBeUndefined();
   });
 
   it('expands include globs relative to a directory, including **', () => {
