@@ -11,7 +11,7 @@
 // (an error inside a block makes it 'failed' until ROLLBACK, as in PostgreSQL), but ROLLBACK cannot
 // undo statements that already changed data: it says so in a WARNING naming how many did.
 
-import type { Node } from '@pgsql/types';
+import type { CreateTableAsStmt, Node } from '@pgsql/types';
 import type { OxbowDescribe, OxbowShowCreate, OxbowShowObjects, ParsedStatement } from '../sql/parser/ast.js';
 import { parse } from '../sql/parser/index.js';
 import { SqlError, SqlState, toSqlError } from '../sql/errors.js';
@@ -39,6 +39,8 @@ import { expandViews } from './view-expansion.js';
 import { describeRelation, showCreate, showObjects, type ShowResult } from './show-objects.js';
 import { StoreTableAccess } from './table-access.js';
 import { runDdl, isDdl } from './ddl/run-ddl.js';
+import type { DdlContext } from './ddl/ddl-context.js';
+import { createTableAs } from './ddl/create-table.js';
 import { prepareCopy, type CopyStatementPlan } from './copy.js';
 import { SystemRelations } from './system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from './system/session-functions.js';
@@ -317,7 +319,7 @@ export class EngineSession implements Session {
       case 'setting':
         return this.settingResult(settingStatement(statement.parsed.node as Node, this.settings, this.status !== 'idle'));
       case 'ddl':
-        return { kind: 'command', commandTag: await this.ddl(statement) };
+        return { kind: 'command', commandTag: await this.ddl(statement, signal) };
       case 'copy':
         return this.copy(statement, signal);
       case 'flush':
@@ -433,15 +435,21 @@ export class EngineSession implements Session {
     return planned.columns ?? [];
   }
 
-  private async ddl(statement: OxbowPrepared): Promise<string> {
+  private ddlContext(statement: OxbowPrepared): DdlContext {
+    return {
+      catalog: this.core.catalog.snapshot,
+      searchPath: this.searchPath(),
+      statementText: statement.sql.slice(statement.parsed.location, statement.parsed.location + statement.parsed.text.length),
+      statementLocation: statement.parsed.location,
+      describeQuery: (query, text) => this.describeQuery(query, text),
+    };
+  }
+
+  private async ddl(statement: OxbowPrepared, signal: AbortSignal): Promise<string> {
+    const createAs = (statement.parsed.node as { CreateTableAsStmt?: CreateTableAsStmt }).CreateTableAsStmt;
+    if (createAs !== undefined && createAs.objtype === 'OBJECT_TABLE') return this.createTableAs(statement, createAs, signal);
     return this.core.writeLock.run(() => {
-      const outcome = runDdl(statement.parsed, {
-        catalog: this.core.catalog.snapshot,
-        searchPath: this.searchPath(),
-        statementText: statement.sql.slice(statement.parsed.location, statement.parsed.location + statement.parsed.text.length),
-        statementLocation: statement.parsed.location,
-        describeQuery: (query, text) => this.describeQuery(query, text),
-      });
+      const outcome = runDdl(statement.parsed, this.ddlContext(statement));
       if (outcome.catalog !== undefined) {
         try {
           for (const tableId of outcome.droppedTableIds) this.core.store.dropTable(tableId);
@@ -456,6 +464,38 @@ export class EngineSession implements Session {
       }
       for (const notice of outcome.notices) this.events.notice(notice);
       return outcome.commandTag;
+    });
+  }
+
+  /** CREATE TABLE ... AS query: the new table and its rows commit in one epoch. */
+  private async createTableAs(statement: OxbowPrepared, body: CreateTableAsStmt, signal: AbortSignal): Promise<string> {
+    if (body.into?.rel?.relpersistence === 't') throw new SqlError(SqlState.featureNotSupported, 'temporary tables are not supported');
+    const query: ParsedStatement = { node: body.query!, text: statement.parsed.text, location: statement.parsed.location };
+    return this.core.writeLock.run(async () => {
+      const before = this.core.catalog.snapshot;
+      const planned = this.planParsed(query, []);
+      const outcome = createTableAs(body.into ?? {}, body.if_not_exists === true, planned.columns ?? [], this.ddlContext(statement));
+      for (const notice of outcome.notices) this.events.notice(notice);
+      if (outcome.catalog === undefined) return outcome.commandTag;
+      const table = outcome.catalog.relations().find((relation) => relation.kind === 'table' && before.relationById(relation.id) === undefined)!;
+      let count = 0;
+      try {
+        const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: [], evalContext: this.evalContext(), signal });
+        const access = this.tableAccess();
+        for (const row of result.rows) {
+          access.insert(table, [...row, access.nextRowId(table)]);
+          count++;
+        }
+        signal.throwIfAborted();
+        this.core.catalog.stage(this.core.store, outcome.catalog);
+        this.core.commit();
+      } catch (error) {
+        this.core.store.abort();
+        throw error;
+      }
+      this.core.catalog.install(outcome.catalog);
+      this.noteWrite();
+      return `SELECT ${count}`;
     });
   }
 

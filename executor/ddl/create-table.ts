@@ -4,10 +4,10 @@
 // its key, which SELECT * does not show. Constraints oxbow does not enforce yet (UNIQUE, CHECK,
 // FOREIGN KEY) are refused with 0A000 rather than silently accepted.
 
-import type { ColumnDef as PgColumnDef, Constraint, CreateStmt, Node } from '@pgsql/types';
+import type { ColumnDef as PgColumnDef, Constraint, CreateStmt, Node, RangeVar } from '@pgsql/types';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import { type } from '../../sql/types.js';
+import { type, type DataType } from '../../sql/types.js';
 import { dataTypeFromTypeName } from '../type-names.js';
 import { type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-context.js';
 import { creationSchema, expressionTextAt, stringValue } from './sql-text.js';
@@ -174,7 +174,7 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
   return addTable(context, { schema, name, columns: columnDefs, primaryKey, hasPrimaryKey: primaryKeyNames !== undefined });
 }
 
-function addTable(
+export function addTable(
   context: DdlContext,
   table: { schema: string; name: string; columns: ColumnDef[]; primaryKey: number[]; hasPrimaryKey: boolean },
 ): DdlOutcome {
@@ -227,4 +227,43 @@ export function firstLocation(node: unknown): number | undefined {
   };
   visit(node);
   return best;
+}
+
+/**
+ * CREATE TABLE name [(column names)] AS query: the catalog side. The table takes the query's
+ * column names and types (`unknown` literals become text) and a hidden row id; the session fills
+ * it with the query's rows in the same epoch.
+ */
+export function createTableAs(
+  into: { readonly rel?: RangeVar; readonly colNames?: readonly Node[] },
+  ifNotExists: boolean,
+  queryColumns: readonly { readonly name: string; readonly type: DataType }[],
+  context: DdlContext,
+): DdlOutcome {
+  const relation = into.rel!;
+  const name = relation.relname ?? '';
+  const schema = creationSchema(context, relation);
+  if (context.catalog.relation(schema, name) !== undefined) {
+    if (ifNotExists) {
+      return unchanged('CREATE TABLE AS', [
+        { severity: 'NOTICE', code: SqlState.duplicateTable, message: `relation "${name}" already exists, skipping` },
+      ]);
+    }
+    throw new SqlError(SqlState.duplicateTable, `relation "${name}" already exists`);
+  }
+  const names = (into.colNames ?? []).map(stringValue);
+  if (names.length > queryColumns.length) throw new SqlError(SqlState.syntaxError, 'too many column names were specified');
+  const columns: ColumnDef[] = queryColumns.map((column, index) => ({
+    name: names[index] ?? column.name,
+    type: column.type.name === 'unknown' ? type('text') : column.type,
+    nullable: true,
+    hidden: false,
+  }));
+  const seen = new Set<string>();
+  for (const column of columns) {
+    if (seen.has(column.name)) throw new SqlError(SqlState.duplicateColumn, `column "${column.name}" specified more than once`);
+    seen.add(column.name);
+  }
+  columns.push({ name: ROW_ID_COLUMN, type: type('int8'), nullable: false, hidden: true });
+  return addTable(context, { schema, name, columns, primaryKey: [columns.length - 1], hasPrimaryKey: false });
 }

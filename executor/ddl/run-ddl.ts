@@ -50,7 +50,8 @@ export function runDdl(statement: ParsedStatement, context: DdlContext): DdlOutc
       return commentOn(body as CommentStmt, context);
     case 'CreateTableAsStmt': {
       const objectType = (body as CreateTableAsStmt).objtype;
-      const what = objectType === 'OBJECT_MATVIEW' ? 'CREATE MATERIALIZED VIEW' : 'CREATE TABLE AS';
+      // CREATE TABLE AS runs in the session (it needs the query's rows); here only the streaming kind.
+      const what = objectType === 'OBJECT_MATVIEW' ? 'CREATE MATERIALIZED VIEW' : 'SELECT INTO';
       throw new SqlError(SqlState.featureNotSupported, `${what} is not supported yet: ${streamingLater}`);
     }
     case 'OxbowCreateSource':

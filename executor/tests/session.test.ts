@@ -204,6 +204,21 @@ describe('engine session', () => {
     expect((await failure('show columns from nope')).code).toBe('42P01');
   });
 
+  it('CREATE TABLE AS creates and fills the table in one statement', async () => {
+    await run("create table t (id int primary key, v text); insert into t values (1, 'a'), (2, 'b')");
+    expect((await run("create table copy (k, label) as select id * 10, v || '!' from t")).tag).toBe('SELECT 2');
+    const result = await run('select * from copy order by k');
+    expect(result.columns).toEqual(['k', 'label']);
+    expect(result.rows).toEqual([
+      [10, 'a!'],
+      [20, 'b!'],
+    ]);
+    expect((await failure('create table copy as select 1')).code).toBe('42P07');
+    expect((await run('create table if not exists copy as select 1')).tag).toBe('CREATE TABLE AS');
+    expect((await failure('create table broken as select 1/0')).code).toBe('22012');
+    expect((await failure('select * from broken')).code).toBe('42P01');
+  });
+
   it('statement_timeout cancels a long statement with 57014', async () => {
     await run("set statement_timeout = '50ms'");
     const error = await failure('select * from generate_series(1, 100000000)');
