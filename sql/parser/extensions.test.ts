@@ -288,6 +288,20 @@ describe('CREATE TABLE extensions', () => {
     expect(select.oxbowEmitOnWindowClose).toBe(true);
   });
 
+  it("RisingWave's type name `double` means double precision (pg_catalog.float8), a column named double stays", () => {
+    const float8 = ['pg_catalog', 'float8'];
+    const names = (typeName: Any): string[] => typeName.names.map((name: Any) => name.String.sval);
+    const create = one('create table t (v double, w double precision, s STRUCT<x double>)')['CreateStmt'];
+    expect(names(create.tableElts[0].ColumnDef.typeName)).toEqual(float8);
+    expect(names(create.tableElts[1].ColumnDef.typeName)).toEqual(float8);
+    expect(names(create.tableElts[2].ColumnDef.typeName.oxbowStructFields[0].typeName)).toEqual(float8);
+    const select = one('select double::double from t for system_time as of 1::double')['SelectStmt'];
+    const cast = select.targetList[0].ResTarget.val.TypeCast;
+    expect(names(cast.typeName)).toEqual(float8);
+    expect(cast.arg.ColumnRef.fields[0].String.sval).toBe('double');
+    expect(names(select.fromClause[0].RangeVar.oxbowSystemTime.at.TypeCast.typeName)).toEqual(float8);
+  });
+
   it('HOP(t, col, slide, size) with an alias survives as a table function', () => {
     const sql = "select window_start from hop(bid, date_time, interval '2' second, interval '10' second) as h";
     const item = fromItem(sql).RangeFunction;

@@ -11,6 +11,7 @@ import { parseWithGrammar } from './postgres-grammar.js';
 import { attachSystemTimeClauses, extractSystemTimeClauses } from './system-time.js';
 import { isNameToken, isWordToken, syntaxErrorAt } from './syntax.js';
 import { TextRewrite } from './text-rewrite.js';
+import { mentionsDoubleType, normalizeDoubleType } from './type-aliases.js';
 import { isSymbol, isWord, matchingClose, type Token } from './tokenizer.js';
 
 export interface StatementSlice {
@@ -167,5 +168,7 @@ export function parsePostgresStatement(slice: StatementSlice, options: PostgresS
       if (createTable.columns !== undefined) attachStructFields(create['tableElts'], createTable.columns.structs);
     }
   }
+  // After every attachment, so struct fields and clause expressions are covered too.
+  if (mentionsDoubleType(tokens, slice.first, slice.end)) normalizeDoubleType(node);
   return createTable === undefined ? { node } : { node, createTable };
 }

@@ -1,0 +1,39 @@
+// RisingWave's type name `double` (PostgreSQL spells it `double precision`). PostgreSQL's own
+// grammar maps its type aliases at parse time (`int` arrives as pg_catalog.int4, `double precision`
+// as pg_catalog.float8); this does the same for `double`, so RisingWave's DDL and casts mean what
+// they mean there. Only a bare, unqualified `double` TypeName is touched; a column named double is
+// a ColumnRef and stays as it is.
+
+import type { Node } from './ast.js';
+import { isWord, type Token } from './tokenizer.js';
+
+/** True when the statement's tokens hold a `double` not followed by `precision` (the cheap test first). */
+export function mentionsDoubleType(tokens: readonly Token[], first: number, end: number): boolean {
+  for (let index = first; index < end; index++) {
+    if (isWord(tokens[index], 'DOUBLE') && !isWord(tokens[index + 1], 'PRECISION')) return true;
+  }
+  return false;
+}
+
+/** Rewrites every TypeName `double` under `root` to pg_catalog.float8, in place. */
+export function normalizeDoubleType(root: Node): void {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (Array.isArray(current)) {
+      for (const item of current) if (item !== null && typeof item === 'object') stack.push(item);
+      continue;
+    }
+    const record = current as Record<string, unknown>;
+    if ('typemod' in record && Array.isArray(record['names'])) {
+      const names = record['names'] as { String?: { sval?: string } }[];
+      if (names.length === 1 && names[0]?.String?.sval === 'double' && record['typmods'] === undefined) {
+        record['names'] = [{ String: { sval: 'pg_catalog' } }, { String: { sval: 'float8' } }];
+      }
+    }
+    for (const key in record) {
+      const value = record[key];
+      if (value !== null && typeof value === 'object') stack.push(value);
+    }
+  }
+}
