@@ -5,7 +5,7 @@
 // are the engine's own.
 
 import type { DataType } from '../sql/types.js';
-import type { Resolved } from '../sql/functions.js';
+import type { EvalContext, Resolved } from '../sql/functions.js';
 import type { RelationDef } from '../sql/catalog.js';
 import type { ParsedStatement } from '../sql/parser/ast.js';
 import type { CatalogReader } from './catalog-reader.js';
@@ -26,6 +26,11 @@ export interface PlannerContext {
    * version: consulted before sql/functions.ts's resolveFunction.
    */
   resolveSessionFunction?(name: string, argumentTypes: readonly DataType[]): Resolved | undefined;
+  /**
+   * The session's settings (TimeZone, DateStyle, IntervalStyle) for literals converted while
+   * planning ('2024-01-01 10:00'::timestamptz); UTC / ISO when absent. Additive, optional.
+   */
+  readonly evalContext?: EvalContext;
 }
 
 export interface PlannedColumn {

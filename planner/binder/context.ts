@@ -6,7 +6,7 @@
 
 import { type DataType, TYPES, sameType, type as scalar } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import { type CastContext, type Resolved, parseValue, resolveCast, resolveFunction, resolveOperator, commonType } from '../../sql/functions.js';
+import { type CastContext, type EvalContext, type Resolved, DEFAULT_EVAL_CONTEXT, parseValue, resolveCast, resolveFunction, resolveOperator, commonType } from '../../sql/functions.js';
 import type { Expression } from '../expression.js';
 import type { Plan } from '../plan.js';
 import type { PlannerContext } from '../index.js';
@@ -31,8 +31,12 @@ export class BinderContext {
   /** Ids for WITH RECURSIVE work tables. */
   nextWorkTableId = 1;
 
+  /** Settings for literals converted while planning. */
+  readonly evalContext: EvalContext;
+
   constructor(planner: PlannerContext) {
     this.planner = planner;
+    this.evalContext = planner.evalContext ?? DEFAULT_EVAL_CONTEXT;
     this.parameterTypes = planner.parameterTypes.map((t) => t ?? UNKNOWN);
   }
 
@@ -59,10 +63,10 @@ export class BinderContext {
       if (expression.value === null) return { kind: 'Literal', value: null, type: target };
       if (target.name === 'regclass' || target.name === 'regtype') return this.objectReference(String(expression.value), target, position);
       try {
-        const value = parseValue(String(expression.value), target);
+        const value = parseValue(String(expression.value), target, this.evalContext);
         // Explicit casts truncate to the modifier ('abcdef'::varchar(3) is 'abc'); assignments check it.
         const typmodCast = target.typmod >= 0 ? resolveCast(scalarOf(target), target, context === 'explicit' ? 'explicit' : 'assignment') : undefined;
-        return { kind: 'Literal', value: typmodCast === undefined ? value : typmodCast(value, defaultEval), type: target };
+        return { kind: 'Literal', value: typmodCast === undefined ? value : typmodCast(value, this.evalContext), type: target };
       } catch (error) {
         if (error instanceof SqlError) throw error.withPosition(position);
         throw error;
@@ -88,9 +92,9 @@ export class BinderContext {
         : `${what} is of type ${displayTypeName(target)} but expression is of type ${displayTypeName(expression.type)}`;
       throw new SqlError(SqlState.datatypeMismatch, message, { position, hint: what === undefined ? undefined : 'You will need to rewrite or cast the expression.' });
     }
-    if (expression.kind === 'Literal' && expression.value !== null) {
+    if (expression.kind === 'Literal' && expression.value !== null && !sessionDependentCast(expression.type, target)) {
       try {
-        return { kind: 'Literal', value: impl(expression.value, defaultEval), type: target };
+        return { kind: 'Literal', value: impl(expression.value, this.evalContext), type: target };
       } catch {
         // Casting fails for this value (overflow...): leave it to execution time, as PostgreSQL does for stable casts.
       }
@@ -180,13 +184,16 @@ export class BinderContext {
   }
 }
 
-const defaultEval = Object.freeze({
-  statementTimeMicros: 0,
-  timeZone: 'UTC',
-  dateStyle: 'ISO, MDY',
-  intervalStyle: 'postgres',
-  extraFloatDigits: 1,
-});
+
+
+const DATETIME = new Set(['timestamptz', 'timestamp', 'date', 'time', 'interval']);
+const STRING = new Set(['text', 'varchar', 'bpchar', 'name', 'char', 'unknown']);
+
+/** A cast whose result depends on session settings (TimeZone, DateStyle): not folded at plan time. */
+export function sessionDependentCast(from: DataType, to: DataType): boolean {
+  if (from.name === 'timestamptz' || to.name === 'timestamptz') return true;
+  return (DATETIME.has(from.name) && STRING.has(to.name)) || (STRING.has(from.name) && DATETIME.has(to.name));
+}
 
 function scalarOf(t: DataType): DataType {
   return t.typmod < 0 ? t : { ...t, typmod: -1 };

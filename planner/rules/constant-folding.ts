@@ -8,6 +8,7 @@ import { DEFAULT_EVAL_CONTEXT } from '../../sql/functions.js';
 import { type Expression, mapChildren } from '../expression.js';
 import type { Plan } from '../plan.js';
 import { mapPlanExpressions, transformPlan } from '../walk.js';
+import { sessionDependentCast } from '../binder/context.js';
 
 const BOOL = { name: 'bool', typmod: -1 } as const;
 
@@ -33,7 +34,7 @@ export function foldExpression(expression: Expression): Expression {
       return attempt(e, () => e.fn.impl(values, DEFAULT_EVAL_CONTEXT));
     }
     case 'Cast':
-      if (!isLiteral(e.input)) return e;
+      if (!isLiteral(e.input) || sessionDependentCast(e.input.type, e.type)) return e;
       if (e.input.value === null) return { kind: 'Literal', value: null, type: e.type };
       return attempt(e, () => e.impl((e.input as Extract<Expression, { kind: 'Literal' }>).value, DEFAULT_EVAL_CONTEXT));
     case 'And':
