@@ -48,6 +48,8 @@ const name = type('name');
 const bool = type('bool');
 const int4 = type('int4');
 const int8 = type('int8');
+/** Matches any array argument (PostgreSQL's anyarray). */
+const anyArray: DataType = arrayOf(type('unknown'));
 
 const startedMicros = Date.now() * 1000;
 
@@ -94,6 +96,13 @@ function sizePretty(bytes: bigint): string {
 }
 
 const always = (result: Value): Impl => () => result;
+
+function arrayBound(values: SqlArray, dimension: number, which: 'upper' | 'lower'): Value {
+  const lengths = values.dims ?? [values.elements.length];
+  const length = lengths[dimension - 1];
+  if (length === undefined || length === 0) return null;
+  return which === 'upper' ? length : 1;
+}
 
 function joinArray(values: SqlArray, separator: string, nullText: string | undefined): string {
   const parts: string[] = [];
@@ -257,6 +266,9 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
       impl: ([values, separator, nullText]) => (values === null || separator === null ? null : joinArray(values as SqlArray, separator as string, nullText === null ? undefined : (nullText as string))),
     },
   ],
+  // Array bounds psql's \d queries use (pg_publication_rel.prattrs); one-dimensional arrays only.
+  array_upper: [{ arguments: [anyArray, int4], returns: int4, strict: true, impl: ([values, dimension]) => arrayBound(values as SqlArray, dimension as number, 'upper') }],
+  array_lower: [{ arguments: [anyArray, int4], returns: int4, strict: true, impl: ([values, dimension]) => arrayBound(values as SqlArray, dimension as number, 'lower') }],
   has_table_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_schema_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_database_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
@@ -278,7 +290,11 @@ function matches(overload: Overload, argumentTypes: readonly DataType[]): boolea
   if (overload.arguments.length !== argumentTypes.length) return false;
   return overload.arguments.every((expected, index) => {
     const given = argumentTypes[index]!;
-    if (expected.name === 'array') return given.name === 'unknown' || (given.name === 'array' && given.element?.name === expected.element?.name);
+    if (expected.name === 'array') {
+      if (given.name === 'unknown') return true;
+      if (given.name !== 'array') return false;
+      return expected.element?.name === 'unknown' || given.element?.name === expected.element?.name;
+    }
     if (given.name === 'unknown' || given.name === expected.name) return true;
     if (expected.name === 'oid') return oidLike.has(given.name);
     if (expected.name === 'text' || expected.name === 'name') return ['text', 'varchar', 'name', 'bpchar', 'char'].includes(given.name);
@@ -298,7 +314,10 @@ export function resolveSessionFunction(
   if (overloads === undefined) return undefined;
   const overload = overloads.find((candidate) => matches(candidate, argumentTypes));
   if (overload === undefined) return undefined;
-  const declared = overload.arguments === 'any' ? argumentTypes : overload.arguments;
+  const declared =
+    overload.arguments === 'any'
+      ? argumentTypes
+      : overload.arguments.map((expected, index) => (expected === anyArray ? argumentTypes[index]! : expected));
   const fn: ScalarFunction = {
     name: bare,
     argumentTypes: declared,
