@@ -228,6 +228,16 @@ describe('engine session', () => {
     expect((await run('select 1')).rows).toEqual([[1]]);
   });
 
+  it('cancel() stops the running statement with 57014 and the session carries on', async () => {
+    const running = failure('select * from generate_series(1, 100000000)');
+    setTimeout(() => engine.findSession(session.processId, session.secretKey)!.cancel(), 20);
+    const error = await running;
+    expect(error.code).toBe('57014');
+    expect(error.message).toBe('canceling statement due to user request');
+    expect(engine.findSession(session.processId, session.secretKey + 1)).toBeUndefined();
+    expect((await run('select 2')).rows).toEqual([[2]]);
+  });
+
   it('refuses an unknown database with 3D000', () => {
     let error: unknown;
     try {
