@@ -3,11 +3,11 @@
 import { spawnSync } from 'node:child_process';
 import { totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine, readyLine, UsageError, type CliConfig } from '../../bin/cli.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ENTRY = join(ROOT, 'dist', 'bin', 'oxbow.js');
 
 function config(argv: string[], env: Record<string, string> = {}): CliConfig {
