@@ -56,7 +56,7 @@ export class MvccStateStore implements StateStore, TableHost {
   private readonly records = new Map<number, TableRecord>();
   private readonly pendingMeta = new Map<string, Uint8Array>();
   /** Tables dropped in the open epoch (restored by abort()). */
-  private readonly pendingDrops = new Map<number, MvccStateTable | undefined>();
+  private readonly pendingDrops = new Map<number, { table: MvccStateTable | undefined; record: TableRecord | undefined }>();
   private readonly batch = new WriteBatchBuilder();
   private committed: Epoch = 0n;
   private closed = false;
@@ -100,7 +100,14 @@ export class MvccStateStore implements StateStore, TableHost {
     assertTableId(schema.tableId);
     const existing = this.tables.get(schema.tableId);
     if (existing !== undefined) {
-      if (schema.retentionMs !== existing.schema.retentionMs) {
+      if (schema !== existing.schema) {
+        // A new schema for the same table (ALTER: columns, retention). Rows are self-describing,
+        // so only the key must stay the same.
+        assert(
+          schema.primaryKey.length === existing.schema.primaryKey.length &&
+            schema.primaryKey.every((column, index) => schema.columnTypes[column]?.name === existing.keyTypes[index]!.name),
+          `table ${schema.tableId} reopened with a different primary key`,
+        );
         existing.schema = schema;
         const record = this.records.get(schema.tableId);
         if (record !== undefined) record.retentionMs = schema.retentionMs;
@@ -121,10 +128,10 @@ export class MvccStateStore implements StateStore, TableHost {
   dropTable(tableId: number): void {
     this.assertOpen();
     const table = this.tables.get(tableId);
-    if (!this.pendingDrops.has(tableId)) this.pendingDrops.set(tableId, table);
+    if (!this.pendingDrops.has(tableId)) this.pendingDrops.set(tableId, { table, record: this.records.get(tableId) });
     if (table !== undefined) {
       table.discardPending();
-      table.cache.dispose();
+      table.cache.clear();
       this.tables.delete(tableId);
     }
   }
@@ -185,8 +192,9 @@ export class MvccStateStore implements StateStore, TableHost {
 
     // Durable: now publish in memory.
     this.committed = epoch;
-    for (const tableId of this.pendingDrops.keys()) {
+    for (const [tableId, dropped] of this.pendingDrops) {
       if (!this.tables.has(tableId)) this.records.delete(tableId);
+      dropped.table?.cache.dispose();
     }
     this.pendingDrops.clear();
     for (const table of this.tables.values()) if (table.pending.size > 0) table.publishPending();
@@ -202,16 +210,15 @@ export class MvccStateStore implements StateStore, TableHost {
   abort(): void {
     for (const table of this.tables.values()) table.discardPending();
     this.pendingMeta.clear();
-    for (const [tableId, table] of this.pendingDrops) {
+    // Undo drops: the same table objects come back (callers may hold them), re-creations go.
+    for (const [tableId, { table, record }] of this.pendingDrops) {
       const replacement = this.tables.get(tableId);
-      if (replacement !== undefined) {
+      if (replacement !== undefined && replacement !== table) {
         replacement.cache.dispose();
         this.tables.delete(tableId);
       }
-      if (table !== undefined) {
-        table.cache.clear();
-        this.tables.set(tableId, new MvccStateTable(table.schema, this, this.budget));
-      }
+      if (table !== undefined) this.tables.set(tableId, table);
+      if (record !== undefined) this.records.set(tableId, record);
     }
     this.pendingDrops.clear();
     for (const [tableId, record] of this.records) {

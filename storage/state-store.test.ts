@@ -181,6 +181,45 @@ describe.each(implementations)('StateStore on %s', (_name, open) => {
     await store.close();
   });
 
+  it('undoes a drop on abort, keeping the table object and its history', async () => {
+    const store = open();
+    const table = store.table(people);
+    table.insert([1, 'a', 1n]);
+    store.commit(epochAt(1));
+    table.insert([1, 'b', 2n]);
+    store.commit(epochAt(2));
+    store.dropTable(people.tableId);
+    const recreated = store.table({ ...people, columnTypes: [type('int4'), type('text'), type('int8')] });
+    recreated.insert([9, 'new', 9n]);
+    store.abort();
+    expect(store.table(people)).toBe(table);
+    expect(table.get([1])).toEqual([1, 'b', 2n]);
+    expect(table.get([1], epochAt(1))).toEqual([1, 'a', 1n]);
+    expect(store.readableWindow(people.tableId).oldest).toBe(epochAt(1));
+    table.insert([2, 'c', 3n]);
+    store.commit(epochAt(3));
+    expect(rows(table.scan()).map((row) => row[0])).toEqual([1, 2]);
+    await store.close();
+  });
+
+  it('accepts a new schema for a table (ALTER), rejects a different key', async () => {
+    const store = open();
+    const table = store.table(people);
+    table.insert([1, 'a', 1n]);
+    store.commit(epochAt(1));
+    const widened = store.table({ ...people, columnTypes: [...people.columnTypes, type('bool')], retentionMs: 1000 });
+    expect(widened).toBe(table);
+    expect(widened.schema.columnTypes.length).toBe(4);
+    widened.insert([2, 'b', 2n, true]);
+    store.commit(epochAt(2));
+    expect(rows(widened.scan())).toEqual([
+      [1, 'a', 1n],
+      [2, 'b', 2n, true],
+    ]);
+    expect(() => store.table({ ...people, primaryKey: [1] })).toThrow(/different primary key/);
+    await store.close();
+  });
+
   it('keeps working with state far larger than the memory limit', async () => {
     const store = open({ memoryLimitBytes: 64 * 1024 });
     const table = store.table(people);
