@@ -152,7 +152,7 @@ const HEADERS: Header = {
   }))}`,
   Join: (p, pr) => `Join ${p.joinType}${p.lateral ? ' lateral' : ''}${p.condition ? ` on ${expressionText(p.condition, joinColumns(p), pr)}` : ''}`,
   HashJoin: (p, pr) => {
-    const keys = p.leftKeys.map((k, i) => `${expressionText(k, p.left.columns, pr)} = ${expressionText(p.rightKeys[i]!, p.right.columns, pr)}`);
+    const keys = p.leftKeys.map((k, i) => `${expressionText(k, p.left.columns, pr)} ${p.nullSafe?.[i] ? 'IS NOT DISTINCT FROM' : '='} ${expressionText(p.rightKeys[i]!, p.right.columns, pr)}`);
     return `HashJoin ${p.joinType} on ${list(keys)}${p.residual ? ` residual ${expressionText(p.residual, joinColumns(p), pr)}` : ''}`;
   },
   NestedLoopJoin: (p, pr) => `NestedLoopJoin ${p.joinType}${p.lateral ? ' lateral' : ''}${p.condition ? ` on ${expressionText(p.condition, joinColumns(p), pr)}` : ''}`,

@@ -36,6 +36,7 @@ function chooseJoin(join: Extract<Plan, { kind: 'Join' }>): Plan {
   if (!join.lateral && join.condition !== undefined) {
     const leftKeys: Expression[] = [];
     const rightKeys: Expression[] = [];
+    const nullSafe: boolean[] = [];
     const residual: Expression[] = [];
     for (const conjunct of conjuncts(join.condition)) {
       const keys = equiKeys(conjunct, leftWidth);
@@ -45,6 +46,7 @@ function chooseJoin(join: Extract<Plan, { kind: 'Join' }>): Plan {
       }
       leftKeys.push(keys.left);
       rightKeys.push(keys.right);
+      nullSafe.push(keys.nullSafe);
     }
     if (leftKeys.length > 0) {
       return {
@@ -54,6 +56,7 @@ function chooseJoin(join: Extract<Plan, { kind: 'Join' }>): Plan {
         right: join.right,
         leftKeys,
         rightKeys,
+        ...(nullSafe.some((x) => x) ? { nullSafe } : {}),
         ...(residual.length === 0 ? {} : { residual: residual.length === 1 ? residual[0]! : { kind: 'And', args: residual, type: scalar('bool') } }),
         columns: join.columns,
       };
@@ -70,10 +73,19 @@ function chooseJoin(join: Extract<Plan, { kind: 'Join' }>): Plan {
   };
 }
 
-/** `a = b` with a over the left side only and b over the right only (either order). */
-function equiKeys(conjunct: Expression, leftWidth: number): { left: Expression; right: Expression } | undefined {
-  if (conjunct.kind !== 'Call' || conjunct.operator !== '=' || conjunct.args.length !== 2) return undefined;
-  const [a, b] = conjunct.args as [Expression, Expression];
+/**
+ * `a = b` (or `a IS NOT DISTINCT FROM b`, NULL-safe) with a over the left side only and b over
+ * the right only (either order).
+ */
+function equiKeys(conjunct: Expression, leftWidth: number): { left: Expression; right: Expression; nullSafe: boolean } | undefined {
+  let a: Expression;
+  let b: Expression;
+  let nullSafe = false;
+  if (conjunct.kind === 'Call' && conjunct.operator === '=' && conjunct.args.length === 2) [a, b] = conjunct.args as [Expression, Expression];
+  else if (conjunct.kind === 'IsDistinct' && conjunct.negated) {
+    [a, b] = [conjunct.left, conjunct.right];
+    nullSafe = true;
+  } else return undefined;
   if (hasOuterReference(a) || hasOuterReference(b)) return undefined;
   const side = (e: Expression): 'left' | 'right' | undefined => {
     const used = [...columnsUsed(e)];
@@ -99,5 +111,5 @@ function equiKeys(conjunct: Expression, leftWidth: number): { left: Expression; 
     if (castLeft) left = { kind: 'Cast', input: left, impl: castLeft, type: common };
     if (castRight) right = { kind: 'Cast', input: right, impl: castRight, type: common };
   }
-  return { left, right };
+  return { left, right, nullSafe };
 }

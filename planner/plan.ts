@@ -101,6 +101,8 @@ export type Plan =
       /** Equality keys: leftKeys over left columns, rightKeys over right columns; NULL never matches. */
       readonly leftKeys: readonly Expression[];
       readonly rightKeys: readonly Expression[];
+      /** Per key: true for IS NOT DISTINCT FROM (NULL matches NULL); absent means all false. */
+      readonly nullSafe?: readonly boolean[];
       /** The rest of the condition, over left ++ right columns. */
       readonly residual?: Expression;
       readonly columns: readonly OutputColumn[];

@@ -1,5 +1,5 @@
 // Hash join: builds a hash table over the right input's keys, probes it with each left batch.
-// Equality keys never match on NULL; the residual condition is checked on the joined row. Right
+// Equality keys never match on NULL (IS NOT DISTINCT FROM keys do); the residual condition is checked on the joined row. Right
 // and full joins remember which right rows matched and emit the others NULL-padded at the end.
 
 import type { Row, Value } from '../../sql/value.js';
@@ -16,12 +16,18 @@ export function* hashJoin(plan: PlanOf<'HashJoin'>, runtime: Runtime): Batches {
   const leftKeyEvaluators = plan.leftKeys.map(compile);
   const rightKeyEvaluators = plan.rightKeys.map(compile);
   const residual = plan.residual === undefined ? undefined : compilePredicate(plan.residual);
+  // A NULL in a plain key never matches; in an IS NOT DISTINCT FROM key it matches NULL.
+  const nullSafe = plan.nullSafe ?? plan.leftKeys.map(() => false);
+  const unmatchable = (key: readonly Value[]): boolean => {
+    for (let i = 0; i < key.length; i++) if (key[i] === null && !nullSafe[i]) return true;
+    return false;
+  };
   const rightRows = collect(plan.right, runtime);
   const rightKeys: (Value[] | null)[] = new Array(rightRows.length);
   const table = new Map<number, number[]>();
   for (let i = 0; i < rightRows.length; i++) {
     const key = rightKeyEvaluators.map((evaluate) => evaluate(rightRows[i]!, runtime));
-    if (key.includes(null)) {
+    if (unmatchable(key)) {
       rightKeys[i] = null;
       continue;
     }
@@ -41,7 +47,7 @@ export function* hashJoin(plan: PlanOf<'HashJoin'>, runtime: Runtime): Batches {
     for (const left of batch) {
       const key = leftKeyEvaluators.map((evaluate) => evaluate(left, runtime));
       let matched = false;
-      if (!key.includes(null)) {
+      if (!unmatchable(key)) {
         const bucket = table.get(hashKey(key, types));
         if (bucket !== undefined) {
           for (const index of bucket) {

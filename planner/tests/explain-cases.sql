@@ -26,3 +26,4 @@ select c.name from customers c where exists (select 1 from orders o where o.cust
 select c.name from customers c where not exists (select 1 from orders o where o.customer = c.id);
 select c.name from customers c where c.region in (select r.id from regions r where r.name = c.name);
 with recursive r(n) as (select 1 union all select n + 1 from r where n < 3) select n from r;
+select a.id from customers a join customers b on a.name is not distinct from b.name;

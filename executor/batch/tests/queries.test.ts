@@ -98,6 +98,8 @@ describe('queries', () => {
       ['1', '1'], ['2', null], ['3', '3'], ['4', null], [null, '5'],
     ]);
     expect(await text(db, 'select count(*) from t cross join u')).toEqual([['12']]);
+    expect(await text(db, 'select a.id, b.id from t a join t b on a.v is not distinct from b.v and a.id <> b.id order by 1')).toEqual([['1', '4'], ['4', '1']]);
+    expect(await text(db, 'select count(*) from t a join t b on a.v is not distinct from b.v')).toEqual([['6']]);
     expect(await text(db, 'select id, w from t join u using (id) order by id')).toEqual([['1', 'one'], ['3', 'three']]);
     expect(await text(db, 'select * from t natural join u order by id')).toEqual([['1', 'a', '10', 'one'], ['3', null, '30', 'three']]);
     expect(await text(db, 'select t.id, u.id from t join u on t.id < u.id and u.id < 3 order by 1, 2')).toEqual([]);

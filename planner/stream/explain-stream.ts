@@ -1,0 +1,61 @@
+// EXPLAIN text of a streaming plan: one line per streaming node (children indented by two spaces),
+// each saying whether it is linear or stateful and naming its state tables (id and what they hold).
+// A node's details are the header the batch EXPLAIN prints for the equivalent batch node (for a
+// keyed operator: its template, top to bottom, joined by " / "), so both stages read alike.
+
+import type { Plan } from '../plan.js';
+import { explainPlan } from '../explain.js';
+import { streamInputs, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
+
+const PLACEHOLDER_SCAN = /^\s*Scan \.stream_input_\d+/;
+
+function batchHeader(plan: Plan): string {
+  return explainPlan(plan)[0]!;
+}
+
+/** The template's node headers without the placeholder input scans. */
+function templateText(template: Plan): string {
+  return explainPlan(template)
+    .filter((line) => !PLACEHOLDER_SCAN.test(line))
+    .map((line) => line.trim())
+    .join(' / ');
+}
+
+function stateText(tables: readonly StateTableDeclaration[]): string {
+  if (tables.length === 0) return '';
+  return `; state: ${tables.map((table) => `#${table.tableId} ${table.purpose}`).join(', ')}`;
+}
+
+function header(plan: StreamPlan): string {
+  switch (plan.kind) {
+    case 'StreamTableScan': {
+      const scan: Plan = { kind: 'Scan', relation: plan.relation, projection: plan.projection, ...(plan.filter ? { filter: plan.filter } : {}), columns: plan.columns };
+      return batchHeader(scan).replace(/^Scan /, '');
+    }
+    case 'StreamValues':
+      return batchHeader(plan.plan);
+    case 'StreamFilter':
+      return batchHeader({ kind: 'Filter', input: { kind: 'Values', rows: [], columns: plan.input.columns }, predicate: plan.predicate, columns: plan.columns }).replace(/^Filter /, '');
+    case 'StreamProject':
+      return batchHeader({ kind: 'Project', input: { kind: 'Values', rows: [], columns: plan.input.columns }, expressions: plan.expressions, columns: plan.columns }).replace(/^Project /, '');
+    case 'StreamUnion':
+      return 'all';
+    case 'StreamLateral':
+      return templateText(plan.template);
+    case 'StreamMaterialize':
+      return plan.name;
+    default:
+      return templateText(plan.template);
+  }
+}
+
+function print(plan: StreamPlan, depth: number, lines: string[]): void {
+  lines.push(`${'  '.repeat(depth)}${plan.kind} ${header(plan)} (${plan.property}${stateText(plan.stateTables)})`);
+  for (const input of streamInputs(plan)) print(input, depth + 1, lines);
+}
+
+export function explainStreamPlan(plan: StreamPlan): string[] {
+  const lines: string[] = [];
+  print(plan, 0, lines);
+  return lines;
+}

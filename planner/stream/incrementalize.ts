@@ -1,0 +1,246 @@
+// The incrementalization pass: an optimized, physical plan (planner/stages.ts) in, a streaming plan
+// (stream-plan.ts) out. Linear nodes (scan, filter, project, UNION ALL, a LATERAL join over a table
+// function) map one to one; every other node becomes a keyed stateful operator that keeps its input
+// grouped by a key and recomputes a changed key group with the batch node as its template:
+//
+//   Aggregate           key: the group keys (no keys: one group, so count(*) of nothing is 0)
+//   HashJoin            key: the equi-join keys, per side (NULL keys group together but never match)
+//   NestedLoopJoin      key: none (a cross or non-equi join recomputes against the whole other side)
+//   Window              key: the common PARTITION BY (row_number() <= N is a filter above it)
+//   Limit over Sort     key: none (top-N); a Sort elsewhere is dropped: a view's rows have no order
+//   Distinct [ON]       key: the whole row, or the ON expressions (with the Sort below it)
+//   INTERSECT / EXCEPT / UNION (distinct)   key: the whole row
+//
+// State table ids come from `allocateStateTableId` (the catalog's id counter), in a fixed order, so
+// planning the same definition again (a restart) with the stored ids rebuilds the same dataflow.
+
+import { SqlError, SqlState } from '../../sql/errors.js';
+import { type as scalar, type DataType } from '../../sql/types.js';
+import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
+import type { Expression } from '../expression.js';
+import type { OutputColumn, Plan, PlanOf } from '../plan.js';
+import { hasSubquery, isVolatile, nodeExpressions } from '../walk.js';
+import { streamInputRelationId, type KeyedOperatorKind, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
+
+/** Name of the hidden last column of a materialized view: the number of a duplicate row. */
+export const DUPLICATE_COLUMN = '_oxbow_duplicate';
+
+export interface IncrementalizeOptions {
+  /** The view's relation id (its rows' state table id). */
+  readonly relationId: number;
+  readonly name: string;
+  /** Hands out the next state table id (the catalog's counter, or the stored ids on a restart). */
+  allocateStateTableId(): number;
+}
+
+const int8 = scalar('int8');
+
+function unsupported(message: string): SqlError {
+  return new SqlError(SqlState.featureNotSupported, `${message} is not supported in a materialized view`);
+}
+
+/** The placeholder scan that stands for input `index` of a keyed operator's template. */
+function inputScan(index: number, columns: readonly OutputColumn[]): Plan {
+  const relation: RelationDef = {
+    id: streamInputRelationId(index),
+    kind: 'table',
+    schema: '',
+    name: `stream_input_${index}`,
+    columns: columns.map((column): ColumnDef => ({ name: column.name, type: column.type, nullable: true, hidden: false })),
+    primaryKey: [],
+    dependsOn: [],
+  };
+  return { kind: 'Scan', relation, projection: columns.map((_, i) => i), columns };
+}
+
+function allColumns(columns: readonly OutputColumn[]): Expression[] {
+  return columns.map((column, index) => ({ kind: 'Column', index, type: column.type }));
+}
+
+class Incrementalizer {
+  constructor(private readonly options: IncrementalizeOptions) {}
+
+  /** One state table per keyed input: key columns, the row, its multiplicity. */
+  private inputState(keys: readonly Expression[], columns: readonly OutputColumn[], purpose: string): StateTableDeclaration {
+    const columnTypes: DataType[] = [...keys.map((k) => k.type), ...columns.map((c) => c.type), int8];
+    return {
+      tableId: this.options.allocateStateTableId(),
+      purpose,
+      columnTypes,
+      primaryKey: columnTypes.slice(0, -1).map((_, i) => i),
+    };
+  }
+
+  private keyed(kind: KeyedOperatorKind, plan: Plan, inputs: readonly Plan[], keys: readonly (readonly Expression[])[], template: Plan): StreamPlan {
+    const streams = inputs.map((input) => this.convert(input));
+    const stateTables = inputs.map((input, i) => this.inputState(keys[i]!, input.columns, inputs.length === 1 ? 'input rows by key' : `input ${i} rows by key`));
+    return { kind, property: 'stateful', inputs: streams, keys, template, stateTables, columns: plan.columns };
+  }
+
+  private checkExpressions(plan: Plan): void {
+    for (const expression of nodeExpressions(plan)) {
+      if (hasSubquery(expression)) throw unsupported('a subquery that is not a join (scalar subquery, NOT IN, correlated aggregate)');
+      if (isVolatile(expression)) throw unsupported('a volatile function (random(), nextval())');
+    }
+  }
+
+  convert(plan: Plan): StreamPlan {
+    this.checkExpressions(plan);
+    switch (plan.kind) {
+      case 'Scan':
+        return this.scan(plan);
+      case 'Values':
+      case 'TableFunction':
+        return { kind: 'StreamValues', property: 'linear', plan, stateTables: [], columns: plan.columns };
+      case 'Filter':
+        return { kind: 'StreamFilter', property: 'linear', input: this.convert(plan.input), predicate: plan.predicate, stateTables: [], columns: plan.columns };
+      case 'Project':
+        return { kind: 'StreamProject', property: 'linear', input: this.convert(plan.input), expressions: plan.expressions, stateTables: [], columns: plan.columns };
+      case 'HashJoin':
+        return this.keyed('StreamHashJoin', plan, [plan.left, plan.right], [plan.leftKeys, plan.rightKeys], {
+          ...plan,
+          left: inputScan(0, plan.left.columns),
+          right: inputScan(1, plan.right.columns),
+        });
+      case 'NestedLoopJoin':
+        return this.nestedLoopJoin(plan);
+      case 'Aggregate':
+        return this.keyed('StreamHashAggregate', plan, [plan.input], [plan.groupKeys], { ...plan, input: inputScan(0, plan.input.columns) });
+      case 'Window':
+        return this.keyed('StreamOverWindow', plan, [plan.input], [commonPartition(plan)], { ...plan, input: inputScan(0, plan.input.columns) });
+      case 'Sort':
+        // Rows of a view have no order; ORDER BY matters only under LIMIT or DISTINCT ON.
+        return this.convert(plan.input);
+      case 'Limit':
+        return this.topN(plan);
+      case 'Distinct':
+        return this.distinct(plan);
+      case 'SetOperation':
+        if (plan.operation === 'union' && plan.all) {
+          return { kind: 'StreamUnion', property: 'linear', inputs: [this.convert(plan.left), this.convert(plan.right)], stateTables: [], columns: plan.columns };
+        }
+        return this.keyed('StreamSetOperation', plan, [plan.left, plan.right], [allColumns(plan.left.columns), allColumns(plan.right.columns)], {
+          ...plan,
+          left: inputScan(0, plan.left.columns),
+          right: inputScan(1, plan.right.columns),
+        });
+      case 'RecursiveUnion':
+      case 'WorkTable':
+        throw unsupported('WITH RECURSIVE');
+      case 'Join':
+        throw new SqlError(SqlState.internalError, 'a logical Join reached the incrementalization pass');
+      case 'Insert':
+      case 'Update':
+      case 'Delete':
+        throw unsupported('a data-modifying statement');
+    }
+  }
+
+  private scan(plan: PlanOf<'Scan'>): StreamPlan {
+    const relation = plan.relation;
+    if (plan.systemTime !== undefined) throw unsupported('FOR SYSTEM_TIME');
+    if (relation.kind !== 'table' && relation.kind !== 'materialized_view') {
+      throw unsupported(`reading ${relation.kind === 'system' ? 'a system relation' : `a ${relation.kind.replace('_', ' ')}`} ("${relation.name}")`);
+    }
+    return {
+      kind: 'StreamTableScan',
+      property: 'linear',
+      relation,
+      projection: plan.projection,
+      ...(plan.filter === undefined ? {} : { filter: plan.filter }),
+      stateTables: [],
+      columns: plan.columns,
+    };
+  }
+
+  private nestedLoopJoin(plan: PlanOf<'NestedLoopJoin'>): StreamPlan {
+    if (plan.lateral) {
+      if (readsRelation(plan.right)) throw unsupported('a LATERAL subquery that reads a table');
+      return { kind: 'StreamLateral', property: 'linear', input: this.convert(plan.left), template: { ...plan, left: inputScan(0, plan.left.columns) }, stateTables: [], columns: plan.columns };
+    }
+    return this.keyed('StreamNestedLoopJoin', plan, [plan.left, plan.right], [[], []], {
+      ...plan,
+      left: inputScan(0, plan.left.columns),
+      right: inputScan(1, plan.right.columns),
+    });
+  }
+
+  private topN(plan: PlanOf<'Limit'>): StreamPlan {
+    const below = plan.input;
+    if (below.kind === 'Sort') {
+      const template: Plan = { ...plan, input: { ...below, input: inputScan(0, below.input.columns) } };
+      return this.keyed('StreamTopN', plan, [below.input], [[]], template);
+    }
+    return this.keyed('StreamTopN', plan, [below], [[]], { ...plan, input: inputScan(0, below.columns) });
+  }
+
+  private distinct(plan: PlanOf<'Distinct'>): StreamPlan {
+    if (plan.on === undefined) {
+      return this.keyed('StreamDistinct', plan, [plan.input], [allColumns(plan.input.columns)], { ...plan, input: inputScan(0, plan.input.columns) });
+    }
+    const below = plan.input;
+    if (below.kind === 'Sort') {
+      const template: Plan = { ...plan, input: { ...below, input: inputScan(0, below.input.columns) } };
+      return this.keyed('StreamDistinct', plan, [below.input], [plan.on], template);
+    }
+    return this.keyed('StreamDistinct', plan, [below], [plan.on], { ...plan, input: inputScan(0, below.columns) });
+  }
+}
+
+/** The PARTITION BY shared by every window call, else none (one group). */
+function commonPartition(plan: PlanOf<'Window'>): readonly Expression[] {
+  const first = plan.calls[0]?.partitionBy ?? [];
+  const text = JSON.stringify(first, bigintSafe);
+  return plan.calls.every((call) => JSON.stringify(call.partitionBy, bigintSafe) === text) ? first : [];
+}
+
+function bigintSafe(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? `${value}n` : value;
+}
+
+function readsRelation(plan: Plan): boolean {
+  if (plan.kind === 'Scan') return true;
+  switch (plan.kind) {
+    case 'Values':
+    case 'TableFunction':
+    case 'WorkTable':
+      return false;
+    case 'HashJoin':
+    case 'NestedLoopJoin':
+    case 'Join':
+    case 'SetOperation':
+      return readsRelation(plan.left) || readsRelation(plan.right);
+    case 'RecursiveUnion':
+      return readsRelation(plan.base) || readsRelation(plan.recursive);
+    default:
+      return readsRelation(plan.input);
+  }
+}
+
+/** The view's relation columns: the query's columns, then the hidden duplicate number. */
+export function materializedViewColumns(columns: readonly { readonly name: string; readonly type: DataType }[]): ColumnDef[] {
+  return [
+    ...columns.map((column): ColumnDef => ({ name: column.name, type: column.type, nullable: true, hidden: false })),
+    { name: DUPLICATE_COLUMN, type: int8, nullable: false, hidden: true },
+  ];
+}
+
+/** The incrementalization pass: the physical plan of a view's query to its streaming plan. */
+export function incrementalize(plan: Plan, options: IncrementalizeOptions): StreamPlan {
+  const incrementalizer = new Incrementalizer(options);
+  const input = incrementalizer.convert(plan);
+  const rowTypes = plan.columns.map((column) => column.type);
+  const viewTable: StateTableDeclaration = {
+    tableId: options.relationId,
+    purpose: 'view rows',
+    columnTypes: [...rowTypes, int8],
+    primaryKey: [...rowTypes.keys(), rowTypes.length],
+  };
+  const counts: StateTableDeclaration = {
+    tableId: options.allocateStateTableId(),
+    purpose: 'row counts',
+    columnTypes: [...rowTypes, int8],
+    primaryKey: [...rowTypes.keys()],
+  };
+  return { kind: 'StreamMaterialize', property: 'stateful', input, relationId: options.relationId, name: options.name, stateTables: [viewTable, counts], columns: plan.columns };
+}

@@ -1,0 +1,31 @@
+// The streaming stage's entry point: plans a materialized view's query through the ordinary stages
+// (bind, optimize, physical) and then the incrementalization pass, for CREATE MATERIALIZED VIEW
+// (executor/stream/) and for EXPLAIN CREATE MATERIALIZED VIEW (planner/stages.ts).
+
+import type { Node } from '@pgsql/types';
+import type { PlannerContext } from '../index.js';
+import { BinderContext } from '../binder/context.js';
+import { planToStage } from '../stages.js';
+import type { OutputColumn, Plan } from '../plan.js';
+import { incrementalize, type IncrementalizeOptions } from './incrementalize.js';
+import type { StreamPlan } from './stream-plan.js';
+
+export type { StreamPlan, StateTableDeclaration, KeyedOperator, StreamProperty } from './stream-plan.js';
+export { allStateTables, sourceRelationIds, streamInputs, streamInputRelationId } from './stream-plan.js';
+export { explainStreamPlan } from './explain-stream.js';
+export { DUPLICATE_COLUMN, materializedViewColumns, incrementalize } from './incrementalize.js';
+
+export interface PlannedStream {
+  /** The physical plan of the query (a batch recompute of the view runs it). */
+  readonly query: Plan;
+  readonly columns: readonly OutputColumn[];
+  readonly stream: StreamPlan;
+}
+
+/** Plans a view's query (a SelectStmt node, views already expanded) to its streaming plan. */
+export function planStream(query: Node, context: PlannerContext, options: IncrementalizeOptions): PlannedStream {
+  const binder = new BinderContext(context);
+  const bound = planToStage(query, binder, 'physical');
+  if (bound.kind !== 'query') throw new Error('planStream expects a query');
+  return { query: bound.plan, columns: bound.plan.columns, stream: incrementalize(bound.plan, options) };
+}

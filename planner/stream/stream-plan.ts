@@ -1,0 +1,123 @@
+// Streaming plan nodes: what the incrementalization pass (incrementalize.ts) makes of an optimized,
+// physical plan, and what executor/stream/ builds a dataflow from. A readonly tagged union like
+// planner/plan.ts. Every node declares whether it is linear (an output change depends on one input
+// change only, so it keeps no state) or stateful, and the state tables it keeps (one per piece of
+// state, ids allocated through the catalog, so a restart finds them again).
+//
+// Stateful operators keep their input changes grouped by a key (the group key of an aggregate, the
+// equi-join key of a join, the partition of a window, the whole row of DISTINCT) and, when a key's
+// input changes, recompute that key's output with the batch operator (`template`: the batch plan
+// node whose inputs are `StreamInput` scans) and emit the difference. So every batch operator's
+// semantics carry over exactly, and the cost of a change is the size of its key group, not of the
+// whole input.
+
+import type { DataType } from '../../sql/types.js';
+import type { RelationDef } from '../../sql/catalog.js';
+import type { Expression } from '../expression.js';
+import type { OutputColumn, Plan } from '../plan.js';
+
+export type StreamProperty = 'linear' | 'stateful';
+
+export interface StateTableDeclaration {
+  readonly tableId: number;
+  /** What the table holds, for EXPLAIN and system tables. */
+  readonly purpose: string;
+  readonly columnTypes: readonly DataType[];
+  readonly primaryKey: readonly number[];
+}
+
+/** The id given to the placeholder relation that stands for input `index` inside a template. */
+export function streamInputRelationId(index: number): number {
+  return -1 - index;
+}
+
+/** Kinds of stateful operators that recompute a key group with a batch template. */
+export type KeyedOperatorKind =
+  | 'StreamHashAggregate'
+  | 'StreamHashJoin'
+  | 'StreamNestedLoopJoin'
+  | 'StreamDistinct'
+  | 'StreamTopN'
+  | 'StreamOverWindow'
+  | 'StreamSetOperation';
+
+export interface KeyedOperator {
+  readonly kind: KeyedOperatorKind;
+  readonly property: 'stateful';
+  readonly inputs: readonly StreamPlan[];
+  /** Per input: the key expressions over that input's rows (same types across inputs). */
+  readonly keys: readonly (readonly Expression[])[];
+  /** The batch plan recomputing one key group; its leaves are Scans of `streamInputRelationId(i)`. */
+  readonly template: Plan;
+  /** Per input: rows grouped by key, `key columns ++ row ++ count int8`. */
+  readonly stateTables: readonly StateTableDeclaration[];
+  readonly columns: readonly OutputColumn[];
+}
+
+export type StreamPlan =
+  /** Changes of a table or materialized view, projected and filtered. */
+  | {
+      readonly kind: 'StreamTableScan';
+      readonly property: 'linear';
+      readonly relation: RelationDef;
+      readonly projection: readonly number[];
+      readonly filter?: Expression;
+      readonly stateTables: readonly StateTableDeclaration[];
+      readonly columns: readonly OutputColumn[];
+    }
+  /** Constant rows (VALUES, generate_series without a table): inserted once, when the view is created. */
+  | { readonly kind: 'StreamValues'; readonly property: 'linear'; readonly plan: Plan; readonly stateTables: readonly StateTableDeclaration[]; readonly columns: readonly OutputColumn[] }
+  | { readonly kind: 'StreamFilter'; readonly property: 'linear'; readonly input: StreamPlan; readonly predicate: Expression; readonly stateTables: readonly StateTableDeclaration[]; readonly columns: readonly OutputColumn[] }
+  | { readonly kind: 'StreamProject'; readonly property: 'linear'; readonly input: StreamPlan; readonly expressions: readonly Expression[]; readonly stateTables: readonly StateTableDeclaration[]; readonly columns: readonly OutputColumn[] }
+  /** UNION ALL: both inputs' changes as they come. */
+  | { readonly kind: 'StreamUnion'; readonly property: 'linear'; readonly inputs: readonly StreamPlan[]; readonly stateTables: readonly StateTableDeclaration[]; readonly columns: readonly OutputColumn[] }
+  /**
+   * A LATERAL join whose right side reads no table (HOP windows, unnest, generate_series over a
+   * row's values): each changed row is joined on its own by the batch template, sign kept.
+   */
+  | { readonly kind: 'StreamLateral'; readonly property: 'linear'; readonly input: StreamPlan; readonly template: Plan; readonly stateTables: readonly StateTableDeclaration[]; readonly columns: readonly OutputColumn[] }
+  | KeyedOperator
+  /**
+   * The view's contents: the relation's state table (`row ++ duplicate number`, so a batch SELECT
+   * reads it like a table and AS OF works) and the count of each distinct row.
+   */
+  | {
+      readonly kind: 'StreamMaterialize';
+      readonly property: 'stateful';
+      readonly input: StreamPlan;
+      readonly relationId: number;
+      readonly name: string;
+      readonly stateTables: readonly StateTableDeclaration[];
+      readonly columns: readonly OutputColumn[];
+    };
+
+export type StreamPlanKind = StreamPlan['kind'];
+
+/** The direct inputs of a streaming node. */
+export function streamInputs(plan: StreamPlan): readonly StreamPlan[] {
+  switch (plan.kind) {
+    case 'StreamTableScan':
+    case 'StreamValues':
+      return [];
+    case 'StreamFilter':
+    case 'StreamProject':
+    case 'StreamLateral':
+    case 'StreamMaterialize':
+      return [plan.input];
+    default:
+      return plan.inputs;
+  }
+}
+
+/** Every state table of a streaming plan, in a fixed (pre-order) order. */
+export function allStateTables(plan: StreamPlan): StateTableDeclaration[] {
+  const out: StateTableDeclaration[] = [...plan.stateTables];
+  for (const input of streamInputs(plan)) out.push(...allStateTables(input));
+  return out;
+}
+
+/** Ids of the relations whose changes feed the plan. */
+export function sourceRelationIds(plan: StreamPlan): number[] {
+  if (plan.kind === 'StreamTableScan') return [plan.relation.id];
+  return [...new Set(streamInputs(plan).flatMap(sourceRelationIds))];
+}
