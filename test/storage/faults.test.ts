@@ -168,4 +168,16 @@ describe('storage faults', () => {
     expect(reported.message).toMatch(/cannot load the native RocksDB addon: .*librocksdb/);
     expect(reported.hint).toMatch(/apt-get install -y librocksdb-dev/);
   });
+
+  it('a missing RocksDB library at install: the install step prints the exact command (non-root)', () => {
+    const empty = freshDirectory();
+    // Headers hidden in a private mount namespace; run as nobody, so it must not try apt-get itself.
+    const result = spawnSync(
+      'unshare',
+      ['-m', 'sh', '-c', `mount --bind "$1" /usr/include/rocksdb && cd "$2" && exec setpriv --reuid=65534 --regid=65534 --clear-groups "$3" scripts/install-native.mjs`, 'sh', empty, ROOT, process.execPath],
+      { encoding: 'utf8' },
+    );
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('sudo apt-get update && sudo apt-get install -y librocksdb-dev build-essential');
+  });
 });
