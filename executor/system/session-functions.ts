@@ -6,10 +6,11 @@
 // PlannerContext.resolveSessionFunction before the general library; each call reads the catalog
 // as it is when the statement runs.
 
+import * as functions from '../../sql/functions.js';
 import type { Resolved, ScalarFunction } from '../../sql/functions.js';
 import { type, arrayOf, type DataType } from '../../sql/types.js';
 import type { SqlArray, Value } from '../../sql/value.js';
-import { formatTypeOid } from '../type-names.js';
+import { formatTypeName, formatTypeOid } from '../type-names.js';
 import {
   constraintDefinition,
   indexDefinition,
@@ -96,6 +97,30 @@ function sizePretty(bytes: bigint): string {
 }
 
 const always = (result: Value): Impl => () => result;
+
+let functionsByOid: Map<number, ScalarFunction> | undefined;
+
+function libraryFunction(id: number): ScalarFunction | undefined {
+  if (functionsByOid === undefined) {
+    functionsByOid = new Map();
+    const all = typeof functions.allFunctions === 'function' ? functions.allFunctions() : [];
+    for (const fn of all) if (!functionsByOid.has(fn.oid)) functionsByOid.set(fn.oid, fn);
+  }
+  return functionsByOid.get(id);
+}
+
+function functionResult(id: number): Value {
+  const fn = libraryFunction(id);
+  return fn === undefined ? null : formatTypeName(fn.returnType);
+}
+
+function functionArguments(id: number): Value {
+  const fn = libraryFunction(id);
+  if (fn === undefined) return null;
+  const parts = fn.argumentTypes.map(formatTypeName);
+  if (fn.variadic !== undefined) parts.push(`VARIADIC ${formatTypeName(arrayOf(fn.variadic))}`);
+  return parts.join(', ');
+}
 
 function arrayBound(values: SqlArray, dimension: number, which: 'upper' | 'lower'): Value {
   const lengths = values.dims ?? [values.elements.length];
@@ -226,9 +251,9 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   pg_relation_is_publishable: [{ arguments: [oid], returns: bool, strict: true, impl: always(false) }],
   pg_get_statisticsobjdef_columns: [{ arguments: [oid], returns: text, strict: true, impl: always(null) }],
   pg_get_partkeydef: [{ arguments: [oid], returns: text, strict: true, impl: always(null) }],
-  pg_get_function_result: [{ arguments: [oid], returns: text, strict: true, impl: always(null) }],
-  pg_get_function_arguments: [{ arguments: [oid], returns: text, strict: true, impl: always(null) }],
-  pg_get_function_identity_arguments: [{ arguments: [oid], returns: text, strict: true, impl: always(null) }],
+  pg_get_function_result: [{ arguments: [oid], returns: text, strict: true, impl: ([id]) => functionResult(id as number) }],
+  pg_get_function_arguments: [{ arguments: [oid], returns: text, strict: true, impl: ([id]) => functionArguments(id as number) }],
+  pg_get_function_identity_arguments: [{ arguments: [oid], returns: text, strict: true, impl: ([id]) => functionArguments(id as number) }],
   pg_get_serial_sequence: [{ arguments: [text, text], returns: text, strict: true, impl: always(null) }],
   pg_tablespace_location: [{ arguments: [oid], returns: text, strict: true, impl: always('') }],
   pg_backend_pid: [{ arguments: [], returns: int4, strict: false, impl: (_args, context) => context.processId }],

@@ -48,7 +48,7 @@ afterAll(async () => {
 });
 
 describe('psql describe commands', () => {
-  for (const command of ['\\d', '\\dt', '\\dv', '\\dm', '\\dn', '\\df', '\\d t', '\\d n', '\\d v', '\\dt s.*', '\\d s.u', '\\d nosuch']) {
+  for (const command of ['\\d', '\\dt', '\\dv', '\\dm', '\\dn', '\\df', '\\df abs', '\\d t', '\\d n', '\\d v', '\\dt s.*', '\\d s.u', '\\d nosuch']) {
     it(`${command} prints what PostgreSQL prints`, () => {
       expect(psql(oxbow.port, command)).toBe(psql(postgres.port, command));
     });
