@@ -116,20 +116,19 @@ export class CatalogSnapshot {
   }
 
   serialize(): Uint8Array {
-    const builtinIds = new Set(BUILTIN_SCHEMAS.map((schema) => schema.id));
+    // Every schema is stored, built-in ones too, so that a dropped `public` stays dropped.
     const value: SerializedCatalog = {
       version: FORMAT_VERSION,
       nextId: this.nextId,
-      schemas: this.schemas().filter((schema) => !builtinIds.has(schema.id) || schema.comment !== builtinComment(schema.id)),
+      schemas: this.schemas(),
       relations: this.relations().filter((relation) => relation.kind !== 'system'),
     };
     return new TextEncoder().encode(JSON.stringify(value));
   }
 }
 
-function builtinComment(id: number): string | undefined {
-  return BUILTIN_SCHEMAS.find((schema) => schema.id === id)?.comment;
-}
+/** Schemas that always exist (their relations are built in). */
+const SYSTEM_SCHEMA_NAMES = new Set(['pg_catalog', 'information_schema', 'oxbow_catalog']);
 
 /** A mutable copy of a snapshot that one DDL statement edits, then turns into the next snapshot. */
 export class CatalogDraft {
@@ -188,6 +187,7 @@ export class Catalog implements CatalogReader {
         throw new SqlError(SqlState.dataCorrupted, `unsupported catalog format version ${value.version}`);
       }
       nextId = value.nextId;
+      for (const name of [...schemas.keys()]) if (!SYSTEM_SCHEMA_NAMES.has(name)) schemas.delete(name);
       for (const schema of value.schemas) schemas.set(schema.name, schema);
       relations.push(...value.relations);
     }

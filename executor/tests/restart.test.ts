@@ -77,6 +77,16 @@ describe('restart', () => {
     const ids = await run(second.session, "select relname, oid from pg_catalog.pg_class where relname in ('gone', 'fresh', 'plain_b')");
     const byName = new Map(ids.map((row) => [row[0], Number(row[1])]));
     expect(byName.get('fresh')!).toBeGreaterThan(byName.get('plain_b')! + 1);
+    await run(second.session, 'drop schema public cascade');
     await second.engine.close();
+
+    const third = await open();
+    expect(await run(third.session, "select nspname from pg_catalog.pg_namespace order by nspname")).toEqual([
+      ['information_schema'],
+      ['oxbow_catalog'],
+      ['pg_catalog'],
+      ['s'],
+    ]);
+    await third.engine.close();
   });
 });
