@@ -10,7 +10,8 @@ import type { Plan } from './plan.js';
 
 export type Expression =
   | { readonly kind: 'Literal'; readonly value: Value; readonly type: DataType }
-  | { readonly kind: 'Column'; readonly index: number; readonly type: DataType }
+  /** `position`: where the reference was written (1-based), for errors found after binding. */
+  | { readonly kind: 'Column'; readonly index: number; readonly type: DataType; readonly position?: number }
   /** A column of an enclosing query's current row: depth 1 is the immediately enclosing query. */
   | { readonly kind: 'OuterColumn'; readonly depth: number; readonly index: number; readonly type: DataType }
   /** `$n`, 0-based index into the execute-time parameters. */

@@ -18,6 +18,7 @@ import { DmlBinder } from './binder/dml.js';
 import { optimize } from './optimizer.js';
 import { toPhysical } from './physical.js';
 import { explainPlan } from './explain.js';
+import { explainMaterializedView } from './stream/explain-create.js';
 
 export type Stage = 'logical' | 'optimized' | 'physical';
 
@@ -106,8 +107,8 @@ export function planStatementStages(statement: ParsedStatement, context: Planner
   if (tag === 'ExplainStmt') {
     const explain = (node as any).ExplainStmt;
     const { stage, verbose } = explainOptions(explain.options);
-    const bound = planToStage(explain.query, binder, stage);
-    const lines = explainPlan(bound.plan, { verbose });
+    // EXPLAIN CREATE MATERIALIZED VIEW prints the streaming plan (planner/stream/).
+    const lines = explainMaterializedView(explain.query, binder) ?? explainPlan(planToStage(explain.query, binder, stage).plan, { verbose });
     const text = scalar('text');
     const columns: OutputColumn[] = [{ name: 'QUERY PLAN', type: text, tableOid: 0, columnNumber: 0 }];
     return {

@@ -17,7 +17,7 @@ export function expressionKey(expression: Expression): string {
       const fn = value as { name: string; oid: number };
       return `${fn.name}/${fn.oid}`;
     }
-    if (key === 'impl') return undefined;
+    if (key === 'impl' || key === 'position') return undefined;
     if (key === 'plan' && value !== null && typeof value === 'object') {
       let id = subqueryIds.get(value);
       if (id === undefined) {

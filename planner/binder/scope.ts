@@ -92,7 +92,7 @@ export class Scope {
           match = c;
         }
       }
-      return match === undefined ? undefined : { kind: 'Column', index: match.index, type: match.type };
+      return match === undefined ? undefined : { kind: 'Column', index: match.index, type: match.type, ...(position === undefined ? {} : { position }) };
     }
     const relation = this.findRelation(fields.slice(0, -1), position);
     if (relation === undefined) return undefined;
@@ -100,7 +100,7 @@ export class Scope {
     if (c === undefined) {
       throw new SqlError(SqlState.undefinedColumn, `column ${relation.alias}.${name} does not exist`, { position });
     }
-    return { kind: 'Column', index: c.index, type: c.type };
+    return { kind: 'Column', index: c.index, type: c.type, ...(position === undefined ? {} : { position }) };
   }
 
   findRelation(qualifier: readonly string[], position: number | undefined): ScopeRelation | undefined {

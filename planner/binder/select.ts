@@ -349,7 +349,7 @@ export class SelectBinder {
         if (e.kind === 'Column') {
           if (e.index >= WINDOW_MARK) return e;
           if (e.index >= AGGREGATE_MARK) return { kind: 'Column', index: groupKeys.length + e.index - AGGREGATE_MARK, type: e.type };
-          throw new SqlError(SqlState.groupingError, `column "${columnName(e.index)}" must appear in the GROUP BY clause or be used in an aggregate function`);
+          throw new SqlError(SqlState.groupingError, `column "${columnName(e.index)}" must appear in the GROUP BY clause or be used in an aggregate function`, { position: e.position });
         }
         if (e.kind === 'Subquery' && e.correlated) throw new SqlError(SqlState.featureNotSupported, 'correlated subqueries in an aggregated query are not supported');
         return mapChildren(e, rewrite);

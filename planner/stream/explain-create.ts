@@ -1,0 +1,21 @@
+// EXPLAIN CREATE MATERIALIZED VIEW: the view's query through the stages and the incrementalization
+// pass, printed as the streaming plan. State table ids are numbered from 1 here (the real ids are
+// allocated by the catalog when the view is created), so the text is deterministic.
+
+import type { Node } from '@pgsql/types';
+import type { BinderContext } from '../binder/context.js';
+import { planToStage } from '../stages.js';
+import { incrementalize } from './incrementalize.js';
+import { explainStreamPlan } from './explain-stream.js';
+
+/** The streaming plan's lines when `statement` is CREATE MATERIALIZED VIEW, else undefined. */
+export function explainMaterializedView(statement: Node, binder: BinderContext): string[] | undefined {
+  const body = (statement as { CreateTableAsStmt?: { objtype?: string; query?: Node; into?: { rel?: { relname?: string; schemaname?: string } } } }).CreateTableAsStmt;
+  if (body === undefined || body.objtype !== 'OBJECT_MATVIEW' || body.query === undefined) return undefined;
+  const bound = planToStage(body.query, binder, 'physical');
+  let next = 1;
+  const relation = body.into?.rel;
+  const name = relation?.schemaname === undefined ? (relation?.relname ?? '') : `${relation.schemaname}.${relation.relname ?? ''}`;
+  const stream = incrementalize(bound.plan, { relationId: 0, name, allocateStateTableId: () => next++ });
+  return explainStreamPlan(stream);
+}
