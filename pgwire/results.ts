@@ -9,7 +9,7 @@ import { writeCommandComplete, writeEmptyQueryResponse, writePortalSuspended } f
 import { writeCopyData, writeCopyDone } from './backend/copy-data.js';
 import { writeCopyInResponse, writeCopyOutResponse } from './backend/copy-response.js';
 import { readCopyFail } from './frontend/copy-fail.js';
-import { columnEncoders, writeDataRow, type ColumnEncoder } from './value-codec.js';
+import { writeDataRow, type ColumnEncoder } from './value-codec.js';
 import type { Wire } from './wire.js';
 import { asBytes } from './node-buffer.js';
 
@@ -34,8 +34,8 @@ export async function sendRows(wire: Wire, cursor: RowCursor, encoders: readonly
 }
 
 /**
- * Sends a whole result in the simple-query style (or one Execute without a row limit). For rows,
- * `describe` says whether a RowDescription was already sent (extended protocol: by Describe).
+ * Sends a whole result (simple query, or the first Execute of a statement that returns no rows).
+ * `encodersFor` picks the column encoders and, in the simple protocol, writes the RowDescription.
  */
 export async function sendResult(wire: Wire, result: ExecuteResult, encodersFor: (columns: readonly ColumnDescription[]) => ColumnEncoder[]): Promise<void> {
   switch (result.kind) {
@@ -67,10 +67,6 @@ export async function sendResult(wire: Wire, result: ExecuteResult, encodersFor:
 /** Suspends a portal: PortalSuspended. */
 export function suspend(wire: Wire): void {
   writePortalSuspended(wire.writer);
-}
-
-export function defaultEncoders(wire: Wire, formats: readonly number[]): (columns: readonly ColumnDescription[]) => ColumnEncoder[] {
-  return (columns) => columnEncoders(columns, formats, wire.evalContext());
 }
 
 /** COPY FROM STDIN: CopyInResponse, then CopyData until CopyDone (tag) or CopyFail (57014). */

@@ -1,5 +1,6 @@
 // The 'p' message during SCRAM: SASLInitialResponse (mechanism name and the client-first message)
-// and SASLResponse (the client-final message). Which one it is depends on the exchange's state.
+// and SASLResponse (the client-final message: the raw payload, read where it is used). Which one
+// it is depends on the exchange's state.
 
 import { MessageReader } from '../message-reader.js';
 
@@ -15,8 +16,4 @@ export function readSaslInitialResponse(payload: Buffer): SaslInitialResponse {
   const data = length < 0 ? Buffer.alloc(0) : reader.bytes(length);
   reader.expectEnd();
   return { mechanism, data };
-}
-
-export function readSaslResponse(payload: Buffer): Buffer {
-  return payload;
 }

@@ -162,6 +162,17 @@ describe('bad input', () => {
     expect(fields(messages[2]!).get('C')).toBe('25P03');
   });
 
+  it('a client that never finishes startup is closed after the authentication timeout', async () => {
+    const own = await startDoubleServer({ authenticationTimeoutMs: 50 });
+    const silent = await RawClient.connect(own.port);
+    await silent.closedPromise;
+    const halfway = await RawClient.connect(own.port);
+    halfway.send(serialize.startup({ user: 'oxbow', database: 'oxbow' }).subarray(0, 12));
+    await halfway.closedPromise;
+    expect(own.server.connectionCount).toBe(0);
+    await own.stop();
+  });
+
   it('server shutdown tells connected clients 57P01', async () => {
     const own = await startDoubleServer();
     const { client } = await connectReady(own.port);
