@@ -131,6 +131,40 @@ emit('raw_addon_get_and_decode', rawReadDecoded, 'ops/s');
 emit('mvcc_point_read_vs_raw_get', mvccRead / rawRead, 'ratio');
 emit('mvcc_point_read_vs_raw_get_and_decode', mvccRead / rawReadDecoded, 'ratio');
 
+// ---- Range scans: every row of the table, MVCC (decoded rows) vs a raw packed iterator (decoded). ----
+function mvccScan(): number {
+  let count = 0;
+  const rate = opsPerSecond(KEYS, () => {
+    for (const row of table.scan()) if (row.length === 3) count++;
+  });
+  if (count !== KEYS) throw new Error(`mvcc scan saw ${count} rows`);
+  return rate;
+}
+function rawScan(): number {
+  let count = 0;
+  const rate = opsPerSecond(KEYS, () => {
+    const iterator = raw.iterator({});
+    for (let packed = iterator.nextPacked(512); packed !== null; packed = iterator.nextPacked(512)) {
+      let offset = 0;
+      while (offset < packed.length) {
+        const keyEnd = offset + 4 + packed.readUInt32LE(offset);
+        const valueStart = keyEnd + 4;
+        const valueEnd = valueStart + packed.readUInt32LE(keyEnd);
+        if (decodeRow(packed, valueStart)!.length === 3) count++;
+        offset = valueEnd;
+      }
+    }
+    iterator.close();
+  });
+  if (count !== KEYS) throw new Error(`raw scan saw ${count} rows`);
+  return rate;
+}
+mvccScan();
+const [mvccScanRate, rawScanRate] = bestOf(3, [mvccScan, rawScan]) as [number, number];
+emit('mvcc_scan', mvccScanRate, 'rows/s');
+emit('raw_addon_scan_and_decode', rawScanRate, 'rows/s');
+emit('mvcc_scan_vs_raw', mvccScanRate / rawScanRate, 'ratio');
+
 // ---- AS OF a key with 10 versions vs latest. ----
 const versioned = store.table({ ...schema, tableId: 2 });
 const VERSIONED_KEYS = Math.round(20_000 * scale);
