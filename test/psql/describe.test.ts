@@ -79,3 +79,27 @@ describe('psql describe commands', () => {
     expect(psql(oxbow.port, '\\conninfo')).toBe(psql(postgres.port, '\\conninfo').replace(String(postgres.port), String(oxbow.port)));
   });
 });
+
+describe('catalog queries tools send', () => {
+  const queries = [
+    // oxbow's views are not updatable (PostgreSQL's simple views are): is_insertable_into compared for tables only.
+    "select table_schema, table_name, table_type, case when table_type = 'VIEW' then '' else is_insertable_into end as insertable from information_schema.tables where table_schema in ('public', 's') order by 1, 2",
+    "select table_name, column_name, ordinal_position, column_default, is_nullable, data_type, character_maximum_length, numeric_precision, numeric_precision_radix, numeric_scale, datetime_precision, udt_name from information_schema.columns where table_schema = 'public' order by 1, 3",
+    "select schema_name from information_schema.schemata where schema_name in ('public', 's') order by 1",
+    "select table_name from information_schema.views where table_schema = 'public'",
+    "select schemaname, tablename, hasindexes from pg_catalog.pg_tables where schemaname in ('public', 's') order by 2",
+    "select schemaname, viewname from pg_catalog.pg_views where schemaname = 'public'",
+    "select obj_description('t'::regclass, 'pg_class'), col_description('t'::regclass, 1)",
+    "select pg_catalog.format_type(atttypid, atttypmod), attnum, attnotnull, atthasdef from pg_catalog.pg_attribute where attrelid = 'n'::regclass and attnum > 0 order by attnum",
+    "select c.relname, i.indisprimary, i.indisunique, i.indnatts from pg_catalog.pg_index i join pg_catalog.pg_class c on c.oid = i.indexrelid where i.indrelid = 't'::regclass order by 1",
+    "select conname, contype, pg_catalog.pg_get_constraintdef(oid, true) from pg_catalog.pg_constraint where conrelid = 't'::regclass",
+    "select current_schema(), current_database(), current_user, pg_catalog.current_schemas(false)",
+    "select nspname from pg_catalog.pg_namespace where nspname !~ '^pg_' order by 1",
+    "select typname, typlen, typcategory from pg_catalog.pg_type where oid in (16, 20, 23, 25, 1043, 1184, 1700) order by oid",
+  ];
+  for (const query of queries) {
+    it(query, () => {
+      expect(psql(oxbow.port, query, ['-A'])).toBe(psql(postgres.port, query, ['-A']));
+    });
+  }
+});
