@@ -2,7 +2,7 @@
 // rows, the pgwire hot path without any socket. Over the wire against the real server process
 // (dist/bin/oxbow.js, fresh data directory): rows per second of a large SELECT read by a raw
 // client, sequential simple-query round trips, and pipelined extended-protocol executions of one
-// prepared statement. Prints JSON lines {"bench","metric","value","unit"}.
+// prepared statement, and COPY FROM STDIN. Prints JSON lines {"bench","metric","value","unit"}.
 // Run: npm run build && node dist/bench/pgwire.js
 
 import { spawn } from 'node:child_process';
@@ -158,6 +158,29 @@ const client = await open();
   client.socket.write(Buffer.concat(batch as unknown as Uint8Array[]) as unknown as Uint8Array);
   await done;
   report('pipelined Bind/Execute/Sync of a prepared statement', count / seconds(start), 'queries/s');
+}
+{
+  const created = client.untilReady(1);
+  client.socket.write(serialize.query('create table bench_copy (id int primary key, label text)') as unknown as Uint8Array);
+  await created;
+  // COPY FROM STDIN as psql sends it: CopyData chunks of about 64 KiB, then CopyDone.
+  const total = 200_000;
+  const chunks: Buffer[] = [serialize.query('copy bench_copy from stdin')];
+  let text = '';
+  for (let i = 0; i < total; i++) {
+    text += `${i}\tlabel ${i}\n`;
+    if (text.length > 64 * 1024) {
+      chunks.push(serialize.copyData(Buffer.from(text)));
+      text = '';
+    }
+  }
+  if (text !== '') chunks.push(serialize.copyData(Buffer.from(text)));
+  chunks.push(serialize.copyDone());
+  const done = client.untilReady(1);
+  const start = process.hrtime.bigint();
+  client.socket.write(Buffer.concat(chunks as unknown as Uint8Array[]) as unknown as Uint8Array);
+  await done;
+  report('COPY FROM STDIN (int4, text), 64 KiB CopyData chunks', total / seconds(start), 'rows/s');
 }
 client.socket.end();
 server.kill('SIGTERM');
