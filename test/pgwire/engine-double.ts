@@ -32,7 +32,7 @@ export class EngineDouble implements Engine {
     if (parameters.database !== 'oxbow') {
       throw new SqlError(SqlState.invalidCatalogName, `database "${parameters.database}" does not exist`);
     }
-    const session = new SessionDouble(this.nextProcessId++, parameters, events, this);
+    const session = new SessionDouble(this.nextProcessId++, parameters, events);
     this.sessions.set(session.processId, session);
     return session;
   }
@@ -54,6 +54,7 @@ export class SessionDouble implements Session {
   readonly secretKey: number;
   closed = false;
   cancelCount = 0;
+  abortedCopies = 0;
   readonly executed: string[] = [];
   private status: TransactionStatus = 'idle';
   private readonly settings = new Map<string, string>();
@@ -63,7 +64,6 @@ export class SessionDouble implements Session {
     readonly processId: number,
     readonly startup: StartupParameters,
     private readonly events: SessionEvents,
-    private readonly engine: EngineDouble,
   ) {
     this.secretKey = (processId * 7919) | 0;
     for (const [name, value] of Object.entries(startup.options)) this.settings.set(name, value);
@@ -192,8 +192,6 @@ export class SessionDouble implements Session {
     }
   }
 
-  abortedCopies = 0;
-
   cancel(): void {
     this.cancelCount++;
     const cancel = this.cancelRunning;
@@ -215,7 +213,6 @@ export class SessionDouble implements Session {
 
   close(): void {
     this.closed = true;
-    this.engine.sessions.get(this.processId);
   }
 }
 
