@@ -4,6 +4,7 @@
 // feed them sorted at the end.
 
 import type { Row, Value } from '../../sql/value.js';
+import { assert } from '../../sql/errors.js';
 import type { AggregateCall, PlanOf } from '../../planner/plan.js';
 import { BATCH_SIZE, type Batches, type Runtime } from './runtime.js';
 import { compile, compilePredicate, type Evaluator } from './expression.js';
@@ -24,9 +25,8 @@ interface CompiledCall {
 class OrderedAccumulator implements Accumulator {
   private readonly buffered: { first: Value; second: Value; key: Value[] }[] = [];
   constructor(private readonly inner: Accumulator, private readonly call: AggregateCall) {}
-  add(first: Value, second: Value): void {
-    void first;
-    void second;
+  add(): void {
+    assert(false, 'an ordered aggregate is fed through push()');
   }
   push(first: Value, second: Value, key: Value[]): void {
     this.buffered.push({ first, second, key });

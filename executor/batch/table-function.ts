@@ -26,29 +26,19 @@ function* series(plan: PlanOf<'TableFunction'>, args: Value[], runtime: Runtime)
     for (let v = start as bigint; by > 0n ? v <= (stop as bigint) : v >= (stop as bigint); v += by) yield v;
     return;
   }
-  // numeric and timestamps: through the library's + operator.
+  // numeric and timestamps: through the library's + operator; the step's sign says the direction.
   const stepType = plan.args[2]?.type ?? type;
   const plus = resolveOperator('+', type, stepType);
   if (plus === undefined) throw new SqlError(SqlState.featureNotSupported, `generate_series over ${type.name} is not supported`);
-  let by: Value = step ?? null;
-  if (by === null) {
-    const one = resolveOperator('+', type, type);
-    void one;
-    throw new SqlError(SqlState.featureNotSupported, 'generate_series over numeric needs a step');
-  }
-  if (stepType.name === 'interval') {
-    const interval = by as Interval;
-    if (interval.months === 0 && interval.days === 0 && interval.micros === 0) throw new SqlError(SqlState.invalidParameterValue, 'step size cannot equal zero');
-  }
-  const zeroCompare = stepType.name === 'interval' ? intervalSign(by as Interval) : compareValues(by, subtract(by, by, runtime, stepType), stepType);
-  if (zeroCompare === 0) throw new SqlError(SqlState.invalidParameterValue, 'step size cannot equal zero');
+  if (step === undefined) throw new SqlError(SqlState.featureNotSupported, `generate_series over ${type.name} needs a step`);
+  const direction = stepType.name === 'interval' ? intervalSign(step as Interval) : compareValues(step, subtract(step, step, runtime, stepType), stepType);
+  if (direction === 0) throw new SqlError(SqlState.invalidParameterValue, 'step size cannot equal zero');
   let current: Value = start;
-  for (let guard = 0; ; guard++) {
+  for (;;) {
     const order = compareValues(current, stop, type);
-    if (zeroCompare > 0 ? order > 0 : order < 0) return;
+    if (direction > 0 ? order > 0 : order < 0) return;
     yield current;
-    current = plus.fn.impl([current, by], runtime.evalContext);
-    by = by ?? null;
+    current = plus.fn.impl([current, step], runtime.evalContext);
   }
 }
 

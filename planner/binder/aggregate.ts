@@ -9,7 +9,6 @@ import type { Expression } from '../expression.js';
 import type { AggregateCall, AggregateName, SortKey, WindowCall, WindowFrame, WindowFunctionName } from '../plan.js';
 import type { BinderContext } from './context.js';
 import { displayTypeName } from './type-name.js';
-import type { Scope } from './scope.js';
 
 const TEXT = scalar('text');
 
@@ -142,7 +141,6 @@ export function bindFrame(options: number, startOffset: Node | undefined, endOff
 
 export function bindWindowCall(
   call: FuncCall,
-  scope: Scope,
   bindArgument: (node: Node) => Expression,
   bindSort: SortBinder,
   context: BinderContext,
@@ -157,7 +155,6 @@ export function bindWindowCall(
     if (named === undefined) throw new SqlError(SqlState.undefinedObject, `window "${over.refname ?? over.name}" does not exist`, { position });
     over = { ...(named as any).WindowDef, ...Object.fromEntries(Object.entries(over).filter(([k]) => k !== 'refname' && k !== 'name')) };
   }
-  void scope;
   const partitionBy = ((over.partitionClause ?? []) as Node[]).map(bindArgument);
   const orderBy = bindSort((over.orderClause ?? []) as Node[]);
   const frame = bindFrame(over.frameOptions ?? 0, over.startOffset, over.endOffset, position);

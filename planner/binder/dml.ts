@@ -64,10 +64,9 @@ export class DmlBinder {
     return this.context.coerce(bound, column.type, 'assignment', undefined, `column "${column.name}"`);
   }
 
-  private returning(list: readonly Node[] | undefined, relation: RelationDef, scope: Scope): { expressions?: Expression[]; columns: OutputColumn[] | null } {
+  private returning(list: readonly Node[] | undefined, scope: Scope): { expressions?: Expression[]; columns: OutputColumn[] | null } {
     if (list === undefined || list.length === 0) return { columns: null };
     const targets = this.select.bindTargets(list, scope, { clause: 'RETURNING' });
-    void relation;
     return {
       expressions: targets.map((t) => (t.expression.type.name === 'unknown' ? this.context.coerce(t.expression, { name: 'text', typmod: -1 }, 'implicit') : t.expression)),
       columns: targets.map((t) => ({ name: t.name, type: t.expression.type.name === 'unknown' ? { name: 'text', typmod: -1 } : t.expression.type, tableOid: t.tableOid, columnNumber: t.columnNumber })),
@@ -128,7 +127,7 @@ export class DmlBinder {
     const targetScope = new Scope();
     targetScope.relations.push(relationScope(relation, alias, 0));
     const onConflict = statement.onConflictClause === undefined ? undefined : this.onConflict(statement.onConflictClause, relation, alias);
-    const returning = this.returning(statement.returningList as Node[] | undefined, relation, targetScope);
+    const returning = this.returning(statement.returningList as Node[] | undefined, targetScope);
     const plan: Plan = {
       kind: 'Insert',
       relation,
@@ -213,7 +212,7 @@ export class DmlBinder {
     const assignments = this.assignments(statement.targetList as Node[], relation, scope);
     const returningScope = new Scope();
     returningScope.relations.push(relationScope(relation, alias, 0));
-    const returning = this.returning(statement.returningList as Node[] | undefined, relation, returningScope);
+    const returning = this.returning(statement.returningList as Node[] | undefined, returningScope);
     const plan: Plan = { kind: 'Update', relation, input, assignments, ...(returning.expressions ? { returning: returning.expressions } : {}), columns: returning.columns ?? [] };
     return { plan, relation, columns: returning.columns };
   }
@@ -222,11 +221,10 @@ export class DmlBinder {
     if (statement.withClause !== undefined) throw new SqlError(SqlState.featureNotSupported, 'WITH on DELETE is not supported');
     const relation = targetRelation(this.context, statement.relation, 'delete from');
     const alias = statement.relation!.alias?.aliasname ?? relation.name;
-    const { plan: input, scope } = this.targetInput(relation, alias, statement.relation!.alias !== undefined, (statement.usingClause ?? []) as Node[], statement.whereClause);
-    void scope;
+    const { plan: input } = this.targetInput(relation, alias, statement.relation!.alias !== undefined, (statement.usingClause ?? []) as Node[], statement.whereClause);
     const returningScope = new Scope();
     returningScope.relations.push(relationScope(relation, alias, 0));
-    const returning = this.returning(statement.returningList as Node[] | undefined, relation, returningScope);
+    const returning = this.returning(statement.returningList as Node[] | undefined, returningScope);
     const plan: Plan = { kind: 'Delete', relation, input, ...(returning.expressions ? { returning: returning.expressions } : {}), columns: returning.columns ?? [] };
     return { plan, relation, columns: returning.columns };
   }

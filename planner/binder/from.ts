@@ -273,12 +273,8 @@ export class FromBinder {
       using = visibleNames(right).filter((n) => leftNames.includes(n));
     }
     const item = this.join(left, right, joinType, body.quals, undefined, outer, using);
-    if (body.alias !== undefined) {
-      const plan = item.plan;
-      const visible = [...item.merged.map((m) => m.name), ...item.relations.flatMap((r) => r.columns.filter((c) => !c.hidden && !item.merged.some((m) => m.name === c.name)).map((c) => c.name))];
-      void visible;
-      return { plan, relations: item.relations.map((r) => ({ ...r, alias: body.alias!.aliasname! })), merged: item.merged };
-    }
+    // `(a JOIN b) AS j`: the joined columns are reached through the alias j.
+    if (body.alias !== undefined) return { plan: item.plan, relations: item.relations.map((r) => ({ ...r, alias: body.alias!.aliasname! })), merged: item.merged };
     return item;
   }
 
@@ -321,9 +317,9 @@ export class FromBinder {
       lateral,
       columns: [...left.plan.columns, ...right.plan.columns],
     };
-    // USING columns are merged: unqualified references see one column; the sides' own stay qualified-only.
-    const hideUsing = (r: ScopeRelation): ScopeRelation => r;
-    return { plan, relations: relations.map(hideUsing), merged: [...usingMerged, ...merged.filter((m) => !using.includes(m.name))] };
+    // USING columns are merged: an unqualified reference reads the merged column (Scope.lookup
+    // looks at merged columns first); each side's own column stays reachable when qualified.
+    return { plan, relations, merged: [...usingMerged, ...merged.filter((m) => !using.includes(m.name))] };
   }
 }
 

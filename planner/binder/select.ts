@@ -221,7 +221,6 @@ export class SelectBinder {
         const sortBy = (n as any).SortBy as SortBy;
         return sortKey(this.expressions.bind(sortBy.node!, inScope, collector), sortBy);
       });
-    const noNested: CallCollector = { clause: 'aggregate function calls' };
     const collector: CallCollector = {
       clause: 'this clause',
       aggregate: (call: FuncCall, inScope: Scope, position: number | undefined): Expression => {
@@ -254,7 +253,6 @@ export class SelectBinder {
         const inner: CallCollector = { clause: 'window function calls', aggregate: collector.aggregate! };
         const window = bindWindowCall(
           call,
-          inScope,
           (node) => this.expressions.bind(node, inScope, inner),
           (nodes) => sortKeysOf(nodes, inScope, inner),
           this.context,
@@ -265,7 +263,6 @@ export class SelectBinder {
         return { kind: 'Column', index: WINDOW_MARK + windows.length - 1, type: window.type };
       },
     };
-    void noNested;
     // A set-returning function in the select list: a LATERAL join of the FROM rows with it.
     const setReturning: Plan[] = [];
     collector.setReturning = (call: FuncCall, inScope: Scope, position: number | undefined): Expression => {
@@ -298,13 +295,13 @@ export class SelectBinder {
     // ORDER BY: an output column by number or name, or an expression over the FROM scope.
     const orderBy = ((select.sortClause ?? []) as Node[]).map((n) => {
       const sortBy = (n as any).SortBy as SortBy;
-      const target = this.outputReference(sortBy.node!, targets, scope, 'ORDER BY');
+      const target = this.outputReference(sortBy.node!, targets, 'ORDER BY');
       const expression = target ?? this.expressions.bind(sortBy.node!, scope, collector);
       return { sortBy, expression, target };
     });
     const distinctClause = select.distinctClause as Node[] | undefined;
     const distinctOn = distinctClause !== undefined && distinctClause.length > 0 && Object.keys(distinctClause[0]!).length > 0
-      ? distinctClause.map((n) => this.outputReference(n, targets, scope, 'DISTINCT ON') ?? this.expressions.bind(n, scope, collector))
+      ? distinctClause.map((n) => this.outputReference(n, targets, 'DISTINCT ON') ?? this.expressions.bind(n, scope, collector))
       : undefined;
 
     // GROUP BY keys: output column numbers, input columns, output names, expressions.
@@ -452,7 +449,7 @@ export class SelectBinder {
   }
 
   /** ORDER BY / GROUP BY item naming an output column (by number, or by a name that is an output alias). */
-  private outputReference(node: Node, targets: readonly Target[], scope: Scope, clause: string): Expression | undefined {
+  private outputReference(node: Node, targets: readonly Target[], clause: string): Expression | undefined {
     const ordinal = ordinalOf(node);
     if (ordinal !== undefined) {
       if (ordinal < 1 || ordinal > targets.length) throw new SqlError(SqlState.invalidColumnReference, `${clause} position ${ordinal} is not in select list`, { position: locationOf(node) });
@@ -465,7 +462,6 @@ export class SelectBinder {
     if (matches.length > 1 && !matches.every((m) => expressionKey(m.expression) === expressionKey(matches[0]!.expression))) {
       throw new SqlError(SqlState.ambiguousColumn, `${clause} "${name}" is ambiguous`, { position: locationOf(node) });
     }
-    void scope;
     return matches[0]!.expression;
   }
 
