@@ -80,11 +80,15 @@ export function* aggregate(plan: PlanOf<'Aggregate'>, runtime: Runtime): Batches
     yield [accumulators.map((a) => a.result())];
     return;
   }
+  // One scratch key per execution; a copy is kept only when it starts a new group.
+  const keyCount = keyEvaluators.length;
+  const scratch: Value[] = new Array(keyCount);
   for (const batch of runPlan(plan.input, runtime)) {
-    for (const row of batch) {
-      const key = keyEvaluators.map((evaluate) => evaluate(row, runtime));
-      let index = groups.indexOf(key);
-      if (index < 0) index = groups.add(key, newAccumulators(calls, runtime));
+    for (let r = 0; r < batch.length; r++) {
+      const row = batch[r]!;
+      for (let k = 0; k < keyCount; k++) scratch[k] = keyEvaluators[k]!(row, runtime);
+      let index = groups.indexOf(scratch);
+      if (index < 0) index = groups.add(scratch.slice(), newAccumulators(calls, runtime));
       feed(calls, groups.values[index]!, row, runtime);
     }
   }

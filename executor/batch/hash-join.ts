@@ -42,10 +42,12 @@ export function* hashJoin(plan: PlanOf<'HashJoin'>, runtime: Runtime): Batches {
   const leftWidth = plan.left.columns.length;
   const rightWidth = plan.right.columns.length;
   const rightPadding = nullRow(rightWidth);
+  const keyCount = leftKeyEvaluators.length;
+  const key: Value[] = new Array(keyCount);
   for (const batch of runPlan(plan.left, runtime)) {
     const out: Row[] = [];
     for (const left of batch) {
-      const key = leftKeyEvaluators.map((evaluate) => evaluate(left, runtime));
+      for (let k = 0; k < keyCount; k++) key[k] = leftKeyEvaluators[k]!(left, runtime);
       let matched = false;
       if (!unmatchable(key)) {
         const bucket = table.get(hashKey(key, types));
