@@ -125,9 +125,11 @@ function checkInt8(value: bigint): bigint {
 export function roundHalfEven(value: number): number {
   const floor = Math.floor(value);
   const difference = value - floor;
-  if (difference < 0.5) return floor;
-  if (difference > 0.5) return floor + 1;
-  return floor % 2 === 0 ? floor : floor + 1;
+  let result: number;
+  if (difference < 0.5) result = floor;
+  else if (difference > 0.5) result = floor + 1;
+  else result = floor % 2 === 0 ? floor : floor + 1;
+  return result === 0 && (value < 0 || Object.is(value, -0)) ? -0 : result;
 }
 
 function floatToInteger(value: number, name: 'smallint' | 'integer' | 'bigint'): number {
@@ -224,10 +226,19 @@ function numericTowerConversion(from: TypeName, to: TypeName): CastImpl | undefi
         return Number(x);
       };
       case 'int8': return (v) => checkInt8(numericToBigInt(v as Numeric, 'bigint'));
-      case 'float4': return (v) => float4Checked((v as Numeric).toNumber());
+      case 'float4': return (v) => {
+        const x = (v as Numeric).toNumber();
+        const single = Math.fround(x);
+        if ((v as Numeric).special === undefined && (!Number.isFinite(single) || (single === 0 && (v as Numeric).unscaled !== 0n))) {
+          throw new SqlError(SqlState.numericValueOutOfRange, `"${(v as Numeric).toString()}" is out of range for type real`);
+        }
+        return single;
+      };
       case 'float8': return (v) => {
         const x = (v as Numeric).toNumber();
-        if (!Number.isFinite(x) && (v as Numeric).special === undefined) throw new SqlError(SqlState.numericValueOutOfRange, 'value out of range: overflow');
+        if (!Number.isFinite(x) && (v as Numeric).special === undefined) {
+          throw new SqlError(SqlState.numericValueOutOfRange, `"${(v as Numeric).toString()}" is out of range for type double precision`);
+        }
         return x;
       };
       default: return undefined;

@@ -360,8 +360,8 @@ export class Numeric {
   applyTypmod(typmod: number): Numeric {
     if (typmod < 4) return this;
     const precision = ((typmod - 4) >> 16) & 0xffff;
-    let scale = (typmod - 4) & 0xffff;
-    if (scale > 0x7ff) scale -= 0x1000; // PostgreSQL 15 allows negative scales (11-bit signed)
+    // PostgreSQL 15 allows negative scales: an 11-bit two's complement field
+    const scale = (((typmod - 4) & 0x7ff) ^ 1024) - 1024;
     if (this.special !== undefined) {
       if (this.special === 'nan') return this;
       throw new SqlError(SqlState.numericValueOutOfRange, 'numeric field overflow', {
@@ -405,20 +405,23 @@ export class Numeric {
     return lnToScale(this, scale);
   }
 
-  /** log10 / log(b, x): computed through ln with guard digits. */
+  /** log(b, x) (and log10 = log(10, x)) with PostgreSQL's result scale (numeric_log). */
   log(base: Numeric): Numeric {
     if (this.special === 'nan' || base.special === 'nan') return Numeric.NaN;
     if (this.sign() <= 0 || base.sign() <= 0) {
       throw new SqlError(SqlState.invalidArgumentForLogarithm, (this.sign() === 0 || base.sign() === 0) ? 'cannot take logarithm of zero' : 'cannot take logarithm of a negative number');
     }
-    const lnBase = lnToScale(base, 40);
+    if (this.special !== undefined || base.special !== undefined) {
+      // log(b, inf) = inf for b > 1; log(inf, x) = 0
+      if (base.special !== undefined) return this.special !== undefined ? Numeric.NaN : Numeric.ZERO;
+      return base.compare(Numeric.ONE) > 0 ? Numeric.Infinity : base.compare(Numeric.ONE) < 0 ? Numeric.NegativeInfinity : Numeric.NaN;
+    }
+    const resultWeight = estimateLnDecimalWeight(this) - estimateLnDecimalWeight(base);
+    const scale = clampScale(Math.max(MIN_SIG_DIGITS - resultWeight, base.scale, this.scale));
+    const guard = scale + 20;
+    const lnBase = lnToScale(base, guard);
     if (lnBase.unscaled === 0n) throw divisionByZero();
-    const lnValue = lnToScale(this, 40);
-    // PostgreSQL: result scale gives 16 significant digits, at least the inputs' scales.
-    const quotientEstimate = lnValue.toNumber() / lnBase.toNumber();
-    const weight = quotientEstimate === 0 ? 0 : Math.floor(Math.log10(Math.abs(quotientEstimate)));
-    const scale = clampScale(Math.max(MIN_SIG_DIGITS - weight - 1, base.scale, this.scale));
-    return lnValue.divideToScale(lnBase, scale);
+    return lnToScale(this, guard).divideToScale(lnBase, scale);
   }
 
   /** exp(x) with PostgreSQL's result scale. */
@@ -522,7 +525,8 @@ function estimateLnDecimalWeight(value: Numeric): number {
   const decimalWeight = digits - value.scale - 1;
   const leading = Number(abs(value.unscaled).toString().slice(0, 15).padEnd(1, '0')) / 10 ** (Math.min(digits, 15) - 1);
   const lnValue = Math.log(leading) + decimalWeight * Math.LN10;
-  return lnValue === 0 ? 0 : Math.floor(Math.log10(Math.abs(lnValue)));
+  // (int) log10(fabs(ln_var)) in C: truncation toward zero
+  return lnValue === 0 ? 0 : Math.trunc(Math.log10(Math.abs(lnValue)));
 }
 
 /** ln(x) for finite x > 0, rounded to `scale`, computed with guard digits in fixed point. */
@@ -591,27 +595,26 @@ function numericPower(base: Numeric, exponent: Numeric): Numeric {
   if (exponentIsInteger) {
     const n = exponent.normalized().unscaled;
     if (abs(n) <= 0x7fffffffn) {
+      // PostgreSQL's power_var_int: the result weight estimated in double precision
+      const estimate = base.unscaled === 0n ? 0 : Number(n) * approximateLog10(base);
+      if (estimate > 32768 * 4) throw overflow();
+      if (estimate + 1 < -MAX_DISPLAY_SCALE) return new Numeric(0n, MAX_DISPLAY_SCALE);
+      // PostgreSQL 15 (power_var): 16 digits after the point, at least the base's scale
       const scale = clampScale(Math.max(MIN_SIG_DIGITS, base.scale));
       if (n === 0n) return new Numeric(pow10(scale), scale);
+      if (base.unscaled === 0n) return new Numeric(0n, scale);
       const magnitude = abs(n);
-      // exact power, guarded against absurd sizes
-      const estimatedDigits = Number(magnitude) * Math.max(1, digitCount(base.unscaled));
-      if (estimatedDigits > 200_000) {
-        if (base.integerDigits() > 0 || base.abs().compare(Numeric.ONE) >= 0) {
-          if (n > 0n) throw overflow();
-          return new Numeric(0n, scale);
-        }
-        if (n > 0n) return new Numeric(0n, scale);
-        throw overflow();
+      if (Number(magnitude) * digitCount(base.unscaled) > 200_000) {
+        // too many exact digits: through exp(n * ln|x|), with the sign of an odd power
+        const viaLogarithm = expToScale(lnToScale(base.abs(), scale + 20 + Math.abs(Math.trunc(estimate))).multiply(exponent), scale);
+        return base.sign() < 0 && n % 2n !== 0n ? viaLogarithm.negate() : viaLogarithm;
       }
       const exact = new Numeric(base.unscaled ** magnitude, base.scale * Number(magnitude));
-      if (n > 0n) {
-        if (exact.integerDigits() > 131072) throw overflow();
-        return exact.round(scale);
-      }
+      if (n > 0n) return exact.round(scale);
       return Numeric.ONE.divideToScale(exact, scale);
     }
   }
+  if (base.unscaled === 0n) return new Numeric(0n, MIN_SIG_DIGITS); // 0 ^ positive non-integer
   // non-integer exponent: exp(y * ln(x)) with enough digits
   const lnBase = lnToScale(base, 40);
   const product = lnBase.multiply(exponent);
@@ -621,6 +624,13 @@ function numericPower(base: Numeric, exponent: Numeric): Numeric {
   if (Math.abs(approximate) < 0.01) decimalWeight = 0;
   const scale = clampScale(Math.max(MIN_SIG_DIGITS - decimalWeight, base.scale, exponent.scale));
   return expToScale(lnToScale(base, scale + 20 + Math.abs(decimalWeight)).multiply(exponent), scale);
+}
+
+/** log10(|x|) of a finite nonzero value, from its leading digits. */
+function approximateLog10(value: Numeric): number {
+  const digits = abs(value.unscaled).toString();
+  const leading = Number(digits.slice(0, 17));
+  return Math.log10(leading) + (digits.length - Math.min(17, digits.length)) - value.scale;
 }
 
 function powerSpecial(base: Numeric, exponent: Numeric): Numeric {

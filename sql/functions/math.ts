@@ -38,7 +38,7 @@ defineFunction('abs', { args: ['float4'], returns: 'float4', impl: ([a]) => Math
 defineFunction('abs', { args: ['float8'], returns: 'float8', impl: ([a]) => Math.abs(a as number) });
 defineFunction('abs', { args: ['numeric'], returns: 'numeric', impl: ([a]) => (a as Numeric).abs() });
 
-defineFunction('sign', { args: ['float8'], returns: 'float8', impl: ([a]) => (Number.isNaN(a) ? NaN : (a as number) > 0 ? 1 : (a as number) < 0 ? -1 : 0) });
+defineFunction('sign', { args: ['float8'], returns: 'float8', impl: ([a]) => ((a as number) > 0 ? 1 : (a as number) < 0 ? -1 : 0) });
 defineFunction('sign', { args: ['numeric'], returns: 'numeric', impl: ([a]) => (a as Numeric).signum() });
 
 // rounding

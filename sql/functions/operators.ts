@@ -126,7 +126,7 @@ for (const name of ['float4', 'float8'] as const) {
   defineOperator('*', { args, returns: name, impl: ([a, b]) => checked((a as number) * (b as number), a as number, b as number, a === 0 || b === 0) });
   defineOperator('/', {
     args, returns: name, impl: ([a, b]) => {
-      if (b === 0) throw divisionByZero();
+      if (b === 0 && !Number.isNaN(a)) throw divisionByZero();
       return checked((a as number) / (b as number), a as number, b as number, a === 0 || !Number.isFinite(b));
     },
   });

@@ -48,3 +48,36 @@ export function mismatches(inputs: readonly (string | null)[], mine: readonly Ou
   }
   return out;
 }
+
+/**
+ * PostgreSQL's outcome of `expression` for each row of arguments, where `$1`, `$2`... in the
+ * expression stand for the row's arguments as text. Batched; a failing batch is retried row by row.
+ */
+export async function theirsRows(server: PostgresServer, expression: string, rows: readonly (readonly (string | null)[])[]): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  const width = rows[0]?.length ?? 0;
+  const batchSize = 400;
+  for (let start = 0; start < rows.length; start += batchSize) {
+    const batch = rows.slice(start, start + batchSize);
+    const columns = Array.from({ length: width }, (_, i) => batch.map((row) => row[i] ?? null));
+    let body = expression;
+    for (let i = width; i >= 1; i--) body = body.replaceAll(`$${i}`, `u.a${i}`);
+    const names = Array.from({ length: width }, (_, i) => `a${i + 1}`).join(', ');
+    const arrays = Array.from({ length: width }, (_, i) => `$${i + 1}::text[]`).join(', ');
+    const sql = width === 0
+      ? `SELECT ${expression} FROM generate_series(1, ${batch.length})`
+      : `SELECT ${body} FROM unnest(${arrays}) WITH ORDINALITY AS u(${names}, n) ORDER BY u.n`;
+    const result = await server.tryQuery(sql, columns);
+    if (result.ok) {
+      for (const row of result.rows) outcomes.push({ text: row[0] ?? null });
+      continue;
+    }
+    for (const row of batch) {
+      let single = expression;
+      for (let i = width; i >= 1; i--) single = single.replaceAll(`$${i}`, `$${i}::text`);
+      const outcome = await server.tryQuery(`SELECT ${single}`, [...row]);
+      outcomes.push(outcome.ok ? { text: outcome.rows[0]![0] ?? null } : { code: outcome.code, message: outcome.message });
+    }
+  }
+  return outcomes;
+}
