@@ -1,8 +1,7 @@
 // Mathematical functions: abs, sign, round, trunc, ceil/ceiling, floor, mod, div, power/pow, sqrt,
 // cbrt, exp, ln, log, log10, pi, random, degrees/radians and the trigonometric functions, width_bucket,
-// gcd/lcm, trim_scale, scale. float8 versions follow C's libm (round half away from zero for
-// round(float8)? no: PostgreSQL's round(float8) is rint, half to even); numeric versions are exact
-// (numeric.ts) with PostgreSQL's result scales.
+// gcd/lcm, trim_scale, scale. float8 versions follow C's libm (round(float8) is rint: half to
+// even); numeric versions are exact (numeric.ts) with PostgreSQL's result scales.
 
 import { SqlError, SqlState } from '../errors.js';
 import type { Value } from '../value.js';
@@ -112,10 +111,12 @@ for (const name of ['log', 'log10'] as const) {
 }
 defineFunction('log', { args: ['numeric', 'numeric'], returns: 'numeric', impl: ([base, value]) => (value as Numeric).log(base as Numeric) });
 
+// PostgreSQL: degrees(x) = x / RADIANS_PER_DEGREE, radians(x) = x * RADIANS_PER_DEGREE
+const RADIANS_PER_DEGREE = 0.0174532925199432957692;
 defineFunction('pi', { args: [], returns: 'float8', impl: () => Math.PI });
 defineFunction('random', { args: [], returns: 'float8', volatility: 'volatile', impl: () => Math.random() });
-defineFunction('degrees', { args: ['float8'], returns: 'float8', impl: ([a]) => ((a as number) * 180) / Math.PI });
-defineFunction('radians', { args: ['float8'], returns: 'float8', impl: ([a]) => ((a as number) * Math.PI) / 180 });
+defineFunction('degrees', { args: ['float8'], returns: 'float8', impl: ([a]) => (a as number) / RADIANS_PER_DEGREE });
+defineFunction('radians', { args: ['float8'], returns: 'float8', impl: ([a]) => (a as number) * RADIANS_PER_DEGREE });
 
 function trig(name: string, fn: (x: number) => number, domain?: (x: number) => boolean): void {
   defineFunction(name, { args: ['float8'], returns: 'float8', impl: ([a]) => {
