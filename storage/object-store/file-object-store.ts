@@ -1,0 +1,197 @@
+// The object store on a local folder (`file:///path`, the embedded default
+// `file://<data-dir>/checkpoints`). A key is a relative path under the root. Writes go to a file
+// in `<root>/.incoming/`, are fsynced, then renamed into place, so a reader never sees half an
+// object and a crash leaves only an incoming file, which the next open removes. Every byte is
+// hashed while it is copied, so a put or get costs one read of the data.
+
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import { ObjectStoreError, verifyDigest, type ObjectDigest, type ObjectInfo, type ObjectStore } from './object-store.js';
+
+const INCOMING = '.incoming';
+const CHUNK_BYTES = 1 << 20;
+
+function fileError(error: unknown, action: string, key?: string): ObjectStoreError {
+  if (error instanceof ObjectStoreError) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  const message = `${action}: ${(error as Error).message}`;
+  if (code === 'ENOENT') return new ObjectStoreError('NotFound', message, { key, cause: error });
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return new ObjectStoreError('AccessDenied', message, { key, cause: error });
+  if (code === 'EIO' || code === 'EAGAIN' || code === 'EBUSY') return new ObjectStoreError('Unavailable', message, { key, cause: error });
+  return new ObjectStoreError('Failed', message, { key, cause: error });
+}
+
+export class FileObjectStore implements ObjectStore {
+  readonly location: string;
+  private readonly root: string;
+  private sequence = 0;
+  private prepared: Promise<void> | undefined;
+
+  constructor(root: string) {
+    this.root = root;
+    this.location = `file://${root}`;
+  }
+
+  private pathOf(key: string): string {
+    if (key === '' || key.startsWith('/') || key.split('/').some((part) => part === '..' || part === '.' || part === '' || part === INCOMING)) {
+      throw new ObjectStoreError('Failed', `invalid object key "${key}"`, { key });
+    }
+    return join(this.root, ...key.split('/'));
+  }
+
+  /** Creates the root and removes incoming files a crash left behind (once per process). */
+  private prepare(): Promise<void> {
+    this.prepared ??= (async () => {
+      try {
+        await rm(join(this.root, INCOMING), { recursive: true, force: true });
+        await mkdir(join(this.root, INCOMING), { recursive: true });
+      } catch (error) {
+        this.prepared = undefined;
+        throw fileError(error, `cannot prepare the checkpoint folder ${this.root}`);
+      }
+    })();
+    return this.prepared;
+  }
+
+  private incomingPath(): string {
+    return join(this.root, INCOMING, `${process.pid}-${Date.now()}-${this.sequence++}`);
+  }
+
+  /** Moves a fully written and fsynced incoming file to `path`, durably. */
+  private async publish(incoming: string, path: string): Promise<void> {
+    await mkdir(dirname(path), { recursive: true });
+    await rename(incoming, path);
+    const directory = await open(dirname(path), 'r');
+    try {
+      await directory.sync();
+    } finally {
+      await directory.close();
+    }
+  }
+
+  async putFile(key: string, path: string): Promise<ObjectDigest> {
+    const target = this.pathOf(key);
+    await this.prepare();
+    const incoming = this.incomingPath();
+    try {
+      const hash = createHash('sha256');
+      let sizeBytes = 0;
+      const output = await open(incoming, 'w');
+      try {
+        for await (const chunk of createReadStream(path, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>) {
+          hash.update(chunk);
+          sizeBytes += chunk.length;
+          await output.write(chunk);
+        }
+        await output.sync();
+      } finally {
+        await output.close();
+      }
+      await this.publish(incoming, target);
+      return { sizeBytes, sha256: hash.digest('hex') };
+    } catch (error) {
+      await unlink(incoming).catch(() => undefined);
+      throw fileError(error, `cannot store ${key} in ${this.location}`, key);
+    }
+  }
+
+  async putBytes(key: string, body: Uint8Array): Promise<ObjectDigest> {
+    const target = this.pathOf(key);
+    await this.prepare();
+    const incoming = this.incomingPath();
+    try {
+      const output = await open(incoming, 'w');
+      try {
+        await output.write(body);
+        await output.sync();
+      } finally {
+        await output.close();
+      }
+      await this.publish(incoming, target);
+      return { sizeBytes: body.length, sha256: createHash('sha256').update(body).digest('hex') };
+    } catch (error) {
+      await unlink(incoming).catch(() => undefined);
+      throw fileError(error, `cannot store ${key} in ${this.location}`, key);
+    }
+  }
+
+  async getBytes(key: string): Promise<Buffer> {
+    try {
+      return await readFile(this.pathOf(key));
+    } catch (error) {
+      throw fileError(error, `cannot read ${key} from ${this.location}`, key);
+    }
+  }
+
+  async getFile(key: string, path: string, expected?: ObjectDigest): Promise<ObjectDigest> {
+    const source = this.pathOf(key);
+    const temporary = `${path}.download`;
+    try {
+      const hash = createHash('sha256');
+      let sizeBytes = 0;
+      const output = await open(temporary, 'w');
+      try {
+        for await (const chunk of createReadStream(source, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>) {
+          hash.update(chunk);
+          sizeBytes += chunk.length;
+          await output.write(chunk);
+        }
+        await output.sync();
+      } finally {
+        await output.close();
+      }
+      const digest = { sizeBytes, sha256: hash.digest('hex') };
+      verifyDigest(key, digest, expected);
+      await rename(temporary, path);
+      return digest;
+    } catch (error) {
+      await unlink(temporary).catch(() => undefined);
+      throw fileError(error, `cannot download ${key} from ${this.location}`, key);
+    }
+  }
+
+  async list(prefix: string): Promise<ObjectInfo[]> {
+    const result: ObjectInfo[] = [];
+    const walk = async (directory: string): Promise<void> => {
+      let entries;
+      try {
+        entries = await readdir(directory, { withFileTypes: true });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+        throw error;
+      }
+      for (const entry of entries) {
+        const path = join(directory, entry.name);
+        if (entry.isDirectory()) {
+          if (directory === this.root && entry.name === INCOMING) continue;
+          await walk(path);
+        } else if (entry.isFile()) {
+          const key = relative(this.root, path).split(sep).join('/');
+          if (key.startsWith(prefix)) result.push({ key, sizeBytes: (await stat(path)).size });
+        }
+      }
+    };
+    try {
+      // Start at the deepest folder the prefix names, so listing one checkpoint does not walk all.
+      const slash = prefix.lastIndexOf('/');
+      await walk(slash < 0 ? this.root : join(this.root, ...prefix.slice(0, slash).split('/')));
+    } catch (error) {
+      throw fileError(error, `cannot list ${this.location}`);
+    }
+    return result.sort((left, right) => (left.key < right.key ? -1 : left.key > right.key ? 1 : 0));
+  }
+
+  async delete(keys: readonly string[]): Promise<void> {
+    for (const key of keys) {
+      try {
+        await unlink(this.pathOf(key));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw fileError(error, `cannot delete ${key} from ${this.location}`, key);
+      }
+    }
+  }
+
+  close(): void {}
+}

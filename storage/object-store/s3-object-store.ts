@@ -1,0 +1,283 @@
+// The object store on S3 or any S3-compatible server (MinIO, s3rver...): `s3://bucket/prefix`.
+// Credentials, region and endpoint come from the standard AWS environment variables
+// (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL or
+// AWS_ENDPOINT_URL_S3, shared config files); with a custom endpoint, path-style addressing is used
+// because S3-compatible servers rarely resolve bucket subdomains.
+//
+// Files above 16 MiB go up as a multipart upload of 8 MiB parts, each part retried on its own, so
+// a dropped connection costs one part, not the file; an upload that fails is aborted so the server
+// frees its parts. Every request sends Content-MD5 so the server rejects bytes damaged in flight;
+// SHA-256 is computed while reading (for the manifest) and verified on download. The SDK's own
+// retries are off: retry.ts retries with backoff and counts retries for the metrics.
+
+import { createHash } from 'node:crypto';
+import { open, rename, unlink } from 'node:fs/promises';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+  type CompletedPart,
+} from '@aws-sdk/client-s3';
+import { ObjectStoreError, verifyDigest, type ObjectDigest, type ObjectInfo, type ObjectStore } from './object-store.js';
+import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './retry.js';
+
+export interface S3ObjectStoreOptions {
+  readonly bucket: string;
+  /** Key prefix inside the bucket ('' or ending without a slash; one is added). */
+  readonly prefix: string;
+  /** Overrides AWS_ENDPOINT_URL (tests). */
+  readonly endpoint?: string;
+  readonly region?: string;
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  readonly retry?: RetryPolicy;
+  readonly partSizeBytes?: number;
+  readonly multipartThresholdBytes?: number;
+  readonly requestTimeoutMs?: number;
+}
+
+const NOT_FOUND = new Set(['NoSuchKey', 'NotFound']);
+const ACCESS_DENIED = new Set(['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AllAccessDisabled', 'InvalidToken', 'ExpiredToken', 'Forbidden']);
+const UNAVAILABLE = new Set(['SlowDown', 'RequestTimeout', 'TimeoutError', 'InternalError', 'ServiceUnavailable', 'RequestTimeTooSkewed', 'NetworkingError', 'AbortError']);
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED', 'UND_ERR_SOCKET']);
+
+function s3Error(error: unknown, action: string, key?: string): ObjectStoreError {
+  if (error instanceof ObjectStoreError) return error;
+  const details = error as { name?: string; code?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  const name = details.name ?? '';
+  const status = details.$metadata?.httpStatusCode;
+  const text = `${action}: ${name !== '' && name !== 'Error' ? `${name}: ` : ''}${details.message ?? String(error)}`;
+  if (name === 'NoSuchBucket') return new ObjectStoreError('NoSuchBucket', text, { key, cause: error });
+  if (NOT_FOUND.has(name) || status === 404) return new ObjectStoreError('NotFound', text, { key, cause: error });
+  if (ACCESS_DENIED.has(name) || status === 403 || status === 401) return new ObjectStoreError('AccessDenied', text, { key, cause: error });
+  if (
+    UNAVAILABLE.has(name) ||
+    (status !== undefined && (status >= 500 || status === 429)) ||
+    (details.code !== undefined && NETWORK_CODES.has(details.code)) ||
+    /socket hang up|ECONNREFUSED|ECONNRESET|EPIPE|timed? ?out/i.test(details.message ?? '')
+  ) {
+    return new ObjectStoreError('Unavailable', text, { key, cause: error });
+  }
+  return new ObjectStoreError('Failed', text, { key, cause: error });
+}
+
+function md5Base64(body: Uint8Array): string {
+  return createHash('md5').update(body).digest('base64');
+}
+
+export class S3ObjectStore implements ObjectStore {
+  readonly location: string;
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly prefix: string;
+  private readonly retry: RetryPolicy;
+  private readonly partSizeBytes: number;
+  private readonly multipartThresholdBytes: number;
+
+  constructor(options: S3ObjectStoreOptions) {
+    this.bucket = options.bucket;
+    this.prefix = options.prefix === '' || options.prefix.endsWith('/') ? options.prefix : `${options.prefix}/`;
+    this.location = `s3://${options.bucket}/${this.prefix}`;
+    this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
+    this.partSizeBytes = Math.max(5 << 20, options.partSizeBytes ?? 8 << 20);
+    this.multipartThresholdBytes = options.multipartThresholdBytes ?? 16 << 20;
+    const endpoint = options.endpoint ?? process.env['AWS_ENDPOINT_URL_S3'] ?? process.env['AWS_ENDPOINT_URL'];
+    this.client = new S3Client({
+      region: options.region ?? process.env['AWS_REGION'] ?? process.env['AWS_DEFAULT_REGION'] ?? 'us-east-1',
+      ...(endpoint !== undefined && endpoint !== '' ? { endpoint, forcePathStyle: true } : {}),
+      ...(options.credentials !== undefined ? { credentials: options.credentials } : {}),
+      maxAttempts: 1,
+      // S3-compatible servers do not all know the newer flexible checksums; Content-MD5 and our
+      // own SHA-256 cover integrity.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      requestHandler: { requestTimeout: options.requestTimeoutMs ?? 60_000, connectionTimeout: 5_000 },
+    });
+  }
+
+  private keyOf(key: string): string {
+    return this.prefix + key;
+  }
+
+  async putBytes(key: string, body: Uint8Array): Promise<ObjectDigest> {
+    await withRetries(this.retry, async () => {
+      try {
+        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.keyOf(key), Body: body, ContentMD5: md5Base64(body), ContentLength: body.length }));
+      } catch (error) {
+        throw s3Error(error, `cannot store ${key} in ${this.location}`, key);
+      }
+    });
+    return { sizeBytes: body.length, sha256: createHash('sha256').update(body).digest('hex') };
+  }
+
+  async putFile(key: string, path: string): Promise<ObjectDigest> {
+    let file;
+    try {
+      file = await open(path, 'r');
+    } catch (error) {
+      throw new ObjectStoreError('Failed', `cannot read ${path}: ${(error as Error).message}`, { key, cause: error });
+    }
+    try {
+      const sizeBytes = (await file.stat()).size;
+      const hash = createHash('sha256');
+      if (sizeBytes < this.multipartThresholdBytes) {
+        const body = await readRange(file, 0, sizeBytes, hash);
+        await this.putBytes(key, body);
+        return { sizeBytes, sha256: hash.digest('hex') };
+      }
+      await this.putMultipart(key, file, sizeBytes, hash);
+      return { sizeBytes, sha256: hash.digest('hex') };
+    } finally {
+      await file.close();
+    }
+  }
+
+  private async putMultipart(key: string, file: Awaited<ReturnType<typeof open>>, sizeBytes: number, hash: ReturnType<typeof createHash>): Promise<void> {
+    const objectKey = this.keyOf(key);
+    const action = `cannot store ${key} in ${this.location}`;
+    const uploadId = await withRetries(this.retry, async () => {
+      try {
+        const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey }));
+        if (created.UploadId === undefined) throw new ObjectStoreError('Failed', `${action}: the server returned no upload id`, { key });
+        return created.UploadId;
+      } catch (error) {
+        throw s3Error(error, action, key);
+      }
+    });
+    try {
+      const parts: CompletedPart[] = [];
+      for (let offset = 0, partNumber = 1; offset < sizeBytes; offset += this.partSizeBytes, partNumber++) {
+        const body = await readRange(file, offset, Math.min(this.partSizeBytes, sizeBytes - offset), hash);
+        const md5 = md5Base64(body);
+        const eTag = await withRetries(this.retry, async () => {
+          try {
+            const uploaded = await this.client.send(
+              new UploadPartCommand({ Bucket: this.bucket, Key: objectKey, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentMD5: md5, ContentLength: body.length }),
+            );
+            return uploaded.ETag;
+          } catch (error) {
+            throw s3Error(error, `${action} (part ${partNumber})`, key);
+          }
+        });
+        parts.push({ PartNumber: partNumber, ETag: eTag });
+      }
+      await withRetries(this.retry, async () => {
+        try {
+          await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+        } catch (error) {
+          throw s3Error(error, action, key);
+        }
+      });
+    } catch (error) {
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey, UploadId: uploadId })).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async getBytes(key: string): Promise<Buffer> {
+    return withRetries(this.retry, async () => {
+      try {
+        const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(key) }));
+        return Buffer.from(await response.Body!.transformToByteArray());
+      } catch (error) {
+        throw s3Error(error, `cannot read ${key} from ${this.location}`, key);
+      }
+    });
+  }
+
+  async getFile(key: string, path: string, expected?: ObjectDigest): Promise<ObjectDigest> {
+    const temporary = `${path}.download`;
+    const digest = await withRetries(this.retry, async () => {
+      try {
+        const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(key) }));
+        const hash = createHash('sha256');
+        let sizeBytes = 0;
+        const output = await open(temporary, 'w');
+        try {
+          for await (const chunk of response.Body as AsyncIterable<Uint8Array>) {
+            hash.update(chunk);
+            sizeBytes += chunk.length;
+            await output.write(chunk);
+          }
+          await output.sync();
+        } finally {
+          await output.close();
+        }
+        return { sizeBytes, sha256: hash.digest('hex') };
+      } catch (error) {
+        await unlink(temporary).catch(() => undefined);
+        throw s3Error(error, `cannot download ${key} from ${this.location}`, key);
+      }
+    });
+    try {
+      verifyDigest(key, digest, expected);
+      await rename(temporary, path);
+    } catch (error) {
+      await unlink(temporary).catch(() => undefined);
+      throw error instanceof ObjectStoreError ? error : new ObjectStoreError('Failed', `cannot write ${path}: ${(error as Error).message}`, { key, cause: error });
+    }
+    return digest;
+  }
+
+  async list(prefix: string): Promise<ObjectInfo[]> {
+    const result: ObjectInfo[] = [];
+    let token: string | undefined;
+    do {
+      const page = await withRetries(this.retry, async () => {
+        try {
+          return await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.keyOf(prefix), ContinuationToken: token, MaxKeys: 1000 }));
+        } catch (error) {
+          throw s3Error(error, `cannot list ${this.location}`);
+        }
+      });
+      for (const object of page.Contents ?? []) {
+        if (object.Key === undefined) continue;
+        result.push({ key: object.Key.slice(this.prefix.length), sizeBytes: object.Size ?? 0 });
+      }
+      token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
+    } while (token !== undefined);
+    return result.sort((left, right) => (left.key < right.key ? -1 : left.key > right.key ? 1 : 0));
+  }
+
+  async delete(keys: readonly string[]): Promise<void> {
+    // One request per key, a few at a time: DeleteObjects needs checksums not every
+    // S3-compatible server accepts, and checkpoints delete tens of files, not thousands.
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < keys.length) {
+        const key = keys[next++]!;
+        await withRetries(this.retry, async () => {
+          try {
+            await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.keyOf(key) }));
+          } catch (error) {
+            const converted = s3Error(error, `cannot delete ${key} from ${this.location}`, key);
+            if (converted.code !== 'NotFound') throw converted;
+          }
+        });
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+}
+
+/** Reads [offset, offset + length) into one buffer, hashing as it goes (1 MiB reads keep the event loop free). */
+async function readRange(file: Awaited<ReturnType<typeof open>>, offset: number, length: number, hash: ReturnType<typeof createHash>): Promise<Uint8Array> {
+  const body = new Uint8Array(length);
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await file.read(body, done, Math.min(1 << 20, length - done), offset + done);
+    if (bytesRead === 0) throw new ObjectStoreError('Failed', `file shrank while uploading (expected ${length} bytes at ${offset})`);
+    hash.update(body.subarray(done, done + bytesRead));
+    done += bytesRead;
+  }
+  return body;
+}

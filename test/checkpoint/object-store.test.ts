@@ -1,0 +1,159 @@
+// The object-store contract against both real implementations: a local folder and s3rver (a real
+// S3-compatible server in a child process). Expected digests are computed here with node:crypto
+// from the bytes the test wrote, never taken from the store's answer.
+
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FileObjectStore } from '../../storage/object-store/file-object-store.js';
+import { ObjectStoreError, type ObjectStore } from '../../storage/object-store/object-store.js';
+import { openObjectStore } from '../../storage/object-store/open-object-store.js';
+import { S3ObjectStore } from '../../storage/object-store/s3-object-store.js';
+import { S3RVER_CREDENTIALS, startS3rver, type S3rverProcess } from './support/s3rver.js';
+
+const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+const fastRetry = { attempts: 3, baseDelayMs: 10, maxDelayMs: 50 };
+
+let s3rver: S3rverProcess;
+const work = mkdtempSync(join(tmpdir(), 'oxbow-object-store-'));
+
+beforeAll(async () => {
+  s3rver = await startS3rver();
+});
+afterAll(async () => {
+  await s3rver.dispose();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const implementations: [string, () => ObjectStore][] = [
+  ['local folder', () => new FileObjectStore(mkdtempSync(join(work, 'folder-')))],
+  [
+    's3rver',
+    () =>
+      new S3ObjectStore({
+        bucket: 'oxbow',
+        prefix: `run-${randomBytes(4).toString('hex')}`,
+        endpoint: s3rver.endpoint,
+        credentials: S3RVER_CREDENTIALS,
+        retry: fastRetry,
+        partSizeBytes: 5 << 20,
+        multipartThresholdBytes: 6 << 20,
+      }),
+  ],
+];
+
+describe.each(implementations)('object store: %s', (_name, create) => {
+  it('puts, reads, lists in key order and deletes', async () => {
+    const store = create();
+    const small = Buffer.from('{"epoch":"1"}');
+    expect(await store.putBytes('manifests/0002.json', small)).toEqual({ sizeBytes: small.length, sha256: sha256(small) });
+    await store.putBytes('manifests/0001.json', Buffer.from('x'));
+    await store.putBytes('sst/a/000001.sst', Buffer.from('yy'));
+    expect((await store.getBytes('manifests/0002.json')).equals(small)).toBe(true);
+    expect(await store.list('manifests/')).toEqual([
+      { key: 'manifests/0001.json', sizeBytes: 1 },
+      { key: 'manifests/0002.json', sizeBytes: small.length },
+    ]);
+    expect((await store.list('')).map((object) => object.key)).toEqual(['manifests/0001.json', 'manifests/0002.json', 'sst/a/000001.sst']);
+    await store.delete(['manifests/0001.json', 'does/not/exist']);
+    expect((await store.list('manifests/')).map((object) => object.key)).toEqual(['manifests/0002.json']);
+    const missing = await store.getBytes('manifests/0001.json').catch((error: unknown) => error);
+    expect(missing).toBeInstanceOf(ObjectStoreError);
+    expect((missing as ObjectStoreError).code).toBe('NotFound');
+    store.close();
+  });
+
+  it('uploads a large file (multipart on S3) and downloads it with its checksum verified', async () => {
+    const store = create();
+    const content = randomBytes(13 * 1024 * 1024 + 17);
+    const source = join(work, `large-${randomBytes(4).toString('hex')}`);
+    writeFileSync(source, content);
+    const expected = { sizeBytes: content.length, sha256: sha256(content) };
+    expect(await store.putFile('sst/large.sst', source)).toEqual(expected);
+    const target = `${source}.copy`;
+    expect(await store.getFile('sst/large.sst', target, expected)).toEqual(expected);
+    expect(readFileSync(target).equals(content)).toBe(true);
+    store.close();
+  });
+
+  it('refuses a download whose bytes do not match the expected checksum or size, leaving nothing behind', async () => {
+    const store = create();
+    const content = Buffer.from('the real bytes');
+    await store.putBytes('sst/f.sst', content);
+    const target = join(work, `refused-${randomBytes(4).toString('hex')}`);
+    const wrongSum = await store.getFile('sst/f.sst', target, { sizeBytes: content.length, sha256: sha256(Buffer.from('other bytes!!!')) }).catch((error: unknown) => error);
+    expect((wrongSum as ObjectStoreError).code).toBe('Corrupt');
+    const wrongSize = await store.getFile('sst/f.sst', target, { sizeBytes: content.length + 1, sha256: sha256(content) }).catch((error: unknown) => error);
+    expect((wrongSize as ObjectStoreError).code).toBe('Corrupt');
+    expect((wrongSize as Error).message).toMatch(/truncated/);
+    expect(existsSync(target)).toBe(false);
+    store.close();
+  });
+
+  it('lists past one page (continuation)', async () => {
+    const store = create();
+    const keys = Array.from({ length: 1005 }, (_, index) => `many/${String(index).padStart(5, '0')}`);
+    for (let index = 0; index < keys.length; index += 200) {
+      await Promise.all(keys.slice(index, index + 200).map((key) => store.putBytes(key, Buffer.from(key))));
+    }
+    const listed = await store.list('many/');
+    expect(listed.map((object) => object.key)).toEqual(keys);
+    store.close();
+  });
+});
+
+describe('object store failures', () => {
+  it('S3: wrong credentials are AccessDenied at once (not retried)', async () => {
+    let retries = 0;
+    const store = new S3ObjectStore({
+      bucket: 'oxbow',
+      prefix: 'denied',
+      endpoint: s3rver.endpoint,
+      credentials: { accessKeyId: 'NOBODY', secretAccessKey: 'wrong' },
+      retry: { ...fastRetry, onRetry: () => retries++ },
+    });
+    const error = await store.putBytes('x', Buffer.from('x')).catch((caught: unknown) => caught);
+    expect((error as ObjectStoreError).code).toBe('AccessDenied');
+    expect(retries).toBe(0);
+    store.close();
+  });
+
+  it('S3: a missing bucket is NoSuchBucket', async () => {
+    const store = new S3ObjectStore({ bucket: 'no-such-bucket', prefix: '', endpoint: s3rver.endpoint, credentials: S3RVER_CREDENTIALS, retry: fastRetry });
+    const error = await store.list('').catch((caught: unknown) => caught);
+    expect((error as ObjectStoreError).code).toBe('NoSuchBucket');
+    store.close();
+  });
+
+  it('S3: an unreachable server is Unavailable after the retries', async () => {
+    let retries = 0;
+    const store = new S3ObjectStore({
+      bucket: 'oxbow',
+      prefix: '',
+      endpoint: 'http://127.0.0.1:9',
+      credentials: S3RVER_CREDENTIALS,
+      retry: { ...fastRetry, onRetry: () => retries++ },
+    });
+    const error = await store.putBytes('x', Buffer.from('x')).catch((caught: unknown) => caught);
+    expect((error as ObjectStoreError).code).toBe('Unavailable');
+    expect(retries).toBe(fastRetry.attempts - 1);
+    store.close();
+  });
+
+  it('folder: a key escaping the root is refused', async () => {
+    const store = new FileObjectStore(join(work, 'escape'));
+    const error = await store.putBytes('../outside', Buffer.from('x')).catch((caught: unknown) => caught);
+    expect((error as ObjectStoreError).code).toBe('Failed');
+    expect(existsSync(join(work, 'outside'))).toBe(false);
+  });
+
+  it('openObjectStore accepts file:// and s3:// and names the forms otherwise', () => {
+    expect(openObjectStore(`file://${work}/x`).location).toBe(`file://${work}/x`);
+    const s3 = openObjectStore('s3://bucket/some/prefix/', { endpoint: s3rver.endpoint });
+    expect(s3.location).toBe('s3://bucket/some/prefix/');
+    s3.close();
+    expect(() => openObjectStore('ftp://x')).toThrow(/file:\/\/\/absolute\/path or s3:\/\/bucket\/prefix/);
+  });
+});
