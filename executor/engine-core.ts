@@ -8,6 +8,8 @@ import { nextEpoch, type Epoch } from '../sql/epoch.js';
 import type { StateStore } from '../storage/state-table.js';
 import type { Catalog } from './catalog.js';
 import { RowIdAllocator } from './table-access.js';
+import { StreamManager } from './stream/stream-manager.js';
+import { AbortHookStore } from './stream/abort-hook-store.js';
 
 /** A FIFO mutex over async sections. */
 export class WriteLock {
@@ -35,15 +37,26 @@ export interface EngineSettings {
 export class EngineCore {
   readonly rowIds = new RowIdAllocator();
   readonly writeLock = new WriteLock();
+  /** Materialized views' dataflows (executor/stream/); the store drops their changes on abort. */
+  readonly streams: StreamManager;
+  readonly store: StateStore;
 
   constructor(
-    readonly store: StateStore,
+    store: StateStore,
     readonly catalog: Catalog,
     readonly settings: EngineSettings,
-  ) {}
+  ) {
+    this.store = new AbortHookStore(store, () => this.streams.discard());
+    this.streams = new StreamManager(this.store);
+  }
 
-  /** Commits the open epoch at the next epoch number; call only inside the write lock. */
+  /**
+   * Commits the open epoch at the next epoch number; call only inside the write lock. The epoch's
+   * changes first run through every materialized view's dataflow, so view and table writes commit
+   * in one atomic write (read-your-writes).
+   */
   commit(): Epoch {
+    this.streams.flush();
     const epoch = nextEpoch(this.store.committedEpoch, Date.now());
     this.store.commit(epoch);
     return epoch;

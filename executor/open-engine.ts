@@ -10,6 +10,7 @@ import type { Engine, Session, SessionEvents, StartupParameters } from './engine
 import { EngineCore, type EngineSettings } from './engine-core.js';
 import { EngineSession } from './session.js';
 import { systemRelationDefs } from './system/system-relations.js';
+import { restoreDataflows } from './stream/create-materialized-view.js';
 
 /** The one database oxbow serves. */
 export const DATABASE_NAME = 'oxbow';
@@ -48,5 +49,7 @@ export class OxbowEngine implements Engine {
 export async function openEngine(store: StateStore, settings: EngineSettings): Promise<OxbowEngine> {
   await initParser();
   const catalog = Catalog.load(store, systemRelationDefs());
-  return new OxbowEngine(new EngineCore(store, catalog, settings));
+  const core = new EngineCore(store, catalog, settings);
+  restoreDataflows(core, (searchPath) => ({ catalog: core.catalog, searchPath, parameterTypes: [] }));
+  return new OxbowEngine(core);
 }

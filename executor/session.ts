@@ -41,6 +41,7 @@ import { StoreTableAccess } from './table-access.js';
 import { runDdl, isDdl } from './ddl/run-ddl.js';
 import type { DdlContext } from './ddl/ddl-context.js';
 import { createTableAs } from './ddl/create-table.js';
+import { createMaterializedView } from './stream/create-materialized-view.js';
 import { prepareCopy, type CopyStatementPlan } from './copy.js';
 import { SystemRelations } from './system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from './system/session-functions.js';
@@ -105,8 +106,21 @@ function classify(statement: ParsedStatement): Utility {
       return { kind: 'show' };
     default:
       if (isDdl(kind)) return { kind: 'ddl' };
-      return { kind: 'unsupported', message: `${kind.replace(/Stmt$/, '')} statements are not supported` };
+      return { kind: 'unsupported', message: `${statementWords(statement.text)} is not supported` };
   }
+}
+
+/** The leading keywords of a statement (`CREATE SEQUENCE`, `VACUUM`) for "not supported" errors. */
+function statementWords(text: string): string {
+  const words = text.trim().split(/\s+/, 4).map((word) => word.toUpperCase().replace(/[^A-Z_]/g, ''));
+  const first = words[0] ?? '';
+  if (['CREATE', 'DROP', 'ALTER', 'COMMENT'].includes(first)) {
+    const second = words[1] ?? '';
+    if (second === 'OR') return words.slice(0, 4).join(' ');
+    if (['UNIQUE', 'TEMP', 'TEMPORARY', 'ON', 'MATERIALIZED'].includes(second)) return words.slice(0, 3).join(' ');
+    return `${first} ${second}`.trim();
+  }
+  return first;
 }
 
 let nextProcessId = 1000 + Math.floor(Math.random() * 1000);
@@ -383,7 +397,7 @@ export class EngineSession implements Session {
 
   private tableAccess(): StoreTableAccess {
     const system = new SystemRelations(this.systemContext());
-    return new StoreTableAccess(this.core.store, system, this.core.rowIds, this.core.store.committedEpoch);
+    return new StoreTableAccess(this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams);
   }
 
   private async executePlannedStatement(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
@@ -448,6 +462,7 @@ export class EngineSession implements Session {
   private async ddl(statement: OxbowPrepared, signal: AbortSignal): Promise<string> {
     const createAs = (statement.parsed.node as { CreateTableAsStmt?: CreateTableAsStmt }).CreateTableAsStmt;
     if (createAs !== undefined && createAs.objtype === 'OBJECT_TABLE') return this.createTableAs(statement, createAs, signal);
+    if (createAs !== undefined && createAs.objtype === 'OBJECT_MATVIEW') return this.createMaterializedView(statement, createAs);
     return this.core.writeLock.run(() => {
       const outcome = runDdl(statement.parsed, this.ddlContext(statement));
       if (outcome.catalog !== undefined) {
@@ -460,9 +475,21 @@ export class EngineSession implements Session {
           throw error;
         }
         this.core.catalog.install(outcome.catalog);
+        const installed = outcome.catalog;
+        this.core.streams.retain((viewId) => installed.relationById(viewId) !== undefined);
         this.noteWrite();
       }
       for (const notice of outcome.notices) this.events.notice(notice);
+      return outcome.commandTag;
+    });
+  }
+
+  /** CREATE MATERIALIZED VIEW: plan, backfill and commit in one epoch (executor/stream/). */
+  private async createMaterializedView(statement: OxbowPrepared, body: CreateTableAsStmt): Promise<string> {
+    return this.core.writeLock.run(() => {
+      const outcome = createMaterializedView({ core: this.core, body, ddl: this.ddlContext(statement), planner: this.plannerContext([]) });
+      for (const notice of outcome.notices) this.events.notice(notice);
+      this.noteWrite();
       return outcome.commandTag;
     });
   }

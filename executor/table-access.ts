@@ -13,6 +13,7 @@ import { SqlError, SqlState } from '../sql/errors.js';
 import type { Row } from '../sql/value.js';
 import type { RowVersion, StateStore, StateTable } from '../storage/state-table.js';
 import type { TableAccess } from './batch/index.js';
+import type { ChangeCapture } from './stream/stream-manager.js';
 
 export interface SystemRowSource {
   /** Rows of a system relation, generated for this statement. */
@@ -73,6 +74,8 @@ export class StoreTableAccess implements TableAccess {
     private readonly rowIds: RowIdAllocator,
     /** The statement's snapshot: the epoch committed when it started. */
     private readonly snapshotEpoch: Epoch,
+    /** Records the changes of relations that materialized views read (executor/stream/). */
+    private readonly capture?: ChangeCapture,
   ) {}
 
   private userTable(relation: RelationDef): StateTable {
@@ -137,11 +140,23 @@ export class StoreTableAccess implements TableAccess {
   }
 
   insert(relation: RelationDef, row: Row): void {
-    this.writable(relation).insert(row);
+    const table = this.writable(relation);
+    if (this.capture?.captures(relation.id) === true) {
+      // An insert is an upsert by key: a replaced row is a delete of the old one.
+      const old = this.get(relation, relation.primaryKey.map((index) => row[index]!));
+      if (old !== undefined) this.capture.record(relation.id, old, -1);
+      this.capture.record(relation.id, row, 1);
+    }
+    table.insert(row);
   }
 
   delete(relation: RelationDef, row: Row): void {
-    this.writable(relation).delete(row);
+    const table = this.writable(relation);
+    if (this.capture?.captures(relation.id) === true) {
+      const old = this.get(relation, relation.primaryKey.map((index) => row[index]!));
+      if (old !== undefined) this.capture.record(relation.id, old, -1);
+    }
+    table.delete(row);
   }
 
   private writable(relation: RelationDef): StateTable {

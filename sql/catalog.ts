@@ -36,6 +36,12 @@ export interface RelationDef {
   readonly encode?: string;
   /** Ids of the relations this one reads (views, indexes, sinks). */
   readonly dependsOn: readonly number[];
+  /**
+   * For materialized views: the ids of the dataflow's state tables (in the order the
+   * incrementalization pass allocates them) and the search path the definition was planned with,
+   * so a restart rebuilds the same dataflow over the same state.
+   */
+  readonly stream?: { readonly stateTableIds: readonly number[]; readonly searchPath: readonly string[] };
   /** Time-travel retention in milliseconds; undefined means the server default. */
   readonly retentionMs?: number;
   readonly comment?: string;

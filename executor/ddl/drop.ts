@@ -146,7 +146,7 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
     const name = names[names.length - 1] ?? '';
     const schema = names.length > 1 ? names[names.length - 2] : undefined;
     const relation = context.catalog.resolveRelation(schema, name, context.searchPath);
-    if (relation === undefined || (relation.kind === 'system' && kind !== 'table')) {
+    if (relation === undefined) {
       if (missingOk) {
         notices.push({ severity: 'NOTICE', code: SqlState.successfulCompletion, message: `${kindWord(kind)} "${name}" does not exist, skipping` });
         continue;
@@ -180,6 +180,8 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
   for (const relation of plan.relations.values()) {
     draft.removeRelation(relation.id);
     if (relation.kind === 'table' || relation.kind === 'materialized_view') droppedTableIds.push(relation.id);
+    // A materialized view's dataflow state goes with it (executor/stream/).
+    if (relation.stream !== undefined) droppedTableIds.push(...relation.stream.stateTableIds);
   }
   for (const schema of droppedSchemas) draft.removeSchema(schema);
   return { catalog: draft.finish(), commandTag: commandTags[kind], notices, droppedTableIds };

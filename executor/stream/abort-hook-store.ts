@@ -1,0 +1,41 @@
+// A StateStore that tells the stream manager when the open epoch is aborted, so changes recorded
+// by a failed statement never reach a view. Every call delegates to the real store.
+
+import type { Epoch } from '../../sql/epoch.js';
+import type { ReadableWindow, StateStore, StateTable, StateTableSchema } from '../../storage/state-table.js';
+
+export class AbortHookStore implements StateStore {
+  constructor(
+    private readonly inner: StateStore,
+    private readonly onAbort: () => void,
+  ) {}
+
+  table(schema: StateTableSchema): StateTable {
+    return this.inner.table(schema);
+  }
+  dropTable(tableId: number): void {
+    this.inner.dropTable(tableId);
+  }
+  getMeta(key: string): Uint8Array | undefined {
+    return this.inner.getMeta(key);
+  }
+  putMeta(key: string, value: Uint8Array): void {
+    this.inner.putMeta(key, value);
+  }
+  commit(epoch: Epoch): void {
+    this.inner.commit(epoch);
+  }
+  abort(): void {
+    this.onAbort();
+    this.inner.abort();
+  }
+  get committedEpoch(): Epoch {
+    return this.inner.committedEpoch;
+  }
+  readableWindow(tableId: number): ReadableWindow {
+    return this.inner.readableWindow(tableId);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

@@ -1,0 +1,113 @@
+// One materialized view's dataflow: the streaming plan (planner/stream/) turned into a tree of
+// operator nodes, fed by the changes of the relations it reads. `push` runs a batch of changes of
+// one relation from every scan of it up to the view (a self-join's two scans one after the other,
+// so each sees the other side's state before or after, never half); the return value is the
+// view's own changes. Everything is synchronous: the dataflow runs inside the writer's epoch.
+
+import type { StreamPlan, StreamPlanKind } from '../../planner/stream/stream-plan.js';
+import { streamInputs } from '../../planner/stream/stream-plan.js';
+import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
+import type { StreamContext } from './stream-context.js';
+import type { StreamNode } from './stream-node.js';
+import { StreamScanNode } from './scan.js';
+import { StreamValuesNode } from './values.js';
+import { StreamFilterNode } from './filter.js';
+import { StreamProjectNode } from './project.js';
+import { StreamUnionNode } from './union.js';
+import { StreamLateralNode } from './lateral.js';
+import { KeyedOperatorNode } from './keyed-operator.js';
+import { StreamMaterializeNode } from './materialize.js';
+
+type Builders = { [K in StreamPlanKind]: (plan: Extract<StreamPlan, { kind: K }>, context: StreamContext) => StreamNode };
+
+/** One builder per streaming node kind: a new kind does not compile until it has one. */
+const BUILDERS: Builders = {
+  StreamTableScan: (plan, context) => new StreamScanNode(plan, context),
+  StreamValues: (plan, context) => new StreamValuesNode(plan, context),
+  StreamFilter: (plan, context) => new StreamFilterNode(plan, context),
+  StreamProject: (plan, context) => new StreamProjectNode(plan, context),
+  StreamUnion: () => new StreamUnionNode(),
+  StreamLateral: (plan, context) => new StreamLateralNode(plan, context),
+  StreamHashAggregate: (plan, context) => new KeyedOperatorNode(plan, context),
+  StreamHashJoin: (plan, context) => new KeyedOperatorNode(plan, context),
+  StreamNestedLoopJoin: (plan, context) => new KeyedOperatorNode(plan, context),
+  StreamDistinct: (plan, context) => new KeyedOperatorNode(plan, context),
+  StreamTopN: (plan, context) => new KeyedOperatorNode(plan, context),
+  StreamOverWindow: (plan, context) => new KeyedOperatorNode(plan, context),
+  StreamSetOperation: (plan, context) => new KeyedOperatorNode(plan, context),
+  StreamMaterialize: (plan, context) => new StreamMaterializeNode(plan, context),
+};
+
+interface Placed {
+  readonly node: StreamNode;
+  readonly plan: StreamPlan;
+  readonly parent: Placed | undefined;
+  /** Which input of the parent this node is. */
+  readonly slot: number;
+  readonly children: Placed[];
+}
+
+export class Dataflow {
+  private readonly root: Placed;
+  /** Scan nodes by the relation they read. */
+  private readonly scans = new Map<number, Placed[]>();
+
+  constructor(
+    readonly viewId: number,
+    readonly plan: StreamPlan,
+    private readonly context: StreamContext,
+  ) {
+    this.root = this.place(plan, undefined, 0);
+  }
+
+  private place(plan: StreamPlan, parent: Placed | undefined, slot: number): Placed {
+    const node = (BUILDERS[plan.kind] as (plan: StreamPlan, context: StreamContext) => StreamNode)(plan, this.context);
+    const placed: Placed = { node, plan, parent, slot, children: [] };
+    streamInputs(plan).forEach((input, index) => placed.children.push(this.place(input, placed, index)));
+    if (plan.kind === 'StreamTableScan') {
+      const list = this.scans.get(plan.relation.id) ?? [];
+      list.push(placed);
+      this.scans.set(plan.relation.id, list);
+    }
+    return placed;
+  }
+
+  /** Relation ids whose changes this dataflow reads. */
+  sources(): number[] {
+    return [...this.scans.keys()];
+  }
+
+  /** Runs one relation's changes through the dataflow; returns the view's changes. */
+  push(relationId: number, changes: ChangeBatch): ChangeBatch {
+    const out = emptyChanges();
+    for (const scan of this.scans.get(relationId) ?? []) appendChanges(out, this.bubble(scan, scan.node.apply(0, changes)));
+    return out;
+  }
+
+  /** The view's changes at creation (before the snapshot of its inputs is pushed). */
+  initialize(): ChangeBatch {
+    return this.initializeNode(this.root);
+  }
+
+  private initializeNode(placed: Placed): ChangeBatch {
+    const out = placed.node.initial();
+    for (const child of placed.children) {
+      const childOut = this.initializeNode(child);
+      if (!isEmpty(childOut)) appendChanges(out, placed.node.apply(child.slot, childOut));
+    }
+    return out;
+  }
+
+  /** Carries a node's output up to the root. */
+  private bubble(from: Placed, changes: ChangeBatch): ChangeBatch {
+    let current = from;
+    let out = changes;
+    while (current.parent !== undefined) {
+      if (isEmpty(out)) return out;
+      const parent = current.parent;
+      out = parent.node.apply(current.slot, out);
+      current = parent;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,149 @@
+// The machinery every stateful operator shares (aggregate, joins, distinct, top-N, over-window,
+// INTERSECT/EXCEPT): the input rows grouped by key in one state table per input
+// (`key ++ row ++ count`, so a key group is one prefix range), and, when changes arrive for some
+// keys, the recompute of exactly those key groups with the batch template:
+//
+//   for each changed key k:
+//     before = template(rows of k in every input)          -- read from the state tables
+//     apply the changes to k's rows of the changed input   -- written to the open epoch
+//     after  = template(rows of k after the changes)
+//     emit difference(before, after)                      -- equal rows cancel
+//
+// Because the template is the batch operator itself, the view computes exactly what the batch
+// query computes (the property test checks it); the cost of a change is its key group's size.
+// A key group whose template fails (an error inside an aggregate's argument) outputs nothing and
+// the error is recorded for the view.
+
+import type { Row, Value } from '../../sql/value.js';
+import type { DataType } from '../../sql/types.js';
+import type { StateTable } from '../../storage/state-table.js';
+import type { KeyedOperator } from '../../planner/stream/stream-plan.js';
+import { collect } from '../batch/operator.js';
+import { compile, type Evaluator } from '../batch/expression.js';
+import { KeyMap, keysEqual } from '../batch/row-hash.js';
+import { appendChanges, difference, emptyChanges, type ChangeBatch } from './change-batch.js';
+import type { StreamContext } from './stream-context.js';
+import type { StreamNode } from './stream-node.js';
+
+interface KeyGroupChanges {
+  readonly rows: Row[];
+  readonly signs: number[];
+}
+
+export class KeyedOperatorNode implements StreamNode {
+  private readonly tables: readonly StateTable[];
+  private readonly keyEvaluators: readonly (readonly Evaluator[])[];
+  private readonly keyTypes: readonly DataType[];
+  private readonly inputTypes: readonly (readonly DataType[])[];
+  private readonly outputTypes: readonly DataType[];
+
+  constructor(
+    private readonly plan: KeyedOperator,
+    private readonly context: StreamContext,
+  ) {
+    this.tables = plan.stateTables.map((declaration) => context.stateTable(declaration));
+    this.keyEvaluators = plan.keys.map((keys) => keys.map(compile));
+    this.keyTypes = (plan.keys[0] ?? []).map((key) => key.type);
+    this.inputTypes = plan.inputs.map((input) => input.columns.map((column) => column.type));
+    this.outputTypes = plan.columns.map((column) => column.type);
+  }
+
+  apply(slot: number, changes: ChangeBatch): ChangeBatch {
+    const groups = this.groupByKey(slot, changes);
+    const out = emptyChanges();
+    for (let g = 0; g < groups.size; g++) {
+      appendChanges(out, this.recomputeKey(slot, groups.keys[g]!, groups.values[g]!));
+    }
+    return out;
+  }
+
+  /** An operator without key columns outputs its template over empty inputs at creation. */
+  initial(): ChangeBatch {
+    if (this.keyTypes.length > 0) return emptyChanges();
+    const after = this.run(this.plan.inputs.map(() => []));
+    return difference([], after, this.outputTypes);
+  }
+
+  private groupByKey(slot: number, changes: ChangeBatch): KeyMap<KeyGroupChanges> {
+    const groups = new KeyMap<KeyGroupChanges>(this.keyTypes);
+    const evaluators = this.keyEvaluators[slot]!;
+    const runtime = this.context.runtime;
+    for (let i = 0; i < changes.rows.length; i++) {
+      const row = changes.rows[i]!;
+      const key: Value[] = new Array(evaluators.length);
+      for (let k = 0; k < evaluators.length; k++) {
+        try {
+          key[k] = evaluators[k]!(row, runtime);
+        } catch (error) {
+          this.context.recordError(error);
+          key[k] = null;
+        }
+      }
+      const index = groups.indexOf(key);
+      const group = index >= 0 ? groups.values[index]! : groups.values[groups.add(key, { rows: [], signs: [] })]!;
+      group.rows.push(row);
+      group.signs.push(changes.signs[i]!);
+    }
+    return groups;
+  }
+
+  private recomputeKey(slot: number, key: Value[], changes: KeyGroupChanges): ChangeBatch {
+    const before: Row[][] = [];
+    let changedCounts: KeyMap<number> | undefined;
+    for (let input = 0; input < this.tables.length; input++) {
+      const stored = this.readGroup(input, key);
+      if (input === slot) changedCounts = stored;
+      before.push(expand(stored));
+    }
+    const counts = changedCounts!;
+    const touched = new Set<number>();
+    for (let i = 0; i < changes.rows.length; i++) {
+      const row = changes.rows[i]!;
+      let index = counts.indexOf(row);
+      if (index < 0) index = counts.add(row, 0);
+      counts.values[index]! += changes.signs[i]!;
+      touched.add(index);
+    }
+    const table = this.tables[slot]!;
+    for (const index of touched) {
+      const count = counts.values[index]!;
+      const stateRow = [...key, ...counts.keys[index]!, BigInt(Math.max(count, 0))];
+      if (count > 0) table.insert(stateRow);
+      else table.delete(stateRow);
+    }
+    const after = before.slice();
+    after[slot] = expand(counts);
+    return difference(this.run(before), this.run(after), this.outputTypes);
+  }
+
+  /** The rows of one key group of one input, with their multiplicities. */
+  private readGroup(input: number, key: Value[]): KeyMap<number> {
+    const rows = new KeyMap<number>(this.inputTypes[input]!);
+    const keyWidth = key.length;
+    const rowWidth = this.inputTypes[input]!.length;
+    const scan = keyWidth === 0 ? this.tables[input]!.scan() : this.tables[input]!.scan({ start: key });
+    for (const stateRow of scan) {
+      if (keyWidth > 0 && !keysEqual(stateRow.slice(0, keyWidth), key, this.keyTypes)) break;
+      const count = Number(stateRow[keyWidth + rowWidth] as bigint);
+      if (count > 0) rows.add(stateRow.slice(keyWidth, keyWidth + rowWidth), count);
+    }
+    return rows;
+  }
+
+  private run(inputs: Row[][]): Row[] {
+    try {
+      return collect(this.plan.template, this.context.setTemplateInputs(inputs));
+    } catch (error) {
+      this.context.recordError(error);
+      return [];
+    }
+  }
+}
+
+function expand(counts: KeyMap<number>): Row[] {
+  const rows: Row[] = [];
+  for (let i = 0; i < counts.size; i++) {
+    for (let n = counts.values[i]!; n > 0; n--) rows.push(counts.keys[i]!);
+  }
+  return rows;
+}

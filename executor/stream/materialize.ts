@@ -1,0 +1,62 @@
+// StreamMaterialize (stateful): applies the view's changes to its contents. Two state tables: the
+// view's relation table (`row ++ duplicate number`, read by batch SELECT like any table, AS OF
+// included) and the count of each distinct row. A row inserted when c copies exist becomes
+// (row, c); a delete removes (row, c - 1). The output is the relation's own changes (full rows
+// with the duplicate number), which feed the views defined on this view.
+
+import type { Row } from '../../sql/value.js';
+import type { DataType } from '../../sql/types.js';
+import type { StateTable } from '../../storage/state-table.js';
+import type { StreamPlan } from '../../planner/stream/stream-plan.js';
+import { KeyMap } from '../batch/row-hash.js';
+import { emptyChanges, type ChangeBatch } from './change-batch.js';
+import type { StreamContext } from './stream-context.js';
+import type { StreamNode } from './stream-node.js';
+
+export class StreamMaterializeNode implements StreamNode {
+  private readonly rows: StateTable;
+  private readonly counts: StateTable;
+  private readonly types: readonly DataType[];
+
+  constructor(plan: Extract<StreamPlan, { kind: 'StreamMaterialize' }>, context: StreamContext) {
+    this.rows = context.stateTable(plan.stateTables[0]!);
+    this.counts = context.stateTable(plan.stateTables[1]!);
+    this.types = plan.columns.map((column) => column.type);
+  }
+
+  apply(_slot: number, changes: ChangeBatch): ChangeBatch {
+    const net = new KeyMap<number>(this.types);
+    for (let i = 0; i < changes.rows.length; i++) {
+      const row = changes.rows[i]!;
+      const index = net.indexOf(row);
+      if (index >= 0) net.values[index]! += changes.signs[i]!;
+      else net.add(row, changes.signs[i]!);
+    }
+    const out = emptyChanges();
+    for (let i = 0; i < net.size; i++) {
+      const delta = net.values[i]!;
+      if (delta === 0) continue;
+      const row = net.keys[i]!;
+      const stored = this.counts.get(row);
+      const before = stored === undefined ? 0 : Number(stored[row.length] as bigint);
+      const after = Math.max(before + delta, 0);
+      for (let n = before; n < after; n++) this.emit(out, row, n, 1);
+      for (let n = before - 1; n >= after; n--) this.emit(out, row, n, -1);
+      if (after > 0) this.counts.insert([...row, BigInt(after)]);
+      else if (before > 0) this.counts.delete([...row, 0n]);
+    }
+    return out;
+  }
+
+  private emit(out: ChangeBatch, row: Row, duplicate: number, sign: number): void {
+    const full = [...row, BigInt(duplicate)];
+    if (sign > 0) this.rows.insert(full);
+    else this.rows.delete(full);
+    out.rows.push(full);
+    out.signs.push(sign);
+  }
+
+  initial(): ChangeBatch {
+    return emptyChanges();
+  }
+}

@@ -1,0 +1,90 @@
+// What every streaming operator of one dataflow sees: the state store (operators reach storage only
+// through state tables), the evaluation context views run with (fixed: UTC, ISO, no session
+// settings, so a view's contents do not depend on who wrote), the error recorder of the view, and
+// a batch-executor Runtime for evaluating expressions and running batch templates.
+
+import type { Row } from '../../sql/value.js';
+import type { RelationDef } from '../../sql/catalog.js';
+import { lastEpochAtMillis, type Epoch } from '../../sql/epoch.js';
+import type { EvalContext } from '../../sql/functions.js';
+import { SqlError, SqlState, toSqlError } from '../../sql/errors.js';
+import type { RowVersion, StateStore, StateTable } from '../../storage/state-table.js';
+import type { StateTableDeclaration } from '../../planner/stream/stream-plan.js';
+import type { TableAccess } from '../batch/index.js';
+import type { Runtime } from '../batch/runtime.js';
+
+export interface StreamErrorSink {
+  /** A row-level error inside a running view: counted and recorded, never thrown. */
+  record(viewId: number, message: string): void;
+}
+
+const NEVER_ABORTED = new AbortController().signal;
+
+/** The evaluation context of every view: independent of any session's settings. */
+export function streamEvalContext(): EvalContext {
+  return { statementTimeMicros: Date.now() * 1000, timeZone: 'UTC', dateStyle: 'ISO, MDY', intervalStyle: 'postgres', extraFloatDigits: 1 };
+}
+
+/**
+ * TableAccess for batch templates: the placeholder relation of input i (id -1 - i) reads the rows
+ * handed in; nothing else is reachable (templates never scan real tables).
+ */
+class TemplateInputs implements TableAccess {
+  inputs: readonly Row[][] = [];
+  scan(relation: RelationDef): Iterable<Row> {
+    return this.inputs[-1 - relation.id] ?? [];
+  }
+  versions(): Iterable<RowVersion> {
+    return [];
+  }
+  get(): Row | undefined {
+    return undefined;
+  }
+  insert(relation: RelationDef): void {
+    throw new SqlError(SqlState.internalError, `a streaming template tried to write "${relation.name}"`);
+  }
+  delete(relation: RelationDef): void {
+    this.insert(relation);
+  }
+  nextRowId(): bigint {
+    return 0n;
+  }
+  epochAt(timestampMicros: number): Epoch {
+    return lastEpochAtMillis(Math.floor(timestampMicros / 1000));
+  }
+}
+
+export class StreamContext {
+  private readonly templateInputs = new TemplateInputs();
+  readonly runtime: Runtime;
+
+  constructor(
+    readonly store: StateStore,
+    readonly viewId: number,
+    private readonly errors: StreamErrorSink,
+  ) {
+    this.runtime = {
+      tables: this.templateInputs,
+      parameters: [],
+      evalContext: streamEvalContext(),
+      signal: NEVER_ABORTED,
+      outer: [],
+      subqueryCache: new Map(),
+      workTables: new Map(),
+    };
+  }
+
+  stateTable(declaration: StateTableDeclaration): StateTable {
+    return this.store.table({ tableId: declaration.tableId, columnTypes: declaration.columnTypes, primaryKey: declaration.primaryKey });
+  }
+
+  /** Sets the rows batch templates read as their inputs. */
+  setTemplateInputs(inputs: readonly Row[][]): Runtime {
+    this.templateInputs.inputs = inputs;
+    return this.runtime;
+  }
+
+  recordError(error: unknown): void {
+    this.errors.record(this.viewId, toSqlError(error).message);
+  }
+}

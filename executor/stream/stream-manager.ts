@@ -1,0 +1,89 @@
+// The streaming engine of one process: every materialized view's dataflow, the changes of the open
+// epoch, and their propagation. Writers (DML, COPY) record each change of a relation that some view
+// reads (`record`); just before the epoch commits, `flush` pushes them through the dataflows in
+// view id order (a view is created after everything it reads, so a view's changes are ready before
+// any view on it runs) and the state and view writes land in the same open epoch as the table
+// writes: one atomic commit (executor/stream/DESIGN.md). An aborted epoch drops the changes too.
+
+import type { Row } from '../../sql/value.js';
+import type { StateStore } from '../../storage/state-table.js';
+import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
+import type { Dataflow } from './dataflow.js';
+import { StreamContext } from './stream-context.js';
+import { ViewErrors } from './view-errors.js';
+import type { StreamPlan } from '../../planner/stream/stream-plan.js';
+import { Dataflow as DataflowClass } from './dataflow.js';
+
+export interface ChangeCapture {
+  /** True when some view reads the relation (so its changes must be recorded). */
+  captures(relationId: number): boolean;
+  record(relationId: number, row: Row, sign: number): void;
+}
+
+export class StreamManager implements ChangeCapture {
+  /** Dataflows by view id, kept in id order. */
+  private dataflows: Dataflow[] = [];
+  private readonly read = new Map<number, number>();
+  private pending = new Map<number, ChangeBatch>();
+  readonly errors = new ViewErrors();
+
+  constructor(private readonly store: StateStore) {}
+
+  /** Builds a view's dataflow over the store (not yet installed). */
+  build(viewId: number, plan: StreamPlan): Dataflow {
+    return new DataflowClass(viewId, plan, new StreamContext(this.store, viewId, this.errors));
+  }
+
+  install(dataflow: Dataflow): void {
+    this.dataflows = [...this.dataflows.filter((existing) => existing.viewId !== dataflow.viewId), dataflow].sort((a, b) => a.viewId - b.viewId);
+    this.recount();
+  }
+
+  /** Removes the dataflows of views that no longer exist (after DROP). */
+  retain(exists: (viewId: number) => boolean): void {
+    const kept = this.dataflows.filter((dataflow) => exists(dataflow.viewId));
+    for (const dataflow of this.dataflows) if (!kept.includes(dataflow)) this.errors.forget(dataflow.viewId);
+    this.dataflows = kept;
+    this.recount();
+  }
+
+  get viewIds(): number[] {
+    return this.dataflows.map((dataflow) => dataflow.viewId);
+  }
+
+  private recount(): void {
+    this.read.clear();
+    for (const dataflow of this.dataflows) for (const source of dataflow.sources()) this.read.set(source, (this.read.get(source) ?? 0) + 1);
+  }
+
+  captures(relationId: number): boolean {
+    return this.read.has(relationId);
+  }
+
+  record(relationId: number, row: Row, sign: number): void {
+    let batch = this.pending.get(relationId);
+    if (batch === undefined) this.pending.set(relationId, (batch = emptyChanges()));
+    batch.rows.push(row);
+    batch.signs.push(sign);
+  }
+
+  /** Pushes the open epoch's changes through every dataflow (call inside the write lock, before commit). */
+  flush(): void {
+    if (this.pending.size === 0) return;
+    const changes = this.pending;
+    this.pending = new Map();
+    for (const dataflow of this.dataflows) {
+      const out = emptyChanges();
+      for (const source of dataflow.sources()) {
+        const batch = changes.get(source);
+        if (batch !== undefined && !isEmpty(batch)) appendChanges(out, dataflow.push(source, batch));
+      }
+      if (!isEmpty(out) && this.read.has(dataflow.viewId)) changes.set(dataflow.viewId, out);
+    }
+  }
+
+  /** Drops the open epoch's recorded changes (the epoch was aborted). */
+  discard(): void {
+    this.pending = new Map();
+  }
+}

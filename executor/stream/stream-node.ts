@@ -1,0 +1,11 @@
+// The streaming operator contract: a node takes the changes arriving on one of its inputs and
+// returns its own output changes, synchronously, writing its state into the open epoch through
+// state tables. `initial` is what a node outputs when the view is created, before any input change
+// (constant rows; the one row of an aggregate without GROUP BY).
+
+import type { ChangeBatch } from './change-batch.js';
+
+export interface StreamNode {
+  apply(slot: number, changes: ChangeBatch): ChangeBatch;
+  initial(): ChangeBatch;
+}
