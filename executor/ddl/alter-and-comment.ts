@@ -27,6 +27,7 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
     throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a table`);
   }
   let columns = [...relation.columns];
+  const notices: DdlOutcome['notices'][number][] = [];
   for (const item of statement.cmds ?? []) {
     const command = (item as { AlterTableCmd: AlterTableCmd }).AlterTableCmd;
     if (command.subtype !== 'AT_AddColumn') {
@@ -37,7 +38,14 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
     const definition = (command.def as { ColumnDef: PgColumnDef }).ColumnDef;
     const columnName = definition.colname ?? '';
     if (columns.some((column) => column.name === columnName)) {
-      if (command.missing_ok === true) continue;
+      if (command.missing_ok === true) {
+        notices.push({
+          severity: 'NOTICE',
+          code: SqlState.duplicateColumn,
+          message: `column "${columnName}" of relation "${name}" already exists, skipping`,
+        });
+        continue;
+      }
       throw new SqlError(SqlState.duplicateColumn, `column "${columnName}" of relation "${name}" already exists`);
     }
     for (const constraintItem of definition.constraints ?? []) {
@@ -51,8 +59,9 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
     columns = [...columns, { name: columnName, type: dataTypeFromTypeName(definition.typeName!), nullable: true, hidden: false }];
   }
   const draft = draftOf(context);
+  if (columns.length === relation.columns.length) return unchanged('ALTER TABLE', notices);
   draft.putRelation({ ...relation, columns });
-  return { catalog: draft.finish(), commandTag: 'ALTER TABLE', notices: [], droppedTableIds: [] };
+  return { catalog: draft.finish(), commandTag: 'ALTER TABLE', notices, droppedTableIds: [] };
 }
 
 const commentKinds: Readonly<Record<string, RelationDef['kind']>> = {

@@ -133,6 +133,11 @@ export function createIndex(statement: IndexStmt, context: DdlContext): DdlOutco
     });
   }
   if (statement.whereClause !== undefined) throw new SqlError(SqlState.featureNotSupported, 'partial indexes are not supported');
+  if (statement.accessMethod !== undefined && statement.accessMethod !== 'btree') {
+    throw new SqlError(SqlState.featureNotSupported, `access method "${statement.accessMethod}" is not supported`, {
+      hint: 'oxbow indexes are ordered (btree).',
+    });
+  }
   const columns: number[] = [];
   for (const item of statement.indexParams ?? []) {
     const element = (item as { IndexElem: IndexElem }).IndexElem;

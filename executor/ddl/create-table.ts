@@ -50,6 +50,11 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
     throw new SqlError(SqlState.featureNotSupported, 'table inheritance is not supported');
   }
   if (statement.partspec !== undefined) throw new SqlError(SqlState.featureNotSupported, 'partitioned tables are not supported');
+  if (relation.relpersistence === 't') {
+    throw new SqlError(SqlState.featureNotSupported, 'temporary tables are not supported', {
+      position: positionOf(context, relation.location),
+    });
+  }
   const schema = creationSchema(context, relation);
   if (context.catalog.relation(schema, name) !== undefined) {
     if (statement.if_not_exists === true) {
@@ -82,6 +87,7 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
         });
       }
       const columnType = dataTypeFromTypeName(columnNode.typeName!);
+      checkCollation(columnNode, context);
       let nullable = true;
       let defaultSql: string | undefined;
       for (const item of columnNode.constraints ?? []) {
@@ -165,6 +171,12 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
       }
       primaryKey.push(index);
       const column = columnDefs[index]!;
+      const keyTypeName = column.type.name === 'array' ? column.type.element?.name : column.type.name;
+      if (keyTypeName === 'json') {
+        throw new SqlError(SqlState.undefinedObject, `data type json has no default operator class for access method "btree"`, {
+          hint: 'You must specify an operator class for the index or define a default operator class for the data type.',
+        });
+      }
       if (column.nullable) columnDefs[index] = { ...column, nullable: false };
     }
   } else {
@@ -203,6 +215,18 @@ export function addTable(
     });
   }
   return { catalog: draft.finish(), commandTag: 'CREATE TABLE', notices: [], droppedTableIds: [] };
+}
+
+/** Collations: oxbow compares text by code point, which is PostgreSQL's "C" collation. */
+function checkCollation(column: PgColumnDef, context: DdlContext): void {
+  const names = (column.collClause?.collname ?? []).map(stringValue);
+  if (names.length === 0) return;
+  const name = names[names.length - 1]!;
+  if (name === 'C' || name === 'POSIX' || name === 'default') return;
+  throw new SqlError(SqlState.undefinedObject, `collation "${name}" for encoding "UTF8" does not exist`, {
+    position: positionOf(context, column.collClause?.location),
+    hint: 'oxbow compares text by code point: the "C" collation.',
+  });
 }
 
 /** A draft over the context's snapshot. */

@@ -89,6 +89,12 @@ const script = [
   'create table h (a varchar(0))',
   'create table h (a numeric(2000))',
   'create table h (a numeric(10, 2), b timestamp(3) with time zone, c int[], d double precision, e char(3))',
+  'create table j (a json primary key)',
+  'create table k (a text collate "no_such_collation")',
+  'create table k (a text collate "C")',
+  'alter table k add column a int',
+  'alter table k add column if not exists a int',
+  'drop table pg_catalog.pg_class',
 ];
 
 describe('DDL matches PostgreSQL 15', () => {
