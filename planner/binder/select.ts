@@ -15,7 +15,7 @@ import { FromBinder } from './from.js';
 import { Scope } from './scope.js';
 import { bindAggregateCall, bindWindowCall, isWindowOnly } from './aggregate.js';
 import { expressionKey } from './expression-key.js';
-import { nestedInputs } from '../walk.js';
+import { nestedInputs, outerColumnsOf, remapOuterInPlan } from '../walk.js';
 
 const AGGREGATE_MARK = 1_000_000;
 const WINDOW_MARK = 2_000_000;
@@ -348,7 +348,19 @@ export class SelectBinder {
           if (e.index >= AGGREGATE_MARK) return { kind: 'Column', index: groupKeys.length + e.index - AGGREGATE_MARK, type: e.type };
           throw new SqlError(SqlState.groupingError, `column "${columnName(e.index)}" must appear in the GROUP BY clause or be used in an aggregate function`, { position: e.position });
         }
-        if (e.kind === 'Subquery' && e.correlated) throw new SqlError(SqlState.featureNotSupported, 'correlated subqueries in an aggregated query are not supported');
+        if (e.kind === 'Subquery' && e.correlated) {
+          // The subquery reads the host row, which is now the Aggregate's output: each outer
+          // column it reads must be a group key.
+          const map = new Map<number, number>();
+          for (const index of outerColumnsOf(e.plan, 1, new Set())) {
+            const grouped = groupKeys.findIndex((g) => g.kind === 'Column' && g.index === index);
+            if (grouped < 0) {
+              throw new SqlError(SqlState.groupingError, `subquery uses ungrouped column "${columnName(index)}" from outer query`);
+            }
+            map.set(index, grouped);
+          }
+          return { ...e, plan: remapOuterInPlan(e.plan, 1, (index) => map.get(index)!), ...(e.test ? { test: rewrite(e.test) } : {}) };
+        }
         return mapChildren(e, rewrite);
       };
       finalTargets = targets.map((t) => ({ ...t, expression: rewriteWithPosition(rewrite, t.expression, t.position) }));

@@ -121,6 +121,8 @@ describe('queries', () => {
       ['1', 'one'], ['2', 'three'], ['3', 'three'], ['4', 'five'],
     ]);
     expect((await failure(run(db, 'select (select id from t)'))).code).toBe('21000');
+    expect(await text(db, 'select id, count(*), (select w from u where u.id = t.id) from t group by id order by id')).toEqual([['1', '1', 'one'], ['2', '1', null], ['3', '1', 'three'], ['4', '1', null]]);
+    expect((await failure(() => plan(db, 'select v, (select count(*) from u where u.id = t.id) from t group by v'))).code).toBe('42803');
   });
 
   it('set operations, DISTINCT, DISTINCT ON, LIMIT/OFFSET/FETCH, VALUES, CTEs', async () => {
