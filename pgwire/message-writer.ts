@@ -28,6 +28,16 @@ export class MessageWriter {
     return this;
   }
 
+  /**
+   * Drops a message that begin() opened and end() never closed (an encoder threw halfway through
+   * a DataRow), so an ErrorResponse can follow on a well-formed stream.
+   */
+  abandonOpenMessage(): void {
+    if (this.messageStart < 0) return;
+    this.offset = this.messageStart - 1;
+    this.messageStart = -1;
+  }
+
   /** Patches the length of the message opened by begin(). */
   end(): this {
     this.buffer.writeInt32BE(this.offset - this.messageStart, this.messageStart);

@@ -26,7 +26,12 @@ export async function sendRows(wire: Wire, cursor: RowCursor, encoders: readonly
     const rows = await cursor.next(want);
     if (rows.length === 0) return { count, ended: true };
     const writer = wire.writer;
-    for (let i = 0; i < rows.length; i++) writeDataRow(writer, rows[i]!, encoders);
+    try {
+      for (let i = 0; i < rows.length; i++) writeDataRow(writer, rows[i]!, encoders);
+    } catch (error) {
+      writer.abandonOpenMessage();
+      throw error;
+    }
     count += rows.length;
     await wire.flushIfLarge();
     if (maxRows !== 0 && count >= maxRows) return { count, ended: false };

@@ -13,6 +13,7 @@
 //   notice          sends a NOTICE, then completes
 //   set NAME VALUE  changes a setting; reports it with ParameterStatus
 //   empty           an empty statement
+//   corrupt         one text column whose second row holds a value no encoder can write
 
 import type { ColumnDescription, Engine, ExecuteOptions, ExecuteResult, Notice, PreparedStatement, Session, SessionEvents, StartupParameters, TransactionStatus } from '../../executor/engine.js';
 import { SqlError, SqlState, type SqlStateCode } from '../../sql/errors.js';
@@ -96,6 +97,8 @@ export class SessionDouble implements Session {
         return { ...base, columns: [column('?column?', type('int4'))] } satisfies DoubleStatement;
       case 'rows':
         return { ...base, columns: [column('i', type('int4')), column('name', type('text'))] } satisfies DoubleStatement;
+      case 'corrupt':
+        return { ...base, columns: [column('t', type('text'))] } satisfies DoubleStatement;
       case 'echo': {
         const echoType = parameterTypes[0] ?? type((words[1] ?? 'text') as Exclude<TypeName, 'array'>);
         return { ...base, parameterTypes: [echoType], columns: [column('echo', echoType)] } satisfies DoubleStatement;
@@ -135,6 +138,8 @@ export class SessionDouble implements Session {
       }
       case 'echo':
         return rowsResult(statement.columns!, [[options.parameters[0] ?? null]]);
+      case 'corrupt':
+        return rowsResult(statement.columns!, [['fine'], [Symbol('not a SQL value') as unknown as string], ['never']]);
       case 'fail':
         throw new SqlError((argument ?? 'XX000') as SqlStateCode, 'failure requested', { detail: 'by the test', hint: 'none' });
       case 'sleep':

@@ -93,6 +93,16 @@ describe('simple query', () => {
     expect(reply[2]!.bytes).toEqual(message('S', cstring('application_name'), cstring('psql2')));
   });
 
+  it('an encoder failing halfway through a row leaves a well-formed stream (XX000)', async () => {
+    client.send(serialize.query('corrupt'));
+    const reply = await client.readUntil('Z');
+    expect(types(reply)).toBe('TDEZ');
+    expect(reply[1]!.bytes).toEqual(message('D', int16(1), int32(4), Buffer.from('fine')));
+    expect(fields(reply[2]!).get('C')).toBe('XX000');
+    client.send(serialize.query('select 5'));
+    expect(types(await client.readUntil('Z'))).toBe('TDCZ');
+  });
+
   it('streams a large result in batches with the right count', async () => {
     client.send(serialize.query('rows 5000'));
     const reply = await client.readUntil('Z');
