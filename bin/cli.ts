@@ -331,6 +331,15 @@ async function serve(config: CliConfig): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  // A programming error that escapes a request (a stray rejected promise, a throw in a callback)
+  // is logged, not fatal: ending the process would drop every client, and the state is durable
+  // per committed epoch anyway. The failing request itself already got its XX000.
+  process.on('unhandledRejection', (reason) => {
+    process.stderr.write(`oxbow: unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}\n`);
+  });
+  process.on('uncaughtException', (error) => {
+    process.stderr.write(`oxbow: uncaught exception: ${error.stack ?? error.message}\n`);
+  });
   process.stdout.write(readyLine(address.host, address.port) + '\n');
 }
 
