@@ -116,11 +116,13 @@ export class DmlBinder {
       });
       input = { kind: 'Values', rows, columns: relation.columns.map((c) => ({ name: c.name, type: c.type, tableOid: 0, columnNumber: 0 })) };
     } else {
-      const query = this.select.bindQuery(statement.selectStmt!, undefined);
-      if (query.columns.length > targetColumns.length) throw new SqlError(SqlState.syntaxError, 'INSERT has more expressions than target columns');
-      if (query.columns.length < targetColumns.length && columnNodes.length > 0) throw new SqlError(SqlState.syntaxError, 'INSERT has more target columns than expressions');
+      const bound = this.select.bindQuery(statement.selectStmt!, undefined, true);
+      if (bound.columns.length > targetColumns.length) throw new SqlError(SqlState.syntaxError, 'INSERT has more expressions than target columns');
+      if (bound.columns.length < targetColumns.length && columnNodes.length > 0) throw new SqlError(SqlState.syntaxError, 'INSERT has more target columns than expressions');
+      // Typed where produced: INSERT ... SELECT 1, NULL gives the NULL the column's type.
+      const query = this.select.coerceOutputs(bound, bound.columns.map((_, i) => relation.columns[targetColumns[i]!]!.type), 'assignment', (i) => `column "${relation.columns[targetColumns[i]!]!.name}"`);
       const values = new Map<number, Expression>();
-      query.columns.forEach((c, i) => values.set(targetColumns[i]!, assign({ kind: 'Column', index: i, type: c.type }, targetColumns[i]!, undefined)));
+      query.columns.forEach((c, i) => values.set(targetColumns[i]!, { kind: 'Column', index: i, type: c.type }));
       input = { kind: 'Project', input: query, expressions: fullRow(values), columns: relation.columns.map((c) => ({ name: c.name, type: c.type, tableOid: 0, columnNumber: 0 })) };
     }
 

@@ -41,13 +41,17 @@ export class SelectBinder {
   }
 
   /** Any query node (SelectStmt) with its enclosing scope for correlated references. */
-  bindQuery(node: Node, outer: Scope | undefined): Plan {
+  /**
+   * `keepUnknown`: leave untyped literal outputs ('x', NULL) unknown for the consumer to type
+   * (set operation branches, INSERT ... SELECT), as PostgreSQL does; otherwise they become text.
+   */
+  bindQuery(node: Node, outer: Scope | undefined, keepUnknown = false): Plan {
     const select = (node as { SelectStmt?: SelectStmt }).SelectStmt;
     if (select === undefined) throw new SqlError(SqlState.featureNotSupported, `${Object.keys(node)[0]} is not supported as a query`);
     const cteCount = this.context.ctes.length;
     try {
       if (select.withClause !== undefined) this.bindWith(select.withClause, outer);
-      return this.bindSelect(select, outer);
+      return this.bindSelect(select, outer, keepUnknown);
     } finally {
       this.context.ctes.length = cteCount;
     }
@@ -110,12 +114,12 @@ export class SelectBinder {
     return { kind: 'RecursiveUnion', id, all: query.all === true, base: castBase, recursive: castRecursive, columns };
   }
 
-  private bindSelect(select: SelectStmt, outer: Scope | undefined): Plan {
+  private bindSelect(select: SelectStmt, outer: Scope | undefined, keepUnknown = false): Plan {
     if (select.op !== undefined && select.op !== 'SETOP_NONE') return this.bindSetOperation(select, outer);
     if (select.valuesLists !== undefined) return this.finishQuery(this.bindValues(select.valuesLists, outer), select, outer);
     if (select.intoClause !== undefined) throw new SqlError(SqlState.featureNotSupported, 'SELECT INTO is not supported');
     if (select.lockingClause !== undefined) throw new SqlError(SqlState.featureNotSupported, 'SELECT FOR UPDATE/SHARE is not supported');
-    return this.bindSimpleSelect(select, outer);
+    return this.bindSimpleSelect(select, outer, keepUnknown);
   }
 
   bindValues(lists: readonly Node[], outer: Scope | undefined): Plan {
@@ -136,22 +140,14 @@ export class SelectBinder {
   }
 
   private bindSetOperation(select: SelectStmt, outer: Scope | undefined): Plan {
-    const left = this.bindSelect(select.larg!, outer);
-    const right = this.bindSelect(select.rarg!, outer);
+    const left = this.bindSelect(select.larg!, outer, true);
+    const right = this.bindSelect(select.rarg!, outer, true);
     const operation = select.op === 'SETOP_UNION' ? 'union' : select.op === 'SETOP_INTERSECT' ? 'intersect' : 'except';
     if (left.columns.length !== right.columns.length) {
       throw new SqlError(SqlState.syntaxError, `each ${operation.toUpperCase()} query must have the same number of columns`);
     }
     const types = left.columns.map((c, i) => this.context.commonTypeOf([c.type, right.columns[i]!.type], operation.toUpperCase(), undefined));
-    const cast = (plan: Plan): Plan => {
-      if (plan.columns.every((c, i) => c.type === types[i] || (c.type.name === types[i]!.name && c.type.typmod === types[i]!.typmod))) return plan;
-      return {
-        kind: 'Project',
-        input: plan,
-        expressions: plan.columns.map((c, i) => this.context.coerce({ kind: 'Column', index: i, type: c.type }, types[i]!, 'implicit')),
-        columns: plan.columns.map((c, i) => ({ ...c, type: types[i]! })),
-      };
-    };
+    const cast = (plan: Plan): Plan => this.coerceOutputs(plan, types, 'implicit');
     const plan: Plan = {
       kind: 'SetOperation',
       operation,
@@ -204,7 +200,40 @@ export class SelectBinder {
     return { kind: 'Limit', input: plan, ...(limit ? { limit } : {}), ...(offset ? { offset } : {}), columns: plan.columns };
   }
 
-  private bindSimpleSelect(select: SelectStmt, outer: Scope | undefined): Plan {
+  /**
+   * The plan with its output columns of the given types: an untyped literal output is typed where
+   * it is produced (so 'x' and NULL take the consumer's type, as in PostgreSQL), other columns are
+   * cast in a projection above.
+   */
+  coerceOutputs(plan: Plan, types: readonly DataType[], context: 'implicit' | 'assignment', what?: (i: number) => string): Plan {
+    const same = (i: number) => plan.columns[i]!.type.name === types[i]!.name && plan.columns[i]!.type.typmod === types[i]!.typmod && sameTypeDeep(plan.columns[i]!.type, types[i]!);
+    if (plan.columns.every((_, i) => same(i))) return plan;
+    const columns = plan.columns.map((c, i) => ({ ...c, type: types[i]! }));
+    const unknownAt = (i: number) => plan.columns[i]!.type.name === 'unknown';
+    if (plan.kind === 'Project' && plan.columns.some((_, i) => unknownAt(i))) {
+      const expressions = plan.expressions.map((e, i) => (unknownAt(i) ? this.context.coerce(e, types[i]!, context, undefined, what?.(i)) : e));
+      const typed: Plan = { ...plan, expressions, columns: plan.columns.map((c, i) => (unknownAt(i) ? { ...c, type: types[i]! } : c)) };
+      return this.coerceOutputs(typed, types, context, what);
+    }
+    if (plan.kind === 'Values' && plan.columns.some((_, i) => unknownAt(i))) {
+      const rows = plan.rows.map((row) => row.map((e, i) => (unknownAt(i) ? this.context.coerce(e, types[i]!, context, undefined, what?.(i)) : e)));
+      const typed: Plan = { ...plan, rows, columns: plan.columns.map((c, i) => (unknownAt(i) ? { ...c, type: types[i]! } : c)) };
+      return this.coerceOutputs(typed, types, context, what);
+    }
+    if ((plan.kind === 'Sort' || plan.kind === 'Limit') && plan.columns.some((_, i) => unknownAt(i))) {
+      // Sort keys over an unknown column stay valid: the column keeps its position.
+      const input = this.coerceOutputs(plan.input, plan.columns.map((c, i) => (unknownAt(i) ? types[i]! : c.type)), context, what);
+      return this.coerceOutputs({ ...plan, input, columns: input.columns } as Plan, types, context, what);
+    }
+    return {
+      kind: 'Project',
+      input: plan,
+      expressions: plan.columns.map((c, i) => this.context.coerce({ kind: 'Column', index: i, type: c.type }, types[i]!, context, undefined, what?.(i))),
+      columns,
+    };
+  }
+
+  private bindSimpleSelect(select: SelectStmt, outer: Scope | undefined, keepUnknown = false): Plan {
     const { plan: fromPlan, scope } = this.from.bindFromList((select.fromClause ?? []) as Node[], outer);
     let plan = fromPlan;
     if (select.whereClause !== undefined) {
@@ -394,7 +423,7 @@ export class SelectBinder {
 
     // The select list, plus ORDER BY expressions that are not in it (dropped after sorting).
     const isDistinct = distinctClause !== undefined;
-    const projected = finalTargets.map((t) => (t.expression.type.name === 'unknown' ? { ...t, expression: this.context.coerce(t.expression, TEXT, 'implicit') } : t));
+    const projected = finalTargets.map((t) => (t.expression.type.name === 'unknown' && !keepUnknown ? { ...t, expression: this.context.coerce(t.expression, TEXT, 'implicit') } : t));
     const expressions = projected.map((t) => t.expression);
     const outputKeys = expressions.map(expressionKey);
     const sortKeys: SortKey[] = [];
@@ -523,6 +552,12 @@ export class SelectBinder {
     }
     return out;
   }
+}
+
+function sameTypeDeep(a: DataType, b: DataType): boolean {
+  if (a.name !== b.name || a.typmod !== b.typmod) return false;
+  if (a.name === 'array') return a.element !== undefined && b.element !== undefined && sameTypeDeep(a.element, b.element);
+  return true;
 }
 
 function hasSubqueryExpression(e: Expression): boolean {

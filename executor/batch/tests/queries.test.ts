@@ -242,6 +242,8 @@ describe('DML', () => {
     expect(inserted.commandTag).toBe('INSERT 0 2');
     expect(inserted.rows).toEqual([[1, 'dflt'], [2, 'dflt']]);
     expect((await run(db, 'insert into k select id, v from t where id > 2')).commandTag).toBe('INSERT 0 2');
+    expect((await run(db, 'insert into u select 9, null union all select 8, \'eight\'')).commandTag).toBe('INSERT 0 2');
+    expect(await text(db, 'select w from u where id >= 8 order by id')).toEqual([['eight'], [null]]);
     expect(await text(db, 'select * from k order by x')).toEqual([['1', 'dflt'], ['2', 'dflt'], ['3', null], ['4', 'a']]);
     expect(plan(db, 'select * from k').columns!.map((c) => c.name)).toEqual(['x', 'y']);
   });
