@@ -22,7 +22,11 @@ export interface BackendIterator {
 }
 
 export interface MvccBackend {
-  /** The newest version at or before the epoch encoded in `seekKey` (prefix | ~epoch). */
+  /**
+   * The newest version at or before the epoch encoded in `seekKey` (prefix | ~epoch). The value
+   * starts at offset 0 of the returned buffer, which may be longer (a reused scratch buffer: rows
+   * are self-delimiting) and is valid only until the next call.
+   */
   getLatestVersion(seekKey: Buffer): Buffer | undefined;
   /** A plain (unversioned) key: store records and metadata. */
   get(key: Buffer): Buffer | undefined;

@@ -28,17 +28,24 @@ class RocksBackendIterator implements BackendIterator {
 
 export class RocksBackend implements MvccBackend {
   readonly database: RocksDatabase;
+  /** Point reads copy values here instead of allocating a Buffer per read. */
+  private scratch = Buffer.allocUnsafe(4096);
 
   constructor(database: RocksDatabase) {
     this.database = database;
   }
 
   getLatestVersion(seekKey: Buffer): Buffer | undefined {
+    let found: Buffer | number | undefined;
     try {
-      return this.database.getLatestVersion(seekKey);
+      found = this.database.getLatestVersionInto(seekKey, this.scratch);
     } catch (error) {
       throw toStorageSqlError(error, 'reading state');
     }
+    if (typeof found === 'number') return this.scratch;
+    // A value larger than the scratch buffer: grow it for the next read.
+    if (found !== undefined && found.length > this.scratch.length) this.scratch = Buffer.allocUnsafe(found.length * 2);
+    return found;
   }
 
   get(key: Buffer): Buffer | undefined {

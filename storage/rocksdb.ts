@@ -96,7 +96,7 @@ interface NativeDatabase {
   close(): void;
   get(key: Bytes, snapshotId?: number): Buffer | undefined;
   multiGet(keys: Bytes[]): (Buffer | undefined)[];
-  getLatestVersion(seekKey: Bytes): Buffer | undefined;
+  getLatestVersion(seekKey: Bytes, out?: Buffer): Buffer | number | undefined;
   write(packed: Bytes, sync: boolean): void;
   deleteRange(start: Bytes, end: Bytes, sync: boolean): void;
   iterator(options: object): NativeIterator;
@@ -292,7 +292,19 @@ export class RocksDatabase {
    */
   getLatestVersion(seekKey: Bytes): Buffer | undefined {
     try {
-      return this.native.getLatestVersion(seekKey);
+      return this.native.getLatestVersion(seekKey) as Buffer | undefined;
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  /**
+   * As getLatestVersion, but copies a value that fits into `out` and returns its length (no
+   * allocation per read); a larger value is returned as a new Buffer.
+   */
+  getLatestVersionInto(seekKey: Bytes, out: Buffer): Buffer | number | undefined {
+    try {
+      return this.native.getLatestVersion(seekKey, out);
     } catch (error) {
       throw toRocksDbError(error);
     }

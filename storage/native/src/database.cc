@@ -287,9 +287,11 @@ rocksdb::Iterator* Database::PointIterator() {
   return pointIterator_;
 }
 
-// getLatestVersion(seekKey): the value of the first key >= seekKey that has seekKey's MVCC prefix
-// (all but the last 8 bytes), i.e. the newest version at or before the epoch encoded in seekKey.
-// Returns undefined when the key has no such version. One seek, on a reused iterator.
+// getLatestVersion(seekKey, out?): the value of the first key >= seekKey that has seekKey's MVCC
+// prefix (all but the last 8 bytes), i.e. the newest version at or before the epoch encoded in
+// seekKey; undefined when the key has no such version. One seek, on a reused iterator. With `out`
+// (a scratch Buffer), a value that fits is copied into it and its length returned: no allocation
+// per read; a larger value comes back as a new Buffer.
 Napi::Value Database::GetLatestVersion(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   OpenDb(env);
@@ -304,7 +306,15 @@ Napi::Value Database::GetLatestVersion(const Napi::CallbackInfo& info) {
   const rocksdb::Slice found = iterator->key();
   const size_t prefixBytes = seekKey.size() - kEpochSuffixBytes;
   if (found.size() != seekKey.size() || std::memcmp(found.data(), seekKey.data(), prefixBytes) != 0) return env.Undefined();
-  return Bytes(env, iterator->value());
+  const rocksdb::Slice value = iterator->value();
+  if (info.Length() > 1 && info[1].IsBuffer()) {
+    Napi::Buffer<char> out = info[1].As<Napi::Buffer<char>>();
+    if (value.size() <= out.Length()) {
+      std::memcpy(out.Data(), value.data(), value.size());
+      return Napi::Number::New(env, static_cast<double>(value.size()));
+    }
+  }
+  return Bytes(env, value);
 }
 
 // write(packed: Buffer, sync: boolean): applies a packed batch atomically. Each entry is
