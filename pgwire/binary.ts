@@ -124,11 +124,6 @@ export function writeBinary(writer: MessageWriter, value: Value, type: DataType,
 
 /** Decodes one binary Bind parameter (1-based `parameterNumber` for the error text). */
 export function readBinary(bytes: Buffer, type: DataType, context: EvalContext, parameterNumber: number): Value {
-  const value = decode(bytes, type, context, parameterNumber);
-  return value;
-}
-
-function decode(bytes: Buffer, type: DataType, context: EvalContext, parameterNumber: number): Value {
   const need = (size: number): void => {
     if (bytes.length !== size) throw incorrect(parameterNumber);
   };
@@ -349,7 +344,7 @@ function readArray(bytes: Buffer, type: DataType, context: EvalContext, paramete
       continue;
     }
     if (length < 0 || offset + length > bytes.length) throw incorrect(parameterNumber);
-    elements.push(decode(bytes.subarray(offset, offset + length), element, context, parameterNumber));
+    elements.push(readBinary(bytes.subarray(offset, offset + length), element, context, parameterNumber));
     offset += length;
   }
   if (offset !== bytes.length) throw incorrect(parameterNumber);

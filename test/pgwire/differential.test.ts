@@ -35,8 +35,8 @@ function summary(backend: BackendMessage, withErrorText: boolean): string {
   switch (backend.type) {
     case 'E':
     case 'N': {
-      const f = fields(backend);
-      return `${backend.type} ${f.get('S')} ${f.get('C')}${withErrorText ? ` ${f.get('M')}` : ''}`;
+      const reported = fields(backend);
+      return `${backend.type} ${reported.get('S')} ${reported.get('C')}${withErrorText ? ` ${reported.get('M')}` : ''}`;
     }
     case 'C':
       return `C ${backend.payload.toString('utf8', 0, backend.payload.length - 1)}`;
