@@ -85,6 +85,15 @@ class Incrementalizer {
   }
 
   convert(plan: Plan): StreamPlan {
+    if (plan.kind === 'Scan' && plan.filter !== undefined && hasSubquery(plan.filter)) {
+      // A pushed-down IN (subquery) comes back up as a filter, which may become a semi join.
+      const { filter, ...scan } = plan;
+      return this.convert({ kind: 'Filter', input: scan, predicate: filter, columns: plan.columns });
+    }
+    if (plan.kind === 'Filter') {
+      const semiJoin = uncorrelatedInAsSemiJoin(plan);
+      if (semiJoin !== undefined) return this.convert(semiJoin);
+    }
     this.checkExpressions(plan);
     switch (plan.kind) {
       case 'Scan':
@@ -92,8 +101,9 @@ class Incrementalizer {
       case 'Values':
       case 'TableFunction':
         return { kind: 'StreamValues', property: 'linear', plan, stateTables: [], columns: plan.columns };
-      case 'Filter':
+      case 'Filter': {
         return { kind: 'StreamFilter', property: 'linear', input: this.convert(plan.input), predicate: plan.predicate, stateTables: [], columns: plan.columns };
+      }
       case 'Project':
         return { kind: 'StreamProject', property: 'linear', input: this.convert(plan.input), expressions: plan.expressions, stateTables: [], columns: plan.columns };
       case 'HashJoin':
@@ -185,6 +195,38 @@ class Incrementalizer {
     }
     return this.keyed('StreamDistinct', plan, [below], [plan.on], { ...plan, input: inputScan(0, below.columns) });
   }
+}
+
+/**
+ * `x IN (uncorrelated subquery)` and uncorrelated `EXISTS (...)` conjuncts of a filter become semi
+ * joins, so the view follows changes of the subquery's tables too (the batch executor evaluates
+ * them once per statement instead). Keys of different types are left alone (unsupported).
+ */
+function uncorrelatedInAsSemiJoin(plan: PlanOf<'Filter'>): Plan | undefined {
+  const conjuncts = plan.predicate.kind === 'And' ? plan.predicate.args : [plan.predicate];
+  const index = conjuncts.findIndex(
+    (c) =>
+      c.kind === 'Subquery' &&
+      !c.correlated &&
+      ((c.mode === 'any' && (c.operator === '=' || c.compare?.name === '=') && c.test !== undefined && c.test.type.name === c.plan.columns[0]?.type.name && !hasSubquery(c.test)) || c.mode === 'exists'),
+  );
+  if (index < 0) return undefined;
+  const subquery = conjuncts[index] as Extract<Expression, { kind: 'Subquery' }>;
+  const rest = conjuncts.filter((_, i) => i !== index);
+  const left: Plan =
+    rest.length === 0
+      ? plan.input
+      : { kind: 'Filter', input: plan.input, predicate: rest.length === 1 ? rest[0]! : { kind: 'And', args: rest, type: plan.predicate.type }, columns: plan.columns };
+  const keyed = subquery.mode === 'any';
+  return {
+    kind: 'HashJoin',
+    joinType: 'semi',
+    left,
+    right: subquery.plan,
+    leftKeys: keyed ? [subquery.test!] : [],
+    rightKeys: keyed ? [{ kind: 'Column', index: 0, type: subquery.plan.columns[0]!.type }] : [],
+    columns: plan.columns,
+  };
 }
 
 /** The PARTITION BY shared by every window call, else none (one group). */
