@@ -71,7 +71,12 @@ export function negateInterval(interval: Interval): Interval {
 /** timestamp - timestamp (and timestamptz - timestamptz). */
 export function timestampDifference(a: number, b: number): Interval {
   if (!Number.isFinite(a) || !Number.isFinite(b)) throw new SqlError(SqlState.datetimeFieldOverflow, 'cannot subtract infinite timestamps');
-  return justifyHours({ months: 0, days: 0, micros: a - b });
+  const difference = a - b;
+  if (Number.isSafeInteger(difference)) return justifyHours({ months: 0, days: 0, micros: difference });
+  // beyond 2^53 microseconds the double difference rounds: split into days exactly in bigint
+  const exact = BigInt(a) - BigInt(b);
+  const microsPerDay = BigInt(MICROS_PER_DAY);
+  return { months: 0, days: Number(exact / microsPerDay), micros: Number(exact % microsPerDay) };
 }
 
 export function addIntervals(a: Interval, b: Interval): Interval {

@@ -66,15 +66,15 @@ export function formatTimestamptz(micros: number, timeZone: string): string {
 }
 
 /** The wall-clock time of a timestamptz in a zone, as a timestamp (timestamptz -> timestamp). */
-export function toLocal(micros: number, timeZone: string): number {
+export function toLocal(micros: number, timeZone: string, usage: 'setting' | 'expression' = 'setting'): number {
   if (!Number.isFinite(micros)) return micros;
-  return micros + resolveTimeZone(timeZone).offsetAt(micros) * MICROS_PER_SECOND;
+  return micros + resolveTimeZone(timeZone, usage).offsetAt(micros) * MICROS_PER_SECOND;
 }
 
 /** The instant of a wall-clock timestamp in a zone (timestamp -> timestamptz). */
-export function fromLocal(micros: number, timeZone: string): number {
+export function fromLocal(micros: number, timeZone: string, usage: 'setting' | 'expression' = 'setting'): number {
   if (!Number.isFinite(micros)) return micros;
-  return localToUtc(micros, resolveTimeZone(timeZone));
+  return localToUtc(micros, resolveTimeZone(timeZone, usage));
 }
 
 /** Rounds microseconds to `precision` fractional digits, half away from zero from 2000-01-01 as PostgreSQL. */

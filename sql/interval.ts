@@ -341,21 +341,24 @@ export function justifyInterval(value: Interval): Interval {
   return { months: months + 0, days: days + 0, micros: micros + 0 };
 }
 
-/** interval * factor as PostgreSQL's interval_mul: fractions spill months -> days -> micros. */
+/** interval * factor exactly as PostgreSQL 15's interval_mul (fractions cascade down, TSROUND). */
 export function multiplyInterval(value: Interval, factor: number): Interval {
   const monthsProduct = value.months * factor;
   const daysProduct = value.days * factor;
   if (!Number.isFinite(monthsProduct) || !Number.isFinite(daysProduct) || Math.abs(monthsProduct) > 2147483647 || Math.abs(daysProduct) > 2147483647) {
     throw new SqlError(SqlState.datetimeFieldOverflow, 'interval out of range');
   }
+  const tsRound = (x: number) => rint(x * 1e6) / 1e6;
   const months = Math.trunc(monthsProduct);
   let days = Math.trunc(daysProduct);
-  // fractional months become days (30 per month), kept whole when exact to a microsecond
-  const monthRemainderDays = (monthsProduct - months) * 30;
-  const extraDays = Math.trunc(monthRemainderDays);
-  days += extraDays;
-  let microsExact = value.micros * factor + (daysProduct - Math.trunc(daysProduct) + monthRemainderDays - extraDays) * MICROS_PER_DAY;
-  microsExact = Math.round(microsExact);
-  if (!Number.isSafeInteger(microsExact)) throw new SqlError(SqlState.datetimeFieldOverflow, 'interval out of range');
-  return { months: months + 0, days: days + 0, micros: microsExact + 0 };
+  const monthRemainderDays = tsRound((value.months * factor - months) * 30);
+  let secondRemainder = tsRound((value.days * factor - days + monthRemainderDays - Math.trunc(monthRemainderDays)) * 86400);
+  if (Math.abs(secondRemainder) >= 86400) {
+    days += Math.trunc(secondRemainder / 86400);
+    secondRemainder -= Math.trunc(secondRemainder / 86400) * 86400;
+  }
+  days += Math.trunc(monthRemainderDays);
+  const micros = rint(value.micros * factor + secondRemainder * MICROS_PER_SECOND);
+  if (!Number.isFinite(micros) || Math.abs(micros) > 9.223372036854776e18) throw new SqlError(SqlState.datetimeFieldOverflow, 'interval out of range');
+  return { months: months + 0, days: days + 0, micros: micros + 0 };
 }

@@ -110,14 +110,20 @@ function notRecognized(spec: string): SqlError {
   return new SqlError(SqlState.invalidParameterValue, `time zone "${spec}" not recognized`);
 }
 
-/** A zone by its specification; 22023 `time zone "x" not recognized` when unknown. */
-export function resolveTimeZone(spec: string): TimeZone {
-  const cached = zoneCache.get(spec);
+/**
+ * A zone by its specification; 22023 `time zone "x" not recognized` when unknown. `usage`
+ * 'setting' is the TimeZone setting, where a bare number is hours east (SET TIME ZONE 2);
+ * 'expression' is AT TIME ZONE and zone arguments, where PostgreSQL reads '+03' as a POSIX zone
+ * (hours west).
+ */
+export function resolveTimeZone(spec: string, usage: 'setting' | 'expression' = 'setting'): TimeZone {
+  const key = usage === 'setting' ? spec : `\u0000${spec}`;
+  const cached = zoneCache.get(key);
   if (cached !== undefined) return cached;
-  const zone = lookupZone(spec);
+  const zone = lookupZone(spec, usage === 'setting');
   if (zone === undefined) throw notRecognized(spec);
   if (zoneCache.size > 1000) zoneCache.clear();
-  zoneCache.set(spec, zone);
+  zoneCache.set(key, zone);
   return zone;
 }
 
@@ -130,11 +136,11 @@ export function tryResolveTimeZone(spec: string): TimeZone | undefined {
   }
 }
 
-function lookupZone(spec: string): TimeZone | undefined {
+function lookupZone(spec: string, numbersAreHoursEast: boolean): TimeZone | undefined {
   const trimmed = spec.trim();
   const lower = trimmed.toLowerCase();
   if (lower in abbreviations) return new FixedZone(trimmed, abbreviations[lower]!);
-  if (/^[+-]?\d+(\.\d+)?$/.test(trimmed)) {
+  if (numbersAreHoursEast && /^[+-]?\d+(\.\d+)?$/.test(trimmed)) {
     // A bare number: hours east of UTC (SQL standard SET TIME ZONE n)
     const hours = Number(trimmed);
     if (Math.abs(hours) > 15) return undefined;

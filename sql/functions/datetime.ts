@@ -178,6 +178,7 @@ function extractTimestamp(unit: string, micros: number, withZone: boolean, conte
 function extractDate(unit: string, days: number): Numeric | null {
   const field = normalizeField(unit);
   if (field === undefined) throw unrecognized(unit, 'date');
+  if (dateField(field, { ...civilFromDays(0), days: 0, timeMicros: 0 }) === undefined && field !== 'epoch' && field !== 'julian') throw unsupported(unit, 'date');
   if (!Number.isFinite(days)) return infiniteResult(field, days);
   if (field === 'epoch') return Numeric.fromInteger(days * 86400);
   if (field === 'julian') return Numeric.fromInteger(days + JULIAN_OF_EPOCH);
@@ -273,7 +274,7 @@ function truncateLocal(field: string, local: number): number | undefined {
   return daysFromCivil(year, month, day) * MICROS_PER_DAY;
 }
 
-function dateTrunc(unit: string, micros: number, zone: string | undefined, typeName: string): number {
+function dateTrunc(unit: string, micros: number, zone: string | undefined, typeName: string, explicitZone = false): number {
   const field = normalizeField(unit);
   if (field === undefined) throw unrecognized(unit, typeName);
   if (!Number.isFinite(micros)) return micros;
@@ -282,7 +283,7 @@ function dateTrunc(unit: string, micros: number, zone: string | undefined, typeN
     if (result === undefined) throw unsupported(unit, typeName);
     return result;
   }
-  const timeZone = resolveTimeZone(zone);
+  const timeZone = resolveTimeZone(zone, explicitZone ? 'expression' : 'setting');
   const offset = timeZone.offsetAt(micros);
   const result = truncateLocal(field, micros + offset * MICROS_PER_SECOND);
   if (result === undefined) throw unsupported(unit, typeName);
@@ -293,7 +294,7 @@ function dateTrunc(unit: string, micros: number, zone: string | undefined, typeN
 
 defineFunction('date_trunc', { args: ['text', 'timestamp'], returns: 'timestamp', impl: ([f, v]) => dateTrunc(f as string, v as number, undefined, 'timestamp without time zone') });
 defineFunction('date_trunc', { args: ['text', 'timestamptz'], returns: 'timestamptz', volatility: 'stable', impl: ([f, v], c) => dateTrunc(f as string, v as number, c.timeZone, 'timestamp with time zone') });
-defineFunction('date_trunc', { args: ['text', 'timestamptz', 'text'], returns: 'timestamptz', impl: ([f, v, z]) => dateTrunc(f as string, v as number, z as string, 'timestamp with time zone') });
+defineFunction('date_trunc', { args: ['text', 'timestamptz', 'text'], returns: 'timestamptz', impl: ([f, v, z]) => dateTrunc(f as string, v as number, z as string, 'timestamp with time zone', true) });
 defineFunction('date_trunc', { args: ['text', 'interval'], returns: 'interval', impl: ([f, v]) => {
   const field = normalizeField(f as string);
   const interval = v as Interval;
@@ -344,7 +345,7 @@ defineFunction('make_timestamptz', { args: ['int4', 'int4', 'int4', 'int4', 'int
   return checkTimestamp(fromLocal(makeDate(y as number, mo as number, d as number) * MICROS_PER_DAY + makeTime(h as number, mi as number, s as number), c.timeZone));
 } });
 defineFunction('make_timestamptz', { args: ['int4', 'int4', 'int4', 'int4', 'int4', 'float8', 'text'], returns: 'timestamptz', impl: ([y, mo, d, h, mi, s, z]) => {
-  return checkTimestamp(fromLocal(makeDate(y as number, mo as number, d as number) * MICROS_PER_DAY + makeTime(h as number, mi as number, s as number), z as string));
+  return checkTimestamp(fromLocal(makeDate(y as number, mo as number, d as number) * MICROS_PER_DAY + makeTime(h as number, mi as number, s as number), z as string, 'expression'));
 } });
 defineFunction('make_interval', {
   args: ['int4', 'int4', 'int4', 'int4', 'int4', 'int4', 'float8'], returns: 'interval', impl: ([years, months, weeks, days, hours, minutes, seconds]) => ({
@@ -393,8 +394,8 @@ defineFunction('date_bin', { args: ['interval', 'timestamp', 'timestamp'], retur
 defineFunction('date_bin', { args: ['interval', 'timestamptz', 'timestamptz'], returns: 'timestamptz', impl: ([s, t, o]) => dateBin(s as Interval, t as number, o as number) });
 
 // AT TIME ZONE
-defineFunction('timezone', { args: ['text', 'timestamptz'], returns: 'timestamp', impl: ([z, t]) => (Number.isFinite(t) ? toLocal(t as number, z as string) : t) });
-defineFunction('timezone', { args: ['text', 'timestamp'], returns: 'timestamptz', impl: ([z, t]) => (Number.isFinite(t) ? checkTimestamp(fromLocal(t as number, z as string)) : t) });
+defineFunction('timezone', { args: ['text', 'timestamptz'], returns: 'timestamp', impl: ([z, t]) => (Number.isFinite(t) ? toLocal(t as number, z as string, 'expression') : t) });
+defineFunction('timezone', { args: ['text', 'timestamp'], returns: 'timestamptz', impl: ([z, t]) => (Number.isFinite(t) ? checkTimestamp(fromLocal(t as number, z as string, 'expression')) : t) });
 defineFunction('timezone', { args: ['interval', 'timestamptz'], returns: 'timestamp', impl: ([z, t]) => (Number.isFinite(t) ? (t as number) + (z as Interval).micros : t) });
 defineFunction('timezone', { args: ['interval', 'timestamp'], returns: 'timestamptz', impl: ([z, t]) => (Number.isFinite(t) ? (t as number) - (z as Interval).micros : t) });
 

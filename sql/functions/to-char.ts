@@ -24,6 +24,9 @@ const patterns = [
   'MONTH', 'Month', 'month', 'MON', 'Mon', 'mon', 'MM',
   'DAY', 'Day', 'day', 'DY', 'Dy', 'dy', 'DDD', 'IDDD', 'DD', 'D', 'ID',
   'WW', 'W', 'IW', 'CC', 'J', 'Q', 'RM', 'rm', 'TZH', 'TZM', 'TZ', 'tz', 'OF',
+  // numeric fields are accepted in lower case too
+  'hh24', 'hh12', 'hh', 'mi', 'sssss', 'ssss', 'ss', 'ms', 'us', 'ff1', 'ff2', 'ff3', 'ff4', 'ff5', 'ff6',
+  'y,yyy', 'yyyy', 'yyy', 'yy', 'y', 'iyyy', 'iyy', 'iy', 'i', 'mm', 'ddd', 'iddd', 'dd', 'd', 'id', 'ww', 'w', 'iw', 'cc', 'j', 'q', 'tzh', 'tzm', 'of',
 ].sort((a, b) => b.length - a.length);
 
 function ordinal(value: number, upper: boolean): string {
@@ -124,7 +127,8 @@ function render(parts: Parts, template: string, isInterval: boolean): string {
     const hour12 = parts.hour % 12 === 0 ? 12 : parts.hour % 12;
     let text: string;
     let numeric: number | undefined;
-    switch (pattern) {
+    const key = /^(MONTH|Month|month|MON|Mon|mon|DAY|Day|day|DY|Dy|dy|AM|am|PM|pm|A\.M\.|a\.m\.|P\.M\.|p\.m\.|BC|bc|AD|ad|B\.C\.|b\.c\.|A\.D\.|a\.d\.|RM|rm|TZ|tz)$/.test(pattern) ? pattern : pattern.toUpperCase();
+    switch (key) {
       case 'HH24': numeric = parts.hour; text = numberField(parts.hour, 2, fillMode); break;
       case 'HH12': case 'HH': numeric = hour12; text = numberField(isInterval ? parts.hour % 12 : hour12, 2, fillMode); break;
       case 'MI': numeric = parts.minute; text = numberField(parts.minute, 2, fillMode); break;
@@ -191,7 +195,7 @@ function render(parts: Parts, template: string, isInterval: boolean): string {
       case 'rm': text = (fillMode ? romanMonths[parts.month - 1]! : romanMonths[parts.month - 1]!.padEnd(4, ' ')).toLowerCase(); break;
       case 'TZ': text = parts.zoneAbbreviation ?? ''; break;
       case 'tz': text = (parts.zoneAbbreviation ?? '').toLowerCase(); break;
-      case 'OF': text = parts.offsetSeconds === undefined ? '' : formatOffset(parts.offsetSeconds); break;
+      case 'OF': text = parts.offsetSeconds === undefined ? '' : formatOffset(Math.trunc(parts.offsetSeconds / 60) * 60); break;
       case 'TZH': {
         const offset = parts.offsetSeconds ?? 0;
         text = (offset < 0 ? '-' : '+') + String(Math.floor(Math.abs(offset) / 3600)).padStart(2, '0');
@@ -262,7 +266,14 @@ void MICROS_PER_DAY;
 // ---------------------------------------------------------------------------------------------
 // numbers
 
-/** to_char(number, template) for the common numeric patterns. */
+/**
+ * to_char(number, template) for the common numeric patterns, modelled on PostgreSQL's
+ * NUM_processor: digit slots filled right-aligned ('9' pads with spaces, '0' and every slot after
+ * the first '0' with zeros), a zero integer part left empty when there is a fraction, group
+ * separators only after a printed digit, '#' everywhere on overflow, and the sign placed just left
+ * of the first printed character (S, default), at a fixed place (SG, PL), trailing (MI, S at the
+ * end) or as angle brackets (PR). FM drops the padding and trailing fractional zeros of '9' slots.
+ */
 export function formatNumberPattern(value: Numeric, template: string): string {
   let fillMode = false;
   let body = template;
@@ -272,100 +283,101 @@ export function formatNumberPattern(value: Numeric, template: string): string {
   }
   if (/EEEE/i.test(body)) return formatScientific(value, body);
   const upper = body.toUpperCase();
-  const pointIndex = (() => {
-    const dot = upper.indexOf('.');
-    const d = upper.indexOf('D');
-    if (dot < 0) return d;
-    if (d < 0) return dot;
-    return Math.min(dot, d);
+  // the layout without the sign markers (SG's G is not a group separator)
+  const layout = upper.replace(/SG|PL|MI|PR|TH|S/g, '');
+  const dot = layout.indexOf('.');
+  const d = layout.indexOf('D');
+  const pointIndex = dot < 0 ? d : d < 0 ? dot : Math.min(dot, d);
+  const integerTemplate = pointIndex < 0 ? layout : layout.slice(0, pointIndex);
+  const fractionTemplate = pointIndex < 0 ? '' : layout.slice(pointIndex + 1);
+  const pre = (integerTemplate.match(/[90]/g) ?? []).length;
+  const post = (fractionTemplate.match(/[90]/g) ?? []).length;
+  const firstZeroSlot = (() => {
+    let slot = 0;
+    for (const c of integerTemplate) {
+      if (c === '0') return slot;
+      if (c === '9') slot++;
+    }
+    return -1;
   })();
-  const integerTemplate = pointIndex < 0 ? upper : upper.slice(0, pointIndex);
-  const fractionTemplate = pointIndex < 0 ? '' : upper.slice(pointIndex + 1);
-  const integerDigits = (integerTemplate.match(/[90]/g) ?? []).length;
-  const fractionDigits = (fractionTemplate.match(/[90]/g) ?? []).length;
-  const vMatch = /V(9+)/.exec(upper);
   let number = value;
+  const vMatch = /V(9+)/.exec(upper);
   if (vMatch !== null) number = number.multiply(new Numeric(10n ** BigInt(vMatch[1]!.length), 0));
-  if (number.special !== undefined) {
-    const width = integerDigits + fractionDigits + (pointIndex >= 0 ? 1 : 0);
-    return ' ' + '#'.repeat(width);
-  }
-  const rounded = number.round(fractionDigits);
+  const rounded = number.special === undefined ? number.round(post) : number;
   const negative = rounded.sign() < 0;
-  const digits = rounded.abs().toString();
-  const [integerPart, fractionPart = ''] = digits.split('.');
-  const overflow = integerPart!.length > integerDigits && !(integerPart === '0' && integerDigits === 0);
-  // integer part, right aligned over the template's digit positions
-  const integerChars: string[] = [];
-  let digitIndex = integerPart!.length - 1;
-  let significantStarted = false;
-  const firstZero = integerTemplate.indexOf('0');
-  for (let i = integerTemplate.length - 1; i >= 0; i--) {
-    const t = integerTemplate[i]!;
-    if (t === '9' || t === '0') {
-      const position = integerTemplate.slice(0, i).replace(/[^90]/g, '').length; // index among digit slots
-      void position;
-      if (overflow) integerChars.unshift('#');
-      else if (digitIndex >= 0 && !(integerPart === '0' && digitIndex === 0 && t === '9' && (firstZero < 0 || firstZero > i) && fractionDigits > 0)) {
-        integerChars.unshift(integerPart![digitIndex]!);
-        significantStarted = true;
-        digitIndex--;
-      } else if (digitIndex >= 0 && integerPart === '0' && t === '9') {
-        integerChars.unshift(fillMode ? '' : ' ');
-        digitIndex--;
-      } else if (t === '0' || (firstZero >= 0 && i >= firstZero)) integerChars.unshift('0');
-      else integerChars.unshift(fillMode ? '' : ' ');
-    } else if (t === ',' || t === 'G') {
-      const moreDigitsLeft = digitIndex >= 0 || (firstZero >= 0 && firstZero < i);
-      integerChars.unshift(moreDigitsLeft || overflow ? ',' : fillMode ? '' : ' ');
+  let integerDigits = '';
+  let fractionDigits = '';
+  if (rounded.special === undefined) {
+    const text = rounded.abs().toString();
+    [integerDigits, fractionDigits = ''] = text.split('.') as [string, string?];
+    if (integerDigits === '0') integerDigits = '';
+  }
+  const overflow = rounded.special !== undefined || integerDigits.length > pre;
+  // digit slots, left to right; null = nothing to print
+  const slots: (string | null)[] = [];
+  for (let slot = 0; slot < pre; slot++) {
+    const digitIndex = slot - (pre - integerDigits.length);
+    if (overflow) slots.push('#');
+    else if (digitIndex >= 0) slots.push(integerDigits[digitIndex]!);
+    else slots.push(firstZeroSlot >= 0 && slot >= firstZeroSlot ? '0' : null);
+  }
+  let fraction = '';
+  let fractionSlots = '';
+  for (const c of fractionTemplate) {
+    if (c === '9' || c === '0') {
+      fraction += overflow ? '#' : fractionDigits[fractionSlots.length] ?? '0';
+      fractionSlots += c;
     }
   }
-  void significantStarted;
-  let text = integerChars.join('');
-  if (pointIndex >= 0) {
-    let fraction = '';
-    let fractionIndex = 0;
-    for (const t of fractionTemplate) {
-      if (t === '9' || t === '0') {
-        fraction += overflow ? '#' : fractionPart[fractionIndex] ?? '0';
-        fractionIndex++;
-      }
+  if (fillMode && !overflow) {
+    while (fraction.endsWith('0') && fractionSlots.endsWith('9')) {
+      fraction = fraction.slice(0, -1);
+      fractionSlots = fractionSlots.slice(0, -1);
     }
-    if (fillMode) {
-      // FM trims trailing zeros that come from 9 positions
-      let trimmed = fraction;
-      let position = fractionTemplate.replace(/[^90]/g, '');
-      while (trimmed.endsWith('0') && position.endsWith('9')) {
-        trimmed = trimmed.slice(0, -1);
-        position = position.slice(0, -1);
-      }
-      fraction = trimmed;
-    }
-    text += '.' + fraction;
   }
-  // sign
-  if (/PR/.test(upper)) return negative ? `<${text.trimStart()}>` : fillMode ? text : ` ${text} `;
-  if (/MI/.test(upper)) return text + (negative ? '-' : fillMode ? '' : ' ');
-  if (/^S/.test(upper)) return (negative ? '-' : '+') + text.trimStart();
-  if (/S$/.test(upper)) return text + (negative ? '-' : '+');
-  if (/SG/.test(upper)) return (negative ? '-' : '+') + text;
-  if (/PL/.test(upper)) return (negative ? '-' : '+') + text;
-  if (fillMode) return (negative ? '-' : '') + text.trimStart();
-  // the sign takes the place just before the first printed digit
-  const leading = text.length - text.trimStart().length;
-  const signed = text.slice(0, leading) + (negative ? '-' : ' ') + text.slice(leading);
-  return signed;
+  // a zero value keeps one digit: always without a fraction, and in FM when the fraction vanished
+  if (!overflow && pre > 0 && slots[pre - 1] === null && integerDigits === '' && (post === 0 || (fillMode && fraction === ''))) slots[pre - 1] = '0';
+  let integerText = '';
+  let slot = 0;
+  let printedDigit = false;
+  for (const c of integerTemplate) {
+    if (c === '9' || c === '0') {
+      const character = slots[slot++] ?? null;
+      if (character === null) integerText += fillMode ? '' : ' ';
+      else {
+        integerText += character;
+        printedDigit = true;
+      }
+    } else if (c === ',' || c === 'G') {
+      integerText += printedDigit ? ',' : fillMode ? '' : ' ';
+    }
+  }
+  const numberText = integerText + (pointIndex >= 0 ? '.' + fraction : '');
+  const core = numberText.trimStart();
+  const padding = numberText.slice(0, numberText.length - core.length);
+  if (upper.includes('PR')) return negative ? `${padding}<${core}>` : fillMode ? core : `${padding} ${core} `;
+  if (upper.includes('MI')) return numberText + (negative ? '-' : fillMode ? '' : ' ');
+  if (upper.includes('SG') || upper.includes('PL')) {
+    const sign = upper.includes('SG') ? (negative ? '-' : '+') : negative ? '-' : '+';
+    return sign + (fillMode ? core : numberText);
+  }
+  if (upper.startsWith('S')) return (fillMode ? '' : padding) + (negative ? '-' : '+') + core;
+  if (upper.endsWith('S')) return numberText + (negative ? '-' : '+');
+  if (fillMode) return (negative ? '-' : '') + core;
+  return padding + (negative ? '-' : ' ') + core;
 }
 
 function formatScientific(value: Numeric, template: string): string {
   const fractionDigits = ((template.split('.')[1] ?? '').match(/[90]/g) ?? []).length;
-  const number = value.toNumber();
-  if (!Number.isFinite(number)) return ' #.' + '#'.repeat(fractionDigits) + 'e+##';
-  const text = Math.abs(number).toExponential(fractionDigits);
-  const [mantissa, exponent] = text.split('e');
-  const exponentValue = Number(exponent);
-  const formatted = `${mantissa}e${exponentValue < 0 ? '-' : '+'}${String(Math.abs(exponentValue)).padStart(2, '0')}`;
-  return (number < 0 ? '-' : ' ') + formatted;
+  if (value.special !== undefined) return ' #.' + '#'.repeat(fractionDigits) + 'e+##';
+  if (value.unscaled === 0n) return ` 0${fractionDigits > 0 ? '.' + '0'.repeat(fractionDigits) : ''}e+00`;
+  // PostgreSQL takes the exponent of the unrounded value, then rounds the mantissa (so 99999
+  // with one fractional digit prints 10.0e+04)
+  const digits = (value.unscaled < 0n ? -value.unscaled : value.unscaled).toString();
+  const exponent = digits.length - 1 - value.scale;
+  const mantissa = new Numeric(value.unscaled < 0n ? -value.unscaled : value.unscaled, digits.length - 1).round(fractionDigits);
+  const sign = value.unscaled < 0n ? '-' : ' ';
+  return `${sign}${mantissa.toString()}e${exponent < 0 ? '-' : '+'}${String(Math.abs(exponent)).padStart(2, '0')}`;
 }
 
 void SqlError;
