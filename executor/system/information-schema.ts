@@ -1,7 +1,7 @@
 // information_schema.tables, columns, schemata and views, the SQL-standard catalog views tools
 // read. Values follow PostgreSQL's (table_type 'BASE TABLE' / 'VIEW', data_type spelled as the
-// standard does, YES/NO flags). Sources show as 'FOREIGN', materialized views are not listed in
-// tables/views (as in PostgreSQL) but their columns are.
+// standard does, YES/NO flags). Sources show as 'FOREIGN'; materialized views are not listed
+// anywhere here, as in PostgreSQL.
 
 import type { RelationDef } from '../../sql/catalog.js';
 import type { DataType } from '../../sql/types.js';
@@ -87,6 +87,7 @@ export const informationSchemaTables: readonly SystemTable[] = [
     (context) => {
       const rows: Row[] = [];
       for (const relation of userRelations(context)) {
+        if (relation.kind === 'materialized_view') continue;
         for (const { column, attnum } of attributes(relation)) {
           const [precision, radix, scale] = numericPrecision(column.type);
           const length = characterLength(column.type);

@@ -13,6 +13,7 @@ const schema = [
   "create table t (id int primary key, v varchar(10) not null default 'x')",
   "create table n (a bigint, b text default 'q', c numeric(10,2), d timestamp with time zone default now(), e double precision default -1)",
   'create view v as select id, v from t',
+  'create materialized view m as select id, v from t',
   'create index i on t (v)',
   'create schema s',
   'create table s.u (k int primary key, w boolean)',
@@ -48,7 +49,7 @@ afterAll(async () => {
 });
 
 describe('psql describe commands', () => {
-  for (const command of ['\\d', '\\dt', '\\dv', '\\dm', '\\dn', '\\df', '\\df abs', '\\d t', '\\d n', '\\d v', '\\dt s.*', '\\d s.u', '\\d nosuch']) {
+  for (const command of ['\\d', '\\dt', '\\dv', '\\dm', '\\dn', '\\df', '\\df abs', '\\d t', '\\d n', '\\d v', '\\d m', '\\dt s.*', '\\d s.u', '\\d nosuch']) {
     it(`${command} prints what PostgreSQL prints`, () => {
       expect(psql(oxbow.port, command)).toBe(psql(postgres.port, command));
     });
