@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { serialize } from 'pg-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectReady, startDoubleServer, types, type DoubleServer } from './harness.js';
-import { int32, message, type BackendMessage } from './raw-client.js';
+import { int32, message, RawClient, type BackendMessage } from './raw-client.js';
 
 let server: DoubleServer;
 
@@ -92,6 +92,25 @@ describe('connection state machine fuzzing', () => {
       { numRuns: 150 },
     );
     // And the server still serves a fresh client.
+    const { client } = await connectReady(server.port);
+    client.send(serialize.query('select 7'));
+    expect(types(await client.readUntil('Z'))).toBe('TDCZ');
+    client.end();
+  });
+
+  it('random bytes before startup: an answer (N or a FATAL error), or a wait for more; never a crash', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ minLength: 1, maxLength: 64 }), fc.boolean(), async (bytes, lengthPrefixed) => {
+        const client = await RawClient.connect(server.port);
+        const body = Buffer.from(bytes);
+        // Half the cases carry a plausible length prefix so they reach the packet parser.
+        client.send(lengthPrefixed ? Buffer.concat([int32(body.length + 4), body] as unknown as Uint8Array[]) : body);
+        client.end();
+        await client.closedPromise;
+      }),
+      { numRuns: 150 },
+    );
+    // The server still serves a fresh client.
     const { client } = await connectReady(server.port);
     client.send(serialize.query('select 7'));
     expect(types(await client.readUntil('Z'))).toBe('TDCZ');
