@@ -36,6 +36,14 @@ export class OxbowEngine implements Engine {
     return session !== undefined && session.secretKey === secretKey ? session : undefined;
   }
 
+  /**
+   * Runs `section` while no statement can commit (it holds the write lock): checkpoints cut a
+   * consistent RocksDB checkpoint inside it. Readers keep running.
+   */
+  exclusive<T>(section: () => Promise<T>): Promise<T> {
+    return this.core.writeLock.run(section);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
