@@ -263,6 +263,7 @@ export class EngineSession implements Session {
       user: this.user,
       database: this.database,
       searchPath: this.searchPath(),
+      viewErrors: () => this.core.streams.errors.records(),
     };
   }
 

@@ -60,6 +60,7 @@ export function createMaterializedView(input: CreateViewInput): CreateViewOutcom
   const queryText = viewQueryText(ddl.statementText);
   const draft = new CatalogDraft(ddl.catalog);
   const relationId = draft.allocateId();
+  // Ids are allocated in ascending order, so sorting them gives the allocation order back (restart).
   const searchPath = [...ddl.searchPath];
   const planned = planView(core, body.query!, queryText, input.planner, searchPath, relationId, name, () => draft.allocateId());
   const aliases = (body.into?.colNames ?? []).map(stringValue);
@@ -79,7 +80,7 @@ export function createMaterializedView(input: CreateViewInput): CreateViewOutcom
     primaryKey: columns.map((_, index) => index),
     definition: queryText,
     dependsOn: referencedRelationIds(body.query!, ddl),
-    stream: { stateTableIds: allStateTables(planned.stream).map((table) => table.tableId).filter((id) => id !== relationId), searchPath },
+    stream: { stateTableIds: allStateTables(planned.stream).map((table) => table.tableId).filter((id) => id !== relationId).sort((a, b) => a - b), searchPath },
   };
   draft.putRelation(relation);
   const next = draft.finish();

@@ -3,6 +3,7 @@
 // derived objects, attribute numbers, the display text of defaults and index definitions), so
 // pg_class, pg_attribute, pg_index and the pg_get_* functions agree with each other.
 
+import type { ViewErrorRecord } from '../stream/view-errors.js';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import type { CatalogSnapshot } from '../catalog.js';
 import type { SessionSettings } from '../settings.js';
@@ -14,6 +15,8 @@ export interface SystemContext {
   readonly user: string;
   readonly database: string;
   readonly searchPath: readonly string[];
+  /** Errors recorded inside running materialized views (oxbow_catalog.view_errors). */
+  readonly viewErrors?: () => readonly ViewErrorRecord[];
 }
 
 /** The bootstrap superuser's OID; every object is owned by the session user under this OID. */

@@ -9,8 +9,9 @@ import type { SystemRowSource } from '../table-access.js';
 import { informationSchemaTables } from './information-schema.js';
 import { pgCatalogTables, type SystemTable } from './pg-catalog.js';
 import type { SystemContext } from './system-context.js';
+import { viewErrorsTable } from '../stream/view-errors-relation.js';
 
-const allTables: readonly SystemTable[] = [...pgCatalogTables, ...informationSchemaTables];
+const allTables: readonly SystemTable[] = [...pgCatalogTables, ...informationSchemaTables, viewErrorsTable];
 const byId = new Map<number, SystemTable>(allTables.map((table) => [table.def.id, table]));
 
 export function systemRelationDefs(): RelationDef[] {
