@@ -8,7 +8,7 @@
 // value, 't' + table id a table's window record (table-window.ts).
 
 import { assert, SqlError, SqlState } from '../sql/errors.js';
-import type { Epoch } from '../sql/epoch.js';
+import { EPOCH_SEQUENCE_BITS, type Epoch } from '../sql/epoch.js';
 import type { ReadableWindow, StateStore, StateTable, StateTableSchema } from './state-table.js';
 import { ByteWriter } from './byte-writer.js';
 import type { MvccBackend } from './mvcc-backend.js';
@@ -25,6 +25,9 @@ export interface MvccStoreOptions {
   /** Budget of the memory tier (--memory-limit). */
   readonly memoryLimitBytes: number;
 }
+
+/** One second of epoch time: the smallest step of a table's GC watermark. */
+const WATERMARK_STEP = 1000n << EPOCH_SEQUENCE_BITS;
 
 const RECORD_EPOCH = 0x65; // 'e'
 const RECORD_META = 0x6d; // 'm'
@@ -58,6 +61,8 @@ export class MvccStateStore implements StateStore, TableHost {
   /** Tables dropped in the open epoch (restored by abort()). */
   private readonly pendingDrops = new Map<number, { table: MvccStateTable | undefined; record: TableRecord | undefined }>();
   private readonly batch = new WriteBatchBuilder();
+  /** Tables whose record changed other than by the watermark (retention), to write at commit. */
+  private readonly changedRecords = new Set<number>();
   private committed: Epoch = 0n;
   private closed = false;
 
@@ -110,7 +115,10 @@ export class MvccStateStore implements StateStore, TableHost {
         );
         existing.schema = schema;
         const record = this.records.get(schema.tableId);
-        if (record !== undefined) record.retentionMs = schema.retentionMs;
+        if (record !== undefined && record.retentionMs !== schema.retentionMs) {
+          record.retentionMs = schema.retentionMs;
+          this.changedRecords.add(schema.tableId);
+        }
       }
       return existing;
     }
@@ -119,8 +127,9 @@ export class MvccStateStore implements StateStore, TableHost {
     const record = this.records.get(schema.tableId);
     if (record === undefined || this.pendingDrops.has(schema.tableId)) {
       this.records.set(schema.tableId, { createdEpoch: null, gcWatermark: 0n, retentionMs: schema.retentionMs });
-    } else {
+    } else if (record.retentionMs !== schema.retentionMs) {
       record.retentionMs = schema.retentionMs;
+      this.changedRecords.add(schema.tableId);
     }
     return table;
   }
@@ -178,7 +187,11 @@ export class MvccStateStore implements StateStore, TableHost {
     for (const [tableId, record] of this.records) {
       if (this.pendingDrops.has(tableId) && !this.tables.has(tableId)) continue;
       const createdEpoch = record.createdEpoch ?? epoch;
-      const gcWatermark = advanceWatermark(record.gcWatermark, epoch, record.retentionMs ?? this.options.retentionMs);
+      let gcWatermark = advanceWatermark(record.gcWatermark, epoch, record.retentionMs ?? this.options.retentionMs);
+      // The window moves in steps of at least a second, so a burst of small commits (one per DML
+      // statement) does not rewrite every table's record each time.
+      if (gcWatermark - record.gcWatermark < WATERMARK_STEP) gcWatermark = record.gcWatermark;
+      if (record.createdEpoch !== null && gcWatermark === record.gcWatermark && !this.changedRecords.has(tableId)) continue;
       const updated: TableRecord = { createdEpoch, gcWatermark, retentionMs: record.retentionMs };
       updatedRecords.set(tableId, updated);
       batch.put(tableRecordKey(tableId), encodeTableRecord(updated));
@@ -204,6 +217,7 @@ export class MvccStateStore implements StateStore, TableHost {
       if (previous === undefined || previous.gcWatermark !== record.gcWatermark) this.backend.setRetentionWatermark(tableId, record.gcWatermark);
     }
     this.pendingMeta.clear();
+    this.changedRecords.clear();
     if (batch.writer.buffer.length > 16 * 1024 * 1024) this.batch.writer.buffer = Buffer.allocUnsafe(64 * 1024);
   }
 

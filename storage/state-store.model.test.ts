@@ -75,7 +75,8 @@ class Model {
     this.committedEpochs.push(epoch);
     if (this.created === null) this.created = epoch;
     const bound = epochToMillis(epoch) - this.retentionMs;
-    if (bound > 0 && epochFromMillis(bound) > this.watermark) this.watermark = epochFromMillis(bound);
+    // The window moves in steps of at least one second of epoch time.
+    if (bound > 0 && epochFromMillis(bound) - this.watermark >= epochFromMillis(1000)) this.watermark = epochFromMillis(bound);
   }
 
   get latest(): Epoch {
