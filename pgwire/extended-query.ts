@@ -187,7 +187,7 @@ export class ExtendedQuery {
   private portal(name: string): Portal {
     const portal = this.portals.get(name);
     if (portal === undefined) {
-      throw new SqlError(SqlState.invalidCursorName, name === '' ? 'unnamed portal does not exist' : `portal "${name}" does not exist`);
+      throw new SqlError(SqlState.invalidCursorName, `portal "${name}" does not exist`);
     }
     return portal;
   }

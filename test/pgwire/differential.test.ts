@@ -190,6 +190,11 @@ describe('protocol behaviour identical to PostgreSQL 15', () => {
     );
   });
 
+  it('a simple Query in the middle of an extended batch, and Flush', async () => {
+    await compare([serialize.parse({ text: 'select 1' }), serialize.bind({}), serialize.execute({}), serialize.query('select 2'), serialize.execute({}), serialize.sync()], { readyCount: 2 });
+    await compare([serialize.parse({ name: 'f', text: 'select 3' }), serialize.flush(), serialize.bind({ statement: 'f' }), serialize.execute({}), serialize.flush(), serialize.sync()]);
+  });
+
   it('errors skip to Sync; the statement names stay as they were', async () => {
     await compare(
       [
