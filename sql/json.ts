@@ -307,8 +307,23 @@ function typeRank(value: JsonValue): number {
   return 6;
 }
 
-/** PostgreSQL's jsonb ordering (compareJsonbContainers, simplified for arrays/objects). */
+/**
+ * PostgreSQL's jsonb ordering (compareJsonbContainers). At top level a scalar is a one-element
+ * "raw scalar" array: arrays compare by length first, then a raw scalar sorts before a real array
+ * (so [] < every scalar < [x]); objects sort after arrays.
+ */
 export function compareJson(a: JsonValue, b: JsonValue): number {
+  const aContainer = Array.isArray(a) || isJsonObject(a);
+  const bContainer = Array.isArray(b) || isJsonObject(b);
+  if (aContainer && bContainer) return compareJsonValues(a, b);
+  if (isJsonObject(a)) return 1;
+  if (isJsonObject(b)) return -1;
+  if (Array.isArray(a)) return a.length !== 1 ? a.length - 1 : 1;
+  if (Array.isArray(b)) return b.length !== 1 ? 1 - b.length : -1;
+  return compareJsonValues(a, b);
+}
+
+function compareJsonValues(a: JsonValue, b: JsonValue): number {
   const rankA = typeRank(a);
   const rankB = typeRank(b);
   // PostgreSQL: an empty top-level array sorts below null; ignored here
@@ -328,7 +343,7 @@ export function compareJson(a: JsonValue, b: JsonValue): number {
       const y = b as JsonValue[];
       if (x.length !== y.length) return x.length - y.length;
       for (let i = 0; i < x.length; i++) {
-        const c = compareJson(x[i]!, y[i]!);
+        const c = compareJsonValues(x[i]!, y[i]!);
         if (c !== 0) return c;
       }
       return 0;
@@ -340,9 +355,10 @@ export function compareJson(a: JsonValue, b: JsonValue): number {
       const keysY = jsonbKeys(y);
       if (keysX.length !== keysY.length) return keysX.length - keysY.length;
       for (let i = 0; i < keysX.length; i++) {
-        const c = compareKeys(keysX[i]!, keysY[i]!);
+        // pairs are visited in storage order, but keys compare as strings (collation order)
+        const c = compareText(keysX[i]!, keysY[i]!);
         if (c !== 0) return c;
-        const v = compareJson(x[keysX[i]!]!, y[keysY[i]!]!);
+        const v = compareJsonValues(x[keysX[i]!]!, y[keysY[i]!]!);
         if (v !== 0) return v;
       }
       return 0;
@@ -385,7 +401,8 @@ export function jsonHasKey(value: JsonValue, key: string): boolean {
 /** jsonb -> key / index; undefined when absent. */
 export function jsonGet(value: JsonValue, key: string | number): JsonValue | undefined {
   if (typeof key === 'number') {
-    if (!Array.isArray(value)) return undefined;
+    // a top-level scalar is stored as a one-element array: -> 0 and -> -1 return it
+    if (!Array.isArray(value)) return !isJsonObject(value) && (key === 0 || key === -1) ? value : undefined;
     const index = key < 0 ? value.length + key : key;
     return index >= 0 && index < value.length ? value[index] : undefined;
   }

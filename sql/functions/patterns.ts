@@ -19,7 +19,16 @@ function remember(cache: Map<string, RegExp>, key: string, value: RegExp): RegEx
 
 const special = /[\\^$.*+?()[\]{}|/]/g;
 
-/** LIKE (ILIKE when caseInsensitive); `escape` '' disables escaping. */
+function bothCases(c: string): string {
+  if (c >= 'a' && c <= 'z') return `[${c}${c.toUpperCase()}]`;
+  if (c >= 'A' && c <= 'Z') return `[${c.toLowerCase()}${c}]`;
+  return c;
+}
+
+/**
+ * LIKE (ILIKE when caseInsensitive: ASCII letters only, as the C locale); `escape` '' disables
+ * escaping.
+ */
 export function likeMatcher(pattern: string, caseInsensitive: boolean, escape: string): RegExp {
   const key = `${caseInsensitive ? 'i' : 'c'}${escape}\u0000${pattern}`;
   const cached = likeCache.get(key);
@@ -32,17 +41,18 @@ export function likeMatcher(pattern: string, caseInsensitive: boolean, escape: s
       if (i >= pattern.length) {
         throw new SqlError(SqlState.invalidEscapeSequence, 'LIKE pattern must not end with escape character');
       }
-      source += pattern[i]!.replace(special, '\\$&');
+      const quoted = pattern[i]!;
+      source += caseInsensitive ? bothCases(quoted).replace(/^[^[].*$/, (x) => x.replace(special, '\\$&')) : quoted.replace(special, '\\$&');
     } else if (c === '%') {
       source += '.*';
     } else if (c === '_') {
       source += '.';
     } else {
-      source += c.replace(special, '\\$&');
+      source += caseInsensitive && /[A-Za-z]/.test(c) ? bothCases(c) : c.replace(special, '\\$&');
     }
   }
   source += '$';
-  return remember(likeCache, key, new RegExp(source, caseInsensitive ? 'isu' : 'su'));
+  return remember(likeCache, key, new RegExp(source, 'su'));
 }
 
 const posixClasses: Record<string, string> = {
@@ -61,8 +71,11 @@ const posixClasses: Record<string, string> = {
   graph: '\\x21-\\x7e',
 };
 
-/** Translates a PostgreSQL ARE to JavaScript RegExp source. */
-export function translateRegex(pattern: string): string {
+/**
+ * Translates a PostgreSQL ARE to JavaScript RegExp source; `caseInsensitive` folds ASCII letters
+ * only (the C locale), by spelling both cases out.
+ */
+export function translateRegex(pattern: string, caseInsensitive = false): string {
   let out = '';
   let inBracket = false;
   for (let i = 0; i < pattern.length; i++) {
@@ -72,7 +85,7 @@ export function translateRegex(pattern: string): string {
         const end = pattern.indexOf(':]', i + 2);
         if (end > 0) {
           const name = pattern.slice(i + 2, end);
-          const replacement = posixClasses[name];
+          const replacement = caseInsensitive && (name === 'upper' || name === 'lower') ? 'a-zA-Z' : posixClasses[name];
           if (replacement === undefined) throw new SqlError(SqlState.invalidRegularExpression, 'invalid regular expression: invalid character class');
           out += replacement;
           i = end + 1;
@@ -91,6 +104,17 @@ export function translateRegex(pattern: string): string {
       }
       if (c === '[' || c === '/') {
         out += '\\' + c;
+        continue;
+      }
+      if (caseInsensitive && /[A-Za-z]/.test(c)) {
+        // a range a-z becomes a-zA-Z; a single letter gets its other case
+        if (pattern[i + 1] === '-' && /[A-Za-z]/.test(pattern[i + 2] ?? '')) {
+          const end = pattern[i + 2]!;
+          out += `${c}-${end}${c.toLowerCase() === c ? c.toUpperCase() : c.toLowerCase()}-${end.toLowerCase() === end ? end.toUpperCase() : end.toLowerCase()}`;
+          i += 2;
+          continue;
+        }
+        out += c.toLowerCase() + c.toUpperCase();
         continue;
       }
       out += c;
@@ -135,9 +159,20 @@ export function translateRegex(pattern: string): string {
       i++;
       continue;
     }
-    out += c;
+    out += caseInsensitive ? bothCases(c) : c;
   }
   return out;
+}
+
+/** PostgreSQL's wording for the common regular expression errors. */
+function regexErrorMessage(pattern: string, jsMessage: string): string {
+  if (/Unterminated group|Unmatched '\)'/.test(jsMessage)) return 'parentheses () not balanced';
+  if (/Unterminated character class|Missing \//.test(jsMessage)) return 'brackets [] not balanced';
+  if (/numbers out of order/.test(jsMessage)) return 'invalid repetition count(s)';
+  if (/Nothing to repeat/.test(jsMessage)) return 'quantifier operand invalid';
+  if (/\\ at end of pattern/.test(jsMessage)) return 'invalid escape \\ sequence';
+  void pattern;
+  return jsMessage.replace(/^Invalid regular expression: \/.*\/[a-z]*: /, '').toLowerCase();
 }
 
 /** A POSIX regular expression with flags ('i' for case-insensitive, 'g' for global). */
@@ -149,9 +184,10 @@ export function regexMatcher(pattern: string, flags: string): RegExp {
     return cached;
   }
   try {
-    return remember(regexCache, key, new RegExp(translateRegex(pattern), `s${flags}`));
+    const caseInsensitive = flags.includes('i');
+    return remember(regexCache, key, new RegExp(translateRegex(pattern, caseInsensitive), `s${flags.replace('i', '')}`));
   } catch (error) {
     if (error instanceof SqlError) throw error;
-    throw new SqlError(SqlState.invalidRegularExpression, `invalid regular expression: ${(error as Error).message.replace(/^Invalid regular expression: /, '')}`);
+    throw new SqlError(SqlState.invalidRegularExpression, `invalid regular expression: ${regexErrorMessage(pattern, (error as Error).message)}`);
   }
 }

@@ -44,8 +44,8 @@ function substring(text: string, start: number, count?: number): string {
   return chars.slice(first - 1, end === Infinity ? undefined : end - 1).join('');
 }
 
+/** The output function's text of an "any" argument (concat, format: booleans print as t/f). */
 function textOf(value: Value, t: DataType, context: EvalContext): string {
-  if (t.name === 'bool') return value ? 'true' : 'false';
   if (t.name === 'unknown' || t.name === 'text' || t.name === 'varchar' || t.name === 'name') return value as string;
   if (t.name === 'bpchar') return value as string;
   return formatValue(value, t, context);
@@ -59,14 +59,21 @@ defineFunction('length', { args: ['bytea'], returns: 'int4', impl: ([a]) => (a a
 defineFunction('octet_length', { args: ['text'], returns: 'int4', impl: ([a]) => utf8Length(a as string) });
 defineFunction('octet_length', { args: ['bytea'], returns: 'int4', impl: ([a]) => (a as Uint8Array).length });
 defineFunction('bit_length', { args: ['text'], returns: 'int4', impl: ([a]) => utf8Length(a as string) * 8 });
-defineFunction('lower', { args: ['text'], returns: 'text', impl: ([a]) => (a as string).toLowerCase() });
-defineFunction('upper', { args: ['text'], returns: 'text', impl: ([a]) => (a as string).toUpperCase() });
+// The C locale (ctype) maps case for ASCII letters only, as PostgreSQL with LC_CTYPE=C.
+export function asciiLower(text: string): string {
+  return text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+}
+export function asciiUpper(text: string): string {
+  return text.replace(/[a-z]+/g, (letters) => letters.toUpperCase());
+}
+defineFunction('lower', { args: ['text'], returns: 'text', impl: ([a]) => asciiLower(a as string) });
+defineFunction('upper', { args: ['text'], returns: 'text', impl: ([a]) => asciiUpper(a as string) });
 defineFunction('initcap', { args: ['text'], returns: 'text', impl: ([a]) => {
   let out = '';
   let previousAlphanumeric = false;
   for (const c of a as string) {
-    const alphanumeric = /[\p{L}\p{N}]/u.test(c);
-    out += alphanumeric ? (previousAlphanumeric ? c.toLowerCase() : c.toUpperCase()) : c;
+    const alphanumeric = /[A-Za-z0-9]/.test(c);
+    out += alphanumeric ? (previousAlphanumeric ? asciiLower(c) : asciiUpper(c)) : c;
     previousAlphanumeric = alphanumeric;
   }
   return out;
@@ -173,8 +180,10 @@ defineFunction('to_hex', { args: ['int4'], returns: 'text', impl: ([a]) => ((a a
 defineFunction('to_hex', { args: ['int8'], returns: 'text', impl: ([a]) => BigInt.asUintN(64, a as bigint).toString(16) });
 defineFunction('chr', { args: ['int4'], returns: 'text', impl: ([a]) => {
   const code = a as number;
+  if (code < 0) throw new SqlError(SqlState.invalidParameterValue, 'character number must be positive');
   if (code === 0) throw new SqlError(SqlState.programLimitExceeded, 'null character not permitted');
-  if (code < 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) throw new SqlError(SqlState.programLimitExceeded, 'requested character too large for encoding: ' + code);
+  if (code > 0x10ffff) throw new SqlError(SqlState.programLimitExceeded, 'requested character too large for encoding: ' + code);
+  if (code >= 0xd800 && code <= 0xdfff) throw new SqlError(SqlState.programLimitExceeded, 'requested character not valid for encoding: ' + code);
   return String.fromCodePoint(code);
 } });
 defineFunction('ascii', { args: ['text'], returns: 'int4', impl: ([a]) => ((a as string).length === 0 ? 0 : (a as string).codePointAt(0)!) });
