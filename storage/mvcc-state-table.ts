@@ -119,11 +119,15 @@ export class MvccStateTable implements StateTable {
     if (limit <= 0) return;
     let suffix: Buffer = LATEST_SUFFIX;
     let merged: string[] = [];
+    // The buffered rows as of the scan's start: writes made while the scan runs (an UPDATE that
+    // scans and rewrites) do not change what it returns, as the committed side is a snapshot too.
+    let mergedRows: (Row | null)[] = [];
     if (options.epoch !== undefined) {
       suffix = epochSuffix(this.host.resolveReadEpoch(this.schema.tableId, options.epoch));
     } else if (this.pending.size > 0) {
       merged = this.pendingBetween(lower.toString('latin1', TABLE_PREFIX_BYTES), upper.toString('latin1', TABLE_PREFIX_BYTES), upper.length <= TABLE_PREFIX_BYTES);
       if (reverse) merged.reverse();
+      mergedRows = merged.map((key) => this.pending.get(key)!);
     }
     const iterator = this.host.backend.scan({ lowerBound: lower, upperBound: upper, reverse, epochSuffix: suffix });
     let emitted = 0;
@@ -144,14 +148,14 @@ export class MvccStateTable implements StateTable {
             const committedKey = packed.toString('latin1', keyStart + TABLE_PREFIX_BYTES, keyEnd - EPOCH_SUFFIX_BYTES);
             // Buffered writes that sort before this committed key come first.
             while (pendingIndex < merged.length && (reverse ? merged[pendingIndex]! > committedKey : merged[pendingIndex]! < committedKey)) {
-              const row = this.pending.get(merged[pendingIndex++]!)!;
+              const row = mergedRows[pendingIndex++]!;
               if (row !== null) {
                 yield row;
                 if (++emitted >= limit) return;
               }
             }
             if (pendingIndex < merged.length && merged[pendingIndex] === committedKey) {
-              const row = this.pending.get(merged[pendingIndex++]!)!;
+              const row = mergedRows[pendingIndex++]!;
               if (row !== null) {
                 yield row;
                 if (++emitted >= limit) return;
@@ -166,7 +170,7 @@ export class MvccStateTable implements StateTable {
         }
       }
       while (pendingIndex < merged.length) {
-        const row = this.pending.get(merged[pendingIndex++]!)!;
+        const row = mergedRows[pendingIndex++]!;
         if (row !== null) {
           yield row;
           if (++emitted >= limit) return;

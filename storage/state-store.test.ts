@@ -80,6 +80,31 @@ describe.each(implementations)('StateStore on %s', (_name, open) => {
     await store.close();
   });
 
+  it('a scan is a snapshot: writes made while it runs do not change what it returns', async () => {
+    const store = open();
+    const table = store.table(people);
+    for (const id of [1, 2, 3, 4]) table.insert([id, `c${id}`, 0n]);
+    store.commit(epochAt(1));
+    table.insert([2, 'pending', 1n]);
+    const seen: Row[] = [];
+    for (const row of table.scan()) {
+      seen.push(row);
+      // An UPDATE that rewrites each row it reads, and inserts ahead of the scan.
+      table.insert([row[0], 'rewritten', 2n]);
+      table.insert([(row[0] as number) + 10, 'new', 3n]);
+      table.delete([3]);
+    }
+    expect(seen).toEqual([
+      [1, 'c1', 0n],
+      [2, 'pending', 1n],
+      [3, 'c3', 0n],
+      [4, 'c4', 0n],
+    ]);
+    expect(table.get([2])).toEqual([2, 'rewritten', 2n]);
+    expect(table.get([3])).toBeUndefined();
+    await store.close();
+  });
+
   it('scans by a prefix of a composite key', async () => {
     const store = open();
     const schema: StateTableSchema = { tableId: 8, columnTypes: [type('text'), type('int4'), type('float8')], primaryKey: [0, 1] };
