@@ -1,9 +1,15 @@
-// The server's engine: opens the RocksDB state store under `<dataDir>/state` and the engine over
-// it (parser, catalog). bin/oxbow.ts calls createEngine with the CLI's options. Checkpoint and
-// barrier intervals are accepted here for the streaming engine and checkpoints that come later.
+// The server's engine: recovers `<dataDir>/state` (the local directory when intact, else the
+// newest complete checkpoint in the object store), opens the RocksDB state store there and the
+// engine over it (parser, catalog), then starts checkpoints to --checkpoint-url every
+// --checkpoint-interval-ms (executor/durability/). bin/cli.ts calls createEngine with its options.
 
 import { join } from 'node:path';
+import { CheckpointMetrics } from '../storage/checkpoint/checkpoint-metrics.js';
+import { finishLocalRecovery, recoverStateDir } from '../storage/checkpoint/recover.js';
+import { openObjectStore } from '../storage/object-store/open-object-store.js';
+import { DEFAULT_RETRY_POLICY } from '../storage/object-store/retry.js';
 import { openRocksStateStore } from '../storage/rocks-state-store.js';
+import { startCheckpointing } from './durability/start-checkpointing.js';
 import type { Engine } from './engine.js';
 import { openEngine } from './open-engine.js';
 
@@ -14,22 +20,59 @@ export interface EngineOptions {
   readonly checkpointIntervalMs: number;
   readonly timeTravelRetentionMs: number;
   readonly memoryLimitBytes: number;
+  /** 'local' (default): DML returns once committed on the local disk; 'remote': once in the object store. */
+  readonly durability?: 'local' | 'remote';
+  /** Complete checkpoints kept in the object store besides those within the time-travel window (default 3). */
+  readonly keepCheckpoints?: number;
+  /** The process-wide checkpoint metrics (system table, Prometheus); created when omitted. */
+  readonly checkpointMetrics?: CheckpointMetrics;
+  /** Background checkpoint failures (the CLI prints them to stderr). */
+  readonly onCheckpointError?: (error: unknown) => void;
 }
 
 export async function createEngine(options: EngineOptions): Promise<Engine> {
+  const stateDir = join(options.dataDir, 'state');
+  const metrics = options.checkpointMetrics ?? new CheckpointMetrics();
+  const objectStore = openObjectStore(options.checkpointUrl, {
+    retry: { ...DEFAULT_RETRY_POLICY, onRetry: () => metrics.retriesTotal++ },
+  });
+  const recoveryStarted = performance.now();
+  try {
+    await recoverStateDir({ stateDir, objectStore, metrics });
+  } catch (error) {
+    objectStore.close();
+    throw error;
+  }
   const store = openRocksStateStore({
-    dir: join(options.dataDir, 'state'),
+    dir: stateDir,
     retentionMs: options.timeTravelRetentionMs,
     memoryLimitBytes: options.memoryLimitBytes,
   });
+  let engine;
   try {
-    return await openEngine(store, {
+    engine = await openEngine(store, {
       dataDir: options.dataDir,
       timeTravelRetentionMs: options.timeTravelRetentionMs,
       memoryLimitBytes: options.memoryLimitBytes,
+      checkpointMetrics: metrics,
     });
   } catch (error) {
     await store.close();
+    objectStore.close();
     throw error;
   }
+  finishLocalRecovery(metrics, recoveryStarted, store.committedEpoch);
+  return startCheckpointing({
+    engine,
+    store,
+    objectStore,
+    metrics,
+    dataDir: options.dataDir,
+    stateDir,
+    checkpointIntervalMs: options.checkpointIntervalMs,
+    durability: options.durability ?? 'local',
+    keepCheckpoints: options.keepCheckpoints ?? 3,
+    keepWithinMs: options.timeTravelRetentionMs,
+    onError: options.onCheckpointError,
+  });
 }

@@ -5,6 +5,7 @@
 // committed epoch.
 
 import { nextEpoch, type Epoch } from '../sql/epoch.js';
+import type { CheckpointMetrics } from '../storage/checkpoint/checkpoint-metrics.js';
 import type { StateStore } from '../storage/state-table.js';
 import type { Catalog } from './catalog.js';
 import { RowIdAllocator } from './table-access.js';
@@ -32,6 +33,8 @@ export interface EngineSettings {
   readonly dataDir: string;
   readonly timeTravelRetentionMs: number;
   readonly memoryLimitBytes: number;
+  /** Checkpoint and recovery figures for oxbow_catalog.checkpoints (the server sets it). */
+  readonly checkpointMetrics?: CheckpointMetrics;
 }
 
 export class EngineCore {

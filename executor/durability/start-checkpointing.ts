@@ -1,0 +1,103 @@
+// Wires checkpoints into a running engine: the Checkpointer over the store's RocksDB, cutting its
+// checkpoints inside the engine's write lock (so the epoch is exact), describing the committed
+// state from the store's metadata (catalog version, source offsets), and the loop that runs them
+// every --checkpoint-interval-ms. Returns the engine wrapped so that close() stops checkpoints
+// first and, with --durability remote, DML waits for the object store.
+
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CheckpointLoop } from '../../storage/checkpoint/checkpoint-loop.js';
+import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
+import { Checkpointer, type CommittedState } from '../../storage/checkpoint/checkpointer.js';
+import type { ObjectStore } from '../../storage/object-store/object-store.js';
+import type { RocksStateStore } from '../../storage/rocks-state-store.js';
+import type { Engine } from '../engine.js';
+import type { OxbowEngine } from '../open-engine.js';
+import { CheckpointedEngine } from './remote-durable-engine.js';
+
+/** Store metadata the sources write their offsets into: a JSON object, source name to offsets. */
+export const SOURCE_OFFSETS_META_KEY = 'source_offsets';
+const CATALOG_META_KEY = 'catalog';
+
+export interface CheckpointingOptions {
+  readonly engine: OxbowEngine;
+  readonly store: RocksStateStore;
+  readonly objectStore: ObjectStore;
+  readonly metrics: CheckpointMetrics;
+  readonly dataDir: string;
+  readonly stateDir: string;
+  readonly checkpointIntervalMs: number;
+  readonly durability: 'local' | 'remote';
+  readonly keepCheckpoints: number;
+  readonly keepWithinMs: number;
+  readonly onError?: (error: unknown) => void;
+}
+
+let versionText: string | undefined;
+
+export function oxbowVersion(): string {
+  if (versionText === undefined) {
+    try {
+      const packageJson = new URL('../../package.json', import.meta.url);
+      const candidates = [packageJson, new URL('../../../package.json', import.meta.url)];
+      versionText = '0.0.0';
+      for (const candidate of candidates) {
+        try {
+          const parsed = JSON.parse(readFileSync(candidate, 'utf8')) as { name?: string; version?: string };
+          if (parsed.name === 'oxbow' && parsed.version !== undefined) {
+            versionText = parsed.version;
+            break;
+          }
+        } catch {
+          // Try the next location (source tree or dist/).
+        }
+      }
+    } catch {
+      versionText = '0.0.0';
+    }
+  }
+  return versionText;
+}
+
+function describeCommittedState(store: RocksStateStore): CommittedState {
+  const catalog = store.getMeta(CATALOG_META_KEY);
+  const catalogVersion = catalog === undefined ? 'empty' : createHash('sha256').update(catalog).digest('hex').slice(0, 16);
+  let sourceOffsets: Record<string, string> = {};
+  const offsets = store.getMeta(SOURCE_OFFSETS_META_KEY);
+  if (offsets !== undefined) {
+    try {
+      const parsed = JSON.parse(new TextDecoder().decode(offsets)) as Record<string, unknown>;
+      sourceOffsets = Object.fromEntries(Object.entries(parsed).map(([name, value]) => [name, typeof value === 'string' ? value : JSON.stringify(value)]));
+    } catch {
+      sourceOffsets = { [SOURCE_OFFSETS_META_KEY]: new TextDecoder().decode(offsets) };
+    }
+  }
+  return { epoch: store.committedEpoch, catalogVersion, sourceOffsets };
+}
+
+export function startCheckpointing(options: CheckpointingOptions): Engine {
+  const checkpointer = Checkpointer.open({
+    database: options.store.database,
+    stateDir: options.stateDir,
+    stagingDir: join(options.dataDir, 'checkpoint-staging'),
+    objectStore: options.objectStore,
+    metrics: options.metrics,
+    oxbowVersion: oxbowVersion(),
+    pause: (section) => options.engine.exclusive(section),
+    describe: () => describeCommittedState(options.store),
+    keepLast: options.keepCheckpoints,
+    keepWithinMs: options.keepWithinMs,
+  });
+  const loop = new CheckpointLoop(checkpointer, {
+    intervalMs: options.checkpointIntervalMs,
+    onError: options.onError,
+  });
+  loop.start();
+  // The first checkpoint (and the sweep of what a crash left behind) happens right after start.
+  loop.requestCheckpoint();
+  return new CheckpointedEngine(options.engine, options.store, loop, options.durability, async () => {
+    await loop.stop();
+    options.objectStore.close();
+  });
+}

@@ -1,0 +1,89 @@
+// What an operator wants to know about checkpoints and recovery, kept as plain numbers by the
+// checkpointer and read by the system table oxbow_catalog.checkpoints and by `prometheusText()`
+// (the Prometheus text exposition format, for a /metrics endpoint). One object per process.
+
+import type { Epoch } from '../../sql/epoch.js';
+
+export interface CheckpointRecord {
+  readonly epoch: Epoch;
+  readonly startedAtMs: number;
+  readonly durationMs: number;
+  readonly status: 'complete' | 'failed';
+  readonly filesUploaded: number;
+  readonly bytesUploaded: number;
+  readonly files: number;
+  readonly bytesReferenced: number;
+  /** The longest time commits were held back while the checkpoint was cut (hard links). */
+  readonly pauseMs: number;
+  readonly error: string | null;
+}
+
+export interface RecoveryRecord {
+  /** 'local': the data directory was intact; 'remote': restored from the object store; 'fresh': nothing to recover. */
+  readonly source: 'local' | 'remote' | 'fresh';
+  readonly durationMs: number;
+  readonly epoch: Epoch | null;
+  readonly bytesDownloaded: number;
+  /** Damaged checkpoints skipped on the way (manifest key and why). */
+  readonly skipped: readonly string[];
+}
+
+const HISTORY_LIMIT = 50;
+
+export class CheckpointMetrics {
+  location = '';
+  /** Newest first. */
+  readonly history: CheckpointRecord[] = [];
+  lastComplete: CheckpointRecord | undefined;
+  recovery: RecoveryRecord | undefined;
+  checkpointsTotal = 0;
+  failuresTotal = 0;
+  consecutiveFailures = 0;
+  retriesTotal = 0;
+  bytesUploadedTotal = 0;
+  filesDeletedTotal = 0;
+  keptCheckpoints = 0;
+  lastError: string | null = null;
+
+  record(entry: CheckpointRecord): void {
+    this.history.unshift(entry);
+    if (this.history.length > HISTORY_LIMIT) this.history.length = HISTORY_LIMIT;
+    if (entry.status === 'complete') {
+      this.checkpointsTotal++;
+      this.consecutiveFailures = 0;
+      this.lastComplete = entry;
+      this.lastError = null;
+    } else {
+      this.failuresTotal++;
+      this.consecutiveFailures++;
+      this.lastError = entry.error;
+    }
+    this.bytesUploadedTotal += entry.bytesUploaded;
+  }
+
+  /** Prometheus text format, one sample per line. */
+  prometheusText(): string {
+    const last = this.lastComplete;
+    const lines: string[] = [];
+    const gauge = (name: string, help: string, value: number, type = 'gauge'): void => {
+      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${Number.isFinite(value) ? value : 0}`);
+    };
+    gauge('oxbow_checkpoint_last_epoch', 'Epoch of the last complete checkpoint (0: none).', last === undefined ? 0 : Number(last.epoch));
+    gauge('oxbow_checkpoint_last_timestamp_seconds', 'Unix time of the last complete checkpoint.', last === undefined ? 0 : (last.startedAtMs + last.durationMs) / 1000);
+    gauge('oxbow_checkpoint_last_duration_seconds', 'Duration of the last complete checkpoint.', last === undefined ? 0 : last.durationMs / 1000);
+    gauge('oxbow_checkpoint_last_pause_seconds', 'Time commits waited while the last checkpoint was cut.', last === undefined ? 0 : last.pauseMs / 1000);
+    gauge('oxbow_checkpoint_last_uploaded_bytes', 'Bytes uploaded by the last complete checkpoint.', last?.bytesUploaded ?? 0);
+    gauge('oxbow_checkpoint_referenced_bytes', 'Bytes the last complete checkpoint references (its full size).', last?.bytesReferenced ?? 0);
+    gauge('oxbow_checkpoint_files', 'Files the last complete checkpoint references.', last?.files ?? 0);
+    gauge('oxbow_checkpoint_kept', 'Complete checkpoints kept in the object store.', this.keptCheckpoints);
+    gauge('oxbow_checkpoints_total', 'Complete checkpoints since start.', this.checkpointsTotal, 'counter');
+    gauge('oxbow_checkpoint_failures_total', 'Failed checkpoint attempts since start.', this.failuresTotal, 'counter');
+    gauge('oxbow_checkpoint_consecutive_failures', 'Failed attempts since the last complete checkpoint.', this.consecutiveFailures);
+    gauge('oxbow_checkpoint_retries_total', 'Object-store requests retried since start.', this.retriesTotal, 'counter');
+    gauge('oxbow_checkpoint_uploaded_bytes_total', 'Bytes uploaded since start.', this.bytesUploadedTotal, 'counter');
+    gauge('oxbow_checkpoint_deleted_files_total', 'Remote files deleted by retention since start.', this.filesDeletedTotal, 'counter');
+    gauge('oxbow_recovery_duration_seconds', 'Time recovery took at the last start.', (this.recovery?.durationMs ?? 0) / 1000);
+    gauge('oxbow_recovery_from_object_store', '1 when the last start restored from the object store.', this.recovery?.source === 'remote' ? 1 : 0);
+    return lines.join('\n') + '\n';
+  }
+}

@@ -1,0 +1,270 @@
+// Checkpoints of a real RocksDB state store to a real object store (a folder and s3rver), and
+// restores from them: incremental uploads, retention and reference counting, the start-up sweep,
+// and every damage a restore must refuse (corrupted, truncated or missing file, damaged manifest),
+// falling back to the previous complete checkpoint. Expected rows come from a Map the test keeps
+// beside the store, never from the store under test.
+
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { epochFromMillis, type Epoch } from '../../sql/epoch.js';
+import { type } from '../../sql/types.js';
+import type { Row } from '../../sql/value.js';
+import { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
+import { Checkpointer } from '../../storage/checkpoint/checkpointer.js';
+import { restoreFromObjectStore } from '../../storage/checkpoint/restore.js';
+import { FileObjectStore } from '../../storage/object-store/file-object-store.js';
+import type { ObjectStore } from '../../storage/object-store/object-store.js';
+import { S3ObjectStore } from '../../storage/object-store/s3-object-store.js';
+import { openRocksStateStore, type RocksStateStore } from '../../storage/rocks-state-store.js';
+import type { StateTableSchema } from '../../storage/state-table.js';
+import { S3RVER_CREDENTIALS, startS3rver, type S3rverProcess } from './support/s3rver.js';
+
+const schema: StateTableSchema = { tableId: 20000, columnTypes: [type('int4'), type('text')], primaryKey: [0] };
+const work = mkdtempSync(join(tmpdir(), 'oxbow-checkpoint-'));
+let s3rver: S3rverProcess;
+const fastRetry = { attempts: 3, baseDelayMs: 10, maxDelayMs: 50 };
+
+beforeAll(async () => {
+  s3rver = await startS3rver();
+});
+afterAll(async () => {
+  await s3rver.dispose();
+  rmSync(work, { recursive: true, force: true });
+});
+
+function s3Store(prefix: string, credentials = S3RVER_CREDENTIALS): S3ObjectStore {
+  return new S3ObjectStore({ bucket: 'oxbow', prefix, endpoint: s3rver.endpoint, credentials, retry: fastRetry });
+}
+
+/** A store with a model of its rows, committing at strictly increasing epochs. */
+class Fixture {
+  readonly dir = mkdtempSync(join(work, 'data-'));
+  readonly stateDir = join(this.dir, 'state');
+  readonly store: RocksStateStore = openRocksStateStore({ dir: this.stateDir, memoryLimitBytes: 0, rocksdb: { writeBufferBytes: 1 << 20 } });
+  readonly model = new Map<number, string>();
+  readonly metrics = new CheckpointMetrics();
+  private clockMs = Date.now();
+
+  write(keys: Iterable<number>, tag: string): Epoch {
+    const table = this.store.table(schema);
+    for (const key of keys) {
+      const value = `${tag}-${key}-${'x'.repeat(100)}`;
+      table.insert([key, value]);
+      this.model.set(key, value);
+    }
+    this.clockMs += 1000;
+    const epoch = epochFromMillis(this.clockMs);
+    this.store.commit(epoch);
+    return epoch;
+  }
+
+  checkpointer(objectStore: ObjectStore, keepLast = 3): Checkpointer {
+    return Checkpointer.open({
+      database: this.store.database,
+      stateDir: this.stateDir,
+      stagingDir: join(this.dir, 'staging'),
+      objectStore,
+      metrics: this.metrics,
+      oxbowVersion: 'test',
+      pause: (section) => section(),
+      describe: () => ({ epoch: this.store.committedEpoch, catalogVersion: 'v1', sourceOffsets: { generator: '42' } }),
+      keepLast,
+      keepWithinMs: 0,
+    });
+  }
+}
+
+async function rowsOf(stateDir: string): Promise<{ epoch: Epoch; rows: Row[] }> {
+  const store = openRocksStateStore({ dir: stateDir, memoryLimitBytes: 0 });
+  try {
+    return { epoch: store.committedEpoch, rows: [...store.table(schema).scan()] };
+  } finally {
+    await store.close();
+  }
+}
+
+function modelRows(model: Map<number, string>): Row[] {
+  return [...model.entries()].sort((left, right) => left[0] - right[0]).map(([key, value]) => [key, value]);
+}
+
+const range = (from: number, to: number): number[] => Array.from({ length: to - from }, (_, index) => from + index);
+
+describe.each([
+  ['local folder', () => new FileObjectStore(mkdtempSync(join(work, 'remote-')))],
+  ['s3rver', () => s3Store(`checkpoint-${randomBytes(4).toString('hex')}`)],
+] as [string, () => ObjectStore][])('checkpoints to %s', (_name, createStore) => {
+  it('uploads only new SST files, and a restore gives back exactly the checkpointed state', async () => {
+    const fixture = new Fixture();
+    const remote = createStore();
+    const checkpointer = fixture.checkpointer(remote);
+    fixture.write(range(0, 20_000), 'a');
+    const first = (await checkpointer.checkpoint())!;
+    expect(first.status).toBe('complete');
+    expect(first.bytesUploaded).toBeGreaterThanOrEqual(first.bytesReferenced);
+    const atFirst = modelRows(fixture.model);
+
+    // 1% of the keys change: the second checkpoint re-uses the first one's SST files.
+    const epoch = fixture.write(range(0, 200), 'b');
+    const second = (await checkpointer.checkpoint())!;
+    expect(second.epoch).toBe(epoch);
+    expect(second.bytesUploaded).toBeLessThan(second.bytesReferenced * 0.5);
+    expect(await checkpointer.checkpoint()).toBeUndefined(); // nothing committed since
+
+    fixture.write(range(200, 400), 'c'); // after the checkpoint: not in it
+    const restoredDir = join(fixture.dir, 'restored');
+    const restored = await restoreFromObjectStore({ objectStore: remote, stateDir: restoredDir });
+    expect(restored.manifest!.epoch).toBe(epoch.toString());
+    expect(restored.manifest!.sourceOffsets).toEqual({ generator: '42' });
+    const expected = new Map(fixture.model);
+    for (const key of range(200, 400)) expected.set(key, `a-${key}-${'x'.repeat(100)}`); // as written before the checkpoint
+    const { epoch: restoredEpoch, rows } = await rowsOf(restoredDir);
+    expect(restoredEpoch).toBe(epoch);
+    expect(rows).toEqual(modelRows(expected));
+
+    // A chosen older epoch restores that state.
+    const olderDir = join(fixture.dir, 'older');
+    await restoreFromObjectStore({ objectStore: remote, stateDir: olderDir, epoch: first.epoch });
+    expect((await rowsOf(olderDir)).rows).toEqual(atFirst);
+    await fixture.store.close();
+    remote.close();
+  });
+
+  it('keeps the last N checkpoints and deletes files no kept manifest names; the sweep removes orphans', async () => {
+    const fixture = new Fixture();
+    const remote = createStore();
+    const checkpointer = fixture.checkpointer(remote, 2);
+    for (let round = 0; round < 4; round++) {
+      fixture.write(range(round * 3000, round * 3000 + 3000), `r${round}`);
+      await fixture.store.compact(); // rewrites every SST: old ones become garbage remotely
+      await checkpointer.checkpoint();
+    }
+    const objects = await remote.list('');
+    const manifests = objects.filter((object) => object.key.startsWith('manifests/'));
+    expect(manifests).toHaveLength(2);
+    const named = new Set<string>();
+    for (const manifest of manifests) {
+      const body = JSON.parse(Buffer.from(await remote.getBytes(manifest.key)).toString('utf8')) as { manifest: { files: { key: string }[] } };
+      for (const file of body.manifest.files) named.add(file.key);
+    }
+    const dataKeys = objects.filter((object) => !object.key.startsWith('manifests/')).map((object) => object.key);
+    expect(new Set(dataKeys)).toEqual(named);
+
+    // An upload that died before its manifest left orphans; the next start's sweep removes them.
+    await remote.putBytes('sst/dead-incarnation/000099.sst', Buffer.from('orphan'));
+    await remote.putBytes('files/00000000000000000001/MANIFEST-000001', Buffer.from('orphan'));
+    const restarted = fixture.checkpointer(remote, 2);
+    const swept = await restarted.sweep();
+    expect(swept.deletedFiles).toBe(2);
+    expect((await remote.list('')).map((object) => object.key).sort()).toEqual([...named, ...manifests.map((manifest) => manifest.key)].sort());
+    await fixture.store.close();
+    remote.close();
+  });
+});
+
+describe('damaged checkpoints and failing object stores', () => {
+  async function twoCheckpoints(remote: ObjectStore): Promise<{ fixture: Fixture; first: Epoch; second: Epoch; firstRows: Row[] }> {
+    const fixture = new Fixture();
+    const checkpointer = fixture.checkpointer(remote);
+    fixture.write(range(0, 5000), 'a');
+    const first = (await checkpointer.checkpoint())!.epoch;
+    const firstRows = modelRows(fixture.model);
+    fixture.write(range(0, 100), 'b');
+    const second = (await checkpointer.checkpoint())!.epoch;
+    return { fixture, first, second, firstRows };
+  }
+
+  /** A file only the newest checkpoint names (its RocksDB MANIFEST copy). */
+  async function fileOnlyInNewest(remote: ObjectStore, second: Epoch): Promise<string> {
+    const key = (await remote.list(`files/${second.toString().padStart(20, '0')}/`)).find((object) => object.key.includes('MANIFEST-'))!.key;
+    return key;
+  }
+
+  it.each([
+    ['a corrupted file', async (root: string, key: string) => {
+      const path = join(root, key);
+      const bytes = readFileSync(path);
+      bytes[Math.floor(bytes.length / 2)] ^= 0xff;
+      writeFileSync(path, bytes);
+    }, /SHA-256/],
+    ['a truncated file', async (root: string, key: string) => {
+      const path = join(root, key);
+      writeFileSync(path, readFileSync(path).subarray(0, 10));
+    }, /truncated/],
+    ['a missing file', async (root: string, key: string) => {
+      rmSync(join(root, key));
+    }, /cannot download/],
+    ['a damaged manifest', async (root: string, _key: string, second: Epoch) => {
+      const path = join(root, 'manifests', `${second.toString().padStart(20, '0')}.json`);
+      writeFileSync(path, readFileSync(path, 'utf8').replace('"epoch"', '"epoch" ').slice(0, -20));
+    }, /not valid JSON/],
+  ] as [string, (root: string, key: string, second: Epoch) => Promise<void>, RegExp][])('%s: the restore refuses the newest checkpoint and restores the previous one', async (_name, damage, reason) => {
+    const root = mkdtempSync(join(work, 'damaged-'));
+    const remote = new FileObjectStore(root);
+    const { fixture, first, second, firstRows } = await twoCheckpoints(remote);
+    await damage(root, await fileOnlyInNewest(remote, second), second);
+    const restoredDir = join(fixture.dir, 'restored');
+    const result = await restoreFromObjectStore({ objectStore: remote, stateDir: restoredDir });
+    expect(result.manifest!.epoch).toBe(first.toString());
+    expect(result.skipped).toHaveLength(1);
+    expect(result.skipped[0]).toMatch(reason);
+    const restored = await rowsOf(restoredDir);
+    expect(restored.epoch).toBe(first);
+    expect(restored.rows).toEqual(firstRows);
+    // Asking for the damaged one by hand is a clear error (XX001), not a silent fallback.
+    await expect(restoreFromObjectStore({ objectStore: remote, stateDir: join(fixture.dir, 'by-hand'), epoch: second })).rejects.toMatchObject({ code: 'XX001' });
+    await fixture.store.close();
+  });
+
+  it('a bucket without permission: the checkpoint fails with a clear error and the metrics say so', async () => {
+    const fixture = new Fixture();
+    const checkpointer = fixture.checkpointer(s3Store('denied', { accessKeyId: 'NOBODY', secretAccessKey: 'nope' }));
+    fixture.write(range(0, 100), 'a');
+    await expect(checkpointer.checkpoint()).rejects.toMatchObject({ code: 'AccessDenied' });
+    expect(fixture.metrics.failuresTotal).toBe(1);
+    expect(fixture.metrics.lastError).toMatch(/InvalidAccessKeyId|AccessDenied|Forbidden/);
+    expect(fixture.metrics.prometheusText()).toMatch(/^oxbow_checkpoint_consecutive_failures 1$/m);
+    await fixture.store.close();
+  });
+
+  it('the S3 server stopped mid-upload: the attempt fails, the next one after the restart completes and restores', async () => {
+    const fixture = new Fixture();
+    const remote = new S3ObjectStore({
+      bucket: 'oxbow',
+      prefix: `outage-${randomBytes(4).toString('hex')}`,
+      endpoint: s3rver.endpoint,
+      credentials: S3RVER_CREDENTIALS,
+      retry: { ...fastRetry, onRetry: () => fixture.metrics.retriesTotal++ },
+      multipartThresholdBytes: 5 << 20,
+      partSizeBytes: 5 << 20,
+    });
+    const checkpointer = fixture.checkpointer(remote);
+    fixture.write(range(0, 2000), 'a');
+    await checkpointer.checkpoint();
+    // Incompressible values make the next upload large enough to be cut by the outage.
+    const table = fixture.store.table(schema);
+    for (const key of range(2000, 5000)) {
+      const value = randomBytes(3000).toString('base64');
+      table.insert([key, value]);
+      fixture.model.set(key, value);
+    }
+    fixture.store.commit(fixture.store.committedEpoch + 1n);
+    const attempt = checkpointer.checkpoint();
+    setTimeout(() => void s3rver.stop(), 30);
+    await expect(attempt).rejects.toMatchObject({ code: 'Unavailable' });
+    expect(fixture.metrics.failuresTotal).toBe(1);
+    expect(fixture.metrics.retriesTotal).toBeGreaterThan(0); // retried with backoff before giving up
+    expect(fixture.metrics.lastError).toMatch(/ECONNREFUSED|socket|connect|timed? ?out/i);
+    await s3rver.start();
+    const record = (await checkpointer.checkpoint())!;
+    expect(record.epoch).toBe(fixture.store.committedEpoch);
+    expect(fixture.metrics.consecutiveFailures).toBe(0);
+    const restoredDir = join(fixture.dir, 'restored');
+    await restoreFromObjectStore({ objectStore: remote, stateDir: restoredDir });
+    expect((await rowsOf(restoredDir)).rows).toEqual(modelRows(fixture.model));
+    await fixture.store.close();
+    remote.close();
+  });
+});
