@@ -68,7 +68,8 @@ function select(candidates: readonly ScalarFunction[] | undefined, argumentTypes
       }
       if (to === ANY) continue;
       if (sameType(from, to)) exact++;
-      else if (isPreferred(to)) preferred++;
+      // preferred types of the input's own category, at positions that need a conversion
+      else if (from.name !== 'unknown' && isPreferred(to) && categoryOf(to) === categoryOf(from)) preferred++;
     }
     if (!ok) continue;
     if (exact === types.length) return specialize({ fn, argumentCasts: types }, argumentTypes);
@@ -83,26 +84,30 @@ function select(candidates: readonly ScalarFunction[] | undefined, argumentTypes
     remaining = remaining.filter((c) => c.preferred === mostPreferred);
   }
   if (remaining.length > 1 && argumentTypes.some((t) => t.name === 'unknown')) {
-    // unknown arguments: prefer candidates whose type there matches the category of the known
-    // arguments, else the string category
-    const knownCategories = new Set(argumentTypes.filter((t) => t.name !== 'unknown').map(categoryOf));
-    const scored = remaining.map((c) => {
-      let score = 0;
-      for (let i = 0; i < argumentTypes.length; i++) {
-        if (argumentTypes[i]!.name !== 'unknown') continue;
-        const category = categoryOf(c.types[i]!);
-        if (knownCategories.has(category)) score += 2;
-        else if (knownCategories.size === 0 && category === 'S') score += 2;
-        if (isPreferred(c.types[i]!)) score += 1;
+    // PostgreSQL: at each unknown position, the string category wins if any candidate accepts it;
+    // else all remaining candidates must agree on one category (then its preferred type wins);
+    // otherwise the call is ambiguous
+    for (let i = 0; i < argumentTypes.length && remaining.length > 1; i++) {
+      if (argumentTypes[i]!.name !== 'unknown') continue;
+      const categories = new Set(remaining.map((c) => categoryOf(c.types[i]!)));
+      if (categories.has('S')) {
+        remaining = remaining.filter((c) => categoryOf(c.types[i]!) === 'S');
+      } else if (categories.size === 1) {
+        const preferred = remaining.filter((c) => isPreferred(c.types[i]!));
+        if (preferred.length > 0) remaining = preferred;
+      } else {
+        return undefined;
       }
-      return { c, score };
-    });
-    const best = Math.max(...scored.map((s) => s.score));
-    remaining = scored.filter((s) => s.score === best).map((s) => s.c);
+      const preferred = remaining.filter((c) => isPreferred(c.types[i]!));
+      if (preferred.length > 0 && preferred.length < remaining.length) remaining = preferred;
+    }
     if (remaining.length > 1) {
-      // all arguments unknown: text versions win (PostgreSQL resolves 'a' || 'b' to text)
-      const textual = remaining.filter((c) => c.types.every((t) => t.name === 'text'));
-      if (textual.length === 1) remaining = textual;
+      // all known arguments of one type: assume the unknown ones are of that type too
+      const known = argumentTypes.filter((t) => t.name !== 'unknown');
+      if (known.length > 0 && known.every((t) => sameType(t, known[0]!))) {
+        const matching = remaining.filter((c) => argumentTypes.every((t, i) => t.name !== 'unknown' || reachable(known[0]!, c.types[i]!)));
+        if (matching.length === 1) remaining = matching;
+      }
     }
   }
   if (remaining.length !== 1) return undefined;

@@ -8,6 +8,7 @@ import { SqlError, SqlState } from '../errors.js';
 import type { DataType, TypeName } from '../types.js';
 import { arrayOf, type } from '../types.js';
 import type { Interval, SqlArray, Value } from '../value.js';
+import type { EvalContext } from '../eval-context.js';
 import { Numeric } from '../numeric.js';
 import { Jsonb, isJsonObject, jsonContains, jsonGet, jsonGetPath, jsonHasKey, jsonToText, jsonbObject, type JsonValue } from '../json.js';
 import { compareValues } from '../compare.js';
@@ -134,6 +135,32 @@ for (const name of ['float4', 'float8'] as const) {
   defineOperator('+', { args: [name], returns: name, impl: ([a]) => a });
   defineOperator('@', { args: [name], returns: name, impl: ([a]) => Math.abs(a as number) });
 }
+// float4 with float8 (float48pl and friends): the result is float8
+for (const [left, right] of [['float4', 'float8'], ['float8', 'float4']] as const) {
+  const args = [left, right] as const;
+  const overflowChecked = (result: number, a: number, b: number): number => {
+    if (!Number.isFinite(result) && Number.isFinite(a) && Number.isFinite(b)) throw floatOverflow();
+    return result;
+  };
+  defineOperator('+', { args, returns: 'float8', impl: ([a, b]) => overflowChecked((a as number) + (b as number), a as number, b as number) });
+  defineOperator('-', { args, returns: 'float8', impl: ([a, b]) => overflowChecked((a as number) - (b as number), a as number, b as number) });
+  defineOperator('*', { args, returns: 'float8', impl: ([a, b]) => {
+    const result = overflowChecked((a as number) * (b as number), a as number, b as number);
+    if (result === 0 && a !== 0 && b !== 0) throw floatUnderflow();
+    return result;
+  } });
+  defineOperator('/', { args, returns: 'float8', impl: ([a, b]) => {
+    if (b === 0 && !Number.isNaN(a)) throw divisionByZero();
+    const result = overflowChecked((a as number) / (b as number), a as number, b as number);
+    if (result === 0 && a !== 0 && Number.isFinite(b)) throw floatUnderflow();
+    return result;
+  } });
+  for (const op of ['=', '<>', '<', '<=', '>', '>='] as const) {
+    const test = { '=': (c: number) => c === 0, '<>': (c: number) => c !== 0, '<': (c: number) => c < 0, '<=': (c: number) => c <= 0, '>': (c: number) => c > 0, '>=': (c: number) => c >= 0 }[op];
+    defineOperator(op, { args, returns: 'bool', impl: ([a, b]) => test(compareValues(a!, b!, type('float8'))) });
+  }
+}
+
 defineOperator('^', {
   args: ['float8', 'float8'], returns: 'float8', impl: ([a, b]) => {
     const x = a as number;
@@ -220,17 +247,17 @@ for (const left of ['int2', 'int4', 'int8'] as const) {
 // ---------------------------------------------------------------------------------------------
 // strings
 
-function textOf(value: Value, t: DataType): string {
+function textOf(value: Value, t: DataType, context: EvalContext): string {
   if (t.name === 'bool') return value ? 'true' : 'false';
-  return formatValue(value, t);
+  return formatValue(value, t, context);
 }
 
 defineOperator('||', { args: ['text', 'text'], returns: 'text', impl: ([a, b]) => (a as string) + (b as string) });
 // anytextcat / textanycat: a non-string operand is converted with its output function
-for (const other of ['int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'bool', 'date', 'time', 'timestamp', 'interval', 'oid'] as const) {
+for (const other of ['int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'bool', 'date', 'time', 'timestamp', 'timestamptz', 'interval', 'oid', 'jsonb', 'bytea'] as const) {
   const t = type(other);
-  defineOperator('||', { args: ['text', other], returns: 'text', oid: 2004, impl: ([a, b]) => (a as string) + textOf(b!, t) });
-  defineOperator('||', { args: [other, 'text'], returns: 'text', oid: 2003, impl: ([a, b]) => textOf(a!, t) + (b as string) });
+  defineOperator('||', { args: ['text', other], returns: 'text', oid: 2004, volatility: other === 'timestamptz' ? 'stable' : 'immutable', impl: ([a, b], c) => (a as string) + textOf(b!, t, c) });
+  defineOperator('||', { args: [other, 'text'], returns: 'text', oid: 2003, volatility: other === 'timestamptz' ? 'stable' : 'immutable', impl: ([a, b], c) => textOf(a!, t, c) + (b as string) });
 }
 defineOperator('||', {
   args: ['bytea', 'bytea'], returns: 'bytea', impl: ([a, b]) => {
