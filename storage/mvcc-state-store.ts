@@ -41,6 +41,11 @@ function systemKey(kind: number, tail?: Buffer): Buffer {
   return writer.copy();
 }
 
+/** The key of the committed-epoch record (8 bytes, big endian), for readers of a checkpoint. */
+export function committedEpochKey(): Buffer {
+  return systemKey(RECORD_EPOCH);
+}
+
 function tableRecordKey(tableId: number): Buffer {
   const id = Buffer.alloc(4);
   id.writeUInt32BE(tableId);

@@ -5,9 +5,18 @@
 
 import { mkdirSync } from 'node:fs';
 import { SqlError, SqlState } from '../sql/errors.js';
-import { MvccStateStore } from './mvcc-state-store.js';
+import type { Epoch } from '../sql/epoch.js';
+import { committedEpochKey, MvccStateStore } from './mvcc-state-store.js';
 import { RocksBackend } from './rocks-backend.js';
-import { RocksDatabase, toStorageSqlError, type OpenOptions } from './rocksdb.js';
+import { RocksDatabase, toStorageSqlError, type LiveFile, type OpenOptions } from './rocksdb.js';
+
+export interface StateCheckpoint {
+  readonly directory: string;
+  /** The last epoch committed in the checkpoint: exactly what a store opened on it reads. */
+  readonly epoch: Epoch;
+  /** Its SST files (hard links to the live ones), with sizes. */
+  readonly files: readonly LiveFile[];
+}
 
 export interface RocksStateStoreOptions {
   /** The RocksDB directory (created if missing). */
@@ -29,6 +38,26 @@ export class RocksStateStore extends MvccStateStore {
   constructor(database: RocksDatabase, options: { retentionMs: number; memoryLimitBytes: number }) {
     super(new RocksBackend(database), options);
     this.database = database;
+  }
+
+  /**
+   * A RocksDB checkpoint of the committed state in `directory` (which must not exist): a flush,
+   * then hard links to the SST files, off the main thread. Commits may continue meanwhile, so the
+   * epoch it holds is read back from the checkpoint itself (opened read-only).
+   */
+  async checkpoint(directory: string): Promise<StateCheckpoint> {
+    try {
+      await this.database.checkpoint(directory);
+      const copy = RocksDatabase.open(directory, { readOnly: true, createIfMissing: false });
+      try {
+        const epoch = copy.get(committedEpochKey());
+        return { directory, epoch: epoch === undefined ? 0n : epoch.readBigUInt64BE(0), files: copy.liveFiles() };
+      } finally {
+        await copy.close();
+      }
+    } catch (error) {
+      throw toStorageSqlError(error, `taking a checkpoint into ${directory}`);
+    }
   }
 
   /** Compacts everything, letting the version GC filter drop history older than each table's window. */

@@ -50,6 +50,8 @@ export interface OpenOptions {
   readonly bottommostCompression?: 'none' | 'snappy' | 'lz4' | 'zstd';
   readonly parallelism?: number;
   readonly maxOpenFiles?: number;
+  /** Open without writing anything into the directory (inspecting a checkpoint); writes fail. */
+  readonly readOnly?: boolean;
   /** Collect RocksDB tickers (statistics()); costs a little on every operation. */
   readonly statistics?: boolean;
 }

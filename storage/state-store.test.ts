@@ -298,3 +298,35 @@ describe('RocksDB state store durability', () => {
     await reopened.close();
   });
 });
+
+describe('RocksDB state store checkpoints', () => {
+  it('takes a checkpoint whose epoch is exactly what a store opened on it reads, while commits go on', async () => {
+    const dir = freshDirectory();
+    const store = openRocksStateStore({ dir: join(dir, 'live') });
+    const table = store.table(people);
+    for (let second = 1; second <= 5; second++) {
+      table.insert([second, `row ${second}`, BigInt(second)]);
+      store.commit(epochAt(second));
+    }
+    const pending = store.checkpoint(join(dir, 'checkpoint'));
+    // Commits continue while the checkpoint is taken on a worker thread.
+    for (let second = 6; second <= 8; second++) {
+      table.insert([second, `row ${second}`, BigInt(second)]);
+      store.commit(epochAt(second));
+    }
+    const checkpoint = await pending;
+    expect(checkpoint.epoch).toBeGreaterThanOrEqual(epochAt(5));
+    expect(checkpoint.epoch).toBeLessThanOrEqual(epochAt(8));
+    expect(checkpoint.files.length).toBeGreaterThan(0);
+    expect(checkpoint.files.every((file) => file.sizeBytes > 0 && file.name.endsWith('.sst'))).toBe(true);
+    await store.close();
+    const restored = openRocksStateStore({ dir: join(dir, 'checkpoint') });
+    expect(restored.committedEpoch).toBe(checkpoint.epoch);
+    const count = Number((checkpoint.epoch - epochAt(0)) / (epochAt(1) - epochAt(0)));
+    expect(rows(restored.table(people).scan()).map((row) => row[0])).toEqual(Array.from({ length: count }, (_unused, index) => index + 1));
+    await restored.close();
+    const again = openRocksStateStore({ dir: join(dir, 'live') });
+    await expect(again.checkpoint(join(dir, 'checkpoint'))).rejects.toThrow(SqlError);
+    await again.close();
+  });
+});

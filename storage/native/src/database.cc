@@ -175,7 +175,9 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
   dbOptions.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
 
   rocksdb::DB* db = nullptr;
-  rocksdb::Status status = rocksdb::DB::Open(dbOptions, path, &db);
+  // Read-only: for inspecting a checkpoint without writing into it (no LOCK, WAL or MANIFEST).
+  rocksdb::Status status = BoolOption(options, "readOnly", false) ? rocksdb::DB::OpenForReadOnly(dbOptions, path, &db)
+                                                                  : rocksdb::DB::Open(dbOptions, path, &db);
   ThrowIfError(env, status, "open " + path);
   db_ = db;
 }
