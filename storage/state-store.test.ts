@@ -267,6 +267,22 @@ describe.each(implementations)('StateStore on %s', (_name, open) => {
     await store.close();
   });
 
+  it('reports approximate bytes and keys per table', async () => {
+    const store = open();
+    const table = store.table(people);
+    const other = store.table({ ...people, tableId: 9 });
+    expect(table.stats()).toEqual({ bytes: 0, keys: 0 });
+    for (let id = 0; id < 300; id++) table.insert([id, 'x'.repeat(50), BigInt(id)]);
+    other.insert([1, 'y', 1n]);
+    store.commit(epochAt(1));
+    const stats = table.stats();
+    expect(stats.bytes).toBeGreaterThan(300 * 50);
+    expect(stats.keys).toBeGreaterThan(100);
+    expect(stats.keys).toBeLessThan(1000);
+    expect(other.stats().bytes).toBeLessThan(stats.bytes);
+    await store.close();
+  });
+
   it('rejects a commit epoch that does not advance', async () => {
     const store = open();
     store.commit(epochAt(2));
