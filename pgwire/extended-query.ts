@@ -85,7 +85,6 @@ export class ExtendedQuery {
       throw new SqlError(SqlState.programLimitExceeded, `too many open portals (the limit is ${MAX_PORTALS})`);
     }
     const formats = resultFormats(message.resultFormats, statement.columns?.length ?? message.resultFormats.length);
-    if (statement.columns !== null) columnEncoders(statement.columns, formats, this.wire.evalContext()); // rejects unsupported binary formats now, as PostgreSQL does at Bind
     const parameters = decodeParameters(message.parameters, message.parameterFormats, statement.parameterTypes, this.wire.evalContext());
     this.closePortal(message.portalName);
     this.portals.set(message.portalName, { statement, parameters, formats, rows: undefined, finishedTag: undefined, ranCommand: false });

@@ -49,7 +49,12 @@ export function resultFormats(requested: readonly number[], columnCount: number)
 }
 
 export function columnEncoders(columns: readonly ColumnDescription[], formats: readonly number[], context: EvalContext): ColumnEncoder[] {
-  return columns.map((column, i) => (formats[i] === 1 ? binaryEncoder(column.type, context) : textEncoder(column.type, context)));
+  return columns.map((column, i) => {
+    const format = formats[i] ?? 0;
+    if (format === 0) return textEncoder(column.type, context);
+    if (format === 1) return binaryEncoder(column.type, context);
+    throw new SqlError(SqlState.invalidParameterValue, `unsupported format code: ${format}`);
+  });
 }
 
 function textEncoder(type: DataType, context: EvalContext): ColumnEncoder {

@@ -35,12 +35,14 @@ export function readBind(payload: Buffer): BindMessage {
   for (let i = 0; i < parameterCount; i++) parameterFormats.push(formatCount === 0 ? 0 : formatCount === 1 ? formats[0]! : formats[i]!);
   const resultCount = reader.int16();
   const resultFormats: number[] = [];
-  for (let i = 0; i < resultCount; i++) resultFormats.push(checkFormat(reader.int16()));
+  // Result format codes are checked when rows are produced (PostgreSQL echoes even an unknown
+  // code in the RowDescription of Describe, and fails at Execute).
+  for (let i = 0; i < resultCount; i++) resultFormats.push(reader.int16());
   reader.expectEnd();
   return { portalName, statementName, parameterFormats, parameters, resultFormats };
 }
 
 function checkFormat(code: number): number {
-  if (code !== 0 && code !== 1) throw new SqlError(SqlState.protocolViolation, `unsupported format code: ${code}`);
+  if (code !== 0 && code !== 1) throw new SqlError(SqlState.invalidParameterValue, `unsupported format code: ${code}`);
   return code;
 }

@@ -195,6 +195,26 @@ describe('protocol behaviour identical to PostgreSQL 15', () => {
     await compare([serialize.parse({ name: 'f', text: 'select 3' }), serialize.flush(), serialize.bind({ statement: 'f' }), serialize.execute({}), serialize.flush(), serialize.sync()]);
   });
 
+  it('format code errors, and a portal outliving its closed statement', async () => {
+    const twoResultFormats = message('B', Buffer.from('\0\0'), int16(0), int16(0), int16(2), int16(0), int16(0));
+    await compare([serialize.parse({ text: 'select 1' }), twoResultFormats, serialize.sync()]);
+    const badFormat = message('B', Buffer.from('\0\0'), int16(0), int16(0), int16(1), int16(2));
+    await compare([serialize.parse({ text: 'select 1' }), badFormat, serialize.describe({ type: 'P' }), serialize.sync()]);
+    await compare([serialize.parse({ text: 'select 1' }), badFormat, serialize.execute({}), serialize.sync()]);
+    const badParameterFormat = message('B', Buffer.from('\0\0'), int16(1), int16(3), int16(1), int32(1), Buffer.from('5'), int16(0));
+    await compare([serialize.parse({ text: 'select $1::int' }), badParameterFormat, serialize.sync()]);
+    const formatsWithoutParameters = message('B', Buffer.from('\0\0'), int16(2), int16(0), int16(0), int16(1), int32(1), Buffer.from('5'), int16(0));
+    await compare([serialize.parse({ text: 'select $1::int' }), formatsWithoutParameters, serialize.sync()]);
+    await compare([
+      serialize.parse({ name: 'gone', text: 'select 4' }),
+      serialize.bind({ statement: 'gone', portal: 'stays' }),
+      serialize.close({ type: 'S', name: 'gone' }),
+      serialize.execute({ portal: 'stays' }),
+      serialize.parse({ name: 'gone', text: 'select 5' }),
+      serialize.sync(),
+    ]);
+  });
+
   it('errors skip to Sync; the statement names stay as they were', async () => {
     await compare(
       [
