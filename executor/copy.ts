@@ -140,9 +140,14 @@ async function copyFrom(statement: CopyStmt, options: CopyFormatOptions, plan: C
   const defaults = await defaultRow(relation, columns, plan);
   const reader = new CopyLineReader(options, `COPY ${relation.name}`);
   const rows: Row[] = [];
+  /** The input line of each row, for errors found when the rows are applied. */
+  const lineNumbers: number[] = [];
   let failed: SqlError | undefined;
   const accept = (lines: CopyLine[]): void => {
-    for (const line of lines) rows.push(convertLine(line, relation, columns, defaults, plan.evalContext));
+    for (const line of lines) {
+      rows.push(convertLine(line, relation, columns, defaults, plan.evalContext));
+      lineNumbers.push(line.lineNumber);
+    }
   };
   return {
     kind: 'copyIn',
@@ -160,12 +165,13 @@ async function copyFrom(statement: CopyStmt, options: CopyFormatOptions, plan: C
     async end(): Promise<string> {
       if (failed !== undefined) throw failed;
       accept(reader.end());
-      await applyRows(relation, rows, plan);
+      await applyRows(relation, rows, lineNumbers, plan);
       plan.onWrite();
       return `COPY ${rows.length}`;
     },
     abort(): void {
       rows.length = 0;
+      lineNumbers.length = 0;
       failed = new SqlError(SqlState.queryCanceled, 'COPY from stdin failed');
     },
   };
@@ -216,6 +222,16 @@ function convertLine(line: CopyLine, relation: RelationDef, columns: readonly nu
       throw failure;
     }
   }
+  // NOT NULL is checked per line, as PostgreSQL does while reading (the hidden row id comes later).
+  for (let index = 0; index < relation.columns.length; index++) {
+    const column = relation.columns[index]!;
+    if (!column.nullable && !column.hidden && row[index] === null) {
+      throw new SqlError(SqlState.notNullViolation, `null value in column "${column.name}" of relation "${relation.name}" violates not-null constraint`, {
+        detail: `Failing row contains (${failingRowText(relation, row)}).`,
+        context: `${prefix}: "${line.raw}"`,
+      });
+    }
+  }
   return row;
 }
 
@@ -234,7 +250,7 @@ function failingRowText(relation: RelationDef, row: Row): string {
   return parts.join(', ');
 }
 
-async function applyRows(relation: RelationDef, rows: Row[], plan: CopyStatementPlan): Promise<void> {
+async function applyRows(relation: RelationDef, rows: Row[], lineNumbers: readonly number[], plan: CopyStatementPlan): Promise<void> {
   const types = relation.columns.map((column) => column.type);
   const hiddenKey = relation.columns.length > 0 && relation.columns[relation.primaryKey[0] ?? -1]?.hidden === true;
   await plan.core.writeLock.run(() => {
@@ -244,15 +260,6 @@ async function applyRows(relation: RelationDef, rows: Row[], plan: CopyStatement
       for (let rowIndex = 0; rowIndex < rows.length; rowIndex++) {
         const row = rows[rowIndex]!;
         if (hiddenKey) row[relation.primaryKey[0]!] = access.nextRowId(relation);
-        for (let index = 0; index < relation.columns.length; index++) {
-          const column = relation.columns[index]!;
-          if (!column.nullable && row[index] === null) {
-            throw new SqlError(SqlState.notNullViolation, `null value in column "${column.name}" of relation "${relation.name}" violates not-null constraint`, {
-              detail: `Failing row contains (${failingRowText(relation, row)}).`,
-              context: `COPY ${relation.name}, line ${rowIndex + 1}`,
-            });
-          }
-        }
         if (!hiddenKey) {
           const key = keyText(row, relation.primaryKey, types);
           const keyRow = relation.primaryKey.map((index) => row[index]!);
@@ -262,7 +269,7 @@ async function applyRows(relation: RelationDef, rows: Row[], plan: CopyStatement
             const indexName = plan.core.catalog.snapshot.relations().find((other) => other.indexOn?.primary === true && other.indexOn.relationId === relation.id)?.name ?? `${relation.name}_pkey`;
             throw new SqlError(SqlState.uniqueViolation, `duplicate key value violates unique constraint "${indexName}"`, {
               detail: `Key (${names})=(${values}) already exists.`,
-              context: `COPY ${relation.name}, line ${rowIndex + 1}`,
+              context: `COPY ${relation.name}, line ${lineNumbers[rowIndex]}`,
             });
           }
           seen.add(key);
