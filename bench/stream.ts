@@ -1,0 +1,117 @@
+// Streaming materialized views: the time from a one-row INSERT to its effect being visible in a
+// GROUP BY view and in a join view over a 1M-row table, and PostgreSQL 15's REFRESH MATERIALIZED
+// VIEW of the same view over the same data in the same run (its only way to make the INSERT
+// visible). Also the backfill time of each view. oxbow runs in-process on the RocksDB store.
+// Prints JSON lines {"bench","metric","value","unit"}.
+// Run: npm run build && node dist/bench/stream.js   (ROWS=200000 for a quicker run)
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEngine } from '../executor/create-engine.js';
+import type { Session } from '../executor/engine.js';
+import { startPostgres } from '../test/support/postgres.js';
+
+const ROWS = Number(process.env.ROWS ?? 1_000_000);
+const GROUPS = 1000;
+const SAMPLES = 15;
+
+const VIEWS = [
+  { name: 'group_by', sql: 'select g, count(*) as n, sum(v) as total from facts group by g', probe: (g: number) => `select n, total from group_by where g = ${g}` },
+  { name: 'join', sql: 'select f.id, d.name, f.v from facts f join dims d on f.g = d.g', probe: (g: number, id: number) => `select name from "join" where id = ${id} and ${g} >= 0` },
+] as const;
+
+function emit(metric: string, value: number, unit: string): void {
+  console.log(JSON.stringify({ bench: 'stream', metric, value: Number(value.toFixed(3)), unit }));
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+function milliseconds(start: bigint): number {
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+const loadFacts = `insert into facts select i, i % ${GROUPS}, i * 7 from generate_series(0, ${ROWS - 1}) i`;
+const loadDims = `insert into dims select g, 'name ' || g from generate_series(0, ${GROUPS - 1}) g`;
+
+// ---- oxbow ----
+const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-stream-'));
+const engine = await createEngine({
+  dataDir,
+  checkpointUrl: `file://${dataDir}/checkpoints`,
+  barrierIntervalMs: 1000,
+  checkpointIntervalMs: 10_000,
+  timeTravelRetentionMs: 600_000,
+  memoryLimitBytes: 512 << 20,
+});
+const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
+
+async function run(sql: string): Promise<unknown[][]> {
+  let rows: unknown[][] = [];
+  for (const statement of session.prepareMany(sql)) {
+    const result = await session.execute(statement, { parameters: [] });
+    if (result.kind === 'rows') rows = await result.cursor.next(0);
+  }
+  return rows;
+}
+
+await run('create table facts (id int primary key, g int, v bigint)');
+await run('create table dims (g int primary key, name text)');
+let start = process.hrtime.bigint();
+await run(loadFacts);
+await run(loadDims);
+emit(`oxbow load ${ROWS} rows`, milliseconds(start), 'ms');
+
+let nextId = ROWS;
+for (const view of VIEWS) {
+  start = process.hrtime.bigint();
+  await run(`create materialized view "${view.name}" as ${view.sql}`);
+  emit(`oxbow ${view.name} view backfill over ${ROWS} rows`, milliseconds(start), 'ms');
+  const samples: number[] = [];
+  for (let sample = 0; sample < SAMPLES; sample++) {
+    const id = nextId++;
+    const g = (sample * 37) % GROUPS;
+    start = process.hrtime.bigint();
+    await run(`insert into facts values (${id}, ${g}, 1)`);
+    const rows = await run(view.probe(g, id));
+    samples.push(milliseconds(start));
+    if (rows.length !== 1) throw new Error(`${view.name}: the inserted row is not visible`);
+  }
+  emit(`oxbow ${view.name} view: one-row INSERT to visible (median of ${SAMPLES})`, median(samples), 'ms');
+  await run(`drop materialized view "${view.name}"`);
+}
+await engine.close();
+rmSync(dataDir, { recursive: true, force: true });
+
+// ---- PostgreSQL 15: REFRESH MATERIALIZED VIEW on the same data ----
+const postgres = await startPostgres();
+try {
+  await postgres.query('create table facts (id int primary key, g int, v bigint)');
+  await postgres.query('create table dims (g int primary key, name text)');
+  await postgres.query(loadFacts);
+  await postgres.query(loadDims);
+  await postgres.query('analyze facts');
+  await postgres.query('analyze dims');
+  let postgresId = ROWS;
+  for (const view of VIEWS) {
+    await postgres.query(`create materialized view "${view.name}" as ${view.sql}`);
+    const samples: number[] = [];
+    for (let sample = 0; sample < 5; sample++) {
+      const id = postgresId++;
+      const g = (sample * 37) % GROUPS;
+      start = process.hrtime.bigint();
+      await postgres.query(`insert into facts values (${id}, ${g}, 1)`);
+      await postgres.query(`refresh materialized view "${view.name}"`);
+      const result = await postgres.query(view.probe(g, id));
+      samples.push(milliseconds(start));
+      if (result.rows.length !== 1) throw new Error(`postgres ${view.name}: the inserted row is not visible`);
+    }
+    emit(`postgres ${view.name} view: one-row INSERT + REFRESH MATERIALIZED VIEW to visible (median of 5)`, median(samples), 'ms');
+    await postgres.query(`drop materialized view "${view.name}"`);
+  }
+} finally {
+  await postgres.stop();
+}
