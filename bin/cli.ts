@@ -12,6 +12,8 @@ import { pathToFileURL } from 'node:url';
 import { createEngine, type EngineOptions } from '../executor/create-engine.js';
 import type { Engine } from '../executor/engine.js';
 import { PgServer } from '../pgwire/server.js';
+import { CheckpointMetrics } from '../storage/checkpoint/checkpoint-metrics.js';
+import { runRestore } from './restore.js';
 
 export interface CliConfig {
   readonly host: string;
@@ -24,6 +26,8 @@ export interface CliConfig {
   readonly memoryLimitBytes: number;
   readonly password: string | undefined;
   readonly metricsPort: number | undefined;
+  readonly durability: 'local' | 'remote';
+  readonly keepCheckpoints: number;
 }
 
 /** A bad command line: printed with a pointer to --help, exit code 2. */
@@ -64,6 +68,14 @@ const FLAGS: readonly FlagSpec[] = [
     defaultText: '25% of RAM',
     meaning: 'budget for in-memory state caches, e.g. "512MB", "4GB", "30%"; beyond it state is served from RocksDB',
   },
+  {
+    flag: '--durability',
+    env: 'OXBOW_DURABILITY',
+    value: 'local|remote',
+    defaultText: 'local',
+    meaning: 'local: DML returns once committed on the local disk (a lost disk loses at most the last --checkpoint-interval-ms); remote: once its epoch is in the object store',
+  },
+  { flag: '--keep-checkpoints', env: 'OXBOW_KEEP_CHECKPOINTS', value: 'N', defaultText: '3', meaning: 'complete checkpoints kept in the object store, besides those within --time-travel-retention' },
   { flag: '--password', env: 'OXBOW_PASSWORD', value: 'PASSWORD', defaultText: 'none', meaning: 'enables SCRAM-SHA-256 authentication for user oxbow' },
   { flag: '--metrics-port', env: 'OXBOW_METRICS_PORT', value: 'PORT', defaultText: 'off', meaning: 'serve Prometheus text format at http://HOST:PORT/metrics' },
 ];
@@ -86,16 +98,24 @@ export function helpText(): string {
   lines.push('  --version');
   lines.push('      print the version and exit');
   lines.push('');
+  lines.push('Restore a checkpoint by hand (see README, "Recovery"):');
+  lines.push('  oxbow restore --checkpoint-url URL --data-dir PATH [--epoch N] [--list] [--force]');
+  lines.push('');
   lines.push('Once it accepts connections oxbow prints one line:');
   lines.push('  oxbow ready: postgres://oxbow@HOST:PORT/oxbow');
   lines.push('Connect with: psql -h 127.0.0.1 -p 6543 -U oxbow oxbow');
   return lines.join('\n') + '\n';
 }
 
-export type ParsedCommand = { readonly kind: 'help' } | { readonly kind: 'version' } | { readonly kind: 'run'; readonly config: CliConfig };
+export type ParsedCommand =
+  | { readonly kind: 'help' }
+  | { readonly kind: 'version' }
+  | { readonly kind: 'restore'; readonly argv: readonly string[] }
+  | { readonly kind: 'run'; readonly config: CliConfig };
 
 /** Parses argv (without node and the script) and the environment. Throws UsageError. */
 export function parseCommandLine(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ParsedCommand {
+  if (argv[0] === 'restore') return { kind: 'restore', argv: argv.slice(1) };
   const given = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const argument = argv[i]!;
@@ -132,6 +152,12 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const timeTravelRetentionMs = parseDuration(raw('--time-travel-retention'), 10 * 60_000);
   const memoryLimitBytes = parseSize(raw('--memory-limit'), Math.floor(totalmem() / 4));
   const password = raw('--password')?.text;
+  const durabilityInput = raw('--durability');
+  const durability = durabilityInput === undefined ? 'local' : durabilityInput.text.trim().toLowerCase();
+  if (durability !== 'local' && durability !== 'remote') throw new UsageError(`${durabilityInput!.source}: "${durabilityInput!.text}" is not a durability; write local or remote`);
+  const keepInput = raw('--keep-checkpoints');
+  const keepCheckpoints = keepInput === undefined ? 3 : /^\s*\d+\s*$/.test(keepInput.text) ? Number(keepInput.text.trim()) : NaN;
+  if (!Number.isSafeInteger(keepCheckpoints) || keepCheckpoints < 1) throw new UsageError(`${keepInput!.source}: "${keepInput!.text}" is not a positive whole number of checkpoints`);
   const metricsInput = raw('--metrics-port');
   const metricsPort = metricsInput === undefined || metricsInput.text === 'off' ? undefined : parsePort(metricsInput, 0);
   if (host === '') throw new UsageError('--host must not be empty');
@@ -143,7 +169,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   }
   return {
     kind: 'run',
-    config: { host, port, dataDir, checkpointUrl, barrierIntervalMs, checkpointIntervalMs, timeTravelRetentionMs, memoryLimitBytes, password, metricsPort },
+    config: { host, port, dataDir, checkpointUrl, barrierIntervalMs, checkpointIntervalMs, timeTravelRetentionMs, memoryLimitBytes, password, metricsPort, durability, keepCheckpoints },
   };
 }
 
@@ -275,10 +301,15 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
     process.stdout.write('oxbow 0.1.0\n');
     return;
   }
+  if (command.kind === 'restore') {
+    process.exitCode = await runRestore(command.argv, env);
+    return;
+  }
   await serve(command.config);
 }
 
 async function serve(config: CliConfig): Promise<void> {
+  const checkpointMetrics = new CheckpointMetrics();
   const engineOptions: EngineOptions = {
     dataDir: config.dataDir,
     checkpointUrl: config.checkpointUrl,
@@ -286,6 +317,10 @@ async function serve(config: CliConfig): Promise<void> {
     checkpointIntervalMs: config.checkpointIntervalMs,
     timeTravelRetentionMs: config.timeTravelRetentionMs,
     memoryLimitBytes: config.memoryLimitBytes,
+    durability: config.durability,
+    keepCheckpoints: config.keepCheckpoints,
+    checkpointMetrics,
+    onCheckpointError: (error) => process.stderr.write(`oxbow: checkpoint failed: ${error instanceof Error ? error.message : String(error)}\n`),
   };
   let engine: Engine;
   try {
@@ -307,7 +342,7 @@ async function serve(config: CliConfig): Promise<void> {
   }
   let metrics: HttpServer | undefined;
   if (config.metricsPort !== undefined) {
-    metrics = await startMetrics(config.host, config.metricsPort, server);
+    metrics = await startMetrics(config.host, config.metricsPort, server, checkpointMetrics);
   }
   let stopping = false;
   const shutdown = (signal: string): void => {
@@ -344,7 +379,7 @@ async function serve(config: CliConfig): Promise<void> {
 }
 
 /** Prometheus text at /metrics: the server's own gauges (the engine's join when it exposes them). */
-async function startMetrics(host: string, port: number, server: PgServer): Promise<HttpServer> {
+async function startMetrics(host: string, port: number, server: PgServer, checkpointMetrics: CheckpointMetrics): Promise<HttpServer> {
   const http = createHttpServer((request, response) => {
     if (request.url !== '/metrics') {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics\n');
@@ -365,7 +400,7 @@ async function startMetrics(host: string, port: number, server: PgServer): Promi
       '# TYPE process_uptime_seconds gauge',
       `process_uptime_seconds ${process.uptime()}`,
     ];
-    response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(lines.join('\n') + '\n');
+    response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(lines.join('\n') + '\n' + checkpointMetrics.prometheusText());
   });
   await new Promise<void>((resolveListen, reject) => {
     http.once('error', reject);

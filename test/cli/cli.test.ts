@@ -27,6 +27,8 @@ const FLAG_TABLE: [flag: string, env: string][] = [
   ['--memory-limit', 'OXBOW_MEMORY_LIMIT'],
   ['--password', 'OXBOW_PASSWORD'],
   ['--metrics-port', 'OXBOW_METRICS_PORT'],
+  ['--durability', 'OXBOW_DURABILITY'],
+  ['--keep-checkpoints', 'OXBOW_KEEP_CHECKPOINTS'],
 ];
 
 describe('command line', () => {
@@ -43,6 +45,8 @@ describe('command line', () => {
       memoryLimitBytes: Math.floor(totalmem() / 4),
       password: undefined,
       metricsPort: undefined,
+      durability: 'local',
+      keepCheckpoints: 3,
     });
   });
 
@@ -65,6 +69,9 @@ describe('command line', () => {
       'pw',
       '--metrics-port',
       '9187',
+      '--durability=remote',
+      '--keep-checkpoints',
+      '5',
     ]);
     expect(parsed).toEqual({
       host: '::1',
@@ -77,6 +84,8 @@ describe('command line', () => {
       memoryLimitBytes: 512 * 1024 * 1024,
       password: 'pw',
       metricsPort: 9187,
+      durability: 'remote',
+      keepCheckpoints: 5,
     });
   });
 
@@ -92,6 +101,8 @@ describe('command line', () => {
       OXBOW_MEMORY_LIMIT: '1GB',
       OXBOW_PASSWORD: 'envpw',
       OXBOW_METRICS_PORT: '9100',
+      OXBOW_DURABILITY: 'remote',
+      OXBOW_KEEP_CHECKPOINTS: '7',
     };
     expect(config([], env)).toEqual({
       host: 'localhost',
@@ -104,6 +115,8 @@ describe('command line', () => {
       memoryLimitBytes: 1024 ** 3,
       password: 'envpw',
       metricsPort: 9100,
+      durability: 'remote',
+      keepCheckpoints: 7,
     });
     expect(config(['--port', '7002'], env).port).toBe(7002);
     // The default checkpoint location follows the data directory.
@@ -128,6 +141,8 @@ describe('command line', () => {
     [['--time-travel-retention', '600'], '--time-travel-retention: "600" is not a duration; write a number and a unit, e.g. "10 minutes", "90s", "2h", "1 day"'],
     [['--memory-limit', 'lots'], '--memory-limit: "lots" is not a memory size; write e.g. "512MB", "4GB" or "30%" (of RAM)'],
     [['--checkpoint-url', 'ftp://x'], '--checkpoint-url: "ftp://x" is not a checkpoint location; write file:///absolute/path or s3://bucket/prefix'],
+    [['--durability', 'cloud'], '--durability: "cloud" is not a durability; write local or remote'],
+    [['--keep-checkpoints', '0'], '--keep-checkpoints: "0" is not a positive whole number of checkpoints'],
     [['--frobnicate'], 'unknown option "--frobnicate"'],
     [['--port'], '--port needs a value (PORT)'],
   ])('refuses %j', (argv, text) => {
