@@ -161,7 +161,7 @@ const HEADERS: Header = {
     return `Aggregate ${list(p.aggregates.map((a) => aggregateText(a, p.input.columns, pr)))}${keys}`.replace('Aggregate  group', 'Aggregate group');
   },
   Window: (p, pr) => `Window ${list(p.calls.map((w) => windowText(w, p.input.columns, pr)))}`,
-  Sort: (p, pr) => `Sort ${sortText(p.keys, p.input.columns, pr)}`,
+  Sort: (p, pr) => `Sort ${sortText(p.keys, p.input.columns, pr)}${p.topN ? ` top ${expressionText(p.topN.limit, [], pr)}${p.topN.offset ? ` + ${expressionText(p.topN.offset, [], pr)}` : ''}` : ''}`,
   Limit: (p, pr) => `Limit${p.limit ? ` ${expressionText(p.limit, [], pr)}` : ''}${p.offset ? ` offset ${expressionText(p.offset, [], pr)}` : ''}`,
   Distinct: (p, pr) => (p.on ? `Distinct on ${list(p.on.map((e) => expressionText(e, p.input.columns, pr)))}` : 'Distinct'),
   RecursiveUnion: (p) => `RecursiveUnion${p.all ? ' all' : ''} #${p.id}`,

@@ -126,7 +126,8 @@ export type Plan =
     }
   /** Output: input columns, then one column per window call. */
   | { readonly kind: 'Window'; readonly input: Plan; readonly calls: readonly WindowCall[]; readonly columns: readonly OutputColumn[] }
-  | { readonly kind: 'Sort'; readonly input: Plan; readonly keys: readonly SortKey[]; readonly columns: readonly OutputColumn[] }
+  /** `topN`: only the first limit + offset rows are needed (a Limit sits above): keep a bounded buffer. */
+  | { readonly kind: 'Sort'; readonly input: Plan; readonly keys: readonly SortKey[]; readonly topN?: { readonly limit: Expression; readonly offset?: Expression }; readonly columns: readonly OutputColumn[] }
   | { readonly kind: 'Limit'; readonly input: Plan; readonly limit?: Expression; readonly offset?: Expression; readonly columns: readonly OutputColumn[] }
   /** DISTINCT (on undefined: all columns) or DISTINCT ON (the first row of each key, input sorted). */
   | { readonly kind: 'Distinct'; readonly input: Plan; readonly on?: readonly Expression[]; readonly columns: readonly OutputColumn[] }

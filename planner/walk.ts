@@ -32,7 +32,7 @@ export function nodeExpressions(plan: Plan): Expression[] {
     case 'Window':
       return plan.calls.flatMap((c) => [...c.args, ...c.partitionBy, ...c.orderBy.map((k) => k.expression), ...(c.filter ? [c.filter] : [])]);
     case 'Sort':
-      return plan.keys.map((k) => k.expression);
+      return [...plan.keys.map((k) => k.expression), ...(plan.topN ? [plan.topN.limit, ...(plan.topN.offset ? [plan.topN.offset] : [])] : [])];
     case 'Limit':
       return [...(plan.limit ? [plan.limit] : []), ...(plan.offset ? [plan.offset] : [])];
     case 'Distinct':
@@ -140,7 +140,11 @@ export function mapPlanExpressions(plan: Plan, map: (e: Expression) => Expressio
         calls: plan.calls.map((c) => ({ ...c, args: c.args.map(map), partitionBy: c.partitionBy.map(map), orderBy: keys(c.orderBy), ...(c.filter ? { filter: map(c.filter) } : {}) })),
       };
     case 'Sort':
-      return { ...plan, keys: keys(plan.keys) };
+      return {
+        ...plan,
+        keys: keys(plan.keys),
+        ...(plan.topN ? { topN: { limit: map(plan.topN.limit), ...(plan.topN.offset ? { offset: map(plan.topN.offset) } : {}) } } : {}),
+      };
     case 'Limit':
       return { ...plan, ...(plan.limit ? { limit: map(plan.limit) } : {}), ...(plan.offset ? { offset: map(plan.offset) } : {}) };
     case 'Distinct':

@@ -8,7 +8,7 @@ import type { Batches, Runtime } from './runtime.js';
 import { BATCH_SIZE } from './runtime.js';
 import { compile, compilePredicate } from './expression.js';
 import { collect, runPlan } from './operator.js';
-import { hashKey, keysEqual } from './row-hash.js';
+import { HashIndex, hashKey, keysEqual } from './row-hash.js';
 import { concatRows, nullRow } from './join-output.js';
 
 export function* hashJoin(plan: PlanOf<'HashJoin'>, runtime: Runtime): Batches {
@@ -23,19 +23,16 @@ export function* hashJoin(plan: PlanOf<'HashJoin'>, runtime: Runtime): Batches {
     return false;
   };
   const rightRows = collect(plan.right, runtime);
-  const rightKeys: (Value[] | null)[] = new Array(rightRows.length);
-  const table = new Map<number, number[]>();
+  // Index positions are the right rows' positions among those with matchable keys.
+  const rightKeys: Value[][] = [];
+  const rowOf: number[] = [];
+  const table = new HashIndex(rightRows.length);
   for (let i = 0; i < rightRows.length; i++) {
     const key = rightKeyEvaluators.map((evaluate) => evaluate(rightRows[i]!, runtime));
-    if (unmatchable(key)) {
-      rightKeys[i] = null;
-      continue;
-    }
-    rightKeys[i] = key;
-    const hash = hashKey(key, types);
-    const bucket = table.get(hash);
-    if (bucket === undefined) table.set(hash, [i]);
-    else bucket.push(i);
+    if (unmatchable(key)) continue;
+    table.add(hashKey(key, types));
+    rightKeys.push(key);
+    rowOf.push(i);
   }
   const joinType = plan.joinType;
   const matchedRight = joinType === 'right' || joinType === 'full' ? new Uint8Array(rightRows.length) : undefined;
@@ -50,10 +47,11 @@ export function* hashJoin(plan: PlanOf<'HashJoin'>, runtime: Runtime): Batches {
       for (let k = 0; k < keyCount; k++) key[k] = leftKeyEvaluators[k]!(left, runtime);
       let matched = false;
       if (!unmatchable(key)) {
-        const bucket = table.get(hashKey(key, types));
-        if (bucket !== undefined) {
-          for (const index of bucket) {
-            if (!keysEqual(key, rightKeys[index]!, types)) continue;
+        const hash = hashKey(key, types);
+        {
+          for (let position = table.first(hash); position >= 0; position = table.following(position, hash)) {
+            if (!keysEqual(key, rightKeys[position]!, types)) continue;
+            const index = rowOf[position]!;
             const right = rightRows[index]!;
             const joined = concatRows(left, right);
             if (residual !== undefined && !residual(joined, runtime)) continue;

@@ -1,6 +1,6 @@
 // Hash maps keyed by SQL values (group keys, join keys, DISTINCT rows), with PostgreSQL's
 // grouping semantics: NULLs group together, equality is compareValues() === 0 for the key types,
-// hashes from hashValue(). Buckets hold parallel arrays so a probe allocates nothing.
+// hashes from hashValue(). The index is typed arrays (HashIndex), so a probe allocates nothing.
 
 import type { DataType } from '../../sql/types.js';
 import type { Value } from '../../sql/value.js';
@@ -32,9 +32,72 @@ export function keysEqual(a: readonly Value[], b: readonly Value[], types: reado
   return true;
 }
 
+/**
+ * A chained hash index over positions 0, 1, 2...: typed arrays instead of a Map of arrays, so a
+ * build allocates nothing per entry and a probe nothing at all (a Map with a million number keys
+ * and small bucket arrays costs seconds in V8). Positions are handed out in insertion order.
+ */
+export class HashIndex {
+  private head: Int32Array;
+  private next: Int32Array;
+  private hashes: Int32Array;
+  private mask: number;
+  count = 0;
+
+  constructor(expected = 16) {
+    let capacity = 16;
+    while (capacity < expected * 2) capacity <<= 1;
+    this.head = new Int32Array(capacity).fill(-1);
+    this.mask = capacity - 1;
+    this.next = new Int32Array(Math.max(expected, 16));
+    this.hashes = new Int32Array(Math.max(expected, 16));
+  }
+
+  /** Adds an entry with this hash; returns its position. */
+  add(hash: number): number {
+    const position = this.count++;
+    if (position >= this.next.length) {
+      const next = new Int32Array(this.next.length * 2);
+      next.set(this.next);
+      this.next = next;
+      const hashes = new Int32Array(this.hashes.length * 2);
+      hashes.set(this.hashes);
+      this.hashes = hashes;
+    }
+    this.hashes[position] = hash;
+    if (this.count * 2 > this.head.length) this.grow();
+    else this.link(position, hash);
+    return position;
+  }
+
+  /** The newest position with this hash, or -1. */
+  first(hash: number): number {
+    for (let j = this.head[hash & this.mask]!; j >= 0; j = this.next[j]!) if (this.hashes[j] === hash) return j;
+    return -1;
+  }
+
+  /** The next older position with this hash after `position`, or -1. */
+  following(position: number, hash: number): number {
+    for (let j = this.next[position]!; j >= 0; j = this.next[j]!) if (this.hashes[j] === hash) return j;
+    return -1;
+  }
+
+  private link(position: number, hash: number): void {
+    const slot = hash & this.mask;
+    this.next[position] = this.head[slot]!;
+    this.head[slot] = position;
+  }
+
+  private grow(): void {
+    this.head = new Int32Array(this.head.length * 2).fill(-1);
+    this.mask = this.head.length - 1;
+    for (let position = 0; position < this.count; position++) this.link(position, this.hashes[position]!);
+  }
+}
+
 /** Insertion-ordered map from value tuples to V. */
 export class KeyMap<V> {
-  private readonly buckets = new Map<number, number[]>();
+  private readonly index = new HashIndex();
   readonly keys: Value[][] = [];
   readonly values: V[] = [];
 
@@ -46,11 +109,8 @@ export class KeyMap<V> {
 
   /** Position of the key, or -1. */
   indexOf(key: readonly Value[], hash = hashKey(key, this.types)): number {
-    const bucket = this.buckets.get(hash);
-    if (bucket === undefined) return -1;
-    for (let i = 0; i < bucket.length; i++) {
-      const index = bucket[i]!;
-      if (keysEqual(this.keys[index]!, key, this.types)) return index;
+    for (let j = this.index.first(hash); j >= 0; j = this.index.following(j, hash)) {
+      if (keysEqual(this.keys[j]!, key, this.types)) return j;
     }
     return -1;
   }
@@ -62,12 +122,7 @@ export class KeyMap<V> {
 
   /** Adds a key known to be absent (after indexOf returned -1); returns its position. */
   add(key: Value[], value: V, hash = hashKey(key, this.types)): number {
-    let bucket = this.buckets.get(hash);
-    if (bucket === undefined) {
-      bucket = [];
-      this.buckets.set(hash, bucket);
-    }
-    bucket.push(this.keys.length);
+    this.index.add(hash);
     this.keys.push(key);
     this.values.push(value);
     return this.keys.length - 1;

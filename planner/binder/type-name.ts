@@ -63,7 +63,8 @@ function positionOf(typeName: PgTypeName): number | undefined {
   return typeName.location === undefined || typeName.location < 0 ? undefined : typeName.location + 1;
 }
 
-const DISPLAY: Readonly<Record<Exclude<TypeName, 'array'>, string>> = {
+// Keyed by string so a type added to sql/types.ts prints its own name until it is listed here.
+const DISPLAY: Readonly<Record<string, string>> = {
   bool: 'boolean', int2: 'smallint', int4: 'integer', int8: 'bigint', float4: 'real', float8: 'double precision',
   numeric: 'numeric', varchar: 'character varying', text: 'text', bpchar: 'character', bytea: 'bytea', date: 'date',
   time: 'time without time zone', timestamp: 'timestamp without time zone', timestamptz: 'timestamp with time zone',
@@ -74,5 +75,5 @@ const DISPLAY: Readonly<Record<Exclude<TypeName, 'array'>, string>> = {
 /** PostgreSQL's name of a type in messages (format_type without the modifier). */
 export function displayTypeName(t: DataType): string {
   if (t.name === 'array') return `${t.element === undefined ? 'anyarray' : displayTypeName(t.element)}[]`;
-  return DISPLAY[t.name];
+  return DISPLAY[t.name] ?? t.name;
 }
