@@ -48,18 +48,16 @@ export function* hashJoin(plan: PlanOf<'HashJoin'>, runtime: Runtime): Batches {
       let matched = false;
       if (!unmatchable(key)) {
         const hash = hashKey(key, types);
-        {
-          for (let position = table.first(hash); position >= 0; position = table.following(position, hash)) {
-            if (!keysEqual(key, rightKeys[position]!, types)) continue;
-            const index = rowOf[position]!;
-            const right = rightRows[index]!;
-            const joined = concatRows(left, right);
-            if (residual !== undefined && !residual(joined, runtime)) continue;
-            matched = true;
-            if (matchedRight !== undefined) matchedRight[index] = 1;
-            if (joinType === 'semi') break;
-            if (joinType !== 'anti') out.push(joined);
-          }
+        for (let position = table.first(hash); position >= 0; position = table.following(position, hash)) {
+          if (!keysEqual(key, rightKeys[position]!, types)) continue;
+          const index = rowOf[position]!;
+          const right = rightRows[index]!;
+          const joined = concatRows(left, right);
+          if (residual !== undefined && !residual(joined, runtime)) continue;
+          matched = true;
+          if (matchedRight !== undefined) matchedRight[index] = 1;
+          if (joinType === 'semi') break;
+          if (joinType !== 'anti') out.push(joined);
         }
       }
       if (joinType === 'semi' && matched) out.push(left);
