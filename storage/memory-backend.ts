@@ -165,7 +165,7 @@ export class MemoryBackend implements MvccBackend {
     return this.values.size;
   }
 
-  /** What a RocksDB compaction with the version GC filter does, over everything. */
+  /** What a full RocksDB compaction with the version GC filter does. */
   collectGarbage(): void {
     this.normalize();
     let currentTable = -1;
@@ -187,7 +187,14 @@ export class MemoryBackend implements MvccBackend {
         continue;
       }
       const epoch = ((1n << 64n) - 1n) ^ Buffer.from(key.slice(key.length - EPOCH_SUFFIX_BYTES), 'latin1').readBigUInt64BE(0);
-      if (epoch <= watermark) shadowing = prefix;
+      if (epoch <= watermark) {
+        shadowing = prefix;
+        // As a full compaction does: a tombstone at the watermark hides nothing any more.
+        if (isTombstone(this.values.get(key)!)) {
+          this.values.delete(key);
+          this.hasDeletions = true;
+        }
+      }
     }
     this.writesSinceCollection = 0;
     this.collectionDue = false;

@@ -66,4 +66,31 @@ describe('version GC by the compaction filter', () => {
     expect(history.map((version) => version.validFrom)).toEqual([epochAt(28), epochAt(29), epochAt(30)]);
     await store.close();
   });
+
+  it('drops deleted keys entirely (tombstone and history) once a full compaction sees every file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oxbow-gc-'));
+    directories.push(dir);
+    const T0 = Date.UTC(2026, 0, 1);
+    const epochAt = (second: number) => epochFromMillis(T0 + second * 1000);
+    const store = openRocksStateStore({ dir, retentionMs: 2000 });
+    const table = store.table({ tableId: 4, columnTypes: [type('int4'), type('text')], primaryKey: [0] });
+    for (let key = 0; key < 500; key++) table.insert([key, `value ${key}`]);
+    store.commit(epochAt(1));
+    for (let key = 0; key < 500; key++) table.insert([key, `second ${key}`]);
+    store.commit(epochAt(2));
+    for (let key = 0; key < 500; key += 2) table.delete([key]);
+    store.commit(epochAt(3));
+    for (let second = 4; second <= 8; second++) store.commit(epochAt(second));
+    await store.compact();
+    await store.compact();
+    const entries = store.database.liveFiles().reduce((sum, file) => sum + file.entries, 0);
+    // Left: the 250 kept keys' newest versions, and the store's own records; no tombstones.
+    expect(entries).toBeLessThan(260);
+    expect(entries).toBeGreaterThanOrEqual(250);
+    expect([...table.scan()].map((row) => row[0])).toEqual(Array.from({ length: 250 }, (_unused, index) => index * 2 + 1));
+    expect(table.get([0], epochAt(6))).toBeUndefined();
+    expect(table.get([1], epochAt(6))).toEqual([1, 'second 1']);
+    expect(() => table.get([0], epochAt(5))).toThrow(expect.objectContaining({ code: '72000' }));
+    await store.close();
+  });
 });

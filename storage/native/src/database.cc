@@ -150,6 +150,8 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
   dbOptions.OptimizeLevelStyleCompaction(static_cast<uint64_t>(NumberOption(options, "writeBufferBytes", 64 << 20)) * 4);
   dbOptions.write_buffer_size = static_cast<size_t>(NumberOption(options, "writeBufferBytes", 64 << 20));
   dbOptions.max_open_files = static_cast<int>(NumberOption(options, "maxOpenFiles", -1));
+  // One compaction filter instance must see a whole compaction in key order (version-gc-filter.h).
+  dbOptions.max_subcompactions = 1;
   dbOptions.compression = CompressionOption(env, options, "compression", rocksdb::kLZ4Compression);
   dbOptions.bottommost_compression = CompressionOption(env, options, "bottommostCompression", rocksdb::kZSTD);
   dbOptions.compression_per_level.clear();

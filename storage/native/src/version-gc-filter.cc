@@ -38,9 +38,10 @@ uint32_t ReadBigEndian32(const char* bytes) {
 // "previous key" state needs no lock.
 class VersionGcFilter : public rocksdb::CompactionFilter {
  public:
-  explicit VersionGcFilter(std::shared_ptr<WatermarkRegistry> registry) : registry_(std::move(registry)) {}
+  VersionGcFilter(std::shared_ptr<WatermarkRegistry> registry, bool dropTombstones)
+      : registry_(std::move(registry)), dropTombstones_(dropTombstones) {}
 
-  bool Filter(int /*level*/, const rocksdb::Slice& key, const rocksdb::Slice& /*value*/, std::string* /*newValue*/,
+  bool Filter(int /*level*/, const rocksdb::Slice& key, const rocksdb::Slice& value, std::string* /*newValue*/,
               bool* /*valueChanged*/) const override {
     if (key.size() < kMinimumMvccKeyBytes) return false;
     const size_t prefixBytes = key.size() - kEpochSuffixBytes;
@@ -60,9 +61,13 @@ class VersionGcFilter : public rocksdb::CompactionFilter {
       return true;
     }
     if (epoch <= currentWatermark_) {
-      // The newest version at or below the watermark: kept, and it shadows every older one.
+      // The newest version at or below the watermark: it shadows every older one.
       shadowingPrefix_.assign(prefix.data(), prefix.size());
       haveShadowingPrefix_ = true;
+      // A tombstone there hides only older versions, which all go too when this compaction holds
+      // every file (no older version can hide elsewhere: epochs only grow), so it can go as well.
+      const bool tombstone = value.size() == 0 || value[0] == 0;
+      return tombstone && dropTombstones_;
     }
     return false;
   }
@@ -71,6 +76,7 @@ class VersionGcFilter : public rocksdb::CompactionFilter {
 
  private:
   std::shared_ptr<WatermarkRegistry> registry_;
+  const bool dropTombstones_;
   mutable bool haveTable_ = false;
   mutable uint32_t currentTable_ = 0;
   mutable uint64_t currentWatermark_ = 0;
@@ -81,8 +87,10 @@ class VersionGcFilter : public rocksdb::CompactionFilter {
 }  // namespace
 
 std::unique_ptr<rocksdb::CompactionFilter> VersionGcFilterFactory::CreateCompactionFilter(
-    const rocksdb::CompactionFilter::Context& /*context*/) {
-  return std::make_unique<VersionGcFilter>(registry_);
+    const rocksdb::CompactionFilter::Context& context) {
+  // Only a compaction of every file sees all versions of a key (max_subcompactions stays 1, so
+  // one filter instance sees the whole key range in order).
+  return std::make_unique<VersionGcFilter>(registry_, context.is_full_compaction);
 }
 
 }  // namespace oxbow

@@ -4,8 +4,8 @@
 // at or below the table's retention watermark: no read inside the readable window can reach it.
 // Watermarks are set per table id from JavaScript; a table without one keeps every version.
 //
-// Tombstones are kept: the filter sees only the files of one compaction, and dropping a tombstone
-// whose older versions live in files outside it would resurrect them.
+// A tombstone at the watermark is dropped too, but only in a compaction of every file: otherwise
+// older versions could live in files outside the compaction and dropping it would resurrect them.
 #pragma once
 
 #include <rocksdb/compaction_filter.h>
