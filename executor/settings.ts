@@ -70,9 +70,9 @@ function millisecondsSetting(name: string) {
   return (value: string): string => {
     const match = /^\s*([+-]?\d+(?:\.\d+)?)\s*(us|ms|s|min|h|d)?\s*$/.exec(value);
     if (match === null) {
-      throw new SqlError(SqlState.invalidParameterValue, `invalid value for parameter "${name}": "${value}"`, {
-        hint: 'Valid units for this parameter are "us", "ms", "s", "min", "h", and "d".',
-      });
+      // PostgreSQL hints at the units only when the value starts like a number.
+      const hint = /^\s*[+-]?\d/.test(value) ? 'Valid units for this parameter are "us", "ms", "s", "min", "h", and "d".' : undefined;
+      throw new SqlError(SqlState.invalidParameterValue, `invalid value for parameter "${name}": "${value}"`, hint === undefined ? {} : { hint });
     }
     const milliseconds = Math.round(Number(match[1]) * timeUnitsMs[match[2] ?? 'ms']!);
     if (milliseconds < 0 || milliseconds > 2147483647) {

@@ -21,7 +21,7 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
         { severity: 'NOTICE', code: SqlState.successfulCompletion, message: `relation "${name}" does not exist, skipping` },
       ]);
     }
-    throw new SqlError(SqlState.undefinedTable, `relation "${name}" does not exist`, { position: positionOf(context, target.location) });
+    throw new SqlError(SqlState.undefinedTable, `relation "${name}" does not exist`);
   }
   if (relation.kind !== 'table') {
     throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a table`);

@@ -82,9 +82,7 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
     if (columnNode !== undefined) {
       const columnName = columnNode.colname ?? '';
       if (columns.some((column) => column.name === columnName)) {
-        throw new SqlError(SqlState.duplicateColumn, `column "${columnName}" specified more than once`, {
-          position: positionOf(context, columnNode.location),
-        });
+        throw new SqlError(SqlState.duplicateColumn, `column "${columnName}" specified more than once`);
       }
       const columnType = dataTypeFromTypeName(columnNode.typeName!);
       checkCollation(columnNode, context);

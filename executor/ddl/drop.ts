@@ -48,6 +48,22 @@ function isOwnIndex(relation: RelationDef, of: RelationDef): boolean {
   return relation.kind === 'index' && relation.indexOn?.relationId === of.id;
 }
 
+/** `view w depends on view v` lines for every transitive dependent of `relation` (indexes aside). */
+function dependencyLines(relation: RelationDef, context: DdlContext): string[] {
+  const lines: string[] = [];
+  const seen = new Set<number>([relation.id]);
+  const visit = (target: RelationDef): void => {
+    for (const dependent of context.catalog.dependents(target.id)) {
+      if (isOwnIndex(dependent, target) || seen.has(dependent.id)) continue;
+      seen.add(dependent.id);
+      lines.push(`${describe(dependent, context)} depends on ${describe(target, context)}`);
+      visit(dependent);
+    }
+  };
+  visit(relation);
+  return lines;
+}
+
 interface DropPlan {
   /** Relations to remove, in the order found. */
   readonly relations: Map<number, RelationDef>;
@@ -70,8 +86,9 @@ function collect(relation: RelationDef, cascade: boolean, context: DdlContext, p
   }
   if (blockers.length === 0) return;
   if (!cascade) {
+    // PostgreSQL lists every object the CASCADE would drop, each with what it depends on.
     throw new SqlError(SqlState.dependentObjectsStillExist, `cannot drop ${root} because other objects depend on it`, {
-      detail: blockers.map((blocker) => `${describe(blocker, context)} depends on ${describe(relation, context)}`).join('\n'),
+      detail: dependencyLines(relation, context).join('\n'),
       hint: 'Use DROP ... CASCADE to drop the dependent objects too.',
     });
   }

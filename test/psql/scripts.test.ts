@@ -1,0 +1,51 @@
+// psql scripts run by real psql 15 against oxbow and against a real PostgreSQL 15: every
+// `*-script.sql` in this folder must print the same output on both, byte for byte (results,
+// command tags, ERROR / DETAIL / HINT / CONTEXT / NOTICE lines with psql's file:line prefixes).
+//   copy-script.sql  COPY in text and CSV, escapes, NULLs, HEADER, every kind of bad row
+//   ddl-script.sql   DDL errors and notices (dependencies, CASCADE, IF EXISTS, duplicates),
+//                    transaction status messages, SET/SHOW validation
+// Both servers are reached as user `oxbow`, database `oxbow`, each script on a fresh database.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import { startOxbow, type OxbowServer } from '../support/server.js';
+
+let postgres: PostgresServer;
+let oxbow: OxbowServer | undefined;
+const folder = import.meta.dirname;
+const scripts = readdirSync(folder).filter((name) => name.endsWith('-script.sql')).sort();
+
+beforeAll(async () => {
+  postgres = await startPostgres();
+  await postgres.query('create role oxbow superuser login');
+}, 120_000);
+
+afterAll(async () => {
+  await oxbow?.stop();
+  await postgres?.stop();
+});
+
+function runScript(port: number, script: string): string {
+  const result = spawnSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(port), '-U', 'oxbow', '-d', 'oxbow', '-f', join(folder, script)], {
+    encoding: 'utf8',
+    env: { ...process.env, PGTZ: 'UTC' },
+  });
+  return `${result.stdout}${result.stderr}`;
+}
+
+describe('psql scripts', () => {
+  for (const script of scripts) {
+    it(`${script} prints what PostgreSQL prints`, async () => {
+      await postgres.query('drop database if exists oxbow');
+      await postgres.query('create database oxbow owner oxbow');
+      await oxbow?.stop();
+      oxbow = await startOxbow();
+      const expected = runScript(postgres.port, script);
+      // The oracle really ran the script (psql reached the server and printed command tags).
+      expect(expected).toMatch(/^CREATE TABLE$/m);
+      expect(runScript(oxbow.port, script)).toBe(expected);
+    });
+  }
+});
