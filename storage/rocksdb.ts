@@ -338,6 +338,11 @@ export class RocksDatabase {
     }
   }
 
+  /**
+   * A RocksDB snapshot for consistent raw reads. It does not hold back version GC: RocksDB applies
+   * compaction filters regardless of snapshots, so MVCC history is governed by the retention
+   * watermarks alone.
+   */
   snapshot(): Snapshot {
     try {
       return { id: this.native.snapshot() };
