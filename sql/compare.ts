@@ -131,14 +131,22 @@ function hashString(text: string, seed = OFFSET_BASIS): number {
 const float64 = new Float64Array(1);
 const float64Words = new Uint32Array(float64.buffer);
 
+// Integers of any width hash alike (1::int2, 1::int4, 1::int8): 32-bit values by themselves,
+// wider ones by their high and low 32-bit halves, computed the same way for numbers and bigints.
 function hashInteger(value: number): number {
-  // integers of any width hash alike (1::int2, 1::int4, 1::int8)
   if (value >= -0x80000000 && value <= 0x7fffffff) return finalize(mix(OFFSET_BASIS, value | 0));
-  return hashBigInt(BigInt(value));
+  const high = Math.floor(value / 4294967296);
+  const low = value - high * 4294967296;
+  return finalize(mix(mix(0x9e3779b9, low | 0), high | 0));
 }
 
 function hashBigInt(value: bigint): number {
-  if (value >= -0x80000000n && value <= 0x7fffffffn) return finalize(mix(OFFSET_BASIS, Number(value) | 0));
+  if (value >= -9007199254740991n && value <= 9007199254740991n) return hashInteger(Number(value));
+  if (value >= -(2n ** 63n) && value < 2n ** 63n) {
+    const low = Number(BigInt.asUintN(32, value));
+    const high = Number(BigInt.asIntN(32, value >> 32n));
+    return finalize(mix(mix(0x9e3779b9, low | 0), high | 0));
+  }
   return finalize(hashString(value.toString(), 0x9e3779b9));
 }
 

@@ -388,8 +388,45 @@ function todayDays(environment: ParseEnvironment): number {
   return Math.floor(local / MICROS_PER_DAY);
 }
 
+const isoDate = /^(\d{4})-(\d{2})-(\d{2})$/;
+const isoTimestamp = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}(?::?\d{2})?)?$/;
+
+/** The common ISO forms without the general decoder; undefined when the text needs it. */
+function fastIsoDays(year: string, month: string, day: string): number | undefined {
+  const y = Number(year);
+  const m = Number(month);
+  const d = Number(day);
+  if (y === 0 || m < 1 || m > 12 || d < 1 || d > daysInMonth(y, m)) return undefined;
+  return daysFromCivil(y, m, d);
+}
+
+function fastTimestamp(text: string, withZone: boolean): number | undefined {
+  const match = isoTimestamp.exec(text);
+  if (match === null) return undefined;
+  const days = fastIsoDays(match[1]!, match[2]!, match[3]!);
+  const hour = Number(match[4]);
+  const minute = Number(match[5]);
+  const second = Number(match[6]);
+  if (days === undefined || hour > 23 || minute > 59 || second > 59) return undefined;
+  const fraction = match[7] === undefined ? 0 : Number(match[7].padEnd(6, '0'));
+  const local = days * MICROS_PER_DAY + hour * MICROS_PER_HOUR + minute * MICROS_PER_MINUTE + second * MICROS_PER_SECOND + fraction;
+  const zone = match[8];
+  if (zone === undefined) return withZone ? undefined : local;
+  if (!withZone) return local;
+  if (zone === 'Z') return local;
+  const sign = zone[0] === '-' ? -1 : 1;
+  const digits = zone.slice(1).replace(':', '');
+  const offsetSeconds = Number(digits.slice(0, 2)) * 3600 + Number(digits.slice(2, 4) || '0') * 60;
+  return local - sign * offsetSeconds * MICROS_PER_SECOND;
+}
+
 /** date_in. */
 export function parseDate(text: string, environment: ParseEnvironment): number {
+  const fast = isoDate.exec(text);
+  if (fast !== null) {
+    const days = fastIsoDays(fast[1]!, fast[2]!, fast[3]!);
+    if (days !== undefined) return days;
+  }
   const parsed = decode(text, 'date');
   if (parsed === undefined) throw syntaxError('date', text);
   switch (parsed.special) {
@@ -419,6 +456,8 @@ export function parseTime(text: string, environment: ParseEnvironment): number {
 }
 
 function parseTimestampKind(text: string, environment: ParseEnvironment, withZone: boolean): number {
+  const fast = fastTimestamp(text, withZone);
+  if (fast !== undefined) return fast;
   const kind: Kind = withZone ? 'timestamptz' : 'timestamp';
   const parsed = decode(text, kind);
   if (parsed === undefined) throw syntaxError(kind, text);

@@ -110,7 +110,10 @@ export function formatFloat8(value: number, extraFloatDigits = 1): string {
   const text = special(value);
   if (text !== undefined) return text;
   if (extraFloatDigits <= 0) return printfG(value, 15 + extraFloatDigits);
-  const { digits, exponent } = shortestDigits(Math.abs(value), false);
+  // fast path: in [1e-4, 1e15) JavaScript's shortest fixed notation is PostgreSQL's text
+  const magnitude = Math.abs(value);
+  if (magnitude >= 1e-4 && magnitude < 1e15) return String(value);
+  const { digits, exponent } = shortestDigits(magnitude, false);
   return layout(value < 0, digits, exponent, 15);
 }
 
