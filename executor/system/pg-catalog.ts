@@ -393,5 +393,15 @@ export const pgCatalogTables: readonly SystemTable[] = [
   pg(2608, 'pg_depend', ['classid:oid', 'objid:oid', 'objsubid:int4', 'refclassid:oid', 'refobjid:oid', 'refobjsubid:int4', 'deptype:char'], empty),
   pg(2396, 'pg_shdescription', ['objoid:oid', 'classoid:oid', 'description:text'], empty),
   pg(2618, 'pg_rewrite', ['oid:oid', 'rulename:name', 'ev_class:oid', 'ev_type:char', 'ev_enabled:char', 'is_instead:bool', 'ev_qual:text', 'ev_action:text'], empty),
+  pg(1261, 'pg_auth_members', ['oid:oid', 'roleid:oid', 'member:oid', 'grantor:oid', 'admin_option:bool'], empty),
+  pg(2964, 'pg_db_role_setting', ['setdatabase:oid', 'setrole:oid', 'setconfig:text[]'], empty),
+  pg(3466, 'pg_event_trigger', ['oid:oid', 'evtname:name', 'evtevent:name', 'evtowner:oid', 'evtfoid:oid', 'evtenabled:char', 'evttags:text[]'], empty),
+  // UTF8 only: no encoding conversions.
+  pg(2607, 'pg_conversion', ['oid:oid', 'conname:name', 'connamespace:oid', 'conowner:oid', 'conforencoding:int4', 'contoencoding:int4', 'conproc:oid', 'condefault:bool'], empty),
+  pg(2612, 'pg_language', ['oid:oid', 'lanname:name', 'lanowner:oid', 'lanispl:bool', 'lanpltrusted:bool', 'lanplcallfoid:oid', 'laninline:oid', 'lanvalidator:oid', 'lanacl:text[]'], () => [
+    [12, 'internal', OWNER_OID, false, false, 0, 0, 0, null],
+    [13, 'c', OWNER_OID, false, false, 0, 0, 0, null],
+    [14, 'sql', OWNER_OID, false, true, 0, 0, 0, null],
+  ]),
   pg(2224, 'pg_sequence', ['seqrelid:oid', 'seqtypid:oid', 'seqstart:int8', 'seqincrement:int8', 'seqmax:int8', 'seqmin:int8', 'seqcache:int8', 'seqcycle:bool'], empty),
 ];

@@ -84,6 +84,12 @@ function description(context: SessionFunctionContext, objectId: number, catalogN
   return null;
 }
 
+function databaseSize(context: SessionFunctionContext): number {
+  let bytes = 0;
+  for (const relation of context.systemContext().catalog.relations()) bytes += context.relationSizeBytes(relation.id);
+  return bytes;
+}
+
 function sizePretty(bytes: bigint): string {
   const units = ['bytes', 'kB', 'MB', 'GB', 'TB', 'PB'];
   let value = bytes < 0n ? -bytes : bytes;
@@ -154,6 +160,9 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   ],
   pg_type_is_visible: [{ arguments: [oid], returns: bool, strict: true, impl: always(true) }],
   pg_function_is_visible: [{ arguments: [oid], returns: bool, strict: true, impl: always(true) }],
+  pg_conversion_is_visible: [{ arguments: [oid], returns: bool, strict: true, impl: always(true) }],
+  pg_collation_is_visible: [{ arguments: [oid], returns: bool, strict: true, impl: always(true) }],
+  pg_operator_is_visible: [{ arguments: [oid], returns: bool, strict: true, impl: always(true) }],
   format_type: [
     {
       arguments: [oid, int4],
@@ -246,6 +255,10 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   ],
   pg_total_relation_size: [{ arguments: [oid], returns: int8, strict: true, impl: ([id], context) => BigInt(context.relationSizeBytes(id as number)) }],
   pg_table_size: [{ arguments: [oid], returns: int8, strict: true, impl: ([id], context) => BigInt(context.relationSizeBytes(id as number)) }],
+  pg_database_size: [
+    { arguments: [name], returns: int8, strict: true, impl: (_args, context) => BigInt(databaseSize(context)) },
+    { arguments: [oid], returns: int8, strict: true, impl: (_args, context) => BigInt(databaseSize(context)) },
+  ],
   pg_indexes_size: [{ arguments: [oid], returns: int8, strict: true, impl: always(0n) }],
   pg_size_pretty: [{ arguments: [int8], returns: text, strict: true, impl: ([bytes]) => sizePretty(bytes as bigint) }],
   pg_relation_is_publishable: [{ arguments: [oid], returns: bool, strict: true, impl: always(false) }],
