@@ -115,13 +115,14 @@ function select(candidates: readonly ScalarFunction[] | undefined, argumentTypes
 }
 
 /** Functions with ANY parameters get an implementation built for the actual argument types. */
-function specialize(resolved: Resolved, argumentTypes: readonly DataType[]): Resolved {
+function specialize(resolved: Resolved, argumentTypes: readonly DataType[]): Resolved | undefined {
   const argumentCasts = resolved.argumentCasts.map((t, i) => (t === ANY ? argumentTypes[i]! : t));
   const specializer = specializers.get(resolved.fn);
   if (specializer === undefined) return argumentCasts === resolved.argumentCasts ? resolved : { fn: resolved.fn, argumentCasts };
   const built = specializer(argumentCasts);
+  if (built === undefined) return undefined;
   const fn: ScalarFunction = Object.freeze({ ...resolved.fn, impl: built.impl, returnType: built.returnType ?? resolved.fn.returnType });
-  return { fn, argumentCasts };
+  return { fn, argumentCasts: built.argumentCasts ?? argumentCasts };
 }
 
 export function resolveFunction(name: string, argumentTypes: readonly DataType[]): Resolved | undefined {

@@ -4,3 +4,4 @@ import './math.js';
 import './strings.js';
 import './datetime.js';
 import './jsonb.js';
+import './arrays.js';

@@ -28,7 +28,8 @@ export const textArray = arrayOf(type('text'));
  */
 export const ANY: DataType = Object.freeze({ name: 'unknown', typmod: -2 });
 
-export type Specializer = (argumentTypes: readonly DataType[]) => { impl: ScalarImpl; returnType?: DataType };
+/** Builds the implementation for actual argument types; undefined when the types do not fit (no match). */
+export type Specializer = (argumentTypes: readonly DataType[]) => { impl: ScalarImpl; returnType?: DataType; argumentCasts?: readonly DataType[] } | undefined;
 export const specializers = new Map<ScalarFunction, Specializer>();
 
 export interface Definition {

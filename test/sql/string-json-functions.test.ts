@@ -102,3 +102,19 @@ describe('jsonb', () => {
     await check(server, { name: 'jsonb_set', types: [jsonb, arrayOf(text), jsonb] }, jsonDocuments.map((d) => [d, '{b,c}', '"new"']));
   });
 });
+
+describe('arrays', () => {
+  it('array functions on int4[] and text[]', async () => {
+    const intArray = arrayOf(int4);
+    const arrays = ['{}', '{1,2,3}', '{1,NULL,3,1}', '{{1,2},{3,4}}'];
+    await check(server, { name: 'array_length', types: [intArray, int4] }, arrays.flatMap((a) => ['1', '2', '0'].map((d) => [a, d])));
+    await check(server, { name: 'cardinality', types: [intArray] }, arrays.map((a) => [a]));
+    await check(server, { name: 'array_upper', types: [intArray, int4] }, arrays.map((a) => [a, '1']));
+    await check(server, { name: 'array_append', types: [intArray, int4] }, [['{1,2}', '3'], ['{}', null], [null, '1']]);
+    await check(server, { name: 'array_prepend', types: [int4, intArray] }, [['0', '{1,2}'], [null, '{}']]);
+    await check(server, { name: 'array_cat', types: [intArray, intArray] }, [['{1}', '{2,3}'], [null, '{1}'], ['{}', '{}']]);
+    await check(server, { name: 'array_position', types: [intArray, int4] }, [['{1,2,3,2}', '2'], ['{1,NULL}', null], ['{1}', '5']]);
+    await check(server, { name: 'array_remove', types: [intArray, int4] }, [['{1,2,3,2}', '2'], ['{1,NULL}', null]]);
+    await check(server, { name: 'array_replace', types: [arrayOf(text), text, text] }, [['{a,b,a}', 'a', 'z'], ['{a,NULL}', null, 'n']]);
+  });
+});
