@@ -55,6 +55,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       timeTravelRetentionMs: options.timeTravelRetentionMs,
       memoryLimitBytes: options.memoryLimitBytes,
       checkpointMetrics: metrics,
+      barrierIntervalMs: options.barrierIntervalMs,
     });
   } catch (error) {
     await store.close();

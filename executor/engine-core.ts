@@ -11,6 +11,7 @@ import type { Catalog } from './catalog.js';
 import { RowIdAllocator } from './table-access.js';
 import { StreamManager } from './stream/stream-manager.js';
 import { AbortHookStore } from './stream/abort-hook-store.js';
+import { SourceStatus } from './source/source-status.js';
 
 /** A FIFO mutex over async sections. */
 export class WriteLock {
@@ -35,6 +36,8 @@ export interface EngineSettings {
   readonly memoryLimitBytes: number;
   /** Checkpoint and recovery figures for oxbow_catalog.checkpoints (the server sets it). */
   readonly checkpointMetrics?: CheckpointMetrics;
+  /** How often sources commit what they read (--barrier-interval-ms; default 1000). */
+  readonly barrierIntervalMs?: number;
 }
 
 export class EngineCore {
@@ -43,6 +46,8 @@ export class EngineCore {
   /** Materialized views' dataflows (executor/stream/); the store drops their changes on abort. */
   readonly streams: StreamManager;
   readonly store: StateStore;
+  /** Rejected messages, connection trouble and partition offsets of the sources (executor/source/). */
+  readonly sourceStatus = new SourceStatus();
 
   constructor(
     store: StateStore,

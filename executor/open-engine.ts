@@ -11,6 +11,7 @@ import { EngineCore, type EngineSettings } from './engine-core.js';
 import { EngineSession } from './session.js';
 import { systemRelationDefs } from './system/system-relations.js';
 import { restoreDataflows } from './stream/create-materialized-view.js';
+import { SourceManager } from './source/source-manager.js';
 
 /** The one database oxbow serves. */
 export const DATABASE_NAME = 'oxbow';
@@ -19,7 +20,11 @@ export class OxbowEngine implements Engine {
   private readonly sessions = new Map<number, EngineSession>();
   private closed = false;
 
-  constructor(private readonly core: EngineCore) {}
+  constructor(
+    private readonly core: EngineCore,
+    /** The connectors of sources and connector tables (executor/source/). */
+    private readonly sources?: SourceManager,
+  ) {}
 
   openSession(parameters: StartupParameters, events: SessionEvents): Session {
     if (this.closed) throw new SqlError(SqlState.adminShutdown, 'the server is shutting down');
@@ -48,6 +53,7 @@ export class OxbowEngine implements Engine {
     if (this.closed) return;
     this.closed = true;
     for (const session of [...this.sessions.values()]) session.close();
+    await this.sources?.stop();
     // Let a running writer finish its epoch before the store closes.
     await this.core.writeLock.run(() => undefined);
     await this.core.store.close();
@@ -59,5 +65,7 @@ export async function openEngine(store: StateStore, settings: EngineSettings): P
   const catalog = Catalog.load(store, systemRelationDefs());
   const core = new EngineCore(store, catalog, settings);
   restoreDataflows(core, (searchPath) => ({ catalog: core.catalog, searchPath, parameterTypes: [] }));
-  return new OxbowEngine(core);
+  const sources = new SourceManager(core, core.sourceStatus, settings.barrierIntervalMs ?? 1000);
+  sources.start();
+  return new OxbowEngine(core, sources);
 }

@@ -264,6 +264,7 @@ export class EngineSession implements Session {
       database: this.database,
       searchPath: this.searchPath(),
       viewErrors: () => this.core.streams.errors.records(),
+      sourceStatus: this.core.sourceStatus,
     };
   }
 

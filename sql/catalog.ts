@@ -34,6 +34,8 @@ export interface RelationDef {
   readonly options?: Readonly<Record<string, string>>;
   readonly format?: string;
   readonly encode?: string;
+  /** For connector relations: Kafka metadata columns (`INCLUDE partition|offset|timestamp|key`) and the column each fills. */
+  readonly include?: readonly { readonly what: string; readonly column: string }[];
   /** Ids of the relations this one reads (views, indexes, sinks). */
   readonly dependsOn: readonly number[];
   /**

@@ -2,13 +2,14 @@
 // runs the handler inside the write lock and commits the catalog it returns.
 
 import type { AlterTableStmt, CommentStmt, CreateSchemaStmt, CreateStmt, CreateTableAsStmt, DropStmt, IndexStmt, ViewStmt } from '@pgsql/types';
-import type { ParsedStatement } from '../../sql/parser/ast.js';
+import type { ConnectorSpec, OxbowCreateSource, ParsedStatement } from '../../sql/parser/ast.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
 import { createTable } from './create-table.js';
 import { createIndex, createSchema, createView } from './create-objects.js';
 import { drop } from './drop.js';
 import { alterTable, commentOn } from './alter-and-comment.js';
+import { createConnectorTable, createSource } from '../source/create-source.js';
 
 const ddlKinds = new Set([
   'CreateStmt',
@@ -34,8 +35,11 @@ export function runDdl(statement: ParsedStatement, context: DdlContext): DdlOutc
   const kind = Object.keys(node)[0]!;
   const body = node[kind];
   switch (kind) {
-    case 'CreateStmt':
+    case 'CreateStmt': {
+      const connector = (body as { oxbowConnector?: ConnectorSpec }).oxbowConnector;
+      if (connector !== undefined) return createConnectorTable(body as CreateStmt, connector, context);
       return createTable(body as CreateStmt, context);
+    }
     case 'CreateSchemaStmt':
       return createSchema(body as CreateSchemaStmt, context);
     case 'ViewStmt':
@@ -55,7 +59,7 @@ export function runDdl(statement: ParsedStatement, context: DdlContext): DdlOutc
       throw new SqlError(SqlState.featureNotSupported, `${what} is not supported yet: ${streamingLater}`);
     }
     case 'OxbowCreateSource':
-      throw new SqlError(SqlState.featureNotSupported, `CREATE SOURCE is not supported yet: ${streamingLater}`);
+      return createSource(body as OxbowCreateSource, context);
     case 'OxbowCreateSink':
       throw new SqlError(SqlState.featureNotSupported, `CREATE SINK is not supported yet: ${streamingLater}`);
     default:

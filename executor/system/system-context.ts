@@ -4,6 +4,7 @@
 // pg_class, pg_attribute, pg_index and the pg_get_* functions agree with each other.
 
 import type { ViewErrorRecord } from '../stream/view-errors.js';
+import type { SourceStatus } from '../source/source-status.js';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import type { CatalogSnapshot } from '../catalog.js';
 import type { SessionSettings } from '../settings.js';
@@ -17,6 +18,8 @@ export interface SystemContext {
   readonly searchPath: readonly string[];
   /** Errors recorded inside running materialized views (oxbow_catalog.view_errors). */
   readonly viewErrors?: () => readonly ViewErrorRecord[];
+  /** Sources' rejected messages and partition offsets (oxbow_catalog.source_errors / source_partitions). */
+  readonly sourceStatus?: SourceStatus;
 }
 
 /** The bootstrap superuser's OID; every object is owned by the session user under this OID. */

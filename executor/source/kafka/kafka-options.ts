@@ -1,0 +1,82 @@
+// The WITH options of a Kafka source or sink, checked at CREATE time so a typo is a clear 22023
+// error then, not a silent misbehaviour later. Keys are RisingWave's (`topic`,
+// `properties.bootstrap.server`, `scan.startup.mode`, `scan.startup.timestamp.millis`).
+
+import { SqlError, SqlState } from '../../../sql/errors.js';
+import { parseValue } from '../../../sql/functions.js';
+import { type } from '../../../sql/types.js';
+
+export type StartupMode = { readonly kind: 'earliest' } | { readonly kind: 'latest' } | { readonly kind: 'timestamp'; readonly millis: number };
+
+export interface KafkaOptions {
+  readonly topic: string;
+  readonly brokers: readonly string[];
+  readonly startup: StartupMode;
+  /** Messages longer than this (key + value bytes) are recorded as errors, not decoded. */
+  readonly maxMessageBytes: number;
+}
+
+const KNOWN = new Set([
+  'connector',
+  'topic',
+  'properties.bootstrap.server',
+  'properties.bootstrap.servers',
+  'scan.startup.mode',
+  'scan.startup.timestamp.millis',
+  'scan.startup.timestamp_millis',
+  'max.message.bytes',
+  'primary_key',
+  'force_append_only',
+]);
+
+const DEFAULT_MAX_MESSAGE_BYTES = 1 << 20;
+
+function invalid(message: string, hint?: string): SqlError {
+  return new SqlError(SqlState.invalidParameterValue, message, hint === undefined ? {} : { hint });
+}
+
+export function kafkaOptions(options: Readonly<Record<string, string>>): KafkaOptions {
+  for (const key of Object.keys(options)) {
+    if (!KNOWN.has(key)) throw invalid(`unknown Kafka option "${key}"`, `Known options: ${[...KNOWN].join(', ')}.`);
+  }
+  const topic = options['topic'];
+  if (topic === undefined || topic === '') throw invalid('the Kafka option "topic" is required');
+  const servers = options['properties.bootstrap.server'] ?? options['properties.bootstrap.servers'];
+  if (servers === undefined || servers.trim() === '') throw invalid('the Kafka option "properties.bootstrap.server" is required', "For example: properties.bootstrap.server = '127.0.0.1:9092'.");
+  const brokers = servers.split(',').map((server) => server.trim());
+  for (const broker of brokers) {
+    if (!/^[^:\s]+:\d{1,5}$/.test(broker)) throw invalid(`invalid Kafka broker address "${broker}"`, 'Write host:port, several separated by commas.');
+  }
+  const maxText = options['max.message.bytes'];
+  const maxMessageBytes = maxText === undefined ? DEFAULT_MAX_MESSAGE_BYTES : Number(maxText);
+  if (!Number.isInteger(maxMessageBytes) || maxMessageBytes <= 0) throw invalid(`invalid value for "max.message.bytes": "${maxText}"`);
+  return { topic, brokers, startup: startupMode(options), maxMessageBytes };
+}
+
+function startupMode(options: Readonly<Record<string, string>>): StartupMode {
+  const mode = (options['scan.startup.mode'] ?? 'earliest').trim();
+  const millisText = options['scan.startup.timestamp.millis'] ?? options['scan.startup.timestamp_millis'];
+  if (millisText !== undefined) return { kind: 'timestamp', millis: parseMillis(millisText) };
+  switch (mode.toLowerCase()) {
+    case 'earliest':
+      return { kind: 'earliest' };
+    case 'latest':
+      return { kind: 'latest' };
+    case 'timestamp':
+      throw invalid('scan.startup.mode = \'timestamp\' needs "scan.startup.timestamp.millis"');
+    default:
+      // A timestamp given as the mode itself: milliseconds since 1970 or timestamptz text.
+      return { kind: 'timestamp', millis: parseMillis(mode) };
+  }
+}
+
+function parseMillis(text: string): number {
+  if (/^\d+$/.test(text.trim())) return Number(text.trim());
+  try {
+    const micros = parseValue(text, type('timestamptz')) as number;
+    if (!Number.isFinite(micros)) throw new Error('infinite');
+    return Math.floor(micros / 1000);
+  } catch {
+    throw invalid(`invalid value for "scan.startup.mode": "${text}"`, "Use 'earliest', 'latest', milliseconds since 1970 or a timestamp.");
+  }
+}

@@ -1,0 +1,187 @@
+// The Kafka connector behind our SourceReader interface, on kafkajs (why kafkajs: README.md).
+//
+// Offsets are oxbow's, not Kafka's: each start joins a fresh consumer group (so a restarted
+// process never waits for its killed predecessor's session to expire), subscribes from the
+// beginning and seeks every known partition to the next offset oxbow committed; a partition it has
+// never seen (one added to the topic later) is read from its start. The manager also drops any
+// message below the committed offset, so a late seek can cost a re-read but never a duplicate.
+// All partitions are fetched concurrently (kafkajs fetches every assigned partition of the broker
+// in one request and `partitionsConsumedConcurrently` hands them over in parallel); new partitions
+// are picked up by a metadata refresh every few seconds.
+//
+// Trouble (unreachable broker, deleted topic) is reported to the listener and retried with a
+// backoff forever: a source never gives up. A monitor polls the topic's offsets for the high
+// watermarks (lag) and notices a topic that disappeared.
+
+import kafkajs from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload } from 'kafkajs';
+import type { KafkaOptions } from './kafka-options.js';
+import type { PartitionOffsets, RawMessageBatch, SourceListener, SourceReader } from '../source.js';
+
+const { Kafka, logLevel } = kafkajs;
+
+const METADATA_MAX_AGE_MS = 3000;
+const MONITOR_INTERVAL_MS = 2000;
+const RETRY_BACKOFF_MS = 1000;
+const MAX_RETRY_BACKOFF_MS = 10_000;
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+}
+
+export class KafkaReader implements SourceReader {
+  private readonly kafka;
+  private readonly stopping = new AbortController();
+  /** Next offset to read per partition: the resume point, advanced as batches are handed over. */
+  private readonly positions = new Map<number, bigint>();
+  private consumer: Consumer | undefined;
+  private admin: Admin | undefined;
+  private loops: Promise<void>[] = [];
+
+  constructor(
+    private readonly options: KafkaOptions,
+    private readonly name: string,
+  ) {
+    this.kafka = new Kafka({
+      clientId: `oxbow-${name}`,
+      brokers: [...options.brokers],
+      logLevel: logLevel.NOTHING,
+      connectionTimeout: 3000,
+      retry: { retries: 3, initialRetryTime: 300, maxRetryTime: 3000 },
+    });
+  }
+
+  /** The offsets the startup mode names, for a source's first start. */
+  async startOffsets(): Promise<Map<number, bigint>> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const bounds = await admin.fetchTopicOffsets(this.options.topic);
+      const out = new Map<number, bigint>();
+      const startup = this.options.startup;
+      if (startup.kind === 'timestamp') {
+        const byTime = await admin.fetchTopicOffsetsByTimestamp(this.options.topic, startup.millis);
+        for (const entry of byTime) {
+          const high = bounds.find((bound) => bound.partition === entry.partition)?.high ?? '0';
+          // -1: no message at or after the timestamp yet: start at the end.
+          out.set(entry.partition, BigInt(entry.offset === '-1' ? high : entry.offset));
+        }
+      } else {
+        for (const bound of bounds) out.set(bound.partition, BigInt(startup.kind === 'earliest' ? bound.low : bound.high));
+      }
+      return out;
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  }
+
+  async start(resume: PartitionOffsets, listener: SourceListener): Promise<void> {
+    for (const [partition, offset] of resume) this.positions.set(partition, offset);
+    this.loops = [this.consumeLoop(listener), this.monitorLoop(listener)];
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.consumer?.disconnect().catch(() => undefined);
+    await this.admin?.disconnect().catch(() => undefined);
+    await Promise.all(this.loops);
+  }
+
+  private async consumeLoop(listener: SourceListener): Promise<void> {
+    const signal = this.stopping.signal;
+    let backoffMs = RETRY_BACKOFF_MS;
+    while (!signal.aborted) {
+      const consumer = this.kafka.consumer({
+        groupId: `oxbow-${this.name}-${process.pid}-${Date.now()}`,
+        metadataMaxAge: METADATA_MAX_AGE_MS,
+        allowAutoTopicCreation: false,
+        maxBytes: 16 << 20,
+        maxBytesPerPartition: 4 << 20,
+        maxWaitTimeInMs: 200,
+        retry: { retries: 3, initialRetryTime: 300, maxRetryTime: 3000 },
+      });
+      this.consumer = consumer;
+      let crashed!: (message: string) => void;
+      const crash = new Promise<string>((resolve) => (crashed = resolve));
+      consumer.on(consumer.events.CRASH, (event) => {
+        const message = `Kafka consumer for topic "${this.options.topic}" failed: ${messageOf(event.payload.error)}`;
+        listener.trouble(message);
+        if (!event.payload.restart) crashed(message);
+      });
+      consumer.on(consumer.events.GROUP_JOIN, () => listener.recovered());
+      try {
+        await consumer.connect();
+        await consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
+        await consumer.run({
+          autoCommit: true,
+          partitionsConsumedConcurrently: 8,
+          eachBatchAutoResolve: true,
+          eachBatch: (payload) => this.deliver(payload, listener),
+        });
+        for (const [partition, offset] of this.positions) consumer.seek({ topic: this.options.topic, partition, offset: String(offset) });
+        backoffMs = RETRY_BACKOFF_MS;
+        await Promise.race([crash, sleep(2 ** 31 - 1, signal)]);
+      } catch (error) {
+        listener.trouble(`Kafka topic "${this.options.topic}" at ${this.options.brokers.join(',')}: ${messageOf(error)}`);
+      }
+      await consumer.disconnect().catch(() => undefined);
+      if (signal.aborted) return;
+      await sleep(backoffMs, signal);
+      backoffMs = Math.min(backoffMs * 2, MAX_RETRY_BACKOFF_MS);
+    }
+  }
+
+  private async deliver({ batch }: EachBatchPayload, listener: SourceListener): Promise<void> {
+    const messages = batch.messages;
+    const count = messages.length;
+    const offsets: bigint[] = new Array(count);
+    const timestamps: number[] = new Array(count);
+    const keys: (Buffer | null)[] = new Array(count);
+    const values: (Buffer | null)[] = new Array(count);
+    for (let i = 0; i < count; i++) {
+      const message = messages[i]!;
+      offsets[i] = BigInt(message.offset);
+      timestamps[i] = Number(message.timestamp);
+      keys[i] = message.key ?? null;
+      values[i] = message.value ?? null;
+    }
+    const raw: RawMessageBatch = { partition: batch.partition, offsets, timestamps, keys, values, highWatermark: BigInt(batch.highWatermark) };
+    if (count > 0) this.positions.set(batch.partition, offsets[count - 1]! + 1n);
+    await listener.batch(raw);
+  }
+
+  private async monitorLoop(listener: SourceListener): Promise<void> {
+    const signal = this.stopping.signal;
+    while (!signal.aborted) {
+      await sleep(MONITOR_INTERVAL_MS, signal);
+      if (signal.aborted) return;
+      try {
+        if (this.admin === undefined) {
+          this.admin = this.kafka.admin();
+          await this.admin.connect();
+        }
+        const topics = await this.admin.listTopics();
+        if (!topics.includes(this.options.topic)) {
+          listener.trouble(`Kafka topic "${this.options.topic}" does not exist (deleted?); waiting for it`);
+          continue;
+        }
+        for (const bound of await this.admin.fetchTopicOffsets(this.options.topic)) listener.highWatermark(bound.partition, BigInt(bound.high));
+      } catch (error) {
+        listener.trouble(`Kafka broker ${this.options.brokers.join(',')} unreachable: ${messageOf(error)}`);
+        await this.admin?.disconnect().catch(() => undefined);
+        this.admin = undefined;
+      }
+    }
+  }
+}

@@ -1,0 +1,274 @@
+// Runs the connectors of every connector relation in the catalog and commits what they read.
+//
+// Each barrier interval (--barrier-interval-ms) the manager takes the engine's write lock and, for
+// every source with new messages, writes the decoded changes into the relation's state table
+// (recording them for the materialized views that read it), puts the source's next offsets into
+// the store's metadata (`source-offsets/<relation id>`) and commits the epoch: data, view changes
+// and offsets in one atomic write. After a crash a source resumes from the offsets of the last
+// committed epoch, and messages below them are dropped on arrival, so each message is reflected
+// exactly once. A failed commit aborts the epoch and restarts the sources from their committed
+// offsets.
+//
+// Sources start when their relation appears in the catalog (checked at every tick, so DDL needs
+// no hook) and stop when it is dropped. Decoding runs as batches arrive, outside the lock;
+// a source holding more than MAX_PENDING_ROWS undecided rows makes its connector wait
+// (backpressure) until the next barrier.
+
+import type { RelationDef } from '../../sql/catalog.js';
+import type { Row } from '../../sql/value.js';
+import type { StateTable } from '../../storage/state-table.js';
+import type { EngineCore } from '../engine-core.js';
+import { MessageDecoder, type DecodedChanges } from './message-decoder.js';
+import { sourceLayout, type SourceLayout } from './source-layout.js';
+import type { PartitionOffsets, RawMessageBatch, SourceListener } from './source.js';
+import type { SourceStatus } from './source-status.js';
+import { kafkaOptions } from './kafka/kafka-options.js';
+import { KafkaReader } from './kafka/kafka-reader.js';
+
+const MAX_PENDING_ROWS = 200_000;
+export const OFFSETS_META_PREFIX = 'source-offsets/';
+
+function encodeOffsets(offsets: ReadonlyMap<number, bigint>): Uint8Array {
+  const object: Record<string, string> = {};
+  for (const [partition, offset] of offsets) object[String(partition)] = String(offset);
+  return new TextEncoder().encode(JSON.stringify(object));
+}
+
+export function decodeOffsets(bytes: Uint8Array | undefined): Map<number, bigint> | undefined {
+  if (bytes === undefined) return undefined;
+  const object = JSON.parse(new TextDecoder().decode(bytes)) as Record<string, string>;
+  return new Map(Object.entries(object).map(([partition, offset]) => [Number(partition), BigInt(offset)]));
+}
+
+/** One running source: its reader, the decoded changes not yet committed, its offsets. */
+class RunningSource implements SourceListener {
+  readonly layout: SourceLayout;
+  readonly decoder: MessageDecoder;
+  pending: DecodedChanges = { rows: [], kinds: [] };
+  /** Next offset per partition including pending messages. */
+  readonly next = new Map<number, bigint>();
+  /** Next offset per partition as of the last committed epoch. */
+  committed = new Map<number, bigint>();
+  /** Offsets changed since the last commit (new messages, or the first start's resolved offsets). */
+  dirty = false;
+  private waiters: (() => void)[] = [];
+  readonly reader: KafkaReader;
+  table: StateTable;
+  stopped = false;
+
+  constructor(
+    readonly relation: RelationDef,
+    private readonly manager: SourceManager,
+  ) {
+    this.layout = sourceLayout(relation);
+    const options = kafkaOptions(relation.options ?? {});
+    this.decoder = new MessageDecoder(this.layout, options.maxMessageBytes, () => manager.core.rowIds.next());
+    this.reader = new KafkaReader(options, `${relation.schema}.${relation.name}`);
+    this.table = manager.core.store.table({
+      tableId: relation.id,
+      columnTypes: relation.columns.map((column) => column.type),
+      primaryKey: relation.primaryKey,
+      ...(relation.retentionMs === undefined ? {} : { retentionMs: relation.retentionMs }),
+    });
+  }
+
+  get topic(): string {
+    return this.relation.options?.['topic'] ?? '';
+  }
+
+  async start(): Promise<void> {
+    const stored = decodeOffsets(this.manager.core.store.getMeta(OFFSETS_META_PREFIX + this.relation.id));
+    let resume: Map<number, bigint>;
+    if (stored !== undefined) resume = stored;
+    else {
+      // First start: resolve the startup mode once and commit it, so a restart before any message
+      // arrives still starts where the first start did.
+      for (;;) {
+        if (this.stopped) return;
+        try {
+          resume = await this.reader.startOffsets();
+          break;
+        } catch (error) {
+          this.trouble(`Kafka topic "${this.topic}": ${error instanceof Error ? error.message : String(error)}`);
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+      }
+      this.dirty = true;
+    }
+    if (this.stopped) return;
+    for (const [partition, offset] of resume) {
+      this.next.set(partition, offset);
+      if (stored !== undefined) this.committed.set(partition, offset);
+      this.manager.status.partition(this.relation.id, this.topic, partition).committedOffset = stored !== undefined ? offset : -1n;
+    }
+    await this.reader.start(resume as PartitionOffsets, this);
+  }
+
+  batch(batch: RawMessageBatch): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const partition = batch.partition;
+    const status = this.manager.status.partition(this.relation.id, this.topic, partition);
+    if (batch.highWatermark > status.highWatermark) status.highWatermark = batch.highWatermark;
+    const offsets = batch.offsets;
+    const expected = this.next.get(partition);
+    let from = 0;
+    if (expected !== undefined) while (from < offsets.length && offsets[from]! < expected) from++;
+    if (from === offsets.length) return Promise.resolve();
+    const fresh: RawMessageBatch =
+      from === 0
+        ? batch
+        : { ...batch, offsets: offsets.slice(from), timestamps: batch.timestamps.slice(from), keys: batch.keys.slice(from), values: batch.values.slice(from) };
+    const id = this.relation.id;
+    this.decoder.decode(fresh, this.pending, (p, offset, error, payload) => this.manager.status.reject(id, p, offset, error, payload));
+    status.messages += fresh.offsets.length;
+    this.next.set(partition, fresh.offsets[fresh.offsets.length - 1]! + 1n);
+    this.dirty = true;
+    if (this.pending.rows.length < MAX_PENDING_ROWS) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  trouble(message: string): void {
+    if (this.stopped) return;
+    if (this.manager.status.troubled(this.relation.id, message)) {
+      process.stderr.write(`oxbow: source ${this.relation.schema}.${this.relation.name}: ${message}\n`);
+    }
+  }
+
+  recovered(): void {
+    if (this.manager.status.troubleOf(this.relation.id) !== undefined) {
+      process.stderr.write(`oxbow: source ${this.relation.schema}.${this.relation.name}: reading again\n`);
+    }
+    this.manager.status.recovered(this.relation.id);
+  }
+
+  highWatermark(partition: number, offset: bigint): void {
+    if (this.stopped) return;
+    const status = this.manager.status.partition(this.relation.id, this.topic, partition);
+    status.highWatermark = offset;
+  }
+
+  /** Writes the pending changes into the open epoch (inside the write lock). */
+  apply(): void {
+    const { rows, kinds } = this.pending;
+    const streams = this.manager.core.streams;
+    const id = this.relation.id;
+    const captured = streams.captures(id);
+    const appendOnly = this.layout.rowIdPosition !== undefined;
+    const keyIndexes = this.layout.primaryKey;
+    const key: Row = new Array(keyIndexes.length);
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i]!;
+      if (kinds[i]! > 0) {
+        if (captured) {
+          if (!appendOnly) {
+            for (let k = 0; k < keyIndexes.length; k++) key[k] = row[keyIndexes[k]!]!;
+            const old = this.table.get(key);
+            if (old !== undefined) streams.record(id, old, -1);
+          }
+          streams.record(id, row, 1);
+        }
+        this.table.insert(row);
+      } else {
+        for (let k = 0; k < keyIndexes.length; k++) key[k] = row[keyIndexes[k]!]!;
+        const old = this.table.get(key);
+        if (old === undefined) continue;
+        if (captured) streams.record(id, old, -1);
+        this.table.delete(old);
+      }
+    }
+    this.manager.core.store.putMeta(OFFSETS_META_PREFIX + id, encodeOffsets(this.next));
+  }
+
+  /** The epoch with the applied changes committed. */
+  committedNow(): void {
+    this.pending = { rows: [], kinds: [] };
+    this.committed = new Map(this.next);
+    this.dirty = false;
+    for (const [partition, offset] of this.committed) this.manager.status.partition(this.relation.id, this.topic, partition).committedOffset = offset;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+    await this.reader.stop();
+  }
+}
+
+export class SourceManager {
+  private readonly running = new Map<number, RunningSource>();
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(
+    readonly core: EngineCore,
+    readonly status: SourceStatus,
+    private readonly barrierIntervalMs: number,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      if (this.ticking === undefined) this.ticking = this.tick().finally(() => (this.ticking = undefined));
+    }, this.barrierIntervalMs);
+    this.timer.unref();
+  }
+
+  /** One barrier: start/stop sources to match the catalog, commit what they read. */
+  async tick(): Promise<void> {
+    if (this.closed) return;
+    this.reconcile();
+    if (this.running.size === 0) return;
+    await this.core.writeLock.run(() => this.barrier());
+  }
+
+  private reconcile(): void {
+    const wanted = new Map<number, RelationDef>();
+    for (const relation of this.core.catalog.snapshot.relations()) {
+      if (relation.kind === 'table' && relation.options?.['connector'] !== undefined) wanted.set(relation.id, relation);
+    }
+    for (const [id, source] of this.running) {
+      if (!wanted.has(id)) {
+        this.running.delete(id);
+        void source.stop();
+        this.status.forget(id);
+      }
+    }
+    for (const [id, relation] of wanted) {
+      if (this.running.has(id)) continue;
+      const source = new RunningSource(relation, this);
+      this.running.set(id, source);
+      source.start().catch((error: unknown) => source.trouble(error instanceof Error ? error.message : String(error)));
+    }
+  }
+
+  private barrier(): void {
+    const ready = [...this.running.values()].filter((source) => source.dirty && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
+    if (ready.length === 0) return;
+    try {
+      for (const source of ready) source.apply();
+      this.core.commit();
+    } catch (error) {
+      this.core.store.abort();
+      process.stderr.write(`oxbow: committing source data failed, restarting the sources: ${error instanceof Error ? error.message : String(error)}\n`);
+      for (const source of ready) {
+        this.running.delete(source.relation.id);
+        void source.stop();
+      }
+      return;
+    }
+    for (const source of ready) source.committedNow();
+  }
+
+  async stop(): Promise<void> {
+    this.closed = true;
+    if (this.timer !== undefined) clearInterval(this.timer);
+    await this.ticking;
+    await Promise.all([...this.running.values()].map((source) => source.stop()));
+    this.running.clear();
+  }
+}
