@@ -25,6 +25,7 @@ import { writeReadyForQuery } from './backend/ready-for-query.js';
 import { ExtendedQuery } from './extended-query.js';
 import { FrameError, MessageFramer, type Frame } from './framer.js';
 import { readQuery } from './frontend/query.js';
+import { SynchronizationLost, synchronizationLostFatal } from './results.js';
 import { readSaslInitialResponse } from './frontend/sasl-response.js';
 import { readStartupPacket } from './frontend/startup.js';
 import { MessageWriter } from './message-writer.js';
@@ -399,6 +400,7 @@ export class Connection implements Wire {
         // An error in an extended-protocol message: report it, then skip to Sync.
         const sqlError = this.writeError(error);
         this.session.statementFailed(sqlError);
+        if (error instanceof SynchronizationLost) throw synchronizationLostFatal();
         // A simple Query always ends with ReadyForQuery; an extended-protocol message skips to Sync.
         if (frame.type === 'Q') writeReadyForQuery(this.writer, this.session.transactionStatus());
         else this.skipUntilSync = true;

@@ -13,6 +13,17 @@ import { writeDataRow, type ColumnEncoder } from './value-codec.js';
 import type { Wire } from './wire.js';
 import { asBytes } from './node-buffer.js';
 
+/**
+ * An error after which the client and server no longer agree on where messages are (a foreign
+ * message in the middle of COPY data): reported as an ERROR, then the connection ends with
+ * PostgreSQL's FATAL "protocol synchronization was lost".
+ */
+export class SynchronizationLost extends SqlError {}
+
+export function synchronizationLostFatal(): SqlError {
+  return new SqlError(SqlState.protocolViolation, 'terminating connection because protocol synchronization was lost', { severity: 'FATAL' });
+}
+
 /** Rows per cursor pull when the client asked for all rows. */
 const ROWS_PER_BATCH = 1024;
 
@@ -108,7 +119,7 @@ async function copyIn(wire: Wire, result: Extract<ExecuteResult, { kind: 'copyIn
         continue;
       default:
         result.abort('protocol violation');
-        throw new SqlError(SqlState.protocolViolation, `unexpected message type 0x${frame.type.charCodeAt(0).toString(16)} during COPY from stdin`);
+        throw new SynchronizationLost(SqlState.protocolViolation, `unexpected message type 0x${frame.type.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')} during COPY from stdin`);
     }
   }
 }

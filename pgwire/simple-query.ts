@@ -10,7 +10,7 @@ import { writeRowDescription } from './backend/row-description.js';
 import { columnEncoders } from './value-codec.js';
 import type { Wire } from './wire.js';
 import type { ColumnDescription, PreparedStatement } from '../executor/engine.js';
-import { sendResult } from './results.js';
+import { sendResult, SynchronizationLost, synchronizationLostFatal } from './results.js';
 
 export async function simpleQuery(wire: Wire, sql: string): Promise<void> {
   const session = wire.session;
@@ -37,6 +37,7 @@ export async function simpleQuery(wire: Wire, sql: string): Promise<void> {
     } catch (error) {
       session.statementFailed(toSqlError(error));
       wire.writeError(error);
+      if (error instanceof SynchronizationLost) throw synchronizationLostFatal();
       break;
     }
   }

@@ -275,6 +275,10 @@ describe('protocol behaviour identical to PostgreSQL 15', () => {
   it('COPY: CopyFail, Sync ignored during copy-in, COPY TO STDOUT', async () => {
     const setup = ['create table c (id int primary key, v text)'];
     await compare([serialize.query('copy c from stdin'), serialize.copyData(Buffer.from('1\ta\n')), serialize.copyFail('stop')], { setup });
+    // COPY in the middle of a multi-statement Query: the statements after it run once it is done.
+    await compare([serialize.query("copy c from stdin; select 'after' as a"), serialize.copyData(Buffer.from('7\tz\n')), serialize.copyDone()], { setup });
+    // A Query message during copy-in fails the COPY (08P01).
+    await compare([serialize.query('copy c from stdin'), serialize.query('select 1')], { setup });
     await compare(
       [
         serialize.parse({ text: 'copy c from stdin' }),
