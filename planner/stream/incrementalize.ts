@@ -17,7 +17,7 @@
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { type as scalar, type DataType } from '../../sql/types.js';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
-import type { Expression } from '../expression.js';
+import { children, mapChildren, type Expression } from '../expression.js';
 import type { OutputColumn, Plan, PlanOf } from '../plan.js';
 import { hasSubquery, isVolatile, nodeExpressions } from '../walk.js';
 import { streamInputRelationId, type KeyedOperatorKind, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
@@ -93,6 +93,10 @@ class Incrementalizer {
     if (plan.kind === 'Filter') {
       const semiJoin = uncorrelatedInAsSemiJoin(plan);
       if (semiJoin !== undefined) return this.convert(semiJoin);
+    }
+    if (plan.kind === 'Filter' || plan.kind === 'Project') {
+      const joined = scalarSubqueriesAsJoins(plan);
+      if (joined !== undefined) return this.convert(joined);
     }
     this.checkExpressions(plan);
     switch (plan.kind) {
@@ -227,6 +231,48 @@ function uncorrelatedInAsSemiJoin(plan: PlanOf<'Filter'>): Plan | undefined {
     rightKeys: keyed ? [{ kind: 'Column', index: 0, type: subquery.plan.columns[0]!.type }] : [],
     columns: plan.columns,
   };
+}
+
+type SubqueryExpression = Extract<Expression, { kind: 'Subquery' }>;
+
+function uncorrelatedScalarSubqueries(expression: Expression, into: SubqueryExpression[]): void {
+  if (expression.kind === 'Subquery' && expression.mode === 'scalar' && !expression.correlated) {
+    into.push(expression);
+    return;
+  }
+  for (const child of children(expression)) uncorrelatedScalarSubqueries(child, into);
+}
+
+function replaceExpressions(expression: Expression, replacements: ReadonlyMap<Expression, Expression>): Expression {
+  const replacement = replacements.get(expression);
+  if (replacement !== undefined) return replacement;
+  return mapChildren(expression, (child) => replaceExpressions(child, replacements));
+}
+
+/**
+ * Uncorrelated scalar subqueries in a filter or projection (`v > (SELECT avg(v) FROM t)`): the
+ * subquery becomes the right side of a LEFT join without condition (no row: NULL, as the scalar
+ * subquery), and the expression reads its column. The join has no key, so a change of either side
+ * recomputes the whole join (a dynamic filter would do better).
+ */
+function scalarSubqueriesAsJoins(plan: PlanOf<'Filter'> | PlanOf<'Project'>): Plan | undefined {
+  const expressions = plan.kind === 'Filter' ? [plan.predicate] : plan.expressions;
+  const found: SubqueryExpression[] = [];
+  for (const expression of expressions) uncorrelatedScalarSubqueries(expression, found);
+  if (found.length === 0) return undefined;
+  const width = plan.input.columns.length;
+  let input: Plan = plan.input;
+  const replacements = new Map<Expression, Expression>();
+  found.forEach((subquery, index) => {
+    const column = subquery.plan.columns[0]!;
+    input = { kind: 'NestedLoopJoin', joinType: 'left', left: input, right: subquery.plan, lateral: false, columns: [...input.columns, column] };
+    replacements.set(subquery, { kind: 'Column', index: width + index, type: subquery.type });
+  });
+  if (plan.kind === 'Project') {
+    return { kind: 'Project', input, expressions: plan.expressions.map((e) => replaceExpressions(e, replacements)), columns: plan.columns };
+  }
+  const filtered: Plan = { kind: 'Filter', input, predicate: replaceExpressions(plan.predicate, replacements), columns: input.columns };
+  return { kind: 'Project', input: filtered, expressions: allColumns(plan.columns), columns: plan.columns };
 }
 
 /** The PARTITION BY shared by every window call, else none (one group). */
