@@ -124,7 +124,8 @@ function windowText(w: WindowCall, columns: readonly OutputColumn[], printer: Pr
   const parts: string[] = [];
   if (w.partitionBy.length) parts.push(`PARTITION BY ${w.partitionBy.map((x) => expressionText(x, columns, printer)).join(', ')}`);
   if (w.orderBy.length) parts.push(`ORDER BY ${sortText(w.orderBy, columns, printer)}`);
-  const bound = (b: { kind: string; offset?: number }) => (b.offset === undefined ? b.kind : `${b.offset} ${b.kind}`);
+  const bound = (b: WindowCall['frame']['start'] | WindowCall['frame']['end']) =>
+    b.range !== undefined ? `${expressionText(b.range.value, [], printer)} ${b.kind}` : b.offset === undefined ? b.kind : `${b.offset} ${b.kind}`;
   parts.push(`${w.frame.mode.toUpperCase()} ${bound(w.frame.start)} TO ${bound(w.frame.end)}`);
   return `${w.name}(${args}) OVER (${parts.join(' ')})`;
 }

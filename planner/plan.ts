@@ -8,6 +8,7 @@
 import type { DataType } from '../sql/types.js';
 import type { RelationDef } from '../sql/catalog.js';
 import type { Expression } from './expression.js';
+import type { ScalarFunction } from '../sql/functions.js';
 
 export interface OutputColumn {
   readonly name: string;
@@ -41,11 +42,21 @@ export type WindowFunctionName =
   | 'lag' | 'lead' | 'first_value' | 'last_value' | 'nth_value'
   | AggregateName;
 
+/**
+ * A RANGE offset (`RANGE BETWEEN INTERVAL '1 hour' PRECEDING AND CURRENT ROW`): the bound is the
+ * current row's ORDER BY value minus / plus `value`, computed with the resolved operators.
+ */
+export interface RangeOffset {
+  readonly value: Expression;
+  readonly minus: ScalarFunction;
+  readonly plus: ScalarFunction;
+}
+
 export interface WindowFrame {
   readonly mode: 'rows' | 'range';
-  /** Offsets are counts of rows for 'rows'; 'range' supports only unbounded / current row. */
-  readonly start: { readonly kind: 'unboundedPreceding' | 'currentRow' | 'preceding' | 'following'; readonly offset?: number };
-  readonly end: { readonly kind: 'unboundedFollowing' | 'currentRow' | 'preceding' | 'following'; readonly offset?: number };
+  /** `offset`: a count of rows ('rows'); `range`: a value distance ('range', one ORDER BY key). */
+  readonly start: { readonly kind: 'unboundedPreceding' | 'currentRow' | 'preceding' | 'following'; readonly offset?: number; readonly range?: RangeOffset };
+  readonly end: { readonly kind: 'unboundedFollowing' | 'currentRow' | 'preceding' | 'following'; readonly offset?: number; readonly range?: RangeOffset };
 }
 
 export interface WindowCall {

@@ -1,12 +1,14 @@
 // Window functions: materializes the input, then per call partitions the rows (hash on the
 // PARTITION BY values), orders each partition (stable), finds peer groups (rows equal on ORDER
 // BY) and computes the call per row: ranking functions, lag/lead, first/last/nth_value and
-// aggregates over the frame (ROWS offsets; RANGE with UNBOUNDED / CURRENT ROW, peers included).
+// aggregates over the frame (ROWS offsets; RANGE with UNBOUNDED / CURRENT ROW, peers included,
+// or value offsets over one ORDER BY key).
 // Frames starting at UNBOUNDED PRECEDING are accumulated incrementally. Output: the input row
 // followed by one value per call, rows in input order.
 
 import type { Row, Value } from '../../sql/value.js';
-import type { AggregateCall, AggregateName, PlanOf, WindowCall } from '../../planner/plan.js';
+import type { AggregateCall, AggregateName, PlanOf, RangeOffset, WindowCall } from '../../planner/plan.js';
+import { compareValues } from '../../sql/functions.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { BATCH_SIZE, type Batches, type Runtime } from './runtime.js';
 import { compile } from './expression.js';
@@ -26,6 +28,63 @@ function partitions(rows: readonly Row[], call: WindowCall, runtime: Runtime): n
     else groups.values[index]!.push(i);
   }
   return groups.values;
+}
+
+/**
+ * RANGE offset frames over the single ORDER BY key: the frame of row p holds the rows whose key
+ * lies within the offset of p's key, found by binary search in the sorted partition (NULL keys
+ * sort at one end; a row with a NULL key frames its NULL peers). Descending order flips which
+ * way PRECEDING goes.
+ */
+function rangeBounds(call: WindowCall, sortedKeys: readonly Value[][], firstPeer: readonly number[], lastPeer: readonly number[], runtime: Runtime) {
+  const key = call.orderBy[0];
+  const n = sortedKeys.length;
+  const sign = key?.descending ? -1 : 1;
+  const type = key?.expression.type;
+  // Non-null keys occupy positions [low, high).
+  let low = 0;
+  let high = n;
+  while (low < n && sortedKeys[low]![0] === null) low++;
+  while (high > low && sortedKeys[high - 1]![0] === null) high--;
+  const order = (a: Value, b: Value) => sign * compareValues(a, b, type!);
+  const target = (p: number, bound: RangeOffset, direction: 'preceding' | 'following'): Value => {
+    const value = sortedKeys[p]![0]!;
+    const offset = compile(bound.value)([], runtime);
+    if (offset === null) throw new SqlError(SqlState.nullValueNotAllowed, 'frame offset must not be null');
+    // Moving "back" in sort order subtracts for ascending keys and adds for descending ones.
+    const subtract = (direction === 'preceding') === (sign > 0);
+    return (subtract ? bound.minus : bound.plus).impl([value, offset], runtime.evalContext);
+  };
+  const firstAtLeast = (value: Value): number => {
+    let lo = low;
+    let hi = high;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (order(sortedKeys[mid]![0]!, value) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const lastAtMost = (value: Value): number => {
+    let lo = low;
+    let hi = high;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (order(sortedKeys[mid]![0]!, value) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo - 1;
+  };
+  return {
+    start(p: number, direction: 'preceding' | 'following'): number {
+      if (sortedKeys[p]![0] === null) return firstPeer[p]!;
+      return firstAtLeast(target(p, call.frame.start.range!, direction));
+    },
+    end(p: number, direction: 'preceding' | 'following'): number {
+      if (sortedKeys[p]![0] === null) return lastPeer[p]!;
+      return lastAtMost(target(p, call.frame.end.range!, direction));
+    },
+  };
 }
 
 function computeCall(rows: readonly Row[], call: WindowCall, runtime: Runtime, results: Value[]): void {
@@ -56,6 +115,7 @@ function computeCall(rows: readonly Row[], call: WindowCall, runtime: Runtime, r
       if (p < n - 1 && compare(sortedKeys[p]!, sortedKeys[p + 1]!) !== 0) groupEnd = p;
       lastPeer[p] = groupEnd;
     }
+    const range = rangeBounds(call, sortedKeys, firstPeer, lastPeer, runtime);
     const frameStart = (p: number): number => {
       const s = call.frame.start;
       switch (s.kind) {
@@ -64,9 +124,9 @@ function computeCall(rows: readonly Row[], call: WindowCall, runtime: Runtime, r
         case 'currentRow':
           return call.frame.mode === 'rows' ? p : firstPeer[p]!;
         case 'preceding':
-          return Math.max(0, p - s.offset!);
+          return s.range !== undefined ? range.start(p, 'preceding') : Math.max(0, p - s.offset!);
         case 'following':
-          return p + s.offset!;
+          return s.range !== undefined ? range.start(p, 'following') : p + s.offset!;
       }
     };
     const frameEnd = (p: number): number => {
@@ -77,9 +137,9 @@ function computeCall(rows: readonly Row[], call: WindowCall, runtime: Runtime, r
         case 'currentRow':
           return call.frame.mode === 'rows' ? p : lastPeer[p]!;
         case 'preceding':
-          return p - e.offset!;
+          return e.range !== undefined ? range.end(p, 'preceding') : p - e.offset!;
         case 'following':
-          return Math.min(n - 1, p + e.offset!);
+          return e.range !== undefined ? range.end(p, 'following') : Math.min(n - 1, p + e.offset!);
       }
     };
     const argument = (index: number, position: number): Value => args[index]!(rows[sorted[position]!]!, runtime);

@@ -6,7 +6,7 @@ import type { FuncCall, Node } from '@pgsql/types';
 import { type DataType, type as scalar, arrayOf } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { Expression } from '../expression.js';
-import type { AggregateCall, AggregateName, SortKey, WindowCall, WindowFrame, WindowFunctionName } from '../plan.js';
+import type { AggregateCall, AggregateName, RangeOffset, SortKey, WindowCall, WindowFrame, WindowFunctionName } from '../plan.js';
 import type { BinderContext } from './context.js';
 import { displayTypeName } from './type-name.js';
 
@@ -119,23 +119,34 @@ function frameOffset(node: Node | undefined, position: number | undefined): numb
   return value;
 }
 
-export function bindFrame(options: number, startOffset: Node | undefined, endOffset: Node | undefined, position: number | undefined): WindowFrame {
+/** Binds a RANGE offset against the single ORDER BY key. */
+export type RangeOffsetBinder = (node: Node) => RangeOffset;
+
+export function bindFrame(
+  options: number,
+  startOffset: Node | undefined,
+  endOffset: Node | undefined,
+  position: number | undefined,
+  rangeOffset?: RangeOffsetBinder,
+): WindowFrame {
   if ((options & FRAME.nonDefault) === 0) {
     return { mode: 'range', start: { kind: 'unboundedPreceding' }, end: { kind: 'currentRow' } };
   }
   if (options & FRAME.groups) throw new SqlError(SqlState.featureNotSupported, 'GROUPS frames are not supported', { position });
   const mode = options & FRAME.rows ? 'rows' : 'range';
+  const offset = (node: Node | undefined) => {
+    if (mode === 'rows') return { offset: frameOffset(node, position) };
+    if (rangeOffset === undefined || node === undefined) throw new SqlError(SqlState.featureNotSupported, 'RANGE frame offsets are not supported here', { position });
+    return { range: rangeOffset(node) };
+  };
   const start: WindowFrame['start'] = options & FRAME.startUnboundedPreceding ? { kind: 'unboundedPreceding' }
     : options & FRAME.startCurrentRow ? { kind: 'currentRow' }
-    : options & FRAME.startOffsetPreceding ? { kind: 'preceding', offset: frameOffset(startOffset, position) }
-    : { kind: 'following', offset: frameOffset(startOffset, position) };
+    : options & FRAME.startOffsetPreceding ? { kind: 'preceding', ...offset(startOffset) }
+    : { kind: 'following', ...offset(startOffset) };
   const end: WindowFrame['end'] = options & FRAME.endUnboundedFollowing ? { kind: 'unboundedFollowing' }
-    : options & FRAME.endOffsetPreceding ? { kind: 'preceding', offset: frameOffset(endOffset, position) }
-    : options & FRAME.endOffsetFollowing ? { kind: 'following', offset: frameOffset(endOffset, position) }
+    : options & FRAME.endOffsetPreceding ? { kind: 'preceding', ...offset(endOffset) }
+    : options & FRAME.endOffsetFollowing ? { kind: 'following', ...offset(endOffset) }
     : { kind: 'currentRow' };
-  if (mode === 'range' && (start.offset !== undefined || end.offset !== undefined)) {
-    throw new SqlError(SqlState.featureNotSupported, 'RANGE frames with offsets are not supported', { position });
-  }
   return { mode, start, end };
 }
 
@@ -157,7 +168,25 @@ export function bindWindowCall(
   }
   const partitionBy = ((over.partitionClause ?? []) as Node[]).map(bindArgument);
   const orderBy = bindSort((over.orderClause ?? []) as Node[]);
-  const frame = bindFrame(over.frameOptions ?? 0, over.startOffset, over.endOffset, position);
+  const rangeOffset: RangeOffsetBinder = (node) => {
+    if (orderBy.length !== 1) {
+      throw new SqlError(SqlState.windowingError, 'RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column', { position });
+    }
+    const key = orderBy[0]!.expression;
+    const datetime = ['timestamp', 'timestamptz', 'date', 'time'].includes(key.type.name);
+    const offsetType = datetime ? scalar('interval') : key.type;
+    const value = context.coerce(bindArgument(node), offsetType, 'implicit', position);
+    const minus = context.operator('-', key, value, position);
+    const plus = context.operator('+', key, value, position);
+    if (minus.kind !== 'Call' || plus.kind !== 'Call' || minus.fn.returnType.name !== key.type.name || plus.fn.returnType.name !== key.type.name) {
+      throw new SqlError(SqlState.featureNotSupported, `RANGE offsets over type ${displayTypeName(key.type)} are not supported`, { position });
+    }
+    if (value.kind === 'Literal' && value.value !== null && typeof value.value === 'number' && value.value < 0) {
+      throw new SqlError(SqlState.invalidParameterValue, 'invalid preceding or following size in window function', { position });
+    }
+    return { value, minus: minus.fn, plus: plus.fn };
+  };
+  const frame = bindFrame(over.frameOptions ?? 0, over.startOffset, over.endOffset, position, rangeOffset);
   let args = ((call.args ?? []) as Node[]).map(bindArgument);
   let type: DataType;
   if (WINDOW_ONLY.has(name)) {

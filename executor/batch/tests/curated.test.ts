@@ -113,6 +113,10 @@ const QUERIES = [
   "select 'a' union select 'b' order by 1",
   "select 1, 'x' union all select 2, null order by 1",
   'select null union select null',
+  'select id, sum(id) over (order by salary range between 100 preceding and current row) from emp order by id',
+  'select id, count(*) over (order by salary desc range between 50 preceding and 50 following) from emp order by id',
+  "select id, count(*) over (order by hired::timestamp range between interval '400 days' preceding and current row) from emp order by id",
+  'select id, first_value(id) over (order by dept range between 10 preceding and 10 following) from emp order by id',
   "select hired from emp where id < 3 union select '2024-01-01' order by 1",
 ];
 
