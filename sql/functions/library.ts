@@ -5,3 +5,4 @@ import './strings.js';
 import './datetime.js';
 import './jsonb.js';
 import './arrays.js';
+import './to-timestamp.js';

@@ -103,3 +103,18 @@ describe('date/time functions', () => {
     await check(server, { name: 'to_char', types: [type('numeric'), type('text')] }, templates.flatMap((template) => values.map((v) => [v, template])));
   });
 });
+
+describe('to_timestamp and to_date', () => {
+  it('read the common templates', async () => {
+    const rows = [
+      ['2020-03-05 14:07:09', 'YYYY-MM-DD HH24:MI:SS'], ['05 Mar 2020', 'DD Mon YYYY'], ['March 5, 2020', 'Month DD, YYYY'], ['20200305', 'YYYYMMDD'],
+      ['2020-03-05 02:07:09 PM', 'YYYY-MM-DD HH12:MI:SS AM'], ['2020-03-05 12:00 AM', 'YYYY-MM-DD HH:MI AM'], ['2020-03-05 14:07:09.123', 'YYYY-MM-DD HH24:MI:SS.MS'],
+      ['2020-03-05 14:07:09.123456', 'YYYY-MM-DD HH24:MI:SS.US'], ['2020/065', 'YYYY/DDD'], ['2020-02-30', 'YYYY-MM-DD'], ['2020-13-01', 'YYYY-MM-DD'],
+      ['99-01-02', 'YY-MM-DD'], ['2020-03-05 14:07 +05:30', 'YYYY-MM-DD HH24:MI TZH:TZM'], ['2020-03-05 14:07 -03', 'YYYY-MM-DD HH24:MI TZH'], ['xx', 'YYYY'],
+    ];
+    for (const zone of ['UTC', 'Europe/Paris']) {
+      await check(server, { name: 'to_timestamp', types: [type('text'), type('text')] }, rows, { timeZone: zone });
+    }
+    await check(server, { name: 'to_date', types: [type('text'), type('text')] }, rows.slice(0, 12));
+  });
+});
