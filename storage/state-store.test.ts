@@ -283,6 +283,25 @@ describe.each(implementations)('StateStore on %s', (_name, open) => {
     await store.close();
   });
 
+  it('serves repeated reads of committed rows from the memory tier', async () => {
+    const store = open({ memoryLimitBytes: 1 << 20 });
+    const table = store.table(people);
+    table.insert([1, 'a', 1n]);
+    store.commit(epochAt(1));
+    const stats = () => (store as unknown as { memoryStats(): { hits: number; misses: number; cachedRows: number } }).memoryStats();
+    // The commit wrote its rows through to the cache.
+    expect(stats().cachedRows).toBe(1);
+    expect(table.get([1])).toEqual([1, 'a', 1n]);
+    expect(table.get([2])).toBeUndefined();
+    expect(table.get([2])).toBeUndefined();
+    expect(stats().hits).toBe(2);
+    expect(stats().misses).toBe(1);
+    // AS OF reads go to storage, not the cache.
+    expect(table.get([1], epochAt(1))).toEqual([1, 'a', 1n]);
+    expect(stats().hits + stats().misses).toBe(3);
+    await store.close();
+  });
+
   it('rejects a commit epoch that does not advance', async () => {
     const store = open();
     store.commit(epochAt(2));
