@@ -165,12 +165,32 @@ export function commonType(types: readonly DataType[]): DataType | undefined {
 
 let all: ScalarFunction[] | undefined;
 
-/** Every registered function (operators excluded), for pg_proc. */
+/**
+ * Every registered named function (not operators), one per pg_proc OID, for pg_proc. Parameters
+ * typed ANY ("any") appear as the registry's ANY object (name 'unknown', typmod -2).
+ */
 export function allFunctions(): readonly ScalarFunction[] {
   if (all === undefined) {
+    const seen = new Set<number>();
     all = [];
-    for (const list of functionsByName.values()) all.push(...list);
-    for (const list of operatorsBySymbol.values()) for (const fn of list) if (!all.includes(fn)) all.push(fn);
+    for (const list of functionsByName.values()) {
+      for (const fn of list) {
+        if (seen.has(fn.oid)) continue;
+        seen.add(fn.oid);
+        all.push(fn);
+      }
+    }
   }
   return all;
+}
+
+let operators: ScalarFunction[] | undefined;
+
+/** Every registered operator (name = the symbol, one or two argument types), for pg_operator. */
+export function allOperators(): readonly ScalarFunction[] {
+  if (operators === undefined) {
+    operators = [];
+    for (const list of operatorsBySymbol.values()) operators.push(...list);
+  }
+  return operators;
 }

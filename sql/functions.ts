@@ -43,4 +43,6 @@ export { formatValue, parseValue } from './text-format.js';
 /** SQL comparison (compareValues) and a hash consistent with it (hashValue). */
 export { compareValues, hashValue } from './compare.js';
 export { resolveCast } from './casts.js';
-export { resolveFunction, resolveOperator, commonType, allFunctions } from './function-resolution.js';
+export { resolveFunction, resolveOperator, commonType, allFunctions, allOperators } from './function-resolution.js';
+/** The "any" parameter type of functions such as concat and format (see functions/registry.ts). */
+export { ANY } from './functions/registry.js';
