@@ -192,7 +192,22 @@ class QueryBuilder {
       `max(${intColumn()}) over (${partition}order by a.id)`,
       `avg(${intColumn()}) over (${partition.trim() === '' ? '' : partition})`,
     ];
-    const shape = r.int(0, 4);
+    const shape = r.int(0, 6);
+    if (shape === 5) {
+      // Written order with an avoidable cross product (a, b, then c joining both): join ordering.
+      const [x, y, z] = [r.pick(this.tables), r.pick(this.tables), r.pick(this.tables)];
+      const int = (t: GeneratedTable) => r.pick(t.columns.filter((c) => c.type === 'int4')).name;
+      return `select a.id, b.id, c.id from ${x.name} a, ${y.name} b, ${z.name} c where a.${int(x)} = c.${int(z)} and c.${int(z)} = b.${int(y)}${r.chance(0.5) ? ` and a.id > ${r.int(0, 5)}` : ''}`;
+    }
+    if (shape === 6) {
+      // Correlated EXISTS / NOT EXISTS / IN with extra conditions: subquery decorrelation.
+      const other = r.pick(this.tables);
+      const otherInt = r.pick(other.columns.filter((c) => c.type === 'int4')).name;
+      const kind = r.pick(['exists', 'not exists', 'in']);
+      const extra = r.chance(0.5) ? ` and s.id ${r.pick(['<', '>'])} ${r.int(1, 8)}` : '';
+      if (kind === 'in') return `select a.id from ${table.name} a where ${intColumn()} in (select s.${otherInt} from ${other.name} s where s.id <> a.id${extra})`;
+      return `select a.id from ${table.name} a where ${kind} (select 1 from ${other.name} s where s.${otherInt} = ${intColumn()}${extra})`;
+    }
     if (shape === 0) return `select a.id, ${r.pick(calls)}, ${r.pick(calls)} from ${table.name} a`;
     if (shape === 1) return `select ${intColumn()}, string_agg(${textColumn}, ',' order by a.id), array_agg(a.id order by a.id desc) from ${table.name} a group by 1`;
     if (shape === 2) {
