@@ -336,6 +336,10 @@ describe('time travel', () => {
     expect(await text(db, "select w from u for system_time as of '1970-01-20 00:00:00+00'")).toEqual([['first']]);
     expect(await text(db, 'select w from u for system_time as of 1500000')).toEqual([['first']]);
     expect(await text(db, 'select w from u for system_time as of 100')).toEqual([]);
+    // now() is the statement time the harness sets (2023-11-14 22:13:20 UTC): the latest version.
+    expect(await text(db, "select w from u for system_time as of now() - interval '5 minutes'")).toEqual([['second']]);
+    expect(await text(db, "select w from u for system_time as of '1970-01-20 00:00:00'::timestamp")).toEqual([['first']]);
+    expect(await text(db, 'select w from u for system_time as of $1', [1_500_000_000_000])).toEqual([['first']]);
     expect(await text(db, "select w, oxbow_valid_from, oxbow_valid_to from u for system_time between '1970-01-01 00:00:00+00' and '1970-02-01 00:00:00+00' order by oxbow_valid_from")).toEqual([
       ['first', '1970-01-12 13:46:40+00', '1970-01-24 03:33:20+00'],
       ['second', '1970-01-24 03:33:20+00', null],
