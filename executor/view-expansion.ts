@@ -42,16 +42,31 @@ function definitionNode(view: RelationDef): Node {
   return structuredClone(node);
 }
 
-function withSystemTime(node: unknown, systemTime: unknown): void {
+/** Puts `systemTime` on every table reference of `node` that has none (CTE references excepted). */
+function withSystemTime(node: unknown, systemTime: unknown, cteNames: ReadonlySet<string>): void {
   if (node === null || typeof node !== 'object') return;
   if (Array.isArray(node)) {
-    for (const item of node) withSystemTime(item, systemTime);
+    for (const item of node) withSystemTime(item, systemTime, cteNames);
     return;
   }
   const record = node as Record<string, unknown>;
   const rangeVar = record.RangeVar as RangeVarShape | undefined;
-  if (rangeVar !== undefined && rangeVar.oxbowSystemTime === undefined) rangeVar.oxbowSystemTime = systemTime;
-  for (const child of Object.values(record)) withSystemTime(child, systemTime);
+  const isCte = rangeVar?.schemaname === undefined && rangeVar?.relname !== undefined && cteNames.has(rangeVar.relname);
+  if (rangeVar !== undefined && rangeVar.oxbowSystemTime === undefined && !isCte) rangeVar.oxbowSystemTime = systemTime;
+  for (const child of Object.values(record)) withSystemTime(child, systemTime, cteNames);
+}
+
+function cteNamesOf(node: unknown, names = new Set<string>()): Set<string> {
+  if (node === null || typeof node !== 'object') return names;
+  if (Array.isArray(node)) {
+    for (const item of node) cteNamesOf(item, names);
+    return names;
+  }
+  const record = node as Record<string, unknown>;
+  const cte = record.CommonTableExpr as { ctename?: string } | undefined;
+  if (cte?.ctename !== undefined) names.add(cte.ctename);
+  for (const child of Object.values(record)) cteNamesOf(child, names);
+  return names;
 }
 
 class Expander {
@@ -102,7 +117,7 @@ class Expander {
           throw new SqlError(SqlState.invalidRecursion, `infinite recursion detected in rules for relation "${view.name}"`);
         }
         const subquery = definitionNode(view);
-        if (rangeVar.oxbowSystemTime !== undefined) withSystemTime(subquery, rangeVar.oxbowSystemTime);
+        if (rangeVar.oxbowSystemTime !== undefined) withSystemTime(subquery, rangeVar.oxbowSystemTime, cteNamesOf(subquery));
         this.collectCteNames(subquery);
         this.expand(subquery, depth + 1);
         const columnNames = view.columns.filter((column) => !column.hidden).map((column) => ({ String: { sval: column.name } }));

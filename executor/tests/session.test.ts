@@ -219,6 +219,17 @@ describe('engine session', () => {
     expect((await failure('select * from broken')).code).toBe('42P01');
   });
 
+  it('reads a view as of a past moment (FOR SYSTEM_TIME on the view reaches its tables)', async () => {
+    await run("create table t (id int primary key, v text); insert into t values (1, 'old')");
+    await run('create view v as with recent as (select id, v from t) select * from recent');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const between = new Date().toISOString();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await run("update t set v = 'new' where id = 1");
+    expect((await run('select v from v')).rows).toEqual([['new']]);
+    expect((await run(`select v from v for system_time as of '${between}'::timestamptz`)).rows).toEqual([['old']]);
+  });
+
   it('statement_timeout cancels a long statement with 57014', async () => {
     await run("set statement_timeout = '50ms'");
     const error = await failure('select * from generate_series(1, 100000000)');
