@@ -280,6 +280,9 @@ export class Connection implements Wire {
     }
     const database = parameters.get('database') || user;
     await this.authenticate(user);
+    // As PostgreSQL: AuthenticationOk comes first, then the session is set up (an unknown database
+    // or setting is a FATAL error after it).
+    writeAuthenticationOk(this.writer);
     const options: Record<string, string> = {};
     for (const [name, value] of parameters) {
       if (name !== 'user' && name !== 'database' && !name.startsWith('_pq_.')) options[name] = value;
@@ -299,7 +302,6 @@ export class Connection implements Wire {
     }
     this.sessionOrUndefined = session;
     this.extended = new ExtendedQuery(this);
-    writeAuthenticationOk(this.writer);
     for (const [name, value] of session.reportedParameters()) writeParameterStatus(this.writer, name, value);
     writeBackendKeyData(this.writer, session.processId, session.secretKey);
     writeReadyForQuery(this.writer, session.transactionStatus());

@@ -51,7 +51,9 @@ describe('startup', () => {
   it('database defaults to the user name and an unknown database is a FATAL 3D000', async () => {
     const client = await RawClient.connect(trust.port);
     client.send(serialize.startup({ user: 'someone' }));
-    const [error] = await client.readToEnd();
+    const [ok, error] = await client.readToEnd();
+    // PostgreSQL's order: authentication succeeds, then the database is looked up.
+    expect(ok!.bytes).toEqual(message('R', int32(0)));
     expect(error!.type).toBe('E');
     expect(fields(error!).get('S')).toBe('FATAL');
     expect(fields(error!).get('C')).toBe('3D000');
