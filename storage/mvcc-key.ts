@@ -38,6 +38,11 @@ export function epochSuffix(epoch: Epoch): Buffer {
   return suffix;
 }
 
+/** Appends the inverted epoch to a key being built (no Buffer per call). */
+export function writeEpochSuffix(writer: ByteWriter, epoch: Epoch): void {
+  writer.uint64BigEndian(EPOCH_MASK ^ epoch);
+}
+
 /** The suffix of the newest possible epoch: seeking to `prefix | LATEST` finds the newest version. */
 export const LATEST_SUFFIX = Buffer.alloc(EPOCH_SUFFIX_BYTES, 0);
 

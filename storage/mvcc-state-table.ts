@@ -12,7 +12,7 @@ import type { RowVersion, ScanOptions, StateTable, StateTableSchema } from './st
 import { ByteWriter } from './byte-writer.js';
 import { encodeKey, encodeKeyColumns } from './memcomparable.js';
 import type { MvccBackend } from './mvcc-backend.js';
-import { EPOCH_SUFFIX_BYTES, LATEST_SUFFIX, TABLE_PREFIX_BYTES, epochSuffix, readEpochSuffix, tableUpperBound, writeTablePrefix } from './mvcc-key.js';
+import { EPOCH_SUFFIX_BYTES, LATEST_SUFFIX, TABLE_PREFIX_BYTES, epochSuffix, readEpochSuffix, tableUpperBound, writeEpochSuffix, writeTablePrefix } from './mvcc-key.js';
 import { decodeRow, ROW_TOMBSTONE } from './row-codec.js';
 import { MemoryBudget, RowCache } from './row-cache.js';
 
@@ -69,7 +69,7 @@ export class MvccStateTable implements StateTable {
       return row;
     }
     const readEpoch = this.host.resolveReadEpoch(this.schema.tableId, epoch);
-    writer.bytes(epochSuffix(readEpoch));
+    writeEpochSuffix(writer, readEpoch);
     const value = this.host.backend.getLatestVersion(writer.view());
     return value === undefined ? undefined : decodeRow(value);
   }
