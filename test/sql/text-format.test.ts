@@ -171,3 +171,26 @@ describe('arrays', () => {
     await compare('text[]', arrayOf(type('text')), [...strings, '{a,b c,"d,e","",NULL,"null"," x "}', '{"a\\"b","\\\\"}', '{{a,b},{c,d}}']);
   });
 });
+
+describe('session settings', () => {
+  it('extra_float_digits and IntervalStyle iso_8601 change the output as in PostgreSQL', async () => {
+    const doubles = sample(fc.double({ noNaN: true }), 200).map((d) => d.toPrecision(17)).concat(['0.1', '1e100', '123456.789', '1e-5', '-0']);
+    for (const digits of [0, -3, 3]) {
+      await server.query(`SET extra_float_digits = ${digits}`);
+      const context: EvalContext = { ...DEFAULT_EVAL_CONTEXT, extraFloatDigits: digits };
+      for (const [sqlType, name] of [['float8', 'float8'], ['float4', 'float4']] as const) {
+        const mine = doubles.map((input) => ours(() => formatValue(parseValue(input, type(name), context), type(name), context)));
+        const reference = await theirs(server, `$x::${sqlType}`, doubles);
+        expect(mismatches(doubles, mine, reference), `${sqlType} extra_float_digits=${digits}`).toEqual([]);
+      }
+    }
+    await server.query('RESET extra_float_digits');
+    await server.query('SET IntervalStyle = iso_8601');
+    const intervals = ['1 year 2 mons 3 days 04:05:06.789', '-1 day +02:00', '0', '1.5 seconds', '-3 mons', '-00:00:01.5', '10 days'];
+    const context: EvalContext = { ...DEFAULT_EVAL_CONTEXT, intervalStyle: 'iso_8601' };
+    const mine = intervals.map((input) => ours(() => formatValue(parseValue(input, type('interval'), context), type('interval'), context)));
+    const reference = await theirs(server, '$x::interval', intervals);
+    await server.query('RESET IntervalStyle');
+    expect(mismatches(intervals, mine, reference)).toEqual([]);
+  });
+});
