@@ -51,8 +51,16 @@ export class KeyedOperatorNode implements StreamNode {
   apply(slot: number, changes: ChangeBatch): ChangeBatch {
     const groups = this.groupByKey(slot, changes);
     const out = emptyChanges();
+    // State writes wait until every group has been read: a scan after a write would make the
+    // state table re-sort its buffered keys, once per group.
+    const writes: Row[] = [];
     for (let g = 0; g < groups.size; g++) {
-      appendChanges(out, this.recomputeKey(slot, groups.keys[g]!, groups.values[g]!));
+      appendChanges(out, this.recomputeKey(slot, groups.keys[g]!, groups.values[g]!, writes));
+    }
+    const table = this.tables[slot]!;
+    for (const stateRow of writes) {
+      if ((stateRow[stateRow.length - 1] as bigint) > 0n) table.insert(stateRow);
+      else table.delete(stateRow);
     }
     return out;
   }
@@ -87,7 +95,7 @@ export class KeyedOperatorNode implements StreamNode {
     return groups;
   }
 
-  private recomputeKey(slot: number, key: Value[], changes: KeyGroupChanges): ChangeBatch {
+  private recomputeKey(slot: number, key: Value[], changes: KeyGroupChanges, writes: Row[]): ChangeBatch {
     const before: Row[][] = [];
     let changedCounts: KeyMap<number> | undefined;
     for (let input = 0; input < this.tables.length; input++) {
@@ -104,12 +112,8 @@ export class KeyedOperatorNode implements StreamNode {
       counts.values[index]! += changes.signs[i]!;
       touched.add(index);
     }
-    const table = this.tables[slot]!;
     for (const index of touched) {
-      const count = counts.values[index]!;
-      const stateRow = [...key, ...counts.keys[index]!, BigInt(Math.max(count, 0))];
-      if (count > 0) table.insert(stateRow);
-      else table.delete(stateRow);
+      writes.push([...key, ...counts.keys[index]!, BigInt(Math.max(counts.values[index]!, 0))]);
     }
     const after = before.slice();
     after[slot] = expand(counts);
