@@ -31,6 +31,13 @@ export interface ExecuteContext {
   readonly parameters: readonly Value[];
   readonly evalContext: EvalContext;
   readonly signal: AbortSignal;
+  /**
+   * Additive, optional: Date.now() after which the statement fails with 57014 (statement_timeout).
+   * Checked inside operators at every batch, so a long synchronous stretch (a big sort, a huge
+   * generate_series) stops too, which the signal alone cannot do (it flips only between turns
+   * of the event loop).
+   */
+  readonly deadlineMillis?: number;
 }
 
 export interface ExecuteResult {

@@ -5,7 +5,7 @@
 import type { Row } from '../../sql/value.js';
 import type { PlanOf } from '../../planner/plan.js';
 import type { Batches, Runtime } from './runtime.js';
-import { BATCH_SIZE } from './runtime.js';
+import { BATCH_SIZE, checkDeadline } from './runtime.js';
 import { compilePredicate } from './expression.js';
 import { collect, runPlan } from './operator.js';
 import { concatRows, nullRow } from './join-output.js';
@@ -46,6 +46,7 @@ export function* nestedLoopJoin(plan: PlanOf<'NestedLoopJoin'>, runtime: Runtime
         out = [];
       }
     }
+    checkDeadline(runtime);
     if (out.length > 0) yield out;
   }
   if (matchedRight !== undefined && fixedRight !== undefined) {

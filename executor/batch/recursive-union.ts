@@ -6,7 +6,7 @@
 import type { Row } from '../../sql/value.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { PlanOf } from '../../planner/plan.js';
-import type { Batches, Runtime } from './runtime.js';
+import { checkDeadline, type Batches, type Runtime } from './runtime.js';
 import { collect } from './operator.js';
 import { KeyMap } from './row-hash.js';
 
@@ -35,6 +35,7 @@ export function* recursiveUnion(plan: PlanOf<'RecursiveUnion'>, runtime: Runtime
           hint: 'Check that the recursive term stops producing rows (a WHERE on the depth, or UNION instead of UNION ALL).',
         });
       }
+      checkDeadline(runtime);
       yield working;
       runtime.workTables.set(plan.id, working);
       working = fresh(collect(plan.recursive, runtime));

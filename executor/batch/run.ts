@@ -26,6 +26,7 @@ export async function runPlanned(planned: PlannedStatement, context: ExecuteCont
     outer: [],
     subqueryCache: new Map(),
     workTables: new Map(),
+    ...(context.deadlineMillis === undefined ? {} : { deadlineMillis: context.deadlineMillis }),
   };
   if (context.signal.aborted) throw cancelled();
   const rows: Row[] = [];

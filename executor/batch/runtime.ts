@@ -5,6 +5,7 @@
 import type { Row, Value } from '../../sql/value.js';
 import type { EvalContext } from '../../sql/functions.js';
 import type { TableAccess } from './index.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
 
 /** Rows per batch: large enough to amortise per-batch work, small enough to stay in cache. */
 export const BATCH_SIZE = 1024;
@@ -20,6 +21,15 @@ export interface Runtime {
   readonly subqueryCache: Map<object, unknown>;
   /** WITH RECURSIVE: the rows the current round reads, per RecursiveUnion id. */
   readonly workTables: Map<number, Row[]>;
+  /** Date.now() limit from ExecuteContext.deadlineMillis; absent: none. */
+  readonly deadlineMillis?: number;
+}
+
+/** Called by row sources and loops once per batch: the statement_timeout inside synchronous work. */
+export function checkDeadline(runtime: Runtime): void {
+  if (runtime.deadlineMillis !== undefined && Date.now() > runtime.deadlineMillis) {
+    throw new SqlError(SqlState.queryCanceled, 'canceling statement due to statement timeout');
+  }
 }
 
 export type Batches = Iterable<Row[]>;

@@ -12,7 +12,7 @@ import { parseValue } from '../../sql/functions.js';
 import { Numeric } from '../../sql/numeric.js';
 import type { Expression } from '../../planner/expression.js';
 import type { PlanOf } from '../../planner/plan.js';
-import { BATCH_SIZE, type Batches, type Runtime } from './runtime.js';
+import { BATCH_SIZE, checkDeadline, type Batches, type Runtime } from './runtime.js';
 import { compile, compilePredicate } from './expression.js';
 
 const MICROS_PER_DAY = 86_400_000_000;
@@ -80,6 +80,7 @@ export function* scan(plan: PlanOf<'Scan'>, runtime: Runtime): Batches {
     if (test !== undefined && !test(row, runtime)) continue;
     batch.push(row);
     if (batch.length >= BATCH_SIZE) {
+      checkDeadline(runtime);
       yield batch;
       batch = [];
     }

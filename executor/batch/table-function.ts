@@ -5,7 +5,7 @@ import type { Row, SqlArray, Value, Interval } from '../../sql/value.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { resolveOperator, compareValues } from '../../sql/functions.js';
 import type { PlanOf } from '../../planner/plan.js';
-import { BATCH_SIZE, type Batches, type Runtime } from './runtime.js';
+import { BATCH_SIZE, checkDeadline, type Batches, type Runtime } from './runtime.js';
 import { compile } from './expression.js';
 
 function* series(plan: PlanOf<'TableFunction'>, args: Value[], runtime: Runtime): Iterable<Value> {
@@ -63,6 +63,7 @@ export function* tableFunction(plan: PlanOf<'TableFunction'>, runtime: Runtime):
     ordinal++;
     batch.push(plan.withOrdinality ? [value, ordinal] : [value]);
     if (batch.length >= BATCH_SIZE) {
+      checkDeadline(runtime);
       yield batch;
       batch = [];
     }

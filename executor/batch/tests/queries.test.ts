@@ -316,6 +316,13 @@ describe('bind errors', () => {
     expect((await failure(run(db, 'select 1 / (id - 1) from t'))).code).toBe('22012');
   });
 
+  it('stops at the statement deadline inside synchronous work with 57014', async () => {
+    const db = await seeded();
+    const planned = plan(db, 'select count(*) from generate_series(1, 100000000)');
+    const error = await failure(executePlanned(planned, { tables: db, parameters: [], evalContext: DEFAULT_EVAL_CONTEXT, signal: new AbortController().signal, deadlineMillis: Date.now() + 50 }));
+    expect([error.code, error.message]).toEqual(['57014', 'canceling statement due to statement timeout']);
+  });
+
   it('cancels between batches with 57014', async () => {
     const db = await seeded();
     const controller = new AbortController();
