@@ -4,7 +4,8 @@
 
 import { assert } from '../../sql/errors.js';
 import type { Plan, PlanKind, PlanOf } from '../../planner/plan.js';
-import type { Batches, Runtime } from './runtime.js';
+import { MAX_MATERIALIZED_ROWS, tooManyRows, type Batches, type Runtime } from './runtime.js';
+import type { Row } from '../../sql/value.js';
 import { scan } from './scan.js';
 import { values } from './values.js';
 import { tableFunction } from './table-function.js';
@@ -54,8 +55,11 @@ export function runPlan(plan: Plan, runtime: Runtime): Batches {
 }
 
 /** Every row of a plan, in one array (for operators that must see all input). */
-export function collect(plan: Plan, runtime: Runtime): import('../../sql/value.js').Row[] {
-  const rows: import('../../sql/value.js').Row[] = [];
-  for (const batch of runPlan(plan, runtime)) for (const row of batch) rows.push(row);
+export function collect(plan: Plan, runtime: Runtime): Row[] {
+  const rows: Row[] = [];
+  for (const batch of runPlan(plan, runtime)) {
+    if (rows.length + batch.length > MAX_MATERIALIZED_ROWS) throw tooManyRows();
+    for (const row of batch) rows.push(row);
+  }
   return rows;
 }

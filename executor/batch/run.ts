@@ -6,7 +6,7 @@ import type { Row } from '../../sql/value.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { PlannedStatement } from '../../planner/index.js';
 import type { ExecuteContext, ExecuteResult } from './index.js';
-import type { Runtime } from './runtime.js';
+import { MAX_MATERIALIZED_ROWS, tooManyRows, type Runtime } from './runtime.js';
 import { runPlan } from './operator.js';
 import { affectedRows } from './affected.js';
 
@@ -32,6 +32,7 @@ export async function runPlanned(planned: PlannedStatement, context: ExecuteCont
   const rows: Row[] = [];
   let batches = 0;
   for (const batch of runPlan(planned.plan, runtime)) {
+    if (rows.length + batch.length > MAX_MATERIALIZED_ROWS) throw tooManyRows();
     for (const row of batch) rows.push(row);
     if (++batches % BATCHES_PER_TURN === 0) await new Promise<void>((resolve) => setImmediate(resolve));
     if (context.signal.aborted) throw cancelled();

@@ -10,6 +10,19 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 /** Rows per batch: large enough to amortise per-batch work, small enough to stay in cache. */
 export const BATCH_SIZE = 1024;
 
+/**
+ * The most rows a statement may hold in memory at once (a result, or the input of a sort, join
+ * build side or window): beyond it the statement fails with 54000 instead of exhausting the heap
+ * and taking the server down.
+ */
+export const MAX_MATERIALIZED_ROWS = 20_000_000;
+
+export function tooManyRows(): SqlError {
+  return new SqlError(SqlState.programLimitExceeded, `statement holds more than ${MAX_MATERIALIZED_ROWS} rows in memory`, {
+    hint: 'Add a LIMIT or a more selective WHERE clause.',
+  });
+}
+
 export interface Runtime {
   readonly tables: TableAccess;
   readonly parameters: readonly Value[];
