@@ -6,3 +6,4 @@ import './datetime.js';
 import './jsonb.js';
 import './arrays.js';
 import './to-timestamp.js';
+import './misc.js';

@@ -118,3 +118,18 @@ describe('arrays', () => {
     await check(server, { name: 'array_replace', types: [arrayOf(text), text, text] }, [['{a,b,a}', 'a', 'z'], ['{a,NULL}', null, 'n']]);
   });
 });
+
+describe('pattern helpers and encodings', () => {
+  it('LIKE ... ESCAPE, SIMILAR TO, encode/decode', async () => {
+    // LIKE ... ESCAPE and SIMILAR TO are rewritten by PostgreSQL's parser into these functions
+    await check(server, { name: 'like_escape', types: [text, text] }, [['a!%c', '!'], ['a\\%', ''], ['100!%!!', '!'], ['ab', 'xy'], ['a!', '!']]);
+    const similar = ['a%', '%(b|x)%', 'a_c', '[a-c]+', 'a.c', '(ab|xy)z?c?', '$^', 'a\\%', '[%_]'];
+    await check(server, { name: 'similar_to_escape', types: [text] }, similar.map((p) => [p]));
+    await check(server, { name: 'similar_to_escape', types: [text, text] }, similar.map((p) => [p, '#']));
+    const bytea = type('bytea');
+    for (const format of ['hex', 'base64', 'escape']) {
+      await check(server, { name: 'encode', types: [bytea, text] }, ['\\x', '\\x00ff10', '\\x5c6162', '\\x' + 'ab'.repeat(70)].map((b) => [b, format]));
+    }
+    await check(server, { name: 'decode', types: [text, text] }, [['00ff', 'hex'], ['AP8=', 'base64'], ['a\\001b', 'escape'], ['zz', 'hex'], ['abc', 'rot13']]);
+  });
+});
