@@ -11,6 +11,7 @@ import type { ParsedStatement } from '../sql/parser/ast.js';
 import type { CatalogReader } from './catalog-reader.js';
 import type { Plan } from './plan.js';
 import { planStatementStages } from './stages.js';
+import { SqlError, SqlState } from '../sql/errors.js';
 
 export type { Plan, OutputColumn } from './plan.js';
 export type { Expression } from './expression.js';
@@ -54,5 +55,14 @@ export interface PlannedStatement {
 
 /** Plans one statement; throws SqlError (with a position) on bind errors, 0A000 for other kinds. */
 export function planStatement(statement: ParsedStatement, context: PlannerContext): PlannedStatement {
-  return planStatementStages(statement, context);
+  try {
+    return planStatementStages(statement, context);
+  } catch (error) {
+    // Binding and the rules recurse over the tree: a pathologically deep statement is PostgreSQL's
+    // 54001, not an internal error.
+    if (error instanceof RangeError && /call stack/i.test(error.message)) {
+      throw new SqlError(SqlState.statementTooComplex, 'stack depth limit exceeded', { hint: 'The statement nests expressions or subqueries too deeply.' });
+    }
+    throw error;
+  }
 }

@@ -10,6 +10,7 @@ import type { EvalContext } from '../../sql/functions.js';
 import type { RowVersion } from '../../storage/state-table.js';
 import type { PlannedStatement } from '../../planner/index.js';
 import { runPlanned } from './run.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
 
 export interface TableAccess {
   /** Full rows in the relation's column order (hidden columns included); AS OF raises 72000 outside the window. */
@@ -47,6 +48,13 @@ export interface ExecuteResult {
 }
 
 /** Runs the statement; throws SqlError (57014 when `signal` aborts between batches). */
-export function executePlanned(planned: PlannedStatement, context: ExecuteContext): Promise<ExecuteResult> {
-  return runPlanned(planned, context);
+export async function executePlanned(planned: PlannedStatement, context: ExecuteContext): Promise<ExecuteResult> {
+  try {
+    return await runPlanned(planned, context);
+  } catch (error) {
+    if (error instanceof RangeError && /call stack/i.test(error.message)) {
+      throw new SqlError(SqlState.statementTooComplex, 'stack depth limit exceeded', { hint: 'The statement nests expressions or subqueries too deeply.' });
+    }
+    throw error;
+  }
 }

@@ -310,6 +310,19 @@ describe('bind errors', () => {
     expect((await failure(() => plan(db, 'select nosuch(1)'))).code).toBe('42883');
   });
 
+  it('a pathologically deep statement is 54001, not a crash', async () => {
+    const db = await seeded();
+    const deep = `select ${'('.repeat(20000)}1${')'.repeat(20000)}`;
+    let code: string | undefined;
+    try {
+      plan(db, deep);
+    } catch (error) {
+      code = (error as SqlError).code;
+    }
+    // The parser may refuse it first (its own limit); either way a SqlError with a code.
+    expect(['54001', '42601']).toContain(code);
+  });
+
   it('division by zero is an execution error, not a plan-time one', async () => {
     const db = await seeded();
     expect(await text(db, 'select case when false then 1 / 0 else 2 end')).toEqual([['2']]);
