@@ -361,6 +361,8 @@ export class Connection implements Wire {
           case 'Q':
             extended.forgetUnnamed();
             await simpleQuery(this, readQuery(frame.payload));
+            // A transaction that ended in this Query (COMMIT, ROLLBACK) takes its portals with it.
+            if (this.session.transactionStatus() === 'idle') extended.closeAllPortals();
             this.flush();
             break;
           case 'P':

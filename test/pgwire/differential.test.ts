@@ -270,6 +270,24 @@ describe('protocol behaviour identical to PostgreSQL 15', () => {
     ]);
   });
 
+  it('portals live until their transaction ends', async () => {
+    await compare(
+      [
+        serialize.query('begin'),
+        serialize.parse({ text: 'select g from generate_series(1, 3) as g' }),
+        serialize.bind({ portal: 'p' }),
+        serialize.execute({ portal: 'p', rows: 1 }),
+        serialize.sync(),
+        serialize.execute({ portal: 'p', rows: 1 }),
+        serialize.sync(),
+        serialize.query('commit'),
+        serialize.execute({ portal: 'p', rows: 1 }),
+        serialize.sync(),
+      ],
+      { readyCount: 5 },
+    );
+  });
+
   it('errors skip to Sync; the statement names stay as they were', async () => {
     await compare(
       [
