@@ -174,6 +174,7 @@ export type Plan =
       readonly input: Plan;
       /** Per target column position: its new value over the input row. */
       readonly assignments: readonly { readonly column: number; readonly value: Expression }[];
+      /** Over the new row followed by the input's FROM columns. */
       readonly returning?: readonly Expression[];
       readonly columns: readonly OutputColumn[];
     }
@@ -182,6 +183,7 @@ export type Plan =
       readonly relation: RelationDef;
       /** Rows whose first columns are the target's full row. */
       readonly input: Plan;
+      /** Over the input row (the deleted row, then any USING columns). */
       readonly returning?: readonly Expression[];
       readonly columns: readonly OutputColumn[];
     };

@@ -15,17 +15,19 @@ export function* deleteRows(plan: PlanOf<'Delete'>, runtime: Runtime): Batches {
   const width = relation.columns.length;
   const seen = new KeyMap<true>(relation.primaryKey.map((i) => relation.columns[i]!.type));
   const deleted: Row[] = [];
+  const inputs: Row[] = [];
   for (const input of collect(plan.input, runtime)) {
     const row = input.slice(0, width);
     const key = primaryKeyOf(relation, row);
     if (seen.indexOf(key) >= 0) continue;
     seen.add(key, true);
     deleted.push(row);
+    inputs.push(input);
   }
   for (const row of deleted) runtime.tables.delete(relation, row);
   recordAffected(runtime, deleted.length);
   if (plan.returning !== undefined) {
     const evaluators = plan.returning.map(compile);
-    yield deleted.map((row) => evaluators.map((evaluate) => evaluate(row, runtime)));
+    yield inputs.map((row) => evaluators.map((evaluate) => evaluate(row, runtime)));
   }
 }

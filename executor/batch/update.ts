@@ -17,7 +17,7 @@ export function* update(plan: PlanOf<'Update'>, runtime: Runtime): Batches {
   const keyTypes = relation.primaryKey.map((i) => relation.columns[i]!.type);
   const assignments = plan.assignments.map((a) => ({ column: a.column, value: compile(a.value) }));
   const seen = new KeyMap<true>(keyTypes);
-  const changes: { old: Row; updated: Row }[] = [];
+  const changes: { old: Row; updated: Row; input: Row }[] = [];
   for (const input of collect(plan.input, runtime)) {
     const old = input.slice(0, width);
     const key = primaryKeyOf(relation, old);
@@ -26,7 +26,7 @@ export function* update(plan: PlanOf<'Update'>, runtime: Runtime): Batches {
     const updated = [...old];
     for (const a of assignments) updated[a.column] = a.value(input, runtime);
     checkNotNull(relation, updated, runtime);
-    changes.push({ old, updated });
+    changes.push({ old, updated, input });
   }
   // Keys after the statement: moved rows must not collide with each other or with untouched rows.
   const finalKeys = new KeyMap<true>(keyTypes);
@@ -44,6 +44,10 @@ export function* update(plan: PlanOf<'Update'>, runtime: Runtime): Batches {
   recordAffected(runtime, changes.length);
   if (plan.returning !== undefined) {
     const evaluators = plan.returning.map(compile);
-    yield changes.map(({ updated }) => evaluators.map((evaluate) => evaluate(updated, runtime)));
+    // RETURNING reads the new row, then the FROM columns of the row it was joined with.
+    yield changes.map(({ updated, input }) => {
+      const row = input.length === width ? updated : [...updated, ...input.slice(width)];
+      return evaluators.map((evaluate) => evaluate(row, runtime));
+    });
   }
 }

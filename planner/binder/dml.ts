@@ -212,9 +212,9 @@ export class DmlBinder {
     const alias = statement.relation!.alias?.aliasname ?? relation.name;
     const { plan: input, scope } = this.targetInput(relation, alias, statement.relation!.alias !== undefined, (statement.fromClause ?? []) as Node[], statement.whereClause);
     const assignments = this.assignments(statement.targetList as Node[], relation, scope);
-    const returningScope = new Scope();
-    returningScope.relations.push(relationScope(relation, alias, 0));
-    const returning = this.returning(statement.returningList as Node[] | undefined, returningScope);
+    // RETURNING sees the new row and the FROM tables: the executor evaluates it over the
+    // updated row followed by the input's FROM columns, the same layout as `scope`.
+    const returning = this.returning(statement.returningList as Node[] | undefined, scope);
     const plan: Plan = { kind: 'Update', relation, input, assignments, ...(returning.expressions ? { returning: returning.expressions } : {}), columns: returning.columns ?? [] };
     return { plan, relation, columns: returning.columns };
   }
@@ -223,10 +223,9 @@ export class DmlBinder {
     if (statement.withClause !== undefined) throw new SqlError(SqlState.featureNotSupported, 'WITH on DELETE is not supported');
     const relation = targetRelation(this.context, statement.relation, 'delete from');
     const alias = statement.relation!.alias?.aliasname ?? relation.name;
-    const { plan: input } = this.targetInput(relation, alias, statement.relation!.alias !== undefined, (statement.usingClause ?? []) as Node[], statement.whereClause);
-    const returningScope = new Scope();
-    returningScope.relations.push(relationScope(relation, alias, 0));
-    const returning = this.returning(statement.returningList as Node[] | undefined, returningScope);
+    const { plan: input, scope } = this.targetInput(relation, alias, statement.relation!.alias !== undefined, (statement.usingClause ?? []) as Node[], statement.whereClause);
+    // RETURNING sees the deleted row and the USING tables (the input row as it was).
+    const returning = this.returning(statement.returningList as Node[] | undefined, scope);
     const plan: Plan = { kind: 'Delete', relation, input, ...(returning.expressions ? { returning: returning.expressions } : {}), columns: returning.columns ?? [] };
     return { plan, relation, columns: returning.columns };
   }

@@ -272,11 +272,13 @@ describe('DML', () => {
     expect(updated.commandTag).toBe('UPDATE 2');
     expect(await text(db, 'select id, v from t order by id')).toEqual([['1', 'one'], ['2', 'b'], ['3', 'three'], ['4', 'a']]);
     expect((await run(db, 'update t set n = n + 1 where n is not null returning id')).rows.length).toBe(3);
+    expect(await text(db, 'update t set n = 0 from u where t.id = u.id returning t.id, u.w, n')).toEqual([['1', 'one', '0'], ['3', 'three', '0']]);
     const deleted = await run(db, 'delete from t using u where t.id = u.id');
     expect(deleted.commandTag).toBe('DELETE 2');
     expect(await text(db, 'select id, n from t order by id')).toEqual([['2', null], ['4', '41']]);
     expect((await run(db, 'update t set id = id + 10')).commandTag).toBe('UPDATE 2');
     expect(await text(db, 'select id from t order by id')).toEqual([['12'], ['14']]);
+    expect(await text(db, 'delete from t using u where t.id = u.id + 11 returning t.id, u.w')).toEqual([['12', 'one'], ['14', 'three']]);
   });
 
   it('constraint errors carry their SQLSTATE and leave nothing half-applied', async () => {
