@@ -25,7 +25,7 @@ import { referencedRelationIds } from '../ddl/create-objects.js';
 import { creationSchema, stringValue, viewQueryText } from '../ddl/sql-text.js';
 import type { DdlContext } from '../ddl/ddl-context.js';
 import { StoreTableAccess } from '../table-access.js';
-import { withSign } from './change-batch.js';
+import { withSign, type ChangeBatch } from './change-batch.js';
 import type { Dataflow } from './dataflow.js';
 
 export interface CreateViewInput {
@@ -102,11 +102,13 @@ export function createMaterializedView(input: CreateViewInput): CreateViewOutcom
 function backfill(core: EngineCore, dataflow: Dataflow, planned: PlannedStream): void {
   dataflow.initialize();
   const access = new StoreTableAccess(core.store, { systemRows: () => [] }, core.rowIds, core.store.committedEpoch);
+  const snapshot = new Map<number, ChangeBatch>();
   for (const relationId of sourceRelationIds(planned.stream)) {
     const source = core.catalog.relationById(relationId)!;
     const rows: Row[] = [...access.scan(source, {})];
-    if (rows.length > 0) dataflow.push(relationId, withSign(rows, 1));
+    if (rows.length > 0) snapshot.set(relationId, withSign(rows, 1));
   }
+  dataflow.pushAll(snapshot);
 }
 
 /** Rebuilds every materialized view's dataflow from the catalog (at start), without recomputing. */

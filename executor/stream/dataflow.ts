@@ -1,7 +1,8 @@
 // One materialized view's dataflow: the streaming plan (planner/stream/) turned into a tree of
 // operator nodes, fed by the changes of the relations it reads. `push` runs a batch of changes of
 // one relation from every scan of it up to the view (a self-join's two scans one after the other,
-// so each sees the other side's state before or after, never half); the return value is the
+// so each sees the other side's state before or after, never half); `pushAll` runs several
+// relations' changes bottom-up at once (an epoch's changes, a backfill). The return value is the
 // view's own changes. Everything is synchronous: the dataflow runs inside the writer's epoch.
 
 import type { StreamPlan, StreamPlanKind } from '../../planner/stream/stream-plan.js';
@@ -81,6 +82,30 @@ export class Dataflow {
   push(relationId: number, changes: ChangeBatch): ChangeBatch {
     const out = emptyChanges();
     for (const scan of this.scans.get(relationId) ?? []) appendChanges(out, this.bubble(scan, scan.node.apply(0, changes)));
+    return out;
+  }
+
+  /**
+   * Runs the changes of several relations (one epoch's, or a backfill's snapshot) through the
+   * dataflow at once, bottom-up: a node sees all its inputs' changes together, so a join whose
+   * both sides changed reads and writes each key group once. Returns the view's changes.
+   */
+  pushAll(changes: ReadonlyMap<number, ChangeBatch>): ChangeBatch {
+    return this.evaluate(this.root, changes);
+  }
+
+  private evaluate(placed: Placed, changes: ReadonlyMap<number, ChangeBatch>): ChangeBatch {
+    if (placed.plan.kind === 'StreamTableScan') {
+      const batch = changes.get(placed.plan.relation.id);
+      return batch === undefined || isEmpty(batch) ? emptyChanges() : placed.node.apply(0, batch);
+    }
+    const inputs = placed.children.map((child) => this.evaluate(child, changes));
+    if (inputs.every(isEmpty)) return emptyChanges();
+    if (placed.node.applyAll !== undefined) return placed.node.applyAll(inputs);
+    const out = emptyChanges();
+    inputs.forEach((input, slot) => {
+      if (!isEmpty(input)) appendChanges(out, placed.node.apply(slot, input));
+    });
     return out;
   }
 

@@ -49,19 +49,32 @@ export class KeyedOperatorNode implements StreamNode {
   }
 
   apply(slot: number, changes: ChangeBatch): ChangeBatch {
-    const groups = this.groupByKey(slot, changes);
+    const perSlot: (ChangeBatch | undefined)[] = this.tables.map(() => undefined);
+    perSlot[slot] = changes;
+    return this.applyAll(perSlot);
+  }
+
+  /**
+   * Changes of several inputs at once (one epoch's changes of both sides of a join, a backfill):
+   * each changed key group is read once, recomputed once, and written once. State writes wait
+   * until every group has been read: a scan after a write makes the state table re-sort its
+   * buffered keys, once per group.
+   */
+  applyAll(changesPerSlot: readonly (ChangeBatch | undefined)[]): ChangeBatch {
+    const groups = new KeyMap<KeyGroupChanges[]>(this.keyTypes);
+    changesPerSlot.forEach((changes, slot) => {
+      if (changes !== undefined && changes.rows.length > 0) this.groupByKey(slot, changes, groups);
+    });
     const out = emptyChanges();
-    // State writes wait until every group has been read: a scan after a write would make the
-    // state table re-sort its buffered keys, once per group.
-    const writes: Row[] = [];
-    for (let g = 0; g < groups.size; g++) {
-      appendChanges(out, this.recomputeKey(slot, groups.keys[g]!, groups.values[g]!, writes));
-    }
-    const table = this.tables[slot]!;
-    for (const stateRow of writes) {
-      if ((stateRow[stateRow.length - 1] as bigint) > 0n) table.insert(stateRow);
-      else table.delete(stateRow);
-    }
+    const writes: Row[][] = this.tables.map(() => []);
+    for (let g = 0; g < groups.size; g++) appendChanges(out, this.recomputeKey(groups.keys[g]!, groups.values[g]!, writes));
+    writes.forEach((rows, slot) => {
+      const table = this.tables[slot]!;
+      for (const stateRow of rows) {
+        if ((stateRow[stateRow.length - 1] as bigint) > 0n) table.insert(stateRow);
+        else table.delete(stateRow);
+      }
+    });
     return out;
   }
 
@@ -72,10 +85,10 @@ export class KeyedOperatorNode implements StreamNode {
     return difference([], after, this.outputTypes);
   }
 
-  private groupByKey(slot: number, changes: ChangeBatch): KeyMap<KeyGroupChanges> {
-    const groups = new KeyMap<KeyGroupChanges>(this.keyTypes);
+  private groupByKey(slot: number, changes: ChangeBatch, groups: KeyMap<KeyGroupChanges[]>): void {
     const evaluators = this.keyEvaluators[slot]!;
     const runtime = this.context.runtime;
+    const inputs = this.tables.length;
     for (let i = 0; i < changes.rows.length; i++) {
       const row = changes.rows[i]!;
       const key: Value[] = new Array(evaluators.length);
@@ -88,35 +101,35 @@ export class KeyedOperatorNode implements StreamNode {
         }
       }
       const index = groups.indexOf(key);
-      const group = index >= 0 ? groups.values[index]! : groups.values[groups.add(key, { rows: [], signs: [] })]!;
-      group.rows.push(row);
-      group.signs.push(changes.signs[i]!);
+      const perSlot = index >= 0 ? groups.values[index]! : groups.values[groups.add(key, Array.from({ length: inputs }, () => ({ rows: [], signs: [] })))]!;
+      perSlot[slot]!.rows.push(row);
+      perSlot[slot]!.signs.push(changes.signs[i]!);
     }
-    return groups;
   }
 
-  private recomputeKey(slot: number, key: Value[], changes: KeyGroupChanges, writes: Row[]): ChangeBatch {
+  private recomputeKey(key: Value[], changesPerSlot: readonly KeyGroupChanges[], writes: Row[][]): ChangeBatch {
     const before: Row[][] = [];
-    let changedCounts: KeyMap<number> | undefined;
+    const after: Row[][] = [];
     for (let input = 0; input < this.tables.length; input++) {
-      const stored = this.readGroup(input, key);
-      if (input === slot) changedCounts = stored;
-      before.push(expand(stored));
+      const counts = this.readGroup(input, key);
+      const rowsBefore = expand(counts);
+      before.push(rowsBefore);
+      const changes = changesPerSlot[input]!;
+      if (changes.rows.length === 0) {
+        after.push(rowsBefore);
+        continue;
+      }
+      const touched = new Set<number>();
+      for (let i = 0; i < changes.rows.length; i++) {
+        const row = changes.rows[i]!;
+        let index = counts.indexOf(row);
+        if (index < 0) index = counts.add(row, 0);
+        counts.values[index]! += changes.signs[i]!;
+        touched.add(index);
+      }
+      for (const index of touched) writes[input]!.push([...key, ...counts.keys[index]!, BigInt(Math.max(counts.values[index]!, 0))]);
+      after.push(expand(counts));
     }
-    const counts = changedCounts!;
-    const touched = new Set<number>();
-    for (let i = 0; i < changes.rows.length; i++) {
-      const row = changes.rows[i]!;
-      let index = counts.indexOf(row);
-      if (index < 0) index = counts.add(row, 0);
-      counts.values[index]! += changes.signs[i]!;
-      touched.add(index);
-    }
-    for (const index of touched) {
-      writes.push([...key, ...counts.keys[index]!, BigInt(Math.max(counts.values[index]!, 0))]);
-    }
-    const after = before.slice();
-    after[slot] = expand(counts);
     return difference(this.run(before), this.run(after), this.outputTypes);
   }
 

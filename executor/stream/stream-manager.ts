@@ -7,7 +7,7 @@
 
 import type { Row } from '../../sql/value.js';
 import type { StateStore } from '../../storage/state-table.js';
-import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
+import { emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
 import type { Dataflow } from './dataflow.js';
 import { StreamContext } from './stream-context.js';
 import { ViewErrors } from './view-errors.js';
@@ -73,11 +73,13 @@ export class StreamManager implements ChangeCapture {
     const changes = this.pending;
     this.pending = new Map();
     for (const dataflow of this.dataflows) {
-      const out = emptyChanges();
+      const inputs = new Map<number, ChangeBatch>();
       for (const source of dataflow.sources()) {
         const batch = changes.get(source);
-        if (batch !== undefined && !isEmpty(batch)) appendChanges(out, dataflow.push(source, batch));
+        if (batch !== undefined && !isEmpty(batch)) inputs.set(source, batch);
       }
+      if (inputs.size === 0) continue;
+      const out = dataflow.pushAll(inputs);
       if (!isEmpty(out) && this.read.has(dataflow.viewId)) changes.set(dataflow.viewId, out);
     }
   }

@@ -7,5 +7,7 @@ import type { ChangeBatch } from './change-batch.js';
 
 export interface StreamNode {
   apply(slot: number, changes: ChangeBatch): ChangeBatch;
+  /** Changes of several inputs at once (index = slot); a node whose inputs interact implements it. */
+  applyAll?(changesPerSlot: readonly (ChangeBatch | undefined)[]): ChangeBatch;
   initial(): ChangeBatch;
 }

@@ -47,6 +47,7 @@ export const VIEWS: readonly (readonly [string, string])[] = [
   ['v_except', 'select g from t1 except all select g from t2'],
   ['v_tumble', "select window_start, count(*) as n, sum(v) as s from tumble(t1, ts, interval '10 minutes') group by window_start"],
   ['v_hop', "select window_start, window_end, max(v) as m from hop(t1, ts, interval '5 minutes', interval '10 minutes') group by window_start, window_end"],
+  ['v_self', 'select a.k as ka, b.k as kb from t1 a join t1 b on a.g = b.g and a.k < b.k'],
   ['v_dynamic', 'select k, v from t1 where v > (select avg(w) from t2)'],
   ['v_scalar', 'select k, v - (select min(w) from t2) as d from t1'],
   ['v_on_agg', 'select g, n * 2 as twice from v_agg where n > 1'],
