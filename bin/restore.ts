@@ -52,7 +52,7 @@ export async function runRestore(argv: readonly string[], env: Readonly<Record<s
   const stateDir = join(dataDir, 'state');
   let store;
   try {
-    store = openObjectStore(url);
+    store = await openObjectStore(url);
   } catch (error) {
     process.stderr.write(`oxbow restore: ${(error as Error).message}\n`);
     return 2;

@@ -33,7 +33,7 @@ export interface EngineOptions {
 export async function createEngine(options: EngineOptions): Promise<Engine> {
   const stateDir = join(options.dataDir, 'state');
   const metrics = options.checkpointMetrics ?? new CheckpointMetrics();
-  const objectStore = openObjectStore(options.checkpointUrl, {
+  const objectStore = await openObjectStore(options.checkpointUrl, {
     retry: { ...DEFAULT_RETRY_POLICY, onRetry: () => metrics.retriesTotal++ },
   });
   const recoveryStarted = performance.now();

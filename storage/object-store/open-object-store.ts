@@ -1,13 +1,13 @@
 // From a --checkpoint-url to an ObjectStore: `file:///absolute/path` to the local folder store,
 // `s3://bucket/prefix` to the S3 store (AWS environment variables for credentials and endpoint).
-// A bad URL is a SqlError (22023) naming the accepted forms.
+// A bad URL is a SqlError (22023) naming the accepted forms. Asynchronous because the S3 client
+// is imported only when an s3:// URL asks for it.
 
 import { fileURLToPath } from 'node:url';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { FileObjectStore } from './file-object-store.js';
 import type { ObjectStore } from './object-store.js';
 import type { RetryPolicy } from './retry.js';
-import { S3ObjectStore } from './s3-object-store.js';
 
 export interface OpenObjectStoreOptions {
   readonly retry?: RetryPolicy;
@@ -16,7 +16,7 @@ export interface OpenObjectStoreOptions {
   readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
 }
 
-export function openObjectStore(url: string, options: OpenObjectStoreOptions = {}): ObjectStore {
+export async function openObjectStore(url: string, options: OpenObjectStoreOptions = {}): Promise<ObjectStore> {
   if (url.startsWith('file://')) {
     let path: string;
     try {
@@ -28,6 +28,8 @@ export function openObjectStore(url: string, options: OpenObjectStoreOptions = {
   }
   const s3 = /^s3:\/\/([^/]+)\/?(.*)$/.exec(url);
   if (s3 !== null) {
+    // Loaded on demand: the AWS SDK costs a noticeable part of start-up, and most runs use a folder.
+    const { S3ObjectStore } = await import('./s3-object-store.js');
     return new S3ObjectStore({
       bucket: s3[1]!,
       prefix: s3[2]!.replace(/\/+$/, ''),
