@@ -111,14 +111,16 @@ export class KeyedOperatorNode implements StreamNode {
     const before: Row[][] = [];
     const after: Row[][] = [];
     for (let input = 0; input < this.tables.length; input++) {
-      const counts = this.readGroup(input, key);
-      const rowsBefore = expand(counts);
-      before.push(rowsBefore);
       const changes = changesPerSlot[input]!;
       if (changes.rows.length === 0) {
-        after.push(rowsBefore);
+        // An input without changes: its rows as they are, no hashing.
+        const rows = this.readRows(input, key);
+        before.push(rows);
+        after.push(rows);
         continue;
       }
+      const counts = this.readGroup(input, key);
+      before.push(expand(counts));
       const touched = new Set<number>();
       for (let i = 0; i < changes.rows.length; i++) {
         const row = changes.rows[i]!;
@@ -143,6 +145,20 @@ export class KeyedOperatorNode implements StreamNode {
       if (keyWidth > 0 && !keysEqual(stateRow.slice(0, keyWidth), key, this.keyTypes)) break;
       const count = Number(stateRow[keyWidth + rowWidth] as bigint);
       if (count > 0) rows.add(stateRow.slice(keyWidth, keyWidth + rowWidth), count);
+    }
+    return rows;
+  }
+
+  /** The rows of one key group of one input, each repeated by its multiplicity. */
+  private readRows(input: number, key: Value[]): Row[] {
+    const rows: Row[] = [];
+    const keyWidth = key.length;
+    const rowWidth = this.inputTypes[input]!.length;
+    const scan = keyWidth === 0 ? this.tables[input]!.scan() : this.tables[input]!.scan({ start: key });
+    for (const stateRow of scan) {
+      if (keyWidth > 0 && !keysEqual(stateRow.slice(0, keyWidth), key, this.keyTypes)) break;
+      const row = stateRow.slice(keyWidth, keyWidth + rowWidth);
+      for (let count = Number(stateRow[keyWidth + rowWidth] as bigint); count > 0; count--) rows.push(row);
     }
     return rows;
   }
