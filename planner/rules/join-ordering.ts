@@ -118,8 +118,17 @@ export function orderJoins(plan: Plan): Plan {
         const ordered = leaves.map((leaf) => ({ ...leaf, plan: orderJoins(leaf.plan) }));
         return rebuild(plan, ordered, predicates, order);
       }
+      // The written order stays: only the leaves are visited (the inner joins of this tree were
+      // part of the decision already, so flattening them again would be quadratic).
+      return withOrderedLeaves(plan);
     }
   }
   const withSubqueries = mapPlanExpressions(plan, (e) => mapSubqueryPlans(e, orderJoins));
   return mapPlanInputs(withSubqueries, (input) => orderJoins(input));
+}
+
+function withOrderedLeaves(plan: Plan): Plan {
+  if (!isReorderable(plan)) return orderJoins(plan);
+  const withSubqueries = mapPlanExpressions(plan, (e) => mapSubqueryPlans(e, orderJoins));
+  return mapPlanInputs(withSubqueries, (input) => withOrderedLeaves(input));
 }
