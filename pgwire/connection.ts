@@ -67,6 +67,8 @@ export class Connection implements Wire {
   private sessionOrUndefined: Session | undefined;
   private extended: ExtendedQuery | undefined;
   private skipUntilSync = false;
+  /** Reported settings changed since the last ReadyForQuery, sent just before the next one. */
+  private readonly changedParameters = new Map<string, string>();
   private running = false;
 
   constructor(
@@ -173,6 +175,12 @@ export class Connection implements Wire {
 
   evalContext(): EvalContext {
     return evalContextOf(this.session);
+  }
+
+  readyForQuery(): void {
+    for (const [name, value] of this.changedParameters) writeParameterStatus(this.writer, name, value);
+    this.changedParameters.clear();
+    writeReadyForQuery(this.writer, this.session.transactionStatus());
   }
 
   writeError(error: unknown): SqlError {
@@ -290,8 +298,7 @@ export class Connection implements Wire {
     const events: SessionEvents = {
       notice: (notice) => this.notice(notice),
       parameterStatus: (name, value) => {
-        if (this.closed) return;
-        writeParameterStatus(this.writer, name, value);
+        this.changedParameters.set(name, value);
       },
     };
     let session: Session;
@@ -302,6 +309,8 @@ export class Connection implements Wire {
     }
     this.sessionOrUndefined = session;
     this.extended = new ExtendedQuery(this);
+    // The full list now; changes announced while the session was opened are already in it.
+    this.changedParameters.clear();
     for (const [name, value] of session.reportedParameters()) writeParameterStatus(this.writer, name, value);
     writeBackendKeyData(this.writer, session.processId, session.secretKey);
     writeReadyForQuery(this.writer, session.transactionStatus());
@@ -406,7 +415,7 @@ export class Connection implements Wire {
         this.session.statementFailed(sqlError);
         if (error instanceof SynchronizationLost) throw synchronizationLostFatal();
         // A simple Query always ends with ReadyForQuery; an extended-protocol message skips to Sync.
-        if (frame.type === 'Q') writeReadyForQuery(this.writer, this.session.transactionStatus());
+        if (frame.type === 'Q') this.readyForQuery();
         else this.skipUntilSync = true;
         this.flush();
       } finally {

@@ -9,7 +9,6 @@ import { typeFromOid, type DataType } from '../sql/types.js';
 import type { Value } from '../sql/value.js';
 import { writeBindComplete, writeCloseComplete, writeCommandComplete, writeNoData, writeParseComplete } from './backend/completions.js';
 import { writeParameterDescription } from './backend/parameter-description.js';
-import { writeReadyForQuery } from './backend/ready-for-query.js';
 import { writeRowDescription } from './backend/row-description.js';
 import { readBind } from './frontend/bind.js';
 import { readClose, readDescribe } from './frontend/describe.js';
@@ -155,7 +154,7 @@ export class ExtendedQuery {
 
   sync(): void {
     if (this.session.transactionStatus() === 'idle') this.closeAllPortals();
-    writeReadyForQuery(this.wire.writer, this.session.transactionStatus());
+    this.wire.readyForQuery();
   }
 
   /** The simple Query protocol destroys the unnamed statement and portal (PostgreSQL does too). */

@@ -5,7 +5,6 @@
 
 import { toSqlError } from '../sql/errors.js';
 import { writeEmptyQueryResponse } from './backend/completions.js';
-import { writeReadyForQuery } from './backend/ready-for-query.js';
 import { writeRowDescription } from './backend/row-description.js';
 import { columnEncoders } from './value-codec.js';
 import type { Wire } from './wire.js';
@@ -20,7 +19,7 @@ export async function simpleQuery(wire: Wire, sql: string): Promise<void> {
   } catch (error) {
     const sqlError = wire.writeError(error);
     session.statementFailed(sqlError);
-    writeReadyForQuery(wire.writer, session.transactionStatus());
+    wire.readyForQuery();
     return;
   }
   if (statements.length === 0) writeEmptyQueryResponse(wire.writer);
@@ -41,5 +40,5 @@ export async function simpleQuery(wire: Wire, sql: string): Promise<void> {
       break;
     }
   }
-  writeReadyForQuery(wire.writer, session.transactionStatus());
+  wire.readyForQuery();
 }

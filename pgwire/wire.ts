@@ -22,6 +22,12 @@ export interface Wire {
   evalContext(): EvalContext;
   /** Writes an ErrorResponse for anything thrown (non-SqlErrors become XX000 and are logged). */
   writeError(error: unknown): SqlError;
+  /**
+   * Writes ReadyForQuery with the session's transaction status, preceded by a ParameterStatus for
+   * each reported setting changed since the last one (PostgreSQL reports them there, after the
+   * CommandComplete of the SET).
+   */
+  readyForQuery(): void;
 }
 
 /** Thrown by nextFrame() when the client has gone away. */

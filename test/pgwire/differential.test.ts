@@ -270,6 +270,11 @@ describe('protocol behaviour identical to PostgreSQL 15', () => {
     ]);
   });
 
+  it('SET of a reported parameter sends ParameterStatus', async () => {
+    await compare([serialize.query("set application_name = 'probe2'")]);
+    await compare([serialize.query("set timezone = 'Europe/Paris'; set datestyle = 'German'; select 1 as one")]);
+  });
+
   it('portals live until their transaction ends', async () => {
     await compare(
       [

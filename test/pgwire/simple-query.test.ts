@@ -85,12 +85,13 @@ describe('simple query', () => {
   it('forwards notices and parameter changes', async () => {
     client.send(serialize.query('notice; set application_name psql2'));
     const reply = await client.readUntil('Z');
-    expect(types(reply)).toBe('NCSCZ');
+    // The ParameterStatus comes just before ReadyForQuery, as PostgreSQL sends it.
+    expect(types(reply)).toBe('NCCSZ');
     const notice = fields(reply[0]!);
     expect(notice.get('S')).toBe('NOTICE');
     expect(notice.get('M')).toBe('a notice');
     expect(notice.get('D')).toBe('notice detail');
-    expect(reply[2]!.bytes).toEqual(message('S', cstring('application_name'), cstring('psql2')));
+    expect(reply[3]!.bytes).toEqual(message('S', cstring('application_name'), cstring('psql2')));
   });
 
   it('an encoder failing halfway through a row leaves a well-formed stream (XX000)', async () => {
