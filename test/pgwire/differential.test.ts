@@ -275,6 +275,11 @@ describe('protocol behaviour identical to PostgreSQL 15', () => {
     await compare([serialize.query("set timezone = 'Europe/Paris'; set datestyle = 'German'; select 1 as one")]);
   });
 
+  it('notices come before the CommandComplete of their statement', async () => {
+    await compare([serialize.query('drop table if exists nothing_here; select 1 as one')]);
+    await compare([serialize.parse({ text: 'drop table if exists nothing_here' }), serialize.bind({}), serialize.execute({}), serialize.sync()]);
+  });
+
   it('portals live until their transaction ends', async () => {
     await compare(
       [
