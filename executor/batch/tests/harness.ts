@@ -28,9 +28,14 @@ export async function run(database: MemoryDatabase, sql: string, parameters: rea
   return { ...result, planned };
 }
 
-/** Result rows as PostgreSQL's text output (NULL as null), for comparisons written by hand. */
-export async function text(database: MemoryDatabase, sql: string, parameters: readonly Value[] = []): Promise<(string | null)[][]> {
+/** Runs once; the result rows as PostgreSQL's text output (NULL as null) with the command's row count. */
+export async function runText(database: MemoryDatabase, sql: string, parameters: readonly Value[] = []): Promise<{ rows: (string | null)[][]; rowCount: number }> {
   const result = await run(database, sql, parameters);
   const columns = result.planned.columns ?? [];
-  return result.rows.map((row) => row.map((value, i) => (value === null ? null : formatValue(value, columns[i]!.type))));
+  return { rows: result.rows.map((row) => row.map((value, i) => (value === null ? null : formatValue(value, columns[i]!.type)))), rowCount: result.rowCount };
+}
+
+/** Result rows as PostgreSQL's text output (NULL as null), for comparisons written by hand. */
+export async function text(database: MemoryDatabase, sql: string, parameters: readonly Value[] = []): Promise<(string | null)[][]> {
+  return (await runText(database, sql, parameters)).rows;
 }
