@@ -18,7 +18,7 @@ import { SqlError, SqlState, toSqlError } from '../sql/errors.js';
 import type { EvalContext } from '../sql/functions.js';
 import { type } from '../sql/types.js';
 import type { DataType } from '../sql/types.js';
-import type { Row } from '../sql/value.js';
+import type { Row, Value } from '../sql/value.js';
 import { planStatement, type PlannedStatement, type PlannerContext } from '../planner/index.js';
 import { executePlanned } from './batch/index.js';
 import type {
@@ -39,7 +39,8 @@ import { expandViews } from './view-expansion.js';
 import { describeRelation, showCreate, showObjects, type ShowResult } from './show-objects.js';
 import { StoreTableAccess } from './table-access.js';
 import { runDdl, isDdl } from './ddl/run-ddl.js';
-import type { DdlContext } from './ddl/ddl-context.js';
+import type { DdlContext, DdlOutcome } from './ddl/ddl-context.js';
+import { formatTypeName } from './type-names.js';
 import { createTableAs } from './ddl/create-table.js';
 import { createMaterializedView } from './stream/create-materialized-view.js';
 import { prepareCopy, type CopyStatementPlan } from './copy.js';
@@ -465,10 +466,11 @@ export class EngineSession implements Session {
     const createAs = (statement.parsed.node as { CreateTableAsStmt?: CreateTableAsStmt }).CreateTableAsStmt;
     if (createAs !== undefined && createAs.objtype === 'OBJECT_TABLE') return this.createTableAs(statement, createAs, signal);
     if (createAs !== undefined && createAs.objtype === 'OBJECT_MATVIEW') return this.createMaterializedView(statement, createAs);
-    return this.core.writeLock.run(() => {
+    return this.core.writeLock.run(async () => {
       const outcome = runDdl(statement.parsed, this.ddlContext(statement));
       if (outcome.catalog !== undefined) {
         try {
+          if (outcome.backfill !== undefined) await this.backfillColumns(outcome.catalog, outcome.backfill, signal);
           for (const tableId of outcome.droppedTableIds) this.core.store.dropTable(tableId);
           this.core.catalog.stage(this.core.store, outcome.catalog);
           this.core.commit();
@@ -484,6 +486,36 @@ export class EngineSession implements Session {
       for (const notice of outcome.notices) this.events.notice(notice);
       return outcome.commandTag;
     });
+  }
+
+  /**
+   * ALTER TABLE ADD COLUMN with a DEFAULT or NOT NULL: rewrites the existing rows into the open
+   * epoch with the default (evaluated once) in the new columns; 23502 if a NOT NULL column would
+   * stay NULL. Runs inside the DDL's write lock, before its commit.
+   */
+  private async backfillColumns(catalog: CatalogSnapshot, backfill: NonNullable<DdlOutcome['backfill']>, signal: AbortSignal): Promise<void> {
+    const relation = catalog.relationById(backfill.relationId)!;
+    const values: Value[] = [];
+    for (const index of backfill.columnIndexes) {
+      const column = relation.columns[index]!;
+      if (column.defaultSql === undefined) values.push(null);
+      else {
+        const rows = await this.evaluateConstantQuery(`SELECT (${column.defaultSql})::${formatTypeName(column.type)}`, signal);
+        values.push(rows[0]?.[0] ?? null);
+      }
+    }
+    const access = this.tableAccess();
+    for (const row of access.scan(relation, {})) {
+      const updated = row.slice();
+      backfill.columnIndexes.forEach((index, position) => {
+        updated[index] = values[position]!;
+        const column = relation.columns[index]!;
+        if (updated[index] === null && !column.nullable) {
+          throw new SqlError(SqlState.notNullViolation, `column "${column.name}" of relation "${relation.name}" contains null values`);
+        }
+      });
+      access.insert(relation, updated);
+    }
   }
 
   /** CREATE MATERIALIZED VIEW: plan, backfill and commit in one epoch (executor/stream/). */

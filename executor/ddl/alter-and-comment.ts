@@ -1,15 +1,16 @@
 // ALTER TABLE ... ADD COLUMN and COMMENT ON. A new column goes at the end of the stored row, so
 // rows written before it are a prefix of the new layout: readers pad them with NULL (see
-// table-access.ts). That is why ADD COLUMN with a DEFAULT or NOT NULL is refused for now: existing
-// rows would have to be rewritten to hold the default.
+// table-access.ts). With a DEFAULT or NOT NULL the existing rows are rewritten in the same epoch
+// (the session's backfill): they get the default, evaluated once, as in PostgreSQL, and a NOT NULL
+// column without one fails when the table has rows.
 
 import type { AlterTableCmd, AlterTableStmt, ColumnDef as PgColumnDef, CommentStmt, Constraint, Node } from '@pgsql/types';
 import type { RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { dataTypeFromTypeName } from '../type-names.js';
 import { type DdlContext, type DdlOutcome, kindWord, positionOf, unchanged } from './ddl-context.js';
-import { draftOf } from './create-table.js';
-import { nameList, stringValue } from './sql-text.js';
+import { draftOf, firstLocation } from './create-table.js';
+import { expressionTextAt, nameList, stringValue } from './sql-text.js';
 
 export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlOutcome {
   const target = statement.relation!;
@@ -28,6 +29,7 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
   }
   let columns = [...relation.columns];
   const notices: DdlOutcome['notices'][number][] = [];
+  const backfill: number[] = [];
   for (const item of statement.cmds ?? []) {
     const command = (item as { AlterTableCmd: AlterTableCmd }).AlterTableCmd;
     if (command.subtype !== 'AT_AddColumn') {
@@ -48,20 +50,40 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
       }
       throw new SqlError(SqlState.duplicateColumn, `column "${columnName}" of relation "${name}" already exists`);
     }
+    let nullable = true;
+    let defaultSql: string | undefined;
     for (const constraintItem of definition.constraints ?? []) {
       const constraint = (constraintItem as { Constraint: Constraint }).Constraint;
       if (constraint.contype === 'CONSTR_NULL') continue;
-      throw new SqlError(SqlState.featureNotSupported, 'ADD COLUMN with constraints or a DEFAULT is not supported yet', {
+      if (constraint.contype === 'CONSTR_NOTNULL') {
+        nullable = false;
+        continue;
+      }
+      if (constraint.contype === 'CONSTR_DEFAULT') {
+        const start = firstLocation(constraint.raw_expr);
+        defaultSql = start === undefined ? undefined : expressionTextAt(context.statementText, start - context.statementLocation) || undefined;
+        if (defaultSql !== undefined) continue;
+      }
+      throw new SqlError(SqlState.featureNotSupported, 'ADD COLUMN supports NULL, NOT NULL and DEFAULT only', {
         position: positionOf(context, constraint.location),
-        hint: 'Add the column without constraints; existing rows read NULL in it.',
       });
     }
-    columns = [...columns, { name: columnName, type: dataTypeFromTypeName(definition.typeName!), nullable: true, hidden: false }];
+    if (!nullable || defaultSql !== undefined) backfill.push(columns.length);
+    columns = [
+      ...columns,
+      { name: columnName, type: dataTypeFromTypeName(definition.typeName!), nullable, hidden: false, ...(defaultSql === undefined ? {} : { defaultSql }) },
+    ];
   }
   const draft = draftOf(context);
   if (columns.length === relation.columns.length) return unchanged('ALTER TABLE', notices);
   draft.putRelation({ ...relation, columns });
-  return { catalog: draft.finish(), commandTag: 'ALTER TABLE', notices, droppedTableIds: [] };
+  return {
+    catalog: draft.finish(),
+    commandTag: 'ALTER TABLE',
+    notices,
+    droppedTableIds: [],
+    ...(backfill.length === 0 ? {} : { backfill: { relationId: relation.id, columnIndexes: backfill } }),
+  };
 }
 
 const commentKinds: Readonly<Record<string, RelationDef['kind']>> = {

@@ -26,6 +26,11 @@ export interface DdlOutcome {
   readonly notices: readonly Notice[];
   /** State tables to drop with this change. */
   readonly droppedTableIds: readonly number[];
+  /**
+   * ALTER TABLE ADD COLUMN with a DEFAULT or NOT NULL: the session fills the new columns of the
+   * existing rows (the default, evaluated once) in the same epoch, or fails on a NULL.
+   */
+  readonly backfill?: { readonly relationId: number; readonly columnIndexes: readonly number[] };
 }
 
 export function unchanged(commandTag: string, notices: readonly Notice[] = []): DdlOutcome {

@@ -156,6 +156,25 @@ describe('engine session', () => {
     ]);
   });
 
+  it('ADD COLUMN with DEFAULT fills existing rows; NOT NULL without one fails on a non-empty table', async () => {
+    await run("create table t (id int primary key, v text); insert into t values (1, 'a'), (2, 'b')");
+    await run('alter table t add column score int default 7');
+    await run("insert into t (id, v) values (3, 'c')");
+    expect((await run('select id, score from t order by id')).rows).toEqual([
+      [1, 7],
+      [2, 7],
+      [3, 7],
+    ]);
+    const error = await failure('alter table t add column must int not null');
+    expect(error.code).toBe('23502');
+    expect(error.message).toBe('column "must" of relation "t" contains null values');
+    expect((await run('select * from t where id = 1')).columns).toEqual(['id', 'v', 'score']);
+    await run('create table empty (a int); alter table empty add column b int not null');
+    expect((await failure('insert into empty (a) values (1)')).code).toBe('23502');
+    await run('create table plain (a int); insert into plain values (1); alter table plain add column b text not null default \'x\'');
+    expect((await run('select * from plain')).rows).toEqual([[1, 'x']]);
+  });
+
   it('writers from two sessions interleave without losing rows', async () => {
     const other = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
     await run('create table t (id int primary key, who text)');
