@@ -265,6 +265,7 @@ export class EngineSession implements Session {
       database: this.database,
       searchPath: this.searchPath(),
       viewErrors: () => this.core.streams.errors.records(),
+      checkpoints: this.core.settings.checkpointMetrics,
       sourceStatus: this.core.sourceStatus,
     };
   }

@@ -3,6 +3,7 @@
 // derived objects, attribute numbers, the display text of defaults and index definitions), so
 // pg_class, pg_attribute, pg_index and the pg_get_* functions agree with each other.
 
+import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
 import type { ViewErrorRecord } from '../stream/view-errors.js';
 import type { SourceStatus } from '../source/source-status.js';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
@@ -18,6 +19,8 @@ export interface SystemContext {
   readonly searchPath: readonly string[];
   /** Errors recorded inside running materialized views (oxbow_catalog.view_errors). */
   readonly viewErrors?: () => readonly ViewErrorRecord[];
+  /** Checkpoint and recovery figures (oxbow_catalog.checkpoints, oxbow_catalog.recovery); absent without checkpoints. */
+  readonly checkpoints?: CheckpointMetrics;
   /** Sources' rejected messages and partition offsets (oxbow_catalog.source_errors / source_partitions). */
   readonly sourceStatus?: SourceStatus;
 }

@@ -26,6 +26,6 @@ export async function recoverStateDir(options: { stateDir: string; objectStore: 
 /** Completes the recovery record once the store is open (local recovery's time is RocksDB's open). */
 export function finishLocalRecovery(metrics: CheckpointMetrics, startedMs: number, epoch: bigint): void {
   const recovery = metrics.recovery;
-  if (recovery === undefined) return;
-  metrics.recovery = { ...recovery, durationMs: recovery.source === 'local' ? performance.now() - startedMs : recovery.durationMs, epoch };
+  if (recovery === undefined || recovery.source !== 'local') return;
+  metrics.recovery = { ...recovery, durationMs: performance.now() - startedMs, epoch };
 }
