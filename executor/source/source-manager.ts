@@ -201,6 +201,8 @@ class RunningSource implements SourceListener {
 
 export class SourceManager {
   private readonly running = new Map<number, RunningSource>();
+  /** Relations whose connector could not be built. */
+  private readonly broken = new Set<number>();
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private closed = false;
@@ -239,8 +241,18 @@ export class SourceManager {
       }
     }
     for (const [id, relation] of wanted) {
-      if (this.running.has(id)) continue;
-      const source = new RunningSource(relation, this);
+      if (this.running.has(id) || this.broken.has(id)) continue;
+      let source: RunningSource;
+      try {
+        source = new RunningSource(relation, this);
+      } catch (error) {
+        // A relation whose connector cannot even be built (options from an older version?) must
+        // not stop the other sources: record it once and leave it.
+        this.broken.add(id);
+        const message = `cannot start: ${error instanceof Error ? error.message : String(error)}`;
+        if (this.status.troubled(id, message)) process.stderr.write(`oxbow: source ${relation.schema}.${relation.name}: ${message}\n`);
+        continue;
+      }
       this.running.set(id, source);
       source.start().catch((error: unknown) => source.trouble(error instanceof Error ? error.message : String(error)));
     }

@@ -37,7 +37,7 @@ function invalid(message: string, hint?: string): SqlError {
 
 export function kafkaOptions(options: Readonly<Record<string, string>>): KafkaOptions {
   for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) throw invalid(`unknown Kafka option "${key}"`, `Known options: ${[...KNOWN].join(', ')}.`);
+    if (!KNOWN.has(key) && !key.startsWith('encode.')) throw invalid(`unknown Kafka option "${key}"`, `Known options: ${[...KNOWN].join(', ')}.`);
   }
   const topic = options['topic'];
   if (topic === undefined || topic === '') throw invalid('the Kafka option "topic" is required');

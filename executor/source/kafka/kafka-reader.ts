@@ -32,11 +32,15 @@ function messageOf(error: unknown): string {
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
+    const onAbort = (): void => {
       clearTimeout(timer);
       resolve();
-    }, { once: true });
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -48,6 +52,10 @@ export class KafkaReader implements SourceReader {
   private consumer: Consumer | undefined;
   private admin: Admin | undefined;
   private loops: Promise<void>[] = [];
+  /** Ends the running consumer so the loop starts a new one (new partitions appeared). */
+  private restart: ((reason: string) => void) | undefined;
+  /** Partition count the running consumer was started with (undefined until known). */
+  private partitionCount: number | undefined;
 
   constructor(
     private readonly options: KafkaOptions,
@@ -114,12 +122,18 @@ export class KafkaReader implements SourceReader {
       this.consumer = consumer;
       let crashed!: (message: string) => void;
       const crash = new Promise<string>((resolve) => (crashed = resolve));
+      this.restart = crashed;
+      this.partitionCount = undefined;
       consumer.on(consumer.events.CRASH, (event) => {
         const message = `Kafka consumer for topic "${this.options.topic}" failed: ${messageOf(event.payload.error)}`;
         listener.trouble(message);
         if (!event.payload.restart) crashed(message);
       });
-      consumer.on(consumer.events.GROUP_JOIN, () => listener.recovered());
+      consumer.on(consumer.events.GROUP_JOIN, (event) => {
+        // The partitions this consumer reads; the monitor restarts it when the topic grows.
+        this.partitionCount = event.payload.memberAssignment[this.options.topic]?.length ?? 0;
+        listener.recovered();
+      });
       try {
         await consumer.connect();
         await consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
@@ -176,7 +190,17 @@ export class KafkaReader implements SourceReader {
           listener.trouble(`Kafka topic "${this.options.topic}" does not exist (deleted?); waiting for it`);
           continue;
         }
-        for (const bound of await this.admin.fetchTopicOffsets(this.options.topic)) listener.highWatermark(bound.partition, BigInt(bound.high));
+        const bounds = await this.admin.fetchTopicOffsets(this.options.topic);
+        for (const bound of bounds) listener.highWatermark(bound.partition, BigInt(bound.high));
+        // kafkajs does not rebalance when partitions are added: start a new consumer, which is
+        // assigned every partition (the new ones from their start, the others at their positions).
+        // The admin's offsets come from cached metadata: ask the broker for the partition count.
+        const metadata = await this.admin.fetchTopicMetadata({ topics: [this.options.topic] });
+        const count = metadata.topics[0]?.partitions.length ?? 0;
+        if (this.partitionCount !== undefined && count > this.partitionCount) {
+          this.partitionCount = count;
+          this.restart?.('new partitions');
+        }
       } catch (error) {
         listener.trouble(`Kafka broker ${this.options.brokers.join(',')} unreachable: ${messageOf(error)}`);
         await this.admin?.disconnect().catch(() => undefined);

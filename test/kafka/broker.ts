@@ -1,0 +1,116 @@
+// A real Apache Kafka broker for the Kafka tests: `scripts/kafka.mjs` (KRaft, from Maven Central
+// jars) on a free loopback port pair (the broker's port and the controller's, port + 1). It never
+// skips: when the broker cannot start, startBroker throws and the test file fails.
+// Also the kafkajs producer/admin helpers the tests use to create topics and produce messages.
+
+import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import kafkajs from 'kafkajs';
+import type { Admin, Producer } from 'kafkajs';
+
+const { Kafka, logLevel } = kafkajs;
+const SCRIPT = fileURLToPath(new URL('../../scripts/kafka.mjs', import.meta.url));
+
+function listenable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** A port p with p and p + 1 both free on 127.0.0.1. */
+async function freePortPair(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        const address = server.address();
+        const chosen = typeof address === 'object' && address !== null ? address.port : 0;
+        server.close(() => resolve(chosen));
+      });
+    });
+    if (port < 65534 && (await listenable(port + 1))) return port;
+  }
+  throw new Error('no free port pair for the Kafka broker');
+}
+
+export interface Broker {
+  readonly port: number;
+  /** host:port for properties.bootstrap.server */
+  readonly bootstrap: string;
+  readonly admin: Admin;
+  readonly producer: Producer;
+  createTopic(topic: string, partitions: number): Promise<void>;
+  /** Sends messages; `partition` pins them, `timestamp` is milliseconds. */
+  send(topic: string, messages: readonly { value: string | Buffer | null; key?: string | null; partition?: number; timestamp?: number }[]): Promise<void>;
+  /** Sends with a new producer (fresh metadata: after partitions were added). */
+  sendFresh(topic: string, messages: readonly { value: string; partition: number }[]): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startBroker(): Promise<Broker> {
+  const port = await freePortPair();
+  const started = spawnSync(process.execPath, [SCRIPT, '--port', String(port), '--timeout-ms', '120000'], { encoding: 'utf8' });
+  if (started.status !== 0 || !started.stdout.includes(`kafka ready: 127.0.0.1:${port}`)) {
+    throw new Error(`the Kafka broker did not start (exit ${started.status}):\n${started.stdout}\n${started.stderr}`);
+  }
+  const bootstrap = `127.0.0.1:${port}`;
+  const kafka = new Kafka({ clientId: 'oxbow-test', brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  return {
+    port,
+    bootstrap,
+    admin,
+    producer,
+    async createTopic(topic, partitions) {
+      await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
+    },
+    async send(topic, messages) {
+      await producer.send({
+        topic,
+        messages: messages.map((message) => ({
+          value: message.value,
+          key: message.key ?? null,
+          ...(message.partition === undefined ? {} : { partition: message.partition }),
+          ...(message.timestamp === undefined ? {} : { timestamp: String(message.timestamp) }),
+        })),
+      });
+    },
+    async sendFresh(topic, messages) {
+      const fresh = kafka.producer({ allowAutoTopicCreation: false });
+      await fresh.connect();
+      try {
+        await fresh.send({ topic, messages: messages.map((message) => ({ value: message.value, partition: message.partition })) });
+      } finally {
+        await fresh.disconnect();
+      }
+    },
+    async stop() {
+      await producer.disconnect().catch(() => undefined);
+      await admin.disconnect().catch(() => undefined);
+      spawnSync(process.execPath, [SCRIPT, '--stop', '--port', String(port)], { encoding: 'utf8' });
+    },
+  };
+}
+
+/** Polls `probe` until it returns a value that is not undefined; fails with the last state after `timeoutMs`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
