@@ -28,6 +28,8 @@ export interface CopyStatementPlan {
   readonly evalContext: EvalContext;
   readonly signal: AbortSignal;
   onWrite(): void;
+  /** CHECK constraints of the rows written through `access` (check-constraints.ts). */
+  verifyChecks(access: StoreTableAccess, contextOf: (rowIndex: number) => string): Promise<void>;
 }
 
 function optionText(element: DefElem): string | undefined {
@@ -142,11 +144,14 @@ async function copyFrom(statement: CopyStmt, options: CopyFormatOptions, plan: C
   const rows: Row[] = [];
   /** The input line of each row, for errors found when the rows are applied. */
   const lineNumbers: number[] = [];
+  /** The input text of each row, for CHECK violations (PostgreSQL quotes the line). */
+  const rawLines: string[] = [];
   let failed: SqlError | undefined;
   const accept = (lines: CopyLine[]): void => {
     for (const line of lines) {
       rows.push(convertLine(line, relation, columns, defaults, plan.evalContext));
       lineNumbers.push(line.lineNumber);
+      rawLines.push(line.raw);
     }
   };
   return {
@@ -165,13 +170,14 @@ async function copyFrom(statement: CopyStmt, options: CopyFormatOptions, plan: C
     async end(): Promise<string> {
       if (failed !== undefined) throw failed;
       accept(reader.end());
-      await applyRows(relation, rows, lineNumbers, plan);
+      await applyRows(relation, rows, lineNumbers, rawLines, plan);
       plan.onWrite();
       return `COPY ${rows.length}`;
     },
     abort(): void {
       rows.length = 0;
       lineNumbers.length = 0;
+      rawLines.length = 0;
       failed = new SqlError(SqlState.queryCanceled, 'COPY from stdin failed');
     },
   };
@@ -250,10 +256,16 @@ function failingRowText(relation: RelationDef, row: Row): string {
   return parts.join(', ');
 }
 
-async function applyRows(relation: RelationDef, rows: Row[], lineNumbers: readonly number[], plan: CopyStatementPlan): Promise<void> {
+async function applyRows(
+  relation: RelationDef,
+  rows: Row[],
+  lineNumbers: readonly number[],
+  rawLines: readonly string[],
+  plan: CopyStatementPlan,
+): Promise<void> {
   const types = relation.columns.map((column) => column.type);
   const hiddenKey = relation.columns.length > 0 && relation.columns[relation.primaryKey[0] ?? -1]?.hidden === true;
-  await plan.core.writeLock.run(() => {
+  await plan.core.writeLock.run(async () => {
     const access = plan.tableAccess();
     try {
       const seen = new Set<string>();
@@ -276,6 +288,7 @@ async function applyRows(relation: RelationDef, rows: Row[], lineNumbers: readon
         }
         access.insert(relation, row);
       }
+      await plan.verifyChecks(access, (rowIndex) => `COPY ${relation.name}, line ${lineNumbers[rowIndex]}: "${rawLines[rowIndex]}"`);
       plan.signal.throwIfAborted();
       plan.core.commit();
     } catch (error) {

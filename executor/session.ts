@@ -44,6 +44,7 @@ import { formatTypeName } from './type-names.js';
 import { createTableAs } from './ddl/create-table.js';
 import { createMaterializedView } from './stream/create-materialized-view.js';
 import { prepareCopy, type CopyStatementPlan } from './copy.js';
+import { verifyChecks, type CheckRunner } from './check-constraints.js';
 import { SystemRelations } from './system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from './system/session-functions.js';
 import type { SystemContext } from './system/system-context.js';
@@ -408,12 +409,14 @@ export class EngineSession implements Session {
     const planned = this.currentPlan(statement);
     const writes = planned.kind === 'insert' || planned.kind === 'update' || planned.kind === 'delete';
     const run = async () => {
+      const tables = this.tableAccess();
       const result = await executePlanned(planned, {
-        tables: this.tableAccess(),
+        tables,
         parameters: options.parameters,
         evalContext: this.evalContext(),
         signal,
       });
+      await verifyChecks(tables, this.checkRunner(signal));
       return result;
     };
     let result;
@@ -569,8 +572,25 @@ export class EngineSession implements Session {
       evalContext: this.evalContext(),
       signal,
       onWrite: () => this.noteWrite(),
+      verifyChecks: (access, contextOf) => verifyChecks(access, this.checkRunner(signal), contextOf),
     };
     return prepareCopy(statement.parsed, plan);
+  }
+
+  /** Evaluates CHECK queries (check-constraints.ts): planned once, run per written row. */
+  private checkRunner(signal: AbortSignal): CheckRunner {
+    return {
+      evaluate: async (sql, parameterTypes, parameterRows) => {
+        const [parsed] = parse(sql);
+        const planned = planStatement(parsed!, this.plannerContext(parameterTypes));
+        const verdicts: Value[] = [];
+        for (const parameters of parameterRows) {
+          const result = await executePlanned(planned, { tables: this.tableAccess(), parameters, evalContext: this.evalContext(), signal });
+          verdicts.push(result.rows[0]?.[0] ?? null);
+        }
+        return verdicts;
+      },
+    };
   }
 
   /** Runs a query given as text (a DEFAULT expression for COPY). */

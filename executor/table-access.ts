@@ -65,6 +65,8 @@ function padded(rows: Iterable<Row>, width: number): Iterable<Row> {
 }
 
 export class StoreTableAccess implements TableAccess {
+  /** Rows written to tables with CHECK constraints, by relation id, for the check before commit. */
+  readonly checkedWrites = new Map<number, { readonly relation: RelationDef; readonly rows: Row[] }>();
   /** State tables by relation id, so per-row writes do not rebuild the table schema. */
   private readonly tables = new Map<number, StateTable>();
 
@@ -141,6 +143,12 @@ export class StoreTableAccess implements TableAccess {
 
   insert(relation: RelationDef, row: Row): void {
     const table = this.writable(relation);
+    if (relation.checks !== undefined && relation.checks.length > 0) {
+      // CHECK constraints are verified before the statement commits (session.ts verifyChecks).
+      let written = this.checkedWrites.get(relation.id);
+      if (written === undefined) this.checkedWrites.set(relation.id, (written = { relation, rows: [] }));
+      written.rows.push(row);
+    }
     if (this.capture?.captures(relation.id) === true) {
       // An insert is an upsert by key: a replaced row is a delete of the old one.
       const old = this.get(relation, relation.primaryKey.map((index) => row[index]!));

@@ -47,6 +47,8 @@ export interface RelationDef {
   /** Time-travel retention in milliseconds; undefined means the server default. */
   readonly retentionMs?: number;
   readonly comment?: string;
+  /** CHECK constraints of a table: name and the expression as SQL text, in name order. */
+  readonly checks?: readonly { readonly name: string; readonly sql: string }[];
   /** For kind === 'index': the indexed relation and the key columns (indexes into its columns). */
   readonly indexOn?: {
     readonly relationId: number;

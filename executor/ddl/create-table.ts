@@ -10,7 +10,7 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 import { type, type DataType } from '../../sql/types.js';
 import { dataTypeFromTypeName } from '../type-names.js';
 import { type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-context.js';
-import { creationSchema, expressionTextAt, stringValue } from './sql-text.js';
+import { checkExpressionTextAt, creationSchema, expressionTextAt, stringValue } from './sql-text.js';
 import { CatalogDraft, type CatalogSnapshot } from '../catalog.js';
 
 export const ROW_ID_COLUMN = '_row_id';
@@ -66,6 +66,7 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
   }
 
   const columns: { name: string; def: ColumnDef; location: number | undefined }[] = [];
+  const checks: { name: string; sql: string; explicit: boolean }[] = [];
   let primaryKeyNames: { names: string[]; location: number | undefined } | undefined;
   const setPrimaryKey = (names: string[], location: number | undefined): void => {
     if (primaryKeyNames !== undefined) {
@@ -117,7 +118,8 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
           case 'CONSTR_UNIQUE':
             throw unsupportedConstraint(context, constraint, 'UNIQUE');
           case 'CONSTR_CHECK':
-            throw unsupportedConstraint(context, constraint, 'CHECK');
+            checks.push(checkOf(context, constraint, `${name}_${columnName}_check`));
+            break;
           case 'CONSTR_FOREIGN':
             throw unsupportedConstraint(context, constraint, 'FOREIGN KEY');
           default:
@@ -137,7 +139,8 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
         case 'CONSTR_UNIQUE':
           throw unsupportedConstraint(context, constraintNode, 'UNIQUE');
         case 'CONSTR_CHECK':
-          throw unsupportedConstraint(context, constraintNode, 'CHECK');
+          checks.push(checkOf(context, constraintNode, `${name}_check`));
+          break;
         case 'CONSTR_FOREIGN':
           throw unsupportedConstraint(context, constraintNode, 'FOREIGN KEY');
         default:
@@ -146,6 +149,9 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
     } else {
       throw new SqlError(SqlState.featureNotSupported, 'LIKE clauses in CREATE TABLE are not supported');
     }
+  }
+  if (checks.length > 64) {
+    throw new SqlError(SqlState.programLimitExceeded, 'tables can have at most 64 CHECK constraints');
   }
   if (columns.length > MAX_COLUMNS) {
     throw new SqlError(SqlState.tooManyColumns, `tables can have at most ${MAX_COLUMNS} columns`);
@@ -181,12 +187,46 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
     columnDefs.push({ name: ROW_ID_COLUMN, type: type('int8'), nullable: false, hidden: true });
     primaryKey = [columnDefs.length - 1];
   }
-  return addTable(context, { schema, name, columns: columnDefs, primaryKey, hasPrimaryKey: primaryKeyNames !== undefined });
+  return addTable(context, {
+    schema,
+    name,
+    columns: columnDefs,
+    primaryKey,
+    hasPrimaryKey: primaryKeyNames !== undefined,
+    checks: uniqueCheckNames(checks),
+  });
+}
+
+function checkOf(context: DdlContext, constraint: Constraint, defaultName: string): { name: string; sql: string; explicit: boolean } {
+  const start = (constraint.location ?? -1) - context.statementLocation;
+  const sql = start < 0 ? undefined : checkExpressionTextAt(context.statementText, start);
+  if (sql === undefined || sql === '') throw unsupportedConstraint(context, constraint, 'this CHECK');
+  return { name: constraint.conname ?? defaultName, sql, explicit: constraint.conname !== undefined };
+}
+
+/** Generated names get PostgreSQL's numeric suffixes (t_check, t_check1...); sorted by name. */
+function uniqueCheckNames(checks: readonly { name: string; sql: string; explicit: boolean }[]): { name: string; sql: string }[] {
+  const taken = new Set(checks.filter((check) => check.explicit).map((check) => check.name));
+  const named = checks.map((check) => {
+    if (check.explicit) return { name: check.name, sql: check.sql };
+    let candidate = check.name;
+    for (let suffix = 1; taken.has(candidate); suffix++) candidate = `${check.name}${suffix}`;
+    taken.add(candidate);
+    return { name: candidate, sql: check.sql };
+  });
+  return named.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 export function addTable(
   context: DdlContext,
-  table: { schema: string; name: string; columns: ColumnDef[]; primaryKey: number[]; hasPrimaryKey: boolean },
+  table: {
+    schema: string;
+    name: string;
+    columns: ColumnDef[];
+    primaryKey: number[];
+    hasPrimaryKey: boolean;
+    checks?: readonly { name: string; sql: string }[];
+  },
 ): DdlOutcome {
   const draft: CatalogDraft = draftOf(context);
   const id = draft.allocateId();
@@ -198,6 +238,7 @@ export function addTable(
     columns: table.columns,
     primaryKey: table.primaryKey,
     dependsOn: [],
+    ...(table.checks === undefined || table.checks.length === 0 ? {} : { checks: table.checks }),
   });
   if (table.hasPrimaryKey) {
     const indexName = freeRelationName(draft.finish(), table.schema, `${table.name}_pkey`);

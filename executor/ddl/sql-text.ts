@@ -97,3 +97,27 @@ export function viewQueryText(statementText: string): string {
   const query = match === null ? statementText : statementText.slice(match[0].length);
   return query.replace(/;\s*$/, '').trim();
 }
+
+/**
+ * The expression inside `CHECK ( ... )` for a constraint whose text starts at `start` (an offset
+ * into the statement text, at CONSTRAINT name or CHECK): the balanced parenthesised text.
+ */
+export function checkExpressionTextAt(text: string, start: number): string | undefined {
+  const match = /check\s*\(/i.exec(text.slice(start));
+  if (match === null) return undefined;
+  const open = start + match.index + match[0].length;
+  let depth = 0;
+  for (let index = open; index < text.length; index++) {
+    const character = text[index]!;
+    if (character === "'" || character === '"') {
+      const close = text.indexOf(character, index + 1);
+      if (close < 0) return undefined;
+      index = close;
+    } else if (character === '(') depth++;
+    else if (character === ')') {
+      if (depth === 0) return text.slice(open, index).trim();
+      depth--;
+    }
+  }
+  return undefined;
+}

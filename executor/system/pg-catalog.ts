@@ -14,6 +14,8 @@ import { systemRelation } from './system-columns.js';
 import {
   ATTRDEF_OID_OFFSET,
   BTREE_AM_OID,
+  CHECK_OID_OFFSET,
+  CHECKS_PER_TABLE,
   CONSTRAINT_OID_OFFSET,
   DATABASE_OID,
   DATABASE_OWNER_ROLE_OID,
@@ -81,7 +83,7 @@ const pgClass = pg(
       return [
         relation.id, relation.name, schemaOid(context, relation.schema), 0, 0, OWNER_OID, am, relation.id,
         0, 0, -1, 0, 0, hasIndexes(context, relation),
-        false, 'p', kind, attributes(relation).length, 0, false,
+        false, 'p', kind, attributes(relation).length, relation.checks?.length ?? 0, false,
         false, false, false, false, true,
         kind === 'r' || kind === 'm' ? 'd' : 'n', false, 0, null, null, null,
       ];
@@ -215,8 +217,8 @@ const pgConstraint = pg(
     'confmatchtype:char', 'conislocal:bool', 'coninhcount:int4', 'connoinherit:bool', 'conkey:int2[]', 'confkey:int2[]',
     'conbin:text',
   ],
-  (context) =>
-    indexRelations(context)
+  (context) => [
+    ...indexRelations(context)
       .filter((index) => index.indexOn!.primary === true)
       .map((index) => [
         index.id + CONSTRAINT_OID_OFFSET, index.name, schemaOid(context, index.schema), 'p', false, false, true,
@@ -224,6 +226,15 @@ const pgConstraint = pg(
         ' ', true, 0, true, array(indexKey(context, index)), null,
         null,
       ]),
+    ...context.catalog.relations().flatMap((table) =>
+      (table.checks ?? []).map((check, position): Row => [
+        CHECK_OID_OFFSET + table.id * CHECKS_PER_TABLE + position, check.name, schemaOid(context, table.schema), 'c', false, false, true,
+        table.id, 0, 0, 0, 0, ' ', ' ',
+        ' ', true, 0, false, null, null,
+        check.sql,
+      ]),
+    ),
+  ],
 );
 
 const pgAttrdef = pg(2604, 'pg_attrdef', ['oid:oid', 'adrelid:oid', 'adnum:int2', 'adbin:text'], (context) => {

@@ -37,6 +37,9 @@ export const PG_CLASS_OID = 1259;
 export const PG_NAMESPACE_OID = 2615;
 /** Primary-key constraints get OIDs derived from their index's id, above every relation id. */
 export const CONSTRAINT_OID_OFFSET = 0x40000000;
+/** CHECK constraints: OID derived from the table id and the check's position. */
+export const CHECK_OID_OFFSET = 0x30000000;
+export const CHECKS_PER_TABLE = 64;
 /** pg_attrdef rows: OID derived from the relation id and attribute number. */
 export const ATTRDEF_OID_OFFSET = 0x20000000;
 
@@ -130,6 +133,11 @@ export function constraintIndex(context: SystemContext, oid: number): RelationDe
 }
 
 export function constraintDefinition(context: SystemContext, oid: number): string | undefined {
+  if (oid >= CHECK_OID_OFFSET && oid < CONSTRAINT_OID_OFFSET) {
+    const table = context.catalog.relationById(Math.floor((oid - CHECK_OID_OFFSET) / CHECKS_PER_TABLE));
+    const check = table?.checks?.[(oid - CHECK_OID_OFFSET) % CHECKS_PER_TABLE];
+    return check === undefined ? undefined : `CHECK (${check.sql})`;
+  }
   const index = constraintIndex(context, oid);
   if (index === undefined) return undefined;
   const table = context.catalog.relationById(index.indexOn!.relationId);

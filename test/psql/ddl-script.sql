@@ -59,3 +59,16 @@ show datestyle;
 show no_such_thing;
 set no_such_thing = 1;
 select pg_catalog.current_setting('search_path');
+create table ck (a int check (a > 0), b int, c int, check (b > c), check ((a + b) > 0), constraint named check (c <> 5));
+insert into ck values (-1, 2, 1);
+insert into ck values (1, 2, 5);
+insert into ck values (null, 2, 1), (3, 2, 1);
+insert into ck values (4, 9, 1), (5, 1, 9);
+update ck set c = 5 where a = 3;
+select * from ck order by b;
+select conname, pg_catalog.pg_get_constraintdef(oid, true) from pg_catalog.pg_constraint where conrelid = 'ck'::regclass order by 1;
+copy ck from stdin;
+7	8	1
+8	1	8
+\.
+select count(*) from ck;
