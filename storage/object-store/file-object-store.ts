@@ -117,9 +117,9 @@ export class FileObjectStore implements ObjectStore {
     }
   }
 
-  async getBytes(key: string): Promise<Buffer> {
+  async getBytes(key: string): Promise<Uint8Array> {
     try {
-      return await readFile(this.pathOf(key));
+      return new Uint8Array(await readFile(this.pathOf(key)));
     } catch (error) {
       throw fileError(error, `cannot read ${key} from ${this.location}`, key);
     }

@@ -24,7 +24,7 @@ export interface ObjectStore {
   /** Writes a small object (manifests). */
   putBytes(key: string, body: Uint8Array): Promise<ObjectDigest>;
   /** Reads a small object whole; ObjectStoreError NotFound when absent. */
-  getBytes(key: string): Promise<Buffer>;
+  getBytes(key: string): Promise<Uint8Array>;
   /**
    * Downloads to `path` (written atomically: a temporary name, then rename). With `expected`,
    * a size or checksum mismatch is an ObjectStoreError Corrupt and nothing is left at `path`.

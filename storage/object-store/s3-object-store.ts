@@ -179,11 +179,11 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  async getBytes(key: string): Promise<Buffer> {
+  async getBytes(key: string): Promise<Uint8Array> {
     return withRetries(this.retry, async () => {
       try {
         const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(key) }));
-        return Buffer.from(await response.Body!.transformToByteArray());
+        return await response.Body!.transformToByteArray();
       } catch (error) {
         throw s3Error(error, `cannot read ${key} from ${this.location}`, key);
       }
