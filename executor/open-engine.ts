@@ -12,6 +12,7 @@ import { EngineSession } from './session.js';
 import { systemRelationDefs } from './system/system-relations.js';
 import { restoreDataflows } from './stream/create-materialized-view.js';
 import { SourceManager } from './source/source-manager.js';
+import { SinkManager } from './sink/sink-manager.js';
 
 /** The one database oxbow serves. */
 export const DATABASE_NAME = 'oxbow';
@@ -24,6 +25,8 @@ export class OxbowEngine implements Engine {
     private readonly core: EngineCore,
     /** The connectors of sources and connector tables (executor/source/). */
     private readonly sources?: SourceManager,
+    /** Kafka sinks (executor/sink/). */
+    private readonly sinks?: SinkManager,
   ) {}
 
   openSession(parameters: StartupParameters, events: SessionEvents): Session {
@@ -54,6 +57,7 @@ export class OxbowEngine implements Engine {
     this.closed = true;
     for (const session of [...this.sessions.values()]) session.close();
     await this.sources?.stop();
+    await this.sinks?.stop();
     // Let a running writer finish its epoch before the store closes.
     await this.core.writeLock.run(() => undefined);
     await this.core.store.close();
@@ -67,5 +71,7 @@ export async function openEngine(store: StateStore, settings: EngineSettings): P
   restoreDataflows(core, (searchPath) => ({ catalog: core.catalog, searchPath, parameterTypes: [] }));
   const sources = new SourceManager(core, core.sourceStatus, settings.barrierIntervalMs ?? 1000);
   sources.start();
-  return new OxbowEngine(core, sources);
+  const sinks = new SinkManager(core, settings.barrierIntervalMs ?? 1000);
+  sinks.start();
+  return new OxbowEngine(core, sources, sinks);
 }

@@ -2,7 +2,7 @@
 // runs the handler inside the write lock and commits the catalog it returns.
 
 import type { AlterTableStmt, CommentStmt, CreateSchemaStmt, CreateStmt, CreateTableAsStmt, DropStmt, IndexStmt, ViewStmt } from '@pgsql/types';
-import type { ConnectorSpec, OxbowCreateSource, ParsedStatement } from '../../sql/parser/ast.js';
+import type { ConnectorSpec, OxbowCreateSink, OxbowCreateSource, ParsedStatement } from '../../sql/parser/ast.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
 import { createTable } from './create-table.js';
@@ -10,6 +10,7 @@ import { createIndex, createSchema, createView } from './create-objects.js';
 import { drop } from './drop.js';
 import { alterTable, commentOn } from './alter-and-comment.js';
 import { createConnectorTable, createSource } from '../source/create-source.js';
+import { createSink } from '../sink/create-sink.js';
 
 const ddlKinds = new Set([
   'CreateStmt',
@@ -61,7 +62,7 @@ export function runDdl(statement: ParsedStatement, context: DdlContext): DdlOutc
     case 'OxbowCreateSource':
       return createSource(body as OxbowCreateSource, context);
     case 'OxbowCreateSink':
-      throw new SqlError(SqlState.featureNotSupported, `CREATE SINK is not supported yet: ${streamingLater}`);
+      return createSink(body as OxbowCreateSink, context);
     default:
       throw new SqlError(SqlState.featureNotSupported, `${kind} is not supported`);
   }

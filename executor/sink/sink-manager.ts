@@ -1,0 +1,213 @@
+// Delivers the committed changes of every sink's relation to Kafka.
+//
+// Each barrier interval, for each sink: the changes between the epoch it delivered last and the
+// newest committed epoch (sink-changes.ts; on the first run, the relation's contents at that
+// epoch) are encoded per FORMAT and sent in one Kafka transaction, each message carrying its epoch
+// in the `oxbow.epoch` header; then the new progress is committed in the store's metadata
+// (`sink-progress/<sink id>`). Only committed epochs are read, so nothing uncommitted ever leaves.
+// After a crash delivery resumes from the committed progress: no committed change is lost. A crash
+// between the Kafka commit and the progress commit re-sends that one delivery (at-least-once for
+// that window; consumers can drop repeats by the epoch header).
+//
+// Formats: PLAIN writes inserted rows only (append-only, like RisingWave's force_append_only);
+// UPSERT writes key -> row, a tombstone (null value) for a deleted key; DEBEZIUM writes
+// {before, after, op} with op c / u / d (a delete and insert of one key in an epoch is an update).
+// Keys are JSON objects of the relation's primary-key columns.
+
+import kafkajs from 'kafkajs';
+import type { Producer } from 'kafkajs';
+import type { RelationDef } from '../../sql/catalog.js';
+import type { Epoch } from '../../sql/epoch.js';
+import type { Row } from '../../sql/value.js';
+import type { StateTable } from '../../storage/state-table.js';
+import type { EngineCore } from '../engine-core.js';
+import { kafkaOptions, type KafkaOptions } from '../source/kafka/kafka-options.js';
+import { changesBetween, type EpochChanges } from './sink-changes.js';
+import { JsonRowEncoder } from './json-row.js';
+
+const { Kafka, logLevel } = kafkajs;
+export const SINK_PROGRESS_META_PREFIX = 'sink-progress/';
+/** Messages per Kafka transaction at most; a bigger delivery is split (each part its own transaction). */
+const MESSAGES_PER_TRANSACTION = 50_000;
+
+interface SinkMessage {
+  key: string | null;
+  value: string | null;
+  headers: { 'oxbow.epoch': string };
+}
+
+class RunningSink {
+  private producer: Producer | undefined;
+  private readonly options: KafkaOptions;
+  private readonly table: StateTable;
+  private readonly value: JsonRowEncoder;
+  private readonly key: JsonRowEncoder;
+  private readonly keyPositions: readonly number[];
+  private delivered: Epoch | undefined;
+  busy = false;
+  stopped = false;
+
+  constructor(
+    readonly sink: RelationDef,
+    readonly from: RelationDef,
+    private readonly core: EngineCore,
+  ) {
+    this.options = kafkaOptions(sink.options ?? {});
+    this.table = core.store.table({
+      tableId: from.id,
+      columnTypes: from.columns.map((column) => column.type),
+      primaryKey: from.primaryKey,
+      ...(from.retentionMs === undefined ? {} : { retentionMs: from.retentionMs }),
+    });
+    const visible = from.columns.flatMap((column, position) => (column.hidden ? [] : [position]));
+    this.value = new JsonRowEncoder(from.columns, visible);
+    this.keyPositions = from.primaryKey;
+    this.key = new JsonRowEncoder(from.columns, from.primaryKey);
+    const stored = core.store.getMeta(SINK_PROGRESS_META_PREFIX + sink.id);
+    if (stored !== undefined) this.delivered = BigInt(new TextDecoder().decode(stored));
+  }
+
+  private async connect(): Promise<Producer> {
+    if (this.producer !== undefined) return this.producer;
+    const kafka = new Kafka({ clientId: `oxbow-sink-${this.sink.name}`, brokers: [...this.options.brokers], logLevel: logLevel.NOTHING, connectionTimeout: 3000 });
+    const producer = kafka.producer({ transactionalId: `oxbow-sink-${this.sink.id}`, idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: true });
+    await producer.connect();
+    this.producer = producer;
+    return producer;
+  }
+
+  /** One delivery round: everything committed since the last one. */
+  async deliver(): Promise<void> {
+    const to = this.core.store.committedEpoch;
+    if (this.delivered !== undefined && to <= this.delivered) return;
+    const changes: EpochChanges[] =
+      this.delivered === undefined ? [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }] : changesBetween(this.table, this.delivered, to);
+    const messages = this.encode(changes);
+    if (messages.length > 0) {
+      const producer = await this.connect();
+      for (let first = 0; first < messages.length; first += MESSAGES_PER_TRANSACTION) {
+        const transaction = await producer.transaction();
+        try {
+          await transaction.send({ topic: this.options.topic, messages: messages.slice(first, first + MESSAGES_PER_TRANSACTION) });
+          await transaction.commit();
+        } catch (error) {
+          await transaction.abort().catch(() => undefined);
+          throw error;
+        }
+      }
+    }
+    if (this.stopped) return;
+    if (messages.length > 0 || this.delivered === undefined) {
+      await this.core.writeLock.run(() => {
+        if (this.core.catalog.snapshot.relationById(this.sink.id) === undefined) return;
+        try {
+          this.core.store.putMeta(SINK_PROGRESS_META_PREFIX + this.sink.id, new TextEncoder().encode(String(to)));
+          this.core.commit();
+        } catch (error) {
+          this.core.store.abort();
+          throw error;
+        }
+      });
+    }
+    this.delivered = to;
+  }
+
+  private encode(changes: readonly EpochChanges[]): SinkMessage[] {
+    const out: SinkMessage[] = [];
+    const format = this.sink.format ?? 'plain';
+    for (const change of changes) {
+      const headers = { 'oxbow.epoch': String(change.epoch) };
+      if (format === 'plain') {
+        for (const row of change.inserts) out.push({ key: null, value: this.value.encode(row), headers });
+        continue;
+      }
+      const inserted = new Map<string, Row>();
+      for (const row of change.inserts) inserted.set(this.key.encode(row), row);
+      const deleted = new Map<string, Row>();
+      for (const row of change.deletes) deleted.set(this.key.encode(row), row);
+      for (const [key, before] of deleted) {
+        const after = inserted.get(key);
+        if (format === 'upsert') {
+          if (after === undefined) out.push({ key, value: null, headers });
+        } else {
+          out.push({ key, value: this.debezium(before, after, after === undefined ? 'd' : 'u', change.epoch), headers });
+        }
+      }
+      for (const [key, after] of inserted) {
+        if (format === 'upsert') out.push({ key, value: this.value.encode(after), headers });
+        else if (!deleted.has(key)) out.push({ key, value: this.debezium(undefined, after, 'c', change.epoch), headers });
+      }
+    }
+    return out;
+  }
+
+  private debezium(before: Row | undefined, after: Row | undefined, op: string, epoch: Epoch): string {
+    const millis = Number(epoch >> 16n);
+    return `{"before":${before === undefined ? 'null' : this.value.encode(before)},"after":${after === undefined ? 'null' : this.value.encode(after)},"op":"${op}","ts_ms":${millis}}`;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.producer?.disconnect().catch(() => undefined);
+  }
+}
+
+export class SinkManager {
+  private readonly running = new Map<number, RunningSink>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly core: EngineCore,
+    private readonly intervalMs: number,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.tick(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  private tick(): void {
+    const catalog = this.core.catalog.snapshot;
+    const sinks = catalog.relations().filter((relation) => relation.kind === 'sink');
+    const wanted = new Set(sinks.map((sink) => sink.id));
+    for (const [id, sink] of this.running) {
+      if (!wanted.has(id)) {
+        this.running.delete(id);
+        void sink.stop();
+      }
+    }
+    for (const relation of sinks) {
+      let sink = this.running.get(relation.id);
+      if (sink === undefined) {
+        const from = catalog.relationById(relation.dependsOn[0]!);
+        if (from === undefined) continue;
+        try {
+          sink = new RunningSink(relation, from, this.core);
+        } catch (error) {
+          this.trouble(relation, error);
+          continue;
+        }
+        this.running.set(relation.id, sink);
+      }
+      if (sink.busy) continue;
+      sink.busy = true;
+      const running = sink;
+      running
+        .deliver()
+        .then(() => this.core.sourceStatus.recovered(relation.id))
+        .catch((error: unknown) => this.trouble(relation, error))
+        .finally(() => (running.busy = false));
+    }
+  }
+
+  private trouble(relation: RelationDef, error: unknown): void {
+    const message = `sink delivery failed: ${error instanceof Error ? error.message : String(error)}`;
+    if (this.core.sourceStatus.troubled(relation.id, message)) process.stderr.write(`oxbow: sink ${relation.schema}.${relation.name}: ${message}\n`);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    await Promise.all([...this.running.values()].map((sink) => sink.stop()));
+    this.running.clear();
+  }
+}
