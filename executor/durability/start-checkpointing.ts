@@ -14,10 +14,9 @@ import type { ObjectStore } from '../../storage/object-store/object-store.js';
 import type { RocksStateStore } from '../../storage/rocks-state-store.js';
 import type { Engine } from '../engine.js';
 import type { OxbowEngine } from '../open-engine.js';
+import { OFFSETS_META_PREFIX } from '../source/source-manager.js';
 import { CheckpointedEngine } from './remote-durable-engine.js';
 
-/** Store metadata the sources write their offsets into: a JSON object, source name to offsets. */
-export const SOURCE_OFFSETS_META_KEY = 'source_offsets';
 const CATALOG_META_KEY = 'catalog';
 
 export interface CheckpointingOptions {
@@ -63,14 +62,19 @@ export function oxbowVersion(): string {
 function describeCommittedState(store: RocksStateStore): CommittedState {
   const catalog = store.getMeta(CATALOG_META_KEY);
   const catalogVersion = catalog === undefined ? 'empty' : createHash('sha256').update(catalog).digest('hex').slice(0, 16);
-  let sourceOffsets: Record<string, string> = {};
-  const offsets = store.getMeta(SOURCE_OFFSETS_META_KEY);
-  if (offsets !== undefined) {
+  // Each source keeps its offsets in metadata `source-offsets/<relation id>` (executor/source/),
+  // committed with the epoch; the manifest records them by the source's qualified name.
+  const sourceOffsets: Record<string, string> = {};
+  if (catalog !== undefined) {
+    let relations: { id: number; schema: string; name: string }[] = [];
     try {
-      const parsed = JSON.parse(new TextDecoder().decode(offsets)) as Record<string, unknown>;
-      sourceOffsets = Object.fromEntries(Object.entries(parsed).map(([name, value]) => [name, typeof value === 'string' ? value : JSON.stringify(value)]));
+      relations = (JSON.parse(new TextDecoder().decode(catalog)) as { relations?: { id: number; schema: string; name: string }[] }).relations ?? [];
     } catch {
-      sourceOffsets = { [SOURCE_OFFSETS_META_KEY]: new TextDecoder().decode(offsets) };
+      // An unreadable catalog is the engine's error to report, not the checkpoint's.
+    }
+    for (const relation of relations) {
+      const offsets = store.getMeta(OFFSETS_META_PREFIX + relation.id);
+      if (offsets !== undefined) sourceOffsets[`${relation.schema}.${relation.name}`] = new TextDecoder().decode(offsets);
     }
   }
   return { epoch: store.committedEpoch, catalogVersion, sourceOffsets };
