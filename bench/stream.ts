@@ -45,7 +45,8 @@ const engine = await createEngine({
   barrierIntervalMs: 1000,
   checkpointIntervalMs: 10_000,
   timeTravelRetentionMs: 600_000,
-  memoryLimitBytes: 512 << 20,
+  // Large enough that the memory tier never evicts during the 1M-row backfills (eviction cost is a storage matter).
+  memoryLimitBytes: 4096 * 1024 * 1024,
 });
 const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
 
