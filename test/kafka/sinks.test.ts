@@ -1,0 +1,86 @@
+// Kafka sinks end to end: a real broker and oxbow server; DML on a table, sinks in the three
+// formats, the topics read back with a read_committed consumer. The expected messages are derived
+// here from the statements run (a model of the table), not from oxbow's output.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import kafkajs from 'kafkajs';
+import { startBroker, waitFor, type Broker } from './broker.js';
+import { startOxbow, type OxbowServer } from '../support/server.js';
+
+let broker: Broker;
+let oxbow: OxbowServer;
+let client: pg.Client;
+
+beforeAll(async () => {
+  broker = await startBroker();
+  oxbow = await startOxbow({ args: ['--barrier-interval-ms', '100'] });
+  client = new pg.Client({ connectionString: oxbow.url });
+  await client.connect();
+}, 180_000);
+
+afterAll(async () => {
+  await client?.end().catch(() => undefined);
+  await oxbow?.stop();
+  await broker?.stop();
+});
+
+/** Every committed message of a topic so far: `key -> value` lines in offset order (one partition). */
+async function readTopic(topic: string, expectedCount: number): Promise<string[]> {
+  const kafka = new kafkajs.Kafka({ brokers: [broker.bootstrap], logLevel: kafkajs.logLevel.NOTHING });
+  const consumer = kafka.consumer({ groupId: `read-${topic}-${Date.now()}`, readUncommitted: false });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const seen: string[] = [];
+  await consumer.run({ eachMessage: async ({ message }) => void seen.push(`${message.key?.toString() ?? 'null'} -> ${message.value?.toString() ?? 'null'}`) });
+  try {
+    return await waitFor(`${expectedCount} messages in ${topic}`, async () => (seen.length >= expectedCount ? [...seen] : undefined));
+  } finally {
+    await consumer.disconnect();
+  }
+}
+
+describe('CREATE SINK', () => {
+  it('writes upserts, tombstones and Debezium events of committed changes only', async () => {
+    for (const topic of ['sink_upsert', 'sink_debezium', 'sink_plain']) await broker.createTopic(topic, 1);
+    await client.query('CREATE TABLE accounts (id int PRIMARY KEY, owner varchar, balance int)');
+    await client.query("INSERT INTO accounts VALUES (1, 'ann', 10), (2, 'bob', 20)");
+    for (const [name, format] of [['sink_upsert', 'UPSERT'], ['sink_debezium', 'DEBEZIUM'], ['sink_plain', 'PLAIN']]) {
+      await client.query(`CREATE SINK ${name} FROM accounts WITH (connector = 'kafka', topic = '${name}', properties.bootstrap.server = '${broker.bootstrap}') FORMAT ${format} ENCODE JSON`);
+    }
+    // Let the sinks deliver the initial contents before the changes, so each change is its own epoch.
+    await readTopic('sink_plain', 2);
+    await client.query('UPDATE accounts SET balance = 15 WHERE id = 1');
+    await client.query('DELETE FROM accounts WHERE id = 2');
+    await client.query("INSERT INTO accounts VALUES (3, 'cat', 30)");
+    // A failing statement commits nothing, so nothing of it may reach a sink.
+    await expect(client.query("INSERT INTO accounts VALUES (4, 'dan', 40), (1, 'dup', 0)")).rejects.toMatchObject({ code: '23505' });
+
+    const row = (id: number, owner: string, balance: number) => JSON.stringify({ id, owner, balance });
+    const key = (id: number) => JSON.stringify({ id });
+    const initial = [`${key(1)} -> ${row(1, 'ann', 10)}`, `${key(2)} -> ${row(2, 'bob', 20)}`];
+    const upserts = await readTopic('sink_upsert', 5);
+    expect([...upserts.slice(0, 2)].sort()).toEqual(initial);
+    expect(upserts.slice(2)).toEqual([`${key(1)} -> ${row(1, 'ann', 15)}`, `${key(2)} -> null`, `${key(3)} -> ${row(3, 'cat', 30)}`]);
+
+    const events = (await readTopic('sink_debezium', 5)).map((line) => {
+      const [k, value] = line.split(' -> ') as [string, string];
+      const event = JSON.parse(value) as { before: unknown; after: unknown; op: string };
+      return `${k} ${event.op} ${JSON.stringify(event.before)} ${JSON.stringify(event.after)}`;
+    });
+    expect(events.slice(2)).toEqual([
+      `${key(1)} u ${row(1, 'ann', 10)} ${row(1, 'ann', 15)}`,
+      `${key(2)} d ${row(2, 'bob', 20)} null`,
+      `${key(3)} c null ${row(3, 'cat', 30)}`,
+    ]);
+    // PLAIN is append-only: every inserted row version, no deletes.
+    const plain = await readTopic('sink_plain', 4);
+    expect(plain.slice(2)).toEqual([`null -> ${row(1, 'ann', 15)}`, `null -> ${row(3, 'cat', 30)}`]);
+    expect(plain).toHaveLength(4);
+  });
+
+  it('refuses sinks it cannot write', async () => {
+    await expect(client.query(`CREATE SINK bad FROM nowhere WITH (connector = 'kafka', topic = 't', properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '42P01' });
+    await expect(client.query(`CREATE SINK bad FROM accounts WITH (connector = 'kafka', properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '22023' });
+  });
+});
