@@ -8,7 +8,9 @@ import type { ColumnDef as PgColumnDef, Constraint, CreateStmt, Node, RangeVar }
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { type, type DataType } from '../../sql/types.js';
-import { dataTypeFromTypeName } from '../type-names.js';
+import { dataTypeFromTypeName, formatTypeName } from '../type-names.js';
+import { parse } from '../../sql/parser/index.js';
+import { quoteIdentifier } from '../system/system-context.js';
 import { type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-context.js';
 import { checkExpressionTextAt, creationSchema, expressionTextAt, stringValue } from './sql-text.js';
 import { CatalogDraft, type CatalogSnapshot } from '../catalog.js';
@@ -66,7 +68,7 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
   }
 
   const columns: { name: string; def: ColumnDef; location: number | undefined }[] = [];
-  const checks: { name: string; sql: string; explicit: boolean }[] = [];
+  const checks: CheckText[] = [];
   let primaryKeyNames: { names: string[]; location: number | undefined } | undefined;
   const setPrimaryKey = (names: string[], location: number | undefined): void => {
     if (primaryKeyNames !== undefined) {
@@ -187,25 +189,63 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
     columnDefs.push({ name: ROW_ID_COLUMN, type: type('int8'), nullable: false, hidden: true });
     primaryKey = [columnDefs.length - 1];
   }
+  for (const check of checks) validateCheck(context, name, columnDefs, check);
+  const namedChecks = uniqueCheckNames(checks);
   return addTable(context, {
     schema,
     name,
     columns: columnDefs,
     primaryKey,
     hasPrimaryKey: primaryKeyNames !== undefined,
-    checks: uniqueCheckNames(checks),
+    checks: namedChecks,
   });
 }
 
-function checkOf(context: DdlContext, constraint: Constraint, defaultName: string): { name: string; sql: string; explicit: boolean } {
+/** Binds a CHECK expression against the new table's columns (42703 for an unknown column...). */
+function validateCheck(context: DdlContext, table: string, columns: readonly ColumnDef[], check: CheckText): void {
+  const visible = columns.filter((column) => !column.hidden);
+  const values = visible.map((column) => `NULL::${formatTypeName(column.type)}`).join(', ');
+  const names = visible.map((column) => quoteIdentifier(column.name)).join(', ');
+  const prefix = 'SELECT (';
+  const text = `${prefix}${check.sql}) FROM (VALUES (${values})) AS ${quoteIdentifier(table)}(${names})`;
+  const [statement] = parse(text);
+  let described: readonly { readonly type: DataType }[];
+  try {
+    described = context.describeQuery(statement!.node as Node, text);
+  } catch (error) {
+    // Positions inside the check's text map back onto the CREATE TABLE statement.
+    if (error instanceof SqlError && error.position !== undefined) {
+      const offset = error.position - 1 - prefix.length;
+      error.position = offset >= 0 && offset <= check.sql.length ? check.location + offset + 1 : undefined;
+    }
+    throw error;
+  }
+  const resultType = described[0]?.type;
+  if (resultType !== undefined && resultType.name !== 'bool' && resultType.name !== 'unknown') {
+    throw new SqlError(SqlState.datatypeMismatch, `argument of CHECK must be type boolean, not type ${formatTypeName(resultType)}`, {
+      position: check.location + 1,
+    });
+  }
+}
+
+interface CheckText {
+  name: string;
+  sql: string;
+  explicit: boolean;
+  /** 0-based offset of `sql` in the whole query text (for error positions). */
+  location: number;
+}
+
+function checkOf(context: DdlContext, constraint: Constraint, defaultName: string): CheckText {
   const start = (constraint.location ?? -1) - context.statementLocation;
   const sql = start < 0 ? undefined : checkExpressionTextAt(context.statementText, start);
   if (sql === undefined || sql === '') throw unsupportedConstraint(context, constraint, 'this CHECK');
-  return { name: constraint.conname ?? defaultName, sql, explicit: constraint.conname !== undefined };
+  const location = context.statementLocation + context.statementText.indexOf(sql, start);
+  return { name: constraint.conname ?? defaultName, sql, explicit: constraint.conname !== undefined, location };
 }
 
 /** Generated names get PostgreSQL's numeric suffixes (t_check, t_check1...); sorted by name. */
-function uniqueCheckNames(checks: readonly { name: string; sql: string; explicit: boolean }[]): { name: string; sql: string }[] {
+function uniqueCheckNames(checks: readonly CheckText[]): { name: string; sql: string }[] {
   const taken = new Set(checks.filter((check) => check.explicit).map((check) => check.name));
   const named = checks.map((check) => {
     if (check.explicit) return { name: check.name, sql: check.sql };

@@ -72,3 +72,5 @@ copy ck from stdin;
 8	1	8
 \.
 select count(*) from ck;
+create table bad_check (a int check (nope > 0));
+create table bad_check (a int check (a + 1));
