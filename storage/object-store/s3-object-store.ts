@@ -86,6 +86,9 @@ export class S3ObjectStore implements ObjectStore {
     this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
     this.partSizeBytes = Math.max(5 << 20, options.partSizeBytes ?? 8 << 20);
     this.multipartThresholdBytes = options.multipartThresholdBytes ?? 16 << 20;
+    // The pinned SDK version supports Node 20; its notice about future releases needing Node 22
+    // would only add noise to the server's stderr (an operator can still set the variable).
+    process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
     const endpoint = options.endpoint ?? process.env['AWS_ENDPOINT_URL_S3'] ?? process.env['AWS_ENDPOINT_URL'];
     this.client = new S3Client({
       region: options.region ?? process.env['AWS_REGION'] ?? process.env['AWS_DEFAULT_REGION'] ?? 'us-east-1',
