@@ -495,8 +495,10 @@ function divisionScale(a: Numeric, b: Numeric): number {
 
 function bigintSqrt(value: bigint): bigint {
   if (value < 2n) return value;
-  // Newton's method from a double estimate
-  let x = BigInt(Math.floor(Math.sqrt(Number(value))));
+  // Newton's method from a double estimate (or a power of two above the square root when the
+  // value exceeds the double range)
+  const estimate = Math.sqrt(Number(value));
+  let x = Number.isFinite(estimate) ? BigInt(Math.floor(estimate)) : 1n << BigInt(Math.ceil((value.toString(16).length * 4) / 2));
   if (x === 0n) x = 1n;
   for (;;) {
     const next = (x + value / x) >> 1n;
@@ -529,13 +531,10 @@ function estimateLnDecimalWeight(value: Numeric): number {
   return lnValue === 0 ? 0 : Math.trunc(Math.log10(Math.abs(lnValue)));
 }
 
-/** ln(x) for finite x > 0, rounded to `scale`, computed with guard digits in fixed point. */
-function lnToScale(value: Numeric, scale: number): Numeric {
-  const guard = 10;
-  const working = scale + guard + digitCount(value.unscaled);
+/** ln(m) for 1 <= m < 10 as a fixed-point bigint with `working` digits (series after square roots). */
+function lnMantissa(unscaled: bigint, scale: number, working: number): bigint {
   const one = pow10(working);
-  // reduce: x = m * 10^k with m in [0.1, 1) ... use repeated square roots to bring x near 1
-  let x = value.rescale(working).unscaled; // fixed point with `working` digits
+  let x = scale <= working ? unscaled * pow10(working - scale) : unscaled / pow10(scale - working);
   let doublings = 0;
   while (x > (one * 11n) / 10n || x < (one * 9n) / 10n) {
     x = bigintSqrt(x * one);
@@ -550,7 +549,26 @@ function lnToScale(value: Numeric, scale: number): Numeric {
     sum += term / k;
     term = (term * zSquared) / one;
   }
-  const result = (sum * 2n) << BigInt(doublings);
+  return (sum * 2n) << BigInt(doublings);
+}
+
+let ln10Cache: { working: number; value: bigint } | undefined;
+
+function ln10(working: number): bigint {
+  if (ln10Cache === undefined || ln10Cache.working < working) ln10Cache = { working, value: lnMantissa(10n, 0, working + 5) / 100000n };
+  return ln10Cache.value / pow10(ln10Cache.working - working);
+}
+
+/**
+ * ln(x) for finite x > 0, rounded to `scale`: x = m * 10^k with 1 <= m < 10, so
+ * ln(x) = ln(m) + k * ln(10), each in fixed point with guard digits.
+ */
+function lnToScale(value: Numeric, scale: number): Numeric {
+  const digits = digitCount(value.unscaled);
+  const exponent = digits - 1 - value.scale;
+  const working = scale + 12 + String(Math.abs(exponent)).length;
+  let result = lnMantissa(abs(value.unscaled), digits - 1, working);
+  if (exponent !== 0) result += BigInt(exponent) * ln10(working);
   return new Numeric(result, working).round(scale);
 }
 
@@ -615,11 +633,18 @@ function numericPower(base: Numeric, exponent: Numeric): Numeric {
     }
   }
   if (base.unscaled === 0n) return new Numeric(0n, MIN_SIG_DIGITS); // 0 ^ positive non-integer
+  if (base.sign() < 0) {
+    // only integer exponents get here (beyond int32): |x| ^ n, negative for odd n
+    const magnitude = numericPower(base.abs(), exponent);
+    return exponent.normalized().unscaled % 2n !== 0n ? magnitude.negate() : magnitude;
+  }
   // non-integer exponent: exp(y * ln(x)) with enough digits
   const lnBase = lnToScale(base, 40);
   const product = lnBase.multiply(exponent);
   const approximate = product.toNumber();
-  if (approximate > 3000) throw overflow();
+  // PostgreSQL: |exp * ln(base)| beyond NUMERIC_MAX_RESULT_SCALE * 3.01 overflows or is zero
+  if (approximate > 6020) throw overflow();
+  if (approximate < -6020) return new Numeric(0n, MAX_DISPLAY_SCALE);
   let decimalWeight = Math.trunc(approximate * 0.434294481903252);
   if (Math.abs(approximate) < 0.01) decimalWeight = 0;
   const scale = clampScale(Math.max(MIN_SIG_DIGITS - decimalWeight, base.scale, exponent.scale));

@@ -120,7 +120,10 @@ for (const [name, leading, trailing] of [['btrim', true, true], ['ltrim', true, 
   defineFunction(name, { args: ['text', 'text'], returns: 'text', impl: ([a, b]) => trimCharacters(a as string, b as string, leading, trailing) });
 }
 
+const MAX_RESULT_CHARACTERS = 256 * 1024 * 1024;
+
 function pad(text: string, length: number, fill: string, left: boolean): string {
+  if (length > MAX_RESULT_CHARACTERS) throw new SqlError(SqlState.programLimitExceeded, 'requested length too large');
   const chars = characters(text);
   if (length <= 0) return '';
   if (chars.length >= length) return chars.slice(0, length).join('');
