@@ -2,6 +2,7 @@
 // argument types (extremes, NaN, infinities, empty strings and arrays, odd jsonb), either returns a
 // value of its declared shape or throws a SqlError; nothing else escapes (no TypeError, RangeError
 // or hang). No oracle needed: the property is "user input never crashes".
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SqlError } from '../../sql/errors.js';
 import { ANY, DEFAULT_EVAL_CONTEXT, allFunctions, allOperators, formatValue, parseValue, resolveFunction, type ScalarFunction } from '../../sql/functions.js';
@@ -80,5 +81,24 @@ describe('robustness', () => {
         for (const args of combinations(resolved.argumentCasts, 200)) call(resolved.fn, args);
       }
     }
+  });
+});
+
+describe('text input robustness', () => {
+  it('parseValue throws only SqlErrors on arbitrary text', () => {
+    const types: DataType[] = ['bool', 'int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'bytea', 'date', 'time', 'timestamp', 'timestamptz', 'interval', 'jsonb']
+      .map((name) => type(name as never));
+    types.push(arrayOf(type('int4')), arrayOf(type('text')));
+    const pieces = fc.constantFrom('1', '-', ':', ' ', '.', 'e', 'T', '2020-01-01', '{', '}', '"', '\\', 'x', 'BC', 'infinity', '+05', 'year', '@', 'ago', 'P', '9'.repeat(30), '[', ']', ',', 'null', 'Z', 'America/New_York', 'Foo/Bar');
+    fc.assert(fc.property(fc.oneof(fc.string({ maxLength: 30 }), fc.array(pieces, { maxLength: 12 }).map((parts) => parts.join(''))), (text) => {
+      for (const t of types) {
+        try {
+          const value = parseValue(text, t);
+          formatValue(value, t);
+        } catch (error) {
+          if (!(error instanceof SqlError)) throw new Error(`${t.name} ${JSON.stringify(text)}: ${String(error)}`);
+        }
+      }
+    }), { seed: 3, numRuns: 3000 });
   });
 });
