@@ -285,6 +285,31 @@ const pgProc = pg(
   },
 );
 
+const OPERATOR_OID_OFFSET = 0x50000000;
+
+/** pg_operator from the operator library (sql/functions.ts allOperators()). */
+const pgOperator = pg(
+  2617,
+  'pg_operator',
+  [
+    'oid:oid', 'oprname:name', 'oprnamespace:oid', 'oprowner:oid', 'oprkind:char', 'oprcanmerge:bool', 'oprcanhash:bool',
+    'oprleft:oid', 'oprright:oid', 'oprresult:oid', 'oprcom:oid', 'oprnegate:oid', 'oprcode:oid', 'oprrest:oid', 'oprjoin:oid',
+  ],
+  () => {
+    const all = typeof functions.allOperators === 'function' ? functions.allOperators() : [];
+    // The library knows each operator's implementing function (its pg_proc OID, oprcode); the
+    // operators themselves get oxbow's own OIDs, stable for one build.
+    return all.map((operator, position) => {
+      const binary = operator.argumentTypes.length === 2;
+      return [
+        OPERATOR_OID_OFFSET + position, operator.name, 11, OWNER_OID, binary ? 'b' : 'l', false, false,
+        binary ? typeOid(operator.argumentTypes[0]!) : 0, typeOid(operator.argumentTypes[binary ? 1 : 0]!), typeOid(operator.returnType), 0, 0,
+        operator.oid, 0, 0,
+      ];
+    });
+  },
+);
+
 const pgSettings = pg(
   12003,
   'pg_settings',
@@ -381,6 +406,7 @@ export const pgCatalogTables: readonly SystemTable[] = [
   pgAttrdef,
   pgDescription,
   pgProc,
+  pgOperator,
   pgSettings,
   pgRoles,
   pgUser,
