@@ -86,7 +86,7 @@ const port = await new Promise<number>((resolvePort, reject) => {
 
 /** A raw client that counts backend messages by type until a given number of ReadyForQuery. */
 class Counter {
-  private pending = Buffer.alloc(0);
+  private pending: Buffer = Buffer.alloc(0);
   private readyNeeded = 0;
   private done: (() => void) | undefined;
   dataRows = 0;
