@@ -9,8 +9,7 @@
 //   independently from the killed server's own directory as of that epoch (time travel);
 // - the view always equals its query recomputed over the table.
 //
-// And --durability remote: DML returns only once its epoch is in the object store, so after a
-// SIGKILL and the loss of the whole data directory, every acknowledged row comes back.
+// --durability remote has its own file (remote-durability.test.ts).
 
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
@@ -180,29 +179,5 @@ describe('crash and recovery through checkpoints', () => {
     await client.end();
     await server.stop();
     remote.close();
-  });
-
-  it('--durability remote: nothing acknowledged is lost with the disk', async () => {
-    const url = `s3://oxbow/remote-${randomBytes(4).toString('hex')}`;
-    const dataDir = join(work, 'remote-data');
-    const args = ['--checkpoint-url', url, '--checkpoint-interval-ms', '60000', '--durability', 'remote'];
-    let server = await startOxbow({ dataDir, args, env: s3rver.env });
-    let client = await connect(server);
-    await client.query('create table t (id int primary key, v bigint)');
-    const acknowledged = new Map<number, number>();
-    for (let index = 0; index < 30; index++) {
-      await client.query('insert into t values ($1, $2)', [index, index * 10]);
-      acknowledged.set(index, index * 10);
-    }
-    await client.query('update t set v = v + 1 where id < 10');
-    for (let index = 0; index < 10; index++) acknowledged.set(index, index * 10 + 1);
-    // The checkpoint interval is a minute: only the remote durability wait can have put these there.
-    await server.kill('SIGKILL');
-    rmSync(dataDir, { recursive: true, force: true });
-    server = await startOxbow({ dataDir, args, env: s3rver.env });
-    client = await connect(server);
-    expect(await tableRows(client)).toEqual(acknowledged);
-    await client.end();
-    await server.stop();
   });
 });

@@ -1,0 +1,61 @@
+// --durability remote over a real server and s3rver: DML returns only once its epoch is in the
+// object store, so after a SIGKILL and the loss of the whole data directory every acknowledged row
+// comes back. The checkpoint interval is a minute: only the durability wait can have put the
+// rows there in time.
+
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startOxbow, type OxbowServer } from '../support/server.js';
+import { startS3rver, type S3rverProcess } from './support/s3rver.js';
+
+let s3rver: S3rverProcess;
+const work = mkdtempSync(join(tmpdir(), 'oxbow-remote-durability-'));
+
+beforeAll(async () => {
+  s3rver = await startS3rver();
+});
+afterAll(async () => {
+  await s3rver.dispose();
+  rmSync(work, { recursive: true, force: true });
+});
+
+async function connect(server: OxbowServer): Promise<pg.Client> {
+  const client = new pg.Client({ host: server.host, port: server.port, user: 'oxbow', database: 'oxbow' });
+  await client.connect();
+  client.on('error', () => undefined);
+  return client;
+}
+
+async function tableRows(client: pg.Client): Promise<Map<number, number>> {
+  const result = await client.query<{ id: number; v: string }>('select id, v from t');
+  return new Map(result.rows.map((row) => [row.id, Number(row.v)]));
+}
+
+describe('--durability remote', () => {
+  it('--durability remote: nothing acknowledged is lost with the disk', async () => {
+    const url = `s3://oxbow/remote-${randomBytes(4).toString('hex')}`;
+    const dataDir = join(work, 'remote-data');
+    const args = ['--checkpoint-url', url, '--checkpoint-interval-ms', '60000', '--durability', 'remote'];
+    let server = await startOxbow({ dataDir, args, env: s3rver.env });
+    let client = await connect(server);
+    await client.query('create table t (id int primary key, v bigint)');
+    const acknowledged = new Map<number, number>();
+    for (let index = 0; index < 12; index++) {
+      await client.query('insert into t values ($1, $2)', [index, index * 10]);
+      acknowledged.set(index, index * 10);
+    }
+    await client.query('update t set v = v + 1 where id < 10');
+    for (let index = 0; index < 10; index++) acknowledged.set(index, index * 10 + 1);
+    await server.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+    server = await startOxbow({ dataDir, args, env: s3rver.env });
+    client = await connect(server);
+    expect(await tableRows(client)).toEqual(acknowledged);
+    await client.end();
+    await server.stop();
+  });
+});
