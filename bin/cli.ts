@@ -13,6 +13,8 @@ import { createEngine, type EngineOptions } from '../executor/create-engine.js';
 import type { Engine } from '../executor/engine.js';
 import { PgServer } from '../pgwire/server.js';
 import { CheckpointMetrics } from '../storage/checkpoint/checkpoint-metrics.js';
+import { SourceStatus } from '../executor/source/source-status.js';
+import { sourcePrometheusText } from '../executor/source/source-metrics.js';
 import { runRestore } from './restore.js';
 
 export interface CliConfig {
@@ -310,7 +312,9 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
 
 async function serve(config: CliConfig): Promise<void> {
   const checkpointMetrics = new CheckpointMetrics();
+  const sourceStatus = new SourceStatus();
   const engineOptions: EngineOptions = {
+    sourceStatus,
     dataDir: config.dataDir,
     checkpointUrl: config.checkpointUrl,
     barrierIntervalMs: config.barrierIntervalMs,
@@ -342,7 +346,7 @@ async function serve(config: CliConfig): Promise<void> {
   }
   let metrics: HttpServer | undefined;
   if (config.metricsPort !== undefined) {
-    metrics = await startMetrics(config.host, config.metricsPort, server, checkpointMetrics);
+    metrics = await startMetrics(config.host, config.metricsPort, server, checkpointMetrics, sourceStatus);
   }
   let stopping = false;
   const shutdown = (signal: string): void => {
@@ -379,7 +383,7 @@ async function serve(config: CliConfig): Promise<void> {
 }
 
 /** Prometheus text at /metrics: the server's own gauges (the engine's join when it exposes them). */
-async function startMetrics(host: string, port: number, server: PgServer, checkpointMetrics: CheckpointMetrics): Promise<HttpServer> {
+async function startMetrics(host: string, port: number, server: PgServer, checkpointMetrics: CheckpointMetrics, sourceStatus: SourceStatus): Promise<HttpServer> {
   const http = createHttpServer((request, response) => {
     if (request.url !== '/metrics') {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics\n');
@@ -400,7 +404,7 @@ async function startMetrics(host: string, port: number, server: PgServer, checkp
       '# TYPE process_uptime_seconds gauge',
       `process_uptime_seconds ${process.uptime()}`,
     ];
-    response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(lines.join('\n') + '\n' + checkpointMetrics.prometheusText());
+    response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(lines.join('\n') + '\n' + checkpointMetrics.prometheusText() + sourcePrometheusText(sourceStatus));
   });
   await new Promise<void>((resolveListen, reject) => {
     http.once('error', reject);

@@ -12,6 +12,7 @@ import { openRocksStateStore } from '../storage/rocks-state-store.js';
 import { startCheckpointing } from './durability/start-checkpointing.js';
 import type { Engine } from './engine.js';
 import { openEngine } from './open-engine.js';
+import type { SourceStatus } from './source/source-status.js';
 
 export interface EngineOptions {
   readonly dataDir: string;
@@ -26,6 +27,8 @@ export interface EngineOptions {
   readonly keepCheckpoints?: number;
   /** The process-wide checkpoint metrics (system table, Prometheus); created when omitted. */
   readonly checkpointMetrics?: CheckpointMetrics;
+  /** Kafka source status for /metrics (executor/source/); created when omitted. */
+  readonly sourceStatus?: SourceStatus;
   /** Background checkpoint failures (the CLI prints them to stderr). */
   readonly onCheckpointError?: (error: unknown) => void;
 }
@@ -56,6 +59,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       memoryLimitBytes: options.memoryLimitBytes,
       checkpointMetrics: metrics,
       barrierIntervalMs: options.barrierIntervalMs,
+      ...(options.sourceStatus === undefined ? {} : { sourceStatus: options.sourceStatus }),
     });
   } catch (error) {
     await store.close();

@@ -38,6 +38,8 @@ export interface EngineSettings {
   readonly checkpointMetrics?: CheckpointMetrics;
   /** How often sources commit what they read (--barrier-interval-ms; default 1000). */
   readonly barrierIntervalMs?: number;
+  /** Source status shared with the server's /metrics (created when omitted). */
+  readonly sourceStatus?: SourceStatus;
 }
 
 export class EngineCore {
@@ -47,7 +49,7 @@ export class EngineCore {
   readonly streams: StreamManager;
   readonly store: StateStore;
   /** Rejected messages, connection trouble and partition offsets of the sources (executor/source/). */
-  readonly sourceStatus = new SourceStatus();
+  readonly sourceStatus: SourceStatus;
 
   constructor(
     store: StateStore,
@@ -55,6 +57,7 @@ export class EngineCore {
     readonly settings: EngineSettings,
   ) {
     this.store = new AbortHookStore(store, () => this.streams.discard());
+    this.sourceStatus = settings.sourceStatus ?? new SourceStatus();
     this.streams = new StreamManager(this.store);
   }
 

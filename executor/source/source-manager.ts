@@ -77,6 +77,7 @@ class RunningSource implements SourceListener {
   }
 
   async start(): Promise<void> {
+    this.manager.status.named(this.relation.id, `${this.relation.schema}.${this.relation.name}`);
     const stored = decodeOffsets(this.manager.core.store.getMeta(OFFSETS_META_PREFIX + this.relation.id));
     let resume: Map<number, bigint>;
     if (stored !== undefined) resume = stored;

@@ -36,6 +36,16 @@ export class SourceStatus {
   private readonly errorCounts = new Map<number, number>();
   private readonly partitions = new Map<number, Map<number, PartitionStatus>>();
   private readonly trouble = new Map<number, string>();
+  private readonly names = new Map<number, string>();
+
+  /** The source's qualified name, for metrics labels. */
+  named(sourceId: number, name: string): void {
+    this.names.set(sourceId, name);
+  }
+
+  nameOf(sourceId: number): string {
+    return this.names.get(sourceId) ?? String(sourceId);
+  }
 
   reject(sourceId: number, partition: number, offset: bigint, error: string, payload: Buffer | null): void {
     this.add({

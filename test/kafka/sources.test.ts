@@ -16,7 +16,7 @@ let client: pg.Client;
 
 beforeAll(async () => {
   broker = await startBroker();
-  oxbow = await startOxbow({ args: ['--barrier-interval-ms', '100'] });
+  oxbow = await startOxbow({ args: ['--barrier-interval-ms', '100', '--metrics-port', '0'] });
   client = new pg.Client({ connectionString: oxbow.url });
   await client.connect();
 }, 180_000);
@@ -186,6 +186,13 @@ describe('FORMAT PLAIN ENCODE JSON', () => {
     expect(await lines("SELECT topic, partition, committed_offset, high_watermark, lag, messages FROM oxbow_catalog.source_partitions WHERE source_name = 'bids'")).toEqual(
       perPartition.map((n, partition) => `bids | ${partition} | ${n} | ${n} | 0 | ${n}`),
     );
+    const metricsUrl = /metrics at (http:\/\/\S+\/metrics)/.exec(oxbow.stderr())?.[1];
+    expect(metricsUrl).toBeDefined();
+    const text = await (await fetch(metricsUrl!)).text();
+    perPartition.forEach((n, partition) => {
+      expect(text).toContain(`oxbow_source_committed_offset{source="public.bids",topic="bids",partition="${partition}"} ${n}`);
+      expect(text).toContain(`oxbow_source_lag_messages{source="public.bids",topic="bids",partition="${partition}"} 0`);
+    });
   });
 });
 
