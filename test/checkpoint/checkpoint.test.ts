@@ -13,6 +13,7 @@ import { epochFromMillis, type Epoch } from '../../sql/epoch.js';
 import { type } from '../../sql/types.js';
 import type { Row } from '../../sql/value.js';
 import { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
+import { CheckpointLoop } from '../../storage/checkpoint/checkpoint-loop.js';
 import { Checkpointer } from '../../storage/checkpoint/checkpointer.js';
 import { restoreFromObjectStore } from '../../storage/checkpoint/restore.js';
 import { FileObjectStore } from '../../storage/object-store/file-object-store.js';
@@ -267,4 +268,29 @@ describe('damaged checkpoints and failing object stores', () => {
     await fixture.store.close();
     remote.close();
   });
+
+  it('the checkpoint loop: waiters share one checkpoint; when it fails they get 58030 (committed locally, not remote)', async () => {
+    const good = new Fixture();
+    const loop = new CheckpointLoop(good.checkpointer(new FileObjectStore(mkdtempSync(join(work, 'loop-')))), { intervalMs: 60_000 });
+    loop.start();
+    const first = good.write(range(0, 10), 'a');
+    const second = good.write(range(10, 20), 'b');
+    await Promise.all([loop.waitForEpoch(first), loop.waitForEpoch(second)]);
+    expect(good.metrics.checkpointsTotal).toBe(1); // one checkpoint released both
+    expect(good.metrics.lastComplete!.epoch).toBe(second);
+    await loop.stop();
+    await good.store.close();
+
+    const denied = new Fixture();
+    const failing = new CheckpointLoop(denied.checkpointer(s3Store('loop-denied', { accessKeyId: 'NOBODY', secretAccessKey: 'nope' })), { intervalMs: 60_000, retryDelayMs: 10 });
+    failing.start();
+    const epoch = denied.write(range(0, 10), 'a');
+    await expect(failing.waitForEpoch(epoch)).rejects.toMatchObject({
+      code: '58030',
+      message: expect.stringMatching(/committed locally/) as unknown as string,
+    });
+    await failing.stop();
+    await denied.store.close();
+  });
 });
+
