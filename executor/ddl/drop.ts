@@ -12,7 +12,7 @@ import { type DdlContext, type DdlOutcome, kindWord } from './ddl-context.js';
 import { draftOf } from './create-table.js';
 import { nameList, stringValue } from './sql-text.js';
 
-type DropKind = 'table' | 'view' | 'materialized_view' | 'index';
+type DropKind = 'table' | 'view' | 'materialized_view' | 'index' | 'sink';
 
 const removeTypes: Readonly<Record<string, DropKind | 'schema'>> = {
   OBJECT_TABLE: 'table',
@@ -27,6 +27,7 @@ const commandTags: Readonly<Record<DropKind | 'schema', string>> = {
   view: 'DROP VIEW',
   materialized_view: 'DROP MATERIALIZED VIEW',
   index: 'DROP INDEX',
+  sink: 'DROP SINK',
   schema: 'DROP SCHEMA',
 };
 
@@ -119,7 +120,10 @@ function missingRelation(kind: DropKind, name: string): SqlError {
 }
 
 export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
-  const kind = removeTypes[statement.removeType ?? ''];
+  // DROP SINK arrives as DROP VIEW, DROP SOURCE as DROP TABLE, marked by the parser (a source is
+  // stored as a connector table: executor/source/create-source.ts).
+  const objectType = (statement as { oxbowObjectType?: string }).oxbowObjectType;
+  const kind = objectType === 'sink' ? 'sink' : removeTypes[statement.removeType ?? ''];
   if (kind === undefined) {
     throw new SqlError(SqlState.featureNotSupported, `DROP ${String(statement.removeType).replace('OBJECT_', '')} is not supported`);
   }
@@ -190,7 +194,7 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
     collect(relation, cascade, context, plan, `${kindWord(relation.kind)} ${relation.name}`);
   }
 
-  if (plan.relations.size === 0 && droppedSchemas.length === 0) return { catalog: undefined, commandTag: commandTags[kind], notices, droppedTableIds: [] };
+  if (plan.relations.size === 0 && droppedSchemas.length === 0) return { catalog: undefined, commandTag: objectType === 'source' ? 'DROP SOURCE' : commandTags[kind], notices, droppedTableIds: [] };
   notices.push(...cascadeNotice(plan.reported, context));
   const draft = draftOf(context);
   const droppedTableIds: number[] = [];
@@ -201,5 +205,5 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
     if (relation.stream !== undefined) droppedTableIds.push(...relation.stream.stateTableIds);
   }
   for (const schema of droppedSchemas) draft.removeSchema(schema);
-  return { catalog: draft.finish(), commandTag: commandTags[kind], notices, droppedTableIds };
+  return { catalog: draft.finish(), commandTag: objectType === 'source' ? 'DROP SOURCE' : commandTags[kind], notices, droppedTableIds };
 }

@@ -83,4 +83,11 @@ describe('CREATE SINK', () => {
     await expect(client.query(`CREATE SINK bad FROM nowhere WITH (connector = 'kafka', topic = 't', properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '42P01' });
     await expect(client.query(`CREATE SINK bad FROM accounts WITH (connector = 'kafka', properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '22023' });
   });
+
+  it('drops sinks; the relation they read needs CASCADE while they exist', async () => {
+    await expect(client.query('DROP TABLE accounts')).rejects.toMatchObject({ code: '2BP01' });
+    expect((await client.query('DROP SINK sink_plain')).command).toBe('DROP');
+    await expect(client.query('DROP SINK sink_plain')).rejects.toMatchObject({ code: '42P01' });
+    await client.query('DROP TABLE accounts CASCADE');
+  });
 });

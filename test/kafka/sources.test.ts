@@ -337,5 +337,7 @@ describe('errors', () => {
     expect(trouble.join('\n')).toContain('"doomed"');
     expect(oxbow.stderr()).toContain('source public.doomed');
     expect(await lines('SELECT v FROM doomed')).toEqual(['1']);
+    await client.query('DROP SOURCE doomed');
+    await expect(client.query('SELECT v FROM doomed')).rejects.toMatchObject({ code: '42P01' });
   });
 });
