@@ -62,7 +62,7 @@ export function compareValues(a: Value, b: Value, type: DataType): number {
     case 'oid':
     case 'regclass':
     case 'regproc':
-    case 'regtype':
+    case 'regtype': case 'regnamespace':
     case 'date':
     case 'time':
     case 'timestamp':
@@ -189,7 +189,7 @@ export function hashValue(value: Value, type: DataType): number {
     case 'oid':
     case 'regclass':
     case 'regproc':
-    case 'regtype':
+    case 'regtype': case 'regnamespace':
     case 'date':
     case 'time':
     case 'timestamp':

@@ -24,6 +24,7 @@ export type TypeName =
   | 'regclass'
   | 'regproc'
   | 'regtype'
+  | 'regnamespace'
   | 'name'
   | 'char'
   | 'unknown'
@@ -69,6 +70,7 @@ export const TYPES: Readonly<Record<Exclude<TypeName, 'array'>, TypeInfo>> = {
   regclass: info('regclass', 2205, 4, 2210, 'N'),
   regproc: info('regproc', 24, 4, 1008, 'N'),
   regtype: info('regtype', 2206, 4, 2211, 'N'),
+  regnamespace: info('regnamespace', 4089, 4, 4090, 'N'),
   name: info('name', 19, 64, 1003, 'S'),
   char: info('char', 18, 1, 1002, 'Z'),
   unknown: info('unknown', 705, -2, 0, 'X'),

@@ -61,7 +61,7 @@ export class BinderContext {
     if (target.name === 'unknown') return expression;
     if (expression.kind === 'Literal' && expression.type.name === 'unknown') {
       if (expression.value === null) return { kind: 'Literal', value: null, type: target };
-      if (target.name === 'regclass' || target.name === 'regtype') return this.objectReference(String(expression.value), target, position);
+      if (target.name === 'regclass' || target.name === 'regtype' || target.name === 'regnamespace') return this.objectReference(String(expression.value), target, position);
       try {
         const value = parseValue(String(expression.value), target, this.evalContext);
         // Explicit casts truncate to the modifier ('abcdef'::varchar(3) is 'abc'); assignments check it.
@@ -110,6 +110,12 @@ export class BinderContext {
       const relation = this.planner.catalog.resolveRelation(parts.length > 1 ? parts[0] : undefined, parts[parts.length - 1]!, this.planner.searchPath);
       if (relation === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${text}" does not exist`, { position });
       return { kind: 'Literal', value: relation.id, type: target };
+    }
+    if (target.name === 'regnamespace') {
+      const name = splitQualifiedName(text);
+      const schema = name.length === 1 ? this.planner.catalog.schema(name[0]!) : undefined;
+      if (schema === undefined) throw new SqlError(SqlState.invalidSchemaName, `schema "${text}" does not exist`, { position });
+      return { kind: 'Literal', value: schema.id, type: target };
     }
     const oid = typeOidByName(text.trim().toLowerCase());
     if (oid === undefined) throw new SqlError(SqlState.undefinedObject, `type "${text}" does not exist`, { position });

@@ -23,7 +23,7 @@ const NAMES: Readonly<Record<string, Exclude<TypeName, 'array'>>> = {
   timestamptz: 'timestamptz', 'timestamp with time zone': 'timestamptz',
   interval: 'interval',
   jsonb: 'jsonb', json: 'json',
-  oid: 'oid', regclass: 'regclass', regproc: 'regproc', regtype: 'regtype',
+  oid: 'oid', regclass: 'regclass', regproc: 'regproc', regtype: 'regtype', regnamespace: 'regnamespace',
   name: 'name', char: 'char', unknown: 'unknown', void: 'void', record: 'record',
 };
 
@@ -69,7 +69,7 @@ const DISPLAY: Readonly<Record<string, string>> = {
   numeric: 'numeric', varchar: 'character varying', text: 'text', bpchar: 'character', bytea: 'bytea', date: 'date',
   time: 'time without time zone', timestamp: 'timestamp without time zone', timestamptz: 'timestamp with time zone',
   interval: 'interval', jsonb: 'jsonb', json: 'json', oid: 'oid', regclass: 'regclass', regproc: 'regproc',
-  regtype: 'regtype', name: 'name', char: '"char"', unknown: 'unknown', void: 'void', record: 'record',
+  regtype: 'regtype', regnamespace: 'regnamespace', name: 'name', char: '"char"', unknown: 'unknown', void: 'void', record: 'record',
 };
 
 /** PostgreSQL's name of a type in messages (format_type without the modifier). */

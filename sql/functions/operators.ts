@@ -220,7 +220,7 @@ function defineComparisons(left: DataType, right: DataType): void {
 }
 
 for (const name of comparable) defineComparisons(type(name), type(name));
-for (const element of ['int2', 'int4', 'int8', 'text', 'float8', 'numeric', 'bool', 'date', 'timestamp', 'timestamptz'] as const) {
+for (const element of ['int2', 'int4', 'int8', 'text', 'varchar', 'bpchar', 'name', 'char', 'float4', 'float8', 'numeric', 'bool', 'date', 'time', 'timestamp', 'timestamptz', 'interval', 'bytea', 'oid'] as const) {
   defineComparisons(arrayOf(type(element)), arrayOf(type(element)));
 }
 // cross-type comparisons PostgreSQL has directly (so that int8 = int4 does not widen the column)
