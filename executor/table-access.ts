@@ -8,7 +8,7 @@
 // shorter than the current column list; they are padded with NULL here.
 
 import type { RelationDef } from '../sql/catalog.js';
-import { lastEpochAtMillis, type Epoch } from '../sql/epoch.js';
+import { epochToMillis, lastEpochAtMillis, type Epoch } from '../sql/epoch.js';
 import { SqlError, SqlState } from '../sql/errors.js';
 import type { Row } from '../sql/value.js';
 import type { RowVersion, StateStore, StateTable } from '../storage/state-table.js';
@@ -99,7 +99,10 @@ export class StoreTableAccess implements TableAccess {
   private checkWindow(relation: RelationDef, epoch: Epoch): void {
     const window = this.store.readableWindow(relation.id);
     if (epoch < window.oldest) {
-      throw new SqlError(SqlState.snapshotTooOld, `cannot read "${relation.name}" as of that time: its history is no longer retained`, {
+      const oldest = new Date(epochToMillis(window.oldest)).toISOString();
+      const latest = new Date(epochToMillis(window.latest)).toISOString();
+      throw new SqlError(SqlState.snapshotTooOld, `cannot read "${relation.name}" as of ${new Date(epochToMillis(epoch)).toISOString()}: it is readable from ${oldest} to ${latest}`, {
+        detail: 'Older versions were never written (the relation is younger) or are no longer retained.',
         hint: 'Time travel reaches back as far as the time-travel retention (--time-travel-retention).',
       });
     }
@@ -121,7 +124,12 @@ export class StoreTableAccess implements TableAccess {
       const rows = this.system.systemRows(relation);
       return rows.map((row) => ({ row, validFrom: 0n, validTo: null }));
     }
-    this.checkWindow(relation, from);
+    // A period that starts before the readable window but reaches into it returns the versions
+    // of the window: the relation has nothing older to show (it did not exist, or retention
+    // dropped it, which the window bounds). A period wholly before the window is an error.
+    const window = this.store.readableWindow(relation.id);
+    this.checkWindow(relation, to);
+    if (from < window.oldest) from = window.oldest;
     const width = relation.columns.length;
     const versions = this.userTable(relation).versions(from, to);
     return {

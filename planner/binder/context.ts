@@ -6,7 +6,7 @@
 
 import { type DataType, TYPES, sameType, type as scalar } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import { type CastContext, type EvalContext, type Resolved, DEFAULT_EVAL_CONTEXT, parseValue, resolveCast, resolveFunction, resolveOperator, commonType } from '../../sql/functions.js';
+import { type CastContext, type EvalContext, type Resolved, DEFAULT_EVAL_CONTEXT, allOperators, parseValue, resolveCast, resolveFunction, resolveOperator, commonType } from '../../sql/functions.js';
 import type { Expression } from '../expression.js';
 import type { Plan } from '../plan.js';
 import type { PlannerContext } from '../index.js';
@@ -141,6 +141,16 @@ export class BinderContext {
     if (resolved === undefined && left !== undefined && (left.type.name === 'unknown' || right.type.name === 'unknown')) {
       // The other candidate PostgreSQL would consider: the unknown side as text.
       resolved = resolveOperator(name, left.type.name === 'unknown' ? TEXT : left.type, right.type.name === 'unknown' ? TEXT : right.type);
+    }
+    if (resolved === undefined && left !== undefined && (left.type.name === 'unknown') !== (right.type.name === 'unknown')) {
+      // PostgreSQL's rule for one side of unknown type: the operator whose other side matches the
+      // known type exactly, when there is only one ('{"a":1}'::jsonb #> '{a}' takes text[]).
+      const knownIsLeft = right.type.name === 'unknown';
+      const known = knownIsLeft ? left.type : right.type;
+      const candidates = allOperators().filter(
+        (candidate) => candidate.name === name && candidate.argumentTypes.length === 2 && sameType(candidate.argumentTypes[knownIsLeft ? 0 : 1]!, known),
+      );
+      if (candidates.length === 1) resolved = resolveOperator(name, candidates[0]!.argumentTypes[0], candidates[0]!.argumentTypes[1]!);
     }
     if (resolved === undefined) {
       const signature = left === undefined ? `${name} ${displayTypeName(right.type)}` : `${displayTypeName(left.type)} ${name} ${displayTypeName(right.type)}`;
