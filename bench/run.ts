@@ -1,0 +1,71 @@
+// `npm run bench [-- SUITE ...] [--out FILE] [--scale X]`: runs the benchmark suites of bench/
+// one after another, each in its own process so one suite's heap and native state do not skew
+// the next, and passes their JSON lines {"bench","metric","value","unit"} through to stdout (and
+// to FILE with --out). Suites: the other files of this folder, by stem (storage, stream, ...).
+// --scale sets BENCH_SCALE for the suites that read it (a quick run: --scale 0.1).
+
+import { spawn } from 'node:child_process';
+import { appendFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const available = readdirSync(here)
+  .filter((name) => name.endsWith('.js') && name !== 'run.js')
+  .map((name) => name.slice(0, -3))
+  .sort();
+
+function usage(message?: string): never {
+  if (message !== undefined) console.error(`bench: ${message}`);
+  console.error(`usage: npm run bench -- [SUITE ...] [--out FILE] [--scale X]\nsuites: ${available.join(', ')}`);
+  process.exit(2);
+}
+
+const suites: string[] = [];
+let out: string | undefined;
+let scale: string | undefined;
+const args = process.argv.slice(2);
+for (let i = 0; i < args.length; i++) {
+  const arg = args[i]!;
+  if (arg === '--out') out = args[++i] ?? usage('--out needs a file');
+  else if (arg === '--scale') scale = args[++i] ?? usage('--scale needs a number');
+  else if (arg === '--help' || arg === '-h') usage();
+  else if (arg.startsWith('--')) usage(`unknown option ${arg}`);
+  else if (!available.includes(arg)) usage(`unknown suite ${arg}`);
+  else suites.push(arg);
+}
+if (scale !== undefined && !(Number(scale) > 0)) usage('--scale must be a positive number');
+if (out !== undefined) writeFileSync(out, '');
+
+function runSuite(suite: string): Promise<number> {
+  return new Promise((resolve) => {
+    const env = { ...process.env, ...(scale === undefined ? {} : { BENCH_SCALE: scale }) };
+    const child = spawn(process.execPath, [join(here, `${suite}.js`)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let partial = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      partial += chunk;
+      const lines = partial.split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) {
+        process.stdout.write(`${line}\n`);
+        if (out !== undefined && line.startsWith('{')) appendFileSync(out, `${line}\n`);
+      }
+    });
+    child.on('close', (code) => {
+      if (partial.length > 0) process.stdout.write(`${partial}\n`);
+      resolve(code ?? 1);
+    });
+  });
+}
+
+let failed = 0;
+for (const suite of suites.length > 0 ? suites : available) {
+  console.error(`bench: ${suite}`);
+  const code = await runSuite(suite);
+  if (code !== 0) {
+    failed++;
+    console.error(`bench: ${suite} exited with ${code}`);
+  }
+}
+process.exit(failed === 0 ? 0 : 1);
