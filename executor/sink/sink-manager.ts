@@ -5,9 +5,9 @@
 // epoch) are encoded per FORMAT and sent in one Kafka transaction, each message carrying its epoch
 // in the `oxbow.epoch` header; then the new progress is committed in the store's metadata
 // (`sink-progress/<sink id>`). Only committed epochs are read, so nothing uncommitted ever leaves.
-// After a crash delivery resumes from the committed progress: no committed change is lost. A crash
-// between the Kafka commit and the progress commit re-sends that one delivery (at-least-once for
-// that window; consumers can drop repeats by the epoch header).
+// After a crash delivery resumes from the committed progress: no committed change is lost. For a
+// crash between the Kafka commit and the progress commit, a starting sink first reads the end of
+// its topic (read_committed) for the highest `oxbow.epoch` and resumes after it: none twice.
 //
 // Formats: PLAIN writes inserted rows only (append-only, like RisingWave's force_append_only);
 // UPSERT writes key -> row, a tombstone (null value) for a deleted key; DEBEZIUM writes
@@ -29,6 +29,9 @@ const { Kafka, logLevel } = kafkajs;
 export const SINK_PROGRESS_META_PREFIX = 'sink-progress/';
 /** Messages per Kafka transaction at most; a bigger delivery is split (each part its own transaction). */
 const MESSAGES_PER_TRANSACTION = 50_000;
+/** How far back from the end of each partition to look for the last delivered epoch. */
+const TAIL_OFFSETS = 1000n;
+const TAIL_READ_TIMEOUT_MS = 20_000;
 
 interface SinkMessage {
   key: string | null;
@@ -44,6 +47,8 @@ class RunningSink {
   private readonly key: JsonRowEncoder;
   private readonly keyPositions: readonly number[];
   private delivered: Epoch | undefined;
+  /** Whether the topic's tail was checked for deliveries the progress does not know about. */
+  private reconciled = false;
   busy = false;
   stopped = false;
 
@@ -67,9 +72,65 @@ class RunningSink {
     if (stored !== undefined) this.delivered = BigInt(new TextDecoder().decode(stored));
   }
 
+  private kafka() {
+    return new Kafka({ clientId: `oxbow-sink-${this.sink.name}`, brokers: [...this.options.brokers], logLevel: logLevel.NOTHING, connectionTimeout: 3000 });
+  }
+
+  /**
+   * The highest `oxbow.epoch` among the committed messages at the end of the topic: a delivery
+   * whose Kafka transaction committed just before a crash, before its progress was committed.
+   * Undefined when the topic is empty or missing.
+   */
+  private async lastWrittenEpoch(): Promise<Epoch | undefined> {
+    const kafka = this.kafka();
+    const admin = kafka.admin();
+    await admin.connect();
+    let bounds: { partition: number; high: string; low: string }[];
+    try {
+      if (!(await admin.listTopics()).includes(this.options.topic)) return undefined;
+      bounds = await admin.fetchTopicOffsets(this.options.topic);
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+    const targets = bounds.filter((bound) => BigInt(bound.high) > BigInt(bound.low));
+    if (targets.length === 0) return undefined;
+    const consumer = kafka.consumer({ groupId: `oxbow-sink-check-${this.sink.id}-${process.pid}-${Date.now()}`, readUncommitted: false, maxWaitTimeInMs: 100 });
+    const pending = new Set(targets.map((bound) => bound.partition));
+    let latest: Epoch | undefined;
+    let finished!: () => void;
+    const done = new Promise<void>((resolve) => (finished = resolve));
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
+      await consumer.run({
+        eachBatch: async ({ batch }) => {
+          for (const message of batch.messages) {
+            const header = message.headers?.['oxbow.epoch'];
+            if (header === undefined) continue;
+            const epoch = BigInt(header.toString());
+            if (latest === undefined || epoch > latest) latest = epoch;
+          }
+          // Control records (transaction markers) are never delivered: a batch that reaches the
+          // last two offsets has seen the partition's last committed message.
+          if (batch.messages.length > 0 && BigInt(batch.lastOffset()) >= BigInt(batch.highWatermark) - 2n) pending.delete(batch.partition);
+          if (pending.size === 0) finished();
+        },
+      });
+      for (const bound of targets) {
+        const from = BigInt(bound.high) - TAIL_OFFSETS;
+        consumer.seek({ topic: this.options.topic, partition: bound.partition, offset: String(from > BigInt(bound.low) ? from : BigInt(bound.low)) });
+      }
+      await Promise.race([done, new Promise((resolve) => setTimeout(resolve, TAIL_READ_TIMEOUT_MS))]);
+    } finally {
+      await consumer.disconnect().catch(() => undefined);
+    }
+    if (pending.size > 0) throw new Error(`could not read the end of topic "${this.options.topic}" to find what was delivered`);
+    return latest;
+  }
+
   private async connect(): Promise<Producer> {
     if (this.producer !== undefined) return this.producer;
-    const kafka = new Kafka({ clientId: `oxbow-sink-${this.sink.name}`, brokers: [...this.options.brokers], logLevel: logLevel.NOTHING, connectionTimeout: 3000 });
+    const kafka = this.kafka();
     const producer = kafka.producer({ transactionalId: `oxbow-sink-${this.sink.id}`, idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: true });
     await producer.connect();
     this.producer = producer;
@@ -78,6 +139,11 @@ class RunningSink {
 
   /** One delivery round: everything committed since the last one. */
   async deliver(): Promise<void> {
+    if (!this.reconciled) {
+      const written = await this.lastWrittenEpoch();
+      if (written !== undefined && (this.delivered === undefined || written > this.delivered)) this.delivered = written;
+      this.reconciled = true;
+    }
     const to = this.core.store.committedEpoch;
     if (this.delivered !== undefined && to <= this.delivered) return;
     const changes: EpochChanges[] =
@@ -90,6 +156,8 @@ class RunningSink {
         try {
           await transaction.send({ topic: this.options.topic, messages: messages.slice(first, first + MESSAGES_PER_TRANSACTION) });
           await transaction.commit();
+          // Fault injection for the test of the crash window between the two commits.
+          if (process.env['OXBOW_FAULT_KILL_AFTER_SINK_COMMIT'] === '1') process.kill(process.pid, 'SIGKILL');
         } catch (error) {
           await transaction.abort().catch(() => undefined);
           throw error;

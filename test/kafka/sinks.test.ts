@@ -4,6 +4,9 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import { startBroker, waitFor, type Broker } from './broker.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
@@ -89,5 +92,44 @@ describe('CREATE SINK', () => {
     expect((await client.query('DROP SINK sink_plain')).command).toBe('DROP');
     await expect(client.query('DROP SINK sink_plain')).rejects.toMatchObject({ code: '42P01' });
     await client.query('DROP TABLE accounts CASCADE');
+  });
+
+  it('sends nothing twice when the server dies between the Kafka commit and its own', async () => {
+    await broker.createTopic('sink_crash', 1);
+    const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-sink-crash-'));
+    try {
+      // This server kills itself right after its first Kafka transaction commits, before the
+      // sink's progress is committed: the window where a naive sink would send again.
+      const doomed = await startOxbow({ dataDir, args: ['--barrier-interval-ms', '100'], env: { OXBOW_FAULT_KILL_AFTER_SINK_COMMIT: '1' } });
+      const exited = new Promise((resolve) => doomed.process.once('exit', resolve));
+      const first = new pg.Client({ connectionString: doomed.url });
+      await first.connect();
+      first.on('error', () => undefined);
+      await first.query('CREATE TABLE items (id int PRIMARY KEY, label varchar)');
+      await first.query("INSERT INTO items VALUES (1, 'one'), (2, 'two')");
+      await first.query(`CREATE SINK items_out FROM items WITH (connector = 'kafka', topic = 'sink_crash', properties.bootstrap.server = '${broker.bootstrap}') FORMAT UPSERT ENCODE JSON`);
+      await exited;
+      await first.end().catch(() => undefined);
+      expect(doomed.process.signalCode).toBe('SIGKILL');
+
+      const again = await startOxbow({ dataDir, args: ['--barrier-interval-ms', '100'] });
+      try {
+        const second = new pg.Client({ connectionString: again.url });
+        await second.connect();
+        await second.query("INSERT INTO items VALUES (3, 'three')");
+        const messages = await readTopic('sink_crash', 3);
+        // Give a duplicate delivery every chance to show up: the next insert must come right after.
+        await second.query("INSERT INTO items VALUES (4, 'four')");
+        const all = await readTopic('sink_crash', 4);
+        await second.end();
+        const line = (id: number, label: string) => `${JSON.stringify({ id })} -> ${JSON.stringify({ id, label })}`;
+        expect(messages.slice(0, 2).sort()).toEqual([line(1, 'one'), line(2, 'two')]);
+        expect(all.slice(2)).toEqual([line(3, 'three'), line(4, 'four')]);
+      } finally {
+        await again.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
