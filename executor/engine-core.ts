@@ -58,7 +58,7 @@ export class EngineCore {
   ) {
     this.store = new AbortHookStore(store, () => this.streams.discard());
     this.sourceStatus = settings.sourceStatus ?? new SourceStatus();
-    this.streams = new StreamManager(this.store);
+    this.streams = new StreamManager(this.store, (viewId) => this.catalog.snapshot.relationById(viewId)?.retentionMs);
   }
 
   /**

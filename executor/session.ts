@@ -37,7 +37,7 @@ import type { EngineCore } from './engine-core.js';
 import { SessionSettings } from './settings.js';
 import { expandViews } from './view-expansion.js';
 import { describeRelation, showCreate, showObjects, type ShowResult } from './show-objects.js';
-import { StoreTableAccess } from './table-access.js';
+import { StoreTableAccess, stateTableOf } from './table-access.js';
 import { runDdl, isDdl } from './ddl/run-ddl.js';
 import type { DdlContext, DdlOutcome } from './ddl/ddl-context.js';
 import { formatTypeName } from './type-names.js';
@@ -268,6 +268,8 @@ export class EngineSession implements Session {
       viewErrors: () => this.core.streams.errors.records(),
       checkpoints: this.core.settings.checkpointMetrics,
       sourceStatus: this.core.sourceStatus,
+      readableWindow: (relationId) => this.core.store.readableWindow(relationId),
+      defaultRetentionMs: this.core.settings.timeTravelRetentionMs,
     };
   }
 
@@ -476,6 +478,7 @@ export class EngineSession implements Session {
         try {
           if (outcome.backfill !== undefined) await this.backfillColumns(outcome.catalog, outcome.backfill, signal);
           for (const tableId of outcome.droppedTableIds) this.core.store.dropTable(tableId);
+          this.applyRetentionChanges(outcome.catalog);
           this.core.catalog.stage(this.core.store, outcome.catalog);
           this.core.commit();
         } catch (error) {
@@ -490,6 +493,19 @@ export class EngineSession implements Session {
       for (const notice of outcome.notices) this.events.notice(notice);
       return outcome.commandTag;
     });
+  }
+
+  /**
+   * ALTER ... SET/RESET (retention): the store keeps each table's retention with its version GC
+   * record, so a changed one is handed to the store in the DDL's own epoch.
+   */
+  private applyRetentionChanges(next: CatalogSnapshot): void {
+    const current = this.core.catalog.snapshot;
+    for (const relation of next.relations()) {
+      if (relation.kind !== 'table' && relation.kind !== 'materialized_view') continue;
+      const before = current.relationById(relation.id);
+      if (before !== undefined && before.retentionMs !== relation.retentionMs) stateTableOf(this.core.store, relation);
+    }
   }
 
   /**

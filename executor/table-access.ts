@@ -40,7 +40,8 @@ export class RowIdAllocator {
   }
 }
 
-function stateTableOf(store: StateStore, relation: RelationDef): StateTable {
+/** The state table of a table's or materialized view's rows, with the relation's retention. */
+export function stateTableOf(store: StateStore, relation: RelationDef): StateTable {
   return store.table({
     tableId: relation.id,
     columnTypes: relation.columns.map((column) => column.type),
@@ -103,7 +104,7 @@ export class StoreTableAccess implements TableAccess {
       const latest = new Date(epochToMillis(window.latest)).toISOString();
       throw new SqlError(SqlState.snapshotTooOld, `cannot read "${relation.name}" as of ${new Date(epochToMillis(epoch)).toISOString()}: it is readable from ${oldest} to ${latest}`, {
         detail: 'Older versions were never written (the relation is younger) or are no longer retained.',
-        hint: 'Time travel reaches back as far as the time-travel retention (--time-travel-retention).',
+        hint: "Time travel reaches back as far as the object's retention: WITH (retention = ...), by default --time-travel-retention. See oxbow_catalog.time_travel.",
       });
     }
   }

@@ -11,6 +11,7 @@ import { dataTypeFromTypeName } from '../type-names.js';
 import { type DdlContext, type DdlOutcome, kindWord, positionOf, unchanged } from './ddl-context.js';
 import { draftOf, firstLocation } from './create-table.js';
 import { expressionTextAt, nameList, stringValue } from './sql-text.js';
+import { retentionOption } from './retention.js';
 
 export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlOutcome {
   const target = statement.relation!;
@@ -23,6 +24,10 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
       ]);
     }
     throw new SqlError(SqlState.undefinedTable, `relation "${name}" does not exist`);
+  }
+  const commands = (statement.cmds ?? []).map((item) => (item as { AlterTableCmd: AlterTableCmd }).AlterTableCmd);
+  if (commands.length > 0 && commands.every((command) => command.subtype === 'AT_SetRelOptions' || command.subtype === 'AT_ResetRelOptions')) {
+    return alterRetention(statement, relation, commands, context);
   }
   if (relation.kind !== 'table') {
     throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a table`);
@@ -84,6 +89,25 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
     droppedTableIds: [],
     ...(backfill.length === 0 ? {} : { backfill: { relationId: relation.id, columnIndexes: backfill } }),
   };
+}
+
+/** ALTER TABLE | MATERIALIZED VIEW x SET (retention = ...) / RESET (retention). */
+function alterRetention(statement: AlterTableStmt, relation: RelationDef, commands: readonly AlterTableCmd[], context: DdlContext): DdlOutcome {
+  const tag = statement.objtype === 'OBJECT_MATVIEW' ? 'ALTER MATERIALIZED VIEW' : 'ALTER TABLE';
+  if (relation.kind !== 'table' && relation.kind !== 'materialized_view') {
+    throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is not a table or materialized view`);
+  }
+  let retentionMs = relation.retentionMs;
+  for (const command of commands) {
+    const items = (command.def as { List?: { items?: Node[] } } | undefined)?.List?.items;
+    const option = retentionOption(items, command.subtype === 'AT_ResetRelOptions' ? 'reset' : 'set');
+    if (option !== undefined) retentionMs = option.retentionMs;
+  }
+  if (retentionMs === relation.retentionMs) return unchanged(tag, []);
+  const { retentionMs: _previous, ...rest } = relation;
+  const draft = draftOf(context);
+  draft.putRelation(retentionMs === undefined ? rest : { ...rest, retentionMs });
+  return { catalog: draft.finish(), commandTag: tag, notices: [], droppedTableIds: [] };
 }
 
 const commentKinds: Readonly<Record<string, RelationDef['kind']>> = {

@@ -14,6 +14,7 @@ import { quoteIdentifier } from '../system/system-context.js';
 import { type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-context.js';
 import { checkExpressionTextAt, creationSchema, expressionTextAt, stringValue } from './sql-text.js';
 import { CatalogDraft, type CatalogSnapshot } from '../catalog.js';
+import { retentionOption } from './retention.js';
 
 export const ROW_ID_COLUMN = '_row_id';
 const MAX_COLUMNS = 1600;
@@ -191,6 +192,7 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
   }
   for (const check of checks) validateCheck(context, name, columnDefs, check);
   const namedChecks = uniqueCheckNames(checks);
+  const retentionMs = retentionOption(statement.options)?.retentionMs;
   return addTable(context, {
     schema,
     name,
@@ -198,6 +200,7 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
     primaryKey,
     hasPrimaryKey: primaryKeyNames !== undefined,
     checks: namedChecks,
+    ...(retentionMs === undefined ? {} : { retentionMs }),
   });
 }
 
@@ -266,6 +269,7 @@ export function addTable(
     primaryKey: number[];
     hasPrimaryKey: boolean;
     checks?: readonly { name: string; sql: string }[];
+    retentionMs?: number;
   },
 ): DdlOutcome {
   const draft: CatalogDraft = draftOf(context);
@@ -279,6 +283,7 @@ export function addTable(
     primaryKey: table.primaryKey,
     dependsOn: [],
     ...(table.checks === undefined || table.checks.length === 0 ? {} : { checks: table.checks }),
+    ...(table.retentionMs === undefined ? {} : { retentionMs: table.retentionMs }),
   });
   if (table.hasPrimaryKey) {
     const indexName = freeRelationName(draft.finish(), table.schema, `${table.name}_pkey`);

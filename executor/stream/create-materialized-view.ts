@@ -10,6 +10,7 @@
 // definition again with those ids yields the same dataflow over the same state tables, so nothing
 // is recomputed.
 
+import { retentionOption } from '../ddl/retention.js';
 import type { CreateTableAsStmt, Node } from '@pgsql/types';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Row } from '../../sql/value.js';
@@ -57,6 +58,7 @@ export function createMaterializedView(input: CreateViewInput): CreateViewOutcom
     }
     throw new SqlError(SqlState.duplicateTable, `relation "${name}" already exists`);
   }
+  const retentionMs = retentionOption(body.into?.options)?.retentionMs;
   const queryText = viewQueryText(ddl.statementText);
   const draft = new CatalogDraft(ddl.catalog);
   const relationId = draft.allocateId();
@@ -81,10 +83,11 @@ export function createMaterializedView(input: CreateViewInput): CreateViewOutcom
     definition: queryText,
     dependsOn: referencedRelationIds(body.query!, ddl),
     stream: { stateTableIds: allStateTables(planned.stream).map((table) => table.tableId).filter((id) => id !== relationId).sort((a, b) => a - b), searchPath },
+    ...(retentionMs === undefined ? {} : { retentionMs }),
   };
   draft.putRelation(relation);
   const next = draft.finish();
-  const dataflow = core.streams.build(relationId, planned.stream);
+  const dataflow = core.streams.build(relationId, planned.stream, retentionMs);
   try {
     backfill(core, dataflow, planned);
     core.catalog.stage(core.store, next);

@@ -62,6 +62,8 @@ export class StreamContext {
     readonly store: StateStore,
     readonly viewId: number,
     private readonly errors: StreamErrorSink,
+    /** The view's own rows keep versions this long (its `retention`); undefined: the server default. */
+    private readonly viewRetentionMs?: number,
   ) {
     this.runtime = {
       tables: this.templateInputs,
@@ -75,7 +77,8 @@ export class StreamContext {
   }
 
   stateTable(declaration: StateTableDeclaration): StateTable {
-    return this.store.table({ tableId: declaration.tableId, columnTypes: declaration.columnTypes, primaryKey: declaration.primaryKey });
+    const retention = declaration.tableId === this.viewId && this.viewRetentionMs !== undefined ? { retentionMs: this.viewRetentionMs } : {};
+    return this.store.table({ tableId: declaration.tableId, columnTypes: declaration.columnTypes, primaryKey: declaration.primaryKey, ...retention });
   }
 
   /** Sets the rows batch templates read as their inputs. */

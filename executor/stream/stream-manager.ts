@@ -27,11 +27,19 @@ export class StreamManager implements ChangeCapture {
   private pending = new Map<number, ChangeBatch>();
   readonly errors = new ViewErrors();
 
-  constructor(private readonly store: StateStore) {}
+  constructor(
+    private readonly store: StateStore,
+    /** A view's time-travel retention from the catalog (undefined: the server default). */
+    private readonly retentionOf: (viewId: number) => number | undefined = () => undefined,
+  ) {}
 
-  /** Builds a view's dataflow over the store (not yet installed). */
-  build(viewId: number, plan: StreamPlan): Dataflow {
-    return new DataflowClass(viewId, plan, new StreamContext(this.store, viewId, this.errors));
+  /**
+   * Builds a view's dataflow over the store (not yet installed). `retentionMs` is the view's own
+   * retention when it is not in the catalog yet (CREATE MATERIALIZED VIEW); else the catalog's.
+   */
+  build(viewId: number, plan: StreamPlan, retentionMs?: number): Dataflow {
+    const retention = retentionMs ?? this.retentionOf(viewId);
+    return new DataflowClass(viewId, plan, new StreamContext(this.store, viewId, this.errors, retention));
   }
 
   install(dataflow: Dataflow): void {

@@ -4,6 +4,7 @@
 // pg_class, pg_attribute, pg_index and the pg_get_* functions agree with each other.
 
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
+import type { ReadableWindow } from '../../storage/state-table.js';
 import type { ViewErrorRecord } from '../stream/view-errors.js';
 import type { SourceStatus } from '../source/source-status.js';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
@@ -23,6 +24,10 @@ export interface SystemContext {
   readonly checkpoints?: CheckpointMetrics;
   /** Sources' rejected messages and partition offsets (oxbow_catalog.source_errors / source_partitions). */
   readonly sourceStatus?: SourceStatus;
+  /** A table's or view's readable time-travel window (oxbow_catalog.time_travel). */
+  readonly readableWindow?: (relationId: number) => ReadableWindow;
+  /** The server's --time-travel-retention in milliseconds. */
+  readonly defaultRetentionMs?: number;
 }
 
 /** The bootstrap superuser's OID; every object is owned by the session user under this OID. */
