@@ -2,7 +2,9 @@
 // storage failures into SqlErrors with the right SQLSTATE (corruption XX001, disk full 53100, I/O
 // 58030) so a client sees a clear error and the process keeps running.
 
+import { statfsSync } from 'node:fs';
 import type { Epoch } from '../sql/epoch.js';
+import { SqlError, SqlState } from '../sql/errors.js';
 import type { BackendIterator, BackendScanOptions, MvccBackend } from './mvcc-backend.js';
 import { RocksDatabase, toStorageSqlError, type RocksIterator } from './rocksdb.js';
 import type { Bytes } from './byte-writer.js';
@@ -31,8 +33,32 @@ export class RocksBackend implements MvccBackend {
   /** Point reads copy values here instead of allocating a Buffer per read. */
   private scratch = Buffer.allocUnsafe(4096);
 
-  constructor(database: RocksDatabase) {
+  /**
+   * Free bytes a commit must leave on the data directory's disk. RocksDB needs room to flush
+   * memtables and compact; when a write runs out of space mid-way, Debian's RocksDB 7.8 (built
+   * with assertions) can abort the process in WritableFileWriter instead of returning an error.
+   * So a commit that would eat into the reserve fails first, with 53100, and nothing is lost.
+   */
+  private readonly reserveBytes: number;
+
+  constructor(database: RocksDatabase, writeBufferBytes = DEFAULT_WRITE_BUFFER_BYTES) {
     this.database = database;
+    this.reserveBytes = diskReserveBytes(database.path, writeBufferBytes);
+  }
+
+  private checkDiskSpace(incomingBytes: number): void {
+    let freeBytes: number;
+    try {
+      const stats = statfsSync(this.database.path);
+      freeBytes = stats.bavail * stats.bsize;
+    } catch {
+      return; // no figure to go by: RocksDB reports what happens
+    }
+    if (freeBytes < this.reserveBytes + incomingBytes) {
+      throw new SqlError(SqlState.diskFull, `could not commit: the disk of ${this.database.path} is nearly full (${freeBytes} bytes free, ${this.reserveBytes} kept in reserve for flushes and compactions)`, {
+        hint: 'Free disk space or move --data-dir to a larger disk; every committed epoch is intact.',
+      });
+    }
   }
 
   getLatestVersion(seekKey: Buffer): Buffer | undefined {
@@ -65,6 +91,7 @@ export class RocksBackend implements MvccBackend {
   }
 
   write(packed: Buffer): void {
+    this.checkDiskSpace(packed.length);
     try {
       this.database.write(packed, true);
     } catch (error) {
@@ -91,4 +118,21 @@ export class RocksBackend implements MvccBackend {
   close(): Promise<void> {
     return this.database.close();
   }
+}
+
+/** RocksDB's default memtable size in our addon (storage/native/src/database.cc). */
+const DEFAULT_WRITE_BUFFER_BYTES = 64 << 20;
+/**
+ * The disk reserve: room for four memtables, what a flush plus a compaction of level 0 write before
+ * they can free anything; never more than a third of the disk, or a small disk could take no commit.
+ */
+export function diskReserveBytes(path: string, writeBufferBytes: number): number {
+  let totalBytes = Number.POSITIVE_INFINITY;
+  try {
+    const stats = statfsSync(path);
+    totalBytes = stats.blocks * stats.bsize;
+  } catch {
+    // unknown size: the memtable rule alone
+  }
+  return Math.floor(Math.min(4 * writeBufferBytes, totalBytes / 3));
 }

@@ -35,8 +35,8 @@ export const DEFAULT_MEMORY_LIMIT_BYTES = 256 * 1024 * 1024;
 export class RocksStateStore extends MvccStateStore {
   readonly database: RocksDatabase;
 
-  constructor(database: RocksDatabase, options: { retentionMs: number; memoryLimitBytes: number }) {
-    super(new RocksBackend(database), options);
+  constructor(database: RocksDatabase, options: { retentionMs: number; memoryLimitBytes: number; writeBufferBytes?: number }) {
+    super(new RocksBackend(database, options.writeBufferBytes), options);
     this.database = database;
   }
 
@@ -86,6 +86,7 @@ export function openRocksStateStore(options: RocksStateStoreOptions): RocksState
     return new RocksStateStore(database, {
       retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
       memoryLimitBytes: options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT_BYTES,
+      ...(options.rocksdb?.writeBufferBytes === undefined ? {} : { writeBufferBytes: options.rocksdb.writeBufferBytes }),
     });
   } catch (error) {
     void database.close();

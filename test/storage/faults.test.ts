@@ -104,7 +104,8 @@ describe('storage faults', () => {
     }
     expect(failure).toBeInstanceOf(SqlError);
     expect((failure as SqlError).code).toBe('53100');
-    expect((failure as SqlError).message).toMatch(/no space left/);
+    // oxbow's disk reserve refuses the commit before RocksDB runs out of space itself.
+    expect((failure as SqlError).message).toMatch(/nearly full|no space left/i);
     const committed = second;
     expect(committed).toBeGreaterThan(0);
     expect(store.committedEpoch).toBe(epochAt(committed));
