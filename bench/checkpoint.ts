@@ -25,6 +25,7 @@ import type { ObjectStore } from '../storage/object-store/object-store.js';
 import { S3ObjectStore } from '../storage/object-store/s3-object-store.js';
 import { openRocksStateStore } from '../storage/rocks-state-store.js';
 import type { StateTableSchema } from '../storage/state-table.js';
+import { WriteLock } from '../executor/engine-core.js';
 
 const scale = Number(process.env.BENCH_SCALE ?? '0.1');
 const ROW_BYTES = 1024;
@@ -38,21 +39,6 @@ function emit(metric: string, value: number, unit: string): void {
   console.log(JSON.stringify({ bench: 'checkpoint', metric, value: Number(value.toPrecision(4)), unit }));
 }
 
-/** A FIFO lock: the checkpoint's cut and the simulated writer take it, as the engine's write lock. */
-class Lock {
-  private tail: Promise<void> = Promise.resolve();
-  async run<T>(section: () => Promise<T> | T): Promise<T> {
-    const previous = this.tail;
-    let release!: () => void;
-    this.tail = new Promise<void>((resolve) => (release = resolve));
-    await previous;
-    try {
-      return await section();
-    } finally {
-      release();
-    }
-  }
-}
 
 async function startS3rver(directory: string): Promise<{ endpoint: string; stop: () => void }> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('../../test/checkpoint/support/s3rver-child.mjs', import.meta.url)), directory, '0'], {
@@ -74,7 +60,7 @@ async function startS3rver(directory: string): Promise<{ endpoint: string; stop:
 async function measureLoad(
   table: ReturnType<ReturnType<typeof openRocksStateStore>['table']>,
   store: ReturnType<typeof openRocksStateStore>,
-  lock: Lock,
+  lock: WriteLock,
   nextEpoch: () => Epoch,
   value: () => string,
   during: () => Promise<unknown>,
@@ -118,7 +104,7 @@ async function main(): Promise<void> {
   }
   await store.compact();
 
-  const lock = new Lock();
+  const lock = new WriteLock();
   const metrics = new CheckpointMetrics();
   const s3rverDir = join(root, 's3rver');
   const s3 = await startS3rver(s3rverDir);

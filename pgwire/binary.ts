@@ -50,7 +50,8 @@ export function writeBinary(writer: MessageWriter, value: Value, type: DataType,
     case 'oid':
     case 'regclass':
     case 'regproc':
-    case 'regtype': case 'regnamespace': {
+    case 'regtype':
+    case 'regnamespace': {
       const at = writer.int32(4).reserve(4);
       writer.raw.writeUInt32BE((value as number) >>> 0, at);
       return;
@@ -140,7 +141,8 @@ export function readBinary(bytes: Buffer, type: DataType, context: EvalContext, 
     case 'oid':
     case 'regclass':
     case 'regproc':
-    case 'regtype': case 'regnamespace':
+    case 'regtype':
+    case 'regnamespace':
       need(4);
       return bytes.readUInt32BE(0);
     case 'int8':

@@ -62,7 +62,8 @@ export function compareValues(a: Value, b: Value, type: DataType): number {
     case 'oid':
     case 'regclass':
     case 'regproc':
-    case 'regtype': case 'regnamespace':
+    case 'regtype':
+    case 'regnamespace':
     case 'date':
     case 'time':
     case 'timestamp':
@@ -189,7 +190,8 @@ export function hashValue(value: Value, type: DataType): number {
     case 'oid':
     case 'regclass':
     case 'regproc':
-    case 'regtype': case 'regnamespace':
+    case 'regtype':
+    case 'regnamespace':
     case 'date':
     case 'time':
     case 'timestamp':

@@ -252,7 +252,8 @@ export function formatValue(value: Value, type: DataType, context: EvalContext =
     case 'oid':
     case 'regclass':
     case 'regproc':
-    case 'regtype': case 'regnamespace':
+    case 'regtype':
+    case 'regnamespace':
       return String(value);
     case 'int8':
       return (value as bigint).toString();
@@ -304,7 +305,8 @@ export function parseValue(text: string, type: DataType, context: EvalContext = 
     case 'oid':
     case 'regclass':
     case 'regproc':
-    case 'regtype': case 'regnamespace':
+    case 'regtype':
+    case 'regnamespace':
       return parseInteger(text, 'oid');
     case 'int8':
       return parseInt8(text);

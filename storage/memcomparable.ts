@@ -43,7 +43,8 @@ export function encodeValue(writer: ByteWriter, value: Value, type: DataType): v
     case 'oid':
     case 'regclass':
     case 'regproc':
-    case 'regtype': case 'regnamespace':
+    case 'regtype':
+    case 'regnamespace':
       writer.uint32BigEndian(value as number);
       return;
     case 'int8':
