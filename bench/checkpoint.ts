@@ -31,7 +31,7 @@ const scale = Number(process.env.BENCH_SCALE ?? '0.1');
 const ROW_BYTES = 1024;
 const ROWS = Math.round(((1 << 30) / ROW_BYTES) * scale);
 const COMMIT_ROWS = 10_000;
-const ROUNDS = 3;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? '8');
 const root = mkdtempSync(join(tmpdir(), 'oxbow-bench-checkpoint-'));
 const schema: StateTableSchema = { tableId: 30000, columnTypes: [type('int8'), type('text')], primaryKey: [0] };
 
@@ -114,14 +114,13 @@ async function main(): Promise<void> {
   ];
   const checkpointers = stores.map(([, objectStore]) =>
     Checkpointer.open({
-      database: store.database,
+      store,
       stateDir: join(root, 'state'),
       stagingDir: join(root, `staging-${randomBytes(3).toString('hex')}`),
       objectStore,
       metrics,
       oxbowVersion: 'bench',
-      pause: (section) => lock.run(section),
-      describe: () => ({ epoch: store.committedEpoch, catalogVersion: 'bench', sourceOffsets: {} }),
+      describe: () => ({ catalogVersion: 'bench', sourceOffsets: {} }),
       keepLast: 2,
       keepWithinMs: 0,
     }),

@@ -52,7 +52,8 @@ function tableRecordKey(tableId: number): Buffer {
   return systemKey(RECORD_TABLE, id);
 }
 
-function metaKey(name: string): Buffer {
+/** The key of a metadata record (`putMeta`), for readers of a checkpoint. */
+export function metaKey(name: string): Buffer {
   return systemKey(RECORD_META, Buffer.from(name, 'utf8'));
 }
 

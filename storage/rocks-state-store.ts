@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { SqlError, SqlState } from '../sql/errors.js';
 import type { Epoch } from '../sql/epoch.js';
-import { committedEpochKey, MvccStateStore } from './mvcc-state-store.js';
+import { committedEpochKey, metaKey, MvccStateStore } from './mvcc-state-store.js';
 import { RocksBackend } from './rocks-backend.js';
 import { RocksDatabase, toStorageSqlError, type LiveFile, type OpenOptions } from './rocksdb.js';
 
@@ -42,16 +42,23 @@ export class RocksStateStore extends MvccStateStore {
 
   /**
    * A RocksDB checkpoint of the committed state in `directory` (which must not exist): a flush,
-   * then hard links to the SST files, off the main thread. Commits may continue meanwhile, so the
-   * epoch it holds is read back from the checkpoint itself (opened read-only).
+   * then hard links to the SST files, off the main thread. Commits may continue meanwhile (no lock
+   * is needed), so the epoch it holds is read back from the checkpoint itself (opened read-only),
+   * and so is whatever `describe` reads from the metadata committed with that same epoch (each
+   * commit writes its epoch and its metadata in one atomic batch, so they always agree).
    */
-  async checkpoint(directory: string): Promise<StateCheckpoint> {
+  async checkpoint<T = undefined>(directory: string, describe?: (getMeta: (key: string) => Uint8Array | undefined) => T): Promise<StateCheckpoint & { readonly described: T }> {
     try {
       await this.database.checkpoint(directory);
-      const copy = RocksDatabase.open(directory, { readOnly: true, createIfMissing: false });
+      // Tables open lazily (maxOpenFiles): only the files holding the few keys read are touched.
+      const copy = RocksDatabase.open(directory, { readOnly: true, createIfMissing: false, maxOpenFiles: 64, blockCacheBytes: 1 << 20 });
       try {
         const epoch = copy.get(committedEpochKey());
-        return { directory, epoch: epoch === undefined ? 0n : epoch.readBigUInt64BE(0), files: copy.liveFiles() };
+        const described = describe === undefined ? (undefined as T) : describe((key) => {
+          const value = copy.get(metaKey(key));
+          return value === undefined ? undefined : new Uint8Array(value);
+        });
+        return { directory, epoch: epoch === undefined ? 0n : epoch.readBigUInt64BE(0), files: copy.liveFiles(), described };
       } finally {
         await copy.close();
       }

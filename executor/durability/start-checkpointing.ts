@@ -1,6 +1,7 @@
 // Wires checkpoints into a running engine: the Checkpointer over the store's RocksDB, cutting its
-// checkpoints inside the engine's write lock (so the epoch is exact), describing the committed
-// state from the store's metadata (catalog version, source offsets), and the loop that runs them
+// checkpoints while commits go on (the epoch and the metadata are read back from the cut, so they
+// are exact without holding the write lock), describing the committed state from the cut's
+// metadata (catalog version, source offsets), and the loop that runs them
 // every --checkpoint-interval-ms. Returns the engine wrapped so that close() stops checkpoints
 // first and, with --durability remote, DML waits for the object store.
 
@@ -9,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CheckpointLoop } from '../../storage/checkpoint/checkpoint-loop.js';
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
-import { Checkpointer, type CommittedState } from '../../storage/checkpoint/checkpointer.js';
+import { Checkpointer, type StateDescription } from '../../storage/checkpoint/checkpointer.js';
 import type { ObjectStore } from '../../storage/object-store/object-store.js';
 import type { RocksStateStore } from '../../storage/rocks-state-store.js';
 import type { Engine } from '../engine.js';
@@ -59,8 +60,9 @@ export function oxbowVersion(): string {
   return versionText;
 }
 
-function describeCommittedState(store: RocksStateStore): CommittedState {
-  const catalog = store.getMeta(CATALOG_META_KEY);
+/** The catalog version and source offsets a checkpoint's cut holds, from its metadata. */
+function describeCommittedState(getMeta: (key: string) => Uint8Array | undefined): StateDescription {
+  const catalog = getMeta(CATALOG_META_KEY);
   const catalogVersion = catalog === undefined ? 'empty' : createHash('sha256').update(catalog).digest('hex').slice(0, 16);
   // Each source keeps its offsets in metadata `source-offsets/<relation id>` (executor/source/),
   // committed with the epoch; the manifest records them by the source's qualified name.
@@ -73,23 +75,22 @@ function describeCommittedState(store: RocksStateStore): CommittedState {
       // An unreadable catalog is the engine's error to report, not the checkpoint's.
     }
     for (const relation of relations) {
-      const offsets = store.getMeta(OFFSETS_META_PREFIX + relation.id);
+      const offsets = getMeta(OFFSETS_META_PREFIX + relation.id);
       if (offsets !== undefined) sourceOffsets[`${relation.schema}.${relation.name}`] = new TextDecoder().decode(offsets);
     }
   }
-  return { epoch: store.committedEpoch, catalogVersion, sourceOffsets };
+  return { catalogVersion, sourceOffsets };
 }
 
 export function startCheckpointing(options: CheckpointingOptions): Engine {
   const checkpointer = Checkpointer.open({
-    database: options.store.database,
+    store: options.store,
     stateDir: options.stateDir,
     stagingDir: join(options.dataDir, 'checkpoint-staging'),
     objectStore: options.objectStore,
     metrics: options.metrics,
     oxbowVersion: oxbowVersion(),
-    pause: (section) => options.engine.exclusive(section),
-    describe: () => describeCommittedState(options.store),
+    describe: describeCommittedState,
     keepLast: options.keepCheckpoints,
     keepWithinMs: options.keepWithinMs,
   });

@@ -13,8 +13,13 @@ export interface CheckpointRecord {
   readonly bytesUploaded: number;
   readonly files: number;
   readonly bytesReferenced: number;
-  /** The longest time commits were held back while the checkpoint was cut (hard links). */
+  /**
+   * Time commits were held back by the checkpoint: 0, the cut runs while commits go on (the column
+   * `commit_pause_ms` of oxbow_catalog.checkpoints stays, so operators see it is 0).
+   */
   readonly pauseMs: number;
+  /** How long the cut took (RocksDB checkpoint: flush, fsyncs, hard links; then read back). */
+  readonly cutMs: number;
   readonly error: string | null;
 }
 
@@ -71,7 +76,8 @@ export class CheckpointMetrics {
     gauge('oxbow_checkpoint_last_epoch', 'Epoch of the last complete checkpoint (0: none).', last === undefined ? 0 : Number(last.epoch));
     gauge('oxbow_checkpoint_last_timestamp_seconds', 'Unix time of the last complete checkpoint.', last === undefined ? 0 : (last.startedAtMs + last.durationMs) / 1000);
     gauge('oxbow_checkpoint_last_duration_seconds', 'Duration of the last complete checkpoint.', last === undefined ? 0 : last.durationMs / 1000);
-    gauge('oxbow_checkpoint_last_pause_seconds', 'Time commits waited while the last checkpoint was cut.', last === undefined ? 0 : last.pauseMs / 1000);
+    gauge('oxbow_checkpoint_last_pause_seconds', 'Time commits waited while the last checkpoint was cut (0: the cut runs while commits go on).', last === undefined ? 0 : last.pauseMs / 1000);
+    gauge('oxbow_checkpoint_last_cut_seconds', 'Time the last checkpoint took to cut the RocksDB checkpoint (flush, fsyncs, hard links).', last === undefined ? 0 : last.cutMs / 1000);
     gauge('oxbow_checkpoint_last_uploaded_bytes', 'Bytes uploaded by the last complete checkpoint.', last?.bytesUploaded ?? 0);
     gauge('oxbow_checkpoint_referenced_bytes', 'Bytes the last complete checkpoint references (its full size).', last?.bytesReferenced ?? 0);
     gauge('oxbow_checkpoint_files', 'Files the last complete checkpoint references.', last?.files ?? 0);

@@ -1,13 +1,15 @@
-// Takes checkpoints: cuts a RocksDB checkpoint (hard links) at a committed epoch, uploads the SST
+// Takes checkpoints: cuts a RocksDB checkpoint (hard links) of the committed state, uploads the SST
 // files the object store does not have yet and the checkpoint's small files, writes the manifest
 // last, then applies retention. Also the start-up sweep that removes every remote file no kept
 // manifest names (what a failed upload or a crash left behind).
 //
-// Consistency: the cut runs inside `pause`, the caller's guarantee that no epoch commits meanwhile
-// (the engine's write lock), so the epoch read by `describe` is exactly the state the hard links
-// hold. A flush runs just before the pause, so the flush RocksDB does inside the checkpoint has
-// almost nothing left and the pause lasts milliseconds. Everything slow (hashing, uploads,
-// deletes) happens after the pause, while commits go on.
+// Consistency without pausing processing: the cut (RocksDB's checkpoint: a flush, fsyncs, hard
+// links) runs on the libuv pool while commits go on, so which epoch it holds is not known in
+// advance. It is read back from the cut itself (opened read-only), together with the catalog
+// version and source offsets: each commit writes its epoch and its metadata in one atomic batch,
+// so what the cut holds always agrees with itself, and the manifest names exactly that epoch.
+// Nothing waits for a checkpoint but the checkpoint; everything slow (hashing, uploads, deletes)
+// happens while commits go on.
 //
 // Retention: the newest `keepLast` manifests, plus every manifest within `keepWithinMs` (the time
 // travel window) of the newest. Remote files are reference-counted by the kept manifests: a file
@@ -18,7 +20,7 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Epoch } from '../../sql/epoch.js';
 import { epochToMillis } from '../../sql/epoch.js';
-import type { RocksDatabase } from '../rocksdb.js';
+import type { RocksStateStore } from '../rocks-state-store.js';
 import { ObjectStoreError, type ObjectStore } from '../object-store/object-store.js';
 import type { CheckpointMetrics, CheckpointRecord } from './checkpoint-metrics.js';
 import { forEachConcurrently } from './parallel.js';
@@ -40,15 +42,19 @@ import {
   type ManifestFile,
 } from './manifest.js';
 
-/** What the caller knows about the committed state at the moment of the cut. */
+/** The committed state a cut holds. */
 export interface CommittedState {
   readonly epoch: Epoch;
   readonly catalogVersion: string;
   readonly sourceOffsets: Readonly<Record<string, string>>;
 }
 
+/** What only the caller can read from a cut's metadata (the epoch the storage reads itself). */
+export type StateDescription = Omit<CommittedState, 'epoch'>;
+
 export interface CheckpointerOptions {
-  readonly database: RocksDatabase;
+  /** The state store whose RocksDB is checkpointed; commits go on while it is cut. */
+  readonly store: RocksStateStore;
   /** The RocksDB directory (holds the identity file). */
   readonly stateDir: string;
   /** Where checkpoints are cut before upload (removed and re-created on each checkpoint). */
@@ -56,10 +62,8 @@ export interface CheckpointerOptions {
   readonly objectStore: ObjectStore;
   readonly metrics: CheckpointMetrics;
   readonly oxbowVersion: string;
-  /** Runs `section` while no epoch can commit. */
-  readonly pause: <T>(section: () => Promise<T>) => Promise<T>;
-  /** The committed state; called inside `pause`. */
-  readonly describe: () => CommittedState;
+  /** Reads the catalog version and source offsets from a cut's metadata (`getMeta`). */
+  readonly describe: (getMeta: (key: string) => Uint8Array | undefined) => StateDescription;
   /** Newest complete checkpoints to keep (at least 1). */
   readonly keepLast: number;
   /** Also keep every checkpoint this close in time to the newest (time travel); 0: none. */
@@ -191,32 +195,30 @@ export class Checkpointer {
     this.running = true;
     const startedAtMs = Date.now();
     const started = performance.now();
-    let pauseMs = 0;
+    let cutMs = 0;
     let epoch: Epoch = 0n;
     let filesUploaded = 0;
     let bytesUploaded = 0;
     const staging = this.options.stagingDir;
     try {
       if (!this.swept) await this.sweep();
+      const store = this.options.store;
+      if (store.committedEpoch === this.lastEpochValue || store.committedEpoch === 0n) return undefined;
       await rm(staging, { recursive: true, force: true });
       await mkdir(staging, { recursive: true });
       const cutDir = join(staging, 'cut');
-      await this.options.database.flush();
-      const state = await this.options.pause(async () => {
-        const pauseStart = performance.now();
-        try {
-          const described = this.options.describe();
-          if (described.epoch === this.lastEpochValue || described.epoch === 0n) return undefined;
-          await this.options.database.checkpoint(cutDir);
-          return described;
-        } finally {
-          pauseMs = performance.now() - pauseStart;
-        }
-      });
-      if (state === undefined) return undefined;
-      epoch = state.epoch;
+      const cutStart = performance.now();
+      const cut = await store.checkpoint(cutDir, this.options.describe);
+      cutMs = performance.now() - cutStart;
+      // Nothing new since the last checkpoint (a commit raced the check above the other way).
+      if (cut.epoch <= this.lastEpochValue) {
+        await rm(staging, { recursive: true, force: true });
+        return undefined;
+      }
+      epoch = cut.epoch;
+      const state: CommittedState = { epoch, ...cut.described };
 
-      const names = (await readdir(cutDir)).filter((name) => name !== IDENTITY_FILE).sort();
+      const names = (await readdir(cutDir)).filter(isRocksDbFile).sort();
       const files: ManifestFile[] = new Array(names.length);
       await forEachConcurrently(names, this.options.uploadConcurrency ?? 4, async (name, index) => {
           const path = join(cutDir, name);
@@ -263,7 +265,8 @@ export class Checkpointer {
         bytesUploaded,
         files: files.length,
         bytesReferenced: manifest.totalBytes,
-        pauseMs,
+        pauseMs: 0,
+        cutMs,
         error: null,
       };
       this.options.metrics.keptCheckpoints = this.kept.size;
@@ -281,7 +284,8 @@ export class Checkpointer {
         bytesUploaded,
         files: 0,
         bytesReferenced: 0,
-        pauseMs,
+        pauseMs: 0,
+        cutMs,
         error: message,
       });
       throw error instanceof ObjectStoreError || error instanceof CheckpointError
@@ -291,6 +295,15 @@ export class Checkpointer {
       this.running = false;
     }
   }
+}
+
+/**
+ * The files a restore needs: SST, WAL (*.log), MANIFEST-*, CURRENT, OPTIONS-*. Not our identity
+ * file, nor the info LOG files RocksDB writes when it opens the cut read-only.
+ */
+function isRocksDbFile(name: string): boolean {
+  if (name === IDENTITY_FILE || name === 'LOG' || name.startsWith('LOG.old')) return false;
+  return true;
 }
 
 export { MANIFEST_PREFIX };

@@ -64,14 +64,13 @@ class Fixture {
 
   checkpointer(objectStore: ObjectStore, keepLast = 3): Checkpointer {
     return Checkpointer.open({
-      database: this.store.database,
+      store: this.store,
       stateDir: this.stateDir,
       stagingDir: join(this.dir, 'staging'),
       objectStore,
       metrics: this.metrics,
       oxbowVersion: 'test',
-      pause: (section) => section(),
-      describe: () => ({ epoch: this.store.committedEpoch, catalogVersion: 'v1', sourceOffsets: { generator: '42' } }),
+      describe: () => ({ catalogVersion: 'v1', sourceOffsets: { generator: '42' } }),
       keepLast,
       keepWithinMs: 0,
     });
@@ -161,6 +160,61 @@ describe.each([
     expect(swept.deletedFiles).toBe(2);
     expect((await remote.list('')).map((object) => object.key).sort()).toEqual([...named, ...manifests.map((manifest) => manifest.key)].sort());
     await fixture.store.close();
+    remote.close();
+  });
+});
+
+describe('the cut runs while commits go on', () => {
+  it('names the epoch the cut holds, with the metadata committed in that same epoch', async () => {
+    const fixture = new Fixture();
+    const remote = new FileObjectStore(mkdtempSync(join(work, 'remote-')));
+    // Each commit stores its own ordinal as metadata; describe reads it back from the cut.
+    const store = fixture.store;
+    const checkpointer = Checkpointer.open({
+      store,
+      stateDir: fixture.stateDir,
+      stagingDir: join(fixture.dir, 'staging'),
+      objectStore: remote,
+      metrics: fixture.metrics,
+      oxbowVersion: 'test',
+      describe: (getMeta) => ({ catalogVersion: 'v1', sourceOffsets: { ordinal: Buffer.from(getMeta('ordinal') ?? new Uint8Array()).toString('utf8') } }),
+      keepLast: 10,
+      keepWithinMs: 0,
+    });
+    const epochs: Epoch[] = [];
+    const snapshots: Row[][] = [];
+    const commit = (ordinal: number): void => {
+      store.putMeta('ordinal', Buffer.from(String(ordinal)));
+      epochs.push(fixture.write(range(ordinal * 50, ordinal * 50 + 50).map((key) => key % 4000), `o${ordinal}`));
+      snapshots.push(modelRows(fixture.model));
+    };
+    for (let ordinal = 0; ordinal < 80; ordinal++) commit(ordinal);
+    // Commits keep landing (between event-loop turns) while the cut runs on the libuv pool.
+    let ordinal = 80;
+    let checkpointing = true;
+    const writer = (async () => {
+      while (checkpointing) {
+        commit(ordinal++);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    const records = [];
+    for (let round = 0; round < 3; round++) records.push((await checkpointer.checkpoint())!);
+    checkpointing = false;
+    await writer;
+    expect(ordinal).toBeGreaterThan(80); // commits did interleave with the checkpoints
+    for (const record of records) {
+      expect(record.pauseMs).toBe(0);
+      const index = epochs.indexOf(record.epoch);
+      expect(index).toBeGreaterThanOrEqual(79); // a committed epoch, at least the one before the first cut
+      const target = join(fixture.dir, `restored-${index}`);
+      const restored = await restoreFromObjectStore({ objectStore: remote, stateDir: target, epoch: record.epoch });
+      expect(restored.manifest!.sourceOffsets).toEqual({ ordinal: String(index) });
+      const { epoch, rows } = await rowsOf(target);
+      expect(epoch).toBe(record.epoch);
+      expect(rows).toEqual(snapshots[index]);
+    }
+    await store.close();
     remote.close();
   });
 });
