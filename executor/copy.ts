@@ -135,7 +135,7 @@ async function copyFrom(statement: CopyStmt, options: CopyFormatOptions, plan: C
   if (statement.whereClause !== undefined) throw new SqlError(SqlState.featureNotSupported, 'COPY FROM ... WHERE is not supported');
   const relation = resolveTarget(statement, plan);
   if (relation.kind !== 'table') {
-    const word = relation.kind === 'view' ? 'view' : relation.kind === 'materialized_view' ? 'materialized view' : 'relation';
+    const word = relation.kind === 'view' ? 'view' : relation.kind === 'materialized_view' ? 'materialized view' : relation.kind === 'source' ? 'source' : 'relation';
     throw new SqlError(SqlState.wrongObjectType, `cannot copy to ${word} "${relation.name}"`);
   }
   const columns = copyColumns(relation, statement.attlist);
@@ -313,7 +313,7 @@ async function copyTo(statement: CopyStmt, parsed: ParsedStatement, options: Cop
     rows = result.rows;
   } else {
     const relation = resolveTarget(statement, plan);
-    if (relation.kind !== 'table' && relation.kind !== 'materialized_view' && relation.kind !== 'system') {
+    if (relation.kind !== 'table' && relation.kind !== 'materialized_view' && relation.kind !== 'source' && relation.kind !== 'system') {
       throw new SqlError(SqlState.wrongObjectType, `cannot copy from ${relation.kind === 'view' ? 'view' : 'relation'} "${relation.name}"`, {
         hint: 'Try the COPY (SELECT ...) TO variant.',
       });

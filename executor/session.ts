@@ -49,6 +49,7 @@ import { SystemRelations } from './system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from './system/session-functions.js';
 import type { SystemContext } from './system/system-context.js';
 import { settingStatement, showColumns, type SettingOutcome } from './settings-statements.js';
+import type { SessionActivity } from './metrics/engine-metrics.js';
 
 type Utility =
   | { readonly kind: 'planned' }
@@ -138,6 +139,13 @@ export class EngineSession implements Session {
   private closed = false;
   readonly user: string;
   readonly database: string;
+  /** pg_stat_activity: when the session started, the statement running or last run, since when. */
+  private readonly backendStartMillis = Date.now();
+  private readonly clientAddress: string | null;
+  private readonly clientPort: number | null;
+  private lastQuery = '';
+  private queryStartMillis: number | null = null;
+  private stateChangeMillis = Date.now();
 
   constructor(
     private readonly core: EngineCore,
@@ -147,6 +155,8 @@ export class EngineSession implements Session {
   ) {
     this.user = parameters.user;
     this.database = parameters.database;
+    this.clientAddress = parameters.clientAddress ?? null;
+    this.clientPort = parameters.clientPort ?? null;
     // Startup values reach the client in the initial ParameterStatus messages (reportedParameters),
     // so changes are announced only once the session is running.
     let started = false;
@@ -158,6 +168,26 @@ export class EngineSession implements Session {
     );
     for (const [name, value] of Object.entries(parameters.options)) this.applyStartupOption(name, value);
     started = true;
+    this.core.metrics.sessions.add(this);
+  }
+
+  /** What pg_stat_activity and oxbow_catalog.sessions show of this session. */
+  activity(): SessionActivity {
+    const running = this.running !== undefined;
+    const state = running ? 'active' : this.status === 'idle' ? 'idle' : this.status === 'failed' ? 'idle in transaction (aborted)' : 'idle in transaction';
+    return {
+      pid: this.processId,
+      user: this.user,
+      database: this.database,
+      applicationName: this.settings.get('application_name') ?? '',
+      clientAddress: this.clientAddress,
+      clientPort: this.clientPort,
+      backendStartMillis: this.backendStartMillis,
+      state,
+      query: this.lastQuery,
+      queryStartMillis: this.queryStartMillis,
+      stateChangeMillis: this.stateChangeMillis,
+    };
   }
 
   private applyStartupOption(name: string, value: string): void {
@@ -193,6 +223,7 @@ export class EngineSession implements Session {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.core.metrics.sessions.delete(this);
     this.cancel();
     this.onClose(this);
   }
@@ -244,10 +275,9 @@ export class EngineSession implements Session {
       },
       relationSizeBytes: (relationId) => {
         const relation = this.core.catalog.relationById(relationId);
-        if (relation === undefined || (relation.kind !== 'table' && relation.kind !== 'materialized_view')) return 0;
-        return this.core.store
-          .table({ tableId: relation.id, columnTypes: relation.columns.map((column) => column.type), primaryKey: relation.primaryKey })
-          .stats().bytes;
+        if (relation === undefined || (relation.kind !== 'table' && relation.kind !== 'materialized_view' && relation.kind !== 'source')) return 0;
+        // stateTableOf opens it with its retention: another would change its version GC record.
+        return stateTableOf(this.core.store, relation).stats().bytes;
       },
     };
     return {
@@ -270,6 +300,7 @@ export class EngineSession implements Session {
       sourceStatus: this.core.sourceStatus,
       readableWindow: (relationId) => this.core.store.readableWindow(relationId),
       defaultRetentionMs: this.core.settings.timeTravelRetentionMs,
+      status: this.core.status,
     };
   }
 
@@ -315,6 +346,9 @@ export class EngineSession implements Session {
     }
     const controller = new AbortController();
     this.running = controller;
+    this.lastQuery = statement.parsed.text;
+    this.queryStartMillis = this.stateChangeMillis = Date.now();
+    this.core.metrics.statementsTotal++;
     const timeoutMs = this.settings.statementTimeoutMs();
     const timer = timeoutMs > 0 ? armTimeout(controller, timeoutMs) : undefined;
     try {
@@ -323,10 +357,12 @@ export class EngineSession implements Session {
       const reason = controller.signal.aborted ? (controller.signal.reason as unknown) : undefined;
       const failure = reason instanceof SqlError ? reason : toSqlError(error);
       if (this.status === 'inTransaction') this.status = 'failed';
+      this.core.metrics.statementErrorsTotal++;
       throw failure;
     } finally {
       if (timer !== undefined) clearTimeout(timer);
       if (this.running === controller) this.running = undefined;
+      this.stateChangeMillis = Date.now();
     }
   }
 
@@ -502,7 +538,7 @@ export class EngineSession implements Session {
   private applyRetentionChanges(next: CatalogSnapshot): void {
     const current = this.core.catalog.snapshot;
     for (const relation of next.relations()) {
-      if (relation.kind !== 'table' && relation.kind !== 'materialized_view') continue;
+      if (relation.kind !== 'table' && relation.kind !== 'materialized_view' && relation.kind !== 'source') continue;
       const before = current.relationById(relation.id);
       if (before !== undefined && before.retentionMs !== relation.retentionMs) stateTableOf(this.core.store, relation);
     }

@@ -82,7 +82,7 @@ export class StoreTableAccess implements TableAccess {
   ) {}
 
   private userTable(relation: RelationDef): StateTable {
-    if (relation.kind !== 'table' && relation.kind !== 'materialized_view') {
+    if (relation.kind !== 'table' && relation.kind !== 'materialized_view' && relation.kind !== 'source') {
       throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is not a table`);
     }
     return this.stateTable(relation);
@@ -177,6 +177,9 @@ export class StoreTableAccess implements TableAccess {
   }
 
   private writable(relation: RelationDef): StateTable {
+    if (relation.kind === 'source') {
+      throw new SqlError(SqlState.wrongObjectType, `cannot change source "${relation.name}"`, { hint: 'A source is written by its connector only.' });
+    }
     if (relation.kind !== 'table') {
       throw new SqlError(SqlState.wrongObjectType, `cannot change relation "${relation.name}"`, {
         detail: relation.kind === 'view' ? 'Views that do not select from a single table or view are not automatically updatable.' : undefined,

@@ -1,4 +1,4 @@
-// DROP TABLE / VIEW / MATERIALIZED VIEW / INDEX / SCHEMA [IF EXISTS] [CASCADE | RESTRICT], with
+// DROP TABLE / VIEW / MATERIALIZED VIEW / INDEX / SOURCE / SINK / SCHEMA [IF EXISTS] [CASCADE | RESTRICT], with
 // PostgreSQL's dependency rules and message texts: dependents block a RESTRICT drop (2BP01 with a
 // DETAIL line per dependent and the CASCADE hint); CASCADE drops them too and says so in a NOTICE.
 // A table's own indexes go with it silently (PostgreSQL's automatic dependency); the index behind
@@ -12,7 +12,7 @@ import { type DdlContext, type DdlOutcome, kindWord } from './ddl-context.js';
 import { draftOf } from './create-table.js';
 import { nameList, stringValue } from './sql-text.js';
 
-type DropKind = 'table' | 'view' | 'materialized_view' | 'index' | 'sink';
+type DropKind = 'table' | 'view' | 'materialized_view' | 'index' | 'sink' | 'source';
 
 const removeTypes: Readonly<Record<string, DropKind | 'schema'>> = {
   OBJECT_TABLE: 'table',
@@ -28,6 +28,7 @@ const commandTags: Readonly<Record<DropKind | 'schema', string>> = {
   materialized_view: 'DROP MATERIALIZED VIEW',
   index: 'DROP INDEX',
   sink: 'DROP SINK',
+  source: 'DROP SOURCE',
   schema: 'DROP SCHEMA',
 };
 
@@ -36,6 +37,8 @@ const dropHints: Readonly<Record<string, string>> = {
   view: 'Use DROP VIEW to remove a view.',
   materialized_view: 'Use DROP MATERIALIZED VIEW to remove a materialized view.',
   index: 'Use DROP INDEX to remove an index.',
+  source: 'Use DROP SOURCE to remove a source.',
+  sink: 'Use DROP SINK to remove a sink.',
 };
 
 /** "view v" or "view s.v": qualified when the name is not visible through the search path. */
@@ -120,10 +123,11 @@ function missingRelation(kind: DropKind, name: string): SqlError {
 }
 
 export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
-  // DROP SINK arrives as DROP VIEW, DROP SOURCE as DROP TABLE, marked by the parser (a source is
-  // stored as a connector table: executor/source/create-source.ts).
+  // DROP SINK arrives as DROP VIEW, DROP SOURCE as DROP TABLE, marked by the parser; each drops
+  // only its own kind (DROP TABLE on a source is 42809 with a hint, like PostgreSQL's DROP TABLE
+  // on a view).
   const objectType = (statement as { oxbowObjectType?: string }).oxbowObjectType;
-  const kind = objectType === 'sink' ? 'sink' : removeTypes[statement.removeType ?? ''];
+  const kind = objectType === 'sink' ? 'sink' : objectType === 'source' ? 'source' : removeTypes[statement.removeType ?? ''];
   if (kind === undefined) {
     throw new SqlError(SqlState.featureNotSupported, `DROP ${String(statement.removeType).replace('OBJECT_', '')} is not supported`);
   }
@@ -194,16 +198,16 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
     collect(relation, cascade, context, plan, `${kindWord(relation.kind)} ${relation.name}`);
   }
 
-  if (plan.relations.size === 0 && droppedSchemas.length === 0) return { catalog: undefined, commandTag: objectType === 'source' ? 'DROP SOURCE' : commandTags[kind], notices, droppedTableIds: [] };
+  if (plan.relations.size === 0 && droppedSchemas.length === 0) return { catalog: undefined, commandTag: commandTags[kind], notices, droppedTableIds: [] };
   notices.push(...cascadeNotice(plan.reported, context));
   const draft = draftOf(context);
   const droppedTableIds: number[] = [];
   for (const relation of plan.relations.values()) {
     draft.removeRelation(relation.id);
-    if (relation.kind === 'table' || relation.kind === 'materialized_view') droppedTableIds.push(relation.id);
+    if (relation.kind === 'table' || relation.kind === 'materialized_view' || relation.kind === 'source') droppedTableIds.push(relation.id);
     // A materialized view's dataflow state goes with it (executor/stream/).
     if (relation.stream !== undefined) droppedTableIds.push(...relation.stream.stateTableIds);
   }
   for (const schema of droppedSchemas) draft.removeSchema(schema);
-  return { catalog: draft.finish(), commandTag: objectType === 'source' ? 'DROP SOURCE' : commandTags[kind], notices, droppedTableIds };
+  return { catalog: draft.finish(), commandTag: commandTags[kind], notices, droppedTableIds };
 }

@@ -26,8 +26,8 @@ export function createSink(statement: OxbowCreateSink, context: DdlContext): Ddl
   const fromName = statement.from.relname ?? '';
   const from = context.catalog.resolveRelation(statement.from.schemaname, fromName, context.searchPath);
   if (from === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${fromName}" does not exist`);
-  if (from.kind !== 'table' && from.kind !== 'materialized_view') {
-    throw new SqlError(SqlState.wrongObjectType, `"${fromName}" is not a table or materialized view`, { hint: 'A sink reads the committed changes of a table or materialized view.' });
+  if (from.kind !== 'table' && from.kind !== 'materialized_view' && from.kind !== 'source') {
+    throw new SqlError(SqlState.wrongObjectType, `"${fromName}" is not a table, source or materialized view`, { hint: 'A sink reads the committed changes of a table, source or materialized view.' });
   }
   const connector = statement.connector;
   if ((connector.options['connector'] ?? '').toLowerCase() !== 'kafka') {

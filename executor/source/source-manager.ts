@@ -20,10 +20,11 @@ import type { StateTable } from '../../storage/state-table.js';
 import type { EngineCore } from '../engine-core.js';
 import { MessageDecoder, type DecodedChanges } from './message-decoder.js';
 import { sourceLayout, type SourceLayout } from './source-layout.js';
-import type { PartitionOffsets, RawMessageBatch, SourceListener } from './source.js';
+import type { PartitionOffsets, RawMessageBatch, SourceListener, SourceReader, StartupResolver } from './source.js';
 import type { SourceStatus } from './source-status.js';
 import { kafkaOptions } from './kafka/kafka-options.js';
 import { KafkaReader } from './kafka/kafka-reader.js';
+import { GeneratorReader, isGeneratorConnector } from './generators/generator-reader.js';
 
 const MAX_PENDING_ROWS = 200_000;
 export const OFFSETS_META_PREFIX = 'source-offsets/';
@@ -43,7 +44,8 @@ export function decodeOffsets(bytes: Uint8Array | undefined): Map<number, bigint
 /** One running source: its reader, the decoded changes not yet committed, its offsets. */
 class RunningSource implements SourceListener {
   readonly layout: SourceLayout;
-  readonly decoder: MessageDecoder;
+  /** Undefined for a generator connector (it produces rows, not messages). */
+  readonly decoder: MessageDecoder | undefined;
   pending: DecodedChanges = { rows: [], kinds: [] };
   /** Next offset per partition including pending messages. */
   readonly next = new Map<number, bigint>();
@@ -52,7 +54,7 @@ class RunningSource implements SourceListener {
   /** Offsets changed since the last commit (new messages, or the first start's resolved offsets). */
   dirty = false;
   private waiters: (() => void)[] = [];
-  readonly reader: KafkaReader;
+  readonly reader: SourceReader & StartupResolver;
   table: StateTable;
   stopped = false;
 
@@ -61,9 +63,14 @@ class RunningSource implements SourceListener {
     private readonly manager: SourceManager,
   ) {
     this.layout = sourceLayout(relation);
-    const options = kafkaOptions(relation.options ?? {});
-    this.decoder = new MessageDecoder(this.layout, options.maxMessageBytes, () => manager.core.rowIds.next());
-    this.reader = new KafkaReader(options, `${relation.schema}.${relation.name}`);
+    if (isGeneratorConnector(relation)) {
+      this.decoder = undefined;
+      this.reader = new GeneratorReader(relation, () => manager.core.rowIds.next());
+    } else {
+      const options = kafkaOptions(relation.options ?? {});
+      this.decoder = new MessageDecoder(this.layout, options.maxMessageBytes, () => manager.core.rowIds.next());
+      this.reader = new KafkaReader(options, `${relation.schema}.${relation.name}`);
+    }
     this.table = manager.core.store.table({
       tableId: relation.id,
       columnTypes: relation.columns.map((column) => column.type),
@@ -120,11 +127,26 @@ class RunningSource implements SourceListener {
         ? batch
         : { ...batch, offsets: offsets.slice(from), timestamps: batch.timestamps.slice(from), keys: batch.keys.slice(from), values: batch.values.slice(from) };
     const id = this.relation.id;
-    this.decoder.decode(fresh, this.pending, (p, offset, error, payload) => this.manager.status.reject(id, p, offset, error, payload));
+    this.decoder!.decode(fresh, this.pending, (p, offset, error, payload) => this.manager.status.reject(id, p, offset, error, payload));
     status.messages += fresh.offsets.length;
     this.next.set(partition, fresh.offsets[fresh.offsets.length - 1]! + 1n);
     this.dirty = true;
     if (this.pending.rows.length < MAX_PENDING_ROWS) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Rows from a generator connector, already in the relation's layout, up to offset `next` of `partition`. */
+  generated(partition: number, rows: Row[], next: bigint): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const { rows: pendingRows, kinds } = this.pending;
+    for (let i = 0; i < rows.length; i++) {
+      pendingRows.push(rows[i]!);
+      kinds.push(1);
+    }
+    this.manager.status.partition(this.relation.id, this.topic, partition).messages += rows.length;
+    this.next.set(partition, next);
+    this.dirty = true;
+    if (pendingRows.length < MAX_PENDING_ROWS) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
@@ -232,7 +254,7 @@ export class SourceManager {
   private reconcile(): void {
     const wanted = new Map<number, RelationDef>();
     for (const relation of this.core.catalog.snapshot.relations()) {
-      if (relation.kind === 'table' && relation.options?.['connector'] !== undefined) wanted.set(relation.id, relation);
+      if ((relation.kind === 'source' || relation.kind === 'table') && relation.options?.['connector'] !== undefined) wanted.set(relation.id, relation);
     }
     for (const [id, source] of this.running) {
       if (!wanted.has(id)) {

@@ -30,13 +30,13 @@ export const timeTravelTable: SystemTable = {
     if (window === undefined) return [];
     const rows: Row[] = [];
     for (const relation of context.catalog.relations()) {
-      if (relation.kind !== 'table' && relation.kind !== 'materialized_view') continue;
+      if (relation.kind !== 'table' && relation.kind !== 'materialized_view' && relation.kind !== 'source') continue;
       const { oldest, latest } = window(relation.id);
       const retentionMs = relation.retentionMs ?? context.defaultRetentionMs ?? 0;
       rows.push([
         relation.schema,
         relation.name,
-        relation.kind === 'table' ? 'table' : 'materialized view',
+        relation.kind === 'materialized_view' ? 'materialized view' : relation.kind,
         { months: 0, days: Math.floor(retentionMs / MILLIS_PER_DAY), micros: (retentionMs % MILLIS_PER_DAY) * MICROS_PER_MILLI },
         relation.retentionMs === undefined,
         epochToMillis(oldest) * MICROS_PER_MILLI,

@@ -3,7 +3,9 @@
 // function) map one to one; every other node becomes a keyed stateful operator that keeps its input
 // grouped by a key and recomputes a changed key group with the batch node as its template:
 //
-//   Aggregate           key: the group keys (no keys: one group, so count(*) of nothing is 0)
+//   Aggregate           retractable calls: StreamHashAggregate (aggregate.ts), one state row per
+//                       group; otherwise key: the group keys (no keys: one group, so count(*) of
+//                       nothing is 0)
 //   HashJoin            key: the equi-join keys, per side (NULL keys group together but never match)
 //   NestedLoopJoin      key: none (a cross or non-equi join recomputes against the whole other side)
 //   Window              key: the common PARTITION BY (row_number() <= N is a filter above it)
@@ -20,6 +22,8 @@ import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import { children, mapChildren, type Expression } from '../expression.js';
 import type { OutputColumn, Plan, PlanOf } from '../plan.js';
 import { hasSubquery, isVolatile, nodeExpressions } from '../walk.js';
+import { retractableAggregate } from './aggregate.js';
+import { findDynamicConjunct, mentionsNow, type DynamicConjunct } from './dynamic-filter.js';
 import { streamInputRelationId, type KeyedOperatorKind, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
 
 /** Name of the hidden last column of a materialized view: the number of a duplicate row. */
@@ -85,14 +89,19 @@ class Incrementalizer {
   }
 
   convert(plan: Plan): StreamPlan {
-    if (plan.kind === 'Scan' && plan.filter !== undefined && hasSubquery(plan.filter)) {
-      // A pushed-down IN (subquery) comes back up as a filter, which may become a semi join.
+    if (plan.kind === 'Scan' && plan.filter !== undefined && (hasSubquery(plan.filter) || mentionsNow(plan.filter))) {
+      // A pushed-down IN (subquery) comes back up as a filter, which may become a semi join (or a
+      // dynamic / temporal filter).
       const { filter, ...scan } = plan;
       return this.convert({ kind: 'Filter', input: scan, predicate: filter, columns: plan.columns });
     }
     if (plan.kind === 'Filter') {
       const semiJoin = uncorrelatedInAsSemiJoin(plan);
       if (semiJoin !== undefined) return this.convert(semiJoin);
+    }
+    if (plan.kind === 'Filter') {
+      const dynamic = findDynamicConjunct(plan.predicate);
+      if (dynamic !== undefined) return this.dynamicFilter(plan, dynamic);
     }
     if (plan.kind === 'Filter' || plan.kind === 'Project') {
       const joined = scalarSubqueriesAsJoins(plan);
@@ -118,8 +127,13 @@ class Incrementalizer {
         });
       case 'NestedLoopJoin':
         return this.nestedLoopJoin(plan);
-      case 'Aggregate':
-        return this.keyed('StreamHashAggregate', plan, [plan.input], [plan.groupKeys], { ...plan, input: inputScan(0, plan.input.columns) });
+      case 'Aggregate': {
+        const template: PlanOf<'Aggregate'> = { ...plan, input: inputScan(0, plan.input.columns) };
+        return (
+          retractableAggregate(plan, () => this.convert(plan.input), () => this.options.allocateStateTableId(), template) ??
+          this.keyed('StreamRecomputeAggregate', plan, [plan.input], [plan.groupKeys], template)
+        );
+      }
       case 'Window':
         return this.keyed('StreamOverWindow', plan, [plan.input], [commonPartition(plan)], { ...plan, input: inputScan(0, plan.input.columns) });
       case 'Sort':
@@ -150,10 +164,42 @@ class Incrementalizer {
     }
   }
 
+  /** `key op (scalar subquery)` or `key op now() ± c`: the other conjuncts filter below it. */
+  private dynamicFilter(plan: PlanOf<'Filter'>, found: DynamicConjunct): StreamPlan {
+    const rest = found.rest;
+    const below: Plan =
+      rest.length === 0 ? plan.input : { kind: 'Filter', input: plan.input, predicate: rest.length === 1 ? rest[0]! : { kind: 'And', args: rest, type: plan.predicate.type }, columns: plan.input.columns };
+    const inputs = [this.convert(below), ...(found.subquery === undefined ? [] : [this.convert(found.subquery.plan)])];
+    const rowTypes = below.columns.map((column) => column.type);
+    const keyType = found.key.type;
+    const rows: StateTableDeclaration = {
+      tableId: this.options.allocateStateTableId(),
+      purpose: 'input rows by compared value',
+      columnTypes: [keyType, ...rowTypes, int8],
+      primaryKey: [0, ...rowTypes.map((_, i) => i + 1)],
+    };
+    const bound: StateTableDeclaration =
+      found.subquery === undefined
+        ? { tableId: this.options.allocateStateTableId(), purpose: 'temporal bound', columnTypes: [scalar('int4'), keyType], primaryKey: [0] }
+        : { tableId: this.options.allocateStateTableId(), purpose: 'subquery rows', columnTypes: [keyType, int8], primaryKey: [0] };
+    const predicate = replaceExpressions(found.conjunct, new Map([[found.bound, { kind: 'Column', index: rowTypes.length, type: keyType }]]));
+    return {
+      kind: 'StreamDynamicFilter',
+      property: 'stateful',
+      inputs,
+      key: found.key,
+      operator: found.operator,
+      ...(found.now === undefined ? {} : { now: found.now }),
+      predicate,
+      stateTables: [rows, bound],
+      columns: plan.columns,
+    };
+  }
+
   private scan(plan: PlanOf<'Scan'>): StreamPlan {
     const relation = plan.relation;
     if (plan.systemTime !== undefined) throw unsupported('FOR SYSTEM_TIME');
-    if (relation.kind !== 'table' && relation.kind !== 'materialized_view') {
+    if (relation.kind !== 'table' && relation.kind !== 'materialized_view' && relation.kind !== 'source') {
       throw unsupported(`reading ${relation.kind === 'system' ? 'a system relation' : `a ${relation.kind.replace('_', ' ')}`} ("${relation.name}")`);
     }
     return {
