@@ -14,7 +14,9 @@ import type { Engine } from '../executor/engine.js';
 import { PgServer } from '../pgwire/server.js';
 import { CheckpointMetrics } from '../storage/checkpoint/checkpoint-metrics.js';
 import { SourceStatus } from '../executor/source/source-status.js';
-import { sourcePrometheusText } from '../executor/source/source-metrics.js';
+import { EngineMetrics } from '../executor/metrics/engine-metrics.js';
+import { prometheusText } from '../executor/metrics/prometheus.js';
+import { statusJson } from '../executor/metrics/status.js';
 import { runRestore } from './restore.js';
 
 export interface CliConfig {
@@ -313,8 +315,10 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
 async function serve(config: CliConfig): Promise<void> {
   const checkpointMetrics = new CheckpointMetrics();
   const sourceStatus = new SourceStatus();
+  const engineMetrics = new EngineMetrics();
   const engineOptions: EngineOptions = {
     sourceStatus,
+    metrics: engineMetrics,
     dataDir: config.dataDir,
     checkpointUrl: config.checkpointUrl,
     barrierIntervalMs: config.barrierIntervalMs,
@@ -346,7 +350,8 @@ async function serve(config: CliConfig): Promise<void> {
   }
   let metrics: HttpServer | undefined;
   if (config.metricsPort !== undefined) {
-    metrics = await startMetrics(config.host, config.metricsPort, server, checkpointMetrics, sourceStatus);
+    engineMetrics.startEventLoopMonitor();
+    metrics = await startMetrics(config.host, config.metricsPort, server, engineMetrics);
   }
   let stopping = false;
   const shutdown = (signal: string): void => {
@@ -382,29 +387,27 @@ async function serve(config: CliConfig): Promise<void> {
   process.stdout.write(readyLine(address.host, address.port) + '\n');
 }
 
-/** Prometheus text at /metrics: the server's own gauges (the engine's join when it exposes them). */
-async function startMetrics(host: string, port: number, server: PgServer, checkpointMetrics: CheckpointMetrics, sourceStatus: SourceStatus): Promise<HttpServer> {
+/**
+ * The metrics port: Prometheus text at /metrics and the same figures as JSON at /api/status, both
+ * from the engine's status API (executor/metrics/).
+ */
+async function startMetrics(host: string, port: number, server: PgServer, engineMetrics: EngineMetrics): Promise<HttpServer> {
   const http = createHttpServer((request, response) => {
-    if (request.url !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics\n');
+    const path = (request.url ?? '/').split('?')[0];
+    const status = engineMetrics.status;
+    if (status === undefined || (path !== '/metrics' && path !== '/api/status')) {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics or /api/status\n');
       return;
     }
-    const memory = process.memoryUsage();
-    const lines = [
-      '# HELP oxbow_connections Client connections open on the PostgreSQL port.',
-      '# TYPE oxbow_connections gauge',
-      `oxbow_connections ${server.connectionCount}`,
-      '# HELP process_resident_memory_bytes Resident memory size in bytes.',
-      '# TYPE process_resident_memory_bytes gauge',
-      `process_resident_memory_bytes ${memory.rss}`,
-      '# HELP nodejs_heap_used_bytes V8 heap in use, in bytes.',
-      '# TYPE nodejs_heap_used_bytes gauge',
-      `nodejs_heap_used_bytes ${memory.heapUsed}`,
-      '# HELP process_uptime_seconds Seconds since the process started.',
-      '# TYPE process_uptime_seconds gauge',
-      `process_uptime_seconds ${process.uptime()}`,
-    ];
-    response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(lines.join('\n') + '\n' + checkpointMetrics.prometheusText() + sourcePrometheusText(sourceStatus));
+    try {
+      if (path === '/metrics') {
+        response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(prometheusText(status, { connections: server.connectionCount }));
+      } else {
+        response.writeHead(200, { 'content-type': 'application/json' }).end(statusJson(status.snapshot()));
+      }
+    } catch (error) {
+      response.writeHead(500, { 'content-type': 'text/plain' }).end(`oxbow: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
   });
   await new Promise<void>((resolveListen, reject) => {
     http.once('error', reject);

@@ -3,6 +3,7 @@
 // engine over it (parser, catalog), then starts checkpoints to --checkpoint-url every
 // --checkpoint-interval-ms (executor/durability/). bin/cli.ts calls createEngine with its options.
 
+import type { EngineMetrics } from './metrics/engine-metrics.js';
 import { join } from 'node:path';
 import { CheckpointMetrics } from '../storage/checkpoint/checkpoint-metrics.js';
 import { finishLocalRecovery, recoverStateDir } from '../storage/checkpoint/recover.js';
@@ -29,6 +30,8 @@ export interface EngineOptions {
   readonly checkpointMetrics?: CheckpointMetrics;
   /** Kafka source status for /metrics (executor/source/); created when omitted. */
   readonly sourceStatus?: SourceStatus;
+  /** Engine metrics and the status API for /metrics and /api/status (executor/metrics/); created when omitted. */
+  readonly metrics?: EngineMetrics;
   /** Background checkpoint failures (the CLI prints them to stderr). */
   readonly onCheckpointError?: (error: unknown) => void;
 }
@@ -60,6 +63,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       checkpointMetrics: metrics,
       barrierIntervalMs: options.barrierIntervalMs,
       ...(options.sourceStatus === undefined ? {} : { sourceStatus: options.sourceStatus }),
+      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     });
   } catch (error) {
     await store.close();

@@ -12,6 +12,10 @@ import { RowIdAllocator } from './table-access.js';
 import { StreamManager } from './stream/stream-manager.js';
 import { AbortHookStore } from './stream/abort-hook-store.js';
 import { SourceStatus } from './source/source-status.js';
+import { EngineMetrics } from './metrics/engine-metrics.js';
+import { EngineStatus } from './metrics/status.js';
+
+type EngineStatusMemory = () => { usedBytes: number; limitBytes: number; cachedRows: number; hits: number; misses: number; evictions: number };
 
 /** A FIFO mutex over async sections. */
 export class WriteLock {
@@ -40,6 +44,8 @@ export interface EngineSettings {
   readonly barrierIntervalMs?: number;
   /** Source status shared with the server's /metrics (created when omitted). */
   readonly sourceStatus?: SourceStatus;
+  /** Latency histograms, sessions, statement counts shared with the server's /metrics (created when omitted). */
+  readonly metrics?: EngineMetrics;
 }
 
 export class EngineCore {
@@ -50,6 +56,9 @@ export class EngineCore {
   readonly store: StateStore;
   /** Rejected messages, connection trouble and partition offsets of the sources (executor/source/). */
   readonly sourceStatus: SourceStatus;
+  readonly metrics: EngineMetrics;
+  /** The status API (executor/metrics/): system tables, EXPLAIN ANALYZE and /metrics read it. */
+  readonly status: EngineStatus;
 
   constructor(
     store: StateStore,
@@ -59,6 +68,18 @@ export class EngineCore {
     this.store = new AbortHookStore(store, () => this.streams.discard());
     this.sourceStatus = settings.sourceStatus ?? new SourceStatus();
     this.streams = new StreamManager(this.store, (viewId) => this.catalog.snapshot.relationById(viewId)?.retentionMs);
+    this.metrics = settings.metrics ?? new EngineMetrics();
+    const memoryStats = (store as Partial<{ memoryStats: EngineStatusMemory }>).memoryStats;
+    this.status = new EngineStatus({
+      catalog: () => this.catalog.snapshot,
+      store: this.store,
+      ...(memoryStats === undefined ? {} : { memoryStats: memoryStats.bind(store) }),
+      streams: this.streams,
+      metrics: this.metrics,
+      sourceStatus: this.sourceStatus,
+      ...(settings.checkpointMetrics === undefined ? {} : { checkpoints: settings.checkpointMetrics }),
+    });
+    this.metrics.status = this.status;
   }
 
   /**
@@ -67,9 +88,15 @@ export class EngineCore {
    * in one atomic write (read-your-writes).
    */
   commit(): Epoch {
+    const started = performance.now();
     this.streams.flush();
     const epoch = nextEpoch(this.store.committedEpoch, Date.now());
+    const writing = performance.now();
     this.store.commit(epoch);
+    const done = performance.now();
+    this.metrics.commitLatency.observe((done - writing) / 1000);
+    this.metrics.barrierLatency.observe((done - started) / 1000);
+    this.metrics.epochsCommitted++;
     return epoch;
   }
 }

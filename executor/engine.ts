@@ -13,6 +13,9 @@ export interface StartupParameters {
   readonly database: string;
   /** Every other startup parameter (application_name, client_encoding, DateStyle, options...). */
   readonly options: Readonly<Record<string, string>>;
+  /** The client's address and port (pg_stat_activity); absent for a Unix socket or in-process use. */
+  readonly clientAddress?: string;
+  readonly clientPort?: number;
 }
 
 export interface ColumnDescription {

@@ -303,7 +303,8 @@ export class Connection implements Wire {
     };
     let session: Session;
     try {
-      session = this.settings.engine.openSession({ user, database, options }, events);
+      const client = this.socket.remoteAddress === undefined ? {} : { clientAddress: this.socket.remoteAddress, ...(this.socket.remotePort === undefined ? {} : { clientPort: this.socket.remotePort }) };
+      session = this.settings.engine.openSession({ user, database, options, ...client }, events);
     } catch (error) {
       throw asFatal(error);
     }

@@ -11,6 +11,7 @@ import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import type { CatalogSnapshot } from '../catalog.js';
 import type { SessionSettings } from '../settings.js';
 import { formatTypeName } from '../type-names.js';
+import type { EngineStatus } from '../metrics/status.js';
 
 export interface SystemContext {
   readonly catalog: CatalogSnapshot;
@@ -28,6 +29,8 @@ export interface SystemContext {
   readonly readableWindow?: (relationId: number) => ReadableWindow;
   /** The server's --time-travel-retention in milliseconds. */
   readonly defaultRetentionMs?: number;
+  /** The engine's status API (executor/metrics/): objects, dataflows, state sizes, epochs, sessions. */
+  readonly status?: EngineStatus;
 }
 
 /** The bootstrap superuser's OID; every object is owned by the session user under this OID. */

@@ -1,0 +1,66 @@
+// The process's engine figures that are not already kept elsewhere: the latency histograms of the
+// epoch protocol (barrier: the epoch's changes through every dataflow and the atomic commit; epoch
+// commit: the atomic write alone), statements run, the sessions that are open (pg_stat_activity,
+// oxbow_catalog.sessions) and the event loop delay. One object per engine; the CLI creates it and
+// hands it to the engine (EngineSettings.metrics) so that /metrics and the engine share it.
+
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { Histogram } from './histogram.js';
+import type { EngineStatus } from './status.js';
+
+/** What one open session says about itself (pg_stat_activity's columns). */
+export interface SessionActivity {
+  readonly pid: number;
+  readonly user: string;
+  readonly database: string;
+  readonly applicationName: string;
+  readonly clientAddress: string | null;
+  readonly clientPort: number | null;
+  readonly backendStartMillis: number;
+  /** 'active' while a statement runs, else 'idle', 'idle in transaction' or 'idle in transaction (aborted)'. */
+  readonly state: string;
+  /** The statement running, or the last one run (PostgreSQL shows the last query of an idle session). */
+  readonly query: string;
+  readonly queryStartMillis: number | null;
+  readonly stateChangeMillis: number;
+}
+
+export interface ActivitySource {
+  activity(): SessionActivity;
+}
+
+export class EngineMetrics {
+  /** Seconds from the start of an epoch's commit (dataflows run) to the end of its atomic write. */
+  readonly barrierLatency = new Histogram();
+  /** Seconds of the atomic write of an epoch into the store. */
+  readonly commitLatency = new Histogram();
+  epochsCommitted = 0;
+  statementsTotal = 0;
+  statementErrorsTotal = 0;
+  readonly sessions = new Set<ActivitySource>();
+  /** The status API of the engine using these metrics (set by the engine when it opens). */
+  status: EngineStatus | undefined;
+  private loopDelay: IntervalHistogram | undefined;
+
+  /** Starts sampling the event loop delay (20 ms resolution); idempotent. */
+  startEventLoopMonitor(): void {
+    if (this.loopDelay !== undefined) return;
+    this.loopDelay = monitorEventLoopDelay({ resolution: 20 });
+    this.loopDelay.enable();
+  }
+
+  stopEventLoopMonitor(): void {
+    this.loopDelay?.disable();
+  }
+
+  /** Event loop delay in seconds since start (mean, p99, max); zeros when not sampled. */
+  eventLoopDelay(): { readonly meanSeconds: number; readonly p99Seconds: number; readonly maxSeconds: number } {
+    const histogram = this.loopDelay;
+    if (histogram === undefined || histogram.count === 0) return { meanSeconds: 0, p99Seconds: 0, maxSeconds: 0 };
+    return { meanSeconds: histogram.mean / 1e9, p99Seconds: histogram.percentile(99) / 1e9, maxSeconds: histogram.max / 1e9 };
+  }
+
+  activities(): SessionActivity[] {
+    return [...this.sessions].map((session) => session.activity()).sort((a, b) => a.pid - b.pid);
+  }
+}

@@ -1,0 +1,112 @@
+// The Prometheus text exposition format (version 0.0.4) of the engine's figures: every metric is
+// named oxbow_..., with one HELP and one TYPE line per family. Built from the status API
+// (status.ts) plus the checkpoint and source figures that keep their own text.
+
+import { sourcePrometheusText } from '../source/source-metrics.js';
+import type { HistogramSnapshot } from './histogram.js';
+import type { EngineStatus } from './status.js';
+
+function label(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+function number(value: number): string {
+  if (Number.isNaN(value)) return 'NaN';
+  if (value === Infinity) return '+Inf';
+  if (value === -Infinity) return '-Inf';
+  return String(value);
+}
+
+class Writer {
+  readonly lines: string[] = [];
+
+  family(name: string, type: 'gauge' | 'counter' | 'histogram', help: string): this {
+    this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    return this;
+  }
+
+  sample(name: string, labels: Readonly<Record<string, string>>, value: number): this {
+    const entries = Object.entries(labels);
+    const text = entries.length === 0 ? '' : `{${entries.map(([key, val]) => `${key}="${label(val)}"`).join(',')}}`;
+    this.lines.push(`${name}${text} ${number(value)}`);
+    return this;
+  }
+
+  one(name: string, help: string, value: number, type: 'gauge' | 'counter' = 'gauge'): this {
+    return this.family(name, type, help).sample(name, {}, value);
+  }
+
+  histogram(name: string, help: string, histogram: HistogramSnapshot): this {
+    this.family(name, 'histogram', help);
+    histogram.buckets.forEach((bound, index) => this.sample(`${name}_bucket`, { le: String(bound) }, histogram.cumulative[index]!));
+    this.sample(`${name}_bucket`, { le: '+Inf' }, histogram.count);
+    this.sample(`${name}_sum`, {}, histogram.sumSeconds);
+    this.sample(`${name}_count`, {}, histogram.count);
+    return this;
+  }
+}
+
+/** Everything /metrics serves, as one text. */
+export function prometheusText(status: EngineStatus, extra: { readonly connections?: number } = {}): string {
+  const w = new Writer();
+  const metrics = status.metrics;
+  const epochs = status.epochs();
+  w.one('oxbow_epoch_committed', 'The last committed epoch (milliseconds << 16 | sequence).', Number(epochs.committedEpoch));
+  w.one('oxbow_epoch_committed_timestamp_seconds', 'Unix time of the last committed epoch.', epochs.committedAtMillis / 1000);
+  w.family('oxbow_epochs_committed_total', 'counter', 'Epochs committed since the process started.').sample('oxbow_epochs_committed_total', {}, epochs.epochsCommitted);
+  w.histogram('oxbow_barrier_latency_seconds', "An epoch's barrier: its changes through every dataflow plus the atomic commit.", metrics.barrierLatency.snapshot());
+  w.histogram('oxbow_epoch_commit_latency_seconds', "The atomic write of an epoch's state into the store.", metrics.commitLatency.snapshot());
+  w.one('oxbow_statements_total', 'Statements executed since the process started.', metrics.statementsTotal, 'counter');
+  w.one('oxbow_statement_errors_total', 'Statements that ended in an error since the process started.', metrics.statementErrorsTotal, 'counter');
+
+  const throughput = status.throughput();
+  w.family('oxbow_input_rows_total', 'counter', 'Changes of a table, source or view pushed into the dataflows that read it.');
+  for (const input of throughput.inputs) w.sample('oxbow_input_rows_total', { relation: `${input.schema}.${input.name}`, kind: input.kind }, input.rows);
+  w.family('oxbow_view_input_rows_total', 'counter', "Changes reaching a materialized view's Materialize operator.");
+  for (const view of throughput.views) w.sample('oxbow_view_input_rows_total', { view: `${view.schema}.${view.name}` }, view.rowsIn);
+  w.family('oxbow_view_rows_total', 'counter', 'Changes written to a materialized view (rows out of its dataflow).');
+  for (const view of throughput.views) w.sample('oxbow_view_rows_total', { view: `${view.schema}.${view.name}` }, view.rowsOut);
+  w.family('oxbow_view_busy_seconds_total', 'counter', "Time spent in a materialized view's operators.");
+  for (const view of throughput.views) w.sample('oxbow_view_busy_seconds_total', { view: `${view.schema}.${view.name}` }, view.seconds);
+
+  const tables = status.stateTables();
+  w.family('oxbow_state_table_bytes', 'gauge', "A state table's approximate size on disk (RocksDB estimate).");
+  for (const table of tables) w.sample('oxbow_state_table_bytes', stateLabels(table), table.bytes);
+  w.family('oxbow_state_table_keys', 'gauge', "A state table's approximate number of keys, versions included (RocksDB estimate).");
+  for (const table of tables) w.sample('oxbow_state_table_keys', stateLabels(table), table.keys);
+
+  const cache = status.cache();
+  if (cache !== null) {
+    w.one('oxbow_cache_hits_total', 'Row cache lookups answered from memory.', cache.hits, 'counter');
+    w.one('oxbow_cache_misses_total', 'Row cache lookups that went to RocksDB.', cache.misses, 'counter');
+    w.one('oxbow_cache_hit_ratio', 'Hits over lookups of the row cache since start (0 before any lookup).', cache.hitRate);
+    w.one('oxbow_cache_rows', 'Rows held in the row cache.', cache.cachedRows);
+    w.one('oxbow_cache_used_bytes', 'Bytes of the memory budget in use by state caches.', cache.usedBytes);
+    w.one('oxbow_cache_limit_bytes', 'The memory budget of state caches (--memory-limit).', cache.limitBytes);
+    w.one('oxbow_cache_evictions_total', 'Rows evicted from the row cache.', cache.evictions, 'counter');
+  }
+
+  const proc = status.process();
+  w.one('oxbow_process_resident_memory_bytes', 'Resident memory of the process.', proc.residentBytes);
+  w.one('oxbow_process_heap_used_bytes', 'V8 heap in use.', proc.heapUsedBytes);
+  w.one('oxbow_process_heap_total_bytes', 'V8 heap reserved.', proc.heapTotalBytes);
+  w.one('oxbow_process_external_memory_bytes', 'Memory of C++ objects bound to JavaScript (buffers, the RocksDB binding).', proc.externalBytes);
+  w.one('oxbow_process_uptime_seconds', 'Seconds since the process started.', proc.uptimeSeconds);
+  w.one('oxbow_event_loop_delay_mean_seconds', 'Mean event loop delay since start (perf_hooks.monitorEventLoopDelay).', proc.eventLoopDelay.meanSeconds);
+  w.one('oxbow_event_loop_delay_p99_seconds', '99th percentile of the event loop delay since start.', proc.eventLoopDelay.p99Seconds);
+  w.one('oxbow_event_loop_delay_max_seconds', 'Longest event loop delay since start.', proc.eventLoopDelay.maxSeconds);
+
+  const sessions = status.sessions();
+  w.one('oxbow_sessions', 'Open client sessions.', sessions.length);
+  w.one('oxbow_sessions_active', 'Sessions running a statement.', sessions.filter((session) => session.state === 'active').length);
+  if (extra.connections !== undefined) w.one('oxbow_connections', 'Client connections open on the PostgreSQL port (sessions and those still authenticating).', extra.connections);
+
+  let text = w.lines.join('\n') + '\n';
+  if (status.checkpoints !== undefined) text += status.checkpoints.prometheusText();
+  if (status.sourceStatus !== undefined) text += sourcePrometheusText(status.sourceStatus);
+  return text;
+}
+
+function stateLabels(table: { tableId: number; schema: string; name: string; operatorId: number | null; purpose: string }): Record<string, string> {
+  return { table_id: String(table.tableId), object: `${table.schema}.${table.name}`, operator: table.operatorId === null ? '' : String(table.operatorId), purpose: table.purpose };
+}

@@ -1,0 +1,298 @@
+// The in-process status API: plain objects describing the engine right now (objects, dataflows
+// with their per-operator counters, state sizes, epochs, sessions, latency histograms, cache and
+// process figures). The oxbow_catalog system tables, EXPLAIN ANALYZE, the Prometheus text of
+// /metrics and the JSON of /api/status all read these functions, so they agree with each other.
+
+import { epochToMillis, nextEpoch, type Epoch } from '../../sql/epoch.js';
+import type { RelationDef } from '../../sql/catalog.js';
+import type { DataType } from '../../sql/types.js';
+import type { StateStore } from '../../storage/state-table.js';
+import type { StreamPlan } from '../../planner/stream/stream-plan.js';
+import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
+import type { CatalogSnapshot } from '../catalog.js';
+import type { StreamManager } from '../stream/stream-manager.js';
+import type { SourceStatus } from '../source/source-status.js';
+import type { EngineMetrics, SessionActivity } from './engine-metrics.js';
+import type { HistogramSnapshot } from './histogram.js';
+
+export interface ObjectInfo {
+  readonly id: number;
+  readonly schema: string;
+  readonly name: string;
+  /** 'table', 'source', 'view', 'materialized view', 'sink' or 'index'. */
+  readonly kind: string;
+  readonly definition: string | null;
+  readonly dependsOn: readonly number[];
+}
+
+export interface OperatorInfo {
+  readonly operatorId: number;
+  readonly parentId: number | null;
+  /** The streaming plan node kind (StreamHashAggregate, StreamMaterialize ...). */
+  readonly kind: string;
+  readonly stateful: boolean;
+  readonly stateTableIds: readonly number[];
+  readonly rowsIn: number;
+  readonly rowsOut: number;
+  readonly batches: number;
+  readonly seconds: number;
+}
+
+export interface DataflowInfo {
+  readonly viewId: number;
+  readonly schema: string;
+  readonly name: string;
+  readonly operators: readonly OperatorInfo[];
+}
+
+export interface StateTableInfo {
+  readonly tableId: number;
+  /** The table or materialized view the state belongs to. */
+  readonly objectId: number;
+  readonly schema: string;
+  readonly name: string;
+  readonly kind: string;
+  /** The dataflow operator keeping it (null for a table's own rows). */
+  readonly operatorId: number | null;
+  readonly operatorKind: string | null;
+  readonly purpose: string;
+  readonly bytes: number;
+  readonly keys: number;
+}
+
+export interface EpochInfo {
+  readonly committedEpoch: Epoch;
+  readonly committedAtMillis: number;
+  /** The epoch a commit made now would get (the open epoch's number). */
+  readonly openEpoch: Epoch;
+  readonly epochsCommitted: number;
+}
+
+export interface ThroughputInfo {
+  /** Per relation read by some view (table, source, view): changes pushed into dataflows. */
+  readonly inputs: readonly { readonly relationId: number; readonly schema: string; readonly name: string; readonly kind: string; readonly rows: number }[];
+  /** Per materialized view: changes into its Materialize operator and rows written to the view. */
+  readonly views: readonly { readonly viewId: number; readonly schema: string; readonly name: string; readonly rowsIn: number; readonly rowsOut: number; readonly seconds: number }[];
+}
+
+export interface CacheInfo {
+  readonly hits: number;
+  readonly misses: number;
+  readonly hitRate: number;
+  readonly cachedRows: number;
+  readonly usedBytes: number;
+  readonly limitBytes: number;
+  readonly evictions: number;
+}
+
+export interface ProcessInfo {
+  readonly residentBytes: number;
+  readonly heapUsedBytes: number;
+  readonly heapTotalBytes: number;
+  readonly externalBytes: number;
+  readonly uptimeSeconds: number;
+  readonly eventLoopDelay: { readonly meanSeconds: number; readonly p99Seconds: number; readonly maxSeconds: number };
+}
+
+export interface StatusSnapshot {
+  readonly epochs: EpochInfo;
+  readonly barrierLatency: HistogramSnapshot;
+  readonly commitLatency: HistogramSnapshot;
+  readonly statements: { readonly total: number; readonly errors: number };
+  readonly objects: readonly ObjectInfo[];
+  readonly dataflows: readonly DataflowInfo[];
+  readonly stateTables: readonly StateTableInfo[];
+  readonly throughput: ThroughputInfo;
+  readonly cache: CacheInfo | null;
+  readonly process: ProcessInfo;
+  readonly sessions: readonly SessionActivity[];
+}
+
+export interface StatusInputs {
+  readonly catalog: () => CatalogSnapshot;
+  readonly store: StateStore;
+  /** The row cache's figures (the MVCC store's memoryStats), when the store has them. */
+  readonly memoryStats?: () => { usedBytes: number; limitBytes: number; cachedRows: number; hits: number; misses: number; evictions: number };
+  readonly streams: StreamManager;
+  readonly metrics: EngineMetrics;
+  readonly sourceStatus?: SourceStatus;
+  readonly checkpoints?: CheckpointMetrics;
+}
+
+export function kindWord(relation: RelationDef): string {
+  return relation.kind === 'materialized_view' ? 'materialized view' : relation.kind;
+}
+
+function definitionOf(relation: RelationDef, catalog: CatalogSnapshot): string | null {
+  if (relation.definition !== undefined) return relation.definition;
+  if (relation.indexOn !== undefined) {
+    const on = catalog.relationById(relation.indexOn.relationId);
+    const columns = relation.indexOn.columns.map((index) => on?.columns[index]?.name ?? '?');
+    return `ON ${on === undefined ? '?' : `${on.schema}.${on.name}`} (${columns.join(', ')})`;
+  }
+  if (relation.options !== undefined) {
+    const options = Object.entries(relation.options).map(([key, value]) => `${key} = '${value.replace(/'/g, "''")}'`);
+    const format = relation.format === undefined ? '' : ` FORMAT ${relation.format}${relation.encode === undefined ? '' : ` ENCODE ${relation.encode}`}`;
+    return `WITH (${options.join(', ')})${format}`;
+  }
+  return null;
+}
+
+function operatorKind(plan: StreamPlan): string {
+  return plan.kind;
+}
+
+export class EngineStatus {
+  constructor(private readonly inputs: StatusInputs) {}
+
+  get metrics(): EngineMetrics {
+    return this.inputs.metrics;
+  }
+
+  objects(): ObjectInfo[] {
+    const catalog = this.inputs.catalog();
+    return catalog
+      .relations()
+      .filter((relation) => relation.kind !== 'system')
+      .sort((a, b) => a.id - b.id)
+      .map((relation) => ({ id: relation.id, schema: relation.schema, name: relation.name, kind: kindWord(relation), definition: definitionOf(relation, catalog), dependsOn: relation.dependsOn }));
+  }
+
+  dataflows(): DataflowInfo[] {
+    const catalog = this.inputs.catalog();
+    const out: DataflowInfo[] = [];
+    for (const dataflow of this.inputs.streams.all) {
+      const view = catalog.relationById(dataflow.viewId);
+      if (view === undefined) continue;
+      out.push({
+        viewId: dataflow.viewId,
+        schema: view.schema,
+        name: view.name,
+        operators: dataflow.operators().map((operator) => ({
+          operatorId: operator.id,
+          parentId: operator.parentId,
+          kind: operatorKind(operator.plan),
+          stateful: operator.plan.property === 'stateful',
+          stateTableIds: operator.plan.stateTables.map((table) => table.tableId),
+          rowsIn: operator.stats.rowsIn,
+          rowsOut: operator.stats.rowsOut,
+          batches: operator.stats.batches,
+          seconds: operator.stats.seconds,
+        })),
+      });
+    }
+    return out;
+  }
+
+  /** Every state table: each table's rows, and every dataflow operator's state (a view's rows included). */
+  stateTables(): StateTableInfo[] {
+    const catalog = this.inputs.catalog();
+    const out: StateTableInfo[] = [];
+    // Opened with the schema (retention included) their owners open them with: opening a table
+    // with another retention would change its version GC record.
+    const sizeOf = (tableId: number, columnTypes: readonly DataType[], primaryKey: readonly number[], retentionMs: number | undefined): { bytes: number; keys: number } =>
+      this.inputs.store.table({ tableId, columnTypes, primaryKey, ...(retentionMs === undefined ? {} : { retentionMs }) }).stats();
+    const dataflows = new Map(this.inputs.streams.all.map((dataflow) => [dataflow.viewId, dataflow]));
+    for (const relation of [...catalog.relations()].sort((a, b) => a.id - b.id)) {
+      if (relation.kind === 'table') {
+        const size = sizeOf(relation.id, relation.columns.map((column) => column.type), relation.primaryKey, relation.retentionMs);
+        out.push({ tableId: relation.id, objectId: relation.id, schema: relation.schema, name: relation.name, kind: 'table', operatorId: null, operatorKind: null, purpose: 'table rows', ...size });
+      } else if (relation.kind === 'materialized_view') {
+        const dataflow = dataflows.get(relation.id);
+        if (dataflow === undefined) continue;
+        for (const operator of dataflow.operators()) {
+          for (const declaration of operator.plan.stateTables) {
+            const size = sizeOf(declaration.tableId, declaration.columnTypes, declaration.primaryKey, declaration.tableId === relation.id ? relation.retentionMs : undefined);
+            out.push({
+              tableId: declaration.tableId,
+              objectId: relation.id,
+              schema: relation.schema,
+              name: relation.name,
+              kind: 'materialized view',
+              operatorId: operator.id,
+              operatorKind: operatorKind(operator.plan),
+              purpose: declaration.purpose,
+              ...size,
+            });
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  epochs(): EpochInfo {
+    const committed = this.inputs.store.committedEpoch;
+    return { committedEpoch: committed, committedAtMillis: epochToMillis(committed), openEpoch: nextEpoch(committed, Date.now()), epochsCommitted: this.inputs.metrics.epochsCommitted };
+  }
+
+  throughput(): ThroughputInfo {
+    const catalog = this.inputs.catalog();
+    const inputs = [...this.inputs.streams.inputChanges]
+      .sort((a, b) => a[0] - b[0])
+      .map(([relationId, rows]) => {
+        const relation = catalog.relationById(relationId);
+        return { relationId, schema: relation?.schema ?? '', name: relation?.name ?? String(relationId), kind: relation === undefined ? 'dropped' : kindWord(relation), rows };
+      });
+    const views = this.dataflows().map((dataflow) => {
+      const root = dataflow.operators[0]!;
+      const seconds = dataflow.operators.reduce((sum, operator) => sum + operator.seconds, 0);
+      return { viewId: dataflow.viewId, schema: dataflow.schema, name: dataflow.name, rowsIn: root.rowsIn, rowsOut: root.rowsOut, seconds };
+    });
+    return { inputs, views };
+  }
+
+  cache(): CacheInfo | null {
+    const stats = this.inputs.memoryStats?.();
+    if (stats === undefined) return null;
+    const lookups = stats.hits + stats.misses;
+    return { ...stats, hitRate: lookups === 0 ? 0 : stats.hits / lookups };
+  }
+
+  process(): ProcessInfo {
+    const memory = process.memoryUsage();
+    return {
+      residentBytes: memory.rss,
+      heapUsedBytes: memory.heapUsed,
+      heapTotalBytes: memory.heapTotal,
+      externalBytes: memory.external,
+      uptimeSeconds: process.uptime(),
+      eventLoopDelay: this.inputs.metrics.eventLoopDelay(),
+    };
+  }
+
+  sessions(): SessionActivity[] {
+    return this.inputs.metrics.activities();
+  }
+
+  get checkpoints(): CheckpointMetrics | undefined {
+    return this.inputs.checkpoints;
+  }
+
+  get sourceStatus(): SourceStatus | undefined {
+    return this.inputs.sourceStatus;
+  }
+
+  snapshot(): StatusSnapshot {
+    const metrics = this.inputs.metrics;
+    return {
+      epochs: this.epochs(),
+      barrierLatency: metrics.barrierLatency.snapshot(),
+      commitLatency: metrics.commitLatency.snapshot(),
+      statements: { total: metrics.statementsTotal, errors: metrics.statementErrorsTotal },
+      objects: this.objects(),
+      dataflows: this.dataflows(),
+      stateTables: this.stateTables(),
+      throughput: this.throughput(),
+      cache: this.cache(),
+      process: this.process(),
+      sessions: this.sessions(),
+    };
+  }
+}
+
+/** The snapshot as JSON text (epochs as decimal strings), for /api/status. */
+export function statusJson(snapshot: StatusSnapshot): string {
+  return JSON.stringify(snapshot, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
+}
+
