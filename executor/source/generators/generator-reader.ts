@@ -1,0 +1,115 @@
+// The reader of a generator connector (nexmark, datagen): a SourceReader whose partitions are the
+// producer's splits and whose offsets are positions in them. It hands rows, already in the
+// relation's layout, to the source manager (`GeneratedRowsListener.generated`), one chunk of at
+// most max.chunk.size rows per split in turn, yielding to the event loop between chunks so the
+// barrier runs; the manager's promise is the backpressure. A rate limit (Nexmark's
+// min.event.gap.in.ns, datagen.rows.per.second) paces each split from when the reader starts.
+
+import type { ColumnDef, RelationDef } from '../../../sql/catalog.js';
+import { SqlError, SqlState } from '../../../sql/errors.js';
+import type { Row } from '../../../sql/value.js';
+import { ROW_ID_COLUMN } from '../../ddl/create-table.js';
+import type { PartitionOffsets, SourceListener, SourceReader, StartupResolver } from '../source.js';
+import { DatagenProducer, datagenOptions } from './datagen-source.js';
+import { NexmarkProducer, nexmarkOptions, nexmarkShape } from './nexmark-source.js';
+import type { SplitProducer } from './split-producer.js';
+
+export const GENERATOR_CONNECTORS: ReadonlySet<string> = new Set(['nexmark', 'datagen']);
+
+/** The listener side a generator needs: rows of a partition up to its next offset. */
+export interface GeneratedRowsListener extends SourceListener {
+  generated(partition: number, rows: Row[], next: bigint): Promise<void>;
+}
+
+export function isGeneratorConnector(relation: RelationDef): boolean {
+  return GENERATOR_CONNECTORS.has((relation.options?.['connector'] ?? '').toLowerCase());
+}
+
+/**
+ * Checks a generator source's options against its declared columns (CREATE time: 22023 for bad
+ * options, 42703/42804/0A000 for columns) and returns its producer. `columns` are the relation's
+ * columns, the hidden row id included.
+ */
+export function generatorProducer(options: Readonly<Record<string, string>>, columns: readonly ColumnDef[]): SplitProducer {
+  const connector = (options['connector'] ?? '').toLowerCase();
+  const declared = columns.filter((column) => !(column.name === ROW_ID_COLUMN && column.hidden));
+  if (connector === 'nexmark') {
+    const parsed = nexmarkOptions(options);
+    return new NexmarkProducer(parsed, nexmarkShape(parsed.table, declared, columns.length));
+  }
+  if (connector === 'datagen') return new DatagenProducer(datagenOptions(options, declared), columns.length);
+  throw new SqlError(SqlState.featureNotSupported, `connector "${connector}" is not a generator`);
+}
+
+export class GeneratorReader implements SourceReader, StartupResolver {
+  private readonly producer: SplitProducer;
+  private readonly rowIdPosition: number;
+  private stopped = false;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    relation: RelationDef,
+    private readonly nextRowId: () => bigint,
+  ) {
+    this.producer = generatorProducer(relation.options ?? {}, relation.columns);
+    this.rowIdPosition = relation.columns.findIndex((column) => column.name === ROW_ID_COLUMN && column.hidden);
+  }
+
+  startOffsets(): Promise<Map<number, bigint>> {
+    const offsets = new Map<number, bigint>();
+    for (let split = 0; split < this.producer.splits; split++) offsets.set(split, 0n);
+    return Promise.resolve(offsets);
+  }
+
+  start(resume: PartitionOffsets, listener: GeneratedRowsListener): Promise<void> {
+    this.running = this.run(resume, listener).catch((error: unknown) => listener.trouble(error instanceof Error ? error.message : String(error)));
+    return Promise.resolve();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.running;
+  }
+
+  private async run(resume: PartitionOffsets, listener: GeneratedRowsListener): Promise<void> {
+    const producer = this.producer;
+    const splits = producer.splits;
+    const offsets: number[] = [];
+    const starts: number[] = [];
+    const ends: number[] = [];
+    for (let split = 0; split < splits; split++) {
+      offsets.push(Number(resume.get(split) ?? 0n));
+      starts.push(offsets[split]!);
+      const end = producer.end(split);
+      ends.push(end ?? Number.POSITIVE_INFINITY);
+      if (end !== undefined) listener.highWatermark(split, BigInt(end));
+    }
+    const startedAt = performance.now();
+    const rate = producer.unitsPerSecond;
+    const chunk = producer.maxChunkRows;
+    const rowId = this.rowIdPosition;
+    while (!this.stopped) {
+      let produced = false;
+      let finished = 0;
+      const elapsedSeconds = (performance.now() - startedAt) / 1000;
+      for (let split = 0; split < splits && !this.stopped; split++) {
+        const offset = offsets[split]!;
+        if (offset >= ends[split]!) {
+          finished++;
+          continue;
+        }
+        const limit = rate > 0 ? Math.min(ends[split]!, starts[split]! + Math.floor(elapsedSeconds * rate)) : ends[split]!;
+        if (offset >= limit) continue;
+        const rows: Row[] = [];
+        const next = producer.produce(split, offset, limit, rows, chunk);
+        if (rowId >= 0) for (let i = 0; i < rows.length; i++) rows[i]![rowId] = this.nextRowId();
+        offsets[split] = next;
+        produced = true;
+        await listener.generated(split, rows, BigInt(next));
+      }
+      if (finished === splits) return;
+      if (produced) await new Promise<void>((resolve) => setImmediate(resolve));
+      else await new Promise<void>((resolve) => setTimeout(resolve, rate > 0 ? Math.max(1, Math.min(100, 1000 / rate)) : 1));
+    }
+  }
+}
