@@ -1,7 +1,8 @@
-// CREATE SOURCE and CREATE TABLE ... WITH (connector = 'kafka'): the catalog side. Both become a
-// relation of kind 'table' that the connector fills (the planner and the streaming engine read it
-// like any table): a source without a primary key is append-only with a hidden row id; a table
-// with a primary key upserts. The relation carries the connector options, FORMAT, ENCODE and the
+// CREATE SOURCE and CREATE TABLE ... WITH (connector = 'kafka'): the catalog side. CREATE SOURCE
+// makes a relation of kind 'source', the connector table one of kind 'table'; both keep their rows
+// in a state table that the connector fills (the planner and the streaming engine read either like
+// a table; DML into a source is refused by the binder): without a primary key it is append-only
+// with a hidden row id; with a primary key it upserts. The relation carries the connector options, FORMAT, ENCODE and the
 // INCLUDE columns; the source manager (source-manager.ts) starts a reader for it once the
 // catalog is committed. Options are checked here, so a bad source fails at CREATE with 22023.
 
@@ -31,19 +32,19 @@ export function createSource(statement: OxbowCreateSource, context: DdlContext):
     tableElts.push({ Constraint: { contype: 'CONSTR_PRIMARY', keys: statement.primaryKey.map((name) => ({ String: { sval: name } })) } } as Node);
   }
   const body: CreateStmt = { relation: statement.relation, tableElts, if_not_exists: statement.ifNotExists };
-  return withConnector(createTable(body, context), statement.connector, 'CREATE SOURCE', context);
+  return withConnector(createTable(body, context), statement.connector, 'CREATE SOURCE', context, 'source');
 }
 
 /** CREATE TABLE name (columns) WITH (connector = ...) FORMAT ... ENCODE ... */
 export function createConnectorTable(statement: CreateStmt, connector: ConnectorSpec, context: DdlContext): DdlOutcome {
   const plain = { ...statement } as CreateStmt & { oxbowConnector?: unknown };
   delete plain.oxbowConnector;
-  return withConnector(createTable(plain, context), connector, 'CREATE TABLE', context);
+  return withConnector(createTable(plain, context), connector, 'CREATE TABLE', context, 'table');
 }
 
-function withConnector(outcome: DdlOutcome, connector: ConnectorSpec, commandTag: string, context: DdlContext): DdlOutcome {
+function withConnector(outcome: DdlOutcome, connector: ConnectorSpec, commandTag: string, context: DdlContext, kind: 'source' | 'table'): DdlOutcome {
   const connectorName = (connector.options['connector'] ?? '').toLowerCase();
-  if (GENERATOR_CONNECTORS.has(connectorName)) return withGenerator(outcome, connector, commandTag, context);
+  if (GENERATOR_CONNECTORS.has(connectorName)) return withGenerator(outcome, connector, commandTag, context, { kind });
   if (connectorName !== 'kafka') {
     throw new SqlError(
       SqlState.featureNotSupported,
@@ -88,7 +89,7 @@ function withConnector(outcome: DdlOutcome, connector: ConnectorSpec, commandTag
   const options: Record<string, string> = { ...connector.options };
   if (delimiter !== undefined) options['encode.delimiter'] = delimiter;
   const draft = new CatalogDraft(outcome.catalog);
-  const relation: RelationDef = { ...table, columns, primaryKey, options, format, encode, include };
+  const relation: RelationDef = { ...table, kind, columns, primaryKey, options, format, encode, include };
   draft.putRelation(relation);
   return { ...outcome, catalog: draft.finish(), commandTag };
 }

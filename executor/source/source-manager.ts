@@ -254,7 +254,7 @@ export class SourceManager {
   private reconcile(): void {
     const wanted = new Map<number, RelationDef>();
     for (const relation of this.core.catalog.snapshot.relations()) {
-      if (relation.kind === 'table' && relation.options?.['connector'] !== undefined) wanted.set(relation.id, relation);
+      if ((relation.kind === 'source' || relation.kind === 'table') && relation.options?.['connector'] !== undefined) wanted.set(relation.id, relation);
     }
     for (const [id, source] of this.running) {
       if (!wanted.has(id)) {
