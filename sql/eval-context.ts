@@ -11,6 +11,12 @@ export interface EvalContext {
   readonly dateStyle: string;
   readonly intervalStyle: string;
   readonly extraFloatDigits: number;
+  /**
+   * pg_sleep's way out: the batch executor sets it to record the seconds owed, then sleeps them
+   * between batches where a cancel or statement_timeout can stop it. Absent (constant contexts,
+   * the streaming executor): pg_sleep blocks the thread.
+   */
+  readonly sleep?: (seconds: number) => void;
 }
 
 export const DEFAULT_EVAL_CONTEXT: EvalContext = Object.freeze({

@@ -76,7 +76,10 @@ export function* aggregate(plan: PlanOf<'Aggregate'>, runtime: Runtime): Batches
   const groups = new KeyMap<Accumulator[]>(plan.groupKeys.map((k) => k.type));
   if (keyEvaluators.length === 0) {
     const accumulators = newAccumulators(calls, runtime);
-    for (const batch of runPlan(plan.input, runtime)) for (const row of batch) feed(calls, accumulators, row, runtime);
+    for (const batch of runPlan(plan.input, runtime)) {
+      if (batch.length === 0) yield batch;
+      for (const row of batch) feed(calls, accumulators, row, runtime);
+    }
     yield [accumulators.map((a) => a.result())];
     return;
   }
@@ -84,6 +87,7 @@ export function* aggregate(plan: PlanOf<'Aggregate'>, runtime: Runtime): Batches
   const keyCount = keyEvaluators.length;
   const scratch: Value[] = new Array(keyCount);
   for (const batch of runPlan(plan.input, runtime)) {
+    if (batch.length === 0) yield batch;
     for (let r = 0; r < batch.length; r++) {
       const row = batch[r]!;
       for (let k = 0; k < keyCount; k++) scratch[k] = keyEvaluators[k]!(row, runtime);

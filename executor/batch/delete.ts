@@ -5,7 +5,7 @@ import type { Row } from '../../sql/value.js';
 import type { PlanOf } from '../../planner/plan.js';
 import type { Batches, Runtime } from './runtime.js';
 import { compile } from './expression.js';
-import { collect } from './operator.js';
+import { gather } from './operator.js';
 import { KeyMap } from './row-hash.js';
 import { primaryKeyOf } from './constraints.js';
 import { recordAffected } from './affected.js';
@@ -16,7 +16,7 @@ export function* deleteRows(plan: PlanOf<'Delete'>, runtime: Runtime): Batches {
   const seen = new KeyMap<true>(relation.primaryKey.map((i) => relation.columns[i]!.type));
   const deleted: Row[] = [];
   const inputs: Row[] = [];
-  for (const input of collect(plan.input, runtime)) {
+  for (const input of yield* gather(plan.input, runtime)) {
     const row = input.slice(0, width);
     const key = primaryKeyOf(relation, row);
     if (seen.indexOf(key) >= 0) continue;

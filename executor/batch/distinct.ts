@@ -13,6 +13,10 @@ export function* distinct(plan: PlanOf<'Distinct'>, runtime: Runtime): Batches {
   const types = plan.on?.map((e) => e.type) ?? plan.columns.map((c) => c.type);
   const seen = new KeyMap<true>(types);
   for (const batch of runPlan(plan.input, runtime)) {
+    if (batch.length === 0) {
+      yield batch;
+      continue;
+    }
     const out: Row[] = [];
     for (const row of batch) {
       const key: Value[] = keyEvaluators === undefined ? row : keyEvaluators.map((evaluate) => evaluate(row, runtime));

@@ -5,9 +5,9 @@
 import type { Row, Value } from '../../sql/value.js';
 import type { PlanOf } from '../../planner/plan.js';
 import type { Batches, Runtime } from './runtime.js';
-import { BATCH_SIZE } from './runtime.js';
+import { BATCH_SIZE, PAUSE, checkDeadline, sliceUsed } from './runtime.js';
 import { compile, compilePredicate } from './expression.js';
-import { collect, runPlan } from './operator.js';
+import { gather, runPlan } from './operator.js';
 import { HashIndex, hashKey, keysEqual } from './row-hash.js';
 import { concatRows, nullRow } from './join-output.js';
 
@@ -22,7 +22,7 @@ export function* hashJoin(plan: PlanOf<'HashJoin'>, runtime: Runtime): Batches {
     for (let i = 0; i < key.length; i++) if (key[i] === null && !nullSafe[i]) return true;
     return false;
   };
-  const rightRows = collect(plan.right, runtime);
+  const rightRows = yield* gather(plan.right, runtime);
   // Index positions are the right rows' positions among those with matchable keys.
   const rightKeys: Value[][] = [];
   const rowOf: number[] = [];
@@ -33,6 +33,10 @@ export function* hashJoin(plan: PlanOf<'HashJoin'>, runtime: Runtime): Batches {
     table.add(hashKey(key, types));
     rightKeys.push(key);
     rowOf.push(i);
+    if ((i & 1023) === 1023 && sliceUsed(runtime)) {
+      checkDeadline(runtime);
+      yield PAUSE;
+    }
   }
   const joinType = plan.joinType;
   const matchedRight = joinType === 'right' || joinType === 'full' ? new Uint8Array(rightRows.length) : undefined;
@@ -42,6 +46,10 @@ export function* hashJoin(plan: PlanOf<'HashJoin'>, runtime: Runtime): Batches {
   const keyCount = leftKeyEvaluators.length;
   const key: Value[] = new Array(keyCount);
   for (const batch of runPlan(plan.left, runtime)) {
+    if (batch.length === 0) {
+      yield batch;
+      continue;
+    }
     const out: Row[] = [];
     for (const left of batch) {
       for (let k = 0; k < keyCount; k++) key[k] = leftKeyEvaluators[k]!(left, runtime);
@@ -65,6 +73,10 @@ export function* hashJoin(plan: PlanOf<'HashJoin'>, runtime: Runtime): Batches {
       else if (!matched && (joinType === 'left' || joinType === 'full')) out.push(concatRows(left, rightPadding));
     }
     if (out.length > 0) yield out;
+    if (sliceUsed(runtime)) {
+      checkDeadline(runtime);
+      yield PAUSE;
+    }
   }
   if (matchedRight !== undefined) {
     const leftPadding = nullRow(leftWidth);

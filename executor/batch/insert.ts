@@ -8,7 +8,7 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 import type { PlanOf } from '../../planner/plan.js';
 import type { Batches, Runtime } from './runtime.js';
 import { compile, compilePredicate } from './expression.js';
-import { collect } from './operator.js';
+import { gather } from './operator.js';
 import { KeyMap } from './row-hash.js';
 import { checkNotNull, duplicateKeyError, fillRowId, primaryKeyOf } from './constraints.js';
 import { recordAffected } from './affected.js';
@@ -22,7 +22,7 @@ export function* insert(plan: PlanOf<'Insert'>, runtime: Runtime): Batches {
   const where = conflict?.where === undefined ? undefined : compilePredicate(conflict.where);
   const deletes: Row[] = [];
   const results: Row[] = [];
-  for (const input of collect(plan.input, runtime)) {
+  for (const input of yield* gather(plan.input, runtime)) {
     const row = [...input];
     fillRowId(relation, row, runtime);
     checkNotNull(relation, row, runtime);

@@ -20,6 +20,10 @@ export function* limit(plan: PlanOf<'Limit'>, runtime: Runtime): Batches {
   let remaining = limitCount ?? Infinity;
   if (remaining === 0) return;
   for (const batch of runPlan(plan.input, runtime)) {
+    if (batch.length === 0) {
+      yield batch;
+      continue;
+    }
     let start = 0;
     if (skip > 0) {
       start = Math.min(skip, batch.length);

@@ -5,18 +5,23 @@
 import type { Row } from '../../sql/value.js';
 import type { PlanOf } from '../../planner/plan.js';
 import type { Batches, Runtime } from './runtime.js';
-import { BATCH_SIZE, checkDeadline } from './runtime.js';
+import { BATCH_SIZE, PAUSE, checkDeadline, sliceUsed } from './runtime.js';
 import { compilePredicate } from './expression.js';
-import { collect, runPlan } from './operator.js';
+import { collect, gather, runPlan } from './operator.js';
 import { concatRows, nullRow } from './join-output.js';
 
 export function* nestedLoopJoin(plan: PlanOf<'NestedLoopJoin'>, runtime: Runtime): Batches {
   const condition = plan.condition === undefined ? undefined : compilePredicate(plan.condition);
   const joinType = plan.joinType;
-  const fixedRight = plan.lateral ? undefined : collect(plan.right, runtime);
+  const fixedRight = plan.lateral ? undefined : yield* gather(plan.right, runtime);
   const matchedRight = fixedRight !== undefined && (joinType === 'right' || joinType === 'full') ? new Uint8Array(fixedRight.length) : undefined;
   const rightPadding = nullRow(plan.right.columns.length);
+  let compared = 0;
   for (const batch of runPlan(plan.left, runtime)) {
+    if (batch.length === 0) {
+      yield batch;
+      continue;
+    }
     let out: Row[] = [];
     for (const left of batch) {
       let rightRows: Row[];
@@ -44,6 +49,15 @@ export function* nestedLoopJoin(plan: PlanOf<'NestedLoopJoin'>, runtime: Runtime
       if (out.length >= BATCH_SIZE) {
         yield out;
         out = [];
+      }
+      // A cross join compares |left| × |right| pairs: look at the clock every ~64k of them.
+      compared += rightRows.length + 1;
+      if (compared >= 65_536) {
+        compared = 0;
+        if (sliceUsed(runtime)) {
+          checkDeadline(runtime);
+          yield PAUSE;
+        }
       }
     }
     checkDeadline(runtime);

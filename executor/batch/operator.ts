@@ -54,7 +54,24 @@ export function runPlan(plan: Plan, runtime: Runtime): Batches {
   return (OPERATORS[plan.kind] as (plan: Plan, runtime: Runtime) => Batches)(plan, runtime);
 }
 
-/** Every row of a plan, in one array (for operators that must see all input). */
+/**
+ * Every row of a plan, in one array, passing pauses up (operators that must see all input):
+ * `const rows = yield* gather(plan, runtime)`.
+ */
+export function* gather(plan: Plan, runtime: Runtime): Generator<Row[], Row[]> {
+  const rows: Row[] = [];
+  for (const batch of runPlan(plan, runtime)) {
+    if (batch.length === 0) {
+      yield batch;
+      continue;
+    }
+    if (rows.length + batch.length > MAX_MATERIALIZED_ROWS) throw tooManyRows();
+    for (const row of batch) rows.push(row);
+  }
+  return rows;
+}
+
+/** Every row of a plan, in one array, without pausing (subqueries, LATERAL, the streaming executor). */
 export function collect(plan: Plan, runtime: Runtime): Row[] {
   const rows: Row[] = [];
   for (const batch of runPlan(plan, runtime)) {

@@ -10,6 +10,10 @@ export function* project(plan: PlanOf<'Project'>, runtime: Runtime): Batches {
   const evaluators = plan.expressions.map(compile);
   const width = evaluators.length;
   for (const batch of runPlan(plan.input, runtime)) {
+    if (batch.length === 0) {
+      yield batch;
+      continue;
+    }
     const out: Row[] = new Array(batch.length);
     for (let i = 0; i < batch.length; i++) {
       const input = batch[i]!;

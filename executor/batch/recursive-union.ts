@@ -1,13 +1,13 @@
 // WITH RECURSIVE: runs the base term, then the recursive term over the previous round's new rows
 // (the work table) until a round adds nothing; UNION (without ALL) keeps only rows not produced
-// before. The loop runs synchronously, so it is bounded (rounds and rows) instead of relying on a
-// cancel that could not arrive: beyond the bounds it fails with 54001.
+// before. The loop is bounded (rounds and rows): beyond the bounds it fails with 54001; a cancel
+// arrives at the terms' pauses (runtime.ts).
 
 import type { Row } from '../../sql/value.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { PlanOf } from '../../planner/plan.js';
 import { checkDeadline, type Batches, type Runtime } from './runtime.js';
-import { collect } from './operator.js';
+import { gather } from './operator.js';
 import { KeyMap } from './row-hash.js';
 
 const MAX_ROUNDS = 100_000;
@@ -25,7 +25,7 @@ export function* recursiveUnion(plan: PlanOf<'RecursiveUnion'>, runtime: Runtime
     }
     return out;
   };
-  let working = fresh(collect(plan.base, runtime));
+  let working = fresh(yield* gather(plan.base, runtime));
   let total = working.length;
   const saved = runtime.workTables.get(plan.id);
   try {
@@ -38,7 +38,7 @@ export function* recursiveUnion(plan: PlanOf<'RecursiveUnion'>, runtime: Runtime
       checkDeadline(runtime);
       yield working;
       runtime.workTables.set(plan.id, working);
-      working = fresh(collect(plan.recursive, runtime));
+      working = fresh(yield* gather(plan.recursive, runtime));
       total += working.length;
     }
   } finally {

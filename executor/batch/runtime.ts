@@ -36,6 +36,31 @@ export interface Runtime {
   readonly workTables: Map<number, Row[]>;
   /** Date.now() limit from ExecuteContext.deadlineMillis; absent: none. */
   readonly deadlineMillis?: number;
+  /**
+   * When the current turn of the event loop began (run.ts resets it after every pause); absent
+   * (the streaming executor's runtimes): operators never pause.
+   */
+  readonly slice?: { start: number };
+  /** Seconds of pg_sleep() owed by expressions evaluated since the last pause (run.ts sleeps them, cancellably). */
+  sleepSeconds?: number;
+}
+
+/** How long an operator may compute before it yields to the event loop (so a cancel, a timer or another session gets in). */
+export const SLICE_MILLIS = 10;
+
+/**
+ * The batch that carries no rows: an operator's way of saying "my time slice is used up". Every
+ * operator passes an empty batch up unchanged (`if (batch.length === 0) { yield batch; continue; }`);
+ * run.ts then yields to the event loop and checks for cancellation, and the whole generator chain
+ * resumes where it stopped. Synchronous consumers (collect, subqueries) simply skip it.
+ */
+export const PAUSE: Row[] = Object.freeze([]) as unknown as Row[];
+
+/** True when the slice is used up (or a pg_sleep is owed): the caller should `yield PAUSE`. */
+export function sliceUsed(runtime: Runtime): boolean {
+  const slice = runtime.slice;
+  if (slice === undefined) return false;
+  return Date.now() - slice.start >= SLICE_MILLIS || (runtime.sleepSeconds ?? 0) > 0;
 }
 
 /** Called by row sources and loops once per batch: the statement_timeout inside synchronous work. */

@@ -12,7 +12,7 @@ import { parseValue } from '../../sql/functions.js';
 import { Numeric } from '../../sql/numeric.js';
 import type { Expression } from '../../planner/expression.js';
 import type { PlanOf } from '../../planner/plan.js';
-import { BATCH_SIZE, checkDeadline, type Batches, type Runtime } from './runtime.js';
+import { BATCH_SIZE, PAUSE, checkDeadline, sliceUsed, type Batches, type Runtime } from './runtime.js';
 import { compile, compilePredicate } from './expression.js';
 
 const MICROS_PER_DAY = 86_400_000_000;
@@ -70,7 +70,13 @@ export function* scan(plan: PlanOf<'Scan'>, runtime: Runtime): Batches {
   const identity = width === plan.relation.columns.length + (plan.systemTime?.kind === 'between' ? 2 : 0) && projection.every((p, i) => p === i);
   const test = plan.filter === undefined ? undefined : compilePredicate(plan.filter);
   let batch: Row[] = [];
+  let read = 0;
   for (const full of rowsOf(plan, runtime)) {
+    // A selective filter may read long without filling a batch: look at the clock every 1024 rows.
+    if ((++read & 1023) === 0 && sliceUsed(runtime)) {
+      checkDeadline(runtime);
+      yield PAUSE;
+    }
     let row: Row;
     if (identity) row = full;
     else {

@@ -22,8 +22,12 @@ export function* setOperation(plan: PlanOf<'SetOperation'>, runtime: Runtime): B
     if (index >= 0) counts.values[index]![side]++;
     else counts.add(row, side === 0 ? [1, 0] : [0, 1]);
   };
-  for (const batch of runPlan(plan.left, runtime)) for (const row of batch) add(0, row);
-  for (const batch of runPlan(plan.right, runtime)) for (const row of batch) add(1, row);
+  for (const side of [0, 1] as const) {
+    for (const batch of runPlan(side === 0 ? plan.left : plan.right, runtime)) {
+      if (batch.length === 0) yield batch;
+      for (const row of batch) add(side, row);
+    }
+  }
   let out: Row[] = [];
   for (let i = 0; i < counts.size; i++) {
     const [left, right] = counts.values[i]!;

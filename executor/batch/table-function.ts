@@ -5,7 +5,7 @@ import type { Row, SqlArray, Value, Interval } from '../../sql/value.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { resolveOperator, compareValues } from '../../sql/functions.js';
 import type { PlanOf } from '../../planner/plan.js';
-import { BATCH_SIZE, checkDeadline, type Batches, type Runtime } from './runtime.js';
+import { BATCH_SIZE, PAUSE, checkDeadline, sliceUsed, type Batches, type Runtime } from './runtime.js';
 import { compile } from './expression.js';
 
 function* series(plan: PlanOf<'TableFunction'>, args: Value[], runtime: Runtime): Iterable<Value> {
@@ -66,6 +66,7 @@ export function* tableFunction(plan: PlanOf<'TableFunction'>, runtime: Runtime):
       checkDeadline(runtime);
       yield batch;
       batch = [];
+      if (sliceUsed(runtime)) yield PAUSE;
     }
   }
   if (batch.length > 0) yield batch;

@@ -6,7 +6,7 @@ import type { Row } from '../../sql/value.js';
 import type { PlanOf } from '../../planner/plan.js';
 import type { Batches, Runtime } from './runtime.js';
 import { compile } from './expression.js';
-import { collect } from './operator.js';
+import { gather } from './operator.js';
 import { KeyMap } from './row-hash.js';
 import { checkNotNull, duplicateKeyError, primaryKeyOf } from './constraints.js';
 import { recordAffected } from './affected.js';
@@ -18,7 +18,7 @@ export function* update(plan: PlanOf<'Update'>, runtime: Runtime): Batches {
   const assignments = plan.assignments.map((a) => ({ column: a.column, value: compile(a.value) }));
   const seen = new KeyMap<true>(keyTypes);
   const changes: { old: Row; updated: Row; input: Row }[] = [];
-  for (const input of collect(plan.input, runtime)) {
+  for (const input of yield* gather(plan.input, runtime)) {
     const old = input.slice(0, width);
     const key = primaryKeyOf(relation, old);
     if (seen.indexOf(key) >= 0) continue;

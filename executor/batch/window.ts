@@ -12,7 +12,7 @@ import { compareValues } from '../../sql/functions.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { BATCH_SIZE, type Batches, type Runtime } from './runtime.js';
 import { compile } from './expression.js';
-import { collect } from './operator.js';
+import { gather } from './operator.js';
 import { KeyMap } from './row-hash.js';
 import { keyComparator } from './sort.js';
 import { compileCall, feed, newAccumulators } from './aggregate.js';
@@ -232,7 +232,7 @@ function computeCall(rows: readonly Row[], call: WindowCall, runtime: Runtime, r
 }
 
 export function* window(plan: PlanOf<'Window'>, runtime: Runtime): Batches {
-  const rows = collect(plan.input, runtime);
+  const rows = yield* gather(plan.input, runtime);
   const columns = plan.calls.map((call) => {
     const results: Value[] = new Array(rows.length).fill(null);
     computeCall(rows, call, runtime, results);

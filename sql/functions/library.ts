@@ -7,3 +7,4 @@ import './jsonb.js';
 import './arrays.js';
 import './to-timestamp.js';
 import './misc.js';
+import './sleep.js';
