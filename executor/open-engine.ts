@@ -13,6 +13,7 @@ import { systemRelationDefs } from './system/system-relations.js';
 import { restoreDataflows } from './stream/create-materialized-view.js';
 import { SourceManager } from './source/source-manager.js';
 import { SinkManager } from './sink/sink-manager.js';
+import { TemporalTicker } from './stream/temporal-ticker.js';
 
 /** The one database oxbow serves. */
 export const DATABASE_NAME = 'oxbow';
@@ -27,6 +28,8 @@ export class OxbowEngine implements Engine {
     private readonly sources?: SourceManager,
     /** Kafka sinks (executor/sink/). */
     private readonly sinks?: SinkManager,
+    /** The barrier loop of views with temporal filters (tests force a barrier with `tick()`). */
+    readonly temporalTicker?: TemporalTicker,
   ) {}
 
   openSession(parameters: StartupParameters, events: SessionEvents): Session {
@@ -58,6 +61,7 @@ export class OxbowEngine implements Engine {
     for (const session of [...this.sessions.values()]) session.close();
     await this.sources?.stop();
     await this.sinks?.stop();
+    await this.temporalTicker?.stop();
     // Let a running writer finish its epoch before the store closes.
     await this.core.writeLock.run(() => undefined);
     await this.core.store.close();
@@ -73,5 +77,7 @@ export async function openEngine(store: StateStore, settings: EngineSettings): P
   sources.start();
   const sinks = new SinkManager(core, settings.barrierIntervalMs ?? 1000);
   sinks.start();
-  return new OxbowEngine(core, sources, sinks);
+  const temporalTicker = new TemporalTicker(core, settings.barrierIntervalMs ?? 1000);
+  temporalTicker.start();
+  return new OxbowEngine(core, sources, sinks, temporalTicker);
 }

@@ -18,6 +18,7 @@ import { StreamUnionNode } from './union.js';
 import { StreamLateralNode } from './lateral.js';
 import { KeyedOperatorNode } from './keyed-operator.js';
 import { StreamMaterializeNode } from './materialize.js';
+import { StreamDynamicFilterNode, TEMPORAL_TICK_SLOT } from './dynamic-filter.js';
 
 type Builders = { [K in StreamPlanKind]: (plan: Extract<StreamPlan, { kind: K }>, context: StreamContext) => StreamNode };
 
@@ -37,6 +38,7 @@ const BUILDERS: Builders = {
   StreamOverWindow: (plan, context) => new KeyedOperatorNode(plan, context),
   StreamSetOperation: (plan, context) => new KeyedOperatorNode(plan, context),
   StreamMaterialize: (plan, context) => new StreamMaterializeNode(plan, context),
+  StreamDynamicFilter: (plan, context) => new StreamDynamicFilterNode(plan, context),
 };
 
 interface Placed {
@@ -52,6 +54,8 @@ export class Dataflow {
   private readonly root: Placed;
   /** Scan nodes by the relation they read. */
   private readonly scans = new Map<number, Placed[]>();
+  /** Temporal filters: they take the epoch time on every flush. */
+  private readonly temporal: Placed[] = [];
 
   constructor(
     readonly viewId: number,
@@ -65,6 +69,7 @@ export class Dataflow {
     const node = (BUILDERS[plan.kind] as (plan: StreamPlan, context: StreamContext) => StreamNode)(plan, this.context);
     const placed: Placed = { node, plan, parent, slot, children: [] };
     streamInputs(plan).forEach((input, index) => placed.children.push(this.place(input, placed, index)));
+    if (plan.kind === 'StreamDynamicFilter' && plan.now !== undefined) this.temporal.push(placed);
     if (plan.kind === 'StreamTableScan') {
       const list = this.scans.get(plan.relation.id) ?? [];
       list.push(placed);
@@ -106,6 +111,18 @@ export class Dataflow {
     inputs.forEach((input, slot) => {
       if (!isEmpty(input)) appendChanges(out, placed.node.apply(slot, input));
     });
+    return out;
+  }
+
+  /** True when the view has a temporal filter (its contents change as time passes). */
+  get temporalFilters(): boolean {
+    return this.temporal.length > 0;
+  }
+
+  /** Hands the epoch time to every temporal filter; returns the view's changes (rows the window gained or lost). */
+  tick(epochMillis: number): ChangeBatch {
+    const out = emptyChanges();
+    for (const placed of this.temporal) appendChanges(out, this.bubble(placed, placed.node.apply(TEMPORAL_TICK_SLOT, { rows: [[epochMillis]], signs: [1] })));
     return out;
   }
 

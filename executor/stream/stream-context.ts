@@ -57,6 +57,8 @@ class TemplateInputs implements TableAccess {
 export class StreamContext {
   private readonly templateInputs = new TemplateInputs();
   readonly runtime: Runtime;
+  /** The epoch time in milliseconds (the stream manager's clock; a temporal filter's first bound). */
+  clock: () => number = () => Date.now();
 
   constructor(
     readonly store: StateStore,

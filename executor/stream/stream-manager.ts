@@ -26,6 +26,8 @@ export class StreamManager implements ChangeCapture {
   private readonly read = new Map<number, number>();
   private pending = new Map<number, ChangeBatch>();
   readonly errors = new ViewErrors();
+  /** The epoch time temporal filters see (milliseconds); tests set a clock of their own. */
+  clock: () => number = () => Date.now();
 
   constructor(
     private readonly store: StateStore,
@@ -39,7 +41,9 @@ export class StreamManager implements ChangeCapture {
    */
   build(viewId: number, plan: StreamPlan, retentionMs?: number): Dataflow {
     const retention = retentionMs ?? this.retentionOf(viewId);
-    return new DataflowClass(viewId, plan, new StreamContext(this.store, viewId, this.errors, retention));
+    const context = new StreamContext(this.store, viewId, this.errors, retention);
+    context.clock = () => this.clock();
+    return new DataflowClass(viewId, plan, context);
   }
 
   install(dataflow: Dataflow): void {
@@ -75,9 +79,19 @@ export class StreamManager implements ChangeCapture {
     batch.signs.push(sign);
   }
 
-  /** Pushes the open epoch's changes through every dataflow (call inside the write lock, before commit). */
+  /** True when some view has a temporal filter: every barrier must commit an epoch, changes or not. */
+  get ticking(): boolean {
+    return this.dataflows.some((dataflow) => dataflow.temporalFilters);
+  }
+
+  /**
+   * Pushes the open epoch's changes through every dataflow (call inside the write lock, before
+   * commit); a view with a temporal filter first takes the epoch time, even without changes.
+   */
   flush(): void {
-    if (this.pending.size === 0) return;
+    const ticking = this.ticking;
+    if (this.pending.size === 0 && !ticking) return;
+    const now = ticking ? this.clock() : 0;
     const changes = this.pending;
     this.pending = new Map();
     for (const dataflow of this.dataflows) {
@@ -86,8 +100,10 @@ export class StreamManager implements ChangeCapture {
         const batch = changes.get(source);
         if (batch !== undefined && !isEmpty(batch)) inputs.set(source, batch);
       }
-      if (inputs.size === 0) continue;
-      const out = dataflow.pushAll(inputs);
+      const ticked = dataflow.temporalFilters ? dataflow.tick(now) : emptyChanges();
+      if (inputs.size === 0 && isEmpty(ticked)) continue;
+      const out = inputs.size === 0 ? ticked : dataflow.pushAll(inputs);
+      if (inputs.size > 0 && !isEmpty(ticked)) out.rows.unshift(...ticked.rows), out.signs.unshift(...ticked.signs);
       if (!isEmpty(out) && this.read.has(dataflow.viewId)) changes.set(dataflow.viewId, out);
     }
   }

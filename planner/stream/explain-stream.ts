@@ -44,6 +44,11 @@ function header(plan: StreamPlan): string {
       return templateText(plan.template);
     case 'StreamMaterialize':
       return plan.name;
+    case 'StreamDynamicFilter': {
+      const bound = plan.now === undefined ? 'scalar subquery' : 'now';
+      const columns = [...plan.inputs[0]!.columns, { name: bound, type: plan.key.type, tableOid: 0, columnNumber: 0 }];
+      return `${batchHeader({ kind: 'Filter', input: { kind: 'Values', rows: [], columns }, predicate: plan.predicate, columns }).replace(/^Filter /, '')}`;
+    }
     default:
       return templateText(plan.template);
   }

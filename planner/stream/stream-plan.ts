@@ -54,6 +54,31 @@ export interface KeyedOperator {
   readonly columns: readonly OutputColumn[];
 }
 
+export type DynamicFilterOperator = '<' | '<=' | '>' | '>=' | '=';
+
+/**
+ * A dynamic filter (dynamic-filter.ts): `key operator bound`, where the bound is the one value of an
+ * uncorrelated scalar subquery (the second input) or, for a temporal filter, an expression of
+ * `now()` that advances with the epoch time (`now`). The input rows are kept ordered by `key`, so
+ * when the bound moves only the rows between the old and the new bound are read and emitted.
+ */
+export interface DynamicFilter {
+  readonly kind: 'StreamDynamicFilter';
+  readonly property: 'stateful';
+  /** [rows] for a temporal filter, [rows, the scalar subquery's one column] otherwise. */
+  readonly inputs: readonly StreamPlan[];
+  /** Over the input rows: the compared side (same type as the bound). */
+  readonly key: Expression;
+  readonly operator: DynamicFilterOperator;
+  /** Temporal filter: the bound, an expression of now() and constants only. */
+  readonly now?: Expression;
+  /** For EXPLAIN: `key operator bound` over the input columns and one more column, the bound. */
+  readonly predicate: Expression;
+  /** Rows by key (`key ++ row ++ count`); then the subquery's rows (`row ++ count`) or the temporal bound (`0 ++ bound`). */
+  readonly stateTables: readonly StateTableDeclaration[];
+  readonly columns: readonly OutputColumn[];
+}
+
 export type StreamPlan =
   /** Changes of a table or materialized view, projected and filtered. */
   | {
@@ -77,6 +102,7 @@ export type StreamPlan =
    */
   | { readonly kind: 'StreamLateral'; readonly property: 'linear'; readonly input: StreamPlan; readonly template: Plan; readonly stateTables: readonly StateTableDeclaration[]; readonly columns: readonly OutputColumn[] }
   | KeyedOperator
+  | DynamicFilter
   /**
    * The view's contents: the relation's state table (`row ++ duplicate number`, so a batch SELECT
    * reads it like a table and AS OF works) and the count of each distinct row.

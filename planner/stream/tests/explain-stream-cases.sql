@@ -16,3 +16,4 @@ create materialized view per_window as select window_start, count(*) from tumble
 create materialized view hopping as select window_start, count(*) from hop(events, at, interval '1 hour', interval '2 hours') group by window_start;
 create materialized view crossed as select o.id, r.id from orders o, regions r where o.amount > r.id;
 create materialized view above_average as select id, amount from orders where amount > (select avg(amount) from orders);
+create materialized view last_hour as select kind from events where at > now() - interval '1 hour';
