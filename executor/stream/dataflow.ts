@@ -17,8 +17,10 @@ import { StreamProjectNode } from './project.js';
 import { StreamUnionNode } from './union.js';
 import { StreamLateralNode } from './lateral.js';
 import { KeyedOperatorNode } from './keyed-operator.js';
+import { StreamHashAggregateNode } from './hash-aggregate.js';
 import { StreamMaterializeNode } from './materialize.js';
 import { StreamDynamicFilterNode, TEMPORAL_TICK_SLOT } from './dynamic-filter.js';
+import { instrumentNode, OperatorStats } from '../metrics/operator-stats.js';
 
 type Builders = { [K in StreamPlanKind]: (plan: Extract<StreamPlan, { kind: K }>, context: StreamContext) => StreamNode };
 
@@ -30,7 +32,8 @@ const BUILDERS: Builders = {
   StreamProject: (plan, context) => new StreamProjectNode(plan, context),
   StreamUnion: () => new StreamUnionNode(),
   StreamLateral: (plan, context) => new StreamLateralNode(plan, context),
-  StreamHashAggregate: (plan, context) => new KeyedOperatorNode(plan, context),
+  StreamHashAggregate: (plan, context) => new StreamHashAggregateNode(plan, context),
+  StreamRecomputeAggregate: (plan, context) => new KeyedOperatorNode(plan, context),
   StreamHashJoin: (plan, context) => new KeyedOperatorNode(plan, context),
   StreamNestedLoopJoin: (plan, context) => new KeyedOperatorNode(plan, context),
   StreamDistinct: (plan, context) => new KeyedOperatorNode(plan, context),
@@ -42,6 +45,9 @@ const BUILDERS: Builders = {
 };
 
 interface Placed {
+  /** Operator id within the dataflow: 1 for the root, then depth-first (EXPLAIN ANALYZE, oxbow_catalog.dataflow). */
+  readonly id: number;
+  readonly stats: OperatorStats;
   readonly node: StreamNode;
   readonly plan: StreamPlan;
   readonly parent: Placed | undefined;
@@ -56,6 +62,7 @@ export class Dataflow {
   private readonly scans = new Map<number, Placed[]>();
   /** Temporal filters: they take the epoch time on every flush. */
   private readonly temporal: Placed[] = [];
+  private readonly placed: Placed[] = [];
 
   constructor(
     readonly viewId: number,
@@ -66,8 +73,10 @@ export class Dataflow {
   }
 
   private place(plan: StreamPlan, parent: Placed | undefined, slot: number): Placed {
-    const node = (BUILDERS[plan.kind] as (plan: StreamPlan, context: StreamContext) => StreamNode)(plan, this.context);
-    const placed: Placed = { node, plan, parent, slot, children: [] };
+    const stats = new OperatorStats();
+    const node = instrumentNode((BUILDERS[plan.kind] as (plan: StreamPlan, context: StreamContext) => StreamNode)(plan, this.context), stats);
+    const placed: Placed = { id: this.placed.length + 1, stats, node, plan, parent, slot, children: [] };
+    this.placed.push(placed);
     streamInputs(plan).forEach((input, index) => placed.children.push(this.place(input, placed, index)));
     if (plan.kind === 'StreamDynamicFilter' && plan.now !== undefined) this.temporal.push(placed);
     if (plan.kind === 'StreamTableScan') {
@@ -76,6 +85,11 @@ export class Dataflow {
       this.scans.set(plan.relation.id, list);
     }
     return placed;
+  }
+
+  /** Every operator, root first (depth-first): its plan, parent and counters. */
+  operators(): { readonly id: number; readonly parentId: number | null; readonly plan: StreamPlan; readonly stats: OperatorStats }[] {
+    return this.placed.map((placed) => ({ id: placed.id, parentId: placed.parent?.id ?? null, plan: placed.plan, stats: placed.stats }));
   }
 
   /** Relation ids whose changes this dataflow reads. */

@@ -14,7 +14,7 @@
 import type { DataType } from '../../sql/types.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Expression } from '../expression.js';
-import type { OutputColumn, Plan } from '../plan.js';
+import type { AggregateCall, OutputColumn, Plan } from '../plan.js';
 
 export type StreamProperty = 'linear' | 'stateful';
 
@@ -33,7 +33,7 @@ export function streamInputRelationId(index: number): number {
 
 /** Kinds of stateful operators that recompute a key group with a batch template. */
 export type KeyedOperatorKind =
-  | 'StreamHashAggregate'
+  | 'StreamRecomputeAggregate'
   | 'StreamHashJoin'
   | 'StreamNestedLoopJoin'
   | 'StreamDistinct'
@@ -79,6 +79,34 @@ export interface DynamicFilter {
   readonly columns: readonly OutputColumn[];
 }
 
+/**
+ * How one aggregate call of a `StreamHashAggregate` keeps its accumulator in the group's state row
+ * (starting at state column `column`):
+ *
+ *   count                     [n int8]                          count(*), count(x), count(DISTINCT x)
+ *   sum / avg of integers     [total numeric, n int8]           exact, retracted by subtraction
+ *   sum / avg of numeric      [total numeric, n int8, text]     text: counts of NaN / +inf / -inf
+ *                                                               and of each scale seen (the result's
+ *                                                               scale is the largest one present)
+ *   bool_and / bool_or        [trues int8, falses int8]
+ *   min / max                 [current value]                   the value table finds the next one
+ *
+ * `valueTable` (an index into the operator's state tables) holds `key ++ value ++ count` of the
+ * call's non-null argument values (FILTER applied): min/max read its first / last value when the
+ * current one goes, and DISTINCT calls accumulate a value when its count goes 0 -> 1 and retract it
+ * when it goes 1 -> 0. Calls on the same argument and FILTER share one value table.
+ */
+export interface RetractableCall {
+  readonly call: AggregateCall;
+  readonly mode: 'count' | 'sum' | 'avg' | 'bool_and' | 'bool_or' | 'min' | 'max';
+  /** The sum's arithmetic: int2/int4 (result int8), int8 (result numeric), numeric. */
+  readonly arithmetic?: 'int' | 'int8' | 'numeric';
+  /** DISTINCT count / sum / avg: fed by the value table's 0 <-> 1 transitions. */
+  readonly distinct: boolean;
+  readonly column: number;
+  readonly valueTable?: number;
+}
+
 export type StreamPlan =
   /** Changes of a table or materialized view, projected and filtered. */
   | {
@@ -103,6 +131,23 @@ export type StreamPlan =
   | { readonly kind: 'StreamLateral'; readonly property: 'linear'; readonly input: StreamPlan; readonly template: Plan; readonly stateTables: readonly StateTableDeclaration[]; readonly columns: readonly OutputColumn[] }
   | KeyedOperator
   | DynamicFilter
+  /**
+   * The incremental hash aggregate: one state row per group (`key ++ row count ++ accumulators`,
+   * see RetractableCall) updated from the changes in O(changes), value tables for min / max /
+   * DISTINCT; emits the old and the new output row of each changed group. `template` (the batch
+   * Aggregate over a placeholder input) is for EXPLAIN only.
+   */
+  | {
+      readonly kind: 'StreamHashAggregate';
+      readonly property: 'stateful';
+      readonly inputs: readonly StreamPlan[];
+      readonly groupKeys: readonly Expression[];
+      readonly calls: readonly RetractableCall[];
+      readonly template: Plan;
+      /** [0]: group state rows; then the value tables. */
+      readonly stateTables: readonly StateTableDeclaration[];
+      readonly columns: readonly OutputColumn[];
+    }
   /**
    * The view's contents: the relation's state table (`row ++ duplicate number`, so a batch SELECT
    * reads it like a table and AS OF works) and the count of each distinct row.

@@ -23,6 +23,12 @@ const TABLES = [
 /** Views: name and defining query. Later views may read earlier ones. */
 export const VIEWS: readonly (readonly [string, string])[] = [
   ['v_agg', 'select g, count(*) as n, sum(v) as s, min(v) as lo, max(v) as hi, avg(v) as mean, count(distinct v) as dv, count(v) filter (where v > 0) as pos from t1 group by g'],
+  // The incremental aggregate (executor/stream/hash-aggregate.ts): every retractable kind, FILTER,
+  // DISTINCT, numeric sums mixing scales, min/max whose current value gets deleted, text and
+  // timestamp extremes, groups emptied and refilled (g changes, deletes), NULL arguments.
+  ['v_agg_kinds', "select g, bool_and(v > 0) as all_pos, bool_or(v < 0) as any_neg, every(v <> 0) as nonzero, sum(distinct v) as sd, avg(distinct v) as ad, count(*) filter (where v is null) as nulls, min(v) filter (where v > 0) as min_pos, max(v) filter (where v < 3) as max_low, sum(v::int8) as s8, avg(v::int8) as a8 from t1 group by g"],
+  ['v_agg_numeric', "select g, sum(case when v > 0 then v * 1.5 when v < -2 then v * 0.25 else v::numeric end) as sn, avg(case when v > 0 then v * 1.5 else v::numeric end) as an, min(v * 0.5) as mn, max(cast(v as text)) as mt, min(ts) as first_ts, count(distinct v % 3) as dm from t1 group by g"],
+  ['v_agg_keyless', "select count(*) as n, count(distinct g) as groups, sum(v) as s, avg(v) as a, min(v) as lo, max(v) as hi, bool_and(v >= 0) as all_nonneg, count(v) filter (where g is null) as nullg from t1"],
   ['v_keyless', 'select count(*) as n, sum(v) as s, max(w) as m from t1, t2 where t1.k = t2.k'],
   ['v_strings', "select g, string_agg(b, ',' order by b) as bs, array_agg(a order by a) as as_ from t3 join t1 on t1.k = t3.a group by g"],
   ['v_inner', 'select t1.k as k1, t2.k as k2, v, w from t1 join t2 on t1.g = t2.g'],

@@ -1,0 +1,520 @@
+// StreamHashAggregate: the incremental hash aggregate. Per group one state row
+// (`key ++ row count ++ accumulators`, layout in planner/stream/stream-plan.ts RetractableCall),
+// updated from the changes in O(changes): a change of one row reads one state row and writes it
+// back, whatever the size of the group. min / max and DISTINCT keep a value table per argument
+// (`key ++ value ++ count`): deleting the current minimum reads the table's next value (one short
+// range read), DISTINCT accumulates a value when its count goes 0 -> 1 and retracts it at 1 -> 0.
+//
+//   for each changed group k (reads first, writes after every group: a read after a write makes a
+//   state table re-sort its buffered keys):
+//     state = the group's state row (none: the empty group)
+//     old   = output(state)
+//     fold every change into state (sign +1 / -1), value deltas into the value tables
+//     new   = output(state)  (none when the group is empty and has a key)
+//     emit -old +new unless equal
+//
+// Results equal the batch accumulators (executor/batch/accumulator.ts) exactly: integer sums are
+// exact bigints (sum(int2/int4) is int8 with the range check, sum(int8) numeric), numeric sums keep
+// the count of each scale present (the result's scale is the largest present, as adding them would
+// give) and of NaN / +inf / -inf, avg divides with the batch's numeric `/`. An error inside the
+// view (a failing argument, a sum out of the int8 range) makes that value NULL and is recorded in
+// view_errors; it never stops the view.
+
+import type { Row, Value } from '../../sql/value.js';
+import type { DataType } from '../../sql/types.js';
+import { type as scalar } from '../../sql/types.js';
+import { Numeric } from '../../sql/numeric.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import { compareValues, resolveOperator, type ScalarImpl } from '../../sql/functions.js';
+import type { StateTable } from '../../storage/state-table.js';
+import type { RetractableCall, StreamPlan } from '../../planner/stream/stream-plan.js';
+import { compile, compilePredicate, type Evaluator } from '../batch/expression.js';
+import type { Runtime } from '../batch/runtime.js';
+import { KeyMap } from '../batch/row-hash.js';
+import { emptyChanges, type ChangeBatch } from './change-batch.js';
+import type { StreamContext } from './stream-context.js';
+import type { StreamNode } from './stream-node.js';
+
+type Plan = Extract<StreamPlan, { kind: 'StreamHashAggregate' }>;
+
+const NUMERIC = scalar('numeric');
+const INT8_MAX = 9223372036854775807n;
+const INT8_MIN = -9223372036854775808n;
+
+let numericDivide: ScalarImpl | undefined;
+function divide(sum: Numeric, count: number, runtime: Runtime): Value {
+  if (numericDivide === undefined) {
+    const resolved = resolveOperator('/', NUMERIC, NUMERIC);
+    if (resolved === undefined) throw new SqlError(SqlState.internalError, 'operator numeric / numeric is missing');
+    numericDivide = resolved.fn.impl;
+  }
+  return numericDivide([sum, new Numeric(BigInt(count), 0)], runtime.evalContext);
+}
+
+function pow10(exponent: number): bigint {
+  return 10n ** BigInt(exponent);
+}
+
+/** One call's accumulator in one group (only the fields of its mode are used). */
+class CallState {
+  /** count / non-null count of a sum or avg. */
+  n = 0;
+  /** Exact sum of the finite values, unscaled at `scale`. */
+  total = 0n;
+  scale = 0;
+  nan = 0;
+  pinf = 0;
+  ninf = 0;
+  /** numeric: how many values of each scale are present. */
+  scales: Map<number, number> | undefined;
+  trues = 0;
+  falses = 0;
+  best: Value = null;
+}
+
+interface CompiledCall {
+  readonly spec: RetractableCall;
+  readonly argument: Evaluator | undefined;
+  readonly filter: ((row: Row, runtime: Runtime) => boolean) | undefined;
+  readonly argumentType: DataType | undefined;
+  /** For min: -1, max: +1. */
+  readonly direction: number;
+}
+
+interface GroupChanges {
+  readonly rows: Row[];
+  readonly signs: number[];
+}
+
+export class StreamHashAggregateNode implements StreamNode {
+  private readonly groups: StateTable;
+  private readonly valueTables: readonly StateTable[];
+  private readonly valueTypes: readonly DataType[];
+  private readonly keyEvaluators: readonly Evaluator[];
+  private readonly keyTypes: readonly DataType[];
+  private readonly outputTypes: readonly DataType[];
+  private readonly calls: readonly CompiledCall[];
+  /** Per value table: the calls it feeds. */
+  private readonly callsOfValueTable: readonly (readonly CompiledCall[])[];
+
+  constructor(
+    private readonly plan: Plan,
+    private readonly context: StreamContext,
+  ) {
+    const tables = plan.stateTables.map((declaration) => context.stateTable(declaration));
+    this.groups = tables[0]!;
+    this.valueTables = tables.slice(1);
+    this.keyEvaluators = plan.groupKeys.map(compile);
+    this.keyTypes = plan.groupKeys.map((key) => key.type);
+    this.outputTypes = plan.columns.map((column) => column.type);
+    this.valueTypes = plan.stateTables.slice(1).map((declaration) => declaration.columnTypes[this.keyTypes.length]!);
+    this.calls = plan.calls.map((spec) => ({
+      spec,
+      argument: spec.call.args[0] === undefined ? undefined : compile(spec.call.args[0]),
+      filter: spec.call.filter === undefined ? undefined : compilePredicate(spec.call.filter),
+      argumentType: spec.call.args[0]?.type,
+      direction: spec.mode === 'min' ? -1 : 1,
+    }));
+    this.callsOfValueTable = this.valueTables.map((_, index) => this.calls.filter((call) => call.spec.valueTable === index + 1));
+  }
+
+  apply(_slot: number, changes: ChangeBatch): ChangeBatch {
+    return this.applyAll([changes]);
+  }
+
+  /** A keyless aggregate outputs its row over no input at creation (count 0, sum NULL). */
+  initial(): ChangeBatch {
+    const out = emptyChanges();
+    if (this.keyTypes.length === 0) {
+      out.rows.push(this.output([], this.fresh(), true));
+      out.signs.push(1);
+    }
+    return out;
+  }
+
+  applyAll(changesPerSlot: readonly (ChangeBatch | undefined)[]): ChangeBatch {
+    const changes = changesPerSlot[0];
+    const out = emptyChanges();
+    if (changes === undefined || changes.rows.length === 0) return out;
+    const runtime = this.context.runtime;
+    const byKey = this.groupByKey(changes, runtime);
+    const groupWrites: { row: Row; keep: boolean }[] = [];
+    const valueWrites: Row[][] = this.valueTables.map(() => []);
+    for (let g = 0; g < byKey.size; g++) {
+      const key = byKey.keys[g]!;
+      const group = byKey.values[g]!;
+      const stored = this.groups.get(key);
+      const state = stored === undefined ? this.fresh() : this.decode(stored);
+      const keyless = key.length === 0;
+      const before = stored !== undefined || keyless ? this.output(key, state, false) : undefined;
+      const deltas = this.fold(state, group, runtime);
+      if (deltas !== undefined) this.applyValueDeltas(key, state, deltas, valueWrites);
+      const rows = state.rows;
+      const after = rows > 0 || keyless ? this.output(key, state, true) : undefined;
+      if (rows > 0 || keyless) groupWrites.push({ row: this.encode(key, state), keep: true });
+      else if (stored !== undefined) groupWrites.push({ row: stored, keep: false });
+      if (before !== undefined && after !== undefined && rowsEqual(before, after, this.outputTypes)) continue;
+      if (before !== undefined) {
+        out.rows.push(before);
+        out.signs.push(-1);
+      }
+      if (after !== undefined) {
+        out.rows.push(after);
+        out.signs.push(1);
+      }
+    }
+    for (const write of groupWrites) {
+      if (write.keep) this.groups.insert(write.row);
+      else this.groups.delete(write.row);
+    }
+    valueWrites.forEach((rows, index) => {
+      const table = this.valueTables[index]!;
+      const countColumn = this.keyTypes.length + 1;
+      for (const row of rows) {
+        if ((row[countColumn] as bigint) > 0n) table.insert(row);
+        else table.delete(row);
+      }
+    });
+    return out;
+  }
+
+  private groupByKey(changes: ChangeBatch, runtime: Runtime): KeyMap<GroupChanges> {
+    const byKey = new KeyMap<GroupChanges>(this.keyTypes);
+    const evaluators = this.keyEvaluators;
+    const width = evaluators.length;
+    const scratch: Value[] = new Array(width);
+    for (let i = 0; i < changes.rows.length; i++) {
+      const row = changes.rows[i]!;
+      for (let k = 0; k < width; k++) {
+        try {
+          scratch[k] = evaluators[k]!(row, runtime);
+        } catch (error) {
+          this.context.recordError(error);
+          scratch[k] = null;
+        }
+      }
+      let index = byKey.indexOf(scratch);
+      if (index < 0) index = byKey.add(scratch.slice(), { rows: [], signs: [] });
+      const group = byKey.values[index]!;
+      group.rows.push(row);
+      group.signs.push(changes.signs[i]!);
+    }
+    return byKey;
+  }
+
+  /** Folds a group's changes into its state; returns the value deltas per value table (if any). */
+  private fold(state: GroupState, group: GroupChanges, runtime: Runtime): (KeyMap<number> | undefined)[] | undefined {
+    let deltas: (KeyMap<number> | undefined)[] | undefined;
+    const calls = this.calls;
+    for (let r = 0; r < group.rows.length; r++) {
+      const row = group.rows[r]!;
+      const sign = group.signs[r]!;
+      state.rows += sign;
+      for (let c = 0; c < calls.length; c++) {
+        const call = calls[c]!;
+        const table = call.spec.valueTable;
+        // Calls sharing a value table (same argument and FILTER) count a value once.
+        if (table !== undefined && this.firstCallOf(table) !== call) continue;
+        if (call.filter !== undefined && !this.passes(call, row, runtime)) continue;
+        let value: Value = null;
+        if (call.argument !== undefined) {
+          try {
+            value = call.argument(row, runtime);
+          } catch (error) {
+            this.context.recordError(error);
+            value = null;
+          }
+          if (value === null) continue;
+        }
+        if (table !== undefined) {
+          // min / max / DISTINCT: through the value table.
+          deltas ??= this.valueTables.map(() => undefined);
+          const map = (deltas[table - 1] ??= new KeyMap<number>([this.valueTypes[table - 1]!]));
+          const key = [value];
+          const index = map.indexOf(key);
+          if (index < 0) map.add(key, sign);
+          else map.values[index]! += sign;
+          continue;
+        }
+        accumulate(call, state.calls[c]!, value, sign);
+      }
+    }
+    return deltas;
+  }
+
+  private passes(call: CompiledCall, row: Row, runtime: Runtime): boolean {
+    try {
+      return call.filter!(row, runtime);
+    } catch (error) {
+      this.context.recordError(error);
+      return false;
+    }
+  }
+
+  private firstCallOf(table: number): CompiledCall {
+    return this.callsOfValueTable[table - 1]![0]!;
+  }
+
+  /** Reads the value tables' counts of the changed values, updates DISTINCT and min / max. */
+  private applyValueDeltas(key: Value[], state: GroupState, deltas: readonly (KeyMap<number> | undefined)[], writes: Row[][]): void {
+    const keyWidth = key.length;
+    for (let t = 0; t < deltas.length; t++) {
+      const map = deltas[t];
+      if (map === undefined) continue;
+      const table = this.valueTables[t]!;
+      const oldCounts: number[] = new Array(map.size);
+      const newCounts: number[] = new Array(map.size);
+      for (let i = 0; i < map.size; i++) {
+        const value = map.keys[i]![0]!;
+        const stored = table.get([...key, value]);
+        const old = stored === undefined ? 0 : Number(stored[keyWidth + 1] as bigint);
+        oldCounts[i] = old;
+        newCounts[i] = old + map.values[i]!;
+        if (map.values[i] !== 0) writes[t]!.push([...key, stored === undefined ? value : stored[keyWidth]!, BigInt(Math.max(newCounts[i]!, 0))]);
+      }
+      for (const call of this.callsOfValueTable[t]!) {
+        const callState = state.calls[this.calls.indexOf(call)]!;
+        if (call.spec.mode === 'min' || call.spec.mode === 'max') {
+          callState.best = this.extreme(call, callState.best, key, table, map, newCounts);
+          continue;
+        }
+        for (let i = 0; i < map.size; i++) {
+          const old = oldCounts[i]!;
+          const now = newCounts[i]!;
+          if (old <= 0 && now > 0) accumulate(call, callState, map.keys[i]![0]!, 1);
+          else if (old > 0 && now <= 0) accumulate(call, callState, map.keys[i]![0]!, -1);
+        }
+      }
+    }
+  }
+
+  /**
+   * The new min (max) of a group: the best of the values that gained rows and the old one, unless
+   * the old one lost its last row; then the value table's first (last) value still present.
+   */
+  private extreme(call: CompiledCall, old: Value, key: Value[], table: StateTable, changed: KeyMap<number>, newCounts: readonly number[]): Value {
+    const type = call.argumentType!;
+    const direction = call.direction;
+    let best: Value = null;
+    for (let i = 0; i < changed.size; i++) {
+      if (newCounts[i]! <= 0) continue;
+      const value = changed.keys[i]![0]!;
+      if (best === null || direction * compareValues(value, best, type) > 0) best = value;
+    }
+    if (old === null) return best;
+    const index = changed.indexOf([old]);
+    let survivor: Value = old;
+    if (index >= 0 && newCounts[index]! <= 0) {
+      survivor = null;
+      const keyWidth = key.length;
+      const scan = table.scan({ ...(keyWidth > 0 ? { start: key } : {}), end: [...key, null], reverse: direction > 0 });
+      for (const row of scan) {
+        const value = row[keyWidth]!;
+        if ((row[keyWidth + 1] as bigint) <= 0n) continue;
+        const at = changed.indexOf([value]);
+        if (at >= 0 && newCounts[at]! <= 0) continue;
+        survivor = value;
+        break;
+      }
+    }
+    if (survivor === null) return best;
+    if (best === null || direction * compareValues(survivor, best, type) >= 0) return survivor;
+    return best;
+  }
+
+  private fresh(): GroupState {
+    return { rows: 0, calls: this.calls.map(() => new CallState()) };
+  }
+
+  private decode(stored: Row): GroupState {
+    const state: GroupState = { rows: Number(stored[this.keyTypes.length] as bigint), calls: [] };
+    for (const call of this.calls) {
+      const s = new CallState();
+      const column = call.spec.column;
+      switch (call.spec.mode) {
+        case 'count':
+          s.n = Number(stored[column] as bigint);
+          break;
+        case 'sum':
+        case 'avg': {
+          const total = stored[column] as Numeric;
+          s.total = total.unscaled;
+          s.scale = total.scale;
+          s.n = Number(stored[column + 1] as bigint);
+          if (call.spec.arithmetic === 'numeric') decodeNumericCounts(stored[column + 2] as string, s);
+          break;
+        }
+        case 'bool_and':
+        case 'bool_or':
+          s.trues = Number(stored[column] as bigint);
+          s.falses = Number(stored[column + 1] as bigint);
+          break;
+        case 'min':
+        case 'max':
+          s.best = stored[column]!;
+          break;
+      }
+      state.calls.push(s);
+    }
+    return state;
+  }
+
+  private encode(key: Value[], state: GroupState): Row {
+    const row: Row = [...key, BigInt(state.rows)];
+    this.calls.forEach((call, index) => {
+      const s = state.calls[index]!;
+      switch (call.spec.mode) {
+        case 'count':
+          row.push(BigInt(s.n));
+          break;
+        case 'sum':
+        case 'avg':
+          row.push(new Numeric(s.total, s.scale), BigInt(s.n));
+          if (call.spec.arithmetic === 'numeric') row.push(encodeNumericCounts(s));
+          break;
+        case 'bool_and':
+        case 'bool_or':
+          row.push(BigInt(s.trues), BigInt(s.falses));
+          break;
+        case 'min':
+        case 'max':
+          row.push(s.best);
+          break;
+      }
+    });
+    return row;
+  }
+
+  /** The group's output row: keys, then each call's result (a failing one NULL, recorded if `record`). */
+  private output(key: Value[], state: GroupState, record: boolean): Row {
+    const row: Row = [...key];
+    const runtime = this.context.runtime;
+    for (let c = 0; c < this.calls.length; c++) {
+      try {
+        row.push(result(this.calls[c]!, state.calls[c]!, runtime));
+      } catch (error) {
+        if (record) this.context.recordError(error);
+        row.push(null);
+      }
+    }
+    return row;
+  }
+}
+
+interface GroupState {
+  rows: number;
+  readonly calls: CallState[];
+}
+
+function accumulate(call: CompiledCall, s: CallState, value: Value, sign: number): void {
+  switch (call.spec.mode) {
+    case 'count':
+      s.n += sign;
+      return;
+    case 'sum':
+    case 'avg':
+      s.n += sign;
+      if (call.spec.arithmetic !== 'numeric') {
+        s.total += typeof value === 'bigint' ? (sign > 0 ? value : -value) : BigInt((value as number) * sign);
+        return;
+      }
+      addNumeric(s, value as Numeric, sign);
+      return;
+    case 'bool_and':
+    case 'bool_or':
+      if (value === true) s.trues += sign;
+      else s.falses += sign;
+      return;
+    case 'min':
+    case 'max':
+      return;
+  }
+}
+
+function addNumeric(s: CallState, value: Numeric, sign: number): void {
+  if (value.special !== undefined) {
+    if (value.special === 'nan') s.nan += sign;
+    else if (value.special === 'inf') s.pinf += sign;
+    else s.ninf += sign;
+    return;
+  }
+  const scales = (s.scales ??= new Map());
+  const count = (scales.get(value.scale) ?? 0) + sign;
+  if (count === 0) scales.delete(value.scale);
+  else scales.set(value.scale, count);
+  let unscaled = value.unscaled;
+  if (value.scale > s.scale) {
+    s.total *= pow10(value.scale - s.scale);
+    s.scale = value.scale;
+  } else if (value.scale < s.scale) unscaled *= pow10(s.scale - value.scale);
+  s.total += sign > 0 ? unscaled : -unscaled;
+}
+
+/** The sum as the batch's numeric additions would give it: largest scale present, specials first. */
+function numericSum(s: CallState): Numeric {
+  if (s.nan > 0 || (s.pinf > 0 && s.ninf > 0)) return Numeric.NaN;
+  if (s.pinf > 0) return Numeric.Infinity;
+  if (s.ninf > 0) return Numeric.NegativeInfinity;
+  let scale = 0;
+  for (const [present, count] of s.scales ?? []) if (count > 0 && present > scale) scale = present;
+  if (scale >= s.scale) return new Numeric(s.total * pow10(scale - s.scale), scale);
+  return new Numeric(s.total / pow10(s.scale - scale), scale);
+}
+
+function result(call: CompiledCall, s: CallState, runtime: Runtime): Value {
+  switch (call.spec.mode) {
+    case 'count':
+      return BigInt(s.n);
+    case 'sum':
+      if (s.n <= 0) return null;
+      if (call.spec.arithmetic === 'int') {
+        if (s.total > INT8_MAX || s.total < INT8_MIN) throw new SqlError(SqlState.numericValueOutOfRange, 'bigint out of range');
+        return s.total;
+      }
+      return call.spec.arithmetic === 'int8' ? new Numeric(s.total, 0) : numericSum(s);
+    case 'avg':
+      if (s.n <= 0) return null;
+      return divide(call.spec.arithmetic === 'numeric' ? numericSum(s) : new Numeric(s.total, 0), s.n, runtime);
+    case 'bool_and':
+      return s.trues + s.falses <= 0 ? null : s.falses === 0;
+    case 'bool_or':
+      return s.trues + s.falses <= 0 ? null : s.trues > 0;
+    case 'min':
+    case 'max':
+      return s.best;
+  }
+}
+
+/** `nan pinf ninf scale:count ...` */
+function encodeNumericCounts(s: CallState): string {
+  let text = `${s.nan} ${s.pinf} ${s.ninf}`;
+  for (const [scale, count] of s.scales ?? []) if (count !== 0) text += ` ${scale}:${count}`;
+  return text;
+}
+
+function decodeNumericCounts(text: string, s: CallState): void {
+  const parts = text.split(' ');
+  s.nan = Number(parts[0]);
+  s.pinf = Number(parts[1]);
+  s.ninf = Number(parts[2]);
+  if (parts.length > 3) {
+    s.scales = new Map();
+    for (let i = 3; i < parts.length; i++) {
+      const [scale, count] = parts[i]!.split(':');
+      s.scales.set(Number(scale), Number(count));
+    }
+  }
+}
+
+/** Equal outputs emit nothing; numerics must also agree in scale (1.0 and 1.00 print differently). */
+function rowsEqual(a: Row, b: Row, types: readonly DataType[]): boolean {
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x === y) continue;
+    if (x === null || y === null) return false;
+    if (compareValues(x, y, types[i]!) !== 0) return false;
+    if (x instanceof Numeric && (y as Numeric).scale !== x.scale) return false;
+  }
+  return true;
+}
