@@ -12,7 +12,7 @@
 // undo statements that already changed data: it says so in a WARNING naming how many did.
 
 import type { CreateTableAsStmt, Node } from '@pgsql/types';
-import type { OxbowDescribe, OxbowShowCreate, OxbowShowObjects, ParsedStatement } from '../sql/parser/ast.js';
+import type { OxbowCreateSink, OxbowDescribe, OxbowShowCreate, OxbowShowObjects, ParsedStatement } from '../sql/parser/ast.js';
 import { parse } from '../sql/parser/index.js';
 import { SqlError, SqlState, toSqlError } from '../sql/errors.js';
 import type { EvalContext } from '../sql/functions.js';
@@ -43,6 +43,7 @@ import type { DdlContext, DdlOutcome } from './ddl/ddl-context.js';
 import { formatTypeName } from './type-names.js';
 import { createTableAs } from './ddl/create-table.js';
 import { createMaterializedView } from './stream/create-materialized-view.js';
+import { createSinkAs } from './sink/create-sink.js';
 import { prepareCopy, type CopyStatementPlan } from './copy.js';
 import { verifyChecks, type CheckRunner } from './check-constraints.js';
 import { SystemRelations } from './system/system-relations.js';
@@ -508,6 +509,8 @@ export class EngineSession implements Session {
     const createAs = (statement.parsed.node as { CreateTableAsStmt?: CreateTableAsStmt }).CreateTableAsStmt;
     if (createAs !== undefined && createAs.objtype === 'OBJECT_TABLE') return this.createTableAs(statement, createAs, signal);
     if (createAs !== undefined && createAs.objtype === 'OBJECT_MATVIEW') return this.createMaterializedView(statement, createAs);
+    const sinkAs = (statement.parsed.node as { OxbowCreateSink?: OxbowCreateSink }).OxbowCreateSink;
+    if (sinkAs?.query !== undefined) return this.createSinkAs(statement, sinkAs);
     return this.core.writeLock.run(async () => {
       const outcome = runDdl(statement.parsed, this.ddlContext(statement));
       if (outcome.catalog !== undefined) {
@@ -578,6 +581,16 @@ export class EngineSession implements Session {
   private async createMaterializedView(statement: OxbowPrepared, body: CreateTableAsStmt): Promise<string> {
     return this.core.writeLock.run(() => {
       const outcome = createMaterializedView({ core: this.core, body, ddl: this.ddlContext(statement), planner: this.plannerContext([]) });
+      for (const notice of outcome.notices) this.events.notice(notice);
+      this.noteWrite();
+      return outcome.commandTag;
+    });
+  }
+
+  /** CREATE SINK ... AS query: the sink's dataflow, planned and backfilled like a view's (executor/sink/). */
+  private async createSinkAs(statement: OxbowPrepared, sink: OxbowCreateSink): Promise<string> {
+    return this.core.writeLock.run(() => {
+      const outcome = createSinkAs({ core: this.core, statement: sink, ddl: this.ddlContext(statement), planner: this.plannerContext([]) });
       for (const notice of outcome.notices) this.events.notice(notice);
       this.noteWrite();
       return outcome.commandTag;

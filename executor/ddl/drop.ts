@@ -204,7 +204,7 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
   const droppedTableIds: number[] = [];
   for (const relation of plan.relations.values()) {
     draft.removeRelation(relation.id);
-    if (relation.kind === 'table' || relation.kind === 'materialized_view' || relation.kind === 'source') droppedTableIds.push(relation.id);
+    if (relation.kind === 'table' || relation.kind === 'materialized_view' || relation.kind === 'source' || relation.stream !== undefined) droppedTableIds.push(relation.id);
     // A materialized view's dataflow state goes with it (executor/stream/).
     if (relation.stream !== undefined) droppedTableIds.push(...relation.stream.stateTableIds);
   }

@@ -1,22 +1,43 @@
-// CREATE SINK name FROM relation WITH (connector = 'kafka', topic, properties.bootstrap.server)
-// FORMAT PLAIN | UPSERT | DEBEZIUM ENCODE JSON: the catalog side. The sink is a relation of kind
-// 'sink' that depends on the relation it reads (so DROP of that relation needs CASCADE) and keeps
-// the connector options; the sink manager (sink-manager.ts) delivers its committed changes.
+// CREATE SINK name FROM relation | AS query WITH (connector = 'kafka', topic,
+// properties.bootstrap.server) FORMAT PLAIN | UPSERT | DEBEZIUM ENCODE JSON: the catalog side.
+//
+// FROM: the sink is a relation of kind 'sink' that depends on the relation it reads (so DROP of
+// that relation needs CASCADE) and keeps the connector options. AS query (RisingWave's form): the
+// sink owns a dataflow like a materialized view's (executor/stream/create-materialized-view.ts,
+// planned, backfilled and committed in one epoch, rebuilt at restart), its rows are the sink's own
+// state table, and it is not visible as a view. Either way the sink manager (sink-manager.ts)
+// delivers the committed changes.
 
+import type { RelationDef } from '../../sql/catalog.js';
 import type { OxbowCreateSink } from '../../sql/parser/ast.js';
+import type { CreateTableAsStmt } from '@pgsql/types';
 import { SqlError, SqlState } from '../../sql/errors.js';
+import type { PlannerContext } from '../../planner/index.js';
 import { CatalogDraft } from '../catalog.js';
 import type { DdlContext, DdlOutcome } from '../ddl/ddl-context.js';
 import { unchanged } from '../ddl/ddl-context.js';
 import { creationSchema } from '../ddl/sql-text.js';
+import type { EngineCore } from '../engine-core.js';
 import { kafkaOptions } from '../source/kafka/kafka-options.js';
+import { createMaterializedView, type CreateViewOutcome } from '../stream/create-materialized-view.js';
 
-export function createSink(statement: OxbowCreateSink, context: DdlContext): DdlOutcome {
-  if (statement.from === undefined) {
-    throw new SqlError(SqlState.featureNotSupported, 'CREATE SINK ... AS SELECT is not supported yet', {
-      hint: 'Create a materialized view of the query and CREATE SINK ... FROM it.',
-    });
+/** The connector fields of a sink, checked: 0A000 for other connectors/formats/encodings, 22023 bad options. */
+function sinkConnector(statement: OxbowCreateSink): Pick<RelationDef, 'options' | 'format' | 'encode'> {
+  const connector = statement.connector;
+  if ((connector.options['connector'] ?? '').toLowerCase() !== 'kafka') {
+    throw new SqlError(SqlState.featureNotSupported, `connector "${connector.options['connector'] ?? ''}" is not supported for sinks`, { hint: "oxbow writes to Kafka: connector = 'kafka'." });
   }
+  kafkaOptions(connector.options);
+  const format = (connector.format ?? 'plain').toLowerCase();
+  const encode = (connector.encode ?? 'json').toLowerCase();
+  if (format !== 'plain' && format !== 'upsert' && format !== 'debezium') throw new SqlError(SqlState.featureNotSupported, `FORMAT ${format.toUpperCase()} is not supported for sinks`);
+  if (encode !== 'json') throw new SqlError(SqlState.featureNotSupported, `ENCODE ${encode.toUpperCase()} is not supported for sinks`, { hint: 'Sinks write ENCODE JSON.' });
+  return { options: { ...connector.options }, format, encode };
+}
+
+/** CREATE SINK ... FROM relation. */
+export function createSink(statement: OxbowCreateSink, context: DdlContext): DdlOutcome {
+  if (statement.from === undefined) throw new SqlError(SqlState.internalError, 'CREATE SINK ... AS query runs through createSinkAs');
   const name = statement.name.relname ?? '';
   const schema = creationSchema(context, statement.name);
   if (context.catalog.relation(schema, name) !== undefined) {
@@ -27,17 +48,11 @@ export function createSink(statement: OxbowCreateSink, context: DdlContext): Ddl
   const from = context.catalog.resolveRelation(statement.from.schemaname, fromName, context.searchPath);
   if (from === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${fromName}" does not exist`);
   if (from.kind !== 'table' && from.kind !== 'materialized_view' && from.kind !== 'source') {
-    throw new SqlError(SqlState.wrongObjectType, `"${fromName}" is not a table, source or materialized view`, { hint: 'A sink reads the committed changes of a table, source or materialized view.' });
+    throw new SqlError(SqlState.wrongObjectType, `"${fromName}" is not a table, source or materialized view`, {
+      hint: 'A sink reads the committed changes of a table, source or materialized view; for a view, use CREATE SINK ... AS SELECT.',
+    });
   }
-  const connector = statement.connector;
-  if ((connector.options['connector'] ?? '').toLowerCase() !== 'kafka') {
-    throw new SqlError(SqlState.featureNotSupported, `connector "${connector.options['connector'] ?? ''}" is not supported for sinks`, { hint: "oxbow writes to Kafka: connector = 'kafka'." });
-  }
-  kafkaOptions(connector.options);
-  const format = (connector.format ?? 'plain').toLowerCase();
-  const encode = (connector.encode ?? 'json').toLowerCase();
-  if (format !== 'plain' && format !== 'upsert' && format !== 'debezium') throw new SqlError(SqlState.featureNotSupported, `FORMAT ${format.toUpperCase()} is not supported for sinks`);
-  if (encode !== 'json') throw new SqlError(SqlState.featureNotSupported, `ENCODE ${encode.toUpperCase()} is not supported for sinks`, { hint: 'Sinks write ENCODE JSON.' });
+  const connector = sinkConnector(statement);
   const draft = new CatalogDraft(context.catalog);
   draft.putRelation({
     id: draft.allocateId(),
@@ -47,9 +62,41 @@ export function createSink(statement: OxbowCreateSink, context: DdlContext): Ddl
     columns: from.columns.filter((column) => !column.hidden),
     primaryKey: [],
     dependsOn: [from.id],
-    options: { ...connector.options },
-    format,
-    encode,
+    ...connector,
   });
   return { catalog: draft.finish(), commandTag: 'CREATE SINK', notices: [], droppedTableIds: [] };
+}
+
+/** CREATE SINK ... AS query: a sink that owns its dataflow; call inside the engine's write lock. */
+export function createSinkAs(input: { core: EngineCore; statement: OxbowCreateSink; ddl: DdlContext; planner: PlannerContext }): CreateViewOutcome {
+  const { statement, ddl } = input;
+  const connector = sinkConnector(statement);
+  const definition = sinkQueryText(ddl.statementText);
+  const body: CreateTableAsStmt = { query: statement.query as CreateTableAsStmt['query'], into: { rel: statement.name }, objtype: 'OBJECT_MATVIEW', if_not_exists: statement.ifNotExists };
+  return createMaterializedView({ core: input.core, body, ddl, planner: input.planner, sink: { ...connector, definition } });
+}
+
+/**
+ * The query of `CREATE SINK [IF NOT EXISTS] name AS query WITH (...) ...`: the text after AS up to
+ * the last `WITH (` outside parentheses, strings and quoted names (the parser's rule).
+ */
+export function sinkQueryText(statementText: string): string {
+  const head = /^\s*create\s+sink\s+(?:if\s+not\s+exists\s+)?(?:"(?:[^"]|"")*"|[^\s.]+)(?:\s*\.\s*(?:"(?:[^"]|"")*"|[^\s.]+))?\s+as\s+/is.exec(statementText);
+  if (head === null) throw new SqlError(SqlState.syntaxError, 'CREATE SINK ... AS: cannot find the query');
+  let depth = 0;
+  let withAt = -1;
+  for (let index = head[0].length; index < statementText.length; index++) {
+    const character = statementText[index]!;
+    if (character === "'" || character === '"') {
+      const close = statementText.indexOf(character, index + 1);
+      index = close < 0 ? statementText.length : close;
+    } else if (character === '-' && statementText[index + 1] === '-') {
+      const close = statementText.indexOf('\n', index);
+      index = close < 0 ? statementText.length : close;
+    } else if (character === '(') depth++;
+    else if (character === ')') depth--;
+    else if (depth === 0 && /^with\s*\(/i.test(statementText.slice(index, index + 40)) && !/[\w$]/.test(statementText[index - 1] ?? ' ')) withAt = index;
+  }
+  if (withAt < 0) throw new SqlError(SqlState.syntaxError, 'CREATE SINK ... AS: the WITH (...) options are missing');
+  return statementText.slice(head[0].length, withAt).trim();
 }

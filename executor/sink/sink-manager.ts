@@ -247,7 +247,8 @@ export class SinkManager {
     for (const relation of sinks) {
       let sink = this.running.get(relation.id);
       if (sink === undefined) {
-        const from = catalog.relationById(relation.dependsOn[0]!);
+        // A sink AS query owns its dataflow's rows; a sink FROM a relation reads that relation's.
+        const from = relation.stream !== undefined ? relation : catalog.relationById(relation.dependsOn[0]!);
         if (from === undefined) continue;
         try {
           sink = new RunningSink(relation, from, this.core);

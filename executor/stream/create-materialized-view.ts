@@ -1,4 +1,5 @@
-// CREATE MATERIALIZED VIEW and the rebuild of every view's dataflow at start.
+// CREATE MATERIALIZED VIEW (and CREATE SINK ... AS query, whose sink owns such a dataflow) and the
+// rebuild of every view's dataflow at start.
 //
 // Create (inside the write lock, so no writer runs meanwhile): plan the query through the planner's
 // stages and the incrementalization pass, allocating the relation id and the state table ids from
@@ -34,6 +35,11 @@ export interface CreateViewInput {
   readonly body: CreateTableAsStmt;
   readonly ddl: DdlContext;
   readonly planner: PlannerContext;
+  /**
+   * CREATE SINK ... AS query (executor/sink/create-sink.ts): the dataflow's rows belong to a
+   * relation of kind 'sink' with these connector fields and this query text as its definition.
+   */
+  readonly sink?: Pick<RelationDef, 'options' | 'format' | 'encode'> & { readonly definition: string };
 }
 
 export interface CreateViewOutcome {
@@ -52,14 +58,16 @@ export function createMaterializedView(input: CreateViewInput): CreateViewOutcom
   const target = body.into?.rel ?? {};
   const name = target.relname ?? '';
   const schema = creationSchema(ddl, target);
+  const sink = input.sink;
+  const commandTag = sink === undefined ? 'CREATE_MATERIALIZED_VIEW' : 'CREATE SINK';
   if (ddl.catalog.relation(schema, name) !== undefined) {
     if (body.if_not_exists === true) {
-      return { commandTag: 'CREATE_MATERIALIZED_VIEW', notices: [{ severity: 'NOTICE', code: SqlState.duplicateTable, message: `relation "${name}" already exists, skipping` }] };
+      return { commandTag, notices: [{ severity: 'NOTICE', code: SqlState.duplicateTable, message: `relation "${name}" already exists, skipping` }] };
     }
     throw new SqlError(SqlState.duplicateTable, `relation "${name}" already exists`);
   }
   const retentionMs = retentionOption(body.into?.options)?.retentionMs;
-  const queryText = viewQueryText(ddl.statementText);
+  const queryText = sink?.definition ?? viewQueryText(ddl.statementText);
   const draft = new CatalogDraft(ddl.catalog);
   const relationId = draft.allocateId();
   // Ids are allocated in ascending order, so sorting them gives the allocation order back (restart).
@@ -75,7 +83,7 @@ export function createMaterializedView(input: CreateViewInput): CreateViewOutcom
   }
   const relation: RelationDef = {
     id: relationId,
-    kind: 'materialized_view',
+    kind: sink === undefined ? 'materialized_view' : 'sink',
     schema,
     name,
     columns,
@@ -84,6 +92,7 @@ export function createMaterializedView(input: CreateViewInput): CreateViewOutcom
     dependsOn: referencedRelationIds(body.query!, ddl),
     stream: { stateTableIds: allStateTables(planned.stream).map((table) => table.tableId).filter((id) => id !== relationId).sort((a, b) => a - b), searchPath },
     ...(retentionMs === undefined ? {} : { retentionMs }),
+    ...(sink === undefined ? {} : { options: sink.options, format: sink.format, encode: sink.encode }),
   };
   draft.putRelation(relation);
   const next = draft.finish();
@@ -98,7 +107,7 @@ export function createMaterializedView(input: CreateViewInput): CreateViewOutcom
   }
   core.catalog.install(next);
   core.streams.install(dataflow);
-  return { commandTag: 'CREATE_MATERIALIZED_VIEW', notices: [] };
+  return { commandTag, notices: [] };
 }
 
 /** The view's first contents: its operators' initial output, then its inputs' rows at one epoch. */
@@ -118,7 +127,7 @@ function backfill(core: EngineCore, dataflow: Dataflow, planned: PlannedStream):
 export function restoreDataflows(core: EngineCore, plannerContext: (searchPath: readonly string[]) => PlannerContext): void {
   const views = core.catalog.snapshot
     .relations()
-    .filter((relation) => relation.kind === 'materialized_view' && relation.stream !== undefined)
+    .filter((relation) => (relation.kind === 'materialized_view' || relation.kind === 'sink') && relation.stream !== undefined)
     .sort((a, b) => a.id - b.id);
   for (const view of views) {
     const ids = [...view.stream!.stateTableIds];

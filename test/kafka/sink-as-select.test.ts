@@ -1,0 +1,133 @@
+// CREATE SINK name AS SELECT ... (RisingWave's form) against a real broker and a real server
+// process, in every FORMAT the sink writes (PLAIN, UPSERT, DEBEZIUM): the sink owns the query's
+// dataflow (no view is created), delivers its initial contents and then every committed change,
+// and keeps doing so after a restart. The expected messages are derived here from the statements
+// run (a model of the table and of the query), not from oxbow's output.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import kafkajs from 'kafkajs';
+import { startBroker, waitFor, type Broker } from './broker.js';
+import { startOxbow, type OxbowServer } from '../support/server.js';
+
+let broker: Broker;
+let oxbow: OxbowServer;
+let client: pg.Client;
+const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-sink-as-'));
+
+async function connect(): Promise<void> {
+  oxbow = await startOxbow({ dataDir, args: ['--barrier-interval-ms', '100'] });
+  client = new pg.Client({ connectionString: oxbow.url });
+  await client.connect();
+}
+
+beforeAll(async () => {
+  broker = await startBroker();
+  await connect();
+}, 180_000);
+
+afterAll(async () => {
+  await client?.end().catch(() => undefined);
+  await oxbow?.stop();
+  await broker?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** The committed messages of a one-partition topic, `key -> value` in offset order, once there are `count`. */
+async function readTopic(topic: string, count: number): Promise<string[]> {
+  const kafka = new kafkajs.Kafka({ brokers: [broker.bootstrap], logLevel: kafkajs.logLevel.NOTHING });
+  const consumer = kafka.consumer({ groupId: `read-${topic}-${Date.now()}`, readUncommitted: false });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const seen: string[] = [];
+  await consumer.run({ eachMessage: async ({ message }) => void seen.push(`${message.key?.toString() ?? 'null'} -> ${message.value?.toString() ?? 'null'}`) });
+  try {
+    return await waitFor(`${count} messages in ${topic}`, async () => (seen.length >= count ? [...seen] : undefined));
+  } finally {
+    await consumer.disconnect();
+  }
+}
+
+const options = (topic: string) => `connector = 'kafka', topic = '${topic}', properties.bootstrap.server = '${broker.bootstrap}'`;
+
+describe('CREATE SINK ... AS SELECT', () => {
+  // The table's model: id -> [owner, amount].
+  const orders = new Map<number, [string, number]>([
+    [1, ['ann', 10]],
+    [2, ['bob', 3]],
+    [3, ['ann', 7]],
+  ]);
+  const totals = (): Map<string, number> => {
+    const out = new Map<string, number>();
+    for (const [owner, amount] of orders.values()) out.set(owner, (out.get(owner) ?? 0) + amount);
+    return out;
+  };
+  const totalRow = (owner: string, total: number) => JSON.stringify({ owner, total });
+  // A query's rows are keyed by all their columns (plus the hidden duplicate counter), so a
+  // changed aggregate is a delete of the old row and an insert of the new one.
+  const totalKey = (owner: string, total: number) => JSON.stringify({ owner, total, _oxbow_duplicate: 0 });
+  const before = totals();
+
+  it('delivers the query in each format, then its changes', async () => {
+    for (const topic of ['as_plain', 'as_upsert', 'as_debezium']) await broker.createTopic(topic, 1);
+    await client.query('CREATE TABLE orders (id int PRIMARY KEY, owner varchar, amount int)');
+    await client.query(`INSERT INTO orders VALUES ${[...orders].map(([id, [owner, amount]]) => `(${id}, '${owner}', ${amount})`).join(', ')}`);
+    const created = await client.query(`CREATE SINK as_plain AS SELECT id, amount * 2 AS doubled FROM orders WHERE amount > 5 WITH (${options('as_plain')}) FORMAT PLAIN ENCODE JSON`);
+    expect(created.command).toBe('CREATE');
+    await client.query(`CREATE SINK as_upsert AS SELECT owner, sum(amount) AS total FROM orders GROUP BY owner WITH (${options('as_upsert')}) FORMAT UPSERT ENCODE JSON`);
+    await client.query(`CREATE SINK IF NOT EXISTS as_debezium AS SELECT owner, sum(amount) AS total FROM orders GROUP BY owner WITH (${options('as_debezium')}) FORMAT DEBEZIUM ENCODE JSON`);
+    // No view appears; the sinks are listed as sinks.
+    expect((await client.query({ text: 'SHOW SINKS', rowMode: 'array' })).rows.flat()).toEqual(['as_debezium', 'as_plain', 'as_upsert']);
+    expect((await client.query({ text: 'SHOW MATERIALIZED VIEWS', rowMode: 'array' })).rows).toEqual([]);
+
+    const doubled = [...orders].filter(([, [, amount]]) => amount > 5).map(([id, [, amount]]) => `null -> ${JSON.stringify({ id, doubled: amount * 2 })}`);
+    expect((await readTopic('as_plain', doubled.length)).sort()).toEqual([...doubled].sort());
+    const initialTotals = [...before].map(([owner, total]) => `${totalKey(owner, total)} -> ${totalRow(owner, total)}`);
+    expect((await readTopic('as_upsert', before.size)).sort()).toEqual([...initialTotals].sort());
+    await readTopic('as_debezium', before.size);
+
+    // One change per statement (each its own epoch): bob's order grows; ann gets a new order.
+    await client.query('UPDATE orders SET amount = 9 WHERE id = 2');
+    orders.set(2, ['bob', 9]);
+    const after = totals();
+    const plain = await readTopic('as_plain', doubled.length + 1);
+    expect(plain.slice(doubled.length)).toEqual([`null -> ${JSON.stringify({ id: 2, doubled: 18 })}`]);
+    const upserts = await readTopic('as_upsert', before.size + 2);
+    expect(upserts.slice(before.size)).toEqual([`${totalKey('bob', before.get('bob')!)} -> null`, `${totalKey('bob', after.get('bob')!)} -> ${totalRow('bob', after.get('bob')!)}`]);
+    const events = (await readTopic('as_debezium', before.size + 2)).map((line) => {
+      const event = JSON.parse(line.split(' -> ')[1]!) as { before: unknown; after: unknown; op: string };
+      return `${event.op} ${JSON.stringify(event.before)} ${JSON.stringify(event.after)}`;
+    });
+    expect(events.slice(0, before.size).sort()).toEqual([...before].map(([owner, total]) => `c null ${totalRow(owner, total)}`).sort());
+    expect(events.slice(before.size)).toEqual([`d ${totalRow('bob', before.get('bob')!)} null`, `c null ${totalRow('bob', after.get('bob')!)}`]);
+  });
+
+  it('keeps delivering after a restart (the dataflow is rebuilt, nothing resent)', async () => {
+    const plainBefore = (await readTopic('as_plain', 3)).length;
+    await client.end();
+    await oxbow.stop();
+    await connect();
+    await client.query("INSERT INTO orders VALUES (4, 'cat', 50)");
+    orders.set(4, ['cat', 50]);
+    const plain = await readTopic('as_plain', plainBefore + 1);
+    expect(plain.slice(plainBefore)).toEqual([`null -> ${JSON.stringify({ id: 4, doubled: 100 })}`]);
+    const upserts = await readTopic('as_upsert', before.size + 3);
+    expect(upserts.slice(before.size + 2)).toEqual([`${totalKey('cat', 50)} -> ${totalRow('cat', 50)}`]);
+    // By now a resent delivery would have arrived too.
+    expect(await readTopic('as_plain', plainBefore + 1)).toHaveLength(plainBefore + 1);
+  });
+
+  it('refuses what it cannot sink, and drops cleanly', async () => {
+    await expect(client.query(`CREATE SINK bad AS SELECT * FROM nowhere WITH (${options('x')}) FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '42P01' });
+    await expect(client.query(`CREATE SINK bad AS SELECT 1 AS one WITH (connector = 'kafka', properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '22023' });
+    await expect(client.query(`CREATE SINK bad AS SELECT id FROM orders WITH (${options('x')}) FORMAT PLAIN ENCODE AVRO`)).rejects.toMatchObject({ code: '0A000' });
+    await expect(client.query(`CREATE SINK as_plain AS SELECT id FROM orders WITH (${options('x')}) FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '42P07' });
+    await expect(client.query('SELECT * FROM as_plain')).rejects.toMatchObject({ code: '42809' });
+    await expect(client.query('DROP TABLE orders')).rejects.toMatchObject({ code: '2BP01' });
+    for (const name of ['as_plain', 'as_upsert', 'as_debezium']) expect((await client.query(`DROP SINK ${name}`)).command).toBe('DROP');
+    expect((await client.query('DROP TABLE orders')).command).toBe('DROP');
+  });
+});
