@@ -8,6 +8,7 @@
 
 import type { RelationDef } from '../../sql/catalog.js';
 import * as functions from '../../sql/functions.js';
+import { aggregateSignatures, PSEUDO_TYPES, procSignature } from './pg-proc-signatures.js';
 import { TYPES, typeOid, type DataType, type TypeName } from '../../sql/types.js';
 import type { Row, SqlArray, Value } from '../../sql/value.js';
 import { systemRelation } from './system-columns.js';
@@ -161,6 +162,15 @@ const pgType = pg(
         ]);
       }
     }
+    for (const pseudo of PSEUDO_TYPES) {
+      rows.push([
+        pseudo.oid, pseudo.name, 11, OWNER_OID, pseudo.name === 'internal' ? 8 : 4, true, 'p',
+        'P', false, true, ',', 0, 0,
+        0, 0, 0, 0, 0, 0, 0,
+        0, 0, pseudo.name === 'internal' ? 'd' : 'i', 'p', false, 0,
+        -1, 0, 0, null,
+      ]);
+    }
     return rows;
   },
 );
@@ -273,18 +283,37 @@ const pgProc = pg(
     'proargtypes:oid[]', 'proallargtypes:oid[]', 'proargmodes:char[]', 'proargnames:text[]', 'prosrc:text', 'probin:text',
     'proacl:text[]',
   ],
-  () => {
-    const all = typeof functions.allFunctions === 'function' ? functions.allFunctions() : [];
-    return all.map((fn) => [
-      fn.oid, fn.name, 11, OWNER_OID, 12, 1, 0,
-      fn.variadic === undefined ? 0 : typeOid(fn.variadic), 0, 'f', false, false, fn.strict,
-      false, fn.volatility === 'immutable' ? 'i' : fn.volatility === 'stable' ? 's' : 'v', 's', fn.argumentTypes.length, 0, typeOid(fn.returnType),
-      array(fn.argumentTypes.map(typeOid)), null, null, null, fn.name, null,
-      null,
-    ]);
-  },
+  () => procRows(),
 );
 
+let procRowsCache: Row[] | undefined;
+
+/** pg_proc: the scalar library (sql/functions) and the aggregates the binder accepts (prokind 'a'). */
+function procRows(): Row[] {
+  if (procRowsCache !== undefined) return procRowsCache;
+  const rows: Row[] = [];
+  for (const fn of functions.allFunctions()) {
+    const signature = procSignature(fn);
+    rows.push([
+      signature.oid, fn.name, 11, OWNER_OID, 12, 1, 0,
+      signature.variadic, 0, 'f', false, false, fn.strict,
+      false, fn.volatility === 'immutable' ? 'i' : fn.volatility === 'stable' ? 's' : 'v', 's', signature.args.length, 0, signature.returns,
+      array([...signature.args]), null, null, null, fn.name, null,
+      null,
+    ]);
+  }
+  for (const aggregate of aggregateSignatures()) {
+    rows.push([
+      aggregate.oid, aggregate.name, 11, OWNER_OID, 12, 1, 0,
+      0, 0, 'a', false, false, false,
+      false, 'i', 's', aggregate.args.length, 0, aggregate.returns,
+      array([...aggregate.args]), null, null, null, 'aggregate_dummy', null,
+      null,
+    ]);
+  }
+  procRowsCache = rows;
+  return rows;
+}
 const OPERATOR_OID_OFFSET = 0x50000000;
 
 /** pg_operator from the operator library (sql/functions.ts allOperators()). */
