@@ -42,20 +42,22 @@ export function dataTypeOf(typeName: PgTypeName): DataType {
     throw new SqlError(SqlState.undefinedObject, `type "${parts.join('.')}" does not exist`, { position: positionOf(typeName) });
   }
   // The grammar spells `char` as bpchar and `"char"` as char: qualified pg_catalog.bpchar / plain "char".
-  const name = NAMES[last];
-  if (name === undefined) {
+  // pg_type's own array names (`_int4`) name the array type, as in PostgreSQL
+  const arrayName = last.startsWith('_') && NAMES[last.slice(1)] !== undefined && last.slice(1) === NAMES[last.slice(1)];
+  const name = arrayName ? NAMES[last.slice(1)] : NAMES[last];
+  if (name === undefined || (arrayName && (name === 'unknown' || name === 'void'))) {
     throw new SqlError(SqlState.undefinedObject, `type "${last}" does not exist`, { position: positionOf(typeName) });
   }
   const modifiers = (typeName.typmods ?? []).map(integerOf);
   let result: DataType = scalar(name);
   if (name === 'varchar' && modifiers[0] !== undefined) result = withTypmod(result, modifiers[0] + 4);
-  else if (name === 'bpchar') result = withTypmod(result, (modifiers[0] ?? 1) + 4);
+  else if (name === 'bpchar' && !arrayName) result = withTypmod(result, (modifiers[0] ?? 1) + 4);
   else if (name === 'numeric' && modifiers[0] !== undefined) result = withTypmod(result, ((modifiers[0] << 16) | (modifiers[1] ?? 0)) + 4);
   else if ((name === 'timestamp' || name === 'timestamptz' || name === 'time') && modifiers[0] !== undefined) result = withTypmod(result, modifiers[0]);
   else if (last === 'float' || (name === 'float8' && parts[0] === 'pg_catalog' && last === 'float8' && modifiers[0] !== undefined)) {
     result = modifiers[0] !== undefined && modifiers[0] <= 24 ? scalar('float4') : scalar('float8');
   }
-  if ((typeName.arrayBounds ?? []).length > 0) result = arrayOf(result);
+  if ((typeName.arrayBounds ?? []).length > 0 || arrayName) result = arrayOf(result);
   return result;
 }
 
