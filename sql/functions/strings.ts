@@ -325,6 +325,7 @@ defineFunction('regexp_match', { args: ['text', 'text', 'text'], returns: textAr
 defineFunction('regexp_like', { args: ['text', 'text'], returns: 'bool', impl: ([a, b]) => regexMatcher(b as string, '').test(a as string) });
 defineFunction('regexp_count', { args: ['text', 'text'], returns: 'int4', impl: ([a, b]) => ((a as string).match(regexMatcher(b as string, 'g')) ?? []).length });
 defineFunction('string_to_array', { args: ['text', 'text'], returns: textArray, impl: ([a, b]) => {
+  if (a === null) return null;
   const text = a as string;
   if (text === '') return { kind: 'array', elements: [] } as SqlArray;
   const elements = b === null ? characters(text) : (b as string) === '' ? [text] : text.split(b as string);
