@@ -31,6 +31,7 @@ export const SqlState = {
   invalidArgumentForPowerFunction: '2201F',
   invalidArgumentForWidthBucketFunction: '2201G',
   invalidParameterValueForNtile: '22014',
+  invalidTablesampleArgument: '2202H',
   intervalFieldOverflow: '22015',
   invalidEscapeCharacter: '22019',
   invalidUseOfEscapeCharacter: '2200C',

@@ -76,9 +76,42 @@ export class FromBinder {
         return this.rangeFunction(body, outer, leftScope);
       case 'JoinExpr':
         return this.joinExpression(body as JoinExpr, outer, leftScope);
+      case 'RangeTableSample':
+        return this.tableSample(body, outer, leftScope);
       default:
         throw new SqlError(SqlState.featureNotSupported, `FROM item ${tag} is not supported`);
     }
+  }
+
+  /**
+   * `t TABLESAMPLE BERNOULLI (p)` / `SYSTEM (p)`: each row kept with probability p / 100. oxbow has
+   * no pages, so SYSTEM's page-level choice is the row-level one (each row is its own block).
+   * The percentage must be a constant (PostgreSQL evaluates it once); REPEATABLE is refused.
+   */
+  private tableSample(node: any, outer: Scope | undefined, leftScope: Scope | undefined): FromItem {
+    const position = positionOf(node.location);
+    const method = ((node.method ?? []) as Node[]).map((n) => (n as { String: { sval: string } }).String.sval).join('.');
+    if (method !== 'bernoulli' && method !== 'system') {
+      throw new SqlError(SqlState.undefinedObject, `tablesample method ${method} does not exist`, { position });
+    }
+    const args = (node.args ?? []) as Node[];
+    if (args.length !== 1) {
+      throw new SqlError(SqlState.syntaxError, `tablesample method ${method} requires 1 argument, not ${args.length}`, { position });
+    }
+    if (node.repeatable !== undefined) throw new SqlError(SqlState.featureNotSupported, 'TABLESAMPLE ... REPEATABLE is not supported', { position });
+    const item = this.bindItem(node.relation as Node, outer, leftScope);
+    const bound = this.context.coerce(this.expressions.bind(args[0]!, new Scope(undefined), { clause: 'TABLESAMPLE' }), scalar('float4'), 'implicit', position);
+    const folded = bound.kind === 'Cast' && bound.input.kind === 'Literal' ? bound.input : bound;
+    if (folded.kind !== 'Literal') throw new SqlError(SqlState.featureNotSupported, 'TABLESAMPLE percentage must be a constant', { position });
+    const percent = folded.value === null ? null : Number(folded.value.toString());
+    if (percent === null) throw new SqlError(SqlState.invalidTablesampleArgument, 'TABLESAMPLE parameter cannot be null', { position });
+    if (!(percent >= 0 && percent <= 100)) {
+      throw new SqlError(SqlState.invalidTablesampleArgument, 'sample percentage must be between 0 and 100', { position });
+    }
+    const random = this.context.function('random', [], position);
+    const scaled = this.context.operator('*', random, { kind: 'Literal', value: 100, type: scalar('float8') }, position);
+    const predicate = this.context.operator('<', scaled, { kind: 'Literal', value: percent, type: scalar('float8') }, position);
+    return { ...item, plan: { kind: 'Filter', input: item.plan, predicate, columns: item.plan.columns } };
   }
 
   private rangeVar(node: RangeVar, outer: Scope | undefined): FromItem {
