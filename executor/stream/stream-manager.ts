@@ -28,6 +28,8 @@ export class StreamManager implements ChangeCapture {
   readonly errors = new ViewErrors();
   /** The epoch time temporal filters see (milliseconds); tests set a clock of their own. */
   clock: () => number = () => Date.now();
+  /** Changes of each relation views read, pushed into the dataflows since start (/metrics throughput). */
+  readonly inputChanges = new Map<number, number>();
 
   constructor(
     private readonly store: StateStore,
@@ -57,6 +59,11 @@ export class StreamManager implements ChangeCapture {
     for (const dataflow of this.dataflows) if (!kept.includes(dataflow)) this.errors.forget(dataflow.viewId);
     this.dataflows = kept;
     this.recount();
+  }
+
+  /** The installed dataflows in view id order (system tables, EXPLAIN ANALYZE, /metrics). */
+  get all(): readonly Dataflow[] {
+    return this.dataflows;
   }
 
   get viewIds(): number[] {
@@ -94,6 +101,7 @@ export class StreamManager implements ChangeCapture {
     const now = ticking ? this.clock() : 0;
     const changes = this.pending;
     this.pending = new Map();
+    for (const [relationId, batch] of changes) this.inputChanges.set(relationId, (this.inputChanges.get(relationId) ?? 0) + batch.rows.length);
     for (const dataflow of this.dataflows) {
       const inputs = new Map<number, ChangeBatch>();
       for (const source of dataflow.sources()) {
