@@ -2,7 +2,8 @@
 // one after another, each in its own process so one suite's heap and native state do not skew
 // the next, and passes their JSON lines {"bench","metric","value","unit"} through to stdout (and
 // to FILE with --out). Suites: the other files of this folder, by stem (storage, stream, ...).
-// --scale sets BENCH_SCALE for the suites that read it (a quick run: --scale 0.1).
+// --scale sets BENCH_SCALE for the suites that read it (a quick run: --scale 0.1). Any other
+// `--flag value` is passed to the suites (nexmark: --queries q0,q1 --events N).
 
 import { spawn } from 'node:child_process';
 import { appendFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -17,20 +18,21 @@ const available = readdirSync(here)
 
 function usage(message?: string): never {
   if (message !== undefined) console.error(`bench: ${message}`);
-  console.error(`usage: npm run bench -- [SUITE ...] [--out FILE] [--scale X]\nsuites: ${available.join(', ')}`);
+  console.error(`usage: npm run bench -- [SUITE ...] [--out FILE] [--scale X] [--FLAG VALUE for the suites]\nsuites: ${available.join(', ')}`);
   process.exit(2);
 }
 
 const suites: string[] = [];
 let out: string | undefined;
 let scale: string | undefined;
+const suiteArgs: string[] = [];
 const args = process.argv.slice(2);
 for (let i = 0; i < args.length; i++) {
   const arg = args[i]!;
   if (arg === '--out') out = args[++i] ?? usage('--out needs a file');
   else if (arg === '--scale') scale = args[++i] ?? usage('--scale needs a number');
   else if (arg === '--help' || arg === '-h') usage();
-  else if (arg.startsWith('--')) usage(`unknown option ${arg}`);
+  else if (arg.startsWith('--')) suiteArgs.push(arg, args[++i] ?? usage(`${arg} needs a value`));
   else if (!available.includes(arg)) usage(`unknown suite ${arg}`);
   else suites.push(arg);
 }
@@ -40,7 +42,7 @@ if (out !== undefined) writeFileSync(out, '');
 function runSuite(suite: string): Promise<number> {
   return new Promise((resolve) => {
     const env = { ...process.env, ...(scale === undefined ? {} : { BENCH_SCALE: scale }) };
-    const child = spawn(process.execPath, [join(here, `${suite}.js`)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [join(here, `${suite}.js`), ...suiteArgs], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     let partial = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {

@@ -176,6 +176,15 @@ export interface FillResult {
 }
 
 const POOL_SIZE = 1 << 16;
+
+/** What a seed determines besides the events: string pools and channel URLs (built once per seed). */
+interface SeedTables {
+  readonly letters: string;
+  readonly spaced: string;
+  readonly channelNames: string[];
+  readonly channelUrls: string[];
+}
+const TABLES_BY_SEED = new Map<number, SeedTables>();
 const TWO_32 = 4294967296;
 
 /**
@@ -206,20 +215,34 @@ export class NexmarkGenerator {
     this.seedHigh = Math.floor(seed / TWO_32) >>> 0;
     this.interEventDelayUs = 1e6 / this.config.firstEventRate;
     this.eventsForAuctions = Math.floor((this.config.inFlightAuctions * PROPORTION_DENOMINATOR) / AUCTION_PROPORTION);
-    // Pools and channel URLs come from a generator seeded with the seed alone (event "-1").
+    let tables = TABLES_BY_SEED.get(seed);
+    if (tables === undefined) {
+      tables = this.tables();
+      if (TABLES_BY_SEED.size >= 8) TABLES_BY_SEED.clear();
+      TABLES_BY_SEED.set(seed, tables);
+    }
+    this.letters = tables.letters;
+    this.spaced = tables.spaced;
+    this.channelNames = tables.channelNames;
+    this.channelUrls = tables.channelUrls;
+  }
+
+  /** Pools and channel URLs, from a generator seeded with the seed alone (event "-1"). */
+  private tables(): SeedTables {
     this.reseed(-1);
-    this.letters = this.pool(-1);
-    this.spaced = this.pool(32);
+    const letters = this.pool(-1);
+    const spaced = this.pool(32);
     const underscored = this.pool(95);
-    this.channelNames = new Array<string>(CHANNELS);
-    this.channelUrls = new Array<string>(CHANNELS);
+    const channelNames = new Array<string>(CHANNELS);
+    const channelUrls = new Array<string>(CHANNELS);
     for (let i = 0; i < CHANNELS; i++) {
-      this.channelNames[i] = `channel-${i}`;
+      channelNames[i] = `channel-${i}`;
       let url = `https://www.nexmark.com/${this.slice(underscored, 5)}/${this.slice(underscored, 5)}/${this.slice(underscored, 5)}/item.htm?query=1`;
       // Java's Math.abs(Integer.reverse(i)), as the reference generator appends it.
       if (this.below(10) > 0) url += `&channel_id=${javaAbs(reverseBits32(i))}`;
-      this.channelUrls[i] = url;
+      channelUrls[i] = url;
     }
+    return { letters, spaced, channelNames, channelUrls };
   }
 
   /**

@@ -1,0 +1,149 @@
+// Nexmark: each query of ../shared/nexmark/risingwave/mv_sql/ as a materialized view over the
+// built-in generator sources (connector = 'nexmark', executor/source/generators/), in an in-process
+// engine on RocksDB. Timed from the first CREATE SOURCE (the first event) to the epoch that commits
+// the last event of every source the query reads (views are maintained in the same commit).
+// `events` counts Nexmark events (all kinds; a Bid source reads the 92% that are bids), as the
+// peers count them. Each query runs in its own child process, so peak RSS is the query's.
+//
+// Prints JSON lines {"bench":"nexmark-qN","metric","value","unit"}: events_per_second,
+// events_per_cpu_second (per core: events / (user + system CPU seconds)), peak_rss (MiB).
+// Run: npm run build && npm run bench -- nexmark --queries q0,q1 --events 1000000
+//   (defaults: q0,q1,q2,q3,q4,q5,q7,q8 and 1,000,000 events times BENCH_SCALE; --split-num K,
+//   --chunk-size R, --barrier-interval-ms M)
+// The smoke test (test/nexmark/bench.test.ts) calls runNexmarkQuery with a small event count and
+// checks the view's contents.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createEngine } from '../executor/create-engine.js';
+import type { Engine, Session } from '../executor/engine.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** The repository's root (this file runs from bench/ under vitest and from dist/bench/ built). */
+const ROOT = HERE.endsWith(join('dist', 'bench')) ? join(HERE, '..', '..') : join(HERE, '..');
+export const MV_SQL_DIR = join(ROOT, '..', 'shared', 'nexmark', 'risingwave', 'mv_sql');
+export const ALL_QUERIES = ['q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q7', 'q8'];
+
+export const SOURCE_COLUMNS: Record<'bid' | 'auction' | 'person', string> = {
+  bid: 'auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP, extra VARCHAR',
+  auction: 'id BIGINT, item_name VARCHAR, description VARCHAR, initial_bid BIGINT, reserve BIGINT, date_time TIMESTAMP, expires TIMESTAMP, seller BIGINT, category BIGINT, extra VARCHAR',
+  person: 'id BIGINT, name VARCHAR, email_address VARCHAR, credit_card VARCHAR, city VARCHAR, state VARCHAR, date_time TIMESTAMP, extra VARCHAR',
+};
+
+export interface NexmarkRunOptions {
+  readonly query: string;
+  readonly events: number;
+  readonly splits?: number;
+  readonly chunkSize?: number;
+  readonly barrierIntervalMs?: number;
+  /** Keep the engine open and hand it to `inspect` before closing (the smoke test reads the view). */
+  readonly inspect?: (run: (sql: string) => Promise<unknown[][]>) => Promise<void>;
+}
+
+export interface NexmarkRunResult {
+  readonly seconds: number;
+  readonly cpuSeconds: number;
+  readonly sources: readonly string[];
+}
+
+/** The view's SQL (mv_sql/qN.sql) and the sources it reads. */
+export function querySql(query: string): { sql: string; sources: ('bid' | 'auction' | 'person')[] } {
+  const sql = readFileSync(join(MV_SQL_DIR, `${query}.sql`), 'utf8');
+  const sources = (['bid', 'auction', 'person'] as const).filter((name) => new RegExp(`(?:from|join|tumble\\(|hop\\(|,)\\s*${name}\\b`, 'i').test(sql));
+  return { sql, sources };
+}
+
+export function sourceDdl(name: 'bid' | 'auction' | 'person', events: number, splits: number, chunkSize: number): string {
+  const type = name === 'bid' ? 'Bid' : name === 'auction' ? 'Auction' : 'Person';
+  return `CREATE SOURCE ${name} (${SOURCE_COLUMNS[name]}) WITH (connector = 'nexmark', nexmark.table.type = '${type}', nexmark.event.num = '${events}', nexmark.split.num = '${splits}', nexmark.max.chunk.size = '${chunkSize}', nexmark.min.event.gap.in.ns = '0')`;
+}
+
+export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<NexmarkRunResult> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-nexmark-'));
+  let engine: Engine | undefined;
+  try {
+    engine = await createEngine({
+      dataDir,
+      checkpointUrl: `file://${dataDir}/checkpoints`,
+      barrierIntervalMs: options.barrierIntervalMs ?? 250,
+      checkpointIntervalMs: 600_000,
+      timeTravelRetentionMs: 60_000,
+      memoryLimitBytes: 1 << 30,
+    });
+    const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
+    const run = async (sql: string): Promise<unknown[][]> => {
+      let rows: unknown[][] = [];
+      for (const statement of session.prepareMany(sql)) {
+        const result = await session.execute(statement, { parameters: [] });
+        if (result.kind === 'rows') rows = await result.cursor.next(0);
+      }
+      return rows;
+    };
+    const { sql, sources } = querySql(options.query);
+    const splits = options.splits ?? 1;
+    const chunkSize = options.chunkSize ?? 1024;
+    const cpuStart = process.cpuUsage();
+    const start = performance.now();
+    for (const source of sources) await run(sourceDdl(source, options.events, splits, chunkSize));
+    await run(sql);
+    const names = sources.map((source) => `'${source}'`).join(', ');
+    for (;;) {
+      const rows = await run(`SELECT coalesce(sum(committed_offset), 0)::int8 FROM oxbow_catalog.source_partitions WHERE source_name IN (${names})`);
+      if (Number(rows[0]![0]) >= options.events * sources.length) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const seconds = (performance.now() - start) / 1000;
+    const cpu = process.cpuUsage(cpuStart);
+    if (options.inspect !== undefined) await options.inspect(run);
+    return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, sources };
+  } finally {
+    await engine?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function report(query: string, metric: string, value: number, unit: string): void {
+  console.log(JSON.stringify({ bench: `nexmark-${query}`, metric, value: Number(value.toFixed(1)), unit }));
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const flag = (name: string): string | undefined => {
+    const at = args.indexOf(name);
+    return at < 0 ? undefined : args[at + 1];
+  };
+  const scale = Number(process.env['BENCH_SCALE'] ?? '1');
+  const events = Number(flag('--events') ?? Math.round(1_000_000 * scale));
+  const queries = (flag('--queries') ?? ALL_QUERIES.join(',')).split(',').map((query) => query.trim());
+  const splits = Number(flag('--split-num') ?? '1');
+  const chunkSize = Number(flag('--chunk-size') ?? '1024');
+  const barrierIntervalMs = Number(flag('--barrier-interval-ms') ?? '250');
+  if (!(events > 0) || !Number.isSafeInteger(events)) throw new Error(`--events must be a positive integer, not ${String(events)}`);
+  for (const query of queries) querySql(query);
+  const child = flag('--child');
+  if (child !== undefined) {
+    const result = await runNexmarkQuery({ query: child, events, splits, chunkSize, barrierIntervalMs });
+    report(child, 'events_per_second', events / result.seconds, 'events/s');
+    report(child, 'events_per_cpu_second', events / result.cpuSeconds, 'events/s per core');
+    report(child, 'peak_rss', process.resourceUsage().maxRSS / 1024, 'MiB');
+    report(child, 'seconds', result.seconds, 's');
+    return;
+  }
+  for (const query of queries) {
+    const code = await new Promise<number>((resolve) => {
+      const childProcess = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', query, '--events', String(events), '--split-num', String(splits), '--chunk-size', String(chunkSize), '--barrier-interval-ms', String(barrierIntervalMs)], {
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
+      childProcess.on('close', (exit) => resolve(exit ?? 1));
+    });
+    if (code !== 0) {
+      console.error(`nexmark ${query}: exited with ${code}`);
+      process.exitCode = 1;
+    }
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
