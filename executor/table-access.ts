@@ -143,6 +143,19 @@ export class StoreTableAccess implements TableAccess {
     };
   }
 
+  /** A point read in the statement's snapshot (or AS OF), as scan() would see the row: index lookups. */
+  lookup(relation: RelationDef, key: Row, options: { readonly asOf?: Epoch }): Row | undefined {
+    if (relation.kind === 'system') return this.system.systemRows(relation).find((row) => relation.primaryKey.every((column, i) => row[column] === key[i]));
+    let epoch = this.snapshotEpoch;
+    if (options.asOf !== undefined) {
+      this.checkWindow(relation, options.asOf);
+      epoch = options.asOf < this.snapshotEpoch ? options.asOf : this.snapshotEpoch;
+    }
+    const row = this.userTable(relation).get(key, epoch);
+    if (row === undefined || row.length >= relation.columns.length) return row;
+    return [...row, ...new Array<null>(relation.columns.length - row.length).fill(null)];
+  }
+
   get(relation: RelationDef, key: Row): Row | undefined {
     if (relation.kind === 'system') return undefined;
     const row = this.userTable(relation).get(key);

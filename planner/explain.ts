@@ -141,6 +141,11 @@ const HEADERS: Header = {
     let text = `Scan ${p.relation.schema}.${p.relation.name} [${list(p.projection.map((i) => all[i]!))}]`;
     if (p.systemTime?.kind === 'asOf') text += ` AS OF ${expressionText(p.systemTime.at, [], pr)}`;
     if (p.systemTime?.kind === 'between') text += ` BETWEEN ${expressionText(p.systemTime.from, [], pr)} AND ${expressionText(p.systemTime.to, [], pr)}`;
+    if (p.lookup) {
+      const key = `(${list(p.relation.primaryKey.map((i) => all[i]!))})`;
+      const tuples = p.lookup.map((t) => `(${list(t.map((e) => expressionText(e, [], pr)))})`);
+      text += tuples.length === 1 ? ` lookup ${key} = ${tuples[0]}` : ` lookup ${key} IN (${list(tuples)})`;
+    }
     if (p.filter) text += ` filter=${expressionText(p.filter, p.columns, pr)}`;
     return text;
   },

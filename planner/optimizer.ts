@@ -1,7 +1,8 @@
 // The optimizer: named rewrite rules (one per file in rules/), applied in a fixed order, each a
 // pure function from plan to plan. The order matters: constants are folded first so pushdown sees
 // simple predicates; correlated EXISTS / IN become semi and anti joins before pushdown places them; predicates are pushed into joins and scans before join ordering looks at the
-// join graph; projections are pruned last, once every filter sits where it stays.
+// join graph; projections are pruned once every filter sits where it stays; last, scans whose
+// filter pins the primary key get point lookups.
 
 import type { Plan } from './plan.js';
 import { foldConstants } from './rules/constant-folding.js';
@@ -9,6 +10,7 @@ import { decorrelateSubqueries } from './rules/subquery-decorrelation.js';
 import { pushDownPredicates } from './rules/predicate-pushdown.js';
 import { orderJoins } from './rules/join-ordering.js';
 import { pruneProjections } from './rules/projection-pushdown.js';
+import { chooseIndexLookups } from './rules/index-lookup.js';
 
 export interface Rule {
   readonly name: string;
@@ -22,6 +24,7 @@ export const RULES: readonly Rule[] = [
   { name: 'join_ordering', apply: orderJoins },
   { name: 'predicate_pushdown_after_join_ordering', apply: pushDownPredicates },
   { name: 'projection_pushdown', apply: pruneProjections },
+  { name: 'index_lookup', apply: chooseIndexLookups },
 ];
 
 export function optimize(plan: Plan, rules: readonly Rule[] = RULES): Plan {

@@ -86,6 +86,11 @@ export type Plan =
       readonly projection: readonly number[];
       /** Predicate over the scan's output, applied while scanning (pushed down). */
       readonly filter?: Expression;
+      /**
+       * rules/index-lookup.ts: primary-key tuples (constant expressions, in key order) the filter
+       * pins; the executor reads just these keys. The filter still applies to the rows read.
+       */
+      readonly lookup?: readonly (readonly Expression[])[];
       readonly columns: readonly OutputColumn[];
     }
   | { readonly kind: 'Values'; readonly rows: readonly (readonly Expression[])[]; readonly columns: readonly OutputColumn[] }

@@ -19,6 +19,11 @@ export interface TableAccess {
   versions(relation: RelationDef, from: Epoch, to: Epoch): Iterable<RowVersion>;
   /** The current row with this primary key (key columns in primary-key order). */
   get(relation: RelationDef, key: Row): Row | undefined;
+  /**
+   * Optional: the row with this primary key as `scan` with the same options would return it (the
+   * statement's snapshot, or AS OF); a Scan with a `lookup` uses it instead of reading everything.
+   */
+  lookup?(relation: RelationDef, key: Row, options: { readonly asOf?: Epoch }): Row | undefined;
   insert(relation: RelationDef, row: Row): void;
   delete(relation: RelationDef, row: Row): void;
   /** A fresh value for the hidden row id of a table without a primary key. */

@@ -1,14 +1,16 @@
 // Scan of a relation through TableAccess: the current rows, the rows AS OF a moment (the moment
 // evaluated once per execution and mapped to an epoch by TableAccess.epochAt), or every version
 // valid BETWEEN two moments with their validity period as two timestamptz columns. The pushed
-// projection and filter are applied while scanning.
+// projection and filter are applied while scanning. A scan with a `lookup` (planner rule
+// index_lookup) reads only those primary keys, in key order, through TableAccess.lookup.
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
 import { type as scalar } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { epochToMillis, type Epoch } from '../../sql/epoch.js';
-import { parseValue } from '../../sql/functions.js';
+import { compareValues, parseValue } from '../../sql/functions.js';
+import { KeyMap } from './row-hash.js';
 import { Numeric } from '../../sql/numeric.js';
 import type { Expression } from '../../planner/expression.js';
 import type { PlanOf } from '../../planner/plan.js';
@@ -61,7 +63,55 @@ function* rowsOf(plan: PlanOf<'Scan'>, runtime: Runtime): Iterable<Row> {
     return;
   }
   const asOf = systemTime?.kind === 'asOf' ? epochOf(systemTime.at, runtime) : undefined;
-  yield* runtime.tables.scan(plan.relation, asOf === undefined ? {} : { asOf });
+  const options = asOf === undefined ? {} : { asOf };
+  if (plan.lookup !== undefined && runtime.tables.lookup !== undefined) {
+    for (const key of lookupKeys(plan, runtime)) {
+      const row = runtime.tables.lookup(plan.relation, key, options);
+      if (row !== undefined) yield row;
+    }
+    return;
+  }
+  yield* runtime.tables.scan(plan.relation, options);
+}
+
+const INT_RANGE: Readonly<Record<string, readonly [number, number]>> = { int2: [-32768, 32767], int4: [-2147483648, 2147483647] };
+
+/** A key value in the key column's representation, or undefined when no stored key can equal it. */
+function keyValue(value: Value, type: DataType): Value | undefined {
+  if (value === null) return undefined;
+  if (type.name === 'int8') return typeof value === 'bigint' ? value : BigInt(value as number);
+  const range = INT_RANGE[type.name];
+  if (range !== undefined) {
+    const n = Number(value as number | bigint);
+    return n < range[0] || n > range[1] ? undefined : n;
+  }
+  return value;
+}
+
+/** The scan's lookup keys evaluated, converted, deduplicated and in key order (a scan's order). */
+function lookupKeys(plan: PlanOf<'Scan'>, runtime: Runtime): Row[] {
+  const relation = plan.relation;
+  const types = relation.primaryKey.map((column) => relation.columns[column]!.type);
+  const keys = new KeyMap<true>(types);
+  for (const tuple of plan.lookup!) {
+    const key: Value[] = new Array(tuple.length);
+    let possible = true;
+    for (let i = 0; i < tuple.length && possible; i++) {
+      const value = keyValue(compile(tuple[i]!)([], runtime), types[i]!);
+      if (value === undefined) possible = false;
+      else key[i] = value;
+    }
+    if (possible && keys.indexOf(key) < 0) keys.add(key, true);
+  }
+  const sorted = keys.keys.slice();
+  sorted.sort((a, b) => {
+    for (let i = 0; i < types.length; i++) {
+      const order = compareValues(a[i]!, b[i]!, types[i]!);
+      if (order !== 0) return order;
+    }
+    return 0;
+  });
+  return sorted;
 }
 
 export function* scan(plan: PlanOf<'Scan'>, runtime: Runtime): Batches {

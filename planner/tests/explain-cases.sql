@@ -27,3 +27,8 @@ select c.name from customers c where not exists (select 1 from orders o where o.
 select c.name from customers c where c.region in (select r.id from regions r where r.name = c.name);
 with recursive r(n) as (select 1 union all select n + 1 from r where n < 3) select n from r;
 select a.id from customers a join customers b on a.name is not distinct from b.name;
+select name, region from customers where id = 42;
+select name from customers where id in (3, 1, 2) and region > 0;
+update orders set amount = 0 where id = 7;
+select * from orders for system_time as of timestamptz '2024-01-01 00:05:00+00' where id = $1;
+select name from customers where id = 1 or region = 2;

@@ -92,6 +92,14 @@ export class MemoryDatabase implements CatalogReader, TableAccess {
     }
   }
 
+  lookup(relation: RelationDef, key: Row, options: { readonly asOf?: Epoch }): Row | undefined {
+    const at = options.asOf ?? this.epoch;
+    if (at < this.oldestEpoch) throw new SqlError(SqlState.snapshotTooOld, `time travel before the retained history of "${relation.name}"`);
+    const probe: Row = [];
+    relation.primaryKey.forEach((column, i) => (probe[column] = key[i]!));
+    return this.visible(relation, at).find((row) => this.keyEquals(relation, row, probe));
+  }
+
   get(relation: RelationDef, key: Row): Row | undefined {
     const probe: Row = [];
     relation.primaryKey.forEach((column, i) => (probe[column] = key[i]!));
