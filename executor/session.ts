@@ -12,7 +12,7 @@
 // undo statements that already changed data: it says so in a WARNING naming how many did.
 
 import type { CreateTableAsStmt, Node } from '@pgsql/types';
-import type { OxbowCreateSink, OxbowDescribe, OxbowShowCreate, OxbowShowObjects, ParsedStatement } from '../sql/parser/ast.js';
+import type { OxbowCreateSink, OxbowDescribe, OxbowExplainAnalyzeView, OxbowShowCreate, OxbowShowObjects, ParsedStatement } from '../sql/parser/ast.js';
 import { parse } from '../sql/parser/index.js';
 import { SqlError, SqlState, toSqlError } from '../sql/errors.js';
 import type { EvalContext } from '../sql/functions.js';
@@ -51,6 +51,7 @@ import { resolveSessionFunction, type SessionFunctionContext } from './system/se
 import type { SystemContext } from './system/system-context.js';
 import { settingStatement, showColumns, type SettingOutcome } from './settings-statements.js';
 import type { SessionActivity } from './metrics/engine-metrics.js';
+import { explainAnalyzedDataflow, explainAnalyzedPlan, profilePlan } from './metrics/explain-analyze.js';
 
 type Utility =
   | { readonly kind: 'planned' }
@@ -61,6 +62,7 @@ type Utility =
   | { readonly kind: 'flush' }
   | { readonly kind: 'empty' }
   | { readonly kind: 'show' }
+  | { readonly kind: 'explainView' }
   | { readonly kind: 'unsupported'; readonly message: string };
 
 interface OxbowPrepared extends PreparedStatement {
@@ -70,6 +72,8 @@ interface OxbowPrepared extends PreparedStatement {
   /** The plan and the catalog it was made against (re-planned when the catalog changes). */
   plan?: { readonly planned: PlannedStatement; readonly catalog: CatalogSnapshot };
 }
+
+const QUERY_PLAN_COLUMNS: readonly ColumnDescription[] = [{ name: 'QUERY PLAN', type: type('text'), tableOid: 0, columnNumber: 0 }];
 
 const plannedStatementKinds = new Set(['SelectStmt', 'InsertStmt', 'UpdateStmt', 'DeleteStmt', 'ExplainStmt']);
 
@@ -108,6 +112,8 @@ function classify(statement: ParsedStatement): Utility {
     case 'OxbowShowCreate':
     case 'OxbowDescribe':
       return { kind: 'show' };
+    case 'OxbowExplainAnalyzeView':
+      return { kind: 'explainView' };
     default:
       if (isDdl(kind)) return { kind: 'ddl' };
       return { kind: 'unsupported', message: `${statementWords(statement.text)} is not supported` };
@@ -256,7 +262,7 @@ export class EngineSession implements Session {
       utility,
       declaredParameterTypes: declared,
       parameterTypes: declared.map((parameterType) => parameterType ?? type('text')),
-      columns: utility.kind === 'setting' ? showColumns(parsed.node as Node) : null,
+      columns: utility.kind === 'setting' ? showColumns(parsed.node as Node) : utility.kind === 'explainView' ? QUERY_PLAN_COLUMNS : null,
     };
     if (eager && utility.kind === 'show') return { ...statement, columns: this.show(parsed).columns };
     if (eager && utility.kind === 'planned') {
@@ -388,9 +394,48 @@ export class EngineSession implements Session {
         const shown = this.show(statement.parsed);
         return rowsResult(shown.columns, shown.rows, () => 'SHOW');
       }
+      case 'explainView': {
+        const lines = this.explainAnalyzeView((statement.parsed.node as { OxbowExplainAnalyzeView: OxbowExplainAnalyzeView }).OxbowExplainAnalyzeView, statement.parsed.location);
+        return rowsResult(QUERY_PLAN_COLUMNS, lines.map((line) => [line]), () => 'EXPLAIN');
+      }
       case 'unsupported':
         throw new SqlError(SqlState.featureNotSupported, utility.message);
     }
+  }
+
+  /** EXPLAIN ANALYZE [MATERIALIZED VIEW] name: the running view's operators with their counters. */
+  private explainAnalyzeView(node: OxbowExplainAnalyzeView, location: number): string[] {
+    const relation = node.relation;
+    const catalog = this.core.catalog.snapshot;
+    const found = catalog.resolveRelation(relation.schemaname, relation.relname!, this.searchPath());
+    const name = relation.schemaname === undefined ? relation.relname! : `${relation.schemaname}.${relation.relname!}`;
+    const position = (relation.location ?? 0) + location + 1;
+    if (found === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${name}" does not exist`, { position });
+    if (found.kind !== 'materialized_view') throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a materialized view`, { position, hint: 'EXPLAIN ANALYZE of a query is EXPLAIN ANALYZE SELECT ...' });
+    const dataflow = this.core.streams.all.find((candidate) => candidate.viewId === found.id);
+    if (dataflow === undefined) throw new SqlError(SqlState.objectNotInPrerequisiteState, `materialized view "${name}" has no running dataflow`);
+    return explainAnalyzedDataflow(dataflow);
+  }
+
+  /** EXPLAIN ANALYZE SELECT ...: runs the query with counters on every plan node, returns the annotated plan. */
+  private async explainAnalyzeQuery(planned: PlannedStatement, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
+    const analyze = planned.analyze!;
+    const profile = profilePlan(analyze.plan);
+    const started = performance.now();
+    let resultRows: number;
+    try {
+      const result = await executePlanned({ kind: 'query', columns: null, parameterTypes: planned.parameterTypes, plan: analyze.plan }, {
+        tables: this.tableAccess(),
+        parameters: options.parameters,
+        evalContext: this.evalContext(),
+        signal,
+      });
+      resultRows = result.rows.length;
+    } finally {
+      profile.end();
+    }
+    const lines = explainAnalyzedPlan(analyze.plan, profile.stats, analyze.verbose, performance.now() - started, resultRows);
+    return rowsResult(planned.columns ?? QUERY_PLAN_COLUMNS, lines.map((line) => [line]), () => 'EXPLAIN');
   }
 
   private settingResult(outcome: SettingOutcome): ExecuteResult {
@@ -446,6 +491,7 @@ export class EngineSession implements Session {
 
   private async executePlannedStatement(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
     const planned = this.currentPlan(statement);
+    if (planned.analyze !== undefined) return this.explainAnalyzeQuery(planned, options, signal);
     const writes = planned.kind === 'insert' || planned.kind === 'update' || planned.kind === 'delete';
     const run = async () => {
       const tables = this.tableAccess();

@@ -51,6 +51,11 @@ export interface PlannedStatement {
   readonly plan: Plan;
   /** The table written by INSERT / UPDATE / DELETE. */
   readonly targetRelation?: RelationDef;
+  /**
+   * EXPLAIN ANALYZE of a query: the query's own physical plan, which the executor runs with
+   * per-node counters and prints with them (`plan` then holds no lines).
+   */
+  readonly analyze?: { readonly plan: Plan; readonly verbose: boolean };
 }
 
 /** Plans one statement; throws SqlError (with a position) on bind errors, 0A000 for other kinds. */

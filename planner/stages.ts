@@ -64,9 +64,10 @@ export function planToStage(node: Node, binder: BinderContext, stage: Stage): Bo
   return { ...bound, plan: toPhysical(optimized) };
 }
 
-function explainOptions(options: readonly Node[] | undefined): { stage: Stage; verbose: boolean } {
+function explainOptions(options: readonly Node[] | undefined): { stage: Stage; verbose: boolean; analyze: boolean } {
   let stage: Stage = 'physical';
   let verbose = false;
+  let analyze = false;
   for (const option of options ?? []) {
     const element = (option as any).DefElem;
     const name = String(element.defname).toLowerCase();
@@ -87,13 +88,13 @@ function explainOptions(options: readonly Node[] | undefined): { stage: Stage; v
       case 'timing':
         break;
       case 'analyze':
-        if (on) throw new SqlError(SqlState.featureNotSupported, 'EXPLAIN ANALYZE is not supported');
+        analyze = on;
         break;
       default:
         throw new SqlError(SqlState.syntaxError, `unrecognized EXPLAIN option "${name}"`);
     }
   }
-  return { stage, verbose };
+  return { stage, verbose, analyze };
 }
 
 function plannedColumns(columns: readonly OutputColumn[] | null): PlannedColumn[] | null {
@@ -106,7 +107,8 @@ export function planStatementStages(statement: ParsedStatement, context: Planner
   const tag = Object.keys(node)[0];
   if (tag === 'ExplainStmt') {
     const explain = (node as any).ExplainStmt;
-    const { stage, verbose } = explainOptions(explain.options);
+    const { stage, verbose, analyze } = explainOptions(explain.options);
+    if (analyze) return planExplainAnalyze(explain.query, binder, verbose);
     // EXPLAIN CREATE MATERIALIZED VIEW prints the streaming plan (planner/stream/).
     const lines = explainMaterializedView(explain.query, binder) ?? explainPlan(planToStage(explain.query, binder, stage).plan, { verbose });
     const text = scalar('text');
@@ -125,5 +127,28 @@ export function planStatementStages(statement: ParsedStatement, context: Planner
     parameterTypes: binder.finalParameterTypes(),
     plan: bound.plan,
     ...(bound.targetRelation === undefined ? {} : { targetRelation: bound.targetRelation }),
+  };
+}
+
+/**
+ * EXPLAIN ANALYZE of a query: the executor runs the physical plan with counters per node (rows
+ * and time) and prints the plan with them. Only queries: PostgreSQL would run the INSERT, UPDATE
+ * or DELETE for real, which oxbow does not do under EXPLAIN.
+ */
+function planExplainAnalyze(query: Node, binder: BinderContext, verbose: boolean): PlannedStatement {
+  const tag = Object.keys(query)[0];
+  if (tag !== 'SelectStmt') {
+    const what = tag === 'CreateTableAsStmt' ? 'CREATE MATERIALIZED VIEW (use EXPLAIN ANALYZE view_name on the running view)' : tag === 'InsertStmt' ? 'INSERT' : tag === 'UpdateStmt' ? 'UPDATE' : tag === 'DeleteStmt' ? 'DELETE' : 'this statement';
+    throw new SqlError(SqlState.featureNotSupported, `EXPLAIN ANALYZE of ${what} is not supported`);
+  }
+  const bound = planToStage(query, binder, 'physical');
+  const text = scalar('text');
+  const columns: OutputColumn[] = [{ name: 'QUERY PLAN', type: text, tableOid: 0, columnNumber: 0 }];
+  return {
+    kind: 'explain',
+    columns: plannedColumns(columns),
+    parameterTypes: binder.finalParameterTypes(),
+    plan: { kind: 'Values', rows: [], columns },
+    analyze: { plan: bound.plan, verbose },
   };
 }

@@ -23,6 +23,7 @@ import { recursiveUnion, workTable } from './recursive-union.js';
 import { insert } from './insert.js';
 import { update } from './update.js';
 import { deleteRows } from './delete.js';
+import { profiledBatches } from '../metrics/explain-analyze.js';
 
 type Operators = { [K in PlanKind]: (plan: PlanOf<K>, runtime: Runtime) => Batches };
 
@@ -51,7 +52,8 @@ const OPERATORS: Operators = {
 };
 
 export function runPlan(plan: Plan, runtime: Runtime): Batches {
-  return (OPERATORS[plan.kind] as (plan: Plan, runtime: Runtime) => Batches)(plan, runtime);
+  // EXPLAIN ANALYZE counts a profiled node's batches (executor/metrics/explain-analyze.ts).
+  return profiledBatches(plan, (OPERATORS[plan.kind] as (plan: Plan, runtime: Runtime) => Batches)(plan, runtime));
 }
 
 /**

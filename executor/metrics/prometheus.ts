@@ -51,7 +51,6 @@ export function prometheusText(status: EngineStatus, extra: { readonly connectio
   const w = new Writer();
   const metrics = status.metrics;
   const epochs = status.epochs();
-  w.one('oxbow_epoch_committed', 'The last committed epoch (milliseconds << 16 | sequence).', Number(epochs.committedEpoch));
   w.one('oxbow_epoch_committed_timestamp_seconds', 'Unix time of the last committed epoch.', epochs.committedAtMillis / 1000);
   w.family('oxbow_epochs_committed_total', 'counter', 'Epochs committed since the process started.').sample('oxbow_epochs_committed_total', {}, epochs.epochsCommitted);
   w.histogram('oxbow_barrier_latency_seconds', "An epoch's barrier: its changes through every dataflow plus the atomic commit.", metrics.barrierLatency.snapshot());
@@ -92,9 +91,10 @@ export function prometheusText(status: EngineStatus, extra: { readonly connectio
   w.one('oxbow_process_heap_total_bytes', 'V8 heap reserved.', proc.heapTotalBytes);
   w.one('oxbow_process_external_memory_bytes', 'Memory of C++ objects bound to JavaScript (buffers, the RocksDB binding).', proc.externalBytes);
   w.one('oxbow_process_uptime_seconds', 'Seconds since the process started.', proc.uptimeSeconds);
-  w.one('oxbow_event_loop_delay_mean_seconds', 'Mean event loop delay since start (perf_hooks.monitorEventLoopDelay).', proc.eventLoopDelay.meanSeconds);
-  w.one('oxbow_event_loop_delay_p99_seconds', '99th percentile of the event loop delay since start.', proc.eventLoopDelay.p99Seconds);
-  w.one('oxbow_event_loop_delay_max_seconds', 'Longest event loop delay since start.', proc.eventLoopDelay.maxSeconds);
+  w.family('oxbow_event_loop_delay_seconds', 'gauge', 'Event loop delay since start (perf_hooks.monitorEventLoopDelay): mean, 99th percentile and max.');
+  w.sample('oxbow_event_loop_delay_seconds', { statistic: 'mean' }, proc.eventLoopDelay.meanSeconds);
+  w.sample('oxbow_event_loop_delay_seconds', { statistic: 'p99' }, proc.eventLoopDelay.p99Seconds);
+  w.sample('oxbow_event_loop_delay_seconds', { statistic: 'max' }, proc.eventLoopDelay.maxSeconds);
 
   const sessions = status.sessions();
   w.one('oxbow_sessions', 'Open client sessions.', sessions.length);

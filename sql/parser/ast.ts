@@ -107,13 +107,19 @@ export interface OxbowDescribe {
   readonly relation: RangeVar;
 }
 
+/** EXPLAIN ANALYZE [MATERIALIZED VIEW] name: the running view's operators with their counters. */
+export interface OxbowExplainAnalyzeView {
+  readonly relation: RangeVar;
+}
+
 export type OxbowNode =
   | { readonly OxbowCreateSource: OxbowCreateSource }
   | { readonly OxbowCreateSink: OxbowCreateSink }
   | { readonly OxbowFlush: Record<string, never> }
   | { readonly OxbowShowObjects: OxbowShowObjects }
   | { readonly OxbowShowCreate: OxbowShowCreate }
-  | { readonly OxbowDescribe: OxbowDescribe };
+  | { readonly OxbowDescribe: OxbowDescribe }
+  | { readonly OxbowExplainAnalyzeView: OxbowExplainAnalyzeView };
 
 export interface ParsedStatement {
   readonly node: Node | OxbowNode;

@@ -15,6 +15,7 @@ import { SqlError, SqlState } from '../errors.js';
 import { grammarReady, loadGrammar, postgresPosition } from './postgres-grammar.js';
 import { parsePostgresStatement, type StatementSlice } from './postgres-statement.js';
 import { parseShowOrDescribe } from './show-describe.js';
+import { parseExplainAnalyzeView } from './explain-analyze.js';
 import { splitStatements } from './statement-split.js';
 import { syntaxErrorAt } from './syntax.js';
 import { isWord, tokenize, type Token } from './tokenizer.js';
@@ -52,6 +53,8 @@ function parseOne(slice: StatementSlice): ParsedStatement['node'] {
   if (drop !== undefined) return drop;
   const show = parseShowOrDescribe(slice);
   if (show !== undefined) return show;
+  const explainView = parseExplainAnalyzeView(slice);
+  if (explainView !== undefined) return explainView;
   return parsePostgresStatement(slice).node;
 }
 

@@ -1,0 +1,120 @@
+// EXPLAIN ANALYZE, both forms:
+//   - of a query (`EXPLAIN ANALYZE SELECT ...`): the batch executor runs the plan with a counter on
+//     every plan node (batch-executor generators wrapped per node: rows, batches, loops and the time
+//     spent pulling from it, its inputs included, as PostgreSQL's "actual time"), then the plan is
+//     printed with them;
+//   - of a running materialized view (`EXPLAIN ANALYZE [MATERIALIZED VIEW] name`): its streaming
+//     plan printed with each operator's counters since the dataflow was built (the backfill
+//     included): rows in and out, batches, and the time spent in the operator itself.
+
+import type { Plan } from '../../planner/plan.js';
+import { inputs } from '../../planner/plan.js';
+import { explainPlan } from '../../planner/explain.js';
+import { explainStreamPlan } from '../../planner/stream/explain-stream.js';
+import type { Row } from '../../sql/value.js';
+import type { Dataflow } from '../stream/dataflow.js';
+
+export interface PlanNodeStats {
+  rows: number;
+  batches: number;
+  loops: number;
+  nanos: bigint;
+}
+
+const profiled = new WeakMap<Plan, PlanNodeStats>();
+/** Plans being profiled right now: runPlan pays nothing (one comparison) when none are. */
+let activeProfiles = 0;
+
+/** Registers every node of `plan` (through its inputs) for counting; `end()` when done. */
+export function profilePlan(plan: Plan): { readonly stats: Map<Plan, PlanNodeStats>; end(): void } {
+  const stats = new Map<Plan, PlanNodeStats>();
+  const visit = (node: Plan): void => {
+    const entry: PlanNodeStats = { rows: 0, batches: 0, loops: 0, nanos: 0n };
+    stats.set(node, entry);
+    profiled.set(node, entry);
+    for (const input of inputs(node)) visit(input);
+  };
+  visit(plan);
+  activeProfiles++;
+  let ended = false;
+  return {
+    stats,
+    end() {
+      if (ended) return;
+      ended = true;
+      activeProfiles--;
+      for (const node of stats.keys()) profiled.delete(node);
+    },
+  };
+}
+
+/** The batch executor's hook (executor/batch/operator.ts runPlan): counts a profiled node's batches. */
+export function profiledBatches(plan: Plan, batches: Iterable<Row[]>): Iterable<Row[]> {
+  if (activeProfiles === 0) return batches;
+  const stats = profiled.get(plan);
+  return stats === undefined ? batches : countBatches(batches, stats);
+}
+
+function* countBatches(batches: Iterable<Row[]>, stats: PlanNodeStats): Generator<Row[], void, undefined> {
+  stats.loops++;
+  const iterator = batches[Symbol.iterator]();
+  let finished = false;
+  try {
+    for (;;) {
+      const start = process.hrtime.bigint();
+      const step = iterator.next();
+      stats.nanos += process.hrtime.bigint() - start;
+      if (step.done === true) {
+        finished = true;
+        return;
+      }
+      stats.batches++;
+      stats.rows += step.value.length;
+      yield step.value;
+    }
+  } finally {
+    // A consumer that stops early (LIMIT) closes the node's own generator too.
+    if (!finished) iterator.return?.();
+  }
+}
+
+function milliseconds(nanos: bigint): string {
+  return (Number(nanos) / 1e6).toFixed(3);
+}
+
+/** The query plan's lines with each node's measured rows, rows in, batches, loops and time. */
+export function explainAnalyzedPlan(plan: Plan, stats: ReadonlyMap<Plan, PlanNodeStats>, verbose: boolean, totalMillis: number, resultRows: number): string[] {
+  const lines: string[] = [];
+  // One line per node, children indented, as EXPLAIN prints them: each node's header is the first
+  // line EXPLAIN prints for it (a subquery's plan is not expanded here).
+  const print = (node: Plan, depth: number): void => {
+    const indent = '  '.repeat(depth);
+    const own = explainPlan(node, { verbose });
+    const entry = stats.get(node);
+    const rowsIn = inputs(node).reduce((sum, input) => sum + (stats.get(input)?.rows ?? 0), 0);
+    const inText = inputs(node).length === 0 ? '' : ` in=${rowsIn}`;
+    const note = entry === undefined ? '' : `  (actual rows=${entry.rows}${inText} batches=${entry.batches} loops=${entry.loops} time=${milliseconds(entry.nanos)} ms)`;
+    lines.push(`${indent}${own[0]!}${note}`);
+    if (verbose && own[1] !== undefined && own[1].startsWith('  output: ')) lines.push(`${indent}${own[1]}`);
+    for (const input of inputs(node)) print(input, depth + 1);
+  };
+  print(plan, 0);
+  lines.push(`Result rows: ${resultRows}`, `Execution Time: ${totalMillis.toFixed(3)} ms`);
+  return lines;
+}
+
+/** A running view's streaming plan with each operator's counters. */
+export function explainAnalyzedDataflow(dataflow: Dataflow): string[] {
+  const operators = dataflow.operators();
+  const plan = explainStreamPlan(dataflow.plan);
+  const note = (index: number): string => {
+    const operator = operators[index]!;
+    const stats = operator.stats;
+    return `(actual id=${operator.id} rows in=${stats.rowsIn} out=${stats.rowsOut} batches=${stats.batches} time=${(stats.seconds * 1000).toFixed(3)} ms)`;
+  };
+  // explainStreamPlan prints one line per operator, depth-first like the dataflow numbers them.
+  const lines = plan.length === operators.length ? plan.map((line, index) => `${line}  ${note(index)}`) : [...plan, ...operators.map((operator, index) => `${operator.plan.kind} ${note(index)}`)];
+  const busy = operators.reduce((sum, operator) => sum + operator.stats.seconds, 0);
+  lines.push(`Operators: ${operators.length}, busy ${(busy * 1000).toFixed(3)} ms since the dataflow was built (backfill included)`);
+  return lines;
+}
