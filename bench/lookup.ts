@@ -1,0 +1,67 @@
+// Primary-key point lookups (planner rule index_lookup) against the full scan they replace, on a
+// table of 1M rows in the RocksDB store, through the engine facade without the wire: `WHERE id =
+// n` and `WHERE id IN (10 keys)` with the lookup, and the same predicates written `id + 0 = n`
+// (which the rule does not match) as the before-figure, in the same run. Prints JSON lines
+// {"bench","metric","value","unit"}. Run: npm run build && npm run bench -- lookup [--scale 0.1]
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEngine } from '../executor/create-engine.js';
+import type { Session } from '../executor/engine.js';
+
+const scale = Number(process.env.BENCH_SCALE ?? '1');
+const rows = Math.max(1000, Math.round(1_000_000 * scale));
+const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-lookup-'));
+const engine = await createEngine({
+  dataDir,
+  checkpointUrl: `file://${dataDir}/checkpoints`,
+  barrierIntervalMs: 1000,
+  checkpointIntervalMs: 60_000,
+  timeTravelRetentionMs: 600_000,
+  memoryLimitBytes: 256 << 20,
+});
+const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
+
+async function run(sql: string): Promise<number> {
+  let count = 0;
+  for (const statement of session.prepareMany(sql)) {
+    const result = await session.execute(statement, { parameters: [] });
+    if (result.kind === 'rows') count = (await result.cursor.next(0)).length;
+  }
+  return count;
+}
+
+function report(metric: string, value: number, unit: string): void {
+  console.log(JSON.stringify({ bench: 'lookup', metric, value: Number(value.toPrecision(4)), unit }));
+}
+
+await run('create table big (id int primary key, v text, n int)');
+for (let from = 1; from <= rows; from += 250_000) {
+  await run(`insert into big select g, 'value ' || g, g % 1000 from generate_series(${from}, ${Math.min(rows, from + 249_999)}) g`);
+}
+
+let seed = 42;
+const nextKey = () => {
+  seed = (seed * 1103515245 + 12345) % 2147483648;
+  return 1 + (seed % rows);
+};
+
+async function time(metric: string, repeats: number, sql: (key: number) => string, expected: number): Promise<void> {
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < repeats; i++) {
+    const got = await run(sql(nextKey()));
+    if (got !== expected) throw new Error(`${metric}: ${got} rows, expected ${expected}`);
+  }
+  report(metric, Number(process.hrtime.bigint() - start) / 1e6 / repeats, 'ms/query');
+}
+
+const inList = (key: number) => Array.from({ length: 10 }, (_, i) => 1 + ((key + i * 7919) % rows)).join(', ');
+await time(`point SELECT by primary key, lookup (${rows} rows)`, 2000, (key) => `select v from big where id = ${key}`, 1);
+await time(`point SELECT by primary key, full scan (${rows} rows)`, 5, (key) => `select v from big where id + 0 = ${key}`, 1);
+await time(`IN list of 10 keys, lookup (${rows} rows)`, 1000, (key) => `select v from big where id in (${inList(key)})`, 10);
+await time(`IN list of 10 keys, full scan (${rows} rows)`, 5, (key) => `select v from big where id + 0 in (${inList(key)})`, 10);
+await time(`UPDATE by primary key, lookup (${rows} rows)`, 200, (key) => `update big set n = n + 1 where id = ${key}`, 0);
+
+await engine.close();
+rmSync(dataDir, { recursive: true, force: true });
