@@ -148,7 +148,7 @@ export class StreamHashAggregateNode implements StreamNode {
       const keyless = key.length === 0;
       const before = stored !== undefined || keyless ? this.output(key, state, false) : undefined;
       const deltas = this.fold(state, group, runtime);
-      if (deltas !== undefined) this.applyValueDeltas(key, state, deltas, valueWrites);
+      if (deltas !== undefined) this.applyValueDeltas(key, state, deltas, valueWrites, stored === undefined);
       const rows = state.rows;
       const after = rows > 0 || keyless ? this.output(key, state, true) : undefined;
       if (rows > 0 || keyless) groupWrites.push({ row: this.encode(key, state), keep: true });
@@ -256,7 +256,12 @@ export class StreamHashAggregateNode implements StreamNode {
   }
 
   /** Reads the value tables' counts of the changed values, updates DISTINCT and min / max. */
-  private applyValueDeltas(key: Value[], state: GroupState, deltas: readonly (KeyMap<number> | undefined)[], writes: Row[][]): void {
+  /**
+   * `newGroup`: the group had no state row, so its value tables hold nothing for it either (a value
+   * row counts rows of a live group; the last row's deletion deletes both): no reads (a backfill
+   * creates every group this way).
+   */
+  private applyValueDeltas(key: Value[], state: GroupState, deltas: readonly (KeyMap<number> | undefined)[], writes: Row[][], newGroup: boolean): void {
     const keyWidth = key.length;
     for (let t = 0; t < deltas.length; t++) {
       const map = deltas[t];
@@ -266,7 +271,7 @@ export class StreamHashAggregateNode implements StreamNode {
       const newCounts: number[] = new Array(map.size);
       for (let i = 0; i < map.size; i++) {
         const value = map.keys[i]![0]!;
-        const stored = table.get([...key, value]);
+        const stored = newGroup ? undefined : table.get([...key, value]);
         const old = stored === undefined ? 0 : Number(stored[keyWidth + 1] as bigint);
         oldCounts[i] = old;
         newCounts[i] = old + map.values[i]!;
