@@ -93,6 +93,10 @@ export function startCheckpointing(options: CheckpointingOptions): Engine {
     describe: describeCommittedState,
     keepLast: options.keepCheckpoints,
     keepWithinMs: options.keepWithinMs,
+    // OXBOW_CHECKPOINT_TRACE=1: one stderr line per phase (the crash test kills at chosen phases).
+    ...(process.env['OXBOW_CHECKPOINT_TRACE'] === '1'
+      ? { onPhase: (phase: string, epoch: bigint) => void process.stderr.write(`oxbow: checkpoint ${phase} ${epoch}\n`) }
+      : {}),
   });
   const loop = new CheckpointLoop(checkpointer, {
     intervalMs: options.checkpointIntervalMs,

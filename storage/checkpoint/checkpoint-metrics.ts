@@ -89,6 +89,7 @@ export class CheckpointMetrics {
     gauge('oxbow_checkpoint_uploaded_bytes_total', 'Bytes uploaded since start.', this.bytesUploadedTotal, 'counter');
     gauge('oxbow_checkpoint_deleted_files_total', 'Remote files deleted by retention since start.', this.filesDeletedTotal, 'counter');
     gauge('oxbow_recovery_duration_seconds', 'Time recovery took at the last start.', (this.recovery?.durationMs ?? 0) / 1000);
+    gauge('oxbow_recovery_skipped_checkpoints', 'Damaged checkpoints the last start refused before the one it restored.', this.recovery?.skipped.length ?? 0);
     gauge('oxbow_recovery_from_object_store', '1 when the last start restored from the object store.', this.recovery?.source === 'remote' ? 1 : 0);
     return lines.join('\n') + '\n';
   }

@@ -70,7 +70,15 @@ export interface CheckpointerOptions {
   readonly keepWithinMs: number;
   /** Files uploaded at once. */
   readonly uploadConcurrency?: number;
+  /** Told when a checkpoint enters each phase (a trace for operators and the crash test). */
+  readonly onPhase?: (phase: CheckpointPhase, epoch: Epoch) => void;
 }
+
+/**
+ * The phases of one checkpoint, in order: `cut` (RocksDB checkpoint; epoch not known yet, 0),
+ * `upload` (SST and small files), `manifest` (its write), `retention` (deletes), `complete`.
+ */
+export type CheckpointPhase = 'cut' | 'upload' | 'manifest' | 'retention' | 'complete';
 
 export class CheckpointError extends Error {
   override readonly name = 'CheckpointError';
@@ -208,6 +216,7 @@ export class Checkpointer {
       await mkdir(staging, { recursive: true });
       const cutDir = join(staging, 'cut');
       const cutStart = performance.now();
+      this.options.onPhase?.('cut', 0n);
       const cut = await store.checkpoint(cutDir, this.options.describe);
       cutMs = performance.now() - cutStart;
       // Nothing new since the last checkpoint (a commit raced the check above the other way).
@@ -217,14 +226,19 @@ export class Checkpointer {
       }
       epoch = cut.epoch;
       const state: CommittedState = { epoch, ...cut.described };
+      this.options.onPhase?.('upload', epoch);
 
       const names = (await readdir(cutDir)).filter(isRocksDbFile).sort();
+      // What the store really holds (one listing): a file lost remotely since we uploaded it (deleted
+      // by hand, a bucket lifecycle rule) is uploaded again, never named by a manifest while missing.
+      const present = new Map((await this.options.objectStore.list(SST_PREFIX)).map((object) => [object.key, object.sizeBytes]));
+      for (const key of this.remoteFiles) if (key.startsWith(SST_PREFIX) && !present.has(key)) this.remoteFiles.delete(key);
       const files: ManifestFile[] = new Array(names.length);
       await forEachConcurrently(names, this.options.uploadConcurrency ?? 4, async (name, index) => {
           const path = join(cutDir, name);
           const sizeBytes = (await stat(path)).size;
           const known = name.endsWith('.sst') ? this.uploaded.get(name) : undefined;
-          if (known !== undefined && known.sizeBytes === sizeBytes && this.remoteFiles.has(known.key)) {
+          if (known !== undefined && known.sizeBytes === sizeBytes && present.get(known.key) === sizeBytes) {
             files[index] = known;
             return;
           }
@@ -250,11 +264,13 @@ export class Checkpointer {
         totalBytes: files.reduce((sum, file) => sum + file.sizeBytes, 0),
       };
       const encoded = encodeManifest(manifest);
+      this.options.onPhase?.('manifest', epoch);
       await this.options.objectStore.putBytes(manifestKey(epoch), encoded);
       bytesUploaded += encoded.length;
       this.kept.set(epoch, manifest);
       this.lastEpochValue = epoch;
       await rm(staging, { recursive: true, force: true });
+      this.options.onPhase?.('retention', epoch);
       await this.applyRetention();
       const record: CheckpointRecord = {
         epoch,
@@ -271,6 +287,7 @@ export class Checkpointer {
       };
       this.options.metrics.keptCheckpoints = this.kept.size;
       this.options.metrics.record(record);
+      this.options.onPhase?.('complete', epoch);
       return record;
     } catch (error) {
       await rm(staging, { recursive: true, force: true }).catch(() => undefined);

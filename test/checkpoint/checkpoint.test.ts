@@ -15,6 +15,7 @@ import type { Row } from '../../sql/value.js';
 import { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
 import { CheckpointLoop } from '../../storage/checkpoint/checkpoint-loop.js';
 import { Checkpointer } from '../../storage/checkpoint/checkpointer.js';
+import { recoverStateDir } from '../../storage/checkpoint/recover.js';
 import { restoreFromObjectStore } from '../../storage/checkpoint/restore.js';
 import { FileObjectStore } from '../../storage/object-store/file-object-store.js';
 import type { ObjectStore } from '../../storage/object-store/object-store.js';
@@ -237,40 +238,76 @@ describe('damaged checkpoints and failing object stores', () => {
     return key;
   }
 
-  it.each([
-    ['a corrupted file', async (root: string, key: string) => {
-      const path = join(root, key);
-      const bytes = readFileSync(path);
+  /** Damage done through the object store's own API, so the same faults hit the folder and s3rver. */
+  const damages: [string, (remote: ObjectStore, key: string, second: Epoch) => Promise<void>, RegExp][] = [
+    ['a corrupted file', async (remote, key) => {
+      const bytes = Buffer.from(await remote.getBytes(key));
       bytes[Math.floor(bytes.length / 2)] ^= 0xff;
-      writeFileSync(path, bytes);
+      await remote.putBytes(key, bytes);
     }, /SHA-256/],
-    ['a truncated file', async (root: string, key: string) => {
-      const path = join(root, key);
-      writeFileSync(path, readFileSync(path).subarray(0, 10));
+    ['a truncated file', async (remote, key) => {
+      await remote.putBytes(key, (await remote.getBytes(key)).subarray(0, 10));
     }, /truncated/],
-    ['a missing file', async (root: string, key: string) => {
-      rmSync(join(root, key));
+    ['a missing file', async (remote, key) => {
+      await remote.delete([key]);
     }, /cannot download/],
-    ['a damaged manifest', async (root: string, _key: string, second: Epoch) => {
-      const path = join(root, 'manifests', `${second.toString().padStart(20, '0')}.json`);
-      writeFileSync(path, readFileSync(path, 'utf8').replace('"epoch"', '"epoch" ').slice(0, -20));
+    ['a damaged manifest', async (remote, _key, second) => {
+      const key = `manifests/${second.toString().padStart(20, '0')}.json`;
+      await remote.putBytes(key, Buffer.from(Buffer.from(await remote.getBytes(key)).toString('utf8').replace('"epoch"', '"epoch" ').slice(0, -20)));
     }, /not valid JSON/],
-  ] as [string, (root: string, key: string, second: Epoch) => Promise<void>, RegExp][])('%s: the restore refuses the newest checkpoint and restores the previous one', async (_name, damage, reason) => {
-    const root = mkdtempSync(join(work, 'damaged-'));
-    const remote = new FileObjectStore(root);
-    const { fixture, first, second, firstRows } = await twoCheckpoints(remote);
-    await damage(root, await fileOnlyInNewest(remote, second), second);
-    const restoredDir = join(fixture.dir, 'restored');
-    const result = await restoreFromObjectStore({ objectStore: remote, stateDir: restoredDir });
-    expect(result.manifest!.epoch).toBe(first.toString());
-    expect(result.skipped).toHaveLength(1);
-    expect(result.skipped[0]).toMatch(reason);
-    const restored = await rowsOf(restoredDir);
-    expect(restored.epoch).toBe(first);
-    expect(restored.rows).toEqual(firstRows);
-    // Asking for the damaged one by hand is a clear error (XX001), not a silent fallback.
-    await expect(restoreFromObjectStore({ objectStore: remote, stateDir: join(fixture.dir, 'by-hand'), epoch: second })).rejects.toMatchObject({ code: 'XX001' });
-    await fixture.store.close();
+  ];
+
+  describe.each([
+    ['local folder', () => new FileObjectStore(mkdtempSync(join(work, 'damaged-')))],
+    ['s3rver', () => s3Store(`damaged-${randomBytes(4).toString('hex')}`)],
+  ] as [string, () => ObjectStore][])('on %s', (_store, createStore) => {
+    it.each(damages)('%s: restore and recovery at start refuse the newest checkpoint and use the previous one; the metrics say so', async (_name, damage, reason) => {
+      const remote = createStore();
+      const { fixture, first, second, firstRows } = await twoCheckpoints(remote);
+      await damage(remote, await fileOnlyInNewest(remote, second), second);
+      const restoredDir = join(fixture.dir, 'restored');
+      const result = await restoreFromObjectStore({ objectStore: remote, stateDir: restoredDir });
+      expect(result.manifest!.epoch).toBe(first.toString());
+      expect(result.skipped).toHaveLength(1);
+      expect(result.skipped[0]).toMatch(reason);
+      const restored = await rowsOf(restoredDir);
+      expect(restored.epoch).toBe(first);
+      expect(restored.rows).toEqual(firstRows);
+      // Recovery at start (the data directory lost) takes the same way and records it.
+      const metrics = new CheckpointMetrics();
+      const lostDir = join(fixture.dir, 'lost');
+      await recoverStateDir({ stateDir: lostDir, objectStore: remote, metrics });
+      expect(metrics.recovery).toMatchObject({ source: 'remote', epoch: first });
+      expect(metrics.recovery!.skipped).toHaveLength(1);
+      expect(metrics.prometheusText()).toMatch(/^oxbow_recovery_skipped_checkpoints 1$/m);
+      expect((await rowsOf(lostDir)).rows).toEqual(firstRows);
+      // Asking for the damaged one by hand is a clear error (XX001), not a silent fallback.
+      await expect(restoreFromObjectStore({ objectStore: remote, stateDir: join(fixture.dir, 'by-hand'), epoch: second })).rejects.toMatchObject({ code: 'XX001' });
+      await fixture.store.close();
+      remote.close();
+    });
+
+    it('an SST file lost remotely while the server runs is uploaded again, never named missing by a manifest', async () => {
+      const remote = createStore();
+      const fixture = new Fixture();
+      const checkpointer = fixture.checkpointer(remote);
+      fixture.write(range(0, 5000), 'a');
+      await fixture.store.compact(); // one bottom-level file that the next checkpoint still needs
+      const first = (await checkpointer.checkpoint())!;
+      const lost = (await remote.list('sst/'))[0]!.key;
+      await remote.delete([lost]);
+      fixture.write(range(0, 50), 'b');
+      const second = (await checkpointer.checkpoint())!;
+      expect(second.filesUploaded).toBeGreaterThan(1); // the new flush and the lost file
+      expect((await remote.list('sst/')).map((object) => object.key)).toContain(lost);
+      const result = await restoreFromObjectStore({ objectStore: remote, stateDir: join(fixture.dir, 'restored') });
+      expect(result.skipped).toHaveLength(0);
+      expect(result.manifest!.epoch).toBe(second.epoch.toString());
+      expect((await rowsOf(join(fixture.dir, 'restored'))).rows).toEqual(modelRows(fixture.model));
+      expect(first.epoch).toBeLessThan(second.epoch);
+      await fixture.store.close();
+      remote.close();
+    });
   });
 
   it('a bucket without permission: the checkpoint fails with a clear error and the metrics say so', async () => {
