@@ -46,6 +46,8 @@ export interface RelationDef {
   readonly stream?: { readonly stateTableIds: readonly number[]; readonly searchPath: readonly string[] };
   /** Time-travel retention in milliseconds; undefined means the server default. */
   readonly retentionMs?: number;
+  /** `WATERMARK FOR col AS col - interval 'delay'` (tables, sources): the column index and the delay as interval text. */
+  readonly watermark?: { readonly column: number; readonly delay: string };
   readonly comment?: string;
   /** CHECK constraints of a table: name and the expression as SQL text, in name order. */
   readonly checks?: readonly { readonly name: string; readonly sql: string }[];

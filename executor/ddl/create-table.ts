@@ -15,6 +15,7 @@ import { type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-c
 import { checkExpressionTextAt, creationSchema, expressionTextAt, stringValue } from './sql-text.js';
 import { CatalogDraft, type CatalogSnapshot } from '../catalog.js';
 import { retentionOption } from './retention.js';
+import { watermarkOf } from './watermark.js';
 
 export const ROW_ID_COLUMN = '_row_id';
 const MAX_COLUMNS = 1600;
@@ -193,6 +194,7 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
   for (const check of checks) validateCheck(context, name, columnDefs, check);
   const namedChecks = uniqueCheckNames(checks);
   const retentionMs = retentionOption(statement.options)?.retentionMs;
+  const watermark = watermarkOf(statement, columnDefs);
   return addTable(context, {
     schema,
     name,
@@ -201,6 +203,7 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
     hasPrimaryKey: primaryKeyNames !== undefined,
     checks: namedChecks,
     ...(retentionMs === undefined ? {} : { retentionMs }),
+    ...(watermark === undefined ? {} : { watermark }),
   });
 }
 
@@ -270,6 +273,7 @@ export function addTable(
     hasPrimaryKey: boolean;
     checks?: readonly { name: string; sql: string }[];
     retentionMs?: number;
+    watermark?: RelationDef['watermark'];
   },
 ): DdlOutcome {
   const draft: CatalogDraft = draftOf(context);
@@ -284,6 +288,7 @@ export function addTable(
     dependsOn: [],
     ...(table.checks === undefined || table.checks.length === 0 ? {} : { checks: table.checks }),
     ...(table.retentionMs === undefined ? {} : { retentionMs: table.retentionMs }),
+    ...(table.watermark === undefined ? {} : { watermark: table.watermark }),
   });
   if (table.hasPrimaryKey) {
     const indexName = freeRelationName(draft.finish(), table.schema, `${table.name}_pkey`);

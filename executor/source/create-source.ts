@@ -32,6 +32,7 @@ export function createSource(statement: OxbowCreateSource, context: DdlContext):
     tableElts.push({ Constraint: { contype: 'CONSTR_PRIMARY', keys: statement.primaryKey.map((name) => ({ String: { sval: name } })) } } as Node);
   }
   const body: CreateStmt = { relation: statement.relation, tableElts, if_not_exists: statement.ifNotExists };
+  if (statement.watermark !== undefined) (body as CreateStmt & { oxbowWatermark?: unknown }).oxbowWatermark = statement.watermark;
   return withConnector(createTable(body, context), statement.connector, 'CREATE SOURCE', context, 'source');
 }
 

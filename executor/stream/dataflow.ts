@@ -20,6 +20,8 @@ import { KeyedOperatorNode } from './keyed-operator.js';
 import { StreamHashAggregateNode } from './hash-aggregate.js';
 import { StreamMaterializeNode } from './materialize.js';
 import { StreamDynamicFilterNode, TEMPORAL_TICK_SLOT } from './dynamic-filter.js';
+import { StreamWatermarkFilterNode } from './watermark-filter.js';
+import { EMIT_SLOT, StreamEmitOnWindowCloseNode } from './eowc.js';
 import { instrumentNode, OperatorStats } from '../metrics/operator-stats.js';
 
 type Builders = { [K in StreamPlanKind]: (plan: Extract<StreamPlan, { kind: K }>, context: StreamContext) => StreamNode };
@@ -42,6 +44,8 @@ const BUILDERS: Builders = {
   StreamSetOperation: (plan, context) => new KeyedOperatorNode(plan, context),
   StreamMaterialize: (plan, context) => new StreamMaterializeNode(plan, context),
   StreamDynamicFilter: (plan, context) => new StreamDynamicFilterNode(plan, context),
+  StreamWatermarkFilter: (plan, context) => new StreamWatermarkFilterNode(plan, context),
+  StreamEmitOnWindowClose: (plan, context) => new StreamEmitOnWindowCloseNode(plan, context),
 };
 
 interface Placed {
@@ -62,6 +66,8 @@ export class Dataflow {
   private readonly scans = new Map<number, Placed[]>();
   /** Temporal filters: they take the epoch time on every flush. */
   private readonly temporal: Placed[] = [];
+  /** EMIT ON WINDOW CLOSE nodes: they emit closed windows after every push (the watermark may move without their input changing). */
+  private readonly windowClose: Placed[] = [];
   private readonly placed: Placed[] = [];
 
   constructor(
@@ -79,6 +85,7 @@ export class Dataflow {
     this.placed.push(placed);
     streamInputs(plan).forEach((input, index) => placed.children.push(this.place(input, placed, index)));
     if (plan.kind === 'StreamDynamicFilter' && plan.now !== undefined) this.temporal.push(placed);
+    if (plan.kind === 'StreamEmitOnWindowClose') this.windowClose.push(placed);
     if (plan.kind === 'StreamTableScan') {
       const list = this.scans.get(plan.relation.id) ?? [];
       list.push(placed);
@@ -110,7 +117,9 @@ export class Dataflow {
    * both sides changed reads and writes each key group once. Returns the view's changes.
    */
   pushAll(changes: ReadonlyMap<number, ChangeBatch>): ChangeBatch {
-    return this.evaluate(this.root, changes);
+    const out = this.evaluate(this.root, changes);
+    for (const placed of this.windowClose) appendChanges(out, this.bubble(placed, placed.node.apply(EMIT_SLOT, emptyChanges())));
+    return out;
   }
 
   private evaluate(placed: Placed, changes: ReadonlyMap<number, ChangeBatch>): ChangeBatch {

@@ -16,6 +16,7 @@ export function explainMaterializedView(statement: Node, binder: BinderContext):
   let next = 1;
   const relation = body.into?.rel;
   const name = relation?.schemaname === undefined ? (relation?.relname ?? '') : `${relation.schemaname}.${relation.relname ?? ''}`;
-  const stream = incrementalize(bound.plan, { relationId: 0, name, allocateStateTableId: () => next++ });
+  const emitOnWindowClose = (body.query as { SelectStmt?: { oxbowEmitOnWindowClose?: boolean } }).SelectStmt?.oxbowEmitOnWindowClose === true;
+  const stream = incrementalize(bound.plan, { relationId: 0, name, allocateStateTableId: () => next++, ...(emitOnWindowClose ? { emitOnWindowClose } : {}) });
   return explainStreamPlan(stream);
 }

@@ -44,6 +44,10 @@ function header(plan: StreamPlan): string {
       return templateText(plan.template);
     case 'StreamMaterialize':
       return plan.name;
+    case 'StreamWatermarkFilter':
+      return `${plan.inputs[0]!.columns[plan.column]!.name} - '${plan.delay}'::interval`;
+    case 'StreamEmitOnWindowClose':
+      return `on ${plan.columns[plan.column]!.name}`;
     case 'StreamDynamicFilter': {
       const bound = plan.now === undefined ? 'scalar subquery' : 'now';
       const columns = [...plan.inputs[0]!.columns, { name: bound, type: plan.key.type, tableOid: 0, columnNumber: 0 }];

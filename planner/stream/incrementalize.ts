@@ -24,6 +24,7 @@ import type { OutputColumn, Plan, PlanOf } from '../plan.js';
 import { hasSubquery, isVolatile, nodeExpressions } from '../walk.js';
 import { retractableAggregate } from './aggregate.js';
 import { findDynamicConjunct, mentionsNow, type DynamicConjunct } from './dynamic-filter.js';
+import { windowColumn } from './watermark.js';
 import { streamInputRelationId, type KeyedOperatorKind, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
 
 /** Name of the hidden last column of a materialized view: the number of a duplicate row. */
@@ -35,6 +36,8 @@ export interface IncrementalizeOptions {
   readonly name: string;
   /** Hands out the next state table id (the catalog's counter, or the stored ids on a restart). */
   allocateStateTableId(): number;
+  /** EMIT ON WINDOW CLOSE: rows are emitted once their window closes (watermark.ts). */
+  readonly emitOnWindowClose?: boolean;
 }
 
 const int8 = scalar('int8');
@@ -62,6 +65,9 @@ function allColumns(columns: readonly OutputColumn[]): Expression[] {
 }
 
 class Incrementalizer {
+  /** EMIT ON WINDOW CLOSE: the watermark state table of each watermarked relation scanned. */
+  readonly watermarkTables = new Map<number, StateTableDeclaration>();
+
   constructor(private readonly options: IncrementalizeOptions) {}
 
   /** One state table per keyed input: key columns, the row, its multiplicity. */
@@ -182,7 +188,7 @@ class Incrementalizer {
       found.subquery === undefined
         ? { tableId: this.options.allocateStateTableId(), purpose: 'temporal bound', columnTypes: [scalar('int4'), keyType], primaryKey: [0] }
         : { tableId: this.options.allocateStateTableId(), purpose: 'subquery rows', columnTypes: [keyType, int8], primaryKey: [0] };
-    const predicate = replaceExpressions(found.conjunct, new Map([[found.bound, { kind: 'Column', index: rowTypes.length, type: keyType }]]));
+    const predicate = found.now !== undefined ? found.conjunct : replaceExpressions(found.conjunct, new Map([[found.bound, { kind: 'Column', index: rowTypes.length, type: keyType }]]));
     return {
       kind: 'StreamDynamicFilter',
       property: 'stateful',
@@ -202,6 +208,8 @@ class Incrementalizer {
     if (relation.kind !== 'table' && relation.kind !== 'materialized_view' && relation.kind !== 'source') {
       throw unsupported(`reading ${relation.kind === 'system' ? 'a system relation' : `a ${relation.kind.replace('_', ' ')}`} ("${relation.name}")`);
     }
+    const watermarkColumn = relation.watermark === undefined ? -1 : plan.projection.indexOf(relation.watermark.column);
+    if (this.options.emitOnWindowClose === true && watermarkColumn >= 0) return this.watermarkFilter(plan, watermarkColumn);
     return {
       kind: 'StreamTableScan',
       property: 'linear',
@@ -211,6 +219,21 @@ class Incrementalizer {
       stateTables: [],
       columns: plan.columns,
     };
+  }
+
+  /** The scan's rows through the relation's watermark (every row moves it), then its pushed filter. */
+  private watermarkFilter(plan: PlanOf<'Scan'>, column: number): StreamPlan {
+    const scan: StreamPlan = { kind: 'StreamTableScan', property: 'linear', relation: plan.relation, projection: plan.projection, stateTables: [], columns: plan.columns };
+    const state: StateTableDeclaration = {
+      tableId: this.options.allocateStateTableId(),
+      purpose: 'watermark',
+      columnTypes: [scalar('int4'), plan.columns[column]!.type],
+      primaryKey: [0],
+    };
+    if (!this.watermarkTables.has(plan.relation.id)) this.watermarkTables.set(plan.relation.id, state);
+    const filtered: StreamPlan = { kind: 'StreamWatermarkFilter', property: 'stateful', inputs: [scan], column, delay: plan.relation.watermark!.delay, stateTables: [state], columns: plan.columns };
+    if (plan.filter === undefined) return filtered;
+    return { kind: 'StreamFilter', property: 'linear', input: filtered, predicate: plan.filter, stateTables: [], columns: plan.columns };
   }
 
   private nestedLoopJoin(plan: PlanOf<'NestedLoopJoin'>): StreamPlan {
@@ -359,10 +382,40 @@ export function materializedViewColumns(columns: readonly { readonly name: strin
   ];
 }
 
+/** EMIT ON WINDOW CLOSE over the view's streaming plan: 0A000 without a column that follows a watermark. */
+function emitOnWindowClose(plan: Plan, input: StreamPlan, watermarkTables: ReadonlyMap<number, StateTableDeclaration>, options: IncrementalizeOptions): StreamPlan {
+  const found = windowColumn(plan);
+  const watermarkTable = found === undefined ? undefined : watermarkTables.get(found.derived.scan.relation.id);
+  if (found === undefined || watermarkTable === undefined) {
+    throw new SqlError(SqlState.featureNotSupported, 'EMIT ON WINDOW CLOSE needs an output column that follows a watermark', {
+      hint: "Read a table or source with WATERMARK FOR col AS col - INTERVAL '...' and output col or TUMBLE's window_start / window_end over it (in GROUP BY).",
+    });
+  }
+  const rowTypes = plan.columns.map((column) => column.type);
+  const buffer: StateTableDeclaration = {
+    tableId: options.allocateStateTableId(),
+    purpose: 'rows of open windows',
+    columnTypes: [rowTypes[found.column]!, ...rowTypes, int8],
+    primaryKey: [0, ...rowTypes.map((_, i) => i + 1)],
+  };
+  const emitted: StateTableDeclaration = { tableId: options.allocateStateTableId(), purpose: 'emitted up to', columnTypes: [scalar('int4'), rowTypes[found.column]!], primaryKey: [0] };
+  return {
+    kind: 'StreamEmitOnWindowClose',
+    property: 'stateful',
+    inputs: [input],
+    column: found.column,
+    derive: found.derived.derive,
+    watermarkTable,
+    stateTables: [buffer, emitted],
+    columns: plan.columns,
+  };
+}
+
 /** The incrementalization pass: the physical plan of a view's query to its streaming plan. */
 export function incrementalize(plan: Plan, options: IncrementalizeOptions): StreamPlan {
   const incrementalizer = new Incrementalizer(options);
-  const input = incrementalizer.convert(plan);
+  let input = incrementalizer.convert(plan);
+  if (options.emitOnWindowClose === true) input = emitOnWindowClose(plan, input, incrementalizer.watermarkTables, options);
   const rowTypes = plan.columns.map((column) => column.type);
   const viewTable: StateTableDeclaration = {
     tableId: options.relationId,

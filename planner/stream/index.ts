@@ -27,5 +27,6 @@ export function planStream(query: Node, context: PlannerContext, options: Increm
   const binder = new BinderContext(context);
   const bound = planToStage(query, binder, 'physical');
   if (bound.kind !== 'query') throw new Error('planStream expects a query');
-  return { query: bound.plan, columns: bound.plan.columns, stream: incrementalize(bound.plan, options) };
+  const emitOnWindowClose = (query as { SelectStmt?: { oxbowEmitOnWindowClose?: boolean } }).SelectStmt?.oxbowEmitOnWindowClose === true;
+  return { query: bound.plan, columns: bound.plan.columns, stream: incrementalize(bound.plan, emitOnWindowClose ? { ...options, emitOnWindowClose } : options) };
 }

@@ -57,6 +57,43 @@ export interface KeyedOperator {
 export type DynamicFilterOperator = '<' | '<=' | '>' | '>=' | '=';
 
 /**
+ * In a view that EMITs ON WINDOW CLOSE, above the scan of a relation with a WATERMARK
+ * (watermark-filter.ts): the watermark is the largest `column - delay` seen (kept in the state
+ * table); rows whose column is behind it are dropped and counted.
+ */
+export interface WatermarkFilter {
+  readonly kind: 'StreamWatermarkFilter';
+  readonly property: 'stateful';
+  readonly inputs: readonly StreamPlan[];
+  /** Index of the watermark column in the input rows. */
+  readonly column: number;
+  /** Interval text. */
+  readonly delay: string;
+  /** `0 ++ watermark`. */
+  readonly stateTables: readonly StateTableDeclaration[];
+  readonly columns: readonly OutputColumn[];
+}
+
+/**
+ * EMIT ON WINDOW CLOSE (eowc.ts): the input's net rows wait in a buffer ordered by `column` until the
+ * column's watermark (`derive` of the relation's watermark, read from `watermarkTable`) passes them;
+ * then they are emitted once, final. Changes to rows already emitted are dropped.
+ */
+export interface EmitOnWindowClose {
+  readonly kind: 'StreamEmitOnWindowClose';
+  readonly property: 'stateful';
+  readonly inputs: readonly StreamPlan[];
+  readonly column: number;
+  /** Over one column (the relation's watermark): the watermark of `column`. */
+  readonly derive: Expression;
+  /** The StreamWatermarkFilter's state table it reads (not its own). */
+  readonly watermarkTable: StateTableDeclaration;
+  /** Buffer (`column ++ row ++ count`), the watermark emitted up to (`0 ++ value`). */
+  readonly stateTables: readonly StateTableDeclaration[];
+  readonly columns: readonly OutputColumn[];
+}
+
+/**
  * A dynamic filter (dynamic-filter.ts): `key operator bound`, where the bound is the one value of an
  * uncorrelated scalar subquery (the second input) or, for a temporal filter, an expression of
  * `now()` that advances with the epoch time (`now`). The input rows are kept ordered by `key`, so
@@ -131,6 +168,8 @@ export type StreamPlan =
   | { readonly kind: 'StreamLateral'; readonly property: 'linear'; readonly input: StreamPlan; readonly template: Plan; readonly stateTables: readonly StateTableDeclaration[]; readonly columns: readonly OutputColumn[] }
   | KeyedOperator
   | DynamicFilter
+  | WatermarkFilter
+  | EmitOnWindowClose
   /**
    * The incremental hash aggregate: one state row per group (`key ++ row count ++ accumulators`,
    * see RetractableCall) updated from the changes in O(changes), value tables for min / max /

@@ -152,7 +152,9 @@ export function parsePostgresStatement(slice: StatementSlice, options: PostgresS
   attachSystemTimeClauses(source, tokens, node, systemTime);
   if (emitOnWindowClose) {
     const record = node as unknown as Record<string, Record<string, unknown>>;
-    const top = record['SelectStmt'] ?? record['CreateTableAsStmt'];
+    // EXPLAIN [ANALYZE] CREATE MATERIALIZED VIEW ... EMIT ON WINDOW CLOSE marks the explained statement.
+    const explained = record['ExplainStmt']?.['query'] as Record<string, Record<string, unknown>> | undefined;
+    const top = record['SelectStmt'] ?? record['CreateTableAsStmt'] ?? explained?.['CreateTableAsStmt'] ?? explained?.['SelectStmt'];
     if (top === undefined) throw syntaxErrorAt(source, tokens, tokens.findIndex((token) => isWord(token, 'EMIT') && token.start >= slice.from));
     top['oxbowEmitOnWindowClose'] = true;
     const query = (top['query'] as Record<string, Record<string, unknown>> | undefined)?.['SelectStmt'];

@@ -1,0 +1,124 @@
+// EMIT ON WINDOW CLOSE over a table with a WATERMARK: random append-only workloads; after every
+// epoch each view equals its query recomputed by the batch executor over the rows the watermark let
+// through, restricted to the windows the watermark has closed (the test tracks both itself: the
+// watermark is the largest ts - 5 seconds among accepted rows, a statement's rows are checked
+// against the watermark before the statement). Rows behind the watermark are counted in
+// oxbow_catalog.view_errors. Also: a restart keeps the buffer and the watermark.
+
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { openHarness, type Harness } from './stream-harness.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
+
+const BASE = Date.parse('2026-03-01T00:00:00Z');
+const DELAY_MS = 5_000;
+
+const VIEWS: readonly (readonly [string, string, (closedBelow: string) => string])[] = [
+  [
+    'w_count',
+    "select window_start, count(*) as n, sum(v) as s from tumble(ev, ts, interval '10 seconds') group by window_start",
+    (w) => `having window_start + interval '10 seconds' <= ${w}`,
+  ],
+  [
+    'w_end',
+    "select window_end, max(v) as m from tumble(ev, ts, interval '10 seconds') where v > 0 group by window_start, window_end",
+    (w) => `having window_start + interval '10 seconds' <= ${w}`,
+  ],
+  ['w_plain', 'select ts, v from ev where v % 2 = 0', (w) => `and ts < ${w}`],
+];
+
+const batch = fc.array(fc.record({ seconds: fc.integer({ min: 0, max: 90 }), v: fc.integer({ min: -3, max: 9 }) }), { minLength: 1, maxLength: 3 });
+
+function recompute(query: string, accepted: readonly number[], tail: string): string {
+  const ids = accepted.length === 0 ? 'false' : `id in (${accepted.join(', ')})`;
+  // The restriction to accepted rows goes into the WHERE (or becomes it), the window condition after.
+  const withIds = query.includes(' where ') ? query.replace(' where ', ` where ${ids} and `) : query.replace(' from tumble(ev, ts, interval \'10 seconds\')', ` from tumble(ev, ts, interval '10 seconds') where ${ids}`).replace(' from ev', ` from ev where ${ids}`);
+  const grouped = withIds.includes(' group by ');
+  return grouped ? `${withIds} ${tail}` : `${withIds} ${tail}`;
+}
+
+const stamp = (millis: number) => `timestamp '${new Date(millis).toISOString().replace('T', ' ').replace('Z', '')}'`;
+
+async function check(batches: { seconds: number; v: number }[][], restartAt: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'oxbow-eowc-'));
+  const open = () => openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 }));
+  let h: Harness = await open();
+  try {
+    await h.run("create table ev (id int primary key, ts timestamp, v int, watermark for ts as ts - interval '5 seconds')");
+    for (const [name, query] of VIEWS) await h.run(`create materialized view ${name} as ${query} emit on window close`);
+    const accepted: number[] = [];
+    let watermark: number | null = null;
+    let late = 0;
+    let id = 0;
+    for (let step = 0; step < batches.length; step++) {
+      if (step === restartAt) {
+        await h.close();
+        h = await open();
+        // view_errors counts live in memory: they start at zero again after a restart.
+        late = 0;
+      }
+      const rows = batches[step]!.map((row) => ({ id: id++, ts: BASE + row.seconds * 1000, v: row.v }));
+      await h.run(`insert into ev values ${rows.map((row) => `(${row.id}, ${stamp(row.ts)}, ${row.v})`).join(', ')}`);
+      let latest: number | null = null;
+      for (const row of rows) {
+        if (watermark !== null && row.ts < watermark) {
+          late++;
+          continue;
+        }
+        accepted.push(row.id);
+        latest = latest === null ? row.ts : Math.max(latest, row.ts);
+      }
+      if (latest !== null && (watermark === null || latest - DELAY_MS > watermark)) watermark = latest - DELAY_MS;
+      for (const [name, query, closed] of VIEWS) {
+        const expected = watermark === null ? [] : await h.lines(recompute(query, accepted, closed(stamp(watermark))));
+        expect(await h.lines(`select * from ${name}`), `${name} after step ${step}`).toEqual(expected);
+        const errors = await h.lines(`select error_count from oxbow_catalog.view_errors where view_name = '${name}'`);
+        expect(errors, `late rows counted for ${name}`).toEqual(late === 0 ? [] : [String(late)]);
+      }
+    }
+  } finally {
+    await h.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('EMIT ON WINDOW CLOSE', () => {
+  it('emits a window once the watermark passes its end, never retracts, drops late rows', async () => {
+    await check(
+      [
+        [{ seconds: 1, v: 1 }, { seconds: 3, v: 2 }],
+        [{ seconds: 12, v: 3 }],
+        [{ seconds: 16, v: 4 }],
+        [{ seconds: 2, v: 5 }],
+        [{ seconds: 40, v: 6 }, { seconds: 11, v: 7 }],
+      ],
+      -1,
+    );
+  });
+
+  it('equals the batch recomputation over accepted rows and closed windows (random workloads, one restart)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(batch, { minLength: 1, maxLength: 12 }), fc.integer({ min: 0, max: 12 }), check),
+      { numRuns: Number(process.env.STREAM_PROPERTY_RUNS ?? 8), endOnFailure: true },
+    );
+  }, 120_000);
+
+  it('explains the watermark filter and the window close, and refuses a view without a watermark column', async () => {
+    const h = await openHarness();
+    try {
+      await h.run("create table ev (id int, ts timestamp, v int, watermark for ts as ts - interval '5' second); create table plain (ts timestamp)");
+      const plan = (await h.run("explain create materialized view m as select window_start, count(*) from tumble(ev, ts, interval '1 minute') group by window_start emit on window close")).rows.map((r) => r[0]).join('\n');
+      expect(plan).toMatch(/StreamEmitOnWindowClose on window_start/);
+      expect(plan).toMatch(/StreamWatermarkFilter ts - '5 seconds'::interval/);
+      await expect(h.run("create materialized view bad as select window_start, count(*) from tumble(plain, ts, interval '1 minute') group by window_start emit on window close")).rejects.toMatchObject({ code: '0A000' });
+      await expect(h.run("create table bad_wm (ts int, watermark for ts as ts - 5)")).rejects.toMatchObject({ code: '42804' });
+      await expect(h.run("create table bad_wm (ts timestamp, watermark for nope as ts)")).rejects.toMatchObject({ code: '42703' });
+      await expect(h.run("create table bad_wm (ts timestamp, watermark for ts as ts + interval '1 second')")).rejects.toMatchObject({ code: '0A000' });
+    } finally {
+      await h.close();
+    }
+  });
+});

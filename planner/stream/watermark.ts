@@ -1,0 +1,71 @@
+// EMIT ON WINDOW CLOSE: which output column of a view follows a watermark, and how. A relation
+// with `WATERMARK FOR ts AS ts - interval 'd'` has a watermark on ts; it carries through projections
+// and group keys to columns computed from ts by monotone functions: ts itself, tumble_start(ts, ..)
+// (TUMBLE's window_start), window_end(start, size), `+`/`-` a constant. `derive` is that column's
+// watermark as an expression of the relation's watermark (Column 0): a view row whose column is below
+// it belongs to a closed window and is final. HOP windows (a LATERAL table function) are not followed.
+
+import type { Expression } from '../expression.js';
+import type { Plan, PlanOf } from '../plan.js';
+
+export interface DerivedWatermark {
+  /** The scan of the relation whose watermark the column follows. */
+  readonly scan: PlanOf<'Scan'>;
+  /** The column's watermark, over one column: the relation's watermark. */
+  readonly derive: Expression;
+}
+
+const MONOTONE_FUNCTIONS = new Set(['tumble_start', 'window_end']);
+
+function isConstant(expression: Expression): boolean {
+  if (expression.kind === 'Literal') return true;
+  if (expression.kind === 'Cast') return isConstant(expression.input);
+  return false;
+}
+
+function deriveExpression(expression: Expression, input: Plan): DerivedWatermark | undefined {
+  if (expression.kind === 'Column') return deriveWatermark(input, expression.index);
+  if (expression.kind !== 'Call' || expression.args.length === 0) return undefined;
+  const monotone = MONOTONE_FUNCTIONS.has(expression.fn.name) || ((expression.operator === '+' || expression.operator === '-') && expression.args.length === 2);
+  if (!monotone || !expression.args.slice(1).every(isConstant)) return undefined;
+  const inner = deriveExpression(expression.args[0]!, input);
+  if (inner === undefined) return undefined;
+  return { scan: inner.scan, derive: { ...expression, args: [inner.derive, ...expression.args.slice(1)] } };
+}
+
+/** How output column `column` of `plan` follows a relation's watermark, if it does. */
+export function deriveWatermark(plan: Plan, column: number): DerivedWatermark | undefined {
+  switch (plan.kind) {
+    case 'Scan': {
+      const watermark = plan.relation.watermark;
+      if (watermark === undefined || plan.projection[column] !== watermark.column) return undefined;
+      return { scan: plan, derive: { kind: 'Column', index: 0, type: plan.columns[column]!.type } };
+    }
+    case 'Project':
+      return deriveExpression(plan.expressions[column]!, plan.input);
+    case 'Filter':
+    case 'Sort':
+    case 'Limit':
+      return deriveWatermark(plan.input, column);
+    case 'Aggregate':
+      return column < plan.groupKeys.length ? deriveExpression(plan.groupKeys[column]!, plan.input) : undefined;
+    case 'HashJoin':
+    case 'NestedLoopJoin': {
+      if (plan.kind === 'NestedLoopJoin' && plan.lateral) return undefined;
+      const width = plan.left.columns.length;
+      if (column < width) return deriveWatermark(plan.left, column);
+      return plan.joinType === 'semi' || plan.joinType === 'anti' ? undefined : deriveWatermark(plan.right, column - width);
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The first output column of a view's plan that follows a watermark. */
+export function windowColumn(plan: Plan): { readonly column: number; readonly derived: DerivedWatermark } | undefined {
+  for (let column = 0; column < plan.columns.length; column++) {
+    const derived = deriveWatermark(plan, column);
+    if (derived !== undefined) return { column, derived };
+  }
+  return undefined;
+}
