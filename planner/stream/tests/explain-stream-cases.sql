@@ -17,3 +17,5 @@ create materialized view hopping as select window_start, count(*) from hop(event
 create materialized view crossed as select o.id, r.id from orders o, regions r where o.amount > r.id;
 create materialized view above_average as select id, amount from orders where amount > (select avg(amount) from orders);
 create materialized view last_hour as select kind from events where at > now() - interval '1 hour';
+create materialized view customer_stats as select customer, count(distinct placed), min(amount), max(amount), avg(amount), bool_or(amount > 10), sum(id) filter (where amount > 5) from orders group by customer;
+create materialized view region_names as select region, string_agg(name, ',' order by name), count(*) from customers group by region;
