@@ -26,6 +26,13 @@ export interface FromItem {
   /** Relations (column indexes from 0 within this item). */
   readonly relations: ScopeRelation[];
   readonly merged: Scope['merged'];
+  /**
+   * true: bound in the scope of the FROM items to its left (LATERAL subqueries, functions in FROM),
+   * so its depth-1 outer references are the left row and deeper ones the enclosing queries, shifted
+   * by one; false: bound in the enclosing query's scope (depth 1 is the enclosing row), never
+   * lateral; undefined: lateral when it reads depth 1.
+   */
+  readonly scopedUnderLeft?: boolean;
 }
 
 export type QueryBinder = (select: Node, outer: Scope | undefined) => Plan;
@@ -70,10 +77,12 @@ export class FromBinder {
       case 'RangeSubselect': {
         const lateralScope = body.lateral && leftScope !== undefined ? leftScope : outer;
         const plan = this.bindQuery(body.subquery, lateralScope);
-        return this.named(plan, body.alias, '', positionOf(undefined));
+        return { ...this.named(plan, body.alias, '', positionOf(undefined)), scopedUnderLeft: lateralScope === leftScope && leftScope !== undefined };
       }
-      case 'RangeFunction':
-        return this.rangeFunction(body, outer, leftScope);
+      case 'RangeFunction': {
+        const item = this.rangeFunction(body, outer, leftScope);
+        return leftScope === undefined ? item : { ...item, scopedUnderLeft: true };
+      }
       case 'JoinExpr':
         return this.joinExpression(body as JoinExpr, outer, leftScope);
       case 'RangeTableSample':
@@ -256,6 +265,18 @@ export class FromBinder {
       const columns: OutputColumn[] = [{ name, type, tableOid: 0, columnNumber: 0 }];
       if (ordinality) columns.push({ name: 'ordinality', type: scalar('int8'), tableOid: 0, columnNumber: 0 });
       plan = { kind: 'TableFunction', name, args: typed, withOrdinality: ordinality, columns };
+    } else if (name === 'pg_options_to_table') {
+      // PostgreSQL's option lists ('name=value' text[]) as rows; psql's \d of a foreign table (a source) asks for it.
+      if (args.length !== 1 || (args[0]!.type.name !== 'array' && args[0]!.type.name !== 'unknown')) {
+        throw new SqlError(SqlState.undefinedFunction, `function pg_options_to_table(${args.map((a) => a.type.name).join(', ')}) does not exist`, { position });
+      }
+      const text = scalar('text');
+      const columns: OutputColumn[] = [
+        { name: 'option_name', type: text, tableOid: 0, columnNumber: 0 },
+        { name: 'option_value', type: text, tableOid: 0, columnNumber: 0 },
+      ];
+      if (ordinality) columns.push({ name: 'ordinality', type: scalar('int8'), tableOid: 0, columnNumber: 0 });
+      plan = { kind: 'TableFunction', name, args, withOrdinality: ordinality, columns };
     } else {
       const value = this.context.function(name, args, position);
       plan = { kind: 'Values', rows: [[value]], columns: [{ name, type: value.type, tableOid: 0, columnNumber: 0 }] };
@@ -321,7 +342,12 @@ export class FromBinder {
     const scope = new Scope(outer);
     scope.relations.push(...relations);
     scope.merged.push(...merged);
-    const lateral = planUsesOuter(right.plan, 1);
+    // A right item bound under the left scope reads the enclosing queries at depth 2 and more: it
+    // must run as a lateral join (the left row pushed) whenever it reads any outer row at all.
+    const lateral =
+      right.scopedUnderLeft === undefined ? planUsesOuter(right.plan, 1)
+      : right.scopedUnderLeft ? usesAnyOuter(right.plan)
+      : false;
     if (lateral && (joinType === 'right' || joinType === 'full')) {
       throw new SqlError(SqlState.invalidColumnReference, `the combining JOIN type must be INNER or LEFT for a LATERAL reference`);
     }
@@ -354,6 +380,14 @@ export class FromBinder {
     // looks at merged columns first); each side's own column stays reachable when qualified.
     return { plan, relations, merged: [...usingMerged, ...merged.filter((m) => !using.includes(m.name))] };
   }
+}
+
+/** Deepest nesting a query can have is far below this; outer references beyond it cannot exist. */
+const MAX_OUTER_DEPTH = 64;
+
+function usesAnyOuter(plan: Plan): boolean {
+  for (let depth = 1; depth <= MAX_OUTER_DEPTH; depth++) if (planUsesOuter(plan, depth)) return true;
+  return false;
 }
 
 function visibleNames(item: FromItem): string[] {
