@@ -154,8 +154,10 @@ export class CatalogDraft {
     this.schemas.delete(name);
   }
 
+  /** Adds or replaces a relation; a new one is stamped with its creation time, a replaced one keeps it. */
   putRelation(relation: RelationDef): void {
-    this.relations.set(relation.id, relation);
+    const createdAtMillis = relation.createdAtMillis ?? this.relations.get(relation.id)?.createdAtMillis ?? Date.now();
+    this.relations.set(relation.id, relation.createdAtMillis === createdAtMillis ? relation : { ...relation, createdAtMillis });
   }
 
   removeRelation(id: number): void {

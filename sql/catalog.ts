@@ -49,6 +49,8 @@ export interface RelationDef {
   /** `WATERMARK FOR col AS col - interval 'delay'` (tables, sources): the column index and the delay as interval text. */
   readonly watermark?: { readonly column: number; readonly delay: string };
   readonly comment?: string;
+  /** When the object was created (milliseconds since 1970; stamped by the catalog draft, oxbow_catalog.objects). */
+  readonly createdAtMillis?: number;
   /** CHECK constraints of a table: name and the expression as SQL text, in name order. */
   readonly checks?: readonly { readonly name: string; readonly sql: string }[];
   /** For kind === 'index': the indexed relation and the key columns (indexes into its columns). */

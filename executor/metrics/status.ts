@@ -23,6 +23,8 @@ export interface ObjectInfo {
   readonly kind: string;
   readonly definition: string | null;
   readonly dependsOn: readonly number[];
+  /** Creation time (milliseconds); null for objects created before creation times were kept. */
+  readonly createdAtMillis: number | null;
 }
 
 export interface OperatorInfo {
@@ -155,7 +157,7 @@ export class EngineStatus {
       .relations()
       .filter((relation) => relation.kind !== 'system')
       .sort((a, b) => a.id - b.id)
-      .map((relation) => ({ id: relation.id, schema: relation.schema, name: relation.name, kind: kindWord(relation), definition: definitionOf(relation, catalog), dependsOn: relation.dependsOn }));
+      .map((relation) => ({ id: relation.id, schema: relation.schema, name: relation.name, kind: kindWord(relation), definition: definitionOf(relation, catalog), dependsOn: relation.dependsOn, createdAtMillis: relation.createdAtMillis ?? null }));
   }
 
   dataflows(): DataflowInfo[] {

@@ -36,9 +36,9 @@ function micros(millis: number | null): number | null {
 }
 
 export const objectsTable: SystemTable = {
-  def: systemRelation(OBJECTS_RELATION_ID, 'oxbow_catalog', 'objects', ['id:int4', 'schema_name:text', 'name:text', 'kind:text', 'definition:text', 'depends_on:int4[]']),
+  def: systemRelation(OBJECTS_RELATION_ID, 'oxbow_catalog', 'objects', ['id:int4', 'schema_name:text', 'name:text', 'kind:text', 'definition:text', 'depends_on:int4[]', 'created_at:timestamptz']),
   rows: (context) =>
-    (context.status?.objects() ?? []).map((object): Row => [object.id, object.schema, object.name, object.kind, object.definition, array([...object.dependsOn])]),
+    (context.status?.objects() ?? []).map((object): Row => [object.id, object.schema, object.name, object.kind, object.definition, array([...object.dependsOn]), micros(object.createdAtMillis)]),
 };
 
 export const dataflowTable: SystemTable = {

@@ -16,6 +16,7 @@ const K = 4; // single-row INSERTs after the view exists, each into an existing 
 let oxbow: OxbowServer;
 let metricsPort: number;
 let client: pg.Client;
+let workloadStartedAt: number;
 
 function get(path: string): Promise<{ status: number; type: string; body: string }> {
   return new Promise((resolve, reject) => {
@@ -95,6 +96,7 @@ beforeAll(async () => {
   metricsPort = Number(match![1]);
   client = new pg.Client({ connectionString: oxbow.url, application_name: 'operator-view-test' });
   await client.connect();
+  workloadStartedAt = Date.now();
   await client.query('CREATE TABLE t (id int PRIMARY KEY, g int, v int)');
   await client.query(`INSERT INTO t SELECT i, i % 3, i FROM generate_series(1, ${N}) AS i`);
   await client.query('CREATE MATERIALIZED VIEW mv AS SELECT g, count(*) AS c, sum(v) AS s FROM t GROUP BY g');
@@ -116,7 +118,7 @@ describe('oxbow_catalog system tables', () => {
   });
 
   it('objects: every user object with its kind, definition and dependencies', async () => {
-    const objects = await rows('SELECT id, schema_name, name, kind, definition, depends_on FROM oxbow_catalog.objects ORDER BY id');
+    const objects = await rows('SELECT id, schema_name, name, kind, definition, depends_on, created_at FROM oxbow_catalog.objects ORDER BY id');
     const t = objects.find((row) => row.name === 't')!;
     expect(objects.map((row) => [row.name, row.kind])).toEqual([
       ['t', 'table'],
@@ -130,6 +132,11 @@ describe('oxbow_catalog system tables', () => {
     expect(mv.definition).toBe('SELECT g, count(*) AS c, sum(v) AS s FROM t GROUP BY g');
     expect(mv.depends_on).toEqual([t.id]);
     expect(t.definition).toBeNull();
+    // Created in this order during the workload (the server runs on this machine's clock).
+    const created = objects.map((row) => (row.created_at as Date).getTime());
+    expect(created[0]!).toBeGreaterThanOrEqual(workloadStartedAt);
+    expect(created.at(-1)!).toBeLessThanOrEqual(Date.now());
+    expect([...created].sort((a, b) => a - b)).toEqual(created);
   });
 
   it('dataflow: the view operators with rows counted from the workload', async () => {
