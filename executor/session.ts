@@ -42,7 +42,7 @@ import { runDdl, isDdl } from './ddl/run-ddl.js';
 import type { DdlContext, DdlOutcome } from './ddl/ddl-context.js';
 import { formatTypeName } from './type-names.js';
 import { createTableAs } from './ddl/create-table.js';
-import { createMaterializedView } from './stream/create-materialized-view.js';
+import { createMaterializedViewInChunks } from './stream/create-materialized-view.js';
 import { createSinkAs } from './sink/create-sink.js';
 import { prepareCopy, type CopyStatementPlan } from './copy.js';
 import { verifyChecks, type CheckRunner } from './check-constraints.js';
@@ -303,6 +303,7 @@ export class EngineSession implements Session {
       database: this.database,
       searchPath: this.searchPath(),
       viewErrors: () => this.core.streams.errors.records(),
+      backfills: () => this.core.streams.backfills.records(),
       checkpoints: this.core.settings.checkpointMetrics,
       sourceStatus: this.core.sourceStatus,
       readableWindow: (relationId) => this.core.store.readableWindow(relationId),
@@ -625,8 +626,8 @@ export class EngineSession implements Session {
 
   /** CREATE MATERIALIZED VIEW: plan, backfill and commit in one epoch (executor/stream/). */
   private async createMaterializedView(statement: OxbowPrepared, body: CreateTableAsStmt): Promise<string> {
-    return this.core.writeLock.run(() => {
-      const outcome = createMaterializedView({ core: this.core, body, ddl: this.ddlContext(statement), planner: this.plannerContext([]) });
+    return this.core.writeLock.run(async () => {
+      const outcome = await createMaterializedViewInChunks({ core: this.core, body, ddl: this.ddlContext(statement), planner: this.plannerContext([]) }, { notice: (notice) => this.events.notice(notice) });
       for (const notice of outcome.notices) this.events.notice(notice);
       this.noteWrite();
       return outcome.commandTag;

@@ -21,12 +21,13 @@ import type { Notice } from '../engine.js';
 import type { PlannerContext } from '../../planner/index.js';
 import { allStateTables, materializedViewColumns, planStream, sourceRelationIds, type PlannedStream } from '../../planner/stream/index.js';
 import type { EngineCore } from '../engine-core.js';
-import { CatalogDraft } from '../catalog.js';
+import { CatalogDraft, type CatalogSnapshot } from '../catalog.js';
+import { backfillNotice, type BackfillRecord } from '../system/backfill-progress.js';
 import { expandViews } from '../view-expansion.js';
 import { referencedRelationIds } from '../ddl/create-objects.js';
 import { creationSchema, stringValue, viewQueryText } from '../ddl/sql-text.js';
 import type { DdlContext } from '../ddl/ddl-context.js';
-import { StoreTableAccess } from '../table-access.js';
+import { StoreTableAccess, stateTableOf } from '../table-access.js';
 import { withSign, type ChangeBatch } from './change-batch.js';
 import type { Dataflow } from './dataflow.js';
 
@@ -52,8 +53,87 @@ function planView(core: EngineCore, query: Node, text: string, planner: PlannerC
   return planStream(expanded.node as Node, planner, { relationId, name, allocateStateTableId: allocate });
 }
 
-/** Runs CREATE MATERIALIZED VIEW; call inside the engine's write lock. */
+/** Everything CREATE MATERIALIZED VIEW decided before the backfill. */
+interface Prepared {
+  readonly relation: RelationDef;
+  readonly next: CatalogSnapshot;
+  readonly dataflow: Dataflow;
+  readonly planned: PlannedStream;
+  readonly commandTag: string;
+  readonly retentionMs: number | undefined;
+}
+
+/** Runs CREATE MATERIALIZED VIEW; call inside the engine's write lock. The backfill runs in one go. */
 export function createMaterializedView(input: CreateViewInput): CreateViewOutcome {
+  const prepared = prepare(input);
+  if ('notices' in prepared) return prepared;
+  const { core } = input;
+  const progress = startProgress(core, prepared);
+  try {
+    backfill(core, prepared.dataflow, prepared.planned, progress);
+    return finish(core, prepared, progress);
+  } catch (error) {
+    fail(core, progress);
+    throw error;
+  }
+}
+
+/** Defaults of the chunked backfill's reporting (tests lower them to report after every small chunk). */
+export const backfillDefaults = { intervalMs: 3000, chunkRows: 10_000 };
+
+/** How the chunked backfill reports. */
+export interface BackfillReporting {
+  /** Sends a NOTICE to the creating session. */
+  notice(notice: Notice): void;
+  /** At most one progress NOTICE per this many milliseconds (default `backfillDefaults`). */
+  readonly intervalMs?: number;
+  /** Rows pushed between two yields to the event loop (default `backfillDefaults`). */
+  readonly chunkRows?: number;
+}
+
+/**
+ * CREATE MATERIALIZED VIEW with a backfill in chunks: between chunks the event loop runs (other
+ * sessions read oxbow_catalog.backfill_progress; writers still wait for the lock), and the creating
+ * session gets a progress NOTICE every few seconds. Call inside the engine's write lock.
+ */
+export async function createMaterializedViewInChunks(input: CreateViewInput, reporting: BackfillReporting): Promise<CreateViewOutcome> {
+  const prepared = prepare(input);
+  if ('notices' in prepared) return prepared;
+  const { core } = input;
+  const progress = startProgress(core, prepared);
+  try {
+    prepared.dataflow.initialize();
+    const intervalMs = reporting.intervalMs ?? backfillDefaults.intervalMs;
+    const chunkRows = reporting.chunkRows ?? backfillDefaults.chunkRows;
+    let lastNotice = Date.now();
+    for (const [relation, rows] of snapshotRows(core, prepared.planned)) {
+      progress.relation = relation.name;
+      let chunk: Row[] = [];
+      const push = () => {
+        prepared.dataflow.pushAll(new Map([[relation.id, withSign(chunk, 1)]]));
+        progress.rowsDone += chunk.length;
+        chunk = [];
+      };
+      for (const row of rows) {
+        chunk.push(row);
+        if (chunk.length < chunkRows) continue;
+        push();
+        if (Date.now() - lastNotice >= intervalMs) {
+          lastNotice = Date.now();
+          reporting.notice({ severity: 'NOTICE', code: SqlState.successfulCompletion, message: backfillNotice(progress) });
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (chunk.length > 0) push();
+    }
+    return finish(core, prepared, progress);
+  } catch (error) {
+    fail(core, progress);
+    throw error;
+  }
+}
+
+function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
   const { core, body, ddl } = input;
   const target = body.into?.rel ?? {};
   const name = target.relname ?? '';
@@ -97,28 +177,55 @@ export function createMaterializedView(input: CreateViewInput): CreateViewOutcom
   draft.putRelation(relation);
   const next = draft.finish();
   const dataflow = core.streams.build(relationId, planned.stream, retentionMs);
-  try {
-    backfill(core, dataflow, planned);
-    core.catalog.stage(core.store, next);
-    core.commit();
-  } catch (error) {
-    core.store.abort();
-    throw error;
+  return { relation, next, dataflow, planned, commandTag, retentionMs };
+}
+
+function startProgress(core: EngineCore, prepared: Prepared): BackfillRecord {
+  let estimate = 0;
+  for (const relationId of sourceRelationIds(prepared.planned.stream)) {
+    const source = core.catalog.relationById(relationId);
+    if (source === undefined) continue;
+    try {
+      estimate += stateTableOf(core.store, source).stats().keys;
+    } catch {
+      // An estimate only.
+    }
   }
-  core.catalog.install(next);
-  core.streams.install(dataflow);
-  return { commandTag, notices: [] };
+  return core.streams.backfills.start(prepared.relation.id, prepared.relation.schema, prepared.relation.name, estimate);
+}
+
+function finish(core: EngineCore, prepared: Prepared, progress: BackfillRecord): CreateViewOutcome {
+  core.catalog.stage(core.store, prepared.next);
+  core.commit();
+  core.catalog.install(prepared.next);
+  core.streams.install(prepared.dataflow);
+  core.streams.backfills.finish(progress, 'done');
+  return { commandTag: prepared.commandTag, notices: [] };
+}
+
+function fail(core: EngineCore, progress: BackfillRecord): void {
+  core.store.abort();
+  core.streams.backfills.finish(progress, 'failed');
+}
+
+/** The rows of every input relation at the last committed epoch (one snapshot), read lazily. */
+function snapshotRows(core: EngineCore, planned: PlannedStream): [RelationDef, Iterable<Row>][] {
+  const access = new StoreTableAccess(core.store, { systemRows: () => [] }, core.rowIds, core.store.committedEpoch);
+  return sourceRelationIds(planned.stream).map((relationId) => {
+    const source = core.catalog.relationById(relationId)!;
+    return [source, access.scan(source, {})];
+  });
 }
 
 /** The view's first contents: its operators' initial output, then its inputs' rows at one epoch. */
-function backfill(core: EngineCore, dataflow: Dataflow, planned: PlannedStream): void {
+function backfill(core: EngineCore, dataflow: Dataflow, planned: PlannedStream, progress: BackfillRecord): void {
   dataflow.initialize();
-  const access = new StoreTableAccess(core.store, { systemRows: () => [] }, core.rowIds, core.store.committedEpoch);
   const snapshot = new Map<number, ChangeBatch>();
-  for (const relationId of sourceRelationIds(planned.stream)) {
-    const source = core.catalog.relationById(relationId)!;
-    const rows: Row[] = [...access.scan(source, {})];
-    if (rows.length > 0) snapshot.set(relationId, withSign(rows, 1));
+  for (const [source, scan] of snapshotRows(core, planned)) {
+    progress.relation = source.name;
+    const rows: Row[] = [...scan];
+    progress.rowsDone += rows.length;
+    if (rows.length > 0) snapshot.set(source.id, withSign(rows, 1));
   }
   dataflow.pushAll(snapshot);
 }

@@ -11,6 +11,7 @@ import { emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
 import type { Dataflow } from './dataflow.js';
 import { StreamContext } from './stream-context.js';
 import { ViewErrors } from './view-errors.js';
+import { BackfillProgress } from '../system/backfill-progress.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import { Dataflow as DataflowClass } from './dataflow.js';
 
@@ -26,6 +27,8 @@ export class StreamManager implements ChangeCapture {
   private readonly read = new Map<number, number>();
   private pending = new Map<number, ChangeBatch>();
   readonly errors = new ViewErrors();
+  /** Backfills of new views, running and recently finished (oxbow_catalog.backfill_progress). */
+  readonly backfills = new BackfillProgress();
   /** The epoch time temporal filters see (milliseconds); tests set a clock of their own. */
   clock: () => number = () => Date.now();
   /** Changes of each relation views read, pushed into the dataflows since start (/metrics throughput). */

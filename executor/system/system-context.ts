@@ -6,6 +6,7 @@
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
 import type { ReadableWindow } from '../../storage/state-table.js';
 import type { ViewErrorRecord } from '../stream/view-errors.js';
+import type { BackfillRecord } from './backfill-progress.js';
 import type { SourceStatus } from '../source/source-status.js';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import type { CatalogSnapshot } from '../catalog.js';
@@ -21,6 +22,8 @@ export interface SystemContext {
   readonly searchPath: readonly string[];
   /** Errors recorded inside running materialized views (oxbow_catalog.view_errors). */
   readonly viewErrors?: () => readonly ViewErrorRecord[];
+  /** Backfills of new materialized views (oxbow_catalog.backfill_progress). */
+  readonly backfills?: () => readonly BackfillRecord[];
   /** Checkpoint and recovery figures (oxbow_catalog.checkpoints, oxbow_catalog.recovery); absent without checkpoints. */
   readonly checkpoints?: CheckpointMetrics;
   /** Sources' rejected messages and partition offsets (oxbow_catalog.source_errors / source_partitions). */

@@ -13,9 +13,10 @@ import { checkpointsTable, recoveryTable } from './checkpoints-relation.js';
 import { timeTravelTable } from './time-travel-relation.js';
 import { operatorViewTables } from './oxbow-catalog.js';
 import { viewErrorsTable } from '../stream/view-errors-relation.js';
+import { backfillProgressTable } from './backfill-progress-relation.js';
 import { sourceErrorsTable, sourcePartitionsTable } from '../source/source-relations.js';
 
-const allTables: readonly SystemTable[] = [...pgCatalogTables, ...informationSchemaTables, viewErrorsTable, sourceErrorsTable, sourcePartitionsTable, checkpointsTable, recoveryTable, timeTravelTable, ...operatorViewTables];
+const allTables: readonly SystemTable[] = [...pgCatalogTables, ...informationSchemaTables, viewErrorsTable, backfillProgressTable, sourceErrorsTable, sourcePartitionsTable, checkpointsTable, recoveryTable, timeTravelTable, ...operatorViewTables];
 const byId = new Map<number, SystemTable>(allTables.map((table) => [table.def.id, table]));
 
 export function systemRelationDefs(): RelationDef[] {
