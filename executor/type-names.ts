@@ -38,6 +38,7 @@ const typeAliases: Readonly<Record<string, Exclude<TypeName, 'array'>>> = {
   timestamptz: 'timestamptz',
   interval: 'interval',
   jsonb: 'jsonb',
+  uuid: 'uuid',
   json: 'json',
   oid: 'oid',
   regclass: 'regclass',

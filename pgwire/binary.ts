@@ -14,6 +14,7 @@ import { TYPES, typeOid, type DataType } from '../sql/types.js';
 import type { Interval, SqlArray, Value } from '../sql/value.js';
 import type { MessageWriter } from './message-writer.js';
 import { asBytes } from './node-buffer.js';
+import { uuidBytes, uuidFromBytes } from '../sql/uuid.js';
 
 /** Days from 1970-01-01 to 2000-01-01 (PostgreSQL's epoch for dates and timestamps). */
 const POSTGRES_EPOCH_DAYS = 10_957;
@@ -93,6 +94,9 @@ export function writeBinary(writer: MessageWriter, value: Value, type: DataType,
       writer.int32(bytes.length).bytes(bytes);
       return;
     }
+    case 'uuid':
+      writer.int32(16).bytes(uuidBytes(value as string));
+      return;
     case 'date':
       writer.int32(4).int32(dateToWire(value as number));
       return;
@@ -125,7 +129,9 @@ export function writeBinary(writer: MessageWriter, value: Value, type: DataType,
 
 /** Decodes one binary Bind parameter (1-based `parameterNumber` for the error text). */
 export function readBinary(bytes: Buffer, type: DataType, context: EvalContext, parameterNumber: number): Value {
+  // PostgreSQL's receive functions read what they need: too few bytes is 08P01, too many 22P03.
   const need = (size: number): void => {
+    if (bytes.length < size) throw new SqlError(SqlState.protocolViolation, 'insufficient data left in message');
     if (bytes.length !== size) throw incorrect(parameterNumber);
   };
   switch (type.name) {
@@ -170,6 +176,9 @@ export function readBinary(bytes: Buffer, type: DataType, context: EvalContext, 
       return functions.parseValue(decodeUtf8(asBytes(bytes.subarray(1)), parameterNumber), type, context);
     case 'bytea':
       return new Uint8Array(bytes);
+    case 'uuid':
+      need(16);
+      return uuidFromBytes(bytes);
     case 'date': {
       need(4);
       const days = bytes.readInt32BE(0);

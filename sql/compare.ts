@@ -86,6 +86,7 @@ export function compareValues(a: Value, b: Value, type: DataType): number {
     case 'name':
     case 'char':
     case 'unknown':
+    case 'uuid':
       return compareText(a as string, b as string);
     case 'bpchar':
       return compareBpchar(a as string, b as string);
@@ -211,6 +212,7 @@ export function hashValue(value: Value, type: DataType): number {
     case 'name':
     case 'char':
     case 'unknown':
+    case 'uuid':
       return finalize(hashString(value as string));
     case 'bpchar':
       return finalize(hashString((value as string).replace(/ +$/, '')));

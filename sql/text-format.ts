@@ -14,6 +14,7 @@ import { Jsonb, formatJson, parseJson } from './json.js';
 import { formatFloat4, formatFloat8, parseFloat } from './float-format.js';
 import { formatDate, formatTime, formatTimestamp, formatTimestamptz, parseDate, parseTime, parseTimestamp, parseTimestamptz } from './datetime.js';
 import { formatInterval, parseInterval } from './interval.js';
+import { parseUuid } from './uuid.js';
 
 const hexDigits = '0123456789abcdef';
 
@@ -269,6 +270,7 @@ export function formatValue(value: Value, type: DataType, context: EvalContext =
     case 'name':
     case 'char':
     case 'unknown':
+    case 'uuid':
       return value as string;
     case 'bytea':
       return formatBytea(value as Uint8Array);
@@ -327,6 +329,8 @@ export function parseValue(text: string, type: DataType, context: EvalContext = 
       return text.length === 0 ? '' : String.fromCodePoint(text.codePointAt(0)!);
     case 'bytea':
       return parseBytea(text);
+    case 'uuid':
+      return parseUuid(text);
     case 'date':
       return parseDate(text, context);
     case 'time':

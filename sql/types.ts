@@ -20,6 +20,7 @@ export type TypeName =
   | 'interval'
   | 'jsonb'
   | 'json'
+  | 'uuid'
   | 'oid'
   | 'regclass'
   | 'regproc'
@@ -66,6 +67,7 @@ export const TYPES: Readonly<Record<Exclude<TypeName, 'array'>, TypeInfo>> = {
   interval: info('interval', 1186, 16, 1187, 'T'),
   jsonb: info('jsonb', 3802, -1, 3807, 'U'),
   json: info('json', 114, -1, 199, 'U'),
+  uuid: info('uuid', 2950, 16, 2951, 'U'),
   oid: info('oid', 26, 4, 1028, 'N'),
   regclass: info('regclass', 2205, 4, 2210, 'N'),
   regproc: info('regproc', 24, 4, 1008, 'N'),

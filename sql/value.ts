@@ -18,6 +18,7 @@
 //                            years 1685..2255 (2^53 microseconds); farther dates round.
 //   interval                 Interval { months, days, micros }
 //   jsonb, json              Jsonb (json.ts)
+//   uuid                     string: canonical lowercase text, 8-4-4-4-12 (uuid.ts)
 //   array                    SqlArray { elements (Value[]), dims for multi-dimensional }
 //
 // A row is an array of values; operators exchange batches of rows (see executor/).

@@ -12,6 +12,7 @@ import type { Interval, SqlArray, Value } from '../sql/value.js';
 import { Numeric } from '../sql/numeric.js';
 import { jsonNumberToNumeric, type Jsonb, type JsonValue } from '../sql/json.js';
 import { ByteWriter } from './byte-writer.js';
+import { uuidBytes } from '../sql/uuid.js';
 
 const PRESENT = 0x01;
 const NULL_MARKER = 0x02;
@@ -73,6 +74,10 @@ export function encodeValue(writer: ByteWriter, value: Value, type: DataType): v
       return;
     case 'bytea':
       encodeBytes(writer, value as Uint8Array);
+      return;
+    case 'uuid':
+      // Fixed width: the 16 bytes, whose order is PostgreSQL's uuid order.
+      writer.bytes(uuidBytes(value as string));
       return;
     case 'interval':
       encodeInterval(writer, value as Interval);

@@ -22,7 +22,7 @@ const NAMES: Readonly<Record<string, Exclude<TypeName, 'array'>>> = {
   timestamp: 'timestamp', 'timestamp without time zone': 'timestamp',
   timestamptz: 'timestamptz', 'timestamp with time zone': 'timestamptz',
   interval: 'interval',
-  jsonb: 'jsonb', json: 'json',
+  jsonb: 'jsonb', json: 'json', uuid: 'uuid',
   oid: 'oid', regclass: 'regclass', regproc: 'regproc', regtype: 'regtype', regnamespace: 'regnamespace',
   name: 'name', char: 'char', unknown: 'unknown', void: 'void', record: 'record',
 };

@@ -8,3 +8,4 @@ import './arrays.js';
 import './to-timestamp.js';
 import './misc.js';
 import './sleep.js';
+import './uuid.js';

@@ -208,19 +208,23 @@ const comparable: Exclude<TypeName, 'array'>[] = [
   'date', 'time', 'timestamp', 'timestamptz', 'interval', 'jsonb', 'oid',
 ];
 
-function defineComparisons(left: DataType, right: DataType): void {
+/** `oids`: the implementing functions' pg_proc OIDs (=, <>, <, <=, >, >=) where the generated table lacks them. */
+function defineComparisons(left: DataType, right: DataType, oids?: readonly [number, number, number, number, number, number]): void {
   const t = left;
   const args = [left, right];
-  defineOperator('=', { args, returns: 'bool', impl: ([a, b]) => compareValues(a!, b!, t) === 0 });
-  defineOperator('<>', { args, returns: 'bool', impl: ([a, b]) => compareValues(a!, b!, t) !== 0 });
-  defineOperator('<', { args, returns: 'bool', impl: ([a, b]) => compareValues(a!, b!, t) < 0 });
-  defineOperator('<=', { args, returns: 'bool', impl: ([a, b]) => compareValues(a!, b!, t) <= 0 });
-  defineOperator('>', { args, returns: 'bool', impl: ([a, b]) => compareValues(a!, b!, t) > 0 });
-  defineOperator('>=', { args, returns: 'bool', impl: ([a, b]) => compareValues(a!, b!, t) >= 0 });
+  const oid = (i: number) => (oids === undefined ? {} : { oid: oids[i]! });
+  defineOperator('=', { args, returns: 'bool', ...oid(0), impl: ([a, b]) => compareValues(a!, b!, t) === 0 });
+  defineOperator('<>', { args, returns: 'bool', ...oid(1), impl: ([a, b]) => compareValues(a!, b!, t) !== 0 });
+  defineOperator('<', { args, returns: 'bool', ...oid(2), impl: ([a, b]) => compareValues(a!, b!, t) < 0 });
+  defineOperator('<=', { args, returns: 'bool', ...oid(3), impl: ([a, b]) => compareValues(a!, b!, t) <= 0 });
+  defineOperator('>', { args, returns: 'bool', ...oid(4), impl: ([a, b]) => compareValues(a!, b!, t) > 0 });
+  defineOperator('>=', { args, returns: 'bool', ...oid(5), impl: ([a, b]) => compareValues(a!, b!, t) >= 0 });
 }
 
 for (const name of comparable) defineComparisons(type(name), type(name));
-for (const element of ['int2', 'int4', 'int8', 'text', 'varchar', 'bpchar', 'name', 'char', 'float4', 'float8', 'numeric', 'bool', 'date', 'time', 'timestamp', 'timestamptz', 'interval', 'bytea', 'oid'] as const) {
+// uuid_eq, uuid_ne, uuid_lt, uuid_le, uuid_gt, uuid_ge (PostgreSQL 15's pg_proc)
+defineComparisons(type('uuid'), type('uuid'), [2956, 2959, 2954, 2955, 2958, 2957]);
+for (const element of ['int2', 'int4', 'int8', 'text', 'varchar', 'bpchar', 'name', 'char', 'float4', 'float8', 'numeric', 'bool', 'date', 'time', 'timestamp', 'timestamptz', 'interval', 'bytea', 'oid', 'uuid'] as const) {
   defineComparisons(arrayOf(type(element)), arrayOf(type(element)));
 }
 // cross-type comparisons PostgreSQL has directly (so that int8 = int4 does not widen the column)
@@ -254,7 +258,7 @@ function textOf(value: Value, t: DataType, context: EvalContext): string {
 
 defineOperator('||', { args: ['text', 'text'], returns: 'text', impl: ([a, b]) => (a as string) + (b as string) });
 // anytextcat / textanycat: a non-string operand is converted with its output function
-for (const other of ['int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'bool', 'date', 'time', 'timestamp', 'timestamptz', 'interval', 'oid', 'jsonb', 'bytea'] as const) {
+for (const other of ['int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'bool', 'date', 'time', 'timestamp', 'timestamptz', 'interval', 'oid', 'jsonb', 'bytea', 'uuid'] as const) {
   const t = type(other);
   defineOperator('||', { args: ['text', other], returns: 'text', oid: 2004, volatility: other === 'timestamptz' ? 'stable' : 'immutable', impl: ([a, b], c) => (a as string) + textOf(b!, t, c) });
   defineOperator('||', { args: [other, 'text'], returns: 'text', oid: 2003, volatility: other === 'timestamptz' ? 'stable' : 'immutable', impl: ([a, b], c) => textOf(a!, t, c) + (b as string) });

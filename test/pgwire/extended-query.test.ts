@@ -158,15 +158,20 @@ describe('extended query', () => {
     }
   });
 
-  it('binary NULL and malformed binary input (22P03)', async () => {
+  it('binary NULL and malformed binary input (22P03 too long, 08P01 too short, as PostgreSQL)', async () => {
     client.send(serialize.parse({ text: 'echo int4', types: [23] }), bind('', '', [{ format: 1, bytes: null }], [1]), serialize.execute({}), serialize.sync());
     const reply = await client.readUntil('Z');
     expect(reply[2]!.bytes).toEqual(message('D', int16(1), int32(-1)));
-    client.send(serialize.parse({ text: 'echo int4', types: [23] }), bind('', '', [{ format: 1, bytes: Buffer.from([1, 2]) }], [1]), serialize.sync());
+    client.send(serialize.parse({ text: 'echo int4', types: [23] }), bind('', '', [{ format: 1, bytes: Buffer.from([1, 2, 3, 4, 5]) }], [1]), serialize.sync());
     const bad = await client.readUntil('Z');
     expect(types(bad)).toBe('1EZ');
     expect(fields(bad[1]!).get('C')).toBe('22P03');
     expect(fields(bad[1]!).get('M')).toBe('incorrect binary data format in bind parameter 1');
+    client.send(serialize.parse({ text: 'echo int4', types: [23] }), bind('', '', [{ format: 1, bytes: Buffer.from([1, 2]) }], [1]), serialize.sync());
+    const short = await client.readUntil('Z');
+    expect(types(short)).toBe('1EZ');
+    expect(fields(short[1]!).get('C')).toBe('08P01');
+    expect(fields(short[1]!).get('M')).toBe('insufficient data left in message');
   });
 
   it('pipelines several Parse/Bind/Execute/Sync groups sent in one write', async () => {
