@@ -186,7 +186,7 @@ export class EngineStatus {
     return out;
   }
 
-  /** Every state table: each table's rows, and every dataflow operator's state (a view's rows included). */
+  /** Every state table: each table's rows, and every dataflow operator's state (a view's rows included, a sink's dataflow too). */
   stateTables(): StateTableInfo[] {
     const catalog = this.inputs.catalog();
     const out: StateTableInfo[] = [];
@@ -196,10 +196,11 @@ export class EngineStatus {
       this.inputs.store.table({ tableId, columnTypes, primaryKey, ...(retentionMs === undefined ? {} : { retentionMs }) }).stats();
     const dataflows = new Map(this.inputs.streams.all.map((dataflow) => [dataflow.viewId, dataflow]));
     for (const relation of [...catalog.relations()].sort((a, b) => a.id - b.id)) {
-      if (relation.kind === 'table') {
+      if (relation.kind === 'table' || relation.kind === 'source') {
         const size = sizeOf(relation.id, relation.columns.map((column) => column.type), relation.primaryKey, relation.retentionMs);
-        out.push({ tableId: relation.id, objectId: relation.id, schema: relation.schema, name: relation.name, kind: 'table', operatorId: null, operatorKind: null, purpose: 'table rows', ...size });
-      } else if (relation.kind === 'materialized_view') {
+        out.push({ tableId: relation.id, objectId: relation.id, schema: relation.schema, name: relation.name, kind: relation.kind, operatorId: null, operatorKind: null, purpose: relation.kind === 'table' ? 'table rows' : 'source rows', ...size });
+      } else {
+        // A materialized view's dataflow, or a sink's (CREATE SINK ... AS SELECT owns one).
         const dataflow = dataflows.get(relation.id);
         if (dataflow === undefined) continue;
         for (const operator of dataflow.operators()) {
@@ -210,7 +211,7 @@ export class EngineStatus {
               objectId: relation.id,
               schema: relation.schema,
               name: relation.name,
-              kind: 'materialized view',
+              kind: kindWord(relation),
               operatorId: operator.id,
               operatorKind: operatorKind(operator.plan),
               purpose: declaration.purpose,
