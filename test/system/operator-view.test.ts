@@ -292,15 +292,24 @@ describe('metrics port', () => {
 
   it('counts a known run of statements, epochs, view rows and sessions', async () => {
     const before = await scrape();
-    // 5 statements: 2 writes (each one epoch, each one group update in mv: 2 changes), 3 reads.
+    // 6 statements: 2 writes (each one epoch, each one group update in mv: 2 changes), 3 reads, 1 error.
     await client.query('INSERT INTO t VALUES (3001, 1, 1)');
     await client.query('SELECT 1');
     await client.query('INSERT INTO t VALUES (3002, 2, 1)');
     await client.query('SELECT count(*) FROM mv');
     await client.query('SELECT 2');
+    expect((await sqlError('SELECT 1 / 0')).code).toBe('22012');
     const after = await scrape();
     const delta = (name: string, labels: Record<string, string> = {}): number => value(after, name, labels) - value(before, name, labels);
-    expect(delta('oxbow_statements_total')).toBe(5);
+    expect(delta('oxbow_statements_total')).toBe(6);
+    expect(delta('oxbow_statement_errors_total')).toBe(1);
+    expect(delta('oxbow_view_input_rows_total', { view: 'public.mv' })).toBe(4);
+    expect(delta('oxbow_view_busy_seconds_total', { view: 'public.mv' })).toBeGreaterThan(0);
+    expect(value(after, 'oxbow_sessions_active')).toBe(0);
+    expect(value(after, 'oxbow_connections')).toBe(1);
+    const [epochs] = await rows('SELECT committed_at FROM oxbow_catalog.epochs');
+    expect(value(after, 'oxbow_epoch_committed_timestamp_seconds')).toBeCloseTo((epochs!.committed_at as Date).getTime() / 1000, 3);
+    expect(['mean', 'p99', 'max'].map((statistic) => value(after, 'oxbow_event_loop_delay_seconds', { statistic }) >= 0)).toEqual([true, true, true]);
     expect(delta('oxbow_epochs_committed_total')).toBe(2);
     expect(delta('oxbow_barrier_latency_seconds_count')).toBe(2);
     expect(delta('oxbow_epoch_commit_latency_seconds_count')).toBe(2);
@@ -312,6 +321,7 @@ describe('metrics port', () => {
     expect(value(after, 'oxbow_view_rows_total', { view: 'public.mv' })).toBe(Number(root!.rows_out));
     const stateIds = (await rows('SELECT table_id FROM oxbow_catalog.state_size')).map((row) => String(row.table_id)).sort();
     expect(after.filter((sample) => sample.name === 'oxbow_state_table_bytes').map((sample) => sample.labels.table_id).sort()).toEqual(stateIds);
+    expect(after.filter((sample) => sample.name === 'oxbow_state_table_keys').map((sample) => sample.labels.table_id).sort()).toEqual(stateIds);
     const hits = value(after, 'oxbow_cache_hits_total');
     const misses = value(after, 'oxbow_cache_misses_total');
     expect(value(after, 'oxbow_cache_hit_ratio')).toBeCloseTo(hits + misses === 0 ? 0 : hits / (hits + misses), 9);
