@@ -249,6 +249,15 @@ describe('EXPLAIN ANALYZE', () => {
     expect(lines.find((line) => line.trimStart().startsWith('Aggregate'))).toContain(` in=${filtered} `);
   });
 
+  it('through the extended protocol, with a parameter', async () => {
+    const query = await client.query({ text: 'EXPLAIN ANALYZE SELECT v FROM t WHERE id = $1', values: [5] });
+    expect(query.fields.map((field) => field.name)).toEqual(['QUERY PLAN']);
+    const lines = query.rows.map((row) => (row as Record<string, string>)['QUERY PLAN']!);
+    expect(lines).toContain('Result rows: 1');
+    const view = await client.query({ name: 'explain-analyze-mv', text: 'EXPLAIN ANALYZE mv' });
+    expect(view.rows).toHaveLength(5);
+  });
+
   it('answers bad input with SQLSTATEs', async () => {
     expect(await sqlError('EXPLAIN ANALYZE t')).toMatchObject({ code: '42809', message: '"t" is not a materialized view' });
     expect(await sqlError('EXPLAIN ANALYZE no_such_view')).toMatchObject({ code: '42P01', message: 'relation "no_such_view" does not exist' });
