@@ -1,13 +1,16 @@
 // Checkpoint benchmarks, as JSON lines {"bench","metric","value","unit"}:
 //   - bytes uploaded per checkpoint as a share of the state size, with 1% of the keys changed
 //     between checkpoints (the first, full checkpoint reported separately);
-//   - checkpoint duration, and the longest stalls while one runs: of the event loop (a 1 ms timer's
-//     lateness) and of processing (a writer committing an epoch every 5 ms under the same lock the
-//     checkpoint's cut takes);
+//   - checkpoint duration, the cut's duration, and the longest stalls while one runs: of the event
+//     loop (a 1 ms timer's lateness) and of processing (a writer committing an epoch every 5 ms under
+//     the engine's WriteLock; the checkpoint no longer takes it, the cut runs while commits go on),
+//     and of the synchronous commit itself (WAL fsync, slowed when the checkpoint's I/O shares the
+//     disk);
 //   - restore time of the whole state from a local folder and from s3rver.
 // The state is 1 KiB rows with random (incompressible) values; BENCH_SCALE=1 is 1 GiB of rows
 // (the issue's size), the default 0.1 is a quick run of about 100 MiB.
-// Run: npm run build && node dist/bench/checkpoint.js   (BENCH_SCALE=1 for the full size)
+// Run: npm run build && node dist/bench/checkpoint.js   (BENCH_SCALE=1 for the full size,
+// BENCH_ROUNDS=8 by default, BENCH_VERBOSE=1 prints RocksDB's level stats after each round)
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -134,6 +137,7 @@ async function main(): Promise<void> {
   emit('first_checkpoint_duration_folder', first.durationMs, 'ms');
 
   const changed = Math.max(1, Math.round(ROWS / 100));
+  const shares: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     for (let index = 0; index < changed; index++) {
       table.insert([BigInt(Math.floor(Math.random() * ROWS)), value()]);
@@ -147,6 +151,8 @@ async function main(): Promise<void> {
     emit(`round${round + 1}_baseline_longest_event_loop_stall`, baseline.longestLoopStallMs, 'ms');
     let running = true;
     let longestCommitMs = 0;
+    /** The synchronous commit itself (WAL write + fsync): slow when the checkpoint's I/O shares the disk. */
+    let longestCommitCallMs = 0;
     let longestLoopStallMs = 0;
     let last = performance.now();
     const timer = setInterval(() => {
@@ -159,7 +165,9 @@ async function main(): Promise<void> {
         const asked = performance.now();
         await lock.run(() => {
           table.insert([BigInt(Math.floor(Math.random() * ROWS)), value()]);
+          const committing = performance.now();
           store.commit(nextEpoch());
+          longestCommitCallMs = Math.max(longestCommitCallMs, performance.now() - committing);
         });
         longestCommitMs = Math.max(longestCommitMs, performance.now() - asked);
         await new Promise((resolve) => setTimeout(resolve, 5));
@@ -175,8 +183,16 @@ async function main(): Promise<void> {
     emit(`round${round + 1}_duration_folder`, record.durationMs, 'ms');
     emit(`round${round + 1}_commit_pause`, record.pauseMs, 'ms');
     emit(`round${round + 1}_longest_commit_wait`, longestCommitMs, 'ms');
+    emit(`round${round + 1}_longest_commit_fsync`, longestCommitCallMs, 'ms');
     emit(`round${round + 1}_longest_event_loop_stall`, longestLoopStallMs, 'ms');
+    emit(`round${round + 1}_cut`, record.cutMs, 'ms');
+    shares.push((100 * record.bytesUploaded) / record.bytesReferenced);
+    if (process.env.BENCH_VERBOSE !== undefined) console.error(`round ${round + 1}:\n${store.database.getProperty('rocksdb.levelstats') ?? ''}`);
   }
+  // Steady state: the mean share over the rounds after the first three (when there are more).
+  const steady = shares.length > 3 ? shares.slice(3) : shares;
+  emit('mean_uploaded_share', shares.reduce((sum, share) => sum + share, 0) / shares.length, '%');
+  emit(`mean_uploaded_share_rounds_${shares.length > 3 ? 4 : 1}_to_${shares.length}`, steady.reduce((sum, share) => sum + share, 0) / steady.length, '%');
   await store.close();
 
   for (const [name, objectStore] of stores) {
