@@ -70,8 +70,8 @@ export function createMaterializedView(input: CreateViewInput): CreateViewOutcom
   const { core } = input;
   const progress = startProgress(core, prepared);
   try {
-    backfill(core, prepared.dataflow, prepared.planned, progress);
-    return finish(core, prepared, progress);
+    const rows = backfill(core, prepared.dataflow, prepared.planned, progress);
+    return finish(core, prepared, progress, rows);
   } catch (error) {
     fail(core, progress);
     throw error;
@@ -102,7 +102,7 @@ export async function createMaterializedViewInChunks(input: CreateViewInput, rep
   const { core } = input;
   const progress = startProgress(core, prepared);
   try {
-    prepared.dataflow.initialize();
+    let viewRows = netRows(prepared.dataflow.initialize());
     const intervalMs = reporting.intervalMs ?? backfillDefaults.intervalMs;
     const chunkRows = reporting.chunkRows ?? backfillDefaults.chunkRows;
     let lastNotice = Date.now();
@@ -110,7 +110,7 @@ export async function createMaterializedViewInChunks(input: CreateViewInput, rep
       progress.relation = relation.name;
       let chunk: Row[] = [];
       const push = () => {
-        prepared.dataflow.pushAll(new Map([[relation.id, withSign(chunk, 1)]]));
+        viewRows += netRows(prepared.dataflow.pushAll(new Map([[relation.id, withSign(chunk, 1)]])));
         progress.rowsDone += chunk.length;
         chunk = [];
       };
@@ -126,7 +126,7 @@ export async function createMaterializedViewInChunks(input: CreateViewInput, rep
       }
       if (chunk.length > 0) push();
     }
-    return finish(core, prepared, progress);
+    return finish(core, prepared, progress, viewRows);
   } catch (error) {
     fail(core, progress);
     throw error;
@@ -139,7 +139,8 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
   const name = target.relname ?? '';
   const schema = creationSchema(ddl, target);
   const sink = input.sink;
-  const commandTag = sink === undefined ? 'CREATE_MATERIALIZED_VIEW' : 'CREATE SINK';
+  // PostgreSQL's tags: `SELECT n` (the view's rows) once created, CREATE MATERIALIZED VIEW when skipped.
+  const commandTag = sink === undefined ? 'CREATE MATERIALIZED VIEW' : 'CREATE SINK';
   if (ddl.catalog.relation(schema, name) !== undefined) {
     if (body.if_not_exists === true) {
       return { commandTag, notices: [{ severity: 'NOTICE', code: SqlState.duplicateTable, message: `relation "${name}" already exists, skipping` }] };
@@ -194,13 +195,13 @@ function startProgress(core: EngineCore, prepared: Prepared): BackfillRecord {
   return core.streams.backfills.start(prepared.relation.id, prepared.relation.schema, prepared.relation.name, estimate);
 }
 
-function finish(core: EngineCore, prepared: Prepared, progress: BackfillRecord): CreateViewOutcome {
+function finish(core: EngineCore, prepared: Prepared, progress: BackfillRecord, rows: number): CreateViewOutcome {
   core.catalog.stage(core.store, prepared.next);
   core.commit();
   core.catalog.install(prepared.next);
   core.streams.install(prepared.dataflow);
   core.streams.backfills.finish(progress, 'done');
-  return { commandTag: prepared.commandTag, notices: [] };
+  return { commandTag: prepared.relation.kind === 'sink' ? prepared.commandTag : `SELECT ${rows}`, notices: [] };
 }
 
 function fail(core: EngineCore, progress: BackfillRecord): void {
@@ -217,9 +218,16 @@ function snapshotRows(core: EngineCore, planned: PlannedStream): [RelationDef, I
   });
 }
 
-/** The view's first contents: its operators' initial output, then its inputs' rows at one epoch. */
-function backfill(core: EngineCore, dataflow: Dataflow, planned: PlannedStream, progress: BackfillRecord): void {
-  dataflow.initialize();
+/** The number of rows a batch of changes adds (inserts minus deletes). */
+function netRows(changes: ChangeBatch): number {
+  let rows = 0;
+  for (const sign of changes.signs) rows += sign;
+  return rows;
+}
+
+/** The view's first contents: its operators' initial output, then its inputs' rows at one epoch; returns the view's row count. */
+function backfill(core: EngineCore, dataflow: Dataflow, planned: PlannedStream, progress: BackfillRecord): number {
+  const initial = netRows(dataflow.initialize());
   const snapshot = new Map<number, ChangeBatch>();
   for (const [source, scan] of snapshotRows(core, planned)) {
     progress.relation = source.name;
@@ -227,7 +235,7 @@ function backfill(core: EngineCore, dataflow: Dataflow, planned: PlannedStream, 
     progress.rowsDone += rows.length;
     if (rows.length > 0) snapshot.set(source.id, withSign(rows, 1));
   }
-  dataflow.pushAll(snapshot);
+  return initial + netRows(dataflow.pushAll(snapshot));
 }
 
 /** Rebuilds every materialized view's dataflow from the catalog (at start), without recomputing. */
