@@ -10,7 +10,7 @@
 // Run: npm run build && npm run bench -- nexmark --queries q0,q1 --events 1000000
 //   (defaults: q0,q1,q2,q3,q4,q5,q7,q8 and 1,000,000 events times BENCH_SCALE; --split-num K,
 //   --chunk-size R, --barrier-interval-ms M; the query `source` is the Bid source alone, no view:
-//   the ceiling the generator and the source's own table set)
+//   the ceiling the generator and the source's own table set; `generator` is the generator alone)
 // The smoke test (test/nexmark/bench.test.ts) calls runNexmarkQuery with a small event count and
 // checks the view's contents.
 
@@ -21,6 +21,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEngine } from '../executor/create-engine.js';
 import type { Engine, Session } from '../executor/engine.js';
+import { NexmarkGenerator } from '../executor/source/generators/nexmark-generator.js';
+import type { Row } from '../sql/value.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The repository's root (this file runs from bench/ under vitest and from dist/bench/ built). */
@@ -124,8 +126,26 @@ async function main(): Promise<void> {
   const chunkSize = Number(flag('--chunk-size') ?? '1024');
   const barrierIntervalMs = Number(flag('--barrier-interval-ms') ?? '250');
   if (!(events > 0) || !Number.isSafeInteger(events)) throw new Error(`--events must be a positive integer, not ${String(events)}`);
-  for (const query of queries) querySql(query);
+  for (const query of queries) if (query !== 'generator') querySql(query);
   const child = flag('--child');
+  if (child === 'generator') {
+    // The generator alone (no engine): all three table types' rows of `events` events, in chunks.
+    const generator = new NexmarkGenerator();
+    const cpuStart = process.cpuUsage();
+    const start = performance.now();
+    for (const table of ['Bid', 'Auction', 'Person'] as const) {
+      let next = 0;
+      while (next < events) {
+        const rows: Row[] = [];
+        next = generator.fill(rows, table, next, 1, events, chunkSize).next;
+      }
+    }
+    const seconds = (performance.now() - start) / 1000;
+    const cpu = process.cpuUsage(cpuStart);
+    report(child, 'events_per_second', events / seconds, 'events/s');
+    report(child, 'events_per_cpu_second', events / ((cpu.user + cpu.system) / 1e6), 'events/s per core');
+    return;
+  }
   if (child !== undefined) {
     const result = await runNexmarkQuery({ query: child, events, splits, chunkSize, barrierIntervalMs });
     report(child, 'events_per_second', events / result.seconds, 'events/s');
