@@ -95,7 +95,7 @@ export type Plan =
     }
   | { readonly kind: 'Values'; readonly rows: readonly (readonly Expression[])[]; readonly columns: readonly OutputColumn[] }
   /** generate_series / unnest: arguments may read an enclosing row (LATERAL). */
-  | { readonly kind: 'TableFunction'; readonly name: 'generate_series' | 'unnest'; readonly args: readonly Expression[]; readonly withOrdinality: boolean; readonly columns: readonly OutputColumn[] }
+  | { readonly kind: 'TableFunction'; readonly name: 'generate_series' | 'unnest' | 'pg_options_to_table'; readonly args: readonly Expression[]; readonly withOrdinality: boolean; readonly columns: readonly OutputColumn[] }
   | { readonly kind: 'Filter'; readonly input: Plan; readonly predicate: Expression; readonly columns: readonly OutputColumn[] }
   | { readonly kind: 'Project'; readonly input: Plan; readonly expressions: readonly Expression[]; readonly columns: readonly OutputColumn[] }
   | {

@@ -1,5 +1,6 @@
 // Table functions in FROM: generate_series (integers, bigints, numerics, timestamps with an
-// interval step) and unnest (one-dimensional arrays, in element order), with ORDINALITY.
+// interval step), unnest (one-dimensional arrays, in element order) and pg_options_to_table
+// ('name=value' text[] as (option_name, option_value) rows), with ORDINALITY.
 
 import type { Row, SqlArray, Value, Interval } from '../../sql/value.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
@@ -61,7 +62,15 @@ export function* tableFunction(plan: PlanOf<'TableFunction'>, runtime: Runtime):
   let ordinal = 0n;
   for (const value of values) {
     ordinal++;
-    batch.push(plan.withOrdinality ? [value, ordinal] : [value]);
+    if (plan.name === 'pg_options_to_table') {
+      if (value === null) continue;
+      // 'name=value' (PostgreSQL's reloptions/ftoptions shape): split at the first '='.
+      const text = String(value);
+      const at = text.indexOf('=');
+      const name = at < 0 ? text : text.slice(0, at);
+      const optionValue = at < 0 ? null : text.slice(at + 1);
+      batch.push(plan.withOrdinality ? [name, optionValue, ordinal] : [name, optionValue]);
+    } else batch.push(plan.withOrdinality ? [value, ordinal] : [value]);
     if (batch.length >= BATCH_SIZE) {
       checkDeadline(runtime);
       yield batch;

@@ -3,7 +3,7 @@
 // pg_attrdef, pg_description, pg_proc, pg_settings, pg_roles/pg_user, pg_tables/pg_views/
 // pg_matviews, pg_am, pg_collation, pg_tablespace, and the ones psql's \d queries join but oxbow
 // has nothing for (pg_inherits, pg_policy, pg_trigger, pg_statistic_ext, pg_publication*,
-// pg_foreign_table, pg_extension, pg_enum), present and empty. Column lists follow PostgreSQL 15
+// pg_extension, pg_enum), present and empty; pg_foreign_table / pg_foreign_server describe sources. Column lists follow PostgreSQL 15
 // (a subset where a column has no meaning here); OIDs of the catalogs are PostgreSQL's.
 
 import type { RelationDef } from '../../sql/catalog.js';
@@ -57,6 +57,13 @@ function pg(id: number, name: string, columns: readonly string[], rows: (context
 }
 
 const empty = (): Row[] => [];
+
+/** A foreign server per source connector (pg_foreign_server), so psql's \d NAME names it. */
+const CONNECTOR_SERVERS: Readonly<Record<string, number>> = { kafka: 13201, nexmark: 13202, datagen: 13203 };
+
+function connectorServerOid(connector: string): number {
+  return CONNECTOR_SERVERS[connector.toLowerCase()] ?? 0;
+}
 
 /** Every relation that pg_class lists, user and system. */
 function classRelations(context: SystemContext): RelationDef[] {
@@ -452,7 +459,22 @@ export const pgCatalogTables: readonly SystemTable[] = [
   pg(6104, 'pg_publication', ['oid:oid', 'pubname:name', 'pubowner:oid', 'puballtables:bool', 'pubinsert:bool', 'pubupdate:bool', 'pubdelete:bool', 'pubtruncate:bool', 'pubviaroot:bool'], empty),
   pg(6237, 'pg_publication_namespace', ['oid:oid', 'pnpubid:oid', 'pnnspid:oid'], empty),
   pg(6106, 'pg_publication_rel', ['oid:oid', 'prpubid:oid', 'prrelid:oid', 'prqual:text', 'prattrs:int2[]'], empty),
-  pg(3118, 'pg_foreign_table', ['ftrelid:oid', 'ftserver:oid', 'ftoptions:text[]'], empty),
+  // Sources are foreign tables to psql (relkind 'f'): one row each, its server the connector's, its
+  // options the WITH options plus FORMAT and ENCODE (psql's \d NAME prints them).
+  pg(3118, 'pg_foreign_table', ['ftrelid:oid', 'ftserver:oid', 'ftoptions:text[]'], (context) =>
+    userRelations(context, 'source').map((source) => [
+      source.id,
+      connectorServerOid(source.options?.['connector'] ?? ''),
+      array([
+        ...Object.entries(source.options ?? {}).map(([name, value]) => `${name}=${value}`),
+        ...(source.format === undefined ? [] : [`format=${source.format}`]),
+        ...(source.encode === undefined ? [] : [`encode=${source.encode}`]),
+      ]),
+    ]),
+  ),
+  pg(1417, 'pg_foreign_server', ['oid:oid', 'srvname:name', 'srvowner:oid', 'srvfdw:oid', 'srvtype:text', 'srvversion:text', 'srvacl:text[]', 'srvoptions:text[]'], () =>
+    Object.entries(CONNECTOR_SERVERS).map(([name, oid]) => [oid, name, OWNER_OID, 0, null, null, null, null]),
+  ),
   pg(3079, 'pg_extension', ['oid:oid', 'extname:name', 'extowner:oid', 'extnamespace:oid', 'extrelocatable:bool', 'extversion:text', 'extconfig:oid[]', 'extcondition:text[]'], empty),
   pg(3501, 'pg_enum', ['oid:oid', 'enumtypid:oid', 'enumsortorder:float4', 'enumlabel:name'], empty),
   pg(3541, 'pg_range', ['rngtypid:oid', 'rngsubtype:oid', 'rngmultitypid:oid', 'rngcollation:oid', 'rngsubopc:oid', 'rngcanonical:oid', 'rngsubdiff:oid'], empty),

@@ -92,6 +92,14 @@ describe('a source is its own kind', () => {
     expect(listing).toMatch(/public \| src\s+\| foreign table \| oxbow/);
     expect(listing).toMatch(/public \| tab\s+\| table\s+\| oxbow/);
     expect(psql('\\dt')).not.toContain('src');
+    // \d NAME describes it as psql describes a foreign table: columns, server, options.
+    const described = psql('\\d src');
+    expect(described).toContain('Foreign table "public.src"');
+    expect(described).toMatch(/ v\s+\| integer\s+\|/);
+    expect(described).toContain('Server: kafka');
+    expect(described).toContain(`FDW options: (connector 'kafka', topic 'kinds', "properties.bootstrap.server" '${broker.bootstrap}', format 'plain', encode 'json')`);
+    // pg_options_to_table splits at the first '=' (PostgreSQL's rule; no '=' gives a NULL value).
+    expect(await column("SELECT option_name, option_value FROM pg_options_to_table(ARRAY['a=1', 'b=x=y', 'c'])")).toEqual(['a | 1', 'b | x=y', 'c | NULL']);
   });
 
   it('is readable by SELECT and by a materialized view', async () => {
