@@ -1,23 +1,46 @@
-// Kafka into oxbow: Nexmark-like bid events as JSON in a real broker (scripts/kafka.mjs, started
-// here on a free port), read by a source (1) into its table alone and (2) into a table plus an
-// aggregating materialized view (per-auction count and max price, Nexmark q-like). Reports
-// events/s from CREATE SOURCE until every message is committed, and the producer's rate.
-// Prints JSON lines {"bench","metric","value","unit"}.
-// Run: npm run build && node dist/bench/kafka.js [events]   (default 300000)
+// Kafka into oxbow: Nexmark bid events as JSON in a real broker (scripts/kafka.mjs, started here on a
+// free port), read by `CREATE SOURCE bid (...) FORMAT PLAIN ENCODE JSON` into the Nexmark q0, q1,
+// q5 and q7 views (../shared/nexmark/risingwave/mv_sql/), each in a fresh in-process engine on
+// RocksDB. The same events come from the built-in generator (connector = 'nexmark',
+// executor/source/generators/) in the same run as the upper bound: the bids of events 0..N-1 of
+// the deterministic generator are what the topic holds, so both read the same rows.
+//
+// Rates: messages (bids) per second from CREATE SOURCE until the epoch that commits the last one
+// (includes the consumer joining), and steady (from the first committed epoch to the last). The
+// run checks q0 holds every bid.
+// Prints JSON lines {"bench":"kafka","metric","value","unit"}.
+// Run: npm run build && npm run bench -- kafka [--events N] [--queries q0,q1,q5,q7]
+//   (defaults: 1,000,000 Nexmark events times BENCH_SCALE (92% are bids), 4 partitions,
+//   --barrier-interval-ms 1000; --skip-generator leaves the upper bound out)
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
 import { createEngine } from '../executor/create-engine.js';
-import type { Session } from '../executor/engine.js';
+import type { Engine, Session } from '../executor/engine.js';
+import { NexmarkGenerator } from '../executor/source/generators/nexmark-generator.js';
+import type { Row } from '../sql/value.js';
 
-const EVENTS = Number(process.argv[2] ?? 300_000);
-const PARTITIONS = 4;
-const SCRIPT = fileURLToPath(new URL('../../scripts/kafka.mjs', import.meta.url));
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = HERE.endsWith(join('dist', 'bench')) ? join(HERE, '..', '..') : join(HERE, '..');
+const SCRIPT = join(ROOT, 'scripts', 'kafka.mjs');
+const MV_SQL_DIR = join(ROOT, '..', 'shared', 'nexmark', 'risingwave', 'mv_sql');
+const BID_COLUMNS = 'auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP, extra VARCHAR';
+
+const args = process.argv.slice(2);
+const flag = (name: string): string | undefined => {
+  const at = args.indexOf(name);
+  return at < 0 ? undefined : args[at + 1];
+};
+const EVENTS = Number(flag('--events') ?? Math.round(1_000_000 * Number(process.env['BENCH_SCALE'] ?? '1')));
+const QUERIES = (flag('--queries') ?? 'q0,q1,q5,q7').split(',').map((query) => query.trim());
+const PARTITIONS = Number(flag('--partitions') ?? '4');
+const BARRIER_MS = Number(flag('--barrier-interval-ms') ?? '1000');
+const WITH_GENERATOR = !args.includes('--skip-generator');
 
 function report(metric: string, value: number, unit: string): void {
   console.log(JSON.stringify({ bench: 'kafka', metric, value: Number(value.toFixed(1)), unit }));
@@ -34,49 +57,60 @@ async function freePort(): Promise<number> {
   });
 }
 
-const port = await freePort();
-const started = spawnSync(process.execPath, [SCRIPT, '--port', String(port)], { encoding: 'utf8' });
-if (started.status !== 0) throw new Error(`broker did not start: ${started.stdout}${started.stderr}`);
-const bootstrap = `127.0.0.1:${port}`;
-const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-kafka-'));
+/** A JSON string literal for plain ASCII text (the generator's strings need no escapes but quotes). */
+function jsonText(text: string): string {
+  return JSON.stringify(text);
+}
 
-try {
-  const kafka = new kafkajs.Kafka({ brokers: [bootstrap], logLevel: kafkajs.logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic: 'bids', numPartitions: PARTITIONS }], waitForLeaders: true });
-  await admin.disconnect();
-  const producer = kafka.producer();
+/** `YYYY-MM-DD HH:MM:SS.mmm` of microseconds since 1970 (the JSON shape RisingWave's Nexmark topics use). */
+function timestampText(micros: number): string {
+  return new Date(micros / 1000).toISOString().replace('T', ' ').replace('Z', '');
+}
+
+/** Produces the bids of events 0..events-1 to `topic`, round robin over partitions; returns the bid count. */
+async function produceBids(kafka: kafkajs.Kafka, topic: string, events: number): Promise<number> {
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
-  const produceStart = process.hrtime.bigint();
-  const base = Date.UTC(2026, 0, 1);
+  const generator = new NexmarkGenerator({ seed: 0 });
   const CHUNK = 10_000;
-  for (let first = 0; first < EVENTS; first += CHUNK) {
+  const INFLIGHT = 4;
+  let next = 0;
+  let count = 0;
+  const inflight = new Set<Promise<unknown>>();
+  while (next < events) {
+    const rows: Row[] = [];
+    next = generator.fill(rows, 'Bid', next, 1, events, CHUNK).next;
     const byPartition: { value: string }[][] = Array.from({ length: PARTITIONS }, () => []);
-    for (let i = first; i < Math.min(first + CHUNK, EVENTS); i++) {
-      byPartition[i % PARTITIONS]!.push({
-        value: JSON.stringify({
-          auction: 1000 + (i % 977),
-          bidder: 2000 + (i % 4093),
-          price: 100 + ((i * 7919) % 100_000),
-          channel: i % 3 === 0 ? 'Google' : 'Apple',
-          url: `https://www.nexmark.com/item.htm?query=${i % 1013}`,
-          date_time: new Date(base + i).toISOString().replace('T', ' ').replace('Z', ''),
-          extra: '',
-        }),
+    for (const row of rows) {
+      const [auction, bidder, price, channel, url, dateTime, extra] = row as [bigint, bigint, bigint, string, string, number, string];
+      byPartition[count++ % PARTITIONS]!.push({
+        value: `{"auction":${auction},"bidder":${bidder},"price":${price},"channel":${jsonText(channel)},"url":${jsonText(url)},"date_time":"${timestampText(dateTime)}","extra":${jsonText(extra)}}`,
       });
     }
-    await producer.sendBatch({ acks: 1, topicMessages: byPartition.map((messages, partition) => ({ topic: 'bids', messages: messages.map((message) => ({ ...message, partition })) })) });
+    const sent = producer.sendBatch({ acks: 1, topicMessages: byPartition.map((messages, partition) => ({ topic, messages: messages.map((message) => ({ ...message, partition })) })) });
+    inflight.add(sent);
+    void sent.finally(() => inflight.delete(sent));
+    if (inflight.size >= INFLIGHT) await Promise.race(inflight);
   }
-  report('produce', EVENTS / (Number(process.hrtime.bigint() - produceStart) / 1e9), 'events/s');
+  await Promise.all(inflight);
   await producer.disconnect();
+  return count;
+}
 
+interface Ingest {
+  readonly seconds: number;
+  readonly steadySeconds: number | undefined;
+  readonly steadyMessages: number;
+  readonly cpuSeconds: number;
+}
+
+async function openEngine(dataDir: string): Promise<{ engine: Engine; run: (sql: string) => Promise<unknown[][]> }> {
   const engine = await createEngine({
     dataDir,
     checkpointUrl: `file://${dataDir}/checkpoints`,
-    barrierIntervalMs: 1000,
+    barrierIntervalMs: BARRIER_MS,
     checkpointIntervalMs: 600_000,
-    timeTravelRetentionMs: 600_000,
+    timeTravelRetentionMs: 60_000,
     memoryLimitBytes: 1 << 30,
   });
   const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
@@ -88,36 +122,82 @@ try {
     }
     return rows;
   };
-  const columns = 'auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp, extra varchar';
-  const options = `connector = 'kafka', topic = 'bids', properties.bootstrap.server = '${bootstrap}', scan.startup.mode = 'earliest'`;
-  // Two rates: from CREATE SOURCE (includes joining the consumer group, a few seconds) and steady
-  // state (from the first committed epoch with messages to the last).
-  const ingest = async (label: string, name: string, view: string | undefined): Promise<void> => {
-    const start = process.hrtime.bigint();
-    await run(`CREATE SOURCE ${name} (${columns}) WITH (${options}) FORMAT PLAIN ENCODE JSON`);
-    if (view !== undefined) await run(view);
-    let firstAt: bigint | undefined;
+  return { engine, run };
+}
+
+/**
+ * Creates the source and the query's view in a fresh engine, waits until the source committed
+ * `target` (the sum of its committed offsets: messages for Kafka, event numbers for the generator).
+ */
+async function ingest(query: string, sourceDdl: string, target: number, check?: (run: (sql: string) => Promise<unknown[][]>) => Promise<void>): Promise<Ingest> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-kafka-'));
+  const { engine, run } = await openEngine(dataDir);
+  try {
+    const viewSql = readFileSync(join(MV_SQL_DIR, `${query}.sql`), 'utf8');
+    const cpuStart = process.cpuUsage();
+    const start = performance.now();
+    await run(sourceDdl);
+    await run(viewSql);
+    let firstAt: number | undefined;
     let firstCount = 0;
     for (;;) {
-      const rows = await run(`SELECT coalesce(sum(committed_offset), 0)::int8 FROM oxbow_catalog.source_partitions WHERE source_name = '${name}'`);
+      const rows = await run(`SELECT coalesce(sum(committed_offset), 0)::int8 FROM oxbow_catalog.source_partitions WHERE source_name = 'bid'`);
       const count = Number(rows[0]![0]);
       if (firstAt === undefined && count > 0) {
-        firstAt = process.hrtime.bigint();
+        firstAt = performance.now();
         firstCount = count;
       }
-      if (count >= EVENTS) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      if (count >= target) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    const end = process.hrtime.bigint();
-    report(`${label}, from CREATE SOURCE`, EVENTS / (Number(end - start) / 1e9), 'events/s');
-    if (firstAt !== undefined && end > firstAt) report(`${label}, steady`, (EVENTS - firstCount) / (Number(end - firstAt) / 1e9), 'events/s');
-  };
-  await ingest('source into its table', 'bids_only', undefined);
-  await ingest('source into table + aggregate view', 'bids_viewed', 'CREATE MATERIALIZED VIEW max_bid AS SELECT auction, count(*) AS n, max(price) AS top FROM bids_viewed GROUP BY auction');
-  const check = await run('SELECT sum(n)::int8 FROM max_bid');
-  if (Number(check[0]![0]) !== EVENTS) throw new Error(`the view counted ${String(check[0]![0])} events, expected ${EVENTS}`);
-  await engine.close();
+    const end = performance.now();
+    const cpu = process.cpuUsage(cpuStart);
+    if (check !== undefined) await check(run);
+    return {
+      seconds: (end - start) / 1000,
+      steadySeconds: firstAt !== undefined && end > firstAt ? (end - firstAt) / 1000 : undefined,
+      steadyMessages: target - firstCount,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    };
+  } finally {
+    await engine.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const port = await freePort();
+const started = spawnSync(process.execPath, [SCRIPT, '--port', String(port), '--timeout-ms', '120000'], { encoding: 'utf8' });
+if (started.status !== 0) throw new Error(`broker did not start: ${started.stdout}${started.stderr}`);
+const bootstrap = `127.0.0.1:${port}`;
+
+try {
+  const kafka = new kafkajs.Kafka({ brokers: [bootstrap], logLevel: kafkajs.logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic: 'bid', numPartitions: PARTITIONS }], waitForLeaders: true });
+  await admin.disconnect();
+  const produceStart = performance.now();
+  const bids = await produceBids(kafka, 'bid', EVENTS);
+  report('produce (kafkajs, acks=1)', bids / ((performance.now() - produceStart) / 1000), 'messages/s');
+  report('bids in the topic', bids, 'messages');
+
+  const kafkaSource = `CREATE SOURCE bid (${BID_COLUMNS}) WITH (connector = 'kafka', topic = 'bid', properties.bootstrap.server = '${bootstrap}', scan.startup.mode = 'earliest') FORMAT PLAIN ENCODE JSON`;
+  const generatorSource = `CREATE SOURCE bid (${BID_COLUMNS}) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${EVENTS}', nexmark.split.num = '${PARTITIONS}', nexmark.min.event.gap.in.ns = '0')`;
+  for (const query of QUERIES) {
+    const check = query !== 'q0' ? undefined : async (run: (sql: string) => Promise<unknown[][]>): Promise<void> => {
+      const rows = await run('SELECT count(*)::int8 FROM nexmark_q0');
+      if (Number(rows[0]![0]) !== bids) throw new Error(`nexmark_q0 holds ${String(rows[0]![0])} rows, expected ${bids}`);
+    };
+    const fromKafka = await ingest(query, kafkaSource, bids, check);
+    report(`${query} from Kafka, from CREATE SOURCE`, bids / fromKafka.seconds, 'messages/s');
+    if (fromKafka.steadySeconds !== undefined) report(`${query} from Kafka, steady`, fromKafka.steadyMessages / fromKafka.steadySeconds, 'messages/s');
+    report(`${query} from Kafka, per CPU second`, bids / fromKafka.cpuSeconds, 'messages/s per core');
+    if (WITH_GENERATOR) {
+      const fromGenerator = await ingest(query, generatorSource, EVENTS, check);
+      report(`${query} from the generator, from CREATE SOURCE`, bids / fromGenerator.seconds, 'messages/s');
+      report(`${query} from the generator, per CPU second`, bids / fromGenerator.cpuSeconds, 'messages/s per core');
+    }
+  }
 } finally {
   spawnSync(process.execPath, [SCRIPT, '--stop', '--port', String(port)], { encoding: 'utf8' });
-  rmSync(dataDir, { recursive: true, force: true });
 }
