@@ -35,6 +35,8 @@ export class EngineMetrics {
   /** Seconds of the atomic write of an epoch into the store. */
   readonly commitLatency = new Histogram();
   epochsCommitted = 0;
+  /** Per source (relation id): rows (inserts and deletes) its connector wrote into epochs since start. */
+  readonly sourceRows = new Map<number, number>();
   statementsTotal = 0;
   statementErrorsTotal = 0;
   readonly sessions = new Set<ActivitySource>();

@@ -59,6 +59,8 @@ export function prometheusText(status: EngineStatus, extra: { readonly connectio
   w.one('oxbow_statement_errors_total', 'Statements that ended in an error since the process started.', metrics.statementErrorsTotal, 'counter');
 
   const throughput = status.throughput();
+  w.family('oxbow_source_rows_total', 'counter', "Rows a source's connector (Kafka, a generator) wrote into epochs since start.");
+  for (const source of throughput.sources) w.sample('oxbow_source_rows_total', { source: `${source.schema}.${source.name}` }, source.rows);
   w.family('oxbow_input_rows_total', 'counter', 'Changes of a table, source or view pushed into the dataflows that read it.');
   for (const input of throughput.inputs) w.sample('oxbow_input_rows_total', { relation: `${input.schema}.${input.name}`, kind: input.kind }, input.rows);
   w.family('oxbow_view_input_rows_total', 'counter', "Changes reaching a materialized view's Materialize operator.");

@@ -71,6 +71,8 @@ export interface EpochInfo {
 }
 
 export interface ThroughputInfo {
+  /** Per source: rows its connector (Kafka, a generator) wrote into epochs, whether or not a view reads it. */
+  readonly sources: readonly { readonly sourceId: number; readonly schema: string; readonly name: string; readonly rows: number }[];
   /** Per relation read by some view (table, source, view): changes pushed into dataflows. */
   readonly inputs: readonly { readonly relationId: number; readonly schema: string; readonly name: string; readonly kind: string; readonly rows: number }[];
   /** Per materialized view: changes into its Materialize operator and rows written to the view. */
@@ -242,7 +244,13 @@ export class EngineStatus {
       const seconds = dataflow.operators.reduce((sum, operator) => sum + operator.seconds, 0);
       return { viewId: dataflow.viewId, schema: dataflow.schema, name: dataflow.name, rowsIn: root.rowsIn, rowsOut: root.rowsOut, seconds };
     });
-    return { inputs, views };
+    const sources = [...this.inputs.metrics.sourceRows]
+      .sort((a, b) => a[0] - b[0])
+      .map(([sourceId, rows]) => {
+        const relation = catalog.relationById(sourceId);
+        return { sourceId, schema: relation?.schema ?? '', name: relation?.name ?? String(sourceId), rows };
+      });
+    return { sources, inputs, views };
   }
 
   cache(): CacheInfo | null {

@@ -200,6 +200,8 @@ class RunningSource implements SourceListener {
       }
     }
     this.manager.core.store.putMeta(OFFSETS_META_PREFIX + id, encodeOffsets(this.next));
+    const sourceRows = this.manager.core.metrics.sourceRows;
+    sourceRows.set(id, (sourceRows.get(id) ?? 0) + rows.length);
   }
 
   /** The epoch with the applied changes committed. */
