@@ -138,6 +138,9 @@ export interface Session {
   /** A session setting's current value (statement_timeout, DateStyle...), for pgwire's own use. */
   setting(name: string): string | undefined;
 
+  /** Optional: the name a reg* OID prints as (EvalContext.objectName), for pgwire's result text. */
+  objectName?(type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace', oid: number): string | undefined;
+
   close(): void;
 }
 

@@ -21,6 +21,7 @@ import type { DataType } from '../sql/types.js';
 import type { Row, Value } from '../sql/value.js';
 import { planStatement, type PlannedStatement, type PlannerContext } from '../planner/index.js';
 import { executePlanned } from './batch/index.js';
+import { objectName } from './object-names.js';
 import type {
   ColumnDescription,
   ExecuteOptions,
@@ -342,7 +343,13 @@ export class EngineSession implements Session {
       dateStyle: this.settings.get('DateStyle')!,
       intervalStyle: this.settings.get('IntervalStyle')!,
       extraFloatDigits: Number(this.settings.get('extra_float_digits')),
+      objectName: (type, oid) => this.objectName(type, oid),
     };
+  }
+
+  /** The name a reg* OID prints as (object-names.ts), against the current catalog and search path. */
+  objectName(type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace', oid: number): string | undefined {
+    return objectName(this.core.catalog.snapshot, this.searchPath(), type, oid);
   }
 
   // ---- execute ---------------------------------------------------------------------------

@@ -35,6 +35,8 @@ export function evalContextOf(session: Session): EvalContext {
     dateStyle: session.setting('DateStyle') ?? session.setting('datestyle') ?? base.dateStyle,
     intervalStyle: session.setting('IntervalStyle') ?? session.setting('intervalstyle') ?? base.intervalStyle,
     extraFloatDigits: Number.isFinite(extraFloatDigits) ? extraFloatDigits : base.extraFloatDigits,
+    // reg* values print as names (regclass 't', regtype 'integer').
+    ...(session.objectName === undefined ? {} : { objectName: session.objectName.bind(session) }),
   };
 }
 

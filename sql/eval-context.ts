@@ -17,6 +17,12 @@ export interface EvalContext {
    * the streaming executor): pg_sleep blocks the thread.
    */
   readonly sleep?: (seconds: number) => void;
+  /**
+   * The name a reg* value prints as (regclass: the relation, regtype: format_type, regproc: the
+   * function, regnamespace: the schema); undefined prints the number, as PostgreSQL does for an
+   * OID that names nothing. The session supplies it (it needs the catalog); absent: numbers.
+   */
+  readonly objectName?: (type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace', oid: number) => string | undefined;
 }
 
 export const DEFAULT_EVAL_CONTEXT: EvalContext = Object.freeze({

@@ -251,11 +251,12 @@ export function formatValue(value: Value, type: DataType, context: EvalContext =
     case 'int2':
     case 'int4':
     case 'oid':
+      return String(value);
     case 'regclass':
     case 'regproc':
     case 'regtype':
     case 'regnamespace':
-      return String(value);
+      return context.objectName?.(type.name, value as number) ?? String(value);
     case 'int8':
       return (value as bigint).toString();
     case 'float4':

@@ -6,7 +6,7 @@
 
 import { type DataType, TYPES, sameType, type as scalar } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import { type CastContext, type EvalContext, type Resolved, DEFAULT_EVAL_CONTEXT, allOperators, parseValue, resolveCast, resolveFunction, resolveOperator, commonType } from '../../sql/functions.js';
+import { type CastContext, type EvalContext, type Resolved, DEFAULT_EVAL_CONTEXT, allFunctions, allOperators, parseValue, resolveCast, resolveFunction, resolveOperator, commonType } from '../../sql/functions.js';
 import type { Expression } from '../expression.js';
 import type { Plan } from '../plan.js';
 import type { PlannerContext } from '../index.js';
@@ -61,7 +61,7 @@ export class BinderContext {
     if (target.name === 'unknown') return expression;
     if (expression.kind === 'Literal' && expression.type.name === 'unknown') {
       if (expression.value === null) return { kind: 'Literal', value: null, type: target };
-      if (target.name === 'regclass' || target.name === 'regtype' || target.name === 'regnamespace') return this.objectReference(String(expression.value), target, position);
+      if (target.name === 'regclass' || target.name === 'regtype' || target.name === 'regnamespace' || target.name === 'regproc') return this.objectReference(String(expression.value), target, position);
       try {
         const value = parseValue(String(expression.value), target, this.evalContext);
         // Explicit casts truncate to the modifier ('abcdef'::varchar(3) is 'abc'); assignments check it.
@@ -116,6 +116,14 @@ export class BinderContext {
       const schema = name.length === 1 ? this.planner.catalog.schema(name[0]!) : undefined;
       if (schema === undefined) throw new SqlError(SqlState.invalidSchemaName, `schema "${text}" does not exist`, { position });
       return { kind: 'Literal', value: schema.id, type: target };
+    }
+    if (target.name === 'regproc') {
+      // PostgreSQL's regprocin: a function name (pg_catalog. optional) naming exactly one function.
+      const name = text.trim().replace(/^pg_catalog\./, '');
+      const oids = [...new Set(allFunctions().filter((fn) => fn.name === name).map((fn) => fn.oid))];
+      if (oids.length === 0) throw new SqlError(SqlState.undefinedFunction, `function "${text}" does not exist`, { position });
+      if (oids.length > 1) throw new SqlError(SqlState.ambiguousFunction, `more than one function named "${text}"`, { position });
+      return { kind: 'Literal', value: oids[0]!, type: target };
     }
     const oid = typeOidByName(text.trim().toLowerCase());
     if (oid === undefined) throw new SqlError(SqlState.undefinedObject, `type "${text}" does not exist`, { position });
@@ -208,6 +216,8 @@ const STRING = new Set(['text', 'varchar', 'bpchar', 'name', 'char', 'unknown'])
 /** A cast whose result depends on session settings (TimeZone, DateStyle): not folded at plan time. */
 export function sessionDependentCast(from: DataType, to: DataType): boolean {
   if (from.name === 'timestamptz' || to.name === 'timestamptz') return true;
+  // reg* to text prints a name from the session's catalog (EvalContext.objectName).
+  if ((from.name === 'regclass' || from.name === 'regtype' || from.name === 'regproc' || from.name === 'regnamespace') && STRING.has(to.name)) return true;
   return (DATETIME.has(from.name) && STRING.has(to.name)) || (STRING.has(from.name) && DATETIME.has(to.name));
 }
 
