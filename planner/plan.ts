@@ -138,6 +138,13 @@ export type Plan =
       /** Output: group keys, then one column per aggregate. No keys: exactly one output row. */
       readonly groupKeys: readonly Expression[];
       readonly aggregates: readonly AggregateCall[];
+      /**
+       * GROUPING SETS / ROLLUP / CUBE: the sets, each a list of groupKeys positions, in
+       * PostgreSQL's order; a key outside the current set outputs NULL. Absent: one set of all keys.
+       */
+      readonly groupingSets?: readonly (readonly number[])[];
+      /** GROUPING(...) calls (groupKeys positions each), output after the aggregates: bit set = key not in the row's set. */
+      readonly groupingCalls?: readonly (readonly number[])[];
       readonly columns: readonly OutputColumn[];
     }
   /** Output: input columns, then one column per window call. */

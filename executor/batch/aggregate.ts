@@ -71,6 +71,10 @@ export function feed(calls: readonly CompiledCall[], accumulators: readonly Accu
 export { compileCall };
 
 export function* aggregate(plan: PlanOf<'Aggregate'>, runtime: Runtime): Batches {
+  if (plan.groupingSets !== undefined || plan.groupingCalls !== undefined) {
+    yield* groupingSetsAggregate(plan, runtime);
+    return;
+  }
   const calls = plan.aggregates.map(compileCall);
   const keyEvaluators = plan.groupKeys.map(compile);
   const groups = new KeyMap<Accumulator[]>(plan.groupKeys.map((k) => k.type));
@@ -104,6 +108,57 @@ export function* aggregate(plan: PlanOf<'Aggregate'>, runtime: Runtime): Batches
     if (out.length >= BATCH_SIZE) {
       yield out;
       out = [];
+    }
+  }
+  if (out.length > 0) yield out;
+}
+
+/**
+ * GROUPING SETS / ROLLUP / CUBE (and GROUPING() calls): one pass over the input, one hash table
+ * per set keyed by that set's keys; the output lists each set's groups in turn (PostgreSQL's
+ * order of the sets), keys outside the set NULL, then the aggregates, then each GROUPING() call's
+ * bits (1 where the argument is not in the row's set, first argument most significant). The empty
+ * set yields its one row even over no input, as without GROUP BY.
+ */
+function* groupingSetsAggregate(plan: PlanOf<'Aggregate'>, runtime: Runtime): Batches {
+  const calls = plan.aggregates.map(compileCall);
+  const keyEvaluators = plan.groupKeys.map(compile);
+  const keyCount = keyEvaluators.length;
+  const sets = plan.groupingSets ?? [plan.groupKeys.map((_, i) => i)];
+  const groupingCalls = plan.groupingCalls ?? [];
+  const tables = sets.map((set) => new KeyMap<Accumulator[]>(set.map((k) => plan.groupKeys[k]!.type)));
+  const keys: Value[] = new Array(keyCount);
+  for (const batch of runPlan(plan.input, runtime)) {
+    for (let r = 0; r < batch.length; r++) {
+      const row = batch[r]!;
+      for (let k = 0; k < keyCount; k++) keys[k] = keyEvaluators[k]!(row, runtime);
+      for (let s = 0; s < sets.length; s++) {
+        const set = sets[s]!;
+        const scratch = set.map((k) => keys[k]!);
+        const table = tables[s]!;
+        let index = table.indexOf(scratch);
+        if (index < 0) index = table.add(scratch, newAccumulators(calls, runtime));
+        feed(calls, table.values[index]!, row, runtime);
+      }
+    }
+  }
+  let out: Row[] = [];
+  for (let s = 0; s < sets.length; s++) {
+    const set = sets[s]!;
+    const table = tables[s]!;
+    if (set.length === 0 && table.size === 0) table.add([], newAccumulators(calls, runtime));
+    const grouping = groupingCalls.map((args) => args.reduce((bits, k) => (bits << 1) | (set.includes(k) ? 0 : 1), 0));
+    for (let i = 0; i < table.size; i++) {
+      const row: Row = new Array(keyCount).fill(null);
+      const values = table.keys[i]!;
+      for (let j = 0; j < set.length; j++) row[set[j]!] = values[j]!;
+      for (const accumulator of table.values[i]!) row.push(accumulator.result());
+      row.push(...grouping);
+      out.push(row);
+      if (out.length >= BATCH_SIZE) {
+        yield out;
+        out = [];
+      }
     }
   }
   if (out.length > 0) yield out;

@@ -25,6 +25,8 @@ export interface CallCollector {
   window?(call: FuncCall, scope: Scope, position: number | undefined): Expression;
   /** generate_series / unnest in a select list. */
   setReturning?(call: FuncCall, scope: Scope, position: number | undefined): Expression;
+  /** GROUPING(args) (select list, HAVING, ORDER BY of a grouped query). */
+  grouping?(args: readonly Node[], scope: Scope, position: number | undefined): Expression;
   /** Why aggregates are not allowed here (the clause name), when they are not. */
   readonly clause: string;
 }
@@ -94,6 +96,11 @@ export class ExpressionBinder {
       }
       case 'FuncCall':
         return this.functionCall(body as FuncCall, scope, collector);
+      case 'GroupingFunc': {
+        const position = positionOf(body.location);
+        if (collector.grouping === undefined) throw new SqlError(SqlState.groupingError, `grouping operations are not allowed in ${collector.clause}`, { position });
+        return collector.grouping((body.args ?? []) as Node[], scope, position);
+      }
       case 'SubLink':
         return this.subLink(body as SubLink, scope, collector);
       case 'SQLValueFunction':

@@ -20,8 +20,12 @@ import { nestedInputs, outerColumnsOf, remapOuterInPlan } from '../walk.js';
 const AGGREGATE_MARK = 1_000_000;
 const WINDOW_MARK = 2_000_000;
 const SET_RETURNING_MARK = 3_000_000;
+const GROUPING_MARK = 4_000_000;
+/** PostgreSQL's limit on the sets one GROUP BY expands to. */
+const MAX_GROUPING_SETS = 4096;
 const TEXT = scalar('text');
 const INT8 = scalar('int8');
+const INT4 = scalar('int4');
 
 interface Target {
   readonly name: string;
@@ -250,8 +254,15 @@ export class SelectBinder {
         const sortBy = (n as any).SortBy as SortBy;
         return sortKey(this.expressions.bind(sortBy.node!, inScope, collector), sortBy);
       });
+    // GROUPING(args): the arguments are matched to the group keys once these are known.
+    const groupingCalls: { args: Expression[]; positions: (number | undefined)[]; position: number | undefined }[] = [];
     const collector: CallCollector = {
       clause: 'this clause',
+      grouping: (args: readonly Node[], inScope: Scope, position: number | undefined): Expression => {
+        const inner: CallCollector = { clause: 'arguments of GROUPING' };
+        groupingCalls.push({ args: args.map((a) => this.expressions.bind(a, inScope, inner)), positions: args.map((a) => locationOf(a) ?? position), position });
+        return { kind: 'Column', index: GROUPING_MARK + groupingCalls.length - 1, type: INT4 };
+      },
       aggregate: (call: FuncCall, inScope: Scope, position: number | undefined): Expression => {
         const name = (call.funcname!.map((n) => (n as any).String.sval as string).pop()!) as AggregateName;
         const nested: CallCollector = {
@@ -334,8 +345,7 @@ export class SelectBinder {
       : undefined;
 
     // GROUP BY keys: output column numbers, input columns, output names, expressions.
-    const groupKeys = ((select.groupClause ?? []) as Node[]).map((n) => {
-      if ('GroupingSet' in n) throw new SqlError(SqlState.featureNotSupported, 'GROUPING SETS, ROLLUP and CUBE are not supported', { position: locationOf(n) });
+    const bindGroupKey = (n: Node): Expression => {
       const ordinal = ordinalOf(n);
       if (ordinal !== undefined) {
         if (ordinal < 1 || ordinal > targets.length) throw new SqlError(SqlState.invalidColumnReference, `GROUP BY position ${ordinal} is not in select list`, { position: locationOf(n) });
@@ -350,7 +360,47 @@ export class SelectBinder {
         if (error instanceof SqlError && error.code === SqlState.undefinedColumn && match !== undefined) return match.expression;
         throw error;
       }
-    });
+    };
+    const groupClause = (select.groupClause ?? []) as Node[];
+    let groupKeys: Expression[];
+    let groupingSets: number[][] | undefined;
+    if (groupClause.some((n) => 'GroupingSet' in n)) {
+      // GROUPING SETS / ROLLUP / CUBE: the cross product of each item's sets, PostgreSQL's order;
+      // the keys are the distinct expressions of all sets.
+      let sets: Node[][] = [[]];
+      for (const item of groupClause) {
+        const expanded = expandGroupingElement(item, true);
+        sets = sets.flatMap((prefix) => expanded.map((set) => [...prefix, ...set]));
+        if (sets.length > MAX_GROUPING_SETS) {
+          throw new SqlError(SqlState.statementTooComplex, `too many grouping sets present (maximum ${MAX_GROUPING_SETS})`, { position: locationOf(item) });
+        }
+      }
+      groupKeys = [];
+      const keyPositions = new Map<string, number>();
+      const positionOfKey = (n: Node): number => {
+        const bound = bindGroupKey(n);
+        const key = expressionKey(bound);
+        let index = keyPositions.get(key);
+        if (index === undefined) {
+          index = groupKeys.length;
+          groupKeys.push(bound);
+          keyPositions.set(key, index);
+        }
+        return index;
+      };
+      groupingSets = sets.map((set) => [...new Set(set.map(positionOfKey))]);
+      if (select.groupDistinct === true) {
+        const seen = new Set<string>();
+        groupingSets = groupingSets.filter((set) => {
+          const key = [...set].sort((a, b) => a - b).join(',');
+          if (seen.has(key)) return false;
+          seen.add(key);
+          return true;
+        });
+      }
+    } else {
+      groupKeys = groupClause.map(bindGroupKey);
+    }
     for (const key of groupKeys) {
       if (containsMark(key, AGGREGATE_MARK)) throw new SqlError(SqlState.groupingError, 'aggregate functions are not allowed in GROUP BY');
     }
@@ -360,10 +410,18 @@ export class SelectBinder {
     let finalOrder = orderBy.map((o) => o.expression);
     let finalDistinctOn = distinctOn;
     let finalWindows = windows;
-    if (aggregates.length > 0 || groupKeys.length > 0 || having !== undefined) {
+    if (aggregates.length > 0 || groupKeys.length > 0 || having !== undefined || groupingCalls.length > 0) {
       const keyIndex = new Map<string, number>();
       groupKeys.forEach((k, i) => {
         if (!keyIndex.has(expressionKey(k))) keyIndex.set(expressionKey(k), i);
+      });
+      const groupingKeys = groupingCalls.map((call) => {
+        if (call.args.length > 31) throw new SqlError(SqlState.tooManyArguments, 'GROUPING must have fewer than 32 arguments', { position: call.position });
+        return call.args.map((arg, i) => {
+          const k = keyIndex.get(expressionKey(arg));
+          if (k === undefined) throw new SqlError(SqlState.groupingError, 'arguments to GROUPING must be grouping expressions of the associated query level', { position: call.positions[i] });
+          return k;
+        });
       });
       const columnName = (index: number): string => {
         for (const r of scope.relations) for (const c of r.columns) if (c.index === index) return r.alias === '' ? c.name : `${r.alias}.${c.name}`;
@@ -373,6 +431,7 @@ export class SelectBinder {
         const k = keyIndex.get(expressionKey(e));
         if (k !== undefined) return { kind: 'Column', index: k, type: e.type };
         if (e.kind === 'Column') {
+          if (e.index >= GROUPING_MARK) return { kind: 'Column', index: groupKeys.length + aggregates.length + e.index - GROUPING_MARK, type: e.type };
           if (e.index >= WINDOW_MARK) return e;
           if (e.index >= AGGREGATE_MARK) return { kind: 'Column', index: groupKeys.length + e.index - AGGREGATE_MARK, type: e.type };
           throw new SqlError(SqlState.groupingError, `column "${columnName(e.index)}" must appear in the GROUP BY clause or be used in an aggregate function`, { position: e.position });
@@ -406,8 +465,17 @@ export class SelectBinder {
       const columns: OutputColumn[] = [
         ...groupKeys.map((k, i) => ({ name: `group${i + 1}`, type: k.type, tableOid: 0, columnNumber: 0 })),
         ...aggregates.map((a) => ({ name: a.name, type: a.type, tableOid: 0, columnNumber: 0 })),
+        ...groupingKeys.map(() => ({ name: 'grouping', type: INT4, tableOid: 0, columnNumber: 0 })),
       ];
-      plan = { kind: 'Aggregate', input: plan, groupKeys, aggregates, columns };
+      plan = {
+        kind: 'Aggregate',
+        input: plan,
+        groupKeys,
+        aggregates,
+        ...(groupingSets !== undefined ? { groupingSets } : {}),
+        ...(groupingKeys.length > 0 ? { groupingCalls: groupingKeys } : {}),
+        columns,
+      };
       if (finalHaving !== undefined) plan = { kind: 'Filter', input: plan, predicate: finalHaving, columns: plan.columns };
     }
 
@@ -646,6 +714,8 @@ export function figureName(node: Node): string | undefined {
       return body.funcname[body.funcname.length - 1].String.sval;
     case 'TypeCast':
       return figureName(body.arg) ?? body.typeName.names[body.typeName.names.length - 1].String.sval;
+    case 'GroupingFunc':
+      return 'grouping';
     case 'CaseExpr':
       return 'case';
     case 'CoalesceExpr':
@@ -682,3 +752,42 @@ export function figureName(node: Node): string | undefined {
 }
 
 export { isWindowOnly };
+
+/** The grouping sets one GROUP BY item stands for (each a list of key expressions), in PostgreSQL's order. */
+function expandGroupingElement(node: Node, top: boolean): Node[][] {
+  const set = (node as { GroupingSet?: { kind: string; content?: Node[] } }).GroupingSet;
+  if (set === undefined) {
+    const row = (node as { RowExpr?: { args?: Node[]; row_format?: string } }).RowExpr;
+    // `(a, b)` inside GROUPING SETS / ROLLUP / CUBE is one set of two keys
+    if (!top && row !== undefined && row.row_format === 'COERCE_IMPLICIT_CAST') return [row.args ?? []];
+    return [[node]];
+  }
+  const content = set.content ?? [];
+  const simple = (n: Node): Node[] => {
+    const row = (n as { RowExpr?: { args?: Node[]; row_format?: string } }).RowExpr;
+    return row !== undefined && row.row_format === 'COERCE_IMPLICIT_CAST' ? (row.args ?? []) : [n];
+  };
+  switch (set.kind) {
+    case 'GROUPING_SET_EMPTY':
+      return [[]];
+    case 'GROUPING_SET_SIMPLE':
+      return [content];
+    case 'GROUPING_SET_ROLLUP': {
+      const items = content.map(simple);
+      const sets: Node[][] = [];
+      for (let length = items.length; length >= 0; length--) sets.push(items.slice(0, length).flat());
+      return sets;
+    }
+    case 'GROUPING_SET_CUBE': {
+      const items = content.map(simple);
+      if (items.length > 12) throw new SqlError(SqlState.programLimitExceeded, 'CUBE is limited to 12 elements', { position: locationOf(node) });
+      const sets: Node[][] = [];
+      for (let mask = (1 << items.length) - 1; mask >= 0; mask--) {
+        sets.push(items.filter((_, i) => (mask & (1 << (items.length - 1 - i))) !== 0).flat());
+      }
+      return sets;
+    }
+    default:
+      return content.flatMap((n) => expandGroupingElement(n, false));
+  }
+}

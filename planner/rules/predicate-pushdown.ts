@@ -66,7 +66,8 @@ function pushMovable(plan: Plan, predicates: readonly Expression[]): Plan {
       const stay: Expression[] = [];
       for (const p of predicates) {
         const used = [...columnsUsed(p)];
-        if (keys > 0 && used.every((i) => i < keys)) down.push(rewriteColumns(p, (i) => plan.groupKeys[i]!));
+        // with grouping sets a key is NULL in the rows of sets without it: nothing moves below
+        if (keys > 0 && plan.groupingSets === undefined && used.every((i) => i < keys)) down.push(rewriteColumns(p, (i) => plan.groupKeys[i]!));
         else stay.push(p);
       }
       return withFilter({ ...plan, input: push(plan.input, down) }, stay);

@@ -134,6 +134,9 @@ class Incrementalizer {
       case 'NestedLoopJoin':
         return this.nestedLoopJoin(plan);
       case 'Aggregate': {
+        if (plan.groupingSets !== undefined || plan.groupingCalls !== undefined) {
+          throw new SqlError(SqlState.featureNotSupported, 'GROUPING SETS, ROLLUP, CUBE and GROUPING() are not supported in materialized views');
+        }
         const template: PlanOf<'Aggregate'> = { ...plan, input: inputScan(0, plan.input.columns) };
         return (
           retractableAggregate(plan, () => this.convert(plan.input), () => this.options.allocateStateTableId(), template) ??
