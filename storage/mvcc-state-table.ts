@@ -95,6 +95,18 @@ export class MvccStateTable implements StateTable {
   private bounds(options: Omit<ScanOptions, 'epoch'>): { lower: Buffer; upper: Buffer } {
     const writer = new ByteWriter(64);
     writer.bytes(this.prefix);
+    if (options.prefix !== undefined) {
+      encodeKey(writer, options.prefix, this.keyTypes);
+      const lower = writer.copy();
+      // Key columns encode self-delimited, so the group's keys are exactly those starting with
+      // these bytes: they end before the prefix's successor (last byte below 0xff incremented).
+      let last = lower.length - 1;
+      while (last >= TABLE_PREFIX_BYTES && lower[last] === 0xff) last--;
+      if (last < TABLE_PREFIX_BYTES) return { lower, upper: this.bounds({}).upper };
+      const upper = Buffer.from(lower.subarray(0, last + 1));
+      upper[last] = upper[last]! + 1;
+      return { lower, upper };
+    }
     if (options.start !== undefined) encodeKey(writer, options.start, this.keyTypes);
     const lower = writer.copy();
     let upper: Buffer;

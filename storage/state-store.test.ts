@@ -306,6 +306,25 @@ describe.each(implementations)('StateStore on %s', (_name, open) => {
     await store.close();
   });
 
+  it('scans one key group by prefix: committed and buffered rows, text and NULL groups', async () => {
+    const store = open();
+    const groups = store.table({ tableId: 11, columnTypes: [type('text'), type('int4'), type('int8')], primaryKey: [0, 1] });
+    const names = ['a', 'ab', 'b', null];
+    for (const name of names) for (let id = 0; id < 5; id++) groups.insert([name, id, BigInt(id)]);
+    store.commit(epochAt(1));
+    groups.insert(['a', 9, 9n]);
+    groups.delete(['a', 0, null]);
+    groups.insert(['ab', 9, 9n]);
+    expect(rows(groups.scan({ prefix: ['a'] })).map((row) => row[1])).toEqual([1, 2, 3, 4, 9]);
+    expect(rows(groups.scan({ prefix: ['ab'] })).map((row) => row[1])).toEqual([0, 1, 2, 3, 4, 9]);
+    expect(rows(groups.scan({ prefix: [null] })).map((row) => row[0])).toEqual([null, null, null, null, null]);
+    expect(rows(groups.scan({ prefix: ['a', 3] }))).toEqual([['a', 3, 3n]]);
+    expect(rows(groups.scan({ prefix: ['c'] }))).toEqual([]);
+    expect(rows(groups.scan({ prefix: ['a'], epoch: epochAt(1) })).map((row) => row[1])).toEqual([0, 1, 2, 3, 4]);
+    expect(rows(groups.scan({ prefix: ['b'], reverse: true })).map((row) => row[1])).toEqual([4, 3, 2, 1, 0]);
+    await store.close();
+  });
+
   it('rejects a commit epoch that does not advance', async () => {
     const store = open();
     store.commit(epochAt(2));

@@ -27,6 +27,11 @@ export interface ScanOptions {
   readonly start?: Row;
   /** Exclusive upper bound on a prefix of the key columns. */
   readonly end?: Row;
+  /**
+   * Only rows whose leading key columns equal these (a key group): the scan's upper bound is the
+   * group's end, so the store reads no entry past it. Replaces `start` and `end`.
+   */
+  readonly prefix?: Row;
   readonly reverse?: boolean;
   readonly limit?: number;
 }

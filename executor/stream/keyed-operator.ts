@@ -140,7 +140,7 @@ export class KeyedOperatorNode implements StreamNode {
     const rows = new KeyMap<number>(this.inputTypes[input]!);
     const keyWidth = key.length;
     const rowWidth = this.inputTypes[input]!.length;
-    const scan = keyWidth === 0 ? this.tables[input]!.scan() : this.tables[input]!.scan({ start: key });
+    const scan = keyWidth === 0 ? this.tables[input]!.scan() : this.tables[input]!.scan({ prefix: key });
     for (const stateRow of scan) {
       if (keyWidth > 0 && !keysEqual(stateRow.slice(0, keyWidth), key, this.keyTypes)) break;
       const count = Number(stateRow[keyWidth + rowWidth] as bigint);
@@ -154,7 +154,7 @@ export class KeyedOperatorNode implements StreamNode {
     const rows: Row[] = [];
     const keyWidth = key.length;
     const rowWidth = this.inputTypes[input]!.length;
-    const scan = keyWidth === 0 ? this.tables[input]!.scan() : this.tables[input]!.scan({ start: key });
+    const scan = keyWidth === 0 ? this.tables[input]!.scan() : this.tables[input]!.scan({ prefix: key });
     for (const stateRow of scan) {
       if (keyWidth > 0 && !keysEqual(stateRow.slice(0, keyWidth), key, this.keyTypes)) break;
       const row = stateRow.slice(keyWidth, keyWidth + rowWidth);
