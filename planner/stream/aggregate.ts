@@ -94,6 +94,8 @@ export function retractableAggregate(
   allocateStateTableId: () => number,
   template: PlanOf<'Aggregate'>,
 ): StreamPlan | undefined {
+  // GROUPING SETS are refused before this pass; keep them away from the one-set state layout anyway.
+  if (plan.groupingSets !== undefined || plan.groupingCalls !== undefined) return undefined;
   const shapes = plan.aggregates.map(shapeOf);
   if (shapes.some((shape) => shape === undefined)) return undefined;
   const input = convertInput();
