@@ -1,6 +1,10 @@
 // The crash test, over real server processes and a real S3-compatible server (s3rver): load
-// through a table while a materialized view runs, SIGKILL the server at random moments (often
-// while a checkpoint is uploading, since one starts every 400 ms), 10 times, and restart:
+// through a table while a materialized view runs, SIGKILL the server at random moments, 10 times,
+// and restart. The moments are chosen by watching the checkpoint's phases (the server's
+// OXBOW_CHECKPOINT_TRACE lines on stderr): each kill lands a few random milliseconds into a phase
+// drawn at random (the cut, the uploads, the manifest write, retention's deletes) or between two
+// checkpoints (where RocksDB compacts the files the last cut flushed), so every kind of moment is
+// hit without idle waiting:
 //
 // - with the local data directory intact, every DML that returned success is there, and the
 //   statement in flight at the kill is there entirely or not at all;
@@ -90,28 +94,40 @@ describe('crash and recovery through checkpoints', () => {
     const url = `s3://oxbow/${prefix}`;
     const remote = new S3ObjectStore({ bucket: 'oxbow', prefix, endpoint: s3rver.endpoint, credentials: S3RVER_CREDENTIALS });
     const dataDir = join(work, 'data');
-    const args = ['--checkpoint-url', url, '--checkpoint-interval-ms', '400'];
+    const args = ['--checkpoint-url', url, '--checkpoint-interval-ms', '250'];
+    const env = { ...s3rver.env, OXBOW_CHECKPOINT_TRACE: '1' };
     let model = new Map<number, number>();
     /** The table after each acknowledged statement since the last restore: a checkpoint must be one of them. */
     let history: Map<number, number>[] = [new Map()];
     let nextId = 0;
     let remoteRestores = 0;
 
-    let server = await startOxbow({ dataDir, args, env: s3rver.env });
+    let server = await startOxbow({ dataDir, args, env });
     let client = await connect(server);
     await client.query('create table t (id int primary key, v bigint)');
     await client.query('create materialized view mv as select id % 7 as g, count(*) as n, sum(v) as total from t group by id % 7');
 
+    /** How many times the server's stderr has shown `checkpoint <phase>` so far. */
+    const phaseCount = (phase: string): number => server.stderr().split(`oxbow: checkpoint ${phase} `).length - 1;
+    /** Waits until `phase` has been entered more than `seen` times. */
+    const untilPhase = async (phase: string, seen: number): Promise<void> => {
+      for (const started = Date.now(); phaseCount(phase) <= seen; ) {
+        if (Date.now() - started > 60_000) throw new Error(`no checkpoint ${phase} within 60 s; stderr:\n${server.stderr()}`);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+    };
+    const moments = ['cut', 'upload', 'manifest', 'retention', 'between'] as const;
+
     for (let round = 0; round < 10; round++) {
       // Load until the kill: inserts of new ids and updates of old ones, one statement at a time.
-      if (process.env['OXBOW_CRASH_DEBUG'] !== undefined) process.stderr.write(`round ${round} loading at ${Date.now() % 100000}\n`);
-      const killAfterMs = 300 + Math.floor(next() * 1200);
-      const deadline = Date.now() + killAfterMs;
+      const moment = moments[Math.floor(next() * moments.length)]!;
+      const delayMs = moment === 'between' ? Math.floor(next() * 200) : Math.floor(next() * 10);
+      if (process.env['OXBOW_CRASH_DEBUG'] !== undefined) process.stderr.write(`round ${round} loading at ${Date.now() % 100000}, kill ${delayMs} ms into ${moment}\n`);
       let inFlight: Map<number, number> | undefined;
       let killed = false;
       const loseDisk = round % 3 === 2;
       const load = (async () => {
-        while (Date.now() < deadline || (loseDisk && !killed)) {
+        while (!killed) {
           const changes = new Map<number, number>();
           for (let index = 0; index < 20; index++) changes.set(nextId++, round * 1000 + index);
           for (const [id] of [...model].slice(0, 5)) changes.set(id, (model.get(id) ?? 0) + 1);
@@ -127,14 +143,11 @@ describe('crash and recovery through checkpoints', () => {
           inFlight = undefined;
         }
       })();
-      if (loseDisk) {
-        // Losing the disk is only a test of the object store once this run has put a checkpoint there.
-        const before = (await listCheckpointEpochs(remote))[0] ?? 0n;
-        for (let waited = 0; ((await listCheckpointEpochs(remote))[0] ?? 0n) <= before && waited < 30_000; waited += 100) {
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-      }
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())));
+      // Losing the disk is only a test of the object store once this process has put a checkpoint
+      // there (so the newest one holds this round's writes).
+      if (loseDisk) await untilPhase('complete', 0);
+      await untilPhase(moment === 'between' ? 'complete' : moment, phaseCount(moment === 'between' ? 'complete' : moment));
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       await server.kill('SIGKILL');
       killed = true;
       await load;
@@ -150,7 +163,7 @@ describe('crash and recovery through checkpoints', () => {
         cpSync(join(dataDir, 'state'), copy, { recursive: true });
         const expected = await rowsAsOf(copy, newest);
         rmSync(dataDir, { recursive: true, force: true });
-        server = await startOxbow({ dataDir, args, env: s3rver.env });
+        server = await startOxbow({ dataDir, args, env });
         client = await connect(server);
         const restored = await tableRows(client);
         expect(restored).toEqual(expected);
@@ -163,7 +176,7 @@ describe('crash and recovery through checkpoints', () => {
         history = [new Map(model)];
         remoteRestores++;
       } else {
-        server = await startOxbow({ dataDir, args, env: s3rver.env });
+        server = await startOxbow({ dataDir, args, env });
         client = await connect(server);
         const after = await tableRows(client);
         const applied = inFlight !== undefined && [...inFlight].every(([id, v]) => after.get(id) === v);
