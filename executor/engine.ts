@@ -140,6 +140,8 @@ export interface Session {
 
   /** Optional: the name a reg* OID prints as (EvalContext.objectName), for pgwire's result text. */
   objectName?(type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace', oid: number): string | undefined;
+  /** Optional: the OID a reg* text names (EvalContext.objectOid), for pgwire's text Bind parameters. */
+  objectOid?(type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace', text: string): number;
 
   close(): void;
 }

@@ -22,6 +22,7 @@ import type { Row, Value } from '../sql/value.js';
 import { planStatement, type PlannedStatement, type PlannerContext } from '../planner/index.js';
 import { executePlanned } from './batch/index.js';
 import { objectName } from './object-names.js';
+import { objectOid } from '../planner/binder/context.js';
 import type {
   ColumnDescription,
   ExecuteOptions,
@@ -344,7 +345,13 @@ export class EngineSession implements Session {
       intervalStyle: this.settings.get('IntervalStyle')!,
       extraFloatDigits: Number(this.settings.get('extra_float_digits')),
       objectName: (type, oid) => this.objectName(type, oid),
+      objectOid: (type, text) => this.objectOid(type, text),
     };
+  }
+
+  /** The OID a reg* text names, against the current catalog and search path (Bind parameters). */
+  objectOid(type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace', text: string): number {
+    return objectOid(text, type, this.core.catalog, this.searchPath());
   }
 
   /** The name a reg* OID prints as (object-names.ts), against the current catalog and search path. */

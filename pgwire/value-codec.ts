@@ -37,6 +37,7 @@ export function evalContextOf(session: Session): EvalContext {
     extraFloatDigits: Number.isFinite(extraFloatDigits) ? extraFloatDigits : base.extraFloatDigits,
     // reg* values print as names (regclass 't', regtype 'integer').
     ...(session.objectName === undefined ? {} : { objectName: session.objectName.bind(session) }),
+    ...(session.objectOid === undefined ? {} : { objectOid: session.objectOid.bind(session) }),
   };
 }
 

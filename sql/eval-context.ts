@@ -23,6 +23,8 @@ export interface EvalContext {
    * OID that names nothing. The session supplies it (it needs the catalog); absent: numbers.
    */
   readonly objectName?: (type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace', oid: number) => string | undefined;
+  /** The reverse, for reg* text input that is not digits (a Bind parameter 'my_table'); throws PostgreSQL's errors. */
+  readonly objectOid?: (type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace', text: string) => number;
 }
 
 export const DEFAULT_EVAL_CONTEXT: EvalContext = Object.freeze({

@@ -306,10 +306,12 @@ export function parseValue(text: string, type: DataType, context: EvalContext = 
     case 'int4':
       return parseInteger(text, type.name);
     case 'oid':
+      return parseInteger(text, 'oid');
     case 'regclass':
     case 'regproc':
     case 'regtype':
     case 'regnamespace':
+      if (context.objectOid !== undefined && !/^\s*[-+]?[0-9]+\s*$/.test(text)) return context.objectOid(type.name, text);
       return parseInteger(text, 'oid');
     case 'int8':
       return parseInt8(text);

@@ -105,29 +105,7 @@ export class BinderContext {
   /** 'name'::regclass / 'type'::regtype: the OID of a catalog object, looked up at bind time. */
   private objectReference(text: string, target: DataType, position: number | undefined): Expression {
     if (/^[0-9]+$/.test(text.trim())) return { kind: 'Literal', value: Number(text.trim()), type: target };
-    if (target.name === 'regclass') {
-      const parts = splitQualifiedName(text);
-      const relation = this.planner.catalog.resolveRelation(parts.length > 1 ? parts[0] : undefined, parts[parts.length - 1]!, this.planner.searchPath);
-      if (relation === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${text}" does not exist`, { position });
-      return { kind: 'Literal', value: relation.id, type: target };
-    }
-    if (target.name === 'regnamespace') {
-      const name = splitQualifiedName(text);
-      const schema = name.length === 1 ? this.planner.catalog.schema(name[0]!) : undefined;
-      if (schema === undefined) throw new SqlError(SqlState.invalidSchemaName, `schema "${text}" does not exist`, { position });
-      return { kind: 'Literal', value: schema.id, type: target };
-    }
-    if (target.name === 'regproc') {
-      // PostgreSQL's regprocin: a function name (pg_catalog. optional) naming exactly one function.
-      const name = text.trim().replace(/^pg_catalog\./, '');
-      const oids = [...new Set(allFunctions().filter((fn) => fn.name === name).map((fn) => fn.oid))];
-      if (oids.length === 0) throw new SqlError(SqlState.undefinedFunction, `function "${text}" does not exist`, { position });
-      if (oids.length > 1) throw new SqlError(SqlState.ambiguousFunction, `more than one function named "${text}"`, { position });
-      return { kind: 'Literal', value: oids[0]!, type: target };
-    }
-    const oid = typeOidByName(text.trim().toLowerCase());
-    if (oid === undefined) throw new SqlError(SqlState.undefinedObject, `type "${text}" does not exist`, { position });
-    return { kind: 'Literal', value: oid, type: target };
+    return { kind: 'Literal', value: objectOid(text, target.name as RegType, this.planner.catalog, this.planner.searchPath, position), type: target };
   }
 
   /** Applies a resolution's argument casts. */
@@ -223,6 +201,40 @@ export function sessionDependentCast(from: DataType, to: DataType): boolean {
 
 function scalarOf(t: DataType): DataType {
   return t.typmod < 0 ? t : { ...t, typmod: -1 };
+}
+
+export type RegType = 'regclass' | 'regtype' | 'regproc' | 'regnamespace';
+
+/**
+ * The OID a reg* input names ('t'::regclass, 'integer'::regtype, 'now'::regproc,
+ * 'public'::regnamespace), with PostgreSQL's errors; digits are the OID itself. Used by the binder
+ * for literals and by the session for parameters (EvalContext.objectOid).
+ */
+export function objectOid(text: string, target: RegType, catalog: PlannerContext['catalog'], searchPath: readonly string[], position?: number): number {
+  if (/^\s*[0-9]+\s*$/.test(text)) return Number(text.trim());
+  if (target === 'regclass') {
+    const parts = splitQualifiedName(text);
+    const relation = catalog.resolveRelation(parts.length > 1 ? parts[0] : undefined, parts[parts.length - 1]!, searchPath as string[]);
+    if (relation === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${text}" does not exist`, { position });
+    return relation.id;
+  }
+  if (target === 'regnamespace') {
+    const name = splitQualifiedName(text);
+    const schema = name.length === 1 ? catalog.schema(name[0]!) : undefined;
+    if (schema === undefined) throw new SqlError(SqlState.invalidSchemaName, `schema "${text}" does not exist`, { position });
+    return schema.id;
+  }
+  if (target === 'regproc') {
+    // PostgreSQL's regprocin: a function name (pg_catalog. optional) naming exactly one function.
+    const name = text.trim().replace(/^pg_catalog\./, '');
+    const oids = [...new Set(allFunctions().filter((fn) => fn.name === name).map((fn) => fn.oid))];
+    if (oids.length === 0) throw new SqlError(SqlState.undefinedFunction, `function "${text}" does not exist`, { position });
+    if (oids.length > 1) throw new SqlError(SqlState.ambiguousFunction, `more than one function named "${text}"`, { position });
+    return oids[0]!;
+  }
+  const oid = typeOidByName(text.trim().toLowerCase());
+  if (oid === undefined) throw new SqlError(SqlState.undefinedObject, `type "${text}" does not exist`, { position });
+  return oid;
 }
 
 /** `schema.name` with PostgreSQL's identifier rules: unquoted parts fold to lower case. */

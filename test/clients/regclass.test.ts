@@ -69,6 +69,8 @@ describe('reg* types compared with PostgreSQL', () => {
     await same("select 'public'::regnamespace, 2200::regnamespace, 'pg_catalog'::regnamespace::oid, 'rc_s'::regnamespace::text");
     await same("select 'no_such_schema'::regnamespace");
     await same('select $1::regclass::oid = $1::oid, $2::regtype', [1259, 20]);
+    await same('select $1::regclass::text, $2::regtype, $3::regnamespace, $4::regproc', ['rc_t', 'bigint', 'rc_s', 'now']);
+    await same('select $1::regclass', ['no_such_table']);
   });
 
   it("psql's \\d NAME matches PostgreSQL", () => {
