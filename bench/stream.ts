@@ -6,7 +6,7 @@
 // floor both sides pay: a one-row INSERT into a table no view reads (parse, plan, a WAL-synced
 // commit), so the view's own cost is the difference. oxbow runs in-process on the RocksDB store.
 // Prints JSON lines {"bench","metric","value","unit"}.
-// Run: npm run build && npm run bench -- stream   (ROWS=200000 for a quicker run)
+// Run: npm run build && npm run bench -- stream   (ROWS=200000 for a quicker run; VIEWS=group_by,join to pick views)
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +20,7 @@ const GROUPS = 1000;
 const SAMPLES = 31;
 const POSTGRES_SAMPLES = 7;
 
-const VIEWS = [
+const ALL_VIEWS = [
   { name: 'group_by', sql: 'select g, count(*) as n, sum(v) as total from facts group by g', probe: (g: number) => `select n, total from group_by where g = ${g}` },
   {
     name: 'group_by_minmax',
@@ -29,6 +29,8 @@ const VIEWS = [
   },
   { name: 'join', sql: 'select f.id, d.name, f.v from facts f join dims d on f.g = d.g', probe: (g: number, id: number) => `select name from "join" where id = ${id} and ${g} >= 0` },
 ] as const;
+/** VIEWS=group_by,join runs only those views (both sides); default: all. */
+const VIEWS = ALL_VIEWS.filter((view) => process.env.VIEWS === undefined || process.env.VIEWS.split(',').includes(view.name));
 
 function emit(metric: string, value: number, unit: string): void {
   console.log(JSON.stringify({ bench: 'stream', metric, value: Number(value.toFixed(3)), unit }));
