@@ -17,6 +17,8 @@ import { SourceStatus } from '../executor/source/source-status.js';
 import { EngineMetrics } from '../executor/metrics/engine-metrics.js';
 import { prometheusText } from '../executor/metrics/prometheus.js';
 import { statusJson } from '../executor/metrics/status.js';
+import { DashboardSeries, dashboardData, dashboardJson } from '../executor/metrics/dashboard.js';
+import { DASHBOARD_HTML } from '../executor/metrics/dashboard-page.js';
 import { runRestore } from './restore.js';
 
 export interface CliConfig {
@@ -389,18 +391,28 @@ async function serve(config: CliConfig): Promise<void> {
 
 /**
  * The metrics port: Prometheus text at /metrics and the same figures as JSON at /api/status, both
- * from the engine's status API (executor/metrics/).
+ * from the engine's status API (executor/metrics/); the dashboard page at / with its data at
+ * /api/dashboard (and the sample history alone at /api/series).
  */
 async function startMetrics(host: string, port: number, server: PgServer, engineMetrics: EngineMetrics): Promise<HttpServer> {
+  // The dashboard's one-second samples, kept server-side so a fresh page shows the last minutes.
+  const series = engineMetrics.status === undefined ? undefined : new DashboardSeries(engineMetrics.status);
+  series?.start();
   const http = createHttpServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     const status = engineMetrics.status;
-    if (status === undefined || (path !== '/metrics' && path !== '/api/status')) {
-      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics or /api/status\n');
+    if (status === undefined || series === undefined || !['/', '/metrics', '/api/status', '/api/dashboard', '/api/series'].includes(path ?? '')) {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try / (dashboard), /metrics or /api/status\n');
       return;
     }
     try {
-      if (path === '/metrics') {
+      if (path === '/') {
+        response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(DASHBOARD_HTML);
+      } else if (path === '/api/dashboard') {
+        response.writeHead(200, { 'content-type': 'application/json' }).end(dashboardJson(dashboardData(status, series)));
+      } else if (path === '/api/series') {
+        response.writeHead(200, { 'content-type': 'application/json' }).end(dashboardJson({ intervalMs: series.intervalMs, samples: series.samples() }));
+      } else if (path === '/metrics') {
         response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(prometheusText(status, { connections: server.connectionCount }));
       } else {
         response.writeHead(200, { 'content-type': 'application/json' }).end(statusJson(status.snapshot()));
@@ -413,7 +425,8 @@ async function startMetrics(host: string, port: number, server: PgServer, engine
     http.once('error', reject);
     http.listen(port, host, () => resolveListen());
   });
+  http.on('close', () => series?.stop());
   const address = http.address();
-  if (address !== null && typeof address !== 'string') process.stderr.write(`oxbow: metrics at http://${host}:${address.port}/metrics\n`);
+  if (address !== null && typeof address !== 'string') process.stderr.write(`oxbow: metrics at http://${host}:${address.port}/metrics, dashboard at http://${host}:${address.port}/\n`);
   return http;
 }

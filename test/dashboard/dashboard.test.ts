@@ -1,0 +1,305 @@
+// The web dashboard on the metrics port, in headless Chromium (Debian's /usr/bin/chromium driven by
+// playwright-core) against a real oxbow server process. A known workload: a table, a datagen source
+// that ends (ROWS rows), a view over the table and a join view over both. The page must draw each
+// view's dataflow with as many operator boxes as oxbow_catalog.dataflow has rows for it, show the
+// same rows-out and state bytes as /api/status and the system tables, draw chart points from the
+// server-side sample history, log no console errors, and render a non-blank screenshot.
+
+import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inflateSync } from 'node:zlib';
+import pg from 'pg';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startOxbow, type OxbowServer } from '../support/server.js';
+
+const ROWS = 600; // datagen sequence 1..ROWS
+const T_ROWS = 50; // table rows, ids 1..T_ROWS, g = id % 5
+const WIDTH = 1280;
+const HEIGHT = 1000;
+
+let oxbow: OxbowServer;
+let metricsPort: number;
+let client: pg.Client;
+let browser: Browser;
+let page: Page;
+const consoleErrors: string[] = [];
+const outDir = mkdtempSync(join(tmpdir(), 'oxbow-dashboard-'));
+
+function get(path: string): Promise<{ status: number; type: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    request({ host: '127.0.0.1', port: metricsPort, path }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, type: String(response.headers['content-type']), body }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+interface Operator {
+  operatorId: number;
+  parentId: number | null;
+  kind: string;
+  rowsOut: number;
+}
+interface Status {
+  objects: { id: number; name: string; kind: string; dependsOn: number[] }[];
+  dataflows: { viewId: number; name: string; operators: Operator[] }[];
+  stateTables: { objectId: number; operatorId: number | null; bytes: number }[];
+}
+
+async function apiStatus(): Promise<Status> {
+  const response = await get('/api/status');
+  expect(response.status).toBe(200);
+  return JSON.parse(response.body) as Status;
+}
+
+/** The same formatting the page uses, recomputed here: bytes in 1024 steps, one decimal above bytes. */
+function formatBytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  let v = n;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${i === 0 ? String(v) : v.toFixed(1)} ${units[i]}`;
+}
+
+/** A minimal PNG decoder (8-bit RGB/RGBA, non-interlaced, which is what Chromium writes): width, height, pixels as RGBA. */
+function decodePng(png: Buffer): { width: number; height: number; rgba: Buffer } {
+  expect(png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).toBe(true);
+  let offset = 8;
+  let width = 0;
+  let height = 0;
+  let channels = 0;
+  const idat: Buffer[] = [];
+  for (;;) {
+    const length = png.readUInt32BE(offset);
+    const type = png.toString('latin1', offset + 4, offset + 8);
+    const data = png.subarray(offset + 8, offset + 8 + length);
+    if (type === 'IHDR') {
+      width = data.readUInt32BE(0);
+      height = data.readUInt32BE(4);
+      expect(data[8]).toBe(8); // bit depth
+      expect([2, 6]).toContain(data[9]); // RGB or RGBA
+      expect(data[12]).toBe(0); // not interlaced
+      channels = data[9] === 6 ? 4 : 3;
+    } else if (type === 'IDAT') idat.push(data);
+    else if (type === 'IEND') break;
+    offset += 12 + length;
+  }
+  const raw = inflateSync(Buffer.concat(idat));
+  const stride = width * channels;
+  expect(raw.length).toBe(height * (stride + 1));
+  const pixels = Buffer.alloc(height * stride);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)]!;
+    const line = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    for (let x = 0; x < stride; x++) {
+      const a = x >= channels ? pixels[y * stride + x - channels]! : 0;
+      const b = y > 0 ? pixels[(y - 1) * stride + x]! : 0;
+      const c = x >= channels && y > 0 ? pixels[(y - 1) * stride + x - channels]! : 0;
+      let predictor = 0;
+      if (filter === 1) predictor = a;
+      else if (filter === 2) predictor = b;
+      else if (filter === 3) predictor = (a + b) >> 1;
+      else if (filter === 4) {
+        const p = a + b - c;
+        const pa = Math.abs(p - a);
+        const pb = Math.abs(p - b);
+        const pc = Math.abs(p - c);
+        predictor = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      } else expect(filter).toBe(0);
+      pixels[y * stride + x] = (line[x]! + predictor) & 0xff;
+    }
+  }
+  const rgba = Buffer.alloc(width * height * 4, 255);
+  for (let i = 0; i < width * height; i++) for (let k = 0; k < channels; k++) rgba[i * 4 + k] = pixels[i * channels + k]!;
+  return { width, height, rgba };
+}
+
+beforeAll(async () => {
+  oxbow = await startOxbow({ args: ['--metrics-port', '0', '--barrier-interval-ms', '200', '--checkpoint-interval-ms', '1000'] });
+  const match = /metrics at http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(oxbow.stderr());
+  expect(match).not.toBeNull();
+  metricsPort = Number(match![1]);
+  client = new pg.Client({ connectionString: oxbow.url });
+  await client.connect();
+  await client.query('CREATE TABLE t (id int PRIMARY KEY, g int, v int)');
+  await client.query(`INSERT INTO t SELECT i, i % 5, i FROM generate_series(1, ${T_ROWS / 2}) AS i`);
+  await client.query(
+    `CREATE SOURCE readings (id INT, v INT) WITH (connector = 'datagen', fields.id.kind = 'sequence', fields.id.start = '1', fields.id.end = '${ROWS}', fields.v.min = '0', fields.v.max = '9', datagen.rows.per.second = '400')`,
+  );
+  await client.query('CREATE MATERIALIZED VIEW by_g AS SELECT g, count(*) AS n, sum(v) AS s FROM t GROUP BY g');
+  await client.query('CREATE MATERIALIZED VIEW joined AS SELECT t.g, count(*) AS n, max(r.v) AS m FROM readings r JOIN t ON t.id = r.id % 50 + 1 GROUP BY t.g');
+  await client.query(`INSERT INTO t SELECT i, i % 5, i FROM generate_series(${T_ROWS / 2 + 1}, ${T_ROWS}) AS i`);
+  for (;;) {
+    const { rows } = await client.query("SELECT coalesce(sum(committed_offset), 0)::int8 AS n FROM oxbow_catalog.source_partitions WHERE source_name = 'readings'");
+    if (Number(rows[0].n) >= ROWS) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+  page = await browser.newPage({ viewport: { width: WIDTH, height: HEIGHT } });
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => consoleErrors.push(error.message));
+  await page.goto(`http://127.0.0.1:${metricsPort}/`);
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await client?.end();
+  await oxbow?.stop();
+});
+
+describe('the dashboard at / on the metrics port', () => {
+  it('serves one self-contained page (no external script, style or image)', async () => {
+    const response = await get('/');
+    expect(response.status).toBe(200);
+    expect(response.type).toContain('text/html');
+    expect(response.body).not.toMatch(/<script[^>]+src=|<link[^>]+stylesheet|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+    const data = JSON.parse((await get('/api/dashboard')).body) as { status: Status; series: { samples: unknown[] } };
+    expect(data.status.dataflows.map((dataflow) => dataflow.name).sort()).toEqual(['by_g', 'joined']);
+  });
+
+  it("draws each view's dataflow with one box per operator of oxbow_catalog.dataflow, and its input relations", async () => {
+    await page.waitForSelector('svg.dataflow[data-view="joined"]');
+    for (const view of ['by_g', 'joined']) {
+      const { rows } = await client.query('SELECT operator_id, parent_id, kind FROM oxbow_catalog.dataflow WHERE view_name = $1 ORDER BY operator_id', [view]);
+      expect(rows.length).toBeGreaterThan(1);
+      const boxes = await page.$$eval(`svg.dataflow[data-view="${view}"] g.op`, (nodes) => nodes.map((node) => ({ id: Number(node.getAttribute('data-operator-id')), kind: node.getAttribute('data-kind') })));
+      expect(boxes.sort((a, b) => a.id - b.id)).toEqual(rows.map((row: { operator_id: number; kind: string }) => ({ id: row.operator_id, kind: row.kind })));
+      // An edge per operator with a parent, plus one per scan fed by a relation box.
+      const edges = await page.$$eval(`svg.dataflow[data-view="${view}"] path.edge`, (nodes) => nodes.length);
+      const withParent = rows.filter((row: { parent_id: number | null }) => row.parent_id !== null).length;
+      expect(edges).toBeGreaterThanOrEqual(withParent);
+    }
+    const relations = await page.$$eval('svg.dataflow[data-view="joined"] g.rel text', (nodes) => nodes.map((node) => node.textContent));
+    expect(relations).toContain('source readings');
+    expect(relations).toContain('table t');
+  });
+
+  it('shows the rows out and state bytes of /api/status and the system tables', async () => {
+    // The workload has ended (the source is finite), so the figures are settled; a page refresh
+    // (once a second) and a state size estimate (RocksDB flush) may still move between reads: retry.
+    let last = '';
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const before = await apiStatus();
+      await page.waitForFunction((at) => Number(document.body.getAttribute('data-updated')) > at, Date.now());
+      const shown = await page.$$eval('svg.dataflow g.op', (nodes) =>
+        nodes.map((node) => ({
+          view: node.closest('svg')!.getAttribute('data-view'),
+          id: Number(node.getAttribute('data-operator-id')),
+          rowsOut: Number(node.getAttribute('data-rows-out')),
+          state: node.getAttribute('data-state-bytes'),
+          rateText: node.querySelector('.op-rate')!.textContent,
+          stateText: node.querySelector('.op-state')!.textContent,
+        })),
+      );
+      const after = await apiStatus();
+      const expected = after.dataflows.flatMap((dataflow) =>
+        dataflow.operators.map((operator) => {
+          const tables = after.stateTables.filter((table) => table.objectId === dataflow.viewId && table.operatorId === operator.operatorId);
+          const bytes = tables.reduce((sum, table) => sum + table.bytes, 0);
+          return { view: dataflow.name, id: operator.operatorId, rowsOut: operator.rowsOut, state: tables.length === 0 ? '' : String(bytes), stateText: tables.length === 0 ? 'no state' : `state ${formatBytes(bytes)}` };
+        }),
+      );
+      const got = shown.map(({ rateText: _rate, ...rest }) => rest);
+      if (JSON.stringify([before.dataflows, before.stateTables]) !== JSON.stringify([after.dataflows, after.stateTables]) || JSON.stringify(got) !== JSON.stringify(expected)) {
+        last = JSON.stringify({ got, expected });
+        continue;
+      }
+      // The text in the box says the same rows out; the system tables agree with /api/status.
+      for (const box of shown) expect(box.rateText).toMatch(new RegExp(`rows/s · ${box.rowsOut} out$`));
+      const { rows } = await client.query('SELECT view_name, operator_id, rows_out FROM oxbow_catalog.dataflow ORDER BY view_name, operator_id');
+      expect(rows.map((row: { view_name: string; operator_id: number; rows_out: string }) => ({ view: row.view_name, id: row.operator_id, rowsOut: Number(row.rows_out) }))).toEqual(
+        [...got].sort((a, b) => (a.view! < b.view! ? -1 : a.view! > b.view! ? 1 : a.id - b.id)).map(({ view, id, rowsOut }) => ({ view, id, rowsOut })),
+      );
+      // The view's output equals the rows written to it: by_g's Materialize output is its groups' changes.
+      const materialize = got.find((box) => box.view === 'by_g' && box.id === Math.min(...got.filter((b) => b.view === 'by_g').map((b) => b.id)))!;
+      expect(materialize.rowsOut).toBeGreaterThanOrEqual(5);
+      // The join view read every generated row: its scan of readings put out ROWS rows.
+      const joinedScans = after.dataflows.find((dataflow) => dataflow.name === 'joined')!.operators.filter((operator) => operator.kind === 'StreamTableScan');
+      expect(joinedScans.map((operator) => operator.rowsOut)).toContain(ROWS);
+      return;
+    }
+    throw new Error(`the page never showed the figures of /api/status: ${last}`);
+  });
+
+  it('shows the objects of /api/status in the objects table and the source lag of oxbow_catalog.source_partitions', async () => {
+    const status = await apiStatus();
+    const names = await page.$$eval('#objects tr td:nth-child(3)', (cells) => cells.map((cell) => cell.textContent));
+    expect(names).toEqual(status.objects.map((object) => object.name));
+    const { rows } = await client.query("SELECT sum(lag)::int8 AS lag FROM oxbow_catalog.source_partitions WHERE source_name = 'readings'");
+    const lagText = await page.$eval('#sources tr:nth-child(2) td:nth-child(3)', (cell) => cell.textContent);
+    expect(lagText).toBe(String(Number(rows[0].lag)));
+    const relLag = await page.$eval('svg.dataflow[data-view="joined"] g.rel .rel-lag', (node) => node.textContent);
+    expect(relLag).toBe(`lag ${Number(rows[0].lag)}`);
+  });
+
+  it('charts barrier and commit latency and checkpoints from the server-side history', async () => {
+    // An epoch (a barrier) is committed when there are changes: write to a table no view reads for
+    // a few seconds. The server samples once a second; the page draws that history.
+    await client.query('CREATE TABLE ticks (n int)');
+    for (let i = 0; i < 16; i++) {
+      await client.query(`INSERT INTO ticks VALUES (${i})`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    await page.waitForFunction(() => document.querySelectorAll('svg[data-chart="Barrier latency"] circle.pt').length >= 3, undefined, { timeout: 20_000 });
+    await page.waitForFunction(() => document.querySelectorAll('svg[data-chart="Checkpoint size"] circle.pt').length >= 1, undefined, { timeout: 20_000 });
+    const series = JSON.parse((await get('/api/series')).body) as { samples: { barrierLatencyMs: number | null; commitLatencyMs: number | null; checkpointBytes: number | null }[] };
+    expect(series.samples.filter((sample) => sample.barrierLatencyMs !== null).length).toBeGreaterThanOrEqual(3);
+    for (const sample of series.samples) {
+      if (sample.barrierLatencyMs !== null) expect(sample.barrierLatencyMs).toBeGreaterThan(0);
+      if (sample.commitLatencyMs !== null && sample.barrierLatencyMs !== null) expect(sample.commitLatencyMs).toBeLessThanOrEqual(sample.barrierLatencyMs + 1e-9);
+    }
+    const commitPoints = await page.$$eval('svg[data-chart="Epoch commit latency"] circle.pt', (nodes) => nodes.length);
+    expect(commitPoints).toBeGreaterThanOrEqual(3);
+    const { rows } = await client.query("SELECT count(*)::int AS n FROM oxbow_catalog.checkpoints WHERE status = 'complete'");
+    expect(rows[0].n).toBeGreaterThanOrEqual(1);
+    const checkpointRows = await page.$$eval('#checkpoints tr', (nodes) => nodes.length - 1);
+    expect(checkpointRows).toBeGreaterThanOrEqual(1);
+  });
+
+  it('renders a non-blank screenshot and logs no console errors', async () => {
+    const png = await page.screenshot();
+    const path = join(outDir, 'dashboard.png');
+    process.stdout.write(`dashboard screenshot: ${path}\n`);
+    writeFileSync(path, png);
+    if (process.env.OXBOW_DASHBOARD_PNG !== undefined) copyFileSync(path, process.env.OXBOW_DASHBOARD_PNG);
+    const { width, height, rgba } = decodePng(png);
+    expect([width, height]).toEqual([WIDTH, HEIGHT]);
+    // The graph area: the first dataflow's box on the page, clipped to the screenshot.
+    // (measured in the page: the page redraws every second, so a held element handle may be detached)
+    const box = await page.evaluate(() => {
+      const rect = document.querySelector('svg.dataflow')!.getBoundingClientRect();
+      return { x: rect.x, y: rect.y, width: rect.width, height: rect.height };
+    });
+    const x0 = Math.max(0, Math.floor(box.x));
+    const y0 = Math.max(0, Math.floor(box.y));
+    const x1 = Math.min(width, Math.floor(box.x + box.width));
+    const y1 = Math.min(height, Math.floor(box.y + box.height));
+    expect(x1 - x0).toBeGreaterThan(100);
+    expect(y1 - y0).toBeGreaterThan(100);
+    const colors = new Set<number>();
+    let nonWhite = 0;
+    for (let y = y0; y < y1; y++) {
+      for (let x = x0; x < x1; x++) {
+        const i = (y * width + x) * 4;
+        const color = (rgba[i]! << 16) | (rgba[i + 1]! << 8) | rgba[i + 2]!;
+        colors.add(color);
+        if (color !== 0xffffff) nonWhite++;
+      }
+    }
+    expect(colors.size).toBeGreaterThanOrEqual(20); // box fills, strokes, text anti-aliasing
+    expect(nonWhite / ((x1 - x0) * (y1 - y0))).toBeGreaterThan(0.05);
+    expect(consoleErrors).toEqual([]);
+  });
+});
