@@ -25,6 +25,7 @@ import { hasSubquery, isVolatile, nodeExpressions } from '../walk.js';
 import { retractableAggregate } from './aggregate.js';
 import { findDynamicConjunct, mentionsNow, type DynamicConjunct } from './dynamic-filter.js';
 import { windowColumn } from './watermark.js';
+import { correlatedAggregateAsJoin } from './correlated-scalar.js';
 import { streamInputRelationId, type KeyedOperatorKind, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
 
 /** Name of the hidden last column of a materialized view: the number of a duplicate row. */
@@ -108,6 +109,8 @@ class Incrementalizer {
     if (plan.kind === 'Filter') {
       const dynamic = findDynamicConjunct(plan.predicate);
       if (dynamic !== undefined) return this.dynamicFilter(plan, dynamic);
+      const decorrelated = correlatedAggregateAsJoin(plan);
+      if (decorrelated !== undefined) return this.convert(decorrelated);
     }
     if (plan.kind === 'Filter' || plan.kind === 'Project') {
       const joined = scalarSubqueriesAsJoins(plan);
