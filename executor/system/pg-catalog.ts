@@ -1,6 +1,6 @@
 // The pg_catalog relations psql, drivers and tools read, generated per statement from the catalog
 // snapshot: pg_class, pg_namespace, pg_attribute, pg_type, pg_database, pg_index, pg_constraint,
-// pg_attrdef, pg_description, pg_proc, pg_settings, pg_roles/pg_user, pg_tables/pg_views/
+// pg_attrdef, pg_description, pg_proc, pg_aggregate, pg_settings, pg_roles/pg_user, pg_tables/pg_views/
 // pg_matviews, pg_am, pg_collation, pg_tablespace, and the ones psql's \d queries join but oxbow
 // has nothing for (pg_inherits, pg_policy, pg_trigger, pg_statistic_ext, pg_publication*,
 // pg_extension, pg_enum), present and empty; pg_foreign_table / pg_foreign_server describe sources. Column lists follow PostgreSQL 15
@@ -321,6 +321,29 @@ function procRows(): Row[] {
   procRowsCache = rows;
   return rows;
 }
+/**
+ * pg_aggregate: one row per aggregate signature in pg_proc (prokind 'a'). The transition, final
+ * and combine functions are internal to the executor (no pg_proc rows), so they read 0, as does
+ * aggsortop (oxbow plans min/max without an index).
+ */
+const pgAggregate = pg(
+  2600,
+  'pg_aggregate',
+  [
+    'aggfnoid:regproc', 'aggkind:char', 'aggnumdirectargs:int2', 'aggtransfn:regproc', 'aggfinalfn:regproc', 'aggcombinefn:regproc',
+    'aggserialfn:regproc', 'aggdeserialfn:regproc', 'aggmtransfn:regproc', 'aggminvtransfn:regproc', 'aggmfinalfn:regproc',
+    'aggfinalextra:bool', 'aggmfinalextra:bool', 'aggfinalmodify:char', 'aggmfinalmodify:char', 'aggsortop:oid', 'aggtranstype:oid',
+    'aggtransspace:int4', 'aggmtranstype:oid', 'aggmtransspace:int4', 'agginitval:text', 'aggminitval:text',
+  ],
+  () =>
+    aggregateSignatures().map((aggregate) => [
+      aggregate.oid, 'n', 0, 0, 0, 0,
+      0, 0, 0, 0, 0,
+      false, false, 'r', 'r', 0, 0,
+      0, 0, 0, null, null,
+    ]),
+);
+
 const OPERATOR_OID_OFFSET = 0x50000000;
 
 /** pg_operator from the operator library (sql/functions.ts allOperators()). */
@@ -442,6 +465,7 @@ export const pgCatalogTables: readonly SystemTable[] = [
   pgAttrdef,
   pgDescription,
   pgProc,
+  pgAggregate,
   pgOperator,
   pgSettings,
   pgRoles,
