@@ -7,7 +7,7 @@
 
 import type { Row } from '../../sql/value.js';
 import type { StateStore } from '../../storage/state-table.js';
-import { emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
+import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
 import type { Dataflow } from './dataflow.js';
 import { StreamContext } from './stream-context.js';
 import { ViewErrors } from './view-errors.js';
@@ -113,8 +113,9 @@ export class StreamManager implements ChangeCapture {
       }
       const ticked = dataflow.temporalFilters ? dataflow.tick(now) : emptyChanges();
       if (inputs.size === 0 && isEmpty(ticked)) continue;
-      const out = inputs.size === 0 ? ticked : dataflow.pushAll(inputs);
-      if (inputs.size > 0 && !isEmpty(ticked)) out.rows.unshift(...ticked.rows), out.signs.unshift(...ticked.signs);
+      // The time's changes first, then the writes' (evaluated against the new bound).
+      const out = ticked;
+      if (inputs.size > 0) appendChanges(out, dataflow.pushAll(inputs));
       if (!isEmpty(out) && this.read.has(dataflow.viewId)) changes.set(dataflow.viewId, out);
     }
   }
