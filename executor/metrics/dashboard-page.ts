@@ -18,6 +18,9 @@ export const DASHBOARD_HTML = `<!doctype html>
   section { background: #fff; border: 1px solid #d8dce3; border-radius: 6px; margin-bottom: 12px; padding: 8px 12px; }
   h2 { font-size: 14px; margin: 4px 0 8px; }
   h3 { font-size: 13px; margin: 8px 0 4px; color: #1d3557; }
+  .graphs { display: flex; flex-wrap: wrap; gap: 8px 24px; align-items: flex-start; }
+  .graph h3 { margin-top: 0; }
+  .edge.input { stroke: #2f8f46; stroke-dasharray: 4 3; }
   .charts { display: flex; flex-wrap: wrap; gap: 12px; }
   .chart { border: 1px solid #e3e6eb; border-radius: 4px; padding: 4px 8px; }
   .chart .title { font-weight: 600; }
@@ -37,8 +40,8 @@ export const DASHBOARD_HTML = `<!doctype html>
 <body>
 <header><h1>oxbow</h1><span id="summary">connecting…</span></header>
 <main>
-  <section><h2>Dataflows</h2><div id="graphs"><span class="muted">no materialized views</span></div></section>
   <section><h2>Last minutes</h2><div class="charts" id="charts"></div></section>
+  <section><h2>Dataflows</h2><div id="graphs" class="graphs"><span class="muted">no materialized views</span></div></section>
   <section><h2>Objects</h2><table id="objects"></table></section>
   <section><h2>Sources</h2><table id="sources"></table></section>
   <section><h2>Checkpoints</h2><table id="checkpoints"></table></section>
@@ -64,7 +67,7 @@ function bytes(n) {
 function rate(n) { return (n >= 100 ? Math.round(n) : Math.round(n * 10) / 10) + ' rows/s'; }
 function time(ms) { return new Date(ms).toISOString().slice(11, 19); }
 
-const BOX_W = 170, BOX_H = 58, GAP_X = 24, GAP_Y = 34;
+const BOX_W = 170, BOX_H = 54, GAP_X = 20, GAP_Y = 26;
 
 function drawDataflow(data, dataflow) {
   const ops = dataflow.operators;
@@ -85,32 +88,43 @@ function drawDataflow(data, dataflow) {
     return x;
   }
   for (const root of children.get(null) || []) place(root, 0);
-  // The relations the view reads, one row below the deepest operator.
+  // The relations the view reads, one row below the deepest operator, each under the scans reading it.
+  const scans = ops.filter((op) => op.relationId !== null && op.relationId !== undefined && pos.has(op.operatorId));
   const view = data.status.objects.find((o) => o.id === dataflow.viewId);
-  const rels = (view ? view.dependsOn : []).map((id) => data.status.objects.find((o) => o.id === id)).filter((o) => o);
+  const relIds = [];
+  for (const op of scans) if (!relIds.includes(op.relationId)) relIds.push(op.relationId);
+  for (const id of view ? view.dependsOn : []) if (!relIds.includes(id)) relIds.push(id);
+  const rels = relIds.map((id) => data.status.objects.find((o) => o.id === id) || { id, name: String(id), kind: 'relation' });
   const relRow = maxDepth + 1;
-  const width = Math.max(nextLeaf, rels.length, 1) * (BOX_W + GAP_X) + GAP_X;
-  const height = (relRow + 1) * (BOX_H + GAP_Y) + GAP_Y;
+  const relX = new Map();
+  const taken = new Set();
+  for (const rel of rels) {
+    const own = scans.filter((op) => op.relationId === rel.id).map((op) => pos.get(op.operatorId).x);
+    let x = own.length ? own.reduce((a, b) => a + b, 0) / own.length : 0;
+    while (taken.has(x)) x += 1;
+    taken.add(x);
+    relX.set(rel.id, x);
+  }
+  const columns = Math.max(nextLeaf, ...[...relX.values()].map((x) => x + 1), 1);
+  const width = columns * (BOX_W + GAP_X) + GAP_X;
+  const height = (relRow + 1) * (BOX_H + GAP_Y) + GAP_Y / 2;
   const svg = el('svg', { width, height, viewBox: '0 0 ' + width + ' ' + height, class: 'dataflow', 'data-view': dataflow.name, 'data-view-id': dataflow.viewId });
   const cx = (x) => GAP_X + x * (BOX_W + GAP_X) + BOX_W / 2;
   const cy = (depth) => GAP_Y / 2 + depth * (BOX_H + GAP_Y) + BOX_H / 2;
   const edges = el('g', {});
   svg.appendChild(edges);
+  const edge = (x1, d1, x2, d2, cls) => {
+    const y1 = cy(d1) - BOX_H / 2, y2 = cy(d2) + BOX_H / 2, ym = (y1 + y2) / 2;
+    edges.appendChild(el('path', { class: cls, d: 'M' + cx(x1) + ' ' + y1 + ' C' + cx(x1) + ' ' + ym + ' ' + cx(x2) + ' ' + ym + ' ' + cx(x2) + ' ' + y2 }));
+  };
   for (const op of ops) {
-    if (op.parentId === null || !pos.has(op.parentId)) continue;
+    if (op.parentId === null || !pos.has(op.parentId) || !pos.has(op.operatorId)) continue;
     const a = pos.get(op.operatorId), b = pos.get(op.parentId);
-    edges.appendChild(el('path', { class: 'edge', d: 'M' + cx(a.x) + ' ' + (cy(a.depth) - BOX_H / 2) + ' L' + cx(b.x) + ' ' + (cy(b.depth) + BOX_H / 2) }));
+    edge(a.x, a.depth, b.x, b.depth, 'edge');
   }
-  const relOffset = (Math.max(nextLeaf, 1) - rels.length) / 2;
-  const leaves = ops.filter((op) => (children.get(op.operatorId) || []).length === 0 && op.kind === 'StreamTableScan');
-  rels.forEach((rel, i) => {
-    const rx = relOffset + i;
-    // Which scan reads which relation is not in the status API: with one relation every scan reads it.
-    const targets = rels.length === 1 ? leaves : leaves.filter((_, j) => leaves.length === rels.length && j === i);
-    for (const leaf of targets) {
-      const a = pos.get(leaf.operatorId);
-      edges.appendChild(el('path', { class: 'edge', d: 'M' + cx(rx) + ' ' + (cy(relRow) - BOX_H / 2) + ' L' + cx(a.x) + ' ' + (cy(a.depth) + BOX_H / 2) }));
-    }
+  for (const rel of rels) {
+    const rx = relX.get(rel.id);
+    for (const op of scans) if (op.relationId === rel.id) { const a = pos.get(op.operatorId); edge(rx, relRow, a.x, a.depth, 'edge input'); }
     const input = data.status.throughput.inputs.find((r) => r.relationId === rel.id);
     const source = data.sources.find((s) => s.sourceId === rel.id);
     const g = el('g', { class: 'rel', 'data-relation-id': rel.id, 'data-rows': input ? input.rows : 0, transform: 'translate(' + (cx(rx) - BOX_W / 2) + ',' + (cy(relRow) - BOX_H / 2) + ')' });
@@ -119,7 +133,7 @@ function drawDataflow(data, dataflow) {
     g.appendChild(el('text', { x: 8, y: 31, class: 'rel-rate' }, rate(data.rates['rel:' + rel.id] || 0) + ' · ' + (input ? input.rows : 0) + ' rows'));
     g.appendChild(el('text', { x: 8, y: 47, class: 'rel-lag' }, source ? 'lag ' + source.lag : rel.kind === 'source' ? 'lag 0' : ''));
     svg.appendChild(g);
-  });
+  }
   for (const op of ops) {
     const p = pos.get(op.operatorId);
     if (!p) continue;
@@ -139,13 +153,13 @@ function drawDataflow(data, dataflow) {
 }
 
 function chart(title, unit, samples, series) {
-  const W = 360, H = 150, L = 48, R = 8, T = 8, B = 20;
+  const W = 212, H = 120, L = 58, R = 8, T = 8, B = 20;
   const box = document.createElement('div');
   box.className = 'chart';
   const points = [];
   for (const s of series) for (const smp of samples) { const v = s.value(smp); if (v !== null && v !== undefined) points.push({ s, t: smp.atMillis, v }); }
   const t1 = samples.length ? samples[samples.length - 1].atMillis : Date.now();
-  const t0 = samples.length ? Math.min(samples[0].atMillis, t1 - 60000) : t1 - 60000;
+  const t0 = samples.length ? Math.min(samples[0].atMillis, t1 - 30000) : t1 - 30000;
   const vmax = Math.max(1e-9, ...points.map((p) => p.v)) * 1.1;
   const latest = series.map((s) => { for (let i = samples.length - 1; i >= 0; i--) { const v = s.value(samples[i]); if (v !== null && v !== undefined) return s.name + ' ' + s.format(v); } return s.name + ' –'; });
   box.innerHTML = '<div class="title">' + esc(title) + '</div><div class="muted">' + esc(latest.join(' · ')) + '</div>';
@@ -186,8 +200,11 @@ function render(data) {
     const viewRate = data.rates['view:' + df.viewId] || 0;
     const viewState = st.stateTables.filter((t) => t.objectId === df.viewId).reduce((a, t) => a + t.bytes, 0);
     h.textContent = df.schema + '.' + df.name + ' — ' + df.operators.length + ' operators · ' + rate(viewRate) + ' · state ' + bytes(viewState);
-    graphs.appendChild(h);
-    graphs.appendChild(drawDataflow(data, df));
+    const box = document.createElement('div');
+    box.className = 'graph';
+    box.appendChild(h);
+    box.appendChild(drawDataflow(data, df));
+    graphs.appendChild(box);
   }
   if (st.dataflows.length === 0) graphs.innerHTML = '<span class="muted">no materialized views</span>';
   const samples = data.series.samples;

@@ -34,6 +34,8 @@ export interface OperatorInfo {
   readonly kind: string;
   readonly stateful: boolean;
   readonly stateTableIds: readonly number[];
+  /** The relation a StreamTableScan reads (null for other operators): the dashboard's input edges. */
+  readonly relationId: number | null;
   readonly rowsIn: number;
   readonly rowsOut: number;
   readonly batches: number;
@@ -178,6 +180,7 @@ export class EngineStatus {
           kind: operatorKind(operator.plan),
           stateful: operator.plan.property === 'stateful',
           stateTableIds: operator.plan.stateTables.map((table) => table.tableId),
+          relationId: operator.plan.kind === 'StreamTableScan' ? operator.plan.relation.id : null,
           rowsIn: operator.stats.rowsIn,
           rowsOut: operator.stats.rowsOut,
           batches: operator.stats.batches,

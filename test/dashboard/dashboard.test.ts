@@ -45,6 +45,7 @@ interface Operator {
   operatorId: number;
   parentId: number | null;
   kind: string;
+  relationId: number | null;
   rowsOut: number;
 }
 interface Status {
@@ -176,14 +177,20 @@ describe('the dashboard at / on the metrics port', () => {
       expect(rows.length).toBeGreaterThan(1);
       const boxes = await page.$$eval(`svg.dataflow[data-view="${view}"] g.op`, (nodes) => nodes.map((node) => ({ id: Number(node.getAttribute('data-operator-id')), kind: node.getAttribute('data-kind') })));
       expect(boxes.sort((a, b) => a.id - b.id)).toEqual(rows.map((row: { operator_id: number; kind: string }) => ({ id: row.operator_id, kind: row.kind })));
-      // An edge per operator with a parent, plus one per scan fed by a relation box.
+      // An edge per operator with a parent, plus one from the relation box to each scan reading it
+      // (/api/status names the relation of each scan).
       const edges = await page.$$eval(`svg.dataflow[data-view="${view}"] path.edge`, (nodes) => nodes.length);
       const withParent = rows.filter((row: { parent_id: number | null }) => row.parent_id !== null).length;
-      expect(edges).toBeGreaterThanOrEqual(withParent);
+      const scans = (await apiStatus()).dataflows.find((dataflow) => dataflow.name === view)!.operators.filter((operator) => operator.relationId !== null);
+      expect(scans.length).toBe(rows.filter((row: { kind: string }) => row.kind === 'StreamTableScan').length);
+      expect(edges).toBe(withParent + scans.length);
+      const relationBoxes = await page.$$eval(`svg.dataflow[data-view="${view}"] g.rel`, (nodes) => nodes.map((node) => Number(node.getAttribute('data-relation-id'))));
+      expect(relationBoxes.sort()).toEqual([...new Set(scans.map((operator) => operator.relationId))].sort());
     }
-    const relations = await page.$$eval('svg.dataflow[data-view="joined"] g.rel text', (nodes) => nodes.map((node) => node.textContent));
-    expect(relations).toContain('source readings');
-    expect(relations).toContain('table t');
+    const status = await apiStatus();
+    const idOf = (name: string): number => status.objects.find((object) => object.name === name)!.id;
+    const relations = await page.$$eval('svg.dataflow[data-view="joined"] g.rel', (nodes) => nodes.map((node) => [Number(node.getAttribute('data-relation-id')), node.querySelector('text')!.textContent]));
+    expect(relations.sort()).toEqual([[idOf('readings'), 'source readings'], [idOf('t'), 'table t']].sort());
   });
 
   it('shows the rows out and state bytes of /api/status and the system tables', async () => {
