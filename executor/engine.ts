@@ -139,9 +139,9 @@ export interface Session {
   setting(name: string): string | undefined;
 
   /** Optional: the name a reg* OID prints as (EvalContext.objectName), for pgwire's result text. */
-  objectName?(type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace', oid: number): string | undefined;
+  objectName?(type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace' | 'regprocedure', oid: number): string | undefined;
   /** Optional: the OID a reg* text names (EvalContext.objectOid), for pgwire's text Bind parameters. */
-  objectOid?(type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace', text: string): number;
+  objectOid?(type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace' | 'regprocedure', text: string): number;
 
   close(): void;
 }

@@ -1,4 +1,4 @@
-// The text of reg* values (regclass, regtype, regproc, regnamespace), as PostgreSQL's output
+// The text of reg* values (regclass, regtype, regproc, regprocedure, regnamespace), as PostgreSQL's output
 // functions print them: the object's name, schema-qualified when the schema is not on the search
 // path, the bare number for an OID that names nothing. The session hands this to the EvalContext
 // (`objectName`) so results over the wire and `::text` casts print names.
@@ -38,8 +38,15 @@ export function objectName(catalog: CatalogSnapshot, searchPath: readonly string
       return known === undefined ? undefined : formatTypeName(known);
     }
     case 'regproc': {
+      // regprocout: an overloaded name would not read back as this function, so it is qualified.
       const fn = functionByOid(oid);
-      return fn === undefined ? undefined : quoteIdentifier(fn.name);
+      if (fn === undefined) return undefined;
+      const overloaded = new Set(allFunctions().filter((f) => f.name === fn.name).map((f) => f.oid)).size > 1;
+      return overloaded ? `pg_catalog.${quoteIdentifier(fn.name)}` : quoteIdentifier(fn.name);
+    }
+    case 'regprocedure': {
+      const fn = functionByOid(oid);
+      return fn === undefined ? undefined : `${quoteIdentifier(fn.name)}(${fn.argumentTypes.map(formatTypeName).join(',')})`;
     }
     default:
       return undefined;

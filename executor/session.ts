@@ -350,12 +350,12 @@ export class EngineSession implements Session {
   }
 
   /** The OID a reg* text names, against the current catalog and search path (Bind parameters). */
-  objectOid(type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace', text: string): number {
+  objectOid(type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace' | 'regprocedure', text: string): number {
     return objectOid(text, type, this.core.catalog, this.searchPath());
   }
 
   /** The name a reg* OID prints as (object-names.ts), against the current catalog and search path. */
-  objectName(type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace', oid: number): string | undefined {
+  objectName(type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace' | 'regprocedure', oid: number): string | undefined {
     return objectName(this.core.catalog.snapshot, this.searchPath(), type, oid);
   }
 

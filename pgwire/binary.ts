@@ -52,7 +52,8 @@ export function writeBinary(writer: MessageWriter, value: Value, type: DataType,
     case 'regclass':
     case 'regproc':
     case 'regtype':
-    case 'regnamespace': {
+    case 'regnamespace':
+    case 'regprocedure': {
       const at = writer.int32(4).reserve(4);
       writer.raw.writeUInt32BE((value as number) >>> 0, at);
       return;
@@ -149,6 +150,7 @@ export function readBinary(bytes: Buffer, type: DataType, context: EvalContext, 
     case 'regproc':
     case 'regtype':
     case 'regnamespace':
+    case 'regprocedure':
       need(4);
       return bytes.readUInt32BE(0);
     case 'int8':

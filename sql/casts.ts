@@ -34,12 +34,12 @@ for (let i = 0; i < numericTower.length; i++) {
   }
 }
 for (const from of ['int2', 'int4', 'int8'] as const) {
-  for (const to of ['oid', 'regclass', 'regproc', 'regtype', 'regnamespace'] as const) cast(from, to, 'i');
+  for (const to of ['oid', 'regclass', 'regproc', 'regtype', 'regnamespace', 'regprocedure'] as const) cast(from, to, 'i');
 }
-for (const from of ['oid', 'regclass', 'regproc', 'regtype', 'regnamespace'] as const) {
+for (const from of ['oid', 'regclass', 'regproc', 'regtype', 'regnamespace', 'regprocedure'] as const) {
   cast(from, 'int8', 'a');
   cast(from, 'int4', 'a');
-  for (const to of ['oid', 'regclass', 'regproc', 'regtype', 'regnamespace'] as const) if (from !== to) cast(from, to, 'i');
+  for (const to of ['oid', 'regclass', 'regproc', 'regtype', 'regnamespace', 'regprocedure'] as const) if (from !== to) cast(from, to, 'i');
 }
 cast('int4', 'bool', 'e');
 cast('bool', 'int4', 'e');
@@ -169,7 +169,7 @@ function numericFromValue(value: Value, from: TypeName): Numeric {
 }
 
 function numericTowerConversion(from: TypeName, to: TypeName): CastImpl | undefined {
-  const isInteger = (name: TypeName) => name === 'int2' || name === 'int4' || name === 'oid' || name === 'regclass' || name === 'regproc' || name === 'regtype' || name === 'regnamespace';
+  const isInteger = (name: TypeName) => name === 'int2' || name === 'int4' || name === 'oid' || name === 'regclass' || name === 'regproc' || name === 'regtype' || name === 'regnamespace' || name === 'regprocedure';
   if (isInteger(from)) {
     switch (to) {
       case 'int2': return (v) => checkInt2(v as number);
@@ -178,7 +178,7 @@ function numericTowerConversion(from: TypeName, to: TypeName): CastImpl | undefi
       case 'numeric': return (v) => Numeric.fromInteger(v as number);
       case 'float4': return (v) => Math.fround(v as number);
       case 'float8': return (v) => v;
-      case 'oid': case 'regclass': case 'regproc': case 'regtype': case 'regnamespace':
+      case 'oid': case 'regclass': case 'regproc': case 'regtype': case 'regnamespace': case 'regprocedure':
         return (v) => ((v as number) < 0 ? (v as number) + 4294967296 : v);
       default: return undefined;
     }
@@ -194,7 +194,7 @@ function numericTowerConversion(from: TypeName, to: TypeName): CastImpl | undefi
       case 'numeric': return (v) => Numeric.fromBigInt(v as bigint);
       case 'float4': return (v) => Math.fround(Number(v as bigint));
       case 'float8': return (v) => Number(v as bigint);
-      case 'oid': case 'regclass': case 'regproc': case 'regtype': case 'regnamespace': return (v) => {
+      case 'oid': case 'regclass': case 'regproc': case 'regtype': case 'regnamespace': case 'regprocedure': return (v) => {
         const x = v as bigint;
         if (x < -2147483648n || x > 4294967295n) throw new SqlError(SqlState.numericValueOutOfRange, 'OID out of range');
         return x < 0n ? Number(x) + 4294967296 : Number(x);

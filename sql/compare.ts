@@ -64,6 +64,7 @@ export function compareValues(a: Value, b: Value, type: DataType): number {
     case 'regproc':
     case 'regtype':
     case 'regnamespace':
+    case 'regprocedure':
     case 'date':
     case 'time':
     case 'timestamp':
@@ -193,6 +194,7 @@ export function hashValue(value: Value, type: DataType): number {
     case 'regproc':
     case 'regtype':
     case 'regnamespace':
+    case 'regprocedure':
     case 'date':
     case 'time':
     case 'timestamp':

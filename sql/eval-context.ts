@@ -22,9 +22,9 @@ export interface EvalContext {
    * function, regnamespace: the schema); undefined prints the number, as PostgreSQL does for an
    * OID that names nothing. The session supplies it (it needs the catalog); absent: numbers.
    */
-  readonly objectName?: (type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace', oid: number) => string | undefined;
+  readonly objectName?: (type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace' | 'regprocedure', oid: number) => string | undefined;
   /** The reverse, for reg* text input that is not digits (a Bind parameter 'my_table'); throws PostgreSQL's errors. */
-  readonly objectOid?: (type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace', text: string) => number;
+  readonly objectOid?: (type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace' | 'regprocedure', text: string) => number;
 }
 
 export const DEFAULT_EVAL_CONTEXT: EvalContext = Object.freeze({

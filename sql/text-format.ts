@@ -256,6 +256,7 @@ export function formatValue(value: Value, type: DataType, context: EvalContext =
     case 'regproc':
     case 'regtype':
     case 'regnamespace':
+    case 'regprocedure':
       return context.objectName?.(type.name, value as number) ?? String(value);
     case 'int8':
       return (value as bigint).toString();
@@ -311,6 +312,7 @@ export function parseValue(text: string, type: DataType, context: EvalContext = 
     case 'regproc':
     case 'regtype':
     case 'regnamespace':
+    case 'regprocedure':
       if (context.objectOid !== undefined && !/^\s*[-+]?[0-9]+\s*$/.test(text)) return context.objectOid(type.name, text);
       return parseInteger(text, 'oid');
     case 'int8':

@@ -26,6 +26,7 @@ export type TypeName =
   | 'regproc'
   | 'regtype'
   | 'regnamespace'
+  | 'regprocedure'
   | 'name'
   | 'char'
   | 'unknown'
@@ -73,6 +74,7 @@ export const TYPES: Readonly<Record<Exclude<TypeName, 'array'>, TypeInfo>> = {
   regproc: info('regproc', 24, 4, 1008, 'N'),
   regtype: info('regtype', 2206, 4, 2211, 'N'),
   regnamespace: info('regnamespace', 4089, 4, 4090, 'N'),
+  regprocedure: info('regprocedure', 2202, 4, 2207, 'N'),
   name: info('name', 19, 64, 1003, 'S'),
   char: info('char', 18, 1, 1002, 'Z'),
   unknown: info('unknown', 705, -2, 0, 'X'),

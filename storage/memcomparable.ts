@@ -46,6 +46,7 @@ export function encodeValue(writer: ByteWriter, value: Value, type: DataType): v
     case 'regproc':
     case 'regtype':
     case 'regnamespace':
+    case 'regprocedure':
       writer.uint32BigEndian(value as number);
       return;
     case 'int8':

@@ -61,7 +61,7 @@ export class BinderContext {
     if (target.name === 'unknown') return expression;
     if (expression.kind === 'Literal' && expression.type.name === 'unknown') {
       if (expression.value === null) return { kind: 'Literal', value: null, type: target };
-      if (target.name === 'regclass' || target.name === 'regtype' || target.name === 'regnamespace' || target.name === 'regproc') return this.objectReference(String(expression.value), target, position);
+      if (target.name === 'regclass' || target.name === 'regtype' || target.name === 'regnamespace' || target.name === 'regproc' || target.name === 'regprocedure') return this.objectReference(String(expression.value), target, position);
       try {
         const value = parseValue(String(expression.value), target, this.evalContext);
         // Explicit casts truncate to the modifier ('abcdef'::varchar(3) is 'abc'); assignments check it.
@@ -195,7 +195,7 @@ const STRING = new Set(['text', 'varchar', 'bpchar', 'name', 'char', 'unknown'])
 export function sessionDependentCast(from: DataType, to: DataType): boolean {
   if (from.name === 'timestamptz' || to.name === 'timestamptz') return true;
   // reg* to text prints a name from the session's catalog (EvalContext.objectName).
-  if ((from.name === 'regclass' || from.name === 'regtype' || from.name === 'regproc' || from.name === 'regnamespace') && STRING.has(to.name)) return true;
+  if ((from.name === 'regclass' || from.name === 'regtype' || from.name === 'regproc' || from.name === 'regnamespace' || from.name === 'regprocedure') && STRING.has(to.name)) return true;
   return (DATETIME.has(from.name) && STRING.has(to.name)) || (STRING.has(from.name) && DATETIME.has(to.name));
 }
 
@@ -203,7 +203,7 @@ function scalarOf(t: DataType): DataType {
   return t.typmod < 0 ? t : { ...t, typmod: -1 };
 }
 
-export type RegType = 'regclass' | 'regtype' | 'regproc' | 'regnamespace';
+export type RegType = 'regclass' | 'regtype' | 'regproc' | 'regnamespace' | 'regprocedure';
 
 /**
  * The OID a reg* input names ('t'::regclass, 'integer'::regtype, 'now'::regproc,
@@ -223,6 +223,19 @@ export function objectOid(text: string, target: RegType, catalog: PlannerContext
     const schema = name.length === 1 ? catalog.schema(name[0]!) : undefined;
     if (schema === undefined) throw new SqlError(SqlState.invalidSchemaName, `schema "${text}" does not exist`, { position });
     return schema.id;
+  }
+  if (target === 'regprocedure') {
+    // PostgreSQL's regprocedurein: name(argument types), exactly that signature.
+    const match = /^\s*(?:pg_catalog\.)?([^(\s]+)\s*\((.*)\)\s*$/s.exec(text);
+    if (match === null) throw new SqlError(SqlState.invalidTextRepresentation, `expected a left parenthesis`, { position });
+    const argumentOids = match[2]!.trim() === '' ? [] : match[2]!.split(',').map((part) => {
+      const oid = typeOidByName(part.trim().toLowerCase());
+      if (oid === undefined) throw new SqlError(SqlState.undefinedObject, `type "${part.trim()}" does not exist`, { position });
+      return oid;
+    });
+    const fn = allFunctions().find((f) => f.name === match[1]!.toLowerCase() && f.variadic === undefined && f.argumentTypes.length === argumentOids.length && f.argumentTypes.every((t, i) => TYPES[t.name as keyof typeof TYPES]?.oid === argumentOids[i]));
+    if (fn === undefined) throw new SqlError(SqlState.undefinedFunction, `function "${text}" does not exist`, { position });
+    return fn.oid;
   }
   if (target === 'regproc') {
     // PostgreSQL's regprocin: a function name (pg_catalog. optional) naming exactly one function.

@@ -23,7 +23,7 @@ const NAMES: Readonly<Record<string, Exclude<TypeName, 'array'>>> = {
   timestamptz: 'timestamptz', 'timestamp with time zone': 'timestamptz',
   interval: 'interval',
   jsonb: 'jsonb', json: 'json', uuid: 'uuid',
-  oid: 'oid', regclass: 'regclass', regproc: 'regproc', regtype: 'regtype', regnamespace: 'regnamespace',
+  oid: 'oid', regclass: 'regclass', regproc: 'regproc', regtype: 'regtype', regnamespace: 'regnamespace', regprocedure: 'regprocedure',
   name: 'name', char: 'char', unknown: 'unknown', void: 'void', record: 'record',
 };
 

@@ -1,5 +1,5 @@
-// reg* types over the wire, compared with a real PostgreSQL 15: regclass, regtype, regproc and
-// regnamespace print names (schema-qualified when off the search path, the number for an OID
+// reg* types over the wire, compared with a real PostgreSQL 15: regclass, regtype, regproc,
+// regprocedure and regnamespace print names (schema-qualified when off the search path, the number for an OID
 // that names nothing), read names, cast to and from oid and text, fail with PostgreSQL's
 // SQLSTATEs; psql's \d of a table still matches PostgreSQL's output.
 import { spawnSync } from 'node:child_process';
@@ -65,6 +65,10 @@ describe('reg* types compared with PostgreSQL', () => {
     await same("select 'no_such_type'::regtype");
     await same("select 'now'::regproc, 'now'::regproc::oid, 'pg_catalog.now'::regproc, 1299::regproc, 'now'::regproc::text");
     await same("select 'abs'::regproc");
+    await same("select 'abs(integer)'::regprocedure, 'now()'::regprocedure, 'now()'::regprocedure::oid, 'abs(integer)'::regprocedure::regproc, 1299::regprocedure, 'length(text)'::regprocedure::text");
+    await same("select 'pg_catalog.abs(bigint)'::regprocedure::oid, 'upper(text)'::regprocedure");
+    await same("select 'abs(uuid)'::regprocedure");
+    await same("select 'abs'::regprocedure");
     await same("select 'no_such_function'::regproc");
     await same("select 'public'::regnamespace, 2200::regnamespace, 'pg_catalog'::regnamespace::oid, 'rc_s'::regnamespace::text");
     await same("select 'no_such_schema'::regnamespace");
