@@ -72,7 +72,7 @@ export async function startBroker(): Promise<Broker> {
       await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
     },
     async send(topic, messages) {
-      await producer.send({
+      const request = {
         topic,
         messages: messages.map((message) => ({
           value: message.value,
@@ -80,7 +80,20 @@ export async function startBroker(): Promise<Broker> {
           ...(message.partition === undefined ? {} : { partition: message.partition }),
           ...(message.timestamp === undefined ? {} : { timestamp: String(message.timestamp) }),
         })),
-      });
+      };
+      // A topic just created may not be served yet on a loaded machine (kafkajs gives up after its
+      // own retries): the broker rejected the whole request, so sending it again cannot duplicate.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await producer.send(request);
+          return;
+        } catch (error) {
+          const failure = error as { type?: string; cause?: { type?: string } };
+          const type = failure.type ?? failure.cause?.type;
+          if (attempt >= 20 || (type !== 'UNKNOWN_TOPIC_OR_PARTITION' && type !== 'LEADER_NOT_AVAILABLE' && type !== 'NOT_LEADER_FOR_PARTITION')) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+      }
     },
     async sendFresh(topic, messages) {
       const fresh = kafka.producer({ allowAutoTopicCreation: false });
