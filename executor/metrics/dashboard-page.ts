@@ -226,8 +226,8 @@ function render(data) {
   const cp = data.checkpoints;
   table('checkpoints', [{ name: 'epoch' }, { name: 'started' }, { name: 'status' }, { name: 'duration', num: true }, { name: 'uploaded', num: true }, { name: 'size', num: true }, { name: 'files', num: true }],
     cp === null ? [] : cp.history.map((c) => [c.epoch, time(c.startedAtMs), c.status, c.durationMs + ' ms', bytes(c.bytesUploaded), bytes(c.bytesReferenced), c.files]));
-  table('errors', [{ name: 'time' }, { name: 'kind' }, { name: 'object' }, { name: 'message', cls: 'def' }],
-    data.errors.map((e) => [time(e.atMillis), e.kind, e.object, e.message]));
+  table('errors', [{ name: 'last' }, { name: 'kind' }, { name: 'object' }, { name: 'count', num: true }, { name: 'message', cls: 'def' }],
+    data.errors.map((e) => [time(e.atMillis), e.kind, e.object, e.count, e.message]));
   document.body.setAttribute('data-updated', String(data.generatedAtMillis));
 }
 

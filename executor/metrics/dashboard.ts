@@ -138,10 +138,12 @@ export interface DashboardSourceInfo {
 }
 
 export interface DashboardError {
-  readonly kind: 'source' | 'checkpoint';
+  readonly kind: 'view' | 'source' | 'checkpoint';
   readonly object: string;
   readonly atMillis: number;
   readonly message: string;
+  /** How many times (view errors are counted per view and message; others are one record each). */
+  readonly count: number;
 }
 
 export interface DashboardData {
@@ -172,18 +174,23 @@ export function dashboardData(status: EngineStatus, series: DashboardSeries): Da
         trouble: sourceStatus.troubleOf(sourceId) ?? null,
       });
     }
-    for (const record of sourceStatus.errorRecords()) errors.push({ kind: 'source', object: sourceStatus.nameOf(record.sourceId), atMillis: Math.floor(record.atMicros / 1000), message: record.error });
+    for (const record of sourceStatus.errorRecords()) errors.push({ kind: 'source', object: sourceStatus.nameOf(record.sourceId), atMillis: Math.floor(record.atMicros / 1000), message: record.error, count: 1 });
   }
   const checkpointMetrics = status.checkpoints;
   if (checkpointMetrics !== undefined) {
     for (const record of checkpointMetrics.history) {
-      if (record.status === 'failed') errors.push({ kind: 'checkpoint', object: `epoch ${record.epoch}`, atMillis: record.startedAtMs, message: record.error ?? 'failed' });
+      if (record.status === 'failed') errors.push({ kind: 'checkpoint', object: `epoch ${record.epoch}`, atMillis: record.startedAtMs, message: record.error ?? 'failed', count: 1 });
     }
+  }
+  const snapshot = status.snapshot();
+  for (const record of status.viewErrors()) {
+    const view = snapshot.objects.find((object) => object.id === record.viewId);
+    errors.push({ kind: 'view', object: view === undefined ? String(record.viewId) : `${view.schema}.${view.name}`, atMillis: Math.floor(record.lastMicros / 1000), message: record.message, count: record.count });
   }
   errors.sort((a, b) => b.atMillis - a.atMillis);
   return {
     generatedAtMillis: Date.now(),
-    status: status.snapshot(),
+    status: snapshot,
     rates: series.rateTable(),
     sources,
     checkpoints:

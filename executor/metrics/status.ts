@@ -11,6 +11,7 @@ import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
 import type { CatalogSnapshot } from '../catalog.js';
 import type { StreamManager } from '../stream/stream-manager.js';
+import type { ViewErrorRecord } from '../stream/view-errors.js';
 import type { SourceStatus } from '../source/source-status.js';
 import type { EngineMetrics, SessionActivity } from './engine-metrics.js';
 import type { HistogramSnapshot } from './histogram.js';
@@ -277,6 +278,11 @@ export class EngineStatus {
 
   sessions(): SessionActivity[] {
     return this.inputs.metrics.activities();
+  }
+
+  /** Errors inside running views (what oxbow_catalog.view_errors shows), for the dashboard. */
+  viewErrors(): ViewErrorRecord[] {
+    return this.inputs.streams.errors.records();
   }
 
   get checkpoints(): CheckpointMetrics | undefined {

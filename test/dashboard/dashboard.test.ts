@@ -139,6 +139,8 @@ beforeAll(async () => {
   );
   await client.query('CREATE MATERIALIZED VIEW by_g AS SELECT g, count(*) AS n, sum(v) AS s FROM t GROUP BY g');
   await client.query('CREATE MATERIALIZED VIEW joined AS SELECT t.g, count(*) AS n, max(r.v) AS m FROM readings r JOIN t ON t.id = r.id % 50 + 1 GROUP BY t.g');
+  // A view with an error inside (id 3 and id 28 divide by zero: NULL in the view, counted in view_errors).
+  await client.query('CREATE MATERIALIZED VIEW ratios AS SELECT id, 100 / (id % 25 - 3) AS r FROM t');
   await client.query(`INSERT INTO t SELECT i, i % 5, i FROM generate_series(${T_ROWS / 2 + 1}, ${T_ROWS}) AS i`);
   for (;;) {
     const { rows } = await client.query("SELECT coalesce(sum(committed_offset), 0)::int8 AS n FROM oxbow_catalog.source_partitions WHERE source_name = 'readings'");
@@ -167,12 +169,12 @@ describe('the dashboard at / on the metrics port', () => {
     expect(response.type).toContain('text/html');
     expect(response.body).not.toMatch(/<script[^>]+src=|<link[^>]+stylesheet|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
     const data = JSON.parse((await get('/api/dashboard')).body) as { status: Status; series: { samples: unknown[] } };
-    expect(data.status.dataflows.map((dataflow) => dataflow.name).sort()).toEqual(['by_g', 'joined']);
+    expect(data.status.dataflows.map((dataflow) => dataflow.name).sort()).toEqual(['by_g', 'joined', 'ratios']);
   });
 
   it("draws each view's dataflow with one box per operator of oxbow_catalog.dataflow, and its input relations", async () => {
     await page.waitForSelector('svg.dataflow[data-view="joined"]');
-    for (const view of ['by_g', 'joined']) {
+    for (const view of ['by_g', 'joined', 'ratios']) {
       const { rows } = await client.query('SELECT operator_id, parent_id, kind FROM oxbow_catalog.dataflow WHERE view_name = $1 ORDER BY operator_id', [view]);
       expect(rows.length).toBeGreaterThan(1);
       const boxes = await page.$$eval(`svg.dataflow[data-view="${view}"] g.op`, (nodes) => nodes.map((node) => ({ id: Number(node.getAttribute('data-operator-id')), kind: node.getAttribute('data-kind') })));
@@ -249,6 +251,17 @@ describe('the dashboard at / on the metrics port', () => {
     expect(lagText).toBe(String(Number(rows[0].lag)));
     const relLag = await page.$eval('svg.dataflow[data-view="joined"] g.rel .rel-lag', (node) => node.textContent);
     expect(relLag).toBe(`lag ${Number(rows[0].lag)}`);
+  });
+
+  it('lists the errors of oxbow_catalog.view_errors in the errors table', async () => {
+    const { rows } = await client.query('SELECT view_schema, view_name, message, error_count FROM oxbow_catalog.view_errors ORDER BY message');
+    expect(rows.length).toBeGreaterThanOrEqual(1);
+    expect(rows.reduce((sum: number, row: { error_count: string }) => sum + Number(row.error_count), 0)).toBe(2); // ids 3 and 28
+    await page.waitForFunction(() => document.querySelectorAll('#errors td.num').length > 0);
+    const shown = await page.$$eval('#errors tr', (trs) => trs.slice(1).map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    expect(shown.map((cells) => [cells[1], cells[2], cells[3], cells[4]]).sort()).toEqual(
+      rows.map((row: { view_schema: string; view_name: string; message: string; error_count: string }) => ['view', `${row.view_schema}.${row.view_name}`, String(Number(row.error_count)), row.message]).sort(),
+    );
   });
 
   it('charts barrier and commit latency and checkpoints from the server-side history', async () => {
