@@ -24,6 +24,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   .charts { display: flex; flex-wrap: wrap; gap: 12px; }
   .chart { border: 1px solid #e3e6eb; border-radius: 4px; padding: 4px 8px; }
   .chart .title { font-weight: 600; }
+  .chart { width: 212px; } .chart .muted { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
   table { border-collapse: collapse; width: 100%; }
   th, td { text-align: left; padding: 2px 8px; border-bottom: 1px solid #eceef2; white-space: nowrap; }
   td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -130,7 +131,7 @@ function drawDataflow(data, dataflow) {
     const g = el('g', { class: 'rel', 'data-relation-id': rel.id, 'data-rows': input ? input.rows : 0, transform: 'translate(' + (cx(rx) - BOX_W / 2) + ',' + (cy(relRow) - BOX_H / 2) + ')' });
     g.appendChild(el('rect', { width: BOX_W, height: BOX_H, rx: 5 }));
     g.appendChild(el('text', { x: 8, y: 15, 'font-weight': 600 }, rel.kind + ' ' + rel.name));
-    g.appendChild(el('text', { x: 8, y: 31, class: 'rel-rate' }, rate(data.rates['rel:' + rel.id] || 0) + ' · ' + (input ? input.rows : 0) + ' rows'));
+    g.appendChild(el('text', { x: 8, y: 31, class: 'rel-rate' }, rate(data.rates['rel:' + rel.id] || 0) + ' · ' + (input ? input.rows : 0) + ' changes'));
     g.appendChild(el('text', { x: 8, y: 47, class: 'rel-lag' }, source ? 'lag ' + source.lag : rel.kind === 'source' ? 'lag 0' : ''));
     svg.appendChild(g);
   }
@@ -153,7 +154,7 @@ function drawDataflow(data, dataflow) {
 }
 
 function chart(title, unit, samples, series) {
-  const W = 212, H = 120, L = 58, R = 8, T = 8, B = 20;
+  const W = 212, H = 120, L = 16, R = 8, T = 8, B = 20;
   const box = document.createElement('div');
   box.className = 'chart';
   const points = [];
@@ -166,7 +167,7 @@ function chart(title, unit, samples, series) {
   const svg = el('svg', { width: W, height: H, class: 'chart-svg', 'data-chart': title });
   svg.appendChild(el('line', { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: '#bbb' }));
   svg.appendChild(el('line', { x1: L, y1: T, x2: L, y2: H - B, stroke: '#bbb' }));
-  svg.appendChild(el('text', { x: L - 4, y: T + 8, 'text-anchor': 'end' }, series[0].format(vmax / 1.1)));
+  svg.appendChild(el('text', { x: L + 4, y: T + 8 }, 'max ' + series[0].format(vmax / 1.1)));
   svg.appendChild(el('text', { x: L - 4, y: H - B, 'text-anchor': 'end' }, '0'));
   svg.appendChild(el('text', { x: L, y: H - 4 }, time(t0)));
   svg.appendChild(el('text', { x: W - R, y: H - 4, 'text-anchor': 'end' }, time(t1)));
