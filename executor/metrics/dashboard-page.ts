@@ -19,7 +19,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   h2 { font-size: 14px; margin: 4px 0 8px; }
   h3 { font-size: 13px; margin: 8px 0 4px; color: #1d3557; }
   .graphs { display: flex; flex-wrap: wrap; gap: 8px 24px; align-items: flex-start; }
-  .graph h3 { margin-top: 0; }
+  .graph h3 { margin-top: 0; max-width: 380px; }
   .edge.input { stroke: #2f8f46; stroke-dasharray: 4 3; }
   .charts { display: flex; flex-wrap: wrap; gap: 12px; }
   .chart { border: 1px solid #e3e6eb; border-radius: 4px; padding: 4px 8px; }
@@ -226,7 +226,7 @@ function render(data) {
     data.sources.map((s) => [s.sourceId, s.name, s.lag, s.partitions, s.errors, s.trouble || 'ok']));
   const cp = data.checkpoints;
   table('checkpoints', [{ name: 'epoch' }, { name: 'started' }, { name: 'status' }, { name: 'duration', num: true }, { name: 'uploaded', num: true }, { name: 'size', num: true }, { name: 'files', num: true }],
-    cp === null ? [] : cp.history.map((c) => [c.epoch, time(c.startedAtMs), c.status, c.durationMs + ' ms', bytes(c.bytesUploaded), bytes(c.bytesReferenced), c.files]));
+    cp === null ? [] : cp.history.map((c) => [c.epoch, time(c.startedAtMs), c.status, Math.round(c.durationMs) + ' ms', bytes(c.bytesUploaded), bytes(c.bytesReferenced), c.files]));
   table('errors', [{ name: 'last' }, { name: 'kind' }, { name: 'object' }, { name: 'count', num: true }, { name: 'message', cls: 'def' }],
     data.errors.map((e) => [time(e.atMillis), e.kind, e.object, e.count, e.message]));
   document.body.setAttribute('data-updated', String(data.generatedAtMillis));
