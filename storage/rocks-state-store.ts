@@ -50,8 +50,9 @@ export class RocksStateStore extends MvccStateStore {
   async checkpoint<T = undefined>(directory: string, describe?: (getMeta: (key: string) => Uint8Array | undefined) => T): Promise<StateCheckpoint & { readonly described: T }> {
     try {
       await this.database.checkpoint(directory);
-      // Tables open lazily (maxOpenFiles): only the files holding the few keys read are touched.
-      const copy = RocksDatabase.open(directory, { readOnly: true, createIfMissing: false, maxOpenFiles: 64, blockCacheBytes: 1 << 20 });
+      // A small table cache: RocksDB opens at most a quarter of it eagerly (1 file), the rest lazily,
+      // so only the files holding the few keys read are touched. The open is synchronous (main thread).
+      const copy = RocksDatabase.open(directory, { readOnly: true, createIfMissing: false, maxOpenFiles: 16, blockCacheBytes: 1 << 20 });
       try {
         const epoch = copy.get(committedEpochKey());
         const described = describe === undefined ? (undefined as T) : describe((key) => {
