@@ -399,7 +399,7 @@ async function startMetrics(host: string, port: number, server: PgServer, engine
   const series = engineMetrics.status === undefined ? undefined : new DashboardSeries(engineMetrics.status);
   series?.start();
   const http = createHttpServer((request, response) => {
-    const path = (request.url ?? '/').split('?')[0];
+    const [path, query] = (request.url ?? '/').split('?');
     const status = engineMetrics.status;
     if (status === undefined || series === undefined || !['/', '/metrics', '/api/status', '/api/dashboard', '/api/series'].includes(path ?? '')) {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try / (dashboard), /metrics or /api/status\n');
@@ -409,7 +409,12 @@ async function startMetrics(host: string, port: number, server: PgServer, engine
       if (path === '/') {
         response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(DASHBOARD_HTML);
       } else if (path === '/api/dashboard') {
-        response.writeHead(200, { 'content-type': 'application/json' }).end(dashboardJson(dashboardData(status, series)));
+        const since = new URLSearchParams(query ?? '').get('since');
+        if (since !== null && !/^[0-9]{1,15}$/.test(since)) {
+          response.writeHead(400, { 'content-type': 'text/plain' }).end('oxbow: since must be a time in milliseconds since 1970 (the newest sample the page has)\n');
+          return;
+        }
+        response.writeHead(200, { 'content-type': 'application/json' }).end(dashboardJson(dashboardData(status, series, since === null ? undefined : Number(since))));
       } else if (path === '/api/series') {
         response.writeHead(200, { 'content-type': 'application/json' }).end(dashboardJson({ intervalMs: series.intervalMs, samples: series.samples() }));
       } else if (path === '/metrics') {

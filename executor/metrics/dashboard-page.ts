@@ -232,11 +232,18 @@ function render(data) {
   document.body.setAttribute('data-updated', String(data.generatedAtMillis));
 }
 
+const samples = [];
 async function poll() {
   try {
-    const response = await fetch('api/dashboard', { cache: 'no-store' });
+    // The first request gets the server's whole history, later ones only the newer samples.
+    const since = samples.length ? '?since=' + samples[samples.length - 1].atMillis : '';
+    const response = await fetch('api/dashboard' + since, { cache: 'no-store' });
     if (!response.ok) throw new Error('HTTP ' + response.status);
-    render(await response.json());
+    const data = await response.json();
+    for (const sample of data.series.samples) samples.push(sample);
+    if (samples.length > data.series.capacity) samples.splice(0, samples.length - data.series.capacity);
+    data.series.samples = samples;
+    render(data);
   } catch (error) {
     document.getElementById('summary').innerHTML = '<span class="err">' + esc('cannot reach oxbow: ' + error.message) + '</span>';
   }

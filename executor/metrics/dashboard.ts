@@ -154,10 +154,14 @@ export interface DashboardData {
   readonly sources: readonly DashboardSourceInfo[];
   readonly checkpoints: { readonly location: string; readonly total: number; readonly failures: number; readonly history: readonly CheckpointRecord[] } | null;
   readonly errors: readonly DashboardError[];
-  readonly series: { readonly intervalMs: number; readonly samples: readonly DashboardSample[] };
+  readonly series: { readonly intervalMs: number; readonly capacity: number; readonly samples: readonly DashboardSample[] };
 }
 
-export function dashboardData(status: EngineStatus, series: DashboardSeries): DashboardData {
+/**
+ * The /api/dashboard document. `sinceMillis` (the page's newest sample) limits the series to newer
+ * samples, so a page polling every second receives one or two samples instead of the whole history.
+ */
+export function dashboardData(status: EngineStatus, series: DashboardSeries, sinceMillis?: number): DashboardData {
   const sourceStatus = status.sourceStatus;
   const sources: DashboardSourceInfo[] = [];
   const errors: DashboardError[] = [];
@@ -198,7 +202,7 @@ export function dashboardData(status: EngineStatus, series: DashboardSeries): Da
         ? null
         : { location: checkpointMetrics.location, total: checkpointMetrics.checkpointsTotal, failures: checkpointMetrics.failuresTotal, history: checkpointMetrics.history.slice(0, 20) },
     errors: errors.slice(0, 50),
-    series: { intervalMs: series.intervalMs, samples: series.samples() },
+    series: { intervalMs: series.intervalMs, capacity: series.capacity, samples: sinceMillis === undefined ? series.samples() : series.samples().filter((sample) => sample.atMillis > sinceMillis) },
   };
 }
 

@@ -172,6 +172,19 @@ describe('the dashboard at / on the metrics port', () => {
     expect(data.status.dataflows.map((dataflow) => dataflow.name).sort()).toEqual(['by_g', 'joined', 'ratios']);
   });
 
+  it('serves only the samples newer than ?since= and rejects a bad since with 400', async () => {
+    const all = (JSON.parse((await get('/api/series')).body) as { samples: { atMillis: number }[] }).samples;
+    expect(all.length).toBeGreaterThanOrEqual(2);
+    const cut = all[all.length - 2]!.atMillis;
+    const newer = (JSON.parse((await get(`/api/dashboard?since=${cut}`)).body) as { series: { samples: { atMillis: number }[] } }).series.samples;
+    expect(newer.length).toBeGreaterThanOrEqual(1);
+    expect(newer.every((sample) => sample.atMillis > cut)).toBe(true);
+    expect(newer[0]!.atMillis).toBe(all[all.length - 1]!.atMillis);
+    const bad = await get('/api/dashboard?since=yesterday');
+    expect(bad.status).toBe(400);
+    expect(bad.body).toContain('since must be a time in milliseconds');
+  });
+
   it("draws each view's dataflow with one box per operator of oxbow_catalog.dataflow, and its input relations", async () => {
     await page.waitForSelector('svg.dataflow[data-view="joined"]');
     for (const view of ['by_g', 'joined', 'ratios']) {
