@@ -206,6 +206,11 @@ describe('the dashboard at / on the metrics port', () => {
     const idOf = (name: string): number => status.objects.find((object) => object.name === name)!.id;
     const relations = await page.$$eval('svg.dataflow[data-view="joined"] g.rel', (nodes) => nodes.map((node) => [Number(node.getAttribute('data-relation-id')), node.querySelector('text')!.textContent]));
     expect(relations.sort()).toEqual([[idOf('readings'), 'source readings'], [idOf('t'), 'table t']].sort());
+    // Each relation box shows the changes /api/status counts into the dataflows (settled: the source has ended).
+    const inputs = (JSON.parse((await get('/api/status')).body) as { throughput: { inputs: { relationId: number; rows: number }[] } }).throughput.inputs;
+    await page.waitForFunction((at) => Number(document.body.getAttribute('data-updated')) > at, Date.now());
+    const shown = await page.$$eval('svg.dataflow[data-view="joined"] g.rel', (nodes) => nodes.map((node) => [Number(node.getAttribute('data-relation-id')), node.querySelector('.rel-rate')!.textContent!.replace(/^.* · /, '')]));
+    expect(shown.sort()).toEqual(inputs.filter((input) => [idOf('readings'), idOf('t')].includes(input.relationId)).map((input) => [input.relationId, `${input.rows} changes`]).sort());
   });
 
   it('shows the rows out and state bytes of /api/status and the system tables', async () => {
