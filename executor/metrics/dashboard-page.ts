@@ -19,7 +19,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   h2 { font-size: 14px; margin: 4px 0 8px; }
   h3 { font-size: 13px; margin: 8px 0 4px; color: #1d3557; }
   .graphs { display: flex; flex-wrap: wrap; gap: 8px 24px; align-items: flex-start; }
-  .graph h3 { margin-top: 0; max-width: 380px; }
+  .graph h3 { margin-top: 0; max-width: 440px; }
   .edge.input { stroke: #2f8f46; stroke-dasharray: 4 3; }
   .charts { display: flex; flex-wrap: wrap; gap: 12px; }
   .chart { border: 1px solid #e3e6eb; border-radius: 4px; padding: 4px 8px; }
@@ -132,7 +132,7 @@ function drawDataflow(data, dataflow) {
     g.appendChild(el('rect', { width: BOX_W, height: BOX_H, rx: 5 }));
     g.appendChild(el('text', { x: 8, y: 15, 'font-weight': 600 }, rel.kind + ' ' + rel.name));
     g.appendChild(el('text', { x: 8, y: 31, class: 'rel-rate' }, rate(data.rates['rel:' + rel.id] || 0) + ' · ' + (input ? input.rows : 0) + ' changes'));
-    g.appendChild(el('text', { x: 8, y: 47, class: 'rel-lag' }, source ? 'lag ' + source.lag : rel.kind === 'source' ? 'lag 0' : ''));
+    g.appendChild(el('text', { x: 8, y: 47, class: 'rel-lag' }, rel.kind === 'source' ? 'lag ' + (source ? source.lag : 0) + ' · ' + rate(data.rates['src:' + rel.id] || 0) + ' read' : ''));
     svg.appendChild(g);
   }
   for (const op of ops) {

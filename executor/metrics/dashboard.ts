@@ -34,7 +34,7 @@ interface Totals {
   readonly barrierSum: number;
   readonly commitCount: number;
   readonly commitSum: number;
-  /** "viewId/operatorId" -> rows out; "view:viewId" -> Materialize rows in; "rel:relationId" -> input rows. */
+  /** "viewId/operatorId" -> rows out; "view:viewId" -> Materialize rows in; "rel:relationId" -> input rows; "src:sourceId" -> rows its connector wrote. */
   readonly counters: Map<string, number>;
 }
 
@@ -79,7 +79,9 @@ export class DashboardSeries {
       const root = dataflow.operators[0];
       if (root !== undefined) counters.set(`view:${dataflow.viewId}`, root.rowsIn);
     }
-    for (const input of this.status.throughput().inputs) counters.set(`rel:${input.relationId}`, input.rows);
+    const throughput = this.status.throughput();
+    for (const input of throughput.inputs) counters.set(`rel:${input.relationId}`, input.rows);
+    for (const source of throughput.sources) counters.set(`src:${source.sourceId}`, source.rows);
     const totals: Totals = { atMillis: Date.now(), barrierCount: barrier.count, barrierSum: barrier.sumSeconds, commitCount: commit.count, commitSum: commit.sumSeconds, counters };
     const previous = this.previous;
     this.previous = totals;
@@ -117,7 +119,7 @@ export class DashboardSeries {
     return this.ring.length < this.capacity ? [...this.ring] : [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
   }
 
-  /** Rows per second over the last interval: an operator's output ("viewId/operatorId"), a view's input ("view:id"), a relation's changes into dataflows ("rel:id"). */
+  /** Rows per second over the last interval: an operator's output ("viewId/operatorId"), a view's input ("view:id"), a relation's changes into dataflows ("rel:id"), a source connector's rows ("src:id"). */
   rate(key: string): number {
     return this.rates.get(key) ?? 0;
   }

@@ -28,7 +28,7 @@ function stub() {
         ],
       },
     ],
-    throughput: () => ({ inputs: [{ relationId: 10, schema: 'public', name: 't', kind: 'table', rows: counters.input }], views: [] }),
+    throughput: () => ({ sources: [{ sourceId: 10, schema: 'public', name: 't', rows: counters.input * 2 }], inputs: [{ relationId: 10, schema: 'public', name: 't', kind: 'table', rows: counters.input }], views: [] }),
   } as unknown as EngineStatus;
   return { status, barrier, commit, counters, checkpoints };
 }
@@ -69,6 +69,7 @@ describe('DashboardSeries', () => {
     expect(first!.viewRowsPerSecond).toEqual({ '20': 20 }); // 40 rows / 2 s
     expect(series.rate('20/2')).toBe(250); // 500 rows / 2 s
     expect(series.rate('rel:10')).toBe(250);
+    expect(series.rate('src:10')).toBe(500); // 1000 rows / 2 s
 
     // An interval without barriers has no latency point; rates fall to 0.
     vi.setSystemTime(1_003_000);
