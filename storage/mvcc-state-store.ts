@@ -132,6 +132,7 @@ export class MvccStateStore implements StateStore, TableHost {
     this.tables.set(schema.tableId, table);
     const record = this.records.get(schema.tableId);
     if (record === undefined || this.pendingDrops.has(schema.tableId)) {
+      table.committedEmpty = true;
       this.records.set(schema.tableId, { createdEpoch: null, gcWatermark: 0n, retentionMs: schema.retentionMs });
     } else if (record.retentionMs !== schema.retentionMs) {
       record.retentionMs = schema.retentionMs;

@@ -325,6 +325,28 @@ describe.each(implementations)('StateStore on %s', (_name, open) => {
     await store.close();
   });
 
+  it('a table dropped and created again in one epoch starts empty, and keeps its rows once committed', async () => {
+    const store = open();
+    const schema: StateTableSchema = { tableId: 12, columnTypes: [type('int4'), type('text')], primaryKey: [0] };
+    store.table(schema).insert([1, 'old']);
+    store.commit(epochAt(1));
+    store.dropTable(12);
+    const again = store.table(schema);
+    expect(again.get([1])).toBeUndefined();
+    expect(rows(again.scan())).toEqual([]);
+    again.insert([2, 'new']);
+    expect(rows(again.scan())).toEqual([[2, 'new']]);
+    expect(again.get([2])).toEqual([2, 'new']);
+    expect(again.get([1])).toBeUndefined();
+    store.commit(epochAt(2));
+    expect(again.get([2])).toEqual([2, 'new']);
+    expect(again.get([1])).toBeUndefined();
+    again.insert([3, 'third']);
+    store.commit(epochAt(3));
+    expect(rows(again.scan()).map((row) => row[0])).toEqual([2, 3]);
+    await store.close();
+  });
+
   it('rejects a commit epoch that does not advance', async () => {
     const store = open();
     store.commit(epochAt(2));
