@@ -68,7 +68,8 @@ function* countBatches(batches: Iterable<Row[]>, stats: PlanNodeStats): Generato
         finished = true;
         return;
       }
-      stats.batches++;
+      // An empty batch is the executor's pause marker (a yield point every ~10 ms), not output.
+      if (step.value.length > 0) stats.batches++;
       stats.rows += step.value.length;
       yield step.value;
     }
