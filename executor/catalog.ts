@@ -12,6 +12,7 @@ import type { RelationDef, SchemaDef } from '../sql/catalog.js';
 import type { CatalogReader } from '../planner/catalog-reader.js';
 import type { StateStore } from '../storage/state-table.js';
 import { SqlError, SqlState } from '../sql/errors.js';
+import { secondaryIndexes } from './secondary-index.js';
 
 /** Built-in schemas, with PostgreSQL's OIDs where PostgreSQL has them. */
 export const BUILTIN_SCHEMAS: readonly SchemaDef[] = [
@@ -91,6 +92,11 @@ export class CatalogSnapshot {
 
   relations(): RelationDef[] {
     return [...this.relationsById.values()];
+  }
+
+  /** Secondary indexes on a relation (CREATE INDEX; not the primary key's): the planner's index_lookup. */
+  indexesOf(relationId: number): RelationDef[] {
+    return secondaryIndexes(this, relationId);
   }
 
   /** Relations that read `id` directly (views, indexes, sinks). */
@@ -223,5 +229,9 @@ export class Catalog implements CatalogReader {
 
   schema(name: string): SchemaDef | undefined {
     return this.current.schema(name);
+  }
+
+  indexesOf(relationId: number): RelationDef[] {
+    return this.current.indexesOf(relationId);
   }
 }

@@ -40,6 +40,9 @@ import { SessionSettings } from './settings.js';
 import { expandViews } from './view-expansion.js';
 import { describeRelation, showCreate, showObjects, type ShowResult } from './show-objects.js';
 import { StoreTableAccess, stateTableOf } from './table-access.js';
+import { indexEntry, indexStateTable } from './secondary-index.js';
+import { KeyMap } from './batch/row-hash.js';
+import { formatValue } from '../sql/text-format.js';
 import { runDdl, isDdl } from './ddl/run-ddl.js';
 import type { DdlContext, DdlOutcome } from './ddl/ddl-context.js';
 import { formatTypeName } from './type-names.js';
@@ -501,7 +504,8 @@ export class EngineSession implements Session {
 
   private tableAccess(): StoreTableAccess {
     const system = new SystemRelations(this.systemContext());
-    return new StoreTableAccess(this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams);
+    const catalog = this.core.catalog;
+    return new StoreTableAccess(this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id) => catalog.snapshot.indexesOf(id));
   }
 
   private async executePlannedStatement(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
@@ -577,6 +581,7 @@ export class EngineSession implements Session {
       if (outcome.catalog !== undefined) {
         try {
           if (outcome.backfill !== undefined) await this.backfillColumns(outcome.catalog, outcome.backfill, signal);
+          if (outcome.indexBackfill !== undefined) this.backfillIndex(outcome.catalog, outcome.indexBackfill);
           for (const tableId of outcome.droppedTableIds) this.core.store.dropTable(tableId);
           this.applyRetentionChanges(outcome.catalog);
           this.core.catalog.stage(this.core.store, outcome.catalog);
@@ -604,7 +609,42 @@ export class EngineSession implements Session {
     for (const relation of next.relations()) {
       if (relation.kind !== 'table' && relation.kind !== 'materialized_view' && relation.kind !== 'source') continue;
       const before = current.relationById(relation.id);
-      if (before !== undefined && before.retentionMs !== relation.retentionMs) stateTableOf(this.core.store, relation);
+      if (before !== undefined && before.retentionMs !== relation.retentionMs) {
+        stateTableOf(this.core.store, relation);
+        for (const index of next.indexesOf(relation.id)) indexStateTable(this.core.store, relation, index);
+      }
+    }
+  }
+
+  /**
+   * CREATE INDEX on a table: the index's state table filled from the table's rows (the DDL holds
+   * the write lock, so the committed epoch is the latest) in the DDL's own epoch. A UNIQUE index
+   * over rows with equal non-NULL keys is 23505, as PostgreSQL says it.
+   */
+  private backfillIndex(catalog: CatalogSnapshot, indexId: number): void {
+    const index = catalog.relationById(indexId)!;
+    const relation = catalog.relationById(index.indexOn!.relationId)!;
+    // Dropped first (it does not exist yet) so that an abort forgets the new table: a failed
+    // CREATE leaves its id free for the next object, which may have another key.
+    this.core.store.dropTable(index.id);
+    const table = indexStateTable(this.core.store, relation, index);
+    const columns = index.indexOn!.columns;
+    const unique = index.indexOn!.unique === true;
+    const seen = unique ? new KeyMap<true>(columns.map((column) => relation.columns[column]!.type)) : undefined;
+    for (const row of this.tableAccess().scan(relation, {})) {
+      const entry = indexEntry(relation, index, row);
+      if (seen !== undefined) {
+        const key = entry.slice(0, columns.length);
+        if (!key.includes(null)) {
+          if (seen.indexOf(key) >= 0) {
+            const names = columns.map((column) => relation.columns[column]!.name).join(', ');
+            const values = columns.map((column) => formatValue(row[column]!, relation.columns[column]!.type)).join(', ');
+            throw new SqlError(SqlState.uniqueViolation, `could not create unique index "${index.name}"`, { detail: `Key (${names})=(${values}) is duplicated.` });
+          }
+          seen.add(key, true);
+        }
+      }
+      table.insert(entry);
     }
   }
 

@@ -13,6 +13,8 @@ import { SqlError, SqlState } from '../sql/errors.js';
 import type { Row } from '../sql/value.js';
 import type { RowVersion, StateStore, StateTable } from '../storage/state-table.js';
 import type { TableAccess } from './batch/index.js';
+import { indexEntry, indexStateTable } from './secondary-index.js';
+import { formatValue } from '../sql/text-format.js';
 import type { ChangeCapture } from './stream/stream-manager.js';
 
 export interface SystemRowSource {
@@ -79,7 +81,59 @@ export class StoreTableAccess implements TableAccess {
     private readonly snapshotEpoch: Epoch,
     /** Records the changes of relations that materialized views read (executor/stream/). */
     private readonly capture?: ChangeCapture,
+    /** The secondary indexes of a table, kept in step with its writes (secondary-index.ts). */
+    private readonly indexesOf: (relationId: number) => readonly RelationDef[] = () => [],
   ) {}
+
+  /** Index state tables of a table, by relation id (resolved once per statement). */
+  private readonly indexTables = new Map<number, readonly { readonly index: RelationDef; readonly table: StateTable }[]>();
+
+  private indexesOfTable(relation: RelationDef): readonly { readonly index: RelationDef; readonly table: StateTable }[] {
+    let found = this.indexTables.get(relation.id);
+    if (found === undefined) {
+      found = this.indexesOf(relation.id).map((index) => ({ index, table: indexStateTable(this.store, relation, index) }));
+      this.indexTables.set(relation.id, found);
+    }
+    return found;
+  }
+
+  /** The index entries of `old` out, those of `row` in; a UNIQUE index refuses a second row with equal non-NULL values (23505). */
+  private maintainIndexes(relation: RelationDef, old: Row | undefined, row: Row | undefined): void {
+    for (const { index, table } of this.indexesOfTable(relation)) {
+      if (old !== undefined) table.delete(indexEntry(relation, index, old));
+      if (row === undefined) continue;
+      const entry = indexEntry(relation, index, row);
+      const width = index.indexOn!.columns.length;
+      if (index.indexOn!.unique === true && !entry.slice(0, width).includes(null)) {
+        const taken = !table.scan({ prefix: entry.slice(0, width), limit: 1 })[Symbol.iterator]().next().done;
+        if (taken) {
+          const names = index.indexOn!.columns.map((column) => relation.columns[column]!.name).join(', ');
+          const values = index.indexOn!.columns.map((column) => formatValue(row[column]!, relation.columns[column]!.type)).join(', ');
+          throw new SqlError(SqlState.uniqueViolation, `duplicate key value violates unique constraint "${index.name}"`, {
+            detail: `Key (${names})=(${values}) already exists.`,
+          });
+        }
+      }
+      table.insert(entry);
+    }
+  }
+
+  indexKeys(relation: RelationDef, index: RelationDef, prefix: Row, options: { readonly asOf?: Epoch }): Iterable<Row> | undefined {
+    let epoch = this.snapshotEpoch;
+    if (options.asOf !== undefined) {
+      this.checkWindow(relation, options.asOf);
+      epoch = options.asOf < this.snapshotEpoch ? options.asOf : this.snapshotEpoch;
+      // An AS OF before the index was built (or beyond its retained history): the table answers.
+      if (epoch < this.store.readableWindow(index.id).oldest) return undefined;
+    }
+    const width = index.indexOn!.columns.length;
+    const entries = indexStateTable(this.store, relation, index).scan({ prefix, epoch });
+    return {
+      *[Symbol.iterator]() {
+        for (const entry of entries) yield entry.slice(width);
+      },
+    };
+  }
 
   private userTable(relation: RelationDef): StateTable {
     if (relation.kind !== 'table' && relation.kind !== 'materialized_view' && relation.kind !== 'source') {
@@ -165,6 +219,10 @@ export class StoreTableAccess implements TableAccess {
 
   insert(relation: RelationDef, row: Row): void {
     const table = this.writable(relation);
+    if (this.indexesOfTable(relation).length > 0) {
+      // An insert is an upsert by key: the replaced row's index entries go.
+      this.maintainIndexes(relation, this.get(relation, relation.primaryKey.map((index) => row[index]!)), row);
+    }
     if (relation.checks !== undefined && relation.checks.length > 0) {
       // CHECK constraints are verified before the statement commits (session.ts verifyChecks).
       let written = this.checkedWrites.get(relation.id);
@@ -182,6 +240,10 @@ export class StoreTableAccess implements TableAccess {
 
   delete(relation: RelationDef, row: Row): void {
     const table = this.writable(relation);
+    if (this.indexesOfTable(relation).length > 0) {
+      const old = this.get(relation, relation.primaryKey.map((index) => row[index]!));
+      if (old !== undefined) this.maintainIndexes(relation, old, undefined);
+    }
     if (this.capture?.captures(relation.id) === true) {
       const old = this.get(relation, relation.primaryKey.map((index) => row[index]!));
       if (old !== undefined) this.capture.record(relation.id, old, -1);

@@ -12,4 +12,6 @@ export interface CatalogReader {
   resolveRelation(schema: string | undefined, name: string, searchPath: readonly string[]): RelationDef | undefined;
   relationById(id: number): RelationDef | undefined;
   schema(name: string): SchemaDef | undefined;
+  /** Secondary indexes (CREATE INDEX, not the primary key's) on a relation: rules/index-lookup.ts. */
+  indexesOf?(relationId: number): readonly RelationDef[];
 }

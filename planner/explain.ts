@@ -146,6 +146,12 @@ const HEADERS: Header = {
       const tuples = p.lookup.map((t) => `(${list(t.map((e) => expressionText(e, [], pr)))})`);
       text += tuples.length === 1 ? ` lookup ${key} = ${tuples[0]}` : ` lookup ${key} IN (${list(tuples)})`;
     }
+    if (p.indexLookup) {
+      const index = p.indexLookup.index;
+      const key = `(${list(index.indexOn!.columns.slice(0, p.indexLookup.keys[0]!.length).map((i) => all[i]!))})`;
+      const tuples = p.indexLookup.keys.map((t) => `(${list(t.map((e) => expressionText(e, [], pr)))})`);
+      text += tuples.length === 1 ? ` index lookup ${index.name} ${key} = ${tuples[0]}` : ` index lookup ${index.name} ${key} IN (${list(tuples)})`;
+    }
     if (p.filter) text += ` filter=${expressionText(p.filter, p.columns, pr)}`;
     return text;
   },

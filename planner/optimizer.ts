@@ -4,6 +4,7 @@
 // join graph; projections are pruned once every filter sits where it stays; last, scans whose
 // filter pins the primary key get point lookups.
 
+import type { CatalogReader } from './catalog-reader.js';
 import type { Plan } from './plan.js';
 import { foldConstants } from './rules/constant-folding.js';
 import { decorrelateSubqueries } from './rules/subquery-decorrelation.js';
@@ -14,7 +15,7 @@ import { chooseIndexLookups } from './rules/index-lookup.js';
 
 export interface Rule {
   readonly name: string;
-  apply(plan: Plan): Plan;
+  apply(plan: Plan, catalog?: CatalogReader): Plan;
 }
 
 export const RULES: readonly Rule[] = [
@@ -27,8 +28,8 @@ export const RULES: readonly Rule[] = [
   { name: 'index_lookup', apply: chooseIndexLookups },
 ];
 
-export function optimize(plan: Plan, rules: readonly Rule[] = RULES): Plan {
+export function optimize(plan: Plan, rules: readonly Rule[] = RULES, catalog?: CatalogReader): Plan {
   let current = plan;
-  for (const rule of rules) current = rule.apply(current);
+  for (const rule of rules) current = rule.apply(current, catalog);
   return current;
 }

@@ -91,6 +91,12 @@ export type Plan =
        * pins; the executor reads just these keys. The filter still applies to the rows read.
        */
       readonly lookup?: readonly (readonly Expression[])[];
+      /**
+       * rules/index-lookup.ts: a secondary index whose leading columns the filter pins by equality;
+       * `keys` are tuples of constants for those leading columns. The executor reads the index
+       * entries of each prefix, then the rows by primary key. The filter still applies.
+       */
+      readonly indexLookup?: { readonly index: RelationDef; readonly keys: readonly (readonly Expression[])[] };
       readonly columns: readonly OutputColumn[];
     }
   | { readonly kind: 'Values'; readonly rows: readonly (readonly Expression[])[]; readonly columns: readonly OutputColumn[] }

@@ -60,6 +60,11 @@ export interface RelationDef {
     /** UNIQUE index; `primary` marks the index that backs a table's PRIMARY KEY (t_pkey). */
     readonly unique?: boolean;
     readonly primary?: boolean;
+    /**
+     * The index has its own state table (id = the index's id; executor/secondary-index.ts), kept in
+     * step with the table and read by lookups. Indexes created before indexes were stored lack it.
+     */
+    readonly stored?: boolean;
   };
 }
 

@@ -24,6 +24,12 @@ export interface TableAccess {
    * statement's snapshot, or AS OF); a Scan with a `lookup` uses it instead of reading everything.
    */
   lookup?(relation: RelationDef, key: Row, options: { readonly asOf?: Epoch }): Row | undefined;
+  /**
+   * Optional: the primary keys of the rows whose leading `index` columns equal `prefix`, read from
+   * the secondary index in the same snapshot `scan` would read (a Scan with an `indexLookup`);
+   * undefined when the index cannot answer for that snapshot (an AS OF before it was built).
+   */
+  indexKeys?(relation: RelationDef, index: RelationDef, prefix: Row, options: { readonly asOf?: Epoch }): Iterable<Row> | undefined;
   insert(relation: RelationDef, row: Row): void;
   delete(relation: RelationDef, row: Row): void;
   /** A fresh value for the hidden row id of a table without a primary key. */

@@ -71,6 +71,16 @@ function* rowsOf(plan: PlanOf<'Scan'>, runtime: Runtime): Iterable<Row> {
     }
     return;
   }
+  if (plan.indexLookup !== undefined && runtime.tables.indexKeys !== undefined && runtime.tables.lookup !== undefined) {
+    const keys = indexedKeys(plan, runtime, options);
+    if (keys !== undefined) {
+      for (const key of keys) {
+        const row = runtime.tables.lookup(plan.relation, key, options);
+        if (row !== undefined) yield row;
+      }
+      return;
+    }
+  }
   yield* runtime.tables.scan(plan.relation, options);
 }
 
@@ -88,6 +98,44 @@ function keyValue(value: Value, type: DataType): Value | undefined {
   return value;
 }
 
+/**
+ * The primary keys a secondary index gives for the scan's prefixes, deduplicated and in key order
+ * (a scan's order); undefined when the index cannot answer (the table is read instead).
+ */
+function indexedKeys(plan: PlanOf<'Scan'>, runtime: Runtime, options: { readonly asOf?: Epoch }): Row[] | undefined {
+  const relation = plan.relation;
+  const { index, keys: tuples } = plan.indexLookup!;
+  const prefixTypes = index.indexOn!.columns.map((column) => relation.columns[column]!.type);
+  const types = relation.primaryKey.map((column) => relation.columns[column]!.type);
+  const keys = new KeyMap<true>(types);
+  for (const tuple of tuples) {
+    const prefix: Value[] = new Array(tuple.length);
+    let possible = true;
+    for (let i = 0; i < tuple.length && possible; i++) {
+      const value = keyValue(compile(tuple[i]!)([], runtime), prefixTypes[i]!);
+      if (value === undefined) possible = false;
+      else prefix[i] = value;
+    }
+    if (!possible) continue;
+    const found = runtime.tables.indexKeys!(relation, index, prefix, options);
+    if (found === undefined) return undefined;
+    for (const key of found) if (keys.indexOf(key) < 0) keys.add(key, true);
+  }
+  return sortedKeys(keys.keys, types);
+}
+
+function sortedKeys(keys: readonly Row[], types: readonly DataType[]): Row[] {
+  const sorted = keys.slice();
+  sorted.sort((a, b) => {
+    for (let i = 0; i < types.length; i++) {
+      const order = compareValues(a[i]!, b[i]!, types[i]!);
+      if (order !== 0) return order;
+    }
+    return 0;
+  });
+  return sorted;
+}
+
 /** The scan's lookup keys evaluated, converted, deduplicated and in key order (a scan's order). */
 function lookupKeys(plan: PlanOf<'Scan'>, runtime: Runtime): Row[] {
   const relation = plan.relation;
@@ -103,15 +151,7 @@ function lookupKeys(plan: PlanOf<'Scan'>, runtime: Runtime): Row[] {
     }
     if (possible && keys.indexOf(key) < 0) keys.add(key, true);
   }
-  const sorted = keys.keys.slice();
-  sorted.sort((a, b) => {
-    for (let i = 0; i < types.length; i++) {
-      const order = compareValues(a[i]!, b[i]!, types[i]!);
-      if (order !== 0) return order;
-    }
-    return 0;
-  });
-  return sorted;
+  return sortedKeys(keys.keys, types);
 }
 
 export function* scan(plan: PlanOf<'Scan'>, runtime: Runtime): Batches {

@@ -1,7 +1,8 @@
 // CREATE SCHEMA, CREATE VIEW and CREATE INDEX. A view stores its definition text and its output
 // columns (found by planning the query once, which also checks it); the planner expands the view
-// by parsing and binding that text. An index is a catalog object for now (lookups come later), on
-// simple columns of a table or materialized view.
+// by parsing and binding that text. An index is on simple columns of a table or materialized view;
+// on a table it gets a state table the session backfills in the DDL's epoch and lookups read
+// (executor/secondary-index.ts); on a materialized view it is a catalog object only.
 
 import type { CreateSchemaStmt, IndexElem, IndexStmt, Node, ViewStmt } from '@pgsql/types';
 import type { ColumnDef } from '../../sql/catalog.js';
@@ -127,9 +128,15 @@ export function createIndex(statement: IndexStmt, context: DdlContext): DdlOutco
       detail: `This operation is not supported for ${kindWord(relation.kind)}s.`,
     });
   }
-  if (statement.unique === true) {
-    throw new SqlError(SqlState.featureNotSupported, 'unique indexes are not supported yet', {
-      hint: 'oxbow enforces uniqueness only through a PRIMARY KEY.',
+  const stored = relation.kind === 'table';
+  if (statement.unique === true && !stored) {
+    throw new SqlError(SqlState.featureNotSupported, 'unique indexes on materialized views are not supported', {
+      hint: 'A materialized view holds what its query gives; put the constraint on the tables it reads.',
+    });
+  }
+  if (statement.unique === true && relation.options !== undefined) {
+    throw new SqlError(SqlState.featureNotSupported, `unique indexes on connector table "${relation.name}" are not supported`, {
+      hint: 'Rows of a connector table are written by its connector, which cannot refuse one.',
     });
   }
   if (statement.whereClause !== undefined) throw new SqlError(SqlState.featureNotSupported, 'partial indexes are not supported');
@@ -160,15 +167,16 @@ export function createIndex(statement: IndexStmt, context: DdlContext): DdlOutco
     const base = `${relation.name}_${columns.map((index) => relation.columns[index]!.name).join('_')}_idx`;
     name = freeRelationName(context.catalog, relation.schema, base);
   }
+  const id = draft.allocateId();
   draft.putRelation({
-    id: draft.allocateId(),
+    id,
     kind: 'index',
     schema: relation.schema,
     name,
     columns: columns.map((index) => relation.columns[index]!),
     primaryKey: columns.map((_, position) => position),
     dependsOn: [],
-    indexOn: { relationId: relation.id, columns },
+    indexOn: { relationId: relation.id, columns, ...(statement.unique === true ? { unique: true } : {}), ...(stored ? { stored: true } : {}) },
   });
-  return { catalog: draft.finish(), commandTag: 'CREATE INDEX', notices: [], droppedTableIds: [] };
+  return { catalog: draft.finish(), commandTag: 'CREATE INDEX', notices: [], droppedTableIds: [], ...(stored ? { indexBackfill: id } : {}) };
 }

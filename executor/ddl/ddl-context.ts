@@ -31,6 +31,8 @@ export interface DdlOutcome {
    * existing rows (the default, evaluated once) in the same epoch, or fails on a NULL.
    */
   readonly backfill?: { readonly relationId: number; readonly columnIndexes: readonly number[] };
+  /** CREATE INDEX on a table: the index (by id) whose state table the session fills from the table's rows in the same epoch. */
+  readonly indexBackfill?: number;
 }
 
 export function unchanged(commandTag: string, notices: readonly Notice[] = []): DdlOutcome {

@@ -205,6 +205,8 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
   for (const relation of plan.relations.values()) {
     draft.removeRelation(relation.id);
     if (relation.kind === 'table' || relation.kind === 'materialized_view' || relation.kind === 'source' || relation.stream !== undefined) droppedTableIds.push(relation.id);
+    // A stored secondary index has its own state table (executor/secondary-index.ts).
+    if (relation.kind === 'index' && relation.indexOn?.stored === true) droppedTableIds.push(relation.id);
     // A materialized view's dataflow state goes with it (executor/stream/).
     if (relation.stream !== undefined) droppedTableIds.push(...relation.stream.stateTableIds);
   }

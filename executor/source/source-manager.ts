@@ -25,6 +25,7 @@ import type { SourceStatus } from './source-status.js';
 import { kafkaOptions } from './kafka/kafka-options.js';
 import { KafkaReader } from './kafka/kafka-reader.js';
 import { GeneratorReader, isGeneratorConnector } from './generators/generator-reader.js';
+import { indexEntry, indexStateTable, secondaryIndexes } from '../secondary-index.js';
 
 const MAX_PENDING_ROWS = 200_000;
 export const OFFSETS_META_PREFIX = 'source-offsets/';
@@ -179,16 +180,24 @@ class RunningSource implements SourceListener {
     const appendOnly = this.layout.rowIdPosition !== undefined;
     const keyIndexes = this.layout.primaryKey;
     const key: Row = new Array(keyIndexes.length);
+    // Secondary indexes of a connector table (executor/secondary-index.ts) follow its rows.
+    const relation = this.relation;
+    const indexes = relation.kind === 'table' ? secondaryIndexes(this.manager.core.catalog.snapshot, id).map((index) => ({ index, table: indexStateTable(this.manager.core.store, relation, index) })) : [];
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i]!;
       if (kinds[i]! > 0) {
-        if (captured) {
+        if (captured || indexes.length > 0) {
+          let old: Row | undefined;
           if (!appendOnly) {
             for (let k = 0; k < keyIndexes.length; k++) key[k] = row[keyIndexes[k]!]!;
-            const old = this.table.get(key);
-            if (old !== undefined) streams.record(id, old, -1);
+            old = this.table.get(key);
+            if (old !== undefined && captured) streams.record(id, old, -1);
           }
-          streams.record(id, row, 1);
+          if (captured) streams.record(id, row, 1);
+          for (const { index, table } of indexes) {
+            if (old !== undefined) table.delete(indexEntry(relation, index, old));
+            table.insert(indexEntry(relation, index, row));
+          }
         }
         this.table.insert(row);
       } else {
@@ -196,6 +205,7 @@ class RunningSource implements SourceListener {
         const old = this.table.get(key);
         if (old === undefined) continue;
         if (captured) streams.record(id, old, -1);
+        for (const { index, table } of indexes) table.delete(indexEntry(relation, index, old));
         this.table.delete(old);
       }
     }

@@ -5,8 +5,14 @@
 // answer right wherever a lookup cannot be used). Key expressions are literals and parameters
 // (casts of them too), evaluated once per execution; the executor converts integer keys to the
 // column's type and drops keys that cannot match (NULL, out of range).
+//
+// Without a primary-key lookup, a secondary index (CREATE INDEX, executor/secondary-index.ts)
+// whose leading columns the filter pins gets an `indexLookup`: the prefix tuples to range-read in
+// the index, whose entries end with the primary key the rows are then fetched by.
 
+import type { RelationDef } from '../../sql/catalog.js';
 import type { DataType } from '../../sql/types.js';
+import type { CatalogReader } from '../catalog-reader.js';
 import { type Expression, conjuncts } from '../expression.js';
 import type { Plan, PlanOf } from '../plan.js';
 import { transformPlan } from '../walk.js';
@@ -41,12 +47,12 @@ function pinned(e: Expression, projection: readonly number[]): { column: number;
   return { column: relationColumn, value: value! };
 }
 
-/** The primary-key tuples an expression pins, or undefined when it does not pin them all. */
-function keysOf(e: Expression, scan: PlanOf<'Scan'>): Expression[][] | undefined {
+/** The tuples of `key` columns an expression pins, or undefined when it does not pin them all. */
+function keysOf(e: Expression, scan: PlanOf<'Scan'>, key: readonly number[]): Expression[][] | undefined {
   if (e.kind === 'Or') {
     const all: Expression[][] = [];
     for (const arg of e.args) {
-      const keys = keysOf(arg, scan);
+      const keys = keysOf(arg, scan, key);
       if (keys === undefined) return undefined;
       all.push(...keys);
     }
@@ -61,11 +67,11 @@ function keysOf(e: Expression, scan: PlanOf<'Scan'>): Expression[][] | undefined
     if (!keyCompatible(pin.value.type, relation.columns[pin.column]!.type)) continue;
     values.set(pin.column, pin.value);
   }
-  if (relation.primaryKey.every((column) => values.has(column))) return [relation.primaryKey.map((column) => values.get(column)!)];
+  if (key.every((column) => values.has(column))) return [key.map((column) => values.get(column)!)];
   // A conjunct that is itself an OR of full keys (`id IN (...) AND v > 0`).
   for (const part of parts) {
     if (part.kind !== 'Or') continue;
-    const keys = keysOf(part, scan);
+    const keys = keysOf(part, scan, key);
     if (keys !== undefined) return keys;
   }
   return undefined;
@@ -74,14 +80,35 @@ function keysOf(e: Expression, scan: PlanOf<'Scan'>): Expression[][] | undefined
 /** At most this many key tuples; a longer IN list reads the table instead. */
 const MAX_KEYS = 10_000;
 
-export function chooseIndexLookups(plan: Plan): Plan {
+export function chooseIndexLookups(plan: Plan, catalog?: CatalogReader): Plan {
   return transformPlan(plan, (node) => {
-    if (node.kind !== 'Scan' || node.filter === undefined || node.lookup !== undefined) return node;
+    if (node.kind !== 'Scan' || node.filter === undefined || node.lookup !== undefined || node.indexLookup !== undefined) return node;
     if (node.relation.kind !== 'table' || node.systemTime?.kind === 'between' || node.relation.primaryKey.length === 0) return node;
     // A table without a primary key is keyed by its hidden row id, which no filter names.
-    if (node.relation.primaryKey.some((column) => node.relation.columns[column]!.hidden === true)) return node;
-    const keys = keysOf(node.filter, node);
-    if (keys === undefined || keys.length === 0 || keys.length > MAX_KEYS) return node;
-    return { ...node, lookup: keys };
+    if (!node.relation.primaryKey.some((column) => node.relation.columns[column]!.hidden === true)) {
+      const keys = keysOf(node.filter, node, node.relation.primaryKey);
+      if (keys !== undefined && keys.length > 0 && keys.length <= MAX_KEYS) return { ...node, lookup: keys };
+    }
+    return chooseSecondaryIndex(node, catalog);
   });
+}
+
+/**
+ * A secondary index whose leading columns the filter pins (the longest such prefix, over all
+ * indexes; the first index in catalog order on a tie): read the index entries of each prefix,
+ * then the rows by primary key.
+ */
+function chooseSecondaryIndex(node: PlanOf<'Scan'>, catalog: CatalogReader | undefined): Plan {
+  const indexes = catalog?.indexesOf?.(node.relation.id) ?? [];
+  let best: { index: RelationDef; keys: Expression[][] } | undefined;
+  for (const index of indexes) {
+    const columns = index.indexOn!.columns;
+    for (let n = columns.length; n > (best?.keys[0]!.length ?? 0); n--) {
+      const keys = keysOf(node.filter!, node, columns.slice(0, n));
+      if (keys === undefined || keys.length === 0 || keys.length > MAX_KEYS) continue;
+      best = { index, keys };
+      break;
+    }
+  }
+  return best === undefined ? node : { ...node, indexLookup: best };
 }
