@@ -32,3 +32,11 @@ select name from customers where id in (3, 1, 2) and region > 0;
 update orders set amount = 0 where id = 7;
 select * from orders for system_time as of timestamptz '2024-01-01 00:05:00+00' where id = $1;
 select name from customers where id = 1 or region = 2;
+-- secondary indexes: the longest pinned prefix, IN lists, a row-id table, AS OF, and none without equality
+select name from customers where region = 3;
+select id from orders where customer = 7 and placed = date '2024-01-02';
+select id from orders where customer in (1, 2) and amount > 5;
+select id from orders where placed = date '2024-01-02';
+select at from events where kind = $1;
+select name from customers for system_time as of timestamptz '2024-01-01 00:05:00+00' where region = 1;
+select name from customers where region > 3;

@@ -33,10 +33,27 @@ const relations = [
   table(4, 'events', [['kind', scalar('text')], ['at', scalar('timestamptz')]], []),
 ];
 
+/** Secondary indexes (rule index_lookup): on a non-key column, a two-column one, one on a row-id table. */
+function index(id: number, name: string, on: RelationDef, columns: string[]): RelationDef {
+  const positions = columns.map((c) => on.columns.findIndex((d) => d.name === c));
+  return {
+    id, kind: 'index', schema: 'public', name,
+    columns: positions.map((p) => on.columns[p]!), primaryKey: positions.map((_, i) => i), dependsOn: [],
+    indexOn: { relationId: on.id, columns: positions, stored: true },
+  };
+}
+
+const indexes = [
+  index(5, 'customers_region_idx', relations[1]!, ['region']),
+  index(6, 'orders_customer_placed_idx', relations[0]!, ['customer', 'placed']),
+  index(7, 'events_kind_idx', relations[3]!, ['kind']),
+];
+
 export const catalog: CatalogReader = {
   resolveRelation: (schema, name) => relations.find((r) => r.name === name && (schema === undefined || schema === r.schema)),
   relationById: (id) => relations.find((r) => r.id === id),
   schema: (name) => (name === 'public' ? { id: 2200, name } : undefined),
+  indexesOf: (id) => indexes.filter((i) => i.indexOn!.relationId === id),
 };
 
 function cases(): string[] {
