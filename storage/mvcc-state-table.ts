@@ -37,7 +37,9 @@ export class MvccStateTable implements StateTable {
   readonly cache: RowCache;
   private readonly host: TableHost;
   private readonly writer = new ByteWriter(256);
-  private sortedPending: string[] | undefined;
+  /** The buffered keys in order, and the keys added to the buffer since (merged in by scans). */
+  private sortedPending: string[] = [];
+  private unsortedPending: string[] = [];
   /**
    * No committed row can exist: the table was created (or dropped and created again) in the open
    * epoch. Latest reads then answer from the buffered writes alone, with no cache entry and no
@@ -83,13 +85,17 @@ export class MvccStateTable implements StateTable {
   }
 
   insert(row: Row): void {
-    this.pending.set(this.encodeRowKey(row), row);
-    this.sortedPending = undefined;
+    this.buffer(this.encodeRowKey(row), row);
   }
 
   delete(row: Row): void {
-    this.pending.set(this.encodeRowKey(row), null);
-    this.sortedPending = undefined;
+    this.buffer(this.encodeRowKey(row), null);
+  }
+
+  private buffer(key: string, row: Row | null): void {
+    const size = this.pending.size;
+    this.pending.set(key, row);
+    if (this.pending.size !== size) this.unsortedPending.push(key);
   }
 
   private encodeRowKey(row: Row): string {
@@ -213,8 +219,18 @@ export class MvccStateTable implements StateTable {
 
   /** Sorted buffered keys in [lower, upper) (encoded keys without the table prefix). */
   private pendingBetween(lower: string, upper: string, unbounded: boolean): string[] {
-    if (this.sortedPending === undefined) this.sortedPending = [...this.pending.keys()].sort();
-    return this.sortedPending.filter((key) => key >= lower && (unbounded || key < upper));
+    // Keys only join the buffer until it is cleared, so the order is kept by merging the new keys
+    // in (O(buffer) per scan after writes, not a sort of the whole buffer), and a range is two
+    // binary searches: a key group's scan in a large open epoch (a backfill) stays cheap.
+    if (this.unsortedPending.length > 0) {
+      const added = this.unsortedPending.sort();
+      this.unsortedPending = [];
+      this.sortedPending = this.sortedPending.length === 0 ? added : mergeSorted(this.sortedPending, added);
+    }
+    const keys = this.sortedPending;
+    const from = lowerBoundIndex(keys, lower);
+    const to = unbounded ? keys.length : lowerBoundIndex(keys, upper);
+    return from === 0 && to === keys.length ? keys.slice() : keys.slice(from, to);
   }
 
   *versions(from: Epoch, to: Epoch, options: Omit<ScanOptions, 'epoch'> = {}): Iterable<RowVersion> {
@@ -293,11 +309,37 @@ export class MvccStateTable implements StateTable {
     this.committedEmpty = false;
     for (const [key, row] of this.pending) this.cache.set(key, row);
     this.pending.clear();
-    this.sortedPending = undefined;
+    this.sortedPending = [];
+    this.unsortedPending = [];
   }
 
   discardPending(): void {
     this.pending.clear();
-    this.sortedPending = undefined;
+    this.sortedPending = [];
+    this.unsortedPending = [];
   }
+}
+
+/** The first index whose key is >= `key` in sorted `keys`. */
+function lowerBoundIndex(keys: readonly string[], key: string): number {
+  let low = 0;
+  let high = keys.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (keys[middle]! < key) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** Two sorted arrays of distinct keys (no key in both) merged into one. */
+function mergeSorted(left: readonly string[], right: readonly string[]): string[] {
+  const merged = new Array<string>(left.length + right.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < left.length && j < right.length) merged[k++] = left[i]! < right[j]! ? left[i++]! : right[j++]!;
+  while (i < left.length) merged[k++] = left[i++]!;
+  while (j < right.length) merged[k++] = right[j++]!;
+  return merged;
 }
