@@ -2,7 +2,9 @@
 // table of 1M rows in the RocksDB store, through the engine facade without the wire: `WHERE id =
 // n` and `WHERE id IN (10 keys)` with the lookup, and the same predicates written `id + 0 = n`
 // (which the rule does not match) as the before-figure, in the same run. Prints JSON lines
-// {"bench","metric","value","unit"}. Run: npm run build && npm run bench -- lookup [--scale 0.1]
+// {"bench","metric","value","unit"}. Then the same for secondary indexes (CREATE INDEX on the
+// non-key columns): point SELECTs through the index against the full scan, the index builds, and
+// an UPDATE that maintains two indexes. Run: npm run build && npm run bench -- lookup [--scale 0.1]
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -62,6 +64,22 @@ await time(`point SELECT by primary key, full scan (${rows} rows)`, 5, (key) => 
 await time(`IN list of 10 keys, lookup (${rows} rows)`, 1000, (key) => `select v from big where id in (${inList(key)})`, 10);
 await time(`IN list of 10 keys, full scan (${rows} rows)`, 5, (key) => `select v from big where id + 0 in (${inList(key)})`, 10);
 await time(`UPDATE by primary key, lookup (${rows} rows)`, 200, (key) => `update big set n = n + 1 where id = ${key}`, 0);
+
+// Secondary indexes (CREATE INDEX): a point SELECT by a non-key column with one value per row
+// (v) and one shared by ~rows/1000 rows (n), through the index and as the full scan
+// (`v || '' = ...`, `n + 0 = ...`); what building the index costs, and what it adds to an UPDATE.
+let start = process.hrtime.bigint();
+await run('create index big_v on big (v)');
+report(`CREATE INDEX on a text column (${rows} rows)`, Number(process.hrtime.bigint() - start) / 1e6, 'ms');
+start = process.hrtime.bigint();
+await run('create index big_n on big (n)');
+report(`CREATE INDEX on an int column (${rows} rows)`, Number(process.hrtime.bigint() - start) / 1e6, 'ms');
+await time(`point SELECT by indexed non-key column, index lookup (${rows} rows)`, 2000, (key) => `select id from big where v = 'value ${key}'`, 1);
+await time(`point SELECT by indexed non-key column, full scan (${rows} rows)`, 5, (key) => `select id from big where v || '' = 'value ${key}'`, 1);
+const perValue = await run(`select id from big where n + 0 = 500`);
+await time(`SELECT of ${perValue} rows by an indexed int column, index lookup (${rows} rows)`, 50, () => 'select id from big where n = 500', perValue);
+await time(`SELECT of ${perValue} rows by an indexed int column, full scan (${rows} rows)`, 5, () => 'select id from big where n + 0 = 500', perValue);
+await time(`UPDATE by primary key with two secondary indexes (${rows} rows)`, 200, (key) => `update big set n = n + 1, v = v || '' where id = ${key}`, 0);
 
 await engine.close();
 rmSync(dataDir, { recursive: true, force: true });
