@@ -14,6 +14,8 @@ import { AbortHookStore } from './stream/abort-hook-store.js';
 import { SourceStatus } from './source/source-status.js';
 import { EngineMetrics } from './metrics/engine-metrics.js';
 import { EngineStatus } from './metrics/status.js';
+import { indexEntry, indexStateTable } from './secondary-index.js';
+import type { Row } from '../sql/value.js';
 
 type EngineStatusMemory = () => { usedBytes: number; limitBytes: number; cachedRows: number; hits: number; misses: number; evictions: number };
 
@@ -67,7 +69,16 @@ export class EngineCore {
   ) {
     this.store = new AbortHookStore(store, () => this.streams.discard());
     this.sourceStatus = settings.sourceStatus ?? new SourceStatus();
-    this.streams = new StreamManager(this.store, (viewId) => this.catalog.snapshot.relationById(viewId)?.retentionMs);
+    this.streams = new StreamManager(
+      this.store,
+      (viewId) => this.catalog.snapshot.relationById(viewId)?.retentionMs,
+      (viewId) => {
+        const snapshot = this.catalog.snapshot;
+        const view = snapshot.relationById(viewId);
+        if (view === undefined) return [];
+        return snapshot.indexesOf(viewId).map((index) => ({ table: indexStateTable(this.store, view, index), entry: (row: Row) => indexEntry(view, index, row) }));
+      },
+    );
     this.metrics = settings.metrics ?? new EngineMetrics();
     const memoryStats = (store as Partial<{ memoryStats: EngineStatusMemory }>).memoryStats;
     this.status = new EngineStatus({

@@ -1,8 +1,8 @@
 // CREATE SCHEMA, CREATE VIEW and CREATE INDEX. A view stores its definition text and its output
 // columns (found by planning the query once, which also checks it); the planner expands the view
 // by parsing and binding that text. An index is on simple columns of a table or materialized view;
-// on a table it gets a state table the session backfills in the DDL's epoch and lookups read
-// (executor/secondary-index.ts); on a materialized view it is a catalog object only.
+// it gets a state table the session backfills in the DDL's epoch, kept in step by the table's
+// writes or the view's StreamMaterialize, and read by lookups (executor/secondary-index.ts).
 
 import type { CreateSchemaStmt, IndexElem, IndexStmt, Node, ViewStmt } from '@pgsql/types';
 import type { ColumnDef } from '../../sql/catalog.js';
@@ -128,8 +128,7 @@ export function createIndex(statement: IndexStmt, context: DdlContext): DdlOutco
       detail: `This operation is not supported for ${kindWord(relation.kind)}s.`,
     });
   }
-  const stored = relation.kind === 'table';
-  if (statement.unique === true && !stored) {
+  if (statement.unique === true && relation.kind === 'materialized_view') {
     throw new SqlError(SqlState.featureNotSupported, 'unique indexes on materialized views are not supported', {
       hint: 'A materialized view holds what its query gives; put the constraint on the tables it reads.',
     });
@@ -176,7 +175,7 @@ export function createIndex(statement: IndexStmt, context: DdlContext): DdlOutco
     columns: columns.map((index) => relation.columns[index]!),
     primaryKey: columns.map((_, position) => position),
     dependsOn: [],
-    indexOn: { relationId: relation.id, columns, ...(statement.unique === true ? { unique: true } : {}), ...(stored ? { stored: true } : {}) },
+    indexOn: { relationId: relation.id, columns, ...(statement.unique === true ? { unique: true } : {}), stored: true },
   });
-  return { catalog: draft.finish(), commandTag: 'CREATE INDEX', notices: [], droppedTableIds: [], ...(stored ? { indexBackfill: id } : {}) };
+  return { catalog: draft.finish(), commandTag: 'CREATE INDEX', notices: [], droppedTableIds: [], indexBackfill: id };
 }

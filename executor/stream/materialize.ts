@@ -2,7 +2,8 @@
 // view's relation table (`row ++ duplicate number`, read by batch SELECT like any table, AS OF
 // included) and the count of each distinct row. A row inserted when c copies exist becomes
 // (row, c); a delete removes (row, c - 1). The output is the relation's own changes (full rows
-// with the duplicate number), which feed the views defined on this view.
+// with the duplicate number), which feed the views defined on this view. The view's secondary
+// indexes (CREATE INDEX on it) get the entries of the rows written, in the same epoch.
 
 import type { Row } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
@@ -10,15 +11,17 @@ import type { StateTable } from '../../storage/state-table.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import { KeyMap } from '../batch/row-hash.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
-import type { StreamContext } from './stream-context.js';
+import type { StreamContext, ViewIndex } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
 export class StreamMaterializeNode implements StreamNode {
   private readonly rows: StateTable;
   private readonly counts: StateTable;
   private readonly types: readonly DataType[];
+  /** The view's secondary indexes for this batch (CREATE INDEX on the view): entries written beside its rows. */
+  private indexes: readonly ViewIndex[] = [];
 
-  constructor(plan: Extract<StreamPlan, { kind: 'StreamMaterialize' }>, context: StreamContext) {
+  constructor(plan: Extract<StreamPlan, { kind: 'StreamMaterialize' }>, private readonly context: StreamContext) {
     this.rows = context.stateTable(plan.stateTables[0]!);
     this.counts = context.stateTable(plan.stateTables[1]!);
     this.types = plan.columns.map((column) => column.type);
@@ -33,6 +36,7 @@ export class StreamMaterializeNode implements StreamNode {
       else net.add(row, changes.signs[i]!);
     }
     const out = emptyChanges();
+    this.indexes = this.context.viewIndexes();
     for (let i = 0; i < net.size; i++) {
       const delta = net.values[i]!;
       if (delta === 0) continue;
@@ -52,6 +56,10 @@ export class StreamMaterializeNode implements StreamNode {
     const full = [...row, BigInt(duplicate)];
     if (sign > 0) this.rows.insert(full);
     else this.rows.delete(full);
+    for (const index of this.indexes) {
+      if (sign > 0) index.table.insert(index.entry(full));
+      else index.table.delete(index.entry(full));
+    }
     out.rows.push(full);
     out.signs.push(sign);
   }

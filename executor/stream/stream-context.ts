@@ -13,6 +13,12 @@ import type { StateTableDeclaration } from '../../planner/stream/stream-plan.js'
 import type { TableAccess } from '../batch/index.js';
 import type { Runtime } from '../batch/runtime.js';
 
+/** A secondary index on the view (CREATE INDEX): its state table and the entry of a view row. */
+export interface ViewIndex {
+  readonly table: StateTable;
+  entry(row: Row): Row;
+}
+
 export interface StreamErrorSink {
   /** A row-level error inside a running view: counted and recorded, never thrown. */
   record(viewId: number, message: string): void;
@@ -59,6 +65,8 @@ export class StreamContext {
   readonly runtime: Runtime;
   /** The epoch time in milliseconds (the stream manager's clock; a temporal filter's first bound). */
   clock: () => number = () => Date.now();
+  /** The view's secondary indexes in the current catalog, which StreamMaterialize keeps in step. */
+  viewIndexes: () => readonly ViewIndex[] = () => [];
 
   constructor(
     readonly store: StateStore,

@@ -9,7 +9,7 @@ import type { Row } from '../../sql/value.js';
 import type { StateStore } from '../../storage/state-table.js';
 import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
 import type { Dataflow } from './dataflow.js';
-import { StreamContext } from './stream-context.js';
+import { StreamContext, type ViewIndex } from './stream-context.js';
 import { ViewErrors } from './view-errors.js';
 import { BackfillProgress } from '../system/backfill-progress.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
@@ -38,6 +38,8 @@ export class StreamManager implements ChangeCapture {
     private readonly store: StateStore,
     /** A view's time-travel retention from the catalog (undefined: the server default). */
     private readonly retentionOf: (viewId: number) => number | undefined = () => undefined,
+    /** A view's secondary indexes from the catalog (CREATE INDEX on a materialized view). */
+    private readonly indexesOf: (viewId: number) => readonly ViewIndex[] = () => [],
   ) {}
 
   /**
@@ -48,6 +50,7 @@ export class StreamManager implements ChangeCapture {
     const retention = retentionMs ?? this.retentionOf(viewId);
     const context = new StreamContext(this.store, viewId, this.errors, retention);
     context.clock = () => this.clock();
+    context.viewIndexes = () => this.indexesOf(viewId);
     return new DataflowClass(viewId, plan, context);
   }
 

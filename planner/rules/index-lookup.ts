@@ -83,7 +83,9 @@ const MAX_KEYS = 10_000;
 export function chooseIndexLookups(plan: Plan, catalog?: CatalogReader): Plan {
   return transformPlan(plan, (node) => {
     if (node.kind !== 'Scan' || node.filter === undefined || node.lookup !== undefined || node.indexLookup !== undefined) return node;
-    if (node.relation.kind !== 'table' || node.systemTime?.kind === 'between' || node.relation.primaryKey.length === 0) return node;
+    if ((node.relation.kind !== 'table' && node.relation.kind !== 'materialized_view') || node.systemTime?.kind === 'between' || node.relation.primaryKey.length === 0) return node;
+    // A materialized view is keyed by its whole row and a duplicate number: only its indexes help.
+    if (node.relation.kind === 'materialized_view') return chooseSecondaryIndex(node, catalog);
     // A table without a primary key is keyed by its hidden row id, which no filter names.
     if (!node.relation.primaryKey.some((column) => node.relation.columns[column]!.hidden === true)) {
       const keys = keysOf(node.filter, node, node.relation.primaryKey);
