@@ -155,7 +155,11 @@ async function start({ port, timeoutMs }) {
     ].join('\n'),
   );
   const classpath = join(libDir, '*');
-  const clusterId = randomBytes(16).toString('base64url').slice(0, 22);
+  // Kafka's own Uuid.randomUuid() redraws an id that starts with '-': the storage tool's argument
+  // parser reads `-t -xyz` as a missing value (1 start in 64 failed to format).
+  let clusterId;
+  do clusterId = randomBytes(16).toString('base64url').slice(0, 22);
+  while (clusterId.startsWith('-'));
   const format = spawnSync('java', ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', config], { encoding: 'utf8' });
   if (format.status !== 0) fail(`formatting storage failed:\n${format.stdout}${format.stderr}`);
   const log = openSync(join(dir, 'kafka.log'), 'a');
