@@ -5,39 +5,25 @@
 // agree with the same query written so that it must scan (`id + 0 = ...`).
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
-import { startOxbow, type OxbowServer } from '../support/server.js';
+import { startPgPair, type PgPair } from '../support/pg-pair.js';
 
-let postgres: PostgresServer;
-let oxbow: OxbowServer;
+let pair: PgPair;
 let onOxbow: pg.Client;
 let onPostgres: pg.Client;
 
-const rawTypes = { getTypeParser: () => (value: string) => value } as unknown as pg.CustomTypesConfig;
-
 beforeAll(async () => {
-  [postgres, oxbow] = await Promise.all([startPostgres(), startOxbow()]);
-  onOxbow = new pg.Client({ connectionString: oxbow.url, types: rawTypes });
-  onPostgres = new pg.Client({ connectionString: postgres.url, types: rawTypes });
-  await Promise.all([onOxbow.connect(), onPostgres.connect()]);
-  for (const sql of [
+  pair = await startPgPair([
     'create table lk (id int primary key, v text, n bigint)',
     "insert into lk select g, 'v' || g, g * 10 from generate_series(1, 2000) g",
     'create table lk2 (a bigint, b text, c int, primary key (a, b))',
     "insert into lk2 select g % 50, 'k' || (g / 50), g from generate_series(1, 1000) g",
     'create table lk8 (id bigint primary key, v text)',
     "insert into lk8 values (1, 'one'), (9007199254740993, 'big'), (-5, 'neg')",
-  ]) {
-    await Promise.all([onOxbow.query(sql), onPostgres.query(sql)]);
-  }
+  ]);
+  ({ onOxbow, onPostgres } = pair);
 }, 120_000);
 
-afterAll(async () => {
-  await onOxbow?.end();
-  await onPostgres?.end();
-  await oxbow?.stop();
-  await postgres?.stop();
-});
+afterAll(() => pair?.stop());
 
 async function rows(client: pg.Client, text: string, values: unknown[] = []): Promise<unknown> {
   try {

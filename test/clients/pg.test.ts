@@ -3,30 +3,18 @@
 // the same text values, column types, command tags and SQLSTATEs on both.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
-import { startOxbow, type OxbowServer } from '../support/server.js';
+import { startPgPair, type PgPair } from '../support/pg-pair.js';
 
-let postgres: PostgresServer;
-let oxbow: OxbowServer;
+let pair: PgPair;
 let onOxbow: pg.Client;
 let onPostgres: pg.Client;
 
-// Values as the server printed them: every type parser is the identity, so both sides compare as text.
-const rawTypes = { getTypeParser: () => (value: string) => value } as unknown as pg.CustomTypesConfig;
-
 beforeAll(async () => {
-  [postgres, oxbow] = await Promise.all([startPostgres(), startOxbow()]);
-  onOxbow = new pg.Client({ connectionString: oxbow.url, types: rawTypes });
-  onPostgres = new pg.Client({ connectionString: postgres.url, types: rawTypes });
-  await Promise.all([onOxbow.connect(), onPostgres.connect()]);
+  pair = await startPgPair();
+  ({ onOxbow, onPostgres } = pair);
 }, 120_000);
 
-afterAll(async () => {
-  await onOxbow?.end();
-  await onPostgres?.end();
-  await oxbow?.stop();
-  await postgres?.stop();
-});
+afterAll(() => pair?.stop());
 
 type Outcome = { rows: unknown[][]; types: number[]; command: string; rowCount: number | null } | { code: string | undefined; position: string | undefined };
 

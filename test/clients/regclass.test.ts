@@ -5,32 +5,22 @@
 import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
-import { startOxbow, type OxbowServer } from '../support/server.js';
+import type { PostgresServer } from '../support/postgres.js';
+import { startPgPair, type PgPair } from '../support/pg-pair.js';
+import type { OxbowServer } from '../support/server.js';
 
+let pair: PgPair;
 let postgres: PostgresServer;
 let oxbow: OxbowServer;
 let onOxbow: pg.Client;
 let onPostgres: pg.Client;
 
-const rawTypes = { getTypeParser: () => (value: string) => value } as unknown as pg.CustomTypesConfig;
-
 beforeAll(async () => {
-  [postgres, oxbow] = await Promise.all([startPostgres(), startOxbow()]);
-  onOxbow = new pg.Client({ connectionString: oxbow.url, types: rawTypes });
-  onPostgres = new pg.Client({ connectionString: postgres.url, types: rawTypes });
-  await Promise.all([onOxbow.connect(), onPostgres.connect()]);
-  for (const sql of ['create table rc_t (id int primary key, v text)', 'create schema rc_s', 'create table rc_s.inner_t (a int)', 'create table "Mixed Case" (a int)']) {
-    await Promise.all([onOxbow.query(sql), onPostgres.query(sql)]);
-  }
+  pair = await startPgPair(['create table rc_t (id int primary key, v text)', 'create schema rc_s', 'create table rc_s.inner_t (a int)', 'create table "Mixed Case" (a int)']);
+  ({ onOxbow, onPostgres, postgres, oxbow } = pair);
 }, 120_000);
 
-afterAll(async () => {
-  await onOxbow?.end();
-  await onPostgres?.end();
-  await oxbow?.stop();
-  await postgres?.stop();
-});
+afterAll(() => pair?.stop());
 
 async function outcome(client: pg.Client, text: string, values: unknown[] = []): Promise<unknown> {
   try {
