@@ -41,9 +41,10 @@ export interface RelationDef {
   /**
    * For materialized views: the ids of the dataflow's state tables (in the order the
    * incrementalization pass allocates them) and the search path the definition was planned with,
-   * so a restart rebuilds the same dataflow over the same state.
+   * so a restart rebuilds the same dataflow over the same state; `planVersion` (absent: 1) is the
+   * streaming plan version it was created with (planner/stream STREAM_PLAN_VERSION).
    */
-  readonly stream?: { readonly stateTableIds: readonly number[]; readonly searchPath: readonly string[] };
+  readonly stream?: { readonly stateTableIds: readonly number[]; readonly searchPath: readonly string[]; readonly planVersion?: number };
   /** Time-travel retention in milliseconds; undefined means the server default. */
   readonly retentionMs?: number;
   /** `WATERMARK FOR col AS col - interval 'delay'` (tables, sources): the column index and the delay as interval text. */

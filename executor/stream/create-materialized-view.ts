@@ -19,7 +19,7 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 import { parse } from '../../sql/parser/index.js';
 import type { Notice } from '../engine.js';
 import type { PlannerContext } from '../../planner/index.js';
-import { allStateTables, materializedViewColumns, planStream, sourceRelationIds, type PlannedStream } from '../../planner/stream/index.js';
+import { allStateTables, materializedViewColumns, planStream, sourceRelationIds, STREAM_PLAN_VERSION, type PlannedStream } from '../../planner/stream/index.js';
 import type { EngineCore } from '../engine-core.js';
 import { CatalogDraft, type CatalogSnapshot } from '../catalog.js';
 import { backfillNotice, type BackfillRecord } from '../system/backfill-progress.js';
@@ -48,9 +48,9 @@ export interface CreateViewOutcome {
   readonly notices: Notice[];
 }
 
-function planView(core: EngineCore, query: Node, text: string, planner: PlannerContext, searchPath: readonly string[], relationId: number, name: string, allocate: () => number): PlannedStream {
+function planView(core: EngineCore, query: Node, text: string, planner: PlannerContext, searchPath: readonly string[], relationId: number, name: string, allocate: () => number, planVersion = STREAM_PLAN_VERSION): PlannedStream {
   const expanded = expandViews({ node: query, text, location: 0 }, core.catalog, searchPath);
-  return planStream(expanded.node as Node, planner, { relationId, name, allocateStateTableId: allocate });
+  return planStream(expanded.node as Node, planner, { relationId, name, allocateStateTableId: allocate, planVersion });
 }
 
 /** Everything CREATE MATERIALIZED VIEW decided before the backfill. */
@@ -171,7 +171,7 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
     primaryKey: columns.map((_, index) => index),
     definition: queryText,
     dependsOn: referencedRelationIds(body.query!, ddl),
-    stream: { stateTableIds: allStateTables(planned.stream).map((table) => table.tableId).filter((id) => id !== relationId).sort((a, b) => a - b), searchPath },
+    stream: { stateTableIds: allStateTables(planned.stream).map((table) => table.tableId).filter((id) => id !== relationId).sort((a, b) => a - b), searchPath, planVersion: STREAM_PLAN_VERSION },
     ...(retentionMs === undefined ? {} : { retentionMs }),
     ...(sink === undefined ? {} : { options: sink.options, format: sink.format, encode: sink.encode }),
   };
@@ -253,7 +253,7 @@ export function restoreDataflows(core: EngineCore, plannerContext: (searchPath: 
       const id = ids[position++];
       if (id === undefined) throw new SqlError(SqlState.internalError, `materialized view "${view.name}" needs more state tables than its catalog entry lists`);
       return id;
-    });
+    }, view.stream!.planVersion ?? 1); // a view keeps the operators (and state layout) of the plan version it was created with
     core.streams.install(core.streams.build(view.id, planned.stream));
   }
 }

@@ -17,6 +17,7 @@ import { StreamProjectNode } from './project.js';
 import { StreamUnionNode } from './union.js';
 import { StreamLateralNode } from './lateral.js';
 import { KeyedOperatorNode } from './keyed-operator.js';
+import { StreamHashJoinNode } from './hash-join.js';
 import { StreamHashAggregateNode } from './hash-aggregate.js';
 import { StreamMaterializeNode } from './materialize.js';
 import { StreamDynamicFilterNode, TEMPORAL_TICK_SLOT } from './dynamic-filter.js';
@@ -36,7 +37,8 @@ const BUILDERS: Builders = {
   StreamLateral: (plan, context) => new StreamLateralNode(plan, context),
   StreamHashAggregate: (plan, context) => new StreamHashAggregateNode(plan, context),
   StreamRecomputeAggregate: (plan, context) => new KeyedOperatorNode(plan, context),
-  StreamHashJoin: (plan, context) => new KeyedOperatorNode(plan, context),
+  StreamRecomputeJoin: (plan, context) => new KeyedOperatorNode(plan, context),
+  StreamHashJoin: (plan, context) => new StreamHashJoinNode(plan, context),
   StreamNestedLoopJoin: (plan, context) => new KeyedOperatorNode(plan, context),
   StreamDistinct: (plan, context) => new KeyedOperatorNode(plan, context),
   StreamTopN: (plan, context) => new KeyedOperatorNode(plan, context),

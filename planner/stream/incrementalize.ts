@@ -6,7 +6,9 @@
 //   Aggregate           retractable calls: StreamHashAggregate (aggregate.ts), one state row per
 //                       group; otherwise key: the group keys (no keys: one group, so count(*) of
 //                       nothing is 0)
-//   HashJoin            key: the equi-join keys, per side (NULL keys group together but never match)
+//   HashJoin            with equi-keys: StreamHashJoin (incremental: a change probes the other
+//                       side's key group; degrees for outer / semi / anti); without keys, or in a
+//                       view created before plan version 2: keyed recompute (StreamRecomputeJoin)
 //   NestedLoopJoin      key: none (a cross or non-equi join recomputes against the whole other side)
 //   Window              key: the common PARTITION BY (row_number() <= N is a filter above it)
 //   Limit over Sort     key: none (top-N); a Sort elsewhere is dropped: a view's rows have no order
@@ -26,7 +28,7 @@ import { retractableAggregate } from './aggregate.js';
 import { findDynamicConjunct, mentionsNow, type DynamicConjunct } from './dynamic-filter.js';
 import { windowColumn } from './watermark.js';
 import { correlatedAggregateAsJoin } from './correlated-scalar.js';
-import { streamInputRelationId, type KeyedOperatorKind, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
+import { STREAM_PLAN_VERSION, streamInputRelationId, type KeyedOperatorKind, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
 
 /** Name of the hidden last column of a materialized view: the number of a duplicate row. */
 export const DUPLICATE_COLUMN = '_oxbow_duplicate';
@@ -39,6 +41,11 @@ export interface IncrementalizeOptions {
   allocateStateTableId(): number;
   /** EMIT ON WINDOW CLOSE: rows are emitted once their window closes (watermark.ts). */
   readonly emitOnWindowClose?: boolean;
+  /**
+   * The view's stored plan version (`STREAM_PLAN_VERSION`; undefined: the current one). Below 2,
+   * hash joins are planned as the keyed recompute they were created with, so their state reads right.
+   */
+  readonly planVersion?: number;
 }
 
 const int8 = scalar('int8');
@@ -129,11 +136,7 @@ class Incrementalizer {
       case 'Project':
         return { kind: 'StreamProject', property: 'linear', input: this.convert(plan.input), expressions: plan.expressions, stateTables: [], columns: plan.columns };
       case 'HashJoin':
-        return this.keyed('StreamHashJoin', plan, [plan.left, plan.right], [plan.leftKeys, plan.rightKeys], {
-          ...plan,
-          left: inputScan(0, plan.left.columns),
-          right: inputScan(1, plan.right.columns),
-        });
+        return this.hashJoin(plan);
       case 'NestedLoopJoin':
         return this.nestedLoopJoin(plan);
       case 'Aggregate': {
@@ -240,6 +243,42 @@ class Incrementalizer {
     const filtered: StreamPlan = { kind: 'StreamWatermarkFilter', property: 'stateful', inputs: [scan], column, delay: plan.relation.watermark!.delay, stateTables: [state], columns: plan.columns };
     if (plan.filter === undefined) return filtered;
     return { kind: 'StreamFilter', property: 'linear', input: filtered, predicate: plan.filter, stateTables: [], columns: plan.columns };
+  }
+
+  /**
+   * An equi-join: StreamHashJoin, one state table per side (`key ++ row ++ count`, `++ degree` on a
+   * side whose output depends on its rows' matches). Keyless joins and views of plan version 1
+   * recompute key groups (StreamRecomputeJoin).
+   */
+  private hashJoin(plan: PlanOf<'HashJoin'>): StreamPlan {
+    const template: Plan = { ...plan, left: inputScan(0, plan.left.columns), right: inputScan(1, plan.right.columns) };
+    const keys = [plan.leftKeys, plan.rightKeys];
+    if (plan.leftKeys.length === 0 || (this.options.planVersion ?? STREAM_PLAN_VERSION) < 2) return this.keyed('StreamRecomputeJoin', plan, [plan.left, plan.right], keys, template);
+    const type = plan.joinType;
+    const degrees = [type === 'left' || type === 'full' || type === 'semi' || type === 'anti', type === 'right' || type === 'full'];
+    const inputs = [this.convert(plan.left), this.convert(plan.right)];
+    const stateTables = [plan.left, plan.right].map((side, i): StateTableDeclaration => {
+      const columnTypes: DataType[] = [...keys[i]!.map((k) => k.type), ...side.columns.map((c) => c.type), int8, ...(degrees[i] ? [int8] : [])];
+      return {
+        tableId: this.options.allocateStateTableId(),
+        purpose: `${i === 0 ? 'left' : 'right'} rows by key${degrees[i] ? ' with degree' : ''}`,
+        columnTypes,
+        primaryKey: columnTypes.slice(0, keys[i]!.length + side.columns.length).map((_, c) => c),
+      };
+    });
+    return {
+      kind: 'StreamHashJoin',
+      property: 'stateful',
+      inputs,
+      joinType: type,
+      keys,
+      nullSafe: plan.nullSafe ?? plan.leftKeys.map(() => false),
+      ...(plan.residual === undefined ? {} : { residual: plan.residual }),
+      degrees,
+      template,
+      stateTables,
+      columns: plan.columns,
+    };
   }
 
   private nestedLoopJoin(plan: PlanOf<'NestedLoopJoin'>): StreamPlan {

@@ -10,8 +10,8 @@ import type { OutputColumn, Plan } from '../plan.js';
 import { incrementalize, type IncrementalizeOptions } from './incrementalize.js';
 import type { StreamPlan } from './stream-plan.js';
 
-export type { StreamPlan, StateTableDeclaration, KeyedOperator, StreamProperty } from './stream-plan.js';
-export { allStateTables, sourceRelationIds, streamInputs, streamInputRelationId } from './stream-plan.js';
+export type { StreamPlan, StateTableDeclaration, KeyedOperator, HashJoinOperator, StreamProperty } from './stream-plan.js';
+export { allStateTables, sourceRelationIds, streamInputs, streamInputRelationId, STREAM_PLAN_VERSION } from './stream-plan.js';
 export { explainStreamPlan } from './explain-stream.js';
 export { DUPLICATE_COLUMN, materializedViewColumns, incrementalize } from './incrementalize.js';
 

@@ -14,7 +14,7 @@
 import type { DataType } from '../../sql/types.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Expression } from '../expression.js';
-import type { AggregateCall, OutputColumn, Plan } from '../plan.js';
+import type { AggregateCall, JoinType, OutputColumn, Plan } from '../plan.js';
 
 export type StreamProperty = 'linear' | 'stateful';
 
@@ -31,10 +31,14 @@ export function streamInputRelationId(index: number): number {
   return -1 - index;
 }
 
-/** Kinds of stateful operators that recompute a key group with a batch template. */
+/**
+ * Kinds of stateful operators that recompute a key group with a batch template. StreamRecomputeJoin:
+ * a hash join without equi-keys (uncorrelated EXISTS), and every hash join of a view created before
+ * StreamHashJoin existed (its state has no degrees; `STREAM_PLAN_VERSION`).
+ */
 export type KeyedOperatorKind =
   | 'StreamRecomputeAggregate'
-  | 'StreamHashJoin'
+  | 'StreamRecomputeJoin'
   | 'StreamNestedLoopJoin'
   | 'StreamDistinct'
   | 'StreamTopN'
@@ -50,6 +54,43 @@ export interface KeyedOperator {
   /** The batch plan recomputing one key group; its leaves are Scans of `streamInputRelationId(i)`. */
   readonly template: Plan;
   /** Per input: rows grouped by key, `key columns ++ row ++ count int8`. */
+  readonly stateTables: readonly StateTableDeclaration[];
+  readonly columns: readonly OutputColumn[];
+}
+
+/**
+ * The version of the streaming plans the pass makes, stored with each view (`RelationDef.stream`):
+ * 2 plans equi-joins as StreamHashJoin (degrees in its state rows); views without a version (1)
+ * were created before and keep their joins' keyed recompute, whose state rows have no degree.
+ */
+export const STREAM_PLAN_VERSION = 2;
+
+/**
+ * The incremental symmetric hash join (executor/stream/hash-join.ts): each side's rows by equi-key
+ * in its state table (`key ++ row ++ count`, then `++ degree` on a side whose rows' output depends
+ * on whether they match: the preserved side of an outer join, the left side of semi / anti). A
+ * change on one side probes the other side's key group and emits the joined changes; a row's degree
+ * (its number of matches, residual included) going 0 <-> 1 retracts / re-emits its NULL-padded row
+ * (outer) or the row itself (semi, anti). Rows with a NULL in a plain (not NULL-safe) key never
+ * match and keep no state.
+ */
+export interface HashJoinOperator {
+  readonly kind: 'StreamHashJoin';
+  readonly property: 'stateful';
+  /** [left, right]. */
+  readonly inputs: readonly StreamPlan[];
+  readonly joinType: JoinType;
+  /** [left keys over left rows, right keys over right rows]. */
+  readonly keys: readonly (readonly Expression[])[];
+  /** Per key: IS NOT DISTINCT FROM (NULL matches NULL). */
+  readonly nullSafe: readonly boolean[];
+  /** Over left ++ right columns. */
+  readonly residual?: Expression;
+  /** Per side: its state rows end with a degree column. */
+  readonly degrees: readonly boolean[];
+  /** The batch HashJoin over placeholder inputs: for EXPLAIN only. */
+  readonly template: Plan;
+  /** [left rows, right rows]. */
   readonly stateTables: readonly StateTableDeclaration[];
   readonly columns: readonly OutputColumn[];
 }
@@ -167,6 +208,7 @@ export type StreamPlan =
    */
   | { readonly kind: 'StreamLateral'; readonly property: 'linear'; readonly input: StreamPlan; readonly template: Plan; readonly stateTables: readonly StateTableDeclaration[]; readonly columns: readonly OutputColumn[] }
   | KeyedOperator
+  | HashJoinOperator
   | DynamicFilter
   | WatermarkFilter
   | EmitOnWindowClose

@@ -1,0 +1,282 @@
+// StreamHashJoin: the incremental symmetric hash join (RisingWave's and Flink's). Each side's rows
+// live in its state table by equi-key (`key ++ row ++ count`, `++ degree` on a side whose output
+// depends on whether its rows match), so a change on one side costs one prefix scan of the other
+// side's key group and emits exactly the joined changes:
+//
+//   for each changed row r (sign s) of side S, key k:
+//     for each row o of the other side in group k passing the residual (count c):
+//       emit s * (r joined with o), c times                              -- inner / outer
+//       degree(o) += s; 0 -> 1: retract o's NULL-padded row (outer), emit o (semi), retract o (anti)
+//                       1 -> 0: the reverse
+//     m = the number of those matches
+//     S preserved (outer) and m = 0: emit s * (r NULL-padded); semi: m > 0: emit s * r; anti: m = 0
+//     count(r) += s, degree(r) = m
+//
+// A row with a NULL in a plain (not IS NOT DISTINCT FROM) key never matches: its output is fixed
+// (NULL-padded, or the anti join's row), emitted with its sign, and it keeps no state. When both
+// sides change in one epoch, the left changes join the right state as it was, then the right
+// changes join the new left state: ΔL ⋈ R + L' ⋈ ΔR = L' ⋈ R' - L ⋈ R. A residual that fails with
+// an error does not match (the error is recorded for the view), the same on insert and delete.
+
+import type { Row, Value } from '../../sql/value.js';
+import type { DataType } from '../../sql/types.js';
+import type { StateTable } from '../../storage/state-table.js';
+import type { HashJoinOperator } from '../../planner/stream/stream-plan.js';
+import { compile, type Evaluator } from '../batch/expression.js';
+import { KeyMap, keysEqual } from '../batch/row-hash.js';
+import { concatRows, nullRow } from '../batch/join-output.js';
+import { emptyChanges, type ChangeBatch } from './change-batch.js';
+import type { StreamContext } from './stream-context.js';
+import type { StreamNode } from './stream-node.js';
+
+/** The other side's rows of one key group, read once per group and updated in place. */
+interface Group {
+  readonly rows: Row[];
+  readonly counts: number[];
+  readonly degrees: number[];
+  readonly dirty: boolean[];
+}
+
+/** One own-side row's state within a key group: its count and degree before / after the changes. */
+interface Entry {
+  readonly row: Row;
+  count: number;
+  degree: number;
+  readonly existed: boolean;
+}
+
+export class StreamHashJoinNode implements StreamNode {
+  private readonly tables: readonly StateTable[];
+  private readonly keyEvaluators: readonly (readonly Evaluator[])[];
+  private readonly keyTypes: readonly DataType[];
+  private readonly rowTypes: readonly (readonly DataType[])[];
+  private readonly widths: readonly number[];
+  private readonly nullSafe: readonly boolean[];
+  private readonly residual: Evaluator | undefined;
+  private readonly degrees: readonly boolean[];
+  /** Inner and outer joins output joined pairs; semi and anti output left rows. */
+  private readonly pairs: boolean;
+  /** Per side: its unmatched rows are output NULL-padded. */
+  private readonly preserved: readonly boolean[];
+  private readonly semi: boolean;
+  private readonly anti: boolean;
+  private readonly paddings: readonly Row[];
+
+  constructor(
+    plan: HashJoinOperator,
+    private readonly context: StreamContext,
+  ) {
+    this.tables = plan.stateTables.map((declaration) => context.stateTable(declaration));
+    this.keyEvaluators = plan.keys.map((keys) => keys.map(compile));
+    this.keyTypes = plan.keys[0]!.map((key) => key.type);
+    this.rowTypes = plan.inputs.map((input) => input.columns.map((column) => column.type));
+    this.widths = this.rowTypes.map((types) => types.length);
+    this.nullSafe = plan.nullSafe;
+    this.residual = plan.residual === undefined ? undefined : compile(plan.residual);
+    this.degrees = plan.degrees;
+    const type = plan.joinType;
+    this.pairs = type === 'inner' || type === 'left' || type === 'right' || type === 'full';
+    this.preserved = [type === 'left' || type === 'full', type === 'right' || type === 'full'];
+    this.semi = type === 'semi';
+    this.anti = type === 'anti';
+    this.paddings = this.widths.map((width) => nullRow(width));
+  }
+
+  apply(slot: number, changes: ChangeBatch): ChangeBatch {
+    const out = emptyChanges();
+    if (changes.rows.length > 0) this.applySide(slot, changes, out);
+    return out;
+  }
+
+  /** Both sides' changes of one epoch: the left's against the old right state, then the right's against the new left state. */
+  applyAll(changesPerSlot: readonly (ChangeBatch | undefined)[]): ChangeBatch {
+    const out = emptyChanges();
+    for (let side = 0; side < 2; side++) {
+      const changes = changesPerSlot[side];
+      if (changes !== undefined && changes.rows.length > 0) this.applySide(side, changes, out);
+    }
+    return out;
+  }
+
+  initial(): ChangeBatch {
+    return emptyChanges();
+  }
+
+  private applySide(side: number, changes: ChangeBatch, out: ChangeBatch): void {
+    // Group the changed rows by key (rows whose key can never match are output at once).
+    const evaluators = this.keyEvaluators[side]!;
+    const keyCount = evaluators.length;
+    const runtime = this.context.runtime;
+    const groups = new KeyMap<number[]>(this.keyTypes);
+    for (let i = 0; i < changes.rows.length; i++) {
+      const row = changes.rows[i]!;
+      const key: Value[] = new Array(keyCount);
+      let matchable = true;
+      for (let k = 0; k < keyCount; k++) {
+        let value: Value;
+        try {
+          value = evaluators[k]!(row, runtime);
+        } catch (error) {
+          this.context.recordError(error);
+          value = null;
+        }
+        key[k] = value;
+        if (value === null && !this.nullSafe[k]) matchable = false;
+      }
+      if (!matchable) {
+        this.unmatched(side, row, changes.signs[i]!, out);
+        continue;
+      }
+      const index = groups.indexOf(key);
+      if (index >= 0) groups.values[index]!.push(i);
+      else groups.add(key, [i]);
+    }
+    // State writes wait until every group has been read (a scan after a write re-merges the buffer).
+    const writes: Row[] = [];
+    const otherWrites: Row[] = [];
+    for (let g = 0; g < groups.size; g++) this.applyGroup(side, groups.keys[g]!, groups.values[g]!, changes, out, writes, otherWrites);
+    this.write(this.tables[side]!, writes);
+    this.write(this.tables[1 - side]!, otherWrites);
+  }
+
+  private write(table: StateTable, rows: readonly Row[]): void {
+    for (const stateRow of rows) {
+      // A trailing null marks a delete (the key columns are what it needs).
+      if (stateRow[stateRow.length - 1] === null) table.delete(stateRow);
+      else table.insert(stateRow);
+    }
+  }
+
+  /** A row whose key never matches: NULL-padded (outer), itself (anti), or nothing. */
+  private unmatched(side: number, row: Row, sign: number, out: ChangeBatch): void {
+    if (this.preserved[side]) push(out, this.padded(side, row), sign, 1);
+    else if (side === 0 && this.anti) push(out, row, sign, 1);
+  }
+
+  private padded(side: number, row: Row): Row {
+    return side === 0 ? concatRows(row, this.paddings[1]!) : concatRows(this.paddings[0]!, row);
+  }
+
+  private applyGroup(side: number, key: Value[], indexes: readonly number[], changes: ChangeBatch, out: ChangeBatch, writes: Row[], otherWrites: Row[]): void {
+    const other = 1 - side;
+    const group = this.readGroup(other, key);
+    const otherRows = group.rows;
+    const otherCounts = group.counts;
+    const otherDegrees = group.degrees;
+    const otherHasDegree = this.degrees[other]!;
+    const ownHasDegree = this.degrees[side]!;
+    const residual = this.residual;
+    const runtime = this.context.runtime;
+    const entries = indexes.length > 1 ? new KeyMap<Entry>(this.rowTypes[side]!) : undefined;
+    let single: Entry | undefined;
+    for (let n = 0; n < indexes.length; n++) {
+      const i = indexes[n]!;
+      const row = changes.rows[i]!;
+      const sign = changes.signs[i]!;
+      let matches = 0;
+      for (let j = 0; j < otherRows.length; j++) {
+        const count = otherCounts[j]!;
+        if (count <= 0) continue;
+        const otherRow = otherRows[j]!;
+        let joined: Row | undefined;
+        if (residual !== undefined) {
+          joined = side === 0 ? concatRows(row, otherRow) : concatRows(otherRow, row);
+          let passes = false;
+          try {
+            passes = residual(joined, runtime) === true;
+          } catch (error) {
+            this.context.recordError(error);
+          }
+          if (!passes) continue;
+        }
+        matches += count;
+        if (this.pairs) push(out, joined ?? (side === 0 ? concatRows(row, otherRow) : concatRows(otherRow, row)), sign, count);
+        if (otherHasDegree) {
+          const before = otherDegrees[j]!;
+          const after = before + sign;
+          otherDegrees[j] = after;
+          group.dirty[j] = true;
+          if (before <= 0 && after > 0) this.matchChanged(other, otherRow, count, 1, out);
+          else if (before > 0 && after <= 0) this.matchChanged(other, otherRow, count, -1, out);
+        }
+      }
+      if (this.preserved[side] && matches === 0) push(out, this.padded(side, row), sign, 1);
+      else if (side === 0 && ((this.semi && matches > 0) || (this.anti && matches === 0))) push(out, row, sign, 1);
+      // The row's own state.
+      let entry: Entry | undefined;
+      if (entries === undefined) entry = single = this.readEntry(side, key, row);
+      else {
+        const index = entries.indexOf(row);
+        if (index >= 0) entry = entries.values[index]!;
+        else {
+          entry = this.readEntry(side, key, row);
+          entries.add(row, entry);
+        }
+      }
+      entry.count += sign;
+      entry.degree = matches;
+    }
+    if (entries === undefined) this.entryWrite(key, single!, ownHasDegree, writes);
+    else for (let e = 0; e < entries.size; e++) this.entryWrite(key, entries.values[e]!, ownHasDegree, writes);
+    for (let j = 0; j < otherRows.length; j++) {
+      if (group.dirty[j]) otherWrites.push([...key, ...otherRows[j]!, BigInt(otherCounts[j]!), BigInt(otherDegrees[j]!)]);
+    }
+  }
+
+  /**
+   * A row of side `side` (count copies) got its first match (direction 1) or lost its last (-1):
+   * its NULL-padded row leaves / comes back (outer); a semi join's row comes / leaves; an anti
+   * join's row leaves / comes back.
+   */
+  private matchChanged(side: number, row: Row, count: number, direction: number, out: ChangeBatch): void {
+    if (this.preserved[side]) push(out, this.padded(side, row), -direction, count);
+    else if (side === 0 && this.semi) push(out, row, direction, count);
+    else if (side === 0 && this.anti) push(out, row, -direction, count);
+  }
+
+  private entryWrite(key: Value[], entry: Entry, withDegree: boolean, writes: Row[]): void {
+    if (entry.count > 0) {
+      const stateRow: Row = [...key, ...entry.row, BigInt(entry.count)];
+      if (withDegree) stateRow.push(BigInt(entry.degree));
+      writes.push(stateRow);
+    } else if (entry.existed) {
+      // Deleted: the key columns identify it; the trailing null marks the delete.
+      writes.push([...key, ...entry.row, null]);
+    }
+  }
+
+  private readEntry(side: number, key: Value[], row: Row): Entry {
+    const stored = this.tables[side]!.get([...key, ...row]);
+    if (stored === undefined) return { row, count: 0, degree: 0, existed: false };
+    const at = key.length + this.widths[side]!;
+    return { row, count: Number(stored[at] as bigint), degree: this.degrees[side] ? Number(stored[at + 1] as bigint) : 0, existed: true };
+  }
+
+  /** The rows of one key group of one side, with counts and degrees. */
+  private readGroup(side: number, key: Value[]): Group {
+    const rows: Row[] = [];
+    const counts: number[] = [];
+    const degrees: number[] = [];
+    const dirty: boolean[] = [];
+    const keyWidth = key.length;
+    const at = keyWidth + this.widths[side]!;
+    const withDegree = this.degrees[side]!;
+    for (const stateRow of this.tables[side]!.scan({ prefix: key })) {
+      if (!keysEqual(stateRow.slice(0, keyWidth), key, this.keyTypes)) break;
+      const count = Number(stateRow[at] as bigint);
+      if (count <= 0) continue;
+      rows.push(stateRow.slice(keyWidth, at));
+      counts.push(count);
+      degrees.push(withDegree ? Number(stateRow[at + 1] as bigint) : 0);
+      dirty.push(false);
+    }
+    return { rows, counts, degrees, dirty };
+  }
+}
+
+function push(out: ChangeBatch, row: Row, sign: number, copies: number): void {
+  for (let c = 0; c < copies; c++) {
+    out.rows.push(row);
+    out.signs.push(sign);
+  }
+}
