@@ -17,6 +17,8 @@
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
 import type { StateTable } from '../../storage/state-table.js';
+import { ByteWriter } from '../../storage/byte-writer.js';
+import { encodeKey } from '../../storage/memcomparable.js';
 import type { KeyedOperator } from '../../planner/stream/stream-plan.js';
 import { collect } from '../batch/operator.js';
 import { compile, type Evaluator } from '../batch/expression.js';
@@ -120,6 +122,7 @@ export class KeyedOperatorNode implements StreamNode {
         continue;
       }
       const counts = this.readGroup(input, key);
+      const stored = counts.size;
       before.push(expand(counts));
       const touched = new Set<number>();
       for (let i = 0; i < changes.rows.length; i++) {
@@ -130,9 +133,49 @@ export class KeyedOperatorNode implements StreamNode {
         touched.add(index);
       }
       for (const index of touched) writes[input]!.push([...key, ...counts.keys[index]!, BigInt(Math.max(counts.values[index]!, 0))]);
-      after.push(expand(counts));
+      // `before` is in state order; `after` must be too, or a template that keeps the first rows of
+      // ties (LIMIT without ORDER BY, ORDER BY ... LIMIT, DISTINCT ON, row_number()) could pick other
+      // rows than the next recompute from state does, and the view drifts from its query.
+      after.push(expand(counts, stored < counts.size ? this.stateOrder(input, counts, stored) : undefined));
     }
     return difference(this.run(before), this.run(after), this.outputTypes);
+  }
+
+  /**
+   * The positions of `counts` in state-table order, given that the first `stored` are (read from the
+   * state table); the rows added after them go where the state table's key order puts them.
+   */
+  private stateOrder(input: number, counts: KeyMap<number>, stored: number): number[] {
+    const types = this.inputTypes[input]!;
+    const writer = new ByteWriter();
+    const encode = (index: number): Buffer => {
+      writer.reset();
+      encodeKey(writer, counts.keys[index]!, types);
+      return writer.copy();
+    };
+    const storedKeys: (Buffer | undefined)[] = new Array(stored);
+    const storedKey = (index: number): Buffer => (storedKeys[index] ??= encode(index));
+    const added: { index: number; key: Buffer; at: number }[] = [];
+    for (let index = stored; index < counts.size; index++) {
+      const encoded = encode(index);
+      let low = 0;
+      let high = stored;
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (Buffer.compare(storedKey(middle), encoded) < 0) low = middle + 1;
+        else high = middle;
+      }
+      added.push({ index, key: encoded, at: low });
+    }
+    added.sort((a, b) => a.at - b.at || Buffer.compare(a.key, b.key));
+    const order: number[] = [];
+    let next = 0;
+    for (let index = 0; index < stored; index++) {
+      while (next < added.length && added[next]!.at === index) order.push(added[next++]!.index);
+      order.push(index);
+    }
+    while (next < added.length) order.push(added[next++]!.index);
+    return order;
   }
 
   /** The rows of one key group of one input, with their multiplicities. */
@@ -173,9 +216,11 @@ export class KeyedOperatorNode implements StreamNode {
   }
 }
 
-function expand(counts: KeyMap<number>): Row[] {
+/** The rows each repeated by its multiplicity, in `order` (positions) or in the map's order. */
+function expand(counts: KeyMap<number>, order?: readonly number[]): Row[] {
   const rows: Row[] = [];
-  for (let i = 0; i < counts.size; i++) {
+  for (let j = 0; j < counts.size; j++) {
+    const i = order === undefined ? j : order[j]!;
     for (let n = counts.values[i]!; n > 0; n--) rows.push(counts.keys[i]!);
   }
   return rows;
