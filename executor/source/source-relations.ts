@@ -1,5 +1,5 @@
 // The system relations oxbow_catalog.source_errors (every rejected message and connection trouble:
-// source, partition, offset, error, payload prefix) and oxbow_catalog.source_partitions (per
+// source, partition_id, message_offset, error, payload prefix) and oxbow_catalog.source_partitions (per
 // partition: the committed offset, the high watermark, the lag, messages and errors). Rows come
 // from the SourceStatus of the engine through the statement's SystemContext.
 
@@ -16,8 +16,8 @@ export const sourceErrorsTable: SystemTable = {
     'source_id:int4',
     'source_schema:text',
     'source_name:text',
-    'partition:int4',
-    'offset:int8',
+    'partition_id:int4',
+    'message_offset:int8',
     'error:text',
     'payload:text',
     'error_at:timestamptz',
@@ -35,7 +35,7 @@ export const sourcePartitionsTable: SystemTable = {
     'source_schema:text',
     'source_name:text',
     'topic:text',
-    'partition:int4',
+    'partition_id:int4',
     'committed_offset:int8',
     'high_watermark:int8',
     'lag:int8',

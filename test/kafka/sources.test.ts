@@ -149,7 +149,7 @@ describe('FORMAT PLAIN ENCODE JSON', () => {
   });
 
   it('records every malformed message with its partition, offset, error and payload', async () => {
-    const recorded = await client.query("SELECT partition, \"offset\", error, payload FROM oxbow_catalog.source_errors WHERE source_name = 'bids' AND partition IS NOT NULL ORDER BY partition, \"offset\"");
+    const recorded = await client.query("SELECT partition_id, message_offset, error, payload FROM oxbow_catalog.source_errors WHERE source_name = 'bids' AND partition_id IS NOT NULL ORDER BY partition_id, message_offset");
     expect(recorded.rows).toHaveLength(bad.length);
     // Each bad message's offset: its position among the messages of its partition.
     const perPartition = new Map<number, number>();
@@ -165,10 +165,10 @@ describe('FORMAT PLAIN ENCODE JSON', () => {
       }
     });
     expectedOffsets.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
-    recorded.rows.forEach((row: { partition: number; offset: string; error: string; payload: string }, index: number) => {
+    recorded.rows.forEach((row: { partition_id: number; message_offset: string; error: string; payload: string }, index: number) => {
       const item = expectedOffsets[index]!;
-      expect(row.partition).toBe(item.partition);
-      expect(Number(row.offset)).toBe(item.offset);
+      expect(row.partition_id).toBe(item.partition);
+      expect(Number(row.message_offset)).toBe(item.offset);
       expect(row.error).toContain(item.error);
       expect(item.value.startsWith(row.payload)).toBe(true);
       expect(row.payload.length).toBe(Math.min(item.value.length, 256));
@@ -180,10 +180,10 @@ describe('FORMAT PLAIN ENCODE JSON', () => {
     bids.forEach((_, i) => perPartition[i % PARTITIONS]!++);
     for (const item of bad) perPartition[item.partition]!++;
     await waitFor('high watermarks', async () => {
-      const rows = await lines("SELECT topic, partition, committed_offset, high_watermark, lag FROM oxbow_catalog.source_partitions WHERE source_name = 'bids'");
+      const rows = await lines("SELECT topic, partition_id, committed_offset, high_watermark, lag FROM oxbow_catalog.source_partitions WHERE source_name = 'bids'");
       return rows.every((row) => row.endsWith(' | 0')) ? rows : undefined;
     });
-    expect(await lines("SELECT topic, partition, committed_offset, high_watermark, lag, messages FROM oxbow_catalog.source_partitions WHERE source_name = 'bids'")).toEqual(
+    expect(await lines("SELECT topic, partition_id, committed_offset, high_watermark, lag, messages FROM oxbow_catalog.source_partitions WHERE source_name = 'bids'")).toEqual(
       perPartition.map((n, partition) => `bids | ${partition} | ${n} | ${n} | 0 | ${n}`),
     );
     const metricsUrl = /metrics at (http:\/\/\S+\/metrics)/.exec(oxbow.stderr())?.[1];
@@ -249,7 +249,7 @@ describe('FORMAT UPSERT and DEBEZIUM', () => {
     await committed('accounts', messages.length);
     expect(await lines('SELECT id, owner, balance FROM accounts')).toEqual(['1 | ann | 15', '20 | bob | 25', '4 | cat | 44']);
     expect(await lines('SELECT * FROM balance_by_owner')).toEqual(['ann | 15 | 1', 'bob | 25 | 1', 'cat | 44 | 1']);
-    expect(await lines("SELECT \"offset\", error FROM oxbow_catalog.source_errors WHERE source_name = 'accounts'")).toEqual(['6 | unknown Debezium op "x"']);
+    expect(await lines("SELECT message_offset, error FROM oxbow_catalog.source_errors WHERE source_name = 'accounts'")).toEqual(['6 | unknown Debezium op "x"']);
   });
 });
 
@@ -261,7 +261,7 @@ describe('ENCODE CSV and startup modes', () => {
       WITH (connector = 'kafka', topic = 'csv_lines', properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE CSV (delimiter = '|')`);
     await committed('csv_rows', 5);
     expect(await lines('SELECT a, b, c FROM csv_rows')).toEqual(['1 | x | 1.5', '2 | q|uoted | 2.25', '4 | NULL | NULL']);
-    expect(await lines("SELECT \"offset\", error FROM oxbow_catalog.source_errors WHERE source_name = 'csv_rows'")).toEqual([
+    expect(await lines("SELECT message_offset, error FROM oxbow_catalog.source_errors WHERE source_name = 'csv_rows'")).toEqual([
       '2 | CSV line has 2 fields, expected 3',
       '4 | field "a": invalid input syntax for type integer: "z"',
     ]);
@@ -331,7 +331,7 @@ describe('errors', () => {
     await committed('doomed', 1);
     await broker.admin.deleteTopics({ topics: ['doomed'] });
     const trouble = await waitFor('the deleted topic in source_errors', async () => {
-      const rows = await lines("SELECT error FROM oxbow_catalog.source_errors WHERE source_name = 'doomed' AND partition IS NULL");
+      const rows = await lines("SELECT error FROM oxbow_catalog.source_errors WHERE source_name = 'doomed' AND partition_id IS NULL");
       return rows.length > 0 ? rows : undefined;
     });
     expect(trouble.join('\n')).toContain('"doomed"');
