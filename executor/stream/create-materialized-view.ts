@@ -78,6 +78,12 @@ export function createMaterializedView(input: CreateViewInput): CreateViewOutcom
   }
 }
 
+/**
+ * The streaming plan version new views are created with (tests set 1 to make a view as an earlier
+ * release made it, and check that a restart keeps its operators).
+ */
+export const streamPlanDefaults = { version: STREAM_PLAN_VERSION };
+
 /** Defaults of the chunked backfill's reporting (tests lower them to report after every small chunk). */
 export const backfillDefaults = { intervalMs: 3000, chunkRows: 10_000 };
 
@@ -153,7 +159,8 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
   const relationId = draft.allocateId();
   // Ids are allocated in ascending order, so sorting them gives the allocation order back (restart).
   const searchPath = [...ddl.searchPath];
-  const planned = planView(core, body.query!, queryText, input.planner, searchPath, relationId, name, () => draft.allocateId());
+  const planVersion = streamPlanDefaults.version;
+  const planned = planView(core, body.query!, queryText, input.planner, searchPath, relationId, name, () => draft.allocateId(), planVersion);
   const aliases = (body.into?.colNames ?? []).map(stringValue);
   if (aliases.length > planned.columns.length) throw new SqlError(SqlState.syntaxError, 'too many column names were specified');
   const columns = materializedViewColumns(planned.columns.map((column, index) => ({ name: aliases[index] ?? column.name, type: column.type })));
@@ -171,7 +178,7 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
     primaryKey: columns.map((_, index) => index),
     definition: queryText,
     dependsOn: referencedRelationIds(body.query!, ddl),
-    stream: { stateTableIds: allStateTables(planned.stream).map((table) => table.tableId).filter((id) => id !== relationId).sort((a, b) => a - b), searchPath, planVersion: STREAM_PLAN_VERSION },
+    stream: { stateTableIds: allStateTables(planned.stream).map((table) => table.tableId).filter((id) => id !== relationId).sort((a, b) => a - b), searchPath, ...(planVersion >= 2 ? { planVersion } : {}) },
     ...(retentionMs === undefined ? {} : { retentionMs }),
     ...(sink === undefined ? {} : { options: sink.options, format: sink.format, encode: sink.encode }),
   };

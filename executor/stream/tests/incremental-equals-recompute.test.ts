@@ -40,6 +40,17 @@ export const VIEWS: readonly (readonly [string, string])[] = [
   ['v_semi', 'select k, v from t1 where exists (select 1 from t2 where t2.g = t1.g)'],
   ['v_anti', 'select k, v from t1 where not exists (select 1 from t2 where t2.g = t1.g and t2.w > t1.v)'],
   ['v_in', 'select k from t1 where g in (select g from t2 where w > 0)'],
+  // StreamHashJoin (executor/stream/hash-join.ts) beyond the above: residuals and NULL-safe keys on
+  // outer / semi / anti joins, two keys, duplicate rows on both sides (t3 has no key), a join under
+  // an aggregate whose join key is updated.
+  ['v_full_residual', 'select t1.k as k1, t2.k as k2 from t1 full join t2 on t1.g = t2.g and t1.v <= t2.w'],
+  ['v_right_nullsafe', 'select t1.k as k1, t2.k as k2, t2.w from t1 right join t2 on t1.g is not distinct from t2.g and t1.v is distinct from t2.w'],
+  ['v_left_two_keys', 'select t1.k as k1, t2.k as k2 from t1 left join t2 on t1.g = t2.g and t1.v = t2.w'],
+  ['v_semi_nullsafe', 'select k from t1 where exists (select 1 from t2 where t2.g is not distinct from t1.g and t2.w < t1.v)'],
+  ['v_anti_dup', 'select k from t1 where not exists (select 1 from t3 where t3.a = t1.g)'],
+  ['v_dup_both', 'select x.b as b1, y.b as b2 from t3 x join t3 y on x.a = y.a'],
+  ['v_dup_full', 'select x.b, t1.k from t3 x full join t1 on x.a = t1.g'],
+  ['v_join_agg', 'select t2.g, count(*) as n, sum(t1.v) as s from t1 join t2 on t1.k = t2.k group by t2.g'],
   ['v_topn', 'select k, v from t1 order by v desc nulls last, k limit 3'],
   ['v_topn_offset', 'select k, w from t2 order by w, k limit 2 offset 1'],
   ['v_group_topn', 'select k, g, v from (select k, g, v, row_number() over (partition by g order by v nulls first, k) as rn from t1) x where rn <= 2'],
