@@ -12,6 +12,7 @@ import { pushDownPredicates } from './rules/predicate-pushdown.js';
 import { orderJoins } from './rules/join-ordering.js';
 import { pruneProjections } from './rules/projection-pushdown.js';
 import { chooseIndexLookups } from './rules/index-lookup.js';
+import { notInAsAntiJoins } from './rules/not-in-anti-join.js';
 
 export interface Rule {
   readonly name: string;
@@ -27,6 +28,14 @@ export const RULES: readonly Rule[] = [
   { name: 'projection_pushdown', apply: pruneProjections },
   { name: 'index_lookup', apply: chooseIndexLookups },
 ];
+
+/**
+ * Materialized views: the same rules plus rewrites that make a query incremental at a cost a batch
+ * query need not pay (an uncorrelated NOT IN as anti joins instead of one hashed evaluation).
+ */
+export const STREAM_RULES: readonly Rule[] = RULES.flatMap((rule) =>
+  rule.name === 'subquery_decorrelation' ? [rule, { name: 'not_in_as_anti_joins', apply: notInAsAntiJoins }] : [rule],
+);
 
 export function optimize(plan: Plan, rules: readonly Rule[] = RULES, catalog?: CatalogReader): Plan {
   let current = plan;

@@ -15,7 +15,7 @@ import type { OutputColumn, Plan } from './plan.js';
 import { BinderContext } from './binder/context.js';
 import { SelectBinder } from './binder/select.js';
 import { DmlBinder } from './binder/dml.js';
-import { optimize, RULES } from './optimizer.js';
+import { optimize, RULES, type Rule } from './optimizer.js';
 import { toPhysical } from './physical.js';
 import { explainPlan } from './explain.js';
 import { explainMaterializedView } from './stream/explain-create.js';
@@ -55,11 +55,11 @@ function bind(node: Node, binder: BinderContext): Bound {
   }
 }
 
-/** Runs the stages up to `stage`. */
-export function planToStage(node: Node, binder: BinderContext, stage: Stage): Bound {
+/** Runs the stages up to `stage` (`rules`: the optimizer's, or the streaming list, optimizer.ts). */
+export function planToStage(node: Node, binder: BinderContext, stage: Stage, rules: readonly Rule[] = RULES): Bound {
   const bound = bind(node, binder);
   if (stage === 'logical') return bound;
-  const optimized = optimize(bound.plan, RULES, binder.planner.catalog);
+  const optimized = optimize(bound.plan, rules, binder.planner.catalog);
   if (stage === 'optimized') return { ...bound, plan: optimized };
   return { ...bound, plan: toPhysical(optimized) };
 }

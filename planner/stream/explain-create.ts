@@ -5,6 +5,7 @@
 import type { Node } from '@pgsql/types';
 import type { BinderContext } from '../binder/context.js';
 import { planToStage } from '../stages.js';
+import { STREAM_RULES } from '../optimizer.js';
 import { incrementalize } from './incrementalize.js';
 import { explainStreamPlan } from './explain-stream.js';
 
@@ -12,7 +13,7 @@ import { explainStreamPlan } from './explain-stream.js';
 export function explainMaterializedView(statement: Node, binder: BinderContext): string[] | undefined {
   const body = (statement as { CreateTableAsStmt?: { objtype?: string; query?: Node; into?: { rel?: { relname?: string; schemaname?: string } } } }).CreateTableAsStmt;
   if (body === undefined || body.objtype !== 'OBJECT_MATVIEW' || body.query === undefined) return undefined;
-  const bound = planToStage(body.query, binder, 'physical');
+  const bound = planToStage(body.query, binder, 'physical', STREAM_RULES);
   let next = 1;
   const relation = body.into?.rel;
   const name = relation?.schemaname === undefined ? (relation?.relname ?? '') : `${relation.schemaname}.${relation.relname ?? ''}`;

@@ -6,6 +6,7 @@ import type { Node } from '@pgsql/types';
 import type { PlannerContext } from '../index.js';
 import { BinderContext } from '../binder/context.js';
 import { planToStage } from '../stages.js';
+import { STREAM_RULES } from '../optimizer.js';
 import type { OutputColumn, Plan } from '../plan.js';
 import { incrementalize, type IncrementalizeOptions } from './incrementalize.js';
 import type { StreamPlan } from './stream-plan.js';
@@ -25,7 +26,7 @@ export interface PlannedStream {
 /** Plans a view's query (a SelectStmt node, views already expanded) to its streaming plan. */
 export function planStream(query: Node, context: PlannerContext, options: IncrementalizeOptions): PlannedStream {
   const binder = new BinderContext(context);
-  const bound = planToStage(query, binder, 'physical');
+  const bound = planToStage(query, binder, 'physical', STREAM_RULES);
   if (bound.kind !== 'query') throw new Error('planStream expects a query');
   const emitOnWindowClose = (query as { SelectStmt?: { oxbowEmitOnWindowClose?: boolean } }).SelectStmt?.oxbowEmitOnWindowClose === true;
   return { query: bound.plan, columns: bound.plan.columns, stream: incrementalize(bound.plan, emitOnWindowClose ? { ...options, emitOnWindowClose } : options) };
