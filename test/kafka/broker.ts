@@ -10,6 +10,8 @@ import kafkajs from 'kafkajs';
 import type { Admin, Producer } from 'kafkajs';
 
 const { Kafka, logLevel } = kafkajs;
+/** The broker dedups a retried batch by producer id and sequence number. */
+const EXACTLY_ONCE_PRODUCER = { allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 } as const;
 const SCRIPT = fileURLToPath(new URL('../../scripts/kafka.mjs', import.meta.url));
 
 function listenable(port: number): Promise<boolean> {
@@ -61,7 +63,11 @@ export async function startBroker(): Promise<Broker> {
   const kafka = new Kafka({ clientId: 'oxbow-test', brokers: [bootstrap], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
-  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  // Idempotent: a produce request the client retries (a timeout on a loaded machine, or one
+  // partition of a multi-partition request not served yet while the others were appended) must not
+  // append a message twice, or every count the tests compute from what they sent is off by one
+  // (the flaky "picks up partitions added to the topic" read partition 2's only message twice).
+  const producer = kafka.producer(EXACTLY_ONCE_PRODUCER);
   await producer.connect();
   return {
     port,
@@ -82,7 +88,8 @@ export async function startBroker(): Promise<Broker> {
         })),
       };
       // A topic just created may not be served yet on a loaded machine (kafkajs gives up after its
-      // own retries): the broker rejected the whole request, so sending it again cannot duplicate.
+      // own retries): sending again reuses the failed attempt's sequence numbers (kafkajs rolls
+      // them back), so a partition that did append it is not appended twice.
       for (let attempt = 1; ; attempt++) {
         try {
           await producer.send(request);
@@ -96,7 +103,7 @@ export async function startBroker(): Promise<Broker> {
       }
     },
     async sendFresh(topic, messages) {
-      const fresh = kafka.producer({ allowAutoTopicCreation: false });
+      const fresh = kafka.producer(EXACTLY_ONCE_PRODUCER);
       await fresh.connect();
       try {
         await fresh.send({ topic, messages: messages.map((message) => ({ value: message.value, partition: message.partition })) });
