@@ -2,13 +2,34 @@
 // row and an insert of the new one). Operators exchange these, never single rows. Two parallel
 // arrays rather than an object per change, so a batch costs two allocations.
 
-import type { Row } from '../../sql/value.js';
+import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
+import type { RelationDef } from '../../sql/catalog.js';
 import { KeyMap } from '../batch/row-hash.js';
 
 export interface ChangeBatch {
   readonly rows: Row[];
   readonly signs: number[];
+  /**
+   * The unique stream key of each row, parallel to `rows`: the hidden row id of the append-only
+   * source the rows come from (see `appendOnlyRowId`). Only the scan of such a source sets it, and
+   * only StreamFilter / StreamProject carry it on, so it is there for a plan node in every batch
+   * or in none (`carriesRowIds`). Rows of a batch with ids are fresh arrays the batch owns.
+   * StreamMaterialize stores them under `row ++ id` with no lookup (blind inserts).
+   */
+  readonly ids?: Value[];
+}
+
+/**
+ * The position of the hidden row id of a relation whose rows are only ever appended (a source
+ * without a primary key: DML is refused and its connector only inserts, each row with a new id
+ * from the process's RowIdAllocator), else undefined.
+ */
+export function appendOnlyRowId(relation: RelationDef): number | undefined {
+  if (relation.kind !== 'source' || relation.primaryKey.length !== 1) return undefined;
+  const position = relation.primaryKey[0]!;
+  const column = relation.columns[position];
+  return column !== undefined && column.hidden === true && column.type.name === 'int8' ? position : undefined;
 }
 
 export function emptyChanges(): ChangeBatch {

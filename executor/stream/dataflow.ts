@@ -132,6 +132,8 @@ export class Dataflow {
     const inputs = placed.children.map((child) => this.evaluate(child, changes));
     if (inputs.every(isEmpty)) return emptyChanges();
     if (placed.node.applyAll !== undefined) return placed.node.applyAll(inputs);
+    // One input: the node's own output batch, not a copy (it keeps row ids, change-batch.ts).
+    if (inputs.length === 1) return placed.node.apply(0, inputs[0]!);
     const out = emptyChanges();
     inputs.forEach((input, slot) => {
       if (!isEmpty(input)) appendChanges(out, placed.node.apply(slot, input));

@@ -1,7 +1,8 @@
 // StreamFilter (linear): keeps the changes whose row passes the predicate, sign unchanged. A
 // predicate that fails on a row (division by zero) counts as not passing; the error is recorded
-// for the view, never thrown.
+// for the view, never thrown. Row ids (`ChangeBatch.ids`) follow their rows.
 
+import type { Value } from '../../sql/value.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import { compile, type Evaluator } from '../batch/expression.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
@@ -16,13 +17,16 @@ export class StreamFilterNode implements StreamNode {
   }
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
-    const out = emptyChanges();
+    const inIds = changes.ids;
+    const ids: Value[] | undefined = inIds === undefined ? undefined : [];
+    const out: ChangeBatch = ids === undefined ? emptyChanges() : { rows: [], signs: [], ids };
     const runtime = this.context.runtime;
+    const evaluate = this.evaluate;
     for (let i = 0; i < changes.rows.length; i++) {
       const row = changes.rows[i]!;
       let pass: boolean;
       try {
-        pass = this.evaluate(row, runtime) === true;
+        pass = evaluate(row, runtime) === true;
       } catch (error) {
         this.context.recordError(error);
         pass = false;
@@ -30,6 +34,7 @@ export class StreamFilterNode implements StreamNode {
       if (pass) {
         out.rows.push(row);
         out.signs.push(changes.signs[i]!);
+        if (ids !== undefined) ids.push(inIds![i]!);
       }
     }
     return out;

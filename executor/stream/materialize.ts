@@ -4,13 +4,21 @@
 // (row, c); a delete removes (row, c - 1). The output is the relation's own changes (full rows
 // with the duplicate number), which feed the views defined on this view. The view's secondary
 // indexes (CREATE INDEX on it) get the entries of the rows written, in the same epoch.
+//
+// Blind inserts: over an append-only source's rows (a scan of a source without a primary key, then
+// filters and projections: `carriesRowIds`), every row arrives with its source row's unique id
+// (`ChangeBatch.ids`), and the row is stored as `row ++ id` with no lookup and no row count: the id
+// stands in for the duplicate number. Ids come from the process's RowIdAllocator (at least
+// 2^20 x the wall-clock milliseconds), so they never meet a counted duplicate number (0, 1, ...);
+// two copies of one row keep two ids. Everywhere a key can repeat the counted path stays.
 
-import type { Row } from '../../sql/value.js';
+import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import { KeyMap } from '../batch/row-hash.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
+import { carriesRowIds } from './scan.js';
 import type { StreamContext, ViewIndex } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
@@ -20,14 +28,18 @@ export class StreamMaterializeNode implements StreamNode {
   private readonly types: readonly DataType[];
   /** The view's secondary indexes for this batch (CREATE INDEX on the view): entries written beside its rows. */
   private indexes: readonly ViewIndex[] = [];
+  /** The input's batches carry unique row ids: blind inserts (see the header). */
+  private readonly blind: boolean;
 
   constructor(plan: Extract<StreamPlan, { kind: 'StreamMaterialize' }>, private readonly context: StreamContext) {
     this.rows = context.stateTable(plan.stateTables[0]!);
     this.counts = context.stateTable(plan.stateTables[1]!);
     this.types = plan.columns.map((column) => column.type);
+    this.blind = carriesRowIds(plan.input);
   }
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
+    if (this.blind && changes.ids !== undefined) return this.applyBlind(changes, changes.ids);
     const net = new KeyMap<number>(this.types);
     for (let i = 0; i < changes.rows.length; i++) {
       const row = changes.rows[i]!;
@@ -50,6 +62,26 @@ export class StreamMaterializeNode implements StreamNode {
       else if (before > 0) this.counts.delete([...row, 0n]);
     }
     return out;
+  }
+
+  /** Rows keyed by their source row id: `row ++ id` written (or deleted) as is, no read. */
+  private applyBlind(changes: ChangeBatch, ids: readonly Value[]): ChangeBatch {
+    const indexes = (this.indexes = this.context.viewIndexes());
+    const rows = changes.rows;
+    const signs = changes.signs;
+    const table = this.rows;
+    for (let i = 0; i < rows.length; i++) {
+      // The batch owns its rows (fresh arrays from the scan or a projection): the id goes on in place.
+      const full = rows[i]!;
+      full.push(ids[i]!);
+      if (signs[i]! > 0) table.insert(full);
+      else table.delete(full);
+      for (const index of indexes) {
+        if (signs[i]! > 0) index.table.insert(index.entry(full));
+        else index.table.delete(index.entry(full));
+      }
+    }
+    return { rows, signs };
   }
 
   private emit(out: ChangeBatch, row: Row, duplicate: number, sign: number): void {

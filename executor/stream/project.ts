@@ -1,8 +1,10 @@
 // StreamProject (linear): computes the output columns of each changed row, sign unchanged. An
 // expression that fails on a row (division by zero, a bad cast) yields NULL for that column, as
-// RisingWave does, and the error is recorded for the view: a running view never stops.
+// RisingWave does, and the error is recorded for the view: a running view never stops. Output
+// columns that are input columns are copied by index (no evaluator call); row ids
+// (`ChangeBatch.ids`) follow their rows.
 
-import type { Row } from '../../sql/value.js';
+import type { Row, Value } from '../../sql/value.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import { compile, type Evaluator } from '../batch/expression.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
@@ -10,21 +12,32 @@ import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
 export class StreamProjectNode implements StreamNode {
-  private readonly evaluators: readonly Evaluator[];
+  /** Per output column: the evaluator, or undefined where `columns` copies an input column. */
+  private readonly evaluators: readonly (Evaluator | undefined)[];
+  /** Per output column: the input column it copies, or -1 where an evaluator computes it. */
+  private readonly columns: Int32Array;
 
   constructor(plan: Extract<StreamPlan, { kind: 'StreamProject' }>, private readonly context: StreamContext) {
-    this.evaluators = plan.expressions.map(compile);
+    this.columns = Int32Array.from(plan.expressions, (expression) => (expression.kind === 'Column' ? expression.index : -1));
+    this.evaluators = plan.expressions.map((expression) => (expression.kind === 'Column' ? undefined : compile(expression)));
   }
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
-    const out = emptyChanges();
+    const out: ChangeBatch = changes.ids === undefined ? emptyChanges() : { rows: [], signs: changes.signs.slice(), ids: changes.ids.slice() };
     const runtime = this.context.runtime;
     const evaluators = this.evaluators;
+    const columns = this.columns;
     const width = evaluators.length;
-    for (let i = 0; i < changes.rows.length; i++) {
-      const input = changes.rows[i]!;
+    const rows = changes.rows;
+    for (let i = 0; i < rows.length; i++) {
+      const input = rows[i]!;
       const row: Row = new Array(width);
       for (let c = 0; c < width; c++) {
+        const column = columns[c]!;
+        if (column >= 0) {
+          row[c] = input[column] as Value;
+          continue;
+        }
         try {
           row[c] = evaluators[c]!(input, runtime);
         } catch (error) {
@@ -33,8 +46,8 @@ export class StreamProjectNode implements StreamNode {
         }
       }
       out.rows.push(row);
-      out.signs.push(changes.signs[i]!);
     }
+    if (changes.ids === undefined) for (let i = 0; i < rows.length; i++) out.signs.push(changes.signs[i]!);
     return out;
   }
 

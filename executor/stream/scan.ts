@@ -1,19 +1,23 @@
 // StreamTableScan (linear): a table's or materialized view's changes (full rows) narrowed to the
-// columns the view reads, with the pushed-down filter applied; signs pass through.
+// columns the view reads, with the pushed-down filter applied; signs pass through. Over an
+// append-only source the output carries each row's hidden row id (`ChangeBatch.ids`).
 
-import type { Row } from '../../sql/value.js';
+import type { Row, Value } from '../../sql/value.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import { compile } from '../batch/expression.js';
-import { emptyChanges, type ChangeBatch } from './change-batch.js';
+import { appendOnlyRowId, emptyChanges, type ChangeBatch } from './change-batch.js';
 import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
 export class StreamScanNode implements StreamNode {
   private readonly projection: readonly number[];
   private readonly test: ((row: Row) => boolean) | undefined;
+  /** Position of the append-only source's row id in the full rows, when the output carries ids. */
+  private readonly rowId: number | undefined;
 
   constructor(plan: Extract<StreamPlan, { kind: 'StreamTableScan' }>, private readonly context: StreamContext) {
     this.projection = plan.projection;
+    this.rowId = appendOnlyRowId(plan.relation);
     if (plan.filter !== undefined) {
       const evaluate = compile(plan.filter);
       this.test = (row) => {
@@ -28,21 +32,43 @@ export class StreamScanNode implements StreamNode {
   }
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
-    const out = emptyChanges();
+    const rowId = this.rowId;
+    const ids: Value[] | undefined = rowId === undefined ? undefined : [];
+    const out: ChangeBatch = ids === undefined ? emptyChanges() : { rows: [], signs: [], ids };
     const projection = this.projection;
     const width = projection.length;
-    for (let i = 0; i < changes.rows.length; i++) {
-      const full = changes.rows[i]!;
+    const test = this.test;
+    const rows = changes.rows;
+    const signs = changes.signs;
+    for (let i = 0; i < rows.length; i++) {
+      const full = rows[i]!;
       const row: Row = new Array(width);
       for (let c = 0; c < width; c++) row[c] = full[projection[c]!] ?? null;
-      if (this.test !== undefined && !this.test(row)) continue;
+      if (test !== undefined && !test(row)) continue;
       out.rows.push(row);
-      out.signs.push(changes.signs[i]!);
+      out.signs.push(signs[i]!);
+      if (ids !== undefined) ids.push(full[rowId!]!);
     }
     return out;
   }
 
   initial(): ChangeBatch {
     return emptyChanges();
+  }
+}
+
+/**
+ * True when every batch `plan` outputs carries row ids (`ChangeBatch.ids`): a scan of an
+ * append-only source, then only filters and projections (each output row is one input row).
+ */
+export function carriesRowIds(plan: StreamPlan): boolean {
+  switch (plan.kind) {
+    case 'StreamTableScan':
+      return appendOnlyRowId(plan.relation) !== undefined;
+    case 'StreamFilter':
+    case 'StreamProject':
+      return carriesRowIds(plan.input);
+    default:
+      return false;
   }
 }
