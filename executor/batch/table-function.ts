@@ -29,7 +29,7 @@ function* series(plan: PlanOf<'TableFunction'>, args: Value[], runtime: Runtime)
   }
   // numeric and timestamps: through the library's + operator; the step's sign says the direction.
   const stepType = plan.args[2]?.type ?? type;
-  const plus = resolveOperator('+', type, stepType);
+  const plus = plusOf(plan, type, stepType);
   if (plus === undefined) throw new SqlError(SqlState.featureNotSupported, `generate_series over ${type.name} is not supported`);
   if (step === undefined) throw new SqlError(SqlState.featureNotSupported, `generate_series over ${type.name} needs a step`);
   const direction = stepType.name === 'interval' ? intervalSign(step as Interval) : compareValues(step, subtract(step, step, runtime, stepType), stepType);
@@ -41,6 +41,16 @@ function* series(plan: PlanOf<'TableFunction'>, args: Value[], runtime: Runtime)
     yield current;
     current = plus.fn.impl([current, step], runtime.evalContext);
   }
+}
+
+/** The `+` of a numeric or timestamp series, resolved once per plan: a streaming HOP runs the series once per row. */
+const plusByPlan = new WeakMap<PlanOf<'TableFunction'>, ReturnType<typeof resolveOperator>>();
+
+function plusOf(plan: PlanOf<'TableFunction'>, type: PlanOf<'TableFunction'>['args'][number]['type'], stepType: PlanOf<'TableFunction'>['args'][number]['type']): ReturnType<typeof resolveOperator> {
+  if (plusByPlan.has(plan)) return plusByPlan.get(plan);
+  const plus = resolveOperator('+', type, stepType);
+  plusByPlan.set(plan, plus);
+  return plus;
 }
 
 function intervalSign(i: Interval): number {
