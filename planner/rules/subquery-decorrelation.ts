@@ -4,10 +4,12 @@
 // can hash it instead of re-running the subquery per row. Applies when the subquery is a
 // projection over filters over an uncorrelated plan (no aggregate, limit or set operation in
 // between, which would change the meaning), and the correlation predicates read only the
-// immediately enclosing row. NOT IN is left alone: its NULL semantics are not an anti join's.
+// immediately enclosing row. NOT IN is left alone: its NULL semantics are not an anti join's (a
+// materialized view rewrites an uncorrelated one: not-in-anti-join.ts). A LEFT JOIN in the body
+// whose right side nothing above reads is its left side (withoutUnreadLeftJoins).
 
 import { type as scalar } from '../../sql/types.js';
-import { type Expression, conjuncts, hasOuterReference, mapChildren } from '../expression.js';
+import { type Expression, columnsUsed, conjuncts, hasOuterReference, mapChildren } from '../expression.js';
 import type { Plan } from '../plan.js';
 import { hasSubquery, planUsesOuter, transformPlan } from '../walk.js';
 
@@ -39,8 +41,24 @@ function readsOnlyHostRow(e: Expression): boolean {
   return ok;
 }
 
+/**
+ * `L LEFT JOIN R ON c` whose R columns nothing above reads is L for a semi join: every L row comes
+ * out at least once, with its own columns, whatever `c` says (even when `c` reads the host row, as
+ * in `EXISTS (SELECT ... FROM t2 LEFT JOIN t3 ON ... AND t1.y = t3.y WHERE t1.x = t2.x)`). Only the
+ * existence of a matching row matters to EXISTS / IN, not how many.
+ */
+function withoutUnreadLeftJoins(plan: Plan, readers: readonly Expression[]): Plan {
+  let current = plan;
+  while (current.kind === 'Join' && current.joinType === 'left' && !current.lateral) {
+    const leftWidth = current.left.columns.length;
+    if (readers.some((e) => [...columnsUsed(e)].some((index) => index >= leftWidth))) break;
+    current = current.left;
+  }
+  return current;
+}
+
 /** Splits a subquery plan into its body, or undefined when the rule does not apply. */
-function bodyOf(plan: Plan): Body | undefined {
+function bodyOf(plan: Plan, exists: boolean): Body | undefined {
   if (plan.kind !== 'Project' || plan.expressions.some(hasOuterReference)) return undefined;
   let current = plan.input;
   const correlation: Expression[] = [];
@@ -53,6 +71,7 @@ function bodyOf(plan: Plan): Body | undefined {
     }
     current = current.input;
   }
+  current = withoutUnreadLeftJoins(current, [...kept, ...correlation, ...(exists ? [] : plan.expressions)]);
   if (correlation.length === 0 || planUsesOuter(current, 1) || usesDeeperOuter(current)) return undefined;
   const inner: Plan = kept.length === 0 ? current : { kind: 'Filter', input: current, predicate: kept.length === 1 ? kept[0]! : { kind: 'And', args: kept, type: BOOL }, columns: current.columns };
   return { inner, outputs: plan.expressions, correlation };
@@ -74,7 +93,7 @@ function decorrelate(conjunct: Expression, input: Plan): Plan | undefined {
   }
   if (subquery.kind !== 'Subquery' || !subquery.correlated) return undefined;
   if (subquery.mode !== 'exists' && !(subquery.mode === 'any' && subquery.operator === '=' && !negated)) return undefined;
-  const body = bodyOf(subquery.plan);
+  const body = bodyOf(subquery.plan, subquery.mode === 'exists');
   if (body === undefined) return undefined;
   const hostWidth = input.columns.length;
   const condition = body.correlation.map((c) => toJoinRow(c, hostWidth));
