@@ -37,6 +37,7 @@ import {
   MANIFEST_FORMAT,
   MANIFEST_PREFIX,
   SST_PREFIX,
+  isSharedDataFile,
   sstKey,
   type CheckpointManifest,
   type ManifestFile,
@@ -237,16 +238,16 @@ export class Checkpointer {
       await forEachConcurrently(names, this.options.uploadConcurrency ?? 4, async (name, index) => {
           const path = join(cutDir, name);
           const sizeBytes = (await stat(path)).size;
-          const known = name.endsWith('.sst') ? this.uploaded.get(name) : undefined;
+          const known = isSharedDataFile(name) ? this.uploaded.get(name) : undefined;
           if (known !== undefined && known.sizeBytes === sizeBytes && present.get(known.key) === sizeBytes) {
             files[index] = known;
             return;
           }
-          const key = name.endsWith('.sst') ? sstKey(this.identity.incarnation, name) : checkpointFileKey(epoch, name);
+          const key = isSharedDataFile(name) ? sstKey(this.identity.incarnation, name) : checkpointFileKey(epoch, name);
           const digest = await this.options.objectStore.putFile(key, path);
           const file: ManifestFile = { name, key, sizeBytes: digest.sizeBytes, sha256: digest.sha256 };
           this.remoteFiles.add(key);
-          if (name.endsWith('.sst')) this.uploaded.set(name, file);
+          if (isSharedDataFile(name)) this.uploaded.set(name, file);
           files[index] = file;
           filesUploaded++;
           bytesUploaded += digest.sizeBytes;

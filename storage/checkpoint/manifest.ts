@@ -54,6 +54,15 @@ export function manifestKey(epoch: Epoch): string {
   return `${MANIFEST_PREFIX}${epochText(epoch)}.json`;
 }
 
+/**
+ * Immutable data files shared by the checkpoints that name them: SST files and blob files (values
+ * RocksDB keeps out of the SST files, storage/native/src/options.h). Both are numbered from one
+ * RocksDB file-number sequence, so they share the `sst/<incarnation>/` folder without collisions.
+ */
+export function isSharedDataFile(name: string): boolean {
+  return name.endsWith('.sst') || name.endsWith('.blob');
+}
+
 export function sstKey(incarnation: string, name: string): string {
   return `${SST_PREFIX}${incarnation}/${name}`;
 }

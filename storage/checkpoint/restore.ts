@@ -16,7 +16,7 @@ import type { Epoch } from '../../sql/epoch.js';
 import { ObjectStoreError, type ObjectStore } from '../object-store/object-store.js';
 import { newIncarnation, writeIdentity } from './local-identity.js';
 import { forEachConcurrently } from './parallel.js';
-import { decodeManifest, epochOfManifestKey, MANIFEST_PREFIX, ManifestError, type CheckpointManifest, type ManifestFile } from './manifest.js';
+import { decodeManifest, epochOfManifestKey, MANIFEST_PREFIX, ManifestError, isSharedDataFile, type CheckpointManifest, type ManifestFile } from './manifest.js';
 
 export interface RestoreOptions {
   readonly objectStore: ObjectStore;
@@ -88,7 +88,7 @@ export async function restoreFromObjectStore(options: RestoreOptions): Promise<R
       const manifest = decodeManifest(key, await store.getBytes(key));
       const bytesDownloaded = await downloadAll(store, manifest.files, staging, options.downloadConcurrency ?? 4);
       const restoredFiles: Record<string, ManifestFile> = {};
-      for (const file of manifest.files) if (file.name.endsWith('.sst')) restoredFiles[file.name] = file;
+      for (const file of manifest.files) if (isSharedDataFile(file.name)) restoredFiles[file.name] = file;
       writeIdentity(staging, { incarnation: newIncarnation(), restoredFiles });
       await rm(target, { recursive: true, force: true });
       await rename(staging, target);
