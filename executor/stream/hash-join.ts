@@ -23,7 +23,7 @@ import type { DataType } from '../../sql/types.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { HashJoinOperator } from '../../planner/stream/stream-plan.js';
 import { compile, type Evaluator } from '../batch/expression.js';
-import { KeyMap, keysEqual } from '../batch/row-hash.js';
+import { KeyMap } from '../batch/row-hash.js';
 import { concatRows, nullRow } from '../batch/join-output.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
 import type { StreamContext } from './stream-context.js';
@@ -261,8 +261,8 @@ export class StreamHashJoinNode implements StreamNode {
     const keyWidth = key.length;
     const at = keyWidth + this.widths[side]!;
     const withDegree = this.degrees[side]!;
+    // `prefix` returns exactly the key group's rows.
     for (const stateRow of this.tables[side]!.scan({ prefix: key })) {
-      if (!keysEqual(stateRow.slice(0, keyWidth), key, this.keyTypes)) break;
       const count = Number(stateRow[at] as bigint);
       if (count <= 0) continue;
       rows.push(stateRow.slice(keyWidth, at));
