@@ -9,8 +9,8 @@
 //                                             input
 //                                             Project(key, outputs)  Aggregate group by key
 //
-// Applies when the subquery is [Project over] a keyless Aggregate over a Scan or Filters over a
-// Scan whose correlated predicates are all `inner = outer` equalities of the same type, and no
+// Applies when the subquery is [Project over] a keyless Aggregate over a Scan, Filters or inner
+// hash joins over Scans (TPC-H q2: the correlation pushed into one scan of a join tree) whose correlated predicates are all `inner = outer` equalities of the same type, and no
 // aggregate is a count (a group that does not exist must give what the subquery gives over no
 // rows: NULL for sum / avg / min / max, but 0 for count).
 
@@ -120,6 +120,21 @@ function uncorrelate(plan: Plan, found: Correlation[]): Plan | undefined {
     const rest = split(plan.predicate);
     if (input === undefined || rest === null) return undefined;
     return rest === undefined ? input : { ...plan, input, predicate: rest };
+  }
+  if (plan.kind === 'HashJoin' && plan.joinType === 'inner') {
+    // TPC-H q2: the correlation pushed into one scan of an inner join tree; the join's own keys and
+    // residual must not read the outer row. A right side's correlations move to the join's row.
+    const own = [...plan.leftKeys, ...plan.rightKeys, ...(plan.residual === undefined ? [] : [plan.residual])];
+    if (own.some(hasOuterReference)) return undefined;
+    const leftFound: Correlation[] = [];
+    const rightFound: Correlation[] = [];
+    const left = uncorrelate(plan.left, leftFound);
+    const right = uncorrelate(plan.right, rightFound);
+    if (left === undefined || right === undefined) return undefined;
+    const width = plan.left.columns.length;
+    const shift = Array.from({ length: plan.right.columns.length }, (_, i) => i + width);
+    found.push(...leftFound, ...rightFound.map((c) => ({ inner: remapColumns(c.inner, shift), outer: c.outer })));
+    return { ...plan, left, right };
   }
   return undefined;
 }
