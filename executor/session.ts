@@ -529,7 +529,7 @@ export class EngineSession implements Session {
         try {
           const outcome = await run();
           signal.throwIfAborted();
-          this.core.commit();
+          await this.core.commitDurable();
           return outcome;
         } catch (error) {
           this.core.store.abort();
@@ -583,6 +583,8 @@ export class EngineSession implements Session {
           if (outcome.backfill !== undefined) await this.backfillColumns(outcome.catalog, outcome.backfill, signal);
           if (outcome.indexBackfill !== undefined) this.backfillIndex(outcome.catalog, outcome.indexBackfill);
           for (const tableId of outcome.droppedTableIds) this.core.store.dropTable(tableId);
+          // A dropped view's errors leave oxbow_catalog.view_errors in the DDL's own epoch (a view's rows table id is its id).
+          for (const tableId of outcome.droppedTableIds) this.core.streams.errors.forget(tableId);
           this.applyRetentionChanges(outcome.catalog);
           this.core.catalog.stage(this.core.store, outcome.catalog);
           this.core.commit();

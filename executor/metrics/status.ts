@@ -6,7 +6,8 @@
 import { epochToMillis, nextEpoch, type Epoch } from '../../sql/epoch.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { DataType } from '../../sql/types.js';
-import type { StateStore } from '../../storage/state-table.js';
+import type { StateStore, StateTable } from '../../storage/state-table.js';
+import type { Value } from '../../sql/value.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
 import type { CatalogSnapshot } from '../catalog.js';
@@ -145,6 +146,38 @@ function definitionOf(relation: RelationDef, catalog: CatalogSnapshot): string |
   return null;
 }
 
+/** Rows a state table's size is counted from when RocksDB estimates 0 bytes for it. */
+export const COUNTED_SIZE_ROW_LIMIT = 1000;
+/** Bytes an MVCC key adds to the key columns: table id, vnode, epoch. */
+const VERSION_KEY_OVERHEAD = 14;
+
+/** An encoded value's approximate size in bytes (the store's encodings: fixed-width numbers, UTF-8 text). */
+function valueBytes(value: Value): number {
+  if (value === null || typeof value === 'boolean') return 1;
+  if (typeof value === 'number' || typeof value === 'bigint') return 8;
+  if (typeof value === 'string') return Buffer.byteLength(value) + 1;
+  if (value instanceof Uint8Array) return value.length + 4;
+  return Buffer.byteLength(String(value)) + 1;
+}
+
+/**
+ * RocksDB estimates 0 bytes for a key range that sits in the memtable in a few entries (its skip
+ * list sampling rounds small ranges to nothing) or in one small block. Such a table is small, so
+ * count its rows at the committed epoch (at most COUNTED_SIZE_ROW_LIMIT; a lower bound beyond)
+ * and add up their values' encoded sizes plus the version key's overhead.
+ */
+function countedSize(table: StateTable, epoch: Epoch): { bytes: number; keys: number } {
+  let keys = 0;
+  let bytes = 0;
+  for (const row of table.scan({ epoch, limit: COUNTED_SIZE_ROW_LIMIT })) {
+    keys++;
+    bytes += VERSION_KEY_OVERHEAD;
+    for (const value of row) bytes += valueBytes(value);
+    for (const index of table.schema.primaryKey) bytes += valueBytes(row[index]!);
+  }
+  return { bytes, keys };
+}
+
 function operatorKind(plan: StreamPlan): string {
   return plan.kind;
 }
@@ -198,8 +231,12 @@ export class EngineStatus {
     const out: StateTableInfo[] = [];
     // Opened with the schema (retention included) their owners open them with: opening a table
     // with another retention would change its version GC record.
-    const sizeOf = (tableId: number, columnTypes: readonly DataType[], primaryKey: readonly number[], retentionMs: number | undefined): { bytes: number; keys: number } =>
-      this.inputs.store.table({ tableId, columnTypes, primaryKey, ...(retentionMs === undefined ? {} : { retentionMs }) }).stats();
+    const committed = this.inputs.store.committedEpoch;
+    const sizeOf = (tableId: number, columnTypes: readonly DataType[], primaryKey: readonly number[], retentionMs: number | undefined): { bytes: number; keys: number } => {
+      const table = this.inputs.store.table({ tableId, columnTypes, primaryKey, ...(retentionMs === undefined ? {} : { retentionMs }) });
+      const estimate = table.stats();
+      return estimate.bytes > 0 ? estimate : countedSize(table, committed);
+    };
     const dataflows = new Map(this.inputs.streams.all.map((dataflow) => [dataflow.viewId, dataflow]));
     for (const relation of [...catalog.relations()].sort((a, b) => a.id - b.id)) {
       if (relation.kind === 'table' || relation.kind === 'source') {

@@ -10,7 +10,7 @@ import type { StateStore } from '../../storage/state-table.js';
 import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
 import type { Dataflow } from './dataflow.js';
 import { StreamContext, type ViewIndex } from './stream-context.js';
-import { ViewErrors } from './view-errors.js';
+import { VIEW_ERRORS_META_KEY, ViewErrors } from './view-errors.js';
 import { BackfillProgress } from '../system/backfill-progress.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import { Dataflow as DataflowClass } from './dataflow.js';
@@ -40,7 +40,10 @@ export class StreamManager implements ChangeCapture {
     private readonly retentionOf: (viewId: number) => number | undefined = () => undefined,
     /** A view's secondary indexes from the catalog (CREATE INDEX on a materialized view). */
     private readonly indexesOf: (viewId: number) => readonly ViewIndex[] = () => [],
-  ) {}
+  ) {
+    const errors = store.getMeta(VIEW_ERRORS_META_KEY);
+    if (errors !== undefined) this.errors.restore(errors);
+  }
 
   /**
    * Builds a view's dataflow over the store (not yet installed). `retentionMs` is the view's own
@@ -102,6 +105,12 @@ export class StreamManager implements ChangeCapture {
    * commit); a view with a temporal filter first takes the epoch time, even without changes.
    */
   flush(): void {
+    this.pushChanges();
+    // View errors counted since the last commit go into this epoch (oxbow_catalog.view_errors survives a restart).
+    if (this.errors.dirty) this.store.putMeta(VIEW_ERRORS_META_KEY, this.errors.encode());
+  }
+
+  private pushChanges(): void {
     const ticking = this.ticking;
     if (this.pending.size === 0 && !ticking) return;
     const now = ticking ? this.clock() : 0;
@@ -126,5 +135,7 @@ export class StreamManager implements ChangeCapture {
   /** Drops the open epoch's recorded changes (the epoch was aborted). */
   discard(): void {
     this.pending = new Map();
+    // The aborted epoch's metadata write is gone: write the error records again with the next one.
+    this.errors.dirty = true;
   }
 }
