@@ -98,7 +98,10 @@ class Incrementalizer {
   private checkExpressions(plan: Plan): void {
     for (const expression of nodeExpressions(plan)) {
       if (hasSubquery(expression)) throw unsupported('a subquery that is not a join (scalar subquery, NOT IN, correlated aggregate)');
-      if (isVolatile(expression)) throw unsupported('a volatile function (random(), nextval())');
+      // A volatile call over rows that never change (no relation below: SELECT random()) runs once,
+      // at creation, and its values are stored; over a relation's changes a retraction would compute
+      // another value than the insertion did.
+      if (isVolatile(expression) && readsRelation(plan)) throw unsupported('a volatile function (random(), nextval()) over a table or source');
     }
   }
 
