@@ -97,8 +97,19 @@ export function bindTimeWindow(
     { name: 'window_end', type, tableOid: 0, columnNumber: 0 },
   ];
   let plan: Plan;
+  // Constant lengths are checked here, so a bad window fails the statement even over no rows.
+  const known = (e: Expression, what: string): number | undefined => {
+    if (e.kind !== 'Literal' || e.value === null) return undefined;
+    try {
+      return lengthMicros(e.value as Interval, what);
+    } catch (error) {
+      if (error instanceof SqlError) throw new SqlError(error.code, error.message, { position });
+      throw error;
+    }
+  };
   if (kind === 'tumble') {
     const size = constant(args[2]!);
+    known(size, 'size');
     const offset = args[3] === undefined ? zero : constant(args[3]);
     const start: Expression = { kind: 'Call', fn: tumbleStart(type), args: [time, size, offset], type };
     const end: Expression = { kind: 'Call', fn: windowEnd(type), args: [start, size], type };
@@ -106,6 +117,11 @@ export function bindTimeWindow(
   } else {
     const slide = constant(args[2]!);
     const size = constant(args[3]!);
+    const slideMicros = known(slide, 'slide');
+    const sizeMicros = known(size, 'size');
+    if (slideMicros !== undefined && sizeMicros !== undefined && sizeMicros % slideMicros !== 0) {
+      throw new SqlError(SqlState.invalidParameterValue, 'the size of a HOP window must be a multiple of its slide', { position });
+    }
     const offset = args[4] === undefined ? zero : constant(args[4]);
     const outerTime: Expression = time.kind === 'Column' ? { kind: 'OuterColumn', depth: 1, index: time.index, type } : time;
     if (time.kind !== 'Column') throw new SqlError(SqlState.featureNotSupported, 'the time argument of HOP must be a column', { position });
