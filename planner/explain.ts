@@ -176,7 +176,7 @@ const HEADERS: Header = {
   },
   Window: (p, pr) => `Window ${list(p.calls.map((w) => windowText(w, p.input.columns, pr)))}`,
   Sort: (p, pr) => `Sort ${sortText(p.keys, p.input.columns, pr)}${p.topN ? ` top ${expressionText(p.topN.limit, [], pr)}${p.topN.offset ? ` + ${expressionText(p.topN.offset, [], pr)}` : ''}` : ''}`,
-  Limit: (p, pr) => `Limit${p.limit ? ` ${expressionText(p.limit, [], pr)}` : ''}${p.offset ? ` offset ${expressionText(p.offset, [], pr)}` : ''}`,
+  Limit: (p, pr) => `Limit${p.limit ? ` ${expressionText(p.limit, [], pr)}` : ''}${p.withTies ? ' with ties' : ''}${p.offset ? ` offset ${expressionText(p.offset, [], pr)}` : ''}`,
   Distinct: (p, pr) => (p.on ? `Distinct on ${list(p.on.map((e) => expressionText(e, p.input.columns, pr)))}` : 'Distinct'),
   RecursiveUnion: (p) => `RecursiveUnion${p.all ? ' all' : ''} #${p.id}`,
   WorkTable: (p) => `WorkTable ${p.name} #${p.id}`,

@@ -12,7 +12,7 @@ import { mapPlanInputs, mapPlanExpressions } from './walk.js';
 export function toPhysical(plan: Plan): Plan {
   const withInputs = mapPlanInputs(plan, (input) => toPhysical(input));
   const withSubqueries = mapPlanExpressions(withInputs, physicalSubqueries);
-  if (withSubqueries.kind === 'Limit' && withSubqueries.input.kind === 'Sort' && withSubqueries.limit !== undefined) {
+  if (withSubqueries.kind === 'Limit' && withSubqueries.input.kind === 'Sort' && withSubqueries.limit !== undefined && withSubqueries.withTies !== true) {
     // ORDER BY ... LIMIT n: the sort keeps only the first limit + offset rows (top-N).
     const sort = withSubqueries.input;
     const topN = { limit: withSubqueries.limit, ...(withSubqueries.offset ? { offset: withSubqueries.offset } : {}) };

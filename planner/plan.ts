@@ -157,7 +157,8 @@ export type Plan =
   | { readonly kind: 'Window'; readonly input: Plan; readonly calls: readonly WindowCall[]; readonly columns: readonly OutputColumn[] }
   /** `topN`: only the first limit + offset rows are needed (a Limit sits above): keep a bounded buffer. */
   | { readonly kind: 'Sort'; readonly input: Plan; readonly keys: readonly SortKey[]; readonly topN?: { readonly limit: Expression; readonly offset?: Expression }; readonly columns: readonly OutputColumn[] }
-  | { readonly kind: 'Limit'; readonly input: Plan; readonly limit?: Expression; readonly offset?: Expression; readonly columns: readonly OutputColumn[] }
+  /** `withTies` (FETCH FIRST n ROWS WITH TIES): the input is a Sort; rows tied with the last one on its keys follow it. */
+  | { readonly kind: 'Limit'; readonly input: Plan; readonly limit?: Expression; readonly offset?: Expression; readonly withTies?: boolean; readonly columns: readonly OutputColumn[] }
   /** DISTINCT (on undefined: all columns) or DISTINCT ON (the first row of each key, input sorted). */
   | { readonly kind: 'Distinct'; readonly input: Plan; readonly on?: readonly Expression[]; readonly columns: readonly OutputColumn[] }
   | {

@@ -190,7 +190,6 @@ export class SelectBinder {
 
   private limit(plan: Plan, select: SelectStmt, outer: Scope | undefined): Plan {
     if (select.limitCount === undefined && select.limitOffset === undefined) return plan;
-    if (select.limitOption === 'LIMIT_OPTION_WITH_TIES') throw new SqlError(SqlState.featureNotSupported, 'FETCH ... WITH TIES is not supported');
     const scope = new Scope(outer);
     const bindCount = (node: Node | undefined): Expression | undefined => {
       if (node === undefined) return undefined;
@@ -200,6 +199,12 @@ export class SelectBinder {
     };
     const limit = bindCount(select.limitCount);
     const offset = bindCount(select.limitOffset);
+    if (select.limitOption === 'LIMIT_OPTION_WITH_TIES') {
+      // The grammar already requires ORDER BY (42601), so the input is the Sort.
+      if (plan.kind !== 'Sort') throw new SqlError(SqlState.syntaxError, 'WITH TIES cannot be specified without ORDER BY clause');
+      if (limit === undefined) throw new SqlError(SqlState.invalidRowCountInLimitClause, 'row count cannot be null in FETCH FIRST ... WITH TIES clause');
+      return { kind: 'Limit', input: plan, limit, ...(offset ? { offset } : {}), withTies: true, columns: plan.columns };
+    }
     if (limit === undefined && offset === undefined) return plan;
     return { kind: 'Limit', input: plan, ...(limit ? { limit } : {}), ...(offset ? { offset } : {}), columns: plan.columns };
   }
