@@ -290,7 +290,7 @@ async function applyRows(
       }
       await plan.verifyChecks(access, (rowIndex) => `COPY ${relation.name}, line ${lineNumbers[rowIndex]}: "${rawLines[rowIndex]}"`);
       plan.signal.throwIfAborted();
-      plan.core.commit();
+      await plan.core.commitDurable();
     } catch (error) {
       plan.core.store.abort();
       throw error;

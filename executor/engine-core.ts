@@ -94,16 +94,39 @@ export class EngineCore {
   }
 
   /**
-   * Commits the open epoch at the next epoch number; call only inside the write lock. The epoch's
-   * changes first run through every materialized view's dataflow, so view and table writes commit
-   * in one atomic write (read-your-writes).
+   * Commits the open epoch at the next epoch number on the main thread; call only inside the write
+   * lock. The epoch's changes first run through every materialized view's dataflow, so view and
+   * table writes commit in one atomic write (read-your-writes). For the rare commits (DDL); the
+   * frequent ones (DML, COPY, source barriers) use commitDurable().
    */
   commit(): Epoch {
     const started = performance.now();
     this.streams.flush();
-    const epoch = nextEpoch(this.store.committedEpoch, Date.now());
+    const epoch = nextEpoch(this.store.latestEpoch, Date.now());
     const writing = performance.now();
     this.store.commit(epoch);
+    const done = performance.now();
+    this.metrics.commitLatency.observe((done - writing) / 1000);
+    this.metrics.barrierLatency.observe((done - started) / 1000);
+    this.metrics.epochsCommitted++;
+    return epoch;
+  }
+
+  /**
+   * As commit(), but the epoch's write (RocksDB memtable inserts and the WAL fsync) runs off the
+   * main thread: the epoch is sealed, the event loop is free while it is written (sources keep
+   * reading, sessions keep answering), and the Promise resolves once it is durable. Call inside the
+   * write lock and keep the lock until it resolves, so every later writer's snapshot (the
+   * committed epoch) holds it. A failed write rejects with its SqlError; the store then refuses
+   * further commits.
+   */
+  async commitDurable(): Promise<Epoch> {
+    await this.store.whenWritable();
+    const started = performance.now();
+    this.streams.flush();
+    const epoch = nextEpoch(this.store.latestEpoch, Date.now());
+    const writing = performance.now();
+    await this.store.commitAsync(epoch);
     const done = performance.now();
     this.metrics.commitLatency.observe((done - writing) / 1000);
     this.metrics.barrierLatency.observe((done - started) / 1000);

@@ -98,12 +98,52 @@ export class ByteWriter {
 
   uint64BigEndian(value: bigint): void {
     this.ensure(8);
+    const number = Number(value);
+    if (number >= 0 && number <= Number.MAX_SAFE_INTEGER) {
+      // Two 32-bit writes: Buffer's BigInt writers allocate several BigInts per call.
+      this.uint32Pair(Math.floor(number / 0x100000000), number >>> 0);
+      return;
+    }
     this.buffer.writeBigUInt64BE(value, this.length);
     this.length += 8;
   }
 
+  /** A 64-bit big-endian value given as its high and low 32 bits (each taken as unsigned). */
+  uint32Pair(high: number, low: number): void {
+    this.ensure(8);
+    const buffer = this.buffer;
+    const at = this.length;
+    buffer[at] = high >>> 24;
+    buffer[at + 1] = high >>> 16;
+    buffer[at + 2] = high >>> 8;
+    buffer[at + 3] = high;
+    buffer[at + 4] = low >>> 24;
+    buffer[at + 5] = low >>> 16;
+    buffer[at + 6] = low >>> 8;
+    buffer[at + 7] = low;
+    this.length = at + 8;
+  }
+
   int64LittleEndian(value: bigint): void {
     this.ensure(8);
+    const number = Number(value);
+    if (number >= -Number.MAX_SAFE_INTEGER && number <= Number.MAX_SAFE_INTEGER) {
+      // Two's complement from the safe integer: low word, then the high word (floor division).
+      const buffer = this.buffer;
+      const at = this.length;
+      const low = number >>> 0;
+      const high = Math.floor(number / 0x100000000) | 0;
+      buffer[at] = low;
+      buffer[at + 1] = low >>> 8;
+      buffer[at + 2] = low >>> 16;
+      buffer[at + 3] = low >>> 24;
+      buffer[at + 4] = high;
+      buffer[at + 5] = high >>> 8;
+      buffer[at + 6] = high >>> 16;
+      buffer[at + 7] = high >>> 24;
+      this.length = at + 8;
+      return;
+    }
     this.buffer.writeBigInt64LE(value, this.length);
     this.length += 8;
   }

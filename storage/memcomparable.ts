@@ -50,7 +50,7 @@ export function encodeValue(writer: ByteWriter, value: Value, type: DataType): v
       writer.uint32BigEndian(value as number);
       return;
     case 'int8':
-      encodeInt64(writer, typeof value === 'bigint' ? value : BigInt(value as number));
+      encodeInt64(writer, value as bigint | number);
       return;
     case 'float4':
     case 'float8':
@@ -101,8 +101,15 @@ function encodeInt32(writer: ByteWriter, value: number): void {
 const SIGN_64 = 1n << 63n;
 const MASK_64 = (1n << 64n) - 1n;
 
-function encodeInt64(writer: ByteWriter, value: bigint): void {
-  writer.uint64BigEndian((value ^ SIGN_64) & MASK_64);
+function encodeInt64(writer: ByteWriter, value: bigint | number): void {
+  const number = Number(value);
+  if (number >= -Number.MAX_SAFE_INTEGER && number <= Number.MAX_SAFE_INTEGER) {
+    // The sign bit flipped, from the safe integer's two 32-bit halves: no BigInt arithmetic.
+    writer.uint32Pair((Math.floor(number / 0x100000000) ^ 0x80000000) >>> 0, number >>> 0);
+    return;
+  }
+  const big = typeof value === 'bigint' ? value : BigInt(value);
+  writer.uint64BigEndian((big ^ SIGN_64) & MASK_64);
 }
 
 /** IEEE order with NaN above +Infinity and -0 equal to 0, as PostgreSQL orders float8. */

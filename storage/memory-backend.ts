@@ -119,6 +119,22 @@ export class MemoryBackend implements MvccBackend {
     return visible;
   }
 
+  checkWritable(_bytes: number): void {}
+
+  /** Applied on a later turn of the event loop, as RocksDB's worker would: reads meanwhile see the old state. */
+  writeAsync(packed: Buffer): Promise<void> {
+    return new Promise((resolve, reject) => {
+      setImmediate(() => {
+        try {
+          this.write(packed);
+          resolve();
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+  }
+
   write(packed: Buffer): void {
     forEachBatchEntry(packed, (operation, buffer, keyStart, keyEnd, valueStart, valueEnd) => {
       const key = buffer.toString('latin1', keyStart, keyEnd);

@@ -33,6 +33,16 @@ export interface MvccBackend {
   scan(options: BackendScanOptions): BackendIterator;
   /** Applies a packed batch atomically and durably (WAL synced). */
   write(packed: Buffer): void;
+  /**
+   * Fails now (with nothing written) when a batch of `bytes` cannot be taken: the disk reserve.
+   * writeAsync's caller asks first, so a full disk fails the commit before its epoch is sealed.
+   */
+  checkWritable(bytes: number): void;
+  /**
+   * As write(), off the main thread where the backend can (RocksDB: the libuv pool). `packed` must
+   * stay unchanged until the Promise settles; the caller starts one write at a time, in order.
+   */
+  writeAsync(packed: Buffer): Promise<void>;
   approximateSize(lowerBound: Bytes, upperBound: Bytes): number;
   approximateKeys(lowerBound: Bytes, upperBound: Bytes): number;
   /** Versions of the table shadowed by one at or below `epoch` may now be garbage-collected. */

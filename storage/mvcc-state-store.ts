@@ -26,6 +26,27 @@ export interface MvccStoreOptions {
   readonly memoryLimitBytes: number;
 }
 
+/** At most this many sealed epochs in flight before whenWritable() makes the committer wait. */
+export const MAX_SEALED_EPOCHS = 3;
+
+/** An epoch sealed by commitAsync(), its batch being written or waiting for the running write. */
+interface SealedEpoch {
+  readonly epoch: Epoch;
+  readonly batch: WriteBatchBuilder;
+  /** Tables with a sealed layer of this epoch. */
+  readonly tables: readonly MvccStateTable[];
+  /** Tables dropped in this epoch: their caches go once it is durable. */
+  readonly droppedTables: readonly MvccStateTable[];
+  /** Tables gone with this epoch, and the table records it writes: the windows once durable. */
+  readonly droppedIds: readonly number[];
+  readonly records: ReadonlyMap<number, TableRecord>;
+  /** GC watermarks the compaction filter may use once the epoch is durable. */
+  readonly watermarks: readonly [number, Epoch][];
+  readonly meta: ReadonlyMap<string, Uint8Array>;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
 /** One second of epoch time: the smallest step of a table's GC watermark. */
 const WATERMARK_STEP = 1000n << EPOCH_SEQUENCE_BITS;
 
@@ -62,7 +83,10 @@ export class MvccStateStore implements StateStore, TableHost {
   readonly options: MvccStoreOptions;
   readonly budget: MemoryBudget;
   private readonly tables = new Map<number, MvccStateTable>();
+  /** Each table's record as of the last sealed epoch (what the next commit builds on). */
   private readonly records = new Map<number, TableRecord>();
+  /** Each table's record as of the committed (durable) epoch: readable windows. */
+  private readonly windows = new Map<number, TableRecord>();
   private readonly pendingMeta = new Map<string, Uint8Array>();
   /** Tables dropped in the open epoch (restored by abort()). */
   private readonly pendingDrops = new Map<number, { table: MvccStateTable | undefined; record: TableRecord | undefined }>();
@@ -70,6 +94,20 @@ export class MvccStateStore implements StateStore, TableHost {
   /** Tables whose record changed other than by the watermark (retention), to write at commit. */
   private readonly changedRecords = new Set<number>();
   private committed: Epoch = 0n;
+  /** The last sealed epoch: `committed`, or later while writes are in flight. */
+  private latest: Epoch = 0n;
+  /** Sealed epochs whose write has not finished, oldest first. */
+  private readonly sealed: SealedEpoch[] = [];
+  /** How many of `sealed` (from the front) the running write covers. */
+  private sealedWriting = 0;
+  /** Bytes of the sealed batches in flight. */
+  private sealedBytes = 0;
+  /** The running write and the publication after it; undefined when none runs. */
+  private writing: Promise<void> | undefined;
+  /** Batch buffers of finished writes, reused by the next seals. */
+  private readonly sparebatches: WriteBatchBuilder[] = [];
+  /** Set by a failed write: every later commit fails with it. */
+  private failure: unknown;
   private closed = false;
 
   constructor(backend: MvccBackend, options: MvccStoreOptions) {
@@ -82,6 +120,7 @@ export class MvccStateStore implements StateStore, TableHost {
   private load(): void {
     const epoch = this.backend.get(systemKey(RECORD_EPOCH));
     this.committed = epoch === undefined ? 0n : epoch.readBigUInt64BE(0);
+    this.latest = this.committed;
     const iterator = this.backend.scan({ lowerBound: systemKey(RECORD_TABLE), upperBound: systemKey(RECORD_TABLE + 1) });
     try {
       for (let packed = iterator.nextPacked(1024); packed !== null; packed = iterator.nextPacked(1024)) {
@@ -93,6 +132,7 @@ export class MvccStateStore implements StateStore, TableHost {
           const tableId = packed.readUInt32BE(keyEnd - 4);
           const record = decodeTableRecord(packed.subarray(keyEnd + 4, keyEnd + 4 + valueLength));
           this.records.set(tableId, record);
+          this.windows.set(tableId, record);
           this.backend.setRetentionWatermark(tableId, record.gcWatermark);
           offset = keyEnd + 4 + valueLength;
         }
@@ -156,6 +196,10 @@ export class MvccStateStore implements StateStore, TableHost {
     this.assertOpen();
     const pending = this.pendingMeta.get(key);
     if (pending !== undefined) return pending;
+    for (let index = this.sealed.length - 1; index >= 0; index--) {
+      const sealed = this.sealed[index]!.meta.get(key);
+      if (sealed !== undefined) return sealed;
+    }
     const value = this.backend.get(metaKey(key));
     return value === undefined ? undefined : new Uint8Array(value);
   }
@@ -165,10 +209,178 @@ export class MvccStateStore implements StateStore, TableHost {
     this.pendingMeta.set(key, value);
   }
 
+  /**
+   * Commits the open epoch synchronously: one WAL-synced write on the main thread, then memory.
+   * If the write fails nothing in memory changed (retry or abort()). Only when no commitAsync() is
+   * in flight (the order of epochs in RocksDB would otherwise be lost).
+   */
   commit(epoch: Epoch): void {
-    this.assertOpen();
+    this.assertWritable();
+    assert(this.sealed.length === 0, 'commit() while sealed epochs are in flight: await settled() first');
     assert(epoch > this.committed, `commit epoch ${epoch} must be greater than the last committed ${this.committed}`);
     const batch = this.batch;
+    const updatedRecords = this.buildBatch(batch, epoch);
+    this.backend.write(batch.view());
+
+    // Durable: now publish in memory.
+    this.committed = epoch;
+    this.latest = epoch;
+    for (const [tableId, dropped] of this.pendingDrops) {
+      if (!this.tables.has(tableId)) {
+        this.records.delete(tableId);
+        this.windows.delete(tableId);
+      }
+      dropped.table?.cache.dispose();
+    }
+    this.pendingDrops.clear();
+    for (const table of this.tables.values()) if (table.pending.size > 0) table.publishPending();
+    for (const [tableId, record] of updatedRecords) {
+      const previous = this.records.get(tableId);
+      this.records.set(tableId, record);
+      this.windows.set(tableId, record);
+      if (previous === undefined || previous.gcWatermark !== record.gcWatermark) this.backend.setRetentionWatermark(tableId, record.gcWatermark);
+    }
+    this.pendingMeta.clear();
+    this.changedRecords.clear();
+    if (batch.writer.buffer.length > 16 * 1024 * 1024) this.batch.writer.buffer = Buffer.allocUnsafe(64 * 1024);
+  }
+
+  /**
+   * Seals the open epoch as `epoch` and opens the next one at once: its writes stay readable by
+   * every read of the latest state (sealed layers, in commit order), its batch is written off the
+   * main thread, and the Promise resolves when the batch is in RocksDB with its WAL synced. Only
+   * then does `committedEpoch` (what AS OF reads and snapshots see) move to it. Batches are written
+   * one at a time in epoch order; epochs sealed while one is being written go together in the next
+   * write (one fsync for all: group commit). A failed write fails its epoch and every later sealed
+   * one with the write's error and poisons the store (every later commit fails with it): their
+   * writes were built on the failed epoch. A disk too full to take the batch fails here, before
+   * sealing, with nothing changed.
+   */
+  commitAsync(epoch: Epoch): Promise<void> {
+    this.assertWritable();
+    assert(epoch > this.latest, `commit epoch ${epoch} must be greater than the last sealed ${this.latest}`);
+    const batch = this.sparebatches.pop() ?? new WriteBatchBuilder();
+    let updatedRecords: Map<number, TableRecord>;
+    try {
+      updatedRecords = this.buildBatch(batch, epoch);
+      this.backend.checkWritable(batch.writer.length + this.sealedBytes);
+    } catch (error) {
+      this.sparebatches.push(batch);
+      throw error;
+    }
+    // Sealed: from here on the epoch is in flight and the open epoch is the next one.
+    const tables: MvccStateTable[] = [];
+    for (const table of this.tables.values()) {
+      if (table.pending.size === 0) continue;
+      table.sealPending(epoch);
+      tables.push(table);
+    }
+    const droppedTables: MvccStateTable[] = [];
+    const droppedIds: number[] = [];
+    for (const [tableId, dropped] of this.pendingDrops) {
+      if (!this.tables.has(tableId)) {
+        this.records.delete(tableId);
+        droppedIds.push(tableId);
+      }
+      if (dropped.table !== undefined) droppedTables.push(dropped.table);
+    }
+    this.pendingDrops.clear();
+    const watermarks: [number, Epoch][] = [];
+    for (const [tableId, record] of updatedRecords) {
+      const previous = this.records.get(tableId);
+      this.records.set(tableId, record);
+      if (previous === undefined || previous.gcWatermark !== record.gcWatermark) watermarks.push([tableId, record.gcWatermark]);
+    }
+    const meta = new Map(this.pendingMeta);
+    this.pendingMeta.clear();
+    this.changedRecords.clear();
+    this.latest = epoch;
+    let resolve!: () => void;
+    let reject!: (error: unknown) => void;
+    const durable = new Promise<void>((yes, no) => {
+      resolve = yes;
+      reject = no;
+    });
+    // Handled here so an epoch nobody awaits cannot become an unhandled rejection; awaiting
+    // callers still see the failure.
+    durable.catch(() => {});
+    this.sealed.push({ epoch, batch, tables, droppedTables, droppedIds, records: updatedRecords, watermarks, meta, resolve, reject });
+    this.sealedBytes += batch.writer.length;
+    if (this.writing === undefined) this.writeSealed();
+    return durable;
+  }
+
+  /** Resolves when every sealed epoch's write has settled (checkpoints, close, a sync commit). */
+  async settled(): Promise<void> {
+    while (this.writing !== undefined) await this.writing;
+  }
+
+  /** Resolves when fewer than `maxSealed` epochs are in flight (back-pressure for the committer). */
+  async whenWritable(maxSealed = MAX_SEALED_EPOCHS): Promise<void> {
+    while (this.sealed.length >= maxSealed && this.writing !== undefined) await this.writing;
+  }
+
+  /** Epochs sealed and not yet durable. */
+  get sealedEpochs(): number {
+    return this.sealed.length;
+  }
+
+  /** The last epoch sealed (committed or in flight): the next epoch must be later. */
+  get latestEpoch(): Epoch {
+    return this.latest;
+  }
+
+  /** Writes every sealed epoch not yet being written, as one batch, then publishes them in order. */
+  private writeSealed(): void {
+    const group = this.sealed.slice(this.sealedWriting);
+    if (group.length === 0) return;
+    this.sealedWriting = this.sealed.length;
+    const packed = group.length === 1 ? group[0]!.batch.view() : Buffer.concat(group.map((sealed) => sealed.batch.view()));
+    this.writing = this.backend.writeAsync(packed).then(
+      () => {
+        for (const sealed of group) this.publishSealed(sealed);
+        this.sealedWriting = 0;
+        this.writing = undefined;
+        if (this.sealed.length > 0) this.writeSealed();
+      },
+      (error: unknown) => {
+        this.fail(error);
+      },
+    );
+  }
+
+  /** A sealed epoch is durable: it becomes the committed epoch, its layers cached rows. */
+  private publishSealed(sealed: SealedEpoch): void {
+    const first = this.sealed.shift();
+    assert(first === sealed, 'sealed epochs publish in order');
+    this.sealedBytes -= sealed.batch.writer.length;
+    this.committed = sealed.epoch;
+    for (const table of sealed.droppedTables) table.cache.dispose();
+    for (const tableId of sealed.droppedIds) this.windows.delete(tableId);
+    for (const [tableId, record] of sealed.records) this.windows.set(tableId, record);
+    for (const table of sealed.tables) table.publishSealed(sealed.epoch);
+    for (const [tableId, watermark] of sealed.watermarks) this.backend.setRetentionWatermark(tableId, watermark);
+    if (sealed.batch.writer.buffer.length > 16 * 1024 * 1024) sealed.batch.writer.buffer = Buffer.allocUnsafe(64 * 1024);
+    sealed.batch.reset();
+    if (this.sparebatches.length < MAX_SEALED_EPOCHS) this.sparebatches.push(sealed.batch);
+    sealed.resolve();
+  }
+
+  /** A write failed: every sealed epoch fails with its error, and so does every later commit. */
+  private fail(error: unknown): void {
+    this.failure = error;
+    const failed = this.sealed.splice(0);
+    for (const table of this.tables.values()) table.discardSealed();
+    for (const sealed of failed) for (const table of sealed.tables) table.discardSealed();
+    this.sealedWriting = 0;
+    this.sealedBytes = 0;
+    this.writing = undefined;
+    this.latest = this.committed;
+    for (const sealed of failed) sealed.reject(error);
+  }
+
+  /** Writes the open epoch's batch into `batch` (nothing else changes); returns the new table records. */
+  private buildBatch(batch: WriteBatchBuilder, epoch: Epoch): Map<number, TableRecord> {
     batch.reset();
     const writer = batch.writer;
     for (const tableId of this.pendingDrops.keys()) {
@@ -207,25 +419,7 @@ export class MvccStateStore implements StateStore, TableHost {
     const epochBytes = Buffer.alloc(8);
     epochBytes.writeBigUInt64BE(epoch);
     batch.put(systemKey(RECORD_EPOCH), epochBytes);
-
-    this.backend.write(batch.view());
-
-    // Durable: now publish in memory.
-    this.committed = epoch;
-    for (const [tableId, dropped] of this.pendingDrops) {
-      if (!this.tables.has(tableId)) this.records.delete(tableId);
-      dropped.table?.cache.dispose();
-    }
-    this.pendingDrops.clear();
-    for (const table of this.tables.values()) if (table.pending.size > 0) table.publishPending();
-    for (const [tableId, record] of updatedRecords) {
-      const previous = this.records.get(tableId);
-      this.records.set(tableId, record);
-      if (previous === undefined || previous.gcWatermark !== record.gcWatermark) this.backend.setRetentionWatermark(tableId, record.gcWatermark);
-    }
-    this.pendingMeta.clear();
-    this.changedRecords.clear();
-    if (batch.writer.buffer.length > 16 * 1024 * 1024) this.batch.writer.buffer = Buffer.allocUnsafe(64 * 1024);
+    return updatedRecords;
   }
 
   abort(): void {
@@ -248,8 +442,8 @@ export class MvccStateStore implements StateStore, TableHost {
   }
 
   readableWindow(tableId: number): ReadableWindow {
-    const record = this.records.get(tableId);
-    if (record === undefined || record.createdEpoch === null) return { oldest: this.committed, latest: this.committed };
+    const record = this.windows.get(tableId);
+    if (record === undefined || record.createdEpoch === null || record.createdEpoch > this.committed) return { oldest: this.committed, latest: this.committed };
     const oldest = record.createdEpoch > record.gcWatermark ? record.createdEpoch : record.gcWatermark;
     return { oldest, latest: this.committed };
   }
@@ -264,8 +458,8 @@ export class MvccStateStore implements StateStore, TableHost {
     if (from > to) {
       throw new SqlError(SqlState.invalidParameterValue, 'FOR SYSTEM_TIME BETWEEN: the start is after the end');
     }
-    const record = this.records.get(tableId);
-    if (record === undefined || record.createdEpoch === null) return;
+    const record = this.windows.get(tableId);
+    if (record === undefined || record.createdEpoch === null || record.createdEpoch > this.committed) return;
     // Collected history matters only if the table existed before the watermark.
     if (from < record.gcWatermark && record.gcWatermark > record.createdEpoch) {
       throw windowError(tableId, from, this.readableWindow(tableId).oldest, this.committed, 'BETWEEN');
@@ -290,9 +484,23 @@ export class MvccStateStore implements StateStore, TableHost {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Sealed epochs were acknowledged to nobody yet: their writes finish (or fail) before the close.
+    await this.settled();
     for (const table of this.tables.values()) table.cache.dispose();
     this.tables.clear();
     await this.backend.close();
+  }
+
+  private assertWritable(): void {
+    this.assertOpen();
+    if (this.failure !== undefined) {
+      const cause = this.failure;
+      const code = cause instanceof SqlError ? cause.code : SqlState.ioError;
+      throw new SqlError(code, `the state store failed an earlier commit and takes no more: ${cause instanceof Error ? cause.message : String(cause)}`, {
+        hint: 'Restart oxbow: it recovers from the last durable epoch.',
+        cause,
+      });
+    }
   }
 
   private assertOpen(): void {

@@ -1,11 +1,14 @@
-// One state table over an MVCC backend: the open epoch's writes buffered in a map, committed rows
-// served from the memory tier (row-cache.ts) or the backend, reads AS OF an epoch, ordered range
-// scans that merge buffered writes over committed rows, and version history (versions()).
-// The store (mvcc-state-store.ts) owns commit; this file owns reads and buffering.
+// One state table over an MVCC backend: the open epoch's writes buffered in a map, the sealed
+// epochs' writes whose commit is still in flight (layers, read after the open epoch and before
+// anything committed), committed rows served from the memory tier (row-cache.ts) or the backend,
+// reads AS OF an epoch, ordered range scans that merge buffered writes over committed rows, and
+// version history (versions()). The store (mvcc-state-store.ts) owns commit; this file owns reads
+// and buffering.
 //
 // Rows passed in or returned are not copied: callers must not mutate them.
 
 import type { Epoch } from '../sql/epoch.js';
+import { assert } from '../sql/errors.js';
 import type { DataType } from '../sql/types.js';
 import type { Row } from '../sql/value.js';
 import type { RowVersion, ScanOptions, StateTable, StateTableSchema } from './state-table.js';
@@ -15,6 +18,14 @@ import type { MvccBackend } from './mvcc-backend.js';
 import { EPOCH_SUFFIX_BYTES, LATEST_SUFFIX, TABLE_PREFIX_BYTES, epochSuffix, readEpochSuffix, tableUpperBound, writeEpochSuffix, writeTablePrefix } from './mvcc-key.js';
 import { decodeRow, ROW_TOMBSTONE } from './row-codec.js';
 import { MemoryBudget, RowCache } from './row-cache.js';
+
+/** One sealed epoch's writes to a table, readable until its commit is durable. */
+interface SealedLayer {
+  readonly epoch: Epoch;
+  readonly rows: Map<string, Row | null>;
+  /** The layer's keys in order, made on the first scan that needs them. */
+  sorted: string[] | undefined;
+}
 
 /** What a table needs from its store. */
 export interface TableHost {
@@ -33,7 +44,13 @@ export class MvccStateTable implements StateTable {
   readonly keyTypes: readonly DataType[];
   readonly prefix: Buffer;
   /** Buffered writes of the open epoch by encoded key (latin1): the row, or null for a delete. */
-  readonly pending = new Map<string, Row | null>();
+  pending = new Map<string, Row | null>();
+  /**
+   * Writes of sealed epochs whose commit is in flight, oldest first: every read of the latest state
+   * sees them after `pending` and before the cache and the backend; reads AS OF an epoch never do
+   * (they see durable epochs only). Each goes when its epoch is durable (publishSealed()).
+   */
+  readonly sealed: SealedLayer[] = [];
   readonly cache: RowCache;
   private readonly host: TableHost;
   private readonly writer = new ByteWriter(256);
@@ -67,6 +84,10 @@ export class MvccStateTable implements StateTable {
       const encoded = writer.latin1(TABLE_PREFIX_BYTES);
       if (this.pending.size > 0) {
         const buffered = this.pending.get(encoded);
+        if (buffered !== undefined) return buffered ?? undefined;
+      }
+      for (let index = this.sealed.length - 1; index >= 0; index--) {
+        const buffered = this.sealed[index]!.rows.get(encoded);
         if (buffered !== undefined) return buffered ?? undefined;
       }
       if (this.committedEmpty) return undefined;
@@ -149,7 +170,17 @@ export class MvccStateTable implements StateTable {
     // scans and rewrites) do not change what it returns, as the committed side is a snapshot too.
     let mergedRows: (Row | null)[] = [];
     if (options.epoch !== undefined) {
+      // AS OF: committed (durable) epochs only, never a sealed one still in flight.
       suffix = epochSuffix(this.host.resolveReadEpoch(this.schema.tableId, options.epoch));
+    } else if (this.sealed.length > 0) {
+      // Sealed epochs in flight and the open epoch's writes over the committed rows.
+      const overlay = this.overlayBetween(lower, upper);
+      merged = overlay.keys;
+      mergedRows = overlay.rows;
+      if (reverse) {
+        merged.reverse();
+        mergedRows.reverse();
+      }
     } else if (this.pending.size > 0) {
       merged = this.pendingBetween(lower.toString('latin1', TABLE_PREFIX_BYTES), upper.toString('latin1', TABLE_PREFIX_BYTES), upper.length <= TABLE_PREFIX_BYTES);
       if (reverse) merged.reverse();
@@ -217,6 +248,30 @@ export class MvccStateTable implements StateTable {
     }
   }
 
+  /**
+   * The sealed layers and the open epoch's writes in [lower, upper), the newest write per key, in
+   * key order: what a read of the latest state merges over the committed rows.
+   */
+  private overlayBetween(lower: Buffer, upper: Buffer): { keys: string[]; rows: (Row | null)[] } {
+    const from = lower.toString('latin1', TABLE_PREFIX_BYTES);
+    const to = upper.toString('latin1', TABLE_PREFIX_BYTES);
+    const unbounded = upper.length <= TABLE_PREFIX_BYTES;
+    const newest = new Map<string, Row | null>();
+    for (const layer of this.sealed) {
+      if (layer.sorted === undefined) layer.sorted = [...layer.rows.keys()].sort();
+      const keys = layer.sorted;
+      const end = unbounded ? keys.length : lowerBoundIndex(keys, to);
+      for (let index = lowerBoundIndex(keys, from); index < end; index++) newest.set(keys[index]!, layer.rows.get(keys[index]!)!);
+    }
+    if (this.pending.size > 0) {
+      for (const key of this.pendingBetween(from, to, unbounded)) newest.set(key, this.pending.get(key)!);
+    }
+    const keys = [...newest.keys()].sort();
+    const rows = new Array<Row | null>(keys.length);
+    for (let index = 0; index < keys.length; index++) rows[index] = newest.get(keys[index]!)!;
+    return { keys, rows };
+  }
+
   /** Sorted buffered keys in [lower, upper) (encoded keys without the table prefix). */
   private pendingBetween(lower: string, upper: string, unbounded: boolean): string[] {
     // Keys only join the buffer until it is cleared, so the order is kept by merging the new keys
@@ -240,6 +295,7 @@ export class MvccStateTable implements StateTable {
     const reverse = options.reverse === true;
     // Versions of a key arrive newest first: each one is valid until the newer one before it.
     // A key's versions are emitted oldest first; with `reverse`, keys come in descending order.
+    const durable = this.host.committedEpoch;
     const iterator = this.host.backend.scan({ lowerBound: lower, upperBound: upper });
     const groups: RowVersion[][] = [];
     let group: RowVersion[] = [];
@@ -258,8 +314,10 @@ export class MvccStateTable implements StateTable {
           const valueLength: number = packed.readUInt32LE(keyEnd);
           const valueStart: number = keyEnd + 4;
           offset = valueStart + valueLength;
-          const key = packed.toString('latin1', keyStart, keyEnd - EPOCH_SUFFIX_BYTES);
           const epoch = readEpochSuffix(packed, keyEnd);
+          // A sealed epoch's write may have landed before it is acknowledged: not history yet.
+          if (epoch > durable) continue;
+          const key = packed.toString('latin1', keyStart, keyEnd - EPOCH_SUFFIX_BYTES);
           if (key !== groupKey) {
             if (group.length > 0) {
               group.reverse();
@@ -311,6 +369,31 @@ export class MvccStateTable implements StateTable {
     this.pending.clear();
     this.sortedPending = [];
     this.unsortedPending = [];
+  }
+
+  /**
+   * The open epoch's writes become a sealed layer of `epoch` (its commit now in flight); the open
+   * epoch starts empty. Reads see the layer until publishSealed().
+   */
+  sealPending(epoch: Epoch): void {
+    const sorted = this.unsortedPending.length === 0 && this.sortedPending.length === this.pending.size ? this.sortedPending : undefined;
+    this.sealed.push({ epoch, rows: this.pending, sorted });
+    this.pending = new Map();
+    this.sortedPending = [];
+    this.unsortedPending = [];
+  }
+
+  /** `epoch` (the oldest sealed layer) is durable: its rows become the cached latest rows. */
+  publishSealed(epoch: Epoch): void {
+    const layer = this.sealed.shift();
+    assert(layer !== undefined && layer.epoch === epoch, `table ${this.schema.tableId}: published epoch ${epoch} is not its oldest sealed one`);
+    this.committedEmpty = false;
+    for (const [key, row] of layer.rows) this.cache.set(key, row);
+  }
+
+  /** The sealed layers' commits failed: forget them (the committed state is what stays). */
+  discardSealed(): void {
+    this.sealed.length = 0;
   }
 
   discardPending(): void {

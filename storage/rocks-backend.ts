@@ -46,6 +46,10 @@ export class RocksBackend implements MvccBackend {
     this.reserveBytes = diskReserveBytes(database.path, writeBufferBytes);
   }
 
+  checkWritable(bytes: number): void {
+    this.checkDiskSpace(bytes);
+  }
+
   private checkDiskSpace(incomingBytes: number): void {
     let freeBytes: number;
     try {
@@ -94,6 +98,14 @@ export class RocksBackend implements MvccBackend {
     this.checkDiskSpace(packed.length);
     try {
       this.database.write(packed, true);
+    } catch (error) {
+      throw toStorageSqlError(error, 'committing an epoch');
+    }
+  }
+
+  async writeAsync(packed: Buffer): Promise<void> {
+    try {
+      await this.database.writeAsync(packed, true);
     } catch (error) {
       throw toStorageSqlError(error, 'committing an epoch');
     }

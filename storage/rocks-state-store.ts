@@ -49,6 +49,8 @@ export class RocksStateStore extends MvccStateStore {
    */
   async checkpoint<T = undefined>(directory: string, describe?: (getMeta: (key: string) => Uint8Array | undefined) => T): Promise<StateCheckpoint & { readonly described: T }> {
     try {
+      // The cut holds only epochs whose write has finished (in flight ones may land in it or not).
+      await this.settled();
       await this.database.checkpoint(directory);
       // A small table cache: RocksDB opens at most a quarter of it eagerly (1 file), the rest lazily,
       // so only the files holding the few keys read are touched. The open is synchronous (main thread).

@@ -100,6 +100,7 @@ interface NativeDatabase {
   multiGet(keys: Bytes[]): (Buffer | undefined)[];
   getLatestVersion(seekKey: Bytes, out?: Buffer): Buffer | number | undefined;
   write(packed: Bytes, sync: boolean): void;
+  writeAsync(packed: Buffer, sync: boolean): Promise<void>;
   deleteRange(start: Bytes, end: Bytes, sync: boolean): void;
   iterator(options: object): NativeIterator;
   snapshot(): number;
@@ -319,6 +320,16 @@ export class RocksDatabase {
     } catch (error) {
       throw toRocksDbError(error);
     }
+  }
+
+  /**
+   * As write(), but parsed and applied on the libuv pool: the main thread goes on while RocksDB
+   * inserts into the memtable and syncs the WAL. `packed` must stay unchanged until the Promise
+   * settles. Two writes started together may apply in either order: a caller that needs an order
+   * starts the next one when the previous has settled. close() waits for it.
+   */
+  writeAsync(packed: Buffer, sync = false): Promise<void> {
+    return this.track(() => this.native.writeAsync(packed, sync));
   }
 
   deleteRange(start: Bytes, end: Bytes, sync = false): void {

@@ -1,7 +1,9 @@
-// Model-based property test: random inserts, deletes, commits, aborts, compactions and reads at
+// Model-based property test: random inserts, deletes, commits (synchronous, and sealed with
+// commitAsync while reads go on before their writes finish), aborts, compactions and reads at
 // random epochs, run against each store and against a plain model of versions (a list of
-// (epoch, row | deleted) per key). Reads of current state, AS OF, scans, versions() and the
-// readable window must agree with the model; reads below the window must fail with 72000.
+// (epoch, row | deleted) per key). Reads of current state (which see sealed epochs), AS OF, scans,
+// versions() and the readable window (which see only durable ones) must agree with the model;
+// reads below the window must fail with 72000.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +24,8 @@ type Command =
   | { kind: 'insert'; key: number; value: string }
   | { kind: 'delete'; key: number }
   | { kind: 'commit'; advanceSeconds: number }
+  | { kind: 'seal'; advanceSeconds: number }
+  | { kind: 'settle' }
   | { kind: 'abort' }
   | { kind: 'compact' }
   | { kind: 'get'; key: number; at: number | null }
@@ -34,7 +38,9 @@ const at = fc.option(fc.integer({ min: -2, max: 12 }), { nil: null });
 const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('insert' as const), key, value: fc.string({ maxLength: 6 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('delete' as const), key }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('commit' as const), advanceSeconds: fc.integer({ min: 1, max: 3 }) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('commit' as const), advanceSeconds: fc.integer({ min: 1, max: 3 }) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('seal' as const), advanceSeconds: fc.integer({ min: 1, max: 3 }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('settle' as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('abort' as const) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('compact' as const) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('get' as const), key, at }) },
@@ -60,10 +66,29 @@ interface ModelVersion {
 class Model {
   readonly history = new Map<number, ModelVersion[]>();
   pending = new Map<number, Row | null>();
+  /** Sealed epochs whose write is in flight, oldest first. */
+  sealed: { epoch: Epoch; writes: Map<number, Row | null> }[] = [];
   committedEpochs: Epoch[] = [];
   created: Epoch | null = null;
   watermark = 0n;
   constructor(readonly retentionMs: number) {}
+
+  seal(epoch: Epoch): void {
+    this.sealed.push({ epoch, writes: this.pending });
+    this.pending = new Map();
+  }
+
+  /** Every sealed epoch is durable, in order. */
+  settle(): void {
+    const sealed = this.sealed;
+    this.sealed = [];
+    const open = this.pending;
+    for (const { epoch, writes } of sealed) {
+      this.pending = writes;
+      this.commit(epoch);
+    }
+    this.pending = open;
+  }
 
   commit(epoch: Epoch): void {
     for (const [k, row] of this.pending) {
@@ -96,6 +121,10 @@ class Model {
 
   current(k: number): Row | undefined {
     if (this.pending.has(k)) return this.pending.get(k) ?? undefined;
+    for (let index = this.sealed.length - 1; index >= 0; index--) {
+      const writes = this.sealed[index]!.writes;
+      if (writes.has(k)) return writes.get(k) ?? undefined;
+    }
     return this.committedAt(k, this.latest);
   }
 
@@ -132,6 +161,15 @@ async function runAgainst(kind: 'rocksdb' | 'memory', commands: Command[], reten
   const model = new Model(retentionMs);
   let table = store.table(schema);
   let seconds = 0;
+  let inFlight: Promise<void>[] = [];
+  // Nothing publishes between steps without an await; this waits for every sealed epoch's write.
+  const settle = async () => {
+    await Promise.all(inFlight);
+    await store.settled();
+    inFlight = [];
+    model.settle();
+    expect(store.latestEpoch).toBe(store.committedEpoch);
+  };
   const epochOf = (second: number) => epochFromMillis(T0 + second * 1000);
   const back = (secondsBack: number) => epochOf(Math.max(0, seconds - secondsBack));
   // Every key at every second of the readable window: where garbage collection could go wrong.
@@ -154,9 +192,24 @@ async function runAgainst(kind: 'rocksdb' | 'memory', commands: Command[], reten
           model.pending.set(step.key, null);
           break;
         case 'commit':
+          // A synchronous commit follows the writes in flight.
+          await settle();
           seconds += step.advanceSeconds;
           store.commit(epochOf(seconds));
           model.commit(epochOf(seconds));
+          sweepWindow();
+          break;
+        case 'seal': {
+          seconds += step.advanceSeconds;
+          const epoch = epochOf(seconds);
+          inFlight.push(store.commitAsync(epoch));
+          model.seal(epoch);
+          // Sealed, not durable: AS OF reads and the committed epoch do not move yet.
+          expect(store.latestEpoch).toBe(epoch);
+          break;
+        }
+        case 'settle':
+          await settle();
           sweepWindow();
           break;
         case 'abort':
@@ -164,6 +217,7 @@ async function runAgainst(kind: 'rocksdb' | 'memory', commands: Command[], reten
           model.pending.clear();
           break;
         case 'compact':
+          await settle();
           await (store as unknown as { compact(): Promise<void> }).compact();
           sweepWindow();
           break;
@@ -216,6 +270,7 @@ async function runAgainst(kind: 'rocksdb' | 'memory', commands: Command[], reten
       expect(store.committedEpoch).toBe(model.latest);
       if (model.created !== null) expect(store.readableWindow(schema.tableId)).toEqual({ oldest: model.oldest, latest: model.latest });
     }
+    await settle();
     // Reopen: the committed state is all that survives.
     if (directory !== undefined) {
       await store.close();

@@ -76,11 +76,28 @@ export interface StateStore {
   getMeta(key: string): Uint8Array | undefined;
   /** Buffers a metadata write into the open epoch. */
   putMeta(key: string, value: Uint8Array): void;
-  /** Atomically commits every buffered write at `epoch` (strictly greater than the last). */
+  /**
+   * Atomically commits every buffered write at `epoch` (strictly greater than the last), on the
+   * main thread; only while no commitAsync() is in flight.
+   */
   commit(epoch: Epoch): void;
+  /**
+   * Seals the open epoch as `epoch` (greater than `latestEpoch`) and opens the next at once; the
+   * sealed writes stay visible to reads of the latest state. Resolves when the epoch is durable
+   * (then `committedEpoch` reaches it); rejects with the write's SqlError, after which the store
+   * takes no more commits.
+   */
+  commitAsync(epoch: Epoch): Promise<void>;
+  /** Resolves once every sealed epoch's write has settled. */
+  settled(): Promise<void>;
+  /** Resolves when few enough epochs are in flight to seal another (back-pressure). */
+  whenWritable(): Promise<void>;
   /** Drops the open epoch's buffered writes (a failed statement). */
   abort(): void;
+  /** The last durable epoch: what AS OF reads and statement snapshots see. */
   readonly committedEpoch: Epoch;
+  /** The last sealed epoch (committedEpoch, or later while commits are in flight). */
+  readonly latestEpoch: Epoch;
   readableWindow(tableId: number): ReadableWindow;
   close(): Promise<void>;
 }

@@ -52,6 +52,8 @@ class RunningSource implements SourceListener {
   readonly next = new Map<number, bigint>();
   /** Next offset per partition as of the last committed epoch. */
   committed = new Map<number, bigint>();
+  /** Next offset per partition as of the epoch being committed (apply()). */
+  private applied = new Map<number, bigint>();
   /** Offsets changed since the last commit (new messages, or the first start's resolved offsets). */
   dirty = false;
   private waiters: (() => void)[] = [];
@@ -174,6 +176,10 @@ class RunningSource implements SourceListener {
   /** Writes the pending changes into the open epoch (inside the write lock). */
   apply(): void {
     const { rows, kinds } = this.pending;
+    // Rows read while the epoch is written (off the main thread) go into the next epoch.
+    this.pending = { rows: [], kinds: [] };
+    this.applied = new Map(this.next);
+    this.dirty = false;
     const streams = this.manager.core.streams;
     const id = this.relation.id;
     const captured = streams.captures(id);
@@ -216,9 +222,7 @@ class RunningSource implements SourceListener {
 
   /** The epoch with the applied changes committed. */
   committedNow(): void {
-    this.pending = { rows: [], kinds: [] };
-    this.committed = new Map(this.next);
-    this.dirty = false;
+    this.committed = this.applied;
     for (const [partition, offset] of this.committed) this.manager.status.partition(this.relation.id, this.topic, partition).committedOffset = offset;
     const waiters = this.waiters;
     this.waiters = [];
@@ -293,12 +297,12 @@ export class SourceManager {
     }
   }
 
-  private barrier(): void {
+  private async barrier(): Promise<void> {
     const ready = [...this.running.values()].filter((source) => source.dirty && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
     if (ready.length === 0) return;
     try {
       for (const source of ready) source.apply();
-      this.core.commit();
+      await this.core.commitDurable();
     } catch (error) {
       this.core.store.abort();
       process.stderr.write(`oxbow: committing source data failed, restarting the sources: ${error instanceof Error ? error.message : String(error)}\n`);

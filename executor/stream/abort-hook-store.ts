@@ -25,6 +25,18 @@ export class AbortHookStore implements StateStore {
   commit(epoch: Epoch): void {
     this.inner.commit(epoch);
   }
+  commitAsync(epoch: Epoch): Promise<void> {
+    return this.inner.commitAsync(epoch);
+  }
+  settled(): Promise<void> {
+    return this.inner.settled();
+  }
+  whenWritable(): Promise<void> {
+    return this.inner.whenWritable();
+  }
+  get latestEpoch(): Epoch {
+    return this.inner.latestEpoch;
+  }
   abort(): void {
     this.onAbort();
     this.inner.abort();

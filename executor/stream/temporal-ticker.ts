@@ -10,7 +10,7 @@ export interface TickTarget {
   readonly streams: StreamManager;
   readonly writeLock: { run<T>(section: () => Promise<T> | T): Promise<T> };
   readonly store: { abort(): void };
-  commit(): unknown;
+  commitDurable(): Promise<unknown>;
 }
 
 export class TemporalTicker {
@@ -32,10 +32,10 @@ export class TemporalTicker {
 
   /** One barrier: commit an epoch if some view has a temporal filter. */
   async tick(): Promise<void> {
-    await this.core.writeLock.run(() => {
+    await this.core.writeLock.run(async () => {
       if (this.closed || !this.core.streams.ticking) return;
       try {
-        this.core.commit();
+        await this.core.commitDurable();
       } catch (error) {
         this.core.store.abort();
         process.stderr.write(`oxbow: the barrier of temporal filters failed: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -60,15 +60,19 @@ uint32_t ReadLittleEndian32(const char* bytes) {
 class StatusWorker : public Napi::AsyncWorker {
  public:
   StatusWorker(Napi::Env env, Database* database, Napi::Object databaseObject, std::string context,
-               std::function<rocksdb::Status()> work)
+               std::function<rocksdb::Status()> work, bool releasesPointIterator = true)
       : Napi::AsyncWorker(env),
         deferred_(Napi::Promise::Deferred::New(env)),
         database_(database),
         context_(std::move(context)),
-        work_(std::move(work)) {
+        work_(std::move(work)),
+        releasesPointIterator_(releasesPointIterator) {
     databaseReference_ = Napi::Persistent(databaseObject);
     database_->pendingWorkers++;
   }
+
+  /** Keeps a JS value (the packed batch a write reads on the worker thread) alive until settled. */
+  void Retain(Napi::Object value) { retained_ = Napi::Persistent(value); }
 
   Napi::Promise Promise() { return deferred_.Promise(); }
 
@@ -76,7 +80,9 @@ class StatusWorker : public Napi::AsyncWorker {
 
   void OnOK() override {
     database_->pendingWorkers--;
-    database_->ReleasePointIterator();
+    // Flushes and compactions replace files; a write only adds to the memtable, which the cached
+    // point iterator notices by its sequence number (PointIterator()).
+    if (releasesPointIterator_) database_->ReleasePointIterator();
     if (status_.ok()) {
       deferred_.Resolve(Env().Undefined());
     } else {
@@ -95,8 +101,38 @@ class StatusWorker : public Napi::AsyncWorker {
   Napi::ObjectReference databaseReference_;
   std::string context_;
   std::function<rocksdb::Status()> work_;
+  bool releasesPointIterator_;
+  Napi::ObjectReference retained_;
   rocksdb::Status status_;
 };
+
+// Parses a packed batch ([u8 op][u32le keyLength][key][u32le valueLength][value]...; op 1 put,
+// 2 delete, 3 delete range [key, value)) into `batch`. Safe off the main thread (no N-API calls).
+rocksdb::Status ParsePackedBatch(const char* cursor, const char* end, rocksdb::WriteBatch* batch) {
+  while (cursor < end) {
+    if (end - cursor < 9) return rocksdb::Status::InvalidArgument("write: truncated batch");
+    const uint8_t op = static_cast<uint8_t>(*cursor);
+    const uint32_t keyLength = ReadLittleEndian32(cursor + 1);
+    const char* key = cursor + 5;
+    if (static_cast<size_t>(end - key) < static_cast<size_t>(keyLength) + 4) return rocksdb::Status::InvalidArgument("write: truncated key");
+    const uint32_t valueLength = ReadLittleEndian32(key + keyLength);
+    const char* value = key + keyLength + 4;
+    if (static_cast<size_t>(end - value) < valueLength) return rocksdb::Status::InvalidArgument("write: truncated value");
+    rocksdb::Status status;
+    if (op == 1) {
+      status = batch->Put(rocksdb::Slice(key, keyLength), rocksdb::Slice(value, valueLength));
+    } else if (op == 2) {
+      status = batch->Delete(rocksdb::Slice(key, keyLength));
+    } else if (op == 3) {
+      status = batch->DeleteRange(rocksdb::Slice(key, keyLength), rocksdb::Slice(value, valueLength));
+    } else {
+      return rocksdb::Status::InvalidArgument("write: unknown operation");
+    }
+    if (!status.ok()) return status;
+    cursor = value + valueLength;
+  }
+  return rocksdb::Status::OK();
+}
 
 // Counts flushes and compactions, so the cached point iterator is re-created after the set of
 // files changes and never keeps obsolete SST files (and their disk space) alive.
@@ -120,6 +156,7 @@ Napi::Function Database::Define(Napi::Env env) {
                          InstanceMethod("multiGet", &Database::MultiGet),
                          InstanceMethod("getLatestVersion", &Database::GetLatestVersion),
                          InstanceMethod("write", &Database::Write),
+                         InstanceMethod("writeAsync", &Database::WriteAsync),
                          InstanceMethod("deleteRange", &Database::DeleteRange),
                          InstanceMethod("iterator", &Database::NewIterator),
                          InstanceMethod("snapshot", &Database::CreateSnapshot),
@@ -329,35 +366,42 @@ Napi::Value Database::Write(const Napi::CallbackInfo& info) {
   rocksdb::DB* db = OpenDb(env);
   Napi::Buffer<char> packed = info[0].As<Napi::Buffer<char>>();
   const bool sync = info.Length() > 1 && info[1].ToBoolean().Value();
-  const char* cursor = packed.Data();
-  const char* end = cursor + packed.Length();
   rocksdb::WriteBatch batch;
-  while (cursor < end) {
-    if (end - cursor < 9) throw UsageError(env, "InvalidArgument", "write: truncated batch");
-    const uint8_t op = static_cast<uint8_t>(*cursor);
-    const uint32_t keyLength = ReadLittleEndian32(cursor + 1);
-    const char* key = cursor + 5;
-    if (static_cast<size_t>(end - key) < static_cast<size_t>(keyLength) + 4) throw UsageError(env, "InvalidArgument", "write: truncated key");
-    const uint32_t valueLength = ReadLittleEndian32(key + keyLength);
-    const char* value = key + keyLength + 4;
-    if (static_cast<size_t>(end - value) < valueLength) throw UsageError(env, "InvalidArgument", "write: truncated value");
-    rocksdb::Status status;
-    if (op == 1) {
-      status = batch.Put(rocksdb::Slice(key, keyLength), rocksdb::Slice(value, valueLength));
-    } else if (op == 2) {
-      status = batch.Delete(rocksdb::Slice(key, keyLength));
-    } else if (op == 3) {
-      status = batch.DeleteRange(rocksdb::Slice(key, keyLength), rocksdb::Slice(value, valueLength));
-    } else {
-      throw UsageError(env, "InvalidArgument", "write: unknown operation");
-    }
-    ThrowIfError(env, status, "write batch");
-    cursor = value + valueLength;
-  }
+  const rocksdb::Status parsed = ParsePackedBatch(packed.Data(), packed.Data() + packed.Length(), &batch);
+  if (!parsed.ok()) throw UsageError(env, "InvalidArgument", parsed.getState() == nullptr ? "write: bad batch" : parsed.getState());
   rocksdb::WriteOptions write;
   write.sync = sync;
   ThrowIfError(env, db->Write(write, &batch), "write");
   return env.Undefined();
+}
+
+// writeAsync(packed: Buffer, sync: boolean): Promise<void>. As write(), but the batch is parsed
+// and applied on the libuv pool (memtable inserts and the WAL fdatasync off the main thread). The
+// Buffer must not change until the Promise settles (the worker holds a reference to it). Writes
+// queued together may run concurrently: callers that need an order wait for one before the next.
+Napi::Value Database::WriteAsync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  rocksdb::DB* db = OpenDb(env);
+  if (info.Length() < 1 || !info[0].IsBuffer()) throw UsageError(env, "InvalidArgument", "writeAsync(packed, sync): packed must be a Buffer");
+  Napi::Buffer<char> packed = info[0].As<Napi::Buffer<char>>();
+  const bool sync = info.Length() > 1 && info[1].ToBoolean().Value();
+  const char* data = packed.Data();
+  const size_t length = packed.Length();
+  auto* worker = new StatusWorker(
+      env, this, Value(), "write",
+      [db, data, length, sync]() {
+        rocksdb::WriteBatch batch;
+        rocksdb::Status status = ParsePackedBatch(data, data + length, &batch);
+        if (!status.ok()) return status;
+        rocksdb::WriteOptions write;
+        write.sync = sync;
+        return db->Write(write, &batch);
+      },
+      false);
+  worker->Retain(packed);
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
 }
 
 Napi::Value Database::DeleteRange(const Napi::CallbackInfo& info) {

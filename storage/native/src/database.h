@@ -43,6 +43,7 @@ class Database : public Napi::ObjectWrap<Database> {
   Napi::Value MultiGet(const Napi::CallbackInfo& info);
   Napi::Value GetLatestVersion(const Napi::CallbackInfo& info);
   Napi::Value Write(const Napi::CallbackInfo& info);
+  Napi::Value WriteAsync(const Napi::CallbackInfo& info);
   Napi::Value DeleteRange(const Napi::CallbackInfo& info);
   Napi::Value NewIterator(const Napi::CallbackInfo& info);
   Napi::Value CreateSnapshot(const Napi::CallbackInfo& info);
