@@ -13,11 +13,20 @@
 // UPSERT writes key -> row, a tombstone (null value) for a deleted key; DEBEZIUM writes
 // {before, after, op} with op c / u / d (a delete and insert of one key in an epoch is an update).
 // Keys are JSON objects of the relation's primary-key columns.
+//
+// Idle sinks: the history a sink reads (the relation's MVCC versions) is kept for the time-travel
+// retention only, counted back from the newest commit. A sink whose relation does not change (or
+// a store that commits nothing at all) must not fall out of that window: while nothing is sealed
+// beyond what it delivered, no later commit can get an epoch below the wall clock's (nextEpoch),
+// so its progress moves up to the present (less a clock slack) without reading anything, and that
+// progress is committed at least every quarter of the retention so a restart finds it too. A sink
+// that still finds its progress below the window (down for longer than that) sends the
+// relation's contents again and says so in source_errors: no silent gap, no endless failure.
 
 import kafkajs from 'kafkajs';
 import type { Producer } from 'kafkajs';
 import type { RelationDef } from '../../sql/catalog.js';
-import type { Epoch } from '../../sql/epoch.js';
+import { epochFromMillis, epochToMillis, type Epoch } from '../../sql/epoch.js';
 import type { Row } from '../../sql/value.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { EngineCore } from '../engine-core.js';
@@ -32,11 +41,22 @@ const MESSAGES_PER_TRANSACTION = 50_000;
 /** How far back from the end of each partition to look for the last delivered epoch. */
 const TAIL_OFFSETS = 1000n;
 const TAIL_READ_TIMEOUT_MS = 20_000;
+/** How far the wall clock may step back without an idle sink's progress passing a later commit. */
+const CLOCK_SLACK_MS = 1000;
 
 interface SinkMessage {
   key: string | null;
   value: string | null;
   headers: { 'oxbow.epoch': string };
+}
+
+/**
+ * The last epoch sealed: committedEpoch, or later while an asynchronous commit is in flight (on
+ * stores that commit asynchronously and say so with `latestEpoch`).
+ */
+function lastSealedEpoch(store: EngineCore['store']): Epoch {
+  const latest = (store as { latestEpoch?: Epoch }).latestEpoch;
+  return latest !== undefined && latest > store.committedEpoch ? latest : store.committedEpoch;
 }
 
 class RunningSink {
@@ -47,6 +67,8 @@ class RunningSink {
   private readonly key: JsonRowEncoder;
   private readonly keyPositions: readonly number[];
   private delivered: Epoch | undefined;
+  /** The progress last committed to the store's metadata (undefined: none yet). */
+  private persisted: Epoch | undefined;
   /** Whether the topic's tail was checked for deliveries the progress does not know about. */
   private reconciled = false;
   busy = false;
@@ -69,7 +91,12 @@ class RunningSink {
     this.keyPositions = from.primaryKey;
     this.key = new JsonRowEncoder(from.columns, from.primaryKey);
     const stored = core.store.getMeta(SINK_PROGRESS_META_PREFIX + sink.id);
-    if (stored !== undefined) this.delivered = BigInt(new TextDecoder().decode(stored));
+    if (stored !== undefined) this.delivered = this.persisted = BigInt(new TextDecoder().decode(stored));
+  }
+
+  /** The relation's time-travel retention: how long the history this sink reads is kept. */
+  private get retentionMs(): number {
+    return this.from.retentionMs ?? this.core.settings.timeTravelRetentionMs;
   }
 
   private kafka() {
@@ -144,10 +171,28 @@ class RunningSink {
       if (written !== undefined && (this.delivered === undefined || written > this.delivered)) this.delivered = written;
       this.reconciled = true;
     }
-    const to = this.core.store.committedEpoch;
-    if (this.delivered !== undefined && to <= this.delivered) return;
-    const changes: EpochChanges[] =
-      this.delivered === undefined ? [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }] : changesBetween(this.table, this.delivered, to);
+    const store = this.core.store;
+    const to = store.committedEpoch;
+    if (this.delivered !== undefined && to <= this.delivered) {
+      // Nothing committed since the last delivery. With nothing sealed in flight either, every
+      // later commit gets an epoch at or above the clock's (nextEpoch): move up to it.
+      if (lastSealedEpoch(store) <= this.delivered) {
+        const present = epochFromMillis(Date.now() - CLOCK_SLACK_MS);
+        if (present > this.delivered) this.delivered = present;
+      }
+      await this.persistIfStale();
+      return;
+    }
+    let changes: EpochChanges[];
+    if (this.delivered === undefined) changes = [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
+    else if (this.delivered < store.readableWindow(this.from.id).oldest) {
+      // Down (or stuck) for longer than the retention: the changes since the progress are gone.
+      const message =
+        `sink delivery resumed from a snapshot: the changes of "${this.from.name}" since epoch ${this.delivered} are older than the time-travel retention ` +
+        `(${this.retentionMs} ms) and no longer kept; sent its contents at epoch ${to} instead (${this.sink.format === 'plain' ? 'rows already sent appear again' : 'keys deleted in the gap get no tombstone'})`;
+      if (this.core.sourceStatus.troubled(this.sink.id, message)) process.stderr.write(`oxbow: sink ${this.sink.schema}.${this.sink.name}: ${message}\n`);
+      changes = [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
+    } else changes = changesBetween(this.table, this.delivered, to);
     const messages = this.encode(changes);
     if (messages.length > 0) {
       const producer = await this.connect();
@@ -165,19 +210,37 @@ class RunningSink {
       }
     }
     if (this.stopped) return;
-    if (messages.length > 0 || this.delivered === undefined) {
-      await this.core.writeLock.run(() => {
-        if (this.core.catalog.snapshot.relationById(this.sink.id) === undefined) return;
-        try {
-          this.core.store.putMeta(SINK_PROGRESS_META_PREFIX + this.sink.id, new TextEncoder().encode(String(to)));
-          this.core.commit();
-        } catch (error) {
-          this.core.store.abort();
-          throw error;
-        }
-      });
-    }
     this.delivered = to;
+    if (messages.length > 0 || this.persisted === undefined) await this.persist(to);
+    else await this.persistIfStale();
+  }
+
+  /** Commits the progress when the committed one lags the delivered one by a quarter of the retention. */
+  private async persistIfStale(): Promise<void> {
+    const delivered = this.delivered;
+    if (delivered === undefined || this.stopped) return;
+    if (this.persisted !== undefined && epochToMillis(delivered) - epochToMillis(this.persisted) < this.retentionMs / 4) return;
+    await this.persist(delivered);
+  }
+
+  private async persist(progress: Epoch): Promise<void> {
+    await this.core.writeLock.run(() => {
+      if (this.core.catalog.snapshot.relationById(this.sink.id) === undefined) return;
+      const store = this.core.store;
+      // Nothing sealed since the progress: the epoch committed here holds only this metadata, so
+      // the progress may move up to it (a slow Kafka round must not leave it behind the window).
+      const quiet = lastSealedEpoch(store) <= progress;
+      let epoch: Epoch;
+      try {
+        store.putMeta(SINK_PROGRESS_META_PREFIX + this.sink.id, new TextEncoder().encode(String(progress)));
+        epoch = this.core.commit();
+      } catch (error) {
+        store.abort();
+        throw error;
+      }
+      if (quiet && this.delivered !== undefined && epoch > this.delivered) this.delivered = epoch;
+    });
+    this.persisted = progress;
   }
 
   private encode(changes: readonly EpochChanges[]): SinkMessage[] {

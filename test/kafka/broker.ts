@@ -75,7 +75,14 @@ export async function startBroker(): Promise<Broker> {
     admin,
     producer,
     async createTopic(topic, partitions) {
-      await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
+      // On a loaded machine kafkajs' own wait for the leaders can give up ("This server does not
+      // host this topic-partition"): then wait here until every partition has a leader.
+      await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true }).catch(() => undefined);
+      await waitFor(`topic ${topic} with ${partitions} partitions led`, async () => {
+        const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+        const led = metadata.topics[0]?.partitions.filter((partition) => partition.leader >= 0).length ?? 0;
+        return led === partitions ? true : undefined;
+      });
     },
     async send(topic, messages) {
       const request = {

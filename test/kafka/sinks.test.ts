@@ -94,6 +94,39 @@ describe('CREATE SINK', () => {
     await client.query('DROP TABLE accounts CASCADE');
   });
 
+  it('keeps delivering after idling longer than the time-travel retention', async () => {
+    await broker.createTopic('sink_idle', 1);
+    // A three-second history: the sink's relation idles longer, first with nothing committed at
+    // all, then while another table commits every 100 ms (the window moves on).
+    const short = await startOxbow({ args: ['--barrier-interval-ms', '100', '--time-travel-retention', '3s'] });
+    const sql = new pg.Client({ connectionString: short.url });
+    await sql.connect();
+    try {
+      await sql.query('CREATE TABLE quiet (id int PRIMARY KEY, v int)');
+      await sql.query('CREATE TABLE busy (x int)');
+      await sql.query('INSERT INTO quiet VALUES (1, 10)');
+      await sql.query(`CREATE SINK quiet_out FROM quiet WITH (connector = 'kafka', topic = 'sink_idle', properties.bootstrap.server = '${broker.bootstrap}') FORMAT UPSERT ENCODE JSON`);
+      await readTopic('sink_idle', 1);
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+      await sql.query('INSERT INTO quiet VALUES (2, 20)');
+      await readTopic('sink_idle', 2);
+      for (let i = 0; i < 50; i++) {
+        await sql.query(`INSERT INTO busy VALUES (${i})`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await sql.query('UPDATE quiet SET v = 11 WHERE id = 1');
+      await sql.query('DELETE FROM quiet WHERE id = 2');
+      const line = (id: number, v: number | null) => `${JSON.stringify({ id })} -> ${v === null ? 'null' : JSON.stringify({ id, v })}`;
+      const delivered = await readTopic('sink_idle', 4);
+      const errors = await sql.query("SELECT error FROM oxbow_catalog.source_errors WHERE source_name = 'quiet_out'");
+      expect(errors.rows).toEqual([]);
+      expect(delivered).toEqual([line(1, 10), line(2, 20), line(1, 11), line(2, null)]);
+    } finally {
+      await sql.end();
+      await short.stop();
+    }
+  });
+
   it('sends nothing twice when the server dies between the Kafka commit and its own', async () => {
     await broker.createTopic('sink_crash', 1);
     const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-sink-crash-'));
