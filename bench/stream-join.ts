@@ -1,0 +1,110 @@
+// The streaming join side by side in one process: the same join views over the same data, created
+// once with the keyed recompute (plan version 1, how views were made before StreamHashJoin) and
+// once with StreamHashJoin (plan version 2), and measured alike: the backfill, then one-row changes
+// to visible (the DML returns once its epoch, view included, has committed). Each figure is given
+// as wall time and as this process's CPU time (user + system, RocksDB's threads included), the
+// latter being what a loaded machine distorts least.
+//
+// Run: npm run build && npm run bench -- stream-join   (ROWS=200000 default; GROUPS=1000 dims, so
+// ROWS / GROUPS facts per join key)
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEngine } from '../executor/create-engine.js';
+import type { Session } from '../executor/engine.js';
+import { streamPlanDefaults } from '../executor/stream/create-materialized-view.js';
+
+const ROWS = Number(process.env.ROWS ?? 200_000);
+const GROUPS = Number(process.env.GROUPS ?? 1000);
+const SAMPLES = 31;
+
+const VIEWS = [
+  // Many-to-one: a fact change probes one dim row; the recompute reads the key's ROWS / GROUPS facts.
+  { name: 'inner', sql: 'select f.id, d.name, f.v from facts f join dims d on f.g = d.g' },
+  // Outer with the preserved side the "one" side: degrees on dims.
+  { name: 'left', sql: 'select d.g, d.name, f.id from dims d left join facts f on f.g = d.g' },
+] as const;
+const MODES = [
+  { name: 'recompute', version: 1 },
+  { name: 'hash join', version: 2 },
+] as const;
+
+function emit(metric: string, value: number, unit: string): void {
+  console.log(JSON.stringify({ bench: 'stream-join', metric, value: Number(value.toFixed(3)), unit }));
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-stream-join-'));
+const engine = await createEngine({
+  dataDir,
+  checkpointUrl: `file://${dataDir}/checkpoints`,
+  barrierIntervalMs: 1000,
+  checkpointIntervalMs: 10_000,
+  timeTravelRetentionMs: 600_000,
+  memoryLimitBytes: 4096 * 1024 * 1024,
+});
+const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
+
+async function run(sql: string): Promise<unknown[][]> {
+  let rows: unknown[][] = [];
+  for (const statement of session.prepareMany(sql)) {
+    const result = await session.execute(statement, { parameters: [] });
+    if (result.kind === 'rows') rows = await result.cursor.next(0);
+  }
+  return rows;
+}
+
+/** Wall and CPU milliseconds of one awaited action. */
+async function timed(action: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> {
+  const cpu = process.cpuUsage();
+  const start = process.hrtime.bigint();
+  await action();
+  const wall = Number(process.hrtime.bigint() - start) / 1e6;
+  const used = process.cpuUsage(cpu);
+  return { wall, cpu: (used.user + used.system) / 1000 };
+}
+
+await run('create table facts (id int primary key, g int, v bigint)');
+await run('create table dims (g int primary key, name text)');
+await run(`insert into facts select i, i % ${GROUPS}, i * 7 from generate_series(0, ${ROWS - 1}) i`);
+await run(`insert into dims select g, 'name ' || g from generate_series(0, ${GROUPS - 1}) g`);
+
+let nextId = ROWS;
+try {
+  for (const view of VIEWS) {
+    for (const mode of MODES) {
+      streamPlanDefaults.version = mode.version;
+      const label = `${view.name} join view (${mode.name})`;
+      const backfill = await timed(() => run(`create materialized view v as ${view.sql}`));
+      emit(`${label}: backfill over ${ROWS} facts`, backfill.wall, 'ms');
+      emit(`${label}: backfill over ${ROWS} facts, CPU`, backfill.cpu, 'ms');
+      const kinds = (await run("select kind from oxbow_catalog.dataflow where view_name = 'v'")).map((row) => String(row[0]));
+      const expected = mode.version === 1 ? 'StreamRecomputeJoin' : 'StreamHashJoin';
+      if (!kinds.includes(expected)) throw new Error(`${label}: expected ${expected} in the dataflow, got ${kinds.join(', ')}`);
+      const facts: { wall: number; cpu: number }[] = [];
+      const dims: { wall: number; cpu: number }[] = [];
+      for (let sample = 0; sample < SAMPLES; sample++) {
+        const id = nextId++;
+        const g = (sample * 37) % GROUPS;
+        facts.push(await timed(() => run(`insert into facts values (${id}, ${g}, 1)`)));
+        const probe = await run(`select count(*) from v where id = ${id}`);
+        if (Number(probe[0]![0]) !== 1) throw new Error(`${label}: the inserted fact is not visible`);
+        dims.push(await timed(() => run(`update dims set name = 'renamed ${sample}' where g = ${g}`)));
+      }
+      emit(`${label}: one-row INSERT into facts to visible (median of ${SAMPLES})`, median(facts.map((t) => t.wall)), 'ms');
+      emit(`${label}: one-row INSERT into facts, CPU (median of ${SAMPLES})`, median(facts.map((t) => t.cpu)), 'ms');
+      emit(`${label}: one-row UPDATE of a dim (${Math.round(ROWS / GROUPS)} joined rows change) to visible (median of ${SAMPLES})`, median(dims.map((t) => t.wall)), 'ms');
+      emit(`${label}: one-row UPDATE of a dim, CPU (median of ${SAMPLES})`, median(dims.map((t) => t.cpu)), 'ms');
+      await run('drop materialized view v');
+    }
+  }
+} finally {
+  streamPlanDefaults.version = 2;
+  await engine.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}
