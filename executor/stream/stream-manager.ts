@@ -126,8 +126,13 @@ export class StreamManager implements ChangeCapture {
       const ticked = dataflow.temporalFilters ? dataflow.tick(now) : emptyChanges();
       if (inputs.size === 0 && isEmpty(ticked)) continue;
       // The time's changes first, then the writes' (evaluated against the new bound).
-      const out = ticked;
-      if (inputs.size > 0) appendChanges(out, dataflow.pushAll(inputs));
+      let out = ticked;
+      if (inputs.size > 0) {
+        const pushed = dataflow.pushAll(inputs);
+        // No time changes (a view without a temporal filter): the view's changes as they are, no copy.
+        if (isEmpty(out)) out = pushed;
+        else appendChanges(out, pushed);
+      }
       if (!isEmpty(out) && this.read.has(dataflow.viewId)) changes.set(dataflow.viewId, out);
     }
   }
