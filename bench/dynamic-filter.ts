@@ -8,48 +8,14 @@
 // Prints JSON lines {"bench","metric","value","unit"}.
 // Run: npm run build && npm run bench -- dynamic-filter   (ROWS=100000 by default; --scale 0.1)
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createEngine } from '../executor/create-engine.js';
-import type { Session } from '../executor/engine.js';
+import { BENCH_SCALE, median, milliseconds, openBenchEngine, reporter } from './support/harness.js';
 
-const SCALE = Number(process.env.BENCH_SCALE ?? 1);
-const ROWS = Math.max(1000, Math.round(Number(process.env.ROWS ?? 100_000) * SCALE));
+const ROWS = Math.max(1000, Math.round(Number(process.env.ROWS ?? 100_000) * BENCH_SCALE));
 const SAMPLES = 21;
 
-function emit(metric: string, value: number, unit: string): void {
-  console.log(JSON.stringify({ bench: 'dynamic-filter', metric, value: Number(value.toFixed(3)), unit }));
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-function milliseconds(start: bigint): number {
-  return Number(process.hrtime.bigint() - start) / 1e6;
-}
-
-const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-dynamic-'));
-const engine = await createEngine({
-  dataDir,
-  checkpointUrl: `file://${dataDir}/checkpoints`,
-  barrierIntervalMs: 1000,
-  checkpointIntervalMs: 10_000,
-  timeTravelRetentionMs: 600_000,
-  memoryLimitBytes: 1024 * 1024 * 1024,
-});
-const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
-
-async function run(sql: string): Promise<unknown[][]> {
-  let rows: unknown[][] = [];
-  for (const statement of session.prepareMany(sql)) {
-    const result = await session.execute(statement, { parameters: [] });
-    if (result.kind === 'rows') rows = await result.cursor.next(0);
-  }
-  return rows;
-}
+const emit = reporter('dynamic-filter');
+const bench = await openBenchEngine('dynamic', { memoryLimitBytes: 1024 * 1024 * 1024 });
+const run = bench.run;
 
 await run('create table facts (id int primary key, v int)');
 await run('create table bound (k int primary key, x int)');
@@ -86,5 +52,4 @@ for (const view of VIEWS) {
   emit(`${view.name}: one-row INSERT into the table to visible (median of ${SAMPLES})`, median(inserts), 'ms');
   await run('drop materialized view m');
 }
-await engine.close();
-rmSync(dataDir, { recursive: true, force: true });
+await bench.close();

@@ -4,39 +4,13 @@
 // RocksDB store in a temporary directory. Prints JSON lines {"bench","metric","value","unit"}.
 // Run: npm run build && node dist/bench/engine.js
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createEngine } from '../executor/create-engine.js';
-import type { Session } from '../executor/engine.js';
+import { openBenchEngine, reporter, seconds } from './support/harness.js';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-engine-'));
-const engine = await createEngine({
-  dataDir,
-  checkpointUrl: `file://${dataDir}/checkpoints`,
-  barrierIntervalMs: 1000,
-  checkpointIntervalMs: 10_000,
-  timeTravelRetentionMs: 600_000,
-  memoryLimitBytes: 256 << 20,
-});
-const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
-
-async function run(sql: string): Promise<number> {
-  let count = 0;
-  for (const statement of session.prepareMany(sql)) {
-    const result = await session.execute(statement, { parameters: [] });
-    if (result.kind === 'rows') count = (await result.cursor.next(0)).length;
-  }
-  return count;
-}
-
-function report(metric: string, value: number, unit: string): void {
-  console.log(JSON.stringify({ bench: 'engine', metric, value: Number(value.toFixed(1)), unit }));
-}
-
-function seconds(start: bigint): number {
-  return Number(process.hrtime.bigint() - start) / 1e9;
-}
+const bench = await openBenchEngine('engine');
+const session = bench.session;
+/** Runs SQL; the number of rows the last statement returned. */
+const run = async (sql: string): Promise<number> => (await bench.run(sql)).length;
+const report = reporter('engine', 1);
 
 await run('create table single (id int primary key, v text)');
 const inserts = 2000;
@@ -70,5 +44,4 @@ start = process.hrtime.bigint();
 for (let index = 0; index < repeats; index++) await run(describe);
 report("psql \\d catalog query", (seconds(start) * 1e3) / repeats, 'ms/query');
 
-await engine.close();
-rmSync(dataDir, { recursive: true, force: true });
+await bench.close();

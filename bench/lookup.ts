@@ -6,33 +6,12 @@
 // non-key columns): point SELECTs through the index against the full scan, the index builds, and
 // an UPDATE that maintains two indexes. Run: npm run build && npm run bench -- lookup [--scale 0.1]
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createEngine } from '../executor/create-engine.js';
-import type { Session } from '../executor/engine.js';
+import { BENCH_SCALE, openBenchEngine } from './support/harness.js';
 
-const scale = Number(process.env.BENCH_SCALE ?? '1');
-const rows = Math.max(1000, Math.round(1_000_000 * scale));
-const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-lookup-'));
-const engine = await createEngine({
-  dataDir,
-  checkpointUrl: `file://${dataDir}/checkpoints`,
-  barrierIntervalMs: 1000,
-  checkpointIntervalMs: 60_000,
-  timeTravelRetentionMs: 600_000,
-  memoryLimitBytes: 256 << 20,
-});
-const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
-
-async function run(sql: string): Promise<number> {
-  let count = 0;
-  for (const statement of session.prepareMany(sql)) {
-    const result = await session.execute(statement, { parameters: [] });
-    if (result.kind === 'rows') count = (await result.cursor.next(0)).length;
-  }
-  return count;
-}
+const rows = Math.max(1000, Math.round(1_000_000 * BENCH_SCALE));
+const bench = await openBenchEngine('lookup', { checkpointIntervalMs: 60_000 });
+/** Runs SQL; the number of rows the last statement returned. */
+const run = async (sql: string): Promise<number> => (await bench.run(sql)).length;
 
 function report(metric: string, value: number, unit: string): void {
   console.log(JSON.stringify({ bench: 'lookup', metric, value: Number(value.toPrecision(4)), unit }));
@@ -81,5 +60,4 @@ await time(`SELECT of ${perValue} rows by an indexed int column, index lookup ($
 await time(`SELECT of ${perValue} rows by an indexed int column, full scan (${rows} rows)`, 5, () => 'select id from big where n + 0 = 500', perValue);
 await time(`UPDATE by primary key with two secondary indexes (${rows} rows)`, 200, (key) => `update big set n = n + 1, v = v || '' where id = ${key}`, 0);
 
-await engine.close();
-rmSync(dataDir, { recursive: true, force: true });
+await bench.close();

@@ -8,12 +8,8 @@
 // Prints JSON lines {"bench","metric","value","unit"}.
 // Run: npm run build && npm run bench -- stream   (ROWS=200000 for a quicker run; VIEWS=group_by,join to pick views)
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createEngine } from '../executor/create-engine.js';
-import type { Session } from '../executor/engine.js';
 import { startPostgres } from '../test/support/postgres.js';
+import { median, milliseconds, openBenchEngine, reporter } from './support/harness.js';
 
 const ROWS = Number(process.env.ROWS ?? 1_000_000);
 const GROUPS = 1000;
@@ -32,43 +28,15 @@ const ALL_VIEWS = [
 /** VIEWS=group_by,join runs only those views (both sides); default: all. */
 const VIEWS = ALL_VIEWS.filter((view) => process.env.VIEWS === undefined || process.env.VIEWS.split(',').includes(view.name));
 
-function emit(metric: string, value: number, unit: string): void {
-  console.log(JSON.stringify({ bench: 'stream', metric, value: Number(value.toFixed(3)), unit }));
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-function milliseconds(start: bigint): number {
-  return Number(process.hrtime.bigint() - start) / 1e6;
-}
+const emit = reporter('stream');
 
 const loadFacts = `insert into facts select i, i % ${GROUPS}, i * 7 from generate_series(0, ${ROWS - 1}) i`;
 const loadDims = `insert into dims select g, 'name ' || g from generate_series(0, ${GROUPS - 1}) g`;
 
 // ---- oxbow ----
-const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-stream-'));
-const engine = await createEngine({
-  dataDir,
-  checkpointUrl: `file://${dataDir}/checkpoints`,
-  barrierIntervalMs: 1000,
-  checkpointIntervalMs: 10_000,
-  timeTravelRetentionMs: 600_000,
-  // Large enough that the memory tier never evicts during the 1M-row backfills (eviction cost is a storage matter).
-  memoryLimitBytes: 4096 * 1024 * 1024,
-});
-const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
-
-async function run(sql: string): Promise<unknown[][]> {
-  let rows: unknown[][] = [];
-  for (const statement of session.prepareMany(sql)) {
-    const result = await session.execute(statement, { parameters: [] });
-    if (result.kind === 'rows') rows = await result.cursor.next(0);
-  }
-  return rows;
-}
+// Large enough that the memory tier never evicts during the 1M-row backfills (eviction cost is a storage matter).
+const bench = await openBenchEngine('stream', { memoryLimitBytes: 4096 * 1024 * 1024 });
+const run = bench.run;
 
 await run('create table facts (id int primary key, g int, v bigint)');
 await run('create table dims (g int primary key, name text)');
@@ -110,8 +78,7 @@ for (const view of VIEWS) {
   emit(`oxbow ${view.name} view: one-row INSERT to visible (median of ${SAMPLES})`, median(samples), 'ms');
   await run(`drop materialized view "${view.name}"`);
 }
-await engine.close();
-rmSync(dataDir, { recursive: true, force: true });
+await bench.close();
 
 // ---- PostgreSQL 15: REFRESH MATERIALIZED VIEW on the same data ----
 // With PostgreSQL's default durability and buffers (the test helper turns fsync off and uses 16MB):

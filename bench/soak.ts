@@ -1,0 +1,129 @@
+// Soak: Nexmark views over rate-limited generator sources for N minutes in one in-process engine
+// (the server's defaults otherwise: barrier 1 s, checkpoints every 10 s to a folder), sampling
+// memory every --sample-seconds. Answers "is memory flat over a 10-minute run" (issue 8): the
+// process's resident set, V8's heap (used, total) and external memory, the row cache's bytes and
+// the state tables' bytes on disk (RocksDB estimates, oxbow_catalog.state_size), plus the events
+// committed against the events the rate asked for (a view that cannot keep up shows as lag).
+//
+// Each sample prints JSON lines {"bench":"soak","metric","value","unit","at_seconds"}: rss,
+// heap_used, heap_total, external, row_cache, state_bytes (MiB), events_committed, lag_events,
+// epochs committed and their mean barrier latency since the last sample, and sample_delay (how
+// late the sample ran: the event loop was held that long, by an epoch's flush through the views).
+// At the end: the growth of each memory figure from the first sample after warm-up (a quarter of
+// the run, at least one sample) to the last, and its least-squares slope over those samples
+// (MiB per minute). A view error fails the run. `--heap-snapshot FILE` writes a V8 heap snapshot at
+// the end (to find what grows).
+// Run: npm run build && nice npm run bench -- soak --minutes 10 --queries q5,q7 --rate 5000
+//   (defaults: 1 minute times BENCH_SCALE, q5,q7, 5000 events/s per source, samples every 30 s
+//   (every 5 s for runs under 5 minutes), --memory-limit-mib 256, --retention-seconds 60)
+
+import { writeHeapSnapshot } from 'node:v8';
+import { EngineMetrics } from '../executor/metrics/engine-metrics.js';
+import { querySql, SOURCE_COLUMNS } from './nexmark.js';
+import { BENCH_SCALE, flag, openBenchEngine } from './support/harness.js';
+
+const minutes = Number(flag('--minutes') ?? String(BENCH_SCALE));
+const queries = (flag('--queries') ?? 'q5,q7').split(',').map((query) => query.trim());
+const rate = Number(flag('--rate') ?? '5000');
+const sampleSeconds = Number(flag('--sample-seconds') ?? (minutes >= 5 ? '30' : '5'));
+const memoryLimitMiB = Number(flag('--memory-limit-mib') ?? '256');
+const retentionSeconds = Number(flag('--retention-seconds') ?? '60');
+const heapSnapshot = flag('--heap-snapshot');
+for (const [name, value] of [['--minutes', minutes], ['--rate', rate], ['--sample-seconds', sampleSeconds], ['--memory-limit-mib', memoryLimitMiB], ['--retention-seconds', retentionSeconds]] as const) {
+  if (!(value > 0) || !Number.isFinite(value)) throw new Error(`${name} must be a positive number`);
+}
+
+const MIB = 1024 * 1024;
+const memoryMetrics = ['rss', 'heap_used', 'heap_total', 'external', 'row_cache'] as const;
+type MemoryMetric = (typeof memoryMetrics)[number];
+
+function emit(metric: string, value: number, unit: string, atSeconds?: number): void {
+  const line: Record<string, unknown> = { bench: 'soak', metric, value: Number(value.toFixed(2)), unit };
+  if (atSeconds !== undefined) line['at_seconds'] = Math.round(atSeconds);
+  console.log(JSON.stringify(line));
+}
+
+const metrics = new EngineMetrics();
+const bench = await openBenchEngine('soak', {
+  memoryLimitBytes: memoryLimitMiB * MIB,
+  timeTravelRetentionMs: retentionSeconds * 1000,
+  metrics,
+});
+const status = metrics.status!;
+const gapNs = Math.round(1e9 / rate);
+const sources = new Set<'bid' | 'auction' | 'person'>();
+const views: string[] = [];
+for (const query of queries) {
+  const { sql, sources: read } = querySql(query);
+  for (const source of read) sources.add(source);
+  if (sql !== '') views.push(sql);
+}
+const started = performance.now();
+for (const source of sources) {
+  const type = source === 'bid' ? 'Bid' : source === 'auction' ? 'Auction' : 'Person';
+  // No event.num: the source runs until the engine closes, paced at `rate` events per second.
+  await bench.run(`CREATE SOURCE ${source} (${SOURCE_COLUMNS[source]}) WITH (connector = 'nexmark', nexmark.table.type = '${type}', nexmark.min.event.gap.in.ns = '${gapNs}')`);
+}
+for (const sql of views) await bench.run(sql);
+const names = [...sources].map((source) => `'${source}'`).join(', ');
+
+const samples: { at: number; values: Record<MemoryMetric, number> }[] = [];
+let lastBarrier = { count: 0, sumSeconds: 0 };
+async function sample(scheduledAt: number): Promise<void> {
+  const at = (performance.now() - started) / 1000;
+  // How late this sample ran: the event loop was busy (a long epoch flush) for about that long.
+  emit('sample_delay', Math.max(0, at - scheduledAt), 's', at);
+  const barrier = metrics.barrierLatency.snapshot();
+  const epochs = barrier.count - lastBarrier.count;
+  emit('epochs', epochs, 'epochs', at);
+  emit('barrier_latency_mean', epochs === 0 ? 0 : ((barrier.sumSeconds - lastBarrier.sumSeconds) / epochs) * 1000, 'ms', at);
+  lastBarrier = { count: barrier.count, sumSeconds: barrier.sumSeconds };
+  const memory = process.memoryUsage();
+  const cache = status.cache();
+  const stateBytes = status.stateTables().reduce((sum, table) => sum + table.bytes, 0);
+  const committed = Number((await bench.run(`SELECT coalesce(sum(committed_offset), 0)::int8 FROM oxbow_catalog.source_partitions WHERE source_name IN (${names})`))[0]![0]);
+  const errors = Number((await bench.run('SELECT coalesce(sum(error_count), 0)::int8 FROM oxbow_catalog.view_errors'))[0]![0]);
+  if (errors > 0) throw new Error(`soak: ${errors} view errors: ${JSON.stringify(await bench.run('SELECT * FROM oxbow_catalog.view_errors'))}`);
+  const values: Record<MemoryMetric, number> = {
+    rss: memory.rss / MIB,
+    heap_used: memory.heapUsed / MIB,
+    heap_total: memory.heapTotal / MIB,
+    external: memory.external / MIB,
+    row_cache: (cache?.usedBytes ?? 0) / MIB,
+  };
+  samples.push({ at, values });
+  for (const metric of memoryMetrics) emit(metric, values[metric], 'MiB', at);
+  emit('state_bytes', stateBytes / MIB, 'MiB', at);
+  emit('events_committed', committed, 'events', at);
+  emit('lag_events', Math.max(0, Math.floor(at * rate) * sources.size - committed), 'events', at);
+}
+
+// Samples on a fixed schedule from the start (a slow sample does not shift the later ones).
+const end = started + minutes * 60_000;
+for (let index = 1; ; index++) {
+  const next = started + index * sampleSeconds * 1000;
+  if (next > end + 1) break;
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - performance.now())));
+  await sample((next - started) / 1000);
+}
+
+if (samples.length >= 2) {
+  const from = Math.min(samples.length - 2, Math.max(1, Math.floor(samples.length / 4)) - 1);
+  const window = samples.slice(from);
+  for (const metric of memoryMetrics) {
+    const first = window[0]!.values[metric];
+    const last = window.at(-1)!.values[metric];
+    const meanAt = window.reduce((sum, point) => sum + point.at, 0) / window.length;
+    const meanValue = window.reduce((sum, point) => sum + point.values[metric], 0) / window.length;
+    let numerator = 0;
+    let denominator = 0;
+    for (const point of window) {
+      numerator += (point.at - meanAt) * (point.values[metric] - meanValue);
+      denominator += (point.at - meanAt) ** 2;
+    }
+    emit(`${metric}_growth_after_warmup`, last - first, 'MiB');
+    emit(`${metric}_slope_after_warmup`, denominator === 0 ? 0 : (numerator / denominator) * 60, 'MiB/min');
+  }
+}
+if (heapSnapshot !== undefined) console.error(`soak: heap snapshot ${writeHeapSnapshot(heapSnapshot)}`);
+await bench.close();
