@@ -1,5 +1,6 @@
 // CREATE SINK name FROM relation | AS query WITH (connector = 'kafka', topic,
-// properties.bootstrap.server) FORMAT PLAIN | UPSERT | DEBEZIUM ENCODE JSON: the catalog side.
+// properties.bootstrap.server[, primary_key = 'a,b']) FORMAT PLAIN | UPSERT | DEBEZIUM ENCODE JSON:
+// the catalog side (primary_key names are checked here: 42703 unknown, 42701 repeated, 22023 empty).
 //
 // FROM: the sink is a relation of kind 'sink' that depends on the relation it reads (so DROP of
 // that relation needs CASCADE) and keeps the connector options. AS query (RisingWave's form): the
@@ -8,7 +9,7 @@
 // state table, and it is not visible as a view. Either way the sink manager (sink-manager.ts)
 // delivers the committed changes.
 
-import type { RelationDef } from '../../sql/catalog.js';
+import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import type { OxbowCreateSink } from '../../sql/parser/ast.js';
 import type { CreateTableAsStmt } from '@pgsql/types';
 import { SqlError, SqlState } from '../../sql/errors.js';
@@ -19,6 +20,7 @@ import { unchanged } from '../ddl/ddl-context.js';
 import { creationSchema } from '../ddl/sql-text.js';
 import type { EngineCore } from '../engine-core.js';
 import { kafkaOptions } from '../source/kafka/kafka-options.js';
+import { sinkKeyPositions } from './sink-key.js';
 import { createMaterializedView, type CreateViewOutcome } from '../stream/create-materialized-view.js';
 
 /** The connector fields of a sink, checked: 0A000 for other connectors/formats/encodings, 22023 bad options. */
@@ -53,6 +55,7 @@ export function createSink(statement: OxbowCreateSink, context: DdlContext): Ddl
     });
   }
   const connector = sinkConnector(statement);
+  sinkKeyPositions(connector.options, from.name, from.columns, from.primaryKey);
   const draft = new CatalogDraft(context.catalog);
   draft.putRelation({
     id: draft.allocateId(),
@@ -73,7 +76,9 @@ export function createSinkAs(input: { core: EngineCore; statement: OxbowCreateSi
   const connector = sinkConnector(statement);
   const definition = sinkQueryText(ddl.statementText);
   const body: CreateTableAsStmt = { query: statement.query as CreateTableAsStmt['query'], into: { rel: statement.name }, objtype: 'OBJECT_MATVIEW', if_not_exists: statement.ifNotExists };
-  return createMaterializedView({ core: input.core, body, ddl, planner: input.planner, sink: { ...connector, definition } });
+  const name = statement.name.relname ?? '';
+  const checkColumns = (columns: readonly ColumnDef[]): void => void sinkKeyPositions(connector.options, name, columns, []);
+  return createMaterializedView({ core: input.core, body, ddl, planner: input.planner, sink: { ...connector, definition, checkColumns } });
 }
 
 /**

@@ -12,7 +12,8 @@
 // Formats: PLAIN writes inserted rows only (append-only, like RisingWave's force_append_only);
 // UPSERT writes key -> row, a tombstone (null value) for a deleted key; DEBEZIUM writes
 // {before, after, op} with op c / u / d (a delete and insert of one key in an epoch is an update).
-// Keys are JSON objects of the relation's primary-key columns.
+// Keys are JSON objects of the `primary_key` option's columns, else the relation's primary key
+// (sink-key.ts).
 //
 // Idle sinks: the history a sink reads (the relation's MVCC versions) is kept for the time-travel
 // retention only, counted back from the newest commit. A sink whose relation does not change (or
@@ -33,6 +34,7 @@ import type { EngineCore } from '../engine-core.js';
 import { kafkaOptions, type KafkaOptions } from '../source/kafka/kafka-options.js';
 import { changesBetween, type EpochChanges } from './sink-changes.js';
 import { JsonRowEncoder } from './json-row.js';
+import { sinkKeyPositions } from './sink-key.js';
 
 const { Kafka, logLevel } = kafkajs;
 export const SINK_PROGRESS_META_PREFIX = 'sink-progress/';
@@ -66,6 +68,8 @@ class RunningSink {
   private readonly value: JsonRowEncoder;
   private readonly key: JsonRowEncoder;
   private readonly keyPositions: readonly number[];
+  /** PLAIN messages carry the key only when primary_key names one. */
+  private readonly plainKeyed: boolean;
   private delivered: Epoch | undefined;
   /** The progress last committed to the store's metadata (undefined: none yet). */
   private persisted: Epoch | undefined;
@@ -88,8 +92,9 @@ class RunningSink {
     });
     const visible = from.columns.flatMap((column, position) => (column.hidden ? [] : [position]));
     this.value = new JsonRowEncoder(from.columns, visible);
-    this.keyPositions = from.primaryKey;
-    this.key = new JsonRowEncoder(from.columns, from.primaryKey);
+    this.keyPositions = sinkKeyPositions(sink.options, from.name, from.columns, from.primaryKey);
+    this.key = new JsonRowEncoder(from.columns, this.keyPositions);
+    this.plainKeyed = sink.options?.['primary_key'] !== undefined;
     const stored = core.store.getMeta(SINK_PROGRESS_META_PREFIX + sink.id);
     if (stored !== undefined) this.delivered = this.persisted = BigInt(new TextDecoder().decode(stored));
   }
@@ -249,7 +254,7 @@ class RunningSink {
     for (const change of changes) {
       const headers = { 'oxbow.epoch': String(change.epoch) };
       if (format === 'plain') {
-        for (const row of change.inserts) out.push({ key: null, value: this.value.encode(row), headers });
+        for (const row of change.inserts) out.push({ key: this.plainKeyed ? this.key.encode(row) : null, value: this.value.encode(row), headers });
         continue;
       }
       const inserted = new Map<string, Row>();

@@ -13,7 +13,7 @@
 
 import { retentionOption } from '../ddl/retention.js';
 import type { CreateTableAsStmt, Node } from '@pgsql/types';
-import type { RelationDef } from '../../sql/catalog.js';
+import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import type { Row } from '../../sql/value.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { parse } from '../../sql/parser/index.js';
@@ -40,7 +40,7 @@ export interface CreateViewInput {
    * CREATE SINK ... AS query (executor/sink/create-sink.ts): the dataflow's rows belong to a
    * relation of kind 'sink' with these connector fields and this query text as its definition.
    */
-  readonly sink?: Pick<RelationDef, 'options' | 'format' | 'encode'> & { readonly definition: string };
+  readonly sink?: Pick<RelationDef, 'options' | 'format' | 'encode'> & { readonly definition: string; readonly checkColumns?: (columns: readonly ColumnDef[]) => void };
 }
 
 export interface CreateViewOutcome {
@@ -169,6 +169,7 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
     if (seen.has(column.name)) throw new SqlError(SqlState.duplicateColumn, `column "${column.name}" specified more than once`);
     seen.add(column.name);
   }
+  sink?.checkColumns?.(columns);
   const relation: RelationDef = {
     id: relationId,
     kind: sink === undefined ? 'materialized_view' : 'sink',

@@ -94,6 +94,41 @@ describe('CREATE SINK', () => {
     await client.query('DROP TABLE accounts CASCADE');
   });
 
+  it("keys messages by primary_key = '...' (a view's group), with clear errors for bad names", async () => {
+    for (const topic of ['sink_totals', 'sink_totals_dbz']) await broker.createTopic(topic, 1);
+    await client.query('CREATE TABLE orders (id int PRIMARY KEY, owner varchar, amount int)');
+    await client.query("INSERT INTO orders VALUES (1, 'ann', 10), (2, 'bob', 5)");
+    await client.query('CREATE MATERIALIZED VIEW totals AS SELECT owner, sum(amount) AS total, count(*) AS n FROM orders GROUP BY owner');
+    const options = (topic: string, key: string) => `WITH (connector = 'kafka', topic = '${topic}', properties.bootstrap.server = '${broker.bootstrap}', primary_key = '${key}')`;
+    await client.query(`CREATE SINK totals_out FROM totals ${options('sink_totals', 'owner')} FORMAT UPSERT ENCODE JSON`);
+    await client.query(`CREATE SINK totals_dbz AS SELECT owner, sum(amount) AS total FROM orders GROUP BY owner ${options('sink_totals_dbz', 'OWNER')} FORMAT DEBEZIUM ENCODE JSON`);
+    await readTopic('sink_totals', 2);
+    await readTopic('sink_totals_dbz', 2);
+    await client.query("INSERT INTO orders VALUES (3, 'ann', 7)");
+    await client.query('DELETE FROM orders WHERE id = 2');
+
+    // The model: per owner the sum and count of its orders after each statement.
+    const key = (owner: string) => JSON.stringify({ owner });
+    const upsert = await readTopic('sink_totals', 4);
+    expect(upsert.slice(0, 2).sort()).toEqual([`${key('ann')} -> ${JSON.stringify({ owner: 'ann', total: 10, n: 1 })}`, `${key('bob')} -> ${JSON.stringify({ owner: 'bob', total: 5, n: 1 })}`]);
+    expect(upsert.slice(2)).toEqual([`${key('ann')} -> ${JSON.stringify({ owner: 'ann', total: 17, n: 2 })}`, `${key('bob')} -> null`]);
+    const events = (await readTopic('sink_totals_dbz', 4)).slice(2).map((line) => {
+      const [k, value] = line.split(' -> ') as [string, string];
+      const event = JSON.parse(value) as { before: unknown; after: unknown; op: string };
+      return `${k} ${event.op} ${JSON.stringify(event.before)} ${JSON.stringify(event.after)}`;
+    });
+    expect(events).toEqual([`${key('ann')} u {"owner":"ann","total":10} {"owner":"ann","total":17}`, `${key('bob')} d {"owner":"bob","total":5} null`]);
+
+    const bad = async (sql: string) => client.query(sql).then(() => 'created', (error: { code: string; message: string }) => `${error.code} ${error.message}`);
+    expect(await bad(`CREATE SINK k1 FROM totals ${options('t', 'nobody')} FORMAT UPSERT ENCODE JSON`)).toBe('42703 column "nobody" named in primary_key does not exist in "totals"');
+    expect(await bad(`CREATE SINK k1 FROM totals ${options('t', 'owner, owner')} FORMAT UPSERT ENCODE JSON`)).toBe('42701 column "owner" appears more than once in primary_key');
+    expect(await bad(`CREATE SINK k1 FROM totals ${options('t', 'owner,')} FORMAT UPSERT ENCODE JSON`)).toBe('22023 invalid value for "primary_key": "owner,"');
+    expect(await bad(`CREATE SINK k1 AS SELECT owner FROM orders ${options('t', 'total')} FORMAT UPSERT ENCODE JSON`)).toBe('42703 column "total" named in primary_key does not exist in "k1"');
+    expect((await client.query("SELECT count(*)::int AS n FROM pg_class WHERE relname = 'k1'")).rows).toEqual([{ n: 0 }]);
+    await client.query('DROP SINK totals_out');
+    await client.query('DROP SINK totals_dbz');
+  });
+
   it('keeps delivering after idling longer than the time-travel retention', async () => {
     await broker.createTopic('sink_idle', 1);
     // A three-second history: the sink's relation idles longer, first with nothing committed at
