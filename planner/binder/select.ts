@@ -16,6 +16,7 @@ import { Scope } from './scope.js';
 import { bindAggregateCall, bindWindowCall, isWindowOnly } from './aggregate.js';
 import { expressionKey } from './expression-key.js';
 import { nestedInputs, outerColumnsOf, remapOuterInPlan } from '../walk.js';
+import type { CorrespondingClause } from '../../sql/parser/corresponding.js';
 
 const AGGREGATE_MARK = 1_000_000;
 const WINDOW_MARK = 2_000_000;
@@ -144,9 +145,11 @@ export class SelectBinder {
   }
 
   private bindSetOperation(select: SelectStmt, outer: Scope | undefined): Plan {
-    const left = this.bindSelect(select.larg!, outer, true);
-    const right = this.bindSelect(select.rarg!, outer, true);
     const operation = select.op === 'SETOP_UNION' ? 'union' : select.op === 'SETOP_INTERSECT' ? 'intersect' : 'except';
+    let left = this.bindSelect(select.larg!, outer, true);
+    let right = this.bindSelect(select.rarg!, outer, true);
+    const corresponding = (select as { oxbowCorresponding?: CorrespondingClause }).oxbowCorresponding;
+    if (corresponding !== undefined) [left, right] = correspondingSides(left, right, corresponding, operation.toUpperCase());
     if (left.columns.length !== right.columns.length) {
       throw new SqlError(SqlState.syntaxError, `each ${operation.toUpperCase()} query must have the same number of columns`);
     }
@@ -795,4 +798,37 @@ function expandGroupingElement(node: Node, top: boolean): Node[][] {
     default:
       return content.flatMap((n) => expandGroupingElement(n, false));
   }
+}
+
+/**
+ * `CORRESPONDING [BY (names)]` (RisingWave, SQL:2016): both sides projected to the columns they share
+ * by name, in the left side's order, or to the BY list in its order (RisingWave's errors, 42601).
+ */
+function correspondingSides(left: Plan, right: Plan, clause: CorrespondingClause, operation: string): [Plan, Plan] {
+  const position = clause.location + 1;
+  const indexIn = (plan: Plan, name: string): number => plan.columns.findIndex((c) => c.name === name);
+  let names: string[];
+  if (clause.by !== undefined) {
+    for (const name of clause.by) {
+      if (indexIn(left, name) < 0 || indexIn(right, name) < 0) {
+        throw new SqlError(SqlState.syntaxError, `Column name \`${name}\` in CORRESPONDING BY is not found in a side of the ${operation} operation. It shall be included in both sides.`, { position });
+      }
+    }
+    names = [...clause.by];
+  } else {
+    names = [...new Set(left.columns.map((c) => c.name))].filter((name) => indexIn(right, name) >= 0);
+    if (names.length === 0) {
+      const list = (plan: Plan) => `(${plan.columns.map((c) => `"${c.name}"`).join(', ')})`;
+      throw new SqlError(
+        SqlState.syntaxError,
+        `When CORRESPONDING is specified, at least one column of the left side shall have a column name that is the column name of some column of the right side in a ${operation} operation. Left side query column list: ${list(left)}. Right side query column list: ${list(right)}.`,
+        { position },
+      );
+    }
+  }
+  const project = (plan: Plan): Plan => {
+    const indexes = names.map((name) => indexIn(plan, name));
+    return { kind: 'Project', input: plan, expressions: indexes.map((i): Expression => ({ kind: 'Column', index: i, type: plan.columns[i]!.type })), columns: indexes.map((i) => plan.columns[i]!) };
+  };
+  return [project(left), project(right)];
 }

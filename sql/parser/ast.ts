@@ -19,6 +19,8 @@ export type SystemTimeClause =
 /**
  * Extra fields oxbow adds to PostgreSQL nodes:
  * - RangeVar.oxbowSystemTime?: SystemTimeClause
+ * - SelectStmt.oxbowCorresponding?: CorrespondingClause  (a set operation's `CORRESPONDING [BY (cols)]`,
+ *   corresponding.ts)
  * - SelectStmt / CreateTableAsStmt .oxbowEmitOnWindowClose?: true  (on a CreateTableAsStmt, also on
  *   its query's SelectStmt)
  * - CreateStmt.oxbowConnector?: ConnectorSpec  (CREATE TABLE ... WITH (connector = ...) FORMAT ... ENCODE ...)

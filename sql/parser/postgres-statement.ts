@@ -9,6 +9,7 @@ import { attachStructFields, rewriteColumnList, type ColumnExtensions } from './
 import { quoteDottedKeys, readConnectorTail, readOptionList } from './connector-clause.js';
 import { parseWithGrammar } from './postgres-grammar.js';
 import { attachSystemTimeClauses, extractSystemTimeClauses } from './system-time.js';
+import { attachCorresponding, extractCorresponding } from './corresponding.js';
 import { isNameToken, isWordToken, syntaxErrorAt } from './syntax.js';
 import { TextRewrite } from './text-rewrite.js';
 import { mentionsDoubleType, normalizeDoubleType } from './type-aliases.js';
@@ -140,6 +141,7 @@ export function parsePostgresStatement(slice: StatementSlice, options: PostgresS
   options.prepare?.(rewrite);
   const systemTime = extractSystemTimeClauses(source, tokens, slice.first, slice.end, rewrite);
   const emitOnWindowClose = extractEmitOnWindowClose(slice, rewrite);
+  const corresponding = extractCorresponding(source, tokens, slice.first, slice.end, rewrite);
   const createTable = rewriteCreateTable(slice, rewrite, options.forceConnector ?? false);
   if (createTable === undefined) quoteOptionKeys(slice, rewrite);
   const nodes = parseWithGrammar(rewrite.build(), source);
@@ -150,6 +152,7 @@ export function parsePostgresStatement(slice: StatementSlice, options: PostgresS
   }
   const node = nodes[0]!;
   attachSystemTimeClauses(source, tokens, node, systemTime);
+  attachCorresponding(source, tokens, node, corresponding);
   if (emitOnWindowClose) {
     const record = node as unknown as Record<string, Record<string, unknown>>;
     // EXPLAIN [ANALYZE] CREATE MATERIALIZED VIEW ... EMIT ON WINDOW CLOSE marks the explained statement.
