@@ -6,8 +6,8 @@
 // as wall time and as this process's CPU time (user + system, RocksDB's threads included), the
 // latter being what a loaded machine distorts least.
 //
-// Run: npm run build && npm run bench -- stream-join   (ROWS=200000 default; GROUPS=1000 dims, so
-// ROWS / GROUPS facts per join key)
+// Run: npm run build && npm run bench -- stream-join   (ROWS=200000 default; DIMS=1000 dims, so
+// ROWS / DIMS facts per join key; not GROUPS, which bash reserves)
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ import type { Session } from '../executor/engine.js';
 import { streamPlanDefaults } from '../executor/stream/create-materialized-view.js';
 
 const ROWS = Number(process.env.ROWS ?? 200_000);
-const GROUPS = Number(process.env.GROUPS ?? 1000);
+const GROUPS = Number(process.env.DIMS ?? 1000);
 const SAMPLES = 31;
 
 const VIEWS = [
