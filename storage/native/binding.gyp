@@ -8,7 +8,8 @@
         "src/iterator.cc",
         "src/status-error.cc",
         "src/version-gc-filter.cc",
-        "src/epoch-prefix-transform.cc"
+        "src/epoch-prefix-transform.cc",
+        "src/options.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "libraries": ["-lrocksdb"],

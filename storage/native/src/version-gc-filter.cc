@@ -43,6 +43,22 @@ class VersionGcFilter : public rocksdb::CompactionFilter {
 
   bool Filter(int /*level*/, const rocksdb::Slice& key, const rocksdb::Slice& value, std::string* /*newValue*/,
               bool* /*valueChanged*/) const override {
+    return Drop(key, value.size() == 0 || value[0] == 0);
+  }
+
+  // A value in a blob file (blob files, options.h) is decided by its key alone: blob values are at
+  // least 2 bytes and rows, never one-byte tombstones, so the value need not be read from the blob.
+  Decision FilterBlobByKey(int /*level*/, const rocksdb::Slice& key, std::string* /*newValue*/,
+                           std::string* /*skipUntil*/) const override {
+    return Drop(key, false) ? Decision::kRemove : Decision::kKeep;
+  }
+
+  const char* Name() const override { return "oxbow.VersionGcFilter"; }
+
+ private:
+  // Whether this version goes; called for every key of the compaction in order (values inline or in
+  // blob files), so the shadowing state below sees every key.
+  bool Drop(const rocksdb::Slice& key, bool tombstone) const {
     if (key.size() < kMinimumMvccKeyBytes) return false;
     const size_t prefixBytes = key.size() - kEpochSuffixBytes;
     const uint32_t tableId = ReadBigEndian32(key.data());
@@ -66,15 +82,11 @@ class VersionGcFilter : public rocksdb::CompactionFilter {
       haveShadowingPrefix_ = true;
       // A tombstone there hides only older versions, which all go too when this compaction holds
       // every file (no older version can hide elsewhere: epochs only grow), so it can go as well.
-      const bool tombstone = value.size() == 0 || value[0] == 0;
       return tombstone && dropTombstones_;
     }
     return false;
   }
 
-  const char* Name() const override { return "oxbow.VersionGcFilter"; }
-
- private:
   std::shared_ptr<WatermarkRegistry> registry_;
   const bool dropTombstones_;
   mutable bool haveTable_ = false;
