@@ -13,6 +13,7 @@
 
 #include "epoch-prefix-transform.h"
 #include "iterator.h"
+#include "options.h"
 #include "status-error.h"
 
 namespace oxbow {
@@ -202,6 +203,8 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
   fileGeneration_ = std::make_shared<std::atomic<uint64_t>>(0);
   dbOptions.listeners.push_back(std::make_shared<FileGenerationListener>(fileGeneration_));
   dbOptions.compaction_filter_factory = std::make_shared<VersionGcFilterFactory>(watermarks_);
+
+  ApplyStorageLayout(env, options, dbOptions);
 
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = rocksdb::NewLRUCache(static_cast<size_t>(NumberOption(options, "blockCacheBytes", 64 << 20)));
@@ -539,6 +542,7 @@ Napi::Value Database::CompactRange(const Napi::CallbackInfo& info) {
   auto* worker = new StatusWorker(env, this, Value(), "compactRange", [db, hasStart, hasEnd, start, end]() {
     rocksdb::CompactRangeOptions options;
     options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    ApplyFullCompaction(options);
     rocksdb::Slice startSlice(start);
     rocksdb::Slice endSlice(end);
     return db->CompactRange(options, hasStart ? &startSlice : nullptr, hasEnd ? &endSlice : nullptr);
