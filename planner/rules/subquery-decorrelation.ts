@@ -71,7 +71,9 @@ function bodyOf(plan: Plan, exists: boolean): Body | undefined {
     }
     current = current.input;
   }
-  current = withoutUnreadLeftJoins(current, [...kept, ...correlation, ...(exists ? [] : plan.expressions)]);
+  // Only where it decorrelates (an ON condition reads the outer row): other plans stay as they were
+  // planned, so a stored view's dataflow and state tables rebuild the same at restart.
+  if (planUsesOuter(current, 1)) current = withoutUnreadLeftJoins(current, [...kept, ...correlation, ...(exists ? [] : plan.expressions)]);
   if (correlation.length === 0 || planUsesOuter(current, 1) || usesDeeperOuter(current)) return undefined;
   const inner: Plan = kept.length === 0 ? current : { kind: 'Filter', input: current, predicate: kept.length === 1 ? kept[0]! : { kind: 'And', args: kept, type: BOOL }, columns: current.columns };
   return { inner, outputs: plan.expressions, correlation };
