@@ -8,7 +8,7 @@
 
 import type { RelationDef } from '../../sql/catalog.js';
 import * as functions from '../../sql/functions.js';
-import { aggregateSignatures, PSEUDO_TYPES, procSignature } from './pg-proc-signatures.js';
+import { aggregateSignatures, PSEUDO_TYPES, procSignature, sessionProcSignatures } from './pg-proc-signatures.js';
 import { TYPES, typeOid, type DataType, type TypeName } from '../../sql/types.js';
 import type { Row, SqlArray, Value } from '../../sql/value.js';
 import { systemRelation } from './system-columns.js';
@@ -306,6 +306,15 @@ function procRows(): Row[] {
       signature.variadic, 0, 'f', false, false, fn.strict,
       false, fn.volatility === 'immutable' ? 'i' : fn.volatility === 'stable' ? 's' : 'v', 's', signature.args.length, 0, signature.returns,
       array([...signature.args]), null, null, null, fn.name, null,
+      null,
+    ]);
+  }
+  for (const signature of sessionProcSignatures()) {
+    rows.push([
+      signature.oid, signature.name, 11, OWNER_OID, 12, 1, 0,
+      0, 0, 'f', false, false, signature.strict,
+      false, signature.volatility, 's', signature.args.length, 0, signature.returns,
+      array([...signature.args]), null, null, null, signature.name, null,
       null,
     ]);
   }

@@ -11,6 +11,7 @@ import type { Resolved, ScalarFunction } from '../../sql/functions.js';
 import { type, arrayOf, type DataType } from '../../sql/types.js';
 import type { SqlArray, Value } from '../../sql/value.js';
 import { formatTypeName, formatTypeOid } from '../type-names.js';
+import { procTypeName, sessionProcByOid } from './pg-proc-signatures.js';
 import {
   constraintDefinition,
   indexDefinition,
@@ -117,12 +118,19 @@ function libraryFunction(id: number): ScalarFunction | undefined {
 
 function functionResult(id: number): Value {
   const fn = libraryFunction(id);
-  return fn === undefined ? null : formatTypeName(fn.returnType);
+  if (fn === undefined) {
+    const session = sessionProcByOid(id);
+    return session === undefined ? null : procTypeName(session.returns);
+  }
+  return formatTypeName(fn.returnType);
 }
 
 function functionArguments(id: number): Value {
   const fn = libraryFunction(id);
-  if (fn === undefined) return null;
+  if (fn === undefined) {
+    const session = sessionProcByOid(id);
+    return session === undefined ? null : session.args.map(procTypeName).join(', ');
+  }
   const parts = fn.argumentTypes.map(formatTypeName);
   if (fn.variadic !== undefined) parts.push(`VARIADIC ${formatTypeName(arrayOf(fn.variadic))}`);
   return parts.join(', ');
@@ -317,6 +325,22 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   has_tablespace_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   pg_has_role: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
 };
+
+/** An overload as pg_proc lists it (pg-proc-signatures.ts sessionProcSignatures). */
+export interface SessionFunctionOverload {
+  readonly name: string;
+  /** Declared argument types; 'any' for 1 to 4 arguments of any type. */
+  readonly arguments: readonly DataType[] | 'any';
+  readonly returns: DataType;
+  readonly strict: boolean;
+}
+
+/** Every overload of these functions, for pg_proc (an argument of anyArray is PostgreSQL's anyarray). */
+export function sessionFunctionOverloads(): SessionFunctionOverload[] {
+  return Object.entries(table).flatMap(([functionName, overloads]) =>
+    overloads.map((overload) => ({ name: functionName, arguments: overload.arguments, returns: overload.returns, strict: overload.strict })),
+  );
+}
 
 /** Stable OIDs for these functions in pg_proc's numbering space above the library's. */
 const functionOids = new Map<string, number>(Object.keys(table).map((key, index) => [key, 90000 + index]));

@@ -4,7 +4,7 @@
 // to the collectors the SELECT binder passes in, which return placeholder columns.
 
 import type { Node, FuncCall, A_Expr, SubLink, A_Const } from '@pgsql/types';
-import { type DataType, type as scalar, arrayOf } from '../../sql/types.js';
+import { type DataType, type as scalar, arrayOf, typeOid } from '../../sql/types.js';
 import type { ScalarFunction } from '../../sql/functions.js';
 import type { SqlArray, Value } from '../../sql/value.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
@@ -282,8 +282,8 @@ export class ExpressionBinder {
     }
     const args = ((call.args ?? []) as Node[]).map((a) => this.bind(a, scope, collector));
     if (name === 'pg_typeof' && args.length === 1) {
-      // PostgreSQL returns regtype; oxbow returns its text (format_type), which is what clients print.
-      return { kind: 'Literal', value: displayTypeName(args[0]!.type.name === 'unknown' ? scalar('unknown') : args[0]!.type), type: scalar('text') };
+      // regtype as in PostgreSQL: the argument type's OID, printed by format_type (no typmod).
+      return { kind: 'Literal', value: typeOid(args[0]!.type.name === 'unknown' ? scalar('unknown') : args[0]!.type), type: scalar('regtype') };
     }
     return this.context.function(name, args, position);
   }
