@@ -28,6 +28,7 @@ import type { ObjectStore } from '../storage/object-store/object-store.js';
 import { S3ObjectStore } from '../storage/object-store/s3-object-store.js';
 import { openRocksStateStore } from '../storage/rocks-state-store.js';
 import type { StateTableSchema } from '../storage/state-table.js';
+import type { OpenOptions } from '../storage/rocksdb.js';
 import { WriteLock } from '../executor/engine-core.js';
 
 const scale = Number(process.env.BENCH_SCALE ?? '0.1');
@@ -96,10 +97,18 @@ async function measureLoad(
 }
 
 async function main(): Promise<void> {
-  const store = openRocksStateStore({ dir: join(root, 'state'), memoryLimitBytes: 0 });
+  const store = openRocksStateStore({
+    dir: join(root, 'state'),
+    memoryLimitBytes: 0,
+    ...(process.env.BENCH_RETENTION_MS === undefined ? {} : { retentionMs: Number(process.env.BENCH_RETENTION_MS) }),
+    rocksdb: JSON.parse(process.env.BENCH_ROCKSDB ?? '{}') as OpenOptions,
+  });
   const table = store.table(schema);
   let clockMs = Date.now() - 3_600_000;
-  const nextEpoch = (): Epoch => epochFromMillis((clockMs += 1));
+  // With BENCH_RETENTION_MS the clock moves 100 ms per commit, so versions older than the retention
+  // become garbage that compactions drop (and, with blob files, blob GC reclaims).
+  const clockStepMs = process.env.BENCH_RETENTION_MS === undefined ? 1 : 100;
+  const nextEpoch = (): Epoch => epochFromMillis((clockMs += clockStepMs));
   const value = (): string => randomBytes((ROW_BYTES * 3) / 4 - 16).toString('base64');
   for (let key = 0; key < ROWS; key++) {
     table.insert([BigInt(key), value()]);
@@ -138,6 +147,7 @@ async function main(): Promise<void> {
 
   const changed = Math.max(1, Math.round(ROWS / 100));
   const shares: number[] = [];
+  let lastRecordBytes = stateBytes;
   for (let round = 0; round < ROUNDS; round++) {
     for (let index = 0; index < changed; index++) {
       table.insert([BigInt(Math.floor(Math.random() * ROWS)), value()]);
@@ -187,12 +197,28 @@ async function main(): Promise<void> {
     emit(`round${round + 1}_longest_event_loop_stall`, longestLoopStallMs, 'ms');
     emit(`round${round + 1}_cut`, record.cutMs, 'ms');
     shares.push((100 * record.bytesUploaded) / record.bytesReferenced);
+    lastRecordBytes = record.bytesReferenced;
     if (process.env.BENCH_VERBOSE !== undefined) console.error(`round ${round + 1}:\n${store.database.getProperty('rocksdb.levelstats') ?? ''}`);
   }
   // Steady state: the mean share over the rounds after the first three (when there are more).
   const steady = shares.length > 3 ? shares.slice(3) : shares;
   emit('mean_uploaded_share', shares.reduce((sum, share) => sum + share, 0) / shares.length, '%');
   emit(`mean_uploaded_share_rounds_${shares.length > 3 ? 4 : 1}_to_${shares.length}`, steady.reduce((sum, share) => sum + share, 0) / steady.length, '%');
+  const lastReferenced = shares.length === 0 ? stateBytes : lastRecordBytes;
+  emit('final_state_size', lastReferenced / 2 ** 20, 'MiB');
+  emit('space_growth', lastReferenced / stateBytes, 'x');
+  // Read cost: random point reads (no row cache) and a full scan, after the rounds.
+  const reads = 20_000;
+  let found = 0;
+  const readStart = performance.now();
+  for (let index = 0; index < reads; index++) if (table.get([BigInt(Math.floor(Math.random() * ROWS))]) !== undefined) found++;
+  emit('point_read', ((performance.now() - readStart) * 1000) / reads, 'us');
+  if (found !== reads) throw new Error(`point reads found ${found} of ${reads} rows`);
+  const scanStart = performance.now();
+  let scanned = 0;
+  for (const row of table.scan()) if (row !== undefined) scanned++;
+  emit('full_scan', scanned / ((performance.now() - scanStart) / 1000), 'rows/s');
+  if (scanned !== ROWS) throw new Error(`the scan saw ${scanned} of ${ROWS} rows`);
   await store.close();
 
   for (const [name, objectStore] of stores) {

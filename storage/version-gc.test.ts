@@ -16,7 +16,7 @@ afterEach(() => {
 
 function sstBytes(directory: string): number {
   return readdirSync(directory)
-    .filter((name) => name.endsWith('.sst'))
+    .filter((name) => name.endsWith('.sst') || name.endsWith('.blob'))
     .reduce((sum, name) => sum + statSync(join(directory, name)).size, 0);
 }
 
