@@ -1,7 +1,8 @@
 // A real Apache Kafka broker for the Kafka tests: `scripts/kafka.mjs` (KRaft, from Maven Central
 // jars) on a free loopback port pair (the broker's port and the controller's, port + 1). It never
 // skips: when the broker cannot start, startBroker throws and the test file fails.
-// Also the kafkajs producer/admin helpers the tests use to create topics and produce messages.
+// Also the kafkajs producer/admin helpers the tests use to create topics, produce messages and read
+// back what sinks wrote.
 
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -50,6 +51,11 @@ export interface Broker {
   send(topic: string, messages: readonly { value: string | Buffer | null; key?: string | null; partition?: number; timestamp?: number }[]): Promise<void>;
   /** Sends with a new producer (fresh metadata: after partitions were added). */
   sendFresh(topic: string, messages: readonly { value: string; partition: number }[]): Promise<void>;
+  /**
+   * The committed (read_committed) messages of a one-partition topic as `key -> value` lines in
+   * offset order (null for a missing key or value), once there are at least `count`.
+   */
+  readTopic(topic: string, count: number): Promise<string[]>;
   stop(): Promise<void>;
 }
 
@@ -116,6 +122,18 @@ export async function startBroker(): Promise<Broker> {
         await fresh.send({ topic, messages: messages.map((message) => ({ value: message.value, partition: message.partition })) });
       } finally {
         await fresh.disconnect();
+      }
+    },
+    async readTopic(topic, count) {
+      const consumer = kafka.consumer({ groupId: `read-${topic}-${Date.now()}`, readUncommitted: false });
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      const seen: string[] = [];
+      await consumer.run({ eachMessage: async ({ message }) => void seen.push(`${message.key?.toString() ?? 'null'} -> ${message.value?.toString() ?? 'null'}`) });
+      try {
+        return await waitFor(`${count} messages in ${topic}`, async () => (seen.length >= count ? [...seen] : undefined));
+      } finally {
+        await consumer.disconnect();
       }
     },
     async stop() {

@@ -9,8 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import kafkajs from 'kafkajs';
-import { startBroker, waitFor, type Broker } from './broker.js';
+import { startBroker, type Broker } from './broker.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 
 let broker: Broker;
@@ -36,19 +35,8 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** The committed messages of a one-partition topic, `key -> value` in offset order, once there are `count`. */
-async function readTopic(topic: string, count: number): Promise<string[]> {
-  const kafka = new kafkajs.Kafka({ brokers: [broker.bootstrap], logLevel: kafkajs.logLevel.NOTHING });
-  const consumer = kafka.consumer({ groupId: `read-${topic}-${Date.now()}`, readUncommitted: false });
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  const seen: string[] = [];
-  await consumer.run({ eachMessage: async ({ message }) => void seen.push(`${message.key?.toString() ?? 'null'} -> ${message.value?.toString() ?? 'null'}`) });
-  try {
-    return await waitFor(`${count} messages in ${topic}`, async () => (seen.length >= count ? [...seen] : undefined));
-  } finally {
-    await consumer.disconnect();
-  }
+function readTopic(topic: string, count: number): Promise<string[]> {
+  return broker.readTopic(topic, count);
 }
 
 const options = (topic: string) => `connector = 'kafka', topic = '${topic}', properties.bootstrap.server = '${broker.bootstrap}'`;

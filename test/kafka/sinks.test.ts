@@ -7,8 +7,7 @@ import pg from 'pg';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import kafkajs from 'kafkajs';
-import { startBroker, waitFor, type Broker } from './broker.js';
+import { startBroker, type Broker } from './broker.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 
 let broker: Broker;
@@ -28,19 +27,8 @@ afterAll(async () => {
   await broker?.stop();
 });
 
-/** Every committed message of a topic so far: `key -> value` lines in offset order (one partition). */
-async function readTopic(topic: string, expectedCount: number): Promise<string[]> {
-  const kafka = new kafkajs.Kafka({ brokers: [broker.bootstrap], logLevel: kafkajs.logLevel.NOTHING });
-  const consumer = kafka.consumer({ groupId: `read-${topic}-${Date.now()}`, readUncommitted: false });
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  const seen: string[] = [];
-  await consumer.run({ eachMessage: async ({ message }) => void seen.push(`${message.key?.toString() ?? 'null'} -> ${message.value?.toString() ?? 'null'}`) });
-  try {
-    return await waitFor(`${expectedCount} messages in ${topic}`, async () => (seen.length >= expectedCount ? [...seen] : undefined));
-  } finally {
-    await consumer.disconnect();
-  }
+function readTopic(topic: string, count: number): Promise<string[]> {
+  return broker.readTopic(topic, count);
 }
 
 describe('CREATE SINK', () => {
