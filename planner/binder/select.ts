@@ -590,7 +590,15 @@ export class SelectBinder {
       const position = positionOf(target.location);
       const columnRef = (value as any).ColumnRef;
       if (columnRef !== undefined && 'A_Star' in columnRef.fields[columnRef.fields.length - 1]) {
-        targets.push(...this.expandStar(columnRef.fields.slice(0, -1).map((f: any) => f.String.sval as string), scope, position));
+        const expanded = this.expandStar(columnRef.fields.slice(0, -1).map((f: any) => f.String.sval as string), scope, position);
+        // RisingWave's `* EXCEPT (a, b)` (sql/parser/star-except.ts): every name must be one of the star's columns.
+        const except = (target as { oxbowExcept?: readonly string[] }).oxbowExcept;
+        if (except !== undefined) {
+          for (const name of except) {
+            if (!expanded.some((t) => t.name === name)) throw new SqlError(SqlState.undefinedColumn, `column "${name}" does not exist`, { position });
+          }
+        }
+        targets.push(...(except === undefined ? expanded : expanded.filter((t) => !except.includes(t.name))));
         continue;
       }
       const expression = this.expressions.bind(value, scope, collector);

@@ -19,6 +19,7 @@ export type SystemTimeClause =
 /**
  * Extra fields oxbow adds to PostgreSQL nodes:
  * - RangeVar.oxbowSystemTime?: SystemTimeClause
+ * - ResTarget.oxbowExcept?: string[]  (RisingWave's `* EXCEPT (a, b)` on a star target, star-except.ts)
  * - SelectStmt.oxbowCorresponding?: CorrespondingClause  (a set operation's `CORRESPONDING [BY (cols)]`,
  *   corresponding.ts)
  * - SelectStmt / CreateTableAsStmt .oxbowEmitOnWindowClose?: true  (on a CreateTableAsStmt, also on

@@ -10,6 +10,7 @@ import { quoteDottedKeys, readConnectorTail, readOptionList } from './connector-
 import { parseWithGrammar } from './postgres-grammar.js';
 import { attachSystemTimeClauses, extractSystemTimeClauses } from './system-time.js';
 import { attachCorresponding, extractCorresponding } from './corresponding.js';
+import { attachStarExcept, extractStarExcept } from './star-except.js';
 import { isNameToken, isWordToken, syntaxErrorAt } from './syntax.js';
 import { TextRewrite } from './text-rewrite.js';
 import { mentionsDoubleType, normalizeDoubleType } from './type-aliases.js';
@@ -142,6 +143,7 @@ export function parsePostgresStatement(slice: StatementSlice, options: PostgresS
   const systemTime = extractSystemTimeClauses(source, tokens, slice.first, slice.end, rewrite);
   const emitOnWindowClose = extractEmitOnWindowClose(slice, rewrite);
   const corresponding = extractCorresponding(source, tokens, slice.first, slice.end, rewrite);
+  const starExcept = extractStarExcept(source, tokens, slice.first, slice.end, rewrite);
   const createTable = rewriteCreateTable(slice, rewrite, options.forceConnector ?? false);
   if (createTable === undefined) quoteOptionKeys(slice, rewrite);
   const nodes = parseWithGrammar(rewrite.build(), source);
@@ -153,6 +155,7 @@ export function parsePostgresStatement(slice: StatementSlice, options: PostgresS
   const node = nodes[0]!;
   attachSystemTimeClauses(source, tokens, node, systemTime);
   attachCorresponding(source, tokens, node, corresponding);
+  attachStarExcept(source, tokens, node, starExcept);
   if (emitOnWindowClose) {
     const record = node as unknown as Record<string, Record<string, unknown>>;
     // EXPLAIN [ANALYZE] CREATE MATERIALIZED VIEW ... EMIT ON WINDOW CLOSE marks the explained statement.
