@@ -36,6 +36,9 @@ function* series(plan: PlanOf<'TableFunction'>, args: Value[], runtime: Runtime)
   if (direction === 0) throw new SqlError(SqlState.invalidParameterValue, 'step size cannot equal zero');
   let current: Value = start;
   for (;;) {
+    // Infinite timestamps give NaN bounds (HOP's window start of 'infinity' is infinity - infinity):
+    // every comparison with NaN fails, so the series would never end.
+    if (Number.isNaN(current) || Number.isNaN(stop)) throw new SqlError(SqlState.datetimeFieldOverflow, 'timestamp out of range');
     const order = compareValues(current, stop, type);
     if (direction > 0 ? order > 0 : order < 0) return;
     yield current;
