@@ -7,6 +7,7 @@
 // as it is when the statement runs.
 
 import * as functions from '../../sql/functions.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
 import type { Resolved, ScalarFunction } from '../../sql/functions.js';
 import { type, arrayOf, type DataType } from '../../sql/types.js';
 import type { SqlArray, Value } from '../../sql/value.js';
@@ -26,8 +27,8 @@ import {
 export interface SessionFunctionContext {
   systemContext(): SystemContext;
   readonly processId: number;
-  /** set_config: changes a setting, returns its new SHOW value. */
-  setSetting(name: string, value: string): string;
+  /** set_config: changes a setting (undefined: back to its default), returns its new SHOW value. */
+  setSetting(name: string, value: string | undefined): string;
   /** Approximate bytes stored for a relation. */
   relationSizeBytes(relationId: number): number;
 }
@@ -300,7 +301,16 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
     },
   ],
   set_config: [
-    { arguments: [text, text, bool], returns: text, strict: false, impl: ([setting, value], context) => context.setSetting(setting as string, value as string) },
+    {
+      arguments: [text, text, bool],
+      returns: text,
+      strict: false,
+      // As PostgreSQL: no name is 22004; a NULL value sets the default.
+      impl: ([setting, value], context) => {
+        if (setting === null) throw new SqlError(SqlState.nullValueNotAllowed, 'SET requires parameter name');
+        return context.setSetting(setting as string, value === null ? undefined : (value as string));
+      },
+    },
   ],
   // psql's \l calls array_to_string on text arrays (datacl); the general library may lack it.
   array_to_string: [

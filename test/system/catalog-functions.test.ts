@@ -43,6 +43,16 @@ describe('pg_typeof', () => {
   });
 });
 
+describe('set_config', () => {
+  it('answers a NULL name with 22004 and resets on a NULL value, as PostgreSQL does', () => {
+    for (const command of ['select set_config(NULL, NULL, NULL)', "select set_config('search_path', NULL, false)"]) {
+      const [ours, theirs] = both(command);
+      expect(ours, command).toBe(theirs);
+    }
+    expect(both('select set_config(NULL, NULL, NULL)')[0]).toContain('ERROR:  SET requires parameter name');
+  });
+});
+
 describe('pg_proc rows for catalog functions', () => {
   it("psql's \\df prints them as PostgreSQL 15 does", () => {
     for (const command of ['\\df version', '\\df current_schemas', '\\df has_table_privilege', '\\df pg_get_userbyid', '\\df pg_backend_pid', '\\df format_type']) {
