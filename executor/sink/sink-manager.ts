@@ -20,9 +20,11 @@
 // a store that commits nothing at all) must not fall out of that window: while nothing is sealed
 // beyond what it delivered, no later commit can get an epoch below the wall clock's (nextEpoch),
 // so its progress moves up to the present (less a clock slack) without reading anything, and that
-// progress is committed at least every quarter of the retention so a restart finds it too. A sink
-// that still finds its progress below the window (down for longer than that) sends the
-// relation's contents again and says so in source_errors: no silent gap, no endless failure.
+// progress is committed at least every quarter of the retention so a restart finds it too. At
+// engine start, before anything commits, each sink reads what it has not delivered (catchUp), so
+// a server down for longer than the retention loses nothing when its first commit moves the
+// window. A sink that still finds its progress below the window sends the relation's contents
+// again and says so in source_errors: no silent gap, no endless failure.
 
 import kafkajs from 'kafkajs';
 import type { Producer } from 'kafkajs';
@@ -71,6 +73,8 @@ class RunningSink {
   /** PLAIN messages carry the key only when primary_key names one. */
   private readonly plainKeyed: boolean;
   private delivered: Epoch | undefined;
+  /** Changes read by catchUp() at engine start, up to epoch `to`, until they are delivered. */
+  private held: { readonly to: Epoch; readonly changes: EpochChanges[] } | undefined;
   /** The progress last committed to the store's metadata (undefined: none yet). */
   private persisted: Epoch | undefined;
   /** Whether the topic's tail was checked for deliveries the progress does not know about. */
@@ -189,15 +193,14 @@ class RunningSink {
       return;
     }
     let changes: EpochChanges[];
-    if (this.delivered === undefined) changes = [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
-    else if (this.delivered < store.readableWindow(this.from.id).oldest) {
-      // Down (or stuck) for longer than the retention: the changes since the progress are gone.
-      const message =
-        `sink delivery resumed from a snapshot: the changes of "${this.from.name}" since epoch ${this.delivered} are older than the time-travel retention ` +
-        `(${this.retentionMs} ms) and no longer kept; sent its contents at epoch ${to} instead (${this.sink.format === 'plain' ? 'rows already sent appear again' : 'keys deleted in the gap get no tombstone'})`;
-      if (this.core.sourceStatus.troubled(this.sink.id, message)) process.stderr.write(`oxbow: sink ${this.sink.schema}.${this.sink.name}: ${message}\n`);
-      changes = [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
-    } else changes = changesBetween(this.table, this.delivered, to);
+    const held = this.held;
+    if (held !== undefined && this.delivered !== undefined && this.delivered < held.to) {
+      // Read at engine start, before anything could commit and move the window past the progress.
+      const since = this.delivered;
+      changes = held.changes.filter((change) => change.epoch > since);
+      if (to > held.to) changes = changes.concat(this.changesSince(held.to, to));
+    } else if (this.delivered === undefined) changes = [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
+    else changes = this.changesSince(this.delivered, to);
     const messages = this.encode(changes);
     if (messages.length > 0) {
       const producer = await this.connect();
@@ -215,9 +218,40 @@ class RunningSink {
       }
     }
     if (this.stopped) return;
+    this.held = undefined;
     this.delivered = to;
     if (messages.length > 0 || this.persisted === undefined) await this.persist(to);
     else await this.persistIfStale();
+  }
+
+  /** The changes in (from, to]; when `from` is below the readable window, the contents at `to`, said once. */
+  private changesSince(from: Epoch, to: Epoch): EpochChanges[] {
+    if (from >= this.core.store.readableWindow(this.from.id).oldest) return changesBetween(this.table, from, to);
+    // Down (or stuck) for longer than the retention: the changes since the progress are gone.
+    const message =
+      `sink delivery resumed from a snapshot: the changes of "${this.from.name}" since epoch ${from} are older than the time-travel retention ` +
+      `(${this.retentionMs} ms) and no longer kept; sent its contents at epoch ${to} instead (${this.sink.format === 'plain' ? 'rows already sent appear again' : 'keys deleted in the gap get no tombstone'})`;
+    if (this.core.sourceStatus.troubled(this.sink.id, message)) process.stderr.write(`oxbow: sink ${this.sink.schema}.${this.sink.name}: ${message}\n`);
+    return [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
+  }
+
+  /**
+   * At engine start, before anything commits: reads the changes since the committed progress
+   * while they are still in the window (the first commit after a restart moves the window to the
+   * clock, and a server down for longer than the retention would otherwise find them gone).
+   */
+  catchUp(): void {
+    const store = this.core.store;
+    const to = store.committedEpoch;
+    const from = this.delivered;
+    if (from === undefined || from < store.readableWindow(this.from.id).oldest) return;
+    // Nothing is sealed beyond `to` yet, so no later commit can get an epoch below the clock's.
+    const present = epochFromMillis(Date.now() - CLOCK_SLACK_MS);
+    if (to <= from) {
+      if (present > from) this.delivered = present;
+      return;
+    }
+    this.held = { to: present > to ? present : to, changes: changesBetween(this.table, from, to) };
   }
 
   /** Commits the progress when the committed one lags the delivered one by a quarter of the retention. */
@@ -297,7 +331,17 @@ export class SinkManager {
     private readonly intervalMs: number,
   ) {}
 
+  /** Call before anything commits (openEngine): each sink first reads what it has not delivered. */
   start(): void {
+    const catalog = this.core.catalog.snapshot;
+    for (const relation of catalog.relations()) {
+      if (relation.kind !== 'sink') continue;
+      try {
+        this.runningSink(relation)?.catchUp();
+      } catch (error) {
+        this.trouble(relation, error);
+      }
+    }
     this.timer = setInterval(() => this.tick(), this.intervalMs);
     this.timer.unref();
   }
@@ -313,20 +357,14 @@ export class SinkManager {
       }
     }
     for (const relation of sinks) {
-      let sink = this.running.get(relation.id);
-      if (sink === undefined) {
-        // A sink AS query owns its dataflow's rows; a sink FROM a relation reads that relation's.
-        const from = relation.stream !== undefined ? relation : catalog.relationById(relation.dependsOn[0]!);
-        if (from === undefined) continue;
-        try {
-          sink = new RunningSink(relation, from, this.core);
-        } catch (error) {
-          this.trouble(relation, error);
-          continue;
-        }
-        this.running.set(relation.id, sink);
+      let sink: RunningSink | undefined;
+      try {
+        sink = this.runningSink(relation);
+      } catch (error) {
+        this.trouble(relation, error);
+        continue;
       }
-      if (sink.busy) continue;
+      if (sink === undefined || sink.busy) continue;
       sink.busy = true;
       const running = sink;
       running
@@ -335,6 +373,19 @@ export class SinkManager {
         .catch((error: unknown) => this.trouble(relation, error))
         .finally(() => (running.busy = false));
     }
+  }
+
+  /** The running sink of `relation`, made on first use (undefined while the relation it reads is missing). */
+  private runningSink(relation: RelationDef): RunningSink | undefined {
+    let sink = this.running.get(relation.id);
+    if (sink === undefined) {
+      // A sink AS query owns its dataflow's rows; a sink FROM a relation reads that relation's.
+      const from = relation.stream !== undefined ? relation : this.core.catalog.snapshot.relationById(relation.dependsOn[0]!);
+      if (from === undefined) return undefined;
+      sink = new RunningSink(relation, from, this.core);
+      this.running.set(relation.id, sink);
+    }
+    return sink;
   }
 
   private trouble(relation: RelationDef, error: unknown): void {
