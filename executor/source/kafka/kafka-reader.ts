@@ -192,9 +192,10 @@ export class KafkaReader implements SourceReader {
         }
         const bounds = await this.admin.fetchTopicOffsets(this.options.topic);
         for (const bound of bounds) listener.highWatermark(bound.partition, BigInt(bound.high));
-        // kafkajs does not rebalance when partitions are added: start a new consumer, which is
-        // assigned every partition (the new ones from their start, the others at their positions).
-        // The admin's offsets come from cached metadata: ask the broker for the partition count.
+        // kafkajs rejoins by itself when its metadata refresh (metadataMaxAge) shows new
+        // partitions, but only while it is fetching: do not rely on it and start a new consumer,
+        // which is assigned every partition (the new ones from their start, the others at their
+        // positions). The admin's offsets come from cached metadata: ask the broker for the count.
         const metadata = await this.admin.fetchTopicMetadata({ topics: [this.options.topic] });
         const count = metadata.topics[0]?.partitions.length ?? 0;
         if (this.partitionCount !== undefined && count > this.partitionCount) {
