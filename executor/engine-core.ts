@@ -19,16 +19,32 @@ import type { Row } from '../sql/value.js';
 
 type EngineStatusMemory = () => { usedBytes: number; limitBytes: number; cachedRows: number; hits: number; misses: number; evictions: number };
 
-/** A FIFO mutex over async sections. */
+/**
+ * A FIFO mutex over async sections. A section run by run() starts once the epochs sealed before it
+ * are durable (`settle`), so its snapshot (the committed epoch) holds every earlier write; only a
+ * source barrier, which reads nothing but the latest state, enters with runPipelined() and leaves
+ * its epoch's write in flight behind it.
+ */
 export class WriteLock {
   private tail: Promise<void> = Promise.resolve();
 
-  async run<T>(section: () => Promise<T> | T): Promise<T> {
+  constructor(private readonly settle: () => Promise<void> = () => Promise.resolve()) {}
+
+  run<T>(section: () => Promise<T> | T): Promise<T> {
+    return this.enter(section, true);
+  }
+
+  runPipelined<T>(section: () => Promise<T> | T): Promise<T> {
+    return this.enter(section, false);
+  }
+
+  private async enter<T>(section: () => Promise<T> | T, settled: boolean): Promise<T> {
     const previous = this.tail;
     let release!: () => void;
     this.tail = new Promise<void>((resolve) => (release = resolve));
     await previous;
     try {
+      if (settled) await this.settle().catch(() => undefined);
       return await section();
     } finally {
       release();
@@ -52,7 +68,7 @@ export interface EngineSettings {
 
 export class EngineCore {
   readonly rowIds = new RowIdAllocator();
-  readonly writeLock = new WriteLock();
+  readonly writeLock = new WriteLock(() => this.store.settled());
   /** Materialized views' dataflows (executor/stream/); the store drops their changes on abort. */
   readonly streams: StreamManager;
   readonly store: StateStore;
@@ -121,16 +137,31 @@ export class EngineCore {
    * further commits.
    */
   async commitDurable(): Promise<Epoch> {
+    const { epoch, durable } = await this.seal();
+    await durable;
+    return epoch;
+  }
+
+  /**
+   * Seals the open epoch (after its changes ran through the dataflows) and returns it with the
+   * Promise of its write, without waiting for it: for a source barrier inside runPipelined(), so
+   * the next barrier's dataflow work overlaps this epoch's write. At most a few epochs are in
+   * flight (the store's back-pressure).
+   */
+  async seal(): Promise<{ readonly epoch: Epoch; readonly durable: Promise<void> }> {
     await this.store.whenWritable();
     const started = performance.now();
     this.streams.flush();
     const epoch = nextEpoch(this.store.latestEpoch, Date.now());
     const writing = performance.now();
-    await this.store.commitAsync(epoch);
-    const done = performance.now();
-    this.metrics.commitLatency.observe((done - writing) / 1000);
-    this.metrics.barrierLatency.observe((done - started) / 1000);
-    this.metrics.epochsCommitted++;
-    return epoch;
+    const durable = this.store.commitAsync(epoch).then(() => {
+      const done = performance.now();
+      this.metrics.commitLatency.observe((done - writing) / 1000);
+      this.metrics.barrierLatency.observe((done - started) / 1000);
+      this.metrics.epochsCommitted++;
+    });
+    // Handled here as well: a caller that stops waiting must not leave an unhandled rejection.
+    durable.catch(() => undefined);
+    return { epoch, durable };
   }
 }

@@ -310,9 +310,14 @@ export class MvccStateStore implements StateStore, TableHost {
     return durable;
   }
 
-  /** Resolves when every sealed epoch's write has settled (checkpoints, close, a sync commit). */
+  /**
+   * Resolves when the epochs sealed so far are durable (or failed): checkpoints, close, a writer
+   * entering the write lock. Epochs sealed after the call are not waited for, so a steady stream of
+   * barriers cannot starve the caller.
+   */
   async settled(): Promise<void> {
-    while (this.writing !== undefined) await this.writing;
+    const target = this.latest;
+    while (this.committed < target && this.writing !== undefined) await this.writing;
   }
 
   /** Resolves when fewer than `maxSealed` epochs are in flight (back-pressure for the committer). */

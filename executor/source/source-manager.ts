@@ -52,8 +52,6 @@ class RunningSource implements SourceListener {
   readonly next = new Map<number, bigint>();
   /** Next offset per partition as of the last committed epoch. */
   committed = new Map<number, bigint>();
-  /** Next offset per partition as of the epoch being committed (apply()). */
-  private applied = new Map<number, bigint>();
   /** Offsets changed since the last commit (new messages, or the first start's resolved offsets). */
   dirty = false;
   private waiters: (() => void)[] = [];
@@ -173,12 +171,15 @@ class RunningSource implements SourceListener {
     status.highWatermark = offset;
   }
 
-  /** Writes the pending changes into the open epoch (inside the write lock). */
-  apply(): void {
+  /**
+   * Writes the pending changes into the open epoch (inside the write lock); returns the next
+   * offsets as of this epoch, for committedNow() once it is durable.
+   */
+  apply(): Map<number, bigint> {
     const { rows, kinds } = this.pending;
     // Rows read while the epoch is written (off the main thread) go into the next epoch.
     this.pending = { rows: [], kinds: [] };
-    this.applied = new Map(this.next);
+    const applied = new Map(this.next);
     this.dirty = false;
     const streams = this.manager.core.streams;
     const id = this.relation.id;
@@ -218,11 +219,12 @@ class RunningSource implements SourceListener {
     this.manager.core.store.putMeta(OFFSETS_META_PREFIX + id, encodeOffsets(this.next));
     const sourceRows = this.manager.core.metrics.sourceRows;
     sourceRows.set(id, (sourceRows.get(id) ?? 0) + rows.length);
+    return applied;
   }
 
   /** The epoch with the applied changes committed. */
-  committedNow(): void {
-    this.committed = this.applied;
+  committedNow(applied: Map<number, bigint>): void {
+    this.committed = applied;
     for (const [partition, offset] of this.committed) this.manager.status.partition(this.relation.id, this.topic, partition).committedOffset = offset;
     const waiters = this.waiters;
     this.waiters = [];
@@ -264,7 +266,22 @@ export class SourceManager {
     if (this.closed) return;
     this.reconcile();
     if (this.running.size === 0) return;
-    await this.core.writeLock.run(() => this.barrier());
+    // The epoch's write goes on after the lock is released (the next barrier overlaps it).
+    const sealed = await this.core.writeLock.runPipelined(() => this.barrier());
+    if (sealed !== undefined) void sealed.durable.then(() => this.committed(sealed.sources, sealed.offsets), (error: unknown) => this.failed(sealed.sources, error));
+  }
+
+  private committed(sources: RunningSource[], offsets: Map<number, bigint>[]): void {
+    for (let index = 0; index < sources.length; index++) sources[index]!.committedNow(offsets[index]!);
+  }
+
+  private failed(sources: RunningSource[], error: unknown): void {
+    process.stderr.write(`oxbow: committing source data failed, restarting the sources: ${error instanceof Error ? error.message : String(error)}\n`);
+    for (const source of sources) {
+      if (this.running.get(source.relation.id) !== source) continue;
+      this.running.delete(source.relation.id);
+      void source.stop();
+    }
   }
 
   private reconcile(): void {
@@ -297,22 +314,18 @@ export class SourceManager {
     }
   }
 
-  private async barrier(): Promise<void> {
+  private async barrier(): Promise<{ sources: RunningSource[]; offsets: Map<number, bigint>[]; durable: Promise<void> } | undefined> {
     const ready = [...this.running.values()].filter((source) => source.dirty && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
-    if (ready.length === 0) return;
+    if (ready.length === 0) return undefined;
     try {
-      for (const source of ready) source.apply();
-      await this.core.commitDurable();
+      const offsets = ready.map((source) => source.apply());
+      const { durable } = await this.core.seal();
+      return { sources: ready, offsets, durable };
     } catch (error) {
       this.core.store.abort();
-      process.stderr.write(`oxbow: committing source data failed, restarting the sources: ${error instanceof Error ? error.message : String(error)}\n`);
-      for (const source of ready) {
-        this.running.delete(source.relation.id);
-        void source.stop();
-      }
-      return;
+      this.failed(ready, error);
+      return undefined;
     }
-    for (const source of ready) source.committedNow();
   }
 
   async stop(): Promise<void> {
