@@ -45,6 +45,13 @@ function shortLatin1(b: Buffer, s: number, n: number): string {
   }
 }
 
+/** Scratch for 64-bit BigInt writes: a typed array converts without BigInt arithmetic. */
+const SCRATCH = new ArrayBuffer(8);
+const INT64_SCRATCH = new BigInt64Array(SCRATCH);
+const UINT64_SCRATCH = new BigUint64Array(SCRATCH);
+const SCRATCH_BYTES = new Uint8Array(SCRATCH);
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 export class ByteWriter {
   buffer: Buffer;
   length = 0;
@@ -104,8 +111,32 @@ export class ByteWriter {
       this.uint32Pair(Math.floor(number / 0x100000000), number >>> 0);
       return;
     }
-    this.buffer.writeBigUInt64BE(value, this.length);
-    this.length += 8;
+    // Past 2^53 (epochs, time-based row ids): through a typed array, which stores a BigInt
+    // without the BigInt arithmetic of Buffer's writers.
+    UINT64_SCRATCH[0] = value;
+    this.scratchBigEndian(0);
+  }
+
+  /** A signed 64-bit value big-endian with its sign bit flipped (memcomparable int8 order). */
+  int64BigEndianSignFlipped(value: bigint): void {
+    INT64_SCRATCH[0] = value;
+    this.scratchBigEndian(0x80);
+  }
+
+  /** The 8 scratch bytes (little-endian in memory) written big-endian, `flip` xored into the first. */
+  private scratchBigEndian(flip: number): void {
+    this.ensure(8);
+    const buffer = this.buffer;
+    const at = this.length;
+    const bytes = SCRATCH_BYTES;
+    if (LITTLE_ENDIAN) {
+      buffer[at] = bytes[7]! ^ flip;
+      for (let index = 1; index < 8; index++) buffer[at + index] = bytes[7 - index]!;
+    } else {
+      buffer[at] = bytes[0]! ^ flip;
+      for (let index = 1; index < 8; index++) buffer[at + index] = bytes[index]!;
+    }
+    this.length = at + 8;
   }
 
   /** A 64-bit big-endian value given as its high and low 32 bits (each taken as unsigned). */
@@ -144,8 +175,12 @@ export class ByteWriter {
       this.length = at + 8;
       return;
     }
-    this.buffer.writeBigInt64LE(value, this.length);
-    this.length += 8;
+    INT64_SCRATCH[0] = value;
+    const buffer = this.buffer;
+    const at = this.length;
+    const bytes = SCRATCH_BYTES;
+    for (let index = 0; index < 8; index++) buffer[at + index] = bytes[LITTLE_ENDIAN ? index : 7 - index]!;
+    this.length = at + 8;
   }
 
   float64LittleEndian(value: number): void {

@@ -98,7 +98,6 @@ function encodeInt32(writer: ByteWriter, value: number): void {
   writer.uint32BigEndian((value ^ 0x80000000) >>> 0);
 }
 
-const SIGN_64 = 1n << 63n;
 const MASK_64 = (1n << 64n) - 1n;
 
 function encodeInt64(writer: ByteWriter, value: bigint | number): void {
@@ -108,8 +107,7 @@ function encodeInt64(writer: ByteWriter, value: bigint | number): void {
     writer.uint32Pair((Math.floor(number / 0x100000000) ^ 0x80000000) >>> 0, number >>> 0);
     return;
   }
-  const big = typeof value === 'bigint' ? value : BigInt(value);
-  writer.uint64BigEndian((big ^ SIGN_64) & MASK_64);
+  writer.int64BigEndianSignFlipped(typeof value === 'bigint' ? value : BigInt(value));
 }
 
 /** IEEE order with NaN above +Infinity and -0 equal to 0, as PostgreSQL orders float8. */
