@@ -26,7 +26,7 @@ void ApplyStorageLayout(Napi::Env env, const Napi::Object& options, rocksdb::Opt
   // Experiment knobs (options.h); not part of OpenOptions.
   const double levelBaseBytes = Number(options, "levelBaseBytes", 0);
   const double targetFileBytes = Number(options, "targetFileBytes", 0);
-  const double blobGcAgeCutoff = Number(options, "blobGcAgeCutoff", 0);
+  const double blobGcAgeCutoff = Number(options, "blobGcAgeCutoff", 0.25);
   const double blobGcForceThreshold = Number(options, "blobGcForceThreshold", 1.0);
   const double blobFileBytes = Number(options, "blobFileBytes", 64 << 20);
   if (levelBaseBytes > 0) dbOptions.max_bytes_for_level_base = static_cast<uint64_t>(levelBaseBytes);

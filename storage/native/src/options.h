@@ -14,14 +14,13 @@ namespace oxbow {
  * values and blob references only, so compactions (which rewrite SST files, and so make the next
  * checkpoint upload them again) move a few dozen bytes per large row instead of the row.
  *
- * Blob garbage (values of versions the version-GC filter dropped) is not collected by background
- * compactions by default: RocksDB's age-cutoff GC relocates every live value of the oldest blob
- * files a compaction meets, garbage or not, and each relocation is uploaded again (BENCHMARKS.md,
- * "Checkpoints"). A blob file goes when no SST file references it any more, and a full compaction
- * (ApplyFullCompaction) collects every blob file's garbage. `blobGcAgeCutoff` (0 to 1) turns the
- * background GC on; it and `levelBaseBytes`, `targetFileBytes`, `blobFileBytes`,
- * `blobGcForceThreshold` are experiment knobs for bench/checkpoint.ts (BENCH_ROCKSDB), not part of
- * the TypeScript OpenOptions.
+ * Blob garbage (values of versions the version-GC filter dropped) is collected by RocksDB's
+ * age-cutoff GC: compactions relocate the live values of the oldest quarter of the blob files they
+ * meet (each relocated value is uploaded again by the next checkpoint; whole checkpoints stayed at
+ * about 1% of the state per round in BENCHMARKS.md, "Checkpoints"), and a full compaction (ApplyFullCompaction)
+ * collects every blob file's garbage. `blobGcAgeCutoff` (0 turns the background GC off),
+ * `levelBaseBytes`, `targetFileBytes`, `blobFileBytes` and `blobGcForceThreshold` are experiment
+ * knobs for bench/checkpoint.ts (BENCH_ROCKSDB), not part of the TypeScript OpenOptions.
  */
 void ApplyStorageLayout(Napi::Env env, const Napi::Object& options, rocksdb::Options& dbOptions);
 
