@@ -10,7 +10,10 @@
 // The state is 1 KiB rows with random (incompressible) values; BENCH_SCALE=1 is 1 GiB of rows
 // (the size), the default 0.1 is a quick run of about 100 MiB.
 // Run: npm run build && node dist/bench/checkpoint.js   (BENCH_SCALE=1 for the full size,
-// BENCH_ROUNDS=8 by default, BENCH_VERBOSE=1 prints RocksDB's level stats after each round)
+// BENCH_ROUNDS=8 by default, BENCH_VERBOSE=1 prints RocksDB's level stats after each round,
+// BENCH_ROCKSDB='{"blobMinBytes":0}' opens RocksDB with those options (JSON; 0 keeps rows in SST
+// files, the layout before blob files), BENCH_RETENTION_MS=1000 lets versions expire so version GC
+// and blob garbage happen; after the rounds: state growth, random point reads and a full scan)
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
