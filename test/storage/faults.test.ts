@@ -127,6 +127,49 @@ describe('storage faults', () => {
     await reopened.close();
   });
 
+  it('a full disk under commitAsync: the seal fails with 53100 before anything is in flight, and the store takes commits again once there is room', async () => {
+    const mountPoint = freshDirectory();
+    const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', mountPoint], { encoding: 'utf8' });
+    expect(mount.status, `mounting a tmpfs needs root: ${mount.stderr}`).toBe(0);
+    cleanups.push(() => spawnSync('umount', ['-l', mountPoint]));
+    const dir = join(mountPoint, 'state');
+    const store = openRocksStateStore({ dir, rocksdb: { writeBufferBytes: 256 * 1024, compression: 'none', bottommostCompression: 'none' } });
+    const table = store.table(schema);
+    const payload = 'a'.repeat(1000);
+    let second = 0;
+    let failure: unknown;
+    const inFlight: Promise<void>[] = [];
+    while (second < 200) {
+      for (let id = 0; id < 50; id++) table.insert([second * 50 + id, payload]);
+      try {
+        inFlight.push(store.commitAsync(epochAt(second + 1)));
+      } catch (error) {
+        failure = error;
+        break;
+      }
+      second++;
+      if (second % 2 === 0) await Promise.all(inFlight.splice(0));
+    }
+    expect(failure).toBeInstanceOf(SqlError);
+    expect((failure as SqlError).code).toBe('53100');
+    // Every sealed epoch before the refused one is acknowledged and intact.
+    await Promise.all(inFlight);
+    const committed = second;
+    expect(committed).toBeGreaterThan(0);
+    expect(store.committedEpoch).toBe(epochAt(committed));
+    expect(table.get([0], epochAt(1))).toEqual([0, payload]);
+    // Not poisoned: with room again, the same open epoch commits.
+    expect(spawnSync('mount', ['-o', 'remount,size=64m', mountPoint]).status).toBe(0);
+    await store.commitAsync(epochAt(committed + 1));
+    const rows = [...table.scan()];
+    expect(rows.length).toBe((committed + 1) * 50);
+    await store.close();
+    const reopened = openRocksStateStore({ dir });
+    expect(reopened.committedEpoch).toBe(epochAt(committed + 1));
+    expect([...reopened.table(schema).scan()].length).toBe((committed + 1) * 50);
+    await reopened.close();
+  });
+
   it('a data directory locked by another process: 55006, and the holder keeps its data', async () => {
     const dir = freshDirectory();
     await writeAndClose(dir, 10);
