@@ -9,6 +9,7 @@ import type { Node } from './ast.js';
 import { syntaxErrorAt } from './syntax.js';
 import type { TextRewrite } from './text-rewrite.js';
 import { isSymbol, isWord, type Token } from './tokenizer.js';
+import { forEachProperty } from './walk.js';
 
 /** `SelectStmt.oxbowCorresponding`: BY's column names (folded as identifiers are), or all common names. */
 export interface CorrespondingClause {
@@ -65,47 +66,21 @@ export function extractCorresponding(source: string, tokens: readonly Token[], f
 /** The smallest `location` anywhere under `node`. */
 function firstLocation(node: unknown): number {
   let best = Infinity;
-  const stack: unknown[] = [node];
-  while (stack.length > 0) {
-    const current = stack.pop();
-    if (current === null || typeof current !== 'object') continue;
-    if (Array.isArray(current)) {
-      for (const item of current) stack.push(item);
-      continue;
-    }
-    const record = current as Record<string, unknown>;
-    for (const key in record) {
-      const value = record[key];
-      if (key === 'location' && typeof value === 'number' && value >= 0 && value < best) best = value;
-      else if (value !== null && typeof value === 'object') stack.push(value);
-    }
-  }
+  forEachProperty(node, (_record, key, value) => {
+    if (key === 'location' && typeof value === 'number' && value >= 0 && value < best) best = value;
+  });
   return best;
 }
 
 /** Set-operation SelectStmts under `node`, with where their right operand starts. */
 function setOperations(node: unknown): { readonly select: Record<string, unknown>; readonly rightStart: number }[] {
   const found: { select: Record<string, unknown>; rightStart: number }[] = [];
-  const stack: unknown[] = [node];
-  while (stack.length > 0) {
-    const current = stack.pop();
-    if (current === null || typeof current !== 'object') continue;
-    if (Array.isArray(current)) {
-      for (const item of current) stack.push(item);
-      continue;
-    }
-    const record = current as Record<string, unknown>;
-    for (const key in record) {
-      const value = record[key];
-      if (value === null || typeof value !== 'object') continue;
-      // A set operation's operands are SelectStmt bodies themselves (no `SelectStmt` wrapper).
-      if (key === 'SelectStmt' || key === 'larg' || key === 'rarg') {
-        const select = value as Record<string, unknown>;
-        if (select['op'] !== undefined && select['op'] !== 'SETOP_NONE' && select['rarg'] !== undefined) found.push({ select, rightStart: firstLocation(select['rarg']) });
-      }
-      stack.push(value);
-    }
-  }
+  forEachProperty(node, (_record, key, value) => {
+    // A set operation's operands are SelectStmt bodies themselves (no `SelectStmt` wrapper).
+    if ((key !== 'SelectStmt' && key !== 'larg' && key !== 'rarg') || value === null || typeof value !== 'object') return;
+    const select = value as Record<string, unknown>;
+    if (select['op'] !== undefined && select['op'] !== 'SETOP_NONE' && select['rarg'] !== undefined) found.push({ select, rightStart: firstLocation(select['rarg']) });
+  });
   return found;
 }
 

@@ -8,6 +8,7 @@ import { loadModule, parseSync } from 'libpg-query';
 import { SqlError, SqlState } from '../errors.js';
 import type { Node } from './ast.js';
 import { byteToCharacterMap, type RewrittenText } from './text-rewrite.js';
+import { forEachProperty } from './walk.js';
 
 let loaded: Promise<void> | undefined;
 let ready = false;
@@ -56,21 +57,9 @@ export function postgresPosition(text: string, offset: number): number {
  * because a long expression (`1 + 1 + ... + 1`) nests thousands of levels deep.
  */
 export function mapLocations(node: unknown, map: (location: number) => number): void {
-  const stack: unknown[] = [node];
-  while (stack.length > 0) {
-    const current = stack.pop();
-    if (Array.isArray(current)) {
-      for (const item of current) if (item !== null && typeof item === 'object') stack.push(item);
-      continue;
-    }
-    const record = current as Record<string, unknown>;
-    for (const key in record) {
-      const value = record[key];
-      if (typeof value === 'number') {
-        if ((key === 'location' || key === 'name_location') && value >= 0) record[key] = map(value);
-      } else if (value !== null && typeof value === 'object') stack.push(value);
-    }
-  }
+  forEachProperty(node, (record, key, value) => {
+    if (typeof value === 'number' && (key === 'location' || key === 'name_location') && value >= 0) record[key] = map(value);
+  });
 }
 
 /**

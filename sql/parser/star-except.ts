@@ -7,6 +7,7 @@ import type { Node } from './ast.js';
 import { syntaxErrorAt } from './syntax.js';
 import type { TextRewrite } from './text-rewrite.js';
 import { isSymbol, isWord, type Token } from './tokenizer.js';
+import { forEachProperty } from './walk.js';
 
 export interface PendingStarExcept {
   /** Offset of the star's target (the qualifier's first token for `t.*`). */
@@ -52,25 +53,11 @@ export function extractStarExcept(source: string, tokens: readonly Token[], from
 export function attachStarExcept(source: string, tokens: readonly Token[], root: Node, pending: readonly PendingStarExcept[]): void {
   if (pending.length === 0) return;
   const targets = new Map<number, Record<string, unknown>>();
-  const stack: unknown[] = [root];
-  while (stack.length > 0) {
-    const current = stack.pop();
-    if (current === null || typeof current !== 'object') continue;
-    if (Array.isArray(current)) {
-      for (const item of current) stack.push(item);
-      continue;
-    }
-    const record = current as Record<string, unknown>;
-    for (const key in record) {
-      const value = record[key];
-      if (value === null || typeof value !== 'object') continue;
-      if (key === 'ResTarget') {
-        const target = value as Record<string, unknown>;
-        if (typeof target['location'] === 'number') targets.set(target['location'], target);
-      }
-      stack.push(value);
-    }
-  }
+  forEachProperty(root, (_record, key, value) => {
+    if (key !== 'ResTarget' || value === null || typeof value !== 'object') return;
+    const target = value as Record<string, unknown>;
+    if (typeof target['location'] === 'number') targets.set(target['location'], target);
+  });
   for (const { target, names } of pending) {
     const found = targets.get(target);
     if (found === undefined) throw syntaxErrorAt(source, tokens, tokens.findIndex((token) => token.start === target));

@@ -10,6 +10,7 @@ import { parseExpressionRange } from './expression.js';
 import { syntaxErrorAt } from './syntax.js';
 import type { TextRewrite } from './text-rewrite.js';
 import { isSymbol, isWord, type Token } from './tokenizer.js';
+import { forEachProperty } from './walk.js';
 
 /** Words that end the expression of a FOR SYSTEM_TIME clause at parenthesis depth 0. */
 const endWords = new Set([
@@ -89,21 +90,9 @@ export function extractSystemTimeClauses(
 
 /** Collects every `{ RangeVar: ... }` node (table references) under `node`, iteratively (deep trees). */
 function collectRangeVars(node: unknown, found: Record<string, unknown>[]): void {
-  const stack: unknown[] = [node];
-  while (stack.length > 0) {
-    const current = stack.pop();
-    if (Array.isArray(current)) {
-      for (const item of current) if (item !== null && typeof item === 'object') stack.push(item);
-      continue;
-    }
-    const record = current as Record<string, unknown>;
-    for (const key in record) {
-      const value = record[key];
-      if (value === null || typeof value !== 'object') continue;
-      if (key === 'RangeVar') found.push(value as Record<string, unknown>);
-      stack.push(value);
-    }
-  }
+  forEachProperty(node, (_record, key, value) => {
+    if (key === 'RangeVar' && value !== null && typeof value === 'object') found.push(value as Record<string, unknown>);
+  });
 }
 
 /**

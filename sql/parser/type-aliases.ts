@@ -6,6 +6,7 @@
 
 import type { Node } from './ast.js';
 import { isWord, type Token } from './tokenizer.js';
+import { forEachProperty } from './walk.js';
 
 /** True when the statement's tokens hold a `double` not followed by `precision` (the cheap test first). */
 export function mentionsDoubleType(tokens: readonly Token[], first: number, end: number): boolean {
@@ -17,23 +18,11 @@ export function mentionsDoubleType(tokens: readonly Token[], first: number, end:
 
 /** Rewrites every TypeName `double` under `root` to pg_catalog.float8, in place. */
 export function normalizeDoubleType(root: Node): void {
-  const stack: unknown[] = [root];
-  while (stack.length > 0) {
-    const current = stack.pop();
-    if (Array.isArray(current)) {
-      for (const item of current) if (item !== null && typeof item === 'object') stack.push(item);
-      continue;
+  forEachProperty(root, (record, key, value) => {
+    if (key !== 'names' || !('typemod' in record) || !Array.isArray(value)) return;
+    const names = value as { String?: { sval?: string } }[];
+    if (names.length === 1 && names[0]?.String?.sval === 'double' && record['typmods'] === undefined) {
+      record['names'] = [{ String: { sval: 'pg_catalog' } }, { String: { sval: 'float8' } }];
     }
-    const record = current as Record<string, unknown>;
-    if ('typemod' in record && Array.isArray(record['names'])) {
-      const names = record['names'] as { String?: { sval?: string } }[];
-      if (names.length === 1 && names[0]?.String?.sval === 'double' && record['typmods'] === undefined) {
-        record['names'] = [{ String: { sval: 'pg_catalog' } }, { String: { sval: 'float8' } }];
-      }
-    }
-    for (const key in record) {
-      const value = record[key];
-      if (value !== null && typeof value === 'object') stack.push(value);
-    }
-  }
+  });
 }
