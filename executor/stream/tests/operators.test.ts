@@ -8,12 +8,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { initParser, parse } from '../../../sql/parser/index.js';
 import { type as scalar } from '../../../sql/types.js';
 import type { RelationDef } from '../../../sql/catalog.js';
-import type { Row } from '../../../sql/value.js';
 import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
 import { planStream } from '../../../planner/stream/index.js';
 import type { CatalogReader } from '../../../planner/catalog-reader.js';
 import { StreamManager } from '../stream-manager.js';
-import { formatChanges, type ChangeBatch } from '../change-batch.js';
+import { changes, output } from './fixture-lines.js';
 import type { Dataflow } from '../dataflow.js';
 
 const int4 = scalar('int4');
@@ -33,23 +32,6 @@ function dataflow(sql: string): Dataflow {
   const flow = new StreamManager(createMemoryStateStore()).build(900, planned.stream);
   flow.initialize();
   return flow;
-}
-
-/** `+ 1 2 3` lines to a batch of full table rows. */
-function changes(...lines: string[]): ChangeBatch {
-  const rows: Row[] = [];
-  const signs: number[] = [];
-  for (const line of lines) {
-    const [sign, ...values] = line.trim().split(/\s+/);
-    rows.push(values.map((value) => (value === 'NULL' ? null : Number(value))));
-    signs.push(sign === '+' ? 1 : -1);
-  }
-  return { rows, signs };
-}
-
-/** The view's output without its duplicate-number column, as sorted fixture lines. */
-function output(batch: ChangeBatch): string[] {
-  return formatChanges({ rows: batch.rows.map((row) => row.slice(0, -1)), signs: batch.signs }).sort();
 }
 
 beforeAll(async () => {
