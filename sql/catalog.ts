@@ -45,6 +45,12 @@ export interface RelationDef {
    * streaming plan version it was created with (planner/stream STREAM_PLAN_VERSION).
    */
   readonly stream?: { readonly stateTableIds: readonly number[]; readonly searchPath: readonly string[]; readonly planVersion?: number };
+  /**
+   * A source that stores no rows (executor/source/source-replay.ts): its state table holds only its
+   * committed position per split, and every read (SELECT, a view's backfill, AS OF) replays the
+   * events below that position. Set at CREATE for deterministic generator sources.
+   */
+  readonly replayed?: boolean;
   /** Time-travel retention in milliseconds; undefined means the server default. */
   readonly retentionMs?: number;
   /** `WATERMARK FOR col AS col - interval 'delay'` (tables, sources): the column index and the delay as interval text. */
