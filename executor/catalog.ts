@@ -1,5 +1,5 @@
-// The durable catalog: schemas and relations (tables, views, materialized views, sources, sinks,
-// indexes, and the built-in system relations), their ids, and the dependencies between them. It
+// The durable catalog: schemas, relations (tables, views, materialized views, sources, sinks,
+// indexes, and the built-in system relations) and SQL functions, their ids, and the dependencies between them. It
 // implements the planner's CatalogReader.
 //
 // The catalog's state is an immutable snapshot. A DDL statement builds the next snapshot with a
@@ -8,7 +8,7 @@
 // in-memory catalog switch to the new snapshot. So a failed DDL changes nothing, and a restart
 // reads back exactly the committed catalog.
 
-import type { RelationDef, SchemaDef } from '../sql/catalog.js';
+import type { FunctionDef, RelationDef, SchemaDef } from '../sql/catalog.js';
 import type { CatalogReader } from '../planner/catalog-reader.js';
 import type { StateStore } from '../storage/state-table.js';
 import { SqlError, SqlState } from '../sql/errors.js';
@@ -33,6 +33,8 @@ interface SerializedCatalog {
   readonly nextId: number;
   readonly schemas: readonly SchemaDef[];
   readonly relations: readonly RelationDef[];
+  /** SQL functions (absent in catalogs written before they existed). */
+  readonly functions?: readonly FunctionDef[];
 }
 
 /** One immutable state of the catalog. */
@@ -44,9 +46,32 @@ export class CatalogSnapshot {
   private readonly relationsByName: ReadonlyMap<string, number>;
   /** Relation id to the ids of relations that depend on it. */
   private readonly dependentsById: ReadonlyMap<number, readonly number[]>;
+  private readonly functionsById: ReadonlyMap<number, FunctionDef>;
+  /** `schema\0name` to the overloads of that name. */
+  private readonly functionsByName: ReadonlyMap<string, readonly FunctionDef[]>;
+  /** Function id to the functions whose (`RETURN` form) body calls it. */
+  private readonly functionDependentsById: ReadonlyMap<number, readonly FunctionDef[]>;
 
-  constructor(nextId: number, schemas: Iterable<SchemaDef>, relations: Iterable<RelationDef>) {
+  constructor(nextId: number, schemas: Iterable<SchemaDef>, relations: Iterable<RelationDef>, functions: Iterable<FunctionDef> = []) {
     this.nextId = nextId;
+    const functionsById = new Map<number, FunctionDef>();
+    const functionsByName = new Map<string, FunctionDef[]>();
+    const functionDependentsById = new Map<number, FunctionDef[]>();
+    for (const fn of functions) {
+      functionsById.set(fn.id, fn);
+      const key = `${fn.schema}\0${fn.name}`;
+      let overloads = functionsByName.get(key);
+      if (overloads === undefined) functionsByName.set(key, (overloads = []));
+      overloads.push(fn);
+      for (const dependency of new Set(fn.dependsOn)) {
+        let list = functionDependentsById.get(dependency);
+        if (list === undefined) functionDependentsById.set(dependency, (list = []));
+        list.push(fn);
+      }
+    }
+    this.functionsById = functionsById;
+    this.functionsByName = functionsByName;
+    this.functionDependentsById = functionDependentsById;
     const schemasByName = new Map<string, SchemaDef>();
     for (const schema of schemas) schemasByName.set(schema.name, schema);
     const relationsById = new Map<number, RelationDef>();
@@ -105,6 +130,28 @@ export class CatalogSnapshot {
     return ids.map((dependent) => this.relationsById.get(dependent)!);
   }
 
+  functionById(id: number): FunctionDef | undefined {
+    return this.functionsById.get(id);
+  }
+
+  functions(): FunctionDef[] {
+    return [...this.functionsById.values()];
+  }
+
+  /** The overloads named `name` in `schema`, or in every schema of the search path (nearest first). */
+  resolveFunctions(schema: string | undefined, name: string, searchPath: readonly string[]): readonly FunctionDef[] {
+    if (this.functionsById.size === 0) return [];
+    if (schema !== undefined) return this.functionsByName.get(`${schema}\0${name}`) ?? [];
+    const found: FunctionDef[] = [];
+    for (const candidate of this.effectiveSearchPath(searchPath)) found.push(...(this.functionsByName.get(`${candidate}\0${name}`) ?? []));
+    return found;
+  }
+
+  /** Functions whose body calls function `id`. */
+  functionDependents(id: number): readonly FunctionDef[] {
+    return this.functionDependentsById.get(id) ?? [];
+  }
+
   /** The effective search path: pg_catalog first unless listed, then the listed schemas that exist. */
   effectiveSearchPath(searchPath: readonly string[]): string[] {
     const path = searchPath.includes('pg_catalog') ? [] : ['pg_catalog'];
@@ -128,6 +175,7 @@ export class CatalogSnapshot {
       nextId: this.nextId,
       schemas: this.schemas(),
       relations: this.relations().filter((relation) => relation.kind !== 'system'),
+      ...(this.functionsById.size === 0 ? {} : { functions: this.functions() }),
     };
     return new TextEncoder().encode(JSON.stringify(value));
   }
@@ -141,11 +189,13 @@ export class CatalogDraft {
   private nextId: number;
   private readonly schemas: Map<string, SchemaDef>;
   private readonly relations: Map<number, RelationDef>;
+  private readonly functions: Map<number, FunctionDef>;
 
   constructor(base: CatalogSnapshot) {
     this.nextId = base.nextId;
     this.schemas = new Map(base.schemas().map((schema) => [schema.name, schema]));
     this.relations = new Map(base.relations().map((relation) => [relation.id, relation]));
+    this.functions = new Map(base.functions().map((fn) => [fn.id, fn]));
   }
 
   allocateId(): number {
@@ -170,8 +220,18 @@ export class CatalogDraft {
     this.relations.delete(id);
   }
 
+  /** Adds or replaces a SQL function (a replaced one keeps its creation time). */
+  putFunction(fn: FunctionDef): void {
+    const createdAtMillis = fn.createdAtMillis ?? this.functions.get(fn.id)?.createdAtMillis ?? Date.now();
+    this.functions.set(fn.id, { ...fn, createdAtMillis });
+  }
+
+  removeFunction(id: number): void {
+    this.functions.delete(id);
+  }
+
   finish(): CatalogSnapshot {
-    return new CatalogSnapshot(this.nextId, this.schemas.values(), this.relations.values());
+    return new CatalogSnapshot(this.nextId, this.schemas.values(), this.relations.values(), this.functions.values());
   }
 }
 
@@ -189,6 +249,7 @@ export class Catalog implements CatalogReader {
     let nextId = FIRST_USER_ID;
     const schemas = new Map<string, SchemaDef>(BUILTIN_SCHEMAS.map((schema) => [schema.name, schema]));
     const relations: RelationDef[] = [...systemRelations];
+    const functions: FunctionDef[] = [];
     if (stored !== undefined) {
       const value = JSON.parse(new TextDecoder().decode(stored)) as SerializedCatalog;
       if (value.version !== FORMAT_VERSION) {
@@ -198,8 +259,9 @@ export class Catalog implements CatalogReader {
       for (const name of [...schemas.keys()]) if (!SYSTEM_SCHEMA_NAMES.has(name)) schemas.delete(name);
       for (const schema of value.schemas) schemas.set(schema.name, schema);
       relations.push(...value.relations);
+      functions.push(...(value.functions ?? []));
     }
-    return new Catalog(new CatalogSnapshot(nextId, schemas.values(), relations));
+    return new Catalog(new CatalogSnapshot(nextId, schemas.values(), relations, functions));
   }
 
   get snapshot(): CatalogSnapshot {
@@ -233,5 +295,9 @@ export class Catalog implements CatalogReader {
 
   indexesOf(relationId: number): RelationDef[] {
     return this.current.indexesOf(relationId);
+  }
+
+  resolveFunctions(schema: string | undefined, name: string, searchPath: readonly string[]): readonly FunctionDef[] {
+    return this.current.resolveFunctions(schema, name, searchPath);
   }
 }

@@ -14,6 +14,7 @@
 import type { CreateTableAsStmt, Node } from '@pgsql/types';
 import type { OxbowCreateSink, OxbowDescribe, OxbowExplainAnalyzeView, OxbowShowCreate, OxbowShowObjects, ParsedStatement } from '../sql/parser/ast.js';
 import { parse } from '../sql/parser/index.js';
+import { insertValuesShape, type InsertValuesShape, type ShapeLiteral } from '../sql/parser/insert-values-shape.js';
 import { SqlError, SqlState, toSqlError } from '../sql/errors.js';
 import type { EvalContext } from '../sql/functions.js';
 import { type } from '../sql/types.js';
@@ -57,6 +58,7 @@ import type { SystemContext } from './system/system-context.js';
 import { settingStatement, showColumns, type SettingOutcome } from './settings-statements.js';
 import type { SessionActivity } from './metrics/engine-metrics.js';
 import { explainAnalyzedDataflow, explainAnalyzedPlan, profilePlan } from './metrics/explain-analyze.js';
+import { InsertShapeCache, literalParameters, type CachedShape } from './insert-shape-cache.js';
 
 type Utility =
   | { readonly kind: 'planned' }
@@ -76,7 +78,15 @@ interface OxbowPrepared extends PreparedStatement {
   readonly declaredParameterTypes: readonly (DataType | undefined)[];
   /** The plan and the catalog it was made against (re-planned when the catalog changes). */
   plan?: { readonly planned: PlannedStatement; readonly catalog: CatalogSnapshot };
+  /**
+   * An INSERT ... VALUES prepared from its cached shape (insert-shape-cache.ts): `parsed` is the
+   * parameterized statement, the parameters are these literals (not the execute options').
+   */
+  readonly shape?: { readonly cached: CachedShape; readonly literals: readonly ShapeLiteral[] };
 }
+
+/** Returned by a cached-shape INSERT whose execution failed before its commit: run it the ordinary way. */
+const ORDINARY_PATH = Symbol('ordinary path');
 
 const QUERY_PLAN_COLUMNS: readonly ColumnDescription[] = [{ name: 'QUERY PLAN', type: type('text'), tableOid: 0, columnNumber: 0 }];
 
@@ -158,6 +168,8 @@ export class EngineSession implements Session {
   private lastQuery = '';
   private queryStartMillis: number | null = null;
   private stateChangeMillis = Date.now();
+  /** Plans of INSERT ... VALUES statements by shape (texts that differ only in literals). */
+  private readonly insertShapes = new InsertShapeCache();
 
   constructor(
     private readonly core: EngineCore,
@@ -243,7 +255,47 @@ export class EngineSession implements Session {
   // ---- prepare ---------------------------------------------------------------------------
 
   prepareMany(sql: string): PreparedStatement[] {
+    const shape = insertValuesShape(sql);
+    if (shape !== undefined) {
+      const prepared = this.shapePrepared(sql, shape);
+      if (prepared !== undefined) return [prepared];
+    }
     return parse(sql).map((statement) => this.prepared(sql, statement, [], false));
+  }
+
+  /**
+   * A one-statement INSERT ... VALUES of literals, prepared from its cached shape (parsed once per
+   * shape); undefined when the parameterized text does not parse (the ordinary path then reports
+   * what the statement's own text gets).
+   */
+  private shapePrepared(sql: string, shape: InsertValuesShape): OxbowPrepared | undefined {
+    let cached = this.insertShapes.get(shape.key);
+    if (cached === undefined) {
+      let statements: ParsedStatement[];
+      try {
+        statements = parse(shape.parameterizedText);
+      } catch {
+        return undefined;
+      }
+      if (statements.length !== 1 || nodeKind(statements[0]!) !== 'InsertStmt') return undefined;
+      cached = this.insertShapes.add(shape.key, statements[0]!, shape.literals);
+    }
+    const text = sql.trim().replace(/;$/, '').trimEnd();
+    return {
+      sql,
+      parsed: { node: cached.parsed.node, text, location: sql.indexOf(text) },
+      utility: { kind: 'planned' },
+      declaredParameterTypes: cached.declaredParameterTypes,
+      parameterTypes: [],
+      columns: null,
+      shape: { cached, literals: shape.literals },
+    };
+  }
+
+  /** The statement prepared the ordinary way (its own text parsed and planned). */
+  private ordinaryPrepared(statement: OxbowPrepared): OxbowPrepared {
+    const [parsed] = parse(statement.sql);
+    return this.prepared(statement.sql, parsed!, [], false);
   }
 
   prepare(sql: string, parameterTypes: readonly (DataType | undefined)[]): PreparedStatement {
@@ -509,14 +561,59 @@ export class EngineSession implements Session {
   }
 
   private async executePlannedStatement(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
+    if (statement.shape !== undefined) return this.executeShape(statement, options, signal);
     const planned = this.currentPlan(statement);
     if (planned.analyze !== undefined) return this.explainAnalyzeQuery(planned, options, signal);
+    return (await this.runPlanned(planned, options.parameters, signal, false)) as ExecuteResult;
+  }
+
+  /**
+   * An INSERT ... VALUES from its cached shape: the cached plan run with the statement's literals.
+   * Whatever fails before the commit (a literal its column refuses, a plan error, a constraint)
+   * sends the statement through the ordinary path, whose answer (error text, SQLSTATE, position)
+   * is the one a client gets; nothing was written (the epoch was aborted).
+   */
+  private async executeShape(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
+    const shape = statement.shape!;
+    let planned: PlannedStatement;
+    let parameters: Value[] | undefined;
+    try {
+      planned = this.shapePlan(shape.cached);
+      parameters = planned.kind === 'insert' && planned.columns === null ? literalParameters(shape.literals, planned.parameterTypes, this.evalContext()) : undefined;
+    } catch {
+      parameters = undefined;
+    }
+    if (parameters !== undefined) {
+      const result = await this.runPlanned(planned!, parameters, signal, true);
+      if (result !== ORDINARY_PATH) return result;
+    }
+    return this.executePlannedStatement(this.ordinaryPrepared(statement), options, signal);
+  }
+
+  /** A cached shape's plan against the current catalog and search path. */
+  private shapePlan(cached: CachedShape): PlannedStatement {
+    const catalog = this.core.catalog.snapshot;
+    const searchPath = this.searchPath();
+    const searchPathKey = searchPath.join('\0');
+    if (cached.plan === undefined || cached.plan.catalog !== catalog || cached.plan.searchPath !== searchPathKey) {
+      const planned = planStatement(expandViews(cached.parsed, this.core.catalog, searchPath), this.plannerContext(cached.declaredParameterTypes));
+      cached.plan = { planned, catalog, searchPath: searchPathKey };
+    }
+    return cached.plan.planned;
+  }
+
+  /**
+   * Runs a plan; a writing one inside the write lock, committed and durable before it returns.
+   * With `orOrdinaryPath`, a failure before the commit (other than a cancel or timeout) returns
+   * ORDINARY_PATH instead of throwing.
+   */
+  private async runPlanned(planned: PlannedStatement, parameters: readonly Value[], signal: AbortSignal, orOrdinaryPath: boolean): Promise<ExecuteResult | typeof ORDINARY_PATH> {
     const writes = planned.kind === 'insert' || planned.kind === 'update' || planned.kind === 'delete';
     const run = async () => {
       const tables = this.tableAccess();
       const result = await executePlanned(planned, {
         tables,
-        parameters: options.parameters,
+        parameters,
         evalContext: this.evalContext(),
         signal,
       });
@@ -525,17 +622,26 @@ export class EngineSession implements Session {
     };
     let result;
     if (writes) {
-      result = await this.core.writeLock.run(async () => {
+      const outcome = await this.core.writeLock.run(async () => {
+        let ran;
         try {
-          const outcome = await run();
+          ran = await run();
           signal.throwIfAborted();
+        } catch (error) {
+          this.core.store.abort();
+          if (orOrdinaryPath && !signal.aborted) return ORDINARY_PATH;
+          throw error;
+        }
+        try {
           await this.core.commitDurable();
-          return outcome;
         } catch (error) {
           this.core.store.abort();
           throw error;
         }
+        return ran;
       });
+      if (outcome === ORDINARY_PATH) return ORDINARY_PATH;
+      result = outcome;
       this.noteWrite();
     } else {
       result = await run();
@@ -567,6 +673,7 @@ export class EngineSession implements Session {
       statementText: statement.sql.slice(statement.parsed.location, statement.parsed.location + statement.parsed.text.length),
       statementLocation: statement.parsed.location,
       describeQuery: (query, text) => this.describeQuery(query, text),
+      planner: this.plannerContext([]),
     };
   }
 

@@ -2,7 +2,7 @@
 // Owned by the planner (its consumer); the executor's catalog implements it, and tests may use
 // a small in-memory one.
 
-import type { RelationDef, SchemaDef } from '../sql/catalog.js';
+import type { FunctionDef, RelationDef, SchemaDef } from '../sql/catalog.js';
 
 export interface CatalogReader {
   /**
@@ -14,4 +14,9 @@ export interface CatalogReader {
   schema(name: string): SchemaDef | undefined;
   /** Secondary indexes (CREATE INDEX, not the primary key's) on a relation: rules/index-lookup.ts. */
   indexesOf?(relationId: number): readonly RelationDef[];
+  /**
+   * SQL functions named `name` in `schema`, or in the search path's schemas (nearest first):
+   * binder/sql-function.ts inlines their calls. Absent: no SQL functions.
+   */
+  resolveFunctions?(schema: string | undefined, name: string, searchPath: readonly string[]): readonly FunctionDef[];
 }

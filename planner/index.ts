@@ -6,12 +6,14 @@
 
 import type { DataType } from '../sql/types.js';
 import type { EvalContext, Resolved } from '../sql/functions.js';
-import type { RelationDef } from '../sql/catalog.js';
+import type { FunctionDef, RelationDef } from '../sql/catalog.js';
 import type { ParsedStatement } from '../sql/parser/ast.js';
 import type { CatalogReader } from './catalog-reader.js';
 import type { Plan } from './plan.js';
 import { planStatementStages } from './stages.js';
 import { SqlError, SqlState } from '../sql/errors.js';
+import { BinderContext } from './binder/context.js';
+import { bindFunctionBody } from './binder/sql-function.js';
 
 export type { Plan, OutputColumn } from './plan.js';
 export type { Expression } from './expression.js';
@@ -70,4 +72,14 @@ export function planStatement(statement: ParsedStatement, context: PlannerContex
     }
     throw error;
   }
+}
+
+/**
+ * Checks a SQL function's body as CREATE FUNCTION does (PostgreSQL's check_function_bodies): it
+ * binds over arguments of the declared types and fits the return type. `context.catalog` should
+ * hold the function itself, so a body that reaches it is refused as recursive. Error positions
+ * are 1-based in the body text.
+ */
+export function validateSqlFunction(fn: FunctionDef, context: PlannerContext): void {
+  bindFunctionBody(new BinderContext(context), fn, fn.argumentTypes.map((type) => ({ kind: 'Literal', value: null, type })));
 }

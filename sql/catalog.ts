@@ -36,7 +36,7 @@ export interface RelationDef {
   readonly encode?: string;
   /** For connector relations: Kafka metadata columns (`INCLUDE partition|offset|timestamp|key`) and the column each fills. */
   readonly include?: readonly { readonly what: string; readonly column: string }[];
-  /** Ids of the relations this one reads (views, indexes, sinks). */
+  /** Ids of the relations this one reads (views, indexes, sinks), and of the SQL functions a view calls. */
   readonly dependsOn: readonly number[];
   /**
    * For materialized views: the ids of the dataflow's state tables (in the order the
@@ -79,4 +79,30 @@ export interface SchemaDef {
   readonly id: number;
   readonly name: string;
   readonly comment?: string;
+}
+
+/**
+ * A SQL-language scalar function (`CREATE FUNCTION ... LANGUAGE SQL`). Calls are inlined at bind
+ * time (planner/binder/sql-function.ts): the body is one expression over the arguments.
+ */
+export interface FunctionDef {
+  /** From the relations' id space (never reused); pg_proc's oid. */
+  readonly id: number;
+  readonly schema: string;
+  readonly name: string;
+  /** Argument names ('' when unnamed; `$n` always works). */
+  readonly argumentNames: readonly string[];
+  readonly argumentTypes: readonly DataType[];
+  /** Without a typmod, as PostgreSQL keeps function result types. */
+  readonly returnType: DataType;
+  readonly volatility: 'immutable' | 'stable' | 'volatile';
+  /** STRICT / RETURNS NULL ON NULL INPUT: NULL when any argument is NULL. */
+  readonly strict: boolean;
+  /** The body as a query text: `SELECT expr` (the `AS $$...$$` text, or `SELECT` + a `RETURN` form's expression). */
+  readonly body: string;
+  /** pg_proc.prosrc: the `AS` string ('' for the SQL-standard `RETURN` form, as PostgreSQL shows it). */
+  readonly source: string;
+  /** Ids of the functions the body calls (the `RETURN` form only, as in PostgreSQL). */
+  readonly dependsOn: readonly number[];
+  readonly createdAtMillis?: number;
 }

@@ -78,6 +78,7 @@ export const SqlState = {
   undefinedFunction: '42883',
   undefinedTable: '42P01',
   undefinedParameter: '42P02',
+  invalidFunctionDefinition: '42P13',
   undefinedObject: '42704',
   duplicateColumn: '42701',
   duplicateDatabase: '42P04',

@@ -44,6 +44,11 @@ function reachable(from: DataType, to: DataType): boolean {
   return canCastImplicitly(from, to);
 }
 
+/** Resolution among given candidates (SQL functions of the catalog; planner/binder/sql-function.ts). */
+export function selectFunction(candidates: readonly ScalarFunction[], argumentTypes: readonly DataType[]): Resolved | undefined {
+  return select(candidates, argumentTypes);
+}
+
 function select(candidates: readonly ScalarFunction[] | undefined, argumentTypes: readonly DataType[]): Resolved | undefined {
   if (candidates === undefined) return undefined;
   interface Candidate {

@@ -6,6 +6,7 @@
 
 import type { CreateSchemaStmt, IndexElem, IndexStmt, Node, ViewStmt } from '@pgsql/types';
 import type { ColumnDef } from '../../sql/catalog.js';
+import { referencedFunctionIds } from './function.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { type DdlContext, type DdlOutcome, kindWord, positionOf, unchanged } from './ddl-context.js';
 import { draftOf, freeRelationName } from './create-table.js';
@@ -56,6 +57,8 @@ export function referencedRelationIds(query: Node, context: DdlContext): number[
     for (const child of Object.values(record)) visit(child);
   };
   visit(query);
+  // SQL functions the query calls: DROP FUNCTION without CASCADE is refused while it does.
+  for (const id of referencedFunctionIds(query, context.catalog, context.searchPath)) ids.add(id);
   return [...ids];
 }
 

@@ -8,6 +8,7 @@ import type { Notice } from '../engine.js';
 import type { CatalogSnapshot } from '../catalog.js';
 import type { ColumnDescription } from '../engine.js';
 import type { Node } from '@pgsql/types';
+import type { PlannerContext } from '../../planner/index.js';
 
 export interface DdlContext {
   readonly catalog: CatalogSnapshot;
@@ -17,6 +18,8 @@ export interface DdlContext {
   readonly statementLocation: number;
   /** Result columns of a query (a view's definition), via the planner. */
   describeQuery(query: Node, queryText: string): readonly ColumnDescription[];
+  /** The session's planner context (CREATE FUNCTION checks the body with it); absent in some tests. */
+  readonly planner?: PlannerContext;
 }
 
 export interface DdlOutcome {

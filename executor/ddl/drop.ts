@@ -11,6 +11,7 @@ import type { Notice } from '../engine.js';
 import { type DdlContext, type DdlOutcome, kindWord } from './ddl-context.js';
 import { draftOf } from './create-table.js';
 import { nameList, stringValue } from './sql-text.js';
+import { formatTypeName } from '../type-names.js';
 
 type DropKind = 'table' | 'view' | 'materialized_view' | 'index' | 'sink' | 'source';
 
@@ -42,6 +43,10 @@ const dropHints: Readonly<Record<string, string>> = {
 };
 
 /** "view v" or "view s.v": qualified when the name is not visible through the search path. */
+export function describeRelation(relation: RelationDef, context: DdlContext): string {
+  return describe(relation, context);
+}
+
 function describe(relation: RelationDef, context: DdlContext): string {
   const visible = context.catalog.resolveRelation(undefined, relation.name, context.searchPath)?.id === relation.id;
   return `${kindWord(relation.kind)} ${visible ? relation.name : `${relation.schema}.${relation.name}`}`;
@@ -53,7 +58,7 @@ function isOwnIndex(relation: RelationDef, of: RelationDef): boolean {
 }
 
 /** `view w depends on view v` lines for every transitive dependent of `relation` (indexes aside). */
-function dependencyLines(relation: RelationDef, context: DdlContext): string[] {
+export function dependencyLines(relation: RelationDef, context: DdlContext): string[] {
   const lines: string[] = [];
   const seen = new Set<number>([relation.id]);
   const visit = (target: RelationDef): void => {
@@ -68,7 +73,7 @@ function dependencyLines(relation: RelationDef, context: DdlContext): string[] {
   return lines;
 }
 
-interface DropPlan {
+export interface DropPlan {
   /** Relations to remove, in the order found. */
   readonly relations: Map<number, RelationDef>;
   /** Dependents dropped by CASCADE that PostgreSQL reports (not automatic indexes). */
@@ -76,7 +81,7 @@ interface DropPlan {
 }
 
 /** Adds `relation` and, transitively, what depends on it; throws 2BP01 when RESTRICT forbids it. */
-function collect(relation: RelationDef, cascade: boolean, context: DdlContext, plan: DropPlan, root: string): void {
+export function collect(relation: RelationDef, cascade: boolean, context: DdlContext, plan: DropPlan, root: string): void {
   if (plan.relations.has(relation.id)) return;
   plan.relations.set(relation.id, relation);
   const blockers: RelationDef[] = [];
@@ -153,9 +158,13 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
       }
       const members = context.catalog.relations().filter((relation) => relation.schema === name);
       const direct = members.filter((relation) => relation.kind !== 'index' || relation.indexOn?.primary !== true);
-      if (direct.length > 0 && !cascade) {
+      const functions = context.catalog.functions().filter((fn) => fn.schema === name);
+      if (direct.length + functions.length > 0 && !cascade) {
         throw new SqlError(SqlState.dependentObjectsStillExist, `cannot drop schema ${name} because other objects depend on it`, {
-          detail: direct.map((relation) => `${kindWord(relation.kind)} ${relation.schema}.${relation.name} depends on schema ${name}`).join('\n'),
+          detail: [
+            ...direct.map((relation) => `${kindWord(relation.kind)} ${relation.schema}.${relation.name} depends on schema ${name}`),
+            ...functions.map((fn) => `function ${fn.schema}.${fn.name}(${fn.argumentTypes.map(formatTypeName).join(',')}) depends on schema ${name}`),
+          ].join('\n'),
           hint: 'Use DROP ... CASCADE to drop the dependent objects too.',
         });
       }
@@ -201,15 +210,22 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
   if (plan.relations.size === 0 && droppedSchemas.length === 0) return { catalog: undefined, commandTag: commandTags[kind], notices, droppedTableIds: [] };
   notices.push(...cascadeNotice(plan.reported, context));
   const draft = draftOf(context);
+  for (const relation of plan.relations.values()) draft.removeRelation(relation.id);
+  // A dropped schema's SQL functions go with it (DROP SCHEMA CASCADE).
+  for (const fn of context.catalog.functions()) if (droppedSchemas.includes(fn.schema)) draft.removeFunction(fn.id);
+  for (const schema of droppedSchemas) draft.removeSchema(schema);
+  return { catalog: draft.finish(), commandTag: commandTags[kind], notices, droppedTableIds: droppedStateTables(plan.relations.values()) };
+}
+
+/** The state tables that go with dropped relations. */
+export function droppedStateTables(relations: Iterable<RelationDef>): number[] {
   const droppedTableIds: number[] = [];
-  for (const relation of plan.relations.values()) {
-    draft.removeRelation(relation.id);
+  for (const relation of relations) {
     if (relation.kind === 'table' || relation.kind === 'materialized_view' || relation.kind === 'source' || relation.stream !== undefined) droppedTableIds.push(relation.id);
     // A stored secondary index has its own state table (executor/secondary-index.ts).
     if (relation.kind === 'index' && relation.indexOn?.stored === true) droppedTableIds.push(relation.id);
     // A materialized view's dataflow state goes with it (executor/stream/).
     if (relation.stream !== undefined) droppedTableIds.push(...relation.stream.stateTableIds);
   }
-  for (const schema of droppedSchemas) draft.removeSchema(schema);
-  return { catalog: draft.finish(), commandTag: commandTags[kind], notices, droppedTableIds };
+  return droppedTableIds;
 }

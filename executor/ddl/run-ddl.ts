@@ -1,13 +1,14 @@
 // Dispatch of DDL statements to their handlers (one file per group of statements). The session
 // runs the handler inside the write lock and commits the catalog it returns.
 
-import type { AlterTableStmt, CommentStmt, CreateSchemaStmt, CreateStmt, CreateTableAsStmt, DropStmt, IndexStmt, ViewStmt } from '@pgsql/types';
+import type { AlterTableStmt, CommentStmt, CreateFunctionStmt, CreateSchemaStmt, CreateStmt, CreateTableAsStmt, DropStmt, IndexStmt, ViewStmt } from '@pgsql/types';
 import type { ConnectorSpec, OxbowCreateSink, OxbowCreateSource, ParsedStatement } from '../../sql/parser/ast.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
 import { createTable } from './create-table.js';
 import { createIndex, createSchema, createView } from './create-objects.js';
 import { drop } from './drop.js';
+import { createFunction, dropFunction } from './function.js';
 import { alterTable, commentOn } from './alter-and-comment.js';
 import { createConnectorTable, createSource } from '../source/create-source.js';
 import { createSink } from '../sink/create-sink.js';
@@ -23,6 +24,7 @@ const ddlKinds = new Set([
   'CreateTableAsStmt',
   'OxbowCreateSource',
   'OxbowCreateSink',
+  'CreateFunctionStmt',
 ]);
 
 export function isDdl(kind: string): boolean {
@@ -48,7 +50,10 @@ export function runDdl(statement: ParsedStatement, context: DdlContext): DdlOutc
     case 'IndexStmt':
       return createIndex(body as IndexStmt, context);
     case 'DropStmt':
+      if ((body as DropStmt).removeType === 'OBJECT_FUNCTION') return dropFunction(body as DropStmt, context);
       return drop(body as DropStmt, context);
+    case 'CreateFunctionStmt':
+      return createFunction(body as CreateFunctionStmt, context);
     case 'AlterTableStmt':
       return alterTable(body as AlterTableStmt, context);
     case 'CommentStmt':

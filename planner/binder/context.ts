@@ -30,6 +30,8 @@ export class BinderContext {
   viewDepth = 0;
   /** Ids for WITH RECURSIVE work tables. */
   nextWorkTableId = 1;
+  /** SQL functions whose bodies are being inlined, innermost last (sql-function.ts: recursion). */
+  readonly inlining: number[] = [];
 
   /** Settings for literals converted while planning. */
   readonly evalContext: EvalContext;
@@ -165,6 +167,12 @@ export class BinderContext {
     }
     const cast = this.applyCasts(args, resolved, args.map(() => position));
     return { kind: 'Call', fn: resolved.fn, args: cast, type: resolved.fn.returnType };
+  }
+
+  /** True when a built-in or session function takes these argument types (unknowns also as text). */
+  resolvesBuiltin(name: string, types: readonly DataType[]): boolean {
+    if (this.resolveByTypes(name, types) !== undefined) return true;
+    return types.some((t) => t.name === 'unknown') && this.resolveByTypes(name, types.map((t) => (t.name === 'unknown' ? TEXT : t))) !== undefined;
   }
 
   private resolveByTypes(name: string, types: readonly DataType[]): Resolved | undefined {

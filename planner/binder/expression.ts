@@ -15,6 +15,7 @@ import type { Scope } from './scope.js';
 import { dataTypeOf, displayTypeName } from './type-name.js';
 import { planUsesOuter } from '../walk.js';
 import { isWindowOnly } from './aggregate.js';
+import { inlineFunctionCall } from './sql-function.js';
 
 const BOOL = scalar('bool');
 const UNKNOWN = scalar('unknown');
@@ -285,7 +286,7 @@ export class ExpressionBinder {
       // regtype as in PostgreSQL: the argument type's OID, printed by format_type (no typmod).
       return { kind: 'Literal', value: typeOid(args[0]!.type.name === 'unknown' ? scalar('unknown') : args[0]!.type), type: scalar('regtype') };
     }
-    return this.context.function(name, args, position);
+    return inlineFunctionCall(this.context, parts, args, position) ?? this.context.function(name, args, position);
   }
 
   private subLink(body: SubLink, scope: Scope, collector: CallCollector): Expression {
