@@ -587,6 +587,7 @@ export class EngineSession implements Session {
       const result = await this.runPlanned(planned!, parameters, signal, true);
       if (result !== ORDINARY_PATH) return result;
     }
+    this.insertShapes.counts.ordinary++;
     return this.executePlannedStatement(this.ordinaryPrepared(statement), options, signal);
   }
 
@@ -598,6 +599,7 @@ export class EngineSession implements Session {
     if (cached.plan === undefined || cached.plan.catalog !== catalog || cached.plan.searchPath !== searchPathKey) {
       const planned = planStatement(expandViews(cached.parsed, this.core.catalog, searchPath), this.plannerContext(cached.declaredParameterTypes));
       cached.plan = { planned, catalog, searchPath: searchPathKey };
+      this.insertShapes.counts.planned++;
     }
     return cached.plan.planned;
   }
