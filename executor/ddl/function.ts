@@ -253,6 +253,8 @@ function findFunction(object: ObjectWithArgs, context: DdlContext, missingOk: bo
 
 interface FunctionDropPlan extends DropPlan {
   readonly functions: Map<number, FunctionDef>;
+  /** The functions the statement names: dropping one another is no dependency problem. */
+  readonly targets: Set<number>;
   /** `drop cascades to ...` objects, in the order found. */
   readonly cascaded: string[];
 }
@@ -261,7 +263,7 @@ interface FunctionDropPlan extends DropPlan {
 function collectFunction(fn: FunctionDef, cascade: boolean, context: DdlContext, plan: FunctionDropPlan): void {
   if (plan.functions.has(fn.id)) return;
   plan.functions.set(fn.id, fn);
-  const functions = context.catalog.functionDependents(fn.id).filter((dependent) => !plan.functions.has(dependent.id));
+  const functions = context.catalog.functionDependents(fn.id).filter((dependent) => !plan.functions.has(dependent.id) && !plan.targets.has(dependent.id));
   const relations = context.catalog.dependents(fn.id).filter((dependent) => !plan.relations.has(dependent.id));
   if (functions.length + relations.length === 0) return;
   if (!cascade) {
@@ -301,11 +303,14 @@ function functionDependencyLines(fn: FunctionDef, context: DdlContext): string[]
 export function dropFunction(statement: DropStmt, context: DdlContext): DdlOutcome {
   const cascade = statement.behavior === 'DROP_CASCADE';
   const notices: Notice[] = [];
-  const plan: FunctionDropPlan = { relations: new Map(), reported: [], functions: new Map(), cascaded: [] };
+  const plan: FunctionDropPlan = { relations: new Map(), reported: [], functions: new Map(), targets: new Set(), cascaded: [] };
+  const targets: FunctionDef[] = [];
   for (const object of (statement.objects ?? []) as Node[]) {
     const fn = findFunction((object as { ObjectWithArgs: ObjectWithArgs }).ObjectWithArgs, context, statement.missing_ok === true, notices);
-    if (fn !== undefined) collectFunction(fn, cascade, context, plan);
+    if (fn !== undefined) targets.push(fn);
   }
+  for (const fn of targets) plan.targets.add(fn.id);
+  for (const fn of targets) collectFunction(fn, cascade, context, plan);
   if (plan.functions.size === 0) return { catalog: undefined, commandTag: 'DROP FUNCTION', notices, droppedTableIds: [] };
   if (plan.cascaded.length === 1) notices.push({ severity: 'NOTICE', code: SqlState.successfulCompletion, message: `drop cascades to ${plan.cascaded[0]}` });
   if (plan.cascaded.length > 1) {

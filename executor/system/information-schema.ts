@@ -1,4 +1,4 @@
-// information_schema.tables, columns, schemata and views, the SQL-standard catalog views tools
+// information_schema.tables, columns, schemata, views and routines, the SQL-standard catalog views tools
 // read. Values follow PostgreSQL's (table_type 'BASE TABLE' / 'VIEW', data_type spelled as the
 // standard does, YES/NO flags). Sources show as 'FOREIGN'; materialized views are not listed
 // anywhere here, as in PostgreSQL.
@@ -120,5 +120,24 @@ export const informationSchemaTables: readonly SystemTable[] = [
         .relations()
         .filter((relation) => relation.kind === 'view')
         .map((relation) => [context.database, relation.schema, relation.name, relation.definition ?? null, 'NONE', 'NO', 'NO', 'NO', 'NO', 'NO']),
+  ),
+  is(
+    13104,
+    'routines',
+    // PostgreSQL's columns up to is_implicitly_invocable; its later (result cast, UDT) columns are left out.
+    [
+      'specific_catalog:name', 'specific_schema:name', 'specific_name:name', 'routine_catalog:name', 'routine_schema:name', 'routine_name:name', 'routine_type:text',
+      'data_type:text', 'type_udt_catalog:name', 'type_udt_schema:name', 'type_udt_name:name', 'routine_body:text', 'routine_definition:text', 'external_name:text',
+      'external_language:text', 'parameter_style:text', 'is_deterministic:text', 'sql_data_access:text', 'is_null_call:text', 'schema_level_routine:text',
+      'security_type:text', 'is_user_defined_cast:text', 'is_implicitly_invocable:text',
+    ],
+    // The catalog's SQL functions (PostgreSQL also lists its built-in functions here).
+    (context) =>
+      context.catalog.functions().map((fn) => [
+        context.database, fn.schema, `${fn.name}_${fn.id}`, context.database, fn.schema, fn.name, 'FUNCTION',
+        standardTypeName(fn.returnType), context.database, 'pg_catalog', udtName(fn.returnType), 'SQL', fn.source, null,
+        'SQL', 'GENERAL', fn.volatility === 'immutable' ? 'YES' : 'NO', 'MODIFIES', fn.strict ? 'YES' : 'NO', 'YES',
+        'INVOKER', null, null,
+      ]),
   ),
 ];

@@ -290,8 +290,19 @@ const pgProc = pg(
     'proargtypes:oid[]', 'proallargtypes:oid[]', 'proargmodes:char[]', 'proargnames:text[]', 'prosrc:text', 'probin:text',
     'proacl:text[]',
   ],
-  () => procRows(),
+  (context) => [...procRows(), ...sqlFunctionProcRows(context)],
 );
+
+/** pg_proc rows of the catalog's SQL functions (prolang 14, sql; prosrc the AS text, '' for a RETURN body). */
+function sqlFunctionProcRows(context: SystemContext): Row[] {
+  return context.catalog.functions().map((fn): Row => [
+    fn.id, fn.name, context.catalog.schema(fn.schema)?.id ?? 0, OWNER_OID, 14, 100, 0,
+    0, 0, 'f', false, false, fn.strict,
+    false, fn.volatility === 'immutable' ? 'i' : fn.volatility === 'stable' ? 's' : 'v', 'u', fn.argumentTypes.length, 0, typeOid(fn.returnType),
+    array(fn.argumentTypes.map(typeOid)), null, null, fn.argumentNames.some((name) => name !== '') ? array([...fn.argumentNames]) : null, fn.source, null,
+    null,
+  ]);
+}
 
 let procRowsCache: Row[] | undefined;
 

@@ -117,7 +117,9 @@ function libraryFunction(id: number): ScalarFunction | undefined {
   return functionsByOid.get(id);
 }
 
-function functionResult(id: number): Value {
+function functionResult(id: number, context: SessionFunctionContext): Value {
+  const sqlFunction = context.systemContext().catalog.functionById(id);
+  if (sqlFunction !== undefined) return formatTypeName(sqlFunction.returnType);
   const fn = libraryFunction(id);
   if (fn === undefined) {
     const session = sessionProcByOid(id);
@@ -126,7 +128,11 @@ function functionResult(id: number): Value {
   return formatTypeName(fn.returnType);
 }
 
-function functionArguments(id: number): Value {
+function functionArguments(id: number, context: SessionFunctionContext, withNames: boolean): Value {
+  const sqlFunction = context.systemContext().catalog.functionById(id);
+  if (sqlFunction !== undefined) {
+    return sqlFunction.argumentTypes.map((type, index) => (withNames && sqlFunction.argumentNames[index] ? `${sqlFunction.argumentNames[index]} ` : '') + formatTypeName(type)).join(', ');
+  }
   const fn = libraryFunction(id);
   if (fn === undefined) {
     const session = sessionProcByOid(id);
@@ -273,9 +279,9 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   pg_relation_is_publishable: [{ arguments: [oid], returns: bool, strict: true, impl: always(false) }],
   pg_get_statisticsobjdef_columns: [{ arguments: [oid], returns: text, strict: true, impl: always(null) }],
   pg_get_partkeydef: [{ arguments: [oid], returns: text, strict: true, impl: always(null) }],
-  pg_get_function_result: [{ arguments: [oid], returns: text, strict: true, impl: ([id]) => functionResult(id as number) }],
-  pg_get_function_arguments: [{ arguments: [oid], returns: text, strict: true, impl: ([id]) => functionArguments(id as number) }],
-  pg_get_function_identity_arguments: [{ arguments: [oid], returns: text, strict: true, impl: ([id]) => functionArguments(id as number) }],
+  pg_get_function_result: [{ arguments: [oid], returns: text, strict: true, impl: ([id], context) => functionResult(id as number, context) }],
+  pg_get_function_arguments: [{ arguments: [oid], returns: text, strict: true, impl: ([id], context) => functionArguments(id as number, context, true) }],
+  pg_get_function_identity_arguments: [{ arguments: [oid], returns: text, strict: true, impl: ([id], context) => functionArguments(id as number, context, true) }],
   pg_get_serial_sequence: [{ arguments: [text, text], returns: text, strict: true, impl: always(null) }],
   pg_tablespace_location: [{ arguments: [oid], returns: text, strict: true, impl: always('') }],
   pg_backend_pid: [{ arguments: [], returns: int4, strict: false, impl: (_args, context) => context.processId }],
