@@ -89,14 +89,14 @@ class RemoteDurableSession implements Session {
 }
 
 /**
- * The engine with checkpoints running beside it: close() stops the checkpoint loop before the
- * store closes; with durability 'remote', sessions wait for the object store after each change.
+ * The engine with checkpoints running beside it: close() stops the writers, then the checkpoint
+ * loop, then the store; with durability 'remote', sessions wait for the object store after each change.
  */
 export class CheckpointedEngine implements Engine {
   private readonly sessions = new WeakMap<Session, RemoteDurableSession>();
 
   constructor(
-    private readonly inner: Engine,
+    private readonly inner: Engine & { stopWriters?(): Promise<void> },
     private readonly store: StateStore,
     private readonly loop: CheckpointLoop,
     private readonly durability: 'local' | 'remote',
@@ -116,7 +116,12 @@ export class CheckpointedEngine implements Engine {
     return inner === undefined ? undefined : (this.sessions.get(inner) ?? inner);
   }
 
+  /**
+   * Stops the writers first (sessions, sources, sinks: OxbowEngine.stopWriters), then the
+   * checkpoint loop (a running checkpoint finishes on a free event loop), then the store.
+   */
   async close(): Promise<void> {
+    await this.inner.stopWriters?.();
     await this.onClose();
     await this.inner.close();
   }
