@@ -45,6 +45,8 @@ export interface MvccBackend {
   writeAsync(packed: Buffer): Promise<void>;
   approximateSize(lowerBound: Bytes, upperBound: Bytes): number;
   approximateKeys(lowerBound: Bytes, upperBound: Bytes): number;
+  /** Bytes of the table's values kept outside what approximateSize measures (RocksDB blob files); 0 where there are none. */
+  blobBytes(tableId: number): number;
   /** Versions of the table shadowed by one at or below `epoch` may now be garbage-collected. */
   setRetentionWatermark(tableId: number, epoch: Epoch): void;
   close(): Promise<void>;

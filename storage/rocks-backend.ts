@@ -115,6 +115,10 @@ export class RocksBackend implements MvccBackend {
     return this.database.approximateSize(lowerBound, upperBound);
   }
 
+  blobBytes(tableId: number): number {
+    return this.database.blobBytes(tableId);
+  }
+
   approximateKeys(lowerBound: Bytes, upperBound: Bytes): number {
     // RocksDB estimates keys only for the whole database; share it out by the range's bytes.
     const totalKeys = Number(this.database.getProperty('rocksdb.estimate-num-keys') ?? '0');

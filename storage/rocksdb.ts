@@ -109,6 +109,7 @@ interface NativeDatabase {
   statistics(): { tickers: Record<string, number>; text: string } | undefined;
   liveFiles(): LiveFile[];
   approximateSize(start: Bytes, end: Bytes): number;
+  blobBytes(tableId: number): number;
   setRetentionWatermark(tableId: number, epoch: bigint): void;
   flush(): Promise<void>;
   compactRange(start?: Bytes, end?: Bytes): Promise<void>;
@@ -392,6 +393,19 @@ export class RocksDatabase {
   approximateSize(start: Bytes, end: Bytes): number {
     try {
       return this.native.approximateSize(start, end);
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  /**
+   * The bytes a table's live SST files reference in blob files (values of 256 bytes or more), which
+   * approximateSize does not see: summed from each file's blob references as it was written
+   * (native blob-bytes-collector.h); 0 for values still in memtables (approximateSize counts those).
+   */
+  blobBytes(tableId: number): number {
+    try {
+      return this.native.blobBytes(tableId);
     } catch (error) {
       throw toRocksDbError(error);
     }

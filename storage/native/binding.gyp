@@ -9,7 +9,8 @@
         "src/status-error.cc",
         "src/version-gc-filter.cc",
         "src/epoch-prefix-transform.cc",
-        "src/options.cc"
+        "src/options.cc",
+        "src/blob-bytes-collector.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "libraries": ["-lrocksdb"],

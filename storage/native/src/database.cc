@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 
+#include "blob-bytes-collector.h"
 #include "epoch-prefix-transform.h"
 #include "iterator.h"
 #include "options.h"
@@ -166,6 +167,7 @@ Napi::Function Database::Define(Napi::Env env) {
                          InstanceMethod("statistics", &Database::Statistics),
                          InstanceMethod("liveFiles", &Database::LiveFiles),
                          InstanceMethod("approximateSize", &Database::ApproximateSize),
+                         InstanceMethod("blobBytes", &Database::BlobBytes),
                          InstanceMethod("setRetentionWatermark", &Database::SetRetentionWatermark),
                          InstanceMethod("flush", &Database::Flush),
                          InstanceMethod("compactRange", &Database::CompactRange),
@@ -203,6 +205,7 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
   fileGeneration_ = std::make_shared<std::atomic<uint64_t>>(0);
   dbOptions.listeners.push_back(std::make_shared<FileGenerationListener>(fileGeneration_));
   dbOptions.compaction_filter_factory = std::make_shared<VersionGcFilterFactory>(watermarks_);
+  dbOptions.table_properties_collector_factories.push_back(std::make_shared<BlobBytesCollectorFactory>());
 
   ApplyStorageLayout(env, options, dbOptions);
 
@@ -502,6 +505,24 @@ Napi::Value Database::ApproximateSize(const Napi::CallbackInfo& info) {
   uint64_t size = 0;
   ThrowIfError(env, db->GetApproximateSizes(options, db->DefaultColumnFamily(), &range, 1, &size), "approximateSize");
   return Napi::Number::New(env, static_cast<double>(size));
+}
+
+// blobBytes(tableId): the bytes the table's live SST files reference in blob files
+// (blob-bytes-collector.h); the sums are recomputed only after a flush or compaction.
+Napi::Value Database::BlobBytes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  rocksdb::DB* db = OpenDb(env);
+  const uint32_t tableId = info[0].As<Napi::Number>().Uint32Value();
+  const uint64_t generation = fileGeneration_->load();
+  if (!blobBytesCached_ || generation != blobBytesGeneration_) {
+    rocksdb::TablePropertiesCollection files;
+    ThrowIfError(env, db->GetPropertiesOfAllTables(&files), "blobBytes");
+    blobBytes_ = SumBlobBytes(files);
+    blobBytesGeneration_ = generation;
+    blobBytesCached_ = true;
+  }
+  const auto found = blobBytes_.find(tableId);
+  return Napi::Number::New(env, found == blobBytes_.end() ? 0 : static_cast<double>(found->second));
 }
 
 // setRetentionWatermark(tableId, epoch: bigint): versions of the table shadowed by a version at
