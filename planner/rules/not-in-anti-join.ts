@@ -17,12 +17,22 @@
 // The constant sides are projected columns, so every condition is an equality of one column (or
 // expression) of each side: hashable (physical.ts), and incremental in a view. Batch queries keep
 // the executor's hashed NOT IN (one evaluation of S per statement), so this rule is not in RULES.
+//
+// A correlated subquery (`x NOT IN (SELECT y FROM s WHERE s.k = l.k)`, a projection over filters
+// as subquery_decorrelation accepts) is the same with S replaced by S_l, the rows the correlation
+// predicates c(l, s) pick for each l; the three joins carry c in their conditions, keyed by its
+// equalities:
+//
+//   L  ANTI JOIN S                     ON c AND x = y
+//      ANTI JOIN (S WHERE y IS NULL)   ON c
+//      ANTI JOIN S                     ON c AND x IS NULL
 
 import { type as scalar } from '../../sql/types.js';
 import { resolveOperator } from '../../sql/functions.js';
 import { conjuncts, hasOuterReference, type Expression } from '../expression.js';
 import type { OutputColumn, Plan } from '../plan.js';
 import { hasSubquery, transformPlan } from '../walk.js';
+import { bodyOf, toJoinRow } from './subquery-decorrelation.js';
 
 const BOOL = scalar('bool');
 const TRUE: Expression = { kind: 'Literal', value: true, type: BOOL };
@@ -36,9 +46,28 @@ function notInSubquery(conjunct: Expression): SubqueryExpression | undefined {
   if (conjunct.kind === 'Not' && conjunct.arg.kind === 'Subquery' && conjunct.arg.mode === 'any' && conjunct.arg.operator === '=') subquery = conjunct.arg;
   else if (conjunct.kind === 'Subquery' && conjunct.mode === 'all' && conjunct.operator === '<>') subquery = conjunct;
   else return undefined;
-  if (subquery.correlated || subquery.test === undefined || subquery.compare === undefined) return undefined;
+  if (subquery.test === undefined || subquery.compare === undefined) return undefined;
   if (hasOuterReference(subquery.test) || hasSubquery(subquery.test)) return undefined;
   return subquery;
+}
+
+function and(conditions: readonly Expression[]): Expression {
+  return conditions.length === 1 ? conditions[0]! : { kind: 'And', args: conditions, type: BOOL };
+}
+
+/** The correlated form: three anti joins whose conditions carry the correlation; undefined when the subquery's shape does not allow it. */
+function rewriteCorrelated(input: Plan, subquery: SubqueryExpression): Plan | undefined {
+  const body = bodyOf(subquery.plan, false);
+  if (body === undefined) return undefined;
+  const width = input.columns.length;
+  const correlation = body.correlation.map((c) => toJoinRow(c, width));
+  const output = body.outputs[0]!;
+  const y = toJoinRow(output, width);
+  const x = subquery.test!;
+  const match = antiJoin(input, body.inner, and([...correlation, { kind: 'Call', fn: subquery.compare!, args: [x, y], type: BOOL, operator: '=' }]));
+  const nulls: Plan = { kind: 'Filter', input: body.inner, predicate: { kind: 'IsNull', arg: output, negated: false, type: BOOL }, columns: body.inner.columns };
+  const noNull = antiJoin(match, nulls, and(correlation));
+  return antiJoin(noNull, body.inner, and([...correlation, { kind: 'IsNull', arg: x, negated: false, type: BOOL }]));
 }
 
 /** `left = right` of two booleans. */
@@ -94,8 +123,9 @@ export function notInAsAntiJoins(plan: Plan): Plan {
     const remaining: Expression[] = [];
     for (const c of conjuncts(node.predicate)) {
       const subquery = notInSubquery(c);
-      if (subquery === undefined) remaining.push(c);
-      else input = rewrite(input, subquery);
+      const rewritten = subquery === undefined ? undefined : subquery.correlated ? rewriteCorrelated(input, subquery) : rewrite(input, subquery);
+      if (rewritten === undefined) remaining.push(c);
+      else input = rewritten;
     }
     if (input === node.input) return node;
     if (remaining.length === 0) return input;

@@ -5,7 +5,7 @@
 // projection over filters over an uncorrelated plan (no aggregate, limit or set operation in
 // between, which would change the meaning), and the correlation predicates read only the
 // immediately enclosing row. NOT IN is left alone: its NULL semantics are not an anti join's (a
-// materialized view rewrites an uncorrelated one: not-in-anti-join.ts). A LEFT JOIN in the body
+// materialized view rewrites it into three anti joins: not-in-anti-join.ts, which reuses bodyOf). A LEFT JOIN in the body
 // whose right side nothing above reads is its left side (withoutUnreadLeftJoins).
 
 import { type as scalar } from '../../sql/types.js';
@@ -16,7 +16,7 @@ import { hasSubquery, planUsesOuter, transformPlan } from '../walk.js';
 const BOOL = scalar('bool');
 const MAX_DEPTH_CHECKED = 8;
 
-interface Body {
+export interface Body {
   /** The plan under the subquery's projection and correlated filters. */
   readonly inner: Plan;
   /** The subquery's output expressions over `inner`'s columns. */
@@ -58,7 +58,7 @@ function withoutUnreadLeftJoins(plan: Plan, readers: readonly Expression[]): Pla
 }
 
 /** Splits a subquery plan into its body, or undefined when the rule does not apply. */
-function bodyOf(plan: Plan, exists: boolean): Body | undefined {
+export function bodyOf(plan: Plan, exists: boolean): Body | undefined {
   if (plan.kind !== 'Project' || plan.expressions.some(hasOuterReference)) return undefined;
   let current = plan.input;
   const correlation: Expression[] = [];
@@ -80,7 +80,7 @@ function bodyOf(plan: Plan, exists: boolean): Body | undefined {
 }
 
 /** Moves an expression from "subquery over inner, host row as outer" to "join row: host ++ inner". */
-function toJoinRow(e: Expression, hostWidth: number): Expression {
+export function toJoinRow(e: Expression, hostWidth: number): Expression {
   if (e.kind === 'Column') return { ...e, index: e.index + hostWidth };
   if (e.kind === 'OuterColumn') return { kind: 'Column', index: e.index, type: e.type };
   return mapChildren(e, (child) => toJoinRow(child, hostWidth));

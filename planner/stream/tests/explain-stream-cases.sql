@@ -20,3 +20,4 @@ create materialized view last_hour as select kind from events where at > now() -
 create materialized view customer_stats as select customer, count(distinct placed), min(amount), max(amount), avg(amount), bool_or(amount > 10), sum(id) filter (where amount > 5) from orders group by customer;
 create materialized view region_names as select region, string_agg(name, ',' order by name), count(*) from customers group by region;
 create materialized view never_ordered as select id from customers where id not in (select customer from orders where amount > 10);
+create materialized view not_ordered_here as select id from customers c where c.region not in (select o.amount from orders o where o.customer = c.id);
