@@ -13,6 +13,7 @@ import { orderJoins } from './rules/join-ordering.js';
 import { pruneProjections } from './rules/projection-pushdown.js';
 import { chooseIndexLookups } from './rules/index-lookup.js';
 import { notInAsAntiJoins } from './rules/not-in-anti-join.js';
+import { groupingSetsAsUnion } from './rules/grouping-sets-union.js';
 
 export interface Rule {
   readonly name: string;
@@ -31,11 +32,13 @@ export const RULES: readonly Rule[] = [
 
 /**
  * Materialized views: the same rules plus rewrites that make a query incremental at a cost a batch
- * query need not pay (an uncorrelated NOT IN as anti joins instead of one hashed evaluation).
+ * query need not pay (NOT IN as anti joins instead of one hashed evaluation; GROUPING SETS as a union
+ * of plain aggregates instead of one pass).
  */
-export const STREAM_RULES: readonly Rule[] = RULES.flatMap((rule) =>
-  rule.name === 'subquery_decorrelation' ? [rule, { name: 'not_in_as_anti_joins', apply: notInAsAntiJoins }] : [rule],
-);
+export const STREAM_RULES: readonly Rule[] = [
+  { name: 'grouping_sets_as_union', apply: groupingSetsAsUnion },
+  ...RULES.flatMap((rule) => (rule.name === 'subquery_decorrelation' ? [rule, { name: 'not_in_as_anti_joins', apply: notInAsAntiJoins }] : [rule])),
+];
 
 export function optimize(plan: Plan, rules: readonly Rule[] = RULES, catalog?: CatalogReader): Plan {
   let current = plan;

@@ -21,3 +21,4 @@ create materialized view customer_stats as select customer, count(distinct place
 create materialized view region_names as select region, string_agg(name, ',' order by name), count(*) from customers group by region;
 create materialized view never_ordered as select id from customers where id not in (select customer from orders where amount > 10);
 create materialized view not_ordered_here as select id from customers c where c.region not in (select o.amount from orders o where o.customer = c.id);
+create materialized view customer_rollup as select region, name, count(*), sum(id), grouping(region, name) from customers group by rollup (region, name) having count(*) > 0;
