@@ -11,12 +11,28 @@
 // late the sample ran: the event loop was held that long, by an epoch's flush through the views).
 // At the end: the growth of each memory figure from the first sample after warm-up (a quarter of
 // the run, at least one sample) to the last, and its least-squares slope over those samples
-// (MiB per minute). A view error fails the run. `--heap-snapshot FILE` writes a V8 heap snapshot at
-// the end (to find what grows).
-// Run: npm run build && nice npm run bench -- soak --minutes 10 --queries q5,q7 --rate 5000
+// (MiB per minute). A view error fails the run.
+//
+// Whether the engine keeps up, and at what cost: each sample also prints the events committed per
+// second since the last sample (events_per_second), the process's CPU time over that wall time
+// (cpu_share, % of one core: all threads, RocksDB's and the libuv pool's included), events per
+// CPU-second, the machine's 1-minute load average, and the epochs' barrier latency (changes through
+// every view plus the durable write) as p50 / p99 / max since the last sample. At the end: the
+// sustained rate (events committed over the run's wall time) against the rate asked for, barrier
+// latency percentiles over the run, each view operator's busy time (oxbow_catalog.dataflow,
+// metric operator_busy_ms with the view and operator), and how long closing the engine took
+// (close_seconds).
+//
+// Heap snapshots: `--heap-snapshots-at 1,10` writes `soak-<minute>min.heapsnapshot` in
+// `--heap-snapshot-dir` (default: the system's temporary directory) after the first sample at or
+// past each minute (the process stalls for the snapshot's seconds; the sample after it shows it
+// as sample_delay); `--heap-snapshot FILE` writes one at the end.
+// Run: npm run build && npm run bench -- soak --minutes 10 --queries q5,q8 --rate 2000 --memory-limit-mib 64
 //   (defaults: 1 minute times BENCH_SCALE, q5,q7, 5000 events/s per source, samples every 30 s
 //   (every 5 s for runs under 5 minutes), --memory-limit-mib 256, --retention-seconds 60)
 
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
 import { EngineMetrics } from '../executor/metrics/engine-metrics.js';
 import { querySql, SOURCE_COLUMNS } from './nexmark.js';
@@ -29,6 +45,9 @@ const sampleSeconds = Number(flag('--sample-seconds') ?? (minutes >= 5 ? '30' : 
 const memoryLimitMiB = Number(flag('--memory-limit-mib') ?? '256');
 const retentionSeconds = Number(flag('--retention-seconds') ?? '60');
 const heapSnapshot = flag('--heap-snapshot');
+const heapSnapshotsAt = (flag('--heap-snapshots-at') ?? '').split(',').filter((text) => text.trim() !== '').map(Number);
+const heapSnapshotDir = flag('--heap-snapshot-dir') ?? tmpdir();
+for (const minute of heapSnapshotsAt) if (!(minute > 0) || !Number.isFinite(minute)) throw new Error('--heap-snapshots-at takes minutes > 0, separated by commas');
 for (const [name, value] of [['--minutes', minutes], ['--rate', rate], ['--sample-seconds', sampleSeconds], ['--memory-limit-mib', memoryLimitMiB], ['--retention-seconds', retentionSeconds]] as const) {
   if (!(value > 0) || !Number.isFinite(value)) throw new Error(`${name} must be a positive number`);
 }
@@ -50,6 +69,21 @@ const bench = await openBenchEngine('soak', {
   metrics,
 });
 const status = metrics.status!;
+// Every epoch's barrier latency in seconds, in commit order (the histogram keeps only buckets).
+const latencies: number[] = [];
+const histogram = metrics.barrierLatency;
+const observe = histogram.observe.bind(histogram);
+histogram.observe = (seconds: number): void => {
+  latencies.push(seconds);
+  observe(seconds);
+};
+
+/** The q-quantile (0..1) of `values` (nearest rank), 0 for none. */
+function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
 const gapNs = Math.round(1e9 / rate);
 const sources = new Set<'bid' | 'auction' | 'person'>();
 const views: string[] = [];
@@ -69,14 +103,21 @@ const names = [...sources].map((source) => `'${source}'`).join(', ');
 
 const samples: { at: number; values: Record<MemoryMetric, number> }[] = [];
 let lastBarrier = { count: 0, sumSeconds: 0 };
+let last = { at: 0, cpu: process.cpuUsage(), committed: 0 };
+let committedNow = 0;
 async function sample(scheduledAt: number): Promise<void> {
   const at = (performance.now() - started) / 1000;
   // How late this sample ran: the event loop was busy (a long epoch flush) for about that long.
   emit('sample_delay', Math.max(0, at - scheduledAt), 's', at);
+  emit('load_average', loadavg()[0]!, 'load', at);
   const barrier = metrics.barrierLatency.snapshot();
   const epochs = barrier.count - lastBarrier.count;
   emit('epochs', epochs, 'epochs', at);
   emit('barrier_latency_mean', epochs === 0 ? 0 : ((barrier.sumSeconds - lastBarrier.sumSeconds) / epochs) * 1000, 'ms', at);
+  const recent = latencies.slice(lastBarrier.count);
+  emit('barrier_latency_p50', quantile(recent, 0.5) * 1000, 'ms', at);
+  emit('barrier_latency_p99', quantile(recent, 0.99) * 1000, 'ms', at);
+  emit('barrier_latency_max', quantile(recent, 1) * 1000, 'ms', at);
   lastBarrier = { count: barrier.count, sumSeconds: barrier.sumSeconds };
   const memory = process.memoryUsage();
   const cache = status.cache();
@@ -96,6 +137,13 @@ async function sample(scheduledAt: number): Promise<void> {
   emit('state_bytes', stateBytes / MIB, 'MiB', at);
   emit('events_committed', committed, 'events', at);
   emit('lag_events', Math.max(0, Math.floor(at * rate) * sources.size - committed), 'events', at);
+  const cpu = process.cpuUsage(last.cpu);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+  emit('events_per_second', (committed - last.committed) / (at - last.at), 'events/s', at);
+  emit('cpu_share', (cpuSeconds / (at - last.at)) * 100, '% of a core', at);
+  emit('events_per_cpu_second', cpuSeconds === 0 ? 0 : (committed - last.committed) / cpuSeconds, 'events/cpu-s', at);
+  last = { at, cpu: process.cpuUsage(), committed };
+  committedNow = committed;
 }
 
 // Samples on a fixed schedule from the start (a slow sample does not shift the later ones).
@@ -105,6 +153,23 @@ for (let index = 1; ; index++) {
   if (next > end + 1) break;
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - performance.now())));
   await sample((next - started) / 1000);
+  const at = (performance.now() - started) / 1000;
+  while (heapSnapshotsAt.length > 0 && at >= heapSnapshotsAt[0]! * 60) {
+    const minute = heapSnapshotsAt.shift()!;
+    const file = writeHeapSnapshot(join(heapSnapshotDir, `soak-${minute}min.heapsnapshot`));
+    console.error(`soak: heap snapshot at ${Math.round(at)} s: ${file}`);
+  }
+}
+const wall = (performance.now() - started) / 1000;
+emit('sustained_events_per_second', committedNow / Math.max(1, last.at), 'events/s');
+emit('asked_events_per_second', rate * sources.size, 'events/s');
+for (const [name, q] of [['p50', 0.5], ['p90', 0.9], ['p99', 0.99], ['max', 1]] as const) {
+  emit(`barrier_latency_${name}_run`, quantile(latencies, q) * 1000, 'ms');
+}
+emit('epochs_run', latencies.length, 'epochs');
+const operators = await bench.run('SELECT view_name, operator_id, kind, rows_in, rows_out, busy_ms FROM oxbow_catalog.dataflow ORDER BY busy_ms DESC');
+for (const [view, operator, kind, rowsIn, rowsOut, busy] of operators as [string, number, string, bigint, bigint, number][]) {
+  console.log(JSON.stringify({ bench: 'soak', metric: 'operator_busy_ms', value: Number(busy.toFixed(1)), unit: 'ms', view, operator: `${operator} ${kind}`, rows_in: Number(rowsIn), rows_out: Number(rowsOut) }));
 }
 
 if (samples.length >= 2) {
@@ -126,4 +191,8 @@ if (samples.length >= 2) {
   }
 }
 if (heapSnapshot !== undefined) console.error(`soak: heap snapshot ${writeHeapSnapshot(heapSnapshot)}`);
+// Closing stops the sources, waits for the barrier under way and a running checkpoint, then closes
+// RocksDB (a lagging run once did not close in 17 minutes: executor/open-engine.ts stopWriters).
+const closing = performance.now();
 await bench.close();
+emit('close_seconds', (performance.now() - closing) / 1000, 's', wall);
