@@ -16,6 +16,7 @@ import type { TableAccess } from './batch/index.js';
 import { indexEntry, indexStateTable } from './secondary-index.js';
 import { formatValue } from '../sql/text-format.js';
 import type { ChangeCapture } from './stream/stream-manager.js';
+import { isReplayed, readPositions, replayedRow, replayRows, replayVersions, unitsEmitted } from './source/source-replay.js';
 
 export interface SystemRowSource {
   /** Rows of a system relation, generated for this statement. */
@@ -50,6 +51,12 @@ export function stateTableOf(store: StateStore, relation: RelationDef): StateTab
     primaryKey: relation.primaryKey,
     ...(relation.retentionMs === undefined ? {} : { retentionMs: relation.retentionMs }),
   });
+}
+
+/** About how many rows a relation holds (RocksDB's key estimate; a replayed source: the units it emitted). */
+export function estimatedRows(store: StateStore, relation: RelationDef): number {
+  const table = stateTableOf(store, relation);
+  return isReplayed(relation) ? unitsEmitted(readPositions(table, relation)) : table.stats().keys;
 }
 
 function padded(rows: Iterable<Row>, width: number): Iterable<Row> {
@@ -171,6 +178,8 @@ export class StoreTableAccess implements TableAccess {
       this.checkWindow(relation, options.asOf);
       epoch = options.asOf < this.snapshotEpoch ? options.asOf : this.snapshotEpoch;
     }
+    // A source that stores no rows: the events below its position at that epoch, replayed.
+    if (isReplayed(relation)) return replayRows(relation, readPositions(table, relation, epoch));
     return padded(table.scan({ epoch }), relation.columns.length);
   }
 
@@ -186,6 +195,7 @@ export class StoreTableAccess implements TableAccess {
     this.checkWindow(relation, to);
     if (from < window.oldest) from = window.oldest;
     const width = relation.columns.length;
+    if (isReplayed(relation)) return replayVersions(relation, this.userTable(relation).versions(window.oldest, to), to);
     const versions = this.userTable(relation).versions(from, to);
     return {
       *[Symbol.iterator]() {
@@ -205,6 +215,7 @@ export class StoreTableAccess implements TableAccess {
       this.checkWindow(relation, options.asOf);
       epoch = options.asOf < this.snapshotEpoch ? options.asOf : this.snapshotEpoch;
     }
+    if (isReplayed(relation)) return typeof key[0] === 'bigint' ? replayedRow(relation, key[0], readPositions(this.userTable(relation), relation, epoch)) : undefined;
     const row = this.userTable(relation).get(key, epoch);
     if (row === undefined || row.length >= relation.columns.length) return row;
     return [...row, ...new Array<null>(relation.columns.length - row.length).fill(null)];

@@ -241,7 +241,7 @@ export class EngineStatus {
     for (const relation of [...catalog.relations()].sort((a, b) => a.id - b.id)) {
       if (relation.kind === 'table' || relation.kind === 'source') {
         const size = sizeOf(relation.id, relation.columns.map((column) => column.type), relation.primaryKey, relation.retentionMs);
-        out.push({ tableId: relation.id, objectId: relation.id, schema: relation.schema, name: relation.name, kind: relation.kind, operatorId: null, operatorKind: null, purpose: relation.kind === 'table' ? 'table rows' : 'source rows', ...size });
+        out.push({ tableId: relation.id, objectId: relation.id, schema: relation.schema, name: relation.name, kind: relation.kind, operatorId: null, operatorKind: null, purpose: relation.kind === 'table' ? 'table rows' : relation.replayed === true ? 'source positions' : 'source rows', ...size });
       } else {
         // A materialized view's dataflow, or a sink's (CREATE SINK ... AS SELECT owns one).
         const dataflow = dataflows.get(relation.id);

@@ -23,11 +23,14 @@ import { sourceLayout, type SourceLayout } from './source-layout.js';
 import type { PartitionOffsets, RawMessageBatch, SourceListener, SourceReader, StartupResolver } from './source.js';
 import type { SourceStatus } from './source-status.js';
 import { kafkaOptions } from './kafka/kafka-options.js';
-import { KafkaWorkerReader, type DecodedBatch, type DecodedBatchListener } from './kafka/kafka-worker-reader.js';
+import { KafkaReader } from './kafka/kafka-reader.js';
 import { GeneratorReader, isGeneratorConnector } from './generators/generator-reader.js';
 import { indexEntry, indexStateTable, secondaryIndexes } from '../secondary-index.js';
+import { isReplayed, positionTable, writePositions } from './source-replay.js';
 
 const MAX_PENDING_ROWS = 200_000;
+/** OXBOW_SOURCE_TRACE=1: one line per source barrier on stderr (rows, apply, wait for writes in flight, seal, write). */
+const TRACE = process.env['OXBOW_SOURCE_TRACE'] === '1';
 export const OFFSETS_META_PREFIX = 'source-offsets/';
 
 function encodeOffsets(offsets: ReadonlyMap<number, bigint>): Uint8Array {
@@ -43,7 +46,7 @@ export function decodeOffsets(bytes: Uint8Array | undefined): Map<number, bigint
 }
 
 /** One running source: its reader, the decoded changes not yet committed, its offsets. */
-class RunningSource implements DecodedBatchListener {
+class RunningSource implements SourceListener {
   readonly layout: SourceLayout;
   /** Undefined for a generator connector (it produces rows, not messages). */
   readonly decoder: MessageDecoder | undefined;
@@ -56,7 +59,12 @@ class RunningSource implements DecodedBatchListener {
   dirty = false;
   private waiters: (() => void)[] = [];
   readonly reader: SourceReader & StartupResolver;
+  /** The relation's rows, or (a replayed source) its position per split (source-replay.ts). */
   table: StateTable;
+  /** Stores only its positions: rows go to the views that read it, nowhere else. */
+  readonly replayed: boolean;
+  /** A replayed source's positions as last written (a split that did not move is not written again). */
+  private committedPositions = new Map<number, bigint>();
   stopped = false;
 
   constructor(
@@ -70,15 +78,10 @@ class RunningSource implements DecodedBatchListener {
     } else {
       const options = kafkaOptions(relation.options ?? {});
       this.decoder = new MessageDecoder(this.layout, options.maxMessageBytes, () => manager.core.rowIds.next());
-      // Fetch and decoding run in a worker thread (kafka/kafka-worker.ts); decoded() gets the rows.
-      this.reader = new KafkaWorkerReader(relation, options, `${relation.schema}.${relation.name}`, () => manager.core.rowIds.next());
+      this.reader = new KafkaReader(options, `${relation.schema}.${relation.name}`);
     }
-    this.table = manager.core.store.table({
-      tableId: relation.id,
-      columnTypes: relation.columns.map((column) => column.type),
-      primaryKey: relation.primaryKey,
-      ...(relation.retentionMs === undefined ? {} : { retentionMs: relation.retentionMs }),
-    });
+    this.replayed = isReplayed(relation);
+    this.table = positionTable(manager.core.store, relation);
   }
 
   get topic(): string {
@@ -133,28 +136,7 @@ class RunningSource implements DecodedBatchListener {
     status.messages += fresh.offsets.length;
     this.next.set(partition, fresh.offsets[fresh.offsets.length - 1]! + 1n);
     this.dirty = true;
-    if (this.pending.rows.length < MAX_PENDING_ROWS) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push(resolve));
-  }
-
-  /** Rows a Kafka worker decoded (kafka/kafka-worker-reader.ts, row ids set) for messages [firstOffset, next). */
-  decoded(batch: DecodedBatch): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    const { partition, rows, kinds } = batch;
-    const id = this.relation.id;
-    const status = this.manager.status.partition(id, this.topic, partition);
-    if (batch.highWatermark > status.highWatermark) status.highWatermark = batch.highWatermark;
-    for (const { offset, error, payload } of batch.rejects) this.manager.status.reject(id, partition, offset, error, payload);
-    const { rows: pendingRows, kinds: pendingKinds } = this.pending;
-    for (let i = 0; i < rows.length; i++) {
-      pendingRows.push(rows[i]!);
-      pendingKinds.push(kinds[i]!);
-    }
-    status.messages += batch.messages;
-    this.next.set(partition, batch.next);
-    this.dirty = true;
-    if (pendingRows.length < MAX_PENDING_ROWS) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return this.backpressure();
   }
 
   /** Rows from a generator connector, already in the relation's layout, up to offset `next` of `partition`. */
@@ -168,7 +150,18 @@ class RunningSource implements DecodedBatchListener {
     this.manager.status.partition(this.relation.id, this.topic, partition).messages += rows.length;
     this.next.set(partition, next);
     this.dirty = true;
-    if (pendingRows.length < MAX_PENDING_ROWS) return Promise.resolve();
+    return this.backpressure();
+  }
+
+  /**
+   * Full: the connector waits, and the barrier comes now rather than at the next interval (a
+   * source faster than one barrier interval's worth of rows does not idle until the timer). The
+   * wait ends when apply() takes the rows; the store's bound on epochs in flight (whenWritable)
+   * holds back the next barrier if the writes fall behind.
+   */
+  private backpressure(): Promise<void> {
+    if (this.pending.rows.length < MAX_PENDING_ROWS) return Promise.resolve();
+    this.manager.requestBarrier();
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
@@ -205,6 +198,17 @@ class RunningSource implements DecodedBatchListener {
     const streams = this.manager.core.streams;
     const id = this.relation.id;
     const captured = streams.captures(id);
+    if (this.replayed) {
+      // Append-only rows with their unit numbers as row ids: to the views, and the positions to the
+      // source's state table (a replay of everything below them is these rows again).
+      if (captured) for (let i = 0; i < rows.length; i++) streams.record(id, rows[i]!, 1);
+      const moved = new Map<number, bigint>();
+      for (const [split, position] of applied) if (this.committedPositions.get(split) !== position) moved.set(split, position);
+      writePositions(this.table, this.relation, moved);
+      this.committedPositions = applied;
+      this.appliedNow(id, rows.length, applied);
+      return applied;
+    }
     const appendOnly = this.layout.rowIdPosition !== undefined;
     const keyIndexes = this.layout.primaryKey;
     const key: Row = new Array(keyIndexes.length);
@@ -237,19 +241,24 @@ class RunningSource implements DecodedBatchListener {
         this.table.delete(old);
       }
     }
-    this.manager.core.store.putMeta(OFFSETS_META_PREFIX + id, encodeOffsets(this.next));
-    const sourceRows = this.manager.core.metrics.sourceRows;
-    sourceRows.set(id, (sourceRows.get(id) ?? 0) + rows.length);
+    this.appliedNow(id, rows.length, applied);
     return applied;
+  }
+
+  /** After apply(): the offsets into the epoch's metadata, the rows counted, the backpressure released. */
+  private appliedNow(id: number, rows: number, applied: Map<number, bigint>): void {
+    this.manager.core.store.putMeta(OFFSETS_META_PREFIX + id, encodeOffsets(applied));
+    const sourceRows = this.manager.core.metrics.sourceRows;
+    sourceRows.set(id, (sourceRows.get(id) ?? 0) + rows);
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   /** The epoch with the applied changes committed. */
   committedNow(applied: Map<number, bigint>): void {
     this.committed = applied;
     for (const [partition, offset] of this.committed) this.manager.status.partition(this.relation.id, this.topic, partition).committedOffset = offset;
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const resolve of waiters) resolve();
   }
 
   async stop(): Promise<void> {
@@ -267,6 +276,8 @@ export class SourceManager {
   private readonly broken = new Set<number>();
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
+  /** A source filled up during the running barrier: the next one starts as soon as it ends. */
+  private again = false;
   private closed = false;
 
   constructor(
@@ -276,10 +287,38 @@ export class SourceManager {
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => {
-      if (this.ticking === undefined) this.ticking = this.tick().finally(() => (this.ticking = undefined));
-    }, this.barrierIntervalMs);
+    this.schedule(this.barrierIntervalMs);
+  }
+
+  /** A barrier now (a source is full), or right after the running one. */
+  requestBarrier(): void {
+    if (this.closed) return;
+    if (this.ticking !== undefined) this.again = true;
+    else this.runTick();
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.runTick(), delayMs);
     this.timer.unref();
+  }
+
+  /**
+   * One barrier, then the next one barrier-interval after this one started (at once when this one
+   * ran longer, or a source filled up meanwhile): a long barrier no longer skips a beat.
+   */
+  private runTick(): void {
+    if (this.ticking !== undefined || this.closed) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    const started = performance.now();
+    this.ticking = this.tick().finally(() => {
+      this.ticking = undefined;
+      if (this.closed) return;
+      const again = this.again;
+      this.again = false;
+      this.schedule(again ? 0 : Math.max(0, this.barrierIntervalMs - (performance.now() - started)));
+    });
   }
 
   /** One barrier: start/stop sources to match the catalog, commit what they read. */
@@ -339,8 +378,20 @@ export class SourceManager {
     const ready = [...this.running.values()].filter((source) => source.dirty && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
     if (ready.length === 0) return undefined;
     try {
+      const started = performance.now();
+      const rows = TRACE ? ready.reduce((total, source) => total + source.pending.rows.length, 0) : 0;
       const offsets = ready.map((source) => source.apply());
+      const applied = performance.now();
+      if (TRACE) await this.core.store.whenWritable();
+      const writable = performance.now();
       const { durable } = await this.core.seal();
+      if (TRACE) {
+        const sealed = performance.now();
+        void durable.then(() => {
+          const ms = (from: number, to: number): string => (to - from).toFixed(0);
+          process.stderr.write(`oxbow source trace: rows=${rows} apply=${ms(started, applied)}ms wait-for-writes=${ms(applied, writable)}ms seal=${ms(writable, sealed)}ms durable-after=${ms(sealed, performance.now())}ms\n`);
+        });
+      }
       return { sources: ready, offsets, durable };
     } catch (error) {
       this.core.store.abort();
@@ -351,7 +402,7 @@ export class SourceManager {
 
   async stop(): Promise<void> {
     this.closed = true;
-    if (this.timer !== undefined) clearInterval(this.timer);
+    if (this.timer !== undefined) clearTimeout(this.timer);
     await this.ticking;
     await Promise.all([...this.running.values()].map((source) => source.stop()));
     this.running.clear();

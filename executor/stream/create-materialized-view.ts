@@ -27,7 +27,7 @@ import { expandViews } from '../view-expansion.js';
 import { referencedRelationIds } from '../ddl/create-objects.js';
 import { creationSchema, stringValue, viewQueryText } from '../ddl/sql-text.js';
 import type { DdlContext } from '../ddl/ddl-context.js';
-import { StoreTableAccess, stateTableOf } from '../table-access.js';
+import { StoreTableAccess, estimatedRows } from '../table-access.js';
 import { withSign, type ChangeBatch } from './change-batch.js';
 import type { Dataflow } from './dataflow.js';
 
@@ -195,7 +195,7 @@ function startProgress(core: EngineCore, prepared: Prepared): BackfillRecord {
     const source = core.catalog.relationById(relationId);
     if (source === undefined) continue;
     try {
-      estimate += stateTableOf(core.store, source).stats().keys;
+      estimate += estimatedRows(core.store, source);
     } catch {
       // An estimate only.
     }

@@ -116,7 +116,7 @@ afterAll(async () => {
 describe('oxbow_catalog tables', () => {
   it('state_size: every state table that holds rows reports bytes and keys, even when RocksDB estimates 0', async () => {
     const sizes = await rows("SELECT object_name, purpose, bytes, keys FROM oxbow_catalog.state_size WHERE schema_name = 'public' ORDER BY table_id");
-    expect(sizes.map((row) => `${String(row.object_name)} ${String(row.purpose)}`)).toEqual(['t table rows', 'r view rows', 'r row counts', 'kept table rows', 'bid source rows']);
+    expect(sizes.map((row) => `${String(row.object_name)} ${String(row.purpose)}`)).toEqual(['t table rows', 'r view rows', 'r row counts', 'kept table rows', 'bid source positions']);
     for (const row of sizes) {
       expect(Number(row.bytes), `${String(row.object_name)} ${String(row.purpose)}`).toBeGreaterThan(0);
       expect(Number(row.keys), `${String(row.object_name)} ${String(row.purpose)}`).toBeGreaterThan(0);

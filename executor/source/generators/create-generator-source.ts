@@ -9,6 +9,7 @@ import type { ConnectorSpec } from '../../../sql/parser/ast.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
 import { CatalogDraft } from '../../catalog.js';
 import type { DdlContext, DdlOutcome } from '../../ddl/ddl-context.js';
+import { ROW_ID_COLUMN } from '../../ddl/create-table.js';
 import { generatorProducer } from './generator-reader.js';
 
 export function withGenerator(outcome: DdlOutcome, connector: ConnectorSpec, commandTag: string, context: DdlContext, extra: Partial<RelationDef> = {}): DdlOutcome {
@@ -24,8 +25,13 @@ export function withGenerator(outcome: DdlOutcome, connector: ConnectorSpec, com
   if (outcome.catalog === undefined) return { ...outcome, commandTag };
   const before = new Set(context.catalog.relations().map((relation) => relation.id));
   const table = outcome.catalog.relations().find((relation) => relation.kind === 'table' && !before.has(relation.id))!;
-  generatorProducer(connector.options, table.columns);
+  const producer = generatorProducer(connector.options, table.columns);
+  // A deterministic generator's append-only source stores no rows: only its position per split,
+  // and reads replay the events below it (executor/source/source-replay.ts). A connector table
+  // (DML may write it) or a source with a primary key (upserts) stores its rows.
+  const rowId = table.columns.findIndex((column) => column.name === ROW_ID_COLUMN && column.hidden === true);
+  const replayed = extra.kind === 'source' && producer.deterministic && rowId >= 0 && table.primaryKey.length === 1 && table.primaryKey[0] === rowId;
   const draft = new CatalogDraft(outcome.catalog);
-  draft.putRelation({ ...table, ...extra, options: { ...connector.options } });
+  draft.putRelation({ ...table, ...extra, options: { ...connector.options }, ...(replayed ? { replayed: true } : {}) });
   return { ...outcome, catalog: draft.finish(), commandTag };
 }

@@ -146,6 +146,8 @@ export class DatagenProducer implements SplitProducer {
   readonly splits: number;
   readonly maxChunkRows: number;
   readonly unitsPerSecond: number;
+  /** False when a random date or timestamp has no basetime (it is relative to when the reader starts). */
+  readonly deterministic: boolean;
   private readonly baseTimeUs: number;
   private a = 0;
   private b = 0;
@@ -155,8 +157,11 @@ export class DatagenProducer implements SplitProducer {
   constructor(
     private readonly options: DatagenOptions,
     private readonly width: number,
+    /** Where row g's number goes (a bigint: a replayable source's row id), -1 for nowhere. */
+    private readonly rowNumberPosition = -1,
   ) {
     this.splits = options.splits;
+    this.deterministic = options.fields.every((field) => field.kind === 'sequence' || field.baseTimeUs !== undefined || (field.type !== 'date' && field.type !== 'timestamp' && field.type !== 'timestamptz'));
     this.unitsPerSecond = options.rowsPerSecond / options.splits;
     this.maxChunkRows = Math.max(1, Math.min(1024, Math.ceil(this.unitsPerSecond)));
     this.baseTimeUs = Date.now() * 1000;
@@ -169,18 +174,27 @@ export class DatagenProducer implements SplitProducer {
   }
 
   produce(split: number, offset: number, limit: number, out: Row[], maxRows: number): number {
-    const fields = this.options.fields;
     const stop = Math.min(limit, offset + maxRows);
-    for (let at = offset; at < stop; at++) {
-      const g = split + at * this.splits;
-      const row: Row = new Array(this.width).fill(null);
-      for (let f = 0; f < fields.length; f++) {
-        const field = fields[f]!;
-        row[field.position] = field.kind === 'sequence' ? sequenceValue(field, field.start + g) : this.randomValue(field, f, g);
-      }
-      out.push(row);
-    }
+    for (let at = offset; at < stop; at++) out.push(this.row(split + at * this.splits));
     return stop;
+  }
+
+  produceRange(start: number, end: number, out: Row[], maxRows: number): number {
+    const stop = Math.min(end, start + maxRows);
+    for (let g = start; g < stop; g++) out.push(this.row(g));
+    return stop;
+  }
+
+  /** Row g: a function of the options and g alone (and of the start time for a timestamp without basetime). */
+  private row(g: number): Row {
+    const fields = this.options.fields;
+    const row: Row = new Array(this.width).fill(null);
+    for (let f = 0; f < fields.length; f++) {
+      const field = fields[f]!;
+      row[field.position] = field.kind === 'sequence' ? sequenceValue(field, field.start + g) : this.randomValue(field, f, g);
+    }
+    if (this.rowNumberPosition >= 0) row[this.rowNumberPosition] = BigInt(g);
+    return row;
   }
 
   private randomValue(field: FieldSpec, column: number, g: number): Value {

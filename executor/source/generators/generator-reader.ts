@@ -30,14 +30,16 @@ export function isGeneratorConnector(relation: RelationDef): boolean {
  * options, 42703/42804/0A000 for columns) and returns its producer. `columns` are the relation's
  * columns, the hidden row id included.
  */
-export function generatorProducer(options: Readonly<Record<string, string>>, columns: readonly ColumnDef[]): SplitProducer {
+export function generatorProducer(options: Readonly<Record<string, string>>, columns: readonly ColumnDef[], { unitIds = false }: { readonly unitIds?: boolean } = {}): SplitProducer {
   const connector = (options['connector'] ?? '').toLowerCase();
   const declared = columns.filter((column) => !(column.name === ROW_ID_COLUMN && column.hidden));
+  // With unitIds the hidden row id column receives each row's unit number (a replayed source's ids).
+  const rowIdAt = unitIds ? columns.findIndex((column) => column.name === ROW_ID_COLUMN && column.hidden) : -1;
   if (connector === 'nexmark') {
     const parsed = nexmarkOptions(options);
-    return new NexmarkProducer(parsed, nexmarkShape(parsed.table, declared, columns.length));
+    return new NexmarkProducer(parsed, nexmarkShape(parsed.table, declared, columns.length, rowIdAt));
   }
-  if (connector === 'datagen') return new DatagenProducer(datagenOptions(options, declared), columns.length);
+  if (connector === 'datagen') return new DatagenProducer(datagenOptions(options, declared), columns.length, rowIdAt);
   throw new SqlError(SqlState.featureNotSupported, `connector "${connector}" is not a generator`);
 }
 
@@ -51,8 +53,11 @@ export class GeneratorReader implements SourceReader, StartupResolver {
     relation: RelationDef,
     private readonly nextRowId: () => bigint,
   ) {
-    this.producer = generatorProducer(relation.options ?? {}, relation.columns);
-    this.rowIdPosition = relation.columns.findIndex((column) => column.name === ROW_ID_COLUMN && column.hidden);
+    // A replayed source's row ids are unit numbers (the producer writes them); a stored one's are
+    // the engine's time-based ids.
+    const replayed = relation.kind === 'source' && relation.replayed === true;
+    this.producer = generatorProducer(relation.options ?? {}, relation.columns, { unitIds: replayed });
+    this.rowIdPosition = replayed ? -1 : relation.columns.findIndex((column) => column.name === ROW_ID_COLUMN && column.hidden);
   }
 
   startOffsets(): Promise<Map<number, bigint>> {

@@ -161,6 +161,8 @@ export interface NexmarkRowShape {
   readonly width: number;
   /** For each canonical field (NEXMARK_COLUMNS order), its position in the row, or -1 to leave it out. */
   readonly positions: readonly number[];
+  /** Where the event number goes (a bigint: a replayable source's row id), if anywhere. */
+  readonly eventNumberPosition?: number;
 }
 
 /** The canonical shape: the table type's columns in NEXMARK_COLUMNS order. */
@@ -253,6 +255,7 @@ export class NexmarkGenerator {
     const kind = table === 'Person' ? PERSON : table === 'Auction' ? AUCTION : BID;
     const p = shape.positions;
     const width = shape.width;
+    const eventNumberAt = shape.eventNumberPosition ?? -1;
     let n = start;
     let rows = 0;
     while (n < end && rows < maxRows) {
@@ -261,6 +264,7 @@ export class NexmarkGenerator {
         if (kind === BID) this.bid(n, row, p);
         else if (kind === AUCTION) this.auction(n, row, p);
         else this.person(n, row, p);
+        if (eventNumberAt >= 0) row[eventNumberAt] = BigInt(n);
         out.push(row);
         rows++;
       }

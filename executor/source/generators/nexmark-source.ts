@@ -73,8 +73,11 @@ export function nexmarkOptions(options: Readonly<Record<string, string>>): Nexma
   return { table, eventCount, splits, maxChunkRows, minEventGapNs, config: config as unknown as NexmarkConfig };
 }
 
-/** Where each canonical field of the table type goes in the relation's row; checks names and types. */
-export function nexmarkShape(table: NexmarkTableType, columns: readonly ColumnDef[], width: number): NexmarkRowShape {
+/**
+ * Where each canonical field of the table type goes in the relation's row; checks names and types.
+ * `eventNumberPosition` (a replayable source's row id column) receives each row's event number.
+ */
+export function nexmarkShape(table: NexmarkTableType, columns: readonly ColumnDef[], width: number, eventNumberPosition = -1): NexmarkRowShape {
   const fields = NEXMARK_COLUMNS[table];
   const positions = fields.map(() => -1);
   columns.forEach((column, position) => {
@@ -95,12 +98,14 @@ export function nexmarkShape(table: NexmarkTableType, columns: readonly ColumnDe
     }
     positions[field] = position;
   });
-  return { width, positions };
+  return { width, positions, eventNumberPosition };
 }
 
 /** The Nexmark producer of a source: split i reads events i, i + k, ... below event.num. */
 export class NexmarkProducer implements SplitProducer {
   readonly splits: number;
+  /** Event n is a function of (options, n) alone. */
+  readonly deterministic = true;
   readonly unitsPerSecond: number;
   private readonly generator: NexmarkGenerator;
 
@@ -129,5 +134,9 @@ export class NexmarkProducer implements SplitProducer {
     const end = split + limit * k;
     const result = this.generator.fill(out, this.options.table, start, k, end, maxRows, this.shape);
     return (result.next - split) / k;
+  }
+
+  produceRange(start: number, end: number, out: Row[], maxRows: number): number {
+    return this.generator.fill(out, this.options.table, start, 1, end, maxRows, this.shape).next;
   }
 }

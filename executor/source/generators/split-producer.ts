@@ -8,6 +8,11 @@ import type { Row } from '../../../sql/value.js';
 
 export interface SplitProducer {
   readonly splits: number;
+  /**
+   * Whether a unit depends only on the options and its number (a replay of units [0, n) is the
+   * same rows, byte for byte): then a source can store its position instead of its rows.
+   */
+  readonly deterministic: boolean;
   /** Rows per produced chunk at most. */
   readonly maxChunkRows: number;
   /** Units per second per split (a rate limit), 0 for as fast as possible. */
@@ -16,10 +21,16 @@ export interface SplitProducer {
   end(split: number): number | undefined;
   /**
    * Appends to `out` the rows of `split` from unit `offset` up to (not including) unit `limit`,
-   * at most `maxRows` rows, each already in the relation's row layout (the row id, if any, left
-   * null); returns the offset after the last unit read.
+   * at most `maxRows` rows, each already in the relation's row layout (the row id, if any, null,
+   * or the unit's number g = split + offset * splits when the producer was built with unit ids);
+   * returns the offset after the last unit read.
    */
   produce(split: number, offset: number, limit: number, out: Row[], maxRows: number): number;
+  /**
+   * Appends the rows of units g = `start`, `start` + 1, ... below `end` over all splits (a replay
+   * in unit order), at most `maxRows` rows; returns the unit after the last one read.
+   */
+  produceRange(start: number, end: number, out: Row[], maxRows: number): number;
 }
 
 export function invalidOption(message: string, hint?: string): SqlError {

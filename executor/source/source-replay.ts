@@ -1,0 +1,179 @@
+// Sources that store no rows (RelationDef.replayed): a deterministic generator source keeps only its
+// committed position per split in its state table, and every read replays the events below it.
+//
+// Why: a generator's unit g (an event for Nexmark, a row for datagen) is a function of the options
+// and g alone, so storing the rows it emitted would only write the stream a second time (q0 wrote
+// every event into the source's table and again into the view). RisingWave's CREATE SOURCE stores
+// nothing either.
+//
+// The state table (id = the relation id, the relation's own schema, so every opener agrees on the
+// key) holds one *position row* per split: the row id column carries the split number (the key),
+// the first other column carries the split's position (units emitted, as a bigint; rows are
+// self-describing, so that column's declared type does not matter), the rest NULL. The source
+// manager writes the position rows of every epoch it commits, beside the offsets metadata, so a
+// position is versioned by epoch like any row: AS OF an older epoch reads the shorter prefix, the
+// readable window and retention are the table's, DROP drops it.
+//
+// A replayed row's hidden row id is its unit number g = split + offset * splits (for Nexmark the
+// event number), written by the producer, so a replay of units [0, n) is the same rows, byte for
+// byte, as the stream emitted, row ids included (views over append-only sources key their rows by
+// them). Replays come in row-id order, as a scan of a stored source's table came in key order.
+
+import type { RelationDef } from '../../sql/catalog.js';
+import type { Epoch } from '../../sql/epoch.js';
+import type { Row } from '../../sql/value.js';
+import type { RowVersion, StateStore, StateTable } from '../../storage/state-table.js';
+import { ROW_ID_COLUMN } from '../ddl/create-table.js';
+import { generatorProducer } from './generators/generator-reader.js';
+import type { SplitProducer } from './generators/split-producer.js';
+
+/** Rows generated per step of a replay (the lazy iterator's chunk). */
+const REPLAY_CHUNK_ROWS = 4096;
+
+/** True for a source whose reads replay its events (it stores only its positions). */
+export function isReplayed(relation: RelationDef): boolean {
+  return relation.kind === 'source' && relation.replayed === true;
+}
+
+/** Where the split number (the key) and the position sit in a position row. */
+interface PositionLayout {
+  readonly width: number;
+  readonly splitAt: number;
+  readonly positionAt: number;
+}
+
+function positionLayout(relation: RelationDef): PositionLayout {
+  const splitAt = relation.columns.findIndex((column) => column.name === ROW_ID_COLUMN && column.hidden === true);
+  if (splitAt < 0 || relation.primaryKey.length !== 1 || relation.primaryKey[0] !== splitAt) throw new Error(`source ${relation.name}: a replayed source is keyed by its hidden row id`);
+  const positionAt = splitAt === 0 ? 1 : 0;
+  return { width: Math.max(relation.columns.length, positionAt + 1), splitAt, positionAt };
+}
+
+/** The state table holding a replayed source's positions (the relation's own table and schema). */
+export function positionTable(store: StateStore, relation: RelationDef): StateTable {
+  return store.table({
+    tableId: relation.id,
+    columnTypes: relation.columns.map((column) => column.type),
+    primaryKey: relation.primaryKey,
+    ...(relation.retentionMs === undefined ? {} : { retentionMs: relation.retentionMs }),
+  });
+}
+
+/** Writes the position of each split into the open epoch. */
+export function writePositions(table: StateTable, relation: RelationDef, positions: ReadonlyMap<number, bigint>): void {
+  const layout = positionLayout(relation);
+  for (const [split, position] of positions) {
+    const row: Row = new Array(layout.width).fill(null);
+    row[layout.splitAt] = BigInt(split);
+    row[layout.positionAt] = position;
+    table.insert(row);
+  }
+}
+
+/** Each split's committed position as of `epoch` (default: the latest state). */
+export function readPositions(table: StateTable, relation: RelationDef, epoch?: Epoch): Map<number, number> {
+  const layout = positionLayout(relation);
+  const positions = new Map<number, number>();
+  for (const row of table.scan(epoch === undefined ? {} : { epoch })) positions.set(Number(row[layout.splitAt] as bigint), Number(row[layout.positionAt] as bigint));
+  return positions;
+}
+
+/** The producer of a replayed source's rows, its row id column filled with unit numbers. */
+export function replayProducer(relation: RelationDef): SplitProducer {
+  return generatorProducer(relation.options ?? {}, relation.columns, { unitIds: true });
+}
+
+/** Units emitted over every split (the rows a replay yields, for a generator that emits a row per unit). */
+export function unitsEmitted(positions: ReadonlyMap<number, number>): number {
+  let total = 0;
+  for (const position of positions.values()) total += position;
+  return total;
+}
+
+/**
+ * The rows of units below each split's position, in unit (row id) order: the units every split
+ * has reached in one run, then the few beyond the slowest split one by one. Lazy: rows are made
+ * a chunk at a time as the iterator is read.
+ */
+export function replayRows(relation: RelationDef, positions: ReadonlyMap<number, number>, producer: SplitProducer = replayProducer(relation)): Iterable<Row> {
+  const splits = producer.splits;
+  let slowest = Number.POSITIVE_INFINITY;
+  let fastest = 0;
+  for (let split = 0; split < splits; split++) {
+    const position = positions.get(split) ?? 0;
+    if (position < slowest) slowest = position;
+    if (position > fastest) fastest = position;
+  }
+  const covered = slowest * splits;
+  const last = fastest * splits;
+  return {
+    *[Symbol.iterator]() {
+      let unit = 0;
+      while (unit < covered) {
+        const rows: Row[] = [];
+        unit = producer.produceRange(unit, covered, rows, REPLAY_CHUNK_ROWS);
+        yield* rows;
+      }
+      for (let g = covered; g < last; g++) {
+        if (Math.floor(g / splits) >= (positions.get(g % splits) ?? 0)) continue;
+        const rows: Row[] = [];
+        producer.produceRange(g, g + 1, rows, 1);
+        yield* rows;
+      }
+    },
+  };
+}
+
+/** The replayed row whose row id is `rowId`, if that unit was emitted and made a row. */
+export function replayedRow(relation: RelationDef, rowId: bigint, positions: ReadonlyMap<number, number>): Row | undefined {
+  if (rowId < 0n || rowId > BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
+  const producer = replayProducer(relation);
+  const g = Number(rowId);
+  if (Math.floor(g / producer.splits) >= (positions.get(g % producer.splits) ?? 0)) return undefined;
+  const rows: Row[] = [];
+  producer.produceRange(g, g + 1, rows, 1);
+  return rows[0];
+}
+
+/**
+ * Every row valid at some point in [from, to] (FOR SYSTEM_TIME BETWEEN): the rows emitted by `to`,
+ * each valid from the epoch whose position first covered it, never replaced (sources are
+ * append-only). The positions' history comes from `history` (the position table's versions over
+ * the readable window); units below the oldest retained position carry that version's epoch
+ * (the one thing a replay cannot tell apart once version GC dropped older positions).
+ */
+export function replayVersions(relation: RelationDef, history: Iterable<RowVersion>, to: Epoch): Iterable<RowVersion> {
+  const layout = positionLayout(relation);
+  const producer = replayProducer(relation);
+  // Per split: positions in ascending order with the epoch that wrote each.
+  const steps = new Map<number, { position: number; epoch: Epoch }[]>();
+  for (const version of history) {
+    if (version.validFrom > to) continue;
+    const split = Number(version.row[layout.splitAt] as bigint);
+    let list = steps.get(split);
+    if (list === undefined) steps.set(split, (list = []));
+    list.push({ position: Number(version.row[layout.positionAt] as bigint), epoch: version.validFrom });
+  }
+  for (const list of steps.values()) list.sort((a, b) => (a.epoch < b.epoch ? -1 : a.epoch > b.epoch ? 1 : 0));
+  const positions = new Map<number, number>();
+  for (const [split, list] of steps) positions.set(split, list[list.length - 1]!.position);
+  const rowIdAt = layout.splitAt;
+  return {
+    *[Symbol.iterator]() {
+      for (const row of replayRows(relation, positions, producer)) {
+        const g = Number(row[rowIdAt] as bigint);
+        const offset = Math.floor(g / producer.splits);
+        const list = steps.get(g % producer.splits)!;
+        // The first position above this unit's offset: the epoch that committed it.
+        let low = 0;
+        let high = list.length - 1;
+        while (low < high) {
+          const middle = (low + high) >> 1;
+          if (list[middle]!.position > offset) high = middle;
+          else low = middle + 1;
+        }
+        yield { row, validFrom: list[low]!.epoch, validTo: null };
+      }
+    },
+  };
+}
