@@ -10,6 +10,8 @@
 // ROLLBACK are accepted so that clients and drivers work, and the status they imply is reported
 // (an error inside a block makes it 'failed' until ROLLBACK, as in PostgreSQL), but ROLLBACK cannot
 // undo statements that already changed data: it says so in a WARNING naming how many did.
+// Settings are transactional as in PostgreSQL: a block's ROLLBACK undoes its SETs, SET LOCAL ends
+// with the block, and outside a block each statement is its own transaction for them.
 
 import type { CreateTableAsStmt, Node } from '@pgsql/types';
 import type { OxbowCreateSink, OxbowDescribe, OxbowExplainAnalyzeView, OxbowShowCreate, OxbowShowObjects, ParsedStatement } from '../sql/parser/ast.js';
@@ -191,6 +193,8 @@ export class EngineSession implements Session {
       { session_authorization: parameters.user },
     );
     for (const [name, value] of Object.entries(parameters.options)) this.applyStartupOption(name, value);
+    // What the startup packet set is the session's start value, which RESET returns to.
+    this.settings.sessionStarted();
     started = true;
     this.core.metrics.sessions.add(this);
   }
@@ -333,8 +337,8 @@ export class EngineSession implements Session {
     const functionContext: SessionFunctionContext = {
       systemContext: () => this.systemContext(),
       processId: this.processId,
-      setSetting: (name, value) => {
-        this.settings.set(name, value);
+      setSetting: (name, value, local) => {
+        this.settings.set(name, value, local);
         return this.settings.show(name).value;
       },
       relationSizeBytes: (relationId) => {
@@ -428,8 +432,15 @@ export class EngineSession implements Session {
     this.core.metrics.statementsTotal++;
     const timeoutMs = this.settings.statementTimeoutMs();
     const timer = timeoutMs > 0 ? armTimeout(controller, timeoutMs) : undefined;
+    // Outside a block each statement is its own transaction for settings too: set_config(..., true)
+    // lasts until it ends, and a failed statement's set_config is undone (PostgreSQL's implicit one).
+    const implicitTransaction = this.status === 'idle' && statement.utility.kind !== 'transaction';
+    if (implicitTransaction) this.settings.beginTransaction();
+    let succeeded = false;
     try {
-      return await this.dispatch(statement, options, controller.signal);
+      const result = await this.dispatch(statement, options, controller.signal);
+      succeeded = true;
+      return result;
     } catch (error) {
       const reason = controller.signal.aborted ? (controller.signal.reason as unknown) : undefined;
       const failure = reason instanceof SqlError ? reason : toSqlError(error);
@@ -437,6 +448,7 @@ export class EngineSession implements Session {
       this.core.metrics.statementErrorsTotal++;
       throw failure;
     } finally {
+      if (implicitTransaction) this.settings.endTransaction(succeeded);
       if (timer !== undefined) clearTimeout(timer);
       if (this.running === controller) this.running = undefined;
       this.stateChangeMillis = Date.now();
@@ -523,12 +535,16 @@ export class EngineSession implements Session {
         } else {
           this.status = 'inTransaction';
           this.writesInBlock = 0;
+          this.settings.beginTransaction();
         }
         return statement === 'begin' ? 'BEGIN' : 'START TRANSACTION';
       case 'commit': {
         const wasFailed = this.status === 'failed';
         if (this.status === 'idle') {
           this.events.notice({ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'there is no transaction in progress' });
+        } else {
+          // A failed block's COMMIT is a ROLLBACK: its settings changes are undone too.
+          this.settings.endTransaction(!wasFailed);
         }
         this.status = 'idle';
         return wasFailed ? 'ROLLBACK' : 'COMMIT';
@@ -545,6 +561,8 @@ export class EngineSession implements Session {
             detail: 'oxbow commits every statement on its own, at its own epoch.',
           });
         }
+        // Settings are undone (as PostgreSQL does), unlike the data changes above.
+        if (this.status !== 'idle') this.settings.endTransaction(false);
         this.status = 'idle';
         return 'ROLLBACK';
     }

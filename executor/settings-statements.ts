@@ -1,7 +1,9 @@
 // SET, SHOW, SHOW ALL, RESET, RESET ALL, SET LOCAL, SET TIME ZONE, SET NAMES, SET SCHEMA and
-// DISCARD ALL over a session's SessionSettings. SET LOCAL lasts for the rest of the session when
-// given inside a transaction block (oxbow has no real transactions; see session.ts), and outside
-// a block it warns and does nothing, as PostgreSQL does.
+// DISCARD ALL over a session's SessionSettings. As in PostgreSQL: RESET and SET ... TO DEFAULT go
+// back to the session's start value (its startup parameters), not the built-in default; SET LOCAL
+// lasts until the transaction block ends (COMMIT or ROLLBACK), and outside a block it warns and
+// does nothing; a ROLLBACK undoes the block's SETs (settings.ts keeps the changes; session.ts
+// begins and ends the transactions).
 
 import type { Node, VariableSetStmt, VariableShowStmt } from '@pgsql/types';
 import { SqlError, SqlState } from '../sql/errors.js';
@@ -103,13 +105,14 @@ export function settingStatement(node: Node, settings: SessionSettings, inTransa
       notices: [{ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'SET LOCAL can only be used in transaction blocks' }],
     };
   }
+  const local = set.is_local === true;
   switch (set.kind) {
     case 'VAR_SET_VALUE':
-      settings.set(name, argumentText(name, set.args ?? []));
+      settings.set(name, argumentText(name, set.args ?? []), local);
       return { commandTag: 'SET', notices: [] };
     case 'VAR_SET_DEFAULT':
     case 'VAR_RESET':
-      settings.set(name, undefined);
+      settings.set(name, undefined, local);
       return { commandTag: set.kind === 'VAR_RESET' ? 'RESET' : 'SET', notices: [] };
     case 'VAR_RESET_ALL':
       settings.resetAll();

@@ -91,6 +91,33 @@ export function formatMilliseconds(milliseconds: number): string {
   return `${milliseconds}ms`;
 }
 
+const memoryUnitsKb: Readonly<Record<string, number>> = { B: 1 / 1024, kB: 1, MB: 1024, GB: 1024 * 1024, TB: 1024 * 1024 * 1024 };
+
+/** A memory setting stored in kB (work_mem), as PostgreSQL parses it: a number with an optional unit (kB without). */
+function kilobytesSetting(name: string, minimumKb: number) {
+  return (value: string): string => {
+    const match = /^\s*([+-]?\d+(?:\.\d+)?)\s*(B|kB|MB|GB|TB)?\s*$/.exec(value);
+    if (match === null) {
+      const hint = /^\s*[+-]?\d/.test(value) ? 'Valid units for this parameter are "B", "kB", "MB", "GB", and "TB".' : undefined;
+      throw invalidValue(name, value, hint);
+    }
+    const kilobytes = Math.round(Number(match[1]) * memoryUnitsKb[match[2] ?? 'kB']!);
+    if (kilobytes < minimumKb || kilobytes > 2147483647) {
+      throw new SqlError(SqlState.invalidParameterValue, `${kilobytes} kB is outside the valid range for parameter "${name}" (${minimumKb} .. 2147483647)`);
+    }
+    return String(kilobytes);
+  };
+}
+
+/** SHOW text of a kB setting: PostgreSQL prints the largest exact unit (4MB, 1536kB). */
+export function formatKilobytes(kilobytes: number): string {
+  if (kilobytes === 0) return '0';
+  for (const [unit, size] of [['TB', 1024 * 1024 * 1024], ['GB', 1024 * 1024], ['MB', 1024]] as const) {
+    if (kilobytes % size === 0) return `${kilobytes / size}${unit}`;
+  }
+  return `${kilobytes}kB`;
+}
+
 function normalizeDateStyle(value: string, current: string): string {
   // Parts not given keep their current value; German alone also means DMY (PostgreSQL's rule).
   const [currentOutput, currentOrder] = current.split(', ');
@@ -202,7 +229,7 @@ const definitions: readonly SettingDefinition[] = [
   { name: 'timezone_abbreviations', defaultValue: 'Default', description: 'Selects a file of time zone abbreviations.', category: 'Client Connection Defaults / Locale and Formatting', vartype: 'string' },
   { name: 'row_security', defaultValue: 'on', description: 'Enable row security.', category: 'Client Connection Defaults / Statement Behavior', vartype: 'bool', normalize: booleanSetting('row_security') },
   { name: 'synchronous_commit', defaultValue: 'on', description: "Sets the current transaction's synchronization level.", category: 'Write-Ahead Log / Settings', vartype: 'enum', normalize: enumSetting('synchronous_commit', ['local', 'remote_write', 'remote_apply', 'on', 'off']) },
-  { name: 'work_mem', defaultValue: '4MB', unit: 'kB', description: 'Sets the maximum memory to be used for query workspaces.', category: 'Resource Usage / Memory', vartype: 'integer' },
+  { name: 'work_mem', defaultValue: '4096', unit: 'kB', description: 'Sets the maximum memory to be used for query workspaces.', category: 'Resource Usage / Memory', vartype: 'integer', normalize: kilobytesSetting('work_mem', 64) },
   { name: 'xmloption', defaultValue: 'content', description: 'Sets whether XML data in implicit parsing and serialization operations is to be considered as documents or content fragments.', category: 'Client Connection Defaults / Statement Behavior', vartype: 'enum', normalize: enumSetting('xmloption', ['content', 'document']) },
   { name: 'check_function_bodies', defaultValue: 'on', description: 'Check routine bodies during CREATE FUNCTION and CREATE PROCEDURE.', category: 'Client Connection Defaults / Statement Behavior', vartype: 'bool', normalize: booleanSetting('check_function_bodies') },
   { name: 'default_with_oids', defaultValue: 'off', description: 'WITH OIDS is no longer supported; this can only be false.', category: 'Version and Platform Compatibility / Previous PostgreSQL Versions', vartype: 'bool', normalize: enumSetting('default_with_oids', ['off']) },
@@ -237,12 +264,39 @@ export function findSetting(name: string): SettingDefinition | undefined {
   return byLowerName.get(name.toLowerCase());
 }
 
-/** One session's settings: current values over the defaults, with change reporting. */
+/**
+ * How the open transaction changed one setting (PostgreSQL's GUC stack, one nesting level): the
+ * session-level value before it (`prior`; undefined: not set in the session), and whether it was
+ * SET, SET LOCAL, or SET then SET LOCAL (`masked` keeps the SET's value for the commit).
+ */
+interface TransactionChange {
+  readonly prior: string | undefined;
+  state: 'set' | 'local' | 'setLocal';
+  masked: string | undefined;
+}
+
+/** Where a setting's current value comes from, as pg_settings.source names it. */
+export type SettingSource = 'default' | 'client' | 'session';
+
+/**
+ * One session's settings, in layers as PostgreSQL keeps them: the value SET in this session, over
+ * the session's start value (the startup packet's parameters and `-c name=value` options, which is
+ * what RESET, SET ... TO DEFAULT, set_config(name, NULL, ...), RESET ALL and DISCARD ALL go back to:
+ * PostgreSQL's reset_val), over the built-in default. Inside a transaction (an explicit block, or
+ * the implicit one around each statement outside a block) every change is remembered: a rollback
+ * restores the values from before it; a commit keeps SET's values and undoes SET LOCAL's.
+ * Reported parameters announce every change of their value.
+ */
 export class SessionSettings {
   private readonly values = new Map<string, string>();
   /** Custom placeholders (names with a dot). */
   private readonly custom = new Map<string, string>();
+  private readonly startValues = new Map<string, string>();
+  private readonly customStartValues = new Map<string, string>();
   private readonly defaults = new Map<string, string>();
+  private transactionOpen = false;
+  /** The open transaction's changes by name (canonical, or lower-case for custom ones); made on the first change. */
+  private changes: Map<string, TransactionChange> | undefined;
 
   constructor(
     private readonly onReportedChange: (name: string, value: string) => void,
@@ -259,20 +313,46 @@ export class SessionSettings {
     return definition;
   }
 
+  /**
+   * The session has started: what the startup packet set becomes the start value RESET returns
+   * to (called once, after the startup parameters are applied).
+   */
+  sessionStarted(): void {
+    for (const [name, value] of this.values) this.startValues.set(name, value);
+    for (const [name, value] of this.custom) this.customStartValues.set(name, value);
+    this.values.clear();
+    this.custom.clear();
+  }
+
+  /** The value RESET gives back (PostgreSQL's reset_val); undefined for an unknown name. */
+  resetValue(name: string): string | undefined {
+    const lower = name.toLowerCase();
+    if (lower.includes('.')) return this.customStartValues.get(lower);
+    const definition = findSetting(lower);
+    if (definition === undefined) return undefined;
+    return this.startValues.get(definition.name) ?? this.defaults.get(lower) ?? definition.defaultValue;
+  }
+
+  /** Where the current value of a known setting comes from (pg_settings.source). */
+  source(definition: SettingDefinition): SettingSource {
+    if (this.values.has(definition.name)) return 'session';
+    return this.startValues.has(definition.name) ? 'client' : 'default';
+  }
+
   /** The current value; undefined for an unknown name. */
   get(name: string): string | undefined {
     const lower = name.toLowerCase();
-    if (lower.includes('.')) return this.custom.get(lower);
+    if (lower.includes('.')) return this.custom.get(lower) ?? this.customStartValues.get(lower);
     const definition = findSetting(lower);
     if (definition === undefined) return undefined;
-    return this.values.get(definition.name) ?? this.defaults.get(lower) ?? definition.defaultValue;
+    return this.values.get(definition.name) ?? this.resetValue(definition.name);
   }
 
   /** SHOW's text (statement_timeout as `5s`). Throws 42704 for an unknown name. */
   show(name: string): { name: string; value: string } {
     const lower = name.toLowerCase();
     if (lower.includes('.')) {
-      const value = this.custom.get(lower);
+      const value = this.get(lower);
       if (value === undefined) throw new SqlError(SqlState.undefinedObject, `unrecognized configuration parameter "${name}"`);
       return { name: lower, value };
     }
@@ -283,13 +363,20 @@ export class SessionSettings {
 
   displayValue(definition: SettingDefinition, value: string): string {
     if (definition.unit === 'ms') return formatMilliseconds(Number(value));
+    if (definition.unit === 'kB') return formatKilobytes(Number(value));
     return value;
   }
 
-  /** SET name = value (value already rendered as text; undefined means DEFAULT). */
-  set(name: string, value: string | undefined): void {
+  /**
+   * SET name = value (value already rendered as text; undefined means DEFAULT: back to the start
+   * value). `local` (SET LOCAL, set_config(..., true)) lasts until the open transaction ends; with
+   * no transaction open it changes nothing.
+   */
+  set(name: string, value: string | undefined, local = false): void {
+    if (local && !this.transactionOpen) return;
     const lower = name.toLowerCase();
     if (lower.includes('.')) {
+      this.remember(lower, this.custom.get(lower), local);
       if (value === undefined) this.custom.delete(lower);
       else this.custom.set(lower, value);
       return;
@@ -298,16 +385,64 @@ export class SessionSettings {
     if (definition.readOnly === true) {
       throw new SqlError(SqlState.cantChangeRuntimeParam, `parameter "${definition.name}" cannot be changed`);
     }
-    const before = this.get(definition.name);
+    const before = this.get(definition.name)!;
+    const normalized = value === undefined || definition.normalize === undefined ? value : definition.normalize(value, before);
+    this.remember(definition.name, this.values.get(definition.name), local);
+    this.setSessionValue(definition, normalized, before);
+  }
+
+  /** Sets (undefined: clears) the session layer and reports a changed reported parameter. */
+  private setSessionValue(definition: SettingDefinition, value: string | undefined, before: string): void {
     if (value === undefined) this.values.delete(definition.name);
-    else this.values.set(definition.name, definition.normalize === undefined ? value : definition.normalize(value, before ?? definition.defaultValue));
+    else this.values.set(definition.name, value);
     const after = this.get(definition.name)!;
     if (definition.reported === true && after !== before) this.onReportedChange(definition.name, after);
   }
 
+  /** Records a change in the open transaction (guc.c's push_old_value, one level deep). */
+  private remember(key: string, sessionValue: string | undefined, local: boolean): void {
+    if (!this.transactionOpen) return;
+    this.changes ??= new Map();
+    const change = this.changes.get(key);
+    if (change === undefined) {
+      this.changes.set(key, { prior: sessionValue, state: local ? 'local' : 'set', masked: undefined });
+    } else if (change.state === 'set' && local) {
+      change.state = 'setLocal';
+      change.masked = sessionValue;
+    } else if (change.state === 'local' && !local) {
+      change.state = 'set';
+    }
+  }
+
+  /** A transaction begins (BEGIN, or the implicit one around a statement outside a block). */
+  beginTransaction(): void {
+    this.transactionOpen = true;
+    this.changes = undefined;
+  }
+
+  /** It ends: a commit keeps SET's values and undoes SET LOCAL's; a rollback undoes every change. */
+  endTransaction(commit: boolean): void {
+    const changes = this.changes;
+    this.transactionOpen = false;
+    this.changes = undefined;
+    if (changes === undefined) return;
+    for (const [key, change] of changes) {
+      if (commit && change.state === 'set') continue;
+      const restored = commit && change.state === 'setLocal' ? change.masked : change.prior;
+      if (key.includes('.')) {
+        if (restored === undefined) this.custom.delete(key);
+        else this.custom.set(key, restored);
+      } else {
+        const definition = findSetting(key)!;
+        this.setSessionValue(definition, restored, this.get(key)!);
+      }
+    }
+  }
+
+  /** RESET ALL: every setting back to its start value (inside a transaction, undone by a rollback). */
   resetAll(): void {
     for (const name of [...this.values.keys()]) this.set(name, undefined);
-    this.custom.clear();
+    for (const name of [...this.custom.keys()]) this.set(name, undefined);
   }
 
   /** Every known setting with its current value, in name order (SHOW ALL, pg_settings). */

@@ -401,8 +401,8 @@ const pgSettings = pg(
     context.settings.all().map(({ definition, value }) => [
       definition.name, value, definition.unit ?? null, definition.category, definition.description, null,
       definition.readOnly === true ? 'internal' : 'user', definition.vartype,
-      value === definition.defaultValue ? 'default' : 'session', null, null,
-      definition.enumValues === undefined ? null : array([...definition.enumValues]), definition.defaultValue, definition.defaultValue,
+      context.settings.source(definition), null, null,
+      definition.enumValues === undefined ? null : array([...definition.enumValues]), definition.defaultValue, context.settings.resetValue(definition.name)!,
       null, null, false,
     ]),
 );

@@ -27,8 +27,11 @@ import {
 export interface SessionFunctionContext {
   systemContext(): SystemContext;
   readonly processId: number;
-  /** set_config: changes a setting (undefined: back to its default), returns its new SHOW value. */
-  setSetting(name: string, value: string | undefined): string;
+  /**
+   * set_config: changes a setting (undefined: back to the session's start value, as RESET), for the
+   * rest of the transaction only when `local`; returns its new SHOW value.
+   */
+  setSetting(name: string, value: string | undefined, local: boolean): string;
   /** Approximate bytes stored for a relation. */
   relationSizeBytes(relationId: number): number;
 }
@@ -311,10 +314,11 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
       arguments: [text, text, bool],
       returns: text,
       strict: false,
-      // As PostgreSQL: no name is 22004; a NULL value sets the default.
-      impl: ([setting, value], context) => {
+      // As PostgreSQL: no name is 22004; a NULL value resets to the session's start value; is_local
+      // (NULL counts as false) lasts until the end of the transaction (outside a block: the statement).
+      impl: ([setting, value, isLocal], context) => {
         if (setting === null) throw new SqlError(SqlState.nullValueNotAllowed, 'SET requires parameter name');
-        return context.setSetting(setting as string, value === null ? undefined : (value as string));
+        return context.setSetting(setting as string, value === null ? undefined : (value as string), isLocal === true);
       },
     },
   ],
