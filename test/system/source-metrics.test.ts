@@ -73,6 +73,6 @@ describe('source throughput', () => {
     expect(Number(scan[0].rows_in)).toBe(bids);
     expect(input).toBeLessThanOrEqual(bids);
     const { rows: state } = await client.query("SELECT object_kind, purpose FROM oxbow_catalog.state_size WHERE object_name = 'bid'");
-    expect(state).toEqual([{ object_kind: 'source', purpose: 'source rows' }]);
+    expect(state).toEqual([{ object_kind: 'source', purpose: 'source positions' }]);
   });
 });
