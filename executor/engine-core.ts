@@ -94,6 +94,7 @@ export class EngineCore {
         if (view === undefined) return [];
         return snapshot.indexesOf(viewId).map((index) => ({ table: indexStateTable(this.store, view, index), entry: (row: Row) => indexEntry(view, index, row) }));
       },
+      settings.memoryLimitBytes,
     );
     this.metrics = settings.metrics ?? new EngineMetrics();
     const memoryStats = (store as Partial<{ memoryStats: EngineStatusMemory }>).memoryStats;
@@ -121,6 +122,7 @@ export class EngineCore {
     const epoch = nextEpoch(this.store.latestEpoch, Date.now());
     const writing = performance.now();
     this.store.commit(epoch);
+    this.metrics.epochsSealed++;
     const done = performance.now();
     this.metrics.commitLatency.observe((done - writing) / 1000);
     this.metrics.barrierLatency.observe((done - started) / 1000);
@@ -160,8 +162,10 @@ export class EngineCore {
       this.metrics.barrierLatency.observe((done - started) / 1000);
       this.metrics.epochsCommitted++;
     });
-    // Handled here as well: a caller that stops waiting must not leave an unhandled rejection.
-    durable.catch(() => undefined);
+    this.metrics.epochsSealed++;
+    // Handled here as well (a caller that stops waiting must not leave an unhandled rejection),
+    // and counted: a failed write is no longer in flight.
+    durable.catch(() => void this.metrics.epochsFailed++);
     return { epoch, durable };
   }
 }

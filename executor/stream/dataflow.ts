@@ -153,6 +153,16 @@ export class Dataflow {
     return out;
   }
 
+  /** The open epoch was aborted: nodes drop their in-memory copies of state (join caches). */
+  discard(): void {
+    for (const placed of this.placed) placed.node.discard?.();
+  }
+
+  /** The view was dropped. */
+  dispose(): void {
+    for (const placed of this.placed) placed.node.dispose?.();
+  }
+
   /** The view's changes at creation (before the snapshot of its inputs is pushed). */
   initialize(): ChangeBatch {
     return this.initializeNode(this.root);

@@ -26,16 +26,9 @@ import { compile, type Evaluator } from '../batch/expression.js';
 import { KeyMap } from '../batch/row-hash.js';
 import { concatRows, nullRow } from '../batch/join-output.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
+import { cacheableTypes, emptyGroup, JoinSideCache, type JoinGroup } from './join-cache.js';
 import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
-
-/** The other side's rows of one key group, read once per group and updated in place. */
-interface Group {
-  readonly rows: Row[];
-  readonly counts: number[];
-  readonly degrees: number[];
-  readonly dirty: boolean[];
-}
 
 /** One own-side row's state within a key group: its count and degree before / after the changes. */
 interface Entry {
@@ -43,7 +36,12 @@ interface Entry {
   count: number;
   degree: number;
   readonly existed: boolean;
+  /** Its position in the side's cached group (-1: not there yet, or the group is not cached). */
+  readonly position: number;
 }
+
+/** A probe of a complete side's key it does not hold: no rows (never written to). */
+const NO_ROWS: JoinGroup = emptyGroup();
 
 export class StreamHashJoinNode implements StreamNode {
   private readonly tables: readonly StateTable[];
@@ -61,6 +59,8 @@ export class StreamHashJoinNode implements StreamNode {
   private readonly semi: boolean;
   private readonly anti: boolean;
   private readonly paddings: readonly Row[];
+  /** Per side: its cached key groups (join-cache.ts), or undefined when its types are not cacheable. */
+  private readonly caches: readonly (JoinSideCache | undefined)[];
 
   constructor(
     plan: HashJoinOperator,
@@ -80,6 +80,18 @@ export class StreamHashJoinNode implements StreamNode {
     this.semi = type === 'semi';
     this.anti = type === 'anti';
     this.paddings = this.widths.map((width) => nullRow(width));
+    const keysCacheable = cacheableTypes(this.keyTypes);
+    this.caches = this.rowTypes.map((types) => (keysCacheable && cacheableTypes(types) ? new JoinSideCache(context.groupCaches, types, this.keyTypes.length) : undefined));
+  }
+
+  /** The open epoch was aborted: its writes are gone from the state, so the caches go too. */
+  discard(): void {
+    for (const cache of this.caches) cache?.reset();
+  }
+
+  /** The view was dropped. */
+  dispose(): void {
+    for (const cache of this.caches) cache?.dispose();
   }
 
   apply(slot: number, changes: ChangeBatch): ChangeBatch {
@@ -103,6 +115,9 @@ export class StreamHashJoinNode implements StreamNode {
   }
 
   private applySide(side: number, changes: ChangeBatch, out: ChangeBatch): void {
+    // Before any group is touched (the state must hold every write the caches hold).
+    this.loadWhole(0);
+    this.loadWhole(1);
     // Group the changed rows by key (rows whose key can never match are output at once).
     const evaluators = this.keyEvaluators[side]!;
     const keyCount = evaluators.length;
@@ -159,7 +174,8 @@ export class StreamHashJoinNode implements StreamNode {
 
   private applyGroup(side: number, key: Value[], indexes: readonly number[], changes: ChangeBatch, out: ChangeBatch, writes: Row[], otherWrites: Row[]): void {
     const other = 1 - side;
-    const group = this.readGroup(other, key);
+    const group = this.probe(other, key);
+    const ownGroup = this.cachedGroup(side, key);
     const otherRows = group.rows;
     const otherCounts = group.counts;
     const otherDegrees = group.degrees;
@@ -204,23 +220,119 @@ export class StreamHashJoinNode implements StreamNode {
       else if (side === 0 && ((this.semi && matches > 0) || (this.anti && matches === 0))) push(out, row, sign, 1);
       // The row's own state.
       let entry: Entry | undefined;
-      if (entries === undefined) entry = single = this.readEntry(side, key, row);
+      if (entries === undefined) entry = single = this.lookupEntry(side, key, row, ownGroup);
       else {
         const index = entries.indexOf(row);
         if (index >= 0) entry = entries.values[index]!;
         else {
-          entry = this.readEntry(side, key, row);
+          entry = this.lookupEntry(side, key, row, ownGroup);
           entries.add(row, entry);
         }
       }
       entry.count += sign;
       entry.degree = matches;
     }
-    if (entries === undefined) this.entryWrite(key, single!, ownHasDegree, writes);
-    else for (let e = 0; e < entries.size; e++) this.entryWrite(key, entries.values[e]!, ownHasDegree, writes);
-    for (let j = 0; j < otherRows.length; j++) {
-      if (group.dirty[j]) otherWrites.push([...key, ...otherRows[j]!, BigInt(otherCounts[j]!), BigInt(otherDegrees[j]!)]);
+    if (entries === undefined) {
+      this.entryWrite(key, single!, ownHasDegree, writes);
+      if (ownGroup !== undefined) this.entryCache(side, ownGroup, single!);
+    } else {
+      for (let e = 0; e < entries.size; e++) {
+        this.entryWrite(key, entries.values[e]!, ownHasDegree, writes);
+        if (ownGroup !== undefined) this.entryCache(side, ownGroup, entries.values[e]!);
+      }
     }
+    if (ownGroup !== undefined) this.caches[side]!.compact(ownGroup);
+    for (let j = 0; j < otherRows.length; j++) {
+      if (group.dirty[j]) {
+        group.dirty[j] = false;
+        otherWrites.push([...key, ...otherRows[j]!, BigInt(otherCounts[j]!), BigInt(otherDegrees[j]!)]);
+      }
+    }
+  }
+
+  /** Keeps a cached group equal to the state after an own row's write. */
+  private entryCache(side: number, group: JoinGroup, entry: Entry): void {
+    const position = entry.position;
+    if (position >= 0) {
+      const before = group.counts[position]!;
+      group.counts[position] = entry.count;
+      group.degrees[position] = entry.degree;
+      if (before > 0 && entry.count <= 0) group.deleted++;
+      else if (before <= 0 && entry.count > 0) group.deleted--;
+    } else if (entry.count > 0) {
+      this.caches[side]!.append(group, entry.row, entry.count, entry.degree);
+    }
+  }
+
+  /**
+   * The side's cached group of this key, if any; a complete side's missing key is a new empty group
+   * (cached: the rows about to be written go into it).
+   */
+  private cachedGroup(side: number, key: Value[]): JoinGroup | undefined {
+    const cache = this.caches[side];
+    if (cache === undefined) return undefined;
+    const mapKey = cache.mapKey(key);
+    const group = cache.get(mapKey);
+    if (group !== undefined || !cache.complete) return group;
+    const created = emptyGroup();
+    cache.put(mapKey, created);
+    return created;
+  }
+
+  /** The other side's rows of a key: from the cache, or read from the state (and then cached). */
+  private probe(side: number, key: Value[]): JoinGroup {
+    const cache = this.caches[side];
+    if (cache === undefined) return this.readGroup(side, key);
+    const mapKey = cache.mapKey(key);
+    const cached = cache.get(mapKey);
+    if (cached !== undefined) return cached;
+    if (cache.complete) return NO_ROWS;
+    const group = this.readGroup(side, key);
+    cache.put(mapKey, group);
+    return group;
+  }
+
+  /** An own row's count and degree: from the cached group when there is one, else a point read. */
+  private lookupEntry(side: number, key: Value[], row: Row, group: JoinGroup | undefined): Entry {
+    if (group === undefined) return this.readEntry(side, key, row);
+    const position = this.caches[side]!.find(group, row);
+    if (position < 0 || group.counts[position]! <= 0) return { row, count: 0, degree: 0, existed: false, position };
+    return { row, count: group.counts[position]!, degree: group.degrees[position]!, existed: true, position };
+  }
+
+  /**
+   * At the first change since start (or an abort): loads a side whose state table has at most
+   * `completeLoadRows` rows into its cache whole, which makes it complete.
+   */
+  private loadWhole(side: number): void {
+    const cache = this.caches[side];
+    if (cache === undefined || cache.loaded) return;
+    cache.loaded = true;
+    const keyWidth = this.keyTypes.length;
+    const at = keyWidth + this.widths[side]!;
+    const withDegree = this.degrees[side]!;
+    const limit = this.context.groupCaches.completeLoadRows;
+    const stateRows: Row[] = [];
+    for (const stateRow of this.tables[side]!.scan({ limit: limit + 1 })) stateRows.push(stateRow);
+    if (stateRows.length > limit) return;
+    cache.clear();
+    const groups = new Map<unknown, { group: JoinGroup }>();
+    for (const stateRow of stateRows) {
+      const count = Number(stateRow[at] as bigint);
+      if (count <= 0) continue;
+      const key = stateRow.slice(0, keyWidth);
+      const mapKey = cache.mapKey(key);
+      let entry = groups.get(mapKey);
+      if (entry === undefined) groups.set(mapKey, (entry = { group: emptyGroup() }));
+      const group = entry.group;
+      group.rows.push(stateRow.slice(keyWidth, at));
+      group.counts.push(count);
+      group.degrees.push(withDegree ? Number(stateRow[at + 1] as bigint) : 0);
+      group.dirty.push(false);
+    }
+    // Eviction while loading (a budget smaller than the side) leaves the side incomplete.
+    cache.complete = true;
+    for (const [mapKey, entry] of groups) cache.put(mapKey, entry.group);
   }
 
   /**
@@ -247,17 +359,15 @@ export class StreamHashJoinNode implements StreamNode {
 
   private readEntry(side: number, key: Value[], row: Row): Entry {
     const stored = this.tables[side]!.get([...key, ...row]);
-    if (stored === undefined) return { row, count: 0, degree: 0, existed: false };
+    if (stored === undefined) return { row, count: 0, degree: 0, existed: false, position: -1 };
     const at = key.length + this.widths[side]!;
-    return { row, count: Number(stored[at] as bigint), degree: this.degrees[side] ? Number(stored[at + 1] as bigint) : 0, existed: true };
+    return { row, count: Number(stored[at] as bigint), degree: this.degrees[side] ? Number(stored[at + 1] as bigint) : 0, existed: true, position: -1 };
   }
 
   /** The rows of one key group of one side, with counts and degrees. */
-  private readGroup(side: number, key: Value[]): Group {
-    const rows: Row[] = [];
-    const counts: number[] = [];
-    const degrees: number[] = [];
-    const dirty: boolean[] = [];
+  private readGroup(side: number, key: Value[]): JoinGroup {
+    const group = emptyGroup();
+    const { rows, counts, degrees, dirty } = group;
     const keyWidth = key.length;
     const at = keyWidth + this.widths[side]!;
     const withDegree = this.degrees[side]!;
@@ -270,7 +380,7 @@ export class StreamHashJoinNode implements StreamNode {
       degrees.push(withDegree ? Number(stateRow[at + 1] as bigint) : 0);
       dirty.push(false);
     }
-    return { rows, counts, degrees, dirty };
+    return group;
   }
 }
 

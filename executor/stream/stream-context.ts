@@ -12,6 +12,7 @@ import type { RowVersion, StateStore, StateTable } from '../../storage/state-tab
 import type { StateTableDeclaration } from '../../planner/stream/stream-plan.js';
 import type { TableAccess } from '../batch/index.js';
 import type { Runtime } from '../batch/runtime.js';
+import { GroupCacheBudget } from './join-cache.js';
 
 /** A secondary index on the view (CREATE INDEX): its state table and the entry of a view row. */
 export interface ViewIndex {
@@ -67,6 +68,8 @@ export class StreamContext {
   clock: () => number = () => Date.now();
   /** The view's secondary indexes in the current catalog, which StreamMaterialize keeps in step. */
   viewIndexes: () => readonly ViewIndex[] = () => [];
+  /** The budget of the join caches (join-cache.ts): the stream manager's, shared by every view. */
+  groupCaches = new GroupCacheBudget(64 * 1024 * 1024);
 
   constructor(
     readonly store: StateStore,

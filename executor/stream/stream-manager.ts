@@ -14,6 +14,7 @@ import { VIEW_ERRORS_META_KEY, ViewErrors } from './view-errors.js';
 import { BackfillProgress } from '../system/backfill-progress.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import { Dataflow as DataflowClass } from './dataflow.js';
+import { GroupCacheBudget } from './join-cache.js';
 
 export interface ChangeCapture {
   /** True when some view reads the relation (so its changes must be recorded). */
@@ -33,6 +34,8 @@ export class StreamManager implements ChangeCapture {
   clock: () => number = () => Date.now();
   /** Changes of each relation views read, pushed into the dataflows since start (/metrics throughput). */
   readonly inputChanges = new Map<number, number>();
+  /** The join caches' budget: a quarter of --memory-limit (the row cache of the store has the limit itself). */
+  readonly groupCaches: GroupCacheBudget;
 
   constructor(
     private readonly store: StateStore,
@@ -40,7 +43,9 @@ export class StreamManager implements ChangeCapture {
     private readonly retentionOf: (viewId: number) => number | undefined = () => undefined,
     /** A view's secondary indexes from the catalog (CREATE INDEX on a materialized view). */
     private readonly indexesOf: (viewId: number) => readonly ViewIndex[] = () => [],
+    memoryLimitBytes = 256 * 1024 * 1024,
   ) {
+    this.groupCaches = new GroupCacheBudget(Math.floor(memoryLimitBytes / 4));
     const errors = store.getMeta(VIEW_ERRORS_META_KEY);
     if (errors !== undefined) this.errors.restore(errors);
   }
@@ -54,10 +59,12 @@ export class StreamManager implements ChangeCapture {
     const context = new StreamContext(this.store, viewId, this.errors, retention);
     context.clock = () => this.clock();
     context.viewIndexes = () => this.indexesOf(viewId);
+    context.groupCaches = this.groupCaches;
     return new DataflowClass(viewId, plan, context);
   }
 
   install(dataflow: Dataflow): void {
+    for (const existing of this.dataflows) if (existing.viewId === dataflow.viewId && existing !== dataflow) existing.dispose();
     this.dataflows = [...this.dataflows.filter((existing) => existing.viewId !== dataflow.viewId), dataflow].sort((a, b) => a.viewId - b.viewId);
     this.recount();
   }
@@ -65,7 +72,11 @@ export class StreamManager implements ChangeCapture {
   /** Removes the dataflows of views that no longer exist (after DROP). */
   retain(exists: (viewId: number) => boolean): void {
     const kept = this.dataflows.filter((dataflow) => exists(dataflow.viewId));
-    for (const dataflow of this.dataflows) if (!kept.includes(dataflow)) this.errors.forget(dataflow.viewId);
+    for (const dataflow of this.dataflows) {
+      if (kept.includes(dataflow)) continue;
+      this.errors.forget(dataflow.viewId);
+      dataflow.dispose();
+    }
     this.dataflows = kept;
     this.recount();
   }
@@ -140,6 +151,7 @@ export class StreamManager implements ChangeCapture {
   /** Drops the open epoch's recorded changes (the epoch was aborted). */
   discard(): void {
     this.pending = new Map();
+    for (const dataflow of this.dataflows) dataflow.discard();
     // The aborted epoch's metadata write is gone: write the error records again with the next one.
     this.errors.dirty = true;
   }

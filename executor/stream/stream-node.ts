@@ -10,4 +10,8 @@ export interface StreamNode {
   /** Changes of several inputs at once (index = slot); a node whose inputs interact implements it. */
   applyAll?(changesPerSlot: readonly (ChangeBatch | undefined)[]): ChangeBatch;
   initial(): ChangeBatch;
+  /** The open epoch was aborted: drop whatever in-memory copy of state the node keeps. */
+  discard?(): void;
+  /** The view was dropped: release in-memory state. */
+  dispose?(): void;
 }

@@ -1,0 +1,264 @@
+// StreamHashJoin's key-group cache (executor/stream/join-cache.ts): the join reads its state from
+// memory when a group is cached and keeps cached groups equal to the state with every write, so a
+// cache that is wrong shows as a view that differs from its query. Random changes to both sides
+// (duplicates, NULL keys, deletes, rows moving between keys, a residual) of every join type run
+// through the dataflow under four cache regimes: a large budget (sides stay complete), a budget
+// of a few groups (evictions all the time: probes read the state, own rows are point reads), a
+// side too large to load whole at start (probed keys only), and an aborted epoch now and then plus
+// restarts over the same store (the caches start cold). After every step the view's accumulated
+// output must equal the join recomputed in the test from the two multisets (nested loops); the
+// JoinSideCache unit tests check find / append / compaction / eviction against hand-worked values.
+
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initParser, parse } from '../../../sql/parser/index.js';
+import { type as scalar } from '../../../sql/types.js';
+import type { RelationDef } from '../../../sql/catalog.js';
+import type { Row } from '../../../sql/value.js';
+import { nextEpoch, type Epoch } from '../../../sql/epoch.js';
+import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
+import type { StateStore } from '../../../storage/state-table.js';
+import { planStream } from '../../../planner/stream/index.js';
+import type { CatalogReader } from '../../../planner/catalog-reader.js';
+import { StreamManager } from '../stream-manager.js';
+import type { ChangeBatch } from '../change-batch.js';
+import { emptyGroup, GroupCacheBudget, JoinSideCache } from '../join-cache.js';
+
+/** A side of more rows than this is not loaded whole (the default, 10,000, made small to keep the test fast). */
+const COMPLETE_LOAD_ROWS = 40;
+
+const int4 = scalar('int4');
+const column = (name: string) => ({ name, type: int4, nullable: true, hidden: false });
+const L = 100;
+const R = 101;
+const VIEW = 900;
+const relations: RelationDef[] = [
+  { id: L, kind: 'table', schema: 'public', name: 'l', columns: [column('id'), column('k'), column('v')], primaryKey: [], dependsOn: [] },
+  { id: R, kind: 'table', schema: 'public', name: 'r', columns: [column('id'), column('k'), column('w')], primaryKey: [], dependsOn: [] },
+];
+const catalog: CatalogReader = {
+  resolveRelation: (_schema, name) => relations.find((relation) => relation.name === name),
+  relationById: (id) => relations.find((relation) => relation.id === id),
+  schema: (name) => (name === 'public' ? { id: 2200, name } : undefined),
+};
+
+type JoinType = 'inner' | 'left' | 'right' | 'full' | 'semi' | 'anti';
+const QUERIES: Record<JoinType, string> = {
+  inner: 'select l.id, l.v, r.id, r.w from l join r on l.k = r.k and l.v <= r.w',
+  left: 'select l.id, l.v, r.id, r.w from l left join r on l.k = r.k and l.v <= r.w',
+  right: 'select l.id, l.v, r.id, r.w from l right join r on l.k = r.k and l.v <= r.w',
+  full: 'select l.id, l.v, r.id, r.w from l full join r on l.k = r.k and l.v <= r.w',
+  semi: 'select l.id, l.v from l where exists (select 1 from r where r.k = l.k and l.v <= r.w)',
+  anti: 'select l.id, l.v from l where not exists (select 1 from r where r.k = l.k and l.v <= r.w)',
+};
+
+function plan(sql: string) {
+  let next = 1000;
+  return planStream(parse(sql)[0]!.node as never, { catalog, searchPath: ['public'], parameterTypes: [] }, { relationId: VIEW, name: 'v', allocateStateTableId: () => next++ }).stream;
+}
+
+/** The join recomputed from the two multisets: the oracle. */
+function recompute(type: JoinType, left: readonly Row[], right: readonly Row[]): string[] {
+  const out: string[] = [];
+  const matches = (l: Row, r: Row) => l[1] !== null && l[1] === r[1] && (l[2] as number) <= (r[2] as number);
+  const rightMatched = right.map(() => false);
+  for (const l of left) {
+    let matched = false;
+    right.forEach((r, j) => {
+      if (!matches(l, r)) return;
+      matched = true;
+      rightMatched[j] = true;
+      if (type !== 'semi' && type !== 'anti') out.push(line([l[0]!, l[2]!, r[0]!, r[2]!]));
+    });
+    if (type === 'semi' && matched) out.push(line([l[0]!, l[2]!]));
+    if (type === 'anti' && !matched) out.push(line([l[0]!, l[2]!]));
+    if ((type === 'left' || type === 'full') && !matched) out.push(line([l[0]!, l[2]!, null, null]));
+  }
+  if (type === 'right' || type === 'full') right.forEach((r, j) => rightMatched[j] || out.push(line([null, null, r[0]!, r[2]!])));
+  return out.sort();
+}
+
+function line(row: Row): string {
+  return row.map((value) => (value === null ? 'NULL' : String(value))).join(' | ');
+}
+
+/** A small deterministic generator (mulberry32). */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Regime {
+  readonly name: string;
+  readonly memoryLimitBytes: number;
+  /** Rows put into the left side (keys no change uses) and committed before the random steps, then a restart. */
+  readonly preloadLeft: number;
+  /** Each step: chance of aborting it, of restarting after it. */
+  readonly abortChance: number;
+  readonly restartChance: number;
+}
+
+const REGIMES: Regime[] = [
+  { name: 'large budget (complete sides)', memoryLimitBytes: 64 << 20, preloadLeft: 0, abortChance: 0, restartChance: 0 },
+  { name: 'a budget of a few groups (evictions)', memoryLimitBytes: 4 * 1024, preloadLeft: 0, abortChance: 0, restartChance: 0 },
+  { name: 'a side too large to load whole', memoryLimitBytes: 64 << 20, preloadLeft: COMPLETE_LOAD_ROWS + 1, abortChance: 0, restartChance: 0 },
+  { name: 'aborted epochs and restarts', memoryLimitBytes: 64 << 20, preloadLeft: 0, abortChance: 0.15, restartChance: 0.1 },
+  { name: 'aborted epochs with evictions', memoryLimitBytes: 4 * 1024, preloadLeft: 0, abortChance: 0.15, restartChance: 0 },
+];
+
+function run(type: JoinType, regime: Regime, seed: number): void {
+  const next = random(seed);
+  const store: StateStore = createMemoryStateStore();
+  const stream = plan(QUERIES[type]);
+  let epoch: Epoch = 1n;
+  const commit = () => store.commit((epoch = nextEpoch(epoch, Date.now())));
+  const open = () => {
+    const manager = new StreamManager(store, undefined, undefined, regime.memoryLimitBytes);
+    manager.groupCaches.completeLoadRows = COMPLETE_LOAD_ROWS;
+    return manager;
+  };
+  // Installed, as the engine does: an abort reaches installed dataflows.
+  const install = (manager: StreamManager) => {
+    const flow = manager.build(VIEW, stream);
+    manager.install(flow);
+    return flow;
+  };
+  let manager = open();
+  let flow = install(manager);
+  const view = new Map<string, number>();
+  const absorb = (out: ChangeBatch) => {
+    out.rows.forEach((row, i) => {
+      const key = line(row.slice(0, -1));
+      const count = (view.get(key) ?? 0) + out.signs[i]!;
+      if (count === 0) view.delete(key);
+      else view.set(key, count);
+    });
+  };
+  const contents = () => [...view].flatMap(([key, count]) => Array.from({ length: count }, () => key)).sort();
+  absorb(flow.initialize());
+  const sides: Row[][] = [[], []];
+  if (regime.preloadLeft > 0) {
+    const rows: Row[] = Array.from({ length: regime.preloadLeft }, (_, i) => [1000 + i, 100 + (i % 50), i % 10]);
+    absorb(flow.pushAll(new Map([[L, { rows, signs: rows.map(() => 1) }]])));
+    sides[0]!.push(...rows);
+    commit();
+    manager = open();
+    flow = install(manager);
+  }
+  for (let step = 0; step < 60; step++) {
+    const batches: [ChangeBatch, ChangeBatch] = [
+      { rows: [], signs: [] },
+      { rows: [], signs: [] },
+    ];
+    const after = sides.map((rows) => [...rows]);
+    const changes = 1 + Math.floor(next() * 8);
+    for (let c = 0; c < changes; c++) {
+      const side = next() < 0.5 ? 0 : 1;
+      const rows = after[side]!;
+      if (rows.length > 0 && next() < 0.35) {
+        const [removed] = rows.splice(Math.floor(next() * rows.length), 1);
+        batches[side].rows.push(removed!);
+        batches[side].signs.push(-1);
+      } else {
+        // A few ids, keys and values: duplicates and shared keys are common; key 0 is NULL.
+        const key = Math.floor(next() * 5);
+        const row: Row = [Math.floor(next() * 6), key === 0 ? null : key, Math.floor(next() * 10)];
+        rows.push(row);
+        batches[side].rows.push(row);
+        batches[side].signs.push(1);
+      }
+    }
+    const inputs = new Map<number, ChangeBatch>();
+    if (batches[0].rows.length > 0) inputs.set(L, batches[0]);
+    if (batches[1].rows.length > 0) inputs.set(R, batches[1]);
+    const out = flow.pushAll(inputs);
+    if (next() < regime.abortChance) {
+      // What AbortHookStore does when a statement fails before its commit.
+      store.abort();
+      manager.discard();
+      continue;
+    }
+    absorb(out);
+    sides[0] = after[0]!;
+    sides[1] = after[1]!;
+    commit();
+    expect(contents(), `${type}, ${regime.name}, seed ${seed}, step ${step}`).toEqual(recompute(type, sides[0], sides[1]));
+    if (next() < regime.restartChance) {
+      manager = open();
+      flow = install(manager);
+    }
+  }
+}
+
+beforeAll(async () => {
+  await initParser();
+});
+
+describe('StreamHashJoin with its key-group cache equals the join recomputed', () => {
+  for (const regime of REGIMES) {
+    it(regime.name, () => {
+      for (const type of Object.keys(QUERIES) as JoinType[]) for (let seed = 1; seed <= 4; seed++) run(type, regime, seed);
+    }, 60_000);
+  }
+});
+
+describe('JoinSideCache', () => {
+  const types = [int4, int4];
+
+  it('finds rows by value, appends, compacts deleted rows and charges the budget', () => {
+    const budget = new GroupCacheBudget(1 << 20);
+    const cache = new JoinSideCache(budget, types, 1);
+    const group = emptyGroup();
+    cache.put(cache.mapKey([7]), group);
+    const base = budget.usedBytes;
+    expect(base).toBeGreaterThan(0);
+    // 40 rows: past the size where a group is searched by hash instead of a scan.
+    for (let i = 0; i < 40; i++) cache.append(group, [i, i * 2], 1, 0);
+    expect(cache.rows).toBe(40);
+    const perRow = (budget.usedBytes - base) / 40;
+    expect(perRow).toBeGreaterThan(0);
+    expect(cache.find(group, [17, 34])).toBe(17);
+    expect(cache.find(group, [17, 35])).toBe(-1);
+    expect(cache.get(cache.mapKey([7]))).toBe(group);
+    expect(cache.get(cache.mapKey([8]))).toBeUndefined();
+    // Delete 30 of the 40 (count 0): more deleted than left, so compaction keeps the 10 live rows in order.
+    for (let i = 0; i < 30; i++) {
+      group.counts[i] = 0;
+      group.deleted++;
+    }
+    cache.compact(group);
+    expect(group.rows).toEqual(Array.from({ length: 10 }, (_, i) => [30 + i, (30 + i) * 2]));
+    expect(group.deleted).toBe(0);
+    expect(cache.rows).toBe(10);
+    expect(budget.usedBytes).toBe(base + 10 * perRow);
+    expect(cache.find(group, [35, 70])).toBe(5);
+  });
+
+  it('over its budget, drops the oldest groups first and is no longer complete', () => {
+    const probe = new GroupCacheBudget(1 << 20);
+    const sizing = new JoinSideCache(probe, types, 2);
+    sizing.put(sizing.mapKey([0, 0]), emptyGroup());
+    const groupBytes = probe.usedBytes;
+    // Room for three empty groups.
+    const budget = new GroupCacheBudget(3 * groupBytes);
+    const cache = new JoinSideCache(budget, types, 2);
+    cache.complete = true;
+    for (let k = 0; k < 3; k++) cache.put(cache.mapKey([k, k]), emptyGroup());
+    expect(cache.complete).toBe(true);
+    cache.put(cache.mapKey([3, 3]), emptyGroup());
+    expect(cache.complete).toBe(false);
+    expect(cache.get(cache.mapKey([0, 0]))).toBeUndefined();
+    for (let k = 1; k < 4; k++) expect(cache.get(cache.mapKey([k, k]))).toBeDefined();
+    expect(budget.usedBytes).toBe(3 * groupBytes);
+    // Two-column keys that would collide if joined naively stay apart.
+    expect(cache.mapKey([1, 23])).not.toBe(cache.mapKey([12, 3]));
+    cache.reset();
+    expect(budget.usedBytes).toBe(0);
+    expect(cache.loaded).toBe(false);
+  });
+});
