@@ -9,10 +9,10 @@
 import * as functions from '../../sql/functions.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { Resolved, ScalarFunction } from '../../sql/functions.js';
-import { type, arrayOf, type DataType } from '../../sql/types.js';
+import { type, arrayOf, sameType, type DataType } from '../../sql/types.js';
 import type { SqlArray, Value } from '../../sql/value.js';
 import { formatTypeName, formatTypeOid } from '../type-names.js';
-import { procTypeName, sessionProcByOid } from './pg-proc-signatures.js';
+import { aggregateSignatures, procTypeName, sessionProcByOid } from './pg-proc-signatures.js';
 import {
   constraintDefinition,
   indexDefinition,
@@ -120,13 +120,29 @@ function libraryFunction(id: number): ScalarFunction | undefined {
   return functionsByOid.get(id);
 }
 
+/**
+ * pg_function_is_visible: built-in functions always; a SQL function when its schema is on the search
+ * path and no schema before it has a function of the same name and argument types (PostgreSQL's rule).
+ */
+function functionIsVisible(id: number, context: SessionFunctionContext): boolean {
+  const system = context.systemContext();
+  const fn = system.catalog.functionById(id);
+  if (fn === undefined) return true;
+  const first = system.catalog
+    .resolveFunctions(undefined, fn.name, system.searchPath)
+    .find((candidate) => candidate.argumentTypes.length === fn.argumentTypes.length && candidate.argumentTypes.every((type, index) => sameType(type, fn.argumentTypes[index]!)));
+  return first?.id === fn.id;
+}
+
 function functionResult(id: number, context: SessionFunctionContext): Value {
   const sqlFunction = context.systemContext().catalog.functionById(id);
   if (sqlFunction !== undefined) return formatTypeName(sqlFunction.returnType);
   const fn = libraryFunction(id);
   if (fn === undefined) {
     const session = sessionProcByOid(id);
-    return session === undefined ? null : procTypeName(session.returns);
+    if (session !== undefined) return procTypeName(session.returns);
+    const aggregate = aggregateSignatures().find((signature) => signature.oid === id);
+    return aggregate === undefined ? null : procTypeName(aggregate.returns);
   }
   return formatTypeName(fn.returnType);
 }
@@ -139,7 +155,9 @@ function functionArguments(id: number, context: SessionFunctionContext, withName
   const fn = libraryFunction(id);
   if (fn === undefined) {
     const session = sessionProcByOid(id);
-    return session === undefined ? null : session.args.map(procTypeName).join(', ');
+    const signature = session ?? aggregateSignatures().find((candidate) => candidate.oid === id);
+    // format_type quotes the pseudo-type "any" (a reserved word).
+    return signature === undefined ? null : signature.args.map((arg) => (procTypeName(arg) === 'any' ? '"any"' : procTypeName(arg))).join(', ');
   }
   const parts = fn.argumentTypes.map(formatTypeName);
   if (fn.variadic !== undefined) parts.push(`VARIADIC ${formatTypeName(arrayOf(fn.variadic))}`);
@@ -177,7 +195,7 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
     },
   ],
   pg_type_is_visible: [{ arguments: [oid], returns: bool, strict: true, impl: always(true) }],
-  pg_function_is_visible: [{ arguments: [oid], returns: bool, strict: true, impl: always(true) }],
+  pg_function_is_visible: [{ arguments: [oid], returns: bool, strict: true, impl: ([id], context) => functionIsVisible(id as number, context) }],
   pg_conversion_is_visible: [{ arguments: [oid], returns: bool, strict: true, impl: always(true) }],
   pg_collation_is_visible: [{ arguments: [oid], returns: bool, strict: true, impl: always(true) }],
   pg_operator_is_visible: [{ arguments: [oid], returns: bool, strict: true, impl: always(true) }],

@@ -18,6 +18,8 @@ const schema = [
   'create schema s',
   'create table s.u (k int primary key, w boolean)',
   "comment on table t is 'hello'",
+  "create function count_char(s varchar, c varchar) returns int language sql as $$SELECT LENGTH(s) - LENGTH(REPLACE(s, c, ''))$$",
+  'create function s.plus(int, bigint) returns bigint language sql immutable strict return $1 + $2',
 ];
 
 function psql(port: number, command: string, extra: readonly string[] = []): string {
@@ -49,7 +51,7 @@ afterAll(async () => {
 });
 
 describe('psql describe commands', () => {
-  for (const command of ['\\d', '\\dt', '\\dv', '\\dm', '\\dn', '\\df', '\\df abs', '\\d t', '\\d n', '\\d v', '\\d m', '\\dt s.*', '\\d s.u', '\\d nosuch']) {
+  for (const command of ['\\d', '\\dt', '\\dv', '\\dm', '\\dn', '\\df', '\\df abs', '\\df s.*', '\\df count*', '\\d t', '\\d n', '\\d v', '\\d m', '\\dt s.*', '\\d s.u', '\\d nosuch']) {
     it(`${command} prints what PostgreSQL prints`, () => {
       expect(psql(oxbow.port, command)).toBe(psql(postgres.port, command));
     });
