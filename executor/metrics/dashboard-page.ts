@@ -192,7 +192,7 @@ function table(id, head, rows) {
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf'];
 function render(data) {
   const st = data.status;
-  document.getElementById('summary').textContent = 'committed epoch ' + st.epochs.committedEpoch + ' · ' + st.epochs.epochsCommitted + ' epochs · ' +
+  document.getElementById('summary').textContent = 'committed epoch ' + st.epochs.committedEpoch + ' · ' + st.epochs.epochsCommitted + ' epochs · ' + st.epochs.epochsInFlight + ' in flight · ' +
     st.statements.total + ' statements (' + st.statements.errors + ' errors) · ' + st.sessions.length + ' sessions · rss ' + bytes(st.process.residentBytes) + ' · updated ' + time(data.generatedAtMillis);
   const graphs = document.getElementById('graphs');
   graphs.textContent = '';

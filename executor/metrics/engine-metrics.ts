@@ -34,7 +34,16 @@ export class EngineMetrics {
   readonly barrierLatency = new Histogram();
   /** Seconds of the atomic write of an epoch into the store. */
   readonly commitLatency = new Histogram();
+  /** Epochs whose write is durable (committed) since start. */
   epochsCommitted = 0;
+  /**
+   * Epochs sealed since start: their changes ran through every dataflow and their write was
+   * started (a synchronous commit seals and commits at once). Sealed minus committed minus failed
+   * is the number in flight (written off the main thread, not yet durable).
+   */
+  epochsSealed = 0;
+  /** Sealed epochs whose write failed (the store then refuses further commits). */
+  epochsFailed = 0;
   /** Per source (relation id): rows (inserts and deletes) its connector wrote into epochs since start. */
   readonly sourceRows = new Map<number, number>();
   statementsTotal = 0;
@@ -43,6 +52,11 @@ export class EngineMetrics {
   /** The status API of the engine using these metrics (set by the engine when it opens). */
   status: EngineStatus | undefined;
   private loopDelay: IntervalHistogram | undefined;
+
+  /** Epochs sealed whose write has not finished yet. */
+  get epochsInFlight(): number {
+    return this.epochsSealed - this.epochsCommitted - this.epochsFailed;
+  }
 
   /** Starts sampling the event loop delay (20 ms resolution); idempotent. */
   startEventLoopMonitor(): void {

@@ -52,7 +52,10 @@ export function prometheusText(status: EngineStatus, extra: { readonly connectio
   const metrics = status.metrics;
   const epochs = status.epochs();
   w.one('oxbow_epoch_committed_timestamp_seconds', 'Unix time of the last committed epoch.', epochs.committedAtMillis / 1000);
-  w.family('oxbow_epochs_committed_total', 'counter', 'Epochs committed since the process started.').sample('oxbow_epochs_committed_total', {}, epochs.epochsCommitted);
+  w.family('oxbow_epochs_committed_total', 'counter', 'Epochs committed (durable) since the process started.').sample('oxbow_epochs_committed_total', {}, epochs.epochsCommitted);
+  w.one('oxbow_epoch_sealed_timestamp_seconds', 'Unix time of the last sealed epoch (committed, or still being written).', epochs.sealedAtMillis / 1000);
+  w.family('oxbow_epochs_sealed_total', 'counter', 'Epochs sealed since the process started: their changes ran through every dataflow and their write began.').sample('oxbow_epochs_sealed_total', {}, epochs.epochsSealed);
+  w.one('oxbow_epochs_in_flight', 'Sealed epochs whose write (off the main thread) is not durable yet.', epochs.epochsInFlight);
   w.histogram('oxbow_barrier_latency_seconds', "An epoch's barrier: its changes through every dataflow plus the atomic commit.", metrics.barrierLatency.snapshot());
   w.histogram('oxbow_epoch_commit_latency_seconds', "The atomic write of an epoch's state into the store.", metrics.commitLatency.snapshot());
   w.one('oxbow_statements_total', 'Statements executed since the process started.', metrics.statementsTotal, 'counter');

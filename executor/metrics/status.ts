@@ -67,11 +67,18 @@ export interface StateTableInfo {
 }
 
 export interface EpochInfo {
+  /** The last durable epoch: what statements and AS OF reads see. */
   readonly committedEpoch: Epoch;
   readonly committedAtMillis: number;
-  /** The epoch a commit made now would get (the open epoch's number). */
+  /** The last sealed epoch: committedEpoch, or later while epochs are written off the main thread. */
+  readonly sealedEpoch: Epoch;
+  readonly sealedAtMillis: number;
+  /** Sealed epochs not yet durable (their write in flight or waiting for the one running). */
+  readonly epochsInFlight: number;
+  /** The epoch a commit made now would get (the open epoch's number): after the last sealed one. */
   readonly openEpoch: Epoch;
   readonly epochsCommitted: number;
+  readonly epochsSealed: number;
 }
 
 export interface ThroughputInfo {
@@ -268,8 +275,21 @@ export class EngineStatus {
   }
 
   epochs(): EpochInfo {
-    const committed = this.inputs.store.committedEpoch;
-    return { committedEpoch: committed, committedAtMillis: epochToMillis(committed), openEpoch: nextEpoch(committed, Date.now()), epochsCommitted: this.inputs.metrics.epochsCommitted };
+    const store = this.inputs.store;
+    const metrics = this.inputs.metrics;
+    // Read in one synchronous turn, so committed <= sealed (a write resolves in a later turn).
+    const sealed = store.latestEpoch;
+    const committed = store.committedEpoch;
+    return {
+      committedEpoch: committed,
+      committedAtMillis: epochToMillis(committed),
+      sealedEpoch: sealed,
+      sealedAtMillis: epochToMillis(sealed),
+      epochsInFlight: metrics.epochsInFlight,
+      openEpoch: nextEpoch(sealed, Date.now()),
+      epochsCommitted: metrics.epochsCommitted,
+      epochsSealed: metrics.epochsSealed,
+    };
   }
 
   throughput(): ThroughputInfo {

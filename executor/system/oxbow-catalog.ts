@@ -3,7 +3,9 @@
 //   oxbow_catalog.objects      every table, source, view, materialized view, sink and index
 //   oxbow_catalog.dataflow     per materialized view, its streaming operators with their counters
 //   oxbow_catalog.state_size   per state table (a table's rows, each operator's state): bytes, keys
-//   oxbow_catalog.epochs       the open epoch, the last committed one, barrier and commit latency
+//   oxbow_catalog.epochs       the open epoch, the last committed (durable) one, the last sealed one
+//                              and how many sealed epochs are still being written, barrier and
+//                              commit latency
 //   oxbow_catalog.sessions     every open session (pid, user, application, client, state, query)
 //   oxbow_catalog.queries      the sessions running a statement, with how long it has run
 //   pg_catalog.pg_stat_activity  PostgreSQL's view of the same sessions
@@ -116,6 +118,10 @@ export const epochsTable: SystemTable = {
     'epochs_committed:int8',
     'barrier_mean_ms:float8',
     'commit_mean_ms:float8',
+    'sealed_epoch:int8',
+    'sealed_at:timestamptz',
+    'epochs_in_flight:int4',
+    'epochs_sealed:int8',
   ]),
   rows: (context) => {
     const status = context.status;
@@ -132,6 +138,10 @@ export const epochsTable: SystemTable = {
         BigInt(epochs.epochsCommitted),
         mean(barrier.sumSeconds, barrier.count),
         mean(commit.sumSeconds, commit.count),
+        epochs.sealedEpoch,
+        epochs.sealedEpoch === 0n ? null : epochs.sealedAtMillis * MICROS_PER_MILLI,
+        epochs.epochsInFlight,
+        BigInt(epochs.epochsSealed),
       ],
     ];
   },

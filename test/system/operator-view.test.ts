@@ -172,13 +172,20 @@ describe('oxbow_catalog system tables', () => {
     }
   });
 
-  it('epochs: one more committed epoch per writing statement', async () => {
-    const [before] = await rows('SELECT open_epoch, committed_epoch, committed_at, epochs_committed FROM oxbow_catalog.epochs');
+  it('epochs: one more sealed and committed epoch per writing statement, none in flight once it returned', async () => {
+    const [before] = await rows('SELECT open_epoch, committed_epoch, committed_at, epochs_committed, epochs_sealed FROM oxbow_catalog.epochs');
     await client.query('INSERT INTO t VALUES (2001, 0, 1)');
     await client.query('UPDATE t SET v = v + 1 WHERE id = 2001');
     await client.query('DELETE FROM t WHERE id = 2001');
-    const [after] = await rows('SELECT open_epoch, committed_epoch, committed_at, epochs_committed, barrier_mean_ms, commit_mean_ms FROM oxbow_catalog.epochs');
+    const [after] = await rows('SELECT open_epoch, committed_epoch, committed_at, epochs_committed, barrier_mean_ms, commit_mean_ms, sealed_epoch, sealed_at, epochs_in_flight, epochs_sealed FROM oxbow_catalog.epochs');
     expect(BigInt(after!.epochs_committed as string) - BigInt(before!.epochs_committed as string)).toBe(3n);
+    // DML returns once its epoch is durable and nothing else writes on this server: every sealed
+    // epoch is committed, the last sealed one is the committed one, none is in flight.
+    expect(BigInt(after!.epochs_sealed as string) - BigInt(before!.epochs_sealed as string)).toBe(3n);
+    expect(after!.epochs_sealed).toBe(after!.epochs_committed);
+    expect(after!.epochs_in_flight).toBe(0);
+    expect(after!.sealed_epoch).toBe(after!.committed_epoch);
+    expect((after!.sealed_at as Date).getTime()).toBe((after!.committed_at as Date).getTime());
     expect(BigInt(after!.committed_epoch as string)).toBeGreaterThan(BigInt(before!.committed_epoch as string));
     expect(BigInt(after!.open_epoch as string)).toBeGreaterThan(BigInt(after!.committed_epoch as string));
     // The committed epoch's time is its upper 48 bits (milliseconds).
@@ -320,6 +327,9 @@ describe('metrics port', () => {
     expect(value(after, 'oxbow_epoch_committed_timestamp_seconds')).toBeCloseTo((epochs!.committed_at as Date).getTime() / 1000, 3);
     expect(['mean', 'p99', 'max'].map((statistic) => value(after, 'oxbow_event_loop_delay_seconds', { statistic }) >= 0)).toEqual([true, true, true]);
     expect(delta('oxbow_epochs_committed_total')).toBe(2);
+    expect(delta('oxbow_epochs_sealed_total')).toBe(2);
+    expect(value(after, 'oxbow_epochs_in_flight')).toBe(0);
+    expect(value(after, 'oxbow_epoch_sealed_timestamp_seconds')).toBe(value(after, 'oxbow_epoch_committed_timestamp_seconds'));
     expect(delta('oxbow_barrier_latency_seconds_count')).toBe(2);
     expect(delta('oxbow_epoch_commit_latency_seconds_count')).toBe(2);
     expect(value(after, 'oxbow_barrier_latency_seconds_bucket', { le: '+Inf' })).toBe(value(after, 'oxbow_barrier_latency_seconds_count'));

@@ -163,6 +163,7 @@ const CHECKED_ELSEWHERE = new Set([
   'oxbow_barrier_latency_seconds_bucket', 'oxbow_barrier_latency_seconds_sum', 'oxbow_barrier_latency_seconds_count',
   'oxbow_epoch_commit_latency_seconds_bucket', 'oxbow_epoch_commit_latency_seconds_sum', 'oxbow_epoch_commit_latency_seconds_count',
   'oxbow_epoch_committed_timestamp_seconds', 'oxbow_epochs_committed_total', 'oxbow_statements_total', 'oxbow_statement_errors_total',
+  'oxbow_epoch_sealed_timestamp_seconds', 'oxbow_epochs_sealed_total', 'oxbow_epochs_in_flight',
   'oxbow_input_rows_total', 'oxbow_view_input_rows_total', 'oxbow_view_rows_total', 'oxbow_view_busy_seconds_total',
   'oxbow_cache_hits_total', 'oxbow_cache_misses_total', 'oxbow_cache_hit_ratio', 'oxbow_process_resident_memory_bytes',
   'oxbow_process_heap_used_bytes', 'oxbow_event_loop_delay_seconds', 'oxbow_sessions', 'oxbow_sessions_active', 'oxbow_connections',
