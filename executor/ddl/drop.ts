@@ -173,6 +173,14 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
         if (relation.kind !== 'index') plan.reported.push(relation);
         collect(relation, true, context, plan, `schema ${name}`);
       }
+      // Views elsewhere that call the schema's SQL functions go with them.
+      for (const fn of functions) {
+        for (const dependent of context.catalog.dependents(fn.id)) {
+          if (plan.relations.has(dependent.id)) continue;
+          plan.reported.push(dependent);
+          collect(dependent, true, context, plan, `schema ${name}`);
+        }
+      }
       droppedSchemas.push(name);
       continue;
     }

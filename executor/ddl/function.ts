@@ -171,6 +171,19 @@ export function createFunction(statement: CreateFunctionStmt, context: DdlContex
     }
   }
 
+  if (existing === undefined) {
+    // A materialized view is planned again from its text at restart: a new overload (or the same
+    // signature earlier in the search path) could resolve its call to another function over the
+    // state built with the old one.
+    for (const sameName of context.catalog.functions().filter((candidate) => candidate.name === name)) {
+      const streaming = reachingRelations(sameName, context.catalog).find((relation) => relation.stream !== undefined);
+      if (streaming !== undefined) {
+        throw new SqlError(SqlState.featureNotSupported, `cannot create another function named "${name}" while ${kindWord(streaming.kind)} ${streaming.name} calls ${functionSignature(sameName)}`, {
+          hint: `A restart plans ${streaming.name} again and could resolve its call to the new function: choose another name, or drop ${streaming.name} first.`,
+        });
+      }
+    }
+  }
   const draft = new CatalogDraft(context.catalog);
   const fn: FunctionDef = {
     id: existing?.id ?? draft.allocateId(),
