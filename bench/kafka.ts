@@ -9,7 +9,9 @@
 // (includes the consumer joining), and steady (from the first committed epoch to the last). The
 // run checks q0 holds every bid.
 // Prints JSON lines {"bench":"kafka","metric","value","unit"}.
-// Run: npm run build && npm run bench -- kafka [--events N] [--queries q0,q1,q5,q7]
+// `--queries count` is a `SELECT count(*)` view over the source (checked like q0); "main thread busy"
+// is the main event loop's utilization over the run (the worker threads' share is in per CPU second).
+// Run: npm run build && npm run bench -- kafka [--events N] [--queries q0,count,q1,q5,q7]
 //   (defaults: 1,000,000 Nexmark events times BENCH_SCALE (92% are bids), 4 partitions,
 //   --barrier-interval-ms 1000; --skip-generator leaves the upper bound out)
 
@@ -102,6 +104,8 @@ interface Ingest {
   readonly steadySeconds: number | undefined;
   readonly steadyMessages: number;
   readonly cpuSeconds: number;
+  /** Share of the wall time the main thread's event loop was busy (eventLoopUtilization). */
+  readonly mainBusy: number;
 }
 
 async function openEngine(dataDir: string): Promise<{ engine: Engine; run: (sql: string) => Promise<unknown[][]> }> {
@@ -133,8 +137,9 @@ async function ingest(query: string, sourceDdl: string, target: number, check?: 
   const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-kafka-'));
   const { engine, run } = await openEngine(dataDir);
   try {
-    const viewSql = readFileSync(join(MV_SQL_DIR, `${query}.sql`), 'utf8');
+    const viewSql = query === 'count' ? 'CREATE MATERIALIZED VIEW bid_count AS SELECT count(*) AS bids FROM bid' : readFileSync(join(MV_SQL_DIR, `${query}.sql`), 'utf8');
     const cpuStart = process.cpuUsage();
+    const eluStart = performance.eventLoopUtilization();
     const start = performance.now();
     await run(sourceDdl);
     await run(viewSql);
@@ -152,12 +157,14 @@ async function ingest(query: string, sourceDdl: string, target: number, check?: 
     }
     const end = performance.now();
     const cpu = process.cpuUsage(cpuStart);
+    const elu = performance.eventLoopUtilization(eluStart);
     if (check !== undefined) await check(run);
     return {
       seconds: (end - start) / 1000,
       steadySeconds: firstAt !== undefined && end > firstAt ? (end - firstAt) / 1000 : undefined,
       steadyMessages: target - firstCount,
       cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      mainBusy: elu.utilization,
     };
   } finally {
     await engine.close();
@@ -165,39 +172,48 @@ async function ingest(query: string, sourceDdl: string, target: number, check?: 
   }
 }
 
-const port = await freePort();
-const started = spawnSync(process.execPath, [SCRIPT, '--port', String(port), '--timeout-ms', '120000'], { encoding: 'utf8' });
-if (started.status !== 0) throw new Error(`broker did not start: ${started.stdout}${started.stderr}`);
-const bootstrap = `127.0.0.1:${port}`;
+// --bootstrap HOST:PORT uses a running broker (npm run kafka) and keeps it; a topic `bid-<events>`
+// already filled by an earlier run is read again instead of produced (handy to profile ingestion).
+const EXISTING = flag('--bootstrap');
+const port = EXISTING === undefined ? await freePort() : 0;
+if (EXISTING === undefined) {
+  const started = spawnSync(process.execPath, [SCRIPT, '--port', String(port), '--timeout-ms', '120000'], { encoding: 'utf8' });
+  if (started.status !== 0) throw new Error(`broker did not start: ${started.stdout}${started.stderr}`);
+}
+const bootstrap = EXISTING ?? `127.0.0.1:${port}`;
+const TOPIC = EXISTING === undefined ? 'bid' : `bid-${EVENTS}`;
 
 try {
   const kafka = new kafkajs.Kafka({ brokers: [bootstrap], logLevel: kafkajs.logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic: 'bid', numPartitions: PARTITIONS }], waitForLeaders: true });
+  const existing = (await admin.listTopics()).includes(TOPIC) ? (await admin.fetchTopicOffsets(TOPIC)).reduce((sum, bound) => sum + Number(bound.high), 0) : 0;
+  if (existing === 0) await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: PARTITIONS }], waitForLeaders: true });
   await admin.disconnect();
   const produceStart = performance.now();
-  const bids = await produceBids(kafka, 'bid', EVENTS);
-  report('produce (kafkajs, acks=1)', bids / ((performance.now() - produceStart) / 1000), 'messages/s');
+  const bids = existing > 0 ? existing : await produceBids(kafka, TOPIC, EVENTS);
+  if (existing === 0) report('produce (kafkajs, acks=1)', bids / ((performance.now() - produceStart) / 1000), 'messages/s');
   report('bids in the topic', bids, 'messages');
 
-  const kafkaSource = `CREATE SOURCE bid (${BID_COLUMNS}) WITH (connector = 'kafka', topic = 'bid', properties.bootstrap.server = '${bootstrap}', scan.startup.mode = 'earliest') FORMAT PLAIN ENCODE JSON`;
+  const kafkaSource = `CREATE SOURCE bid (${BID_COLUMNS}) WITH (connector = 'kafka', topic = '${TOPIC}', properties.bootstrap.server = '${bootstrap}', scan.startup.mode = 'earliest') FORMAT PLAIN ENCODE JSON`;
   const generatorSource = `CREATE SOURCE bid (${BID_COLUMNS}) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${EVENTS}', nexmark.split.num = '${PARTITIONS}', nexmark.min.event.gap.in.ns = '0')`;
   for (const query of QUERIES) {
-    const check = query !== 'q0' ? undefined : async (run: (sql: string) => Promise<unknown[][]>): Promise<void> => {
-      const rows = await run('SELECT count(*)::int8 FROM nexmark_q0');
-      if (Number(rows[0]![0]) !== bids) throw new Error(`nexmark_q0 holds ${String(rows[0]![0])} rows, expected ${bids}`);
+    const check = query !== 'q0' && query !== 'count' ? undefined : async (run: (sql: string) => Promise<unknown[][]>): Promise<void> => {
+      const rows = await run(query === 'q0' ? 'SELECT count(*)::int8 FROM nexmark_q0' : 'SELECT bids FROM bid_count');
+      if (Number(rows[0]![0]) !== bids) throw new Error(`the ${query} view counts ${String(rows[0]![0])} bids, expected ${bids}`);
     };
     const fromKafka = await ingest(query, kafkaSource, bids, check);
     report(`${query} from Kafka, from CREATE SOURCE`, bids / fromKafka.seconds, 'messages/s');
     if (fromKafka.steadySeconds !== undefined) report(`${query} from Kafka, steady`, fromKafka.steadyMessages / fromKafka.steadySeconds, 'messages/s');
     report(`${query} from Kafka, per CPU second`, bids / fromKafka.cpuSeconds, 'messages/s per core');
+    report(`${query} from Kafka, main thread busy`, fromKafka.mainBusy * 100, '%');
     if (WITH_GENERATOR) {
       const fromGenerator = await ingest(query, generatorSource, EVENTS, check);
       report(`${query} from the generator, from CREATE SOURCE`, bids / fromGenerator.seconds, 'messages/s');
       report(`${query} from the generator, per CPU second`, bids / fromGenerator.cpuSeconds, 'messages/s per core');
+      report(`${query} from the generator, main thread busy`, fromGenerator.mainBusy * 100, '%');
     }
   }
 } finally {
-  spawnSync(process.execPath, [SCRIPT, '--stop', '--port', String(port)], { encoding: 'utf8' });
+  if (EXISTING === undefined) spawnSync(process.execPath, [SCRIPT, '--stop', '--port', String(port)], { encoding: 'utf8' });
 }

@@ -144,6 +144,11 @@ async function start({ port, timeoutMs }) {
       `log.dirs=${join(dir, 'logs')}`,
       'num.partitions=1',
       'offsets.topic.replication.factor=1',
+      // One partition for the group and transaction logs (defaults 50): a fresh broker creates and
+      // loads them at the first consumer join / transactional producer, and 50 partitions made that
+      // first join answer "not the correct coordinator" for seconds on a loaded machine.
+      'offsets.topic.num.partitions=1',
+      'transaction.state.log.num.partitions=1',
       'transaction.state.log.replication.factor=1',
       'transaction.state.log.min.isr=1',
       'share.coordinator.state.topic.replication.factor=1',

@@ -24,6 +24,17 @@ const METADATA_MAX_AGE_MS = 3000;
 const MONITOR_INTERVAL_MS = 2000;
 const RETRY_BACKOFF_MS = 1000;
 const MAX_RETRY_BACKOFF_MS = 10_000;
+/** How often the group coordinator is asked whether it is ready, and for how long at most. */
+const COORDINATOR_POLL_MS = 100;
+const COORDINATOR_WAIT_MS = 30_000;
+/**
+ * kafkajs retries a JoinGroup answered "not the correct coordinator" with this policy: short
+ * first waits (the coordinator is usually there within a second), and never restarts a crashed
+ * consumer itself: its restart would lose our seeks and read the partitions from their start (the
+ * manager drops those messages, but they are fetched and decoded again); our loop starts a new
+ * consumer at our positions instead.
+ */
+const CONSUMER_RETRY = { retries: 10, initialRetryTime: 100, maxRetryTime: 1000, restartOnFailure: async (): Promise<boolean> => false };
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -110,14 +121,15 @@ export class KafkaReader implements SourceReader {
     const signal = this.stopping.signal;
     let backoffMs = RETRY_BACKOFF_MS;
     while (!signal.aborted) {
+      const groupId = `oxbow-${this.name}-${process.pid}-${Date.now()}`;
       const consumer = this.kafka.consumer({
-        groupId: `oxbow-${this.name}-${process.pid}-${Date.now()}`,
+        groupId,
         metadataMaxAge: METADATA_MAX_AGE_MS,
         allowAutoTopicCreation: false,
         maxBytes: 16 << 20,
         maxBytesPerPartition: 4 << 20,
         maxWaitTimeInMs: 200,
-        retry: { retries: 3, initialRetryTime: 300, maxRetryTime: 3000 },
+        retry: CONSUMER_RETRY,
       });
       this.consumer = consumer;
       let crashed!: (message: string) => void;
@@ -135,6 +147,8 @@ export class KafkaReader implements SourceReader {
         listener.recovered();
       });
       try {
+        await this.coordinatorReady(groupId, signal);
+        if (signal.aborted) return;
         await consumer.connect();
         await consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
         await consumer.run({
@@ -153,6 +167,37 @@ export class KafkaReader implements SourceReader {
       if (signal.aborted) return;
       await sleep(backoffMs, signal);
       backoffMs = Math.min(backoffMs * 2, MAX_RETRY_BACKOFF_MS);
+    }
+  }
+
+  /**
+   * Waits until the coordinator of `groupId` answers for it. A fresh group's coordinator is a
+   * partition of __consumer_offsets; on a new broker that topic is created at the first request
+   * and loaded, and until then a JoinGroup fails with "coordinator not available", "not the
+   * correct coordinator" or "the coordinator is loading". kafkajs treats the last as fatal for
+   * the consumer (a crash, then a restart from scratch, seconds under load), so ask first with
+   * DescribeGroups, which costs nothing once the coordinator is there.
+   */
+  private async coordinatorReady(groupId: string, signal: AbortSignal): Promise<void> {
+    const admin = this.kafka.admin({ retry: { retries: 0 } });
+    try {
+      await admin.connect();
+      const deadline = Date.now() + COORDINATOR_WAIT_MS;
+      for (;;) {
+        try {
+          await admin.describeGroups([groupId]);
+          return;
+        } catch (error) {
+          // Past the deadline, the consumer's join reports whatever is wrong.
+          if (signal.aborted || Date.now() > deadline) return;
+          // A broker that cannot be reached is the consumer's to report; anything else (not
+          // available, not the coordinator, loading, retries exhausted on those) means not yet.
+          if (/Connection|BrokerNotFound/.test((error as Error).name ?? '')) return;
+          await sleep(COORDINATOR_POLL_MS, signal);
+        }
+      }
+    } finally {
+      await admin.disconnect().catch(() => undefined);
     }
   }
 

@@ -77,6 +77,8 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
   unacknowledged = 0;
   /** Workers started (for tests: a restart after a crash). */
   workersStarted = 0;
+  /** A worker thread is running (started and not yet exited). */
+  workerAlive = false;
 
   constructor(
     private readonly relation: RelationDef,
@@ -123,6 +125,7 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
     const worker = new Worker(workerScript(), { workerData: data });
     this.worker = worker;
     this.workersStarted++;
+    this.workerAlive = true;
     this.unacknowledged = 0;
     const rowIdPosition = this.rowIdPosition;
     let failure: string | undefined;
@@ -175,6 +178,7 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
     });
     this.exited = new Promise<void>((resolve) => {
       worker.once('exit', (code) => {
+        if (this.worker === worker || this.worker === undefined) this.workerAlive = false;
         resolve();
         if (this.stopping || this.worker !== worker) return;
         listener.trouble(`Kafka worker thread for topic "${this.options.topic}" ended (${failure ?? `exit code ${code}`}); restarting it`);

@@ -41,10 +41,6 @@ function post(message: WorkerToMain, transfer?: ArrayBuffer[]): void {
   port!.postMessage(message, transfer);
 }
 
-async function room(): Promise<void> {
-  while (inFlight >= data.maxBatchesInFlight && !stopping) await new Promise<void>((resolve) => waiting.push(resolve));
-}
-
 const listener: SourceListener = {
   async batch(batch: RawMessageBatch): Promise<void> {
     if (stopping) return;
@@ -72,7 +68,9 @@ const listener: SourceListener = {
     const firstOffset = fresh.offsets[0]!;
     const next = fresh.offsets[count - 1]! + 1n;
     positions.set(partition, next);
-    await room();
+    // The check and the increment run in one synchronous step (no await between them), so
+    // concurrent eachBatch calls cannot all pass on the same free slot.
+    while (inFlight >= data.maxBatchesInFlight && !stopping) await new Promise<void>((resolve) => waiting.push(resolve));
     if (stopping) return;
     inFlight++;
     post(
