@@ -13,6 +13,12 @@
 //     new   = output(state)  (none when the group is empty and has a key)
 //     emit -old +new unless equal
 //
+// Over an append-only input (`appendOnly`: a source without a primary key, through filters,
+// projections, LATERAL and inner joins of such inputs) no row is ever deleted, so min / max need no
+// value table: the state row's current value and the inserted values decide (RisingWave's
+// append-only aggregation). Those calls neither read nor write their value table; DISTINCT calls
+// sharing it still do. A deletion reaching such an aggregate is an internal error.
+//
 // Results equal the batch accumulators (executor/batch/accumulator.ts) exactly: integer sums are
 // exact bigints (sum(int2/int4) is int8 with the range check, sum(int8) numeric), numeric sums keep
 // the count of each scale present (the result's scale is the largest present, as adding them would
@@ -31,7 +37,7 @@ import type { RetractableCall, StreamPlan } from '../../planner/stream/stream-pl
 import { compile, compilePredicate, type Evaluator } from '../batch/expression.js';
 import type { Runtime } from '../batch/runtime.js';
 import { KeyMap } from '../batch/row-hash.js';
-import { emptyChanges, type ChangeBatch } from './change-batch.js';
+import { appendOnlyRowId, emptyChanges, type ChangeBatch } from './change-batch.js';
 import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
@@ -79,6 +85,30 @@ interface CompiledCall {
   readonly argumentType: DataType | undefined;
   /** For min: -1, max: +1. */
   readonly direction: number;
+  /** A min / max over an append-only input: kept in the state row alone, no value table. */
+  readonly appendOnlyExtreme: boolean;
+}
+
+/**
+ * True when `plan` only ever outputs insertions: a scan of an append-only source (no primary key:
+ * DML refused, its connector only inserts), through filters, projections, LATERAL table functions,
+ * UNION ALL and inner joins whose inputs are all append-only.
+ */
+export function appendOnly(plan: StreamPlan): boolean {
+  switch (plan.kind) {
+    case 'StreamTableScan':
+      return appendOnlyRowId(plan.relation) !== undefined;
+    case 'StreamFilter':
+    case 'StreamProject':
+    case 'StreamLateral':
+      return appendOnly(plan.input);
+    case 'StreamUnion':
+      return plan.inputs.every(appendOnly);
+    case 'StreamHashJoin':
+      return plan.joinType === 'inner' && plan.inputs.every(appendOnly);
+    default:
+      return false;
+  }
 }
 
 interface GroupChanges {
@@ -94,8 +124,10 @@ export class StreamHashAggregateNode implements StreamNode {
   private readonly keyTypes: readonly DataType[];
   private readonly outputTypes: readonly DataType[];
   private readonly calls: readonly CompiledCall[];
-  /** Per value table: the calls it feeds. */
+  /** Per value table: the calls it feeds (not the append-only min / max, which need none). */
   private readonly callsOfValueTable: readonly (readonly CompiledCall[])[];
+  /** The input only inserts (`appendOnly`). */
+  private readonly appendOnly: boolean;
 
   constructor(
     private readonly plan: Plan,
@@ -108,14 +140,17 @@ export class StreamHashAggregateNode implements StreamNode {
     this.keyTypes = plan.groupKeys.map((key) => key.type);
     this.outputTypes = plan.columns.map((column) => column.type);
     this.valueTypes = plan.stateTables.slice(1).map((declaration) => declaration.columnTypes[this.keyTypes.length]!);
+    const insertsOnly = appendOnly(plan.inputs[0]!);
+    this.appendOnly = insertsOnly;
     this.calls = plan.calls.map((spec) => ({
       spec,
       argument: spec.call.args[0] === undefined ? undefined : compile(spec.call.args[0]),
       filter: spec.call.filter === undefined ? undefined : compilePredicate(spec.call.filter),
       argumentType: spec.call.args[0]?.type,
       direction: spec.mode === 'min' ? -1 : 1,
+      appendOnlyExtreme: insertsOnly && (spec.mode === 'min' || spec.mode === 'max'),
     }));
-    this.callsOfValueTable = this.valueTables.map((_, index) => this.calls.filter((call) => call.spec.valueTable === index + 1));
+    this.callsOfValueTable = this.valueTables.map((_, index) => this.calls.filter((call) => call.spec.valueTable === index + 1 && !call.appendOnlyExtreme));
   }
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
@@ -209,10 +244,15 @@ export class StreamHashAggregateNode implements StreamNode {
     for (let r = 0; r < group.rows.length; r++) {
       const row = group.rows[r]!;
       const sign = group.signs[r]!;
+      if (sign < 0 && this.appendOnly) throw new SqlError(SqlState.internalError, 'a deletion reached an aggregate over an append-only input');
       state.rows += sign;
       for (let c = 0; c < calls.length; c++) {
         const call = calls[c]!;
         const table = call.spec.valueTable;
+        if (call.appendOnlyExtreme) {
+          this.foldExtreme(call, state.calls[c]!, row, runtime);
+          continue;
+        }
         // Calls sharing a value table (same argument and FILTER) count a value once.
         if (table !== undefined && this.firstCallOf(table) !== call) continue;
         if (call.filter !== undefined && !this.passes(call, row, runtime)) continue;
@@ -242,6 +282,21 @@ export class StreamHashAggregateNode implements StreamNode {
     return deltas;
   }
 
+  /** An inserted row's value into an append-only min / max: the better of it and the current one. */
+  private foldExtreme(call: CompiledCall, callState: CallState, row: Row, runtime: Runtime): void {
+    if (call.filter !== undefined && !this.passes(call, row, runtime)) return;
+    let value: Value;
+    try {
+      value = call.argument!(row, runtime);
+    } catch (error) {
+      this.context.recordError(error);
+      return;
+    }
+    if (value === null) return;
+    const best = callState.best;
+    if (best === null || call.direction * compareValues(value, best, call.argumentType!) > 0) callState.best = value;
+  }
+
   private passes(call: CompiledCall, row: Row, runtime: Runtime): boolean {
     try {
       return call.filter!(row, runtime);
@@ -265,7 +320,8 @@ export class StreamHashAggregateNode implements StreamNode {
     const keyWidth = key.length;
     for (let t = 0; t < deltas.length; t++) {
       const map = deltas[t];
-      if (map === undefined) continue;
+      // A table only append-only min / max share has no calls left to feed.
+      if (map === undefined || this.callsOfValueTable[t]!.length === 0) continue;
       const table = this.valueTables[t]!;
       const oldCounts: number[] = new Array(map.size);
       const newCounts: number[] = new Array(map.size);
