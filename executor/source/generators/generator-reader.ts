@@ -3,7 +3,11 @@
 // relation's layout, to the source manager (`GeneratedRowsListener.generated`), one chunk of at
 // most max.chunk.size rows per split in turn, yielding to the event loop between chunks so the
 // barrier runs; the manager's promise is the backpressure. A rate limit (Nexmark's
-// min.event.gap.in.ns, datagen.rows.per.second) paces each split from when the reader starts.
+// min.event.gap.in.ns, datagen.rows.per.second) paces each split: a split may be at most
+// MAX_BURST_SECONDS of its rate behind schedule, so after the event loop was held (a long epoch)
+// it makes up at most that much at once and its schedule slips by the rest. A rate is a ceiling,
+// not a quota to make up: without the slip, a reader held for 30 s pushed 30 s of events into the
+// next epochs, which held the loop longer still (a lagging soak's epochs grew to 5-80 s).
 
 import type { ColumnDef, RelationDef } from '../../../sql/catalog.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
@@ -15,6 +19,12 @@ import { NexmarkProducer, nexmarkOptions, nexmarkShape } from './nexmark-source.
 import type { SplitProducer } from './split-producer.js';
 
 export const GENERATOR_CONNECTORS: ReadonlySet<string> = new Set(['nexmark', 'datagen']);
+
+/** How far behind its rate a paced split may fall before its schedule slips (seconds of its rate). */
+export const MAX_BURST_SECONDS = 1;
+/** Pause of a paced reader with nothing due, in milliseconds: 1000 / rate within these bounds. */
+const MIN_PACE_PAUSE_MS = 10;
+const MAX_PACE_PAUSE_MS = 100;
 
 /** The listener side a generator needs: rows of a partition up to its next offset. */
 export interface GeneratedRowsListener extends SourceListener {
@@ -52,6 +62,8 @@ export class GeneratorReader implements SourceReader, StartupResolver {
   constructor(
     relation: RelationDef,
     private readonly nextRowId: () => bigint,
+    /** Milliseconds, for the rate limit (tests drive their own). */
+    private readonly clock: () => number = () => performance.now(),
   ) {
     // A replayed source's row ids are unit numbers (the producer writes them); a stored one's are
     // the engine's time-based ids.
@@ -89,21 +101,34 @@ export class GeneratorReader implements SourceReader, StartupResolver {
       ends.push(end ?? Number.POSITIVE_INFINITY);
       if (end !== undefined) listener.highWatermark(split, BigInt(end));
     }
-    const startedAt = performance.now();
     const rate = producer.unitsPerSecond;
+    // Each paced split's schedule: `starts[split]` units were due at `startedAt[split]`, and `rate`
+    // more every second since.
+    const startedAt: number[] = new Array<number>(splits).fill(this.clock());
+    const burst = Math.max(1, Math.ceil(rate * MAX_BURST_SECONDS));
     const chunk = producer.maxChunkRows;
     const rowId = this.rowIdPosition;
     while (!this.stopped) {
       let produced = false;
       let finished = 0;
-      const elapsedSeconds = (performance.now() - startedAt) / 1000;
+      const now = this.clock();
       for (let split = 0; split < splits && !this.stopped; split++) {
         const offset = offsets[split]!;
         if (offset >= ends[split]!) {
           finished++;
           continue;
         }
-        const limit = rate > 0 ? Math.min(ends[split]!, starts[split]! + Math.floor(elapsedSeconds * rate)) : ends[split]!;
+        let limit = ends[split]!;
+        if (rate > 0) {
+          let due = starts[split]! + Math.floor(((now - startedAt[split]!) / 1000) * rate);
+          if (due - offset > burst) {
+            // Held back for longer than the burst allows: make up one burst, slip the rest.
+            due = offset + burst;
+            starts[split] = due;
+            startedAt[split] = now;
+          }
+          limit = Math.min(limit, due);
+        }
         if (offset >= limit) continue;
         const rows: Row[] = [];
         const next = producer.produce(split, offset, limit, rows, chunk);
@@ -114,7 +139,9 @@ export class GeneratorReader implements SourceReader, StartupResolver {
       }
       if (finished === splits) return;
       if (produced) await new Promise<void>((resolve) => setImmediate(resolve));
-      else await new Promise<void>((resolve) => setTimeout(resolve, rate > 0 ? Math.max(1, Math.min(100, 1000 / rate)) : 1));
+      // Nothing due: a paced split waits for its next units (a few at a time at high rates, not a
+      // wake-up per millisecond); an unpaced one is only held by backpressure.
+      else await new Promise<void>((resolve) => setTimeout(resolve, rate > 0 ? Math.max(MIN_PACE_PAUSE_MS, Math.min(MAX_PACE_PAUSE_MS, 1000 / rate)) : 1));
     }
   }
 }
