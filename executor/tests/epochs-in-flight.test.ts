@@ -13,17 +13,17 @@ import { prometheusText } from '../metrics/prometheus.js';
 import { openEngine, type OxbowEngine } from '../open-engine.js';
 import type { Row } from '../../sql/value.js';
 
-/** The in-memory backend whose asynchronous writes wait until `open()`. */
+/** The in-memory backend whose asynchronous writes wait, after `hold()`, until `release()`. */
 class GatedBackend extends MemoryBackend {
   private gate: Promise<void> = Promise.resolve();
-  private release: () => void = () => undefined;
+  private opener: () => void = () => undefined;
 
-  close(): void {
-    this.gate = new Promise((resolve) => (this.release = resolve));
+  hold(): void {
+    this.gate = new Promise((resolve) => (this.opener = resolve));
   }
 
-  open(): void {
-    this.release();
+  release(): void {
+    this.opener();
   }
 
   override async writeAsync(packed: Buffer): Promise<void> {
@@ -43,7 +43,7 @@ beforeEach(async () => {
   engine = await openEngine(store, { dataDir: '', timeTravelRetentionMs: 600_000, memoryLimitBytes: 1 << 26, metrics });
 });
 afterEach(async () => {
-  backend.open();
+  backend.release();
   await engine.close();
 });
 
@@ -77,7 +77,7 @@ it('shows a sealed epoch whose write is in flight apart from the committed one',
   const [committedBefore, sealedBefore, inFlightBefore, committedCount, sealedCount] = idle as [bigint, bigint, number, bigint, bigint];
   expect([sealedBefore, inFlightBefore, sealedCount]).toEqual([committedBefore, 0, committedCount]);
 
-  backend.close();
+  backend.hold();
   const insert = query(writer, 'INSERT INTO t VALUES (2)');
   // The INSERT seals its epoch and waits for the write; the watcher's statements still run.
   let row: Row | undefined;
@@ -98,7 +98,7 @@ it('shows a sealed epoch whose write is in flight apart from the committed one',
   // The committed epoch is what statements read: row 2 is not there yet.
   expect(await query(watcher, 'SELECT count(*)::int FROM t')).toEqual([[1]]);
 
-  backend.open();
+  backend.release();
   await insert;
   const [done] = await query(watcher, EPOCHS);
   expect(done).toEqual([sealed, sealed, 0, committedCount + 1n, sealedCount + 1n, expect.any(BigInt)]);

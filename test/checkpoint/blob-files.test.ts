@@ -19,6 +19,7 @@ import { restoreFromObjectStore } from '../../storage/checkpoint/restore.js';
 import { FileObjectStore } from '../../storage/object-store/file-object-store.js';
 import { openRocksStateStore } from '../../storage/rocks-state-store.js';
 import type { StateTableSchema } from '../../storage/state-table.js';
+import { committedRows } from './support/committed-rows.js';
 
 const schema: StateTableSchema = { tableId: 21000, columnTypes: [type('int4'), type('text')], primaryKey: [0] };
 const work = mkdtempSync(join(tmpdir(), 'oxbow-blob-checkpoint-'));
@@ -37,13 +38,8 @@ function sortedRows(model: Map<number, string>): Row[] {
   return [...model.entries()].sort((left, right) => left[0] - right[0]).map(([key, value]) => [key, value]);
 }
 
-async function rowsOf(stateDir: string): Promise<{ epoch: Epoch; rows: Row[] }> {
-  const store = openRocksStateStore({ dir: stateDir, memoryLimitBytes: 0 });
-  try {
-    return { epoch: store.committedEpoch, rows: [...store.table(schema).scan()] };
-  } finally {
-    await store.close();
-  }
+function rowsOf(stateDir: string): Promise<{ epoch: Epoch; rows: Row[] }> {
+  return committedRows(stateDir, schema);
 }
 
 describe('blob files in checkpoints', () => {

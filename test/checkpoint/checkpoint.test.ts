@@ -5,7 +5,7 @@
 // beside the store, never from the store under test.
 
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +23,7 @@ import { S3ObjectStore } from '../../storage/object-store/s3-object-store.js';
 import { openRocksStateStore, type RocksStateStore } from '../../storage/rocks-state-store.js';
 import type { StateTableSchema } from '../../storage/state-table.js';
 import { S3RVER_CREDENTIALS, startS3rver, type S3rverProcess } from './support/s3rver.js';
+import { committedRows } from './support/committed-rows.js';
 
 const schema: StateTableSchema = { tableId: 20000, columnTypes: [type('int4'), type('text')], primaryKey: [0] };
 const work = mkdtempSync(join(tmpdir(), 'oxbow-checkpoint-'));
@@ -78,13 +79,8 @@ class Fixture {
   }
 }
 
-async function rowsOf(stateDir: string): Promise<{ epoch: Epoch; rows: Row[] }> {
-  const store = openRocksStateStore({ dir: stateDir, memoryLimitBytes: 0 });
-  try {
-    return { epoch: store.committedEpoch, rows: [...store.table(schema).scan()] };
-  } finally {
-    await store.close();
-  }
+function rowsOf(stateDir: string): Promise<{ epoch: Epoch; rows: Row[] }> {
+  return committedRows(stateDir, schema);
 }
 
 function modelRows(model: Map<number, string>): Row[] {

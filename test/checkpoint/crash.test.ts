@@ -16,11 +16,10 @@
 // --durability remote has its own file (remote-durability.test.ts).
 
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../storage/object-store/s3-object-store.js';
 import { decodeManifest } from '../../storage/checkpoint/manifest.js';
 import { listCheckpointEpochs } from '../../storage/checkpoint/restore.js';
@@ -28,36 +27,16 @@ import { manifestKey } from '../../storage/checkpoint/manifest.js';
 import { openRocksStateStore } from '../../storage/rocks-state-store.js';
 import { type } from '../../sql/types.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
-import { S3RVER_CREDENTIALS, startS3rver, type S3rverProcess } from './support/s3rver.js';
+import { S3RVER_CREDENTIALS } from './support/s3rver.js';
+import { seededRandom } from '../support/seeded-random.js';
+import { s3rverSuite, connectToKillable } from './support/s3rver-suite.js';
 
-let s3rver: S3rverProcess;
-const work = mkdtempSync(join(tmpdir(), 'oxbow-crash-'));
+const suite = s3rverSuite('oxbow-crash-');
+const work = suite.work;
 
-beforeAll(async () => {
-  s3rver = await startS3rver();
-});
-afterAll(async () => {
-  await s3rver.dispose();
-  rmSync(work, { recursive: true, force: true });
-});
 
-/** A seeded generator, so a failing run can be replayed (the seed is in the test name). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-async function connect(server: OxbowServer): Promise<pg.Client> {
-  const client = new pg.Client({ host: server.host, port: server.port, user: 'oxbow', database: 'oxbow' });
-  await client.connect();
-  client.on('error', () => undefined); // the server is killed under it
-  return client;
+function connect(server: OxbowServer): Promise<pg.Client> {
+  return connectToKillable(server); // the server is killed under it
 }
 
 async function tableRows(client: pg.Client): Promise<Map<number, number>> {
@@ -89,13 +68,13 @@ describe('crash and recovery through checkpoints', () => {
 
   // Each round starts a server process; on a loaded machine that alone can take seconds.
   it(`10 SIGKILLs at random moments, some with the data directory lost (seed ${seed})`, { timeout: 180_000 }, async () => {
-    const next = random(seed);
+    const next = seededRandom(seed); // the seed is in the test name, so a failing run can be replayed
     const prefix = `crash-${randomBytes(4).toString('hex')}`;
     const url = `s3://oxbow/${prefix}`;
-    const remote = new S3ObjectStore({ bucket: 'oxbow', prefix, endpoint: s3rver.endpoint, credentials: S3RVER_CREDENTIALS });
+    const remote = new S3ObjectStore({ bucket: 'oxbow', prefix, endpoint: suite.s3rver.endpoint, credentials: S3RVER_CREDENTIALS });
     const dataDir = join(work, 'data');
     const args = ['--checkpoint-url', url, '--checkpoint-interval-ms', '250'];
-    const env = { ...s3rver.env, OXBOW_CHECKPOINT_TRACE: '1' };
+    const env = { ...suite.s3rver.env, OXBOW_CHECKPOINT_TRACE: '1' };
     let model = new Map<number, number>();
     /** The table after each acknowledged statement since the last restore: a checkpoint must be one of them. */
     let history: Map<number, number>[] = [new Map()];

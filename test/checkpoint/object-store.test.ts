@@ -3,29 +3,21 @@
 // from the bytes the test wrote, never taken from the store's answer.
 
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FileObjectStore } from '../../storage/object-store/file-object-store.js';
 import { ObjectStoreError, type ObjectStore } from '../../storage/object-store/object-store.js';
 import { openObjectStore } from '../../storage/object-store/open-object-store.js';
 import { S3ObjectStore } from '../../storage/object-store/s3-object-store.js';
-import { S3RVER_CREDENTIALS, startS3rver, type S3rverProcess } from './support/s3rver.js';
+import { S3RVER_CREDENTIALS } from './support/s3rver.js';
+import { s3rverSuite } from './support/s3rver-suite.js';
 
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 const fastRetry = { attempts: 3, baseDelayMs: 10, maxDelayMs: 50 };
 
-let s3rver: S3rverProcess;
-const work = mkdtempSync(join(tmpdir(), 'oxbow-object-store-'));
-
-beforeAll(async () => {
-  s3rver = await startS3rver();
-});
-afterAll(async () => {
-  await s3rver.dispose();
-  rmSync(work, { recursive: true, force: true });
-});
+const suite = s3rverSuite('oxbow-object-store-');
+const work = suite.work;
 
 const implementations: [string, () => ObjectStore][] = [
   ['local folder', () => new FileObjectStore(mkdtempSync(join(work, 'folder-')))],
@@ -35,7 +27,7 @@ const implementations: [string, () => ObjectStore][] = [
       new S3ObjectStore({
         bucket: 'oxbow',
         prefix: `run-${randomBytes(4).toString('hex')}`,
-        endpoint: s3rver.endpoint,
+        endpoint: suite.s3rver.endpoint,
         credentials: S3RVER_CREDENTIALS,
         retry: fastRetry,
         partSizeBytes: 5 << 20,
@@ -110,7 +102,7 @@ describe('object store failures', () => {
     const store = new S3ObjectStore({
       bucket: 'oxbow',
       prefix: 'denied',
-      endpoint: s3rver.endpoint,
+      endpoint: suite.s3rver.endpoint,
       credentials: { accessKeyId: 'NOBODY', secretAccessKey: 'wrong' },
       retry: { ...fastRetry, onRetry: () => retries++ },
     });
@@ -121,7 +113,7 @@ describe('object store failures', () => {
   });
 
   it('S3: a missing bucket is NoSuchBucket', async () => {
-    const store = new S3ObjectStore({ bucket: 'no-such-bucket', prefix: '', endpoint: s3rver.endpoint, credentials: S3RVER_CREDENTIALS, retry: fastRetry });
+    const store = new S3ObjectStore({ bucket: 'no-such-bucket', prefix: '', endpoint: suite.s3rver.endpoint, credentials: S3RVER_CREDENTIALS, retry: fastRetry });
     const error = await store.list('').catch((caught: unknown) => caught);
     expect((error as ObjectStoreError).code).toBe('NoSuchBucket');
     store.close();
@@ -151,7 +143,7 @@ describe('object store failures', () => {
 
   it('openObjectStore accepts file:// and s3:// and names the forms otherwise', async () => {
     expect((await openObjectStore(`file://${work}/x`)).location).toBe(`file://${work}/x`);
-    const s3 = await openObjectStore('s3://bucket/some/prefix/', { endpoint: s3rver.endpoint });
+    const s3 = await openObjectStore('s3://bucket/some/prefix/', { endpoint: suite.s3rver.endpoint });
     expect(s3.location).toBe('s3://bucket/some/prefix/');
     s3.close();
     await expect(openObjectStore('ftp://x')).rejects.toThrow(/file:\/\/\/absolute\/path or s3:\/\/bucket\/prefix/);

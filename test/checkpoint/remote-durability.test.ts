@@ -4,30 +4,18 @@
 // rows there in time.
 
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startOxbow, type OxbowServer } from '../support/server.js';
-import { startS3rver, type S3rverProcess } from './support/s3rver.js';
+import { s3rverSuite, connectToKillable } from './support/s3rver-suite.js';
 
-let s3rver: S3rverProcess;
-const work = mkdtempSync(join(tmpdir(), 'oxbow-remote-durability-'));
+const suite = s3rverSuite('oxbow-remote-durability-');
+const work = suite.work;
 
-beforeAll(async () => {
-  s3rver = await startS3rver();
-});
-afterAll(async () => {
-  await s3rver.dispose();
-  rmSync(work, { recursive: true, force: true });
-});
-
-async function connect(server: OxbowServer): Promise<pg.Client> {
-  const client = new pg.Client({ host: server.host, port: server.port, user: 'oxbow', database: 'oxbow' });
-  await client.connect();
-  client.on('error', () => undefined);
-  return client;
+function connect(server: OxbowServer): Promise<pg.Client> {
+  return connectToKillable(server); // the server is killed under it
 }
 
 async function tableRows(client: pg.Client): Promise<Map<number, number>> {
@@ -40,7 +28,7 @@ describe('--durability remote', () => {
     const url = `s3://oxbow/remote-${randomBytes(4).toString('hex')}`;
     const dataDir = join(work, 'remote-data');
     const args = ['--checkpoint-url', url, '--checkpoint-interval-ms', '60000', '--durability', 'remote'];
-    let server = await startOxbow({ dataDir, args, env: s3rver.env });
+    let server = await startOxbow({ dataDir, args, env: suite.s3rver.env });
     let client = await connect(server);
     await client.query('create table t (id int primary key, v bigint)');
     const acknowledged = new Map<number, number>();
@@ -52,7 +40,7 @@ describe('--durability remote', () => {
     for (let index = 0; index < 10; index++) acknowledged.set(index, index * 10 + 1);
     await server.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
-    server = await startOxbow({ dataDir, args, env: s3rver.env });
+    server = await startOxbow({ dataDir, args, env: suite.s3rver.env });
     client = await connect(server);
     expect(await tableRows(client)).toEqual(acknowledged);
     await client.end();

@@ -12,6 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, type PostgresServer } from '../support/postgres.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
+import { seededRandom } from '../support/seeded-random.js';
 
 let postgres: PostgresServer;
 let oxbow: OxbowServer;
@@ -89,17 +90,6 @@ async function plan(text: string): Promise<string> {
   return (result.rows as string[][]).map((r) => r[0]).join('\n');
 }
 
-/** A seeded generator (mulberry32), so a failing sequence can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Every indexed read compared with PostgreSQL and with the same read forced to scan (`+ 0`, `|| ''`). */
 async function checkReads(): Promise<void> {
@@ -140,7 +130,7 @@ describe('secondary indexes', () => {
 
   it('reads equal PostgreSQL and a scan after random INSERT / UPDATE / DELETE, and after a restart', async () => {
     await checkReads();
-    const next = random(20261129);
+    const next = seededRandom(20261129);
     const pick = (n: number) => Math.floor(next() * n);
     for (let step = 0; step < 120; step++) {
       const id = 1 + pick(600);

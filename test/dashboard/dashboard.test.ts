@@ -6,13 +6,13 @@
 // server-side sample history, log no console errors, and render a non-blank screenshot.
 
 import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import pg from 'pg';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { httpGet, metricsPortOf, type HttpAnswer } from '../support/metrics-http.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 
 const ROWS = 600; // datagen sequence 1..ROWS
@@ -28,17 +28,8 @@ let page: Page;
 const consoleErrors: string[] = [];
 const outDir = mkdtempSync(join(tmpdir(), 'oxbow-dashboard-'));
 
-function get(path: string): Promise<{ status: number; type: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    request({ host: '127.0.0.1', port: metricsPort, path }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, type: String(response.headers['content-type']), body }));
-    })
-      .on('error', reject)
-      .end();
-  });
+function get(path: string): Promise<HttpAnswer> {
+  return httpGet(metricsPort, path);
 }
 
 interface Operator {
@@ -127,9 +118,7 @@ function decodePng(png: Buffer): { width: number; height: number; rgba: Buffer }
 
 beforeAll(async () => {
   oxbow = await startOxbow({ args: ['--metrics-port', '0', '--barrier-interval-ms', '200', '--checkpoint-interval-ms', '1000'] });
-  const match = /metrics at http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(oxbow.stderr());
-  expect(match).not.toBeNull();
-  metricsPort = Number(match![1]);
+  metricsPort = metricsPortOf(oxbow);
   client = new pg.Client({ connectionString: oxbow.url });
   await client.connect();
   await client.query('CREATE TABLE t (id int PRIMARY KEY, g int, v int)');

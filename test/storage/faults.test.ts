@@ -28,6 +28,21 @@ function freshDirectory(): string {
   return directory;
 }
 
+/**
+ * A store on a 3 MiB tmpfs (mounting needs root; unmounted after the test), with small memtables
+ * and no compression so a few hundred KiB of rows fill the disk. `mount -o remount,size=64m
+ * mountPoint` gives room again.
+ */
+function storeOnSmallDisk(): { mountPoint: string; dir: string; store: ReturnType<typeof openRocksStateStore> } {
+  const mountPoint = freshDirectory();
+  const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', mountPoint], { encoding: 'utf8' });
+  expect(mount.status, `mounting a tmpfs needs root: ${mount.stderr}`).toBe(0);
+  cleanups.push(() => spawnSync('umount', ['-l', mountPoint]));
+  const dir = join(mountPoint, 'state');
+  const store = openRocksStateStore({ dir, rocksdb: { writeBufferBytes: 256 * 1024, compression: 'none', bottommostCompression: 'none' } });
+  return { mountPoint, dir, store };
+}
+
 function caught(run: () => unknown): SqlError {
   try {
     run();
@@ -82,12 +97,7 @@ describe('storage faults', () => {
   });
 
   it('a full disk: the commit fails with 53100, committed epochs stay intact', async () => {
-    const mountPoint = freshDirectory();
-    const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', mountPoint], { encoding: 'utf8' });
-    expect(mount.status, `mounting a tmpfs needs root: ${mount.stderr}`).toBe(0);
-    cleanups.push(() => spawnSync('umount', ['-l', mountPoint]));
-    const dir = join(mountPoint, 'state');
-    const store = openRocksStateStore({ dir, rocksdb: { writeBufferBytes: 256 * 1024, compression: 'none', bottommostCompression: 'none' } });
+    const { mountPoint, dir, store } = storeOnSmallDisk();
     const table = store.table(schema);
     let second = 0;
     let failure: unknown;
@@ -128,12 +138,7 @@ describe('storage faults', () => {
   });
 
   it('a full disk under commitAsync: the seal fails with 53100 before anything is in flight, and the store takes commits again once there is room', async () => {
-    const mountPoint = freshDirectory();
-    const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', mountPoint], { encoding: 'utf8' });
-    expect(mount.status, `mounting a tmpfs needs root: ${mount.stderr}`).toBe(0);
-    cleanups.push(() => spawnSync('umount', ['-l', mountPoint]));
-    const dir = join(mountPoint, 'state');
-    const store = openRocksStateStore({ dir, rocksdb: { writeBufferBytes: 256 * 1024, compression: 'none', bottommostCompression: 'none' } });
+    const { mountPoint, dir, store } = storeOnSmallDisk();
     const table = store.table(schema);
     const payload = 'a'.repeat(1000);
     let second = 0;

@@ -3,6 +3,7 @@
 // The operator's view, system-table and dashboard suites share it.
 
 import { request } from 'node:http';
+import { expect } from 'vitest';
 import type { OxbowServer } from './server.js';
 
 export interface HttpAnswer {
@@ -14,8 +15,8 @@ export interface HttpAnswer {
 /** The port the server's metrics listener bound (`--metrics-port 0` picks a free one). */
 export function metricsPortOf(server: OxbowServer): number {
   const match = /metrics at http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(server.stderr());
-  if (match === null) throw new Error(`the server printed no metrics address; stderr:\n${server.stderr()}`);
-  return Number(match[1]);
+  expect(match, `the server printed no metrics address; stderr:\n${server.stderr()}`).not.toBeNull();
+  return Number(match![1]);
 }
 
 /** GET http://127.0.0.1:PORT/PATH, the whole body as UTF-8 text. */

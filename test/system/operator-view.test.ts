@@ -5,9 +5,9 @@
 // number of statements) gives the expected counts, computed by hand below or recomputed with a
 // plain SELECT.
 
-import { request } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { httpGet, metricsPortOf, type HttpAnswer } from '../support/metrics-http.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 
 const N = 30; // rows of the first INSERT (ids 1..N, g = id % 3)
@@ -18,17 +18,8 @@ let metricsPort: number;
 let client: pg.Client;
 let workloadStartedAt: number;
 
-function get(path: string): Promise<{ status: number; type: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    request({ host: '127.0.0.1', port: metricsPort, path }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, type: String(response.headers['content-type']), body }));
-    })
-      .on('error', reject)
-      .end();
-  });
+function get(path: string): Promise<HttpAnswer> {
+  return httpGet(metricsPort, path);
 }
 
 interface Sample {
@@ -91,9 +82,7 @@ async function sqlError(sql: string): Promise<{ code: string; message: string }>
 
 beforeAll(async () => {
   oxbow = await startOxbow({ args: ['--metrics-port', '0'] });
-  const match = /metrics at http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(oxbow.stderr());
-  expect(match).not.toBeNull();
-  metricsPort = Number(match![1]);
+  metricsPort = metricsPortOf(oxbow);
   client = new pg.Client({ connectionString: oxbow.url, application_name: 'operator-view-test' });
   await client.connect();
   workloadStartedAt = Date.now();

@@ -9,11 +9,11 @@
 // table with its own retention. Expected counts are worked out by hand from these statements.
 
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { httpGet, metricsPortOf } from '../support/metrics-http.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 
 const ARGS = ['--metrics-port', '0', '--checkpoint-interval-ms', '1000', '--memory-limit', '64MB'];
@@ -22,41 +22,24 @@ let oxbow: OxbowServer;
 let client: pg.Client;
 let startedAt: number;
 
-function metricsPort(server: OxbowServer): number {
-  const match = /metrics at http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(server.stderr());
-  expect(match).not.toBeNull();
-  return Number(match![1]);
-}
-
 interface Sample {
   readonly name: string;
   readonly labels: Record<string, string>;
   readonly value: number;
 }
 
-function scrape(): Promise<Sample[]> {
-  const port = metricsPort(oxbow);
-  return new Promise((resolve, reject) => {
-    request({ host: '127.0.0.1', port, path: '/metrics' }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => {
-        const samples: Sample[] = [];
-        for (const line of body.split('\n')) {
-          if (line === '' || line.startsWith('#')) continue;
-          const match = /^(oxbow_[a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-          if (match === null) return reject(new Error(`bad sample line ${line}`));
-          const labels: Record<string, string> = {};
-          for (const label of (match[2] ?? '').matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)) labels[label[1]!] = label[2]!;
-          samples.push({ name: match[1]!, labels, value: Number(match[3]) });
-        }
-        resolve(samples);
-      });
-    })
-      .on('error', reject)
-      .end();
-  });
+async function scrape(): Promise<Sample[]> {
+  const { body } = await httpGet(metricsPortOf(oxbow), '/metrics');
+  const samples: Sample[] = [];
+  for (const line of body.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const match = /^(oxbow_[a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (match === null) throw new Error(`bad sample line ${line}`);
+    const labels: Record<string, string> = {};
+    for (const label of (match[2] ?? '').matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)) labels[label[1]!] = label[2]!;
+    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
+  }
+  return samples;
 }
 
 function one(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): number {

@@ -1,0 +1,46 @@
+// The setup the s3rver-backed checkpoint suites share: one s3rver for the file (started before its
+// tests, disposed after them), a scratch folder removed at the end, and a client connection to an
+// oxbow server that the test may SIGKILL (its socket errors are expected, not failures).
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import type { OxbowServer } from '../../support/server.js';
+import { startS3rver, type S3rverProcess } from './s3rver.js';
+
+export interface S3rverSuite {
+  /** The running s3rver (from beforeAll on). */
+  readonly s3rver: S3rverProcess;
+  /** A scratch folder for this file, removed after its tests. */
+  readonly work: string;
+}
+
+/** Registers the file's beforeAll / afterAll: s3rver up for its tests, the scratch folder `prefix*` gone after. */
+export function s3rverSuite(prefix: string): S3rverSuite {
+  const work = mkdtempSync(join(tmpdir(), prefix));
+  let s3rver: S3rverProcess | undefined;
+  beforeAll(async () => {
+    s3rver = await startS3rver();
+  });
+  afterAll(async () => {
+    await s3rver?.dispose();
+    rmSync(work, { recursive: true, force: true });
+  });
+  return {
+    get s3rver(): S3rverProcess {
+      if (s3rver === undefined) throw new Error('s3rver is not started yet (use it inside a test)');
+      return s3rver;
+    },
+    work,
+  };
+}
+
+/** A `pg` client of a server the test kills: errors on its socket after the kill are ignored. */
+export async function connectToKillable(server: OxbowServer): Promise<pg.Client> {
+  const client = new pg.Client({ host: server.host, port: server.port, user: 'oxbow', database: 'oxbow' });
+  await client.connect();
+  client.on('error', () => undefined);
+  return client;
+}
