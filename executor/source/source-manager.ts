@@ -23,7 +23,7 @@ import { sourceLayout, type SourceLayout } from './source-layout.js';
 import type { PartitionOffsets, RawMessageBatch, SourceListener, SourceReader, StartupResolver } from './source.js';
 import type { SourceStatus } from './source-status.js';
 import { kafkaOptions } from './kafka/kafka-options.js';
-import { KafkaReader } from './kafka/kafka-reader.js';
+import { KafkaWorkerReader, type DecodedBatch, type DecodedBatchListener } from './kafka/kafka-worker-reader.js';
 import { GeneratorReader, isGeneratorConnector } from './generators/generator-reader.js';
 import { indexEntry, indexStateTable, secondaryIndexes } from '../secondary-index.js';
 import { isReplayed, positionTable, writePositions } from './source-replay.js';
@@ -46,7 +46,7 @@ export function decodeOffsets(bytes: Uint8Array | undefined): Map<number, bigint
 }
 
 /** One running source: its reader, the decoded changes not yet committed, its offsets. */
-class RunningSource implements SourceListener {
+class RunningSource implements DecodedBatchListener {
   readonly layout: SourceLayout;
   /** Undefined for a generator connector (it produces rows, not messages). */
   readonly decoder: MessageDecoder | undefined;
@@ -78,7 +78,8 @@ class RunningSource implements SourceListener {
     } else {
       const options = kafkaOptions(relation.options ?? {});
       this.decoder = new MessageDecoder(this.layout, options.maxMessageBytes, () => manager.core.rowIds.next());
-      this.reader = new KafkaReader(options, `${relation.schema}.${relation.name}`);
+      // Fetch and decoding run in a worker thread (kafka/kafka-worker.ts); decoded() gets the rows.
+      this.reader = new KafkaWorkerReader(relation, options, `${relation.schema}.${relation.name}`, () => manager.core.rowIds.next());
     }
     this.replayed = isReplayed(relation);
     this.table = positionTable(manager.core.store, relation);
@@ -135,6 +136,25 @@ class RunningSource implements SourceListener {
     this.decoder!.decode(fresh, this.pending, (p, offset, error, payload) => this.manager.status.reject(id, p, offset, error, payload));
     status.messages += fresh.offsets.length;
     this.next.set(partition, fresh.offsets[fresh.offsets.length - 1]! + 1n);
+    this.dirty = true;
+    return this.backpressure();
+  }
+
+  /** Rows a Kafka worker decoded (kafka/kafka-worker-reader.ts, row ids set) for messages [firstOffset, next). */
+  decoded(batch: DecodedBatch): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const { partition, rows, kinds } = batch;
+    const id = this.relation.id;
+    const status = this.manager.status.partition(id, this.topic, partition);
+    if (batch.highWatermark > status.highWatermark) status.highWatermark = batch.highWatermark;
+    for (const { offset, error, payload } of batch.rejects) this.manager.status.reject(id, partition, offset, error, payload);
+    const { rows: pendingRows, kinds: pendingKinds } = this.pending;
+    for (let i = 0; i < rows.length; i++) {
+      pendingRows.push(rows[i]!);
+      pendingKinds.push(kinds[i]!);
+    }
+    status.messages += batch.messages;
+    this.next.set(partition, batch.next);
     this.dirty = true;
     return this.backpressure();
   }
