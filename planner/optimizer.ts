@@ -13,7 +13,7 @@ import { orderJoins } from './rules/join-ordering.js';
 import { pruneProjections } from './rules/projection-pushdown.js';
 import { chooseIndexLookups } from './rules/index-lookup.js';
 import { notInAsAntiJoins } from './rules/not-in-anti-join.js';
-import { groupingSetsAsUnion } from './rules/grouping-sets-union.js';
+import { groupingSetsAsExpand } from './rules/grouping-sets-expand.js';
 
 export interface Rule {
   readonly name: string;
@@ -32,11 +32,11 @@ export const RULES: readonly Rule[] = [
 
 /**
  * Materialized views: the same rules plus rewrites that make a query incremental at a cost a batch
- * query need not pay (NOT IN as anti joins instead of one hashed evaluation; GROUPING SETS as a union
- * of plain aggregates instead of one pass).
+ * query need not pay (NOT IN as anti joins instead of one hashed evaluation; GROUPING SETS as an expand
+ * below one plain aggregate instead of one pass).
  */
 export const STREAM_RULES: readonly Rule[] = [
-  { name: 'grouping_sets_as_union', apply: groupingSetsAsUnion },
+  { name: 'grouping_sets_as_expand', apply: groupingSetsAsExpand },
   ...RULES.flatMap((rule) => (rule.name === 'subquery_decorrelation' ? [rule, { name: 'not_in_as_anti_joins', apply: notInAsAntiJoins }] : [rule])),
 ];
 
