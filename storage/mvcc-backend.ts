@@ -45,8 +45,12 @@ export interface MvccBackend {
   writeAsync(packed: Buffer): Promise<void>;
   approximateSize(lowerBound: Bytes, upperBound: Bytes): number;
   approximateKeys(lowerBound: Bytes, upperBound: Bytes): number;
-  /** Bytes of the table's values kept outside what approximateSize measures (RocksDB blob files); 0 where there are none. */
-  blobBytes(tableId: number): number;
+  /**
+   * One table's size and keys (versions included) for the operator's view: its key range
+   * [lowerBound, upperBound) measured with what the backend knows best about it (RocksDB: the
+   * SST and memtable estimate plus its bytes in blob files, and its entries counted per file).
+   */
+  tableStats(tableId: number, lowerBound: Bytes, upperBound: Bytes): { bytes: number; keys: number };
   /** Versions of the table shadowed by one at or below `epoch` may now be garbage-collected. */
   setRetentionWatermark(tableId: number, epoch: Epoch): void;
   close(): Promise<void>;

@@ -359,9 +359,7 @@ export class MvccStateTable implements StateTable {
   stats(): { readonly bytes: number; readonly keys: number } {
     const lower = this.prefix;
     const upper = tableUpperBound(this.schema.tableId);
-    // Large values live in blob files, which approximateSize does not see: added per table.
-    const bytes = this.host.backend.approximateSize(lower, upper) + this.host.backend.blobBytes(this.schema.tableId);
-    return { bytes, keys: this.host.backend.approximateKeys(lower, upper) };
+    return this.host.backend.tableStats(this.schema.tableId, lower, upper);
   }
 
   /** After a successful commit: the buffered writes become the cached latest rows. */

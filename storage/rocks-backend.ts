@@ -115,8 +115,14 @@ export class RocksBackend implements MvccBackend {
     return this.database.approximateSize(lowerBound, upperBound);
   }
 
-  blobBytes(tableId: number): number {
-    return this.database.blobBytes(tableId);
+  tableStats(tableId: number, lowerBound: Bytes, upperBound: Bytes): { bytes: number; keys: number } {
+    const { blobBytes, fileEntries, memtableEntries } = this.database.tableStats(tableId, lowerBound, upperBound);
+    // approximateSize sees SST files and memtables; large values live in blob files.
+    const bytes = this.approximateSize(lowerBound, upperBound) + blobBytes;
+    // Entries are counted per SST file as it is written; files written before that count none, so
+    // a table with no counted entry at all falls back to its share of RocksDB's database-wide estimate.
+    const counted = fileEntries + memtableEntries;
+    return { bytes, keys: counted > 0 ? counted : this.approximateKeys(lowerBound, upperBound) };
   }
 
   approximateKeys(lowerBound: Bytes, upperBound: Bytes): number {

@@ -109,7 +109,7 @@ interface NativeDatabase {
   statistics(): { tickers: Record<string, number>; text: string } | undefined;
   liveFiles(): LiveFile[];
   approximateSize(start: Bytes, end: Bytes): number;
-  blobBytes(tableId: number): number;
+  tableStats(tableId: number, start: Bytes, end: Bytes): [number, number, number];
   setRetentionWatermark(tableId: number, epoch: bigint): void;
   flush(): Promise<void>;
   compactRange(start?: Bytes, end?: Bytes): Promise<void>;
@@ -399,13 +399,15 @@ export class RocksDatabase {
   }
 
   /**
-   * The bytes a table's live SST files reference in blob files (values of 256 bytes or more), which
-   * approximateSize does not see: summed from each file's blob references as it was written
-   * (native blob-bytes-collector.h); 0 for values still in memtables (approximateSize counts those).
+   * One table (keys [start, end) with `tableId` as their first 4 bytes): the bytes its live SST
+   * files reference in blob files (values of 256 bytes or more, which approximateSize does not see)
+   * and the entries those files hold, both counted as each file was written (native
+   * table-stats-collector.h), and RocksDB's estimate of its entries in the memtables.
    */
-  blobBytes(tableId: number): number {
+  tableStats(tableId: number, start: Bytes, end: Bytes): { blobBytes: number; fileEntries: number; memtableEntries: number } {
     try {
-      return this.native.blobBytes(tableId);
+      const [blobBytes, fileEntries, memtableEntries] = this.native.tableStats(tableId, start, end);
+      return { blobBytes, fileEntries, memtableEntries };
     } catch (error) {
       throw toRocksDbError(error);
     }

@@ -72,15 +72,16 @@ afterAll(async () => {
   await oxbow?.stop();
 });
 
-it('state_size and /metrics count the values kept in blob files, for a table and for a view', async () => {
+it('state_size and /metrics count the values kept in blob files and the keys, for a table and for a view', async () => {
   const [{ n, bytes }] = (await rows('SELECT count(*)::int AS n, sum(length(payload))::int8 AS bytes FROM big')) as [{ n: number; bytes: string }];
   expect([n, Number(bytes)]).toEqual([ROWS, VALUE_TOTAL]);
-  const sizes = await rows("SELECT table_id, object_name, purpose, bytes FROM oxbow_catalog.state_size WHERE object_name IN ('big', 'big_copy') AND purpose IN ('table rows', 'view rows') ORDER BY table_id");
+  const sizes = await rows("SELECT table_id, object_name, purpose, bytes, keys FROM oxbow_catalog.state_size WHERE object_name IN ('big', 'big_copy') AND purpose IN ('table rows', 'view rows') ORDER BY table_id");
   expect(sizes.map((row) => `${String(row.object_name)} ${String(row.purpose)}`)).toEqual(['big table rows', 'big_copy view rows']);
   const metrics = (await httpGet(metricsPortOf(oxbow), '/metrics')).body;
   for (const size of sizes) {
     const what = `${String(size.object_name)} ${String(size.purpose)}`;
     expect(Number(size.bytes), what).toBeGreaterThanOrEqual(VALUE_TOTAL);
+    expect(Number(size.keys), what).toBe(ROWS);
     const copies = size.purpose === 'table rows' ? 1 : 3;
     expect(Number(size.bytes), what).toBeLessThanOrEqual(VALUE_TOTAL * copies * 1.25);
     const sample = new RegExp(`^oxbow_state_table_bytes\\{table_id="${String(size.table_id)}",[^}]*\\} (\\d+)$`, 'm').exec(metrics);

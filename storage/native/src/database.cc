@@ -11,7 +11,6 @@
 #include <cstring>
 #include <functional>
 
-#include "blob-bytes-collector.h"
 #include "epoch-prefix-transform.h"
 #include "iterator.h"
 #include "options.h"
@@ -167,7 +166,7 @@ Napi::Function Database::Define(Napi::Env env) {
                          InstanceMethod("statistics", &Database::Statistics),
                          InstanceMethod("liveFiles", &Database::LiveFiles),
                          InstanceMethod("approximateSize", &Database::ApproximateSize),
-                         InstanceMethod("blobBytes", &Database::BlobBytes),
+                         InstanceMethod("tableStats", &Database::TableStats),
                          InstanceMethod("setRetentionWatermark", &Database::SetRetentionWatermark),
                          InstanceMethod("flush", &Database::Flush),
                          InstanceMethod("compactRange", &Database::CompactRange),
@@ -205,7 +204,7 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
   fileGeneration_ = std::make_shared<std::atomic<uint64_t>>(0);
   dbOptions.listeners.push_back(std::make_shared<FileGenerationListener>(fileGeneration_));
   dbOptions.compaction_filter_factory = std::make_shared<VersionGcFilterFactory>(watermarks_);
-  dbOptions.table_properties_collector_factories.push_back(std::make_shared<BlobBytesCollectorFactory>());
+  dbOptions.table_properties_collector_factories.push_back(std::make_shared<TableStatsCollectorFactory>());
 
   ApplyStorageLayout(env, options, dbOptions);
 
@@ -516,22 +515,33 @@ Napi::Value Database::ApproximateSize(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, static_cast<double>(size));
 }
 
-// blobBytes(tableId): the bytes the table's live SST files reference in blob files
-// (blob-bytes-collector.h); the sums are recomputed only after a flush or compaction.
-Napi::Value Database::BlobBytes(const Napi::CallbackInfo& info) {
+// tableStats(tableId, start, end): [blobBytes, fileEntries, memtableEntries] of one table: the
+// bytes and entries its live SST files hold (table-stats-collector.h; the sums are recomputed only
+// after a flush or compaction) and RocksDB's estimate of its entries in the memtables ([start, end)
+// is the table's key range).
+Napi::Value Database::TableStats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   rocksdb::DB* db = OpenDb(env);
   const uint32_t tableId = info[0].As<Napi::Number>().Uint32Value();
   const uint64_t generation = fileGeneration_->load();
-  if (!blobBytesCached_ || generation != blobBytesGeneration_) {
+  if (!tableStatsCached_ || generation != tableStatsGeneration_) {
     rocksdb::TablePropertiesCollection files;
-    ThrowIfError(env, db->GetPropertiesOfAllTables(&files), "blobBytes");
-    blobBytes_ = SumBlobBytes(files);
-    blobBytesGeneration_ = generation;
-    blobBytesCached_ = true;
+    ThrowIfError(env, db->GetPropertiesOfAllTables(&files), "tableStats");
+    tableFileStats_ = SumTableFileStats(files);
+    tableStatsGeneration_ = generation;
+    tableStatsCached_ = true;
   }
-  const auto found = blobBytes_.find(tableId);
-  return Napi::Number::New(env, found == blobBytes_.end() ? 0 : static_cast<double>(found->second));
+  const auto found = tableFileStats_.find(tableId);
+  const TableFileStats files = found == tableFileStats_.end() ? TableFileStats{} : found->second;
+  rocksdb::Range range(BufferSlice(info[1]), BufferSlice(info[2]));
+  uint64_t memtableEntries = 0;
+  uint64_t memtableBytes = 0;
+  db->GetApproximateMemTableStats(db->DefaultColumnFamily(), range, &memtableEntries, &memtableBytes);
+  Napi::Array result = Napi::Array::New(env, 3);
+  result.Set(0u, Napi::Number::New(env, static_cast<double>(files.blobBytes)));
+  result.Set(1u, Napi::Number::New(env, static_cast<double>(files.entries)));
+  result.Set(2u, Napi::Number::New(env, static_cast<double>(memtableEntries)));
+  return result;
 }
 
 // setRetentionWatermark(tableId, epoch: bigint): versions of the table shadowed by a version at

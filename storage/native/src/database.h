@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "table-stats-collector.h"
 #include "version-gc-filter.h"
 
 namespace oxbow {
@@ -52,7 +53,7 @@ class Database : public Napi::ObjectWrap<Database> {
   Napi::Value Statistics(const Napi::CallbackInfo& info);
   Napi::Value LiveFiles(const Napi::CallbackInfo& info);
   Napi::Value ApproximateSize(const Napi::CallbackInfo& info);
-  Napi::Value BlobBytes(const Napi::CallbackInfo& info);
+  Napi::Value TableStats(const Napi::CallbackInfo& info);
   Napi::Value SetRetentionWatermark(const Napi::CallbackInfo& info);
   Napi::Value Flush(const Napi::CallbackInfo& info);
   Napi::Value CompactRange(const Napi::CallbackInfo& info);
@@ -73,10 +74,10 @@ class Database : public Napi::ObjectWrap<Database> {
   uint64_t pointIteratorGeneration_ = 0;
   /** Bumped by flushes and compactions: a cached iterator must not pin replaced files. */
   std::shared_ptr<std::atomic<uint64_t>> fileGeneration_;
-  /** blobBytes()'s sums per table id, valid while fileGeneration_ equals blobBytesGeneration_. */
-  std::map<uint32_t, uint64_t> blobBytes_;
-  uint64_t blobBytesGeneration_ = 0;
-  bool blobBytesCached_ = false;
+  /** tableStats()'s sums over the live files per table id, valid while fileGeneration_ equals tableStatsGeneration_. */
+  std::map<uint32_t, TableFileStats> tableFileStats_;
+  uint64_t tableStatsGeneration_ = 0;
+  bool tableStatsCached_ = false;
 };
 
 }  // namespace oxbow

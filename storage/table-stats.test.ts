@@ -1,8 +1,10 @@
-// blobBytes(tableId): the bytes each table keeps in blob files, which approximateSize does not see
-// (values of 256 bytes or more; native blob-bytes-collector.h). The oracle is the blob files on disk:
-// each holds a 30-byte header, a 32-byte footer and per value a 32-byte record header followed by
-// the key and the stored (ZSTD-compressed) value, so the tables' blob bytes plus those fixed parts
-// add up exactly to the files' sizes, after a flush and again after a full compaction.
+// tableStats(tableId, start, end): the bytes each table keeps in blob files, which approximateSize
+// does not see (values of 256 bytes or more), and the entries its SST files hold (native
+// table-stats-collector.h). The oracle for the bytes is the blob files on disk: each holds a
+// 30-byte header, a 32-byte footer and per value a 32-byte record header followed by the key and
+// the stored (ZSTD-compressed) value, so the tables' blob bytes plus those fixed parts add up exactly
+// to the files' sizes, after a flush and again after a full compaction; for the entries, the rows
+// written (one version each).
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,13 +40,29 @@ function noise(length: number, seed: number): Buffer {
   return bytes;
 }
 
+function bounds(tableId: number): [Buffer, Buffer] {
+  const lower = Buffer.alloc(4);
+  lower.writeUInt32BE(tableId);
+  const upper = Buffer.alloc(4);
+  upper.writeUInt32BE(tableId + 1);
+  return [lower, upper];
+}
+
+function blobBytes(database: RocksDatabase, tableId: number): number {
+  return database.tableStats(tableId, ...bounds(tableId)).blobBytes;
+}
+
+function fileEntries(database: RocksDatabase, tableId: number): number {
+  return database.tableStats(tableId, ...bounds(tableId)).fileEntries;
+}
+
 function blobFiles(directory: string): { files: number; bytes: number } {
   const names = readdirSync(directory).filter((name) => name.endsWith('.blob'));
   return { files: names.length, bytes: names.reduce((sum, name) => sum + statSync(join(directory, name)).size, 0) };
 }
 
-it('counts each table its blob records exactly (the blob files on disk), small values none', async () => {
-  const directory = mkdtempSync(join(tmpdir(), 'oxbow-blob-bytes-'));
+it('counts each table its blob records exactly (the blob files on disk) and its entries, small values no blob bytes', async () => {
+  const directory = mkdtempSync(join(tmpdir(), 'oxbow-table-stats-'));
   directories.push(directory);
   const database = RocksDatabase.open(directory);
   try {
@@ -60,9 +78,13 @@ it('counts each table its blob records exactly (the blob files on disk), small v
       blobValues += 2;
     }
     database.write(batch.view(), true);
-    expect([database.blobBytes(7), database.blobBytes(8), database.blobBytes(9)]).toEqual([0, 0, 0]); // still in the memtable
+    expect([blobBytes(database, 7), blobBytes(database, 8), blobBytes(database, 9)]).toEqual([0, 0, 0]); // still in the memtable
+    expect([fileEntries(database, 7), fileEntries(database, 8), fileEntries(database, 9)]).toEqual([0, 0, 0]);
+    expect(database.tableStats(7, ...bounds(7)).memtableEntries).toBeGreaterThan(0); // RocksDB's estimate
     await database.flush();
-    const afterFlush = [database.blobBytes(7), database.blobBytes(8), database.blobBytes(9)];
+    const afterFlush = [blobBytes(database, 7), blobBytes(database, 8), blobBytes(database, 9)];
+    expect([fileEntries(database, 7), fileEntries(database, 8), fileEntries(database, 9)]).toEqual([2000, 2000, 2000]);
+    expect(database.tableStats(7, ...bounds(7)).memtableEntries).toBe(0);
     const onDisk = blobFiles(directory);
     expect(afterFlush[0]! + afterFlush[2]! + blobValues * BLOB_RECORD_HEADER_BYTES + onDisk.files * BLOB_FILE_FIXED_BYTES).toBe(onDisk.bytes);
     expect(afterFlush[0]).toBeGreaterThanOrEqual(rawBytes7); // noise does not compress
@@ -72,8 +94,9 @@ it('counts each table its blob records exactly (the blob files on disk), small v
 
     await database.compactRange(); // rewrites every SST file and relocates every blob (full GC)
     const afterCompaction = blobFiles(directory);
-    expect(database.blobBytes(7) + database.blobBytes(9) + blobValues * BLOB_RECORD_HEADER_BYTES + afterCompaction.files * BLOB_FILE_FIXED_BYTES).toBe(afterCompaction.bytes);
-    expect(database.blobBytes(7)).toBe(afterFlush[0]);
+    expect(blobBytes(database, 7) + blobBytes(database, 9) + blobValues * BLOB_RECORD_HEADER_BYTES + afterCompaction.files * BLOB_FILE_FIXED_BYTES).toBe(afterCompaction.bytes);
+    expect(blobBytes(database, 7)).toBe(afterFlush[0]);
+    expect([fileEntries(database, 7), fileEntries(database, 8), fileEntries(database, 9)]).toEqual([2000, 2000, 2000]);
   } finally {
     await database.close();
   }

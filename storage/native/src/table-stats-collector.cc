@@ -1,5 +1,5 @@
-// See blob-bytes-collector.h.
-#include "blob-bytes-collector.h"
+// See table-stats-collector.h.
+#include "table-stats-collector.h"
 
 #include <cstdlib>
 #include <string>
@@ -37,64 +37,70 @@ bool BlobSize(const rocksdb::Slice& reference, uint64_t* size) {
   return ReadVarint64(cursor, end, &fileNumber) && ReadVarint64(cursor, end, &offset) && ReadVarint64(cursor, end, size);
 }
 
-class BlobBytesCollector : public rocksdb::TablePropertiesCollector {
+struct TableRun {
+  uint32_t tableId;
+  TableFileStats stats;
+};
+
+class TableStatsCollector : public rocksdb::TablePropertiesCollector {
  public:
   rocksdb::Status AddUserKey(const rocksdb::Slice& key, const rocksdb::Slice& value, rocksdb::EntryType type,
                              rocksdb::SequenceNumber /*sequence*/, uint64_t /*fileSize*/) override {
-    uint64_t size = 0;
-    if (type != rocksdb::kEntryBlobIndex || key.size() < 4 || !BlobSize(value, &size)) return rocksdb::Status::OK();
+    if (key.size() < 4) return rocksdb::Status::OK();  // no table id
     const auto* bytes = reinterpret_cast<const unsigned char*>(key.data());
     const uint32_t tableId = (uint32_t{bytes[0]} << 24) | (uint32_t{bytes[1]} << 16) | (uint32_t{bytes[2]} << 8) | uint32_t{bytes[3]};
     // Keys arrive sorted, so a file's entries of one table are consecutive: no map lookup per entry.
-    if (!runs_.empty() && runs_.back().first == tableId) {
-      runs_.back().second += size + key.size();
-    } else {
-      runs_.emplace_back(tableId, size + key.size());
-    }
+    if (runs_.empty() || runs_.back().tableId != tableId) runs_.push_back(TableRun{tableId, {}});
+    TableFileStats& stats = runs_.back().stats;
+    stats.entries++;
+    uint64_t size = 0;
+    if (type == rocksdb::kEntryBlobIndex && BlobSize(value, &size)) stats.blobBytes += size + key.size();
     return rocksdb::Status::OK();
   }
 
   rocksdb::Status Finish(rocksdb::UserCollectedProperties* properties) override {
     if (runs_.empty()) return rocksdb::Status::OK();
     std::string text;
-    for (const auto& run : runs_) {
+    for (const TableRun& run : runs_) {
       if (!text.empty()) text += ';';
-      text += std::to_string(run.first) + ':' + std::to_string(run.second);
+      text += std::to_string(run.tableId) + ':' + std::to_string(run.stats.blobBytes) + ':' + std::to_string(run.stats.entries);
     }
-    properties->emplace(kBlobBytesProperty, std::move(text));
+    properties->emplace(kTableStatsProperty, std::move(text));
     return rocksdb::Status::OK();
   }
 
   rocksdb::UserCollectedProperties GetReadableProperties() const override { return {}; }
-  const char* Name() const override { return "oxbow.BlobBytesCollector"; }
+  const char* Name() const override { return "oxbow.TableStatsCollector"; }
 
  private:
-  std::vector<std::pair<uint32_t, uint64_t>> runs_;
+  std::vector<TableRun> runs_;
 };
 
 }  // namespace
 
-rocksdb::TablePropertiesCollector* BlobBytesCollectorFactory::CreateTablePropertiesCollector(
+rocksdb::TablePropertiesCollector* TableStatsCollectorFactory::CreateTablePropertiesCollector(
     rocksdb::TablePropertiesCollectorFactory::Context /*context*/) {
-  return new BlobBytesCollector();
+  return new TableStatsCollector();
 }
 
-std::map<uint32_t, uint64_t> SumBlobBytes(const rocksdb::TablePropertiesCollection& files) {
-  std::map<uint32_t, uint64_t> sums;
+std::map<uint32_t, TableFileStats> SumTableFileStats(const rocksdb::TablePropertiesCollection& files) {
+  std::map<uint32_t, TableFileStats> sums;
   for (const auto& file : files) {
-    const auto found = file.second->user_collected_properties.find(kBlobBytesProperty);
+    const auto found = file.second->user_collected_properties.find(kTableStatsProperty);
     if (found == file.second->user_collected_properties.end()) continue;
-    const std::string& text = found->second;
-    size_t start = 0;
-    while (start < text.size()) {
-      size_t end = text.find(';', start);
-      if (end == std::string::npos) end = text.size();
-      const size_t colon = text.find(':', start);
-      if (colon != std::string::npos && colon < end) {
-        const uint32_t tableId = static_cast<uint32_t>(std::strtoul(text.c_str() + start, nullptr, 10));
-        sums[tableId] += std::strtoull(text.c_str() + colon + 1, nullptr, 10);
-      }
-      start = end + 1;
+    // "tableId:blobBytes:entries;..."
+    const char* cursor = found->second.c_str();
+    while (*cursor != '\0') {
+      char* next = nullptr;
+      const uint32_t tableId = static_cast<uint32_t>(std::strtoul(cursor, &next, 10));
+      if (*next != ':') break;
+      const uint64_t blobBytes = std::strtoull(next + 1, &next, 10);
+      if (*next != ':') break;
+      const uint64_t entries = std::strtoull(next + 1, &next, 10);
+      TableFileStats& sum = sums[tableId];
+      sum.blobBytes += blobBytes;
+      sum.entries += entries;
+      cursor = *next == ';' ? next + 1 : next;
     }
   }
   return sums;
