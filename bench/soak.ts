@@ -6,7 +6,9 @@
 // committed against the events the rate asked for (a view that cannot keep up shows as lag).
 //
 // Each sample prints JSON lines {"bench":"soak","metric","value","unit","at_seconds"}: rss,
-// heap_used, heap_total, external, row_cache, state_bytes (MiB), events_committed, lag_events,
+// heap_used, heap_after_major_gc (heap used just after V8's last mark-sweep: the live heap, which
+// heap_used overstates by the garbage not yet collected), heap_total, external, row_cache,
+// state_bytes (MiB), events_committed, lag_events,
 // epochs committed and their mean barrier latency since the last sample, and sample_delay (how
 // late the sample ran: the event loop was held that long, by an epoch's flush through the views).
 // At the end: the growth of each memory figure from the first sample after warm-up (a quarter of
@@ -33,6 +35,7 @@
 
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { writeHeapSnapshot } from 'node:v8';
 import { EngineMetrics } from '../executor/metrics/engine-metrics.js';
 import { querySql, SOURCE_COLUMNS } from './nexmark.js';
@@ -53,7 +56,16 @@ for (const [name, value] of [['--minutes', minutes], ['--rate', rate], ['--sampl
 }
 
 const MIB = 1024 * 1024;
-const memoryMetrics = ['rss', 'heap_used', 'heap_total', 'external', 'row_cache'] as const;
+
+// The live heap without forcing a collection: V8's heap used just after its last major (mark-sweep)
+// GC. heap_used between majors includes garbage not yet collected, and V8 lets old space grow lazily.
+let heapAfterMajorGc = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    if ((entry as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) heapAfterMajorGc = process.memoryUsage().heapUsed;
+  }
+}).observe({ entryTypes: ['gc'] });
+const memoryMetrics = ['rss', 'heap_used', 'heap_after_major_gc', 'heap_total', 'external', 'row_cache'] as const;
 type MemoryMetric = (typeof memoryMetrics)[number];
 
 function emit(metric: string, value: number, unit: string, atSeconds?: number): void {
@@ -128,6 +140,7 @@ async function sample(scheduledAt: number): Promise<void> {
   const values: Record<MemoryMetric, number> = {
     rss: memory.rss / MIB,
     heap_used: memory.heapUsed / MIB,
+    heap_after_major_gc: heapAfterMajorGc / MIB,
     heap_total: memory.heapTotal / MIB,
     external: memory.external / MIB,
     row_cache: (cache?.usedBytes ?? 0) / MIB,
