@@ -54,6 +54,12 @@ export function createSink(statement: OxbowCreateSink, context: DdlContext): Ddl
       hint: 'A sink reads the committed changes of a table, source or materialized view; for a view, use CREATE SINK ... AS SELECT.',
     });
   }
+  if (from.kind === 'source' && from.replayed === true) {
+    // Its state table holds positions, not the changes a FROM sink reads (executor/source/source-replay.ts).
+    throw new SqlError(SqlState.featureNotSupported, `cannot sink from source "${fromName}": it stores no rows`, {
+      hint: `A generator source is replayed, not stored: CREATE SINK ${name} AS SELECT * FROM ${fromName} WITH (...) streams its rows.`,
+    });
+  }
   const connector = sinkConnector(statement);
   sinkKeyPositions(connector.options, from.name, from.columns, from.primaryKey);
   const draft = new CatalogDraft(context.catalog);
