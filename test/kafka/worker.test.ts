@@ -4,9 +4,11 @@
 //   messages (the oracle), for a column of every type and the INCLUDE columns;
 // - bad messages are recorded with their exact partition and offset and error, and the rest flows;
 // - stop() (what DROP SOURCE calls) ends the thread, and it is not restarted;
-// - back-pressure: with N batches unacknowledged the worker posts no more until one is.
+// - back-pressure: with N batches unacknowledged the worker posts no more until one is;
+// - an unreachable broker surfaces as trouble from inside the worker, and stop() still ends it.
 // The worker runs the build (dist/), which `npm test` makes first.
 
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import { arrayOf, type } from '../../sql/types.js';
@@ -233,5 +235,28 @@ describe('the Kafka worker thread', () => {
       await reader.stop();
     }
     expect(reader.workerAlive).toBe(false);
+  });
+
+  it('reports an unreachable broker as trouble and still ends on stop', async () => {
+    // A port nothing listens on: bound, read, released.
+    const port = await new Promise<number>((resolve) => {
+      const server = createServer();
+      server.listen(0, '127.0.0.1', () => {
+        const address = server.address();
+        server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+      });
+    });
+    const def = relation('nowhere', { options: { connector: 'kafka', topic: 'nowhere', 'properties.bootstrap.server': `127.0.0.1:${port}` } });
+    const { listener, received, troubles } = collector();
+    const reader = new KafkaWorkerReader(def, kafkaOptions(def.options!), 'public.nowhere', () => 0n);
+    await reader.start(new Map([[0, 0n]]), listener);
+    const trouble = await waitFor('trouble from the worker', async () => (troubles.length > 0 ? troubles[0] : undefined));
+    expect(trouble).toContain('"nowhere"');
+    expect(trouble).toContain(`127.0.0.1:${port}`);
+    expect(received.batches).toEqual([]);
+    expect(reader.workerAlive).toBe(true);
+    await reader.stop();
+    expect(reader.workerAlive).toBe(false);
+    expect(reader.workersStarted).toBe(1);
   });
 });
