@@ -76,7 +76,7 @@ export function prometheusText(status: EngineStatus, extra: { readonly connectio
   const tables = status.stateTables();
   w.family('oxbow_state_table_bytes', 'gauge', "A state table's approximate size on disk: RocksDB's estimate for its SST files and memtables plus the bytes its values take in blob files.");
   for (const table of tables) w.sample('oxbow_state_table_bytes', stateLabels(table), table.bytes);
-  w.family('oxbow_state_table_keys', 'gauge', "A state table's approximate number of keys, versions included (RocksDB estimate).");
+  w.family('oxbow_state_table_keys', 'gauge', "A state table's number of keys, versions included: counted per SST file, plus RocksDB's estimate for the memtables.");
   for (const table of tables) w.sample('oxbow_state_table_keys', stateLabels(table), table.keys);
 
   const cache = status.cache();
