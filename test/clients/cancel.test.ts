@@ -8,23 +8,12 @@
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
-import { startOxbow, type OxbowServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { oxbowAndPostgres } from '../support/server-pair.js';
 
-let oxbow: OxbowServer;
-let postgres: PostgresServer;
+const servers = oxbowAndPostgres();
 
-beforeAll(async () => {
-  [oxbow, postgres] = await Promise.all([startOxbow(), startPostgres()]);
-}, 120_000);
-
-afterAll(async () => {
-  await oxbow?.stop();
-  await postgres?.stop();
-});
-
-async function client(url = oxbow.url): Promise<pg.Client> {
+async function client(url = servers.oxbow.url): Promise<pg.Client> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   return c;
@@ -39,7 +28,7 @@ async function cancelRequest(target: pg.Client): Promise<void> {
   message.writeInt32BE(processID, 8);
   message.writeInt32BE(secretKey, 12);
   await new Promise<void>((resolve, reject) => {
-    const socket = connect(oxbow.port, oxbow.host, () => socket.end(message));
+    const socket = connect(servers.oxbow.port, servers.oxbow.host, () => socket.end(message));
     socket.on('close', () => resolve());
     socket.on('error', reject);
   });
@@ -174,7 +163,7 @@ describe('statement_timeout', () => {
 
 describe('psql', () => {
   it('SIGINT sends a CancelRequest that stops the running statement', async () => {
-    const child = spawn('psql', ['-X', '-h', '127.0.0.1', '-p', String(oxbow.port), '-U', 'oxbow', '-d', 'oxbow', '-c', CROSS_JOIN], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('psql', ['-X', '-h', '127.0.0.1', '-p', String(servers.oxbow.port), '-U', 'oxbow', '-d', 'oxbow', '-c', CROSS_JOIN], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -192,7 +181,7 @@ describe('psql', () => {
 
 describe('pg_sleep compared with PostgreSQL', () => {
   it('returns one void value (text: empty) and NULL on NULL input', async () => {
-    const [mine, theirs] = await Promise.all([client(), client(postgres.url)]);
+    const [mine, theirs] = await Promise.all([client(), client(servers.postgres.url)]);
     try {
       for (const statement of [
         'select pg_sleep(0.01) as a, pg_sleep(0) is null as b',

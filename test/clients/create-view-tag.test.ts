@@ -4,21 +4,11 @@
 // IF NOT EXISTS on an existing view, a NOTICE and `CREATE MATERIALIZED VIEW`.
 
 import { spawnSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { startOxbow, type OxbowServer } from '../support/server.js';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import { oxbowAndPostgres } from '../support/server-pair.js';
 
-let oxbow: OxbowServer;
-let postgres: PostgresServer;
-
-beforeAll(async () => {
-  [oxbow, postgres] = await Promise.all([startOxbow(), startPostgres()]);
-}, 120_000);
-
-afterAll(async () => {
-  await Promise.all([oxbow?.stop(), postgres?.stop()]);
-});
+const servers = oxbowAndPostgres();
 
 const SETUP = ['create table tag_t (k int primary key, g int)', 'insert into tag_t values (1, 1), (2, 1), (3, 2)'];
 const STATEMENTS = [
@@ -56,15 +46,15 @@ function psqlTags(port: number, user: string, database: string): string {
 
 describe('CREATE MATERIALIZED VIEW command tag', () => {
   it('equals PostgreSQL\'s through the pg driver', async () => {
-    const expected = await tags(postgres.url);
+    const expected = await tags(servers.postgres.url);
     // pg reports the first word of a tag without a row count.
     expect(expected).toEqual(['SELECT 2', 'SELECT 0', 'CREATE', 'SELECT 1']);
-    expect(await tags(oxbow.url)).toEqual(expected);
+    expect(await tags(servers.oxbow.url)).toEqual(expected);
   });
 
   it('equals PostgreSQL\'s as psql prints it', () => {
-    const expected = psqlTags(postgres.port, 'postgres', 'postgres');
+    const expected = psqlTags(servers.postgres.port, 'postgres', 'postgres');
     expect(expected).toBe('CREATE TABLE\nINSERT 0 3\nSELECT 3\nCREATE MATERIALIZED VIEW\nDROP MATERIALIZED VIEW\nDROP TABLE\n');
-    expect(psqlTags(oxbow.port, 'oxbow', 'oxbow')).toBe(expected);
+    expect(psqlTags(servers.oxbow.port, 'oxbow', 'oxbow')).toBe(expected);
   });
 });

@@ -5,10 +5,9 @@
 // started with the same startup parameters against oxbow and a real PostgreSQL 15, must give the
 // same results, command tags, SQLSTATEs and warnings statement by statement.
 import pg from 'pg';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { rawTypes } from '../support/pg-pair.js';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
-import { startOxbow, type OxbowServer } from '../support/server.js';
+import { oxbowAndPostgres } from '../support/server-pair.js';
 
 const STARTUP = {
   options: '-c search_path=a,public -c statement_timeout=5s -c extra_float_digits=2 -c myapp.tenant=7',
@@ -123,8 +122,7 @@ const script = [
   'show application_name',
 ];
 
-let postgres: PostgresServer;
-let oxbow: OxbowServer;
+const servers = oxbowAndPostgres();
 const clients: pg.Client[] = [];
 
 async function connect(url: string): Promise<{ client: pg.Client; notices: string[] }> {
@@ -148,18 +146,13 @@ async function run(session: { client: pg.Client; notices: string[] }, sql: strin
   return session.notices.length === 0 ? outcome : `${outcome} ${session.notices.join('; ')}`;
 }
 
-beforeAll(async () => {
-  [postgres, oxbow] = await Promise.all([startPostgres(), startOxbow()]);
-}, 120_000);
-
 afterAll(async () => {
   await Promise.allSettled(clients.map((client) => client.end()));
-  await Promise.allSettled([oxbow?.stop(), postgres?.stop()]);
 });
 
 it('every statement of the script answers as in PostgreSQL 15', async () => {
-  const onPostgres = await connect(postgres.url);
-  const onOxbow = await connect(oxbow.url);
+  const onPostgres = await connect(servers.postgres.url);
+  const onOxbow = await connect(servers.oxbow.url);
   const differences: string[] = [];
   const expectedOutcomes: string[] = [];
   for (const sql of script) {

@@ -4,12 +4,10 @@
 // has_table_privilege ...), so psql's \df prints them as PostgreSQL does.
 
 import { spawnSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOxbow, type OxbowServer } from '../support/server.js';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import { describe, expect, it } from 'vitest';
+import { oxbowAndPostgres } from '../support/server-pair.js';
 
-let oxbow: OxbowServer;
-let postgres: PostgresServer;
+const servers = oxbowAndPostgres();
 
 function psql(port: number, user: string, command: string): string {
   const result = spawnSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(port), '-U', user, '-d', user === 'oxbow' ? 'oxbow' : 'postgres', '-c', command], {
@@ -19,16 +17,8 @@ function psql(port: number, user: string, command: string): string {
   return `${result.stdout}${result.stderr}`;
 }
 
-const both = (command: string): [string, string] => [psql(oxbow.port, 'oxbow', command), psql(postgres.port, 'postgres', command)];
+const both = (command: string): [string, string] => [psql(servers.oxbow.port, 'oxbow', command), psql(servers.postgres.port, 'postgres', command)];
 
-beforeAll(async () => {
-  [oxbow, postgres] = await Promise.all([startOxbow(), startPostgres()]);
-}, 120_000);
-
-afterAll(async () => {
-  await oxbow?.stop();
-  await postgres?.stop();
-});
 
 describe('pg_typeof', () => {
   it('returns regtype, printed and compared as PostgreSQL does', () => {
@@ -66,6 +56,6 @@ describe('pg_proc rows for catalog functions', () => {
     const query = "select oid, proname, pg_get_function_arguments(oid) as args, prorettype::regtype as returns from pg_proc where proname in ('version', 'pg_get_viewdef', 'current_setting', 'obj_description') and (proname <> 'pg_get_viewdef' or pronargs <= 1) order by oid";
     const [ours, theirs] = both(query);
     expect(ours).toBe(theirs);
-    expect(psql(oxbow.port, 'oxbow', 'select count(*) = count(distinct oid) as unique_oids from pg_proc')).toContain(' t\n');
+    expect(psql(servers.oxbow.port, 'oxbow', 'select count(*) = count(distinct oid) as unique_oids from pg_proc')).toContain(' t\n');
   });
 });
