@@ -1,39 +1,29 @@
 // COPY framing over the engine double: CopyInResponse / CopyData / CopyDone / CopyFail,
 // CopyOutResponse / CopyData / CopyDone, errors inside a COPY, in the simple and extended protocol.
 import { serialize } from 'pg-protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectReady, startDoubleServer, types, type DoubleServer } from './harness.js';
-import { cstring, fields, int16, message, type RawClient } from './raw-client.js';
+import { describe, expect, it } from 'vitest';
+import { doubleServerWithClient, types } from './harness.js';
+import { cstring, fields, int16, message } from './raw-client.js';
 
-let server: DoubleServer;
-let client: RawClient;
-
-beforeAll(async () => {
-  server = await startDoubleServer();
-  ({ client } = await connectReady(server.port));
-});
-afterAll(async () => {
-  client?.end();
-  await server?.stop();
-});
+const double = doubleServerWithClient();
 
 describe('COPY', () => {
   it('FROM STDIN: CopyInResponse, rows, CopyDone, COPY n', async () => {
-    client.send(serialize.query('copyin'));
-    const response = await client.readMessage();
+    double.client.send(serialize.query('copyin'));
+    const response = await double.client.readMessage();
     expect(response.bytes).toEqual(message('G', Buffer.from([0]), int16(2), int16(0), int16(0)));
-    client.send(serialize.copyData(Buffer.from('1\ta\n')), serialize.copyData(Buffer.from('2\tb\n3\tc\n')), serialize.copyDone());
-    const reply = await client.readUntil('Z');
+    double.client.send(serialize.copyData(Buffer.from('1\ta\n')), serialize.copyData(Buffer.from('2\tb\n3\tc\n')), serialize.copyDone());
+    const reply = await double.client.readUntil('Z');
     expect(reply.map((m) => m.bytes)).toEqual([message('C', cstring('COPY 3')), message('Z', Buffer.from('I'))]);
   });
 
   it('CopyFail aborts with 57014 and the reason', async () => {
-    const session = server.engine.openSessions().at(-1)!;
+    const session = double.server.engine.openSessions().at(-1)!;
     const aborted = session.abortedCopies;
-    client.send(serialize.query('copyin'));
-    expect((await client.readMessage()).type).toBe('G');
-    client.send(serialize.copyData(Buffer.from('1\ta\n')), serialize.copyFail('client gave up'));
-    const reply = await client.readUntil('Z');
+    double.client.send(serialize.query('copyin'));
+    expect((await double.client.readMessage()).type).toBe('G');
+    double.client.send(serialize.copyData(Buffer.from('1\ta\n')), serialize.copyFail('client gave up'));
+    const reply = await double.client.readUntil('Z');
     expect(types(reply)).toBe('EZ');
     expect(fields(reply[0]!).get('C')).toBe('57014');
     expect(fields(reply[0]!).get('M')).toBe('COPY from stdin failed: client gave up');
@@ -41,20 +31,20 @@ describe('COPY', () => {
   });
 
   it('a bad row fails the COPY with its context; later CopyData is ignored', async () => {
-    client.send(serialize.query('copyin'));
-    expect((await client.readMessage()).type).toBe('G');
-    client.send(serialize.copyData(Buffer.from('bad row\n')), serialize.copyData(Buffer.from('1\ta\n')), serialize.copyDone());
-    const reply = await client.readUntil('Z');
+    double.client.send(serialize.query('copyin'));
+    expect((await double.client.readMessage()).type).toBe('G');
+    double.client.send(serialize.copyData(Buffer.from('bad row\n')), serialize.copyData(Buffer.from('1\ta\n')), serialize.copyDone());
+    const reply = await double.client.readUntil('Z');
     expect(types(reply)).toBe('EZ');
     expect(fields(reply[0]!).get('C')).toBe('22P04');
     expect(fields(reply[0]!).get('W')).toBe('COPY t, line 1');
-    client.send(serialize.query('select 1'));
-    expect(types(await client.readUntil('Z'))).toBe('TDCZ');
+    double.client.send(serialize.query('select 1'));
+    expect(types(await double.client.readUntil('Z'))).toBe('TDCZ');
   });
 
   it('TO STDOUT: CopyOutResponse, a CopyData per row, CopyDone, COPY n', async () => {
-    client.send(serialize.query('copyout 2'));
-    const reply = await client.readUntil('Z');
+    double.client.send(serialize.query('copyout 2'));
+    const reply = await double.client.readUntil('Z');
     expect(reply.map((m) => m.bytes)).toEqual([
       message('H', Buffer.from([0]), int16(2), int16(0), int16(0)),
       message('d', Buffer.from('1\trow 1\n')),
@@ -66,12 +56,12 @@ describe('COPY', () => {
   });
 
   it('COPY FROM STDIN through the extended protocol (Sync during COPY is ignored)', async () => {
-    client.send(serialize.parse({ text: 'copyin' }), serialize.bind({}), serialize.execute({}), serialize.sync());
-    const start = await client.readUntil('G');
+    double.client.send(serialize.parse({ text: 'copyin' }), serialize.bind({}), serialize.execute({}), serialize.sync());
+    const start = await double.client.readUntil('G');
     expect(types(start)).toBe('12G');
     // PostgreSQL ignores a Sync during copy-in: the client sends another after CopyDone.
-    client.send(serialize.copyData(Buffer.from('1\ta\n')), serialize.copyDone(), serialize.sync());
-    const reply = await client.readUntil('Z');
+    double.client.send(serialize.copyData(Buffer.from('1\ta\n')), serialize.copyDone(), serialize.sync());
+    const reply = await double.client.readUntil('Z');
     expect(reply.map((m) => m.bytes)).toEqual([message('C', cstring('COPY 1')), message('Z', Buffer.from('I'))]);
   });
 });

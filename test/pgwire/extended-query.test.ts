@@ -2,21 +2,11 @@
 // Describe, Execute row limits with PortalSuspended, Close, the skip-until-Sync rule after an
 // error, binary parameters and results, and pipelining of several Syncs in one write.
 import { serialize } from 'pg-protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectReady, startDoubleServer, types, type DoubleServer } from './harness.js';
-import { cstring, fields, int16, int32, message, type RawClient } from './raw-client.js';
+import { describe, expect, it } from 'vitest';
+import { doubleServerWithClient, types } from './harness.js';
+import { cstring, fields, int16, int32, message } from './raw-client.js';
 
-let server: DoubleServer;
-let client: RawClient;
-
-beforeAll(async () => {
-  server = await startDoubleServer();
-  ({ client } = await connectReady(server.port));
-});
-afterAll(async () => {
-  client?.end();
-  await server?.stop();
-});
+const double = doubleServerWithClient();
 
 /** Bind with explicit per-parameter formats and result formats (pg-protocol's bind has no per-column control). */
 function bind(portal: string, statement: string, parameters: { format: number; bytes: Buffer | null }[], resultFormats: number[]): Buffer {
@@ -34,7 +24,7 @@ function bind(portal: string, statement: string, parameters: { format: number; b
 
 describe('extended query', () => {
   it('Parse, Describe statement, Bind, Describe portal, Execute, Sync', async () => {
-    client.send(
+    double.client.send(
       serialize.parse({ name: 'two', text: 'select 2' }),
       serialize.describe({ type: 'S', name: 'two' }),
       serialize.bind({ statement: 'two', portal: 'p' }),
@@ -42,7 +32,7 @@ describe('extended query', () => {
       serialize.execute({ portal: 'p' }),
       serialize.sync(),
     );
-    const reply = await client.readUntil('Z');
+    const reply = await double.client.readUntil('Z');
     expect(reply.map((m) => m.bytes)).toEqual([
       message('1'),
       message('t', int16(0)),
@@ -56,12 +46,12 @@ describe('extended query', () => {
   });
 
   it('a command statement describes as NoData', async () => {
-    client.send(serialize.parse({ text: 'notice' }), serialize.describe({ type: 'S' }), serialize.sync());
-    expect(types(await client.readUntil('Z'))).toBe('1tnZ');
+    double.client.send(serialize.parse({ text: 'notice' }), serialize.describe({ type: 'S' }), serialize.sync());
+    expect(types(await double.client.readUntil('Z'))).toBe('1tnZ');
   });
 
   it('Execute with a row limit suspends the portal and resumes it', async () => {
-    client.send(
+    double.client.send(
       serialize.parse({ text: 'rows 5' }),
       serialize.bind({}),
       serialize.execute({ rows: 2 }),
@@ -69,23 +59,23 @@ describe('extended query', () => {
       serialize.execute({ rows: 2 }),
       serialize.sync(),
     );
-    const reply = await client.readUntil('Z');
+    const reply = await double.client.readUntil('Z');
     expect(types(reply)).toBe('12DDsDDsDCZ');
     expect(reply.at(-2)!.bytes).toEqual(message('C', cstring('SELECT 1')));
   });
 
   it('after Sync outside a transaction the portal is gone', async () => {
-    client.send(serialize.parse({ text: 'rows 3' }), serialize.bind({ portal: 'keep' }), serialize.execute({ portal: 'keep', rows: 1 }), serialize.sync());
-    expect(types(await client.readUntil('Z'))).toBe('12DsZ');
-    client.send(serialize.execute({ portal: 'keep' }), serialize.sync());
-    const reply = await client.readUntil('Z');
+    double.client.send(serialize.parse({ text: 'rows 3' }), serialize.bind({ portal: 'keep' }), serialize.execute({ portal: 'keep', rows: 1 }), serialize.sync());
+    expect(types(await double.client.readUntil('Z'))).toBe('12DsZ');
+    double.client.send(serialize.execute({ portal: 'keep' }), serialize.sync());
+    const reply = await double.client.readUntil('Z');
     expect(types(reply)).toBe('EZ');
     expect(fields(reply[0]!).get('C')).toBe('34000');
     expect(fields(reply[0]!).get('M')).toBe('portal "keep" does not exist');
   });
 
   it('an error discards every message up to Sync', async () => {
-    client.send(
+    double.client.send(
       serialize.parse({ text: 'fail 22012' }),
       serialize.bind({}),
       serialize.execute({}),
@@ -95,33 +85,33 @@ describe('extended query', () => {
       serialize.parse({ name: 'after', text: 'select 3' }),
       serialize.sync(),
     );
-    const first = await client.readUntil('Z');
+    const first = await double.client.readUntil('Z');
     expect(types(first)).toBe('12EZ');
     expect(fields(first[2]!).get('C')).toBe('22012');
-    expect(types(await client.readUntil('Z'))).toBe('1Z');
+    expect(types(await double.client.readUntil('Z'))).toBe('1Z');
     // "never" was discarded: binding it fails, "after" exists.
-    client.send(serialize.bind({ statement: 'never' }), serialize.sync());
-    const missing = await client.readUntil('Z');
+    double.client.send(serialize.bind({ statement: 'never' }), serialize.sync());
+    const missing = await double.client.readUntil('Z');
     expect(fields(missing[0]!).get('C')).toBe('26000');
     expect(fields(missing[0]!).get('M')).toBe('prepared statement "never" does not exist');
   });
 
   it('refuses a duplicate statement name and a wrong parameter count', async () => {
-    client.send(serialize.parse({ name: 'dup', text: 'select 1' }), serialize.parse({ name: 'dup', text: 'select 1' }), serialize.sync());
-    const reply = await client.readUntil('Z');
+    double.client.send(serialize.parse({ name: 'dup', text: 'select 1' }), serialize.parse({ name: 'dup', text: 'select 1' }), serialize.sync());
+    const reply = await double.client.readUntil('Z');
     expect(types(reply)).toBe('1EZ');
     expect(fields(reply[1]!).get('C')).toBe('42P05');
-    client.send(serialize.parse({ name: 'e', text: 'echo int4' }), serialize.bind({ statement: 'e', values: [] }), serialize.sync());
-    const count = await client.readUntil('Z');
+    double.client.send(serialize.parse({ name: 'e', text: 'echo int4' }), serialize.bind({ statement: 'e', values: [] }), serialize.sync());
+    const count = await double.client.readUntil('Z');
     expect(fields(count[1]!).get('C')).toBe('08P01');
     expect(fields(count[1]!).get('M')).toBe('bind message supplies 0 parameters, but prepared statement "e" requires 1');
   });
 
   it('Close removes statements and portals; closing a missing one is not an error', async () => {
-    client.send(serialize.parse({ name: 'gone', text: 'select 1' }), serialize.close({ type: 'S', name: 'gone' }), serialize.close({ type: 'P', name: 'nothing' }), serialize.sync());
-    expect(types(await client.readUntil('Z'))).toBe('133Z');
-    client.send(serialize.describe({ type: 'S', name: 'gone' }), serialize.sync());
-    expect(types(await client.readUntil('Z'))).toBe('EZ');
+    double.client.send(serialize.parse({ name: 'gone', text: 'select 1' }), serialize.close({ type: 'S', name: 'gone' }), serialize.close({ type: 'P', name: 'nothing' }), serialize.sync());
+    expect(types(await double.client.readUntil('Z'))).toBe('133Z');
+    double.client.send(serialize.describe({ type: 'S', name: 'gone' }), serialize.sync());
+    expect(types(await double.client.readUntil('Z'))).toBe('EZ');
   });
 
   it('binary parameters and results round-trip with PostgreSQL byte layouts', async () => {
@@ -146,29 +136,29 @@ describe('extended query', () => {
       { type: 'interval', oid: 1186, bytes: Buffer.concat([Buffer.from('00000000000f4240', 'hex'), int32(3), int32(14)] as unknown as Uint8Array[]) },
     ];
     for (const testCase of cases) {
-      client.send(
+      double.client.send(
         serialize.parse({ name: '', text: `echo ${testCase.type}`, types: [testCase.oid] }),
         bind('', '', [{ format: 1, bytes: testCase.bytes }], [1]),
         serialize.execute({}),
         serialize.sync(),
       );
-      const reply = await client.readUntil('Z');
+      const reply = await double.client.readUntil('Z');
       expect(types(reply), testCase.type).toBe('12DCZ');
       expect(reply[2]!.bytes, testCase.type).toEqual(message('D', int16(1), int32(testCase.bytes.length), testCase.bytes));
     }
   });
 
   it('binary NULL and malformed binary input (22P03 too long, 08P01 too short, as PostgreSQL)', async () => {
-    client.send(serialize.parse({ text: 'echo int4', types: [23] }), bind('', '', [{ format: 1, bytes: null }], [1]), serialize.execute({}), serialize.sync());
-    const reply = await client.readUntil('Z');
+    double.client.send(serialize.parse({ text: 'echo int4', types: [23] }), bind('', '', [{ format: 1, bytes: null }], [1]), serialize.execute({}), serialize.sync());
+    const reply = await double.client.readUntil('Z');
     expect(reply[2]!.bytes).toEqual(message('D', int16(1), int32(-1)));
-    client.send(serialize.parse({ text: 'echo int4', types: [23] }), bind('', '', [{ format: 1, bytes: Buffer.from([1, 2, 3, 4, 5]) }], [1]), serialize.sync());
-    const bad = await client.readUntil('Z');
+    double.client.send(serialize.parse({ text: 'echo int4', types: [23] }), bind('', '', [{ format: 1, bytes: Buffer.from([1, 2, 3, 4, 5]) }], [1]), serialize.sync());
+    const bad = await double.client.readUntil('Z');
     expect(types(bad)).toBe('1EZ');
     expect(fields(bad[1]!).get('C')).toBe('22P03');
     expect(fields(bad[1]!).get('M')).toBe('incorrect binary data format in bind parameter 1');
-    client.send(serialize.parse({ text: 'echo int4', types: [23] }), bind('', '', [{ format: 1, bytes: Buffer.from([1, 2]) }], [1]), serialize.sync());
-    const short = await client.readUntil('Z');
+    double.client.send(serialize.parse({ text: 'echo int4', types: [23] }), bind('', '', [{ format: 1, bytes: Buffer.from([1, 2]) }], [1]), serialize.sync());
+    const short = await double.client.readUntil('Z');
     expect(types(short)).toBe('1EZ');
     expect(fields(short[1]!).get('C')).toBe('08P01');
     expect(fields(short[1]!).get('M')).toBe('insufficient data left in message');
@@ -177,17 +167,17 @@ describe('extended query', () => {
   it('pipelines several Parse/Bind/Execute/Sync groups sent in one write', async () => {
     const batch: Buffer[] = [];
     for (let i = 0; i < 50; i++) batch.push(serialize.parse({ text: `select ${i}` }), serialize.bind({}), serialize.execute({}), serialize.sync());
-    client.send(Buffer.concat(batch as unknown as Uint8Array[]));
+    double.client.send(Buffer.concat(batch as unknown as Uint8Array[]));
     for (let i = 0; i < 50; i++) {
-      const reply = await client.readUntil('Z');
+      const reply = await double.client.readUntil('Z');
       expect(reply[2]!.bytes).toEqual(message('D', int16(1), int32(String(i).length), Buffer.from(String(i))));
     }
   });
 
   it('Flush sends pending results without ReadyForQuery', async () => {
-    client.send(serialize.parse({ text: 'select 9' }), serialize.bind({}), serialize.execute({}), serialize.flush());
-    expect(types([await client.readMessage(), await client.readMessage(), await client.readMessage(), await client.readMessage()])).toBe('12DC');
-    client.send(serialize.sync());
-    expect(types(await client.readUntil('Z'))).toBe('Z');
+    double.client.send(serialize.parse({ text: 'select 9' }), serialize.bind({}), serialize.execute({}), serialize.flush());
+    expect(types([await double.client.readMessage(), await double.client.readMessage(), await double.client.readMessage(), await double.client.readMessage()])).toBe('12DC');
+    double.client.send(serialize.sync());
+    expect(types(await double.client.readUntil('Z'))).toBe('Z');
   });
 });

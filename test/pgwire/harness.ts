@@ -2,6 +2,7 @@
 // protocol connections that have completed startup.
 
 import { serialize } from 'pg-protocol';
+import { afterAll, beforeAll } from 'vitest';
 import { PgServer, type PgServerOptions } from '../../pgwire/server.js';
 import { EngineDouble } from './engine-double.js';
 import { RawClient, type BackendMessage } from './raw-client.js';
@@ -26,6 +27,33 @@ export async function connectReady(port: number, parameters: Record<string, stri
   client.send(serialize.startup({ user: 'oxbow', database: 'oxbow', ...parameters }));
   const startup = await client.readUntil('Z');
   return { client, startup };
+}
+
+/**
+ * The setup the protocol suites share: one double server for the file and one client that has
+ * completed startup, made before its tests and closed after them. Read them inside the tests.
+ */
+export function doubleServerWithClient(): { readonly server: DoubleServer; readonly client: RawClient } {
+  let server: DoubleServer | undefined;
+  let client: RawClient | undefined;
+  beforeAll(async () => {
+    server = await startDoubleServer();
+    ({ client } = await connectReady(server.port));
+  });
+  afterAll(async () => {
+    client?.end();
+    await server?.stop();
+  });
+  return {
+    get server(): DoubleServer {
+      if (server === undefined) throw new Error('the double server is not started yet (use it inside a test)');
+      return server;
+    },
+    get client(): RawClient {
+      if (client === undefined) throw new Error('the client is not connected yet (use it inside a test)');
+      return client;
+    },
+  };
 }
 
 export function types(messages: readonly BackendMessage[]): string {

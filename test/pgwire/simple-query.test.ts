@@ -2,30 +2,20 @@
 // per message with PostgreSQL's error rule, empty queries, syntax errors, notices, parameter
 // status changes and transaction status in ReadyForQuery.
 import { serialize } from 'pg-protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectReady, startDoubleServer, types, type DoubleServer } from './harness.js';
-import { cstring, fields, int16, int32, message, type RawClient } from './raw-client.js';
+import { describe, expect, it } from 'vitest';
+import { doubleServerWithClient, types } from './harness.js';
+import { cstring, fields, int16, int32, message } from './raw-client.js';
 
-let server: DoubleServer;
-let client: RawClient;
-
-beforeAll(async () => {
-  server = await startDoubleServer();
-  ({ client } = await connectReady(server.port));
-});
-afterAll(async () => {
-  client?.end();
-  await server?.stop();
-});
+const double = doubleServerWithClient();
 
 function session() {
-  return server.engine.openSessions().at(-1)!;
+  return double.server.engine.openSessions().at(-1)!;
 }
 
 describe('simple query', () => {
   it('sends RowDescription, DataRow, CommandComplete, ReadyForQuery byte for byte', async () => {
-    client.send(serialize.query('select 42'));
-    const reply = Buffer.concat((await client.readUntil('Z')).map((m) => m.bytes) as unknown as Uint8Array[]);
+    double.client.send(serialize.query('select 42'));
+    const reply = Buffer.concat((await double.client.readUntil('Z')).map((m) => m.bytes) as unknown as Uint8Array[]);
     const expected = Buffer.concat([
       message('T', int16(1), cstring('?column?'), int32(0), int16(0), int32(23), int16(4), int32(-1), int16(0)),
       message('D', int16(1), int32(2), Buffer.from('42')),
@@ -37,8 +27,8 @@ describe('simple query', () => {
 
   it('runs several statements and stops at the first failing one', async () => {
     const before = session().executed.length;
-    client.send(serialize.query('select 1; fail 42P01; select 2'));
-    const reply = await client.readUntil('Z');
+    double.client.send(serialize.query('select 1; fail 42P01; select 2'));
+    const reply = await double.client.readUntil('Z');
     expect(types(reply)).toBe('TDCEZ');
     const error = fields(reply[3]!);
     expect(error.get('S')).toBe('ERROR');
@@ -52,8 +42,8 @@ describe('simple query', () => {
 
   it('a syntax error anywhere fails the whole string before anything runs, with its position', async () => {
     const before = session().executed.length;
-    client.send(serialize.query('select 1; syntax'));
-    const reply = await client.readUntil('Z');
+    double.client.send(serialize.query('select 1; syntax'));
+    const reply = await double.client.readUntil('Z');
     expect(types(reply)).toBe('EZ');
     expect(fields(reply[0]!).get('C')).toBe('42601');
     expect(fields(reply[0]!).get('P')).toBe('1');
@@ -61,30 +51,30 @@ describe('simple query', () => {
   });
 
   it('an empty query string gets EmptyQueryResponse', async () => {
-    client.send(serialize.query(''));
-    const reply = await client.readUntil('Z');
+    double.client.send(serialize.query(''));
+    const reply = await double.client.readUntil('Z');
     expect(reply.map((m) => m.bytes)).toEqual([message('I'), message('Z', Buffer.from('I'))]);
-    client.send(serialize.query('  ;  ; '));
-    expect(types(await client.readUntil('Z'))).toBe('IZ');
+    double.client.send(serialize.query('  ;  ; '));
+    expect(types(await double.client.readUntil('Z'))).toBe('IZ');
   });
 
   it('reports the transaction status in ReadyForQuery: T in a block, E after a failure in it', async () => {
-    client.send(serialize.query('begin'));
-    expect((await client.readUntil('Z')).at(-1)!.bytes).toEqual(message('Z', Buffer.from('T')));
-    client.send(serialize.query('fail 22012'));
-    expect((await client.readUntil('Z')).at(-1)!.bytes).toEqual(message('Z', Buffer.from('E')));
-    client.send(serialize.query('select 1'));
-    const refused = await client.readUntil('Z');
+    double.client.send(serialize.query('begin'));
+    expect((await double.client.readUntil('Z')).at(-1)!.bytes).toEqual(message('Z', Buffer.from('T')));
+    double.client.send(serialize.query('fail 22012'));
+    expect((await double.client.readUntil('Z')).at(-1)!.bytes).toEqual(message('Z', Buffer.from('E')));
+    double.client.send(serialize.query('select 1'));
+    const refused = await double.client.readUntil('Z');
     expect(fields(refused[0]!).get('C')).toBe('25P02');
-    client.send(serialize.query('rollback'));
-    const done = await client.readUntil('Z');
+    double.client.send(serialize.query('rollback'));
+    const done = await double.client.readUntil('Z');
     expect(done[0]!.bytes).toEqual(message('C', cstring('ROLLBACK')));
     expect(done.at(-1)!.bytes).toEqual(message('Z', Buffer.from('I')));
   });
 
   it('forwards notices and parameter changes', async () => {
-    client.send(serialize.query('notice; set application_name psql2'));
-    const reply = await client.readUntil('Z');
+    double.client.send(serialize.query('notice; set application_name psql2'));
+    const reply = await double.client.readUntil('Z');
     // The ParameterStatus comes just before ReadyForQuery, as PostgreSQL sends it.
     expect(types(reply)).toBe('NCCSZ');
     const notice = fields(reply[0]!);
@@ -95,18 +85,18 @@ describe('simple query', () => {
   });
 
   it('an encoder failing halfway through a row leaves a well-formed stream (XX000)', async () => {
-    client.send(serialize.query('corrupt'));
-    const reply = await client.readUntil('Z');
+    double.client.send(serialize.query('corrupt'));
+    const reply = await double.client.readUntil('Z');
     expect(types(reply)).toBe('TDEZ');
     expect(reply[1]!.bytes).toEqual(message('D', int16(1), int32(4), Buffer.from('fine')));
     expect(fields(reply[2]!).get('C')).toBe('XX000');
-    client.send(serialize.query('select 5'));
-    expect(types(await client.readUntil('Z'))).toBe('TDCZ');
+    double.client.send(serialize.query('select 5'));
+    expect(types(await double.client.readUntil('Z'))).toBe('TDCZ');
   });
 
   it('streams a large result in batches with the right count', async () => {
-    client.send(serialize.query('rows 5000'));
-    const reply = await client.readUntil('Z');
+    double.client.send(serialize.query('rows 5000'));
+    const reply = await double.client.readUntil('Z');
     expect(reply.filter((m) => m.type === 'D').length).toBe(5000);
     const last = reply.filter((m) => m.type === 'D').at(-1)!;
     expect(last.bytes).toEqual(message('D', int16(2), int32(4), Buffer.from('5000'), int32(8), Buffer.from('row 5000')));
