@@ -26,23 +26,14 @@ import { listCheckpointEpochs } from '../../storage/checkpoint/restore.js';
 import { manifestKey } from '../../storage/checkpoint/manifest.js';
 import { openRocksStateStore } from '../../storage/rocks-state-store.js';
 import { type } from '../../sql/types.js';
-import { startOxbow, type OxbowServer } from '../support/server.js';
+import { startOxbow } from '../support/server.js';
 import { S3RVER_CREDENTIALS } from './support/s3rver.js';
 import { seededRandom } from '../support/seeded-random.js';
-import { s3rverSuite, connectToKillable } from './support/s3rver-suite.js';
+import { connectToKillable, s3rverSuite, tableRows } from './support/s3rver-suite.js';
 
 const suite = s3rverSuite('oxbow-crash-');
 const work = suite.work;
 
-
-function connect(server: OxbowServer): Promise<pg.Client> {
-  return connectToKillable(server); // the server is killed under it
-}
-
-async function tableRows(client: pg.Client): Promise<Map<number, number>> {
-  const result = await client.query<{ id: number; v: string }>('select id, v from t');
-  return new Map(result.rows.map((row) => [row.id, Number(row.v)]));
-}
 
 async function expectViewMatchesQuery(client: pg.Client): Promise<void> {
   const view = await client.query('select g, n, total from mv order by g');
@@ -82,7 +73,7 @@ describe('crash and recovery through checkpoints', () => {
     let remoteRestores = 0;
 
     let server = await startOxbow({ dataDir, args, env });
-    let client = await connect(server);
+    let client = await connectToKillable(server);
     await client.query('create table t (id int primary key, v bigint)');
     await client.query('create materialized view mv as select id % 7 as g, count(*) as n, sum(v) as total from t group by id % 7');
 
@@ -143,7 +134,7 @@ describe('crash and recovery through checkpoints', () => {
         const expected = await rowsAsOf(copy, newest);
         rmSync(dataDir, { recursive: true, force: true });
         server = await startOxbow({ dataDir, args, env });
-        client = await connect(server);
+        client = await connectToKillable(server);
         const restored = await tableRows(client);
         expect(restored).toEqual(expected);
         // The checkpoint is the table after some statement: whole statements, nothing invented.
@@ -156,7 +147,7 @@ describe('crash and recovery through checkpoints', () => {
         remoteRestores++;
       } else {
         server = await startOxbow({ dataDir, args, env });
-        client = await connect(server);
+        client = await connectToKillable(server);
         const after = await tableRows(client);
         const applied = inFlight !== undefined && [...inFlight].every(([id, v]) => after.get(id) === v);
         const expected = new Map(model);

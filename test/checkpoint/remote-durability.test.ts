@@ -6,22 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { startOxbow, type OxbowServer } from '../support/server.js';
-import { s3rverSuite, connectToKillable } from './support/s3rver-suite.js';
+import { startOxbow } from '../support/server.js';
+import { connectToKillable, s3rverSuite, tableRows } from './support/s3rver-suite.js';
 
 const suite = s3rverSuite('oxbow-remote-durability-');
 const work = suite.work;
-
-function connect(server: OxbowServer): Promise<pg.Client> {
-  return connectToKillable(server); // the server is killed under it
-}
-
-async function tableRows(client: pg.Client): Promise<Map<number, number>> {
-  const result = await client.query<{ id: number; v: string }>('select id, v from t');
-  return new Map(result.rows.map((row) => [row.id, Number(row.v)]));
-}
 
 describe('--durability remote', () => {
   it('--durability remote: nothing acknowledged is lost with the disk', async () => {
@@ -29,7 +19,7 @@ describe('--durability remote', () => {
     const dataDir = join(work, 'remote-data');
     const args = ['--checkpoint-url', url, '--checkpoint-interval-ms', '60000', '--durability', 'remote'];
     let server = await startOxbow({ dataDir, args, env: suite.s3rver.env });
-    let client = await connect(server);
+    let client = await connectToKillable(server);
     await client.query('create table t (id int primary key, v bigint)');
     const acknowledged = new Map<number, number>();
     for (let index = 0; index < 12; index++) {
@@ -41,7 +31,7 @@ describe('--durability remote', () => {
     await server.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
     server = await startOxbow({ dataDir, args, env: suite.s3rver.env });
-    client = await connect(server);
+    client = await connectToKillable(server);
     expect(await tableRows(client)).toEqual(acknowledged);
     await client.end();
     await server.stop();

@@ -1,6 +1,7 @@
 // The setup the s3rver-backed checkpoint suites share: one s3rver for the file (started before its
-// tests, disposed after them), a scratch folder removed at the end, and a client connection to an
-// oxbow server that the test may SIGKILL (its socket errors are expected, not failures).
+// tests, disposed after them), a scratch folder removed at the end, a client connection to an
+// oxbow server that the test may SIGKILL (its socket errors are expected, not failures), and the
+// rows of their table t (id, v) as a map to compare with the model.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,4 +44,10 @@ export async function connectToKillable(server: OxbowServer): Promise<pg.Client>
   await client.connect();
   client.on('error', () => undefined);
   return client;
+}
+
+/** The rows of table t (id int, v int8) as id -> v. */
+export async function tableRows(client: pg.Client): Promise<Map<number, number>> {
+  const result = await client.query<{ id: number; v: string }>('select id, v from t');
+  return new Map(result.rows.map((row) => [row.id, Number(row.v)]));
 }
