@@ -700,7 +700,7 @@ export class EngineSession implements Session {
   private async ddl(statement: OxbowPrepared, signal: AbortSignal): Promise<string> {
     const createAs = (statement.parsed.node as { CreateTableAsStmt?: CreateTableAsStmt }).CreateTableAsStmt;
     if (createAs !== undefined && createAs.objtype === 'OBJECT_TABLE') return this.createTableAs(statement, createAs, signal);
-    if (createAs !== undefined && createAs.objtype === 'OBJECT_MATVIEW') return this.createMaterializedView(statement, createAs);
+    if (createAs !== undefined && createAs.objtype === 'OBJECT_MATVIEW') return this.createMaterializedView(statement, createAs, signal);
     const sinkAs = (statement.parsed.node as { OxbowCreateSink?: OxbowCreateSink }).OxbowCreateSink;
     if (sinkAs?.query !== undefined) return this.createSinkAs(statement, sinkAs);
     return this.core.writeLock.run(async () => {
@@ -808,9 +808,9 @@ export class EngineSession implements Session {
   }
 
   /** CREATE MATERIALIZED VIEW: plan, backfill and commit in one epoch (executor/stream/). */
-  private async createMaterializedView(statement: OxbowPrepared, body: CreateTableAsStmt): Promise<string> {
+  private async createMaterializedView(statement: OxbowPrepared, body: CreateTableAsStmt, signal: AbortSignal): Promise<string> {
     return this.core.writeLock.run(async () => {
-      const outcome = await createMaterializedViewInChunks({ core: this.core, body, ddl: this.ddlContext(statement), planner: this.plannerContext([]) }, { notice: (notice) => this.events.notice(notice) });
+      const outcome = await createMaterializedViewInChunks({ core: this.core, body, ddl: this.ddlContext(statement), planner: this.plannerContext([]) }, { notice: (notice) => this.events.notice(notice), signal });
       for (const notice of outcome.notices) this.events.notice(notice);
       this.noteWrite();
       return outcome.commandTag;

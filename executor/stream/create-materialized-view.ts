@@ -95,6 +95,12 @@ export interface BackfillReporting {
   readonly intervalMs?: number;
   /** Rows pushed between two yields to the event loop (default `backfillDefaults`). */
   readonly chunkRows?: number;
+  /**
+   * The statement's cancel (CancelRequest, statement_timeout, the session or engine closing):
+   * checked between chunks; the backfill then stops with the signal's reason and nothing commits.
+   * Without it a close waited for the whole backfill.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -129,6 +135,7 @@ export async function createMaterializedViewInChunks(input: CreateViewInput, rep
           reporting.notice({ severity: 'NOTICE', code: SqlState.successfulCompletion, message: backfillNotice(progress) });
         }
         await new Promise((resolve) => setImmediate(resolve));
+        reporting.signal?.throwIfAborted();
       }
       if (chunk.length > 0) push();
     }

@@ -4,7 +4,10 @@
 // checkpoint (at most the barrier under way and the epochs already sealed commit after it began),
 // and a restart on the same data directory holds every event below the committed offset exactly
 // once, in the views and in the source. The expected counts and sums are recomputed from the
-// generator for exactly the committed events.
+// generator for exactly the committed events. And closing while CREATE MATERIALIZED VIEW
+// backfills: the backfill stops at its next chunk (57014) instead of running to its end, nothing
+// of the view commits, and after a restart the same view backfills to the generator's counts;
+// statement_timeout stops a backfill the same way.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,6 +69,16 @@ async function start(dir: string, barrierIntervalMs: number, metrics: EngineMetr
     keepWithinMs: 0,
   });
   return { engine: checkpointed, store, checkpointMetrics };
+}
+
+/** Resolves with the error the promise rejects with (fails the test if it resolves). */
+async function rejection(promise: Promise<unknown>): Promise<{ code?: string; message?: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as { code?: string; message?: string };
+  }
+  throw new Error('expected the statement to fail');
 }
 
 /** Bids among Nexmark events 0 .. events - 1 (one split): their number and the sum of their prices. */
@@ -131,6 +144,57 @@ describe('closing a busy engine', () => {
       // Every bid lies in 5 hop windows (10 s / 2 s), counted once in each.
       expect(await again.run('SELECT sum(n)::int8, count(*) > 0 FROM windows')).toEqual([[BigInt(5 * expected.count), true]]);
       expect(await again.run('SELECT count(*), sum(price)::int8 FROM bid')).toEqual([[BigInt(expected.count), expected.sum]]);
+    } finally {
+      await second.engine.close();
+    }
+  });
+
+  it('stops a CREATE MATERIALIZED VIEW backfill at close and at statement_timeout; nothing of it commits', async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'oxbow-close-'));
+    const events = 300_000;
+    const first = await start(dataDir, 50, new EngineMetrics());
+    const { run } = open(first.engine);
+    await run(`CREATE SOURCE bid (${BID_COLUMNS}) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${events}', nexmark.min.event.gap.in.ns = '0')`);
+    for (;;) {
+      const committed = Number((await run("SELECT coalesce(sum(committed_offset), 0)::int8 FROM oxbow_catalog.source_partitions WHERE source_name = 'bid'"))[0]![0]);
+      if (committed >= events) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const view = 'CREATE MATERIALIZED VIEW per_auction AS SELECT auction, count(*) AS n, sum(price)::int8 AS total FROM bid GROUP BY auction';
+
+    // statement_timeout: 57014 between two chunks of the backfill, and the view does not exist.
+    await run("SET statement_timeout = '1ms'");
+    const timedOut = await rejection(run(view));
+    expect(timedOut.code).toBe('57014');
+    await run('SET statement_timeout = 0');
+    expect(await run("SELECT count(*) FROM oxbow_catalog.objects WHERE name = 'per_auction'")).toEqual([[0n]]);
+
+    // Close while the backfill runs (it has pushed rows, it is not done).
+    const creating = rejection(run(view));
+    const watcher = open(first.engine);
+    for (;;) {
+      const rows = await watcher.run("SELECT rows_done FROM oxbow_catalog.backfill_progress WHERE view_name = 'per_auction' AND state = 'running'");
+      if (rows.length > 0 && Number(rows[0]![0]) > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      first.engine.close().then(() => 'closed'),
+      new Promise<string>((resolve) => (timer = setTimeout(() => resolve('hung'), CLOSE_BOUND_MS))),
+    ]);
+    clearTimeout(timer);
+    expect(outcome).toBe('closed');
+    const canceled = await creating;
+    expect(canceled.code).toBe('57014');
+
+    // Restart: no trace of the view; created again, it holds every bid once.
+    const second = await start(dataDir, 600_000, new EngineMetrics());
+    try {
+      const again = open(second.engine);
+      expect(await again.run("SELECT count(*) FROM oxbow_catalog.objects WHERE name = 'per_auction'")).toEqual([[0n]]);
+      await again.run(view);
+      const expected = expectedBids(events);
+      expect(await again.run('SELECT sum(n)::int8, sum(total)::int8 FROM per_auction')).toEqual([[BigInt(expected.count), expected.sum]]);
     } finally {
       await second.engine.close();
     }
