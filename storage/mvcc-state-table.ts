@@ -52,6 +52,8 @@ export class MvccStateTable implements StateTable {
    */
   readonly sealed: SealedLayer[] = [];
   readonly cache: RowCache;
+  /** writeAround(): published rows are not cached (a stale entry for the key is dropped). */
+  private cacheWrites = true;
   private readonly host: TableHost;
   private readonly writer = new ByteWriter(256);
   /** The buffered keys in order, and the keys added to the buffer since (merged in by scans). */
@@ -362,10 +364,15 @@ export class MvccStateTable implements StateTable {
     return this.host.backend.tableStats(this.schema.tableId, lower, upper);
   }
 
+  writeAround(): void {
+    this.cacheWrites = false;
+  }
+
   /** After a successful commit: the buffered writes become the cached latest rows. */
   publishPending(): void {
     this.committedEmpty = false;
-    for (const [key, row] of this.pending) this.cache.set(key, row);
+    if (this.cacheWrites) for (const [key, row] of this.pending) this.cache.set(key, row);
+    else if (this.cache.size > 0) for (const key of this.pending.keys()) this.cache.delete(key);
     this.pending.clear();
     this.sortedPending = [];
     this.unsortedPending = [];
@@ -388,7 +395,8 @@ export class MvccStateTable implements StateTable {
     const layer = this.sealed.shift();
     assert(layer !== undefined && layer.epoch === epoch, `table ${this.schema.tableId}: published epoch ${epoch} is not its oldest sealed one`);
     this.committedEmpty = false;
-    for (const [key, row] of layer.rows) this.cache.set(key, row);
+    if (this.cacheWrites) for (const [key, row] of layer.rows) this.cache.set(key, row);
+    else if (this.cache.size > 0) for (const key of layer.rows.keys()) this.cache.delete(key);
   }
 
   /** The sealed layers' commits failed: forget them (the committed state is what stays). */

@@ -58,6 +58,13 @@ export interface StateTable {
   delete(row: Row): void;
   /** Approximate bytes and keys, for system tables and metrics. */
   stats(): { readonly bytes: number; readonly keys: number };
+  /**
+   * From now on, rows written are not added to the memory tier when their epoch is published (an
+   * entry already cached for the key is dropped): for rows written once and seldom read back by
+   * key, such as a view's blind inserts, whose write-through only grew the cache (and the GC's
+   * work). Optional: a store without a memory tier has nothing to skip.
+   */
+  writeAround?(): void;
 }
 
 export interface ReadableWindow {

@@ -8,9 +8,12 @@
 // Blind inserts: over an append-only source's rows (a scan of a source without a primary key, then
 // filters and projections: `carriesRowIds`), every row arrives with its source row's unique id
 // (`ChangeBatch.ids`), and the row is stored as `row ++ id` with no lookup and no row count: the id
-// stands in for the duplicate number. Ids come from the process's RowIdAllocator (at least
-// 2^20 x the wall-clock milliseconds), so they never meet a counted duplicate number (0, 1, ...);
-// two copies of one row keep two ids. Everywhere a key can repeat the counted path stays.
+// stands in for the duplicate number. Ids are unique within their source (the process's
+// RowIdAllocator, at least 2^20 x the wall-clock milliseconds, or a replayed generator source's
+// unit numbers: executor/source/source-replay.ts); a blind view reads one source and every batch
+// of its plan carries ids (the backfill too), so its table never holds a counted duplicate number;
+// two copies of one row keep two ids. Everywhere a key can repeat the counted path stays. The rows
+// are not written through to the row cache (`writeAround`): nothing here reads them back by key.
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
@@ -36,6 +39,8 @@ export class StreamMaterializeNode implements StreamNode {
     this.counts = context.stateTable(plan.stateTables[1]!);
     this.types = plan.columns.map((column) => column.type);
     this.blind = carriesRowIds(plan.input);
+    // Blind rows are written once and not read back by key by this dataflow: no cache write-through.
+    if (this.blind) this.rows.writeAround?.();
   }
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
