@@ -24,7 +24,8 @@ afterAll(() => pair?.stop());
 
 async function outcome(client: pg.Client, text: string, values: unknown[] = [], binary = false): Promise<unknown> {
   try {
-    const result = await client.query({ text, values, rowMode: 'array', binary });
+    const config: pg.QueryArrayConfig & { binary: boolean } = { text, values, rowMode: 'array', binary };
+    const result = await client.query(config);
     return { rows: result.rows, types: result.fields.map((f) => f.dataTypeID), command: result.command, rowCount: result.rowCount };
   } catch (error) {
     const e = error as { code?: string; message: string };

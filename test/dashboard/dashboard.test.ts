@@ -5,6 +5,8 @@
 // same rows-out and state bytes as /api/status and the system tables, draw chart points from the
 // server-side sample history, log no console errors, and render a non-blank screenshot.
 
+// The page callbacks below run in Chromium, where `document` exists; the type check has no DOM lib.
+declare const document: any; // eslint-disable-line @typescript-eslint/no-explicit-any
 import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

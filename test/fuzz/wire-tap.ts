@@ -26,7 +26,7 @@ export interface WireTap {
 
 /** Splits a byte stream into messages; `typed` false until the startup phase is over. */
 class MessageReader {
-  private buffer = Buffer.alloc(0);
+  private buffer: Buffer = Buffer.alloc(0);
   constructor(private typed: boolean, private skipOneByte: () => boolean) {}
   push(chunk: Buffer, onMessage: (type: string, body: Buffer) => void): void {
     this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);

@@ -131,6 +131,7 @@ function collector(hold?: { promise: Promise<void> }): { listener: DecodedBatchL
       received.messages += batch.messages;
       return hold?.promise ?? Promise.resolve();
     },
+    batch: () => Promise.reject(new Error('a worker reader hands over decoded batches, never raw ones')),
     trouble: (message) => void troubles.push(message),
     recovered: () => undefined,
     highWatermark: () => undefined,
