@@ -74,6 +74,8 @@ export function createMaterializedView(input: CreateViewInput): CreateViewOutcom
     return finish(core, prepared, progress, rows);
   } catch (error) {
     fail(core, progress);
+    // Never installed: its join caches leave the stream manager's budget.
+    prepared.dataflow.dispose();
     throw error;
   }
 }
@@ -142,6 +144,8 @@ export async function createMaterializedViewInChunks(input: CreateViewInput, rep
     return finish(core, prepared, progress, viewRows);
   } catch (error) {
     fail(core, progress);
+    // Never installed: its join caches leave the stream manager's budget.
+    prepared.dataflow.dispose();
     throw error;
   }
 }
