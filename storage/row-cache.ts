@@ -6,7 +6,6 @@
 // is read back from the backend.
 
 import type { Row } from '../sql/value.js';
-import { estimateRowBytes } from './row-codec.js';
 
 interface CacheEntry {
   row: Row | null;
@@ -14,7 +13,69 @@ interface CacheEntry {
   referenced: boolean;
 }
 
-const ENTRY_OVERHEAD_BYTES = 80;
+// What an entry takes on the V8 heap (Node 20 x64: no pointer compression, 8-byte slots, objects
+// 8-aligned), measured by bench/row-cache.ts (heapUsed after a full GC over 100k entries; the table
+// is in storage/DESIGN.md). The charge follows V8's layout so it is honest for every row shape:
+/**
+ * The Map's share: a slot is 28 bytes (key, value, chain, half a bucket). The table has a power of
+ * two of slots and keeps evicted entries' slots until it fills and rehashes, growing when half or
+ * more are live: under steady eviction (a cache at its budget) it holds 2 to 4 slots per live
+ * entry (measured 3.8 at 34k entries), while only filling 1 to 2. Charged at 3 slots.
+ */
+const MAP_SLOT_BYTES = 84;
+/** The { row, bytes, referenced } object: header 24 + 3 fields. */
+const ENTRY_OBJECT_BYTES = 48;
+/** The row array: JSArray 32 + its elements' header 16 (+ 8 per element). */
+const ROW_ARRAY_BYTES = 48;
+/** A ConsString (built by ByteWriter.latin1's `+=` loop for 13..24-byte keys: one per char past 12). */
+const CONS_STRING_BYTES = 32;
+const HEAP_NUMBER_BYTES = 16;
+const BIGINT_64_BYTES = 24;
+/** A Uint8Array's JSTypedArray + JSArrayBuffer objects (measured 216 with a 10-byte store). */
+const BYTES_OBJECT_BYTES = 208;
+/** Numeric (object 48 + its unscaled BigInt 24); Interval is 48 + a heap number; others flat. */
+const OBJECT_VALUE_BYTES = 72;
+
+/** A sequential one-byte string of `length` chars: header 16 + chars, 8-aligned. */
+function flatStringBytes(length: number): number {
+  return (16 + length + 7) & ~7;
+}
+
+/**
+ * The bytes the cache charges for `key` -> `row` (null: known absent): the Map slot, the entry
+ * object, the key string and the row with its values. No allocation; one pass over the row.
+ * Strings are charged as one byte per char (decoded ASCII/latin1 text; non-latin1 text takes two).
+ */
+export function entryBytes(key: string, row: Row | null): number {
+  const keyLength = key.length;
+  let bytes = MAP_SLOT_BYTES + ENTRY_OBJECT_BYTES;
+  // ByteWriter.latin1 returns a flat string up to 12 bytes and past 24, a chain of ConsStrings
+  // (each 32 bytes) over a 12-char flat head in between.
+  bytes += keyLength > 12 && keyLength <= 24 ? flatStringBytes(12) + CONS_STRING_BYTES * (keyLength - 12) : flatStringBytes(keyLength);
+  if (row === null) return bytes;
+  bytes += ROW_ARRAY_BYTES + 8 * row.length;
+  for (let index = 0; index < row.length; index++) {
+    const value = row[index];
+    switch (typeof value) {
+      case 'number':
+        if ((value | 0) !== value) bytes += HEAP_NUMBER_BYTES; // not a small integer: a heap number
+        break;
+      case 'string':
+        if (value.length > 0) bytes += flatStringBytes(value.length);
+        break;
+      case 'bigint':
+        bytes += BIGINT_64_BYTES;
+        break;
+      case 'object':
+        if (value instanceof Uint8Array) bytes += BYTES_OBJECT_BYTES + value.length;
+        else if (value !== null) bytes += OBJECT_VALUE_BYTES;
+        break;
+      default:
+        break; // booleans and NULL are shared constants
+    }
+  }
+  return bytes;
+}
 
 export class MemoryBudget {
   readonly limitBytes: number;
@@ -70,7 +131,7 @@ export class RowCache {
 
   set(key: string, row: Row | null): void {
     if (this.budget.limitBytes <= 0) return; // memory tier disabled: every read goes to the backend
-    const bytes = ENTRY_OVERHEAD_BYTES + key.length * 2 + (row === null ? 0 : estimateRowBytes(row));
+    const bytes = entryBytes(key, row);
     const existing = this.entries.get(key);
     if (existing !== undefined) {
       this.adjust(bytes - existing.bytes);
