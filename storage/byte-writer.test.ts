@@ -49,3 +49,21 @@ describe('ByteWriter 64-bit writes', () => {
     );
   });
 });
+
+describe('ByteWriter latin1', () => {
+  it('latin1 (every length 0..40, every byte value) equals Buffer latin1 decoding and round-trips through writeLatin1', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 0, maxLength: 40 }), fc.nat({ max: 5 }), (bytes, prefix) => {
+        const writer = new ByteWriter(4);
+        for (let index = 0; index < prefix; index++) writer.byte(0x41 + index);
+        for (const byte of bytes) writer.byte(byte);
+        const text = writer.latin1(prefix);
+        expect(text).toBe(Buffer.from(bytes).toString('latin1'));
+        const back = new ByteWriter(4);
+        back.writeLatin1(text);
+        expect(Buffer.from(back.view())).toEqual(Buffer.from(bytes));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});

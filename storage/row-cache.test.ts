@@ -63,8 +63,8 @@ describe('row cache', () => {
     expect(entryBytes('k1', null)).toBe(84 + 48 + 24);
     expect(entryBytes('k1', [1, 'abc', null, true])).toBe(84 + 48 + 24 + (48 + 4 * 8) + 24);
     expect(entryBytes('x'.repeat(12), null)).toBe(84 + 48 + 32);
-    expect(entryBytes('x'.repeat(14), null)).toBe(84 + 48 + 32 + 2 * 32);
-    expect(entryBytes('x'.repeat(24), null)).toBe(84 + 48 + 32 + 12 * 32);
+    expect(entryBytes('x'.repeat(14), null)).toBe(84 + 48 + 32);
+    expect(entryBytes('x'.repeat(24), null)).toBe(84 + 48 + 40);
     expect(entryBytes('x'.repeat(30), null)).toBe(84 + 48 + 48);
     const mixed = [1.5, 2 ** 40, 7n, new Uint8Array(10), new Numeric(12345n, 2), '', 'x'.repeat(100)];
     expect(entryBytes('k1', mixed)).toBe(84 + 48 + 24 + (48 + 7 * 8) + 16 + 16 + 24 + (208 + 10) + 72 + 0 + 120);

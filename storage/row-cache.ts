@@ -27,8 +27,6 @@ const MAP_SLOT_BYTES = 84;
 const ENTRY_OBJECT_BYTES = 48;
 /** The row array: JSArray 32 + its elements' header 16 (+ 8 per element). */
 const ROW_ARRAY_BYTES = 48;
-/** A ConsString (built by ByteWriter.latin1's `+=` loop for 13..24-byte keys: one per char past 12). */
-const CONS_STRING_BYTES = 32;
 const HEAP_NUMBER_BYTES = 16;
 const BIGINT_64_BYTES = 24;
 /** A Uint8Array's JSTypedArray + JSArrayBuffer objects (measured 216 with a 10-byte store). */
@@ -49,9 +47,8 @@ function flatStringBytes(length: number): number {
 export function entryBytes(key: string, row: Row | null): number {
   const keyLength = key.length;
   let bytes = MAP_SLOT_BYTES + ENTRY_OBJECT_BYTES;
-  // ByteWriter.latin1 returns a flat string up to 12 bytes and past 24, a chain of ConsStrings
-  // (each 32 bytes) over a 12-char flat head in between.
-  bytes += keyLength > 12 && keyLength <= 24 ? flatStringBytes(12) + CONS_STRING_BYTES * (keyLength - 12) : flatStringBytes(keyLength);
+  // ByteWriter.latin1 returns a flat string for every length.
+  bytes += flatStringBytes(keyLength);
   if (row === null) return bytes;
   bytes += ROW_ARRAY_BYTES + 8 * row.length;
   for (let index = 0; index < row.length; index++) {
