@@ -731,14 +731,21 @@ export class EngineSession implements Session {
 
   /**
    * ALTER ... SET/RESET (retention): the store keeps each table's retention with its version GC
-   * record, so a changed one is handed to the store in the DDL's own epoch.
+   * record, so a changed one is handed to the store in the DDL's own epoch. A new table or source
+   * is opened in the DDL's epoch too: its readable window starts at its creation, so it reads as
+   * empty AS OF any moment between CREATE and its first write (RisingWave's time_travel/basic.slt)
+   * instead of "never written" until that write.
    */
   private applyRetentionChanges(next: CatalogSnapshot): void {
     const current = this.core.catalog.snapshot;
     for (const relation of next.relations()) {
       if (relation.kind !== 'table' && relation.kind !== 'materialized_view' && relation.kind !== 'source') continue;
       const before = current.relationById(relation.id);
-      if (before !== undefined && before.retentionMs !== relation.retentionMs) {
+      if (before === undefined && relation.kind !== 'materialized_view') {
+        // Dropped first (it does not exist yet), as backfillIndex does: an abort then forgets it.
+        this.core.store.dropTable(relation.id);
+        stateTableOf(this.core.store, relation);
+      } else if (before !== undefined && before.retentionMs !== relation.retentionMs) {
         stateTableOf(this.core.store, relation);
         for (const index of next.indexesOf(relation.id)) indexStateTable(this.core.store, relation, index);
       }
