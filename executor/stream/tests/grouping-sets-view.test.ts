@@ -7,7 +7,7 @@
 
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { openHarness } from './stream-harness.js';
+import { assertViewsEqualRecomputation, openHarness } from './stream-harness.js';
 
 const VIEWS: readonly (readonly [string, string])[] = [
   ['rolled', 'select a, b, sum(v) as s, count(*) as n, grouping(a, b) as g from t group by rollup (a, b)'],
@@ -53,22 +53,6 @@ describe('GROUPING SETS in materialized views', () => {
   });
 
   it('equal their batch recomputation after every epoch, deletes included', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(op, { maxLength: 10 }), fc.array(op, { minLength: 1, maxLength: 25 }), async (before, after) => {
-        const h = await openHarness();
-        try {
-          await h.run(SCHEMA);
-          for (const o of before) await h.run(sql(o));
-          for (const [name, query] of VIEWS) await h.run(`create materialized view ${name} as ${query}`);
-          for (const [step, o] of [['backfill', undefined] as const, ...after.map((o) => [sql(o), o] as const)]) {
-            if (o !== undefined) await h.run(sql(o));
-            for (const [name, query] of VIEWS) expect(await h.lines(`select * from ${name}`), `${name} after ${step}`).toEqual(await h.lines(query));
-          }
-        } finally {
-          await h.close();
-        }
-      }),
-      { numRuns: Number(process.env.STREAM_PROPERTY_RUNS ?? 8), endOnFailure: true },
-    );
+    await assertViewsEqualRecomputation({ schema: SCHEMA, op, sql, views: VIEWS });
   }, 120_000);
 });
