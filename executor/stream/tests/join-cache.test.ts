@@ -22,6 +22,7 @@ import type { CatalogReader } from '../../../planner/catalog-reader.js';
 import { StreamManager } from '../stream-manager.js';
 import type { ChangeBatch } from '../change-batch.js';
 import { emptyGroup, GroupCacheBudget, JoinSideCache } from '../join-cache.js';
+import { seededRandom } from '../../../test/support/seeded-random.js';
 
 /** A side of more rows than this is not loaded whole (the default, 10,000, made small to keep the test fast). */
 const COMPLETE_LOAD_ROWS = 40;
@@ -81,18 +82,6 @@ function line(row: Row): string {
   return row.map((value) => (value === null ? 'NULL' : String(value))).join(' | ');
 }
 
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface Regime {
   readonly name: string;
   readonly memoryLimitBytes: number;
@@ -112,7 +101,7 @@ const REGIMES: Regime[] = [
 ];
 
 function run(type: JoinType, regime: Regime, seed: number): void {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const store: StateStore = createMemoryStateStore();
   const stream = plan(QUERIES[type]);
   let epoch: Epoch = 1n;
