@@ -135,6 +135,15 @@ export interface Session {
    */
   statementFailed(error: SqlError): void;
 
+  /**
+   * Optional: a simple Query message with this many statements begins. With more than one, its
+   * statements outside an explicit block run as one implicit transaction (PostgreSQL's rule), which
+   * endMessage() commits, or rolls back when a statement failed (settings and written rows).
+   */
+  beginMessage?(statementCount: number): void;
+  /** Optional: the Query message ended; `failed` when one of its statements failed. */
+  endMessage?(failed: boolean): Promise<void>;
+
   /** A session setting's current value (statement_timeout, DateStyle...), for pgwire's own use. */
   setting(name: string): string | undefined;
 

@@ -11,7 +11,9 @@
 // (an error inside a block makes it 'failed' until ROLLBACK, as in PostgreSQL), but ROLLBACK cannot
 // undo statements that already changed data: it says so in a WARNING naming how many did.
 // Settings are transactional as in PostgreSQL: a block's ROLLBACK undoes its SETs, SET LOCAL ends
-// with the block, and outside a block each statement is its own transaction for them.
+// with the block, and outside a block each statement is its own transaction for them. A
+// multi-statement Query message is one implicit block (beginMessage / endMessage): a failure
+// undoes its settings and writes the rows it changed back (implicit-transaction.ts).
 
 import type { CreateTableAsStmt, Node } from '@pgsql/types';
 import type { OxbowCreateSink, OxbowDescribe, OxbowExplainAnalyzeView, OxbowShowCreate, OxbowShowObjects, ParsedStatement } from '../sql/parser/ast.js';
@@ -61,6 +63,8 @@ import { settingStatement, showColumns, type SettingOutcome } from './settings-s
 import type { SessionActivity } from './metrics/engine-metrics.js';
 import { explainAnalyzedDataflow, explainAnalyzedPlan, profilePlan } from './metrics/explain-analyze.js';
 import { InsertShapeCache, literalParameters, type CachedShape } from './insert-shape-cache.js';
+import { PreparedStatementCache } from './prepared-statement-cache.js';
+import { RecordingTableAccess, UndoLog } from './implicit-transaction.js';
 
 type Utility =
   | { readonly kind: 'planned' }
@@ -172,6 +176,12 @@ export class EngineSession implements Session {
   private stateChangeMillis = Date.now();
   /** Plans of INSERT ... VALUES statements by shape (texts that differ only in literals). */
   private readonly insertShapes = new InsertShapeCache();
+  /** Extended-protocol statements by text and declared types (a Parse of the same text reuses its parse and plan). */
+  private readonly preparedStatements = new PreparedStatementCache<OxbowPrepared>();
+  /** A multi-statement Query message is running (beginMessage .. endMessage): its statements outside a block share an implicit one. */
+  private inMultiStatementMessage = false;
+  /** The open implicit transaction block of such a message: the rows it wrote (implicit-transaction.ts). */
+  private implicitBlock: UndoLog | undefined;
 
   constructor(
     private readonly core: EngineCore,
@@ -303,6 +313,10 @@ export class EngineSession implements Session {
   }
 
   prepare(sql: string, parameterTypes: readonly (DataType | undefined)[]): PreparedStatement {
+    const catalog = this.core.catalog.snapshot;
+    const searchPath = this.searchPath().join('\0');
+    const cached = this.preparedStatements.get(sql, parameterTypes, catalog, searchPath);
+    if (cached !== undefined) return cached;
     const statements = parse(sql);
     if (statements.length > 1) {
       throw new SqlError(SqlState.syntaxError, 'cannot insert multiple commands into a prepared statement');
@@ -312,7 +326,9 @@ export class EngineSession implements Session {
       const empty: OxbowPrepared = { sql, parameterTypes: [], columns: null, parsed: { node: {} as Node, text: '', location: 0 }, utility: { kind: 'empty' }, declaredParameterTypes: [] };
       return empty;
     }
-    return this.prepared(sql, statements[0]!, parameterTypes, true);
+    const prepared = this.prepared(sql, statements[0]!, parameterTypes, true);
+    if (prepared.utility.kind === 'planned') this.preparedStatements.add(sql, parameterTypes, catalog, searchPath, prepared);
+    return prepared;
   }
 
   private prepared(sql: string, parsed: ParsedStatement, declared: readonly (DataType | undefined)[], eager: boolean): OxbowPrepared {
@@ -432,9 +448,16 @@ export class EngineSession implements Session {
     this.core.metrics.statementsTotal++;
     const timeoutMs = this.settings.statementTimeoutMs();
     const timer = timeoutMs > 0 ? armTimeout(controller, timeoutMs) : undefined;
+    if (this.inMultiStatementMessage && this.status === 'idle' && this.implicitBlock === undefined) {
+      // A statement of a multi-statement Query outside a block: it opens (or joins) the message's
+      // implicit block, which endMessage() commits or rolls back.
+      this.implicitBlock = new UndoLog();
+      this.settings.beginTransaction();
+    }
+    this.implicitBlock?.discardPending();
     // Outside a block each statement is its own transaction for settings too: set_config(..., true)
     // lasts until it ends, and a failed statement's set_config is undone (PostgreSQL's implicit one).
-    const implicitTransaction = this.status === 'idle' && statement.utility.kind !== 'transaction';
+    const implicitTransaction = this.status === 'idle' && statement.utility.kind !== 'transaction' && this.implicitBlock === undefined;
     if (implicitTransaction) this.settings.beginTransaction();
     let succeeded = false;
     try {
@@ -461,9 +484,9 @@ export class EngineSession implements Session {
       case 'planned':
         return this.executePlannedStatement(statement, options, signal);
       case 'transaction':
-        return { kind: 'command', commandTag: this.transaction(utility.statement) };
+        return { kind: 'command', commandTag: await this.transaction(utility.statement) };
       case 'setting':
-        return this.settingResult(settingStatement(statement.parsed.node as Node, this.settings, this.status !== 'idle'));
+        return this.settingResult(settingStatement(statement.parsed.node as Node, this.settings, this.status !== 'idle' || this.implicitBlock !== undefined));
       case 'ddl':
         return { kind: 'command', commandTag: await this.ddl(statement, signal) };
       case 'copy':
@@ -526,12 +549,19 @@ export class EngineSession implements Session {
     return rowsResult(outcome.columns!, outcome.rows, () => outcome.commandTag);
   }
 
-  private transaction(statement: 'begin' | 'start' | 'commit' | 'rollback' | 'savepoint'): string {
+  private async transaction(statement: 'begin' | 'start' | 'commit' | 'rollback' | 'savepoint'): Promise<string> {
     switch (statement) {
       case 'begin':
       case 'start':
         if (this.status !== 'idle') {
           this.events.notice({ severity: 'WARNING', code: SqlState.activeSqlTransaction, message: 'there is already a transaction in progress' });
+        } else if (this.implicitBlock !== undefined) {
+          // BEGIN inside a message's implicit block makes it a regular block, the statements before
+          // it included (PostgreSQL's rule); its settings transaction goes on. oxbow's regular blocks
+          // cannot undo data, so the rows logged so far are counted for ROLLBACK's warning.
+          this.status = 'inTransaction';
+          this.writesInBlock = this.implicitBlock.statementsWritten;
+          this.implicitBlock = undefined;
         } else {
           this.status = 'inTransaction';
           this.writesInBlock = 0;
@@ -542,6 +572,8 @@ export class EngineSession implements Session {
         const wasFailed = this.status === 'failed';
         if (this.status === 'idle') {
           this.events.notice({ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'there is no transaction in progress' });
+          // In a message's implicit block, COMMIT closes it (later statements open a new one).
+          await this.endImplicitBlock(true);
         } else {
           // A failed block's COMMIT is a ROLLBACK: its settings changes are undone too.
           this.settings.endTransaction(!wasFailed);
@@ -553,6 +585,8 @@ export class EngineSession implements Session {
       case 'savepoint':
         if (this.status === 'idle') {
           this.events.notice({ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'there is no transaction in progress' });
+          // In a message's implicit block, ROLLBACK rolls it back (settings and rows).
+          await this.endImplicitBlock(false);
         } else if (this.writesInBlock > 0) {
           this.events.notice({
             severity: 'WARNING',
@@ -572,10 +606,53 @@ export class EngineSession implements Session {
     if (this.status === 'inTransaction') this.writesInBlock++;
   }
 
+  /** A DML or COPY statement committed: inside an implicit block, its rows join the block's undo log. */
+  private dataWritten(): void {
+    this.implicitBlock?.publish();
+  }
+
+  /**
+   * A multi-statement Query message begins (pgwire's simple-query loop): its statements outside an
+   * explicit block run in one implicit block, committed or rolled back by endMessage().
+   */
+  beginMessage(statementCount: number): void {
+    this.inMultiStatementMessage = statementCount > 1;
+  }
+
+  /** The message ended (`failed`: a statement failed): its implicit block commits or rolls back. */
+  async endMessage(failed: boolean): Promise<void> {
+    this.inMultiStatementMessage = false;
+    await this.endImplicitBlock(!failed);
+  }
+
+  /** Ends the open implicit block, if any: a commit keeps its SETs; a rollback undoes them and its rows. */
+  private async endImplicitBlock(commit: boolean): Promise<void> {
+    const block = this.implicitBlock;
+    if (block === undefined) return;
+    this.implicitBlock = undefined;
+    block.discardPending();
+    this.settings.endTransaction(commit);
+    if (commit) return;
+    try {
+      const { skipped } = await block.rollBack(this.core, () => this.tableAccess());
+      if (skipped > 0) {
+        this.events.notice({
+          severity: 'WARNING',
+          code: SqlState.warning,
+          message: `rollback left ${skipped} row${skipped === 1 ? '' : 's'} as ${skipped === 1 ? 'it was' : 'they were'} changed by another session or dropped since this query wrote ${skipped === 1 ? 'it' : 'them'}`,
+        });
+      }
+    } catch (error) {
+      this.events.notice({ severity: 'WARNING', code: SqlState.warning, message: `could not roll back the rows this query wrote: ${toSqlError(error).message}` });
+    }
+  }
+
   private tableAccess(): StoreTableAccess {
     const system = new SystemRelations(this.systemContext());
     const catalog = this.core.catalog;
-    return new StoreTableAccess(this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id) => catalog.snapshot.indexesOf(id));
+    const args = [this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id: number) => catalog.snapshot.indexesOf(id)] as const;
+    if (this.implicitBlock !== undefined) return new RecordingTableAccess(...args).recordInto(this.implicitBlock);
+    return new StoreTableAccess(...args);
   }
 
   private async executePlannedStatement(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
@@ -606,6 +683,7 @@ export class EngineSession implements Session {
       if (result !== ORDINARY_PATH) return result;
     }
     this.insertShapes.counts.ordinary++;
+    this.implicitBlock?.discardPending();
     return this.executePlannedStatement(this.ordinaryPrepared(statement), options, signal);
   }
 
@@ -663,6 +741,7 @@ export class EngineSession implements Session {
       if (outcome === ORDINARY_PATH) return ORDINARY_PATH;
       result = outcome;
       this.noteWrite();
+      this.dataWritten();
     } else {
       result = await run();
     }
@@ -873,7 +952,10 @@ export class EngineSession implements Session {
       tableAccess: () => this.tableAccess(),
       evalContext: this.evalContext(),
       signal,
-      onWrite: () => this.noteWrite(),
+      onWrite: () => {
+        this.noteWrite();
+        this.dataWritten();
+      },
       verifyChecks: (access, contextOf) => verifyChecks(access, this.checkRunner(signal), contextOf),
     };
     return prepareCopy(statement.parsed, plan);

@@ -1,7 +1,8 @@
 // The simple query protocol: one Query message with any number of statements. PostgreSQL's rules:
 // a syntax error anywhere fails the whole string before anything runs; statements run in order
-// and the first failing one ends the message (later statements are not run); an empty string gets
-// EmptyQueryResponse; ReadyForQuery ends every Query. Results are always in text format.
+// and the first failing one ends the message (later statements are not run), rolling back the
+// earlier ones of its implicit transaction (the session's beginMessage / endMessage); an empty
+// string gets EmptyQueryResponse; ReadyForQuery ends every Query. Results are always in text format.
 
 import { toSqlError } from '../sql/errors.js';
 import { writeEmptyQueryResponse } from './backend/completions.js';
@@ -29,16 +30,25 @@ export async function simpleQuery(wire: Wire, sql: string): Promise<void> {
     writeRowDescription(wire.writer, columns, formats);
     return columnEncoders(columns, formats, context);
   };
-  for (const statement of statements) {
-    try {
-      const result = await session.execute(statement, { parameters: [] });
-      await sendResult(wire, result, describeAndEncode);
-    } catch (error) {
-      session.statementFailed(toSqlError(error));
-      wire.writeError(error);
-      if (error instanceof SynchronizationLost) throw synchronizationLostFatal();
-      break;
+  // More than one statement: one implicit transaction, rolled back when a statement fails (the
+  // session's endMessage, before ReadyForQuery).
+  session.beginMessage?.(statements.length);
+  let failed = false;
+  try {
+    for (const statement of statements) {
+      try {
+        const result = await session.execute(statement, { parameters: [] });
+        await sendResult(wire, result, describeAndEncode);
+      } catch (error) {
+        failed = true;
+        session.statementFailed(toSqlError(error));
+        wire.writeError(error);
+        if (error instanceof SynchronizationLost) throw synchronizationLostFatal();
+        break;
+      }
     }
+  } finally {
+    await session.endMessage?.(failed);
   }
   wire.readyForQuery();
 }

@@ -83,6 +83,18 @@ class RemoteDurableSession implements Session {
     return this.inner.setting(name);
   }
 
+  beginMessage(statementCount: number): void {
+    this.inner.beginMessage?.(statementCount);
+  }
+
+  async endMessage(failed: boolean): Promise<void> {
+    const before = this.store.committedEpoch;
+    await this.inner.endMessage?.(failed);
+    // A rollback's compensating epoch is durable remotely before the client hears ReadyForQuery.
+    const after = this.store.committedEpoch;
+    if (after !== before) await this.loop.waitForEpoch(after);
+  }
+
   close(): void {
     this.inner.close();
   }
