@@ -781,7 +781,7 @@ export class EngineSession implements Session {
     if (createAs !== undefined && createAs.objtype === 'OBJECT_TABLE') return this.createTableAs(statement, createAs, signal);
     if (createAs !== undefined && createAs.objtype === 'OBJECT_MATVIEW') return this.createMaterializedView(statement, createAs, signal);
     const sinkAs = (statement.parsed.node as { OxbowCreateSink?: OxbowCreateSink }).OxbowCreateSink;
-    if (sinkAs?.query !== undefined) return this.createSinkAs(statement, sinkAs);
+    if (sinkAs?.query !== undefined) return this.createSinkAs(statement, sinkAs, signal);
     return this.core.writeLock.run(async () => {
       const outcome = runDdl(statement.parsed, this.ddlContext(statement));
       if (outcome.catalog !== undefined) {
@@ -903,10 +903,10 @@ export class EngineSession implements Session {
     });
   }
 
-  /** CREATE SINK ... AS query: the sink's dataflow, planned and backfilled like a view's (executor/sink/). */
-  private async createSinkAs(statement: OxbowPrepared, sink: OxbowCreateSink): Promise<string> {
-    return this.core.writeLock.run(() => {
-      const outcome = createSinkAs({ core: this.core, statement: sink, ddl: this.ddlContext(statement), planner: this.plannerContext([]) });
+  /** CREATE SINK ... AS query: the sink's dataflow, planned and backfilled in chunks like a view's (executor/sink/). */
+  private async createSinkAs(statement: OxbowPrepared, sink: OxbowCreateSink, signal: AbortSignal): Promise<string> {
+    return this.core.writeLock.run(async () => {
+      const outcome = await createSinkAs({ core: this.core, statement: sink, ddl: this.ddlContext(statement), planner: this.plannerContext([]) }, { notice: (notice) => this.events.notice(notice), signal });
       for (const notice of outcome.notices) this.events.notice(notice);
       this.noteWrite();
       return outcome.commandTag;

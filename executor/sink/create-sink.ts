@@ -21,7 +21,7 @@ import { creationSchema } from '../ddl/sql-text.js';
 import type { EngineCore } from '../engine-core.js';
 import { kafkaOptions } from '../source/kafka/kafka-options.js';
 import { sinkKeyPositions } from './sink-key.js';
-import { createMaterializedView, type CreateViewOutcome } from '../stream/create-materialized-view.js';
+import { createMaterializedViewInChunks, type BackfillReporting, type CreateViewOutcome } from '../stream/create-materialized-view.js';
 
 /** The connector fields of a sink, checked: 0A000 for other connectors/formats/encodings, 22023 bad options. */
 function sinkConnector(statement: OxbowCreateSink): Pick<RelationDef, 'options' | 'format' | 'encode'> {
@@ -76,15 +76,20 @@ export function createSink(statement: OxbowCreateSink, context: DdlContext): Ddl
   return { catalog: draft.finish(), commandTag: 'CREATE SINK', notices: [], droppedTableIds: [] };
 }
 
-/** CREATE SINK ... AS query: a sink that owns its dataflow; call inside the engine's write lock. */
-export function createSinkAs(input: { core: EngineCore; statement: OxbowCreateSink; ddl: DdlContext; planner: PlannerContext }): CreateViewOutcome {
+/**
+ * CREATE SINK ... AS query: a sink that owns its dataflow; call inside the engine's write lock. Its
+ * backfill runs in chunks as a view's does: progress NOTICEs and oxbow_catalog.backfill_progress,
+ * and the statement's cancel (CancelRequest, statement_timeout, close) stops it between chunks
+ * with 57014, nothing committed.
+ */
+export function createSinkAs(input: { core: EngineCore; statement: OxbowCreateSink; ddl: DdlContext; planner: PlannerContext }, reporting: BackfillReporting): Promise<CreateViewOutcome> {
   const { statement, ddl } = input;
   const connector = sinkConnector(statement);
   const definition = sinkQueryText(ddl.statementText);
   const body: CreateTableAsStmt = { query: statement.query as CreateTableAsStmt['query'], into: { rel: statement.name }, objtype: 'OBJECT_MATVIEW', if_not_exists: statement.ifNotExists };
   const name = statement.name.relname ?? '';
   const checkColumns = (columns: readonly ColumnDef[]): void => void sinkKeyPositions(connector.options, name, columns, []);
-  return createMaterializedView({ core: input.core, body, ddl, planner: input.planner, sink: { ...connector, definition, checkColumns } });
+  return createMaterializedViewInChunks({ core: input.core, body, ddl, planner: input.planner, sink: { ...connector, definition, checkColumns } }, reporting);
 }
 
 /**
