@@ -11,9 +11,12 @@
 //   native write  the writeAsync call itself (libuv pool: memtable insert + fsync)
 //   the rest      the wire (decode, reply, the client's own work) and the hops between phases
 // With VIEW=group_by or VIEW=join, the INSERTs go into a ROWS-row table under that view (as
-// bench/stream.ts); PREPARED=1 sends a named prepared statement instead (extended protocol).
+// bench/stream.ts). PROTOCOL picks how the client sends each INSERT: `simple` (default: a Query
+// message with the literals), `named` (a named prepared statement executed with parameters: Bind,
+// Execute, Sync; PREPARED=1 is the same) or `unnamed` (node-postgres' `client.query(text, values)`:
+// Parse, Bind, Describe, Execute, Sync of the unnamed statement every time).
 // Prints JSON lines {"bench","metric","value","unit"}, medians and means in ms.
-// Run: npm run build && npm run bench -- insert-path   (ROWS=100000 N=3000 VIEW=group_by)
+// Run: npm run build && npm run bench -- insert-path   (ROWS=100000 N=3000 VIEW=group_by PROTOCOL=unnamed)
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,7 +35,8 @@ const ROWS = Number(process.env.ROWS ?? 100_000);
 const N = Number(process.env.N ?? 3000);
 const WARM_UP = 300;
 const VIEW = process.env.VIEW ?? 'none';
-const PREPARED = process.env.PREPARED === '1';
+const PROTOCOL = process.env.PROTOCOL ?? (process.env.PREPARED === '1' ? 'named' : 'simple');
+if (!['simple', 'named', 'unnamed'].includes(PROTOCOL)) throw new Error(`PROTOCOL=${PROTOCOL}: simple, named or unnamed`);
 
 const emit = reporter('insert-path');
 const phases = new Map<string, number[]>();
@@ -61,6 +65,7 @@ function wrapSync(prototype: object, name: string, phase: string): void {
 }
 
 wrapSync(EngineSession.prototype, 'prepareMany', 'prepareMany (parse, classify; or the shape cache)');
+wrapSync(EngineSession.prototype, 'prepare', 'prepare (Parse: parse and plan; or the statement cache)');
 wrapSync(EngineSession.prototype, 'currentPlan', 'plan (ordinary path)');
 wrapSync(EngineSession.prototype, 'shapePlan', 'plan (cached shape: lookup, re-plan on DDL)');
 wrapSync(StreamManager.prototype, 'flush', 'seal: dataflow flush (the views)');
@@ -129,8 +134,13 @@ try {
   else if (VIEW === 'join') await client.query('create materialized view v as select f.id, d.name, f.v from facts f join dims d on f.g = d.g');
   else if (VIEW !== 'none') throw new Error(`VIEW=${VIEW}: none, group_by or join`);
   const table = VIEW === 'none' ? 'lone' : 'facts';
+  const parameterized = `insert into ${table} values ($1, $2, 1)`;
   const insert = (id: number) =>
-    PREPARED ? client.query({ name: 'insert', text: `insert into ${table} values ($1, $2, 1)`, values: [id, id % 1000] }) : client.query(`insert into ${table} values (${id}, ${id % 1000}, 1)`);
+    PROTOCOL === 'named'
+      ? client.query({ name: 'insert', text: parameterized, values: [id, id % 1000] })
+      : PROTOCOL === 'unnamed'
+        ? client.query(parameterized, [id, id % 1000])
+        : client.query(`insert into ${table} values (${id}, ${id % 1000}, 1)`);
   let id = ROWS;
   for (let warm = 0; warm < WARM_UP; warm++) await insert(id++);
   timing = true;
@@ -145,7 +155,7 @@ try {
   const cpu = process.cpuUsage(cpuBefore);
   timing = false;
   await new Promise((resolve) => setTimeout(resolve, 50));
-  const label = `${VIEW === 'none' ? 'table no view reads' : `${ROWS} rows, ${VIEW} view`}${PREPARED ? ', prepared' : ''}`;
+  const label = `${VIEW === 'none' ? 'table no view reads' : `${ROWS} rows, ${VIEW} view`}${PROTOCOL === 'simple' ? '' : `, ${PROTOCOL} statement`}`;
   for (const [phase, samples] of [...phases].sort((a, b) => b[1].reduce((x, y) => x + y, 0) - a[1].reduce((x, y) => x + y, 0))) {
     const sorted = [...samples].sort((a, b) => a - b);
     emit(`${label}: ${phase}, median of ${samples.length}`, sorted[Math.floor(sorted.length / 2)]!, 'ms');
