@@ -119,6 +119,7 @@ interface NativeDatabase {
 interface NativeModule {
   Database: new (path: string, options: OpenOptions) => NativeDatabase;
   rocksdbVersion: string;
+  packedBatchOrder(packed: Buffer): number[];
 }
 
 const ADDON_FILE = join('storage', 'native', 'build', 'Release', 'oxbow_rocksdb.node');
@@ -157,6 +158,19 @@ function native(): NativeModule {
 
 export function rocksdbVersion(): string {
   return native().rocksdbVersion;
+}
+
+/**
+ * The indexes of a packed batch's entries (write-batch.ts) in the order a write adds them to
+ * RocksDB: each run of consecutive puts in key order (equal keys in packed order), deletes and
+ * range deletes where they were (native/src/packed-batch.h). For tests.
+ */
+export function packedBatchOrder(packed: Buffer): number[] {
+  try {
+    return native().packedBatchOrder(packed);
+  } catch (error) {
+    throw toRocksDbError(error);
+  }
 }
 
 /** Converts an error thrown by the addon into a RocksDbError; other errors pass through. */

@@ -10,6 +10,7 @@
         "src/version-gc-filter.cc",
         "src/epoch-prefix-transform.cc",
         "src/options.cc",
+        "src/packed-batch.cc",
         "src/table-stats-collector.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],

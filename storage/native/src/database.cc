@@ -14,6 +14,7 @@
 #include "epoch-prefix-transform.h"
 #include "iterator.h"
 #include "options.h"
+#include "packed-batch.h"
 #include "status-error.h"
 
 namespace oxbow {
@@ -49,12 +50,6 @@ rocksdb::CompressionType CompressionOption(Napi::Env env, const Napi::Object& op
   if (text == "lz4") return rocksdb::kLZ4Compression;
   if (text == "zstd") return rocksdb::kZSTD;
   throw UsageError(env, "InvalidArgument", "unknown compression '" + text + "' (none, snappy, lz4, zstd)");
-}
-
-uint32_t ReadLittleEndian32(const char* bytes) {
-  uint32_t value;
-  std::memcpy(&value, bytes, 4);
-  return value;
 }
 
 // Runs one RocksDB call on the libuv thread pool and settles a Promise with its status.
@@ -106,34 +101,6 @@ class StatusWorker : public Napi::AsyncWorker {
   Napi::ObjectReference retained_;
   rocksdb::Status status_;
 };
-
-// Parses a packed batch ([u8 op][u32le keyLength][key][u32le valueLength][value]...; op 1 put,
-// 2 delete, 3 delete range [key, value)) into `batch`. Safe off the main thread (no N-API calls).
-rocksdb::Status ParsePackedBatch(const char* cursor, const char* end, rocksdb::WriteBatch* batch) {
-  while (cursor < end) {
-    if (end - cursor < 9) return rocksdb::Status::InvalidArgument("write: truncated batch");
-    const uint8_t op = static_cast<uint8_t>(*cursor);
-    const uint32_t keyLength = ReadLittleEndian32(cursor + 1);
-    const char* key = cursor + 5;
-    if (static_cast<size_t>(end - key) < static_cast<size_t>(keyLength) + 4) return rocksdb::Status::InvalidArgument("write: truncated key");
-    const uint32_t valueLength = ReadLittleEndian32(key + keyLength);
-    const char* value = key + keyLength + 4;
-    if (static_cast<size_t>(end - value) < valueLength) return rocksdb::Status::InvalidArgument("write: truncated value");
-    rocksdb::Status status;
-    if (op == 1) {
-      status = batch->Put(rocksdb::Slice(key, keyLength), rocksdb::Slice(value, valueLength));
-    } else if (op == 2) {
-      status = batch->Delete(rocksdb::Slice(key, keyLength));
-    } else if (op == 3) {
-      status = batch->DeleteRange(rocksdb::Slice(key, keyLength), rocksdb::Slice(value, valueLength));
-    } else {
-      return rocksdb::Status::InvalidArgument("write: unknown operation");
-    }
-    if (!status.ok()) return status;
-    cursor = value + valueLength;
-  }
-  return rocksdb::Status::OK();
-}
 
 // Counts flushes and compactions, so the cached point iterator is re-created after the set of
 // files changes and never keeps obsolete SST files (and their disk space) alive.
@@ -381,7 +348,7 @@ Napi::Value Database::Write(const Napi::CallbackInfo& info) {
   Napi::Buffer<char> packed = info[0].As<Napi::Buffer<char>>();
   const bool sync = info.Length() > 1 && info[1].ToBoolean().Value();
   rocksdb::WriteBatch batch;
-  const rocksdb::Status parsed = ParsePackedBatch(packed.Data(), packed.Data() + packed.Length(), &batch);
+  const rocksdb::Status parsed = ParsePackedBatch(packed.Data(), packed.Length(), &batch);
   if (!parsed.ok()) throw UsageError(env, "InvalidArgument", parsed.getState() == nullptr ? "write: bad batch" : parsed.getState());
   rocksdb::WriteOptions write;
   write.sync = sync;
@@ -405,7 +372,7 @@ Napi::Value Database::WriteAsync(const Napi::CallbackInfo& info) {
       env, this, Value(), "write",
       [db, data, length, sync]() {
         rocksdb::WriteBatch batch;
-        rocksdb::Status status = ParsePackedBatch(data, data + length, &batch);
+        rocksdb::Status status = ParsePackedBatch(data, length, &batch);
         if (!status.ok()) return status;
         rocksdb::WriteOptions write;
         write.sync = sync;

@@ -1,0 +1,32 @@
+// The packed write-batch format (storage/write-batch.ts) parsed into a rocksdb::WriteBatch, with
+// each run of consecutive puts in key order. Safe off the main thread (no N-API calls).
+#pragma once
+
+#include <rocksdb/status.h>
+#include <rocksdb/write_batch.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace oxbow {
+
+/**
+ * Parses `[u8 op][u32le keyLength][key][u32le valueLength][value]...` (op 1 put, 2 delete, 3 delete
+ * range [key, value)) into `batch`. Each maximal run of consecutive puts is added in bytewise key
+ * order (equal keys keep their order); deletes and range deletes stay where they are and bound the
+ * runs. The batch therefore means exactly what the packed order means (puts of different keys
+ * commute; every key's operations keep their order), but its memtable inserts go in key order:
+ * RocksDB's skiplist reuses the previous insert's position (its splice), so sorted inserts touch
+ * a few cache lines each instead of a random path through the whole memtable (a 200k-row epoch
+ * of random 49-byte keys: 4-6 us per row unsorted, about 1 sorted; BENCHMARKS.md, task F).
+ */
+rocksdb::Status ParsePackedBatch(const char* data, size_t length, rocksdb::WriteBatch* batch);
+
+/**
+ * The order ParsePackedBatch adds the entries in, as indexes of the packed entries (for tests:
+ * `packedBatchOrder`). Fails like ParsePackedBatch on a malformed batch.
+ */
+rocksdb::Status PackedBatchOrder(const char* data, size_t length, std::vector<uint32_t>* order);
+
+}  // namespace oxbow
