@@ -4,6 +4,12 @@
 // so each sees the other side's state before or after, never half); `pushAll` runs several
 // relations' changes bottom-up at once (an epoch's changes, a backfill). The return value is the
 // view's own changes. Everything is synchronous: the dataflow runs inside the writer's epoch.
+//
+// A plan whose repeated subtree was shared (planner/stream/share.ts) is a DAG here: the subtree is
+// placed once, and each StreamShared leaf naming it takes its output as the leaf's input. `pushAll`
+// keeps the shared subtree's output of the push (it is evaluated first: it comes first in pre-order)
+// and hands it to the leaves; `push` and the other bottom-up paths carry a shared node's output up
+// its own parent chain to the root first, then up each leaf's (as a self-join's two scans did).
 
 import type { StreamPlan, StreamPlanKind } from '../../planner/stream/stream-plan.js';
 import { streamInputs } from '../../planner/stream/stream-plan.js';
@@ -16,6 +22,7 @@ import { StreamFilterNode } from './filter.js';
 import { StreamProjectNode } from './project.js';
 import { StreamUnionNode } from './union.js';
 import { StreamLateralNode } from './lateral.js';
+import { StreamSharedNode } from './shared.js';
 import { KeyedOperatorNode } from './keyed-operator.js';
 import { StreamHashJoinNode } from './hash-join.js';
 import { StreamHashAggregateNode } from './hash-aggregate.js';
@@ -48,6 +55,7 @@ const BUILDERS: Builders = {
   StreamDynamicFilter: (plan, context) => new StreamDynamicFilterNode(plan, context),
   StreamWatermarkFilter: (plan, context) => new StreamWatermarkFilterNode(plan, context),
   StreamEmitOnWindowClose: (plan, context) => new StreamEmitOnWindowCloseNode(plan, context),
+  StreamShared: (plan) => new StreamSharedNode(plan),
 };
 
 interface Placed {
@@ -60,6 +68,12 @@ interface Placed {
   /** Which input of the parent this node is. */
   readonly slot: number;
   readonly children: Placed[];
+  /** StreamShared leaves fed by this node's output (a shared subtree's root). */
+  readonly sharers: Placed[];
+  /** A StreamShared leaf: the placed subtree it reads. */
+  readonly source: Placed | undefined;
+  /** A shared subtree's root: its output in the running pushAll / initialize. */
+  last: ChangeBatch | undefined;
 }
 
 export class Dataflow {
@@ -71,6 +85,10 @@ export class Dataflow {
   /** EMIT ON WINDOW CLOSE nodes: they emit closed windows after every push (the watermark may move without their input changing). */
   private readonly windowClose: Placed[] = [];
   private readonly placed: Placed[] = [];
+  /** Placed nodes by plan node (a StreamShared leaf finds its source here). */
+  private readonly byPlan = new Map<StreamPlan, Placed>();
+  /** Roots of shared subtrees (their `last` is cleared after each pushAll). */
+  private readonly shared: Placed[] = [];
 
   constructor(
     readonly viewId: number,
@@ -83,8 +101,16 @@ export class Dataflow {
   private place(plan: StreamPlan, parent: Placed | undefined, slot: number): Placed {
     const stats = new OperatorStats();
     const node = instrumentNode((BUILDERS[plan.kind] as (plan: StreamPlan, context: StreamContext) => StreamNode)(plan, this.context), stats);
-    const placed: Placed = { id: this.placed.length + 1, stats, node, plan, parent, slot, children: [] };
+    // A shared subtree comes before its StreamShared leaves in pre-order, so it is placed already.
+    const source = plan.kind === 'StreamShared' ? this.byPlan.get(plan.source) : undefined;
+    if (plan.kind === 'StreamShared' && source === undefined) throw new Error('a StreamShared node before the subtree it shares');
+    const placed: Placed = { id: this.placed.length + 1, stats, node, plan, parent, slot, children: [], sharers: [], source, last: undefined };
     this.placed.push(placed);
+    this.byPlan.set(plan, placed);
+    if (source !== undefined) {
+      if (source.sharers.length === 0) this.shared.push(source);
+      source.sharers.push(placed);
+    }
     streamInputs(plan).forEach((input, index) => placed.children.push(this.place(input, placed, index)));
     if (plan.kind === 'StreamDynamicFilter' && plan.now !== undefined) this.temporal.push(placed);
     if (plan.kind === 'StreamEmitOnWindowClose') this.windowClose.push(placed);
@@ -119,12 +145,26 @@ export class Dataflow {
    * both sides changed reads and writes each key group once. Returns the view's changes.
    */
   pushAll(changes: ReadonlyMap<number, ChangeBatch>): ChangeBatch {
-    const out = this.evaluate(this.root, changes);
-    for (const placed of this.windowClose) appendChanges(out, this.bubble(placed, placed.node.apply(EMIT_SLOT, emptyChanges())));
-    return out;
+    try {
+      const out = this.evaluate(this.root, changes);
+      for (const placed of this.windowClose) appendChanges(out, this.bubble(placed, placed.node.apply(EMIT_SLOT, emptyChanges())));
+      return out;
+    } finally {
+      for (const placed of this.shared) placed.last = undefined;
+    }
   }
 
   private evaluate(placed: Placed, changes: ReadonlyMap<number, ChangeBatch>): ChangeBatch {
+    const out = this.evaluateNode(placed, changes);
+    if (placed.sharers.length > 0) placed.last = out;
+    return out;
+  }
+
+  private evaluateNode(placed: Placed, changes: ReadonlyMap<number, ChangeBatch>): ChangeBatch {
+    if (placed.source !== undefined) {
+      const shared = placed.source.last;
+      return shared === undefined || isEmpty(shared) ? emptyChanges() : placed.node.apply(0, shared);
+    }
     if (placed.plan.kind === 'StreamTableScan') {
       const batch = changes.get(placed.plan.relation.id);
       return batch === undefined || isEmpty(batch) ? emptyChanges() : placed.node.apply(0, batch);
@@ -165,28 +205,48 @@ export class Dataflow {
 
   /** The view's changes at creation (before the snapshot of its inputs is pushed). */
   initialize(): ChangeBatch {
-    return this.initializeNode(this.root);
+    try {
+      return this.initializeNode(this.root);
+    } finally {
+      for (const placed of this.shared) placed.last = undefined;
+    }
   }
 
   private initializeNode(placed: Placed): ChangeBatch {
     const out = placed.node.initial();
+    if (placed.source !== undefined) {
+      const shared = placed.source.last;
+      if (shared !== undefined && !isEmpty(shared)) appendChanges(out, placed.node.apply(0, shared));
+    }
     for (const child of placed.children) {
       const childOut = this.initializeNode(child);
       if (!isEmpty(childOut)) appendChanges(out, placed.node.apply(child.slot, childOut));
     }
+    if (placed.sharers.length > 0) placed.last = out;
     return out;
   }
 
-  /** Carries a node's output up to the root. */
+  /**
+   * Carries a node's output up to the root; a shared subtree's root's output then goes up from each
+   * StreamShared leaf of it too, after its own parent chain's.
+   */
   private bubble(from: Placed, changes: ChangeBatch): ChangeBatch {
     let current = from;
     let out = changes;
-    while (current.parent !== undefined) {
-      if (isEmpty(out)) return out;
+    let forks: { readonly leaf: Placed; readonly changes: ChangeBatch }[] | undefined;
+    for (;;) {
+      if (isEmpty(out)) break;
+      for (const leaf of current.sharers) (forks ??= []).push({ leaf, changes: out });
       const parent = current.parent;
+      if (parent === undefined) break;
       out = parent.node.apply(current.slot, out);
       current = parent;
     }
-    return out;
+    // Reached the root (or stopped with no changes left: then `out` is empty).
+    if (forks === undefined) return out;
+    const result = emptyChanges();
+    appendChanges(result, out);
+    for (const fork of forks) appendChanges(result, this.bubble(fork.leaf, fork.leaf.node.apply(0, fork.changes)));
+    return result;
   }
 }

@@ -106,6 +106,8 @@ export function appendOnly(plan: StreamPlan): boolean {
       return plan.inputs.every(appendOnly);
     case 'StreamHashJoin':
       return plan.joinType === 'inner' && plan.inputs.every(appendOnly);
+    case 'StreamShared':
+      return appendOnly(plan.source);
     default:
       return false;
   }

@@ -8,6 +8,7 @@ import { planToStage } from '../stages.js';
 import { STREAM_RULES } from '../optimizer.js';
 import { incrementalize } from './incrementalize.js';
 import { explainStreamPlan } from './explain-stream.js';
+import { shareSubplans } from './share.js';
 
 /** The streaming plan's lines when `statement` is CREATE MATERIALIZED VIEW, else undefined. */
 export function explainMaterializedView(statement: Node, binder: BinderContext): string[] | undefined {
@@ -19,5 +20,5 @@ export function explainMaterializedView(statement: Node, binder: BinderContext):
   const name = relation?.schemaname === undefined ? (relation?.relname ?? '') : `${relation.schemaname}.${relation.relname ?? ''}`;
   const emitOnWindowClose = (body.query as { SelectStmt?: { oxbowEmitOnWindowClose?: boolean } }).SelectStmt?.oxbowEmitOnWindowClose === true;
   const stream = incrementalize(bound.plan, { relationId: 0, name, allocateStateTableId: () => next++, ...(emitOnWindowClose ? { emitOnWindowClose } : {}) });
-  return explainStreamPlan(stream);
+  return explainStreamPlan(shareSubplans(stream));
 }

@@ -6,6 +6,7 @@
 import type { Plan } from '../plan.js';
 import { explainPlan } from '../explain.js';
 import { streamInputs, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
+import { operatorNumber } from './share.js';
 
 const PLACEHOLDER_SCAN = /^\s*Scan \.stream_input_\d+/;
 
@@ -26,8 +27,13 @@ function stateText(tables: readonly StateTableDeclaration[]): string {
   return `; state: ${tables.map((table) => `#${table.tableId} ${table.purpose}`).join(', ')}`;
 }
 
-function header(plan: StreamPlan): string {
+function header(plan: StreamPlan, root: StreamPlan): string {
   switch (plan.kind) {
+    case 'StreamShared': {
+      // Operators are numbered in pre-order from the root, as EXPLAIN ANALYZE numbers them.
+      const columns = plan.map === undefined ? '' : ` (${plan.map.map((index) => plan.source.columns[index]!.name).join(', ')})`;
+      return `output of operator ${operatorNumber(root, plan.source) ?? '?'}${columns}`;
+    }
     case 'StreamTableScan': {
       const scan: Plan = { kind: 'Scan', relation: plan.relation, projection: plan.projection, ...(plan.filter ? { filter: plan.filter } : {}), columns: plan.columns };
       return batchHeader(scan).replace(/^Scan /, '');
@@ -58,13 +64,13 @@ function header(plan: StreamPlan): string {
   }
 }
 
-function print(plan: StreamPlan, depth: number, lines: string[]): void {
-  lines.push(`${'  '.repeat(depth)}${plan.kind} ${header(plan)} (${plan.property}${stateText(plan.stateTables)})`);
-  for (const input of streamInputs(plan)) print(input, depth + 1, lines);
+function print(plan: StreamPlan, depth: number, lines: string[], root: StreamPlan): void {
+  lines.push(`${'  '.repeat(depth)}${plan.kind} ${header(plan, root)} (${plan.property}${stateText(plan.stateTables)})`);
+  for (const input of streamInputs(plan)) print(input, depth + 1, lines, root);
 }
 
 export function explainStreamPlan(plan: StreamPlan): string[] {
   const lines: string[] = [];
-  print(plan, 0, lines);
+  print(plan, 0, lines, plan);
   return lines;
 }

@@ -10,6 +10,7 @@ import { STREAM_RULES } from '../optimizer.js';
 import type { OutputColumn, Plan } from '../plan.js';
 import { incrementalize, type IncrementalizeOptions } from './incrementalize.js';
 import type { StreamPlan } from './stream-plan.js';
+import { shareSubplans } from './share.js';
 
 export type { StreamPlan, StateTableDeclaration, KeyedOperator, HashJoinOperator, StreamProperty } from './stream-plan.js';
 export { allStateTables, sourceRelationIds, streamInputs, streamInputRelationId, STREAM_PLAN_VERSION } from './stream-plan.js';
@@ -29,5 +30,5 @@ export function planStream(query: Node, context: PlannerContext, options: Increm
   const bound = planToStage(query, binder, 'physical', STREAM_RULES);
   if (bound.kind !== 'query') throw new Error('planStream expects a query');
   const emitOnWindowClose = (query as { SelectStmt?: { oxbowEmitOnWindowClose?: boolean } }).SelectStmt?.oxbowEmitOnWindowClose === true;
-  return { query: bound.plan, columns: bound.plan.columns, stream: incrementalize(bound.plan, emitOnWindowClose ? { ...options, emitOnWindowClose } : options) };
+  return { query: bound.plan, columns: bound.plan.columns, stream: shareSubplans(incrementalize(bound.plan, emitOnWindowClose ? { ...options, emitOnWindowClose } : options)) };
 }

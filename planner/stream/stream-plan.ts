@@ -241,6 +241,20 @@ export type StreamPlan =
       readonly name: string;
       readonly stateTables: readonly StateTableDeclaration[];
       readonly columns: readonly OutputColumn[];
+    }
+  /**
+   * A repeated subtree's output taken from its first occurrence (share.ts): `source` is that
+   * subtree, the same object where it sits in the plan (placed and run once); `map` (when the
+   * columns differ in order: an aggregate's group keys) says which source column each output column
+   * is. No inputs of its own; `stateTables` are the replaced subtree's, allocated and unused.
+   */
+  | {
+      readonly kind: 'StreamShared';
+      readonly property: 'linear';
+      readonly source: StreamPlan;
+      readonly map?: readonly number[];
+      readonly stateTables: readonly StateTableDeclaration[];
+      readonly columns: readonly OutputColumn[];
     };
 
 export type StreamPlanKind = StreamPlan['kind'];
@@ -250,6 +264,7 @@ export function streamInputs(plan: StreamPlan): readonly StreamPlan[] {
   switch (plan.kind) {
     case 'StreamTableScan':
     case 'StreamValues':
+    case 'StreamShared':
       return [];
     case 'StreamFilter':
     case 'StreamProject':
