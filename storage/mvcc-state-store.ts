@@ -8,7 +8,7 @@
 // value, 't' + table id a table's window record (table-window.ts).
 
 import { assert, SqlError, SqlState } from '../sql/errors.js';
-import { EPOCH_SEQUENCE_BITS, type Epoch } from '../sql/epoch.js';
+import { EPOCH_SEQUENCE_BITS, epochToMillis, type Epoch } from '../sql/epoch.js';
 import type { ReadableWindow, StateStore, StateTable, StateTableSchema } from './state-table.js';
 import { ByteWriter } from './byte-writer.js';
 import type { MvccBackend } from './mvcc-backend.js';
@@ -48,7 +48,8 @@ interface SealedEpoch {
 }
 
 /** One second of epoch time: the smallest step of a table's GC watermark. */
-const WATERMARK_STEP = 1000n << EPOCH_SEQUENCE_BITS;
+const WATERMARK_STEP_MS = 1000;
+const WATERMARK_STEP = BigInt(WATERMARK_STEP_MS) << EPOCH_SEQUENCE_BITS;
 
 const RECORD_EPOCH = 0x65; // 'e'
 const RECORD_META = 0x6d; // 'm'
@@ -61,6 +62,9 @@ function systemKey(kind: number, tail?: Buffer): Buffer {
   if (tail !== undefined) writer.bytes(tail);
   return writer.copy();
 }
+
+const EPOCH_RECORD_KEY = systemKey(RECORD_EPOCH);
+const NO_META: ReadonlyMap<string, Uint8Array> = new Map();
 
 /** The key of the committed-epoch record (8 bytes, big endian), for readers of a checkpoint. */
 export function committedEpochKey(): Buffer {
@@ -291,7 +295,7 @@ export class MvccStateStore implements StateStore, TableHost {
       this.records.set(tableId, record);
       if (previous === undefined || previous.gcWatermark !== record.gcWatermark) watermarks.push([tableId, record.gcWatermark]);
     }
-    const meta = new Map(this.pendingMeta);
+    const meta = this.pendingMeta.size === 0 ? NO_META : new Map(this.pendingMeta);
     this.pendingMeta.clear();
     this.changedRecords.clear();
     this.latest = epoch;
@@ -408,7 +412,17 @@ export class MvccStateStore implements StateStore, TableHost {
       }
     }
     const updatedRecords = new Map<number, TableRecord>();
+    const epochMillis = epochToMillis(epoch);
     for (const [tableId, record] of this.records) {
+      // Most epochs move no table's window (it moves in whole seconds): a number comparison
+      // settles that without the BigInt arithmetic below (a fixed cost per table per epoch).
+      if (
+        record.createdEpoch !== null &&
+        !this.changedRecords.has(tableId) &&
+        epochMillis - (record.retentionMs ?? this.options.retentionMs) < epochToMillis(record.gcWatermark) + WATERMARK_STEP_MS
+      ) {
+        continue;
+      }
       if (this.pendingDrops.has(tableId) && !this.tables.has(tableId)) continue;
       const createdEpoch = record.createdEpoch ?? epoch;
       let gcWatermark = advanceWatermark(record.gcWatermark, epoch, record.retentionMs ?? this.options.retentionMs);
@@ -421,9 +435,11 @@ export class MvccStateStore implements StateStore, TableHost {
       batch.put(tableRecordKey(tableId), encodeTableRecord(updated));
     }
     for (const [key, value] of this.pendingMeta) batch.put(metaKey(key), value);
-    const epochBytes = Buffer.alloc(8);
-    epochBytes.writeBigUInt64BE(epoch);
-    batch.put(systemKey(RECORD_EPOCH), epochBytes);
+    batch.beginKey(BATCH_PUT);
+    writer.bytes(EPOCH_RECORD_KEY);
+    batch.beginValue();
+    writer.uint64BigEndian(epoch);
+    batch.endValue();
     return updatedRecords;
   }
 

@@ -56,9 +56,12 @@ export class MvccStateTable implements StateTable {
   private cacheWrites = true;
   private readonly host: TableHost;
   private readonly writer = new ByteWriter(256);
-  /** The buffered keys in order, and the keys added to the buffer since (merged in by scans). */
+  /**
+   * The first `sortedPending.length` buffered keys (in the Map's insertion order) in key order; the
+   * keys added since are the Map's later entries (keys only join the buffer until it is cleared),
+   * merged in by the next scan. No per-write list of new keys: a write is one Map.set.
+   */
   private sortedPending: string[] = [];
-  private unsortedPending: string[] = [];
   /**
    * No committed row can exist: the table was created (or dropped and created again) in the open
    * epoch. Latest reads then answer from the buffered writes alone, with no cache entry and no
@@ -116,9 +119,7 @@ export class MvccStateTable implements StateTable {
   }
 
   private buffer(key: string, row: Row | null): void {
-    const size = this.pending.size;
     this.pending.set(key, row);
-    if (this.pending.size !== size) this.unsortedPending.push(key);
   }
 
   private encodeRowKey(row: Row): string {
@@ -279,10 +280,17 @@ export class MvccStateTable implements StateTable {
     // Keys only join the buffer until it is cleared, so the order is kept by merging the new keys
     // in (O(buffer) per scan after writes, not a sort of the whole buffer), and a range is two
     // binary searches: a key group's scan in a large open epoch (a backfill) stays cheap.
-    if (this.unsortedPending.length > 0) {
-      const added = this.unsortedPending.sort();
-      this.unsortedPending = [];
-      this.sortedPending = this.sortedPending.length === 0 ? added : mergeSorted(this.sortedPending, added);
+    const known = this.sortedPending.length;
+    if (this.pending.size > known) {
+      const added = new Array<string>(this.pending.size - known);
+      let index = 0;
+      let skipped = 0;
+      for (const key of this.pending.keys()) {
+        if (skipped < known) skipped++;
+        else added[index++] = key;
+      }
+      added.sort();
+      this.sortedPending = known === 0 ? added : mergeSorted(this.sortedPending, added);
     }
     const keys = this.sortedPending;
     const from = lowerBoundIndex(keys, lower);
@@ -375,7 +383,6 @@ export class MvccStateTable implements StateTable {
     else if (this.cache.size > 0) for (const key of this.pending.keys()) this.cache.delete(key);
     this.pending.clear();
     this.sortedPending = [];
-    this.unsortedPending = [];
   }
 
   /**
@@ -383,11 +390,10 @@ export class MvccStateTable implements StateTable {
    * epoch starts empty. Reads see the layer until publishSealed().
    */
   sealPending(epoch: Epoch): void {
-    const sorted = this.unsortedPending.length === 0 && this.sortedPending.length === this.pending.size ? this.sortedPending : undefined;
+    const sorted = this.sortedPending.length === this.pending.size ? this.sortedPending : undefined;
     this.sealed.push({ epoch, rows: this.pending, sorted });
     this.pending = new Map();
     this.sortedPending = [];
-    this.unsortedPending = [];
   }
 
   /** `epoch` (the oldest sealed layer) is durable: its rows become the cached latest rows. */
@@ -407,7 +413,6 @@ export class MvccStateTable implements StateTable {
   discardPending(): void {
     this.pending.clear();
     this.sortedPending = [];
-    this.unsortedPending = [];
   }
 }
 
