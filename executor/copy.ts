@@ -321,7 +321,9 @@ async function copyTo(statement: CopyStmt, parsed: ParsedStatement, options: Cop
     const indexes = copyColumns(relation, statement.attlist);
     columns = indexes.map((index) => ({ name: relation.columns[index]!.name, type: relation.columns[index]!.type, tableOid: relation.id, columnNumber: index + 1 }));
     rows = [];
-    for (const row of plan.tableAccess().scan(relation, {})) rows.push(indexes.map((index) => row[index] ?? null));
+    const access = plan.tableAccess();
+    await access.prepareRelations([relation], plan.signal); // a Kafka source that stores no rows: its replay
+    for (const row of access.scan(relation, {})) rows.push(indexes.map((index) => row[index] ?? null));
   }
   const encoder = new TextEncoder();
   const evalContext = plan.evalContext;

@@ -16,7 +16,8 @@ import type { TableAccess } from './batch/index.js';
 import { indexEntry, indexStateTable } from './secondary-index.js';
 import { formatValue } from '../sql/text-format.js';
 import type { ChangeCapture } from './stream/stream-manager.js';
-import { isReplayed, readPositions, replayedRow, replayRows, replayVersions, unitsEmitted } from './source/source-replay.js';
+import { isReplayed, offsetHistory, readOffsetRanges, readPositions, replayedRow, replayedRowEstimate, replayRows, replayVersions } from './source/source-replay.js';
+import { isKafkaReplayed, kafkaReplayedScans, KafkaReplay, replayChunks, replayLimits } from './source/kafka/kafka-replay.js';
 
 export interface SystemRowSource {
   /** Rows of a system relation, generated for this statement. */
@@ -56,7 +57,7 @@ export function stateTableOf(store: StateStore, relation: RelationDef): StateTab
 /** About how many rows a relation holds (RocksDB's key estimate; a replayed source: the units it emitted). */
 export function estimatedRows(store: StateStore, relation: RelationDef): number {
   const table = stateTableOf(store, relation);
-  return isReplayed(relation) ? unitsEmitted(readPositions(table, relation)) : table.stats().keys;
+  return isReplayed(relation) ? replayedRowEstimate(table, relation) : table.stats().keys;
 }
 
 function padded(rows: Iterable<Row>, width: number): Iterable<Row> {
@@ -79,6 +80,8 @@ export class StoreTableAccess implements TableAccess {
   readonly checkedWrites = new Map<number, { readonly relation: RelationDef; readonly rows: Row[] }>();
   /** State tables by relation id, so per-row writes do not rebuild the table schema. */
   private readonly tables = new Map<number, StateTable>();
+  /** Replays of Kafka sources that store no rows, fetched by prepare() before the plan runs. */
+  private readonly kafkaReplays = new Map<number, KafkaReplay>();
 
   constructor(
     private readonly store: StateStore,
@@ -142,6 +145,35 @@ export class StoreTableAccess implements TableAccess {
     };
   }
 
+  /**
+   * Before a plan runs: fetches the replay of every Kafka source that stores no rows the plan
+   * scans (executor/source/kafka/kafka-replay.ts), up to the statement's snapshot, so the
+   * synchronous scans below read it (AS OF an older epoch reads a prefix of it).
+   */
+  async prepare(plan: unknown, signal?: AbortSignal): Promise<void> {
+    await this.prepareRelations(kafkaReplayedScans(plan), signal);
+  }
+
+  /** prepare() for relations named directly (COPY source TO STDOUT). */
+  async prepareRelations(relations: readonly RelationDef[], signal?: AbortSignal): Promise<void> {
+    for (const relation of relations) {
+      if (!isKafkaReplayed(relation) || this.kafkaReplays.has(relation.id)) continue;
+      const ranges = readOffsetRanges(this.userTable(relation), relation, this.snapshotEpoch);
+      this.kafkaReplays.set(relation.id, await KafkaReplay.fetch(relation, ranges, { ...(signal === undefined ? {} : { signal }), limitBytes: replayLimits.bytes }));
+    }
+  }
+
+  /** A view's backfill of a Kafka source that stores no rows: its replay at the snapshot, a fetched batch at a time. */
+  replayBatches(relation: RelationDef, signal?: AbortSignal): AsyncIterable<{ readonly rows: Row[] }> {
+    return replayChunks(relation, readOffsetRanges(this.userTable(relation), relation, this.snapshotEpoch), signal === undefined ? {} : { signal });
+  }
+
+  private kafkaReplay(relation: RelationDef): KafkaReplay {
+    const replay = this.kafkaReplays.get(relation.id);
+    if (replay === undefined) throw new SqlError(SqlState.internalError, `oxbow internal assertion: source "${relation.name}" is read before its replay was fetched (TableAccess.prepare)`);
+    return replay;
+  }
+
   private userTable(relation: RelationDef): StateTable {
     if (relation.kind !== 'table' && relation.kind !== 'materialized_view' && relation.kind !== 'source') {
       throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is not a table`);
@@ -179,6 +211,7 @@ export class StoreTableAccess implements TableAccess {
       epoch = options.asOf < this.snapshotEpoch ? options.asOf : this.snapshotEpoch;
     }
     // A source that stores no rows: the events below its position at that epoch, replayed.
+    if (isKafkaReplayed(relation)) return this.kafkaReplay(relation).rows(readOffsetRanges(table, relation, epoch));
     if (isReplayed(relation)) return replayRows(relation, readPositions(table, relation, epoch));
     return padded(table.scan({ epoch }), relation.columns.length);
   }
@@ -195,6 +228,10 @@ export class StoreTableAccess implements TableAccess {
     this.checkWindow(relation, to);
     if (from < window.oldest) from = window.oldest;
     const width = relation.columns.length;
+    if (isKafkaReplayed(relation)) {
+      const table = this.userTable(relation);
+      return this.kafkaReplay(relation).versions(offsetHistory(relation, table.versions(window.oldest, to), to), readOffsetRanges(table, relation, to < this.snapshotEpoch ? to : this.snapshotEpoch));
+    }
     if (isReplayed(relation)) return replayVersions(relation, this.userTable(relation).versions(window.oldest, to), to);
     const versions = this.userTable(relation).versions(from, to);
     return {
@@ -215,6 +252,7 @@ export class StoreTableAccess implements TableAccess {
       this.checkWindow(relation, options.asOf);
       epoch = options.asOf < this.snapshotEpoch ? options.asOf : this.snapshotEpoch;
     }
+    if (isKafkaReplayed(relation)) return typeof key[0] === 'bigint' ? this.kafkaReplay(relation).row(key[0], readOffsetRanges(this.userTable(relation), relation, epoch)) : undefined;
     if (isReplayed(relation)) return typeof key[0] === 'bigint' ? replayedRow(relation, key[0], readPositions(this.userTable(relation), relation, epoch)) : undefined;
     const row = this.userTable(relation).get(key, epoch);
     if (row === undefined || row.length >= relation.columns.length) return row;

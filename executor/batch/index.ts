@@ -36,6 +36,11 @@ export interface TableAccess {
   nextRowId(relation: RelationDef): bigint;
   /** The epoch to read for `AS OF` a timestamp (microseconds since 1970 UTC). */
   epochAt(timestampMicros: number): Epoch;
+  /**
+   * Optional: called with the plan before it runs, for reads that must be fetched asynchronously
+   * first (a Kafka source that stores no rows replays its topic: executor/source/kafka/kafka-replay.ts).
+   */
+  prepare?(plan: PlannedStatement, signal: AbortSignal): Promise<void>;
 }
 
 export interface ExecuteContext {
@@ -61,6 +66,7 @@ export interface ExecuteResult {
 /** Runs the statement; throws SqlError (57014 when `signal` aborts between batches). */
 export async function executePlanned(planned: PlannedStatement, context: ExecuteContext): Promise<ExecuteResult> {
   try {
+    if (context.tables.prepare !== undefined) await context.tables.prepare(planned, context.signal);
     return await runPlanned(planned, context);
   } catch (error) {
     if (error instanceof RangeError && /call stack/i.test(error.message)) {

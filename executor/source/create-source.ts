@@ -90,7 +90,10 @@ function withConnector(outcome: DdlOutcome, connector: ConnectorSpec, commandTag
   const options: Record<string, string> = { ...connector.options };
   if (delimiter !== undefined) options['encode.delimiter'] = delimiter;
   const draft = new CatalogDraft(outcome.catalog);
-  const relation: RelationDef = { ...table, kind, columns, primaryKey, options, format, encode, include };
+  // An append-only source stores no rows: it commits its offsets, and reads replay the topic
+  // (kafka/kafka-replay.ts). Upsert/Debezium sources and connector tables keep their table.
+  const replayed = kind === 'source' && format === 'plain' && hasRowId;
+  const relation: RelationDef = { ...table, kind, columns, primaryKey, options, format, encode, include, ...(replayed ? { replayed: true } : {}) };
   draft.putRelation(relation);
   return { ...outcome, catalog: draft.finish(), commandTag };
 }

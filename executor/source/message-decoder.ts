@@ -37,7 +37,8 @@ export class MessageDecoder {
   constructor(
     private readonly layout: SourceLayout,
     private readonly maxMessageBytes: number,
-    private readonly nextRowId: () => bigint,
+    /** The hidden row id of the message's row (a replayed Kafka source derives it from partition and offset). */
+    private readonly nextRowId: (partition: number, offset: bigint) => bigint,
   ) {
     this.jsonConverters = layout.payload.map((column) => jsonFieldConverter(column.type));
     this.textConverters = layout.payload.map((column) => textFieldConverter(column.type));
@@ -208,7 +209,7 @@ export class MessageDecoder {
     if (layout.offsetPosition !== undefined) row[layout.offsetPosition] = offset;
     if (layout.timestampPosition !== undefined) row[layout.timestampPosition] = timestampMillis * MICROS_PER_MILLI;
     if (layout.keyPosition !== undefined) row[layout.keyPosition] = key === null ? null : new Uint8Array(key);
-    if (layout.rowIdPosition !== undefined) row[layout.rowIdPosition] = this.nextRowId();
+    if (layout.rowIdPosition !== undefined) row[layout.rowIdPosition] = this.nextRowId(partition, offset);
     return row;
   }
 }

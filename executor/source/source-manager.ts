@@ -26,7 +26,8 @@ import { kafkaOptions } from './kafka/kafka-options.js';
 import { KafkaWorkerReader, type DecodedBatch, type DecodedBatchListener } from './kafka/kafka-worker-reader.js';
 import { GeneratorReader, isGeneratorConnector } from './generators/generator-reader.js';
 import { indexEntry, indexStateTable, secondaryIndexes } from '../secondary-index.js';
-import { isReplayed, positionTable, writePositions } from './source-replay.js';
+import { FirstOffsets, isReplayed, positionTable, writePositions } from './source-replay.js';
+import { isKafkaReplayed, kafkaRowId, replayLimits } from './kafka/kafka-replay.js';
 
 const MAX_PENDING_ROWS = 200_000;
 /** OXBOW_SOURCE_TRACE=1: one line per source barrier on stderr (rows, apply, wait for writes in flight, seal, write). */
@@ -65,6 +66,8 @@ class RunningSource implements DecodedBatchListener {
   readonly replayed: boolean;
   /** A replayed source's positions as last written (a split that did not move is not written again). */
   private committedPositions = new Map<number, bigint>();
+  /** A replayed Kafka source's first offset per partition (where a replay of it starts). */
+  private readonly firstOffsets: FirstOffsets | undefined;
   stopped = false;
 
   constructor(
@@ -77,12 +80,14 @@ class RunningSource implements DecodedBatchListener {
       this.reader = new GeneratorReader(relation, () => manager.core.rowIds.next());
     } else {
       const options = kafkaOptions(relation.options ?? {});
-      this.decoder = new MessageDecoder(this.layout, options.maxMessageBytes, () => manager.core.rowIds.next());
+      // A replayed Kafka source's row ids come from partition and offset (kafka/kafka-replay.ts).
+      this.decoder = new MessageDecoder(this.layout, options.maxMessageBytes, isKafkaReplayed(relation) ? kafkaRowId : () => manager.core.rowIds.next());
       // Fetch and decoding run in a worker thread (kafka/kafka-worker.ts); decoded() gets the rows.
       this.reader = new KafkaWorkerReader(relation, options, `${relation.schema}.${relation.name}`, () => manager.core.rowIds.next());
     }
     this.replayed = isReplayed(relation);
     this.table = positionTable(manager.core.store, relation);
+    this.firstOffsets = isKafkaReplayed(relation) ? new FirstOffsets(this.table, relation) : undefined;
   }
 
   get topic(): string {
@@ -110,6 +115,7 @@ class RunningSource implements DecodedBatchListener {
       this.dirty = true;
     }
     if (this.stopped) return;
+    this.firstOffsets?.started(resume, stored !== undefined);
     for (const [partition, offset] of resume) {
       this.next.set(partition, offset);
       if (stored !== undefined) this.committed.set(partition, offset);
@@ -128,6 +134,7 @@ class RunningSource implements DecodedBatchListener {
     let from = 0;
     if (expected !== undefined) while (from < offsets.length && offsets[from]! < expected) from++;
     if (from === offsets.length) return Promise.resolve();
+    this.firstOffsets?.saw(partition, offsets[from]!);
     const fresh: RawMessageBatch =
       from === 0
         ? batch
@@ -148,6 +155,7 @@ class RunningSource implements DecodedBatchListener {
     const status = this.manager.status.partition(id, this.topic, partition);
     if (batch.highWatermark > status.highWatermark) status.highWatermark = batch.highWatermark;
     for (const { offset, error, payload } of batch.rejects) this.manager.status.reject(id, partition, offset, error, payload);
+    this.firstOffsets?.saw(partition, batch.firstOffset);
     const { rows: pendingRows, kinds: pendingKinds } = this.pending;
     for (let i = 0; i < rows.length; i++) {
       pendingRows.push(rows[i]!);
@@ -225,6 +233,7 @@ class RunningSource implements DecodedBatchListener {
       const moved = new Map<number, bigint>();
       for (const [split, position] of applied) if (this.committedPositions.get(split) !== position) moved.set(split, position);
       writePositions(this.table, this.relation, moved);
+      this.firstOffsets?.write(applied);
       this.committedPositions = applied;
       this.appliedNow(id, rows.length, applied);
       return applied;
@@ -304,7 +313,10 @@ export class SourceManager {
     readonly core: EngineCore,
     readonly status: SourceStatus,
     private readonly barrierIntervalMs: number,
-  ) {}
+  ) {
+    // A read of a Kafka source that stores no rows holds its replay within --memory-limit.
+    replayLimits.bytes = core.settings.memoryLimitBytes;
+  }
 
   start(): void {
     this.schedule(this.barrierIntervalMs);

@@ -74,8 +74,69 @@ export function writePositions(table: StateTable, relation: RelationDef, positio
 export function readPositions(table: StateTable, relation: RelationDef, epoch?: Epoch): Map<number, number> {
   const layout = positionLayout(relation);
   const positions = new Map<number, number>();
-  for (const row of table.scan(epoch === undefined ? {} : { epoch })) positions.set(Number(row[layout.splitAt] as bigint), Number(row[layout.positionAt] as bigint));
+  for (const row of table.scan(epoch === undefined ? {} : { epoch })) {
+    const split = Number(row[layout.splitAt] as bigint);
+    if (split >= 0) positions.set(split, Number(row[layout.positionAt] as bigint));
+  }
   return positions;
+}
+
+// A replayed Kafka source (kafka/kafka-replay.ts) has a second row per partition p, keyed -1 - p:
+// the first offset it read (where its history starts), written once, in the epoch that first
+// committed a position of p. A replay of p reads [first, position).
+
+/** Writes the first offset of each partition (once per partition; a Kafka source's history start). */
+export function writeFirstOffsets(table: StateTable, relation: RelationDef, firsts: ReadonlyMap<number, bigint>): void {
+  const layout = positionLayout(relation);
+  for (const [partition, first] of firsts) {
+    const row: Row = new Array(layout.width).fill(null);
+    row[layout.splitAt] = BigInt(-1 - partition);
+    row[layout.positionAt] = first;
+    table.insert(row);
+  }
+}
+
+/** Per partition of a replayed Kafka source: messages [first offset, committed next offset) as of `epoch`. */
+export function readOffsetRanges(table: StateTable, relation: RelationDef, epoch?: Epoch): Map<number, { readonly partition: number; readonly from: bigint; readonly to: bigint }> {
+  const layout = positionLayout(relation);
+  const next = new Map<number, bigint>();
+  const first = new Map<number, bigint>();
+  for (const row of table.scan(epoch === undefined ? {} : { epoch })) {
+    const key = Number(row[layout.splitAt] as bigint);
+    const offset = row[layout.positionAt] as bigint;
+    if (key >= 0) next.set(key, offset);
+    else first.set(-1 - key, offset);
+  }
+  const ranges = new Map<number, { partition: number; from: bigint; to: bigint }>();
+  for (const [partition, to] of next) ranges.set(partition, { partition, from: first.get(partition) ?? 0n, to });
+  return ranges;
+}
+
+/** The first offsets a replayed Kafka source has written (latest state). */
+export function readFirstOffsets(table: StateTable, relation: RelationDef): Map<number, bigint> {
+  const firsts = new Map<number, bigint>();
+  for (const range of readOffsetRanges(table, relation).values()) firsts.set(range.partition, range.from);
+  return firsts;
+}
+
+/** The positions' history of a replayed Kafka source (FOR SYSTEM_TIME BETWEEN): each next offset with the epoch that wrote it. */
+export function offsetHistory(relation: RelationDef, versions: Iterable<RowVersion>, to: Epoch): { partition: number; next: bigint; epoch: Epoch }[] {
+  const layout = positionLayout(relation);
+  const out: { partition: number; next: bigint; epoch: Epoch }[] = [];
+  for (const version of versions) {
+    if (version.validFrom > to) continue;
+    const key = Number(version.row[layout.splitAt] as bigint);
+    if (key >= 0) out.push({ partition: key, next: version.row[layout.positionAt] as bigint, epoch: version.validFrom });
+  }
+  return out;
+}
+
+/** About how many rows a replay yields: units emitted (a generator), messages read (Kafka). */
+export function replayedRowEstimate(table: StateTable, relation: RelationDef): number {
+  if ((relation.options?.['connector'] ?? '').toLowerCase() !== 'kafka') return unitsEmitted(readPositions(table, relation));
+  let total = 0;
+  for (const range of readOffsetRanges(table, relation).values()) total += Number(range.to - range.from);
+  return total;
 }
 
 /** The producer of a replayed source's rows, its row id column filled with unit numbers. */
@@ -176,4 +237,46 @@ export function replayVersions(relation: RelationDef, history: Iterable<RowVersi
       }
     },
   };
+}
+
+/**
+ * A replayed Kafka source's first offset per partition, for the source manager: the startup
+ * offsets of its first start (or those it committed before a restart), the first batch's offset of
+ * a partition added later; each written once, beside the partition's first position.
+ */
+export class FirstOffsets {
+  private readonly known = new Map<number, bigint>();
+  private readonly written = new Set<number>();
+
+  constructor(
+    private readonly table: StateTable,
+    private readonly relation: RelationDef,
+  ) {}
+
+  /** The source starts at `resume`; `restarted`: it committed before (its first offsets are stored). */
+  started(resume: ReadonlyMap<number, bigint>, restarted: boolean): void {
+    if (restarted) {
+      for (const [partition, first] of readFirstOffsets(this.table, this.relation)) {
+        this.known.set(partition, first);
+        this.written.add(partition);
+      }
+    }
+    for (const [partition, offset] of resume) if (!this.known.has(partition)) this.known.set(partition, offset);
+  }
+
+  /** A batch of `partition` starting at `firstOffset` arrived (a partition not known at start begins there). */
+  saw(partition: number, firstOffset: bigint): void {
+    if (!this.known.has(partition)) this.known.set(partition, firstOffset);
+  }
+
+  /** Into the open epoch: the first offsets of the partitions in `applied` not written yet. */
+  write(applied: ReadonlyMap<number, bigint>): void {
+    let fresh: Map<number, bigint> | undefined;
+    for (const [partition, next] of applied) {
+      if (this.written.has(partition)) continue;
+      (fresh ??= new Map()).set(partition, this.known.get(partition) ?? next);
+      this.written.add(partition);
+    }
+    if (fresh !== undefined) writeFirstOffsets(this.table, this.relation, fresh);
+  }
 }

@@ -336,7 +336,8 @@ describe('errors', () => {
     });
     expect(trouble.join('\n')).toContain('"doomed"');
     expect(oxbow.stderr()).toContain('source public.doomed');
-    expect(await lines('SELECT v FROM doomed')).toEqual(['1']);
+    // The source stores no rows: a read replays the topic, which is gone (a clear error, no hang).
+    expect(await sqlError('SELECT v FROM doomed')).toEqual({ code: '08006', message: `source "doomed": cannot replay Kafka topic "doomed" from ${broker.bootstrap}: the topic does not exist (deleted?)` });
     await client.query('DROP SOURCE doomed');
     await expect(client.query('SELECT v FROM doomed')).rejects.toMatchObject({ code: '42P01' });
   });

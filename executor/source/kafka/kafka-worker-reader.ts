@@ -18,6 +18,7 @@ import type { PartitionOffsets, SourceListener, SourceReader, StartupResolver } 
 import { sourceLayout } from '../source-layout.js';
 import { unpackRows } from './decoded-batch.js';
 import { KafkaReader } from './kafka-reader.js';
+import { isKafkaReplayed } from './kafka-replay.js';
 import type { KafkaOptions } from './kafka-options.js';
 import type { KafkaWorkerData, MainToWorker, WorkerToMain } from './worker-protocol.js';
 
@@ -88,7 +89,8 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
     settings: KafkaWorkerReaderOptions = {},
   ) {
     this.maxBatchesInFlight = settings.maxBatchesInFlight ?? DEFAULT_MAX_BATCHES_IN_FLIGHT;
-    this.rowIdPosition = sourceLayout(relation).rowIdPosition;
+    // A replayed source's row ids come from partition and offset, set by the worker's decoder.
+    this.rowIdPosition = isKafkaReplayed(relation) ? undefined : sourceLayout(relation).rowIdPosition;
   }
 
   /** The startup mode's offsets for a first start (one admin request from the main thread). */

@@ -19,6 +19,7 @@ import { PAYLOAD_PREFIX_BYTES } from '../source-status.js';
 import type { RawMessageBatch, SourceListener } from '../source.js';
 import { packChanges } from './decoded-batch.js';
 import { KafkaReader } from './kafka-reader.js';
+import { isKafkaReplayed, kafkaRowId } from './kafka-replay.js';
 import type { KafkaWorkerData, MainToWorker, RejectedMessage, WorkerToMain } from './worker-protocol.js';
 
 const port = parentPort;
@@ -26,8 +27,9 @@ if (port === null) throw new Error('kafka-worker.ts runs as a worker thread (see
 const data = workerData as KafkaWorkerData;
 
 const layout = sourceLayout(data.relation);
-// Row ids are the engine's: the main thread sets them; the worker leaves a placeholder.
-const decoder = new MessageDecoder(layout, data.options.maxMessageBytes, () => 0n);
+// Row ids are the engine's: the main thread sets them; the worker leaves a placeholder. A source that
+// stores no rows derives them from partition and offset here (kafka-replay.ts), as its replays do.
+const decoder = new MessageDecoder(layout, data.options.maxMessageBytes, isKafkaReplayed(data.relation) ? kafkaRowId : () => 0n);
 const reader = new KafkaReader(data.options, data.name);
 const positions = new Map<number, bigint>(data.resume);
 const writer = new ByteWriter(1 << 16);

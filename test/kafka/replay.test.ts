@@ -1,0 +1,253 @@
+// Kafka sources that store no rows (executor/source/kafka/kafka-replay.ts), against a real broker
+// and real oxbow server processes: an append-only source commits only its offsets (and the first
+// offset per partition), and every read replays the topic from the broker with the same decoder
+// and the same row ids (offset * 2^16 + partition). Expected rows are computed here from the
+// messages produced; waiting is on committed offsets, never on time.
+//
+// - SELECT from the source equals the messages produced (INCLUDE columns, row ids, row-id order,
+//   malformed messages skipped), and state_size shows only positions.
+// - A view created after N messages equals one created before and the batch recomputation.
+// - AS OF a moment between two bursts returns exactly the first burst; BETWEEN dates each row.
+// - Messages the broker no longer retains: 72000 naming the source, partition and offsets.
+// - SIGKILL and restart: the source neither loses nor repeats a message; a small --memory-limit
+//   turns a replay that does not fit into 53200 naming the source.
+// - An unreachable broker: 08006 within seconds, not a hang.
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { startBroker, waitFor, type Broker } from './broker.js';
+import { startOxbow, type OxbowServer } from '../support/server.js';
+
+let broker: Broker;
+let oxbow: OxbowServer;
+let client: pg.Client;
+
+beforeAll(async () => {
+  broker = await startBroker();
+  oxbow = await startOxbow({ args: ['--barrier-interval-ms', '100'] });
+  client = new pg.Client({ connectionString: oxbow.url });
+  await client.connect();
+}, 180_000);
+
+afterAll(async () => {
+  await client?.end().catch(() => undefined);
+  await oxbow?.stop();
+  await broker?.stop();
+});
+
+async function rowsOf(sql: string, on: pg.Client = client): Promise<string[][]> {
+  const result = await on.query({ text: sql, rowMode: 'array' });
+  return (result.rows as unknown[][]).map((row) => row.map((value) => (value === null ? 'NULL' : String(value))));
+}
+
+async function sqlError(sql: string, on: pg.Client = client): Promise<{ code: string; message: string }> {
+  try {
+    await on.query(sql);
+  } catch (error) {
+    const e = error as { code: string; message: string };
+    return { code: e.code, message: e.message };
+  }
+  throw new Error(`expected an error from: ${sql}`);
+}
+
+/** Waits until the source has committed `expected` messages in total (offsets start at 0). */
+async function committed(source: string, expected: number, on: pg.Client = client): Promise<void> {
+  await waitFor(`${source} to commit ${expected} messages`, async () => {
+    const result = await on.query(`SELECT coalesce(sum(committed_offset), 0)::int8 AS n FROM oxbow_catalog.source_partitions WHERE source_name = '${source}'`);
+    return Number(result.rows[0].n) === expected ? true : undefined;
+  });
+}
+
+interface Produced {
+  readonly id: number;
+  readonly k: number;
+  readonly partition: number;
+  readonly offset: number;
+}
+
+/** Sends ids [from, to) as JSON {id, k, label} pinned to partition id % partitions; returns them with their offsets. */
+async function produce(topic: string, partitions: number, from: number, to: number, nextOffsets: number[]): Promise<Produced[]> {
+  const out: Produced[] = [];
+  const messages = [];
+  for (let id = from; id < to; id++) {
+    const partition = id % partitions;
+    messages.push({ value: JSON.stringify({ id, k: id % 7, label: `m${id}` }), partition });
+    out.push({ id, k: id % 7, partition, offset: nextOffsets[partition]!++ });
+  }
+  await broker.send(topic, messages);
+  return out;
+}
+
+const rowId = (message: Produced): bigint => BigInt(message.offset) * 65536n + BigInt(message.partition);
+
+function source(name: string, topic: string, extra = ''): string {
+  return `CREATE SOURCE ${name} (id bigint, k int, label varchar) ${extra} WITH (connector = 'kafka', topic = '${topic}', properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`;
+}
+
+describe('a Kafka source that stores no rows', () => {
+  it('SELECT replays exactly the messages produced, with their row ids, in row-id order', async () => {
+    await broker.createTopic('rp', 3);
+    await client.query(source('rp', 'rp', 'INCLUDE partition AS part INCLUDE offset AS off'));
+    const offsets = [0, 0, 0];
+    const produced = await produce('rp', 3, 0, 900, offsets);
+    // Malformed messages: skipped by the stream and by every replay, their offsets counted.
+    await broker.send('rp', [
+      { value: 'not json{', partition: 1 },
+      { value: '{"id":"x"}', partition: 2 },
+    ]);
+    offsets[1]!++;
+    offsets[2]!++;
+    produced.push(...(await produce('rp', 3, 900, 960, offsets)));
+    await committed('rp', 962);
+
+    const expected = [...produced].sort((a, b) => (rowId(a) < rowId(b) ? -1 : 1)).map((m) => [String(m.id), String(m.k), `m${m.id}`, String(m.partition), String(m.offset), String(rowId(m))]);
+    // No ORDER BY: a replay comes in row-id order, as a stored source's scan came in key order.
+    expect(await rowsOf('SELECT id, k, label, part, off, _row_id FROM rp')).toEqual(expected);
+    expect(await rowsOf('SELECT count(*), sum(id), count(DISTINCT _row_id) FROM rp')).toEqual([['960', String((959 * 960) / 2), '960']]);
+    const one = produced[500]!;
+    expect(await rowsOf(`SELECT id, part, off FROM rp WHERE _row_id = ${rowId(one)}`)).toEqual([[String(one.id), String(one.partition), String(one.offset)]]);
+    expect(await rowsOf(`SELECT id FROM rp WHERE _row_id = ${rowId(one) + 3n * 65536n * 1000n}`)).toEqual([]);
+    // COPY source TO STDOUT reads the replay too (real psql).
+    const copy = spawnSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(oxbow.port), '-U', 'oxbow', '-d', 'oxbow', '-c', 'COPY rp (id, part, off) TO STDOUT'], { encoding: 'utf8' });
+    expect(copy.stderr).toBe('');
+    expect(copy.stdout.trim().split('\n')).toEqual(expected.map((row) => `${row[0]}\t${row[3]}\t${row[4]}`));
+
+    // The source's state: its positions (a next and a first offset per partition), not its rows.
+    const [size] = await rowsOf("SELECT purpose, keys FROM oxbow_catalog.state_size WHERE object_name = 'rp'");
+    expect(size![0]).toBe('source positions');
+    expect(Number(size![1])).toBeLessThan(100);
+  });
+
+  it('backfills a view created after N messages to equal one created before and the batch query', async () => {
+    await broker.createTopic('rv', 2);
+    await client.query(source('rv', 'rv'));
+    const query = 'SELECT k, count(*) AS n, sum(id) AS ids, max(label) AS top FROM rv GROUP BY k';
+    await client.query(`CREATE MATERIALIZED VIEW rv_before AS ${query}`);
+    await client.query('CREATE MATERIALIZED VIEW rv_even_before AS SELECT id, label FROM rv WHERE id % 2 = 0');
+    const offsets = [0, 0];
+    const produced = await produce('rv', 2, 0, 3000, offsets);
+    await committed('rv', 3000);
+    await client.query(`CREATE MATERIALIZED VIEW rv_after AS ${query}`);
+    await client.query('CREATE MATERIALIZED VIEW rv_even_after AS SELECT id, label FROM rv WHERE id % 2 = 0');
+    produced.push(...(await produce('rv', 2, 3000, 5000, offsets)));
+    await committed('rv', 5000);
+
+    const groups = new Map<number, { n: number; ids: number; top: string }>();
+    for (const m of produced) {
+      const group = groups.get(m.k) ?? { n: 0, ids: 0, top: '' };
+      group.n++;
+      group.ids += m.id;
+      if (`m${m.id}` > group.top) group.top = `m${m.id}`;
+      groups.set(m.k, group);
+    }
+    const expected = [...groups].sort((a, b) => a[0] - b[0]).map(([k, g]) => [String(k), String(g.n), String(g.ids), g.top]);
+    expect(await rowsOf('SELECT * FROM rv_before ORDER BY k')).toEqual(expected);
+    expect(await rowsOf('SELECT * FROM rv_after ORDER BY k')).toEqual(expected);
+    expect(await rowsOf(`${query} ORDER BY k`)).toEqual(expected);
+    const evens = produced.filter((m) => m.id % 2 === 0).map((m) => [String(m.id), `m${m.id}`]).sort((a, b) => Number(a[0]) - Number(b[0]));
+    expect(await rowsOf('SELECT id, label FROM rv_even_before ORDER BY id')).toEqual(evens);
+    expect(await rowsOf('SELECT id, label FROM rv_even_after ORDER BY id')).toEqual(evens);
+  });
+
+  it('AS OF a moment between two bursts reads exactly the first; BETWEEN dates each message', async () => {
+    await broker.createTopic('rt', 2);
+    await client.query(source('rt', 'rt'));
+    const offsets = [0, 0];
+    const first = await produce('rt', 2, 0, 400, offsets);
+    await committed('rt', 400);
+    const moment = new Date().toISOString();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const second = await produce('rt', 2, 400, 1000, offsets);
+    await committed('rt', 1000);
+    const ids = (messages: Produced[]): string[][] => messages.map((m) => [String(m.id)]).sort((a, b) => Number(a[0]) - Number(b[0]));
+    expect(await rowsOf(`SELECT id FROM rt FOR SYSTEM_TIME AS OF TIMESTAMPTZ '${moment}' ORDER BY id`)).toEqual(ids(first));
+    expect(await rowsOf('SELECT id FROM rt ORDER BY id')).toEqual(ids([...first, ...second]));
+    expect(await rowsOf(`SELECT count(*), count(*) FILTER (WHERE oxbow_valid_from <= TIMESTAMPTZ '${moment}'), count(oxbow_valid_to) FROM rt FOR SYSTEM_TIME BETWEEN TIMESTAMPTZ '${moment}' AND now()`)).toEqual([['1000', '400', '0']]);
+  });
+
+  it('fails with 72000 naming the source, partition and offsets once the broker dropped messages', async () => {
+    await broker.createTopic('rr', 2);
+    await client.query(source('rr', 'rr'));
+    await client.query('CREATE MATERIALIZED VIEW rr_count AS SELECT count(*) AS n FROM rr');
+    await produce('rr', 2, 0, 200, [0, 0]);
+    await committed('rr', 200);
+    await broker.admin.deleteTopicRecords({ topic: 'rr', partitions: [{ partition: 1, offset: '10' }] });
+    const error = await sqlError('SELECT count(*) FROM rr');
+    expect(error).toEqual({ code: '72000', message: 'source "rr": Kafka topic "rr" partition 1 no longer has offsets 0 to 9 (the broker\'s log starts at offset 10)' });
+    // The view keeps its rows: it stores them.
+    expect(await rowsOf('SELECT n FROM rr_count')).toEqual([['200']]);
+  });
+});
+
+describe('a Kafka source that stores no rows across SIGKILL', () => {
+  let dataDir: string;
+  let server: OxbowServer | undefined;
+
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'oxbow-kafka-replay-'));
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function start(args: string[] = []): Promise<pg.Client> {
+    server = await startOxbow({ dataDir, args: ['--barrier-interval-ms', '100', ...args] });
+    const connection = new pg.Client({ connectionString: server.url });
+    await connection.connect();
+    connection.on('error', () => undefined);
+    return connection;
+  }
+
+  it('resumes at its committed offsets: no message lost or repeated; a replay past --memory-limit is 53200', async () => {
+    await broker.createTopic('rk', 3);
+    let connection = await start();
+    await connection.query(source('rk', 'rk'));
+    await connection.query('CREATE MATERIALIZED VIEW rk_sum AS SELECT count(*) AS n, sum(id) AS ids FROM rk');
+    const offsets = [0, 0, 0];
+    const produced = await produce('rk', 3, 0, 2000, offsets);
+    await committed('rk', 2000, connection);
+    const before = await rowsOf('SELECT _row_id, id FROM rk', connection);
+    await server!.kill('SIGKILL');
+    await connection.end().catch(() => undefined);
+    produced.push(...(await produce('rk', 3, 2000, 3000, offsets)));
+    connection = await start();
+    produced.push(...(await produce('rk', 3, 3000, 4000, offsets)));
+    await committed('rk', 4000, connection);
+    const total = String(produced.reduce((sum, m) => sum + m.id, 0));
+    expect(await rowsOf('SELECT count(*), count(DISTINCT id), count(DISTINCT _row_id), sum(id) FROM rk', connection)).toEqual([['4000', '4000', '4000', total]]);
+    expect(await rowsOf('SELECT n, ids FROM rk_sum', connection)).toEqual([['4000', total]]);
+    // The rows read before the kill replay with the same row ids.
+    const after = new Map((await rowsOf('SELECT _row_id, id FROM rk', connection)).map(([id, value]) => [id!, value!]));
+    for (const [id, value] of before) expect(after.get(id!)).toBe(value);
+
+    // 4000 messages of ~40 bytes do not fit a replay budget of 64 KiB.
+    await server!.kill('SIGKILL');
+    await connection.end().catch(() => undefined);
+    connection = await start(['--memory-limit', '64KB']);
+    const error = await sqlError('SELECT count(*) FROM rk', connection);
+    expect(error.code).toBe('53200');
+    expect(error.message).toMatch(/^source "rk": replaying its Kafka topic needs more than \d+ KiB of memory$/);
+    expect(await rowsOf('SELECT n FROM rk_sum', connection)).toEqual([['4000']]);
+    await connection.end();
+  });
+});
+
+describe('an unreachable broker', () => {
+  it('fails a read with 08006 instead of hanging', async () => {
+    await broker.createTopic('ru', 1);
+    await client.query(source('ru', 'ru'));
+    await produce('ru', 1, 0, 10, [0]);
+    await committed('ru', 10);
+    await broker.stop();
+    // Each broker request of a replay is bounded (10 s), so this returns well within the test's timeout.
+    const error = await sqlError('SELECT count(*) FROM ru');
+    expect(error.code).toBe('08006');
+    expect(error.message).toContain(`source "ru": cannot replay Kafka topic "ru" from ${broker.bootstrap}`);
+  }, 90_000);
+});
