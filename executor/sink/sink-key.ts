@@ -1,7 +1,9 @@
 // Which columns key a sink's messages (UPSERT and DEBEZIUM keys; PLAIN too when given): RisingWave's
 // `primary_key = 'a,b'` option, else the relation's own primary key. A table's or connector table's
-// key is its declared one; a materialized view (or a sink AS query) has none of its own, so its key
-// is the whole row plus the hidden duplicate number, and a changed row reads as delete + create.
+// key is its declared one; a materialized view's (or a sink AS query's) is the key it is stored by
+// (planner/stream/unique-key.ts: a GROUP BY's group keys, a table's primary key through filters and
+// projections, ...), so a changed row of one key reads as one upsert, or, when no key is known,
+// the whole row plus the hidden duplicate number, so a changed row reads as delete + create.
 // The named columns must be unique among the relation's live rows (as in RisingWave, not checked):
 // rows sharing a key overwrite each other downstream.
 

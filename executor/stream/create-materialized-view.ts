@@ -49,9 +49,9 @@ export interface CreateViewOutcome {
   readonly notices: Notice[];
 }
 
-function planView(core: EngineCore, query: Node, text: string, planner: PlannerContext, searchPath: readonly string[], relationId: number, name: string, allocate: () => number, planVersion = STREAM_PLAN_VERSION): PlannedStream {
+function planView(core: EngineCore, query: Node, text: string, planner: PlannerContext, searchPath: readonly string[], relationId: number, name: string, allocate: () => number, planVersion = STREAM_PLAN_VERSION, storedKey?: readonly number[]): PlannedStream {
   const expanded = expandViews({ node: query, text, location: 0 }, core.catalog, searchPath);
-  return planStream(expanded.node as Node, planner, { relationId, name, allocateStateTableId: allocate, planVersion });
+  return planStream(expanded.node as Node, planner, { relationId, name, allocateStateTableId: allocate, planVersion, ...(storedKey === undefined ? {} : { storedKey }) });
 }
 
 /** Everything CREATE MATERIALIZED VIEW decided before the backfill. */
@@ -195,7 +195,8 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
     schema,
     name,
     columns,
-    primaryKey: columns.map((_, index) => index),
+    // The key the view's rows are stored by (planner/stream/unique-key.ts), else the whole row and its duplicate number.
+    primaryKey: planned.stream.kind === 'StreamMaterialize' && planned.stream.key !== undefined ? [...planned.stream.key] : columns.map((_, index) => index),
     definition: queryText,
     dependsOn: referencedRelationIds(body.query!, ddl),
     stream: { stateTableIds: allStateTables(planned.stream).map((table) => table.tableId).filter((id) => id !== relationId).sort((a, b) => a - b), searchPath, ...(planVersion >= 2 ? { planVersion } : {}) },
@@ -295,7 +296,7 @@ export function restoreDataflows(core: EngineCore, plannerContext: (searchPath: 
       const id = ids[position++];
       if (id === undefined) throw new SqlError(SqlState.internalError, `materialized view "${view.name}" needs more state tables than its catalog entry lists`);
       return id;
-    }, view.stream!.planVersion ?? 1); // a view keeps the operators (and state layout) of the plan version it was created with
+    }, view.stream!.planVersion ?? 1, view.primaryKey); // a view keeps the operators (and state layout) of the plan version it was created with, and the key it is stored by
     core.streams.install(core.streams.build(view.id, planned.stream));
   }
 }

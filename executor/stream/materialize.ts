@@ -1,25 +1,35 @@
-// StreamMaterialize (stateful): applies the view's changes to its contents. Two state tables: the
-// view's relation table (`row ++ duplicate number`, read by batch SELECT like any table, AS OF
-// included) and the count of each distinct row. A row inserted when c copies exist becomes
-// (row, c); a delete removes (row, c - 1). The output is the relation's own changes (full rows
-// with the duplicate number), which feed the views defined on this view. The view's secondary
-// indexes (CREATE INDEX on it) get the entries of the rows written, in the same epoch.
+// StreamMaterialize (stateful): applies the view's changes to its contents, the view's relation
+// table (read by batch SELECT like any table, AS OF included). The output is the relation's own
+// changes (full rows with the hidden last column), which feed the views defined on this view. The
+// view's secondary indexes (CREATE INDEX on it) get the entries of the rows written, in the same
+// epoch. Three layouts, chosen by the planner (planner/stream/incrementalize.ts, `plan.key`):
+//
+// Keyed (plan version 3, the query's unique key known: planner/stream/unique-key.ts): the table is
+// stored by that key, one row per key, the hidden column 0. A batch's changes are netted per key:
+// the key's before and after rows are each unique, so what is left is at most one delete (the old
+// row) and one insert (the new row); an insert is one upsert of the new row, a delete alone deletes
+// the key. No read and no row counts: the old row is in the change itself. A key left with more is
+// a wrong key (a planner bug): XX000, never a silent overwrite.
+//
+// Counted (no key known): `row ++ duplicate number` and the count of each distinct row. A row
+// inserted when c copies exist becomes (row, c); a delete removes (row, c - 1).
 //
 // Blind inserts: over an append-only source's rows (a scan of a source without a primary key, then
 // filters and projections: `carriesRowIds`), every row arrives with its source row's unique id
 // (`ChangeBatch.ids`), and the row is stored as `row ++ id` with no lookup and no row count: the id
-// stands in for the duplicate number. Ids are unique within their source (the process's
-// RowIdAllocator, at least 2^20 x the wall-clock milliseconds, or a replayed generator source's
-// unit numbers: executor/source/source-replay.ts); a blind view reads one source and every batch
-// of its plan carries ids (the backfill too), so its table never holds a counted duplicate number;
-// two copies of one row keep two ids. Everywhere a key can repeat the counted path stays. The rows
-// are not written through to the row cache (`writeAround`): nothing here reads them back by key.
+// stands in for the duplicate number (and, from plan version 3, is the table's whole key). Ids are
+// unique within their source (the process's RowIdAllocator, at least 2^20 x the wall-clock
+// milliseconds, or a replayed generator source's unit numbers: executor/source/source-replay.ts); a
+// blind view reads one source and every batch of its plan carries ids (the backfill too), so its
+// table never holds a counted duplicate number; two copies of one row keep two ids. The rows are
+// not written through to the row cache (`writeAround`): nothing here reads them back by key.
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
-import { KeyMap } from '../batch/row-hash.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import { KeyMap, keysEqual } from '../batch/row-hash.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
 import { carriesRowIds } from './scan.js';
 import type { StreamContext, ViewIndex } from './stream-context.js';
@@ -27,8 +37,13 @@ import type { StreamNode } from './stream-node.js';
 
 export class StreamMaterializeNode implements StreamNode {
   private readonly rows: StateTable;
-  private readonly counts: StateTable;
+  /** The counted layout's row counts; undefined when the view is stored by its key. */
+  private readonly counts: StateTable | undefined;
   private readonly types: readonly DataType[];
+  /** Keyed layout: positions of the key's columns in the query's rows (none: a one-row view). */
+  private readonly keyColumns: readonly number[] | undefined;
+  private readonly keyTypes: readonly DataType[];
+  private readonly name: string;
   /** The view's secondary indexes for this batch (CREATE INDEX on the view): entries written beside its rows. */
   private indexes: readonly ViewIndex[] = [];
   /** The input's batches carry unique row ids: blind inserts (see the header). */
@@ -36,15 +51,21 @@ export class StreamMaterializeNode implements StreamNode {
 
   constructor(plan: Extract<StreamPlan, { kind: 'StreamMaterialize' }>, private readonly context: StreamContext) {
     this.rows = context.stateTable(plan.stateTables[0]!);
-    this.counts = context.stateTable(plan.stateTables[1]!);
     this.types = plan.columns.map((column) => column.type);
+    this.name = plan.name;
     this.blind = carriesRowIds(plan.input);
+    const width = plan.columns.length;
+    this.keyColumns = plan.key?.filter((column) => column < width);
+    this.keyTypes = (this.keyColumns ?? []).map((column) => this.types[column]!);
+    this.counts = plan.key === undefined ? context.stateTable(plan.stateTables[1]!) : undefined;
     // Blind rows are written once and not read back by key by this dataflow: no cache write-through.
     if (this.blind) this.rows.writeAround?.();
   }
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
     if (this.blind && changes.ids !== undefined) return this.applyBlind(changes, changes.ids);
+    if (this.counts === undefined) return this.applyKeyed(changes, this.keyColumns!);
+    const counts = this.counts;
     const net = new KeyMap<number>(this.types);
     for (let i = 0; i < changes.rows.length; i++) {
       const row = changes.rows[i]!;
@@ -58,13 +79,82 @@ export class StreamMaterializeNode implements StreamNode {
       const delta = net.values[i]!;
       if (delta === 0) continue;
       const row = net.keys[i]!;
-      const stored = this.counts.get(row);
+      const stored = counts.get(row);
       const before = stored === undefined ? 0 : Number(stored[row.length] as bigint);
       const after = Math.max(before + delta, 0);
       for (let n = before; n < after; n++) this.emit(out, row, n, 1);
       for (let n = before - 1; n >= after; n--) this.emit(out, row, n, -1);
-      if (after > 0) this.counts.insert([...row, BigInt(after)]);
-      else if (before > 0) this.counts.delete([...row, 0n]);
+      if (after > 0) counts.insert([...row, BigInt(after)]);
+      else if (before > 0) counts.delete([...row, 0n]);
+    }
+    return out;
+  }
+
+  /**
+   * The keyed layout: the batch's changes netted per key (equal rows cancel), then per key one
+   * upsert of the new row, or a delete of the old one; the output is the old row's retraction and
+   * the new row, each with the hidden column 0.
+   */
+  private applyKeyed(changes: ChangeBatch, keyColumns: readonly number[]): ChangeBatch {
+    const keys = new KeyMap<number>(this.keyTypes);
+    // Per change in key order of first appearance: its key's slot; then per distinct row of a slot
+    // (a slot's rows chained through `nextRow`) its net sign.
+    const slotFirst: number[] = [];
+    const rows: Row[] = [];
+    const nets: number[] = [];
+    const nextRow: number[] = [];
+    const types = this.types;
+    const width = keyColumns.length;
+    for (let i = 0; i < changes.rows.length; i++) {
+      const row = changes.rows[i]!;
+      const key: Row = new Array(width);
+      for (let k = 0; k < width; k++) key[k] = row[keyColumns[k]!]!;
+      let slot = keys.indexOf(key);
+      if (slot < 0) {
+        slot = keys.add(key, 0);
+        slotFirst.push(-1);
+      }
+      let found = -1;
+      for (let r = slotFirst[slot]!; r >= 0; r = nextRow[r]!) {
+        if (keysEqual(rows[r]!, row, types)) {
+          found = r;
+          break;
+        }
+      }
+      if (found >= 0) nets[found]! += changes.signs[i]!;
+      else {
+        rows.push(row);
+        nets.push(changes.signs[i]!);
+        nextRow.push(slotFirst[slot]!);
+        slotFirst[slot] = rows.length - 1;
+      }
+    }
+    const out = emptyChanges();
+    const indexes = (this.indexes = this.context.viewIndexes());
+    for (let slot = 0; slot < slotFirst.length; slot++) {
+      let removed: Row | undefined;
+      let added: Row | undefined;
+      for (let r = slotFirst[slot]!; r >= 0; r = nextRow[r]!) {
+        const net = nets[r]!;
+        if (net === 0) continue;
+        if (net === -1 && removed === undefined) removed = [...rows[r]!, 0n];
+        else if (net === 1 && added === undefined) added = [...rows[r]!, 0n];
+        else throw new SqlError(SqlState.internalError, `materialized view "${this.name}": its changes repeat a key it is stored by`);
+      }
+      if (added !== undefined) this.rows.insert(added);
+      else if (removed !== undefined) this.rows.delete(removed);
+      for (const index of indexes) {
+        if (removed !== undefined) index.table.delete(index.entry(removed));
+        if (added !== undefined) index.table.insert(index.entry(added));
+      }
+      if (removed !== undefined) {
+        out.rows.push(removed);
+        out.signs.push(-1);
+      }
+      if (added !== undefined) {
+        out.rows.push(added);
+        out.signs.push(1);
+      }
     }
     return out;
   }

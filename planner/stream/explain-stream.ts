@@ -6,6 +6,7 @@
 import type { Plan } from '../plan.js';
 import { explainPlan } from '../explain.js';
 import { streamInputs, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
+import { carriesRowIds } from './unique-key.js';
 import { operatorNumber } from './share.js';
 
 const PLACEHOLDER_SCAN = /^\s*Scan \.stream_input_\d+/;
@@ -25,6 +26,15 @@ function templateText(template: Plan): string {
 function stateText(tables: readonly StateTableDeclaration[]): string {
   if (tables.length === 0) return '';
   return `; state: ${tables.map((table) => `#${table.tableId} ${table.purpose}`).join(', ')}`;
+}
+
+/** The key a view's rows are stored by (incrementalize.ts `viewStorageKey`), in words. */
+function storedBy(plan: Extract<StreamPlan, { kind: 'StreamMaterialize' }>): string {
+  const key = plan.key;
+  if (key === undefined) return 'stored by row, duplicate number';
+  const width = plan.columns.length;
+  if (key.length === 1 && key[0] === width) return carriesRowIds(plan.input) ? 'stored by source row id' : 'stored by () (one row)';
+  return `stored by (${key.map((column) => plan.columns[column]!.name).join(', ')})`;
 }
 
 function header(plan: StreamPlan, root: StreamPlan): string {
@@ -49,7 +59,7 @@ function header(plan: StreamPlan, root: StreamPlan): string {
     case 'StreamLateral':
       return templateText(plan.template);
     case 'StreamMaterialize':
-      return plan.name;
+      return `${plan.name} ${storedBy(plan)}`;
     case 'StreamWatermarkFilter':
       return `${plan.inputs[0]!.columns[plan.column]!.name} - '${plan.delay}'::interval`;
     case 'StreamEmitOnWindowClose':

@@ -28,6 +28,7 @@ import { retractableAggregate } from './aggregate.js';
 import { findDynamicConjunct, mentionsNow, type DynamicConjunct } from './dynamic-filter.js';
 import { windowColumn } from './watermark.js';
 import { correlatedAggregateAsJoin } from './correlated-scalar.js';
+import { carriesRowIds, uniqueKey } from './unique-key.js';
 import { STREAM_PLAN_VERSION, streamInputRelationId, type KeyedOperatorKind, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
 
 /** Name of the hidden last column of a materialized view: the number of a duplicate row. */
@@ -46,6 +47,12 @@ export interface IncrementalizeOptions {
    * hash joins are planned as the keyed recompute they were created with, so their state reads right.
    */
   readonly planVersion?: number;
+  /**
+   * The view's stored primary key (its relation's `primaryKey`), when planning a stored view again
+   * at a restart: from plan version 3 the view is stored by it as it was at creation, whatever
+   * `uniqueKey` derives today. Undefined: derive it (CREATE).
+   */
+  readonly storedKey?: readonly number[];
 }
 
 const int8 = scalar('int8');
@@ -490,23 +497,46 @@ function emitOnWindowClose(plan: Plan, input: StreamPlan, watermarkTables: Reado
   };
 }
 
+/**
+ * The key the view's relation table is stored by, as positions in its columns (the query's, then
+ * the hidden one), or undefined for `row ++ duplicate number` with row counts. From plan version 3:
+ * a view over an append-only source through filters and projections by its rows' source row ids
+ * (the hidden column); otherwise by its query's unique key (unique-key.ts), the hidden column (0)
+ * when that key is empty (one row at most). A view without visible columns is stored by the key
+ * only when blind (the two layouts of its table would look alike). A restart takes the stored key.
+ */
+function viewStorageKey(input: StreamPlan, width: number, options: IncrementalizeOptions): readonly number[] | undefined {
+  if ((options.planVersion ?? STREAM_PLAN_VERSION) < 3) return undefined;
+  const stored = options.storedKey;
+  if (stored !== undefined && width > 0) return stored.length === width + 1 && stored.every((column, index) => column === index) ? undefined : stored;
+  if (carriesRowIds(input)) return [width];
+  if (width === 0) return undefined;
+  const key = uniqueKey(input);
+  if (key === undefined) return undefined;
+  return key.length === 0 ? [width] : key;
+}
+
 /** The incrementalization pass: the physical plan of a view's query to its streaming plan. */
 export function incrementalize(plan: Plan, options: IncrementalizeOptions): StreamPlan {
   const incrementalizer = new Incrementalizer(options);
   let input = incrementalizer.convert(plan);
   if (options.emitOnWindowClose === true) input = emitOnWindowClose(plan, input, incrementalizer.watermarkTables, options);
   const rowTypes = plan.columns.map((column) => column.type);
+  const key = viewStorageKey(input, rowTypes.length, options);
   const viewTable: StateTableDeclaration = {
     tableId: options.relationId,
     purpose: 'view rows',
     columnTypes: [...rowTypes, int8],
-    primaryKey: [...rowTypes.keys(), rowTypes.length],
+    primaryKey: key ?? [...rowTypes.keys(), rowTypes.length],
   };
+  const materialize = { kind: 'StreamMaterialize', property: 'stateful', input, relationId: options.relationId, name: options.name, columns: plan.columns } as const;
+  // A view stored by its key keeps no row counts: each key holds one row.
+  if (key !== undefined) return { ...materialize, key, stateTables: [viewTable] };
   const counts: StateTableDeclaration = {
     tableId: options.allocateStateTableId(),
     purpose: 'row counts',
     columnTypes: [...rowTypes, int8],
     primaryKey: [...rowTypes.keys()],
   };
-  return { kind: 'StreamMaterialize', property: 'stateful', input, relationId: options.relationId, name: options.name, stateTables: [viewTable, counts], columns: plan.columns };
+  return { ...materialize, stateTables: [viewTable, counts] };
 }

@@ -62,8 +62,10 @@ export interface KeyedOperator {
  * The version of the streaming plans the pass makes, stored with each view (`RelationDef.stream`):
  * 2 plans equi-joins as StreamHashJoin (degrees in its state rows); views without a version (1)
  * were created before and keep their joins' keyed recompute, whose state rows have no degree.
+ * 3 stores a view by its unique key where one is known (`StreamMaterialize.key`); views of version
+ * 2 keep their `row ++ duplicate number` tables and row counts.
  */
-export const STREAM_PLAN_VERSION = 2;
+export const STREAM_PLAN_VERSION = 3;
 
 /**
  * The incremental symmetric hash join (executor/stream/hash-join.ts): each side's rows by equi-key
@@ -230,8 +232,11 @@ export type StreamPlan =
       readonly columns: readonly OutputColumn[];
     }
   /**
-   * The view's contents: the relation's state table (`row ++ duplicate number`, so a batch SELECT
-   * reads it like a table and AS OF works) and the count of each distinct row.
+   * The view's contents: the relation's state table (`row ++ hidden column`, so a batch SELECT
+   * reads it like a table and AS OF works). With `key` (plan version 3, a unique key known:
+   * planner/stream/unique-key.ts) it is stored by that key, one row per key, and a change is an
+   * upsert; without, by the whole row and a duplicate number, with the count of each distinct row
+   * in a second state table.
    */
   | {
       readonly kind: 'StreamMaterialize';
@@ -239,6 +244,12 @@ export type StreamPlan =
       readonly input: StreamPlan;
       readonly relationId: number;
       readonly name: string;
+      /**
+       * Positions in the view's relation columns (the query's columns, then the hidden one) of the
+       * key its rows are stored by: the query's unique key, or the hidden column alone (a source row
+       * id of blind inserts, or 0 in a view of at most one row). Undefined: `row ++ duplicate number`.
+       */
+      readonly key?: readonly number[];
       readonly stateTables: readonly StateTableDeclaration[];
       readonly columns: readonly OutputColumn[];
     }

@@ -1,0 +1,157 @@
+// The unique key of a streaming plan's output, where one is known: the columns no two rows of the
+// output share (NULLs compared as equal, as GROUP BY and the state store's keys compare them). A
+// materialized view with such a key is stored by it (incrementalize.ts, `viewKey`): one state row
+// per key, each change an upsert, no row counts (RisingWave materializes by the view's stream key
+// the same way). Where no key is known the view keeps its `row ++ duplicate number` layout.
+//
+//   scan            a table's or materialized view's primary key, when the projection keeps it
+//   filter          its input's key (dynamic, temporal and watermark filters, EMIT ON WINDOW CLOSE:
+//                   they pass or hold back whole rows)
+//   project         its input's key, when every key column is passed through as a plain column
+//   aggregate       its group keys (output first); no group keys: at most one row (the empty key)
+//   inner join      both sides' keys: a pair of rows is unique when each side's row is
+//   left / right    both sides' keys too: a preserved row is either NULL-padded once (the other
+//                   side's key all NULL) or joined to distinct rows of the other side, never both
+//   full join       none: a left row padded with NULLs and a right row padded with NULLs may agree
+//                   on every key column when both sides have a NULL key
+//   semi / anti     the left side's key (the output is left rows, each at most once)
+//   DISTINCT        its columns; DISTINCT ON: the ON columns when they are output as plain columns
+//   UNION / INTERSECT / EXCEPT (not ALL)   all columns
+//   top-N, window   their input's key (a subset of the input's rows; a window adds columns)
+//   VALUES          at most one row: the empty key
+//   UNION ALL, LATERAL (table functions may repeat a row), recursion: none
+//   a shared subtree (share.ts)    its source's key, through its column map
+//
+// Separately, a view over an append-only source through filters and projections (`carriesRowIds`)
+// is stored by the hidden row id each row carries (blind inserts, executor/stream/materialize.ts).
+
+import type { RelationDef } from '../../sql/catalog.js';
+import type { Expression } from '../expression.js';
+import type { Plan } from '../plan.js';
+import type { StreamPlan } from './stream-plan.js';
+
+/** Positions of output columns forming a unique key; `[]`: at most one row; undefined: none known. */
+export type UniqueKey = readonly number[] | undefined;
+
+/**
+ * The position of the hidden row id of a source whose rows are only appended (no primary key:
+ * DML is refused, its connector only inserts, each row with a new id). The planner's twin of
+ * executor/stream/change-batch.ts `appendOnlyRowId`: both must say the same.
+ */
+export function appendOnlyRowIdColumn(relation: RelationDef): number | undefined {
+  if (relation.kind !== 'source' || relation.primaryKey.length !== 1) return undefined;
+  const position = relation.primaryKey[0]!;
+  const column = relation.columns[position];
+  return column !== undefined && column.hidden === true && column.type.name === 'int8' ? position : undefined;
+}
+
+/**
+ * True when every batch `plan` outputs carries row ids: a scan of an append-only source, then only
+ * filters and projections (the planner's twin of executor/stream/scan.ts `carriesRowIds`).
+ */
+export function carriesRowIds(plan: StreamPlan): boolean {
+  switch (plan.kind) {
+    case 'StreamTableScan':
+      return appendOnlyRowIdColumn(plan.relation) !== undefined;
+    case 'StreamFilter':
+    case 'StreamProject':
+      return carriesRowIds(plan.input);
+    default:
+      return false;
+  }
+}
+
+/** The output columns of `plan` that form a unique key, if one is known (see the header). */
+export function uniqueKey(plan: StreamPlan): UniqueKey {
+  switch (plan.kind) {
+    case 'StreamTableScan':
+      return scanKey(plan.relation, plan.projection);
+    case 'StreamValues':
+      return plan.plan.kind === 'Values' && plan.plan.rows.length <= 1 ? [] : undefined;
+    case 'StreamFilter':
+      return uniqueKey(plan.input);
+    case 'StreamProject':
+      return throughProjection(uniqueKey(plan.input), plan.expressions);
+    case 'StreamDynamicFilter':
+    case 'StreamWatermarkFilter':
+    case 'StreamEmitOnWindowClose':
+      return uniqueKey(plan.inputs[0]!);
+    case 'StreamHashAggregate':
+      return plan.groupKeys.map((_, index) => index);
+    case 'StreamRecomputeAggregate':
+      return plan.template.kind === 'Aggregate' && plan.template.groupingSets === undefined ? plan.template.groupKeys.map((_, index) => index) : undefined;
+    case 'StreamHashJoin':
+    case 'StreamRecomputeJoin':
+    case 'StreamNestedLoopJoin':
+      return joinKey(plan.template, plan.inputs);
+    case 'StreamDistinct':
+      return distinctKey(plan.template, plan.columns.length);
+    case 'StreamSetOperation':
+      return plan.template.kind === 'SetOperation' && !plan.template.all ? plan.columns.map((_, index) => index) : undefined;
+    case 'StreamTopN':
+    case 'StreamOverWindow':
+      return uniqueKey(plan.inputs[0]!);
+    case 'StreamShared': {
+      // Output column i is the source's column map[i] (identity without a map).
+      const key = uniqueKey(plan.source);
+      const map = plan.map;
+      if (key === undefined || map === undefined) return key;
+      const out = key.map((column) => map.indexOf(column));
+      return out.includes(-1) ? undefined : out;
+    }
+    case 'StreamUnion':
+    case 'StreamLateral':
+    case 'StreamMaterialize':
+      return undefined;
+  }
+}
+
+/** A relation's primary key as positions in the scan's output, when every key column is projected. */
+function scanKey(relation: RelationDef, projection: readonly number[]): UniqueKey {
+  // A relation without a primary key (none declared in a test's catalog) promises nothing.
+  if ((relation.kind !== 'table' && relation.kind !== 'materialized_view') || relation.primaryKey.length === 0) return undefined;
+  const key: number[] = [];
+  for (const column of relation.primaryKey) {
+    const position = projection.indexOf(column);
+    if (position < 0) return undefined;
+    key.push(position);
+  }
+  return key;
+}
+
+/** The input key's columns as output positions, when each is passed through as a plain column. */
+function throughProjection(key: UniqueKey, expressions: readonly Expression[]): UniqueKey {
+  if (key === undefined) return undefined;
+  const out: number[] = [];
+  for (const column of key) {
+    const position = expressions.findIndex((expression) => expression.kind === 'Column' && expression.index === column);
+    if (position < 0) return undefined;
+    out.push(position);
+  }
+  return out;
+}
+
+/** Inner, left, right: left key ++ right key (shifted); semi / anti: the left key; full: none. */
+function joinKey(template: Plan, inputs: readonly StreamPlan[]): UniqueKey {
+  if (template.kind !== 'HashJoin' && template.kind !== 'NestedLoopJoin') return undefined;
+  const left = uniqueKey(inputs[0]!);
+  if (left === undefined) return undefined;
+  if (template.joinType === 'semi' || template.joinType === 'anti') return left;
+  if (template.joinType === 'full') return undefined;
+  const right = uniqueKey(inputs[1]!);
+  if (right === undefined) return undefined;
+  const width = template.left.columns.length;
+  return [...left, ...right.map((column) => column + width)];
+}
+
+/** DISTINCT: every column; DISTINCT ON: the ON expressions when all are plain output columns. */
+function distinctKey(template: Plan, width: number): UniqueKey {
+  if (template.kind !== 'Distinct') return undefined;
+  if (template.on === undefined) return Array.from({ length: width }, (_, index) => index);
+  const key: number[] = [];
+  for (const expression of template.on) {
+    if (expression.kind !== 'Column') return undefined;
+    if (!key.includes(expression.index)) key.push(expression.index);
+  }
+  return key;
+}
