@@ -38,6 +38,8 @@ import { compile, compilePredicate, type Evaluator } from '../batch/expression.j
 import type { Runtime } from '../batch/runtime.js';
 import { KeyMap } from '../batch/row-hash.js';
 import { appendOnlyRowId, emptyChanges, type ChangeBatch } from './change-batch.js';
+import { AggregateGroupCache } from './agg-cache.js';
+import { cacheableTypes } from './join-cache.js';
 import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
@@ -130,6 +132,8 @@ export class StreamHashAggregateNode implements StreamNode {
   private readonly callsOfValueTable: readonly (readonly CompiledCall[])[];
   /** The input only inserts (`appendOnly`). */
   private readonly appendOnly: boolean;
+  /** The group state rows in memory (agg-cache.ts), or undefined when the key types are not cacheable. */
+  private readonly cache: AggregateGroupCache | undefined;
 
   constructor(
     private readonly plan: Plan,
@@ -153,6 +157,31 @@ export class StreamHashAggregateNode implements StreamNode {
       appendOnlyExtreme: insertsOnly && (spec.mode === 'min' || spec.mode === 'max'),
     }));
     this.callsOfValueTable = this.valueTables.map((_, index) => this.calls.filter((call) => call.spec.valueTable === index + 1 && !call.appendOnlyExtreme));
+    this.cache = cacheableTypes(this.keyTypes) ? new AggregateGroupCache(context.groupCaches, this.keyTypes.length, plan.stateTables[0]!.columnTypes.length) : undefined;
+  }
+
+  /** The open epoch was aborted: its writes are gone from the state, so the cache goes too. */
+  discard(): void {
+    this.cache?.reset();
+  }
+
+  /** The view was dropped. */
+  dispose(): void {
+    this.cache?.dispose();
+  }
+
+  /** At the first change: a group table of at most `completeLoadRows` rows is cached whole (complete). */
+  private loadWhole(cache: AggregateGroupCache): void {
+    cache.loaded = true;
+    const limit = this.context.groupCaches.completeLoadRows;
+    const rows: Row[] = [];
+    for (const row of this.groups.scan({ limit: limit + 1 })) rows.push(row);
+    if (rows.length > limit) return;
+    cache.clear();
+    const width = this.keyTypes.length;
+    for (const row of rows) cache.set(cache.mapKey(row.slice(0, width)), row);
+    // Complete unless the budget already took some of it back.
+    cache.complete = cache.size === rows.length;
   }
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
@@ -175,12 +204,22 @@ export class StreamHashAggregateNode implements StreamNode {
     if (changes === undefined || changes.rows.length === 0) return out;
     const runtime = this.context.runtime;
     const byKey = this.groupByKey(changes, runtime);
-    const groupWrites: { row: Row; keep: boolean }[] = [];
+    const cache = this.cache;
+    if (cache !== undefined && !cache.loaded) this.loadWhole(cache);
+    const groupWrites: { row: Row; keep: boolean; mapKey: unknown }[] = [];
     const valueWrites: Row[][] = this.valueTables.map(() => []);
     for (let g = 0; g < byKey.size; g++) {
       const key = byKey.keys[g]!;
       const group = byKey.values[g]!;
-      const stored = this.groups.get(key);
+      let stored: Row | undefined;
+      let mapKey: unknown;
+      if (cache === undefined) stored = this.groups.get(key);
+      else {
+        mapKey = cache.mapKey(key);
+        stored = cache.get(mapKey);
+        // Not cached: a new group when the cache is complete, else read (cached with the write below).
+        if (stored === undefined && !cache.complete) stored = this.groups.get(key);
+      }
       const state = stored === undefined ? this.fresh() : this.decode(stored);
       const keyless = key.length === 0;
       const before = stored !== undefined || keyless ? this.output(key, state, false) : undefined;
@@ -188,8 +227,8 @@ export class StreamHashAggregateNode implements StreamNode {
       if (deltas !== undefined) this.applyValueDeltas(key, state, deltas, valueWrites, stored === undefined);
       const rows = state.rows;
       const after = rows > 0 || keyless ? this.output(key, state, true) : undefined;
-      if (rows > 0 || keyless) groupWrites.push({ row: this.encode(key, state), keep: true });
-      else if (stored !== undefined) groupWrites.push({ row: stored, keep: false });
+      if (rows > 0 || keyless) groupWrites.push({ row: this.encode(key, state), keep: true, mapKey });
+      else if (stored !== undefined) groupWrites.push({ row: stored, keep: false, mapKey });
       if (before !== undefined && after !== undefined && rowsEqual(before, after, this.outputTypes)) continue;
       if (before !== undefined) {
         out.rows.push(before);
@@ -203,6 +242,13 @@ export class StreamHashAggregateNode implements StreamNode {
     for (const write of groupWrites) {
       if (write.keep) this.groups.insert(write.row);
       else this.groups.delete(write.row);
+    }
+    // The cache follows the writes (after them: a budget eviction may end completeness, never mid-read).
+    if (cache !== undefined) {
+      for (const write of groupWrites) {
+        if (write.keep) cache.set(write.mapKey, write.row);
+        else cache.delete(write.mapKey);
+      }
     }
     valueWrites.forEach((rows, index) => {
       const table = this.valueTables[index]!;

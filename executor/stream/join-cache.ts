@@ -53,25 +53,31 @@ export function emptyGroup(): JoinGroup {
   return { rows: [], counts: [], degrees: [], dirty: [], index: undefined, deleted: 0, bytes: 0, cached: false };
 }
 
-/** One budget for the join caches of a process. */
+/** A cache drawing on a GroupCacheBudget: a join side's (JoinSideCache) or an aggregate's (agg-cache.ts). */
+export interface BudgetedCache {
+  /** Drops its oldest groups until the budget is met. */
+  evictOldest(budget: GroupCacheBudget): void;
+}
+
+/** One budget for the join and aggregate caches of a process. */
 export class GroupCacheBudget {
   usedBytes = 0;
-  /** A side whose state table holds at most this many rows is loaded whole at the first change. */
+  /** A side (an aggregate) whose state table holds at most this many rows is loaded whole at the first change. */
   completeLoadRows = 10_000;
-  private readonly caches = new Set<JoinSideCache>();
+  private readonly caches = new Set<BudgetedCache>();
 
   constructor(readonly limitBytes: number) {}
 
-  register(cache: JoinSideCache): void {
+  register(cache: BudgetedCache): void {
     this.caches.add(cache);
   }
 
-  unregister(cache: JoinSideCache): void {
+  unregister(cache: BudgetedCache): void {
     this.caches.delete(cache);
   }
 
   /** Evicts from `growing` first, then from the others, until within the limit. */
-  reclaim(growing: JoinSideCache): void {
+  reclaim(growing: BudgetedCache): void {
     growing.evictOldest(this);
     for (const cache of this.caches) {
       if (this.usedBytes <= this.limitBytes) return;
@@ -80,7 +86,7 @@ export class GroupCacheBudget {
   }
 }
 
-export class JoinSideCache {
+export class JoinSideCache implements BudgetedCache {
   private readonly groups = new Map<unknown, JoinGroup>();
   /** Every group of the side is cached: a key not here has no rows. */
   complete = false;

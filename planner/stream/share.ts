@@ -42,7 +42,7 @@ function identity(value: object): number {
  * expression source positions left out, bigints as text, scalar functions by oid, name and types,
  * other functions by identity.
  */
-function canonical(value: unknown, key: string | undefined): string {
+function canonical(value: unknown, key: string | undefined, done?: ReadonlyMap<StreamPlan, string>): string {
   if (value === null) return 'null';
   switch (typeof value) {
     case 'undefined':
@@ -63,12 +63,15 @@ function canonical(value: unknown, key: string | undefined): string {
   }
   if (Array.isArray(value)) {
     if (key === 'columns') return `[${value.map((column: { type?: unknown }) => canonical(column.type, 'type')).join(',')}]`;
-    return `[${value.map((item) => canonical(item, undefined)).join(',')}]`;
+    return `[${value.map((item) => canonical(item, undefined, done)).join(',')}]`;
   }
   if (value instanceof Map) return `M[${[...value].map(([k, v]) => `${canonical(k, undefined)}:${canonical(v, undefined)}`).join(',')}]`;
   if (value instanceof Set) return `S[${[...value].map((item) => canonical(item, undefined)).join(',')}]`;
   if (ArrayBuffer.isView(value)) return `B[${Array.from(value as unknown as ArrayLike<number>).join(',')}]`;
   if (key === 'relation') return `R${(value as { id: number }).id}`;
+  // An input subtree's text, computed already (exactTexts goes bottom-up).
+  const known = done?.get(value as StreamPlan);
+  if (known !== undefined) return known;
   const record = value as Record<string, unknown>;
   if (typeof record['impl'] === 'function' && typeof record['oid'] === 'number' && typeof record['name'] === 'string') {
     // A ScalarFunction: the registry's have a unique oid; the binder's own (oid 0: the time window
@@ -82,7 +85,7 @@ function canonical(value: unknown, key: string | undefined): string {
     if (field === 'stateTables' || field === 'position') continue;
     const item = record[field];
     if (item === undefined) continue;
-    text += `${field}:${canonical(item, field)};`;
+    text += `${field}:${canonical(item, field, done)};`;
   }
   return `${text}}`;
 }
@@ -111,14 +114,14 @@ function signatureOf(plan: StreamPlan, exact: Map<StreamPlan, string>): Signatur
   const order = [...keys.map((key) => sorted.indexOf(key)), ...plan.calls.map((_, index) => keys.length + index)];
   // The template (EXPLAIN only) and the output columns follow the keys' order; the keys' and
   // calls' types are in their own texts.
-  const rest = canonical({ ...plan, groupKeys: undefined, template: undefined, columns: undefined }, undefined);
+  const rest = canonical({ ...plan, groupKeys: undefined, template: undefined, columns: undefined }, undefined, exact);
   return { text: `agg(${sorted.join(',')})${rest}`, order: order.every((at, index) => at === index) ? undefined : order };
 }
 
 /** Canonical texts of every subtree (post-order, each subtree's text includes its inputs'). */
 function exactTexts(plan: StreamPlan, out: Map<StreamPlan, string>): void {
   for (const input of streamInputs(plan)) exactTexts(input, out);
-  out.set(plan, canonical(plan, undefined));
+  out.set(plan, canonical(plan, undefined, out));
 }
 
 /** The plan with each repeated subtree after its first occurrence replaced by a StreamShared leaf. */
