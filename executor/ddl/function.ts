@@ -2,16 +2,19 @@
 // [CASCADE | RESTRICT], with PostgreSQL's messages. A function is a catalog entry (sql/catalog.ts
 // FunctionDef) whose body the planner inlines into each call (planner/binder/sql-function.ts);
 // the body is checked here as PostgreSQL's check_function_bodies does. Views and materialized views
-// that call a function depend on it (their `dependsOn` holds its id): DROP without CASCADE is
-// 2BP01. CREATE OR REPLACE of a function a materialized view reaches is refused (0A000): the
+// that call a function depend on it (their `dependsOn` holds its id), and so do a table's DEFAULT
+// and CHECK expressions that call it (found in their text when the function is dropped, resolved
+// with the dropping session's search path): DROP without CASCADE is 2BP01 with PostgreSQL's
+// DETAIL lines; CASCADE drops the views, the defaults and the constraints. CREATE OR REPLACE of a function a materialized view reaches is refused (0A000): the
 // running dataflow holds the old body inlined, and a restart would plan the new one over old state.
 
 import type { CreateFunctionStmt, DefElem, DropStmt, FunctionParameter, Node, ObjectWithArgs, TypeName } from '@pgsql/types';
-import type { FunctionDef, RelationDef } from '../../sql/catalog.js';
+import type { ColumnDef, FunctionDef, RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { sameType, type DataType } from '../../sql/types.js';
 import { validateSqlFunction } from '../../planner/index.js';
 import { isWord, tokenize } from '../../sql/parser/tokenizer.js';
+import { parse } from '../../sql/parser/index.js';
 import type { Notice } from '../engine.js';
 import { CatalogDraft, type CatalogSnapshot } from '../catalog.js';
 import { dataTypeFromTypeName, formatTypeName } from '../type-names.js';
@@ -264,8 +267,49 @@ function findFunction(object: ObjectWithArgs, context: DdlContext, missingOk: bo
   throw new SqlError(SqlState.undefinedFunction, `function ${name}(${types.map(formatTypeName).join(', ')}) does not exist`);
 }
 
+/** A table's DEFAULT or CHECK expression that calls a function (PostgreSQL's pg_attrdef / pg_constraint dependency). */
+interface ExpressionUse {
+  readonly table: RelationDef;
+  readonly kind: 'default' | 'check';
+  /** The column (default) or constraint (check) name. */
+  readonly name: string;
+}
+
+function describeUse(use: ExpressionUse, context: DdlContext): string {
+  const table = describeRelation(use.table, context);
+  return use.kind === 'default' ? `default value for column ${use.name} of ${table}` : `constraint ${use.name} on ${table}`;
+}
+
+/** True when the expression text calls `fn` (by name and number of arguments, through the search path). */
+function callsFunction(expression: string, fn: FunctionDef, context: DdlContext): boolean {
+  if (!expression.toLowerCase().includes(fn.name.toLowerCase())) return false;
+  try {
+    const [statement] = parse(`SELECT ${expression}`);
+    return statement !== undefined && referencedFunctionIds(statement.node, context.catalog, context.searchPath).includes(fn.id);
+  } catch {
+    return false;
+  }
+}
+
+/** The DEFAULT and CHECK expressions of tables that call `fn`, table by table (creation order), defaults first. */
+function expressionUses(fn: FunctionDef, context: DdlContext): ExpressionUse[] {
+  const uses: ExpressionUse[] = [];
+  const tables = context.catalog.relations().filter((relation) => relation.kind === 'table').sort((a, b) => a.id - b.id);
+  for (const table of tables) {
+    for (const column of table.columns) {
+      if (column.defaultSql !== undefined && callsFunction(column.defaultSql, fn, context)) uses.push({ table, kind: 'default', name: column.name });
+    }
+    for (const check of table.checks ?? []) {
+      if (callsFunction(check.sql, fn, context)) uses.push({ table, kind: 'check', name: check.name });
+    }
+  }
+  return uses;
+}
+
 interface FunctionDropPlan extends DropPlan {
   readonly functions: Map<number, FunctionDef>;
+  /** DEFAULT and CHECK expressions dropped with the functions they call (CASCADE). */
+  readonly expressions: ExpressionUse[];
   /** The functions the statement names: dropping one another is no dependency problem. */
   readonly targets: Set<number>;
   /** `drop cascades to ...` objects, in the order found. */
@@ -278,7 +322,8 @@ function collectFunction(fn: FunctionDef, cascade: boolean, context: DdlContext,
   plan.functions.set(fn.id, fn);
   const functions = context.catalog.functionDependents(fn.id).filter((dependent) => !plan.functions.has(dependent.id) && !plan.targets.has(dependent.id));
   const relations = context.catalog.dependents(fn.id).filter((dependent) => !plan.relations.has(dependent.id));
-  if (functions.length + relations.length === 0) return;
+  const expressions = expressionUses(fn, context).filter((use) => !plan.expressions.some((known) => known.table.id === use.table.id && known.kind === use.kind && known.name === use.name));
+  if (functions.length + relations.length + expressions.length === 0) return;
   if (!cascade) {
     throw new SqlError(SqlState.dependentObjectsStillExist, `cannot drop function ${functionSignature(fn)} because other objects depend on it`, {
       detail: functionDependencyLines(fn, context).join('\n'),
@@ -290,13 +335,27 @@ function collectFunction(fn: FunctionDef, cascade: boolean, context: DdlContext,
     plan.cascaded.push(`function ${functionSignature(dependent)}`);
     collectFunction(dependent, true, context, plan);
   }
-  for (const relation of relations) {
-    if (plan.relations.has(relation.id)) continue;
-    plan.cascaded.push(describeRelation(relation, context));
-    const before = plan.reported.length;
-    collect(relation, true, context, plan, `function ${functionSignature(fn)}`);
-    for (const reported of plan.reported.splice(before)) plan.cascaded.push(describeRelation(reported, context));
-  }
+  // Defaults, constraints and views in their objects' creation order, as pg_depend lists them.
+  const objects: { readonly id: number; readonly drop: () => void }[] = [
+    ...expressions.map((use) => ({
+      id: use.table.id,
+      drop: () => {
+        plan.cascaded.push(describeUse(use, context));
+        plan.expressions.push(use);
+      },
+    })),
+    ...relations.map((relation) => ({
+      id: relation.id,
+      drop: () => {
+        if (plan.relations.has(relation.id)) return;
+        plan.cascaded.push(describeRelation(relation, context));
+        const before = plan.reported.length;
+        collect(relation, true, context, plan, `function ${functionSignature(fn)}`);
+        for (const reported of plan.reported.splice(before)) plan.cascaded.push(describeRelation(reported, context));
+      },
+    })),
+  ];
+  for (const object of objects.sort((a, b) => a.id - b.id)) object.drop();
 }
 
 function functionDependencyLines(fn: FunctionDef, context: DdlContext): string[] {
@@ -306,17 +365,24 @@ function functionDependencyLines(fn: FunctionDef, context: DdlContext): string[]
     lines.push(`function ${functionSignature(dependent)} depends on ${target}`);
     lines.push(...functionDependencyLines(dependent, context));
   }
-  for (const relation of context.catalog.dependents(fn.id)) {
-    lines.push(`${describeRelation(relation, context)} depends on ${target}`);
-    lines.push(...dependencyLines(relation, context));
-  }
+  // Defaults, constraints and views in their objects' creation order, as pg_depend lists them.
+  const objects: { readonly id: number; readonly lines: () => string[] }[] = [
+    ...expressionUses(fn, context).map((use) => ({ id: use.table.id, lines: () => [`${describeUse(use, context)} depends on ${target}`] })),
+    ...context.catalog.dependents(fn.id).map((relation) => ({ id: relation.id, lines: () => [`${describeRelation(relation, context)} depends on ${target}`, ...dependencyLines(relation, context)] })),
+  ];
+  for (const object of objects.sort((a, b) => a.id - b.id)) lines.push(...object.lines());
   return lines;
+}
+
+function withoutDefault(column: ColumnDef): ColumnDef {
+  const { defaultSql: _dropped, ...rest } = column;
+  return rest;
 }
 
 export function dropFunction(statement: DropStmt, context: DdlContext): DdlOutcome {
   const cascade = statement.behavior === 'DROP_CASCADE';
   const notices: Notice[] = [];
-  const plan: FunctionDropPlan = { relations: new Map(), reported: [], functions: new Map(), targets: new Set(), cascaded: [] };
+  const plan: FunctionDropPlan = { relations: new Map(), reported: [], functions: new Map(), targets: new Set(), cascaded: [], expressions: [] };
   const targets: FunctionDef[] = [];
   for (const object of (statement.objects ?? []) as Node[]) {
     const fn = findFunction((object as { ObjectWithArgs: ObjectWithArgs }).ObjectWithArgs, context, statement.missing_ok === true, notices);
@@ -337,5 +403,17 @@ export function dropFunction(statement: DropStmt, context: DdlContext): DdlOutco
   const draft = new CatalogDraft(context.catalog);
   for (const id of plan.functions.keys()) draft.removeFunction(id);
   for (const relation of plan.relations.values()) draft.removeRelation(relation.id);
+  // The defaults and CHECK constraints that called a dropped function go; their tables stay.
+  const changed = new Map<number, RelationDef>();
+  for (const use of plan.expressions) {
+    const table = changed.get(use.table.id) ?? use.table;
+    changed.set(
+      table.id,
+      use.kind === 'default'
+        ? { ...table, columns: table.columns.map((column) => (column.name === use.name ? withoutDefault(column) : column)) }
+        : { ...table, checks: (table.checks ?? []).filter((check) => check.name !== use.name) },
+    );
+  }
+  for (const table of changed.values()) draft.putRelation(table);
   return { catalog: draft.finish(), commandTag: 'DROP FUNCTION', notices, droppedTableIds: droppedStateTables(plan.relations.values()) };
 }

@@ -247,6 +247,7 @@ const PG_SESSION_FUNCTION_OIDS: Readonly<Record<string, number>> = {
   'pg_get_expr(pg_node_tree,oid)': 1716,
   'pg_get_expr(pg_node_tree,oid,boolean)': 2509,
   'pg_get_function_arguments(oid)': 2162,
+  'pg_get_functiondef(oid)': 2098,
   'pg_get_function_identity_arguments(oid)': 2232,
   'pg_get_function_result(oid)': 2165,
   'pg_get_indexdef(oid)': 1643,

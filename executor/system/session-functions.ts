@@ -1,5 +1,5 @@
 // Functions that read the catalog or the session: the ones psql, drivers and tools call
-// (pg_table_is_visible, format_type, pg_get_userbyid, pg_get_viewdef, pg_get_indexdef,
+// (pg_table_is_visible, format_type, pg_get_userbyid, pg_get_viewdef, pg_get_indexdef, pg_get_functiondef,
 // pg_get_constraintdef, pg_get_expr, obj_description, col_description, current_schema(s),
 // current_database, current_user, version, pg_encoding_to_char, has_*_privilege, pg_relation_size,
 // current_setting/set_config...). The planner asks for them through
@@ -17,6 +17,7 @@ import {
   constraintDefinition,
   indexDefinition,
   isVisible,
+  quoteIdentifier,
   roleName,
   PG_CLASS_OID,
   PG_NAMESPACE_OID,
@@ -150,7 +151,7 @@ function functionResult(id: number, context: SessionFunctionContext): Value {
 function functionArguments(id: number, context: SessionFunctionContext, withNames: boolean): Value {
   const sqlFunction = context.systemContext().catalog.functionById(id);
   if (sqlFunction !== undefined) {
-    return sqlFunction.argumentTypes.map((type, index) => (withNames && sqlFunction.argumentNames[index] ? `${sqlFunction.argumentNames[index]} ` : '') + formatTypeName(type)).join(', ');
+    return sqlFunction.argumentTypes.map((type, index) => (withNames && sqlFunction.argumentNames[index] ? `${quoteIdentifier(sqlFunction.argumentNames[index]!)} ` : '') + formatTypeName(type)).join(', ');
   }
   const fn = libraryFunction(id);
   if (fn === undefined) {
@@ -162,6 +163,36 @@ function functionArguments(id: number, context: SessionFunctionContext, withName
   const parts = fn.argumentTypes.map(formatTypeName);
   if (fn.variadic !== undefined) parts.push(`VARIADIC ${formatTypeName(arrayOf(fn.variadic))}`);
   return parts.join(', ');
+}
+
+/**
+ * pg_get_functiondef: a SQL function as PostgreSQL 15's ruleutils.c prints it (what psql's `\sf`
+ * shows): `CREATE OR REPLACE FUNCTION schema.name(args)`, RETURNS, LANGUAGE, the volatility and
+ * STRICT on one line, then the body: `AS $function$...$function$` (the dollar tag grows an `x`
+ * while the body contains it), or for the SQL-standard form `RETURN` and the expression as written
+ * (PostgreSQL prints its deparsed tree: `RETURN (x + 1)` for `RETURN x + 1`). An aggregate is
+ * 42809, as in PostgreSQL; a built-in function 0A000 (its C source is not oxbow's); an unknown
+ * OID NULL.
+ */
+function functionDefinition(id: number, context: SessionFunctionContext): Value {
+  const fn = context.systemContext().catalog.functionById(id);
+  if (fn === undefined) {
+    const aggregate = aggregateSignatures().find((signature) => signature.oid === id);
+    if (aggregate !== undefined) throw new SqlError(SqlState.wrongObjectType, `"${aggregate.name}" is an aggregate function`);
+    const builtIn = libraryFunction(id)?.name ?? sessionProcByOid(id)?.name;
+    if (builtIn !== undefined) {
+      throw new SqlError(SqlState.featureNotSupported, `pg_get_functiondef of built-in function "${builtIn}" is not supported`, { hint: 'oxbow prints the functions created with CREATE FUNCTION ... LANGUAGE SQL.' });
+    }
+    return null;
+  }
+  const argumentsText = fn.argumentTypes.map((argumentType, index) => (fn.argumentNames[index] ? `${quoteIdentifier(fn.argumentNames[index]!)} ` : '') + formatTypeName(argumentType)).join(', ');
+  let text = `CREATE OR REPLACE FUNCTION ${quoteIdentifier(fn.schema)}.${quoteIdentifier(fn.name)}(${argumentsText})\n RETURNS ${formatTypeName(fn.returnType)}\n LANGUAGE sql\n`;
+  const options = `${fn.volatility === 'volatile' ? '' : ` ${fn.volatility.toUpperCase()}`}${fn.strict ? ' STRICT' : ''}`;
+  if (options !== '') text += `${options}\n`;
+  if (fn.source === '' && fn.body.startsWith('SELECT ')) return `${text}RETURN ${fn.body.slice('SELECT '.length)}\n`;
+  let tag = '$function';
+  while (fn.source.includes(tag)) tag += 'x';
+  return `${text}AS ${tag}$${fn.source}${tag}$\n`;
 }
 
 function arrayBound(values: SqlArray, dimension: number, which: 'upper' | 'lower'): Value {
@@ -301,6 +332,7 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   pg_get_statisticsobjdef_columns: [{ arguments: [oid], returns: text, strict: true, impl: always(null) }],
   pg_get_partkeydef: [{ arguments: [oid], returns: text, strict: true, impl: always(null) }],
   pg_get_function_result: [{ arguments: [oid], returns: text, strict: true, impl: ([id], context) => functionResult(id as number, context) }],
+  pg_get_functiondef: [{ arguments: [oid], returns: text, strict: true, impl: ([id], context) => functionDefinition(id as number, context) }],
   pg_get_function_arguments: [{ arguments: [oid], returns: text, strict: true, impl: ([id], context) => functionArguments(id as number, context, true) }],
   pg_get_function_identity_arguments: [{ arguments: [oid], returns: text, strict: true, impl: ([id], context) => functionArguments(id as number, context, true) }],
   pg_get_serial_sequence: [{ arguments: [text, text], returns: text, strict: true, impl: always(null) }],
@@ -383,7 +415,7 @@ export function sessionFunctionOverloads(): SessionFunctionOverload[] {
 /** Stable OIDs for these functions in pg_proc's numbering space above the library's. */
 const functionOids = new Map<string, number>(Object.keys(table).map((key, index) => [key, 90000 + index]));
 
-const oidLike = new Set(['oid', 'regclass', 'regtype', 'regproc', 'int4', 'int2', 'int8', 'unknown', 'text', 'varchar', 'name']);
+const oidLike = new Set(['oid', 'regclass', 'regtype', 'regproc', 'regprocedure', 'regnamespace', 'int4', 'int2', 'int8', 'unknown', 'text', 'varchar', 'name']);
 
 function matches(overload: Overload, argumentTypes: readonly DataType[]): boolean {
   if (overload.arguments === 'any') return argumentTypes.length >= 1 && argumentTypes.length <= 4;

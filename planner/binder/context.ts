@@ -233,22 +233,32 @@ export function objectOid(text: string, target: RegType, catalog: PlannerContext
     return schema.id;
   }
   if (target === 'regprocedure') {
-    // PostgreSQL's regprocedurein: name(argument types), exactly that signature.
-    const match = /^\s*(?:pg_catalog\.)?([^(\s]+)\s*\((.*)\)\s*$/s.exec(text);
+    // PostgreSQL's regprocedurein: name(argument types), exactly that signature; the catalog's SQL
+    // functions through the search path (or their schema), then the library's.
+    const match = /^\s*([^(]+?)\s*\((.*)\)\s*$/s.exec(text);
     if (match === null) throw new SqlError(SqlState.invalidTextRepresentation, `expected a left parenthesis`, { position });
     const argumentOids = match[2]!.trim() === '' ? [] : match[2]!.split(',').map((part) => {
       const oid = typeOidByName(part.trim().toLowerCase());
       if (oid === undefined) throw new SqlError(SqlState.undefinedObject, `type "${part.trim()}" does not exist`, { position });
       return oid;
     });
-    const fn = allFunctions().find((f) => f.name === match[1]!.toLowerCase() && f.variadic === undefined && f.argumentTypes.length === argumentOids.length && f.argumentTypes.every((t, i) => TYPES[t.name as keyof typeof TYPES]?.oid === argumentOids[i]));
+    const sameArguments = (types: readonly { readonly name: string }[]) => types.length === argumentOids.length && types.every((t, i) => TYPES[t.name as keyof typeof TYPES]?.oid === argumentOids[i]);
+    const parts = splitQualifiedName(match[1]!);
+    const sqlFunction = catalog.resolveFunctions?.(parts.length > 1 ? parts[parts.length - 2] : undefined, parts[parts.length - 1]!, searchPath).find((f) => sameArguments(f.argumentTypes));
+    if (sqlFunction !== undefined) return sqlFunction.id;
+    const libraryName = parts.length === 1 || parts[0] === 'pg_catalog' ? parts[parts.length - 1]! : undefined;
+    const fn = allFunctions().find((f) => f.name === libraryName && f.variadic === undefined && sameArguments(f.argumentTypes));
     if (fn === undefined) throw new SqlError(SqlState.undefinedFunction, `function "${text}" does not exist`, { position });
     return fn.oid;
   }
   if (target === 'regproc') {
-    // PostgreSQL's regprocin: a function name (pg_catalog. optional) naming exactly one function.
-    const name = text.trim().replace(/^pg_catalog\./, '');
-    const oids = [...new Set(allFunctions().filter((fn) => fn.name === name).map((fn) => fn.oid))];
+    // PostgreSQL's regprocin: a function name (pg_catalog. optional) naming exactly one function,
+    // the catalog's SQL functions (through the search path, or their schema) included.
+    const parts = splitQualifiedName(text);
+    const name = parts[parts.length - 1]!;
+    const sqlOids = (catalog.resolveFunctions?.(parts.length > 1 ? parts[parts.length - 2] : undefined, name, searchPath) ?? []).map((fn) => fn.id);
+    const libraryOids = parts.length === 1 || parts[0] === 'pg_catalog' ? allFunctions().filter((fn) => fn.name === name).map((fn) => fn.oid) : [];
+    const oids = [...new Set([...sqlOids, ...libraryOids])];
     if (oids.length === 0) throw new SqlError(SqlState.undefinedFunction, `function "${text}" does not exist`, { position });
     if (oids.length > 1) throw new SqlError(SqlState.ambiguousFunction, `more than one function named "${text}"`, { position });
     return oids[0]!;

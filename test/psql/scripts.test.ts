@@ -4,6 +4,8 @@
 //   copy-script.sql  COPY in text and CSV, escapes, NULLs, HEADER, every kind of bad row
 //   ddl-script.sql   DDL errors and notices (dependencies, CASCADE, IF EXISTS, duplicates),
 //                    transaction status messages, SET/SHOW validation
+//   function-script.sql  \sf and pg_get_functiondef of SQL functions; DROP FUNCTION that a
+//                    DEFAULT, a CHECK or a view uses (2BP01 DETAIL, CASCADE)
 // Both servers are reached as user `oxbow`, database `oxbow`, each script on a fresh database.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
