@@ -41,6 +41,7 @@ import type {
   TransactionStatus,
 } from './engine.js';
 import type { CatalogSnapshot } from './catalog.js';
+import type { RelationDef } from '../sql/catalog.js';
 import type { EngineCore } from './engine-core.js';
 import { SessionSettings } from './settings.js';
 import { expandViews } from './view-expansion.js';
@@ -173,6 +174,8 @@ export class EngineSession implements Session {
   private spareController: AbortController | undefined;
   /** The parsed search path and its cache key, for the search_path text they were parsed from. */
   private parsedSearchPath: { readonly setting: string; readonly path: readonly string[]; readonly key: string } | undefined;
+  /** Secondary indexes by table for one catalog snapshot (secondaryIndexesOf). */
+  private secondaryIndexes: { readonly snapshot: CatalogSnapshot; readonly byRelation: Map<number, readonly RelationDef[]> } | undefined;
   private closed = false;
   readonly user: string;
   readonly database: string;
@@ -681,9 +684,18 @@ export class EngineSession implements Session {
   private tableAccess(): StoreTableAccess {
     const system = new SystemRelations(this.systemContext());
     const catalog = this.core.catalog;
-    const args = [this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id: number) => catalog.snapshot.indexesOf(id)] as const;
+    const args = [this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id: number) => this.secondaryIndexesOf(catalog.snapshot, id)] as const;
     if (this.implicitBlock !== undefined) return new RecordingTableAccess(...args).recordInto(this.implicitBlock);
     return new StoreTableAccess(...args);
+  }
+
+  /** A table's secondary indexes in a catalog snapshot, found once per snapshot (each statement's table access asks for every table it writes). */
+  private secondaryIndexesOf(snapshot: CatalogSnapshot, relationId: number): readonly RelationDef[] {
+    let found = this.secondaryIndexes;
+    if (found === undefined || found.snapshot !== snapshot) found = this.secondaryIndexes = { snapshot, byRelation: new Map() };
+    let indexes = found.byRelation.get(relationId);
+    if (indexes === undefined) found.byRelation.set(relationId, (indexes = snapshot.indexesOf(relationId)));
+    return indexes;
   }
 
   private async executePlannedStatement(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
