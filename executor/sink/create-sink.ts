@@ -57,7 +57,10 @@ export function createSink(statement: OxbowCreateSink, context: DdlContext): Ddl
   if (from.kind === 'source' && from.replayed === true) {
     // Its state table holds positions, not the changes a FROM sink reads (executor/source/source-replay.ts).
     throw new SqlError(SqlState.featureNotSupported, `cannot sink from source "${fromName}": it stores no rows`, {
-      hint: `A generator source is replayed, not stored: CREATE SINK ${name} AS SELECT * FROM ${fromName} WITH (...) streams its rows.`,
+      hint:
+        (from.options?.['connector'] ?? '').toLowerCase() === 'kafka'
+          ? `A Kafka source without a primary key is replayed from its topic, not stored: CREATE MATERIALIZED VIEW v AS SELECT * FROM ${fromName}, then CREATE SINK ${name} FROM v.`
+          : `A generator source is replayed, not stored: CREATE SINK ${name} AS SELECT * FROM ${fromName} WITH (...) streams its rows.`,
     });
   }
   const connector = sinkConnector(statement);

@@ -120,6 +120,10 @@ describe('a Kafka source that stores no rows', () => {
     const [size] = await rowsOf("SELECT purpose, keys FROM oxbow_catalog.state_size WHERE object_name = 'rp'");
     expect(size![0]).toBe('source positions');
     expect(Number(size![1])).toBeLessThan(100);
+    // A FROM sink reads stored changes, which this source does not have; the hint says what works.
+    const sink = `WITH (connector = 'kafka', topic = 'rp_out', properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`;
+    const from = await client.query(`CREATE SINK rp_sink FROM rp ${sink}`).catch((error: unknown) => error as { code: string; hint: string });
+    expect(from).toMatchObject({ code: '0A000', hint: 'A Kafka source without a primary key is replayed from its topic, not stored: CREATE MATERIALIZED VIEW v AS SELECT * FROM rp, then CREATE SINK rp_sink FROM v.' });
   });
 
   it('backfills a view created after N messages to equal one created before and the batch query', async () => {
