@@ -224,16 +224,3 @@ export function decodeRowValue(reader: RowReader): Value {
       throw new Error(`oxbow internal assertion: unknown row value tag ${String(tag)} at ${reader.offset - 1}`);
   }
 }
-
-/** Approximate heap bytes of a decoded row, for the memory tier's accounting. */
-export function estimateRowBytes(row: Row): number {
-  let bytes = 32 + 8 * row.length;
-  for (let index = 0; index < row.length; index++) {
-    const value = row[index];
-    if (typeof value === 'string') bytes += 16 + value.length * 2;
-    else if (typeof value === 'bigint') bytes += 24;
-    else if (value instanceof Uint8Array) bytes += 64 + value.length;
-    else if (value !== null && typeof value === 'object') bytes += 64;
-  }
-  return bytes;
-}
