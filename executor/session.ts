@@ -833,7 +833,7 @@ export class EngineSession implements Session {
           for (const tableId of outcome.droppedTableIds) this.core.store.dropTable(tableId);
           // A dropped view's errors leave oxbow_catalog.view_errors in the DDL's own epoch (a view's rows table id is its id).
           for (const tableId of outcome.droppedTableIds) this.core.streams.errors.forget(tableId);
-          this.applyRetentionChanges(outcome.catalog);
+          this.openNewTablesAndApplyRetention(outcome.catalog);
           this.core.catalog.stage(this.core.store, outcome.catalog);
           this.core.commit();
         } catch (error) {
@@ -851,13 +851,14 @@ export class EngineSession implements Session {
   }
 
   /**
+   * Opens every table and source the DDL creates, and hands the store every retention it changes.
    * ALTER ... SET/RESET (retention): the store keeps each table's retention with its version GC
    * record, so a changed one is handed to the store in the DDL's own epoch. A new table or source
    * is opened in the DDL's epoch too: its readable window starts at its creation, so it reads as
    * empty AS OF any moment between CREATE and its first write (RisingWave's time_travel/basic.slt)
    * instead of "never written" until that write.
    */
-  private applyRetentionChanges(next: CatalogSnapshot): void {
+  private openNewTablesAndApplyRetention(next: CatalogSnapshot): void {
     const current = this.core.catalog.snapshot;
     for (const relation of next.relations()) {
       if (relation.kind !== 'table' && relation.kind !== 'materialized_view' && relation.kind !== 'source') continue;
