@@ -36,7 +36,7 @@ import type { StateTable } from '../../storage/state-table.js';
 import type { RetractableCall, StreamPlan } from '../../planner/stream/stream-plan.js';
 import { compile, compilePredicate, type Evaluator } from '../batch/expression.js';
 import type { Runtime } from '../batch/runtime.js';
-import { KeyMap } from '../batch/row-hash.js';
+import { hashKey, KeyMap } from '../batch/row-hash.js';
 import { appendOnlyRowId, emptyChanges, type ChangeBatch } from './change-batch.js';
 import { AggregateGroupCache } from './agg-cache.js';
 import { cacheableTypes } from './join-cache.js';
@@ -115,16 +115,18 @@ export function appendOnly(plan: StreamPlan): boolean {
   }
 }
 
-interface GroupChanges {
-  readonly rows: Row[];
-  readonly signs: number[];
-}
+/** A group's changed values per value table (min / max / DISTINCT), with their count deltas. */
+type GroupDeltas = (KeyMap<number> | undefined)[];
 
 export class StreamHashAggregateNode implements StreamNode {
   private readonly groups: StateTable;
   private readonly valueTables: readonly StateTable[];
   private readonly valueTypes: readonly DataType[];
   private readonly keyEvaluators: readonly Evaluator[];
+  /** Per group key: the input column it is, or -1 where its evaluator computes it. */
+  private readonly keyColumns: Int32Array;
+  /** Each change's group in the batch being applied (reused, grown as needed). */
+  private groupOf = new Int32Array(1024);
   private readonly keyTypes: readonly DataType[];
   private readonly outputTypes: readonly DataType[];
   private readonly calls: readonly CompiledCall[];
@@ -143,6 +145,7 @@ export class StreamHashAggregateNode implements StreamNode {
     this.groups = tables[0]!;
     this.valueTables = tables.slice(1);
     this.keyEvaluators = plan.groupKeys.map(compile);
+    this.keyColumns = Int32Array.from(plan.groupKeys, (key) => (key.kind === 'Column' ? key.index : -1));
     this.keyTypes = plan.groupKeys.map((key) => key.type);
     this.outputTypes = plan.columns.map((column) => column.type);
     this.valueTypes = plan.stateTables.slice(1).map((declaration) => declaration.columnTypes[this.keyTypes.length]!);
@@ -203,31 +206,55 @@ export class StreamHashAggregateNode implements StreamNode {
     const out = emptyChanges();
     if (changes === undefined || changes.rows.length === 0) return out;
     const runtime = this.context.runtime;
-    const byKey = this.groupByKey(changes, runtime);
+    // Each changed row's group (`groupOf`), the groups' keys in order of first change: no arrays per group.
+    const byKey = this.groupRows(changes, runtime);
+    const groupOf = this.groupOf;
+    const size = byKey.size;
     const cache = this.cache;
     if (cache !== undefined && !cache.loaded) this.loadWhole(cache);
-    const groupWrites: { row: Row; keep: boolean; mapKey: unknown }[] = [];
-    const valueWrites: Row[][] = this.valueTables.map(() => []);
-    for (let g = 0; g < byKey.size; g++) {
+    // Every group's state row read before any write (a read after a write re-sorts a table's buffer).
+    const storedRows: (Row | undefined)[] = new Array(size);
+    const states: GroupState[] = new Array(size);
+    const befores: (Row | undefined)[] = new Array(size);
+    const mapKeys: unknown[] | undefined = cache === undefined ? undefined : new Array(size);
+    for (let g = 0; g < size; g++) {
       const key = byKey.keys[g]!;
-      const group = byKey.values[g]!;
       let stored: Row | undefined;
-      let mapKey: unknown;
       if (cache === undefined) stored = this.groups.get(key);
       else {
-        mapKey = cache.mapKey(key);
+        const mapKey = (mapKeys![g] = cache.mapKey(key));
         stored = cache.get(mapKey);
         // Not cached: a new group when the cache is complete, else read (cached with the write below).
         if (stored === undefined && !cache.complete) stored = this.groups.get(key);
       }
+      storedRows[g] = stored;
       const state = stored === undefined ? this.fresh() : this.decode(stored);
+      states[g] = state;
+      befores[g] = stored !== undefined || key.length === 0 ? this.output(key, state, false) : undefined;
+    }
+    // Fold the changes in input order, each into its group's state.
+    const rows = changes.rows;
+    const signs = changes.signs;
+    const withValues = this.valueTables.length > 0;
+    const deltasOf: (GroupDeltas | undefined)[] | undefined = withValues ? new Array(size) : undefined;
+    for (let i = 0; i < rows.length; i++) {
+      const g = groupOf[i]!;
+      const deltas = this.foldRow(states[g]!, rows[i]!, signs[i]!, runtime, withValues ? deltasOf![g] : undefined);
+      if (withValues) deltasOf![g] = deltas;
+    }
+    const groupWrites: { row: Row; keep: boolean; mapKey: unknown }[] = [];
+    const valueWrites: Row[][] = this.valueTables.map(() => []);
+    for (let g = 0; g < size; g++) {
+      const key = byKey.keys[g]!;
+      const stored = storedRows[g];
+      const state = states[g]!;
       const keyless = key.length === 0;
-      const before = stored !== undefined || keyless ? this.output(key, state, false) : undefined;
-      const deltas = this.fold(state, group, runtime);
+      const mapKey = mapKeys?.[g];
+      const deltas = deltasOf?.[g];
       if (deltas !== undefined) this.applyValueDeltas(key, state, deltas, valueWrites, stored === undefined);
-      const rows = state.rows;
-      const after = rows > 0 || keyless ? this.output(key, state, true) : undefined;
-      if (rows > 0 || keyless) groupWrites.push({ row: this.encode(key, state), keep: true, mapKey });
+      const before = befores[g];
+      const after = state.rows > 0 || keyless ? this.output(key, state, true) : undefined;
+      if (state.rows > 0 || keyless) groupWrites.push({ row: this.encode(key, state), keep: true, mapKey });
       else if (stored !== undefined) groupWrites.push({ row: stored, keep: false, mapKey });
       if (before !== undefined && after !== undefined && rowsEqual(before, after, this.outputTypes)) continue;
       if (before !== undefined) {
@@ -261,14 +288,29 @@ export class StreamHashAggregateNode implements StreamNode {
     return out;
   }
 
-  private groupByKey(changes: ChangeBatch, runtime: Runtime): KeyMap<GroupChanges> {
-    const byKey = new KeyMap<GroupChanges>(this.keyTypes);
+  /**
+   * The changed groups' keys in order of first change, and each change's group in `groupOf`. Key
+   * columns that are input columns are read by index (no evaluator call); the hash of a key is
+   * computed once.
+   */
+  private groupRows(changes: ChangeBatch, runtime: Runtime): KeyMap<number> {
+    const byKey = new KeyMap<number>(this.keyTypes);
+    const rows = changes.rows;
+    if (this.groupOf.length < rows.length) this.groupOf = new Int32Array(Math.max(rows.length, this.groupOf.length * 2));
+    const groupOf = this.groupOf;
     const evaluators = this.keyEvaluators;
+    const columns = this.keyColumns;
+    const types = this.keyTypes;
     const width = evaluators.length;
     const scratch: Value[] = new Array(width);
-    for (let i = 0; i < changes.rows.length; i++) {
-      const row = changes.rows[i]!;
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i]!;
       for (let k = 0; k < width; k++) {
+        const column = columns[k]!;
+        if (column >= 0) {
+          scratch[k] = row[column] as Value;
+          continue;
+        }
         try {
           scratch[k] = evaluators[k]!(row, runtime);
         } catch (error) {
@@ -276,56 +318,50 @@ export class StreamHashAggregateNode implements StreamNode {
           scratch[k] = null;
         }
       }
-      let index = byKey.indexOf(scratch);
-      if (index < 0) index = byKey.add(scratch.slice(), { rows: [], signs: [] });
-      const group = byKey.values[index]!;
-      group.rows.push(row);
-      group.signs.push(changes.signs[i]!);
+      const hash = hashKey(scratch, types);
+      let index = byKey.indexOf(scratch, hash);
+      if (index < 0) index = byKey.add(scratch.slice(), 0, hash);
+      groupOf[i] = index;
     }
     return byKey;
   }
 
-  /** Folds a group's changes into its state; returns the value deltas per value table (if any). */
-  private fold(state: GroupState, group: GroupChanges, runtime: Runtime): (KeyMap<number> | undefined)[] | undefined {
-    let deltas: (KeyMap<number> | undefined)[] | undefined;
+  /** Folds one change into its group's state; returns the group's value deltas per value table (if any). */
+  private foldRow(state: GroupState, row: Row, sign: number, runtime: Runtime, deltas: GroupDeltas | undefined): GroupDeltas | undefined {
+    if (sign < 0 && this.appendOnly) throw new SqlError(SqlState.internalError, 'a deletion reached an aggregate over an append-only input');
+    state.rows += sign;
     const calls = this.calls;
-    for (let r = 0; r < group.rows.length; r++) {
-      const row = group.rows[r]!;
-      const sign = group.signs[r]!;
-      if (sign < 0 && this.appendOnly) throw new SqlError(SqlState.internalError, 'a deletion reached an aggregate over an append-only input');
-      state.rows += sign;
-      for (let c = 0; c < calls.length; c++) {
-        const call = calls[c]!;
-        const table = call.spec.valueTable;
-        if (call.appendOnlyExtreme) {
-          this.foldExtreme(call, state.calls[c]!, row, runtime);
-          continue;
-        }
-        // Calls sharing a value table (same argument and FILTER) count a value once.
-        if (table !== undefined && this.firstCallOf(table) !== call) continue;
-        if (call.filter !== undefined && !this.passes(call, row, runtime)) continue;
-        let value: Value = null;
-        if (call.argument !== undefined) {
-          try {
-            value = call.argument(row, runtime);
-          } catch (error) {
-            this.context.recordError(error);
-            value = null;
-          }
-          if (value === null) continue;
-        }
-        if (table !== undefined) {
-          // min / max / DISTINCT: through the value table.
-          deltas ??= this.valueTables.map(() => undefined);
-          const map = (deltas[table - 1] ??= new KeyMap<number>([this.valueTypes[table - 1]!]));
-          const key = [value];
-          const index = map.indexOf(key);
-          if (index < 0) map.add(key, sign);
-          else map.values[index]! += sign;
-          continue;
-        }
-        accumulate(call, state.calls[c]!, value, sign);
+    for (let c = 0; c < calls.length; c++) {
+      const call = calls[c]!;
+      const table = call.spec.valueTable;
+      if (call.appendOnlyExtreme) {
+        this.foldExtreme(call, state.calls[c]!, row, runtime);
+        continue;
       }
+      // Calls sharing a value table (same argument and FILTER) count a value once.
+      if (table !== undefined && this.firstCallOf(table) !== call) continue;
+      if (call.filter !== undefined && !this.passes(call, row, runtime)) continue;
+      let value: Value = null;
+      if (call.argument !== undefined) {
+        try {
+          value = call.argument(row, runtime);
+        } catch (error) {
+          this.context.recordError(error);
+          value = null;
+        }
+        if (value === null) continue;
+      }
+      if (table !== undefined) {
+        // min / max / DISTINCT: through the value table.
+        deltas ??= this.valueTables.map(() => undefined);
+        const map = (deltas[table - 1] ??= new KeyMap<number>([this.valueTypes[table - 1]!]));
+        const key = [value];
+        const index = map.indexOf(key);
+        if (index < 0) map.add(key, sign);
+        else map.values[index]! += sign;
+        continue;
+      }
+      accumulate(call, state.calls[c]!, value, sign);
     }
     return deltas;
   }
@@ -364,7 +400,7 @@ export class StreamHashAggregateNode implements StreamNode {
    * row counts rows of a live group; the last row's deletion deletes both): no reads (a backfill
    * creates every group this way).
    */
-  private applyValueDeltas(key: Value[], state: GroupState, deltas: readonly (KeyMap<number> | undefined)[], writes: Row[][], newGroup: boolean): void {
+  private applyValueDeltas(key: Value[], state: GroupState, deltas: GroupDeltas, writes: Row[][], newGroup: boolean): void {
     const keyWidth = key.length;
     for (let t = 0; t < deltas.length; t++) {
       const map = deltas[t];
