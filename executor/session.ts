@@ -819,6 +819,11 @@ export class EngineSession implements Session {
   }
 
   private async ddl(statement: OxbowPrepared, signal: AbortSignal): Promise<string> {
+    const concurrently = concurrentIndexStatement(statement.parsed.node as Node);
+    if (concurrently !== undefined && (this.status !== 'idle' || this.implicitBlock !== undefined)) {
+      // PostgreSQL's PreventInTransactionBlock (an explicit block, or a multi-statement Query's implicit one).
+      throw new SqlError(SqlState.activeSqlTransaction, `${concurrently} cannot run inside a transaction block`);
+    }
     const createAs = (statement.parsed.node as { CreateTableAsStmt?: CreateTableAsStmt }).CreateTableAsStmt;
     if (createAs !== undefined && createAs.objtype === 'OBJECT_TABLE') return this.createTableAs(statement, createAs, signal);
     if (createAs !== undefined && createAs.objtype === 'OBJECT_MATVIEW') return this.createMaterializedView(statement, createAs, signal);
@@ -1033,6 +1038,14 @@ export class EngineSession implements Session {
     const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: [], evalContext: this.evalContext(), signal });
     return { columns: planned.columns ?? [], rows: result.rows };
   }
+}
+
+/** `CREATE INDEX CONCURRENTLY` / `DROP INDEX CONCURRENTLY`: statements PostgreSQL refuses inside a transaction block. */
+function concurrentIndexStatement(node: Node): string | undefined {
+  const record = node as { IndexStmt?: { concurrent?: boolean }; DropStmt?: { concurrent?: boolean; removeType?: string } };
+  if (record.IndexStmt?.concurrent === true) return 'CREATE INDEX CONCURRENTLY';
+  if (record.DropStmt?.concurrent === true && record.DropStmt.removeType === 'OBJECT_INDEX') return 'DROP INDEX CONCURRENTLY';
+  return undefined;
 }
 
 function timeoutError(): SqlError {

@@ -68,8 +68,14 @@ const MESSAGES = [
   // SET LOCAL lasts until the message ends, without the warning a lone SET LOCAL gets.
   "set local work_mem = '64MB'; show work_mem",
   "set local work_mem = '64MB'",
-  // A statement that cannot run inside a transaction block.
+  // Statements that cannot run inside a transaction block, implicit or explicit.
   'select 1; discard all',
+  'select 1; create index concurrently t_v on t (v)',
+  'create index concurrently t_v on t (v); drop index concurrently t_v',
+  'create index concurrently t_v on t (v)',
+  'drop index concurrently t_v',
+  'begin; create index concurrently t_v on t (v)',
+  'rollback',
   // A later statement reads the earlier ones' rows.
   "insert into t values (13, 'n'); select v from t where id = 13; delete from t where id = 13; select count(*) from t where id = 13",
 ];
