@@ -15,7 +15,7 @@ import { type as scalar } from '../../../sql/types.js';
 import type { RelationDef } from '../../../sql/catalog.js';
 import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
 import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
-import { planStream, explainStreamPlan } from '../../../planner/stream/index.js';
+import { planStream, explainStreamPlan, STREAM_PLAN_VERSION } from '../../../planner/stream/index.js';
 import type { CatalogReader } from '../../../planner/catalog-reader.js';
 import { StreamManager } from '../stream-manager.js';
 import { changes, output } from './fixture-lines.js';
@@ -184,7 +184,7 @@ describe('plan versions across a restart', () => {
   afterEach(async () => {
     await h?.close();
     h = undefined;
-    streamPlanDefaults.version = 2;
+    streamPlanDefaults.version = STREAM_PLAN_VERSION;
   });
 
   it('a view made with the keyed recompute keeps it after a restart; a new view gets StreamHashJoin', async () => {
@@ -199,7 +199,7 @@ describe('plan versions across a restart', () => {
       const query = 'select c.name, o.id from c left join o on o.c = c.id and o.amount > 2';
       streamPlanDefaults.version = 1;
       await h.run(`create materialized view old_join as ${query}`);
-      streamPlanDefaults.version = 2;
+      streamPlanDefaults.version = STREAM_PLAN_VERSION;
       await h.run(`create materialized view new_join as ${query}`);
       await h.close();
       h = await open();

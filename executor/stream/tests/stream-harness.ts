@@ -54,8 +54,13 @@ export async function assertViewsEqualRecomputation<Op>(options: {
   readonly op: fc.Arbitrary<Op>;
   readonly sql: (op: Op) => string;
   readonly views: readonly (readonly [string, string])[];
+  /** Statements run once the views exist (CREATE INDEX on a view). */
+  readonly afterViews?: readonly string[];
+  /** More pairs compared after each step: a query over the views and its recomputation over the tables. */
+  readonly checks?: readonly (readonly [string, string])[];
 }): Promise<void> {
   const { schema, op, sql, views } = options;
+  const checks = [...views.map(([name, query]): readonly [string, string] => [`select * from ${name}`, query]), ...(options.checks ?? [])];
   await fc.assert(
     fc.asyncProperty(fc.array(op, { maxLength: 10 }), fc.array(op, { minLength: 1, maxLength: 25 }), async (before, after) => {
       const h = await openHarness();
@@ -63,9 +68,10 @@ export async function assertViewsEqualRecomputation<Op>(options: {
         await h.run(schema);
         for (const o of before) await h.run(sql(o));
         for (const [name, query] of views) await h.run(`create materialized view ${name} as ${query}`);
+        for (const statement of options.afterViews ?? []) await h.run(statement);
         for (const step of ['backfill', ...after.map(sql)]) {
           if (step !== 'backfill') await h.run(step);
-          for (const [name, query] of views) expect(await h.lines(`select * from ${name}`), `${name} after ${step}`).toEqual(await h.lines(query));
+          for (const [read, query] of checks) expect(await h.lines(read), `${read} after ${step}`).toEqual(await h.lines(query));
         }
       } finally {
         await h.close();
