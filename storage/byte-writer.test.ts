@@ -67,3 +67,27 @@ describe('ByteWriter latin1', () => {
     );
   });
 });
+
+describe('ByteWriter bytes', () => {
+  it('appends any range of a source (up to 16 bytes by a loop, longer by TypedArray.set) exactly, growing as needed', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.uint8Array({ minLength: 0, maxLength: 40 }), fc.nat(), fc.nat()), { maxLength: 12 }),
+        fc.boolean(),
+        (pieces, plainArrays) => {
+          const writer = new ByteWriter(4);
+          const expected: Buffer[] = [];
+          for (const [bytes, a, b] of pieces) {
+            const source = plainArrays ? bytes : Buffer.from(bytes);
+            const start = bytes.length === 0 ? 0 : a % (bytes.length + 1);
+            const end = start + (bytes.length === 0 ? 0 : b % (bytes.length - start + 1));
+            writer.bytes(source, start, end);
+            expected.push(Buffer.from(bytes.subarray(start, end)));
+          }
+          expect(Buffer.from(writer.view())).toEqual(Buffer.concat(expected));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+});

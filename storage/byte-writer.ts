@@ -201,6 +201,15 @@ export class ByteWriter {
   bytes(source: Bytes, start = 0, end = source.length): void {
     const count = end - start;
     this.ensure(count);
+    if (count <= 16) {
+      // A table prefix (5 bytes) or an epoch suffix (8) per row of a batch: a loop is 2-3x
+      // cheaper than TypedArray.set's call for so few bytes.
+      const buffer = this.buffer;
+      let offset = this.length;
+      for (let index = start; index < end; index++) buffer[offset++] = source[index]!;
+      this.length = offset;
+      return;
+    }
     this.buffer.set(start === 0 && end === source.length ? source : source.subarray(start, end), this.length);
     this.length += count;
   }
@@ -264,7 +273,9 @@ export class ByteWriter {
   writeLatin1(text: string): void {
     const count = text.length;
     this.ensure(count);
-    if (count > 64) {
+    // The native write pays off from about 24 characters (node 20: 36 characters 0.25 vs 0.48 us,
+    // 16 characters 0.25 vs 0.18 us).
+    if (count > 24) {
       this.buffer.write(text, this.length, count, 'latin1');
     } else {
       const buffer = this.buffer;
