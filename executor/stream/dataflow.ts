@@ -89,18 +89,42 @@ export class Dataflow {
   private readonly byPlan = new Map<StreamPlan, Placed>();
   /** Roots of shared subtrees (their `last` is cleared after each pushAll). */
   private readonly shared: Placed[] = [];
+  /** Plan nodes some StreamShared leaf reads. */
+  private readonly sharedSources = new Set<StreamPlan>();
+  /** LATERALs whose parent projection passes rows through: the columns they emit. */
+  private readonly projectedLaterals = new Map<StreamPlan, Int32Array>();
 
   constructor(
     readonly viewId: number,
     readonly plan: StreamPlan,
     private readonly context: StreamContext,
   ) {
+    const findShared = (node: StreamPlan): void => {
+      if (node.kind === 'StreamShared') this.sharedSources.add(node.source);
+      for (const input of streamInputs(node)) findShared(input);
+    };
+    findShared(plan);
     this.root = this.place(plan, undefined, 0);
+  }
+
+  /**
+   * The node of a plan node. A projection of plain columns over a LATERAL that nothing else reads
+   * (not a shared subtree's root) passes its rows through, and the LATERAL emits them projected
+   * (HOP's five rows per event built once, not joined and then copied).
+   */
+  private build(plan: StreamPlan): StreamNode {
+    if (plan.kind === 'StreamProject' && plan.input.kind === 'StreamLateral' && plan.expressions.every((expression) => expression.kind === 'Column') && !this.sharedSources.has(plan.input)) {
+      this.projectedLaterals.set(plan.input, Int32Array.from(plan.expressions, (expression) => (expression.kind === 'Column' ? expression.index : -1)));
+      return { apply: (_slot, changes) => changes, initial: emptyChanges };
+    }
+    const output = plan.kind === 'StreamLateral' ? this.projectedLaterals.get(plan) : undefined;
+    if (plan.kind === 'StreamLateral' && output !== undefined) return new StreamLateralNode(plan, this.context, output);
+    return (BUILDERS[plan.kind] as (plan: StreamPlan, context: StreamContext) => StreamNode)(plan, this.context);
   }
 
   private place(plan: StreamPlan, parent: Placed | undefined, slot: number): Placed {
     const stats = new OperatorStats();
-    const node = instrumentNode((BUILDERS[plan.kind] as (plan: StreamPlan, context: StreamContext) => StreamNode)(plan, this.context), stats);
+    const node = instrumentNode(this.build(plan), stats);
     // A shared subtree comes before its StreamShared leaves in pre-order, so it is placed already.
     const source = plan.kind === 'StreamShared' ? this.byPlan.get(plan.source) : undefined;
     if (plan.kind === 'StreamShared' && source === undefined) throw new Error('a StreamShared node before the subtree it shares');

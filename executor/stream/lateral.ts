@@ -8,6 +8,10 @@
 // each window start appended to a copy of it (`SeriesLateral`), with what generate_series and the
 // timestamp + interval operator compute. A row whose window bounds are infinite (an infinite time)
 // has no window: it is dropped and recorded as 22008 (the template would step from NaN forever).
+//
+// `output` (set by the dataflow when the node's only parent is a projection of plain columns, which
+// then passes rows through: dataflow.ts): the joined row's columns to emit, so HOP's rows are built
+// once at their final width instead of joined, then copied by the projection.
 
 import type { Interval, Row, Value } from '../../sql/value.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
@@ -80,12 +84,27 @@ export class StreamLateralNode implements StreamNode {
   constructor(
     private readonly plan: Extract<StreamPlan, { kind: 'StreamLateral' }>,
     private readonly context: StreamContext,
+    private readonly output?: Int32Array,
   ) {
     this.series = seriesLateral(plan.template, plan.input.columns.length);
   }
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
-    if (this.series !== undefined) return this.applySeries(this.series, changes);
+    if (this.series !== undefined) return this.output === undefined ? this.applySeries(this.series, changes) : this.applySeriesProjected(this.series, changes, this.output);
+    const joined = this.applyJoined(changes);
+    if (this.output === undefined) return joined;
+    const output = this.output;
+    const rows: Row[] = new Array(joined.rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const row = joined.rows[i]!;
+      const projected: Row = new Array(output.length);
+      for (let c = 0; c < output.length; c++) projected[c] = row[output[c]!]!;
+      rows[i] = projected;
+    }
+    return { rows, signs: joined.signs };
+  }
+
+  private applyJoined(changes: ChangeBatch): ChangeBatch {
     const deleted: Row[] = [];
     const inserted: Row[] = [];
     for (let i = 0; i < changes.rows.length; i++) (changes.signs[i]! > 0 ? inserted : deleted).push(changes.rows[i]!);
@@ -156,6 +175,63 @@ export class StreamLateralNode implements StreamNode {
         }
       } catch (error) {
         // Past the timestamp range: the template fails on this row too; drop what it began.
+        out.rows.length = start;
+        out.signs.length = start;
+        this.context.recordError(error);
+      }
+    }
+    return out;
+  }
+
+  /** `applySeries` emitting each window's row at its projected width (`output` over the joined row; the window start is column `width`). */
+  private applySeriesProjected(series: SeriesLateral, changes: ChangeBatch, output: Int32Array): ChangeBatch {
+    const out = emptyChanges();
+    const runtime = this.context.runtime;
+    const { first, last, step, plus } = series;
+    const rows = changes.rows;
+    const signs = changes.signs;
+    const outWidth = output.length;
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i]!;
+      const sign = signs[i]!;
+      let from: Value;
+      let to: Value;
+      try {
+        from = first(row, runtime);
+        to = last(row, runtime);
+      } catch (error) {
+        this.context.recordError(error);
+        continue;
+      }
+      if (from === null || to === null) continue;
+      if (typeof from !== 'number' || typeof to !== 'number') {
+        const joined = emptyChanges();
+        this.applyTemplate(row, sign, joined);
+        for (let j = 0; j < joined.rows.length; j++) {
+          const projected: Row = new Array(outWidth);
+          for (let c = 0; c < outWidth; c++) projected[c] = joined.rows[j]![output[c]!]!;
+          out.rows.push(projected);
+          out.signs.push(joined.signs[j]!);
+        }
+        continue;
+      }
+      if (!Number.isFinite(from) || !Number.isFinite(to)) {
+        this.context.recordError(new SqlError(SqlState.datetimeFieldOverflow, 'timestamp out of range'));
+        continue;
+      }
+      const width = row.length;
+      const start = out.rows.length;
+      try {
+        for (let current = from; current <= to; current = plus(current, step)) {
+          const projected: Row = new Array(outWidth);
+          for (let c = 0; c < outWidth; c++) {
+            const column = output[c]!;
+            projected[c] = column === width ? current : row[column]!;
+          }
+          out.rows.push(projected);
+          out.signs.push(sign);
+        }
+      } catch (error) {
         out.rows.length = start;
         out.signs.length = start;
         this.context.recordError(error);
