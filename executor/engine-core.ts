@@ -27,6 +27,12 @@ type EngineStatusMemory = () => { usedBytes: number; limitBytes: number; cachedR
  */
 export class WriteLock {
   private tail: Promise<void> = Promise.resolve();
+  /**
+   * Seals what sources wrote into the open epoch since their last barrier (the source manager sets
+   * it): `run` calls it first, so every other writer starts on an open epoch holding nothing but
+   * its own writes (its abort drops only those, its snapshot holds the sources' rows).
+   */
+  drain: (() => Promise<void>) | undefined;
 
   constructor(private readonly settle: () => Promise<void> = () => Promise.resolve()) {}
 
@@ -34,6 +40,7 @@ export class WriteLock {
     return this.enter(section, true);
   }
 
+  /** For the sources: their chunks and barriers (no drain, no wait for epochs in flight). */
   runPipelined<T>(section: () => Promise<T> | T): Promise<T> {
     return this.enter(section, false);
   }
@@ -44,6 +51,7 @@ export class WriteLock {
     this.tail = new Promise<void>((resolve) => (release = resolve));
     await previous;
     try {
+      if (settled && this.drain !== undefined) await this.drain();
       if (settled) await this.settle().catch(() => undefined);
       return await section();
     } finally {

@@ -30,6 +30,13 @@ import { FirstOffsets, isReplayed, positionTable, writePositions } from './sourc
 import { isKafkaReplayed, kafkaRowId, replayLimits } from './kafka/kafka-replay.js';
 
 const MAX_PENDING_ROWS = 200_000;
+/**
+ * A source's rows go into the open epoch and through the views in chunks of about this many as
+ * they arrive, not all at the barrier: the epoch's intermediate rows die young and the barrier
+ * only seals (executor/stream/DESIGN.md, "Chunks within an epoch"). OXBOW_SOURCE_CHUNK_ROWS
+ * overrides it (0: everything at the barrier, as before); tests set `rows`.
+ */
+export const sourceChunks = { rows: Number(process.env['OXBOW_SOURCE_CHUNK_ROWS'] ?? 4096) };
 /** OXBOW_SOURCE_TRACE=1: one line per source barrier on stderr (rows, apply, wait for writes in flight, seal, write). */
 const TRACE = process.env['OXBOW_SOURCE_TRACE'] === '1';
 export const OFFSETS_META_PREFIX = 'source-offsets/';
@@ -58,6 +65,9 @@ class RunningSource implements DecodedBatchListener {
   committed = new Map<number, bigint>();
   /** Offsets changed since the last commit (new messages, or the first start's resolved offsets). */
   dirty = false;
+  /** Rows written into the open epoch by chunks since the last barrier, and their next offsets. */
+  unsealed = 0;
+  private written: Map<number, bigint> | undefined;
   private waiters: (() => void)[] = [];
   readonly reader: SourceReader & StartupResolver;
   /** The relation's rows, or (a replayed source) its position per split (source-replay.ts). */
@@ -188,7 +198,11 @@ class RunningSource implements DecodedBatchListener {
    * holds back the next barrier if the writes fall behind.
    */
   private backpressure(): Promise<void> {
-    if (this.pending.rows.length < MAX_PENDING_ROWS) return Promise.resolve();
+    const pending = this.pending.rows.length;
+    if (pending + this.unsealed < MAX_PENDING_ROWS) {
+      if (sourceChunks.rows > 0 && pending >= sourceChunks.rows) this.manager.requestChunk();
+      return Promise.resolve();
+    }
     this.manager.requestBarrier();
     return new Promise((resolve) => this.waiters.push(resolve));
   }
@@ -214,29 +228,53 @@ class RunningSource implements DecodedBatchListener {
   }
 
   /**
-   * Writes the pending changes into the open epoch (inside the write lock); returns the next
-   * offsets as of this epoch, for committedNow() once it is durable.
+   * At the barrier (inside the write lock): writes what is still pending into the open epoch;
+   * returns the next offsets as of this epoch, for committedNow() once it is durable, and releases
+   * the backpressure.
    */
   apply(): Map<number, bigint> {
+    this.write();
+    const applied = this.written!;
+    this.written = undefined;
+    this.unsealed = 0;
+    this.dirty = false;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+    return applied;
+  }
+
+  /**
+   * Writes the pending changes into the open epoch (inside the write lock) with the offsets they
+   * reach, and pushes them through the views every `sourceChunks.rows` rows; a chunk between barriers, or
+   * the rest at the barrier.
+   */
+  write(): void {
     const { rows, kinds } = this.pending;
     // Rows read while the epoch is written (off the main thread) go into the next epoch.
     this.pending = { rows: [], kinds: [] };
     const applied = new Map(this.next);
-    this.dirty = false;
     const streams = this.manager.core.streams;
     const id = this.relation.id;
     const captured = streams.captures(id);
+    const chunk = sourceChunks.rows > 0 ? sourceChunks.rows : rows.length;
     if (this.replayed) {
       // Append-only rows with their unit numbers as row ids: to the views, and the positions to the
       // source's state table (a replay of everything below them is these rows again).
-      if (captured) for (let i = 0; i < rows.length; i++) streams.record(id, rows[i]!, 1);
+      if (captured) {
+        for (let i = 0; i < rows.length; i++) {
+          streams.record(id, rows[i]!, 1);
+          if ((i + 1) % chunk === 0) streams.push();
+        }
+        streams.push();
+      }
       const moved = new Map<number, bigint>();
       for (const [split, position] of applied) if (this.committedPositions.get(split) !== position) moved.set(split, position);
       writePositions(this.table, this.relation, moved);
       this.firstOffsets?.write(applied);
       this.committedPositions = applied;
-      this.appliedNow(id, rows.length, applied);
-      return applied;
+      this.writtenNow(id, rows.length, applied);
+      return;
     }
     const appendOnly = this.layout.rowIdPosition !== undefined;
     const keyIndexes = this.layout.primaryKey;
@@ -264,24 +302,25 @@ class RunningSource implements DecodedBatchListener {
       } else {
         for (let k = 0; k < keyIndexes.length; k++) key[k] = row[keyIndexes[k]!]!;
         const old = this.table.get(key);
-        if (old === undefined) continue;
-        if (captured) streams.record(id, old, -1);
-        for (const { index, table } of indexes) table.delete(indexEntry(relation, index, old));
-        this.table.delete(old);
+        if (old !== undefined) {
+          if (captured) streams.record(id, old, -1);
+          for (const { index, table } of indexes) table.delete(indexEntry(relation, index, old));
+          this.table.delete(old);
+        }
       }
+      if (captured && (i + 1) % chunk === 0) streams.push();
     }
-    this.appliedNow(id, rows.length, applied);
-    return applied;
+    if (captured) streams.push();
+    this.writtenNow(id, rows.length, applied);
   }
 
-  /** After apply(): the offsets into the epoch's metadata, the rows counted, the backpressure released. */
-  private appliedNow(id: number, rows: number, applied: Map<number, bigint>): void {
+  /** After write(): the offsets into the epoch's metadata (with the rows they cover), the rows counted. */
+  private writtenNow(id: number, rows: number, applied: Map<number, bigint>): void {
     this.manager.core.store.putMeta(OFFSETS_META_PREFIX + id, encodeOffsets(applied));
     const sourceRows = this.manager.core.metrics.sourceRows;
     sourceRows.set(id, (sourceRows.get(id) ?? 0) + rows);
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const resolve of waiters) resolve();
+    this.written = applied;
+    this.unsealed += rows;
   }
 
   /** The epoch with the applied changes committed. */
@@ -308,6 +347,8 @@ export class SourceManager {
   /** A source filled up during the running barrier: the next one starts as soon as it ends. */
   private again = false;
   private closed = false;
+  /** A chunk write is queued on the write lock (requestChunk). */
+  private chunkQueued = false;
 
   constructor(
     readonly core: EngineCore,
@@ -319,7 +360,40 @@ export class SourceManager {
   }
 
   start(): void {
+    // Every other writer (DML, DDL, a view's backfill, a checkpoint) first seals what the chunks
+    // wrote into the open epoch, so its abort cannot drop source rows and its snapshot holds them.
+    this.core.writeLock.drain = () => this.drain();
     this.schedule(this.barrierIntervalMs);
+  }
+
+  /**
+   * A source holds a chunk's worth of rows: write every source's pending rows into the open epoch
+   * and through the views now, under the write lock, without sealing (the barrier seals them).
+   */
+  requestChunk(): void {
+    if (this.chunkQueued || this.closed) return;
+    this.chunkQueued = true;
+    void this.core.writeLock.runPipelined(() => this.writeChunks());
+  }
+
+  private writeChunks(): void {
+    this.chunkQueued = false;
+    if (this.closed) return;
+    const ready = [...this.running.values()].filter((source) => source.pending.rows.length > 0 && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
+    try {
+      for (const source of ready) source.write();
+    } catch (error) {
+      // The open epoch held every source's unsealed chunks: all of them restart from their committed offsets.
+      this.core.store.abort();
+      this.failed([...this.running.values()].filter((source) => source.unsealed > 0 || ready.includes(source)), error);
+    }
+  }
+
+  /** Inside the write lock, for another writer: seals the chunks written since the last barrier. */
+  private async drain(): Promise<void> {
+    if (![...this.running.values()].some((source) => source.unsealed > 0)) return;
+    const sealed = await this.barrier();
+    if (sealed !== undefined) void sealed.durable.then(() => this.committed(sealed.sources, sealed.offsets), (error: unknown) => this.failed(sealed.sources, error));
   }
 
   /** A barrier now (a source is full), or right after the running one. */
@@ -411,7 +485,7 @@ export class SourceManager {
     if (ready.length === 0) return undefined;
     try {
       const started = performance.now();
-      const rows = TRACE ? ready.reduce((total, source) => total + source.pending.rows.length, 0) : 0;
+      const rows = TRACE ? ready.reduce((total, source) => total + source.pending.rows.length + source.unsealed, 0) : 0;
       const offsets = ready.map((source) => source.apply());
       const applied = performance.now();
       if (TRACE) await this.core.store.whenWritable();
@@ -434,6 +508,7 @@ export class SourceManager {
 
   async stop(): Promise<void> {
     this.closed = true;
+    if (this.core.writeLock.drain !== undefined) this.core.writeLock.drain = undefined;
     if (this.timer !== undefined) clearTimeout(this.timer);
     await this.ticking;
     await Promise.all([...this.running.values()].map((source) => source.stop()));

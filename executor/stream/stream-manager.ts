@@ -12,9 +12,21 @@ import type { Dataflow } from './dataflow.js';
 import { StreamContext, type ViewIndex } from './stream-context.js';
 import { VIEW_ERRORS_META_KEY, ViewErrors } from './view-errors.js';
 import { BackfillProgress } from '../system/backfill-progress.js';
-import type { StreamPlan } from '../../planner/stream/stream-plan.js';
+import { streamInputs, type StreamPlan } from '../../planner/stream/stream-plan.js';
 import { Dataflow as DataflowClass } from './dataflow.js';
 import { GroupCacheBudget } from './join-cache.js';
+
+/**
+ * True when a view's plan must see an epoch's changes at once, at flush: a temporal filter (its
+ * bound moves with the epoch time, taken at flush), a watermark filter (rows are late against the
+ * watermark before their batch, so batch boundaries would decide which rows are dropped) and EMIT
+ * ON WINDOW CLOSE (it emits closed windows after every push).
+ */
+export function needsWholeEpoch(plan: StreamPlan): boolean {
+  if (plan.kind === 'StreamWatermarkFilter' || plan.kind === 'StreamEmitOnWindowClose') return true;
+  if (plan.kind === 'StreamDynamicFilter' && plan.now !== undefined) return true;
+  return streamInputs(plan).some(needsWholeEpoch);
+}
 
 export interface ChangeCapture {
   /** True when some view reads the relation (so its changes must be recorded). */
@@ -27,6 +39,11 @@ export class StreamManager implements ChangeCapture {
   private dataflows: Dataflow[] = [];
   private readonly read = new Map<number, number>();
   private pending = new Map<number, ChangeBatch>();
+  /** Views that take the whole epoch at once (`needsWholeEpoch`), and the relations they read. */
+  private readonly wholeEpoch = new Set<number>();
+  private readonly heldRead = new Set<number>();
+  /** Changes of the open epoch already pushed through the other views, held for those views until flush. */
+  private held = new Map<number, ChangeBatch>();
   readonly errors = new ViewErrors();
   /** Backfills of new views, running and recently finished (oxbow_catalog.backfill_progress). */
   readonly backfills = new BackfillProgress();
@@ -92,7 +109,14 @@ export class StreamManager implements ChangeCapture {
 
   private recount(): void {
     this.read.clear();
-    for (const dataflow of this.dataflows) for (const source of dataflow.sources()) this.read.set(source, (this.read.get(source) ?? 0) + 1);
+    this.wholeEpoch.clear();
+    this.heldRead.clear();
+    for (const dataflow of this.dataflows) {
+      for (const source of dataflow.sources()) this.read.set(source, (this.read.get(source) ?? 0) + 1);
+      if (!needsWholeEpoch(dataflow.plan)) continue;
+      this.wholeEpoch.add(dataflow.viewId);
+      for (const source of dataflow.sources()) this.heldRead.add(source);
+    }
   }
 
   captures(relationId: number): boolean {
@@ -111,29 +135,68 @@ export class StreamManager implements ChangeCapture {
     return this.dataflows.some((dataflow) => dataflow.temporalFilters);
   }
 
-  /**
-   * Pushes the open epoch's changes through every dataflow (call inside the write lock, before
-   * commit); a view with a temporal filter first takes the epoch time, even without changes.
-   */
-  flush(): void {
-    this.pushChanges();
-    // View errors counted since the last commit go into this epoch (oxbow_catalog.view_errors survives a restart).
-    if (this.errors.dirty) this.store.putMeta(VIEW_ERRORS_META_KEY, this.errors.encode());
+  /** Rows recorded and not yet pushed (a source pushes a chunk once it has enough). */
+  get pendingRows(): number {
+    let rows = 0;
+    for (const batch of this.pending.values()) rows += batch.rows.length;
+    return rows;
   }
 
-  private pushChanges(): void {
-    const ticking = this.ticking;
-    if (this.pending.size === 0 && !ticking) return;
-    const now = ticking ? this.clock() : 0;
+  /**
+   * Pushes the changes recorded so far through the dataflows now, inside the open epoch (call
+   * inside the write lock): a source pushes each chunk as it arrives, so the epoch's intermediate
+   * rows die young and the seal has little left to do. Views that need the whole epoch at once
+   * (`wholeEpoch`: temporal filters, watermarks, EMIT ON WINDOW CLOSE) get their inputs held until
+   * `flush`. Every other operator gives the same result for an epoch's changes in one batch or in
+   * many (executor/stream/DESIGN.md, "Chunks within an epoch").
+   */
+  push(): void {
+    if (this.pending.size === 0) return;
     const changes = this.pending;
     this.pending = new Map();
     for (const [relationId, batch] of changes) this.inputChanges.set(relationId, (this.inputChanges.get(relationId) ?? 0) + batch.rows.length);
     for (const dataflow of this.dataflows) {
-      const inputs = new Map<number, ChangeBatch>();
-      for (const source of dataflow.sources()) {
-        const batch = changes.get(source);
-        if (batch !== undefined && !isEmpty(batch)) inputs.set(source, batch);
-      }
+      if (this.wholeEpoch.has(dataflow.viewId)) continue;
+      const inputs = this.inputsOf(dataflow, changes, undefined);
+      if (inputs.size === 0) continue;
+      const out = dataflow.pushAll(inputs);
+      if (!isEmpty(out) && this.read.has(dataflow.viewId)) changes.set(dataflow.viewId, out);
+    }
+    if (this.wholeEpoch.size === 0) return;
+    // What the held views read: the relations' changes and the outputs of the views just run.
+    for (const [relationId, batch] of changes) {
+      if (!this.heldRead.has(relationId)) continue;
+      let held = this.held.get(relationId);
+      if (held === undefined) this.held.set(relationId, (held = emptyChanges()));
+      appendChanges(held, batch);
+    }
+  }
+
+  /**
+   * Pushes the open epoch's changes through every dataflow (call inside the write lock, before
+   * commit): what no chunk pushed yet, then the views that take the whole epoch (in view id order,
+   * with the chunks' changes held for them, and the views reading them); a view with a temporal
+   * filter first takes the epoch time, even without changes.
+   */
+  flush(): void {
+    this.push();
+    this.pushWholeEpoch();
+    // View errors counted since the last commit go into this epoch (oxbow_catalog.view_errors survives a restart).
+    if (this.errors.dirty) this.store.putMeta(VIEW_ERRORS_META_KEY, this.errors.encode());
+  }
+
+  private pushWholeEpoch(): void {
+    if (this.wholeEpoch.size === 0) return;
+    const ticking = this.ticking;
+    if (this.held.size === 0 && !ticking) return;
+    const now = ticking ? this.clock() : 0;
+    const held = this.held;
+    this.held = new Map();
+    // Changes of views run here: every later view reading them gets them (the others saw `held` already).
+    const fresh = new Map<number, ChangeBatch>();
+    for (const dataflow of this.dataflows) {
+      const whole = this.wholeEpoch.has(dataflow.viewId);
+      const inputs = this.inputsOf(dataflow, fresh, whole ? held : undefined);
       const ticked = dataflow.temporalFilters ? dataflow.tick(now) : emptyChanges();
       if (inputs.size === 0 && isEmpty(ticked)) continue;
       // The time's changes first, then the writes' (evaluated against the new bound).
@@ -144,13 +207,33 @@ export class StreamManager implements ChangeCapture {
         if (isEmpty(out)) out = pushed;
         else appendChanges(out, pushed);
       }
-      if (!isEmpty(out) && this.read.has(dataflow.viewId)) changes.set(dataflow.viewId, out);
+      if (!isEmpty(out) && this.read.has(dataflow.viewId)) fresh.set(dataflow.viewId, out);
     }
+  }
+
+  /** The non-empty changes of the relations a dataflow reads: `changes`, after those of `first` when given. */
+  private inputsOf(dataflow: Dataflow, changes: ReadonlyMap<number, ChangeBatch>, first: ReadonlyMap<number, ChangeBatch> | undefined): Map<number, ChangeBatch> {
+    const inputs = new Map<number, ChangeBatch>();
+    for (const source of dataflow.sources()) {
+      const batch = changes.get(source);
+      const before = first?.get(source);
+      let input: ChangeBatch | undefined;
+      if (before === undefined || isEmpty(before)) input = batch;
+      else if (batch === undefined || isEmpty(batch)) input = before;
+      else {
+        input = emptyChanges();
+        appendChanges(input, before);
+        appendChanges(input, batch);
+      }
+      if (input !== undefined && !isEmpty(input)) inputs.set(source, input);
+    }
+    return inputs;
   }
 
   /** Drops the open epoch's recorded changes (the epoch was aborted). */
   discard(): void {
     this.pending = new Map();
+    this.held = new Map();
     for (const dataflow of this.dataflows) dataflow.discard();
     // The aborted epoch's metadata write is gone: write the error records again with the next one.
     this.errors.dirty = true;
