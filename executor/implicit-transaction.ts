@@ -13,7 +13,9 @@
 // made that session wait). Views over the tables follow the compensating epoch as any other
 // change; other sessions, sinks and `FOR SYSTEM_TIME AS OF` can see the epochs in between.
 // DDL is not undone (the catalog has no undo): a table the block created stays, a row whose table
-// was dropped in between is not restored.
+// was dropped in between is not restored. The log holds at most `undoLimits.rows` rows (about
+// 300 bytes each): a block that writes more (a bulk INSERT ... SELECT or COPY in a multi-statement
+// string) stops logging, and its rollback leaves every row it wrote, with a WARNING saying so.
 
 import type { RelationDef } from '../sql/catalog.js';
 import type { Row } from '../sql/value.js';
@@ -21,6 +23,9 @@ import type { DataType } from '../sql/types.js';
 import { KeyMap, keysEqual } from './batch/row-hash.js';
 import type { EngineCore } from './engine-core.js';
 import { StoreTableAccess } from './table-access.js';
+
+/** The undo log's bound (tests lower it). */
+export const undoLimits = { rows: 100_000 };
 
 interface UndoEntry {
   /** The row before the block's first write to this key (undefined: there was none). */
@@ -48,13 +53,25 @@ export class UndoLog {
   private pending: PendingWrite[] = [];
   /** Statements of the block that changed data. */
   statementsWritten = 0;
+  /** Rows logged (a key written twice counts twice: a bound, not a size). */
+  private rows = 0;
+  /** More than undoLimits.rows rows were written: nothing is logged any more, a rollback undoes nothing. */
+  overflowed = false;
 
   record(relation: RelationDef, key: Row, before: Row | undefined, after: Row | undefined): void {
+    if (this.overflowed) return;
+    if (++this.rows > undoLimits.rows) {
+      this.overflowed = true;
+      this.pending = [];
+      this.relations.clear();
+      return;
+    }
     this.pending.push({ relation, key, before, after });
   }
 
   /** The running statement committed: its writes join the block's log. */
   publish(): void {
+    if (this.overflowed) this.statementsWritten++;
     if (this.pending.length === 0) return;
     for (const write of this.pending) {
       let log = this.relations.get(write.relation.id);

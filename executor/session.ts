@@ -66,7 +66,7 @@ import type { SessionActivity } from './metrics/engine-metrics.js';
 import { explainAnalyzedDataflow, explainAnalyzedPlan, profilePlan } from './metrics/explain-analyze.js';
 import { InsertShapeCache, literalParameters, type CachedShape } from './insert-shape-cache.js';
 import { PreparedStatementCache } from './prepared-statement-cache.js';
-import { RecordingTableAccess, UndoLog } from './implicit-transaction.js';
+import { RecordingTableAccess, UndoLog, undoLimits } from './implicit-transaction.js';
 
 type Utility =
   | { readonly kind: 'planned' }
@@ -667,6 +667,15 @@ export class EngineSession implements Session {
     block.discardPending();
     this.settings.endTransaction(commit);
     if (commit) return;
+    if (block.overflowed) {
+      this.events.notice({
+        severity: 'WARNING',
+        code: SqlState.warning,
+        message: `rollback cannot undo the rows this query wrote: more than ${undoLimits.rows} rows`,
+        detail: `${block.statementsWritten} statement${block.statementsWritten === 1 ? '' : 's'} of the query committed their rows at their own epochs.`,
+      });
+      return;
+    }
     try {
       const { skipped } = await block.rollBack(this.core, () => this.tableAccess());
       if (skipped > 0) {
