@@ -39,12 +39,27 @@ export function objectName(catalog: CatalogSnapshot, searchPath: readonly string
     }
     case 'regproc': {
       // regprocout: an overloaded name would not read back as this function, so it is qualified.
+      const sqlFunction = catalog.functionById(oid);
+      if (sqlFunction !== undefined) {
+        const sameName = catalog.resolveFunctions(undefined, sqlFunction.name, searchPath);
+        const unique = sameName.length === 1 && sameName[0]!.id === oid && !allFunctions().some((f) => f.name === sqlFunction.name);
+        return unique ? quoteIdentifier(sqlFunction.name) : `${quoteIdentifier(sqlFunction.schema)}.${quoteIdentifier(sqlFunction.name)}`;
+      }
       const fn = functionByOid(oid);
       if (fn === undefined) return undefined;
       const overloaded = new Set(allFunctions().filter((f) => f.name === fn.name).map((f) => f.oid)).size > 1;
       return overloaded ? `pg_catalog.${quoteIdentifier(fn.name)}` : quoteIdentifier(fn.name);
     }
     case 'regprocedure': {
+      // format_procedure: the name qualified when the function is not the one its name and
+      // argument types find through the search path.
+      const sqlFunction = catalog.functionById(oid);
+      if (sqlFunction !== undefined) {
+        const signature = sqlFunction.argumentTypes.map(formatTypeName).join(',');
+        const found = catalog.resolveFunctions(undefined, sqlFunction.name, searchPath).find((f) => f.argumentTypes.map(formatTypeName).join(',') === signature);
+        const name = found?.id === oid ? quoteIdentifier(sqlFunction.name) : `${quoteIdentifier(sqlFunction.schema)}.${quoteIdentifier(sqlFunction.name)}`;
+        return `${name}(${signature})`;
+      }
       const fn = functionByOid(oid);
       return fn === undefined ? undefined : `${quoteIdentifier(fn.name)}(${fn.argumentTypes.map(formatTypeName).join(',')})`;
     }

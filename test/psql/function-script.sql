@@ -1,6 +1,7 @@
 -- SQL functions: \sf and pg_get_functiondef print what PostgreSQL prints for the AS form, and
 -- DROP FUNCTION of a function a DEFAULT, a CHECK or a view uses is 2BP01 with PostgreSQL's DETAIL,
--- unless CASCADE (which drops the default, the constraint and the view; the table stays).
+-- unless CASCADE (which drops the default, the constraint and the view; the table stays). The
+-- reg* casts name them as PostgreSQL's regprocin / regprocout do.
 create function one() returns int language sql as 'select 1';
 create function plus(a int, b bigint) returns bigint language sql immutable strict as $$select a + b$$;
 create function twice(int) returns int language sql stable as 'select $1 * 2';
@@ -19,6 +20,10 @@ select pg_get_functiondef('plus(int, bigint)'::regprocedure) = pg_get_functionde
 select pg_get_functiondef(0) is null as unknown_is_null;
 select pg_get_functiondef(2108);
 \df
+select 'plus'::regproc, 'plus(int,bigint)'::regprocedure, 's.yes'::regproc, 's.yes()'::regprocedure, '"Shout"'::regproc::oid::regprocedure as shout;
+set search_path = s, public;
+select 's.yes'::regproc, 'yes()'::regprocedure, 'plus'::regproc;
+reset search_path;
 create table t (a int default one(), b int check (twice(b) > 0), c int, constraint c_above check (c > one()));
 create table u (x int default one() + 1);
 create view v as select one() as x;
