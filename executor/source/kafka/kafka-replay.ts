@@ -416,7 +416,11 @@ function lowerBound(offsets: readonly bigint[], offset: bigint): number {
  * (subqueries inside expressions included) whose relation is one. The plan is walked as plain
  * data so this module need not know every plan shape.
  */
-export function kafkaReplayedScans(plan: unknown): RelationDef[] {
+export function kafkaReplayedScans(plan: unknown): readonly RelationDef[] {
+  if (plan === null || typeof plan !== 'object') return [];
+  // Plans are immutable and reused (prepared statements, the INSERT shape cache): walked once each.
+  const cached = scansByPlan.get(plan);
+  if (cached !== undefined) return cached;
   const found = new Map<number, RelationDef>();
   const seen = new Set<object>();
   const walk = (value: unknown): void => {
@@ -435,7 +439,12 @@ export function kafkaReplayedScans(plan: unknown): RelationDef[] {
     for (const key in node) if (key !== 'relation' && key !== 'columns') walk(node[key]);
   };
   walk(plan);
-  return [...found.values()];
+  const scans = found.size === 0 ? NO_SCANS : [...found.values()];
+  scansByPlan.set(plan, scans);
+  return scans;
 }
+
+const NO_SCANS: readonly RelationDef[] = [];
+const scansByPlan = new WeakMap<object, readonly RelationDef[]>();
 
 export { MAX_PARTITIONS as KAFKA_REPLAY_MAX_PARTITIONS };
