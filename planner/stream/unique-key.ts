@@ -11,7 +11,8 @@
 //   aggregate       its group keys (output first); no group keys: at most one row (the empty key)
 //   inner join      both sides' keys: a pair of rows is unique when each side's row is
 //   left / right    both sides' keys too: a preserved row is either NULL-padded once (the other
-//                   side's key all NULL) or joined to distinct rows of the other side, never both
+//                   side's key all NULL) or joined to distinct rows of the other side, never both;
+//                   when the join's keys on one side cover that side's key, the other key alone
 //   full join       none: a left row padded with NULLs and a right row padded with NULLs may agree
 //                   on every key column when both sides have a NULL key
 //   semi / anti     the left side's key (the output is left rows, each at most once)
@@ -131,17 +132,32 @@ function throughProjection(key: UniqueKey, expressions: readonly Expression[]): 
   return out;
 }
 
-/** Inner, left, right: left key ++ right key (shifted); semi / anti: the left key; full: none. */
+/**
+ * Inner, left, right: left key ++ right key (shifted); semi / anti: the left key; full: none. When
+ * the equi-join's keys on one side cover that side's unique key, each row of the other side meets
+ * at most one row there, so the other side's key alone is unique (inner; left when the covered
+ * side is the right one, right when it is the left one): a fact table joined to a dimension by the
+ * dimension's key keeps the fact's key.
+ */
 function joinKey(template: Plan, inputs: readonly StreamPlan[]): UniqueKey {
   if (template.kind !== 'HashJoin' && template.kind !== 'NestedLoopJoin') return undefined;
+  const type = template.joinType;
   const left = uniqueKey(inputs[0]!);
-  if (left === undefined) return undefined;
-  if (template.joinType === 'semi' || template.joinType === 'anti') return left;
-  if (template.joinType === 'full') return undefined;
+  if (type === 'semi' || type === 'anti') return left;
+  if (type === 'full') return undefined;
   const right = uniqueKey(inputs[1]!);
-  if (right === undefined) return undefined;
   const width = template.left.columns.length;
+  if (template.kind === 'HashJoin') {
+    if (left !== undefined && right !== undefined && type !== 'right' && covers(template.rightKeys, right)) return left;
+    if (left !== undefined && right !== undefined && type !== 'left' && covers(template.leftKeys, left)) return right.map((column) => column + width);
+  }
+  if (left === undefined || right === undefined) return undefined;
   return [...left, ...right.map((column) => column + width)];
+}
+
+/** The equi-join keys (over one side's columns) include every column of that side's unique key. */
+function covers(keys: readonly Expression[], key: readonly number[]): boolean {
+  return key.every((column) => keys.some((expression) => expression.kind === 'Column' && expression.index === column));
 }
 
 /** DISTINCT: every column; DISTINCT ON: the ON expressions when all are plain output columns. */

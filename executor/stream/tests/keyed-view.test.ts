@@ -123,6 +123,9 @@ describe('a view stored by its key', () => {
         ['k_on_agg', 'select g, n from k_agg where n > 1'],
         ['k_agg_of_join', 'select ka, count(*) as c from k_join group by ka'],
         ['k_semi', 'select k, v from a where exists (select 1 from b where b.g = a.g)'],
+        // Joined by b's whole key: stored by a.k alone (inner and left).
+        ['k_dim', 'select a.k, a.v, b.v as bv from a join b on a.g = b.k'],
+        ['k_dim_left', 'select a.k, b.v as bv from a left join b on a.g = b.k and b.v > a.v'],
       ],
       afterViews: ['create index k_agg_n on k_agg (n)'],
       // Read through the index (the lookup planner picks it for n = 2), whose entries follow the upserts.

@@ -98,6 +98,13 @@ describe('the key a view is stored by', () => {
     expect(storedBy('select id from t where g in (select g from u)')).toBe('id');
     // One side without a key: none.
     expect(storedBy('select t.id, n.b from t join n on t.g = n.a')).toBe('row, duplicate number');
+    // Joined by the other side's whole key: each row meets at most one row there, its own key is enough.
+    expect(storedBy('select t.id, u.w from t join u on t.g = u.id')).toBe('id');
+    expect(storedBy('select t.id, u.w from t left join u on t.g = u.id and u.w > t.v')).toBe('id');
+    expect(storedBy('select t.v, u.id from t join u on t.id = u.g')).toBe('id');
+    // A right join pads unmatched right rows with NULL ids: t.id alone is not unique.
+    expect(storedBy('select t.id, u.w from t right join u on t.g = u.id')).toBe('row, duplicate number');
+    expect(storedBy('select t.id, n.b from n left join t on n.a = t.id')).toBe('row, duplicate number');
     // A scalar subquery is a LEFT join with one row at most: the left key alone.
     expect(storedBy('select id, v - (select min(w) from u) as d from t')).toBe('id');
   });
