@@ -1,8 +1,8 @@
-// The implicit transaction of a multi-statement simple Query (PostgreSQL's rule: "multiple
-// statements in a single Query message are executed as a single transaction, unless explicit
-// transaction control commands are included"): when a statement fails, the earlier statements of
-// the message are rolled back. Settings roll back through SessionSettings' transaction; data
-// through this file's undo log.
+// The rollback of a transaction block's rows: the implicit block of a multi-statement simple Query
+// (PostgreSQL's rule: "multiple statements in a single Query message are executed as a single
+// transaction, unless explicit transaction control commands are included": when a statement
+// fails, the earlier statements of the message are rolled back) and an explicit BEGIN block's
+// ROLLBACK. Settings roll back through SessionSettings' transaction; data through this undo log.
 //
 // oxbow commits every writing statement at its own epoch (a later statement of the message reads
 // the earlier ones' rows at the committed epoch), so a rollback is a compensating epoch: for every
@@ -46,7 +46,7 @@ interface PendingWrite {
   readonly after: Row | undefined;
 }
 
-/** The rows an implicit transaction block wrote: committed statements' writes, and the running statement's. */
+/** The rows a transaction block (implicit or explicit) wrote: committed statements' writes, and the running statement's. */
 export class UndoLog {
   private readonly relations = new Map<number, RelationLog>();
   /** The running statement's writes, published once its epoch committed (a failed one's are dropped). */
@@ -144,7 +144,7 @@ export class UndoLog {
 }
 
 /**
- * The session's table access inside an implicit block: every insert and delete is logged with the
+ * The session's table access inside a transaction block: every insert and delete is logged with the
  * row it replaced (read before the write, the statement's own earlier writes included).
  */
 export class RecordingTableAccess extends StoreTableAccess {

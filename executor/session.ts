@@ -7,9 +7,10 @@
 // to describe its columns, and a statement is re-planned when the catalog changed since.
 //
 // Transactions, honestly: every statement commits on its own, at its own epoch. BEGIN / COMMIT /
-// ROLLBACK are accepted so that clients and drivers work, and the status they imply is reported
-// (an error inside a block makes it 'failed' until ROLLBACK, as in PostgreSQL), but ROLLBACK cannot
-// undo statements that already changed data: it says so in a WARNING naming how many did.
+// ROLLBACK report the status they imply (an error inside a block makes it 'failed' until ROLLBACK,
+// as in PostgreSQL); a block logs the rows it writes (implicit-transaction.ts), and its ROLLBACK
+// (or a failed block's COMMIT) writes them back in one compensating epoch. DDL is not undone (a
+// WARNING says so), and other sessions can see a block's rows before its ROLLBACK.
 // Settings are transactional as in PostgreSQL: a block's ROLLBACK undoes its SETs, SET LOCAL ends
 // with the block, and outside a block each statement is its own transaction for them. A
 // multi-statement Query message is one implicit block (beginMessage / endMessage): a failure
@@ -163,8 +164,10 @@ export class EngineSession implements Session {
   readonly secretKey = Math.floor(Math.random() * 0x7fffffff);
   private readonly settings: SessionSettings;
   private status: TransactionStatus = 'idle';
-  /** Statements that changed data since BEGIN, for ROLLBACK's warning. */
-  private writesInBlock = 0;
+  /** The rows an explicit block (BEGIN ... COMMIT / ROLLBACK) wrote, for its ROLLBACK (implicit-transaction.ts). */
+  private explicitBlock: UndoLog | undefined;
+  /** DDL statements of the open block, implicit or explicit: a rollback cannot undo them. */
+  private ddlInBlock = 0;
   private running: AbortController | undefined;
   /**
    * The controller of the last DML statement when nothing aborted it, armed a timeout on it or
@@ -477,7 +480,7 @@ export class EngineSession implements Session {
       this.implicitBlock = new UndoLog();
       this.settings.beginTransaction();
     }
-    this.implicitBlock?.discardPending();
+    this.openBlock()?.discardPending();
     // Outside a block each statement is its own transaction for settings too: set_config(..., true)
     // lasts until it ends, and a failed statement's set_config is undone (PostgreSQL's implicit one).
     const implicitTransaction = this.status === 'idle' && statement.utility.kind !== 'transaction' && this.implicitBlock === undefined;
@@ -485,6 +488,7 @@ export class EngineSession implements Session {
     let succeeded = false;
     try {
       const result = await this.dispatch(statement, options, controller.signal);
+      if (statement.utility.kind === 'ddl' && this.openBlock() !== undefined) this.ddlInBlock++;
       succeeded = true;
       // A DML statement's result holds nothing that reads the signal later (no cursor), so the
       // controller can serve the next statement; other results (a cursor, COPY) may read it later.
@@ -591,14 +595,14 @@ export class EngineSession implements Session {
           this.events.notice({ severity: 'WARNING', code: SqlState.activeSqlTransaction, message: 'there is already a transaction in progress' });
         } else if (this.implicitBlock !== undefined) {
           // BEGIN inside a message's implicit block makes it a regular block, the statements before
-          // it included (PostgreSQL's rule); its settings transaction goes on. oxbow's regular blocks
-          // cannot undo data, so the rows logged so far are counted for ROLLBACK's warning.
+          // it included (PostgreSQL's rule): its settings transaction and its rows go on.
           this.status = 'inTransaction';
-          this.writesInBlock = this.implicitBlock.statementsWritten;
+          this.explicitBlock = this.implicitBlock;
           this.implicitBlock = undefined;
         } else {
           this.status = 'inTransaction';
-          this.writesInBlock = 0;
+          this.explicitBlock = new UndoLog();
+          this.ddlInBlock = 0;
           this.settings.beginTransaction();
         }
         return statement === 'begin' ? 'BEGIN' : 'START TRANSACTION';
@@ -609,8 +613,9 @@ export class EngineSession implements Session {
           // In a message's implicit block, COMMIT closes it (later statements open a new one).
           await this.endImplicitBlock(true);
         } else {
-          // A failed block's COMMIT is a ROLLBACK: its settings changes are undone too.
+          // A failed block's COMMIT is a ROLLBACK: its settings changes and rows are undone too.
           this.settings.endTransaction(!wasFailed);
+          await this.endExplicitBlock(!wasFailed);
         }
         this.status = 'idle';
         return wasFailed ? 'ROLLBACK' : 'COMMIT';
@@ -621,28 +626,34 @@ export class EngineSession implements Session {
           this.events.notice({ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'there is no transaction in progress' });
           // In a message's implicit block, ROLLBACK rolls it back (settings and rows).
           await this.endImplicitBlock(false);
-        } else if (this.writesInBlock > 0) {
-          this.events.notice({
-            severity: 'WARNING',
-            code: SqlState.warning,
-            message: `ROLLBACK cannot undo ${this.writesInBlock} statement${this.writesInBlock === 1 ? '' : 's'} of this transaction block that already committed`,
-            detail: 'oxbow commits every statement on its own, at its own epoch.',
-          });
+        } else {
+          // The block's settings and rows are undone.
+          this.settings.endTransaction(false);
+          await this.endExplicitBlock(false);
         }
-        // Settings are undone (as PostgreSQL does), unlike the data changes above.
-        if (this.status !== 'idle') this.settings.endTransaction(false);
         this.status = 'idle';
         return 'ROLLBACK';
     }
   }
 
-  private noteWrite(): void {
-    if (this.status === 'inTransaction') this.writesInBlock++;
+  /** The undo log of the open block, implicit or explicit. */
+  private openBlock(): UndoLog | undefined {
+    return this.implicitBlock ?? this.explicitBlock;
   }
 
-  /** A DML or COPY statement committed: inside an implicit block, its rows join the block's undo log. */
+  /** A DML or COPY statement committed: inside a block, its rows join the block's undo log. */
   private dataWritten(): void {
-    this.implicitBlock?.publish();
+    this.openBlock()?.publish();
+  }
+
+  /** Ends the explicit block: COMMIT forgets its undo log, ROLLBACK writes its rows back. */
+  private async endExplicitBlock(commit: boolean): Promise<void> {
+    const block = this.explicitBlock;
+    this.explicitBlock = undefined;
+    if (block === undefined) return;
+    block.discardPending();
+    if (!commit) await this.rollBackRows(block, 'transaction block');
+    this.ddlInBlock = 0;
   }
 
   /**
@@ -666,27 +677,29 @@ export class EngineSession implements Session {
     this.implicitBlock = undefined;
     block.discardPending();
     this.settings.endTransaction(commit);
-    if (commit) return;
+    if (!commit) await this.rollBackRows(block, 'query');
+    this.ddlInBlock = 0;
+  }
+
+  /**
+   * A rolled-back block's rows written back (its compensating epoch), with a WARNING for what it
+   * cannot undo: rows past the log's bound, rows another session changed since, DDL.
+   */
+  private async rollBackRows(block: UndoLog, scope: 'query' | 'transaction block'): Promise<void> {
+    const warn = (message: string, detail?: string) => this.events.notice({ severity: 'WARNING', code: SqlState.warning, message, ...(detail === undefined ? {} : { detail }) });
+    const statements = (count: number) => `${count} statement${count === 1 ? '' : 's'}`;
+    if (this.ddlInBlock > 0) warn(`rollback cannot undo ${statements(this.ddlInBlock)} of DDL in this ${scope}`, 'oxbow commits DDL at its own epoch; the rows this ' + scope + ' wrote are rolled back.');
     if (block.overflowed) {
-      this.events.notice({
-        severity: 'WARNING',
-        code: SqlState.warning,
-        message: `rollback cannot undo the rows this query wrote: more than ${undoLimits.rows} rows`,
-        detail: `${block.statementsWritten} statement${block.statementsWritten === 1 ? '' : 's'} of the query committed their rows at their own epochs.`,
-      });
+      warn(`rollback cannot undo the rows this ${scope} wrote: more than ${undoLimits.rows} rows`, `${statements(block.statementsWritten)} of the ${scope} committed their rows at their own epochs.`);
       return;
     }
     try {
       const { skipped } = await block.rollBack(this.core, () => this.tableAccess());
       if (skipped > 0) {
-        this.events.notice({
-          severity: 'WARNING',
-          code: SqlState.warning,
-          message: `rollback left ${skipped} row${skipped === 1 ? '' : 's'} as ${skipped === 1 ? 'it was' : 'they were'} changed by another session or dropped since this query wrote ${skipped === 1 ? 'it' : 'them'}`,
-        });
+        warn(`rollback left ${skipped} row${skipped === 1 ? '' : 's'} as ${skipped === 1 ? 'it was' : 'they were'} changed by another session or dropped since this ${scope} wrote ${skipped === 1 ? 'it' : 'them'}`);
       }
     } catch (error) {
-      this.events.notice({ severity: 'WARNING', code: SqlState.warning, message: `could not roll back the rows this query wrote: ${toSqlError(error).message}` });
+      warn(`could not roll back the rows this ${scope} wrote: ${toSqlError(error).message}`);
     }
   }
 
@@ -694,7 +707,8 @@ export class EngineSession implements Session {
     const system = new SystemRelations(this.systemContext());
     const catalog = this.core.catalog;
     const args = [this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id: number) => this.secondaryIndexesOf(catalog.snapshot, id)] as const;
-    if (this.implicitBlock !== undefined) return new RecordingTableAccess(...args).recordInto(this.implicitBlock);
+    const block = this.openBlock();
+    if (block !== undefined) return new RecordingTableAccess(...args).recordInto(block);
     return new StoreTableAccess(...args);
   }
 
@@ -735,7 +749,7 @@ export class EngineSession implements Session {
       if (result !== ORDINARY_PATH) return result;
     }
     this.insertShapes.counts.ordinary++;
-    this.implicitBlock?.discardPending();
+    this.openBlock()?.discardPending();
     return this.executePlannedStatement(this.ordinaryPrepared(statement), options, signal);
   }
 
@@ -791,7 +805,6 @@ export class EngineSession implements Session {
       });
       if (outcome === ORDINARY_PATH) return ORDINARY_PATH;
       result = outcome;
-      this.noteWrite();
       this.dataWritten();
     } else {
       result = await run();
@@ -857,7 +870,6 @@ export class EngineSession implements Session {
         this.core.catalog.install(outcome.catalog);
         const installed = outcome.catalog;
         this.core.streams.retain((viewId) => installed.relationById(viewId) !== undefined);
-        this.noteWrite();
       }
       for (const notice of outcome.notices) this.events.notice(notice);
       return outcome.commandTag;
@@ -955,7 +967,6 @@ export class EngineSession implements Session {
     return this.core.writeLock.run(async () => {
       const outcome = await createMaterializedViewInChunks({ core: this.core, body, ddl: this.ddlContext(statement), planner: this.plannerContext([]) }, { notice: (notice) => this.events.notice(notice), signal });
       for (const notice of outcome.notices) this.events.notice(notice);
-      this.noteWrite();
       return outcome.commandTag;
     });
   }
@@ -965,7 +976,6 @@ export class EngineSession implements Session {
     return this.core.writeLock.run(async () => {
       const outcome = await createSinkAs({ core: this.core, statement: sink, ddl: this.ddlContext(statement), planner: this.plannerContext([]) }, { notice: (notice) => this.events.notice(notice), signal });
       for (const notice of outcome.notices) this.events.notice(notice);
-      this.noteWrite();
       return outcome.commandTag;
     });
   }
@@ -997,7 +1007,6 @@ export class EngineSession implements Session {
         throw error;
       }
       this.core.catalog.install(outcome.catalog);
-      this.noteWrite();
       return `SELECT ${count}`;
     });
   }
@@ -1009,10 +1018,7 @@ export class EngineSession implements Session {
       tableAccess: () => this.tableAccess(),
       evalContext: this.evalContext(),
       signal,
-      onWrite: () => {
-        this.noteWrite();
-        this.dataWritten();
-      },
+      onWrite: () => this.dataWritten(),
       verifyChecks: (access, contextOf) => verifyChecks(access, this.checkRunner(signal), contextOf),
     };
     return prepareCopy(statement.parsed, plan);

@@ -1,7 +1,7 @@
 // A multi-statement simple Query is one implicit transaction (PostgreSQL's protocol chapter,
 // "Multiple Statements in a Simple Query"): a failing statement rolls back the earlier statements
 // of its message, settings and rows, unless a BEGIN / COMMIT / ROLLBACK in the message says
-// otherwise. Each message below is sent as one Query by `pg` clients to oxbow and to a real
+// otherwise; an explicit block's ROLLBACK undoes its rows too. Each message below is sent as one Query by `pg` clients to oxbow and to a real
 // PostgreSQL 15; the outcome (command tags or SQLSTATE, warnings) and the state after it (the
 // table's rows, a setting) must be the same.
 import pg from 'pg';
@@ -76,6 +76,18 @@ const MESSAGES = [
   'drop index concurrently t_v',
   'begin; create index concurrently t_v on t (v)',
   'rollback',
+  // An explicit block's ROLLBACK (or a failed block's COMMIT) undoes its rows, over several
+  // messages; a BEGIN after statements of an implicit block takes them into the explicit one.
+  'begin',
+  "insert into t values (20, 'p'); update t set v = 'q' where id = 3",
+  'delete from t where id = 12',
+  'rollback',
+  "begin; insert into t values (21, 'r'); select 1/0",
+  'commit',
+  "insert into t values (22, 's'); begin; insert into t values (23, 't'); set extra_float_digits = 3",
+  'rollback',
+  "begin; insert into t values (24, 'u')",
+  'commit',
   // A later statement reads the earlier ones' rows.
   "insert into t values (13, 'n'); select v from t where id = 13; delete from t where id = 13; select count(*) from t where id = 13",
 ];
