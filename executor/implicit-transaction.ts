@@ -156,17 +156,22 @@ export class RecordingTableAccess extends StoreTableAccess {
   }
 
   override insert(relation: RelationDef, row: Row): void {
+    const log = this.log;
+    // Past its bound the log takes nothing: the write costs no read of the row it replaces.
+    if (log === undefined || log.overflowed) return super.insert(relation, row);
     const key = relation.primaryKey.map((index) => row[index]!);
     const before = this.get(relation, key);
     super.insert(relation, row);
-    this.log?.record(relation, key, before, row);
+    log.record(relation, key, before, row);
   }
 
   override delete(relation: RelationDef, row: Row): void {
+    const log = this.log;
+    if (log === undefined || log.overflowed) return super.delete(relation, row);
     const key = relation.primaryKey.map((index) => row[index]!);
     const before = this.get(relation, key);
     super.delete(relation, row);
-    this.log?.record(relation, key, before, undefined);
+    log.record(relation, key, before, undefined);
   }
 }
 
