@@ -19,7 +19,8 @@ namespace oxbow {
  * commute; every key's operations keep their order), but its memtable inserts go in key order:
  * RocksDB's skiplist reuses the previous insert's position (its splice), so sorted inserts touch
  * a few cache lines each instead of a random path through the whole memtable (a 200k-row epoch
- * of random 49-byte keys: 4-6 us per row unsorted, about 1 sorted; BENCHMARKS.md, task F).
+ * of random 49-byte keys: 5.7-5.9 us of CPU per row unsorted, 2.1-2.8 sorted at load 10-17;
+ * BENCHMARKS.md, task F).
  */
 rocksdb::Status ParsePackedBatch(const char* data, size_t length, rocksdb::WriteBatch* batch);
 
