@@ -1,5 +1,7 @@
 // Sources that store no rows (RelationDef.replayed): a deterministic generator source keeps only its
-// committed position per split in its state table, and every read replays the events below it.
+// committed position per split in its state table, and every read replays the events below it. An
+// append-only Kafka source keeps the same position rows (per partition, its next offset) plus its
+// first offsets; its replays read the broker (kafka/kafka-replay.ts).
 //
 // Why: a generator's unit g (an event for Nexmark, a row for datagen) is a function of the options
 // and g alone, so storing the rows it emitted would only write the stream a second time (q0 wrote

@@ -1,6 +1,7 @@
 // The main-thread side of a Kafka source read in a worker thread (kafka-worker.ts): a SourceReader
 // that starts the worker at oxbow's offsets, unpacks each decoded batch it posts
-// (decoded-batch.ts), sets the engine's row ids, and hands the rows to the source manager
+// (decoded-batch.ts), sets the engine's row ids (a source that stores no rows gets them from the
+// worker: partition and offset, kafka-replay.ts), and hands the rows to the source manager
 // (`DecodedBatchListener.decoded`). A batch is acknowledged to the worker once the manager's
 // promise resolves (it has room), so the worker holds at most `maxBatchesInFlight` batches
 // unconsumed before it stops fetching. Trouble, recovery and high watermarks pass through.
