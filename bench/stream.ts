@@ -5,11 +5,16 @@
 // query then checks the row is visible (not timed). Also the backfill time of each view, and the
 // floor both sides pay: a one-row INSERT into a table no view reads (parse, plan, a WAL-synced
 // commit), so the view's own cost is the difference. oxbow runs in-process on the RocksDB store.
-// Each view's INSERTs are timed twice: one after another, and each followed by the probe.
+// Each view's INSERTs are timed three times: one after another right after the backfill; one
+// after another again once RocksDB runs no flush or compaction ("settled": the load's and the
+// backfill's background writes slow the WAL fsync of the first INSERTs to 5-100 ms on this disk,
+// BENCHMARKS.md "Session 5 (task D)"); and each followed by the probe. PostgreSQL gets a
+// CHECKPOINT after its load and after each CREATE MATERIALIZED VIEW for the same reason.
 // Prints JSON lines {"bench","metric","value","unit"}.
 // Run: npm run build && npm run bench -- stream   (ROWS=200000 for a quicker run; VIEWS=group_by,join to pick views)
 
 import { startPostgres } from '../test/support/postgres.js';
+import { RocksDatabase } from '../storage/rocksdb.js';
 import { median, milliseconds, openBenchEngine, reporter } from './support/harness.js';
 
 const ROWS = Number(process.env.ROWS ?? 1_000_000);
@@ -43,6 +48,28 @@ const loadFacts = `insert into facts select i, i % ${GROUPS}, i * 7 from generat
 const loadDims = `insert into dims select g, 'name ' || g from generate_series(0, ${GROUPS - 1}) g`;
 
 // ---- oxbow ----
+// The engine's RocksDB instances (opened by createEngine), to see when its background work is done.
+const databases: RocksDatabase[] = [];
+const openDatabase = RocksDatabase.open;
+RocksDatabase.open = function (this: typeof RocksDatabase, ...args: Parameters<typeof RocksDatabase.open>): RocksDatabase {
+  const database = openDatabase.apply(this, args);
+  databases.push(database);
+  return database;
+};
+const BACKGROUND_WORK = ['rocksdb.num-running-flushes', 'rocksdb.num-running-compactions', 'rocksdb.mem-table-flush-pending', 'rocksdb.compaction-pending'];
+/** Waits until no open RocksDB runs or owes a flush or compaction (at most 60 s); returns the ms waited. */
+async function settled(): Promise<number> {
+  const begin = process.hrtime.bigint();
+  const busy = (database: RocksDatabase): boolean => {
+    try {
+      return BACKGROUND_WORK.some((property) => Number(database.getProperty(property) ?? '0') > 0);
+    } catch {
+      return false; // closed
+    }
+  };
+  while (databases.some(busy) && milliseconds(begin) < 60_000) await new Promise((resolve) => setTimeout(resolve, 100));
+  return milliseconds(begin);
+}
 // Large enough that the memory tier never evicts during the 1M-row backfills (eviction cost is a storage matter).
 const bench = await openBenchEngine('stream', { memoryLimitBytes: 4096 * 1024 * 1024 });
 const run = bench.run;
@@ -66,6 +93,12 @@ async function floor(insert: (id: number, g: number) => Promise<unknown>, count:
 }
 
 emit(`oxbow one-row INSERT into a table no view reads (median of ${SAMPLES})`, await floor((id, g) => run(`insert into lone values (${id}, ${g}, 1)`), SAMPLES), 'ms');
+emit('oxbow wait for RocksDB flushes and compactions after the load', await settled(), 'ms');
+emit(
+  `oxbow one-row INSERT into a table no view reads, settled (median of ${SAMPLES})`,
+  await floor((id, g) => run(`insert into lone values (${SAMPLES + id}, ${g}, 1)`), SAMPLES),
+  'ms',
+);
 
 let nextId = ROWS;
 for (const view of VIEWS) {
@@ -86,6 +119,17 @@ for (const view of VIEWS) {
     unprobed.push({ id, g });
   }
   emit(`oxbow ${view.name} view: one-row INSERT to visible, no reads in between (median of ${SAMPLES})`, median(samples), 'ms');
+  emit(`oxbow ${view.name} view: wait for RocksDB flushes and compactions after the backfill`, await settled(), 'ms');
+  samples.length = 0;
+  for (let sample = 0; sample < SAMPLES; sample++) {
+    const id = nextId++;
+    const g = (sample * 41) % GROUPS;
+    start = process.hrtime.bigint();
+    await run(`insert into facts values (${id}, ${g}, 1)`);
+    samples.push(milliseconds(start));
+    unprobed.push({ id, g });
+  }
+  emit(`oxbow ${view.name} view: one-row INSERT to visible, no reads in between, settled (median of ${SAMPLES})`, median(samples), 'ms');
   if ('probeRange' in view) {
     const [[count]] = (await run(view.probeRange(unprobed[0]!.id, unprobed.at(-1)!.id))) as [[bigint]];
     if (Number(count) !== unprobed.length) throw new Error(`${view.name}: ${count} of ${unprobed.length} inserted rows are visible`);
@@ -124,11 +168,13 @@ try {
   await postgres.query(loadDims);
   await postgres.query('analyze facts');
   await postgres.query('analyze dims');
+  await postgres.query('checkpoint');
   await postgres.query('create table lone (id int primary key, g int, v bigint)');
   emit(`postgres one-row INSERT into a table no view reads (median of ${POSTGRES_SAMPLES})`, await floor((id, g) => postgres.query(`insert into lone values (${id}, ${g}, 1)`), POSTGRES_SAMPLES), 'ms');
   let postgresId = ROWS;
   for (const view of VIEWS) {
     await postgres.query(`create materialized view "${view.name}" as ${view.sql}`);
+    await postgres.query('checkpoint');
     const samples: number[] = [];
     for (let sample = 0; sample < POSTGRES_SAMPLES; sample++) {
       const id = postgresId++;
