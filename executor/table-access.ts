@@ -150,8 +150,9 @@ export class StoreTableAccess implements TableAccess {
    * scans (executor/source/kafka/kafka-replay.ts), up to the statement's snapshot, so the
    * synchronous scans below read it (AS OF an older epoch reads a prefix of it).
    */
-  async prepare(plan: unknown, signal?: AbortSignal): Promise<void> {
-    await this.prepareRelations(kafkaReplayedScans(plan), signal);
+  prepare(plan: unknown, signal?: AbortSignal): Promise<void> | undefined {
+    const relations = kafkaReplayedScans(plan);
+    return relations.length === 0 ? undefined : this.prepareRelations(relations, signal);
   }
 
   /** prepare() for relations named directly (COPY source TO STDOUT). */

@@ -38,9 +38,10 @@ export interface TableAccess {
   epochAt(timestampMicros: number): Epoch;
   /**
    * Optional: called with the plan before it runs, for reads that must be fetched asynchronously
-   * first (a Kafka source that stores no rows replays its topic: executor/source/kafka/kafka-replay.ts).
+   * first (a Kafka source that stores no rows replays its topic: executor/source/kafka/kafka-replay.ts);
+   * undefined when there is nothing to fetch (no await on the statement's path).
    */
-  prepare?(plan: PlannedStatement, signal: AbortSignal): Promise<void>;
+  prepare?(plan: PlannedStatement, signal: AbortSignal): Promise<void> | undefined;
 }
 
 export interface ExecuteContext {
@@ -66,7 +67,8 @@ export interface ExecuteResult {
 /** Runs the statement; throws SqlError (57014 when `signal` aborts between batches). */
 export async function executePlanned(planned: PlannedStatement, context: ExecuteContext): Promise<ExecuteResult> {
   try {
-    if (context.tables.prepare !== undefined) await context.tables.prepare(planned, context.signal);
+    const preparing = context.tables.prepare?.(planned, context.signal);
+    if (preparing !== undefined) await preparing;
     return await runPlanned(planned, context);
   } catch (error) {
     if (error instanceof RangeError && /call stack/i.test(error.message)) {
