@@ -25,7 +25,15 @@ const ENTRY_BYTES = 120;
 const COLUMN_BYTES = 24;
 
 export class AggregateGroupCache implements BudgetedCache {
-  private readonly groups = new Map<unknown, Row>();
+  /**
+   * By key width: one column, the value itself is the Map key (bigint, number, string and boolean
+   * compare by value); two, a Map per first value (no key built: q5's (window, auction)); more, a
+   * text of the values.
+   */
+  private readonly single: Map<Value, Row> | undefined;
+  private readonly pairs: Map<Value, Map<Value, Row>> | undefined;
+  private readonly texts: Map<string, Row> | undefined;
+  private count = 0;
   /** Every group of the table is cached: a key not here has no state row. */
   complete = false;
   /** The whole table was tried (loaded, or found too large) since the last reset. */
@@ -34,25 +42,24 @@ export class AggregateGroupCache implements BudgetedCache {
   hits = 0;
   misses = 0;
   private readonly entryBytes: number;
-  /** One key column: the value itself is the Map key (bigint, number, string and boolean compare by value). */
-  private readonly single: boolean;
 
   constructor(
     private readonly budget: GroupCacheBudget,
     keyWidth: number,
     rowWidth: number,
   ) {
-    this.entryBytes = ENTRY_BYTES + COLUMN_BYTES * rowWidth + (keyWidth > 1 ? 16 + 24 * keyWidth : 0);
-    this.single = keyWidth === 1;
+    this.entryBytes = ENTRY_BYTES + COLUMN_BYTES * rowWidth + (keyWidth > 2 ? 16 + 24 * keyWidth : 0);
+    if (keyWidth === 1) this.single = new Map();
+    else if (keyWidth === 2) this.pairs = new Map();
+    else this.texts = new Map();
     budget.register(this);
   }
 
   get size(): number {
-    return this.groups.size;
+    return this.count;
   }
 
-  mapKey(key: readonly Value[]): unknown {
-    if (this.single) return key[0];
+  private static text(key: readonly Value[]): string {
     let text = '';
     for (let i = 0; i < key.length; i++) {
       const value = key[i];
@@ -61,33 +68,59 @@ export class AggregateGroupCache implements BudgetedCache {
     return text;
   }
 
-  /** The cached state row; undefined when not cached (no state row at all when `complete`). */
-  get(mapKey: unknown): Row | undefined {
-    const row = this.groups.get(mapKey);
+  /** The cached state row of the group `key`; undefined when not cached (no state row at all when `complete`). */
+  get(key: readonly Value[]): Row | undefined {
+    let row: Row | undefined;
+    if (this.single !== undefined) row = this.single.get(key[0]!);
+    else if (this.pairs !== undefined) row = this.pairs.get(key[0]!)?.get(key[1]!);
+    else row = this.texts!.get(AggregateGroupCache.text(key));
     if (row === undefined) this.misses++;
     else this.hits++;
     return row;
   }
 
   /** The group's state row after a write (or as read from the state). */
-  set(mapKey: unknown, row: Row): void {
-    const size = this.groups.size;
-    this.groups.set(mapKey, row);
-    if (this.groups.size === size) return;
+  set(key: readonly Value[], row: Row): void {
+    let added: boolean;
+    if (this.single !== undefined) {
+      const size = this.single.size;
+      added = this.single.set(key[0]!, row).size !== size;
+    } else if (this.pairs !== undefined) {
+      let inner = this.pairs.get(key[0]!);
+      if (inner === undefined) this.pairs.set(key[0]!, (inner = new Map()));
+      const size = inner.size;
+      added = inner.set(key[1]!, row).size !== size;
+    } else {
+      const size = this.texts!.size;
+      added = this.texts!.set(AggregateGroupCache.text(key), row).size !== size;
+    }
+    if (!added) return;
+    this.count++;
     this.bytes += this.entryBytes;
     this.budget.usedBytes += this.entryBytes;
     if (this.budget.usedBytes > this.budget.limitBytes) this.budget.reclaim(this);
   }
 
   /** The group's state row was deleted (its last row went). */
-  delete(mapKey: unknown): void {
-    if (!this.groups.delete(mapKey)) return;
+  delete(key: readonly Value[]): void {
+    let deleted: boolean;
+    if (this.single !== undefined) deleted = this.single.delete(key[0]!);
+    else if (this.pairs !== undefined) {
+      const inner = this.pairs.get(key[0]!);
+      deleted = inner !== undefined && inner.delete(key[1]!);
+      if (deleted && inner!.size === 0) this.pairs.delete(key[0]!);
+    } else deleted = this.texts!.delete(AggregateGroupCache.text(key));
+    if (!deleted) return;
+    this.count--;
     this.bytes -= this.entryBytes;
     this.budget.usedBytes -= this.entryBytes;
   }
 
   clear(): void {
-    this.groups.clear();
+    this.single?.clear();
+    this.pairs?.clear();
+    this.texts?.clear();
+    this.count = 0;
     this.budget.usedBytes -= this.bytes;
     this.bytes = 0;
     this.complete = false;
@@ -104,15 +137,21 @@ export class AggregateGroupCache implements BudgetedCache {
     this.budget.unregister(this);
   }
 
-  /** Drops groups in insertion order until the budget is met (the cache is no longer complete). */
+  /**
+   * Drops groups in insertion order until the budget is met (the cache is no longer complete); with
+   * two key columns, every group of the oldest first value at once (q5: the oldest window).
+   */
   evictOldest(budget: GroupCacheBudget): void {
-    if (budget.usedBytes <= budget.limitBytes || this.groups.size === 0) return;
+    if (budget.usedBytes <= budget.limitBytes || this.count === 0) return;
     this.complete = false;
-    for (const mapKey of this.groups.keys()) {
+    const map: Map<unknown, unknown> = this.single ?? this.pairs ?? this.texts!;
+    for (const [mapKey, value] of map) {
       if (budget.usedBytes <= budget.limitBytes) return;
-      this.groups.delete(mapKey);
-      this.bytes -= this.entryBytes;
-      budget.usedBytes -= this.entryBytes;
+      map.delete(mapKey);
+      const groups = value instanceof Map ? value.size : 1;
+      this.count -= groups;
+      this.bytes -= groups * this.entryBytes;
+      budget.usedBytes -= groups * this.entryBytes;
     }
   }
 }

@@ -182,7 +182,7 @@ export class StreamHashAggregateNode implements StreamNode {
     if (rows.length > limit) return;
     cache.clear();
     const width = this.keyTypes.length;
-    for (const row of rows) cache.set(cache.mapKey(row.slice(0, width)), row);
+    for (const row of rows) cache.set(row.slice(0, width), row);
     // Complete unless the budget already took some of it back.
     cache.complete = cache.size === rows.length;
   }
@@ -216,14 +216,12 @@ export class StreamHashAggregateNode implements StreamNode {
     const storedRows: (Row | undefined)[] = new Array(size);
     const states: GroupState[] = new Array(size);
     const befores: (Row | undefined)[] = new Array(size);
-    const mapKeys: unknown[] | undefined = cache === undefined ? undefined : new Array(size);
     for (let g = 0; g < size; g++) {
       const key = byKey.keys[g]!;
       let stored: Row | undefined;
       if (cache === undefined) stored = this.groups.get(key);
       else {
-        const mapKey = (mapKeys![g] = cache.mapKey(key));
-        stored = cache.get(mapKey);
+        stored = cache.get(key);
         // Not cached: a new group when the cache is complete, else read (cached with the write below).
         if (stored === undefined && !cache.complete) stored = this.groups.get(key);
       }
@@ -242,20 +240,19 @@ export class StreamHashAggregateNode implements StreamNode {
       const deltas = this.foldRow(states[g]!, rows[i]!, signs[i]!, runtime, withValues ? deltasOf![g] : undefined);
       if (withValues) deltasOf![g] = deltas;
     }
-    const groupWrites: { row: Row; keep: boolean; mapKey: unknown }[] = [];
+    const groupWrites: { row: Row; keep: boolean; key: Value[] }[] = [];
     const valueWrites: Row[][] = this.valueTables.map(() => []);
     for (let g = 0; g < size; g++) {
       const key = byKey.keys[g]!;
       const stored = storedRows[g];
       const state = states[g]!;
       const keyless = key.length === 0;
-      const mapKey = mapKeys?.[g];
       const deltas = deltasOf?.[g];
       if (deltas !== undefined) this.applyValueDeltas(key, state, deltas, valueWrites, stored === undefined);
       const before = befores[g];
       const after = state.rows > 0 || keyless ? this.output(key, state, true) : undefined;
-      if (state.rows > 0 || keyless) groupWrites.push({ row: this.encode(key, state), keep: true, mapKey });
-      else if (stored !== undefined) groupWrites.push({ row: stored, keep: false, mapKey });
+      if (state.rows > 0 || keyless) groupWrites.push({ row: this.encode(key, state), keep: true, key });
+      else if (stored !== undefined) groupWrites.push({ row: stored, keep: false, key });
       if (before !== undefined && after !== undefined && rowsEqual(before, after, this.outputTypes)) continue;
       if (before !== undefined) {
         out.rows.push(before);
@@ -273,8 +270,8 @@ export class StreamHashAggregateNode implements StreamNode {
     // The cache follows the writes (after them: a budget eviction may end completeness, never mid-read).
     if (cache !== undefined) {
       for (const write of groupWrites) {
-        if (write.keep) cache.set(write.mapKey, write.row);
-        else cache.delete(write.mapKey);
+        if (write.keep) cache.set(write.key, write.row);
+        else cache.delete(write.key);
       }
     }
     valueWrites.forEach((rows, index) => {
