@@ -63,10 +63,10 @@ function grouped(rows: readonly Row[], key: (row: Row) => unknown[], output: (ke
   return [...groups.values()].map((group) => line(output(group.key, group.rows))).sort();
 }
 
-const values = (rows: Row[]) => rows.map((row) => row[2]).filter((value): value is number => value !== null);
-const sum = (rows: Row[]) => (values(rows).length === 0 ? null : values(rows).reduce((a, b) => a + b, 0));
-const min = (rows: Row[]) => (values(rows).length === 0 ? null : Math.min(...values(rows)));
-const max = (rows: Row[]) => (values(rows).length === 0 ? null : Math.max(...values(rows)));
+const values = (rows: readonly Row[]) => rows.map((row) => row[2]).filter((value): value is number => value !== null);
+const sum = (rows: readonly Row[]) => (values(rows).length === 0 ? null : values(rows).reduce((a, b) => a + b, 0));
+const min = (rows: readonly Row[]) => (values(rows).length === 0 ? null : Math.min(...values(rows)));
+const max = (rows: readonly Row[]) => (values(rows).length === 0 ? null : Math.max(...values(rows)));
 
 const VIEWS: [string, Oracle][] = [
   ['select k, count(*), count(v), sum(v), min(v), max(v) from t group by k', (rows) => grouped(rows, (row) => [row[1]], (key, group) => [key[0], group.length, values(group).length, sum(group), min(group), max(group)])],
