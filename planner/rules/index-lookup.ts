@@ -84,9 +84,9 @@ export function chooseIndexLookups(plan: Plan, catalog?: CatalogReader): Plan {
   return transformPlan(plan, (node) => {
     if (node.kind !== 'Scan' || node.filter === undefined || node.lookup !== undefined || node.indexLookup !== undefined) return node;
     if ((node.relation.kind !== 'table' && node.relation.kind !== 'materialized_view') || node.systemTime?.kind === 'between' || node.relation.primaryKey.length === 0) return node;
-    // A materialized view is keyed by its whole row and a duplicate number: only its indexes help.
-    if (node.relation.kind === 'materialized_view') return chooseSecondaryIndex(node, catalog);
-    // A table without a primary key is keyed by its hidden row id, which no filter names.
+    // A table without a primary key is keyed by its hidden row id, which no filter names; so is a
+    // materialized view stored by its whole row and duplicate number, or by a source row id (its
+    // key has the hidden column): only their indexes help. A view stored by its key is read by it.
     if (!node.relation.primaryKey.some((column) => node.relation.columns[column]!.hidden === true)) {
       const keys = keysOf(node.filter, node, node.relation.primaryKey);
       if (keys !== undefined && keys.length > 0 && keys.length <= MAX_KEYS) return { ...node, lookup: keys };
