@@ -77,6 +77,9 @@ function canonical(value: unknown, key: string | undefined, done?: ReadonlyMap<S
     // A ScalarFunction: the registry's have a unique oid; the binder's own (oid 0: the time window
     // functions, array subscript) are made anew per call and are determined by name and types.
     const fn = record as unknown as ScalarFunction;
+    // A volatile call (random() over constant rows, run once at creation) is never the same as
+    // another: two subtrees calling it compute different values.
+    if (fn.volatility === 'volatile') return `volatile${nextIdentity++}`;
     return `fn(${JSON.stringify(fn.name)},${fn.oid},${canonical(fn.argumentTypes, undefined)},${canonical(fn.variadic, undefined)},${canonical(fn.returnType, undefined)})`;
   }
   const name = (value as object).constructor?.name ?? '';
