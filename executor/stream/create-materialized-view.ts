@@ -220,7 +220,7 @@ function startProgress(core: EngineCore, prepared: Prepared): BackfillRecord {
       // An estimate only.
     }
   }
-  return core.streams.backfills.start(prepared.relation.id, prepared.relation.schema, prepared.relation.name, estimate);
+  return core.streams.backfills.start(prepared.relation.id, prepared.relation.schema, prepared.relation.name, estimate, prepared.relation.kind === 'sink' ? 'sink' : 'materialized view');
 }
 
 function finish(core: EngineCore, prepared: Prepared, progress: BackfillRecord, rows: number): CreateViewOutcome {

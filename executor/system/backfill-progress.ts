@@ -9,6 +9,8 @@ export interface BackfillRecord {
   readonly viewId: number;
   readonly schema: string;
   readonly name: string;
+  /** What is being backfilled, as the NOTICE names it. */
+  readonly kind: 'materialized view' | 'sink';
   /** The input relation being read now (the last one once done). */
   relation: string;
   rowsDone: number;
@@ -26,8 +28,8 @@ export class BackfillProgress {
   private readonly running = new Set<BackfillRecord>();
   private readonly finished: BackfillRecord[] = [];
 
-  start(viewId: number, schema: string, name: string, rowsTotal: number): BackfillRecord {
-    const record: BackfillRecord = { viewId, schema, name, relation: '', rowsDone: 0, rowsTotal, startedMicros: Date.now() * 1000, state: 'running' };
+  start(viewId: number, schema: string, name: string, rowsTotal: number, kind: BackfillRecord['kind'] = 'materialized view'): BackfillRecord {
+    const record: BackfillRecord = { viewId, schema, name, kind, relation: '', rowsDone: 0, rowsTotal, startedMicros: Date.now() * 1000, state: 'running' };
     this.running.add(record);
     return record;
   }
@@ -50,5 +52,5 @@ export class BackfillProgress {
 export function backfillNotice(record: BackfillRecord): string {
   const total = Math.max(record.rowsTotal, record.rowsDone);
   const percent = total === 0 ? 100 : Math.floor((record.rowsDone * 100) / total);
-  return `backfilling materialized view "${record.name}": ${record.rowsDone} of about ${total} rows (${percent}%), reading "${record.relation}"`;
+  return `backfilling ${record.kind} "${record.name}": ${record.rowsDone} of about ${total} rows (${percent}%), reading "${record.relation}"`;
 }

@@ -55,7 +55,7 @@ describe('CREATE SINK ... AS SELECT backfill', () => {
       if (notices.length === 3) session.cancel();
     });
     await expect(creating.run(SINK)).rejects.toMatchObject({ code: '57014', message: 'canceling statement due to user request' });
-    expect(notices[0]).toMatch(/^backfilling materialized view "totals": 500 of about \d+ rows/);
+    expect(notices[0]).toMatch(/^backfilling sink "totals": 500 of about \d+ rows/);
     expect(notices).toHaveLength(3);
     await nothingCommitted(harness, 3 * CHUNK);
   });
