@@ -44,6 +44,23 @@ export async function openHarness(store: StateStore = createMemoryStateStore()):
 }
 
 /**
+ * Each view of `views` ([name, query]) equals its query recomputed by the batch executor now; a
+ * failure names the view and `step` (the statement just run).
+ */
+export async function expectViewsEqualQueries(h: Harness, views: readonly (readonly [string, string])[], step = ''): Promise<void> {
+  for (const [name, query] of views) expect(await h.lines(`select * from ${name}`), step === '' ? name : `${name} after ${step}`).toEqual(await h.lines(query));
+}
+
+/** Creates the views, then runs each statement and checks every view against its query after it. */
+export async function runAndCompareViews(h: Harness, views: readonly (readonly [string, string])[], statements: readonly string[]): Promise<void> {
+  for (const [name, query] of views) await h.run(`create materialized view ${name} as ${query}`);
+  for (const statement of statements) {
+    await h.run(statement);
+    await expectViewsEqualQueries(h, views, statement);
+  }
+}
+
+/**
  * The property that defines a view's correctness, over random workloads: the statements of
  * `before` run, the views are created (backfilled), then each statement of `after` runs; after the
  * backfill and after every statement each view equals its query recomputed by the batch executor.
