@@ -10,6 +10,12 @@
 // keeps the shared subtree's output of the push (it is evaluated first: it comes first in pre-order)
 // and hands it to the leaves; `push` and the other bottom-up paths carry a shared node's output up
 // its own parent chain to the root first, then up each leaf's (as a self-join's two scans did).
+//
+// Inside an epoch a source's chunks come through `pushChunk`: the hash aggregates hold (they
+// combine each group's changes and emit nothing), and `seal` at the barrier emits their net
+// changes bottom-up (post-order: an aggregate over another gets the lower one's output before it
+// seals). `pushAll` and `push` emit everything at once, as before. A view that takes the whole
+// epoch (temporal or watermark filter, EMIT ON WINDOW CLOSE) never holds.
 
 import type { StreamPlan, StreamPlanKind } from '../../planner/stream/stream-plan.js';
 import { streamInputs } from '../../planner/stream/stream-plan.js';
@@ -93,6 +99,10 @@ export class Dataflow {
   private readonly sharedSources = new Set<StreamPlan>();
   /** LATERALs whose parent projection passes rows through: the columns they emit. */
   private readonly projectedLaterals = new Map<StreamPlan, Int32Array>();
+  /** Nodes that can hold changes within an epoch (hash aggregates), children before parents. */
+  private readonly holders: Placed[] = [];
+  /** True when some holder may hold changes (a pushChunk since the last seal). */
+  private held = false;
 
   constructor(
     readonly viewId: number,
@@ -105,6 +115,9 @@ export class Dataflow {
     };
     findShared(plan);
     this.root = this.place(plan, undefined, 0);
+    // The views that take the whole epoch at once are pushed once per epoch: nothing to combine.
+    const watermarked = this.placed.some((placed) => placed.plan.kind === 'StreamWatermarkFilter');
+    if (this.temporal.length > 0 || this.windowClose.length > 0 || watermarked) this.holders.length = 0;
   }
 
   /**
@@ -136,6 +149,8 @@ export class Dataflow {
       source.sharers.push(placed);
     }
     streamInputs(plan).forEach((input, index) => placed.children.push(this.place(input, placed, index)));
+    // After its inputs: post-order.
+    if (node.seal !== undefined && node.setHolding !== undefined) this.holders.push(placed);
     if (plan.kind === 'StreamDynamicFilter' && plan.now !== undefined) this.temporal.push(placed);
     if (plan.kind === 'StreamEmitOnWindowClose') this.windowClose.push(placed);
     if (plan.kind === 'StreamTableScan') {
@@ -176,6 +191,53 @@ export class Dataflow {
     } finally {
       for (const placed of this.shared) placed.last = undefined;
     }
+  }
+
+  /**
+   * A chunk of the open epoch's changes (StreamManager.push): as `pushAll`, but the hash aggregates
+   * hold their output until `seal` (each group's changes over the epoch's chunks net to one).
+   */
+  pushChunk(changes: ReadonlyMap<number, ChangeBatch>): ChangeBatch {
+    if (this.holders.length === 0) return this.pushAll(changes);
+    this.held = true;
+    this.setHolding(true);
+    try {
+      return this.pushAll(changes);
+    } finally {
+      this.setHolding(false);
+    }
+  }
+
+  /** True when a `pushChunk` may have left changes held (a `seal` is due before the commit). */
+  get holding(): boolean {
+    return this.held;
+  }
+
+  /**
+   * The held changes (before the epoch commits): each holder's net changes carried up to the
+   * root, lower holders first, every holder holding meanwhile so that each emits once.
+   */
+  seal(): ChangeBatch {
+    const out = emptyChanges();
+    if (!this.held) return out;
+    this.held = false;
+    this.setHolding(true);
+    try {
+      for (const placed of this.holders) {
+        const start = process.hrtime.bigint();
+        const sealed = placed.node.seal!();
+        placed.stats.nanos += process.hrtime.bigint() - start;
+        placed.stats.rowsOut += sealed.rows.length;
+        if (!isEmpty(sealed)) appendChanges(out, this.bubble(placed, sealed));
+      }
+    } finally {
+      this.setHolding(false);
+    }
+    return out;
+  }
+
+  private setHolding(on: boolean): void {
+    for (const placed of this.holders) placed.node.setHolding!(on);
   }
 
   private evaluate(placed: Placed, changes: ReadonlyMap<number, ChangeBatch>): ChangeBatch {
@@ -219,6 +281,7 @@ export class Dataflow {
 
   /** The open epoch was aborted: nodes drop their in-memory copies of state (join caches). */
   discard(): void {
+    this.held = false;
     for (const placed of this.placed) placed.node.discard?.();
   }
 

@@ -25,6 +25,16 @@
 // give) and of NaN / +inf / -inf, avg divides with the batch's numeric `/`. An error inside the
 // view (a failing argument, a sum out of the int8 range) makes that value NULL and is recorded in
 // view_errors; it never stops the view.
+//
+// Per-epoch combine: inside an epoch a source pushes its rows in chunks (StreamManager.push), and a
+// group touched in n chunks would emit n retractions and n inserts downstream. While the dataflow
+// holds (`setHolding(true)`, Dataflow.pushChunk) the aggregate keeps the groups touched since its
+// last output (`dirty`: each group's state, its stored row and its output as last emitted) and
+// emits nothing; `seal()` (at the barrier, Dataflow.seal) emits each dirty group's net change once
+// and writes its state row once. When the dirty set reaches `aggregateCombine.maxGroups` groups it
+// is emitted at once (memory stays bounded; a chunk boundary is a consistent state, so an early
+// output is as correct as one at the barrier). Not holding (pushAll, push, a backfill, the views
+// that take the whole epoch), every batch's changes are emitted at its end, as before.
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
@@ -118,6 +128,12 @@ export function appendOnly(plan: StreamPlan): boolean {
 /** A group's changed values per value table (min / max / DISTINCT), with their count deltas. */
 type GroupDeltas = (KeyMap<number> | undefined)[];
 
+/**
+ * The per-epoch combine's bound: a holding aggregate emits its dirty groups once this many are
+ * dirty. `OXBOW_AGG_COMBINE_GROUPS`; 0 emits after every batch (no combining).
+ */
+export const aggregateCombine = { maxGroups: Number(process.env['OXBOW_AGG_COMBINE_GROUPS'] ?? 65_536) };
+
 export class StreamHashAggregateNode implements StreamNode {
   private readonly groups: StateTable;
   private readonly valueTables: readonly StateTable[];
@@ -125,8 +141,15 @@ export class StreamHashAggregateNode implements StreamNode {
   private readonly keyEvaluators: readonly Evaluator[];
   /** Per group key: the input column it is, or -1 where its evaluator computes it. */
   private readonly keyColumns: Int32Array;
-  /** Each change's group in the batch being applied (reused, grown as needed). */
+  /** Each change's group (its position in `dirty`) in the batch being applied (reused, grown as needed). */
   private groupOf = new Int32Array(1024);
+  /** Groups changed since the last output, in order of first change; per position their stored row, state and last output. */
+  private dirty: KeyMap<number>;
+  private dirtyStored: (Row | undefined)[] = [];
+  private dirtyStates: GroupState[] = [];
+  private dirtyBefores: (Row | undefined)[] = [];
+  /** Holding: batches fold into `dirty` and emit nothing until `seal` (or the bound). */
+  private holding = false;
   private readonly keyTypes: readonly DataType[];
   private readonly outputTypes: readonly DataType[];
   private readonly calls: readonly CompiledCall[];
@@ -161,11 +184,23 @@ export class StreamHashAggregateNode implements StreamNode {
     }));
     this.callsOfValueTable = this.valueTables.map((_, index) => this.calls.filter((call) => call.spec.valueTable === index + 1 && !call.appendOnlyExtreme));
     this.cache = cacheableTypes(this.keyTypes) ? new AggregateGroupCache(context.groupCaches, this.keyTypes.length, plan.stateTables[0]!.columnTypes.length) : undefined;
+    this.dirty = new KeyMap<number>(this.keyTypes);
   }
 
-  /** The open epoch was aborted: its writes are gone from the state, so the cache goes too. */
+  /** The open epoch was aborted: its writes are gone from the state, so the cache and the dirty groups go too. */
   discard(): void {
     this.cache?.reset();
+    this.resetDirty();
+  }
+
+  /** While holding, batches emit nothing; `seal` emits the net change of every group since. */
+  setHolding(on: boolean): void {
+    this.holding = on;
+  }
+
+  /** The net change of every group changed since the last output, its state row written once. */
+  seal(): ChangeBatch {
+    return this.emit();
   }
 
   /** The view was dropped. */
@@ -203,52 +238,87 @@ export class StreamHashAggregateNode implements StreamNode {
 
   applyAll(changesPerSlot: readonly (ChangeBatch | undefined)[]): ChangeBatch {
     const changes = changesPerSlot[0];
-    const out = emptyChanges();
-    if (changes === undefined || changes.rows.length === 0) return out;
+    if (changes === undefined || changes.rows.length === 0) return this.holding ? emptyChanges() : this.emit();
     const runtime = this.context.runtime;
-    // Each changed row's group (`groupOf`), the groups' keys in order of first change: no arrays per group.
-    const byKey = this.groupRows(changes, runtime);
-    const groupOf = this.groupOf;
-    const size = byKey.size;
     const cache = this.cache;
     if (cache !== undefined && !cache.loaded) this.loadWhole(cache);
-    // Every group's state row read before any write (a read after a write re-sorts a table's buffer).
-    const storedRows: (Row | undefined)[] = new Array(size);
-    const states: GroupState[] = new Array(size);
-    const befores: (Row | undefined)[] = new Array(size);
-    for (let g = 0; g < size; g++) {
-      const key = byKey.keys[g]!;
+    // Each changed row's group (`groupOf`), new groups appended to `dirty`: no arrays per group.
+    const first = this.dirty.size;
+    this.groupRows(changes, runtime);
+    const dirty = this.dirty;
+    const size = dirty.size;
+    const groupOf = this.groupOf;
+    const storedRows = this.dirtyStored;
+    const states = this.dirtyStates;
+    const befores = this.dirtyBefores;
+    // Every new group's state row read (groups already dirty hold theirs); no state row is written before the output.
+    for (let g = first; g < size; g++) {
+      const key = dirty.keys[g]!;
       let stored: Row | undefined;
       if (cache === undefined) stored = this.groups.get(key);
       else {
         stored = cache.get(key);
-        // Not cached: a new group when the cache is complete, else read (cached with the write below).
+        // Not cached: a new group when the cache is complete, else read (cached with the write at the output).
         if (stored === undefined && !cache.complete) stored = this.groups.get(key);
       }
-      storedRows[g] = stored;
+      storedRows.push(stored);
       const state = stored === undefined ? this.fresh() : this.decode(stored);
-      states[g] = state;
-      befores[g] = stored !== undefined || key.length === 0 ? this.output(key, state, false) : undefined;
+      states.push(state);
+      befores.push(stored !== undefined || key.length === 0 ? this.output(key, state, false) : undefined);
     }
     // Fold the changes in input order, each into its group's state.
     const rows = changes.rows;
     const signs = changes.signs;
-    const withValues = this.valueTables.length > 0;
-    const deltasOf: (GroupDeltas | undefined)[] | undefined = withValues ? new Array(size) : undefined;
-    for (let i = 0; i < rows.length; i++) {
-      const g = groupOf[i]!;
-      const deltas = this.foldRow(states[g]!, rows[i]!, signs[i]!, runtime, withValues ? deltasOf![g] : undefined);
-      if (withValues) deltasOf![g] = deltas;
+    if (this.valueTables.length === 0) {
+      for (let i = 0; i < rows.length; i++) this.foldRow(states[groupOf[i]!]!, rows[i]!, signs[i]!, runtime, undefined);
+    } else {
+      const deltasOf = new Map<number, GroupDeltas>();
+      for (let i = 0; i < rows.length; i++) {
+        const g = groupOf[i]!;
+        const deltas = this.foldRow(states[g]!, rows[i]!, signs[i]!, runtime, deltasOf.get(g));
+        if (deltas !== undefined) deltasOf.set(g, deltas);
+      }
+      // The value tables follow every batch (min / max read them): reads of all groups first, then the writes.
+      const valueWrites: Row[][] = this.valueTables.map(() => []);
+      // A group new to this batch without a state row has no value rows either: no reads.
+      for (const [g, deltas] of deltasOf) this.applyValueDeltas(dirty.keys[g]!, states[g]!, deltas, valueWrites, g >= first && storedRows[g] === undefined);
+      const countColumn = this.keyTypes.length + 1;
+      valueWrites.forEach((writes, index) => {
+        const table = this.valueTables[index]!;
+        for (const row of writes) {
+          if ((row[countColumn] as bigint) > 0n) table.insert(row);
+          else table.delete(row);
+        }
+      });
     }
+    if (!this.holding || size >= aggregateCombine.maxGroups) return this.emit();
+    return emptyChanges();
+  }
+
+  private resetDirty(): void {
+    if (this.dirty.size === 0) return;
+    this.dirty = new KeyMap<number>(this.keyTypes);
+    this.dirtyStored = [];
+    this.dirtyStates = [];
+    this.dirtyBefores = [];
+  }
+
+  /** Every dirty group's `-before +after` (nothing when equal), its state row written (or deleted once empty). */
+  private emit(): ChangeBatch {
+    const out = emptyChanges();
+    const dirty = this.dirty;
+    const size = dirty.size;
+    if (size === 0) return out;
+    const cache = this.cache;
+    const storedRows = this.dirtyStored;
+    const states = this.dirtyStates;
+    const befores = this.dirtyBefores;
     const groupWrites: { row: Row; keep: boolean; key: Value[] }[] = [];
-    const valueWrites: Row[][] = this.valueTables.map(() => []);
     for (let g = 0; g < size; g++) {
-      const key = byKey.keys[g]!;
+      const key = dirty.keys[g]!;
       const stored = storedRows[g];
       const state = states[g]!;
       const keyless = key.length === 0;
-      const deltas = deltasOf?.[g];
-      if (deltas !== undefined) this.applyValueDeltas(key, state, deltas, valueWrites, stored === undefined);
       const before = befores[g];
       const after = state.rows > 0 || keyless ? this.output(key, state, true) : undefined;
       if (state.rows > 0 || keyless) groupWrites.push({ row: this.encode(key, state), keep: true, key });
@@ -263,6 +333,7 @@ export class StreamHashAggregateNode implements StreamNode {
         out.signs.push(1);
       }
     }
+    this.resetDirty();
     for (const write of groupWrites) {
       if (write.keep) this.groups.insert(write.row);
       else this.groups.delete(write.row);
@@ -274,24 +345,16 @@ export class StreamHashAggregateNode implements StreamNode {
         else cache.delete(write.key);
       }
     }
-    valueWrites.forEach((rows, index) => {
-      const table = this.valueTables[index]!;
-      const countColumn = this.keyTypes.length + 1;
-      for (const row of rows) {
-        if ((row[countColumn] as bigint) > 0n) table.insert(row);
-        else table.delete(row);
-      }
-    });
     return out;
   }
 
   /**
-   * The changed groups' keys in order of first change, and each change's group in `groupOf`. Key
+   * Adds the changed groups' keys not yet dirty to `dirty` (in order of first change), and each change's group in `groupOf`. Key
    * columns that are input columns are read by index (no evaluator call); the hash of a key is
    * computed once.
    */
-  private groupRows(changes: ChangeBatch, runtime: Runtime): KeyMap<number> {
-    const byKey = new KeyMap<number>(this.keyTypes);
+  private groupRows(changes: ChangeBatch, runtime: Runtime): void {
+    const byKey = this.dirty;
     const rows = changes.rows;
     if (this.groupOf.length < rows.length) this.groupOf = new Int32Array(Math.max(rows.length, this.groupOf.length * 2));
     const groupOf = this.groupOf;
@@ -320,7 +383,6 @@ export class StreamHashAggregateNode implements StreamNode {
       if (index < 0) index = byKey.add(scratch.slice(), 0, hash);
       groupOf[i] = index;
     }
-    return byKey;
   }
 
   /** Folds one change into its group's state; returns the group's value deltas per value table (if any). */

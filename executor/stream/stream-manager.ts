@@ -159,7 +159,8 @@ export class StreamManager implements ChangeCapture {
       if (this.wholeEpoch.has(dataflow.viewId)) continue;
       const inputs = this.inputsOf(dataflow, changes, undefined);
       if (inputs.size === 0) continue;
-      const out = dataflow.pushAll(inputs);
+      // Aggregates hold their output until flush (Dataflow.pushChunk): one net change per group and epoch.
+      const out = dataflow.pushChunk(inputs);
       if (!isEmpty(out) && this.read.has(dataflow.viewId)) changes.set(dataflow.viewId, out);
     }
     if (this.wholeEpoch.size === 0) return;
@@ -180,15 +181,18 @@ export class StreamManager implements ChangeCapture {
    */
   flush(): void {
     this.push();
-    this.pushWholeEpoch();
+    this.seal();
     // View errors counted since the last commit go into this epoch (oxbow_catalog.view_errors survives a restart).
     if (this.errors.dirty) this.store.putMeta(VIEW_ERRORS_META_KEY, this.errors.encode());
   }
 
-  private pushWholeEpoch(): void {
-    if (this.wholeEpoch.size === 0) return;
-    const ticking = this.ticking;
-    if (this.held.size === 0 && !ticking) return;
+  /**
+   * The end of the epoch's pushes, in view id order: each view's held aggregate changes
+   * (Dataflow.seal), and the views that take the whole epoch with their held inputs; the changes of
+   * every view run here reach the later views reading it.
+   */
+  private seal(): void {
+    const ticking = this.wholeEpoch.size > 0 && this.ticking;
     const now = ticking ? this.clock() : 0;
     const held = this.held;
     this.held = new Map();
@@ -196,16 +200,21 @@ export class StreamManager implements ChangeCapture {
     const fresh = new Map<number, ChangeBatch>();
     for (const dataflow of this.dataflows) {
       const whole = this.wholeEpoch.has(dataflow.viewId);
-      const inputs = this.inputsOf(dataflow, fresh, whole ? held : undefined);
-      const ticked = dataflow.temporalFilters ? dataflow.tick(now) : emptyChanges();
-      if (inputs.size === 0 && isEmpty(ticked)) continue;
-      // The time's changes first, then the writes' (evaluated against the new bound).
+      const inputs = fresh.size === 0 && !whole ? fresh : this.inputsOf(dataflow, fresh, whole ? held : undefined);
+      const ticked = whole && dataflow.temporalFilters ? dataflow.tick(now) : emptyChanges();
+      if (inputs.size === 0 && isEmpty(ticked) && !dataflow.holding) continue;
+      // The time's changes first, then the writes' (evaluated against the new bound), then what the aggregates held.
       let out = ticked;
       if (inputs.size > 0) {
         const pushed = dataflow.pushAll(inputs);
         // No time changes (a view without a temporal filter): the view's changes as they are, no copy.
         if (isEmpty(out)) out = pushed;
         else appendChanges(out, pushed);
+      }
+      const sealed = dataflow.seal();
+      if (!isEmpty(sealed)) {
+        if (isEmpty(out)) out = sealed;
+        else appendChanges(out, sealed);
       }
       if (!isEmpty(out) && this.read.has(dataflow.viewId)) fresh.set(dataflow.viewId, out);
     }

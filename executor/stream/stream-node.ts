@@ -14,4 +14,8 @@ export interface StreamNode {
   discard?(): void;
   /** The view was dropped: release in-memory state. */
   dispose?(): void;
+  /** Holding (inside an epoch, between chunks): combine the changes and emit nothing until `seal` (hash-aggregate.ts). */
+  setHolding?(on: boolean): void;
+  /** The net changes held since the last output. */
+  seal?(): ChangeBatch;
 }
