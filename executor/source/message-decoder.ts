@@ -33,6 +33,8 @@ export class MessageDecoder {
   private readonly names: string[];
   private readonly positions: number[];
   private readonly required: boolean[];
+  /** Names every object has (`constructor`, `__proto__`): read as own fields only. */
+  private readonly inherited: boolean[];
 
   constructor(
     private readonly layout: SourceLayout,
@@ -45,41 +47,45 @@ export class MessageDecoder {
     this.names = layout.payload.map((column) => column.name);
     this.positions = layout.payload.map((column) => column.position);
     this.required = layout.payload.map((column) => column.required);
+    this.inherited = layout.payload.map((column) => column.name in Object.prototype);
   }
 
   /** Decodes `batch` into `out`; bad messages go to `reject`. */
   decode(batch: RawMessageBatch, out: DecodedChanges, reject: RejectMessage): void {
-    const { offsets, values, keys, timestamps } = batch;
+    for (let i = 0; i < batch.offsets.length; i++) this.decodeMessage(batch, i, out, reject);
+  }
+
+  /** Decodes message `i` of `batch` into `out` (none, one or two changes); a bad message goes to `reject`. */
+  decodeMessage(batch: RawMessageBatch, i: number, out: DecodedChanges, reject: RejectMessage): void {
     const partition = batch.partition;
     const format = this.layout.format;
-    for (let i = 0; i < offsets.length; i++) {
-      const value = values[i]!;
-      const key = keys[i]!;
-      const size = (value?.length ?? 0) + (key?.length ?? 0);
-      if (size > this.maxMessageBytes) {
-        reject(partition, offsets[i]!, `message of ${size} bytes exceeds max.message.bytes (${this.maxMessageBytes})`, value);
-        continue;
-      }
-      try {
-        if (format === 'plain') {
-          if (value === null) throw new Error('message without a value');
-          out.rows.push(this.withMetadata(this.rowFromPayload(value), partition, offsets[i]!, timestamps[i]!, key));
-          out.kinds.push(1);
-        } else if (format === 'upsert') {
-          if (value === null) {
-            out.rows.push(this.keyRow(key));
-            out.kinds.push(-1);
-          } else {
-            out.rows.push(this.withMetadata(this.rowFromPayload(value), partition, offsets[i]!, timestamps[i]!, key));
-            out.kinds.push(1);
-          }
+    const value = batch.values[i]!;
+    const key = batch.keys[i]!;
+    const offset = batch.offsets[i]!;
+    const size = (value?.length ?? 0) + (key?.length ?? 0);
+    if (size > this.maxMessageBytes) {
+      reject(partition, offset, `message of ${size} bytes exceeds max.message.bytes (${this.maxMessageBytes})`, value);
+      return;
+    }
+    try {
+      if (format === 'plain') {
+        if (value === null) throw new Error('message without a value');
+        out.rows.push(this.withMetadata(this.rowFromPayload(value), partition, offset, batch.timestamps[i]!, key));
+        out.kinds.push(1);
+      } else if (format === 'upsert') {
+        if (value === null) {
+          out.rows.push(this.keyRow(key));
+          out.kinds.push(-1);
         } else {
-          if (value === null) continue; // Debezium follows a delete with a tombstone for compaction.
-          this.debezium(value, partition, offsets[i]!, timestamps[i]!, key, out);
+          out.rows.push(this.withMetadata(this.rowFromPayload(value), partition, offset, batch.timestamps[i]!, key));
+          out.kinds.push(1);
         }
-      } catch (error) {
-        reject(partition, offsets[i]!, error instanceof Error ? error.message : String(error), value);
+      } else {
+        if (value === null) return; // Debezium follows a delete with a tombstone for compaction.
+        this.debezium(value, partition, offset, batch.timestamps[i]!, key, out);
       }
+    } catch (error) {
+      reject(partition, offset, error instanceof Error ? error.message : String(error), value);
     }
   }
 
@@ -140,7 +146,8 @@ export class MessageDecoder {
     const row: Row = new Array(this.layout.width).fill(null);
     const names = this.names;
     for (let c = 0; c < names.length; c++) {
-      const field = fields[names[c]!];
+      const name = names[c]!;
+      const field = this.inherited[c] ? ownField(fields, name) : fields[name];
       if (field === undefined || field === null) {
         if (this.required[c]) throw new Error(field === undefined ? `missing field "${names[c]}"` : `null value in field "${names[c]}" of a key or NOT NULL column`);
         continue;
@@ -196,7 +203,7 @@ export class MessageDecoder {
   private rowFromKeyObject(fields: Record<string, unknown>, keyColumns: readonly { name: string; type: SourceLayout['payload'][number]['type']; position: number }[]): Row {
     const row: Row = new Array(this.layout.width).fill(null);
     for (const column of keyColumns) {
-      const field = fields[column.name];
+      const field = ownField(fields, column.name);
       if (field === undefined || field === null) throw new Error(`tombstone key without field "${column.name}"`);
       row[column.position] = jsonFieldConverter(column.type)(field);
     }
@@ -212,6 +219,14 @@ export class MessageDecoder {
     if (layout.rowIdPosition !== undefined) row[layout.rowIdPosition] = this.nextRowId(partition, offset);
     return row;
   }
+}
+
+/**
+ * The message's own field `name`: a column named like a property every object inherits
+ * (`constructor`, `toString`, `__proto__`) is missing from a message that does not hold it.
+ */
+function ownField(fields: Record<string, unknown>, name: string): unknown {
+  return Object.hasOwn(fields, name) ? fields[name] : undefined;
 }
 
 function parseObject(value: Buffer): Record<string, unknown> {

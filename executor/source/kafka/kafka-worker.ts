@@ -11,13 +11,11 @@
 // consumer and ends the thread.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Row } from '../../../sql/value.js';
-import { ByteWriter } from '../../../storage/byte-writer.js';
 import { MessageDecoder } from '../message-decoder.js';
 import { sourceLayout } from '../source-layout.js';
 import { PAYLOAD_PREFIX_BYTES } from '../source-status.js';
 import type { RawMessageBatch, SourceListener } from '../source.js';
-import { packChanges } from './decoded-batch.js';
+import { BatchPacker } from './batch-packer.js';
 import { KafkaReader } from './kafka-reader.js';
 import { isKafkaReplayed, kafkaRowId } from './kafka-replay.js';
 import type { KafkaWorkerData, MainToWorker, RejectedMessage, WorkerToMain } from './worker-protocol.js';
@@ -29,12 +27,12 @@ const data = workerData as KafkaWorkerData;
 const layout = sourceLayout(data.relation);
 // Row ids are the engine's: the main thread sets them; the worker leaves a placeholder. A source that
 // stores no rows derives them from partition and offset here (kafka-replay.ts), as its replays do.
-const decoder = new MessageDecoder(layout, data.options.maxMessageBytes, isKafkaReplayed(data.relation) ? kafkaRowId : () => 0n);
+const nextRowId = isKafkaReplayed(data.relation) ? kafkaRowId : (): bigint => 0n;
+const decoder = new MessageDecoder(layout, data.options.maxMessageBytes, nextRowId);
+// ENCODE JSON messages go through the fast path (json-row-packer.ts) unless OXBOW_KAFKA_FAST_JSON=0.
+const packer = new BatchPacker(layout, decoder, data.options.maxMessageBytes, nextRowId, { fast: process.env['OXBOW_KAFKA_FAST_JSON'] !== '0' });
 const reader = new KafkaReader(data.options, data.name);
 const positions = new Map<number, bigint>(data.resume);
-const writer = new ByteWriter(1 << 16);
-const rows: Row[] = [];
-const kinds: number[] = [];
 let inFlight = 0;
 let waiting: (() => void)[] = [];
 let stopping = false;
@@ -55,20 +53,13 @@ const listener: SourceListener = {
       post({ type: 'highWatermark', partition, offset: batch.highWatermark });
       return;
     }
-    const fresh: RawMessageBatch =
-      from === 0 ? batch : { ...batch, offsets: offsets.slice(from), timestamps: batch.timestamps.slice(from), keys: batch.keys.slice(from), values: batch.values.slice(from) };
     const rejects: RejectedMessage[] = [];
-    rows.length = 0;
-    kinds.length = 0;
-    decoder.decode(fresh, { rows, kinds }, (_partition, offset, error, payload) => {
+    const packed = packer.pack(batch, from, (_partition, offset, error, payload) => {
       rejects.push({ offset, error, payload: payload === null ? null : Uint8Array.prototype.slice.call(payload, 0, PAYLOAD_PREFIX_BYTES) });
     });
-    const packed = packChanges(rows, kinds, writer);
-    rows.length = 0;
-    kinds.length = 0;
-    const count = fresh.offsets.length;
-    const firstOffset = fresh.offsets[0]!;
-    const next = fresh.offsets[count - 1]! + 1n;
+    const count = offsets.length - from;
+    const firstOffset = offsets[from]!;
+    const next = offsets[offsets.length - 1]! + 1n;
     positions.set(partition, next);
     // The check and the increment run in one synchronous step (no await between them), so
     // concurrent eachBatch calls cannot all pass on the same free slot.
