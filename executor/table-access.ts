@@ -10,14 +10,14 @@
 import type { RelationDef } from '../sql/catalog.js';
 import { epochToMillis, lastEpochAtMillis, type Epoch } from '../sql/epoch.js';
 import { SqlError, SqlState } from '../sql/errors.js';
-import type { Row } from '../sql/value.js';
+import type { Row, Value } from '../sql/value.js';
 import type { RowVersion, StateStore, StateTable } from '../storage/state-table.js';
 import type { TableAccess } from './batch/index.js';
 import { indexEntry, indexStateTable } from './secondary-index.js';
 import { formatValue } from '../sql/text-format.js';
 import type { ChangeCapture } from './stream/stream-manager.js';
 import { isReplayed, offsetHistory, readOffsetRanges, readPositions, replayedRow, replayedRowEstimate, replayRows, replayVersions } from './source/source-replay.js';
-import { isKafkaReplayed, kafkaReplayedScans, KafkaReplay, replayChunks, replayLimits } from './source/kafka/kafka-replay.js';
+import { isKafkaReplayed, kafkaReplayReads, KafkaReplay, narrowReplay, replayChunks, replayLimits, type KafkaReplayRead } from './source/kafka/kafka-replay.js';
 
 export interface SystemRowSource {
   /** Rows of a system relation, generated for this statement. */
@@ -150,16 +150,22 @@ export class StoreTableAccess implements TableAccess {
    * scans (executor/source/kafka/kafka-replay.ts), up to the statement's snapshot, so the
    * synchronous scans below read it (AS OF an older epoch reads a prefix of it).
    */
-  prepare(plan: unknown, signal?: AbortSignal): Promise<void> | undefined {
-    const relations = kafkaReplayedScans(plan);
-    return relations.length === 0 ? undefined : this.prepareRelations(relations, signal);
+  prepare(plan: unknown, signal?: AbortSignal, parameters?: readonly Value[]): Promise<void> | undefined {
+    const reads = kafkaReplayReads(plan);
+    return reads.length === 0 ? undefined : this.prepareReads(reads, signal, parameters);
   }
 
-  /** prepare() for relations named directly (COPY source TO STDOUT). */
-  async prepareRelations(relations: readonly RelationDef[], signal?: AbortSignal): Promise<void> {
-    for (const relation of relations) {
+  /** prepare() for relations named directly (COPY source TO STDOUT): each read whole. */
+  prepareRelations(relations: readonly RelationDef[], signal?: AbortSignal): Promise<void> {
+    return this.prepareReads(relations.map((relation) => ({ relation, scans: [{ filter: undefined, projection: undefined }] })), signal);
+  }
+
+  /** Each source's replay, narrowed to what its scans' filters can match (a point read by row id fetches one message). */
+  private async prepareReads(reads: readonly KafkaReplayRead[], signal?: AbortSignal, parameters?: readonly Value[]): Promise<void> {
+    for (const read of reads) {
+      const relation = read.relation;
       if (!isKafkaReplayed(relation) || this.kafkaReplays.has(relation.id)) continue;
-      const ranges = readOffsetRanges(this.userTable(relation), relation, this.snapshotEpoch);
+      const ranges = narrowReplay(read, readOffsetRanges(this.userTable(relation), relation, this.snapshotEpoch), parameters);
       this.kafkaReplays.set(relation.id, await KafkaReplay.fetch(relation, ranges, { ...(signal === undefined ? {} : { signal }), limitBytes: replayLimits.bytes }));
     }
   }

@@ -4,6 +4,8 @@
 //
 //   npm run kafka -- [--port 9092]           start in the background; returns once it answers
 //   npm run kafka -- --stop [--port 9092]    stop it
+//   npm run kafka -- --keep-data [--port N]  start on the port's existing data folder (a restart:
+//                                            topics and messages kept) instead of a fresh one
 //
 // The broker comes from Maven Central: `mvn dependency:copy-dependencies` resolves
 // org.apache.kafka:kafka_2.13 and its runtime dependencies into .cache/kafka/<version>/lib
@@ -27,15 +29,16 @@ function fail(message) {
 }
 
 function parseArgs(argv) {
-  const options = { port: 9092, stop: false, timeoutMs: 60_000 };
+  const options = { port: 9092, stop: false, keepData: false, timeoutMs: 60_000 };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--stop') options.stop = true;
+    else if (arg === '--keep-data') options.keepData = true;
     else if (arg === '--port') options.port = Number(argv[++i]);
     else if (arg.startsWith('--port=')) options.port = Number(arg.slice(7));
     else if (arg === '--timeout-ms') options.timeoutMs = Number(argv[++i]);
     else if (arg === '--help' || arg === '-h') {
-      console.log('usage: npm run kafka -- [--port N] [--stop] [--timeout-ms N]');
+      console.log('usage: npm run kafka -- [--port N] [--stop] [--keep-data] [--timeout-ms N]');
       process.exit(0);
     } else fail(`unknown argument ${arg} (try --help)`);
   }
@@ -119,17 +122,10 @@ function answers(port) {
   });
 }
 
-async function start({ port, timeoutMs }) {
-  if (readPid(port) !== undefined && (await answers(port))) {
-    console.log(`kafka ready: 127.0.0.1:${port}`);
-    return;
-  }
-  resolveJars();
-  const dir = runDir(port);
+/** A fresh data folder for the port: its configuration and formatted storage. */
+function formatStorage(dir, port, controllerPort, config, classpath) {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const controllerPort = port + 1;
-  const config = join(dir, 'server.properties');
   writeFileSync(
     config,
     [
@@ -159,7 +155,6 @@ async function start({ port, timeoutMs }) {
       '',
     ].join('\n'),
   );
-  const classpath = join(libDir, '*');
   // Kafka's own Uuid.randomUuid() redraws an id that starts with '-': the storage tool's argument
   // parser reads `-t -xyz` as a missing value (1 start in 64 failed to format).
   let clusterId;
@@ -167,6 +162,20 @@ async function start({ port, timeoutMs }) {
   while (clusterId.startsWith('-'));
   const format = spawnSync('java', ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', config], { encoding: 'utf8' });
   if (format.status !== 0) fail(`formatting storage failed:\n${format.stdout}${format.stderr}`);
+}
+
+async function start({ port, timeoutMs, keepData }) {
+  if (readPid(port) !== undefined && (await answers(port))) {
+    console.log(`kafka ready: 127.0.0.1:${port}`);
+    return;
+  }
+  resolveJars();
+  const dir = runDir(port);
+  const controllerPort = port + 1;
+  const config = join(dir, 'server.properties');
+  const classpath = join(libDir, '*');
+  // --keep-data: the storage formatted by an earlier start of this port is used as it is.
+  if (!keepData || !existsSync(join(dir, 'logs', 'meta.properties'))) formatStorage(dir, port, controllerPort, config, classpath);
   const log = openSync(join(dir, 'kafka.log'), 'a');
   const child = spawn('java', ['-Xmx512m', '-XX:+UseG1GC', '-cp', classpath, 'kafka.Kafka', config], {
     detached: true,

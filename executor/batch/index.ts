@@ -39,9 +39,10 @@ export interface TableAccess {
   /**
    * Optional: called with the plan before it runs, for reads that must be fetched asynchronously
    * first (a Kafka source that stores no rows replays its topic: executor/source/kafka/kafka-replay.ts);
-   * undefined when there is nothing to fetch (no await on the statement's path).
+   * undefined when there is nothing to fetch (no await on the statement's path). `parameters`
+   * let a filter on a parameter narrow what is fetched (`WHERE _row_id = $1`).
    */
-  prepare?(plan: PlannedStatement, signal: AbortSignal): Promise<void> | undefined;
+  prepare?(plan: PlannedStatement, signal: AbortSignal, parameters: readonly Value[]): Promise<void> | undefined;
 }
 
 export interface ExecuteContext {
@@ -67,7 +68,7 @@ export interface ExecuteResult {
 /** Runs the statement; throws SqlError (57014 when `signal` aborts between batches). */
 export async function executePlanned(planned: PlannedStatement, context: ExecuteContext): Promise<ExecuteResult> {
   try {
-    const preparing = context.tables.prepare?.(planned, context.signal);
+    const preparing = context.tables.prepare?.(planned, context.signal, context.parameters);
     if (preparing !== undefined) await preparing;
     return await runPlanned(planned, context);
   } catch (error) {

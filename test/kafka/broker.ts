@@ -56,15 +56,21 @@ export interface Broker {
    * offset order (null for a missing key or value), once there are at least `count`.
    */
   readTopic(topic: string, count: number): Promise<string[]>;
+  /** Stops the broker and starts it again on the same port and data (topics and messages kept). */
+  restart(): void;
   stop(): Promise<void>;
+}
+
+function runScript(port: number, extra: readonly string[]): void {
+  const started = spawnSync(process.execPath, [SCRIPT, '--port', String(port), '--timeout-ms', '120000', ...extra], { encoding: 'utf8' });
+  if (started.status !== 0 || !started.stdout.includes(`kafka ready: 127.0.0.1:${port}`)) {
+    throw new Error(`the Kafka broker did not start (exit ${started.status}):\n${started.stdout}\n${started.stderr}`);
+  }
 }
 
 export async function startBroker(): Promise<Broker> {
   const port = await freePortPair();
-  const started = spawnSync(process.execPath, [SCRIPT, '--port', String(port), '--timeout-ms', '120000'], { encoding: 'utf8' });
-  if (started.status !== 0 || !started.stdout.includes(`kafka ready: 127.0.0.1:${port}`)) {
-    throw new Error(`the Kafka broker did not start (exit ${started.status}):\n${started.stdout}\n${started.stderr}`);
-  }
+  runScript(port, []);
   const bootstrap = `127.0.0.1:${port}`;
   const kafka = new Kafka({ clientId: 'oxbow-test', brokers: [bootstrap], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
@@ -135,6 +141,10 @@ export async function startBroker(): Promise<Broker> {
       } finally {
         await consumer.disconnect();
       }
+    },
+    restart() {
+      spawnSync(process.execPath, [SCRIPT, '--stop', '--port', String(port)], { encoding: 'utf8' });
+      runScript(port, ['--keep-data']);
     },
     async stop() {
       await producer.disconnect().catch(() => undefined);

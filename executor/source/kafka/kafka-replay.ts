@@ -14,17 +14,23 @@
 // partition minor), as a scan of a stored source's table came in key order.
 //
 // The fetch: a batch statement runs synchronously over `Iterable<Row>`, so the replay is fetched
-// *before* the plan runs (`fetchKafkaReplay`, called from TableAccess.prepare), bounded by a byte
-// budget (past it the statement fails with 53200 naming the source); a view's backfill reads the
-// replay in chunks (`replayChunks`) and pushes each chunk as it arrives. kafkajs offers fetches by
-// offset only through a consumer group; a replay reads with its low-level cluster and broker
-// objects instead (no group to join or leave behind, one Fetch request per leader for all its
-// partitions), with kafkajs's own `Batch` filtering (control records, aborted transactions) and the
-// consumer's isolation level (read committed), so a replay sees exactly the messages the stream saw.
+// *before* the plan runs (TableAccess.prepare), bounded by a byte budget (past it the statement
+// fails with 53200 naming the source); a view's backfill reads the replay in chunks
+// (`replayChunks`) and pushes each chunk as it arrives. kafkajs offers fetches by offset only
+// through a consumer group; a replay reads with its low-level cluster and broker objects instead
+// (no group to join or leave behind, one Fetch request per leader for all its partitions), with
+// kafkajs's own `Batch` filtering (control records, aborted transactions) and the consumer's
+// isolation level (read committed), so a replay sees exactly the messages the stream saw.
 //
-// Trouble is an error, never a hang: an unreachable broker or a deleted topic (08006, each request
-// bounded by REQUEST_TIMEOUT_MS), messages below the broker's log start or above its high watermark
-// (72000, naming the partition and the missing offsets).
+// What is fetched: only what the statement's scans can match (`narrowReplay`). A point read by
+// row id (`WHERE _row_id = x`, IN lists) fetches that offset of that partition; comparisons of the
+// row id or the INCLUDE partition / offset columns with constants or parameters narrow the
+// partitions and offsets; never past the epoch's committed offsets.
+//
+// Trouble is an error, never a hang: a connection refused or lost, a timeout, a leader that moved
+// are retried with back-off (`ReplayRequests`) for up to REQUEST_TIMEOUT_MS from the first failed
+// attempt, then 08006; a deleted topic is 08006 at once; messages below the broker's log start or
+// above its high watermark are 72000 (naming the partition and the missing offsets).
 
 import { createRequire } from 'node:module';
 import type { RelationDef } from '../../../sql/catalog.js';
@@ -165,85 +171,228 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** `work`, or 08006 naming the source once REQUEST_TIMEOUT_MS pass (a request never hangs a statement). */
-async function bounded<T>(work: Promise<T>, what: string, signal: AbortSignal | undefined): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)), REQUEST_TIMEOUT_MS);
-    if (signal !== undefined) {
-      onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('canceled'));
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
-    }
-  });
-  try {
-    return await Promise.race([work, expired]);
-  } catch (error) {
-    if (signal?.aborted === true || error instanceof SqlError) throw error;
-    const unknownTopic = (error as { type?: unknown }).type === 'UNKNOWN_TOPIC_OR_PARTITION';
-    throw new SqlError(SqlState.connectionFailure, `${what}: ${unknownTopic ? 'the topic does not exist (deleted?)' : messageOf(error)}`);
-  } finally {
-    clearTimeout(timer);
-    if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
-    work.catch(() => undefined);
-  }
+/** Back-off between attempts after a transient failure: doubled from the first up to the last. */
+const RETRY_FIRST_DELAY_MS = 100;
+const RETRY_MAX_DELAY_MS = 1000;
+
+/** kafkajs error types that no retry mends. */
+const FINAL_TYPES = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'OFFSET_OUT_OF_RANGE', 'TOPIC_AUTHORIZATION_FAILED', 'CLUSTER_AUTHORIZATION_FAILED', 'UNSUPPORTED_VERSION']);
+
+/** The kafkajs type of an error or of what it wraps (`cause`: retries exhausted wraps the last failure). */
+function errorChain(error: unknown): { type?: unknown; name?: unknown; retriable?: unknown }[] {
+  const chain: { type?: unknown; name?: unknown; retriable?: unknown; cause?: unknown }[] = [];
+  for (let link = error as { cause?: unknown } | undefined; link !== undefined && link !== null && typeof link === 'object' && chain.length < 5; link = link.cause as typeof link) chain.push(link);
+  return chain;
+}
+
+function isUnknownTopic(error: unknown): boolean {
+  return errorChain(error).some((link) => link.type === 'UNKNOWN_TOPIC_OR_PARTITION');
 }
 
 /**
- * The decoded messages [from, to) of every range, a partition's fetched batch at a time (in offset
- * order within a partition). Rows carry their row ids; rejected messages are skipped, as the
- * stream skipped them. Fails with 72000 when the broker no longer has a message the source read
- * (retention, a recreated topic), with 08006 when it cannot be reached or the topic is gone.
+ * A failure a later attempt may not see: a connection refused, reset or timed out (a broker
+ * restarting), a partition whose leader moved or is being elected, a broker not in the cached
+ * metadata. Not: a deleted topic, an offset out of range, authorization, our own SqlErrors.
  */
-export async function* replayChunks(relation: RelationDef, ranges: ReplayRanges, options: ReplayFetchOptions = {}): AsyncGenerator<ReplayChunk> {
-  const wanted = [...ranges.values()].filter((range) => range.to > range.from);
-  if (wanted.length === 0) return;
+function isTransient(error: unknown): boolean {
+  if (error instanceof SqlError) return false;
+  const chain = errorChain(error);
+  if (chain.some((link) => typeof link.type === 'string' && FINAL_TYPES.has(link.type))) return false;
+  // Retries exhausted inside kafkajs (KafkaJSNumberOfRetriesExceeded, non-retriable itself): what it wrapped decides.
+  const deciding = chain.filter((link) => link.name !== 'KafkaJSNumberOfRetriesExceeded' && link.name !== 'KafkaJSNonRetriableError');
+  const first = deciding[0] ?? chain[0];
+  return first !== undefined && (first.retriable === true || first.name === 'ReplayTimeout');
+}
+
+class ReplayTimeout extends Error {
+  override readonly name = 'ReplayTimeout';
+}
+
+/**
+ * Broker requests of one replay, each bounded, retried with back-off after a transient failure.
+ * The bound is REQUEST_TIMEOUT_MS from the start of the first failed attempt of a streak (a
+ * success ends the streak): an attempt in a streak gets only what is left of it, so a broker that
+ * does not come back fails the statement with 08006 about REQUEST_TIMEOUT_MS after it went away,
+ * as a single request did before retries.
+ */
+class ReplayRequests {
+  private failingSince: number | undefined;
+  private attemptStarted = 0;
+  private delay = RETRY_FIRST_DELAY_MS;
+  /** Attempts that failed transiently and were retried (tests and traces read it). */
+  retries = 0;
+
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly where: string,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  /** `work` bounded by what is left of the window; the raw error when it fails (recover decides). */
+  async attempt<T>(work: Promise<T>): Promise<T> {
+    this.attemptStarted = Date.now();
+    const left = this.failingSince === undefined ? REQUEST_TIMEOUT_MS : Math.max(1, this.failingSince + REQUEST_TIMEOUT_MS - this.attemptStarted);
+    const signal = this.signal;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ReplayTimeout(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)), left);
+      if (signal !== undefined) {
+        onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('canceled'));
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
+      }
+    });
+    try {
+      return await Promise.race([work, expired]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
+      work.catch(() => undefined);
+    }
+  }
+
+  /** A request succeeded: the next failure starts a new streak. */
+  succeeded(): void {
+    this.failingSince = undefined;
+    this.delay = RETRY_FIRST_DELAY_MS;
+  }
+
+  /**
+   * After a failed attempt: rethrows what no retry mends (08006 for a broker or topic trouble,
+   * the cancel, our own errors), else waits the back-off and refreshes the metadata (a moved
+   * leader) so the caller can try again. Past the window: 08006 with the last failure.
+   */
+  async recover(error: unknown): Promise<void> {
+    const signal = this.signal;
+    if (signal?.aborted === true) throw signal.reason instanceof Error ? signal.reason : error;
+    if (error instanceof SqlError) throw error;
+    if (!isTransient(error)) throw this.failure(error);
+    this.failingSince ??= this.attemptStarted;
+    const deadline = this.failingSince + REQUEST_TIMEOUT_MS;
+    if (Date.now() + this.delay >= deadline) throw this.failure(error);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.delay);
+      signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    });
+    signal?.throwIfAborted();
+    this.delay = Math.min(this.delay * 2, RETRY_MAX_DELAY_MS);
+    this.retries++;
+    // Where the partitions' leaders are now; a failure here is the next attempt's to report.
+    await this.attempt(this.cluster.refreshMetadata()).catch(() => undefined);
+  }
+
+  failure(error: unknown): SqlError {
+    return new SqlError(SqlState.connectionFailure, `${this.where}: ${isUnknownTopic(error) ? 'the topic does not exist (deleted?)' : messageOf(error)}`);
+  }
+}
+
+/** Per partition, its ranges in offset order, overlapping and touching ones merged. */
+function rangesByPartition(ranges: ReplayRanges | readonly PartitionRange[]): Map<number, PartitionRange[]> {
+  const list = ranges instanceof Map ? [...ranges.values()] : (ranges as readonly PartitionRange[]);
+  const byPartition = new Map<number, PartitionRange[]>();
+  for (const range of list) {
+    if (range.to <= range.from) continue;
+    let entry = byPartition.get(range.partition);
+    if (entry === undefined) byPartition.set(range.partition, (entry = []));
+    entry.push(range);
+  }
+  for (const [partition, entry] of byPartition) {
+    entry.sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0));
+    const merged: PartitionRange[] = [];
+    for (const range of entry) {
+      const last = merged[merged.length - 1];
+      if (last !== undefined && range.from <= last.to) {
+        if (range.to > last.to) merged[merged.length - 1] = { partition, from: last.from, to: range.to };
+      } else merged.push(range);
+    }
+    byPartition.set(partition, merged);
+  }
+  return byPartition;
+}
+
+/** Offsets a partition's pending ranges still cover (a small count fetches small). */
+function pendingOffsets(pending: readonly PartitionRange[], next: bigint): bigint {
+  let total = 0n;
+  for (const range of pending) total += range.to - (range.from > next ? range.from : next);
+  return total;
+}
+
+/**
+ * The decoded messages of every range, a partition's fetched batch at a time (in offset order
+ * within a partition). `ranges` is an epoch's ranges (one per partition) or a narrowed read
+ * (`narrowReplay`: any number per partition, e.g. one offset per row id of a point read). Rows
+ * carry their row ids; rejected messages are skipped, as the stream skipped them. Fails with
+ * 72000 when the broker no longer has a message the source read (retention, a recreated topic),
+ * with 08006 when it cannot be reached within the bound (transient failures are retried:
+ * `ReplayRequests`) or the topic is gone.
+ */
+export async function* replayChunks(relation: RelationDef, ranges: ReplayRanges | readonly PartitionRange[], options: ReplayFetchOptions = {}): AsyncGenerator<ReplayChunk> {
+  const pending = rangesByPartition(ranges);
+  if (pending.size === 0) return;
   const kafka = kafkaOptions(relation.options ?? {});
   const name = `${relation.schema}.${relation.name}`;
   const where = `source "${relation.name}": cannot replay Kafka topic "${kafka.topic}" from ${kafka.brokers.join(',')}`;
   const signal = options.signal;
   const decoder = new MessageDecoder(sourceLayout(relation), kafka.maxMessageBytes, kafkaRowId);
   const cluster = newCluster(kafka, name);
+  const requests = new ReplayRequests(cluster, where, signal);
   try {
-    await bounded(cluster.connect(), where, signal);
-    await bounded(cluster.addTargetTopic(kafka.topic), where, signal);
-    const known = new Set(cluster.findTopicPartitionMetadata(kafka.topic).map((partition) => partition.partitionId));
-    if (known.size === 0) throw new SqlError(SqlState.connectionFailure, `${where}: the topic does not exist (deleted?)`);
-    for (const range of wanted) {
-      if (!known.has(range.partition)) throw missing(relation, kafka.topic, range, range.from, range.to, 'the partition no longer exists');
+    for (;;) {
+      try {
+        await requests.attempt(cluster.connect());
+        await requests.attempt(cluster.addTargetTopic(kafka.topic));
+        const known = new Set(cluster.findTopicPartitionMetadata(kafka.topic).map((partition) => partition.partitionId));
+        if (known.size === 0) throw new SqlError(SqlState.connectionFailure, `${where}: the topic does not exist (deleted?)`);
+        for (const [partition, list] of pending) {
+          if (!known.has(partition)) throw missing(relation, kafka.topic, list[0]!, list[0]!.from, list[list.length - 1]!.to, 'the partition no longer exists');
+        }
+        await checkRetained(requests, cluster, relation, kafka.topic, pending);
+        requests.succeeded();
+        break;
+      } catch (error) {
+        await requests.recover(error);
+      }
     }
-    await checkRetained(cluster, relation, kafka.topic, wanted, where, signal);
-    const next = new Map(wanted.map((range) => [range.partition, range.from]));
+    const next = new Map([...pending].map(([partition, list]) => [partition, list[0]!.from]));
     while (next.size > 0) {
       signal?.throwIfAborted();
-      const leaders = cluster.findLeaderForPartitions(kafka.topic, [...next.keys()]);
-      for (const [nodeId, partitions] of Object.entries(leaders)) {
-        const broker = await bounded(cluster.findBroker({ nodeId }), where, signal);
-        const request = partitions.map((partition) => ({ partition, fetchOffset: String(next.get(partition)!), maxBytes: FETCH_MAX_BYTES_PER_PARTITION }));
-        const { responses } = await bounded(
-          broker.fetch({ maxWaitTime: 100, minBytes: 1, maxBytes: FETCH_MAX_BYTES, isolationLevel: kafkajsInternals.isolation.READ_COMMITTED, topics: [{ topic: kafka.topic, partitions: request }] }),
-          where,
-          signal,
-        );
-        for (const response of responses) {
-          for (const data of response.partitions) {
-            const range = ranges.get(data.partition);
-            const fetchOffset = next.get(data.partition);
-            if (range === undefined || fetchOffset === undefined) continue;
-            const batch = new kafkajsInternals.Batch(kafka.topic, String(fetchOffset), data);
-            const chunk = decodeBatch(decoder, data.partition, batch.messages, range.to);
-            const after = BigInt(batch.lastOffset()) + 1n;
-            if (after <= fetchOffset) {
-              // Nothing at or after the offset: the broker's log ends below what the source read.
-              if (BigInt(batch.highWatermark) <= fetchOffset) throw missing(relation, kafka.topic, range, fetchOffset, range.to, `the broker's log ends at offset ${batch.highWatermark}`);
-              continue;
+      try {
+        const leaders = cluster.findLeaderForPartitions(kafka.topic, [...next.keys()]);
+        for (const [nodeId, partitions] of Object.entries(leaders)) {
+          const broker = await requests.attempt(cluster.findBroker({ nodeId }));
+          const request = partitions.map((partition) => ({
+            partition,
+            fetchOffset: String(next.get(partition)!),
+            maxBytes: pendingOffsets(pending.get(partition)!, next.get(partition)!) <= SMALL_READ_OFFSETS ? SMALL_READ_BYTES : FETCH_MAX_BYTES_PER_PARTITION,
+          }));
+          const { responses } = await requests.attempt(
+            broker.fetch({ maxWaitTime: 100, minBytes: 1, maxBytes: FETCH_MAX_BYTES, isolationLevel: kafkajsInternals.isolation.READ_COMMITTED, topics: [{ topic: kafka.topic, partitions: request }] }),
+          );
+          requests.succeeded();
+          for (const response of responses) {
+            for (const data of response.partitions) {
+              const list = pending.get(data.partition);
+              const fetchOffset = next.get(data.partition);
+              if (list === undefined || fetchOffset === undefined) continue;
+              const batch = new kafkajsInternals.Batch(kafka.topic, String(fetchOffset), data);
+              const chunk = decodeBatch(decoder, data.partition, batch.messages, list);
+              const after = BigInt(batch.lastOffset()) + 1n;
+              if (after <= fetchOffset) {
+                // Nothing at or after the offset: the broker's log ends below what the source read.
+                if (BigInt(batch.highWatermark) <= fetchOffset) throw missing(relation, kafka.topic, list[0]!, fetchOffset, list[0]!.to, `the broker's log ends at offset ${batch.highWatermark}`);
+                continue;
+              }
+              // Past the ranges the batch covered; the next fetch starts at the first offset still wanted.
+              while (list.length > 0 && list[0]!.to <= after) list.shift();
+              if (list.length === 0) next.delete(data.partition);
+              else next.set(data.partition, list[0]!.from > after ? list[0]!.from : after);
+              if (chunk.rows.length > 0 || chunk.bytes > 0) yield chunk;
             }
-            if (after >= range.to) next.delete(data.partition);
-            else next.set(data.partition, after);
-            if (chunk.rows.length > 0 || chunk.bytes > 0) yield chunk;
           }
         }
+      } catch (error) {
+        await requests.recover(error);
       }
     }
   } finally {
@@ -251,15 +400,22 @@ export async function* replayChunks(relation: RelationDef, ranges: ReplayRanges,
   }
 }
 
-function decodeBatch(decoder: MessageDecoder, partition: number, messages: readonly FetchedMessage[], to: bigint): ReplayChunk {
+/** A partition's read of at most this many offsets fetches at most SMALL_READ_BYTES (the broker still sends a whole record batch). */
+const SMALL_READ_OFFSETS = 64n;
+const SMALL_READ_BYTES = 64 << 10;
+
+function decodeBatch(decoder: MessageDecoder, partition: number, messages: readonly FetchedMessage[], wanted: readonly PartitionRange[]): ReplayChunk {
   const offsets: bigint[] = [];
   const timestamps: number[] = [];
   const keys: (Buffer | null)[] = [];
   const values: (Buffer | null)[] = [];
   let bytes = 0;
+  let at = 0;
   for (const message of messages) {
     const offset = BigInt(message.offset);
-    if (offset >= to) break;
+    while (at < wanted.length && offset >= wanted[at]!.to) at++;
+    if (at >= wanted.length) break;
+    if (offset < wanted[at]!.from) continue;
     offsets.push(offset);
     timestamps.push(Number(message.timestamp));
     keys.push(message.key ?? null);
@@ -282,12 +438,14 @@ function missing(relation: RelationDef, topic: string, range: PartitionRange, fr
 }
 
 /** Every range starts at or after its partition's log start (else 72000). */
-async function checkRetained(cluster: Cluster, relation: RelationDef, topic: string, ranges: readonly PartitionRange[], where: string, signal: AbortSignal | undefined): Promise<void> {
-  const partitions = ranges.map((range) => ({ partition: range.partition }));
-  const [lows] = await bounded(cluster.fetchTopicsOffset([{ topic, partitions, fromBeginning: true }]), where, signal);
-  for (const range of ranges) {
-    const low = BigInt(lows?.partitions.find((entry) => entry.partition === range.partition)?.offset ?? '0');
-    if (low > range.from) throw missing(relation, topic, range, range.from, low < range.to ? low : range.to, `the broker's log starts at offset ${low}`);
+async function checkRetained(requests: ReplayRequests, cluster: Cluster, relation: RelationDef, topic: string, pending: ReadonlyMap<number, readonly PartitionRange[]>): Promise<void> {
+  const partitions = [...pending.keys()].map((partition) => ({ partition }));
+  const [lows] = await requests.attempt(cluster.fetchTopicsOffset([{ topic, partitions, fromBeginning: true }]));
+  for (const [partition, list] of pending) {
+    const range = list[0]!;
+    const to = list[list.length - 1]!.to;
+    const low = BigInt(lows?.partitions.find((entry) => entry.partition === partition)?.offset ?? '0');
+    if (low > range.from) throw missing(relation, topic, range, range.from, low < to ? low : to, `the broker's log starts at offset ${low}`);
   }
 }
 
@@ -299,7 +457,7 @@ export class KafkaReplay {
   private constructor(private readonly partitions: ReadonlyMap<number, { readonly rows: Row[]; readonly offsets: bigint[] }>, private readonly rowIdAt: number) {}
 
   /** Fetches every range (the statement's snapshot); fails with 53200 past `limitBytes`. */
-  static async fetch(relation: RelationDef, ranges: ReplayRanges, options: ReplayFetchOptions = {}): Promise<KafkaReplay> {
+  static async fetch(relation: RelationDef, ranges: ReplayRanges | readonly PartitionRange[], options: ReplayFetchOptions = {}): Promise<KafkaReplay> {
     const rowIdAt = sourceLayout(relation).rowIdPosition!;
     const limit = options.limitBytes ?? DEFAULT_REPLAY_LIMIT_BYTES;
     const partitions = new Map<number, { rows: Row[]; offsets: bigint[] }>();
@@ -411,17 +569,32 @@ function lowerBound(offsets: readonly bigint[], offset: bigint): number {
   return low;
 }
 
+// ---- What a plan reads of a replayed source: its scans' pushed filters narrow the replay ------
+
+/** A scan of a replayed source in a plan: its pushed filter over its output columns. */
+export interface ReplayScan {
+  readonly filter: unknown;
+  /** Relation column of each output column (undefined: the identity). */
+  readonly projection: readonly number[] | undefined;
+}
+
+/** A replayed Kafka source a plan scans, with every scan of it. */
+export interface KafkaReplayRead {
+  readonly relation: RelationDef;
+  readonly scans: readonly ReplayScan[];
+}
+
 /**
  * The replayed Kafka sources a planned statement scans: every `Scan` node anywhere in the plan
- * (subqueries inside expressions included) whose relation is one. The plan is walked as plain
- * data so this module need not know every plan shape.
+ * (subqueries inside expressions included) whose relation is one, with each scan's filter. The
+ * plan is walked as plain data so this module need not know every plan shape.
  */
-export function kafkaReplayedScans(plan: unknown): readonly RelationDef[] {
-  if (plan === null || typeof plan !== 'object') return [];
+export function kafkaReplayReads(plan: unknown): readonly KafkaReplayRead[] {
+  if (plan === null || typeof plan !== 'object') return NO_READS;
   // Plans are immutable and reused (prepared statements, the INSERT shape cache): walked once each.
-  const cached = scansByPlan.get(plan);
+  const cached = readsByPlan.get(plan);
   if (cached !== undefined) return cached;
-  const found = new Map<number, RelationDef>();
+  const found = new Map<number, { relation: RelationDef; scans: ReplayScan[] }>();
   const seen = new Set<object>();
   const walk = (value: unknown): void => {
     if (value === null || typeof value !== 'object' || seen.has(value)) return;
@@ -434,17 +607,243 @@ export function kafkaReplayedScans(plan: unknown): readonly RelationDef[] {
     const node = value as Record<string, unknown>;
     if (node['kind'] === 'Scan' && typeof node['relation'] === 'object' && node['relation'] !== null) {
       const relation = node['relation'] as RelationDef;
-      if (isKafkaReplayed(relation)) found.set(relation.id, relation);
+      if (isKafkaReplayed(relation)) {
+        let read = found.get(relation.id);
+        if (read === undefined) found.set(relation.id, (read = { relation, scans: [] }));
+        read.scans.push({ filter: node['filter'], projection: Array.isArray(node['projection']) ? (node['projection'] as number[]) : undefined });
+      }
     }
     for (const key in node) if (key !== 'relation' && key !== 'columns') walk(node[key]);
   };
   walk(plan);
-  const scans = found.size === 0 ? NO_SCANS : [...found.values()];
-  scansByPlan.set(plan, scans);
+  const reads = found.size === 0 ? NO_READS : [...found.values()];
+  readsByPlan.set(plan, reads);
+  return reads;
+}
+
+/** The replayed Kafka sources a planned statement scans (kafkaReplayReads without the filters). */
+export function kafkaReplayedScans(plan: unknown): readonly RelationDef[] {
+  const reads = kafkaReplayReads(plan);
+  if (reads === NO_READS) return NO_SCANS;
+  let scans = scansByReads.get(reads);
+  if (scans === undefined) scansByReads.set(reads, (scans = reads.map((read) => read.relation)));
   return scans;
 }
 
+const NO_READS: readonly KafkaReplayRead[] = [];
 const NO_SCANS: readonly RelationDef[] = [];
-const scansByPlan = new WeakMap<object, readonly RelationDef[]>();
+const readsByPlan = new WeakMap<object, readonly KafkaReplayRead[]>();
+const scansByReads = new WeakMap<object, readonly RelationDef[]>();
+
+/**
+ * A set of messages a filter can match: partitions [pFrom, pTo) x offsets [from, to). A filter
+ * becomes a union of boxes holding every message it can be true for (a superset: the filter still
+ * runs on the rows read).
+ */
+interface Box {
+  readonly pFrom: number;
+  readonly pTo: number;
+  readonly from: bigint;
+  readonly to: bigint;
+}
+
+const NO_END = 1n << 63n;
+const EVERY: Box = { pFrom: 0, pTo: MAX_PARTITIONS, from: 0n, to: NO_END };
+const EVERYTHING: readonly Box[] = [EVERY];
+/** At most this many boxes (an IN list of this many row ids); past it the replay reads everything. */
+const MAX_BOXES = 10_000;
+const INTEGER_TYPES = new Set(['int2', 'int4', 'int8']);
+
+function isEvery(box: Box): boolean {
+  return box.pFrom <= 0 && box.pTo >= MAX_PARTITIONS && box.from <= 0n && box.to >= NO_END;
+}
+
+function intersect(a: Box, b: Box): Box | undefined {
+  const box = { pFrom: Math.max(a.pFrom, b.pFrom), pTo: Math.min(a.pTo, b.pTo), from: a.from > b.from ? a.from : b.from, to: a.to < b.to ? a.to : b.to };
+  return box.pFrom < box.pTo && box.from < box.to ? box : undefined;
+}
+
+/** Expressions as plain data (planner/expression.ts), the few fields read here. */
+interface ExpressionData {
+  readonly kind: string;
+  readonly args?: readonly ExpressionData[];
+  readonly operator?: string;
+  readonly index?: number;
+  readonly value?: unknown;
+  readonly input?: ExpressionData;
+  readonly type?: { readonly name: string };
+}
+
+/** Which message coordinate a relation column is. */
+interface Coordinates {
+  readonly rowId: number | undefined;
+  readonly partition: number | undefined;
+  readonly offset: number | undefined;
+}
+
+/** An integer literal, parameter or integer cast of one; null for NULL; undefined for anything else. */
+function integerOf(e: ExpressionData, parameters: readonly unknown[]): bigint | null | undefined {
+  if (e.type === undefined || !INTEGER_TYPES.has(e.type.name)) return undefined;
+  let value: unknown;
+  if (e.kind === 'Literal') value = e.value;
+  else if (e.kind === 'Parameter') value = parameters[e.index!];
+  else if (e.kind === 'Cast' && e.input !== undefined) return integerOf(e.input, parameters);
+  else return undefined;
+  if (value === null) return null;
+  if (typeof value === 'bigint') return value;
+  if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value);
+  return undefined;
+}
+
+const FLIPPED: Readonly<Record<string, string>> = { '=': '=', '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
+
+function clampPartition(value: bigint): number {
+  return value <= 0n ? 0 : value >= BigInt(MAX_PARTITIONS) ? MAX_PARTITIONS : Number(value);
+}
+
+/** `coordinate op constant` as boxes; undefined when the comparison is not one of those. */
+function comparisonBoxes(e: ExpressionData, projection: readonly number[] | undefined, at: Coordinates, parameters: readonly unknown[]): readonly Box[] | undefined {
+  const args = e.args;
+  if (e.kind !== 'Call' || e.operator === undefined || FLIPPED[e.operator] === undefined || args === undefined || args.length !== 2) return undefined;
+  let [column, constant] = args as [ExpressionData, ExpressionData];
+  let op = e.operator;
+  if (column.kind !== 'Column') {
+    [column, constant] = [constant, column];
+    op = FLIPPED[op]!;
+  }
+  if (column.kind !== 'Column' || column.type === undefined || !INTEGER_TYPES.has(column.type.name)) return undefined;
+  const position = projection === undefined ? column.index : projection[column.index!];
+  if (position === undefined) return undefined;
+  const value = integerOf(constant, parameters);
+  if (value === undefined) return undefined;
+  if (value === null) return []; // a comparison with NULL is never true
+  const box = (partial: Partial<Box>): readonly Box[] => {
+    const made = intersect(EVERY, { ...EVERY, ...partial });
+    return made === undefined ? [] : [made];
+  };
+  if (position === at.rowId) {
+    // Row ids are offset * 2^16 + partition: offset-major, so a range of row ids is within a range of offsets.
+    const offset = value >> PARTITION_BITS;
+    switch (op) {
+      case '=': {
+        if (value < 0n) return [];
+        const partition = Number(value & BigInt(MAX_PARTITIONS - 1));
+        return box({ pFrom: partition, pTo: partition + 1, from: offset, to: offset + 1n });
+      }
+      case '>':
+      case '>=':
+        return box({ from: offset });
+      case '<':
+        return value <= 0n ? [] : box({ to: ((value - 1n) >> PARTITION_BITS) + 1n });
+      default:
+        return value < 0n ? [] : box({ to: offset + 1n });
+    }
+  }
+  if (position === at.partition) {
+    switch (op) {
+      case '=':
+        return value < 0n || value >= BigInt(MAX_PARTITIONS) ? [] : box({ pFrom: Number(value), pTo: Number(value) + 1 });
+      case '>':
+        return box({ pFrom: clampPartition(value + 1n) });
+      case '>=':
+        return box({ pFrom: clampPartition(value) });
+      case '<':
+        return box({ pTo: clampPartition(value) });
+      default:
+        return box({ pTo: clampPartition(value + 1n) });
+    }
+  }
+  if (position === at.offset) {
+    switch (op) {
+      case '=':
+        return box({ from: value, to: value + 1n });
+      case '>':
+        return box({ from: value + 1n });
+      case '>=':
+        return box({ from: value });
+      case '<':
+        return box({ to: value });
+      default:
+        return box({ to: value + 1n });
+    }
+  }
+  return undefined;
+}
+
+/** The boxes holding every message `e` can be true for (EVERYTHING when it names no coordinate). */
+function boxesOf(e: ExpressionData, projection: readonly number[] | undefined, at: Coordinates, parameters: readonly unknown[]): readonly Box[] {
+  switch (e.kind) {
+    case 'And': {
+      let boxes: readonly Box[] = EVERYTHING;
+      for (const arg of e.args ?? []) {
+        const next = boxesOf(arg, projection, at, parameters);
+        if (next.length === 1 && isEvery(next[0]!)) continue;
+        if (boxes.length === 1 && isEvery(boxes[0]!)) {
+          boxes = next;
+          continue;
+        }
+        // Too many pairs: either side alone still holds every match.
+        if (boxes.length * next.length > MAX_BOXES) {
+          if (next.length < boxes.length) boxes = next;
+          continue;
+        }
+        const both: Box[] = [];
+        for (const a of boxes) for (const b of next) {
+          const box = intersect(a, b);
+          if (box !== undefined) both.push(box);
+        }
+        boxes = both;
+      }
+      return boxes;
+    }
+    case 'Or': {
+      const boxes: Box[] = [];
+      for (const arg of e.args ?? []) {
+        const next = boxesOf(arg, projection, at, parameters);
+        if (next.some(isEvery)) return EVERYTHING;
+        boxes.push(...next);
+        if (boxes.length > MAX_BOXES) return EVERYTHING;
+      }
+      return boxes;
+    }
+    case 'Literal':
+      // WHERE false / NULL (a folded contradiction) matches nothing.
+      return e.value === false || e.value === null ? [] : EVERYTHING;
+    default:
+      return comparisonBoxes(e, projection, at, parameters) ?? EVERYTHING;
+  }
+}
+
+/**
+ * What a statement needs of a replayed source at the epoch `ranges`: the messages its scans'
+ * filters can match. A point read by row id (`_row_id = x`, an IN list of them) reads one offset of
+ * one partition per id; comparisons of the row id, the `INCLUDE partition` and `INCLUDE offset`
+ * columns with integer constants or parameters (=, <, <=, >, >=, AND, OR, IN, BETWEEN) narrow the
+ * partitions and offsets read. Anything else, or one scan without such a filter, reads `ranges`
+ * whole. Never more than `ranges`: a message past the epoch's committed offsets does not exist
+ * as of that epoch.
+ */
+export function narrowReplay(read: KafkaReplayRead, ranges: ReplayRanges, parameters: readonly unknown[] = []): ReplayRanges | readonly PartitionRange[] {
+  const layout = sourceLayout(read.relation);
+  const at: Coordinates = { rowId: layout.rowIdPosition, partition: layout.partitionPosition, offset: layout.offsetPosition };
+  const boxes: Box[] = [];
+  for (const scan of read.scans) {
+    if (scan.filter === undefined || scan.filter === null || typeof scan.filter !== 'object') return ranges;
+    const found = boxesOf(scan.filter as ExpressionData, scan.projection, at, parameters);
+    if (found.some(isEvery)) return ranges;
+    boxes.push(...found);
+    if (boxes.length > MAX_BOXES) return ranges;
+  }
+  const narrowed: PartitionRange[] = [];
+  for (const range of ranges.values()) {
+    for (const box of boxes) {
+      if (range.partition < box.pFrom || range.partition >= box.pTo) continue;
+      const from = range.from > box.from ? range.from : box.from;
+      const to = range.to < box.to ? range.to : box.to;
+      if (to > from) narrowed.push({ partition: range.partition, from, to });
+    }
+  }
+  return narrowed;
+}
 
 export { MAX_PARTITIONS as KAFKA_REPLAY_MAX_PARTITIONS };
