@@ -41,7 +41,7 @@ export type CastImpl = (value: Value, context: EvalContext) => Value;
 /** PostgreSQL's text output of a non-null value, byte for byte. */
 export { formatValue, parseValue } from './text-format.js';
 /** SQL comparison (compareValues) and a hash consistent with it (hashValue). */
-export { compareValues, hashValue } from './compare.js';
+export { compareValues, hashValue, hasherOf } from './compare.js';
 export { resolveCast } from './casts.js';
 export { resolveFunction, resolveOperator, commonType, allFunctions, allOperators } from './function-resolution.js';
 /** The "any" parameter type of functions such as concat and format (see functions/registry.ts). */

@@ -4,9 +4,53 @@
 
 import type { DataType } from '../../sql/types.js';
 import type { Value } from '../../sql/value.js';
-import { compareValues, hashValue } from '../../sql/functions.js';
+import { compareValues, hashValue, hasherOf } from '../../sql/functions.js';
 
 const NULL_HASH = 0x5bd1e995;
+
+/** `hashKey` for keys of fixed types, the per-type hash functions resolved once. */
+export type KeyHasher = (key: readonly Value[]) => number;
+
+const hashersByType = new WeakMap<DataType, KeyHasher>();
+const hashersByTypes = new WeakMap<readonly DataType[], KeyHasher>();
+
+/** The hasher of keys of these types (equal to hashKey(key, types)); cached per type list (per type for one column). */
+export function keyHasher(types: readonly DataType[]): KeyHasher {
+  const cached = types.length === 1 ? hashersByType.get(types[0]!) : hashersByTypes.get(types);
+  if (cached !== undefined) return cached;
+  const hashers = types.map(hasherOf);
+  let hasher: KeyHasher;
+  if (hashers.length === 1) {
+    const first = hashers[0]!;
+    hasher = (key) => {
+      const a = key[0]!;
+      return (17 * 31 + (a === null ? NULL_HASH : first(a))) | 0;
+    };
+    hashersByType.set(types[0]!, hasher);
+    return hasher;
+  }
+  if (hashers.length === 2) {
+    const first = hashers[0]!;
+    const second = hashers[1]!;
+    hasher = (key) => {
+      const a = key[0]!;
+      const b = key[1]!;
+      const hash = (17 * 31 + (a === null ? NULL_HASH : first(a))) | 0;
+      return (Math.imul(hash, 31) + (b === null ? NULL_HASH : second(b))) | 0;
+    };
+  } else {
+    hasher = (key) => {
+      let hash = 17;
+      for (let i = 0; i < key.length; i++) {
+        const value = key[i]!;
+        hash = (Math.imul(hash, 31) + (value === null ? NULL_HASH : hashers[i]!(value))) | 0;
+      }
+      return hash;
+    };
+  }
+  hashersByTypes.set(types, hasher);
+  return hasher;
+}
 
 export function hashKey(key: readonly Value[], types: readonly DataType[]): number {
   let hash = 17;
@@ -100,28 +144,32 @@ export class KeyMap<V> {
   private readonly index = new HashIndex();
   readonly keys: Value[][] = [];
   readonly values: V[] = [];
+  /** hashKey for these types, resolved once. */
+  readonly hash: KeyHasher;
 
-  constructor(private readonly types: readonly DataType[]) {}
+  constructor(private readonly types: readonly DataType[]) {
+    this.hash = keyHasher(types);
+  }
 
   get size(): number {
     return this.keys.length;
   }
 
   /** Position of the key, or -1. */
-  indexOf(key: readonly Value[], hash = hashKey(key, this.types)): number {
+  indexOf(key: readonly Value[], hash = this.hash(key)): number {
     for (let j = this.index.first(hash); j >= 0; j = this.index.following(j, hash)) {
       if (keysEqual(this.keys[j]!, key, this.types)) return j;
     }
     return -1;
   }
 
-  get(key: readonly Value[], hash = hashKey(key, this.types)): V | undefined {
+  get(key: readonly Value[], hash = this.hash(key)): V | undefined {
     const index = this.indexOf(key, hash);
     return index < 0 ? undefined : this.values[index];
   }
 
   /** Adds a key known to be absent (after indexOf returned -1); returns its position. */
-  add(key: Value[], value: V, hash = hashKey(key, this.types)): number {
+  add(key: Value[], value: V, hash = this.hash(key)): number {
     this.index.add(hash);
     this.keys.push(key);
     this.values.push(value);
@@ -129,7 +177,7 @@ export class KeyMap<V> {
   }
 
   set(key: Value[], value: V): void {
-    const hash = hashKey(key, this.types);
+    const hash = this.hash(key);
     const index = this.indexOf(key, hash);
     if (index >= 0) this.values[index] = value;
     else this.add(key, value, hash);

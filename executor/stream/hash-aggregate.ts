@@ -46,7 +46,7 @@ import type { StateTable } from '../../storage/state-table.js';
 import type { RetractableCall, StreamPlan } from '../../planner/stream/stream-plan.js';
 import { compile, compilePredicate, type Evaluator } from '../batch/expression.js';
 import type { Runtime } from '../batch/runtime.js';
-import { hashKey, KeyMap } from '../batch/row-hash.js';
+import { KeyMap } from '../batch/row-hash.js';
 import { appendOnlyRowId, emptyChanges, type ChangeBatch } from './change-batch.js';
 import { AggregateGroupCache } from './agg-cache.js';
 import { cacheableTypes } from './join-cache.js';
@@ -360,7 +360,7 @@ export class StreamHashAggregateNode implements StreamNode {
     const groupOf = this.groupOf;
     const evaluators = this.keyEvaluators;
     const columns = this.keyColumns;
-    const types = this.keyTypes;
+    const hasher = byKey.hash;
     const width = evaluators.length;
     const scratch: Value[] = new Array(width);
     for (let i = 0; i < rows.length; i++) {
@@ -378,7 +378,7 @@ export class StreamHashAggregateNode implements StreamNode {
           scratch[k] = null;
         }
       }
-      const hash = hashKey(scratch, types);
+      const hash = hasher(scratch);
       let index = byKey.indexOf(scratch, hash);
       if (index < 0) index = byKey.add(scratch.slice(), 0, hash);
       groupOf[i] = index;
