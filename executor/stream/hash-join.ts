@@ -17,11 +17,18 @@
 // sides change in one epoch, the left changes join the right state as it was, then the right
 // changes join the new left state: ΔL ⋈ R + L' ⋈ ΔR = L' ⋈ R' - L ⋈ R. A residual that fails with
 // an error does not match (the error is recorded for the view), the same on insert and delete.
+//
+// A side over an append-only source (`rowIds`, plan version 4: the input carries source row ids)
+// is stored by (key, row id): `key ++ row ++ id ++ 1 [++ degree]`. Its rows only arrive, each with
+// a new id, so an insert is one blind put: no read of an existing count (the point read per row
+// that made a large side's cost grow with its size), and its rows skip the row cache (nothing reads
+// them back by key). Its cache holds groups that were probed, and while the side is small, all.
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { HashJoinOperator } from '../../planner/stream/stream-plan.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
 import { compile, type Evaluator } from '../batch/expression.js';
 import { KeyMap } from '../batch/row-hash.js';
 import { concatRows, nullRow } from '../batch/join-output.js';
@@ -52,6 +59,8 @@ export class StreamHashJoinNode implements StreamNode {
   private readonly nullSafe: readonly boolean[];
   private readonly residual: Evaluator | undefined;
   private readonly degrees: readonly boolean[];
+  /** Per side: stored by (key, source row id) (`HashJoinOperator.rowIds`): inserts only, no own-row reads. */
+  private readonly rowIds: readonly boolean[];
   /** Inner and outer joins output joined pairs; semi and anti output left rows. */
   private readonly pairs: boolean;
   /** Per side: its unmatched rows are output NULL-padded. */
@@ -74,6 +83,10 @@ export class StreamHashJoinNode implements StreamNode {
     this.nullSafe = plan.nullSafe;
     this.residual = plan.residual === undefined ? undefined : compile(plan.residual);
     this.degrees = plan.degrees;
+    this.rowIds = plan.rowIds ?? [false, false];
+    this.rowIds.forEach((byId, side) => {
+      if (byId) this.tables[side]!.writeAround?.();
+    });
     const type = plan.joinType;
     this.pairs = type === 'inner' || type === 'left' || type === 'right' || type === 'full';
     this.preserved = [type === 'left' || type === 'full', type === 'right' || type === 'full'];
@@ -81,7 +94,7 @@ export class StreamHashJoinNode implements StreamNode {
     this.anti = type === 'anti';
     this.paddings = this.widths.map((width) => nullRow(width));
     const keysCacheable = cacheableTypes(this.keyTypes);
-    this.caches = this.rowTypes.map((types) => (keysCacheable && cacheableTypes(types) ? new JoinSideCache(context.groupCaches, types, this.keyTypes.length) : undefined));
+    this.caches = this.rowTypes.map((types, side) => (keysCacheable && cacheableTypes(types) ? new JoinSideCache(context.groupCaches, types, this.keyTypes.length, this.rowIds[side]) : undefined));
   }
 
   /** The open epoch was aborted: its writes are gone from the state, so the caches go too. */
@@ -122,9 +135,12 @@ export class StreamHashJoinNode implements StreamNode {
     const evaluators = this.keyEvaluators[side]!;
     const keyCount = evaluators.length;
     const runtime = this.context.runtime;
+    const byId = this.rowIds[side]!;
+    if (byId && changes.ids === undefined) throw new SqlError(SqlState.internalError, 'a hash join side stored by source row id received rows without ids');
     const groups = new KeyMap<number[]>(this.keyTypes);
     for (let i = 0; i < changes.rows.length; i++) {
       const row = changes.rows[i]!;
+      if (byId && changes.signs[i]! < 0) throw new SqlError(SqlState.internalError, 'a deletion reached a hash join side over an append-only input');
       const key: Value[] = new Array(keyCount);
       let matchable = true;
       for (let k = 0; k < keyCount; k++) {
@@ -150,6 +166,7 @@ export class StreamHashJoinNode implements StreamNode {
     const writes: Row[] = [];
     const otherWrites: Row[] = [];
     for (let g = 0; g < groups.size; g++) this.applyGroup(side, groups.keys[g]!, groups.values[g]!, changes, out, writes, otherWrites);
+    // Both lists hold complete state rows (a side by row id gets inserts and degree updates only).
     this.write(this.tables[side]!, writes);
     this.write(this.tables[1 - side]!, otherWrites);
   }
@@ -183,7 +200,9 @@ export class StreamHashJoinNode implements StreamNode {
     const ownHasDegree = this.degrees[side]!;
     const residual = this.residual;
     const runtime = this.context.runtime;
-    const entries = indexes.length > 1 ? new KeyMap<Entry>(this.rowTypes[side]!) : undefined;
+    const byId = this.rowIds[side]!;
+    const otherById = this.rowIds[other]!;
+    const entries = !byId && indexes.length > 1 ? new KeyMap<Entry>(this.rowTypes[side]!) : undefined;
     let single: Entry | undefined;
     for (let n = 0; n < indexes.length; n++) {
       const i = indexes[n]!;
@@ -218,6 +237,15 @@ export class StreamHashJoinNode implements StreamNode {
       }
       if (this.preserved[side] && matches === 0) push(out, this.padded(side, row), sign, 1);
       else if (side === 0 && ((this.semi && matches > 0) || (this.anti && matches === 0))) push(out, row, sign, 1);
+      if (byId) {
+        // A new row (an insert with a new id): one blind put, and into the cached group if there is one.
+        const id = changes.ids![i]!;
+        const stateRow: Row = [...key, ...row, id, 1n];
+        if (ownHasDegree) stateRow.push(BigInt(matches));
+        writes.push(stateRow);
+        if (ownGroup !== undefined) this.caches[side]!.append(ownGroup, row, 1, matches, id);
+        continue;
+      }
       // The row's own state.
       let entry: Entry | undefined;
       if (entries === undefined) entry = single = this.lookupEntry(side, key, row, ownGroup);
@@ -232,7 +260,9 @@ export class StreamHashJoinNode implements StreamNode {
       entry.count += sign;
       entry.degree = matches;
     }
-    if (entries === undefined) {
+    if (byId) {
+      // Nothing to merge: every row was written above.
+    } else if (entries === undefined) {
       this.entryWrite(key, single!, ownHasDegree, writes);
       if (ownGroup !== undefined) this.entryCache(side, ownGroup, single!);
     } else {
@@ -245,7 +275,8 @@ export class StreamHashJoinNode implements StreamNode {
     for (let j = 0; j < otherRows.length; j++) {
       if (group.dirty[j]) {
         group.dirty[j] = false;
-        otherWrites.push([...key, ...otherRows[j]!, BigInt(otherCounts[j]!), BigInt(otherDegrees[j]!)]);
+        if (otherById) otherWrites.push([...key, ...otherRows[j]!, group.ids[j]!, BigInt(otherCounts[j]!), BigInt(otherDegrees[j]!)]);
+        else otherWrites.push([...key, ...otherRows[j]!, BigInt(otherCounts[j]!), BigInt(otherDegrees[j]!)]);
       }
     }
   }
@@ -266,7 +297,9 @@ export class StreamHashJoinNode implements StreamNode {
 
   /**
    * The side's cached group of this key, if any; a complete side's missing key is a new empty group
-   * (cached: the rows about to be written go into it).
+   * (cached: the rows about to be written go into it). A side by row id needs no cached group to
+   * write (it reads no own row), so once it holds more than `completeLoadRows` rows it stops being
+   * complete instead of caching every key it is written (q7's bids: a group per price, never probed).
    */
   private cachedGroup(side: number, key: Value[]): JoinGroup | undefined {
     const cache = this.caches[side];
@@ -274,6 +307,10 @@ export class StreamHashJoinNode implements StreamNode {
     const mapKey = cache.mapKey(key);
     const group = cache.get(mapKey);
     if (group !== undefined || !cache.complete) return group;
+    if (this.rowIds[side] && cache.rows >= this.context.groupCaches.completeLoadRows) {
+      cache.complete = false;
+      return undefined;
+    }
     const created = emptyGroup();
     cache.put(mapKey, created);
     return created;
@@ -309,7 +346,9 @@ export class StreamHashJoinNode implements StreamNode {
     if (cache === undefined || cache.loaded) return;
     cache.loaded = true;
     const keyWidth = this.keyTypes.length;
-    const at = keyWidth + this.widths[side]!;
+    const byId = this.rowIds[side]!;
+    const rowEnd = keyWidth + this.widths[side]!;
+    const at = rowEnd + (byId ? 1 : 0);
     const withDegree = this.degrees[side]!;
     const limit = this.context.groupCaches.completeLoadRows;
     const stateRows: Row[] = [];
@@ -325,10 +364,11 @@ export class StreamHashJoinNode implements StreamNode {
       let entry = groups.get(mapKey);
       if (entry === undefined) groups.set(mapKey, (entry = { group: emptyGroup() }));
       const group = entry.group;
-      group.rows.push(stateRow.slice(keyWidth, at));
+      group.rows.push(stateRow.slice(keyWidth, rowEnd));
       group.counts.push(count);
       group.degrees.push(withDegree ? Number(stateRow[at + 1] as bigint) : 0);
       group.dirty.push(false);
+      if (byId) group.ids.push(stateRow[rowEnd]!);
     }
     // Eviction while loading (a budget smaller than the side) leaves the side incomplete.
     cache.complete = true;
@@ -364,21 +404,24 @@ export class StreamHashJoinNode implements StreamNode {
     return { row, count: Number(stored[at] as bigint), degree: this.degrees[side] ? Number(stored[at + 1] as bigint) : 0, existed: true, position: -1 };
   }
 
-  /** The rows of one key group of one side, with counts and degrees. */
+  /** The rows of one key group of one side, with counts and degrees (and row ids on a side by row id). */
   private readGroup(side: number, key: Value[]): JoinGroup {
     const group = emptyGroup();
-    const { rows, counts, degrees, dirty } = group;
+    const { rows, counts, degrees, dirty, ids } = group;
     const keyWidth = key.length;
-    const at = keyWidth + this.widths[side]!;
+    const byId = this.rowIds[side]!;
+    const rowEnd = keyWidth + this.widths[side]!;
+    const at = rowEnd + (byId ? 1 : 0);
     const withDegree = this.degrees[side]!;
     // `prefix` returns exactly the key group's rows.
     for (const stateRow of this.tables[side]!.scan({ prefix: key })) {
       const count = Number(stateRow[at] as bigint);
       if (count <= 0) continue;
-      rows.push(stateRow.slice(keyWidth, at));
+      rows.push(stateRow.slice(keyWidth, rowEnd));
       counts.push(count);
       degrees.push(withDegree ? Number(stateRow[at + 1] as bigint) : 0);
       dirty.push(false);
+      if (byId) ids.push(stateRow[rowEnd]!);
     }
     return group;
   }

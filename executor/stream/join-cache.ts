@@ -29,6 +29,8 @@ export interface JoinGroup {
   readonly counts: number[];
   readonly degrees: number[];
   readonly dirty: boolean[];
+  /** Each row's source row id, on a side stored by (key, row id) (`HashJoinOperator.rowIds`); empty on other sides. */
+  readonly ids: Value[];
   /** Rows by value, built once the group is larger than INDEX_FROM_ROWS. */
   index: KeyMap<number> | undefined;
   /** Rows with count 0. */
@@ -50,7 +52,7 @@ export function cacheableTypes(types: readonly DataType[]): boolean {
 }
 
 export function emptyGroup(): JoinGroup {
-  return { rows: [], counts: [], degrees: [], dirty: [], index: undefined, deleted: 0, bytes: 0, cached: false };
+  return { rows: [], counts: [], degrees: [], dirty: [], ids: [], index: undefined, deleted: 0, bytes: 0, cached: false };
 }
 
 /** A cache drawing on a GroupCacheBudget: a join side's (JoinSideCache) or an aggregate's (agg-cache.ts). */
@@ -104,8 +106,10 @@ export class JoinSideCache implements BudgetedCache {
     private readonly budget: GroupCacheBudget,
     private readonly rowTypes: readonly DataType[],
     keyWidth: number,
+    /** The side is stored by (key, source row id): each cached row also holds its id. */
+    rowIds = false,
   ) {
-    this.rowBytes = 48 + 16 * rowTypes.length;
+    this.rowBytes = 48 + 16 * rowTypes.length + (rowIds ? 16 : 0);
     this.single = keyWidth === 1;
     budget.register(this);
   }
@@ -136,13 +140,14 @@ export class JoinSideCache implements BudgetedCache {
     this.account(group, GROUP_OVERHEAD_BYTES + group.rows.length * this.rowBytes);
   }
 
-  /** Appends a row to a cached group. */
-  append(group: JoinGroup, row: Row, count: number, degree: number): void {
+  /** Appends a row (with its source row id on a side stored by row id) to a cached group. */
+  append(group: JoinGroup, row: Row, count: number, degree: number, id?: Value): void {
     const position = group.rows.length;
     group.rows.push(row);
     group.counts.push(count);
     group.degrees.push(degree);
     group.dirty.push(false);
+    if (id !== undefined) group.ids.push(id);
     if (group.index !== undefined) group.index.add(row, position);
     if (!group.cached) return;
     this.rows++;
@@ -173,6 +178,7 @@ export class JoinSideCache implements BudgetedCache {
   /** Drops the rows deleted from a group when they are more than the rows left. */
   compact(group: JoinGroup): void {
     if (group.deleted <= INDEX_FROM_ROWS || group.deleted * 2 <= group.rows.length) return;
+    const withIds = group.ids.length > 0;
     let kept = 0;
     for (let j = 0; j < group.rows.length; j++) {
       if (group.counts[j]! <= 0) continue;
@@ -180,6 +186,7 @@ export class JoinSideCache implements BudgetedCache {
       group.counts[kept] = group.counts[j]!;
       group.degrees[kept] = group.degrees[j]!;
       group.dirty[kept] = false;
+      if (withIds) group.ids[kept] = group.ids[j]!;
       kept++;
     }
     const removed = group.rows.length - kept;
@@ -187,6 +194,7 @@ export class JoinSideCache implements BudgetedCache {
     group.counts.length = kept;
     group.degrees.length = kept;
     group.dirty.length = kept;
+    if (withIds) group.ids.length = kept;
     group.index = undefined;
     group.deleted = 0;
     if (!group.cached) return;

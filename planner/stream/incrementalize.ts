@@ -288,8 +288,9 @@ class Incrementalizer {
 
   /**
    * An equi-join: StreamHashJoin, one state table per side (`key ++ row ++ count`, `++ degree` on a
-   * side whose output depends on its rows' matches). Keyless joins and views of plan version 1
-   * recompute key groups (StreamRecomputeJoin).
+   * side whose output depends on its rows' matches; from plan version 4 a side over an append-only
+   * source is `key ++ row ++ row id ++ count` keyed by (key, row id)). Keyless joins and views of
+   * plan version 1 recompute key groups (StreamRecomputeJoin).
    */
   private hashJoin(plan: PlanOf<'HashJoin'>): StreamPlan {
     const template: Plan = { ...plan, left: inputScan(0, plan.left.columns), right: inputScan(1, plan.right.columns) };
@@ -298,13 +299,18 @@ class Incrementalizer {
     const type = plan.joinType;
     const degrees = [type === 'left' || type === 'full' || type === 'semi' || type === 'anti', type === 'right' || type === 'full'];
     const inputs = [this.convert(plan.left), this.convert(plan.right)];
+    const byRowId = (this.options.planVersion ?? STREAM_PLAN_VERSION) >= 4;
+    const rowIds = inputs.map((input) => byRowId && carriesRowIds(input));
     const stateTables = [plan.left, plan.right].map((side, i): StateTableDeclaration => {
-      const columnTypes: DataType[] = [...keys[i]!.map((k) => k.type), ...side.columns.map((c) => c.type), int8, ...(degrees[i] ? [int8] : [])];
+      const keyWidth = keys[i]!.length;
+      const width = side.columns.length;
+      const columnTypes: DataType[] = [...keys[i]!.map((k) => k.type), ...side.columns.map((c) => c.type), ...(rowIds[i] ? [int8] : []), int8, ...(degrees[i] ? [int8] : [])];
       return {
         tableId: this.options.allocateStateTableId(),
-        purpose: `${i === 0 ? 'left' : 'right'} rows by key${degrees[i] ? ' with degree' : ''}`,
+        purpose: `${i === 0 ? 'left' : 'right'} rows by key${rowIds[i] ? ' and source row id' : ''}${degrees[i] ? ' with degree' : ''}`,
         columnTypes,
-        primaryKey: columnTypes.slice(0, keys[i]!.length + side.columns.length).map((_, c) => c),
+        // By row id: the key columns, then the id after the row.
+        primaryKey: rowIds[i] ? [...keys[i]!.map((_, c) => c), keyWidth + width] : columnTypes.slice(0, keyWidth + width).map((_, c) => c),
       };
     });
     return {
@@ -316,6 +322,7 @@ class Incrementalizer {
       nullSafe: plan.nullSafe ?? plan.leftKeys.map(() => false),
       ...(plan.residual === undefined ? {} : { residual: plan.residual }),
       degrees,
+      ...(byRowId ? { rowIds } : {}),
       template,
       stateTables,
       columns: plan.columns,

@@ -64,8 +64,10 @@ export interface KeyedOperator {
  * were created before and keep their joins' keyed recompute, whose state rows have no degree.
  * 3 stores a view by its unique key where one is known (`StreamMaterialize.key`); views of version
  * 2 keep their `row ++ duplicate number` tables and row counts.
+ * 4 keeps a StreamHashJoin side over an append-only source by (key, source row id)
+ * (`HashJoinOperator.rowIds`); views of version 3 keep their `key ++ row` side tables.
  */
-export const STREAM_PLAN_VERSION = 3;
+export const STREAM_PLAN_VERSION = 4;
 
 /**
  * The incremental symmetric hash join (executor/stream/hash-join.ts): each side's rows by equi-key
@@ -90,6 +92,13 @@ export interface HashJoinOperator {
   readonly residual?: Expression;
   /** Per side: its state rows end with a degree column. */
   readonly degrees: readonly boolean[];
+  /**
+   * Per side (plan version 4; absent before): the side's input carries source row ids (an
+   * append-only source through filters and projections), so its state rows are
+   * `key ++ row ++ row id ++ count (1) [++ degree]` keyed by (key, row id): an insert is one blind
+   * put (no read of an existing count) and two equal rows are two state rows.
+   */
+  readonly rowIds?: readonly boolean[];
   /** The batch HashJoin over placeholder inputs: for EXPLAIN only. */
   readonly template: Plan;
   /** [left rows, right rows]. */

@@ -1,0 +1,278 @@
+// StreamHashJoin sides over an append-only source (plan version 4, `HashJoinOperator.rowIds`): such
+// a side is stored by (join key, source row id), an insert is a blind put with no read of an
+// existing count, and its cache stops holding every key once the side is larger than
+// `completeLoadRows`. Random inserts into a source (many rows per key, rows equal in every visible
+// column but their id) and inserts and deletes in a table (deletes of rows sharing a key) go through
+// every join type, with the source on either side or on both, and a BETWEEN residual whose bounds
+// the values hit exactly, under the cache regimes of join-cache.test.ts (a large budget, a budget of
+// a few groups, a side too large to load whole, aborted epochs and restarts). After every step the
+// view's accumulated output must equal the join recomputed in the test from the two multisets. By
+// hand: the state layout (one state row per source row, count 1) and that a view of plan version 3
+// keeps the `key ++ row` layout.
+
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initParser, parse } from '../../../sql/parser/index.js';
+import { type as scalar } from '../../../sql/types.js';
+import type { RelationDef } from '../../../sql/catalog.js';
+import type { Row } from '../../../sql/value.js';
+import { nextEpoch, type Epoch } from '../../../sql/epoch.js';
+import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
+import type { StateStore } from '../../../storage/state-table.js';
+import { planStream } from '../../../planner/stream/index.js';
+import type { CatalogReader } from '../../../planner/catalog-reader.js';
+import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
+import { streamInputs } from '../../../planner/stream/stream-plan.js';
+import { StreamManager } from '../stream-manager.js';
+import type { ChangeBatch } from '../change-batch.js';
+import { seededRandom } from '../../../test/support/seeded-random.js';
+
+/** A side of more rows than this is not loaded whole and stops caching every key it is written. */
+const COMPLETE_LOAD_ROWS = 40;
+
+const int4 = scalar('int4');
+const int8 = scalar('int8');
+const column = (name: string) => ({ name, type: int4, nullable: true, hidden: false });
+const rowId = { name: '_row_id', type: int8, nullable: false, hidden: true };
+const S = 100;
+const S2 = 101;
+const T = 102;
+const VIEW = 900;
+const relations: RelationDef[] = [
+  { id: S, kind: 'source', schema: 'public', name: 's', columns: [column('id'), column('k'), column('v'), rowId], primaryKey: [3], dependsOn: [] },
+  { id: S2, kind: 'source', schema: 'public', name: 's2', columns: [column('id'), column('k'), column('v'), rowId], primaryKey: [3], dependsOn: [] },
+  { id: T, kind: 'table', schema: 'public', name: 't', columns: [column('id'), column('k'), column('v')], primaryKey: [], dependsOn: [] },
+];
+const catalog: CatalogReader = {
+  resolveRelation: (_schema, name) => relations.find((relation) => relation.name === name),
+  relationById: (id) => relations.find((relation) => relation.id === id),
+  schema: (name) => (name === 'public' ? { id: 2200, name } : undefined),
+};
+
+type Kind = 'inner' | 'left' | 'right' | 'full' | 'semi' | 'anti';
+interface Case {
+  readonly name: string;
+  readonly kind: Kind;
+  /** Relation ids of the join's left and right inputs. */
+  readonly left: number;
+  readonly right: number;
+  readonly sql: string;
+}
+
+const ON = (a: string, b: string) => `${a}.k = ${b}.k and ${a}.v between ${b}.v - 2 and ${b}.v`;
+const CASES: Case[] = [
+  { name: 'inner, source left', kind: 'inner', left: S, right: T, sql: `select s.id, s.v, t.id, t.v from s join t on ${ON('s', 't')}` },
+  { name: 'left, source left (degree by row id)', kind: 'left', left: S, right: T, sql: `select s.id, s.v, t.id, t.v from s left join t on ${ON('s', 't')}` },
+  { name: 'right, source left', kind: 'right', left: S, right: T, sql: `select s.id, s.v, t.id, t.v from s right join t on ${ON('s', 't')}` },
+  { name: 'full, source left', kind: 'full', left: S, right: T, sql: `select s.id, s.v, t.id, t.v from s full join t on ${ON('s', 't')}` },
+  { name: 'semi, source left', kind: 'semi', left: S, right: T, sql: `select s.id, s.v from s where exists (select 1 from t where ${ON('s', 't')})` },
+  { name: 'anti, source left', kind: 'anti', left: S, right: T, sql: `select s.id, s.v from s where not exists (select 1 from t where ${ON('s', 't')})` },
+  { name: 'inner, source right', kind: 'inner', left: T, right: S, sql: `select t.id, t.v, s.id, s.v from t join s on ${ON('t', 's')}` },
+  { name: 'left, source right', kind: 'left', left: T, right: S, sql: `select t.id, t.v, s.id, s.v from t left join s on ${ON('t', 's')}` },
+  { name: 'right, source right (degree by row id)', kind: 'right', left: T, right: S, sql: `select t.id, t.v, s.id, s.v from t right join s on ${ON('t', 's')}` },
+  { name: 'semi, source right', kind: 'semi', left: T, right: S, sql: `select t.id, t.v from t where exists (select 1 from s where ${ON('t', 's')})` },
+  { name: 'inner, two sources', kind: 'inner', left: S, right: S2, sql: `select s.id, s.v, s2.id, s2.v from s join s2 on ${ON('s', 's2')}` },
+  { name: 'full, two sources', kind: 'full', left: S, right: S2, sql: `select s.id, s.v, s2.id, s2.v from s full join s2 on ${ON('s', 's2')}` },
+];
+
+function plan(sql: string, planVersion?: number): StreamPlan {
+  let next = 1000;
+  return planStream(parse(sql)[0]!.node as never, { catalog, searchPath: ['public'], parameterTypes: [] }, { relationId: VIEW, name: 'v', allocateStateTableId: () => next++, ...(planVersion === undefined ? {} : { planVersion }) }).stream;
+}
+
+function findJoin(stream: StreamPlan): Extract<StreamPlan, { kind: 'StreamHashJoin' }> {
+  const find = (node: StreamPlan): StreamPlan | undefined => (node.kind === 'StreamHashJoin' ? node : streamInputs(node).map(find).find((found) => found !== undefined));
+  const join = find(stream);
+  if (join === undefined || join.kind !== 'StreamHashJoin') throw new Error('no StreamHashJoin');
+  return join;
+}
+
+function line(row: Row): string {
+  return row.map((value) => (value === null ? 'NULL' : String(value))).join(' | ');
+}
+
+/** The join recomputed from the two multisets (visible columns [id, k, v]): the oracle. */
+function recompute(kind: Kind, left: readonly Row[], right: readonly Row[]): string[] {
+  const out: string[] = [];
+  const matches = (l: Row, r: Row) => l[1] !== null && l[1] === r[1] && (l[2] as number) >= (r[2] as number) - 2 && (l[2] as number) <= (r[2] as number);
+  const rightMatched = right.map(() => false);
+  for (const l of left) {
+    let matched = false;
+    right.forEach((r, j) => {
+      if (!matches(l, r)) return;
+      matched = true;
+      rightMatched[j] = true;
+      if (kind !== 'semi' && kind !== 'anti') out.push(line([l[0]!, l[2]!, r[0]!, r[2]!]));
+    });
+    if (kind === 'semi' && matched) out.push(line([l[0]!, l[2]!]));
+    if (kind === 'anti' && !matched) out.push(line([l[0]!, l[2]!]));
+    if ((kind === 'left' || kind === 'full') && !matched) out.push(line([l[0]!, l[2]!, null, null]));
+  }
+  if (kind === 'right' || kind === 'full') right.forEach((r, j) => rightMatched[j] || out.push(line([null, null, r[0]!, r[2]!])));
+  return out.sort();
+}
+
+interface Regime {
+  readonly name: string;
+  readonly memoryLimitBytes: number;
+  /** Source rows inserted and committed before the random steps (more than a side loaded whole), then a restart. */
+  readonly preload: number;
+  readonly abortChance: number;
+  readonly restartChance: number;
+}
+
+const REGIMES: Regime[] = [
+  { name: 'large budget', memoryLimitBytes: 64 << 20, preload: 0, abortChance: 0, restartChance: 0 },
+  { name: 'a budget of a few groups (evictions)', memoryLimitBytes: 4 * 1024, preload: 0, abortChance: 0, restartChance: 0 },
+  { name: 'a side too large to load whole', memoryLimitBytes: 64 << 20, preload: COMPLETE_LOAD_ROWS + 1, abortChance: 0, restartChance: 0 },
+  { name: 'aborted epochs and restarts', memoryLimitBytes: 64 << 20, preload: 0, abortChance: 0.15, restartChance: 0.15 },
+  { name: 'aborted epochs with evictions and restarts', memoryLimitBytes: 4 * 1024, preload: 0, abortChance: 0.15, restartChance: 0.1 },
+];
+
+function run(testCase: Case, regime: Regime, seed: number): void {
+  const next = seededRandom(seed);
+  const store: StateStore = createMemoryStateStore();
+  const stream = plan(testCase.sql);
+  // Every source side of the case is stored by row id; a table side is not.
+  expect(findJoin(stream).rowIds).toEqual([testCase.left !== T, testCase.right !== T]);
+  let epoch: Epoch = 1n;
+  const commit = () => store.commit((epoch = nextEpoch(epoch, Date.now())));
+  const open = () => {
+    const manager = new StreamManager(store, undefined, undefined, regime.memoryLimitBytes);
+    manager.groupCaches.completeLoadRows = COMPLETE_LOAD_ROWS;
+    return manager;
+  };
+  const install = (manager: StreamManager) => {
+    const flow = manager.build(VIEW, stream);
+    manager.install(flow);
+    return flow;
+  };
+  let manager = open();
+  let flow = install(manager);
+  const view = new Map<string, number>();
+  const absorb = (out: ChangeBatch) => {
+    out.rows.forEach((row, i) => {
+      const key = line(row.slice(0, -1));
+      const count = (view.get(key) ?? 0) + out.signs[i]!;
+      if (count === 0) view.delete(key);
+      else view.set(key, count);
+    });
+  };
+  const contents = () => [...view].flatMap(([key, count]) => Array.from({ length: count }, () => key)).sort();
+  absorb(flow.initialize());
+  let nextRowId = 1n;
+  // Rows by relation: visible columns, plus the row id for a source.
+  const rows = new Map<number, Row[]>([
+    [S, []],
+    [S2, []],
+    [T, []],
+  ]);
+  const relationIds = [testCase.left, testCase.right];
+  const sourceRow = (id: number, k: number | null, v: number): Row => [id, k, v, nextRowId++];
+  if (regime.preload > 0) {
+    const preloaded: Row[] = Array.from({ length: regime.preload }, (_, i) => sourceRow(i % 3, 1 + (i % 4), i % 10));
+    const source = relationIds.find((id) => id !== T)!;
+    absorb(flow.pushAll(new Map([[source, { rows: preloaded, signs: preloaded.map(() => 1) }]])));
+    rows.get(source)!.push(...preloaded);
+    commit();
+    manager = open();
+    flow = install(manager);
+  }
+  for (let step = 0; step < 40; step++) {
+    const batches = new Map<number, ChangeBatch>();
+    const after = new Map<number, Row[]>([...rows].map(([id, list]) => [id, [...list]]));
+    const changes = 1 + Math.floor(next() * 10);
+    for (let c = 0; c < changes; c++) {
+      const relation = relationIds[next() < 0.5 ? 0 : 1]!;
+      const list = after.get(relation)!;
+      let batch = batches.get(relation);
+      if (batch === undefined) batches.set(relation, (batch = { rows: [], signs: [] }));
+      if (relation === T && list.length > 0 && next() < 0.35) {
+        const [removed] = list.splice(Math.floor(next() * list.length), 1);
+        batch.rows.push(removed!);
+        batch.signs.push(-1);
+      } else {
+        // Few ids, keys and values: equal rows, many rows per key, values on the BETWEEN bounds; key 0 is NULL.
+        const key = Math.floor(next() * 5);
+        const id = Math.floor(next() * 3);
+        const value = Math.floor(next() * 10);
+        const row: Row = relation === T ? [id, key === 0 ? null : key, value] : sourceRow(id, key === 0 ? null : key, value);
+        list.push(row);
+        batch.rows.push(row);
+        batch.signs.push(1);
+      }
+    }
+    const out = flow.pushAll(batches);
+    if (next() < regime.abortChance) {
+      store.abort();
+      manager.discard();
+      continue;
+    }
+    absorb(out);
+    for (const [id, list] of after) rows.set(id, list);
+    commit();
+    const visible = (id: number) => rows.get(id)!.map((row) => row.slice(0, 3));
+    expect(contents(), `${testCase.name}, ${regime.name}, seed ${seed}, step ${step}`).toEqual(recompute(testCase.kind, visible(testCase.left), visible(testCase.right)));
+    if (next() < regime.restartChance) {
+      manager = open();
+      flow = install(manager);
+    }
+  }
+}
+
+beforeAll(async () => {
+  await initParser();
+});
+
+describe('StreamHashJoin sides stored by source row id equal the join recomputed', () => {
+  for (const regime of REGIMES) {
+    it(regime.name, () => {
+      for (const testCase of CASES) for (let seed = 1; seed <= 2; seed++) run(testCase, regime, seed);
+    }, 60_000);
+  }
+});
+
+describe('the state of a side stored by source row id', () => {
+  it('holds one state row per source row, equal rows included, and a delete on the other side retracts every copy', () => {
+    const store = createMemoryStateStore();
+    const stream = plan(`select s.id, s.v, t.id, t.v from s left join t on ${ON('s', 't')}`);
+    const join = findJoin(stream);
+    expect(join.stateTables[0]!.purpose).toBe('left rows by key and source row id with degree');
+    expect(join.stateTables[1]!.purpose).toBe('right rows by key');
+    const manager = new StreamManager(store, undefined, undefined, 64 << 20);
+    const flow = manager.build(VIEW, stream);
+    manager.install(flow);
+    flow.initialize();
+    // Five source rows equal in every visible column, one other row of the same key.
+    const five: Row[] = [1n, 2n, 3n, 4n, 5n].map((id) => [7, 1, 5, id]);
+    const sixth: Row = [8, 1, 9, 6n];
+    const changed = (batch: ChangeBatch) => batch.rows.map((row, i) => `${batch.signs[i]! > 0 ? '+' : '-'} ${line(row.slice(0, 4))}`).sort();
+    let out = flow.pushAll(new Map([[S, { rows: [...five, sixth], signs: [1, 1, 1, 1, 1, 1] }]]));
+    expect(changed(out)).toEqual([...Array.from({ length: 5 }, () => '+ 7 | 5 | NULL | NULL'), '+ 8 | 9 | NULL | NULL']);
+    store.commit(nextEpoch(1n, Date.now()));
+    const table = store.table({ tableId: join.stateTables[0]!.tableId, columnTypes: join.stateTables[0]!.columnTypes, primaryKey: join.stateTables[0]!.primaryKey });
+    // key ++ row (id, k, v) ++ row id ++ count ++ degree: one state row per source row, count 1, no match yet.
+    expect([...table.scan()]).toEqual([...five.map((row) => [1, 7, 1, 5, row[3], 1n, 0n]), [1, 8, 1, 9, 6n, 1n, 0n]]);
+    // A table row matching the five (5 between 5 - 2 and 5; 9 is not): their padded rows leave, joined rows come.
+    out = flow.pushAll(new Map([[T, { rows: [[20, 1, 5]], signs: [1] }]]));
+    expect(changed(out)).toEqual([...Array.from({ length: 5 }, () => '+ 7 | 5 | 20 | 5'), ...Array.from({ length: 5 }, () => '- 7 | 5 | NULL | NULL')]);
+    store.commit(nextEpoch(2n, Date.now()));
+    // The degrees went to 1 on the five rows, written back under their row ids.
+    expect([...table.scan()]).toEqual([...five.map((row) => [1, 7, 1, 5, row[3], 1n, 1n]), [1, 8, 1, 9, 6n, 1n, 0n]]);
+    // Deleting it retracts every copy and brings the padded rows back.
+    out = flow.pushAll(new Map([[T, { rows: [[20, 1, 5]], signs: [-1] }]]));
+    expect(changed(out)).toEqual([...Array.from({ length: 5 }, () => '+ 7 | 5 | NULL | NULL'), ...Array.from({ length: 5 }, () => '- 7 | 5 | 20 | 5')]);
+  });
+
+  it('a view of plan version 3 keeps its sides by key and row; a table side is never by row id', () => {
+    const old = findJoin(plan(`select s.id, s.v, t.id, t.v from s join t on ${ON('s', 't')}`, 3));
+    expect(old.rowIds).toBeUndefined();
+    expect(old.stateTables.map((table) => table.purpose)).toEqual(['left rows by key', 'right rows by key']);
+    // key (k) ++ row (id, k, v) ++ count: the whole row is the key.
+    expect(old.stateTables[0]!.primaryKey).toEqual([0, 1, 2, 3]);
+    const current = findJoin(plan(`select s.id, s.v, t.id, t.v from s join t on ${ON('s', 't')}`));
+    // key (k) ++ row (id, k, v) ++ row id ++ count: keyed by k and the row id.
+    expect(current.stateTables[0]!.primaryKey).toEqual([0, 4]);
+    expect(current.stateTables[0]!.columnTypes.map((type) => type.name)).toEqual(['int4', 'int4', 'int4', 'int4', 'int8', 'int8']);
+    expect(findJoin(plan(`select a.id, b.id from t a join t b on a.k = b.k`)).rowIds).toEqual([false, false]);
+  });
+});
