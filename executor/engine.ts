@@ -143,6 +143,19 @@ export interface Session {
   beginMessage?(statementCount: number): void;
   /** Optional: the Query message ended; `failed` when one of its statements failed. */
   endMessage?(failed: boolean): Promise<void>;
+  /**
+   * Optional: extended-protocol Executes follow that may share one transaction (more than one
+   * Execute before a Sync): their statements outside an explicit block run as one implicit
+   * transaction, which endPipeline() (at Sync) commits, or rolls back when a message failed.
+   */
+  beginPipeline?(): void;
+  /** Optional: Sync; `failed` when a message since the last Sync failed. */
+  endPipeline?(failed: boolean): Promise<void>;
+  /**
+   * Optional: Bind (and Describe) of a prepared statement: re-plans it when the catalog or the
+   * search path changed since it was planned; 0A000 when its result columns would change.
+   */
+  revalidate?(statement: PreparedStatement): void;
 
   /** A session setting's current value (statement_timeout, DateStyle...), for pgwire's own use. */
   setting(name: string): string | undefined;
@@ -152,7 +165,8 @@ export interface Session {
   /** Optional: the OID a reg* text names (EvalContext.objectOid), for pgwire's text Bind parameters. */
   objectOid?(type: 'regclass' | 'regtype' | 'regproc' | 'regnamespace' | 'regprocedure', text: string): number;
 
-  close(): void;
+  /** The client is gone: cancels the running statement and rolls back an open block (resolves once done). */
+  close(): void | Promise<void>;
 }
 
 export interface Engine {

@@ -73,7 +73,8 @@ export class OxbowEngine implements Engine {
 
   private async stopAll(): Promise<void> {
     this.closed = true;
-    for (const session of [...this.sessions.values()]) session.close();
+    // Each open block is rolled back as its session closes (session.ts, close()).
+    await Promise.all([...this.sessions.values()].map((session) => session.close()));
     await this.sources?.stop();
     await this.sinks?.stop();
     await this.temporalTicker?.stop();

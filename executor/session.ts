@@ -23,7 +23,7 @@ import { parse } from '../sql/parser/index.js';
 import { insertValuesShape, type InsertValuesShape, type ShapeLiteral } from '../sql/parser/insert-values-shape.js';
 import { SqlError, SqlState, toSqlError } from '../sql/errors.js';
 import type { EvalContext } from '../sql/functions.js';
-import { type } from '../sql/types.js';
+import { type, typeOid } from '../sql/types.js';
 import type { DataType } from '../sql/types.js';
 import type { Row, Value } from '../sql/value.js';
 import { planStatement, type PlannedStatement, type PlannerContext } from '../planner/index.js';
@@ -85,8 +85,14 @@ interface OxbowPrepared extends PreparedStatement {
   readonly parsed: ParsedStatement;
   readonly utility: Utility;
   readonly declaredParameterTypes: readonly (DataType | undefined)[];
-  /** The plan and the catalog it was made against (re-planned when the catalog changes). */
-  plan?: { readonly planned: PlannedStatement; readonly catalog: CatalogSnapshot };
+  /** The plan and the catalog and search path it was made against (re-planned when either changes). */
+  plan?: { readonly planned: PlannedStatement; readonly catalog: CatalogSnapshot; readonly searchPath: string };
+  /**
+   * Prepared by Parse (extended protocol): its parameter types and result columns were sent to the
+   * client and stay fixed; a re-plan that would change the columns is 0A000, as PostgreSQL's plan
+   * cache refuses ("cached plan must not change result type").
+   */
+  readonly fixedResult?: true;
   /**
    * An INSERT ... VALUES prepared from its cached shape (insert-shape-cache.ts): `parsed` is the
    * parameterized statement, the parameters are these literals (not the execute options').
@@ -180,6 +186,12 @@ export class EngineSession implements Session {
   /** Secondary indexes by table for one catalog snapshot (secondaryIndexesOf). */
   private secondaryIndexes: { readonly snapshot: CatalogSnapshot; readonly byRelation: Map<number, readonly RelationDef[]> } | undefined;
   private closed = false;
+  /** close() was called: the rollback of an open block, then the engine forgets the session. */
+  private closing: Promise<void> | undefined;
+  /** Statements, Query messages and pipeline ends running (close() waits until none is). */
+  private busy = 0;
+  /** close() waiting for the running statement (or Query message) to end. */
+  private settledWaiters: (() => void)[] = [];
   readonly user: string;
   readonly database: string;
   /** pg_stat_activity: when the session started, the statement running or last run, since when. */
@@ -197,6 +209,16 @@ export class EngineSession implements Session {
   private inMultiStatementMessage = false;
   /** The open implicit transaction block of such a message: the rows it wrote (implicit-transaction.ts). */
   private implicitBlock: UndoLog | undefined;
+  /**
+   * Extended-protocol Executes are running before a Sync (beginPipeline .. endPipeline): their
+   * statements outside a block share an implicit one, as PostgreSQL's extended protocol runs
+   * everything up to a Sync in one transaction.
+   */
+  private inPipeline = false;
+  /** What opened the implicit block: a multi-statement Query (a transaction block to PostgreSQL) or a pipeline (not one). */
+  private implicitKind: 'message' | 'pipeline' = 'message';
+  /** The running statement follows another one in its pipeline's implicit block (PostgreSQL's XACT_FLAGS_PIPELINING). */
+  private pipelinedStatement = false;
 
   constructor(
     private readonly core: EngineCore,
@@ -273,12 +295,51 @@ export class EngineSession implements Session {
     this.running?.abort(new SqlError(SqlState.queryCanceled, 'canceling statement due to user request'));
   }
 
-  close(): void {
-    if (this.closed) return;
+  /**
+   * The client is gone (Terminate, a closed or broken socket, a FATAL error) or the server shuts
+   * down: the running statement is cancelled and, once it and its Query message have ended, an open
+   * block (explicit, or a pipeline's implicit one) is rolled back exactly as ROLLBACK would
+   * (PostgreSQL aborts the transaction of a backend that exits). The returned Promise resolves once
+   * that rollback is durable; the engine forgets the session only then, so a shutdown waits for it.
+   */
+  close(): Promise<void> {
+    if (this.closing !== undefined) return this.closing;
     this.closed = true;
     this.core.metrics.sessions.delete(this);
     this.cancel();
-    this.onClose(this);
+    this.closing = this.rollBackOnClose();
+    return this.closing;
+  }
+
+  private async rollBackOnClose(): Promise<void> {
+    try {
+      // The cancelled statement and the message it belongs to end first (a Query message's
+      // endMessage rolls its own implicit block back).
+      while (this.busy > 0) await new Promise<void>((resolve) => this.settledWaiters.push(resolve));
+      const blocks = [this.implicitBlock, this.explicitBlock];
+      this.implicitBlock = this.explicitBlock = undefined;
+      this.inPipeline = false;
+      if (this.status !== 'idle' || blocks[0] !== undefined) this.settings.endTransaction(false);
+      this.status = 'idle';
+      for (const block of blocks) {
+        if (block === undefined) continue;
+        block.discardPending();
+        await this.rollBackRows(block, block === blocks[0] ? 'query' : 'transaction block');
+      }
+    } catch (error) {
+      console.error('oxbow: error while rolling back a closed session:', error);
+    } finally {
+      this.onClose(this);
+    }
+  }
+
+  /** A statement, a Query message or a pipeline's end stopped running: wakes a close() waiting for it. */
+  private settled(): void {
+    this.busy--;
+    const waiters = this.settledWaiters;
+    if (waiters.length === 0) return;
+    this.settledWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   // ---- prepare ---------------------------------------------------------------------------
@@ -359,7 +420,7 @@ export class EngineSession implements Session {
     if (eager && utility.kind === 'show') return { ...statement, columns: this.show(parsed).columns };
     if (eager && utility.kind === 'planned') {
       const planned = this.plan(statement);
-      return { ...statement, parameterTypes: planned.parameterTypes, columns: planned.columns, plan: { planned, catalog: this.core.catalog.snapshot } };
+      return { ...statement, parameterTypes: planned.parameterTypes, columns: planned.columns, plan: { planned, catalog: this.core.catalog.snapshot, searchPath: this.currentSearchPath().key }, fixedResult: true };
     }
     return statement;
   }
@@ -429,13 +490,35 @@ export class EngineSession implements Session {
     return planStatement(expandViews(parsed, this.core.catalog, searchPath), this.plannerContext(parameterTypes));
   }
 
-  /** The statement's plan against the current catalog. */
+  /**
+   * The statement's plan against the current catalog and search path: re-planned when either
+   * changed since it was planned (a table dropped and created again, a column added, SET
+   * search_path), as PostgreSQL's plan cache re-plans.
+   */
   private currentPlan(statement: OxbowPrepared): PlannedStatement {
     const catalog = this.core.catalog.snapshot;
-    if (statement.plan === undefined || statement.plan.catalog !== catalog) {
-      statement.plan = { planned: this.plan(statement), catalog };
+    const searchPath = this.currentSearchPath().key;
+    const plan = statement.plan;
+    if (plan !== undefined && plan.catalog === catalog && plan.searchPath === searchPath) return plan.planned;
+    if (statement.fixedResult !== true) {
+      statement.plan = { planned: this.plan(statement), catalog, searchPath };
+      return statement.plan.planned;
     }
-    return statement.plan.planned;
+    // A Parse's parameter types stay as the client was told (PostgreSQL fixes them at Parse).
+    const planned = this.planParsed(statement.parsed, statement.parameterTypes);
+    if (!sameColumns(planned.columns, statement.columns)) {
+      throw new SqlError(SqlState.featureNotSupported, 'cached plan must not change result type');
+    }
+    // Same names and types; the table OIDs may be new (a table created again).
+    (statement as { columns: readonly ColumnDescription[] | null }).columns = planned.columns;
+    statement.plan = { planned, catalog, searchPath };
+    return planned;
+  }
+
+  /** Bind and Describe of a prepared statement: its plan brought up to date (0A000 if its result would change). */
+  revalidate(prepared: PreparedStatement): void {
+    const statement = prepared as OxbowPrepared;
+    if (statement.utility.kind === 'planned' && statement.shape === undefined && statement.fixedResult === true) this.currentPlan(statement);
   }
 
   evalContext(): EvalContext {
@@ -464,20 +547,24 @@ export class EngineSession implements Session {
 
   async execute(prepared: PreparedStatement, options: ExecuteOptions): Promise<ExecuteResult> {
     const statement = prepared as OxbowPrepared;
+    if (this.closed) throw new SqlError(SqlState.connectionFailure, 'the session is closed');
     if (this.status === 'failed' && !(statement.utility.kind === 'transaction' && (statement.utility.statement === 'commit' || statement.utility.statement === 'rollback'))) {
       throw new SqlError(SqlState.inFailedSqlTransaction, 'current transaction is aborted, commands ignored until end of transaction block');
     }
     const controller = this.statementController();
     this.running = controller;
+    this.busy++;
     this.lastQuery = statement.parsed.text;
     this.queryStartMillis = this.stateChangeMillis = Date.now();
     this.core.metrics.statementsTotal++;
     const timeoutMs = this.settings.statementTimeoutMs();
     const timer = timeoutMs > 0 ? armTimeout(controller, timeoutMs) : undefined;
-    if (this.inMultiStatementMessage && this.status === 'idle' && this.implicitBlock === undefined) {
-      // A statement of a multi-statement Query outside a block: it opens (or joins) the message's
-      // implicit block, which endMessage() commits or rolls back.
+    this.pipelinedStatement = this.inPipeline && this.status === 'idle' && this.implicitBlock !== undefined && this.implicitKind === 'pipeline';
+    if ((this.inMultiStatementMessage || this.inPipeline) && this.status === 'idle' && this.implicitBlock === undefined) {
+      // A statement of a multi-statement Query (or of a pipeline) outside a block: it opens (or
+      // joins) the implicit block, which endMessage() (endPipeline() at Sync) commits or rolls back.
       this.implicitBlock = new UndoLog();
+      this.implicitKind = this.inMultiStatementMessage ? 'message' : 'pipeline';
       this.settings.beginTransaction();
     }
     this.openBlock()?.discardPending();
@@ -505,6 +592,7 @@ export class EngineSession implements Session {
       if (timer !== undefined) clearTimeout(timer);
       if (this.running === controller) this.running = undefined;
       this.stateChangeMillis = Date.now();
+      this.settled();
     }
   }
 
@@ -524,7 +612,7 @@ export class EngineSession implements Session {
       case 'transaction':
         return { kind: 'command', commandTag: await this.transaction(utility.statement) };
       case 'setting':
-        return this.settingResult(settingStatement(statement.parsed.node as Node, this.settings, this.status !== 'idle' || this.implicitBlock !== undefined));
+        return this.settingResult(this.settingInContext(statement.parsed.node as Node));
       case 'ddl':
         return { kind: 'command', commandTag: await this.ddl(statement, signal) };
       case 'copy':
@@ -579,6 +667,23 @@ export class EngineSession implements Session {
     }
     const lines = explainAnalyzedPlan(analyze.plan, profile.stats, analyze.verbose, performance.now() - started, resultRows);
     return rowsResult(planned.columns ?? QUERY_PLAN_COLUMNS, lines.map((line) => [line]), () => 'EXPLAIN');
+  }
+
+  /**
+   * SET / SHOW / DISCARD in its transaction context. In a pipeline's implicit transaction (not a
+   * transaction block to PostgreSQL) SET LOCAL warns as outside a block yet lasts until the Sync,
+   * and DISCARD ALL after another statement is 25001.
+   */
+  private settingInContext(node: Node): SettingOutcome {
+    const context = this.blockContext();
+    const discardAll = (node as { DiscardStmt?: { target?: string } }).DiscardStmt?.target === 'DISCARD_ALL';
+    if (context === 'pipeline' && discardAll) throw new SqlError(SqlState.activeSqlTransaction, 'DISCARD ALL cannot be executed within a pipeline');
+    const pipelineBlock = this.status === 'idle' && this.implicitBlock !== undefined && this.implicitKind === 'pipeline';
+    if (pipelineBlock && (node as { VariableSetStmt?: { is_local?: boolean } }).VariableSetStmt?.is_local === true) {
+      const outcome = settingStatement(node, this.settings, true);
+      return { ...outcome, notices: [{ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'SET LOCAL can only be used in transaction blocks' }, ...outcome.notices] };
+    }
+    return settingStatement(node, this.settings, context === 'block');
   }
 
   private settingResult(outcome: SettingOutcome): ExecuteResult {
@@ -661,13 +766,50 @@ export class EngineSession implements Session {
    * explicit block run in one implicit block, committed or rolled back by endMessage().
    */
   beginMessage(statementCount: number): void {
+    this.busy++;
     this.inMultiStatementMessage = statementCount > 1;
   }
 
-  /** The message ended (`failed`: a statement failed): its implicit block commits or rolls back. */
+  /**
+   * The message ended (`failed`: a statement failed): its implicit block commits or rolls back. A
+   * pipeline's open implicit block ends with it too (PostgreSQL commits at the end of a Query).
+   */
   async endMessage(failed: boolean): Promise<void> {
     this.inMultiStatementMessage = false;
-    await this.endImplicitBlock(!failed);
+    this.inPipeline = false;
+    try {
+      await this.endImplicitBlock(!failed);
+    } finally {
+      this.settled();
+    }
+  }
+
+  /** An Execute that may not be alone before its Sync: the Executes until endPipeline() share an implicit block. */
+  beginPipeline(): void {
+    this.inPipeline = true;
+  }
+
+  /** Sync (`failed`: a message since the last Sync failed): the pipeline's implicit block commits or rolls back. */
+  async endPipeline(failed: boolean): Promise<void> {
+    this.inPipeline = false;
+    this.busy++;
+    try {
+      await this.endImplicitBlock(!failed);
+    } finally {
+      this.settled();
+    }
+  }
+
+  /**
+   * Where the running statement stands for PostgreSQL's PreventInTransactionBlock: in a block
+   * (explicit, or a multi-statement Query's implicit one), after another statement of its
+   * pipeline's implicit transaction, or neither.
+   */
+  private blockContext(): 'block' | 'pipeline' | 'none' {
+    if (this.status !== 'idle') return 'block';
+    if (this.implicitBlock === undefined) return 'none';
+    if (this.implicitKind === 'message') return 'block';
+    return this.pipelinedStatement ? 'pipeline' : 'none';
   }
 
   /** Ends the open implicit block, if any: a commit keeps its SETs; a rollback undoes them and its rows. */
@@ -842,9 +984,10 @@ export class EngineSession implements Session {
 
   private async ddl(statement: OxbowPrepared, signal: AbortSignal): Promise<string> {
     const concurrently = concurrentIndexStatement(statement.parsed.node as Node);
-    if (concurrently !== undefined && (this.status !== 'idle' || this.implicitBlock !== undefined)) {
-      // PostgreSQL's PreventInTransactionBlock (an explicit block, or a multi-statement Query's implicit one).
-      throw new SqlError(SqlState.activeSqlTransaction, `${concurrently} cannot run inside a transaction block`);
+    const context = concurrently === undefined ? 'none' : this.blockContext();
+    if (context !== 'none') {
+      // PostgreSQL's PreventInTransactionBlock (an explicit block, or a multi-statement Query's implicit one; a pipeline's).
+      throw new SqlError(SqlState.activeSqlTransaction, `${concurrently} ${context === 'pipeline' ? 'cannot be executed within a pipeline' : 'cannot run inside a transaction block'}`);
     }
     const createAs = (statement.parsed.node as { CreateTableAsStmt?: CreateTableAsStmt }).CreateTableAsStmt;
     if (createAs !== undefined && createAs.objtype === 'OBJECT_TABLE') return this.createTableAs(statement, createAs, signal);
@@ -1053,6 +1196,18 @@ export class EngineSession implements Session {
     const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: [], evalContext: this.evalContext(), signal });
     return { columns: planned.columns ?? [], rows: result.rows };
   }
+}
+
+/** Result columns of the same names, types and type modifiers (PostgreSQL's equalTupleDescs for a result). */
+function sameColumns(a: readonly ColumnDescription[] | null, b: readonly ColumnDescription[] | null): boolean {
+  if (a === null || b === null) return a === b;
+  if (a.length !== b.length) return false;
+  for (let index = 0; index < a.length; index++) {
+    const left = a[index]!;
+    const right = b[index]!;
+    if (left.name !== right.name || typeOid(left.type) !== typeOid(right.type) || left.type.typmod !== right.type.typmod) return false;
+  }
+  return true;
 }
 
 /** `CREATE INDEX CONCURRENTLY` / `DROP INDEX CONCURRENTLY`: statements PostgreSQL refuses inside a transaction block. */

@@ -177,6 +177,14 @@ export class Connection implements Wire {
     return evalContextOf(this.session);
   }
 
+  syncBeforeNextExecute(): boolean {
+    for (const frame of this.queue) {
+      if (frame.type === 'S') return true;
+      if (frame.type === 'E' || frame.type === 'Q') return false;
+    }
+    return false;
+  }
+
   readyForQuery(): void {
     for (const [name, value] of this.changedParameters) writeParameterStatus(this.writer, name, value);
     this.changedParameters.clear();
@@ -232,7 +240,8 @@ export class Connection implements Wire {
     waiter?.reject(new ConnectionClosed());
     this.extended?.closeAllPortals();
     try {
-      this.sessionOrUndefined?.close();
+      // The session rolls back an open block once its statement has stopped (it never rejects).
+      void this.sessionOrUndefined?.close();
     } catch (error) {
       console.error('oxbow: error while closing a session:', error);
     }
@@ -369,7 +378,9 @@ export class Connection implements Wire {
       try {
         switch (frame.type) {
           case 'Q':
+            // A Query ends the pipeline's transaction too (PostgreSQL commits at its end).
             extended.forgetUnnamed();
+            extended.pipelineEnded();
             await simpleQuery(this, readQuery(frame.payload));
             // A transaction that ended in this Query (COMMIT, ROLLBACK) takes its portals with it.
             if (this.session.transactionStatus() === 'idle') extended.closeAllPortals();
@@ -390,11 +401,13 @@ export class Connection implements Wire {
           case 'C':
             extended.close(frame.payload);
             break;
-          case 'S':
+          case 'S': {
+            const failed = this.skipUntilSync;
             this.skipUntilSync = false;
-            extended.sync();
+            await extended.sync(failed);
             this.flush();
             break;
+          }
           case 'H':
             this.flush();
             break;

@@ -2,6 +2,14 @@
 // unnamed prepared statements and portals. The connection calls these one message at a time and
 // applies the error rule (after an error, every message up to Sync is discarded); Sync writes
 // ReadyForQuery and, outside a transaction block, drops the portals (their transaction ended).
+//
+// Everything up to a Sync is one transaction, as in PostgreSQL: several Executes before a Sync
+// (pipelining, JDBC batches) run as one implicit transaction (the session's beginPipeline /
+// endPipeline), so an error undoes the earlier Executes since the last Sync. An Execute whose
+// Sync has already arrived with no other Execute before it (what node-postgres sends: Parse, Bind,
+// Describe, Execute, Sync in one write) is alone in its transaction and opens none: it logs no
+// undo rows. Bind and Describe re-plan a prepared statement whose catalog or search path changed
+// (0A000 when its result columns would change, as PostgreSQL's plan cache says).
 
 import type { ColumnDescription, PreparedStatement, Session } from '../executor/engine.js';
 import { SqlError, SqlState, type SqlStateCode } from '../sql/errors.js';
@@ -39,6 +47,8 @@ interface Portal {
 export class ExtendedQuery {
   private readonly statements = new Map<string, PreparedStatement>();
   private readonly portals = new Map<string, Portal>();
+  /** An Execute since the last Sync began a pipeline's implicit transaction (the session's beginPipeline). */
+  private pipelineOpen = false;
 
   constructor(private readonly wire: Wire) {}
 
@@ -83,6 +93,7 @@ export class ExtendedQuery {
     if (this.portals.size >= MAX_PORTALS) {
       throw new SqlError(SqlState.programLimitExceeded, `too many open portals (the limit is ${MAX_PORTALS})`);
     }
+    this.session.revalidate?.(statement);
     const formats = resultFormats(message.resultFormats, statement.columns?.length ?? message.resultFormats.length);
     const parameters = decodeParameters(message.parameters, message.parameterFormats, statement.parameterTypes, this.wire.evalContext());
     this.closePortal(message.portalName);
@@ -96,6 +107,7 @@ export class ExtendedQuery {
     if (message.target === 'statement') {
       const statement = this.statement(message.name);
       writeParameterDescription(writer, statement.parameterTypes);
+      this.session.revalidate?.(statement);
       this.writeColumns(statement.columns, null);
       return;
     }
@@ -116,6 +128,10 @@ export class ExtendedQuery {
       throw new SqlError(SqlState.objectNotInPrerequisiteState, `portal "${message.portalName}" cannot be run`);
     }
     if (portal.rows === undefined) {
+      if (!this.pipelineOpen && this.session.beginPipeline !== undefined && !this.wire.syncBeforeNextExecute()) {
+        this.session.beginPipeline();
+        this.pipelineOpen = true;
+      }
       const result = await this.session.execute(portal.statement, { parameters: portal.parameters });
       if (result.kind !== 'rows') {
         // Commands, COPY and empty statements run to completion on their first Execute.
@@ -152,9 +168,19 @@ export class ExtendedQuery {
     writeCloseComplete(this.wire.writer);
   }
 
-  sync(): void {
+  /** Sync (`failed`: a message since the last Sync failed): ends the pipeline's transaction, then ReadyForQuery. */
+  async sync(failed: boolean): Promise<void> {
+    if (this.pipelineOpen) {
+      this.pipelineOpen = false;
+      await this.session.endPipeline?.(failed);
+    }
     if (this.session.transactionStatus() === 'idle') this.closeAllPortals();
     this.wire.readyForQuery();
+  }
+
+  /** A simple Query ended the pipeline's transaction (the session's endMessage). */
+  pipelineEnded(): void {
+    this.pipelineOpen = false;
   }
 
   /** The simple Query protocol destroys the unnamed statement and portal (PostgreSQL does too). */

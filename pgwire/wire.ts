@@ -18,6 +18,11 @@ export interface Wire {
   flushIfLarge(): Promise<void>;
   /** The next message from the client (rejects when the connection closes). */
   nextFrame(): Promise<Frame>;
+  /**
+   * True when the frames already received hold a Sync before any further Execute or Query: the
+   * Execute being handled is alone in its transaction (false when unknown: not all arrived yet).
+   */
+  syncBeforeNextExecute(): boolean;
   /** The session's formatting context (TimeZone, DateStyle...), read once per statement. */
   evalContext(): EvalContext;
   /** Writes an ErrorResponse for anything thrown (non-SqlErrors become XX000 and are logged). */
