@@ -126,7 +126,8 @@ export async function createMaterializedViewInChunks(input: CreateViewInput, rep
       progress.relation = relation.name;
       let chunk: Row[] = [];
       const push = () => {
-        viewRows += netRows(prepared.dataflow.pushAll(new Map([[relation.id, withSign(chunk, 1)]])));
+        // Aggregates hold their output across chunks (one change per group at the seal below).
+        viewRows += netRows(prepared.dataflow.pushChunk(new Map([[relation.id, withSign(chunk, 1)]])));
         progress.rowsDone += chunk.length;
         chunk = [];
       };
@@ -149,6 +150,7 @@ export async function createMaterializedViewInChunks(input: CreateViewInput, rep
       }
       if (chunk.length > 0) push();
     }
+    viewRows += netRows(prepared.dataflow.seal());
     return finish(core, prepared, progress, viewRows);
   } catch (error) {
     fail(core, progress);

@@ -15,6 +15,7 @@ import { openHarness, runAndCompareViews, type Harness } from './stream-harness.
 import { chunkEpochs } from './property-workload.js';
 import { aggregateCombine } from '../hash-aggregate.js';
 import { sourceChunks } from '../../source/source-manager.js';
+import { backfillDefaults } from '../create-materialized-view.js';
 
 const SCHEMA = ['create table t (id int primary key, g int, v int check (v is null or v < 1000))', 'create table u (g int primary key, label text)'];
 
@@ -124,6 +125,27 @@ describe('per-epoch combine of the hash aggregate', () => {
     await h.run('insert into t select i, 1, i from generate_series(1001, 1010) as i');
     expect(await aggregateRowsOut('one')).toBe(5 + 2 * 10);
   }, 30_000);
+
+  it('a backfill in chunks of 7 rows: one change per group, views equal their query after it and after each epoch', async () => {
+    const chunkRows = backfillDefaults.chunkRows;
+    backfillDefaults.chunkRows = 7;
+    try {
+      h = await openHarness();
+      for (const statement of SCHEMA) await h.run(statement);
+      await h.run("insert into u values (0, 'zero'), (1, 'one'), (2, 'two')");
+      await h.run('insert into t select i, i % 5, i % 11 from generate_series(1001, 1200) as i');
+      for (const [name, query] of VIEWS) await h.run(`create materialized view ${name} as ${query}`);
+      for (const [name, query] of VIEWS) expect(await h.lines(`select * from ${name}`), `${name} after its backfill`).toEqual(await h.lines(query));
+      // 200 rows in 29 chunks, 5 groups: 5 inserts (without the combine: 5 + 2 * 5 * 28 changes).
+      expect(await aggregateRowsOut('c_kinds')).toBe(5);
+      for (const statement of STATEMENTS.slice(1, 8)) {
+        await h.run(statement);
+        for (const [name, query] of VIEWS) expect(await h.lines(`select * from ${name}`), `${name} after ${statement}`).toEqual(await h.lines(query));
+      }
+    } finally {
+      backfillDefaults.chunkRows = chunkRows;
+    }
+  }, 60_000);
 
   it('a Nexmark source in chunks of 64 rows: every view over its aggregates equals its query', async () => {
     const chunkRows = sourceChunks.rows;
