@@ -622,14 +622,18 @@ export class JsonRowPacker {
   }
 }
 
-/** Bytes [start, end) of `b` appended to `writer` (a loop: no subarray object per string). */
+/**
+ * Bytes [start, end) of `b` appended to `writer`: a loop for short strings, TypedArray#set beyond
+ * (its subarray object and native call cost about what a loop over ~40 bytes does).
+ */
 function copyBytes(writer: ByteWriter, b: Buffer, start: number, end: number): void {
   const count = end - start;
-  if (count > 256) {
-    writer.bytes(b, start, end);
+  writer.ensure(count);
+  if (count > 40) {
+    writer.buffer.set(b.subarray(start, end), writer.length);
+    writer.length += count;
     return;
   }
-  writer.ensure(count);
   const buffer = writer.buffer;
   let at = writer.length;
   for (let k = start; k < end; k++) buffer[at++] = b[k]!;

@@ -54,6 +54,7 @@ const listener: SourceListener = {
       return;
     }
     const rejects: RejectedMessage[] = [];
+    const fastBefore = packer.fast?.packed ?? 0;
     const packed = packer.pack(batch, from, (_partition, offset, error, payload) => {
       rejects.push({ offset, error, payload: payload === null ? null : Uint8Array.prototype.slice.call(payload, 0, PAYLOAD_PREFIX_BYTES) });
     });
@@ -67,7 +68,7 @@ const listener: SourceListener = {
     if (stopping) return;
     inFlight++;
     post(
-      { type: 'batch', partition, firstOffset, next, messages: count, highWatermark: batch.highWatermark, count: packed.count, rows: packed.rows, kinds: packed.kinds, rejects },
+      { type: 'batch', partition, firstOffset, next, messages: count, highWatermark: batch.highWatermark, count: packed.count, rows: packed.rows, kinds: packed.kinds, rejects, fastRows: (packer.fast?.packed ?? 0) - fastBefore },
       [packed.rows.buffer as ArrayBuffer, packed.kinds.buffer as ArrayBuffer],
     );
   },

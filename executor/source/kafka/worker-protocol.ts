@@ -38,6 +38,8 @@ export type WorkerToMain =
       readonly rows: Uint8Array;
       readonly kinds: Int8Array;
       readonly rejects: readonly RejectedMessage[];
+      /** Rows of this batch the JSON fast path packed (json-row-packer.ts); the rest took MessageDecoder. */
+      readonly fastRows: number;
     }
   | { readonly type: 'trouble'; readonly message: string }
   | { readonly type: 'recovered' }
