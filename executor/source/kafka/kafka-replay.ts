@@ -115,6 +115,8 @@ interface FetchedBatch {
   readonly messages: FetchedMessage[];
   readonly highWatermark: string;
   lastOffset(): string;
+  /** No message at or after the fetch offset (control records and aborted ones count as messages). */
+  isEmptyIncludingFiltered(): boolean;
 }
 interface PartitionData {
   readonly partition: number;
@@ -355,6 +357,8 @@ export async function* replayChunks(relation: RelationDef, ranges: ReplayRanges 
       }
     }
     const next = new Map([...pending].map(([partition, list]) => [partition, list[0]!.from]));
+    /** A partition whose record batch did not fit its share of the last request: the bytes to ask for. */
+    const fetchBytes = new Map<number, number>();
     while (next.size > 0) {
       signal?.throwIfAborted();
       try {
@@ -364,7 +368,7 @@ export async function* replayChunks(relation: RelationDef, ranges: ReplayRanges 
           const request = partitions.map((partition) => ({
             partition,
             fetchOffset: String(next.get(partition)!),
-            maxBytes: pendingOffsets(pending.get(partition)!, next.get(partition)!) <= SMALL_READ_OFFSETS ? SMALL_READ_BYTES : FETCH_MAX_BYTES_PER_PARTITION,
+            maxBytes: fetchBytes.get(partition) ?? (pendingOffsets(pending.get(partition)!, next.get(partition)!) <= SMALL_READ_OFFSETS ? SMALL_READ_BYTES : FETCH_MAX_BYTES_PER_PARTITION),
           }));
           const { responses } = await requests.attempt(
             broker.fetch({ maxWaitTime: 100, minBytes: 1, maxBytes: FETCH_MAX_BYTES, isolationLevel: kafkajsInternals.isolation.READ_COMMITTED, topics: [{ topic: kafka.topic, partitions: request }] }),
@@ -376,13 +380,22 @@ export async function* replayChunks(relation: RelationDef, ranges: ReplayRanges 
               const fetchOffset = next.get(data.partition);
               if (list === undefined || fetchOffset === undefined) continue;
               const batch = new kafkajsInternals.Batch(kafka.topic, String(fetchOffset), data);
+              if (batch.isEmptyIncludingFiltered()) {
+                // Nothing at or after the offset: the broker's log ends below what the source read,
+                if (BigInt(batch.highWatermark) <= fetchOffset) throw missing(relation, kafka.topic, list[0]!, fetchOffset, list[0]!.to, `the broker's log ends at offset ${batch.highWatermark}`);
+                // or the record batch there is larger than this partition's share of the request
+                // (the broker sent a part of it, which the client drops): ask for more bytes.
+                // kafkajs's lastOffset() would say the high watermark here, skipping messages.
+                const bytes = fetchBytes.get(data.partition) ?? SMALL_READ_BYTES;
+                if (bytes < FETCH_MAX_BYTES) {
+                  fetchBytes.set(data.partition, Math.min(FETCH_MAX_BYTES, Math.max(bytes, FETCH_MAX_BYTES_PER_PARTITION) * 2));
+                  continue;
+                }
+              }
+              fetchBytes.delete(data.partition);
               const chunk = decodeBatch(decoder, data.partition, batch.messages, list);
               const after = BigInt(batch.lastOffset()) + 1n;
-              if (after <= fetchOffset) {
-                // Nothing at or after the offset: the broker's log ends below what the source read.
-                if (BigInt(batch.highWatermark) <= fetchOffset) throw missing(relation, kafka.topic, list[0]!, fetchOffset, list[0]!.to, `the broker's log ends at offset ${batch.highWatermark}`);
-                continue;
-              }
+              if (after <= fetchOffset) continue;
               // Past the ranges the batch covered; the next fetch starts at the first offset still wanted.
               while (list.length > 0 && list[0]!.to <= after) list.shift();
               if (list.length === 0) next.delete(data.partition);
