@@ -6,19 +6,26 @@
 // peers count them. Each query runs in its own child process, so peak RSS is the query's.
 //
 // Prints JSON lines {"bench":"nexmark-qN","metric","value","unit"}: events_per_second,
-// events_per_cpu_second (per core: events / (user + system CPU seconds)), peak_rss (MiB).
+// events_per_cpu_second (per core: events / (user + system CPU seconds)), peak_rss (MiB), and
+// whether memory stays flat: the RSS is sampled every second of the run, and rss_first_quarter /
+// rss_last_quarter (MiB) are the mean of the samples in the first and in the last quarter of it.
+// `--memory-trace FILE` writes each second's memory breakdown (the status API's memory(), what
+// oxbow_catalog.memory shows, plus V8's heap spaces) to FILE as JSON lines; `--heap-snapshot FILE`
+// writes a V8 heap snapshot at the end of the run, before the engine closes.
 // Run: npm run build && npm run bench -- nexmark --queries q0,q1 --events 1000000
 //   (defaults: q0,q1,q2,q3,q4,q5,q7,q8 and 1,000,000 events times BENCH_SCALE; --split-num K,
-//   --chunk-size R, --barrier-interval-ms M; the query `source` is the Bid source alone, no view:
+//   --chunk-size R, --barrier-interval-ms M, --memory-limit-mib L (default 1024); the query `source` is the Bid source alone, no view:
 //   the ceiling the generator and the source's own table set; `generator` is the generator alone)
 // The smoke test (test/nexmark/bench.test.ts) calls runNexmarkQuery with a small event count and
 // checks the view's contents.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
+import { EngineMetrics } from '../executor/metrics/engine-metrics.js';
 import { createEngine } from '../executor/create-engine.js';
 import type { Engine, Session } from '../executor/engine.js';
 import { NexmarkGenerator } from '../executor/source/generators/nexmark-generator.js';
@@ -42,14 +49,34 @@ export interface NexmarkRunOptions {
   readonly splits?: number;
   readonly chunkSize?: number;
   readonly barrierIntervalMs?: number;
+  /** The engine's --memory-limit (default 1 GiB). */
+  readonly memoryLimitBytes?: number;
   /** Keep the engine open and hand it to `inspect` before closing (the smoke test reads the view). */
   readonly inspect?: (run: (sql: string) => Promise<unknown[][]>) => Promise<void>;
+  /** Each second's memory breakdown (status API memory() and V8's heap spaces) as JSON lines into this file. */
+  readonly memoryTrace?: string;
+  /** A V8 heap snapshot written here at the end of the run, before the engine closes. */
+  readonly heapSnapshot?: string;
 }
 
 export interface NexmarkRunResult {
   readonly seconds: number;
   readonly cpuSeconds: number;
   readonly sources: readonly string[];
+  /** The process's RSS (bytes) sampled every second of the run, with the second it was taken at. */
+  readonly rssSamples: readonly { readonly atSeconds: number; readonly bytes: number }[];
+}
+
+/** The mean of the samples taken in [from, to) of the run's seconds (the last sample when none is). */
+export function meanRssBetween(samples: NexmarkRunResult['rssSamples'], from: number, to: number): number {
+  let sum = 0;
+  let count = 0;
+  for (const sample of samples) {
+    if (sample.atSeconds < from || sample.atSeconds >= to) continue;
+    sum += sample.bytes;
+    count++;
+  }
+  return count === 0 ? (samples.at(-1)?.bytes ?? 0) : sum / count;
 }
 
 /** The view's SQL (mv_sql/qN.sql) and the sources it reads; `source` is the Bid source alone (no view). */
@@ -68,14 +95,18 @@ export function sourceDdl(name: 'bid' | 'auction' | 'person', events: number, sp
 export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<NexmarkRunResult> {
   const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-nexmark-'));
   let engine: Engine | undefined;
+  const metrics = new EngineMetrics();
+  const rssSamples: { atSeconds: number; bytes: number }[] = [];
+  let sampler: NodeJS.Timeout | undefined;
   try {
     engine = await createEngine({
+      metrics,
       dataDir,
       checkpointUrl: `file://${dataDir}/checkpoints`,
       barrierIntervalMs: options.barrierIntervalMs ?? 250,
       checkpointIntervalMs: 600_000,
       timeTravelRetentionMs: 60_000,
-      memoryLimitBytes: 1 << 30,
+      memoryLimitBytes: options.memoryLimitBytes ?? 1 << 30,
     });
     const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
     const run = async (sql: string): Promise<unknown[][]> => {
@@ -91,6 +122,17 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
     const chunkSize = options.chunkSize ?? 1024;
     const cpuStart = process.cpuUsage();
     const start = performance.now();
+    if (options.memoryTrace !== undefined) writeFileSync(options.memoryTrace, '');
+    const sample = (): void => {
+      const atSeconds = (performance.now() - start) / 1000;
+      rssSamples.push({ atSeconds, bytes: process.memoryUsage.rss() });
+      if (options.memoryTrace === undefined) return;
+      const line: Record<string, number> = { at_seconds: Number(atSeconds.toFixed(1)) };
+      for (const part of metrics.status?.memory() ?? []) line[part.component] = part.bytes;
+      for (const space of getHeapSpaceStatistics()) line[`v8_${space.space_name}`] = space.space_used_size;
+      appendFileSync(options.memoryTrace, JSON.stringify(line) + '\n');
+    };
+    sampler = setInterval(sample, 1000);
     for (const source of sources) await run(sourceDdl(source, options.events, splits, chunkSize));
     if (sql !== '') await run(sql);
     const names = sources.map((source) => `'${source}'`).join(', ');
@@ -104,9 +146,13 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
     }
     const seconds = (performance.now() - start) / 1000;
     const cpu = process.cpuUsage(cpuStart);
+    clearInterval(sampler);
+    sample();
+    if (options.heapSnapshot !== undefined) writeHeapSnapshot(options.heapSnapshot);
     if (options.inspect !== undefined) await options.inspect(run);
-    return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, sources };
+    return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, sources, rssSamples };
   } finally {
+    clearInterval(sampler);
     await engine?.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -128,6 +174,8 @@ async function main(): Promise<void> {
   const splits = Number(flag('--split-num') ?? '1');
   const chunkSize = Number(flag('--chunk-size') ?? '1024');
   const barrierIntervalMs = Number(flag('--barrier-interval-ms') ?? '250');
+  const memoryLimitMiB = Number(flag('--memory-limit-mib') ?? '1024');
+  if (!(memoryLimitMiB >= 0) || !Number.isFinite(memoryLimitMiB)) throw new Error(`--memory-limit-mib must be a number of MiB, not ${String(memoryLimitMiB)}`);
   if (!(events > 0) || !Number.isSafeInteger(events)) throw new Error(`--events must be a positive integer, not ${String(events)}`);
   for (const query of queries) if (query !== 'generator') querySql(query);
   const child = flag('--child');
@@ -150,16 +198,36 @@ async function main(): Promise<void> {
     return;
   }
   if (child !== undefined) {
-    const result = await runNexmarkQuery({ query: child, events, splits, chunkSize, barrierIntervalMs });
+    const memoryTrace = flag('--memory-trace');
+    const heapSnapshot = flag('--heap-snapshot');
+    const result = await runNexmarkQuery({
+      query: child,
+      events,
+      splits,
+      chunkSize,
+      barrierIntervalMs,
+      memoryLimitBytes: memoryLimitMiB * 1024 * 1024,
+      ...(memoryTrace === undefined ? {} : { memoryTrace }),
+      ...(heapSnapshot === undefined ? {} : { heapSnapshot }),
+    });
     report(child, 'events_per_second', events / result.seconds, 'events/s');
     report(child, 'events_per_cpu_second', events / result.cpuSeconds, 'events/s per core');
     report(child, 'peak_rss', process.resourceUsage().maxRSS / 1024, 'MiB');
+    const quarter = result.seconds / 4;
+    report(child, 'rss_first_quarter', meanRssBetween(result.rssSamples, 0, quarter) / 1024 / 1024, 'MiB');
+    report(child, 'rss_last_quarter', meanRssBetween(result.rssSamples, result.seconds - quarter, Number.POSITIVE_INFINITY) / 1024 / 1024, 'MiB');
     report(child, 'seconds', result.seconds, 's');
     return;
   }
   for (const query of queries) {
+    const traceFlags: string[] = [];
+    for (const name of ['--memory-trace', '--heap-snapshot']) {
+      const value = flag(name);
+      // One file per query: qN inserted before the extension.
+      if (value !== undefined) traceFlags.push(name, queries.length === 1 ? value : value.replace(/(\.[^./]*)?$/, `-${query}$1`));
+    }
     const code = await new Promise<number>((resolve) => {
-      const childProcess = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', query, '--events', String(events), '--split-num', String(splits), '--chunk-size', String(chunkSize), '--barrier-interval-ms', String(barrierIntervalMs)], {
+      const childProcess = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', query, '--events', String(events), '--split-num', String(splits), '--chunk-size', String(chunkSize), '--barrier-interval-ms', String(barrierIntervalMs), '--memory-limit-mib', String(memoryLimitMiB), ...traceFlags], {
         stdio: ['ignore', 'inherit', 'inherit'],
       });
       childProcess.on('close', (exit) => resolve(exit ?? 1));

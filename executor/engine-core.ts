@@ -16,6 +16,7 @@ import { EngineMetrics } from './metrics/engine-metrics.js';
 import { EngineStatus } from './metrics/status.js';
 import { indexEntry, indexStateTable } from './secondary-index.js';
 import type { Row } from '../sql/value.js';
+import type { MemoryPart } from '../storage/mvcc-backend.js';
 
 type EngineStatusMemory = () => { usedBytes: number; limitBytes: number; cachedRows: number; hits: number; misses: number; evictions: number };
 
@@ -106,10 +107,12 @@ export class EngineCore {
     );
     this.metrics = settings.metrics ?? new EngineMetrics();
     const memoryStats = (store as Partial<{ memoryStats: EngineStatusMemory }>).memoryStats;
+    const memoryUsage = (store as Partial<{ memoryUsage: () => readonly MemoryPart[] }>).memoryUsage;
     this.status = new EngineStatus({
       catalog: () => this.catalog.snapshot,
       store: this.store,
       ...(memoryStats === undefined ? {} : { memoryStats: memoryStats.bind(store) }),
+      ...(memoryUsage === undefined ? {} : { memoryUsage: memoryUsage.bind(store) }),
       streams: this.streams,
       metrics: this.metrics,
       sourceStatus: this.sourceStatus,

@@ -5,7 +5,7 @@
 
 import type { Epoch } from '../sql/epoch.js';
 import { ByteWriter, type Bytes } from './byte-writer.js';
-import type { BackendIterator, BackendScanOptions, MvccBackend } from './mvcc-backend.js';
+import type { BackendIterator, BackendScanOptions, MemoryPart, MvccBackend } from './mvcc-backend.js';
 import { EPOCH_SUFFIX_BYTES, TABLE_PREFIX_BYTES } from './mvcc-key.js';
 import { BATCH_DELETE, BATCH_DELETE_RANGE, BATCH_PUT, forEachBatchEntry } from './write-batch.js';
 
@@ -64,6 +64,10 @@ class MemoryIterator implements BackendIterator {
 }
 
 export class MemoryBackend implements MvccBackend {
+  memoryUsage(): readonly MemoryPart[] {
+    return [];
+  }
+
   private keys: string[] = [];
   private readonly values = new Map<string, Buffer>();
   private unsorted: string[] = [];

@@ -21,6 +21,15 @@ export interface BackendIterator {
   close(): void;
 }
 
+/** A part of the process's memory a store or backend holds (the operator's view: oxbow_catalog.memory). */
+export interface MemoryPart {
+  /** A lower-case name, stable across releases: `rocksdb_memtables`, `row_cache` ... */
+  readonly component: string;
+  readonly bytes: number;
+  /** The bound it is kept under, where there is one. */
+  readonly limitBytes: number | null;
+}
+
 export interface MvccBackend {
   /**
    * The newest version at or before the epoch encoded in `seekKey` (prefix | ~epoch). The value
@@ -51,6 +60,8 @@ export interface MvccBackend {
    * SST and memtable estimate plus its bytes in blob files, and its entries counted per file).
    */
   tableStats(tableId: number, lowerBound: Bytes, upperBound: Bytes): { bytes: number; keys: number };
+  /** The backend's own memory outside the JS heap, by component (RocksDB's caches and memtables; none in memory). */
+  memoryUsage(): readonly MemoryPart[];
   /** Versions of the table shadowed by one at or below `epoch` may now be garbage-collected. */
   setRetentionWatermark(tableId: number, epoch: Epoch): void;
   close(): Promise<void>;

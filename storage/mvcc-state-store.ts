@@ -11,7 +11,7 @@ import { assert, SqlError, SqlState } from '../sql/errors.js';
 import { EPOCH_SEQUENCE_BITS, epochToMillis, type Epoch } from '../sql/epoch.js';
 import type { ReadableWindow, StateStore, StateTable, StateTableSchema } from './state-table.js';
 import { ByteWriter } from './byte-writer.js';
-import type { MvccBackend } from './mvcc-backend.js';
+import type { MemoryPart, MvccBackend } from './mvcc-backend.js';
 import { assertTableId, epochSuffix, SYSTEM_TABLE_ID, tableLowerBound, tableUpperBound } from './mvcc-key.js';
 import { MvccStateTable, type TableHost } from './mvcc-state-table.js';
 import { MemoryBudget } from './row-cache.js';
@@ -516,6 +516,23 @@ export class MvccStateStore implements StateStore, TableHost {
       evictions += table.cache.evictions;
     }
     return { usedBytes: this.budget.usedBytes, limitBytes: this.budget.limitBytes, cachedRows, hits, misses, evictions };
+  }
+
+  /**
+   * The store's memory by component: the row caches (charged to --memory-limit), the packed write
+   * batches (sealed epochs in flight and the spare buffers kept for the next seals: Buffers outside
+   * the V8 heap), then the backend's own (RocksDB's block cache, memtables, table readers).
+   */
+  memoryUsage(): MemoryPart[] {
+    let batchBytes = 0;
+    for (const sealed of this.sealed) batchBytes += sealed.batch.writer.buffer.length;
+    for (const spare of this.sparebatches) batchBytes += spare.writer.buffer.length;
+    batchBytes += this.batch.writer.buffer.length;
+    return [
+      { component: 'row_cache', bytes: this.budget.usedBytes, limitBytes: this.budget.limitBytes },
+      { component: 'write_batches', bytes: batchBytes, limitBytes: null },
+      ...this.backend.memoryUsage(),
+    ];
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,7 @@
 import { statfsSync } from 'node:fs';
 import type { Epoch } from '../sql/epoch.js';
 import { SqlError, SqlState } from '../sql/errors.js';
-import type { BackendIterator, BackendScanOptions, MvccBackend } from './mvcc-backend.js';
+import type { BackendIterator, BackendScanOptions, MemoryPart, MvccBackend } from './mvcc-backend.js';
 import { RocksDatabase, toStorageSqlError, type RocksIterator } from './rocksdb.js';
 import type { Bytes } from './byte-writer.js';
 
@@ -153,6 +153,16 @@ export class RocksBackend implements MvccBackend {
     const totalBytes = this.database.approximateSize(Buffer.alloc(0), Buffer.alloc(8, 0xff));
     if (totalBytes <= 0) return 0;
     return Math.round((totalKeys * this.database.approximateSize(lowerBound, upperBound)) / totalBytes);
+  }
+
+  memoryUsage(): readonly MemoryPart[] {
+    const usage = this.database.memoryUsage();
+    return [
+      { component: 'rocksdb_block_cache', bytes: usage.blockCacheBytes, limitBytes: usage.blockCacheCapacityBytes },
+      { component: 'rocksdb_block_cache_pinned', bytes: usage.blockCachePinnedBytes, limitBytes: null },
+      { component: 'rocksdb_memtables', bytes: usage.memtableBytes, limitBytes: null },
+      { component: 'rocksdb_table_readers', bytes: usage.tableReaderBytes, limitBytes: null },
+    ];
   }
 
   setRetentionWatermark(tableId: number, epoch: Epoch): void {

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { forEachPacked, RocksDatabase, RocksDbError, rocksdbVersion } from './rocksdb.js';
+import { forEachPacked, mallocInfo, RocksDatabase, RocksDbError, rocksdbVersion } from './rocksdb.js';
 import { WriteBatchBuilder } from './write-batch.js';
 import { epochSuffix } from './mvcc-key.js';
 
@@ -156,6 +156,31 @@ describe('RocksDB addon', () => {
     await database.compactRange();
     expect(database.liveFiles().length).toBe(1);
     expect(database.get(bytes('key7'))?.toString()).toBe('value 2 7');
+    await database.close();
+  });
+
+  it('memoryUsage: the block cache as configured and filled by reads, memtables holding the writes until a flush', async () => {
+    const database = RocksDatabase.open(freshDirectory(), { blockCacheBytes: 8 << 20 });
+    expect(database.memoryUsage().blockCacheCapacityBytes).toBe(8 << 20);
+    // 2,000 values of 1 KiB go into the memtable.
+    putAll(database, Array.from({ length: 2000 }, (_unused, index) => [`key${String(index).padStart(5, '0')}`, String(index).repeat(1024).slice(0, 1024)]));
+    const written = database.memoryUsage();
+    expect(written.memtableBytes).toBeGreaterThan(2000 * 1024);
+    expect(written.memtableUnflushedBytes).toBeGreaterThan(2000 * 1024);
+    await database.flush();
+    const flushed = database.memoryUsage();
+    expect(flushed.memtableUnflushedBytes).toBeLessThan(written.memtableUnflushedBytes / 10);
+    // Reading every key loads the SST's blocks into the cache.
+    expect(readAll(database, {}, 500)).toHaveLength(2000);
+    const read = database.memoryUsage();
+    expect(read.blockCacheBytes).toBeGreaterThan(flushed.blockCacheBytes);
+    expect(read.blockCacheBytes).toBeLessThanOrEqual(8 << 20);
+    expect(read.blockCachePinnedBytes).toBeLessThanOrEqual(read.blockCacheBytes);
+    expect(read.tableReaderBytes).toBeGreaterThanOrEqual(0);
+    // The C heap holds at least what the block cache took from it.
+    const malloc = mallocInfo();
+    expect(malloc.inUseBytes).toBeGreaterThan(read.blockCacheBytes);
+    expect(malloc.freeBytes).toBeGreaterThanOrEqual(0);
     await database.close();
   });
 

@@ -106,6 +106,7 @@ interface NativeDatabase {
   snapshot(): number;
   releaseSnapshot(id: number): void;
   getProperty(name: string): string | undefined;
+  memoryUsage(): [number, number, number, number, number, number];
   statistics(): { tickers: Record<string, number>; text: string } | undefined;
   liveFiles(): LiveFile[];
   approximateSize(start: Bytes, end: Bytes): number;
@@ -120,6 +121,48 @@ interface NativeModule {
   Database: new (path: string, options: OpenOptions) => NativeDatabase;
   rocksdbVersion: string;
   packedBatchOrder(packed: Buffer): number[];
+  mallocInfo(): [number, number, number, number, number];
+  mallocTrim(): boolean;
+}
+
+/** RocksDB's memory, in bytes (RocksDatabase.memoryUsage). */
+export interface RocksMemoryUsage {
+  /** What the block cache holds: data blocks, and the index and filter blocks (cached, not on the heap). */
+  readonly blockCacheBytes: number;
+  /** Of it, the entries pinned (in use by a reader, or the pinned top-level index and filter partitions). */
+  readonly blockCachePinnedBytes: number;
+  readonly blockCacheCapacityBytes: number;
+  /** Every memtable alive: the active one, immutable ones not yet flushed, flushed ones an iterator still pins. */
+  readonly memtableBytes: number;
+  /** Of them, those not flushed yet (active and immutable). */
+  readonly memtableUnflushedBytes: number;
+  /** Open SST files' table readers outside the block cache (RocksDB's estimate). */
+  readonly tableReaderBytes: number;
+}
+
+/** The C heap (glibc malloc, every arena), in bytes; zeros without glibc's mallinfo2. */
+export interface MallocInfo {
+  /** Taken from the system with brk/mmap for the arenas (not the large blocks mmapped one by one). */
+  readonly arenaBytes: number;
+  /** Large blocks mmapped one by one (128 KiB and up by default). */
+  readonly mmapBytes: number;
+  /** Handed out and not freed (arenas and mmapped blocks). */
+  readonly inUseBytes: number;
+  /** Free inside the arenas: resident unless trimmed, the fragmentation malloc keeps. */
+  readonly freeBytes: number;
+  /** Free at the top of the main arena, what malloc_trim could give back at once. */
+  readonly releasableBytes: number;
+}
+
+/** The C heap's figures (glibc mallinfo2): a synchronous call that walks every arena's free lists. */
+export function mallocInfo(): MallocInfo {
+  const [arenaBytes, mmapBytes, inUseBytes, freeBytes, releasableBytes] = native().mallocInfo();
+  return { arenaBytes, mmapBytes, inUseBytes, freeBytes, releasableBytes };
+}
+
+/** glibc's malloc_trim(0): gives free arena memory back to the system; true when some was. For measurements. */
+export function mallocTrim(): boolean {
+  return native().mallocTrim();
 }
 
 const ADDON_FILE = join('storage', 'native', 'build', 'Release', 'oxbow_rocksdb.node');
@@ -385,6 +428,16 @@ export class RocksDatabase {
   getProperty(name: string): string | undefined {
     try {
       return this.native.getProperty(name);
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  /** RocksDB's memory by component (block cache, memtables, table readers): one synchronous call. */
+  memoryUsage(): RocksMemoryUsage {
+    try {
+      const [blockCacheBytes, blockCachePinnedBytes, memtableBytes, memtableUnflushedBytes, tableReaderBytes, blockCacheCapacityBytes] = this.native.memoryUsage();
+      return { blockCacheBytes, blockCachePinnedBytes, blockCacheCapacityBytes, memtableBytes, memtableUnflushedBytes, tableReaderBytes };
     } catch (error) {
       throw toRocksDbError(error);
     }

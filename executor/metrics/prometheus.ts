@@ -90,6 +90,12 @@ export function prometheusText(status: EngineStatus, extra: { readonly connectio
     w.one('oxbow_cache_evictions_total', 'Rows evicted from the row cache.', cache.evictions, 'counter');
   }
 
+  const memory = status.memory();
+  w.family('oxbow_memory_bytes', 'gauge', "Where the process's memory is, by component (oxbow_catalog.memory; components overlap: rss holds the others).");
+  for (const part of memory) w.sample('oxbow_memory_bytes', { component: part.component }, part.bytes);
+  w.family('oxbow_memory_limit_bytes', 'gauge', 'The bound a memory component is kept under, for those that have one.');
+  for (const part of memory) if (part.limitBytes !== null) w.sample('oxbow_memory_limit_bytes', { component: part.component }, part.limitBytes);
+
   const proc = status.process();
   w.one('oxbow_process_resident_memory_bytes', 'Resident memory of the process.', proc.residentBytes);
   w.one('oxbow_process_heap_used_bytes', 'V8 heap in use.', proc.heapUsedBytes);

@@ -6,7 +6,10 @@
 import { epochToMillis, nextEpoch, type Epoch } from '../../sql/epoch.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { DataType } from '../../sql/types.js';
+import { getHeapStatistics } from 'node:v8';
 import type { StateStore, StateTable } from '../../storage/state-table.js';
+import type { MemoryPart } from '../../storage/mvcc-backend.js';
+import { mallocInfo } from '../../storage/rocksdb.js';
 import type { Value } from '../../sql/value.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
@@ -109,6 +112,34 @@ export interface ProcessInfo {
   readonly eventLoopDelay: { readonly meanSeconds: number; readonly p99Seconds: number; readonly maxSeconds: number };
 }
 
+/** One part of the process's memory (oxbow_catalog.memory, oxbow_memory_bytes). */
+export interface MemoryInfo {
+  readonly component: string;
+  readonly bytes: number;
+  /** The bound it is kept under, where there is one. */
+  readonly limitBytes: number | null;
+  /** What it is and which other component it is part of. */
+  readonly description: string;
+}
+
+const MEMORY_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  rss: 'resident set of the process: everything below that is in memory',
+  js_heap_used: 'V8 heap in use, garbage not yet collected included (part of js_heap_total)',
+  js_heap_total: "V8 heap reserved (limit: V8's heap size limit)",
+  external: 'C++ memory bound to JavaScript objects: Buffers and typed arrays (part of malloc_in_use)',
+  array_buffers: 'backing stores of ArrayBuffers and Buffers (part of external)',
+  row_cache: "decoded rows of state tables cached on the V8 heap (part of js_heap_used; limit: --memory-limit)",
+  group_caches: "join sides' and aggregates' cached groups on the V8 heap (part of js_heap_used; limit: a quarter of --memory-limit)",
+  write_batches: 'packed write batches of sealed epochs in flight and spare ones kept for the next (part of array_buffers)',
+  rocksdb_block_cache: "RocksDB's block cache: data, index and filter blocks (part of malloc_in_use)",
+  rocksdb_block_cache_pinned: 'of the block cache, entries pinned by readers and the pinned top-level index and filter partitions',
+  rocksdb_memtables: "RocksDB's memtables: the active one, those waiting for a flush, flushed ones still pinned by an iterator (part of malloc_in_use)",
+  rocksdb_table_readers: "RocksDB's open SST files' readers outside the block cache (part of malloc_in_use)",
+  malloc_in_use: 'C heap handed out by malloc (glibc mallinfo2, every arena): RocksDB, Buffers, the addon, Node itself',
+  malloc_free: "C heap free inside malloc's arenas, not given back to the system (fragmentation; resident where touched)",
+  unattributed: 'rss minus js_heap_total, malloc_in_use and malloc_free: code, thread stacks, V8 pages not yet committed or returned',
+};
+
 export interface StatusSnapshot {
   readonly epochs: EpochInfo;
   readonly barrierLatency: HistogramSnapshot;
@@ -128,6 +159,8 @@ export interface StatusInputs {
   readonly store: StateStore;
   /** The row cache's figures (the MVCC store's memoryStats), when the store has them. */
   readonly memoryStats?: () => { usedBytes: number; limitBytes: number; cachedRows: number; hits: number; misses: number; evictions: number };
+  /** The store's memory by component (row cache, write batches, RocksDB's): MvccStateStore.memoryUsage. */
+  readonly memoryUsage?: () => readonly MemoryPart[];
   readonly streams: StreamManager;
   readonly metrics: EngineMetrics;
   readonly sourceStatus?: SourceStatus;
@@ -331,6 +364,35 @@ export class EngineStatus {
       uptimeSeconds: process.uptime(),
       eventLoopDelay: this.inputs.metrics.eventLoopDelay(),
     };
+  }
+
+  /**
+   * Where the process's memory is, by component: the process's figures (RSS, V8's heap, external
+   * memory), the engine's caches with their limits, the store's write batches and RocksDB's
+   * memory, and the C heap (in use, free inside the arenas). Components overlap (each description
+   * says which it is part of); `unattributed` is the RSS none of the top-level ones explains.
+   */
+  memory(): MemoryInfo[] {
+    const usage = process.memoryUsage();
+    const heapLimit = getHeapStatistics().heap_size_limit;
+    const groupCaches = this.inputs.streams.groupCaches;
+    const malloc = mallocInfo();
+    const parts: { component: string; bytes: number; limitBytes: number | null }[] = [
+      { component: 'rss', bytes: usage.rss, limitBytes: null },
+      { component: 'js_heap_used', bytes: usage.heapUsed, limitBytes: null },
+      { component: 'js_heap_total', bytes: usage.heapTotal, limitBytes: heapLimit },
+      { component: 'external', bytes: usage.external, limitBytes: null },
+      { component: 'array_buffers', bytes: usage.arrayBuffers, limitBytes: null },
+    ];
+    const store = this.inputs.memoryUsage?.() ?? [];
+    const rowCache = store.find((part) => part.component === 'row_cache');
+    if (rowCache !== undefined) parts.push(rowCache);
+    parts.push({ component: 'group_caches', bytes: groupCaches.usedBytes, limitBytes: groupCaches.limitBytes });
+    for (const part of store) if (part !== rowCache) parts.push(part);
+    parts.push({ component: 'malloc_in_use', bytes: malloc.inUseBytes, limitBytes: null });
+    parts.push({ component: 'malloc_free', bytes: malloc.freeBytes, limitBytes: null });
+    parts.push({ component: 'unattributed', bytes: Math.max(0, usage.rss - usage.heapTotal - malloc.inUseBytes - malloc.freeBytes), limitBytes: null });
+    return parts.map((part) => ({ ...part, description: MEMORY_DESCRIPTIONS[part.component] ?? '' }));
   }
 
   sessions(): SessionActivity[] {

@@ -8,6 +8,9 @@
 //                              commit latency
 //   oxbow_catalog.sessions     every open session (pid, user, application, client, state, query)
 //   oxbow_catalog.queries      the sessions running a statement, with how long it has run
+//   oxbow_catalog.memory       where the process's memory is: one row per component (RSS, V8's
+//                              heap, the state caches with their limits, RocksDB's block cache,
+//                              memtables and table readers, the C heap), bytes and limit
 //   pg_catalog.pg_stat_activity  PostgreSQL's view of the same sessions
 // Per-table time-travel windows are in oxbow_catalog.time_travel (time-travel-relation.ts).
 
@@ -26,6 +29,7 @@ export const EPOCHS_RELATION_ID = 13303;
 export const SESSIONS_RELATION_ID = 13304;
 export const QUERIES_RELATION_ID = 13305;
 export const PG_STAT_ACTIVITY_RELATION_ID = 13306;
+export const MEMORY_RELATION_ID = 13307;
 
 const MICROS_PER_MILLI = 1000;
 
@@ -147,6 +151,12 @@ export const epochsTable: SystemTable = {
   },
 };
 
+export const memoryTable: SystemTable = {
+  def: systemRelation(MEMORY_RELATION_ID, 'oxbow_catalog', 'memory', ['component:text', 'bytes:int8', 'limit_bytes:int8', 'description:text']),
+  rows: (context) =>
+    (context.status?.memory() ?? []).map((part): Row => [part.component, BigInt(Math.round(part.bytes)), part.limitBytes === null ? null : BigInt(Math.round(part.limitBytes)), part.description]),
+};
+
 function sessionRow(session: SessionActivity): Row {
   return [
     session.pid,
@@ -243,4 +253,4 @@ export const pgStatActivityTable: SystemTable = {
     ]),
 };
 
-export const operatorViewTables: readonly SystemTable[] = [objectsTable, dataflowTable, stateSizeTable, epochsTable, sessionsTable, queriesTable, pgStatActivityTable];
+export const operatorViewTables: readonly SystemTable[] = [objectsTable, dataflowTable, stateSizeTable, epochsTable, sessionsTable, queriesTable, pgStatActivityTable, memoryTable];

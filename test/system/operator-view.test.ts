@@ -101,7 +101,7 @@ afterAll(async () => {
 describe('oxbow_catalog system tables', () => {
   it('lists every oxbow_catalog table in information_schema.tables', async () => {
     const names = (await rows("SELECT table_name FROM information_schema.tables WHERE table_schema = 'oxbow_catalog' ORDER BY 1")).map((row) => row.table_name);
-    for (const name of ['checkpoints', 'dataflow', 'epochs', 'objects', 'queries', 'recovery', 'sessions', 'source_errors', 'source_partitions', 'state_size', 'time_travel', 'view_errors']) {
+    for (const name of ['checkpoints', 'dataflow', 'epochs', 'memory', 'objects', 'queries', 'recovery', 'sessions', 'source_errors', 'source_partitions', 'state_size', 'time_travel', 'view_errors']) {
       expect(names).toContain(name);
     }
   });

@@ -188,6 +188,20 @@ describe('/metrics against the system tables', () => {
     expectOne('oxbow_process_heap_total_bytes', {}, (value) => expect(value).toBeGreaterThanOrEqual(one(samples, 'oxbow_process_heap_used_bytes')));
     expectOne('oxbow_process_external_memory_bytes', {}, (value) => expect(value).toBeGreaterThan(0));
 
+    // Memory: one sample per row of oxbow_catalog.memory; the limits as configured (--memory-limit
+    // 64MB: the row cache has it, the join and aggregate caches a quarter); the rows written are in
+    // RocksDB's memtable.
+    const memory = await rows('SELECT component, limit_bytes FROM oxbow_catalog.memory');
+    expect(samples.filter((sample) => sample.name === 'oxbow_memory_bytes').map((sample) => sample.labels.component).sort()).toEqual(memory.map((row) => String(row.component)).sort());
+    for (const row of memory) {
+      expectOne('oxbow_memory_bytes', { component: String(row.component) }, (value) => expect(value).toBeGreaterThanOrEqual(0));
+      if (row.limit_bytes !== null) expectOne('oxbow_memory_limit_bytes', { component: String(row.component) }, (value) => expect(value).toBe(Number(row.limit_bytes)));
+    }
+    expect(samples.filter((sample) => sample.name === 'oxbow_memory_limit_bytes')).toHaveLength(memory.filter((row) => row.limit_bytes !== null).length);
+    expect(one(samples, 'oxbow_memory_limit_bytes', { component: 'row_cache' })).toBe(64 * 1024 * 1024);
+    expect(one(samples, 'oxbow_memory_limit_bytes', { component: 'group_caches' })).toBe(16 * 1024 * 1024);
+    expect(one(samples, 'oxbow_memory_bytes', { component: 'rocksdb_memtables' })).toBeGreaterThan(0);
+
     // Checkpoints: the families against oxbow_catalog.checkpoints (all complete, all within the
     // 10-minute retention so every one is kept and no file deleted).
     const last = checkpoints.at(-1)!;

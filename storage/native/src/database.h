@@ -50,6 +50,7 @@ class Database : public Napi::ObjectWrap<Database> {
   Napi::Value CreateSnapshot(const Napi::CallbackInfo& info);
   Napi::Value ReleaseSnapshot(const Napi::CallbackInfo& info);
   Napi::Value GetProperty(const Napi::CallbackInfo& info);
+  Napi::Value MemoryUsage(const Napi::CallbackInfo& info);
   Napi::Value Statistics(const Napi::CallbackInfo& info);
   Napi::Value LiveFiles(const Napi::CallbackInfo& info);
   Napi::Value ApproximateSize(const Napi::CallbackInfo& info);
