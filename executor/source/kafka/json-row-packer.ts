@@ -221,6 +221,7 @@ export class JsonRowPacker {
   private readonly columns: Int32Array;
   /** Declared columns by the first byte of their name (for the field lookup). */
   private readonly byFirstByte: Int32Array[];
+  private readonly hasRowId: boolean;
   /** Messages packed here and messages declined (for tests and traces). */
   packed = 0;
   declined = 0;
@@ -257,6 +258,7 @@ export class JsonRowPacker {
     if (layout.timestampPosition !== undefined) this.sources[layout.timestampPosition] = P_TIMESTAMP;
     if (layout.keyPosition !== undefined) this.sources[layout.keyPosition] = P_KEY;
     if (layout.rowIdPosition !== undefined) this.sources[layout.rowIdPosition] = P_ROW_ID;
+    this.hasRowId = layout.rowIdPosition !== undefined;
     const buckets: number[][] = Array.from({ length: 256 }, () => []);
     this.names.forEach((name, c) => buckets[name.length === 0 ? 0x22 : name[0]!]!.push(c));
     this.byFirstByte = buckets.map((bucket) => Int32Array.from(bucket));
@@ -281,7 +283,17 @@ export class JsonRowPacker {
       this.declined++;
       return false;
     }
-    this.write(b, partition, offset, timestampMillis, key, writer);
+    let rowId: bigint | undefined;
+    if (this.hasRowId) {
+      try {
+        rowId = this.nextRowId(partition, offset);
+      } catch {
+        // (kafkaRowId refuses a partition beyond 65,535): the general path rejects the message.
+        this.declined++;
+        return false;
+      }
+    }
+    this.write(b, partition, offset, timestampMillis, key, rowId, writer);
     this.packed++;
     return true;
   }
@@ -549,7 +561,7 @@ export class JsonRowPacker {
   }
 
   /** The row: ROW_PUT, its width, then each position's value as encodeRowValue writes it. */
-  private write(b: Buffer, partition: number, offset: bigint, timestampMillis: number, key: Buffer | null, writer: ByteWriter): void {
+  private write(b: Buffer, partition: number, offset: bigint, timestampMillis: number, key: Buffer | null, rowId: bigint | undefined, writer: ByteWriter): void {
     writer.byte(ROW_PUT);
     writeVarint(writer, this.width);
     const sources = this.sources;
@@ -571,7 +583,7 @@ export class JsonRowPacker {
           encodeRowValue(writer, key);
           break;
         case P_ROW_ID:
-          encodeRowValue(writer, this.nextRowId(partition, offset));
+          encodeRowValue(writer, rowId!);
           break;
         default:
           writer.byte(TAG_NULL);

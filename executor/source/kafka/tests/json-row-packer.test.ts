@@ -65,10 +65,10 @@ interface Outcome {
   readonly rejects: string[];
 }
 
-function batchOf(values: (Buffer | string | null)[], keys?: (Buffer | string | null)[]): RawMessageBatch {
+function batchOf(values: (Buffer | string | null)[], keys?: (Buffer | string | null)[], partition = 3): RawMessageBatch {
   const toBuffer = (value: Buffer | string | null): Buffer | null => (value === null ? null : typeof value === 'string' ? Buffer.from(value, 'utf8') : value);
   return {
-    partition: 3,
+    partition,
     offsets: values.map((_, i) => BigInt(4_000_000_000 + i)),
     timestamps: values.map((_, i) => 1_764_000_000_000 + i * 7),
     keys: values.map((_, i) => toBuffer(keys?.[i] ?? null)),
@@ -103,8 +103,8 @@ function fast(def: RelationDef, batch: RawMessageBatch): Outcome & { readonly pa
 }
 
 /** Both paths agree on `values`; returns how many messages the fast path packed itself. */
-function agree(def: RelationDef, values: (Buffer | string | null)[], keys?: (Buffer | string | null)[]): number {
-  const batch = batchOf(values, keys);
+function agree(def: RelationDef, values: (Buffer | string | null)[], keys?: (Buffer | string | null)[], partition?: number): number {
+  const batch = batchOf(values, keys, partition);
   const expected = general(def, batch);
   const actual = fast(def, batch);
   if (actual.bytes.length !== expected.bytes.length || actual.bytes.some((byte, i) => byte !== expected.bytes[i])) {
@@ -171,6 +171,8 @@ describe('the JSON fast path equals the general path', () => {
         `{"auction":${1000 + i},"bidder":${2001 + i * 7},"price":${i * 31337},"channel":"channel-${i % 4}","url":"https://www.nexmark.com/item.htm?query=${i}","date_time":"2015-07-15 00:00:0${i % 10}.${String(i).padStart(3, '0')}","extra":"${'x'.repeat(i)}"}`,
     );
     expect(agree(BID, bids)).toBe(bids.length);
+    // A partition beyond what a row id can hold: kafkaRowId throws, both paths reject every message.
+    expect(agree(BID, bids.slice(0, 3), undefined, 70_000)).toBe(0);
   });
 
   it('on generated messages: random values for declared fields, field order, whitespace, extra fields', () => {
