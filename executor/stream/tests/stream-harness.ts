@@ -1,5 +1,6 @@
 // Test helpers: an engine over the in-memory state store (or a given store), one session, and
-// `run(sql)` returning the last statement's rows as text (PostgreSQL's output format) or its tag.
+// `run(sql)` returning the last statement's rows as text (PostgreSQL's output format) or its tag,
+// `rows(sql)` its raw rows, `failure(sql)` the SqlError it raises.
 
 import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
 import type { StateStore } from '../../../storage/state-table.js';
@@ -7,6 +8,7 @@ import { openEngine, type OxbowEngine } from '../../open-engine.js';
 import type { Session } from '../../engine.js';
 import type { Row } from '../../../sql/value.js';
 import { formatValue } from '../../../sql/functions.js';
+import { SqlError } from '../../../sql/errors.js';
 import fc from 'fast-check';
 import { expect } from 'vitest';
 
@@ -16,6 +18,10 @@ export interface Harness {
   run(sql: string): Promise<{ rows: Row[]; tag: string }>;
   /** The rows of a query as sorted text lines (`a | b`), NULL as `NULL`. */
   lines(sql: string): Promise<string[]>;
+  /** The raw rows (oxbow's values, not text) of the last statement of `sql` that returned rows. */
+  rows(sql: string): Promise<Row[]>;
+  /** The SqlError `sql` must raise. */
+  failure(sql: string): Promise<SqlError>;
   close(): Promise<void>;
 }
 
@@ -34,10 +40,28 @@ export async function openHarness(store: StateStore = createMemoryStateStore()):
     }
     return last;
   };
+  const rows = async (sql: string): Promise<Row[]> => {
+    let last: Row[] = [];
+    for (const statement of session.prepareMany(sql)) {
+      const result = await session.execute(statement, { parameters: [] });
+      if (result.kind === 'rows') last = await result.cursor.next(0);
+    }
+    return last;
+  };
   return {
     engine,
     session,
     run,
+    rows,
+    failure: async (sql) => {
+      try {
+        await rows(sql);
+      } catch (error) {
+        if (error instanceof SqlError) return error;
+        throw error;
+      }
+      throw new Error(`expected ${sql} to fail`);
+    },
     lines: async (sql) => (await run(sql)).rows.map((row) => row.map((value) => (value === null ? 'NULL' : String(value))).join(' | ')).sort(),
     close: () => engine.close(),
   };
