@@ -3,8 +3,12 @@
 // COPY FROM checks each row as its CopyData arrives (so a bad row fails early, with the line in
 // the CONTEXT field as PostgreSQL reports it) and buffers the converted rows; CopyDone applies
 // them all in one epoch under the write lock, and any error (a duplicate key, a NOT NULL column)
-// aborts that epoch, so a failed COPY applies nothing. Columns not listed get their DEFAULT
-// (evaluated once per COPY) or NULL; a table without a primary key gets fresh hidden row ids.
+// aborts that epoch, so a failed COPY applies nothing. Inside that epoch the rows go through the
+// views that read the table in chunks of `sourceChunks.rows` (4,096), as a source's rows do
+// (StreamManager.push): a view's intermediate changes die young instead of one batch of every
+// row at the commit; an abort drops the chunks' changes with the epoch. Each row is released
+// once written. Columns not listed get their DEFAULT (evaluated once per COPY) or NULL; a table
+// without a primary key gets fresh hidden row ids.
 
 import type { CopyStmt, DefElem, Node } from '@pgsql/types';
 import type { ColumnDef, RelationDef } from '../sql/catalog.js';
@@ -13,13 +17,13 @@ import * as functions from '../sql/functions.js';
 import type { EvalContext } from '../sql/functions.js';
 import type { ParsedStatement } from '../sql/parser/ast.js';
 import type { Row, Value } from '../sql/value.js';
-import type { DataType } from '../sql/types.js';
 import type { ColumnDescription, ExecuteResult } from './engine.js';
 import type { EngineCore } from './engine-core.js';
 import { CopyLineReader, defaultCopyOptions, encodeCopyLine, type CopyFormatOptions, type CopyLine } from './copy-format.js';
 import type { StoreTableAccess } from './table-access.js';
 import type { EngineSession } from './session.js';
 import { formatTypeName } from './type-names.js';
+import { sourceChunks } from './source/source-manager.js';
 
 export interface CopyStatementPlan {
   readonly core: EngineCore;
@@ -144,14 +148,15 @@ async function copyFrom(statement: CopyStmt, options: CopyFormatOptions, plan: C
   const rows: Row[] = [];
   /** The input line of each row, for errors found when the rows are applied. */
   const lineNumbers: number[] = [];
-  /** The input text of each row, for CHECK violations (PostgreSQL quotes the line). */
+  /** The input text of each row, for CHECK violations (PostgreSQL quotes the line); kept only when the table has checks. */
   const rawLines: string[] = [];
+  const keepRawLines = (relation.checks ?? []).length > 0;
   let failed: SqlError | undefined;
   const accept = (lines: CopyLine[]): void => {
     for (const line of lines) {
       rows.push(convertLine(line, relation, columns, defaults, plan.evalContext));
       lineNumbers.push(line.lineNumber);
-      rawLines.push(line.raw);
+      if (keepRawLines) rawLines.push(line.raw);
     }
   };
   return {
@@ -170,9 +175,10 @@ async function copyFrom(statement: CopyStmt, options: CopyFormatOptions, plan: C
     async end(): Promise<string> {
       if (failed !== undefined) throw failed;
       accept(reader.end());
+      const count = rows.length;
       await applyRows(relation, rows, lineNumbers, rawLines, plan);
       plan.onWrite();
-      return `COPY ${rows.length}`;
+      return `COPY ${count}`;
     },
     abort(): void {
       rows.length = 0;
@@ -241,10 +247,6 @@ function convertLine(line: CopyLine, relation: RelationDef, columns: readonly nu
   return row;
 }
 
-function keyText(row: Row, key: readonly number[], types: readonly DataType[]): string {
-  return key.map((index) => (row[index] === null ? 'null' : functions.formatValue(row[index]!, types[index]!))).join('\u0000');
-}
-
 /** PostgreSQL's `Failing row contains (...)` text: the visible columns, NULL as `null`. */
 function failingRowText(relation: RelationDef, row: Row): string {
   const parts: string[] = [];
@@ -265,17 +267,22 @@ async function applyRows(
 ): Promise<void> {
   const types = relation.columns.map((column) => column.type);
   const hiddenKey = relation.columns.length > 0 && relation.columns[relation.primaryKey[0] ?? -1]?.hidden === true;
+  const streams = plan.core.streams;
+  const chunk = sourceChunks.rows > 0 ? sourceChunks.rows : rows.length;
   await plan.core.writeLock.run(async () => {
     const access = plan.tableAccess();
     try {
-      const seen = new Set<string>();
-      for (let rowIndex = 0; rowIndex < rows.length; rowIndex++) {
+      const captured = streams.captures(relation.id);
+      const count = rows.length;
+      for (let rowIndex = 0; rowIndex < count; rowIndex++) {
         const row = rows[rowIndex]!;
+        // Released once written: the epoch holds its own copy, the views their chunk.
+        rows[rowIndex] = undefined as unknown as Row;
         if (hiddenKey) row[relation.primaryKey[0]!] = access.nextRowId(relation);
         if (!hiddenKey) {
-          const key = keyText(row, relation.primaryKey, types);
+          // The open epoch's rows are read too: a key twice in this COPY is found as a committed one.
           const keyRow = relation.primaryKey.map((index) => row[index]!);
-          if (seen.has(key) || access.get(relation, keyRow) !== undefined) {
+          if (access.get(relation, keyRow) !== undefined) {
             const names = relation.primaryKey.map((index) => relation.columns[index]!.name).join(', ');
             const values = relation.primaryKey.map((index) => functions.formatValue(row[index]!, types[index]!)).join(', ');
             const indexName = plan.core.catalog.snapshot.relations().find((other) => other.indexOn?.primary === true && other.indexOn.relationId === relation.id)?.name ?? `${relation.name}_pkey`;
@@ -284,10 +291,14 @@ async function applyRows(
               context: `COPY ${relation.name}, line ${lineNumbers[rowIndex]}`,
             });
           }
-          seen.add(key);
         }
         access.insert(relation, row);
+        if (captured && (rowIndex + 1) % chunk === 0) {
+          streams.push();
+          plan.signal.throwIfAborted();
+        }
       }
+      rows.length = 0;
       await plan.verifyChecks(access, (rowIndex) => `COPY ${relation.name}, line ${lineNumbers[rowIndex]}: "${rawLines[rowIndex]}"`);
       plan.signal.throwIfAborted();
       await plan.core.commitDurable();

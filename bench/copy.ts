@@ -1,0 +1,146 @@
+// COPY FROM STDIN of a large text stream into a table that a materialized view reads, against a
+// real oxbow server process: the COPY's time (Query to CommandComplete, over the wire) and the
+// server's peak RSS (VmHWM) with its RSS before the COPY. `--compare DIR` runs another checkout's
+// server (DIR/dist/bin/oxbow.js, built) alternately with this one, side by side in one run.
+//
+//   npm run build && npm run bench -- copy [--rows 1000000] [--rounds 2] [--compare /tmp/base]
+//
+// The table: (id int primary key, k int, v text), the view: count(*) and sum(id) per k over 1,000
+// groups. Lines are `id\tk\tname-id`, sent in CopyData messages of about 64 KiB.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { serialize } from 'pg-protocol';
+import { BENCH_SCALE, flag, milliseconds, reporter } from './support/harness.js';
+
+const report = reporter('copy');
+const rows = Number(flag('--rows') ?? Math.round(1_000_000 * BENCH_SCALE));
+const rounds = Number(flag('--rounds') ?? 1);
+const compare = flag('--compare');
+const here = dirname(fileURLToPath(import.meta.url));
+const servers: { readonly name: string; readonly entry: string }[] = [{ name: 'head', entry: join(here, '..', 'bin', 'oxbow.js') }];
+if (compare !== undefined) servers.unshift({ name: 'base', entry: resolve(compare, 'dist', 'bin', 'oxbow.js') });
+
+interface Server {
+  readonly child: ChildProcess;
+  readonly port: number;
+  readonly dataDir: string;
+}
+
+async function start(entry: string): Promise<Server> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-copy-'));
+  const child = spawn(process.execPath, [entry, '--port', '0', '--data-dir', dataDir, '--memory-limit', '256MB'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolvePort, reject) => {
+    let output = '';
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (chunk: string) => {
+      output += chunk;
+      const ready = /oxbow ready: postgres:\/\/[^@]+@[^:]+:(\d+)/.exec(output);
+      if (ready !== null) resolvePort(Number(ready[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`oxbow exited (${code}) before it was ready: ${output}`)));
+  });
+  return { child, port, dataDir };
+}
+
+async function stop(server: Server): Promise<void> {
+  const exited = new Promise((resolveExit) => server.child.once('exit', resolveExit));
+  server.child.kill('SIGTERM');
+  await exited;
+  rmSync(server.dataDir, { recursive: true, force: true });
+}
+
+/** A /proc/PID/status field in bytes (VmRSS, VmHWM). */
+function memoryOf(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match?.[1] ?? 0) * 1024;
+}
+
+/** Reads backend messages until one of type `type`; returns the ErrorResponse text if one came first. */
+function waitFor(socket: Socket, state: { buffer: Buffer }, type: string): Promise<void> {
+  return new Promise((resolveWait, reject) => {
+    const scan = (): void => {
+      for (;;) {
+        const buffer = state.buffer;
+        if (buffer.length < 5 || buffer.length < 1 + buffer.readInt32BE(1)) return;
+        const length = buffer.readInt32BE(1);
+        const kind = String.fromCharCode(buffer[0]!);
+        const payload = buffer.subarray(5, 1 + length);
+        state.buffer = buffer.subarray(1 + length);
+        if (kind === 'E') {
+          socket.off('data', onData);
+          reject(new Error(`COPY failed: ${payload.toString('utf8').replace(/\0/g, ' ')}`));
+          return;
+        }
+        if (kind === type) {
+          socket.off('data', onData);
+          resolveWait();
+          return;
+        }
+      }
+    };
+    const onData = (chunk: Buffer): void => {
+      state.buffer = Buffer.concat([state.buffer, chunk] as unknown as Uint8Array[]);
+      scan();
+    };
+    socket.on('data', onData);
+    scan();
+  });
+}
+
+/** COPY t FROM STDIN of `count` rows over a raw connection; returns its milliseconds. */
+async function copyRows(port: number, count: number): Promise<number> {
+  const socket = await new Promise<Socket>((resolveSocket, reject) => {
+    const opened = connect(port, '127.0.0.1', () => resolveSocket(opened));
+    opened.once('error', reject);
+  });
+  const state = { buffer: Buffer.alloc(0) };
+  socket.write(serialize.startup({ user: 'oxbow', database: 'oxbow' }) as unknown as Uint8Array);
+  await waitFor(socket, state, 'Z');
+  const started = process.hrtime.bigint();
+  socket.write(serialize.query('copy t from stdin') as unknown as Uint8Array);
+  await waitFor(socket, state, 'G');
+  let text = '';
+  for (let id = 1; id <= count; id++) {
+    text += `${id}\t${id % 1000}\tname-${id}\n`;
+    if (text.length >= 65_536 || id === count) {
+      const flushed = socket.write(serialize.copyData(Buffer.from(text)) as unknown as Uint8Array);
+      text = '';
+      if (!flushed) await new Promise((resolveDrain) => socket.once('drain', resolveDrain));
+    }
+  }
+  socket.write(serialize.copyDone() as unknown as Uint8Array);
+  await waitFor(socket, state, 'Z');
+  const elapsed = milliseconds(started);
+  socket.end();
+  return elapsed;
+}
+
+for (let round = 0; round < rounds; round++) {
+  for (const { name, entry } of servers) {
+    const server = await start(entry);
+    try {
+      const client = new pg.Client({ host: '127.0.0.1', port: server.port, user: 'oxbow', database: 'oxbow' });
+      await client.connect();
+      await client.query('create table t (id int primary key, k int, v text)');
+      await client.query('create materialized view per_k as select k, count(*) as n, sum(id) as total from t group by k');
+      const before = memoryOf(server.child.pid!, 'VmRSS');
+      const elapsed = await copyRows(server.port, rows);
+      const peak = memoryOf(server.child.pid!, 'VmHWM');
+      const check = await client.query('select sum(n)::text as n from per_k');
+      if (check.rows[0]?.n !== String(rows)) throw new Error(`the view counts ${check.rows[0]?.n} rows, not ${rows}`);
+      await client.end();
+      report(`${name} copy ${rows} rows`, elapsed, 'ms');
+      report(`${name} rows/s`, rows / (elapsed / 1000), 'rows/s');
+      report(`${name} rss before copy`, before / 2 ** 20, 'MiB');
+      report(`${name} peak rss`, peak / 2 ** 20, 'MiB');
+    } finally {
+      await stop(server);
+    }
+  }
+}
