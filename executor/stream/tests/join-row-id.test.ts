@@ -238,6 +238,8 @@ describe('the state of a side stored by source row id', () => {
     const join = findJoin(stream);
     expect(join.stateTables[0]!.purpose).toBe('left rows by key and source row id with degree');
     expect(join.stateTables[1]!.purpose).toBe('right rows by key');
+    let epoch: Epoch = 1n;
+    const commit = () => store.commit((epoch = nextEpoch(epoch, Date.now())));
     const manager = new StreamManager(store, undefined, undefined, 64 << 20);
     const flow = manager.build(VIEW, stream);
     manager.install(flow);
@@ -248,14 +250,14 @@ describe('the state of a side stored by source row id', () => {
     const changed = (batch: ChangeBatch) => batch.rows.map((row, i) => `${batch.signs[i]! > 0 ? '+' : '-'} ${line(row.slice(0, 4))}`).sort();
     let out = flow.pushAll(new Map([[S, { rows: [...five, sixth], signs: [1, 1, 1, 1, 1, 1] }]]));
     expect(changed(out)).toEqual([...Array.from({ length: 5 }, () => '+ 7 | 5 | NULL | NULL'), '+ 8 | 9 | NULL | NULL']);
-    store.commit(nextEpoch(1n, Date.now()));
+    commit();
     const table = store.table({ tableId: join.stateTables[0]!.tableId, columnTypes: join.stateTables[0]!.columnTypes, primaryKey: join.stateTables[0]!.primaryKey });
     // key ++ row (id, k, v) ++ row id ++ count ++ degree: one state row per source row, count 1, no match yet.
     expect([...table.scan()]).toEqual([...five.map((row) => [1, 7, 1, 5, row[3], 1n, 0n]), [1, 8, 1, 9, 6n, 1n, 0n]]);
     // A table row matching the five (5 between 5 - 2 and 5; 9 is not): their padded rows leave, joined rows come.
     out = flow.pushAll(new Map([[T, { rows: [[20, 1, 5]], signs: [1] }]]));
     expect(changed(out)).toEqual([...Array.from({ length: 5 }, () => '+ 7 | 5 | 20 | 5'), ...Array.from({ length: 5 }, () => '- 7 | 5 | NULL | NULL')]);
-    store.commit(nextEpoch(2n, Date.now()));
+    commit();
     // The degrees went to 1 on the five rows, written back under their row ids.
     expect([...table.scan()]).toEqual([...five.map((row) => [1, 7, 1, 5, row[3], 1n, 1n]), [1, 8, 1, 9, 6n, 1n, 0n]]);
     // Deleting it retracts every copy and brings the padded rows back.
