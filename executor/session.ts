@@ -1164,7 +1164,21 @@ export class EngineSession implements Session {
       onWrite: () => this.dataWritten(),
       verifyChecks: (access, contextOf) => verifyChecks(access, this.checkRunner(signal), contextOf),
     };
-    return prepareCopy(statement.parsed, plan);
+    const result = await prepareCopy(statement.parsed, plan);
+    if (result.kind !== 'copyIn') return result;
+    // CopyDone applies the rows after execute() returned: a close() meanwhile waits for it, so a
+    // block's rollback includes them.
+    return {
+      ...result,
+      end: async () => {
+        this.busy++;
+        try {
+          return await result.end();
+        } finally {
+          this.settled();
+        }
+      },
+    };
   }
 
   /** Evaluates CHECK queries (check-constraints.ts): planned once, run per written row. */
