@@ -7,12 +7,10 @@
 // CI size: 40,000 messages, 5 kills. Full size (issue 7: 1M messages):
 //   OXBOW_KAFKA_EOS_MESSAGES=1000000 npx vitest run test/kafka/exactly-once.test.ts
 
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
 import pg from 'pg';
-import { startBroker, waitFor, type Broker } from './broker.js';
+import { waitFor } from './broker.js';
+import { useKafkaHarness } from './harness.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 
 const TOTAL = Number(process.env['OXBOW_KAFKA_EOS_MESSAGES'] ?? 40_000);
@@ -21,23 +19,15 @@ const PARTITIONS = 4;
 const BATCH = 1000;
 const KEYS = 10;
 
-let broker: Broker;
-let dataDir: string;
+const kafka = useKafkaHarness({ server: false });
 let oxbow: OxbowServer | undefined;
-
-beforeAll(async () => {
-  broker = await startBroker();
-  dataDir = mkdtempSync(join(tmpdir(), 'oxbow-eos-'));
-}, 180_000);
 
 afterAll(async () => {
   await oxbow?.stop();
-  await broker?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function start(): Promise<{ server: OxbowServer; client: pg.Client }> {
-  const server = await startOxbow({ dataDir, args: ['--barrier-interval-ms', '100'] });
+  const server = await startOxbow({ dataDir: kafka.dataDir, args: ['--barrier-interval-ms', '100'] });
   const client = new pg.Client({ connectionString: server.url });
   await client.connect();
   client.on('error', () => undefined); // the server is killed under it
@@ -50,11 +40,11 @@ async function committedMessages(client: pg.Client): Promise<number> {
 }
 
 it(`reflects ${TOTAL} messages exactly once across ${KILLS} SIGKILLs`, async () => {
-  await broker.createTopic('events', PARTITIONS);
+  await kafka.broker.createTopic('events', PARTITIONS);
   let { server, client } = await start();
   oxbow = server;
   await client.query(`CREATE SOURCE events (id bigint, k int) WITH (connector = 'kafka', topic = 'events',
-    properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`);
+    properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT PLAIN ENCODE JSON`);
   await client.query('CREATE MATERIALIZED VIEW event_counts AS SELECT k, count(*) AS n, sum(id) AS ids FROM events GROUP BY k');
 
   let produced = 0;
@@ -62,7 +52,7 @@ it(`reflects ${TOTAL} messages exactly once across ${KILLS} SIGKILLs`, async () 
     for (let first = 0; first < TOTAL; first += BATCH) {
       const messages = [];
       for (let id = first; id < Math.min(first + BATCH, TOTAL); id++) messages.push({ value: JSON.stringify({ id, k: id % KEYS }), partition: id % PARTITIONS });
-      await broker.send('events', messages);
+      await kafka.broker.send('events', messages);
       produced += messages.length;
     }
   })();

@@ -4,42 +4,16 @@
 // and keeps doing so after a restart. The expected messages are derived here from the statements
 // run (a model of the table and of the query), not from oxbow's output.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
-import { startBroker, type Broker } from './broker.js';
-import { startOxbow, type OxbowServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { useKafkaHarness } from './harness.js';
 
-let broker: Broker;
-let oxbow: OxbowServer;
-let client: pg.Client;
-const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-sink-as-'));
-
-async function connect(): Promise<void> {
-  oxbow = await startOxbow({ dataDir, args: ['--barrier-interval-ms', '100'] });
-  client = new pg.Client({ connectionString: oxbow.url });
-  await client.connect();
-}
-
-beforeAll(async () => {
-  broker = await startBroker();
-  await connect();
-}, 180_000);
-
-afterAll(async () => {
-  await client?.end().catch(() => undefined);
-  await oxbow?.stop();
-  await broker?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const kafka = useKafkaHarness();
 
 function readTopic(topic: string, count: number): Promise<string[]> {
-  return broker.readTopic(topic, count);
+  return kafka.broker.readTopic(topic, count);
 }
 
-const options = (topic: string) => `connector = 'kafka', topic = '${topic}', properties.bootstrap.server = '${broker.bootstrap}'`;
+const options = (topic: string) => `connector = 'kafka', topic = '${topic}', properties.bootstrap.server = '${kafka.broker.bootstrap}'`;
 
 describe('CREATE SINK ... AS SELECT', () => {
   // The table's model: id -> [owner, amount].
@@ -60,16 +34,16 @@ describe('CREATE SINK ... AS SELECT', () => {
   const before = totals();
 
   it('delivers the query in each format, then its changes', async () => {
-    for (const topic of ['as_plain', 'as_upsert', 'as_debezium']) await broker.createTopic(topic, 1);
-    await client.query('CREATE TABLE orders (id int PRIMARY KEY, owner varchar, amount int)');
-    await client.query(`INSERT INTO orders VALUES ${[...orders].map(([id, [owner, amount]]) => `(${id}, '${owner}', ${amount})`).join(', ')}`);
-    const created = await client.query(`CREATE SINK as_plain AS SELECT id, amount * 2 AS doubled FROM orders WHERE amount > 5 WITH (${options('as_plain')}) FORMAT PLAIN ENCODE JSON`);
+    for (const topic of ['as_plain', 'as_upsert', 'as_debezium']) await kafka.broker.createTopic(topic, 1);
+    await kafka.client.query('CREATE TABLE orders (id int PRIMARY KEY, owner varchar, amount int)');
+    await kafka.client.query(`INSERT INTO orders VALUES ${[...orders].map(([id, [owner, amount]]) => `(${id}, '${owner}', ${amount})`).join(', ')}`);
+    const created = await kafka.client.query(`CREATE SINK as_plain AS SELECT id, amount * 2 AS doubled FROM orders WHERE amount > 5 WITH (${options('as_plain')}) FORMAT PLAIN ENCODE JSON`);
     expect(created.command).toBe('CREATE');
-    await client.query(`CREATE SINK as_upsert AS SELECT owner, sum(amount) AS total FROM orders GROUP BY owner WITH (${options('as_upsert')}) FORMAT UPSERT ENCODE JSON`);
-    await client.query(`CREATE SINK IF NOT EXISTS as_debezium AS SELECT owner, sum(amount) AS total FROM orders GROUP BY owner WITH (${options('as_debezium')}) FORMAT DEBEZIUM ENCODE JSON`);
+    await kafka.client.query(`CREATE SINK as_upsert AS SELECT owner, sum(amount) AS total FROM orders GROUP BY owner WITH (${options('as_upsert')}) FORMAT UPSERT ENCODE JSON`);
+    await kafka.client.query(`CREATE SINK IF NOT EXISTS as_debezium AS SELECT owner, sum(amount) AS total FROM orders GROUP BY owner WITH (${options('as_debezium')}) FORMAT DEBEZIUM ENCODE JSON`);
     // No view appears; the sinks are listed as sinks.
-    expect((await client.query({ text: 'SHOW SINKS', rowMode: 'array' })).rows.flat()).toEqual(['as_debezium', 'as_plain', 'as_upsert']);
-    expect((await client.query({ text: 'SHOW MATERIALIZED VIEWS', rowMode: 'array' })).rows).toEqual([]);
+    expect((await kafka.client.query({ text: 'SHOW SINKS', rowMode: 'array' })).rows.flat()).toEqual(['as_debezium', 'as_plain', 'as_upsert']);
+    expect((await kafka.client.query({ text: 'SHOW MATERIALIZED VIEWS', rowMode: 'array' })).rows).toEqual([]);
 
     const doubled = [...orders].filter(([, [, amount]]) => amount > 5).map(([id, [, amount]]) => `null -> ${JSON.stringify({ id, doubled: amount * 2 })}`);
     expect((await readTopic('as_plain', doubled.length)).sort()).toEqual([...doubled].sort());
@@ -78,7 +52,7 @@ describe('CREATE SINK ... AS SELECT', () => {
     await readTopic('as_debezium', before.size);
 
     // One change per statement (each its own epoch): bob's order grows; ann gets a new order.
-    await client.query('UPDATE orders SET amount = 9 WHERE id = 2');
+    await kafka.client.query('UPDATE orders SET amount = 9 WHERE id = 2');
     orders.set(2, ['bob', 9]);
     const after = totals();
     const plain = await readTopic('as_plain', doubled.length + 1);
@@ -95,10 +69,8 @@ describe('CREATE SINK ... AS SELECT', () => {
 
   it('keeps delivering after a restart (the dataflow is rebuilt, nothing resent)', async () => {
     const plainBefore = (await readTopic('as_plain', 3)).length;
-    await client.end();
-    await oxbow.stop();
-    await connect();
-    await client.query("INSERT INTO orders VALUES (4, 'cat', 50)");
+    await kafka.restart();
+    await kafka.client.query("INSERT INTO orders VALUES (4, 'cat', 50)");
     orders.set(4, ['cat', 50]);
     const plain = await readTopic('as_plain', plainBefore + 1);
     expect(plain.slice(plainBefore)).toEqual([`null -> ${JSON.stringify({ id: 4, doubled: 100 })}`]);
@@ -109,13 +81,13 @@ describe('CREATE SINK ... AS SELECT', () => {
   });
 
   it('refuses what it cannot sink, and drops cleanly', async () => {
-    await expect(client.query(`CREATE SINK bad AS SELECT * FROM nowhere WITH (${options('x')}) FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '42P01' });
-    await expect(client.query(`CREATE SINK bad AS SELECT 1 AS one WITH (connector = 'kafka', properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '22023' });
-    await expect(client.query(`CREATE SINK bad AS SELECT id FROM orders WITH (${options('x')}) FORMAT PLAIN ENCODE AVRO`)).rejects.toMatchObject({ code: '0A000' });
-    await expect(client.query(`CREATE SINK as_plain AS SELECT id FROM orders WITH (${options('x')}) FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '42P07' });
-    await expect(client.query('SELECT * FROM as_plain')).rejects.toMatchObject({ code: '42809' });
-    await expect(client.query('DROP TABLE orders')).rejects.toMatchObject({ code: '2BP01' });
-    for (const name of ['as_plain', 'as_upsert', 'as_debezium']) expect((await client.query(`DROP SINK ${name}`)).command).toBe('DROP');
-    expect((await client.query('DROP TABLE orders')).command).toBe('DROP');
+    await expect(kafka.client.query(`CREATE SINK bad AS SELECT * FROM nowhere WITH (${options('x')}) FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '42P01' });
+    await expect(kafka.client.query(`CREATE SINK bad AS SELECT 1 AS one WITH (connector = 'kafka', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '22023' });
+    await expect(kafka.client.query(`CREATE SINK bad AS SELECT id FROM orders WITH (${options('x')}) FORMAT PLAIN ENCODE AVRO`)).rejects.toMatchObject({ code: '0A000' });
+    await expect(kafka.client.query(`CREATE SINK as_plain AS SELECT id FROM orders WITH (${options('x')}) FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '42P07' });
+    await expect(kafka.client.query('SELECT * FROM as_plain')).rejects.toMatchObject({ code: '42809' });
+    await expect(kafka.client.query('DROP TABLE orders')).rejects.toMatchObject({ code: '2BP01' });
+    for (const name of ['as_plain', 'as_upsert', 'as_debezium']) expect((await kafka.client.query(`DROP SINK ${name}`)).command).toBe('DROP');
+    expect((await kafka.client.query('DROP TABLE orders')).command).toBe('DROP');
   });
 });

@@ -2,50 +2,35 @@
 // formats, the topics read back with a read_committed consumer. The expected messages are derived
 // here from the statements run (a model of the table), not from oxbow's output.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBroker, type Broker } from './broker.js';
-import { startOxbow, type OxbowServer } from '../support/server.js';
+import { useKafkaHarness } from './harness.js';
+import { startOxbow } from '../support/server.js';
 
-let broker: Broker;
-let oxbow: OxbowServer;
-let client: pg.Client;
-
-beforeAll(async () => {
-  broker = await startBroker();
-  oxbow = await startOxbow({ args: ['--barrier-interval-ms', '100'] });
-  client = new pg.Client({ connectionString: oxbow.url });
-  await client.connect();
-}, 180_000);
-
-afterAll(async () => {
-  await client?.end().catch(() => undefined);
-  await oxbow?.stop();
-  await broker?.stop();
-});
+const kafka = useKafkaHarness();
 
 function readTopic(topic: string, count: number): Promise<string[]> {
-  return broker.readTopic(topic, count);
+  return kafka.broker.readTopic(topic, count);
 }
 
 describe('CREATE SINK', () => {
   it('writes upserts, tombstones and Debezium events of committed changes only', async () => {
-    for (const topic of ['sink_upsert', 'sink_debezium', 'sink_plain']) await broker.createTopic(topic, 1);
-    await client.query('CREATE TABLE accounts (id int PRIMARY KEY, owner varchar, balance int)');
-    await client.query("INSERT INTO accounts VALUES (1, 'ann', 10), (2, 'bob', 20)");
+    for (const topic of ['sink_upsert', 'sink_debezium', 'sink_plain']) await kafka.broker.createTopic(topic, 1);
+    await kafka.client.query('CREATE TABLE accounts (id int PRIMARY KEY, owner varchar, balance int)');
+    await kafka.client.query("INSERT INTO accounts VALUES (1, 'ann', 10), (2, 'bob', 20)");
     for (const [name, format] of [['sink_upsert', 'UPSERT'], ['sink_debezium', 'DEBEZIUM'], ['sink_plain', 'PLAIN']]) {
-      await client.query(`CREATE SINK ${name} FROM accounts WITH (connector = 'kafka', topic = '${name}', properties.bootstrap.server = '${broker.bootstrap}') FORMAT ${format} ENCODE JSON`);
+      await kafka.client.query(`CREATE SINK ${name} FROM accounts WITH (connector = 'kafka', topic = '${name}', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT ${format} ENCODE JSON`);
     }
     // Let the sinks deliver the initial contents before the changes, so each change is its own epoch.
     await readTopic('sink_plain', 2);
-    await client.query('UPDATE accounts SET balance = 15 WHERE id = 1');
-    await client.query('DELETE FROM accounts WHERE id = 2');
-    await client.query("INSERT INTO accounts VALUES (3, 'cat', 30)");
+    await kafka.client.query('UPDATE accounts SET balance = 15 WHERE id = 1');
+    await kafka.client.query('DELETE FROM accounts WHERE id = 2');
+    await kafka.client.query("INSERT INTO accounts VALUES (3, 'cat', 30)");
     // A failing statement commits nothing, so nothing of it may reach a sink.
-    await expect(client.query("INSERT INTO accounts VALUES (4, 'dan', 40), (1, 'dup', 0)")).rejects.toMatchObject({ code: '23505' });
+    await expect(kafka.client.query("INSERT INTO accounts VALUES (4, 'dan', 40), (1, 'dup', 0)")).rejects.toMatchObject({ code: '23505' });
 
     const row = (id: number, owner: string, balance: number) => JSON.stringify({ id, owner, balance });
     const key = (id: number) => JSON.stringify({ id });
@@ -71,29 +56,29 @@ describe('CREATE SINK', () => {
   });
 
   it('refuses sinks it cannot write', async () => {
-    await expect(client.query(`CREATE SINK bad FROM nowhere WITH (connector = 'kafka', topic = 't', properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '42P01' });
-    await expect(client.query(`CREATE SINK bad FROM accounts WITH (connector = 'kafka', properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '22023' });
+    await expect(kafka.client.query(`CREATE SINK bad FROM nowhere WITH (connector = 'kafka', topic = 't', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '42P01' });
+    await expect(kafka.client.query(`CREATE SINK bad FROM accounts WITH (connector = 'kafka', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '22023' });
   });
 
   it('drops sinks; the relation they read needs CASCADE while they exist', async () => {
-    await expect(client.query('DROP TABLE accounts')).rejects.toMatchObject({ code: '2BP01' });
-    expect((await client.query('DROP SINK sink_plain')).command).toBe('DROP');
-    await expect(client.query('DROP SINK sink_plain')).rejects.toMatchObject({ code: '42P01' });
-    await client.query('DROP TABLE accounts CASCADE');
+    await expect(kafka.client.query('DROP TABLE accounts')).rejects.toMatchObject({ code: '2BP01' });
+    expect((await kafka.client.query('DROP SINK sink_plain')).command).toBe('DROP');
+    await expect(kafka.client.query('DROP SINK sink_plain')).rejects.toMatchObject({ code: '42P01' });
+    await kafka.client.query('DROP TABLE accounts CASCADE');
   });
 
   it("keys messages by primary_key = '...' (a view's group), with clear errors for bad names", async () => {
-    for (const topic of ['sink_totals', 'sink_totals_dbz']) await broker.createTopic(topic, 1);
-    await client.query('CREATE TABLE orders (id int PRIMARY KEY, owner varchar, amount int)');
-    await client.query("INSERT INTO orders VALUES (1, 'ann', 10), (2, 'bob', 5)");
-    await client.query('CREATE MATERIALIZED VIEW totals AS SELECT owner, sum(amount) AS total, count(*) AS n FROM orders GROUP BY owner');
-    const options = (topic: string, key: string) => `WITH (connector = 'kafka', topic = '${topic}', properties.bootstrap.server = '${broker.bootstrap}', primary_key = '${key}')`;
-    await client.query(`CREATE SINK totals_out FROM totals ${options('sink_totals', 'owner')} FORMAT UPSERT ENCODE JSON`);
-    await client.query(`CREATE SINK totals_dbz AS SELECT owner, sum(amount) AS total FROM orders GROUP BY owner ${options('sink_totals_dbz', 'OWNER')} FORMAT DEBEZIUM ENCODE JSON`);
+    for (const topic of ['sink_totals', 'sink_totals_dbz']) await kafka.broker.createTopic(topic, 1);
+    await kafka.client.query('CREATE TABLE orders (id int PRIMARY KEY, owner varchar, amount int)');
+    await kafka.client.query("INSERT INTO orders VALUES (1, 'ann', 10), (2, 'bob', 5)");
+    await kafka.client.query('CREATE MATERIALIZED VIEW totals AS SELECT owner, sum(amount) AS total, count(*) AS n FROM orders GROUP BY owner');
+    const options = (topic: string, key: string) => `WITH (connector = 'kafka', topic = '${topic}', properties.bootstrap.server = '${kafka.broker.bootstrap}', primary_key = '${key}')`;
+    await kafka.client.query(`CREATE SINK totals_out FROM totals ${options('sink_totals', 'owner')} FORMAT UPSERT ENCODE JSON`);
+    await kafka.client.query(`CREATE SINK totals_dbz AS SELECT owner, sum(amount) AS total FROM orders GROUP BY owner ${options('sink_totals_dbz', 'OWNER')} FORMAT DEBEZIUM ENCODE JSON`);
     await readTopic('sink_totals', 2);
     await readTopic('sink_totals_dbz', 2);
-    await client.query("INSERT INTO orders VALUES (3, 'ann', 7)");
-    await client.query('DELETE FROM orders WHERE id = 2');
+    await kafka.client.query("INSERT INTO orders VALUES (3, 'ann', 7)");
+    await kafka.client.query('DELETE FROM orders WHERE id = 2');
 
     // The model: per owner the sum and count of its orders after each statement.
     const key = (owner: string) => JSON.stringify({ owner });
@@ -107,18 +92,18 @@ describe('CREATE SINK', () => {
     });
     expect(events).toEqual([`${key('ann')} u {"owner":"ann","total":10} {"owner":"ann","total":17}`, `${key('bob')} d {"owner":"bob","total":5} null`]);
 
-    const bad = async (sql: string) => client.query(sql).then(() => 'created', (error: { code: string; message: string }) => `${error.code} ${error.message}`);
+    const bad = async (sql: string) => kafka.client.query(sql).then(() => 'created', (error: { code: string; message: string }) => `${error.code} ${error.message}`);
     expect(await bad(`CREATE SINK k1 FROM totals ${options('t', 'nobody')} FORMAT UPSERT ENCODE JSON`)).toBe('42703 column "nobody" named in primary_key does not exist in "totals"');
     expect(await bad(`CREATE SINK k1 FROM totals ${options('t', 'owner, owner')} FORMAT UPSERT ENCODE JSON`)).toBe('42701 column "owner" appears more than once in primary_key');
     expect(await bad(`CREATE SINK k1 FROM totals ${options('t', 'owner,')} FORMAT UPSERT ENCODE JSON`)).toBe('22023 invalid value for "primary_key": "owner,"');
     expect(await bad(`CREATE SINK k1 AS SELECT owner FROM orders ${options('t', 'total')} FORMAT UPSERT ENCODE JSON`)).toBe('42703 column "total" named in primary_key does not exist in "k1"');
-    expect((await client.query("SELECT count(*)::int AS n FROM pg_class WHERE relname = 'k1'")).rows).toEqual([{ n: 0 }]);
-    await client.query('DROP SINK totals_out');
-    await client.query('DROP SINK totals_dbz');
+    expect((await kafka.client.query("SELECT count(*)::int AS n FROM pg_class WHERE relname = 'k1'")).rows).toEqual([{ n: 0 }]);
+    await kafka.client.query('DROP SINK totals_out');
+    await kafka.client.query('DROP SINK totals_dbz');
   });
 
   it('keeps delivering after idling longer than the time-travel retention', async () => {
-    await broker.createTopic('sink_idle', 1);
+    await kafka.broker.createTopic('sink_idle', 1);
     // A three-second history: the sink's relation idles longer, first with nothing committed at
     // all, then while another table commits every 100 ms (the window moves on).
     const short = await startOxbow({ args: ['--barrier-interval-ms', '100', '--time-travel-retention', '3s'] });
@@ -128,7 +113,7 @@ describe('CREATE SINK', () => {
       await sql.query('CREATE TABLE quiet (id int PRIMARY KEY, v int)');
       await sql.query('CREATE TABLE busy (x int)');
       await sql.query('INSERT INTO quiet VALUES (1, 10)');
-      await sql.query(`CREATE SINK quiet_out FROM quiet WITH (connector = 'kafka', topic = 'sink_idle', properties.bootstrap.server = '${broker.bootstrap}') FORMAT UPSERT ENCODE JSON`);
+      await sql.query(`CREATE SINK quiet_out FROM quiet WITH (connector = 'kafka', topic = 'sink_idle', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT UPSERT ENCODE JSON`);
       await readTopic('sink_idle', 1);
       await new Promise((resolve) => setTimeout(resolve, 5000));
       await sql.query('INSERT INTO quiet VALUES (2, 20)');
@@ -151,7 +136,7 @@ describe('CREATE SINK', () => {
   });
 
   it('catches up after a restart that outlasted the time-travel retention', async () => {
-    await broker.createTopic('sink_restart', 1);
+    await kafka.broker.createTopic('sink_restart', 1);
     const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-sink-restart-'));
     const args = ['--barrier-interval-ms', '100', '--time-travel-retention', '4s'];
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -161,7 +146,7 @@ describe('CREATE SINK', () => {
       await before.connect();
       await before.query('CREATE TABLE kept (id int PRIMARY KEY, v int)');
       await before.query('INSERT INTO kept VALUES (1, 10)');
-      await before.query(`CREATE SINK kept_out FROM kept WITH (connector = 'kafka', topic = 'sink_restart', properties.bootstrap.server = '${broker.bootstrap}') FORMAT UPSERT ENCODE JSON`);
+      await before.query(`CREATE SINK kept_out FROM kept WITH (connector = 'kafka', topic = 'sink_restart', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT UPSERT ENCODE JSON`);
       await readTopic('sink_restart', 1);
       // Committed right before the stop: delivered before it or after the restart, never twice.
       await before.query('UPDATE kept SET v = 11 WHERE id = 1');
@@ -192,7 +177,7 @@ describe('CREATE SINK', () => {
   });
 
   it('sends nothing twice when the server dies between the Kafka commit and its own', async () => {
-    await broker.createTopic('sink_crash', 1);
+    await kafka.broker.createTopic('sink_crash', 1);
     const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-sink-crash-'));
     try {
       // This server kills itself right after its first Kafka transaction commits, before the
@@ -204,7 +189,7 @@ describe('CREATE SINK', () => {
       first.on('error', () => undefined);
       await first.query('CREATE TABLE items (id int PRIMARY KEY, label varchar)');
       await first.query("INSERT INTO items VALUES (1, 'one'), (2, 'two')");
-      await first.query(`CREATE SINK items_out FROM items WITH (connector = 'kafka', topic = 'sink_crash', properties.bootstrap.server = '${broker.bootstrap}') FORMAT UPSERT ENCODE JSON`);
+      await first.query(`CREATE SINK items_out FROM items WITH (connector = 'kafka', topic = 'sink_crash', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT UPSERT ENCODE JSON`);
       await exited;
       await first.end().catch(() => undefined);
       expect(doomed.process.signalCode).toBe('SIGKILL');

@@ -5,50 +5,16 @@
 // deleted topic. Expected results are computed here from the messages produced, independently of
 // oxbow. Waiting is on state (committed offsets), never on time.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
-import { startBroker, waitFor, type Broker } from './broker.js';
-import { startOxbow, type OxbowServer } from '../support/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from './broker.js';
+import { useKafkaHarness } from './harness.js';
 
-let broker: Broker;
-let oxbow: OxbowServer;
-let client: pg.Client;
-
-beforeAll(async () => {
-  broker = await startBroker();
-  oxbow = await startOxbow({ args: ['--barrier-interval-ms', '100', '--metrics-port', '0'] });
-  client = new pg.Client({ connectionString: oxbow.url });
-  await client.connect();
-}, 180_000);
-
-afterAll(async () => {
-  await client?.end().catch(() => undefined);
-  await oxbow?.stop();
-  await broker?.stop();
-});
+const kafka = useKafkaHarness({ args: ['--metrics-port', '0'] });
 
 /** Rows as `a | b` text lines, sorted (values through String(); NULL as NULL). */
 async function lines(sql: string): Promise<string[]> {
-  const result = await client.query({ text: sql, rowMode: 'array' });
+  const result = await kafka.client.query({ text: sql, rowMode: 'array' });
   return (result.rows as unknown[][]).map((row) => row.map((value) => (value === null ? 'NULL' : value instanceof Date ? value.toISOString() : String(value))).join(' | ')).sort();
-}
-
-async function sqlError(sql: string): Promise<{ code: string; message: string }> {
-  try {
-    await client.query(sql);
-  } catch (error) {
-    const e = error as { code: string; message: string };
-    return { code: e.code, message: e.message };
-  }
-  throw new Error(`expected an error from: ${sql}`);
-}
-
-/** Waits until the source has committed `expected` messages in total (offsets start at 0). */
-async function committed(source: string, expected: number): Promise<void> {
-  await waitFor(`${source} to commit ${expected} messages`, async () => {
-    const result = await client.query(`select coalesce(sum(committed_offset), 0)::int8 as n from oxbow_catalog.source_partitions where source_name = '${source}'`);
-    return Number(result.rows[0].n) === expected ? true : undefined;
-  });
 }
 
 function sorted(values: string[]): string[] {
@@ -78,8 +44,8 @@ describe('FORMAT PLAIN ENCODE JSON', () => {
   const persons = Array.from({ length: 13 }, (_, id) => ({ id, name: `person${id % 5}` }));
 
   beforeAll(async () => {
-    await broker.createTopic('bids', PARTITIONS);
-    await broker.createTopic('persons', 2);
+    await kafka.broker.createTopic('bids', PARTITIONS);
+    await kafka.broker.createTopic('persons', 2);
     const messages: { value: string; partition: number }[] = [];
     bids.forEach((bid, i) => {
       messages.push({
@@ -91,19 +57,19 @@ describe('FORMAT PLAIN ENCODE JSON', () => {
         messages.push({ value: item.value, partition: item.partition });
       }
     });
-    await broker.send('bids', messages);
-    await broker.send('persons', persons.map((person) => ({ key: String(person.id), value: JSON.stringify(person), partition: person.id % 2 })));
-    await client.query(`CREATE SOURCE bids (auction bigint NOT NULL, bidder bigint, price bigint, date_time timestamp)
+    await kafka.broker.send('bids', messages);
+    await kafka.broker.send('persons', persons.map((person) => ({ key: String(person.id), value: JSON.stringify(person), partition: person.id % 2 })));
+    await kafka.client.query(`CREATE SOURCE bids (auction bigint NOT NULL, bidder bigint, price bigint, date_time timestamp)
       INCLUDE partition AS kafka_partition INCLUDE offset AS kafka_offset
-      WITH (connector = 'kafka', topic = 'bids', properties.bootstrap.server = '${broker.bootstrap}',
+      WITH (connector = 'kafka', topic = 'bids', properties.bootstrap.server = '${kafka.broker.bootstrap}',
             scan.startup.mode = 'earliest', max.message.bytes = '200') FORMAT PLAIN ENCODE JSON`);
-    await client.query(`CREATE TABLE persons (id int PRIMARY KEY, name varchar)
-      WITH (connector = 'kafka', topic = 'persons', properties.bootstrap.server = '${broker.bootstrap}') FORMAT UPSERT ENCODE JSON`);
-    await client.query('CREATE MATERIALIZED VIEW bids_by_auction AS SELECT auction, count(*) AS n, sum(price) AS total, max(price) AS top FROM bids GROUP BY auction');
-    await client.query(`CREATE MATERIALIZED VIEW bids_per_minute AS SELECT window_start, count(*) AS n, sum(price) AS total FROM TUMBLE(bids, date_time, INTERVAL '1 minute') GROUP BY window_start`);
-    await client.query('CREATE MATERIALIZED VIEW spend_by_name AS SELECT p.name, count(*) AS n, sum(b.price) AS total FROM bids b JOIN persons p ON b.bidder = p.id GROUP BY p.name');
-    await committed('bids', COUNT + bad.length);
-    await committed('persons', persons.length);
+    await kafka.client.query(`CREATE TABLE persons (id int PRIMARY KEY, name varchar)
+      WITH (connector = 'kafka', topic = 'persons', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT UPSERT ENCODE JSON`);
+    await kafka.client.query('CREATE MATERIALIZED VIEW bids_by_auction AS SELECT auction, count(*) AS n, sum(price) AS total, max(price) AS top FROM bids GROUP BY auction');
+    await kafka.client.query(`CREATE MATERIALIZED VIEW bids_per_minute AS SELECT window_start, count(*) AS n, sum(price) AS total FROM TUMBLE(bids, date_time, INTERVAL '1 minute') GROUP BY window_start`);
+    await kafka.client.query('CREATE MATERIALIZED VIEW spend_by_name AS SELECT p.name, count(*) AS n, sum(b.price) AS total FROM bids b JOIN persons p ON b.bidder = p.id GROUP BY p.name');
+    await kafka.committed('bids', COUNT + bad.length);
+    await kafka.committed('persons', persons.length);
   });
 
   it('keeps every well-formed message, once', async () => {
@@ -149,7 +115,7 @@ describe('FORMAT PLAIN ENCODE JSON', () => {
   });
 
   it('records every malformed message with its partition, offset, error and payload', async () => {
-    const recorded = await client.query("SELECT partition_id, message_offset, error, payload FROM oxbow_catalog.source_errors WHERE source_name = 'bids' AND partition_id IS NOT NULL ORDER BY partition_id, message_offset");
+    const recorded = await kafka.client.query("SELECT partition_id, message_offset, error, payload FROM oxbow_catalog.source_errors WHERE source_name = 'bids' AND partition_id IS NOT NULL ORDER BY partition_id, message_offset");
     expect(recorded.rows).toHaveLength(bad.length);
     // Each bad message's offset: its position among the messages of its partition.
     const perPartition = new Map<number, number>();
@@ -186,7 +152,7 @@ describe('FORMAT PLAIN ENCODE JSON', () => {
     expect(await lines("SELECT topic, partition_id, committed_offset, high_watermark, lag, messages FROM oxbow_catalog.source_partitions WHERE source_name = 'bids'")).toEqual(
       perPartition.map((n, partition) => `bids | ${partition} | ${n} | ${n} | 0 | ${n}`),
     );
-    const metricsUrl = /metrics at (http:\/\/\S+\/metrics)/.exec(oxbow.stderr())?.[1];
+    const metricsUrl = /metrics at (http:\/\/\S+\/metrics)/.exec(kafka.oxbow.stderr())?.[1];
     expect(metricsUrl).toBeDefined();
     const text = await (await fetch(metricsUrl!)).text();
     perPartition.forEach((n, partition) => {
@@ -198,10 +164,10 @@ describe('FORMAT PLAIN ENCODE JSON', () => {
 
 describe('FORMAT UPSERT and DEBEZIUM', () => {
   it('upserts by key and deletes on tombstones', async () => {
-    await broker.createTopic('users', 2);
-    await client.query(`CREATE TABLE users (id int PRIMARY KEY, name varchar, score int)
-      WITH (connector = 'kafka', topic = 'users', properties.bootstrap.server = '${broker.bootstrap}') FORMAT UPSERT ENCODE JSON`);
-    await client.query('CREATE MATERIALIZED VIEW user_totals AS SELECT count(*) AS n, sum(score) AS total FROM users');
+    await kafka.broker.createTopic('users', 2);
+    await kafka.client.query(`CREATE TABLE users (id int PRIMARY KEY, name varchar, score int)
+      WITH (connector = 'kafka', topic = 'users', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT UPSERT ENCODE JSON`);
+    await kafka.client.query('CREATE MATERIALIZED VIEW user_totals AS SELECT count(*) AS n, sum(score) AS total FROM users');
     const model = new Map<number, { name: string; score: number }>();
     const messages: { key: string; value: string | null; partition: number }[] = [];
     for (let step = 0; step < 200; step++) {
@@ -218,8 +184,8 @@ describe('FORMAT UPSERT and DEBEZIUM', () => {
       }
     }
     messages.push({ key: '999', value: '{"name":"no id"}', partition: 0 }); // missing key field: rejected
-    await broker.send('users', messages);
-    await committed('users', messages.length);
+    await kafka.broker.send('users', messages);
+    await kafka.committed('users', messages.length);
     expect(await lines('SELECT id, name, score FROM users')).toEqual(sorted([...model].map(([id, row]) => `${id} | ${row.name} | ${row.score}`)));
     const total = [...model.values()].reduce((sum, row) => sum + row.score, 0);
     expect(await lines('SELECT * FROM user_totals')).toEqual([`${model.size} | ${total}`]);
@@ -227,10 +193,10 @@ describe('FORMAT UPSERT and DEBEZIUM', () => {
   });
 
   it('applies Debezium creates, updates (also of the key) and deletes', async () => {
-    await broker.createTopic('accounts', 1);
-    await client.query(`CREATE TABLE accounts (id int PRIMARY KEY, owner varchar, balance int)
-      WITH (connector = 'kafka', topic = 'accounts', properties.bootstrap.server = '${broker.bootstrap}') FORMAT DEBEZIUM ENCODE JSON`);
-    await client.query('CREATE MATERIALIZED VIEW balance_by_owner AS SELECT owner, sum(balance) AS total, count(*) AS n FROM accounts GROUP BY owner');
+    await kafka.broker.createTopic('accounts', 1);
+    await kafka.client.query(`CREATE TABLE accounts (id int PRIMARY KEY, owner varchar, balance int)
+      WITH (connector = 'kafka', topic = 'accounts', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT DEBEZIUM ENCODE JSON`);
+    await kafka.client.query('CREATE MATERIALIZED VIEW balance_by_owner AS SELECT owner, sum(balance) AS total, count(*) AS n FROM accounts GROUP BY owner');
     const row = (id: number, owner: string, balance: number) => ({ id, owner, balance });
     const events: unknown[] = [
       { op: 'c', before: null, after: row(1, 'ann', 10) },
@@ -245,8 +211,8 @@ describe('FORMAT UPSERT and DEBEZIUM', () => {
     ];
     const messages: { value: string | null }[] = events.map((event) => ({ value: JSON.stringify(event) }));
     messages.push({ value: null }); // Debezium's tombstone after a delete: ignored
-    await broker.send('accounts', messages);
-    await committed('accounts', messages.length);
+    await kafka.broker.send('accounts', messages);
+    await kafka.committed('accounts', messages.length);
     expect(await lines('SELECT id, owner, balance FROM accounts')).toEqual(['1 | ann | 15', '20 | bob | 25', '4 | cat | 44']);
     expect(await lines('SELECT * FROM balance_by_owner')).toEqual(['ann | 15 | 1', 'bob | 25 | 1', 'cat | 44 | 1']);
     expect(await lines("SELECT message_offset, error FROM oxbow_catalog.source_errors WHERE source_name = 'accounts'")).toEqual(['6 | unknown Debezium op "x"']);
@@ -255,11 +221,11 @@ describe('FORMAT UPSERT and DEBEZIUM', () => {
 
 describe('ENCODE CSV and startup modes', () => {
   it('decodes CSV lines by position', async () => {
-    await broker.createTopic('csv_lines', 1);
-    await broker.send('csv_lines', ['1|x|1.5', '2|"q|uoted"|2.25', '3|y', '4||', 'z|w|1'].map((value) => ({ value })));
-    await client.query(`CREATE SOURCE csv_rows (a int, b varchar, c numeric)
-      WITH (connector = 'kafka', topic = 'csv_lines', properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE CSV (delimiter = '|')`);
-    await committed('csv_rows', 5);
+    await kafka.broker.createTopic('csv_lines', 1);
+    await kafka.broker.send('csv_lines', ['1|x|1.5', '2|"q|uoted"|2.25', '3|y', '4||', 'z|w|1'].map((value) => ({ value })));
+    await kafka.client.query(`CREATE SOURCE csv_rows (a int, b varchar, c numeric)
+      WITH (connector = 'kafka', topic = 'csv_lines', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT PLAIN ENCODE CSV (delimiter = '|')`);
+    await kafka.committed('csv_rows', 5);
     expect(await lines('SELECT a, b, c FROM csv_rows')).toEqual(['1 | x | 1.5', '2 | q|uoted | 2.25', '4 | NULL | NULL']);
     expect(await lines("SELECT message_offset, error FROM oxbow_catalog.source_errors WHERE source_name = 'csv_rows'")).toEqual([
       '2 | CSV line has 2 fields, expected 3',
@@ -268,56 +234,56 @@ describe('ENCODE CSV and startup modes', () => {
   });
 
   it("starts at the end with scan.startup.mode = 'latest'", async () => {
-    await broker.createTopic('late', 2);
-    await broker.send('late', [0, 1, 2, 3, 4].map((i) => ({ value: JSON.stringify({ v: i }), partition: i % 2 })));
-    await client.query(`CREATE SOURCE late (v int) WITH (connector = 'kafka', topic = 'late', properties.bootstrap.server = '${broker.bootstrap}', scan.startup.mode = 'latest') FORMAT PLAIN ENCODE JSON`);
-    await committed('late', 5);
-    await broker.send('late', [10, 11, 12].map((i) => ({ value: JSON.stringify({ v: i }), partition: i % 2 })));
-    await committed('late', 8);
+    await kafka.broker.createTopic('late', 2);
+    await kafka.broker.send('late', [0, 1, 2, 3, 4].map((i) => ({ value: JSON.stringify({ v: i }), partition: i % 2 })));
+    await kafka.client.query(`CREATE SOURCE late (v int) WITH (connector = 'kafka', topic = 'late', properties.bootstrap.server = '${kafka.broker.bootstrap}', scan.startup.mode = 'latest') FORMAT PLAIN ENCODE JSON`);
+    await kafka.committed('late', 5);
+    await kafka.broker.send('late', [10, 11, 12].map((i) => ({ value: JSON.stringify({ v: i }), partition: i % 2 })));
+    await kafka.committed('late', 8);
     expect(await lines('SELECT v FROM late')).toEqual(['10', '11', '12']);
   });
 
   it('starts at a timestamp', async () => {
-    await broker.createTopic('stamped', 1);
+    await kafka.broker.createTopic('stamped', 1);
     const now = Date.now();
-    await broker.send('stamped', [4, 3, 2, 1].map((minutesAgo) => ({ value: JSON.stringify({ v: minutesAgo }), timestamp: now - minutesAgo * 60_000 })));
+    await kafka.broker.send('stamped', [4, 3, 2, 1].map((minutesAgo) => ({ value: JSON.stringify({ v: minutesAgo }), timestamp: now - minutesAgo * 60_000 })));
     const from = now - 150_000; // between 3 and 2 minutes ago
-    await client.query(`CREATE SOURCE stamped (v int) INCLUDE timestamp AS ts
-      WITH (connector = 'kafka', topic = 'stamped', properties.bootstrap.server = '${broker.bootstrap}', scan.startup.timestamp.millis = '${from}') FORMAT PLAIN ENCODE JSON`);
-    await committed('stamped', 4);
+    await kafka.client.query(`CREATE SOURCE stamped (v int) INCLUDE timestamp AS ts
+      WITH (connector = 'kafka', topic = 'stamped', properties.bootstrap.server = '${kafka.broker.bootstrap}', scan.startup.timestamp.millis = '${from}') FORMAT PLAIN ENCODE JSON`);
+    await kafka.committed('stamped', 4);
     expect(await lines('SELECT v, (extract(epoch FROM ts) * 1000)::int8 FROM stamped')).toEqual(sorted([2, 1].map((m) => `${m} | ${now - m * 60_000}`)));
   });
 
   it('picks up partitions added to the topic', async () => {
-    await broker.createTopic('growing', 1);
-    await client.query(`CREATE SOURCE growing (v int) WITH (connector = 'kafka', topic = 'growing', properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`);
-    await broker.send('growing', [{ value: '{"v":1}' }]);
-    await committed('growing', 1);
-    await broker.admin.createPartitions({ topicPartitions: [{ topic: 'growing', count: 3 }] });
-    await broker.sendFresh('growing', [{ value: '{"v":2}', partition: 1 }, { value: '{"v":3}', partition: 2 }]);
-    await committed('growing', 3);
+    await kafka.broker.createTopic('growing', 1);
+    await kafka.client.query(`CREATE SOURCE growing (v int) WITH (connector = 'kafka', topic = 'growing', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT PLAIN ENCODE JSON`);
+    await kafka.broker.send('growing', [{ value: '{"v":1}' }]);
+    await kafka.committed('growing', 1);
+    await kafka.broker.admin.createPartitions({ topicPartitions: [{ topic: 'growing', count: 3 }] });
+    await kafka.broker.sendFresh('growing', [{ value: '{"v":2}', partition: 1 }, { value: '{"v":3}', partition: 2 }]);
+    await kafka.committed('growing', 3);
     expect(await lines('SELECT v FROM growing')).toEqual(['1', '2', '3']);
   });
 });
 
 describe('errors', () => {
   it('refuses bad connector definitions with clear errors', async () => {
-    expect(await sqlError(`CREATE SOURCE s1 (v int) WITH (connector = 'kafka', properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`)).toEqual({
+    expect(await kafka.sqlError(`CREATE SOURCE s1 (v int) WITH (connector = 'kafka', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT PLAIN ENCODE JSON`)).toEqual({
       code: '22023',
       message: 'the Kafka option "topic" is required',
     });
-    expect(await sqlError(`CREATE SOURCE s1 (v int) WITH (connector = 'kafka', topic = 't', properties.bootstrap.server = 'nowhere') FORMAT PLAIN ENCODE JSON`)).toEqual({
+    expect(await kafka.sqlError(`CREATE SOURCE s1 (v int) WITH (connector = 'kafka', topic = 't', properties.bootstrap.server = 'nowhere') FORMAT PLAIN ENCODE JSON`)).toEqual({
       code: '22023',
       message: 'invalid Kafka broker address "nowhere"',
     });
-    expect(await sqlError(`CREATE SOURCE s1 (v int) WITH (connector = 'kafka', topic = 't', properties.bootstrap.server = '${broker.bootstrap}', scan.startup.mode = 'soon') FORMAT PLAIN ENCODE JSON`)).toMatchObject({
+    expect(await kafka.sqlError(`CREATE SOURCE s1 (v int) WITH (connector = 'kafka', topic = 't', properties.bootstrap.server = '${kafka.broker.bootstrap}', scan.startup.mode = 'soon') FORMAT PLAIN ENCODE JSON`)).toMatchObject({
       code: '22023',
     });
-    expect(await sqlError(`CREATE TABLE s1 (v int) WITH (connector = 'kafka', topic = 't', properties.bootstrap.server = '${broker.bootstrap}') FORMAT UPSERT ENCODE JSON`)).toEqual({
+    expect(await kafka.sqlError(`CREATE TABLE s1 (v int) WITH (connector = 'kafka', topic = 't', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT UPSERT ENCODE JSON`)).toEqual({
       code: '42P16',
       message: 'FORMAT UPSERT requires a primary key',
     });
-    expect(await sqlError(`CREATE SOURCE s1 (v int) WITH (connector = 'pulsar', topic = 't') FORMAT PLAIN ENCODE JSON`)).toEqual({
+    expect(await kafka.sqlError(`CREATE SOURCE s1 (v int) WITH (connector = 'pulsar', topic = 't') FORMAT PLAIN ENCODE JSON`)).toEqual({
       code: '0A000',
       message: 'connector "pulsar" is not supported',
     });
@@ -325,20 +291,20 @@ describe('errors', () => {
   });
 
   it('records a deleted topic as trouble and keeps running', async () => {
-    await broker.createTopic('doomed', 1);
-    await client.query(`CREATE SOURCE doomed (v int) WITH (connector = 'kafka', topic = 'doomed', properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`);
-    await broker.send('doomed', [{ value: '{"v":1}' }]);
-    await committed('doomed', 1);
-    await broker.admin.deleteTopics({ topics: ['doomed'] });
+    await kafka.broker.createTopic('doomed', 1);
+    await kafka.client.query(`CREATE SOURCE doomed (v int) WITH (connector = 'kafka', topic = 'doomed', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT PLAIN ENCODE JSON`);
+    await kafka.broker.send('doomed', [{ value: '{"v":1}' }]);
+    await kafka.committed('doomed', 1);
+    await kafka.broker.admin.deleteTopics({ topics: ['doomed'] });
     const trouble = await waitFor('the deleted topic in source_errors', async () => {
       const rows = await lines("SELECT error FROM oxbow_catalog.source_errors WHERE source_name = 'doomed' AND partition_id IS NULL");
       return rows.length > 0 ? rows : undefined;
     });
     expect(trouble.join('\n')).toContain('"doomed"');
-    expect(oxbow.stderr()).toContain('source public.doomed');
+    expect(kafka.oxbow.stderr()).toContain('source public.doomed');
     // The source stores no rows: a read replays the topic, which is gone (a clear error, no hang).
-    expect(await sqlError('SELECT v FROM doomed')).toEqual({ code: '08006', message: `source "doomed": cannot replay Kafka topic "doomed" from ${broker.bootstrap}: the topic does not exist (deleted?)` });
-    await client.query('DROP SOURCE doomed');
-    await expect(client.query('SELECT v FROM doomed')).rejects.toMatchObject({ code: '42P01' });
+    expect(await kafka.sqlError('SELECT v FROM doomed')).toEqual({ code: '08006', message: `source "doomed": cannot replay Kafka topic "doomed" from ${kafka.broker.bootstrap}: the topic does not exist (deleted?)` });
+    await kafka.client.query('DROP SOURCE doomed');
+    await expect(kafka.client.query('SELECT v FROM doomed')).rejects.toMatchObject({ code: '42P01' });
   });
 });

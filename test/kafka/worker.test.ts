@@ -9,7 +9,7 @@
 // The worker runs the build (dist/), which `npm test` makes first.
 
 import { createServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import { arrayOf, type } from '../../sql/types.js';
 import type { Row } from '../../sql/value.js';
@@ -18,17 +18,10 @@ import { sourceLayout } from '../../executor/source/source-layout.js';
 import type { RawMessageBatch } from '../../executor/source/source.js';
 import { kafkaOptions } from '../../executor/source/kafka/kafka-options.js';
 import { KafkaWorkerReader, type DecodedBatch, type DecodedBatchListener } from '../../executor/source/kafka/kafka-worker-reader.js';
-import { startBroker, waitFor, type Broker } from './broker.js';
+import { waitFor } from './broker.js';
+import { useKafkaHarness } from './harness.js';
 
-let broker: Broker;
-
-beforeAll(async () => {
-  broker = await startBroker();
-}, 180_000);
-
-afterAll(async () => {
-  await broker?.stop();
-});
+const kafka = useKafkaHarness({ server: false });
 
 const column = (name: string, t: ColumnDef['type'], nullable = true): ColumnDef => ({ name, type: t, nullable, hidden: false });
 
@@ -62,7 +55,7 @@ function relation(topic: string, overrides: Partial<RelationDef> = {}): Relation
     ],
     primaryKey: [19],
     dependsOn: [],
-    options: { connector: 'kafka', topic, 'properties.bootstrap.server': broker.bootstrap, 'max.message.bytes': '400' },
+    options: { connector: 'kafka', topic, 'properties.bootstrap.server': kafka.broker.bootstrap, 'max.message.bytes': '400' },
     format: 'plain',
     encode: 'json',
     include: [
@@ -144,7 +137,7 @@ describe('the Kafka worker thread', () => {
     const topic = 'worker-types';
     const PARTITIONS = 3;
     const PER_PARTITION = 120;
-    await broker.createTopic(topic, PARTITIONS);
+    await kafka.broker.createTopic(topic, PARTITIONS);
     const sent: { partition: number; value: string; key: string | null; timestamp: number }[][] = [];
     for (let p = 0; p < PARTITIONS; p++) {
       const list = Array.from({ length: PER_PARTITION }, (_, k) => {
@@ -152,7 +145,7 @@ describe('the Kafka worker thread', () => {
         return { partition: p, value: message(i), key: i % 4 === 0 ? null : `key-${i}`, timestamp: 1_764_000_000_000 + i * 1000 };
       });
       sent.push(list);
-      await broker.send(topic, list);
+      await kafka.broker.send(topic, list);
     }
     const def = relation(topic);
     let rowIds = 0n;
@@ -211,9 +204,9 @@ describe('the Kafka worker thread', () => {
   it('posts at most maxBatchesInFlight batches the main thread has not consumed', async () => {
     const topic = 'worker-backpressure';
     const PARTITIONS = 4;
-    await broker.createTopic(topic, PARTITIONS);
+    await kafka.broker.createTopic(topic, PARTITIONS);
     const def = relation(topic, { columns: [column('i4', type('int4')), { name: '_row_id', type: type('int8'), nullable: false, hidden: true }], primaryKey: [1], include: [] });
-    for (let p = 0; p < PARTITIONS; p++) await broker.send(topic, Array.from({ length: 50 }, (_, k) => ({ partition: p, value: `{"i4":${p * 1000 + k}}` })));
+    for (let p = 0; p < PARTITIONS; p++) await kafka.broker.send(topic, Array.from({ length: 50 }, (_, k) => ({ partition: p, value: `{"i4":${p * 1000 + k}}` })));
     let release!: () => void;
     const hold = { promise: new Promise<void>((resolve) => (release = resolve)) };
     const { listener, received } = collector(hold);
