@@ -1,7 +1,8 @@
 // COPY FROM STDIN of a large text stream into a table that a materialized view reads, against a
 // real oxbow server process: the COPY's time (Query to CommandComplete, over the wire) and the
 // server's peak RSS (VmHWM) with its RSS before the COPY. `--compare DIR` runs another checkout's
-// server (DIR/dist/bin/oxbow.js, built) alternately with this one, side by side in one run.
+// server (DIR/dist/bin/oxbow.js, built; several: DIR,DIR) alternately with this one, side by side
+// in one run, each named by its folder.
 //
 //   npm run build && npm run bench -- copy [--rows 1000000] [--rounds 2] [--compare /tmp/base]
 //
@@ -12,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { serialize } from 'pg-protocol';
@@ -24,7 +25,8 @@ const rounds = Number(flag('--rounds') ?? 1);
 const compare = flag('--compare');
 const here = dirname(fileURLToPath(import.meta.url));
 const servers: { readonly name: string; readonly entry: string }[] = [{ name: 'head', entry: join(here, '..', 'bin', 'oxbow.js') }];
-if (compare !== undefined) servers.unshift({ name: 'base', entry: resolve(compare, 'dist', 'bin', 'oxbow.js') });
+// --compare DIR[,DIR...]: each checkout named by its folder's last component.
+for (const dir of (compare ?? '').split(',').filter((each) => each !== '').reverse()) servers.unshift({ name: basename(dir), entry: resolve(dir, 'dist', 'bin', 'oxbow.js') });
 
 interface Server {
   readonly child: ChildProcess;
