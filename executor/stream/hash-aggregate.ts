@@ -153,6 +153,8 @@ export class StreamHashAggregateNode implements StreamNode {
   private readonly keyTypes: readonly DataType[];
   private readonly outputTypes: readonly DataType[];
   private readonly calls: readonly CompiledCall[];
+  /** encode()'s working row, copied at its length into each state row. */
+  private readonly encodeScratch: Value[] = [];
   /** Per value table: the calls it feeds (not the append-only min / max, which need none). */
   private readonly callsOfValueTable: readonly (readonly CompiledCall[])[];
   /** The input only inserts (`appendOnly`). */
@@ -564,41 +566,51 @@ export class StreamHashAggregateNode implements StreamNode {
   }
 
   private encode(key: Value[], state: GroupState): Row {
-    const row: Row = [...key, BigInt(state.rows)];
+    // Built in a scratch row and copied at its exact length: a row grown by push keeps V8's spare
+    // capacity (about 17 slots, 136 bytes) for as long as the row cache holds it, which the cache's
+    // charge (storage/row-cache.ts entryBytes: 8 bytes a value) does not see.
+    const row = this.encodeScratch;
+    let at = 0;
+    for (let i = 0; i < key.length; i++) row[at++] = key[i]!;
+    row[at++] = BigInt(state.rows);
     this.calls.forEach((call, index) => {
       const s = state.calls[index]!;
       switch (call.spec.mode) {
         case 'count':
-          row.push(BigInt(s.n));
+          row[at++] = BigInt(s.n);
           break;
         case 'sum':
         case 'avg':
-          row.push(new Numeric(s.total, s.scale), BigInt(s.n));
-          if (call.spec.arithmetic === 'numeric') row.push(encodeNumericCounts(s));
+          row[at++] = new Numeric(s.total, s.scale);
+          row[at++] = BigInt(s.n);
+          if (call.spec.arithmetic === 'numeric') row[at++] = encodeNumericCounts(s);
           break;
         case 'bool_and':
         case 'bool_or':
-          row.push(BigInt(s.trues), BigInt(s.falses));
+          row[at++] = BigInt(s.trues);
+          row[at++] = BigInt(s.falses);
           break;
         case 'min':
         case 'max':
-          row.push(s.best);
+          row[at++] = s.best;
           break;
       }
     });
-    return row;
+    return row.slice(0, at);
   }
 
   /** The group's output row: keys, then each call's result (a failing one NULL, recorded if `record`). */
   private output(key: Value[], state: GroupState, record: boolean): Row {
-    const row: Row = [...key];
+    // Exact length (see encode): the view's row cache holds these rows.
+    const row: Row = new Array<Value>(key.length + this.calls.length);
+    for (let i = 0; i < key.length; i++) row[i] = key[i]!;
     const runtime = this.context.runtime;
     for (let c = 0; c < this.calls.length; c++) {
       try {
-        row.push(result(this.calls[c]!, state.calls[c]!, runtime));
+        row[key.length + c] = result(this.calls[c]!, state.calls[c]!, runtime);
       } catch (error) {
         if (record) this.context.recordError(error);
-        row.push(null);
+        row[key.length + c] = null;
       }
     }
     return row;
