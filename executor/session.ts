@@ -507,7 +507,8 @@ export class EngineSession implements Session {
     // A Parse's parameter types stay as the client was told (PostgreSQL fixes them at Parse).
     const planned = this.planParsed(statement.parsed, statement.parameterTypes);
     if (!sameColumns(planned.columns, statement.columns)) {
-      throw new SqlError(SqlState.featureNotSupported, 'cached plan must not change result type');
+      // The routine PostgreSQL names: postgres.js then prepares the statement again and retries.
+      throw new SqlError(SqlState.featureNotSupported, 'cached plan must not change result type', { routine: 'RevalidateCachedQuery' });
     }
     // Same names and types; the table OIDs may be new (a table created again).
     (statement as { columns: readonly ColumnDescription[] | null }).columns = planned.columns;

@@ -138,6 +138,8 @@ export interface SqlErrorOptions {
   cause?: unknown;
   /** PostgreSQL's CONTEXT field (where the error happened, e.g. `COPY t, line 2, column a: "x"`). */
   context?: string;
+  /** PostgreSQL's routine ('R' field), where a client acts on it (postgres.js re-prepares on `RevalidateCachedQuery`). */
+  routine?: string;
 }
 
 export class SqlError extends Error {
@@ -149,6 +151,8 @@ export class SqlError extends Error {
   readonly severity: Severity;
   /** PostgreSQL's CONTEXT field, sent as the 'W' field of ErrorResponse. */
   context: string | undefined;
+  /** PostgreSQL's routine field ('R'), set only where a client acts on it. */
+  readonly routine: string | undefined;
 
   constructor(code: SqlStateCode, message: string, options: SqlErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -158,6 +162,7 @@ export class SqlError extends Error {
     this.position = options.position;
     this.severity = options.severity ?? 'ERROR';
     this.context = options.context;
+    this.routine = options.routine;
   }
 
   /** The same error with a position, unless it already has one. */

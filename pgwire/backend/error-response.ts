@@ -1,6 +1,7 @@
 // ErrorResponse ('E') and NoticeResponse ('N'): the same field list. oxbow sends S (severity),
 // V (severity, never localized), C (SQLSTATE), M (message), D (detail), H (hint), P (1-based
-// position in the statement) and W (context) when present, as PostgreSQL does.
+// position in the statement), W (context) and R (routine, where a client acts on it) when present,
+// as PostgreSQL does.
 
 import type { MessageWriter } from '../message-writer.js';
 
@@ -13,6 +14,8 @@ export interface ReportFields {
   readonly position?: number | undefined;
   /** PostgreSQL's CONTEXT (where it happened, e.g. a COPY line). */
   readonly context?: string | undefined;
+  /** PostgreSQL's routine (postgres.js re-prepares a statement on `RevalidateCachedQuery`). */
+  readonly routine?: string | undefined;
 }
 
 export function writeErrorResponse(writer: MessageWriter, fields: ReportFields): void {
@@ -33,6 +36,7 @@ function writeFields(writer: MessageWriter, type: string, fields: ReportFields):
   if (fields.hint !== undefined) writer.int8(0x48).cstring(fields.hint); // H
   if (fields.position !== undefined) writer.int8(0x50).cstring(String(fields.position)); // P
   if (fields.context !== undefined) writer.int8(0x57).cstring(fields.context); // W
+  if (fields.routine !== undefined) writer.int8(0x52).cstring(fields.routine); // R
   writer.int8(0);
   writer.end();
 }

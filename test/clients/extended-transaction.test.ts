@@ -14,6 +14,7 @@
 // Failures are duplicate keys (23505), raised by Execute on both servers (PostgreSQL folds a
 // constant `1/0` while planning, at Bind, where oxbow raises it at Execute).
 import { serialize } from 'pg-protocol';
+import postgresClient from 'postgres';
 import { afterAll, expect, it } from 'vitest';
 import { oxbowAndPostgres } from '../support/server-pair.js';
 import { fields, RawClient, type BackendMessage } from '../pgwire/raw-client.js';
@@ -218,4 +219,24 @@ it('a named prepared statement is re-planned when search_path or a table changes
   ];
   const expected = await compareSteps(connections, steps, 'select 1');
   expect(expected[9]).toContain('E ERROR 0A000 cached plan must not change result type');
+});
+
+it('postgres.js prepares a statement again when its result changed (the RevalidateCachedQuery routine), as with PostgreSQL 15', async () => {
+  const outcomes: string[] = [];
+  for (const url of [servers.postgres.url, servers.oxbow.url]) {
+    const sql = postgresClient(url, { max: 1, onnotice: () => undefined });
+    try {
+      await sql`create table r (a int)`;
+      await sql`insert into r values (1)`;
+      const first = await sql`select * from r`;
+      await sql`alter table r add column b int`;
+      // The prepared `select * from r` fails with 0A000 at Bind; postgres.js retries it once, prepared anew.
+      const second = await sql`select * from r`;
+      outcomes.push(JSON.stringify([first, second]));
+    } finally {
+      await sql.end();
+    }
+  }
+  expect(outcomes[1]).toBe(outcomes[0]);
+  expect(outcomes[0]).toBe('[[{"a":1}],[{"a":1,"b":null}]]');
 });
