@@ -14,7 +14,7 @@
 // writes a V8 heap snapshot at the end of the run, before the engine closes.
 // Run: npm run build && npm run bench -- nexmark --queries q0,q1 --events 1000000
 //   (defaults: q0,q1,q2,q3,q4,q5,q7,q8 and 1,000,000 events times BENCH_SCALE; --split-num K,
-//   --chunk-size R, --barrier-interval-ms M, --memory-limit-mib L (default 1024); the query `source` is the Bid source alone, no view:
+//   --chunk-size R, --barrier-interval-ms M, --memory-limit-mib L (default 1024), --heap-growing-percent P (default the engine's; 0: V8's own); the query `source` is the Bid source alone, no view:
 //   the ceiling the generator and the source's own table set; `generator` is the generator alone)
 // The smoke test (test/nexmark/bench.test.ts) calls runNexmarkQuery with a small event count and
 // checks the view's contents.
@@ -24,6 +24,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { EngineMetrics } from '../executor/metrics/engine-metrics.js';
 import { createEngine } from '../executor/create-engine.js';
@@ -51,6 +52,8 @@ export interface NexmarkRunOptions {
   readonly barrierIntervalMs?: number;
   /** The engine's --memory-limit (default 1 GiB). */
   readonly memoryLimitBytes?: number;
+  /** V8's heap growth past the live heap (executor/heap-growth.ts; default the engine's, 0: V8's own). */
+  readonly heapGrowingPercent?: number;
   /** Keep the engine open and hand it to `inspect` before closing (the smoke test reads the view). */
   readonly inspect?: (run: (sql: string) => Promise<unknown[][]>) => Promise<void>;
   /** Each second's memory breakdown (status API memory() and V8's heap spaces) as JSON lines into this file. */
@@ -98,6 +101,7 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
   const metrics = new EngineMetrics();
   const rssSamples: { atSeconds: number; bytes: number }[] = [];
   let sampler: NodeJS.Timeout | undefined;
+  let gcObserver: PerformanceObserver | undefined;
   try {
     engine = await createEngine({
       metrics,
@@ -107,6 +111,7 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
       checkpointIntervalMs: 600_000,
       timeTravelRetentionMs: 60_000,
       memoryLimitBytes: options.memoryLimitBytes ?? 1 << 30,
+      ...(options.heapGrowingPercent === undefined ? {} : { heapGrowingPercent: options.heapGrowingPercent }),
     });
     const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
     const run = async (sql: string): Promise<unknown[][]> => {
@@ -127,11 +132,19 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
       const atSeconds = (performance.now() - start) / 1000;
       rssSamples.push({ atSeconds, bytes: process.memoryUsage.rss() });
       if (options.memoryTrace === undefined) return;
-      const line: Record<string, number> = { at_seconds: Number(atSeconds.toFixed(1)) };
+      const line: Record<string, number> = { at_seconds: Number(atSeconds.toFixed(1)), heap_after_major_gc: heapAfterMajorGc };
       for (const part of metrics.status?.memory() ?? []) line[part.component] = part.bytes;
       for (const space of getHeapSpaceStatistics()) line[`v8_${space.space_name}`] = space.space_used_size;
       appendFileSync(options.memoryTrace, JSON.stringify(line) + '\n');
     };
+    // The live heap: V8's heap used just after its last full (mark-compact) collection.
+    let heapAfterMajorGc = 0;
+    gcObserver = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        if ((entry as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) heapAfterMajorGc = process.memoryUsage().heapUsed;
+      }
+    });
+    if (options.memoryTrace !== undefined) gcObserver.observe({ entryTypes: ['gc'] });
     sampler = setInterval(sample, 1000);
     for (const source of sources) await run(sourceDdl(source, options.events, splits, chunkSize));
     if (sql !== '') await run(sql);
@@ -153,6 +166,7 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
     return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, sources, rssSamples };
   } finally {
     clearInterval(sampler);
+    gcObserver?.disconnect();
     await engine?.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -175,6 +189,7 @@ async function main(): Promise<void> {
   const chunkSize = Number(flag('--chunk-size') ?? '1024');
   const barrierIntervalMs = Number(flag('--barrier-interval-ms') ?? '250');
   const memoryLimitMiB = Number(flag('--memory-limit-mib') ?? '1024');
+  const heapGrowingPercent = flag('--heap-growing-percent');
   if (!(memoryLimitMiB >= 0) || !Number.isFinite(memoryLimitMiB)) throw new Error(`--memory-limit-mib must be a number of MiB, not ${String(memoryLimitMiB)}`);
   if (!(events > 0) || !Number.isSafeInteger(events)) throw new Error(`--events must be a positive integer, not ${String(events)}`);
   for (const query of queries) if (query !== 'generator') querySql(query);
@@ -207,6 +222,7 @@ async function main(): Promise<void> {
       chunkSize,
       barrierIntervalMs,
       memoryLimitBytes: memoryLimitMiB * 1024 * 1024,
+      ...(heapGrowingPercent === undefined ? {} : { heapGrowingPercent: Number(heapGrowingPercent) }),
       ...(memoryTrace === undefined ? {} : { memoryTrace }),
       ...(heapSnapshot === undefined ? {} : { heapSnapshot }),
     });
@@ -221,6 +237,8 @@ async function main(): Promise<void> {
   }
   for (const query of queries) {
     const traceFlags: string[] = [];
+    const growth = flag('--heap-growing-percent');
+    if (growth !== undefined) traceFlags.push('--heap-growing-percent', growth);
     for (const name of ['--memory-trace', '--heap-snapshot']) {
       const value = flag(name);
       // One file per query: qN inserted before the extension.

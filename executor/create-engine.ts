@@ -12,6 +12,7 @@ import { DEFAULT_RETRY_POLICY } from '../storage/object-store/retry.js';
 import { openRocksStateStore } from '../storage/rocks-state-store.js';
 import { startCheckpointing } from './durability/start-checkpointing.js';
 import type { Engine } from './engine.js';
+import { DEFAULT_HEAP_GROWING_PERCENT, setHeapGrowingPercent } from './heap-growth.js';
 import { openEngine } from './open-engine.js';
 import type { SourceStatus } from './source/source-status.js';
 
@@ -32,11 +33,14 @@ export interface EngineOptions {
   readonly sourceStatus?: SourceStatus;
   /** Engine metrics and the status API for /metrics and /api/status (executor/metrics/); created when omitted. */
   readonly metrics?: EngineMetrics;
+  /** How far V8's heap may grow past the live heap before a full collection (heap-growth.ts; 0: V8's own choice). */
+  readonly heapGrowingPercent?: number;
   /** Background checkpoint failures (the CLI prints them to stderr). */
   readonly onCheckpointError?: (error: unknown) => void;
 }
 
 export async function createEngine(options: EngineOptions): Promise<Engine> {
+  setHeapGrowingPercent(options.heapGrowingPercent ?? DEFAULT_HEAP_GROWING_PERCENT);
   const stateDir = join(options.dataDir, 'state');
   const metrics = options.checkpointMetrics ?? new CheckpointMetrics();
   const objectStore = await openObjectStore(options.checkpointUrl, {
