@@ -213,7 +213,11 @@ export class JsonRowPacker {
   private readonly ends: Int32Array;
   private readonly numbers: Float64Array;
   private readonly values: Value[];
-  private generation = 0;
+  /**
+   * The message's number in `seen` (a column was read in this message when its entry equals it);
+   * it stays within int32, the entries' type: at its end the entries are cleared and it starts over.
+   */
+  generation = 0;
   /** The declared column expected next (the one after the last field read). */
   private next = 0;
   /** Per row position: its source (P_*) and, for P_PAYLOAD, the declared column. */
@@ -301,6 +305,10 @@ export class JsonRowPacker {
   /** Reads the message's declared fields into states/starts/ends/numbers/values; false: decline. */
   private scan(b: Buffer): boolean {
     const n = b.length;
+    if (this.generation >= 0x7fffffff) {
+      this.seen.fill(0);
+      this.generation = 0;
+    }
     const generation = ++this.generation;
     this.next = 0;
     let i = 0;

@@ -243,6 +243,19 @@ describe('the JSON fast path equals the general path', () => {
   });
 });
 
+describe('the fast path over many messages', () => {
+  it('still tells read fields from missing ones after 2^31 messages (the int32 message number starts over)', () => {
+    const layout = sourceLayout(EVERY_TYPE);
+    const packer = new BatchPacker(layout, new MessageDecoder(layout, MAX_BYTES, () => 0n), MAX_BYTES, () => 0n);
+    packer.fast!.generation = 0x7fffffff - 2;
+    const messages = Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? `{"req":${i},"t":"row ${i}"}` : `{"req":${i}}`));
+    const batch = batchOf(messages);
+    const packed = packer.pack(batch, 0, (_p, offset, error) => expect.unreachable(`${offset}: ${error}`));
+    expect(packer.fast!.packed).toBe(messages.length);
+    expect([...packed.rows]).toEqual(general(EVERY_TYPE, batch).bytes);
+  });
+});
+
 describe('the fast path helpers', () => {
   it('isWellFormedUtf8 agrees with a decode/encode round trip', () => {
     fc.assert(
