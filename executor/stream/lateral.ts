@@ -80,6 +80,10 @@ function seriesLateral(template: Plan, inputWidth: number): SeriesLateral | unde
 
 export class StreamLateralNode implements StreamNode {
   private readonly series: SeriesLateral | undefined;
+  /** The series path's output columns: `output`, or the whole joined row (input columns, then the window start). */
+  private readonly seriesOutput: Int32Array;
+  /** `seriesOutput` as the input columns each output column copies, and where the window start goes (none, once, or more). */
+  private readonly seriesColumns: { readonly copied: Int32Array; readonly windowAt: Int32Array };
 
   constructor(
     private readonly plan: Extract<StreamPlan, { kind: 'StreamLateral' }>,
@@ -87,10 +91,16 @@ export class StreamLateralNode implements StreamNode {
     private readonly output?: Int32Array,
   ) {
     this.series = seriesLateral(plan.template, plan.input.columns.length);
+    const inputWidth = plan.input.columns.length;
+    this.seriesOutput = output ?? Int32Array.from({ length: inputWidth + 1 }, (_, i) => i);
+    // The window start is column `inputWidth` of the joined row: its slot copies column 0, then is overwritten.
+    const windowAt: number[] = [];
+    this.seriesOutput.forEach((column, at) => column === inputWidth && windowAt.push(at));
+    this.seriesColumns = { copied: this.seriesOutput.map((column) => (column === inputWidth ? 0 : column)), windowAt: Int32Array.from(windowAt) };
   }
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
-    if (this.series !== undefined) return this.output === undefined ? this.applySeries(this.series, changes) : this.applySeriesProjected(this.series, changes, this.output);
+    if (this.series !== undefined) return this.applySeries(this.series, changes, this.seriesOutput);
     const joined = this.applyJoined(changes);
     if (this.output === undefined) return joined;
     const output = this.output;
@@ -135,62 +145,19 @@ export class StreamLateralNode implements StreamNode {
     }
   }
 
-  private applySeries(series: SeriesLateral, changes: ChangeBatch): ChangeBatch {
-    const out = emptyChanges();
-    const runtime = this.context.runtime;
-    const { first, last, step, plus } = series;
-    const rows = changes.rows;
-    const signs = changes.signs;
-    for (let i = 0; i < rows.length; i++) {
-      const row = rows[i]!;
-      const sign = signs[i]!;
-      let from: Value;
-      let to: Value;
-      try {
-        from = first(row, runtime);
-        to = last(row, runtime);
-      } catch (error) {
-        this.context.recordError(error);
-        continue;
-      }
-      if (from === null || to === null) continue;
-      if (typeof from !== 'number' || typeof to !== 'number') {
-        this.applyTemplate(row, sign, out);
-        continue;
-      }
-      if (!Number.isFinite(from) || !Number.isFinite(to)) {
-        // An infinite time has no window (the template would step from NaN forever): dropped, recorded.
-        this.context.recordError(new SqlError(SqlState.datetimeFieldOverflow, 'timestamp out of range'));
-        continue;
-      }
-      const width = row.length;
-      const start = out.rows.length;
-      try {
-        for (let current = from; current <= to; current = plus(current, step)) {
-          const joined: Row = new Array(width + 1);
-          for (let c = 0; c < width; c++) joined[c] = row[c]!;
-          joined[width] = current;
-          out.rows.push(joined);
-          out.signs.push(sign);
-        }
-      } catch (error) {
-        // Past the timestamp range: the template fails on this row too; drop what it began.
-        out.rows.length = start;
-        out.signs.length = start;
-        this.context.recordError(error);
-      }
-    }
-    return out;
-  }
-
-  /** `applySeries` emitting each window's row at its projected width (`output` over the joined row; the window start is column `width`). */
-  private applySeriesProjected(series: SeriesLateral, changes: ChangeBatch, output: Int32Array): ChangeBatch {
+  /**
+   * Each input row's windows: one row per window start, built at its final width (`output`: the
+   * joined row's columns to emit, the window start being column `width`; without a projection
+   * above, every column of the row and then the window start).
+   */
+  private applySeries(series: SeriesLateral, changes: ChangeBatch, output: Int32Array): ChangeBatch {
     const out = emptyChanges();
     const runtime = this.context.runtime;
     const { first, last, step, plus } = series;
     const rows = changes.rows;
     const signs = changes.signs;
     const outWidth = output.length;
+    const { copied, windowAt } = this.seriesColumns;
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i]!;
       const sign = signs[i]!;
@@ -206,6 +173,7 @@ export class StreamLateralNode implements StreamNode {
       if (from === null || to === null) continue;
       if (typeof from !== 'number' || typeof to !== 'number') {
         const joined = emptyChanges();
+        // Not numbers (the template's casts and errors apply): the joined rows, projected.
         this.applyTemplate(row, sign, joined);
         for (let j = 0; j < joined.rows.length; j++) {
           const projected: Row = new Array(outWidth);
@@ -216,22 +184,22 @@ export class StreamLateralNode implements StreamNode {
         continue;
       }
       if (!Number.isFinite(from) || !Number.isFinite(to)) {
+        // An infinite time has no window (the template would step from NaN forever): dropped, recorded.
         this.context.recordError(new SqlError(SqlState.datetimeFieldOverflow, 'timestamp out of range'));
         continue;
       }
-      const width = row.length;
       const start = out.rows.length;
       try {
         for (let current = from; current <= to; current = plus(current, step)) {
+          // Every column from the row (a window start's slot reads column 0), then the window start.
           const projected: Row = new Array(outWidth);
-          for (let c = 0; c < outWidth; c++) {
-            const column = output[c]!;
-            projected[c] = column === width ? current : row[column]!;
-          }
+          for (let c = 0; c < outWidth; c++) projected[c] = row[copied[c]!]!;
+          for (let w = 0; w < windowAt.length; w++) projected[windowAt[w]!] = current;
           out.rows.push(projected);
           out.signs.push(sign);
         }
       } catch (error) {
+        // Past the timestamp range: the template fails on this row too; drop what it began.
         out.rows.length = start;
         out.signs.length = start;
         this.context.recordError(error);

@@ -22,6 +22,8 @@ const VIEWS: [string, string][] = [
   ['arrays', 'select g, id from t, unnest(t.tags) as g'],
   ['hops', "select window_start, id from hop(t, ts, interval '5 minutes', interval '15 minutes')"],
   ['hop_counts', "select k, window_start, count(*) as c from hop(t, ts, interval '5 minutes', interval '15 minutes') group by window_start, k"],
+  // The window start twice and between the row's columns (the series path writes every slot of it).
+  ['hops_twice', "select window_start as a, id, window_start as b, k from hop(t, ts, interval '5 minutes', interval '15 minutes')"],
 ];
 
 describe('a projection of plain columns over a LATERAL', () => {
