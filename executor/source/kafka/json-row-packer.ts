@@ -20,8 +20,10 @@
 //   float4/float8   any number: Number() of its text equals JSON.parse's value
 //   text/varchar/bpchar/name  a string without escapes: its bytes (valid UTF-8 checked)
 //   bool            true/false
-//   timestamp       a string `YYYY-MM-DD HH:MM:SS[.ffffff]` (or `T`) in range, as sql/datetime.ts's
-//                   fastTimestamp reads it
+//   timestamp       a string `YYYY-MM-DD HH:MM:SS[.ffffff][zone]` (or `T`) in range, as
+//                   sql/datetime.ts's fastTimestamp reads it (the zone ignored)
+//   timestamptz     the same with a zone (`Z`, `+HH`, `+HHMM`, `+HH:MM`), subtracted; without a
+//                   zone the session's applies, so the general path converts it
 //   anything else   the JSON value as JSON.parse would give it (a string, a number, a boolean, or
 //                   JSON.parse of the nested value's bytes) through the column's own converter
 //                   (field-converters.ts), then encodeRowValue: the general path's code on the
@@ -60,6 +62,7 @@ const K_TEXT = 4;
 const K_BOOL = 5;
 const K_TIMESTAMP = 6;
 const K_OTHER = 7;
+const K_TIMESTAMPTZ = 8;
 
 // What a declared column holds once its field is read.
 const S_NULL = 1;
@@ -98,6 +101,8 @@ function classOf(typeName: string): number {
       return K_BOOL;
     case 'timestamp':
       return K_TIMESTAMP;
+    case 'timestamptz':
+      return K_TIMESTAMPTZ;
     default:
       return K_OTHER;
   }
@@ -161,13 +166,15 @@ function twoDigits(b: Uint8Array, at: number): number {
 }
 
 /**
- * Microseconds of a timestamp written `YYYY-MM-DD HH:MM:SS[.f{1,6}]` (or with `T`) in bytes
- * [start, end), with the checks of sql/datetime.ts's fastTimestamp; NaN when the text is any other
- * shape or out of its ranges (the caller then parses the text the general way).
+ * Microseconds of a timestamp written `YYYY-MM-DD HH:MM:SS[.f{1,6}][zone]` (or with `T`; zone `Z`,
+ * `+HH`, `+HHMM` or `+HH:MM`) in bytes [start, end), as sql/datetime.ts's fastTimestamp reads it:
+ * `timestamp` ignores a zone, `timestamptz` subtracts it and needs one (without one the session's
+ * zone applies: the general path's). NaN when the text is any other shape or out of fastTimestamp's
+ * ranges (the caller then parses the text the general way).
  */
-export function timestampMicros(b: Uint8Array, start: number, end: number): number {
+export function timestampMicros(b: Uint8Array, start: number, end: number, withZone = false): number {
   const length = end - start;
-  if (length < 19 || length === 20 || length > 26) return NaN;
+  if (length < 19) return NaN;
   if (b[start + 4] !== 0x2d || b[start + 7] !== 0x2d || b[start + 13] !== 0x3a || b[start + 16] !== 0x3a) return NaN;
   const separator = b[start + 10];
   if (separator !== 0x20 && separator !== 0x54) return NaN;
@@ -182,18 +189,44 @@ export function timestampMicros(b: Uint8Array, start: number, end: number): numb
   const year = y0 * 100 + y1;
   if (year === 0 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return NaN;
   if (hour > 23 || minute > 59 || second > 59) return NaN;
+  let i = start + 19;
   let fraction = 0;
-  if (length > 19) {
-    if (b[start + 19] !== 0x2e) return NaN;
+  if (i < end && b[i] === 0x2e) {
+    i++;
     let scale = 100_000;
-    for (let i = start + 20; i < end; i++) {
+    const from = i;
+    while (i < end && i - from < 6) {
       const digit = b[i]! - 0x30;
-      if (digit < 0 || digit > 9) return NaN;
+      if (digit < 0 || digit > 9) break;
       fraction += digit * scale;
       scale /= 10;
+      i++;
     }
+    if (i === from) return NaN;
   }
-  return daysFromCivil(year, month, day) * MICROS_PER_DAY + hour * MICROS_PER_HOUR + minute * MICROS_PER_MINUTE + second * MICROS_PER_SECOND + fraction;
+  const local = daysFromCivil(year, month, day) * MICROS_PER_DAY + hour * MICROS_PER_HOUR + minute * MICROS_PER_MINUTE + second * MICROS_PER_SECOND + fraction;
+  if (i === end) return withZone ? NaN : local;
+  let offsetSeconds = 0;
+  const sign = b[i];
+  if (sign === 0x5a) {
+    i++;
+  } else if (sign === 0x2b || sign === 0x2d) {
+    const hours = twoDigits(b, i + 1);
+    if (i + 3 > end || hours < 0) return NaN;
+    i += 3;
+    let minutes = 0;
+    if (i < end) {
+      if (b[i] === 0x3a) i++;
+      minutes = i + 2 <= end ? twoDigits(b, i) : -1;
+      if (minutes < 0) return NaN;
+      i += 2;
+    }
+    offsetSeconds = (sign === 0x2d ? -1 : 1) * (hours * 3600 + minutes * 60);
+  } else {
+    return NaN;
+  }
+  if (i !== end) return NaN;
+  return withZone ? local - offsetSeconds * MICROS_PER_SECOND : local;
 }
 
 export class JsonRowPacker {
@@ -438,8 +471,8 @@ export class JsonRowPacker {
           this.ends[c] = k;
           return end;
         }
-        if (kind === K_TIMESTAMP) {
-          const micros = timestampMicros(b, start, k);
+        if (kind === K_TIMESTAMP || kind === K_TIMESTAMPTZ) {
+          const micros = timestampMicros(b, start, k, kind === K_TIMESTAMPTZ);
           if (micros === micros) {
             this.states[c] = S_NUMBER;
             this.numbers[c] = micros;

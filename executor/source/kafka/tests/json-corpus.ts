@@ -151,6 +151,19 @@ export const TIMESTAMPS = [
   '2026-11-30',
   '2026-11-30 07:36',
   '２０２６-11-30 07:36:32',
+  '2026-11-30T07:36:32.5Z',
+  '2026-11-30 07:36:32+0530',
+  '2026-11-30 07:36:32-08',
+  '2026-11-30 07:36:32.000001-08:00',
+  '2026-11-30 07:36:32+05:',
+  '2026-11-30 07:36:32+5',
+  '2026-11-30 07:36:32+053',
+  '2026-11-30 07:36:32z',
+  '2026-11-30 07:36:32+05:30:00',
+  '2026-11-30 07:36:32 +05:30',
+  '2026-11-30 07:36:32+99:99',
+  '2026-11-30 07:36:32 UTC',
+  '2026-11-30 07:36:32.1234567Z',
 ];
 
 /** Messages with invalid and valid UTF-8 in declared strings, an undeclared string and a key. */
@@ -168,5 +181,5 @@ export function utf8Messages(): Buffer[] {
 
 /** The whole corpus in one list. */
 export function corpus(): (string | Buffer)[] {
-  return [...VALID_EVERY_TYPE, ...INVALID_OR_REJECTED, ...TIMESTAMPS.map((text) => JSON.stringify({ req: 1, ts: text })), ...utf8Messages()];
+  return [...VALID_EVERY_TYPE, ...INVALID_OR_REJECTED, ...TIMESTAMPS.map((text) => JSON.stringify({ req: 1, ts: text, tz: text })), ...utf8Messages()];
 }

@@ -134,10 +134,11 @@ describe('the JSON fast path equals the general path', () => {
     expect(fastCount).toBe(0);
   });
 
-  it('on timestamps of every shape, in range and out', () => {
-    const messages = TIMESTAMPS.map((text) => JSON.stringify({ req: 1, ts: text }));
+  it('on timestamps and timestamptz of every shape, with and without zones, in range and out', () => {
+    const messages = [...TIMESTAMPS.map((text) => JSON.stringify({ req: 1, ts: text })), ...TIMESTAMPS.map((text) => JSON.stringify({ req: 1, tz: text }))];
     const fastCount = agree(EVERY_TYPE, messages);
-    expect(fastCount).toBeGreaterThan(TIMESTAMPS.length / 2);
+    // Most timestamp shapes (and timestamptz with a zone) are read from the bytes.
+    expect(fastCount).toBeGreaterThan(TIMESTAMPS.length);
   });
 
   it('on messages without a value, and UPSERT tombstones and upserts', () => {
@@ -189,7 +190,7 @@ describe('the JSON fast path equals the general path', () => {
       fc.string({ unit: 'binary', maxLength: 20 }),
       fc.string({ maxLength: 20 }),
       fc.date({ min: new Date('0100-01-01'), max: new Date('9999-12-31'), noInvalidDate: true }).map((date) => date.toISOString().replace('T', ' ').replace('Z', '')),
-      fc.constantFrom('2026-11-30 07:36:32', '2024-02-29T00:00:00.5', '{1,2}', '1 day', '\\x00', 'true', 'NaN', 'Infinity'),
+      fc.constantFrom('2026-11-30 07:36:32', '2024-02-29T00:00:00.5', '2026-11-30T07:36:32Z', '2024-02-29 00:00:00.25+05:30', '1999-12-31 23:59:59-0800', '{1,2}', '1 day', '\\x00', 'true', 'NaN', 'Infinity'),
       fc.jsonValue({ maxDepth: 2 }),
     );
     const whitespace = fc.constantFrom('', ' ', '\n', '\t ', '\r\n');
@@ -275,6 +276,24 @@ describe('the fast path helpers', () => {
         expect(timestampMicros(Buffer.from(text), 0, text.length)).toBe(date.getTime() * 1000);
       }),
       { numRuns: 500, seed: 5 },
+    );
+  });
+
+  it('timestampMicros with a zone equals Date.parse of the same ISO text (timestamptz), and ignores it for timestamp', () => {
+    const zone = fc.oneof(
+      fc.constant('Z'),
+      fc.tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 14 }), fc.constantFrom(0, 30, 45)).map(([sign, h, m]) => `${sign}${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}`),
+    );
+    fc.assert(
+      fc.property(fc.date({ min: new Date('1000-01-01T00:00:00Z'), max: new Date('9999-12-30T00:00:00Z'), noInvalidDate: true }), zone, (date, suffix) => {
+        const local = date.toISOString().slice(0, 23);
+        const text = local + suffix;
+        const bytes = Buffer.from(text);
+        expect(timestampMicros(bytes, 0, bytes.length, true)).toBe(Date.parse(text) * 1000);
+        expect(timestampMicros(bytes, 0, bytes.length, false)).toBe(Date.parse(`${local}Z`) * 1000);
+        expect(timestampMicros(bytes, 0, bytes.length - suffix.length, true)).toBeNaN();
+      }),
+      { numRuns: 500, seed: 9 },
     );
   });
 });
