@@ -166,7 +166,8 @@ describe('a replay narrowed by the filter', () => {
     await kafka.client.query(source('rn', 'rn', 'INCLUDE partition AS part INCLUDE offset AS off'));
     const offsets = [0, 0, 0];
     // 3000 messages a partition in one request: record batches of ~130 KB, more than a point
-    // read's share of a fetch (64 KiB), so the broker sends a part of a batch for all but the first.
+    // read's fetch size (64 KiB; in a request of several partitions the broker would send only a
+    // part of such a batch for all but the first).
     const first = await produce('rn', 3, 0, 9000, offsets);
     await kafka.committed('rn', 9000);
     const moment = new Date().toISOString();

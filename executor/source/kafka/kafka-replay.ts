@@ -313,13 +313,6 @@ function rangesByPartition(ranges: ReplayRanges | readonly PartitionRange[]): Ma
   return byPartition;
 }
 
-/** Offsets a partition's pending ranges still cover (a small count fetches small). */
-function pendingOffsets(pending: readonly PartitionRange[], next: bigint): bigint {
-  let total = 0n;
-  for (const range of pending) total += range.to - (range.from > next ? range.from : next);
-  return total;
-}
-
 /**
  * The decoded messages of every range, a partition's fetched batch at a time (in offset order
  * within a partition). `ranges` is an epoch's ranges (one per partition) or a narrowed read
@@ -363,17 +356,31 @@ export async function* replayChunks(relation: RelationDef, ranges: ReplayRanges 
       signal?.throwIfAborted();
       try {
         const leaders = cluster.findLeaderForPartitions(kafka.topic, [...next.keys()]);
+        // One Fetch per leader for the partitions read in bulk; a partition read narrowly (a few
+        // offsets: point reads, IN lists, short offset ranges) goes alone with a small size, first
+        // in its request, so the broker sends its whole first record batch (KIP-74) however large.
+        const calls: { nodeId: string; partitions: { partition: number; fetchOffset: string; maxBytes: number }[] }[] = [];
         for (const [nodeId, partitions] of Object.entries(leaders)) {
-          const broker = await requests.attempt(cluster.findBroker({ nodeId }));
-          const request = partitions.map((partition) => ({
-            partition,
-            fetchOffset: String(next.get(partition)!),
-            maxBytes: fetchBytes.get(partition) ?? (pendingOffsets(pending.get(partition)!, next.get(partition)!) <= SMALL_READ_OFFSETS ? SMALL_READ_BYTES : FETCH_MAX_BYTES_PER_PARTITION),
-          }));
-          const { responses } = await requests.attempt(
-            broker.fetch({ maxWaitTime: 100, minBytes: 1, maxBytes: FETCH_MAX_BYTES, isolationLevel: kafkajsInternals.isolation.READ_COMMITTED, topics: [{ topic: kafka.topic, partitions: request }] }),
-          );
-          requests.succeeded();
+          const bulk: { partition: number; fetchOffset: string; maxBytes: number }[] = [];
+          for (const partition of partitions) {
+            const at = next.get(partition)!;
+            const maxBytes = fetchBytes.get(partition) ?? bytesFor(pending.get(partition)![0]!.to - at);
+            const entry = { partition, fetchOffset: String(at), maxBytes };
+            if (maxBytes < FETCH_MAX_BYTES_PER_PARTITION) calls.push({ nodeId, partitions: [entry] });
+            else bulk.push(entry);
+          }
+          if (bulk.length > 0) calls.push({ nodeId, partitions: bulk });
+        }
+        const answers = await Promise.all(
+          calls.map(async (call) => {
+            const broker = await requests.attempt(cluster.findBroker({ nodeId: call.nodeId }));
+            return requests.attempt(
+              broker.fetch({ maxWaitTime: 100, minBytes: 1, maxBytes: FETCH_MAX_BYTES, isolationLevel: kafkajsInternals.isolation.READ_COMMITTED, topics: [{ topic: kafka.topic, partitions: call.partitions }] }),
+            );
+          }),
+        );
+        requests.succeeded();
+        for (const { responses } of answers) {
           for (const response of responses) {
             for (const data of response.partitions) {
               const list = pending.get(data.partition);
@@ -413,9 +420,16 @@ export async function* replayChunks(relation: RelationDef, ranges: ReplayRanges 
   }
 }
 
-/** A partition's read of at most this many offsets fetches at most SMALL_READ_BYTES (the broker still sends a whole record batch). */
-const SMALL_READ_OFFSETS = 64n;
+/** The least a partition's fetch asks for (the broker still sends the whole first record batch of a request). */
 const SMALL_READ_BYTES = 64 << 10;
+/** Bytes asked per offset still wanted in a partition's current range (a JSON message is ~100-200 bytes). */
+const BYTES_PER_OFFSET = 512n;
+
+/** A partition's fetch size for `offsets` still wanted in its current range: 64 KiB to 4 MiB. */
+function bytesFor(offsets: bigint): number {
+  const bytes = offsets * BYTES_PER_OFFSET;
+  return bytes <= BigInt(SMALL_READ_BYTES) ? SMALL_READ_BYTES : bytes >= BigInt(FETCH_MAX_BYTES_PER_PARTITION) ? FETCH_MAX_BYTES_PER_PARTITION : Number(bytes);
+}
 
 function decodeBatch(decoder: MessageDecoder, partition: number, messages: readonly FetchedMessage[], wanted: readonly PartitionRange[]): ReplayChunk {
   const offsets: bigint[] = [];
