@@ -45,12 +45,17 @@ function flatStringBytes(length: number): number {
  * Strings are charged as one byte per char (decoded ASCII/latin1 text; non-latin1 text takes two).
  */
 export function entryBytes(key: string, row: Row | null): number {
-  const keyLength = key.length;
-  let bytes = MAP_SLOT_BYTES + ENTRY_OBJECT_BYTES;
   // ByteWriter.latin1 returns a flat string for every length.
-  bytes += flatStringBytes(keyLength);
-  if (row === null) return bytes;
-  bytes += ROW_ARRAY_BYTES + 8 * row.length;
+  const bytes = MAP_SLOT_BYTES + ENTRY_OBJECT_BYTES + flatStringBytes(key.length);
+  return row === null ? bytes : bytes + rowBytes(row);
+}
+
+/**
+ * What a row array with its values takes on the V8 heap (an exact-length array: one built by push
+ * keeps spare capacity this does not see). The join cache (executor/stream/join-cache.ts) charges its rows with it.
+ */
+export function rowBytes(row: Row): number {
+  let bytes = ROW_ARRAY_BYTES + 8 * row.length;
   for (let index = 0; index < row.length; index++) {
     const value = row[index];
     switch (typeof value) {

@@ -228,6 +228,26 @@ describe('JoinSideCache', () => {
     expect(cache.find(group, [35, 70])).toBe(5);
   });
 
+  it("charges a row's texts by their length, and gives exactly that back when it compacts", () => {
+    const budget = new GroupCacheBudget(1 << 20);
+    const cache = new JoinSideCache(budget, [scalar('text'), int4], 1);
+    const group = emptyGroup();
+    cache.put(cache.mapKey(['k']), group);
+    const base = budget.usedBytes;
+    // By hand (storage/row-cache.ts's layout): the row array 48 + 2 slots 16, the 1000-char string
+    // 16 + 1000 (8-aligned: 1016), the small integer nothing; plus counts, degrees, dirty 24: 1104.
+    for (let i = 0; i < 40; i++) cache.append(group, ['x'.repeat(1000) + '', i], 1, 0);
+    expect(budget.usedBytes - base).toBe(40 * 1104);
+    for (let i = 0; i < 30; i++) {
+      group.counts[i] = 0;
+      group.deleted++;
+    }
+    cache.compact(group);
+    expect(budget.usedBytes - base).toBe(10 * 1104);
+    cache.reset();
+    expect(budget.usedBytes).toBe(0);
+  });
+
   it('over its budget, drops the oldest groups first and is no longer complete', () => {
     const probe = new GroupCacheBudget(1 << 20);
     const sizing = new JoinSideCache(probe, types, 2);
