@@ -162,20 +162,7 @@ export class ByteWriter {
     this.ensure(8);
     const number = Number(value);
     if (number >= -Number.MAX_SAFE_INTEGER && number <= Number.MAX_SAFE_INTEGER) {
-      // Two's complement from the safe integer: low word, then the high word (floor division).
-      const buffer = this.buffer;
-      const at = this.length;
-      const low = number >>> 0;
-      const high = Math.floor(number / 0x100000000) | 0;
-      buffer[at] = low;
-      buffer[at + 1] = low >>> 8;
-      buffer[at + 2] = low >>> 16;
-      buffer[at + 3] = low >>> 24;
-      buffer[at + 4] = high;
-      buffer[at + 5] = high >>> 8;
-      buffer[at + 6] = high >>> 16;
-      buffer[at + 7] = high >>> 24;
-      this.length = at + 8;
+      this.safeInt64LittleEndian(number);
       return;
     }
     INT64_SCRATCH[0] = value;
@@ -183,6 +170,25 @@ export class ByteWriter {
     const at = this.length;
     const bytes = SCRATCH_BYTES;
     for (let index = 0; index < 8; index++) buffer[at + index] = bytes[LITTLE_ENDIAN ? index : 7 - index]!;
+    this.length = at + 8;
+  }
+
+  /** A safe integer (|value| <= 2^53 - 1) as 8 bytes of two's complement, little-endian, without a BigInt. */
+  safeInt64LittleEndian(value: number): void {
+    this.ensure(8);
+    // Two's complement from the safe integer: low word, then the high word (floor division).
+    const buffer = this.buffer;
+    const at = this.length;
+    const low = value >>> 0;
+    const high = Math.floor(value / 0x100000000) | 0;
+    buffer[at] = low;
+    buffer[at + 1] = low >>> 8;
+    buffer[at + 2] = low >>> 16;
+    buffer[at + 3] = low >>> 24;
+    buffer[at + 4] = high;
+    buffer[at + 5] = high >>> 8;
+    buffer[at + 6] = high >>> 16;
+    buffer[at + 7] = high >>> 24;
     this.length = at + 8;
   }
 

@@ -30,7 +30,8 @@ const NUMERIC_SPECIALS = [undefined, 'nan', 'inf', '-inf'] as const;
 const INT64_MIN = -(1n << 63n);
 const INT64_MAX = (1n << 63n) - 1n;
 
-function writeVarint(writer: ByteWriter, value: number): void {
+/** The row codec's varint (7 bits a byte, low first). */
+export function writeVarint(writer: ByteWriter, value: number): void {
   while (value >= 0x80) {
     writer.byte((value & 0x7f) | 0x80);
     value = Math.floor(value / 128);
@@ -45,20 +46,24 @@ export function encodeRow(writer: ByteWriter, row: Row): void {
   for (let index = 0; index < row.length; index++) encodeRowValue(writer, row[index]!);
 }
 
+/** A JS number as a row value: int32 when it is one (not -0), else float64. */
+export function encodeNumberValue(writer: ByteWriter, value: number): void {
+  if ((value | 0) === value && !Object.is(value, -0)) {
+    writer.byte(TAG_INT32);
+    writer.int32LittleEndian(value);
+  } else {
+    writer.byte(TAG_FLOAT64);
+    writer.float64LittleEndian(value);
+  }
+}
+
 export function encodeRowValue(writer: ByteWriter, value: Value): void {
   if (value === null) return writer.byte(TAG_NULL);
   switch (typeof value) {
     case 'boolean':
       return writer.byte(value ? TAG_TRUE : TAG_FALSE);
     case 'number':
-      if ((value | 0) === value && !Object.is(value, -0)) {
-        writer.byte(TAG_INT32);
-        writer.int32LittleEndian(value);
-      } else {
-        writer.byte(TAG_FLOAT64);
-        writer.float64LittleEndian(value);
-      }
-      return;
+      return encodeNumberValue(writer, value);
     case 'bigint':
       if (value >= INT64_MIN && value <= INT64_MAX) {
         writer.byte(TAG_INT64);

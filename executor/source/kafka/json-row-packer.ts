@@ -32,7 +32,7 @@
 import type { Value } from '../../../sql/value.js';
 import { daysFromCivil, daysInMonth, MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE, MICROS_PER_SECOND } from '../../../sql/calendar.js';
 import { ByteWriter } from '../../../storage/byte-writer.js';
-import { encodeRowValue, ROW_PUT } from '../../../storage/row-codec.js';
+import { encodeNumberValue, encodeRowValue, ROW_PUT, writeVarint } from '../../../storage/row-codec.js';
 import { jsonFieldConverter, type FieldConverter } from '../field-converters.js';
 import type { SourceLayout } from '../source-layout.js';
 
@@ -45,8 +45,6 @@ function tagOf(value: Value): number {
 const TAG_NULL = tagOf(null);
 const TAG_FALSE = tagOf(false);
 const TAG_TRUE = tagOf(true);
-const TAG_INT32 = tagOf(1);
-const TAG_FLOAT64 = tagOf(0.5);
 const TAG_INT64 = tagOf(1n);
 const TAG_STRING = tagOf('');
 
@@ -642,20 +640,12 @@ export class JsonRowPacker {
         copyBytes(writer, b, start, end);
         return;
       }
-      case S_NUMBER: {
-        const value = this.numbers[c]!;
-        if ((value | 0) === value && !Object.is(value, -0)) {
-          writer.byte(TAG_INT32);
-          writer.int32LittleEndian(value);
-        } else {
-          writer.byte(TAG_FLOAT64);
-          writer.float64LittleEndian(value);
-        }
+      case S_NUMBER:
+        encodeNumberValue(writer, this.numbers[c]!);
         return;
-      }
       case S_INT64:
         writer.byte(TAG_INT64);
-        writeSafeInt64(writer, this.numbers[c]!);
+        writer.safeInt64LittleEndian(this.numbers[c]!);
         return;
       case S_TRUE:
         writer.byte(TAG_TRUE);
@@ -691,33 +681,6 @@ function copyBytes(writer: ByteWriter, b: Buffer, start: number, end: number): v
   let at = writer.length;
   for (let k = start; k < end; k++) buffer[at++] = b[k]!;
   writer.length = at;
-}
-
-/** The row codec's varint (storage/row-codec.ts). */
-function writeVarint(writer: ByteWriter, value: number): void {
-  while (value >= 0x80) {
-    writer.byte((value & 0x7f) | 0x80);
-    value = Math.floor(value / 128);
-  }
-  writer.byte(value);
-}
-
-/** A safe integer as 8 bytes of two's complement, little-endian (ByteWriter.int64LittleEndian without the BigInt). */
-function writeSafeInt64(writer: ByteWriter, value: number): void {
-  writer.ensure(8);
-  const buffer = writer.buffer;
-  const at = writer.length;
-  const low = value >>> 0;
-  const high = Math.floor(value / 0x100000000) | 0;
-  buffer[at] = low;
-  buffer[at + 1] = low >>> 8;
-  buffer[at + 2] = low >>> 16;
-  buffer[at + 3] = low >>> 24;
-  buffer[at + 4] = high;
-  buffer[at + 5] = high >>> 8;
-  buffer[at + 6] = high >>> 16;
-  buffer[at + 7] = high >>> 24;
-  writer.length = at + 8;
 }
 
 /**
