@@ -2,13 +2,16 @@
 // one after another, each in its own process so one suite's heap and native state do not skew
 // the next, and passes their JSON lines {"bench","metric","value","unit"} through to stdout (and
 // to FILE with --out). Suites: the other files of this folder, by stem (storage, stream, ...).
-// --scale sets BENCH_SCALE for the suites that read it (a quick run: --scale 0.1). Any other
-// `--flag value` is passed to the suites (nexmark: --queries q0,q1 --events N).
+// --scale sets BENCH_SCALE for the suites that read it (a quick run: --scale 0.1). Any other flag
+// is passed to the suites: `--flag value` (nexmark: --queries q0,q1 --events N), a switch with no
+// value (kafka: --skip-generator), or `--flag=value` (support/run-args.ts says how they are told
+// apart). An unknown suite or a malformed flag is refused with the usage.
 
 import { spawn } from 'node:child_process';
 import { appendFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseRunArguments, RunArgumentError, type RunArguments } from './support/run-args.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const available = readdirSync(here)
@@ -18,25 +21,19 @@ const available = readdirSync(here)
 
 function usage(message?: string): never {
   if (message !== undefined) console.error(`bench: ${message}`);
-  console.error(`usage: npm run bench -- [SUITE ...] [--out FILE] [--scale X] [--FLAG VALUE for the suites]\nsuites: ${available.join(', ')}`);
+  console.error(`usage: npm run bench -- [SUITE ...] [--out FILE] [--scale X] [--FLAG [VALUE] | --FLAG=VALUE for the suites]\nsuites: ${available.join(', ')}`);
   process.exit(2);
 }
 
-const suites: string[] = [];
-let out: string | undefined;
-let scale: string | undefined;
-const suiteArgs: string[] = [];
-const args = process.argv.slice(2);
-for (let i = 0; i < args.length; i++) {
-  const arg = args[i]!;
-  if (arg === '--out') out = args[++i] ?? usage('--out needs a file');
-  else if (arg === '--scale') scale = args[++i] ?? usage('--scale needs a number');
-  else if (arg === '--help' || arg === '-h') usage();
-  else if (arg.startsWith('--')) suiteArgs.push(arg, args[++i] ?? usage(`${arg} needs a value`));
-  else if (!available.includes(arg)) usage(`unknown suite ${arg}`);
-  else suites.push(arg);
+let parsed: RunArguments;
+try {
+  parsed = parseRunArguments(process.argv.slice(2), available);
+} catch (error) {
+  if (error instanceof RunArgumentError) usage(error.message);
+  throw error;
 }
-if (scale !== undefined && !(Number(scale) > 0)) usage('--scale must be a positive number');
+if (parsed.help) usage();
+const { suites, out, scale, suiteArgs } = parsed;
 if (out !== undefined) writeFileSync(out, '');
 
 function runSuite(suite: string): Promise<number> {
