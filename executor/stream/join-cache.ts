@@ -12,7 +12,7 @@
 // from then on it holds the keys probed or written since, oldest evicted first.
 //
 // Memory: every cache of the process draws on one GroupCacheBudget (a share of --memory-limit);
-// over it, the growing cache drops its oldest groups first (insertion order), then the others do.
+// over it, the largest cache drops its oldest groups first (insertion order), then the next largest.
 // An aborted epoch empties every cache (its writes are gone from the state); a restart starts cold.
 //
 // Only keys and rows whose types compare equal exactly when their state-key encodings are equal
@@ -58,18 +58,45 @@ export function emptyGroup(): JoinGroup {
 
 /** A cache drawing on a GroupCacheBudget: a join side's (JoinSideCache) or an aggregate's (agg-cache.ts). */
 export interface BudgetedCache {
-  /** Drops its oldest groups until the budget is met. */
+  /** Bytes it holds, charged to the budget. */
+  readonly bytes: number;
+  /** Drops its oldest groups until the budget's `usedBytes` is at most its `limitBytes`. */
   evictOldest(budget: GroupCacheBudget): void;
 }
 
-/** One budget for the join and aggregate caches of a process. */
+/** A reclaim step evicts at least this much from the largest cache when caches tie in size. */
+const RECLAIM_STEP_BYTES = 64 * 1024;
+
+/**
+ * One budget for the join and aggregate caches of a process. Over it, the **largest** cache evicts
+ * first (down to the next largest, then those two, ...), never the growing one for being the one
+ * that grows: a small, fully cached join side keeps its groups (and stays complete) while a large
+ * one gives back. The memory manager (executor/memory-manager.ts) moves the limit at run time.
+ */
 export class GroupCacheBudget {
   usedBytes = 0;
   /** A side (an aggregate) whose state table holds at most this many rows is loaded whole at the first change. */
   completeLoadRows = 10_000;
+  /** Bytes evicted to meet the budget since start (reclaims and lowered limits). */
+  evictedBytes = 0;
   private readonly caches = new Set<BudgetedCache>();
+  private budgetBytes: number;
+  /** While one reclaim step runs: what the evicting cache brings `usedBytes` down to. */
+  private stepTargetBytes: number | undefined;
 
-  constructor(readonly limitBytes: number) {}
+  constructor(limitBytes: number) {
+    this.budgetBytes = Math.max(0, limitBytes);
+  }
+
+  /** What the caches evict down to: the budget, or during a reclaim step that step's target (below it). */
+  get limitBytes(): number {
+    return this.stepTargetBytes ?? this.budgetBytes;
+  }
+
+  /** The budget itself (the memory manager's share for the group caches). */
+  get budget(): number {
+    return this.budgetBytes;
+  }
 
   register(cache: BudgetedCache): void {
     this.caches.add(cache);
@@ -79,13 +106,43 @@ export class GroupCacheBudget {
     this.caches.delete(cache);
   }
 
-  /** Evicts from `growing` first, then from the others, until within the limit. */
-  reclaim(growing: BudgetedCache): void {
-    growing.evictOldest(this);
-    for (const cache of this.caches) {
-      if (this.usedBytes <= this.limitBytes) return;
-      if (cache !== growing) cache.evictOldest(this);
+  /** Moves the budget; when lowered below what is cached, evicts from the largest caches first. Returns the bytes evicted. */
+  setLimit(limitBytes: number): number {
+    this.budgetBytes = Math.max(0, Math.floor(limitBytes));
+    return this.evictLargestFirst();
+  }
+
+  /** Called by a cache that grew past the budget: evicts from the largest caches first until within it. */
+  reclaim(_growing: BudgetedCache): void {
+    this.evictLargestFirst();
+  }
+
+  private evictLargestFirst(): number {
+    const before = this.usedBytes;
+    while (this.usedBytes > this.budgetBytes) {
+      let largest: BudgetedCache | undefined;
+      let second = 0;
+      for (const cache of this.caches) {
+        if (largest === undefined || cache.bytes > largest.bytes) {
+          if (largest !== undefined) second = largest.bytes;
+          largest = cache;
+        } else if (cache.bytes > second) second = cache.bytes;
+      }
+      if (largest === undefined || largest.bytes <= 0) break;
+      const over = this.usedBytes - this.budgetBytes;
+      const step = Math.min(over, Math.max(largest.bytes - second, RECLAIM_STEP_BYTES));
+      const used = this.usedBytes;
+      this.stepTargetBytes = used - step;
+      try {
+        largest.evictOldest(this);
+      } finally {
+        this.stepTargetBytes = undefined;
+      }
+      if (this.usedBytes >= used) break; // nothing evictable left in it
     }
+    const evicted = Math.max(0, before - this.usedBytes);
+    this.evictedBytes += evicted;
+    return evicted;
   }
 }
 
