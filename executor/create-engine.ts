@@ -13,6 +13,7 @@ import { openRocksStateStore } from '../storage/rocks-state-store.js';
 import { startCheckpointing } from './durability/start-checkpointing.js';
 import type { Engine } from './engine.js';
 import { DEFAULT_HEAP_GROWING_PERCENT, setHeapGrowingPercent } from './heap-growth.js';
+import { planMemory } from './memory-manager.js';
 import { openEngine } from './open-engine.js';
 import type { SourceStatus } from './source/source-status.js';
 
@@ -40,7 +41,9 @@ export interface EngineOptions {
 }
 
 export async function createEngine(options: EngineOptions): Promise<Engine> {
-  setHeapGrowingPercent(options.heapGrowingPercent ?? DEFAULT_HEAP_GROWING_PERCENT);
+  const heapGrowingPercent = options.heapGrowingPercent ?? DEFAULT_HEAP_GROWING_PERCENT;
+  setHeapGrowingPercent(heapGrowingPercent);
+  const plan = planMemory(options.memoryLimitBytes, heapGrowingPercent);
   const stateDir = join(options.dataDir, 'state');
   const metrics = options.checkpointMetrics ?? new CheckpointMetrics();
   const objectStore = await openObjectStore(options.checkpointUrl, {
@@ -56,7 +59,10 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   const store = openRocksStateStore({
     dir: stateDir,
     retentionMs: options.timeTravelRetentionMs,
-    memoryLimitBytes: options.memoryLimitBytes,
+    // --memory-limit's parts (memory-manager.ts): the row caches' share, RocksDB's block cache with
+    // the memtables charged to it.
+    memoryLimitBytes: plan.rowCacheBytes,
+    rocksdb: { blockCacheBytes: plan.rocksdbCacheBytes, memtableBudgetBytes: plan.rocksdbMemtableBytes, writeBufferBytes: plan.rocksdbWriteBufferBytes },
   });
   let engine;
   try {
@@ -64,6 +70,8 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       dataDir: options.dataDir,
       timeTravelRetentionMs: options.timeTravelRetentionMs,
       memoryLimitBytes: options.memoryLimitBytes,
+      heapGrowingPercent,
+      manageMemory: true,
       checkpointMetrics: metrics,
       barrierIntervalMs: options.barrierIntervalMs,
       ...(options.sourceStatus === undefined ? {} : { sourceStatus: options.sourceStatus }),

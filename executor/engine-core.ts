@@ -17,6 +17,7 @@ import { EngineStatus } from './metrics/status.js';
 import { indexEntry, indexStateTable } from './secondary-index.js';
 import type { Row } from '../sql/value.js';
 import type { MemoryPart } from '../storage/mvcc-backend.js';
+import { MemoryManager, planMemory, type AdjustableBudget } from './memory-manager.js';
 
 type EngineStatusMemory = () => { usedBytes: number; limitBytes: number; cachedRows: number; hits: number; misses: number; evictions: number };
 
@@ -73,6 +74,10 @@ export interface EngineSettings {
   readonly sourceStatus?: SourceStatus;
   /** Latency histograms, sessions, statement counts shared with the server's /metrics (created when omitted). */
   readonly metrics?: EngineMetrics;
+  /** V8's heap growth the engine runs with (heap-growth.ts; the memory plan assumes it). */
+  readonly heapGrowingPercent?: number;
+  /** Start the memory manager (feedback from the live heap; the server does, tests opt in). */
+  readonly manageMemory?: boolean;
 }
 
 export class EngineCore {
@@ -86,6 +91,8 @@ export class EngineCore {
   readonly metrics: EngineMetrics;
   /** The status API (executor/metrics/): system tables, EXPLAIN ANALYZE and /metrics read it. */
   readonly status: EngineStatus;
+  /** --memory-limit's parts and the feedback that keeps the heap in its part (memory-manager.ts). */
+  readonly memory: MemoryManager;
 
   constructor(
     store: StateStore,
@@ -103,8 +110,14 @@ export class EngineCore {
         if (view === undefined) return [];
         return snapshot.indexesOf(viewId).map((index) => ({ table: indexStateTable(this.store, view, index), entry: (row: Row) => indexEntry(view, index, row) }));
       },
-      settings.memoryLimitBytes,
+      planMemory(settings.memoryLimitBytes, settings.heapGrowingPercent).groupCacheBytes,
     );
+    const rowCaches = (store as Partial<{ budget: AdjustableBudget }>).budget;
+    this.memory = new MemoryManager({
+      plan: planMemory(settings.memoryLimitBytes, settings.heapGrowingPercent),
+      ...(rowCaches === undefined ? {} : { rowCaches }),
+      groupCaches: this.streams.groupCaches,
+    });
     this.metrics = settings.metrics ?? new EngineMetrics();
     const memoryStats = (store as Partial<{ memoryStats: EngineStatusMemory }>).memoryStats;
     const memoryUsage = (store as Partial<{ memoryUsage: () => readonly MemoryPart[] }>).memoryUsage;
@@ -114,6 +127,7 @@ export class EngineCore {
       ...(memoryStats === undefined ? {} : { memoryStats: memoryStats.bind(store) }),
       ...(memoryUsage === undefined ? {} : { memoryUsage: memoryUsage.bind(store) }),
       streams: this.streams,
+      memoryManager: this.memory,
       metrics: this.metrics,
       sourceStatus: this.sourceStatus,
       ...(settings.checkpointMetrics === undefined ? {} : { checkpoints: settings.checkpointMetrics }),

@@ -85,6 +85,7 @@ export class OxbowEngine implements Engine {
   async close(): Promise<void> {
     this.closing ??= (async () => {
       await this.stopWriters();
+      this.core.memory.stop();
       await this.core.store.close();
     })();
     return this.closing;
@@ -102,5 +103,6 @@ export async function openEngine(store: StateStore, settings: EngineSettings): P
   sinks.start();
   const temporalTicker = new TemporalTicker(core, settings.barrierIntervalMs ?? 1000);
   temporalTicker.start();
+  if (settings.manageMemory === true) core.memory.start();
   return new OxbowEngine(core, sources, sinks, temporalTicker);
 }

@@ -45,6 +45,11 @@ export interface OpenOptions {
   readonly blockCacheBytes?: number;
   readonly bloomBitsPerKey?: number;
   readonly writeBufferBytes?: number;
+  /**
+   * A write buffer manager: every memtable together bounded to this many bytes and charged to the
+   * block cache, whose capacity then holds both (0 or absent: none, memtables outside the cache).
+   */
+  readonly memtableBudgetBytes?: number;
   readonly blockBytes?: number;
   readonly compression?: 'none' | 'snappy' | 'lz4' | 'zstd';
   readonly bottommostCompression?: 'none' | 'snappy' | 'lz4' | 'zstd';

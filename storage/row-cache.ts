@@ -80,12 +80,21 @@ export function rowBytes(row: Row): number {
 }
 
 export class MemoryBudget {
-  readonly limitBytes: number;
   usedBytes = 0;
+  /** Bytes evicted because the limit was lowered (setLimit) since start. */
+  loweredEvictedBytes = 0;
   private readonly caches = new Set<RowCache>();
+  private budgetBytes: number;
+  /** While setLimit evicts from one cache: what that cache brings `usedBytes` down to. */
+  private stepTargetBytes: number | undefined;
 
   constructor(limitBytes: number) {
-    this.limitBytes = limitBytes;
+    this.budgetBytes = limitBytes;
+  }
+
+  /** What the caches evict down to: the limit, or while setLimit evicts one cache that step's target. */
+  get limitBytes(): number {
+    return this.stepTargetBytes ?? this.budgetBytes;
   }
 
   register(cache: RowCache): void {
@@ -103,7 +112,45 @@ export class MemoryBudget {
       if (cache !== except) cache.evictUntilWithinBudget();
     }
   }
+
+  /**
+   * Moves the limit at run time (the engine's memory manager). A limit of 0 stays what it was at
+   * construction (the memory tier disabled), so a positive limit is never lowered to 0 here. When
+   * lowered below what is cached, the largest caches evict first (down to the next largest, then
+   * both, ...). Returns the bytes evicted.
+   */
+  setLimit(limitBytes: number): number {
+    if (this.budgetBytes <= 0) return 0;
+    this.budgetBytes = Math.max(1, Math.floor(limitBytes));
+    const before = this.usedBytes;
+    while (this.usedBytes > this.budgetBytes) {
+      let largest: RowCache | undefined;
+      let second = 0;
+      for (const cache of this.caches) {
+        if (largest === undefined || cache.bytes > largest.bytes) {
+          if (largest !== undefined) second = largest.bytes;
+          largest = cache;
+        } else if (cache.bytes > second) second = cache.bytes;
+      }
+      if (largest === undefined || largest.bytes <= 0) break;
+      const over = this.usedBytes - this.budgetBytes;
+      const used = this.usedBytes;
+      this.stepTargetBytes = used - Math.min(over, Math.max(largest.bytes - second, LOWER_STEP_BYTES));
+      try {
+        largest.evictUntilWithinBudget();
+      } finally {
+        this.stepTargetBytes = undefined;
+      }
+      if (this.usedBytes >= used) break;
+    }
+    const evicted = Math.max(0, before - this.usedBytes);
+    this.loweredEvictedBytes += evicted;
+    return evicted;
+  }
 }
+
+/** setLimit evicts at least this much from the largest cache when caches tie in size. */
+const LOWER_STEP_BYTES = 64 * 1024;
 
 export class RowCache {
   private readonly entries = new Map<string, CacheEntry>();

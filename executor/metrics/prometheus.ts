@@ -92,9 +92,20 @@ export function prometheusText(status: EngineStatus, extra: { readonly connectio
 
   const memory = status.memory();
   w.family('oxbow_memory_bytes', 'gauge', "Where the process's memory is, by component (oxbow_catalog.memory; components overlap: rss holds the others).");
-  for (const part of memory) w.sample('oxbow_memory_bytes', { component: part.component }, part.bytes);
+  for (const part of memory) if (part.component !== 'cache_evicted_by_manager') w.sample('oxbow_memory_bytes', { component: part.component }, part.bytes);
   w.family('oxbow_memory_limit_bytes', 'gauge', 'The bound a memory component is kept under, for those that have one.');
   for (const part of memory) if (part.limitBytes !== null) w.sample('oxbow_memory_limit_bytes', { component: part.component }, part.limitBytes);
+  const manager = status.memoryManager();
+  if (manager !== null) {
+    w.one('oxbow_memory_manager_evicted_bytes_total', "Bytes the caches evicted because the memory manager lowered their budget (the live heap was over its part of --memory-limit).", manager.evictedBytes, 'counter');
+    w.family('oxbow_memory_manager_actions_total', 'counter', "The memory manager's steps after V8's full collections: the caches' budget lowered or raised, V8's heap growth lowered or raised.");
+    w.sample('oxbow_memory_manager_actions_total', { action: 'budget_lowered' }, manager.budgetLowered);
+    w.sample('oxbow_memory_manager_actions_total', { action: 'budget_raised' }, manager.budgetRaised);
+    w.sample('oxbow_memory_manager_actions_total', { action: 'growth_lowered' }, manager.growthLowered);
+    w.sample('oxbow_memory_manager_actions_total', { action: 'growth_raised' }, manager.growthRaised);
+    w.one('oxbow_memory_manager_heap_growing_percent', "V8's heap growth past the live heap before a full collection, as the memory manager set it.", manager.heapGrowingPercent);
+    w.one('oxbow_memory_manager_full_collections_total', "V8's full collections the memory manager read the live heap after.", manager.readings, 'counter');
+  }
 
   const proc = status.process();
   w.one('oxbow_process_resident_memory_bytes', 'Resident memory of the process.', proc.residentBytes);

@@ -19,6 +19,7 @@ import type { ViewErrorRecord } from '../stream/view-errors.js';
 import type { SourceStatus } from '../source/source-status.js';
 import type { EngineMetrics, SessionActivity } from './engine-metrics.js';
 import type { HistogramSnapshot } from './histogram.js';
+import type { MemoryManagerStatus } from '../memory-manager.js';
 
 export interface ObjectInfo {
   readonly id: number;
@@ -128,10 +129,13 @@ const MEMORY_DESCRIPTIONS: Readonly<Record<string, string>> = {
   js_heap_total: "V8 heap reserved (limit: V8's heap size limit)",
   external: 'C++ memory bound to JavaScript objects: Buffers and typed arrays (part of malloc_in_use)',
   array_buffers: 'backing stores of ArrayBuffers and Buffers (part of external)',
-  row_cache: "decoded rows of state tables cached on the V8 heap (part of js_heap_used; limit: --memory-limit)",
-  group_caches: "join sides' and aggregates' cached groups on the V8 heap (part of js_heap_used; limit: a quarter of --memory-limit)",
+  row_cache: "decoded rows of state tables cached on the V8 heap (part of js_heap_used; limit: its share of cache_budget)",
+  group_caches: "join sides' and aggregates' cached groups on the V8 heap (part of js_heap_used; limit: its share of cache_budget)",
+  cache_budget: "the caches' effective budget (row_cache + group_caches) the memory manager sets from the live heap (limit: the most --memory-limit gives them)",
+  live_heap: "V8 heap in use just after the last full collection (limit: what keeps the heap, live heap times V8's growth, in its part of --memory-limit)",
+  cache_evicted_by_manager: 'bytes the caches evicted since start because the memory manager lowered cache_budget (a count, not memory held)',
   write_batches: 'packed write batches of sealed epochs in flight and spare ones kept for the next (part of array_buffers)',
-  rocksdb_block_cache: "RocksDB's block cache: data, index and filter blocks (part of malloc_in_use)",
+  rocksdb_block_cache: "RocksDB's block cache: data, index and filter blocks, and the memtables charged to it (part of malloc_in_use; limit: an eighth of --memory-limit, 16-256 MiB)",
   rocksdb_block_cache_pinned: 'of the block cache, entries pinned by readers and the pinned top-level index and filter partitions',
   rocksdb_memtables: "RocksDB's memtables: the active one, those waiting for a flush, flushed ones still pinned by an iterator (part of malloc_in_use)",
   rocksdb_table_readers: "RocksDB's open SST files' readers outside the block cache (part of malloc_in_use)",
@@ -162,6 +166,8 @@ export interface StatusInputs {
   /** The store's memory by component (row cache, write batches, RocksDB's): MvccStateStore.memoryUsage. */
   readonly memoryUsage?: () => readonly MemoryPart[];
   readonly streams: StreamManager;
+  /** The memory manager's budget and actions (executor/memory-manager.ts). */
+  readonly memoryManager?: { status(): MemoryManagerStatus };
   readonly metrics: EngineMetrics;
   readonly sourceStatus?: SourceStatus;
   readonly checkpoints?: CheckpointMetrics;
@@ -388,11 +394,22 @@ export class EngineStatus {
     const rowCache = store.find((part) => part.component === 'row_cache');
     if (rowCache !== undefined) parts.push(rowCache);
     parts.push({ component: 'group_caches', bytes: groupCaches.usedBytes, limitBytes: groupCaches.limitBytes });
+    const manager = this.inputs.memoryManager?.status();
+    if (manager !== undefined) {
+      parts.push({ component: 'cache_budget', bytes: manager.cacheBudgetBytes, limitBytes: manager.cacheMaxBytes });
+      parts.push({ component: 'live_heap', bytes: manager.liveHeapBytes, limitBytes: Math.floor(manager.heapTargetBytes / (1 + manager.heapGrowingPercent / 100)) });
+      parts.push({ component: 'cache_evicted_by_manager', bytes: manager.evictedBytes, limitBytes: null });
+    }
     for (const part of store) if (part !== rowCache) parts.push(part);
     parts.push({ component: 'malloc_in_use', bytes: malloc.inUseBytes, limitBytes: null });
     parts.push({ component: 'malloc_free', bytes: malloc.freeBytes, limitBytes: null });
     parts.push({ component: 'unattributed', bytes: Math.max(0, usage.rss - usage.heapTotal - malloc.inUseBytes - malloc.freeBytes), limitBytes: null });
     return parts.map((part) => ({ ...part, description: MEMORY_DESCRIPTIONS[part.component] ?? '' }));
+  }
+
+  /** The memory manager's budget, growth and actions (null when the engine has none). */
+  memoryManager(): MemoryManagerStatus | null {
+    return this.inputs.memoryManager?.status() ?? null;
   }
 
   sessions(): SessionActivity[] {

@@ -51,7 +51,7 @@ export class StreamManager implements ChangeCapture {
   clock: () => number = () => Date.now();
   /** Changes of each relation views read, pushed into the dataflows since start (/metrics throughput). */
   readonly inputChanges = new Map<number, number>();
-  /** The join caches' budget: a quarter of --memory-limit (the row cache of the store has the limit itself). */
+  /** The join and aggregate caches' budget: their share of --memory-limit (executor/memory-manager.ts, planMemory). */
   readonly groupCaches: GroupCacheBudget;
 
   constructor(
@@ -60,9 +60,10 @@ export class StreamManager implements ChangeCapture {
     private readonly retentionOf: (viewId: number) => number | undefined = () => undefined,
     /** A view's secondary indexes from the catalog (CREATE INDEX on a materialized view). */
     private readonly indexesOf: (viewId: number) => readonly ViewIndex[] = () => [],
-    memoryLimitBytes = 256 * 1024 * 1024,
+    /** The join and aggregate caches' budget (the engine passes planMemory's share; tests pass their own). */
+    groupCacheBytes = 64 * 1024 * 1024,
   ) {
-    this.groupCaches = new GroupCacheBudget(Math.floor(memoryLimitBytes / 4));
+    this.groupCaches = new GroupCacheBudget(groupCacheBytes);
     const errors = store.getMeta(VIEW_ERRORS_META_KEY);
     if (errors !== undefined) this.errors.restore(errors);
   }

@@ -16,7 +16,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpGet, metricsPortOf } from '../support/metrics-http.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 
-const ARGS = ['--metrics-port', '0', '--checkpoint-interval-ms', '1000', '--memory-limit', '64MB'];
+const ARGS = ['--metrics-port', '0', '--checkpoint-interval-ms', '1000', '--memory-limit', '512MB'];
+/** --memory-limit 512MB's parts by hand (executor/memory-manager.ts): RocksDB 64 MiB (an eighth), the heap 448, the caches half of it (224: rows 4/5, groups 1/5). */
+const MIB = 1024 * 1024;
+const ROW_CACHE_BYTES = Math.floor(224 * MIB * 0.8);
+const GROUP_CACHE_BYTES = 224 * MIB - ROW_CACHE_BYTES;
 const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-system-tables-'));
 let oxbow: OxbowServer;
 let client: pg.Client;
@@ -176,30 +180,39 @@ describe('/metrics against the system tables', () => {
     }
     expect(samples.filter((sample) => sample.name === 'oxbow_state_table_bytes')).toHaveLength(sizes.length);
 
-    // Row cache: 64 MiB from --memory-limit; this workload's few rows fit without eviction.
-    expectOne('oxbow_cache_limit_bytes', {}, (value) => expect(value).toBe(64 * 1024 * 1024));
+    // Row cache: its share of --memory-limit; this workload's few rows fit without eviction.
+    expectOne('oxbow_cache_limit_bytes', {}, (value) => expect(value).toBe(ROW_CACHE_BYTES));
     expectOne('oxbow_cache_evictions_total', {}, (value) => expect(value).toBe(0));
     expectOne('oxbow_cache_rows', {}, (value) => expect(value).toBeGreaterThan(0));
     expectOne('oxbow_cache_used_bytes', {}, (value) => expect(value).toBeGreaterThan(0));
-    expect(one(samples, 'oxbow_cache_used_bytes')).toBeLessThanOrEqual(64 * 1024 * 1024);
+    expect(one(samples, 'oxbow_cache_used_bytes')).toBeLessThanOrEqual(ROW_CACHE_BYTES);
 
     // Process: uptime no longer than since this test started the server.
     expectOne('oxbow_process_uptime_seconds', {}, (value) => expect(value * 1000).toBeLessThanOrEqual(Date.now() - startedAt));
     expectOne('oxbow_process_heap_total_bytes', {}, (value) => expect(value).toBeGreaterThanOrEqual(one(samples, 'oxbow_process_heap_used_bytes')));
     expectOne('oxbow_process_external_memory_bytes', {}, (value) => expect(value).toBeGreaterThan(0));
 
-    // Memory: one sample per row of oxbow_catalog.memory; the limits as configured (--memory-limit
-    // 64MB: the row cache has it, the join and aggregate caches a quarter); the rows written are in
-    // RocksDB's memtable.
-    const memory = await rows('SELECT component, limit_bytes FROM oxbow_catalog.memory');
+    // Memory: one sample per row of oxbow_catalog.memory (the manager's evicted bytes are a counter
+    // of their own); the limits as configured (--memory-limit 512MB's parts: the live heap of this
+    // small workload is far under its part, so the memory manager lowered nothing); the rows
+    // written are in RocksDB's memtable.
+    const memory = (await rows('SELECT component, bytes, limit_bytes FROM oxbow_catalog.memory')).filter((row) => row.component !== 'cache_evicted_by_manager');
     expect(samples.filter((sample) => sample.name === 'oxbow_memory_bytes').map((sample) => sample.labels.component).sort()).toEqual(memory.map((row) => String(row.component)).sort());
     for (const row of memory) {
       expectOne('oxbow_memory_bytes', { component: String(row.component) }, (value) => expect(value).toBeGreaterThanOrEqual(0));
       if (row.limit_bytes !== null) expectOne('oxbow_memory_limit_bytes', { component: String(row.component) }, (value) => expect(value).toBe(Number(row.limit_bytes)));
     }
     expect(samples.filter((sample) => sample.name === 'oxbow_memory_limit_bytes')).toHaveLength(memory.filter((row) => row.limit_bytes !== null).length);
-    expect(one(samples, 'oxbow_memory_limit_bytes', { component: 'row_cache' })).toBe(64 * 1024 * 1024);
-    expect(one(samples, 'oxbow_memory_limit_bytes', { component: 'group_caches' })).toBe(16 * 1024 * 1024);
+    expect(one(samples, 'oxbow_memory_limit_bytes', { component: 'row_cache' })).toBe(ROW_CACHE_BYTES);
+    expect(one(samples, 'oxbow_memory_limit_bytes', { component: 'group_caches' })).toBe(GROUP_CACHE_BYTES);
+    expect(one(samples, 'oxbow_memory_bytes', { component: 'cache_budget' })).toBe(224 * MIB);
+    expect(one(samples, 'oxbow_memory_limit_bytes', { component: 'rocksdb_block_cache' })).toBe(64 * MIB);
+    expectOne('oxbow_memory_manager_evicted_bytes_total', {}, (value) => expect(value).toBe(0));
+    for (const action of ['budget_lowered', 'budget_raised', 'growth_lowered', 'growth_raised']) {
+      expectOne('oxbow_memory_manager_actions_total', { action }, (value) => expect(value).toBe(0));
+    }
+    expectOne('oxbow_memory_manager_heap_growing_percent', {}, (value) => expect(value).toBe(100));
+    expectOne('oxbow_memory_manager_full_collections_total', {}, (value) => expect(value).toBeGreaterThanOrEqual(0));
     expect(one(samples, 'oxbow_memory_bytes', { component: 'rocksdb_memtables' })).toBeGreaterThan(0);
 
     // Checkpoints: the families against oxbow_catalog.checkpoints (all complete, all within the
