@@ -69,6 +69,16 @@ export class MvccStateTable implements StateTable {
    * and more each). Cleared once a commit has written rows to it.
    */
   committedEmpty = false;
+  /**
+   * At or above every key this table holds or ever held (encoded without the table prefix, in
+   * latin1: string order is byte order): the largest key in the backend, read by one reverse seek
+   * at the first latest read that gets past the buffers, raised by every buffered write after
+   * that. A latest read of a larger key is absent with no cache lookup and no RocksDB seek, so an
+   * INSERT of ascending keys (serial ids, timestamps) checks its primary key without reading
+   * RocksDB. Deletes, aborts and version GC leave it high, which only costs reads. Undefined until
+   * that first read; '' while the table has no key at all.
+   */
+  private keyBound: string | undefined;
 
   constructor(schema: StateTableSchema, host: TableHost, budget: MemoryBudget) {
     this.schema = schema;
@@ -96,6 +106,7 @@ export class MvccStateTable implements StateTable {
         if (buffered !== undefined) return buffered ?? undefined;
       }
       if (this.committedEmpty) return undefined;
+      if (encoded > (this.keyBound ??= this.readKeyBound())) return undefined;
       const cached = this.cache.get(encoded);
       if (cached !== undefined) return cached ?? undefined;
       writer.bytes(LATEST_SUFFIX);
@@ -120,6 +131,26 @@ export class MvccStateTable implements StateTable {
 
   private buffer(key: string, row: Row | null): void {
     this.pending.set(key, row);
+    if (this.keyBound !== undefined && key > this.keyBound) this.keyBound = key;
+  }
+
+  /** The largest key of the backend (any version, tombstones too), the sealed layers and the open epoch's writes. */
+  private readKeyBound(): string {
+    let bound = '';
+    const { lower, upper } = this.bounds({});
+    const iterator = this.host.backend.scan({ lowerBound: lower, upperBound: upper, reverse: true });
+    try {
+      const packed = iterator.nextPacked(1);
+      if (packed !== null && packed.length > 0) {
+        const keyLength = packed.readUInt32LE(0);
+        bound = packed.toString('latin1', 4 + TABLE_PREFIX_BYTES, 4 + keyLength - EPOCH_SUFFIX_BYTES);
+      }
+    } finally {
+      iterator.close();
+    }
+    for (const layer of this.sealed) for (const key of layer.rows.keys()) if (key > bound) bound = key;
+    for (const key of this.pending.keys()) if (key > bound) bound = key;
+    return bound;
   }
 
   private encodeRowKey(row: Row): string {
