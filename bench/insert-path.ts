@@ -15,6 +15,8 @@
 // message with the literals), `named` (a named prepared statement executed with parameters: Bind,
 // Execute, Sync; PREPARED=1 is the same) or `unnamed` (node-postgres' `client.query(text, values)`:
 // Parse, Bind, Describe, Execute, Sync of the unnamed statement every time).
+// KEYS=random scatters the ids over [2^30, 2^31) (default ascending: above every id written, so the primary-key
+// check reads nothing since the state table's key bound; random ids make it seek RocksDB).
 // Prints JSON lines {"bench","metric","value","unit"}, medians and means in ms.
 // Run: npm run build && npm run bench -- insert-path   (ROWS=100000 N=3000 VIEW=group_by PROTOCOL=unnamed)
 
@@ -37,6 +39,14 @@ const WARM_UP = 300;
 const VIEW = process.env.VIEW ?? 'none';
 const PROTOCOL = process.env.PROTOCOL ?? (process.env.PREPARED === '1' ? 'named' : 'simple');
 if (!['simple', 'named', 'unnamed'].includes(PROTOCOL)) throw new Error(`PROTOCOL=${PROTOCOL}: simple, named or unnamed`);
+const KEYS = process.env.KEYS ?? 'ascending';
+if (KEYS !== 'ascending' && KEYS !== 'random') throw new Error(`KEYS=${KEYS}: ascending or random`);
+/**
+ * The id of the n-th INSERT: n itself, or (KEYS=random) n scattered over [2^30, 2^31), above the
+ * ROWS loaded ids, by a multiplication modulo 2^30 (odd factor: a bijection, so no id repeats);
+ * most fall below an id already written, so the primary-key check cannot skip its read.
+ */
+const keyOf = (sequence: number): number => (KEYS === 'random' ? 0x40000000 + (Math.imul(sequence, 0x9e3779b1) & 0x3fffffff) : sequence);
 
 const emit = reporter('insert-path');
 const phases = new Map<string, number[]>();
@@ -135,12 +145,14 @@ try {
   else if (VIEW !== 'none') throw new Error(`VIEW=${VIEW}: none, group_by or join`);
   const table = VIEW === 'none' ? 'lone' : 'facts';
   const parameterized = `insert into ${table} values ($1, $2, 1)`;
-  const insert = (id: number) =>
-    PROTOCOL === 'named'
+  const insert = (sequence: number) => {
+    const id = keyOf(sequence);
+    return PROTOCOL === 'named'
       ? client.query({ name: 'insert', text: parameterized, values: [id, id % 1000] })
       : PROTOCOL === 'unnamed'
         ? client.query(parameterized, [id, id % 1000])
         : client.query(`insert into ${table} values (${id}, ${id % 1000}, 1)`);
+  };
   let id = ROWS;
   for (let warm = 0; warm < WARM_UP; warm++) await insert(id++);
   timing = true;
@@ -155,7 +167,7 @@ try {
   const cpu = process.cpuUsage(cpuBefore);
   timing = false;
   await new Promise((resolve) => setTimeout(resolve, 50));
-  const label = `${VIEW === 'none' ? 'table no view reads' : `${ROWS} rows, ${VIEW} view`}${PROTOCOL === 'simple' ? '' : `, ${PROTOCOL} statement`}`;
+  const label = `${VIEW === 'none' ? 'table no view reads' : `${ROWS} rows, ${VIEW} view`}${PROTOCOL === 'simple' ? '' : `, ${PROTOCOL} statement`}${KEYS === 'random' ? ', random keys' : ''}`;
   for (const [phase, samples] of [...phases].sort((a, b) => b[1].reduce((x, y) => x + y, 0) - a[1].reduce((x, y) => x + y, 0))) {
     const sorted = [...samples].sort((a, b) => a - b);
     emit(`${label}: ${phase}, median of ${samples.length}`, sorted[Math.floor(sorted.length / 2)]!, 'ms');
