@@ -5,7 +5,7 @@
 // hit since it last passed, first in the cache that is growing, then in the others. Evicted state
 // is read back from the backend.
 
-import type { Row } from '../sql/value.js';
+import type { Row, Value } from '../sql/value.js';
 
 interface CacheEntry {
   row: Row | null;
@@ -22,7 +22,7 @@ interface CacheEntry {
  * more are live: under steady eviction (a cache at its budget) it holds 2 to 4 slots per live
  * entry (measured 3.8 at 34k entries), while only filling 1 to 2. Charged at 3 slots.
  */
-const MAP_SLOT_BYTES = 84;
+export const MAP_SLOT_BYTES = 84;
 /** The { row, bytes, referenced } object: header 24 + 3 fields. */
 const ENTRY_OBJECT_BYTES = 48;
 /** The row array: JSArray 32 + its elements' header 16 (+ 8 per element). */
@@ -56,27 +56,25 @@ export function entryBytes(key: string, row: Row | null): number {
  */
 export function rowBytes(row: Row): number {
   let bytes = ROW_ARRAY_BYTES + 8 * row.length;
-  for (let index = 0; index < row.length; index++) {
-    const value = row[index];
-    switch (typeof value) {
-      case 'number':
-        if ((value | 0) !== value) bytes += HEAP_NUMBER_BYTES; // not a small integer: a heap number
-        break;
-      case 'string':
-        if (value.length > 0) bytes += flatStringBytes(value.length);
-        break;
-      case 'bigint':
-        bytes += BIGINT_64_BYTES;
-        break;
-      case 'object':
-        if (value instanceof Uint8Array) bytes += BYTES_OBJECT_BYTES + value.length;
-        else if (value !== null) bytes += OBJECT_VALUE_BYTES;
-        break;
-      default:
-        break; // booleans and NULL are shared constants
-    }
-  }
+  for (let index = 0; index < row.length; index++) bytes += valueBytes(row[index]!);
   return bytes;
+}
+
+/** What a value takes on the V8 heap besides the slot that points to it (0 for small integers, booleans and NULL). */
+export function valueBytes(value: Value): number {
+  switch (typeof value) {
+    case 'number':
+      return (value | 0) !== value ? HEAP_NUMBER_BYTES : 0; // not a small integer: a heap number
+    case 'string':
+      return value.length > 0 ? flatStringBytes(value.length) : 0;
+    case 'bigint':
+      return BIGINT_64_BYTES;
+    case 'object':
+      if (value instanceof Uint8Array) return BYTES_OBJECT_BYTES + value.length;
+      return value !== null ? OBJECT_VALUE_BYTES : 0;
+    default:
+      return 0; // booleans and NULL are shared constants
+  }
 }
 
 export class MemoryBudget {

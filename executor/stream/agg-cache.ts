@@ -17,12 +17,21 @@
 // are cached (their values make exact Map keys; `cacheableTypes`).
 
 import type { Row, Value } from '../../sql/value.js';
+import { MAP_SLOT_BYTES, rowBytes, valueBytes } from '../../storage/row-cache.js';
 import type { GroupCacheBudget, BudgetedCache } from './join-cache.js';
 
-/** Heap bytes charged per cached group besides its row's columns: the Map's entry, the key, the row array. */
-const ENTRY_BYTES = 120;
-/** Per column of a cached row: a slot and, for int8 / numeric, the heap object it points to. */
-const COLUMN_BYTES = 24;
+// What a cached group takes on the V8 heap (Node 20 x64), checked against heap deltas by
+// cache-heap.test.ts: its state row by its layout (storage/row-cache.ts rowBytes: the array, its
+// bigints, numerics, strings; the key's values are the row's own) and the Map entry (MAP_SLOT_BYTES,
+// under eviction). With two key columns, each first value's inner Map: the JSMap and its first
+// table (32 + 152, measured 184, its first entry in it) and its other entries (filled, rarely
+// deleted: 40 an entry). A text key
+// adds the string (flattened from the cons string that built it). A flat 120 + 24 a column saw
+// neither the inner Maps nor the rows' bigints: q4's (auction, category) groups, one inner Map each,
+// held twice their charge.
+const INNER_MAP_BYTES = 184;
+const INNER_ENTRY_BYTES = 40;
+const TEXT_KEY_BYTES = 32;
 
 export class AggregateGroupCache implements BudgetedCache {
   /**
@@ -34,6 +43,8 @@ export class AggregateGroupCache implements BudgetedCache {
   private readonly pairs: Map<Value, Map<Value, Row>> | undefined;
   private readonly texts: Map<string, Row> | undefined;
   private count = 0;
+  /** Where eviction stopped: the oldest cached group (`evictOldest`, join-cache.ts's hand). */
+  private hand: Iterator<[unknown, Row | Map<Value, Row>]> | undefined;
   /** Every group of the table is cached: a key not here has no state row. */
   complete = false;
   /** The whole table was tried (loaded, or found too large) since the last reset. */
@@ -41,14 +52,11 @@ export class AggregateGroupCache implements BudgetedCache {
   bytes = 0;
   hits = 0;
   misses = 0;
-  private readonly entryBytes: number;
 
   constructor(
     private readonly budget: GroupCacheBudget,
     keyWidth: number,
-    rowWidth: number,
   ) {
-    this.entryBytes = ENTRY_BYTES + COLUMN_BYTES * rowWidth + (keyWidth > 2 ? 16 + 24 * keyWidth : 0);
     if (keyWidth === 1) this.single = new Map();
     else if (keyWidth === 2) this.pairs = new Map();
     else this.texts = new Map();
@@ -81,45 +89,72 @@ export class AggregateGroupCache implements BudgetedCache {
 
   /** The group's state row after a write (or as read from the state). */
   set(key: readonly Value[], row: Row): void {
-    let added: boolean;
+    let previous: Row | undefined;
+    let bytes = rowBytes(row);
     if (this.single !== undefined) {
-      const size = this.single.size;
-      added = this.single.set(key[0]!, row).size !== size;
+      previous = this.single.get(key[0]!);
+      this.single.set(key[0]!, row);
+      if (previous === undefined) bytes += MAP_SLOT_BYTES;
     } else if (this.pairs !== undefined) {
       let inner = this.pairs.get(key[0]!);
-      if (inner === undefined) this.pairs.set(key[0]!, (inner = new Map()));
-      const size = inner.size;
-      added = inner.set(key[1]!, row).size !== size;
+      if (inner === undefined) {
+        // The first entry is in the new Map's first table.
+        this.pairs.set(key[0]!, (inner = new Map()));
+        bytes += MAP_SLOT_BYTES + INNER_MAP_BYTES;
+      } else {
+        previous = inner.get(key[1]!);
+        if (previous === undefined) bytes += INNER_ENTRY_BYTES;
+      }
+      inner.set(key[1]!, row);
     } else {
-      const size = this.texts!.size;
-      added = this.texts!.set(AggregateGroupCache.text(key), row).size !== size;
+      const text = AggregateGroupCache.text(key);
+      previous = this.texts!.get(text);
+      this.texts!.set(text, row);
+      if (previous === undefined) bytes += MAP_SLOT_BYTES + valueBytes(text) + TEXT_KEY_BYTES;
     }
-    if (!added) return;
-    this.count++;
-    this.bytes += this.entryBytes;
-    this.budget.usedBytes += this.entryBytes;
-    if (this.budget.usedBytes > this.budget.limitBytes) this.budget.reclaim(this);
+    if (previous === undefined) this.count++;
+    else bytes -= rowBytes(previous);
+    this.bytes += bytes;
+    this.budget.usedBytes += bytes;
+    if (bytes > 0 && this.budget.usedBytes > this.budget.limitBytes) this.budget.reclaim(this);
   }
 
   /** The group's state row was deleted (its last row went). */
   delete(key: readonly Value[]): void {
-    let deleted: boolean;
-    if (this.single !== undefined) deleted = this.single.delete(key[0]!);
-    else if (this.pairs !== undefined) {
+    let bytes = 0;
+    if (this.single !== undefined) {
+      const row = this.single.get(key[0]!);
+      if (row === undefined) return;
+      this.single.delete(key[0]!);
+      bytes = MAP_SLOT_BYTES + rowBytes(row);
+    } else if (this.pairs !== undefined) {
       const inner = this.pairs.get(key[0]!);
-      deleted = inner !== undefined && inner.delete(key[1]!);
-      if (deleted && inner!.size === 0) this.pairs.delete(key[0]!);
-    } else deleted = this.texts!.delete(AggregateGroupCache.text(key));
-    if (!deleted) return;
+      const row = inner?.get(key[1]!);
+      if (row === undefined) return;
+      inner!.delete(key[1]!);
+      bytes = rowBytes(row);
+      if (inner!.size > 0) bytes += INNER_ENTRY_BYTES;
+      else {
+        this.pairs.delete(key[0]!);
+        bytes += MAP_SLOT_BYTES + INNER_MAP_BYTES;
+      }
+    } else {
+      const text = AggregateGroupCache.text(key);
+      const row = this.texts!.get(text);
+      if (row === undefined) return;
+      this.texts!.delete(text);
+      bytes = MAP_SLOT_BYTES + valueBytes(text) + TEXT_KEY_BYTES + rowBytes(row);
+    }
     this.count--;
-    this.bytes -= this.entryBytes;
-    this.budget.usedBytes -= this.entryBytes;
+    this.bytes -= bytes;
+    this.budget.usedBytes -= bytes;
   }
 
   clear(): void {
     this.single?.clear();
     this.pairs?.clear();
     this.texts?.clear();
+    this.hand = undefined;
     this.count = 0;
     this.budget.usedBytes -= this.bytes;
     this.bytes = 0;
@@ -144,14 +179,32 @@ export class AggregateGroupCache implements BudgetedCache {
   evictOldest(budget: GroupCacheBudget): void {
     if (budget.usedBytes <= budget.limitBytes || this.count === 0) return;
     this.complete = false;
-    const map: Map<unknown, unknown> = this.single ?? this.pairs ?? this.texts!;
-    for (const [mapKey, value] of map) {
+    const map: Map<unknown, Row | Map<Value, Row>> = this.single ?? this.pairs ?? this.texts!;
+    for (;;) {
       if (budget.usedBytes <= budget.limitBytes) return;
+      if (this.hand === undefined) {
+        if (map.size === 0) return;
+        this.hand = map.entries();
+      }
+      const step = this.hand.next();
+      if (step.done === true) {
+        this.hand = undefined;
+        continue;
+      }
+      const [mapKey, value] = step.value;
       map.delete(mapKey);
-      const groups = value instanceof Map ? value.size : 1;
-      this.count -= groups;
-      this.bytes -= groups * this.entryBytes;
-      budget.usedBytes -= groups * this.entryBytes;
+      let bytes = MAP_SLOT_BYTES;
+      if (value instanceof Map) {
+        bytes += INNER_MAP_BYTES + INNER_ENTRY_BYTES * (value.size - 1);
+        for (const row of value.values()) bytes += rowBytes(row);
+        this.count -= value.size;
+      } else {
+        bytes += rowBytes(value);
+        if (this.texts !== undefined) bytes += valueBytes(mapKey as string) + TEXT_KEY_BYTES;
+        this.count--;
+      }
+      this.bytes -= bytes;
+      budget.usedBytes -= bytes;
     }
   }
 }

@@ -185,7 +185,7 @@ export class StreamHashAggregateNode implements StreamNode {
       appendOnlyExtreme: insertsOnly && (spec.mode === 'min' || spec.mode === 'max'),
     }));
     this.callsOfValueTable = this.valueTables.map((_, index) => this.calls.filter((call) => call.spec.valueTable === index + 1 && !call.appendOnlyExtreme));
-    this.cache = cacheableTypes(this.keyTypes) ? new AggregateGroupCache(context.groupCaches, this.keyTypes.length, plan.stateTables[0]!.columnTypes.length) : undefined;
+    this.cache = cacheableTypes(this.keyTypes) ? new AggregateGroupCache(context.groupCaches, this.keyTypes.length) : undefined;
     this.dirty = new KeyMap<number>(this.keyTypes);
   }
 

@@ -33,7 +33,7 @@ import { compile, type Evaluator } from '../batch/expression.js';
 import { KeyMap } from '../batch/row-hash.js';
 import { concatRows, nullRow } from '../batch/join-output.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
-import { cacheableTypes, emptyGroup, JoinSideCache, type JoinGroup } from './join-cache.js';
+import { cacheableTypes, emptyGroup, JOIN_COUNT, JOIN_DEGREE, JOIN_ID, JOIN_ROW, joinStride, JoinSideCache, pushRow, type JoinGroup } from './join-cache.js';
 import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
@@ -70,6 +70,11 @@ export class StreamHashJoinNode implements StreamNode {
   private readonly paddings: readonly Row[];
   /** Per side: its cached key groups (join-cache.ts), or undefined when its types are not cacheable. */
   private readonly caches: readonly (JoinSideCache | undefined)[];
+  /** Per side: slots per row in its groups (`joinStride`). */
+  private readonly strides: readonly number[];
+  /** The other side's rows whose degree a group's changes moved (positions; `dirtyMarks` flags them): written once at the group's end. */
+  private readonly dirtyPositions: number[] = [];
+  private dirtyMarks = new Uint8Array(64);
 
   constructor(
     plan: HashJoinOperator,
@@ -84,6 +89,7 @@ export class StreamHashJoinNode implements StreamNode {
     this.residual = plan.residual === undefined ? undefined : compile(plan.residual);
     this.degrees = plan.degrees;
     this.rowIds = plan.rowIds ?? [false, false];
+    this.strides = this.rowIds.map(joinStride);
     this.rowIds.forEach((byId, side) => {
       if (byId) this.tables[side]!.writeAround?.();
     });
@@ -193,9 +199,15 @@ export class StreamHashJoinNode implements StreamNode {
     const other = 1 - side;
     const group = this.probe(other, key);
     const ownGroup = this.cachedGroup(side, key);
-    const otherRows = group.rows;
-    const otherCounts = group.counts;
-    const otherDegrees = group.degrees;
+    const otherSlots = group.slots;
+    const otherStride = this.strides[other]!;
+    const otherSize = otherSlots.length / otherStride;
+    if (this.dirtyMarks.length < otherSize) this.dirtyMarks = new Uint8Array(Math.max(otherSize, this.dirtyMarks.length * 2));
+    const dirtyMarks = this.dirtyMarks;
+    const dirtyPositions = this.dirtyPositions;
+    // Left over only by a group that threw (its epoch is then aborted): not this group's rows.
+    for (let d = 0; d < dirtyPositions.length; d++) dirtyMarks[dirtyPositions[d]!] = 0;
+    dirtyPositions.length = 0;
     const otherHasDegree = this.degrees[other]!;
     const ownHasDegree = this.degrees[side]!;
     const residual = this.residual;
@@ -209,10 +221,10 @@ export class StreamHashJoinNode implements StreamNode {
       const row = changes.rows[i]!;
       const sign = changes.signs[i]!;
       let matches = 0;
-      for (let j = 0; j < otherRows.length; j++) {
-        const count = otherCounts[j]!;
+      for (let j = 0, at = 0; j < otherSize; j++, at += otherStride) {
+        const count = otherSlots[at + JOIN_COUNT] as number;
         if (count <= 0) continue;
-        const otherRow = otherRows[j]!;
+        const otherRow = otherSlots[at + JOIN_ROW] as Row;
         let joined: Row | undefined;
         if (residual !== undefined) {
           joined = side === 0 ? concatRows(row, otherRow) : concatRows(otherRow, row);
@@ -227,10 +239,13 @@ export class StreamHashJoinNode implements StreamNode {
         matches += count;
         if (this.pairs) push(out, joined ?? (side === 0 ? concatRows(row, otherRow) : concatRows(otherRow, row)), sign, count);
         if (otherHasDegree) {
-          const before = otherDegrees[j]!;
+          const before = otherSlots[at + JOIN_DEGREE] as number;
           const after = before + sign;
-          otherDegrees[j] = after;
-          group.dirty[j] = true;
+          otherSlots[at + JOIN_DEGREE] = after;
+          if (dirtyMarks[j] === 0) {
+            dirtyMarks[j] = 1;
+            dirtyPositions.push(j);
+          }
           if (before <= 0 && after > 0) this.matchChanged(other, otherRow, count, 1, out);
           else if (before > 0 && after <= 0) this.matchChanged(other, otherRow, count, -1, out);
         }
@@ -272,22 +287,28 @@ export class StreamHashJoinNode implements StreamNode {
       }
     }
     if (ownGroup !== undefined) this.caches[side]!.compact(ownGroup);
-    for (let j = 0; j < otherRows.length; j++) {
-      if (group.dirty[j]) {
-        group.dirty[j] = false;
-        if (otherById) otherWrites.push([...key, ...otherRows[j]!, group.ids[j]!, BigInt(otherCounts[j]!), BigInt(otherDegrees[j]!)]);
-        else otherWrites.push([...key, ...otherRows[j]!, BigInt(otherCounts[j]!), BigInt(otherDegrees[j]!)]);
-      }
+    for (let d = 0; d < dirtyPositions.length; d++) {
+      const j = dirtyPositions[d]!;
+      dirtyMarks[j] = 0;
+      const at = j * otherStride;
+      const otherRow = otherSlots[at + JOIN_ROW] as Row;
+      const count = BigInt(otherSlots[at + JOIN_COUNT] as number);
+      const degree = BigInt(otherSlots[at + JOIN_DEGREE] as number);
+      if (otherById) otherWrites.push([...key, ...otherRow, otherSlots[at + JOIN_ID] as Value, count, degree]);
+      else otherWrites.push([...key, ...otherRow, count, degree]);
     }
+    dirtyPositions.length = 0;
   }
 
   /** Keeps a cached group equal to the state after an own row's write. */
   private entryCache(side: number, group: JoinGroup, entry: Entry): void {
     const position = entry.position;
     if (position >= 0) {
-      const before = group.counts[position]!;
-      group.counts[position] = entry.count;
-      group.degrees[position] = entry.degree;
+      const at = position * this.strides[side]!;
+      const slots = group.slots;
+      const before = slots[at + JOIN_COUNT] as number;
+      slots[at + JOIN_COUNT] = entry.count;
+      slots[at + JOIN_DEGREE] = entry.degree;
       if (before > 0 && entry.count <= 0) group.deleted++;
       else if (before <= 0 && entry.count > 0) group.deleted--;
     } else if (entry.count > 0) {
@@ -333,8 +354,10 @@ export class StreamHashJoinNode implements StreamNode {
   private lookupEntry(side: number, key: Value[], row: Row, group: JoinGroup | undefined): Entry {
     if (group === undefined) return this.readEntry(side, key, row);
     const position = this.caches[side]!.find(group, row);
-    if (position < 0 || group.counts[position]! <= 0) return { row, count: 0, degree: 0, existed: false, position };
-    return { row, count: group.counts[position]!, degree: group.degrees[position]!, existed: true, position };
+    const at = position * this.strides[side]!;
+    const count = position < 0 ? 0 : (group.slots[at + JOIN_COUNT] as number);
+    if (count <= 0) return { row, count: 0, degree: 0, existed: false, position };
+    return { row, count, degree: group.slots[at + JOIN_DEGREE] as number, existed: true, position };
   }
 
   /**
@@ -363,12 +386,7 @@ export class StreamHashJoinNode implements StreamNode {
       const mapKey = cache.mapKey(key);
       let entry = groups.get(mapKey);
       if (entry === undefined) groups.set(mapKey, (entry = { group: emptyGroup() }));
-      const group = entry.group;
-      group.rows.push(stateRow.slice(keyWidth, rowEnd));
-      group.counts.push(count);
-      group.degrees.push(withDegree ? Number(stateRow[at + 1] as bigint) : 0);
-      group.dirty.push(false);
-      if (byId) group.ids.push(stateRow[rowEnd]!);
+      pushRow(entry.group, stateRow.slice(keyWidth, rowEnd), count, withDegree ? Number(stateRow[at + 1] as bigint) : 0, byId ? stateRow[rowEnd]! : undefined);
     }
     // Eviction while loading (a budget smaller than the side) leaves the side incomplete.
     cache.complete = true;
@@ -407,7 +425,6 @@ export class StreamHashJoinNode implements StreamNode {
   /** The rows of one key group of one side, with counts and degrees (and row ids on a side by row id). */
   private readGroup(side: number, key: Value[]): JoinGroup {
     const group = emptyGroup();
-    const { rows, counts, degrees, dirty, ids } = group;
     const keyWidth = key.length;
     const byId = this.rowIds[side]!;
     const rowEnd = keyWidth + this.widths[side]!;
@@ -417,11 +434,7 @@ export class StreamHashJoinNode implements StreamNode {
     for (const stateRow of this.tables[side]!.scan({ prefix: key })) {
       const count = Number(stateRow[at] as bigint);
       if (count <= 0) continue;
-      rows.push(stateRow.slice(keyWidth, rowEnd));
-      counts.push(count);
-      degrees.push(withDegree ? Number(stateRow[at + 1] as bigint) : 0);
-      dirty.push(false);
-      if (byId) ids.push(stateRow[rowEnd]!);
+      pushRow(group, stateRow.slice(keyWidth, rowEnd), count, withDegree ? Number(stateRow[at + 1] as bigint) : 0, byId ? stateRow[rowEnd]! : undefined);
     }
     return group;
   }

@@ -22,17 +22,21 @@
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
 import { KeyMap } from '../batch/row-hash.js';
-import { rowBytes } from '../../storage/row-cache.js';
+import { MAP_SLOT_BYTES, rowBytes, valueBytes } from '../../storage/row-cache.js';
 
-/** A side's rows of one join key: parallel arrays; a row whose count is 0 was deleted (kept until compaction). */
+/**
+ * A side's rows of one join key, in **one** array: per row `stride` slots, the row (`JOIN_ROW`), its
+ * count (`JOIN_COUNT`), its degree (`JOIN_DEGREE`) and, on a side stored by (key, row id)
+ * (`HashJoinOperator.rowIds`), its source row id (`JOIN_ID`). A row whose count is 0 was deleted
+ * (kept until compaction). One array instead of five (rows, counts, degrees, dirty flags, ids):
+ * each of those had V8's 17-slot first growth, so a one-row group took about 1,000 bytes of arrays
+ * (q4 at 3M events: 430 MiB of join cache charged 230; `BENCHMARKS.md`, "The heap q4 did not charge").
+ */
 export interface JoinGroup {
-  readonly rows: Row[];
-  readonly counts: number[];
-  readonly degrees: number[];
-  readonly dirty: boolean[];
-  /** Each row's source row id, on a side stored by (key, row id) (`HashJoinOperator.rowIds`); empty on other sides. */
-  readonly ids: Value[];
-  /** Rows by value, built once the group is larger than INDEX_FROM_ROWS. */
+  readonly slots: unknown[];
+  /** The slots array's capacity as V8 grows it (`pushRow`), charged while the group is cached. */
+  capacity: number;
+  /** Rows by value (their position), built once the group is larger than INDEX_FROM_ROWS. */
   index: KeyMap<number> | undefined;
   /** Rows with count 0. */
   deleted: number;
@@ -41,9 +45,44 @@ export interface JoinGroup {
   cached: boolean;
 }
 
+/** Slot offsets of a row within a group's slots. */
+export const JOIN_ROW = 0;
+export const JOIN_COUNT = 1;
+export const JOIN_DEGREE = 2;
+export const JOIN_ID = 3;
+
+/** Slots per row: row, count, degree, and the source row id on a side stored by row id. */
+export function joinStride(rowIds: boolean): number {
+  return rowIds ? 4 : 3;
+}
+
 /** Groups this large are found by hash, smaller ones by a linear scan. */
 const INDEX_FROM_ROWS = 16;
-const GROUP_OVERHEAD_BYTES = 160;
+
+// What a cached group takes on the V8 heap (Node 20 x64, 8-byte slots), checked against heap
+// deltas by join-cache.test.ts: the JoinGroup object (header 24 + 6 fields), its slots' JSArray
+// (32) and the groups Map's entry (storage/row-cache.ts's MAP_SLOT_BYTES, under eviction).
+const GROUP_BYTES = 72 + 32 + MAP_SLOT_BYTES;
+/** A group's index (KeyMap: its key and value arrays, a HashIndex of three Int32Arrays), measured 1.4-28 KiB for 17-1000 rows. */
+const INDEX_BYTES = 800;
+const INDEX_ROW_BYTES = 28;
+
+/** The slots' backing store: a FixedArray of `capacity` slots (none while empty). */
+function slotsBytes(capacity: number): number {
+  return capacity === 0 ? 0 : 16 + 8 * capacity;
+}
+
+/**
+ * Appends a row's slots (the id only on a side stored by row id) and keeps `capacity` as V8 grows
+ * the array: a push past the end makes room for the new length + half + 16.
+ */
+export function pushRow(group: JoinGroup, row: Row, count: number, degree: number, id: Value | undefined): void {
+  const slots = group.slots;
+  if (id === undefined) slots.push(row, count, degree);
+  else slots.push(row, count, degree, id);
+  const length = slots.length;
+  if (length > group.capacity) group.capacity = length + (length >> 1) + 16;
+}
 
 const CACHEABLE = new Set(['int2', 'int4', 'int8', 'date', 'timestamp', 'timestamptz', 'text', 'varchar', 'bool']);
 
@@ -53,7 +92,7 @@ export function cacheableTypes(types: readonly DataType[]): boolean {
 }
 
 export function emptyGroup(): JoinGroup {
-  return { rows: [], counts: [], degrees: [], dirty: [], ids: [], index: undefined, deleted: 0, bytes: 0, cached: false };
+  return { slots: [], capacity: 0, index: undefined, deleted: 0, bytes: 0, cached: false };
 }
 
 /** A cache drawing on a GroupCacheBudget: a join side's (JoinSideCache) or an aggregate's (agg-cache.ts). */
@@ -148,6 +187,8 @@ export class GroupCacheBudget {
 
 export class JoinSideCache implements BudgetedCache {
   private readonly groups = new Map<unknown, JoinGroup>();
+  /** Where eviction stopped: the oldest cached group (`evictOldest`). */
+  private hand: Iterator<[unknown, JoinGroup]> | undefined;
   /** Every group of the side is cached: a key not here has no rows. */
   complete = false;
   /** The whole side was tried (loaded, or found too large) since the last clear. */
@@ -156,8 +197,8 @@ export class JoinSideCache implements BudgetedCache {
   bytes = 0;
   hits = 0;
   misses = 0;
-  /** A cached row's charge besides the row itself: its slots in counts, degrees, dirty (and ids). */
-  private readonly rowSlotBytes: number;
+  /** Slots per row in this side's groups (`joinStride`). */
+  readonly stride: number;
   /** One key column: the value itself is the Map key (bigint, number, string and boolean compare by value). */
   private readonly single: boolean;
 
@@ -168,10 +209,7 @@ export class JoinSideCache implements BudgetedCache {
     /** The side is stored by (key, source row id): each cached row also holds its id. */
     rowIds = false,
   ) {
-    // The row itself is charged by rowBytes (its array and values, strings by their length): a flat
-    // 16 bytes a column saw none of q4's auction and bid texts, whose cache then held about twice
-    // its budget (a live heap of 0.93-1.0 GiB against 0.44 GiB charged at 10M events).
-    this.rowSlotBytes = 24 + (rowIds ? 16 : 0);
+    this.stride = joinStride(rowIds);
     this.single = keyWidth === 1;
     budget.register(this);
   }
@@ -198,41 +236,54 @@ export class JoinSideCache implements BudgetedCache {
     this.groups.set(mapKey, group);
     group.cached = true;
     group.bytes = 0;
-    this.rows += group.rows.length;
-    let bytes = GROUP_OVERHEAD_BYTES + group.rows.length * this.rowSlotBytes;
-    for (let j = 0; j < group.rows.length; j++) bytes += rowBytes(group.rows[j]!);
+    const slots = group.slots;
+    const stride = this.stride;
+    this.rows += slots.length / stride;
+    // The key: a text of several columns (a cons string flattened when hashed), or one value that
+    // is often not the cached rows' own (a probe's key comes from the other side's row).
+    let bytes = GROUP_BYTES + slotsBytes(group.capacity) + (this.single ? valueBytes(mapKey as Value) : valueBytes(mapKey as string) + 32);
+    for (let at = 0; at < slots.length; at += stride) bytes += this.slotBytes(slots, at);
+    if (group.index !== undefined) bytes += INDEX_BYTES + INDEX_ROW_BYTES * group.index.size;
     this.account(group, bytes);
+  }
+
+  /** A row's own bytes (the row with its values, and its id): its slots are in the slots array's capacity. */
+  private slotBytes(slots: readonly unknown[], at: number): number {
+    const bytes = rowBytes(slots[at + JOIN_ROW] as Row);
+    return this.stride === 4 ? bytes + valueBytes(slots[at + JOIN_ID] as Value) : bytes;
   }
 
   /** Appends a row (with its source row id on a side stored by row id) to a cached group. */
   append(group: JoinGroup, row: Row, count: number, degree: number, id?: Value): void {
-    const position = group.rows.length;
-    group.rows.push(row);
-    group.counts.push(count);
-    group.degrees.push(degree);
-    group.dirty.push(false);
-    if (id !== undefined) group.ids.push(id);
+    const position = group.slots.length / this.stride;
+    const capacity = group.capacity;
+    pushRow(group, row, count, degree, id);
     if (group.index !== undefined) group.index.add(row, position);
     if (!group.cached) return;
     this.rows++;
-    this.account(group, this.rowSlotBytes + rowBytes(row));
+    let bytes = slotsBytes(group.capacity) - slotsBytes(capacity) + rowBytes(row) + (id === undefined ? 0 : valueBytes(id));
+    if (group.index !== undefined) bytes += INDEX_ROW_BYTES;
+    this.account(group, bytes);
   }
 
-  /** A row's position in the group, or -1. */
+  /** A row's position in the group (its slots start at position * stride), or -1. */
   find(group: JoinGroup, row: Row): number {
-    const rows = group.rows;
-    if (rows.length > INDEX_FROM_ROWS) {
+    const slots = group.slots;
+    const stride = this.stride;
+    const size = slots.length / stride;
+    if (size > INDEX_FROM_ROWS) {
       if (group.index === undefined) {
         const index = new KeyMap<number>(this.rowTypes);
-        for (let j = 0; j < rows.length; j++) index.add(rows[j]!, j);
+        for (let j = 0; j < size; j++) index.add(slots[j * stride + JOIN_ROW] as Row, j);
         group.index = index;
+        if (group.cached) this.account(group, INDEX_BYTES + INDEX_ROW_BYTES * size);
       }
       const at = group.index.get(row);
       return at ?? -1;
     }
     const width = row.length;
-    outer: for (let j = 0; j < rows.length; j++) {
-      const candidate = rows[j]!;
+    outer: for (let j = 0; j < size; j++) {
+      const candidate = slots[j * stride + JOIN_ROW] as Row;
       for (let c = 0; c < width; c++) if (candidate[c] !== row[c]) continue outer;
       return j;
     }
@@ -241,28 +292,30 @@ export class JoinSideCache implements BudgetedCache {
 
   /** Drops the rows deleted from a group when they are more than the rows left. */
   compact(group: JoinGroup): void {
-    if (group.deleted <= INDEX_FROM_ROWS || group.deleted * 2 <= group.rows.length) return;
-    const withIds = group.ids.length > 0;
+    const slots = group.slots;
+    const stride = this.stride;
+    const size = slots.length / stride;
+    if (group.deleted <= INDEX_FROM_ROWS || group.deleted * 2 <= size) return;
     let kept = 0;
     let removedBytes = 0;
-    for (let j = 0; j < group.rows.length; j++) {
-      if (group.counts[j]! <= 0) {
-        if (group.cached) removedBytes += this.rowSlotBytes + rowBytes(group.rows[j]!);
+    for (let at = 0; at < slots.length; at += stride) {
+      if ((slots[at + JOIN_COUNT] as number) <= 0) {
+        if (group.cached) removedBytes += this.slotBytes(slots, at);
         continue;
       }
-      group.rows[kept] = group.rows[j]!;
-      group.counts[kept] = group.counts[j]!;
-      group.degrees[kept] = group.degrees[j]!;
-      group.dirty[kept] = false;
-      if (withIds) group.ids[kept] = group.ids[j]!;
-      kept++;
+      for (let s = 0; s < stride; s++) slots[kept + s] = slots[at + s];
+      kept += stride;
     }
-    const removed = group.rows.length - kept;
-    group.rows.length = kept;
-    group.counts.length = kept;
-    group.degrees.length = kept;
-    group.dirty.length = kept;
-    if (withIds) group.ids.length = kept;
+    const removed = size - kept / stride;
+    slots.length = kept;
+    // V8 gives back the tail of a backing store that is more than half empty (and 16 slots over).
+    const capacity = group.capacity;
+    if (kept === 0) group.capacity = 0;
+    else if (2 * kept + 16 <= capacity) group.capacity = kept;
+    if (group.cached) {
+      removedBytes += slotsBytes(capacity) - slotsBytes(group.capacity);
+      if (group.index !== undefined) removedBytes += INDEX_BYTES + INDEX_ROW_BYTES * group.index.size;
+    }
     group.index = undefined;
     group.deleted = 0;
     if (!group.cached) return;
@@ -273,6 +326,7 @@ export class JoinSideCache implements BudgetedCache {
   clear(): void {
     for (const group of this.groups.values()) group.cached = false;
     this.groups.clear();
+    this.hand = undefined;
     this.budget.usedBytes -= this.bytes;
     this.bytes = 0;
     this.rows = 0;
@@ -290,17 +344,32 @@ export class JoinSideCache implements BudgetedCache {
     this.budget.unregister(this);
   }
 
-  /** Drops groups in insertion order until the budget is met (the side is no longer complete). */
+  /**
+   * Drops groups in insertion order until the budget is met (the side is no longer complete). The
+   * hand is a live Map iterator kept between calls, as the row cache's clock hand is: a new
+   * iterator from the front walks every evicted group's slot still in the Map's table (V8 keeps
+   * them until it rehashes), which made each eviction cost O(groups) once a cache was at its budget.
+   */
   evictOldest(budget: GroupCacheBudget): void {
     if (budget.usedBytes <= budget.limitBytes || this.groups.size === 0) return;
     this.complete = false;
-    for (const [mapKey, group] of this.groups) {
+    for (;;) {
       if (budget.usedBytes <= budget.limitBytes) return;
+      if (this.hand === undefined) {
+        if (this.groups.size === 0) return;
+        this.hand = this.groups.entries();
+      }
+      const step = this.hand.next();
+      if (step.done === true) {
+        this.hand = undefined;
+        continue;
+      }
+      const [mapKey, group] = step.value;
       this.groups.delete(mapKey);
       group.cached = false;
       this.bytes -= group.bytes;
       budget.usedBytes -= group.bytes;
-      this.rows -= group.rows.length;
+      this.rows -= group.slots.length / this.stride;
     }
   }
 

@@ -21,7 +21,7 @@ import { planStream } from '../../../planner/stream/index.js';
 import type { CatalogReader } from '../../../planner/catalog-reader.js';
 import { StreamManager } from '../stream-manager.js';
 import type { ChangeBatch } from '../change-batch.js';
-import { emptyGroup, GroupCacheBudget, JoinSideCache } from '../join-cache.js';
+import { emptyGroup, GroupCacheBudget, JOIN_COUNT, JOIN_ROW, JoinSideCache, type JoinGroup } from '../join-cache.js';
 import { seededRandom } from '../../../test/support/seeded-random.js';
 
 /** A side of more rows than this is not loaded whole (the default, 10,000, made small to keep the test fast). */
@@ -196,6 +196,12 @@ describe('StreamHashJoin with its key-group cache equals the join recomputed', (
   }
 });
 
+function rowsOf(group: JoinGroup, stride: number): Row[] {
+  const rows: Row[] = [];
+  for (let at = 0; at < group.slots.length; at += stride) rows.push(group.slots[at + JOIN_ROW] as Row);
+  return rows;
+}
+
 describe('JoinSideCache', () => {
   const types = [int4, int4];
 
@@ -209,41 +215,50 @@ describe('JoinSideCache', () => {
     // 40 rows: past the size where a group is searched by hash instead of a scan.
     for (let i = 0; i < 40; i++) cache.append(group, [i, i * 2], 1, 0);
     expect(cache.rows).toBe(40);
-    const perRow = (budget.usedBytes - base) / 40;
-    expect(perRow).toBeGreaterThan(0);
+    // Each row [small int, small int] 48 + 16 bytes; the slots' capacity 151 (see below) 1224.
+    expect(budget.usedBytes - base).toBe(40 * 64 + 1224);
     expect(cache.find(group, [17, 34])).toBe(17);
+    // The first find past 16 rows built the group's index: charged 800 + 28 a row.
+    expect(budget.usedBytes - base).toBe(40 * 64 + 1224 + 800 + 40 * 28);
     expect(cache.find(group, [17, 35])).toBe(-1);
     expect(cache.get(cache.mapKey([7]))).toBe(group);
     expect(cache.get(cache.mapKey([8]))).toBeUndefined();
     // Delete 30 of the 40 (count 0): more deleted than left, so compaction keeps the 10 live rows in order.
     for (let i = 0; i < 30; i++) {
-      group.counts[i] = 0;
+      group.slots[i * cache.stride + JOIN_COUNT] = 0;
       group.deleted++;
     }
     cache.compact(group);
-    expect(group.rows).toEqual(Array.from({ length: 10 }, (_, i) => [30 + i, (30 + i) * 2]));
+    expect(rowsOf(group, cache.stride)).toEqual(Array.from({ length: 10 }, (_, i) => [30 + i, (30 + i) * 2]));
     expect(group.deleted).toBe(0);
     expect(cache.rows).toBe(10);
-    expect(budget.usedBytes).toBe(base + 10 * perRow);
+    // The index is dropped (its charge with it) and the slots trimmed to their 30 (16 + 240 bytes).
+    expect(budget.usedBytes).toBe(base + 10 * 64 + 256);
     expect(cache.find(group, [35, 70])).toBe(5);
   });
 
-  it("charges a row's texts by their length, and gives exactly that back when it compacts", () => {
+  it("charges a row's texts by their length and the slots' capacity as V8 grows it, and gives that back when it compacts", () => {
     const budget = new GroupCacheBudget(1 << 20);
     const cache = new JoinSideCache(budget, [scalar('text'), int4], 1);
     const group = emptyGroup();
     cache.put(cache.mapKey(['k']), group);
     const base = budget.usedBytes;
     // By hand (storage/row-cache.ts's layout): the row array 48 + 2 slots 16, the 1000-char string
-    // 16 + 1000 (8-aligned: 1016), the small integer nothing; plus counts, degrees, dirty 24: 1104.
+    // 16 + 1000 (8-aligned: 1016), the small integer nothing: 1080 a row. Its 3 slots (row, count,
+    // degree) live in the group's one array, which V8 grows on a push past its end to the new
+    // length * 1.5 + 16: lengths 3, 21, 48, 90 give capacities 20, 47, 88, 151; 151 slots are
+    // 16 + 8 * 151 = 1224 bytes.
     for (let i = 0; i < 40; i++) cache.append(group, ['x'.repeat(1000) + '', i], 1, 0);
-    expect(budget.usedBytes - base).toBe(40 * 1104);
+    expect(group.capacity).toBe(151);
+    expect(budget.usedBytes - base).toBe(40 * 1080 + 1224);
     for (let i = 0; i < 30; i++) {
-      group.counts[i] = 0;
+      group.slots[i * cache.stride + JOIN_COUNT] = 0;
       group.deleted++;
     }
+    // 30 slots left of 151: V8 trims a backing store more than half empty to its length (16 + 240).
     cache.compact(group);
-    expect(budget.usedBytes - base).toBe(10 * 1104);
+    expect(group.capacity).toBe(30);
+    expect(budget.usedBytes - base).toBe(10 * 1080 + 256);
     cache.reset();
     expect(budget.usedBytes).toBe(0);
   });
