@@ -133,7 +133,8 @@ export class MemoryBudget {
       if (largest === undefined || largest.bytes <= 0) break;
       const over = this.usedBytes - this.budgetBytes;
       const used = this.usedBytes;
-      this.stepTargetBytes = used - Math.min(over, Math.max(largest.bytes - second, LOWER_STEP_BYTES));
+      const gap = largest.bytes - second;
+      this.stepTargetBytes = used - Math.min(over, gap > 0 ? gap : Math.min(LOWER_STEP_BYTES, Math.ceil(over / 2)));
       try {
         largest.evictUntilWithinBudget();
       } finally {
@@ -147,7 +148,7 @@ export class MemoryBudget {
   }
 }
 
-/** setLimit evicts at least this much from the largest cache when caches tie in size. */
+/** When the largest caches tie in size, setLimit has each take a turn of at most this many bytes. */
 const LOWER_STEP_BYTES = 64 * 1024;
 
 export class RowCache {

@@ -104,6 +104,7 @@ export function prometheusText(status: EngineStatus, extra: { readonly connectio
     w.sample('oxbow_memory_manager_actions_total', { action: 'growth_lowered' }, manager.growthLowered);
     w.sample('oxbow_memory_manager_actions_total', { action: 'growth_raised' }, manager.growthRaised);
     w.one('oxbow_memory_manager_heap_growing_percent', "V8's heap growth past the live heap before a full collection, as the memory manager set it.", manager.heapGrowingPercent);
+    w.one('oxbow_memory_manager_trims_total', "Times the memory manager gave the C heap's free chunks back to the system (malloc_trim after a full collection, when over 32 MiB was free).", manager.trims, 'counter');
     w.one('oxbow_memory_manager_full_collections_total', "V8's full collections the memory manager read the live heap after.", manager.readings, 'counter');
   }
 

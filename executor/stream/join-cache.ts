@@ -103,7 +103,7 @@ export interface BudgetedCache {
   evictOldest(budget: GroupCacheBudget): void;
 }
 
-/** A reclaim step evicts at least this much from the largest cache when caches tie in size. */
+/** When the largest caches tie in size, each takes a turn of at most this many bytes. */
 const RECLAIM_STEP_BYTES = 64 * 1024;
 
 /**
@@ -169,7 +169,9 @@ export class GroupCacheBudget {
       }
       if (largest === undefined || largest.bytes <= 0) break;
       const over = this.usedBytes - this.budgetBytes;
-      const step = Math.min(over, Math.max(largest.bytes - second, RECLAIM_STEP_BYTES));
+      // Down to the next largest; caches of one size take turns in steps of at most half the excess.
+      const gap = largest.bytes - second;
+      const step = Math.min(over, gap > 0 ? gap : Math.min(RECLAIM_STEP_BYTES, Math.ceil(over / 2)));
       const used = this.usedBytes;
       this.stepTargetBytes = used - step;
       try {

@@ -212,6 +212,7 @@ describe('/metrics against the system tables', () => {
       expectOne('oxbow_memory_manager_actions_total', { action }, (value) => expect(value).toBe(0));
     }
     expectOne('oxbow_memory_manager_heap_growing_percent', {}, (value) => expect(value).toBe(100));
+    expectOne('oxbow_memory_manager_trims_total', {}, (value) => expect(value).toBeGreaterThanOrEqual(0));
     expectOne('oxbow_memory_manager_full_collections_total', {}, (value) => expect(value).toBeGreaterThanOrEqual(0));
     expect(one(samples, 'oxbow_memory_bytes', { component: 'rocksdb_memtables' })).toBeGreaterThan(0);
 
