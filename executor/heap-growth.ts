@@ -10,7 +10,9 @@
 // 100% kept q4 at 49k (2,080 MiB; 50k and 2,869 MiB with V8's choice) and q5 at 113k (2,782 MiB;
 // 3,323 MiB before). BENCHMARKS.md, "Memory at full size".
 // `--heap-growing-percent` is read by V8 at every collection, so setting it once the process runs
-// takes effect at the next one; the flag is process-wide (the last engine opened sets it).
+// takes effect at the next one; the flag is process-wide (the last engine opened sets it). The
+// memory manager (memory-manager.ts) lowers it, 10 points a step down to 50%, only while the caches
+// are at their floor and the heap is still over its part of --memory-limit, and raises it back first.
 
 import { setFlagsFromString } from 'node:v8';
 
