@@ -11,9 +11,26 @@
 // state_bytes (MiB), events_committed, lag_events,
 // epochs committed and their mean barrier latency since the last sample, and sample_delay (how
 // late the sample ran: the event loop was held that long, by an epoch's flush through the views).
-// At the end: the growth of each memory figure from the first sample after warm-up (a quarter of
-// the run, at least one sample) to the last, and its least-squares slope over those samples
-// (MiB per minute). A view error fails the run.
+// Where the rest of the process's memory is, per sample (oxbow_catalog.memory's components):
+// group_caches (join sides and aggregates), cache_budget (the memory manager's budget for both),
+// rocksdb_memtables, rocksdb_block_cache,
+// rocksdb_table_readers, write_batches, malloc_in_use and malloc_free (the C heap; free = kept by
+// glibc's arenas) in MiB.
+// At the end: the growth of each memory figure from the first sample after warm-up
+// (`--warmup-minutes`, default a quarter of the run, at least one sample) to the last, and its
+// least-squares slope over those samples (MiB per minute), with the slope's standard error and the
+// band the figure swung through after warm-up. A view error fails the run.
+//
+// The verdicts (issue 8's "memory flat over a 10-minute run", while the views keep up):
+//   rss_slope_mib_per_min, live_heap_slope_mib_per_min: the slopes after warm-up of RSS and of the
+//     live heap (heap_after_major_gc), each with `stderr` (the slope's standard error) and `band`
+//     (max - min after warm-up, the run's own sawtooth) fields;
+//   kept_up: events committed per second after warm-up as a % of the rate asked for over the same
+//     samples (all sources), `verdict` "yes" at 95% or more with the last sample's lag under 10
+//     seconds of the asked rate;
+//   flat: value 1 when both slopes are within --flat-mib-per-min (default 3) of zero, else 0,
+//     `verdict` "yes"/"no" ("not kept up" when the views lagged: a lagging run's memory measures
+//     the backlog, not the steady state).
 //
 // Whether the engine keeps up, and at what cost: each sample also prints the events committed per
 // second since the last sample (events_per_second), the process's CPU time over that wall time
@@ -24,6 +41,11 @@
 // latency percentiles over the run, each view operator's busy time (oxbow_catalog.dataflow,
 // metric operator_busy_ms with the view and operator), and how long closing the engine took
 // (close_seconds).
+//
+// A bounded run (`--events N`: each source ends after N events; the CI smoke, test/nexmark/soak.test.ts)
+// also checks what the views hold: after the last sample it waits for every event to be committed,
+// then each view must equal its SELECT recomputed in batch over the sources (views_checked), else
+// the run fails. Lag then counts against min(asked so far, N) per source.
 //
 // Heap snapshots: `--heap-snapshots-at 1,10` writes `soak-<minute>min.heapsnapshot` in
 // `--heap-snapshot-dir` (default: the system's temporary directory) after the first sample at or
@@ -50,8 +72,13 @@ const retentionSeconds = Number(flag('--retention-seconds') ?? '60');
 const heapSnapshot = flag('--heap-snapshot');
 const heapSnapshotsAt = (flag('--heap-snapshots-at') ?? '').split(',').filter((text) => text.trim() !== '').map(Number);
 const heapSnapshotDir = flag('--heap-snapshot-dir') ?? tmpdir();
+const warmupMinutes = flag('--warmup-minutes') === undefined ? minutes / 4 : Number(flag('--warmup-minutes'));
+const flatMiBPerMinute = Number(flag('--flat-mib-per-min') ?? '3');
+const events = flag('--events') === undefined ? undefined : Number(flag('--events'));
+if (events !== undefined && !(Number.isSafeInteger(events) && events > 0)) throw new Error('--events must be a positive integer (events per source)');
+if (!(warmupMinutes >= 0) || !(warmupMinutes < minutes)) throw new Error('--warmup-minutes must be at least 0 and less than --minutes');
 for (const minute of heapSnapshotsAt) if (!(minute > 0) || !Number.isFinite(minute)) throw new Error('--heap-snapshots-at takes minutes > 0, separated by commas');
-for (const [name, value] of [['--minutes', minutes], ['--rate', rate], ['--sample-seconds', sampleSeconds], ['--memory-limit-mib', memoryLimitMiB], ['--retention-seconds', retentionSeconds]] as const) {
+for (const [name, value] of [['--minutes', minutes], ['--rate', rate], ['--sample-seconds', sampleSeconds], ['--memory-limit-mib', memoryLimitMiB], ['--retention-seconds', retentionSeconds], ['--flat-mib-per-min', flatMiBPerMinute]] as const) {
   if (!(value > 0) || !Number.isFinite(value)) throw new Error(`${name} must be a positive number`);
 }
 
@@ -65,13 +92,36 @@ new PerformanceObserver((list) => {
     if ((entry as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) heapAfterMajorGc = process.memoryUsage().heapUsed;
   }
 }).observe({ entryTypes: ['gc'] });
-const memoryMetrics = ['rss', 'heap_used', 'heap_after_major_gc', 'heap_total', 'external', 'row_cache'] as const;
+// The process's figures, then oxbow_catalog.memory's components (status.memory()) by their names.
+const processMetrics = ['rss', 'heap_used', 'heap_after_major_gc', 'heap_total', 'external', 'row_cache'] as const;
+const breakdownMetrics = ['group_caches', 'cache_budget', 'rocksdb_memtables', 'rocksdb_block_cache', 'rocksdb_table_readers', 'write_batches', 'malloc_in_use', 'malloc_free'] as const;
+const memoryMetrics = [...processMetrics, ...breakdownMetrics] as const;
 type MemoryMetric = (typeof memoryMetrics)[number];
 
-function emit(metric: string, value: number, unit: string, atSeconds?: number): void {
+function emit(metric: string, value: number, unit: string, atSeconds?: number, extra: Record<string, unknown> = {}): void {
   const line: Record<string, unknown> = { bench: 'soak', metric, value: Number(value.toFixed(2)), unit };
   if (atSeconds !== undefined) line['at_seconds'] = Math.round(atSeconds);
-  console.log(JSON.stringify(line));
+  console.log(JSON.stringify({ ...line, ...extra }));
+}
+
+/** Least-squares slope of (x, y) per unit of x, and its standard error (0 with fewer than 3 points). */
+function fitSlope(points: readonly { x: number; y: number }[]): { slope: number; stderr: number } {
+  const n = points.length;
+  if (n < 2) return { slope: 0, stderr: 0 };
+  const meanX = points.reduce((sum, point) => sum + point.x, 0) / n;
+  const meanY = points.reduce((sum, point) => sum + point.y, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  for (const point of points) {
+    sxy += (point.x - meanX) * (point.y - meanY);
+    sxx += (point.x - meanX) ** 2;
+  }
+  if (sxx === 0) return { slope: 0, stderr: 0 };
+  const slope = sxy / sxx;
+  if (n < 3) return { slope, stderr: 0 };
+  let residuals = 0;
+  for (const point of points) residuals += (point.y - meanY - slope * (point.x - meanX)) ** 2;
+  return { slope, stderr: Math.sqrt(residuals / (n - 2) / sxx) };
 }
 
 const metrics = new EngineMetrics();
@@ -108,12 +158,13 @@ const started = performance.now();
 for (const source of sources) {
   const type = source === 'bid' ? 'Bid' : source === 'auction' ? 'Auction' : 'Person';
   // No event.num: the source runs until the engine closes, paced at `rate` events per second.
-  await bench.run(`CREATE SOURCE ${source} (${SOURCE_COLUMNS[source]}) WITH (connector = 'nexmark', nexmark.table.type = '${type}', nexmark.min.event.gap.in.ns = '${gapNs}')`);
+  const bound = events === undefined ? '' : `, nexmark.event.num = '${events}'`;
+  await bench.run(`CREATE SOURCE ${source} (${SOURCE_COLUMNS[source]}) WITH (connector = 'nexmark', nexmark.table.type = '${type}', nexmark.min.event.gap.in.ns = '${gapNs}'${bound})`);
 }
 for (const sql of views) await bench.run(sql);
 const names = [...sources].map((source) => `'${source}'`).join(', ');
 
-const samples: { at: number; values: Record<MemoryMetric, number> }[] = [];
+const samples: { at: number; committed: number; lag: number; values: Record<MemoryMetric, number> }[] = [];
 let lastBarrier = { count: 0, sumSeconds: 0 };
 let last = { at: 0, cpu: process.cpuUsage(), committed: 0 };
 let committedNow = 0;
@@ -137,19 +188,22 @@ async function sample(scheduledAt: number): Promise<void> {
   const committed = Number((await bench.run(`SELECT coalesce(sum(committed_offset), 0)::int8 FROM oxbow_catalog.source_partitions WHERE source_name IN (${names})`))[0]![0]);
   const errors = Number((await bench.run('SELECT coalesce(sum(error_count), 0)::int8 FROM oxbow_catalog.view_errors'))[0]![0]);
   if (errors > 0) throw new Error(`soak: ${errors} view errors: ${JSON.stringify(await bench.run('SELECT * FROM oxbow_catalog.view_errors'))}`);
-  const values: Record<MemoryMetric, number> = {
+  const parts = new Map(status.memory().map((part) => [part.component, part.bytes]));
+  const values = {
     rss: memory.rss / MIB,
     heap_used: memory.heapUsed / MIB,
     heap_after_major_gc: heapAfterMajorGc / MIB,
     heap_total: memory.heapTotal / MIB,
     external: memory.external / MIB,
     row_cache: (cache?.usedBytes ?? 0) / MIB,
-  };
-  samples.push({ at, values });
+  } as Record<MemoryMetric, number>;
+  for (const metric of breakdownMetrics) values[metric] = (parts.get(metric) ?? 0) / MIB;
+  const lag = Math.max(0, Math.min(Math.floor(at * rate), events ?? Infinity) * sources.size - committed);
+  samples.push({ at, committed, lag, values });
   for (const metric of memoryMetrics) emit(metric, values[metric], 'MiB', at);
   emit('state_bytes', stateBytes / MIB, 'MiB', at);
   emit('events_committed', committed, 'events', at);
-  emit('lag_events', Math.max(0, Math.floor(at * rate) * sources.size - committed), 'events', at);
+  emit('lag_events', lag, 'events', at);
   const cpu = process.cpuUsage(last.cpu);
   const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   emit('events_per_second', (committed - last.committed) / (at - last.at), 'events/s', at);
@@ -186,22 +240,58 @@ for (const [view, operator, kind, rowsIn, rowsOut, busy] of operators as [string
 }
 
 if (samples.length >= 2) {
-  const from = Math.min(samples.length - 2, Math.max(1, Math.floor(samples.length / 4)) - 1);
+  // After warm-up: the samples from the last one at or before --warmup-minutes (at least the
+  // first, and at least two samples in the window).
+  let from = 0;
+  while (from + 1 < samples.length - 1 && samples[from + 1]!.at <= warmupMinutes * 60 + 1) from++;
   const window = samples.slice(from);
+  const fits = new Map<MemoryMetric, { slope: number; stderr: number; band: number }>();
   for (const metric of memoryMetrics) {
     const first = window[0]!.values[metric];
     const last = window.at(-1)!.values[metric];
-    const meanAt = window.reduce((sum, point) => sum + point.at, 0) / window.length;
-    const meanValue = window.reduce((sum, point) => sum + point.values[metric], 0) / window.length;
-    let numerator = 0;
-    let denominator = 0;
-    for (const point of window) {
-      numerator += (point.at - meanAt) * (point.values[metric] - meanValue);
-      denominator += (point.at - meanAt) ** 2;
-    }
+    const fit = fitSlope(window.map((point) => ({ x: point.at / 60, y: point.values[metric] })));
+    const ys = window.map((point) => point.values[metric]);
+    fits.set(metric, { ...fit, band: Math.max(...ys) - Math.min(...ys) });
     emit(`${metric}_growth_after_warmup`, last - first, 'MiB');
-    emit(`${metric}_slope_after_warmup`, denominator === 0 ? 0 : (numerator / denominator) * 60, 'MiB/min');
+    emit(`${metric}_slope_after_warmup`, fit.slope, 'MiB/min');
   }
+  const start = window[0]!;
+  const end = window.at(-1)!;
+  // What the rate asked for over the window (a bounded run's sources stop asking at --events).
+  const askedBy = (at: number): number => Math.min(at * rate, events ?? Infinity) * sources.size;
+  const asked = (askedBy(end.at) - askedBy(start.at)) / Math.max(1e-9, end.at - start.at);
+  const sustained = (end.committed - start.committed) / Math.max(1e-9, end.at - start.at);
+  const lagSlope = fitSlope(window.map((point) => ({ x: point.at / 60, y: point.lag })));
+  emit('warmup_seconds', start.at, 's');
+  emit('lag_slope_after_warmup', lagSlope.slope, 'events/min');
+  const keptUp = sustained >= 0.95 * asked && end.lag <= 10 * rate * sources.size;
+  const share = asked === 0 ? 100 : (sustained / asked) * 100;
+  emit('kept_up', share, '% of asked rate', undefined, { verdict: keptUp ? 'yes' : 'no', sustained_events_per_second: Math.round(sustained), asked_events_per_second: Math.round(asked), last_lag_events: end.lag });
+  const rss = fits.get('rss')!;
+  const live = fits.get('heap_after_major_gc')!;
+  emit('rss_slope_mib_per_min', rss.slope, 'MiB/min', undefined, { stderr: Number(rss.stderr.toFixed(2)), band: Number(rss.band.toFixed(1)) });
+  emit('live_heap_slope_mib_per_min', live.slope, 'MiB/min', undefined, { stderr: Number(live.stderr.toFixed(2)), band: Number(live.band.toFixed(1)) });
+  const flat = Math.abs(rss.slope) <= flatMiBPerMinute && Math.abs(live.slope) <= flatMiBPerMinute;
+  emit('flat', flat ? 1 : 0, 'yes=1', undefined, { verdict: !keptUp ? 'not kept up' : flat ? 'yes' : 'no', within_mib_per_min: flatMiBPerMinute, after_seconds: Math.round(start.at) });
+}
+if (events !== undefined) {
+  // Every event committed, then each view against its query recomputed in batch over the sources.
+  while (Number((await bench.run(`SELECT coalesce(sum(committed_offset), 0)::int8 FROM oxbow_catalog.source_partitions WHERE source_name IN (${names})`))[0]![0]) < events * sources.size) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  emit('events_committed', Number((await bench.run(`SELECT coalesce(sum(committed_offset), 0)::int8 FROM oxbow_catalog.source_partitions WHERE source_name IN (${names})`))[0]![0]), 'events');
+  const canonical = (rows: unknown[][]): string[] => rows.map((row) => JSON.stringify(row, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value))).sort();
+  for (const sql of views) {
+    const name = /materialized\s+view\s+(\w+)/i.exec(sql)?.[1];
+    if (name === undefined) throw new Error(`soak: no view name in ${sql}`);
+    const view = canonical(await bench.run(`SELECT * FROM ${name}`));
+    const batch = canonical(await bench.run(sql.replace(/^[\s\S]*?\bAS\b\s*/i, '').replace(/;\s*$/, '')));
+    if (view.length !== batch.length || view.some((row, index) => row !== batch[index])) {
+      throw new Error(`soak: view ${name} (${view.length} rows) differs from its query recomputed in batch (${batch.length} rows)`);
+    }
+    emit('view_rows', view.length, 'rows', undefined, { view: name });
+  }
+  emit('views_checked', views.length, 'views');
 }
 if (heapSnapshot !== undefined) console.error(`soak: heap snapshot ${writeHeapSnapshot(heapSnapshot)}`);
 // Closing stops the sources, waits for the barrier under way and a running checkpoint, then closes
