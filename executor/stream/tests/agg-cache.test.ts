@@ -10,19 +10,14 @@
 // aggregate recomputed in the test from the table's multiset.
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initParser, parse } from '../../../sql/parser/index.js';
+import { initParser } from '../../../sql/parser/index.js';
 import { type as scalar } from '../../../sql/types.js';
 import type { RelationDef } from '../../../sql/catalog.js';
 import type { Row } from '../../../sql/value.js';
-import { nextEpoch, type Epoch } from '../../../sql/epoch.js';
 import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
-import type { StateStore } from '../../../storage/state-table.js';
-import { planStream } from '../../../planner/stream/index.js';
-import type { CatalogReader } from '../../../planner/catalog-reader.js';
-import { StreamManager } from '../stream-manager.js';
 import type { ChangeBatch } from '../change-batch.js';
-import type { Dataflow } from '../dataflow.js';
 import { seededRandom } from '../../../test/support/seeded-random.js';
+import { CachedViewRun, cacheRegimes, fixedCatalog, planView, textLine as line, type CacheRegime } from './stream-harness.js';
 
 /** A table of more rows than this is not loaded whole (the default, 10,000, made small to keep the test fast). */
 const COMPLETE_LOAD_ROWS = 30;
@@ -38,17 +33,9 @@ const relation: RelationDef = {
   primaryKey: [],
   dependsOn: [],
 };
-const catalog: CatalogReader = {
-  resolveRelation: (_schema, name) => (name === 't' ? relation : undefined),
-  relationById: (id) => (id === T ? relation : undefined),
-  schema: (name) => (name === 'public' ? { id: 2200, name } : undefined),
-};
+const catalog = fixedCatalog([relation]);
 
 type Oracle = (rows: readonly Row[]) => string[];
-
-function line(row: readonly unknown[]): string {
-  return row.map((value) => (value === null || value === undefined ? 'NULL' : String(value))).join(' | ');
-}
 
 /** Groups rows by `key` and outputs one line per group from `output`. */
 function grouped(rows: readonly Row[], key: (row: Row) => unknown[], output: (key: unknown[], rows: Row[]) => unknown[]): string[] {
@@ -75,54 +62,12 @@ const VIEWS: [string, Oracle][] = [
   ['select count(*), sum(v), max(v) from t', (rows) => [line([rows.length, sum(rows), max(rows)])]],
 ];
 
-interface Regime {
-  readonly name: string;
-  readonly memoryLimitBytes: number;
-  /** Rows inserted (in keys the steps also use) and committed before the random steps, then a restart. */
-  readonly preload: number;
-  readonly abortChance: number;
-  readonly restartChance: number;
-}
+/** The preload inserts rows in keys the steps also use. */
+const REGIMES = cacheRegimes({ preload: COMPLETE_LOAD_ROWS * 4, largeName: 'large budget (complete caches)', preloadName: 'a table too large to load whole', restartChance: 0.1 });
 
-const REGIMES: Regime[] = [
-  { name: 'large budget (complete caches)', memoryLimitBytes: 64 << 20, preload: 0, abortChance: 0, restartChance: 0 },
-  { name: 'a budget of a few groups (evictions)', memoryLimitBytes: 4 * 1024, preload: 0, abortChance: 0, restartChance: 0 },
-  { name: 'a table too large to load whole', memoryLimitBytes: 64 << 20, preload: COMPLETE_LOAD_ROWS * 4, abortChance: 0, restartChance: 0 },
-  { name: 'aborted epochs and restarts', memoryLimitBytes: 64 << 20, preload: 0, abortChance: 0.15, restartChance: 0.1 },
-  { name: 'aborted epochs with evictions', memoryLimitBytes: 4 * 1024, preload: 0, abortChance: 0.15, restartChance: 0 },
-];
-
-function plan(sql: string) {
-  let next = 1000;
-  return planStream(parse(sql)[0]!.node as never, { catalog, searchPath: ['public'], parameterTypes: [] }, { relationId: 900, name: 'v', allocateStateTableId: () => next++ }).stream;
-}
-
-function run(sql: string, oracle: Oracle, regime: Regime, seed: number): void {
+function run(sql: string, oracle: Oracle, regime: CacheRegime, seed: number): void {
   const next = seededRandom(seed);
-  const store: StateStore = createMemoryStateStore();
-  const stream = plan(sql);
-  let epoch: Epoch = 1n;
-  const commit = () => store.commit((epoch = nextEpoch(epoch, Date.now())));
-  const open = (): [StreamManager, Dataflow] => {
-    const manager = new StreamManager(store, undefined, undefined, regime.memoryLimitBytes);
-    manager.groupCaches.completeLoadRows = COMPLETE_LOAD_ROWS;
-    const flow = manager.build(900, stream);
-    // Installed, as the engine does: an abort reaches installed dataflows.
-    manager.install(flow);
-    return [manager, flow];
-  };
-  let [manager, flow] = open();
-  const view = new Map<string, number>();
-  const absorb = (out: ChangeBatch) => {
-    out.rows.forEach((row, i) => {
-      const key = line(row.slice(0, -1));
-      const count = (view.get(key) ?? 0) + out.signs[i]!;
-      if (count === 0) view.delete(key);
-      else view.set(key, count);
-    });
-  };
-  const contents = () => [...view].flatMap(([key, count]) => Array.from({ length: count }, () => key)).sort();
-  absorb(flow.initialize());
+  const view = new CachedViewRun(createMemoryStateStore(), 900, planView(catalog, sql), { memoryLimitBytes: regime.memoryLimitBytes, completeLoadRows: COMPLETE_LOAD_ROWS });
   let table: Row[] = [];
   const randomRow = (): Row => {
     const key = Math.floor(next() * 12);
@@ -131,10 +76,9 @@ function run(sql: string, oracle: Oracle, regime: Regime, seed: number): void {
   };
   if (regime.preload > 0) {
     const rows = Array.from({ length: regime.preload }, randomRow);
-    absorb(flow.pushAll(new Map([[T, { rows, signs: rows.map(() => 1) }]])));
+    view.step(new Map([[T, { rows, signs: rows.map(() => 1) }]]));
     table.push(...rows);
-    commit();
-    [manager, flow] = open();
+    view.restart();
   }
   for (let step = 0; step < 50; step++) {
     const batch: ChangeBatch = { rows: [], signs: [] };
@@ -152,19 +96,11 @@ function run(sql: string, oracle: Oracle, regime: Regime, seed: number): void {
         batch.signs.push(1);
       }
     }
-    const out = flow.pushAll(new Map([[T, batch]]));
-    if (next() < regime.abortChance) {
-      // What AbortHookStore does when a statement fails before its commit.
-      store.abort();
-      manager.discard();
-      continue;
-    }
-    absorb(out);
+    if (!view.step(new Map([[T, batch]]), next() < regime.abortChance)) continue;
     table = after;
-    commit();
-    expect(contents(), `${sql}, ${regime.name}, seed ${seed}, step ${step}`).toEqual(oracle(table));
-    expect(manager.groupCaches.usedBytes).toBeLessThanOrEqual(manager.groupCaches.limitBytes);
-    if (next() < regime.restartChance) [manager, flow] = open();
+    expect(view.contents(), `${sql}, ${regime.name}, seed ${seed}, step ${step}`).toEqual(oracle(table));
+    expect(view.manager.groupCaches.usedBytes).toBeLessThanOrEqual(view.manager.groupCaches.limitBytes);
+    if (next() < regime.restartChance) view.restart();
   }
 }
 

@@ -16,12 +16,11 @@ import type { RelationDef } from '../../../sql/catalog.js';
 import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
 import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
 import { planStream, explainStreamPlan, STREAM_PLAN_VERSION } from '../../../planner/stream/index.js';
-import type { CatalogReader } from '../../../planner/catalog-reader.js';
 import { StreamManager } from '../stream-manager.js';
 import { changes, output } from './fixture-lines.js';
 import type { Dataflow } from '../dataflow.js';
 import { streamPlanDefaults } from '../create-materialized-view.js';
-import { openHarness, type Harness } from './stream-harness.js';
+import { fixedCatalog, openHarness, type Harness } from './stream-harness.js';
 
 const int4 = scalar('int4');
 const column = (name: string) => ({ name, type: int4, nullable: true, hidden: false });
@@ -31,11 +30,7 @@ const relations: RelationDef[] = [
   { id: L, kind: 'table', schema: 'public', name: 'l', columns: [column('id'), column('k'), column('v')], primaryKey: [], dependsOn: [] },
   { id: R, kind: 'table', schema: 'public', name: 'r', columns: [column('id'), column('k'), column('w')], primaryKey: [], dependsOn: [] },
 ];
-const catalog: CatalogReader = {
-  resolveRelation: (_schema, name) => relations.find((relation) => relation.name === name),
-  relationById: (id) => relations.find((relation) => relation.id === id),
-  schema: (name) => (name === 'public' ? { id: 2200, name } : undefined),
-};
+const catalog = fixedCatalog(relations);
 
 function plan(sql: string, planVersion?: number) {
   let next = 1000;

@@ -10,19 +10,15 @@
 // JoinSideCache unit tests check find / append / compaction / eviction against hand-worked values.
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initParser, parse } from '../../../sql/parser/index.js';
+import { initParser } from '../../../sql/parser/index.js';
 import { type as scalar } from '../../../sql/types.js';
 import type { RelationDef } from '../../../sql/catalog.js';
 import type { Row } from '../../../sql/value.js';
-import { nextEpoch, type Epoch } from '../../../sql/epoch.js';
 import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
-import type { StateStore } from '../../../storage/state-table.js';
-import { planStream } from '../../../planner/stream/index.js';
-import type { CatalogReader } from '../../../planner/catalog-reader.js';
-import { StreamManager } from '../stream-manager.js';
 import type { ChangeBatch } from '../change-batch.js';
 import { emptyGroup, GroupCacheBudget, JOIN_COUNT, JOIN_ROW, JoinSideCache, type JoinGroup } from '../join-cache.js';
 import { seededRandom } from '../../../test/support/seeded-random.js';
+import { CachedViewRun, cacheRegimes, fixedCatalog, nestedLoopJoin, planView, type CacheRegime } from './stream-harness.js';
 
 /** A side of more rows than this is not loaded whole (the default, 10,000, made small to keep the test fast). */
 const COMPLETE_LOAD_ROWS = 40;
@@ -36,11 +32,7 @@ const relations: RelationDef[] = [
   { id: L, kind: 'table', schema: 'public', name: 'l', columns: [column('id'), column('k'), column('v')], primaryKey: [], dependsOn: [] },
   { id: R, kind: 'table', schema: 'public', name: 'r', columns: [column('id'), column('k'), column('w')], primaryKey: [], dependsOn: [] },
 ];
-const catalog: CatalogReader = {
-  resolveRelation: (_schema, name) => relations.find((relation) => relation.name === name),
-  relationById: (id) => relations.find((relation) => relation.id === id),
-  schema: (name) => (name === 'public' ? { id: 2200, name } : undefined),
-};
+const catalog = fixedCatalog(relations);
 
 type JoinType = 'inner' | 'left' | 'right' | 'full' | 'semi' | 'anti';
 const QUERIES: Record<JoinType, string> = {
@@ -52,92 +44,23 @@ const QUERIES: Record<JoinType, string> = {
   anti: 'select l.id, l.v from l where not exists (select 1 from r where r.k = l.k and l.v <= r.w)',
 };
 
-function plan(sql: string) {
-  let next = 1000;
-  return planStream(parse(sql)[0]!.node as never, { catalog, searchPath: ['public'], parameterTypes: [] }, { relationId: VIEW, name: 'v', allocateStateTableId: () => next++ }).stream;
-}
-
 /** The join recomputed from the two multisets: the oracle. */
 function recompute(type: JoinType, left: readonly Row[], right: readonly Row[]): string[] {
-  const out: string[] = [];
-  const matches = (l: Row, r: Row) => l[1] !== null && l[1] === r[1] && (l[2] as number) <= (r[2] as number);
-  const rightMatched = right.map(() => false);
-  for (const l of left) {
-    let matched = false;
-    right.forEach((r, j) => {
-      if (!matches(l, r)) return;
-      matched = true;
-      rightMatched[j] = true;
-      if (type !== 'semi' && type !== 'anti') out.push(line([l[0]!, l[2]!, r[0]!, r[2]!]));
-    });
-    if (type === 'semi' && matched) out.push(line([l[0]!, l[2]!]));
-    if (type === 'anti' && !matched) out.push(line([l[0]!, l[2]!]));
-    if ((type === 'left' || type === 'full') && !matched) out.push(line([l[0]!, l[2]!, null, null]));
-  }
-  if (type === 'right' || type === 'full') right.forEach((r, j) => rightMatched[j] || out.push(line([null, null, r[0]!, r[2]!])));
-  return out.sort();
+  return nestedLoopJoin(type, left, right, (l, r) => l[1] !== null && l[1] === r[1] && (l[2] as number) <= (r[2] as number));
 }
 
-function line(row: Row): string {
-  return row.map((value) => (value === null ? 'NULL' : String(value))).join(' | ');
-}
+/** The preload puts rows into the left side (keys no change uses). */
+const REGIMES = cacheRegimes({ preload: COMPLETE_LOAD_ROWS + 1, largeName: 'large budget (complete sides)', preloadName: 'a side too large to load whole', restartChance: 0.1 });
 
-interface Regime {
-  readonly name: string;
-  readonly memoryLimitBytes: number;
-  /** Rows put into the left side (keys no change uses) and committed before the random steps, then a restart. */
-  readonly preloadLeft: number;
-  /** Each step: chance of aborting it, of restarting after it. */
-  readonly abortChance: number;
-  readonly restartChance: number;
-}
-
-const REGIMES: Regime[] = [
-  { name: 'large budget (complete sides)', memoryLimitBytes: 64 << 20, preloadLeft: 0, abortChance: 0, restartChance: 0 },
-  { name: 'a budget of a few groups (evictions)', memoryLimitBytes: 4 * 1024, preloadLeft: 0, abortChance: 0, restartChance: 0 },
-  { name: 'a side too large to load whole', memoryLimitBytes: 64 << 20, preloadLeft: COMPLETE_LOAD_ROWS + 1, abortChance: 0, restartChance: 0 },
-  { name: 'aborted epochs and restarts', memoryLimitBytes: 64 << 20, preloadLeft: 0, abortChance: 0.15, restartChance: 0.1 },
-  { name: 'aborted epochs with evictions', memoryLimitBytes: 4 * 1024, preloadLeft: 0, abortChance: 0.15, restartChance: 0 },
-];
-
-function run(type: JoinType, regime: Regime, seed: number): void {
+function run(type: JoinType, regime: CacheRegime, seed: number): void {
   const next = seededRandom(seed);
-  const store: StateStore = createMemoryStateStore();
-  const stream = plan(QUERIES[type]);
-  let epoch: Epoch = 1n;
-  const commit = () => store.commit((epoch = nextEpoch(epoch, Date.now())));
-  const open = () => {
-    const manager = new StreamManager(store, undefined, undefined, regime.memoryLimitBytes);
-    manager.groupCaches.completeLoadRows = COMPLETE_LOAD_ROWS;
-    return manager;
-  };
-  // Installed, as the engine does: an abort reaches installed dataflows.
-  const install = (manager: StreamManager) => {
-    const flow = manager.build(VIEW, stream);
-    manager.install(flow);
-    return flow;
-  };
-  let manager = open();
-  let flow = install(manager);
-  const view = new Map<string, number>();
-  const absorb = (out: ChangeBatch) => {
-    out.rows.forEach((row, i) => {
-      const key = line(row.slice(0, -1));
-      const count = (view.get(key) ?? 0) + out.signs[i]!;
-      if (count === 0) view.delete(key);
-      else view.set(key, count);
-    });
-  };
-  const contents = () => [...view].flatMap(([key, count]) => Array.from({ length: count }, () => key)).sort();
-  absorb(flow.initialize());
+  const view = new CachedViewRun(createMemoryStateStore(), VIEW, planView(catalog, QUERIES[type], { viewId: VIEW }), { memoryLimitBytes: regime.memoryLimitBytes, completeLoadRows: COMPLETE_LOAD_ROWS });
   const sides: Row[][] = [[], []];
-  if (regime.preloadLeft > 0) {
-    const rows: Row[] = Array.from({ length: regime.preloadLeft }, (_, i) => [1000 + i, 100 + (i % 50), i % 10]);
-    absorb(flow.pushAll(new Map([[L, { rows, signs: rows.map(() => 1) }]])));
+  if (regime.preload > 0) {
+    const rows: Row[] = Array.from({ length: regime.preload }, (_, i) => [1000 + i, 100 + (i % 50), i % 10]);
+    view.step(new Map([[L, { rows, signs: rows.map(() => 1) }]]));
     sides[0]!.push(...rows);
-    commit();
-    manager = open();
-    flow = install(manager);
+    view.restart();
   }
   for (let step = 0; step < 60; step++) {
     const batches: [ChangeBatch, ChangeBatch] = [
@@ -165,22 +88,11 @@ function run(type: JoinType, regime: Regime, seed: number): void {
     const inputs = new Map<number, ChangeBatch>();
     if (batches[0].rows.length > 0) inputs.set(L, batches[0]);
     if (batches[1].rows.length > 0) inputs.set(R, batches[1]);
-    const out = flow.pushAll(inputs);
-    if (next() < regime.abortChance) {
-      // What AbortHookStore does when a statement fails before its commit.
-      store.abort();
-      manager.discard();
-      continue;
-    }
-    absorb(out);
+    if (!view.step(inputs, next() < regime.abortChance)) continue;
     sides[0] = after[0]!;
     sides[1] = after[1]!;
-    commit();
-    expect(contents(), `${type}, ${regime.name}, seed ${seed}, step ${step}`).toEqual(recompute(type, sides[0], sides[1]));
-    if (next() < regime.restartChance) {
-      manager = open();
-      flow = install(manager);
-    }
+    expect(view.contents(), `${type}, ${regime.name}, seed ${seed}, step ${step}`).toEqual(recompute(type, sides[0], sides[1]));
+    if (next() < regime.restartChance) view.restart();
   }
 }
 

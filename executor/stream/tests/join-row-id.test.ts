@@ -17,22 +17,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initParser, parse } from '../../../sql/parser/index.js';
+import { initParser } from '../../../sql/parser/index.js';
 import { type as scalar } from '../../../sql/types.js';
 import type { RelationDef } from '../../../sql/catalog.js';
 import type { Row } from '../../../sql/value.js';
 import { nextEpoch, type Epoch } from '../../../sql/epoch.js';
 import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
-import type { StateStore } from '../../../storage/state-table.js';
-import { planStream } from '../../../planner/stream/index.js';
-import type { CatalogReader } from '../../../planner/catalog-reader.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { streamInputs } from '../../../planner/stream/stream-plan.js';
 import { StreamManager } from '../stream-manager.js';
 import type { ChangeBatch } from '../change-batch.js';
 import { seededRandom } from '../../../test/support/seeded-random.js';
 import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
-import { openHarness, type Harness } from './stream-harness.js';
+import { CachedViewRun, cacheRegimes, fixedCatalog, nestedLoopJoin, openHarness, planView, textLine as line, type CacheRegime, type Harness } from './stream-harness.js';
 
 /** A side of more rows than this is not loaded whole and stops caching every key it is written. */
 const COMPLETE_LOAD_ROWS = 40;
@@ -50,11 +47,7 @@ const relations: RelationDef[] = [
   { id: S2, kind: 'source', schema: 'public', name: 's2', columns: [column('id'), column('k'), column('v'), rowId], primaryKey: [3], dependsOn: [] },
   { id: T, kind: 'table', schema: 'public', name: 't', columns: [column('id'), column('k'), column('v')], primaryKey: [], dependsOn: [] },
 ];
-const catalog: CatalogReader = {
-  resolveRelation: (_schema, name) => relations.find((relation) => relation.name === name),
-  relationById: (id) => relations.find((relation) => relation.id === id),
-  schema: (name) => (name === 'public' ? { id: 2200, name } : undefined),
-};
+const catalog = fixedCatalog(relations);
 
 type Kind = 'inner' | 'left' | 'right' | 'full' | 'semi' | 'anti';
 interface Case {
@@ -83,8 +76,7 @@ const CASES: Case[] = [
 ];
 
 function plan(sql: string, planVersion?: number): StreamPlan {
-  let next = 1000;
-  return planStream(parse(sql)[0]!.node as never, { catalog, searchPath: ['public'], parameterTypes: [] }, { relationId: VIEW, name: 'v', allocateStateTableId: () => next++, ...(planVersion === undefined ? {} : { planVersion }) }).stream;
+  return planView(catalog, sql, { viewId: VIEW, ...(planVersion === undefined ? {} : { planVersion }) });
 }
 
 function findJoin(stream: StreamPlan): Extract<StreamPlan, { kind: 'StreamHashJoin' }> {
@@ -94,79 +86,20 @@ function findJoin(stream: StreamPlan): Extract<StreamPlan, { kind: 'StreamHashJo
   return join;
 }
 
-function line(row: Row): string {
-  return row.map((value) => (value === null ? 'NULL' : String(value))).join(' | ');
-}
-
 /** The join recomputed from the two multisets (visible columns [id, k, v]): the oracle. */
 function recompute(kind: Kind, left: readonly Row[], right: readonly Row[]): string[] {
-  const out: string[] = [];
-  const matches = (l: Row, r: Row) => l[1] !== null && l[1] === r[1] && (l[2] as number) >= (r[2] as number) - 2 && (l[2] as number) <= (r[2] as number);
-  const rightMatched = right.map(() => false);
-  for (const l of left) {
-    let matched = false;
-    right.forEach((r, j) => {
-      if (!matches(l, r)) return;
-      matched = true;
-      rightMatched[j] = true;
-      if (kind !== 'semi' && kind !== 'anti') out.push(line([l[0]!, l[2]!, r[0]!, r[2]!]));
-    });
-    if (kind === 'semi' && matched) out.push(line([l[0]!, l[2]!]));
-    if (kind === 'anti' && !matched) out.push(line([l[0]!, l[2]!]));
-    if ((kind === 'left' || kind === 'full') && !matched) out.push(line([l[0]!, l[2]!, null, null]));
-  }
-  if (kind === 'right' || kind === 'full') right.forEach((r, j) => rightMatched[j] || out.push(line([null, null, r[0]!, r[2]!])));
-  return out.sort();
+  return nestedLoopJoin(kind, left, right, (l, r) => l[1] !== null && l[1] === r[1] && (l[2] as number) >= (r[2] as number) - 2 && (l[2] as number) <= (r[2] as number));
 }
 
-interface Regime {
-  readonly name: string;
-  readonly memoryLimitBytes: number;
-  /** Source rows inserted and committed before the random steps (more than a side loaded whole), then a restart. */
-  readonly preload: number;
-  readonly abortChance: number;
-  readonly restartChance: number;
-}
+/** The preload inserts source rows (more than a side loaded whole). */
+const REGIMES = cacheRegimes({ preload: COMPLETE_LOAD_ROWS + 1, largeName: 'large budget', preloadName: 'a side too large to load whole', restartChance: 0.15, evictionRestartChance: 0.1 });
 
-const REGIMES: Regime[] = [
-  { name: 'large budget', memoryLimitBytes: 64 << 20, preload: 0, abortChance: 0, restartChance: 0 },
-  { name: 'a budget of a few groups (evictions)', memoryLimitBytes: 4 * 1024, preload: 0, abortChance: 0, restartChance: 0 },
-  { name: 'a side too large to load whole', memoryLimitBytes: 64 << 20, preload: COMPLETE_LOAD_ROWS + 1, abortChance: 0, restartChance: 0 },
-  { name: 'aborted epochs and restarts', memoryLimitBytes: 64 << 20, preload: 0, abortChance: 0.15, restartChance: 0.15 },
-  { name: 'aborted epochs with evictions and restarts', memoryLimitBytes: 4 * 1024, preload: 0, abortChance: 0.15, restartChance: 0.1 },
-];
-
-function run(testCase: Case, regime: Regime, seed: number): void {
+function run(testCase: Case, regime: CacheRegime, seed: number): void {
   const next = seededRandom(seed);
-  const store: StateStore = createMemoryStateStore();
   const stream = plan(testCase.sql);
   // Every source side of the case is stored by row id; a table side is not.
   expect(findJoin(stream).rowIds).toEqual([testCase.left !== T, testCase.right !== T]);
-  let epoch: Epoch = 1n;
-  const commit = () => store.commit((epoch = nextEpoch(epoch, Date.now())));
-  const open = () => {
-    const manager = new StreamManager(store, undefined, undefined, regime.memoryLimitBytes);
-    manager.groupCaches.completeLoadRows = COMPLETE_LOAD_ROWS;
-    return manager;
-  };
-  const install = (manager: StreamManager) => {
-    const flow = manager.build(VIEW, stream);
-    manager.install(flow);
-    return flow;
-  };
-  let manager = open();
-  let flow = install(manager);
-  const view = new Map<string, number>();
-  const absorb = (out: ChangeBatch) => {
-    out.rows.forEach((row, i) => {
-      const key = line(row.slice(0, -1));
-      const count = (view.get(key) ?? 0) + out.signs[i]!;
-      if (count === 0) view.delete(key);
-      else view.set(key, count);
-    });
-  };
-  const contents = () => [...view].flatMap(([key, count]) => Array.from({ length: count }, () => key)).sort();
-  absorb(flow.initialize());
+  const view = new CachedViewRun(createMemoryStateStore(), VIEW, stream, { memoryLimitBytes: regime.memoryLimitBytes, completeLoadRows: COMPLETE_LOAD_ROWS });
   let nextRowId = 1n;
   // Rows by relation: visible columns, plus the row id for a source.
   const rows = new Map<number, Row[]>([
@@ -179,11 +112,9 @@ function run(testCase: Case, regime: Regime, seed: number): void {
   if (regime.preload > 0) {
     const preloaded: Row[] = Array.from({ length: regime.preload }, (_, i) => sourceRow(i % 3, 1 + (i % 4), i % 10));
     const source = relationIds.find((id) => id !== T)!;
-    absorb(flow.pushAll(new Map([[source, { rows: preloaded, signs: preloaded.map(() => 1) }]])));
+    view.step(new Map([[source, { rows: preloaded, signs: preloaded.map(() => 1) }]]));
     rows.get(source)!.push(...preloaded);
-    commit();
-    manager = open();
-    flow = install(manager);
+    view.restart();
   }
   for (let step = 0; step < 40; step++) {
     const batches = new Map<number, ChangeBatch>();
@@ -209,21 +140,11 @@ function run(testCase: Case, regime: Regime, seed: number): void {
         batch.signs.push(1);
       }
     }
-    const out = flow.pushAll(batches);
-    if (next() < regime.abortChance) {
-      store.abort();
-      manager.discard();
-      continue;
-    }
-    absorb(out);
+    if (!view.step(batches, next() < regime.abortChance)) continue;
     for (const [id, list] of after) rows.set(id, list);
-    commit();
     const visible = (id: number) => rows.get(id)!.map((row) => row.slice(0, 3));
-    expect(contents(), `${testCase.name}, ${regime.name}, seed ${seed}, step ${step}`).toEqual(recompute(testCase.kind, visible(testCase.left), visible(testCase.right)));
-    if (next() < regime.restartChance) {
-      manager = open();
-      flow = install(manager);
-    }
+    expect(view.contents(), `${testCase.name}, ${regime.name}, seed ${seed}, step ${step}`).toEqual(recompute(testCase.kind, visible(testCase.left), visible(testCase.right)));
+    if (next() < regime.restartChance) view.restart();
   }
 }
 

@@ -1,6 +1,10 @@
 // Test helpers: an engine over the in-memory state store (or a given store), one session, and
 // `run(sql)` returning the last statement's rows as text (PostgreSQL's output format) or its tag,
-// `rows(sql)` its raw rows, `failure(sql)` the SqlError it raises.
+// `rows(sql)` its raw rows, `failure(sql)` the SqlError it raises. Below them, the set-up of the
+// cache tests that run a view's dataflow without an engine (join-cache, agg-cache, join-row-id):
+// a catalog of fixed relations, `planView`, `CachedViewRun` (a StreamManager under a memory limit
+// stepping one epoch at a time: commit, abort, restart, the view's accumulated rows), the cache
+// regimes they share and the nested-loop join they are checked against.
 
 import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
 import type { StateStore } from '../../../storage/state-table.js';
@@ -9,6 +13,15 @@ import type { Session } from '../../engine.js';
 import type { Row } from '../../../sql/value.js';
 import { formatValue } from '../../../sql/functions.js';
 import { SqlError } from '../../../sql/errors.js';
+import type { RelationDef } from '../../../sql/catalog.js';
+import { nextEpoch, type Epoch } from '../../../sql/epoch.js';
+import { parse } from '../../../sql/parser/index.js';
+import type { CatalogReader } from '../../../planner/catalog-reader.js';
+import { planStream } from '../../../planner/stream/index.js';
+import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
+import { StreamManager } from '../stream-manager.js';
+import type { ChangeBatch } from '../change-batch.js';
+import type { Dataflow } from '../dataflow.js';
 import fc from 'fast-check';
 import { expect } from 'vitest';
 
@@ -120,4 +133,139 @@ export async function assertViewsEqualRecomputation<Op>(options: {
     }),
     { numRuns: Number(process.env.STREAM_PROPERTY_RUNS ?? 8), endOnFailure: true },
   );
+}
+
+/** A catalog of fixed relations in schema public, for planning views without an engine. */
+export function fixedCatalog(relations: readonly RelationDef[]): CatalogReader {
+  return {
+    resolveRelation: (_schema, name) => relations.find((relation) => relation.name === name),
+    relationById: (id) => relations.find((relation) => relation.id === id),
+    schema: (name) => (name === 'public' ? { id: 2200, name } : undefined),
+  };
+}
+
+/** The streaming plan of a view (id 900 unless given) of `sql` over `catalog`, state tables numbered from 1000. The parser must be initialized. */
+export function planView(catalog: CatalogReader, sql: string, options: { readonly viewId?: number; readonly planVersion?: number } = {}): StreamPlan {
+  let next = 1000;
+  const view = { relationId: options.viewId ?? 900, name: 'v', allocateStateTableId: () => next++, ...(options.planVersion === undefined ? {} : { planVersion: options.planVersion }) };
+  return planStream(parse(sql)[0]!.node as never, { catalog, searchPath: ['public'], parameterTypes: [] }, view).stream;
+}
+
+/** A row as a text line: values joined by ` | `, NULL (and a missing value) as `NULL`. */
+export function textLine(row: readonly unknown[]): string {
+  return row.map((value) => (value === null || value === undefined ? 'NULL' : String(value))).join(' | ');
+}
+
+/** A memory limit under which the caches stay complete. */
+export const LARGE_BUDGET_BYTES = 64 << 20;
+/** A memory limit whose group-cache share holds a few groups: evictions all the time, probes and own rows read the state. */
+export const TINY_BUDGET_BYTES = 4 * 1024;
+
+/** How a cache test runs a view: its memory limit, rows committed before the random steps, and each step's chance of an abort and of a restart after it. */
+export interface CacheRegime {
+  readonly name: string;
+  readonly memoryLimitBytes: number;
+  /** Rows the test commits before the random steps (more than are loaded whole), then a restart. */
+  readonly preload: number;
+  readonly abortChance: number;
+  readonly restartChance: number;
+}
+
+/**
+ * The five regimes of the join and aggregate cache tests: a large budget (complete caches), a
+ * budget of a few groups (evictions), `preload` rows committed first so that a side or table is
+ * too large to load whole, aborted epochs with restarts (the caches start cold over the same
+ * store), and aborted epochs with evictions (and restarts, when `evictionRestartChance` is given).
+ */
+export function cacheRegimes(options: { readonly preload: number; readonly largeName: string; readonly preloadName: string; readonly restartChance: number; readonly evictionRestartChance?: number }): CacheRegime[] {
+  const evictionRestartChance = options.evictionRestartChance ?? 0;
+  return [
+    { name: options.largeName, memoryLimitBytes: LARGE_BUDGET_BYTES, preload: 0, abortChance: 0, restartChance: 0 },
+    { name: 'a budget of a few groups (evictions)', memoryLimitBytes: TINY_BUDGET_BYTES, preload: 0, abortChance: 0, restartChance: 0 },
+    { name: options.preloadName, memoryLimitBytes: LARGE_BUDGET_BYTES, preload: options.preload, abortChance: 0, restartChance: 0 },
+    { name: 'aborted epochs and restarts', memoryLimitBytes: LARGE_BUDGET_BYTES, preload: 0, abortChance: 0.15, restartChance: options.restartChance },
+    { name: `aborted epochs with evictions${evictionRestartChance > 0 ? ' and restarts' : ''}`, memoryLimitBytes: TINY_BUDGET_BYTES, preload: 0, abortChance: 0.15, restartChance: evictionRestartChance },
+  ];
+}
+
+/**
+ * One view's dataflow over a state store as the engine runs it, without the engine: a
+ * StreamManager under `memoryLimitBytes` with `completeLoadRows` made small, the dataflow
+ * installed (so an abort reaches it), its initial output absorbed. `step` pushes one epoch's
+ * changes and commits them, or aborts them as AbortHookStore does when a statement fails before
+ * its commit; `restart` opens a new manager and dataflow over the same store (cold caches);
+ * `contents` is the view's accumulated output as sorted lines (its last column, the count, dropped).
+ */
+export class CachedViewRun {
+  manager!: StreamManager;
+  flow!: Dataflow;
+  private epoch: Epoch = 1n;
+  private readonly view = new Map<string, number>();
+
+  constructor(
+    private readonly store: StateStore,
+    private readonly viewId: number,
+    private readonly stream: StreamPlan,
+    private readonly limits: { readonly memoryLimitBytes: number; readonly completeLoadRows: number },
+  ) {
+    this.restart();
+    this.absorb(this.flow.initialize());
+  }
+
+  restart(): void {
+    this.manager = new StreamManager(this.store, undefined, undefined, this.limits.memoryLimitBytes);
+    this.manager.groupCaches.completeLoadRows = this.limits.completeLoadRows;
+    this.flow = this.manager.build(this.viewId, this.stream);
+    this.manager.install(this.flow);
+  }
+
+  /** Pushes `inputs` (relation id to changes) as one epoch: aborted when `abort` (false returned), else absorbed and committed. */
+  step(inputs: Map<number, ChangeBatch>, abort = false): boolean {
+    const out = this.flow.pushAll(inputs);
+    if (abort) {
+      this.store.abort();
+      this.manager.discard();
+      return false;
+    }
+    this.absorb(out);
+    this.store.commit((this.epoch = nextEpoch(this.epoch, Date.now())));
+    return true;
+  }
+
+  contents(): string[] {
+    return [...this.view].flatMap(([key, count]) => Array.from({ length: count }, () => key)).sort();
+  }
+
+  private absorb(out: ChangeBatch): void {
+    out.rows.forEach((row, i) => {
+      const key = textLine(row.slice(0, -1));
+      const count = (this.view.get(key) ?? 0) + out.signs[i]!;
+      if (count === 0) this.view.delete(key);
+      else this.view.set(key, count);
+    });
+  }
+}
+
+/**
+ * A join of two multisets of [id, key, value] rows recomputed by nested loops: the cache tests'
+ * oracle. Joined rows are `l.id | l.value | r.id | r.value` (NULL-padded for outer joins), semi and
+ * anti rows `l.id | l.value`; sorted lines.
+ */
+export function nestedLoopJoin(kind: 'inner' | 'left' | 'right' | 'full' | 'semi' | 'anti', left: readonly Row[], right: readonly Row[], matches: (l: Row, r: Row) => boolean): string[] {
+  const out: string[] = [];
+  const rightMatched = right.map(() => false);
+  for (const l of left) {
+    let matched = false;
+    right.forEach((r, j) => {
+      if (!matches(l, r)) return;
+      matched = true;
+      rightMatched[j] = true;
+      if (kind !== 'semi' && kind !== 'anti') out.push(textLine([l[0], l[2], r[0], r[2]]));
+    });
+    if (kind === 'semi' && matched) out.push(textLine([l[0], l[2]]));
+    if (kind === 'anti' && !matched) out.push(textLine([l[0], l[2]]));
+    if ((kind === 'left' || kind === 'full') && !matched) out.push(textLine([l[0], l[2], null, null]));
+  }
+  if (kind === 'right' || kind === 'full') right.forEach((r, j) => rightMatched[j] || out.push(textLine([null, null, r[0], r[2]])));
+  return out.sort();
 }
