@@ -129,6 +129,14 @@ export class MvccStateTable implements StateTable {
     this.buffer(this.encodeRowKey(row), null);
   }
 
+  prefixIsNew(prefix: Row): boolean {
+    const writer = this.writer;
+    writer.reset();
+    encodeKey(writer, prefix, this.keyTypes);
+    // Keys sort as their bytes, and every key of the group starts with the prefix's: above the bound, none exists.
+    return writer.latin1() > (this.keyBound ??= this.readKeyBound());
+  }
+
   private buffer(key: string, row: Row | null): void {
     this.pending.set(key, row);
     if (this.keyBound !== undefined && key > this.keyBound) this.keyBound = key;
@@ -198,6 +206,9 @@ export class MvccStateTable implements StateTable {
     const reverse = options.reverse === true;
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     if (limit <= 0) return;
+    // A key group above every key the table holds or held has no rows: no iterator, no seek (a
+    // join's probe of a key newer than all of the other side's, q4's new auctions probing the bids).
+    if (options.prefix !== undefined && options.epoch === undefined && lower.toString('latin1', TABLE_PREFIX_BYTES) > (this.keyBound ??= this.readKeyBound())) return;
     let suffix: Buffer = LATEST_SUFFIX;
     let merged: string[] = [];
     // The buffered rows as of the scan's start: writes made while the scan runs (an UPDATE that

@@ -65,6 +65,12 @@ export interface StateTable {
    * work). Optional: a store without a memory tier has nothing to skip.
    */
   writeAround?(): void;
+  /**
+   * True when no row whose key starts with `prefix` exists or existed (the prefix sorts above every
+   * key the table holds or held): a key group known empty without a read (a join caching a new
+   * key's group). Optional: a store that cannot tell answers nothing, and callers read.
+   */
+  prefixIsNew?(prefix: Row): boolean;
 }
 
 export interface ReadableWindow {

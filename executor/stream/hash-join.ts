@@ -321,17 +321,17 @@ export class StreamHashJoinNode implements StreamNode {
    * (cached: the rows about to be written go into it). A side by row id needs no cached group to
    * write (it reads no own row), so once it holds more than `completeLoadRows` rows it stops being
    * complete instead of caching every key it is written (q7's bids: a group per price, never probed).
+   * A key above every key of the side's state table (`prefixIsNew`: ascending keys, q4's new
+   * auctions) is a new empty group too, cached with no read: the other side's next probe finds it.
    */
   private cachedGroup(side: number, key: Value[]): JoinGroup | undefined {
     const cache = this.caches[side];
     if (cache === undefined) return undefined;
     const mapKey = cache.mapKey(key);
     const group = cache.get(mapKey);
-    if (group !== undefined || !cache.complete) return group;
-    if (this.rowIds[side] && cache.rows >= this.context.groupCaches.completeLoadRows) {
-      cache.complete = false;
-      return undefined;
-    }
+    if (group !== undefined) return group;
+    if (cache.complete && this.rowIds[side] && cache.rows >= this.context.groupCaches.completeLoadRows) cache.complete = false;
+    if (!cache.complete && this.tables[side]!.prefixIsNew?.(key) !== true) return undefined;
     const created = emptyGroup();
     cache.put(mapKey, created);
     return created;
