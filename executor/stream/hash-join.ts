@@ -255,8 +255,11 @@ export class StreamHashJoinNode implements StreamNode {
       if (byId) {
         // A new row (an insert with a new id): one blind put, and into the cached group if there is one.
         const id = changes.ids![i]!;
-        const stateRow: Row = [...key, ...row, id, 1n];
-        if (ownHasDegree) stateRow.push(BigInt(matches));
+        const stateRow = keyAndRow(key, row, ownHasDegree ? 3 : 2);
+        const end = key.length + row.length;
+        stateRow[end] = id;
+        stateRow[end + 1] = 1n;
+        if (ownHasDegree) stateRow[end + 2] = BigInt(matches);
         writes.push(stateRow);
         if (ownGroup !== undefined) this.caches[side]!.append(ownGroup, row, 1, matches, id);
         continue;
@@ -294,8 +297,12 @@ export class StreamHashJoinNode implements StreamNode {
       const otherRow = otherSlots[at + JOIN_ROW] as Row;
       const count = BigInt(otherSlots[at + JOIN_COUNT] as number);
       const degree = BigInt(otherSlots[at + JOIN_DEGREE] as number);
-      if (otherById) otherWrites.push([...key, ...otherRow, otherSlots[at + JOIN_ID] as Value, count, degree]);
-      else otherWrites.push([...key, ...otherRow, count, degree]);
+      const stateRow = keyAndRow(key, otherRow, otherById ? 3 : 2);
+      let end = key.length + otherRow.length;
+      if (otherById) stateRow[end++] = otherSlots[at + JOIN_ID] as Value;
+      stateRow[end] = count;
+      stateRow[end + 1] = degree;
+      otherWrites.push(stateRow);
     }
     dirtyPositions.length = 0;
   }
@@ -406,8 +413,10 @@ export class StreamHashJoinNode implements StreamNode {
 
   private entryWrite(key: Value[], entry: Entry, withDegree: boolean, writes: Row[]): void {
     if (entry.count > 0) {
-      const stateRow: Row = [...key, ...entry.row, BigInt(entry.count)];
-      if (withDegree) stateRow.push(BigInt(entry.degree));
+      const stateRow = keyAndRow(key, entry.row, withDegree ? 2 : 1);
+      const end = key.length + entry.row.length;
+      stateRow[end] = BigInt(entry.count);
+      if (withDegree) stateRow[end + 1] = BigInt(entry.degree);
       writes.push(stateRow);
     } else if (entry.existed) {
       // Deleted: the key columns identify it; the trailing null marks the delete.
@@ -438,6 +447,19 @@ export class StreamHashJoinNode implements StreamNode {
     }
     return group;
   }
+}
+
+/**
+ * A state row `key ++ row ++ tail` at its exact length, the tail's `tail` slots for the caller to
+ * fill: a spread (`[...key, ...row, id, 1n]`) keeps V8's spare capacity, 200 bytes against 96 for
+ * six values, held in the state table's buffer until the epoch is written.
+ */
+function keyAndRow(key: readonly Value[], row: Row, tail: number): Row {
+  const out: Row = new Array<Value>(key.length + row.length + tail);
+  let at = 0;
+  for (let i = 0; i < key.length; i++) out[at++] = key[i]!;
+  for (let i = 0; i < row.length; i++) out[at++] = row[i]!;
+  return out;
 }
 
 function push(out: ChangeBatch, row: Row, sign: number, copies: number): void {
