@@ -16,7 +16,9 @@
 // generation and code, the C heap's free chunks, Node itself.
 //
 // The feedback (`observe`, one call per full collection: no per-row work): the heap V8 will grow
-// to before its next full collection is the live heap times (1 + growth). Above the heap part, the
+// to before its next full collection is the live heap times (1 + growth), or what V8's heap took
+// when the collection ran, when that is more (its young generation, large objects and free space in
+// pages: q4 at 256 MiB had a heap of 2.2-2.6x its live heap at 100% growth). Above the heap part, the
 // caches' effective budget is lowered by the excess (a bounded step), the largest caches evicting
 // first; at the budget's floor, the heap growth is lowered instead (down to 50%). Under 85% of the
 // heap part (hysteresis), the growth is raised back first, then the budget, in smaller steps.
@@ -185,7 +187,8 @@ export class MemoryManager {
         if ((entry as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) major = true;
       }
       if (!major) return;
-      this.observe(getHeapStatistics().used_heap_size);
+      const heap = getHeapStatistics();
+      this.observe(heap.used_heap_size, heap.total_heap_size);
       this.trimCHeap();
     });
     this.observer.observe({ entryTypes: ['gc'] });
@@ -196,19 +199,22 @@ export class MemoryManager {
     this.observer = undefined;
   }
 
-  /** One reading: the live heap just after a full collection. Moves the budget or the growth by at most one step. */
-  observe(liveHeapBytes: number): void {
+  /**
+   * One reading: the live heap just after a full collection, and the heap V8 held then (0: unknown).
+   * Moves the budget or the growth by at most one step.
+   */
+  observe(liveHeapBytes: number, heapTotalBytes = 0): void {
     this.liveHeap = liveHeapBytes;
     this.readings++;
     const max = this.maxBytes;
     if (max <= 0) return;
     const target = this.plan.heapBytes;
-    const projected = liveHeapBytes * (1 + this.effectiveGrowth() / 100);
+    const projected = Math.max(liveHeapBytes * (1 + this.effectiveGrowth() / 100), heapTotalBytes);
     if (projected > target) {
       const floor = Math.floor(max * FLOOR_SHARE);
       if (this.budgetBytes > floor) {
         // The live heap the target allows, against the live heap now: lower the caches by the difference.
-        const excess = liveHeapBytes - target / (1 + this.effectiveGrowth() / 100);
+        const excess = ((projected - target) * liveHeapBytes) / Math.max(1, projected);
         const step = Math.min(Math.ceil(max * LOWER_STEP_SHARE), Math.max(Math.ceil(excess), Math.ceil(max / 64)));
         this.apply(Math.max(floor, this.budgetBytes - step));
         this.lowered++;

@@ -92,6 +92,17 @@ describe('MemoryManager', () => {
     expect(memory.status().budgetLowered).toBe(2);
   });
 
+  it('reads the heap V8 held at the collection when it is more than twice the live heap', () => {
+    const { memory } = manager(1024 * MIB);
+    // 400 MiB live projects 800 (within 896), but the heap held 1,008 MiB: 112 over; the caches are
+    // lowered by the live heap's share of that (400 / 1008 of 112 MiB = 44.4 MiB; a step is at most 56).
+    memory.observe(400 * MIB, 1008 * MIB);
+    expect(memory.status().cacheBudgetBytes).toBe(448 * MIB - Math.ceil((112 * MIB * 400) / 1008));
+    // A heap within its part changes nothing, whatever it is below.
+    memory.observe(400 * MIB, 880 * MIB);
+    expect(memory.status().budgetLowered).toBe(1);
+  });
+
   it('at the floor (1/16 of the budget) lowers V8 heap growth instead, down to 50%, then holds', () => {
     const { memory, growth } = manager(256 * MIB);
     for (let reading = 0; reading < 40; reading++) memory.observe(600 * MIB);
