@@ -7,7 +7,8 @@
 //
 // Each sample prints JSON lines {"bench":"soak","metric","value","unit","at_seconds"}: rss,
 // heap_used, heap_after_major_gc (heap used just after V8's last mark-sweep: the live heap, which
-// heap_used overstates by the garbage not yet collected), heap_total, external, row_cache,
+// heap_used overstates by the garbage not yet collected), heap_outside_caches (that live heap less
+// the row and group caches' charges: what is not cache), heap_total, external, row_cache,
 // state_bytes (MiB), events_committed, lag_events,
 // epochs committed and their mean barrier latency since the last sample, and sample_delay (how
 // late the sample ran: the event loop was held that long, by an epoch's flush through the views).
@@ -93,7 +94,7 @@ new PerformanceObserver((list) => {
   }
 }).observe({ entryTypes: ['gc'] });
 // The process's figures, then oxbow_catalog.memory's components (status.memory()) by their names.
-const processMetrics = ['rss', 'heap_used', 'heap_after_major_gc', 'heap_total', 'external', 'row_cache'] as const;
+const processMetrics = ['rss', 'heap_used', 'heap_after_major_gc', 'heap_outside_caches', 'heap_total', 'external', 'row_cache'] as const;
 const breakdownMetrics = ['group_caches', 'cache_budget', 'rocksdb_memtables', 'rocksdb_block_cache', 'rocksdb_table_readers', 'write_batches', 'malloc_in_use', 'malloc_free'] as const;
 const memoryMetrics = [...processMetrics, ...breakdownMetrics] as const;
 type MemoryMetric = (typeof memoryMetrics)[number];
@@ -198,6 +199,9 @@ async function sample(scheduledAt: number): Promise<void> {
     row_cache: (cache?.usedBytes ?? 0) / MIB,
   } as Record<MemoryMetric, number>;
   for (const metric of breakdownMetrics) values[metric] = (parts.get(metric) ?? 0) / MIB;
+  // The live heap less what the caches are charged: a leak outside the caches shows here even while
+  // the memory manager makes room for it by lowering the caches' budget (the live heap then flat).
+  values.heap_outside_caches = Math.max(0, values.heap_after_major_gc - values.row_cache - values.group_caches);
   const lag = Math.max(0, Math.min(Math.floor(at * rate), events ?? Infinity) * sources.size - committed);
   samples.push({ at, committed, lag, values });
   for (const metric of memoryMetrics) emit(metric, values[metric], 'MiB', at);

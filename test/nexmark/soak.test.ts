@@ -13,7 +13,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EVENTS = 10_000;
 const RATE = 5_000;
 const SOURCES = 3; // bid (q4, q5, q7), auction (q4, q8), person (q8)
-const SAMPLE_METRICS = ['rss', 'heap_used', 'heap_after_major_gc', 'heap_total', 'external', 'row_cache', 'group_caches', 'rocksdb_memtables', 'rocksdb_block_cache', 'rocksdb_table_readers', 'write_batches', 'malloc_in_use', 'malloc_free', 'state_bytes', 'events_committed', 'lag_events', 'events_per_second', 'cpu_share', 'barrier_latency_p99'];
+const SAMPLE_METRICS = ['rss', 'heap_used', 'heap_after_major_gc', 'heap_outside_caches', 'heap_total', 'external', 'row_cache', 'group_caches', 'rocksdb_memtables', 'rocksdb_block_cache', 'rocksdb_table_readers', 'write_batches', 'malloc_in_use', 'malloc_free', 'state_bytes', 'events_committed', 'lag_events', 'events_per_second', 'cpu_share', 'barrier_latency_p99'];
 
 interface Line {
   bench: string;
