@@ -11,7 +11,6 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RelationDef } from '../../sql/catalog.js';
-import { type } from '../../sql/types.js';
 import type { Row } from '../../sql/value.js';
 import { MessageDecoder, type DecodedChanges } from '../../executor/source/message-decoder.js';
 import { sourceLayout } from '../../executor/source/source-layout.js';
@@ -19,7 +18,7 @@ import type { RawMessageBatch } from '../../executor/source/source.js';
 import { kafkaOptions } from '../../executor/source/kafka/kafka-options.js';
 import { kafkaRowId } from '../../executor/source/kafka/kafka-replay.js';
 import { KafkaWorkerReader, type DecodedBatchListener } from '../../executor/source/kafka/kafka-worker-reader.js';
-import { CORPUS_MAX_BYTES, corpus, EVERY_TYPE_COLUMNS, INCLUDE_COLUMNS, VALID_EVERY_TYPE } from '../../executor/source/kafka/tests/json-corpus.js';
+import { CORPUS_MAX_BYTES, corpus, EVERY_TYPE_COLUMNS, INCLUDE_COLUMNS, jsonSource, VALID_EVERY_TYPE } from '../../executor/source/kafka/tests/json-corpus.js';
 import { startBroker, waitFor, type Broker } from './broker.js';
 
 let broker: Broker;
@@ -35,21 +34,14 @@ afterAll(async () => {
 const PARTITIONS = 2;
 
 function relation(topic: string): RelationDef {
-  return {
+  return jsonSource(EVERY_TYPE_COLUMNS, {
     id: 30002,
-    kind: 'source',
-    schema: 'public',
     name: topic,
-    columns: [...EVERY_TYPE_COLUMNS, { name: '_row_id', type: type('int8'), nullable: false, hidden: true }],
-    primaryKey: [EVERY_TYPE_COLUMNS.length],
-    dependsOn: [],
     options: { connector: 'kafka', topic, 'properties.bootstrap.server': broker.bootstrap, 'max.message.bytes': String(CORPUS_MAX_BYTES) },
-    format: 'plain',
-    encode: 'json',
     include: [...INCLUDE_COLUMNS],
     // Row ids from partition and offset, set by the worker (as a source that stores no rows has them).
     replayed: true,
-  };
+  });
 }
 
 interface Read {

@@ -10,7 +10,7 @@
 
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
+import type { RelationDef } from '../../sql/catalog.js';
 import { arrayOf, type } from '../../sql/types.js';
 import type { Row } from '../../sql/value.js';
 import { MessageDecoder, type DecodedChanges } from '../../executor/source/message-decoder.js';
@@ -20,18 +20,13 @@ import { kafkaOptions } from '../../executor/source/kafka/kafka-options.js';
 import { KafkaWorkerReader, type DecodedBatch, type DecodedBatchListener } from '../../executor/source/kafka/kafka-worker-reader.js';
 import { waitFor } from './broker.js';
 import { useKafkaHarness } from './harness.js';
+import { column, INCLUDE_COLUMNS, jsonSource } from '../../executor/source/kafka/tests/json-corpus.js';
 
 const kafka = useKafkaHarness({ server: false });
 
-const column = (name: string, t: ColumnDef['type'], nullable = true): ColumnDef => ({ name, type: t, nullable, hidden: false });
-
 function relation(topic: string, overrides: Partial<RelationDef> = {}): RelationDef {
-  return {
-    id: 30001,
-    kind: 'source',
-    schema: 'public',
-    name: topic,
-    columns: [
+  return jsonSource(
+    [
       column('i2', type('int2')),
       column('i4', type('int4'), false),
       column('i8', type('int8')),
@@ -51,21 +46,15 @@ function relation(topic: string, overrides: Partial<RelationDef> = {}): Relation
       column('_o', type('int8')),
       column('_ts', type('timestamptz')),
       column('_k', type('bytea')),
-      { name: '_row_id', type: type('int8'), nullable: false, hidden: true },
     ],
-    primaryKey: [19],
-    dependsOn: [],
-    options: { connector: 'kafka', topic, 'properties.bootstrap.server': kafka.broker.bootstrap, 'max.message.bytes': '400' },
-    format: 'plain',
-    encode: 'json',
-    include: [
-      { what: 'partition', column: '_p' },
-      { what: 'offset', column: '_o' },
-      { what: 'timestamp', column: '_ts' },
-      { what: 'key', column: '_k' },
-    ],
-    ...overrides,
-  };
+    {
+      id: 30001,
+      name: topic,
+      options: { connector: 'kafka', topic, 'properties.bootstrap.server': kafka.broker.bootstrap, 'max.message.bytes': '400' },
+      include: [...INCLUDE_COLUMNS],
+      ...overrides,
+    },
+  );
 }
 
 /** The i-th message: every type, varied by i; every 7th is bad in one of five ways. */

@@ -6,7 +6,7 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ColumnDef, RelationDef } from '../../../../sql/catalog.js';
+import type { RelationDef } from '../../../../sql/catalog.js';
 import { arrayOf, type } from '../../../../sql/types.js';
 import type { Row } from '../../../../sql/value.js';
 import { ByteWriter } from '../../../../storage/byte-writer.js';
@@ -14,16 +14,11 @@ import { MessageDecoder, type DecodedChanges } from '../../message-decoder.js';
 import { sourceLayout } from '../../source-layout.js';
 import type { RawMessageBatch } from '../../source.js';
 import { packChanges, unpackRows } from '../decoded-batch.js';
-
-const column = (name: string, t: ColumnDef['type'], nullable = true): ColumnDef => ({ name, type: t, nullable, hidden: false });
+import { column, INCLUDE_COLUMNS, jsonSource } from './json-corpus.js';
 
 /** A source of every type the JSON decoder converts, plus the four INCLUDE columns and the hidden row id. */
-const EVERY_TYPE: RelationDef = {
-  id: 20001,
-  kind: 'source',
-  schema: 'public',
-  name: 'every_type',
-  columns: [
+const EVERY_TYPE: RelationDef = jsonSource(
+  [
     column('i2', type('int2')),
     column('i4', type('int4')),
     column('i8', type('int8')),
@@ -46,20 +41,9 @@ const EVERY_TYPE: RelationDef = {
     column('_o', type('int8')),
     column('_ts', type('timestamptz')),
     column('_k', type('bytea')),
-    { name: '_row_id', type: type('int8'), nullable: false, hidden: true },
   ],
-  primaryKey: [23],
-  dependsOn: [],
-  options: { connector: 'kafka', topic: 't', 'properties.bootstrap.server': '127.0.0.1:9092' },
-  format: 'plain',
-  encode: 'json',
-  include: [
-    { what: 'partition', column: '_p' },
-    { what: 'offset', column: '_o' },
-    { what: 'timestamp', column: '_ts' },
-    { what: 'key', column: '_k' },
-  ],
-};
+  { id: 20001, name: 'every_type', include: [...INCLUDE_COLUMNS] },
+);
 
 const MESSAGES = [
   {

@@ -3,13 +3,37 @@
 // INCLUDE columns): valid messages of every type (most taken by the fast path), invalid JSON,
 // wrong types, values out of range, missing, null and duplicate fields, escaped keys, an
 // oversized message (over CORPUS_MAX_BYTES), timestamps of every shape, invalid and valid UTF-8.
+// Also the source definition these tests and the packer's and worker's tests decode into
+// (`jsonSource`, `column`).
 
-import type { ColumnDef } from '../../../../sql/catalog.js';
+import type { ColumnDef, RelationDef } from '../../../../sql/catalog.js';
 import { arrayOf, type } from '../../../../sql/types.js';
 
 export const CORPUS_MAX_BYTES = 600;
 
-const column = (name: string, t: ColumnDef['type'], nullable = true): ColumnDef => ({ name, type: t, nullable, hidden: false });
+/** A visible column, nullable unless said. */
+export const column = (name: string, t: ColumnDef['type'], nullable = true): ColumnDef => ({ name, type: t, nullable, hidden: false });
+
+/**
+ * A Kafka source FORMAT PLAIN ENCODE JSON of `columns` and the hidden `_row_id` after them (its
+ * key), no INCLUDE columns, topic `t`; `extra` overrides any field (id, name, options, include...).
+ */
+export function jsonSource(columns: readonly ColumnDef[], extra: Partial<RelationDef> = {}): RelationDef {
+  return {
+    id: 20002,
+    kind: 'source',
+    schema: 'public',
+    name: 'src',
+    columns: [...columns, { name: '_row_id', type: type('int8'), nullable: false, hidden: true }],
+    primaryKey: [columns.length],
+    dependsOn: [],
+    options: { connector: 'kafka', topic: 't', 'properties.bootstrap.server': '127.0.0.1:9092' },
+    format: 'plain',
+    encode: 'json',
+    include: [],
+    ...extra,
+  };
+}
 
 /** Every type the JSON decoder converts, a NOT NULL column (`req`), INCLUDE columns `_p` `_o` `_ts` `_k`, odd names. */
 export const EVERY_TYPE_COLUMNS: ColumnDef[] = [

@@ -8,7 +8,7 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ColumnDef, RelationDef } from '../../../../sql/catalog.js';
+import type { RelationDef } from '../../../../sql/catalog.js';
 import { type } from '../../../../sql/types.js';
 import { ByteWriter } from '../../../../storage/byte-writer.js';
 import { MessageDecoder, type DecodedChanges } from '../../message-decoder.js';
@@ -18,27 +18,10 @@ import { BatchPacker } from '../batch-packer.js';
 import { packChanges, unpackRows } from '../decoded-batch.js';
 import { isWellFormedUtf8, timestampMicros } from '../json-row-packer.js';
 import { kafkaRowId } from '../kafka-replay.js';
-import { CORPUS_MAX_BYTES, EVERY_TYPE_COLUMNS, INCLUDE_COLUMNS, INVALID_OR_REJECTED, TIMESTAMPS, utf8Messages, VALID_EVERY_TYPE } from './json-corpus.js';
+import { column, CORPUS_MAX_BYTES, EVERY_TYPE_COLUMNS, INCLUDE_COLUMNS, INVALID_OR_REJECTED, jsonSource, TIMESTAMPS, utf8Messages, VALID_EVERY_TYPE } from './json-corpus.js';
 
-const column = (name: string, t: ColumnDef['type'], nullable = true): ColumnDef => ({ name, type: t, nullable, hidden: false });
 const MAX_BYTES = CORPUS_MAX_BYTES;
-
-function relation(columns: ColumnDef[], extra: Partial<RelationDef> = {}): RelationDef {
-  return {
-    id: 20002,
-    kind: 'source',
-    schema: 'public',
-    name: 'src',
-    columns: [...columns, { name: '_row_id', type: type('int8'), nullable: false, hidden: true }],
-    primaryKey: [columns.length],
-    dependsOn: [],
-    options: { connector: 'kafka', topic: 't', 'properties.bootstrap.server': '127.0.0.1:9092' },
-    format: 'plain',
-    encode: 'json',
-    include: [],
-    ...extra,
-  };
-}
+const relation = jsonSource;
 
 const EVERY_TYPE = relation(EVERY_TYPE_COLUMNS, { include: [...INCLUDE_COLUMNS] });
 
