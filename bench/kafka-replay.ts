@@ -13,12 +13,12 @@
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
 import pg from 'pg';
+import { freePortPair } from '../test/kafka/broker.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = HERE.endsWith(join('dist', 'bench')) ? join(HERE, '..', '..') : join(HERE, '..');
@@ -37,29 +37,6 @@ const TOPIC = 'points';
 
 function report(metric: string, value: number, unit: string): void {
   console.log(JSON.stringify({ bench: 'kafka-replay', metric, value: Number(value.toFixed(2)), unit }));
-}
-
-function listenable(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-/** A port p with p + 1 free too (the broker's controller). */
-async function freePortPair(): Promise<number> {
-  for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        const address = server.address();
-        server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-      });
-    });
-    if (port < 65534 && (await listenable(port + 1))) return port;
-  }
 }
 
 interface Server {

@@ -23,8 +23,8 @@ function listenable(port: number): Promise<boolean> {
   });
 }
 
-/** A port p with p and p + 1 both free on 127.0.0.1. */
-async function freePortPair(): Promise<number> {
+/** A port p with p and p + 1 both free on 127.0.0.1 (the broker's and its controller's; bench/kafka-replay.ts too). */
+export async function freePortPair(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const port = await new Promise<number>((resolve, reject) => {
       const server = createServer();
