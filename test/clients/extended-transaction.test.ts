@@ -17,7 +17,7 @@ import { serialize } from 'pg-protocol';
 import postgresClient from 'postgres';
 import { afterAll, expect, it } from 'vitest';
 import { oxbowAndPostgres } from '../support/server-pair.js';
-import { fields, RawClient, type BackendMessage } from '../pgwire/raw-client.js';
+import { RawClient, summarize } from '../pgwire/raw-client.js';
 
 const servers = oxbowAndPostgres();
 const clients: RawClient[] = [];
@@ -25,37 +25,6 @@ const clients: RawClient[] = [];
 afterAll(() => {
   for (const client of clients) client.end();
 });
-
-/** A comparable summary of a backend message (table OIDs in RowDescription differ between servers and are left out). */
-function summary(backend: BackendMessage): string {
-  switch (backend.type) {
-    case 'E':
-    case 'N': {
-      const reported = fields(backend);
-      return `${backend.type} ${reported.get('S')} ${reported.get('C')} ${reported.get('M')}`;
-    }
-    case 'C':
-      return `C ${backend.payload.toString('utf8', 0, backend.payload.length - 1)}`;
-    case 'D':
-    case 'Z':
-      return `${backend.type} ${backend.payload.toString('hex')}`;
-    case 'T': {
-      const count = backend.payload.readInt16BE(0);
-      const columns: string[] = [];
-      let offset = 2;
-      for (let i = 0; i < count; i++) {
-        const end = backend.payload.indexOf(0, offset);
-        columns.push(`${backend.payload.toString('utf8', offset, end)}:${backend.payload.readInt32BE(end + 7)}:${backend.payload.readInt32BE(end + 13)}`);
-        offset = end + 19;
-      }
-      return `T ${columns.join(',')}`;
-    }
-    case 't':
-      return `t ${backend.payload.toString('hex')}`;
-    default:
-      return backend.type;
-  }
-}
 
 interface Pair {
   readonly oxbow: RawClient;
@@ -84,7 +53,7 @@ async function exchange(client: RawClient, frames: readonly Buffer[], readyCount
   let ready = 0;
   while (ready < readyCount) {
     const next = await client.readMessage();
-    received.push(summary(next));
+    received.push(summarize(next));
     if (next.type === 'Z') ready++;
   }
   return received;

@@ -7,7 +7,7 @@ import { serialize } from 'pg-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, type PostgresServer } from '../support/postgres.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
-import { fields, int16, int32, message, RawClient, type BackendMessage } from './raw-client.js';
+import { int16, int32, message, RawClient, summarize, type BackendMessage } from './raw-client.js';
 
 let postgres: PostgresServer;
 let oxbow: OxbowServer;
@@ -28,44 +28,6 @@ async function connect(port: number): Promise<RawClient> {
   client.send(serialize.startup({ user: 'oxbow', database: 'oxbow' }));
   await client.readUntil('Z');
   return client;
-}
-
-/** A comparable summary of a backend message. */
-function summary(backend: BackendMessage, withErrorText: boolean): string {
-  switch (backend.type) {
-    case 'E':
-    case 'N': {
-      const reported = fields(backend);
-      return `${backend.type} ${reported.get('S')} ${reported.get('C')}${withErrorText ? ` ${reported.get('M')}` : ''}`;
-    }
-    case 'C':
-      return `C ${backend.payload.toString('utf8', 0, backend.payload.length - 1)}`;
-    case 'D':
-    case 't':
-    case 'Z':
-    case 'd':
-      return `${backend.type} ${backend.payload.toString('hex')}`;
-    case 'T': {
-      // Names, type OIDs, type sizes, typmods and formats; table OIDs differ between servers.
-      const count = backend.payload.readInt16BE(0);
-      const columns: string[] = [];
-      let offset = 2;
-      for (let i = 0; i < count; i++) {
-        const end = backend.payload.indexOf(0, offset);
-        const name = backend.payload.toString('utf8', offset, end);
-        offset = end + 1;
-        const typeOid = backend.payload.readInt32BE(offset + 6);
-        const typeSize = backend.payload.readInt16BE(offset + 10);
-        const typmod = backend.payload.readInt32BE(offset + 12);
-        const format = backend.payload.readInt16BE(offset + 16);
-        columns.push(`${name}:${typeOid}:${typeSize}:${typmod}:${format}`);
-        offset += 18;
-      }
-      return `T ${columns.join(',')}`;
-    }
-    default:
-      return backend.type;
-  }
 }
 
 /** Sends the same messages to both servers and compares what comes back up to `readyCount` ReadyForQuery messages (or the close). */
@@ -93,7 +55,7 @@ async function compare(messages: Buffer[], options: { readyCount?: number; withE
       if (next.type === 'Z') ready++;
     }
     client.end();
-    outcomes.push(received.map((backend) => summary(backend, options.withErrorText ?? true)));
+    outcomes.push(received.map((backend) => summarize(backend, options.withErrorText ?? true)));
   }
   if (process.env.SHOW_PROTOCOL) console.log(JSON.stringify(outcomes[0]));
   expect(outcomes[0]).toEqual(outcomes[1]);
@@ -131,7 +93,7 @@ async function compareStartup(bytes: Buffer): Promise<string[]> {
         break;
       }
       // Only the shape of the startup answer: parameter values and keys differ between servers.
-      received.push(next.type === 'E' ? summary(next, true) : next.type === 'R' ? `R ${next.payload.readInt32BE(0)}` : next.type);
+      received.push(next.type === 'E' ? summarize(next) : next.type === 'R' ? `R ${next.payload.readInt32BE(0)}` : next.type);
       if (next.type === 'Z') break;
     }
     client.end();

@@ -113,6 +113,49 @@ export function fields(message: BackendMessage): Map<string, string> {
 }
 
 // Independent builders of expected backend bytes (not pgwire's MessageWriter).
+/**
+ * A backend message as a comparable line, for tests that send the same frames to oxbow and to
+ * PostgreSQL: errors and notices by severity, SQLSTATE and (unless `withErrorText` is false)
+ * message; command tags; DataRow, ParameterDescription, ReadyForQuery and CopyData as hex;
+ * RowDescription by each column's name, type OID, size, typmod and format (table OIDs differ
+ * between servers); any other message by its type.
+ */
+export function summarize(backend: BackendMessage, withErrorText = true): string {
+  switch (backend.type) {
+    case 'E':
+    case 'N': {
+      const reported = fields(backend);
+      return `${backend.type} ${reported.get('S')} ${reported.get('C')}${withErrorText ? ` ${reported.get('M')}` : ''}`;
+    }
+    case 'C':
+      return `C ${backend.payload.toString('utf8', 0, backend.payload.length - 1)}`;
+    case 'D':
+    case 't':
+    case 'Z':
+    case 'd':
+      return `${backend.type} ${backend.payload.toString('hex')}`;
+    case 'T': {
+      const count = backend.payload.readInt16BE(0);
+      const columns: string[] = [];
+      let offset = 2;
+      for (let i = 0; i < count; i++) {
+        const end = backend.payload.indexOf(0, offset);
+        const name = backend.payload.toString('utf8', offset, end);
+        offset = end + 1;
+        const typeOid = backend.payload.readInt32BE(offset + 6);
+        const typeSize = backend.payload.readInt16BE(offset + 10);
+        const typmod = backend.payload.readInt32BE(offset + 12);
+        const format = backend.payload.readInt16BE(offset + 16);
+        columns.push(`${name}:${typeOid}:${typeSize}:${typmod}:${format}`);
+        offset += 18;
+      }
+      return `T ${columns.join(',')}`;
+    }
+    default:
+      return backend.type;
+  }
+}
+
 export function int32(value: number): Buffer {
   const buffer = Buffer.alloc(4);
   buffer.writeInt32BE(value);
