@@ -80,6 +80,7 @@ describe('soak bench (smoke)', () => {
     expect(asked).toBeLessThanOrEqual(RATE * SOURCES);
     if (asked > 0) expect(keptUp.value).toBeCloseTo(((keptUp.sustained_events_per_second as number) / asked) * 100, -1);
     expect(['yes', 'no']).toContain(keptUp.verdict);
+    expect(Number.isInteger(keptUp.lag_growth_events)).toBe(true);
     const rss = one('rss_slope_mib_per_min');
     const live = one('live_heap_slope_mib_per_min');
     expect(rss.value).toBe(one('rss_slope_after_warmup').value);
