@@ -14,11 +14,10 @@ import type { RelationDef } from '../../sql/catalog.js';
 import type { Row } from '../../sql/value.js';
 import { MessageDecoder, type DecodedChanges } from '../../executor/source/message-decoder.js';
 import { sourceLayout } from '../../executor/source/source-layout.js';
-import type { RawMessageBatch } from '../../executor/source/source.js';
 import { kafkaOptions } from '../../executor/source/kafka/kafka-options.js';
 import { kafkaRowId } from '../../executor/source/kafka/kafka-replay.js';
 import { KafkaWorkerReader, type DecodedBatchListener } from '../../executor/source/kafka/kafka-worker-reader.js';
-import { CORPUS_MAX_BYTES, corpus, EVERY_TYPE_COLUMNS, INCLUDE_COLUMNS, jsonSource, VALID_EVERY_TYPE } from '../../executor/source/kafka/tests/json-corpus.js';
+import { CORPUS_MAX_BYTES, corpus, EVERY_TYPE_COLUMNS, INCLUDE_COLUMNS, jsonSource, producedBatch, VALID_EVERY_TYPE } from '../../executor/source/kafka/tests/json-corpus.js';
 import { startBroker, waitFor, type Broker } from './broker.js';
 
 let broker: Broker;
@@ -104,14 +103,7 @@ describe('the Kafka worker JSON fast path', () => {
     const expectedRows = new Map<number, Row[]>();
     const expectedRejects: string[] = [];
     for (let p = 0; p < PARTITIONS; p++) {
-      const raw: RawMessageBatch = {
-        partition: p,
-        offsets: sent[p]!.map((_, k) => BigInt(k)),
-        timestamps: sent[p]!.map((m) => m.timestamp),
-        keys: sent[p]!.map((m) => (m.key === null ? null : Buffer.from(m.key))),
-        values: sent[p]!.map((m) => m.value),
-        highWatermark: BigInt(sent[p]!.length),
-      };
+      const raw = producedBatch(p, sent[p]!);
       const changes: DecodedChanges = { rows: [], kinds: [] };
       new MessageDecoder(layout, CORPUS_MAX_BYTES, kafkaRowId).decode(raw, changes, (partition, offset, error, payload) =>
         expectedRejects.push(`${partition}:${offset} ${error} [${payload?.subarray(0, 256).toString('hex') ?? 'null'}]`),

@@ -15,12 +15,11 @@ import { arrayOf, type } from '../../sql/types.js';
 import type { Row } from '../../sql/value.js';
 import { MessageDecoder, type DecodedChanges } from '../../executor/source/message-decoder.js';
 import { sourceLayout } from '../../executor/source/source-layout.js';
-import type { RawMessageBatch } from '../../executor/source/source.js';
 import { kafkaOptions } from '../../executor/source/kafka/kafka-options.js';
 import { KafkaWorkerReader, type DecodedBatch, type DecodedBatchListener } from '../../executor/source/kafka/kafka-worker-reader.js';
 import { waitFor } from './broker.js';
 import { useKafkaHarness } from './harness.js';
-import { column, INCLUDE_COLUMNS, jsonSource } from '../../executor/source/kafka/tests/json-corpus.js';
+import { column, INCLUDE_COLUMNS, jsonSource, producedBatch } from '../../executor/source/kafka/tests/json-corpus.js';
 
 const kafka = useKafkaHarness({ server: false });
 
@@ -149,14 +148,7 @@ describe('the Kafka worker thread', () => {
     const rowId = layout.rowIdPosition!;
     const expectedRejects: string[] = [];
     for (let p = 0; p < PARTITIONS; p++) {
-      const raw: RawMessageBatch = {
-        partition: p,
-        offsets: sent[p]!.map((_, k) => BigInt(k)),
-        timestamps: sent[p]!.map((m) => m.timestamp),
-        keys: sent[p]!.map((m) => (m.key === null ? null : Buffer.from(m.key))),
-        values: sent[p]!.map((m) => Buffer.from(m.value)),
-        highWatermark: BigInt(PER_PARTITION),
-      };
+      const raw = producedBatch(p, sent[p]!);
       const changes: DecodedChanges = { rows: [], kinds: [] };
       new MessageDecoder(layout, 400, () => 0n).decode(raw, changes, (partition, offset, error, payload) =>
         expectedRejects.push(`${partition}:${offset} ${error} [${payload?.subarray(0, 256).toString('utf8') ?? 'null'}]`),

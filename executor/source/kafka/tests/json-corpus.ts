@@ -8,8 +8,21 @@
 
 import type { ColumnDef, RelationDef } from '../../../../sql/catalog.js';
 import { arrayOf, type } from '../../../../sql/types.js';
+import type { RawMessageBatch } from '../../source.js';
 
 export const CORPUS_MAX_BYTES = 600;
+
+/** Messages a test produced to one partition, as the consumer would hand them to the decoder (offsets 0.. in order): the oracle's input. */
+export function producedBatch(partition: number, sent: readonly { readonly value: string | Buffer; readonly key: string | null; readonly timestamp: number }[]): RawMessageBatch {
+  return {
+    partition,
+    offsets: sent.map((_, k) => BigInt(k)),
+    timestamps: sent.map((m) => m.timestamp),
+    keys: sent.map((m) => (m.key === null ? null : Buffer.from(m.key))),
+    values: sent.map((m) => (typeof m.value === 'string' ? Buffer.from(m.value) : m.value)),
+    highWatermark: BigInt(sent.length),
+  };
+}
 
 /** A visible column, nullable unless said. */
 export const column = (name: string, t: ColumnDef['type'], nullable = true): ColumnDef => ({ name, type: t, nullable, hidden: false });
