@@ -4,10 +4,12 @@
 // server (DIR/dist/bin/oxbow.js, built; several: DIR,DIR) alternately with this one, side by side
 // in one run, each named by its folder.
 //
-//   npm run build && npm run bench -- copy [--rows 1000000] [--rounds 2] [--compare /tmp/base]
+//   npm run build && npm run bench -- copy [--rows 1000000] [--rounds 2] [--compare /tmp/base] [--existing 100000]
 //
 // The table: (id int primary key, k int, v text), the view: count(*) and sum(id) per k over 1,000
-// groups. Lines are `id\tk\tname-id`, sent in CopyData messages of about 64 KiB.
+// groups. Lines are `id\tk\tname-id`, sent in CopyData messages of about 64 KiB. `--existing N`
+// commits N rows (ids -N..-1) first, so the COPY's duplicate-key check cannot answer from an
+// empty table: each new id is checked against the stored rows (below them all: the key bound).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -23,6 +25,7 @@ const report = reporter('copy');
 const rows = Number(flag('--rows') ?? Math.round(1_000_000 * BENCH_SCALE));
 const rounds = Number(flag('--rounds') ?? 1);
 const compare = flag('--compare');
+const existing = Number(flag('--existing') ?? 0);
 const here = dirname(fileURLToPath(import.meta.url));
 const servers: { readonly name: string; readonly entry: string }[] = [{ name: 'head', entry: join(here, '..', 'bin', 'oxbow.js') }];
 // --compare DIR[,DIR...]: each checkout named by its folder's last component.
@@ -130,14 +133,15 @@ for (let round = 0; round < rounds; round++) {
       const client = new pg.Client({ host: '127.0.0.1', port: server.port, user: 'oxbow', database: 'oxbow' });
       await client.connect();
       await client.query('create table t (id int primary key, k int, v text)');
+      if (existing > 0) await client.query(`insert into t select -i, i % 1000, 'old-' || i from generate_series(1, ${existing}) i`);
       await client.query('create materialized view per_k as select k, count(*) as n, sum(id) as total from t group by k');
       const before = memoryOf(server.child.pid!, 'VmRSS');
       const elapsed = await copyRows(server.port, rows);
       const peak = memoryOf(server.child.pid!, 'VmHWM');
       const check = await client.query('select sum(n)::text as n from per_k');
-      if (check.rows[0]?.n !== String(rows)) throw new Error(`the view counts ${check.rows[0]?.n} rows, not ${rows}`);
+      if (check.rows[0]?.n !== String(rows + existing)) throw new Error(`the view counts ${check.rows[0]?.n} rows, not ${rows + existing}`);
       await client.end();
-      report(`${name} copy ${rows} rows`, elapsed, 'ms');
+      report(`${name} copy ${rows} rows${existing > 0 ? ` after ${existing}` : ''}`, elapsed, 'ms');
       report(`${name} rows/s`, rows / (elapsed / 1000), 'rows/s');
       report(`${name} rss before copy`, before / 2 ** 20, 'MiB');
       report(`${name} peak rss`, peak / 2 ** 20, 'MiB');
