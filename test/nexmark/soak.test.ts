@@ -78,7 +78,8 @@ describe('soak bench (smoke)', () => {
     const asked = keptUp.asked_events_per_second as number;
     expect(asked).toBeGreaterThanOrEqual(0);
     expect(asked).toBeLessThanOrEqual(RATE * SOURCES);
-    if (asked > 0) expect(keptUp.value).toBeCloseTo(((keptUp.sustained_events_per_second as number) / asked) * 100, -1);
+    // (Rates printed as integers: recomputed where rounding cannot move the share by a point.)
+    if (asked >= 1000) expect(keptUp.value).toBeCloseTo(((keptUp.sustained_events_per_second as number) / asked) * 100, 0);
     expect(['yes', 'no']).toContain(keptUp.verdict);
     expect(Number.isInteger(keptUp.lag_growth_events)).toBe(true);
     const rss = one('rss_slope_mib_per_min');
