@@ -329,7 +329,10 @@ export class StreamHashJoinNode implements StreamNode {
    * write (it reads no own row), so once it holds more than `completeLoadRows` rows it stops being
    * complete instead of caching every key it is written (q7's bids: a group per price, never probed).
    * A key above every key of the side's state table (`prefixIsNew`: ascending keys, q4's new
-   * auctions) is a new empty group too, cached with no read: the other side's next probe finds it.
+   * auctions) is a new empty group too, cached with no read: the other side's next probe finds it;
+   * but only while the side's cached groups are probed at least half as often as such groups are
+   * made (q4's bids, written by auction id, are probed once per auction before its bids arrive:
+   * their groups only took the budget the auctions' groups need).
    */
   private cachedGroup(side: number, key: Value[]): JoinGroup | undefined {
     const cache = this.caches[side];
@@ -338,7 +341,10 @@ export class StreamHashJoinNode implements StreamNode {
     const group = cache.get(mapKey);
     if (group !== undefined) return group;
     if (cache.complete && this.rowIds[side] && cache.rows >= this.context.groupCaches.completeLoadRows) cache.complete = false;
-    if (!cache.complete && this.tables[side]!.prefixIsNew?.(key) !== true) return undefined;
+    if (!cache.complete) {
+      if (cache.probeHits * 2 < cache.groupsByWrite || this.tables[side]!.prefixIsNew?.(key) !== true) return undefined;
+      cache.groupsByWrite++;
+    }
     const created = emptyGroup();
     cache.put(mapKey, created);
     return created;
@@ -350,9 +356,16 @@ export class StreamHashJoinNode implements StreamNode {
     if (cache === undefined) return this.readGroup(side, key);
     const mapKey = cache.mapKey(key);
     const cached = cache.get(mapKey);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) {
+      cache.probeHits++;
+      return cached;
+    }
     if (cache.complete) return NO_ROWS;
     const group = this.readGroup(side, key);
+    // An empty group of a side stored by row id is not cached: its own rows are blind writes that
+    // would only fill it (q4's bids of a new auction, which nothing probes again), and a key above
+    // the table's key bound is read again with no seek.
+    if (group.slots.length === 0 && this.rowIds[side]) return group;
     cache.put(mapKey, group);
     return group;
   }

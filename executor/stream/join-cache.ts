@@ -199,6 +199,10 @@ export class JoinSideCache implements BudgetedCache {
   bytes = 0;
   hits = 0;
   misses = 0;
+  /** Probes (the other side's changes) that found their group here. */
+  probeHits = 0;
+  /** Groups cached by this side's own writes to a key new to its state table (`StreamHashJoinNode.cachedGroup`). */
+  groupsByWrite = 0;
   /** Slots per row in this side's groups (`joinStride`). */
   readonly stride: number;
   /** One key column: the value itself is the Map key (bigint, number, string and boolean compare by value). */
