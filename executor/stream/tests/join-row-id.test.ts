@@ -11,7 +11,9 @@
 // keeps the `key ++ row` layout. Through the engine on RocksDB: views joining a datagen source of
 // more rows than a side loaded whole equal their queries, streamed and backfilled, and again after
 // a restart while the table side changes (the source side read back from RocksDB by key, degrees
-// rewritten under their row ids).
+// rewritten under their row ids). q4's shape (both sides by row id, ascending keys): the side the
+// other's rows probe caches its new keys at their write, the side probed once per key before its
+// rows caches none of them (join-cache.ts's counters).
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +30,7 @@ import { streamInputs } from '../../../planner/stream/stream-plan.js';
 import { StreamManager } from '../stream-manager.js';
 import type { ChangeBatch } from '../change-batch.js';
 import { seededRandom } from '../../../test/support/seeded-random.js';
+import type { JoinSideCache } from '../join-cache.js';
 import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
 import { CachedViewRun, cacheRegimes, fixedCatalog, nestedLoopJoin, openHarness, planView, textLine as line, type CacheRegime, type Harness } from './stream-harness.js';
 
@@ -192,6 +195,46 @@ describe('the state of a side stored by source row id', () => {
     // Deleting it retracts every copy and brings the padded rows back.
     out = flow.pushAll(new Map([[T, { rows: [[20, 1, 5]], signs: [-1] }]]));
     expect(changed(out)).toEqual([...Array.from({ length: 5 }, () => '+ 7 | 5 | NULL | NULL'), ...Array.from({ length: 5 }, () => '- 7 | 5 | 20 | 5')]);
+  });
+
+  it("q4's shape: the side probed by the other's rows caches its new keys, the side probed once per key before its rows caches none", () => {
+    // "Auctions" (s: one row per ascending key) and "bids" (s2: rows for the five newest keys),
+    // both sides stored by row id, past COMPLETE_LOAD_ROWS so neither is complete. Each auction
+    // probes the bids side once, before any bid of its key; each bid probes the auctions side.
+    const store = createMemoryStateStore();
+    const stream = plan('select s.id, s2.id, s2.v from s join s2 on s.k = s2.k');
+    expect(findJoin(stream).rowIds).toEqual([true, true]);
+    let epoch: Epoch = 1n;
+    const manager = new StreamManager(store, undefined, undefined, 64 << 20);
+    manager.groupCaches.completeLoadRows = COMPLETE_LOAD_ROWS;
+    const flow = manager.build(VIEW, stream);
+    manager.install(flow);
+    flow.initialize();
+    let id = 0n;
+    let joined = 0;
+    let expected = 0;
+    for (let key = 0; key < 300; key++) {
+      const auction: ChangeBatch = { rows: [[key, key, 0, ++id]], signs: [1], ids: [id] };
+      joined += flow.pushAll(new Map([[S, auction]])).rows.length;
+      const bids: Row[] = [];
+      for (let b = 0; b < 4; b++) bids.push([1000 + key * 4 + b, Math.max(0, key - (b % 5)), b, ++id]);
+      joined += flow.pushAll(new Map([[S2, { rows: bids, signs: bids.map(() => 1), ids: bids.map((row) => row[3]!) }]])).rows.length;
+      expected += bids.length;
+      store.commit((epoch = nextEpoch(epoch, Date.now())));
+    }
+    // Every bid joins its auction.
+    expect(joined).toBe(expected);
+    const caches = [...(manager.groupCaches as unknown as { caches: Set<JoinSideCache> }).caches];
+    expect(caches).toHaveLength(2);
+    const [auctions, bids] = caches.sort((a, b) => b.probeHits - a.probeHits);
+    // The bids found their auctions in memory (after the first COMPLETE_LOAD_ROWS, new keys cached
+    // at their write): at most the whole-side load's reads missed.
+    expect(auctions!.probeHits).toBeGreaterThan(expected - 2 * COMPLETE_LOAD_ROWS);
+    expect(auctions!.rows).toBe(300);
+    // The bids side holds no group made for a probe's empty answer and stops making groups by write:
+    // only the keys cached while it was complete (its first COMPLETE_LOAD_ROWS rows) keep taking
+    // their bids. Caching all 1,200 bids, which nothing probes again, took the budget the auctions need.
+    expect(bids!.rows).toBeLessThan(100);
   });
 
   it('a view of plan version 3 keeps its sides by key and row; a table side is never by row id', () => {
