@@ -74,7 +74,7 @@ describe('MemoryManager', () => {
     expect(memory.status()).toMatchObject({ cacheBudgetBytes: 448 * MIB, liveHeapBytes: 448 * MIB, readings: 2, budgetLowered: 0, budgetRaised: 0 });
   });
 
-  it('lowers the budget by the live heap over heap / 2, at most an eighth of it a step, both caches by their share', () => {
+  it('lowers the budget by the live heap over heap / 2, at most a quarter of it a step, both caches by their share', () => {
     const { memory, rows, groups } = manager(1024 * MIB);
     rows.usedBytes = rows.limitBytes;
     groups.usedBytes = groups.limitBytes;
@@ -86,16 +86,16 @@ describe('MemoryManager', () => {
     expect(groups.limits).toEqual([Math.floor((448 * MIB - rowMax) * (426 / 448))]);
     // The bytes the caches gave back are the manager's evictions.
     expect(memory.status().evictedBytes).toBe(448 * MIB - rows.usedBytes - groups.usedBytes);
-    // 1000 MiB live: 552 over, a step is at most 448 / 8 = 56 MiB.
+    // 1000 MiB live: 552 over, a step is at most 448 / 4 = 112 MiB.
     memory.observe(1000 * MIB);
-    expect(memory.status().cacheBudgetBytes).toBe(370 * MIB);
+    expect(memory.status().cacheBudgetBytes).toBe(314 * MIB);
     expect(memory.status().budgetLowered).toBe(2);
   });
 
   it('reads the heap V8 held at the collection when it is more than twice the live heap', () => {
     const { memory } = manager(1024 * MIB);
     // 400 MiB live projects 800 (within 896), but the heap held 1,008 MiB: 112 over; the caches are
-    // lowered by the live heap's share of that (400 / 1008 of 112 MiB = 44.4 MiB; a step is at most 56).
+    // lowered by the live heap's share of that (400 / 1008 of 112 MiB = 44.4 MiB; a step is at most 112).
     memory.observe(400 * MIB, 1008 * MIB);
     expect(memory.status().cacheBudgetBytes).toBe(448 * MIB - Math.ceil((112 * MIB * 400) / 1008));
     // A heap within its part changes nothing, whatever it is below.
