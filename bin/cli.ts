@@ -72,7 +72,7 @@ const FLAGS: readonly FlagSpec[] = [
     env: 'OXBOW_MEMORY_LIMIT',
     value: 'SIZE',
     defaultText: '25% of RAM',
-    meaning: 'budget for in-memory state caches, e.g. "512MB", "4GB", "30%"; beyond it state is served from RocksDB',
+    meaning: "the process's memory, e.g. \"512MB\", \"4GB\", \"30%\": state caches (beyond them state is served from RocksDB), V8 heap room and RocksDB's block cache are sized inside it; RSS stays within about this plus 250 MiB",
   },
   {
     flag: '--durability',
