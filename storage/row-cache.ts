@@ -77,31 +77,75 @@ export function valueBytes(value: Value): number {
   }
 }
 
-export class MemoryBudget {
+/** When the largest caches tie in size, each takes a turn of at most this many bytes. */
+const TIE_STEP_BYTES = 64 * 1024;
+
+/**
+ * A byte budget shared by caches that evicts from the **largest** cache first (down to the next
+ * largest, then those two, ...), never the growing one for being the one that grows: the row
+ * caches' MemoryBudget and the join and aggregate caches' GroupCacheBudget (stream/join-cache.ts).
+ * A cache evicts down to `limitBytes`, which during one step of `evictLargestFirst` is that step's
+ * target instead of the budget.
+ */
+export abstract class LargestFirstBudget<C extends { readonly bytes: number }> {
   usedBytes = 0;
-  /** Bytes evicted because the limit was lowered (setLimit) since start. */
-  loweredEvictedBytes = 0;
-  private readonly caches = new Set<RowCache>();
-  private budgetBytes: number;
-  /** While setLimit evicts from one cache: what that cache brings `usedBytes` down to. */
+  protected readonly caches = new Set<C>();
+  protected budgetBytes: number;
+  /** While one step runs: what the evicting cache brings `usedBytes` down to. */
   private stepTargetBytes: number | undefined;
 
   constructor(limitBytes: number) {
     this.budgetBytes = limitBytes;
   }
 
-  /** What the caches evict down to: the limit, or while setLimit evicts one cache that step's target. */
+  /** What the caches evict down to: the budget, or during an eviction step that step's target (below it). */
   get limitBytes(): number {
     return this.stepTargetBytes ?? this.budgetBytes;
   }
 
-  register(cache: RowCache): void {
+  register(cache: C): void {
     this.caches.add(cache);
   }
 
-  unregister(cache: RowCache): void {
+  unregister(cache: C): void {
     this.caches.delete(cache);
   }
+
+  /** Has `cache` drop its oldest entries until `usedBytes` is at most `limitBytes`. */
+  protected abstract evictDown(cache: C): void;
+
+  /** Evicts from the largest caches first until within the budget; returns the bytes evicted. */
+  protected evictLargestFirst(): number {
+    const before = this.usedBytes;
+    while (this.usedBytes > this.budgetBytes) {
+      let largest: C | undefined;
+      let second = 0;
+      for (const cache of this.caches) {
+        if (largest === undefined || cache.bytes > largest.bytes) {
+          if (largest !== undefined) second = largest.bytes;
+          largest = cache;
+        } else if (cache.bytes > second) second = cache.bytes;
+      }
+      if (largest === undefined || largest.bytes <= 0) break;
+      const over = this.usedBytes - this.budgetBytes;
+      // Down to the next largest; caches of one size take turns in steps of at most half the excess.
+      const gap = largest.bytes - second;
+      const used = this.usedBytes;
+      this.stepTargetBytes = used - Math.min(over, gap > 0 ? gap : Math.min(TIE_STEP_BYTES, Math.ceil(over / 2)));
+      try {
+        this.evictDown(largest);
+      } finally {
+        this.stepTargetBytes = undefined;
+      }
+      if (this.usedBytes >= used) break; // nothing evictable left in it
+    }
+    return Math.max(0, before - this.usedBytes);
+  }
+}
+
+export class MemoryBudget extends LargestFirstBudget<RowCache> {
+  /** Bytes evicted because the limit was lowered (setLimit) since start. */
+  loweredEvictedBytes = 0;
 
   /** Evicts from every cache but `except` until under the limit. */
   reclaimFromOthers(except: RowCache): void {
@@ -120,36 +164,15 @@ export class MemoryBudget {
   setLimit(limitBytes: number): number {
     if (this.budgetBytes <= 0) return 0;
     this.budgetBytes = Math.max(1, Math.floor(limitBytes));
-    const before = this.usedBytes;
-    while (this.usedBytes > this.budgetBytes) {
-      let largest: RowCache | undefined;
-      let second = 0;
-      for (const cache of this.caches) {
-        if (largest === undefined || cache.bytes > largest.bytes) {
-          if (largest !== undefined) second = largest.bytes;
-          largest = cache;
-        } else if (cache.bytes > second) second = cache.bytes;
-      }
-      if (largest === undefined || largest.bytes <= 0) break;
-      const over = this.usedBytes - this.budgetBytes;
-      const used = this.usedBytes;
-      const gap = largest.bytes - second;
-      this.stepTargetBytes = used - Math.min(over, gap > 0 ? gap : Math.min(LOWER_STEP_BYTES, Math.ceil(over / 2)));
-      try {
-        largest.evictUntilWithinBudget();
-      } finally {
-        this.stepTargetBytes = undefined;
-      }
-      if (this.usedBytes >= used) break;
-    }
-    const evicted = Math.max(0, before - this.usedBytes);
+    const evicted = this.evictLargestFirst();
     this.loweredEvictedBytes += evicted;
     return evicted;
   }
-}
 
-/** When the largest caches tie in size, setLimit has each take a turn of at most this many bytes. */
-const LOWER_STEP_BYTES = 64 * 1024;
+  protected evictDown(cache: RowCache): void {
+    cache.evictUntilWithinBudget();
+  }
+}
 
 export class RowCache {
   private readonly entries = new Map<string, CacheEntry>();

@@ -22,7 +22,7 @@
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
 import { KeyMap } from '../batch/row-hash.js';
-import { MAP_SLOT_BYTES, rowBytes, valueBytes } from '../../storage/row-cache.js';
+import { LargestFirstBudget, MAP_SLOT_BYTES, rowBytes, valueBytes } from '../../storage/row-cache.js';
 
 /**
  * A side's rows of one join key, in **one** array: per row `stride` slots, the row (`JOIN_ROW`), its
@@ -103,33 +103,21 @@ export interface BudgetedCache {
   evictOldest(budget: GroupCacheBudget): void;
 }
 
-/** When the largest caches tie in size, each takes a turn of at most this many bytes. */
-const RECLAIM_STEP_BYTES = 64 * 1024;
-
 /**
  * One budget for the join and aggregate caches of a process. Over it, the **largest** cache evicts
- * first (down to the next largest, then those two, ...), never the growing one for being the one
- * that grows: a small, fully cached join side keeps its groups (and stays complete) while a large
- * one gives back. The memory manager (executor/memory-manager.ts) moves the limit at run time.
+ * first (down to the next largest, then those two, ...; storage/row-cache.ts's LargestFirstBudget),
+ * never the growing one for being the one that grows: a small, fully cached join side keeps its
+ * groups (and stays complete) while a large one gives back. The memory manager
+ * (executor/memory-manager.ts) moves the limit at run time.
  */
-export class GroupCacheBudget {
-  usedBytes = 0;
+export class GroupCacheBudget extends LargestFirstBudget<BudgetedCache> {
   /** A side (an aggregate) whose state table holds at most this many rows is loaded whole at the first change. */
   completeLoadRows = 10_000;
   /** Bytes evicted to meet the budget since start (reclaims and lowered limits). */
   evictedBytes = 0;
-  private readonly caches = new Set<BudgetedCache>();
-  private budgetBytes: number;
-  /** While one reclaim step runs: what the evicting cache brings `usedBytes` down to. */
-  private stepTargetBytes: number | undefined;
 
   constructor(limitBytes: number) {
-    this.budgetBytes = Math.max(0, limitBytes);
-  }
-
-  /** What the caches evict down to: the budget, or during a reclaim step that step's target (below it). */
-  get limitBytes(): number {
-    return this.stepTargetBytes ?? this.budgetBytes;
+    super(Math.max(0, limitBytes));
   }
 
   /** The budget itself (the memory manager's share for the group caches). */
@@ -137,51 +125,23 @@ export class GroupCacheBudget {
     return this.budgetBytes;
   }
 
-  register(cache: BudgetedCache): void {
-    this.caches.add(cache);
-  }
-
-  unregister(cache: BudgetedCache): void {
-    this.caches.delete(cache);
-  }
-
   /** Moves the budget; when lowered below what is cached, evicts from the largest caches first. Returns the bytes evicted. */
   setLimit(limitBytes: number): number {
     this.budgetBytes = Math.max(0, Math.floor(limitBytes));
-    return this.evictLargestFirst();
+    return this.reclaimed();
   }
 
   /** Called by a cache that grew past the budget: evicts from the largest caches first until within it. */
   reclaim(_growing: BudgetedCache): void {
-    this.evictLargestFirst();
+    this.reclaimed();
   }
 
-  private evictLargestFirst(): number {
-    const before = this.usedBytes;
-    while (this.usedBytes > this.budgetBytes) {
-      let largest: BudgetedCache | undefined;
-      let second = 0;
-      for (const cache of this.caches) {
-        if (largest === undefined || cache.bytes > largest.bytes) {
-          if (largest !== undefined) second = largest.bytes;
-          largest = cache;
-        } else if (cache.bytes > second) second = cache.bytes;
-      }
-      if (largest === undefined || largest.bytes <= 0) break;
-      const over = this.usedBytes - this.budgetBytes;
-      // Down to the next largest; caches of one size take turns in steps of at most half the excess.
-      const gap = largest.bytes - second;
-      const step = Math.min(over, gap > 0 ? gap : Math.min(RECLAIM_STEP_BYTES, Math.ceil(over / 2)));
-      const used = this.usedBytes;
-      this.stepTargetBytes = used - step;
-      try {
-        largest.evictOldest(this);
-      } finally {
-        this.stepTargetBytes = undefined;
-      }
-      if (this.usedBytes >= used) break; // nothing evictable left in it
-    }
-    const evicted = Math.max(0, before - this.usedBytes);
+  protected evictDown(cache: BudgetedCache): void {
+    cache.evictOldest(this);
+  }
+
+  private reclaimed(): number {
+    const evicted = this.evictLargestFirst();
     this.evictedBytes += evicted;
     return evicted;
   }
