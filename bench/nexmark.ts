@@ -177,7 +177,7 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
     for (const source of sources) await run(sourceDdl(source, options.events, splits, chunkSize));
     if (sql !== '') await run(sql);
     const names = sources.map((source) => `'${source}'`).join(', ');
-    // Prepared once: planning the poll every 10 ms was 7-11% of q0's profile, time the engine lost.
+    // Prepared once: planning the poll every 10 ms would take 7-11% of q0's profile from the engine.
     const poll = session.prepareMany(`SELECT coalesce(sum(committed_offset), 0)::int8 FROM oxbow_catalog.source_partitions WHERE source_name IN (${names})`)[0]!;
     for (;;) {
       const result = await session.execute(poll, { parameters: [] });
