@@ -379,8 +379,8 @@ export class MvccStateStore implements StateStore, TableHost {
 
   /**
    * A written batch's buffer is kept for the next seal while recent epochs fill it: a 200k-row
-   * epoch (20 MB) grew a fresh 64 KiB buffer by nine doublings every time, copying and faulting in
-   * ~60 MB (ByteWriter.ensure was 3.5% of q0's profile). Once the largest recent batch (decaying by
+   * epoch (20 MB) would grow a fresh 64 KiB buffer by nine doublings every time, copying and
+   * faulting in ~60 MB (ByteWriter.ensure, 3.5% of q0's profile when it does). Once the largest recent batch (decaying by
    * 1/16 per commit, so a run of small epochs between large ones does not count) uses less than an
    * eighth of it, the buffer goes back to 64 KiB: a burst of large epochs holds no memory after it.
    */
