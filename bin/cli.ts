@@ -343,6 +343,7 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
   }
   if (command.kind === 'restore') {
     process.exitCode = await runRestore(command.argv, env);
+    exitSoonIfStillAlive();
     return;
   }
   await serve(command.config);
@@ -374,8 +375,9 @@ async function serve(config: CliConfig): Promise<void> {
   } catch (error) {
     const hint = error instanceof SqlError && error.hint !== undefined ? `\nhint: ${error.hint}` : '';
     process.stderr.write(`oxbow: could not start the engine: ${error instanceof Error ? error.message : String(error)}${hint}\n`);
-    // Exit now: a call the start abandoned (a folder that never answers) would keep the process alive.
-    process.exit(1);
+    process.exitCode = 1;
+    exitSoonIfStillAlive();
+    return;
   }
   const server = new PgServer({ engine, host: config.host, port: config.port, password: config.password });
   let address: { host: string; port: number };
@@ -434,6 +436,15 @@ async function serve(config: CliConfig): Promise<void> {
     process.stderr.write(`oxbow: uncaught exception: ${error.stack ?? error.message}\n`);
   });
   process.stdout.write(readyLine(address.host, address.port) + '\n');
+}
+
+/**
+ * A file operation abandoned at its deadline (a folder that never answers) keeps the event loop
+ * alive forever: exit a second after the work is done if nothing else has ended the process (an
+ * unref'd timer lets a process with nothing pending exit at once, its output flushed).
+ */
+function exitSoonIfStillAlive(): void {
+  setTimeout(() => process.exit(), 1000).unref();
 }
 
 /** What a shutdown that passed its bound leaves behind, in words. */
