@@ -41,8 +41,8 @@ export class FileObjectStore implements ObjectStore {
   private readonly retry: RetryPolicy;
   private sequence = 0;
   private prepared: Promise<void> | undefined;
-  /** Start times of operations abandoned at their deadline that have not returned yet. */
-  private readonly hung = new Set<number>();
+  /** Operations abandoned at their deadline that have not returned yet, with their start. */
+  private readonly hung = new Set<{ readonly sinceMs: number }>();
   private readonly closer = new AbortController();
 
   constructor(root: string, options: FileObjectStoreOptions = {}) {
@@ -59,16 +59,16 @@ export class FileObjectStore implements ObjectStore {
       this.retry,
       async (signal, progress) => {
         if (this.hung.size > 0) {
-          const seconds = Math.round((Date.now() - Math.min(...this.hung)) / 1000);
+          const seconds = Math.round((Date.now() - Math.min(...[...this.hung].map((entry) => entry.sinceMs))) / 1000);
           throw new ObjectStoreError('Unavailable', `${action}: an earlier operation on ${this.root} has not returned for ${seconds} s (the folder does not answer)`, { key });
         }
-        const since = Date.now();
+        const entry = { sinceMs: Date.now() };
         const running = operation(progress);
         signal.addEventListener('abort', () => {
-          this.hung.add(since);
+          this.hung.add(entry);
           running.then(
-            () => this.hung.delete(since),
-            () => this.hung.delete(since),
+            () => this.hung.delete(entry),
+            () => this.hung.delete(entry),
           );
         });
         return running;
