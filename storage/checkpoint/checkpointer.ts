@@ -22,6 +22,7 @@ import type { Epoch } from '../../sql/epoch.js';
 import { epochToMillis } from '../../sql/epoch.js';
 import type { RocksStateStore } from '../rocks-state-store.js';
 import { ObjectStoreError, type ObjectStore } from '../object-store/object-store.js';
+import { PROBE_PREFIX } from '../object-store/probe.js';
 import type { CheckpointMetrics, CheckpointRecord } from './checkpoint-metrics.js';
 import { forEachConcurrently } from './parallel.js';
 import { loadOrCreateIdentity, IDENTITY_FILE, type LocalIdentity } from './local-identity.js';
@@ -155,8 +156,10 @@ export class Checkpointer {
       this.kept.set(epoch, manifest);
     }
     for (const object of objects) if (object.key.startsWith(SST_PREFIX) || object.key.startsWith(FILES_PREFIX)) this.remoteFiles.add(object.key);
-    // Damaged manifests can never be restored; drop them so their files can be collected.
+    // Damaged manifests can never be restored; drop them so their files can be collected. Probe
+    // objects left by a start killed between the probe's write and its delete go too.
     await store.delete(damaged.map((entry) => entry.slice(0, entry.indexOf(':'))));
+    await store.delete(objects.filter((object) => object.key.startsWith(PROBE_PREFIX)).map((object) => object.key));
     const deletedFiles = await this.applyRetention();
     for (const manifest of this.kept.values()) if (BigInt(manifest.epoch) > this.lastEpochValue) this.lastEpochValue = BigInt(manifest.epoch);
     this.options.metrics.keptCheckpoints = this.kept.size;
