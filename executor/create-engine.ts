@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { CheckpointMetrics } from '../storage/checkpoint/checkpoint-metrics.js';
 import { finishLocalRecovery, recoverStateDir } from '../storage/checkpoint/recover.js';
 import { openObjectStore } from '../storage/object-store/open-object-store.js';
-import { DEFAULT_RETRY_POLICY } from '../storage/object-store/retry.js';
+import { DEFAULT_OBJECT_STORE_TIMEOUT_MS, DEFAULT_RETRY_POLICY } from '../storage/object-store/retry.js';
 import { openRocksStateStore } from '../storage/rocks-state-store.js';
 import { startCheckpointing } from './durability/start-checkpointing.js';
 import type { Engine } from './engine.js';
@@ -38,6 +38,10 @@ export interface EngineOptions {
   readonly heapGrowingPercent?: number;
   /** Background checkpoint failures (the CLI prints them to stderr). */
   readonly onCheckpointError?: (error: unknown) => void;
+  /** Deadline of each object-store request, retried after it (default 60 s, storage/object-store/retry.ts). */
+  readonly objectStoreTimeoutMs?: number;
+  /** The bound on close(): a running checkpoint is abandoned after half of it (default: waited for). */
+  readonly shutdownTimeoutMs?: number;
 }
 
 export async function createEngine(options: EngineOptions): Promise<Engine> {
@@ -46,8 +50,10 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   const plan = planMemory(options.memoryLimitBytes, heapGrowingPercent);
   const stateDir = join(options.dataDir, 'state');
   const metrics = options.checkpointMetrics ?? new CheckpointMetrics();
+  // Probed before anything else: a checkpoint URL that cannot be written stops the start.
   const objectStore = await openObjectStore(options.checkpointUrl, {
-    retry: { ...DEFAULT_RETRY_POLICY, onRetry: () => metrics.retriesTotal++ },
+    retry: { ...DEFAULT_RETRY_POLICY, timeoutMs: options.objectStoreTimeoutMs ?? DEFAULT_OBJECT_STORE_TIMEOUT_MS, ...metrics.retryHooks() },
+    probe: true,
   });
   const recoveryStarted = performance.now();
   try {
@@ -95,5 +101,6 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     keepCheckpoints: options.keepCheckpoints ?? 3,
     keepWithinMs: options.timeTravelRetentionMs,
     onError: options.onCheckpointError,
+    ...(options.shutdownTimeoutMs === undefined ? {} : { checkpointStopTimeoutMs: Math.floor(options.shutdownTimeoutMs / 2) }),
   });
 }

@@ -176,4 +176,6 @@ export interface Engine {
   findSession(processId: number, secretKey: number): Session | undefined;
   /** Flushes and closes storage; called once on shutdown. */
   close(): Promise<void>;
+  /** While close() runs, what it waits for (the CLI names it when a shutdown passes its bound). */
+  readonly closingStep?: string;
 }

@@ -23,6 +23,7 @@ export class OxbowEngine implements Engine {
   private closed = false;
   private stopping: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
+  closingStep: string | undefined;
 
   constructor(
     private readonly core: EngineCore,
@@ -73,20 +74,28 @@ export class OxbowEngine implements Engine {
 
   private async stopAll(): Promise<void> {
     this.closed = true;
+    this.closingStep = 'closing sessions';
     // Each open block is rolled back as its session closes (session.ts, close()).
     await Promise.all([...this.sessions.values()].map((session) => session.close()));
+    this.closingStep = 'stopping sources (Kafka consumers disconnecting)';
     await this.sources?.stop();
+    this.closingStep = 'stopping sinks (deliveries in flight, Kafka producers disconnecting)';
     await this.sinks?.stop();
+    this.closingStep = 'stopping the temporal ticker';
     await this.temporalTicker?.stop();
+    this.closingStep = 'waiting for the running epoch to commit';
     // Let a running writer finish its epoch (and the epochs in flight become durable).
     await this.core.writeLock.run(() => undefined);
+    this.closingStep = undefined;
   }
 
   async close(): Promise<void> {
     this.closing ??= (async () => {
       await this.stopWriters();
       this.core.memory.stop();
+      this.closingStep = 'closing the state store';
       await this.core.store.close();
+      this.closingStep = undefined;
     })();
     return this.closing;
   }

@@ -134,7 +134,15 @@ export class CheckpointedEngine implements Engine {
    */
   async close(): Promise<void> {
     await this.inner.stopWriters?.();
+    this.checkpointStep = 'stopping checkpoints';
     await this.onClose();
+    this.checkpointStep = undefined;
     await this.inner.close();
+  }
+
+  private checkpointStep: string | undefined;
+
+  get closingStep(): string | undefined {
+    return this.checkpointStep ?? this.inner.closingStep;
   }
 }

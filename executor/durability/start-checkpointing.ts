@@ -32,6 +32,8 @@ export interface CheckpointingOptions {
   readonly keepCheckpoints: number;
   readonly keepWithinMs: number;
   readonly onError?: (error: unknown) => void;
+  /** close() abandons a running checkpoint after this long (closing the object store); default: waits. */
+  readonly checkpointStopTimeoutMs?: number;
 }
 
 let versionText: string | undefined;
@@ -101,6 +103,7 @@ export function startCheckpointing(options: CheckpointingOptions): Engine {
   const loop = new CheckpointLoop(checkpointer, {
     intervalMs: options.checkpointIntervalMs,
     onError: options.onError,
+    ...(options.checkpointStopTimeoutMs === undefined ? {} : { stopTimeoutMs: options.checkpointStopTimeoutMs, abandon: () => options.objectStore.close() }),
   });
   loop.start();
   // The first checkpoint (and the sweep of what a crash left behind) happens right after start.
