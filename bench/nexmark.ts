@@ -35,7 +35,8 @@ import type { Row } from '../sql/value.js';
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The repository's root (this file runs from bench/ under vitest and from dist/bench/ built). */
 const ROOT = HERE.endsWith(join('dist', 'bench')) ? join(HERE, '..', '..') : join(HERE, '..');
-export const MV_SQL_DIR = join(ROOT, '..', 'shared', 'nexmark', 'risingwave', 'mv_sql');
+/** The queries' directory: NEXMARK_MV_SQL_DIR, else ../shared/nexmark/risingwave/mv_sql beside the repository. */
+export const MV_SQL_DIR = process.env['NEXMARK_MV_SQL_DIR'] ?? join(ROOT, '..', 'shared', 'nexmark', 'risingwave', 'mv_sql');
 export const ALL_QUERIES = ['q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q7', 'q8'];
 
 export const SOURCE_COLUMNS: Record<'bid' | 'auction' | 'person', string> = {
