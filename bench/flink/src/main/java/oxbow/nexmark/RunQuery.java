@@ -3,19 +3,27 @@ package oxbow.nexmark;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.management.ManagementFactory;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.TableResult;
+import org.apache.flink.types.Row;
+import org.apache.flink.types.RowKind;
+import org.apache.flink.util.CloseableIterator;
 
 /**
  * Runs one Nexmark query on Apache Flink in a local MiniCluster: the tables person, auction and bid
@@ -33,8 +41,9 @@ import org.apache.flink.table.api.TableResult;
  * peak_rss (VmHWM), seconds (the net runtime) and wall_seconds.
  *
  * <p>Usage: RunQuery --query q4 --events 1000000 [--parallelism 1] [--sql FILE] [--seed S]
- * [--state-dir DIR] [--managed-memory-mib M]. Without --sql the query is read from the jar
- * (bench/flink/queries/ packed as resources).
+ * [--state-dir DIR] [--managed-memory-mib M] [--collect]. Without --sql the query is read from the
+ * jar (bench/flink/queries/ packed as resources). --collect prints the query's final rows instead
+ * of timing it (see {@link #collect}).
  */
 public final class RunQuery {
   private static final String[] TABLES = {
@@ -51,7 +60,12 @@ public final class RunQuery {
     long seed = 0;
     String stateDir = null;
     int managedMemoryMib = 256;
+    boolean collect = false;
     for (int i = 0; i < args.length; i++) {
+      if (args[i].equals("--collect")) {
+        collect = true;
+        continue;
+      }
       if (i + 1 >= args.length) usage("missing the value of " + args[i]);
       String value = args[++i];
       switch (args[i - 1]) {
@@ -72,7 +86,7 @@ public final class RunQuery {
 
     Path state = stateDir != null ? Path.of(stateDir) : Files.createTempDirectory("oxbow-flink-nexmark-");
     try {
-      run(query, events, parallelism, sql, seed, state, managedMemoryMib);
+      run(query, events, parallelism, sql, seed, state, managedMemoryMib, collect);
     } finally {
       if (stateDir == null) deleteTree(state);
     }
@@ -80,7 +94,7 @@ public final class RunQuery {
     System.exit(0);
   }
 
-  private static void run(String query, long events, int parallelism, String sql, long seed, Path state, int managedMemoryMib) throws Exception {
+  private static void run(String query, long events, int parallelism, String sql, long seed, Path state, int managedMemoryMib, boolean collect) throws Exception {
     Configuration conf = new Configuration();
     conf.setString("execution.runtime-mode", "streaming");
     conf.setString("parallelism.default", String.valueOf(parallelism));
@@ -105,6 +119,10 @@ public final class RunQuery {
       throw new IllegalArgumentException(query + ": the last statement must be the INSERT into its sink");
     }
     for (String statement : statements.subList(0, statements.size() - 1)) env.executeSql(statement);
+    if (collect) {
+      collect(env, statements.get(statements.size() - 1));
+      return;
+    }
 
     com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     long cpuStart = os.getProcessCpuTime();
@@ -127,6 +145,46 @@ public final class RunQuery {
     report(bench, "peak_rss", peakRssKib() / 1024.0, "MiB");
     report(bench, "seconds", seconds, "s");
     report(bench, "wall_seconds", wallSeconds, "s");
+  }
+
+  /**
+   * Runs the INSERT's query with its result collected instead of sunk, applies its changes (insert,
+   * update, delete) to a multiset and prints the final rows as JSON arrays of strings: integers as
+   * they are, decimals in full, timestamps as milliseconds since 1970. check-results.mjs compares
+   * them with oxbow's view.
+   */
+  private static void collect(TableEnvironment env, String insert) throws Exception {
+    String select = insert.replaceFirst("(?is)^INSERT\\s+INTO\\s+\\S+\\s+", "");
+    Map<String, Integer> rows = new HashMap<>();
+    try (CloseableIterator<Row> result = env.sqlQuery(select).execute().collect()) {
+      while (result.hasNext()) {
+        Row row = result.next();
+        StringBuilder line = new StringBuilder("[");
+        for (int i = 0; i < row.getArity(); i++) {
+          if (i > 0) line.append(',');
+          Object value = row.getField(i);
+          if (value == null) {
+            line.append("null");
+            continue;
+          }
+          String text;
+          if (value instanceof LocalDateTime) text = String.valueOf(((LocalDateTime) value).toInstant(ZoneOffset.UTC).toEpochMilli());
+          else if (value instanceof BigDecimal) text = ((BigDecimal) value).toPlainString();
+          else text = value.toString();
+          line.append('"').append(text.replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
+        }
+        String key = line.append(']').toString();
+        int change = row.getKind() == RowKind.INSERT || row.getKind() == RowKind.UPDATE_AFTER ? 1 : -1;
+        rows.merge(key, change, Integer::sum);
+      }
+    }
+    StringBuilder out = new StringBuilder();
+    for (Map.Entry<String, Integer> entry : rows.entrySet()) {
+      if (entry.getValue() < 0) throw new IllegalStateException("more retractions than rows of " + entry.getKey());
+      for (int i = 0; i < entry.getValue(); i++) out.append(entry.getKey()).append('\n');
+    }
+    System.out.print(out);
+    System.out.flush();
   }
 
   /** The statements of a SQL file: split at semicolons outside quotes, `--` comments dropped. */
@@ -182,7 +240,7 @@ public final class RunQuery {
 
   private static void usage(String message) {
     System.err.println("flink-nexmark: " + message);
-    System.err.println("usage: RunQuery --query qN --events N [--parallelism P] [--sql FILE] [--seed S] [--state-dir DIR] [--managed-memory-mib M]");
+    System.err.println("usage: RunQuery --query qN --events N [--parallelism P] [--sql FILE] [--seed S] [--state-dir DIR] [--managed-memory-mib M] [--collect]");
     System.exit(2);
   }
 
