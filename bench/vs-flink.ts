@@ -14,7 +14,8 @@
 // "value","unit":"oxbow/flink"}: the ratio of the two systems' medians over the rounds.
 //
 // Run: npm run build && npm run bench -- vs-flink --queries q0,q4 --events 1000000
-//   (defaults: q0,q1,q2,q3,q4,q5,q7,q8 and 1,000,000 events times BENCH_SCALE; --rounds R (2);
+//   (defaults: q0,q1,q2,q3,q4,q5,q7,q8 and 1,000,000 events times BENCH_SCALE, also q9, q17, q18,
+//   q20, q21 when named, every query of bench/flink/queries/; --rounds R (2);
 //   --parallelism P: Flink's (1; oxbow runs its one process either way); --java-opts "OPTS" for the
 //   Flink JVM; --memory-limit-mib L passed to oxbow; --rebuild builds the Flink jar even when it is
 //   there). Needs a JDK 17 and Maven: the Flink jar is built with `mvn -q -f bench/flink/pom.xml

@@ -3,7 +3,8 @@
 // runNexmarkQuery, the view read after the last event commits) and the Flink job's final rows
 // (RunQuery --collect: the query's changes applied to a multiset) over the same events, compared
 // as multisets. Values compare as strings: integers as they are, timestamps in milliseconds,
-// decimals rounded half up to 2 places (Flink's average is a DECIMAL(38, 6), oxbow's a numeric).
+// decimals with a fraction rounded half up to 2 places (Flink's average is a DECIMAL(38, 6), oxbow's
+// a numeric).
 // Needs oxbow built (`npm run build`), the Flink jar (`mvn -q -f bench/flink/pom.xml package`) and
 // oxbow's queries (NEXMARK_MV_SQL_DIR, else ../shared/nexmark/risingwave/mv_sql).
 // Run: node bench/flink/check-results.mjs [--queries q0,q4] [--events 20000]
@@ -42,11 +43,16 @@ function oxbowValue(value) {
   if (typeof value === 'bigint') return value.toString();
   if (typeof value === 'number') return String(value / 1000); // a timestamp, in microseconds
   if (typeof value === 'string') return value;
-  return roundDecimal(String(value), 2); // a Numeric
+  return decimal(String(value)); // a Numeric
+}
+
+/** A decimal with a fraction rounded to 2 places; an integer as it is (sum(bigint): numeric in oxbow, BIGINT in Flink). */
+function decimal(text) {
+  return /^-?\d+\.\d+$/.test(text) ? roundDecimal(text, 2) : text;
 }
 
 function flinkValue(value) {
-  return typeof value === 'string' && /^-?\d+\.\d+$/.test(value) ? roundDecimal(value, 2) : value;
+  return typeof value === 'string' ? decimal(value) : value;
 }
 
 let passed = 0;
