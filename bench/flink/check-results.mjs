@@ -7,7 +7,7 @@
 // a numeric).
 // Needs oxbow built (`npm run build`), the Flink jar (`mvn -q -f bench/flink/pom.xml package`) and
 // oxbow's queries (NEXMARK_MV_SQL_DIR, else ../shared/nexmark/risingwave/mv_sql).
-// Run: node bench/flink/check-results.mjs [--queries q0,q4] [--events 20000]
+// Run: node bench/flink/check-results.mjs [--queries q0,q4] [--events 20000] [--parallelism P (Flink's)]
 // Prints "N passed, N failed" (a query each) and exits 1 on a difference.
 
 import { execFileSync } from 'node:child_process';
@@ -23,6 +23,7 @@ const flag = (name, fallback) => {
 };
 const queries = flag('--queries', 'q0,q1,q2,q3,q4,q5,q7,q8').split(',');
 const events = Number(flag('--events', '20000'));
+const parallelism = flag('--parallelism', '1');
 
 const { runNexmarkQuery } = await import(join(ROOT, 'dist', 'bench', 'nexmark.js'));
 
@@ -67,7 +68,7 @@ for (const query of queries) {
     },
   });
   const oxbow = oxbowRows.map((row) => JSON.stringify(row.map(oxbowValue))).sort();
-  const output = execFileSync('java', ['-cp', `${join(HERE, 'target', 'oxbow-flink-nexmark.jar')}:${join(HERE, 'target', 'lib', '*')}`, 'oxbow.nexmark.RunQuery', '--query', query, '--events', String(events), '--sql', join(HERE, 'queries', `${query}.sql`), '--collect'], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'inherit'] });
+  const output = execFileSync('java', ['-cp', `${join(HERE, 'target', 'oxbow-flink-nexmark.jar')}:${join(HERE, 'target', 'lib', '*')}`, 'oxbow.nexmark.RunQuery', '--query', query, '--events', String(events), '--sql', join(HERE, 'queries', `${query}.sql`), '--parallelism', parallelism, '--collect'], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'inherit'] });
   const flink = output.split('\n').filter((line) => line.startsWith('[')).map((line) => JSON.stringify(JSON.parse(line).map(flinkValue))).sort();
   const onlyOxbow = [];
   const onlyFlink = [];
