@@ -28,6 +28,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MV_SQL_DIR } from './nexmark.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The repository's root (this file runs from dist/bench/ built, from bench/ under a TS runner). */
@@ -169,6 +170,7 @@ async function main(): Promise<void> {
   const queries = (queriesFlag ?? DEFAULT_QUERIES.join(',')).split(',').map((query) => query.trim());
   for (const query of queries) {
     if (!existsSync(join(FLINK_DIR, 'queries', `${query}.sql`))) usage(`no Flink query ${query} (bench/flink/queries/${query}.sql)`);
+    if (!existsSync(join(MV_SQL_DIR, `${query}.sql`))) usage(`no oxbow query ${query} in ${MV_SQL_DIR} (NEXMARK_MV_SQL_DIR names the directory of mv_sql/qN.sql)`);
   }
   const javaOptsFlag = flags.get('--java-opts');
   const javaOpts = typeof javaOptsFlag === 'string' ? javaOptsFlag.split(/\s+/).filter((opt) => opt.length > 0) : [];
