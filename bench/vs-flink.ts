@@ -9,7 +9,8 @@
 // started). oxbow's figures run from its first CREATE SOURCE to the commit of the last event;
 // Flink's from the job's submission to its end (the job's net runtime, and the JVM's CPU over it),
 // with events_per_second_wall, cpu_seconds_wall and wall_seconds from the INSERT's submission
-// (Flink's planning and its local cluster's start included). Then per query {"bench":"vs-flink-qN",
+// (Flink's planning and its local cluster's start included), and *_running from its first source
+// reader's open (the tasks deployed and their code generated) to the end. Then per query {"bench":"vs-flink-qN",
 // "metric":"ratio_events_per_second" | "ratio_events_per_cpu_second" | "ratio_peak_rss",
 // "value","unit":"oxbow/flink"}: the ratio of the two systems' medians over the rounds.
 //
@@ -152,7 +153,7 @@ function printRun(query: string, system: 'oxbow' | 'flink', round: number, load:
   const extra = { round, load_1m: Number(load.toFixed(2)) };
   const perCpu = figures.get('events_per_cpu_second')?.value;
   if (perCpu !== undefined && !figures.has('cpu_seconds')) figures.set('cpu_seconds', { value: events / perCpu, unit: 's' });
-  for (const metric of ['events_per_second', 'events_per_second_wall', 'events_per_cpu_second', 'cpu_seconds', 'cpu_seconds_wall', 'peak_rss', 'seconds', 'wall_seconds']) {
+  for (const metric of ['events_per_second', 'events_per_second_wall', 'events_per_second_running', 'events_per_cpu_second', 'cpu_seconds', 'cpu_seconds_wall', 'cpu_seconds_running', 'peak_rss', 'seconds', 'wall_seconds', 'running_seconds']) {
     const figure = figures.get(metric);
     if (figure !== undefined) print(bench, metric, figure.value, figure.unit, extra);
   }
