@@ -11,7 +11,7 @@ import * as functions from '../sql/functions.js';
 import type { DataType } from '../sql/types.js';
 import type { Row, Value } from '../sql/value.js';
 import type { StoreTableAccess } from './table-access.js';
-import { formatTypeName } from './type-names.js';
+import { formatTypeName } from './catalog/type-names.js';
 import { quoteIdentifier } from './system/system-context.js';
 
 export interface CheckRunner {

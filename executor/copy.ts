@@ -22,7 +22,7 @@ import type { EngineCore } from './engine-core.js';
 import { CopyLineReader, defaultCopyOptions, encodeCopyLine, type CopyFormatOptions, type CopyLine } from './copy-format.js';
 import type { StoreTableAccess } from './table-access.js';
 import type { EngineSession } from './session.js';
-import { formatTypeName } from './type-names.js';
+import { formatTypeName } from './catalog/type-names.js';
 import { sourceChunks } from './source/source-manager.js';
 
 export interface CopyStatementPlan {

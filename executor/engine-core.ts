@@ -7,14 +7,14 @@
 import { nextEpoch, type Epoch } from '../sql/epoch.js';
 import type { CheckpointMetrics } from '../storage/checkpoint/checkpoint-metrics.js';
 import type { StateStore } from '../storage/state-table.js';
-import type { Catalog } from './catalog.js';
+import type { Catalog } from './catalog/catalog.js';
 import { RowIdAllocator } from './table-access.js';
 import { StreamManager } from './stream/stream-manager.js';
 import { AbortHookStore } from './stream/abort-hook-store.js';
 import { SourceStatus } from './source/source-status.js';
 import { EngineMetrics } from './metrics/engine-metrics.js';
 import { EngineStatus } from './metrics/status.js';
-import { indexEntry, indexStateTable } from './secondary-index.js';
+import { indexEntry, indexStateTable } from './catalog/secondary-index.js';
 import type { Row } from '../sql/value.js';
 import type { MemoryPart } from '../storage/mvcc-backend.js';
 import { MemoryManager, planMemory, type AdjustableBudget } from './memory-manager.js';

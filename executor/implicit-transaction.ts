@@ -20,7 +20,7 @@
 import type { RelationDef } from '../sql/catalog.js';
 import type { Row } from '../sql/value.js';
 import type { DataType } from '../sql/types.js';
-import { KeyMap, keysEqual } from './batch/row-hash.js';
+import { KeyMap, keysEqual } from './expr/row-hash.js';
 import type { EngineCore } from './engine-core.js';
 import { StoreTableAccess } from './table-access.js';
 

@@ -19,7 +19,7 @@ import { parseValue } from '../sql/text-format.js';
 import { type, type DataType } from '../sql/types.js';
 import type { Value } from '../sql/value.js';
 import type { PlannedStatement } from '../planner/index.js';
-import type { CatalogSnapshot } from './catalog.js';
+import type { CatalogSnapshot } from './catalog/catalog.js';
 
 /** Shapes kept per session (least recently used dropped first). */
 const MAX_SHAPES = 64;

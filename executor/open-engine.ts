@@ -5,7 +5,7 @@
 import { SqlError, SqlState } from '../sql/errors.js';
 import { initParser } from '../sql/parser/index.js';
 import type { StateStore } from '../storage/state-table.js';
-import { Catalog } from './catalog.js';
+import { Catalog } from './catalog/catalog.js';
 import type { Engine, Session, SessionEvents, StartupParameters } from './engine.js';
 import { EngineCore, type EngineSettings } from './engine-core.js';
 import { EngineSession } from './session.js';

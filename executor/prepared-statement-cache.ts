@@ -14,7 +14,7 @@
 // nothing per name in it.
 
 import type { DataType } from '../sql/types.js';
-import type { CatalogSnapshot } from './catalog.js';
+import type { CatalogSnapshot } from './catalog/catalog.js';
 
 /** Statements kept per session (least recently used dropped first). */
 const MAX_STATEMENTS = 64;

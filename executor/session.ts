@@ -28,7 +28,7 @@ import type { DataType } from '../sql/types.js';
 import type { Row, Value } from '../sql/value.js';
 import { planStatement, type PlannedStatement, type PlannerContext } from '../planner/index.js';
 import { executePlanned } from './batch/index.js';
-import { objectName } from './object-names.js';
+import { objectName } from './catalog/object-names.js';
 import { objectOid } from '../planner/binder/context.js';
 import type {
   ColumnDescription,
@@ -41,19 +41,19 @@ import type {
   StartupParameters,
   TransactionStatus,
 } from './engine.js';
-import type { CatalogSnapshot } from './catalog.js';
+import type { CatalogSnapshot } from './catalog/catalog.js';
 import type { RelationDef } from '../sql/catalog.js';
 import type { EngineCore } from './engine-core.js';
 import { SessionSettings } from './settings.js';
-import { expandViews } from './view-expansion.js';
+import { expandViews } from './catalog/view-expansion.js';
 import { describeRelation, showCreate, showObjects, type ShowResult } from './show-objects.js';
 import { StoreTableAccess, stateTableOf } from './table-access.js';
-import { indexEntry, indexStateTable } from './secondary-index.js';
-import { KeyMap } from './batch/row-hash.js';
+import { indexEntry, indexStateTable } from './catalog/secondary-index.js';
+import { KeyMap } from './expr/row-hash.js';
 import { formatValue } from '../sql/text-format.js';
 import { runDdl, isDdl } from './ddl/run-ddl.js';
 import type { DdlContext, DdlOutcome } from './ddl/ddl-context.js';
-import { formatTypeName } from './type-names.js';
+import { formatTypeName } from './catalog/type-names.js';
 import { createTableAs } from './ddl/create-table.js';
 import { createMaterializedViewInChunks } from './stream/create-materialized-view.js';
 import { createSinkAs } from './sink/create-sink.js';

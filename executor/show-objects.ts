@@ -11,9 +11,9 @@ import { SqlError, SqlState } from '../sql/errors.js';
 import type { OxbowShowCreate, OxbowShowObjects } from '../sql/parser/ast.js';
 import { type } from '../sql/types.js';
 import type { Row } from '../sql/value.js';
-import type { CatalogSnapshot } from './catalog.js';
+import type { CatalogSnapshot } from './catalog/catalog.js';
 import type { ColumnDescription } from './engine.js';
-import { formatTypeName } from './type-names.js';
+import { formatTypeName } from './catalog/type-names.js';
 import { quoteIdentifier } from './system/system-context.js';
 
 export interface ShowResult {

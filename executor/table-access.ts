@@ -13,7 +13,7 @@ import { SqlError, SqlState } from '../sql/errors.js';
 import type { Row, Value } from '../sql/value.js';
 import type { RowVersion, StateStore, StateTable, StateTableSchema } from '../storage/state-table.js';
 import type { TableAccess } from './batch/index.js';
-import { indexEntry, indexStateTable } from './secondary-index.js';
+import { indexEntry, indexStateTable } from './catalog/secondary-index.js';
 import { formatValue } from '../sql/text-format.js';
 import type { ChangeCapture } from './stream/stream-manager.js';
 import { isReplayed, offsetHistory, readOffsetRanges, readPositions, replayedRow, replayedRowEstimate, replayRows, replayVersions } from './source/source-replay.js';

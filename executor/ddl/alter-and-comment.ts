@@ -7,7 +7,7 @@
 import type { AlterTableCmd, AlterTableStmt, ColumnDef as PgColumnDef, CommentStmt, Constraint, Node } from '@pgsql/types';
 import type { RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import { dataTypeFromTypeName } from '../type-names.js';
+import { dataTypeFromTypeName } from '../catalog/type-names.js';
 import { type DdlContext, type DdlOutcome, kindWord, positionOf, unchanged } from './ddl-context.js';
 import { draftOf, firstLocation } from './create-table.js';
 import { expressionTextAt, nameList, stringValue } from './sql-text.js';

@@ -8,12 +8,12 @@ import type { ColumnDef as PgColumnDef, Constraint, CreateStmt, Node, RangeVar }
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { type, type DataType } from '../../sql/types.js';
-import { dataTypeFromTypeName, formatTypeName } from '../type-names.js';
+import { dataTypeFromTypeName, formatTypeName } from '../catalog/type-names.js';
 import { parse } from '../../sql/parser/index.js';
 import { quoteIdentifier } from '../system/system-context.js';
 import { type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-context.js';
 import { checkExpressionTextAt, creationSchema, expressionTextAt, stringValue } from './sql-text.js';
-import { CatalogDraft, type CatalogSnapshot } from '../catalog.js';
+import { CatalogDraft, type CatalogSnapshot } from '../catalog/catalog.js';
 import { retentionOption } from './retention.js';
 import { watermarkOf } from './watermark.js';
 

@@ -5,7 +5,7 @@
 
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Notice } from '../engine.js';
-import type { CatalogSnapshot } from '../catalog.js';
+import type { CatalogSnapshot } from '../catalog/catalog.js';
 import type { ColumnDescription } from '../engine.js';
 import type { Node } from '@pgsql/types';
 import type { PlannerContext } from '../../planner/index.js';

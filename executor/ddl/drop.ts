@@ -11,7 +11,7 @@ import type { Notice } from '../engine.js';
 import { type DdlContext, type DdlOutcome, kindWord } from './ddl-context.js';
 import { draftOf } from './create-table.js';
 import { nameList, stringValue } from './sql-text.js';
-import { formatTypeName } from '../type-names.js';
+import { formatTypeName } from '../catalog/type-names.js';
 
 type DropKind = 'table' | 'view' | 'materialized_view' | 'index' | 'sink' | 'source';
 

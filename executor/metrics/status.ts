@@ -13,7 +13,7 @@ import { mallocInfo } from '../../storage/rocksdb.js';
 import type { Value } from '../../sql/value.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
-import type { CatalogSnapshot } from '../catalog.js';
+import type { CatalogSnapshot } from '../catalog/catalog.js';
 import type { StreamManager } from '../stream/stream-manager.js';
 import type { ViewErrorRecord } from '../stream/view-errors.js';
 import type { SourceStatus } from '../source/source-status.js';

@@ -14,7 +14,7 @@ import type { OxbowCreateSink } from '../../sql/parser/ast.js';
 import type { CreateTableAsStmt } from '@pgsql/types';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { PlannerContext } from '../../planner/index.js';
-import { CatalogDraft } from '../catalog.js';
+import { CatalogDraft } from '../catalog/catalog.js';
 import type { DdlContext, DdlOutcome } from '../ddl/ddl-context.js';
 import { unchanged } from '../ddl/ddl-context.js';
 import { creationSchema } from '../ddl/sql-text.js';

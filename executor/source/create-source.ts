@@ -11,7 +11,7 @@ import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import type { ConnectorSpec, OxbowCreateSource } from '../../sql/parser/ast.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { type, type DataType } from '../../sql/types.js';
-import { CatalogDraft } from '../catalog.js';
+import { CatalogDraft } from '../catalog/catalog.js';
 import { createTable, ROW_ID_COLUMN } from '../ddl/create-table.js';
 import type { DdlContext, DdlOutcome } from '../ddl/ddl-context.js';
 import { kafkaOptions } from './kafka/kafka-options.js';

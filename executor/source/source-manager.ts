@@ -25,7 +25,7 @@ import type { SourceStatus } from './source-status.js';
 import { kafkaOptions } from './kafka/kafka-options.js';
 import { KafkaWorkerReader, type DecodedBatch, type DecodedBatchListener } from './kafka/kafka-worker-reader.js';
 import { GeneratorReader, isGeneratorConnector } from './generators/generator-reader.js';
-import { indexEntry, indexStateTable, secondaryIndexes } from '../secondary-index.js';
+import { indexEntry, indexStateTable, secondaryIndexes } from '../catalog/secondary-index.js';
 import { FirstOffsets, isReplayed, positionTable, writePositions } from './source-replay.js';
 import { isKafkaReplayed, kafkaRowId, replayLimits } from './kafka/kafka-replay.js';
 

@@ -21,7 +21,7 @@
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
-import { KeyMap } from '../batch/row-hash.js';
+import { KeyMap } from '../expr/row-hash.js';
 import { LargestFirstBudget, MAP_SLOT_BYTES, rowBytes, valueBytes } from '../../storage/row-cache.js';
 
 /**

@@ -29,7 +29,7 @@ import type { DataType } from '../../sql/types.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import { KeyMap, keysEqual } from '../batch/row-hash.js';
+import { KeyMap, keysEqual } from '../expr/row-hash.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
 import { carriesRowIds } from './scan.js';
 import type { StreamContext, ViewIndex } from './stream-context.js';

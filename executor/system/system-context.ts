@@ -9,9 +9,9 @@ import type { ViewErrorRecord } from '../stream/view-errors.js';
 import type { BackfillRecord } from './backfill-progress.js';
 import type { SourceStatus } from '../source/source-status.js';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
-import type { CatalogSnapshot } from '../catalog.js';
+import type { CatalogSnapshot } from '../catalog/catalog.js';
 import type { SessionSettings } from '../settings.js';
-import { formatTypeName } from '../type-names.js';
+import { formatTypeName } from '../catalog/type-names.js';
 import type { EngineStatus } from '../metrics/status.js';
 
 export interface SystemContext {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initParser, parse } from '../../sql/parser/index.js';
 import { SqlError } from '../../sql/errors.js';
 import { type } from '../../sql/types.js';
-import { BUILTIN_SCHEMAS, CatalogSnapshot, FIRST_USER_ID } from '../catalog.js';
+import { BUILTIN_SCHEMAS, CatalogSnapshot, FIRST_USER_ID } from '../catalog/catalog.js';
 import { runDdl } from '../ddl/run-ddl.js';
 import { systemRelationDefs } from '../system/system-relations.js';
 import { startPostgres, type PostgresServer } from '../../test/support/postgres.js';

@@ -7,7 +7,7 @@
 import type { RelationDef } from '../../../sql/catalog.js';
 import type { ConnectorSpec } from '../../../sql/parser/ast.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
-import { CatalogDraft } from '../../catalog.js';
+import { CatalogDraft } from '../../catalog/catalog.js';
 import type { DdlContext, DdlOutcome } from '../../ddl/ddl-context.js';
 import { ROW_ID_COLUMN } from '../../ddl/create-table.js';
 import { generatorProducer } from './generator-reader.js';

@@ -9,9 +9,9 @@ import type { DataType } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { compareValues } from '../../sql/functions.js';
 import type { Expression } from '../../planner/expression.js';
-import type { Runtime } from './runtime.js';
+import type { Runtime } from '../batch/runtime.js';
 import { KeyMap } from './row-hash.js';
-import { runPlan } from './operator.js';
+import { runPlan } from '../batch/operator.js';
 
 export type Evaluator = (row: Row, runtime: Runtime) => Value;
 

@@ -3,13 +3,13 @@
 // path, the bare number for an OID that names nothing. The session hands this to the EvalContext
 // (`objectName`) so results over the wire and `::text` casts print names.
 
-import type { TypeName } from '../sql/types.js';
-import { typeFromOid } from '../sql/types.js';
-import { allFunctions } from '../sql/functions.js';
-import type { ScalarFunction } from '../sql/functions.js';
+import type { TypeName } from '../../sql/types.js';
+import { typeFromOid } from '../../sql/types.js';
+import { allFunctions } from '../../sql/functions.js';
+import type { ScalarFunction } from '../../sql/functions.js';
 import type { CatalogSnapshot } from './catalog.js';
 import { formatTypeName } from './type-names.js';
-import { quoteIdentifier } from './system/system-context.js';
+import { quoteIdentifier } from '../system/system-context.js';
 
 let functionsByOid: Map<number, ScalarFunction> | undefined;
 

@@ -8,10 +8,10 @@
 // in-memory catalog switch to the new snapshot. So a failed DDL changes nothing, and a restart
 // reads back exactly the committed catalog.
 
-import type { FunctionDef, RelationDef, SchemaDef } from '../sql/catalog.js';
-import type { CatalogReader } from '../planner/catalog-reader.js';
-import type { StateStore } from '../storage/state-table.js';
-import { SqlError, SqlState } from '../sql/errors.js';
+import type { FunctionDef, RelationDef, SchemaDef } from '../../sql/catalog.js';
+import type { CatalogReader } from '../../planner/catalog-reader.js';
+import type { StateStore } from '../../storage/state-table.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
 import { secondaryIndexes } from './secondary-index.js';
 
 /** Built-in schemas, with PostgreSQL's OIDs where PostgreSQL has them. */

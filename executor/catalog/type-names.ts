@@ -4,8 +4,8 @@
 // `integer[]`), which is what psql's \d shows.
 
 import type { Node, TypeName as PgTypeName } from '@pgsql/types';
-import { SqlError, SqlState } from '../sql/errors.js';
-import { arrayOf, type, typeFromOid, withTypmod, type DataType, type TypeName } from '../sql/types.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import { arrayOf, type, typeFromOid, withTypmod, type DataType, type TypeName } from '../../sql/types.js';
 
 /** Names as they appear after PostgreSQL's grammar rewrote the SQL-standard spellings. */
 const typeAliases: Readonly<Record<string, Exclude<TypeName, 'array'>>> = {

@@ -5,9 +5,9 @@
 // index_lookup), then fetch the rows by primary key. The primary key's own index (t_pkey) has no
 // state table: the table is keyed by it.
 
-import type { RelationDef } from '../sql/catalog.js';
-import type { Row } from '../sql/value.js';
-import type { StateStore, StateTable } from '../storage/state-table.js';
+import type { RelationDef } from '../../sql/catalog.js';
+import type { Row } from '../../sql/value.js';
+import type { StateStore, StateTable } from '../../storage/state-table.js';
 
 /** The secondary indexes of `relation` in a catalog (not the primary key's index). */
 export function secondaryIndexes(catalog: { dependents(id: number): readonly RelationDef[] }, relationId: number): RelationDef[] {

@@ -8,11 +8,11 @@
 // definition, so an error inside one (a column dropped since) is reported without a position.
 
 import type { Node } from '@pgsql/types';
-import type { RelationDef } from '../sql/catalog.js';
-import { SqlError, SqlState } from '../sql/errors.js';
-import { parse } from '../sql/parser/index.js';
-import type { ParsedStatement } from '../sql/parser/ast.js';
-import type { CatalogReader } from '../planner/catalog-reader.js';
+import type { RelationDef } from '../../sql/catalog.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import { parse } from '../../sql/parser/index.js';
+import type { ParsedStatement } from '../../sql/parser/ast.js';
+import type { CatalogReader } from '../../planner/catalog-reader.js';
 
 const MAX_VIEW_DEPTH = 32;
 
