@@ -61,6 +61,7 @@ export async function runPlanned(planned: PlannedStatement, context: ExecuteCont
     signal: context.signal,
     outer: [],
     subqueryCache: new Map(),
+    runPlan,
     workTables: new Map(),
     ...(context.deadlineMillis === undefined ? {} : { deadlineMillis: context.deadlineMillis }),
     slice: { start: Date.now() },

@@ -9,7 +9,6 @@ import { allFunctions } from '../../sql/functions.js';
 import type { ScalarFunction } from '../../sql/functions.js';
 import type { CatalogSnapshot } from './catalog.js';
 import { formatTypeName } from './type-names.js';
-import { quoteIdentifier } from '../system/system-context.js';
 
 let functionsByOid: Map<number, ScalarFunction> | undefined;
 
@@ -66,4 +65,9 @@ export function objectName(catalog: CatalogSnapshot, searchPath: readonly string
     default:
       return undefined;
   }
+}
+
+/** An identifier as PostgreSQL prints it: bare when lower-case and plain, else double-quoted. */
+export function quoteIdentifier(name: string): string {
+  return /^[a-z_][a-z0-9_$]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
 }

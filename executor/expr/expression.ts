@@ -9,9 +9,25 @@ import type { DataType } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { compareValues } from '../../sql/functions.js';
 import type { Expression } from '../../planner/expression.js';
-import type { Runtime } from '../batch/runtime.js';
+import type { EvalContext } from '../../sql/functions.js';
+import type { Plan } from '../../planner/plan.js';
 import { KeyMap } from './row-hash.js';
-import { runPlan } from '../batch/operator.js';
+
+/**
+ * What a compiled expression reads while it runs; the batch executor's Runtime extends it, and
+ * supplies `runPlan`, through which a subquery's plan runs.
+ */
+export interface EvalRuntime {
+  readonly parameters: readonly Value[];
+  readonly evalContext: EvalContext;
+  /** Enclosing rows, innermost last: OuterColumn depth d reads outer[outer.length - d]. */
+  readonly outer: Row[];
+  /** Results of uncorrelated subqueries, computed once per execution. */
+  readonly subqueryCache: Map<object, unknown>;
+  runPlan(plan: Plan, runtime: this): Iterable<Row[]>;
+}
+
+type Runtime = EvalRuntime;
 
 export type Evaluator = (row: Row, runtime: Runtime) => Value;
 
@@ -221,7 +237,7 @@ function subqueryRows(plan: Extract<Expression, { kind: 'Subquery' }>['plan'], r
   runtime.outer.push(row);
   try {
     const rows: Row[] = [];
-    for (const batch of runPlan(plan, runtime)) {
+    for (const batch of runtime.runPlan(plan, runtime)) {
       for (const r of batch) {
         rows.push(r);
         if (rows.length >= limit) return rows;

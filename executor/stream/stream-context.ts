@@ -12,6 +12,7 @@ import type { RowVersion, StateStore, StateTable } from '../../storage/state-tab
 import type { StateTableDeclaration } from '../../planner/stream/stream-plan.js';
 import type { TableAccess } from '../batch/index.js';
 import type { Runtime } from '../batch/runtime.js';
+import { runPlan } from '../batch/operator.js';
 import { GroupCacheBudget } from './join-cache.js';
 
 /** A secondary index on the view (CREATE INDEX): its state table and the entry of a view row. */
@@ -85,6 +86,7 @@ export class StreamContext {
       signal: NEVER_ABORTED,
       outer: [],
       subqueryCache: new Map(),
+      runPlan,
       workTables: new Map(),
     };
   }

@@ -12,6 +12,9 @@ import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import type { CatalogSnapshot } from '../catalog/catalog.js';
 import type { SessionSettings } from '../settings.js';
 import { formatTypeName } from '../catalog/type-names.js';
+import { quoteIdentifier } from '../catalog/object-names.js';
+
+export { quoteIdentifier };
 import type { EngineStatus } from '../metrics/status.js';
 
 export interface SystemContext {
@@ -103,10 +106,6 @@ export function qualifiedName(context: SystemContext, relation: RelationDef, onl
   const name = quoteIdentifier(relation.name);
   if (onlyWhenInvisible && isVisible(context, relation)) return name;
   return `${quoteIdentifier(relation.schema)}.${name}`;
-}
-
-export function quoteIdentifier(name: string): string {
-  return /^[a-z_][a-z0-9_$]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
 }
 
 /** pg_get_expr's rendering of a stored DEFAULT text, following PostgreSQL's deparser for constants. */
