@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
 import { createEngine } from '../executor/create-engine.js';
 import type { Engine, Session } from '../executor/engine.js';
-import { NexmarkGenerator } from '../executor/source/generators/nexmark-generator.js';
+import { NexmarkGenerator } from '../executor/connectors/generators/nexmark-generator.js';
 import type { Row } from '../sql/value.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));

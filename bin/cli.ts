@@ -13,7 +13,7 @@ import { createEngine, type EngineOptions } from '../executor/create-engine.js';
 import type { Engine } from '../executor/engine.js';
 import { PgServer } from '../pgwire/server.js';
 import { CheckpointMetrics } from '../storage/checkpoint/checkpoint-metrics.js';
-import { SourceStatus } from '../executor/source/source-status.js';
+import { SourceStatus } from '../executor/connectors/source-status.js';
 import { EngineMetrics } from '../executor/metrics/engine-metrics.js';
 import { prometheusText } from '../executor/metrics/prometheus.js';
 import { statusJson } from '../executor/metrics/status.js';

@@ -10,7 +10,7 @@ import { SqlError, SqlState } from '../sql/errors.js';
 import * as functions from '../sql/functions.js';
 import type { DataType } from '../sql/types.js';
 import type { Row, Value } from '../sql/value.js';
-import type { StoreTableAccess } from './table-access.js';
+import type { StoreTableAccess } from './batch/table-access.js';
 import { formatTypeName } from './catalog/type-names.js';
 import { quoteIdentifier } from './system/system-context.js';
 

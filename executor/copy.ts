@@ -20,10 +20,10 @@ import type { Row, Value } from '../sql/value.js';
 import type { ColumnDescription, ExecuteResult } from './engine.js';
 import type { EngineCore } from './engine-core.js';
 import { CopyLineReader, defaultCopyOptions, encodeCopyLine, type CopyFormatOptions, type CopyLine } from './copy-format.js';
-import type { StoreTableAccess } from './table-access.js';
+import type { StoreTableAccess } from './batch/table-access.js';
 import type { EngineSession } from './session.js';
 import { formatTypeName } from './catalog/type-names.js';
-import { sourceChunks } from './source/source-manager.js';
+import { sourceChunks } from './connectors/source-manager.js';
 
 export interface CopyStatementPlan {
   readonly core: EngineCore;

@@ -15,7 +15,7 @@ import type { Engine } from './engine.js';
 import { DEFAULT_HEAP_GROWING_PERCENT, setHeapGrowingPercent } from './heap-growth.js';
 import { planMemory } from './memory-manager.js';
 import { openEngine } from './open-engine.js';
-import type { SourceStatus } from './source/source-status.js';
+import type { SourceStatus } from './connectors/source-status.js';
 
 export interface EngineOptions {
   readonly dataDir: string;

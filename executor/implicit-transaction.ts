@@ -22,7 +22,7 @@ import type { Row } from '../sql/value.js';
 import type { DataType } from '../sql/types.js';
 import { KeyMap, keysEqual } from './expr/row-hash.js';
 import type { EngineCore } from './engine-core.js';
-import { StoreTableAccess } from './table-access.js';
+import { StoreTableAccess } from './batch/table-access.js';
 
 /** The undo log's bound (tests lower it). */
 export const undoLimits = { rows: 100_000 };

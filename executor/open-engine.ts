@@ -10,9 +10,9 @@ import type { Engine, Session, SessionEvents, StartupParameters } from './engine
 import { EngineCore, type EngineSettings } from './engine-core.js';
 import { EngineSession } from './session.js';
 import { systemRelationDefs } from './system/system-relations.js';
-import { restoreDataflows } from './stream/create-materialized-view.js';
-import { SourceManager } from './source/source-manager.js';
-import { SinkManager } from './sink/sink-manager.js';
+import { restoreDataflows } from './ddl/create-materialized-view.js';
+import { SourceManager } from './connectors/source-manager.js';
+import { SinkManager } from './connectors/sink-manager.js';
 import { TemporalTicker } from './stream/temporal-ticker.js';
 
 /** The one database oxbow serves. */

@@ -24,6 +24,8 @@ export const BUILTIN_SCHEMAS: readonly SchemaDef[] = [
 
 /** First id for user objects: PostgreSQL's FirstNormalObjectId. */
 export const FIRST_USER_ID = 16384;
+/** The hidden column a table without a primary key is keyed by (its row id). */
+export const ROW_ID_COLUMN = '_row_id';
 
 const CATALOG_META_KEY = 'catalog';
 const FORMAT_VERSION = 1;

@@ -13,11 +13,11 @@ import { parse } from '../../sql/parser/index.js';
 import { quoteIdentifier } from '../system/system-context.js';
 import { type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-context.js';
 import { checkExpressionTextAt, creationSchema, expressionTextAt, stringValue } from './sql-text.js';
-import { CatalogDraft, type CatalogSnapshot } from '../catalog/catalog.js';
+import { CatalogDraft, ROW_ID_COLUMN, type CatalogSnapshot } from '../catalog/catalog.js';
 import { retentionOption } from './retention.js';
 import { watermarkOf } from './watermark.js';
 
-export const ROW_ID_COLUMN = '_row_id';
+export { ROW_ID_COLUMN };
 const MAX_COLUMNS = 1600;
 
 function unsupportedConstraint(context: DdlContext, constraint: Constraint, what: string): SqlError {

@@ -15,7 +15,7 @@ import type { ObjectStore } from '../../storage/object-store/object-store.js';
 import type { RocksStateStore } from '../../storage/rocks-state-store.js';
 import type { Engine } from '../engine.js';
 import type { OxbowEngine } from '../open-engine.js';
-import { OFFSETS_META_PREFIX } from '../source/source-manager.js';
+import { OFFSETS_META_PREFIX } from '../connectors/source-manager.js';
 import { CheckpointedEngine } from './remote-durable-engine.js';
 
 const CATALOG_META_KEY = 'catalog';

@@ -16,7 +16,7 @@ import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metr
 import type { CatalogSnapshot } from '../catalog/catalog.js';
 import type { StreamManager } from '../stream/stream-manager.js';
 import type { ViewErrorRecord } from '../stream/view-errors.js';
-import type { SourceStatus } from '../source/source-status.js';
+import type { SourceStatus } from '../connectors/source-status.js';
 import type { EngineMetrics, SessionActivity } from './engine-metrics.js';
 import type { HistogramSnapshot } from './histogram.js';
 import type { MemoryManagerStatus } from '../memory-manager.js';

@@ -7,7 +7,7 @@ import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metr
 import type { ReadableWindow } from '../../storage/state-table.js';
 import type { ViewErrorRecord } from '../stream/view-errors.js';
 import type { BackfillRecord } from './backfill-progress.js';
-import type { SourceStatus } from '../source/source-status.js';
+import type { SourceStatus } from '../connectors/source-status.js';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import type { CatalogSnapshot } from '../catalog/catalog.js';
 import type { SessionSettings } from '../settings.js';

@@ -5,7 +5,7 @@
 
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Row } from '../../sql/value.js';
-import type { SystemRowSource } from '../table-access.js';
+import type { SystemRowSource } from '../batch/table-access.js';
 import { informationSchemaTables } from './information-schema.js';
 import { pgCatalogTables, type SystemTable } from './pg-catalog.js';
 import type { SystemContext } from './system-context.js';
@@ -14,7 +14,7 @@ import { timeTravelTable } from './time-travel-relation.js';
 import { operatorViewTables } from './oxbow-catalog.js';
 import { viewErrorsTable } from '../stream/view-errors-relation.js';
 import { backfillProgressTable } from './backfill-progress-relation.js';
-import { sourceErrorsTable, sourcePartitionsTable } from '../source/source-relations.js';
+import { sourceErrorsTable, sourcePartitionsTable } from '../connectors/source-relations.js';
 
 const allTables: readonly SystemTable[] = [...pgCatalogTables, ...informationSchemaTables, viewErrorsTable, backfillProgressTable, sourceErrorsTable, sourcePartitionsTable, checkpointsTable, recoveryTable, timeTravelTable, ...operatorViewTables];
 const byId = new Map<number, SystemTable>(allTables.map((table) => [table.def.id, table]));

@@ -6,7 +6,7 @@
 // ROLLBACK of a block that ran a COPY.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectViewsEqualQueries, openHarness, type Harness } from '../stream/tests/stream-harness.js';
-import { sourceChunks } from '../source/source-manager.js';
+import { sourceChunks } from '../connectors/source-manager.js';
 import type { SqlError } from '../../sql/errors.js';
 
 const VIEWS = [

@@ -12,12 +12,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Row } from '../../sql/value.js';
-import { MessageDecoder, type DecodedChanges } from '../../executor/source/message-decoder.js';
-import { sourceLayout } from '../../executor/source/source-layout.js';
-import { kafkaOptions } from '../../executor/source/kafka/kafka-options.js';
-import { kafkaRowId } from '../../executor/source/kafka/kafka-replay.js';
-import { KafkaWorkerReader, type DecodedBatchListener } from '../../executor/source/kafka/kafka-worker-reader.js';
-import { CORPUS_MAX_BYTES, corpus, EVERY_TYPE_COLUMNS, INCLUDE_COLUMNS, jsonSource, producedBatch, VALID_EVERY_TYPE } from '../../executor/source/kafka/tests/json-corpus.js';
+import { MessageDecoder, type DecodedChanges } from '../../executor/connectors/message-decoder.js';
+import { sourceLayout } from '../../executor/connectors/source-layout.js';
+import { kafkaOptions } from '../../executor/connectors/kafka/kafka-options.js';
+import { kafkaRowId } from '../../executor/connectors/kafka/kafka-replay.js';
+import { KafkaWorkerReader, type DecodedBatchListener } from '../../executor/connectors/kafka/kafka-worker-reader.js';
+import { CORPUS_MAX_BYTES, corpus, EVERY_TYPE_COLUMNS, INCLUDE_COLUMNS, jsonSource, producedBatch, VALID_EVERY_TYPE } from '../../executor/connectors/kafka/tests/json-corpus.js';
 import { startBroker, waitFor, type Broker } from './broker.js';
 
 let broker: Broker;

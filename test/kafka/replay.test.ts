@@ -27,7 +27,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { RelationDef } from '../../sql/catalog.js';
 import { type } from '../../sql/types.js';
-import { replayChunks } from '../../executor/source/kafka/kafka-replay.js';
+import { replayChunks } from '../../executor/connectors/kafka/kafka-replay.js';
 import { useKafkaHarness } from './harness.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 

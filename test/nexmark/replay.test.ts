@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NexmarkGenerator } from '../../executor/source/generators/nexmark-generator.js';
+import { NexmarkGenerator } from '../../executor/connectors/generators/nexmark-generator.js';
 import type { Row } from '../../sql/value.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 

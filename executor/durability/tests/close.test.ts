@@ -18,8 +18,8 @@ import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
 import type { Engine, Session } from '../../engine.js';
 import { EngineMetrics } from '../../metrics/engine-metrics.js';
 import { openEngine } from '../../open-engine.js';
-import { NEXMARK_COLUMNS, NexmarkGenerator } from '../../source/generators/nexmark-generator.js';
-import { decodeOffsets, OFFSETS_META_PREFIX } from '../../source/source-manager.js';
+import { NEXMARK_COLUMNS, NexmarkGenerator } from '../../connectors/generators/nexmark-generator.js';
+import { decodeOffsets, OFFSETS_META_PREFIX } from '../../connectors/source-manager.js';
 import type { Row } from '../../../sql/value.js';
 import { startCheckpointing } from '../start-checkpointing.js';
 

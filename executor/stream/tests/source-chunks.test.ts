@@ -12,7 +12,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from './stream-harness.js';
-import { sourceChunks } from '../../source/source-manager.js';
+import { sourceChunks } from '../../connectors/source-manager.js';
 
 const BID = 'auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP, extra VARCHAR';
 const EVENTS = 30_000;

@@ -11,7 +11,7 @@
 // definition again with those ids yields the same dataflow over the same state tables, so nothing
 // is recomputed.
 
-import { retentionOption } from '../ddl/retention.js';
+import { retentionOption } from './retention.js';
 import type { CreateTableAsStmt, Node } from '@pgsql/types';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import type { Row } from '../../sql/value.js';
@@ -24,13 +24,13 @@ import type { EngineCore } from '../engine-core.js';
 import { CatalogDraft, type CatalogSnapshot } from '../catalog/catalog.js';
 import { backfillNotice, type BackfillRecord } from '../system/backfill-progress.js';
 import { expandViews } from '../catalog/view-expansion.js';
-import { referencedRelationIds } from '../ddl/create-objects.js';
-import { creationSchema, stringValue, viewQueryText } from '../ddl/sql-text.js';
-import type { DdlContext } from '../ddl/ddl-context.js';
-import { StoreTableAccess, estimatedRows } from '../table-access.js';
-import { isKafkaReplayed } from '../source/kafka/kafka-replay.js';
-import { withSign, type ChangeBatch } from './change-batch.js';
-import type { Dataflow } from './dataflow.js';
+import { referencedRelationIds } from './create-objects.js';
+import { creationSchema, stringValue, viewQueryText } from './sql-text.js';
+import type { DdlContext } from './ddl-context.js';
+import { StoreTableAccess, estimatedRows } from '../batch/table-access.js';
+import { isKafkaReplayed } from '../connectors/kafka/kafka-replay.js';
+import { withSign, type ChangeBatch } from '../stream/change-batch.js';
+import type { Dataflow } from '../stream/dataflow.js';
 
 export interface CreateViewInput {
   readonly core: EngineCore;

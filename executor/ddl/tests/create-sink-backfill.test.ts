@@ -7,7 +7,7 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from '../../stream/tests/stream-harness.js';
-import { backfillDefaults } from '../../stream/create-materialized-view.js';
+import { backfillDefaults } from '../create-materialized-view.js';
 import type { Notice, Session } from '../../engine.js';
 
 const saved = { ...backfillDefaults };

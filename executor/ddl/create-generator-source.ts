@@ -4,13 +4,13 @@
 // 0A000 for a column the generator cannot fill) and stores them. FORMAT and ENCODE other than
 // PLAIN JSON and INCLUDE do not apply to generated rows (0A000).
 
-import type { RelationDef } from '../../../sql/catalog.js';
-import type { ConnectorSpec } from '../../../sql/parser/ast.js';
-import { SqlError, SqlState } from '../../../sql/errors.js';
-import { CatalogDraft } from '../../catalog/catalog.js';
-import type { DdlContext, DdlOutcome } from '../../ddl/ddl-context.js';
-import { ROW_ID_COLUMN } from '../../ddl/create-table.js';
-import { generatorProducer } from './generator-reader.js';
+import type { RelationDef } from '../../sql/catalog.js';
+import type { ConnectorSpec } from '../../sql/parser/ast.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import { CatalogDraft } from '../catalog/catalog.js';
+import type { DdlContext, DdlOutcome } from './ddl-context.js';
+import { ROW_ID_COLUMN } from './create-table.js';
+import { generatorProducer } from '../connectors/generators/generator-reader.js';
 
 export function withGenerator(outcome: DdlOutcome, connector: ConnectorSpec, commandTag: string, context: DdlContext, extra: Partial<RelationDef> = {}): DdlOutcome {
   const name = (connector.options['connector'] ?? '').toLowerCase();

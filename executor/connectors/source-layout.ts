@@ -5,7 +5,7 @@
 
 import type { RelationDef } from '../../sql/catalog.js';
 import type { DataType } from '../../sql/types.js';
-import { ROW_ID_COLUMN } from '../ddl/create-table.js';
+import { ROW_ID_COLUMN } from '../catalog/catalog.js';
 
 export type SourceFormat = 'plain' | 'upsert' | 'debezium';
 export type SourceEncode = 'json' | 'csv';

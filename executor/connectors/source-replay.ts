@@ -25,7 +25,7 @@ import type { RelationDef } from '../../sql/catalog.js';
 import type { Epoch } from '../../sql/epoch.js';
 import type { Row } from '../../sql/value.js';
 import type { RowVersion, StateStore, StateTable } from '../../storage/state-table.js';
-import { ROW_ID_COLUMN } from '../ddl/create-table.js';
+import { ROW_ID_COLUMN } from '../catalog/catalog.js';
 import { generatorProducer } from './generators/generator-reader.js';
 import type { SplitProducer } from './generators/split-producer.js';
 

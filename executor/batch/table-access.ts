@@ -7,17 +7,17 @@
 // checks) sees the statement's own writes too. Rows written before an ALTER TABLE ADD COLUMN are
 // shorter than the current column list; they are padded with NULL here.
 
-import type { RelationDef } from '../sql/catalog.js';
-import { epochToMillis, lastEpochAtMillis, type Epoch } from '../sql/epoch.js';
-import { SqlError, SqlState } from '../sql/errors.js';
-import type { Row, Value } from '../sql/value.js';
-import type { RowVersion, StateStore, StateTable, StateTableSchema } from '../storage/state-table.js';
-import type { TableAccess } from './batch/index.js';
-import { indexEntry, indexStateTable } from './catalog/secondary-index.js';
-import { formatValue } from '../sql/text-format.js';
-import type { ChangeCapture } from './stream/stream-manager.js';
-import { isReplayed, offsetHistory, readOffsetRanges, readPositions, replayedRow, replayedRowEstimate, replayRows, replayVersions } from './source/source-replay.js';
-import { isKafkaReplayed, kafkaReplayReads, KafkaReplay, narrowReplay, replayChunks, replayLimits, type KafkaReplayRead } from './source/kafka/kafka-replay.js';
+import type { RelationDef } from '../../sql/catalog.js';
+import { epochToMillis, lastEpochAtMillis, type Epoch } from '../../sql/epoch.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import type { Row, Value } from '../../sql/value.js';
+import type { RowVersion, StateStore, StateTable, StateTableSchema } from '../../storage/state-table.js';
+import type { TableAccess } from './index.js';
+import { indexEntry, indexStateTable } from '../catalog/secondary-index.js';
+import { formatValue } from '../../sql/text-format.js';
+import type { ChangeCapture } from '../stream/stream-manager.js';
+import { isReplayed, offsetHistory, readOffsetRanges, readPositions, replayedRow, replayedRowEstimate, replayRows, replayVersions } from '../connectors/source-replay.js';
+import { isKafkaReplayed, kafkaReplayReads, KafkaReplay, narrowReplay, replayChunks, replayLimits, type KafkaReplayRead } from '../connectors/kafka/kafka-replay.js';
 
 export interface SystemRowSource {
   /** Rows of a system relation, generated for this statement. */

@@ -12,11 +12,11 @@ import type { ConnectorSpec, OxbowCreateSource } from '../../sql/parser/ast.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { type, type DataType } from '../../sql/types.js';
 import { CatalogDraft } from '../catalog/catalog.js';
-import { createTable, ROW_ID_COLUMN } from '../ddl/create-table.js';
-import type { DdlContext, DdlOutcome } from '../ddl/ddl-context.js';
-import { kafkaOptions } from './kafka/kafka-options.js';
-import { withGenerator } from './generators/create-generator-source.js';
-import { GENERATOR_CONNECTORS } from './generators/generator-reader.js';
+import { createTable, ROW_ID_COLUMN } from './create-table.js';
+import type { DdlContext, DdlOutcome } from './ddl-context.js';
+import { kafkaOptions } from '../connectors/kafka/kafka-options.js';
+import { withGenerator } from './create-generator-source.js';
+import { GENERATOR_CONNECTORS } from '../connectors/generators/generator-reader.js';
 
 const INCLUDE_TYPES: Record<string, { column: string; type: DataType }> = {
   partition: { column: '_rw_kafka_partition', type: type('int4') },

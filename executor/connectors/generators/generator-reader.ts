@@ -12,7 +12,7 @@
 import type { ColumnDef, RelationDef } from '../../../sql/catalog.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
 import type { Row } from '../../../sql/value.js';
-import { ROW_ID_COLUMN } from '../../ddl/create-table.js';
+import { ROW_ID_COLUMN } from '../../catalog/catalog.js';
 import type { PartitionOffsets, SourceListener, SourceReader, StartupResolver } from '../source.js';
 import { DatagenProducer, datagenOptions } from './datagen-source.js';
 import { NexmarkProducer, nexmarkOptions, nexmarkShape } from './nexmark-source.js';

@@ -15,13 +15,13 @@ import type { CreateTableAsStmt } from '@pgsql/types';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { PlannerContext } from '../../planner/index.js';
 import { CatalogDraft } from '../catalog/catalog.js';
-import type { DdlContext, DdlOutcome } from '../ddl/ddl-context.js';
-import { unchanged } from '../ddl/ddl-context.js';
-import { creationSchema } from '../ddl/sql-text.js';
+import type { DdlContext, DdlOutcome } from './ddl-context.js';
+import { unchanged } from './ddl-context.js';
+import { creationSchema } from './sql-text.js';
 import type { EngineCore } from '../engine-core.js';
-import { kafkaOptions } from '../source/kafka/kafka-options.js';
-import { sinkKeyPositions } from './sink-key.js';
-import { createMaterializedViewInChunks, type BackfillReporting, type CreateViewOutcome } from '../stream/create-materialized-view.js';
+import { kafkaOptions } from '../connectors/kafka/kafka-options.js';
+import { sinkKeyPositions } from '../connectors/sink-key.js';
+import { createMaterializedViewInChunks, type BackfillReporting, type CreateViewOutcome } from './create-materialized-view.js';
 
 /** The connector fields of a sink, checked: 0A000 for other connectors/formats/encodings, 22023 bad options. */
 function sinkConnector(statement: OxbowCreateSink): Pick<RelationDef, 'options' | 'format' | 'encode'> {

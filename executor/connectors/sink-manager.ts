@@ -33,7 +33,7 @@ import { epochFromMillis, epochToMillis, type Epoch } from '../../sql/epoch.js';
 import type { Row } from '../../sql/value.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { EngineCore } from '../engine-core.js';
-import { kafkaOptions, type KafkaOptions } from '../source/kafka/kafka-options.js';
+import { kafkaOptions, type KafkaOptions } from './kafka/kafka-options.js';
 import { changesBetween, type EpochChanges } from './sink-changes.js';
 import { JsonRowEncoder } from './json-row.js';
 import { sinkKeyPositions } from './sink-key.js';

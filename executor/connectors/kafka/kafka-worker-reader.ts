@@ -54,7 +54,7 @@ export interface DecodedBatchListener extends SourceListener {
 function workerScript(): URL {
   const here = fileURLToPath(import.meta.url);
   if (!here.endsWith('.ts')) return new URL('./kafka-worker.js', import.meta.url);
-  const marker = '/executor/source/kafka/';
+  const marker = '/executor/connectors/kafka/';
   const root = here.slice(0, here.lastIndexOf(marker));
   const built = `${root}/dist${marker}kafka-worker.js`;
   if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build first`);
