@@ -9,6 +9,7 @@ import type { CheckpointMetrics } from '../storage/checkpoint/checkpoint-metrics
 import type { StateStore } from '../storage/state-table.js';
 import type { Catalog } from './catalog/catalog.js';
 import { RowIdAllocator } from './batch/table-access.js';
+import { sourceReplays } from './connectors/replay-reader.js';
 import { StreamManager } from './stream/stream-manager.js';
 import { AbortHookStore } from './stream/abort-hook-store.js';
 import { SourceStatus } from './connectors/source-status.js';
@@ -82,6 +83,8 @@ export interface EngineSettings {
 
 export class EngineCore {
   readonly rowIds = new RowIdAllocator();
+  /** How the batch executor reads sources that store no rows (connectors/replay-reader.ts). */
+  readonly sourceReplays = sourceReplays;
   readonly writeLock = new WriteLock(() => this.store.settled());
   /** Materialized views' dataflows (executor/stream/); the store drops their changes on abort. */
   readonly streams: StreamManager;

@@ -849,7 +849,7 @@ export class EngineSession implements Session {
   private tableAccess(): StoreTableAccess {
     const system = new SystemRelations(this.systemContext());
     const catalog = this.core.catalog;
-    const args = [this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id: number) => this.secondaryIndexesOf(catalog.snapshot, id)] as const;
+    const args = [this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id: number) => this.secondaryIndexesOf(catalog.snapshot, id), this.core.sourceReplays] as const;
     const block = this.openBlock();
     if (block !== undefined) return new RecordingTableAccess(...args).recordInto(block);
     return new StoreTableAccess(...args);

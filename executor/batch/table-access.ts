@@ -15,9 +15,49 @@ import type { RowVersion, StateStore, StateTable, StateTableSchema } from '../..
 import type { TableAccess } from './index.js';
 import { indexEntry, indexStateTable } from '../catalog/secondary-index.js';
 import { formatValue } from '../../sql/text-format.js';
-import type { ChangeCapture } from '../stream/stream-manager.js';
-import { isReplayed, offsetHistory, readOffsetRanges, readPositions, replayedRow, replayedRowEstimate, replayRows, replayVersions } from '../connectors/source-replay.js';
-import { isKafkaReplayed, kafkaReplayReads, KafkaReplay, narrowReplay, replayChunks, replayLimits, type KafkaReplayRead } from '../connectors/kafka/kafka-replay.js';
+
+/** Records the changes of relations that materialized views read (the stream manager implements it). */
+export interface ChangeCapture {
+  /** True when some view reads the relation (so its changes must be recorded). */
+  captures(relationId: number): boolean;
+  record(relationId: number, row: Row, sign: number): void;
+}
+
+/**
+ * Sources that store no rows: their state table holds only positions (offsets, generator units)
+ * and reads replay the rows below them. The connectors implement it (connectors/replay-reader.ts);
+ * without it every relation reads its own rows.
+ */
+export interface SourceReplays {
+  /** True for a source whose rows are replayed rather than stored. */
+  isReplayed(relation: RelationDef): boolean;
+  /** About how many rows a replayed source holds (the units it emitted). */
+  estimatedRows(table: StateTable, relation: RelationDef): number;
+  /** One statement's replays: `table` is a relation's state table, `snapshot` the statement's epoch. */
+  forStatement(table: (relation: RelationDef) => StateTable, snapshot: Epoch): StatementReplays;
+}
+
+/** The replays one statement reads; the row methods are called only for replayed relations. */
+export interface StatementReplays {
+  /** Before a plan runs: fetches what it reads of sources that replay a remote log. */
+  prepare(plan: unknown, signal?: AbortSignal, parameters?: readonly Value[]): Promise<void> | undefined;
+  /** prepare() for relations named directly, each read whole. */
+  prepareRelations(relations: readonly RelationDef[], signal?: AbortSignal): Promise<void>;
+  /** A view's backfill of a replayed source: its rows at the snapshot, a fetched batch at a time. */
+  batches(relation: RelationDef, signal?: AbortSignal): AsyncIterable<{ readonly rows: Row[] }>;
+  rows(relation: RelationDef, epoch: Epoch): Iterable<Row>;
+  versions(relation: RelationDef, oldest: Epoch, to: Epoch): Iterable<RowVersion>;
+  row(relation: RelationDef, rowId: bigint, epoch: Epoch): Row | undefined;
+}
+
+/** Without the connectors: a relation that replays its rows cannot be read. */
+export const NO_REPLAYS: SourceReplays = {
+  isReplayed: (relation) => relation.kind === 'source' && relation.replayed === true,
+  estimatedRows: (table) => table.stats().keys,
+  forStatement: () => {
+    throw new SqlError(SqlState.internalError, 'oxbow internal assertion: a replayed source without the connectors');
+  },
+};
 
 export interface SystemRowSource {
   /** Rows of a system relation, generated for this statement. */
@@ -67,9 +107,9 @@ export function stateTableOf(store: StateStore, relation: RelationDef): StateTab
 }
 
 /** About how many rows a relation holds (RocksDB's key estimate; a replayed source: the units it emitted). */
-export function estimatedRows(store: StateStore, relation: RelationDef): number {
+export function estimatedRows(store: StateStore, relation: RelationDef, replays: SourceReplays = NO_REPLAYS): number {
   const table = stateTableOf(store, relation);
-  return isReplayed(relation) ? replayedRowEstimate(table, relation) : table.stats().keys;
+  return replays.isReplayed(relation) ? replays.estimatedRows(table, relation) : table.stats().keys;
 }
 
 function padded(rows: Iterable<Row>, width: number): Iterable<Row> {
@@ -92,8 +132,8 @@ export class StoreTableAccess implements TableAccess {
   readonly checkedWrites = new Map<number, { readonly relation: RelationDef; readonly rows: Row[] }>();
   /** State tables by relation id, so per-row writes do not rebuild the table schema. */
   private readonly tables = new Map<number, StateTable>();
-  /** Replays of Kafka sources that store no rows, fetched by prepare() before the plan runs. */
-  private readonly kafkaReplays = new Map<number, KafkaReplay>();
+  /** The statement's reads of sources that store no rows (opened on first use). */
+  private statementReplays: StatementReplays | undefined;
 
   constructor(
     private readonly store: StateStore,
@@ -105,7 +145,14 @@ export class StoreTableAccess implements TableAccess {
     private readonly capture?: ChangeCapture,
     /** The secondary indexes of a table, kept in step with its writes (secondary-index.ts). */
     private readonly indexesOf: (relationId: number) => readonly RelationDef[] = () => [],
+    /** Sources that store no rows (connectors/replay-reader.ts). */
+    private readonly sourceReplays: SourceReplays = NO_REPLAYS,
   ) {}
+
+  private get replays(): StatementReplays {
+    this.statementReplays ??= this.sourceReplays.forStatement((relation) => this.userTable(relation), this.snapshotEpoch);
+    return this.statementReplays;
+  }
 
   /** Index state tables of a table, by relation id (resolved once per statement). */
   private readonly indexTables = new Map<number, readonly { readonly index: RelationDef; readonly table: StateTable }[]>();
@@ -158,39 +205,23 @@ export class StoreTableAccess implements TableAccess {
   }
 
   /**
-   * Before a plan runs: fetches the replay of every Kafka source that stores no rows the plan
-   * scans (executor/source/kafka/kafka-replay.ts), up to the statement's snapshot, so the
-   * synchronous scans below read it (AS OF an older epoch reads a prefix of it).
+   * Before a plan runs: fetches the replay of every source that stores no rows and replays a
+   * remote log the plan scans, up to the statement's snapshot, so the synchronous scans below read
+   * it (AS OF an older epoch reads a prefix of it).
    */
   prepare(plan: unknown, signal?: AbortSignal, parameters?: readonly Value[]): Promise<void> | undefined {
-    const reads = kafkaReplayReads(plan);
-    return reads.length === 0 ? undefined : this.prepareReads(reads, signal, parameters);
+    return this.sourceReplays === NO_REPLAYS ? undefined : this.replays.prepare(plan, signal, parameters);
   }
 
   /** prepare() for relations named directly (COPY source TO STDOUT): each read whole. */
   prepareRelations(relations: readonly RelationDef[], signal?: AbortSignal): Promise<void> {
-    return this.prepareReads(relations.map((relation) => ({ relation, scans: [{ filter: undefined, projection: undefined }] })), signal);
+    if (!relations.some((relation) => this.sourceReplays.isReplayed(relation))) return Promise.resolve();
+    return this.replays.prepareRelations(relations, signal);
   }
 
-  /** Each source's replay, narrowed to what its scans' filters can match (a point read by row id fetches one message). */
-  private async prepareReads(reads: readonly KafkaReplayRead[], signal?: AbortSignal, parameters?: readonly Value[]): Promise<void> {
-    for (const read of reads) {
-      const relation = read.relation;
-      if (!isKafkaReplayed(relation) || this.kafkaReplays.has(relation.id)) continue;
-      const ranges = narrowReplay(read, readOffsetRanges(this.userTable(relation), relation, this.snapshotEpoch), parameters);
-      this.kafkaReplays.set(relation.id, await KafkaReplay.fetch(relation, ranges, { ...(signal === undefined ? {} : { signal }), limitBytes: replayLimits.bytes }));
-    }
-  }
-
-  /** A view's backfill of a Kafka source that stores no rows: its replay at the snapshot, a fetched batch at a time. */
+  /** A view's backfill of a source that stores no rows: its replay at the snapshot, a batch at a time. */
   replayBatches(relation: RelationDef, signal?: AbortSignal): AsyncIterable<{ readonly rows: Row[] }> {
-    return replayChunks(relation, readOffsetRanges(this.userTable(relation), relation, this.snapshotEpoch), signal === undefined ? {} : { signal });
-  }
-
-  private kafkaReplay(relation: RelationDef): KafkaReplay {
-    const replay = this.kafkaReplays.get(relation.id);
-    if (replay === undefined) throw new SqlError(SqlState.internalError, `oxbow internal assertion: source "${relation.name}" is read before its replay was fetched (TableAccess.prepare)`);
-    return replay;
+    return this.replays.batches(relation, signal);
   }
 
   private userTable(relation: RelationDef): StateTable {
@@ -230,8 +261,7 @@ export class StoreTableAccess implements TableAccess {
       epoch = options.asOf < this.snapshotEpoch ? options.asOf : this.snapshotEpoch;
     }
     // A source that stores no rows: the events below its position at that epoch, replayed.
-    if (isKafkaReplayed(relation)) return this.kafkaReplay(relation).rows(readOffsetRanges(table, relation, epoch));
-    if (isReplayed(relation)) return replayRows(relation, readPositions(table, relation, epoch));
+    if (this.sourceReplays.isReplayed(relation)) return this.replays.rows(relation, epoch);
     return padded(table.scan({ epoch }), relation.columns.length);
   }
 
@@ -247,11 +277,7 @@ export class StoreTableAccess implements TableAccess {
     this.checkWindow(relation, to);
     if (from < window.oldest) from = window.oldest;
     const width = relation.columns.length;
-    if (isKafkaReplayed(relation)) {
-      const table = this.userTable(relation);
-      return this.kafkaReplay(relation).versions(offsetHistory(relation, table.versions(window.oldest, to), to), readOffsetRanges(table, relation, to < this.snapshotEpoch ? to : this.snapshotEpoch));
-    }
-    if (isReplayed(relation)) return replayVersions(relation, this.userTable(relation).versions(window.oldest, to), to);
+    if (this.sourceReplays.isReplayed(relation)) return this.replays.versions(relation, window.oldest, to);
     const versions = this.userTable(relation).versions(from, to);
     return {
       *[Symbol.iterator]() {
@@ -271,8 +297,7 @@ export class StoreTableAccess implements TableAccess {
       this.checkWindow(relation, options.asOf);
       epoch = options.asOf < this.snapshotEpoch ? options.asOf : this.snapshotEpoch;
     }
-    if (isKafkaReplayed(relation)) return typeof key[0] === 'bigint' ? this.kafkaReplay(relation).row(key[0], readOffsetRanges(this.userTable(relation), relation, epoch)) : undefined;
-    if (isReplayed(relation)) return typeof key[0] === 'bigint' ? replayedRow(relation, key[0], readPositions(this.userTable(relation), relation, epoch)) : undefined;
+    if (this.sourceReplays.isReplayed(relation)) return typeof key[0] === 'bigint' ? this.replays.row(relation, key[0], epoch) : undefined;
     const row = this.userTable(relation).get(key, epoch);
     if (row === undefined || row.length >= relation.columns.length) return row;
     return [...row, ...new Array<null>(relation.columns.length - row.length).fill(null)];

@@ -217,7 +217,7 @@ function startProgress(core: EngineCore, prepared: Prepared): BackfillRecord {
     const source = core.catalog.relationById(relationId);
     if (source === undefined) continue;
     try {
-      estimate += estimatedRows(core.store, source);
+      estimate += estimatedRows(core.store, source, core.sourceReplays);
     } catch {
       // An estimate only.
     }
@@ -241,7 +241,7 @@ function fail(core: EngineCore, progress: BackfillRecord): void {
 
 /** Reads of the inputs at the last committed epoch (one snapshot). */
 function snapshotAccess(core: EngineCore): StoreTableAccess {
-  return new StoreTableAccess(core.store, { systemRows: () => [] }, core.rowIds, core.store.committedEpoch);
+  return new StoreTableAccess(core.store, { systemRows: () => [] }, core.rowIds, core.store.committedEpoch, undefined, undefined, core.sourceReplays);
 }
 
 /** Every input relation of the view. */

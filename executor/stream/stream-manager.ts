@@ -5,6 +5,7 @@
 // any view on it runs) and the state and view writes land in the same open epoch as the table
 // writes: one atomic commit (executor/stream/DESIGN.md). An aborted epoch drops the changes too.
 
+import type { ChangeCapture } from '../batch/table-access.js';
 import type { Row } from '../../sql/value.js';
 import type { StateStore } from '../../storage/state-table.js';
 import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
@@ -28,11 +29,7 @@ export function needsWholeEpoch(plan: StreamPlan): boolean {
   return streamInputs(plan).some(needsWholeEpoch);
 }
 
-export interface ChangeCapture {
-  /** True when some view reads the relation (so its changes must be recorded). */
-  captures(relationId: number): boolean;
-  record(relationId: number, row: Row, sign: number): void;
-}
+export type { ChangeCapture };
 
 export class StreamManager implements ChangeCapture {
   /** Dataflows by view id, kept in id order. */
