@@ -12,8 +12,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEngine } from '../executor/create-engine.js';
-import type { Session } from '../executor/engine.js';
+import { createEngine } from '../executor/engine/create-engine.js';
+import type { Session } from '../executor/engine/engine.js';
 import { streamPlanDefaults } from '../executor/ddl/create-materialized-view.js';
 
 const ROWS = Number(process.env.ROWS ?? 200_000);

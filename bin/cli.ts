@@ -9,8 +9,8 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createEngine, type EngineOptions } from '../executor/create-engine.js';
-import type { Engine } from '../executor/engine.js';
+import { createEngine, type EngineOptions } from '../executor/engine/create-engine.js';
+import type { Engine } from '../executor/engine/engine.js';
 import { PgServer } from '../pgwire/server.js';
 import { CheckpointMetrics } from '../storage/checkpoint/checkpoint-metrics.js';
 import { SourceStatus } from '../executor/connectors/source-status.js';

@@ -32,7 +32,7 @@ import type { RelationDef } from '../../sql/catalog.js';
 import { epochFromMillis, epochToMillis, type Epoch } from '../../sql/epoch.js';
 import type { Row } from '../../sql/value.js';
 import type { StateTable } from '../../storage/state-table.js';
-import type { EngineCore } from '../engine-core.js';
+import type { EngineCore } from '../engine/engine-core.js';
 import { kafkaOptions, type KafkaOptions } from './kafka/kafka-options.js';
 import { changesBetween, type EpochChanges } from './sink-changes.js';
 import { JsonRowEncoder } from './json-row.js';

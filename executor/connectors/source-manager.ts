@@ -17,7 +17,7 @@
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Row } from '../../sql/value.js';
 import type { StateTable } from '../../storage/state-table.js';
-import type { EngineCore } from '../engine-core.js';
+import type { EngineCore } from '../engine/engine-core.js';
 import { MessageDecoder, type DecodedChanges } from './message-decoder.js';
 import { sourceLayout, type SourceLayout } from './source-layout.js';
 import type { PartitionOffsets, RawMessageBatch, SourceListener, SourceReader, StartupResolver } from './source.js';

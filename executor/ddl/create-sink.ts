@@ -18,7 +18,7 @@ import { CatalogDraft } from '../catalog/catalog.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
 import { unchanged } from './ddl-context.js';
 import { creationSchema } from './sql-text.js';
-import type { EngineCore } from '../engine-core.js';
+import type { EngineCore } from '../engine/engine-core.js';
 import { kafkaOptions } from '../connectors/kafka/kafka-options.js';
 import { sinkKeyPositions } from '../connectors/sink-key.js';
 import { createMaterializedViewInChunks, type BackfillReporting, type CreateViewOutcome } from './create-materialized-view.js';

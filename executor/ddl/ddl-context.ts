@@ -4,9 +4,9 @@
 // themselves, so a failing handler leaves nothing behind.
 
 import type { RelationDef } from '../../sql/catalog.js';
-import type { Notice } from '../engine.js';
+import type { Notice } from '../engine/engine.js';
 import type { CatalogSnapshot } from '../catalog/catalog.js';
-import type { ColumnDescription } from '../engine.js';
+import type { ColumnDescription } from '../engine/engine.js';
 import type { Node } from '@pgsql/types';
 import type { PlannerContext } from '../../planner/index.js';
 

@@ -19,7 +19,7 @@ import type { ViewErrorRecord } from '../stream/view-errors.js';
 import type { SourceStatus } from '../connectors/source-status.js';
 import type { EngineMetrics, SessionActivity } from './engine-metrics.js';
 import type { HistogramSnapshot } from './histogram.js';
-import type { MemoryManagerStatus } from '../memory-manager.js';
+import type { MemoryManagerStatus } from '../engine/memory-manager.js';
 
 export interface ObjectInfo {
   readonly id: number;

@@ -36,7 +36,7 @@ import { StreamMaterializeNode } from './materialize.js';
 import { StreamDynamicFilterNode, TEMPORAL_TICK_SLOT } from './dynamic-filter.js';
 import { StreamWatermarkFilterNode } from './watermark-filter.js';
 import { EMIT_SLOT, StreamEmitOnWindowCloseNode } from './eowc.js';
-import { instrumentNode, OperatorStats } from '../metrics/operator-stats.js';
+import { instrumentNode, OperatorStats } from './operator-stats.js';
 
 type Builders = { [K in StreamPlanKind]: (plan: Extract<StreamPlan, { kind: K }>, context: StreamContext) => StreamNode };
 

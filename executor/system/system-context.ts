@@ -10,7 +10,7 @@ import type { BackfillRecord } from './backfill-progress.js';
 import type { SourceStatus } from '../connectors/source-status.js';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import type { CatalogSnapshot } from '../catalog/catalog.js';
-import type { SessionSettings } from '../settings.js';
+import type { SessionSettings } from '../engine/settings.js';
 import { formatTypeName } from '../catalog/type-names.js';
 import { quoteIdentifier } from '../catalog/object-names.js';
 

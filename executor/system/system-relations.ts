@@ -11,8 +11,8 @@ import { pgCatalogTables, type SystemTable } from './pg-catalog.js';
 import type { SystemContext } from './system-context.js';
 import { checkpointsTable, recoveryTable } from './checkpoints-relation.js';
 import { timeTravelTable } from './time-travel-relation.js';
-import { operatorViewTables } from './oxbow-catalog.js';
-import { viewErrorsTable } from '../stream/view-errors-relation.js';
+import { operatorViewTables } from '../metrics/status-relations.js';
+import { viewErrorsTable } from './view-errors-relation.js';
 import { backfillProgressTable } from './backfill-progress-relation.js';
 import { sourceErrorsTable, sourcePartitionsTable } from '../connectors/source-relations.js';
 

@@ -15,7 +15,7 @@
 //   empty           an empty statement
 //   corrupt         one text column whose second row holds a value no encoder can write
 
-import type { ColumnDescription, Engine, ExecuteOptions, ExecuteResult, Notice, PreparedStatement, Session, SessionEvents, StartupParameters, TransactionStatus } from '../../executor/engine.js';
+import type { ColumnDescription, Engine, ExecuteOptions, ExecuteResult, Notice, PreparedStatement, Session, SessionEvents, StartupParameters, TransactionStatus } from '../../executor/engine/engine.js';
 import { SqlError, SqlState, type SqlStateCode } from '../../sql/errors.js';
 import { type, type DataType, type TypeName } from '../../sql/types.js';
 import type { Row } from '../../sql/value.js';

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from '../../stream/tests/stream-harness.js';
 import { backfillDefaults } from '../create-materialized-view.js';
-import type { Notice, Session } from '../../engine.js';
+import type { Notice, Session } from '../../engine/engine.js';
 
 const saved = { ...backfillDefaults };
 const CHUNK = 500;
