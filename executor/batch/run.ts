@@ -64,6 +64,7 @@ export async function runPlanned(planned: PlannedStatement, context: ExecuteCont
     runPlan,
     workTables: new Map(),
     ...(context.deadlineMillis === undefined ? {} : { deadlineMillis: context.deadlineMillis }),
+    ...(context.profiler === undefined ? {} : { profiler: context.profiler }),
     slice: { start: Date.now() },
     sleepSeconds: 0,
   };

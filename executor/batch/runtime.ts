@@ -3,7 +3,7 @@
 // cancellation signal. One Runtime per statement execution.
 
 import type { Row } from '../../sql/value.js';
-import type { TableAccess } from './index.js';
+import type { PlanProfiler, TableAccess } from './index.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { EvalRuntime } from '../expr/expression.js';
 import type { Plan } from '../../planner/plan.js';
@@ -29,6 +29,8 @@ export interface Runtime extends EvalRuntime {
   readonly signal: AbortSignal;
   /** The operator table (operator.ts's runPlan): subqueries and nested plans run through it. */
   runPlan(plan: Plan, runtime: Runtime): Batches;
+  /** EXPLAIN ANALYZE's counters; absent: plans run unobserved. */
+  readonly profiler?: PlanProfiler;
   /** WITH RECURSIVE: the rows the current round reads, per RecursiveUnion id. */
   readonly workTables: Map<number, Row[]>;
   /** Date.now() limit from ExecuteContext.deadlineMillis; absent: none. */

@@ -32,7 +32,7 @@ import type { RelationDef } from '../../sql/catalog.js';
 import { epochFromMillis, epochToMillis, type Epoch } from '../../sql/epoch.js';
 import type { Row } from '../../sql/value.js';
 import type { StateTable } from '../../storage/state-table.js';
-import type { EngineCore } from '../engine/engine-core.js';
+import type { ConnectorHost } from './connector-host.js';
 import { kafkaOptions, type KafkaOptions } from './kafka/kafka-options.js';
 import { changesBetween, type EpochChanges } from './sink-changes.js';
 import { JsonRowEncoder } from './json-row.js';
@@ -58,7 +58,7 @@ interface SinkMessage {
  * The last epoch sealed: committedEpoch, or later while an asynchronous commit is in flight (on
  * stores that commit asynchronously and say so with `latestEpoch`).
  */
-function lastSealedEpoch(store: EngineCore['store']): Epoch {
+function lastSealedEpoch(store: ConnectorHost['store']): Epoch {
   const latest = (store as { latestEpoch?: Epoch }).latestEpoch;
   return latest !== undefined && latest > store.committedEpoch ? latest : store.committedEpoch;
 }
@@ -85,7 +85,7 @@ class RunningSink {
   constructor(
     readonly sink: RelationDef,
     readonly from: RelationDef,
-    private readonly core: EngineCore,
+    private readonly core: ConnectorHost,
   ) {
     this.options = kafkaOptions(sink.options ?? {});
     this.table = core.store.table({
@@ -327,7 +327,7 @@ export class SinkManager {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly core: EngineCore,
+    private readonly core: ConnectorHost,
     private readonly intervalMs: number,
   ) {}
 

@@ -17,7 +17,7 @@
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Row } from '../../sql/value.js';
 import type { StateTable } from '../../storage/state-table.js';
-import type { EngineCore } from '../engine/engine-core.js';
+import type { ConnectorHost } from './connector-host.js';
 import { MessageDecoder, type DecodedChanges } from './message-decoder.js';
 import { sourceLayout, type SourceLayout } from './source-layout.js';
 import type { PartitionOffsets, RawMessageBatch, SourceListener, SourceReader, StartupResolver } from './source.js';
@@ -351,7 +351,7 @@ export class SourceManager {
   private chunkQueued = false;
 
   constructor(
-    readonly core: EngineCore,
+    readonly core: ConnectorHost,
     readonly status: SourceStatus,
     private readonly barrierIntervalMs: number,
   ) {

@@ -5,13 +5,20 @@
 
 import { systemRelation } from '../system/system-columns.js';
 import type { SystemTable } from '../system/pg-catalog.js';
-import { lagOf } from './source-status.js';
+import type { SystemContext } from '../system/system-context.js';
+import { lagOf, type SourceStatus } from './source-status.js';
+
+/** What the source relations read besides the catalog: the engine's SourceStatus. */
+export interface SourceSystemContext extends SystemContext {
+  /** Sources' rejected messages and partition offsets. */
+  readonly sourceStatus?: SourceStatus;
+}
 
 /** Below 16384 (system ids), clear of view_errors (13200). */
 export const SOURCE_ERRORS_RELATION_ID = 13220;
 export const SOURCE_PARTITIONS_RELATION_ID = 13221;
 
-export const sourceErrorsTable: SystemTable = {
+export const sourceErrorsTable: SystemTable<SourceSystemContext> = {
   def: systemRelation(SOURCE_ERRORS_RELATION_ID, 'oxbow_catalog', 'source_errors', [
     'source_id:int4',
     'source_schema:text',
@@ -29,7 +36,7 @@ export const sourceErrorsTable: SystemTable = {
     }),
 };
 
-export const sourcePartitionsTable: SystemTable = {
+export const sourcePartitionsTable: SystemTable<SourceSystemContext> = {
   def: systemRelation(SOURCE_PARTITIONS_RELATION_ID, 'oxbow_catalog', 'source_partitions', [
     'source_id:int4',
     'source_schema:text',
@@ -59,3 +66,6 @@ export const sourcePartitionsTable: SystemTable = {
       ];
     }),
 };
+
+/** The relations the connectors register with the engine's system relations. */
+export const sourceRelationTables: readonly SystemTable<SourceSystemContext>[] = [sourceErrorsTable, sourcePartitionsTable];

@@ -17,10 +17,10 @@ import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import type { Row } from '../../sql/value.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { parse } from '../../sql/parser/index.js';
-import type { Notice } from '../engine/engine.js';
+import type { Notice } from '../catalog/results.js';
 import type { PlannerContext } from '../../planner/index.js';
 import { allStateTables, materializedViewColumns, planStream, sourceRelationIds, STREAM_PLAN_VERSION, type PlannedStream } from '../../planner/stream/index.js';
-import type { EngineCore } from '../engine/engine-core.js';
+import type { DdlHost } from './ddl-host.js';
 import { CatalogDraft, type CatalogSnapshot } from '../catalog/catalog.js';
 import { backfillNotice, type BackfillRecord } from '../system/backfill-progress.js';
 import { expandViews } from '../catalog/view-expansion.js';
@@ -33,7 +33,7 @@ import { withSign, type ChangeBatch } from '../stream/change-batch.js';
 import type { Dataflow } from '../stream/dataflow.js';
 
 export interface CreateViewInput {
-  readonly core: EngineCore;
+  readonly core: DdlHost;
   readonly body: CreateTableAsStmt;
   readonly ddl: DdlContext;
   readonly planner: PlannerContext;
@@ -49,7 +49,7 @@ export interface CreateViewOutcome {
   readonly notices: Notice[];
 }
 
-function planView(core: EngineCore, query: Node, text: string, planner: PlannerContext, searchPath: readonly string[], relationId: number, name: string, allocate: () => number, planVersion = STREAM_PLAN_VERSION, storedKey?: readonly number[]): PlannedStream {
+function planView(core: DdlHost, query: Node, text: string, planner: PlannerContext, searchPath: readonly string[], relationId: number, name: string, allocate: () => number, planVersion = STREAM_PLAN_VERSION, storedKey?: readonly number[]): PlannedStream {
   const expanded = expandViews({ node: query, text, location: 0 }, core.catalog, searchPath);
   return planStream(expanded.node as Node, planner, { relationId, name, allocateStateTableId: allocate, planVersion, ...(storedKey === undefined ? {} : { storedKey }) });
 }
@@ -211,7 +211,7 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
   return { relation, next, dataflow, planned, commandTag, retentionMs };
 }
 
-function startProgress(core: EngineCore, prepared: Prepared): BackfillRecord {
+function startProgress(core: DdlHost, prepared: Prepared): BackfillRecord {
   let estimate = 0;
   for (const relationId of sourceRelationIds(prepared.planned.stream)) {
     const source = core.catalog.relationById(relationId);
@@ -225,7 +225,7 @@ function startProgress(core: EngineCore, prepared: Prepared): BackfillRecord {
   return core.streams.backfills.start(prepared.relation.id, prepared.relation.schema, prepared.relation.name, estimate, prepared.relation.kind === 'sink' ? 'sink' : 'materialized view');
 }
 
-function finish(core: EngineCore, prepared: Prepared, progress: BackfillRecord, rows: number): CreateViewOutcome {
+function finish(core: DdlHost, prepared: Prepared, progress: BackfillRecord, rows: number): CreateViewOutcome {
   core.catalog.stage(core.store, prepared.next);
   core.commit();
   core.catalog.install(prepared.next);
@@ -234,23 +234,23 @@ function finish(core: EngineCore, prepared: Prepared, progress: BackfillRecord, 
   return { commandTag: prepared.relation.kind === 'sink' ? prepared.commandTag : `SELECT ${rows}`, notices: [] };
 }
 
-function fail(core: EngineCore, progress: BackfillRecord): void {
+function fail(core: DdlHost, progress: BackfillRecord): void {
   core.store.abort();
   core.streams.backfills.finish(progress, 'failed');
 }
 
 /** Reads of the inputs at the last committed epoch (one snapshot). */
-function snapshotAccess(core: EngineCore): StoreTableAccess {
+function snapshotAccess(core: DdlHost): StoreTableAccess {
   return new StoreTableAccess(core.store, { systemRows: () => [] }, core.rowIds, core.store.committedEpoch, undefined, undefined, core.sourceReplays);
 }
 
 /** Every input relation of the view. */
-function snapshotRelations(core: EngineCore, planned: PlannedStream): RelationDef[] {
+function snapshotRelations(core: DdlHost, planned: PlannedStream): RelationDef[] {
   return sourceRelationIds(planned.stream).map((relationId) => core.catalog.relationById(relationId)!);
 }
 
 /** The rows of every input relation at the last committed epoch (one snapshot), read lazily. */
-function snapshotRows(core: EngineCore, planned: PlannedStream): [RelationDef, Iterable<Row>][] {
+function snapshotRows(core: DdlHost, planned: PlannedStream): [RelationDef, Iterable<Row>][] {
   const access = snapshotAccess(core);
   return snapshotRelations(core, planned).map((source) => {
     if (isKafkaReplayed(source)) {
@@ -271,7 +271,7 @@ function netRows(changes: ChangeBatch): number {
 }
 
 /** The view's first contents: its operators' initial output, then its inputs' rows at one epoch; returns the view's row count. */
-function backfill(core: EngineCore, dataflow: Dataflow, planned: PlannedStream, progress: BackfillRecord): number {
+function backfill(core: DdlHost, dataflow: Dataflow, planned: PlannedStream, progress: BackfillRecord): number {
   const initial = netRows(dataflow.initialize());
   const snapshot = new Map<number, ChangeBatch>();
   for (const [source, scan] of snapshotRows(core, planned)) {
@@ -284,7 +284,7 @@ function backfill(core: EngineCore, dataflow: Dataflow, planned: PlannedStream, 
 }
 
 /** Rebuilds every materialized view's dataflow from the catalog (at start), without recomputing. */
-export function restoreDataflows(core: EngineCore, plannerContext: (searchPath: readonly string[]) => PlannerContext): void {
+export function restoreDataflows(core: DdlHost, plannerContext: (searchPath: readonly string[]) => PlannerContext): void {
   const views = core.catalog.snapshot
     .relations()
     .filter((relation) => (relation.kind === 'materialized_view' || relation.kind === 'sink') && relation.stream !== undefined)

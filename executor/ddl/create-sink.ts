@@ -18,7 +18,7 @@ import { CatalogDraft } from '../catalog/catalog.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
 import { unchanged } from './ddl-context.js';
 import { creationSchema } from './sql-text.js';
-import type { EngineCore } from '../engine/engine-core.js';
+import type { DdlHost } from './ddl-host.js';
 import { kafkaOptions } from '../connectors/kafka/kafka-options.js';
 import { sinkKeyPositions } from '../connectors/sink-key.js';
 import { createMaterializedViewInChunks, type BackfillReporting, type CreateViewOutcome } from './create-materialized-view.js';
@@ -85,7 +85,7 @@ export function createSink(statement: OxbowCreateSink, context: DdlContext): Ddl
  * and the statement's cancel (CancelRequest, statement_timeout, close) stops it between chunks
  * with 57014, nothing committed.
  */
-export function createSinkAs(input: { core: EngineCore; statement: OxbowCreateSink; ddl: DdlContext; planner: PlannerContext }, reporting: BackfillReporting): Promise<CreateViewOutcome> {
+export function createSinkAs(input: { core: DdlHost; statement: OxbowCreateSink; ddl: DdlContext; planner: PlannerContext }, reporting: BackfillReporting): Promise<CreateViewOutcome> {
   const { statement, ddl } = input;
   const connector = sinkConnector(statement);
   const definition = sinkQueryText(ddl.statementText);

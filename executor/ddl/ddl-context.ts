@@ -4,9 +4,8 @@
 // themselves, so a failing handler leaves nothing behind.
 
 import type { RelationDef } from '../../sql/catalog.js';
-import type { Notice } from '../engine/engine.js';
 import type { CatalogSnapshot } from '../catalog/catalog.js';
-import type { ColumnDescription } from '../engine/engine.js';
+import type { ColumnDescription, Notice } from '../catalog/results.js';
 import type { Node } from '@pgsql/types';
 import type { PlannerContext } from '../../planner/index.js';
 

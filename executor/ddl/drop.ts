@@ -7,7 +7,7 @@
 import type { DropStmt, Node } from '@pgsql/types';
 import type { RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import type { Notice } from '../engine/engine.js';
+import type { Notice } from '../catalog/results.js';
 import { type DdlContext, type DdlOutcome, kindWord } from './ddl-context.js';
 import { draftOf } from './create-table.js';
 import { nameList, stringValue } from './sql-text.js';

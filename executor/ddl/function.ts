@@ -15,7 +15,7 @@ import { sameType, type DataType } from '../../sql/types.js';
 import { validateSqlFunction } from '../../planner/index.js';
 import { isWord, tokenize } from '../../sql/parser/tokenizer.js';
 import { parse } from '../../sql/parser/index.js';
-import type { Notice } from '../engine/engine.js';
+import type { Notice } from '../catalog/results.js';
 import { CatalogDraft, type CatalogSnapshot } from '../catalog/catalog.js';
 import { dataTypeFromTypeName, formatTypeName } from '../catalog/type-names.js';
 import { type DdlContext, type DdlOutcome, kindWord, positionOf, targetSchemaName } from './ddl-context.js';

@@ -7,6 +7,9 @@
 import type { DataType } from '../../sql/types.js';
 import type { Row, Value } from '../../sql/value.js';
 import type { SqlError } from '../../sql/errors.js';
+import type { ColumnDescription, Notice } from '../catalog/results.js';
+
+export type { ColumnDescription, Notice };
 
 export interface StartupParameters {
   readonly user: string;
@@ -16,14 +19,6 @@ export interface StartupParameters {
   /** The client's address and port (pg_stat_activity); absent for a Unix socket or in-process use. */
   readonly clientAddress?: string;
   readonly clientPort?: number;
-}
-
-export interface ColumnDescription {
-  readonly name: string;
-  readonly type: DataType;
-  /** pg_class OID and attribute number when the column comes straight from a table, else 0. */
-  readonly tableOid: number;
-  readonly columnNumber: number;
 }
 
 /** A parsed and planned statement, reusable (extended protocol Parse, or one statement of a simple query). */
@@ -81,14 +76,6 @@ export interface ExecuteOptions {
 }
 
 export type TransactionStatus = 'idle' | 'inTransaction' | 'failed';
-
-export interface Notice {
-  readonly severity: 'WARNING' | 'NOTICE' | 'INFO' | 'DEBUG' | 'LOG';
-  readonly code: string;
-  readonly message: string;
-  readonly detail?: string;
-  readonly hint?: string;
-}
 
 export interface SessionEvents {
   /** A NOTICE or WARNING for the client (backfill progress, `DROP ... IF EXISTS` notes). */

@@ -30,6 +30,9 @@ import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { mallocInfo, mallocTrim } from '../../storage/rocksdb.js';
 import { DEFAULT_HEAP_GROWING_PERCENT, setHeapGrowingPercent } from './heap-growth.js';
+import type { MemoryManagerStatus } from '../metrics/status.js';
+
+export type { MemoryManagerStatus };
 
 const MIB = 1024 * 1024;
 /** RocksDB's block cache (memtables charged to it) is L / 8, within these bounds. */
@@ -98,32 +101,6 @@ export interface MemoryManagerOptions {
   readonly groupCaches: AdjustableBudget;
   /** Sets V8's heap growth (heap-growth.ts); tests pass a recorder. */
   readonly setHeapGrowth?: (percent: number) => void;
-}
-
-/** What the operator sees (oxbow_catalog.memory, oxbow_memory_manager_* on /metrics). */
-export interface MemoryManagerStatus {
-  /** The caches' effective budget now (row + group caches). */
-  readonly cacheBudgetBytes: number;
-  /** The caches' budget at most (planMemory). */
-  readonly cacheMaxBytes: number;
-  /** The live heap after the last full collection (0 before the first). */
-  readonly liveHeapBytes: number;
-  /** The heap part of --memory-limit: live heap x (1 + growth) is kept under it. */
-  readonly heapTargetBytes: number;
-  /** V8's heap growth now, in percent. */
-  readonly heapGrowingPercent: number;
-  /** Full collections observed. */
-  readonly readings: number;
-  /** Times the budget was lowered / raised, the growth lowered / raised. */
-  readonly budgetLowered: number;
-  readonly budgetRaised: number;
-  readonly growthLowered: number;
-  readonly growthRaised: number;
-  /** Bytes the caches evicted because the manager lowered their budget. */
-  readonly evictedBytes: number;
-  /** malloc_trim calls (C heap free chunks given back) and the milliseconds they took. */
-  readonly trims: number;
-  readonly trimMs: number;
 }
 
 /** The budget never goes under this share of its maximum (caches of nothing read everything from RocksDB). */

@@ -9,7 +9,7 @@ import { Catalog } from '../catalog/catalog.js';
 import type { Engine, Session, SessionEvents, StartupParameters } from './engine.js';
 import { EngineCore, type EngineSettings } from './engine-core.js';
 import { EngineSession } from './session.js';
-import { systemRelationDefs } from '../system/system-relations.js';
+import { systemRegistry } from './system-tables.js';
 import { restoreDataflows } from '../ddl/create-materialized-view.js';
 import { SourceManager } from '../connectors/source-manager.js';
 import { SinkManager } from '../connectors/sink-manager.js';
@@ -94,7 +94,7 @@ export class OxbowEngine implements Engine {
 
 export async function openEngine(store: StateStore, settings: EngineSettings): Promise<OxbowEngine> {
   await initParser();
-  const catalog = Catalog.load(store, systemRelationDefs());
+  const catalog = Catalog.load(store, systemRegistry.defs());
   const core = new EngineCore(store, catalog, settings);
   restoreDataflows(core, (searchPath) => ({ catalog: core.catalog, searchPath, parameterTypes: [] }));
   const sources = new SourceManager(core, core.sourceStatus, settings.barrierIntervalMs ?? 1000);

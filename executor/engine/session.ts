@@ -61,7 +61,7 @@ import { prepareCopy, type CopyStatementPlan } from './copy.js';
 import { verifyChecks, type CheckRunner } from './check-constraints.js';
 import { SystemRelations } from '../system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from '../system/session-functions.js';
-import type { SystemContext } from '../system/system-context.js';
+import { systemRegistry, type EngineSystemContext } from './system-tables.js';
 import { settingStatement, showColumns, type SettingOutcome } from './settings-statements.js';
 import type { SessionActivity } from '../metrics/engine-metrics.js';
 import { explainAnalyzedDataflow, explainAnalyzedPlan, profilePlan } from '../metrics/explain-analyze.js';
@@ -448,7 +448,7 @@ export class EngineSession implements Session {
     };
   }
 
-  systemContext(): SystemContext {
+  systemContext(): EngineSystemContext {
     return {
       catalog: this.core.catalog.snapshot,
       settings: this.settings,
@@ -654,18 +654,14 @@ export class EngineSession implements Session {
     const analyze = planned.analyze!;
     const profile = profilePlan(analyze.plan);
     const started = performance.now();
-    let resultRows: number;
-    try {
-      const result = await executePlanned({ kind: 'query', columns: null, parameterTypes: planned.parameterTypes, plan: analyze.plan }, {
-        tables: this.tableAccess(),
-        parameters: options.parameters,
-        evalContext: this.evalContext(),
-        signal,
-      });
-      resultRows = result.rows.length;
-    } finally {
-      profile.end();
-    }
+    const result = await executePlanned({ kind: 'query', columns: null, parameterTypes: planned.parameterTypes, plan: analyze.plan }, {
+      tables: this.tableAccess(),
+      parameters: options.parameters,
+      evalContext: this.evalContext(),
+      signal,
+      profiler: profile,
+    });
+    const resultRows = result.rows.length;
     const lines = explainAnalyzedPlan(analyze.plan, profile.stats, analyze.verbose, performance.now() - started, resultRows);
     return rowsResult(planned.columns ?? QUERY_PLAN_COLUMNS, lines.map((line) => [line]), () => 'EXPLAIN');
   }
@@ -847,7 +843,7 @@ export class EngineSession implements Session {
   }
 
   private tableAccess(): StoreTableAccess {
-    const system = new SystemRelations(this.systemContext());
+    const system = new SystemRelations(this.systemContext(), systemRegistry);
     const catalog = this.core.catalog;
     const args = [this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id: number) => this.secondaryIndexesOf(catalog.snapshot, id), this.core.sourceReplays] as const;
     const block = this.openBlock();

@@ -18,8 +18,15 @@ import { epochToMillis } from '../../sql/epoch.js';
 import type { Row, SqlArray, Value } from '../../sql/value.js';
 import type { SessionActivity } from './engine-metrics.js';
 import type { SystemTable } from '../system/pg-catalog.js';
+import type { SystemContext } from '../system/system-context.js';
+import type { EngineStatus } from './status.js';
 import { systemRelation } from '../system/system-columns.js';
 import { DATABASE_OID, OWNER_OID } from '../system/system-context.js';
+
+/** What the status relations read besides the catalog: the engine's status API. */
+export interface StatusSystemContext extends SystemContext {
+  readonly status?: EngineStatus;
+}
 
 /** Below 16384 (system ids), clear of the other oxbow_catalog relations (132xx). */
 export const OBJECTS_RELATION_ID = 13300;
@@ -41,13 +48,13 @@ function micros(millis: number | null): number | null {
   return millis === null ? null : millis * MICROS_PER_MILLI;
 }
 
-export const objectsTable: SystemTable = {
+export const objectsTable: SystemTable<StatusSystemContext> = {
   def: systemRelation(OBJECTS_RELATION_ID, 'oxbow_catalog', 'objects', ['id:int4', 'schema_name:text', 'name:text', 'kind:text', 'definition:text', 'depends_on:int4[]', 'created_at:timestamptz']),
   rows: (context) =>
     (context.status?.objects() ?? []).map((object): Row => [object.id, object.schema, object.name, object.kind, object.definition, array([...object.dependsOn]), micros(object.createdAtMillis)]),
 };
 
-export const dataflowTable: SystemTable = {
+export const dataflowTable: SystemTable<StatusSystemContext> = {
   def: systemRelation(DATAFLOW_RELATION_ID, 'oxbow_catalog', 'dataflow', [
     'view_id:int4',
     'view_schema:text',
@@ -86,7 +93,7 @@ export const dataflowTable: SystemTable = {
   },
 };
 
-export const stateSizeTable: SystemTable = {
+export const stateSizeTable: SystemTable<StatusSystemContext> = {
   def: systemRelation(STATE_SIZE_RELATION_ID, 'oxbow_catalog', 'state_size', [
     'table_id:int4',
     'object_id:int4',
@@ -114,7 +121,7 @@ export const stateSizeTable: SystemTable = {
     ]),
 };
 
-export const epochsTable: SystemTable = {
+export const epochsTable: SystemTable<StatusSystemContext> = {
   def: systemRelation(EPOCHS_RELATION_ID, 'oxbow_catalog', 'epochs', [
     'open_epoch:int8',
     'committed_epoch:int8',
@@ -151,7 +158,7 @@ export const epochsTable: SystemTable = {
   },
 };
 
-export const memoryTable: SystemTable = {
+export const memoryTable: SystemTable<StatusSystemContext> = {
   def: systemRelation(MEMORY_RELATION_ID, 'oxbow_catalog', 'memory', ['component:text', 'bytes:int8', 'limit_bytes:int8', 'description:text']),
   rows: (context) =>
     (context.status?.memory() ?? []).map((part): Row => [part.component, BigInt(Math.round(part.bytes)), part.limitBytes === null ? null : BigInt(Math.round(part.limitBytes)), part.description]),
@@ -173,7 +180,7 @@ function sessionRow(session: SessionActivity): Row {
   ];
 }
 
-export const sessionsTable: SystemTable = {
+export const sessionsTable: SystemTable<StatusSystemContext> = {
   def: systemRelation(SESSIONS_RELATION_ID, 'oxbow_catalog', 'sessions', [
     'pid:int4',
     'user_name:text',
@@ -190,7 +197,7 @@ export const sessionsTable: SystemTable = {
   rows: (context) => (context.status?.sessions() ?? []).map(sessionRow),
 };
 
-export const queriesTable: SystemTable = {
+export const queriesTable: SystemTable<StatusSystemContext> = {
   def: systemRelation(QUERIES_RELATION_ID, 'oxbow_catalog', 'queries', ['pid:int4', 'user_name:text', 'application_name:text', 'query:text', 'query_start:timestamptz', 'running_ms:float8']),
   rows: (context) => {
     const now = Date.now();
@@ -201,7 +208,7 @@ export const queriesTable: SystemTable = {
 };
 
 /** PostgreSQL 15's pg_stat_activity columns, for client sessions (backend_type 'client backend'). */
-export const pgStatActivityTable: SystemTable = {
+export const pgStatActivityTable: SystemTable<StatusSystemContext> = {
   def: systemRelation(PG_STAT_ACTIVITY_RELATION_ID, 'pg_catalog', 'pg_stat_activity', [
     'datid:oid',
     'datname:name',
@@ -253,4 +260,4 @@ export const pgStatActivityTable: SystemTable = {
     ]),
 };
 
-export const operatorViewTables: readonly SystemTable[] = [objectsTable, dataflowTable, stateSizeTable, epochsTable, sessionsTable, queriesTable, pgStatActivityTable, memoryTable];
+export const operatorViewTables: readonly SystemTable<StatusSystemContext>[] = [objectsTable, dataflowTable, stateSizeTable, epochsTable, sessionsTable, queriesTable, pgStatActivityTable, memoryTable];

@@ -19,7 +19,32 @@ import type { ViewErrorRecord } from '../stream/view-errors.js';
 import type { SourceStatus } from '../connectors/source-status.js';
 import type { EngineMetrics, SessionActivity } from './engine-metrics.js';
 import type { HistogramSnapshot } from './histogram.js';
-import type { MemoryManagerStatus } from '../engine/memory-manager.js';
+
+/** What the operator sees (oxbow_catalog.memory, oxbow_memory_manager_* on /metrics). */
+export interface MemoryManagerStatus {
+  /** The caches' effective budget now (row + group caches). */
+  readonly cacheBudgetBytes: number;
+  /** The caches' budget at most (planMemory). */
+  readonly cacheMaxBytes: number;
+  /** The live heap after the last full collection (0 before the first). */
+  readonly liveHeapBytes: number;
+  /** The heap part of --memory-limit: live heap x (1 + growth) is kept under it. */
+  readonly heapTargetBytes: number;
+  /** V8's heap growth now, in percent. */
+  readonly heapGrowingPercent: number;
+  /** Full collections observed. */
+  readonly readings: number;
+  /** Times the budget was lowered / raised, the growth lowered / raised. */
+  readonly budgetLowered: number;
+  readonly budgetRaised: number;
+  readonly growthLowered: number;
+  readonly growthRaised: number;
+  /** Bytes the caches evicted because the manager lowered their budget. */
+  readonly evictedBytes: number;
+  /** malloc_trim calls (C heap free chunks given back) and the milliseconds they took. */
+  readonly trims: number;
+  readonly trimMs: number;
+}
 
 export interface ObjectInfo {
   readonly id: number;
