@@ -21,6 +21,7 @@ import type { Notice } from '../catalog/results.js';
 import type { PlannerContext } from '../../planner/index.js';
 import { allStateTables, materializedViewColumns, planStream, sourceRelationIds, STREAM_PLAN_VERSION, type PlannedStream } from '../../planner/stream/index.js';
 import type { DdlHost } from './ddl-host.js';
+import { commitCatalog } from './commit-catalog.js';
 import { CatalogDraft, type CatalogSnapshot } from '../catalog/catalog.js';
 import { backfillNotice, type BackfillRecord } from '../system/backfill-progress.js';
 import { expandViews } from '../catalog/view-expansion.js';
@@ -64,23 +65,6 @@ interface Prepared {
   readonly retentionMs: number | undefined;
 }
 
-/** Runs CREATE MATERIALIZED VIEW; call inside the engine's write lock. The backfill runs in one go. */
-export function createMaterializedView(input: CreateViewInput): CreateViewOutcome {
-  const prepared = prepare(input);
-  if ('notices' in prepared) return prepared;
-  const { core } = input;
-  const progress = startProgress(core, prepared);
-  try {
-    const rows = backfill(core, prepared.dataflow, prepared.planned, progress);
-    return finish(core, prepared, progress, rows);
-  } catch (error) {
-    fail(core, progress);
-    // Never installed: its join caches leave the stream manager's budget.
-    prepared.dataflow.dispose();
-    throw error;
-  }
-}
-
 /**
  * The streaming plan version new views are created with (tests set 1 to make a view as an earlier
  * release made it, and check that a restart keeps its operators).
@@ -116,8 +100,9 @@ export async function createMaterializedViewInChunks(input: CreateViewInput, rep
   if ('notices' in prepared) return prepared;
   const { core } = input;
   const progress = startProgress(core, prepared);
-  try {
-    let viewRows = netRows(prepared.dataflow.initialize());
+  let viewRows = 0;
+  const pushSnapshot = async (): Promise<void> => {
+    viewRows = netRows(prepared.dataflow.initialize());
     const intervalMs = reporting.intervalMs ?? backfillDefaults.intervalMs;
     const chunkRows = reporting.chunkRows ?? backfillDefaults.chunkRows;
     let lastNotice = Date.now();
@@ -151,13 +136,18 @@ export async function createMaterializedViewInChunks(input: CreateViewInput, rep
       if (chunk.length > 0) push();
     }
     viewRows += netRows(prepared.dataflow.seal());
-    return finish(core, prepared, progress, viewRows);
+  };
+  try {
+    await commitCatalog(core, prepared.next, pushSnapshot);
   } catch (error) {
-    fail(core, progress);
+    core.streams.backfills.finish(progress, 'failed');
     // Never installed: its join caches leave the stream manager's budget.
     prepared.dataflow.dispose();
     throw error;
   }
+  core.streams.install(prepared.dataflow);
+  core.streams.backfills.finish(progress, 'done');
+  return { commandTag: prepared.relation.kind === 'sink' ? prepared.commandTag : `SELECT ${viewRows}`, notices: [] };
 }
 
 function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
@@ -225,20 +215,6 @@ function startProgress(core: DdlHost, prepared: Prepared): BackfillRecord {
   return core.streams.backfills.start(prepared.relation.id, prepared.relation.schema, prepared.relation.name, estimate, prepared.relation.kind === 'sink' ? 'sink' : 'materialized view');
 }
 
-function finish(core: DdlHost, prepared: Prepared, progress: BackfillRecord, rows: number): CreateViewOutcome {
-  core.catalog.stage(core.store, prepared.next);
-  core.commit();
-  core.catalog.install(prepared.next);
-  core.streams.install(prepared.dataflow);
-  core.streams.backfills.finish(progress, 'done');
-  return { commandTag: prepared.relation.kind === 'sink' ? prepared.commandTag : `SELECT ${rows}`, notices: [] };
-}
-
-function fail(core: DdlHost, progress: BackfillRecord): void {
-  core.store.abort();
-  core.streams.backfills.finish(progress, 'failed');
-}
-
 /** Reads of the inputs at the last committed epoch (one snapshot). */
 function snapshotAccess(core: DdlHost): StoreTableAccess {
   return new StoreTableAccess(core.store, { systemRows: () => [] }, core.rowIds, core.store.committedEpoch, undefined, undefined, core.sourceReplays);
@@ -249,38 +225,11 @@ function snapshotRelations(core: DdlHost, planned: PlannedStream): RelationDef[]
   return sourceRelationIds(planned.stream).map((relationId) => core.catalog.relationById(relationId)!);
 }
 
-/** The rows of every input relation at the last committed epoch (one snapshot), read lazily. */
-function snapshotRows(core: DdlHost, planned: PlannedStream): [RelationDef, Iterable<Row>][] {
-  const access = snapshotAccess(core);
-  return snapshotRelations(core, planned).map((source) => {
-    if (isKafkaReplayed(source)) {
-      // The synchronous backfill (CREATE SINK ... AS) cannot wait for the broker.
-      throw new SqlError(SqlState.featureNotSupported, `cannot backfill from source "${source.name}" here: it stores no rows, and its replay from Kafka is read by CREATE MATERIALIZED VIEW only`, {
-        hint: `Create a materialized view over the source and CREATE SINK ... FROM that view.`,
-      });
-    }
-    return [source, access.scan(source, {})];
-  });
-}
-
 /** The number of rows a batch of changes adds (inserts minus deletes). */
 function netRows(changes: ChangeBatch): number {
   let rows = 0;
   for (const sign of changes.signs) rows += sign;
   return rows;
-}
-
-/** The view's first contents: its operators' initial output, then its inputs' rows at one epoch; returns the view's row count. */
-function backfill(core: DdlHost, dataflow: Dataflow, planned: PlannedStream, progress: BackfillRecord): number {
-  const initial = netRows(dataflow.initialize());
-  const snapshot = new Map<number, ChangeBatch>();
-  for (const [source, scan] of snapshotRows(core, planned)) {
-    progress.relation = source.name;
-    const rows: Row[] = [...scan];
-    progress.rowsDone += rows.length;
-    if (rows.length > 0) snapshot.set(source.id, withSign(rows, 1));
-  }
-  return initial + netRows(dataflow.pushAll(snapshot));
 }
 
 /** Rebuilds every materialized view's dataflow from the catalog (at start), without recomputing. */

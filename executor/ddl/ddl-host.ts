@@ -14,6 +14,8 @@ export interface DdlHost {
   readonly rowIds: RowIdAllocator;
   readonly streams: StreamManager;
   readonly sourceReplays: SourceReplays;
+  /** The engine's write lock: a DDL statement runs inside it. */
+  readonly writeLock: { run<T>(section: () => Promise<T> | T): Promise<T> };
   /** Commits the open epoch on the main thread (inside the write lock). */
   commit(): Epoch;
 }

@@ -17,8 +17,8 @@
 // undoes its settings and writes the rows it changed back (implicit-transaction.ts).
 
 import { getEventListeners } from 'node:events';
-import type { CreateTableAsStmt, Node } from '@pgsql/types';
-import type { OxbowCreateSink, OxbowDescribe, OxbowExplainAnalyzeView, OxbowShowCreate, OxbowShowObjects, ParsedStatement } from '../../sql/parser/ast.js';
+import type { Node } from '@pgsql/types';
+import type { OxbowDescribe, OxbowExplainAnalyzeView, OxbowShowCreate, OxbowShowObjects, ParsedStatement } from '../../sql/parser/ast.js';
 import { parse } from '../../sql/parser/index.js';
 import { insertValuesShape, type InsertValuesShape, type ShapeLiteral } from '../../sql/parser/insert-values-shape.js';
 import { SqlError, SqlState, toSqlError } from '../../sql/errors.js';
@@ -48,15 +48,8 @@ import { SessionSettings } from './settings.js';
 import { expandViews } from '../catalog/view-expansion.js';
 import { describeRelation, showCreate, showObjects, type ShowResult } from './show-objects.js';
 import { StoreTableAccess, stateTableOf } from '../batch/table-access.js';
-import { indexEntry, indexStateTable } from '../catalog/secondary-index.js';
-import { KeyMap } from '../expr/row-hash.js';
-import { formatValue } from '../../sql/text-format.js';
-import { runDdl, isDdl } from '../ddl/run-ddl.js';
-import type { DdlContext, DdlOutcome } from '../ddl/ddl-context.js';
-import { formatTypeName } from '../catalog/type-names.js';
-import { createTableAs } from '../ddl/create-table.js';
-import { createMaterializedViewInChunks } from '../ddl/create-materialized-view.js';
-import { createSinkAs } from '../ddl/create-sink.js';
+import { isDdl } from '../ddl/run-ddl.js';
+import { executeDdl } from '../ddl/ddl-statement.js';
 import { prepareCopy, type CopyStatementPlan } from './copy.js';
 import { verifyChecks, type CheckRunner } from './check-constraints.js';
 import { SystemRelations } from '../system/system-relations.js';
@@ -968,17 +961,6 @@ export class EngineSession implements Session {
     return planned.columns ?? [];
   }
 
-  private ddlContext(statement: OxbowPrepared): DdlContext {
-    return {
-      catalog: this.core.catalog.snapshot,
-      searchPath: this.searchPath(),
-      statementText: statement.sql.slice(statement.parsed.location, statement.parsed.location + statement.parsed.text.length),
-      statementLocation: statement.parsed.location,
-      describeQuery: (query, text) => this.describeQuery(query, text),
-      planner: this.plannerContext([]),
-    };
-  }
-
   private async ddl(statement: OxbowPrepared, signal: AbortSignal): Promise<string> {
     const concurrently = concurrentIndexStatement(statement.parsed.node as Node);
     const context = concurrently === undefined ? 'none' : this.blockContext();
@@ -986,169 +968,24 @@ export class EngineSession implements Session {
       // PostgreSQL's PreventInTransactionBlock (an explicit block, or a multi-statement Query's implicit one; a pipeline's).
       throw new SqlError(SqlState.activeSqlTransaction, `${concurrently} ${context === 'pipeline' ? 'cannot be executed within a pipeline' : 'cannot run inside a transaction block'}`);
     }
-    const createAs = (statement.parsed.node as { CreateTableAsStmt?: CreateTableAsStmt }).CreateTableAsStmt;
-    if (createAs !== undefined && createAs.objtype === 'OBJECT_TABLE') return this.createTableAs(statement, createAs, signal);
-    if (createAs !== undefined && createAs.objtype === 'OBJECT_MATVIEW') return this.createMaterializedView(statement, createAs, signal);
-    const sinkAs = (statement.parsed.node as { OxbowCreateSink?: OxbowCreateSink }).OxbowCreateSink;
-    if (sinkAs?.query !== undefined) return this.createSinkAs(statement, sinkAs, signal);
-    return this.core.writeLock.run(async () => {
-      const outcome = runDdl(statement.parsed, this.ddlContext(statement));
-      if (outcome.catalog !== undefined) {
-        try {
-          if (outcome.backfill !== undefined) await this.backfillColumns(outcome.catalog, outcome.backfill, signal);
-          if (outcome.indexBackfill !== undefined) this.backfillIndex(outcome.catalog, outcome.indexBackfill);
-          for (const tableId of outcome.droppedTableIds) this.core.store.dropTable(tableId);
-          // A dropped view's errors leave oxbow_catalog.view_errors in the DDL's own epoch (a view's rows table id is its id).
-          for (const tableId of outcome.droppedTableIds) this.core.streams.errors.forget(tableId);
-          this.openNewTablesAndApplyRetention(outcome.catalog);
-          this.core.catalog.stage(this.core.store, outcome.catalog);
-          this.core.commit();
-        } catch (error) {
-          this.core.store.abort();
-          throw error;
-        }
-        this.core.catalog.install(outcome.catalog);
-        const installed = outcome.catalog;
-        this.core.streams.retain((viewId) => installed.relationById(viewId) !== undefined);
-      }
-      for (const notice of outcome.notices) this.events.notice(notice);
-      return outcome.commandTag;
-    });
-  }
-
-  /**
-   * Opens every table and source the DDL creates, and hands the store every retention it changes.
-   * ALTER ... SET/RESET (retention): the store keeps each table's retention with its version GC
-   * record, so a changed one is handed to the store in the DDL's own epoch. A new table or source
-   * is opened in the DDL's epoch too: its readable window starts at its creation, so it reads as
-   * empty AS OF any moment between CREATE and its first write (RisingWave's time_travel/basic.slt)
-   * instead of "never written" until that write.
-   */
-  private openNewTablesAndApplyRetention(next: CatalogSnapshot): void {
-    const current = this.core.catalog.snapshot;
-    for (const relation of next.relations()) {
-      if (relation.kind !== 'table' && relation.kind !== 'materialized_view' && relation.kind !== 'source') continue;
-      const before = current.relationById(relation.id);
-      if (before === undefined && relation.kind !== 'materialized_view') {
-        // Dropped first (it does not exist yet), as backfillIndex does: an abort then forgets it.
-        this.core.store.dropTable(relation.id);
-        stateTableOf(this.core.store, relation);
-      } else if (before !== undefined && before.retentionMs !== relation.retentionMs) {
-        stateTableOf(this.core.store, relation);
-        for (const index of next.indexesOf(relation.id)) indexStateTable(this.core.store, relation, index);
-      }
-    }
-  }
-
-  /**
-   * CREATE INDEX on a table: the index's state table filled from the table's rows (the DDL holds
-   * the write lock, so the committed epoch is the latest) in the DDL's own epoch. A UNIQUE index
-   * over rows with equal non-NULL keys is 23505, as PostgreSQL says it.
-   */
-  private backfillIndex(catalog: CatalogSnapshot, indexId: number): void {
-    const index = catalog.relationById(indexId)!;
-    const relation = catalog.relationById(index.indexOn!.relationId)!;
-    // Dropped first (it does not exist yet) so that an abort forgets the new table: a failed
-    // CREATE leaves its id free for the next object, which may have another key.
-    this.core.store.dropTable(index.id);
-    const table = indexStateTable(this.core.store, relation, index);
-    const columns = index.indexOn!.columns;
-    const unique = index.indexOn!.unique === true;
-    const seen = unique ? new KeyMap<true>(columns.map((column) => relation.columns[column]!.type)) : undefined;
-    for (const row of this.tableAccess().scan(relation, {})) {
-      const entry = indexEntry(relation, index, row);
-      if (seen !== undefined) {
-        const key = entry.slice(0, columns.length);
-        if (!key.includes(null)) {
-          if (seen.indexOf(key) >= 0) {
-            const names = columns.map((column) => relation.columns[column]!.name).join(', ');
-            const values = columns.map((column) => formatValue(row[column]!, relation.columns[column]!.type)).join(', ');
-            throw new SqlError(SqlState.uniqueViolation, `could not create unique index "${index.name}"`, { detail: `Key (${names})=(${values}) is duplicated.` });
-          }
-          seen.add(key, true);
-        }
-      }
-      table.insert(entry);
-    }
-  }
-
-  /**
-   * ALTER TABLE ADD COLUMN with a DEFAULT or NOT NULL: rewrites the existing rows into the open
-   * epoch with the default (evaluated once) in the new columns; 23502 if a NOT NULL column would
-   * stay NULL. Runs inside the DDL's write lock, before its commit.
-   */
-  private async backfillColumns(catalog: CatalogSnapshot, backfill: NonNullable<DdlOutcome['backfill']>, signal: AbortSignal): Promise<void> {
-    const relation = catalog.relationById(backfill.relationId)!;
-    const values: Value[] = [];
-    for (const index of backfill.columnIndexes) {
-      const column = relation.columns[index]!;
-      if (column.defaultSql === undefined) values.push(null);
-      else {
-        const rows = await this.evaluateConstantQuery(`SELECT (${column.defaultSql})::${formatTypeName(column.type)}`, signal);
-        values.push(rows[0]?.[0] ?? null);
-      }
-    }
-    const access = this.tableAccess();
-    for (const row of access.scan(relation, {})) {
-      const updated = row.slice();
-      backfill.columnIndexes.forEach((index, position) => {
-        updated[index] = values[position]!;
-        const column = relation.columns[index]!;
-        if (updated[index] === null && !column.nullable) {
-          throw new SqlError(SqlState.notNullViolation, `column "${column.name}" of relation "${relation.name}" contains null values`);
-        }
-      });
-      access.insert(relation, updated);
-    }
-  }
-
-  /** CREATE MATERIALIZED VIEW: plan, backfill and commit in one epoch (executor/stream/). */
-  private async createMaterializedView(statement: OxbowPrepared, body: CreateTableAsStmt, signal: AbortSignal): Promise<string> {
-    return this.core.writeLock.run(async () => {
-      const outcome = await createMaterializedViewInChunks({ core: this.core, body, ddl: this.ddlContext(statement), planner: this.plannerContext([]) }, { notice: (notice) => this.events.notice(notice), signal });
-      for (const notice of outcome.notices) this.events.notice(notice);
-      return outcome.commandTag;
-    });
-  }
-
-  /** CREATE SINK ... AS query: the sink's dataflow, planned and backfilled in chunks like a view's (executor/sink/). */
-  private async createSinkAs(statement: OxbowPrepared, sink: OxbowCreateSink, signal: AbortSignal): Promise<string> {
-    return this.core.writeLock.run(async () => {
-      const outcome = await createSinkAs({ core: this.core, statement: sink, ddl: this.ddlContext(statement), planner: this.plannerContext([]) }, { notice: (notice) => this.events.notice(notice), signal });
-      for (const notice of outcome.notices) this.events.notice(notice);
-      return outcome.commandTag;
-    });
-  }
-
-  /** CREATE TABLE ... AS query: the new table and its rows commit in one epoch. */
-  private async createTableAs(statement: OxbowPrepared, body: CreateTableAsStmt, signal: AbortSignal): Promise<string> {
-    if (body.into?.rel?.relpersistence === 't') throw new SqlError(SqlState.featureNotSupported, 'temporary tables are not supported');
-    const query: ParsedStatement = { node: body.query!, text: statement.parsed.text, location: statement.parsed.location };
-    return this.core.writeLock.run(async () => {
-      const before = this.core.catalog.snapshot;
-      const planned = this.planParsed(query, []);
-      const outcome = createTableAs(body.into ?? {}, body.if_not_exists === true, planned.columns ?? [], this.ddlContext(statement));
-      for (const notice of outcome.notices) this.events.notice(notice);
-      if (outcome.catalog === undefined) return outcome.commandTag;
-      const table = outcome.catalog.relations().find((relation) => relation.kind === 'table' && before.relationById(relation.id) === undefined)!;
-      let count = 0;
-      try {
-        const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: [], evalContext: this.evalContext(), signal });
-        const access = this.tableAccess();
-        for (const row of result.rows) {
-          access.insert(table, [...row, access.nextRowId(table)]);
-          count++;
-        }
-        signal.throwIfAborted();
-        this.core.catalog.stage(this.core.store, outcome.catalog);
-        this.core.commit();
-      } catch (error) {
-        this.core.store.abort();
-        throw error;
-      }
-      this.core.catalog.install(outcome.catalog);
-      return `SELECT ${count}`;
-    });
+    const parsed = statement.parsed;
+    return executeDdl(parsed, {
+      host: this.core,
+      context: {
+        catalog: this.core.catalog.snapshot,
+        searchPath: this.searchPath(),
+        statementText: statement.sql.slice(parsed.location, parsed.location + parsed.text.length),
+        statementLocation: parsed.location,
+        describeQuery: (query, text) => this.describeQuery(query, text),
+        planner: this.plannerContext([]),
+      },
+      planner: this.plannerContext([]),
+      plan: (query) => this.planParsed(query, []),
+      tableAccess: () => this.tableAccess(),
+      evalContext: () => this.evalContext(),
+      evaluateConstantQuery: (sql, querySignal) => this.evaluateConstantQuery(sql, querySignal),
+      notice: (notice) => this.events.notice(notice),
+    }, signal);
   }
 
   private async copy(statement: OxbowPrepared, signal: AbortSignal): Promise<ExecuteResult> {
