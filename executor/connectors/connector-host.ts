@@ -18,13 +18,34 @@ export interface SectionLock {
   runPipelined<T>(section: () => Promise<T> | T): Promise<T>;
 }
 
+/** Tuning and diagnostics of the connectors, passed down from the composition root (bin/). */
+export interface ConnectorTuning {
+  /** Rows a source pushes through the views between barriers (default `sourceChunks.rows`; 0: at the barrier). */
+  readonly sourceChunkRows?: number;
+  /** One stderr line per source barrier (rows, apply, wait for writes in flight, seal, write). */
+  readonly sourceTrace?: boolean;
+  /** FORMAT PLAIN ENCODE JSON through the fast packer (json-row-packer.ts); default true. */
+  readonly kafkaFastJson?: boolean;
+}
+
+/** Faults injected for crash tests (bin/ sets them). */
+export interface ConnectorFaults {
+  /** Called right after a sink's transaction committed to Kafka, before its offsets commit with the epoch. */
+  readonly afterSinkCommit?: () => void;
+}
+
 export interface ConnectorHost {
   readonly store: StateStore;
   readonly catalog: Catalog;
   readonly rowIds: RowIdAllocator;
   readonly streams: StreamManager;
   readonly sourceStatus: SourceStatus;
-  readonly settings: { readonly memoryLimitBytes: number; readonly timeTravelRetentionMs: number };
+  readonly settings: {
+    readonly memoryLimitBytes: number;
+    readonly timeTravelRetentionMs: number;
+    readonly tuning?: ConnectorTuning;
+    readonly faults?: ConnectorFaults;
+  };
   /** Rows read per source, for /metrics. */
   readonly metrics: { readonly sourceRows: Map<number, number> };
   readonly writeLock: SectionLock;

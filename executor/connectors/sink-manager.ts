@@ -210,7 +210,7 @@ class RunningSink {
           await transaction.send({ topic: this.options.topic, messages: messages.slice(first, first + MESSAGES_PER_TRANSACTION) });
           await transaction.commit();
           // Fault injection for the test of the crash window between the two commits.
-          if (process.env['OXBOW_FAULT_KILL_AFTER_SINK_COMMIT'] === '1') process.kill(process.pid, 'SIGKILL');
+          this.core.settings.faults?.afterSinkCommit?.();
         } catch (error) {
           await transaction.abort().catch(() => undefined);
           throw error;

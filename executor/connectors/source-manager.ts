@@ -33,12 +33,15 @@ const MAX_PENDING_ROWS = 200_000;
 /**
  * A source's rows go into the open epoch and through the views in chunks of about this many as
  * they arrive, not all at the barrier: the epoch's intermediate rows die young and the barrier
- * only seals (executor/stream/DESIGN.md, "Chunks within an epoch"). OXBOW_SOURCE_CHUNK_ROWS
- * overrides it (0: everything at the barrier, as before); tests set `rows`.
+ * only seals (executor/stream/DESIGN.md, "Chunks within an epoch"). An engine's `sourceChunkRows`
+ * setting overrides it (0: everything at the barrier); tests set `rows`.
  */
-export const sourceChunks = { rows: Number(process.env['OXBOW_SOURCE_CHUNK_ROWS'] ?? 4096) };
-/** OXBOW_SOURCE_TRACE=1: one line per source barrier on stderr (rows, apply, wait for writes in flight, seal, write). */
-const TRACE = process.env['OXBOW_SOURCE_TRACE'] === '1';
+export const sourceChunks = { rows: 4096 };
+
+/** Rows per chunk for an engine: its `sourceChunkRows` setting, else `sourceChunks.rows`. */
+export function chunkRowsOf(host: Pick<ConnectorHost, 'settings'>): number {
+  return host.settings.tuning?.sourceChunkRows ?? sourceChunks.rows;
+}
 export const OFFSETS_META_PREFIX = 'source-offsets/';
 
 function encodeOffsets(offsets: ReadonlyMap<number, bigint>): Uint8Array {
@@ -93,7 +96,9 @@ class RunningSource implements DecodedBatchListener {
       // A replayed Kafka source's row ids come from partition and offset (kafka/kafka-replay.ts).
       this.decoder = new MessageDecoder(this.layout, options.maxMessageBytes, isKafkaReplayed(relation) ? kafkaRowId : () => manager.core.rowIds.next());
       // Fetch and decoding run in a worker thread (kafka/kafka-worker.ts); decoded() gets the rows.
-      this.reader = new KafkaWorkerReader(relation, options, `${relation.schema}.${relation.name}`, () => manager.core.rowIds.next());
+      this.reader = new KafkaWorkerReader(relation, options, `${relation.schema}.${relation.name}`, () => manager.core.rowIds.next(), {
+        fastJson: manager.core.settings.tuning?.kafkaFastJson !== false,
+      });
     }
     this.replayed = isReplayed(relation);
     this.table = positionTable(manager.core.store, relation);
@@ -200,7 +205,8 @@ class RunningSource implements DecodedBatchListener {
   private backpressure(): Promise<void> {
     const pending = this.pending.rows.length;
     if (pending + this.unsealed < MAX_PENDING_ROWS) {
-      if (sourceChunks.rows > 0 && pending >= sourceChunks.rows) this.manager.requestChunk();
+      const chunkRows = chunkRowsOf(this.manager.core);
+      if (chunkRows > 0 && pending >= chunkRows) this.manager.requestChunk();
       return Promise.resolve();
     }
     this.manager.requestBarrier();
@@ -246,7 +252,7 @@ class RunningSource implements DecodedBatchListener {
 
   /**
    * Writes the pending changes into the open epoch (inside the write lock) with the offsets they
-   * reach, and pushes them through the views every `sourceChunks.rows` rows; a chunk between barriers, or
+   * reach, and pushes them through the views every `chunkRowsOf` rows; a chunk between barriers, or
    * the rest at the barrier.
    */
   write(): void {
@@ -257,7 +263,8 @@ class RunningSource implements DecodedBatchListener {
     const streams = this.manager.core.streams;
     const id = this.relation.id;
     const captured = streams.captures(id);
-    const chunk = sourceChunks.rows > 0 ? sourceChunks.rows : rows.length;
+    const chunkRows = chunkRowsOf(this.manager.core);
+    const chunk = chunkRows > 0 ? chunkRows : rows.length;
     if (this.replayed) {
       // Append-only rows with their unit numbers as row ids: to the views, and the positions to the
       // source's state table (a replay of everything below them is these rows again).
@@ -484,14 +491,15 @@ export class SourceManager {
     const ready = [...this.running.values()].filter((source) => source.dirty && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
     if (ready.length === 0) return undefined;
     try {
+      const trace = this.core.settings.tuning?.sourceTrace === true;
       const started = performance.now();
-      const rows = TRACE ? ready.reduce((total, source) => total + source.pending.rows.length + source.unsealed, 0) : 0;
+      const rows = trace ? ready.reduce((total, source) => total + source.pending.rows.length + source.unsealed, 0) : 0;
       const offsets = ready.map((source) => source.apply());
       const applied = performance.now();
-      if (TRACE) await this.core.store.whenWritable();
+      if (trace) await this.core.store.whenWritable();
       const writable = performance.now();
       const { durable } = await this.core.seal();
-      if (TRACE) {
+      if (trace) {
         const sealed = performance.now();
         void durable.then(() => {
           const ms = (from: number, to: number): string => (to - from).toFixed(0);

@@ -4,7 +4,7 @@
 // the CONTEXT field as PostgreSQL reports it) and buffers the converted rows; CopyDone applies
 // them all in one epoch under the write lock, and any error (a duplicate key, a NOT NULL column)
 // aborts that epoch, so a failed COPY applies nothing. Inside that epoch the rows go through the
-// views that read the table in chunks of `sourceChunks.rows` (4,096), as a source's rows do
+// views that read the table in chunks of the sources' chunk size (4,096), as a source's rows do
 // (StreamManager.push): a view's intermediate changes die young instead of one batch of every
 // row at the commit; an abort drops the chunks' changes with the epoch. Each row is released
 // once written. Columns not listed get their DEFAULT (evaluated once per COPY) or NULL; a table
@@ -23,7 +23,7 @@ import { CopyLineReader, defaultCopyOptions, encodeCopyLine, type CopyFormatOpti
 import type { StoreTableAccess } from '../batch/table-access.js';
 import type { EngineSession } from './session.js';
 import { formatTypeName } from '../catalog/type-names.js';
-import { sourceChunks } from '../connectors/source-manager.js';
+import { chunkRowsOf } from '../connectors/source-manager.js';
 
 export interface CopyStatementPlan {
   readonly core: EngineCore;
@@ -268,7 +268,8 @@ async function applyRows(
   const types = relation.columns.map((column) => column.type);
   const hiddenKey = relation.columns.length > 0 && relation.columns[relation.primaryKey[0] ?? -1]?.hidden === true;
   const streams = plan.core.streams;
-  const chunk = sourceChunks.rows > 0 ? sourceChunks.rows : rows.length;
+  const chunkRows = chunkRowsOf(plan.core);
+  const chunk = chunkRows > 0 ? chunkRows : rows.length;
   await plan.core.writeLock.run(async () => {
     const access = plan.tableAccess();
     try {

@@ -16,6 +16,8 @@ import { DEFAULT_HEAP_GROWING_PERCENT, setHeapGrowingPercent } from './heap-grow
 import { planMemory } from './memory-manager.js';
 import { openEngine } from './open-engine.js';
 import type { SourceStatus } from '../connectors/source-status.js';
+import type { EngineTuning } from './engine-core.js';
+import type { ConnectorFaults } from '../connectors/connector-host.js';
 
 export interface EngineOptions {
   readonly dataDir: string;
@@ -38,6 +40,12 @@ export interface EngineOptions {
   readonly heapGrowingPercent?: number;
   /** Background checkpoint failures (the CLI prints them to stderr). */
   readonly onCheckpointError?: (error: unknown) => void;
+  /** Each phase of each checkpoint as it starts (the CLI traces them on stderr when asked). */
+  readonly onCheckpointPhase?: (phase: string, epoch: bigint) => void;
+  /** Tuning and diagnostics of sources, sinks and streaming operators. */
+  readonly tuning?: EngineTuning;
+  /** Faults injected for crash tests. */
+  readonly faults?: ConnectorFaults;
 }
 
 export async function createEngine(options: EngineOptions): Promise<Engine> {
@@ -76,6 +84,8 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       barrierIntervalMs: options.barrierIntervalMs,
       ...(options.sourceStatus === undefined ? {} : { sourceStatus: options.sourceStatus }),
       ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+      ...(options.tuning === undefined ? {} : { tuning: options.tuning }),
+      ...(options.faults === undefined ? {} : { faults: options.faults }),
     });
   } catch (error) {
     await store.close();
@@ -95,5 +105,6 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     keepCheckpoints: options.keepCheckpoints ?? 3,
     keepWithinMs: options.timeTravelRetentionMs,
     onError: options.onCheckpointError,
+    ...(options.onCheckpointPhase === undefined ? {} : { onPhase: options.onCheckpointPhase }),
   });
 }

@@ -10,6 +10,8 @@ import type { StateStore } from '../../storage/state-table.js';
 import type { Catalog } from '../catalog/catalog.js';
 import { RowIdAllocator } from '../batch/table-access.js';
 import { sourceReplays } from '../connectors/replay-reader.js';
+import type { ConnectorFaults, ConnectorTuning } from '../connectors/connector-host.js';
+import type { StreamTuning } from '../stream/stream-context.js';
 import { StreamManager } from '../stream/stream-manager.js';
 import { AbortHookStore } from '../stream/abort-hook-store.js';
 import { SourceStatus } from '../connectors/source-status.js';
@@ -79,7 +81,13 @@ export interface EngineSettings {
   readonly heapGrowingPercent?: number;
   /** Start the memory manager (feedback from the live heap; the server does, tests opt in). */
   readonly manageMemory?: boolean;
+  /** Tuning and diagnostics of sources, sinks and streaming operators (bin/ reads them from the environment). */
+  readonly tuning?: EngineTuning;
+  /** Faults injected for crash tests (bin/ sets them). */
+  readonly faults?: ConnectorFaults;
 }
+
+export type EngineTuning = ConnectorTuning & StreamTuning;
 
 export class EngineCore {
   readonly rowIds = new RowIdAllocator();
@@ -114,6 +122,7 @@ export class EngineCore {
         return snapshot.indexesOf(viewId).map((index) => ({ table: indexStateTable(this.store, view, index), entry: (row: Row) => indexEntry(view, index, row) }));
       },
       planMemory(settings.memoryLimitBytes, settings.heapGrowingPercent).groupCacheBytes,
+      settings.tuning ?? {},
     );
     const rowCaches = (store as Partial<{ budget: AdjustableBudget }>).budget;
     this.memory = new MemoryManager({

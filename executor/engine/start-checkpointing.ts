@@ -32,6 +32,8 @@ export interface CheckpointingOptions {
   readonly keepCheckpoints: number;
   readonly keepWithinMs: number;
   readonly onError?: (error: unknown) => void;
+  /** Each phase of each checkpoint as it starts (a crash test kills the server at chosen phases). */
+  readonly onPhase?: (phase: string, epoch: bigint) => void;
 }
 
 let versionText: string | undefined;
@@ -93,10 +95,7 @@ export function startCheckpointing(options: CheckpointingOptions): Engine {
     describe: describeCommittedState,
     keepLast: options.keepCheckpoints,
     keepWithinMs: options.keepWithinMs,
-    // OXBOW_CHECKPOINT_TRACE=1: one stderr line per phase (the crash test kills at chosen phases).
-    ...(process.env['OXBOW_CHECKPOINT_TRACE'] === '1'
-      ? { onPhase: (phase: string, epoch: bigint) => void process.stderr.write(`oxbow: checkpoint ${phase} ${epoch}\n`) }
-      : {}),
+    ...(options.onPhase === undefined ? {} : { onPhase: options.onPhase }),
   });
   const loop = new CheckpointLoop(checkpointer, {
     intervalMs: options.checkpointIntervalMs,

@@ -130,9 +130,10 @@ type GroupDeltas = (KeyMap<number> | undefined)[];
 
 /**
  * The per-epoch combine's bound: a holding aggregate emits its dirty groups once this many are
- * dirty. `OXBOW_AGG_COMBINE_GROUPS`; 0 emits after every batch (no combining).
+ * dirty, unless the engine's `aggregateCombineGroups` says otherwise; 0 emits after every batch
+ * (no combining).
  */
-export const aggregateCombine = { maxGroups: Number(process.env['OXBOW_AGG_COMBINE_GROUPS'] ?? 65_536) };
+export const aggregateCombine = { maxGroups: 65_536 };
 
 export class StreamHashAggregateNode implements StreamNode {
   private readonly groups: StateTable;
@@ -293,7 +294,7 @@ export class StreamHashAggregateNode implements StreamNode {
         }
       });
     }
-    if (!this.holding || size >= aggregateCombine.maxGroups) return this.emit();
+    if (!this.holding || size >= (this.context.tuning.aggregateCombineGroups ?? aggregateCombine.maxGroups)) return this.emit();
     return emptyChanges();
   }
 

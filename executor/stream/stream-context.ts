@@ -62,6 +62,12 @@ class TemplateInputs implements TableAccess {
   }
 }
 
+/** Tuning of the streaming operators, passed down from the composition root (bin/). */
+export interface StreamTuning {
+  /** Dirty groups a hash aggregate holds within an epoch before it emits (default `aggregateCombine.maxGroups`; 0: every batch). */
+  readonly aggregateCombineGroups?: number;
+}
+
 export class StreamContext {
   private readonly templateInputs = new TemplateInputs();
   readonly runtime: Runtime;
@@ -71,6 +77,8 @@ export class StreamContext {
   viewIndexes: () => readonly ViewIndex[] = () => [];
   /** The budget of the join caches (join-cache.ts): the stream manager's, shared by every view. */
   groupCaches = new GroupCacheBudget(64 * 1024 * 1024);
+  /** The engine's tuning of the streaming operators (the stream manager's). */
+  tuning: StreamTuning = {};
 
   constructor(
     readonly store: StateStore,

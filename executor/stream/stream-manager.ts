@@ -10,7 +10,7 @@ import type { Row } from '../../sql/value.js';
 import type { StateStore } from '../../storage/state-table.js';
 import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
 import type { Dataflow } from './dataflow.js';
-import { StreamContext, type ViewIndex } from './stream-context.js';
+import { StreamContext, type StreamTuning, type ViewIndex } from './stream-context.js';
 import { VIEW_ERRORS_META_KEY, ViewErrors } from './view-errors.js';
 import { BackfillProgress } from '../system/backfill-progress.js';
 import { streamInputs, type StreamPlan } from '../../planner/stream/stream-plan.js';
@@ -59,6 +59,8 @@ export class StreamManager implements ChangeCapture {
     private readonly indexesOf: (viewId: number) => readonly ViewIndex[] = () => [],
     /** The join and aggregate caches' budget (the engine passes planMemory's share; tests pass their own). */
     groupCacheBytes = 64 * 1024 * 1024,
+    /** Tuning of the streaming operators (stream-context.ts). */
+    private readonly tuning: StreamTuning = {},
   ) {
     this.groupCaches = new GroupCacheBudget(groupCacheBytes);
     const errors = store.getMeta(VIEW_ERRORS_META_KEY);
@@ -75,6 +77,7 @@ export class StreamManager implements ChangeCapture {
     context.clock = () => this.clock();
     context.viewIndexes = () => this.indexesOf(viewId);
     context.groupCaches = this.groupCaches;
+    context.tuning = this.tuning;
     return new DataflowClass(viewId, plan, context);
   }
 

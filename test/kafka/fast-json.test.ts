@@ -3,7 +3,7 @@
 // invalid and valid UTF-8, invalid JSON, wrong types, missing/null/duplicate fields, an oversized
 // message, timestamps of every shape), spread over two partitions with keys and timestamps, read
 // by a KafkaWorkerReader with the fast path (the default) and by one with it turned off
-// (OXBOW_KAFKA_FAST_JSON=0 in the worker's environment). Both equal the oracle, MessageDecoder on
+// (the reader's `fastJson: false`). Both equal the oracle, MessageDecoder on
 // the main thread over the messages as produced: the same rows (INCLUDE columns and row ids
 // included) and the same rejected messages (partition, offset, error, payload prefix). The fast
 // reader packed most valid rows itself, the other none.
@@ -68,16 +68,8 @@ async function readAll(def: RelationDef, total: number, fast: boolean): Promise<
     recovered: () => undefined,
     highWatermark: () => undefined,
   };
-  const before = process.env['OXBOW_KAFKA_FAST_JSON'];
-  // A worker copies process.env when it is created.
-  if (!fast) process.env['OXBOW_KAFKA_FAST_JSON'] = '0';
-  const reader = new KafkaWorkerReader(def, kafkaOptions(def.options!), `public.${def.name}`, () => 0n);
-  try {
-    await reader.start(await reader.startOffsets(), listener);
-  } finally {
-    if (before === undefined) delete process.env['OXBOW_KAFKA_FAST_JSON'];
-    else process.env['OXBOW_KAFKA_FAST_JSON'] = before;
-  }
+  const reader = new KafkaWorkerReader(def, kafkaOptions(def.options!), `public.${def.name}`, () => 0n, { fastJson: fast });
+  await reader.start(await reader.startOffsets(), listener);
   await waitFor(`every message through the worker (fast ${fast})`, async () => (messages >= total ? true : undefined));
   await reader.stop();
   expect(troubles).toEqual([]);

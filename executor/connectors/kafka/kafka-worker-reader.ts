@@ -63,6 +63,8 @@ function workerScript(): URL {
 
 export interface KafkaWorkerReaderOptions {
   readonly maxBatchesInFlight?: number;
+  /** FORMAT PLAIN ENCODE JSON through the fast packer (json-row-packer.ts); default true. */
+  readonly fastJson?: boolean;
 }
 
 export class KafkaWorkerReader implements SourceReader, StartupResolver {
@@ -72,6 +74,7 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
   /** Next offset per partition as handed to the listener (a restarted worker resumes there). */
   private readonly positions = new Map<number, bigint>();
   private readonly maxBatchesInFlight: number;
+  private readonly fastJson: boolean;
   /** The hidden row id's position (a source without a primary key), set here on the main thread. */
   private readonly rowIdPosition: number | undefined;
   private restartTimer: NodeJS.Timeout | undefined;
@@ -92,6 +95,7 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
     settings: KafkaWorkerReaderOptions = {},
   ) {
     this.maxBatchesInFlight = settings.maxBatchesInFlight ?? DEFAULT_MAX_BATCHES_IN_FLIGHT;
+    this.fastJson = settings.fastJson ?? true;
     // A replayed source's row ids come from partition and offset, set by the worker's decoder.
     this.rowIdPosition = isKafkaReplayed(relation) ? undefined : sourceLayout(relation).rowIdPosition;
   }
@@ -126,6 +130,7 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
       name: this.name,
       resume: [...this.positions],
       maxBatchesInFlight: this.maxBatchesInFlight,
+      fastJson: this.fastJson,
     };
     const worker = new Worker(workerScript(), { workerData: data });
     this.worker = worker;

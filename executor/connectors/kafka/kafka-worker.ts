@@ -29,8 +29,8 @@ const layout = sourceLayout(data.relation);
 // stores no rows derives them from partition and offset here (kafka-replay.ts), as its replays do.
 const nextRowId = isKafkaReplayed(data.relation) ? kafkaRowId : (): bigint => 0n;
 const decoder = new MessageDecoder(layout, data.options.maxMessageBytes, nextRowId);
-// ENCODE JSON messages go through the fast path (json-row-packer.ts) unless OXBOW_KAFKA_FAST_JSON=0.
-const packer = new BatchPacker(layout, decoder, data.options.maxMessageBytes, nextRowId, { fast: process.env['OXBOW_KAFKA_FAST_JSON'] !== '0' });
+// ENCODE JSON messages go through the fast path (json-row-packer.ts) unless the reader turned it off.
+const packer = new BatchPacker(layout, decoder, data.options.maxMessageBytes, nextRowId, { fast: data.fastJson });
 const reader = new KafkaReader(data.options, data.name);
 const positions = new Map<number, bigint>(data.resume);
 let inFlight = 0;

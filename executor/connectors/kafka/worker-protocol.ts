@@ -16,6 +16,8 @@ export interface KafkaWorkerData {
   readonly resume: readonly (readonly [number, bigint])[];
   /** Batches the worker may post before it waits for the main thread to consume one. */
   readonly maxBatchesInFlight: number;
+  /** FORMAT PLAIN ENCODE JSON through the fast packer (json-row-packer.ts). */
+  readonly fastJson: boolean;
 }
 
 export interface RejectedMessage {
