@@ -39,7 +39,7 @@ export interface TableAccess {
   epochAt(timestampMicros: number): Epoch;
   /**
    * Optional: called with the plan before it runs, for reads that must be fetched asynchronously
-   * first (a Kafka source that stores no rows replays its topic: executor/source/kafka/kafka-replay.ts);
+   * first (a Kafka source that stores no rows replays its topic: executor/connectors/kafka/kafka-replay.ts);
    * undefined when there is nothing to fetch (no await on the statement's path). `parameters`
    * let a filter on a parameter narrow what is fetched (`WHERE _row_id = $1`).
    */

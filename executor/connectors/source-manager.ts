@@ -286,7 +286,7 @@ class RunningSource implements DecodedBatchListener {
     const appendOnly = this.layout.rowIdPosition !== undefined;
     const keyIndexes = this.layout.primaryKey;
     const key: Row = new Array(keyIndexes.length);
-    // Secondary indexes of a connector table (executor/secondary-index.ts) follow its rows.
+    // Secondary indexes of a connector table (executor/catalog/secondary-index.ts) follow its rows.
     const relation = this.relation;
     const indexes = relation.kind === 'table' ? secondaryIndexes(this.manager.core.catalog.snapshot, id).map((index) => ({ index, table: indexStateTable(this.manager.core.store, relation, index) })) : [];
     for (let i = 0; i < rows.length; i++) {

@@ -27,7 +27,7 @@ export function withGenerator(outcome: DdlOutcome, connector: ConnectorSpec, com
   const table = outcome.catalog.relations().find((relation) => relation.kind === 'table' && !before.has(relation.id))!;
   const producer = generatorProducer(connector.options, table.columns);
   // A deterministic generator's append-only source stores no rows: only its position per split,
-  // and reads replay the events below it (executor/source/source-replay.ts). A connector table
+  // and reads replay the events below it (executor/connectors/source-replay.ts). A connector table
   // (DML may write it) or a source with a primary key (upserts) stores its rows.
   const rowId = table.columns.findIndex((column) => column.name === ROW_ID_COLUMN && column.hidden === true);
   const replayed = extra.kind === 'source' && producer.deterministic && rowId >= 0 && table.primaryKey.length === 1 && table.primaryKey[0] === rowId;

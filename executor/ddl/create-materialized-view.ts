@@ -39,7 +39,7 @@ export interface CreateViewInput {
   readonly ddl: DdlContext;
   readonly planner: PlannerContext;
   /**
-   * CREATE SINK ... AS query (executor/sink/create-sink.ts): the dataflow's rows belong to a
+   * CREATE SINK ... AS query (executor/ddl/create-sink.ts): the dataflow's rows belong to a
    * relation of kind 'sink' with these connector fields and this query text as its definition.
    */
   readonly sink?: Pick<RelationDef, 'options' | 'format' | 'encode'> & { readonly definition: string; readonly checkColumns?: (columns: readonly ColumnDef[]) => void };

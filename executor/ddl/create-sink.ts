@@ -4,7 +4,7 @@
 //
 // FROM: the sink is a relation of kind 'sink' that depends on the relation it reads (so DROP of
 // that relation needs CASCADE) and keeps the connector options. AS query (RisingWave's form): the
-// sink owns a dataflow like a materialized view's (executor/stream/create-materialized-view.ts,
+// sink owns a dataflow like a materialized view's (executor/ddl/create-materialized-view.ts,
 // planned, backfilled and committed in one epoch, rebuilt at restart), its rows are the sink's own
 // state table, and it is not visible as a view. Either way the sink manager (sink-manager.ts)
 // delivers the committed changes.
@@ -55,7 +55,7 @@ export function createSink(statement: OxbowCreateSink, context: DdlContext): Ddl
     });
   }
   if (from.kind === 'source' && from.replayed === true) {
-    // Its state table holds positions, not the changes a FROM sink reads (executor/source/source-replay.ts).
+    // Its state table holds positions, not the changes a FROM sink reads (executor/connectors/source-replay.ts).
     throw new SqlError(SqlState.featureNotSupported, `cannot sink from source "${fromName}": it stores no rows`, {
       hint:
         (from.options?.['connector'] ?? '').toLowerCase() === 'kafka'

@@ -1,7 +1,7 @@
 // The server's engine: recovers `<dataDir>/state` (the local directory when intact, else the
 // newest complete checkpoint in the object store), opens the RocksDB state store there and the
 // engine over it (parser, catalog), then starts checkpoints to --checkpoint-url every
-// --checkpoint-interval-ms (executor/durability/). bin/cli.ts calls createEngine with its options.
+// --checkpoint-interval-ms (executor/engine/). bin/cli.ts calls createEngine with its options.
 
 import type { EngineMetrics } from '../metrics/engine-metrics.js';
 import { join } from 'node:path';
@@ -32,7 +32,7 @@ export interface EngineOptions {
   readonly keepCheckpoints?: number;
   /** The process-wide checkpoint metrics (system table, Prometheus); created when omitted. */
   readonly checkpointMetrics?: CheckpointMetrics;
-  /** Kafka source status for /metrics (executor/source/); created when omitted. */
+  /** Kafka source status for /metrics (executor/connectors/); created when omitted. */
   readonly sourceStatus?: SourceStatus;
   /** Engine metrics and the status API for /metrics and /api/status (executor/metrics/); created when omitted. */
   readonly metrics?: EngineMetrics;

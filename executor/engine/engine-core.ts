@@ -97,7 +97,7 @@ export class EngineCore {
   /** Materialized views' dataflows (executor/stream/); the store drops their changes on abort. */
   readonly streams: StreamManager;
   readonly store: StateStore;
-  /** Rejected messages, connection trouble and partition offsets of the sources (executor/source/). */
+  /** Rejected messages, connection trouble and partition offsets of the sources (executor/connectors/). */
   readonly sourceStatus: SourceStatus;
   readonly metrics: EngineMetrics;
   /** The status API (executor/metrics/): system tables, EXPLAIN ANALYZE and /metrics read it. */

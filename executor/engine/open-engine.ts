@@ -26,9 +26,9 @@ export class OxbowEngine implements Engine {
 
   constructor(
     private readonly core: EngineCore,
-    /** The connectors of sources and connector tables (executor/source/). */
+    /** The connectors of sources and connector tables (executor/connectors/). */
     private readonly sources?: SourceManager,
-    /** Kafka sinks (executor/sink/). */
+    /** Kafka sinks (executor/connectors/). */
     private readonly sinks?: SinkManager,
     /** The barrier loop of views with temporal filters (tests force a barrier with `tick()`). */
     readonly temporalTicker?: TemporalTicker,

@@ -66,7 +66,7 @@ export function oxbowVersion(): string {
 function describeCommittedState(getMeta: (key: string) => Uint8Array | undefined): StateDescription {
   const catalog = getMeta(CATALOG_META_KEY);
   const catalogVersion = catalog === undefined ? 'empty' : createHash('sha256').update(catalog).digest('hex').slice(0, 16);
-  // Each source keeps its offsets in metadata `source-offsets/<relation id>` (executor/source/),
+  // Each source keeps its offsets in metadata `source-offsets/<relation id>` (executor/connectors/),
   // committed with the epoch; the manifest records them by the source's qualified name.
   const sourceOffsets: Record<string, string> = {};
   if (catalog !== undefined) {

@@ -191,7 +191,7 @@ export interface StatusInputs {
   /** The store's memory by component (row cache, write batches, RocksDB's): MvccStateStore.memoryUsage. */
   readonly memoryUsage?: () => readonly MemoryPart[];
   readonly streams: StreamManager;
-  /** The memory manager's budget and actions (executor/memory-manager.ts). */
+  /** The memory manager's budget and actions (executor/engine/memory-manager.ts). */
   readonly memoryManager?: { status(): MemoryManagerStatus };
   readonly metrics: EngineMetrics;
   readonly sourceStatus?: SourceStatus;

@@ -14,7 +14,7 @@
 // Inside an epoch a source's chunks come through `pushChunk`: the hash aggregates hold (they
 // combine each group's changes and emit nothing), and `seal` at the barrier emits their net
 // changes bottom-up (post-order: an aggregate over another gets the lower one's output before it
-// seals). `pushAll` and `push` emit everything at once, as before. A view that takes the whole
+// seals). `pushAll` and `push` emit everything at once. A view that takes the whole
 // epoch (temporal or watermark filter, EMIT ON WINDOW CLOSE) never holds.
 
 import type { StreamPlan, StreamPlanKind } from '../../planner/stream/stream-plan.js';

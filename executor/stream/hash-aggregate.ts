@@ -19,7 +19,7 @@
 // append-only aggregation). Those calls neither read nor write their value table; DISTINCT calls
 // sharing it still do. A deletion reaching such an aggregate is an internal error.
 //
-// Results equal the batch accumulators (executor/batch/accumulator.ts) exactly: integer sums are
+// Results equal the batch accumulators (executor/expr/accumulator.ts) exactly: integer sums are
 // exact bigints (sum(int2/int4) is int8 with the range check, sum(int8) numeric), numeric sums keep
 // the count of each scale present (the result's scale is the largest present, as adding them would
 // give) and of NaN / +inf / -inf, avg divides with the batch's numeric `/`. An error inside the
@@ -34,7 +34,7 @@
 // and writes its state row once. When the dirty set reaches `aggregateCombine.maxGroups` groups it
 // is emitted at once (memory stays bounded; a chunk boundary is a consistent state, so an early
 // output is as correct as one at the barrier). Not holding (pushAll, push, a backfill, the views
-// that take the whole epoch), every batch's changes are emitted at its end, as before.
+// that take the whole epoch), every batch's changes are emitted at its end.
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';

@@ -108,7 +108,7 @@ export interface BudgetedCache {
  * first (down to the next largest, then those two, ...; storage/row-cache.ts's LargestFirstBudget),
  * never the growing one for being the one that grows: a small, fully cached join side keeps its
  * groups (and stays complete) while a large one gives back. The memory manager
- * (executor/memory-manager.ts) moves the limit at run time.
+ * (executor/engine/memory-manager.ts) moves the limit at run time.
  */
 export class GroupCacheBudget extends LargestFirstBudget<BudgetedCache> {
   /** A side (an aggregate) whose state table holds at most this many rows is loaded whole at the first change. */

@@ -48,7 +48,7 @@ export class StreamManager implements ChangeCapture {
   clock: () => number = () => Date.now();
   /** Changes of each relation views read, pushed into the dataflows since start (/metrics throughput). */
   readonly inputChanges = new Map<number, number>();
-  /** The join and aggregate caches' budget: their share of --memory-limit (executor/memory-manager.ts, planMemory). */
+  /** The join and aggregate caches' budget: their share of --memory-limit (executor/engine/memory-manager.ts, planMemory). */
   readonly groupCaches: GroupCacheBudget;
 
   constructor(

@@ -1,4 +1,4 @@
-// The JSON fast path of the Kafka worker (executor/source/kafka/json-row-packer.ts) through a real
+// The JSON fast path of the Kafka worker (executor/connectors/kafka/json-row-packer.ts) through a real
 // broker: the corpus of json-corpus.ts (valid messages of every type, edge numbers, escapes,
 // invalid and valid UTF-8, invalid JSON, wrong types, missing/null/duplicate fields, an oversized
 // message, timestamps of every shape), spread over two partitions with keys and timestamps, read

@@ -1,4 +1,4 @@
-// Kafka sources that store no rows (executor/source/kafka/kafka-replay.ts), against a real broker
+// Kafka sources that store no rows (executor/connectors/kafka/kafka-replay.ts), against a real broker
 // and real oxbow server processes: an append-only source commits only its offsets (and the first
 // offset per partition), and every read replays the topic from the broker with the same decoder
 // and the same row ids (offset * 2^16 + partition). Expected rows are computed here from the

@@ -1,4 +1,4 @@
-// The Kafka worker thread (executor/source/kafka/kafka-worker.ts) against a real broker, through its
+// The Kafka worker thread (executor/connectors/kafka/kafka-worker.ts) against a real broker, through its
 // main-thread reader (kafka-worker-reader.ts) with a test listener in place of the source manager:
 // - the rows it decodes equal what the message decoder produces on the main thread from the same
 //   messages (the oracle), for a column of every type and the INCLUDE columns;

@@ -1,4 +1,4 @@
-// Generator sources that store no rows (executor/source/source-replay.ts), over the wire against a
+// Generator sources that store no rows (executor/connectors/source-replay.ts), over the wire against a
 // real server: every read of the source replays the events below its committed position. The
 // oracle is the generator module run here, independently of the server (nexmark-generator.ts is
 // pure), and the batch recomputation of a view's query.

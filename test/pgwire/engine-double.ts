@@ -1,4 +1,4 @@
-// A test double of the engine facade (executor/engine.ts) for pgwire's protocol unit tests: a
+// A test double of the engine facade (executor/engine/engine.ts) for pgwire's protocol unit tests: a
 // tiny command language instead of SQL, so the tests exercise the protocol, not the planner.
 //
 //   select N        one int4 column "?column?" with the value N

@@ -2,7 +2,7 @@
 // order: each message of an ENCODE JSON source goes through the JSON fast path
 // (json-row-packer.ts), which writes its row straight into the packed buffer; a message it
 // declines (and every message of a CSV or Debezium source) is decoded by MessageDecoder and its
-// rows encoded with storage's row codec, as before. The bytes are the same either way (the fast
+// rows encoded with storage's row codec. The bytes are the same either way (the fast
 // path's contract), and rejected messages come only from MessageDecoder.
 
 import type { Row } from '../../../sql/value.js';

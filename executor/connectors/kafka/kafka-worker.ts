@@ -4,7 +4,7 @@
 // (decoded-batch.ts) and posted with its offsets; the main thread (kafka-worker-reader.ts) applies
 // it in the epoch. Offsets stay oxbow's: the worker starts at the offsets it is given and never
 // posts a message below a position it already passed, and the main thread commits the offsets with
-// the epoch as before.
+// the epoch.
 //
 // Back-pressure: at most `maxBatchesInFlight` batches are posted and not yet acknowledged; the
 // next waits, which holds kafkajs's eachBatch and so pauses fetching. A `stop` message stops the

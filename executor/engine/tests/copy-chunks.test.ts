@@ -1,4 +1,4 @@
-// COPY FROM pushes its rows through the views in chunks inside its one epoch (executor/copy.ts),
+// COPY FROM pushes its rows through the views in chunks inside its one epoch (executor/engine/copy.ts),
 // as sources do: with chunks of 100 rows, a COPY of 1,000 rows reaches each view in 10 batches,
 // and every view then equals its query recomputed over the table (aggregate, filter, join, a view
 // over a view). A COPY that fails after several chunks were pushed (a key twice in the COPY, a key

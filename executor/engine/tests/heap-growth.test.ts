@@ -1,4 +1,4 @@
-// executor/heap-growth.ts refuses percentages V8 would misread. Its effect (the heap kept within
+// executor/engine/heap-growth.ts refuses percentages V8 would misread. Its effect (the heap kept within
 // the factor of the live heap) is measured at full size by bench/nexmark.ts (rss_*_quarter,
 // --memory-trace; BENCHMARKS.md "Memory at full size"), not here: V8's collection schedule is
 // a heuristic a short test cannot pin down.

@@ -1,4 +1,4 @@
-// The undo log of a multi-statement Query's implicit transaction (executor/implicit-transaction.ts),
+// The undo log of a multi-statement Query's implicit transaction (executor/engine/implicit-transaction.ts),
 // driven as pgwire's simple-query loop drives the session (beginMessage, execute each statement,
 // endMessage): a failed message's rows are written back, a message of more rows than the log's
 // bound leaves them with a WARNING instead of holding them all in memory, and the rollback of a

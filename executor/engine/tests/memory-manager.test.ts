@@ -1,4 +1,4 @@
-// The memory manager as a unit (executor/memory-manager.ts): planMemory's split of --memory-limit
+// The memory manager as a unit (executor/engine/memory-manager.ts): planMemory's split of --memory-limit
 // checked against figures computed by hand, the feedback fed readings of the live heap (injected:
 // this file tests the one module) against fake budgets that record what they are set to, and the
 // two real budgets it moves (storage/row-cache.ts MemoryBudget, stream/join-cache.ts

@@ -1,6 +1,6 @@
 // oxbow_catalog.memory on the real RocksDB store, with a known workload: 20,000 rows in a table,
 // then a join view and an aggregate view over it, then both dropped. The limits are the parts of
-// the --memory-limit this test configures (64 MiB; executor/memory-manager.ts planMemory, checked
+// the --memory-limit this test configures (64 MiB; executor/engine/memory-manager.ts planMemory, checked
 // by hand in memory-manager.test.ts): RocksDB's block cache 16 MiB (its floor) with the memtables
 // charged to it, the caches at most 24 MiB (row caches 4/5, group caches 1/5), lowered by the
 // memory manager when the worker's live heap is over its part (it is: a test worker's heap is

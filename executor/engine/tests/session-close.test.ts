@@ -1,4 +1,4 @@
-// A session closed inside a block rolls it back (executor/session.ts, close()): the Promise close()
+// A session closed inside a block rolls it back (executor/engine/session.ts, close()): the Promise close()
 // returns resolves once the block's rows are written back. Closed while a statement of the block
 // runs, it waits for the cancelled statement first; a pipeline's implicit block left without its
 // endPipeline (the client never sent Sync) and a COPY applied while the close waits are rolled

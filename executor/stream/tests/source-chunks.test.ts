@@ -1,5 +1,5 @@
 // A source's rows go through the views in chunks as they arrive, into the open epoch, which the
-// next barrier seals (executor/source/source-manager.ts, executor/stream/DESIGN.md "Chunks within
+// next barrier seals (executor/connectors/source-manager.ts, executor/stream/DESIGN.md "Chunks within
 // an epoch"). Every other writer first seals those chunks (WriteLock.drain), so while a Nexmark
 // source runs:
 // - a statement that fails (a CHECK violation) aborts only its own changes, never the source's
