@@ -317,7 +317,7 @@ export class StoreTableAccess implements TableAccess {
       this.maintainIndexes(relation, this.get(relation, relation.primaryKey.map((index) => row[index]!)), row);
     }
     if (relation.checks !== undefined && relation.checks.length > 0) {
-      // CHECK constraints are verified before the statement commits (session.ts verifyChecks).
+      // CHECK constraints are verified before the statement commits (engine/check-constraints.ts verifyChecks).
       let written = this.checkedWrites.get(relation.id);
       if (written === undefined) this.checkedWrites.set(relation.id, (written = { relation, rows: [] }));
       written.rows.push(row);

@@ -344,8 +344,8 @@ export function firstLocation(node: unknown): number | undefined {
 
 /**
  * CREATE TABLE name [(column names)] AS query: the catalog side. The table takes the query's
- * column names and types (`unknown` literals become text) and a hidden row id; the session fills
- * it with the query's rows in the same epoch.
+ * column names and types (`unknown` literals become text) and a hidden row id; ddl-statement.ts
+ * fills it with the query's rows in the same epoch.
  */
 export function createTableAs(
   into: { readonly rel?: RangeVar; readonly colNames?: readonly Node[] },
