@@ -32,7 +32,7 @@ import { S3ObjectStore } from '../storage/object-store/s3-object-store.js';
 import { openRocksStateStore } from '../storage/rocks-state-store.js';
 import type { StateTableSchema } from '../storage/state-table.js';
 import type { OpenOptions } from '../storage/rocksdb.js';
-import { WriteLock } from '../executor/engine-core.js';
+import { WriteLock } from '../executor/engine/engine-core.js';
 
 const scale = Number(process.env.BENCH_SCALE ?? '0.1');
 const ROW_BYTES = 1024;

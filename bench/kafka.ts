@@ -22,9 +22,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
-import { createEngine } from '../executor/create-engine.js';
-import type { Engine, Session } from '../executor/engine.js';
-import { NexmarkGenerator } from '../executor/source/generators/nexmark-generator.js';
+import { createEngine } from '../executor/engine/create-engine.js';
+import type { Engine, Session } from '../executor/engine/engine.js';
+import { NexmarkGenerator } from '../executor/connectors/generators/nexmark-generator.js';
 import type { Row } from '../sql/value.js';
 import { querySql, SOURCE_COLUMNS } from './nexmark.js';
 

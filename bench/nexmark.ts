@@ -27,9 +27,9 @@ import { fileURLToPath } from 'node:url';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { EngineMetrics } from '../executor/metrics/engine-metrics.js';
-import { createEngine } from '../executor/create-engine.js';
-import type { Engine, Session } from '../executor/engine.js';
-import { NexmarkGenerator } from '../executor/source/generators/nexmark-generator.js';
+import { createEngine } from '../executor/engine/create-engine.js';
+import type { Engine, Session } from '../executor/engine/engine.js';
+import { NexmarkGenerator } from '../executor/connectors/generators/nexmark-generator.js';
 import type { Row } from '../sql/value.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));

@@ -9,12 +9,12 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createEngine, type EngineOptions } from '../executor/create-engine.js';
-import type { Engine } from '../executor/engine.js';
+import { createEngine, type EngineOptions } from '../executor/engine/create-engine.js';
+import type { Engine } from '../executor/engine/engine.js';
 import { PgServer } from '../pgwire/server.js';
 import { SqlError } from '../sql/errors.js';
 import { CheckpointMetrics } from '../storage/checkpoint/checkpoint-metrics.js';
-import { SourceStatus } from '../executor/source/source-status.js';
+import { SourceStatus } from '../executor/connectors/source-status.js';
 import { EngineMetrics } from '../executor/metrics/engine-metrics.js';
 import { prometheusText } from '../executor/metrics/prometheus.js';
 import { statusJson } from '../executor/metrics/status.js';
@@ -368,6 +368,7 @@ async function serve(config: CliConfig): Promise<void> {
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     checkpointMetrics,
     onCheckpointError: (error) => process.stderr.write(`oxbow: checkpoint failed: ${error instanceof Error ? error.message : String(error)}\n`),
+    ...diagnostics(process.env),
   };
   let engine: Engine;
   try {
@@ -501,4 +502,30 @@ async function startMetrics(host: string, port: number, server: PgServer, engine
   const address = http.address();
   if (address !== null && typeof address !== 'string') process.stderr.write(`oxbow: metrics at http://${host}:${address.port}/metrics, dashboard at http://${host}:${address.port}/\n`);
   return http;
+}
+
+/**
+ * Tuning, tracing and fault injection from the environment, for tests and benchmarks (not flags:
+ * an operator never needs them). OXBOW_SOURCE_CHUNK_ROWS: rows a source pushes through the views
+ * between barriers (0: at the barrier); OXBOW_SOURCE_TRACE=1: a stderr line per source barrier;
+ * OXBOW_KAFKA_FAST_JSON=0: JSON messages through the general decoder; OXBOW_AGG_COMBINE_GROUPS:
+ * dirty groups a hash aggregate holds within an epoch (0: none); OXBOW_CHECKPOINT_TRACE=1: a
+ * stderr line per checkpoint phase; OXBOW_FAULT_KILL_AFTER_SINK_COMMIT=1: SIGKILL right after a
+ * sink's Kafka transaction commits, before the epoch holding its offsets does.
+ */
+function diagnostics(env: NodeJS.ProcessEnv): Pick<EngineOptions, 'tuning' | 'faults' | 'onCheckpointPhase'> {
+  const number = (name: string): number | undefined => (env[name] === undefined || env[name] === '' ? undefined : Number(env[name]));
+  const sourceChunkRows = number('OXBOW_SOURCE_CHUNK_ROWS');
+  const aggregateCombineGroups = number('OXBOW_AGG_COMBINE_GROUPS');
+  const tuning = {
+    ...(sourceChunkRows === undefined ? {} : { sourceChunkRows }),
+    ...(aggregateCombineGroups === undefined ? {} : { aggregateCombineGroups }),
+    ...(env['OXBOW_SOURCE_TRACE'] === '1' ? { sourceTrace: true } : {}),
+    ...(env['OXBOW_KAFKA_FAST_JSON'] === '0' ? { kafkaFastJson: false } : {}),
+  };
+  return {
+    tuning,
+    ...(env['OXBOW_FAULT_KILL_AFTER_SINK_COMMIT'] === '1' ? { faults: { afterSinkCommit: () => void process.kill(process.pid, 'SIGKILL') } } : {}),
+    ...(env['OXBOW_CHECKPOINT_TRACE'] === '1' ? { onCheckpointPhase: (phase: string, epoch: bigint) => void process.stderr.write(`oxbow: checkpoint ${phase} ${epoch}\n`) } : {}),
+  };
 }

@@ -13,7 +13,7 @@
 // of this class: the server keeps serving everyone else.
 
 import type { Socket } from 'node:net';
-import type { Engine, Notice, Session, SessionEvents } from '../executor/engine.js';
+import type { Engine, Notice, Session, SessionEvents } from '../executor/engine/engine.js';
 import { SqlError, SqlState, toSqlError, type SqlStateCode } from '../sql/errors.js';
 import type { EvalContext } from '../sql/functions.js';
 import { writeAuthenticationOk, writeAuthenticationSasl, writeAuthenticationSaslContinue, writeAuthenticationSaslFinal } from './backend/authentication.js';

@@ -11,7 +11,7 @@
 // undo rows. Bind and Describe re-plan a prepared statement whose catalog or search path changed
 // (0A000 when its result columns would change, as PostgreSQL's plan cache says).
 
-import type { ColumnDescription, PreparedStatement, Session } from '../executor/engine.js';
+import type { ColumnDescription, PreparedStatement, Session } from '../executor/engine/engine.js';
 import { SqlError, SqlState, type SqlStateCode } from '../sql/errors.js';
 import { typeFromOid, type DataType } from '../sql/types.js';
 import type { Value } from '../sql/value.js';

@@ -3,7 +3,7 @@
 // command tags, and the COPY sub-protocols. For the extended protocol a row limit may suspend the
 // portal; the caller keeps the cursor and calls again on the next Execute.
 
-import type { ColumnDescription, ExecuteResult, RowCursor } from '../executor/engine.js';
+import type { ColumnDescription, ExecuteResult, RowCursor } from '../executor/engine/engine.js';
 import { SqlError, SqlState } from '../sql/errors.js';
 import { writeCommandComplete, writeEmptyQueryResponse, writePortalSuspended } from './backend/completions.js';
 import { writeCopyData, writeCopyDone } from './backend/copy-data.js';

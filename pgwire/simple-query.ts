@@ -9,7 +9,7 @@ import { writeEmptyQueryResponse } from './backend/completions.js';
 import { writeRowDescription } from './backend/row-description.js';
 import { columnEncoders } from './value-codec.js';
 import type { Wire } from './wire.js';
-import type { ColumnDescription, PreparedStatement } from '../executor/engine.js';
+import type { ColumnDescription, PreparedStatement } from '../executor/engine/engine.js';
 import { sendResult, SynchronizationLost, synchronizationLostFatal } from './results.js';
 
 export async function simpleQuery(wire: Wire, sql: string): Promise<void> {

@@ -3,7 +3,7 @@
 // connection (connection.ts) implements it; keeping it an interface keeps the handlers small and
 // separately readable.
 
-import type { Session } from '../executor/engine.js';
+import type { Session } from '../executor/engine/engine.js';
 import type { SqlError } from '../sql/errors.js';
 import type { EvalContext } from '../sql/functions.js';
 import type { Frame } from './framer.js';

@@ -7,7 +7,7 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 import { resolveOperator, compareValues } from '../../sql/functions.js';
 import type { PlanOf } from '../../planner/plan.js';
 import { BATCH_SIZE, PAUSE, checkDeadline, sliceUsed, type Batches, type Runtime } from './runtime.js';
-import { compile } from './expression.js';
+import { compile } from '../expr/expression.js';
 
 function* series(plan: PlanOf<'TableFunction'>, args: Value[], runtime: Runtime): Iterable<Value> {
   const type = plan.args[0]!.type;

@@ -10,8 +10,8 @@ import { createIndex, createSchema, createView } from './create-objects.js';
 import { drop } from './drop.js';
 import { createFunction, dropFunction } from './function.js';
 import { alterTable, commentOn } from './alter-and-comment.js';
-import { createConnectorTable, createSource } from '../source/create-source.js';
-import { createSink } from '../sink/create-sink.js';
+import { createConnectorTable, createSource } from './create-source.js';
+import { createSink } from './create-sink.js';
 
 const ddlKinds = new Set([
   'CreateStmt',

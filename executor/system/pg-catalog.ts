@@ -33,9 +33,14 @@ import {
   type SystemContext,
 } from './system-context.js';
 
-export interface SystemTable {
+/**
+ * A system relation: its definition and its rows for one statement. A layer above system/ that
+ * provides rows from its own state declares the context it reads (`C`, the statement's
+ * SystemContext with its fields) and registers the relation with the engine (system-relations.ts).
+ */
+export interface SystemTable<C extends SystemContext = SystemContext> {
   readonly def: RelationDef;
-  rows(context: SystemContext): Row[];
+  rows(context: C): Row[];
 }
 
 function array(elements: Value[]): SqlArray {

@@ -11,7 +11,7 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 import type { Resolved, ScalarFunction } from '../../sql/functions.js';
 import { type, arrayOf, sameType, type DataType } from '../../sql/types.js';
 import type { SqlArray, Value } from '../../sql/value.js';
-import { formatTypeName, formatTypeOid } from '../type-names.js';
+import { formatTypeName, formatTypeOid } from '../catalog/type-names.js';
 import { aggregateSignatures, procTypeName, sessionProcByOid } from './pg-proc-signatures.js';
 import {
   constraintDefinition,

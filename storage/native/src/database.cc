@@ -181,7 +181,7 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
   table.block_cache = rocksdb::NewLRUCache(static_cast<size_t>(NumberOption(options, "blockCacheBytes", 64 << 20)));
   // memtableBudgetBytes > 0: a write buffer manager bounds every memtable together to that many
   // bytes and charges them to the block cache (RocksDB's way to give it one memory figure: the
-  // cache's capacity holds blocks and memtables; --memory-limit sizes both, executor/memory-manager.ts).
+  // cache's capacity holds blocks and memtables; --memory-limit sizes both, executor/engine/memory-manager.ts).
   const double memtableBudgetBytes = NumberOption(options, "memtableBudgetBytes", 0);
   if (memtableBudgetBytes > 0) {
     dbOptions.write_buffer_manager = std::make_shared<rocksdb::WriteBufferManager>(static_cast<size_t>(memtableBudgetBytes), table.block_cache);
