@@ -2,8 +2,8 @@
 // their literals (sql/parser/insert-values-shape.ts lifts the literals into parameters): the shape
 // is parsed once and planned once per catalog version and search path, and each statement runs the
 // cached plan with its literals as parameter values. What it saves per statement is the grammar
-// call and the planner (about 0.2 ms of a one-row INSERT's ~1 ms; BENCHMARKS.md, "Streaming
-// materialized views").
+// call and the planner (about 0.2 ms of a one-row INSERT's ~1 ms; BENCHMARKS.md, "One-row
+// INSERT to visible under a view").
 //
 // Exactness: a lifted literal is a parameter of the type PostgreSQL gives the literal (int4, int8,
 // numeric, bool; unknown for a string or NULL, so the column decides), and a string is converted

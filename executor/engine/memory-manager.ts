@@ -3,7 +3,7 @@
 // keeps the V8 heap inside its part by feedback from the live heap V8 measures at each full
 // collection.
 //
-// The parts of L (BENCHMARKS.md, "--memory-limit bounds the process"):
+// The parts of L (BENCHMARKS.md, "Memory under `--memory-limit`"):
 // - RocksDB: a block cache of L/8 (16 MiB to 256 MiB) that the memtables are charged to (a write
 //   buffer manager of half of it), so RocksDB's memory is one figure;
 // - the V8 heap: the rest, L minus RocksDB's part. V8 lets its heap grow past the live heap by the

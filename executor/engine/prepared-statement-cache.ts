@@ -4,7 +4,7 @@
 // against. Drivers that send every parameterized query as an unnamed statement (node-postgres'
 // `client.query(text, values)`: Parse, Bind, Describe, Execute, Sync each time) otherwise pay the
 // grammar and the planner on every execution, about 0.2 ms of a one-row INSERT (BENCHMARKS.md,
-// "Streaming materialized views").
+// "One-row INSERT to visible under a view").
 //
 // Exactness: a statement is a pure function of its text, the declared types, the catalog snapshot
 // and the search path (the planner reads nothing else; the session's other settings are read when

@@ -30,7 +30,7 @@ import { LargestFirstBudget, MAP_SLOT_BYTES, rowBytes, valueBytes } from '../../
  * (`HashJoinOperator.rowIds`), its source row id (`JOIN_ID`). A row whose count is 0 was deleted
  * (kept until compaction). One array instead of five (rows, counts, degrees, dirty flags, ids):
  * each of those had V8's 17-slot first growth, so a one-row group took about 1,000 bytes of arrays
- * (q4 at 3M events: 430 MiB of join cache charged 230; `BENCHMARKS.md`, "The heap q4 did not charge").
+ * (q4 at 3M events: 430 MiB of join cache charged 230; `BENCHMARKS.md`, "Nexmark").
  */
 export interface JoinGroup {
   readonly slots: unknown[];

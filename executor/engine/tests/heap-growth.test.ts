@@ -1,6 +1,6 @@
 // executor/engine/heap-growth.ts refuses percentages V8 would misread. Its effect (the heap kept within
 // the factor of the live heap) is measured at full size by bench/nexmark.ts (rss_*_quarter,
-// --memory-trace; BENCHMARKS.md "Memory at full size"), not here: V8's collection schedule is
+// --memory-trace; BENCHMARKS.md "Memory under `--memory-limit`"), not here: V8's collection schedule is
 // a heuristic a short test cannot pin down.
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_HEAP_GROWING_PERCENT, setHeapGrowingPercent } from '../heap-growth.js';
