@@ -34,6 +34,7 @@ import type {
   ColumnDescription,
   ExecuteOptions,
   ExecuteResult,
+  Notice,
   PreparedStatement,
   RowCursor,
   Session,
@@ -68,10 +69,16 @@ import { explainAnalyzedDataflow, explainAnalyzedPlan, profilePlan } from './met
 import { InsertShapeCache, literalParameters, type CachedShape } from './insert-shape-cache.js';
 import { PreparedStatementCache } from './prepared-statement-cache.js';
 import { RecordingTableAccess, UndoLog, undoLimits } from './implicit-transaction.js';
+import { savepointStatement, type SavepointAction } from './savepoints.js';
+import { closeOf, declareOf, fetchOf, SqlCursors } from './cursors.js';
+import { deallocateOf, executeOf, prepareOf, SqlPreparedStatements } from './prepared-statements-sql.js';
 
 type Utility =
   | { readonly kind: 'planned' }
-  | { readonly kind: 'transaction'; readonly statement: 'begin' | 'start' | 'commit' | 'rollback' | 'savepoint' }
+  | { readonly kind: 'transaction'; readonly statement: 'begin' | 'start' | 'commit' | 'rollback' }
+  | { readonly kind: 'savepoint'; readonly action: SavepointAction; readonly name: string }
+  | { readonly kind: 'sqlPrepared' }
+  | { readonly kind: 'cursor' }
   | { readonly kind: 'setting' }
   | { readonly kind: 'ddl' }
   | { readonly kind: 'copy' }
@@ -126,10 +133,24 @@ function classify(statement: ParsedStatement): Utility {
           return { kind: 'transaction', statement: 'commit' };
         case 'TRANS_STMT_ROLLBACK':
           return { kind: 'transaction', statement: 'rollback' };
+        case 'TRANS_STMT_SAVEPOINT':
+          return { kind: 'savepoint', action: 'savepoint', name: String(body.savepoint_name) };
+        case 'TRANS_STMT_RELEASE':
+          return { kind: 'savepoint', action: 'release', name: String(body.savepoint_name) };
+        case 'TRANS_STMT_ROLLBACK_TO':
+          return { kind: 'savepoint', action: 'rollbackTo', name: String(body.savepoint_name) };
         default:
-          return { kind: 'unsupported', message: 'savepoints and two-phase commit are not supported' };
+          return { kind: 'unsupported', message: 'two-phase commit (PREPARE TRANSACTION, COMMIT PREPARED, ROLLBACK PREPARED) is not supported' };
       }
     }
+    case 'PrepareStmt':
+    case 'ExecuteStmt':
+    case 'DeallocateStmt':
+      return { kind: 'sqlPrepared' };
+    case 'DeclareCursorStmt':
+    case 'FetchStmt':
+    case 'ClosePortalStmt':
+      return { kind: 'cursor' };
     case 'VariableSetStmt':
     case 'VariableShowStmt':
     case 'DiscardStmt':
@@ -219,6 +240,10 @@ export class EngineSession implements Session {
   private implicitKind: 'message' | 'pipeline' = 'message';
   /** The running statement follows another one in its pipeline's implicit block (PostgreSQL's XACT_FLAGS_PIPELINING). */
   private pipelinedStatement = false;
+  /** DECLARE ... CURSOR's cursors (cursors.ts). */
+  private readonly cursors = new SqlCursors();
+  /** PREPARE's statements by name (prepared-statements-sql.ts). */
+  private readonly sqlPrepared = new SqlPreparedStatements<OxbowPrepared>();
 
   constructor(
     private readonly core: EngineCore,
@@ -418,11 +443,27 @@ export class EngineSession implements Session {
       columns: utility.kind === 'setting' ? showColumns(parsed.node as Node) : utility.kind === 'explainView' ? QUERY_PLAN_COLUMNS : null,
     };
     if (eager && utility.kind === 'show') return { ...statement, columns: this.show(parsed).columns };
+    if (utility.kind === 'sqlPrepared' || utility.kind === 'cursor') return { ...statement, ...this.sqlStatementShape(parsed, declared, eager) };
     if (eager && utility.kind === 'planned') {
       const planned = this.plan(statement);
       return { ...statement, parameterTypes: planned.parameterTypes, columns: planned.columns, plan: { planned, catalog: this.core.catalog.snapshot, searchPath: this.currentSearchPath().key }, fixedResult: true };
     }
     return statement;
+  }
+
+  /** EXECUTE's and FETCH's result columns (known once PREPARE and DECLARE ran); DECLARE's parameter types when prepared by Parse. */
+  private sqlStatementShape(parsed: ParsedStatement, declared: readonly (DataType | undefined)[], eager: boolean): { columns: readonly ColumnDescription[] | null; parameterTypes?: readonly DataType[] } {
+    const node = parsed.node as Node;
+    if ('ExecuteStmt' in node) return { columns: this.sqlPrepared.peek(executeOf(node).name)?.columns ?? null };
+    if ('FetchStmt' in node) {
+      const fetch = (node as { FetchStmt: { portalname: string; ismove?: boolean } }).FetchStmt;
+      return { columns: fetch.ismove === true ? null : (this.cursors.describe(fetch.portalname)?.columns ?? null) };
+    }
+    if ('DeclareCursorStmt' in node && eager) {
+      const planned = this.planParsed({ node: declareOf(node).query, text: parsed.text, location: parsed.location }, declared);
+      return { columns: null, parameterTypes: planned.parameterTypes };
+    }
+    return { columns: null };
   }
 
   plannerContext(parameterTypes: readonly (DataType | undefined)[]): PlannerContext {
@@ -549,7 +590,7 @@ export class EngineSession implements Session {
   async execute(prepared: PreparedStatement, options: ExecuteOptions): Promise<ExecuteResult> {
     const statement = prepared as OxbowPrepared;
     if (this.closed) throw new SqlError(SqlState.connectionFailure, 'the session is closed');
-    if (this.status === 'failed' && !(statement.utility.kind === 'transaction' && (statement.utility.statement === 'commit' || statement.utility.statement === 'rollback'))) {
+    if (this.status === 'failed' && !endsFailedBlock(statement.utility)) {
       throw new SqlError(SqlState.inFailedSqlTransaction, 'current transaction is aborted, commands ignored until end of transaction block');
     }
     const controller = this.statementController();
@@ -612,7 +653,18 @@ export class EngineSession implements Session {
         return this.executePlannedStatement(statement, options, signal);
       case 'transaction':
         return { kind: 'command', commandTag: await this.transaction(utility.statement) };
+      case 'savepoint':
+        return { kind: 'command', commandTag: await savepointStatement(utility.action, utility.name, this.savepointHost()) };
+      case 'sqlPrepared':
+        return this.sqlPreparedStatement(statement, signal);
+      case 'cursor':
+        return this.cursorStatement(statement, options, signal);
       case 'setting':
+        if ((statement.parsed.node as { DiscardStmt?: { target?: string } }).DiscardStmt?.target === 'DISCARD_ALL' && this.blockContext() === 'none') {
+          // DISCARD ALL includes CLOSE ALL and DEALLOCATE ALL (a block's DISCARD ALL is 25001 in settingStatement).
+          this.cursors.close(undefined);
+          this.sqlPrepared.deallocate(undefined);
+        }
         return this.settingResult(this.settingInContext(statement.parsed.node as Node));
       case 'ddl':
         return { kind: 'command', commandTag: await this.ddl(statement, signal) };
@@ -693,7 +745,7 @@ export class EngineSession implements Session {
     return rowsResult(outcome.columns!, outcome.rows, () => outcome.commandTag);
   }
 
-  private async transaction(statement: 'begin' | 'start' | 'commit' | 'rollback' | 'savepoint'): Promise<string> {
+  private async transaction(statement: 'begin' | 'start' | 'commit' | 'rollback'): Promise<string> {
     switch (statement) {
       case 'begin':
       case 'start':
@@ -727,7 +779,6 @@ export class EngineSession implements Session {
         return wasFailed ? 'ROLLBACK' : 'COMMIT';
       }
       case 'rollback':
-      case 'savepoint':
         if (this.status === 'idle') {
           this.events.notice({ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'there is no transaction in progress' });
           // In a message's implicit block, ROLLBACK rolls it back (settings and rows).
@@ -740,6 +791,85 @@ export class EngineSession implements Session {
         this.status = 'idle';
         return 'ROLLBACK';
     }
+  }
+
+  /** What SAVEPOINT / RELEASE / ROLLBACK TO work on (savepoints.ts). */
+  private savepointHost() {
+    return {
+      status: this.status,
+      block: this.explicitBlock,
+      settings: this.settings,
+      core: this.core,
+      tableAccess: () => this.tableAccess(),
+      ddlInBlock: this.ddlInBlock,
+      cursorNames: () => this.cursors.names(),
+      closeCursorsExcept: (names: ReadonlySet<string>) => this.cursors.closeExcept(names),
+      resume: () => {
+        this.status = 'inTransaction';
+      },
+      notice: (notice: Notice) => this.events.notice(notice),
+    };
+  }
+
+  /** PREPARE / EXECUTE / DEALLOCATE (prepared-statements-sql.ts). */
+  private async sqlPreparedStatement(statement: OxbowPrepared, signal: AbortSignal): Promise<ExecuteResult> {
+    const node = statement.parsed.node as Node;
+    const parsed = statement.parsed;
+    if ('PrepareStmt' in node) {
+      const prepare = prepareOf(node);
+      this.sqlPrepared.checkFree(prepare.name);
+      const inner = this.prepared(statement.sql, { node: prepare.query, text: parsed.text, location: parsed.location }, prepare.declared, true);
+      this.sqlPrepared.add(prepare.name, inner, parsed.text);
+      return { kind: 'command', commandTag: 'PREPARE' };
+    }
+    if ('DeallocateStmt' in node) {
+      this.sqlPrepared.deallocate(deallocateOf(node));
+      return { kind: 'command', commandTag: 'DEALLOCATE' + (deallocateOf(node) === undefined ? ' ALL' : '') };
+    }
+    const execute = executeOf(node);
+    const inner = this.sqlPrepared.get(execute.name);
+    SqlPreparedStatements.checkCount(execute.name, inner.parameterTypes.length, execute.values.length);
+    let parameters: Value[] = [];
+    if (execute.values.length > 0) {
+      // The values as one SELECT of casts to the parameter types (PostgreSQL's EvaluateParams).
+      const targetList = execute.values.map((value, index) => ({ ResTarget: { val: { TypeCast: { arg: value, typeName: typeNameNode(inner.parameterTypes[index]!) } } } }));
+      const select = { SelectStmt: { targetList, limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' } } as unknown as Node;
+      const planned = this.planParsed({ node: select, text: parsed.text, location: parsed.location }, []);
+      const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: [], evalContext: this.evalContext(), signal });
+      parameters = result.rows[0]!.slice();
+    }
+    return this.executePlannedStatement(inner, { parameters }, signal);
+  }
+
+  /** DECLARE / FETCH / MOVE / CLOSE (cursors.ts). */
+  private async cursorStatement(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
+    const node = statement.parsed.node as Node;
+    if ('DeclareCursorStmt' in node) {
+      const declared = declareOf(node);
+      const inBlock = this.blockContext() === 'block';
+      if (!declared.hold && !inBlock) throw new SqlError(SqlState.noActiveSqlTransaction, 'DECLARE CURSOR can only be used in transaction blocks');
+      this.cursors.checkFree(declared.name);
+      const parsed = statement.parsed;
+      const planned = this.planParsed({ node: declared.query, text: parsed.text, location: parsed.location }, statement.parameterTypes);
+      if (planned.kind !== 'query' || planned.columns === null) throw new SqlError(SqlState.featureNotSupported, 'DECLARE CURSOR takes a query: a cursor over INSERT, UPDATE or DELETE is not supported');
+      const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: options.parameters, evalContext: this.evalContext(), signal });
+      this.cursors.declare(declared, planned.columns, result.rows, parsed.text, inBlock);
+      return { kind: 'command', commandTag: 'DECLARE CURSOR' };
+    }
+    if ('ClosePortalStmt' in node) {
+      this.cursors.close(closeOf(node));
+      return { kind: 'command', commandTag: closeOf(node) === undefined ? 'CLOSE CURSOR ALL' : 'CLOSE CURSOR' };
+    }
+    const fetch = fetchOf(node);
+    const fetched = this.cursors.fetch(fetch);
+    if (fetch.move) return { kind: 'command', commandTag: `MOVE ${fetched.rows.length}` };
+    const result = rowsResult(fetched.columns, fetched.rows, () => `FETCH ${fetched.rows.length}`);
+    return fetched.binary && result.kind === 'rows' ? { ...result, binary: true } : result;
+  }
+
+  /** A SQL cursor's result columns, for a Describe of its portal (psycopg's server-side cursors send one). */
+  describeCursor(name: string): { readonly columns: readonly ColumnDescription[]; readonly binary: boolean } | undefined {
+    return this.cursors.describe(name);
   }
 
   /** The undo log of the open block, implicit or explicit. */
@@ -758,6 +888,7 @@ export class EngineSession implements Session {
     this.explicitBlock = undefined;
     if (block === undefined) return;
     block.discardPending();
+    this.cursors.transactionEnded(commit);
     if (!commit) await this.rollBackRows(block, 'transaction block');
     this.ddlInBlock = 0;
   }
@@ -820,6 +951,7 @@ export class EngineSession implements Session {
     this.implicitBlock = undefined;
     block.discardPending();
     this.settings.endTransaction(commit);
+    this.cursors.transactionEnded(commit);
     if (!commit) await this.rollBackRows(block, 'query');
     this.ddlInBlock = 0;
   }
@@ -1211,6 +1343,19 @@ export class EngineSession implements Session {
     const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: [], evalContext: this.evalContext(), signal });
     return { columns: planned.columns ?? [], rows: result.rows };
   }
+}
+
+/** Statements a failed block runs: COMMIT, ROLLBACK, ROLLBACK TO SAVEPOINT. */
+function endsFailedBlock(utility: Utility): boolean {
+  if (utility.kind === 'transaction') return utility.statement === 'commit' || utility.statement === 'rollback';
+  return utility.kind === 'savepoint' && utility.action === 'rollbackTo';
+}
+
+/** A TypeName parse node for a type (EXECUTE's casts to the parameter types). */
+function typeNameNode(dataType: DataType): Node {
+  const [select] = parse(`SELECT NULL::${formatTypeName(dataType)}`);
+  const target = (select!.node as { SelectStmt: { targetList: { ResTarget: { val: { TypeCast: { typeName: Node } } } }[] } }).SelectStmt.targetList[0]!;
+  return target.ResTarget.val.TypeCast.typeName;
 }
 
 /** Result columns of the same names, types and type modifiers (PostgreSQL's equalTupleDescs for a result). */

@@ -53,10 +53,10 @@ export async function sendRows(wire: Wire, cursor: RowCursor, encoders: readonly
  * Sends a whole result (simple query, or the first Execute of a statement that returns no rows).
  * `encodersFor` picks the column encoders and, in the simple protocol, writes the RowDescription.
  */
-export async function sendResult(wire: Wire, result: ExecuteResult, encodersFor: (columns: readonly ColumnDescription[]) => ColumnEncoder[]): Promise<void> {
+export async function sendResult(wire: Wire, result: ExecuteResult, encodersFor: (columns: readonly ColumnDescription[], binary: boolean) => ColumnEncoder[]): Promise<void> {
   switch (result.kind) {
     case 'rows': {
-      const encoders = encodersFor(result.columns);
+      const encoders = encodersFor(result.columns, result.binary === true);
       try {
         const { count } = await sendRows(wire, result.cursor, encoders, 0);
         writeCommandComplete(wire.writer, result.commandTag(count));

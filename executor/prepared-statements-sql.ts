@@ -1,0 +1,93 @@
+// SQL-level PREPARE name [(types)] AS statement, EXECUTE name [(values)], DEALLOCATE [PREPARE]
+// name | ALL: the session's named statements, with PostgreSQL's errors (42P05 for a name taken,
+// 26000 for an unknown one, 42601 for a wrong number of values). The statement is planned at
+// PREPARE (its parameter types declared or inferred, as PostgreSQL infers them) and re-planned
+// when the catalog or search path changed (session.ts's currentPlan). EXECUTE's values are
+// expressions evaluated once, cast to the parameter types, before the statement runs. These names
+// are apart from the extended protocol's named statements (pgwire's), which PostgreSQL keeps in
+// the same namespace.
+
+import type { Node } from '@pgsql/types';
+import { SqlError, SqlState } from '../sql/errors.js';
+import type { DataType } from '../sql/types.js';
+import type { PreparedStatement } from './engine.js';
+import { dataTypeFromTypeName } from './type-names.js';
+
+/** Statements PREPARE accepts (PostgreSQL: SELECT, INSERT, UPDATE, DELETE, MERGE, VALUES). */
+const preparable = new Set(['SelectStmt', 'InsertStmt', 'UpdateStmt', 'DeleteStmt']);
+
+export interface PrepareStatement {
+  readonly name: string;
+  readonly declared: readonly (DataType | undefined)[];
+  readonly query: Node;
+}
+
+export function prepareOf(node: Node): PrepareStatement {
+  const body = (node as { PrepareStmt: { name: string; argtypes?: Node[]; query: Node } }).PrepareStmt;
+  const kind = Object.keys(body.query)[0] ?? '';
+  if (!preparable.has(kind)) throw new SqlError(SqlState.syntaxError, `syntax error: PREPARE takes SELECT, INSERT, UPDATE or DELETE`);
+  const declared = (body.argtypes ?? []).map((typeName) => {
+    const parsed = dataTypeFromTypeName((typeName as { TypeName: never }).TypeName);
+    return parsed.name === 'unknown' ? undefined : parsed;
+  });
+  return { name: body.name, declared, query: body.query };
+}
+
+export function executeOf(node: Node): { readonly name: string; readonly values: readonly Node[] } {
+  const body = (node as { ExecuteStmt: { name: string; params?: Node[] } }).ExecuteStmt;
+  return { name: body.name, values: body.params ?? [] };
+}
+
+/** DEALLOCATE's name (undefined: ALL). */
+export function deallocateOf(node: Node): string | undefined {
+  const body = (node as { DeallocateStmt: { name?: string; isall?: boolean } }).DeallocateStmt;
+  return body.isall === true ? undefined : body.name;
+}
+
+interface Named<T> {
+  readonly statement: T;
+  readonly text: string;
+  readonly preparedMillis: number;
+}
+
+/** One session's SQL-prepared statements by name. */
+export class SqlPreparedStatements<T extends PreparedStatement> {
+  private readonly named = new Map<string, Named<T>>();
+
+  checkFree(name: string): void {
+    if (this.named.has(name)) throw new SqlError(SqlState.duplicatePreparedStatement, `prepared statement "${name}" already exists`);
+  }
+
+  add(name: string, statement: T, text: string): void {
+    this.checkFree(name);
+    this.named.set(name, { statement, text, preparedMillis: Date.now() });
+  }
+
+  /** 26000 when unknown. */
+  get(name: string): T {
+    const found = this.named.get(name);
+    if (found === undefined) throw new SqlError(SqlState.invalidSqlStatementName, `prepared statement "${name}" does not exist`);
+    return found.statement;
+  }
+
+  peek(name: string): T | undefined {
+    return this.named.get(name)?.statement;
+  }
+
+  /** DEALLOCATE name (26000 when unknown) or ALL (undefined). */
+  deallocate(name: string | undefined): void {
+    if (name === undefined) this.named.clear();
+    else if (!this.named.delete(name)) throw new SqlError(SqlState.invalidSqlStatementName, `prepared statement "${name}" does not exist`);
+  }
+
+  /** 42601 unless the values match the parameters in number (PostgreSQL's EvaluateParams). */
+  static checkCount(name: string, expected: number, given: number): void {
+    if (expected !== given) {
+      throw new SqlError(SqlState.syntaxError, `wrong number of parameters for prepared statement "${name}"`, { detail: `Expected ${expected} parameters but got ${given}.` });
+    }
+  }
+
+  list(): { name: string; statement: string; parameterTypes: readonly DataType[]; preparedMillis: number }[] {
+    return [...this.named.entries()].map(([name, found]) => ({ name, statement: found.text, parameterTypes: found.statement.parameterTypes, preparedMillis: found.preparedMillis }));
+  }
+}
