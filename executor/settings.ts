@@ -165,7 +165,8 @@ function normalizeTimeZone(value: string): string {
 }
 
 function normalizeClientEncoding(value: string): string {
-  const lower = value.trim().toLowerCase().replace(/[-_]/g, '');
+  // asyncpg's startup packet quotes it ('utf-8'), which PostgreSQL accepts.
+  const lower = value.trim().replace(/^'(.*)'$/, '$1').toLowerCase().replace(/[-_]/g, '');
   if (lower === 'utf8' || lower === 'unicode') return 'UTF8';
   if (lower === 'sqlascii') return 'UTF8';
   throw new SqlError(SqlState.featureNotSupported, `client encoding "${value}" is not supported`, {

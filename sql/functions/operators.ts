@@ -248,6 +248,15 @@ for (const left of ['int2', 'int4', 'int8'] as const) {
   for (const right of ['int2', 'int4', 'int8'] as const) if (left !== right) defineCrossIntegerComparisons(left, right);
 }
 
+// name against text, in both orders (PostgreSQL 12's nameeqtext ... btnametextcmp): client
+// drivers' catalog queries compare pg_class.relname with a varchar parameter (SQLAlchemy's
+// `relname = $1::VARCHAR`), which PostgreSQL resolves to name = text.
+defineComparisons(type('name'), type('text'));
+defineComparisons(type('text'), type('name'));
+// "char" against text (PostgreSQL coerces "char" to text; psycopg2's `relkind = ANY (ARRAY['r', ...])`).
+defineComparisons(type('char'), type('text'));
+defineComparisons(type('text'), type('char'));
+
 // ---------------------------------------------------------------------------------------------
 // strings
 
