@@ -55,6 +55,10 @@ export type ExecuteResult =
       readonly columnCount: number;
       /** Feeds one CopyData payload. May throw a SqlError (bad row); pgwire then fails the COPY. */
       write(chunk: Uint8Array): void;
+      /** The listed columns' types: a binary COPY's fields are decoded by pgwire with these. */
+      readonly columnTypes?: readonly DataType[];
+      /** Binary format: rows of the listed columns' values, decoded by pgwire (write() is not called). */
+      writeRows?(rows: readonly Row[]): void;
       /** CopyDone: applies the rows atomically and returns the command tag (`COPY n`). */
       end(): Promise<string>;
       /** CopyFail or connection loss: nothing is applied. */
