@@ -48,6 +48,8 @@ interface Named<T> {
   readonly statement: T;
   readonly text: string;
   readonly preparedMillis: number;
+  /** EXECUTEs that got as far as running the statement (pg_prepared_statements.custom_plans). */
+  executions: number;
 }
 
 /** One session's SQL-prepared statements by name. */
@@ -60,7 +62,7 @@ export class SqlPreparedStatements<T extends PreparedStatement> {
 
   add(name: string, statement: T, text: string): void {
     this.checkFree(name);
-    this.named.set(name, { statement, text, preparedMillis: Date.now() });
+    this.named.set(name, { statement, text, preparedMillis: Date.now(), executions: 0 });
   }
 
   /** 26000 when unknown. */
@@ -68,6 +70,12 @@ export class SqlPreparedStatements<T extends PreparedStatement> {
     const found = this.named.get(name);
     if (found === undefined) throw new SqlError(SqlState.invalidSqlStatementName, `prepared statement "${name}" does not exist`);
     return found.statement;
+  }
+
+  /** An EXECUTE runs the statement (PostgreSQL counts each of the first five as a custom plan). */
+  executed(name: string): void {
+    const found = this.named.get(name);
+    if (found !== undefined) found.executions++;
   }
 
   peek(name: string): T | undefined {
@@ -87,7 +95,7 @@ export class SqlPreparedStatements<T extends PreparedStatement> {
     }
   }
 
-  list(): { name: string; statement: string; parameterTypes: readonly DataType[]; preparedMillis: number }[] {
-    return [...this.named.entries()].map(([name, found]) => ({ name, statement: found.text, parameterTypes: found.statement.parameterTypes, preparedMillis: found.preparedMillis }));
+  list(): { name: string; statement: string; parameterTypes: readonly DataType[]; preparedMillis: number; executions: number }[] {
+    return [...this.named.entries()].map(([name, found]) => ({ name, statement: found.text, parameterTypes: found.statement.parameterTypes, preparedMillis: found.preparedMillis, executions: found.executions }));
   }
 }

@@ -503,6 +503,7 @@ export class EngineSession implements Session {
       readableWindow: (relationId) => this.core.store.readableWindow(relationId),
       defaultRetentionMs: this.core.settings.timeTravelRetentionMs,
       status: this.core.status,
+      sessionObjects: { cursors: () => this.cursors.list(), preparedStatements: () => this.sqlPrepared.list() },
     };
   }
 
@@ -838,6 +839,7 @@ export class EngineSession implements Session {
       const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: [], evalContext: this.evalContext(), signal });
       parameters = result.rows[0]!.slice();
     }
+    this.sqlPrepared.executed(execute.name);
     return this.executePlannedStatement(inner, { parameters }, signal);
   }
 

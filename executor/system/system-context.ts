@@ -3,6 +3,7 @@
 // derived objects, attribute numbers, the display text of defaults and index definitions), so
 // pg_class, pg_attribute, pg_index and the pg_get_* functions agree with each other.
 
+import type { SessionObjects } from './session-cursors-relation.js';
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
 import type { ReadableWindow } from '../../storage/state-table.js';
 import type { ViewErrorRecord } from '../stream/view-errors.js';
@@ -34,6 +35,8 @@ export interface SystemContext {
   readonly defaultRetentionMs?: number;
   /** The engine's status API (executor/metrics/): objects, dataflows, state sizes, epochs, sessions. */
   readonly status?: EngineStatus;
+  /** The session's SQL cursors and prepared statements (pg_cursors, pg_prepared_statements). */
+  readonly sessionObjects?: SessionObjects;
 }
 
 /** The bootstrap superuser's OID; every object is owned by the session user under this OID. */

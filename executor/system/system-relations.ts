@@ -3,6 +3,7 @@
 // relation per statement, from the statement's catalog snapshot, so a statement joining pg_class
 // with itself sees one consistent state.
 
+import { pgCursorsTable, pgPreparedStatementsTable } from './session-cursors-relation.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Row } from '../../sql/value.js';
 import type { SystemRowSource } from '../table-access.js';
@@ -16,7 +17,7 @@ import { viewErrorsTable } from '../stream/view-errors-relation.js';
 import { backfillProgressTable } from './backfill-progress-relation.js';
 import { sourceErrorsTable, sourcePartitionsTable } from '../source/source-relations.js';
 
-const allTables: readonly SystemTable[] = [...pgCatalogTables, ...informationSchemaTables, viewErrorsTable, backfillProgressTable, sourceErrorsTable, sourcePartitionsTable, checkpointsTable, recoveryTable, timeTravelTable, ...operatorViewTables];
+const allTables: readonly SystemTable[] = [...pgCatalogTables, ...informationSchemaTables, viewErrorsTable, backfillProgressTable, sourceErrorsTable, sourcePartitionsTable, checkpointsTable, recoveryTable, timeTravelTable, ...operatorViewTables, pgCursorsTable, pgPreparedStatementsTable];
 const byId = new Map<number, SystemTable>(allTables.map((table) => [table.def.id, table]));
 
 export function systemRelationDefs(): RelationDef[] {
