@@ -8,7 +8,7 @@ import json
 import sys
 import warnings
 
-from sqlalchemy import Integer, String, create_engine, inspect, select, text
+from sqlalchemy import Integer, String, create_engine, event, inspect, select, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
 
@@ -39,6 +39,19 @@ def main() -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         engine = create_engine(url)
+        # Every server NOTICE and WARNING the driver receives (a rollback must not warn).
+        notices: list = []
+
+        @event.listens_for(engine, "connect")
+        def collect_notices(dbapi_connection, _record):
+            if hasattr(dbapi_connection, "add_notice_handler"):  # psycopg 3
+                dbapi_connection.add_notice_handler(
+                    lambda diag: notices.append(f"{diag.severity_nonlocalized}: {diag.message_primary}")
+                )
+            else:  # psycopg2 keeps them on the connection
+                notices_of_psycopg2.append(dbapi_connection)
+
+        notices_of_psycopg2: list = []
         Base.metadata.create_all(engine)
         with engine.begin() as conn:
             conn.execute(text("CREATE VIEW book_titles AS SELECT id, title FROM book"))
@@ -103,7 +116,10 @@ def main() -> None:
             out["streamed"] = [list(row) for row in result]
             conn.rollback()
         engine.dispose()
+    for connection in notices_of_psycopg2:
+        notices.extend(notice.strip() for notice in connection.notices)
     out["warnings"] = [str(w.message) for w in caught]
+    out["notices"] = notices
     print(json.dumps(out))
 
 
