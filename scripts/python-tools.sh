@@ -10,10 +10,10 @@ cd "$(dirname "$0")/.."
 venv="${OXBOW_PYTHON_VENV:-$PWD/.cache/python-tools}"
 # psycopg[binary] and psycopg2-binary ship their own libpq: no Debian libpq-dev needed.
 pins=(
-  "sqlalchemy==2.0.36"
-  "psycopg[binary]==3.2.3"
-  "psycopg2-binary==2.9.10"
-  "asyncpg==0.30.0"
+  "sqlalchemy==2.0.58"
+  "psycopg[binary]==3.2.13"
+  "psycopg2-binary==2.9.13"
+  "asyncpg==0.32.0"
 )
 stamp="$venv/.oxbow-pins"
 want="$(printf '%s\n' "${pins[@]}")"

@@ -32,7 +32,7 @@ const OBJECT_NUMBER_TYPES = new Set([26, 2205]);
 const knownDifferences: readonly { readonly start: string; readonly reason: string }[] = [
   { start: 'select pg_catalog.version()', reason: "version() names oxbow (SQLAlchemy reads the PostgreSQL 15 in front)" },
   { start: 'SELECT pg_catalog.pg_type.typname AS name, pg_catalog.format_type(pg_catalog.pg_type.typbasetype', reason: "domains: PostgreSQL lists information_schema's (cardinal_number ...), oxbow has none" },
-  { start: 'SELECT pg_catalog.pg_index.indrelid, cls_idx.relname AS relname_index', reason: 'pg_index.indoption is int2[] in oxbow, int2vector in PostgreSQL' },
+  { start: 'SELECT pg_catalog.pg_index.indrelid, ', reason: 'pg_index.indoption is int2[] in oxbow, int2vector in PostgreSQL' },
 ];
 
 type Outcome = { ok: true; columns: string[]; rows: (string | null)[][] } | { ok: false; code: string; message: string };
