@@ -68,21 +68,21 @@ function subtract(a: Value, b: Value, runtime: Runtime, type: PlanOf<'TableFunct
   return minus.fn.impl([a, b], runtime.evalContext);
 }
 
-/** generate_subscripts(array, dim [, reverse]): 1..n of a one-dimensional array's dimension 1 (oxbow's arrays start at 1). */
-function subscripts(args: Value[]): Value[] {
+/** generate_subscripts(array, dim [, reverse]): the subscripts of a dimension (1..n; an int2vector's or oidvector's 0..n-1). */
+function subscripts(args: Value[], lowerBound: number): Value[] {
   const [array, dim, reverse] = args;
   if (array === null || dim === null || array === undefined) return [];
   const dims = (array as SqlArray).dims ?? [(array as SqlArray).elements.length];
   const length = dims[Number(dim) - 1];
   if (length === undefined) return [];
   const out: Value[] = [];
-  for (let i = 1; i <= length; i++) out.push(i);
+  for (let i = lowerBound; i < lowerBound + length; i++) out.push(i);
   return reverse === true ? out.reverse() : out;
 }
 
 function valuesOf(plan: PlanOf<'TableFunction'>, name: string, args: Value[], runtime: Runtime): Iterable<Value> {
   if (name === 'generate_series') return series(plan, args, runtime);
-  if (name === 'generate_subscripts') return subscripts(args);
+  if (name === 'generate_subscripts') return subscripts(args, plan.args[0]!.type.vector === undefined ? 1 : 0);
   return args[0] === null ? [] : (args[0] as SqlArray).elements;
 }
 

@@ -210,8 +210,8 @@ const pgIndex = pg(
   [
     'indexrelid:oid', 'indrelid:oid', 'indnatts:int2', 'indnkeyatts:int2', 'indisunique:bool', 'indnullsnotdistinct:bool',
     'indisprimary:bool', 'indisexclusion:bool', 'indimmediate:bool', 'indisclustered:bool', 'indisvalid:bool',
-    'indcheckxmin:bool', 'indisready:bool', 'indislive:bool', 'indisreplident:bool', 'indkey:int2[]', 'indcollation:oid[]',
-    'indclass:oid[]', 'indoption:int2[]', 'indexprs:text', 'indpred:text',
+    'indcheckxmin:bool', 'indisready:bool', 'indislive:bool', 'indisreplident:bool', 'indkey:int2vector', 'indcollation:oidvector',
+    'indclass:oidvector', 'indoption:int2vector', 'indexprs:text', 'indpred:text',
   ],
   (context) =>
     indexRelations(context).map((index) => {

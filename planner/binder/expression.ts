@@ -358,10 +358,11 @@ export class ExpressionBinder {
 
 const subscriptCache = new Map<string, ScalarFunction>();
 
-/** The subscript of a one-dimensional array: 1-based, NULL outside the bounds (PostgreSQL). */
+/** The subscript of a one-dimensional array: 1-based (int2vector / oidvector: 0-based), NULL outside the bounds (PostgreSQL). */
 function subscriptFunction(arrayType: DataType): ScalarFunction {
   const key = JSON.stringify(arrayType);
   let fn = subscriptCache.get(key);
+  const base = arrayType.vector === undefined ? 1 : 0;
   if (fn === undefined) {
     fn = Object.freeze({
       name: 'array_subscript',
@@ -369,7 +370,7 @@ function subscriptFunction(arrayType: DataType): ScalarFunction {
       returnType: arrayType.element!,
       strict: true,
       volatility: 'immutable' as const,
-      impl: ([array, index]: Value[]) => (array as SqlArray).elements[(index as number) - 1] ?? null,
+      impl: ([array, index]: Value[]) => (array as SqlArray).elements[(index as number) - base] ?? null,
       oid: 0,
     });
     subscriptCache.set(key, fn);

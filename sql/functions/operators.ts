@@ -6,7 +6,7 @@
 
 import { SqlError, SqlState } from '../errors.js';
 import type { DataType, TypeName } from '../types.js';
-import { arrayOf, type } from '../types.js';
+import { arrayOf, type, vectorOf } from '../types.js';
 import type { Interval, SqlArray, Value } from '../value.js';
 import type { EvalContext } from '../eval-context.js';
 import { Numeric } from '../numeric.js';
@@ -253,6 +253,9 @@ for (const left of ['int2', 'int4', 'int8'] as const) {
 // `relname = $1::VARCHAR`), which PostgreSQL resolves to name = text.
 defineComparisons(type('name'), type('text'));
 defineComparisons(type('text'), type('name'));
+// int2vector and oidvector (pg_index.indkey, indclass) compare as their arrays.
+defineComparisons(vectorOf('int2vector'), vectorOf('int2vector'));
+defineComparisons(vectorOf('oidvector'), vectorOf('oidvector'), [679, 619, 677, 678, 681, 680]);
 // "char" against text (PostgreSQL coerces "char" to text; psycopg2's `relkind = ANY (ARRAY['r', ...])`).
 defineComparisons(type('char'), type('text'));
 defineComparisons(type('text'), type('char'));

@@ -4,8 +4,6 @@
 // savepoint (begin_nested) rolled back, the inspector, stream_results over a server-side cursor)
 // runs on both servers and must see the same things, with no Python warning and no server NOTICE
 // or WARNING (a ROLLBACK oxbow took for one outside a block would warn).
-// Index reflection is a known gap: SQLAlchemy reads pg_index.indoption as int2vector text
-// ("0 0"), which oxbow has as int2[] (no int2vector type yet).
 
 import { describe, expect, it } from 'vitest';
 import { startOxbow, type OxbowServer } from '../support/server.js';
@@ -60,9 +58,9 @@ for (const driver of drivers) {
       expect(theirs.notices).toEqual([]);
     });
 
-    // Known gap: pg_index.indoption is int2[] in oxbow, int2vector (text "0 0") in PostgreSQL.
-    it.fails('the inspector reflects indexes as on PostgreSQL (needs an int2vector type)', () => {
+    it('the inspector reflects indexes as on PostgreSQL', () => {
       expect(ours.indexes_error).toBeUndefined();
+      expect(ours.indexes).toEqual([{ name: 'ix_book_author_id', columns: ['author_id'], unique: false }]);
       expect(ours.indexes).toEqual(theirs.indexes);
     });
   });
