@@ -9,7 +9,7 @@
 import type { RelationDef } from '../../sql/catalog.js';
 import * as functions from '../../sql/functions.js';
 import { aggregateSignatures, PSEUDO_TYPES, procSignature, sessionProcSignatures } from './pg-proc-signatures.js';
-import { TYPES, typeOid, type DataType, type TypeName } from '../../sql/types.js';
+import { TYPES, typeOid, VECTOR_OIDS, type DataType, type TypeName } from '../../sql/types.js';
 import type { Row, SqlArray, Value } from '../../sql/value.js';
 import { systemRelation } from './system-columns.js';
 import {
@@ -175,6 +175,17 @@ const pgType = pg(
         'P', false, true, ',', 0, 0,
         0, 0, 0, 0, 0, 0, 0,
         0, 0, pseudo.name === 'internal' ? 'd' : 'i', 'p', false, 0,
+        -1, 0, 0, null,
+      ]);
+    }
+    // int2vector and oidvector (pg_index's columns): arrays of int2 / oid under their own OIDs, so
+    // a driver's type introspection (asyncpg's) finds their element.
+    for (const [oid, name, element, arrayOid] of [[VECTOR_OIDS.int2vector, 'int2vector', TYPES.int2.oid, 1006], [VECTOR_OIDS.oidvector, 'oidvector', TYPES.oid.oid, 1013]] as const) {
+      rows.push([
+        oid, name, 11, OWNER_OID, -1, false, 'b',
+        'A', false, true, ',', 0, 0,
+        element, arrayOid, 0, 0, 0, 0, 0,
+        0, 0, 'i', 'p', false, 0,
         -1, 0, 0, null,
       ]);
     }

@@ -30,7 +30,9 @@ describe('asyncpg', () => {
     expect(ours.filtered).toEqual([[1, 'a'], [2, 'b']]);
     expect(ours.count).toBe(3);
     expect(ours.prepared).toEqual(['b', 'c']);
-    for (const key of ['row', 'filtered', 'count', 'prepared']) expect(ours[key], key).toEqual(theirs[key]);
+    // pg_index's int2vector and oidvector, decoded after asyncpg's own type introspection.
+    expect(ours.introspected).toEqual([[[1], [1978], [0]]]);
+    for (const key of ['row', 'filtered', 'count', 'prepared', 'introspected']) expect(ours[key], key).toEqual(theirs[key]);
   });
 
   it('copy_records_to_table (binary COPY) and copy_to_table, COPY out', () => {

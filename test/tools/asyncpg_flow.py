@@ -39,6 +39,11 @@ async def main() -> None:
     out["filtered"] = [tuple(r) for r in await conn.fetch(
         "SELECT id, sensor FROM reading WHERE value > $1 OR sensor = ANY($2::text[]) ORDER BY id", 2.0, ["a"])]
     out["count"] = await conn.fetchval("SELECT count(*) FROM reading")
+    # int2vector and oidvector have no codec in asyncpg: it introspects them in pg_type.
+    out["introspected"] = [
+        list(map(list, r)) for r in await conn.fetch(
+            "SELECT indkey, indclass, indoption FROM pg_index WHERE indrelid = 'reading'::regclass")
+    ]
     # A prepared statement used twice.
     statement = await conn.prepare("SELECT sensor FROM reading WHERE id = $1")
     out["prepared"] = [await statement.fetchval(2), await statement.fetchval(3)]

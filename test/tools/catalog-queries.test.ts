@@ -3,7 +3,8 @@
 // record-catalog-queries.mjs), sent to PostgreSQL 15 and to oxbow over the same schema (made by
 // the same driver scripts on both) and compared: the same success or SQLSTATE, the same column
 // names, and the same rows, but for values of oid and regclass columns (a table's OID differs
-// between the two; built-in types' OIDs are PostgreSQL's in oxbow too).
+// between the two; built-in types' OIDs are PostgreSQL's in oxbow too). Rows compare as sorted
+// lists: an ORDER BY with ties (asyncpg's `ORDER BY depth DESC`) leaves their order to the plan.
 
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
@@ -44,7 +45,9 @@ async function run(client: pg.Client, query: Recorded): Promise<Outcome> {
     return {
       ok: true,
       columns: result.fields.map((field) => field.name),
-      rows: (result.rows as (string | null)[][]).map((row) => row.map((value, index) => (keep[index] ? value : '<oid>'))),
+      rows: (result.rows as (string | null)[][])
+        .map((row) => row.map((value, index) => (keep[index] ? value : '<oid>')))
+        .sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : JSON.stringify(a) > JSON.stringify(b) ? 1 : 0)),
     };
   } catch (error) {
     const failure = error as { code?: string; message: string };
