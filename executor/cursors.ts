@@ -12,7 +12,7 @@
 import type { Node } from '@pgsql/types';
 import { SqlError, SqlState } from '../sql/errors.js';
 import type { Row } from '../sql/value.js';
-import type { ColumnDescription } from './engine.js';
+import type { ColumnDescription, ExecuteResult } from './engine.js';
 
 /** The cursor options bits of DeclareCursorStmt (PostgreSQL's parsenodes.h). */
 const CURSOR_OPT_BINARY = 0x1;
@@ -138,4 +138,44 @@ export class SqlCursors {
   get size(): number {
     return this.cursors.size;
   }
+}
+
+/** What a cursor statement needs from the session. */
+export interface CursorHost {
+  readonly cursors: SqlCursors;
+  /** The statement runs in a transaction block (explicit, or a multi-statement Query's). */
+  readonly inBlock: boolean;
+  /** Plans and runs DECLARE's query with the statement's parameters; undefined when it is not a query. */
+  run(query: Node): Promise<{ readonly columns: readonly ColumnDescription[]; readonly rows: Row[] } | undefined>;
+  rowsResult(columns: readonly ColumnDescription[], rows: Row[], commandTag: () => string): ExecuteResult;
+}
+
+/** FETCH's result columns while preparing it (the cursor's, once DECLARE ran); null for MOVE and CLOSE. */
+export function fetchColumns(node: Node, cursors: SqlCursors): readonly ColumnDescription[] | null {
+  const fetch = (node as { FetchStmt?: { portalname: string; ismove?: boolean } }).FetchStmt;
+  if (fetch === undefined || fetch.ismove === true) return null;
+  return cursors.describe(fetch.portalname)?.columns ?? null;
+}
+
+/** DECLARE / FETCH / MOVE / CLOSE. */
+export async function cursorStatement(node: Node, text: string, host: CursorHost): Promise<ExecuteResult> {
+  if ('DeclareCursorStmt' in node) {
+    const declared = declareOf(node);
+    if (!declared.hold && !host.inBlock) throw new SqlError(SqlState.noActiveSqlTransaction, 'DECLARE CURSOR can only be used in transaction blocks');
+    host.cursors.checkFree(declared.name);
+    const result = await host.run(declared.query);
+    if (result === undefined) throw new SqlError(SqlState.featureNotSupported, 'DECLARE CURSOR takes a query: a cursor over INSERT, UPDATE or DELETE is not supported');
+    host.cursors.declare(declared, result.columns, result.rows, text, host.inBlock);
+    return { kind: 'command', commandTag: 'DECLARE CURSOR' };
+  }
+  if ('ClosePortalStmt' in node) {
+    const name = closeOf(node);
+    host.cursors.close(name);
+    return { kind: 'command', commandTag: name === undefined ? 'CLOSE CURSOR ALL' : 'CLOSE CURSOR' };
+  }
+  const fetch = fetchOf(node);
+  const fetched = host.cursors.fetch(fetch);
+  if (fetch.move) return { kind: 'command', commandTag: `MOVE ${fetched.rows.length}` };
+  const result = host.rowsResult(fetched.columns, fetched.rows, () => `FETCH ${fetched.rows.length}`);
+  return fetched.binary && result.kind === 'rows' ? { ...result, binary: true } : result;
 }

@@ -10,8 +10,10 @@
 import type { Node } from '@pgsql/types';
 import { SqlError, SqlState } from '../sql/errors.js';
 import type { DataType } from '../sql/types.js';
-import type { PreparedStatement } from './engine.js';
-import { dataTypeFromTypeName } from './type-names.js';
+import type { Value } from '../sql/value.js';
+import { parse } from '../sql/parser/index.js';
+import type { ExecuteResult, PreparedStatement } from './engine.js';
+import { dataTypeFromTypeName, formatTypeName } from './type-names.js';
 
 /** Statements PREPARE accepts (PostgreSQL: SELECT, INSERT, UPDATE, DELETE, MERGE, VALUES). */
 const preparable = new Set(['SelectStmt', 'InsertStmt', 'UpdateStmt', 'DeleteStmt']);
@@ -98,4 +100,48 @@ export class SqlPreparedStatements<T extends PreparedStatement> {
   list(): { name: string; statement: string; parameterTypes: readonly DataType[]; preparedMillis: number; executions: number }[] {
     return [...this.named.entries()].map(([name, found]) => ({ name, statement: found.text, parameterTypes: found.statement.parameterTypes, preparedMillis: found.preparedMillis, executions: found.executions }));
   }
+}
+
+/** What PREPARE / EXECUTE / DEALLOCATE need from the session. */
+export interface SqlPreparedHost<T extends PreparedStatement> {
+  readonly statements: SqlPreparedStatements<T>;
+  /** Plans the statement PREPARE names, with the declared parameter types. */
+  prepare(query: Node, declared: readonly (DataType | undefined)[]): T;
+  /** Runs a one-row SELECT (EXECUTE's values cast to the parameter types) to its values. */
+  evaluate(select: Node): Promise<Value[]>;
+  /** Runs a prepared statement with parameter values. */
+  execute(statement: T, parameters: readonly Value[]): Promise<ExecuteResult>;
+}
+
+/** PREPARE / EXECUTE / DEALLOCATE. */
+export async function sqlPreparedStatement<T extends PreparedStatement>(node: Node, text: string, host: SqlPreparedHost<T>): Promise<ExecuteResult> {
+  if ('PrepareStmt' in node) {
+    const prepare = prepareOf(node);
+    host.statements.checkFree(prepare.name);
+    host.statements.add(prepare.name, host.prepare(prepare.query, prepare.declared), text);
+    return { kind: 'command', commandTag: 'PREPARE' };
+  }
+  if ('DeallocateStmt' in node) {
+    const name = deallocateOf(node);
+    host.statements.deallocate(name);
+    return { kind: 'command', commandTag: name === undefined ? 'DEALLOCATE ALL' : 'DEALLOCATE' };
+  }
+  const execute = executeOf(node);
+  const statement = host.statements.get(execute.name);
+  SqlPreparedStatements.checkCount(execute.name, statement.parameterTypes.length, execute.values.length);
+  let parameters: Value[] = [];
+  if (execute.values.length > 0) {
+    // The values as one SELECT of casts to the parameter types (PostgreSQL's EvaluateParams).
+    const targetList = execute.values.map((value, index) => ({ ResTarget: { val: { TypeCast: { arg: value, typeName: typeNameNode(statement.parameterTypes[index]!) } } } }));
+    parameters = await host.evaluate({ SelectStmt: { targetList, limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' } } as unknown as Node);
+  }
+  host.statements.executed(execute.name);
+  return host.execute(statement, parameters);
+}
+
+/** A TypeName parse node for a type (EXECUTE's casts to the parameter types). */
+function typeNameNode(dataType: DataType): Node {
+  const [select] = parse(`SELECT NULL::${formatTypeName(dataType)}`);
+  const target = (select!.node as { SelectStmt: { targetList: { ResTarget: { val: { TypeCast: { typeName: Node } } } }[] } }).SelectStmt.targetList[0]!;
+  return target.ResTarget.val.TypeCast.typeName;
 }

@@ -70,8 +70,8 @@ import { InsertShapeCache, literalParameters, type CachedShape } from './insert-
 import { PreparedStatementCache } from './prepared-statement-cache.js';
 import { RecordingTableAccess, UndoLog, undoLimits } from './implicit-transaction.js';
 import { savepointStatement, type SavepointAction } from './savepoints.js';
-import { closeOf, declareOf, fetchOf, SqlCursors } from './cursors.js';
-import { deallocateOf, executeOf, prepareOf, SqlPreparedStatements } from './prepared-statements-sql.js';
+import { cursorStatement, declareOf, fetchColumns, SqlCursors } from './cursors.js';
+import { executeOf, sqlPreparedStatement, SqlPreparedStatements } from './prepared-statements-sql.js';
 
 type Utility =
   | { readonly kind: 'planned' }
@@ -455,15 +455,9 @@ export class EngineSession implements Session {
   private sqlStatementShape(parsed: ParsedStatement, declared: readonly (DataType | undefined)[], eager: boolean): { columns: readonly ColumnDescription[] | null; parameterTypes?: readonly DataType[] } {
     const node = parsed.node as Node;
     if ('ExecuteStmt' in node) return { columns: this.sqlPrepared.peek(executeOf(node).name)?.columns ?? null };
-    if ('FetchStmt' in node) {
-      const fetch = (node as { FetchStmt: { portalname: string; ismove?: boolean } }).FetchStmt;
-      return { columns: fetch.ismove === true ? null : (this.cursors.describe(fetch.portalname)?.columns ?? null) };
-    }
-    if ('DeclareCursorStmt' in node && eager) {
-      const planned = this.planParsed({ node: declareOf(node).query, text: parsed.text, location: parsed.location }, declared);
-      return { columns: null, parameterTypes: planned.parameterTypes };
-    }
-    return { columns: null };
+    if (!('DeclareCursorStmt' in node) || !eager) return { columns: fetchColumns(node, this.cursors) };
+    const planned = this.planParsed({ node: declareOf(node).query, text: parsed.text, location: parsed.location }, declared);
+    return { columns: null, parameterTypes: planned.parameterTypes };
   }
 
   plannerContext(parameterTypes: readonly (DataType | undefined)[]): PlannerContext {
@@ -813,60 +807,30 @@ export class EngineSession implements Session {
   }
 
   /** PREPARE / EXECUTE / DEALLOCATE (prepared-statements-sql.ts). */
-  private async sqlPreparedStatement(statement: OxbowPrepared, signal: AbortSignal): Promise<ExecuteResult> {
-    const node = statement.parsed.node as Node;
+  private sqlPreparedStatement(statement: OxbowPrepared, signal: AbortSignal): Promise<ExecuteResult> {
     const parsed = statement.parsed;
-    if ('PrepareStmt' in node) {
-      const prepare = prepareOf(node);
-      this.sqlPrepared.checkFree(prepare.name);
-      const inner = this.prepared(statement.sql, { node: prepare.query, text: parsed.text, location: parsed.location }, prepare.declared, true);
-      this.sqlPrepared.add(prepare.name, inner, parsed.text);
-      return { kind: 'command', commandTag: 'PREPARE' };
-    }
-    if ('DeallocateStmt' in node) {
-      this.sqlPrepared.deallocate(deallocateOf(node));
-      return { kind: 'command', commandTag: 'DEALLOCATE' + (deallocateOf(node) === undefined ? ' ALL' : '') };
-    }
-    const execute = executeOf(node);
-    const inner = this.sqlPrepared.get(execute.name);
-    SqlPreparedStatements.checkCount(execute.name, inner.parameterTypes.length, execute.values.length);
-    let parameters: Value[] = [];
-    if (execute.values.length > 0) {
-      // The values as one SELECT of casts to the parameter types (PostgreSQL's EvaluateParams).
-      const targetList = execute.values.map((value, index) => ({ ResTarget: { val: { TypeCast: { arg: value, typeName: typeNameNode(inner.parameterTypes[index]!) } } } }));
-      const select = { SelectStmt: { targetList, limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' } } as unknown as Node;
-      const planned = this.planParsed({ node: select, text: parsed.text, location: parsed.location }, []);
-      const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: [], evalContext: this.evalContext(), signal });
-      parameters = result.rows[0]!.slice();
-    }
-    this.sqlPrepared.executed(execute.name);
-    return this.executePlannedStatement(inner, { parameters }, signal);
+    return sqlPreparedStatement(parsed.node as Node, parsed.text, {
+      statements: this.sqlPrepared,
+      prepare: (query, declared) => this.prepared(statement.sql, { node: query, text: parsed.text, location: parsed.location }, declared, true),
+      evaluate: async (select) => (await this.runQuery({ node: select, text: parsed.text, location: parsed.location }, signal)).rows[0]!.slice(),
+      execute: (inner, parameters) => this.executePlannedStatement(inner, { parameters }, signal),
+    });
   }
 
   /** DECLARE / FETCH / MOVE / CLOSE (cursors.ts). */
-  private async cursorStatement(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
-    const node = statement.parsed.node as Node;
-    if ('DeclareCursorStmt' in node) {
-      const declared = declareOf(node);
-      const inBlock = this.blockContext() === 'block';
-      if (!declared.hold && !inBlock) throw new SqlError(SqlState.noActiveSqlTransaction, 'DECLARE CURSOR can only be used in transaction blocks');
-      this.cursors.checkFree(declared.name);
-      const parsed = statement.parsed;
-      const planned = this.planParsed({ node: declared.query, text: parsed.text, location: parsed.location }, statement.parameterTypes);
-      if (planned.kind !== 'query' || planned.columns === null) throw new SqlError(SqlState.featureNotSupported, 'DECLARE CURSOR takes a query: a cursor over INSERT, UPDATE or DELETE is not supported');
-      const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: options.parameters, evalContext: this.evalContext(), signal });
-      this.cursors.declare(declared, planned.columns, result.rows, parsed.text, inBlock);
-      return { kind: 'command', commandTag: 'DECLARE CURSOR' };
-    }
-    if ('ClosePortalStmt' in node) {
-      this.cursors.close(closeOf(node));
-      return { kind: 'command', commandTag: closeOf(node) === undefined ? 'CLOSE CURSOR ALL' : 'CLOSE CURSOR' };
-    }
-    const fetch = fetchOf(node);
-    const fetched = this.cursors.fetch(fetch);
-    if (fetch.move) return { kind: 'command', commandTag: `MOVE ${fetched.rows.length}` };
-    const result = rowsResult(fetched.columns, fetched.rows, () => `FETCH ${fetched.rows.length}`);
-    return fetched.binary && result.kind === 'rows' ? { ...result, binary: true } : result;
+  private cursorStatement(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
+    const parsed = statement.parsed;
+    return cursorStatement(parsed.node as Node, parsed.text, {
+      cursors: this.cursors,
+      inBlock: this.blockContext() === 'block',
+      run: async (query) => {
+        const planned = this.planParsed({ node: query, text: parsed.text, location: parsed.location }, statement.parameterTypes);
+        if (planned.kind !== 'query' || planned.columns === null) return undefined;
+        const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: options.parameters, evalContext: this.evalContext(), signal });
+        return { columns: planned.columns, rows: result.rows };
+      },
+      rowsResult,
+    });
   }
 
   /** A SQL cursor's result columns, for a Describe of its portal (psycopg's server-side cursors send one). */
@@ -1351,13 +1315,6 @@ export class EngineSession implements Session {
 function endsFailedBlock(utility: Utility): boolean {
   if (utility.kind === 'transaction') return utility.statement === 'commit' || utility.statement === 'rollback';
   return utility.kind === 'savepoint' && utility.action === 'rollbackTo';
-}
-
-/** A TypeName parse node for a type (EXECUTE's casts to the parameter types). */
-function typeNameNode(dataType: DataType): Node {
-  const [select] = parse(`SELECT NULL::${formatTypeName(dataType)}`);
-  const target = (select!.node as { SelectStmt: { targetList: { ResTarget: { val: { TypeCast: { typeName: Node } } } }[] } }).SelectStmt.targetList[0]!;
-  return target.ResTarget.val.TypeCast.typeName;
 }
 
 /** Result columns of the same names, types and type modifiers (PostgreSQL's equalTupleDescs for a result). */
