@@ -111,6 +111,12 @@ export class ExtendedQuery {
       this.writeColumns(statement.columns, null);
       return;
     }
+    const cursor = this.portals.has(message.name) ? undefined : this.session.describeCursor?.(message.name);
+    if (cursor !== undefined) {
+      // A SQL cursor (DECLARE) is a portal too: its columns, in its format.
+      this.writeColumns(cursor.columns, [cursor.binary ? 1 : 0]);
+      return;
+    }
     const portal = this.portal(message.name);
     this.writeColumns(portal.rows?.result.columns ?? portal.statement.columns, portal.formats);
   }

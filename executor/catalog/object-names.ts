@@ -21,6 +21,8 @@ function functionByOid(oid: number): ScalarFunction | undefined {
 }
 
 export function objectName(catalog: CatalogSnapshot, searchPath: readonly string[], type: TypeName, oid: number): string | undefined {
+  // InvalidOid prints as "-" for every reg* type (PostgreSQL's regclassout, regtypeout ...).
+  if (oid === 0) return '-';
   switch (type) {
     case 'regclass': {
       const relation = catalog.relationById(oid);

@@ -1,4 +1,5 @@
-// COPY table [(columns)] FROM STDIN and COPY table|(query) TO STDOUT, text and CSV formats.
+// COPY table [(columns)] FROM STDIN (text, CSV, and binary: its rows decoded by pgwire) and
+// COPY table|(query) TO STDOUT (text and CSV).
 //
 // COPY FROM checks each row as its CopyData arrives (so a bad row fails early, with the line in
 // the CONTEXT field as PostgreSQL reports it) and buffers the converted rows; CopyDone applies
@@ -55,7 +56,7 @@ function booleanOption(name: string, value: string | undefined): boolean {
 }
 
 /** COPY's WITH options, PostgreSQL's checks. */
-export function copyOptions(elements: readonly Node[]): CopyFormatOptions {
+export function copyOptions(elements: readonly Node[]): CopyFormatOptions & { readonly binary?: true } {
   let format: 'text' | 'csv' = 'text';
   const given: Record<string, string | undefined> = {};
   for (const item of elements) {
@@ -66,7 +67,13 @@ export function copyOptions(elements: readonly Node[]): CopyFormatOptions {
   }
   if (given.format !== undefined) {
     const value = given.format.toLowerCase();
-    if (value === 'binary') throw new SqlError(SqlState.featureNotSupported, 'COPY BINARY is not supported');
+    if (value === 'binary') {
+      // PostgreSQL's binary COPY file format (pgwire decodes it with the types' receive functions).
+      for (const name of ['delimiter', 'null', 'header', 'quote', 'escape']) {
+        if (name in given) throw new SqlError(SqlState.syntaxError, `cannot specify ${name.toUpperCase()} in BINARY mode`);
+      }
+      return { ...defaultCopyOptions('text'), binary: true };
+    }
     if (value !== 'text' && value !== 'csv') throw new SqlError(SqlState.invalidParameterValue, `COPY format "${given.format}" not recognized`);
     format = value;
   }
@@ -129,13 +136,17 @@ export async function prepareCopy(parsed: ParsedStatement, plan: CopyStatementPl
     });
   }
   const options = copyOptions(statement.options ?? []);
+  if (options.binary === true) {
+    if (statement.is_from !== true) throw new SqlError(SqlState.featureNotSupported, 'COPY TO STDOUT in binary format is not supported');
+    return copyFrom(statement, options, plan, true);
+  }
   if (statement.is_from === true) return copyFrom(statement, options, plan);
   return copyTo(statement, parsed, options, plan);
 }
 
 // ---- COPY FROM ------------------------------------------------------------------------------
 
-async function copyFrom(statement: CopyStmt, options: CopyFormatOptions, plan: CopyStatementPlan): Promise<ExecuteResult> {
+async function copyFrom(statement: CopyStmt, options: CopyFormatOptions, plan: CopyStatementPlan, binary = false): Promise<ExecuteResult> {
   if (statement.whereClause !== undefined) throw new SqlError(SqlState.featureNotSupported, 'COPY FROM ... WHERE is not supported');
   const relation = resolveTarget(statement, plan);
   if (relation.kind !== 'table') {
@@ -159,10 +170,39 @@ async function copyFrom(statement: CopyStmt, options: CopyFormatOptions, plan: C
       if (keepRawLines) rawLines.push(line.raw);
     }
   };
+  let tuple = 0;
   return {
     kind: 'copyIn',
-    format: options.format,
+    format: binary ? 'binary' : options.format,
     columnCount: columns.length,
+    columnTypes: columns.map((index) => relation.columns[index]!.type),
+    writeRows(values: readonly Row[]): void {
+      if (failed !== undefined) throw failed;
+      try {
+        for (const fields of values) {
+          tuple++;
+          const row = defaults.slice();
+          columns.forEach((index, position) => {
+            row[index] = fields[position]!;
+          });
+          for (let index = 0; index < relation.columns.length; index++) {
+            const column = relation.columns[index]!;
+            if (!column.nullable && !column.hidden && row[index] === null) {
+              throw new SqlError(SqlState.notNullViolation, `null value in column "${column.name}" of relation "${relation.name}" violates not-null constraint`, {
+                detail: `Failing row contains (${failingRowText(relation, row)}).`,
+                context: `COPY ${relation.name}, line ${tuple}`,
+              });
+            }
+          }
+          rows.push(row);
+          lineNumbers.push(tuple);
+          if (keepRawLines) rawLines.push('');
+        }
+      } catch (error) {
+        failed = toSqlError(error);
+        throw failed;
+      }
+    },
     write(chunk: Uint8Array): void {
       if (failed !== undefined) throw failed;
       try {

@@ -39,6 +39,8 @@ export type ExecuteResult =
       readonly cursor: RowCursor;
       /** Command tag once all rows are read, e.g. `SELECT 3` or `INSERT 0 3` (with RETURNING). */
       commandTag(rowCount: number): string;
+      /** FETCH from a BINARY cursor: the simple protocol sends these rows in binary format. */
+      readonly binary?: boolean;
     }
   | { readonly kind: 'command'; readonly commandTag: string }
   | { readonly kind: 'empty' }
@@ -48,6 +50,10 @@ export type ExecuteResult =
       readonly columnCount: number;
       /** Feeds one CopyData payload. May throw a SqlError (bad row); pgwire then fails the COPY. */
       write(chunk: Uint8Array): void;
+      /** The listed columns' types: a binary COPY's fields are decoded by pgwire with these. */
+      readonly columnTypes?: readonly DataType[];
+      /** Binary format: rows of the listed columns' values, decoded by pgwire (write() is not called). */
+      writeRows?(rows: readonly Row[]): void;
       /** CopyDone: applies the rows atomically and returns the command tag (`COPY n`). */
       end(): Promise<string>;
       /** CopyFail or connection loss: nothing is applied. */
@@ -143,6 +149,12 @@ export interface Session {
    * search path changed since it was planned; 0A000 when its result columns would change.
    */
   revalidate?(statement: PreparedStatement): void;
+
+  /**
+   * Optional: the result columns of a SQL cursor (DECLARE), for a Describe of the portal of that
+   * name (PostgreSQL's cursors are portals; psycopg's server-side cursors describe them).
+   */
+  describeCursor?(name: string): { readonly columns: readonly ColumnDescription[]; readonly binary: boolean } | undefined;
 
   /** A session setting's current value (statement_timeout, DateStyle...), for pgwire's own use. */
   setting(name: string): string | undefined;

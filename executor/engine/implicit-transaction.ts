@@ -36,6 +36,7 @@ interface UndoEntry {
 
 interface RelationLog {
   readonly relationId: number;
+  readonly keyTypes: readonly DataType[];
   readonly entries: KeyMap<UndoEntry>;
 }
 
@@ -46,9 +47,23 @@ interface PendingWrite {
   readonly after: Row | undefined;
 }
 
+/**
+ * A SAVEPOINT of an explicit block: the block's log up to it is kept apart (`below`), the writes
+ * after it go to a new layer, so ROLLBACK TO writes back only the rows changed since the mark.
+ * `state` is the session's own state at the mark (settings, DDL count), handed back by ROLLBACK TO.
+ */
+interface Savepoint {
+  readonly name: string;
+  readonly below: Map<number, RelationLog>;
+  readonly state: unknown;
+}
+
 /** The rows a transaction block (implicit or explicit) wrote: committed statements' writes, and the running statement's. */
 export class UndoLog {
-  private readonly relations = new Map<number, RelationLog>();
+  /** The writes since the newest savepoint (since the block began when there is none). */
+  private relations = new Map<number, RelationLog>();
+  /** The block's savepoints, oldest first. */
+  private readonly savepoints: Savepoint[] = [];
   /** The running statement's writes, published once its epoch committed (a failed one's are dropped). */
   private pending: PendingWrite[] = [];
   /** Statements of the block that changed data. */
@@ -76,7 +91,8 @@ export class UndoLog {
     for (const write of this.pending) {
       let log = this.relations.get(write.relation.id);
       if (log === undefined) {
-        log = { relationId: write.relation.id, entries: new KeyMap(keyTypes(write.relation)) };
+        const types = keyTypes(write.relation);
+        log = { relationId: write.relation.id, keyTypes: types, entries: new KeyMap(types) };
         this.relations.set(write.relation.id, log);
       }
       const entry = log.entries.get(write.key);
@@ -93,7 +109,43 @@ export class UndoLog {
   }
 
   get isEmpty(): boolean {
-    return this.relations.size === 0;
+    return this.relations.size === 0 && this.savepoints.every((savepoint) => savepoint.below.size === 0);
+  }
+
+  /** SAVEPOINT name: a mark in the log (a name used before is shadowed until released, as in PostgreSQL). */
+  markSavepoint(name: string, state: unknown): void {
+    this.savepoints.push({ name, below: this.relations, state });
+    this.relations = new Map();
+  }
+
+  /** The newest savepoint of that name, or -1. */
+  findSavepoint(name: string): number {
+    for (let index = this.savepoints.length - 1; index >= 0; index--) if (this.savepoints[index]!.name === name) return index;
+    return -1;
+  }
+
+  /** RELEASE: the savepoint and every later one are forgotten; their writes stay in the block's log. */
+  releaseSavepoint(index: number): void {
+    const merged = this.savepoints[index]!.below;
+    for (let later = index + 1; later < this.savepoints.length; later++) mergeInto(merged, this.savepoints[later]!.below);
+    mergeInto(merged, this.relations);
+    this.relations = merged;
+    this.savepoints.length = index;
+  }
+
+  /**
+   * ROLLBACK TO: the rows written since the savepoint written back (one compensating epoch); later
+   * savepoints are forgotten, this one stays. Returns the session state saved at the mark.
+   */
+  async rollBackToSavepoint(index: number, core: EngineCore, access: () => StoreTableAccess): Promise<{ readonly restored: number; readonly skipped: number; readonly state: unknown }> {
+    const savepoint = this.savepoints[index]!;
+    const since = new Map<number, RelationLog>();
+    for (let later = index + 1; later < this.savepoints.length; later++) mergeInto(since, this.savepoints[later]!.below);
+    mergeInto(since, this.relations);
+    this.savepoints.length = index + 1;
+    this.relations = new Map();
+    const counts = this.overflowed ? { restored: 0, skipped: 0 } : await writeBack(since, core, access);
+    return { ...counts, state: savepoint.state };
   }
 
   /**
@@ -102,45 +154,83 @@ export class UndoLog {
    * (changed by another session since, or their table is gone).
    */
   async rollBack(core: EngineCore, access: () => StoreTableAccess): Promise<{ readonly restored: number; readonly skipped: number }> {
-    if (this.isEmpty) return { restored: 0, skipped: 0 };
-    return core.writeLock.run(async () => {
-      const tables = access();
-      const catalog = core.catalog.snapshot;
-      let restored = 0;
-      let skipped = 0;
-      const reinserts: { readonly relation: RelationDef; readonly row: Row }[] = [];
-      try {
-        // Every touched row out first, then the before-images in: the result is the state before
-        // the block, which satisfied every UNIQUE index, so no re-insert collides half-way.
-        for (const log of this.relations.values()) {
-          const relation = catalog.relationById(log.relationId);
-          if (relation === undefined || relation.kind !== 'table') {
-            skipped += log.entries.size;
+    const all = new Map<number, RelationLog>();
+    for (const savepoint of this.savepoints) mergeInto(all, savepoint.below);
+    mergeInto(all, this.relations);
+    const counts = await writeBack(all, core, access);
+    this.relations.clear();
+    this.savepoints.length = 0;
+    return counts;
+  }
+}
+
+/** Merges a later layer's entries into an earlier one: per key the earliest before-image, the latest after-image. */
+function mergeInto(earlier: Map<number, RelationLog>, later: Map<number, RelationLog>): void {
+  for (const [relationId, log] of later) {
+    const target = earlier.get(relationId);
+    if (target === undefined) {
+      const copy: RelationLog = { relationId, keyTypes: log.keyTypes, entries: new KeyMap(log.keyTypes) };
+      for (let position = 0; position < log.entries.size; position++) {
+        const entry = log.entries.values[position]!;
+        copy.entries.add(log.entries.keys[position]!, { before: entry.before, after: entry.after });
+      }
+      earlier.set(relationId, copy);
+      continue;
+    }
+    for (let position = 0; position < log.entries.size; position++) {
+      const key = log.entries.keys[position]!;
+      const entry = log.entries.values[position]!;
+      const existing = target.entries.get(key);
+      if (existing === undefined) target.entries.add(key, { before: entry.before, after: entry.after });
+      else existing.after = entry.after;
+    }
+  }
+}
+
+/**
+ * Writes the compensating epoch: each logged row back to its before-image where it still holds
+ * the block's after-image. Returns how many rows were restored and how many were skipped
+ * (changed by another session since, or their table is gone).
+ */
+async function writeBack(relations: Map<number, RelationLog>, core: EngineCore, access: () => StoreTableAccess): Promise<{ readonly restored: number; readonly skipped: number }> {
+  if (relations.size === 0) return { restored: 0, skipped: 0 };
+  return core.writeLock.run(async () => {
+    const tables = access();
+    const catalog = core.catalog.snapshot;
+    let restored = 0;
+    let skipped = 0;
+    const reinserts: { readonly relation: RelationDef; readonly row: Row }[] = [];
+    try {
+      // Every touched row out first, then the before-images in: the result is the state before
+      // the block, which satisfied every UNIQUE index, so no re-insert collides half-way.
+      for (const log of relations.values()) {
+        const relation = catalog.relationById(log.relationId);
+        if (relation === undefined || relation.kind !== 'table') {
+          skipped += log.entries.size;
+          continue;
+        }
+        const types = relation.columns.map((column) => column.type);
+        for (let position = 0; position < log.entries.size; position++) {
+          const entry = log.entries.values[position]!;
+          const current = tables.get(relation, log.entries.keys[position]!);
+          if (!sameRow(current, entry.after, types)) {
+            skipped++;
             continue;
           }
-          const types = relation.columns.map((column) => column.type);
-          for (let position = 0; position < log.entries.size; position++) {
-            const entry = log.entries.values[position]!;
-            const current = tables.get(relation, log.entries.keys[position]!);
-            if (!sameRow(current, entry.after, types)) {
-              skipped++;
-              continue;
-            }
-            if (current !== undefined) tables.delete(relation, current);
-            if (entry.before !== undefined) reinserts.push({ relation, row: padded(entry.before, relation.columns.length) });
-            restored++;
-          }
+          if (current !== undefined) tables.delete(relation, current);
+          if (entry.before !== undefined) reinserts.push({ relation, row: padded(entry.before, relation.columns.length) });
+          restored++;
         }
-        for (const { relation, row } of reinserts) tables.insert(relation, row);
-        await core.commitDurable();
-      } catch (error) {
-        core.store.abort();
-        throw error;
       }
-      this.relations.clear();
-      return { restored, skipped };
-    });
-  }
+      for (const { relation, row } of reinserts) tables.insert(relation, row);
+      await core.commitDurable();
+    } catch (error) {
+      core.store.abort();
+      throw error;
+    }
+    relations.clear();
+    return { restored, skipped };
+  });
 }
 
 /**

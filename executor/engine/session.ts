@@ -34,6 +34,7 @@ import type {
   ColumnDescription,
   ExecuteOptions,
   ExecuteResult,
+  Notice,
   PreparedStatement,
   Session,
   SessionEvents,
@@ -58,10 +59,13 @@ import type { SessionActivity } from '../metrics/engine-metrics.js';
 import { explainAnalyzedDataflow, explainAnalyzedPlan, profilePlan } from '../metrics/explain-analyze.js';
 import { InsertShapeCache, literalParameters, type CachedShape } from './insert-shape-cache.js';
 import { PreparedStatementCache } from './prepared-statement-cache.js';
-import { QUERY_PLAN_COLUMNS, armTimeout, classify, concurrentIndexStatement, nodeKind, rowsResult, sameColumns, type OxbowPrepared } from './statement-kinds.js';
+import { QUERY_PLAN_COLUMNS, armTimeout, classify, concurrentIndexStatement, endsFailedBlock, nodeKind, rowsResult, sameColumns, type OxbowPrepared, type Utility } from './statement-kinds.js';
 
 export { rowsResult };
 import { RecordingTableAccess, UndoLog, undoLimits } from './implicit-transaction.js';
+import { savepointStatement, type SavepointAction } from './savepoints.js';
+import { cursorStatement, declareOf, fetchColumns, SqlCursors } from './cursors.js';
+import { executeOf, sqlPreparedStatement, SqlPreparedStatements } from './prepared-statements-sql.js';
 
 /** Returned by a cached-shape INSERT whose execution failed before its commit: run it the ordinary way. */
 const ORDINARY_PATH = Symbol('ordinary path');
@@ -122,6 +126,10 @@ export class EngineSession implements Session {
   private implicitKind: 'message' | 'pipeline' = 'message';
   /** The running statement follows another one in its pipeline's implicit block (PostgreSQL's XACT_FLAGS_PIPELINING). */
   private pipelinedStatement = false;
+  /** DECLARE ... CURSOR's cursors (cursors.ts). */
+  private readonly cursors = new SqlCursors();
+  /** PREPARE's statements by name (prepared-statements-sql.ts). */
+  private readonly sqlPrepared = new SqlPreparedStatements<OxbowPrepared>();
 
   constructor(
     private readonly core: EngineCore,
@@ -321,11 +329,21 @@ export class EngineSession implements Session {
       columns: utility.kind === 'setting' ? showColumns(parsed.node as Node) : utility.kind === 'explainView' ? QUERY_PLAN_COLUMNS : null,
     };
     if (eager && utility.kind === 'show') return { ...statement, columns: this.show(parsed).columns };
+    if (utility.kind === 'sqlPrepared' || utility.kind === 'cursor') return { ...statement, ...this.sqlStatementShape(parsed, declared, eager) };
     if (eager && utility.kind === 'planned') {
       const planned = this.plan(statement);
       return { ...statement, parameterTypes: planned.parameterTypes, columns: planned.columns, plan: { planned, catalog: this.core.catalog.snapshot, searchPath: this.currentSearchPath().key }, fixedResult: true };
     }
     return statement;
+  }
+
+  /** EXECUTE's and FETCH's result columns (known once PREPARE and DECLARE ran); DECLARE's parameter types when prepared by Parse. */
+  private sqlStatementShape(parsed: ParsedStatement, declared: readonly (DataType | undefined)[], eager: boolean): { columns: readonly ColumnDescription[] | null; parameterTypes?: readonly DataType[] } {
+    const node = parsed.node as Node;
+    if ('ExecuteStmt' in node) return { columns: this.sqlPrepared.peek(executeOf(node).name)?.columns ?? null };
+    if (!('DeclareCursorStmt' in node) || !eager) return { columns: fetchColumns(node, this.cursors) };
+    const planned = this.planParsed({ node: declareOf(node).query, text: parsed.text, location: parsed.location }, declared);
+    return { columns: null, parameterTypes: planned.parameterTypes };
   }
 
   plannerContext(parameterTypes: readonly (DataType | undefined)[]): PlannerContext {
@@ -365,6 +383,7 @@ export class EngineSession implements Session {
       readableWindow: (relationId) => this.core.store.readableWindow(relationId),
       defaultRetentionMs: this.core.settings.timeTravelRetentionMs,
       status: this.core.status,
+      sessionObjects: { cursors: () => this.cursors.list(), preparedStatements: () => this.sqlPrepared.list() },
     };
   }
 
@@ -452,7 +471,7 @@ export class EngineSession implements Session {
   async execute(prepared: PreparedStatement, options: ExecuteOptions): Promise<ExecuteResult> {
     const statement = prepared as OxbowPrepared;
     if (this.closed) throw new SqlError(SqlState.connectionFailure, 'the session is closed');
-    if (this.status === 'failed' && !(statement.utility.kind === 'transaction' && (statement.utility.statement === 'commit' || statement.utility.statement === 'rollback'))) {
+    if (this.status === 'failed' && !endsFailedBlock(statement.utility)) {
       throw new SqlError(SqlState.inFailedSqlTransaction, 'current transaction is aborted, commands ignored until end of transaction block');
     }
     const controller = this.statementController();
@@ -515,7 +534,18 @@ export class EngineSession implements Session {
         return this.executePlannedStatement(statement, options, signal);
       case 'transaction':
         return { kind: 'command', commandTag: await this.transaction(utility.statement) };
+      case 'savepoint':
+        return { kind: 'command', commandTag: await savepointStatement(utility.action, utility.name, this.savepointHost()) };
+      case 'sqlPrepared':
+        return this.sqlPreparedStatement(statement, signal);
+      case 'cursor':
+        return this.cursorStatement(statement, options, signal);
       case 'setting':
+        if ((statement.parsed.node as { DiscardStmt?: { target?: string } }).DiscardStmt?.target === 'DISCARD_ALL' && this.blockContext() === 'none') {
+          // DISCARD ALL includes CLOSE ALL and DEALLOCATE ALL (a block's DISCARD ALL is 25001 in settingStatement).
+          this.cursors.close(undefined);
+          this.sqlPrepared.deallocate(undefined);
+        }
         return this.settingResult(this.settingInContext(statement.parsed.node as Node));
       case 'ddl':
         return { kind: 'command', commandTag: await this.ddl(statement, signal) };
@@ -592,7 +622,7 @@ export class EngineSession implements Session {
     return rowsResult(outcome.columns!, outcome.rows, () => outcome.commandTag);
   }
 
-  private async transaction(statement: 'begin' | 'start' | 'commit' | 'rollback' | 'savepoint'): Promise<string> {
+  private async transaction(statement: 'begin' | 'start' | 'commit' | 'rollback'): Promise<string> {
     switch (statement) {
       case 'begin':
       case 'start':
@@ -626,7 +656,6 @@ export class EngineSession implements Session {
         return wasFailed ? 'ROLLBACK' : 'COMMIT';
       }
       case 'rollback':
-      case 'savepoint':
         if (this.status === 'idle') {
           this.events.notice({ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'there is no transaction in progress' });
           // In a message's implicit block, ROLLBACK rolls it back (settings and rows).
@@ -639,6 +668,56 @@ export class EngineSession implements Session {
         this.status = 'idle';
         return 'ROLLBACK';
     }
+  }
+
+  /** What SAVEPOINT / RELEASE / ROLLBACK TO work on (savepoints.ts). */
+  private savepointHost() {
+    return {
+      status: this.status,
+      block: this.explicitBlock,
+      settings: this.settings,
+      core: this.core,
+      tableAccess: () => this.tableAccess(),
+      ddlInBlock: this.ddlInBlock,
+      cursorNames: () => this.cursors.names(),
+      closeCursorsExcept: (names: ReadonlySet<string>) => this.cursors.closeExcept(names),
+      resume: () => {
+        this.status = 'inTransaction';
+      },
+      notice: (notice: Notice) => this.events.notice(notice),
+    };
+  }
+
+  /** PREPARE / EXECUTE / DEALLOCATE (prepared-statements-sql.ts). */
+  private sqlPreparedStatement(statement: OxbowPrepared, signal: AbortSignal): Promise<ExecuteResult> {
+    const parsed = statement.parsed;
+    return sqlPreparedStatement(parsed.node as Node, parsed.text, {
+      statements: this.sqlPrepared,
+      prepare: (query, declared) => this.prepared(statement.sql, { node: query, text: parsed.text, location: parsed.location }, declared, true),
+      evaluate: async (select) => (await this.runQuery({ node: select, text: parsed.text, location: parsed.location }, signal)).rows[0]!.slice(),
+      execute: (inner, parameters) => this.executePlannedStatement(inner, { parameters }, signal),
+    });
+  }
+
+  /** DECLARE / FETCH / MOVE / CLOSE (cursors.ts). */
+  private cursorStatement(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
+    const parsed = statement.parsed;
+    return cursorStatement(parsed.node as Node, parsed.text, {
+      cursors: this.cursors,
+      inBlock: this.blockContext() === 'block',
+      run: async (query) => {
+        const planned = this.planParsed({ node: query, text: parsed.text, location: parsed.location }, statement.parameterTypes);
+        if (planned.kind !== 'query' || planned.columns === null) return undefined;
+        const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: options.parameters, evalContext: this.evalContext(), signal });
+        return { columns: planned.columns, rows: result.rows };
+      },
+      rowsResult,
+    });
+  }
+
+  /** A SQL cursor's result columns, for a Describe of its portal (psycopg's server-side cursors send one). */
+  describeCursor(name: string): { readonly columns: readonly ColumnDescription[]; readonly binary: boolean } | undefined {
+    return this.cursors.describe(name);
   }
 
   /** The undo log of the open block, implicit or explicit. */
@@ -657,6 +736,7 @@ export class EngineSession implements Session {
     this.explicitBlock = undefined;
     if (block === undefined) return;
     block.discardPending();
+    this.cursors.transactionEnded(commit);
     if (!commit) await this.rollBackRows(block, 'transaction block');
     this.ddlInBlock = 0;
   }
@@ -719,6 +799,7 @@ export class EngineSession implements Session {
     this.implicitBlock = undefined;
     block.discardPending();
     this.settings.endTransaction(commit);
+    this.cursors.transactionEnded(commit);
     if (!commit) await this.rollBackRows(block, 'query');
     this.ddlInBlock = 0;
   }

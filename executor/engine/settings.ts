@@ -165,7 +165,8 @@ function normalizeTimeZone(value: string): string {
 }
 
 function normalizeClientEncoding(value: string): string {
-  const lower = value.trim().toLowerCase().replace(/[-_]/g, '');
+  // asyncpg's startup packet quotes it ('utf-8'), which PostgreSQL accepts.
+  const lower = value.trim().replace(/^'(.*)'$/, '$1').toLowerCase().replace(/[-_]/g, '');
   if (lower === 'utf8' || lower === 'unicode') return 'UTF8';
   if (lower === 'sqlascii') return 'UTF8';
   throw new SqlError(SqlState.featureNotSupported, `client encoding "${value}" is not supported`, {
@@ -287,6 +288,12 @@ export type SettingSource = 'default' | 'client' | 'session';
  * restores the values from before it; a commit keeps SET's values and undoes SET LOCAL's.
  * Reported parameters announce every change of their value.
  */
+/** The session's setting values at a SAVEPOINT. */
+export interface SettingsMark {
+  readonly values: ReadonlyMap<string, string>;
+  readonly custom: ReadonlyMap<string, string>;
+}
+
 export class SessionSettings {
   private readonly values = new Map<string, string>();
   /** Custom placeholders (names with a dot). */
@@ -437,6 +444,26 @@ export class SessionSettings {
         this.setSessionValue(definition, restored, this.get(key)!);
       }
     }
+  }
+
+  /** The session's values at a SAVEPOINT (two map copies), for rollBackToMark. */
+  savepointMark(): SettingsMark {
+    return { values: new Map(this.values), custom: new Map(this.custom) };
+  }
+
+  /**
+   * ROLLBACK TO SAVEPOINT: every value back to the mark's. The transaction's change records stay:
+   * they hold the values from before the transaction, which its own rollback or commit needs.
+   */
+  rollBackToMark(mark: SettingsMark): void {
+    const names = new Set([...this.values.keys(), ...mark.values.keys()]);
+    for (const name of names) {
+      const value = mark.values.get(name);
+      if (value === this.values.get(name)) continue;
+      this.setSessionValue(findSetting(name)!, value, this.get(name)!);
+    }
+    this.custom.clear();
+    for (const [name, value] of mark.custom) this.custom.set(name, value);
   }
 
   /** RESET ALL: every setting back to its start value (inside a transaction, undone by a rollback). */

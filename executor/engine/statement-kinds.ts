@@ -16,10 +16,14 @@ import type { CatalogSnapshot } from '../catalog/catalog.js';
 import { isDdl } from '../ddl/run-ddl.js';
 import type { ColumnDescription, ExecuteResult, PreparedStatement, RowCursor } from './engine.js';
 import type { CachedShape } from './insert-shape-cache.js';
+import type { SavepointAction } from './savepoints.js';
 
 export type Utility =
   | { readonly kind: 'planned' }
-  | { readonly kind: 'transaction'; readonly statement: 'begin' | 'start' | 'commit' | 'rollback' | 'savepoint' }
+  | { readonly kind: 'transaction'; readonly statement: 'begin' | 'start' | 'commit' | 'rollback' }
+  | { readonly kind: 'savepoint'; readonly action: SavepointAction; readonly name: string }
+  | { readonly kind: 'sqlPrepared' }
+  | { readonly kind: 'cursor' }
   | { readonly kind: 'setting' }
   | { readonly kind: 'ddl' }
   | { readonly kind: 'copy' }
@@ -71,10 +75,24 @@ export function classify(statement: ParsedStatement): Utility {
           return { kind: 'transaction', statement: 'commit' };
         case 'TRANS_STMT_ROLLBACK':
           return { kind: 'transaction', statement: 'rollback' };
+        case 'TRANS_STMT_SAVEPOINT':
+          return { kind: 'savepoint', action: 'savepoint', name: String(body.savepoint_name) };
+        case 'TRANS_STMT_RELEASE':
+          return { kind: 'savepoint', action: 'release', name: String(body.savepoint_name) };
+        case 'TRANS_STMT_ROLLBACK_TO':
+          return { kind: 'savepoint', action: 'rollbackTo', name: String(body.savepoint_name) };
         default:
-          return { kind: 'unsupported', message: 'savepoints and two-phase commit are not supported' };
+          return { kind: 'unsupported', message: 'two-phase commit (PREPARE TRANSACTION, COMMIT PREPARED, ROLLBACK PREPARED) is not supported' };
       }
     }
+    case 'PrepareStmt':
+    case 'ExecuteStmt':
+    case 'DeallocateStmt':
+      return { kind: 'sqlPrepared' };
+    case 'DeclareCursorStmt':
+    case 'FetchStmt':
+    case 'ClosePortalStmt':
+      return { kind: 'cursor' };
     case 'VariableSetStmt':
     case 'VariableShowStmt':
     case 'DiscardStmt':
@@ -106,6 +124,12 @@ function statementWords(text: string): string {
     return `${first} ${second}`.trim();
   }
   return first;
+}
+
+/** Statements a failed block runs: COMMIT, ROLLBACK, ROLLBACK TO SAVEPOINT. */
+export function endsFailedBlock(utility: Utility): boolean {
+  if (utility.kind === 'transaction') return utility.statement === 'commit' || utility.statement === 'rollback';
+  return utility.kind === 'savepoint' && utility.action === 'rollbackTo';
 }
 
 /** Result columns of the same names, types and type modifiers (PostgreSQL's equalTupleDescs for a result). */

@@ -3,6 +3,7 @@
 // derived objects, attribute numbers, the display text of defaults and index definitions), so
 // pg_class, pg_attribute, pg_index and the pg_get_* functions agree with each other.
 
+import type { SessionObjects } from './session-cursors-relation.js';
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
 import type { ReadableWindow } from '../../storage/state-table.js';
 import type { BackfillRecord } from './backfill-progress.js';
@@ -29,6 +30,8 @@ export interface SystemContext {
   readonly readableWindow?: (relationId: number) => ReadableWindow;
   /** The server's --time-travel-retention in milliseconds. */
   readonly defaultRetentionMs?: number;
+  /** The session's SQL cursors and prepared statements (pg_cursors, pg_prepared_statements). */
+  readonly sessionObjects?: SessionObjects;
 }
 
 /** An error recorded inside a running materialized view (stream/view-errors.ts records them). */

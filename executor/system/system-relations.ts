@@ -3,6 +3,7 @@
 // relation per statement, from the statement's catalog snapshot, so a statement joining pg_class
 // with itself sees one consistent state.
 
+import { pgCursorsTable, pgPreparedStatementsTable } from './session-cursors-relation.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Row } from '../../sql/value.js';
 import type { SystemRowSource } from '../batch/table-access.js';
@@ -14,7 +15,7 @@ import { timeTravelTable } from './time-travel-relation.js';
 import { viewErrorsTable } from './view-errors-relation.js';
 import { backfillProgressTable } from './backfill-progress-relation.js';
 
-const ownTables: readonly SystemTable[] = [...pgCatalogTables, ...informationSchemaTables, viewErrorsTable, backfillProgressTable, checkpointsTable, recoveryTable, timeTravelTable];
+const ownTables: readonly SystemTable[] = [...pgCatalogTables, ...informationSchemaTables, viewErrorsTable, backfillProgressTable, checkpointsTable, recoveryTable, timeTravelTable, pgCursorsTable, pgPreparedStatementsTable];
 
 /**
  * The system relations of an engine: system's own and those the layers above provide (the

@@ -274,7 +274,7 @@ export class ExpressionBinder {
     if (call.agg_star || call.agg_distinct || call.agg_filter !== undefined) {
       throw new SqlError(SqlState.wrongObjectType, `${call.agg_star ? `${name}(*)` : name} specified, but ${name} is not an aggregate function`, { position });
     }
-    if ((name === 'generate_series' || name === 'unnest') && parts.length === 1) {
+    if ((name === 'generate_series' || name === 'unnest' || name === 'generate_subscripts') && parts.length === 1) {
       if (collector.setReturning === undefined) throw new SqlError(SqlState.featureNotSupported, `set-returning functions are not allowed in ${collector.clause}`, { position });
       return collector.setReturning(call, scope, position);
     }
@@ -358,10 +358,11 @@ export class ExpressionBinder {
 
 const subscriptCache = new Map<string, ScalarFunction>();
 
-/** The subscript of a one-dimensional array: 1-based, NULL outside the bounds (PostgreSQL). */
+/** The subscript of a one-dimensional array: 1-based (int2vector / oidvector: 0-based), NULL outside the bounds (PostgreSQL). */
 function subscriptFunction(arrayType: DataType): ScalarFunction {
   const key = JSON.stringify(arrayType);
   let fn = subscriptCache.get(key);
+  const base = arrayType.vector === undefined ? 1 : 0;
   if (fn === undefined) {
     fn = Object.freeze({
       name: 'array_subscript',
@@ -369,7 +370,7 @@ function subscriptFunction(arrayType: DataType): ScalarFunction {
       returnType: arrayType.element!,
       strict: true,
       volatility: 'immutable' as const,
-      impl: ([array, index]: Value[]) => (array as SqlArray).elements[(index as number) - 1] ?? null,
+      impl: ([array, index]: Value[]) => (array as SqlArray).elements[(index as number) - base] ?? null,
       oid: 0,
     });
     subscriptCache.set(key, fn);
