@@ -96,6 +96,8 @@ export class EngineCore {
   readonly status: EngineStatus;
   /** --memory-limit's parts and the feedback that keeps the heap in its part (memory-manager.ts). */
   readonly memory: MemoryManager;
+  /** Called after each epoch is durable (SUBSCRIBE waits on it: subscribe.ts); must not throw. */
+  readonly committedListeners = new Set<() => void>();
 
   constructor(
     store: StateStore,
@@ -155,6 +157,7 @@ export class EngineCore {
     this.metrics.commitLatency.observe((done - writing) / 1000);
     this.metrics.barrierLatency.observe((done - started) / 1000);
     this.metrics.epochsCommitted++;
+    for (const listener of this.committedListeners) listener();
     return epoch;
   }
 
@@ -189,6 +192,7 @@ export class EngineCore {
       this.metrics.commitLatency.observe((done - writing) / 1000);
       this.metrics.barrierLatency.observe((done - started) / 1000);
       this.metrics.epochsCommitted++;
+      for (const listener of this.committedListeners) listener();
     });
     this.metrics.epochsSealed++;
     // Handled here as well (a caller that stops waiting must not leave an unhandled rejection),

@@ -51,6 +51,7 @@ import { StoreTableAccess, stateTableOf } from '../batch/table-access.js';
 import { isDdl } from '../ddl/run-ddl.js';
 import { executeDdl } from '../ddl/ddl-statement.js';
 import { prepareCopy, type CopyStatementPlan } from './copy.js';
+import { prepareSubscribe, type SubscribeHost } from './subscribe.js';
 import { verifyChecks, type CheckRunner } from './check-constraints.js';
 import { SystemRelations } from '../system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from '../system/session-functions.js';
@@ -72,6 +73,7 @@ type Utility =
   | { readonly kind: 'empty' }
   | { readonly kind: 'show' }
   | { readonly kind: 'explainView' }
+  | { readonly kind: 'subscribe' }
   | { readonly kind: 'unsupported'; readonly message: string };
 
 interface OxbowPrepared extends PreparedStatement {
@@ -137,6 +139,8 @@ function classify(statement: ParsedStatement): Utility {
       return { kind: 'show' };
     case 'OxbowExplainAnalyzeView':
       return { kind: 'explainView' };
+    case 'OxbowSubscribe':
+      return { kind: 'subscribe' };
     default:
       if (isDdl(kind)) return { kind: 'ddl' };
       return { kind: 'unsupported', message: `${statementWords(statement.text)} is not supported` };
@@ -168,6 +172,8 @@ export class EngineSession implements Session {
   /** DDL statements of the open block, implicit or explicit: a rollback cannot undo them. */
   private ddlInBlock = 0;
   private running: AbortController | undefined;
+  /** Open SUBSCRIBE results (their COPY outlives execute()): cancel() and close() end them. */
+  private readonly subscriptions = new Set<AbortController>();
   /**
    * The controller of the last DML statement when nothing aborted it, armed a timeout on it or
    * still listens to it: the next statement reuses it (a new AbortSignal costs 8-17 us in Node 20,
@@ -286,6 +292,7 @@ export class EngineSession implements Session {
 
   cancel(): void {
     this.running?.abort(new SqlError(SqlState.queryCanceled, 'canceling statement due to user request'));
+    for (const subscription of this.subscriptions) subscription.abort(new SqlError(SqlState.queryCanceled, 'canceling statement due to user request'));
   }
 
   /**
@@ -611,6 +618,8 @@ export class EngineSession implements Session {
         return { kind: 'command', commandTag: await this.ddl(statement, signal) };
       case 'copy':
         return this.copy(statement, signal);
+      case 'subscribe':
+        return prepareSubscribe(statement.parsed, this.subscribeHost(), signal);
       case 'flush':
         return { kind: 'command', commandTag: 'FLUSH' };
       case 'empty':
@@ -1027,6 +1036,21 @@ export class EngineSession implements Session {
           verdicts.push(result.rows[0]?.[0] ?? null);
         }
         return verdicts;
+      },
+    };
+  }
+
+  private subscribeHost(): SubscribeHost {
+    return {
+      core: this.core,
+      searchPath: this.searchPath(),
+      inTransactionBlock: this.status !== 'idle' || this.implicitBlock !== undefined,
+      planQuery: (parsed) => this.planParsed(parsed, []),
+      runQuery: (parsed, signal) => this.runQuery(parsed, signal),
+      evalContext: () => this.evalContext(),
+      attach: (controller) => {
+        this.subscriptions.add(controller);
+        return () => this.subscriptions.delete(controller);
       },
     };
   }
