@@ -82,6 +82,7 @@ export type ShowObjectType =
   | 'views'
   | 'sources'
   | 'sinks'
+  | 'subscriptions'
   | 'schemas'
   | 'databases'
   | 'functions'

@@ -391,6 +391,7 @@ describe('SUBSCRIBE', () => {
     await client.query('INSERT INTO unpinned_t VALUES (3)');
     const listed = await rows("SELECT name, relation_name, retention::text FROM oxbow_catalog.subscriptions WHERE name = 'pinned_s'");
     expect(listed).toEqual([['pinned_s', 'pinned_t', '01:00:00']]);
+    expect(await rows('SHOW SUBSCRIPTIONS')).toEqual([['pinned_s']]);
 
     const pinned = await Subscriber.open(port, `COPY (SUBSCRIBE pinned_t AS OF '${startedAt}' WITH (SNAPSHOT = false, PROGRESS)) TO STDOUT`);
     const last = await fence();
