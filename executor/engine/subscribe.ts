@@ -328,9 +328,17 @@ export async function prepareSubscribe(parsed: ParsedStatement, host: SubscribeH
         }
         const stepEnd = epochFromMillis(epochToMillis(position) + stepMs, 0xffff);
         const to = committed < stepEnd ? committed : stepEnd;
-        const oldest = store.readableWindow(relation.id).oldest;
-        if (position < oldest) throw windowError(relation.id, position, oldest, committed, 'SUBSCRIBE at');
-        const changes = feedOf(core).changes(table, position, to);
+        let changes: EpochChanges[];
+        try {
+          changes = feedOf(core).changes(table, position, to);
+        } catch (error) {
+          // The history since `position` was collected (a client further behind than the retention).
+          if (!(error instanceof SqlError) || error.code !== SqlState.snapshotTooOld) throw error;
+          throw new SqlError(SqlState.snapshotTooOld, `the subscription to "${relationName}" fell behind its history: ${error.message}`, {
+            ...(error.detail === undefined ? {} : { detail: error.detail }),
+            hint: 'Keep the history longer with CREATE SUBSCRIPTION ... WITH (retention = ...), then resume with AS OF.',
+          });
+        }
         let rows = 0;
         for (const change of changes) {
           rows += change.deletes.length + change.inserts.length;
