@@ -20,6 +20,7 @@ import { PgServer } from '../../pgwire/server.js';
 import { fields, RawClient } from '../pgwire/raw-client.js';
 import { connectReady } from '../pgwire/harness.js';
 import { seededRandom } from '../support/seeded-random.js';
+import { startOxbow } from '../support/server.js';
 
 const EPOCH_SEQUENCE_BITS = 16n;
 
@@ -442,3 +443,40 @@ describe('SUBSCRIBE', () => {
     reader.kill();
   }, 60_000);
 });
+
+describe('CREATE SUBSCRIPTION across a restart', () => {
+  it('survives a restart of the server process and keeps pinning the history', async () => {
+    const first = await startOxbow();
+    const dataDir = first.dataDir;
+    let second: Awaited<ReturnType<typeof startOxbow>> | undefined;
+    try {
+      const before = new pg.Client({ connectionString: first.url });
+      await before.connect();
+      await before.query("CREATE TABLE kept (k int PRIMARY KEY) WITH (retention = '1 second')");
+      await before.query("CREATE SUBSCRIPTION kept_s FROM kept WITH (retention = '1 hour')");
+      await before.query('INSERT INTO kept VALUES (1)');
+      const [[startedAt]] = (await before.query({ text: "SELECT to_char(now(), 'YYYY-MM-DD HH24:MI:SS.US+00')", rowMode: 'array' })).rows as [[string]];
+      await before.query('INSERT INTO kept VALUES (2)');
+      await before.end();
+      await first.kill('SIGTERM');
+      second = await startOxbow({ dataDir });
+      const after = new pg.Client({ connectionString: second.url });
+      await after.connect();
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      await after.query('INSERT INTO kept VALUES (3)');
+      expect((await after.query({ text: 'SHOW SUBSCRIPTIONS', rowMode: 'array' })).rows).toEqual([['kept_s']]);
+      const subscriber = await Subscriber.open(second.port, `COPY (SUBSCRIBE kept AS OF '${startedAt}' WITH (SNAPSHOT = false, PROGRESS)) TO STDOUT`);
+      const fenceAt = BigInt(Date.now()) << EPOCH_SEQUENCE_BITS;
+      await after.query('INSERT INTO kept VALUES (4)');
+      await subscriber.until(() => (subscriber.progress ?? 0n) >= fenceAt || subscriber.ended, 15_000);
+      subscriber.kill();
+      expect(subscriber.error?.get('M')).toBeUndefined();
+      expect(subscriber.changes.filter((change) => !change.progressed).map((change) => `${change.diff} ${change.values.join()}`)).toEqual(['1 2', '1 3', '1 4']);
+      await after.end();
+    } finally {
+      await second?.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
+
