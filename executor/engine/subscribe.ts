@@ -22,7 +22,8 @@
 // read (`ChangeFeed`). A slow client costs one round of rows, and the engine never waits for it;
 // a client further behind than the retention gets 72000.
 //
-// `SUBSCRIBE (SELECT cols FROM rel [WHERE pred])`: the query is planned once and must be a
+// `SUBSCRIBE s` of a subscription (CREATE SUBSCRIPTION s FROM rel) reads rel, and ends when s is
+// dropped. `SUBSCRIBE (SELECT cols FROM rel [WHERE pred])`: the query is planned once and must be a
 // projection and filter over one table or materialized view (views expand first); each round's
 // deleted and inserted rows of that relation run through the plan. Anything else is 0A000.
 // The COPY ends with an error when the relation is dropped (42P01), on CancelRequest (57014) or
@@ -219,7 +220,10 @@ export async function prepareSubscribe(parsed: ParsedStatement, host: SubscribeH
     target = core.catalog.snapshot.resolveRelation(schemaname, relname!, host.searchPath);
     const name = schemaname === undefined ? relname! : `${schemaname}.${relname!}`;
     if (target === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${name}" does not exist`, { position: (node.relation.location ?? 0) + 1 });
-    const [statement] = parse(`SELECT * FROM ${quoted(target.schema)}.${quoted(target.name)}`);
+    // A subscription (CREATE SUBSCRIPTION) stands for the relation it follows.
+    const followed = target.kind === 'subscription' ? core.catalog.snapshot.relationById(target.dependsOn[0] ?? -1) : target;
+    if (followed === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${name}" does not exist`, { position: (node.relation.location ?? 0) + 1 });
+    const [statement] = parse(`SELECT * FROM ${quoted(followed.schema)}.${quoted(followed.name)}`);
     query = statement!;
   } else {
     if (Object.keys(node.query!)[0] !== 'SelectStmt') throw unsupportedQuery();
@@ -287,8 +291,9 @@ export async function prepareSubscribe(parsed: ParsedStatement, host: SubscribeH
   };
   const checkPresent = (): void => {
     const catalog = core.catalog.snapshot;
-    if (catalog.relationById(relation.id) === undefined || (target !== undefined && catalog.relationById(target.id) === undefined)) {
-      throw new SqlError(SqlState.undefinedTable, `relation "${target?.name ?? relationName}" was dropped; the subscription ended`);
+    const gone = catalog.relationById(relation.id) === undefined ? relation : target !== undefined && catalog.relationById(target.id) === undefined ? target : undefined;
+    if (gone !== undefined) {
+      throw new SqlError(SqlState.undefinedTable, `${gone.kind === 'subscription' ? 'subscription' : 'relation'} "${gone.name}" was dropped; the subscription ended`);
     }
   };
 

@@ -407,7 +407,14 @@ describe('SUBSCRIBE', () => {
     expect(unpinned.error?.get('M')).toMatch(/is outside the readable window of table \d+: from .* to /);
 
     await expect(client.query('DROP TABLE pinned_t')).rejects.toMatchObject({ code: '2BP01' });
+    // SUBSCRIBE of the subscription reads its relation, and ends when the subscription is dropped.
+    const bySubscription = await Subscriber.open(port, 'SUBSCRIBE pinned_s WITH (PROGRESS)');
+    await bySubscription.until(() => bySubscription.progress !== undefined, 10_000);
+    expect(sorted(fold(bySubscription.changes))).toEqual(sorted(multiset(await rows('SELECT * FROM pinned_t'))));
     await client.query('DROP SUBSCRIPTION pinned_s');
+    await bySubscription.until(() => bySubscription.ended, 10_000);
+    expect(bySubscription.error?.get('M')).toBe('subscription "pinned_s" was dropped; the subscription ended');
+    bySubscription.kill();
     await client.query('DROP TABLE pinned_t');
   }, 30_000);
 
