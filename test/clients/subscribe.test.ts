@@ -356,6 +356,30 @@ describe('SUBSCRIBE', () => {
     expect(sorted(state)).toEqual(sorted(multiset(await rows('SELECT * FROM kill_v'))));
   }, 90_000);
 
+  it('a subscriber that stops reading holds nobody back and, once it reads again, gets every change', async () => {
+    await client.query('CREATE TABLE slow_t (k int PRIMARY KEY, payload text)');
+    const subscriber = await Subscriber.open(port, 'COPY (SUBSCRIBE slow_t WITH (PROGRESS)) TO STDOUT');
+    subscriber.client.socket.pause();
+    const started = Date.now();
+    // About 8 MB of changes, far more than the socket buffers hold.
+    for (let statement = 0; statement < 40; statement++) {
+      await client.query(`INSERT INTO slow_t SELECT i, repeat('x', 200) || i FROM generate_series(${statement * 1000}, ${statement * 1000 + 999}) AS i ON CONFLICT (k) DO NOTHING`);
+    }
+    await client.query('DELETE FROM slow_t WHERE k % 7 = 0');
+    const writing = Date.now() - started;
+    const last = await fence();
+    // The server holds about one round for it (what its socket buffers), not the 8 MB written.
+    const connections = (server as unknown as { connections: Set<{ socket: import('node:net').Socket }> }).connections;
+    const serverSide = [...connections].find((connection) => connection.socket.remotePort === subscriber.client.socket.localPort);
+    expect(serverSide).toBeDefined();
+    expect(serverSide!.socket.writableLength).toBeLessThan(4 << 20);
+    subscriber.client.socket.resume();
+    await subscriber.until(() => (subscriber.progress ?? 0n) >= last, 60_000);
+    subscriber.kill();
+    expect(sorted(fold(subscriber.changes))).toEqual(sorted(multiset(await rows('SELECT * FROM slow_t'))));
+    expect(writing).toBeLessThan(60_000);
+  }, 120_000);
+
   it('100 subscribers on one view each get every change', async () => {
     await client.query('CREATE TABLE many_t (k int PRIMARY KEY, v int)');
     await client.query('CREATE MATERIALIZED VIEW many_v AS SELECT k, v FROM many_t');
