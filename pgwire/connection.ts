@@ -124,6 +124,10 @@ export class Connection implements Wire {
 
   async flushIfLarge(): Promise<void> {
     if (this.writer.length < FLUSH_THRESHOLD_BYTES) return;
+    await this.flushAndDrain();
+  }
+
+  async flushAndDrain(): Promise<void> {
     if (this.closed) throw new ConnectionClosed(); // nobody reads: stop producing (and never wait for a drain that cannot come)
     this.flush();
     if (!this.socket.writableNeedDrain) return;

@@ -137,8 +137,12 @@ async function copyIn(wire: Wire, result: Extract<ExecuteResult, { kind: 'copyIn
 async function copyOut(wire: Wire, result: Extract<ExecuteResult, { kind: 'copyOut' }>): Promise<void> {
   writeCopyOutResponse(wire.writer, result.format === 'binary', result.columnCount);
   for await (const chunk of result.data) {
-    writeCopyData(wire.writer, chunk);
-    await wire.flushIfLarge();
+    // An empty chunk (a subscription's round ended): send what is held, wait while the client lags.
+    if (chunk.length === 0) await wire.flushAndDrain();
+    else {
+      writeCopyData(wire.writer, chunk);
+      await wire.flushIfLarge();
+    }
   }
   writeCopyDone(wire.writer);
   writeCommandComplete(wire.writer, result.commandTag());

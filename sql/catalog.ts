@@ -5,7 +5,7 @@
 
 import type { DataType } from './types.js';
 
-export type RelationKind = 'table' | 'view' | 'materialized_view' | 'source' | 'sink' | 'index' | 'system';
+export type RelationKind = 'table' | 'view' | 'materialized_view' | 'source' | 'sink' | 'subscription' | 'index' | 'system';
 
 export interface ColumnDef {
   readonly name: string;

@@ -54,6 +54,8 @@ export function kindWord(kind: RelationDef['kind']): string {
       return 'source';
     case 'sink':
       return 'sink';
+    case 'subscription':
+      return 'subscription';
     case 'index':
       return 'index';
     case 'system':

@@ -21,6 +21,8 @@ import { indexEntry, indexStateTable } from '../catalog/secondary-index.js';
 import type { Row } from '../../sql/value.js';
 import type { MemoryPart } from '../../storage/mvcc-backend.js';
 import { MemoryManager, planMemory, type AdjustableBudget } from './memory-manager.js';
+import type { CatalogSnapshot } from '../catalog/catalog.js';
+import { subscriptionPins } from '../ddl/create-subscription.js';
 
 type EngineStatusMemory = () => { usedBytes: number; limitBytes: number; cachedRows: number; hits: number; misses: number; evictions: number };
 
@@ -104,6 +106,11 @@ export class EngineCore {
   readonly status: EngineStatus;
   /** --memory-limit's parts and the feedback that keeps the heap in its part (memory-manager.ts). */
   readonly memory: MemoryManager;
+  /** Called after each epoch is durable (SUBSCRIBE waits on it: subscribe.ts); must not throw. */
+  readonly committedListeners = new Set<() => void>();
+  /** The catalog whose subscriptions' pins the store holds, and those pins (pinHistory()). */
+  private pinnedCatalog: CatalogSnapshot | undefined;
+  private pins = new Map<number, number>();
 
   constructor(
     store: StateStore,
@@ -148,12 +155,28 @@ export class EngineCore {
   }
 
   /**
+   * Tells the store the history subscriptions pin (ddl/create-subscription.ts) when the catalog
+   * changed since the last commit: before each commit, so the first commit after a start holds
+   * them too.
+   */
+  private pinHistory(): void {
+    const snapshot = this.catalog.snapshot;
+    if (snapshot === this.pinnedCatalog) return;
+    this.pinnedCatalog = snapshot;
+    const pins = subscriptionPins(snapshot);
+    for (const tableId of this.pins.keys()) if (!pins.has(tableId)) this.store.pinHistory?.(tableId, undefined);
+    for (const [tableId, retentionMs] of pins) this.store.pinHistory?.(tableId, retentionMs);
+    this.pins = pins;
+  }
+
+  /**
    * Commits the open epoch at the next epoch number on the main thread; call only inside the write
    * lock. The epoch's changes first run through every materialized view's dataflow, so view and
    * table writes commit in one atomic write (read-your-writes). For the rare commits (DDL); the
    * frequent ones (DML, COPY, source barriers) use commitDurable().
    */
   commit(): Epoch {
+    this.pinHistory();
     const started = performance.now();
     this.streams.flush();
     const epoch = nextEpoch(this.store.latestEpoch, Date.now());
@@ -164,6 +187,7 @@ export class EngineCore {
     this.metrics.commitLatency.observe((done - writing) / 1000);
     this.metrics.barrierLatency.observe((done - started) / 1000);
     this.metrics.epochsCommitted++;
+    for (const listener of this.committedListeners) listener();
     return epoch;
   }
 
@@ -189,6 +213,7 @@ export class EngineCore {
    */
   async seal(): Promise<{ readonly epoch: Epoch; readonly durable: Promise<void> }> {
     await this.store.whenWritable();
+    this.pinHistory();
     const started = performance.now();
     this.streams.flush();
     const epoch = nextEpoch(this.store.latestEpoch, Date.now());
@@ -198,6 +223,7 @@ export class EngineCore {
       this.metrics.commitLatency.observe((done - writing) / 1000);
       this.metrics.barrierLatency.observe((done - started) / 1000);
       this.metrics.epochsCommitted++;
+      for (const listener of this.committedListeners) listener();
     });
     this.metrics.epochsSealed++;
     // Handled here as well (a caller that stops waiting must not leave an unhandled rejection),

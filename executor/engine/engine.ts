@@ -63,7 +63,11 @@ export type ExecuteResult =
       readonly kind: 'copyOut';
       readonly format: 'text' | 'csv' | 'binary';
       readonly columnCount: number;
-      /** Each item is one CopyData payload (one row in text/csv). */
+      /**
+       * Each item is one CopyData payload (one row in text/csv). An empty item is not sent: it
+       * asks pgwire to send what it holds and wait while the client lags (SUBSCRIBE, which never
+       * ends by itself, yields one after each round of changes).
+       */
       readonly data: AsyncIterable<Uint8Array>;
       /** Command tag after the data is exhausted (`COPY n`). */
       commandTag(): string;

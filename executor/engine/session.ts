@@ -50,6 +50,7 @@ import { describeRelation, showCreate, showObjects, type ShowResult } from './sh
 import { StoreTableAccess, stateTableOf } from '../batch/table-access.js';
 import { executeDdl } from '../ddl/ddl-statement.js';
 import { prepareCopy, type CopyStatementPlan } from './copy.js';
+import { prepareSubscribe, type SubscribeHost } from './subscribe.js';
 import { verifyChecks, type CheckRunner } from './check-constraints.js';
 import { SystemRelations } from '../system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from '../system/session-functions.js';
@@ -82,6 +83,8 @@ export class EngineSession implements Session {
   /** DDL statements of the open block, implicit or explicit: a rollback cannot undo them. */
   private ddlInBlock = 0;
   private running: AbortController | undefined;
+  /** Open SUBSCRIBE results (their COPY outlives execute()): cancel() and close() end them. */
+  private readonly subscriptions = new Set<AbortController>();
   /**
    * The controller of the last DML statement when nothing aborted it, armed a timeout on it or
    * still listens to it: the next statement reuses it (a new AbortSignal costs 8-17 us in Node 20,
@@ -204,6 +207,7 @@ export class EngineSession implements Session {
 
   cancel(): void {
     this.running?.abort(new SqlError(SqlState.queryCanceled, 'canceling statement due to user request'));
+    for (const subscription of this.subscriptions) subscription.abort(new SqlError(SqlState.queryCanceled, 'canceling statement due to user request'));
   }
 
   /**
@@ -551,6 +555,8 @@ export class EngineSession implements Session {
         return { kind: 'command', commandTag: await this.ddl(statement, signal) };
       case 'copy':
         return this.copy(statement, signal);
+      case 'subscribe':
+        return prepareSubscribe(statement.parsed, this.subscribeHost(), signal);
       case 'flush':
         return { kind: 'command', commandTag: 'FLUSH' };
       case 'empty':
@@ -1018,6 +1024,21 @@ export class EngineSession implements Session {
           verdicts.push(result.rows[0]?.[0] ?? null);
         }
         return verdicts;
+      },
+    };
+  }
+
+  private subscribeHost(): SubscribeHost {
+    return {
+      core: this.core,
+      searchPath: this.searchPath(),
+      inTransactionBlock: this.status !== 'idle' || this.implicitBlock !== undefined,
+      planQuery: (parsed) => this.planParsed(parsed, []),
+      runQuery: (parsed, signal) => this.runQuery(parsed, signal),
+      evalContext: () => this.evalContext(),
+      attach: (controller) => {
+        this.subscriptions.add(controller);
+        return () => this.subscriptions.delete(controller);
       },
     };
   }

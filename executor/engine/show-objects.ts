@@ -44,6 +44,7 @@ const listedKinds: Readonly<Record<string, RelationDef['kind']>> = {
   'materialized views': 'materialized_view',
   sources: 'source',
   sinks: 'sink',
+  subscriptions: 'subscription',
 };
 
 function findRelation(catalog: CatalogSnapshot, names: readonly string[], searchPath: readonly string[]): RelationDef {

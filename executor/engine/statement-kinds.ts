@@ -31,6 +31,7 @@ export type Utility =
   | { readonly kind: 'empty' }
   | { readonly kind: 'show' }
   | { readonly kind: 'explainView' }
+  | { readonly kind: 'subscribe' }
   | { readonly kind: 'unsupported'; readonly message: string };
 
 export interface OxbowPrepared extends PreparedStatement {
@@ -107,6 +108,8 @@ export function classify(statement: ParsedStatement): Utility {
       return { kind: 'show' };
     case 'OxbowExplainAnalyzeView':
       return { kind: 'explainView' };
+    case 'OxbowSubscribe':
+      return { kind: 'subscribe' };
     default:
       if (isDdl(kind)) return { kind: 'ddl' };
       return { kind: 'unsupported', message: `${statementWords(statement.text)} is not supported` };

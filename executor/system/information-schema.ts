@@ -16,7 +16,7 @@ function is(id: number, name: string, columns: readonly string[], rows: (context
 }
 
 function userRelations(context: SystemContext): RelationDef[] {
-  return context.catalog.relations().filter((relation) => relation.kind !== 'index' && relation.kind !== 'sink');
+  return context.catalog.relations().filter((relation) => relation.kind !== 'index' && relation.kind !== 'sink' && relation.kind !== 'subscription');
 }
 
 function tableType(relation: RelationDef): string | undefined {

@@ -95,15 +95,16 @@ export function relkind(relation: RelationDef): string {
     case 'source':
       return 'f';
     case 'sink':
+    case 'subscription':
       return 's';
     case 'system':
       return relation.name.startsWith('pg_') && ['pg_tables', 'pg_views', 'pg_matviews', 'pg_roles', 'pg_user', 'pg_settings'].includes(relation.name) ? 'v' : 'r';
   }
 }
 
-/** Relations that appear in pg_class (sinks do not: they hold no rows). */
+/** Relations that appear in pg_class (sinks and subscriptions do not: they hold no rows). */
 export function inPgClass(relation: RelationDef): boolean {
-  return relation.kind !== 'sink';
+  return relation.kind !== 'sink' && relation.kind !== 'subscription';
 }
 
 /** The visible columns with their attribute numbers (1-based, hidden columns skipped). */

@@ -12,10 +12,11 @@ import { pgCatalogTables, type SystemTable } from './pg-catalog.js';
 import type { SystemContext } from './system-context.js';
 import { checkpointsTable, recoveryTable } from './checkpoints-relation.js';
 import { timeTravelTable } from './time-travel-relation.js';
+import { subscriptionsTable } from './subscriptions-relation.js';
 import { viewErrorsTable } from './view-errors-relation.js';
 import { backfillProgressTable } from './backfill-progress-relation.js';
 
-const ownTables: readonly SystemTable[] = [...pgCatalogTables, ...informationSchemaTables, viewErrorsTable, backfillProgressTable, checkpointsTable, recoveryTable, timeTravelTable, pgCursorsTable, pgPreparedStatementsTable];
+const ownTables: readonly SystemTable[] = [...pgCatalogTables, ...informationSchemaTables, viewErrorsTable, backfillProgressTable, checkpointsTable, recoveryTable, timeTravelTable, pgCursorsTable, pgPreparedStatementsTable, subscriptionsTable];
 
 /**
  * The system relations of an engine: system's own and those the layers above provide (the

@@ -143,8 +143,8 @@ export class FromBinder {
       const shown = node.schemaname === undefined ? name : `${node.schemaname}.${name}`;
       throw new SqlError(SqlState.undefinedTable, `relation "${shown}" does not exist`, { position });
     }
-    if (relation.kind === 'sink' || relation.kind === 'index') {
-      throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is ${relation.kind === 'sink' ? 'a sink' : 'an index'}`, { position });
+    if (relation.kind === 'sink' || relation.kind === 'index' || relation.kind === 'subscription') {
+      throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is ${relation.kind === 'sink' ? 'a sink' : relation.kind === 'subscription' ? 'a subscription' : 'an index'}`, { position });
     }
     if (relation.kind === 'view' && relation.definition !== undefined) return this.viewItem(relation, node, systemTime);
     return this.scanItem(relation, systemTime, node, outer);
