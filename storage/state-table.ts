@@ -112,5 +112,12 @@ export interface StateStore {
   /** The last sealed epoch (committedEpoch, or later while commits are in flight). */
   readonly latestEpoch: Epoch;
   readableWindow(tableId: number): ReadableWindow;
+  /**
+   * Keeps the history of table `tableId` from `epoch` on readable past its retention (a sink's
+   * undelivered changes): no commit moves the table's GC watermark above the lowest hold on it.
+   * `holder` names the hold (one per holder and table); `undefined` releases it. In memory only:
+   * holders set their holds again after a restart, before anything commits.
+   */
+  holdHistory(holder: string, tableId: number, epoch: Epoch | undefined): void;
   close(): Promise<void>;
 }

@@ -47,6 +47,9 @@ export class AbortHookStore implements StateStore {
   readableWindow(tableId: number): ReadableWindow {
     return this.inner.readableWindow(tableId);
   }
+  holdHistory(holder: string, tableId: number, epoch: Epoch | undefined): void {
+    this.inner.holdHistory(holder, tableId, epoch);
+  }
   close(): Promise<void> {
     return this.inner.close();
   }
