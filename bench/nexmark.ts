@@ -14,7 +14,7 @@
 // writes a V8 heap snapshot at the end of the run, before the engine closes.
 // Run: npm run build && npm run bench -- nexmark --queries q0,q1 --events 1000000
 //   (defaults: q0,q1,q2,q3,q4,q5,q7,q8 and 1,000,000 events times BENCH_SCALE; --split-num K,
-//   --chunk-size R, --form view|sink (sink: each query as CREATE SINK ... AS <its SELECT> WITH (connector = 'blackhole'), bench/nexmark-sink.ts), --barrier-interval-ms M, --memory-limit-mib L (default 1024), --heap-growing-percent P (default the engine's; 0: V8's own); the query `source` is the Bid source alone, no view:
+//   --chunk-size R, --form view|sink (sink: each query as CREATE SINK ... AS <its SELECT> WITH (connector = 'blackhole'), bench/support/nexmark-sink.ts), --barrier-interval-ms M, --memory-limit-mib L (default 1024), --heap-growing-percent P (default the engine's; 0: V8's own); the query `source` is the Bid source alone, no view:
 //   the ceiling the generator and the source's own table set; `generator` is the generator alone)
 // The smoke test (test/nexmark/bench.test.ts) calls runNexmarkQuery with a small event count and
 // checks the view's contents.
@@ -30,7 +30,7 @@ import { EngineMetrics } from '../executor/metrics/engine-metrics.js';
 import { createEngine } from '../executor/engine/create-engine.js';
 import type { Engine, Session } from '../executor/engine/engine.js';
 import { NexmarkGenerator } from '../executor/connectors/generators/nexmark-generator.js';
-import { asBlackholeSink } from './nexmark-sink.js';
+import { asBlackholeSink } from './support/nexmark-sink.js';
 import type { Row } from '../sql/value.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -61,7 +61,7 @@ export interface NexmarkRunOptions {
   readonly memoryTrace?: string;
   /** A V8 heap snapshot written here at the end of the run, before the engine closes. */
   readonly heapSnapshot?: string;
-  /** `sink`: the query as CREATE SINK ... WITH (connector = 'blackhole') instead of a view (nexmark-sink.ts). */
+  /** `sink`: the query as CREATE SINK ... WITH (connector = 'blackhole') instead of a view (support/nexmark-sink.ts). */
   readonly form?: 'view' | 'sink';
 }
 
