@@ -105,6 +105,15 @@ describe('postgres sink, exactly once', () => {
     await client.query('CREATE TABLE items (id int PRIMARY KEY, v int)');
     await client.query(`CREATE SINK items_log FROM items WITH (${options}, table = 'items_log', type = 'append-only')`);
     await client.query(`CREATE SINK items_copy FROM items WITH (${options}, table = 'items_copy')`);
+    // The first delivery sends the contents as they are then: the changes start after it.
+    await client.query('INSERT INTO items VALUES (0, 0)');
+    versions.add('0|0');
+    model.set(0, 0);
+    {
+      const reader = await postgres.connect();
+      while (Number((await reader.query('SELECT count(*) AS n FROM items_log')).rows[0].n) < 1) await sleep(20);
+      await reader.end();
+    }
 
     // SIGKILL at random moments while statements run and deliveries go out.
     for (let round = 0; round < 4; round++) {
