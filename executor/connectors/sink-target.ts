@@ -16,8 +16,9 @@ export interface SinkTarget {
    */
   resume(floor: Epoch | undefined): Promise<Epoch | undefined>;
   /**
-   * Writes the changes of (from, to] (`from` undefined: the contents at `to`) atomically with
-   * the target's progress `to`, or nothing; returns the rows written.
+   * Writes the changes up to `to` atomically with the target's progress `to`, or nothing; returns
+   * the rows written. `from`: the progress the target must hold now (what it last wrote, or
+   * resumed at); undefined when the changes are the contents at `to` (a first delivery).
    */
   write(changes: readonly EpochChanges[], from: Epoch | undefined, to: Epoch): Promise<number>;
   /** After a failed round: forget connections; the next round calls resume() again. */

@@ -3,10 +3,10 @@
 //
 // Progress: the target's own record is the truth (PostgreSQL's progress row commits with the
 // rows). The store keeps a floor in `sink-progress/<sink id>`, at or below it: written before the
-// first delivery (the epoch of the contents sent) and moved up after deliveries at most every
-// FLOOR_INTERVAL_MS. The sink holds its relation's history from the epoch it delivered last
-// (StateStore.holdHistory; at start, from the floor, before anything commits), so however long
-// the target is away, the changes it has yet to receive stay readable past the retention.
+// first delivery (the epoch of the contents sent) and moved up to the epoch delivered at most every
+// FLOOR_INTERVAL_MS. The sink holds its relation's history from the floor (StateStore.holdHistory;
+// at start before anything commits), so however long the target is away, or oxbow with it, the
+// changes it has yet to receive stay readable past the retention (plus up to FLOOR_INTERVAL_MS).
 //
 // A failed round (target down, timeout, lost connection) is retried with backoff (200 ms doubling
 // to 10 s), each failure a row in oxbow_catalog.sink_errors; the next round asks the target what
@@ -54,6 +54,8 @@ export class TargetSink {
   private readonly holder: string;
   private floor: Epoch | undefined;
   private delivered: Epoch | undefined;
+  /** What the target holds (its progress): at or below `delivered`, which also moves past epochs without changes. */
+  private written: Epoch | undefined;
   private resumed = false;
   private floorAt = 0;
   private failures = 0;
@@ -86,20 +88,30 @@ export class TargetSink {
     return now >= this.retryAt;
   }
 
+  /** Holds the history from `epoch`, or from the floor when that is lower (where a restart resumes at the latest). */
   private hold(epoch: Epoch): void {
-    if (!this.stopped) this.core.store.holdHistory(this.holder, this.from.id, epoch);
+    const from = this.floor !== undefined && this.floor < epoch ? this.floor : epoch;
+    if (!this.stopped) this.core.store.holdHistory(this.holder, this.from.id, from);
   }
 
   /** One delivery round: everything committed since what the target holds. */
   async deliver(): Promise<void> {
     if (!this.resumed) {
-      this.delivered = await this.target.resume(this.floor);
+      this.delivered = this.written = await this.target.resume(this.floor);
       this.resumed = true;
       if (this.delivered !== undefined) this.hold(this.delivered);
     }
     const store = this.core.store;
     const to = store.committedEpoch;
-    if (this.delivered !== undefined && to <= this.delivered) return;
+    if (this.delivered !== undefined && to <= this.delivered) {
+      // Idle: the floor still catches up with what was delivered, so the hold can move on.
+      const written = this.written;
+      if (written !== undefined && this.floor !== undefined && this.floor < written && Date.now() - this.floorAt >= FLOOR_INTERVAL_MS) {
+        await this.persistFloor(written);
+        this.hold(this.delivered);
+      }
+      return;
+    }
     let from = this.delivered;
     let changes: EpochChanges[];
     if (from !== undefined && from < store.readableWindow(this.from.id).oldest) {
@@ -116,12 +128,16 @@ export class TargetSink {
       changes = changesBetween(this.table, from, to);
     }
     if (this.stopped) return;
-    const rows = await this.target.write(changes, from, to);
+    // Epochs that changed nothing here (other relations' commits) are not sent: the target's
+    // progress stays where it is, and a restart resumes there and finds nothing in between.
+    const empty = from !== undefined && changes.every((change) => change.inserts.length === 0 && change.deletes.length === 0);
+    const rows = empty ? 0 : await this.target.write(changes, from === undefined ? undefined : this.written, to);
     this.delivered = to;
-    this.hold(to);
+    if (!empty) this.written = to;
     this.failures = 0;
-    this.status.delivered(this.sink.id, this.target.connector, rows, to);
-    if (Date.now() - this.floorAt >= FLOOR_INTERVAL_MS) await this.persistFloor(to);
+    if (!empty) this.status.delivered(this.sink.id, this.target.connector, rows, to);
+    if (this.written !== undefined && (this.floor === undefined || this.floor < this.written) && Date.now() - this.floorAt >= FLOOR_INTERVAL_MS) await this.persistFloor(this.written);
+    this.hold(to);
   }
 
   /** A failed round: backoff, a sink_errors row, and the target asked again next round. */
