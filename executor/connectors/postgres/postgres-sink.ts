@@ -20,6 +20,8 @@ import type { SinkTarget } from '../sink-target.js';
 import type { PostgresSinkOptions } from './postgres-options.js';
 import { connectPostgres, describeAddress, describeTarget, ensureProgressTable, PROGRESS_TABLE, qualifiedTable, quoteIdent, type SinkColumn } from './postgres-target.js';
 
+/** How long stop() waits for the connection to close. */
+const END_TIMEOUT_MS = 2000;
 /** Rows per INSERT or DELETE statement. */
 const ROWS_PER_STATEMENT = 20_000;
 
@@ -171,6 +173,10 @@ export class PostgresSinkTarget implements SinkTarget {
   async stop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
-    await client?.end().catch(() => undefined);
+    if (client === undefined) return;
+    // A server that stopped answering must not hold up the engine's close.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([client.end().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, END_TIMEOUT_MS)))]);
+    clearTimeout(timer);
   }
 }
