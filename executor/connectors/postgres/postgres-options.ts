@@ -92,3 +92,12 @@ export function postgresSinkOptions(options: Readonly<Record<string, string>>): 
     queryTimeoutMs: positiveInteger(options['query_timeout_ms'], 'query_timeout_ms', 60_000),
   };
 }
+
+/** WITH options as catalogs show them: a `password` option and a password in `jdbc.url` masked. */
+export function shownOptions(options: Readonly<Record<string, string>>): Record<string, string> {
+  const shown: Record<string, string> = { ...options };
+  if (shown['password'] !== undefined) shown['password'] = '********';
+  const url = shown['jdbc.url'];
+  if (url !== undefined) shown['jdbc.url'] = url.replace(/([?&]password=)[^&]*/i, '$1********');
+  return shown;
+}

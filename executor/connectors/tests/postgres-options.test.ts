@@ -1,7 +1,7 @@
 // The WITH options of PostgreSQL sinks: both spellings (postgres, RisingWave's jdbc URL), the
 // defaults, and a clear 22023 for each missing or bad option.
 import { describe, expect, it } from 'vitest';
-import { postgresSinkOptions } from '../postgres/postgres-options.js';
+import { postgresSinkOptions, shownOptions } from '../postgres/postgres-options.js';
 import { compatible } from '../postgres/postgres-target.js';
 import { type } from '../../../sql/types.js';
 
@@ -66,5 +66,10 @@ describe('postgres sink options', () => {
     expect(compatible(type('text'), 'int4')).toBe(false);
     expect(compatible(type('timestamp'), 'timestamptz')).toBe(false);
     expect(compatible(type('jsonb'), 'json')).toBe(true);
+  });
+
+  it('masks passwords where catalogs show the options', () => {
+    expect(shownOptions({ connector: 'postgres', password: 'secret', user: 'u' })).toEqual({ connector: 'postgres', password: '********', user: 'u' });
+    expect(shownOptions({ 'jdbc.url': 'jdbc:postgresql://h:1/d?user=u&password=secret&ssl=true' })).toEqual({ 'jdbc.url': 'jdbc:postgresql://h:1/d?user=u&password=********&ssl=true' });
   });
 });
