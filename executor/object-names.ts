@@ -10,6 +10,7 @@ import type { ScalarFunction } from '../sql/functions.js';
 import type { CatalogSnapshot } from './catalog.js';
 import { formatTypeName } from './type-names.js';
 import { quoteIdentifier } from './system/system-context.js';
+import { TYPE_IO_FUNCTIONS } from '../sql/functions.js';
 
 let functionsByOid: Map<number, ScalarFunction> | undefined;
 
@@ -46,7 +47,10 @@ export function objectName(catalog: CatalogSnapshot, searchPath: readonly string
         return unique ? quoteIdentifier(sqlFunction.name) : `${quoteIdentifier(sqlFunction.schema)}.${quoteIdentifier(sqlFunction.name)}`;
       }
       const fn = functionByOid(oid);
-      if (fn === undefined) return undefined;
+      if (fn === undefined) {
+        const io = TYPE_IO_FUNCTIONS.find((entry) => entry[0] === oid);
+        return io === undefined ? undefined : io[1];
+      }
       const overloaded = new Set(allFunctions().filter((f) => f.name === fn.name).map((f) => f.oid)).size > 1;
       return overloaded ? `pg_catalog.${quoteIdentifier(fn.name)}` : quoteIdentifier(fn.name);
     }

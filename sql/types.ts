@@ -92,6 +92,11 @@ export interface DataType {
   readonly typmod: number;
   /** For name === 'array': the element type. */
   readonly element?: DataType;
+  /**
+   * For name === 'array': the field names when the array stands for a record of same-typed fields
+   * (information_schema._pg_expandarray's (x, n)), so `(value).x` reads element 1.
+   */
+  readonly fields?: readonly string[];
 }
 
 const scalarCache = new Map<TypeName, DataType>();

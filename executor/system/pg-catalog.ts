@@ -8,6 +8,7 @@
 
 import type { RelationDef } from '../../sql/catalog.js';
 import * as functions from '../../sql/functions.js';
+import { ARRAY_TYPE_IO, TYPE_IO } from '../../sql/functions.js';
 import { aggregateSignatures, PSEUDO_TYPES, procSignature, sessionProcSignatures } from './pg-proc-signatures.js';
 import { TYPES, typeOid, type DataType, type TypeName } from '../../sql/types.js';
 import type { Row, SqlArray, Value } from '../../sql/value.js';
@@ -90,7 +91,7 @@ const pgClass = pg(
       const am = kind === 'i' ? BTREE_AM_OID : kind === 'r' || kind === 'm' ? HEAP_AM_OID : 0;
       return [
         relation.id, relation.name, schemaOid(context, relation.schema), 0, 0, OWNER_OID, am, relation.id,
-        0, 0, -1, 0, 0, hasIndexes(context, relation),
+        0, kind === 'i' ? 1 : 0, kind === 'i' ? 0 : -1, 0, 0, hasIndexes(context, relation),
         false, 'p', kind, attributes(relation).length, relation.checks?.length ?? 0, false,
         false, false, false, false, true,
         kind === 'r' || kind === 'm' ? 'd' : 'n', false, 0, null, null, null,
@@ -140,8 +141,8 @@ const pgType = pg(
   [
     'oid:oid', 'typname:name', 'typnamespace:oid', 'typowner:oid', 'typlen:int2', 'typbyval:bool', 'typtype:char',
     'typcategory:char', 'typispreferred:bool', 'typisdefined:bool', 'typdelim:char', 'typrelid:oid', 'typsubscript:oid',
-    'typelem:oid', 'typarray:oid', 'typinput:oid', 'typoutput:oid', 'typreceive:oid', 'typsend:oid', 'typmodin:oid',
-    'typmodout:oid', 'typanalyze:oid', 'typalign:char', 'typstorage:char', 'typnotnull:bool', 'typbasetype:oid',
+    'typelem:oid', 'typarray:oid', 'typinput:regproc', 'typoutput:regproc', 'typreceive:regproc', 'typsend:regproc', 'typmodin:regproc',
+    'typmodout:regproc', 'typanalyze:regproc', 'typalign:char', 'typstorage:char', 'typnotnull:bool', 'typbasetype:oid',
     'typtypmod:int4', 'typndims:int4', 'typcollation:oid', 'typdefault:text',
   ],
   () => {
@@ -152,19 +153,20 @@ const pgType = pg(
       const pseudo = name === 'unknown' || name === 'void' || name === 'record';
       const align = info.length === 8 ? 'd' : info.length === 2 ? 's' : info.length === 1 ? 'c' : 'i';
       const collation = textTypes.has(name) ? DEFAULT_COLLATION_OID : name === 'name' ? 950 : 0;
+      const io = TYPE_IO[info.oid] ?? [0, 0, 0, 0, 0, 0, 0];
       rows.push([
         info.oid, typname(name), 11, OWNER_OID, info.length, info.length > 0 && info.length <= 8, pseudo ? 'p' : 'b',
         info.category, preferred.has(name), true, ',', 0, 0,
-        0, info.arrayOid, 0, 0, 0, 0, 0,
-        0, 0, align, info.length > 0 ? 'p' : 'x', false, 0,
+        0, info.arrayOid, io[0], io[1], io[2], io[3], io[4],
+        io[5], io[6], align, info.length > 0 ? 'p' : 'x', false, 0,
         -1, 0, collation, null,
       ]);
       if (info.arrayOid !== 0) {
         rows.push([
           info.arrayOid, `_${typname(name)}`, 11, OWNER_OID, -1, false, 'b',
           'A', false, true, ',', 0, 0,
-          info.oid, 0, 0, 0, 0, 0, 0,
-          0, 0, align === 'd' ? 'd' : 'i', 'x', false, 0,
+          info.oid, 0, ARRAY_TYPE_IO[0], ARRAY_TYPE_IO[1], ARRAY_TYPE_IO[2], ARRAY_TYPE_IO[3], io[4],
+          io[5], ARRAY_TYPE_IO[6], align === 'd' ? 'd' : 'i', 'x', false, 0,
           -1, 0, collation, null,
         ]);
       }
@@ -326,6 +328,16 @@ function procRows(): Row[] {
       0, 0, 'f', false, false, signature.strict,
       false, signature.volatility, 's', signature.args.length, 0, signature.returns,
       array([...signature.args]), null, null, null, signature.name, null,
+      null,
+    ]);
+  }
+  // The type I/O functions pg_type names (catalog entries only; see sql/functions/type-io.ts).
+  for (const [oid, name, args, returns] of functions.TYPE_IO_FUNCTIONS) {
+    rows.push([
+      oid, name, 11, OWNER_OID, 12, 1, 0,
+      0, 0, 'f', false, false, true,
+      false, name.endsWith('in') || name.endsWith('_in') || name.endsWith('recv') ? 's' : 'i', 's', args.length, 0, returns,
+      array([...args]), null, null, null, name, null,
       null,
     ]);
   }

@@ -6,7 +6,7 @@
 
 import { type DataType, TYPES, sameType, type as scalar } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import { type CastContext, type EvalContext, type Resolved, DEFAULT_EVAL_CONTEXT, allFunctions, allOperators, parseValue, resolveCast, resolveFunction, resolveOperator, commonType } from '../../sql/functions.js';
+import { type CastContext, type EvalContext, type Resolved, DEFAULT_EVAL_CONTEXT, allFunctions, allOperators, typeIoFunctionsNamed, parseValue, resolveCast, resolveFunction, resolveOperator, commonType } from '../../sql/functions.js';
 import type { Expression } from '../expression.js';
 import type { Plan } from '../plan.js';
 import type { PlannerContext } from '../index.js';
@@ -257,7 +257,8 @@ export function objectOid(text: string, target: RegType, catalog: PlannerContext
     const parts = splitQualifiedName(text);
     const name = parts[parts.length - 1]!;
     const sqlOids = (catalog.resolveFunctions?.(parts.length > 1 ? parts[parts.length - 2] : undefined, name, searchPath) ?? []).map((fn) => fn.id);
-    const libraryOids = parts.length === 1 || parts[0] === 'pg_catalog' ? allFunctions().filter((fn) => fn.name === name).map((fn) => fn.oid) : [];
+    const inPgCatalog = parts.length === 1 || parts[0] === 'pg_catalog';
+    const libraryOids = inPgCatalog ? [...allFunctions().filter((fn) => fn.name === name).map((fn) => fn.oid), ...typeIoFunctionsNamed(name).map((fn) => fn[0])] : [];
     const oids = [...new Set([...sqlOids, ...libraryOids])];
     if (oids.length === 0) throw new SqlError(SqlState.undefinedFunction, `function "${text}" does not exist`, { position });
     if (oids.length > 1) throw new SqlError(SqlState.ambiguousFunction, `more than one function named "${text}"`, { position });

@@ -76,7 +76,9 @@ export class FromBinder {
         return this.rangeVar(body as RangeVar, outer);
       case 'RangeSubselect': {
         const lateralScope = body.lateral && leftScope !== undefined ? leftScope : outer;
-        const plan = this.bindQuery(body.subquery, lateralScope);
+        let plan = this.bindQuery(body.subquery, lateralScope);
+        const viewId = body.oxbowViewId as number | undefined;
+        if (viewId !== undefined) plan = { ...plan, columns: plan.columns.map((c, i) => ({ ...c, tableOid: viewId, columnNumber: i + 1 })) } as Plan;
         return { ...this.named(plan, body.alias, '', positionOf(undefined)), scopedUnderLeft: lateralScope === leftScope && leftScope !== undefined };
       }
       case 'RangeFunction': {

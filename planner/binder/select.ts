@@ -5,7 +5,7 @@
 // output; a bare column that is neither grouped nor aggregated is PostgreSQL's 42803.
 
 import type { Node, SelectStmt, FuncCall, ResTarget, SortBy } from '@pgsql/types';
-import { type DataType, type as scalar } from '../../sql/types.js';
+import { type DataType, arrayOf, type as scalar } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { type Expression, mapChildren, rewriteColumns } from '../expression.js';
 import type { AggregateCall, AggregateName, OutputColumn, Plan, SortKey, WindowCall } from '../plan.js';
@@ -313,11 +313,38 @@ export class SelectBinder {
     };
     // A set-returning function in the select list: a LATERAL join of the FROM rows with it.
     const setReturning: Plan[] = [];
+    let setReturningCall: string | undefined;
+    let setReturningRecord: Expression | undefined;
     collector.setReturning = (call: FuncCall, inScope: Scope, position: number | undefined): Expression => {
+      // The same call written twice runs once: PostgreSQL steps equal set-returning calls in lockstep.
+      const callKey = JSON.stringify({ ...call, location: undefined }, (key, value) => (key === 'location' ? undefined : value));
+      if (setReturningRecord !== undefined && callKey === setReturningCall) return setReturningRecord;
       if (setReturning.length > 0) throw new SqlError(SqlState.featureNotSupported, 'more than one set-returning function in a select list is not supported', { position });
-      const name = call.funcname!.map((n) => (n as any).String.sval as string).pop()! as 'generate_series' | 'unnest';
+      const fullName = call.funcname!.map((n) => (n as any).String.sval as string).pop()!;
       const args = ((call.args ?? []) as Node[]).map((a) => this.expressions.bind(a, inScope, { clause: 'arguments of set-returning functions' }));
       if (args.some((a) => hasSubqueryExpression(a))) throw new SqlError(SqlState.featureNotSupported, 'subqueries in arguments of a set-returning function are not supported', { position });
+      if (fullName === '_pg_expandarray') {
+        // information_schema._pg_expandarray(a): the rows (a[i], i), a record of two fields that
+        // oxbow carries as a two-element array of a's element type (see DataType.fields).
+        const [array] = this.from.unnestArguments(args, position);
+        const element = array!.type.element!;
+        if (!['int2', 'int4', 'int8', 'oid'].includes(element.name)) {
+          throw new SqlError(SqlState.featureNotSupported, `_pg_expandarray of ${element.name}[] is not supported (integer arrays only)`, { position });
+        }
+        setReturning.push({
+          kind: 'TableFunction', name: 'unnest', args: [toLateral(array!)], withOrdinality: true,
+          columns: [{ name: 'x', type: element, tableOid: 0, columnNumber: 0 }, { name: 'n', type: scalar('int8'), tableOid: 0, columnNumber: 0 }],
+        });
+        const ordinality: Expression = { kind: 'Column', index: SET_RETURNING_MARK + 1, type: scalar('int8') };
+        setReturningCall = callKey;
+        setReturningRecord = {
+          kind: 'Array',
+          elements: [{ kind: 'Column', index: SET_RETURNING_MARK, type: element }, this.context.coerce(ordinality, element, 'explicit', position)],
+          type: { ...arrayOf(element), fields: ['x', 'n'] },
+        };
+        return setReturningRecord;
+      }
+      const name = fullName as 'generate_series' | 'unnest';
       const typed = name === 'generate_series' ? this.from.seriesArguments(args, position) : this.from.unnestArguments(args, position);
       const type = name === 'generate_series' ? typed[0]!.type : typed[0]!.type.element!;
       // The arguments now read the FROM row as the enclosing row of the LATERAL side.
@@ -336,7 +363,7 @@ export class SelectBinder {
       const width = plan.columns.length;
       const right = setReturning[0]!;
       plan = { kind: 'Join', joinType: 'inner', left: plan, right, lateral: true, columns: [...plan.columns, ...right.columns] };
-      const unmark = (e: Expression): Expression => rewriteColumns(e, (index, type) => ({ kind: 'Column', index: index === SET_RETURNING_MARK ? width : index, type }));
+      const unmark = (e: Expression): Expression => rewriteColumns(e, (index, type) => ({ kind: 'Column', index: index === SET_RETURNING_MARK || index === SET_RETURNING_MARK + 1 ? width + index - SET_RETURNING_MARK : index, type }));
       targets = targets.map((t) => ({ ...t, expression: unmark(t.expression) }));
     }
 
