@@ -154,6 +154,7 @@ function typmodSuffix(t: DataType): string {
 
 /** PostgreSQL's format_type(type, typmod) text. */
 export function formatTypeName(t: DataType): string {
+  if (t.name === 'array' && t.vector === true) return t.element?.name === 'oid' ? 'oidvector' : 'int2vector';
   if (t.name === 'array') return `${t.element === undefined ? 'text' : formatTypeName(t.element)}[]`;
   const suffix = typmodSuffix(t);
   switch (t.name) {

@@ -290,6 +290,7 @@ export function formatValue(value: Value, type: DataType, context: EvalContext =
     case 'json':
       return formatJson((value as Jsonb).value);
     case 'array':
+      if (type.vector === true) return (value as SqlArray).elements.map((element) => String(element ?? 0)).join(' ');
       return formatArray(value as SqlArray, type.element ?? { name: 'text', typmod: -1 }, context);
     case 'void':
       return '';

@@ -97,6 +97,11 @@ export interface DataType {
    * (information_schema._pg_expandarray's (x, n)), so `(value).x` reads element 1.
    */
   readonly fields?: readonly string[];
+  /**
+   * For name === 'array' of int2 or oid: PostgreSQL's int2vector / oidvector (pg_index.indkey,
+   * pg_proc.proargtypes): printed space-separated, subscripted from 0, type OID 22 / 30.
+   */
+  readonly vector?: boolean;
 }
 
 const scalarCache = new Map<TypeName, DataType>();
@@ -123,6 +128,7 @@ export function withTypmod(t: DataType, typmod: number): DataType {
 export function typeOid(t: DataType): number {
   if (t.name === 'array') {
     const element = t.element;
+    if (t.vector === true) return element?.name === 'oid' ? 30 : 22;
     if (element === undefined || element.name === 'array') return TYPES.text.arrayOid;
     return TYPES[element.name].arrayOid;
   }

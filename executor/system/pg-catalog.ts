@@ -171,6 +171,17 @@ const pgType = pg(
         ]);
       }
     }
+    // int2vector and oidvector (pg_index.indkey, pg_proc.proargtypes): arrays to oxbow.
+    for (const [oid, name, element, arrayOid] of [[22, 'int2vector', 21, 1006], [30, 'oidvector', 26, 1013]] as const) {
+      const io = TYPE_IO[oid]!;
+      rows.push([
+        oid, name, 11, OWNER_OID, -1, false, 'b',
+        'A', false, true, ',', 0, 0,
+        element, arrayOid, io[0], io[1], io[2], io[3], io[4],
+        io[5], io[6], 'i', 'p', false, 0,
+        -1, 0, 0, null,
+      ]);
+    }
     for (const pseudo of PSEUDO_TYPES) {
       rows.push([
         pseudo.oid, pseudo.name, 11, OWNER_OID, pseudo.name === 'internal' ? 8 : 4, true, 'p',
@@ -212,8 +223,8 @@ const pgIndex = pg(
   [
     'indexrelid:oid', 'indrelid:oid', 'indnatts:int2', 'indnkeyatts:int2', 'indisunique:bool', 'indnullsnotdistinct:bool',
     'indisprimary:bool', 'indisexclusion:bool', 'indimmediate:bool', 'indisclustered:bool', 'indisvalid:bool',
-    'indcheckxmin:bool', 'indisready:bool', 'indislive:bool', 'indisreplident:bool', 'indkey:int2[]', 'indcollation:oid[]',
-    'indclass:oid[]', 'indoption:int2[]', 'indexprs:text', 'indpred:text',
+    'indcheckxmin:bool', 'indisready:bool', 'indislive:bool', 'indisreplident:bool', 'indkey:int2vector', 'indcollation:oidvector',
+    'indclass:oidvector', 'indoption:int2vector', 'indexprs:text', 'indpred:text',
   ],
   (context) =>
     indexRelations(context).map((index) => {
@@ -289,7 +300,7 @@ const pgProc = pg(
     'oid:oid', 'proname:name', 'pronamespace:oid', 'proowner:oid', 'prolang:oid', 'procost:float4', 'prorows:float4',
     'provariadic:oid', 'prosupport:oid', 'prokind:char', 'prosecdef:bool', 'proleakproof:bool', 'proisstrict:bool',
     'proretset:bool', 'provolatile:char', 'proparallel:char', 'pronargs:int2', 'pronargdefaults:int2', 'prorettype:oid',
-    'proargtypes:oid[]', 'proallargtypes:oid[]', 'proargmodes:char[]', 'proargnames:text[]', 'prosrc:text', 'probin:text',
+    'proargtypes:oidvector', 'proallargtypes:oid[]', 'proargmodes:char[]', 'proargnames:text[]', 'prosrc:text', 'probin:text',
     'proacl:text[]',
   ],
   (context) => [...procRows(), ...sqlFunctionProcRows(context)],
@@ -510,7 +521,7 @@ export const pgCatalogTables: readonly SystemTable[] = [
   pgTablespace,
   pg(2611, 'pg_inherits', ['inhrelid:oid', 'inhparent:oid', 'inhseqno:int4', 'inhdetachpending:bool'], empty),
   pg(3256, 'pg_policy', ['oid:oid', 'polname:name', 'polrelid:oid', 'polcmd:char', 'polpermissive:bool', 'polroles:oid[]', 'polqual:text', 'polwithcheck:text'], empty),
-  pg(2620, 'pg_trigger', ['oid:oid', 'tgrelid:oid', 'tgparentid:oid', 'tgname:name', 'tgfoid:oid', 'tgtype:int2', 'tgenabled:char', 'tgisinternal:bool', 'tgconstrrelid:oid', 'tgconstrindid:oid', 'tgconstraint:oid', 'tgdeferrable:bool', 'tginitdeferred:bool', 'tgnargs:int2', 'tgattr:int2[]', 'tgargs:bytea', 'tgqual:text', 'tgoldtable:name', 'tgnewtable:name'], empty),
+  pg(2620, 'pg_trigger', ['oid:oid', 'tgrelid:oid', 'tgparentid:oid', 'tgname:name', 'tgfoid:oid', 'tgtype:int2', 'tgenabled:char', 'tgisinternal:bool', 'tgconstrrelid:oid', 'tgconstrindid:oid', 'tgconstraint:oid', 'tgdeferrable:bool', 'tginitdeferred:bool', 'tgnargs:int2', 'tgattr:int2vector', 'tgargs:bytea', 'tgqual:text', 'tgoldtable:name', 'tgnewtable:name'], empty),
   pg(3381, 'pg_statistic_ext', ['oid:oid', 'stxrelid:oid', 'stxname:name', 'stxnamespace:oid', 'stxowner:oid', 'stxstattarget:int4', 'stxkeys:int2[]', 'stxkind:char[]', 'stxexprs:text'], empty),
   pg(6104, 'pg_publication', ['oid:oid', 'pubname:name', 'pubowner:oid', 'puballtables:bool', 'pubinsert:bool', 'pubupdate:bool', 'pubdelete:bool', 'pubtruncate:bool', 'pubviaroot:bool'], empty),
   pg(6237, 'pg_publication_namespace', ['oid:oid', 'pnpubid:oid', 'pnnspid:oid'], empty),

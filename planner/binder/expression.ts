@@ -393,7 +393,10 @@ function subscriptFunction(arrayType: DataType): ScalarFunction {
       returnType: arrayType.element!,
       strict: true,
       volatility: 'immutable' as const,
-      impl: ([array, index]: Value[]) => (array as SqlArray).elements[(index as number) - 1] ?? null,
+      // int2vector and oidvector subscripts start at 0, as in PostgreSQL.
+      impl: arrayType.vector === true
+        ? ([array, index]: Value[]) => (array as SqlArray).elements[index as number] ?? null
+        : ([array, index]: Value[]) => (array as SqlArray).elements[(index as number) - 1] ?? null,
       oid: 0,
     });
     subscriptCache.set(key, fn);

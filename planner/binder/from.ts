@@ -11,6 +11,7 @@ import type { Expression } from '../expression.js';
 import type { JoinType, OutputColumn, Plan, SystemTime } from '../plan.js';
 import { planUsesOuter } from '../walk.js';
 import { parse } from '../../sql/parser/index.js';
+import { sqlKeywords } from '../../sql/parser/keywords.js';
 import { bindTimeWindow } from './time-window.js';
 
 const MAX_VIEW_DEPTH = 32;
@@ -279,6 +280,16 @@ export class FromBinder {
       ];
       if (ordinality) columns.push({ name: 'ordinality', type: scalar('int8'), tableOid: 0, columnNumber: 0 });
       plan = { kind: 'TableFunction', name, args, withOrdinality: ordinality, columns };
+    } else if (name === 'pg_get_keywords' && args.length === 0) {
+      // PostgreSQL 15's keyword list (sql/parser/keywords.ts), as constant rows.
+      const text = scalar('text');
+      const literal = (value: string | boolean, type: DataType): Expression => ({ kind: 'Literal', value, type });
+      const names = ['word', 'catcode', 'barelabel', 'catdesc', 'baredesc'];
+      const types = [text, scalar('char'), scalar('bool'), text, text];
+      const columns: OutputColumn[] = names.map((column, i) => ({ name: column, type: types[i]!, tableOid: 0, columnNumber: 0 }));
+      const rows = sqlKeywords().map((k) => [literal(k.word, text), literal(k.catcode, types[1]!), literal(k.barelabel, types[2]!), literal(k.catdesc, text), literal(k.baredesc, text)]);
+      if (ordinality) throw new SqlError(SqlState.featureNotSupported, 'pg_get_keywords() WITH ORDINALITY is not supported', { position });
+      plan = { kind: 'Values', rows, columns };
     } else {
       const value = this.context.function(name, args, position);
       plan = { kind: 'Values', rows: [[value]], columns: [{ name, type: value.type, tableOid: 0, columnNumber: 0 }] };

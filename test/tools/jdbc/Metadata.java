@@ -64,6 +64,9 @@ public class Metadata {
       System.out.println("{\"call\":" + json(call) + ",\"columns\":" + jsonList(columns) + ",\"rows\":" + jsonList(rows) + "}");
     } catch (SQLException e) {
       emitError(call, e);
+    } catch (RuntimeException e) {
+      // The driver failed on what the server answered (a value it could not parse).
+      emitError(call, new SQLException(e.toString(), "java"));
     }
   }
 
@@ -91,7 +94,7 @@ public class Metadata {
       resultSet("getTableTypes", meta::getTableTypes);
       resultSet("getTables", () -> meta.getTables(null, schema, "%", null));
       List<String> tables = new ArrayList<>();
-      try (ResultSet rs = meta.getTables(null, schema, "%", null)) {
+      try (ResultSet rs = meta.getTables(null, schema, "%", new String[] {"TABLE", "VIEW", "MATERIALIZED VIEW"})) {
         while (rs.next()) tables.add(rs.getString("TABLE_NAME"));
       } catch (SQLException e) {
         emitError("getTables(names)", e);
