@@ -163,8 +163,8 @@ const pgType = pg(
       ]);
       if (info.arrayOid !== 0) {
         rows.push([
-          info.arrayOid, `_${typname(name)}`, 11, OWNER_OID, -1, false, 'b',
-          'A', false, true, ',', 0, 0,
+          info.arrayOid, `_${typname(name)}`, 11, OWNER_OID, -1, false, pseudo ? 'p' : 'b',
+          pseudo ? 'P' : 'A', false, true, ',', 0, 0,
           info.oid, 0, ARRAY_TYPE_IO[0], ARRAY_TYPE_IO[1], ARRAY_TYPE_IO[2], ARRAY_TYPE_IO[3], io[4],
           io[5], ARRAY_TYPE_IO[6], align === 'd' ? 'd' : 'i', 'x', false, 0,
           -1, 0, collation, null,
