@@ -300,10 +300,11 @@ const pgProc = pg(
     'oid:oid', 'proname:name', 'pronamespace:oid', 'proowner:oid', 'prolang:oid', 'procost:float4', 'prorows:float4',
     'provariadic:oid', 'prosupport:oid', 'prokind:char', 'prosecdef:bool', 'proleakproof:bool', 'proisstrict:bool',
     'proretset:bool', 'provolatile:char', 'proparallel:char', 'pronargs:int2', 'pronargdefaults:int2', 'prorettype:oid',
-    'proargtypes:oidvector', 'proallargtypes:oid[]', 'proargmodes:char[]', 'proargnames:text[]', 'prosrc:text', 'probin:text',
-    'proacl:text[]',
+    'proargtypes:oidvector', 'proallargtypes:oid[]', 'proargmodes:char[]', 'proargnames:text[]', 'proargdefaults:text',
+    'protrftypes:oid[]', 'prosrc:text', 'probin:text', 'prosqlbody:text', 'proconfig:text[]', 'proacl:text[]',
   ],
-  (context) => [...procRows(), ...sqlFunctionProcRows(context)],
+  // No argument defaults, transforms, SQL-standard bodies kept as trees or per-function settings: null.
+  (context) => [...procRows(), ...sqlFunctionProcRows(context)].map((row) => [...row.slice(0, 23), null, null, row[23]!, row[24]!, null, null, row[25]!]),
 );
 
 /** pg_proc rows of the catalog's SQL functions (prolang 14, sql; prosrc the AS text, '' for a RETURN body). */

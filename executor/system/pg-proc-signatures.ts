@@ -39,6 +39,13 @@ export const PSEUDO_TYPES: readonly { readonly oid: number; readonly name: strin
   { oid: ANYCOMPATIBLE_OID, name: 'anycompatible' },
   { oid: ANYCOMPATIBLEARRAY_OID, name: 'anycompatiblearray' },
   { oid: INTERNAL_OID, name: 'internal' },
+  // Named by clients' catalog queries (pgcli's and psql's `prorettype = 'trigger'::regtype`) and by
+  // the type I/O functions' signatures (sql/functions/type-io.ts).
+  { oid: 2275, name: 'cstring' },
+  { oid: 2279, name: 'trigger' },
+  { oid: 3838, name: 'event_trigger' },
+  { oid: 2280, name: 'language_handler' },
+  { oid: 3115, name: 'fdw_handler' },
 ];
 
 export interface ProcSignature {

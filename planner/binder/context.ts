@@ -286,9 +286,16 @@ const TYPE_ALIASES: Readonly<Record<string, string>> = {
   'timestamp without time zone': 'timestamp', 'timestamp with time zone': 'timestamptz', 'time without time zone': 'time',
 };
 
+/** PostgreSQL's pseudo-types a regtype literal may name (pg_type lists them, executor/system/pg-proc-signatures.ts). */
+const PSEUDO_TYPE_OIDS: Readonly<Record<string, number>> = {
+  any: 2276, anyelement: 2283, anyarray: 2277, anynonarray: 2776, anycompatible: 5077, anycompatiblearray: 5078,
+  internal: 2281, cstring: 2275, trigger: 2279, event_trigger: 3838, language_handler: 2280, fdw_handler: 3115,
+};
+
 function typeOidByName(name: string): number | undefined {
-  const canonical = (TYPE_ALIASES[name] ?? name) as keyof typeof TYPES;
-  return TYPES[canonical]?.oid;
+  const unqualified = name.startsWith('pg_catalog.') ? name.slice('pg_catalog.'.length) : name;
+  const canonical = (TYPE_ALIASES[unqualified] ?? unqualified) as keyof typeof TYPES;
+  return TYPES[canonical]?.oid ?? PSEUDO_TYPE_OIDS[unqualified];
 }
 
 export function positionOf(location: number | undefined): number | undefined {
