@@ -28,6 +28,8 @@ import { driverJar, runMetadata, SCHEMA } from './jdbc/metadata-run.js';
 
 interface GoldenQuery {
   readonly sql: string;
+  /** The parameters PostgreSQL logged for the query ($1, $2...), as text. */
+  readonly params?: readonly (string | null)[];
   readonly ignore?: readonly string[];
   readonly subset?: boolean;
   readonly differs?: string;
@@ -37,25 +39,43 @@ interface GoldenQuery {
 const GOLDEN = fileURLToPath(new URL('./jdbc/queries.json', import.meta.url));
 const recording = process.env['OXBOW_RECORD_JDBC_QUERIES'] === '1';
 
-/** The metadata queries of a PostgreSQL log (log_statement=all), each once, in order. */
-function metadataQueries(log: string): string[] {
-  const statements: string[] = [];
-  let current: string[] | undefined;
+/** `$1 = 'text', $2 = NULL`: a DETAIL line's parameter values. */
+function loggedParameters(text: string): (string | null)[] {
+  const values: (string | null)[] = [];
+  for (const match of text.matchAll(/\$\d+ = (?:'((?:[^']|'')*)'|NULL)/g)) values.push(match[1] === undefined ? null : match[1].replaceAll("''", "'"));
+  return values;
+}
+
+/** The metadata queries of a PostgreSQL log (log_statement=all), each once (with its parameters), in order. */
+function metadataQueries(log: string): GoldenQuery[] {
+  const statements: { lines: string[]; params?: (string | null)[] }[] = [];
+  let current: { lines: string[]; params?: (string | null)[] } | undefined;
   for (const line of log.split('\n')) {
     const match = /LOG:\s+(?:statement|execute [^:]*): (.*)$/.exec(line);
+    const detail = /DETAIL:\s+parameters: (.*)$/.exec(line);
     if (match !== null) {
-      if (current !== undefined) statements.push(current.join('\n'));
-      current = [match[1]!];
+      current = { lines: [match[1]!] };
+      statements.push(current);
+    } else if (detail !== null && current !== undefined) {
+      current.params = loggedParameters(detail[1]!);
+      current = undefined;
     } else if (current !== undefined && line.startsWith('\t')) {
-      current.push(line.slice(1));
-    } else if (current !== undefined) {
-      statements.push(current.join('\n'));
+      current.lines.push(line.slice(1));
+    } else {
       current = undefined;
     }
   }
-  if (current !== undefined) statements.push(current.join('\n'));
   const catalog = /pg_catalog\.|information_schema\.|\bpg_(type|class|namespace|proc|settings|database|index|attribute|get_keywords)\b/;
-  return [...new Set(statements.map((sql) => sql.trim()).filter((sql) => /^select/i.test(sql) && catalog.test(sql)))];
+  const seen = new Set<string>();
+  const queries: GoldenQuery[] = [];
+  for (const statement of statements) {
+    const sql = statement.lines.join('\n').trim();
+    const key = JSON.stringify([sql, statement.params ?? []]);
+    if (!/^select/i.test(sql) || !catalog.test(sql) || seen.has(key)) continue;
+    seen.add(key);
+    queries.push(statement.params === undefined ? { sql } : { sql, params: statement.params });
+  }
+  return queries;
 }
 
 async function record(): Promise<void> {
@@ -72,7 +92,7 @@ async function record(): Promise<void> {
     await postgres.stop();
   }
   const previous = new Map<string, GoldenQuery>(existsSync(GOLDEN) ? (JSON.parse(readFileSync(GOLDEN, 'utf8')) as GoldenQuery[]).map((q) => [q.sql, q]) : []);
-  const queries = metadataQueries(readFileSync(join(logDir, 'statements.log'), 'utf8')).map((sql) => previous.get(sql) ?? { sql });
+  const queries = metadataQueries(readFileSync(join(logDir, 'statements.log'), 'utf8')).map((query) => ({ ...previous.get(query.sql), ...query }));
   rmSync(logDir, { recursive: true, force: true });
   writeFileSync(GOLDEN, `${JSON.stringify(queries, null, 2)}\n`);
 }
@@ -106,9 +126,9 @@ async function withOxbowOids(sql: string): Promise<string> {
   return text;
 }
 
-async function run(client: PgPair['onOxbow'], sql: string): Promise<{ columns: string[]; rows: Rows } | { error: string }> {
+async function run(client: PgPair['onOxbow'], sql: string, params?: readonly (string | null)[]): Promise<{ columns: string[]; rows: Rows } | { error: string }> {
   try {
-    const result = await client.query({ text: sql, rowMode: 'array' });
+    const result = await client.query({ text: sql, values: params === undefined ? undefined : [...params], rowMode: 'array' });
     return { columns: result.fields.map((field) => field.name), rows: result.rows as Rows };
   } catch (error) {
     const failure = error as { code?: string; message?: string };
@@ -125,7 +145,7 @@ describe('the catalog queries pgjdbc sends, oxbow against PostgreSQL 15', () => 
     const title = `query ${number + 1}: ${query.sql.replace(/\s+/g, ' ').slice(0, 90)}`;
     it(title, async () => {
       const oxbowSql = query.relationOids === true ? await withOxbowOids(query.sql) : query.sql;
-      const [expected, actual] = await Promise.all([run(pair.onPostgres, query.sql), run(pair.onOxbow, oxbowSql)]);
+      const [expected, actual] = await Promise.all([run(pair.onPostgres, query.sql, query.params), run(pair.onOxbow, oxbowSql, query.params)]);
       if ('error' in expected) throw new Error(`PostgreSQL failed the recorded query: ${expected.error}`);
       if ('error' in actual) throw new Error(`oxbow failed: ${actual.error}`);
       expect(actual.columns).toEqual(expected.columns);

@@ -77,6 +77,20 @@ describe('pgjdbc DatabaseMetaData against PostgreSQL 15', () => {
     }
   });
 
+  it('getSchemas() and getTables over every schema', () => {
+    // oxbow's own schema, oxbow_catalog, is the one more.
+    const schemas = (result: CallResult | undefined) => pick(result, ['TABLE_SCHEM']).map((row) => row['TABLE_SCHEM']);
+    expect(schemas(onOxbow.get('getAllSchemas'))).toEqual([...schemas(onPostgres.get('getAllSchemas')), 'oxbow_catalog'].sort());
+    const publicTables = (result: CallResult | undefined) => pick(result, ['TABLE_SCHEM', 'TABLE_NAME', 'TABLE_TYPE']).filter((row) => row['TABLE_SCHEM'] === 'public');
+    expect(publicTables(onOxbow.get('getAllTables'))).toEqual(publicTables(onPostgres.get('getAllTables')));
+    const systemTables = pick(onOxbow.get('getAllTables'), ['TABLE_SCHEM', 'TABLE_NAME', 'TABLE_TYPE']).filter((row) => row['TABLE_SCHEM'] === 'pg_catalog');
+    expect(systemTables).toContainEqual({ TABLE_SCHEM: 'pg_catalog', TABLE_NAME: 'pg_class', TABLE_TYPE: 'SYSTEM TABLE' });
+  });
+
+  it('getCrossReference (no foreign keys on either side)', () => {
+    expect(onOxbow.get('getCrossReference')).toEqual(onPostgres.get('getCrossReference'));
+  });
+
   it('getImportedKeys and getExportedKeys answer (no foreign keys on either side)', () => {
     for (const table of ['customers', 'orders', 'lines', 'big_orders', 'customer_totals']) {
       for (const call of ['getImportedKeys', 'getExportedKeys']) {

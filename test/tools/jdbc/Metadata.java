@@ -109,6 +109,9 @@ public class Metadata {
         resultSet("getBestRowIdentifier " + table, () -> meta.getBestRowIdentifier(null, schema, table, DatabaseMetaData.bestRowSession, true));
         resultSet("getColumnPrivileges " + table, () -> meta.getColumnPrivileges(null, schema, table, "%"));
       }
+      resultSet("getCrossReference", () -> meta.getCrossReference(null, schema, "customers", null, schema, "orders"));
+      resultSet("getAllSchemas", meta::getSchemas);
+      resultSet("getAllTables", () -> meta.getTables(null, null, "%", new String[] {"TABLE", "VIEW", "MATERIALIZED VIEW", "SYSTEM TABLE", "SYSTEM VIEW"}));
       resultSet("getTablePrivileges", () -> meta.getTablePrivileges(null, schema, "%"));
       resultSet("getTypeInfo", meta::getTypeInfo);
       resultSet("getFunctions", () -> meta.getFunctions(null, schema, "%"));
