@@ -10,6 +10,7 @@ import type { ScalarFunction } from '../sql/functions.js';
 import type { CatalogSnapshot } from './catalog.js';
 import { formatTypeName } from './type-names.js';
 import { quoteIdentifier } from './system/system-context.js';
+import { PSEUDO_TYPES } from './system/pg-proc-signatures.js';
 import { TYPE_IO_FUNCTIONS } from '../sql/functions.js';
 
 let functionsByOid: Map<number, ScalarFunction> | undefined;
@@ -36,7 +37,11 @@ export function objectName(catalog: CatalogSnapshot, searchPath: readonly string
     }
     case 'regtype': {
       const known = typeFromOid(oid);
-      return known === undefined ? undefined : formatTypeName(known);
+      if (known !== undefined) return formatTypeName(known);
+      // int2vector, oidvector and the pseudo-types pg_type lists.
+      if (oid === 22) return 'int2vector';
+      if (oid === 30) return 'oidvector';
+      return PSEUDO_TYPES.find((pseudo) => pseudo.oid === oid)?.name;
     }
     case 'regproc': {
       // regprocout: an overloaded name would not read back as this function, so it is qualified.

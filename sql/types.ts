@@ -129,6 +129,7 @@ export function typeOid(t: DataType): number {
   if (t.name === 'array') {
     const element = t.element;
     if (t.vector === true) return element?.name === 'oid' ? 30 : 22;
+    if (t.fields !== undefined) return TYPES.record.oid;
     if (element === undefined || element.name === 'array') return TYPES.text.arrayOid;
     return TYPES[element.name].arrayOid;
   }
