@@ -298,7 +298,7 @@ export class ExpressionBinder {
     if (call.agg_star || call.agg_distinct || call.agg_filter !== undefined) {
       throw new SqlError(SqlState.wrongObjectType, `${call.agg_star ? `${name}(*)` : name} specified, but ${name} is not an aggregate function`, { position });
     }
-    if (((name === 'generate_series' || name === 'unnest') && parts.length === 1) || (name === '_pg_expandarray' && (parts.length === 1 || parts[0] === 'information_schema'))) {
+    if (((name === 'generate_series' || name === 'unnest' || name === 'generate_subscripts') && parts.length === 1) || (name === '_pg_expandarray' && (parts.length === 1 || parts[0] === 'information_schema'))) {
       if (collector.setReturning === undefined) throw new SqlError(SqlState.featureNotSupported, `set-returning functions are not allowed in ${collector.clause}`, { position });
       return collector.setReturning(call, scope, position);
     }

@@ -8,7 +8,7 @@ import type { Node, SelectStmt, FuncCall, ResTarget, SortBy } from '@pgsql/types
 import { type DataType, arrayOf, type as scalar } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { type Expression, mapChildren, rewriteColumns } from '../expression.js';
-import type { AggregateCall, AggregateName, OutputColumn, Plan, SortKey, WindowCall } from '../plan.js';
+import type { AggregateCall, AggregateName, OutputColumn, Plan, PlanOf, SortKey, WindowCall } from '../plan.js';
 import { type BinderContext, positionOf } from './context.js';
 import { type CallCollector, ExpressionBinder, locationOf } from './expression.js';
 import { FromBinder } from './from.js';
@@ -21,6 +21,8 @@ import type { CorrespondingClause } from '../../sql/parser/corresponding.js';
 const AGGREGATE_MARK = 1_000_000;
 const WINDOW_MARK = 2_000_000;
 const SET_RETURNING_MARK = 3_000_000;
+/** Set-returning calls per select list, and mark slots per call. */
+const SET_RETURNING_STRIDE = 16;
 const GROUPING_MARK = 4_000_000;
 /** PostgreSQL's limit on the sets one GROUP BY expands to. */
 const MAX_GROUPING_SETS = 4096;
@@ -311,18 +313,28 @@ export class SelectBinder {
         return { kind: 'Column', index: WINDOW_MARK + windows.length - 1, type: window.type };
       },
     };
-    // A set-returning function in the select list: a LATERAL join of the FROM rows with it.
-    const setReturning: Plan[] = [];
-    let setReturningCall: string | undefined;
-    let setReturningRecord: Expression | undefined;
+    // Set-returning functions in the select list: a LATERAL join of the FROM rows with them. Several
+    // run in lockstep (PostgreSQL's zip: as many rows as the longest, the others NULL past their
+    // end): a FULL JOIN of the functions on their ordinality. Equal calls run once. An argument
+    // with a subquery is computed on the FROM row first (a Project), then read from there.
+    const fromWidth = plan.columns.length;
+    const lifted: Expression[] = [];
+    const setReturning: { key: string; plan: PlanOf<'TableFunction'>; result: Expression }[] = [];
+    const markOf = (call: number, column: number) => SET_RETURNING_MARK + call * SET_RETURNING_STRIDE + column;
     collector.setReturning = (call: FuncCall, inScope: Scope, position: number | undefined): Expression => {
-      // The same call written twice runs once: PostgreSQL steps equal set-returning calls in lockstep.
-      const callKey = JSON.stringify({ ...call, location: undefined }, (key, value) => (key === 'location' ? undefined : value));
-      if (setReturningRecord !== undefined && callKey === setReturningCall) return setReturningRecord;
-      if (setReturning.length > 0) throw new SqlError(SqlState.featureNotSupported, 'more than one set-returning function in a select list is not supported', { position });
+      const callKey = JSON.stringify(call, (key, value) => (key === 'location' ? undefined : value));
+      const same = setReturning.find((entry) => entry.key === callKey);
+      if (same !== undefined) return same.result;
+      if (setReturning.length >= SET_RETURNING_STRIDE) throw new SqlError(SqlState.featureNotSupported, `more than ${SET_RETURNING_STRIDE} set-returning functions in a select list are not supported`, { position });
+      const at = setReturning.length;
       const fullName = call.funcname!.map((n) => (n as any).String.sval as string).pop()!;
-      const args = ((call.args ?? []) as Node[]).map((a) => this.expressions.bind(a, inScope, { clause: 'arguments of set-returning functions' }));
-      if (args.some((a) => hasSubqueryExpression(a))) throw new SqlError(SqlState.featureNotSupported, 'subqueries in arguments of a set-returning function are not supported', { position });
+      const args = ((call.args ?? []) as Node[]).map((a) => {
+        const bound = this.expressions.bind(a, inScope, { clause: 'arguments of set-returning functions' });
+        if (!hasSubqueryExpression(bound)) return bound;
+        if (inScope !== scope) throw new SqlError(SqlState.featureNotSupported, 'subqueries in arguments of a nested set-returning function are not supported', { position });
+        lifted.push(bound);
+        return { kind: 'Column', index: fromWidth + lifted.length - 1, type: bound.type } as Expression;
+      });
       if (fullName === '_pg_expandarray') {
         // information_schema._pg_expandarray(a): the rows (a[i], i), a record of two fields that
         // oxbow carries as a two-element array of a's element type (see DataType.fields).
@@ -331,26 +343,43 @@ export class SelectBinder {
         if (!['int2', 'int4', 'int8', 'oid'].includes(element.name)) {
           throw new SqlError(SqlState.featureNotSupported, `_pg_expandarray of ${element.name}[] is not supported (integer arrays only)`, { position });
         }
-        setReturning.push({
-          kind: 'TableFunction', name: 'unnest', args: [toLateral(array!)], withOrdinality: true,
-          columns: [{ name: 'x', type: element, tableOid: 0, columnNumber: 0 }, { name: 'n', type: scalar('int8'), tableOid: 0, columnNumber: 0 }],
-        });
-        const ordinality: Expression = { kind: 'Column', index: SET_RETURNING_MARK + 1, type: scalar('int8') };
-        setReturningCall = callKey;
-        setReturningRecord = {
+        const ordinality: Expression = { kind: 'Column', index: markOf(at, 1), type: scalar('int8') };
+        const result: Expression = {
           kind: 'Array',
-          elements: [{ kind: 'Column', index: SET_RETURNING_MARK, type: element }, this.context.coerce(ordinality, element, 'explicit', position)],
+          elements: [{ kind: 'Column', index: markOf(at, 0), type: element }, this.context.coerce(ordinality, element, 'explicit', position)],
           type: { ...arrayOf(element), fields: ['x', 'n'] },
         };
-        return setReturningRecord;
+        setReturning.push({
+          key: callKey,
+          plan: {
+            kind: 'TableFunction', name: 'unnest', args: [toLateral(array!)], withOrdinality: true,
+            columns: [{ name: 'x', type: element, tableOid: 0, columnNumber: 0 }, { name: 'n', type: scalar('int8'), tableOid: 0, columnNumber: 0 }],
+          },
+          result,
+        });
+        return result;
+      }
+      if (fullName === 'generate_subscripts') {
+        // generate_subscripts(a, dim): oxbow's arrays start at 1, so 1 .. array_upper(a, dim)
+        // (no rows for a NULL array or a dimension it does not have).
+        if (args.length !== 2 || args[0]!.type.name !== 'array') {
+          throw new SqlError(SqlState.undefinedFunction, `function generate_subscripts(${args.map((a) => a.type.name).join(', ')}) does not exist`, { position });
+        }
+        const upper = this.context.function('array_upper', [args[0]!, this.context.coerce(args[1]!, scalar('int4'), 'implicit', position)], position);
+        const int4 = scalar('int4');
+        const result: Expression = { kind: 'Column', index: markOf(at, 0), type: int4 };
+        const series: Expression[] = [{ kind: 'Literal', value: 1, type: int4 }, upper];
+        setReturning.push({ key: callKey, plan: { kind: 'TableFunction', name: 'generate_series', args: series.map(toLateral), withOrdinality: false, columns: [{ name: 'generate_subscripts', type: int4, tableOid: 0, columnNumber: 0 }] }, result });
+        return result;
       }
       const name = fullName as 'generate_series' | 'unnest';
       const typed = name === 'generate_series' ? this.from.seriesArguments(args, position) : this.from.unnestArguments(args, position);
       const type = name === 'generate_series' ? typed[0]!.type : typed[0]!.type.element!;
       // The arguments now read the FROM row as the enclosing row of the LATERAL side.
       const lateralArgs = typed.map(toLateral);
-      setReturning.push({ kind: 'TableFunction', name, args: lateralArgs, withOrdinality: false, columns: [{ name, type, tableOid: 0, columnNumber: 0 }] });
-      return { kind: 'Column', index: SET_RETURNING_MARK, type };
+      const result: Expression = { kind: 'Column', index: markOf(at, 0), type };
+      setReturning.push({ key: callKey, plan: { kind: 'TableFunction', name, args: lateralArgs, withOrdinality: false, columns: [{ name, type, tableOid: 0, columnNumber: 0 }] }, result });
+      return result;
     };
 
     let targets = this.bindTargets((select.targetList ?? []) as Node[], scope, collector);
@@ -360,10 +389,20 @@ export class SelectBinder {
       if (aggregates.length > 0 || (select.groupClause ?? []).length > 0 || windows.length > 0) {
         throw new SqlError(SqlState.featureNotSupported, 'set-returning functions together with aggregates or window functions are not supported');
       }
+      if (lifted.length > 0) {
+        const kept: Expression[] = plan.columns.map((c, i) => ({ kind: 'Column', index: i, type: c.type }));
+        const extra: OutputColumn[] = lifted.map((e, i) => ({ name: `?srf_argument${i}?`, type: e.type, tableOid: 0, columnNumber: 0 }));
+        plan = { kind: 'Project', input: plan, expressions: [...kept, ...lifted], columns: [...plan.columns, ...extra] };
+      }
       const width = plan.columns.length;
-      const right = setReturning[0]!;
+      const { right, offsets } = this.lockstep(setReturning.map((entry) => entry.plan));
       plan = { kind: 'Join', joinType: 'inner', left: plan, right, lateral: true, columns: [...plan.columns, ...right.columns] };
-      const unmark = (e: Expression): Expression => rewriteColumns(e, (index, type) => ({ kind: 'Column', index: index === SET_RETURNING_MARK || index === SET_RETURNING_MARK + 1 ? width + index - SET_RETURNING_MARK : index, type }));
+      const unmark = (e: Expression): Expression =>
+        rewriteColumns(e, (index, type) => {
+          if (index < SET_RETURNING_MARK || index >= SET_RETURNING_MARK + SET_RETURNING_STRIDE * SET_RETURNING_STRIDE) return { kind: 'Column', index, type };
+          const call = Math.floor((index - SET_RETURNING_MARK) / SET_RETURNING_STRIDE);
+          return { kind: 'Column', index: width + offsets[call]! + ((index - SET_RETURNING_MARK) % SET_RETURNING_STRIDE), type };
+        });
       targets = targets.map((t) => ({ ...t, expression: unmark(t.expression) }));
     }
 
@@ -590,6 +629,32 @@ export class SelectBinder {
       };
     }
     return plan;
+  }
+
+  /**
+   * The functions side by side, as PostgreSQL runs several set-returning functions of one select
+   * list: one function as it is; several FULL JOINed on their ordinality (added where a function
+   * lacks it), so row i has each function's i-th value or NULL. `offsets` are where each
+   * function's columns start.
+   */
+  private lockstep(functions: readonly PlanOf<'TableFunction'>[]): { right: Plan; offsets: number[] } {
+    if (functions.length === 1) return { right: functions[0]!, offsets: [0] };
+    const int8 = scalar('int8');
+    const numbered = functions.map((fn) =>
+      fn.withOrdinality ? fn : { ...fn, withOrdinality: true, columns: [...fn.columns, { name: 'ordinality', type: int8, tableOid: 0, columnNumber: 0 }] },
+    );
+    let right: Plan = numbered[0]!;
+    let ordinality: Expression = { kind: 'Column', index: numbered[0]!.columns.length - 1, type: int8 };
+    const offsets = [0];
+    for (const fn of numbered.slice(1)) {
+      const width = right.columns.length;
+      offsets.push(width);
+      const other: Expression = { kind: 'Column', index: width + fn.columns.length - 1, type: int8 };
+      const condition = this.context.operator('=', ordinality, other, undefined);
+      right = { kind: 'Join', joinType: 'full', left: right, right: fn, condition, lateral: false, columns: [...right.columns, ...fn.columns] };
+      ordinality = { kind: 'Coalesce', args: [ordinality, other], type: int8 };
+    }
+    return { right, offsets };
   }
 
   /** ORDER BY / GROUP BY item naming an output column (by number, or by a name that is an output alias). */
