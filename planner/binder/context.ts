@@ -159,6 +159,14 @@ export class BinderContext {
     if (resolved === undefined && types.some((t) => t.name === 'unknown')) {
       resolved = this.resolveByTypes(name, types.map((t) => (t.name === 'unknown' ? TEXT : t)));
     }
+    if (resolved === undefined && typeIoFunctionsNamed(name).length > 0) {
+      // pg_type names them and pg_proc lists them (sql/functions/type-io.ts); values are read and
+      // written by oxbow itself, not through them.
+      throw new SqlError(SqlState.featureNotSupported, `calling the type input/output function ${name} is not supported`, {
+        position,
+        hint: 'Use a cast (::text, ::bytea ...) to convert a value.',
+      });
+    }
     if (resolved === undefined) {
       throw new SqlError(SqlState.undefinedFunction, `function ${name}(${types.map(displayTypeName).join(', ')}) does not exist`, {
         position,
