@@ -238,6 +238,15 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
       impl: ([typeId, typmod]) => (typeId === null ? null : formatTypeOid(typeId as number, typmod === null ? null : (typmod as number))),
     },
   ],
+  // The argument types of a proargtypes oidvector, formatted (psql's \\do and \\dC read it).
+  oidvectortypes: [
+    {
+      arguments: [{ ...arrayOf(oid), vector: true }],
+      returns: text,
+      strict: true,
+      impl: ([types]) => (types as SqlArray).elements.map((element) => formatTypeOid(element as number, null)).join(', '),
+    },
+  ],
   pg_get_userbyid: [{ arguments: [oid], returns: name, strict: true, impl: ([id], context) => roleName(context.systemContext(), id as number) }],
   pg_get_viewdef: [
     { arguments: [oid], returns: text, strict: true, impl: ([id], context) => viewDefinition(context, id as number) },

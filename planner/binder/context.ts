@@ -6,8 +6,9 @@
 
 import { type DataType, TYPES, sameType, type as scalar } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import { type CastContext, type EvalContext, type Resolved, DEFAULT_EVAL_CONTEXT, allFunctions, allOperators, typeIoFunctionsNamed, parseValue, resolveCast, resolveFunction, resolveOperator, commonType } from '../../sql/functions.js';
+import { type CastContext, type EvalContext, type Resolved, type ScalarFunction, DEFAULT_EVAL_CONTEXT, allFunctions, allOperators, typeIoFunctionsNamed, parseValue, resolveCast, resolveFunction, resolveOperator, commonType } from '../../sql/functions.js';
 import type { Expression } from '../expression.js';
+import type { Value } from '../../sql/value.js';
 import type { Plan } from '../plan.js';
 import type { PlannerContext } from '../index.js';
 import { displayTypeName } from './type-name.js';
@@ -79,7 +80,17 @@ export class BinderContext {
       const parameter: Expression = { ...expression, type: scalarOf(target) };
       return target.typmod >= 0 ? this.coerce(parameter, target, context, position, what) : parameter;
     }
-    if (sameType(expression.type, target) && (target.typmod < 0 || target.typmod === expression.type.typmod)) return expression;
+    if (sameType(expression.type, target) && (target.typmod < 0 || target.typmod === expression.type.typmod)) {
+      // int2vector / oidvector to the plain array: the same values, printed as an array.
+      if (expression.type.vector === true && target.vector !== true && context === 'explicit') {
+        return { kind: 'Call', fn: retypeFunction(expression.type, target), args: [expression], type: target };
+      }
+      // A record carried as an array of its fields is no array to the user.
+      if (expression.type.fields !== undefined && target.fields === undefined) {
+        throw new SqlError(SqlState.cannotCoerce, `cannot cast type record to ${displayTypeName(target)}`, { position });
+      }
+      return expression;
+    }
     if (expression.type.name === 'unknown') {
       // An unknown-typed non-literal (NULL-typed expression, untyped CASE of literals): via text.
       return this.coerce({ ...expression, type: TEXT }, target, context, position, what);
@@ -308,4 +319,17 @@ function typeOidByName(name: string): number | undefined {
 
 export function positionOf(location: number | undefined): number | undefined {
   return location === undefined || location < 0 ? undefined : location + 1;
+}
+
+const retypeCache = new Map<string, ScalarFunction>();
+
+/** The identity from int2vector / oidvector to its plain array type. */
+function retypeFunction(from: DataType, to: DataType): ScalarFunction {
+  const key = JSON.stringify([from, to]);
+  let fn = retypeCache.get(key);
+  if (fn === undefined) {
+    fn = Object.freeze({ name: 'array_retype', argumentTypes: [from], returnType: to, strict: true, volatility: 'immutable' as const, impl: ([value]: Value[]) => value!, oid: 0 });
+    retypeCache.set(key, fn);
+  }
+  return fn;
 }

@@ -84,7 +84,7 @@ describe('what JDBC drivers read from the catalog', () => {
     }
     for (const query of [
       "select i.indkey, i.indkey[0] as first, i.indkey[1] as second, i.indoption, i.indnatts, pg_typeof(i.indkey) from pg_index i join pg_class c on c.oid = i.indrelid where c.relname = 'kv'",
-      "select proargtypes, proargtypes[1] as second, pg_typeof(proargtypes) from pg_proc where proname = 'twice'",
+      "select proargtypes, proargtypes[1] as second, pg_typeof(proargtypes), oidvectortypes(proargtypes) from pg_proc where proname = 'twice'",
       "select a.attname from pg_index i join pg_class c on c.oid = i.indrelid join pg_attribute a on a.attrelid = c.oid and a.attnum = any(i.indkey) where c.relname = 'kv' order by a.attnum",
     ]) {
       const [ours, theirs] = both(query);
