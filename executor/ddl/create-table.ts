@@ -8,16 +8,16 @@ import type { ColumnDef as PgColumnDef, Constraint, CreateStmt, Node, RangeVar }
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { type, type DataType } from '../../sql/types.js';
-import { dataTypeFromTypeName, formatTypeName } from '../type-names.js';
+import { dataTypeFromTypeName, formatTypeName } from '../catalog/type-names.js';
 import { parse } from '../../sql/parser/index.js';
 import { quoteIdentifier } from '../system/system-context.js';
 import { type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-context.js';
 import { checkExpressionTextAt, creationSchema, expressionTextAt, stringValue } from './sql-text.js';
-import { CatalogDraft, type CatalogSnapshot } from '../catalog.js';
+import { CatalogDraft, ROW_ID_COLUMN, type CatalogSnapshot } from '../catalog/catalog.js';
 import { retentionOption } from './retention.js';
 import { watermarkOf } from './watermark.js';
 
-export const ROW_ID_COLUMN = '_row_id';
+export { ROW_ID_COLUMN };
 const MAX_COLUMNS = 1600;
 
 function unsupportedConstraint(context: DdlContext, constraint: Constraint, what: string): SqlError {
@@ -344,8 +344,8 @@ export function firstLocation(node: unknown): number | undefined {
 
 /**
  * CREATE TABLE name [(column names)] AS query: the catalog side. The table takes the query's
- * column names and types (`unknown` literals become text) and a hidden row id; the session fills
- * it with the query's rows in the same epoch.
+ * column names and types (`unknown` literals become text) and a hidden row id; ddl-statement.ts
+ * fills it with the query's rows in the same epoch.
  */
 export function createTableAs(
   into: { readonly rel?: RangeVar; readonly colNames?: readonly Node[] },

@@ -9,9 +9,10 @@
 import * as functions from '../../sql/functions.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { Resolved, ScalarFunction } from '../../sql/functions.js';
-import { type, arrayOf, sameType, type DataType } from '../../sql/types.js';
+import { type, arrayOf, sameType, vectorOf, type DataType } from '../../sql/types.js';
 import type { SqlArray, Value } from '../../sql/value.js';
-import { formatTypeName, formatTypeOid } from '../type-names.js';
+import { formatTypeName, formatTypeOid } from '../catalog/type-names.js';
+import { objectOid } from '../../planner/binder/context.js';
 import { aggregateSignatures, procTypeName, sessionProcByOid } from './pg-proc-signatures.js';
 import {
   constraintDefinition,
@@ -65,6 +66,15 @@ function viewDefinition(context: SessionFunctionContext, relationId: number): Va
   if (relation?.definition === undefined) return null;
   const definition = relation.definition.trim();
   return ` ${definition}${definition.endsWith(';') ? '' : ';'}`;
+}
+
+function typeOidOrNull(name: string, context: SessionFunctionContext): number | null {
+  try {
+    const system = context.systemContext();
+    return objectOid(name, 'regtype', system.catalog as never, system.searchPath);
+  } catch {
+    return null;
+  }
 }
 
 function viewByName(context: SessionFunctionContext, relationName: string): number {
@@ -241,7 +251,7 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   // The argument types of a proargtypes oidvector, formatted (psql's \\do and \\dC read it).
   oidvectortypes: [
     {
-      arguments: [{ ...arrayOf(oid), vector: true }],
+      arguments: [vectorOf('oidvector')],
       returns: text,
       strict: true,
       impl: ([types]) => (types as SqlArray).elements.map((element) => formatTypeOid(element as number, null)).join(', '),
@@ -352,6 +362,8 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   pg_is_other_temp_schema: [{ arguments: [oid], returns: bool, strict: true, impl: always(false) }],
   pg_postmaster_start_time: [{ arguments: [], returns: type('timestamptz'), strict: false, impl: always(startedMicros) }],
   to_regclass: [{ arguments: [text], returns: type('regclass'), strict: true, impl: ([relation], context) => viewByName(context, relation as string) || null }],
+  // Client drivers (psycopg's TypeInfo.fetch): the OID of a type name, NULL for an unknown one.
+  to_regtype: [{ arguments: [text], returns: type('regtype'), strict: true, impl: ([name], context) => typeOidOrNull(name as string, context) }],
   current_setting: [
     { arguments: [text], returns: text, strict: true, impl: ([setting], context) => context.systemContext().settings.show(setting as string).value },
     {

@@ -10,7 +10,7 @@ import { type CastContext, type EvalContext, type Resolved, type ScalarFunction,
 import type { Expression } from '../expression.js';
 import type { Value } from '../../sql/value.js';
 import type { Plan } from '../plan.js';
-import type { PlannerContext } from '../index.js';
+import type { PlannerContext } from '../context.js';
 import { displayTypeName } from './type-name.js';
 
 const UNKNOWN = scalar('unknown');
@@ -80,11 +80,12 @@ export class BinderContext {
       const parameter: Expression = { ...expression, type: scalarOf(target) };
       return target.typmod >= 0 ? this.coerce(parameter, target, context, position, what) : parameter;
     }
+    // int2vector / oidvector to the plain array: the same values, printed as an array.
+    const vector = expression.type.vector !== undefined ? expression.type : undefined;
+    if (vector !== undefined && context === 'explicit' && target.name === 'array' && target.vector === undefined && target.element !== undefined && sameType(vector.element!, target.element)) {
+      return { kind: 'Call', fn: retypeFunction(vector, target), args: [expression], type: target };
+    }
     if (sameType(expression.type, target) && (target.typmod < 0 || target.typmod === expression.type.typmod)) {
-      // int2vector / oidvector to the plain array: the same values, printed as an array.
-      if (expression.type.vector === true && target.vector !== true && context === 'explicit') {
-        return { kind: 'Call', fn: retypeFunction(expression.type, target), args: [expression], type: target };
-      }
       // A record carried as an array of its fields is no array to the user.
       if (expression.type.fields !== undefined && target.fields === undefined) {
         throw new SqlError(SqlState.cannotCoerce, `cannot cast type record to ${displayTypeName(target)}`, { position });

@@ -382,10 +382,11 @@ export class ExpressionBinder {
 
 const subscriptCache = new Map<string, ScalarFunction>();
 
-/** The subscript of a one-dimensional array: 1-based, NULL outside the bounds (PostgreSQL). */
+/** The subscript of a one-dimensional array: 1-based (int2vector / oidvector: 0-based), NULL outside the bounds (PostgreSQL). */
 function subscriptFunction(arrayType: DataType): ScalarFunction {
   const key = JSON.stringify(arrayType);
   let fn = subscriptCache.get(key);
+  const base = arrayType.vector === undefined ? 1 : 0;
   if (fn === undefined) {
     fn = Object.freeze({
       name: 'array_subscript',
@@ -393,10 +394,7 @@ function subscriptFunction(arrayType: DataType): ScalarFunction {
       returnType: arrayType.element!,
       strict: true,
       volatility: 'immutable' as const,
-      // int2vector and oidvector subscripts start at 0, as in PostgreSQL.
-      impl: arrayType.vector === true
-        ? ([array, index]: Value[]) => (array as SqlArray).elements[index as number] ?? null
-        : ([array, index]: Value[]) => (array as SqlArray).elements[(index as number) - 1] ?? null,
+      impl: ([array, index]: Value[]) => (array as SqlArray).elements[(index as number) - base] ?? null,
       oid: 0,
     });
     subscriptCache.set(key, fn);

@@ -5,10 +5,10 @@
 // output; a bare column that is neither grouped nor aggregated is PostgreSQL's 42803.
 
 import type { Node, SelectStmt, FuncCall, ResTarget, SortBy } from '@pgsql/types';
-import { type DataType, arrayOf, type as scalar } from '../../sql/types.js';
+import { type DataType, type as scalar } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { type Expression, mapChildren, rewriteColumns } from '../expression.js';
-import type { AggregateCall, AggregateName, OutputColumn, Plan, PlanOf, SortKey, WindowCall } from '../plan.js';
+import type { AggregateCall, AggregateName, OutputColumn, Plan, PlanOf, SetReturningName, SortKey, WindowCall } from '../plan.js';
 import { type BinderContext, positionOf } from './context.js';
 import { type CallCollector, ExpressionBinder, locationOf } from './expression.js';
 import { FromBinder } from './from.js';
@@ -21,8 +21,6 @@ import type { CorrespondingClause } from '../../sql/parser/corresponding.js';
 const AGGREGATE_MARK = 1_000_000;
 const WINDOW_MARK = 2_000_000;
 const SET_RETURNING_MARK = 3_000_000;
-/** Set-returning calls per select list, and mark slots per call. */
-const SET_RETURNING_STRIDE = 16;
 const GROUPING_MARK = 4_000_000;
 /** PostgreSQL's limit on the sets one GROUP BY expands to. */
 const MAX_GROUPING_SETS = 4096;
@@ -315,19 +313,16 @@ export class SelectBinder {
     };
     // Set-returning functions in the select list: a LATERAL join of the FROM rows with them. Several
     // run in lockstep (PostgreSQL's zip: as many rows as the longest, the others NULL past their
-    // end): a FULL JOIN of the functions on their ordinality. Equal calls run once. An argument
-    // with a subquery is computed on the FROM row first (a Project), then read from there.
+    // end): rows_from below. Equal calls run once. An argument with a subquery is computed on the
+    // FROM row first (a Project), then read from there.
     const fromWidth = plan.columns.length;
     const lifted: Expression[] = [];
-    const setReturning: { key: string; plan: PlanOf<'TableFunction'>; result: Expression }[] = [];
-    const markOf = (call: number, column: number) => SET_RETURNING_MARK + call * SET_RETURNING_STRIDE + column;
+    const setReturning: { key: string; part: PlanOf<'TableFunction'>; result: Expression }[] = [];
     collector.setReturning = (call: FuncCall, inScope: Scope, position: number | undefined): Expression => {
       const callKey = JSON.stringify(call, (key, value) => (key === 'location' ? undefined : value));
       const same = setReturning.find((entry) => entry.key === callKey);
       if (same !== undefined) return same.result;
-      if (setReturning.length >= SET_RETURNING_STRIDE) throw new SqlError(SqlState.featureNotSupported, `more than ${SET_RETURNING_STRIDE} set-returning functions in a select list are not supported`, { position });
-      const at = setReturning.length;
-      const fullName = call.funcname!.map((n) => (n as any).String.sval as string).pop()!;
+      const name = call.funcname!.map((n) => (n as any).String.sval as string).pop()! as SetReturningName;
       const args = ((call.args ?? []) as Node[]).map((a) => {
         const bound = this.expressions.bind(a, inScope, { clause: 'arguments of set-returning functions' });
         if (!hasSubqueryExpression(bound)) return bound;
@@ -335,50 +330,11 @@ export class SelectBinder {
         lifted.push(bound);
         return { kind: 'Column', index: fromWidth + lifted.length - 1, type: bound.type } as Expression;
       });
-      if (fullName === '_pg_expandarray') {
-        // information_schema._pg_expandarray(a): the rows (a[i], i), a record of two fields that
-        // oxbow carries as a two-element array of a's element type (see DataType.fields).
-        const [array] = this.from.unnestArguments(args, position);
-        const element = array!.type.element!;
-        if (!['int2', 'int4', 'int8', 'oid'].includes(element.name)) {
-          throw new SqlError(SqlState.featureNotSupported, `_pg_expandarray of ${element.name}[] is not supported (integer arrays only)`, { position });
-        }
-        const ordinality: Expression = { kind: 'Column', index: markOf(at, 1), type: scalar('int8') };
-        const result: Expression = {
-          kind: 'Array',
-          elements: [{ kind: 'Column', index: markOf(at, 0), type: element }, this.context.coerce(ordinality, element, 'explicit', position)],
-          type: { ...arrayOf(element), fields: ['x', 'n'] },
-        };
-        setReturning.push({
-          key: callKey,
-          plan: {
-            kind: 'TableFunction', name: 'unnest', args: [toLateral(array!)], withOrdinality: true,
-            columns: [{ name: 'x', type: element, tableOid: 0, columnNumber: 0 }, { name: 'n', type: scalar('int8'), tableOid: 0, columnNumber: 0 }],
-          },
-          result,
-        });
-        return result;
-      }
-      if (fullName === 'generate_subscripts') {
-        // generate_subscripts(a, dim): oxbow's arrays start at 1, so 1 .. array_upper(a, dim)
-        // (no rows for a NULL array or a dimension it does not have).
-        if (args.length !== 2 || args[0]!.type.name !== 'array') {
-          throw new SqlError(SqlState.undefinedFunction, `function generate_subscripts(${args.map((a) => a.type.name).join(', ')}) does not exist`, { position });
-        }
-        const upper = this.context.function('array_upper', [args[0]!, this.context.coerce(args[1]!, scalar('int4'), 'implicit', position)], position);
-        const int4 = scalar('int4');
-        const result: Expression = { kind: 'Column', index: markOf(at, 0), type: int4 };
-        const series: Expression[] = [{ kind: 'Literal', value: 1, type: int4 }, upper];
-        setReturning.push({ key: callKey, plan: { kind: 'TableFunction', name: 'generate_series', args: series.map(toLateral), withOrdinality: false, columns: [{ name: 'generate_subscripts', type: int4, tableOid: 0, columnNumber: 0 }] }, result });
-        return result;
-      }
-      const name = fullName as 'generate_series' | 'unnest';
-      const typed = name === 'generate_series' ? this.from.seriesArguments(args, position) : this.from.unnestArguments(args, position);
-      const type = name === 'generate_series' ? typed[0]!.type : typed[0]!.type.element!;
+      const { typed, type } = this.from.setReturningArguments(name, args, position);
       // The arguments now read the FROM row as the enclosing row of the LATERAL side.
       const lateralArgs = typed.map(toLateral);
-      const result: Expression = { kind: 'Column', index: markOf(at, 0), type };
-      setReturning.push({ key: callKey, plan: { kind: 'TableFunction', name, args: lateralArgs, withOrdinality: false, columns: [{ name, type, tableOid: 0, columnNumber: 0 }] }, result });
+      const result: Expression = { kind: 'Column', index: SET_RETURNING_MARK + setReturning.length, type };
+      setReturning.push({ key: callKey, part: { kind: 'TableFunction', name, args: lateralArgs, withOrdinality: false, columns: [{ name, type, tableOid: 0, columnNumber: 0 }] }, result });
       return result;
     };
 
@@ -395,14 +351,19 @@ export class SelectBinder {
         plan = { kind: 'Project', input: plan, expressions: [...kept, ...lifted], columns: [...plan.columns, ...extra] };
       }
       const width = plan.columns.length;
-      const { right, offsets } = this.lockstep(setReturning.map((entry) => entry.plan));
+      // Several set-returning functions run in lockstep, the shorter ones padded with NULLs (PostgreSQL 10's rule, ROWS FROM).
+      const parts = setReturning.map((entry) => entry.part);
+      const right: Plan = parts.length === 1 ? parts[0]! : {
+        kind: 'TableFunction',
+        name: 'rows_from',
+        args: parts.flatMap((part) => part.args),
+        withOrdinality: false,
+        columns: parts.flatMap((part) => part.columns),
+        parts: parts.map((part) => ({ name: part.name as SetReturningName, argCount: part.args.length })),
+      };
       plan = { kind: 'Join', joinType: 'inner', left: plan, right, lateral: true, columns: [...plan.columns, ...right.columns] };
-      const unmark = (e: Expression): Expression =>
-        rewriteColumns(e, (index, type) => {
-          if (index < SET_RETURNING_MARK || index >= SET_RETURNING_MARK + SET_RETURNING_STRIDE * SET_RETURNING_STRIDE) return { kind: 'Column', index, type };
-          const call = Math.floor((index - SET_RETURNING_MARK) / SET_RETURNING_STRIDE);
-          return { kind: 'Column', index: width + offsets[call]! + ((index - SET_RETURNING_MARK) % SET_RETURNING_STRIDE), type };
-        });
+      const count = setReturning.length;
+      const unmark = (e: Expression): Expression => rewriteColumns(e, (index, type) => ({ kind: 'Column', index: index >= SET_RETURNING_MARK && index < SET_RETURNING_MARK + count ? width + index - SET_RETURNING_MARK : index, type }));
       targets = targets.map((t) => ({ ...t, expression: unmark(t.expression) }));
     }
 
@@ -629,32 +590,6 @@ export class SelectBinder {
       };
     }
     return plan;
-  }
-
-  /**
-   * The functions side by side, as PostgreSQL runs several set-returning functions of one select
-   * list: one function as it is; several FULL JOINed on their ordinality (added where a function
-   * lacks it), so row i has each function's i-th value or NULL. `offsets` are where each
-   * function's columns start.
-   */
-  private lockstep(functions: readonly PlanOf<'TableFunction'>[]): { right: Plan; offsets: number[] } {
-    if (functions.length === 1) return { right: functions[0]!, offsets: [0] };
-    const int8 = scalar('int8');
-    const numbered = functions.map((fn) =>
-      fn.withOrdinality ? fn : { ...fn, withOrdinality: true, columns: [...fn.columns, { name: 'ordinality', type: int8, tableOid: 0, columnNumber: 0 }] },
-    );
-    let right: Plan = numbered[0]!;
-    let ordinality: Expression = { kind: 'Column', index: numbered[0]!.columns.length - 1, type: int8 };
-    const offsets = [0];
-    for (const fn of numbered.slice(1)) {
-      const width = right.columns.length;
-      offsets.push(width);
-      const other: Expression = { kind: 'Column', index: width + fn.columns.length - 1, type: int8 };
-      const condition = this.context.operator('=', ordinality, other, undefined);
-      right = { kind: 'Join', joinType: 'full', left: right, right: fn, condition, lateral: false, columns: [...right.columns, ...fn.columns] };
-      ordinality = { kind: 'Coalesce', args: [ordinality, other], type: int8 };
-    }
-    return { right, offsets };
   }
 
   /** ORDER BY / GROUP BY item naming an output column (by number, or by a name that is an output alias). */

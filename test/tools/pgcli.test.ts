@@ -3,7 +3,7 @@
 // backslash commands) against both servers with the schema of jdbc/metadata-run.ts. Every step
 // must succeed on oxbow, and what the completions read from the public schema (relations,
 // columns, functions, search path) and what \d-commands list must equal PostgreSQL's. pgcli comes
-// from PyPI through scripts/pgcli-venv.sh (.ci/run installs python3-venv for it).
+// from PyPI into the venv of scripts/python-tools.sh (.ci/run calls it).
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,8 +21,8 @@ interface Step {
 }
 
 function pgcliPython(): string {
-  const result = spawnSync('bash', ['scripts/pgcli-venv.sh'], { cwd: ROOT, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`scripts/pgcli-venv.sh failed (python3 with venv needed; .ci/run installs it): ${result.stderr}${result.error?.message ?? ''}`);
+  const result = spawnSync('bash', ['scripts/python-tools.sh'], { cwd: ROOT, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`scripts/python-tools.sh failed (python3 with venv needed; .ci/run installs it): ${result.stderr}${result.error?.message ?? ''}`);
   return result.stdout.trim().split('\n').pop()!;
 }
 
