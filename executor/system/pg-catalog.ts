@@ -141,6 +141,9 @@ function typname(name: Exclude<TypeName, 'array'>): string {
   return name;
 }
 
+const CSTRING_OID = 2275;
+const CSTRING_ARRAY_OID = 1263;
+
 const pgType = pg(
   1247,
   'pg_type',
@@ -193,11 +196,20 @@ const pgType = pg(
       rows.push([
         pseudo.oid, pseudo.name, 11, OWNER_OID, pseudo.name === 'internal' ? 8 : 4, true, 'p',
         'P', false, true, ',', 0, 0,
-        0, 0, 0, 0, 0, 0, 0,
+        0, pseudo.oid === CSTRING_OID ? CSTRING_ARRAY_OID : 0, 0, 0, 0, 0, 0,
         0, 0, pseudo.name === 'internal' ? 'd' : 'i', 'p', false, 0,
         -1, 0, 0, null,
       ]);
     }
+    // cstring[]: the typmodin functions' argument (sql/functions/type-io.ts), so every pg_proc
+    // argument type is a pg_type row (sqlsmith asserts it).
+    rows.push([
+      CSTRING_ARRAY_OID, '_cstring', 11, OWNER_OID, -1, false, 'b',
+      'A', false, true, ',', 0, 0,
+      CSTRING_OID, 0, ARRAY_TYPE_IO[0], ARRAY_TYPE_IO[1], ARRAY_TYPE_IO[2], ARRAY_TYPE_IO[3], 0,
+      0, ARRAY_TYPE_IO[6], 'i', 'x', false, 0,
+      -1, 0, 0, null,
+    ]);
     return rows;
   },
 );

@@ -3,8 +3,8 @@ completion refresher pgcli runs at start and after DDL (pgcli.completion_refresh
 PGExecute metadata query, and pgspecial's backslash commands, and prints one JSON line per step:
 {"step": ..., "ok": true, "result": ...} or {"step": ..., "ok": false, "error": "..."}.
 
-Usage: .cache/pgcli-venv/bin/python test/tools/pgcli/refresh.py HOST PORT USER DATABASE
-(scripts/pgcli-venv.sh installs pgcli and prints that python's path).
+Usage: .cache/python-tools/bin/python test/tools/pgcli/refresh.py HOST PORT USER DATABASE
+(scripts/python-tools.sh installs pgcli and prints that python's path).
 """
 
 import json
