@@ -1,8 +1,8 @@
 // CREATE TABLE: columns with PostgreSQL type names, NOT NULL, DEFAULT, and a PRIMARY KEY given on
 // a column or as a table constraint. A table with a primary key also gets its `<table>_pkey` index
 // in the catalog (psql's \d shows it); a table without one gets a hidden int8 `_row_id` column as
-// its key, which SELECT * does not show. Constraints oxbow does not enforce yet (UNIQUE, CHECK,
-// FOREIGN KEY) are refused with 0A000 rather than silently accepted.
+// its key, which SELECT * does not show. CHECK constraints are kept and enforced; constraints oxbow
+// does not enforce (UNIQUE, FOREIGN KEY) are refused with 0A000 rather than silently accepted.
 
 import type { ColumnDef as PgColumnDef, Constraint, CreateStmt, Node, RangeVar } from '@pgsql/types';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
@@ -23,7 +23,7 @@ const MAX_COLUMNS = 1600;
 function unsupportedConstraint(context: DdlContext, constraint: Constraint, what: string): SqlError {
   return new SqlError(SqlState.featureNotSupported, `${what} constraints are not supported yet`, {
     position: positionOf(context, constraint.location),
-    hint: 'oxbow enforces PRIMARY KEY and NOT NULL only.',
+    hint: 'oxbow enforces PRIMARY KEY, NOT NULL and CHECK constraints.',
   });
 }
 

@@ -18,6 +18,7 @@ import type { Notice } from '../catalog/results.js';
 import { indexEntry, indexStateTable } from '../catalog/secondary-index.js';
 import { formatTypeName } from '../catalog/type-names.js';
 import { KeyMap } from '../expr/row-hash.js';
+import { checkKafkaTopic, kafkaTopicToCheck } from '../connectors/kafka/kafka-check.js';
 import { commitCatalog } from './commit-catalog.js';
 import { createMaterializedViewInChunks } from './create-materialized-view.js';
 import { createSinkAs } from './create-sink.js';
@@ -65,6 +66,12 @@ export async function executeDdl(parsed: ParsedStatement, session: DdlSession, s
       for (const notice of outcome.notices) session.notice(notice);
       return outcome.commandTag;
     });
+  }
+  const kafkaTopic = kafkaTopicToCheck(parsed.node);
+  if (kafkaTopic !== undefined && runDdl(parsed, session.context).catalog !== undefined) {
+    // CREATE SOURCE of Kafka: the statement's own errors first, then the broker and topic (outside
+    // the write lock: up to a few seconds).
+    await checkKafkaTopic(kafkaTopic);
   }
   return host.writeLock.run(async () => {
     const outcome = runDdl(parsed, session.context);

@@ -28,7 +28,7 @@ import type { DataType } from '../../sql/types.js';
 import type { Row, Value } from '../../sql/value.js';
 import { planStatement, type PlannedStatement, type PlannerContext } from '../../planner/index.js';
 import { executePlanned } from '../batch/index.js';
-import { objectName } from '../catalog/object-names.js';
+import { objectName, quoteIdentifier } from '../catalog/object-names.js';
 import { objectOid } from '../../planner/binder/context.js';
 import type {
   ColumnDescription,
@@ -582,10 +582,27 @@ export class EngineSession implements Session {
     const name = relation.schemaname === undefined ? relation.relname! : `${relation.schemaname}.${relation.relname!}`;
     const position = (relation.location ?? 0) + location + 1;
     if (found === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${name}" does not exist`, { position });
+    if (node.analyze === false) return this.explainExistingView(found, name, position);
     if (found.kind !== 'materialized_view') throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a materialized view`, { position, hint: 'EXPLAIN ANALYZE of a query is EXPLAIN ANALYZE SELECT ...' });
     const dataflow = this.core.streams.all.find((candidate) => candidate.viewId === found.id);
     if (dataflow === undefined) throw new SqlError(SqlState.objectNotInPrerequisiteState, `materialized view "${name}" has no running dataflow`);
     return explainAnalyzedDataflow(dataflow);
+  }
+
+  /**
+   * EXPLAIN [MATERIALIZED VIEW] name: a materialized view's streaming plan, as EXPLAIN CREATE
+   * MATERIALIZED VIEW prints it for its definition; a view's query plan.
+   */
+  private explainExistingView(view: RelationDef, name: string, position: number): string[] {
+    if ((view.kind !== 'materialized_view' && view.kind !== 'view') || view.definition === undefined) {
+      throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a view or materialized view`, { position, hint: 'EXPLAIN of a query is EXPLAIN SELECT ...' });
+    }
+    const qualified = this.searchPath().includes(view.schema) ? quoteIdentifier(view.name) : `${quoteIdentifier(view.schema)}.${quoteIdentifier(view.name)}`;
+    const text = view.kind === 'materialized_view' ? `EXPLAIN CREATE MATERIALIZED VIEW ${qualified} AS ${view.definition}` : `EXPLAIN ${view.definition}`;
+    const [parsed] = parse(text);
+    const planned = planStatement(expandViews(parsed!, this.core.catalog, this.searchPath()), this.plannerContext([]));
+    if (planned.plan.kind !== 'Values') throw new SqlError(SqlState.internalError, 'EXPLAIN of a view did not plan to its lines');
+    return planned.plan.rows.map((row) => String((row[0] as { value?: unknown }).value ?? ''));
   }
 
   /** EXPLAIN ANALYZE SELECT ...: runs the query with counters on every plan node, returns the annotated plan. */

@@ -9,6 +9,7 @@
 // Names with a dot (`myapp.user_id`) are custom placeholders, as in PostgreSQL.
 
 import { SqlError, SqlState } from '../../sql/errors.js';
+import { toolSettingDefinitions } from './tool-settings.js';
 
 export interface SettingDefinition {
   /** Canonical name as SHOW and pg_settings print it. */
@@ -31,7 +32,7 @@ function invalidValue(name: string, value: string, hint?: string): SqlError {
   return new SqlError(SqlState.invalidParameterValue, `invalid value for parameter "${name}": "${value}"`, hint === undefined ? {} : { hint });
 }
 
-function booleanSetting(name: string) {
+export function booleanSetting(name: string) {
   return (value: string): string => {
     const lower = value.trim().toLowerCase();
     if (['on', 'true', 'yes', '1', 't', 'y'].includes(lower)) return 'on';
@@ -253,6 +254,7 @@ const definitions: readonly SettingDefinition[] = [
   { name: 'sink_decouple', defaultValue: 'default', description: 'RisingWave compatibility, no effect.', category: 'RisingWave compatibility', vartype: 'string' },
   { name: 'visibility_mode', defaultValue: 'default', description: 'RisingWave compatibility, no effect.', category: 'RisingWave compatibility', vartype: 'string' },
   { name: 'rw_streaming_over_window_cache_policy', defaultValue: 'full', description: 'RisingWave compatibility, no effect.', category: 'RisingWave compatibility', vartype: 'string' },
+  ...toolSettingDefinitions(),
 ];
 
 const byLowerName = new Map<string, SettingDefinition>(definitions.map((definition) => [definition.name.toLowerCase(), definition]));

@@ -9,7 +9,7 @@
 import * as functions from '../../sql/functions.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { Resolved, ScalarFunction } from '../../sql/functions.js';
-import { type, arrayOf, sameType, type DataType } from '../../sql/types.js';
+import { type, arrayOf, sameType, vectorOf, type DataType } from '../../sql/types.js';
 import type { SqlArray, Value } from '../../sql/value.js';
 import { formatTypeName, formatTypeOid } from '../catalog/type-names.js';
 import { objectOid } from '../../planner/binder/context.js';
@@ -246,6 +246,15 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
       returns: text,
       strict: false,
       impl: ([typeId, typmod]) => (typeId === null ? null : formatTypeOid(typeId as number, typmod === null ? null : (typmod as number))),
+    },
+  ],
+  // The argument types of a proargtypes oidvector, formatted (psql's \\do and \\dC read it).
+  oidvectortypes: [
+    {
+      arguments: [vectorOf('oidvector')],
+      returns: text,
+      strict: true,
+      impl: ([types]) => (types as SqlArray).elements.map((element) => formatTypeOid(element as number, null)).join(', '),
     },
   ],
   pg_get_userbyid: [{ arguments: [oid], returns: name, strict: true, impl: ([id], context) => roleName(context.systemContext(), id as number) }],

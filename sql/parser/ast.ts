@@ -114,6 +114,8 @@ export interface OxbowDescribe {
 /** EXPLAIN ANALYZE [MATERIALIZED VIEW] name: the running view's operators with their counters. */
 export interface OxbowExplainAnalyzeView {
   readonly relation: RangeVar;
+  /** false for `EXPLAIN [MATERIALIZED VIEW] name`: the view's plan, not its running counters. */
+  readonly analyze?: false;
 }
 
 /**
