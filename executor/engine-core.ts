@@ -18,6 +18,7 @@ import { indexEntry, indexStateTable } from './secondary-index.js';
 import type { Row } from '../sql/value.js';
 import type { MemoryPart } from '../storage/mvcc-backend.js';
 import { MemoryManager, planMemory, type AdjustableBudget } from './memory-manager.js';
+import { SequenceRuntime } from './sequence/runtime.js';
 
 type EngineStatusMemory = () => { usedBytes: number; limitBytes: number; cachedRows: number; hits: number; misses: number; evictions: number };
 
@@ -93,6 +94,8 @@ export class EngineCore {
   readonly status: EngineStatus;
   /** --memory-limit's parts and the feedback that keeps the heap in its part (memory-manager.ts). */
   readonly memory: MemoryManager;
+  /** The values of sequences (nextval's durable reserved ranges): sequence/runtime.ts. */
+  readonly sequences: SequenceRuntime;
 
   constructor(
     store: StateStore,
@@ -100,6 +103,7 @@ export class EngineCore {
     readonly settings: EngineSettings,
   ) {
     this.store = new AbortHookStore(store, () => this.streams.discard());
+    this.sequences = new SequenceRuntime(this.store);
     this.sourceStatus = settings.sourceStatus ?? new SourceStatus();
     this.streams = new StreamManager(
       this.store,

@@ -61,6 +61,7 @@ import { prepareCopy, type CopyStatementPlan } from './copy.js';
 import { verifyChecks, type CheckRunner } from './check-constraints.js';
 import { SystemRelations } from './system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from './system/session-functions.js';
+import { SessionSequences } from './sequence/session-sequences.js';
 import type { SystemContext } from './system/system-context.js';
 import { settingStatement, showColumns, type SettingOutcome } from './settings-statements.js';
 import type { SessionActivity } from './metrics/engine-metrics.js';
@@ -169,6 +170,11 @@ export class EngineSession implements Session {
   readonly processId = nextProcessId++;
   readonly secretKey = Math.floor(Math.random() * 0x7fffffff);
   private readonly settings: SessionSettings;
+  /** This session's currval / lastval over the engine's sequences (sequence/session-sequences.ts). */
+  private get sequences(): SessionSequences {
+    return (this.sessionSequences ??= new SessionSequences(this.core.sequences));
+  }
+  private sessionSequences: SessionSequences | undefined;
   private status: TransactionStatus = 'idle';
   /** The rows an explicit block (BEGIN ... COMMIT / ROLLBACK) wrote, for its ROLLBACK (implicit-transaction.ts). */
   private explicitBlock: UndoLog | undefined;
@@ -439,6 +445,7 @@ export class EngineSession implements Session {
         // stateTableOf opens it with its retention: another would change its version GC record.
         return stateTableOf(this.core.store, relation).stats().bytes;
       },
+      sequences: this.sequences,
     };
     return {
       catalog: this.core.catalog,
@@ -1014,6 +1021,12 @@ export class EngineSession implements Session {
         this.core.catalog.install(outcome.catalog);
         const installed = outcome.catalog;
         this.core.streams.retain((viewId) => installed.relationById(viewId) !== undefined);
+        // ALTER SEQUENCE: the runtime reserves again under the new options; RESTART sets the value.
+        if (outcome.sequenceChange !== undefined) {
+          const { id, restart } = outcome.sequenceChange;
+          this.core.sequences.altered(id);
+          if (restart !== undefined) this.core.sequences.restart(installed.relationById(id)!, restart);
+        }
       }
       for (const notice of outcome.notices) this.events.notice(notice);
       return outcome.commandTag;

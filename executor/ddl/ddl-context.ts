@@ -36,6 +36,8 @@ export interface DdlOutcome {
   readonly backfill?: { readonly relationId: number; readonly columnIndexes: readonly number[] };
   /** CREATE INDEX on a table: the index (by id) whose state table the session fills from the table's rows in the same epoch. */
   readonly indexBackfill?: number;
+  /** ALTER SEQUENCE: the sequence whose options changed, and RESTART's value, for the runtime once the DDL commits. */
+  readonly sequenceChange?: { readonly id: number; readonly restart?: bigint };
 }
 
 export function unchanged(commandTag: string, notices: readonly Notice[] = []): DdlOutcome {
@@ -57,6 +59,8 @@ export function kindWord(kind: RelationDef['kind']): string {
       return 'sink';
     case 'index':
       return 'index';
+    case 'sequence':
+      return 'sequence';
     case 'system':
       return 'system table';
   }

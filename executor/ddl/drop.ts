@@ -13,13 +13,14 @@ import { draftOf } from './create-table.js';
 import { nameList, stringValue } from './sql-text.js';
 import { formatTypeName } from '../type-names.js';
 
-type DropKind = 'table' | 'view' | 'materialized_view' | 'index' | 'sink' | 'source';
+type DropKind = 'table' | 'view' | 'materialized_view' | 'index' | 'sink' | 'source' | 'sequence';
 
 const removeTypes: Readonly<Record<string, DropKind | 'schema'>> = {
   OBJECT_TABLE: 'table',
   OBJECT_VIEW: 'view',
   OBJECT_MATVIEW: 'materialized_view',
   OBJECT_INDEX: 'index',
+  OBJECT_SEQUENCE: 'sequence',
   OBJECT_SCHEMA: 'schema',
 };
 
@@ -28,6 +29,7 @@ const commandTags: Readonly<Record<DropKind | 'schema', string>> = {
   view: 'DROP VIEW',
   materialized_view: 'DROP MATERIALIZED VIEW',
   index: 'DROP INDEX',
+  sequence: 'DROP SEQUENCE',
   sink: 'DROP SINK',
   source: 'DROP SOURCE',
   schema: 'DROP SCHEMA',
@@ -38,6 +40,7 @@ const dropHints: Readonly<Record<string, string>> = {
   view: 'Use DROP VIEW to remove a view.',
   materialized_view: 'Use DROP MATERIALIZED VIEW to remove a materialized view.',
   index: 'Use DROP INDEX to remove an index.',
+  sequence: 'Use DROP SEQUENCE to remove a sequence.',
   source: 'Use DROP SOURCE to remove a source.',
   sink: 'Use DROP SINK to remove a sink.',
 };
@@ -52,8 +55,12 @@ function describe(relation: RelationDef, context: DdlContext): string {
   return `${kindWord(relation.kind)} ${visible ? relation.name : `${relation.schema}.${relation.name}`}`;
 }
 
-/** True for an index that exists only because of its table (dropped with it, without a notice). */
+/**
+ * True for an index that exists only because of its table, or a sequence the table owns (a serial
+ * or identity column's): dropped with it, without a notice.
+ */
 function isOwnIndex(relation: RelationDef, of: RelationDef): boolean {
+  if (relation.kind === 'sequence') return relation.sequence?.ownedBy?.relationId === of.id;
   return relation.kind === 'index' && relation.indexOn?.relationId === of.id;
 }
 
@@ -203,8 +210,9 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
         hint: dropHints[relation.kind],
       });
     }
-    if (relation.kind === 'index' && relation.indexOn?.primary === true) {
-      const table = context.catalog.relationById(relation.indexOn.relationId);
+    const constraintOwner = relation.kind === 'index' ? context.catalog.relationById(relation.indexOn?.relationId ?? -1) : undefined;
+    if (relation.kind === 'index' && (relation.indexOn?.primary === true || constraintOwner?.constraints?.some((constraint) => constraint.indexId === relation.id) === true)) {
+      const table = context.catalog.relationById(relation.indexOn!.relationId);
       const tableName = table === undefined ? '' : table.name;
       throw new SqlError(
         SqlState.dependentObjectsStillExist,

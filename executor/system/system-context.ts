@@ -68,6 +68,8 @@ export function relkind(relation: RelationDef): string {
       return 'f';
     case 'sink':
       return 's';
+    case 'sequence':
+      return 'S';
     case 'system':
       return relation.name.startsWith('pg_') && ['pg_tables', 'pg_views', 'pg_matviews', 'pg_roles', 'pg_user', 'pg_settings'].includes(relation.name) ? 'v' : 'r';
   }

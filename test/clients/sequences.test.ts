@@ -1,0 +1,169 @@
+// Sequences, serial and identity columns, UNIQUE constraints against the real PostgreSQL 15: the
+// same statements on both servers, the same rows (as text) or the same SQLSTATE and message.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { startPgPair, type PgPair } from '../support/pg-pair.js';
+
+let pair: PgPair;
+beforeAll(async () => {
+  pair = await startPgPair();
+}, 120_000);
+afterAll(async () => {
+  await pair?.stop();
+});
+
+type Outcome = { rows: unknown[][] } | { code: string; message: string; detail?: string };
+
+async function run(client: pg.Client, sql: string): Promise<Outcome> {
+  try {
+    const result = await client.query({ text: sql, rowMode: 'array' });
+    return { rows: result.rows as unknown[][] };
+  } catch (error) {
+    const e = error as { code: string; message: string; detail?: string };
+    return { code: e.code, message: e.message, ...(e.detail === undefined ? {} : { detail: e.detail }) };
+  }
+}
+
+async function differences(statements: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const sql of statements) {
+    const [expected, actual] = [await run(pair.onPostgres, sql), await run(pair.onOxbow, sql)];
+    if (JSON.stringify(expected) !== JSON.stringify(actual)) found.push(`${sql}\n  postgres: ${JSON.stringify(expected)}\n  oxbow:    ${JSON.stringify(actual)}`);
+  }
+  return found;
+}
+
+describe('sequences match PostgreSQL 15', () => {
+  it('CREATE / ALTER / DROP SEQUENCE and nextval, currval, lastval, setval', async () => {
+    expect(
+      await differences([
+        'SELECT lastval()',
+        'CREATE SEQUENCE s1',
+        'CREATE SEQUENCE s1',
+        'CREATE SEQUENCE IF NOT EXISTS s1',
+        "SELECT currval('s1')",
+        "SELECT nextval('s1'), nextval('s1')",
+        "SELECT currval('s1'), lastval()",
+        "SELECT nextval('nope')",
+        'CREATE TABLE plain (a int)',
+        "SELECT nextval('plain')",
+        'CREATE SEQUENCE s2 AS smallint INCREMENT BY 10 START 32700',
+        "SELECT nextval('s2'), nextval('s2')",
+        "SELECT nextval('s2')",
+        'CREATE SEQUENCE s3 INCREMENT -1 MINVALUE -3 MAXVALUE -1',
+        "SELECT nextval('s3'), nextval('s3'), nextval('s3')",
+        "SELECT nextval('s3')",
+        'CREATE SEQUENCE s4 MINVALUE 1 MAXVALUE 3 CYCLE',
+        "SELECT nextval('s4'), nextval('s4'), nextval('s4'), nextval('s4')",
+        "SELECT setval('s4', 2), nextval('s4')",
+        "SELECT setval('s4', 2, false), nextval('s4')",
+        "SELECT setval('s4', 9)",
+        'ALTER SEQUENCE s1 RESTART WITH 100',
+        "SELECT nextval('s1')",
+        'ALTER SEQUENCE s1 INCREMENT BY 5',
+        "SELECT nextval('s1')",
+        'ALTER SEQUENCE s1 RESTART',
+        "SELECT nextval('s1')",
+        'CREATE SEQUENCE bad INCREMENT 0',
+        'CREATE SEQUENCE bad AS text',
+        'CREATE SEQUENCE bad MINVALUE 5 MAXVALUE 1',
+        'CREATE SEQUENCE bad START 0',
+        'CREATE SEQUENCE bad AS smallint MAXVALUE 100000',
+        'CREATE SEQUENCE bad CACHE 0',
+        'ALTER SEQUENCE s1 RESTART WITH 0',
+        'ALTER SEQUENCE nope RESTART',
+        'ALTER SEQUENCE plain RESTART',
+        'DROP SEQUENCE s2, s3',
+        'DROP SEQUENCE s2',
+        'DROP SEQUENCE IF EXISTS s2',
+        'DROP SEQUENCE plain',
+        "SELECT relname, relkind FROM pg_class WHERE relname LIKE 's_' ORDER BY relname",
+        'SELECT sequencename, data_type::text, start_value, min_value, max_value, increment_by, cycle, cache_size, last_value FROM pg_sequences ORDER BY sequencename',
+        "SELECT seqstart, seqincrement, seqmax, seqmin, seqcache, seqcycle FROM pg_sequence WHERE seqrelid = 's4'::regclass",
+        'SELECT sequence_name, data_type, numeric_precision, start_value, minimum_value, maximum_value, increment, cycle_option FROM information_schema.sequences ORDER BY sequence_name',
+      ]),
+    ).toEqual([]);
+  });
+
+  it('nextval is volatile: one value per row, kept by a rolled-back block', async () => {
+    expect(
+      await differences([
+        'CREATE SEQUENCE v1',
+        'CREATE TABLE vt (a bigint)',
+        "INSERT INTO vt SELECT nextval('v1') FROM generate_series(1, 5)",
+        'SELECT a FROM vt ORDER BY a',
+        'BEGIN',
+        "SELECT nextval('v1')",
+        'ROLLBACK',
+        "SELECT nextval('v1')",
+      ]),
+    ).toEqual([]);
+  });
+
+  it('serial, bigserial, smallserial and identity columns', async () => {
+    expect(
+      await differences([
+        'CREATE TABLE st (id serial PRIMARY KEY, b bigserial, c smallserial, v text)',
+        "INSERT INTO st (v) VALUES ('a'), ('b')",
+        "INSERT INTO st (id, v) VALUES (10, 'c')",
+        'SELECT * FROM st ORDER BY id',
+        "SELECT pg_get_serial_sequence('st', 'id'), pg_get_serial_sequence('st', 'v')",
+        "SELECT pg_get_serial_sequence('nope', 'id')",
+        "SELECT column_name, column_default, is_nullable FROM information_schema.columns WHERE table_name = 'st' ORDER BY ordinal_position",
+        "SELECT relname FROM pg_class WHERE relkind = 'S' AND relname LIKE 'st%' ORDER BY relname",
+        'CREATE TABLE it (id int GENERATED ALWAYS AS IDENTITY, d bigint GENERATED BY DEFAULT AS IDENTITY (START WITH 100 INCREMENT BY 10), v text)',
+        "INSERT INTO it (v) VALUES ('x'), ('y')",
+        "INSERT INTO it (id, v) VALUES (7, 'z')",
+        "INSERT INTO it (id, v) OVERRIDING SYSTEM VALUE VALUES (7, 'z')",
+        "INSERT INTO it (d, v) VALUES (5, 'w')",
+        "INSERT INTO it (id, d, v) OVERRIDING USER VALUE VALUES (1, 1, 'u')",
+        "INSERT INTO it (id, v) VALUES (DEFAULT, 'q')",
+        'UPDATE it SET id = 3',
+        'UPDATE it SET id = DEFAULT WHERE v = \'q\'',
+        'SELECT * FROM it ORDER BY v',
+        "SELECT attname, attidentity FROM pg_attribute WHERE attrelid = 'it'::regclass AND attnum > 0 ORDER BY attnum",
+        "SELECT pg_get_serial_sequence('it', 'd')",
+        "SELECT column_name, is_identity, identity_generation FROM information_schema.columns WHERE table_name = 'it' ORDER BY ordinal_position",
+        'CREATE TABLE bad1 (a text GENERATED ALWAYS AS IDENTITY)',
+        'CREATE TABLE bad2 (a int DEFAULT 1 GENERATED ALWAYS AS IDENTITY)',
+        'DROP TABLE st, it',
+        "SELECT relname FROM pg_class WHERE relkind = 'S' AND (relname LIKE 'st%' OR relname LIKE 'it%')",
+      ]),
+    ).toEqual([]);
+  });
+
+  it('UNIQUE constraints: named indexes that refuse duplicates, NULLs never collide', async () => {
+    expect(
+      await differences([
+        'CREATE TABLE u (a int UNIQUE, b int, c text, UNIQUE (b, c))',
+        'INSERT INTO u VALUES (1, 1, \'x\'), (NULL, NULL, NULL), (NULL, NULL, NULL)',
+        'INSERT INTO u VALUES (1, 2, \'y\')',
+        'INSERT INTO u VALUES (2, 1, \'x\')',
+        'INSERT INTO u VALUES (2, 1, \'z\')',
+        'UPDATE u SET a = 1 WHERE a = 2',
+        'SELECT a, b, c FROM u ORDER BY a NULLS LAST, b, c',
+        "SELECT c.relname, i.indisunique FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'u'::regclass ORDER BY 1",
+        "SELECT conname, contype, conkey FROM pg_constraint WHERE conrelid = 'u'::regclass ORDER BY conname",
+        "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'u'::regclass ORDER BY conname",
+        'DROP INDEX u_a_key',
+        'CREATE TABLE u2 (a int CONSTRAINT my_unique UNIQUE)',
+        'INSERT INTO u2 VALUES (1), (1)',
+      ]),
+    ).toEqual([]);
+  });
+
+  it('FOREIGN KEY constraints are in pg_constraint', async () => {
+    expect(
+      await differences([
+        'CREATE TABLE parent (id int PRIMARY KEY, code text UNIQUE)',
+        'CREATE TABLE child (id int, pid int REFERENCES parent, code text, FOREIGN KEY (code) REFERENCES parent (code) ON DELETE CASCADE)',
+        "SELECT conname, contype, conkey, confkey, confrelid::regclass::text, confdeltype, confupdtype, confmatchtype FROM pg_constraint WHERE conrelid = 'child'::regclass ORDER BY conname",
+        "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'child'::regclass ORDER BY conname",
+        'CREATE TABLE child2 (pid int REFERENCES nope)',
+        'CREATE TABLE child2 (pid int REFERENCES parent (nope))',
+        'CREATE TABLE child2 (pid int REFERENCES child (id))',
+        'CREATE TABLE child2 (pid int, q int, FOREIGN KEY (pid, q) REFERENCES parent (id))',
+      ]),
+    ).toEqual([]);
+  });
+});
