@@ -469,6 +469,7 @@ export class EngineSession implements Session {
       readableWindow: (relationId) => this.core.store.readableWindow(relationId),
       defaultRetentionMs: this.core.settings.timeTravelRetentionMs,
       status: this.core.status,
+      sequenceValue: (relation) => this.core.sequences.peek(relation),
     };
   }
 

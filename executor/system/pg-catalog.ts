@@ -12,6 +12,7 @@ import { aggregateSignatures, PSEUDO_TYPES, procSignature, sessionProcSignatures
 import { TYPES, typeOid, type DataType, type TypeName } from '../../sql/types.js';
 import type { Row, SqlArray, Value } from '../../sql/value.js';
 import { systemRelation } from './system-columns.js';
+import { attidentity, constraintRows, pgDependRows, pgSequenceRows, pgSequencesTable } from './sequence-catalog.js';
 import {
   ATTRDEF_OID_OFFSET,
   BTREE_AM_OID,
@@ -120,7 +121,7 @@ const pgAttribute = pg(
           relation.id, column.name, typeOid(column.type), -1, length, attnum, column.type.name === 'array' ? 1 : 0,
           -1, column.type.typmod, length > 0 && length <= 8, length === 8 ? 'd' : length === 2 ? 's' : length === 1 ? 'c' : 'i',
           length > 0 ? 'p' : 'x', '',
-          !column.nullable, column.defaultSql !== undefined, false, '', '', false,
+          !column.nullable, column.defaultSql !== undefined, false, attidentity(column), '', false,
           true, 0, collationOf(column.type), null, null, null,
         ]);
       }
@@ -251,6 +252,8 @@ const pgConstraint = pg(
         check.sql,
       ]),
     ),
+    // UNIQUE and FOREIGN KEY constraints (sequence-catalog.ts).
+    ...constraintRows(context),
   ],
 );
 
@@ -522,7 +525,7 @@ export const pgCatalogTables: readonly SystemTable[] = [
   pg(3079, 'pg_extension', ['oid:oid', 'extname:name', 'extowner:oid', 'extnamespace:oid', 'extrelocatable:bool', 'extversion:text', 'extconfig:oid[]', 'extcondition:text[]'], empty),
   pg(3501, 'pg_enum', ['oid:oid', 'enumtypid:oid', 'enumsortorder:float4', 'enumlabel:name'], empty),
   pg(3541, 'pg_range', ['rngtypid:oid', 'rngsubtype:oid', 'rngmultitypid:oid', 'rngcollation:oid', 'rngsubopc:oid', 'rngcanonical:oid', 'rngsubdiff:oid'], empty),
-  pg(2608, 'pg_depend', ['classid:oid', 'objid:oid', 'objsubid:int4', 'refclassid:oid', 'refobjid:oid', 'refobjsubid:int4', 'deptype:char'], empty),
+  pg(2608, 'pg_depend', ['classid:oid', 'objid:oid', 'objsubid:int4', 'refclassid:oid', 'refobjid:oid', 'refobjsubid:int4', 'deptype:char'], pgDependRows),
   pg(2396, 'pg_shdescription', ['objoid:oid', 'classoid:oid', 'description:text'], empty),
   pg(2618, 'pg_rewrite', ['oid:oid', 'rulename:name', 'ev_class:oid', 'ev_type:char', 'ev_enabled:char', 'is_instead:bool', 'ev_qual:text', 'ev_action:text'], empty),
   pg(1261, 'pg_auth_members', ['oid:oid', 'roleid:oid', 'member:oid', 'grantor:oid', 'admin_option:bool'], empty),
@@ -535,5 +538,6 @@ export const pgCatalogTables: readonly SystemTable[] = [
     [13, 'c', OWNER_OID, false, false, 0, 0, 0, null],
     [14, 'sql', OWNER_OID, false, true, 0, 0, 0, null],
   ]),
-  pg(2224, 'pg_sequence', ['seqrelid:oid', 'seqtypid:oid', 'seqstart:int8', 'seqincrement:int8', 'seqmax:int8', 'seqmin:int8', 'seqcache:int8', 'seqcycle:bool'], empty),
+  pg(2224, 'pg_sequence', ['seqrelid:oid', 'seqtypid:oid', 'seqstart:int8', 'seqincrement:int8', 'seqmax:int8', 'seqmin:int8', 'seqcache:int8', 'seqcycle:bool'], pgSequenceRows),
+  pgSequencesTable,
 ];

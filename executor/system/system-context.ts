@@ -13,6 +13,7 @@ import type { CatalogSnapshot } from '../catalog.js';
 import type { SessionSettings } from '../settings.js';
 import { formatTypeName } from '../type-names.js';
 import type { EngineStatus } from '../metrics/status.js';
+import { constraintDefinitionOf } from './sequence-catalog.js';
 
 export interface SystemContext {
   readonly catalog: CatalogSnapshot;
@@ -34,6 +35,8 @@ export interface SystemContext {
   readonly defaultRetentionMs?: number;
   /** The engine's status API (executor/metrics/): objects, dataflows, state sizes, epochs, sessions. */
   readonly status?: EngineStatus;
+  /** A sequence's last_value and is_called (pg_sequences); absent: last_value reads NULL. */
+  readonly sequenceValue?: (relation: RelationDef) => { readonly last: bigint; readonly called: boolean };
 }
 
 /** The bootstrap superuser's OID; every object is owned by the session user under this OID. */
@@ -152,7 +155,7 @@ export function constraintDefinition(context: SystemContext, oid: number): strin
     return check === undefined ? undefined : `CHECK (${check.sql})`;
   }
   const index = constraintIndex(context, oid);
-  if (index === undefined) return undefined;
+  if (index === undefined) return constraintDefinitionOf(context, oid);
   const table = context.catalog.relationById(index.indexOn!.relationId);
   if (table === undefined) return undefined;
   return `PRIMARY KEY (${index.indexOn!.columns.map((columnIndex) => quoteIdentifier(table.columns[columnIndex]?.name ?? '?')).join(', ')})`;
