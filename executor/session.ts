@@ -62,6 +62,8 @@ import { verifyChecks, type CheckRunner } from './check-constraints.js';
 import { SystemRelations } from './system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from './system/session-functions.js';
 import { SessionSequences } from './sequence/session-sequences.js';
+import { nextvalTarget } from './sequence/copy-defaults.js';
+import { columnDefaultSql } from '../sql/catalog.js';
 import type { SystemContext } from './system/system-context.js';
 import { settingStatement, showColumns, type SettingOutcome } from './settings-statements.js';
 import type { SessionActivity } from './metrics/engine-metrics.js';
@@ -475,6 +477,11 @@ export class EngineSession implements Session {
 
   searchPath(): string[] {
     return [...this.currentSearchPath().path];
+  }
+
+  /** nextval for a serial or identity column's per-row default in COPY FROM (sequence/copy-defaults.ts). */
+  nextSequenceValue(sequence: RelationDef): bigint {
+    return this.sequences.nextval(sequence);
   }
 
   /** The search path, parsed once per search_path text (a copy is what callers get from searchPath()). */
@@ -891,7 +898,10 @@ export class EngineSession implements Session {
     let parameters: Value[] | undefined;
     try {
       planned = this.shapePlan(shape.cached);
-      parameters = planned.kind === 'insert' && planned.columns === null ? literalParameters(shape.literals, planned.parameterTypes, this.evalContext()) : undefined;
+      // A table with a serial or identity column takes the ordinary path: a retry after a failure
+      // would call nextval twice for the row (sequence/copy-defaults.ts finds those defaults).
+      const sequenced = planned.kind === 'insert' && (planned.targetRelation?.columns ?? []).some((column) => nextvalTarget(columnDefaultSql(column)) !== undefined);
+      parameters = planned.kind === 'insert' && planned.columns === null && !sequenced ? literalParameters(shape.literals, planned.parameterTypes, this.evalContext()) : undefined;
     } catch {
       parameters = undefined;
     }

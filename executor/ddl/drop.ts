@@ -12,6 +12,7 @@ import { type DdlContext, type DdlOutcome, kindWord } from './ddl-context.js';
 import { draftOf } from './create-table.js';
 import { nameList, stringValue } from './sql-text.js';
 import { formatTypeName } from '../type-names.js';
+import { sequenceUsers } from './sequence.js';
 
 type DropKind = 'table' | 'view' | 'materialized_view' | 'index' | 'sink' | 'source' | 'sequence';
 
@@ -148,6 +149,8 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
   const notices: Notice[] = [];
   const plan: DropPlan = { relations: new Map(), reported: [] };
   const droppedSchemas: string[] = [];
+  /** DROP SEQUENCE ... CASCADE: the column defaults that call nextval on it. */
+  const droppedDefaults: { tableId: number; columnIndex: number; line: string }[] = [];
 
   for (const object of statement.objects ?? []) {
     if (kind === 'schema') {
@@ -220,12 +223,40 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
         { hint: `You can drop constraint ${relation.name} on table ${tableName} instead.` },
       );
     }
+    if (relation.kind === 'sequence') {
+      // Defaults that call nextval on it block a RESTRICT drop; CASCADE drops those defaults.
+      const users = sequenceUsers(relation, context);
+      const identity = users.find((user) => user.identity);
+      if (identity !== undefined) {
+        throw new SqlError(SqlState.dependentObjectsStillExist, `cannot drop sequence ${relation.name} because column ${identity.column} of table ${identity.table.name} requires it`, {
+          hint: `You can drop column ${identity.column} of table ${identity.table.name} instead.`,
+        });
+      }
+      const lines = users.filter((user) => !plan.relations.has(user.table.id)).map((user) => `default value for column ${user.column} of table ${user.table.name}`);
+      if (lines.length > 0 && !cascade) {
+        throw new SqlError(SqlState.dependentObjectsStillExist, `cannot drop sequence ${relation.name} because other objects depend on it`, {
+          detail: lines.map((line) => `${line} depends on sequence ${relation.name}`).join('\n'),
+          hint: 'Use DROP ... CASCADE to drop the dependent objects too.',
+        });
+      }
+      for (const user of users) droppedDefaults.push({ tableId: user.table.id, columnIndex: user.columnIndex, line: `default value for column ${user.column} of table ${user.table.name}` });
+    }
     collect(relation, cascade, context, plan, `${kindWord(relation.kind)} ${relation.name}`);
   }
 
   if (plan.relations.size === 0 && droppedSchemas.length === 0) return { catalog: undefined, commandTag: commandTags[kind], notices, droppedTableIds: [] };
   notices.push(...cascadeNotice(plan.reported, context));
+  const cascadedDefaults = droppedDefaults.filter((dropped) => !plan.relations.has(dropped.tableId));
+  if (cascadedDefaults.length === 1) notices.push({ severity: 'NOTICE', code: SqlState.successfulCompletion, message: `drop cascades to ${cascadedDefaults[0]!.line}` });
+  if (cascadedDefaults.length > 1) {
+    notices.push({ severity: 'NOTICE', code: SqlState.successfulCompletion, message: `drop cascades to ${cascadedDefaults.length} other objects`, detail: cascadedDefaults.map((dropped) => `drop cascades to ${dropped.line}`).join('\n') });
+  }
   const draft = draftOf(context);
+  for (const dropped of cascadedDefaults) {
+    const table = draft.finish().relationById(dropped.tableId)!;
+    const { defaultSql: _removed, ...column } = table.columns[dropped.columnIndex]!;
+    draft.putRelation({ ...table, columns: table.columns.map((candidate, index) => (index === dropped.columnIndex ? column : candidate)) });
+  }
   for (const relation of plan.relations.values()) draft.removeRelation(relation.id);
   // A dropped schema's SQL functions go with it (DROP SCHEMA CASCADE).
   for (const fn of context.catalog.functions()) if (droppedSchemas.includes(fn.schema)) draft.removeFunction(fn.id);

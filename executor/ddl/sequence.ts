@@ -15,6 +15,7 @@ import { type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-c
 import { creationSchema, stringValue } from './sql-text.js';
 import { draftOf, freeRelationName } from './create-table.js';
 import { quoteIdentifier } from '../system/system-context.js';
+import { nextvalTarget } from '../sequence/copy-defaults.js';
 
 type IntegerType = SequenceDef['dataType'];
 
@@ -205,6 +206,29 @@ export function alterSequence(statement: AlterSeqStmt, context: DdlContext): Ddl
     droppedTableIds: [],
     sequenceChange: { id: relation.id, ...(spec.restart === undefined ? {} : { restart: spec.restart }) },
   };
+}
+
+/**
+ * The columns whose values come from `sequence`: DEFAULT nextval('sequence'::regclass) (the name
+ * resolved through the search path) and identity columns, in catalog order.
+ */
+export function sequenceUsers(sequence: RelationDef, context: DdlContext): { table: RelationDef; column: string; columnIndex: number; identity: boolean }[] {
+  const users: { table: RelationDef; column: string; columnIndex: number; identity: boolean }[] = [];
+  for (const table of context.catalog.relations()) {
+    if (table.kind !== 'table') continue;
+    table.columns.forEach((column, columnIndex) => {
+      if (column.identity?.sequenceId === sequence.id) {
+        users.push({ table, column: column.name, columnIndex, identity: true });
+        return;
+      }
+      const target = nextvalTarget(column.defaultSql);
+      if (target === undefined) return;
+      const parts = target.split('.').map((part) => (part.startsWith('"') ? part.slice(1, -1).replace(/""/g, '"') : part.toLowerCase()));
+      const resolved = /^\d+$/.test(target) ? context.catalog.relationById(Number(target)) : context.catalog.resolveRelation(parts.length > 1 ? parts[0] : undefined, parts[parts.length - 1]!, context.searchPath);
+      if (resolved?.id === sequence.id) users.push({ table, column: column.name, columnIndex, identity: false });
+    });
+  }
+  return users;
 }
 
 /** serial / bigserial / smallserial: the column's integer type, or undefined for another type name. */

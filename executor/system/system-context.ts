@@ -126,6 +126,9 @@ export function defaultDisplayText(column: ColumnDef): string | undefined {
     return text.toUpperCase();
   }
   if (lower === 'true' || lower === 'false' || lower === 'null') return lower === 'null' ? 'NULL' : lower;
+  // nextval('s') prints with its implicit cast, as PostgreSQL deparses it.
+  const nextval = /^nextval\s*\(\s*('(?:[^']|'')*')\s*\)$/i.exec(text);
+  if (nextval !== null) return `nextval(${nextval[1]}::regclass)`;
   return text;
 }
 
