@@ -63,6 +63,7 @@ import { SystemRelations } from './system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from './system/session-functions.js';
 import { SessionSequences } from './sequence/session-sequences.js';
 import { nextvalTarget } from './sequence/copy-defaults.js';
+import { foreignKeysOf } from './foreign-keys.js';
 import { columnDefaultSql } from '../sql/catalog.js';
 import type { SystemContext } from './system/system-context.js';
 import { settingStatement, showColumns, type SettingOutcome } from './settings-statements.js';
@@ -864,7 +865,7 @@ export class EngineSession implements Session {
   private tableAccess(): StoreTableAccess {
     const system = new SystemRelations(this.systemContext());
     const catalog = this.core.catalog;
-    const args = [this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id: number) => this.secondaryIndexesOf(catalog.snapshot, id)] as const;
+    const args = [this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id: number) => this.secondaryIndexesOf(catalog.snapshot, id), foreignKeysOf(catalog.snapshot)] as const;
     const block = this.openBlock();
     if (block !== undefined) return new RecordingTableAccess(...args).recordInto(block);
     return new StoreTableAccess(...args);

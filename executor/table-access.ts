@@ -15,6 +15,8 @@ import type { RowVersion, StateStore, StateTable, StateTableSchema } from '../st
 import type { TableAccess } from './batch/index.js';
 import { indexEntry, indexStateTable } from './secondary-index.js';
 import { formatValue } from '../sql/text-format.js';
+import { compareValues } from '../sql/compare.js';
+import type { ForeignKeys } from './foreign-keys.js';
 import type { ChangeCapture } from './stream/stream-manager.js';
 import { isReplayed, offsetHistory, readOffsetRanges, readPositions, replayedRow, replayedRowEstimate, replayRows, replayVersions } from './source/source-replay.js';
 import { isKafkaReplayed, kafkaReplayReads, KafkaReplay, narrowReplay, replayChunks, replayLimits, type KafkaReplayRead } from './source/kafka/kafka-replay.js';
@@ -72,6 +74,17 @@ export function estimatedRows(store: StateStore, relation: RelationDef): number 
   return isReplayed(relation) ? replayedRowEstimate(table, relation) : table.stats().keys;
 }
 
+function sameValue(a: Value, b: Value, type: RelationDef['columns'][number]['type']): boolean {
+  if (a === null || b === null) return a === b;
+  return compareValues(a, b, type) === 0;
+}
+
+function pushRow(map: Map<number, Row[]>, id: number, row: Row): void {
+  const rows = map.get(id);
+  if (rows === undefined) map.set(id, [row]);
+  else rows.push(row);
+}
+
 function padded(rows: Iterable<Row>, width: number): Iterable<Row> {
   return {
     *[Symbol.iterator]() {
@@ -105,7 +118,60 @@ export class StoreTableAccess implements TableAccess {
     private readonly capture?: ChangeCapture,
     /** The secondary indexes of a table, kept in step with its writes (secondary-index.ts). */
     private readonly indexesOf: (relationId: number) => readonly RelationDef[] = () => [],
+    /** FOREIGN KEY constraints of the statement's catalog, checked before it commits (foreign-keys.ts). */
+    readonly foreignKeys: ForeignKeys | undefined = undefined,
   ) {}
+
+  // ---- FOREIGN KEY (foreign-keys.ts): what a statement wrote and removed, and latest-state lookups.
+
+  /** Child rows written and parent rows removed or re-keyed, for verifyForeignKeys. */
+  readonly foreignKeyWrites = { written: new Map<number, Row[]>(), removed: new Map<number, Row[]>(), rewritten: new Set<number>() };
+
+  private recordForeignKeys(keys: ForeignKeys, relation: RelationDef, row: Row | undefined): void {
+    if (row !== undefined && keys.byChild.has(relation.id)) pushRow(this.foreignKeyWrites.written, relation.id, row);
+    const referencing = keys.byParent.get(relation.id);
+    if (referencing === undefined) return;
+    if (row !== undefined) this.foreignKeyWrites.rewritten.add(relation.id);
+    const old = this.get(relation, relation.primaryKey.map((index) => (row ?? [])[index]!));
+    if (old === undefined) return;
+    const changed = row === undefined || referencing.some((key) => key.constraint.references!.columns.some((column) => !sameValue(old[column] ?? null, row[column] ?? null, relation.columns[column]!.type)));
+    if (changed) pushRow(this.foreignKeyWrites.removed, relation.id, old);
+  }
+
+  hasRowWith(relation: RelationDef, columns: readonly number[], values: readonly Value[]): boolean {
+    if (columns.length === relation.primaryKey.length && relation.primaryKey.every((column) => columns.includes(column))) {
+      return this.get(relation, relation.primaryKey.map((column) => values[columns.indexOf(column)]!)) !== undefined;
+    }
+    const index = this.indexOver(relation, columns);
+    if (index !== undefined) {
+      const prefix = index.index.indexOn!.columns.map((column) => values[columns.indexOf(column)]!);
+      return !index.table.scan({ prefix, limit: 1 })[Symbol.iterator]().next().done;
+    }
+    return this.rowsWith(relation, columns, values).length > 0;
+  }
+
+  rowsWith(relation: RelationDef, columns: readonly number[], values: readonly Value[]): Row[] {
+    const index = this.indexOver(relation, columns);
+    const rows: Row[] = [];
+    if (index !== undefined) {
+      const width = index.index.indexOn!.columns.length;
+      const prefix = index.index.indexOn!.columns.map((column) => values[columns.indexOf(column)]!);
+      for (const entry of index.table.scan({ prefix })) {
+        const row = this.get(relation, entry.slice(width));
+        if (row !== undefined) rows.push(row);
+      }
+      return rows;
+    }
+    for (const row of padded(this.userTable(relation).scan({}), relation.columns.length)) {
+      if (columns.every((column, position) => sameValue(row[column] ?? null, values[position]!, relation.columns[column]!.type))) rows.push(row);
+    }
+    return rows;
+  }
+
+  /** A stored index whose columns are exactly `columns` (in any order). */
+  private indexOver(relation: RelationDef, columns: readonly number[]): { readonly index: RelationDef; readonly table: StateTable } | undefined {
+    return this.indexesOfTable(relation).find(({ index }) => index.indexOn!.columns.length === columns.length && index.indexOn!.columns.every((column) => columns.includes(column)));
+  }
 
   /** Index state tables of a table, by relation id (resolved once per statement). */
   private readonly indexTables = new Map<number, readonly { readonly index: RelationDef; readonly table: StateTable }[]>();
@@ -287,6 +353,7 @@ export class StoreTableAccess implements TableAccess {
 
   insert(relation: RelationDef, row: Row): void {
     const table = this.writable(relation);
+    if (this.foreignKeys !== undefined) this.recordForeignKeys(this.foreignKeys, relation, row);
     if (this.indexesOfTable(relation).length > 0) {
       // An insert is an upsert by key: the replaced row's index entries go.
       this.maintainIndexes(relation, this.get(relation, relation.primaryKey.map((index) => row[index]!)), row);
@@ -308,6 +375,10 @@ export class StoreTableAccess implements TableAccess {
 
   delete(relation: RelationDef, row: Row): void {
     const table = this.writable(relation);
+    if (this.foreignKeys?.byParent.has(relation.id) === true) {
+      const old = this.get(relation, relation.primaryKey.map((index) => row[index]!));
+      if (old !== undefined) pushRow(this.foreignKeyWrites.removed, relation.id, old);
+    }
     if (this.indexesOfTable(relation).length > 0) {
       const old = this.get(relation, relation.primaryKey.map((index) => row[index]!));
       if (old !== undefined) this.maintainIndexes(relation, old, undefined);

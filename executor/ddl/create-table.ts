@@ -3,8 +3,8 @@
 // in the catalog (psql's \d shows it); a table without one gets a hidden int8 `_row_id` column as
 // its key, which SELECT * does not show. CHECK constraints are verified by the session; serial and
 // identity columns own a sequence (ddl/sequence.ts); UNIQUE constraints get the stored unique
-// index that enforces them, FOREIGN KEY constraints are kept in the catalog only
-// (ddl/table-constraints.ts).
+// index that enforces them; FOREIGN KEY constraints are checked here and enforced by the session
+// (ddl/table-constraints.ts, ../foreign-keys.ts).
 
 import type { ColumnDef as PgColumnDef, Constraint, CreateStmt, Node, RangeVar } from '@pgsql/types';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
@@ -19,7 +19,7 @@ import { CatalogDraft, type CatalogSnapshot } from '../catalog.js';
 import { retentionOption } from './retention.js';
 import type { ConstraintDef, SequenceDef } from '../../sql/catalog.js';
 import { addOwnedSequence, identityType, sequenceSpec, serialDefault, serialType } from './sequence.js';
-import { foreignKeyOf, type ForeignKeyText, resolveForeignKeys, type UniqueText, uniqueOf, addUniqueConstraints, foreignKeyNotices } from './table-constraints.js';
+import { foreignKeyOf, type ForeignKeyText, resolveForeignKeys, type UniqueText, uniqueOf, addUniqueConstraints } from './table-constraints.js';
 import { watermarkOf } from './watermark.js';
 
 export const ROW_ID_COLUMN = '_row_id';
@@ -358,7 +358,7 @@ export function addTable(
     ...resolveForeignKeys(draft, context, draftTable, table.primaryKey, table.hasPrimaryKey, table.uniques ?? [], table.foreignKeys ?? []),
   ];
   if (constraints.length > 0) draft.putRelation(tableDef(constraints));
-  return { catalog: draft.finish(), commandTag: 'CREATE TABLE', notices: foreignKeyNotices(constraints), droppedTableIds: [] };
+  return { catalog: draft.finish(), commandTag: 'CREATE TABLE', notices: [], droppedTableIds: [] };
 }
 
 /** Collations: oxbow compares text by code point, which is PostgreSQL's "C" collation. */

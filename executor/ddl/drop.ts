@@ -245,14 +245,39 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
   }
 
   if (plan.relations.size === 0 && droppedSchemas.length === 0) return { catalog: undefined, commandTag: commandTags[kind], notices, droppedTableIds: [] };
+  // FOREIGN KEY constraints of other tables that reference a dropped table: 2BP01, or dropped by CASCADE.
+  const referencing: { table: RelationDef; name: string; line: string }[] = [];
+  for (const table of context.catalog.relations()) {
+    if (plan.relations.has(table.id)) continue;
+    for (const constraint of table.constraints ?? []) {
+      const parent = constraint.kind === 'foreign_key' ? plan.relations.get(constraint.references!.relationId) : undefined;
+      if (parent !== undefined) referencing.push({ table, name: constraint.name, line: `constraint ${constraint.name} on table ${table.name} depends on ${describe(parent, context)}` });
+    }
+  }
+  if (referencing.length > 0 && !cascade) {
+    const root = [...plan.relations.values()][0]!;
+    throw new SqlError(SqlState.dependentObjectsStillExist, `cannot drop ${describe(root, context)} because other objects depend on it`, {
+      detail: referencing.map((entry) => entry.line).join('\n'),
+      hint: 'Use DROP ... CASCADE to drop the dependent objects too.',
+    });
+  }
+  for (const entry of referencing) droppedDefaults.push({ tableId: -1, columnIndex: -1, line: `constraint ${entry.name} on table ${entry.table.name}` });
   notices.push(...cascadeNotice(plan.reported, context));
+  // Cascaded column defaults (DROP SEQUENCE) and foreign keys (tableId -1), reported together.
   const cascadedDefaults = droppedDefaults.filter((dropped) => !plan.relations.has(dropped.tableId));
   if (cascadedDefaults.length === 1) notices.push({ severity: 'NOTICE', code: SqlState.successfulCompletion, message: `drop cascades to ${cascadedDefaults[0]!.line}` });
   if (cascadedDefaults.length > 1) {
     notices.push({ severity: 'NOTICE', code: SqlState.successfulCompletion, message: `drop cascades to ${cascadedDefaults.length} other objects`, detail: cascadedDefaults.map((dropped) => `drop cascades to ${dropped.line}`).join('\n') });
   }
   const draft = draftOf(context);
+  for (const entry of referencing) {
+    const table = draft.finish().relationById(entry.table.id)!;
+    const constraints = (table.constraints ?? []).filter((constraint) => constraint.name !== entry.name);
+    const { constraints: _all, ...rest } = table;
+    draft.putRelation(constraints.length === 0 ? rest : { ...rest, constraints });
+  }
   for (const dropped of cascadedDefaults) {
+    if (dropped.tableId < 0) continue;
     const table = draft.finish().relationById(dropped.tableId)!;
     const { defaultSql: _removed, ...column } = table.columns[dropped.columnIndex]!;
     draft.putRelation({ ...table, columns: table.columns.map((candidate, index) => (index === dropped.columnIndex ? column : candidate)) });

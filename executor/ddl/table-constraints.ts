@@ -8,14 +8,14 @@
 //
 // FOREIGN KEY ... REFERENCES p [(x)]: checked as PostgreSQL checks the definition (the referenced
 // table and columns exist, a primary key or UNIQUE constraint covers exactly those columns, the
-// column counts agree) and kept in the catalog (pg_constraint contype 'f' with conkey / confkey,
-// the actions and match type) for ORMs and drivers that reflect it, but not enforced: a NOTICE
-// says so. See the executor README, "Semantics worth knowing".
+// column counts agree), kept in the catalog (pg_constraint contype 'f' with conkey / confkey, the
+// actions and match type) and enforced at the end of each writing statement (../foreign-keys.ts).
+// ON DELETE NO ACTION / RESTRICT / CASCADE / SET NULL and ON UPDATE NO ACTION / RESTRICT, MATCH
+// SIMPLE; other actions, MATCH FULL and DEFERRABLE are 0A000.
 
 import type { Constraint, Node, RangeVar } from '@pgsql/types';
 import type { ConstraintDef, RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import type { Notice } from '../engine.js';
 import type { CatalogDraft } from '../catalog.js';
 import { type DdlContext, positionOf } from './ddl-context.js';
 import { stringValue } from './sql-text.js';
@@ -46,6 +46,14 @@ export function uniqueOf(context: DdlContext, constraint: Constraint, columns: r
 }
 
 export function foreignKeyOf(context: DdlContext, constraint: Constraint, columns: readonly string[]): ForeignKeyText {
+  const onUpdate = constraint.fk_upd_action ?? 'a';
+  const onDelete = constraint.fk_del_action ?? 'a';
+  if ((onUpdate !== 'a' && onUpdate !== 'r') || onDelete === 'd' || constraint.fk_matchtype === 'f' || constraint.deferrable === true) {
+    throw new SqlError(SqlState.featureNotSupported, 'this foreign key action is not supported', {
+      position: positionOf(context, constraint.location),
+      hint: 'oxbow enforces ON DELETE NO ACTION, RESTRICT, CASCADE and SET NULL, ON UPDATE NO ACTION and RESTRICT, MATCH SIMPLE, not deferrable.',
+    });
+  }
   return {
     columns,
     name: constraint.conname,
@@ -144,17 +152,6 @@ export function resolveForeignKeys(
       references: { relationId: referenced.id, columns: referencedColumns, onUpdate: foreignKey.onUpdate, onDelete: foreignKey.onDelete, match: foreignKey.match },
     } satisfies ConstraintDef;
   });
-}
-
-export function foreignKeyNotices(constraints: readonly ConstraintDef[]): Notice[] {
-  return constraints
-    .filter((constraint) => constraint.kind === 'foreign_key')
-    .map((constraint) => ({
-      severity: 'NOTICE',
-      code: SqlState.successfulCompletion,
-      message: `foreign key constraint "${constraint.name}" is recorded but not enforced`,
-      detail: 'oxbow keeps FOREIGN KEY constraints in the catalogs (pg_constraint) and does not check them.',
-    }));
 }
 
 export type { Node };

@@ -152,6 +152,34 @@ describe('sequences match PostgreSQL 15', () => {
     ).toEqual([]);
   });
 
+  it('FOREIGN KEY constraints are enforced', async () => {
+    expect(
+      await differences([
+        'CREATE TABLE fp (id int PRIMARY KEY, code text UNIQUE)',
+        'CREATE TABLE fc (id serial PRIMARY KEY, pid int REFERENCES fp ON DELETE CASCADE, code text REFERENCES fp (code), note text)',
+        'CREATE TABLE fn (id int PRIMARY KEY, pid int REFERENCES fp ON DELETE SET NULL)',
+        'CREATE TABLE fr (id int PRIMARY KEY, code text REFERENCES fp (code) ON DELETE RESTRICT)',
+        "INSERT INTO fp VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+        "INSERT INTO fc (pid, code) VALUES (1, 'a'), (1, 'b'), (2, NULL), (NULL, 'c')",
+        'INSERT INTO fc (pid) VALUES (9)',
+        "INSERT INTO fc (code) VALUES ('zz')",
+        'UPDATE fc SET pid = 7 WHERE pid = 2',
+        'INSERT INTO fn VALUES (1, 1), (2, 2), (3, NULL)',
+        "INSERT INTO fr VALUES (1, 'c')",
+        'DELETE FROM fp WHERE id = 3',
+        "UPDATE fp SET code = 'cc' WHERE id = 3",
+        'UPDATE fp SET id = 10 WHERE id = 2',
+        'DELETE FROM fc WHERE pid = 2',
+        'DELETE FROM fp WHERE id = 1',
+        'SELECT pid, code FROM fc ORDER BY id',
+        'SELECT id, pid FROM fn ORDER BY id',
+        "INSERT INTO fp VALUES (4, 'd'); INSERT INTO fc (pid) VALUES (4)",
+        'DROP TABLE fp',
+        'SELECT pid FROM fc ORDER BY id',
+      ]),
+    ).toEqual([]);
+  });
+
   it('FOREIGN KEY constraints are in pg_constraint', async () => {
     expect(
       await differences([
