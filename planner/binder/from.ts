@@ -142,6 +142,12 @@ export class FromBinder {
       const shown = node.schemaname === undefined ? name : `${node.schemaname}.${name}`;
       throw new SqlError(SqlState.undefinedTable, `relation "${shown}" does not exist`, { position });
     }
+    if (relation.kind === 'sequence') {
+      throw new SqlError(SqlState.featureNotSupported, `reading sequence "${relation.name}" as a table is not supported`, {
+        position,
+        hint: 'Read pg_sequences, or call currval() / nextval().',
+      });
+    }
     if (relation.kind === 'sink' || relation.kind === 'index') {
       throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is ${relation.kind === 'sink' ? 'a sink' : 'an index'}`, { position });
     }

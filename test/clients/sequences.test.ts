@@ -100,6 +100,15 @@ describe('sequences match PostgreSQL 15', () => {
     ).toEqual([]);
   });
 
+  it('refuses sequences in materialized views and as tables (0A000, oxbow only)', async () => {
+    await pair.onOxbow.query('CREATE SEQUENCE mvs');
+    for (const sql of ["CREATE MATERIALIZED VIEW mv1 AS SELECT nextval('mvs') AS v", "CREATE MATERIALIZED VIEW mv2 AS SELECT g, currval('mvs') FROM generate_series(1, 3) g", 'SELECT * FROM mvs']) {
+      const outcome = await run(pair.onOxbow, sql);
+      expect(outcome).toMatchObject({ code: '0A000' });
+    }
+    expect(await run(pair.onOxbow, "SELECT nextval('mvs')")).toEqual({ rows: [['1']] });
+  });
+
   it('serial, bigserial, smallserial and identity columns', async () => {
     expect(
       await differences([
