@@ -63,7 +63,7 @@ import { SystemRelations } from './system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from './system/session-functions.js';
 import { SessionSequences } from './sequence/session-sequences.js';
 import { nextvalTarget } from './sequence/copy-defaults.js';
-import { foreignKeysOf } from './foreign-keys.js';
+import { foreignKeysOf, verifyForeignKeys } from './foreign-keys.js';
 import { columnDefaultSql } from '../sql/catalog.js';
 import type { SystemContext } from './system/system-context.js';
 import { settingStatement, showColumns, type SettingOutcome } from './settings-statements.js';
@@ -1020,6 +1020,7 @@ export class EngineSession implements Session {
         try {
           if (outcome.backfill !== undefined) await this.backfillColumns(outcome.catalog, outcome.backfill, signal);
           if (outcome.indexBackfill !== undefined) this.backfillIndex(outcome.catalog, outcome.indexBackfill);
+          if (outcome.foreignKeyValidation !== undefined) this.validateForeignKeys(outcome.catalog, outcome.foreignKeyValidation);
           for (const tableId of outcome.droppedTableIds) this.core.store.dropTable(tableId);
           // A dropped view's errors leave oxbow_catalog.view_errors in the DDL's own epoch (a view's rows table id is its id).
           for (const tableId of outcome.droppedTableIds) this.core.streams.errors.forget(tableId);
@@ -1074,6 +1075,14 @@ export class EngineSession implements Session {
    * the write lock, so the committed epoch is the latest) in the DDL's own epoch. A UNIQUE index
    * over rows with equal non-NULL keys is 23505, as PostgreSQL says it.
    */
+  /** ALTER TABLE ADD FOREIGN KEY: every row of the table checked against the new catalog's foreign keys (23503). */
+  private validateForeignKeys(catalog: CatalogSnapshot, relationId: number): void {
+    const relation = catalog.relationById(relationId)!;
+    const access = new StoreTableAccess(this.core.store, new SystemRelations(this.systemContext()), this.core.rowIds, this.core.store.committedEpoch, undefined, (id) => this.secondaryIndexesOf(catalog, id), foreignKeysOf(catalog));
+    access.foreignKeyWrites.written.set(relationId, [...access.scan(relation, {})]);
+    verifyForeignKeys(access);
+  }
+
   private backfillIndex(catalog: CatalogSnapshot, indexId: number): void {
     const index = catalog.relationById(indexId)!;
     const relation = catalog.relationById(index.indexOn!.relationId)!;

@@ -12,6 +12,7 @@ import { type DdlContext, type DdlOutcome, kindWord, positionOf, unchanged } fro
 import { draftOf, firstLocation } from './create-table.js';
 import { expressionTextAt, nameList, stringValue } from './sql-text.js';
 import { retentionOption } from './retention.js';
+import { addTableConstraint } from './table-constraints.js';
 
 export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlOutcome {
   const target = statement.relation!;
@@ -31,6 +32,9 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
   }
   if (relation.kind !== 'table') {
     throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a table`);
+  }
+  if (commands.length === 1 && commands[0]!.subtype === 'AT_AddConstraint') {
+    return addTableConstraint(relation, (commands[0]!.def as { Constraint: Constraint }).Constraint, context);
   }
   let columns = [...relation.columns];
   const notices: DdlOutcome['notices'][number][] = [];

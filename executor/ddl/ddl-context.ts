@@ -38,6 +38,8 @@ export interface DdlOutcome {
   readonly indexBackfill?: number;
   /** ALTER SEQUENCE: the sequence whose options changed, and RESTART's value, for the runtime once the DDL commits. */
   readonly sequenceChange?: { readonly id: number; readonly restart?: bigint };
+  /** ALTER TABLE ADD FOREIGN KEY: the table whose every row the session checks against its foreign keys. */
+  readonly foreignKeyValidation?: number;
 }
 
 export function unchanged(commandTag: string, notices: readonly Notice[] = []): DdlOutcome {

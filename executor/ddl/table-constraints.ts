@@ -17,9 +17,9 @@ import type { Constraint, Node, RangeVar } from '@pgsql/types';
 import type { ConstraintDef, RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { CatalogDraft } from '../catalog.js';
-import { type DdlContext, positionOf } from './ddl-context.js';
+import { type DdlContext, type DdlOutcome, positionOf } from './ddl-context.js';
 import { stringValue } from './sql-text.js';
-import { freeRelationName } from './create-table.js';
+import { draftOf, freeRelationName } from './create-table.js';
 
 export interface UniqueText {
   readonly columns: readonly string[];
@@ -109,7 +109,7 @@ export function resolveForeignKeys(
   uniques: readonly UniqueText[],
   foreignKeys: readonly ForeignKeyText[],
 ): ConstraintDef[] {
-  const taken = new Set<string>();
+  const taken = new Set<string>((table.constraints ?? []).map((constraint) => constraint.name));
   return foreignKeys.map((foreignKey) => {
     const columns = columnIndexes(table, foreignKey.columns, context, foreignKey.location, 'referenced in foreign key constraint');
     const self = foreignKey.table.relname === table.name && (foreignKey.table.schemaname === undefined || foreignKey.table.schemaname === table.schema);
@@ -155,3 +155,36 @@ export function resolveForeignKeys(
 }
 
 export type { Node };
+
+/**
+ * ALTER TABLE t ADD [CONSTRAINT name] UNIQUE (...) | FOREIGN KEY (...) REFERENCES ...: the
+ * constraint added to the catalog; the session fills a UNIQUE constraint's index from the rows
+ * (23505 on a duplicate) and checks every row against a new foreign key (23503), in the DDL's epoch.
+ */
+export function addTableConstraint(relation: RelationDef, constraint: Constraint, context: DdlContext): DdlOutcome {
+  const draft = draftOf(context);
+  const hasPrimaryKey = context.catalog.dependents(relation.id).some((index) => index.kind === 'index' && index.indexOn?.primary === true);
+  let added: ConstraintDef[];
+  if (constraint.contype === 'CONSTR_UNIQUE') {
+    added = addUniqueConstraints(draft, context, relation, [uniqueOf(context, constraint, (constraint.keys ?? []).map(stringValue))]);
+  } else if (constraint.contype === 'CONSTR_FOREIGN') {
+    const existing = (relation.constraints ?? []).filter((candidate) => candidate.kind === 'unique').map((candidate) => ({ columns: candidate.columns.map((column) => relation.columns[column]!.name), name: candidate.name, location: undefined }));
+    added = resolveForeignKeys(draft, context, relation, relation.primaryKey, hasPrimaryKey, existing, [foreignKeyOf(context, constraint, (constraint.fk_attrs ?? []).map(stringValue))]);
+  } else {
+    throw new SqlError(SqlState.featureNotSupported, `ALTER TABLE ADD ${String(constraint.contype).replace('CONSTR_', '')} is not supported yet`, {
+      hint: 'oxbow adds UNIQUE and FOREIGN KEY constraints to an existing table.',
+    });
+  }
+  const name = added[0]!.name;
+  if ((relation.constraints ?? []).some((candidate) => candidate.name === name) || (relation.checks ?? []).some((check) => check.name === name)) {
+    throw new SqlError(SqlState.duplicateObject, `constraint "${name}" for relation "${relation.name}" already exists`);
+  }
+  draft.putRelation({ ...relation, constraints: [...(relation.constraints ?? []), ...added] });
+  return {
+    catalog: draft.finish(),
+    commandTag: 'ALTER TABLE',
+    notices: [],
+    droppedTableIds: [],
+    ...(added[0]!.indexId === undefined ? { foreignKeyValidation: relation.id } : { indexBackfill: added[0]!.indexId }),
+  };
+}

@@ -189,6 +189,30 @@ describe('sequences match PostgreSQL 15', () => {
     ).toEqual([]);
   });
 
+  it('ALTER TABLE ADD CONSTRAINT UNIQUE / FOREIGN KEY checks the rows there', async () => {
+    expect(
+      await differences([
+        'CREATE TABLE ap (id int PRIMARY KEY, k int)',
+        'CREATE TABLE ac (id int PRIMARY KEY, pid int, k int)',
+        'INSERT INTO ap VALUES (1, 1), (2, 1), (3, NULL), (4, NULL)',
+        'INSERT INTO ac VALUES (1, 1, 1), (2, 5, 2), (3, NULL, 3)',
+        'ALTER TABLE ap ADD CONSTRAINT ap_k_unique UNIQUE (k)',
+        'UPDATE ap SET k = 2 WHERE id = 2',
+        'ALTER TABLE ap ADD UNIQUE (k)',
+        'ALTER TABLE ap ADD CONSTRAINT ap_k_key UNIQUE (k)',
+        'INSERT INTO ap VALUES (5, 2)',
+        'ALTER TABLE ac ADD FOREIGN KEY (pid) REFERENCES ap',
+        'DELETE FROM ac WHERE id = 2',
+        'ALTER TABLE ac ADD FOREIGN KEY (pid) REFERENCES ap',
+        'ALTER TABLE ac ADD CONSTRAINT ac_k_fkey FOREIGN KEY (k) REFERENCES ap (k)',
+        'ALTER TABLE ac ADD FOREIGN KEY (k) REFERENCES ap (k)',
+        'INSERT INTO ac VALUES (4, 9, NULL)',
+        'DELETE FROM ap WHERE id = 1',
+        "SELECT conname, contype, conkey, confkey FROM pg_constraint WHERE conrelid IN ('ap'::regclass, 'ac'::regclass) ORDER BY conname",
+      ]),
+    ).toEqual([]);
+  });
+
   it('FOREIGN KEY constraints are in pg_constraint', async () => {
     expect(
       await differences([
