@@ -60,6 +60,9 @@ export interface ConstraintDef {
     readonly onUpdate: string;
     readonly onDelete: string;
     readonly match: string;
+    /** DEFERRABLE [INITIALLY DEFERRED]: recorded; checked at the end of each statement all the same. */
+    readonly deferrable?: boolean;
+    readonly initiallyDeferred?: boolean;
   };
 }
 

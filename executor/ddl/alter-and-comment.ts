@@ -13,6 +13,34 @@ import { draftOf, firstLocation } from './create-table.js';
 import { expressionTextAt, nameList, stringValue } from './sql-text.js';
 import { retentionOption } from './retention.js';
 import { addTableConstraint } from './table-constraints.js';
+import { normalizedDefault } from './sequence.js';
+
+/**
+ * ALTER TABLE t ALTER COLUMN c SET DEFAULT expr / DROP DEFAULT (pg_dump sets a serial column's
+ * nextval this way): the catalog only, as in PostgreSQL, where existing rows keep their values.
+ */
+function alterColumnDefault(relation: RelationDef, command: AlterTableCmd, context: DdlContext): DdlOutcome {
+  const columnName = command.name ?? '';
+  const index = relation.columns.findIndex((column) => column.name === columnName && !column.hidden);
+  if (index < 0) throw new SqlError(SqlState.undefinedColumn, `column "${columnName}" of relation "${relation.name}" does not exist`);
+  const column = relation.columns[index]!;
+  if (column.identity !== undefined) {
+    throw new SqlError(SqlState.syntaxError, `column "${columnName}" of relation "${relation.name}" is an identity column`, {
+      hint: command.def === undefined ? 'Use ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY instead.' : undefined,
+    });
+  }
+  const { defaultSql: _previous, ...rest } = column;
+  let next: RelationDef['columns'][number] = rest;
+  if (command.def !== undefined) {
+    const start = firstLocation(command.def);
+    const defaultSql = start === undefined ? undefined : expressionTextAt(context.statementText, start - context.statementLocation) || undefined;
+    if (defaultSql === undefined) throw new SqlError(SqlState.featureNotSupported, 'this DEFAULT expression is not supported');
+    next = { ...rest, defaultSql: normalizedDefault(defaultSql, context) };
+  }
+  const draft = draftOf(context);
+  draft.putRelation({ ...relation, columns: relation.columns.map((candidate, position) => (position === index ? next : candidate)) });
+  return { catalog: draft.finish(), commandTag: 'ALTER TABLE', notices: [], droppedTableIds: [] };
+}
 
 export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlOutcome {
   const target = statement.relation!;
@@ -36,6 +64,7 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
   if (commands.length === 1 && commands[0]!.subtype === 'AT_AddConstraint') {
     return addTableConstraint(relation, (commands[0]!.def as { Constraint: Constraint }).Constraint, context);
   }
+  if (commands.length === 1 && commands[0]!.subtype === 'AT_ColumnDefault') return alterColumnDefault(relation, commands[0]!, context);
   let columns = [...relation.columns];
   const notices: DdlOutcome['notices'][number][] = [];
   const backfill: number[] = [];

@@ -18,7 +18,7 @@ import { checkExpressionTextAt, creationSchema, expressionTextAt, stringValue } 
 import { CatalogDraft, type CatalogSnapshot } from '../catalog.js';
 import { retentionOption } from './retention.js';
 import type { ConstraintDef, SequenceDef } from '../../sql/catalog.js';
-import { addOwnedSequence, identityType, sequenceSpec, serialDefault, serialType } from './sequence.js';
+import { addOwnedSequence, identityType, normalizedDefault, sequenceSpec, serialDefault, serialType } from './sequence.js';
 import { foreignKeyOf, type ForeignKeyText, resolveForeignKeys, type UniqueText, uniqueOf, addUniqueConstraints } from './table-constraints.js';
 import { watermarkOf } from './watermark.js';
 
@@ -124,6 +124,7 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
                 position: positionOf(context, constraint.location),
               });
             }
+            defaultSql = normalizedDefault(defaultSql, context);
             if (serial !== undefined) {
               throw new SqlError(SqlState.syntaxError, `multiple default values specified for column "${columnName}" of table "${name}"`, { position: positionOf(context, constraint.location) });
             }

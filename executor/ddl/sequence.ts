@@ -269,6 +269,21 @@ export function addOwnedSequence(
   return { id, name: visible ? quoteIdentifier(name) : `${quoteIdentifier(table.schema)}.${quoteIdentifier(name)}` };
 }
 
+/**
+ * A DEFAULT of the form nextval('[schema.]name'[::regclass]) as PostgreSQL shows it once stored:
+ * nextval('name'::regclass), the name qualified only when the search path does not find it.
+ * Another text, or a sequence that does not exist, comes back unchanged.
+ */
+export function normalizedDefault(defaultSql: string, context: DdlContext): string {
+  const target = nextvalTarget(defaultSql);
+  if (target === undefined || /^\d+$/.test(target)) return defaultSql;
+  const parts = target.split('.').map((part) => (part.startsWith('"') ? part.slice(1, -1).replace(/""/g, '"') : part.toLowerCase()));
+  const sequence = context.catalog.resolveRelation(parts.length > 1 ? parts[0] : undefined, parts[parts.length - 1]!, context.searchPath);
+  if (sequence?.kind !== 'sequence') return defaultSql;
+  const visible = context.catalog.resolveRelation(undefined, sequence.name, context.searchPath)?.id === sequence.id;
+  return serialDefault(visible ? quoteIdentifier(sequence.name) : `${quoteIdentifier(sequence.schema)}.${quoteIdentifier(sequence.name)}`);
+}
+
 /** The DEFAULT of a serial column. */
 export function serialDefault(sequenceName: string): string {
   return `nextval('${sequenceName.replace(/'/g, "''")}'::regclass)`;

@@ -11,7 +11,9 @@
 // column counts agree), kept in the catalog (pg_constraint contype 'f' with conkey / confkey, the
 // actions and match type) and enforced at the end of each writing statement (../foreign-keys.ts).
 // ON DELETE NO ACTION / RESTRICT / CASCADE / SET NULL and ON UPDATE NO ACTION / RESTRICT, MATCH
-// SIMPLE; other actions, MATCH FULL and DEFERRABLE are 0A000.
+// SIMPLE; other actions and MATCH FULL are 0A000. DEFERRABLE [INITIALLY DEFERRED] (Django's
+// foreign keys) is recorded, and checked at the end of each statement all the same: every
+// statement commits on its own.
 
 import type { Constraint, Node, RangeVar } from '@pgsql/types';
 import type { ConstraintDef, RelationDef } from '../../sql/catalog.js';
@@ -35,6 +37,8 @@ export interface ForeignKeyText {
   readonly onUpdate: string;
   readonly onDelete: string;
   readonly match: string;
+  readonly deferrable: boolean;
+  readonly initiallyDeferred: boolean;
   readonly location: number | undefined;
 }
 
@@ -48,10 +52,10 @@ export function uniqueOf(context: DdlContext, constraint: Constraint, columns: r
 export function foreignKeyOf(context: DdlContext, constraint: Constraint, columns: readonly string[]): ForeignKeyText {
   const onUpdate = constraint.fk_upd_action ?? 'a';
   const onDelete = constraint.fk_del_action ?? 'a';
-  if ((onUpdate !== 'a' && onUpdate !== 'r') || onDelete === 'd' || constraint.fk_matchtype === 'f' || constraint.deferrable === true) {
+  if ((onUpdate !== 'a' && onUpdate !== 'r') || onDelete === 'd' || constraint.fk_matchtype === 'f') {
     throw new SqlError(SqlState.featureNotSupported, 'this foreign key action is not supported', {
       position: positionOf(context, constraint.location),
-      hint: 'oxbow enforces ON DELETE NO ACTION, RESTRICT, CASCADE and SET NULL, ON UPDATE NO ACTION and RESTRICT, MATCH SIMPLE, not deferrable.',
+      hint: 'oxbow enforces ON DELETE NO ACTION, RESTRICT, CASCADE and SET NULL, ON UPDATE NO ACTION and RESTRICT, MATCH SIMPLE.',
     });
   }
   return {
@@ -62,6 +66,8 @@ export function foreignKeyOf(context: DdlContext, constraint: Constraint, column
     onUpdate: constraint.fk_upd_action ?? 'a',
     onDelete: constraint.fk_del_action ?? 'a',
     match: constraint.fk_matchtype ?? 's',
+    deferrable: constraint.deferrable === true,
+    initiallyDeferred: constraint.initdeferred === true,
     location: constraint.location,
   };
 }
@@ -149,7 +155,14 @@ export function resolveForeignKeys(
       name,
       kind: 'foreign_key',
       columns,
-      references: { relationId: referenced.id, columns: referencedColumns, onUpdate: foreignKey.onUpdate, onDelete: foreignKey.onDelete, match: foreignKey.match },
+      references: {
+        relationId: referenced.id,
+        columns: referencedColumns,
+        onUpdate: foreignKey.onUpdate,
+        onDelete: foreignKey.onDelete,
+        match: foreignKey.match,
+        ...(foreignKey.deferrable ? { deferrable: true, initiallyDeferred: foreignKey.initiallyDeferred } : {}),
+      },
     } satisfies ConstraintDef;
   });
 }

@@ -108,7 +108,7 @@ export function constraintRows(context: SystemContext): Row[] {
       if (referenced === undefined) continue;
       const index = context.catalog.dependents(referenced.id).find((candidate) => candidate.kind === 'index' && candidate.indexOn?.unique === true && sameSet(candidate.indexOn.columns, references.columns));
       rows.push([
-        constraintOid(table, constraint, position), constraint.name, schemaOid(context, table.schema), 'f', false, false, true,
+        constraintOid(table, constraint, position), constraint.name, schemaOid(context, table.schema), 'f', references.deferrable === true, references.initiallyDeferred === true, true,
         table.id, 0, index?.id ?? 0, 0, referenced.id, references.onUpdate, references.onDelete,
         references.match, true, 0, true, key, array(references.columns.map((column) => attnumOf(referenced, column))),
         null,
@@ -138,6 +138,7 @@ export function constraintDefinitionOf(context: SystemContext, oid: number): str
       if (references.match === 'f') text += ' MATCH FULL';
       if (references.onUpdate !== 'a') text += ` ON UPDATE ${actionWords[references.onUpdate]}`;
       if (references.onDelete !== 'a') text += ` ON DELETE ${actionWords[references.onDelete]}`;
+      if (references.deferrable === true) text += references.initiallyDeferred === true ? ' DEFERRABLE INITIALLY DEFERRED' : ' DEFERRABLE';
       return text;
     }
   }
