@@ -109,6 +109,18 @@ describe('sequences match PostgreSQL 15', () => {
     expect(await run(pair.onOxbow, "SELECT nextval('mvs')")).toEqual({ rows: [['1']] });
   });
 
+  it('nextval over the extended protocol: a parameter names the sequence, each execution a new value', async () => {
+    for (const client of [pair.onPostgres, pair.onOxbow]) await client.query('CREATE SEQUENCE ext_s START 5');
+    const values = async (client: pg.Client) => {
+      const seen: unknown[] = [];
+      for (let i = 0; i < 3; i++) seen.push((await client.query({ name: 'next_ext', text: 'SELECT nextval($1) AS v', values: ['ext_s'], rowMode: 'array' })).rows);
+      seen.push((await client.query({ text: "SELECT currval('ext_s'), lastval()", rowMode: 'array' })).rows);
+      seen.push(await run(client, "SELECT nextval('ext_nope')"));
+      return seen;
+    };
+    expect(await values(pair.onOxbow)).toEqual(await values(pair.onPostgres));
+  });
+
   it('serial, bigserial, smallserial and identity columns', async () => {
     expect(
       await differences([
