@@ -35,7 +35,7 @@ export function pgSequenceRows(context: SystemContext): Row[] {
 
 /** The view pg_sequences (last_value NULL until nextval or setval(..., true)). */
 export const pgSequencesTable: SystemTable = {
-  def: systemRelation(13110, 'pg_catalog', 'pg_sequences', [
+  def: systemRelation(13160, 'pg_catalog', 'pg_sequences', [
     'schemaname:name', 'sequencename:name', 'sequenceowner:name', 'data_type:regtype', 'start_value:int8', 'min_value:int8',
     'max_value:int8', 'increment_by:int8', 'cycle:bool', 'cache_size:int8', 'last_value:int8',
   ]),
@@ -52,7 +52,7 @@ export const pgSequencesTable: SystemTable = {
 
 /** information_schema.sequences. */
 export const informationSchemaSequencesTable: SystemTable = {
-  def: systemRelation(13111, 'information_schema', 'sequences', [
+  def: systemRelation(13161, 'information_schema', 'sequences', [
     'sequence_catalog:name', 'sequence_schema:name', 'sequence_name:name', 'data_type:text', 'numeric_precision:int4',
     'numeric_precision_radix:int4', 'numeric_scale:int4', 'start_value:text', 'minimum_value:text', 'maximum_value:text',
     'increment:text', 'cycle_option:text',

@@ -74,7 +74,7 @@ export function relkind(relation: RelationDef): string {
     case 'sequence':
       return 'S';
     case 'system':
-      return relation.name.startsWith('pg_') && ['pg_tables', 'pg_views', 'pg_matviews', 'pg_roles', 'pg_user', 'pg_settings'].includes(relation.name) ? 'v' : 'r';
+      return relation.name.startsWith('pg_') && ['pg_tables', 'pg_views', 'pg_matviews', 'pg_roles', 'pg_user', 'pg_settings', 'pg_sequences'].includes(relation.name) ? 'v' : 'r';
   }
 }
 
