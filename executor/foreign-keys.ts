@@ -78,6 +78,8 @@ export interface ForeignKeyAccess {
   hasRowWith(relation: RelationDef, columns: readonly number[], values: readonly Value[]): boolean;
   /** The rows with these values in these columns now (open epoch included). */
   rowsWith(relation: RelationDef, columns: readonly number[], values: readonly Value[]): Row[];
+  /** The rows matching any of `keys`, with the index of the key each matched (one scan for many keys). */
+  rowsWithAny(relation: RelationDef, columns: readonly number[], keys: readonly (readonly Value[])[]): { row: Row; key: number }[];
   insert(relation: RelationDef, row: Row): void;
   delete(relation: RelationDef, row: Row): void;
 }
@@ -108,27 +110,31 @@ export function verifyForeignKeys(access: ForeignKeyAccess): void {
     for (const [parentId, rows] of batch) {
       for (const key of keys.byParent.get(parentId) ?? []) {
         const references = key.constraint.references!;
+        // The keys gone from the parent, then their children in one pass over the child table.
+        const gone: Value[][] = [];
         for (const old of rows) {
           const values = references.columns.map((column) => old[column] ?? null);
-          if (values.includes(null) || access.hasRowWith(key.parent, references.columns, values)) continue;
-          const children = access.rowsWith(key.child, key.constraint.columns, values);
-          if (children.length === 0) continue;
-          // An UPDATE moves the key (ON UPDATE: NO ACTION or RESTRICT); a DELETE removes it.
-          const action = rewritten.has(parentId) ? references.onUpdate : references.onDelete;
-          if (action === 'c') {
-            for (const child of children) access.delete(key.child, child);
-          } else if (action === 'n') {
-            for (const child of children) {
-              const updated = child.slice();
-              for (const column of key.constraint.columns) updated[column] = null;
-              access.insert(key.child, updated);
-            }
-          } else {
-            const text = keyText(key.parent, references.columns, values);
-            throw new SqlError(SqlState.foreignKeyViolation, `update or delete on table "${key.parent.name}" violates foreign key constraint "${key.constraint.name}" on table "${key.child.name}"`, {
-              detail: `Key (${text.names})=(${text.values}) is still referenced from table "${key.child.name}".`,
-            });
+          if (!values.includes(null) && !access.hasRowWith(key.parent, references.columns, values)) gone.push(values);
+        }
+        const children = access.rowsWithAny(key.child, key.constraint.columns, gone);
+        if (children.length === 0) continue;
+        // An UPDATE moves the key (ON UPDATE: NO ACTION or RESTRICT); a DELETE removes it.
+        const action = rewritten.has(parentId) ? references.onUpdate : references.onDelete;
+        if (action === 'c') {
+          for (const { row } of children) access.delete(key.child, row);
+        } else if (action === 'n') {
+          for (const { row } of children) {
+            const updated = row.slice();
+            for (const column of key.constraint.columns) updated[column] = null;
+            access.insert(key.child, updated);
           }
+        } else {
+          // PostgreSQL reports the first removed key that is still referenced.
+          const values = gone[children.reduce((first, child) => Math.min(first, child.key), Number.MAX_SAFE_INTEGER)]!;
+          const text = keyText(key.parent, references.columns, values);
+          throw new SqlError(SqlState.foreignKeyViolation, `update or delete on table "${key.parent.name}" violates foreign key constraint "${key.constraint.name}" on table "${key.child.name}"`, {
+            detail: `Key (${text.names})=(${text.values}) is still referenced from table "${key.child.name}".`,
+          });
         }
       }
     }

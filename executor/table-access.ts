@@ -74,6 +74,9 @@ export function estimatedRows(store: StateStore, relation: RelationDef): number 
   return isReplayed(relation) ? replayedRowEstimate(table, relation) : table.stats().keys;
 }
 
+/** Types whose text form is one per value, so equal text means equal values (a hash key). */
+const CANONICAL_TEXT = new Set(['int2', 'int4', 'int8', 'text', 'varchar', 'bpchar', 'name', 'uuid', 'bool', 'date', 'timestamp', 'timestamptz', 'oid']);
+
 function sameValue(a: Value, b: Value, type: RelationDef['columns'][number]['type']): boolean {
   if (a === null || b === null) return a === b;
   return compareValues(a, b, type) === 0;
@@ -166,6 +169,45 @@ export class StoreTableAccess implements TableAccess {
       if (columns.every((column, position) => sameValue(row[column] ?? null, values[position]!, relation.columns[column]!.type))) rows.push(row);
     }
     return rows;
+  }
+
+  /**
+   * The rows matching any of `keys` (values in `columns`), each with the index of the key it
+   * matched: lookups through a stored index over those columns, else one scan of the table (keys
+   * hashed by their text for types whose text is canonical, compared one by one otherwise).
+   */
+  rowsWithAny(relation: RelationDef, columns: readonly number[], keys: readonly (readonly Value[])[]): { row: Row; key: number }[] {
+    const found: { row: Row; key: number }[] = [];
+    if (keys.length === 0) return found;
+    if (this.indexOver(relation, columns) !== undefined || keys.length === 1) {
+      keys.forEach((key, index) => {
+        for (const row of this.rowsWith(relation, columns, key)) found.push({ row, key: index });
+      });
+      return found;
+    }
+    const types = columns.map((column) => relation.columns[column]!.type);
+    const hashed = types.every((type) => CANONICAL_TEXT.has(type.name));
+    const byText = new Map<string, number[]>();
+    if (hashed) {
+      keys.forEach((key, index) => {
+        const text = key.map((value, position) => formatValue(value!, types[position]!)).join('\u0000');
+        const list = byText.get(text);
+        if (list === undefined) byText.set(text, [index]);
+        else list.push(index);
+      });
+    }
+    for (const row of padded(this.userTable(relation).scan({}), relation.columns.length)) {
+      if (columns.some((column) => (row[column] ?? null) === null)) continue;
+      if (hashed) {
+        const text = columns.map((column, position) => formatValue(row[column]!, types[position]!)).join('\u0000');
+        for (const index of byText.get(text) ?? []) found.push({ row, key: index });
+        continue;
+      }
+      keys.forEach((key, index) => {
+        if (columns.every((column, position) => sameValue(row[column] ?? null, key[position]!, types[position]!))) found.push({ row, key: index });
+      });
+    }
+    return found;
   }
 
   /** A stored index whose columns are exactly `columns` (in any order). */

@@ -197,6 +197,16 @@ describe('sequences match PostgreSQL 15', () => {
         "INSERT INTO fp VALUES (4, 'd'); INSERT INTO fc (pid) VALUES (4)",
         'DROP TABLE fp',
         'SELECT pid FROM fc ORDER BY id',
+        // Many parent keys at once: one pass over an unindexed child (int and text keys).
+        'CREATE TABLE mp (id int PRIMARY KEY, tag text UNIQUE)',
+        'CREATE TABLE mc (id int PRIMARY KEY, pid int REFERENCES mp ON DELETE CASCADE, tag text REFERENCES mp (tag))',
+        "INSERT INTO mp SELECT g, 't' || g FROM generate_series(1, 50) g",
+        "INSERT INTO mc SELECT g, g % 10 + 1, CASE WHEN g % 7 = 0 THEN 't' || (g % 5 + 20) END FROM generate_series(1, 200) g",
+        'DELETE FROM mp WHERE id > 20',
+        'DELETE FROM mp WHERE id <= 5',
+        'SELECT count(*), min(pid), max(pid) FROM mc',
+        'DELETE FROM mp WHERE id BETWEEN 6 AND 10',
+        'SELECT count(*) FROM mc',
       ]),
     ).toEqual([]);
   });
