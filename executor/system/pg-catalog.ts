@@ -14,7 +14,7 @@ import { aggregateSignatures, PSEUDO_TYPES, procSignature, sessionProcSignatures
 import { TYPES, typeOid, type DataType, type TypeName } from '../../sql/types.js';
 import type { Row, SqlArray, Value } from '../../sql/value.js';
 import { systemRelation } from './system-columns.js';
-import { attidentity, constraintRows, pgDependRows, pgSequenceRows, pgSequencesTable } from './sequence-catalog.js';
+import { attidentity, constraintRows, foreignKeyTables, pgDependRows, pgSequenceRows, pgSequencesTable } from './sequence-catalog.js';
 import {
   ATTRDEF_OID_OFFSET,
   BTREE_AM_OID,
@@ -87,18 +87,20 @@ const pgClass = pg(
     'relhastriggers:bool', 'relhassubclass:bool', 'relrowsecurity:bool', 'relforcerowsecurity:bool', 'relispopulated:bool',
     'relreplident:char', 'relispartition:bool', 'relrewrite:oid', 'relacl:text[]', 'reloptions:text[]', 'relpartbound:text',
   ],
-  (context) =>
-    classRelations(context).map((relation) => {
+  (context) => {
+    const withTriggers = foreignKeyTables(context);
+    return classRelations(context).map((relation) => {
       const kind = relkind(relation);
       const am = kind === 'i' ? BTREE_AM_OID : kind === 'r' || kind === 'm' ? HEAP_AM_OID : 0;
       return [
         relation.id, relation.name, schemaOid(context, relation.schema), 0, 0, OWNER_OID, am, relation.id,
         0, 0, -1, 0, 0, hasIndexes(context, relation),
         false, 'p', kind, attributes(relation).length, relation.checks?.length ?? 0, false,
-        false, false, false, false, true,
+        withTriggers.has(relation.id), false, false, false, true,
         kind === 'r' || kind === 'm' ? 'd' : 'n', false, 0, null, null, null,
       ];
-    }),
+    });
+  },
 );
 
 const pgNamespace = pg(PG_NAMESPACE_OID, 'pg_namespace', ['oid:oid', 'nspname:name', 'nspowner:oid', 'nspacl:text[]'], (context) =>

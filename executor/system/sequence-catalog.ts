@@ -145,6 +145,22 @@ export function constraintDefinitionOf(context: SystemContext, oid: number): str
   return undefined;
 }
 
+/**
+ * The tables on either side of a foreign key: PostgreSQL gives them its RI triggers, so their
+ * pg_class.relhastriggers is true (psql's \d looks for foreign keys only then).
+ */
+export function foreignKeyTables(context: SystemContext): Set<number> {
+  const ids = new Set<number>();
+  for (const table of context.catalog.relations()) {
+    for (const constraint of table.constraints ?? []) {
+      if (constraint.kind !== 'foreign_key') continue;
+      ids.add(table.id);
+      ids.add(constraint.references!.relationId);
+    }
+  }
+  return ids;
+}
+
 /** pg_attribute.attidentity of a column: 'a' (ALWAYS), 'd' (BY DEFAULT) or ''. */
 export function attidentity(column: { readonly identity?: { readonly kind: string } }): string {
   return column.identity === undefined ? '' : column.identity.kind === 'always' ? 'a' : 'd';

@@ -432,6 +432,11 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   has_sequence_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_tablespace_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   pg_has_role: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+  // oxbow has no triggers (pg_trigger is empty); psql's \d of a table with foreign keys binds this.
+  pg_get_triggerdef: [
+    { arguments: [oid], returns: text, strict: true, impl: always(null) },
+    { arguments: [oid, bool], returns: text, strict: true, impl: always(null) },
+  ],
 };
 
 /** An overload as pg_proc lists it (pg-proc-signatures.ts sessionProcSignatures). */

@@ -15,7 +15,7 @@ import { bindTimeWindow } from './time-window.js';
 
 const MAX_VIEW_DEPTH = 32;
 import { type BinderContext, positionOf } from './context.js';
-import type { ExpressionBinder } from './expression.js';
+import { partitionAncestorsAsUnnest, type ExpressionBinder } from './expression.js';
 import { Scope, type ScopeRelation } from './scope.js';
 
 const NO_CALLS = { clause: 'FROM' } as const;
@@ -246,9 +246,13 @@ export class FromBinder {
   private rangeFunction(body: any, outer: Scope | undefined, leftScope: Scope | undefined): FromItem {
     const functions = body.functions as Node[];
     if (functions.length !== 1) throw new SqlError(SqlState.featureNotSupported, 'ROWS FROM with several functions is not supported');
-    const call = ((functions[0] as any).List.items[0] as any).FuncCall;
+    let call = ((functions[0] as any).List.items[0] as any).FuncCall;
     const position = positionOf(call.location);
-    const name = (call.funcname as Node[]).map((n) => (n as any).String.sval as string).pop()!;
+    let name = (call.funcname as Node[]).map((n) => (n as any).String.sval as string).pop()!;
+    if (name === 'pg_partition_ancestors' && (call.args ?? []).length === 1) {
+      call = partitionAncestorsAsUnnest(call);
+      name = 'unnest';
+    }
     if (name === 'tumble' || name === 'hop') {
       const tableArgument = ((call.args ?? []) as Node[])[0] as any;
       const fields = (tableArgument?.ColumnRef?.fields ?? []) as Node[];

@@ -43,3 +43,10 @@ drop table items;
 \ds
 drop sequence counter, plain_seq;
 drop table events;
+create table parent (id int primary key, code text unique);
+create table child (id serial primary key, pid int references parent on delete cascade, code text, constraint child_code_fk foreign key (code) references parent (code), unique (pid, code));
+\d parent
+\d child
+insert into child (pid) values (1);
+drop table parent;
+drop table child, parent;
