@@ -13,7 +13,7 @@ import { draftOf, firstLocation } from './create-table.js';
 import { expressionTextAt, nameList, stringValue } from './sql-text.js';
 import { retentionOption } from './retention.js';
 import { addTableConstraint } from './table-constraints.js';
-import { normalizedDefault } from './sequence.js';
+import { addIdentity, normalizedDefault } from './sequence.js';
 
 /**
  * ALTER TABLE t ALTER COLUMN c SET DEFAULT expr / DROP DEFAULT (pg_dump sets a serial column's
@@ -65,6 +65,9 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
     return addTableConstraint(relation, (commands[0]!.def as { Constraint: Constraint }).Constraint, context);
   }
   if (commands.length === 1 && commands[0]!.subtype === 'AT_ColumnDefault') return alterColumnDefault(relation, commands[0]!, context);
+  if (commands.length === 1 && commands[0]!.subtype === 'AT_AddIdentity') {
+    return addIdentity(relation, commands[0]!.name ?? '', (commands[0]!.def as { Constraint: Constraint }).Constraint, context);
+  }
   let columns = [...relation.columns];
   const notices: DdlOutcome['notices'][number][] = [];
   const backfill: number[] = [];

@@ -77,7 +77,7 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
   const columns: { name: string; def: ColumnDef; location: number | undefined }[] = [];
   const checks: CheckText[] = [];
   // Serial and identity columns (their owned sequences), UNIQUE and FOREIGN KEY constraints.
-  const owned: { column: string; def: SequenceDef; identity?: 'always' | 'by default' }[] = [];
+  const owned: { column: string; def: SequenceDef; identity?: 'always' | 'by default'; name?: string }[] = [];
   const uniques: UniqueText[] = [];
   const foreignKeys: ForeignKeyText[] = [];
   let primaryKeyNames: { names: string[]; location: number | undefined } | undefined;
@@ -161,7 +161,8 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
       if (serial !== undefined) owned.push({ column: columnName, def: sequenceSpec(undefined, context, undefined, serial).def });
       if (identity !== undefined) {
         const integer = identityType(def, name);
-        owned.push({ column: columnName, def: sequenceSpec(identity.options, context, undefined, integer).def, identity: identity.kind });
+        const spec = sequenceSpec(identity.options, context, undefined, integer);
+        owned.push({ column: columnName, def: spec.def, identity: identity.kind, ...(spec.sequenceName === undefined ? {} : { name: spec.sequenceName }) });
       }
       columns.push({ name: columnName, location: columnNode.location, def });
     } else if (constraintNode !== undefined) {
@@ -308,7 +309,7 @@ export function addTable(
     checks?: readonly { name: string; sql: string }[];
     retentionMs?: number;
     watermark?: RelationDef['watermark'];
-    owned?: readonly { column: string; def: SequenceDef; identity?: 'always' | 'by default' }[];
+    owned?: readonly { column: string; def: SequenceDef; identity?: 'always' | 'by default'; name?: string }[];
     uniques?: readonly UniqueText[];
     foreignKeys?: readonly ForeignKeyText[];
   },
@@ -333,7 +334,7 @@ export function addTable(
   // Each serial or identity column's sequence, owned by the column (dropped with the table).
   for (const sequence of table.owned ?? []) {
     const index = columns.findIndex((column) => column.name === sequence.column);
-    const created = addOwnedSequence(draft, context, { id, schema: table.schema, name: table.name }, { name: sequence.column, index }, sequence.def);
+    const created = addOwnedSequence(draft, context, { id, schema: table.schema, name: table.name }, { name: sequence.column, index }, sequence.def, sequence.name);
     columns[index] =
       sequence.identity === undefined
         ? { ...columns[index]!, defaultSql: serialDefault(created.name) }

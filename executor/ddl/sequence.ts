@@ -6,7 +6,7 @@
 // (executor/sequence/runtime.ts); ALTER SEQUENCE RESTART hands the session the value to set once
 // the DDL commits.
 
-import type { AlterSeqStmt, CreateSeqStmt, DefElem, Node, RangeVar, TypeName } from '@pgsql/types';
+import type { AlterSeqStmt, Constraint, CreateSeqStmt, DefElem, Node, RangeVar, TypeName } from '@pgsql/types';
 import type { ColumnDef, RelationDef, SequenceDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { dataTypeFromTypeName } from '../type-names.js';
@@ -52,6 +52,8 @@ export interface SequenceSpec {
   readonly restart?: bigint;
   /** OWNED BY: [table..., column] names, or 'none'. */
   readonly ownedBy?: readonly string[] | 'none';
+  /** An identity column's SEQUENCE NAME [schema.]name (pg_dump names it). */
+  readonly sequenceName?: string;
 }
 
 /**
@@ -128,7 +130,9 @@ export function sequenceSpec(options: readonly Node[] | undefined, context: DdlC
     cycle,
     ...(previous?.ownedBy === undefined ? {} : { ownedBy: previous.ownedBy }),
   };
-  return { def, ...(restart === undefined ? {} : { restart }), ...(ownedBy === undefined ? {} : { ownedBy }) };
+  const named = map.get('sequence_name');
+  const sequenceName = named === undefined ? undefined : ((named.arg as { List?: { items?: Node[] } }).List?.items ?? []).map(stringValue).pop();
+  return { def, ...(restart === undefined ? {} : { restart }), ...(ownedBy === undefined ? {} : { ownedBy }), ...(sequenceName === undefined ? {} : { sequenceName }) };
 }
 
 /** OWNED BY table.column: the table (same schema as the sequence, PostgreSQL's rule) and the column. */
@@ -261,8 +265,12 @@ export function addOwnedSequence(
   table: { readonly id: number; readonly schema: string; readonly name: string },
   column: { readonly name: string; readonly index: number },
   def: SequenceDef,
+  explicitName?: string,
 ): { id: number; name: string } {
-  const name = freeRelationName(draft.finish(), table.schema, `${table.name}_${column.name}_seq`);
+  if (explicitName !== undefined && draft.finish().relation(table.schema, explicitName) !== undefined) {
+    throw new SqlError(SqlState.duplicateTable, `relation "${explicitName}" already exists`);
+  }
+  const name = explicitName ?? freeRelationName(draft.finish(), table.schema, `${table.name}_${column.name}_seq`);
   const id = draft.allocateId();
   draft.putRelation(sequenceRelation(id, table.schema, name, withOwner(def, { relationId: table.id, column: column.index })));
   const visible = context.searchPath.find((schema) => schema !== 'pg_catalog' && context.catalog.schema(schema) !== undefined) === table.schema;
@@ -287,6 +295,27 @@ export function normalizedDefault(defaultSql: string, context: DdlContext): stri
 /** The DEFAULT of a serial column. */
 export function serialDefault(sequenceName: string): string {
   return `nextval('${sequenceName.replace(/'/g, "''")}'::regclass)`;
+}
+
+/**
+ * ALTER TABLE t ALTER COLUMN c ADD GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY [(options)] (how
+ * pg_dump restores an identity column): the column must be NOT NULL, without a default, not yet
+ * an identity column (55000 otherwise, as PostgreSQL says).
+ */
+export function addIdentity(relation: RelationDef, columnName: string, constraint: Constraint, context: DdlContext): DdlOutcome {
+  const index = relation.columns.findIndex((column) => column.name === columnName && !column.hidden);
+  if (index < 0) throw new SqlError(SqlState.undefinedColumn, `column "${columnName}" of relation "${relation.name}" does not exist`);
+  const column = relation.columns[index]!;
+  const refuse = (what: string) => new SqlError(SqlState.objectNotInPrerequisiteState, `column "${columnName}" of relation "${relation.name}" ${what}`);
+  if (column.nullable) throw refuse('must be declared NOT NULL before identity can be added');
+  if (column.identity !== undefined) throw refuse('is already an identity column');
+  if (column.defaultSql !== undefined) throw refuse('already has a default value');
+  const spec = sequenceSpec(constraint.options as Node[] | undefined, context, undefined, identityType(column, relation.name));
+  const draft = draftOf(context);
+  const created = addOwnedSequence(draft, context, relation, { name: columnName, index }, spec.def, spec.sequenceName);
+  const kind = constraint.generated_when === 'a' ? 'always' : 'by default';
+  draft.putRelation({ ...relation, columns: relation.columns.map((candidate, position) => (position === index ? { ...candidate, identity: { kind, sequenceId: created.id } } : candidate)) });
+  return { catalog: draft.finish(), commandTag: 'ALTER TABLE', notices: [], droppedTableIds: [] };
 }
 
 /** An identity column checked: an integer type, no DEFAULT beside it. */
