@@ -62,7 +62,7 @@ import { verifyChecks, type CheckRunner } from './check-constraints.js';
 import { SystemRelations } from './system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from './system/session-functions.js';
 import { SessionSequences } from './sequence/session-sequences.js';
-import { nextvalTarget } from './sequence/copy-defaults.js';
+import { nextvalTarget, perRowSequenceDefaults } from './sequence/copy-defaults.js';
 import { foreignKeysOf, verifyForeignKeys } from './foreign-keys.js';
 import { columnDefaultSql } from '../sql/catalog.js';
 import type { SystemContext } from './system/system-context.js';
@@ -1118,9 +1118,11 @@ export class EngineSession implements Session {
   private async backfillColumns(catalog: CatalogSnapshot, backfill: NonNullable<DdlOutcome['backfill']>, signal: AbortSignal): Promise<void> {
     const relation = catalog.relationById(backfill.relationId)!;
     const values: Value[] = [];
+    // A serial column's nextval: a value per row (sequence/copy-defaults.ts), as PostgreSQL's rewrite gives.
+    const perRow = perRowSequenceDefaults(relation, relation.columns.map((_, index) => index).filter((index) => !backfill.columnIndexes.includes(index)), (schema, name) => (name.startsWith('#') ? catalog.relationById(Number(name.slice(1))) : catalog.resolveRelation(schema, name, this.searchPath())), (sequence) => this.sequences.nextval(sequence));
     for (const index of backfill.columnIndexes) {
       const column = relation.columns[index]!;
-      if (column.defaultSql === undefined) values.push(null);
+      if (column.defaultSql === undefined || perRow.some((entry) => entry.column === index)) values.push(null);
       else {
         const rows = await this.evaluateConstantQuery(`SELECT (${column.defaultSql})::${formatTypeName(column.type)}`, signal);
         values.push(rows[0]?.[0] ?? null);
@@ -1129,7 +1131,9 @@ export class EngineSession implements Session {
     const access = this.tableAccess();
     for (const row of access.scan(relation, {})) {
       const updated = row.slice();
+      for (const entry of perRow) updated[entry.column] = entry.next();
       backfill.columnIndexes.forEach((index, position) => {
+        if (perRow.some((entry) => entry.column === index)) return;
         updated[index] = values[position]!;
         const column = relation.columns[index]!;
         if (updated[index] === null && !column.nullable) {

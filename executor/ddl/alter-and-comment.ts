@@ -13,7 +13,8 @@ import { draftOf, firstLocation } from './create-table.js';
 import { expressionTextAt, nameList, stringValue } from './sql-text.js';
 import { retentionOption } from './retention.js';
 import { addTableConstraint } from './table-constraints.js';
-import { addIdentity, normalizedDefault } from './sequence.js';
+import { addIdentity, addOwnedSequence, normalizedDefault, sequenceSpec, serialDefault, serialType } from './sequence.js';
+import { type } from '../../sql/types.js';
 
 /**
  * ALTER TABLE t ALTER COLUMN c SET DEFAULT expr / DROP DEFAULT (pg_dump sets a serial column's
@@ -71,6 +72,7 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
   let columns = [...relation.columns];
   const notices: DdlOutcome['notices'][number][] = [];
   const backfill: number[] = [];
+  const draft = draftOf(context);
   for (const item of statement.cmds ?? []) {
     const command = (item as { AlterTableCmd: AlterTableCmd }).AlterTableCmd;
     if (command.subtype !== 'AT_AddColumn') {
@@ -91,11 +93,20 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
       }
       throw new SqlError(SqlState.duplicateColumn, `column "${columnName}" of relation "${name}" already exists`);
     }
-    let nullable = true;
+    // ADD COLUMN c serial: its own sequence; the existing rows take a value each (the backfill).
+    const serial = serialType(definition.typeName!);
+    let nullable = serial === undefined;
     let defaultSql: string | undefined;
+    if (serial !== undefined) {
+      const created = addOwnedSequence(draft, context, relation, { name: columnName, index: columns.length }, sequenceSpec(undefined, context, undefined, serial).def);
+      defaultSql = serialDefault(created.name);
+    }
     for (const constraintItem of definition.constraints ?? []) {
       const constraint = (constraintItem as { Constraint: Constraint }).Constraint;
       if (constraint.contype === 'CONSTR_NULL') continue;
+      if (serial !== undefined && constraint.contype === 'CONSTR_DEFAULT') {
+        throw new SqlError(SqlState.syntaxError, `multiple default values specified for column "${columnName}" of table "${name}"`, { position: positionOf(context, constraint.location) });
+      }
       if (constraint.contype === 'CONSTR_NOTNULL') {
         nullable = false;
         continue;
@@ -112,10 +123,9 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
     if (!nullable || defaultSql !== undefined) backfill.push(columns.length);
     columns = [
       ...columns,
-      { name: columnName, type: dataTypeFromTypeName(definition.typeName!), nullable, hidden: false, ...(defaultSql === undefined ? {} : { defaultSql }) },
+      { name: columnName, type: serial === undefined ? dataTypeFromTypeName(definition.typeName!) : type(serial), nullable, hidden: false, ...(defaultSql === undefined ? {} : { defaultSql }) },
     ];
   }
-  const draft = draftOf(context);
   if (columns.length === relation.columns.length) return unchanged('ALTER TABLE', notices);
   draft.putRelation({ ...relation, columns });
   return {
