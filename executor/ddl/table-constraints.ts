@@ -15,7 +15,7 @@
 // foreign keys) is recorded, and checked at the end of each statement all the same: every
 // statement commits on its own.
 
-import type { Constraint, Node, RangeVar } from '@pgsql/types';
+import type { Constraint, RangeVar } from '@pgsql/types';
 import type { ConstraintDef, RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { CatalogDraft } from '../catalog.js';
@@ -167,7 +167,6 @@ export function resolveForeignKeys(
   });
 }
 
-export type { Node };
 
 /**
  * ALTER TABLE t ADD [CONSTRAINT name] UNIQUE (...) | FOREIGN KEY (...) REFERENCES ...: the

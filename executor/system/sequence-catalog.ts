@@ -9,7 +9,7 @@ import { TYPES } from '../../sql/types.js';
 import type { Row, SqlArray } from '../../sql/value.js';
 import { systemRelation } from './system-columns.js';
 import type { SystemTable } from './pg-catalog.js';
-import { attnumOf, CONSTRAINT_OID_OFFSET, OWNER_OID, PG_CLASS_OID, quoteIdentifier, qualifiedName, schemaOid, type SystemContext } from './system-context.js';
+import { attnumOf, CONSTRAINT_OID_OFFSET, PG_CLASS_OID, quoteIdentifier, qualifiedName, schemaOid, type SystemContext } from './system-context.js';
 
 /** FOREIGN KEY constraints: OID derived from the table id and the constraint's position. */
 export const FOREIGN_KEY_OID_OFFSET = 0x50000000;
@@ -173,4 +173,3 @@ export function identityFields(context: SystemContext, column: { readonly identi
   return ['YES', column.identity.kind === 'always' ? 'ALWAYS' : 'BY DEFAULT', sequence.start, sequence.increment, sequence.max, sequence.min, sequence.cycle ? 'YES' : 'NO'];
 }
 
-export { OWNER_OID };
