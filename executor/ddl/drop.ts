@@ -245,6 +245,25 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
   }
 
   if (plan.relations.size === 0 && droppedSchemas.length === 0) return { catalog: undefined, commandTag: commandTags[kind], notices, droppedTableIds: [] };
+  // Sequences a dropped table owned, whose nextval another table's DEFAULT calls: 2BP01, or CASCADE drops the default.
+  if (kind !== 'sequence') {
+    const lines: string[] = [];
+    for (const sequence of plan.relations.values()) {
+      if (sequence.kind !== 'sequence') continue;
+      for (const user of sequenceUsers(sequence, context)) {
+        if (plan.relations.has(user.table.id) || user.identity) continue;
+        lines.push(`default value for column ${user.column} of table ${user.table.name} depends on sequence ${sequence.name}`);
+        droppedDefaults.push({ tableId: user.table.id, columnIndex: user.columnIndex, line: `default value for column ${user.column} of table ${user.table.name}` });
+      }
+    }
+    if (lines.length > 0 && !cascade) {
+      const root = [...plan.relations.values()][0]!;
+      throw new SqlError(SqlState.dependentObjectsStillExist, `cannot drop ${describe(root, context)} because other objects depend on it`, {
+        detail: lines.join('\n'),
+        hint: 'Use DROP ... CASCADE to drop the dependent objects too.',
+      });
+    }
+  }
   // FOREIGN KEY constraints of other tables that reference a dropped table: 2BP01, or dropped by CASCADE.
   const referencing: { table: RelationDef; name: string; line: string }[] = [];
   for (const table of context.catalog.relations()) {
