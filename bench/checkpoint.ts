@@ -3,7 +3,7 @@
 //     between checkpoints (the first, full checkpoint reported separately);
 //   - checkpoint duration, the cut's duration, and the longest stalls while one runs: of the event
 //     loop (a 1 ms timer's lateness) and of processing (a writer committing an epoch every 5 ms under
-//     the engine's WriteLock; the checkpoint no longer takes it, the cut runs while commits go on),
+//     the engine's WriteLock; the checkpoint does not take it: the cut runs while commits go on),
 //     and of the synchronous commit itself (WAL fsync, slowed when the checkpoint's I/O shares the
 //     disk);
 //   - restore time of the whole state from a local folder and from s3rver.
@@ -32,7 +32,7 @@ import { S3ObjectStore } from '../storage/object-store/s3-object-store.js';
 import { openRocksStateStore } from '../storage/rocks-state-store.js';
 import type { StateTableSchema } from '../storage/state-table.js';
 import type { OpenOptions } from '../storage/rocksdb.js';
-import { WriteLock } from '../executor/engine-core.js';
+import { WriteLock } from '../executor/engine/engine-core.js';
 
 const scale = Number(process.env.BENCH_SCALE ?? '0.1');
 const ROW_BYTES = 1024;
@@ -40,7 +40,7 @@ const ROWS = Math.round(((1 << 30) / ROW_BYTES) * scale);
 const COMMIT_ROWS = 10_000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? '8');
 /** BENCH_COMMIT=sync measures the writer with the synchronous commit (WAL fsync on the event loop),
- * as before the engine's asynchronous commit; the default is the engine's way (commitAsync). */
+ * to compare with the engine's asynchronous commit (commitAsync), the default. */
 const ASYNC_COMMIT = (process.env.BENCH_COMMIT ?? 'async') !== 'sync';
 const root = mkdtempSync(join(tmpdir(), 'oxbow-bench-checkpoint-'));
 const schema: StateTableSchema = { tableId: 30000, columnTypes: [type('int8'), type('text')], primaryKey: [0] };

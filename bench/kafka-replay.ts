@@ -1,6 +1,6 @@
 // Reads of a Kafka source that stores no rows (executor/source/kafka/kafka-replay.ts): every read
 // replays the topic from the broker. A point read by row id (`WHERE _row_id = x`) fetches one
-// message; before session 6 it fetched the whole source. This suite times, over the wire (real
+// message, not the whole source. This suite times, over the wire (real
 // oxbow server processes, a real broker started here), point reads by row id, an IN list of 10
 // row ids, a filter on the INCLUDE partition and offset columns, and a whole-source count(*) for
 // scale, on this build and, with --base-dist, on another build's dist/ in the same run (reads

@@ -1,6 +1,6 @@
 // Kafka into oxbow: Nexmark bid events as JSON in a real broker (scripts/kafka.mjs, started here on a
 // free port), read by `CREATE SOURCE bid (...) FORMAT PLAIN ENCODE JSON` into the Nexmark q0, q1,
-// q5 and q7 views (../shared/nexmark/risingwave/mv_sql/), each in a fresh in-process engine on
+// q5 and q7 views (bench/nexmark/qN.sql), each in a fresh in-process engine on
 // RocksDB. The same events come from the built-in generator (connector = 'nexmark',
 // executor/source/generators/) in the same run as the upper bound: the bids of events 0..N-1 of
 // the deterministic generator are what the topic holds, so both read the same rows.
@@ -16,22 +16,22 @@
 //   --barrier-interval-ms 1000; --skip-generator leaves the upper bound out)
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
-import { createEngine } from '../executor/create-engine.js';
-import type { Engine, Session } from '../executor/engine.js';
-import { NexmarkGenerator } from '../executor/source/generators/nexmark-generator.js';
+import { createEngine } from '../executor/engine/create-engine.js';
+import type { Engine, Session } from '../executor/engine/engine.js';
+import { NexmarkGenerator } from '../executor/connectors/generators/nexmark-generator.js';
 import type { Row } from '../sql/value.js';
+import { querySql, SOURCE_COLUMNS } from './nexmark.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = HERE.endsWith(join('dist', 'bench')) ? join(HERE, '..', '..') : join(HERE, '..');
 const SCRIPT = join(ROOT, 'scripts', 'kafka.mjs');
-const MV_SQL_DIR = join(ROOT, '..', 'shared', 'nexmark', 'risingwave', 'mv_sql');
-const BID_COLUMNS = 'auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP, extra VARCHAR';
+const BID_COLUMNS = SOURCE_COLUMNS.bid;
 
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => {
@@ -137,7 +137,7 @@ async function ingest(query: string, sourceDdl: string, target: number, check?: 
   const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-kafka-'));
   const { engine, run } = await openEngine(dataDir);
   try {
-    const viewSql = query === 'count' ? 'CREATE MATERIALIZED VIEW bid_count AS SELECT count(*) AS bids FROM bid' : readFileSync(join(MV_SQL_DIR, `${query}.sql`), 'utf8');
+    const viewSql = query === 'count' ? 'CREATE MATERIALIZED VIEW bid_count AS SELECT count(*) AS bids FROM bid' : querySql(query).sql;
     const cpuStart = process.cpuUsage();
     const eluStart = performance.eventLoopUtilization();
     const start = performance.now();

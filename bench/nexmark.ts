@@ -1,5 +1,5 @@
-// Nexmark: each query of ../shared/nexmark/risingwave/mv_sql/ as a materialized view over the
-// built-in generator sources (connector = 'nexmark', executor/source/generators/), in an in-process
+// Nexmark: each query of bench/nexmark/ (qN.sql) as a materialized view over the built-in
+// generator sources of bench/nexmark/sources.sql (connector = 'nexmark'), in an in-process
 // engine on RocksDB. Timed from the first CREATE SOURCE (the first event) to the epoch that commits
 // the last event of every source the query reads (views are maintained in the same commit).
 // `events` counts Nexmark events (all kinds; a Bid source reads the 92% that are bids), as the
@@ -13,36 +13,53 @@
 // oxbow_catalog.memory shows, plus V8's heap spaces) to FILE as JSON lines; `--heap-snapshot FILE`
 // writes a V8 heap snapshot at the end of the run, before the engine closes.
 // Run: npm run build && npm run bench -- nexmark --queries q0,q1 --events 1000000
-//   (defaults: q0,q1,q2,q3,q4,q5,q7,q8 and 1,000,000 events times BENCH_SCALE; --split-num K,
+//   (any of q0-q22, bench/nexmark/README.md says which oxbow runs; defaults: q0,q1,q2,q3,q4,q5,q7,q8 and 1,000,000 events times BENCH_SCALE; --split-num K,
 //   --chunk-size R, --barrier-interval-ms M, --memory-limit-mib L (default 1024), --heap-growing-percent P (default the engine's; 0: V8's own); the query `source` is the Bid source alone, no view:
 //   the ceiling the generator and the source's own table set; `generator` is the generator alone)
 // The smoke test (test/nexmark/bench.test.ts) calls runNexmarkQuery with a small event count and
 // checks the view's contents.
 
 import { spawn } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { EngineMetrics } from '../executor/metrics/engine-metrics.js';
-import { createEngine } from '../executor/create-engine.js';
-import type { Engine, Session } from '../executor/engine.js';
-import { NexmarkGenerator } from '../executor/source/generators/nexmark-generator.js';
+import { createEngine } from '../executor/engine/create-engine.js';
+import type { Engine, Session } from '../executor/engine/engine.js';
+import { NexmarkGenerator } from '../executor/connectors/generators/nexmark-generator.js';
 import type { Row } from '../sql/value.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The repository's root (this file runs from bench/ under vitest and from dist/bench/ built). */
 const ROOT = HERE.endsWith(join('dist', 'bench')) ? join(HERE, '..', '..') : join(HERE, '..');
-export const MV_SQL_DIR = join(ROOT, '..', 'shared', 'nexmark', 'risingwave', 'mv_sql');
+/** oxbow's Nexmark queries, one file per query (qN.sql), and the sources they read (sources.sql). */
+export const QUERY_DIR = join(ROOT, 'bench', 'nexmark');
+/** The queries the benchmark runs by default. */
 export const ALL_QUERIES = ['q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q7', 'q8'];
+/** Every query of bench/nexmark/, q0 to q22. */
+export const NEXMARK_QUERIES = Array.from({ length: 23 }, (_, n) => `q${n}`);
 
-export const SOURCE_COLUMNS: Record<'bid' | 'auction' | 'person', string> = {
-  bid: 'auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP, extra VARCHAR',
-  auction: 'id BIGINT, item_name VARCHAR, description VARCHAR, initial_bid BIGINT, reserve BIGINT, date_time TIMESTAMP, expires TIMESTAMP, seller BIGINT, category BIGINT, extra VARCHAR',
-  person: 'id BIGINT, name VARCHAR, email_address VARCHAR, credit_card VARCHAR, city VARCHAR, state VARCHAR, date_time TIMESTAMP, extra VARCHAR',
-};
+type SourceName = 'bid' | 'auction' | 'person';
+
+/** SQL text without its `--` line comments (the query files use no `--` inside strings). */
+function withoutComments(text: string): string {
+  return text.replace(/--[^\n]*/g, '');
+}
+
+/** sources.sql's CREATE SOURCE statements by source name, with their {events}, {splits} and {chunk_size} blanks. */
+const SOURCE_TEMPLATES = new Map<string, string>();
+/** Each source's column list, as written in sources.sql. */
+export const SOURCE_COLUMNS = {} as Record<SourceName, string>;
+for (const statement of withoutComments(readFileSync(join(QUERY_DIR, 'sources.sql'), 'utf8')).split(';')) {
+  const match = /CREATE\s+SOURCE\s+(\w+)\s*\(([^)]*)\)/i.exec(statement);
+  if (match === null) continue;
+  const name = match[1]!.toLowerCase() as SourceName;
+  SOURCE_TEMPLATES.set(name, statement.trim().replace(/\s+/g, ' '));
+  SOURCE_COLUMNS[name] = match[2]!.trim().replace(/\s+/g, ' ');
+}
 
 export interface NexmarkRunOptions {
   readonly query: string;
@@ -82,17 +99,28 @@ export function meanRssBetween(samples: NexmarkRunResult['rssSamples'], from: nu
   return count === 0 ? (samples.at(-1)?.bytes ?? 0) : sum / count;
 }
 
-/** The view's SQL (mv_sql/qN.sql) and the sources it reads; `source` is the Bid source alone (no view). */
-export function querySql(query: string): { sql: string; sources: ('bid' | 'auction' | 'person')[] } {
-  if (query === 'source') return { sql: '', sources: ['bid'] };
-  const sql = readFileSync(join(MV_SQL_DIR, `${query}.sql`), 'utf8');
+/**
+ * A query of bench/nexmark/ (qN.sql, comments removed): `sql` is the whole file (any setup
+ * statements, then the view `nexmark_qN`, always last), `select` the view's query alone, and
+ * `sources` the sources it reads. `source` is the Bid source alone (no view).
+ */
+export function querySql(query: string): { sql: string; select: string; sources: SourceName[] } {
+  if (query === 'source') return { sql: '', select: '', sources: ['bid'] };
+  const file = join(QUERY_DIR, `${query}.sql`);
+  if (!/^q\d+$/.test(query) || !existsSync(file)) throw new Error(`unknown Nexmark query ${JSON.stringify(query)}: the queries are ${NEXMARK_QUERIES.join(', ')}, source and generator (files in ${QUERY_DIR})`);
+  const sql = withoutComments(readFileSync(file, 'utf8')).trim();
+  const view = new RegExp(`CREATE\\s+MATERIALIZED\\s+VIEW\\s+nexmark_${query}\\s+AS\\s+`, 'i').exec(sql);
+  if (view === null) throw new Error(`${query}.sql does not create the view nexmark_${query}`);
+  const select = sql.slice(view.index + view[0].length).replace(/;\s*$/, '');
   const sources = (['bid', 'auction', 'person'] as const).filter((name) => new RegExp(`(?:from|join|tumble\\(|hop\\(|,)\\s*${name}\\b`, 'i').test(sql));
-  return { sql, sources };
+  return { sql, select, sources };
 }
 
-export function sourceDdl(name: 'bid' | 'auction' | 'person', events: number, splits: number, chunkSize: number): string {
-  const type = name === 'bid' ? 'Bid' : name === 'auction' ? 'Auction' : 'Person';
-  return `CREATE SOURCE ${name} (${SOURCE_COLUMNS[name]}) WITH (connector = 'nexmark', nexmark.table.type = '${type}', nexmark.event.num = '${events}', nexmark.split.num = '${splits}', nexmark.max.chunk.size = '${chunkSize}', nexmark.min.event.gap.in.ns = '0')`;
+/** sources.sql's CREATE SOURCE for one source, its blanks filled in. */
+export function sourceDdl(name: SourceName, events: number, splits: number, chunkSize: number): string {
+  const template = SOURCE_TEMPLATES.get(name);
+  if (template === undefined) throw new Error(`${join(QUERY_DIR, 'sources.sql')} has no CREATE SOURCE ${name}`);
+  return template.replaceAll('{events}', String(events)).replaceAll('{splits}', String(splits)).replaceAll('{chunk_size}', String(chunkSize));
 }
 
 export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<NexmarkRunResult> {
@@ -149,7 +177,7 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
     for (const source of sources) await run(sourceDdl(source, options.events, splits, chunkSize));
     if (sql !== '') await run(sql);
     const names = sources.map((source) => `'${source}'`).join(', ');
-    // Prepared once: planning the poll every 10 ms was 7-11% of q0's profile, time the engine lost.
+    // Prepared once: planning the poll every 10 ms would take 7-11% of q0's profile from the engine.
     const poll = session.prepareMany(`SELECT coalesce(sum(committed_offset), 0)::int8 FROM oxbow_catalog.source_partitions WHERE source_name IN (${names})`)[0]!;
     for (;;) {
       const result = await session.execute(poll, { parameters: [] });
@@ -257,4 +285,18 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  try {
+    await main();
+  } catch (error) {
+    // A query oxbow refuses (or a bad flag) is one line with its SQLSTATE, not a stack.
+    const { code, message } = error as { code?: string; message?: string };
+    console.error(`nexmark ${process.argv.includes('--child') ? `${flagValue('--child')}: ` : ''}${code === undefined ? '' : `${code} `}${message ?? String(error)}`);
+    process.exitCode = 1;
+  }
+}
+
+function flagValue(name: string): string | undefined {
+  const at = process.argv.indexOf(name);
+  return at < 0 ? undefined : process.argv[at + 1];
+}

@@ -6,7 +6,7 @@
 // Prints JSON lines {"bench","metric","value","unit"}.
 // Run: npm run build && npm run bench -- operator-stats
 
-import { instrumentNode, OperatorStats } from '../executor/metrics/operator-stats.js';
+import { instrumentNode, OperatorStats } from '../executor/stream/operator-stats.js';
 import type { ChangeBatch } from '../executor/stream/change-batch.js';
 import type { StreamNode } from '../executor/stream/stream-node.js';
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serialize } from 'pg-protocol';
-import type { ColumnDescription } from '../executor/engine.js';
+import type { ColumnDescription } from '../executor/engine/engine.js';
 import { DEFAULT_EVAL_CONTEXT } from '../sql/functions.js';
 import { type } from '../sql/types.js';
 import type { Row } from '../sql/value.js';

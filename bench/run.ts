@@ -1,7 +1,8 @@
 // `npm run bench [-- SUITE ...] [--out FILE] [--scale X]`: runs the benchmark suites of bench/
 // one after another, each in its own process so one suite's heap and native state do not skew
 // the next, and passes their JSON lines {"bench","metric","value","unit"} through to stdout (and
-// to FILE with --out). Suites: the other files of this folder, by stem (storage, stream, ...).
+// to FILE with --out). Suites: the other files of this folder, by stem (storage, stream, ...);
+// without a suite named, all of them but vs-flink (Apache Flink side by side: only when named).
 // --scale sets BENCH_SCALE for the suites that read it (a quick run: --scale 0.1). Any other flag
 // is passed to the suites: `--flag value` (nexmark: --queries q0,q1 --events N), a switch with no
 // value (kafka: --skip-generator), or `--flag=value` (support/run-args.ts says how they are told
@@ -18,6 +19,8 @@ const available = readdirSync(here)
   .filter((name) => name.endsWith('.js') && name !== 'run.js')
   .map((name) => name.slice(0, -3))
   .sort();
+/** Suites run only when named: vs-flink builds and runs Apache Flink (bench/flink/), minutes a query. */
+const byNameOnly = new Set(['vs-flink']);
 
 function usage(message?: string): never {
   if (message !== undefined) console.error(`bench: ${message}`);
@@ -59,7 +62,7 @@ function runSuite(suite: string): Promise<number> {
 }
 
 let failed = 0;
-for (const suite of suites.length > 0 ? suites : available) {
+for (const suite of suites.length > 0 ? suites : available.filter((name) => !byNameOnly.has(name))) {
   console.error(`bench: ${suite}`);
   const code = await runSuite(suite);
   if (code !== 0) {

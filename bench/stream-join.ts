@@ -12,9 +12,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEngine } from '../executor/create-engine.js';
-import type { Session } from '../executor/engine.js';
-import { streamPlanDefaults } from '../executor/stream/create-materialized-view.js';
+import { createEngine } from '../executor/engine/create-engine.js';
+import type { Session } from '../executor/engine/engine.js';
+import { streamPlanDefaults } from '../executor/ddl/create-materialized-view.js';
 
 const ROWS = Number(process.env.ROWS ?? 200_000);
 const GROUPS = Number(process.env.DIMS ?? 1000);

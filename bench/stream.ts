@@ -8,7 +8,7 @@
 // Each view's INSERTs are timed three times: one after another right after the backfill; one
 // after another again once RocksDB runs no flush or compaction ("settled": the load's and the
 // backfill's background writes slow the WAL fsync of the first INSERTs to 5-100 ms on this disk,
-// BENCHMARKS.md "Session 5 (task D)"); and each followed by the probe. PostgreSQL gets a
+// BENCHMARKS.md, "One-row INSERT to visible under a view"); and each followed by the probe. PostgreSQL gets a
 // CHECKPOINT after its load and after each CREATE MATERIALIZED VIEW for the same reason.
 // Prints JSON lines {"bench","metric","value","unit"}.
 // Run: npm run build && npm run bench -- stream   (ROWS=200000 for a quicker run; VIEWS=group_by,join to pick views)

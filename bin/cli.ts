@@ -9,11 +9,12 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createEngine, type EngineOptions } from '../executor/create-engine.js';
-import type { Engine } from '../executor/engine.js';
+import { createEngine, type EngineOptions } from '../executor/engine/create-engine.js';
+import type { Engine } from '../executor/engine/engine.js';
 import { PgServer } from '../pgwire/server.js';
+import { SqlError } from '../sql/errors.js';
 import { CheckpointMetrics } from '../storage/checkpoint/checkpoint-metrics.js';
-import { SourceStatus } from '../executor/source/source-status.js';
+import { SourceStatus } from '../executor/connectors/source-status.js';
 import { EngineMetrics } from '../executor/metrics/engine-metrics.js';
 import { prometheusText } from '../executor/metrics/prometheus.js';
 import { statusJson } from '../executor/metrics/status.js';
@@ -34,6 +35,8 @@ export interface CliConfig {
   readonly metricsPort: number | undefined;
   readonly durability: 'local' | 'remote';
   readonly keepCheckpoints: number;
+  readonly objectStoreTimeoutMs: number;
+  readonly shutdownTimeoutMs: number;
 }
 
 /** A bad command line: printed with a pointer to --help, exit code 2. */
@@ -82,6 +85,20 @@ const FLAGS: readonly FlagSpec[] = [
     meaning: 'local: DML returns once committed on the local disk (a lost disk loses at most the last --checkpoint-interval-ms); remote: once its epoch is in the object store',
   },
   { flag: '--keep-checkpoints', env: 'OXBOW_KEEP_CHECKPOINTS', value: 'N', defaultText: '3', meaning: 'complete checkpoints kept in the object store, besides those within --time-travel-retention' },
+  {
+    flag: '--object-store-timeout-ms',
+    env: 'OXBOW_OBJECT_STORE_TIMEOUT_MS',
+    value: 'MS',
+    defaultText: '60000',
+    meaning: 'deadline of one object-store request (a put, a get, a listing, one part of a multipart upload); a request past it is aborted and retried with backoff',
+  },
+  {
+    flag: '--shutdown-timeout-ms',
+    env: 'OXBOW_SHUTDOWN_TIMEOUT_MS',
+    value: 'MS',
+    defaultText: '10000',
+    meaning: 'bound on shutdown after SIGTERM/SIGINT: a checkpoint still uploading after half of it is abandoned, anything else still hanging at it too (committed state is on the local disk; the next start uploads it)',
+  },
   { flag: '--password', env: 'OXBOW_PASSWORD', value: 'PASSWORD', defaultText: 'none', meaning: 'enables SCRAM-SHA-256 authentication for user oxbow' },
   { flag: '--metrics-port', env: 'OXBOW_METRICS_PORT', value: 'PORT', defaultText: 'off', meaning: 'serve Prometheus text format at http://HOST:PORT/metrics' },
 ];
@@ -161,6 +178,8 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const durabilityInput = raw('--durability');
   const durability = durabilityInput === undefined ? 'local' : durabilityInput.text.trim().toLowerCase();
   if (durability !== 'local' && durability !== 'remote') throw new UsageError(`${durabilityInput!.source}: "${durabilityInput!.text}" is not a durability; write local or remote`);
+  const objectStoreTimeoutMs = parsePositiveInteger(raw('--object-store-timeout-ms'), 60_000);
+  const shutdownTimeoutMs = parsePositiveInteger(raw('--shutdown-timeout-ms'), 10_000);
   const keepInput = raw('--keep-checkpoints');
   const keepCheckpoints = keepInput === undefined ? 3 : /^\s*\d+\s*$/.test(keepInput.text) ? Number(keepInput.text.trim()) : NaN;
   if (!Number.isSafeInteger(keepCheckpoints) || keepCheckpoints < 1) throw new UsageError(`${keepInput!.source}: "${keepInput!.text}" is not a positive whole number of checkpoints`);
@@ -175,7 +194,22 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   }
   return {
     kind: 'run',
-    config: { host, port, dataDir, checkpointUrl, barrierIntervalMs, checkpointIntervalMs, timeTravelRetentionMs, memoryLimitBytes, password, metricsPort, durability, keepCheckpoints },
+    config: {
+      host,
+      port,
+      dataDir,
+      checkpointUrl,
+      barrierIntervalMs,
+      checkpointIntervalMs,
+      timeTravelRetentionMs,
+      memoryLimitBytes,
+      password,
+      metricsPort,
+      durability,
+      keepCheckpoints,
+      objectStoreTimeoutMs,
+      shutdownTimeoutMs,
+    },
   };
 }
 
@@ -309,6 +343,7 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
   }
   if (command.kind === 'restore') {
     process.exitCode = await runRestore(command.argv, env);
+    exitSoonIfStillAlive();
     return;
   }
   await serve(command.config);
@@ -329,15 +364,20 @@ async function serve(config: CliConfig): Promise<void> {
     memoryLimitBytes: config.memoryLimitBytes,
     durability: config.durability,
     keepCheckpoints: config.keepCheckpoints,
+    objectStoreTimeoutMs: config.objectStoreTimeoutMs,
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
     checkpointMetrics,
     onCheckpointError: (error) => process.stderr.write(`oxbow: checkpoint failed: ${error instanceof Error ? error.message : String(error)}\n`),
+    ...diagnostics(process.env),
   };
   let engine: Engine;
   try {
     engine = await createEngine(engineOptions);
   } catch (error) {
-    process.stderr.write(`oxbow: could not start the engine: ${error instanceof Error ? error.message : String(error)}\n`);
+    const hint = error instanceof SqlError && error.hint !== undefined ? `\nhint: ${error.hint}` : '';
+    process.stderr.write(`oxbow: could not start the engine: ${error instanceof Error ? error.message : String(error)}${hint}\n`);
     process.exitCode = 1;
+    exitSoonIfStillAlive();
     return;
   }
   const server = new PgServer({ engine, host: config.host, port: config.port, password: config.password });
@@ -363,10 +403,20 @@ async function serve(config: CliConfig): Promise<void> {
     }
     stopping = true;
     process.stderr.write(`oxbow: ${signal} received, shutting down\n`);
+    let step = 'closing client connections';
+    // The bound: whatever still hangs is abandoned; every committed epoch is on the local disk.
+    setTimeout(() => {
+      process.stderr.write(
+        `oxbow: shutdown did not finish within ${config.shutdownTimeoutMs} ms (--shutdown-timeout-ms); abandoned: ${abandonedWork(engine.closingStep ?? step, checkpointMetrics)}. ` +
+          'Every committed change is on the local disk: the next start recovers it and completes the checkpoint.\n',
+      );
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
     void (async () => {
       try {
         metrics?.close();
         await server.close();
+        step = 'closing the engine';
         await engine.close();
         process.exit(0);
       } catch (error) {
@@ -387,6 +437,24 @@ async function serve(config: CliConfig): Promise<void> {
     process.stderr.write(`oxbow: uncaught exception: ${error.stack ?? error.message}\n`);
   });
   process.stdout.write(readyLine(address.host, address.port) + '\n');
+}
+
+/**
+ * A file operation abandoned at its deadline (a folder that never answers) keeps the event loop
+ * alive forever: exit a second after the work is done if nothing else has ended the process (an
+ * unref'd timer lets a process with nothing pending exit at once, its output flushed).
+ */
+function exitSoonIfStillAlive(): void {
+  setTimeout(() => process.exit(), 1000).unref();
+}
+
+/** What a shutdown that passed its bound leaves behind, in words. */
+function abandonedWork(step: string, checkpoints: CheckpointMetrics): string {
+  const running = checkpoints.running;
+  if (running === undefined) return step;
+  const seconds = ((Date.now() - running.startedAtMs) / 1000).toFixed(1);
+  const epoch = running.epoch === 0n ? '' : ` of epoch ${running.epoch}`;
+  return `${step}; the checkpoint${epoch} in phase ${running.phase} (running for ${seconds} s, to ${checkpoints.location})`;
 }
 
 /**
@@ -434,4 +502,30 @@ async function startMetrics(host: string, port: number, server: PgServer, engine
   const address = http.address();
   if (address !== null && typeof address !== 'string') process.stderr.write(`oxbow: metrics at http://${host}:${address.port}/metrics, dashboard at http://${host}:${address.port}/\n`);
   return http;
+}
+
+/**
+ * Tuning, tracing and fault injection from the environment, for tests and benchmarks (not flags:
+ * an operator never needs them). OXBOW_SOURCE_CHUNK_ROWS: rows a source pushes through the views
+ * between barriers (0: at the barrier); OXBOW_SOURCE_TRACE=1: a stderr line per source barrier;
+ * OXBOW_KAFKA_FAST_JSON=0: JSON messages through the general decoder; OXBOW_AGG_COMBINE_GROUPS:
+ * dirty groups a hash aggregate holds within an epoch (0: none); OXBOW_CHECKPOINT_TRACE=1: a
+ * stderr line per checkpoint phase; OXBOW_FAULT_KILL_AFTER_SINK_COMMIT=1: SIGKILL right after a
+ * sink's Kafka transaction commits, before the epoch holding its offsets does.
+ */
+function diagnostics(env: NodeJS.ProcessEnv): Pick<EngineOptions, 'tuning' | 'faults' | 'onCheckpointPhase'> {
+  const number = (name: string): number | undefined => (env[name] === undefined || env[name] === '' ? undefined : Number(env[name]));
+  const sourceChunkRows = number('OXBOW_SOURCE_CHUNK_ROWS');
+  const aggregateCombineGroups = number('OXBOW_AGG_COMBINE_GROUPS');
+  const tuning = {
+    ...(sourceChunkRows === undefined ? {} : { sourceChunkRows }),
+    ...(aggregateCombineGroups === undefined ? {} : { aggregateCombineGroups }),
+    ...(env['OXBOW_SOURCE_TRACE'] === '1' ? { sourceTrace: true } : {}),
+    ...(env['OXBOW_KAFKA_FAST_JSON'] === '0' ? { kafkaFastJson: false } : {}),
+  };
+  return {
+    tuning,
+    ...(env['OXBOW_FAULT_KILL_AFTER_SINK_COMMIT'] === '1' ? { faults: { afterSinkCommit: () => void process.kill(process.pid, 'SIGKILL') } } : {}),
+    ...(env['OXBOW_CHECKPOINT_TRACE'] === '1' ? { onCheckpointPhase: (phase: string, epoch: bigint) => void process.stderr.write(`oxbow: checkpoint ${phase} ${epoch}\n`) } : {}),
+  };
 }

@@ -13,8 +13,9 @@ import { SqlError } from '../sql/errors.js';
 import { decodeManifest, manifestKey } from '../storage/checkpoint/manifest.js';
 import { isStateDirIntact, listCheckpointEpochs, restoreFromObjectStore } from '../storage/checkpoint/restore.js';
 import { openObjectStore } from '../storage/object-store/open-object-store.js';
+import { DEFAULT_OBJECT_STORE_TIMEOUT_MS, DEFAULT_RETRY_POLICY } from '../storage/object-store/retry.js';
 
-const USAGE = 'Usage: oxbow restore --checkpoint-url URL --data-dir PATH [--epoch N] [--list] [--force]';
+const USAGE = 'Usage: oxbow restore --checkpoint-url URL --data-dir PATH [--epoch N] [--list] [--force] [--object-store-timeout-ms MS]';
 
 export async function runRestore(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
   const given = new Map<string, string>();
@@ -22,7 +23,7 @@ export async function runRestore(argv: readonly string[], env: Readonly<Record<s
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index]!;
     if (argument === '--help' || argument === '-h') {
-      process.stdout.write(`${USAGE}\n  --checkpoint-url  default $OXBOW_CHECKPOINT_URL or file://<data-dir>/checkpoints\n  --data-dir        default $OXBOW_DATA_DIR or ./oxbow-data\n  --epoch N         restore exactly this checkpoint (see --list)\n  --list            list the checkpoints in the object store and exit\n  --force           move an existing state directory aside instead of refusing\n`);
+      process.stdout.write(`${USAGE}\n  --checkpoint-url  default $OXBOW_CHECKPOINT_URL or file://<data-dir>/checkpoints\n  --data-dir        default $OXBOW_DATA_DIR or ./oxbow-data\n  --epoch N         restore exactly this checkpoint (see --list)\n  --list            list the checkpoints in the object store and exit\n  --force           move an existing state directory aside instead of refusing\n  --object-store-timeout-ms MS  deadline of one request (a download's moves with each chunk), default $OXBOW_OBJECT_STORE_TIMEOUT_MS or 60000\n`);
       return 0;
     }
     if (argument === '--list' || argument === '--force') {
@@ -31,7 +32,7 @@ export async function runRestore(argv: readonly string[], env: Readonly<Record<s
     }
     const equals = argument.indexOf('=');
     const flag = equals >= 0 ? argument.slice(0, equals) : argument;
-    if (flag !== '--checkpoint-url' && flag !== '--data-dir' && flag !== '--epoch') {
+    if (flag !== '--checkpoint-url' && flag !== '--data-dir' && flag !== '--epoch' && flag !== '--object-store-timeout-ms') {
       process.stderr.write(`oxbow restore: unknown option "${flag}"\n${USAGE}\n`);
       return 2;
     }
@@ -49,10 +50,16 @@ export async function runRestore(argv: readonly string[], env: Readonly<Record<s
     process.stderr.write(`oxbow restore: --epoch "${epochText}" is not an epoch number (see --list)\n`);
     return 2;
   }
+  const timeoutText = given.get('--object-store-timeout-ms') ?? env['OXBOW_OBJECT_STORE_TIMEOUT_MS'];
+  const timeoutMs = timeoutText === undefined || timeoutText === '' ? DEFAULT_OBJECT_STORE_TIMEOUT_MS : /^\d+$/.test(timeoutText.trim()) ? Number(timeoutText.trim()) : NaN;
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
+    process.stderr.write(`oxbow restore: --object-store-timeout-ms "${timeoutText}" is not a positive whole number of milliseconds\n`);
+    return 2;
+  }
   const stateDir = join(dataDir, 'state');
   let store;
   try {
-    store = await openObjectStore(url);
+    store = await openObjectStore(url, { retry: { ...DEFAULT_RETRY_POLICY, timeoutMs } });
   } catch (error) {
     process.stderr.write(`oxbow restore: ${(error as Error).message}\n`);
     return 2;

@@ -317,7 +317,9 @@ function writeArray(writer: MessageWriter, array: SqlArray, type: DataType, cont
   let hasNull = 0;
   for (const item of array.elements) if (item === null) hasNull = 1;
   writer.int32(empty ? 0 : dims.length).int32(hasNull).int32(typeOid(element));
-  if (!empty) for (const length of dims) writer.int32(length).int32(1);
+  // int2vector / oidvector start at 0 (PostgreSQL's int2vectorsend), other arrays at 1.
+  const lowerBound = type.vector === undefined ? 1 : 0;
+  if (!empty) for (const length of dims) writer.int32(length).int32(lowerBound);
   for (const item of array.elements) {
     if (item === null) writer.int32(-1);
     else writeBinary(writer, item, element, context);

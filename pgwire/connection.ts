@@ -13,7 +13,7 @@
 // of this class: the server keeps serving everyone else.
 
 import type { Socket } from 'node:net';
-import type { Engine, Notice, Session, SessionEvents } from '../executor/engine.js';
+import type { Engine, Notice, Session, SessionEvents } from '../executor/engine/engine.js';
 import { SqlError, SqlState, toSqlError, type SqlStateCode } from '../sql/errors.js';
 import type { EvalContext } from '../sql/functions.js';
 import { writeAuthenticationOk, writeAuthenticationSasl, writeAuthenticationSaslContinue, writeAuthenticationSaslFinal } from './backend/authentication.js';
@@ -124,6 +124,10 @@ export class Connection implements Wire {
 
   async flushIfLarge(): Promise<void> {
     if (this.writer.length < FLUSH_THRESHOLD_BYTES) return;
+    await this.flushAndDrain();
+  }
+
+  async flushAndDrain(): Promise<void> {
     if (this.closed) throw new ConnectionClosed(); // nobody reads: stop producing (and never wait for a drain that cannot come)
     this.flush();
     if (!this.socket.writableNeedDrain) return;

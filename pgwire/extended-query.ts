@@ -11,7 +11,7 @@
 // undo rows. Bind and Describe re-plan a prepared statement whose catalog or search path changed
 // (0A000 when its result columns would change, as PostgreSQL's plan cache says).
 
-import type { ColumnDescription, PreparedStatement, Session } from '../executor/engine.js';
+import type { ColumnDescription, PreparedStatement, Session } from '../executor/engine/engine.js';
 import { SqlError, SqlState, type SqlStateCode } from '../sql/errors.js';
 import { typeFromOid, type DataType } from '../sql/types.js';
 import type { Value } from '../sql/value.js';
@@ -109,6 +109,12 @@ export class ExtendedQuery {
       writeParameterDescription(writer, statement.parameterTypes);
       this.session.revalidate?.(statement);
       this.writeColumns(statement.columns, null);
+      return;
+    }
+    const cursor = this.portals.has(message.name) ? undefined : this.session.describeCursor?.(message.name);
+    if (cursor !== undefined) {
+      // A SQL cursor (DECLARE) is a portal too: its columns, in its format.
+      this.writeColumns(cursor.columns, [cursor.binary ? 1 : 0]);
       return;
     }
     const portal = this.portal(message.name);

@@ -3,7 +3,8 @@
 // command tags, and the COPY sub-protocols. For the extended protocol a row limit may suspend the
 // portal; the caller keeps the cursor and calls again on the next Execute.
 
-import type { ColumnDescription, ExecuteResult, RowCursor } from '../executor/engine.js';
+import { BinaryCopyReader } from './copy-binary.js';
+import type { ColumnDescription, ExecuteResult, RowCursor } from '../executor/engine/engine.js';
 import { SqlError, SqlState } from '../sql/errors.js';
 import { writeCommandComplete, writeEmptyQueryResponse, writePortalSuspended } from './backend/completions.js';
 import { writeCopyData, writeCopyDone } from './backend/copy-data.js';
@@ -53,10 +54,10 @@ export async function sendRows(wire: Wire, cursor: RowCursor, encoders: readonly
  * Sends a whole result (simple query, or the first Execute of a statement that returns no rows).
  * `encodersFor` picks the column encoders and, in the simple protocol, writes the RowDescription.
  */
-export async function sendResult(wire: Wire, result: ExecuteResult, encodersFor: (columns: readonly ColumnDescription[]) => ColumnEncoder[]): Promise<void> {
+export async function sendResult(wire: Wire, result: ExecuteResult, encodersFor: (columns: readonly ColumnDescription[], binary: boolean) => ColumnEncoder[]): Promise<void> {
   switch (result.kind) {
     case 'rows': {
-      const encoders = encodersFor(result.columns);
+      const encoders = encodersFor(result.columns, result.binary === true);
       try {
         const { count } = await sendRows(wire, result.cursor, encoders, 0);
         writeCommandComplete(wire.writer, result.commandTag(count));
@@ -89,6 +90,7 @@ export function suspend(wire: Wire): void {
 async function copyIn(wire: Wire, result: Extract<ExecuteResult, { kind: 'copyIn' }>): Promise<string> {
   writeCopyInResponse(wire.writer, result.format === 'binary', result.columnCount);
   wire.flush();
+  const binary = result.format === 'binary' && result.writeRows !== undefined ? new BinaryCopyReader(result.columnTypes ?? [], wire.evalContext()) : undefined;
   for (;;) {
     let frame;
     try {
@@ -100,13 +102,20 @@ async function copyIn(wire: Wire, result: Extract<ExecuteResult, { kind: 'copyIn
     switch (frame.type) {
       case 'd':
         try {
-          result.write(asBytes(frame.payload));
+          if (binary !== undefined) result.writeRows!(binary.push(asBytes(frame.payload)));
+          else result.write(asBytes(frame.payload));
         } catch (error) {
           result.abort(error instanceof Error ? error.message : String(error));
           throw error;
         }
         continue;
       case 'c':
+        try {
+          binary?.end();
+        } catch (error) {
+          result.abort(error instanceof Error ? error.message : String(error));
+          throw error;
+        }
         return await result.end();
       case 'f': {
         const reason = readCopyFail(frame.payload);
@@ -128,8 +137,12 @@ async function copyIn(wire: Wire, result: Extract<ExecuteResult, { kind: 'copyIn
 async function copyOut(wire: Wire, result: Extract<ExecuteResult, { kind: 'copyOut' }>): Promise<void> {
   writeCopyOutResponse(wire.writer, result.format === 'binary', result.columnCount);
   for await (const chunk of result.data) {
-    writeCopyData(wire.writer, chunk);
-    await wire.flushIfLarge();
+    // An empty chunk (a subscription's round ended): send what is held, wait while the client lags.
+    if (chunk.length === 0) await wire.flushAndDrain();
+    else {
+      writeCopyData(wire.writer, chunk);
+      await wire.flushIfLarge();
+    }
   }
   writeCopyDone(wire.writer);
   writeCommandComplete(wire.writer, result.commandTag());

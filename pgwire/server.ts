@@ -4,7 +4,7 @@
 // and on close tells every client the server is shutting down (57P01).
 
 import { createServer, type Server, type Socket } from 'node:net';
-import type { Engine } from '../executor/engine.js';
+import type { Engine } from '../executor/engine/engine.js';
 import { Connection } from './connection.js';
 import { scramVerifier } from './scram.js';
 

@@ -2,14 +2,15 @@
 // a syntax error anywhere fails the whole string before anything runs; statements run in order
 // and the first failing one ends the message (later statements are not run), rolling back the
 // earlier ones of its implicit transaction (the session's beginMessage / endMessage); an empty
-// string gets EmptyQueryResponse; ReadyForQuery ends every Query. Results are always in text format.
+// string gets EmptyQueryResponse; ReadyForQuery ends every Query. Results are in text format (a
+// BINARY cursor's FETCH: binary).
 
 import { toSqlError } from '../sql/errors.js';
 import { writeEmptyQueryResponse } from './backend/completions.js';
 import { writeRowDescription } from './backend/row-description.js';
 import { columnEncoders } from './value-codec.js';
 import type { Wire } from './wire.js';
-import type { ColumnDescription, PreparedStatement } from '../executor/engine.js';
+import type { ColumnDescription, PreparedStatement } from '../executor/engine/engine.js';
 import { sendResult, SynchronizationLost, synchronizationLostFatal } from './results.js';
 
 export async function simpleQuery(wire: Wire, sql: string): Promise<void> {
@@ -25,8 +26,9 @@ export async function simpleQuery(wire: Wire, sql: string): Promise<void> {
   }
   if (statements.length === 0) writeEmptyQueryResponse(wire.writer);
   const context = wire.evalContext();
-  const describeAndEncode = (columns: readonly ColumnDescription[]) => {
-    const formats = columns.map(() => 0);
+  // Text, except the rows of a FETCH from a BINARY cursor.
+  const describeAndEncode = (columns: readonly ColumnDescription[], binary: boolean) => {
+    const formats = columns.map(() => (binary ? 1 : 0));
     writeRowDescription(wire.writer, columns, formats);
     return columnEncoders(columns, formats, context);
   };

@@ -3,7 +3,7 @@
 // parameters. Text formats are PostgreSQL's, from sql/functions.ts; the few types whose text form
 // is the JavaScript value itself (text, integers, booleans) skip the lookup on the hot path.
 
-import type { ColumnDescription, Session } from '../executor/engine.js';
+import type { ColumnDescription, Session } from '../executor/engine/engine.js';
 import { SqlError, SqlState } from '../sql/errors.js';
 import * as functions from '../sql/functions.js';
 import type { EvalContext } from '../sql/functions.js';

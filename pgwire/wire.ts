@@ -3,7 +3,7 @@
 // connection (connection.ts) implements it; keeping it an interface keeps the handlers small and
 // separately readable.
 
-import type { Session } from '../executor/engine.js';
+import type { Session } from '../executor/engine/engine.js';
 import type { SqlError } from '../sql/errors.js';
 import type { EvalContext } from '../sql/functions.js';
 import type { Frame } from './framer.js';
@@ -16,6 +16,8 @@ export interface Wire {
   flush(): void;
   /** Sends when the writer holds a lot, and waits while the socket's buffer is full (slow readers). */
   flushIfLarge(): Promise<void>;
+  /** Sends what the writer holds and waits while the socket's buffer is full (rejects when the client is gone). */
+  flushAndDrain(): Promise<void>;
   /** The next message from the client (rejects when the connection closes). */
   nextFrame(): Promise<Frame>;
   /**

@@ -24,6 +24,9 @@ export interface SortKey {
   readonly nullsFirst: boolean;
 }
 
+/** The set-returning functions of a select list or FROM. */
+export type SetReturningName = 'generate_series' | 'unnest' | 'generate_subscripts';
+
 export type AggregateName = 'count' | 'sum' | 'avg' | 'min' | 'max' | 'bool_and' | 'bool_or' | 'every' | 'string_agg' | 'array_agg';
 
 export interface AggregateCall {
@@ -101,7 +104,15 @@ export type Plan =
     }
   | { readonly kind: 'Values'; readonly rows: readonly (readonly Expression[])[]; readonly columns: readonly OutputColumn[] }
   /** generate_series / unnest: arguments may read an enclosing row (LATERAL). */
-  | { readonly kind: 'TableFunction'; readonly name: 'generate_series' | 'unnest' | 'pg_options_to_table'; readonly args: readonly Expression[]; readonly withOrdinality: boolean; readonly columns: readonly OutputColumn[] }
+  | {
+      readonly kind: 'TableFunction';
+      readonly name: SetReturningName | 'pg_options_to_table' | 'rows_from';
+      readonly args: readonly Expression[];
+      readonly withOrdinality: boolean;
+      readonly columns: readonly OutputColumn[];
+      /** rows_from: the functions zipped (PostgreSQL's several set-returning functions in one select list), each taking its share of `args` in order. */
+      readonly parts?: readonly { readonly name: SetReturningName; readonly argCount: number }[];
+    }
   | { readonly kind: 'Filter'; readonly input: Plan; readonly predicate: Expression; readonly columns: readonly OutputColumn[] }
   | { readonly kind: 'Project'; readonly input: Plan; readonly expressions: readonly Expression[]; readonly columns: readonly OutputColumn[] }
   | {

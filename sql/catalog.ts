@@ -5,7 +5,7 @@
 
 import type { DataType } from './types.js';
 
-export type RelationKind = 'table' | 'view' | 'materialized_view' | 'source' | 'sink' | 'index' | 'sequence' | 'system';
+export type RelationKind = 'table' | 'view' | 'materialized_view' | 'source' | 'sink' | 'subscription' | 'index' | 'sequence' | 'system';
 
 export interface ColumnDef {
   readonly name: string;
@@ -93,7 +93,7 @@ export interface RelationDef {
    */
   readonly stream?: { readonly stateTableIds: readonly number[]; readonly searchPath: readonly string[]; readonly planVersion?: number };
   /**
-   * A source that stores no rows (executor/source/source-replay.ts): its state table holds only its
+   * A source that stores no rows (executor/connectors/source-replay.ts): its state table holds only its
    * committed position per split, and every read (SELECT, a view's backfill, AS OF) replays the
    * events below that position. Set at CREATE for deterministic generator sources.
    */
@@ -119,7 +119,7 @@ export interface RelationDef {
     readonly unique?: boolean;
     readonly primary?: boolean;
     /**
-     * The index has its own state table (id = the index's id; executor/secondary-index.ts), kept in
+     * The index has its own state table (id = the index's id; executor/catalog/secondary-index.ts), kept in
      * step with the table and read by lookups. Indexes created before indexes were stored lack it.
      */
     readonly stored?: boolean;

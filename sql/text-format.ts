@@ -290,6 +290,7 @@ export function formatValue(value: Value, type: DataType, context: EvalContext =
     case 'json':
       return formatJson((value as Jsonb).value);
     case 'array':
+      if (type.vector !== undefined) return (value as SqlArray).elements.map((element) => String(element)).join(' ');
       return formatArray(value as SqlArray, type.element ?? { name: 'text', typmod: -1 }, context);
     case 'void':
       return '';
@@ -350,6 +351,10 @@ export function parseValue(text: string, type: DataType, context: EvalContext = 
     case 'json':
       return new Jsonb(parseJson(text, 'json'));
     case 'array':
+      if (type.vector !== undefined) {
+        const words = text.trim() === '' ? [] : text.trim().split(/\s+/);
+        return { kind: 'array', elements: words.map((word) => parseValue(word, type.element!, context)) };
+      }
       return parseArray(text, type.element ?? { name: 'text', typmod: -1 }, context);
     case 'void':
     case 'record':

@@ -92,6 +92,11 @@ export interface DataType {
   readonly typmod: number;
   /** For name === 'array': the element type. */
   readonly element?: DataType;
+  /**
+   * PostgreSQL's int2vector / oidvector (pg_index.indkey, indclass ...): an array of int2 / oid
+   * with its own OID, printed space-separated, sent in binary with lower bound 0.
+   */
+  readonly vector?: 'int2vector' | 'oidvector';
 }
 
 const scalarCache = new Map<TypeName, DataType>();
@@ -110,12 +115,21 @@ export function arrayOf(element: DataType): DataType {
   return Object.freeze({ name: 'array', typmod: -1, element });
 }
 
+/** int2vector or oidvector: an array of int2 / oid under the vector type's OID and text form. */
+export function vectorOf(vector: 'int2vector' | 'oidvector'): DataType {
+  return Object.freeze({ name: 'array', typmod: -1, element: type(vector === 'int2vector' ? 'int2' : 'oid'), vector });
+}
+
+/** int2vector's and oidvector's OIDs. */
+export const VECTOR_OIDS = { int2vector: 22, oidvector: 30 } as const;
+
 export function withTypmod(t: DataType, typmod: number): DataType {
   return typmod === t.typmod ? t : Object.freeze({ ...t, typmod });
 }
 
 /** The PostgreSQL OID of a DataType (arrays: the element's array OID). */
 export function typeOid(t: DataType): number {
+  if (t.vector !== undefined) return VECTOR_OIDS[t.vector];
   if (t.name === 'array') {
     const element = t.element;
     if (element === undefined || element.name === 'array') return TYPES.text.arrayOid;
@@ -133,6 +147,9 @@ for (const name of Object.keys(TYPES) as Exclude<TypeName, 'array'>[]) {
   if (arrayOid !== 0) byOid.set(arrayOid, arrayOf(type(name)));
 }
 
+byOid.set(VECTOR_OIDS.int2vector, vectorOf('int2vector'));
+byOid.set(VECTOR_OIDS.oidvector, vectorOf('oidvector'));
+
 /** The DataType for a PostgreSQL type OID, or undefined if oxbow does not know it. */
 export function typeFromOid(oid: number): DataType | undefined {
   return byOid.get(oid);
@@ -140,6 +157,6 @@ export function typeFromOid(oid: number): DataType | undefined {
 
 export function sameType(a: DataType, b: DataType): boolean {
   if (a.name !== b.name) return false;
-  if (a.name === 'array') return a.element !== undefined && b.element !== undefined && sameType(a.element, b.element);
+  if (a.name === 'array') return a.vector === b.vector && a.element !== undefined && b.element !== undefined && sameType(a.element, b.element);
   return true;
 }

@@ -98,6 +98,8 @@ export class MvccStateStore implements StateStore, TableHost {
   private metaNowBatch: WriteBatchBuilder | undefined;
   /** Tables whose record changed other than by the watermark (retention), to write at commit. */
   private readonly changedRecords = new Set<number>();
+  /** Pinned history per table (pinHistory): the watermark stays at least this far behind each commit. */
+  private readonly pins = new Map<number, number>();
   private committed: Epoch = 0n;
   /** The last sealed epoch: `committed`, or later while writes are in flight. */
   private latest: Epoch = 0n;
@@ -393,8 +395,8 @@ export class MvccStateStore implements StateStore, TableHost {
 
   /**
    * A written batch's buffer is kept for the next seal while recent epochs fill it: a 200k-row
-   * epoch (20 MB) grew a fresh 64 KiB buffer by nine doublings every time, copying and faulting in
-   * ~60 MB (ByteWriter.ensure was 3.5% of q0's profile). Once the largest recent batch (decaying by
+   * epoch (20 MB) would grow a fresh 64 KiB buffer by nine doublings every time, copying and
+   * faulting in ~60 MB (ByteWriter.ensure, 3.5% of q0's profile when it does). Once the largest recent batch (decaying by
    * 1/16 per commit, so a run of small epochs between large ones does not count) uses less than an
    * eighth of it, the buffer goes back to 64 KiB: a burst of large epochs holds no memory after it.
    */
@@ -449,13 +451,13 @@ export class MvccStateStore implements StateStore, TableHost {
       if (
         record.createdEpoch !== null &&
         !this.changedRecords.has(tableId) &&
-        epochMillis - (record.retentionMs ?? this.options.retentionMs) < epochToMillis(record.gcWatermark) + WATERMARK_STEP_MS
+        epochMillis - this.retentionOf(tableId, record) < epochToMillis(record.gcWatermark) + WATERMARK_STEP_MS
       ) {
         continue;
       }
       if (this.pendingDrops.has(tableId) && !this.tables.has(tableId)) continue;
       const createdEpoch = record.createdEpoch ?? epoch;
-      let gcWatermark = advanceWatermark(record.gcWatermark, epoch, record.retentionMs ?? this.options.retentionMs);
+      let gcWatermark = advanceWatermark(record.gcWatermark, epoch, this.retentionOf(tableId, record));
       // The window moves in steps of at least a second, so a burst of small commits (one per DML
       // statement) does not rewrite every table's record each time.
       if (gcWatermark - record.gcWatermark < WATERMARK_STEP) gcWatermark = record.gcWatermark;
@@ -490,6 +492,19 @@ export class MvccStateStore implements StateStore, TableHost {
     for (const [tableId, record] of this.records) {
       if (record.createdEpoch === null && !this.tables.has(tableId)) this.records.delete(tableId);
     }
+  }
+
+  /** The history a table keeps: its own retention (or the default), or a longer pin. */
+  private retentionOf(tableId: number, record: TableRecord): number {
+    const own = record.retentionMs ?? this.options.retentionMs;
+    if (this.pins.size === 0) return own;
+    const pinned = this.pins.get(tableId);
+    return pinned !== undefined && pinned > own ? pinned : own;
+  }
+
+  pinHistory(tableId: number, retentionMs: number | undefined): void {
+    if (retentionMs === undefined) this.pins.delete(tableId);
+    else this.pins.set(tableId, retentionMs);
   }
 
   readableWindow(tableId: number): ReadableWindow {

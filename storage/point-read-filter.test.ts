@@ -55,7 +55,7 @@ describe('point reads of a large SST file', () => {
       const filterBytesBefore = ticker('rocksdb.block.cache.filter.bytes.insert');
       const filterMissesBefore = ticker('rocksdb.block.cache.filter.miss');
       for (let round = 0; round < 200; round++) read(round);
-      // The same keys again: every filter partition they need is cached (before: the whole ~2 MB filter each time).
+      // The same keys again: every filter partition they need is cached (not the whole ~2 MB filter each time).
       expect(ticker('rocksdb.block.cache.filter.miss') - filterMissesBefore).toBe(0);
       expect(ticker('rocksdb.block.cache.filter.bytes.insert') - filterBytesBefore).toBe(0);
     } finally {

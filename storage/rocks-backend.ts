@@ -60,7 +60,7 @@ export class RocksBackend implements MvccBackend {
    * DISK_CHECK_MAX_AGE_MS old and stays above DISK_CHECK_MARGIN reserves even if every byte
    * committed since, and these, took DISK_AMPLIFICATION times their size (WAL, flush, compaction,
    * blob files): far from full (1 GiB free at the default 256 MiB reserve), a recent figure decides
-   * the same; nearer, every commit asks the disk as before.
+   * the same; nearer, every commit asks the disk.
    */
   private checkDiskSpace(incomingBytes: number): void {
     const now = performance.now();

@@ -117,5 +117,12 @@ export interface StateStore {
   /** The last sealed epoch (committedEpoch, or later while commits are in flight). */
   readonly latestEpoch: Epoch;
   readableWindow(tableId: number): ReadableWindow;
+  /**
+   * Optional: keeps the history of `tableId` for at least `retentionMs` back from each commit,
+   * whatever the table's own retention (a subscription's pin); undefined removes the pin. History
+   * already collected does not come back. Not persisted: the owner sets its pins again after
+   * opening the store, before anything commits.
+   */
+  pinHistory?(tableId: number, retentionMs: number | undefined): void;
   close(): Promise<void>;
 }

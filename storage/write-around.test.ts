@@ -64,7 +64,7 @@ describe('writeAround', () => {
     await durable;
     expect(table.cache.size).toBe(7);
     for (const key of [0n, 1n, 2n, 3n, 4n, 500n, 1009n, 1010n, 2999n, 3009n, 3010n]) expect(table.get([key]), String(key)).toEqual(expected.get(key));
-    // A read caches what it read, as before (reads are not what writeAround changes).
+    // A read caches what it read (reads are not what writeAround changes).
     expect(table.cache.size).toBeGreaterThan(7);
     expect([...table.scan()]).toEqual([...expected.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, row]) => row));
     await store.close();

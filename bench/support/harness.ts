@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEngine, type EngineOptions } from '../../executor/create-engine.js';
-import type { Engine, Session } from '../../executor/engine.js';
+import { createEngine, type EngineOptions } from '../../executor/engine/create-engine.js';
+import type { Engine, Session } from '../../executor/engine/engine.js';
 
 export interface BenchEngine {
   readonly engine: Engine;

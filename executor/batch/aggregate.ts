@@ -7,10 +7,10 @@ import type { Row, Value } from '../../sql/value.js';
 import { assert } from '../../sql/errors.js';
 import type { AggregateCall, PlanOf } from '../../planner/plan.js';
 import { BATCH_SIZE, type Batches, type Runtime } from './runtime.js';
-import { compile, compilePredicate, type Evaluator } from './expression.js';
+import { compile, compilePredicate, type Evaluator } from '../expr/expression.js';
 import { runPlan } from './operator.js';
-import { KeyMap } from './row-hash.js';
-import { type Accumulator, createAccumulator } from './accumulator.js';
+import { KeyMap } from '../expr/row-hash.js';
+import { type Accumulator, createAccumulator } from '../expr/accumulator.js';
 import { keyComparator } from './sort.js';
 
 interface CompiledCall {

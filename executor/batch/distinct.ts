@@ -4,9 +4,9 @@
 import type { Row, Value } from '../../sql/value.js';
 import type { PlanOf } from '../../planner/plan.js';
 import type { Batches, Runtime } from './runtime.js';
-import { compile } from './expression.js';
+import { compile } from '../expr/expression.js';
 import { runPlan } from './operator.js';
-import { KeyMap } from './row-hash.js';
+import { KeyMap } from '../expr/row-hash.js';
 
 export function* distinct(plan: PlanOf<'Distinct'>, runtime: Runtime): Batches {
   const keyEvaluators = plan.on?.map(compile);

@@ -4,7 +4,7 @@
 import type { Row } from '../../sql/value.js';
 import type { PlanOf } from '../../planner/plan.js';
 import type { Batches, Runtime } from './runtime.js';
-import { compilePredicate } from './expression.js';
+import { compilePredicate } from '../expr/expression.js';
 import { runPlan } from './operator.js';
 
 export function* filter(plan: PlanOf<'Filter'>, runtime: Runtime): Batches {

@@ -6,9 +6,9 @@ import type { Row, Value } from '../../sql/value.js';
 import type { PlanOf } from '../../planner/plan.js';
 import type { Batches, Runtime } from './runtime.js';
 import { BATCH_SIZE, PAUSE, checkDeadline, sliceUsed } from './runtime.js';
-import { compile, compilePredicate } from './expression.js';
+import { compile, compilePredicate } from '../expr/expression.js';
 import { gather, runPlan } from './operator.js';
-import { HashIndex, hashKey, keysEqual } from './row-hash.js';
+import { HashIndex, hashKey, keysEqual } from '../expr/row-hash.js';
 import { concatRows, nullRow } from './join-output.js';
 
 export function* hashJoin(plan: PlanOf<'HashJoin'>, runtime: Runtime): Batches {

@@ -9,6 +9,7 @@ import type { Epoch } from '../../sql/epoch.js';
 import type { EvalContext } from '../../sql/functions.js';
 import type { RowVersion } from '../../storage/state-table.js';
 import type { PlannedStatement } from '../../planner/index.js';
+import type { Plan } from '../../planner/plan.js';
 import { runPlanned } from './run.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 
@@ -38,7 +39,7 @@ export interface TableAccess {
   epochAt(timestampMicros: number): Epoch;
   /**
    * Optional: called with the plan before it runs, for reads that must be fetched asynchronously
-   * first (a Kafka source that stores no rows replays its topic: executor/source/kafka/kafka-replay.ts);
+   * first (a Kafka source that stores no rows replays its topic: executor/connectors/kafka/kafka-replay.ts);
    * undefined when there is nothing to fetch (no await on the statement's path). `parameters`
    * let a filter on a parameter narrow what is fetched (`WHERE _row_id = $1`).
    */
@@ -57,6 +58,13 @@ export interface ExecuteContext {
    * of the event loop).
    */
   readonly deadlineMillis?: number;
+  /** EXPLAIN ANALYZE's counters: every plan node's batches pass through it (metrics/explain-analyze.ts). */
+  readonly profiler?: PlanProfiler;
+}
+
+/** Sees the batches each plan node yields, in the order the consumer pulls them. */
+export interface PlanProfiler {
+  batches(plan: Plan, batches: Iterable<Row[]>): Iterable<Row[]>;
 }
 
 export interface ExecuteResult {

@@ -7,9 +7,9 @@ import type { Row } from '../../sql/value.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { PlanOf } from '../../planner/plan.js';
 import type { Batches, Runtime } from './runtime.js';
-import { compile, compilePredicate } from './expression.js';
+import { compile, compilePredicate } from '../expr/expression.js';
 import { gather } from './operator.js';
-import { KeyMap } from './row-hash.js';
+import { KeyMap } from '../expr/row-hash.js';
 import { checkNotNull, duplicateKeyError, fillRowId, primaryKeyOf } from './constraints.js';
 import { recordAffected } from './affected.js';
 

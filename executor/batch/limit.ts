@@ -5,7 +5,7 @@
 import type { PlanOf } from '../../planner/plan.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { Batches, Runtime } from './runtime.js';
-import { compile } from './expression.js';
+import { compile } from '../expr/expression.js';
 import { runPlan } from './operator.js';
 import { keyComparator } from './sort.js';
 import type { Row, Value } from '../../sql/value.js';

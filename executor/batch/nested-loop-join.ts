@@ -6,7 +6,7 @@ import type { Row } from '../../sql/value.js';
 import type { PlanOf } from '../../planner/plan.js';
 import type { Batches, Runtime } from './runtime.js';
 import { BATCH_SIZE, PAUSE, checkDeadline, sliceUsed } from './runtime.js';
-import { compilePredicate } from './expression.js';
+import { compilePredicate } from '../expr/expression.js';
 import { collect, gather, runPlan } from './operator.js';
 import { concatRows, nullRow } from './join-output.js';
 

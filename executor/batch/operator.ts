@@ -23,7 +23,6 @@ import { recursiveUnion, workTable } from './recursive-union.js';
 import { insert } from './insert.js';
 import { update } from './update.js';
 import { deleteRows } from './delete.js';
-import { profiledBatches } from '../metrics/explain-analyze.js';
 
 type Operators = { [K in PlanKind]: (plan: PlanOf<K>, runtime: Runtime) => Batches };
 
@@ -52,8 +51,9 @@ const OPERATORS: Operators = {
 };
 
 export function runPlan(plan: Plan, runtime: Runtime): Batches {
-  // EXPLAIN ANALYZE counts a profiled node's batches (executor/metrics/explain-analyze.ts).
-  return profiledBatches(plan, (OPERATORS[plan.kind] as (plan: Plan, runtime: Runtime) => Batches)(plan, runtime));
+  const batches = (OPERATORS[plan.kind] as (plan: Plan, runtime: Runtime) => Batches)(plan, runtime);
+  // EXPLAIN ANALYZE counts each node's batches (the profiler of metrics/explain-analyze.ts).
+  return runtime.profiler === undefined ? batches : runtime.profiler.batches(plan, batches);
 }
 
 /**

@@ -3,7 +3,7 @@
 import type { Row } from '../../sql/value.js';
 import type { PlanOf } from '../../planner/plan.js';
 import type { Batches, Runtime } from './runtime.js';
-import { compile } from './expression.js';
+import { compile } from '../expr/expression.js';
 import { runPlan } from './operator.js';
 
 export function* project(plan: PlanOf<'Project'>, runtime: Runtime): Batches {

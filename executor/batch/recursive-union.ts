@@ -8,7 +8,7 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 import type { PlanOf } from '../../planner/plan.js';
 import { checkDeadline, type Batches, type Runtime } from './runtime.js';
 import { gather } from './operator.js';
-import { KeyMap } from './row-hash.js';
+import { KeyMap } from '../expr/row-hash.js';
 
 const MAX_ROUNDS = 100_000;
 const MAX_ROWS = 10_000_000;

@@ -61,8 +61,10 @@ export async function runPlanned(planned: PlannedStatement, context: ExecuteCont
     signal: context.signal,
     outer: [],
     subqueryCache: new Map(),
+    runPlan,
     workTables: new Map(),
     ...(context.deadlineMillis === undefined ? {} : { deadlineMillis: context.deadlineMillis }),
+    ...(context.profiler === undefined ? {} : { profiler: context.profiler }),
     slice: { start: Date.now() },
     sleepSeconds: 0,
   };

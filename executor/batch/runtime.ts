@@ -2,10 +2,11 @@
 // evaluation context, the stack of enclosing rows (for correlated subqueries and LATERAL), and the
 // cancellation signal. One Runtime per statement execution.
 
-import type { Row, Value } from '../../sql/value.js';
-import type { EvalContext } from '../../sql/functions.js';
-import type { TableAccess } from './index.js';
+import type { Row } from '../../sql/value.js';
+import type { PlanProfiler, TableAccess } from './index.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
+import type { EvalRuntime } from '../expr/expression.js';
+import type { Plan } from '../../planner/plan.js';
 
 /** Rows per batch: large enough to amortise per-batch work, small enough to stay in cache. */
 export const BATCH_SIZE = 1024;
@@ -23,15 +24,13 @@ export function tooManyRows(): SqlError {
   });
 }
 
-export interface Runtime {
+export interface Runtime extends EvalRuntime {
   readonly tables: TableAccess;
-  readonly parameters: readonly Value[];
-  readonly evalContext: EvalContext;
   readonly signal: AbortSignal;
-  /** Enclosing rows, innermost last: OuterColumn depth d reads outer[outer.length - d]. */
-  readonly outer: Row[];
-  /** Results of uncorrelated subqueries, computed once per execution. */
-  readonly subqueryCache: Map<object, unknown>;
+  /** The operator table (operator.ts's runPlan): subqueries and nested plans run through it. */
+  runPlan(plan: Plan, runtime: Runtime): Batches;
+  /** EXPLAIN ANALYZE's counters; absent: plans run unobserved. */
+  readonly profiler?: PlanProfiler;
   /** WITH RECURSIVE: the rows the current round reads, per RecursiveUnion id. */
   readonly workTables: Map<number, Row[]>;
   /** Date.now() limit from ExecuteContext.deadlineMillis; absent: none. */

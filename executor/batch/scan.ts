@@ -10,12 +10,12 @@ import { type as scalar } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { epochToMillis, type Epoch } from '../../sql/epoch.js';
 import { compareValues, parseValue } from '../../sql/functions.js';
-import { KeyMap } from './row-hash.js';
+import { KeyMap } from '../expr/row-hash.js';
 import { Numeric } from '../../sql/numeric.js';
 import type { Expression } from '../../planner/expression.js';
 import type { PlanOf } from '../../planner/plan.js';
 import { BATCH_SIZE, PAUSE, checkDeadline, sliceUsed, type Batches, type Runtime } from './runtime.js';
-import { compile, compilePredicate } from './expression.js';
+import { compile, compilePredicate } from '../expr/expression.js';
 
 const MICROS_PER_DAY = 86_400_000_000;
 

@@ -6,7 +6,7 @@ import type { Row } from '../../sql/value.js';
 import type { PlanOf } from '../../planner/plan.js';
 import { BATCH_SIZE, type Batches, type Runtime } from './runtime.js';
 import { runPlan } from './operator.js';
-import { KeyMap } from './row-hash.js';
+import { KeyMap } from '../expr/row-hash.js';
 
 export function* setOperation(plan: PlanOf<'SetOperation'>, runtime: Runtime): Batches {
   const types = plan.columns.map((c) => c.type);

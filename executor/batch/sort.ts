@@ -8,7 +8,7 @@ import type { DataType } from '../../sql/types.js';
 import { compareValues } from '../../sql/functions.js';
 import type { PlanOf, SortKey } from '../../planner/plan.js';
 import { BATCH_SIZE, PAUSE, checkDeadline, sliceUsed, type Batches, type Runtime } from './runtime.js';
-import { compile, type Evaluator } from './expression.js';
+import { compile, type Evaluator } from '../expr/expression.js';
 import { gather, runPlan } from './operator.js';
 
 /** A comparator over precomputed key tuples. */

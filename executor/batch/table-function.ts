@@ -1,4 +1,5 @@
-// Table functions in FROM: generate_series (integers, bigints, numerics, timestamps with an
+// Table functions in FROM (and a select list's set-returning functions, several zipped as
+// rows_from, the shorter padded with NULL): generate_subscripts, generate_series (integers, bigints, numerics, timestamps with an
 // interval step), unnest (one-dimensional arrays, in element order) and pg_options_to_table
 // ('name=value' text[] as (option_name, option_value) rows), with ORDINALITY.
 
@@ -7,7 +8,7 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 import { resolveOperator, compareValues } from '../../sql/functions.js';
 import type { PlanOf } from '../../planner/plan.js';
 import { BATCH_SIZE, PAUSE, checkDeadline, sliceUsed, type Batches, type Runtime } from './runtime.js';
-import { compile } from './expression.js';
+import { compile } from '../expr/expression.js';
 
 function* series(plan: PlanOf<'TableFunction'>, args: Value[], runtime: Runtime): Iterable<Value> {
   const type = plan.args[0]!.type;
@@ -67,10 +68,57 @@ function subtract(a: Value, b: Value, runtime: Runtime, type: PlanOf<'TableFunct
   return minus.fn.impl([a, b], runtime.evalContext);
 }
 
+/** generate_subscripts(array, dim [, reverse]): the subscripts of a dimension (1..n; an int2vector's or oidvector's 0..n-1). */
+function subscripts(args: Value[], lowerBound: number): Value[] {
+  const [array, dim, reverse] = args;
+  if (array === null || dim === null || array === undefined) return [];
+  const dims = (array as SqlArray).dims ?? [(array as SqlArray).elements.length];
+  const length = dims[Number(dim) - 1];
+  if (length === undefined) return [];
+  const out: Value[] = [];
+  for (let i = lowerBound; i < lowerBound + length; i++) out.push(i);
+  return reverse === true ? out.reverse() : out;
+}
+
+function valuesOf(plan: PlanOf<'TableFunction'>, name: string, args: Value[], runtime: Runtime): Iterable<Value> {
+  if (name === 'generate_series') return series(plan, args, runtime);
+  if (name === 'generate_subscripts') return subscripts(args, plan.args[0]!.type.vector === undefined ? 1 : 0);
+  return args[0] === null ? [] : (args[0] as SqlArray).elements;
+}
+
+/** rows_from: each function's values in lockstep, the shorter ones padded with NULL. */
+function* zipped(plan: PlanOf<'TableFunction'>, args: Value[], runtime: Runtime): Batches {
+  const lists: Value[][] = [];
+  let offset = 0;
+  for (const part of plan.parts!) {
+    const partPlan = { ...plan, name: part.name, args: plan.args.slice(offset, offset + part.argCount) };
+    lists.push([...valuesOf(partPlan, part.name, args.slice(offset, offset + part.argCount), runtime)]);
+    offset += part.argCount;
+  }
+  const length = Math.max(0, ...lists.map((list) => list.length));
+  let batch: Row[] = [];
+  for (let index = 0; index < length; index++) {
+    const row: Row = lists.map((list) => (index < list.length ? list[index]! : null));
+    if (plan.withOrdinality) row.push(BigInt(index + 1));
+    batch.push(row);
+    if (batch.length >= BATCH_SIZE) {
+      checkDeadline(runtime);
+      yield batch;
+      batch = [];
+      if (sliceUsed(runtime)) yield PAUSE;
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
 export function* tableFunction(plan: PlanOf<'TableFunction'>, runtime: Runtime): Batches {
   const empty: Row = [];
   const args = plan.args.map((a) => compile(a)(empty, runtime));
-  const values: Iterable<Value> = plan.name === 'generate_series' ? series(plan, args, runtime) : args[0] === null ? [] : (args[0] as SqlArray).elements;
+  if (plan.name === 'rows_from') {
+    yield* zipped(plan, args, runtime);
+    return;
+  }
+  const values: Iterable<Value> = valuesOf(plan, plan.name, args, runtime);
   let batch: Row[] = [];
   let ordinal = 0n;
   for (const value of values) {

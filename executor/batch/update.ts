@@ -5,9 +5,9 @@
 import type { Row } from '../../sql/value.js';
 import type { PlanOf } from '../../planner/plan.js';
 import type { Batches, Runtime } from './runtime.js';
-import { compile } from './expression.js';
+import { compile } from '../expr/expression.js';
 import { gather } from './operator.js';
-import { KeyMap } from './row-hash.js';
+import { KeyMap } from '../expr/row-hash.js';
 import { checkNotNull, duplicateKeyError, primaryKeyOf } from './constraints.js';
 import { recordAffected } from './affected.js';
 

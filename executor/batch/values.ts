@@ -3,7 +3,7 @@
 import type { Row } from '../../sql/value.js';
 import type { PlanOf } from '../../planner/plan.js';
 import { BATCH_SIZE, type Batches, type Runtime } from './runtime.js';
-import { compile } from './expression.js';
+import { compile } from '../expr/expression.js';
 
 export function* values(plan: PlanOf<'Values'>, runtime: Runtime): Batches {
   const empty: Row = [];

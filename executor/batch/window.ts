@@ -11,9 +11,9 @@ import type { AggregateCall, AggregateName, PlanOf, RangeOffset, WindowCall } fr
 import { compareValues } from '../../sql/functions.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { BATCH_SIZE, type Batches, type Runtime } from './runtime.js';
-import { compile } from './expression.js';
+import { compile } from '../expr/expression.js';
 import { gather } from './operator.js';
-import { KeyMap } from './row-hash.js';
+import { KeyMap } from '../expr/row-hash.js';
 import { keyComparator } from './sort.js';
 import { compileCall, feed, newAccumulators } from './aggregate.js';
 

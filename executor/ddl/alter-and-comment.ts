@@ -1,13 +1,13 @@
 // ALTER TABLE ... ADD COLUMN and COMMENT ON. A new column goes at the end of the stored row, so
 // rows written before it are a prefix of the new layout: readers pad them with NULL (see
-// table-access.ts). With a DEFAULT or NOT NULL the existing rows are rewritten in the same epoch
-// (the session's backfill): they get the default, evaluated once, as in PostgreSQL, and a NOT NULL
+// batch/table-access.ts). With a DEFAULT or NOT NULL the existing rows are rewritten in the same
+// epoch (ddl-statement.ts's backfill): they get the default, evaluated once, as in PostgreSQL, and a NOT NULL
 // column without one fails when the table has rows.
 
 import type { AlterTableCmd, AlterTableStmt, ColumnDef as PgColumnDef, CommentStmt, Constraint, Node } from '@pgsql/types';
 import type { RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import { dataTypeFromTypeName } from '../type-names.js';
+import { dataTypeFromTypeName } from '../catalog/type-names.js';
 import { type DdlContext, type DdlOutcome, kindWord, positionOf, unchanged } from './ddl-context.js';
 import { draftOf, firstLocation } from './create-table.js';
 import { expressionTextAt, nameList, stringValue } from './sql-text.js';

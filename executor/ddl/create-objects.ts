@@ -1,8 +1,8 @@
 // CREATE SCHEMA, CREATE VIEW and CREATE INDEX. A view stores its definition text and its output
 // columns (found by planning the query once, which also checks it); the planner expands the view
 // by parsing and binding that text. An index is on simple columns of a table or materialized view;
-// it gets a state table the session backfills in the DDL's epoch, kept in step by the table's
-// writes or the view's StreamMaterialize, and read by lookups (executor/secondary-index.ts).
+// it gets a state table ddl-statement.ts backfills in the DDL's epoch, kept in step by the table's
+// writes or the view's StreamMaterialize, and read by lookups (executor/catalog/secondary-index.ts).
 
 import type { CreateSchemaStmt, IndexElem, IndexStmt, Node, ViewStmt } from '@pgsql/types';
 import type { ColumnDef } from '../../sql/catalog.js';

@@ -4,25 +4,25 @@
 // its key, which SELECT * does not show. CHECK constraints are verified by the session; serial and
 // identity columns own a sequence (ddl/sequence.ts); UNIQUE constraints get the stored unique
 // index that enforces them; FOREIGN KEY constraints are checked here and enforced by the session
-// (ddl/table-constraints.ts, ../foreign-keys.ts).
+// (ddl/table-constraints.ts, ../batch/foreign-keys.ts).
 
 import type { ColumnDef as PgColumnDef, Constraint, CreateStmt, Node, RangeVar } from '@pgsql/types';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { type, type DataType } from '../../sql/types.js';
-import { dataTypeFromTypeName, formatTypeName } from '../type-names.js';
+import { dataTypeFromTypeName, formatTypeName } from '../catalog/type-names.js';
 import { parse } from '../../sql/parser/index.js';
 import { quoteIdentifier } from '../system/system-context.js';
 import { type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-context.js';
 import { checkExpressionTextAt, creationSchema, expressionTextAt, stringValue } from './sql-text.js';
-import { CatalogDraft, type CatalogSnapshot } from '../catalog.js';
+import { CatalogDraft, ROW_ID_COLUMN, type CatalogSnapshot } from '../catalog/catalog.js';
 import { retentionOption } from './retention.js';
 import type { ConstraintDef, SequenceDef } from '../../sql/catalog.js';
 import { addOwnedSequence, identityType, normalizedDefault, sequenceSpec, serialDefault, serialType } from './sequence.js';
 import { foreignKeyOf, type ForeignKeyText, resolveForeignKeys, type UniqueText, uniqueOf, addUniqueConstraints } from './table-constraints.js';
 import { watermarkOf } from './watermark.js';
 
-export const ROW_ID_COLUMN = '_row_id';
+export { ROW_ID_COLUMN };
 const MAX_COLUMNS = 1600;
 
 function unsupportedConstraint(context: DdlContext, constraint: Constraint, what: string): SqlError {
@@ -401,8 +401,8 @@ export function firstLocation(node: unknown): number | undefined {
 
 /**
  * CREATE TABLE name [(column names)] AS query: the catalog side. The table takes the query's
- * column names and types (`unknown` literals become text) and a hidden row id; the session fills
- * it with the query's rows in the same epoch.
+ * column names and types (`unknown` literals become text) and a hidden row id; ddl-statement.ts
+ * fills it with the query's rows in the same epoch.
  */
 export function createTableAs(
   into: { readonly rel?: RangeVar; readonly colNames?: readonly Node[] },

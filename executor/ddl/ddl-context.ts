@@ -1,12 +1,11 @@
 // What a DDL statement handler gets and gives back. Handlers are pure over the catalog: they read
-// the current snapshot, edit a draft, and return the next snapshot plus the side effects the
-// session applies atomically with it (dropping state tables, notices). They never touch storage
-// themselves, so a failing handler leaves nothing behind.
+// the current snapshot, edit a draft, and return the next snapshot plus the side effects
+// ddl-statement.ts applies atomically with it (dropping state tables, notices). They never touch
+// storage themselves, so a failing handler leaves nothing behind.
 
 import type { RelationDef } from '../../sql/catalog.js';
-import type { Notice } from '../engine.js';
-import type { CatalogSnapshot } from '../catalog.js';
-import type { ColumnDescription } from '../engine.js';
+import type { CatalogSnapshot } from '../catalog/catalog.js';
+import type { ColumnDescription, Notice } from '../catalog/results.js';
 import type { Node } from '@pgsql/types';
 import type { PlannerContext } from '../../planner/index.js';
 
@@ -30,11 +29,11 @@ export interface DdlOutcome {
   /** State tables to drop with this change. */
   readonly droppedTableIds: readonly number[];
   /**
-   * ALTER TABLE ADD COLUMN with a DEFAULT or NOT NULL: the session fills the new columns of the
+   * ALTER TABLE ADD COLUMN with a DEFAULT or NOT NULL: ddl-statement.ts fills the new columns of the
    * existing rows (the default, evaluated once) in the same epoch, or fails on a NULL.
    */
   readonly backfill?: { readonly relationId: number; readonly columnIndexes: readonly number[] };
-  /** CREATE INDEX on a table: the index (by id) whose state table the session fills from the table's rows in the same epoch. */
+  /** CREATE INDEX on a table: the index (by id) whose state table ddl-statement.ts fills from the table's rows in the same epoch. */
   readonly indexBackfill?: number;
   /** ALTER SEQUENCE: the sequence whose options changed, and RESTART's value, for the runtime once the DDL commits. */
   readonly sequenceChange?: { readonly id: number; readonly restart?: bigint };
@@ -59,6 +58,8 @@ export function kindWord(kind: RelationDef['kind']): string {
       return 'source';
     case 'sink':
       return 'sink';
+    case 'subscription':
+      return 'subscription';
     case 'index':
       return 'index';
     case 'sequence':

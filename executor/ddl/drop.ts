@@ -7,11 +7,11 @@
 import type { DropStmt, Node } from '@pgsql/types';
 import type { RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import type { Notice } from '../engine.js';
+import type { Notice } from '../catalog/results.js';
 import { type DdlContext, type DdlOutcome, kindWord } from './ddl-context.js';
 import { draftOf } from './create-table.js';
 import { nameList, stringValue } from './sql-text.js';
-import { formatTypeName } from '../type-names.js';
+import { formatTypeName } from '../catalog/type-names.js';
 import { sequenceUsers } from './sequence.js';
 
 type DropKind = 'table' | 'view' | 'materialized_view' | 'index' | 'sink' | 'source' | 'sequence';
@@ -313,7 +313,7 @@ export function droppedStateTables(relations: Iterable<RelationDef>): number[] {
   const droppedTableIds: number[] = [];
   for (const relation of relations) {
     if (relation.kind === 'table' || relation.kind === 'materialized_view' || relation.kind === 'source' || relation.stream !== undefined) droppedTableIds.push(relation.id);
-    // A stored secondary index has its own state table (executor/secondary-index.ts).
+    // A stored secondary index has its own state table (executor/catalog/secondary-index.ts).
     if (relation.kind === 'index' && relation.indexOn?.stored === true) droppedTableIds.push(relation.id);
     // A materialized view's dataflow state goes with it (executor/stream/).
     if (relation.stream !== undefined) droppedTableIds.push(...relation.stream.stateTableIds);

@@ -2,7 +2,7 @@
 // runs the handler inside the write lock and commits the catalog it returns.
 
 import type { AlterSeqStmt, CreateSeqStmt, AlterTableStmt, CommentStmt, CreateFunctionStmt, CreateSchemaStmt, CreateStmt, CreateTableAsStmt, DropStmt, IndexStmt, ViewStmt } from '@pgsql/types';
-import type { ConnectorSpec, OxbowCreateSink, OxbowCreateSource, ParsedStatement } from '../../sql/parser/ast.js';
+import type { ConnectorSpec, OxbowCreateSink, OxbowCreateSource, OxbowCreateSubscription, OxbowDropSubscription, ParsedStatement } from '../../sql/parser/ast.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
 import { createTable } from './create-table.js';
@@ -10,8 +10,9 @@ import { createIndex, createSchema, createView } from './create-objects.js';
 import { drop } from './drop.js';
 import { createFunction, dropFunction } from './function.js';
 import { alterTable, commentOn } from './alter-and-comment.js';
-import { createConnectorTable, createSource } from '../source/create-source.js';
-import { createSink } from '../sink/create-sink.js';
+import { createConnectorTable, createSource } from './create-source.js';
+import { createSink } from './create-sink.js';
+import { createSubscription, dropSubscription } from './create-subscription.js';
 import { alterSequence, createSequence } from './sequence.js';
 
 const ddlKinds = new Set([
@@ -26,6 +27,8 @@ const ddlKinds = new Set([
   'OxbowCreateSource',
   'OxbowCreateSink',
   'CreateFunctionStmt',
+  'OxbowCreateSubscription',
+  'OxbowDropSubscription',
   'CreateSeqStmt',
   'AlterSeqStmt',
 ]);
@@ -75,6 +78,10 @@ export function runDdl(statement: ParsedStatement, context: DdlContext): DdlOutc
       return createSource(body as OxbowCreateSource, context);
     case 'OxbowCreateSink':
       return createSink(body as OxbowCreateSink, context);
+    case 'OxbowCreateSubscription':
+      return createSubscription(body as OxbowCreateSubscription, context);
+    case 'OxbowDropSubscription':
+      return dropSubscription(body as OxbowDropSubscription, context);
     default:
       throw new SqlError(SqlState.featureNotSupported, `${kind} is not supported`);
   }

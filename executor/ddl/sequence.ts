@@ -3,19 +3,19 @@
 // init_params checks them (same SQLSTATEs and messages): AS smallint | integer | bigint,
 // INCREMENT (not zero), MINVALUE / MAXVALUE / NO ..., START, RESTART [WITH], CACHE, [NO] CYCLE,
 // OWNED BY table.column | NONE. The values live in the engine's sequence runtime
-// (executor/sequence/runtime.ts); ALTER SEQUENCE RESTART hands the session the value to set once
-// the DDL commits.
+// (catalog/sequence-runtime.ts); ALTER SEQUENCE RESTART hands it the value to set once the DDL
+// commits (ddl-statement.ts).
 
 import type { AlterSeqStmt, Constraint, CreateSeqStmt, DefElem, Node, RangeVar, TypeName } from '@pgsql/types';
 import type { ColumnDef, RelationDef, SequenceDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import { dataTypeFromTypeName } from '../type-names.js';
-import type { CatalogDraft } from '../catalog.js';
+import { dataTypeFromTypeName } from '../catalog/type-names.js';
+import type { CatalogDraft } from '../catalog/catalog.js';
 import { type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-context.js';
 import { creationSchema, stringValue } from './sql-text.js';
 import { draftOf, freeRelationName } from './create-table.js';
-import { quoteIdentifier } from '../system/system-context.js';
-import { nextvalTarget } from '../sequence/copy-defaults.js';
+import { quoteIdentifier } from '../catalog/object-names.js';
+import { nextvalTarget } from '../catalog/sequence-defaults.js';
 
 type IntegerType = SequenceDef['dataType'];
 

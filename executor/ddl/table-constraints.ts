@@ -9,7 +9,7 @@
 // FOREIGN KEY ... REFERENCES p [(x)]: checked as PostgreSQL checks the definition (the referenced
 // table and columns exist, a primary key or UNIQUE constraint covers exactly those columns, the
 // column counts agree), kept in the catalog (pg_constraint contype 'f' with conkey / confkey, the
-// actions and match type) and enforced at the end of each writing statement (../foreign-keys.ts).
+// actions and match type) and enforced at the end of each writing statement (../batch/foreign-keys.ts).
 // ON DELETE NO ACTION / RESTRICT / CASCADE / SET NULL and ON UPDATE NO ACTION / RESTRICT, MATCH
 // SIMPLE; other actions and MATCH FULL are 0A000. DEFERRABLE [INITIALLY DEFERRED] (Django's
 // foreign keys) is recorded, and checked at the end of each statement all the same: every
@@ -18,7 +18,7 @@
 import type { Constraint, RangeVar } from '@pgsql/types';
 import type { ConstraintDef, RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import type { CatalogDraft } from '../catalog.js';
+import type { CatalogDraft } from '../catalog/catalog.js';
 import { type DdlContext, type DdlOutcome, positionOf } from './ddl-context.js';
 import { stringValue } from './sql-text.js';
 import { draftOf, freeRelationName } from './create-table.js';

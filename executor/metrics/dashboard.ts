@@ -3,7 +3,7 @@
 // from the status API (status.ts) and the checkpoint and source metrics it holds, so the page shows
 // the same figures as /api/status, /metrics and the oxbow_catalog tables.
 
-import { lagOf } from '../source/source-status.js';
+import { lagOf } from '../connectors/source-status.js';
 import type { CheckpointRecord } from '../../storage/checkpoint/checkpoint-metrics.js';
 import type { EngineStatus, StatusSnapshot } from './status.js';
 

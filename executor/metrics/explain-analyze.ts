@@ -13,6 +13,7 @@ import { explainPlan } from '../../planner/explain.js';
 import { explainStreamPlan } from '../../planner/stream/explain-stream.js';
 import type { Row } from '../../sql/value.js';
 import type { Dataflow } from '../stream/dataflow.js';
+import type { PlanProfiler } from '../batch/index.js';
 
 export interface PlanNodeStats {
   rows: number;
@@ -21,38 +22,21 @@ export interface PlanNodeStats {
   nanos: bigint;
 }
 
-const profiled = new WeakMap<Plan, PlanNodeStats>();
-/** Plans being profiled right now: runPlan pays nothing (one comparison) when none are. */
-let activeProfiles = 0;
-
-/** Registers every node of `plan` (through its inputs) for counting; `end()` when done. */
-export function profilePlan(plan: Plan): { readonly stats: Map<Plan, PlanNodeStats>; end(): void } {
+/** Counters on every node of `plan` (through its inputs): the batch executor's profiler for one run. */
+export function profilePlan(plan: Plan): PlanProfiler & { readonly stats: Map<Plan, PlanNodeStats> } {
   const stats = new Map<Plan, PlanNodeStats>();
   const visit = (node: Plan): void => {
-    const entry: PlanNodeStats = { rows: 0, batches: 0, loops: 0, nanos: 0n };
-    stats.set(node, entry);
-    profiled.set(node, entry);
+    stats.set(node, { rows: 0, batches: 0, loops: 0, nanos: 0n });
     for (const input of inputs(node)) visit(input);
   };
   visit(plan);
-  activeProfiles++;
-  let ended = false;
   return {
     stats,
-    end() {
-      if (ended) return;
-      ended = true;
-      activeProfiles--;
-      for (const node of stats.keys()) profiled.delete(node);
+    batches(node, batches) {
+      const entry = stats.get(node);
+      return entry === undefined ? batches : countBatches(batches, entry);
     },
   };
-}
-
-/** The batch executor's hook (executor/batch/operator.ts runPlan): counts a profiled node's batches. */
-export function profiledBatches(plan: Plan, batches: Iterable<Row[]>): Iterable<Row[]> {
-  if (activeProfiles === 0) return batches;
-  const stats = profiled.get(plan);
-  return stats === undefined ? batches : countBatches(batches, stats);
 }
 
 function* countBatches(batches: Iterable<Row[]>, stats: PlanNodeStats): Generator<Row[], void, undefined> {

@@ -2,7 +2,7 @@
 // named oxbow_..., with one HELP and one TYPE line per family. Built from the status API
 // (status.ts) plus the checkpoint and source figures that keep their own text.
 
-import { sourcePrometheusText } from '../source/source-metrics.js';
+import { sourcePrometheusText } from '../connectors/source-metrics.js';
 import type { HistogramSnapshot } from './histogram.js';
 import type { EngineStatus } from './status.js';
 

@@ -13,13 +13,38 @@ import { mallocInfo } from '../../storage/rocksdb.js';
 import type { Value } from '../../sql/value.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
-import type { CatalogSnapshot } from '../catalog.js';
+import type { CatalogSnapshot } from '../catalog/catalog.js';
 import type { StreamManager } from '../stream/stream-manager.js';
 import type { ViewErrorRecord } from '../stream/view-errors.js';
-import type { SourceStatus } from '../source/source-status.js';
+import type { SourceStatus } from '../connectors/source-status.js';
 import type { EngineMetrics, SessionActivity } from './engine-metrics.js';
 import type { HistogramSnapshot } from './histogram.js';
-import type { MemoryManagerStatus } from '../memory-manager.js';
+
+/** What the operator sees (oxbow_catalog.memory, oxbow_memory_manager_* on /metrics). */
+export interface MemoryManagerStatus {
+  /** The caches' effective budget now (row + group caches). */
+  readonly cacheBudgetBytes: number;
+  /** The caches' budget at most (planMemory). */
+  readonly cacheMaxBytes: number;
+  /** The live heap after the last full collection (0 before the first). */
+  readonly liveHeapBytes: number;
+  /** The heap part of --memory-limit: live heap x (1 + growth) is kept under it. */
+  readonly heapTargetBytes: number;
+  /** V8's heap growth now, in percent. */
+  readonly heapGrowingPercent: number;
+  /** Full collections observed. */
+  readonly readings: number;
+  /** Times the budget was lowered / raised, the growth lowered / raised. */
+  readonly budgetLowered: number;
+  readonly budgetRaised: number;
+  readonly growthLowered: number;
+  readonly growthRaised: number;
+  /** Bytes the caches evicted because the manager lowered their budget. */
+  readonly evictedBytes: number;
+  /** malloc_trim calls (C heap free chunks given back) and the milliseconds they took. */
+  readonly trims: number;
+  readonly trimMs: number;
+}
 
 export interface ObjectInfo {
   readonly id: number;
@@ -166,7 +191,7 @@ export interface StatusInputs {
   /** The store's memory by component (row cache, write batches, RocksDB's): MvccStateStore.memoryUsage. */
   readonly memoryUsage?: () => readonly MemoryPart[];
   readonly streams: StreamManager;
-  /** The memory manager's budget and actions (executor/memory-manager.ts). */
+  /** The memory manager's budget and actions (executor/engine/memory-manager.ts). */
   readonly memoryManager?: { status(): MemoryManagerStatus };
   readonly metrics: EngineMetrics;
   readonly sourceStatus?: SourceStatus;

@@ -51,6 +51,9 @@ export class AbortHookStore implements StateStore {
   readableWindow(tableId: number): ReadableWindow {
     return this.inner.readableWindow(tableId);
   }
+  pinHistory(tableId: number, retentionMs: number | undefined): void {
+    this.inner.pinHistory?.(tableId, retentionMs);
+  }
   close(): Promise<void> {
     return this.inner.close();
   }

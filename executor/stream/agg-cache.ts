@@ -12,7 +12,7 @@
 // holds the groups read or written since, oldest first out.
 //
 // Memory: one GroupCacheBudget (join-cache.ts) for the join and aggregate caches of the process
-// (a fifth of the caches' budget, which executor/memory-manager.ts plans from --memory-limit and
+// (a fifth of the caches' budget, which executor/engine/memory-manager.ts plans from --memory-limit and
 // moves with the measured heap); an aborted epoch empties the cache (its writes are gone from the
 // state); a restart starts cold. Only group keys of integer, date, timestamp, text and bool types
 // are cached (their values make exact Map keys; `cacheableTypes`).

@@ -5,7 +5,7 @@
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
 import type { RelationDef } from '../../sql/catalog.js';
-import { KeyMap } from '../batch/row-hash.js';
+import { KeyMap } from '../expr/row-hash.js';
 
 export interface ChangeBatch {
   readonly rows: Row[];

@@ -14,7 +14,7 @@
 // Inside an epoch a source's chunks come through `pushChunk`: the hash aggregates hold (they
 // combine each group's changes and emit nothing), and `seal` at the barrier emits their net
 // changes bottom-up (post-order: an aggregate over another gets the lower one's output before it
-// seals). `pushAll` and `push` emit everything at once, as before. A view that takes the whole
+// seals). `pushAll` and `push` emit everything at once. A view that takes the whole
 // epoch (temporal or watermark filter, EMIT ON WINDOW CLOSE) never holds.
 
 import type { StreamPlan, StreamPlanKind } from '../../planner/stream/stream-plan.js';
@@ -36,7 +36,7 @@ import { StreamMaterializeNode } from './materialize.js';
 import { StreamDynamicFilterNode, TEMPORAL_TICK_SLOT } from './dynamic-filter.js';
 import { StreamWatermarkFilterNode } from './watermark-filter.js';
 import { EMIT_SLOT, StreamEmitOnWindowCloseNode } from './eowc.js';
-import { instrumentNode, OperatorStats } from '../metrics/operator-stats.js';
+import { instrumentNode, OperatorStats } from './operator-stats.js';
 
 type Builders = { [K in StreamPlanKind]: (plan: Extract<StreamPlan, { kind: K }>, context: StreamContext) => StreamNode };
 

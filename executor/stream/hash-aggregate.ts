@@ -19,7 +19,7 @@
 // append-only aggregation). Those calls neither read nor write their value table; DISTINCT calls
 // sharing it still do. A deletion reaching such an aggregate is an internal error.
 //
-// Results equal the batch accumulators (executor/batch/accumulator.ts) exactly: integer sums are
+// Results equal the batch accumulators (executor/expr/accumulator.ts) exactly: integer sums are
 // exact bigints (sum(int2/int4) is int8 with the range check, sum(int8) numeric), numeric sums keep
 // the count of each scale present (the result's scale is the largest present, as adding them would
 // give) and of NaN / +inf / -inf, avg divides with the batch's numeric `/`. An error inside the
@@ -34,7 +34,7 @@
 // and writes its state row once. When the dirty set reaches `aggregateCombine.maxGroups` groups it
 // is emitted at once (memory stays bounded; a chunk boundary is a consistent state, so an early
 // output is as correct as one at the barrier). Not holding (pushAll, push, a backfill, the views
-// that take the whole epoch), every batch's changes are emitted at its end, as before.
+// that take the whole epoch), every batch's changes are emitted at its end.
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
@@ -44,9 +44,9 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 import { compareValues, resolveOperator, type ScalarImpl } from '../../sql/functions.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { RetractableCall, StreamPlan } from '../../planner/stream/stream-plan.js';
-import { compile, compilePredicate, type Evaluator } from '../batch/expression.js';
+import { compile, compilePredicate, type Evaluator } from '../expr/expression.js';
 import type { Runtime } from '../batch/runtime.js';
-import { KeyMap } from '../batch/row-hash.js';
+import { KeyMap } from '../expr/row-hash.js';
 import { appendOnlyRowId, emptyChanges, type ChangeBatch } from './change-batch.js';
 import { AggregateGroupCache } from './agg-cache.js';
 import { cacheableTypes } from './join-cache.js';
@@ -130,9 +130,10 @@ type GroupDeltas = (KeyMap<number> | undefined)[];
 
 /**
  * The per-epoch combine's bound: a holding aggregate emits its dirty groups once this many are
- * dirty. `OXBOW_AGG_COMBINE_GROUPS`; 0 emits after every batch (no combining).
+ * dirty, unless the engine's `aggregateCombineGroups` says otherwise; 0 emits after every batch
+ * (no combining).
  */
-export const aggregateCombine = { maxGroups: Number(process.env['OXBOW_AGG_COMBINE_GROUPS'] ?? 65_536) };
+export const aggregateCombine = { maxGroups: 65_536 };
 
 export class StreamHashAggregateNode implements StreamNode {
   private readonly groups: StateTable;
@@ -293,7 +294,7 @@ export class StreamHashAggregateNode implements StreamNode {
         }
       });
     }
-    if (!this.holding || size >= aggregateCombine.maxGroups) return this.emit();
+    if (!this.holding || size >= (this.context.tuning.aggregateCombineGroups ?? aggregateCombine.maxGroups)) return this.emit();
     return emptyChanges();
   }
 

@@ -21,7 +21,7 @@
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
-import { KeyMap } from '../batch/row-hash.js';
+import { KeyMap } from '../expr/row-hash.js';
 import { LargestFirstBudget, MAP_SLOT_BYTES, rowBytes, valueBytes } from '../../storage/row-cache.js';
 
 /**
@@ -30,7 +30,7 @@ import { LargestFirstBudget, MAP_SLOT_BYTES, rowBytes, valueBytes } from '../../
  * (`HashJoinOperator.rowIds`), its source row id (`JOIN_ID`). A row whose count is 0 was deleted
  * (kept until compaction). One array instead of five (rows, counts, degrees, dirty flags, ids):
  * each of those had V8's 17-slot first growth, so a one-row group took about 1,000 bytes of arrays
- * (q4 at 3M events: 430 MiB of join cache charged 230; `BENCHMARKS.md`, "The heap q4 did not charge").
+ * (q4 at 3M events: 430 MiB of join cache charged 230; `BENCHMARKS.md`, "Nexmark").
  */
 export interface JoinGroup {
   readonly slots: unknown[];
@@ -108,7 +108,7 @@ export interface BudgetedCache {
  * first (down to the next largest, then those two, ...; storage/row-cache.ts's LargestFirstBudget),
  * never the growing one for being the one that grows: a small, fully cached join side keeps its
  * groups (and stays complete) while a large one gives back. The memory manager
- * (executor/memory-manager.ts) moves the limit at run time.
+ * (executor/engine/memory-manager.ts) moves the limit at run time.
  */
 export class GroupCacheBudget extends LargestFirstBudget<BudgetedCache> {
   /** A side (an aggregate) whose state table holds at most this many rows is loaded whole at the first change. */

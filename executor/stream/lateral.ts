@@ -21,7 +21,7 @@ import { streamInputRelationId } from '../../planner/stream/stream-plan.js';
 import { timestampPlusInterval, timestamptzPlusInterval } from '../../sql/datetime-arithmetic.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { collect } from '../batch/operator.js';
-import { compile, type Evaluator } from '../batch/expression.js';
+import { compile, type Evaluator } from '../expr/expression.js';
 import { appendChanges, emptyChanges, withSign, type ChangeBatch } from './change-batch.js';
 import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';

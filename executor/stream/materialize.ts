@@ -19,7 +19,7 @@
 // (`ChangeBatch.ids`), and the row is stored as `row ++ id` with no lookup and no row count: the id
 // stands in for the duplicate number (and, from plan version 3, is the table's whole key). Ids are
 // unique within their source (the process's RowIdAllocator, at least 2^20 x the wall-clock
-// milliseconds, or a replayed generator source's unit numbers: executor/source/source-replay.ts); a
+// milliseconds, or a replayed generator source's unit numbers: executor/connectors/source-replay.ts); a
 // blind view reads one source and every batch of its plan carries ids (the backfill too), so its
 // table never holds a counted duplicate number; two copies of one row keep two ids. The rows are
 // not written through to the row cache (`writeAround`): nothing here reads them back by key.
@@ -29,7 +29,7 @@ import type { DataType } from '../../sql/types.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import { KeyMap, keysEqual } from '../batch/row-hash.js';
+import { KeyMap, keysEqual } from '../expr/row-hash.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
 import { carriesRowIds } from './scan.js';
 import type { StreamContext, ViewIndex } from './stream-context.js';

@@ -6,7 +6,7 @@
 
 import type { Row, Value } from '../../sql/value.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
-import { compile, type Evaluator } from '../batch/expression.js';
+import { compile, type Evaluator } from '../expr/expression.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
 import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';

@@ -4,7 +4,7 @@
 
 import type { Row, Value } from '../../sql/value.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
-import { compile } from '../batch/expression.js';
+import { compile } from '../expr/expression.js';
 import { appendOnlyRowId, emptyChanges, type ChangeBatch } from './change-batch.js';
 import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';

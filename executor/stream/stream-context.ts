@@ -12,6 +12,7 @@ import type { RowVersion, StateStore, StateTable } from '../../storage/state-tab
 import type { StateTableDeclaration } from '../../planner/stream/stream-plan.js';
 import type { TableAccess } from '../batch/index.js';
 import type { Runtime } from '../batch/runtime.js';
+import { runPlan } from '../batch/operator.js';
 import { GroupCacheBudget } from './join-cache.js';
 
 /** A secondary index on the view (CREATE INDEX): its state table and the entry of a view row. */
@@ -61,6 +62,12 @@ class TemplateInputs implements TableAccess {
   }
 }
 
+/** Tuning of the streaming operators, passed down from the composition root (bin/). */
+export interface StreamTuning {
+  /** Dirty groups a hash aggregate holds within an epoch before it emits (default `aggregateCombine.maxGroups`; 0: every batch). */
+  readonly aggregateCombineGroups?: number;
+}
+
 export class StreamContext {
   private readonly templateInputs = new TemplateInputs();
   readonly runtime: Runtime;
@@ -70,6 +77,8 @@ export class StreamContext {
   viewIndexes: () => readonly ViewIndex[] = () => [];
   /** The budget of the join caches (join-cache.ts): the stream manager's, shared by every view. */
   groupCaches = new GroupCacheBudget(64 * 1024 * 1024);
+  /** The engine's tuning of the streaming operators (the stream manager's). */
+  tuning: StreamTuning = {};
 
   constructor(
     readonly store: StateStore,
@@ -85,6 +94,7 @@ export class StreamContext {
       signal: NEVER_ABORTED,
       outer: [],
       subqueryCache: new Map(),
+      runPlan,
       workTables: new Map(),
     };
   }

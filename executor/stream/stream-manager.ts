@@ -5,11 +5,12 @@
 // any view on it runs) and the state and view writes land in the same open epoch as the table
 // writes: one atomic commit (executor/stream/DESIGN.md). An aborted epoch drops the changes too.
 
+import type { ChangeCapture } from '../batch/table-access.js';
 import type { Row } from '../../sql/value.js';
 import type { StateStore } from '../../storage/state-table.js';
 import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
 import type { Dataflow } from './dataflow.js';
-import { StreamContext, type ViewIndex } from './stream-context.js';
+import { StreamContext, type StreamTuning, type ViewIndex } from './stream-context.js';
 import { VIEW_ERRORS_META_KEY, ViewErrors } from './view-errors.js';
 import { BackfillProgress } from '../system/backfill-progress.js';
 import { streamInputs, type StreamPlan } from '../../planner/stream/stream-plan.js';
@@ -28,11 +29,7 @@ export function needsWholeEpoch(plan: StreamPlan): boolean {
   return streamInputs(plan).some(needsWholeEpoch);
 }
 
-export interface ChangeCapture {
-  /** True when some view reads the relation (so its changes must be recorded). */
-  captures(relationId: number): boolean;
-  record(relationId: number, row: Row, sign: number): void;
-}
+export type { ChangeCapture };
 
 export class StreamManager implements ChangeCapture {
   /** Dataflows by view id, kept in id order. */
@@ -51,7 +48,7 @@ export class StreamManager implements ChangeCapture {
   clock: () => number = () => Date.now();
   /** Changes of each relation views read, pushed into the dataflows since start (/metrics throughput). */
   readonly inputChanges = new Map<number, number>();
-  /** The join and aggregate caches' budget: their share of --memory-limit (executor/memory-manager.ts, planMemory). */
+  /** The join and aggregate caches' budget: their share of --memory-limit (executor/engine/memory-manager.ts, planMemory). */
   readonly groupCaches: GroupCacheBudget;
 
   constructor(
@@ -62,6 +59,8 @@ export class StreamManager implements ChangeCapture {
     private readonly indexesOf: (viewId: number) => readonly ViewIndex[] = () => [],
     /** The join and aggregate caches' budget (the engine passes planMemory's share; tests pass their own). */
     groupCacheBytes = 64 * 1024 * 1024,
+    /** Tuning of the streaming operators (stream-context.ts). */
+    private readonly tuning: StreamTuning = {},
   ) {
     this.groupCaches = new GroupCacheBudget(groupCacheBytes);
     const errors = store.getMeta(VIEW_ERRORS_META_KEY);
@@ -78,6 +77,7 @@ export class StreamManager implements ChangeCapture {
     context.clock = () => this.clock();
     context.viewIndexes = () => this.indexesOf(viewId);
     context.groupCaches = this.groupCaches;
+    context.tuning = this.tuning;
     return new DataflowClass(viewId, plan, context);
   }
 

@@ -5,7 +5,7 @@
 
 import type { StreamManager } from './stream-manager.js';
 
-/** What the ticker needs of the engine core (executor/engine-core.ts). */
+/** What the ticker needs of the engine core (executor/engine/engine-core.ts). */
 export interface TickTarget {
   readonly streams: StreamManager;
   readonly writeLock: { run<T>(section: () => Promise<T> | T): Promise<T> };

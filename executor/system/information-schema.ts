@@ -6,7 +6,7 @@
 import type { RelationDef } from '../../sql/catalog.js';
 import type { DataType } from '../../sql/types.js';
 import type { Row } from '../../sql/value.js';
-import { formatTypeName } from '../type-names.js';
+import { formatTypeName } from '../catalog/type-names.js';
 import type { SystemTable } from './pg-catalog.js';
 import { systemRelation } from './system-columns.js';
 import { attributes, defaultDisplayText, type SystemContext } from './system-context.js';
@@ -17,7 +17,7 @@ function is(id: number, name: string, columns: readonly string[], rows: (context
 }
 
 function userRelations(context: SystemContext): RelationDef[] {
-  return context.catalog.relations().filter((relation) => relation.kind !== 'index' && relation.kind !== 'sink');
+  return context.catalog.relations().filter((relation) => relation.kind !== 'index' && relation.kind !== 'sink' && relation.kind !== 'subscription');
 }
 
 function tableType(relation: RelationDef): string | undefined {

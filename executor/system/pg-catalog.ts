@@ -1,7 +1,7 @@
 // The pg_catalog relations psql, drivers and tools read, generated per statement from the catalog
 // snapshot: pg_class, pg_namespace, pg_attribute, pg_type, pg_database, pg_index, pg_constraint,
 // pg_attrdef, pg_description, pg_proc, pg_aggregate, pg_settings, pg_roles/pg_user, pg_tables/pg_views/
-// pg_matviews, pg_am, pg_collation, pg_tablespace, and the ones psql's \d queries join but oxbow
+// pg_matviews, pg_am, pg_opclass (default btree classes; pg_index.indclass), pg_collation, pg_tablespace, and the ones psql's \d queries join but oxbow
 // has nothing for (pg_inherits, pg_policy, pg_trigger, pg_statistic_ext, pg_publication*,
 // pg_extension, pg_enum), present and empty; pg_foreign_table / pg_foreign_server describe sources;
 // pg_sequence, pg_sequences, pg_depend and the UNIQUE / FOREIGN KEY rows of pg_constraint come from
@@ -11,7 +11,7 @@
 import type { RelationDef } from '../../sql/catalog.js';
 import * as functions from '../../sql/functions.js';
 import { aggregateSignatures, PSEUDO_TYPES, procSignature, sessionProcSignatures } from './pg-proc-signatures.js';
-import { TYPES, typeOid, type DataType, type TypeName } from '../../sql/types.js';
+import { TYPES, typeOid, VECTOR_OIDS, type DataType, type TypeName } from '../../sql/types.js';
 import type { Row, SqlArray, Value } from '../../sql/value.js';
 import { systemRelation } from './system-columns.js';
 import { attidentity, constraintRows, foreignKeyTables, pgDependRows, pgSequenceRows, pgSequencesTable } from './sequence-catalog.js';
@@ -36,9 +36,14 @@ import {
   type SystemContext,
 } from './system-context.js';
 
-export interface SystemTable {
+/**
+ * A system relation: its definition and its rows for one statement. A layer above system/ that
+ * provides rows from its own state declares the context it reads (`C`, the statement's
+ * SystemContext with its fields) and registers the relation with the engine (system-relations.ts).
+ */
+export interface SystemTable<C extends SystemContext = SystemContext> {
   readonly def: RelationDef;
-  rows(context: SystemContext): Row[];
+  rows(context: C): Row[];
 }
 
 function array(elements: Value[]): SqlArray {
@@ -183,6 +188,17 @@ const pgType = pg(
         -1, 0, 0, null,
       ]);
     }
+    // int2vector and oidvector (pg_index's columns): arrays of int2 / oid under their own OIDs, so
+    // a driver's type introspection (asyncpg's) finds their element.
+    for (const [oid, name, element, arrayOid] of [[VECTOR_OIDS.int2vector, 'int2vector', TYPES.int2.oid, 1006], [VECTOR_OIDS.oidvector, 'oidvector', TYPES.oid.oid, 1013]] as const) {
+      rows.push([
+        oid, name, 11, OWNER_OID, -1, false, 'b',
+        'A', false, true, ',', 0, 0,
+        element, arrayOid, 0, 0, 0, 0, 0,
+        0, 0, 'i', 'p', false, 0,
+        -1, 0, 0, null,
+      ]);
+    }
     return rows;
   },
 );
@@ -215,8 +231,8 @@ const pgIndex = pg(
   [
     'indexrelid:oid', 'indrelid:oid', 'indnatts:int2', 'indnkeyatts:int2', 'indisunique:bool', 'indnullsnotdistinct:bool',
     'indisprimary:bool', 'indisexclusion:bool', 'indimmediate:bool', 'indisclustered:bool', 'indisvalid:bool',
-    'indcheckxmin:bool', 'indisready:bool', 'indislive:bool', 'indisreplident:bool', 'indkey:int2[]', 'indcollation:oid[]',
-    'indclass:oid[]', 'indoption:int2[]', 'indexprs:text', 'indpred:text',
+    'indcheckxmin:bool', 'indisready:bool', 'indislive:bool', 'indisreplident:bool', 'indkey:int2vector', 'indcollation:oidvector',
+    'indclass:oidvector', 'indoption:int2vector', 'indexprs:text', 'indpred:text',
   ],
   (context) =>
     indexRelations(context).map((index) => {
@@ -225,7 +241,7 @@ const pgIndex = pg(
         index.id, index.indexOn!.relationId, key.length, key.length, index.indexOn!.unique === true, false,
         index.indexOn!.primary === true, false, true, false, true,
         false, true, true, false, array(key), array(key.map(() => 0)),
-        array(key.map(() => 0)), array(key.map(() => 0)), null, null,
+        array(indexOpclasses(context, index)), array(key.map(() => 0)), null, null,
       ];
     }),
 );
@@ -481,7 +497,60 @@ const pgTablespace = pg(1213, 'pg_tablespace', ['oid:oid', 'spcname:name', 'spco
   [1664, 'pg_global', OWNER_OID, null, null],
 ]);
 
+// ---- operator classes (client drivers' index reflection: SQLAlchemy joins pg_opclass on
+// pg_index.indclass) ----
+
+/** PostgreSQL 15's default btree operator classes of oxbow's types: oid, name, input type, family. */
+const BTREE_OPCLASSES: readonly (readonly [number, string, Exclude<TypeName, 'array'>, number])[] = [
+  [1978, 'int4_ops', 'int4', 1976],
+  [1979, 'int2_ops', 'int2', 1976],
+  [1981, 'oid_ops', 'oid', 1989],
+  [3122, 'date_ops', 'date', 434],
+  [3123, 'float8_ops', 'float8', 1970],
+  [3124, 'int8_ops', 'int8', 1976],
+  [3125, 'numeric_ops', 'numeric', 1988],
+  [3126, 'text_ops', 'text', 1994],
+  [3127, 'timestamptz_ops', 'timestamptz', 434],
+  [3128, 'timestamp_ops', 'timestamp', 434],
+  [10003, 'bool_ops', 'bool', 424],
+  [10004, 'bpchar_ops', 'bpchar', 426],
+  [10006, 'bytea_ops', 'bytea', 428],
+  [10007, 'char_ops', 'char', 429],
+  [10012, 'float4_ops', 'float4', 1970],
+  [10022, 'interval_ops', 'interval', 1982],
+  [10028, 'name_ops', 'name', 1994],
+  [10038, 'time_ops', 'time', 1996],
+  [10065, 'uuid_ops', 'uuid', 2968],
+  [10088, 'jsonb_ops', 'jsonb', 4033],
+];
+/** array_ops: the default for every array type. */
+const ARRAY_OPCLASS = 10000;
+
+/** The default btree operator class of a column type (varchar's is text_ops, as in PostgreSQL); 0 when there is none. */
+function defaultOpclass(columnType: DataType): number {
+  if (columnType.name === 'array') return ARRAY_OPCLASS;
+  const name = columnType.name === 'varchar' ? 'text' : columnType.name;
+  return BTREE_OPCLASSES.find((opclass) => opclass.at(2) === name)?.[0] ?? 0;
+}
+
+function indexOpclasses(context: SystemContext, index: RelationDef): number[] {
+  const table = context.catalog.relationById(index.indexOn!.relationId);
+  if (table === undefined) return [];
+  return index.indexOn!.columns.map((columnIndex) => defaultOpclass(table.columns[columnIndex]!.type));
+}
+
+const pgOpclass = pg(
+  2616,
+  'pg_opclass',
+  ['oid:oid', 'opcmethod:oid', 'opcname:name', 'opcnamespace:oid', 'opcowner:oid', 'opcfamily:oid', 'opcintype:oid', 'opcdefault:bool', 'opckeytype:oid'],
+  () => [
+    ...BTREE_OPCLASSES.map(([oid, name, typeName, family]) => [oid, BTREE_AM_OID, name, 11, OWNER_OID, family, TYPES[typeName].oid, true, name === 'name_ops' ? 2275 : 0]),
+    [ARRAY_OPCLASS, BTREE_AM_OID, 'array_ops', 11, OWNER_OID, 397, 2277, true, 0],
+  ],
+);
+
 export const pgCatalogTables: readonly SystemTable[] = [
+  pgOpclass,
   pgClass,
   pgNamespace,
   pgAttribute,

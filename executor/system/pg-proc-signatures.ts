@@ -19,7 +19,7 @@ import { ANY, allFunctions } from '../../sql/functions.js';
 import { TYPES, arrayOf, type as scalar, typeOid, type DataType, type TypeName } from '../../sql/types.js';
 import type { AggregateName } from '../../planner/plan.js';
 import { aggregateResultType } from '../../planner/binder/aggregate.js';
-import { formatTypeName, formatTypeOid } from '../type-names.js';
+import { formatTypeName, formatTypeOid } from '../catalog/type-names.js';
 import { sessionFunctionOverloads } from './session-functions.js';
 
 export const ANY_OID = 2276;

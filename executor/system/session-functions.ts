@@ -11,8 +11,9 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 import type { Resolved, ScalarFunction } from '../../sql/functions.js';
 import { type, arrayOf, sameType, type DataType } from '../../sql/types.js';
 import type { SqlArray, Value } from '../../sql/value.js';
-import { formatTypeName, formatTypeOid } from '../type-names.js';
-import { type SessionSequences, sequenceRelation } from '../sequence/session-sequences.js';
+import { formatTypeName, formatTypeOid } from '../catalog/type-names.js';
+import { objectOid } from '../../planner/binder/context.js';
+import { type SessionSequences, sequenceRelation } from '../catalog/session-sequences.js';
 import { aggregateSignatures, procTypeName, sessionProcByOid } from './pg-proc-signatures.js';
 import {
   constraintDefinition,
@@ -72,6 +73,15 @@ function viewDefinition(context: SessionFunctionContext, relationId: number): Va
   return ` ${definition}${definition.endsWith(';') ? '' : ';'}`;
 }
 
+function typeOidOrNull(name: string, context: SessionFunctionContext): number | null {
+  try {
+    const system = context.systemContext();
+    return objectOid(name, 'regtype', system.catalog as never, system.searchPath);
+  } catch {
+    return null;
+  }
+}
+
 function viewByName(context: SessionFunctionContext, relationName: string): number {
   const system = context.systemContext();
   const parts = relationName.split('.');
@@ -115,7 +125,7 @@ function sizePretty(bytes: bigint): string {
 
 const always = (result: Value): Impl => () => result;
 
-// Sequence functions (executor/sequence/): the sequence by OID in the statement's catalog.
+// Sequence functions (executor/catalog/session-sequences.ts): the sequence by OID in the statement's catalog.
 const regclass = type('regclass');
 function sequences(context: SessionFunctionContext): SessionSequences {
   if (context.sequences === undefined) throw new SqlError(SqlState.featureNotSupported, 'sequence functions are not available here');
@@ -381,6 +391,8 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   pg_is_other_temp_schema: [{ arguments: [oid], returns: bool, strict: true, impl: always(false) }],
   pg_postmaster_start_time: [{ arguments: [], returns: type('timestamptz'), strict: false, impl: always(startedMicros) }],
   to_regclass: [{ arguments: [text], returns: type('regclass'), strict: true, impl: ([relation], context) => viewByName(context, relation as string) || null }],
+  // Client drivers (psycopg's TypeInfo.fetch): the OID of a type name, NULL for an unknown one.
+  to_regtype: [{ arguments: [text], returns: type('regtype'), strict: true, impl: ([name], context) => typeOidOrNull(name as string, context) }],
   current_setting: [
     { arguments: [text], returns: text, strict: true, impl: ([setting], context) => context.systemContext().settings.show(setting as string).value },
     {

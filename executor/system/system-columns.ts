@@ -1,12 +1,14 @@
 // Declaring system relations compactly: a column list written as `name:type` strings becomes the
 // RelationDef the planner binds against. Type spellings are PostgreSQL's catalog types mapped to
-// oxbow's (oidvector and int2vector as arrays, pg_node_tree and aclitem as text).
+// oxbow's (oidvector and int2vector as arrays of that OID and text form, pg_node_tree and aclitem
+// as text).
 
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
-import { arrayOf, type, type DataType, type TypeName } from '../../sql/types.js';
+import { arrayOf, type, vectorOf, type DataType, type TypeName } from '../../sql/types.js';
 
 function columnType(spelling: string): DataType {
   if (spelling.endsWith('[]')) return arrayOf(columnType(spelling.slice(0, -2)));
+  if (spelling === 'int2vector' || spelling === 'oidvector') return vectorOf(spelling);
   return type(spelling as Exclude<TypeName, 'array'>);
 }
 

@@ -3,40 +3,68 @@
 // derived objects, attribute numbers, the display text of defaults and index definitions), so
 // pg_class, pg_attribute, pg_index and the pg_get_* functions agree with each other.
 
+import type { SessionObjects } from './session-cursors-relation.js';
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
 import type { ReadableWindow } from '../../storage/state-table.js';
-import type { ViewErrorRecord } from '../stream/view-errors.js';
 import type { BackfillRecord } from './backfill-progress.js';
-import type { SourceStatus } from '../source/source-status.js';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
-import type { CatalogSnapshot } from '../catalog.js';
-import type { SessionSettings } from '../settings.js';
-import { formatTypeName } from '../type-names.js';
-import type { EngineStatus } from '../metrics/status.js';
+import type { CatalogSnapshot } from '../catalog/catalog.js';
+import { formatTypeName } from '../catalog/type-names.js';
+import { quoteIdentifier } from '../catalog/object-names.js';
 import { constraintDefinitionOf } from './sequence-catalog.js';
+
+export { quoteIdentifier };
 
 export interface SystemContext {
   readonly catalog: CatalogSnapshot;
-  readonly settings: SessionSettings;
+  readonly settings: SettingsView;
   readonly user: string;
   readonly database: string;
   readonly searchPath: readonly string[];
   /** Errors recorded inside running materialized views (oxbow_catalog.view_errors). */
-  readonly viewErrors?: () => readonly ViewErrorRecord[];
+  readonly viewErrors?: () => readonly ViewErrorRow[];
   /** Backfills of new materialized views (oxbow_catalog.backfill_progress). */
   readonly backfills?: () => readonly BackfillRecord[];
   /** Checkpoint and recovery figures (oxbow_catalog.checkpoints, oxbow_catalog.recovery); absent without checkpoints. */
   readonly checkpoints?: CheckpointMetrics;
-  /** Sources' rejected messages and partition offsets (oxbow_catalog.source_errors / source_partitions). */
-  readonly sourceStatus?: SourceStatus;
   /** A table's or view's readable time-travel window (oxbow_catalog.time_travel). */
   readonly readableWindow?: (relationId: number) => ReadableWindow;
   /** The server's --time-travel-retention in milliseconds. */
   readonly defaultRetentionMs?: number;
-  /** The engine's status API (executor/metrics/): objects, dataflows, state sizes, epochs, sessions. */
-  readonly status?: EngineStatus;
+  /** The session's SQL cursors and prepared statements (pg_cursors, pg_prepared_statements). */
+  readonly sessionObjects?: SessionObjects;
   /** A sequence's last_value and is_called (pg_sequences); absent: last_value reads NULL. */
   readonly sequenceValue?: (relation: RelationDef) => { readonly last: bigint; readonly called: boolean };
+}
+
+/** An error recorded inside a running materialized view (stream/view-errors.ts records them). */
+export interface ViewErrorRow {
+  readonly viewId: number;
+  readonly message: string;
+  readonly count: number;
+  /** Microseconds since 1970 (a timestamptz value). */
+  readonly lastMicros: number;
+}
+
+/** A setting as pg_settings lists it (engine/settings.ts defines them). */
+export interface SettingRowDefinition {
+  readonly name: string;
+  readonly defaultValue: string;
+  readonly description: string;
+  readonly category: string;
+  readonly vartype: string;
+  readonly unit?: string;
+  readonly readOnly?: boolean;
+  readonly enumValues?: readonly string[];
+}
+
+/** The session's settings as pg_settings and current_setting() read them (engine/settings.ts's SessionSettings). */
+export interface SettingsView {
+  all(): readonly { readonly definition: SettingRowDefinition; readonly value: string }[];
+  /** Where the value comes from: 'default', 'client' or 'session'. */
+  source(definition: SettingRowDefinition): string;
+  resetValue(name: string): string | undefined;
+  show(name: string): { readonly name: string; readonly value: string };
 }
 
 /** The bootstrap superuser's OID; every object is owned by the session user under this OID. */
@@ -70,6 +98,7 @@ export function relkind(relation: RelationDef): string {
     case 'source':
       return 'f';
     case 'sink':
+    case 'subscription':
       return 's';
     case 'sequence':
       return 'S';
@@ -78,9 +107,9 @@ export function relkind(relation: RelationDef): string {
   }
 }
 
-/** Relations that appear in pg_class (sinks do not: they hold no rows). */
+/** Relations that appear in pg_class (sinks and subscriptions do not: they hold no rows). */
 export function inPgClass(relation: RelationDef): boolean {
-  return relation.kind !== 'sink';
+  return relation.kind !== 'sink' && relation.kind !== 'subscription';
 }
 
 /** The visible columns with their attribute numbers (1-based, hidden columns skipped). */
@@ -108,10 +137,6 @@ export function qualifiedName(context: SystemContext, relation: RelationDef, onl
   const name = quoteIdentifier(relation.name);
   if (onlyWhenInvisible && isVisible(context, relation)) return name;
   return `${quoteIdentifier(relation.schema)}.${name}`;
-}
-
-export function quoteIdentifier(name: string): string {
-  return /^[a-z_][a-z0-9_$]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
 }
 
 /** pg_get_expr's rendering of a stored DEFAULT text, following PostgreSQL's deparser for constants. */

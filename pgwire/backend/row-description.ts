@@ -1,7 +1,7 @@
 // RowDescription ('T'): per result column its name, source table OID and attribute number, type
 // OID, type size, type modifier and format code (0 text, 1 binary).
 
-import type { ColumnDescription } from '../../executor/engine.js';
+import type { ColumnDescription } from '../../executor/engine/engine.js';
 import { TYPES, typeOid } from '../../sql/types.js';
 import type { MessageWriter } from '../message-writer.js';
 

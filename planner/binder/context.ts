@@ -9,7 +9,7 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 import { type CastContext, type EvalContext, type Resolved, DEFAULT_EVAL_CONTEXT, allFunctions, allOperators, parseValue, resolveCast, resolveFunction, resolveOperator, commonType } from '../../sql/functions.js';
 import type { Expression } from '../expression.js';
 import type { Plan } from '../plan.js';
-import type { PlannerContext } from '../index.js';
+import type { PlannerContext } from '../context.js';
 import { displayTypeName } from './type-name.js';
 
 const UNKNOWN = scalar('unknown');

@@ -280,7 +280,7 @@ export class ExpressionBinder {
       if (collector.setReturning === undefined) throw new SqlError(SqlState.featureNotSupported, `set-returning functions are not allowed in ${collector.clause}`, { position });
       return collector.setReturning(partitionAncestorsAsUnnest(call), scope, position);
     }
-    if ((name === 'generate_series' || name === 'unnest') && parts.length === 1) {
+    if ((name === 'generate_series' || name === 'unnest' || name === 'generate_subscripts') && parts.length === 1) {
       if (collector.setReturning === undefined) throw new SqlError(SqlState.featureNotSupported, `set-returning functions are not allowed in ${collector.clause}`, { position });
       return collector.setReturning(call, scope, position);
     }
@@ -364,10 +364,11 @@ export class ExpressionBinder {
 
 const subscriptCache = new Map<string, ScalarFunction>();
 
-/** The subscript of a one-dimensional array: 1-based, NULL outside the bounds (PostgreSQL). */
+/** The subscript of a one-dimensional array: 1-based (int2vector / oidvector: 0-based), NULL outside the bounds (PostgreSQL). */
 function subscriptFunction(arrayType: DataType): ScalarFunction {
   const key = JSON.stringify(arrayType);
   let fn = subscriptCache.get(key);
+  const base = arrayType.vector === undefined ? 1 : 0;
   if (fn === undefined) {
     fn = Object.freeze({
       name: 'array_subscript',
@@ -375,7 +376,7 @@ function subscriptFunction(arrayType: DataType): ScalarFunction {
       returnType: arrayType.element!,
       strict: true,
       volatility: 'immutable' as const,
-      impl: ([array, index]: Value[]) => (array as SqlArray).elements[(index as number) - 1] ?? null,
+      impl: ([array, index]: Value[]) => (array as SqlArray).elements[(index as number) - base] ?? null,
       oid: 0,
     });
     subscriptCache.set(key, fn);

@@ -4,11 +4,12 @@
 
 import type { Node, RangeVar, JoinExpr } from '@pgsql/types';
 import { type DataType, type as scalar } from '../../sql/types.js';
+import { displayTypeName } from './type-name.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { SystemTimeClause } from '../../sql/parser/ast.js';
 import type { Expression } from '../expression.js';
-import type { JoinType, OutputColumn, Plan, SystemTime } from '../plan.js';
+import type { JoinType, OutputColumn, Plan, SetReturningName, SystemTime } from '../plan.js';
 import { planUsesOuter } from '../walk.js';
 import { parse } from '../../sql/parser/index.js';
 import { bindTimeWindow } from './time-window.js';
@@ -148,8 +149,8 @@ export class FromBinder {
         hint: 'Read pg_sequences, or call currval() / nextval().',
       });
     }
-    if (relation.kind === 'sink' || relation.kind === 'index') {
-      throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is ${relation.kind === 'sink' ? 'a sink' : 'an index'}`, { position });
+    if (relation.kind === 'sink' || relation.kind === 'index' || relation.kind === 'subscription') {
+      throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is ${relation.kind === 'sink' ? 'a sink' : relation.kind === 'subscription' ? 'a subscription' : 'an index'}`, { position });
     }
     if (relation.kind === 'view' && relation.definition !== undefined) return this.viewItem(relation, node, systemTime);
     return this.scanItem(relation, systemTime, node, outer);
@@ -269,9 +270,8 @@ export class FromBinder {
     const args = ((call.args ?? []) as Node[]).map((a) => this.expressions.bind(a, scope, { clause: 'functions in FROM' }));
     const ordinality = body.ordinality === true;
     let plan: Plan;
-    if (name === 'generate_series' || name === 'unnest') {
-      const typed = name === 'generate_series' ? this.seriesArguments(args, position) : this.unnestArguments(args, position);
-      const type = name === 'generate_series' ? typed[0]!.type : typed[0]!.type.element!;
+    if (name === 'generate_series' || name === 'unnest' || name === 'generate_subscripts') {
+      const { typed, type } = this.setReturningArguments(name, args, position);
       const columns: OutputColumn[] = [{ name, type, tableOid: 0, columnNumber: 0 }];
       if (ordinality) columns.push({ name: 'ordinality', type: scalar('int8'), tableOid: 0, columnNumber: 0 });
       plan = { kind: 'TableFunction', name, args: typed, withOrdinality: ordinality, columns };
@@ -317,6 +317,26 @@ export class FromBinder {
       throw new SqlError(SqlState.undefinedFunction, `function generate_series(${args.map((a) => a.type.name).join(', ')}) does not exist`, { position });
     }
     return args.map((a, i) => this.context.coerce(a, i < 2 ? type : stepType, 'implicit', position));
+  }
+
+  /** A set-returning function's arguments, typed, and its result type. */
+  setReturningArguments(name: SetReturningName, args: Expression[], position: number | undefined): { typed: Expression[]; type: DataType } {
+    if (name === 'generate_series') {
+      const typed = this.seriesArguments(args, position);
+      return { typed, type: typed[0]!.type };
+    }
+    if (name === 'unnest') {
+      const typed = this.unnestArguments(args, position);
+      return { typed, type: typed[0]!.type.element! };
+    }
+    // generate_subscripts(anyarray, int4 [, bool]): the subscripts of one dimension (arrays start at 1 in oxbow).
+    const integer = (e: Expression | undefined) => e !== undefined && (e.type.name === 'int4' || e.type.name === 'int2' || e.type.name === 'int8');
+    const array = args[0];
+    const valid = array !== undefined && array.type.name === 'array' && integer(args[1]) && (args.length === 2 || (args.length === 3 && args[2]!.type.name === 'bool'));
+    if (!valid) {
+      throw new SqlError(SqlState.undefinedFunction, `function generate_subscripts(${args.map((a) => displayTypeName(a.type)).join(', ')}) does not exist`, { position, hint: 'No function matches the given name and argument types. You might need to add explicit type casts.' });
+    }
+    return { typed: args, type: scalar('int4') };
   }
 
   unnestArguments(args: Expression[], position: number | undefined): Expression[] {

@@ -8,7 +8,7 @@ import type { Node, SelectStmt, FuncCall, ResTarget, SortBy } from '@pgsql/types
 import { type DataType, type as scalar } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { type Expression, mapChildren, rewriteColumns } from '../expression.js';
-import type { AggregateCall, AggregateName, OutputColumn, Plan, SortKey, WindowCall } from '../plan.js';
+import type { AggregateCall, AggregateName, OutputColumn, Plan, PlanOf, SetReturningName, SortKey, WindowCall } from '../plan.js';
 import { type BinderContext, positionOf } from './context.js';
 import { type CallCollector, ExpressionBinder, locationOf } from './expression.js';
 import { FromBinder } from './from.js';
@@ -314,16 +314,14 @@ export class SelectBinder {
     // A set-returning function in the select list: a LATERAL join of the FROM rows with it.
     const setReturning: Plan[] = [];
     collector.setReturning = (call: FuncCall, inScope: Scope, position: number | undefined): Expression => {
-      if (setReturning.length > 0) throw new SqlError(SqlState.featureNotSupported, 'more than one set-returning function in a select list is not supported', { position });
-      const name = call.funcname!.map((n) => (n as any).String.sval as string).pop()! as 'generate_series' | 'unnest';
+      const name = call.funcname!.map((n) => (n as any).String.sval as string).pop()! as SetReturningName;
       const args = ((call.args ?? []) as Node[]).map((a) => this.expressions.bind(a, inScope, { clause: 'arguments of set-returning functions' }));
       if (args.some((a) => hasSubqueryExpression(a))) throw new SqlError(SqlState.featureNotSupported, 'subqueries in arguments of a set-returning function are not supported', { position });
-      const typed = name === 'generate_series' ? this.from.seriesArguments(args, position) : this.from.unnestArguments(args, position);
-      const type = name === 'generate_series' ? typed[0]!.type : typed[0]!.type.element!;
+      const { typed, type } = this.from.setReturningArguments(name, args, position);
       // The arguments now read the FROM row as the enclosing row of the LATERAL side.
       const lateralArgs = typed.map(toLateral);
       setReturning.push({ kind: 'TableFunction', name, args: lateralArgs, withOrdinality: false, columns: [{ name, type, tableOid: 0, columnNumber: 0 }] });
-      return { kind: 'Column', index: SET_RETURNING_MARK, type };
+      return { kind: 'Column', index: SET_RETURNING_MARK + setReturning.length - 1, type };
     };
 
     let targets = this.bindTargets((select.targetList ?? []) as Node[], scope, collector);
@@ -334,9 +332,18 @@ export class SelectBinder {
         throw new SqlError(SqlState.featureNotSupported, 'set-returning functions together with aggregates or window functions are not supported');
       }
       const width = plan.columns.length;
-      const right = setReturning[0]!;
+      // Several set-returning functions run in lockstep, the shorter ones padded with NULLs (PostgreSQL 10's rule, ROWS FROM).
+      const right: Plan = setReturning.length === 1 ? setReturning[0]! : {
+        kind: 'TableFunction',
+        name: 'rows_from',
+        args: setReturning.flatMap((part) => (part as PlanOf<'TableFunction'>).args),
+        withOrdinality: false,
+        columns: setReturning.flatMap((part) => part.columns),
+        parts: setReturning.map((part) => ({ name: (part as PlanOf<'TableFunction'>).name as SetReturningName, argCount: (part as PlanOf<'TableFunction'>).args.length })),
+      };
       plan = { kind: 'Join', joinType: 'inner', left: plan, right, lateral: true, columns: [...plan.columns, ...right.columns] };
-      const unmark = (e: Expression): Expression => rewriteColumns(e, (index, type) => ({ kind: 'Column', index: index === SET_RETURNING_MARK ? width : index, type }));
+      const count = setReturning.length;
+      const unmark = (e: Expression): Expression => rewriteColumns(e, (index, type) => ({ kind: 'Column', index: index >= SET_RETURNING_MARK && index < SET_RETURNING_MARK + count ? width + index - SET_RETURNING_MARK : index, type }));
       targets = targets.map((t) => ({ ...t, expression: unmark(t.expression) }));
     }
 

@@ -2,7 +2,7 @@
 // the names PostgreSQL prints in error messages (format_type style: "integer", "character varying").
 
 import type { TypeName as PgTypeName, Node } from '@pgsql/types';
-import { type DataType, type TypeName, arrayOf, type as scalar, withTypmod } from '../../sql/types.js';
+import { type DataType, type TypeName, arrayOf, type as scalar, vectorOf, withTypmod } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 
 const NAMES: Readonly<Record<string, Exclude<TypeName, 'array'>>> = {
@@ -41,6 +41,7 @@ export function dataTypeOf(typeName: PgTypeName): DataType {
   if (parts.length > 1 && parts[0] !== 'pg_catalog') {
     throw new SqlError(SqlState.undefinedObject, `type "${parts.join('.')}" does not exist`, { position: positionOf(typeName) });
   }
+  if ((last === 'int2vector' || last === 'oidvector') && (typeName.arrayBounds ?? []).length === 0) return vectorOf(last);
   // The grammar spells `char` as bpchar and `"char"` as char: qualified pg_catalog.bpchar / plain "char".
   // pg_type's own array names (`_int4`) name the array type, as in PostgreSQL
   const arrayName = last.startsWith('_') && NAMES[last.slice(1)] !== undefined && last.slice(1) === NAMES[last.slice(1)];
@@ -76,6 +77,7 @@ const DISPLAY: Readonly<Record<string, string>> = {
 
 /** PostgreSQL's name of a type in messages (format_type without the modifier). */
 export function displayTypeName(t: DataType): string {
+  if (t.vector !== undefined) return t.vector;
   if (t.name === 'array') return `${t.element === undefined ? 'anyarray' : displayTypeName(t.element)}[]`;
   return DISPLAY[t.name] ?? t.name;
 }

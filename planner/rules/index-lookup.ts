@@ -6,7 +6,7 @@
 // (casts of them too), evaluated once per execution; the executor converts integer keys to the
 // column's type and drops keys that cannot match (NULL, out of range).
 //
-// Without a primary-key lookup, a secondary index (CREATE INDEX, executor/secondary-index.ts)
+// Without a primary-key lookup, a secondary index (CREATE INDEX, executor/catalog/secondary-index.ts)
 // whose leading columns the filter pins gets an `indexLookup`: the prefix tuples to range-read in
 // the index, whose entries end with the primary key the rows are then fetched by.
 

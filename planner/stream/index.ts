@@ -3,7 +3,7 @@
 // (executor/stream/) and for EXPLAIN CREATE MATERIALIZED VIEW (planner/stages.ts).
 
 import type { Node } from '@pgsql/types';
-import type { PlannerContext } from '../index.js';
+import type { PlannerContext } from '../context.js';
 import { BinderContext } from '../binder/context.js';
 import { planToStage } from '../stages.js';
 import { STREAM_RULES } from '../optimizer.js';

@@ -171,3 +171,30 @@ defineFunction('jsonb_set', { args: ['jsonb', textArray, 'jsonb'], returns: 'jso
   if (!Array.isArray(value) && !isJsonObject(value)) throw new SqlError(SqlState.invalidParameterValue, 'cannot set path in scalar');
   return new Jsonb(setPath(value, (p as SqlArray).elements as (string | null)[], jsonbOf(r!), true));
 } });
+
+// json_build_object / json_build_array (client drivers' catalog queries: SQLAlchemy's column
+// reflection builds identity options with json_build_object over unknown-typed literal keys). The
+// keys stay in call order; the value is oxbow's JSON value, printed as jsonb prints it
+// (`{"a": 1}` where PostgreSQL's json prints `{"a" : 1}`).
+defineFunction('json_build_object', {
+  args: [], variadic: ANY, returns: 'json', strict: false, impl: () => new Jsonb(Object.create(null) as { [key: string]: JsonValue }),
+  specialize: (types) => ({
+    impl: (args, context) => {
+      if (args.length % 2 !== 0) {
+        throw new SqlError(SqlState.invalidParameterValue, 'argument list must have even number of elements', {
+          hint: 'The arguments of json_build_object() must consist of alternating keys and values.',
+        });
+      }
+      const object: { [key: string]: JsonValue } = Object.create(null);
+      for (let i = 0; i < args.length; i += 2) {
+        if (args[i] === null) throw new SqlError(SqlState.invalidParameterValue, `argument ${i + 1}: key must not be null`);
+        object[keyText(args[i]!, types[i]!, context)] = toJson(args[i + 1]!, types[i + 1]!, context);
+      }
+      return new Jsonb(object);
+    },
+  }),
+});
+defineFunction('json_build_array', {
+  args: [], variadic: ANY, returns: 'json', strict: false, impl: () => new Jsonb([]),
+  specialize: (types) => ({ impl: (args, context) => new Jsonb(args.map((arg, i) => toJson(arg, types[i]!, context))) }),
+});

@@ -6,7 +6,7 @@
 
 import { SqlError, SqlState } from '../errors.js';
 import type { DataType, TypeName } from '../types.js';
-import { arrayOf, type } from '../types.js';
+import { arrayOf, type, vectorOf } from '../types.js';
 import type { Interval, SqlArray, Value } from '../value.js';
 import type { EvalContext } from '../eval-context.js';
 import { Numeric } from '../numeric.js';
@@ -247,6 +247,18 @@ function defineCrossIntegerComparisons(left: 'int2' | 'int4' | 'int8', right: 'i
 for (const left of ['int2', 'int4', 'int8'] as const) {
   for (const right of ['int2', 'int4', 'int8'] as const) if (left !== right) defineCrossIntegerComparisons(left, right);
 }
+
+// name against text, in both orders (PostgreSQL 12's nameeqtext ... btnametextcmp): client
+// drivers' catalog queries compare pg_class.relname with a varchar parameter (SQLAlchemy's
+// `relname = $1::VARCHAR`), which PostgreSQL resolves to name = text.
+defineComparisons(type('name'), type('text'));
+defineComparisons(type('text'), type('name'));
+// int2vector and oidvector (pg_index.indkey, indclass) compare as their arrays.
+defineComparisons(vectorOf('int2vector'), vectorOf('int2vector'));
+defineComparisons(vectorOf('oidvector'), vectorOf('oidvector'), [679, 619, 677, 678, 681, 680]);
+// "char" against text (PostgreSQL coerces "char" to text; psycopg2's `relkind = ANY (ARRAY['r', ...])`).
+defineComparisons(type('char'), type('text'));
+defineComparisons(type('text'), type('char'));
 
 // ---------------------------------------------------------------------------------------------
 // strings

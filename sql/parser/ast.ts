@@ -82,6 +82,7 @@ export type ShowObjectType =
   | 'views'
   | 'sources'
   | 'sinks'
+  | 'subscriptions'
   | 'schemas'
   | 'databases'
   | 'functions'
@@ -115,6 +116,38 @@ export interface OxbowExplainAnalyzeView {
   readonly relation: RangeVar;
 }
 
+/**
+ * SUBSCRIBE [TO] name | (query) [AS OF e] [WITH (...)], alone or as `COPY (SUBSCRIBE ...) TO STDOUT`
+ * (sql/parser/subscribe.ts).
+ */
+export interface OxbowSubscribe {
+  readonly relation?: RangeVar;
+  /** SUBSCRIBE (query): the query as PostgreSQL parses it, and its text. */
+  readonly query?: Node;
+  readonly queryText?: string;
+  /** AS OF: an integer literal is an epoch number, anything else a moment (timestamp). */
+  readonly asOf?: Node;
+  readonly asOfLocation?: number;
+  /** WITH (PROGRESS, SNAPSHOT = false): lower-cased keys, values as written ('' without a value). */
+  readonly options: Readonly<Record<string, string>>;
+  /** Set for the COPY form: COPY's own options (FORMAT text only). */
+  readonly copyOptions?: Readonly<Record<string, string>>;
+}
+
+/** CREATE SUBSCRIPTION [IF NOT EXISTS] name FROM relation [WITH (retention = ...)] (RisingWave's form). */
+export interface OxbowCreateSubscription {
+  readonly name: RangeVar;
+  readonly from: RangeVar;
+  readonly ifNotExists: boolean;
+  readonly options: Readonly<Record<string, string>>;
+}
+
+/** DROP SUBSCRIPTION [IF EXISTS] name [, ...] */
+export interface OxbowDropSubscription {
+  readonly names: readonly RangeVar[];
+  readonly missingOk: boolean;
+}
+
 export type OxbowNode =
   | { readonly OxbowCreateSource: OxbowCreateSource }
   | { readonly OxbowCreateSink: OxbowCreateSink }
@@ -122,7 +155,10 @@ export type OxbowNode =
   | { readonly OxbowShowObjects: OxbowShowObjects }
   | { readonly OxbowShowCreate: OxbowShowCreate }
   | { readonly OxbowDescribe: OxbowDescribe }
-  | { readonly OxbowExplainAnalyzeView: OxbowExplainAnalyzeView };
+  | { readonly OxbowExplainAnalyzeView: OxbowExplainAnalyzeView }
+  | { readonly OxbowSubscribe: OxbowSubscribe }
+  | { readonly OxbowCreateSubscription: OxbowCreateSubscription }
+  | { readonly OxbowDropSubscription: OxbowDropSubscription };
 
 export interface ParsedStatement {
   readonly node: Node | OxbowNode;

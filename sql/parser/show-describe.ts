@@ -1,5 +1,5 @@
 // RisingWave's (and MySQL-style) catalog statements that PostgreSQL lacks:
-//   SHOW TABLES | MATERIALIZED VIEWS | VIEWS | SOURCES | SINKS | SCHEMAS | DATABASES | FUNCTIONS
+//   SHOW TABLES | MATERIALIZED VIEWS | VIEWS | SOURCES | SINKS | SUBSCRIPTIONS | SCHEMAS | DATABASES | FUNCTIONS
 //        [FROM | IN schema] [LIKE 'pattern']
 //   SHOW COLUMNS | INDEXES FROM | IN relation
 //   SHOW CREATE TABLE | MATERIALIZED VIEW | VIEW | SOURCE | SINK | INDEX name
@@ -17,6 +17,7 @@ const listings: Record<string, ShowObjectType> = {
   VIEWS: 'views',
   SOURCES: 'sources',
   SINKS: 'sinks',
+  SUBSCRIPTIONS: 'subscriptions',
   SCHEMAS: 'schemas',
   DATABASES: 'databases',
   FUNCTIONS: 'functions',

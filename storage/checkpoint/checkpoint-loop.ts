@@ -4,6 +4,11 @@
 // waiting when a cut is taken is released by that one checkpoint. A failed attempt fails the
 // waiters that were waiting for it with a clear error (their change is committed locally, not yet
 // remotely) and the loop tries again after a short pause.
+//
+// stop() waits for a running checkpoint at most `stopTimeoutMs`, then abandons it: `abandon`
+// closes the object store, so its requests stop at once and the checkpoint fails (its failed row
+// says it was abandoned). Nothing is lost: the state is committed on the local disk, and the next
+// start's first checkpoint uploads it (the sweep removes what the abandoned one left behind).
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SqlError, SqlState } from '../../sql/errors.js';
@@ -22,6 +27,15 @@ export interface CheckpointLoopOptions {
   readonly retryDelayMs?: number;
   /** Reports failures (the server logs them to stderr). */
   readonly onError?: (error: unknown) => void;
+  /** How long stop() waits for a running checkpoint before `abandon` (default: until it ends). */
+  readonly stopTimeoutMs?: number;
+  /** Makes a running checkpoint fail at once (closes its object store). */
+  readonly abandon?: () => void;
+}
+
+/** A checkpoint stop() gave up waiting for. */
+export class CheckpointAbandonedError extends Error {
+  override readonly name = 'CheckpointAbandonedError';
 }
 
 export class CheckpointLoop {
@@ -32,6 +46,8 @@ export class CheckpointLoop {
   private requested = false;
   private stopped = false;
   private running: Promise<void> | undefined;
+  private checkpointing = false;
+  private abandonedAfterMs: number | undefined;
 
   constructor(checkpointer: Checkpointer, options: CheckpointLoopOptions) {
     this.checkpointer = checkpointer;
@@ -58,11 +74,22 @@ export class CheckpointLoop {
     this.wake?.();
   }
 
-  /** Stops scheduling and waits for a running checkpoint to finish. */
+  /** Stops scheduling and waits for a running checkpoint to finish (or abandons it, see above). */
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake?.();
-    await this.running;
+    const running = this.running;
+    const limitMs = this.options.stopTimeoutMs;
+    if (running !== undefined && this.checkpointing && limitMs !== undefined && this.options.abandon !== undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      const finished = await Promise.race([running.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), limitMs)))]);
+      clearTimeout(timer);
+      if (!finished) {
+        this.abandonedAfterMs = limitMs;
+        this.options.abandon();
+      }
+    }
+    await running;
     for (const waiter of this.waiters) waiter.reject(new SqlError(SqlState.adminShutdown, 'the server is shutting down; the change is committed locally but not yet in the object store'));
     this.waiters = [];
   }
@@ -87,6 +114,7 @@ export class CheckpointLoop {
       const waiting = this.waiters;
       this.waiters = [];
       try {
+        this.checkpointing = true;
         await this.checkpointer.checkpoint();
         delayMs = this.options.intervalMs;
         const last = this.checkpointer.lastEpoch;
@@ -94,7 +122,15 @@ export class CheckpointLoop {
           if (waiter.epoch <= last) waiter.resolve();
           else this.waiters.push(waiter);
         }
-      } catch (error) {
+      } catch (caught) {
+        const error =
+          this.abandonedAfterMs === undefined
+            ? caught
+            : new CheckpointAbandonedError(
+                `checkpoint abandoned at shutdown after ${this.abandonedAfterMs} ms: ${caught instanceof Error ? caught.message : String(caught)}; ` +
+                  'the state is committed on the local disk and the next start uploads it',
+                { cause: caught },
+              );
         this.options.onError?.(error);
         const message = error instanceof Error ? error.message : String(error);
         for (const waiter of waiting) {
@@ -106,7 +142,9 @@ export class CheckpointLoop {
           );
         }
         delayMs = Math.min(this.options.intervalMs, this.options.retryDelayMs ?? 1000);
-        if (this.waiters.length > 0) await sleep(this.options.retryDelayMs ?? 1000);
+        if (this.waiters.length > 0 && !this.stopped) await sleep(this.options.retryDelayMs ?? 1000);
+      } finally {
+        this.checkpointing = false;
       }
       if (this.waiters.length > 0) this.requested = true;
     }

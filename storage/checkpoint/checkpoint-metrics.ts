@@ -3,12 +3,19 @@
 // (the Prometheus text exposition format, for a /metrics endpoint). One object per process.
 
 import type { Epoch } from '../../sql/epoch.js';
+import type { ObjectStoreError } from '../object-store/object-store.js';
+import type { RetryPolicy } from '../object-store/retry.js';
 
 export interface CheckpointRecord {
   readonly epoch: Epoch;
   readonly startedAtMs: number;
   readonly durationMs: number;
-  readonly status: 'complete' | 'failed';
+  /**
+   * 'complete', 'failed', or 'retrying': an object-store request of the running checkpoint failed
+   * or passed its deadline and is being retried (`error` says which and why; the checkpoint's own
+   * row follows when it ends).
+   */
+  readonly status: 'complete' | 'failed' | 'retrying';
   readonly filesUploaded: number;
   readonly bytesUploaded: number;
   readonly files: number;
@@ -33,6 +40,13 @@ export interface RecoveryRecord {
   readonly skipped: readonly string[];
 }
 
+/** The checkpoint in progress: its epoch (0 during the cut), phase and start. */
+export interface RunningCheckpoint {
+  readonly epoch: Epoch;
+  readonly phase: string;
+  readonly startedAtMs: number;
+}
+
 const HISTORY_LIMIT = 50;
 
 export class CheckpointMetrics {
@@ -45,6 +59,9 @@ export class CheckpointMetrics {
   failuresTotal = 0;
   consecutiveFailures = 0;
   retriesTotal = 0;
+  /** Object-store requests that passed their deadline (each is retried or fails its call). */
+  timeoutsTotal = 0;
+  running: RunningCheckpoint | undefined;
   bytesUploadedTotal = 0;
   filesDeletedTotal = 0;
   keptCheckpoints = 0;
@@ -64,6 +81,35 @@ export class CheckpointMetrics {
       this.lastError = entry.error;
     }
     this.bytesUploadedTotal += entry.bytesUploaded;
+  }
+
+  /** The hooks that count an object store's retries and timeouts here (retry.ts's RetryPolicy). */
+  retryHooks(): Pick<RetryPolicy, 'onRetry' | 'onTimeout'> {
+    return {
+      onRetry: (error, attempt, attempts) => this.requestRetried(error, attempt, attempts),
+      onTimeout: () => this.timeoutsTotal++,
+    };
+  }
+
+  /** Counts a retried request; during a checkpoint, also a 'retrying' row naming it. */
+  requestRetried(error: ObjectStoreError, attempt: number, attempts: number): void {
+    this.retriesTotal++;
+    const running = this.running;
+    if (running === undefined) return;
+    this.history.unshift({
+      epoch: running.epoch,
+      startedAtMs: Date.now(),
+      durationMs: Date.now() - running.startedAtMs,
+      status: 'retrying',
+      filesUploaded: 0,
+      bytesUploaded: 0,
+      files: 0,
+      bytesReferenced: 0,
+      pauseMs: 0,
+      cutMs: 0,
+      error: `${error.message} (attempt ${attempt} of ${attempts}, retrying; checkpoint phase ${running.phase})`,
+    });
+    if (this.history.length > HISTORY_LIMIT) this.history.length = HISTORY_LIMIT;
   }
 
   /** Prometheus text format, one sample per line. */
@@ -86,6 +132,8 @@ export class CheckpointMetrics {
     gauge('oxbow_checkpoint_failures_total', 'Failed checkpoint attempts since start.', this.failuresTotal, 'counter');
     gauge('oxbow_checkpoint_consecutive_failures', 'Failed attempts since the last complete checkpoint.', this.consecutiveFailures);
     gauge('oxbow_checkpoint_retries_total', 'Object-store requests retried since start.', this.retriesTotal, 'counter');
+    gauge('oxbow_object_store_timeouts_total', 'Object-store requests that passed their deadline (--object-store-timeout-ms) since start.', this.timeoutsTotal, 'counter');
+    gauge('oxbow_checkpoint_running_seconds', 'How long the checkpoint in progress has run (0: none).', this.running === undefined ? 0 : (Date.now() - this.running.startedAtMs) / 1000);
     gauge('oxbow_checkpoint_uploaded_bytes_total', 'Bytes uploaded since start.', this.bytesUploadedTotal, 'counter');
     gauge('oxbow_checkpoint_deleted_files_total', 'Remote files deleted by retention since start.', this.filesDeletedTotal, 'counter');
     gauge('oxbow_recovery_duration_seconds', 'Time recovery took at the last start.', (this.recovery?.durationMs ?? 0) / 1000);

@@ -22,6 +22,7 @@ import type { Epoch } from '../../sql/epoch.js';
 import { epochToMillis } from '../../sql/epoch.js';
 import type { RocksStateStore } from '../rocks-state-store.js';
 import { ObjectStoreError, type ObjectStore } from '../object-store/object-store.js';
+import { PROBE_PREFIX } from '../object-store/probe.js';
 import type { CheckpointMetrics, CheckpointRecord } from './checkpoint-metrics.js';
 import { forEachConcurrently } from './parallel.js';
 import { loadOrCreateIdentity, IDENTITY_FILE, type LocalIdentity } from './local-identity.js';
@@ -155,8 +156,10 @@ export class Checkpointer {
       this.kept.set(epoch, manifest);
     }
     for (const object of objects) if (object.key.startsWith(SST_PREFIX) || object.key.startsWith(FILES_PREFIX)) this.remoteFiles.add(object.key);
-    // Damaged manifests can never be restored; drop them so their files can be collected.
+    // Damaged manifests can never be restored; drop them so their files can be collected. Probe
+    // objects left by a start killed between the probe's write and its delete go too.
     await store.delete(damaged.map((entry) => entry.slice(0, entry.indexOf(':'))));
+    await store.delete(objects.filter((object) => object.key.startsWith(PROBE_PREFIX)).map((object) => object.key));
     const deletedFiles = await this.applyRetention();
     for (const manifest of this.kept.values()) if (BigInt(manifest.epoch) > this.lastEpochValue) this.lastEpochValue = BigInt(manifest.epoch);
     this.options.metrics.keptCheckpoints = this.kept.size;
@@ -210,14 +213,17 @@ export class Checkpointer {
     let bytesUploaded = 0;
     const staging = this.options.stagingDir;
     try {
-      if (!this.swept) await this.sweep();
+      if (!this.swept) {
+        this.options.metrics.running = { epoch: 0n, phase: 'sweep', startedAtMs };
+        await this.sweep();
+      }
       const store = this.options.store;
       if (store.committedEpoch === this.lastEpochValue || store.committedEpoch === 0n) return undefined;
       await rm(staging, { recursive: true, force: true });
       await mkdir(staging, { recursive: true });
       const cutDir = join(staging, 'cut');
       const cutStart = performance.now();
-      this.options.onPhase?.('cut', 0n);
+      this.phase('cut', 0n, startedAtMs);
       const cut = await store.checkpoint(cutDir, this.options.describe);
       cutMs = performance.now() - cutStart;
       // Nothing new since the last checkpoint (a commit raced the check above the other way).
@@ -227,7 +233,7 @@ export class Checkpointer {
       }
       epoch = cut.epoch;
       const state: CommittedState = { epoch, ...cut.described };
-      this.options.onPhase?.('upload', epoch);
+      this.phase('upload', epoch, startedAtMs);
 
       const names = (await readdir(cutDir)).filter(isRocksDbFile).sort();
       // What the store really holds (one listing): a file lost remotely since we uploaded it (deleted
@@ -265,13 +271,13 @@ export class Checkpointer {
         totalBytes: files.reduce((sum, file) => sum + file.sizeBytes, 0),
       };
       const encoded = encodeManifest(manifest);
-      this.options.onPhase?.('manifest', epoch);
+      this.phase('manifest', epoch, startedAtMs);
       await this.options.objectStore.putBytes(manifestKey(epoch), encoded);
       bytesUploaded += encoded.length;
       this.kept.set(epoch, manifest);
       this.lastEpochValue = epoch;
       await rm(staging, { recursive: true, force: true });
-      this.options.onPhase?.('retention', epoch);
+      this.phase('retention', epoch, startedAtMs);
       await this.applyRetention();
       const record: CheckpointRecord = {
         epoch,
@@ -288,6 +294,7 @@ export class Checkpointer {
       };
       this.options.metrics.keptCheckpoints = this.kept.size;
       this.options.metrics.record(record);
+      this.options.metrics.running = undefined;
       this.options.onPhase?.('complete', epoch);
       return record;
     } catch (error) {
@@ -311,7 +318,13 @@ export class Checkpointer {
         : new CheckpointError(`checkpoint at epoch ${epochText(epoch)} failed: ${message}`, { cause: error });
     } finally {
       this.running = false;
+      this.options.metrics.running = undefined;
     }
+  }
+
+  private phase(phase: CheckpointPhase, epoch: Epoch, startedAtMs: number): void {
+    this.options.metrics.running = { epoch, phase, startedAtMs };
+    this.options.onPhase?.(phase, epoch);
   }
 }
 

@@ -3,12 +3,20 @@
 // in `<root>/.incoming/`, are fsynced, then renamed into place, so a reader never sees half an
 // object and a crash leaves only an incoming file, which the next open removes. Every byte is
 // hashed while it is copied, so a put or get costs one read of the data.
+//
+// Deadlines (retry.ts): a file operation cannot be cancelled, so at its deadline the call stops
+// waiting and fails as Unavailable (retried with backoff). The abandoned operation may still hold
+// a thread of libuv's pool (a folder that never answers: a hung network mount, `/proc`, where
+// Node's mkdir never returns and spins its thread); while one has not returned, new calls fail at
+// once instead of taking the pool's remaining threads, which RocksDB and every file read need.
 
 import { createHash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { ObjectStoreError, verifyDigest, type ObjectDigest, type ObjectInfo, type ObjectStore } from './object-store.js';
+import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './retry.js';
 
 const INCOMING = '.incoming';
 const CHUNK_BYTES = 1 << 20;
@@ -23,15 +31,50 @@ function fileError(error: unknown, action: string, key?: string): ObjectStoreErr
   return new ObjectStoreError('Failed', message, { key, cause: error });
 }
 
+export interface FileObjectStoreOptions {
+  readonly retry?: RetryPolicy;
+}
+
 export class FileObjectStore implements ObjectStore {
   readonly location: string;
   private readonly root: string;
+  private readonly retry: RetryPolicy;
   private sequence = 0;
   private prepared: Promise<void> | undefined;
+  /** Operations abandoned at their deadline that have not returned yet, with their start. */
+  private readonly hung = new Set<{ readonly sinceMs: number }>();
+  private readonly closer = new AbortController();
 
-  constructor(root: string) {
+  constructor(root: string, options: FileObjectStoreOptions = {}) {
     this.root = root;
     this.location = `file://${root}`;
+    this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
+    // Every call in flight listens for close(): many at once is normal, not a leak.
+    setMaxListeners(0, this.closer.signal);
+  }
+
+  /** One call: a deadline per attempt, retries, and no new file operation while one hangs. */
+  private call<T>(action: string, key: string | undefined, operation: (progress: () => void) => Promise<T>): Promise<T> {
+    return withRetries(
+      this.retry,
+      async (signal, progress) => {
+        if (this.hung.size > 0) {
+          const seconds = Math.round((Date.now() - Math.min(...[...this.hung].map((entry) => entry.sinceMs))) / 1000);
+          throw new ObjectStoreError('Unavailable', `${action}: an earlier operation on ${this.root} has not returned for ${seconds} s (the folder does not answer)`, { key });
+        }
+        const entry = { sinceMs: Date.now() };
+        const running = operation(progress);
+        signal.addEventListener('abort', () => {
+          this.hung.add(entry);
+          running.then(
+            () => this.hung.delete(entry),
+            () => this.hung.delete(entry),
+          );
+        });
+        return running;
+      },
+      key === undefined ? { action, closed: this.closer.signal } : { action, key, closed: this.closer.signal },
+    );
   }
 
   private pathOf(key: string): string {
@@ -73,6 +116,10 @@ export class FileObjectStore implements ObjectStore {
 
   async putFile(key: string, path: string): Promise<ObjectDigest> {
     const target = this.pathOf(key);
+    return this.call(`cannot store ${key} in ${this.location}`, key, (progress) => this.putFileOnce(key, path, target, progress));
+  }
+
+  private async putFileOnce(key: string, path: string, target: string, progress: () => void): Promise<ObjectDigest> {
     await this.prepare();
     const incoming = this.incomingPath();
     try {
@@ -81,6 +128,7 @@ export class FileObjectStore implements ObjectStore {
       const output = await open(incoming, 'w');
       try {
         for await (const chunk of createReadStream(path, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>) {
+          progress();
           hash.update(chunk);
           sizeBytes += chunk.length;
           await output.write(chunk);
@@ -99,6 +147,10 @@ export class FileObjectStore implements ObjectStore {
 
   async putBytes(key: string, body: Uint8Array): Promise<ObjectDigest> {
     const target = this.pathOf(key);
+    return this.call(`cannot store ${key} in ${this.location}`, key, () => this.putBytesOnce(key, body, target));
+  }
+
+  private async putBytesOnce(key: string, body: Uint8Array, target: string): Promise<ObjectDigest> {
     await this.prepare();
     const incoming = this.incomingPath();
     try {
@@ -118,15 +170,23 @@ export class FileObjectStore implements ObjectStore {
   }
 
   async getBytes(key: string): Promise<Uint8Array> {
-    try {
-      return new Uint8Array(await readFile(this.pathOf(key)));
-    } catch (error) {
-      throw fileError(error, `cannot read ${key} from ${this.location}`, key);
-    }
+    const source = this.pathOf(key);
+    const action = `cannot read ${key} from ${this.location}`;
+    return this.call(action, key, async () => {
+      try {
+        return new Uint8Array(await readFile(source));
+      } catch (error) {
+        throw fileError(error, action, key);
+      }
+    });
   }
 
   async getFile(key: string, path: string, expected?: ObjectDigest): Promise<ObjectDigest> {
     const source = this.pathOf(key);
+    return this.call(`cannot download ${key} from ${this.location}`, key, (progress) => this.getFileOnce(key, source, path, expected, progress));
+  }
+
+  private async getFileOnce(key: string, source: string, path: string, expected: ObjectDigest | undefined, progress: () => void): Promise<ObjectDigest> {
     const temporary = `${path}.download`;
     try {
       const hash = createHash('sha256');
@@ -134,6 +194,7 @@ export class FileObjectStore implements ObjectStore {
       const output = await open(temporary, 'w');
       try {
         for await (const chunk of createReadStream(source, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>) {
+          progress();
           hash.update(chunk);
           sizeBytes += chunk.length;
           await output.write(chunk);
@@ -153,6 +214,10 @@ export class FileObjectStore implements ObjectStore {
   }
 
   async list(prefix: string): Promise<ObjectInfo[]> {
+    return this.call(`cannot list ${this.location}`, undefined, () => this.listOnce(prefix));
+  }
+
+  private async listOnce(prefix: string): Promise<ObjectInfo[]> {
     const result: ObjectInfo[] = [];
     const walk = async (directory: string): Promise<void> => {
       let entries;
@@ -185,13 +250,19 @@ export class FileObjectStore implements ObjectStore {
 
   async delete(keys: readonly string[]): Promise<void> {
     for (const key of keys) {
-      try {
-        await unlink(this.pathOf(key));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw fileError(error, `cannot delete ${key} from ${this.location}`, key);
-      }
+      const path = this.pathOf(key);
+      const action = `cannot delete ${key} from ${this.location}`;
+      await this.call(action, key, async () => {
+        try {
+          await unlink(path);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw fileError(error, action, key);
+        }
+      });
     }
   }
 
-  close(): void {}
+  close(): void {
+    this.closer.abort();
+  }
 }

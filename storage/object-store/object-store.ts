@@ -1,6 +1,7 @@
 // The object-store contract the checkpointer consumes: put a local file or a small byte string
 // under a key, read one back (a download verifies size and SHA-256 when the caller knows them),
-// list a prefix, delete keys. Two real implementations: a local folder (file-object-store.ts)
+// list a prefix, delete keys. Every call has a deadline per request and retries what can pass
+// (retry.ts). Two real implementations: a local folder (file-object-store.ts)
 // and S3 or any S3-compatible server (s3-object-store.ts). Failures are ObjectStoreErrors with a
 // code the checkpointer can act on (retry an unavailable store, stop on a permission error, fall
 // back on a corrupt object).
@@ -34,6 +35,10 @@ export interface ObjectStore {
   list(prefix: string): Promise<ObjectInfo[]>;
   /** Deletes keys; absent keys are not an error. */
   delete(keys: readonly string[]): Promise<void>;
+  /**
+   * Aborts every call in flight (each fails at once with ObjectStoreError Failed, without retrying)
+   * and refuses new ones: a shutdown abandons a hung checkpoint this way.
+   */
   close(): void;
 }
 
@@ -44,7 +49,7 @@ export type ObjectStoreErrorCode =
   | 'AccessDenied'
   /** The bucket or folder does not exist. */
   | 'NoSuchBucket'
-  /** Network failure, timeout, throttling or a server error: worth retrying. */
+  /** Network failure, a request past its deadline, throttling or a server error: worth retrying. */
   | 'Unavailable'
   /** The object's bytes do not match the size or checksum expected. */
   | 'Corrupt'
@@ -55,10 +60,13 @@ export class ObjectStoreError extends Error {
   override readonly name = 'ObjectStoreError';
   readonly code: ObjectStoreErrorCode;
   readonly key: string | undefined;
-  constructor(code: ObjectStoreErrorCode, message: string, options?: { key?: string; cause?: unknown }) {
+  /** The request passed its deadline (retry.ts) rather than failing: counted apart in the metrics. */
+  readonly timedOut: boolean;
+  constructor(code: ObjectStoreErrorCode, message: string, options?: { key?: string; cause?: unknown; timedOut?: boolean }) {
     super(message, { cause: options?.cause });
     this.code = code;
     this.key = options?.key;
+    this.timedOut = options?.timedOut ?? false;
   }
 
   get retryable(): boolean {

@@ -8,9 +8,12 @@
 // a dropped connection costs one part, not the file; an upload that fails is aborted so the server
 // frees its parts. Every request sends Content-MD5 so the server rejects bytes damaged in flight;
 // SHA-256 is computed while reading (for the manifest) and verified on download. The SDK's own
-// retries are off: retry.ts retries with backoff and counts retries for the metrics.
+// retries are off: retry.ts gives every request (each part too) a deadline, aborts it through the
+// SDK's abortSignal when it passes, retries with backoff and counts retries for the metrics.
+// close() aborts every request in flight.
 
 import { createHash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { open, rename, unlink } from 'node:fs/promises';
 import {
   AbortMultipartUploadCommand,
@@ -25,7 +28,7 @@ import {
   type CompletedPart,
 } from '@aws-sdk/client-s3';
 import { ObjectStoreError, verifyDigest, type ObjectDigest, type ObjectInfo, type ObjectStore } from './object-store.js';
-import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './retry.js';
+import { DEFAULT_OBJECT_STORE_TIMEOUT_MS, DEFAULT_RETRY_POLICY, withDeadline, withRetries, type RetryPolicy } from './retry.js';
 
 export interface S3ObjectStoreOptions {
   readonly bucket: string;
@@ -38,7 +41,6 @@ export interface S3ObjectStoreOptions {
   readonly retry?: RetryPolicy;
   readonly partSizeBytes?: number;
   readonly multipartThresholdBytes?: number;
-  readonly requestTimeoutMs?: number;
 }
 
 const NOT_FOUND = new Set(['NoSuchKey', 'NotFound']);
@@ -78,12 +80,16 @@ export class S3ObjectStore implements ObjectStore {
   private readonly retry: RetryPolicy;
   private readonly partSizeBytes: number;
   private readonly multipartThresholdBytes: number;
+  /** Aborted by close(): every request in flight stops. */
+  private readonly closer = new AbortController();
 
   constructor(options: S3ObjectStoreOptions) {
     this.bucket = options.bucket;
     this.prefix = options.prefix === '' || options.prefix.endsWith('/') ? options.prefix : `${options.prefix}/`;
     this.location = `s3://${options.bucket}/${this.prefix}`;
     this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
+    // Every call in flight listens for close(): many at once is normal, not a leak.
+    setMaxListeners(0, this.closer.signal);
     this.partSizeBytes = Math.max(5 << 20, options.partSizeBytes ?? 8 << 20);
     this.multipartThresholdBytes = options.multipartThresholdBytes ?? 16 << 20;
     // The pinned SDK version supports Node 20; its notice about future releases needing Node 22
@@ -99,7 +105,8 @@ export class S3ObjectStore implements ObjectStore {
       // own SHA-256 cover integrity.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
-      requestHandler: { requestTimeout: options.requestTimeoutMs ?? 60_000, connectionTimeout: 5_000 },
+      // A socket idle this long fails the request; retry.ts's deadline bounds the whole request.
+      requestHandler: { requestTimeout: this.retry.timeoutMs || DEFAULT_OBJECT_STORE_TIMEOUT_MS, connectionTimeout: 5_000 },
     });
   }
 
@@ -108,13 +115,18 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async putBytes(key: string, body: Uint8Array): Promise<ObjectDigest> {
-    await withRetries(this.retry, async () => {
-      try {
-        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.keyOf(key), Body: body, ContentMD5: md5Base64(body), ContentLength: body.length }));
-      } catch (error) {
-        throw s3Error(error, `cannot store ${key} in ${this.location}`, key);
-      }
-    });
+    const action = `cannot store ${key} in ${this.location}`;
+    await withRetries(
+      this.retry,
+      async (abortSignal) => {
+        try {
+          await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.keyOf(key), Body: body, ContentMD5: md5Base64(body), ContentLength: body.length }), { abortSignal });
+        } catch (error) {
+          throw s3Error(error, action, key);
+        }
+      },
+      this.context(action, key),
+    );
     return { sizeBytes: body.length, sha256: createHash('sha256').update(body).digest('hex') };
   }
 
@@ -143,80 +155,113 @@ export class S3ObjectStore implements ObjectStore {
   private async putMultipart(key: string, file: Awaited<ReturnType<typeof open>>, sizeBytes: number, hash: ReturnType<typeof createHash>): Promise<void> {
     const objectKey = this.keyOf(key);
     const action = `cannot store ${key} in ${this.location}`;
-    const uploadId = await withRetries(this.retry, async () => {
-      try {
-        const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey }));
-        if (created.UploadId === undefined) throw new ObjectStoreError('Failed', `${action}: the server returned no upload id`, { key });
-        return created.UploadId;
-      } catch (error) {
-        throw s3Error(error, action, key);
-      }
-    });
+    const uploadId = await withRetries(
+      this.retry,
+      async (abortSignal) => {
+        try {
+          const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey }), { abortSignal });
+          if (created.UploadId === undefined) throw new ObjectStoreError('Failed', `${action}: the server returned no upload id`, { key });
+          return created.UploadId;
+        } catch (error) {
+          throw s3Error(error, action, key);
+        }
+      },
+      this.context(action, key),
+    );
     try {
       const parts: CompletedPart[] = [];
       for (let offset = 0, partNumber = 1; offset < sizeBytes; offset += this.partSizeBytes, partNumber++) {
         const body = await readRange(file, offset, Math.min(this.partSizeBytes, sizeBytes - offset), hash);
         const md5 = md5Base64(body);
-        const eTag = await withRetries(this.retry, async () => {
-          try {
-            const uploaded = await this.client.send(
-              new UploadPartCommand({ Bucket: this.bucket, Key: objectKey, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentMD5: md5, ContentLength: body.length }),
-            );
-            return uploaded.ETag;
-          } catch (error) {
-            throw s3Error(error, `${action} (part ${partNumber})`, key);
-          }
-        });
+        const partAction = `${action} (part ${partNumber})`;
+        const eTag = await withRetries(
+          this.retry,
+          async (abortSignal) => {
+            try {
+              const uploaded = await this.client.send(
+                new UploadPartCommand({ Bucket: this.bucket, Key: objectKey, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentMD5: md5, ContentLength: body.length }),
+                { abortSignal },
+              );
+              return uploaded.ETag;
+            } catch (error) {
+              throw s3Error(error, partAction, key);
+            }
+          },
+          this.context(partAction, key),
+        );
         parts.push({ PartNumber: partNumber, ETag: eTag });
       }
-      await withRetries(this.retry, async () => {
-        try {
-          await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
-        } catch (error) {
-          throw s3Error(error, action, key);
-        }
-      });
+      await withRetries(
+        this.retry,
+        async (abortSignal) => {
+          try {
+            await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey, UploadId: uploadId, MultipartUpload: { Parts: parts } }), { abortSignal });
+          } catch (error) {
+            throw s3Error(error, action, key);
+          }
+        },
+        this.context(action, key),
+      );
     } catch (error) {
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey, UploadId: uploadId })).catch(() => undefined);
+      // One try, within the deadline: a server that lost the upload frees its parts by itself
+      // (bucket lifecycle rules), and the caller must hear the real failure.
+      await withDeadline(
+        this.retry.timeoutMs ?? DEFAULT_OBJECT_STORE_TIMEOUT_MS,
+        (abortSignal) => this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey, UploadId: uploadId }), { abortSignal }),
+        this.context(`cannot abort the upload of ${key}`, key),
+      ).catch(() => undefined);
       throw error;
     }
   }
 
   async getBytes(key: string): Promise<Uint8Array> {
-    return withRetries(this.retry, async () => {
-      try {
-        const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(key) }));
-        return await response.Body!.transformToByteArray();
-      } catch (error) {
-        throw s3Error(error, `cannot read ${key} from ${this.location}`, key);
-      }
-    });
+    const action = `cannot read ${key} from ${this.location}`;
+    return withRetries(
+      this.retry,
+      async (abortSignal) => {
+        try {
+          const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(key) }), { abortSignal });
+          return await response.Body!.transformToByteArray();
+        } catch (error) {
+          throw s3Error(error, action, key);
+        }
+      },
+      this.context(action, key),
+    );
   }
 
   async getFile(key: string, path: string, expected?: ObjectDigest): Promise<ObjectDigest> {
     const temporary = `${path}.download`;
-    const digest = await withRetries(this.retry, async () => {
-      try {
-        const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(key) }));
-        const hash = createHash('sha256');
-        let sizeBytes = 0;
-        const output = await open(temporary, 'w');
+    const action = `cannot download ${key} from ${this.location}`;
+    // The deadline applies to the wait for the next bytes, not to the whole download.
+    const digest = await withRetries(
+      this.retry,
+      async (abortSignal, progress) => {
         try {
-          for await (const chunk of response.Body as AsyncIterable<Uint8Array>) {
-            hash.update(chunk);
-            sizeBytes += chunk.length;
-            await output.write(chunk);
+          const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(key) }), { abortSignal });
+          const hash = createHash('sha256');
+          let sizeBytes = 0;
+          const output = await open(temporary, 'w');
+          try {
+            for await (const chunk of response.Body as AsyncIterable<Uint8Array>) {
+              if (abortSignal.aborted) throw abortSignal.reason;
+              progress();
+              hash.update(chunk);
+              sizeBytes += chunk.length;
+              await output.write(chunk);
+            }
+            await output.sync();
+          } finally {
+            await output.close();
           }
-          await output.sync();
-        } finally {
-          await output.close();
+          return { sizeBytes, sha256: hash.digest('hex') };
+        } catch (error) {
+          await unlink(temporary).catch(() => undefined);
+          throw s3Error(error, action, key);
         }
-        return { sizeBytes, sha256: hash.digest('hex') };
-      } catch (error) {
-        await unlink(temporary).catch(() => undefined);
-        throw s3Error(error, `cannot download ${key} from ${this.location}`, key);
-      }
-    });
+      },
+      this.context(action, key),
+    );
     try {
       verifyDigest(key, digest, expected);
       await rename(temporary, path);
@@ -231,13 +276,18 @@ export class S3ObjectStore implements ObjectStore {
     const result: ObjectInfo[] = [];
     let token: string | undefined;
     do {
-      const page = await withRetries(this.retry, async () => {
-        try {
-          return await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.keyOf(prefix), ContinuationToken: token, MaxKeys: 1000 }));
-        } catch (error) {
-          throw s3Error(error, `cannot list ${this.location}`);
-        }
-      });
+      const action = `cannot list ${this.location}`;
+      const page = await withRetries(
+        this.retry,
+        async (abortSignal) => {
+          try {
+            return await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.keyOf(prefix), ContinuationToken: token, MaxKeys: 1000 }), { abortSignal });
+          } catch (error) {
+            throw s3Error(error, action);
+          }
+        },
+        this.context(action),
+      );
       for (const object of page.Contents ?? []) {
         if (object.Key === undefined) continue;
         result.push({ key: object.Key.slice(this.prefix.length), sizeBytes: object.Size ?? 0 });
@@ -254,20 +304,30 @@ export class S3ObjectStore implements ObjectStore {
     const worker = async (): Promise<void> => {
       while (next < keys.length) {
         const key = keys[next++]!;
-        await withRetries(this.retry, async () => {
-          try {
-            await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.keyOf(key) }));
-          } catch (error) {
-            const converted = s3Error(error, `cannot delete ${key} from ${this.location}`, key);
-            if (converted.code !== 'NotFound') throw converted;
-          }
-        });
+        const action = `cannot delete ${key} from ${this.location}`;
+        await withRetries(
+          this.retry,
+          async (abortSignal) => {
+            try {
+              await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.keyOf(key) }), { abortSignal });
+            } catch (error) {
+              const converted = s3Error(error, action, key);
+              if (converted.code !== 'NotFound') throw converted;
+            }
+          },
+          this.context(action, key),
+        );
       }
     };
     await Promise.all([worker(), worker(), worker(), worker()]);
   }
 
+  private context(action: string, key?: string): { action: string; key?: string; closed: AbortSignal } {
+    return key === undefined ? { action, closed: this.closer.signal } : { action, key, closed: this.closer.signal };
+  }
+
   close(): void {
+    this.closer.abort();
     this.client.destroy();
   }
 }

@@ -152,6 +152,8 @@ describe.each([
     // An upload that died before its manifest left orphans; the next start's sweep removes them.
     await remote.putBytes('sst/dead-incarnation/000099.sst', Buffer.from('orphan'));
     await remote.putBytes('files/00000000000000000001/MANIFEST-000001', Buffer.from('orphan'));
+    // So did a start killed between its probe's write and delete.
+    await remote.putBytes('probe/12345-0123456789ab', Buffer.from('oxbow start-up probe'));
     const restarted = fixture.checkpointer(remote, 2);
     const swept = await restarted.sweep();
     expect(swept.deletedFiles).toBe(2);

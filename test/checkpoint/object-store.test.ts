@@ -2,6 +2,7 @@
 // S3-compatible server in a child process). Expected digests are computed here with node:crypto
 // from the bytes the test wrote, never taken from the store's answer.
 
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -132,6 +133,81 @@ describe('object store failures', () => {
     expect((error as ObjectStoreError).code).toBe('Unavailable');
     expect(retries).toBe(fastRetry.attempts - 1);
     store.close();
+  });
+
+  it('S3: a request to a server that does not answer is aborted at its deadline and retried; close() stops a call at once', async () => {
+    let timeouts = 0;
+    let retries = 0;
+    const store = new S3ObjectStore({
+      bucket: 'oxbow',
+      prefix: `hang-${randomBytes(4).toString('hex')}`,
+      endpoint: suite.s3rver.endpoint,
+      credentials: S3RVER_CREDENTIALS,
+      retry: { ...fastRetry, attempts: 2, timeoutMs: 300, onTimeout: () => timeouts++, onRetry: () => retries++ },
+    });
+    suite.s3rver.pause();
+    try {
+      const started = Date.now();
+      const error = (await store.putBytes('x', Buffer.from('x')).catch((caught: unknown) => caught)) as ObjectStoreError;
+      expect(error).toBeInstanceOf(ObjectStoreError);
+      expect(error.code).toBe('Unavailable');
+      expect(error.timedOut).toBe(true);
+      expect(error.message).toMatch(/cannot store x in s3:\/\/oxbow\/hang-.*: no answer within 300 ms/);
+      expect([timeouts, retries]).toEqual([2, 1]);
+      expect(Date.now() - started).toBeLessThan(5_000);
+
+      const hanging = store.list('').catch((caught: unknown) => caught);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const closing = Date.now();
+      store.close();
+      const closed = (await hanging) as ObjectStoreError;
+      expect(closed.code).toBe('Failed');
+      expect(closed.message).toMatch(/closed/);
+      expect(Date.now() - closing).toBeLessThan(1_000);
+    } finally {
+      suite.s3rver.resume();
+    }
+  });
+
+  it('folder: a file operation that never returns is abandoned at its deadline; no new one starts until it returns', async () => {
+    // A named pipe: reading it blocks a thread of libuv's pool until a writer opens it.
+    const root = mkdtempSync(join(work, 'fifo-'));
+    execFileSync('mkfifo', [join(root, 'hang')]);
+    let timeouts = 0;
+    const store = new FileObjectStore(root, { retry: { ...fastRetry, attempts: 2, timeoutMs: 300, onTimeout: () => timeouts++ } });
+    const started = Date.now();
+    const error = (await store.getBytes('hang').catch((caught: unknown) => caught)) as ObjectStoreError;
+    expect(error.code).toBe('Unavailable');
+    // The first attempt passed its deadline; the retry found it still running and did not start another.
+    expect(timeouts).toBe(1);
+    expect(error.message).toMatch(/cannot read hang from file:.*an earlier operation on .* has not returned/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const refused = (await store.putBytes('other', Buffer.from('x')).catch((caught: unknown) => caught)) as ObjectStoreError;
+    expect(refused.code).toBe('Unavailable');
+    expect(existsSync(join(root, 'other'))).toBe(false);
+
+    // The pipe gets a writer: the abandoned read returns, and the folder serves calls again.
+    writeFileSync(join(root, 'hang'), 'released');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await store.putBytes('other', Buffer.from('stored'));
+    expect(readFileSync(join(root, 'other'), 'utf8')).toBe('stored');
+    store.close();
+  });
+
+  it('folder: close() stops a call that waits on a file operation', async () => {
+    const root = mkdtempSync(join(work, 'fifo-close-'));
+    execFileSync('mkfifo', [join(root, 'hang')]);
+    const store = new FileObjectStore(root, { retry: { ...fastRetry, timeoutMs: 60_000 } });
+    const hanging = store.getBytes('hang').catch((caught: unknown) => caught);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closing = Date.now();
+    store.close();
+    const closed = (await hanging) as ObjectStoreError;
+    expect(closed.code).toBe('Failed');
+    expect(closed.message).toMatch(/closed/);
+    expect(Date.now() - closing).toBeLessThan(1_000);
+    await expect(store.list('')).rejects.toThrow(/closed/);
+    writeFileSync(join(root, 'hang'), 'released');
   });
 
   it('folder: a key escaping the root is refused', async () => {

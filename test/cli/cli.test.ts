@@ -29,6 +29,8 @@ const FLAG_TABLE: [flag: string, env: string][] = [
   ['--metrics-port', 'OXBOW_METRICS_PORT'],
   ['--durability', 'OXBOW_DURABILITY'],
   ['--keep-checkpoints', 'OXBOW_KEEP_CHECKPOINTS'],
+  ['--object-store-timeout-ms', 'OXBOW_OBJECT_STORE_TIMEOUT_MS'],
+  ['--shutdown-timeout-ms', 'OXBOW_SHUTDOWN_TIMEOUT_MS'],
 ];
 
 describe('command line', () => {
@@ -47,6 +49,8 @@ describe('command line', () => {
       metricsPort: undefined,
       durability: 'local',
       keepCheckpoints: 3,
+      objectStoreTimeoutMs: 60_000,
+      shutdownTimeoutMs: 10_000,
     });
   });
 
@@ -72,6 +76,9 @@ describe('command line', () => {
       '--durability=remote',
       '--keep-checkpoints',
       '5',
+      '--object-store-timeout-ms',
+      '2500',
+      '--shutdown-timeout-ms=3000',
     ]);
     expect(parsed).toEqual({
       host: '::1',
@@ -86,6 +93,8 @@ describe('command line', () => {
       metricsPort: 9187,
       durability: 'remote',
       keepCheckpoints: 5,
+      objectStoreTimeoutMs: 2500,
+      shutdownTimeoutMs: 3000,
     });
   });
 
@@ -103,6 +112,8 @@ describe('command line', () => {
       OXBOW_METRICS_PORT: '9100',
       OXBOW_DURABILITY: 'remote',
       OXBOW_KEEP_CHECKPOINTS: '7',
+      OXBOW_OBJECT_STORE_TIMEOUT_MS: '30000',
+      OXBOW_SHUTDOWN_TIMEOUT_MS: '20000',
     };
     expect(config([], env)).toEqual({
       host: 'localhost',
@@ -117,6 +128,8 @@ describe('command line', () => {
       metricsPort: 9100,
       durability: 'remote',
       keepCheckpoints: 7,
+      objectStoreTimeoutMs: 30_000,
+      shutdownTimeoutMs: 20_000,
     });
     expect(config(['--port', '7002'], env).port).toBe(7002);
     // The default checkpoint location follows the data directory.

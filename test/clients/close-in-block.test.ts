@@ -1,5 +1,5 @@
 // A connection that ends inside a transaction block: PostgreSQL aborts the transaction, and oxbow
-// writes the block's rows back as its ROLLBACK does (executor/session.ts, close()). Each way of
+// writes the block's rows back as its ROLLBACK does (executor/engine/session.ts, close()). Each way of
 // ending (Terminate, a socket destroyed, a FATAL idle-in-transaction timeout, a destroy while a
 // statement of the block runs, a pipeline left without its Sync) is played with `pg` clients on
 // oxbow and on a real PostgreSQL 15; the table another connection reads afterwards must be the

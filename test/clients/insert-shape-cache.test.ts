@@ -1,4 +1,4 @@
-// The INSERT ... VALUES plan cache (executor/insert-shape-cache.ts) over the wire, against a real
+// The INSERT ... VALUES plan cache (executor/engine/insert-shape-cache.ts) over the wire, against a real
 // PostgreSQL 15: statements that differ only in their literals run one cached plan, so every
 // outcome here is compared with PostgreSQL's (rows written, SQLSTATE and position of each error),
 // and each error also with oxbow's own ordinary path (the same text with a trailing comment, which

@@ -1,4 +1,4 @@
-// The session's statement cache (executor/prepared-statement-cache.ts) over the wire, against a
+// The session's statement cache (executor/engine/prepared-statement-cache.ts) over the wire, against a
 // real PostgreSQL 15: node-postgres sends every `client.query(text, values)` as an unnamed
 // statement (Parse, Bind, Describe, Execute, Sync), which oxbow now prepares once per text, catalog
 // and search path. Every outcome is compared with PostgreSQL's: the rows, the columns a Describe

@@ -1,4 +1,4 @@
-// Secondary indexes (CREATE [UNIQUE] INDEX on a table, executor/secondary-index.ts) over the wire
+// Secondary indexes (CREATE [UNIQUE] INDEX on a table, executor/catalog/secondary-index.ts) over the wire
 // with `pg`, against the real oxbow server and a real PostgreSQL 15 given the same statements:
 // after a seeded random sequence of INSERT / ON CONFLICT / UPDATE / DELETE / COPY-free writes,
 // point SELECTs by indexed non-key columns (which EXPLAIN shows as index lookups) return

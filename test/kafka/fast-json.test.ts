@@ -1,9 +1,9 @@
-// The JSON fast path of the Kafka worker (executor/source/kafka/json-row-packer.ts) through a real
+// The JSON fast path of the Kafka worker (executor/connectors/kafka/json-row-packer.ts) through a real
 // broker: the corpus of json-corpus.ts (valid messages of every type, edge numbers, escapes,
 // invalid and valid UTF-8, invalid JSON, wrong types, missing/null/duplicate fields, an oversized
 // message, timestamps of every shape), spread over two partitions with keys and timestamps, read
 // by a KafkaWorkerReader with the fast path (the default) and by one with it turned off
-// (OXBOW_KAFKA_FAST_JSON=0 in the worker's environment). Both equal the oracle, MessageDecoder on
+// (the reader's `fastJson: false`). Both equal the oracle, MessageDecoder on
 // the main thread over the messages as produced: the same rows (INCLUDE columns and row ids
 // included) and the same rejected messages (partition, offset, error, payload prefix). The fast
 // reader packed most valid rows itself, the other none.
@@ -12,12 +12,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Row } from '../../sql/value.js';
-import { MessageDecoder, type DecodedChanges } from '../../executor/source/message-decoder.js';
-import { sourceLayout } from '../../executor/source/source-layout.js';
-import { kafkaOptions } from '../../executor/source/kafka/kafka-options.js';
-import { kafkaRowId } from '../../executor/source/kafka/kafka-replay.js';
-import { KafkaWorkerReader, type DecodedBatchListener } from '../../executor/source/kafka/kafka-worker-reader.js';
-import { CORPUS_MAX_BYTES, corpus, EVERY_TYPE_COLUMNS, INCLUDE_COLUMNS, jsonSource, producedBatch, VALID_EVERY_TYPE } from '../../executor/source/kafka/tests/json-corpus.js';
+import { MessageDecoder, type DecodedChanges } from '../../executor/connectors/message-decoder.js';
+import { sourceLayout } from '../../executor/connectors/source-layout.js';
+import { kafkaOptions } from '../../executor/connectors/kafka/kafka-options.js';
+import { kafkaRowId } from '../../executor/connectors/kafka/kafka-replay.js';
+import { KafkaWorkerReader, type DecodedBatchListener } from '../../executor/connectors/kafka/kafka-worker-reader.js';
+import { CORPUS_MAX_BYTES, corpus, EVERY_TYPE_COLUMNS, INCLUDE_COLUMNS, jsonSource, producedBatch, VALID_EVERY_TYPE } from '../../executor/connectors/kafka/tests/json-corpus.js';
 import { startBroker, waitFor, type Broker } from './broker.js';
 
 let broker: Broker;
@@ -68,16 +68,8 @@ async function readAll(def: RelationDef, total: number, fast: boolean): Promise<
     recovered: () => undefined,
     highWatermark: () => undefined,
   };
-  const before = process.env['OXBOW_KAFKA_FAST_JSON'];
-  // A worker copies process.env when it is created.
-  if (!fast) process.env['OXBOW_KAFKA_FAST_JSON'] = '0';
-  const reader = new KafkaWorkerReader(def, kafkaOptions(def.options!), `public.${def.name}`, () => 0n);
-  try {
-    await reader.start(await reader.startOffsets(), listener);
-  } finally {
-    if (before === undefined) delete process.env['OXBOW_KAFKA_FAST_JSON'];
-    else process.env['OXBOW_KAFKA_FAST_JSON'] = before;
-  }
+  const reader = new KafkaWorkerReader(def, kafkaOptions(def.options!), `public.${def.name}`, () => 0n, { fastJson: fast });
+  await reader.start(await reader.startOffsets(), listener);
   await waitFor(`every message through the worker (fast ${fast})`, async () => (messages >= total ? true : undefined));
   await reader.stop();
   expect(troubles).toEqual([]);

@@ -1,4 +1,4 @@
-// Kafka sources that store no rows (executor/source/kafka/kafka-replay.ts), against a real broker
+// Kafka sources that store no rows (executor/connectors/kafka/kafka-replay.ts), against a real broker
 // and real oxbow server processes: an append-only source commits only its offsets (and the first
 // offset per partition), and every read replays the topic from the broker with the same decoder
 // and the same row ids (offset * 2^16 + partition). Expected rows are computed here from the
@@ -27,7 +27,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { RelationDef } from '../../sql/catalog.js';
 import { type } from '../../sql/types.js';
-import { replayChunks } from '../../executor/source/kafka/kafka-replay.js';
+import { replayChunks } from '../../executor/connectors/kafka/kafka-replay.js';
 import { useKafkaHarness } from './harness.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 

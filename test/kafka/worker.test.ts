@@ -1,4 +1,4 @@
-// The Kafka worker thread (executor/source/kafka/kafka-worker.ts) against a real broker, through its
+// The Kafka worker thread (executor/connectors/kafka/kafka-worker.ts) against a real broker, through its
 // main-thread reader (kafka-worker-reader.ts) with a test listener in place of the source manager:
 // - the rows it decodes equal what the message decoder produces on the main thread from the same
 //   messages (the oracle), for a column of every type and the INCLUDE columns;
@@ -13,13 +13,13 @@ import { describe, expect, it } from 'vitest';
 import type { RelationDef } from '../../sql/catalog.js';
 import { arrayOf, type } from '../../sql/types.js';
 import type { Row } from '../../sql/value.js';
-import { MessageDecoder, type DecodedChanges } from '../../executor/source/message-decoder.js';
-import { sourceLayout } from '../../executor/source/source-layout.js';
-import { kafkaOptions } from '../../executor/source/kafka/kafka-options.js';
-import { KafkaWorkerReader, type DecodedBatch, type DecodedBatchListener } from '../../executor/source/kafka/kafka-worker-reader.js';
+import { MessageDecoder, type DecodedChanges } from '../../executor/connectors/message-decoder.js';
+import { sourceLayout } from '../../executor/connectors/source-layout.js';
+import { kafkaOptions } from '../../executor/connectors/kafka/kafka-options.js';
+import { KafkaWorkerReader, type DecodedBatch, type DecodedBatchListener } from '../../executor/connectors/kafka/kafka-worker-reader.js';
 import { waitFor } from './broker.js';
 import { useKafkaHarness } from './harness.js';
-import { column, INCLUDE_COLUMNS, jsonSource, producedBatch } from '../../executor/source/kafka/tests/json-corpus.js';
+import { column, INCLUDE_COLUMNS, jsonSource, producedBatch } from '../../executor/connectors/kafka/tests/json-corpus.js';
 
 const kafka = useKafkaHarness({ server: false });
 

@@ -1,5 +1,5 @@
 // The Nexmark benchmark at CI size (a smoke test of bench/nexmark.ts, not a timing): each query of
-// ../shared/nexmark/risingwave/mv_sql/ runs as a view over the generator sources in an in-process
+// bench/nexmark/ (q0-q5, q7, q8) runs as a view over the generator sources in an in-process
 // engine until every event is committed; then the view must equal the same SELECT recomputed in
 // batch over the sources' rows, be non-empty, and the sources must hold the spec's share of events.
 import { describe, expect, it } from 'vitest';

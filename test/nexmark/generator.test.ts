@@ -1,8 +1,9 @@
-// The Nexmark generator against the specification (../shared/nexmark/README.md): expected values
-// are recomputed here from the spec's formulas, never taken from the generator's own helpers.
+// The Nexmark generator against the specification (the reference generator's formulas, as
+// nexmark-generator.ts states them): expected values are recomputed here from those formulas,
+// never taken from the generator's own helpers.
 import { describe, expect, it } from 'vitest';
 import type { Row } from '../../sql/value.js';
-import { NEXMARK_COLUMNS, NexmarkGenerator, canonicalShape, eventKind, type NexmarkTableType } from '../../executor/source/generators/nexmark-generator.js';
+import { NEXMARK_COLUMNS, NexmarkGenerator, canonicalShape, eventKind, type NexmarkTableType } from '../../executor/connectors/generators/nexmark-generator.js';
 
 const N = 50_000;
 const BASE_US = Date.UTC(2015, 6, 15) * 1000;

@@ -1,4 +1,4 @@
-// Generator sources that store no rows (executor/source/source-replay.ts), over the wire against a
+// Generator sources that store no rows (executor/connectors/source-replay.ts), over the wire against a
 // real server: every read of the source replays the events below its committed position. The
 // oracle is the generator module run here, independently of the server (nexmark-generator.ts is
 // pure), and the batch recomputation of a view's query.
@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NexmarkGenerator } from '../../executor/source/generators/nexmark-generator.js';
+import { NexmarkGenerator } from '../../executor/connectors/generators/nexmark-generator.js';
 import type { Row } from '../../sql/value.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 

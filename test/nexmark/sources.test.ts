@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NexmarkGenerator, type NexmarkTableType } from '../../executor/source/generators/nexmark-generator.js';
+import { NexmarkGenerator, type NexmarkTableType } from '../../executor/connectors/generators/nexmark-generator.js';
 import type { Row } from '../../sql/value.js';
 import { startPostgres, type PostgresServer } from '../support/postgres.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';

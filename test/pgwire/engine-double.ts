@@ -1,4 +1,4 @@
-// A test double of the engine facade (executor/engine.ts) for pgwire's protocol unit tests: a
+// A test double of the engine facade (executor/engine/engine.ts) for pgwire's protocol unit tests: a
 // tiny command language instead of SQL, so the tests exercise the protocol, not the planner.
 //
 //   select N        one int4 column "?column?" with the value N
@@ -15,7 +15,7 @@
 //   empty           an empty statement
 //   corrupt         one text column whose second row holds a value no encoder can write
 
-import type { ColumnDescription, Engine, ExecuteOptions, ExecuteResult, Notice, PreparedStatement, Session, SessionEvents, StartupParameters, TransactionStatus } from '../../executor/engine.js';
+import type { ColumnDescription, Engine, ExecuteOptions, ExecuteResult, Notice, PreparedStatement, Session, SessionEvents, StartupParameters, TransactionStatus } from '../../executor/engine/engine.js';
 import { SqlError, SqlState, type SqlStateCode } from '../../sql/errors.js';
 import { type, type DataType, type TypeName } from '../../sql/types.js';
 import type { Row } from '../../sql/value.js';

@@ -1,18 +1,22 @@
-// RisingWave's e2e files (../shared/conformance/risingwave/e2e_test, a peer's suite) run over the
+// RisingWave's e2e files (../shared/conformance/risingwave/e2e_test beside the checkout, a peer's
+// suite; skipped when missing, a failure under CI=true: test/support/external-suites.ts) run over the
 // wire against oxbow, and against a real PostgreSQL 15 as a yardstick. Entry points are every
 // `*.slt` file plus every `*.slt.part` that no other file includes (the batch parts stand alone).
 // Pass rates per folder are printed and written to test/slt/conformance-results.md with every oxbow
 // failure and its reason. The tests assert only that the runner ran every entry completely on both
 // servers; the peer suite's failures are reported, not hidden, and do not fail the build.
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import { externalSuite } from '../support/external-suites.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 import { expandGlob, runSltFile, type SltResult } from './runner.js';
 import { parseSlt } from './slt-file.js';
 
-const e2eRoot = resolve(import.meta.dirname, '../../../shared/conformance/risingwave/e2e_test');
+const suiteRoot = externalSuite('RisingWave e2e conformance', '../shared/conformance/risingwave/e2e_test');
+/** The suite's folder; nothing reads it when the suite is missing (the tests are skipped). */
+const e2eRoot = suiteRoot ?? '';
 const resultsFile = join(import.meta.dirname, 'conformance-results.md');
 /** Top folders run, in order; `batch` is the one the issue asks for, the rest inform the engine work. */
 const suites = ['batch', 'streaming', 'over_window', 'time_travel'] as const;
@@ -45,20 +49,6 @@ let oxbowStartError = '';
 const oxbowResults = new Map<string, SltResult[]>();
 const postgresResults = new Map<string, SltResult[]>();
 
-beforeAll(async () => {
-  postgres = await startPostgres();
-  try {
-    oxbow = await startOxbow();
-  } catch (error) {
-    oxbowStartError = (error as Error).message;
-  }
-});
-
-afterAll(async () => {
-  writeResults();
-  await oxbow?.stop();
-  await postgres?.stop();
-});
 
 function percent(passed: number, records: number): string {
   return records === 0 ? '-' : `${((passed / records) * 100).toFixed(1)}%`;
@@ -112,8 +102,23 @@ function writeResults(): void {
   writeFileSync(resultsFile, lines.join('\n'));
 }
 
-describe('RisingWave e2e conformance', () => {
-  const entries = entryPoints();
+describe.skipIf(suiteRoot === undefined)('RisingWave e2e conformance', () => {
+  beforeAll(async () => {
+    postgres = await startPostgres();
+    try {
+      oxbow = await startOxbow();
+    } catch (error) {
+      oxbowStartError = (error as Error).message;
+    }
+  });
+
+  afterAll(async () => {
+    writeResults();
+    await oxbow?.stop();
+    await postgres?.stop();
+  });
+
+  const entries = suiteRoot === undefined ? [] : entryPoints();
   for (const suite of suites) {
     it(suite, async () => {
       const files = entries.filter((file) => relative(e2eRoot, file).startsWith(`${suite}/`));

@@ -1,8 +1,9 @@
 // The sqllogictest runner validated against a real PostgreSQL 15: our plain-SQL slt file must pass
 // on it (so the runner's formatting, sorting, hashing, error and count checks agree with a real
 // server), and a file of deliberately wrong expectations must fail record by record.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, type PostgresServer } from '../support/postgres.js';
 import { checkRows, describeFailures, expandGlob, runSltFile } from './runner.js';
@@ -107,15 +108,36 @@ describe('slt reading and comparison', () => {
   });
 
   it('expands include globs relative to a directory, including **', () => {
-    const conformance = join(here, '../../../shared/conformance/risingwave/e2e_test/batch');
-    const parts = expandGlob(conformance, './aggregate/*.slt.part');
-    expect(parts.map((path) => path.slice(conformance.length + 1))).toEqual([
-      'aggregate/avg.slt.part',
-      'aggregate/count.slt.part',
-      'aggregate/distinct.slt.part',
-      'aggregate/selective_count.slt.part',
-      'aggregate/sum.slt.part',
-    ]);
-    expect(expandGlob(conformance, '**/*.slt').length).toBe(2);
+    // A tree shaped like a conformance suite's folder: parts, a nested part `*` must not reach,
+    // other files, and two .slt files at different depths.
+    const conformance = mkdtempSync(join(tmpdir(), 'oxbow-slt-glob-'));
+    try {
+      for (const file of [
+        'aggregate/avg.slt.part',
+        'aggregate/count.slt.part',
+        'aggregate/distinct.slt.part',
+        'aggregate/selective_count.slt.part',
+        'aggregate/sum.slt.part',
+        'aggregate/README.md',
+        'aggregate/nested/deeper.slt.part',
+        'join/natural_and_cross_join.slt',
+        'join/inner.slt.part',
+        'top_n/group/group_top_n.slt',
+      ]) {
+        mkdirSync(dirname(join(conformance, file)), { recursive: true });
+        writeFileSync(join(conformance, file), 'statement ok\nselect 1\n');
+      }
+      const parts = expandGlob(conformance, './aggregate/*.slt.part');
+      expect(parts.map((path) => path.slice(conformance.length + 1))).toEqual([
+        'aggregate/avg.slt.part',
+        'aggregate/count.slt.part',
+        'aggregate/distinct.slt.part',
+        'aggregate/selective_count.slt.part',
+        'aggregate/sum.slt.part',
+      ]);
+      expect(expandGlob(conformance, '**/*.slt').length).toBe(2);
+    } finally {
+      rmSync(conformance, { recursive: true, force: true });
+    }
   });
 });

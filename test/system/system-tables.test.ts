@@ -17,7 +17,7 @@ import { httpGet, metricsPortOf } from '../support/metrics-http.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 
 const ARGS = ['--metrics-port', '0', '--checkpoint-interval-ms', '1000', '--memory-limit', '512MB'];
-/** --memory-limit 512MB's parts by hand (executor/memory-manager.ts): RocksDB 64 MiB (an eighth), the heap 448, the caches half of it (224: rows 4/5, groups 1/5). */
+/** --memory-limit 512MB's parts by hand (executor/engine/memory-manager.ts): RocksDB 64 MiB (an eighth), the heap 448, the caches half of it (224: rows 4/5, groups 1/5). */
 const MIB = 1024 * 1024;
 const ROW_CACHE_BYTES = Math.floor(224 * MIB * 0.8);
 const GROUP_CACHE_BYTES = 224 * MIB - ROW_CACHE_BYTES;

@@ -6,9 +6,9 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from './stream-harness.js';
-import { backfillDefaults } from '../create-materialized-view.js';
+import { backfillDefaults } from '../../ddl/create-materialized-view.js';
 import { backfillProgressTable } from '../../system/backfill-progress-relation.js';
-import type { Notice } from '../../engine.js';
+import type { Notice } from '../../engine/engine.js';
 import type { SystemContext } from '../../system/system-context.js';
 import type { Row } from '../../../sql/value.js';
 

@@ -1,5 +1,5 @@
 // An epoch's changes pushed through the views as one chunk (at the commit) or as many small chunks
-// inside the epoch (as a source pushes its rows, executor/source/source-manager.ts) give the same
+// inside the epoch (as a source pushes its rows, executor/connectors/source-manager.ts) give the same
 // views: after every epoch each view equals its query recomputed by the batch executor, in both
 // runs. Epochs here are multi-row statements (dozens of changes each: upserts, updates moving rows
 // between groups and join keys, range deletes, duplicates in a keyless table) over the views of the

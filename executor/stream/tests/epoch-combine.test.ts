@@ -14,8 +14,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openHarness, runAndCompareViews, type Harness } from './stream-harness.js';
 import { chunkEpochs } from './property-workload.js';
 import { aggregateCombine } from '../hash-aggregate.js';
-import { sourceChunks } from '../../source/source-manager.js';
-import { backfillDefaults } from '../create-materialized-view.js';
+import { sourceChunks } from '../../connectors/source-manager.js';
+import { backfillDefaults } from '../../ddl/create-materialized-view.js';
 
 const SCHEMA = ['create table t (id int primary key, g int, v int check (v is null or v < 1000))', 'create table u (g int primary key, label text)'];
 

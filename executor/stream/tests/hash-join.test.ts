@@ -19,7 +19,7 @@ import { planStream, explainStreamPlan, STREAM_PLAN_VERSION } from '../../../pla
 import { StreamManager } from '../stream-manager.js';
 import { changes, output } from './fixture-lines.js';
 import type { Dataflow } from '../dataflow.js';
-import { streamPlanDefaults } from '../create-materialized-view.js';
+import { streamPlanDefaults } from '../../ddl/create-materialized-view.js';
 import { fixedCatalog, openHarness, type Harness } from './stream-harness.js';
 
 const int4 = scalar('int4');

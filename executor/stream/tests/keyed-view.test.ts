@@ -20,10 +20,10 @@ import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
 import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
 import { planStream, STREAM_PLAN_VERSION } from '../../../planner/stream/index.js';
 import type { CatalogReader } from '../../../planner/catalog-reader.js';
-import { Catalog } from '../../catalog.js';
+import { Catalog } from '../../catalog/catalog.js';
 import { systemRelationDefs } from '../../system/system-relations.js';
 import { StreamManager } from '../stream-manager.js';
-import { streamPlanDefaults } from '../create-materialized-view.js';
+import { streamPlanDefaults } from '../../ddl/create-materialized-view.js';
 import { changes } from './fixture-lines.js';
 import { assertViewsEqualRecomputation, openHarness, type Harness } from './stream-harness.js';
 

@@ -9,7 +9,7 @@ import type { Harness } from './stream-harness.js';
 
 /**
  * Splits every epoch's changes into chunks inside the epoch, as a source's rows go
- * (executor/source/source-manager.ts): the stream manager pushes what it has recorded through the
+ * (executor/connectors/source-manager.ts): the stream manager pushes what it has recorded through the
  * views after every `size()` changes, mid-statement, and the commit's flush pushes the rest.
  */
 export function chunkEpochs(h: Harness, size: () => number): void {

@@ -1,5 +1,5 @@
 // A source's rows go through the views in chunks as they arrive, into the open epoch, which the
-// next barrier seals (executor/source/source-manager.ts, executor/stream/DESIGN.md "Chunks within
+// next barrier seals (executor/connectors/source-manager.ts, executor/stream/DESIGN.md "Chunks within
 // an epoch"). Every other writer first seals those chunks (WriteLock.drain), so while a Nexmark
 // source runs:
 // - a statement that fails (a CHECK violation) aborts only its own changes, never the source's
@@ -12,7 +12,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from './stream-harness.js';
-import { sourceChunks } from '../../source/source-manager.js';
+import { sourceChunks } from '../../connectors/source-manager.js';
 
 const BID = 'auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP, extra VARCHAR';
 const EVENTS = 30_000;

@@ -8,8 +8,8 @@
 
 import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
 import type { StateStore } from '../../../storage/state-table.js';
-import { openEngine, type OxbowEngine } from '../../open-engine.js';
-import type { Session } from '../../engine.js';
+import { openEngine, type OxbowEngine } from '../../engine/open-engine.js';
+import type { Session } from '../../engine/engine.js';
 import type { Row } from '../../../sql/value.js';
 import { formatValue } from '../../../sql/functions.js';
 import { SqlError } from '../../../sql/errors.js';

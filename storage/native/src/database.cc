@@ -181,7 +181,7 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
   table.block_cache = rocksdb::NewLRUCache(static_cast<size_t>(NumberOption(options, "blockCacheBytes", 64 << 20)));
   // memtableBudgetBytes > 0: a write buffer manager bounds every memtable together to that many
   // bytes and charges them to the block cache (RocksDB's way to give it one memory figure: the
-  // cache's capacity holds blocks and memtables; --memory-limit sizes both, executor/memory-manager.ts).
+  // cache's capacity holds blocks and memtables; --memory-limit sizes both, executor/engine/memory-manager.ts).
   const double memtableBudgetBytes = NumberOption(options, "memtableBudgetBytes", 0);
   if (memtableBudgetBytes > 0) {
     dbOptions.write_buffer_manager = std::make_shared<rocksdb::WriteBufferManager>(static_cast<size_t>(memtableBudgetBytes), table.block_cache);
@@ -193,7 +193,7 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
   // Partitioned index and filters: a point read loads one small partition, never the whole
   // file's filter. An unpartitioned filter of a large SST (7.5 MB for 3M keys) exceeds a shard of
   // the block cache (64 MiB in 64 shards) and was read again for every point read: 13.7 ms each
-  // instead of 0.03 ms (BENCHMARKS.md, "Streaming materialized views", the join view's INSERT).
+  // instead of 0.03 ms (BENCHMARKS.md, "One-row INSERT to visible under a view", the join view's INSERT).
   table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
   table.partition_filters = true;
   table.metadata_block_size = 4096;

@@ -20,7 +20,7 @@ namespace oxbow {
  * RocksDB's skiplist reuses the previous insert's position (its splice), so sorted inserts touch
  * a few cache lines each instead of a random path through the whole memtable (a 200k-row epoch
  * of random 49-byte keys: 5.7-5.9 us of CPU per row unsorted, 2.1-2.8 sorted at load 10-17;
- * BENCHMARKS.md, task F).
+ * BENCHMARKS.md, "Epoch write").
  */
 rocksdb::Status ParsePackedBatch(const char* data, size_t length, rocksdb::WriteBatch* batch);
 

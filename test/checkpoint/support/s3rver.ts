@@ -1,6 +1,7 @@
 // Starts s3rver in a child process on a free loopback port (see s3rver-child.mjs), with bucket
 // `oxbow`. `stop()` kills it (SIGKILL: an S3 outage mid-upload), `start()` brings it back on the
-// same port with the same data. `env` is what an oxbow process needs to reach it.
+// same port with the same data; `pause()` (SIGSTOP) makes it hang, `resume()` (SIGCONT) brings it
+// back. `env` is what an oxbow process needs to reach it.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -57,6 +58,18 @@ export class S3rverProcess {
       child.once('exit', () => resolve());
       child.kill('SIGKILL');
     });
+  }
+
+  /**
+   * SIGSTOP: the server keeps its port, the kernel still accepts connections, nothing answers (a
+   * hung object store). `resume()` (SIGCONT) lets it answer again.
+   */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT');
   }
 
   async dispose(): Promise<void> {

@@ -1,0 +1,203 @@
+// The main-thread side of a Kafka source read in a worker thread (kafka-worker.ts): a SourceReader
+// that starts the worker at oxbow's offsets, unpacks each decoded batch it posts
+// (decoded-batch.ts), sets the engine's row ids (a source that stores no rows gets them from the
+// worker: partition and offset, kafka-replay.ts), and hands the rows to the source manager
+// (`DecodedBatchListener.decoded`). A batch is acknowledged to the worker once the manager's
+// promise resolves (it has room), so the worker holds at most `maxBatchesInFlight` batches
+// unconsumed before it stops fetching. Trouble, recovery and high watermarks pass through.
+//
+// stop() stops the worker's consumer and waits for the thread to end (terminating it if it does
+// not within STOP_TIMEOUT_MS). A worker that dies on its own is restarted after a second from the
+// offsets handed over so far, and the death is reported as trouble.
+
+import { Worker } from 'node:worker_threads';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { RelationDef } from '../../../sql/catalog.js';
+import type { Row } from '../../../sql/value.js';
+import type { PartitionOffsets, SourceListener, SourceReader, StartupResolver } from '../source.js';
+import { sourceLayout } from '../source-layout.js';
+import { unpackRows } from './decoded-batch.js';
+import { KafkaReader } from './kafka-reader.js';
+import { isKafkaReplayed } from './kafka-replay.js';
+import type { KafkaOptions } from './kafka-options.js';
+import type { KafkaWorkerData, MainToWorker, WorkerToMain } from './worker-protocol.js';
+
+export const DEFAULT_MAX_BATCHES_IN_FLIGHT = 4;
+const STOP_TIMEOUT_MS = 10_000;
+const RESTART_DELAY_MS = 1000;
+
+/** One partition's messages [firstOffset, next), decoded into the relation's rows (row ids set). */
+export interface DecodedBatch {
+  readonly partition: number;
+  readonly rows: Row[];
+  /** Per row: +1 insert/upsert, -1 delete by the row's key columns. */
+  readonly kinds: Int8Array;
+  readonly firstOffset: bigint;
+  readonly next: bigint;
+  /** Messages in [firstOffset, next), rejected ones included. */
+  readonly messages: number;
+  readonly highWatermark: bigint;
+  /** Messages that could not be decoded: offset, error, the payload's prefix. */
+  readonly rejects: readonly { readonly offset: bigint; readonly error: string; readonly payload: Buffer | null }[];
+}
+
+/** The listener side a worker reader needs: decoded batches instead of raw messages. */
+export interface DecodedBatchListener extends SourceListener {
+  decoded(batch: DecodedBatch): Promise<void>;
+}
+
+/**
+ * The compiled worker script. Under vitest this module runs from its TypeScript source, while a
+ * worker thread needs JavaScript: then the build's copy in dist/ (npm test builds first).
+ */
+function workerScript(): URL {
+  const here = fileURLToPath(import.meta.url);
+  if (!here.endsWith('.ts')) return new URL('./kafka-worker.js', import.meta.url);
+  const marker = '/executor/connectors/kafka/';
+  const root = here.slice(0, here.lastIndexOf(marker));
+  const built = `${root}/dist${marker}kafka-worker.js`;
+  if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build first`);
+  return new URL(`file://${built}`);
+}
+
+export interface KafkaWorkerReaderOptions {
+  readonly maxBatchesInFlight?: number;
+  /** FORMAT PLAIN ENCODE JSON through the fast packer (json-row-packer.ts); default true. */
+  readonly fastJson?: boolean;
+}
+
+export class KafkaWorkerReader implements SourceReader, StartupResolver {
+  private worker: Worker | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private stopping = false;
+  /** Next offset per partition as handed to the listener (a restarted worker resumes there). */
+  private readonly positions = new Map<number, bigint>();
+  private readonly maxBatchesInFlight: number;
+  private readonly fastJson: boolean;
+  /** The hidden row id's position (a source without a primary key), set here on the main thread. */
+  private readonly rowIdPosition: number | undefined;
+  private restartTimer: NodeJS.Timeout | undefined;
+  /** Batches received and not yet acknowledged (for tests: the back-pressure bound). */
+  unacknowledged = 0;
+  /** Workers started (for tests: a restart after a crash). */
+  workersStarted = 0;
+  /** Rows the workers' JSON fast path packed (for tests: the fast path is taken). */
+  fastRows = 0;
+  /** A worker thread is running (started and not yet exited). */
+  workerAlive = false;
+
+  constructor(
+    private readonly relation: RelationDef,
+    private readonly options: KafkaOptions,
+    private readonly name: string,
+    private readonly nextRowId: () => bigint,
+    settings: KafkaWorkerReaderOptions = {},
+  ) {
+    this.maxBatchesInFlight = settings.maxBatchesInFlight ?? DEFAULT_MAX_BATCHES_IN_FLIGHT;
+    this.fastJson = settings.fastJson ?? true;
+    // A replayed source's row ids come from partition and offset, set by the worker's decoder.
+    this.rowIdPosition = isKafkaReplayed(relation) ? undefined : sourceLayout(relation).rowIdPosition;
+  }
+
+  /** The startup mode's offsets for a first start (one admin request from the main thread). */
+  startOffsets(): Promise<Map<number, bigint>> {
+    return new KafkaReader(this.options, this.name).startOffsets();
+  }
+
+  async start(resume: PartitionOffsets, listener: SourceListener): Promise<void> {
+    for (const [partition, offset] of resume) this.positions.set(partition, offset);
+    this.spawn(listener as DecodedBatchListener);
+  }
+
+  /** Resolves once the worker thread has ended. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.restartTimer !== undefined) clearTimeout(this.restartTimer);
+    const worker = this.worker;
+    if (worker !== undefined) {
+      worker.postMessage({ type: 'stop' } satisfies MainToWorker);
+      const timer = setTimeout(() => void worker.terminate(), STOP_TIMEOUT_MS);
+      await this.exited;
+      clearTimeout(timer);
+    }
+  }
+
+  private spawn(listener: DecodedBatchListener): void {
+    const data: KafkaWorkerData = {
+      relation: this.relation,
+      options: this.options,
+      name: this.name,
+      resume: [...this.positions],
+      maxBatchesInFlight: this.maxBatchesInFlight,
+      fastJson: this.fastJson,
+    };
+    const worker = new Worker(workerScript(), { workerData: data });
+    this.worker = worker;
+    this.workersStarted++;
+    this.workerAlive = true;
+    this.unacknowledged = 0;
+    const rowIdPosition = this.rowIdPosition;
+    let failure: string | undefined;
+    worker.on('message', (message: WorkerToMain) => {
+      if (this.stopping || this.worker !== worker) return;
+      switch (message.type) {
+        case 'batch': {
+          const current = this.positions.get(message.partition);
+          if (current !== undefined && message.firstOffset < current) {
+            // The worker starts at these positions and never goes back: a batch from below them
+            // is a contract violation, never applied twice.
+            worker.postMessage({ type: 'ack' } satisfies MainToWorker);
+            listener.trouble(`oxbow internal assertion: Kafka worker sent partition ${message.partition} from offset ${message.firstOffset}, below ${current}`);
+            return;
+          }
+          const rows = unpackRows(message);
+          if (rowIdPosition !== undefined) for (let i = 0; i < rows.length; i++) rows[i]![rowIdPosition] = this.nextRowId();
+          this.positions.set(message.partition, message.next);
+          this.unacknowledged++;
+          this.fastRows += message.fastRows;
+          const batch: DecodedBatch = {
+            partition: message.partition,
+            rows,
+            kinds: message.kinds,
+            firstOffset: message.firstOffset,
+            next: message.next,
+            messages: message.messages,
+            highWatermark: message.highWatermark,
+            rejects: message.rejects.map(({ offset, error, payload }) => ({ offset, error, payload: payload === null ? null : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength) })),
+          };
+          void listener.decoded(batch).then(() => {
+            if (this.worker !== worker) return;
+            this.unacknowledged--;
+            worker.postMessage({ type: 'ack' } satisfies MainToWorker);
+          });
+          return;
+        }
+        case 'trouble':
+          listener.trouble(message.message);
+          return;
+        case 'recovered':
+          listener.recovered();
+          return;
+        case 'highWatermark':
+          listener.highWatermark(message.partition, message.offset);
+          return;
+      }
+    });
+    worker.on('error', (error) => {
+      failure = error instanceof Error ? error.message : String(error);
+    });
+    this.exited = new Promise<void>((resolve) => {
+      worker.once('exit', (code) => {
+        if (this.worker === worker || this.worker === undefined) this.workerAlive = false;
+        resolve();
+        if (this.stopping || this.worker !== worker) return;
+        listener.trouble(`Kafka worker thread for topic "${this.options.topic}" ended (${failure ?? `exit code ${code}`}); restarting it`);
+        this.worker = undefined;
+        this.restartTimer = setTimeout(() => {
+          if (!this.stopping) this.spawn(listener);
+        }, RESTART_DELAY_MS);
+      });
+    });
+  }
+}

@@ -1,0 +1,401 @@
+// Delivers the committed changes of every sink's relation to Kafka.
+//
+// Each barrier interval, for each sink: the changes between the epoch it delivered last and the
+// newest committed epoch (sink-changes.ts; on the first run, the relation's contents at that
+// epoch) are encoded per FORMAT and sent in one Kafka transaction, each message carrying its epoch
+// in the `oxbow.epoch` header; then the new progress is committed in the store's metadata
+// (`sink-progress/<sink id>`). Only committed epochs are read, so nothing uncommitted ever leaves.
+// After a crash delivery resumes from the committed progress: no committed change is lost. For a
+// crash between the Kafka commit and the progress commit, a starting sink first reads the end of
+// its topic (read_committed) for the highest `oxbow.epoch` and resumes after it: none twice.
+//
+// Formats: PLAIN writes inserted rows only (append-only, like RisingWave's force_append_only);
+// UPSERT writes key -> row, a tombstone (null value) for a deleted key; DEBEZIUM writes
+// {before, after, op} with op c / u / d (a delete and insert of one key in an epoch is an update).
+// Keys are JSON objects of the `primary_key` option's columns, else the relation's primary key
+// (sink-key.ts).
+//
+// Idle sinks: the history a sink reads (the relation's MVCC versions) is kept for the time-travel
+// retention only, counted back from the newest commit. A sink whose relation does not change (or
+// a store that commits nothing at all) must not fall out of that window: while nothing is sealed
+// beyond what it delivered, no later commit can get an epoch below the wall clock's (nextEpoch),
+// so its progress moves up to the present (less a clock slack) without reading anything, and that
+// progress is committed at least every quarter of the retention so a restart finds it too. At
+// engine start, before anything commits, each sink reads what it has not delivered (catchUp), so
+// a server down for longer than the retention loses nothing when its first commit moves the
+// window. A sink that still finds its progress below the window sends the relation's contents
+// again and says so in source_errors: no silent gap, no endless failure.
+
+import kafkajs from 'kafkajs';
+import type { Producer } from 'kafkajs';
+import type { RelationDef } from '../../sql/catalog.js';
+import { epochFromMillis, epochToMillis, type Epoch } from '../../sql/epoch.js';
+import type { Row } from '../../sql/value.js';
+import type { StateTable } from '../../storage/state-table.js';
+import type { ConnectorHost } from './connector-host.js';
+import { kafkaOptions, type KafkaOptions } from './kafka/kafka-options.js';
+import { changesBetween, type EpochChanges } from './sink-changes.js';
+import { JsonRowEncoder } from './json-row.js';
+import { sinkKeyPositions } from './sink-key.js';
+
+const { Kafka, logLevel } = kafkajs;
+export const SINK_PROGRESS_META_PREFIX = 'sink-progress/';
+/** Messages per Kafka transaction at most; a bigger delivery is split (each part its own transaction). */
+const MESSAGES_PER_TRANSACTION = 50_000;
+/** How far back from the end of each partition to look for the last delivered epoch. */
+const TAIL_OFFSETS = 1000n;
+const TAIL_READ_TIMEOUT_MS = 20_000;
+/** How far the wall clock may step back without an idle sink's progress passing a later commit. */
+const CLOCK_SLACK_MS = 1000;
+
+interface SinkMessage {
+  key: string | null;
+  value: string | null;
+  headers: { 'oxbow.epoch': string };
+}
+
+/**
+ * The last epoch sealed: committedEpoch, or later while an asynchronous commit is in flight (on
+ * stores that commit asynchronously and say so with `latestEpoch`).
+ */
+function lastSealedEpoch(store: ConnectorHost['store']): Epoch {
+  const latest = (store as { latestEpoch?: Epoch }).latestEpoch;
+  return latest !== undefined && latest > store.committedEpoch ? latest : store.committedEpoch;
+}
+
+class RunningSink {
+  private producer: Producer | undefined;
+  private readonly options: KafkaOptions;
+  private readonly table: StateTable;
+  private readonly value: JsonRowEncoder;
+  private readonly key: JsonRowEncoder;
+  private readonly keyPositions: readonly number[];
+  /** PLAIN messages carry the key only when primary_key names one. */
+  private readonly plainKeyed: boolean;
+  private delivered: Epoch | undefined;
+  /** Changes read by catchUp() at engine start, up to epoch `to`, until they are delivered. */
+  private held: { readonly to: Epoch; readonly changes: EpochChanges[] } | undefined;
+  /** The progress last committed to the store's metadata (undefined: none yet). */
+  private persisted: Epoch | undefined;
+  /** Whether the topic's tail was checked for deliveries the progress does not know about. */
+  private reconciled = false;
+  busy = false;
+  stopped = false;
+
+  constructor(
+    readonly sink: RelationDef,
+    readonly from: RelationDef,
+    private readonly core: ConnectorHost,
+  ) {
+    this.options = kafkaOptions(sink.options ?? {});
+    this.table = core.store.table({
+      tableId: from.id,
+      columnTypes: from.columns.map((column) => column.type),
+      primaryKey: from.primaryKey,
+      ...(from.retentionMs === undefined ? {} : { retentionMs: from.retentionMs }),
+    });
+    const visible = from.columns.flatMap((column, position) => (column.hidden ? [] : [position]));
+    this.value = new JsonRowEncoder(from.columns, visible);
+    this.keyPositions = sinkKeyPositions(sink.options, from.name, from.columns, from.primaryKey);
+    this.key = new JsonRowEncoder(from.columns, this.keyPositions);
+    this.plainKeyed = sink.options?.['primary_key'] !== undefined;
+    const stored = core.store.getMeta(SINK_PROGRESS_META_PREFIX + sink.id);
+    if (stored !== undefined) this.delivered = this.persisted = BigInt(new TextDecoder().decode(stored));
+  }
+
+  /** The relation's time-travel retention: how long the history this sink reads is kept. */
+  private get retentionMs(): number {
+    return this.from.retentionMs ?? this.core.settings.timeTravelRetentionMs;
+  }
+
+  private kafka() {
+    return new Kafka({ clientId: `oxbow-sink-${this.sink.name}`, brokers: [...this.options.brokers], logLevel: logLevel.NOTHING, connectionTimeout: 3000 });
+  }
+
+  /**
+   * The highest `oxbow.epoch` among the committed messages at the end of the topic: a delivery
+   * whose Kafka transaction committed just before a crash, before its progress was committed.
+   * Undefined when the topic is empty or missing.
+   */
+  private async lastWrittenEpoch(): Promise<Epoch | undefined> {
+    const kafka = this.kafka();
+    const admin = kafka.admin();
+    await admin.connect();
+    let bounds: { partition: number; high: string; low: string }[];
+    try {
+      if (!(await admin.listTopics()).includes(this.options.topic)) return undefined;
+      bounds = await admin.fetchTopicOffsets(this.options.topic);
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+    const targets = bounds.filter((bound) => BigInt(bound.high) > BigInt(bound.low));
+    if (targets.length === 0) return undefined;
+    const consumer = kafka.consumer({ groupId: `oxbow-sink-check-${this.sink.id}-${process.pid}-${Date.now()}`, readUncommitted: false, maxWaitTimeInMs: 100 });
+    const pending = new Set(targets.map((bound) => bound.partition));
+    let latest: Epoch | undefined;
+    let finished!: () => void;
+    const done = new Promise<void>((resolve) => (finished = resolve));
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
+      await consumer.run({
+        eachBatch: async ({ batch }) => {
+          for (const message of batch.messages) {
+            const header = message.headers?.['oxbow.epoch'];
+            if (header === undefined) continue;
+            const epoch = BigInt(header.toString());
+            if (latest === undefined || epoch > latest) latest = epoch;
+          }
+          // Control records (transaction markers) are never delivered: a batch that reaches the
+          // last two offsets has seen the partition's last committed message.
+          if (batch.messages.length > 0 && BigInt(batch.lastOffset()) >= BigInt(batch.highWatermark) - 2n) pending.delete(batch.partition);
+          if (pending.size === 0) finished();
+        },
+      });
+      for (const bound of targets) {
+        const from = BigInt(bound.high) - TAIL_OFFSETS;
+        consumer.seek({ topic: this.options.topic, partition: bound.partition, offset: String(from > BigInt(bound.low) ? from : BigInt(bound.low)) });
+      }
+      await Promise.race([done, new Promise((resolve) => setTimeout(resolve, TAIL_READ_TIMEOUT_MS))]);
+    } finally {
+      await consumer.disconnect().catch(() => undefined);
+    }
+    if (pending.size > 0) throw new Error(`could not read the end of topic "${this.options.topic}" to find what was delivered`);
+    return latest;
+  }
+
+  private async connect(): Promise<Producer> {
+    if (this.producer !== undefined) return this.producer;
+    const kafka = this.kafka();
+    const producer = kafka.producer({ transactionalId: `oxbow-sink-${this.sink.id}`, idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: true });
+    await producer.connect();
+    this.producer = producer;
+    return producer;
+  }
+
+  /** One delivery round: everything committed since the last one. */
+  async deliver(): Promise<void> {
+    if (!this.reconciled) {
+      const written = await this.lastWrittenEpoch();
+      if (written !== undefined && (this.delivered === undefined || written > this.delivered)) this.delivered = written;
+      this.reconciled = true;
+    }
+    const store = this.core.store;
+    const to = store.committedEpoch;
+    if (this.delivered !== undefined && to <= this.delivered) {
+      // Nothing committed since the last delivery. With nothing sealed in flight either, every
+      // later commit gets an epoch at or above the clock's (nextEpoch): move up to it.
+      if (lastSealedEpoch(store) <= this.delivered) {
+        const present = epochFromMillis(Date.now() - CLOCK_SLACK_MS);
+        if (present > this.delivered) this.delivered = present;
+      }
+      await this.persistIfStale();
+      return;
+    }
+    let changes: EpochChanges[];
+    const held = this.held;
+    if (held !== undefined && this.delivered !== undefined && this.delivered < held.to) {
+      // Read at engine start, before anything could commit and move the window past the progress.
+      const since = this.delivered;
+      changes = held.changes.filter((change) => change.epoch > since);
+      if (to > held.to) changes = changes.concat(this.changesSince(held.to, to));
+    } else if (this.delivered === undefined) changes = [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
+    else changes = this.changesSince(this.delivered, to);
+    const messages = this.encode(changes);
+    if (messages.length > 0) {
+      const producer = await this.connect();
+      for (let first = 0; first < messages.length; first += MESSAGES_PER_TRANSACTION) {
+        const transaction = await producer.transaction();
+        try {
+          await transaction.send({ topic: this.options.topic, messages: messages.slice(first, first + MESSAGES_PER_TRANSACTION) });
+          await transaction.commit();
+          // Fault injection for the test of the crash window between the two commits.
+          this.core.settings.faults?.afterSinkCommit?.();
+        } catch (error) {
+          await transaction.abort().catch(() => undefined);
+          throw error;
+        }
+      }
+    }
+    if (this.stopped) return;
+    this.held = undefined;
+    this.delivered = to;
+    if (messages.length > 0 || this.persisted === undefined) await this.persist(to);
+    else await this.persistIfStale();
+  }
+
+  /** The changes in (from, to]; when `from` is below the readable window, the contents at `to`, said once. */
+  private changesSince(from: Epoch, to: Epoch): EpochChanges[] {
+    if (from >= this.core.store.readableWindow(this.from.id).oldest) return changesBetween(this.table, from, to);
+    // Down (or stuck) for longer than the retention: the changes since the progress are gone.
+    const message =
+      `sink delivery resumed from a snapshot: the changes of "${this.from.name}" since epoch ${from} are older than the time-travel retention ` +
+      `(${this.retentionMs} ms) and no longer kept; sent its contents at epoch ${to} instead (${this.sink.format === 'plain' ? 'rows already sent appear again' : 'keys deleted in the gap get no tombstone'})`;
+    if (this.core.sourceStatus.troubled(this.sink.id, message)) process.stderr.write(`oxbow: sink ${this.sink.schema}.${this.sink.name}: ${message}\n`);
+    return [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
+  }
+
+  /**
+   * At engine start, before anything commits: reads the changes since the committed progress
+   * while they are still in the window (the first commit after a restart moves the window to the
+   * clock, and a server down for longer than the retention would otherwise find them gone).
+   */
+  catchUp(): void {
+    const store = this.core.store;
+    const to = store.committedEpoch;
+    const from = this.delivered;
+    if (from === undefined || from < store.readableWindow(this.from.id).oldest) return;
+    // Nothing is sealed beyond `to` yet, so no later commit can get an epoch below the clock's.
+    const present = epochFromMillis(Date.now() - CLOCK_SLACK_MS);
+    if (to <= from) {
+      if (present > from) this.delivered = present;
+      return;
+    }
+    this.held = { to: present > to ? present : to, changes: changesBetween(this.table, from, to) };
+  }
+
+  /** Commits the progress when the committed one lags the delivered one by a quarter of the retention. */
+  private async persistIfStale(): Promise<void> {
+    const delivered = this.delivered;
+    if (delivered === undefined || this.stopped) return;
+    if (this.persisted !== undefined && epochToMillis(delivered) - epochToMillis(this.persisted) < this.retentionMs / 4) return;
+    await this.persist(delivered);
+  }
+
+  private async persist(progress: Epoch): Promise<void> {
+    await this.core.writeLock.run(() => {
+      if (this.core.catalog.snapshot.relationById(this.sink.id) === undefined) return;
+      const store = this.core.store;
+      // Nothing sealed since the progress: the epoch committed here holds only this metadata, so
+      // the progress may move up to it (a slow Kafka round must not leave it behind the window).
+      const quiet = lastSealedEpoch(store) <= progress;
+      let epoch: Epoch;
+      try {
+        store.putMeta(SINK_PROGRESS_META_PREFIX + this.sink.id, new TextEncoder().encode(String(progress)));
+        epoch = this.core.commit();
+      } catch (error) {
+        store.abort();
+        throw error;
+      }
+      if (quiet && this.delivered !== undefined && epoch > this.delivered) this.delivered = epoch;
+    });
+    this.persisted = progress;
+  }
+
+  private encode(changes: readonly EpochChanges[]): SinkMessage[] {
+    const out: SinkMessage[] = [];
+    const format = this.sink.format ?? 'plain';
+    for (const change of changes) {
+      const headers = { 'oxbow.epoch': String(change.epoch) };
+      if (format === 'plain') {
+        for (const row of change.inserts) out.push({ key: this.plainKeyed ? this.key.encode(row) : null, value: this.value.encode(row), headers });
+        continue;
+      }
+      const inserted = new Map<string, Row>();
+      for (const row of change.inserts) inserted.set(this.key.encode(row), row);
+      const deleted = new Map<string, Row>();
+      for (const row of change.deletes) deleted.set(this.key.encode(row), row);
+      for (const [key, before] of deleted) {
+        const after = inserted.get(key);
+        if (format === 'upsert') {
+          if (after === undefined) out.push({ key, value: null, headers });
+        } else {
+          out.push({ key, value: this.debezium(before, after, after === undefined ? 'd' : 'u', change.epoch), headers });
+        }
+      }
+      for (const [key, after] of inserted) {
+        if (format === 'upsert') out.push({ key, value: this.value.encode(after), headers });
+        else if (!deleted.has(key)) out.push({ key, value: this.debezium(undefined, after, 'c', change.epoch), headers });
+      }
+    }
+    return out;
+  }
+
+  private debezium(before: Row | undefined, after: Row | undefined, op: string, epoch: Epoch): string {
+    const millis = Number(epoch >> 16n);
+    return `{"before":${before === undefined ? 'null' : this.value.encode(before)},"after":${after === undefined ? 'null' : this.value.encode(after)},"op":"${op}","ts_ms":${millis}}`;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.producer?.disconnect().catch(() => undefined);
+  }
+}
+
+export class SinkManager {
+  private readonly running = new Map<number, RunningSink>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly core: ConnectorHost,
+    private readonly intervalMs: number,
+  ) {}
+
+  /** Call before anything commits (openEngine): each sink first reads what it has not delivered. */
+  start(): void {
+    const catalog = this.core.catalog.snapshot;
+    for (const relation of catalog.relations()) {
+      if (relation.kind !== 'sink') continue;
+      try {
+        this.runningSink(relation)?.catchUp();
+      } catch (error) {
+        this.trouble(relation, error);
+      }
+    }
+    this.timer = setInterval(() => this.tick(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  private tick(): void {
+    const catalog = this.core.catalog.snapshot;
+    const sinks = catalog.relations().filter((relation) => relation.kind === 'sink');
+    const wanted = new Set(sinks.map((sink) => sink.id));
+    for (const [id, sink] of this.running) {
+      if (!wanted.has(id)) {
+        this.running.delete(id);
+        void sink.stop();
+      }
+    }
+    for (const relation of sinks) {
+      let sink: RunningSink | undefined;
+      try {
+        sink = this.runningSink(relation);
+      } catch (error) {
+        this.trouble(relation, error);
+        continue;
+      }
+      if (sink === undefined || sink.busy) continue;
+      sink.busy = true;
+      const running = sink;
+      running
+        .deliver()
+        .then(() => this.core.sourceStatus.recovered(relation.id))
+        .catch((error: unknown) => this.trouble(relation, error))
+        .finally(() => (running.busy = false));
+    }
+  }
+
+  /** The running sink of `relation`, made on first use (undefined while the relation it reads is missing). */
+  private runningSink(relation: RelationDef): RunningSink | undefined {
+    let sink = this.running.get(relation.id);
+    if (sink === undefined) {
+      // A sink AS query owns its dataflow's rows; a sink FROM a relation reads that relation's.
+      const from = relation.stream !== undefined ? relation : this.core.catalog.snapshot.relationById(relation.dependsOn[0]!);
+      if (from === undefined) return undefined;
+      sink = new RunningSink(relation, from, this.core);
+      this.running.set(relation.id, sink);
+    }
+    return sink;
+  }
+
+  private trouble(relation: RelationDef, error: unknown): void {
+    const message = `sink delivery failed: ${error instanceof Error ? error.message : String(error)}`;
+    if (this.core.sourceStatus.troubled(relation.id, message)) process.stderr.write(`oxbow: sink ${relation.schema}.${relation.name}: ${message}\n`);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    await Promise.all([...this.running.values()].map((sink) => sink.stop()));
+    this.running.clear();
+  }
+}

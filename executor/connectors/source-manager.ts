@@ -1,0 +1,525 @@
+// Runs the connectors of every connector relation in the catalog and commits what they read.
+//
+// Each barrier interval (--barrier-interval-ms) the manager takes the engine's write lock and, for
+// every source with new messages, writes the decoded changes into the relation's state table
+// (recording them for the materialized views that read it), puts the source's next offsets into
+// the store's metadata (`source-offsets/<relation id>`) and commits the epoch: data, view changes
+// and offsets in one atomic write. After a crash a source resumes from the offsets of the last
+// committed epoch, and messages below them are dropped on arrival, so each message is reflected
+// exactly once. A failed commit aborts the epoch and restarts the sources from their committed
+// offsets.
+//
+// Sources start when their relation appears in the catalog (checked at every tick, so DDL needs
+// no hook) and stop when it is dropped. Decoding runs as batches arrive, outside the lock;
+// a source holding more than MAX_PENDING_ROWS undecided rows makes its connector wait
+// (backpressure) until the next barrier.
+
+import type { RelationDef } from '../../sql/catalog.js';
+import type { Row } from '../../sql/value.js';
+import type { StateTable } from '../../storage/state-table.js';
+import type { ConnectorHost } from './connector-host.js';
+import { MessageDecoder, type DecodedChanges } from './message-decoder.js';
+import { sourceLayout, type SourceLayout } from './source-layout.js';
+import type { PartitionOffsets, RawMessageBatch, SourceListener, SourceReader, StartupResolver } from './source.js';
+import type { SourceStatus } from './source-status.js';
+import { kafkaOptions } from './kafka/kafka-options.js';
+import { KafkaWorkerReader, type DecodedBatch, type DecodedBatchListener } from './kafka/kafka-worker-reader.js';
+import { GeneratorReader, isGeneratorConnector } from './generators/generator-reader.js';
+import { indexEntry, indexStateTable, secondaryIndexes } from '../catalog/secondary-index.js';
+import { FirstOffsets, isReplayed, positionTable, writePositions } from './source-replay.js';
+import { isKafkaReplayed, kafkaRowId, replayLimits } from './kafka/kafka-replay.js';
+
+const MAX_PENDING_ROWS = 200_000;
+/**
+ * A source's rows go into the open epoch and through the views in chunks of about this many as
+ * they arrive, not all at the barrier: the epoch's intermediate rows die young and the barrier
+ * only seals (executor/stream/DESIGN.md, "Chunks within an epoch"). An engine's `sourceChunkRows`
+ * setting overrides it (0: everything at the barrier); tests set `rows`.
+ */
+export const sourceChunks = { rows: 4096 };
+
+/** Rows per chunk for an engine: its `sourceChunkRows` setting, else `sourceChunks.rows`. */
+export function chunkRowsOf(host: Pick<ConnectorHost, 'settings'>): number {
+  return host.settings.tuning?.sourceChunkRows ?? sourceChunks.rows;
+}
+export const OFFSETS_META_PREFIX = 'source-offsets/';
+
+function encodeOffsets(offsets: ReadonlyMap<number, bigint>): Uint8Array {
+  const object: Record<string, string> = {};
+  for (const [partition, offset] of offsets) object[String(partition)] = String(offset);
+  return new TextEncoder().encode(JSON.stringify(object));
+}
+
+export function decodeOffsets(bytes: Uint8Array | undefined): Map<number, bigint> | undefined {
+  if (bytes === undefined) return undefined;
+  const object = JSON.parse(new TextDecoder().decode(bytes)) as Record<string, string>;
+  return new Map(Object.entries(object).map(([partition, offset]) => [Number(partition), BigInt(offset)]));
+}
+
+/** One running source: its reader, the decoded changes not yet committed, its offsets. */
+class RunningSource implements DecodedBatchListener {
+  readonly layout: SourceLayout;
+  /** Undefined for a generator connector (it produces rows, not messages). */
+  readonly decoder: MessageDecoder | undefined;
+  pending: DecodedChanges = { rows: [], kinds: [] };
+  /** Next offset per partition including pending messages. */
+  readonly next = new Map<number, bigint>();
+  /** Next offset per partition as of the last committed epoch. */
+  committed = new Map<number, bigint>();
+  /** Offsets changed since the last commit (new messages, or the first start's resolved offsets). */
+  dirty = false;
+  /** Rows written into the open epoch by chunks since the last barrier, and their next offsets. */
+  unsealed = 0;
+  private written: Map<number, bigint> | undefined;
+  private waiters: (() => void)[] = [];
+  readonly reader: SourceReader & StartupResolver;
+  /** The relation's rows, or (a replayed source) its position per split (source-replay.ts). */
+  table: StateTable;
+  /** Stores only its positions: rows go to the views that read it, nowhere else. */
+  readonly replayed: boolean;
+  /** A replayed source's positions as last written (a split that did not move is not written again). */
+  private committedPositions = new Map<number, bigint>();
+  /** A replayed Kafka source's first offset per partition (where a replay of it starts). */
+  private readonly firstOffsets: FirstOffsets | undefined;
+  stopped = false;
+
+  constructor(
+    readonly relation: RelationDef,
+    private readonly manager: SourceManager,
+  ) {
+    this.layout = sourceLayout(relation);
+    if (isGeneratorConnector(relation)) {
+      this.decoder = undefined;
+      this.reader = new GeneratorReader(relation, () => manager.core.rowIds.next());
+    } else {
+      const options = kafkaOptions(relation.options ?? {});
+      // A replayed Kafka source's row ids come from partition and offset (kafka/kafka-replay.ts).
+      this.decoder = new MessageDecoder(this.layout, options.maxMessageBytes, isKafkaReplayed(relation) ? kafkaRowId : () => manager.core.rowIds.next());
+      // Fetch and decoding run in a worker thread (kafka/kafka-worker.ts); decoded() gets the rows.
+      this.reader = new KafkaWorkerReader(relation, options, `${relation.schema}.${relation.name}`, () => manager.core.rowIds.next(), {
+        fastJson: manager.core.settings.tuning?.kafkaFastJson !== false,
+      });
+    }
+    this.replayed = isReplayed(relation);
+    this.table = positionTable(manager.core.store, relation);
+    this.firstOffsets = isKafkaReplayed(relation) ? new FirstOffsets(this.table, relation) : undefined;
+  }
+
+  get topic(): string {
+    return this.relation.options?.['topic'] ?? '';
+  }
+
+  async start(): Promise<void> {
+    this.manager.status.named(this.relation.id, `${this.relation.schema}.${this.relation.name}`);
+    const stored = decodeOffsets(this.manager.core.store.getMeta(OFFSETS_META_PREFIX + this.relation.id));
+    let resume: Map<number, bigint>;
+    if (stored !== undefined) resume = stored;
+    else {
+      // First start: resolve the startup mode once and commit it, so a restart before any message
+      // arrives still starts where the first start did.
+      for (;;) {
+        if (this.stopped) return;
+        try {
+          resume = await this.reader.startOffsets();
+          break;
+        } catch (error) {
+          this.trouble(`Kafka topic "${this.topic}": ${error instanceof Error ? error.message : String(error)}`);
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+      }
+      this.dirty = true;
+    }
+    if (this.stopped) return;
+    this.firstOffsets?.started(resume, stored !== undefined);
+    for (const [partition, offset] of resume) {
+      this.next.set(partition, offset);
+      if (stored !== undefined) this.committed.set(partition, offset);
+      this.manager.status.partition(this.relation.id, this.topic, partition).committedOffset = stored !== undefined ? offset : -1n;
+    }
+    await this.reader.start(resume as PartitionOffsets, this);
+  }
+
+  batch(batch: RawMessageBatch): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const partition = batch.partition;
+    const status = this.manager.status.partition(this.relation.id, this.topic, partition);
+    if (batch.highWatermark > status.highWatermark) status.highWatermark = batch.highWatermark;
+    const offsets = batch.offsets;
+    const expected = this.next.get(partition);
+    let from = 0;
+    if (expected !== undefined) while (from < offsets.length && offsets[from]! < expected) from++;
+    if (from === offsets.length) return Promise.resolve();
+    this.firstOffsets?.saw(partition, offsets[from]!);
+    const fresh: RawMessageBatch =
+      from === 0
+        ? batch
+        : { ...batch, offsets: offsets.slice(from), timestamps: batch.timestamps.slice(from), keys: batch.keys.slice(from), values: batch.values.slice(from) };
+    const id = this.relation.id;
+    this.decoder!.decode(fresh, this.pending, (p, offset, error, payload) => this.manager.status.reject(id, p, offset, error, payload));
+    status.messages += fresh.offsets.length;
+    this.next.set(partition, fresh.offsets[fresh.offsets.length - 1]! + 1n);
+    this.dirty = true;
+    return this.backpressure();
+  }
+
+  /** Rows a Kafka worker decoded (kafka/kafka-worker-reader.ts, row ids set) for messages [firstOffset, next). */
+  decoded(batch: DecodedBatch): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const { partition, rows, kinds } = batch;
+    const id = this.relation.id;
+    const status = this.manager.status.partition(id, this.topic, partition);
+    if (batch.highWatermark > status.highWatermark) status.highWatermark = batch.highWatermark;
+    for (const { offset, error, payload } of batch.rejects) this.manager.status.reject(id, partition, offset, error, payload);
+    this.firstOffsets?.saw(partition, batch.firstOffset);
+    const { rows: pendingRows, kinds: pendingKinds } = this.pending;
+    for (let i = 0; i < rows.length; i++) {
+      pendingRows.push(rows[i]!);
+      pendingKinds.push(kinds[i]!);
+    }
+    status.messages += batch.messages;
+    this.next.set(partition, batch.next);
+    this.dirty = true;
+    return this.backpressure();
+  }
+
+  /** Rows from a generator connector, already in the relation's layout, up to offset `next` of `partition`. */
+  generated(partition: number, rows: Row[], next: bigint): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const { rows: pendingRows, kinds } = this.pending;
+    for (let i = 0; i < rows.length; i++) {
+      pendingRows.push(rows[i]!);
+      kinds.push(1);
+    }
+    this.manager.status.partition(this.relation.id, this.topic, partition).messages += rows.length;
+    this.next.set(partition, next);
+    this.dirty = true;
+    return this.backpressure();
+  }
+
+  /**
+   * Full: the connector waits, and the barrier comes now rather than at the next interval (a
+   * source faster than one barrier interval's worth of rows does not idle until the timer). The
+   * wait ends when apply() takes the rows; the store's bound on epochs in flight (whenWritable)
+   * holds back the next barrier if the writes fall behind.
+   */
+  private backpressure(): Promise<void> {
+    const pending = this.pending.rows.length;
+    if (pending + this.unsealed < MAX_PENDING_ROWS) {
+      const chunkRows = chunkRowsOf(this.manager.core);
+      if (chunkRows > 0 && pending >= chunkRows) this.manager.requestChunk();
+      return Promise.resolve();
+    }
+    this.manager.requestBarrier();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  trouble(message: string): void {
+    if (this.stopped) return;
+    if (this.manager.status.troubled(this.relation.id, message)) {
+      process.stderr.write(`oxbow: source ${this.relation.schema}.${this.relation.name}: ${message}\n`);
+    }
+  }
+
+  recovered(): void {
+    if (this.manager.status.troubleOf(this.relation.id) !== undefined) {
+      process.stderr.write(`oxbow: source ${this.relation.schema}.${this.relation.name}: reading again\n`);
+    }
+    this.manager.status.recovered(this.relation.id);
+  }
+
+  highWatermark(partition: number, offset: bigint): void {
+    if (this.stopped) return;
+    const status = this.manager.status.partition(this.relation.id, this.topic, partition);
+    status.highWatermark = offset;
+  }
+
+  /**
+   * At the barrier (inside the write lock): writes what is still pending into the open epoch;
+   * returns the next offsets as of this epoch, for committedNow() once it is durable, and releases
+   * the backpressure.
+   */
+  apply(): Map<number, bigint> {
+    this.write();
+    const applied = this.written!;
+    this.written = undefined;
+    this.unsealed = 0;
+    this.dirty = false;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+    return applied;
+  }
+
+  /**
+   * Writes the pending changes into the open epoch (inside the write lock) with the offsets they
+   * reach, and pushes them through the views every `chunkRowsOf` rows; a chunk between barriers, or
+   * the rest at the barrier.
+   */
+  write(): void {
+    const { rows, kinds } = this.pending;
+    // Rows read while the epoch is written (off the main thread) go into the next epoch.
+    this.pending = { rows: [], kinds: [] };
+    const applied = new Map(this.next);
+    const streams = this.manager.core.streams;
+    const id = this.relation.id;
+    const captured = streams.captures(id);
+    const chunkRows = chunkRowsOf(this.manager.core);
+    const chunk = chunkRows > 0 ? chunkRows : rows.length;
+    if (this.replayed) {
+      // Append-only rows with their unit numbers as row ids: to the views, and the positions to the
+      // source's state table (a replay of everything below them is these rows again).
+      if (captured) {
+        for (let i = 0; i < rows.length; i++) {
+          streams.record(id, rows[i]!, 1);
+          if ((i + 1) % chunk === 0) streams.push();
+        }
+        streams.push();
+      }
+      const moved = new Map<number, bigint>();
+      for (const [split, position] of applied) if (this.committedPositions.get(split) !== position) moved.set(split, position);
+      writePositions(this.table, this.relation, moved);
+      this.firstOffsets?.write(applied);
+      this.committedPositions = applied;
+      this.writtenNow(id, rows.length, applied);
+      return;
+    }
+    const appendOnly = this.layout.rowIdPosition !== undefined;
+    const keyIndexes = this.layout.primaryKey;
+    const key: Row = new Array(keyIndexes.length);
+    // Secondary indexes of a connector table (executor/catalog/secondary-index.ts) follow its rows.
+    const relation = this.relation;
+    const indexes = relation.kind === 'table' ? secondaryIndexes(this.manager.core.catalog.snapshot, id).map((index) => ({ index, table: indexStateTable(this.manager.core.store, relation, index) })) : [];
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i]!;
+      if (kinds[i]! > 0) {
+        if (captured || indexes.length > 0) {
+          let old: Row | undefined;
+          if (!appendOnly) {
+            for (let k = 0; k < keyIndexes.length; k++) key[k] = row[keyIndexes[k]!]!;
+            old = this.table.get(key);
+            if (old !== undefined && captured) streams.record(id, old, -1);
+          }
+          if (captured) streams.record(id, row, 1);
+          for (const { index, table } of indexes) {
+            if (old !== undefined) table.delete(indexEntry(relation, index, old));
+            table.insert(indexEntry(relation, index, row));
+          }
+        }
+        this.table.insert(row);
+      } else {
+        for (let k = 0; k < keyIndexes.length; k++) key[k] = row[keyIndexes[k]!]!;
+        const old = this.table.get(key);
+        if (old !== undefined) {
+          if (captured) streams.record(id, old, -1);
+          for (const { index, table } of indexes) table.delete(indexEntry(relation, index, old));
+          this.table.delete(old);
+        }
+      }
+      if (captured && (i + 1) % chunk === 0) streams.push();
+    }
+    if (captured) streams.push();
+    this.writtenNow(id, rows.length, applied);
+  }
+
+  /** After write(): the offsets into the epoch's metadata (with the rows they cover), the rows counted. */
+  private writtenNow(id: number, rows: number, applied: Map<number, bigint>): void {
+    this.manager.core.store.putMeta(OFFSETS_META_PREFIX + id, encodeOffsets(applied));
+    const sourceRows = this.manager.core.metrics.sourceRows;
+    sourceRows.set(id, (sourceRows.get(id) ?? 0) + rows);
+    this.written = applied;
+    this.unsealed += rows;
+  }
+
+  /** The epoch with the applied changes committed. */
+  committedNow(applied: Map<number, bigint>): void {
+    this.committed = applied;
+    for (const [partition, offset] of this.committed) this.manager.status.partition(this.relation.id, this.topic, partition).committedOffset = offset;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+    await this.reader.stop();
+  }
+}
+
+export class SourceManager {
+  private readonly running = new Map<number, RunningSource>();
+  /** Relations whose connector could not be built. */
+  private readonly broken = new Set<number>();
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  /** A source filled up during the running barrier: the next one starts as soon as it ends. */
+  private again = false;
+  private closed = false;
+  /** A chunk write is queued on the write lock (requestChunk). */
+  private chunkQueued = false;
+
+  constructor(
+    readonly core: ConnectorHost,
+    readonly status: SourceStatus,
+    private readonly barrierIntervalMs: number,
+  ) {
+    // A read of a Kafka source that stores no rows holds its replay within --memory-limit.
+    replayLimits.bytes = core.settings.memoryLimitBytes;
+  }
+
+  start(): void {
+    // Every other writer (DML, DDL, a view's backfill, a checkpoint) first seals what the chunks
+    // wrote into the open epoch, so its abort cannot drop source rows and its snapshot holds them.
+    this.core.writeLock.drain = () => this.drain();
+    this.schedule(this.barrierIntervalMs);
+  }
+
+  /**
+   * A source holds a chunk's worth of rows: write every source's pending rows into the open epoch
+   * and through the views now, under the write lock, without sealing (the barrier seals them).
+   */
+  requestChunk(): void {
+    if (this.chunkQueued || this.closed) return;
+    this.chunkQueued = true;
+    void this.core.writeLock.runPipelined(() => this.writeChunks());
+  }
+
+  private writeChunks(): void {
+    this.chunkQueued = false;
+    if (this.closed) return;
+    const ready = [...this.running.values()].filter((source) => source.pending.rows.length > 0 && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
+    try {
+      for (const source of ready) source.write();
+    } catch (error) {
+      // The open epoch held every source's unsealed chunks: all of them restart from their committed offsets.
+      this.core.store.abort();
+      this.failed([...this.running.values()].filter((source) => source.unsealed > 0 || ready.includes(source)), error);
+    }
+  }
+
+  /** Inside the write lock, for another writer: seals the chunks written since the last barrier. */
+  private async drain(): Promise<void> {
+    if (![...this.running.values()].some((source) => source.unsealed > 0)) return;
+    const sealed = await this.barrier();
+    if (sealed !== undefined) void sealed.durable.then(() => this.committed(sealed.sources, sealed.offsets), (error: unknown) => this.failed(sealed.sources, error));
+  }
+
+  /** A barrier now (a source is full), or right after the running one. */
+  requestBarrier(): void {
+    if (this.closed) return;
+    if (this.ticking !== undefined) this.again = true;
+    else this.runTick();
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.runTick(), delayMs);
+    this.timer.unref();
+  }
+
+  /**
+   * One barrier, then the next one barrier-interval after this one started (at once when this one
+   * ran longer, or a source filled up meanwhile): a long barrier no longer skips a beat.
+   */
+  private runTick(): void {
+    if (this.ticking !== undefined || this.closed) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    const started = performance.now();
+    this.ticking = this.tick().finally(() => {
+      this.ticking = undefined;
+      if (this.closed) return;
+      const again = this.again;
+      this.again = false;
+      this.schedule(again ? 0 : Math.max(0, this.barrierIntervalMs - (performance.now() - started)));
+    });
+  }
+
+  /** One barrier: start/stop sources to match the catalog, commit what they read. */
+  async tick(): Promise<void> {
+    if (this.closed) return;
+    this.reconcile();
+    if (this.running.size === 0) return;
+    // The epoch's write goes on after the lock is released (the next barrier overlaps it).
+    const sealed = await this.core.writeLock.runPipelined(() => this.barrier());
+    if (sealed !== undefined) void sealed.durable.then(() => this.committed(sealed.sources, sealed.offsets), (error: unknown) => this.failed(sealed.sources, error));
+  }
+
+  private committed(sources: RunningSource[], offsets: Map<number, bigint>[]): void {
+    for (let index = 0; index < sources.length; index++) sources[index]!.committedNow(offsets[index]!);
+  }
+
+  private failed(sources: RunningSource[], error: unknown): void {
+    process.stderr.write(`oxbow: committing source data failed, restarting the sources: ${error instanceof Error ? error.message : String(error)}\n`);
+    for (const source of sources) {
+      if (this.running.get(source.relation.id) !== source) continue;
+      this.running.delete(source.relation.id);
+      void source.stop();
+    }
+  }
+
+  private reconcile(): void {
+    const wanted = new Map<number, RelationDef>();
+    for (const relation of this.core.catalog.snapshot.relations()) {
+      if ((relation.kind === 'source' || relation.kind === 'table') && relation.options?.['connector'] !== undefined) wanted.set(relation.id, relation);
+    }
+    for (const [id, source] of this.running) {
+      if (!wanted.has(id)) {
+        this.running.delete(id);
+        void source.stop();
+        this.status.forget(id);
+      }
+    }
+    for (const [id, relation] of wanted) {
+      if (this.running.has(id) || this.broken.has(id)) continue;
+      let source: RunningSource;
+      try {
+        source = new RunningSource(relation, this);
+      } catch (error) {
+        // A relation whose connector cannot even be built (options from an older version?) must
+        // not stop the other sources: record it once and leave it.
+        this.broken.add(id);
+        const message = `cannot start: ${error instanceof Error ? error.message : String(error)}`;
+        if (this.status.troubled(id, message)) process.stderr.write(`oxbow: source ${relation.schema}.${relation.name}: ${message}\n`);
+        continue;
+      }
+      this.running.set(id, source);
+      source.start().catch((error: unknown) => source.trouble(error instanceof Error ? error.message : String(error)));
+    }
+  }
+
+  private async barrier(): Promise<{ sources: RunningSource[]; offsets: Map<number, bigint>[]; durable: Promise<void> } | undefined> {
+    const ready = [...this.running.values()].filter((source) => source.dirty && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
+    if (ready.length === 0) return undefined;
+    try {
+      const trace = this.core.settings.tuning?.sourceTrace === true;
+      const started = performance.now();
+      const rows = trace ? ready.reduce((total, source) => total + source.pending.rows.length + source.unsealed, 0) : 0;
+      const offsets = ready.map((source) => source.apply());
+      const applied = performance.now();
+      if (trace) await this.core.store.whenWritable();
+      const writable = performance.now();
+      const { durable } = await this.core.seal();
+      if (trace) {
+        const sealed = performance.now();
+        void durable.then(() => {
+          const ms = (from: number, to: number): string => (to - from).toFixed(0);
+          process.stderr.write(`oxbow source trace: rows=${rows} apply=${ms(started, applied)}ms wait-for-writes=${ms(applied, writable)}ms seal=${ms(writable, sealed)}ms durable-after=${ms(sealed, performance.now())}ms\n`);
+        });
+      }
+      return { sources: ready, offsets, durable };
+    } catch (error) {
+      this.core.store.abort();
+      this.failed(ready, error);
+      return undefined;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.closed = true;
+    if (this.core.writeLock.drain !== undefined) this.core.writeLock.drain = undefined;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    await this.ticking;
+    await Promise.all([...this.running.values()].map((source) => source.stop()));
+    this.running.clear();
+  }
+}

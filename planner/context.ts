@@ -1,0 +1,51 @@
+// What the planner is given (the catalog, the search path, the parameter types, the session's
+// functions and settings) and what it returns (a planned statement and its result columns).
+
+import type { DataType } from '../sql/types.js';
+import type { EvalContext, Resolved } from '../sql/functions.js';
+import type { RelationDef } from '../sql/catalog.js';
+import type { CatalogReader } from './catalog-reader.js';
+import type { Plan } from './plan.js';
+
+export interface PlannerContext {
+  readonly catalog: CatalogReader;
+  readonly searchPath: readonly string[];
+  /** Declared parameter types ($1 is index 0); undefined entries are inferred. */
+  readonly parameterTypes: readonly (DataType | undefined)[];
+  /**
+   * Session (catalog) functions such as pg_table_is_visible, format_type, current_schema,
+   * version: consulted before sql/functions.ts's resolveFunction.
+   */
+  resolveSessionFunction?(name: string, argumentTypes: readonly DataType[]): Resolved | undefined;
+  /**
+   * The session's settings (TimeZone, DateStyle, IntervalStyle) for literals converted while
+   * planning ('2024-01-01 10:00'::timestamptz); UTC / ISO when absent. Additive, optional.
+   */
+  readonly evalContext?: EvalContext;
+}
+
+export interface PlannedColumn {
+  readonly name: string;
+  readonly type: DataType;
+  readonly tableOid: number;
+  readonly columnNumber: number;
+}
+
+export interface PlannedStatement {
+  readonly kind: 'query' | 'insert' | 'update' | 'delete' | 'explain';
+  /** Result columns; null for DML without RETURNING. */
+  readonly columns: readonly PlannedColumn[] | null;
+  /** Every parameter's type after inference ($1 first). */
+  readonly parameterTypes: readonly DataType[];
+  /** The physical plan the batch executor runs (for EXPLAIN: a Values node of the text lines). */
+  readonly plan: Plan;
+  /** The table written by INSERT / UPDATE / DELETE. */
+  readonly targetRelation?: RelationDef;
+  /**
+   * EXPLAIN ANALYZE of a query: the query's own physical plan, which the executor runs with
+   * per-node counters and prints with them (`plan` then holds no lines).
+   */
+  readonly analyze?: { readonly plan: Plan; readonly verbose: boolean };
+}
+
+/** Plans one statement; throws SqlError (with a position) on bind errors, 0A000 for other kinds. */
