@@ -124,6 +124,7 @@ export const SqlState = {
   configurationLimitExceeded: '53400',
   protocolViolation: '08P01',
   connectionException: '08000',
+  sqlclientUnableToEstablishSqlconnection: '08001',
   connectionFailure: '08006',
   /** oxbow, as PostgreSQL's "snapshot too old": time travel outside the retained window. */
   snapshotTooOld: '72000',

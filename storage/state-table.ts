@@ -124,5 +124,12 @@ export interface StateStore {
    * opening the store, before anything commits.
    */
   pinHistory?(tableId: number, retentionMs: number | undefined): void;
+  /**
+   * Keeps the history of table `tableId` from `epoch` on readable past its retention (a sink's
+   * undelivered changes): no commit moves the table's GC watermark above the lowest hold on it.
+   * `holder` names the hold (one per holder and table); `undefined` releases it. In memory only:
+   * holders set their holds again after a restart, before anything commits.
+   */
+  holdHistory(holder: string, tableId: number, epoch: Epoch | undefined): void;
   close(): Promise<void>;
 }

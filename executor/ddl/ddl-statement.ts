@@ -29,6 +29,7 @@ import { createTableAs } from './create-table.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
 import type { DdlHost } from './ddl-host.js';
 import { runDdl } from './run-ddl.js';
+import { prepareCreatedSinkTargets } from './sink-target-check.js';
 
 /** What a DDL statement is given of the session that runs it (engine/session.ts). */
 export interface DdlSession {
@@ -76,6 +77,8 @@ export async function executeDdl(parsed: ParsedStatement, session: DdlSession, s
   return host.writeLock.run(async () => {
     const outcome = runDdl(parsed, session.context);
     const next = outcome.catalog;
+    // A PostgreSQL sink's target table, checked (or made) before the sink commits.
+    if (next !== undefined && sinkAs !== undefined) await prepareCreatedSinkTargets(host.catalog.snapshot, next);
     if (next !== undefined) {
       await commitCatalog(host, next, async () => {
         if (outcome.backfill !== undefined) await backfillColumns(session, next, outcome.backfill, signal);

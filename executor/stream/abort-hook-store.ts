@@ -54,6 +54,9 @@ export class AbortHookStore implements StateStore {
   pinHistory(tableId: number, retentionMs: number | undefined): void {
     this.inner.pinHistory?.(tableId, retentionMs);
   }
+  holdHistory(holder: string, tableId: number, epoch: Epoch | undefined): void {
+    this.inner.holdHistory(holder, tableId, epoch);
+  }
   close(): Promise<void> {
     return this.inner.close();
   }
