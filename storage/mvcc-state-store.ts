@@ -97,6 +97,7 @@ export class MvccStateStore implements StateStore, TableHost {
   /** Tables dropped in the open epoch (restored by abort()). */
   private readonly pendingDrops = new Map<number, { table: MvccStateTable | undefined; record: TableRecord | undefined }>();
   private readonly batch = new WriteBatchBuilder();
+  private metaNowBatch: WriteBatchBuilder | undefined;
   /** Tables whose record changed other than by the watermark (retention), to write at commit. */
   private readonly changedRecords = new Set<number>();
   /** Pinned history per table (pinHistory): the watermark stays at least this far behind each commit. */
@@ -217,6 +218,19 @@ export class MvccStateStore implements StateStore, TableHost {
   putMeta(key: string, value: Uint8Array): void {
     this.assertOpen();
     this.pendingMeta.set(key, value);
+  }
+
+  /**
+   * Writes one metadata record at once, durably (one WAL-synced write on the main thread), outside
+   * the epochs: for what must be on disk before it is used and must not roll back with an abort (a
+   * sequence's reserved range). A key written here is never written with putMeta.
+   */
+  putMetaNow(key: string, value: Uint8Array): void {
+    this.assertWritable();
+    const batch = (this.metaNowBatch ??= new WriteBatchBuilder());
+    batch.reset();
+    batch.put(metaKey(key), value);
+    this.backend.write(batch.view());
   }
 
   /**

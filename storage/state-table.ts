@@ -90,6 +90,11 @@ export interface StateStore {
   /** Buffers a metadata write into the open epoch. */
   putMeta(key: string, value: Uint8Array): void;
   /**
+   * Writes a metadata record durably now, outside the epochs (never rolled back by abort); for a
+   * key putMeta does not write. Optional: a store without it cannot keep sequences across a crash.
+   */
+  putMetaNow?(key: string, value: Uint8Array): void;
+  /**
    * Atomically commits every buffered write at `epoch` (strictly greater than the last), on the
    * main thread; only while no commitAsync() is in flight.
    */

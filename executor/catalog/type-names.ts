@@ -115,9 +115,9 @@ export function dataTypeFromTypeName(typeName: PgTypeName): DataType {
     if ((last === 'float4' || last === 'float8') && modifiers.length > 0) resolved = type(last);
     else resolved = withTypmod(type(alias), typmodFor(alias, modifiers, location));
   } else if (last === 'serial' || last === 'bigserial' || last === 'smallserial') {
-    throw new SqlError(SqlState.featureNotSupported, `type ${last} is not supported: oxbow has no sequences`, {
+    // serial is a column type only (CREATE TABLE, ADD COLUMN: ddl/sequence.ts), as in PostgreSQL.
+    throw new SqlError(SqlState.undefinedObject, `type "${last}" does not exist`, {
       position: location === undefined ? undefined : location + 1,
-      hint: 'Use an explicit integer primary key, or omit the primary key to get a hidden row id.',
     });
   }
   if (resolved === undefined) {

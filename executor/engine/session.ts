@@ -55,6 +55,10 @@ import { verifyChecks, type CheckRunner } from './check-constraints.js';
 import { SystemRelations } from '../system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from '../system/session-functions.js';
 import { systemRegistry, type EngineSystemContext } from './system-tables.js';
+import { SessionSequences } from '../catalog/session-sequences.js';
+import { nextvalTarget } from '../catalog/sequence-defaults.js';
+import { foreignKeysOf } from '../batch/foreign-keys.js';
+import { columnDefaultSql } from '../../sql/catalog.js';
 import { settingStatement, showColumns, type SettingOutcome } from './settings-statements.js';
 import type { SessionActivity } from '../metrics/engine-metrics.js';
 import { explainAnalyzedDataflow, explainAnalyzedPlan, profilePlan } from '../metrics/explain-analyze.js';
@@ -77,6 +81,11 @@ export class EngineSession implements Session {
   readonly processId = nextProcessId++;
   readonly secretKey = Math.floor(Math.random() * 0x7fffffff);
   private readonly settings: SessionSettings;
+  /** This session's currval / lastval over the engine's sequences (catalog/session-sequences.ts). */
+  private get sequences(): SessionSequences {
+    return (this.sessionSequences ??= new SessionSequences(this.core.sequences));
+  }
+  private sessionSequences: SessionSequences | undefined;
   private status: TransactionStatus = 'idle';
   /** The rows an explicit block (BEGIN ... COMMIT / ROLLBACK) wrote, for its ROLLBACK (implicit-transaction.ts). */
   private explicitBlock: UndoLog | undefined;
@@ -364,6 +373,7 @@ export class EngineSession implements Session {
         // stateTableOf opens it with its retention: another would change its version GC record.
         return stateTableOf(this.core.store, relation).stats().bytes;
       },
+      sequences: this.sequences,
     };
     return {
       catalog: this.core.catalog,
@@ -388,11 +398,17 @@ export class EngineSession implements Session {
       defaultRetentionMs: this.core.settings.timeTravelRetentionMs,
       status: this.core.status,
       sessionObjects: { cursors: () => this.cursors.list(), preparedStatements: () => this.sqlPrepared.list() },
+      sequenceValue: (relation) => this.core.sequences.peek(relation),
     };
   }
 
   searchPath(): string[] {
     return [...this.currentSearchPath().path];
+  }
+
+  /** nextval for a serial or identity column's per-row default in COPY FROM (catalog/sequence-defaults.ts). */
+  nextSequenceValue(sequence: RelationDef): bigint {
+    return this.sequences.nextval(sequence);
   }
 
   /** The search path, parsed once per search_path text (a copy is what callers get from searchPath()). */
@@ -852,7 +868,7 @@ export class EngineSession implements Session {
   private tableAccess(): StoreTableAccess {
     const system = new SystemRelations(this.systemContext(), systemRegistry);
     const catalog = this.core.catalog;
-    const args = [this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id: number) => this.secondaryIndexesOf(catalog.snapshot, id), this.core.sourceReplays] as const;
+    const args = [this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id: number) => this.secondaryIndexesOf(catalog.snapshot, id), this.core.sourceReplays, foreignKeysOf(catalog.snapshot)] as const;
     const block = this.openBlock();
     if (block !== undefined) return new RecordingTableAccess(...args).recordInto(block);
     return new StoreTableAccess(...args);
@@ -886,7 +902,10 @@ export class EngineSession implements Session {
     let parameters: Value[] | undefined;
     try {
       planned = this.shapePlan(shape.cached);
-      parameters = planned.kind === 'insert' && planned.columns === null ? literalParameters(shape.literals, planned.parameterTypes, this.evalContext()) : undefined;
+      // A table with a serial or identity column takes the ordinary path: a retry after a failure
+      // would call nextval twice for the row (catalog/sequence-defaults.ts finds those defaults).
+      const sequenced = planned.kind === 'insert' && (planned.targetRelation?.columns ?? []).some((column) => nextvalTarget(columnDefaultSql(column)) !== undefined);
+      parameters = planned.kind === 'insert' && planned.columns === null && !sequenced ? literalParameters(shape.literals, planned.parameterTypes, this.evalContext()) : undefined;
     } catch {
       parameters = undefined;
     }
@@ -996,6 +1015,8 @@ export class EngineSession implements Session {
       planner: this.plannerContext([]),
       plan: (query) => this.planParsed(query, []),
       tableAccess: () => this.tableAccess(),
+      tableAccessOf: (catalog) => new StoreTableAccess(this.core.store, new SystemRelations(this.systemContext(), systemRegistry), this.core.rowIds, this.core.store.committedEpoch, undefined, (id) => this.secondaryIndexesOf(catalog, id), this.core.sourceReplays, foreignKeysOf(catalog)),
+      nextval: (sequence) => this.sequences.nextval(sequence),
       evalContext: () => this.evalContext(),
       evaluateConstantQuery: (sql, querySignal) => this.evaluateConstantQuery(sql, querySignal),
       notice: (notice) => this.events.notice(notice),

@@ -3,7 +3,9 @@
 // pg_attrdef, pg_description, pg_proc, pg_aggregate, pg_settings, pg_roles/pg_user, pg_tables/pg_views/
 // pg_matviews, pg_am, pg_opclass (default btree classes; pg_index.indclass), pg_collation, pg_tablespace, and the ones psql's \d queries join but oxbow
 // has nothing for (pg_inherits, pg_policy, pg_trigger, pg_statistic_ext, pg_publication*,
-// pg_extension, pg_enum), present and empty; pg_foreign_table / pg_foreign_server describe sources. Column lists follow PostgreSQL 15
+// pg_extension, pg_enum), present and empty; pg_foreign_table / pg_foreign_server describe sources;
+// pg_sequence, pg_sequences, pg_depend and the UNIQUE / FOREIGN KEY rows of pg_constraint come from
+// sequence-catalog.ts. Column lists follow PostgreSQL 15
 // (a subset where a column has no meaning here); OIDs of the catalogs are PostgreSQL's.
 
 import type { RelationDef } from '../../sql/catalog.js';
@@ -14,6 +16,7 @@ import { PSEUDO_TYPES } from '../catalog/type-names.js';
 import { TYPES, typeOid, VECTOR_OIDS, type DataType, type TypeName } from '../../sql/types.js';
 import type { Row, SqlArray, Value } from '../../sql/value.js';
 import { systemRelation } from './system-columns.js';
+import { attidentity, constraintRows, foreignKeyTables, pgDependRows, pgSequenceRows, pgSequencesTable } from './sequence-catalog.js';
 import {
   ATTRDEF_OID_OFFSET,
   BTREE_AM_OID,
@@ -91,18 +94,20 @@ const pgClass = pg(
     'relhastriggers:bool', 'relhassubclass:bool', 'relrowsecurity:bool', 'relforcerowsecurity:bool', 'relispopulated:bool',
     'relreplident:char', 'relispartition:bool', 'relrewrite:oid', 'relacl:text[]', 'reloptions:text[]', 'relpartbound:text',
   ],
-  (context) =>
-    classRelations(context).map((relation) => {
+  (context) => {
+    const withTriggers = foreignKeyTables(context);
+    return classRelations(context).map((relation) => {
       const kind = relkind(relation);
       const am = kind === 'i' ? BTREE_AM_OID : kind === 'r' || kind === 'm' ? HEAP_AM_OID : 0;
       return [
         relation.id, relation.name, schemaOid(context, relation.schema), 0, 0, OWNER_OID, am, relation.id,
         0, kind === 'i' ? 1 : 0, kind === 'i' ? 0 : -1, 0, 0, hasIndexes(context, relation),
         false, 'p', kind, attributes(relation).length, relation.checks?.length ?? 0, false,
-        false, false, false, false, true,
+        withTriggers.has(relation.id), false, false, false, true,
         kind === 'r' || kind === 'm' ? 'd' : 'n', false, 0, null, null, null,
       ];
-    }),
+    });
+  },
 );
 
 const pgNamespace = pg(PG_NAMESPACE_OID, 'pg_namespace', ['oid:oid', 'nspname:name', 'nspowner:oid', 'nspacl:text[]'], (context) =>
@@ -127,7 +132,7 @@ const pgAttribute = pg(
           relation.id, column.name, typeOid(column.type), -1, length, attnum, column.type.name === 'array' ? 1 : 0,
           -1, column.type.typmod, length > 0 && length <= 8, length === 8 ? 'd' : length === 2 ? 's' : length === 1 ? 'c' : 'i',
           length > 0 ? 'p' : 'x', '',
-          !column.nullable, column.defaultSql !== undefined, false, '', '', false,
+          !column.nullable, column.defaultSql !== undefined, false, attidentity(column), '', false,
           true, 0, collationOf(column.type), null, null, null,
         ]);
       }
@@ -283,6 +288,8 @@ const pgConstraint = pg(
         check.sql,
       ]),
     ),
+    // UNIQUE and FOREIGN KEY constraints (sequence-catalog.ts).
+    ...constraintRows(context),
   ],
 );
 
@@ -618,7 +625,7 @@ export const pgCatalogTables: readonly SystemTable[] = [
   pg(3079, 'pg_extension', ['oid:oid', 'extname:name', 'extowner:oid', 'extnamespace:oid', 'extrelocatable:bool', 'extversion:text', 'extconfig:oid[]', 'extcondition:text[]'], empty),
   pg(3501, 'pg_enum', ['oid:oid', 'enumtypid:oid', 'enumsortorder:float4', 'enumlabel:name'], empty),
   pg(3541, 'pg_range', ['rngtypid:oid', 'rngsubtype:oid', 'rngmultitypid:oid', 'rngcollation:oid', 'rngsubopc:oid', 'rngcanonical:oid', 'rngsubdiff:oid'], empty),
-  pg(2608, 'pg_depend', ['classid:oid', 'objid:oid', 'objsubid:int4', 'refclassid:oid', 'refobjid:oid', 'refobjsubid:int4', 'deptype:char'], empty),
+  pg(2608, 'pg_depend', ['classid:oid', 'objid:oid', 'objsubid:int4', 'refclassid:oid', 'refobjid:oid', 'refobjsubid:int4', 'deptype:char'], pgDependRows),
   pg(2396, 'pg_shdescription', ['objoid:oid', 'classoid:oid', 'description:text'], empty),
   pg(2618, 'pg_rewrite', ['oid:oid', 'rulename:name', 'ev_class:oid', 'ev_type:char', 'ev_enabled:char', 'is_instead:bool', 'ev_qual:text', 'ev_action:text'], empty),
   pg(1261, 'pg_auth_members', ['oid:oid', 'roleid:oid', 'member:oid', 'grantor:oid', 'admin_option:bool'], empty),
@@ -631,5 +638,6 @@ export const pgCatalogTables: readonly SystemTable[] = [
     [13, 'c', OWNER_OID, false, false, 0, 0, 0, null],
     [14, 'sql', OWNER_OID, false, true, 0, 0, 0, null],
   ]),
-  pg(2224, 'pg_sequence', ['seqrelid:oid', 'seqtypid:oid', 'seqstart:int8', 'seqincrement:int8', 'seqmax:int8', 'seqmin:int8', 'seqcache:int8', 'seqcycle:bool'], empty),
+  pg(2224, 'pg_sequence', ['seqrelid:oid', 'seqtypid:oid', 'seqstart:int8', 'seqincrement:int8', 'seqmax:int8', 'seqmin:int8', 'seqcache:int8', 'seqcycle:bool'], pgSequenceRows),
+  pgSequencesTable,
 ];

@@ -298,6 +298,12 @@ export class ExpressionBinder {
     if (call.agg_star || call.agg_distinct || call.agg_filter !== undefined) {
       throw new SqlError(SqlState.wrongObjectType, `${call.agg_star ? `${name}(*)` : name} specified, but ${name} is not an aggregate function`, { position });
     }
+    if (name === 'pg_partition_ancestors' && (parts.length === 1 || parts[0] === 'pg_catalog') && (call.args ?? []).length === 1) {
+      // No table is partitioned: a relation's only ancestor is itself, so the set-returning call
+      // is unnest(ARRAY[relation::oid]) (psql's \d asks it for the tables a foreign key references).
+      if (collector.setReturning === undefined) throw new SqlError(SqlState.featureNotSupported, `set-returning functions are not allowed in ${collector.clause}`, { position });
+      return collector.setReturning(partitionAncestorsAsUnnest(call), scope, position);
+    }
     if (((name === 'generate_series' || name === 'unnest' || name === 'generate_subscripts') && parts.length === 1) || (name === '_pg_expandarray' && (parts.length === 1 || parts[0] === 'information_schema'))) {
       if (collector.setReturning === undefined) throw new SqlError(SqlState.featureNotSupported, `set-returning functions are not allowed in ${collector.clause}`, { position });
       return collector.setReturning(call, scope, position);
@@ -428,3 +434,11 @@ function intervalQualified(input: Expression, typeName: any): Expression {
 }
 
 
+/**
+ * pg_partition_ancestors(rel) as unnest(ARRAY[rel::oid]): no table is partitioned, so a relation's
+ * only ancestor is itself (psql's \d binds it in the select list and in FROM).
+ */
+export function partitionAncestorsAsUnnest(call: FuncCall): FuncCall {
+  const argument = { TypeCast: { arg: call.args![0], typeName: { names: [{ String: { sval: 'oid' } }], typemod: -1 } } };
+  return { funcname: [{ String: { sval: 'unnest' } }], args: [{ A_ArrayExpr: { elements: [argument] } }], location: call.location } as unknown as FuncCall;
+}

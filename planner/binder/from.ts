@@ -17,7 +17,7 @@ import { bindTimeWindow } from './time-window.js';
 
 const MAX_VIEW_DEPTH = 32;
 import { type BinderContext, positionOf } from './context.js';
-import type { ExpressionBinder } from './expression.js';
+import { partitionAncestorsAsUnnest, type ExpressionBinder } from './expression.js';
 import { Scope, type ScopeRelation } from './scope.js';
 
 const NO_CALLS = { clause: 'FROM' } as const;
@@ -146,6 +146,12 @@ export class FromBinder {
       const shown = node.schemaname === undefined ? name : `${node.schemaname}.${name}`;
       throw new SqlError(SqlState.undefinedTable, `relation "${shown}" does not exist`, { position });
     }
+    if (relation.kind === 'sequence') {
+      throw new SqlError(SqlState.featureNotSupported, `reading sequence "${relation.name}" as a table is not supported`, {
+        position,
+        hint: 'Read pg_sequences, or call currval() / nextval().',
+      });
+    }
     if (relation.kind === 'sink' || relation.kind === 'index' || relation.kind === 'subscription') {
       throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is ${relation.kind === 'sink' ? 'a sink' : relation.kind === 'subscription' ? 'a subscription' : 'an index'}`, { position });
     }
@@ -244,9 +250,13 @@ export class FromBinder {
   private rangeFunction(body: any, outer: Scope | undefined, leftScope: Scope | undefined): FromItem {
     const functions = body.functions as Node[];
     if (functions.length !== 1) throw new SqlError(SqlState.featureNotSupported, 'ROWS FROM with several functions is not supported');
-    const call = ((functions[0] as any).List.items[0] as any).FuncCall;
+    let call = ((functions[0] as any).List.items[0] as any).FuncCall;
     const position = positionOf(call.location);
-    const name = (call.funcname as Node[]).map((n) => (n as any).String.sval as string).pop()!;
+    let name = (call.funcname as Node[]).map((n) => (n as any).String.sval as string).pop()!;
+    if (name === 'pg_partition_ancestors' && (call.args ?? []).length === 1) {
+      call = partitionAncestorsAsUnnest(call);
+      name = 'unnest';
+    }
     if (name === 'tumble' || name === 'hop') {
       const tableArgument = ((call.args ?? []) as Node[])[0] as any;
       const fields = (tableArgument?.ColumnRef?.fields ?? []) as Node[];
