@@ -28,6 +28,8 @@ import { GeneratorReader, isGeneratorConnector } from './generators/generator-re
 import { indexEntry, indexStateTable, secondaryIndexes } from '../catalog/secondary-index.js';
 import { FirstOffsets, isReplayed, positionTable, writePositions } from './source-replay.js';
 import { isKafkaReplayed, kafkaRowId, replayLimits } from './kafka/kafka-replay.js';
+import { isPostgresCdc } from './postgres-cdc/cdc-options.js';
+import { CHANGE_TRUNCATE, PostgresCdcReader, UNCHANGED_TOAST } from './postgres-cdc/cdc-reader.js';
 
 const MAX_PENDING_ROWS = 200_000;
 /**
@@ -72,7 +74,7 @@ class RunningSource implements DecodedBatchListener {
   unsealed = 0;
   private written: Map<number, bigint> | undefined;
   private waiters: (() => void)[] = [];
-  readonly reader: SourceReader & StartupResolver;
+  readonly reader: SourceReader & StartupResolver & { committed?(offsets: ReadonlyMap<number, bigint>): void; dropped?(): Promise<void> };
   /** The relation's rows, or (a replayed source) its position per split (source-replay.ts). */
   table: StateTable;
   /** Stores only its positions: rows go to the views that read it, nowhere else. */
@@ -91,6 +93,10 @@ class RunningSource implements DecodedBatchListener {
     if (isGeneratorConnector(relation)) {
       this.decoder = undefined;
       this.reader = new GeneratorReader(relation, () => manager.core.rowIds.next());
+    } else if (isPostgresCdc(relation)) {
+      // Upserts, deletes and truncates by primary key from logical replication (postgres-cdc/).
+      this.decoder = undefined;
+      this.reader = new PostgresCdcReader(relation);
     } else {
       const options = kafkaOptions(relation.options ?? {});
       // A replayed Kafka source's row ids come from partition and offset (kafka/kafka-replay.ts).
@@ -106,7 +112,8 @@ class RunningSource implements DecodedBatchListener {
   }
 
   get topic(): string {
-    return this.relation.options?.['topic'] ?? '';
+    const options = this.relation.options;
+    return options?.['topic'] ?? (isPostgresCdc(this.relation) ? `${options?.['schema.name'] ?? 'public'}.${options?.['table.name'] ?? ''}` : '');
   }
 
   async start(): Promise<void> {
@@ -192,6 +199,20 @@ class RunningSource implements DecodedBatchListener {
     }
     this.manager.status.partition(this.relation.id, this.topic, partition).messages += rows.length;
     this.next.set(partition, next);
+    this.dirty = true;
+    return this.backpressure();
+  }
+
+  /** Changes from a CDC reader in the relation's layout (kinds: 1 upsert, -1 delete, CHANGE_TRUNCATE, CHANGE_UPSERT_MERGE) up to offset `next` of partition 0. */
+  changes(rows: Row[], kinds: number[], next: bigint): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const { rows: pendingRows, kinds: pendingKinds } = this.pending;
+    for (let i = 0; i < rows.length; i++) {
+      pendingRows.push(rows[i]!);
+      pendingKinds.push(kinds[i]!);
+    }
+    this.manager.status.partition(this.relation.id, this.topic, 0).messages += rows.length;
+    this.next.set(0, next);
     this.dirty = true;
     return this.backpressure();
   }
@@ -290,7 +311,21 @@ class RunningSource implements DecodedBatchListener {
     const relation = this.relation;
     const indexes = relation.kind === 'table' ? secondaryIndexes(this.manager.core.catalog.snapshot, id).map((index) => ({ index, table: indexStateTable(this.manager.core.store, relation, index) })) : [];
     for (let i = 0; i < rows.length; i++) {
-      const row = rows[i]!;
+      let row = rows[i]!;
+      if (kinds[i]! >= CHANGE_TRUNCATE) {
+        if (kinds[i] === CHANGE_TRUNCATE) {
+          for (const old of [...this.table.scan()]) {
+            if (captured) streams.record(id, old, -1);
+            for (const { index, table } of indexes) table.delete(indexEntry(relation, index, old));
+            this.table.delete(old);
+          }
+          continue;
+        }
+        // An update that left TOASTed values unchanged takes them from the stored row.
+        for (let k = 0; k < keyIndexes.length; k++) key[k] = row[keyIndexes[k]!]!;
+        const stored = this.table.get(key);
+        row = row.map((value, column) => (value === (UNCHANGED_TOAST as unknown) ? (stored?.[column] ?? null) : value));
+      }
       if (kinds[i]! > 0) {
         if (captured || indexes.length > 0) {
           let old: Row | undefined;
@@ -333,6 +368,7 @@ class RunningSource implements DecodedBatchListener {
   /** The epoch with the applied changes committed. */
   committedNow(applied: Map<number, bigint>): void {
     this.committed = applied;
+    this.reader.committed?.(applied);
     for (const [partition, offset] of this.committed) this.manager.status.partition(this.relation.id, this.topic, partition).committedOffset = offset;
   }
 
@@ -465,7 +501,7 @@ export class SourceManager {
     for (const [id, source] of this.running) {
       if (!wanted.has(id)) {
         this.running.delete(id);
-        void source.stop();
+        void source.stop().then(() => source.reader.dropped?.());
         this.status.forget(id);
       }
     }

@@ -25,6 +25,7 @@ import { createTableAs } from './create-table.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
 import type { DdlHost } from './ddl-host.js';
 import { runDdl } from './run-ddl.js';
+import { checkPostgresCdc } from './create-postgres-cdc.js';
 
 /** What a DDL statement is given of the session that runs it (engine/session.ts). */
 export interface DdlSession {
@@ -68,6 +69,7 @@ export async function executeDdl(parsed: ParsedStatement, session: DdlSession, s
   return host.writeLock.run(async () => {
     const outcome = runDdl(parsed, session.context);
     const next = outcome.catalog;
+    if (next !== undefined) await checkPostgresCdc(session.context.catalog, next);
     if (next !== undefined) {
       await commitCatalog(host, next, async () => {
         if (outcome.backfill !== undefined) await backfillColumns(session, next, outcome.backfill, signal);
