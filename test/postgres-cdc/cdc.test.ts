@@ -5,6 +5,7 @@
 // source_partitions, and bad input answered at CREATE with a clear error within a deadline.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type AddressInfo } from 'node:net';
 import pg from 'pg';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 import type { PostgresServer } from '../support/postgres.js';
@@ -100,7 +101,7 @@ describe('postgres-cdc', () => {
     await oxbow.kill('SIGKILL');
     const before = await slotFlush();
     await shop.query("INSERT INTO orders (id, qty, note) VALUES (100, 1, 'while down')");
-    const commitLsn = BigInt((await upstream.query("SELECT pg_current_wal_lsn() - '0/0'")).rows[0]![0]!);
+    const commitLsn = BigInt((await upstream.query("SELECT pg_current_wal_insert_lsn() - '0/0'")).rows[0]![0]!);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await slotFlush()).toBe(before);
     expect(before).toBeLessThan(commitLsn);
@@ -126,6 +127,7 @@ describe('postgres-cdc', () => {
         await client.query(`CREATE TABLE ${name} (${declared}) ${options}`);
       } catch (error) {
         const failure = error as { code: string; message: string };
+        if (failure.code === undefined) process.stderr.write(`${String(error)}\n${oxbow.stderr()}\n`);
         return { code: failure.code, message: failure.message, ms: Date.now() - started };
       }
       throw new Error(`CREATE TABLE ${name} succeeded`);
@@ -141,6 +143,16 @@ describe('postgres-cdc', () => {
     const unreachable = await create('bad2', withOptions(upstream, 'other').replace("hostname = '127.0.0.1'", "hostname = '10.255.255.1'").replace(')', ", connect.timeout.ms = '2000')"));
     expect(unreachable.code).toBe('08001');
     expect(unreachable.ms).toBeLessThan(10_000);
+    // A host that accepts the connection and never answers: the deadline ends the wait.
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
+    const silentPort = (silent.address() as AddressInfo).port;
+    const hanging = await create('bad2b', withOptions({ ...upstream, port: silentPort } as PostgresServer, 'other').replace(')', ", connect.timeout.ms = '1500')"));
+    silent.close();
+    expect(hanging.code).toBe('08001');
+    expect(hanging.message).toMatch(/no answer within 1500 ms/);
+    expect(hanging.ms).toBeGreaterThanOrEqual(1400);
+    expect(hanging.ms).toBeLessThan(5000);
 
     const refused = await create('bad3', withOptions({ ...upstream, port: 1 } as PostgresServer, 'other'));
     expect(refused.code).toBe('08001');

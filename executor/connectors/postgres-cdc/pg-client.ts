@@ -43,10 +43,14 @@ export class PgClient {
   private failure: PgError | undefined;
   private failWaiter: ((error: PgError) => void) | undefined;
   closed = false;
+  private connected = false;
 
   private constructor(private readonly socket: Socket) {
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
-    socket.on('error', (error) => this.fail(new PgError(`connection to PostgreSQL lost: ${error.message}`, '08006')));
+    socket.on('connect', () => (this.connected = true));
+    socket.on('error', (error) =>
+      this.fail(this.connected ? new PgError(`connection to PostgreSQL lost: ${error.message}`, '08006') : new PgError(`could not connect to PostgreSQL: ${error.message}`, '08001')),
+    );
     socket.on('close', () => this.fail(new PgError('connection to PostgreSQL closed', '08006')));
   }
 
