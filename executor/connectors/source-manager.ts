@@ -496,7 +496,11 @@ export class SourceManager {
   private reconcile(): void {
     const wanted = new Map<number, RelationDef>();
     for (const relation of this.core.catalog.snapshot.relations()) {
-      if ((relation.kind === 'source' || relation.kind === 'table') && relation.options?.['connector'] !== undefined) wanted.set(relation.id, relation);
+      if ((relation.kind === 'source' || relation.kind === 'table') && relation.options?.['connector'] !== undefined) {
+        // A shared postgres-cdc source only holds its tables' connection options: no reader.
+        if (relation.kind === 'source' && isPostgresCdc(relation)) continue;
+        wanted.set(relation.id, relation);
+      }
     }
     for (const [id, source] of this.running) {
       if (!wanted.has(id)) {

@@ -18,7 +18,7 @@ import { kafkaOptions } from '../connectors/kafka/kafka-options.js';
 import { withGenerator } from './create-generator-source.js';
 import { GENERATOR_CONNECTORS } from '../connectors/generators/generator-reader.js';
 import { POSTGRES_CDC } from '../connectors/postgres-cdc/cdc-options.js';
-import { withPostgresCdc } from './create-postgres-cdc.js';
+import { sharedCdcSource, withPostgresCdc } from './create-postgres-cdc.js';
 
 const INCLUDE_TYPES: Record<string, { column: string; type: DataType }> = {
   partition: { column: '_rw_kafka_partition', type: type('int4') },
@@ -42,6 +42,10 @@ export function createSource(statement: OxbowCreateSource, context: DdlContext):
 export function createConnectorTable(statement: CreateStmt, connector: ConnectorSpec, context: DdlContext): DdlOutcome {
   const plain = { ...statement } as CreateStmt & { oxbowConnector?: unknown };
   delete plain.oxbowConnector;
+  if (connector.fromSource !== undefined) {
+    const shared = sharedCdcSource(connector, context);
+    return withPostgresCdc(createTable(plain, context), shared.connector, 'CREATE TABLE', context, 'table', shared.source);
+  }
   return withConnector(createTable(plain, context), connector, 'CREATE TABLE', context, 'table');
 }
 

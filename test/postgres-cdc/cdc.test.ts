@@ -206,4 +206,36 @@ describe('postgres-cdc', () => {
     });
     expect(dropped).toMatch(/replication slot "oxbow_public_orders" does not exist/);
   }, 120_000);
+
+  it("reads tables of a shared source (CREATE SOURCE, then CREATE TABLE ... FROM source TABLE '...')", async () => {
+    await shop.query('CREATE SCHEMA sales');
+    await shop.query("CREATE TABLE sales.items (sku text PRIMARY KEY, price numeric, tags int[])");
+    await shop.query("INSERT INTO sales.items VALUES ('a', 1.5, '{1,2}'), ('b', NULL, NULL)");
+    const source = withOptions(upstream, 'unused').replace(", schema.name = 'public', table.name = 'unused'", ", publication.name = 'shared_pub'");
+    await client.query(`CREATE SOURCE pg ${source}`);
+    await client.query("CREATE TABLE items (sku text PRIMARY KEY, price numeric, tags int[]) FROM pg TABLE 'sales.items'");
+    await client.query("CREATE TABLE items_again (sku text PRIMARY KEY, price numeric) FROM pg TABLE 'sales.items'").catch((error: { code: string }) => {
+      // The shared publication already exists without a second table: nothing to add, same table is fine.
+      throw error;
+    });
+    await shop.query("UPDATE sales.items SET price = 2.5 WHERE sku = 'b'");
+    await shop.query("INSERT INTO sales.items VALUES ('c', 3, '{}')");
+    const want = await textRows(shop, 'SELECT sku, price, tags FROM sales.items');
+    await waitFor('items to equal upstream', async () => ((await textRows(client, 'SELECT sku, price, tags FROM items')).join('\n') === want.join('\n') ? true : undefined));
+    await waitFor('items_again to equal upstream', async () =>
+      ((await textRows(client, 'SELECT sku, price FROM items_again')).join('\n') === (await textRows(shop, 'SELECT sku, price FROM sales.items')).join('\n') ? true : undefined),
+    );
+    const slots = await upstream.query("SELECT slot_name FROM pg_replication_slots WHERE slot_name LIKE 'oxbow_public_pg_%' ORDER BY 1");
+    expect(slots.rows.map((row) => row[0])).toEqual(['oxbow_public_pg_items', 'oxbow_public_pg_items_again']);
+    // The source holds its tables: DROP needs CASCADE.
+    const refused = await client.query('DROP SOURCE pg').then(() => undefined, (error: { code: string }) => error.code);
+    expect(refused).toBe('2BP01');
+    const missing = await client.query("CREATE TABLE nope (id int PRIMARY KEY) FROM absent TABLE 'public.x'").then(() => undefined, (error: { code: string }) => error.code);
+    expect(missing).toBe('42704');
+    await client.query('DROP SOURCE pg CASCADE');
+    await waitFor('the slots to go', async () => ((await upstream.query("SELECT 1 FROM pg_replication_slots WHERE slot_name LIKE 'oxbow_public_pg_%'")).rows.length === 0 ? true : undefined)).catch(async (error: unknown) => {
+      process.stderr.write(`oxbow stderr:\n${oxbow.stderr()}\n${JSON.stringify((await upstream.query('SELECT slot_name, active, active_pid FROM pg_replication_slots')).rows)}\n`);
+      throw error;
+    });
+  }, 120_000);
 });

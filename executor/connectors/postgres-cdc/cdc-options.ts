@@ -77,6 +77,33 @@ function typesMatch(declared: string, upstream: string): boolean {
   return a.endsWith('[]') === b.endsWith('[]') && stringy.has(base(a)) && stringy.has(base(b));
 }
 
+/** CREATE SOURCE's check of a shared postgres-cdc source: the server answers, wal_level is logical. */
+export async function checkServer(connect: PgConnectOptions): Promise<void> {
+  const where = `${connect.host}:${connect.port}`;
+  let client: PgClient;
+  try {
+    client = await PgClient.connect(connect);
+  } catch (error) {
+    throw asSqlError(error, `postgres-cdc: cannot connect to ${where}`);
+  }
+  try {
+    await requireLogical(client, where);
+  } catch (error) {
+    throw asSqlError(error, `postgres-cdc: ${where}`);
+  } finally {
+    client.close();
+  }
+}
+
+async function requireLogical(client: PgClient, where: string): Promise<void> {
+  const level = await client.query('SHOW wal_level');
+  if (level.rows[0]?.[0] !== 'logical') {
+    throw new SqlError(SqlState.objectNotInPrerequisiteState, `postgres-cdc: wal_level of ${where} is "${level.rows[0]?.[0]}", not "logical"`, {
+      hint: 'Set wal_level = logical in postgresql.conf and restart PostgreSQL.',
+    });
+  }
+}
+
 /**
  * CREATE's check of a postgres-cdc table against its upstream table (see the file comment).
  * `columns` are the declared columns, `primaryKey` their key indexes.
@@ -91,12 +118,7 @@ export async function checkUpstream(options: CdcOptions, columns: readonly Colum
   }
   const upstream = `${options.schema}.${options.table}`;
   try {
-    const level = await client.query('SHOW wal_level');
-    if (level.rows[0]?.[0] !== 'logical') {
-      throw new SqlError(SqlState.objectNotInPrerequisiteState, `postgres-cdc: wal_level of ${where} is "${level.rows[0]?.[0]}", not "logical"`, {
-        hint: 'Set wal_level = logical in postgresql.conf and restart PostgreSQL.',
-      });
-    }
+    await requireLogical(client, where);
     const found = await client.query(
       `SELECT a.attname, format_type(a.atttypid, a.atttypmod), coalesce(a.attnum = ANY (i.indkey::int2[]), false)
          FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace

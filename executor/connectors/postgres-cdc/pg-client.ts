@@ -261,8 +261,8 @@ export class PgClient {
         // already gone
       }
     }
-    this.closed = true;
-    this.failure ??= new PgError('connection to PostgreSQL closed', '08006');
+    // Whoever waits on the connection (a query, the replication stream) hears of the close.
+    this.fail(new PgError('connection to PostgreSQL closed', '08006'));
     this.socket.destroy();
   }
 }
