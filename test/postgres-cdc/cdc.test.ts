@@ -81,6 +81,9 @@ describe('postgres-cdc', () => {
     // A TOASTed value an update leaves alone arrives as 'unchanged': oxbow keeps the stored one.
     await shop.query('UPDATE orders SET qty = 20 WHERE id = 2');
     await expectEqual();
+    // A transaction larger than one part (16,384 changes) goes over in parts.
+    await shop.query("BEGIN; INSERT INTO orders (id, qty, note) SELECT g, g, 'bulk' FROM generate_series(1000, 41000) g; UPDATE orders SET qty = qty + 1 WHERE id >= 1000; COMMIT");
+    await expectEqual();
   }, 120_000);
 
   it('moves the slot only to LSNs oxbow committed, and shows the lag', async () => {

@@ -10,7 +10,8 @@
 // a truncate of the oxbow table (so a snapshot cut short by a crash is read again whole), all at
 // offset 0; the last rows carry the slot's consistent point as the offset. Then, and at every
 // restart, START_REPLICATION from the offset: each transaction is delivered at its Commit with its
-// end LSN, a transaction at or below the offset is skipped. The slot's flush position (Standby
+// end LSN (a large one in parts at the previous offset before that), a transaction whose commit
+// record starts below the offset (Begin's final LSN) is skipped. The slot's flush position (Standby
 // Status Update) moves only to an LSN the source manager reports committed (`committed`), so the
 // WAL oxbow still needs is kept and nothing oxbow holds is kept longer than needed; while idle with
 // everything committed it follows the server's keepalives.
@@ -42,6 +43,8 @@ export interface CdcChangesListener extends SourceListener {
 }
 
 const SNAPSHOT_BATCH_ROWS = 4096;
+/** A transaction with more changes than this is handed over in parts (memory stays bounded). */
+const TRANSACTION_PART_ROWS = 16_384;
 const STATUS_INTERVAL_MS = 10_000;
 const MAX_BACKOFF_MS = 10_000;
 
@@ -226,6 +229,8 @@ export class PostgresCdcReader implements SourceReader, StartupResolver {
   // The transaction being received, delivered at its Commit.
   private rows: Row[] = [];
   private kinds: number[] = [];
+  /** The transaction being received was applied before (a restart streams from before its end). */
+  private skipping = false;
 
   private receive(stream: PgClient, payload: Buffer): void {
     const message = decodeReplication(payload);
@@ -244,29 +249,31 @@ export class PostgresCdcReader implements SourceReader, StartupResolver {
         this.inTransaction = true;
         this.rows = [];
         this.kinds = [];
+        // Its commit record starts below the offset: applied before (its end is at or below it).
+        this.skipping = change.finalLsn < this.delivered;
         return;
       case 'relation':
         if (change.schema === this.options.schema && change.name === this.options.table) this.mapping = { oid: change.oid, map: this.mapColumns(change.columns) };
         return;
       case 'insert':
-        if (change.oid === this.mapping?.oid) this.push(this.rowOf(change.tuple, undefined), 1);
+        if (!this.skipping && change.oid === this.mapping?.oid) this.push(this.rowOf(change.tuple), 1);
         return;
       case 'update': {
-        if (change.oid !== this.mapping?.oid) return;
-        const row = this.rowOf(change.tuple, undefined);
+        if (this.skipping || change.oid !== this.mapping?.oid) return;
+        const row = this.rowOf(change.tuple);
         if (change.old !== undefined) {
           // The key changed (REPLICA IDENTITY DEFAULT sends the old key only then) or FULL: delete the old key.
-          const old = this.rowOf(change.old, undefined);
+          const old = this.rowOf(change.old);
           if (this.keyColumns.some((index) => !sameValue(old[index]!, row[index]!))) this.push(old, -1);
         }
         this.push(row, row.includes(UNCHANGED_TOAST as unknown as Value) ? CHANGE_UPSERT_MERGE : 1);
         return;
       }
       case 'delete':
-        if (change.oid === this.mapping?.oid) this.push(this.rowOf(change.old, undefined), -1);
+        if (!this.skipping && change.oid === this.mapping?.oid) this.push(this.rowOf(change.old), -1);
         return;
       case 'truncate':
-        if (this.mapping !== undefined && change.oids.includes(this.mapping.oid)) this.push(new Array(this.types.length).fill(null), CHANGE_TRUNCATE);
+        if (!this.skipping && this.mapping !== undefined && change.oids.includes(this.mapping.oid)) this.push(new Array(this.types.length).fill(null), CHANGE_TRUNCATE);
         return;
       case 'commit': {
         this.inTransaction = false;
@@ -274,9 +281,8 @@ export class PostgresCdcReader implements SourceReader, StartupResolver {
         const kinds = this.kinds;
         this.rows = [];
         this.kinds = [];
-        if (change.endLsn <= this.delivered) return;
+        if (this.skipping || change.endLsn <= this.delivered) return;
         this.delivered = change.endLsn;
-        if (rows.length === 0 && this.delivered === this.confirmed) return;
         stream.pause(true);
         void this.listener!.changes(rows, kinds, change.endLsn).then(() => stream.pause(false));
         return;
@@ -289,10 +295,20 @@ export class PostgresCdcReader implements SourceReader, StartupResolver {
   private push(row: Row, kind: number): void {
     this.rows.push(row);
     this.kinds.push(kind);
+    if (this.rows.length >= TRANSACTION_PART_ROWS) {
+      // A large transaction goes over in parts at the previous offset: a crash before its Commit
+      // replays it from its start, and whole row images by key make that land on the same rows.
+      const rows = this.rows;
+      const kinds = this.kinds;
+      this.rows = [];
+      this.kinds = [];
+      this.stream?.pause(true);
+      void this.listener!.changes(rows, kinds, this.delivered).then(() => this.stream?.pause(false));
+    }
   }
 
   /** A tuple in the relation's layout (declared columns only). */
-  private rowOf(tuple: TupleValue[], _unused: undefined): Row {
+  private rowOf(tuple: TupleValue[]): Row {
     const targets = this.mapping!.map.targets;
     const row: Row = new Array(this.types.length).fill(null);
     for (let i = 0; i < tuple.length && i < targets.length; i++) {
