@@ -1,4 +1,5 @@
-// postgres-cdc exactly once: upstream transactions (inserts, updates, deletes, key changes) run
+// postgres-cdc exactly once: upstream transactions (inserts, updates, deletes, key changes, and one
+// of 40,000 changes per phase, handed over in parts) run
 // while the oxbow server reading them is SIGKILLed several times and restarted on the same data
 // directory, and PostgreSQL itself restarts mid-stream. At the end the oxbow table equals the
 // upstream table, and a view of counts and sums per group equals the same query run upstream (a
@@ -40,7 +41,14 @@ async function start(): Promise<{ server: OxbowServer; client: pg.Client }> {
 
 let nextId = 1;
 /** One phase of upstream transactions: inserts, += updates, deletes and key changes. */
+let bulk = 10_000_000;
 async function write(shop: pg.Client, transactions: number): Promise<void> {
+  // One transaction larger than a part (16,384 changes): 20,000 inserts and their updates.
+  await shop.query(`BEGIN;
+    INSERT INTO events SELECT g, g % 13, 1 FROM generate_series(${bulk}, ${bulk + 19_999}) g;
+    UPDATE events SET v = v + 1 WHERE id >= ${bulk};
+    COMMIT`);
+  bulk += 20_000;
   for (let t = 0; t < transactions; t++) {
     const first = nextId;
     nextId += 10;
