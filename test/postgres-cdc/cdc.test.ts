@@ -75,6 +75,9 @@ describe('postgres-cdc', () => {
     // One transaction with several changes of the same key.
     await shop.query("BEGIN; INSERT INTO orders (id, qty) VALUES (-1, 1); UPDATE orders SET qty = 2 WHERE id = -1; DELETE FROM orders WHERE id = -1; INSERT INTO orders (id, qty, note) VALUES (-1, 3, 'again'); COMMIT");
     await expectEqual();
+    // Text with any characters PostgreSQL stores: multi-byte, control characters, backslashes, quotes.
+    await shop.query(String.raw`INSERT INTO orders (id, qty, note, tags) VALUES (5000, 1, E'\u00fcn\u00efc\u00f6d\u00e9 \U0001F680 \\N \x01\x7f\r\n"', ARRAY[E'\\', '', 'NULL', NULL, 'a b'])`);
+    await expectEqual();
     await shop.query('TRUNCATE orders');
     await shop.query("INSERT INTO orders (id, qty, note) VALUES (1, 1, 'after truncate'), (2, 2, repeat('long ', 5000))");
     await expectEqual();
