@@ -9,12 +9,15 @@
 // (`checkPostgresCdc`), since it waits on the network.
 
 import type { RelationDef } from '../../sql/catalog.js';
-import type { ConnectorSpec } from '../../sql/parser/ast.js';
+import type { CreateStmt } from '@pgsql/types';
+import type { ConnectorSpec, ParsedStatement } from '../../sql/parser/ast.js';
+import { parse } from '../../sql/parser/index.js';
+import { quoteIdent } from '../connectors/postgres-cdc/pg-client.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { CatalogDraft, type CatalogSnapshot } from '../catalog/catalog.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
 import { ROW_ID_COLUMN } from './create-table.js';
-import { cdcOptions, checkServer, checkUpstream, defaultSlotName, isPostgresCdc } from '../connectors/postgres-cdc/cdc-options.js';
+import { cdcOptions, checkServer, checkUpstream, defaultSlotName, isPostgresCdc, POSTGRES_CDC, upstreamColumns } from '../connectors/postgres-cdc/cdc-options.js';
 
 export function withPostgresCdc(outcome: DdlOutcome, connector: ConnectorSpec, commandTag: string, context: DdlContext, kind: 'source' | 'table', shared?: RelationDef): DdlOutcome {
   if (connector.format !== undefined || connector.encode !== undefined || (connector.include ?? []).length > 0) {
@@ -77,4 +80,28 @@ export async function checkPostgresCdc(current: CatalogSnapshot, next: CatalogSn
     if (relation.kind === 'table') await checkUpstream(cdcOptions(relation.options ?? {}), relation.columns, relation.primaryKey);
     else if (relation.kind === 'source') await checkServer(cdcOptions({ ...relation.options, 'table.name': '-', 'slot.name': '-' }).connect);
   }
+}
+
+/**
+ * A postgres-cdc CREATE TABLE without a column list takes the upstream table's columns and primary
+ * key (read before the DDL runs; the upstream types as PostgreSQL names them). Any other statement
+ * is returned as it is.
+ */
+export async function withUpstreamColumns(parsed: ParsedStatement, context: DdlContext): Promise<ParsedStatement> {
+  const create = (parsed.node as { CreateStmt?: CreateStmt & { oxbowConnector?: ConnectorSpec } }).CreateStmt;
+  const connector = create?.oxbowConnector;
+  if (create === undefined || connector === undefined || (create.tableElts?.length ?? 0) > 0) return parsed;
+  let options: Record<string, string>;
+  if (connector.fromSource !== undefined) {
+    const shared = sharedCdcSource(connector, context);
+    options = { ...shared.source.options, ...shared.connector.options };
+  } else if ((connector.options['connector'] ?? '').toLowerCase() === POSTGRES_CDC) options = { ...connector.options };
+  else return parsed;
+  const columns = await upstreamColumns(cdcOptions({ ...options, 'slot.name': options['slot.name'] ?? '-' }));
+  const keys = columns.filter((column) => column.key).map((column) => quoteIdent(column.name));
+  const definitions = columns.map((column) => `${quoteIdent(column.name)} ${column.type}`);
+  if (keys.length > 0) definitions.push(`PRIMARY KEY (${keys.join(', ')})`);
+  const generated = parse(`CREATE TABLE upstream (${definitions.join(', ')})`)[0]!;
+  const tableElts = (generated.node as { CreateStmt: CreateStmt }).CreateStmt.tableElts;
+  return { ...parsed, node: { CreateStmt: { ...create, tableElts } } as ParsedStatement['node'] };
 }

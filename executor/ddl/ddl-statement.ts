@@ -25,7 +25,7 @@ import { createTableAs } from './create-table.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
 import type { DdlHost } from './ddl-host.js';
 import { runDdl } from './run-ddl.js';
-import { checkPostgresCdc } from './create-postgres-cdc.js';
+import { checkPostgresCdc, withUpstreamColumns } from './create-postgres-cdc.js';
 
 /** What a DDL statement is given of the session that runs it (engine/session.ts). */
 export interface DdlSession {
@@ -66,8 +66,10 @@ export async function executeDdl(parsed: ParsedStatement, session: DdlSession, s
       return outcome.commandTag;
     });
   }
+  // A postgres-cdc table without a column list takes the upstream's (read before the lock).
+  const statement = await withUpstreamColumns(parsed, session.context);
   return host.writeLock.run(async () => {
-    const outcome = runDdl(parsed, session.context);
+    const outcome = runDdl(statement, session.context);
     const next = outcome.catalog;
     if (next !== undefined) await checkPostgresCdc(session.context.catalog, next);
     if (next !== undefined) {

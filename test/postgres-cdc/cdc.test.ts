@@ -231,8 +231,18 @@ describe('postgres-cdc', () => {
     await waitFor('items_again to equal upstream', async () =>
       ((await textRows(client, 'SELECT sku, price FROM items_again')).join('\n') === (await textRows(shop, 'SELECT sku, price FROM sales.items')).join('\n') ? true : undefined),
     );
+    // Without a column list the table takes the upstream's columns, types and primary key.
+    await client.query("CREATE TABLE items_auto FROM pg TABLE 'sales.items'");
+    const described = await client.query({
+      text: "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'items_auto' ORDER BY ordinal_position",
+      rowMode: 'array',
+    });
+    expect(described.rows).toEqual([['sku', 'text'], ['price', 'numeric'], ['tags', 'ARRAY']]);
+    await waitFor('items_auto to equal upstream', async () => ((await textRows(client, 'SELECT sku, price, tags FROM items_auto')).join('\n') === want.join('\n') ? true : undefined));
+    await shop.query("DELETE FROM sales.items WHERE sku = 'a'");
+    await waitFor('the delete by the upstream key', async () => ((await textRows(client, 'SELECT sku FROM items_auto')).join(',') === 'b,c' ? true : undefined));
     const slots = await upstream.query("SELECT slot_name FROM pg_replication_slots WHERE slot_name LIKE 'oxbow_public_pg_%' ORDER BY 1");
-    expect(slots.rows.map((row) => row[0])).toEqual(['oxbow_public_pg_items', 'oxbow_public_pg_items_again']);
+    expect(slots.rows.map((row) => row[0])).toEqual(['oxbow_public_pg_items', 'oxbow_public_pg_items_again', 'oxbow_public_pg_items_auto']);
     // The source holds its tables: DROP needs CASCADE.
     const refused = await client.query('DROP SOURCE pg').then(() => undefined, (error: { code: string }) => error.code);
     expect(refused).toBe('2BP01');

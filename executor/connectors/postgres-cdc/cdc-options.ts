@@ -9,7 +9,7 @@
 import type { ColumnDef, RelationDef } from '../../../sql/catalog.js';
 import { SqlError, SqlState, type SqlStateCode } from '../../../sql/errors.js';
 import { formatTypeName } from '../../catalog/type-names.js';
-import { PgClient, PgError, quoteIdent, quoteLiteral, type PgConnectOptions } from './pg-client.js';
+import { PgClient, PgError, quoteIdent, quoteLiteral, type PgConnectOptions, type QueryRows } from './pg-client.js';
 
 export const POSTGRES_CDC = 'postgres-cdc';
 
@@ -104,6 +104,36 @@ async function requireLogical(client: PgClient, where: string): Promise<void> {
   }
 }
 
+async function readColumns(client: PgClient, options: CdcOptions): Promise<QueryRows> {
+  const found = await client.query(
+    `SELECT a.attname, format_type(a.atttypid, a.atttypmod), coalesce(a.attnum = ANY (i.indkey::int2[]), false)
+       FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+       LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary
+      WHERE n.nspname = ${quoteLiteral(options.schema)} AND c.relname = ${quoteLiteral(options.table)} AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
+      ORDER BY a.attnum`,
+  );
+  if (found.rows.length === 0) throw new SqlError(SqlState.undefinedTable, `postgres-cdc: upstream table "${options.schema}.${options.table}" does not exist in database "${options.connect.database}"`);
+  return found;
+}
+
+/** The upstream table's columns (name, type as format_type prints it, part of the primary key), for a CREATE TABLE without a column list. */
+export async function upstreamColumns(options: CdcOptions): Promise<{ name: string; type: string; key: boolean }[]> {
+  const where = `${options.connect.host}:${options.connect.port}`;
+  let client: PgClient;
+  try {
+    client = await PgClient.connect(options.connect);
+  } catch (error) {
+    throw asSqlError(error, `postgres-cdc: cannot connect to ${where}`);
+  }
+  try {
+    return (await readColumns(client, options)).rows.map((row) => ({ name: row[0]!, type: row[1]!, key: row[2] === 't' }));
+  } catch (error) {
+    throw asSqlError(error, `postgres-cdc: ${options.schema}.${options.table}`);
+  } finally {
+    client.close();
+  }
+}
+
 /**
  * CREATE's check of a postgres-cdc table against its upstream table (see the file comment).
  * `columns` are the declared columns, `primaryKey` their key indexes.
@@ -119,14 +149,7 @@ export async function checkUpstream(options: CdcOptions, columns: readonly Colum
   const upstream = `${options.schema}.${options.table}`;
   try {
     await requireLogical(client, where);
-    const found = await client.query(
-      `SELECT a.attname, format_type(a.atttypid, a.atttypmod), coalesce(a.attnum = ANY (i.indkey::int2[]), false)
-         FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-         LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary
-        WHERE n.nspname = ${quoteLiteral(options.schema)} AND c.relname = ${quoteLiteral(options.table)} AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
-        ORDER BY a.attnum`,
-    );
-    if (found.rows.length === 0) throw new SqlError(SqlState.undefinedTable, `postgres-cdc: upstream table "${upstream}" does not exist in database "${options.connect.database}"`);
+    const found = await readColumns(client, options);
     const upstreamColumns = new Map(found.rows.map((row) => [row[0]!, { type: row[1]!, key: row[2] === 't' }]));
     for (const column of columns) {
       const match = upstreamColumns.get(column.name);
