@@ -122,8 +122,14 @@ describe('postgres-cdc', () => {
     const offset = BigInt((await client.query("SELECT committed_offset FROM oxbow_catalog.source_partitions WHERE source_name = 'orders'")).rows[0].committed_offset);
     expect(offset).toBeGreaterThanOrEqual(commitLsn);
     expect(after).toBeGreaterThanOrEqual(offset);
-    const lag = await client.query("SELECT lag FROM oxbow_catalog.source_partitions WHERE source_name = 'orders'");
-    expect(Number(lag.rows[0].lag)).toBeGreaterThanOrEqual(0);
+    // The lag is the server's WAL end less the committed LSN: caught up, it reaches 0 (or the size of
+    // WAL written meanwhile by others); the high watermark follows pg_current_wal_lsn().
+    await waitFor('the lag to settle', async () => {
+      const row = (await client.query("SELECT high_watermark, committed_offset, lag FROM oxbow_catalog.source_partitions WHERE source_name = 'orders'")).rows[0];
+      const serverEnd = BigInt((await upstream.query("SELECT pg_current_wal_lsn() - '0/0'")).rows[0]![0]!);
+      const high = BigInt(row.high_watermark);
+      return high >= commitLsn && high <= serverEnd && BigInt(row.lag) === (high > BigInt(row.committed_offset) ? high - BigInt(row.committed_offset) : 0n) ? true : undefined;
+    });
   }, 120_000);
 
   it('answers bad input at CREATE with a clear error', async () => {

@@ -46,6 +46,7 @@ const SNAPSHOT_BATCH_ROWS = 4096;
 /** A transaction with more changes than this is handed over in parts (memory stays bounded). */
 const TRANSACTION_PART_ROWS = 16_384;
 const STATUS_INTERVAL_MS = 10_000;
+const MONITOR_INTERVAL_MS = 1000;
 const MAX_BACKOFF_MS = 10_000;
 
 /** Type OIDs of declared oxbow types (by formatTypeName) for the schema check of Relation messages. */
@@ -78,6 +79,7 @@ export class PostgresCdcReader implements SourceReader, StartupResolver {
   private delivered = 0n;
   /** The highest LSN the manager reports committed: the slot's flush position. */
   private confirmed = 0n;
+  /** The walsender's position from the stream (keepalives, XLogData), not the server's WAL end. */
   private serverEnd = 0n;
   private inTransaction = false;
   /** Upstream relation OID of the table, once its Relation message arrived. */
@@ -171,13 +173,47 @@ export class PostgresCdcReader implements SourceReader, StartupResolver {
     );
     this.listener!.recovered();
     const timer = setInterval(() => this.sendStatus(false), STATUS_INTERVAL_MS);
+    const monitor = this.monitorWalEnd();
     try {
       const error = await end;
       if (failure !== undefined) throw failure;
       if (!this.stopped && error !== undefined) throw error;
     } finally {
       clearInterval(timer);
+      monitor.stop();
     }
+  }
+
+  /**
+   * The server's current WAL end (`pg_current_wal_lsn()`) every second on a connection of its own:
+   * the high watermark, so `source_partitions.lag` is the bytes oxbow has not committed yet. The
+   * stream's own positions only say how far the walsender has read.
+   */
+  private monitorWalEnd(): { stop(): void } {
+    let stopped = false;
+    let client: PgClient | undefined;
+    void (async () => {
+      while (!stopped && !this.stopped) {
+        try {
+          client ??= await PgClient.connect(this.options.connect);
+          if (stopped) break;
+          const lsn = parseLsn((await client.query('SELECT pg_current_wal_lsn()')).rows[0]![0]!);
+          this.listener!.highWatermark(0, lsn);
+        } catch {
+          // The stream reports trouble; the monitor tries again with a new connection.
+          client?.close();
+          client = undefined;
+        }
+        await new Promise((resolve) => setTimeout(resolve, MONITOR_INTERVAL_MS));
+      }
+      client?.close();
+    })();
+    return {
+      stop: () => {
+        stopped = true;
+        client?.close();
+      },
+    };
   }
 
   /** Creates the slot with an exported snapshot and reads the table under it. */
@@ -235,10 +271,9 @@ export class PostgresCdcReader implements SourceReader, StartupResolver {
   private receive(stream: PgClient, payload: Buffer): void {
     const message = decodeReplication(payload);
     if (message === undefined) return;
-    if (message.walEnd > this.serverEnd) {
-      this.serverEnd = message.walEnd;
-      this.listener!.highWatermark(0, message.walEnd);
-    }
+    // How far the walsender has read and sent (never past a commit it has not sent yet): where an
+    // idle stream's flush position may go. The high watermark is the monitor's.
+    if (message.walEnd > this.serverEnd) this.serverEnd = message.walEnd;
     if (message.tag === 'keepalive') {
       if (message.replyRequested) this.sendStatus(false);
       return;
