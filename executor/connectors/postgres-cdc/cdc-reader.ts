@@ -22,6 +22,7 @@
 // (an added column is ignored: the oxbow table keeps its declared columns).
 
 import type { RelationDef } from '../../../sql/catalog.js';
+import { compareValues } from '../../../sql/compare.js';
 import { parseValue } from '../../../sql/text-format.js';
 import type { DataType } from '../../../sql/types.js';
 import type { Row, Value } from '../../../sql/value.js';
@@ -299,7 +300,7 @@ export class PostgresCdcReader implements SourceReader, StartupResolver {
         if (change.old !== undefined) {
           // The key changed (REPLICA IDENTITY DEFAULT sends the old key only then) or FULL: delete the old key.
           const old = this.rowOf(change.old);
-          if (this.keyColumns.some((index) => !sameValue(old[index]!, row[index]!))) this.push(old, -1);
+          if (this.keyColumns.some((index) => old[index] === null || row[index] === null || compareValues(old[index]!, row[index]!, this.types[index]!) !== 0)) this.push(old, -1);
         }
         this.push(row, row.includes(UNCHANGED_TOAST as unknown as Value) ? CHANGE_UPSERT_MERGE : 1);
         return;
@@ -414,11 +415,4 @@ export class PostgresCdcReader implements SourceReader, StartupResolver {
       process.stderr.write(`oxbow: postgres-cdc: dropping replication slot "${this.options.slot}" failed: ${error instanceof Error ? error.message : String(error)}\n`);
     }
   }
-}
-
-function sameValue(a: Value, b: Value): boolean {
-  if (a === b) return true;
-  if (a === null || b === null) return false;
-  if (typeof a === 'object' && typeof b === 'object') return JSON.stringify(a, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value)) === JSON.stringify(b, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value));
-  return false;
 }
