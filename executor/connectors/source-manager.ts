@@ -15,6 +15,7 @@
 // (backpressure) until the next barrier.
 
 import type { RelationDef } from '../../sql/catalog.js';
+import type { Epoch } from '../../sql/epoch.js';
 import type { Row } from '../../sql/value.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { ConnectorHost } from './connector-host.js';
@@ -74,7 +75,7 @@ class RunningSource implements DecodedBatchListener {
   unsealed = 0;
   private written: Map<number, bigint> | undefined;
   private waiters: (() => void)[] = [];
-  readonly reader: SourceReader & StartupResolver & { committed?(offsets: ReadonlyMap<number, bigint>): void; dropped?(): Promise<void> };
+  readonly reader: SourceReader & StartupResolver & { committed?(offsets: ReadonlyMap<number, bigint>, epoch: Epoch): void; dropped?(): Promise<void> };
   /** The relation's rows, or (a replayed source) its position per split (source-replay.ts). */
   table: StateTable;
   /** Stores only its positions: rows go to the views that read it, nowhere else. */
@@ -96,7 +97,7 @@ class RunningSource implements DecodedBatchListener {
     } else if (isPostgresCdc(relation)) {
       // Upserts, deletes and truncates by primary key from logical replication (postgres-cdc/).
       this.decoder = undefined;
-      this.reader = new PostgresCdcReader(relation);
+      this.reader = new PostgresCdcReader(relation, () => manager.core.remoteCheckpointEpoch?.());
     } else {
       const options = kafkaOptions(relation.options ?? {});
       // A replayed Kafka source's row ids come from partition and offset (kafka/kafka-replay.ts).
@@ -366,9 +367,9 @@ class RunningSource implements DecodedBatchListener {
   }
 
   /** The epoch with the applied changes committed. */
-  committedNow(applied: Map<number, bigint>): void {
+  committedNow(applied: Map<number, bigint>, epoch: Epoch): void {
     this.committed = applied;
-    this.reader.committed?.(applied);
+    this.reader.committed?.(applied, epoch);
     for (const [partition, offset] of this.committed) this.manager.status.partition(this.relation.id, this.topic, partition).committedOffset = offset;
   }
 
@@ -436,7 +437,7 @@ export class SourceManager {
   private async drain(): Promise<void> {
     if (![...this.running.values()].some((source) => source.unsealed > 0)) return;
     const sealed = await this.barrier();
-    if (sealed !== undefined) void sealed.durable.then(() => this.committed(sealed.sources, sealed.offsets), (error: unknown) => this.failed(sealed.sources, error));
+    if (sealed !== undefined) void sealed.durable.then(() => this.committed(sealed.sources, sealed.offsets, sealed.epoch), (error: unknown) => this.failed(sealed.sources, error));
   }
 
   /** A barrier now (a source is full), or right after the running one. */
@@ -477,11 +478,11 @@ export class SourceManager {
     if (this.running.size === 0) return;
     // The epoch's write goes on after the lock is released (the next barrier overlaps it).
     const sealed = await this.core.writeLock.runPipelined(() => this.barrier());
-    if (sealed !== undefined) void sealed.durable.then(() => this.committed(sealed.sources, sealed.offsets), (error: unknown) => this.failed(sealed.sources, error));
+    if (sealed !== undefined) void sealed.durable.then(() => this.committed(sealed.sources, sealed.offsets, sealed.epoch), (error: unknown) => this.failed(sealed.sources, error));
   }
 
-  private committed(sources: RunningSource[], offsets: Map<number, bigint>[]): void {
-    for (let index = 0; index < sources.length; index++) sources[index]!.committedNow(offsets[index]!);
+  private committed(sources: RunningSource[], offsets: Map<number, bigint>[], epoch: Epoch): void {
+    for (let index = 0; index < sources.length; index++) sources[index]!.committedNow(offsets[index]!, epoch);
   }
 
   private failed(sources: RunningSource[], error: unknown): void {
@@ -527,7 +528,7 @@ export class SourceManager {
     }
   }
 
-  private async barrier(): Promise<{ sources: RunningSource[]; offsets: Map<number, bigint>[]; durable: Promise<void> } | undefined> {
+  private async barrier(): Promise<{ sources: RunningSource[]; offsets: Map<number, bigint>[]; epoch: Epoch; durable: Promise<void> } | undefined> {
     const ready = [...this.running.values()].filter((source) => source.dirty && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
     if (ready.length === 0) return undefined;
     try {
@@ -538,7 +539,7 @@ export class SourceManager {
       const applied = performance.now();
       if (trace) await this.core.store.whenWritable();
       const writable = performance.now();
-      const { durable } = await this.core.seal();
+      const { epoch, durable } = await this.core.seal();
       if (trace) {
         const sealed = performance.now();
         void durable.then(() => {
@@ -546,7 +547,7 @@ export class SourceManager {
           process.stderr.write(`oxbow source trace: rows=${rows} apply=${ms(started, applied)}ms wait-for-writes=${ms(applied, writable)}ms seal=${ms(writable, sealed)}ms durable-after=${ms(sealed, performance.now())}ms\n`);
         });
       }
-      return { sources: ready, offsets, durable };
+      return { sources: ready, offsets, epoch, durable };
     } catch (error) {
       this.core.store.abort();
       this.failed(ready, error);

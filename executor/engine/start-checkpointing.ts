@@ -101,6 +101,7 @@ export function startCheckpointing(options: CheckpointingOptions): Engine {
     intervalMs: options.checkpointIntervalMs,
     onError: options.onError,
   });
+  if (options.durability === 'remote') options.engine.gateOnRemoteCheckpoints(() => checkpointer.lastEpoch);
   loop.start();
   // The first checkpoint (and the sweep of what a crash left behind) happens right after start.
   loop.requestCheckpoint();

@@ -12,8 +12,9 @@
 // restart, START_REPLICATION from the offset: each transaction is delivered at its Commit with its
 // end LSN (a large one in parts at the previous offset before that), a transaction whose commit
 // record starts below the offset (Begin's final LSN) is skipped. The slot's flush position (Standby
-// Status Update) moves only to an LSN the source manager reports committed (`committed`), so the
-// WAL oxbow still needs is kept and nothing oxbow holds is kept longer than needed; while idle with
+// Status Update) moves only to an LSN the source manager reports committed (`committed`; with
+// `--durability remote`, once a complete remote checkpoint holds its epoch), so the WAL oxbow still
+// needs is kept and nothing oxbow holds is kept longer than needed; while idle with
 // everything committed it follows the server's keepalives.
 //
 // Trouble (a lost connection, PostgreSQL restarting, a dropped slot) is reported to the listener
@@ -22,6 +23,7 @@
 // (an added column is ignored: the oxbow table keeps its declared columns).
 
 import type { RelationDef } from '../../../sql/catalog.js';
+import type { Epoch } from '../../../sql/epoch.js';
 import { compareValues } from '../../../sql/compare.js';
 import { parseValue } from '../../../sql/text-format.js';
 import type { DataType } from '../../../sql/types.js';
@@ -87,7 +89,14 @@ export class PostgresCdcReader implements SourceReader, StartupResolver {
   private mapping: { oid: number; map: TableMapping } | undefined;
   private halted: string | undefined;
 
-  constructor(private readonly relation: RelationDef) {
+  /** `--durability remote`: offsets committed locally, by epoch, waiting for a remote checkpoint. */
+  private awaitingCheckpoint: { epoch: Epoch; lsn: bigint }[] = [];
+
+  constructor(
+    private readonly relation: RelationDef,
+    /** The epoch of the last complete remote checkpoint (`--durability remote`), else undefined. */
+    private readonly remoteCheckpointEpoch: () => Epoch | undefined = () => undefined,
+  ) {
     this.options = cdcOptions(relation.options ?? {});
     this.types = relation.columns.map((column) => column.type);
     this.keyColumns = relation.primaryKey;
@@ -105,9 +114,31 @@ export class PostgresCdcReader implements SourceReader, StartupResolver {
     return Promise.resolve();
   }
 
-  /** The manager committed the epoch holding offset `offsets[0]`: the slot may release WAL below it. */
-  committed(offsets: ReadonlyMap<number, bigint>): void {
+  /**
+   * The manager committed `epoch` holding offset `offsets[0]`: the slot may release WAL below it,
+   * at once with local durability, with `--durability remote` once a remote checkpoint holds it.
+   */
+  committed(offsets: ReadonlyMap<number, bigint>, epoch: Epoch): void {
     const lsn = offsets.get(0) ?? 0n;
+    if (lsn <= this.confirmed) return;
+    if (this.remoteCheckpointEpoch() !== undefined) {
+      this.awaitingCheckpoint.push({ epoch, lsn });
+      this.confirmCheckpointed();
+      return;
+    }
+    this.confirmed = lsn;
+    this.sendStatus(false);
+  }
+
+  /** Confirms the offsets a complete remote checkpoint now holds (checked as they come and every second). */
+  private confirmCheckpointed(): void {
+    const checkpointed = this.remoteCheckpointEpoch();
+    if (checkpointed === undefined || this.awaitingCheckpoint.length === 0) return;
+    let lsn = this.confirmed;
+    let held = 0;
+    while (held < this.awaitingCheckpoint.length && this.awaitingCheckpoint[held]!.epoch <= checkpointed) lsn = this.awaitingCheckpoint[held++]!.lsn;
+    if (held === 0) return;
+    this.awaitingCheckpoint = this.awaitingCheckpoint.slice(held);
     if (lsn <= this.confirmed) return;
     this.confirmed = lsn;
     this.sendStatus(false);
@@ -200,6 +231,7 @@ export class PostgresCdcReader implements SourceReader, StartupResolver {
           if (stopped) break;
           const lsn = parseLsn((await client.query('SELECT pg_current_wal_lsn()')).rows[0]![0]!);
           this.listener!.highWatermark(0, lsn);
+          this.confirmCheckpointed();
         } catch {
           // The stream reports trouble; the monitor tries again with a new connection.
           client?.close();
