@@ -17,6 +17,8 @@ import type { DdlContext, DdlOutcome } from './ddl-context.js';
 import { kafkaOptions } from '../connectors/kafka/kafka-options.js';
 import { withGenerator } from './create-generator-source.js';
 import { GENERATOR_CONNECTORS } from '../connectors/generators/generator-reader.js';
+import { POSTGRES_CDC } from '../connectors/postgres-cdc/cdc-options.js';
+import { sharedCdcSource, withPostgresCdc } from './create-postgres-cdc.js';
 
 const INCLUDE_TYPES: Record<string, { column: string; type: DataType }> = {
   partition: { column: '_rw_kafka_partition', type: type('int4') },
@@ -40,17 +42,22 @@ export function createSource(statement: OxbowCreateSource, context: DdlContext):
 export function createConnectorTable(statement: CreateStmt, connector: ConnectorSpec, context: DdlContext): DdlOutcome {
   const plain = { ...statement } as CreateStmt & { oxbowConnector?: unknown };
   delete plain.oxbowConnector;
+  if (connector.fromSource !== undefined) {
+    const shared = sharedCdcSource(connector, context);
+    return withPostgresCdc(createTable(plain, context), shared.connector, 'CREATE TABLE', context, 'table', shared.source);
+  }
   return withConnector(createTable(plain, context), connector, 'CREATE TABLE', context, 'table');
 }
 
 function withConnector(outcome: DdlOutcome, connector: ConnectorSpec, commandTag: string, context: DdlContext, kind: 'source' | 'table'): DdlOutcome {
   const connectorName = (connector.options['connector'] ?? '').toLowerCase();
   if (GENERATOR_CONNECTORS.has(connectorName)) return withGenerator(outcome, connector, commandTag, context, { kind });
+  if (connectorName === POSTGRES_CDC) return withPostgresCdc(outcome, connector, commandTag, context, kind);
   if (connectorName !== 'kafka') {
     throw new SqlError(
       SqlState.featureNotSupported,
       connectorName === '' ? 'the WITH option "connector" is required' : `connector "${connectorName}" is not supported`,
-      { hint: "oxbow reads Kafka (connector = 'kafka') and generates rows (connector = 'nexmark' or 'datagen')." },
+      { hint: "oxbow reads Kafka (connector = 'kafka'), PostgreSQL tables (connector = 'postgres-cdc') and generates rows (connector = 'nexmark' or 'datagen')." },
     );
   }
   kafkaOptions(connector.options);

@@ -31,6 +31,7 @@ import type { DdlContext, DdlOutcome } from './ddl-context.js';
 import type { DdlHost } from './ddl-host.js';
 import { runDdl } from './run-ddl.js';
 import { prepareCreatedSinkTargets } from './sink-target-check.js';
+import { checkPostgresCdc, withUpstreamColumns } from './create-postgres-cdc.js';
 
 /** What a DDL statement is given of the session that runs it (engine/session.ts). */
 export interface DdlSession {
@@ -81,11 +82,14 @@ export async function executeDdl(parsed: ParsedStatement, session: DdlSession, s
     // the write lock: up to a few seconds).
     await checkKafkaTopic(kafkaTopic);
   }
+  // A postgres-cdc table without a column list takes the upstream's (read before the lock).
+  const statement = await withUpstreamColumns(parsed, session.context);
   return host.writeLock.run(async () => {
-    const outcome = runDdl(parsed, session.context);
+    const outcome = runDdl(statement, session.context);
     const next = outcome.catalog;
     // A PostgreSQL sink's target table, checked (or made) before the sink commits.
     if (next !== undefined && sinkAs !== undefined) await prepareCreatedSinkTargets(host.catalog.snapshot, next);
+    if (next !== undefined) await checkPostgresCdc(session.context.catalog, next);
     if (next !== undefined) {
       await commitCatalog(host, next, async () => {
         if (outcome.backfill !== undefined) await backfillColumns(session, next, outcome.backfill, signal);

@@ -94,6 +94,8 @@ export type EngineTuning = ConnectorTuning & StreamTuning;
 
 export class EngineCore {
   readonly rowIds = new RowIdAllocator();
+  /** `--durability remote`: the epoch of the last complete remote checkpoint (set by start-checkpointing.ts). */
+  remoteCheckpointEpoch: (() => Epoch) | undefined = undefined;
   /** How the batch executor reads sources that store no rows (connectors/replay-reader.ts). */
   readonly sourceReplays = sourceReplays;
   readonly writeLock = new WriteLock(() => this.store.settled());

@@ -47,6 +47,8 @@ export interface ConnectorSpec {
   readonly encodeOptions?: Readonly<Record<string, string>>;
   /** INCLUDE partition|offset|timestamp|key [AS name] */
   readonly include?: readonly { readonly what: string; readonly alias?: string }[];
+  /** RisingWave's shared CDC source: `CREATE TABLE t (...) FROM source TABLE 'schema.table'`. */
+  readonly fromSource?: { readonly source: string; readonly table: string };
 }
 
 /** `WATERMARK FOR col AS expr` */
