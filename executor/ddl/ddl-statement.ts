@@ -25,6 +25,7 @@ import { createTableAs } from './create-table.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
 import type { DdlHost } from './ddl-host.js';
 import { runDdl } from './run-ddl.js';
+import { prepareConnectorSchema } from '../connectors/source-schema.js';
 
 /** What a DDL statement is given of the session that runs it (engine/session.ts). */
 export interface DdlSession {
@@ -65,6 +66,8 @@ export async function executeDdl(parsed: ParsedStatement, session: DdlSession, s
       return outcome.commandTag;
     });
   }
+  // ENCODE AVRO / PROTOBUF sources: the schema from the registry or file, before the lock.
+  await prepareConnectorSchema(parsed);
   return host.writeLock.run(async () => {
     const outcome = runDdl(parsed, session.context);
     const next = outcome.catalog;

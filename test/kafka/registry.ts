@@ -1,0 +1,127 @@
+// A real Confluent-compatible schema registry for the tests: Karapace, installed by `.ci/run`
+// into `.cache/karapace` (from ../shared/registry/install.sh beside the checkout), started on a
+// free port against the test's broker, with a fresh group id. Outside CI a missing install skips
+// the file with one line saying so; with CI=true it fails, naming the step that installs it.
+// Also the registry REST calls the tests make (register a schema, its id).
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { waitFor } from './broker.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+/** Where `.ci/run` installs Karapace. */
+export const KARAPACE_DIR = resolve(ROOT, '.cache', 'karapace');
+const PYTHON = join(KARAPACE_DIR, 'venv', 'bin', 'python');
+const CONTENT_TYPE = 'application/vnd.schemaregistry.v1+json';
+
+/** True when Karapace is installed; false (with one line) outside CI; throws under CI=true. */
+export function registryInstalled(): boolean {
+  if (existsSync(PYTHON)) return true;
+  const message = `the schema registry (Karapace) is not installed in ${KARAPACE_DIR}: .ci/run installs it with ../shared/registry/install.sh .cache/karapace`;
+  if (process.env['CI'] === 'true') throw new Error(message);
+  console.warn(`skipped: ${message}`);
+  return false;
+}
+
+export interface Registry {
+  readonly url: string;
+  /** Registers `schema` (an object for Avro, text for Protobuf) under `subject`; returns its id. */
+  register(subject: string, schema: unknown, schemaType?: 'AVRO' | 'PROTOBUF'): Promise<number>;
+  stop(): Promise<void>;
+  /** Stops the process, keeping the port (start() brings it back on the same port). */
+  pause(): Promise<void>;
+  start(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+export async function startRegistry(bootstrap: string): Promise<Registry> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  let child: ChildProcess | undefined;
+  let generation = 0;
+  const run = async (): Promise<void> => {
+    generation++;
+    const runDir = join(KARAPACE_DIR, 'run', String(port));
+    mkdirSync(runDir, { recursive: true });
+    const env = {
+      ...process.env,
+      KARAPACE_HOST: '127.0.0.1',
+      KARAPACE_PORT: String(port),
+      KARAPACE_BOOTSTRAP_URI: bootstrap,
+      KARAPACE_ADVERTISED_HOSTNAME: '127.0.0.1',
+      KARAPACE_REGISTRY_HOST: '127.0.0.1',
+      KARAPACE_REGISTRY_PORT: String(port),
+      KARAPACE_LOG_LEVEL: 'WARNING',
+      KARAPACE_TOPIC_NAME: '_schemas',
+      KARAPACE_COMPATIBILITY: 'BACKWARD',
+      KARAPACE_KARAPACE_REGISTRY: 'true',
+      // A fresh group id per start: a restart does not wait for the old member's session to expire.
+      KARAPACE_GROUP_ID: `karapace-${port}-${generation}-${process.pid}`,
+      KARAPACE_WAITING_TIME_BEFORE_ACTING_AS_MASTER_MS: '0',
+    };
+    const started = spawn(PYTHON, ['-m', 'karapace'], { cwd: runDir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    started.stderr!.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    child = started;
+    await waitFor(
+      `the schema registry on ${url}`,
+      async () => {
+        if (started.exitCode !== null) throw new Error(`the schema registry exited (${started.exitCode}): ${stderr}`);
+        try {
+          const response = await fetch(`${url}/master_available`);
+          const body = (await response.json()) as { master_available?: boolean };
+          return body.master_available === true ? true : undefined;
+        } catch {
+          return undefined;
+        }
+      },
+      90_000,
+    );
+  };
+  const kill = async (): Promise<void> => {
+    const running = child;
+    child = undefined;
+    if (running === undefined || running.exitCode !== null) return;
+    await new Promise<void>((done) => {
+      running.once('exit', () => done());
+      running.kill('SIGTERM');
+      setTimeout(() => running.kill('SIGKILL'), 5000).unref();
+    });
+  };
+  await run();
+  return {
+    url,
+    async register(subject, schema, schemaType = 'AVRO') {
+      const body = { schema: typeof schema === 'string' ? schema : JSON.stringify(schema), ...(schemaType === 'AVRO' ? {} : { schemaType }) };
+      for (let attempt = 1; ; attempt++) {
+        const response = await fetch(`${url}/subjects/${encodeURIComponent(subject)}/versions`, { method: 'POST', headers: { 'content-type': CONTENT_TYPE }, body: JSON.stringify(body) });
+        const answer = (await response.json()) as { id?: number; message?: string };
+        if (response.ok && answer.id !== undefined) return answer.id;
+        // "No master set" until the election settles.
+        if (response.status >= 500 && attempt < 30) {
+          await new Promise((done) => setTimeout(done, 500));
+          continue;
+        }
+        throw new Error(`registering under ${subject} answered ${response.status}: ${answer.message ?? JSON.stringify(answer)}`);
+      }
+    },
+    stop: kill,
+    pause: kill,
+    start: run,
+  };
+}
