@@ -1,10 +1,16 @@
-// ENCODE AVRO sources against a real broker and a real schema registry (Karapace, registry.ts):
+// ENCODE AVRO and PROTOBUF sources against a real broker and a real schema registry (Karapace, registry.ts):
 // messages in the Confluent wire format encoded here with avsc, schemas registered through the
 // registry's REST API; rows compared with the values produced. Columns from the registry, schema
 // evolution (v1 and v2 writers read with the v2 reader), UPSERT with Avro keys and tombstones,
-// bad messages in source_errors, a registry that goes down and comes back, errors at CREATE.
+// bad messages in source_errors, a registry that goes down and comes back, errors at CREATE;
+// Protobuf from the registry (Confluent framing) and from a FileDescriptorSet made here with protobufjs.
 
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import avro from 'avsc';
+import protobuf from 'protobufjs';
+import descriptor from 'protobufjs/ext/descriptor/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from './broker.js';
 import { useKafkaHarness } from './harness.js';
@@ -246,5 +252,92 @@ describe.runIf(installed)('FORMAT UPSERT ENCODE AVRO with Avro keys', () => {
       WITH (connector = 'kafka', topic = 'users', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT UPSERT ENCODE AVRO (schema.registry = '${registry.url}')`);
     await kafka.committed('users', 5);
     expect(await textRows('SELECT id, name, score FROM users ORDER BY id')).toEqual(['1 | ann | 4', '3 | cy | 9']);
+  }, 120_000);
+});
+
+const ORDER_PROTO = `syntax = "proto3";
+package shop;
+
+message Order {
+  int64 id = 1;
+  string item = 2;
+  double price = 3;
+  Status status = 4;
+  repeated string tags = 5;
+  Detail detail = 6;
+  bool paid = 7;
+  uint32 qty = 8;
+  enum Status {
+    NEW = 0;
+    PAID = 1;
+  }
+  message Detail {
+    int32 a = 1;
+  }
+}
+`;
+
+function protoOrder(i: number): Record<string, unknown> {
+  return { id: String(1_000_000_000_000 + i), item: `p-${i % 3}`, price: i / 4, status: i % 2, tags: [`t${i}`], detail: { a: i }, paid: i % 2 === 1, qty: 4_000_000_000 + i };
+}
+
+function protoLine(i: number): string {
+  return [1_000_000_000_000 + i, `p-${i % 3}`, i / 4, i % 2 === 1 ? 'PAID' : 'NEW', `["t${i}"]`, i === 0 ? '{}' : `{"a": ${i}}`, i % 2 === 1 ? 't' : 'f', 4_000_000_000 + i].join(' | ');
+}
+
+describe.runIf(installed)('ENCODE PROTOBUF', () => {
+  const COUNT = 25;
+  const root = protobuf.parse(ORDER_PROTO, { keepCase: true }).root;
+  const Order = root.lookupType('shop.Order');
+  const encode = (i: number): Buffer => Buffer.from(Order.encode(Order.fromObject(protoOrder(i))).finish());
+  const expected = Array.from({ length: COUNT }, (_, i) => protoLine(i));
+  const columns = 'id, item, price, status, tags, detail, paid, qty';
+
+  it('reads the Confluent Protobuf framing with the schema from the registry', async () => {
+    await kafka.broker.createTopic('porders', 1);
+    const id = await registry.register('porders-value', ORDER_PROTO, 'PROTOBUF');
+    // The message-indexes array [0] (the first message of the file) is the single byte 0.
+    await kafka.broker.send('porders', Array.from({ length: COUNT }, (_, i) => ({ value: framed(id, Buffer.concat([Buffer.from([0]), encode(i)])) })));
+    await kafka.broker.send('porders', [{ value: framed(id + 1000, Buffer.from([0])) }, { value: encode(99) }]);
+    await kafka.client.query(`CREATE SOURCE porders WITH (connector = 'kafka', topic = 'porders', properties.bootstrap.server = '${kafka.broker.bootstrap}')
+      FORMAT PLAIN ENCODE PROTOBUF (message = 'shop.Order', schema.registry = '${registry.url}')`);
+    await kafka.committed('porders', COUNT + 2);
+    expect(await textRows(`SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'porders' ORDER BY ordinal_position`)).toEqual([
+      'id | bigint',
+      'item | character varying',
+      'price | double precision',
+      'status | character varying',
+      'tags | jsonb',
+      'detail | jsonb',
+      'paid | boolean',
+      'qty | bigint',
+    ]);
+    expect(await textRows(`SELECT ${columns} FROM porders ORDER BY id`)).toEqual(expected);
+    expect(await textRows(`SELECT message_offset, error FROM oxbow_catalog.source_errors WHERE source_name = 'porders' ORDER BY message_offset`)).toEqual([
+      `${COUNT} | unknown schema id ${id + 1000}: the schema registry has no such schema`,
+      expect.stringMatching(new RegExp(`^${COUNT + 1} \\| message does not start with the schema registry's magic byte 0`)),
+    ]);
+  }, 120_000);
+
+  it('reads bare Protobuf messages with a FileDescriptorSet file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oxbow-proto-'));
+    try {
+      const set = (root as unknown as { toDescriptor(syntax: string): unknown }).toDescriptor('proto3');
+      const file = join(dir, 'orders.pb');
+      writeFileSync(file, (descriptor as unknown as { FileDescriptorSet: { encode(set: unknown): { finish(): Uint8Array } } }).FileDescriptorSet.encode(set).finish());
+      await kafka.broker.createTopic('forders', 1);
+      await kafka.broker.send('forders', Array.from({ length: COUNT }, (_, i) => ({ value: encode(i) })));
+      await kafka.client.query(`CREATE SOURCE forders (id bigint, item varchar, price float8, status varchar, tags jsonb, detail jsonb, paid boolean, qty bigint)
+        WITH (connector = 'kafka', topic = 'forders', properties.bootstrap.server = '${kafka.broker.bootstrap}')
+        FORMAT PLAIN ENCODE PROTOBUF (message = 'shop.Order', schema.location = 'file://${file}')`);
+      await kafka.committed('forders', COUNT);
+      expect(await textRows(`SELECT ${columns} FROM forders ORDER BY id`)).toEqual(expected);
+      const bad = (options: string): string =>
+        `CREATE SOURCE bad_forders WITH (connector = 'kafka', topic = 'forders', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT PLAIN ENCODE PROTOBUF (${options})`;
+      expect(await kafka.sqlError(bad(`message = 'shop.Nope', schema.location = 'file://${file}'`))).toEqual({ code: '22023', message: expect.stringContaining('message type "shop.Nope" is not in the schema (it has shop.Order, shop.Order.Detail)') });
+      expect((await kafka.sqlError(bad(`message = 'shop.Order', schema.location = 'file://${dir}/missing.pb'`))).code).toBe('58P01');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 120_000);
 });
