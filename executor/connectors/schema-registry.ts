@@ -1,8 +1,9 @@
 // A client of a Confluent-compatible schema registry (Confluent Schema Registry, Karapace,
 // Redpanda, Apicurio's ccompat API) and the Confluent wire format: magic byte 0, a 4-byte
 // big-endian schema id, then the payload (Avro binary; for Protobuf a varint array of message
-// indexes first). Schemas by id are cached for the client's lifetime (ids are immutable); a 404
-// (40403) for an id is cached as unknown. Other failures (a registry that is down, 5xx) throw
+// indexes first). Schemas by id are cached for the client's lifetime (ids are immutable); an id the
+// registry answers 404 (40403) for during UNKNOWN_AFTER_MS is cached as unknown (a registry just
+// restarted answers 404 until it has read its schemas topic). Other failures (a registry that is down, 5xx) throw
 // `RegistryUnavailable` for the caller to retry.
 
 export const CONFLUENT_MAGIC = 0;
@@ -28,6 +29,8 @@ export class RegistryUnavailable extends Error {}
 /** The registry answered that the schema, subject or version does not exist. */
 export class RegistryNotFound extends Error {}
 
+/** How long an id must be answered 404 before messages naming it are rejected as unknown. */
+const UNKNOWN_AFTER_MS = 3000;
 const CONTENT_TYPE = 'application/vnd.schemaregistry.v1+json';
 const REQUEST_TIMEOUT_MS = 10_000;
 
@@ -55,15 +58,17 @@ export class SchemaRegistry {
       this.byId.set(id, schema);
       return schema;
     } catch (error) {
-      if (error instanceof RegistryNotFound) {
-        this.byId.set(id, null);
-        return null;
-      }
+      if (error instanceof RegistryNotFound) return null;
       throw error;
     }
   }
 
-  /** A schema already fetched (`schemaById`), undefined when not asked yet. */
+  /** Records that the registry has no schema `id` (after `fetchSchemaIds` asked long enough). */
+  markUnknown(id: number): void {
+    this.byId.set(id, null);
+  }
+
+  /** A schema already fetched (`schemaById`), null when marked unknown, undefined when not asked yet. */
   cached(id: number): RegisteredSchema | null | undefined {
     return this.byId.get(id);
   }
@@ -134,7 +139,8 @@ export function confluentHeader(id: number): Buffer {
 }
 
 /**
- * Fetches every schema id in `values` not fetched yet; while the registry is unavailable, calls
+ * Fetches every schema id in `values` not fetched yet (an id answered 404 for UNKNOWN_AFTER_MS is
+ * marked unknown); while the registry is unavailable, calls
  * `trouble` and retries with back-off (up to 5 s) until it answers or `stopped()` says to give
  * up. Messages without the framing are skipped here (the decoder rejects them).
  */
@@ -153,10 +159,18 @@ export async function fetchSchemaIds(
     if (value === null || value === undefined || value.length < CONFLUENT_HEADER_BYTES || value[0] !== CONFLUENT_MAGIC) continue;
     const id = confluentSchemaId(value);
     if (registry.cached(id) !== undefined) continue;
+    let notFoundSince: number | undefined;
     for (;;) {
       try {
-        await registry.schemaById(id);
-        break;
+        if ((await registry.schemaById(id)) !== null) break;
+        const now = Date.now();
+        notFoundSince ??= now;
+        if (now - notFoundSince >= UNKNOWN_AFTER_MS) {
+          registry.markUnknown(id);
+          break;
+        }
+        if (stopped()) return;
+        await new Promise((resolve) => setTimeout(resolve, 500));
       } catch (error) {
         if (stopped()) return;
         if (!(error instanceof RegistryUnavailable)) {

@@ -3,12 +3,14 @@
 // registry's REST API; rows compared with the values produced. Columns from the registry, schema
 // evolution (v1 and v2 writers read with the v2 reader), UPSERT with Avro keys and tombstones,
 // bad messages in source_errors, a registry that goes down and comes back, errors at CREATE;
-// Protobuf from the registry (Confluent framing) and from a FileDescriptorSet made here with protobufjs.
+// Protobuf from the registry (Confluent framing) and from a FileDescriptorSet made here with protobufjs;
+// an Avro sink read back and decoded with the schema the registry holds for it.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import avro from 'avsc';
+import kafkajs from 'kafkajs';
 import protobuf from 'protobufjs';
 import descriptor from 'protobufjs/ext/descriptor/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -210,7 +212,10 @@ describe.runIf(installed)('FORMAT PLAIN ENCODE AVRO with a schema registry', () 
     } finally {
       await registry.start();
     }
-    await waitFor('the held messages', async () => ((await textRows('SELECT count(*) FROM orders WHERE id >= 2000'))[0] === '5' ? true : undefined), 90_000);
+    await waitFor('the held messages', async () => ((await textRows('SELECT count(*) FROM orders WHERE id >= 2000'))[0] === '5' ? true : undefined), 90_000).catch(async (error: unknown) => {
+      console.log(await textRows(`SELECT partition_id, message_offset, error FROM oxbow_catalog.source_errors WHERE source_name = 'orders'`));
+      throw error;
+    });
     expect(await textRows('SELECT id, discount FROM orders WHERE id >= 2000 ORDER BY id')).toEqual(Array.from({ length: 5 }, (_, n) => `${2000 + n} | ${(2000 + n) / 100}`));
   }, 180_000);
 
@@ -341,3 +346,65 @@ describe.runIf(installed)('ENCODE PROTOBUF', () => {
     }
   }, 120_000);
 });
+
+describe.runIf(installed)('Kafka sinks with FORMAT PLAIN ENCODE AVRO', () => {
+  it('registers the relation schema under <topic>-value and writes the Confluent framing', async () => {
+    await kafka.broker.createTopic('sunk_avro', 1);
+    await kafka.client.query('CREATE TABLE sunk (id int, name text, amount numeric(10,2), at timestamptz, ok boolean, big bigint, doc jsonb)');
+    await kafka.client.query(`INSERT INTO sunk VALUES (1, 'one', 12.34, '2026-03-01 12:00:00.123456+00', true, 9223372036854775807, '{"a": [1, 2]}'),
+      (2, NULL, -0.05, NULL, false, -3, NULL), (3, 'three', 99999999.99, '1999-12-31 23:59:59+00', NULL, 0, '"x"')`);
+    await kafka.client.query(`CREATE SINK sunk_avro FROM sunk WITH (connector = 'kafka', topic = 'sunk_avro', properties.bootstrap.server = '${kafka.broker.bootstrap}')
+      FORMAT PLAIN ENCODE AVRO (schema.registry = '${registry.url}')`);
+    const values = await readValues('sunk_avro', 3).catch(async (error: unknown) => {
+      console.log(await textRows('SELECT source_name, error FROM oxbow_catalog.source_errors'));
+      throw error;
+    });
+    const ids = new Set(values.map((value) => (value[0] === 0 ? value.readUInt32BE(1) : -1)));
+    expect(ids.size).toBe(1);
+    const id = [...ids][0]!;
+    const latest = (await (await fetch(`${registry.url}/subjects/sunk_avro-value/versions/latest`)).json()) as { id: number; schema: string };
+    expect(latest.id).toBe(id);
+    // Longs as bigint, to see bigint values exactly.
+    const long = avro.types.LongType.__with({
+      fromBuffer: (buffer: Buffer) => buffer.readBigInt64LE(0),
+      toBuffer: () => Buffer.alloc(8),
+      fromJSON: (value: unknown) => BigInt(value as number),
+      toJSON: (value: bigint) => Number(value),
+      isValid: (value: unknown) => typeof value === 'bigint',
+      compare: () => 0,
+    });
+    const type = avro.Type.forSchema(JSON.parse(latest.schema) as avro.Schema, { wrapUnions: 'auto', registry: { long } });
+    const rows = values.map((value) => type.fromBuffer(value.subarray(5)) as Record<string, unknown>).sort((a, b) => (a['id'] as number) - (b['id'] as number));
+    const cents = (bytes: unknown): bigint => {
+      const buffer = bytes as Buffer;
+      let unscaled = BigInt(`0x${buffer.toString('hex')}`);
+      if (buffer[0]! & 0x80) unscaled -= 1n << BigInt(buffer.length * 8);
+      return unscaled;
+    };
+    expect(rows.map((row) => ({ ...row, amount: cents(row['amount']) }))).toEqual([
+      { id: 1, name: 'one', amount: 1234n, at: Date.UTC(2026, 2, 1, 12, 0, 0) * 1000 + 123456, ok: true, big: 9223372036854775807n, doc: '{"a": [1, 2]}' },
+      { id: 2, name: null, amount: -5n, at: null, ok: false, big: -3n, doc: null },
+      { id: 3, name: 'three', amount: 9999999999n, at: Date.UTC(1999, 11, 31, 23, 59, 59) * 1000, ok: null, big: 0n, doc: '"x"' },
+    ]);
+  }, 120_000);
+});
+
+/** The first `count` message values of a topic, read with a fresh consumer group. */
+async function readValues(topic: string, count: number): Promise<Buffer[]> {
+  const client = new kafkajs.Kafka({ clientId: 'oxbow-test-reader', brokers: [kafka.broker.bootstrap], logLevel: kafkajs.logLevel.NOTHING });
+  const consumer = client.consumer({ groupId: `reader-${topic}-${Date.now()}`, readUncommitted: false });
+  const values: Buffer[] = [];
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        if (message.value !== null) values.push(message.value);
+      },
+    });
+    await waitFor(`${count} messages in ${topic}`, async () => (values.length >= count ? true : undefined), 20_000);
+  } finally {
+    await consumer.disconnect();
+  }
+  return values;
+}

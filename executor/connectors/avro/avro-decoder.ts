@@ -12,7 +12,7 @@ import type { Row } from '../../../sql/value.js';
 import type { PayloadDecoder } from '../payload-decoder.js';
 import { confluentSchemaId, CONFLUENT_HEADER_BYTES, registryOptions, SchemaRegistry } from '../schema-registry.js';
 import type { SourceLayout } from '../source-layout.js';
-import { avroConverter, namedTypes, recordFields, unwrapNullable, type AvroConverter, type AvroSchema } from './avro-types.js';
+import { avroConverter, avroType, namedTypes, recordFields, unwrapNullable, type AvroConverter, type AvroSchema } from './avro-types.js';
 
 export const AVRO_READER_SCHEMA_OPTION = 'encode.avro.reader.schema';
 export const AVRO_READER_ID_OPTION = 'encode.avro.reader.id';
@@ -50,7 +50,7 @@ export class AvroDecoder implements PayloadDecoder {
     const schemaText = options[AVRO_READER_SCHEMA_OPTION];
     if (schemaText === undefined) throw new Error('the source has no Avro reader schema');
     const schema = JSON.parse(schemaText) as AvroSchema;
-    this.reader = avro.Type.forSchema(schema as avro.Schema, { wrapUnions: 'auto' });
+    this.reader = avroType(schema);
     this.readerId = Number(options[AVRO_READER_ID_OPTION] ?? -1);
     const rowSchema = layout.format === 'debezium' ? debeziumRowSchema(schema) : schema;
     this.filler = rowFiller(rowSchema, layout, namedTypes(schema), false);
@@ -85,7 +85,7 @@ export class AvroDecoder implements PayloadDecoder {
         if (isRecord) filler = rowFiller(parsed, { ...this.layout, payload: keyColumns }, names, true);
         else if (keyColumns.length === 1) filler = avroConverter(parsed, keyColumns[0]!.type, names);
         else throw new Error('a key that is not a record names one key column');
-        keyType = { type: avro.Type.forSchema(parsed as avro.Schema, { wrapUnions: 'auto' }), filler };
+        keyType = { type: avroType(parsed), filler };
       } catch (error) {
         keyType = new Error(`key schema id ${id}: ${error instanceof Error ? error.message : String(error)}`);
       }
@@ -110,7 +110,7 @@ export class AvroDecoder implements PayloadDecoder {
       if (writer === null) throw new Error(`unknown schema id ${id}: the schema registry has no such schema`);
       try {
         if (writer.schemaType !== 'AVRO') throw new Error(`it is a ${writer.schemaType} schema`);
-        resolver = this.reader.createResolver(avro.Type.forSchema(JSON.parse(writer.schema) as avro.Schema, { wrapUnions: 'auto' }));
+        resolver = this.reader.createResolver(avroType(JSON.parse(writer.schema)));
       } catch (error) {
         resolver = new Error(`schema id ${id} cannot be read as the source's schema: ${error instanceof Error ? error.message : String(error)}`);
       }

@@ -10,11 +10,36 @@
 // of null and one type -> that type, nullable; records, arrays, maps and other unions -> jsonb
 // (bytes inside as "\x..." hex text).
 
+import avro from 'avsc';
 import { Numeric } from '../../../sql/numeric.js';
 import { Jsonb, type JsonValue } from '../../../sql/json.js';
 import { formatTypeName } from '../../catalog/type-names.js';
 import { type, withTypmod, type DataType } from '../../../sql/types.js';
 import type { Value } from '../../../sql/value.js';
+
+/** Avro longs as bigint both ways (avsc's default refuses values beyond 2^53). */
+const BIGINT_LONG = avro.types.LongType.__with({
+  fromBuffer: (buffer: Buffer) => buffer.readBigInt64LE(0),
+  toBuffer: (value: bigint) => {
+    const buffer = Buffer.allocUnsafe(8);
+    buffer.writeBigInt64LE(value, 0);
+    return buffer;
+  },
+  fromJSON: (value: unknown) => BigInt(value as number),
+  toJSON: (value: bigint) => Number(value),
+  isValid: (value: unknown) => typeof value === 'bigint',
+  compare: (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0),
+});
+
+/** The avsc type of `schema`: longs as bigint, unions of null and one type unwrapped unless `wrapUnions` (`{branch: value}`). */
+export function avroType(schema: unknown, wrapUnions = false): avro.Type {
+  return avro.Type.forSchema(schema as avro.Schema, { wrapUnions: wrapUnions ? true : 'auto', registry: { long: BIGINT_LONG }, typeHook: bigintLongs });
+}
+
+/** Every long, logical or not, as BIGINT_LONG (the registry alone covers only the bare name "long"). */
+function bigintLongs(schema: avro.Schema): avro.Type | undefined {
+  return typeof schema === 'object' && schema !== null && !Array.isArray(schema) && (schema as { type?: unknown }).type === 'long' ? BIGINT_LONG : undefined;
+}
 
 /** An Avro schema as JSON (a name, an object with "type", or a union array). */
 export type AvroSchema = string | { readonly type: unknown; readonly [key: string]: unknown } | readonly unknown[];
@@ -173,7 +198,7 @@ export function avroConverter(fieldSchema: AvroSchema, target: DataType, names: 
   if (natural !== undefined && natural.name === name) {
     switch (name) {
       case 'int8':
-        return (value) => (value === null ? null : BigInt(value as number));
+        return identity;
       case 'bytea':
         return (value) => (value === null ? null : new Uint8Array(value as Buffer));
       case 'numeric': {
@@ -182,9 +207,9 @@ export function avroConverter(fieldSchema: AvroSchema, target: DataType, names: 
       }
       case 'timestamptz':
       case 'timestamp':
-        return shape.logical!.endsWith('millis') ? (value) => (value === null ? null : (value as number) * MICROS_PER_MILLI) : identity;
+        return shape.logical!.endsWith('millis') ? (value) => (value === null ? null : Number(value as bigint) * MICROS_PER_MILLI) : (value) => (value === null ? null : Number(value as bigint));
       case 'time':
-        return shape.logical === 'time-millis' ? (value) => (value === null ? null : (value as number) * MICROS_PER_MILLI) : identity;
+        return shape.logical === 'time-millis' ? (value) => (value === null ? null : (value as number) * MICROS_PER_MILLI) : (value) => (value === null ? null : Number(value as bigint));
       default:
         return identity;
     }
@@ -201,9 +226,9 @@ export function avroConverter(fieldSchema: AvroSchema, target: DataType, names: 
   };
   if (natural !== undefined && (widening[name] ?? []).includes(natural.name)) {
     if (name === 'int8') return (value) => (value === null ? null : BigInt(value as number));
-    if (name === 'numeric') return (value) => (value === null ? null : Numeric.fromInteger(value as number));
+    if (name === 'numeric') return (value) => (value === null ? null : typeof value === 'bigint' ? Numeric.fromBigInt(value) : Numeric.fromInteger(value as number));
     if (name === 'varchar' || name === 'text') return (value) => (value === null ? null : String(value));
-    return identity;
+    return (value) => (typeof value === 'bigint' ? Number(value) : (value as Value));
   }
   throw new IncompatibleField(`cannot read Avro type ${from} into ${formatTypeName(target)}`);
 }
@@ -224,6 +249,7 @@ function decimalFromBytes(bytes: Buffer, scale: number): Numeric {
 export function toJson(value: unknown): JsonValue {
   if (value === null || value === undefined) return null;
   if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : Numeric.fromBigInt(value);
   if (Buffer.isBuffer(value)) return `\\x${value.toString('hex')}`;
   if (Array.isArray(value)) return value.map(toJson);
   if (typeof value === 'object') {
