@@ -10,7 +10,9 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { waitFor } from './broker.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
+/** The repository's root (this file is test/kafka/registry.ts, or dist/test/kafka/registry.js for bench/avro.ts). */
+const UP = resolve(import.meta.dirname, '..', '..');
+const ROOT = UP.endsWith('/dist') ? resolve(UP, '..') : UP;
 /** Where `.ci/run` installs Karapace. */
 export const KARAPACE_DIR = resolve(ROOT, '.cache', 'karapace');
 const PYTHON = join(KARAPACE_DIR, 'venv', 'bin', 'python');
