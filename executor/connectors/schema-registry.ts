@@ -26,6 +26,9 @@ export interface RegisteredSchema {
 /** The registry could not be asked (down, timed out, 5xx): retry later. */
 export class RegistryUnavailable extends Error {}
 
+/** The registry refused the credentials (401, 403). */
+export class RegistryUnauthorized extends Error {}
+
 /** The registry answered that the schema, subject or version does not exist. */
 export class RegistryNotFound extends Error {}
 
@@ -116,6 +119,7 @@ export class SchemaRegistry {
     if (response.ok) return parsed;
     const message = (parsed as { message?: string }).message ?? text;
     if (response.status === 404) throw new RegistryNotFound(`schema registry ${this.options.url}: ${message}`);
+    if (response.status === 401 || response.status === 403) throw new RegistryUnauthorized(`schema registry ${this.options.url} refused the credentials (${response.status}): ${message}`);
     if (response.status >= 500 || response.status === 408 || response.status === 429) {
       throw new RegistryUnavailable(`schema registry ${this.options.url} answered ${response.status}: ${message}`);
     }

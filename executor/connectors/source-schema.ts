@@ -3,7 +3,7 @@
 // the DDL handler runs (`prepareConnectorSchema`, awaited by ddl/ddl-statement.ts, since the
 // handlers are synchronous) and read back by ddl/create-source.ts (`resolvedSchema`). It gives
 // the columns when the source declares none, checks declared columns against the schema (42703 a
-// column without a field, 42804 a type the column cannot hold), and the options the decoders
+// column without a field, 42804 a type the column cannot hold; 42704 no subject, 28000 credentials refused, 08006 unreachable), and the options the decoders
 // read (the reader schema, kept in the relation so a restart reads with the same schema).
 
 import { readFileSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { AVRO_READER_ID_OPTION, AVRO_READER_SCHEMA_OPTION, debeziumRowSchema } f
 import { avroColumns, avroConverter, IncompatibleField, namedTypes, recordFields, type AvroSchema, type SchemaColumn } from './avro/avro-types.js';
 import { PROTOBUF_DESCRIPTOR_OPTION, PROTOBUF_MESSAGE_OPTION, PROTOBUF_SCHEMA_OPTION, protobufMessage, protobufRootOfDescriptorSet, protobufRootOfText } from './protobuf/protobuf-decoder.js';
 import { protobufColumns, protobufConverter } from './protobuf/protobuf-types.js';
-import { registryOptions, RegistryNotFound, SchemaRegistry } from './schema-registry.js';
+import { registryOptions, RegistryNotFound, RegistryUnauthorized, SchemaRegistry } from './schema-registry.js';
 import type protobuf from 'protobufjs';
 
 export interface DeclaredColumn {
@@ -137,6 +137,7 @@ async function latestSchema(registry: SchemaRegistry, subject: string): Promise<
     return await registry.latest(subject);
   } catch (error) {
     if (error instanceof RegistryNotFound) throw new SqlError(SqlState.undefinedObject, `the schema registry has no subject "${subject}"`, { hint: 'Register the topic\'s value schema under "<topic>-value" first.' });
+    if (error instanceof RegistryUnauthorized) throw new SqlError(SqlState.invalidAuthorizationSpecification, error.message, { hint: 'Give schema.registry.username and schema.registry.password.' });
     throw new SqlError(SqlState.connectionFailure, error instanceof Error ? error.message : String(error));
   }
 }

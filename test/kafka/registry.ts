@@ -5,7 +5,8 @@
 // Also the registry REST calls the tests make (register a schema, its id).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { pbkdf2Sync } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { waitFor } from './broker.js';
@@ -49,10 +50,26 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startRegistry(bootstrap: string): Promise<Registry> {
+export interface RegistryAuth {
+  readonly username: string;
+  readonly password: string;
+}
+
+/** A Karapace auth file granting `auth` everything (pbkdf2-sha512 as Karapace's `karapace_mkpasswd` writes it). */
+function authFile(auth: RegistryAuth, dir: string): string {
+  const salt = 'oxbow-test-salt';
+  const hash = pbkdf2Sync(auth.password, salt, 5000, 64, 'sha512').toString('base64');
+  const file = join(dir, 'auth.json');
+  writeFileSync(file, JSON.stringify({ users: [{ username: auth.username, algorithm: 'sha512', salt, password_hash: hash }], permissions: [{ username: auth.username, operation: 'Write', resource: '.*' }] }));
+  return file;
+}
+
+/** Starts Karapace on a free port against `bootstrap`; with `auth`, HTTP basic auth is required. */
+export async function startRegistry(bootstrap: string, auth?: RegistryAuth): Promise<Registry> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
+  const headers: Record<string, string> = auth === undefined ? {} : { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` };
   let generation = 0;
   const run = async (): Promise<void> => {
     generation++;
@@ -67,12 +84,14 @@ export async function startRegistry(bootstrap: string): Promise<Registry> {
       KARAPACE_REGISTRY_HOST: '127.0.0.1',
       KARAPACE_REGISTRY_PORT: String(port),
       KARAPACE_LOG_LEVEL: 'WARNING',
-      KARAPACE_TOPIC_NAME: '_schemas',
+      // Its own schemas topic: two registries on one topic would both act as master.
+      KARAPACE_TOPIC_NAME: auth === undefined ? '_schemas' : '_schemas_auth',
       KARAPACE_COMPATIBILITY: 'BACKWARD',
       KARAPACE_KARAPACE_REGISTRY: 'true',
       // A fresh group id per start: a restart does not wait for the old member's session to expire.
       KARAPACE_GROUP_ID: `karapace-${port}-${generation}-${process.pid}`,
       KARAPACE_WAITING_TIME_BEFORE_ACTING_AS_MASTER_MS: '0',
+      ...(auth === undefined ? {} : { KARAPACE_REGISTRY_AUTHFILE: authFile(auth, runDir) }),
     };
     const started = spawn(PYTHON, ['-m', 'karapace'], { cwd: runDir, env, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
@@ -85,7 +104,7 @@ export async function startRegistry(bootstrap: string): Promise<Registry> {
       async () => {
         if (started.exitCode !== null) throw new Error(`the schema registry exited (${started.exitCode}): ${stderr}`);
         try {
-          const response = await fetch(`${url}/master_available`);
+          const response = await fetch(`${url}/master_available`, { headers });
           const body = (await response.json()) as { master_available?: boolean };
           return body.master_available === true ? true : undefined;
         } catch {
@@ -111,7 +130,7 @@ export async function startRegistry(bootstrap: string): Promise<Registry> {
     async register(subject, schema, schemaType = 'AVRO') {
       const body = { schema: typeof schema === 'string' ? schema : JSON.stringify(schema), ...(schemaType === 'AVRO' ? {} : { schemaType }) };
       for (let attempt = 1; ; attempt++) {
-        const response = await fetch(`${url}/subjects/${encodeURIComponent(subject)}/versions`, { method: 'POST', headers: { 'content-type': CONTENT_TYPE }, body: JSON.stringify(body) });
+        const response = await fetch(`${url}/subjects/${encodeURIComponent(subject)}/versions`, { method: 'POST', headers: { ...headers, 'content-type': CONTENT_TYPE }, body: JSON.stringify(body) });
         const answer = (await response.json()) as { id?: number; message?: string };
         if (response.ok && answer.id !== undefined) return answer.id;
         // "No master set" until the election settles.

@@ -389,6 +389,28 @@ describe.runIf(installed)('Kafka sinks with FORMAT PLAIN ENCODE AVRO', () => {
   }, 120_000);
 });
 
+describe.runIf(installed)('a schema registry with HTTP basic auth', () => {
+  it('reads with schema.registry.username/password and refuses CREATE without them (28000)', async () => {
+    const secured = await startRegistry(kafka.broker.bootstrap, { username: 'oxbow', password: 's3cret' });
+    try {
+      const schema = { type: 'record', name: 'Point', fields: [{ name: 'x', type: 'int' }, { name: 'label', type: 'string' }] };
+      const id = await secured.register('points-value', schema);
+      const pointType = avro.Type.forSchema(schema as avro.Schema);
+      await kafka.broker.createTopic('points', 1);
+      await kafka.broker.send('points', [1, 2, 3].map((x) => ({ value: framed(id, pointType.toBuffer({ x, label: `p${x}` })) })));
+      const create = (credentials: string): string =>
+        `CREATE SOURCE points WITH (connector = 'kafka', topic = 'points', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT PLAIN ENCODE AVRO (schema.registry = '${secured.url}'${credentials})`;
+      expect(await kafka.sqlError(create(''))).toEqual({ code: '28000', message: expect.stringContaining('refused the credentials (401)') });
+      expect((await kafka.sqlError(create(", schema.registry.username = 'oxbow', schema.registry.password = 'wrong'"))).code).toBe('28000');
+      await kafka.client.query(create(", schema.registry.username = 'oxbow', schema.registry.password = 's3cret'"));
+      await kafka.committed('points', 3);
+      expect(await textRows('SELECT x, label FROM points ORDER BY x')).toEqual(['1 | p1', '2 | p2', '3 | p3']);
+    } finally {
+      await secured.stop();
+    }
+  }, 180_000);
+});
+
 /** The first `count` message values of a topic, read with a fresh consumer group. */
 async function readValues(topic: string, count: number): Promise<Buffer[]> {
   const client = new kafkajs.Kafka({ clientId: 'oxbow-test-reader', brokers: [kafka.broker.bootstrap], logLevel: kafkajs.logLevel.NOTHING });
