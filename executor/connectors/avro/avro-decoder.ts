@@ -1,6 +1,6 @@
 // ENCODE AVRO payloads in the Confluent wire format: magic byte 0, the writer schema's id, the
 // Avro binary record. The reader schema is the one CREATE SOURCE took from the registry (the
-// latest under `<topic>-value`, kept in the relation's options as `avro.reader.schema`); each
+// latest under `<topic>-value`, kept in the relation's options as `encode.avro.reader.schema`); each
 // writer schema is fetched by id once (schema-registry.ts) and resolved against the reader schema
 // with avsc's `createResolver`, once per id, so a message written with an older or newer schema
 // (a field added with a default, a field removed) reads as the reader schema says. The columns'
@@ -123,8 +123,8 @@ export class AvroDecoder implements PayloadDecoder {
 
 /**
  * The fields of `record` that fill the layout's payload columns: each column by field name, its
- * converter built from the field's type. A column without a field stays NULL (a key column
- * then fails CREATE, avro-source-schema.ts).
+ * converter built from the field's type. A column without a field stays NULL (CREATE refuses
+ * declared columns without a field: source-schema.ts); for a key schema it is an error.
  */
 function rowFiller(record: AvroSchema, layout: Pick<SourceLayout, 'payload'>, names: Map<string, AvroSchema>, keyOnly: boolean): RowFiller {
   const fields = recordFields(typeof record === 'string' ? names.get(record)! : record);
