@@ -37,6 +37,8 @@ import type { ConnectorHost } from './connector-host.js';
 import { kafkaOptions, type KafkaOptions } from './kafka/kafka-options.js';
 import { changesBetween, type EpochChanges } from './sink-changes.js';
 import { JsonRowEncoder } from './json-row.js';
+import { AvroRowEncoder } from './avro/avro-encoder.js';
+import { registryOptions } from './schema-registry.js';
 import { sinkKeyPositions } from './sink-key.js';
 import { sinkStatusOf } from './sink-status.js';
 import { sinkHolder, sinkTargetOf, TargetSink } from './target-sink.js';
@@ -53,7 +55,7 @@ const CLOCK_SLACK_MS = 1000;
 
 interface SinkMessage {
   key: string | null;
-  value: string | null;
+  value: string | Buffer | null;
   headers: { 'oxbow.epoch': string };
 }
 
@@ -71,6 +73,8 @@ class RunningSink {
   private readonly options: KafkaOptions;
   private readonly table: StateTable;
   private readonly value: JsonRowEncoder;
+  /** ENCODE AVRO (FORMAT PLAIN): the Confluent-framed Avro values, schema registered before the first delivery. */
+  private readonly avro: AvroRowEncoder | undefined;
   private readonly key: JsonRowEncoder;
   private readonly keyPositions: readonly number[];
   /** PLAIN messages carry the key only when primary_key names one. */
@@ -99,6 +103,8 @@ class RunningSink {
     });
     const visible = from.columns.flatMap((column, position) => (column.hidden ? [] : [position]));
     this.value = new JsonRowEncoder(from.columns, visible);
+    const registry = sink.encode === 'avro' ? registryOptions(sink.options ?? {}, 'encode.') : undefined;
+    this.avro = registry === undefined ? undefined : new AvroRowEncoder(from.name, from.columns, visible, registry, `${this.options.topic}-value`);
     this.keyPositions = sinkKeyPositions(sink.options, from.name, from.columns, from.primaryKey);
     this.key = new JsonRowEncoder(from.columns, this.keyPositions);
     this.plainKeyed = sink.options?.['primary_key'] !== undefined;
@@ -211,6 +217,7 @@ class RunningSink {
       if (to > held.to) changes = changes.concat(this.changesSince(held.to, to));
     } else if (this.delivered === undefined) changes = [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
     else changes = this.changesSince(this.delivered, to);
+    await this.avro?.register();
     const messages = this.encode(changes);
     if (messages.length > 0) {
       const producer = await this.connect();
@@ -300,7 +307,7 @@ class RunningSink {
     for (const change of changes) {
       const headers = { 'oxbow.epoch': String(change.epoch) };
       if (format === 'plain') {
-        for (const row of change.inserts) out.push({ key: this.plainKeyed ? this.key.encode(row) : null, value: this.value.encode(row), headers });
+        for (const row of change.inserts) out.push({ key: this.plainKeyed ? this.key.encode(row) : null, value: this.avro === undefined ? this.value.encode(row) : this.avro.encode(row), headers });
         continue;
       }
       const inserted = new Map<string, Row>();

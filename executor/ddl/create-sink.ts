@@ -46,7 +46,16 @@ function sinkConnector(statement: OxbowCreateSink): Pick<RelationDef, 'options' 
   const format = (connector.format ?? 'plain').toLowerCase();
   const encode = (connector.encode ?? 'json').toLowerCase();
   if (format !== 'plain' && format !== 'upsert' && format !== 'debezium') throw new SqlError(SqlState.featureNotSupported, `FORMAT ${format.toUpperCase()} is not supported for sinks`);
-  if (encode !== 'json') throw new SqlError(SqlState.featureNotSupported, `ENCODE ${encode.toUpperCase()} is not supported for sinks`, { hint: 'Sinks write ENCODE JSON.' });
+  if (encode === 'avro') {
+    // The schema is registered under <topic>-value before the first delivery (connectors/avro/avro-encoder.ts).
+    const registry = connector.encodeOptions?.['schema.registry'];
+    if (registry === undefined) throw new SqlError(SqlState.invalidParameterValue, "ENCODE AVRO needs schema.registry = 'http://host:port'");
+    if (format !== 'plain') throw new SqlError(SqlState.featureNotSupported, `FORMAT ${format.toUpperCase()} ENCODE AVRO is not supported for sinks`, { hint: 'Avro sinks write FORMAT PLAIN.' });
+    const options: Record<string, string> = { ...connector.options };
+    for (const [name, value] of Object.entries(connector.encodeOptions ?? {})) if (name.startsWith('schema.registry')) options[`encode.${name}`] = value;
+    return { options, format, encode };
+  }
+  if (encode !== 'json') throw new SqlError(SqlState.featureNotSupported, `ENCODE ${encode.toUpperCase()} is not supported for sinks`, { hint: 'Sinks write ENCODE JSON or AVRO.' });
   return { options: { ...connector.options }, format, encode };
 }
 

@@ -32,6 +32,7 @@ import type { DdlHost } from './ddl-host.js';
 import { runDdl } from './run-ddl.js';
 import { prepareCreatedSinkTargets } from './sink-target-check.js';
 import { checkPostgresCdc, withUpstreamColumns } from './create-postgres-cdc.js';
+import { prepareConnectorSchema } from '../connectors/source-schema.js';
 
 /** What a DDL statement is given of the session that runs it (engine/session.ts). */
 export interface DdlSession {
@@ -76,6 +77,8 @@ export async function executeDdl(parsed: ParsedStatement, session: DdlSession, s
       return outcome.commandTag;
     });
   }
+  // ENCODE AVRO / PROTOBUF sources: the schema from the registry or file, before the lock.
+  await prepareConnectorSchema(parsed);
   const kafkaTopic = kafkaTopicToCheck(parsed.node);
   if (kafkaTopic !== undefined && runDdl(parsed, session.context).catalog !== undefined) {
     // CREATE SOURCE of Kafka: the statement's own errors first, then the broker and topic (outside
