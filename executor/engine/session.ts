@@ -67,8 +67,9 @@ import { PreparedStatementCache } from './prepared-statement-cache.js';
 import { QUERY_PLAN_COLUMNS, armTimeout, classify, concurrentIndexStatement, endsFailedBlock, nodeKind, rowsResult, sameColumns, type OxbowPrepared, type Utility } from './statement-kinds.js';
 
 export { rowsResult };
-import { RecordingTableAccess, UndoLog, undoLimits } from './implicit-transaction.js';
-import { savepointStatement, type SavepointAction } from './savepoints.js';
+import { RecordingTableAccess } from './implicit-transaction.js';
+import { savepointStatement } from './savepoints.js';
+import { TransactionBlocks } from './transaction-blocks.js';
 import { cursorStatement, declareOf, fetchColumns, SqlCursors } from './cursors.js';
 import { executeOf, sqlPreparedStatement, SqlPreparedStatements } from './prepared-statements-sql.js';
 
@@ -86,11 +87,8 @@ export class EngineSession implements Session {
     return (this.sessionSequences ??= new SessionSequences(this.core.sequences));
   }
   private sessionSequences: SessionSequences | undefined;
-  private status: TransactionStatus = 'idle';
-  /** The rows an explicit block (BEGIN ... COMMIT / ROLLBACK) wrote, for its ROLLBACK (implicit-transaction.ts). */
-  private explicitBlock: UndoLog | undefined;
-  /** DDL statements of the open block, implicit or explicit: a rollback cannot undo them. */
-  private ddlInBlock = 0;
+  /** Transaction status, explicit and implicit blocks (transaction-blocks.ts). */
+  private readonly blocks: TransactionBlocks;
   private running: AbortController | undefined;
   /** Open SUBSCRIBE results (their COPY outlives execute()): cancel() and close() end them. */
   private readonly subscriptions = new Set<AbortController>();
@@ -124,20 +122,6 @@ export class EngineSession implements Session {
   private readonly insertShapes = new InsertShapeCache();
   /** Extended-protocol statements by text and declared types (a Parse of the same text reuses its parse and plan). */
   private readonly preparedStatements = new PreparedStatementCache<OxbowPrepared>();
-  /** A multi-statement Query message is running (beginMessage .. endMessage): its statements outside a block share an implicit one. */
-  private inMultiStatementMessage = false;
-  /** The open implicit transaction block of such a message: the rows it wrote (implicit-transaction.ts). */
-  private implicitBlock: UndoLog | undefined;
-  /**
-   * Extended-protocol Executes are running before a Sync (beginPipeline .. endPipeline): their
-   * statements outside a block share an implicit one, as PostgreSQL's extended protocol runs
-   * everything up to a Sync in one transaction.
-   */
-  private inPipeline = false;
-  /** What opened the implicit block: a multi-statement Query (a transaction block to PostgreSQL) or a pipeline (not one). */
-  private implicitKind: 'message' | 'pipeline' = 'message';
-  /** The running statement follows another one in its pipeline's implicit block (PostgreSQL's XACT_FLAGS_PIPELINING). */
-  private pipelinedStatement = false;
   /** DECLARE ... CURSOR's cursors (cursors.ts). */
   private readonly cursors = new SqlCursors();
   /** PREPARE's statements by name (prepared-statements-sql.ts). */
@@ -166,13 +150,15 @@ export class EngineSession implements Session {
     // What the startup packet set is the session's start value, which RESET returns to.
     this.settings.sessionStarted();
     started = true;
+    const settings = this.settings;
+    this.blocks = new TransactionBlocks({ core, settings, cursors: this.cursors, tableAccess: () => this.tableAccess(), notice: (notice) => this.events.notice(notice) });
     this.core.metrics.sessions.add(this);
   }
 
   /** What pg_stat_activity and oxbow_catalog.sessions show of this session. */
   activity(): SessionActivity {
     const running = this.running !== undefined;
-    const state = running ? 'active' : this.status === 'idle' ? 'idle' : this.status === 'failed' ? 'idle in transaction (aborted)' : 'idle in transaction';
+    const state = running ? 'active' : this.blocks.status === 'idle' ? 'idle' : this.blocks.status === 'failed' ? 'idle in transaction (aborted)' : 'idle in transaction';
     return {
       pid: this.processId,
       user: this.user,
@@ -207,11 +193,11 @@ export class EngineSession implements Session {
   }
 
   transactionStatus(): TransactionStatus {
-    return this.status;
+    return this.blocks.status;
   }
 
   statementFailed(_error: SqlError): void {
-    if (this.status === 'inTransaction') this.status = 'failed';
+    this.blocks.statementFailed();
   }
 
   cancel(): void {
@@ -240,16 +226,7 @@ export class EngineSession implements Session {
       // The cancelled statement and the message it belongs to end first (a Query message's
       // endMessage rolls its own implicit block back).
       while (this.busy > 0) await new Promise<void>((resolve) => this.settledWaiters.push(resolve));
-      const blocks = [this.implicitBlock, this.explicitBlock];
-      this.implicitBlock = this.explicitBlock = undefined;
-      this.inPipeline = false;
-      if (this.status !== 'idle' || blocks[0] !== undefined) this.settings.endTransaction(false);
-      this.status = 'idle';
-      for (const block of blocks) {
-        if (block === undefined) continue;
-        block.discardPending();
-        await this.rollBackRows(block, block === blocks[0] ? 'query' : 'transaction block');
-      }
+      await this.blocks.rollBackOnClose();
     } catch (error) {
       console.error('oxbow: error while rolling back a closed session:', error);
     } finally {
@@ -491,7 +468,7 @@ export class EngineSession implements Session {
   async execute(prepared: PreparedStatement, options: ExecuteOptions): Promise<ExecuteResult> {
     const statement = prepared as OxbowPrepared;
     if (this.closed) throw new SqlError(SqlState.connectionFailure, 'the session is closed');
-    if (this.status === 'failed' && !endsFailedBlock(statement.utility)) {
+    if (this.blocks.status === 'failed' && !endsFailedBlock(statement.utility)) {
       throw new SqlError(SqlState.inFailedSqlTransaction, 'current transaction is aborted, commands ignored until end of transaction block');
     }
     const controller = this.statementController();
@@ -502,23 +479,11 @@ export class EngineSession implements Session {
     this.core.metrics.statementsTotal++;
     const timeoutMs = this.settings.statementTimeoutMs();
     const timer = timeoutMs > 0 ? armTimeout(controller, timeoutMs) : undefined;
-    this.pipelinedStatement = this.inPipeline && this.status === 'idle' && this.implicitBlock !== undefined && this.implicitKind === 'pipeline';
-    if ((this.inMultiStatementMessage || this.inPipeline) && this.status === 'idle' && this.implicitBlock === undefined) {
-      // A statement of a multi-statement Query (or of a pipeline) outside a block: it opens (or
-      // joins) the implicit block, which endMessage() (endPipeline() at Sync) commits or rolls back.
-      this.implicitBlock = new UndoLog();
-      this.implicitKind = this.inMultiStatementMessage ? 'message' : 'pipeline';
-      this.settings.beginTransaction();
-    }
-    this.openBlock()?.discardPending();
-    // Outside a block each statement is its own transaction for settings too: set_config(..., true)
-    // lasts until it ends, and a failed statement's set_config is undone (PostgreSQL's implicit one).
-    const implicitTransaction = this.status === 'idle' && statement.utility.kind !== 'transaction' && this.implicitBlock === undefined;
-    if (implicitTransaction) this.settings.beginTransaction();
+    const implicitTransaction = this.blocks.beginStatement(statement.utility.kind);
     let succeeded = false;
     try {
       const result = await this.dispatch(statement, options, controller.signal);
-      if (statement.utility.kind === 'ddl' && this.openBlock() !== undefined) this.ddlInBlock++;
+      if (statement.utility.kind === 'ddl') this.blocks.ddlRan();
       succeeded = true;
       // A DML statement's result holds nothing that reads the signal later (no cursor), so the
       // controller can serve the next statement; other results (a cursor, COPY) may read it later.
@@ -527,7 +492,7 @@ export class EngineSession implements Session {
     } catch (error) {
       const reason = controller.signal.aborted ? (controller.signal.reason as unknown) : undefined;
       const failure = reason instanceof SqlError ? reason : toSqlError(error);
-      if (this.status === 'inTransaction') this.status = 'failed';
+      this.blocks.statementFailed();
       this.core.metrics.statementErrorsTotal++;
       throw failure;
     } finally {
@@ -553,15 +518,15 @@ export class EngineSession implements Session {
       case 'planned':
         return this.executePlannedStatement(statement, options, signal);
       case 'transaction':
-        return { kind: 'command', commandTag: await this.transaction(utility.statement) };
+        return { kind: 'command', commandTag: await this.blocks.transaction(utility.statement) };
       case 'savepoint':
-        return { kind: 'command', commandTag: await savepointStatement(utility.action, utility.name, this.savepointHost()) };
+        return { kind: 'command', commandTag: await savepointStatement(utility.action, utility.name, this.blocks.savepointHost()) };
       case 'sqlPrepared':
         return this.sqlPreparedStatement(statement, signal);
       case 'cursor':
         return this.cursorStatement(statement, options, signal);
       case 'setting':
-        if ((statement.parsed.node as { DiscardStmt?: { target?: string } }).DiscardStmt?.target === 'DISCARD_ALL' && this.blockContext() === 'none') {
+        if ((statement.parsed.node as { DiscardStmt?: { target?: string } }).DiscardStmt?.target === 'DISCARD_ALL' && this.blocks.blockContext() === 'none') {
           // DISCARD ALL includes CLOSE ALL and DEALLOCATE ALL (a block's DISCARD ALL is 25001 in settingStatement).
           this.cursors.close(undefined);
           this.sqlPrepared.deallocate(undefined);
@@ -644,10 +609,10 @@ export class EngineSession implements Session {
    * and DISCARD ALL after another statement is 25001.
    */
   private settingInContext(node: Node): SettingOutcome {
-    const context = this.blockContext();
+    const context = this.blocks.blockContext();
     const discardAll = (node as { DiscardStmt?: { target?: string } }).DiscardStmt?.target === 'DISCARD_ALL';
     if (context === 'pipeline' && discardAll) throw new SqlError(SqlState.activeSqlTransaction, 'DISCARD ALL cannot be executed within a pipeline');
-    const pipelineBlock = this.status === 'idle' && this.implicitBlock !== undefined && this.implicitKind === 'pipeline';
+    const pipelineBlock = this.blocks.inPipelineBlock();
     if (pipelineBlock && (node as { VariableSetStmt?: { is_local?: boolean } }).VariableSetStmt?.is_local === true) {
       const outcome = settingStatement(node, this.settings, true);
       return { ...outcome, notices: [{ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'SET LOCAL can only be used in transaction blocks' }, ...outcome.notices] };
@@ -659,72 +624,6 @@ export class EngineSession implements Session {
     for (const notice of outcome.notices) this.events.notice(notice);
     if (outcome.rows === undefined) return { kind: 'command', commandTag: outcome.commandTag };
     return rowsResult(outcome.columns!, outcome.rows, () => outcome.commandTag);
-  }
-
-  private async transaction(statement: 'begin' | 'start' | 'commit' | 'rollback'): Promise<string> {
-    switch (statement) {
-      case 'begin':
-      case 'start':
-        if (this.status !== 'idle') {
-          this.events.notice({ severity: 'WARNING', code: SqlState.activeSqlTransaction, message: 'there is already a transaction in progress' });
-        } else if (this.implicitBlock !== undefined) {
-          // BEGIN inside a message's implicit block makes it a regular block, the statements before
-          // it included (PostgreSQL's rule): its settings transaction and its rows go on.
-          this.status = 'inTransaction';
-          this.explicitBlock = this.implicitBlock;
-          this.implicitBlock = undefined;
-        } else {
-          this.status = 'inTransaction';
-          this.explicitBlock = new UndoLog();
-          this.ddlInBlock = 0;
-          this.settings.beginTransaction();
-        }
-        return statement === 'begin' ? 'BEGIN' : 'START TRANSACTION';
-      case 'commit': {
-        const wasFailed = this.status === 'failed';
-        if (this.status === 'idle') {
-          this.events.notice({ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'there is no transaction in progress' });
-          // In a message's implicit block, COMMIT closes it (later statements open a new one).
-          await this.endImplicitBlock(true);
-        } else {
-          // A failed block's COMMIT is a ROLLBACK: its settings changes and rows are undone too.
-          this.settings.endTransaction(!wasFailed);
-          await this.endExplicitBlock(!wasFailed);
-        }
-        this.status = 'idle';
-        return wasFailed ? 'ROLLBACK' : 'COMMIT';
-      }
-      case 'rollback':
-        if (this.status === 'idle') {
-          this.events.notice({ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'there is no transaction in progress' });
-          // In a message's implicit block, ROLLBACK rolls it back (settings and rows).
-          await this.endImplicitBlock(false);
-        } else {
-          // The block's settings and rows are undone.
-          this.settings.endTransaction(false);
-          await this.endExplicitBlock(false);
-        }
-        this.status = 'idle';
-        return 'ROLLBACK';
-    }
-  }
-
-  /** What SAVEPOINT / RELEASE / ROLLBACK TO work on (savepoints.ts). */
-  private savepointHost() {
-    return {
-      status: this.status,
-      block: this.explicitBlock,
-      settings: this.settings,
-      core: this.core,
-      tableAccess: () => this.tableAccess(),
-      ddlInBlock: this.ddlInBlock,
-      cursorNames: () => this.cursors.names(),
-      closeCursorsExcept: (names: ReadonlySet<string>) => this.cursors.closeExcept(names),
-      resume: () => {
-        this.status = 'inTransaction';
-      },
-      notice: (notice: Notice) => this.events.notice(notice),
-    };
   }
 
   /** PREPARE / EXECUTE / DEALLOCATE (prepared-statements-sql.ts). */
@@ -743,7 +642,7 @@ export class EngineSession implements Session {
     const parsed = statement.parsed;
     return cursorStatement(parsed.node as Node, parsed.text, {
       cursors: this.cursors,
-      inBlock: this.blockContext() === 'block',
+      inBlock: this.blocks.blockContext() === 'block',
       run: async (query) => {
         const planned = this.planParsed({ node: query, text: parsed.text, location: parsed.location }, statement.parameterTypes);
         if (planned.kind !== 'query' || planned.columns === null) return undefined;
@@ -759,45 +658,19 @@ export class EngineSession implements Session {
     return this.cursors.describe(name);
   }
 
-  /** The undo log of the open block, implicit or explicit. */
-  private openBlock(): UndoLog | undefined {
-    return this.implicitBlock ?? this.explicitBlock;
-  }
-
-  /** A DML or COPY statement committed: inside a block, its rows join the block's undo log. */
-  private dataWritten(): void {
-    this.openBlock()?.publish();
-  }
-
-  /** Ends the explicit block: COMMIT forgets its undo log, ROLLBACK writes its rows back. */
-  private async endExplicitBlock(commit: boolean): Promise<void> {
-    const block = this.explicitBlock;
-    this.explicitBlock = undefined;
-    if (block === undefined) return;
-    block.discardPending();
-    this.cursors.transactionEnded(commit);
-    if (!commit) await this.rollBackRows(block, 'transaction block');
-    this.ddlInBlock = 0;
-  }
-
   /**
    * A multi-statement Query message begins (pgwire's simple-query loop): its statements outside an
    * explicit block run in one implicit block, committed or rolled back by endMessage().
    */
   beginMessage(statementCount: number): void {
     this.busy++;
-    this.inMultiStatementMessage = statementCount > 1;
+    this.blocks.beginMessage(statementCount);
   }
 
-  /**
-   * The message ended (`failed`: a statement failed): its implicit block commits or rolls back. A
-   * pipeline's open implicit block ends with it too (PostgreSQL commits at the end of a Query).
-   */
+  /** The message ended (`failed`: a statement failed): its implicit block (and a pipeline's) commits or rolls back. */
   async endMessage(failed: boolean): Promise<void> {
-    this.inMultiStatementMessage = false;
-    this.inPipeline = false;
     try {
-      await this.endImplicitBlock(!failed);
+      await this.blocks.endMessage(failed);
     } finally {
       this.settled();
     }
@@ -805,63 +678,16 @@ export class EngineSession implements Session {
 
   /** An Execute that may not be alone before its Sync: the Executes until endPipeline() share an implicit block. */
   beginPipeline(): void {
-    this.inPipeline = true;
+    this.blocks.beginPipeline();
   }
 
   /** Sync (`failed`: a message since the last Sync failed): the pipeline's implicit block commits or rolls back. */
   async endPipeline(failed: boolean): Promise<void> {
-    this.inPipeline = false;
     this.busy++;
     try {
-      await this.endImplicitBlock(!failed);
+      await this.blocks.endPipeline(failed);
     } finally {
       this.settled();
-    }
-  }
-
-  /**
-   * Where the running statement stands for PostgreSQL's PreventInTransactionBlock: in a block
-   * (explicit, or a multi-statement Query's implicit one), after another statement of its
-   * pipeline's implicit transaction, or neither.
-   */
-  private blockContext(): 'block' | 'pipeline' | 'none' {
-    if (this.status !== 'idle') return 'block';
-    if (this.implicitBlock === undefined) return 'none';
-    if (this.implicitKind === 'message') return 'block';
-    return this.pipelinedStatement ? 'pipeline' : 'none';
-  }
-
-  /** Ends the open implicit block, if any: a commit keeps its SETs; a rollback undoes them and its rows. */
-  private async endImplicitBlock(commit: boolean): Promise<void> {
-    const block = this.implicitBlock;
-    if (block === undefined) return;
-    this.implicitBlock = undefined;
-    block.discardPending();
-    this.settings.endTransaction(commit);
-    this.cursors.transactionEnded(commit);
-    if (!commit) await this.rollBackRows(block, 'query');
-    this.ddlInBlock = 0;
-  }
-
-  /**
-   * A rolled-back block's rows written back (its compensating epoch), with a WARNING for what it
-   * cannot undo: rows past the log's bound, rows another session changed since, DDL.
-   */
-  private async rollBackRows(block: UndoLog, scope: 'query' | 'transaction block'): Promise<void> {
-    const warn = (message: string, detail?: string) => this.events.notice({ severity: 'WARNING', code: SqlState.warning, message, ...(detail === undefined ? {} : { detail }) });
-    const statements = (count: number) => `${count} statement${count === 1 ? '' : 's'}`;
-    if (this.ddlInBlock > 0) warn(`rollback cannot undo ${statements(this.ddlInBlock)} of DDL in this ${scope}`, 'oxbow commits DDL at its own epoch; the rows this ' + scope + ' wrote are rolled back.');
-    if (block.overflowed) {
-      warn(`rollback cannot undo the rows this ${scope} wrote: more than ${undoLimits.rows} rows`, `${statements(block.statementsWritten)} of the ${scope} committed their rows at their own epochs.`);
-      return;
-    }
-    try {
-      const { skipped } = await block.rollBack(this.core, () => this.tableAccess());
-      if (skipped > 0) {
-        warn(`rollback left ${skipped} row${skipped === 1 ? '' : 's'} as ${skipped === 1 ? 'it was' : 'they were'} changed by another session or dropped since this ${scope} wrote ${skipped === 1 ? 'it' : 'them'}`);
-      }
-    } catch (error) {
-      warn(`could not roll back the rows this ${scope} wrote: ${toSqlError(error).message}`);
     }
   }
 
@@ -869,7 +695,7 @@ export class EngineSession implements Session {
     const system = new SystemRelations(this.systemContext(), systemRegistry);
     const catalog = this.core.catalog;
     const args = [this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id: number) => this.secondaryIndexesOf(catalog.snapshot, id), this.core.sourceReplays, foreignKeysOf(catalog.snapshot)] as const;
-    const block = this.openBlock();
+    const block = this.blocks.openBlock();
     if (block !== undefined) return new RecordingTableAccess(...args).recordInto(block);
     return new StoreTableAccess(...args);
   }
@@ -914,7 +740,7 @@ export class EngineSession implements Session {
       if (result !== ORDINARY_PATH) return result;
     }
     this.insertShapes.counts.ordinary++;
-    this.openBlock()?.discardPending();
+    this.blocks.openBlock()?.discardPending();
     return this.executePlannedStatement(this.ordinaryPrepared(statement), options, signal);
   }
 
@@ -970,7 +796,7 @@ export class EngineSession implements Session {
       });
       if (outcome === ORDINARY_PATH) return ORDINARY_PATH;
       result = outcome;
-      this.dataWritten();
+      this.blocks.dataWritten();
     } else {
       result = await run();
     }
@@ -996,7 +822,7 @@ export class EngineSession implements Session {
 
   private async ddl(statement: OxbowPrepared, signal: AbortSignal): Promise<string> {
     const concurrently = concurrentIndexStatement(statement.parsed.node as Node);
-    const context = concurrently === undefined ? 'none' : this.blockContext();
+    const context = concurrently === undefined ? 'none' : this.blocks.blockContext();
     if (context !== 'none') {
       // PostgreSQL's PreventInTransactionBlock (an explicit block, or a multi-statement Query's implicit one; a pipeline's).
       throw new SqlError(SqlState.activeSqlTransaction, `${concurrently} ${context === 'pipeline' ? 'cannot be executed within a pipeline' : 'cannot run inside a transaction block'}`);
@@ -1030,7 +856,7 @@ export class EngineSession implements Session {
       tableAccess: () => this.tableAccess(),
       evalContext: this.evalContext(),
       signal,
-      onWrite: () => this.dataWritten(),
+      onWrite: () => this.blocks.dataWritten(),
       verifyChecks: (access, contextOf) => verifyChecks(access, this.checkRunner(signal), contextOf),
     };
     const result = await prepareCopy(statement.parsed, plan);
@@ -1070,7 +896,7 @@ export class EngineSession implements Session {
     return {
       core: this.core,
       searchPath: this.searchPath(),
-      inTransactionBlock: this.status !== 'idle' || this.implicitBlock !== undefined,
+      inTransactionBlock: this.blocks.inAnyBlock(),
       planQuery: (parsed) => this.planParsed(parsed, []),
       runQuery: (parsed, signal) => this.runQuery(parsed, signal),
       evalContext: () => this.evalContext(),
