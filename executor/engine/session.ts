@@ -1,10 +1,8 @@
-// One client connection's session: the Session facade of engine.ts. It parses, plans (through the
-// planner for queries and DML, its own handlers for utility statements), executes, and owns the
-// session's settings, transaction status, cancellation and statement_timeout.
-//
-// Statements are planned when they run, not when a multi-statement string is split (a later
-// statement may read a table an earlier one creates); `prepare` (extended protocol) plans at once
-// to describe its columns, and a statement is re-planned when the catalog changed since.
+// One client connection's session: the Session facade of engine.ts. It dispatches each statement
+// by kind and owns the session's settings, cancellation, statement_timeout and the contexts a
+// statement runs with (table access, planner, system relations). Preparing and planning (the plan
+// caches, re-plans when the catalog changed) are statement-preparer.ts's; transaction status and
+// blocks are transaction-blocks.ts's.
 //
 // Transactions, honestly: every statement commits on its own, at its own epoch. BEGIN / COMMIT /
 // ROLLBACK report the status they imply (an error inside a block makes it 'failed' until ROLLBACK,
@@ -20,10 +18,8 @@ import { getEventListeners } from 'node:events';
 import type { Node } from '@pgsql/types';
 import type { OxbowDescribe, OxbowExplainAnalyzeView, OxbowShowCreate, OxbowShowObjects, ParsedStatement } from '../../sql/parser/ast.js';
 import { parse } from '../../sql/parser/index.js';
-import { insertValuesShape, type InsertValuesShape } from '../../sql/parser/insert-values-shape.js';
 import { SqlError, SqlState, toSqlError } from '../../sql/errors.js';
 import type { EvalContext } from '../../sql/functions.js';
-import { type } from '../../sql/types.js';
 import type { DataType } from '../../sql/types.js';
 import type { Row, Value } from '../../sql/value.js';
 import { planStatement, type PlannedStatement, type PlannerContext } from '../../planner/index.js';
@@ -34,7 +30,6 @@ import type {
   ColumnDescription,
   ExecuteOptions,
   ExecuteResult,
-  Notice,
   PreparedStatement,
   Session,
   SessionEvents,
@@ -59,19 +54,19 @@ import { SessionSequences } from '../catalog/session-sequences.js';
 import { nextvalTarget } from '../catalog/sequence-defaults.js';
 import { foreignKeysOf } from '../batch/foreign-keys.js';
 import { columnDefaultSql } from '../../sql/catalog.js';
-import { settingStatement, showColumns, type SettingOutcome } from './settings-statements.js';
+import { settingStatement, type SettingOutcome } from './settings-statements.js';
 import type { SessionActivity } from '../metrics/engine-metrics.js';
 import { explainAnalyzedDataflow, explainAnalyzedPlan, profilePlan } from '../metrics/explain-analyze.js';
-import { InsertShapeCache, literalParameters, type CachedShape } from './insert-shape-cache.js';
-import { PreparedStatementCache } from './prepared-statement-cache.js';
-import { QUERY_PLAN_COLUMNS, armTimeout, classify, concurrentIndexStatement, endsFailedBlock, nodeKind, rowsResult, sameColumns, type OxbowPrepared, type Utility } from './statement-kinds.js';
+import { literalParameters } from './insert-shape-cache.js';
+import { QUERY_PLAN_COLUMNS, armTimeout, concurrentIndexStatement, endsFailedBlock, rowsResult, type OxbowPrepared } from './statement-kinds.js';
 
 export { rowsResult };
 import { RecordingTableAccess } from './implicit-transaction.js';
 import { savepointStatement } from './savepoints.js';
 import { TransactionBlocks } from './transaction-blocks.js';
-import { cursorStatement, declareOf, fetchColumns, SqlCursors } from './cursors.js';
-import { executeOf, sqlPreparedStatement, SqlPreparedStatements } from './prepared-statements-sql.js';
+import { StatementPreparer } from './statement-preparer.js';
+import { cursorStatement, SqlCursors } from './cursors.js';
+import { sqlPreparedStatement, SqlPreparedStatements } from './prepared-statements-sql.js';
 
 /** Returned by a cached-shape INSERT whose execution failed before its commit: run it the ordinary way. */
 const ORDINARY_PATH = Symbol('ordinary path');
@@ -118,10 +113,8 @@ export class EngineSession implements Session {
   private lastQuery = '';
   private queryStartMillis: number | null = null;
   private stateChangeMillis = Date.now();
-  /** Plans of INSERT ... VALUES statements by shape (texts that differ only in literals). */
-  private readonly insertShapes = new InsertShapeCache();
-  /** Extended-protocol statements by text and declared types (a Parse of the same text reuses its parse and plan). */
-  private readonly preparedStatements = new PreparedStatementCache<OxbowPrepared>();
+  /** Parsing, planning, the plan caches (statement-preparer.ts). */
+  private readonly preparer: StatementPreparer;
   /** DECLARE ... CURSOR's cursors (cursors.ts). */
   private readonly cursors = new SqlCursors();
   /** PREPARE's statements by name (prepared-statements-sql.ts). */
@@ -152,6 +145,14 @@ export class EngineSession implements Session {
     started = true;
     const settings = this.settings;
     this.blocks = new TransactionBlocks({ core, settings, cursors: this.cursors, tableAccess: () => this.tableAccess(), notice: (notice) => this.events.notice(notice) });
+    this.preparer = new StatementPreparer({
+      core,
+      cursors: this.cursors,
+      sqlPrepared: this.sqlPrepared,
+      plannerContext: (parameterTypes) => this.plannerContext(parameterTypes),
+      currentSearchPath: () => this.currentSearchPath(),
+      show: (parsed) => this.show(parsed),
+    });
     this.core.metrics.sessions.add(this);
   }
 
@@ -246,94 +247,16 @@ export class EngineSession implements Session {
   // ---- prepare ---------------------------------------------------------------------------
 
   prepareMany(sql: string): PreparedStatement[] {
-    const shape = insertValuesShape(sql);
-    if (shape !== undefined) {
-      const prepared = this.shapePrepared(sql, shape);
-      if (prepared !== undefined) return [prepared];
-    }
-    return parse(sql).map((statement) => this.prepared(sql, statement, [], false));
-  }
-
-  /**
-   * A one-statement INSERT ... VALUES of literals, prepared from its cached shape (parsed once per
-   * shape); undefined when the parameterized text does not parse (the ordinary path then reports
-   * what the statement's own text gets).
-   */
-  private shapePrepared(sql: string, shape: InsertValuesShape): OxbowPrepared | undefined {
-    let cached = this.insertShapes.get(shape.key);
-    if (cached === undefined) {
-      let statements: ParsedStatement[];
-      try {
-        statements = parse(shape.parameterizedText);
-      } catch {
-        return undefined;
-      }
-      if (statements.length !== 1 || nodeKind(statements[0]!) !== 'InsertStmt') return undefined;
-      cached = this.insertShapes.add(shape.key, statements[0]!, shape.literals);
-    }
-    const text = sql.trim().replace(/;$/, '').trimEnd();
-    return {
-      sql,
-      parsed: { node: cached.parsed.node, text, location: sql.indexOf(text) },
-      utility: { kind: 'planned' },
-      declaredParameterTypes: cached.declaredParameterTypes,
-      parameterTypes: [],
-      columns: null,
-      shape: { cached, literals: shape.literals },
-    };
-  }
-
-  /** The statement prepared the ordinary way (its own text parsed and planned). */
-  private ordinaryPrepared(statement: OxbowPrepared): OxbowPrepared {
-    const [parsed] = parse(statement.sql);
-    return this.prepared(statement.sql, parsed!, [], false);
+    return this.preparer.prepareMany(sql);
   }
 
   prepare(sql: string, parameterTypes: readonly (DataType | undefined)[]): PreparedStatement {
-    const catalog = this.core.catalog.snapshot;
-    const searchPath = this.currentSearchPath().key;
-    const cached = this.preparedStatements.get(sql, parameterTypes, catalog, searchPath);
-    if (cached !== undefined) return cached;
-    const statements = parse(sql);
-    if (statements.length > 1) {
-      throw new SqlError(SqlState.syntaxError, 'cannot insert multiple commands into a prepared statement');
-    }
-    if (statements.length === 0) {
-      // An empty query string (extended protocol): EmptyQueryResponse when executed.
-      const empty: OxbowPrepared = { sql, parameterTypes: [], columns: null, parsed: { node: {} as Node, text: '', location: 0 }, utility: { kind: 'empty' }, declaredParameterTypes: [] };
-      return empty;
-    }
-    const prepared = this.prepared(sql, statements[0]!, parameterTypes, true);
-    if (prepared.utility.kind === 'planned') this.preparedStatements.add(sql, parameterTypes, catalog, searchPath, prepared);
-    return prepared;
+    return this.preparer.prepare(sql, parameterTypes);
   }
 
-  private prepared(sql: string, parsed: ParsedStatement, declared: readonly (DataType | undefined)[], eager: boolean): OxbowPrepared {
-    const utility = classify(parsed);
-    const statement: OxbowPrepared = {
-      sql,
-      parsed,
-      utility,
-      declaredParameterTypes: declared,
-      parameterTypes: declared.map((parameterType) => parameterType ?? type('text')),
-      columns: utility.kind === 'setting' ? showColumns(parsed.node as Node) : utility.kind === 'explainView' ? QUERY_PLAN_COLUMNS : null,
-    };
-    if (eager && utility.kind === 'show') return { ...statement, columns: this.show(parsed).columns };
-    if (utility.kind === 'sqlPrepared' || utility.kind === 'cursor') return { ...statement, ...this.sqlStatementShape(parsed, declared, eager) };
-    if (eager && utility.kind === 'planned') {
-      const planned = this.plan(statement);
-      return { ...statement, parameterTypes: planned.parameterTypes, columns: planned.columns, plan: { planned, catalog: this.core.catalog.snapshot, searchPath: this.currentSearchPath().key }, fixedResult: true };
-    }
-    return statement;
-  }
-
-  /** EXECUTE's and FETCH's result columns (known once PREPARE and DECLARE ran); DECLARE's parameter types when prepared by Parse. */
-  private sqlStatementShape(parsed: ParsedStatement, declared: readonly (DataType | undefined)[], eager: boolean): { columns: readonly ColumnDescription[] | null; parameterTypes?: readonly DataType[] } {
-    const node = parsed.node as Node;
-    if ('ExecuteStmt' in node) return { columns: this.sqlPrepared.peek(executeOf(node).name)?.columns ?? null };
-    if (!('DeclareCursorStmt' in node) || !eager) return { columns: fetchColumns(node, this.cursors) };
-    const planned = this.planParsed({ node: declareOf(node).query, text: parsed.text, location: parsed.location }, declared);
-    return { columns: null, parameterTypes: planned.parameterTypes };
+  /** Bind and Describe of a prepared statement: its plan brought up to date (0A000 if its result would change). */
+  revalidate(prepared: PreparedStatement): void {
+    this.preparer.revalidate(prepared);
   }
 
   plannerContext(parameterTypes: readonly (DataType | undefined)[]): PlannerContext {
@@ -397,48 +320,6 @@ export class EngineSession implements Session {
       parsed = this.parsedSearchPath = { setting, path, key: path.join('\0') };
     }
     return parsed;
-  }
-
-  private plan(statement: OxbowPrepared): PlannedStatement {
-    return this.planParsed(statement.parsed, statement.declaredParameterTypes);
-  }
-
-  /** Plans a parsed statement, views expanded first (view-expansion.ts). */
-  private planParsed(parsed: ParsedStatement, parameterTypes: readonly (DataType | undefined)[]): PlannedStatement {
-    const searchPath = this.searchPath();
-    return planStatement(expandViews(parsed, this.core.catalog, searchPath), this.plannerContext(parameterTypes));
-  }
-
-  /**
-   * The statement's plan against the current catalog and search path: re-planned when either
-   * changed since it was planned (a table dropped and created again, a column added, SET
-   * search_path), as PostgreSQL's plan cache re-plans.
-   */
-  private currentPlan(statement: OxbowPrepared): PlannedStatement {
-    const catalog = this.core.catalog.snapshot;
-    const searchPath = this.currentSearchPath().key;
-    const plan = statement.plan;
-    if (plan !== undefined && plan.catalog === catalog && plan.searchPath === searchPath) return plan.planned;
-    if (statement.fixedResult !== true) {
-      statement.plan = { planned: this.plan(statement), catalog, searchPath };
-      return statement.plan.planned;
-    }
-    // A Parse's parameter types stay as the client was told (PostgreSQL fixes them at Parse).
-    const planned = this.planParsed(statement.parsed, statement.parameterTypes);
-    if (!sameColumns(planned.columns, statement.columns)) {
-      // The routine PostgreSQL names: postgres.js then prepares the statement again and retries.
-      throw new SqlError(SqlState.featureNotSupported, 'cached plan must not change result type', { routine: 'RevalidateCachedQuery' });
-    }
-    // Same names and types; the table OIDs may be new (a table created again).
-    (statement as { columns: readonly ColumnDescription[] | null }).columns = planned.columns;
-    statement.plan = { planned, catalog, searchPath };
-    return planned;
-  }
-
-  /** Bind and Describe of a prepared statement: its plan brought up to date (0A000 if its result would change). */
-  revalidate(prepared: PreparedStatement): void {
-    const statement = prepared as OxbowPrepared;
-    if (statement.utility.kind === 'planned' && statement.shape === undefined && statement.fixedResult === true) this.currentPlan(statement);
   }
 
   evalContext(): EvalContext {
@@ -631,7 +512,7 @@ export class EngineSession implements Session {
     const parsed = statement.parsed;
     return sqlPreparedStatement(parsed.node as Node, parsed.text, {
       statements: this.sqlPrepared,
-      prepare: (query, declared) => this.prepared(statement.sql, { node: query, text: parsed.text, location: parsed.location }, declared, true),
+      prepare: (query, declared) => this.preparer.prepared(statement.sql, { node: query, text: parsed.text, location: parsed.location }, declared, true),
       evaluate: async (select) => (await this.runQuery({ node: select, text: parsed.text, location: parsed.location }, signal)).rows[0]!.slice(),
       execute: (inner, parameters) => this.executePlannedStatement(inner, { parameters }, signal),
     });
@@ -644,7 +525,7 @@ export class EngineSession implements Session {
       cursors: this.cursors,
       inBlock: this.blocks.blockContext() === 'block',
       run: async (query) => {
-        const planned = this.planParsed({ node: query, text: parsed.text, location: parsed.location }, statement.parameterTypes);
+        const planned = this.preparer.planParsed({ node: query, text: parsed.text, location: parsed.location }, statement.parameterTypes);
         if (planned.kind !== 'query' || planned.columns === null) return undefined;
         const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: options.parameters, evalContext: this.evalContext(), signal });
         return { columns: planned.columns, rows: result.rows };
@@ -711,7 +592,7 @@ export class EngineSession implements Session {
 
   private async executePlannedStatement(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
     if (statement.shape !== undefined) return this.executeShape(statement, options, signal);
-    const planned = this.currentPlan(statement);
+    const planned = this.preparer.currentPlan(statement);
     if (planned.analyze !== undefined) return this.explainAnalyzeQuery(planned, options, signal);
     return (await this.runPlanned(planned, options.parameters, signal, false)) as ExecuteResult;
   }
@@ -727,7 +608,7 @@ export class EngineSession implements Session {
     let planned: PlannedStatement;
     let parameters: Value[] | undefined;
     try {
-      planned = this.shapePlan(shape.cached);
+      planned = this.preparer.shapePlan(shape.cached);
       // A table with a serial or identity column takes the ordinary path: a retry after a failure
       // would call nextval twice for the row (catalog/sequence-defaults.ts finds those defaults).
       const sequenced = planned.kind === 'insert' && (planned.targetRelation?.columns ?? []).some((column) => nextvalTarget(columnDefaultSql(column)) !== undefined);
@@ -739,21 +620,9 @@ export class EngineSession implements Session {
       const result = await this.runPlanned(planned!, parameters, signal, true);
       if (result !== ORDINARY_PATH) return result;
     }
-    this.insertShapes.counts.ordinary++;
+    this.preparer.insertShapes.counts.ordinary++;
     this.blocks.openBlock()?.discardPending();
-    return this.executePlannedStatement(this.ordinaryPrepared(statement), options, signal);
-  }
-
-  /** A cached shape's plan against the current catalog and search path. */
-  private shapePlan(cached: CachedShape): PlannedStatement {
-    const catalog = this.core.catalog.snapshot;
-    const { path: searchPath, key: searchPathKey } = this.currentSearchPath();
-    if (cached.plan === undefined || cached.plan.catalog !== catalog || cached.plan.searchPath !== searchPathKey) {
-      const planned = planStatement(expandViews(cached.parsed, this.core.catalog, searchPath), this.plannerContext(cached.declaredParameterTypes));
-      cached.plan = { planned, catalog, searchPath: searchPathKey };
-      this.insertShapes.counts.planned++;
-    }
-    return cached.plan.planned;
+    return this.executePlannedStatement(this.preparer.ordinaryPrepared(statement), options, signal);
   }
 
   /**
@@ -816,7 +685,7 @@ export class EngineSession implements Session {
 
   /** Result columns of a query, for CREATE VIEW. */
   describeQuery(query: Node, queryText: string): readonly ColumnDescription[] {
-    const planned = this.planParsed({ node: query, text: queryText, location: 0 }, []);
+    const planned = this.preparer.planParsed({ node: query, text: queryText, location: 0 }, []);
     return planned.columns ?? [];
   }
 
@@ -839,7 +708,7 @@ export class EngineSession implements Session {
         planner: this.plannerContext([]),
       },
       planner: this.plannerContext([]),
-      plan: (query) => this.planParsed(query, []),
+      plan: (query) => this.preparer.planParsed(query, []),
       tableAccess: () => this.tableAccess(),
       tableAccessOf: (catalog) => new StoreTableAccess(this.core.store, new SystemRelations(this.systemContext(), systemRegistry), this.core.rowIds, this.core.store.committedEpoch, undefined, (id) => this.secondaryIndexesOf(catalog, id), this.core.sourceReplays, foreignKeysOf(catalog)),
       nextval: (sequence) => this.sequences.nextval(sequence),
@@ -897,7 +766,7 @@ export class EngineSession implements Session {
       core: this.core,
       searchPath: this.searchPath(),
       inTransactionBlock: this.blocks.inAnyBlock(),
-      planQuery: (parsed) => this.planParsed(parsed, []),
+      planQuery: (parsed) => this.preparer.planParsed(parsed, []),
       runQuery: (parsed, signal) => this.runQuery(parsed, signal),
       evalContext: () => this.evalContext(),
       attach: (controller) => {
@@ -916,7 +785,7 @@ export class EngineSession implements Session {
 
   /** Runs a query statement to rows (COPY (query) TO STDOUT). */
   async runQuery(parsed: ParsedStatement, signal: AbortSignal): Promise<{ columns: readonly ColumnDescription[]; rows: Row[] }> {
-    const planned = this.planParsed(parsed, []);
+    const planned = this.preparer.planParsed(parsed, []);
     const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: [], evalContext: this.evalContext(), signal });
     return { columns: planned.columns ?? [], rows: result.rows };
   }
