@@ -16,15 +16,15 @@
 
 import { getEventListeners } from 'node:events';
 import type { Node } from '@pgsql/types';
-import type { OxbowDescribe, OxbowExplainAnalyzeView, OxbowShowCreate, OxbowShowObjects, ParsedStatement } from '../../sql/parser/ast.js';
+import type { OxbowExplainAnalyzeView, ParsedStatement } from '../../sql/parser/ast.js';
 import { parse } from '../../sql/parser/index.js';
 import { SqlError, SqlState, toSqlError } from '../../sql/errors.js';
 import type { EvalContext } from '../../sql/functions.js';
 import type { DataType } from '../../sql/types.js';
 import type { Row, Value } from '../../sql/value.js';
-import { planStatement, type PlannedStatement, type PlannerContext } from '../../planner/index.js';
+import type { PlannedStatement, PlannerContext } from '../../planner/index.js';
 import { executePlanned } from '../batch/index.js';
-import { objectName, quoteIdentifier } from '../catalog/object-names.js';
+import { objectName } from '../catalog/object-names.js';
 import { objectOid } from '../../planner/binder/context.js';
 import type {
   ColumnDescription,
@@ -40,13 +40,13 @@ import type { CatalogSnapshot } from '../catalog/catalog.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { EngineCore } from './engine-core.js';
 import { SessionSettings } from './settings.js';
-import { expandViews } from '../catalog/view-expansion.js';
-import { describeRelation, showCreate, showObjects, type ShowResult } from './show-objects.js';
+import { showStatement, type ShowResult } from './show-objects.js';
 import { StoreTableAccess, stateTableOf } from '../batch/table-access.js';
 import { executeDdl } from '../ddl/ddl-statement.js';
 import { prepareCopy, type CopyStatementPlan } from './copy.js';
 import { prepareSubscribe, type SubscribeHost } from './subscribe.js';
-import { verifyChecks, type CheckRunner } from './check-constraints.js';
+import { checkRunnerOf, verifyChecks, type CheckQueryHost } from './check-constraints.js';
+import { explainAnalyzeQuery, explainViewResult, type ExplainHost } from './explain-statements.js';
 import { SystemRelations } from '../system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from '../system/session-functions.js';
 import { systemRegistry, type EngineSystemContext } from './system-tables.js';
@@ -56,9 +56,8 @@ import { foreignKeysOf } from '../batch/foreign-keys.js';
 import { columnDefaultSql } from '../../sql/catalog.js';
 import { settingStatement, type SettingOutcome } from './settings-statements.js';
 import type { SessionActivity } from '../metrics/engine-metrics.js';
-import { explainAnalyzedDataflow, explainAnalyzedPlan, profilePlan } from '../metrics/explain-analyze.js';
 import { literalParameters } from './insert-shape-cache.js';
-import { QUERY_PLAN_COLUMNS, armTimeout, concurrentIndexStatement, endsFailedBlock, rowsResult, type OxbowPrepared } from './statement-kinds.js';
+import { armTimeout, concurrentIndexStatement, endsFailedBlock, rowsResult, type OxbowPrepared } from './statement-kinds.js';
 
 export { rowsResult };
 import { RecordingTableAccess } from './implicit-transaction.js';
@@ -115,6 +114,8 @@ export class EngineSession implements Session {
   private stateChangeMillis = Date.now();
   /** Parsing, planning, the plan caches (statement-preparer.ts). */
   private readonly preparer: StatementPreparer;
+  /** What EXPLAIN statements and CHECK queries plan and run with. */
+  private readonly statementHost: ExplainHost & CheckQueryHost;
   /** DECLARE ... CURSOR's cursors (cursors.ts). */
   private readonly cursors = new SqlCursors();
   /** PREPARE's statements by name (prepared-statements-sql.ts). */
@@ -153,6 +154,13 @@ export class EngineSession implements Session {
       currentSearchPath: () => this.currentSearchPath(),
       show: (parsed) => this.show(parsed),
     });
+    this.statementHost = {
+      core,
+      searchPath: () => this.searchPath(),
+      plannerContext: (parameterTypes) => this.plannerContext(parameterTypes),
+      tableAccess: () => this.tableAccess(),
+      evalContext: () => this.evalContext(),
+    };
     this.core.metrics.sessions.add(this);
   }
 
@@ -427,61 +435,11 @@ export class EngineSession implements Session {
         const shown = this.show(statement.parsed);
         return rowsResult(shown.columns, shown.rows, () => 'SHOW');
       }
-      case 'explainView': {
-        const lines = this.explainAnalyzeView((statement.parsed.node as { OxbowExplainAnalyzeView: OxbowExplainAnalyzeView }).OxbowExplainAnalyzeView, statement.parsed.location);
-        return rowsResult(QUERY_PLAN_COLUMNS, lines.map((line) => [line]), () => 'EXPLAIN');
-      }
+      case 'explainView':
+        return explainViewResult((statement.parsed.node as { OxbowExplainAnalyzeView: OxbowExplainAnalyzeView }).OxbowExplainAnalyzeView, statement.parsed.location, this.statementHost);
       case 'unsupported':
         throw new SqlError(SqlState.featureNotSupported, utility.message);
     }
-  }
-
-  /** EXPLAIN ANALYZE [MATERIALIZED VIEW] name: the running view's operators with their counters. */
-  private explainAnalyzeView(node: OxbowExplainAnalyzeView, location: number): string[] {
-    const relation = node.relation;
-    const catalog = this.core.catalog.snapshot;
-    const found = catalog.resolveRelation(relation.schemaname, relation.relname!, this.searchPath());
-    const name = relation.schemaname === undefined ? relation.relname! : `${relation.schemaname}.${relation.relname!}`;
-    const position = (relation.location ?? 0) + location + 1;
-    if (found === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${name}" does not exist`, { position });
-    if (node.analyze === false) return this.explainExistingView(found, name, position);
-    if (found.kind !== 'materialized_view') throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a materialized view`, { position, hint: 'EXPLAIN ANALYZE of a query is EXPLAIN ANALYZE SELECT ...' });
-    const dataflow = this.core.streams.all.find((candidate) => candidate.viewId === found.id);
-    if (dataflow === undefined) throw new SqlError(SqlState.objectNotInPrerequisiteState, `materialized view "${name}" has no running dataflow`);
-    return explainAnalyzedDataflow(dataflow);
-  }
-
-  /**
-   * EXPLAIN [MATERIALIZED VIEW] name: a materialized view's streaming plan, as EXPLAIN CREATE
-   * MATERIALIZED VIEW prints it for its definition; a view's query plan.
-   */
-  private explainExistingView(view: RelationDef, name: string, position: number): string[] {
-    if ((view.kind !== 'materialized_view' && view.kind !== 'view') || view.definition === undefined) {
-      throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a view or materialized view`, { position, hint: 'EXPLAIN of a query is EXPLAIN SELECT ...' });
-    }
-    const qualified = this.searchPath().includes(view.schema) ? quoteIdentifier(view.name) : `${quoteIdentifier(view.schema)}.${quoteIdentifier(view.name)}`;
-    const text = view.kind === 'materialized_view' ? `EXPLAIN CREATE MATERIALIZED VIEW ${qualified} AS ${view.definition}` : `EXPLAIN ${view.definition}`;
-    const [parsed] = parse(text);
-    const planned = planStatement(expandViews(parsed!, this.core.catalog, this.searchPath()), this.plannerContext([]));
-    if (planned.plan.kind !== 'Values') throw new SqlError(SqlState.internalError, 'EXPLAIN of a view did not plan to its lines');
-    return planned.plan.rows.map((row) => String((row[0] as { value?: unknown }).value ?? ''));
-  }
-
-  /** EXPLAIN ANALYZE SELECT ...: runs the query with counters on every plan node, returns the annotated plan. */
-  private async explainAnalyzeQuery(planned: PlannedStatement, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
-    const analyze = planned.analyze!;
-    const profile = profilePlan(analyze.plan);
-    const started = performance.now();
-    const result = await executePlanned({ kind: 'query', columns: null, parameterTypes: planned.parameterTypes, plan: analyze.plan }, {
-      tables: this.tableAccess(),
-      parameters: options.parameters,
-      evalContext: this.evalContext(),
-      signal,
-      profiler: profile,
-    });
-    const resultRows = result.rows.length;
-    const lines = explainAnalyzedPlan(analyze.plan, profile.stats, analyze.verbose, performance.now() - started, resultRows);
-    return rowsResult(planned.columns ?? QUERY_PLAN_COLUMNS, lines.map((line) => [line]), () => 'EXPLAIN');
   }
 
   /**
@@ -593,7 +551,7 @@ export class EngineSession implements Session {
   private async executePlannedStatement(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
     if (statement.shape !== undefined) return this.executeShape(statement, options, signal);
     const planned = this.preparer.currentPlan(statement);
-    if (planned.analyze !== undefined) return this.explainAnalyzeQuery(planned, options, signal);
+    if (planned.analyze !== undefined) return explainAnalyzeQuery(planned, options.parameters, this.statementHost, signal);
     return (await this.runPlanned(planned, options.parameters, signal, false)) as ExecuteResult;
   }
 
@@ -640,7 +598,7 @@ export class EngineSession implements Session {
         evalContext: this.evalContext(),
         signal,
       });
-      await verifyChecks(tables, this.checkRunner(signal));
+      await verifyChecks(tables, checkRunnerOf(this.statementHost, signal));
       return result;
     };
     let result;
@@ -675,12 +633,7 @@ export class EngineSession implements Session {
 
   /** RisingWave's SHOW TABLES / SHOW COLUMNS / DESCRIBE / SHOW CREATE (show-objects.ts). */
   private show(parsed: ParsedStatement): ShowResult {
-    const node = parsed.node as Partial<Record<'OxbowShowObjects' | 'OxbowShowCreate' | 'OxbowDescribe', unknown>>;
-    const catalog = this.core.catalog.snapshot;
-    const searchPath = this.searchPath();
-    if (node.OxbowShowObjects !== undefined) return showObjects(node.OxbowShowObjects as OxbowShowObjects, catalog, searchPath, this.database);
-    if (node.OxbowShowCreate !== undefined) return showCreate(node.OxbowShowCreate as OxbowShowCreate, catalog, searchPath);
-    return describeRelation((node.OxbowDescribe as OxbowDescribe).relation, catalog, searchPath);
+    return showStatement(parsed, this.core.catalog.snapshot, this.searchPath(), this.database);
   }
 
   /** Result columns of a query, for CREATE VIEW. */
@@ -726,7 +679,7 @@ export class EngineSession implements Session {
       evalContext: this.evalContext(),
       signal,
       onWrite: () => this.blocks.dataWritten(),
-      verifyChecks: (access, contextOf) => verifyChecks(access, this.checkRunner(signal), contextOf),
+      verifyChecks: (access, contextOf) => verifyChecks(access, checkRunnerOf(this.statementHost, signal), contextOf),
     };
     const result = await prepareCopy(statement.parsed, plan);
     if (result.kind !== 'copyIn') return result;
@@ -741,22 +694,6 @@ export class EngineSession implements Session {
         } finally {
           this.settled();
         }
-      },
-    };
-  }
-
-  /** Evaluates CHECK queries (check-constraints.ts): planned once, run per written row. */
-  private checkRunner(signal: AbortSignal): CheckRunner {
-    return {
-      evaluate: async (sql, parameterTypes, parameterRows) => {
-        const [parsed] = parse(sql);
-        const planned = planStatement(parsed!, this.plannerContext(parameterTypes));
-        const verdicts: Value[] = [];
-        for (const parameters of parameterRows) {
-          const result = await executePlanned(planned, { tables: this.tableAccess(), parameters, evalContext: this.evalContext(), signal });
-          verdicts.push(result.rows[0]?.[0] ?? null);
-        }
-        return verdicts;
       },
     };
   }
