@@ -72,7 +72,7 @@ export async function verifyChecks(access: StoreTableAccess, runner: CheckRunner
 
 /** What a check runner plans and runs its queries with (the session). */
 export interface CheckQueryHost {
-  plannerContext(parameterTypes: readonly DataType[]): PlannerContext;
+  plannerContext(parameterTypes: readonly (DataType | undefined)[]): PlannerContext;
   tableAccess(): StoreTableAccess;
   evalContext(): EvalContext;
 }

@@ -21,8 +21,8 @@ import { parse } from '../../sql/parser/index.js';
 import { SqlError, SqlState, toSqlError } from '../../sql/errors.js';
 import type { EvalContext } from '../../sql/functions.js';
 import type { DataType } from '../../sql/types.js';
-import type { Row, Value } from '../../sql/value.js';
-import type { PlannedStatement, PlannerContext } from '../../planner/index.js';
+import type { Row } from '../../sql/value.js';
+import type { PlannerContext } from '../../planner/index.js';
 import { executePlanned } from '../batch/index.js';
 import { objectName } from '../catalog/object-names.js';
 import { objectOid } from '../../planner/binder/context.js';
@@ -45,18 +45,16 @@ import { StoreTableAccess, stateTableOf } from '../batch/table-access.js';
 import { executeDdl } from '../ddl/ddl-statement.js';
 import { prepareCopy, type CopyStatementPlan } from './copy.js';
 import { prepareSubscribe, type SubscribeHost } from './subscribe.js';
-import { checkRunnerOf, verifyChecks, type CheckQueryHost } from './check-constraints.js';
-import { explainAnalyzeQuery, explainViewResult, type ExplainHost } from './explain-statements.js';
+import { checkRunnerOf, verifyChecks } from './check-constraints.js';
+import { explainViewResult } from './explain-statements.js';
+import { PlannedStatements, type PlannedStatementHost } from './planned-statements.js';
 import { SystemRelations } from '../system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from '../system/session-functions.js';
 import { systemRegistry, type EngineSystemContext } from './system-tables.js';
 import { SessionSequences } from '../catalog/session-sequences.js';
-import { nextvalTarget } from '../catalog/sequence-defaults.js';
 import { foreignKeysOf } from '../batch/foreign-keys.js';
-import { columnDefaultSql } from '../../sql/catalog.js';
 import { settingStatement, type SettingOutcome } from './settings-statements.js';
 import type { SessionActivity } from '../metrics/engine-metrics.js';
-import { literalParameters } from './insert-shape-cache.js';
 import { armTimeout, concurrentIndexStatement, endsFailedBlock, rowsResult, type OxbowPrepared } from './statement-kinds.js';
 
 export { rowsResult };
@@ -66,9 +64,6 @@ import { TransactionBlocks } from './transaction-blocks.js';
 import { StatementPreparer } from './statement-preparer.js';
 import { cursorStatement, SqlCursors } from './cursors.js';
 import { sqlPreparedStatement, SqlPreparedStatements } from './prepared-statements-sql.js';
-
-/** Returned by a cached-shape INSERT whose execution failed before its commit: run it the ordinary way. */
-const ORDINARY_PATH = Symbol('ordinary path');
 
 let nextProcessId = 1000 + Math.floor(Math.random() * 1000);
 
@@ -114,8 +109,10 @@ export class EngineSession implements Session {
   private stateChangeMillis = Date.now();
   /** Parsing, planning, the plan caches (statement-preparer.ts). */
   private readonly preparer: StatementPreparer;
-  /** What EXPLAIN statements and CHECK queries plan and run with. */
-  private readonly statementHost: ExplainHost & CheckQueryHost;
+  /** What queries and DML, EXPLAIN statements and CHECK queries plan and run with. */
+  private readonly statementHost: PlannedStatementHost;
+  /** Queries and DML run (planned-statements.ts). */
+  private readonly planned: PlannedStatements;
   /** DECLARE ... CURSOR's cursors (cursors.ts). */
   private readonly cursors = new SqlCursors();
   /** PREPARE's statements by name (prepared-statements-sql.ts). */
@@ -156,11 +153,14 @@ export class EngineSession implements Session {
     });
     this.statementHost = {
       core,
+      preparer: this.preparer,
+      blocks: this.blocks,
       searchPath: () => this.searchPath(),
       plannerContext: (parameterTypes) => this.plannerContext(parameterTypes),
       tableAccess: () => this.tableAccess(),
       evalContext: () => this.evalContext(),
     };
+    this.planned = new PlannedStatements(this.statementHost);
     this.core.metrics.sessions.add(this);
   }
 
@@ -405,7 +405,7 @@ export class EngineSession implements Session {
     const utility = statement.utility;
     switch (utility.kind) {
       case 'planned':
-        return this.executePlannedStatement(statement, options, signal);
+        return this.planned.execute(statement, options, signal);
       case 'transaction':
         return { kind: 'command', commandTag: await this.blocks.transaction(utility.statement) };
       case 'savepoint':
@@ -472,7 +472,7 @@ export class EngineSession implements Session {
       statements: this.sqlPrepared,
       prepare: (query, declared) => this.preparer.prepared(statement.sql, { node: query, text: parsed.text, location: parsed.location }, declared, true),
       evaluate: async (select) => (await this.runQuery({ node: select, text: parsed.text, location: parsed.location }, signal)).rows[0]!.slice(),
-      execute: (inner, parameters) => this.executePlannedStatement(inner, { parameters }, signal),
+      execute: (inner, parameters) => this.planned.execute(inner, { parameters }, signal),
     });
   }
 
@@ -546,89 +546,6 @@ export class EngineSession implements Session {
     let indexes = found.byRelation.get(relationId);
     if (indexes === undefined) found.byRelation.set(relationId, (indexes = snapshot.indexesOf(relationId)));
     return indexes;
-  }
-
-  private async executePlannedStatement(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
-    if (statement.shape !== undefined) return this.executeShape(statement, options, signal);
-    const planned = this.preparer.currentPlan(statement);
-    if (planned.analyze !== undefined) return explainAnalyzeQuery(planned, options.parameters, this.statementHost, signal);
-    return (await this.runPlanned(planned, options.parameters, signal, false)) as ExecuteResult;
-  }
-
-  /**
-   * An INSERT ... VALUES from its cached shape: the cached plan run with the statement's literals.
-   * Whatever fails before the commit (a literal its column refuses, a plan error, a constraint)
-   * sends the statement through the ordinary path, whose answer (error text, SQLSTATE, position)
-   * is the one a client gets; nothing was written (the epoch was aborted).
-   */
-  private async executeShape(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
-    const shape = statement.shape!;
-    let planned: PlannedStatement;
-    let parameters: Value[] | undefined;
-    try {
-      planned = this.preparer.shapePlan(shape.cached);
-      // A table with a serial or identity column takes the ordinary path: a retry after a failure
-      // would call nextval twice for the row (catalog/sequence-defaults.ts finds those defaults).
-      const sequenced = planned.kind === 'insert' && (planned.targetRelation?.columns ?? []).some((column) => nextvalTarget(columnDefaultSql(column)) !== undefined);
-      parameters = planned.kind === 'insert' && planned.columns === null && !sequenced ? literalParameters(shape.literals, planned.parameterTypes, this.evalContext()) : undefined;
-    } catch {
-      parameters = undefined;
-    }
-    if (parameters !== undefined) {
-      const result = await this.runPlanned(planned!, parameters, signal, true);
-      if (result !== ORDINARY_PATH) return result;
-    }
-    this.preparer.insertShapes.counts.ordinary++;
-    this.blocks.openBlock()?.discardPending();
-    return this.executePlannedStatement(this.preparer.ordinaryPrepared(statement), options, signal);
-  }
-
-  /**
-   * Runs a plan; a writing one inside the write lock, committed and durable before it returns.
-   * With `orOrdinaryPath`, a failure before the commit (other than a cancel or timeout) returns
-   * ORDINARY_PATH instead of throwing.
-   */
-  private async runPlanned(planned: PlannedStatement, parameters: readonly Value[], signal: AbortSignal, orOrdinaryPath: boolean): Promise<ExecuteResult | typeof ORDINARY_PATH> {
-    const writes = planned.kind === 'insert' || planned.kind === 'update' || planned.kind === 'delete';
-    const run = async () => {
-      const tables = this.tableAccess();
-      const result = await executePlanned(planned, {
-        tables,
-        parameters,
-        evalContext: this.evalContext(),
-        signal,
-      });
-      await verifyChecks(tables, checkRunnerOf(this.statementHost, signal));
-      return result;
-    };
-    let result;
-    if (writes) {
-      const outcome = await this.core.writeLock.run(async () => {
-        let ran;
-        try {
-          ran = await run();
-          signal.throwIfAborted();
-        } catch (error) {
-          this.core.store.abort();
-          if (orOrdinaryPath && !signal.aborted) return ORDINARY_PATH;
-          throw error;
-        }
-        try {
-          await this.core.commitDurable();
-        } catch (error) {
-          this.core.store.abort();
-          throw error;
-        }
-        return ran;
-      });
-      if (outcome === ORDINARY_PATH) return ORDINARY_PATH;
-      result = outcome;
-      this.blocks.dataWritten();
-    } else {
-      result = await run();
-    }
-    if (planned.columns === null) return { kind: 'command', commandTag: result.commandTag };
-    return rowsResult(planned.columns, result.rows, () => result.commandTag);
   }
 
   /** RisingWave's SHOW TABLES / SHOW COLUMNS / DESCRIBE / SHOW CREATE (show-objects.ts). */
