@@ -53,7 +53,7 @@ import { resolveSessionFunction, type SessionFunctionContext } from '../system/s
 import { systemRegistry, type EngineSystemContext } from './system-tables.js';
 import { SessionSequences } from '../catalog/session-sequences.js';
 import { foreignKeysOf } from '../batch/foreign-keys.js';
-import { settingStatement, type SettingOutcome } from './settings-statements.js';
+import { settingInContext, type SettingOutcome } from './settings-statements.js';
 import type { SessionActivity } from '../metrics/engine-metrics.js';
 import { armTimeout, concurrentIndexStatement, endsFailedBlock, rowsResult, type OxbowPrepared } from './statement-kinds.js';
 
@@ -420,7 +420,7 @@ export class EngineSession implements Session {
           this.cursors.close(undefined);
           this.sqlPrepared.deallocate(undefined);
         }
-        return this.settingResult(this.settingInContext(statement.parsed.node as Node));
+        return this.settingResult(settingInContext(statement.parsed.node as Node, this.settings, this.blocks.blockContext(), this.blocks.inPipelineBlock()));
       case 'ddl':
         return { kind: 'command', commandTag: await this.ddl(statement, signal) };
       case 'copy':
@@ -440,23 +440,6 @@ export class EngineSession implements Session {
       case 'unsupported':
         throw new SqlError(SqlState.featureNotSupported, utility.message);
     }
-  }
-
-  /**
-   * SET / SHOW / DISCARD in its transaction context. In a pipeline's implicit transaction (not a
-   * transaction block to PostgreSQL) SET LOCAL warns as outside a block yet lasts until the Sync,
-   * and DISCARD ALL after another statement is 25001.
-   */
-  private settingInContext(node: Node): SettingOutcome {
-    const context = this.blocks.blockContext();
-    const discardAll = (node as { DiscardStmt?: { target?: string } }).DiscardStmt?.target === 'DISCARD_ALL';
-    if (context === 'pipeline' && discardAll) throw new SqlError(SqlState.activeSqlTransaction, 'DISCARD ALL cannot be executed within a pipeline');
-    const pipelineBlock = this.blocks.inPipelineBlock();
-    if (pipelineBlock && (node as { VariableSetStmt?: { is_local?: boolean } }).VariableSetStmt?.is_local === true) {
-      const outcome = settingStatement(node, this.settings, true);
-      return { ...outcome, notices: [{ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'SET LOCAL can only be used in transaction blocks' }, ...outcome.notices] };
-    }
-    return settingStatement(node, this.settings, context === 'block');
   }
 
   private settingResult(outcome: SettingOutcome): ExecuteResult {
