@@ -2,8 +2,8 @@
 // DISCARD ALL over a session's SessionSettings. As in PostgreSQL: RESET and SET ... TO DEFAULT go
 // back to the session's start value (its startup parameters), not the built-in default; SET LOCAL
 // lasts until the transaction block ends (COMMIT or ROLLBACK), and outside a block it warns and
-// does nothing; a ROLLBACK undoes the block's SETs (settings.ts keeps the changes; session.ts
-// begins and ends the transactions).
+// does nothing; a ROLLBACK undoes the block's SETs (settings.ts keeps the changes;
+// transaction-blocks.ts begins and ends the transactions).
 
 import type { Node, VariableSetStmt, VariableShowStmt } from '@pgsql/types';
 import { SqlError, SqlState } from '../../sql/errors.js';
