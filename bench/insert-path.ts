@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { createEngine } from '../executor/engine/create-engine.js';
 import { EngineSession } from '../executor/engine/session.js';
+import { StatementPreparer } from '../executor/engine/statement-preparer.js';
 import { EngineCore, WriteLock } from '../executor/engine/engine-core.js';
 import { StreamManager } from '../executor/stream/stream-manager.js';
 import { MvccStateStore } from '../storage/mvcc-state-store.js';
@@ -76,8 +77,8 @@ function wrapSync(prototype: object, name: string, phase: string): void {
 
 wrapSync(EngineSession.prototype, 'prepareMany', 'prepareMany (parse, classify; or the shape cache)');
 wrapSync(EngineSession.prototype, 'prepare', 'prepare (Parse: parse and plan; or the statement cache)');
-wrapSync(EngineSession.prototype, 'currentPlan', 'plan (ordinary path)');
-wrapSync(EngineSession.prototype, 'shapePlan', 'plan (cached shape: lookup, re-plan on DDL)');
+wrapSync(StatementPreparer.prototype, 'currentPlan', 'plan (ordinary path)');
+wrapSync(StatementPreparer.prototype, 'shapePlan', 'plan (cached shape: lookup, re-plan on DDL)');
 wrapSync(StreamManager.prototype, 'flush', 'seal: dataflow flush (the views)');
 wrapSync(MvccStateStore.prototype, 'commitAsync', 'seal: store batch build + seal');
 const lockRun = WriteLock.prototype.run;

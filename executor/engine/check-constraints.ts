@@ -14,6 +14,10 @@ import type { StoreTableAccess } from '../batch/table-access.js';
 import { formatTypeName } from '../catalog/type-names.js';
 import { quoteIdentifier } from '../system/system-context.js';
 import { verifyForeignKeys } from '../batch/foreign-keys.js';
+import { executePlanned } from '../batch/index.js';
+import { parse } from '../../sql/parser/index.js';
+import { planStatement, type PlannerContext } from '../../planner/index.js';
+import type { EvalContext } from '../../sql/functions.js';
 
 export interface CheckRunner {
   /** Plans `sql` with these parameter types, then evaluates it for each parameter row. */
@@ -64,4 +68,27 @@ export async function verifyChecks(access: StoreTableAccess, runner: CheckRunner
     }
   }
   access.checkedWrites.clear();
+}
+
+/** What a check runner plans and runs its queries with (the session). */
+export interface CheckQueryHost {
+  plannerContext(parameterTypes: readonly (DataType | undefined)[]): PlannerContext;
+  tableAccess(): StoreTableAccess;
+  evalContext(): EvalContext;
+}
+
+/** Evaluates CHECK queries: each planned once, run per written row. */
+export function checkRunnerOf(host: CheckQueryHost, signal: AbortSignal): CheckRunner {
+  return {
+    evaluate: async (sql, parameterTypes, parameterRows) => {
+      const [parsed] = parse(sql);
+      const planned = planStatement(parsed!, host.plannerContext(parameterTypes));
+      const verdicts: Value[] = [];
+      for (const parameters of parameterRows) {
+        const result = await executePlanned(planned, { tables: host.tableAccess(), parameters, evalContext: host.evalContext(), signal });
+        verdicts.push(result.rows[0]?.[0] ?? null);
+      }
+      return verdicts;
+    },
+  };
 }

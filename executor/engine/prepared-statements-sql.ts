@@ -2,7 +2,7 @@
 // name | ALL: the session's named statements, with PostgreSQL's errors (42P05 for a name taken,
 // 26000 for an unknown one, 42601 for a wrong number of values). The statement is planned at
 // PREPARE (its parameter types declared or inferred, as PostgreSQL infers them) and re-planned
-// when the catalog or search path changed (session.ts's currentPlan). EXECUTE's values are
+// when the catalog or search path changed (statement-preparer.ts's currentPlan). EXECUTE's values are
 // expressions evaluated once, cast to the parameter types, before the statement runs. These names
 // are apart from the extended protocol's named statements (pgwire's), which PostgreSQL keeps in
 // the same namespace.

@@ -9,7 +9,7 @@
 // relies on it). DDL since the mark is not undone (the catalog has no undo): a WARNING says so.
 //
 // Outside a block (an implicit block included, as PostgreSQL says) each is 25P01; an unknown name
-// is 3B001; two-phase commit (PREPARE TRANSACTION ...) stays 0A000 (session.ts's classify).
+// is 3B001; two-phase commit (PREPARE TRANSACTION ...) stays 0A000 (statement-kinds.ts's classify).
 
 import { SqlError, SqlState, toSqlError } from '../../sql/errors.js';
 import type { Notice, TransactionStatus } from './engine.js';

@@ -1,10 +1,8 @@
-// One client connection's session: the Session facade of engine.ts. It parses, plans (through the
-// planner for queries and DML, its own handlers for utility statements), executes, and owns the
-// session's settings, transaction status, cancellation and statement_timeout.
-//
-// Statements are planned when they run, not when a multi-statement string is split (a later
-// statement may read a table an earlier one creates); `prepare` (extended protocol) plans at once
-// to describe its columns, and a statement is re-planned when the catalog changed since.
+// One client connection's session: the Session facade of engine.ts. It dispatches each statement
+// by kind and owns the session's settings, cancellation, statement_timeout and the contexts a
+// statement runs with (table access, planner, system relations). Preparing and planning (the plan
+// caches, re-plans when the catalog changed) are statement-preparer.ts's; transaction status and
+// blocks are transaction-blocks.ts's.
 //
 // Transactions, honestly: every statement commits on its own, at its own epoch. BEGIN / COMMIT /
 // ROLLBACK report the status they imply (an error inside a block makes it 'failed' until ROLLBACK,
@@ -18,23 +16,20 @@
 
 import { getEventListeners } from 'node:events';
 import type { Node } from '@pgsql/types';
-import type { OxbowDescribe, OxbowExplainAnalyzeView, OxbowShowCreate, OxbowShowObjects, ParsedStatement } from '../../sql/parser/ast.js';
+import type { OxbowExplainAnalyzeView, ParsedStatement } from '../../sql/parser/ast.js';
 import { parse } from '../../sql/parser/index.js';
-import { insertValuesShape, type InsertValuesShape } from '../../sql/parser/insert-values-shape.js';
 import { SqlError, SqlState, toSqlError } from '../../sql/errors.js';
 import type { EvalContext } from '../../sql/functions.js';
-import { type } from '../../sql/types.js';
 import type { DataType } from '../../sql/types.js';
-import type { Row, Value } from '../../sql/value.js';
-import { planStatement, type PlannedStatement, type PlannerContext } from '../../planner/index.js';
+import type { Row } from '../../sql/value.js';
+import type { PlannerContext } from '../../planner/index.js';
 import { executePlanned } from '../batch/index.js';
-import { objectName, quoteIdentifier } from '../catalog/object-names.js';
+import { objectName } from '../catalog/object-names.js';
 import { objectOid } from '../../planner/binder/context.js';
 import type {
   ColumnDescription,
   ExecuteOptions,
   ExecuteResult,
-  Notice,
   PreparedStatement,
   Session,
   SessionEvents,
@@ -45,35 +40,30 @@ import type { CatalogSnapshot } from '../catalog/catalog.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { EngineCore } from './engine-core.js';
 import { SessionSettings } from './settings.js';
-import { expandViews } from '../catalog/view-expansion.js';
-import { describeRelation, showCreate, showObjects, type ShowResult } from './show-objects.js';
+import { showStatement, type ShowResult } from './show-objects.js';
 import { StoreTableAccess, stateTableOf } from '../batch/table-access.js';
 import { executeDdl } from '../ddl/ddl-statement.js';
 import { prepareCopy, type CopyStatementPlan } from './copy.js';
 import { prepareSubscribe, type SubscribeHost } from './subscribe.js';
-import { verifyChecks, type CheckRunner } from './check-constraints.js';
+import { checkRunnerOf, verifyChecks } from './check-constraints.js';
+import { explainViewResult } from './explain-statements.js';
+import { PlannedStatements, type PlannedStatementHost } from './planned-statements.js';
 import { SystemRelations } from '../system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from '../system/session-functions.js';
 import { systemRegistry, type EngineSystemContext } from './system-tables.js';
 import { SessionSequences } from '../catalog/session-sequences.js';
-import { nextvalTarget } from '../catalog/sequence-defaults.js';
 import { foreignKeysOf } from '../batch/foreign-keys.js';
-import { columnDefaultSql } from '../../sql/catalog.js';
-import { settingStatement, showColumns, type SettingOutcome } from './settings-statements.js';
+import { settingInContext, type SettingOutcome } from './settings-statements.js';
 import type { SessionActivity } from '../metrics/engine-metrics.js';
-import { explainAnalyzedDataflow, explainAnalyzedPlan, profilePlan } from '../metrics/explain-analyze.js';
-import { InsertShapeCache, literalParameters, type CachedShape } from './insert-shape-cache.js';
-import { PreparedStatementCache } from './prepared-statement-cache.js';
-import { QUERY_PLAN_COLUMNS, armTimeout, classify, concurrentIndexStatement, endsFailedBlock, nodeKind, rowsResult, sameColumns, type OxbowPrepared, type Utility } from './statement-kinds.js';
+import { armTimeout, concurrentIndexStatement, endsFailedBlock, rowsResult, type OxbowPrepared } from './statement-kinds.js';
 
 export { rowsResult };
-import { RecordingTableAccess, UndoLog, undoLimits } from './implicit-transaction.js';
-import { savepointStatement, type SavepointAction } from './savepoints.js';
-import { cursorStatement, declareOf, fetchColumns, SqlCursors } from './cursors.js';
-import { executeOf, sqlPreparedStatement, SqlPreparedStatements } from './prepared-statements-sql.js';
-
-/** Returned by a cached-shape INSERT whose execution failed before its commit: run it the ordinary way. */
-const ORDINARY_PATH = Symbol('ordinary path');
+import { RecordingTableAccess } from './implicit-transaction.js';
+import { savepointStatement } from './savepoints.js';
+import { TransactionBlocks } from './transaction-blocks.js';
+import { StatementPreparer } from './statement-preparer.js';
+import { cursorStatement, SqlCursors } from './cursors.js';
+import { sqlPreparedStatement, SqlPreparedStatements } from './prepared-statements-sql.js';
 
 let nextProcessId = 1000 + Math.floor(Math.random() * 1000);
 
@@ -86,11 +76,8 @@ export class EngineSession implements Session {
     return (this.sessionSequences ??= new SessionSequences(this.core.sequences));
   }
   private sessionSequences: SessionSequences | undefined;
-  private status: TransactionStatus = 'idle';
-  /** The rows an explicit block (BEGIN ... COMMIT / ROLLBACK) wrote, for its ROLLBACK (implicit-transaction.ts). */
-  private explicitBlock: UndoLog | undefined;
-  /** DDL statements of the open block, implicit or explicit: a rollback cannot undo them. */
-  private ddlInBlock = 0;
+  /** Transaction status, explicit and implicit blocks (transaction-blocks.ts). */
+  private readonly blocks: TransactionBlocks;
   private running: AbortController | undefined;
   /** Open SUBSCRIBE results (their COPY outlives execute()): cancel() and close() end them. */
   private readonly subscriptions = new Set<AbortController>();
@@ -120,24 +107,12 @@ export class EngineSession implements Session {
   private lastQuery = '';
   private queryStartMillis: number | null = null;
   private stateChangeMillis = Date.now();
-  /** Plans of INSERT ... VALUES statements by shape (texts that differ only in literals). */
-  private readonly insertShapes = new InsertShapeCache();
-  /** Extended-protocol statements by text and declared types (a Parse of the same text reuses its parse and plan). */
-  private readonly preparedStatements = new PreparedStatementCache<OxbowPrepared>();
-  /** A multi-statement Query message is running (beginMessage .. endMessage): its statements outside a block share an implicit one. */
-  private inMultiStatementMessage = false;
-  /** The open implicit transaction block of such a message: the rows it wrote (implicit-transaction.ts). */
-  private implicitBlock: UndoLog | undefined;
-  /**
-   * Extended-protocol Executes are running before a Sync (beginPipeline .. endPipeline): their
-   * statements outside a block share an implicit one, as PostgreSQL's extended protocol runs
-   * everything up to a Sync in one transaction.
-   */
-  private inPipeline = false;
-  /** What opened the implicit block: a multi-statement Query (a transaction block to PostgreSQL) or a pipeline (not one). */
-  private implicitKind: 'message' | 'pipeline' = 'message';
-  /** The running statement follows another one in its pipeline's implicit block (PostgreSQL's XACT_FLAGS_PIPELINING). */
-  private pipelinedStatement = false;
+  /** Parsing, planning, the plan caches (statement-preparer.ts). */
+  private readonly preparer: StatementPreparer;
+  /** What queries and DML, EXPLAIN statements and CHECK queries plan and run with. */
+  private readonly statementHost: PlannedStatementHost;
+  /** Queries and DML run (planned-statements.ts). */
+  private readonly planned: PlannedStatements;
   /** DECLARE ... CURSOR's cursors (cursors.ts). */
   private readonly cursors = new SqlCursors();
   /** PREPARE's statements by name (prepared-statements-sql.ts). */
@@ -166,13 +141,33 @@ export class EngineSession implements Session {
     // What the startup packet set is the session's start value, which RESET returns to.
     this.settings.sessionStarted();
     started = true;
+    const settings = this.settings;
+    this.blocks = new TransactionBlocks({ core, settings, cursors: this.cursors, tableAccess: () => this.tableAccess(), notice: (notice) => this.events.notice(notice) });
+    this.preparer = new StatementPreparer({
+      core,
+      cursors: this.cursors,
+      sqlPrepared: this.sqlPrepared,
+      plannerContext: (parameterTypes) => this.plannerContext(parameterTypes),
+      currentSearchPath: () => this.currentSearchPath(),
+      show: (parsed) => this.show(parsed),
+    });
+    this.statementHost = {
+      core,
+      preparer: this.preparer,
+      blocks: this.blocks,
+      searchPath: () => this.searchPath(),
+      plannerContext: (parameterTypes) => this.plannerContext(parameterTypes),
+      tableAccess: () => this.tableAccess(),
+      evalContext: () => this.evalContext(),
+    };
+    this.planned = new PlannedStatements(this.statementHost);
     this.core.metrics.sessions.add(this);
   }
 
   /** What pg_stat_activity and oxbow_catalog.sessions show of this session. */
   activity(): SessionActivity {
     const running = this.running !== undefined;
-    const state = running ? 'active' : this.status === 'idle' ? 'idle' : this.status === 'failed' ? 'idle in transaction (aborted)' : 'idle in transaction';
+    const state = running ? 'active' : this.blocks.status === 'idle' ? 'idle' : this.blocks.status === 'failed' ? 'idle in transaction (aborted)' : 'idle in transaction';
     return {
       pid: this.processId,
       user: this.user,
@@ -207,11 +202,11 @@ export class EngineSession implements Session {
   }
 
   transactionStatus(): TransactionStatus {
-    return this.status;
+    return this.blocks.status;
   }
 
   statementFailed(_error: SqlError): void {
-    if (this.status === 'inTransaction') this.status = 'failed';
+    this.blocks.statementFailed();
   }
 
   cancel(): void {
@@ -240,16 +235,7 @@ export class EngineSession implements Session {
       // The cancelled statement and the message it belongs to end first (a Query message's
       // endMessage rolls its own implicit block back).
       while (this.busy > 0) await new Promise<void>((resolve) => this.settledWaiters.push(resolve));
-      const blocks = [this.implicitBlock, this.explicitBlock];
-      this.implicitBlock = this.explicitBlock = undefined;
-      this.inPipeline = false;
-      if (this.status !== 'idle' || blocks[0] !== undefined) this.settings.endTransaction(false);
-      this.status = 'idle';
-      for (const block of blocks) {
-        if (block === undefined) continue;
-        block.discardPending();
-        await this.rollBackRows(block, block === blocks[0] ? 'query' : 'transaction block');
-      }
+      await this.blocks.rollBackOnClose();
     } catch (error) {
       console.error('oxbow: error while rolling back a closed session:', error);
     } finally {
@@ -269,94 +255,16 @@ export class EngineSession implements Session {
   // ---- prepare ---------------------------------------------------------------------------
 
   prepareMany(sql: string): PreparedStatement[] {
-    const shape = insertValuesShape(sql);
-    if (shape !== undefined) {
-      const prepared = this.shapePrepared(sql, shape);
-      if (prepared !== undefined) return [prepared];
-    }
-    return parse(sql).map((statement) => this.prepared(sql, statement, [], false));
-  }
-
-  /**
-   * A one-statement INSERT ... VALUES of literals, prepared from its cached shape (parsed once per
-   * shape); undefined when the parameterized text does not parse (the ordinary path then reports
-   * what the statement's own text gets).
-   */
-  private shapePrepared(sql: string, shape: InsertValuesShape): OxbowPrepared | undefined {
-    let cached = this.insertShapes.get(shape.key);
-    if (cached === undefined) {
-      let statements: ParsedStatement[];
-      try {
-        statements = parse(shape.parameterizedText);
-      } catch {
-        return undefined;
-      }
-      if (statements.length !== 1 || nodeKind(statements[0]!) !== 'InsertStmt') return undefined;
-      cached = this.insertShapes.add(shape.key, statements[0]!, shape.literals);
-    }
-    const text = sql.trim().replace(/;$/, '').trimEnd();
-    return {
-      sql,
-      parsed: { node: cached.parsed.node, text, location: sql.indexOf(text) },
-      utility: { kind: 'planned' },
-      declaredParameterTypes: cached.declaredParameterTypes,
-      parameterTypes: [],
-      columns: null,
-      shape: { cached, literals: shape.literals },
-    };
-  }
-
-  /** The statement prepared the ordinary way (its own text parsed and planned). */
-  private ordinaryPrepared(statement: OxbowPrepared): OxbowPrepared {
-    const [parsed] = parse(statement.sql);
-    return this.prepared(statement.sql, parsed!, [], false);
+    return this.preparer.prepareMany(sql);
   }
 
   prepare(sql: string, parameterTypes: readonly (DataType | undefined)[]): PreparedStatement {
-    const catalog = this.core.catalog.snapshot;
-    const searchPath = this.currentSearchPath().key;
-    const cached = this.preparedStatements.get(sql, parameterTypes, catalog, searchPath);
-    if (cached !== undefined) return cached;
-    const statements = parse(sql);
-    if (statements.length > 1) {
-      throw new SqlError(SqlState.syntaxError, 'cannot insert multiple commands into a prepared statement');
-    }
-    if (statements.length === 0) {
-      // An empty query string (extended protocol): EmptyQueryResponse when executed.
-      const empty: OxbowPrepared = { sql, parameterTypes: [], columns: null, parsed: { node: {} as Node, text: '', location: 0 }, utility: { kind: 'empty' }, declaredParameterTypes: [] };
-      return empty;
-    }
-    const prepared = this.prepared(sql, statements[0]!, parameterTypes, true);
-    if (prepared.utility.kind === 'planned') this.preparedStatements.add(sql, parameterTypes, catalog, searchPath, prepared);
-    return prepared;
+    return this.preparer.prepare(sql, parameterTypes);
   }
 
-  private prepared(sql: string, parsed: ParsedStatement, declared: readonly (DataType | undefined)[], eager: boolean): OxbowPrepared {
-    const utility = classify(parsed);
-    const statement: OxbowPrepared = {
-      sql,
-      parsed,
-      utility,
-      declaredParameterTypes: declared,
-      parameterTypes: declared.map((parameterType) => parameterType ?? type('text')),
-      columns: utility.kind === 'setting' ? showColumns(parsed.node as Node) : utility.kind === 'explainView' ? QUERY_PLAN_COLUMNS : null,
-    };
-    if (eager && utility.kind === 'show') return { ...statement, columns: this.show(parsed).columns };
-    if (utility.kind === 'sqlPrepared' || utility.kind === 'cursor') return { ...statement, ...this.sqlStatementShape(parsed, declared, eager) };
-    if (eager && utility.kind === 'planned') {
-      const planned = this.plan(statement);
-      return { ...statement, parameterTypes: planned.parameterTypes, columns: planned.columns, plan: { planned, catalog: this.core.catalog.snapshot, searchPath: this.currentSearchPath().key }, fixedResult: true };
-    }
-    return statement;
-  }
-
-  /** EXECUTE's and FETCH's result columns (known once PREPARE and DECLARE ran); DECLARE's parameter types when prepared by Parse. */
-  private sqlStatementShape(parsed: ParsedStatement, declared: readonly (DataType | undefined)[], eager: boolean): { columns: readonly ColumnDescription[] | null; parameterTypes?: readonly DataType[] } {
-    const node = parsed.node as Node;
-    if ('ExecuteStmt' in node) return { columns: this.sqlPrepared.peek(executeOf(node).name)?.columns ?? null };
-    if (!('DeclareCursorStmt' in node) || !eager) return { columns: fetchColumns(node, this.cursors) };
-    const planned = this.planParsed({ node: declareOf(node).query, text: parsed.text, location: parsed.location }, declared);
-    return { columns: null, parameterTypes: planned.parameterTypes };
+  /** Bind and Describe of a prepared statement: its plan brought up to date (0A000 if its result would change). */
+  revalidate(prepared: PreparedStatement): void {
+    this.preparer.revalidate(prepared);
   }
 
   plannerContext(parameterTypes: readonly (DataType | undefined)[]): PlannerContext {
@@ -422,48 +330,6 @@ export class EngineSession implements Session {
     return parsed;
   }
 
-  private plan(statement: OxbowPrepared): PlannedStatement {
-    return this.planParsed(statement.parsed, statement.declaredParameterTypes);
-  }
-
-  /** Plans a parsed statement, views expanded first (view-expansion.ts). */
-  private planParsed(parsed: ParsedStatement, parameterTypes: readonly (DataType | undefined)[]): PlannedStatement {
-    const searchPath = this.searchPath();
-    return planStatement(expandViews(parsed, this.core.catalog, searchPath), this.plannerContext(parameterTypes));
-  }
-
-  /**
-   * The statement's plan against the current catalog and search path: re-planned when either
-   * changed since it was planned (a table dropped and created again, a column added, SET
-   * search_path), as PostgreSQL's plan cache re-plans.
-   */
-  private currentPlan(statement: OxbowPrepared): PlannedStatement {
-    const catalog = this.core.catalog.snapshot;
-    const searchPath = this.currentSearchPath().key;
-    const plan = statement.plan;
-    if (plan !== undefined && plan.catalog === catalog && plan.searchPath === searchPath) return plan.planned;
-    if (statement.fixedResult !== true) {
-      statement.plan = { planned: this.plan(statement), catalog, searchPath };
-      return statement.plan.planned;
-    }
-    // A Parse's parameter types stay as the client was told (PostgreSQL fixes them at Parse).
-    const planned = this.planParsed(statement.parsed, statement.parameterTypes);
-    if (!sameColumns(planned.columns, statement.columns)) {
-      // The routine PostgreSQL names: postgres.js then prepares the statement again and retries.
-      throw new SqlError(SqlState.featureNotSupported, 'cached plan must not change result type', { routine: 'RevalidateCachedQuery' });
-    }
-    // Same names and types; the table OIDs may be new (a table created again).
-    (statement as { columns: readonly ColumnDescription[] | null }).columns = planned.columns;
-    statement.plan = { planned, catalog, searchPath };
-    return planned;
-  }
-
-  /** Bind and Describe of a prepared statement: its plan brought up to date (0A000 if its result would change). */
-  revalidate(prepared: PreparedStatement): void {
-    const statement = prepared as OxbowPrepared;
-    if (statement.utility.kind === 'planned' && statement.shape === undefined && statement.fixedResult === true) this.currentPlan(statement);
-  }
-
   evalContext(): EvalContext {
     return {
       statementTimeMicros: Date.now() * 1000,
@@ -491,7 +357,7 @@ export class EngineSession implements Session {
   async execute(prepared: PreparedStatement, options: ExecuteOptions): Promise<ExecuteResult> {
     const statement = prepared as OxbowPrepared;
     if (this.closed) throw new SqlError(SqlState.connectionFailure, 'the session is closed');
-    if (this.status === 'failed' && !endsFailedBlock(statement.utility)) {
+    if (this.blocks.status === 'failed' && !endsFailedBlock(statement.utility)) {
       throw new SqlError(SqlState.inFailedSqlTransaction, 'current transaction is aborted, commands ignored until end of transaction block');
     }
     const controller = this.statementController();
@@ -502,23 +368,11 @@ export class EngineSession implements Session {
     this.core.metrics.statementsTotal++;
     const timeoutMs = this.settings.statementTimeoutMs();
     const timer = timeoutMs > 0 ? armTimeout(controller, timeoutMs) : undefined;
-    this.pipelinedStatement = this.inPipeline && this.status === 'idle' && this.implicitBlock !== undefined && this.implicitKind === 'pipeline';
-    if ((this.inMultiStatementMessage || this.inPipeline) && this.status === 'idle' && this.implicitBlock === undefined) {
-      // A statement of a multi-statement Query (or of a pipeline) outside a block: it opens (or
-      // joins) the implicit block, which endMessage() (endPipeline() at Sync) commits or rolls back.
-      this.implicitBlock = new UndoLog();
-      this.implicitKind = this.inMultiStatementMessage ? 'message' : 'pipeline';
-      this.settings.beginTransaction();
-    }
-    this.openBlock()?.discardPending();
-    // Outside a block each statement is its own transaction for settings too: set_config(..., true)
-    // lasts until it ends, and a failed statement's set_config is undone (PostgreSQL's implicit one).
-    const implicitTransaction = this.status === 'idle' && statement.utility.kind !== 'transaction' && this.implicitBlock === undefined;
-    if (implicitTransaction) this.settings.beginTransaction();
+    const implicitTransaction = this.blocks.beginStatement(statement.utility.kind);
     let succeeded = false;
     try {
       const result = await this.dispatch(statement, options, controller.signal);
-      if (statement.utility.kind === 'ddl' && this.openBlock() !== undefined) this.ddlInBlock++;
+      if (statement.utility.kind === 'ddl') this.blocks.ddlRan();
       succeeded = true;
       // A DML statement's result holds nothing that reads the signal later (no cursor), so the
       // controller can serve the next statement; other results (a cursor, COPY) may read it later.
@@ -527,7 +381,7 @@ export class EngineSession implements Session {
     } catch (error) {
       const reason = controller.signal.aborted ? (controller.signal.reason as unknown) : undefined;
       const failure = reason instanceof SqlError ? reason : toSqlError(error);
-      if (this.status === 'inTransaction') this.status = 'failed';
+      this.blocks.statementFailed();
       this.core.metrics.statementErrorsTotal++;
       throw failure;
     } finally {
@@ -551,22 +405,22 @@ export class EngineSession implements Session {
     const utility = statement.utility;
     switch (utility.kind) {
       case 'planned':
-        return this.executePlannedStatement(statement, options, signal);
+        return this.planned.execute(statement, options, signal);
       case 'transaction':
-        return { kind: 'command', commandTag: await this.transaction(utility.statement) };
+        return { kind: 'command', commandTag: await this.blocks.transaction(utility.statement) };
       case 'savepoint':
-        return { kind: 'command', commandTag: await savepointStatement(utility.action, utility.name, this.savepointHost()) };
+        return { kind: 'command', commandTag: await savepointStatement(utility.action, utility.name, this.blocks.savepointHost()) };
       case 'sqlPrepared':
         return this.sqlPreparedStatement(statement, signal);
       case 'cursor':
         return this.cursorStatement(statement, options, signal);
       case 'setting':
-        if ((statement.parsed.node as { DiscardStmt?: { target?: string } }).DiscardStmt?.target === 'DISCARD_ALL' && this.blockContext() === 'none') {
+        if ((statement.parsed.node as { DiscardStmt?: { target?: string } }).DiscardStmt?.target === 'DISCARD_ALL' && this.blocks.blockContext() === 'none') {
           // DISCARD ALL includes CLOSE ALL and DEALLOCATE ALL (a block's DISCARD ALL is 25001 in settingStatement).
           this.cursors.close(undefined);
           this.sqlPrepared.deallocate(undefined);
         }
-        return this.settingResult(this.settingInContext(statement.parsed.node as Node));
+        return this.settingResult(settingInContext(statement.parsed.node as Node, this.settings, this.blocks.blockContext(), this.blocks.inPipelineBlock()));
       case 'ddl':
         return { kind: 'command', commandTag: await this.ddl(statement, signal) };
       case 'copy':
@@ -581,78 +435,11 @@ export class EngineSession implements Session {
         const shown = this.show(statement.parsed);
         return rowsResult(shown.columns, shown.rows, () => 'SHOW');
       }
-      case 'explainView': {
-        const lines = this.explainAnalyzeView((statement.parsed.node as { OxbowExplainAnalyzeView: OxbowExplainAnalyzeView }).OxbowExplainAnalyzeView, statement.parsed.location);
-        return rowsResult(QUERY_PLAN_COLUMNS, lines.map((line) => [line]), () => 'EXPLAIN');
-      }
+      case 'explainView':
+        return explainViewResult((statement.parsed.node as { OxbowExplainAnalyzeView: OxbowExplainAnalyzeView }).OxbowExplainAnalyzeView, statement.parsed.location, this.statementHost);
       case 'unsupported':
         throw new SqlError(SqlState.featureNotSupported, utility.message);
     }
-  }
-
-  /** EXPLAIN ANALYZE [MATERIALIZED VIEW] name: the running view's operators with their counters. */
-  private explainAnalyzeView(node: OxbowExplainAnalyzeView, location: number): string[] {
-    const relation = node.relation;
-    const catalog = this.core.catalog.snapshot;
-    const found = catalog.resolveRelation(relation.schemaname, relation.relname!, this.searchPath());
-    const name = relation.schemaname === undefined ? relation.relname! : `${relation.schemaname}.${relation.relname!}`;
-    const position = (relation.location ?? 0) + location + 1;
-    if (found === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${name}" does not exist`, { position });
-    if (node.analyze === false) return this.explainExistingView(found, name, position);
-    if (found.kind !== 'materialized_view') throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a materialized view`, { position, hint: 'EXPLAIN ANALYZE of a query is EXPLAIN ANALYZE SELECT ...' });
-    const dataflow = this.core.streams.all.find((candidate) => candidate.viewId === found.id);
-    if (dataflow === undefined) throw new SqlError(SqlState.objectNotInPrerequisiteState, `materialized view "${name}" has no running dataflow`);
-    return explainAnalyzedDataflow(dataflow);
-  }
-
-  /**
-   * EXPLAIN [MATERIALIZED VIEW] name: a materialized view's streaming plan, as EXPLAIN CREATE
-   * MATERIALIZED VIEW prints it for its definition; a view's query plan.
-   */
-  private explainExistingView(view: RelationDef, name: string, position: number): string[] {
-    if ((view.kind !== 'materialized_view' && view.kind !== 'view') || view.definition === undefined) {
-      throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a view or materialized view`, { position, hint: 'EXPLAIN of a query is EXPLAIN SELECT ...' });
-    }
-    const qualified = this.searchPath().includes(view.schema) ? quoteIdentifier(view.name) : `${quoteIdentifier(view.schema)}.${quoteIdentifier(view.name)}`;
-    const text = view.kind === 'materialized_view' ? `EXPLAIN CREATE MATERIALIZED VIEW ${qualified} AS ${view.definition}` : `EXPLAIN ${view.definition}`;
-    const [parsed] = parse(text);
-    const planned = planStatement(expandViews(parsed!, this.core.catalog, this.searchPath()), this.plannerContext([]));
-    if (planned.plan.kind !== 'Values') throw new SqlError(SqlState.internalError, 'EXPLAIN of a view did not plan to its lines');
-    return planned.plan.rows.map((row) => String((row[0] as { value?: unknown }).value ?? ''));
-  }
-
-  /** EXPLAIN ANALYZE SELECT ...: runs the query with counters on every plan node, returns the annotated plan. */
-  private async explainAnalyzeQuery(planned: PlannedStatement, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
-    const analyze = planned.analyze!;
-    const profile = profilePlan(analyze.plan);
-    const started = performance.now();
-    const result = await executePlanned({ kind: 'query', columns: null, parameterTypes: planned.parameterTypes, plan: analyze.plan }, {
-      tables: this.tableAccess(),
-      parameters: options.parameters,
-      evalContext: this.evalContext(),
-      signal,
-      profiler: profile,
-    });
-    const resultRows = result.rows.length;
-    const lines = explainAnalyzedPlan(analyze.plan, profile.stats, analyze.verbose, performance.now() - started, resultRows);
-    return rowsResult(planned.columns ?? QUERY_PLAN_COLUMNS, lines.map((line) => [line]), () => 'EXPLAIN');
-  }
-
-  /**
-   * SET / SHOW / DISCARD in its transaction context. In a pipeline's implicit transaction (not a
-   * transaction block to PostgreSQL) SET LOCAL warns as outside a block yet lasts until the Sync,
-   * and DISCARD ALL after another statement is 25001.
-   */
-  private settingInContext(node: Node): SettingOutcome {
-    const context = this.blockContext();
-    const discardAll = (node as { DiscardStmt?: { target?: string } }).DiscardStmt?.target === 'DISCARD_ALL';
-    if (context === 'pipeline' && discardAll) throw new SqlError(SqlState.activeSqlTransaction, 'DISCARD ALL cannot be executed within a pipeline');
-    const pipelineBlock = this.status === 'idle' && this.implicitBlock !== undefined && this.implicitKind === 'pipeline';
-    if (pipelineBlock && (node as { VariableSetStmt?: { is_local?: boolean } }).VariableSetStmt?.is_local === true) {
-      const outcome = settingStatement(node, this.settings, true);
-      return { ...outcome, notices: [{ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'SET LOCAL can only be used in transaction blocks' }, ...outcome.notices] };
-    }
-    return settingStatement(node, this.settings, context === 'block');
   }
 
   private settingResult(outcome: SettingOutcome): ExecuteResult {
@@ -661,80 +448,14 @@ export class EngineSession implements Session {
     return rowsResult(outcome.columns!, outcome.rows, () => outcome.commandTag);
   }
 
-  private async transaction(statement: 'begin' | 'start' | 'commit' | 'rollback'): Promise<string> {
-    switch (statement) {
-      case 'begin':
-      case 'start':
-        if (this.status !== 'idle') {
-          this.events.notice({ severity: 'WARNING', code: SqlState.activeSqlTransaction, message: 'there is already a transaction in progress' });
-        } else if (this.implicitBlock !== undefined) {
-          // BEGIN inside a message's implicit block makes it a regular block, the statements before
-          // it included (PostgreSQL's rule): its settings transaction and its rows go on.
-          this.status = 'inTransaction';
-          this.explicitBlock = this.implicitBlock;
-          this.implicitBlock = undefined;
-        } else {
-          this.status = 'inTransaction';
-          this.explicitBlock = new UndoLog();
-          this.ddlInBlock = 0;
-          this.settings.beginTransaction();
-        }
-        return statement === 'begin' ? 'BEGIN' : 'START TRANSACTION';
-      case 'commit': {
-        const wasFailed = this.status === 'failed';
-        if (this.status === 'idle') {
-          this.events.notice({ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'there is no transaction in progress' });
-          // In a message's implicit block, COMMIT closes it (later statements open a new one).
-          await this.endImplicitBlock(true);
-        } else {
-          // A failed block's COMMIT is a ROLLBACK: its settings changes and rows are undone too.
-          this.settings.endTransaction(!wasFailed);
-          await this.endExplicitBlock(!wasFailed);
-        }
-        this.status = 'idle';
-        return wasFailed ? 'ROLLBACK' : 'COMMIT';
-      }
-      case 'rollback':
-        if (this.status === 'idle') {
-          this.events.notice({ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'there is no transaction in progress' });
-          // In a message's implicit block, ROLLBACK rolls it back (settings and rows).
-          await this.endImplicitBlock(false);
-        } else {
-          // The block's settings and rows are undone.
-          this.settings.endTransaction(false);
-          await this.endExplicitBlock(false);
-        }
-        this.status = 'idle';
-        return 'ROLLBACK';
-    }
-  }
-
-  /** What SAVEPOINT / RELEASE / ROLLBACK TO work on (savepoints.ts). */
-  private savepointHost() {
-    return {
-      status: this.status,
-      block: this.explicitBlock,
-      settings: this.settings,
-      core: this.core,
-      tableAccess: () => this.tableAccess(),
-      ddlInBlock: this.ddlInBlock,
-      cursorNames: () => this.cursors.names(),
-      closeCursorsExcept: (names: ReadonlySet<string>) => this.cursors.closeExcept(names),
-      resume: () => {
-        this.status = 'inTransaction';
-      },
-      notice: (notice: Notice) => this.events.notice(notice),
-    };
-  }
-
   /** PREPARE / EXECUTE / DEALLOCATE (prepared-statements-sql.ts). */
   private sqlPreparedStatement(statement: OxbowPrepared, signal: AbortSignal): Promise<ExecuteResult> {
     const parsed = statement.parsed;
     return sqlPreparedStatement(parsed.node as Node, parsed.text, {
       statements: this.sqlPrepared,
-      prepare: (query, declared) => this.prepared(statement.sql, { node: query, text: parsed.text, location: parsed.location }, declared, true),
+      prepare: (query, declared) => this.preparer.prepared(statement.sql, { node: query, text: parsed.text, location: parsed.location }, declared, true),
       evaluate: async (select) => (await this.runQuery({ node: select, text: parsed.text, location: parsed.location }, signal)).rows[0]!.slice(),
-      execute: (inner, parameters) => this.executePlannedStatement(inner, { parameters }, signal),
+      execute: (inner, parameters) => this.planned.execute(inner, { parameters }, signal),
     });
   }
 
@@ -743,9 +464,9 @@ export class EngineSession implements Session {
     const parsed = statement.parsed;
     return cursorStatement(parsed.node as Node, parsed.text, {
       cursors: this.cursors,
-      inBlock: this.blockContext() === 'block',
+      inBlock: this.blocks.blockContext() === 'block',
       run: async (query) => {
-        const planned = this.planParsed({ node: query, text: parsed.text, location: parsed.location }, statement.parameterTypes);
+        const planned = this.preparer.planParsed({ node: query, text: parsed.text, location: parsed.location }, statement.parameterTypes);
         if (planned.kind !== 'query' || planned.columns === null) return undefined;
         const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: options.parameters, evalContext: this.evalContext(), signal });
         return { columns: planned.columns, rows: result.rows };
@@ -759,45 +480,19 @@ export class EngineSession implements Session {
     return this.cursors.describe(name);
   }
 
-  /** The undo log of the open block, implicit or explicit. */
-  private openBlock(): UndoLog | undefined {
-    return this.implicitBlock ?? this.explicitBlock;
-  }
-
-  /** A DML or COPY statement committed: inside a block, its rows join the block's undo log. */
-  private dataWritten(): void {
-    this.openBlock()?.publish();
-  }
-
-  /** Ends the explicit block: COMMIT forgets its undo log, ROLLBACK writes its rows back. */
-  private async endExplicitBlock(commit: boolean): Promise<void> {
-    const block = this.explicitBlock;
-    this.explicitBlock = undefined;
-    if (block === undefined) return;
-    block.discardPending();
-    this.cursors.transactionEnded(commit);
-    if (!commit) await this.rollBackRows(block, 'transaction block');
-    this.ddlInBlock = 0;
-  }
-
   /**
    * A multi-statement Query message begins (pgwire's simple-query loop): its statements outside an
    * explicit block run in one implicit block, committed or rolled back by endMessage().
    */
   beginMessage(statementCount: number): void {
     this.busy++;
-    this.inMultiStatementMessage = statementCount > 1;
+    this.blocks.beginMessage(statementCount);
   }
 
-  /**
-   * The message ended (`failed`: a statement failed): its implicit block commits or rolls back. A
-   * pipeline's open implicit block ends with it too (PostgreSQL commits at the end of a Query).
-   */
+  /** The message ended (`failed`: a statement failed): its implicit block (and a pipeline's) commits or rolls back. */
   async endMessage(failed: boolean): Promise<void> {
-    this.inMultiStatementMessage = false;
-    this.inPipeline = false;
     try {
-      await this.endImplicitBlock(!failed);
+      await this.blocks.endMessage(failed);
     } finally {
       this.settled();
     }
@@ -805,63 +500,16 @@ export class EngineSession implements Session {
 
   /** An Execute that may not be alone before its Sync: the Executes until endPipeline() share an implicit block. */
   beginPipeline(): void {
-    this.inPipeline = true;
+    this.blocks.beginPipeline();
   }
 
   /** Sync (`failed`: a message since the last Sync failed): the pipeline's implicit block commits or rolls back. */
   async endPipeline(failed: boolean): Promise<void> {
-    this.inPipeline = false;
     this.busy++;
     try {
-      await this.endImplicitBlock(!failed);
+      await this.blocks.endPipeline(failed);
     } finally {
       this.settled();
-    }
-  }
-
-  /**
-   * Where the running statement stands for PostgreSQL's PreventInTransactionBlock: in a block
-   * (explicit, or a multi-statement Query's implicit one), after another statement of its
-   * pipeline's implicit transaction, or neither.
-   */
-  private blockContext(): 'block' | 'pipeline' | 'none' {
-    if (this.status !== 'idle') return 'block';
-    if (this.implicitBlock === undefined) return 'none';
-    if (this.implicitKind === 'message') return 'block';
-    return this.pipelinedStatement ? 'pipeline' : 'none';
-  }
-
-  /** Ends the open implicit block, if any: a commit keeps its SETs; a rollback undoes them and its rows. */
-  private async endImplicitBlock(commit: boolean): Promise<void> {
-    const block = this.implicitBlock;
-    if (block === undefined) return;
-    this.implicitBlock = undefined;
-    block.discardPending();
-    this.settings.endTransaction(commit);
-    this.cursors.transactionEnded(commit);
-    if (!commit) await this.rollBackRows(block, 'query');
-    this.ddlInBlock = 0;
-  }
-
-  /**
-   * A rolled-back block's rows written back (its compensating epoch), with a WARNING for what it
-   * cannot undo: rows past the log's bound, rows another session changed since, DDL.
-   */
-  private async rollBackRows(block: UndoLog, scope: 'query' | 'transaction block'): Promise<void> {
-    const warn = (message: string, detail?: string) => this.events.notice({ severity: 'WARNING', code: SqlState.warning, message, ...(detail === undefined ? {} : { detail }) });
-    const statements = (count: number) => `${count} statement${count === 1 ? '' : 's'}`;
-    if (this.ddlInBlock > 0) warn(`rollback cannot undo ${statements(this.ddlInBlock)} of DDL in this ${scope}`, 'oxbow commits DDL at its own epoch; the rows this ' + scope + ' wrote are rolled back.');
-    if (block.overflowed) {
-      warn(`rollback cannot undo the rows this ${scope} wrote: more than ${undoLimits.rows} rows`, `${statements(block.statementsWritten)} of the ${scope} committed their rows at their own epochs.`);
-      return;
-    }
-    try {
-      const { skipped } = await block.rollBack(this.core, () => this.tableAccess());
-      if (skipped > 0) {
-        warn(`rollback left ${skipped} row${skipped === 1 ? '' : 's'} as ${skipped === 1 ? 'it was' : 'they were'} changed by another session or dropped since this ${scope} wrote ${skipped === 1 ? 'it' : 'them'}`);
-      }
-    } catch (error) {
-      warn(`could not roll back the rows this ${scope} wrote: ${toSqlError(error).message}`);
     }
   }
 
@@ -869,7 +517,7 @@ export class EngineSession implements Session {
     const system = new SystemRelations(this.systemContext(), systemRegistry);
     const catalog = this.core.catalog;
     const args = [this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id: number) => this.secondaryIndexesOf(catalog.snapshot, id), this.core.sourceReplays, foreignKeysOf(catalog.snapshot)] as const;
-    const block = this.openBlock();
+    const block = this.blocks.openBlock();
     if (block !== undefined) return new RecordingTableAccess(...args).recordInto(block);
     return new StoreTableAccess(...args);
   }
@@ -883,120 +531,20 @@ export class EngineSession implements Session {
     return indexes;
   }
 
-  private async executePlannedStatement(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
-    if (statement.shape !== undefined) return this.executeShape(statement, options, signal);
-    const planned = this.currentPlan(statement);
-    if (planned.analyze !== undefined) return this.explainAnalyzeQuery(planned, options, signal);
-    return (await this.runPlanned(planned, options.parameters, signal, false)) as ExecuteResult;
-  }
-
-  /**
-   * An INSERT ... VALUES from its cached shape: the cached plan run with the statement's literals.
-   * Whatever fails before the commit (a literal its column refuses, a plan error, a constraint)
-   * sends the statement through the ordinary path, whose answer (error text, SQLSTATE, position)
-   * is the one a client gets; nothing was written (the epoch was aborted).
-   */
-  private async executeShape(statement: OxbowPrepared, options: ExecuteOptions, signal: AbortSignal): Promise<ExecuteResult> {
-    const shape = statement.shape!;
-    let planned: PlannedStatement;
-    let parameters: Value[] | undefined;
-    try {
-      planned = this.shapePlan(shape.cached);
-      // A table with a serial or identity column takes the ordinary path: a retry after a failure
-      // would call nextval twice for the row (catalog/sequence-defaults.ts finds those defaults).
-      const sequenced = planned.kind === 'insert' && (planned.targetRelation?.columns ?? []).some((column) => nextvalTarget(columnDefaultSql(column)) !== undefined);
-      parameters = planned.kind === 'insert' && planned.columns === null && !sequenced ? literalParameters(shape.literals, planned.parameterTypes, this.evalContext()) : undefined;
-    } catch {
-      parameters = undefined;
-    }
-    if (parameters !== undefined) {
-      const result = await this.runPlanned(planned!, parameters, signal, true);
-      if (result !== ORDINARY_PATH) return result;
-    }
-    this.insertShapes.counts.ordinary++;
-    this.openBlock()?.discardPending();
-    return this.executePlannedStatement(this.ordinaryPrepared(statement), options, signal);
-  }
-
-  /** A cached shape's plan against the current catalog and search path. */
-  private shapePlan(cached: CachedShape): PlannedStatement {
-    const catalog = this.core.catalog.snapshot;
-    const { path: searchPath, key: searchPathKey } = this.currentSearchPath();
-    if (cached.plan === undefined || cached.plan.catalog !== catalog || cached.plan.searchPath !== searchPathKey) {
-      const planned = planStatement(expandViews(cached.parsed, this.core.catalog, searchPath), this.plannerContext(cached.declaredParameterTypes));
-      cached.plan = { planned, catalog, searchPath: searchPathKey };
-      this.insertShapes.counts.planned++;
-    }
-    return cached.plan.planned;
-  }
-
-  /**
-   * Runs a plan; a writing one inside the write lock, committed and durable before it returns.
-   * With `orOrdinaryPath`, a failure before the commit (other than a cancel or timeout) returns
-   * ORDINARY_PATH instead of throwing.
-   */
-  private async runPlanned(planned: PlannedStatement, parameters: readonly Value[], signal: AbortSignal, orOrdinaryPath: boolean): Promise<ExecuteResult | typeof ORDINARY_PATH> {
-    const writes = planned.kind === 'insert' || planned.kind === 'update' || planned.kind === 'delete';
-    const run = async () => {
-      const tables = this.tableAccess();
-      const result = await executePlanned(planned, {
-        tables,
-        parameters,
-        evalContext: this.evalContext(),
-        signal,
-      });
-      await verifyChecks(tables, this.checkRunner(signal));
-      return result;
-    };
-    let result;
-    if (writes) {
-      const outcome = await this.core.writeLock.run(async () => {
-        let ran;
-        try {
-          ran = await run();
-          signal.throwIfAborted();
-        } catch (error) {
-          this.core.store.abort();
-          if (orOrdinaryPath && !signal.aborted) return ORDINARY_PATH;
-          throw error;
-        }
-        try {
-          await this.core.commitDurable();
-        } catch (error) {
-          this.core.store.abort();
-          throw error;
-        }
-        return ran;
-      });
-      if (outcome === ORDINARY_PATH) return ORDINARY_PATH;
-      result = outcome;
-      this.dataWritten();
-    } else {
-      result = await run();
-    }
-    if (planned.columns === null) return { kind: 'command', commandTag: result.commandTag };
-    return rowsResult(planned.columns, result.rows, () => result.commandTag);
-  }
-
   /** RisingWave's SHOW TABLES / SHOW COLUMNS / DESCRIBE / SHOW CREATE (show-objects.ts). */
   private show(parsed: ParsedStatement): ShowResult {
-    const node = parsed.node as Partial<Record<'OxbowShowObjects' | 'OxbowShowCreate' | 'OxbowDescribe', unknown>>;
-    const catalog = this.core.catalog.snapshot;
-    const searchPath = this.searchPath();
-    if (node.OxbowShowObjects !== undefined) return showObjects(node.OxbowShowObjects as OxbowShowObjects, catalog, searchPath, this.database);
-    if (node.OxbowShowCreate !== undefined) return showCreate(node.OxbowShowCreate as OxbowShowCreate, catalog, searchPath);
-    return describeRelation((node.OxbowDescribe as OxbowDescribe).relation, catalog, searchPath);
+    return showStatement(parsed, this.core.catalog.snapshot, this.searchPath(), this.database);
   }
 
   /** Result columns of a query, for CREATE VIEW. */
   describeQuery(query: Node, queryText: string): readonly ColumnDescription[] {
-    const planned = this.planParsed({ node: query, text: queryText, location: 0 }, []);
+    const planned = this.preparer.planParsed({ node: query, text: queryText, location: 0 }, []);
     return planned.columns ?? [];
   }
 
   private async ddl(statement: OxbowPrepared, signal: AbortSignal): Promise<string> {
     const concurrently = concurrentIndexStatement(statement.parsed.node as Node);
-    const context = concurrently === undefined ? 'none' : this.blockContext();
+    const context = concurrently === undefined ? 'none' : this.blocks.blockContext();
     if (context !== 'none') {
       // PostgreSQL's PreventInTransactionBlock (an explicit block, or a multi-statement Query's implicit one; a pipeline's).
       throw new SqlError(SqlState.activeSqlTransaction, `${concurrently} ${context === 'pipeline' ? 'cannot be executed within a pipeline' : 'cannot run inside a transaction block'}`);
@@ -1013,7 +561,7 @@ export class EngineSession implements Session {
         planner: this.plannerContext([]),
       },
       planner: this.plannerContext([]),
-      plan: (query) => this.planParsed(query, []),
+      plan: (query) => this.preparer.planParsed(query, []),
       tableAccess: () => this.tableAccess(),
       tableAccessOf: (catalog) => new StoreTableAccess(this.core.store, new SystemRelations(this.systemContext(), systemRegistry), this.core.rowIds, this.core.store.committedEpoch, undefined, (id) => this.secondaryIndexesOf(catalog, id), this.core.sourceReplays, foreignKeysOf(catalog)),
       nextval: (sequence) => this.sequences.nextval(sequence),
@@ -1030,8 +578,8 @@ export class EngineSession implements Session {
       tableAccess: () => this.tableAccess(),
       evalContext: this.evalContext(),
       signal,
-      onWrite: () => this.dataWritten(),
-      verifyChecks: (access, contextOf) => verifyChecks(access, this.checkRunner(signal), contextOf),
+      onWrite: () => this.blocks.dataWritten(),
+      verifyChecks: (access, contextOf) => verifyChecks(access, checkRunnerOf(this.statementHost, signal), contextOf),
     };
     const result = await prepareCopy(statement.parsed, plan);
     if (result.kind !== 'copyIn') return result;
@@ -1050,28 +598,12 @@ export class EngineSession implements Session {
     };
   }
 
-  /** Evaluates CHECK queries (check-constraints.ts): planned once, run per written row. */
-  private checkRunner(signal: AbortSignal): CheckRunner {
-    return {
-      evaluate: async (sql, parameterTypes, parameterRows) => {
-        const [parsed] = parse(sql);
-        const planned = planStatement(parsed!, this.plannerContext(parameterTypes));
-        const verdicts: Value[] = [];
-        for (const parameters of parameterRows) {
-          const result = await executePlanned(planned, { tables: this.tableAccess(), parameters, evalContext: this.evalContext(), signal });
-          verdicts.push(result.rows[0]?.[0] ?? null);
-        }
-        return verdicts;
-      },
-    };
-  }
-
   private subscribeHost(): SubscribeHost {
     return {
       core: this.core,
       searchPath: this.searchPath(),
-      inTransactionBlock: this.status !== 'idle' || this.implicitBlock !== undefined,
-      planQuery: (parsed) => this.planParsed(parsed, []),
+      inTransactionBlock: this.blocks.inAnyBlock(),
+      planQuery: (parsed) => this.preparer.planParsed(parsed, []),
       runQuery: (parsed, signal) => this.runQuery(parsed, signal),
       evalContext: () => this.evalContext(),
       attach: (controller) => {
@@ -1090,7 +622,7 @@ export class EngineSession implements Session {
 
   /** Runs a query statement to rows (COPY (query) TO STDOUT). */
   async runQuery(parsed: ParsedStatement, signal: AbortSignal): Promise<{ columns: readonly ColumnDescription[]; rows: Row[] }> {
-    const planned = this.planParsed(parsed, []);
+    const planned = this.preparer.planParsed(parsed, []);
     const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: [], evalContext: this.evalContext(), signal });
     return { columns: planned.columns ?? [], rows: result.rows };
   }

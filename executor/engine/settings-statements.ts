@@ -2,8 +2,8 @@
 // DISCARD ALL over a session's SessionSettings. As in PostgreSQL: RESET and SET ... TO DEFAULT go
 // back to the session's start value (its startup parameters), not the built-in default; SET LOCAL
 // lasts until the transaction block ends (COMMIT or ROLLBACK), and outside a block it warns and
-// does nothing; a ROLLBACK undoes the block's SETs (settings.ts keeps the changes; session.ts
-// begins and ends the transactions).
+// does nothing; a ROLLBACK undoes the block's SETs (settings.ts keeps the changes;
+// transaction-blocks.ts begins and ends the transactions).
 
 import type { Node, VariableSetStmt, VariableShowStmt } from '@pgsql/types';
 import { SqlError, SqlState } from '../../sql/errors.js';
@@ -73,6 +73,22 @@ function argumentText(name: string, args: readonly Node[]): string {
     throw new SqlError(SqlState.invalidParameterValue, `SET ${name} takes only one argument`);
   }
   return parts.join(', ');
+}
+
+/**
+ * SET / SHOW / DISCARD in its transaction context (`context`: the session's blockContext). In a
+ * pipeline's implicit transaction (`pipelineBlock`; not a transaction block to PostgreSQL) SET
+ * LOCAL warns as outside a block yet lasts until the Sync, and DISCARD ALL after another statement
+ * is 25001.
+ */
+export function settingInContext(node: Node, settings: SessionSettings, context: 'block' | 'pipeline' | 'none', pipelineBlock: boolean): SettingOutcome {
+  const discardAll = (node as { DiscardStmt?: { target?: string } }).DiscardStmt?.target === 'DISCARD_ALL';
+  if (context === 'pipeline' && discardAll) throw new SqlError(SqlState.activeSqlTransaction, 'DISCARD ALL cannot be executed within a pipeline');
+  if (pipelineBlock && (node as { VariableSetStmt?: { is_local?: boolean } }).VariableSetStmt?.is_local === true) {
+    const outcome = settingStatement(node, settings, true);
+    return { ...outcome, notices: [{ severity: 'WARNING', code: SqlState.noActiveSqlTransaction, message: 'SET LOCAL can only be used in transaction blocks' }, ...outcome.notices] };
+  }
+  return settingStatement(node, settings, context === 'block');
 }
 
 export function settingStatement(node: Node, settings: SessionSettings, inTransactionBlock: boolean): SettingOutcome {

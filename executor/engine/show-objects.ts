@@ -8,7 +8,7 @@
 import type { RangeVar } from '@pgsql/types';
 import type { RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import type { OxbowShowCreate, OxbowShowObjects } from '../../sql/parser/ast.js';
+import type { OxbowDescribe, OxbowShowCreate, OxbowShowObjects, ParsedStatement } from '../../sql/parser/ast.js';
 import { createSinkText, createSourceText } from './show-create-connector.js';
 import { type } from '../../sql/types.js';
 import type { Row } from '../../sql/value.js';
@@ -57,6 +57,14 @@ function findRelation(catalog: CatalogSnapshot, names: readonly string[], search
 
 function columnRows(relation: RelationDef): Row[] {
   return relation.columns.map((column) => [column.name, formatTypeName(column.type), column.hidden ? 'true' : 'false', column.comment ?? null]);
+}
+
+/** RisingWave's SHOW TABLES / SHOW COLUMNS / DESCRIBE / SHOW CREATE, whichever the statement is. */
+export function showStatement(parsed: ParsedStatement, catalog: CatalogSnapshot, searchPath: readonly string[], database: string): ShowResult {
+  const node = parsed.node as Partial<Record<'OxbowShowObjects' | 'OxbowShowCreate' | 'OxbowDescribe', unknown>>;
+  if (node.OxbowShowObjects !== undefined) return showObjects(node.OxbowShowObjects as OxbowShowObjects, catalog, searchPath, database);
+  if (node.OxbowShowCreate !== undefined) return showCreate(node.OxbowShowCreate as OxbowShowCreate, catalog, searchPath);
+  return describeRelation((node.OxbowDescribe as OxbowDescribe).relation, catalog, searchPath);
 }
 
 export function showObjects(statement: OxbowShowObjects, catalog: CatalogSnapshot, searchPath: readonly string[], database: string): ShowResult {

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from '../../stream/tests/stream-harness.js';
 import { SqlState } from '../../../sql/errors.js';
 import type { InsertShapeCache } from '../insert-shape-cache.js';
+import type { StatementPreparer } from '../statement-preparer.js';
 
 let h: Harness;
 
@@ -18,7 +19,7 @@ afterEach(async () => {
 });
 
 function counts(): InsertShapeCache['counts'] {
-  return { ...(h.session as unknown as { insertShapes: InsertShapeCache }).insertShapes.counts };
+  return { ...(h.session as unknown as { preparer: StatementPreparer }).preparer.insertShapes.counts };
 }
 
 describe('the INSERT ... VALUES plan cache', () => {

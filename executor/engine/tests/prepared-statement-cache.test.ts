@@ -11,6 +11,7 @@ import { type } from '../../../sql/types.js';
 import type { PreparedStatement } from '../engine.js';
 import type { Row, Value } from '../../../sql/value.js';
 import type { PreparedStatementCache } from '../prepared-statement-cache.js';
+import type { StatementPreparer } from '../statement-preparer.js';
 
 let h: Harness;
 
@@ -22,7 +23,7 @@ afterEach(async () => {
 });
 
 function counts(): PreparedStatementCache<unknown>['counts'] {
-  return { ...(h.session as unknown as { preparedStatements: PreparedStatementCache<unknown> }).preparedStatements.counts };
+  return { ...(h.session as unknown as { preparer: StatementPreparer }).preparer.preparedStatements.counts };
 }
 
 async function execute(statement: PreparedStatement, parameters: Value[]): Promise<Row[]> {
