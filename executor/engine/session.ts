@@ -17,7 +17,7 @@
 // undoes its settings and writes the rows it changed back (implicit-transaction.ts).
 
 import { getEventListeners } from 'node:events';
-import type { Node } from '@pgsql/types';
+import type { Node, RangeVar } from '@pgsql/types';
 import type { OxbowDescribe, OxbowExplainAnalyzeView, OxbowShowCreate, OxbowShowObjects, ParsedStatement } from '../../sql/parser/ast.js';
 import { parse } from '../../sql/parser/index.js';
 import { insertValuesShape, type InsertValuesShape } from '../../sql/parser/insert-values-shape.js';
@@ -569,9 +569,34 @@ export class EngineSession implements Session {
         const lines = this.explainAnalyzeView((statement.parsed.node as { OxbowExplainAnalyzeView: OxbowExplainAnalyzeView }).OxbowExplainAnalyzeView, statement.parsed.location);
         return rowsResult(QUERY_PLAN_COLUMNS, lines.map((line) => [line]), () => 'EXPLAIN');
       }
+      case 'lock':
+        return { kind: 'command', commandTag: this.lock(statement.parsed) };
       case 'unsupported':
         throw new SqlError(SqlState.featureNotSupported, utility.message);
     }
+  }
+
+  /**
+   * LOCK TABLE ... IN ACCESS SHARE MODE (pg_dump's, before it reads): a statement of a transaction
+   * block that checks the tables exist and holds nothing more, as a block's reads already see one
+   * snapshot. Stronger modes would promise to keep writers out, which oxbow does not: 0A000.
+   */
+  private lock(parsed: ParsedStatement): string {
+    const node = (parsed.node as { LockStmt: { relations?: Node[]; mode?: number } }).LockStmt;
+    if (this.blockContext() === 'none') throw new SqlError(SqlState.noActiveSqlTransaction, 'LOCK TABLE can only be used in transaction blocks');
+    const ACCESS_SHARE = 1;
+    if ((node.mode ?? ACCESS_SHARE) !== ACCESS_SHARE) {
+      throw new SqlError(SqlState.featureNotSupported, 'LOCK TABLE is supported IN ACCESS SHARE MODE only', { hint: 'A transaction block reads one snapshot; oxbow has no table locks that keep writers out.' });
+    }
+    const catalog = this.core.catalog.snapshot;
+    for (const relationNode of node.relations ?? []) {
+      const relation = (relationNode as { RangeVar: RangeVar }).RangeVar;
+      if (catalog.resolveRelation(relation.schemaname, relation.relname!, this.searchPath()) === undefined) {
+        const name = relation.schemaname === undefined ? relation.relname! : `${relation.schemaname}.${relation.relname!}`;
+        throw new SqlError(SqlState.undefinedTable, `relation "${name}" does not exist`, { position: (relation.location ?? 0) + parsed.location + 1 });
+      }
+    }
+    return 'LOCK TABLE';
   }
 
   /** EXPLAIN ANALYZE [MATERIALIZED VIEW] name: the running view's operators with their counters. */

@@ -32,6 +32,7 @@ export type Utility =
   | { readonly kind: 'show' }
   | { readonly kind: 'explainView' }
   | { readonly kind: 'subscribe' }
+  | { readonly kind: 'lock' }
   | { readonly kind: 'unsupported'; readonly message: string };
 
 export interface OxbowPrepared extends PreparedStatement {
@@ -110,6 +111,8 @@ export function classify(statement: ParsedStatement): Utility {
       return { kind: 'explainView' };
     case 'OxbowSubscribe':
       return { kind: 'subscribe' };
+    case 'LockStmt':
+      return { kind: 'lock' };
     default:
       if (isDdl(kind)) return { kind: 'ddl' };
       return { kind: 'unsupported', message: `${statementWords(statement.text)} is not supported` };

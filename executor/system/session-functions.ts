@@ -406,7 +406,39 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   has_sequence_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_tablespace_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   pg_has_role: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+  // pg_dump's catalog queries.
+  acldefault: [{ arguments: [type('char'), oid], returns: arrayOf(text), strict: true, impl: ([kind, owner], context) => defaultAcl(String(kind), roleName(context.systemContext(), owner as number)) }],
+  pg_get_triggerdef: [
+    { arguments: [oid], returns: text, strict: true, impl: always(null) },
+    { arguments: [oid, bool], returns: text, strict: true, impl: always(null) },
+  ],
 };
+
+/** PostgreSQL's acldefault: the privileges an object of this kind has with no GRANT or REVOKE. */
+function defaultAcl(kind: string, owner: string): SqlArray {
+  const role = quoteAclRole(owner);
+  const own = (privileges: string) => `${role}=${privileges}/${role}`;
+  const ofPublic = (privileges: string) => `=${privileges}/${role}`;
+  const items: Record<string, string[]> = {
+    r: [own('arwdDxt')],
+    s: [own('rwU')],
+    n: [own('UC')],
+    f: [ofPublic('X'), own('X')],
+    l: [ofPublic('U'), own('U')],
+    T: [ofPublic('U'), own('U')],
+    F: [own('U')],
+    S: [own('U')],
+    L: [own('rw')],
+    d: [ofPublic('Tc'), own('CTc')],
+    t: [own('C')],
+    p: [own('sA')],
+  };
+  return { kind: 'array', elements: items[kind] ?? [] };
+}
+
+function quoteAclRole(role: string): string {
+  return /^[a-z0-9_]+$/.test(role) ? role : `"${role.replace(/"/g, '""')}"`;
+}
 
 /** An overload as pg_proc lists it (pg-proc-signatures.ts sessionProcSignatures). */
 export interface SessionFunctionOverload {
