@@ -12,6 +12,13 @@ import { type DdlContext, type DdlOutcome, kindWord, positionOf, unchanged } fro
 import { draftOf, firstLocation } from './create-table.js';
 import { expressionTextAt, nameList, stringValue } from './sql-text.js';
 import { retentionOption } from './retention.js';
+import { addKeyConstraint, alterOwner } from './alter-constraints.js';
+
+/** The command tag of an ALTER TABLE | VIEW | MATERIALIZED VIEW | INDEX statement. */
+function alterTag(statement: AlterTableStmt): string {
+  const words: Record<string, string> = { OBJECT_VIEW: 'ALTER VIEW', OBJECT_MATVIEW: 'ALTER MATERIALIZED VIEW', OBJECT_INDEX: 'ALTER INDEX', OBJECT_FOREIGN_TABLE: 'ALTER FOREIGN TABLE' };
+  return words[String(statement.objtype)] ?? 'ALTER TABLE';
+}
 
 export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlOutcome {
   const target = statement.relation!;
@@ -28,6 +35,11 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
   const commands = (statement.cmds ?? []).map((item) => (item as { AlterTableCmd: AlterTableCmd }).AlterTableCmd);
   if (commands.length > 0 && commands.every((command) => command.subtype === 'AT_SetRelOptions' || command.subtype === 'AT_ResetRelOptions')) {
     return alterRetention(statement, relation, commands, context);
+  }
+  if (commands.length === 1 && commands[0]!.subtype === 'AT_ChangeOwner') return alterOwner(commands[0]!, context, alterTag(statement));
+  if (commands.length === 1 && commands[0]!.subtype === 'AT_AddConstraint' && relation.kind === 'table') {
+    const contype = (commands[0]!.def as { Constraint?: Constraint } | undefined)?.Constraint?.contype;
+    if (contype === 'CONSTR_PRIMARY' || contype === 'CONSTR_UNIQUE') return addKeyConstraint(commands[0]!, relation, context);
   }
   if (relation.kind !== 'table') {
     throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a table`);

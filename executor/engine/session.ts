@@ -571,9 +571,31 @@ export class EngineSession implements Session {
       }
       case 'lock':
         return { kind: 'command', commandTag: this.lock(statement.parsed) };
+      case 'refresh':
+        return { kind: 'command', commandTag: this.refresh(statement.parsed) };
       case 'unsupported':
         throw new SqlError(SqlState.featureNotSupported, utility.message);
     }
+  }
+
+  /**
+   * REFRESH MATERIALIZED VIEW [CONCURRENTLY] name (a restore of pg_dump's output sends it): an oxbow
+   * materialized view is kept up to date by its dataflow, so this checks the view and notes that.
+   * WITH NO DATA would empty it until the next refresh, which a maintained view cannot be: 0A000.
+   */
+  private refresh(parsed: ParsedStatement): string {
+    const node = (parsed.node as { RefreshMatViewStmt: { relation: RangeVar; skipData?: boolean } }).RefreshMatViewStmt;
+    const relation = node.relation;
+    const name = relation.schemaname === undefined ? relation.relname! : `${relation.schemaname}.${relation.relname!}`;
+    const position = (relation.location ?? 0) + parsed.location + 1;
+    const found = this.core.catalog.snapshot.resolveRelation(relation.schemaname, relation.relname!, this.searchPath());
+    if (found === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${name}" does not exist`, { position });
+    if (found.kind !== 'materialized_view') throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a materialized view`, { position });
+    if (node.skipData === true) {
+      throw new SqlError(SqlState.featureNotSupported, 'REFRESH MATERIALIZED VIEW ... WITH NO DATA is not supported', { hint: 'An oxbow materialized view is always populated and up to date.' });
+    }
+    this.events.notice({ severity: 'NOTICE', code: SqlState.successfulCompletion, message: `materialized view "${found.name}" is always up to date; REFRESH does nothing` });
+    return 'REFRESH MATERIALIZED VIEW';
   }
 
   /**
@@ -1000,6 +1022,7 @@ export class EngineSession implements Session {
         statementLocation: parsed.location,
         describeQuery: (query, text) => this.describeQuery(query, text),
         planner: this.plannerContext([]),
+        user: this.user,
       },
       planner: this.plannerContext([]),
       plan: (query) => this.planParsed(query, []),

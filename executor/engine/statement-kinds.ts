@@ -33,6 +33,7 @@ export type Utility =
   | { readonly kind: 'explainView' }
   | { readonly kind: 'subscribe' }
   | { readonly kind: 'lock' }
+  | { readonly kind: 'refresh' }
   | { readonly kind: 'unsupported'; readonly message: string };
 
 export interface OxbowPrepared extends PreparedStatement {
@@ -113,6 +114,8 @@ export function classify(statement: ParsedStatement): Utility {
       return { kind: 'subscribe' };
     case 'LockStmt':
       return { kind: 'lock' };
+    case 'RefreshMatViewStmt':
+      return { kind: 'refresh' };
     default:
       if (isDdl(kind)) return { kind: 'ddl' };
       return { kind: 'unsupported', message: `${statementWords(statement.text)} is not supported` };

@@ -119,8 +119,11 @@ const pgClass = pg(
     }),
 );
 
+/** PostgreSQL 15's ACL of the public schema (pg_dump dumps a GRANT or REVOKE for any other). */
+const PUBLIC_SCHEMA_ACL = array(['pg_database_owner=UC/pg_database_owner', '=U/pg_database_owner']);
+
 const pgNamespace = pg(PG_NAMESPACE_OID, 'pg_namespace', ['oid:oid', 'nspname:name', 'nspowner:oid', 'nspacl:text[]'], (context) =>
-  context.catalog.schemas().map((schema) => [schema.id, schema.name, schema.name === 'public' ? DATABASE_OWNER_ROLE_OID : OWNER_OID, null]),
+  context.catalog.schemas().map((schema) => [schema.id, schema.name, schema.name === 'public' ? DATABASE_OWNER_ROLE_OID : OWNER_OID, schema.name === 'public' ? PUBLIC_SCHEMA_ACL : null]),
 );
 
 const pgAttribute = pg(
@@ -222,9 +225,9 @@ const pgDatabase = pg(
   [
     'oid:oid', 'datname:name', 'datdba:oid', 'encoding:int4', 'datlocprovider:char', 'datistemplate:bool', 'datallowconn:bool',
     'datconnlimit:int4', 'dattablespace:oid', 'datcollate:text', 'datctype:text', 'daticulocale:text', 'datcollversion:text',
-    'datacl:text[]',
+    'datacl:text[]', 'datfrozenxid:oid', 'datminmxid:oid',
   ],
-  (context) => [[DATABASE_OID, context.database, OWNER_OID, 6, 'c', false, true, -1, 1663, 'C', 'C', null, null, null]],
+  (context) => [[DATABASE_OID, context.database, OWNER_OID, 6, 'c', false, true, -1, 1663, 'C', 'C', null, null, null, 0, 0]],
 );
 
 function indexRelations(context: SystemContext): RelationDef[] {
@@ -589,6 +592,7 @@ const pgDumpCatalogs: SystemTable[] = [
   pg(6100, 'pg_subscription', ['oid:oid', 'subdbid:oid', 'subskiplsn:text', 'subname:name', 'subowner:oid', 'subenabled:bool', 'subbinary:bool', 'substream:bool', 'subtwophasestate:char', 'subdisableonerr:bool', 'subconninfo:text', 'subslotname:name', 'subsynccommit:text', 'subpublications:text[]'], empty),
   pg(2995, 'pg_largeobject_metadata', ['oid:oid', 'lomowner:oid', 'lomacl:text[]'], empty),
   pg(3596, 'pg_seclabel', ['objoid:oid', 'classoid:oid', 'objsubid:int4', 'provider:text', 'label:text'], empty),
+  pg(3592, 'pg_shseclabel', ['objoid:oid', 'classoid:oid', 'provider:text', 'label:text'], empty),
   pg(12010, 'pg_seclabels', ['objoid:oid', 'classoid:oid', 'objsubid:int4', 'objtype:text', 'objnamespace:oid', 'objname:text', 'provider:text', 'label:text'], empty),
 ];
 

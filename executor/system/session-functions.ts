@@ -13,6 +13,7 @@ import { type, arrayOf, sameType, type DataType } from '../../sql/types.js';
 import type { SqlArray, Value } from '../../sql/value.js';
 import { formatTypeName, formatTypeOid } from '../catalog/type-names.js';
 import { objectOid } from '../../planner/binder/context.js';
+import { parse } from '../../sql/parser/index.js';
 import { aggregateSignatures, procTypeName, sessionProcByOid } from './pg-proc-signatures.js';
 import {
   constraintDefinition,
@@ -62,10 +63,61 @@ const anyArray: DataType = arrayOf(type('unknown'));
 const startedMicros = Date.now() * 1000;
 
 function viewDefinition(context: SessionFunctionContext, relationId: number): Value {
-  const relation = context.systemContext().catalog.relationById(relationId);
+  const system = context.systemContext();
+  const relation = system.catalog.relationById(relationId);
   if (relation?.definition === undefined) return null;
-  const definition = relation.definition.trim();
+  const definition = qualifiedDefinition(system, relation.definition.trim(), relation.dependsOn);
   return ` ${definition}${definition.endsWith(';') ? '' : ';'}`;
+}
+
+/**
+ * A view's query as written, with each relation it reads qualified by its schema where the bare
+ * name would not find it under the current search_path, as PostgreSQL's pg_get_viewdef does (a
+ * restore of pg_dump's output runs with an empty search_path). Names are matched to the relations
+ * the view depends on; a CTE's name is left alone.
+ */
+function qualifiedDefinition(system: SystemContext, definition: string, dependsOn: readonly number[]): string {
+  let statement;
+  try {
+    statement = parse(definition)[0];
+  } catch {
+    return definition;
+  }
+  if (statement === undefined) return definition;
+  const reads = dependsOn.map((id) => system.catalog.relationById(id)).filter((found) => found !== undefined);
+  const cteNames = new Set<string>();
+  const rangeVars: { relname: string; location: number }[] = [];
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'CommonTableExpr' && typeof (value as { ctename?: unknown }).ctename === 'string') cteNames.add((value as { ctename: string }).ctename);
+      if (key === 'RangeVar') {
+        const rangeVar = value as { relname?: string; schemaname?: string; location?: number };
+        if (rangeVar.schemaname === undefined && rangeVar.relname !== undefined && rangeVar.location !== undefined) {
+          rangeVars.push({ relname: rangeVar.relname, location: rangeVar.location });
+        }
+      }
+      visit(value);
+    }
+  };
+  visit(statement.node);
+  const edits: { at: number; schema: string }[] = [];
+  for (const { relname, location } of rangeVars) {
+    if (cteNames.has(relname)) continue;
+    const target = reads.find((read) => read.name === relname);
+    if (target === undefined || system.catalog.resolveRelation(undefined, relname, system.searchPath)?.id === target.id) continue;
+    const at = statement.location + location;
+    const written = definition.slice(at);
+    if (!written.startsWith(relname) && !written.startsWith(quoteIdentifier(relname)) && !written.toLowerCase().startsWith(relname)) continue;
+    edits.push({ at, schema: target.schema });
+  }
+  let qualified = definition;
+  for (const edit of edits.sort((a, b) => b.at - a.at)) qualified = `${qualified.slice(0, edit.at)}${quoteIdentifier(edit.schema)}.${qualified.slice(edit.at)}`;
+  return qualified;
 }
 
 function typeOidOrNull(name: string, context: SessionFunctionContext): number | null {

@@ -1,0 +1,82 @@
+// What a restore of pg_dump's output sends besides CREATE and COPY: ALTER TABLE ONLY t ADD
+// CONSTRAINT name PRIMARY KEY | UNIQUE (columns) after the data, and ALTER TABLE | VIEW |
+// MATERIALIZED VIEW | SCHEMA ... OWNER TO role (accepted for the session's user, the one role).
+//
+// A table is keyed in storage by the primary key it was created with, or by a hidden row id. A
+// primary key added later does not rekey the stored rows: it is a stored UNIQUE index marked
+// primary (pg_constraint lists it as the table's primary key, pg_dump dumps it back) whose columns
+// become NOT NULL; ddl-statement.ts fills it from the rows in the same epoch and refuses a NULL or
+// a duplicate key (23502, 23505). UNIQUE is the same index, not marked primary.
+
+import type { AlterOwnerStmt, AlterTableCmd, Constraint, Node, RoleSpec } from '@pgsql/types';
+import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import { type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-context.js';
+import { draftOf, freeRelationName } from './create-table.js';
+
+/** ALTER TABLE | VIEW | MATERIALIZED VIEW ... OWNER TO: oxbow has one role, the session's user, which owns everything. */
+export function alterOwner(command: AlterTableCmd, context: DdlContext, commandTag: string): DdlOutcome {
+  checkOwner(command.newowner as RoleSpec | undefined, context);
+  return unchanged(commandTag);
+}
+
+function checkOwner(role: RoleSpec | undefined, context: DdlContext): void {
+  const name = role?.rolename;
+  if (role?.roletype === 'ROLESPEC_CSTRING' && name !== undefined && name !== context.user && name !== 'pg_database_owner') {
+    throw new SqlError(SqlState.undefinedObject, `role "${name}" does not exist`);
+  }
+}
+
+/** ALTER SCHEMA name OWNER TO role (pg_dump writes it for each schema); other objects' owners are 0A000. */
+export function alterObjectOwner(statement: AlterOwnerStmt, context: DdlContext): DdlOutcome {
+  if (statement.objectType !== 'OBJECT_SCHEMA') {
+    throw new SqlError(SqlState.featureNotSupported, `ALTER ${String(statement.objectType).replace('OBJECT_', '')} ... OWNER TO is not supported`);
+  }
+  const name = (statement.object as { String?: { sval: string } } | undefined)?.String?.sval ?? '';
+  if (context.catalog.schema(name) === undefined) throw new SqlError(SqlState.invalidSchemaName, `schema "${name}" does not exist`);
+  checkOwner(statement.newowner, context);
+  return unchanged('ALTER SCHEMA');
+}
+
+/** ADD CONSTRAINT name PRIMARY KEY | UNIQUE (columns) on a table. */
+export function addKeyConstraint(command: AlterTableCmd, relation: RelationDef, context: DdlContext): DdlOutcome {
+  const constraint = (command.def as { Constraint: Constraint }).Constraint;
+  const primary = constraint.contype === 'CONSTR_PRIMARY';
+  const position = positionOf(context, constraint.location);
+  if (constraint.indexname !== undefined) throw new SqlError(SqlState.featureNotSupported, 'ADD CONSTRAINT ... USING INDEX is not supported', { position });
+  const keys = ((constraint.keys ?? []) as Node[]).map((key) => (key as { String: { sval: string } }).String.sval);
+  if ((constraint.including ?? []).length > 0) throw new SqlError(SqlState.featureNotSupported, 'INCLUDE columns of a constraint are not supported', { position });
+  if (relation.options !== undefined) {
+    throw new SqlError(SqlState.featureNotSupported, `${primary ? 'a primary key' : 'a unique constraint'} on connector table "${relation.name}" is not supported`, {
+      hint: 'Rows of a connector table are written by its connector, which cannot refuse one.',
+    });
+  }
+  const indexes = context.catalog.relations().filter((other) => other.kind === 'index' && other.indexOn?.relationId === relation.id);
+  if (primary && indexes.some((index) => index.indexOn!.primary === true)) {
+    throw new SqlError(SqlState.invalidTableDefinition, `multiple primary keys for table "${relation.name}" are not allowed`, { position });
+  }
+  const columns = keys.map((key) => {
+    const index = relation.columns.findIndex((column) => column.name === key && !column.hidden);
+    if (index < 0) throw new SqlError(SqlState.undefinedColumn, `column "${key}" named in key does not exist`, { position });
+    return index;
+  });
+  const name = constraint.conname ?? freeRelationName(context.catalog, relation.schema, `${relation.name}_${primary ? 'pkey' : `${keys.join('_')}_key`}`);
+  if (context.catalog.relation(relation.schema, name) !== undefined) throw new SqlError(SqlState.duplicateTable, `relation "${name}" already exists`);
+  const draft = draftOf(context);
+  if (primary) {
+    const tableColumns: ColumnDef[] = relation.columns.map((column, index) => (columns.includes(index) ? { ...column, nullable: false } : column));
+    draft.putRelation({ ...relation, columns: tableColumns });
+  }
+  const id = draft.allocateId();
+  draft.putRelation({
+    id,
+    kind: 'index',
+    schema: relation.schema,
+    name,
+    columns: columns.map((index) => relation.columns[index]!),
+    primaryKey: columns.map((_, index) => index),
+    dependsOn: [],
+    indexOn: { relationId: relation.id, columns, unique: true, ...(primary ? { primary: true } : {}), stored: true },
+  });
+  return { catalog: draft.finish(), commandTag: 'ALTER TABLE', notices: [], droppedTableIds: [], indexBackfill: id };
+}
