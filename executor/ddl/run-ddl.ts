@@ -1,7 +1,7 @@
 // Dispatch of DDL statements to their handlers (one file per group of statements). The session
 // runs the handler inside the write lock and commits the catalog it returns.
 
-import type { AlterOwnerStmt, AlterTableStmt, CommentStmt, CreateFunctionStmt, CreateSchemaStmt, CreateStmt, CreateTableAsStmt, DropStmt, IndexStmt, ViewStmt } from '@pgsql/types';
+import type { AlterOwnerStmt, AlterTableStmt, RenameStmt, CommentStmt, CreateFunctionStmt, CreateSchemaStmt, CreateStmt, CreateTableAsStmt, DropStmt, IndexStmt, ViewStmt } from '@pgsql/types';
 import type { ConnectorSpec, OxbowCreateSink, OxbowCreateSource, OxbowCreateSubscription, OxbowDropSubscription, ParsedStatement } from '../../sql/parser/ast.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
@@ -14,6 +14,7 @@ import { createConnectorTable, createSource } from './create-source.js';
 import { createSink } from './create-sink.js';
 import { createSubscription, dropSubscription } from './create-subscription.js';
 import { alterObjectOwner } from './alter-constraints.js';
+import { renameRelation } from './rename.js';
 
 const ddlKinds = new Set([
   'CreateStmt',
@@ -30,6 +31,7 @@ const ddlKinds = new Set([
   'OxbowCreateSubscription',
   'OxbowDropSubscription',
   'AlterOwnerStmt',
+  'RenameStmt',
 ]);
 
 export function isDdl(kind: string): boolean {
@@ -65,6 +67,8 @@ export function runDdl(statement: ParsedStatement, context: DdlContext): DdlOutc
       return commentOn(body as CommentStmt, context);
     case 'AlterOwnerStmt':
       return alterObjectOwner(body as AlterOwnerStmt, context);
+    case 'RenameStmt':
+      return renameRelation(body as RenameStmt, context);
     case 'CreateTableAsStmt': {
       const objectType = (body as CreateTableAsStmt).objtype;
       // CREATE TABLE AS runs in the session (it needs the query's rows); here only the streaming kind.
