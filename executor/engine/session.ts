@@ -573,9 +573,37 @@ export class EngineSession implements Session {
         return { kind: 'command', commandTag: this.lock(statement.parsed) };
       case 'refresh':
         return { kind: 'command', commandTag: this.refresh(statement.parsed) };
+      case 'truncate':
+        return this.truncate(statement.parsed, signal);
       case 'unsupported':
         throw new SqlError(SqlState.featureNotSupported, utility.message);
     }
+  }
+
+  /**
+   * TRUNCATE [TABLE] t [, ...] (dbt empties a seed's table with it before loading it again): a
+   * DELETE of every row of each table, so views and indexes follow as for any delete (outside a
+   * transaction block each table's DELETE commits on its own). RESTART IDENTITY is 0A000.
+   */
+  private async truncate(parsed: ParsedStatement, signal: AbortSignal): Promise<ExecuteResult> {
+    const node = (parsed.node as { TruncateStmt: { relations?: Node[]; restart_seqs?: boolean } }).TruncateStmt;
+    if (node.restart_seqs === true) throw new SqlError(SqlState.featureNotSupported, 'TRUNCATE ... RESTART IDENTITY is not supported');
+    const catalog = this.core.catalog.snapshot;
+    const deletes: string[] = [];
+    for (const relationNode of node.relations ?? []) {
+      const relation = (relationNode as { RangeVar: RangeVar }).RangeVar;
+      const name = relation.schemaname === undefined ? relation.relname! : `${relation.schemaname}.${relation.relname!}`;
+      const position = (relation.location ?? 0) + parsed.location + 1;
+      const found = catalog.resolveRelation(relation.schemaname, relation.relname!, this.searchPath());
+      if (found === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${name}" does not exist`, { position });
+      if (found.kind !== 'table') throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a table`, { position });
+      deletes.push(`DELETE FROM ${quoteName(found.schema)}.${quoteName(found.name)}`);
+    }
+    for (const text of deletes) {
+      const planned = this.planParsed(parse(text)[0]!, []);
+      await this.runPlanned(planned, [], signal, false);
+    }
+    return { kind: 'command', commandTag: 'TRUNCATE TABLE' };
   }
 
   /**
@@ -1104,4 +1132,8 @@ export class EngineSession implements Session {
     const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: [], evalContext: this.evalContext(), signal });
     return { columns: planned.columns ?? [], rows: result.rows };
   }
+}
+
+function quoteName(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
 }

@@ -34,6 +34,7 @@ export type Utility =
   | { readonly kind: 'subscribe' }
   | { readonly kind: 'lock' }
   | { readonly kind: 'refresh' }
+  | { readonly kind: 'truncate' }
   | { readonly kind: 'unsupported'; readonly message: string };
 
 export interface OxbowPrepared extends PreparedStatement {
@@ -116,6 +117,8 @@ export function classify(statement: ParsedStatement): Utility {
       return { kind: 'lock' };
     case 'RefreshMatViewStmt':
       return { kind: 'refresh' };
+    case 'TruncateStmt':
+      return { kind: 'truncate' };
     default:
       if (isDdl(kind)) return { kind: 'ddl' };
       return { kind: 'unsupported', message: `${statementWords(statement.text)} is not supported` };

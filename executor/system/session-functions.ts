@@ -460,6 +460,10 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   pg_has_role: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   // pg_dump's catalog queries.
   acldefault: [{ arguments: [type('char'), oid], returns: arrayOf(text), strict: true, impl: ([kind, owner], context) => defaultAcl(String(kind), roleName(context.systemContext(), owner as number)) }],
+  // pg_dump --jobs shares its snapshot with its workers; oxbow cannot hand a snapshot to another session.
+  pg_export_snapshot: [{ arguments: [], returns: text, strict: false, impl: () => {
+    throw new SqlError(SqlState.featureNotSupported, 'pg_export_snapshot is not supported', { hint: 'Run pg_dump without --jobs (-j).' });
+  } }],
   pg_get_triggerdef: [
     { arguments: [oid], returns: text, strict: true, impl: always(null) },
     { arguments: [oid, bool], returns: text, strict: true, impl: always(null) },

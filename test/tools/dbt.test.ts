@@ -2,7 +2,7 @@
 // against PostgreSQL 15: the project in test/tools/dbt/ (a seed, a table model, a view model over
 // it, a materialized_view model, unique and not_null tests) runs `dbt seed`, `dbt run` and
 // `dbt test` on both servers; every seed's and model's rows on oxbow equal PostgreSQL's. Then the
-// table model changes and `dbt run` again replaces it (dbt's create-as, rename, drop cascade; the
+// seed loads again (TRUNCATE), the table model changes and `dbt run` again replaces it (dbt's create-as, rename, drop cascade; the
 // materialized view is refreshed) and the rows still agree. A missing venv fails the test naming
 // the script that makes it.
 
@@ -122,6 +122,8 @@ describe('dbt', () => {
   it('a changed model is replaced by the next dbt run', async () => {
     for (const target of [theirs, ours]) {
       writeFileSync(join(target.project, 'models', 'paid_orders.sql'), CHANGED_MODEL);
+      // A second seed empties the seed's table (TRUNCATE) and loads it again.
+      expect(await dbt('seed', target)).toMatch(/Completed successfully/);
       expect(await dbt('run', target)).toMatch(/PASS=3 WARN=0 ERROR=0 SKIP=0 TOTAL=3/);
       expect(await dbt('test', target)).toMatch(/PASS=7 WARN=0 ERROR=0 SKIP=0 TOTAL=7/);
     }
