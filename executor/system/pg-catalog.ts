@@ -3,7 +3,8 @@
 // pg_attrdef, pg_description, pg_proc, pg_aggregate, pg_settings, pg_roles/pg_user, pg_tables/pg_views/
 // pg_matviews, pg_am, pg_opclass (default btree classes; pg_index.indclass), pg_collation, pg_tablespace, and the ones psql's \d queries join but oxbow
 // has nothing for (pg_inherits, pg_policy, pg_trigger, pg_statistic_ext, pg_publication*,
-// pg_extension, pg_enum), present and empty; pg_foreign_table / pg_foreign_server describe sources. Column lists follow PostgreSQL 15
+// pg_enum), present and empty; pg_foreign_table / pg_foreign_server describe sources; what pg_dump
+// reads (pg_extension, pg_depend, pg_rewrite, and more empty catalogs). Column lists follow PostgreSQL 15
 // (a subset where a column has no meaning here); OIDs of the catalogs are PostgreSQL's.
 
 import type { RelationDef } from '../../sql/catalog.js';
