@@ -1,6 +1,6 @@
 // What a restore of pg_dump's output sends besides CREATE and COPY: ALTER TABLE ONLY t ADD
 // CONSTRAINT name PRIMARY KEY | UNIQUE (columns) after the data, and ALTER TABLE | VIEW |
-// MATERIALIZED VIEW | SCHEMA ... OWNER TO role (accepted for the session's user, the one role).
+// MATERIALIZED VIEW | SCHEMA | FUNCTION ... OWNER TO role (accepted for the session's user, the one role).
 //
 // A table is keyed in storage by the primary key it was created with, or by a hidden row id. A
 // primary key added later does not rekey the stored rows: it is a stored UNIQUE index marked
@@ -27,8 +27,12 @@ function checkOwner(role: RoleSpec | undefined, context: DdlContext): void {
   }
 }
 
-/** ALTER SCHEMA name OWNER TO role (pg_dump writes it for each schema); other objects' owners are 0A000. */
+/** ALTER SCHEMA | FUNCTION ... OWNER TO role (pg_dump writes it for each); other objects' owners are 0A000. */
 export function alterObjectOwner(statement: AlterOwnerStmt, context: DdlContext): DdlOutcome {
+  if (statement.objectType === 'OBJECT_FUNCTION') {
+    checkOwner(statement.newowner, context);
+    return unchanged('ALTER FUNCTION');
+  }
   if (statement.objectType !== 'OBJECT_SCHEMA') {
     throw new SqlError(SqlState.featureNotSupported, `ALTER ${String(statement.objectType).replace('OBJECT_', '')} ... OWNER TO is not supported`);
   }

@@ -323,12 +323,14 @@ const pgProc = pg(
   'pg_proc',
   [
     'oid:oid', 'proname:name', 'pronamespace:oid', 'proowner:oid', 'prolang:oid', 'procost:float4', 'prorows:float4',
-    'provariadic:oid', 'prosupport:oid', 'prokind:char', 'prosecdef:bool', 'proleakproof:bool', 'proisstrict:bool',
+    'provariadic:oid', 'prosupport:regproc', 'prokind:char', 'prosecdef:bool', 'proleakproof:bool', 'proisstrict:bool',
     'proretset:bool', 'provolatile:char', 'proparallel:char', 'pronargs:int2', 'pronargdefaults:int2', 'prorettype:oid',
-    'proargtypes:oid[]', 'proallargtypes:oid[]', 'proargmodes:char[]', 'proargnames:text[]', 'prosrc:text', 'probin:text',
+    'proargtypes:oidvector', 'proallargtypes:oid[]', 'proargmodes:char[]', 'proargnames:text[]', 'prosrc:text', 'probin:text',
     'proacl:text[]',
+    // Read by pg_dump: no function carries SET options or TRANSFORM types here.
+    'proconfig:text[]', 'protrftypes:text[]',
   ],
-  (context) => [...procRows(), ...sqlFunctionProcRows(context)],
+  (context) => [...procRows(), ...sqlFunctionProcRows(context)].map((row) => [...row, null, null]),
 );
 
 /** pg_proc rows of the catalog's SQL functions (prolang 14, sql; prosrc the AS text, '' for a RETURN body). */

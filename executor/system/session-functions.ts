@@ -7,6 +7,7 @@
 // as it is when the statement runs.
 
 import * as functions from '../../sql/functions.js';
+import type { RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { Resolved, ScalarFunction } from '../../sql/functions.js';
 import { type, arrayOf, sameType, type DataType } from '../../sql/types.js';
@@ -85,8 +86,40 @@ function qualifiedDefinition(system: SystemContext, definition: string, dependsO
   }
   if (statement === undefined) return definition;
   const reads = dependsOn.map((id) => system.catalog.relationById(id)).filter((found) => found !== undefined);
+  return qualifyNames(system, definition, statement.node, statement.location, reads);
+}
+
+/**
+ * An expression's text (a DEFAULT, a CHECK) with each call of a CREATE FUNCTION function the
+ * search_path would not find qualified by its schema, as PostgreSQL's pg_get_expr prints it.
+ */
+function qualifiedExpression(system: SystemContext, expression: string): string {
+  if (system.catalog.functions().length === 0) return expression;
+  const prefix = 'SELECT ';
+  let statement;
+  try {
+    statement = parse(`${prefix}${expression}`)[0];
+  } catch {
+    return expression;
+  }
+  if (statement === undefined) return expression;
+  return qualifyNames(system, `${prefix}${expression}`, statement.node, statement.location, []).slice(prefix.length);
+}
+
+/** A CHECK (...) constraint definition with its expression's functions qualified (qualifiedExpression). */
+function qualifiedConstraint(system: SystemContext, definition: string | undefined): string | null {
+  if (definition === undefined) return null;
+  return definition.startsWith('CHECK ') ? `CHECK ${qualifiedExpression(system, definition.slice('CHECK '.length))}` : definition;
+}
+
+/**
+ * `text` with a schema inserted before each relation of `reads` and each CREATE FUNCTION function
+ * it names bare that the current search_path would not find; a CTE's name is left alone.
+ */
+function qualifyNames(system: SystemContext, text: string, root: unknown, offset: number, reads: readonly RelationDef[]): string {
   const cteNames = new Set<string>();
   const rangeVars: { relname: string; location: number }[] = [];
+  const calls: { name: string; location: number }[] = [];
   const visit = (node: unknown): void => {
     if (Array.isArray(node)) {
       for (const item of node) visit(item);
@@ -101,21 +134,35 @@ function qualifiedDefinition(system: SystemContext, definition: string, dependsO
           rangeVars.push({ relname: rangeVar.relname, location: rangeVar.location });
         }
       }
+      if (key === 'FuncCall') {
+        const call = value as { funcname?: { String?: { sval?: string } }[]; location?: number };
+        const parts = call.funcname ?? [];
+        if (parts.length === 1 && parts[0]!.String?.sval !== undefined && call.location !== undefined) calls.push({ name: parts[0]!.String.sval, location: call.location });
+      }
       visit(value);
     }
   };
-  visit(statement.node);
+  visit(root);
   const edits: { at: number; schema: string }[] = [];
+  const startsWithName = (at: number, name: string) => {
+    const written = text.slice(at);
+    return written.startsWith(name) || written.startsWith(quoteIdentifier(name)) || written.toLowerCase().startsWith(name);
+  };
   for (const { relname, location } of rangeVars) {
     if (cteNames.has(relname)) continue;
     const target = reads.find((read) => read.name === relname);
     if (target === undefined || system.catalog.resolveRelation(undefined, relname, system.searchPath)?.id === target.id) continue;
-    const at = statement.location + location;
-    const written = definition.slice(at);
-    if (!written.startsWith(relname) && !written.startsWith(quoteIdentifier(relname)) && !written.toLowerCase().startsWith(relname)) continue;
-    edits.push({ at, schema: target.schema });
+    const at = offset + location;
+    if (startsWithName(at, relname)) edits.push({ at, schema: target.schema });
   }
-  let qualified = definition;
+  const functions = system.catalog.functions();
+  for (const { name, location } of calls) {
+    const candidates = functions.filter((fn) => fn.name === name);
+    if (candidates.length === 0 || candidates.some((fn) => system.searchPath.includes(fn.schema))) continue;
+    const at = offset + location;
+    if (startsWithName(at, name)) edits.push({ at, schema: candidates[0]!.schema });
+  }
+  let qualified = text;
   for (const edit of edits.sort((a, b) => b.at - a.at)) qualified = `${qualified.slice(0, edit.at)}${quoteIdentifier(edit.schema)}.${qualified.slice(edit.at)}`;
   return qualified;
 }
@@ -257,6 +304,13 @@ function functionDefinition(id: number, context: SessionFunctionContext): Value 
   return `${text}AS ${tag}$${fn.source}${tag}$\n`;
 }
 
+/** pg_get_function_sqlbody: a SQL-standard `RETURN expr` body as PostgreSQL prints it (pg_dump), NULL for an `AS` string. */
+function functionSqlBody(id: number, context: SessionFunctionContext): Value {
+  const fn = context.systemContext().catalog.functionById(id);
+  if (fn === undefined || fn.source !== '' || !fn.body.startsWith('SELECT ')) return null;
+  return `RETURN ${fn.body.slice('SELECT '.length)}`;
+}
+
 function arrayBound(values: SqlArray, dimension: number, which: 'upper' | 'lower'): Value {
   const lengths = values.dims ?? [values.elements.length];
   const length = lengths[dimension - 1];
@@ -330,13 +384,14 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
     },
   ],
   pg_get_constraintdef: [
-    { arguments: [oid], returns: text, strict: true, impl: ([id], context) => constraintDefinition(context.systemContext(), id as number) ?? null },
-    { arguments: [oid, bool], returns: text, strict: true, impl: ([id], context) => constraintDefinition(context.systemContext(), id as number) ?? null },
+    { arguments: [oid], returns: text, strict: true, impl: ([id], context) => qualifiedConstraint(context.systemContext(), constraintDefinition(context.systemContext(), id as number)) },
+    { arguments: [oid, bool], returns: text, strict: true, impl: ([id], context) => qualifiedConstraint(context.systemContext(), constraintDefinition(context.systemContext(), id as number)) },
   ],
-  // oxbow stores expression text (not node trees) in pg_attrdef.adbin and friends: shown as is.
+  // oxbow stores expression text (not node trees) in pg_attrdef.adbin and friends: shown as is,
+  // with the CREATE FUNCTION functions the search_path would not find qualified.
   pg_get_expr: [
-    { arguments: [text, oid], returns: text, strict: true, impl: ([expression]) => expression as string },
-    { arguments: [text, oid, bool], returns: text, strict: true, impl: ([expression]) => expression as string },
+    { arguments: [text, oid], returns: text, strict: true, impl: ([expression], context) => qualifiedExpression(context.systemContext(), expression as string) },
+    { arguments: [text, oid, bool], returns: text, strict: true, impl: ([expression], context) => qualifiedExpression(context.systemContext(), expression as string) },
   ],
   current_schema: [
     {
@@ -464,6 +519,7 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   pg_export_snapshot: [{ arguments: [], returns: text, strict: false, impl: () => {
     throw new SqlError(SqlState.featureNotSupported, 'pg_export_snapshot is not supported', { hint: 'Run pg_dump without --jobs (-j).' });
   } }],
+  pg_get_function_sqlbody: [{ arguments: [oid], returns: text, strict: true, impl: ([id], context) => functionSqlBody(id as number, context) }],
   pg_get_triggerdef: [
     { arguments: [oid], returns: text, strict: true, impl: always(null) },
     { arguments: [oid, bool], returns: text, strict: true, impl: always(null) },

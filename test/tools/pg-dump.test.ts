@@ -1,7 +1,7 @@
 // pg_dump 15 (Debian's postgresql-client, installed by .ci/run) against oxbow: a database with
 // tables (primary keys, NOT NULL, DEFAULT, CHECK, one keyed by its hidden row id), a second
-// schema, views (one over another), materialized views, indexes (plain and unique), a comment, and
-// a source, dumped in plain and custom (-Fc) format. The plain dump restores with `psql -f` and the
+// schema, views (one over another), materialized views, indexes (plain and unique), a comment, a
+// SQL function a DEFAULT and a CHECK call, and a source, dumped in plain and custom (-Fc) format. The plain dump restores with `psql -f` and the
 // custom one with `pg_restore -d` into fresh oxbow servers: every table's, view's and materialized
 // view's rows equal the original's, the primary key refuses a duplicate, and a second dump of the
 // restored database prints the same. The plain dump also restores into PostgreSQL 15 (the oracle:
@@ -52,6 +52,11 @@ const SETUP = [
      select e.kind, count(*) as n, sum(e.amount) as total from events e join accounts a on a.id = e.account_id group by e.kind`,
   `create materialized view sales.daily as select day, count(*) as orders, sum(total) as total from sales.orders group by day`,
   `comment on table accounts is 'who holds what'`,
+  // A SQL function that a DEFAULT and a CHECK call: dumped first, called by its qualified name.
+  `create function plus_one(x int) returns int language sql immutable return x + 1`,
+  `create table scores (id int primary key, score int default plus_one(41), check (plus_one(score) > 0))`,
+  `insert into scores (id) values (1)`,
+  `insert into scores values (2, 7)`,
 ];
 
 /** A finite datagen source: a source is not dumped (its rows come from its connector). */
@@ -149,6 +154,8 @@ describe('pg_dump and restore', () => {
     expect(plain).toMatch(/^REFRESH MATERIALIZED VIEW public\.totals_by_kind;$/m);
     expect(plain).toMatch(/^CREATE VIEW public\.active_names AS$/m);
     expect(plain).toMatch(/^COMMENT ON TABLE public\.accounts IS 'who holds what';$/m);
+    expect(plain).toMatch(/^CREATE FUNCTION public\.plus_one\(x integer\) RETURNS integer$/m);
+    expect(plain).toMatch(/score integer DEFAULT public\.plus_one\(41\)/);
     expect(plain).toMatch(/^COPY public\.accounts \(id, name, balance, opened, tags, meta, active\) FROM stdin;$/m);
     // A view reads relations by their schema-qualified names (the restore's search_path is empty).
     expect(plain).toMatch(/from public\.active_accounts/);
