@@ -12,7 +12,7 @@ import { type DdlContext, type DdlOutcome, kindWord, positionOf, unchanged } fro
 import { draftOf, firstLocation } from './create-table.js';
 import { expressionTextAt, nameList, stringValue } from './sql-text.js';
 import { retentionOption } from './retention.js';
-import { addKeyConstraint, alterOwner } from './alter-constraints.js';
+import { addKeyConstraint, alterOwner, dropConstraint } from './alter-constraints.js';
 
 /** The command tag of an ALTER TABLE | VIEW | MATERIALIZED VIEW | INDEX statement. */
 function alterTag(statement: AlterTableStmt): string {
@@ -41,6 +41,7 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
     const contype = (commands[0]!.def as { Constraint?: Constraint } | undefined)?.Constraint?.contype;
     if (contype === 'CONSTR_PRIMARY' || contype === 'CONSTR_UNIQUE') return addKeyConstraint(commands[0]!, relation, context);
   }
+  if (commands.length === 1 && commands[0]!.subtype === 'AT_DropConstraint' && relation.kind === 'table') return dropConstraint(commands[0]!, relation, context);
   if (relation.kind !== 'table') {
     throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a table`);
   }

@@ -1,5 +1,6 @@
 // What a restore of pg_dump's output sends besides CREATE and COPY: ALTER TABLE ONLY t ADD
-// CONSTRAINT name PRIMARY KEY | UNIQUE (columns) after the data, and ALTER TABLE | VIEW |
+// CONSTRAINT name PRIMARY KEY | UNIQUE (columns) after the data, DROP CONSTRAINT (pg_restore
+// --clean), and ALTER TABLE | VIEW |
 // MATERIALIZED VIEW | SCHEMA | FUNCTION ... OWNER TO role (accepted for the session's user, the one role).
 //
 // A table is keyed in storage by the primary key it was created with, or by a hidden row id. A
@@ -83,4 +84,33 @@ export function addKeyConstraint(command: AlterTableCmd, relation: RelationDef, 
     indexOn: { relationId: relation.id, columns, unique: true, ...(primary ? { primary: true } : {}), stored: true },
   });
   return { catalog: draft.finish(), commandTag: 'ALTER TABLE', notices: [], droppedTableIds: [], indexBackfill: id };
+}
+
+/**
+ * ALTER TABLE t DROP CONSTRAINT [IF EXISTS] name (`pg_restore --clean` sends it before DROP TABLE):
+ * a CHECK, or a primary key added by ALTER TABLE (its stored index goes). The primary key a table
+ * was created with is its storage key: 0A000.
+ */
+export function dropConstraint(command: AlterTableCmd, relation: RelationDef, context: DdlContext): DdlOutcome {
+  const name = command.name ?? '';
+  const key = context.catalog.relations().find((other) => other.kind === 'index' && other.indexOn?.relationId === relation.id && other.indexOn.primary === true && other.name === name);
+  const draft = draftOf(context);
+  if (key !== undefined) {
+    if (key.indexOn!.stored !== true) {
+      throw new SqlError(SqlState.featureNotSupported, `dropping the primary key "${name}" that table "${relation.name}" is stored by is not supported`, {
+        hint: 'DROP TABLE and create it again without the key.',
+      });
+    }
+    draft.removeRelation(key.id);
+    return { catalog: draft.finish(), commandTag: 'ALTER TABLE', notices: [], droppedTableIds: [key.id] };
+  }
+  const checks = relation.checks ?? [];
+  if (checks.some((check) => check.name === name)) {
+    draft.putRelation({ ...relation, checks: checks.filter((check) => check.name !== name) });
+    return { catalog: draft.finish(), commandTag: 'ALTER TABLE', notices: [], droppedTableIds: [] };
+  }
+  if (command.missing_ok === true) {
+    return unchanged('ALTER TABLE', [{ severity: 'NOTICE', code: SqlState.successfulCompletion, message: `constraint "${name}" of relation "${relation.name}" does not exist, skipping` }]);
+  }
+  throw new SqlError(SqlState.undefinedObject, `constraint "${name}" of relation "${relation.name}" does not exist`);
 }

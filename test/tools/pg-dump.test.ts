@@ -1,9 +1,10 @@
 // pg_dump 15 (Debian's postgresql-client, installed by .ci/run) against oxbow: a database with
 // tables (primary keys, NOT NULL, DEFAULT, CHECK, one keyed by its hidden row id), a second
 // schema, views (one over another), materialized views, indexes (plain and unique), a comment, a
-// SQL function a DEFAULT and a CHECK call, and a source, dumped in plain and custom (-Fc) format. The plain dump restores with `psql -f` and the
-// custom one with `pg_restore -d` into fresh oxbow servers: every table's, view's and materialized
-// view's rows equal the original's, the primary key refuses a duplicate, and a second dump of the
+// SQL function a DEFAULT and a CHECK call, and a source, dumped in plain and custom (-Fc) format.
+// The plain dump restores with `psql -f` and the custom one with `pg_restore -d` (then again with
+// --clean over itself) into fresh oxbow servers: every table's, view's and materialized view's
+// rows equal the original's, the primary key refuses a duplicate, and a second dump of the
 // restored database prints the same. The plain dump also restores into PostgreSQL 15 (the oracle:
 // it is PostgreSQL's SQL and the rows there equal oxbow's). oxbow_catalog and the source are not
 // dumped. A missing pg_dump, pg_restore or psql fails the test naming the package.
@@ -194,6 +195,9 @@ describe('pg_dump and restore', () => {
       run('pg_restore', ['--exit-on-error', '-d', oxbowUrl(target), file]);
       expect(await contents(oxbowUrl(target))).toEqual(original);
       expect(stable(pgDump(target, []))).toBe(stable(plain));
+      // Restored again over itself: --clean drops each object (its primary keys first) and recreates it.
+      run('pg_restore', ['--clean', '--if-exists', '--exit-on-error', '-d', oxbowUrl(target), file]);
+      expect(await contents(oxbowUrl(target))).toEqual(original);
     } finally {
       await target.stop();
     }

@@ -155,6 +155,12 @@ const renameAndRestoreScript = [
   'alter view rv2 owner to current_user',
   'alter schema public owner to current_user',
   'alter schema nosuch owner to current_user',
+  'create table ck (a int, b int)',
+  'alter table ck drop constraint nope',
+  'alter table ck drop constraint if exists nope',
+  'alter table ck add constraint ck_pkey primary key (b)',
+  'alter table ck drop constraint ck_pkey',
+  'alter table ck add primary key (a)',
 ];
 
 describe('RENAME, ADD CONSTRAINT and OWNER TO match PostgreSQL 15', () => {
