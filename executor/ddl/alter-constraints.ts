@@ -1,7 +1,7 @@
 // What a restore of pg_dump's output sends besides CREATE and COPY: ALTER TABLE ONLY t ADD
 // CONSTRAINT name PRIMARY KEY | UNIQUE (columns) after the data, DROP CONSTRAINT (pg_restore
-// --clean), and ALTER TABLE | VIEW |
-// MATERIALIZED VIEW | SCHEMA | FUNCTION ... OWNER TO role (accepted for the session's user, the one role).
+// --clean), and ALTER TABLE | VIEW | MATERIALIZED VIEW | SCHEMA | FUNCTION ... OWNER TO role
+// (accepted for the session's user, the one role).
 //
 // A table is keyed in storage by the primary key it was created with, or by a hidden row id. A
 // primary key added later does not rekey the stored rows: it is a stored UNIQUE index marked
