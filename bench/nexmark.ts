@@ -14,7 +14,7 @@
 // writes a V8 heap snapshot at the end of the run, before the engine closes.
 // Run: npm run build && npm run bench -- nexmark --queries q0,q1 --events 1000000
 //   (any of q0-q22, bench/nexmark/README.md says which oxbow runs; defaults: q0,q1,q2,q3,q4,q5,q7,q8 and 1,000,000 events times BENCH_SCALE; --split-num K,
-//   --chunk-size R, --barrier-interval-ms M, --memory-limit-mib L (default 1024), --heap-growing-percent P (default the engine's; 0: V8's own); the query `source` is the Bid source alone, no view:
+//   --chunk-size R, --form view|sink (sink: each query as CREATE SINK ... AS <its SELECT> WITH (connector = 'blackhole'), bench/support/nexmark-sink.ts), --barrier-interval-ms M, --memory-limit-mib L (default 1024), --heap-growing-percent P (default the engine's; 0: V8's own); the query `source` is the Bid source alone, no view:
 //   the ceiling the generator and the source's own table set; `generator` is the generator alone)
 // The smoke test (test/nexmark/bench.test.ts) calls runNexmarkQuery with a small event count and
 // checks the view's contents.
@@ -30,6 +30,7 @@ import { EngineMetrics } from '../executor/metrics/engine-metrics.js';
 import { createEngine } from '../executor/engine/create-engine.js';
 import type { Engine, Session } from '../executor/engine/engine.js';
 import { NexmarkGenerator } from '../executor/connectors/generators/nexmark-generator.js';
+import { asBlackholeSink } from './support/nexmark-sink.js';
 import type { Row } from '../sql/value.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -77,6 +78,8 @@ export interface NexmarkRunOptions {
   readonly memoryTrace?: string;
   /** A V8 heap snapshot written here at the end of the run, before the engine closes. */
   readonly heapSnapshot?: string;
+  /** `sink`: the query as CREATE SINK ... WITH (connector = 'blackhole') instead of a view (support/nexmark-sink.ts). */
+  readonly form?: 'view' | 'sink';
 }
 
 export interface NexmarkRunResult {
@@ -175,7 +178,7 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
     if (options.memoryTrace !== undefined) gcObserver.observe({ entryTypes: ['gc'] });
     sampler = setInterval(sample, 1000);
     for (const source of sources) await run(sourceDdl(source, options.events, splits, chunkSize));
-    if (sql !== '') await run(sql);
+    if (sql !== '') await run(options.form === 'sink' ? asBlackholeSink(options.query, sql) : sql);
     const names = sources.map((source) => `'${source}'`).join(', ');
     // Prepared once: planning the poll every 10 ms would take 7-11% of q0's profile from the engine.
     const poll = session.prepareMany(`SELECT coalesce(sum(committed_offset), 0)::int8 FROM oxbow_catalog.source_partitions WHERE source_name IN (${names})`)[0]!;
@@ -218,6 +221,8 @@ async function main(): Promise<void> {
   const barrierIntervalMs = Number(flag('--barrier-interval-ms') ?? '250');
   const memoryLimitMiB = Number(flag('--memory-limit-mib') ?? '1024');
   const heapGrowingPercent = flag('--heap-growing-percent');
+  const form = flag('--form') ?? 'view';
+  if (form !== 'view' && form !== 'sink') throw new Error(`--form must be view or sink, not ${form}`);
   if (!(memoryLimitMiB >= 0) || !Number.isFinite(memoryLimitMiB)) throw new Error(`--memory-limit-mib must be a number of MiB, not ${String(memoryLimitMiB)}`);
   if (!(events > 0) || !Number.isSafeInteger(events)) throw new Error(`--events must be a positive integer, not ${String(events)}`);
   for (const query of queries) if (query !== 'generator') querySql(query);
@@ -253,14 +258,17 @@ async function main(): Promise<void> {
       ...(heapGrowingPercent === undefined ? {} : { heapGrowingPercent: Number(heapGrowingPercent) }),
       ...(memoryTrace === undefined ? {} : { memoryTrace }),
       ...(heapSnapshot === undefined ? {} : { heapSnapshot }),
+      form,
     });
-    report(child, 'events_per_second', events / result.seconds, 'events/s');
-    report(child, 'events_per_cpu_second', events / result.cpuSeconds, 'events/s per core');
-    report(child, 'peak_rss', process.resourceUsage().maxRSS / 1024, 'MiB');
+    // The sink form reports as nexmark-qN-sink.
+    const label = form === 'sink' ? `${child}-sink` : child;
+    report(label, 'events_per_second', events / result.seconds, 'events/s');
+    report(label, 'events_per_cpu_second', events / result.cpuSeconds, 'events/s per core');
+    report(label, 'peak_rss', process.resourceUsage().maxRSS / 1024, 'MiB');
     const quarter = result.seconds / 4;
-    report(child, 'rss_first_quarter', meanRssBetween(result.rssSamples, 0, quarter) / 1024 / 1024, 'MiB');
-    report(child, 'rss_last_quarter', meanRssBetween(result.rssSamples, result.seconds - quarter, Number.POSITIVE_INFINITY) / 1024 / 1024, 'MiB');
-    report(child, 'seconds', result.seconds, 's');
+    report(label, 'rss_first_quarter', meanRssBetween(result.rssSamples, 0, quarter) / 1024 / 1024, 'MiB');
+    report(label, 'rss_last_quarter', meanRssBetween(result.rssSamples, result.seconds - quarter, Number.POSITIVE_INFINITY) / 1024 / 1024, 'MiB');
+    report(label, 'seconds', result.seconds, 's');
     return;
   }
   for (const query of queries) {
@@ -273,7 +281,7 @@ async function main(): Promise<void> {
       if (value !== undefined) traceFlags.push(name, queries.length === 1 ? value : value.replace(/(\.[^./]*)?$/, `-${query}$1`));
     }
     const code = await new Promise<number>((resolve) => {
-      const childProcess = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', query, '--events', String(events), '--split-num', String(splits), '--chunk-size', String(chunkSize), '--barrier-interval-ms', String(barrierIntervalMs), '--memory-limit-mib', String(memoryLimitMiB), ...traceFlags], {
+      const childProcess = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', query, '--events', String(events), '--split-num', String(splits), '--chunk-size', String(chunkSize), '--barrier-interval-ms', String(barrierIntervalMs), '--memory-limit-mib', String(memoryLimitMiB), '--form', form, ...traceFlags], {
         stdio: ['ignore', 'inherit', 'inherit'],
       });
       childProcess.on('close', (exit) => resolve(exit ?? 1));

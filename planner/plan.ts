@@ -25,7 +25,7 @@ export interface SortKey {
 }
 
 /** The set-returning functions of a select list or FROM. */
-export type SetReturningName = 'generate_series' | 'unnest' | 'generate_subscripts';
+export type SetReturningName = 'generate_series' | 'unnest' | 'generate_subscripts' | '_pg_expandarray';
 
 export type AggregateName = 'count' | 'sum' | 'avg' | 'min' | 'max' | 'bool_and' | 'bool_or' | 'every' | 'string_agg' | 'array_agg';
 

@@ -214,6 +214,14 @@ export function isVolatile(expression: Expression): boolean {
   return children(expression).some(isVolatile);
 }
 
+const SEQUENCE_FUNCTIONS = new Set(['nextval', 'currval', 'lastval', 'setval']);
+
+/** True when the expression calls a sequence function (nextval, currval, lastval, setval). */
+export function callsSequenceFunction(expression: Expression): boolean {
+  if (expression.kind === 'Call' && SEQUENCE_FUNCTIONS.has(expression.fn.name)) return true;
+  return children(expression).some(callsSequenceFunction);
+}
+
 /** Host-row columns read by OuterColumn references that reach `depth` levels above `plan`. */
 export function outerColumnsOf(plan: Plan, depth: number, into: Set<number>): Set<number> {
   for (const e of nodeExpressions(plan)) outerColumnsOfExpression(e, depth, into);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes the Python venv the client-tool tests (test/tools/) run their scripts in: SQLAlchemy 2 with
-# psycopg 3 and psycopg2, and asyncpg, pinned to the releases oxbow is tested against and installed
+# psycopg 3 and psycopg2, asyncpg, and pgcli (test/tools/pgcli.test.ts runs pgcli's own code; a
+# user can try oxbow with `.cache/python-tools/bin/pgcli postgres://oxbow@127.0.0.1:6543/oxbow`), pinned to the releases oxbow is tested against and installed
 # from PyPI. .ci/run calls it; a developer runs it once (`bash scripts/python-tools.sh`). It prints
 # the venv's python and is a no-op when the venv already holds these pins.
 #
@@ -14,6 +15,7 @@ pins=(
   "psycopg[binary]==3.2.13"
   "psycopg2-binary==2.9.13"
   "asyncpg==0.32.0"
+  "pgcli==4.3.0"
 )
 stamp="$venv/.oxbow-pins"
 want="$(printf '%s\n' "${pins[@]}")"

@@ -5,7 +5,7 @@
 
 import type { DataType } from './types.js';
 
-export type RelationKind = 'table' | 'view' | 'materialized_view' | 'source' | 'sink' | 'subscription' | 'index' | 'system';
+export type RelationKind = 'table' | 'view' | 'materialized_view' | 'source' | 'sink' | 'subscription' | 'index' | 'sequence' | 'system';
 
 export interface ColumnDef {
   readonly name: string;
@@ -17,6 +17,53 @@ export interface ColumnDef {
   readonly defaultSql?: string;
   /** COMMENT ON COLUMN text, if any. */
   readonly comment?: string;
+  /**
+   * GENERATED ALWAYS / BY DEFAULT AS IDENTITY: the column's values come from its own sequence
+   * (`sequenceId`); it has no `defaultSql` (PostgreSQL keeps no pg_attrdef row for it).
+   */
+  readonly identity?: { readonly kind: 'always' | 'by default'; readonly sequenceId: number };
+}
+
+/** The expression that fills a column left out of an INSERT: an identity column's nextval, else its DEFAULT. */
+export function columnDefaultSql(column: ColumnDef): string | undefined {
+  return column.identity === undefined ? column.defaultSql : `nextval('${column.identity.sequenceId}'::regclass)`;
+}
+
+/**
+ * A sequence's options (CREATE SEQUENCE; serial and identity columns make one). Numbers are
+ * decimal text: the catalog is JSON, and int8 bounds do not fit a double.
+ */
+export interface SequenceDef {
+  readonly dataType: 'int2' | 'int4' | 'int8';
+  readonly start: string;
+  readonly increment: string;
+  readonly min: string;
+  readonly max: string;
+  readonly cache: string;
+  readonly cycle: boolean;
+  /** OWNED BY table.column: dropped with the table (or the column). */
+  readonly ownedBy?: { readonly relationId: number; readonly column: number };
+}
+
+/** A table constraint beyond PRIMARY KEY, NOT NULL and CHECK: UNIQUE (backed by its index) or FOREIGN KEY. */
+export interface ConstraintDef {
+  readonly name: string;
+  readonly kind: 'unique' | 'foreign_key';
+  /** Indexes into the table's columns. */
+  readonly columns: readonly number[];
+  /** UNIQUE: the index that enforces it (its id). */
+  readonly indexId?: number;
+  /** FOREIGN KEY: the referenced table, its columns, the actions (PostgreSQL's letters a r c n d) and match type. */
+  readonly references?: {
+    readonly relationId: number;
+    readonly columns: readonly number[];
+    readonly onUpdate: string;
+    readonly onDelete: string;
+    readonly match: string;
+    /** DEFERRABLE [INITIALLY DEFERRED]: recorded; checked at the end of each statement all the same. */
+    readonly deferrable?: boolean;
+    readonly initiallyDeferred?: boolean;
+  };
 }
 
 export interface RelationDef {
@@ -58,6 +105,10 @@ export interface RelationDef {
   readonly comment?: string;
   /** When the object was created (milliseconds since 1970; stamped by the catalog draft, oxbow_catalog.objects). */
   readonly createdAtMillis?: number;
+  /** For kind === 'sequence': its options. */
+  readonly sequence?: SequenceDef;
+  /** UNIQUE and FOREIGN KEY constraints of a table, in creation order. */
+  readonly constraints?: readonly ConstraintDef[];
   /** CHECK constraints of a table: name and the expression as SQL text, in name order. */
   readonly checks?: readonly { readonly name: string; readonly sql: string }[];
   /** For kind === 'index': the indexed relation and the key columns (indexes into its columns). */

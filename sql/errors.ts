@@ -15,6 +15,7 @@ export const SqlState = {
   dataException: '22000',
   stringDataRightTruncation: '22001',
   numericValueOutOfRange: '22003',
+  sequenceGeneratorLimitExceeded: '2200H',
   nullValueNotAllowed: '22004',
   invalidDatetimeFormat: '22007',
   datetimeFieldOverflow: '22008',
@@ -70,6 +71,7 @@ export const SqlState = {
   windowingError: '42P20',
   invalidRecursion: '42P19',
   invalidForeignKey: '42830',
+  generatedAlways: '428C9',
   invalidName: '42602',
   nameTooLong: '42622',
   reservedName: '42939',
@@ -122,6 +124,7 @@ export const SqlState = {
   configurationLimitExceeded: '53400',
   protocolViolation: '08P01',
   connectionException: '08000',
+  sqlclientUnableToEstablishSqlconnection: '08001',
   connectionFailure: '08006',
   /** oxbow, as PostgreSQL's "snapshot too old": time travel outside the retained window. */
   snapshotTooOld: '72000',

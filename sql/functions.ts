@@ -46,3 +46,4 @@ export { resolveCast } from './casts.js';
 export { resolveFunction, resolveOperator, commonType, allFunctions, allOperators } from './function-resolution.js';
 /** The "any" parameter type of functions such as concat and format (see functions/registry.ts). */
 export { ANY } from './functions/registry.js';
+export { TYPE_IO, ARRAY_TYPE_IO, TYPE_IO_FUNCTIONS, typeIoFunctionsNamed, type TypeIoFunction } from './functions/type-io.js';

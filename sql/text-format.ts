@@ -290,7 +290,9 @@ export function formatValue(value: Value, type: DataType, context: EvalContext =
     case 'json':
       return formatJson((value as Jsonb).value);
     case 'array':
-      if (type.vector !== undefined) return (value as SqlArray).elements.map((element) => String(element)).join(' ');
+      if (type.vector !== undefined) return (value as SqlArray).elements.map((element) => String(element ?? 0)).join(' ');
+      // A record carried as an array of its fields prints as PostgreSQL prints a record: (x,n).
+      if (type.fields !== undefined) return `(${(value as SqlArray).elements.map((element) => (element === null ? '' : formatValue(element, type.element!, context))).join(',')})`;
       return formatArray(value as SqlArray, type.element ?? { name: 'text', typmod: -1 }, context);
     case 'void':
       return '';

@@ -93,6 +93,11 @@ export interface DataType {
   /** For name === 'array': the element type. */
   readonly element?: DataType;
   /**
+   * For name === 'array': the field names when the array stands for a record of same-typed fields
+   * (information_schema._pg_expandarray's (x, n)), so `(value).x` reads element 1.
+   */
+  readonly fields?: readonly string[];
+  /**
    * PostgreSQL's int2vector / oidvector (pg_index.indkey, indclass ...): an array of int2 / oid
    * with its own OID, printed space-separated, sent in binary with lower bound 0.
    */
@@ -132,6 +137,7 @@ export function typeOid(t: DataType): number {
   if (t.vector !== undefined) return VECTOR_OIDS[t.vector];
   if (t.name === 'array') {
     const element = t.element;
+    if (t.fields !== undefined) return TYPES.record.oid;
     if (element === undefined || element.name === 'array') return TYPES.text.arrayOid;
     return TYPES[element.name].arrayOid;
   }

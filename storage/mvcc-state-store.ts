@@ -91,10 +91,13 @@ export class MvccStateStore implements StateStore, TableHost {
   private readonly records = new Map<number, TableRecord>();
   /** Each table's record as of the committed (durable) epoch: readable windows. */
   private readonly windows = new Map<number, TableRecord>();
+  /** History holds per table (holdHistory): holder -> the oldest epoch it still reads. */
+  private readonly holds = new Map<number, Map<string, Epoch>>();
   private readonly pendingMeta = new Map<string, Uint8Array>();
   /** Tables dropped in the open epoch (restored by abort()). */
   private readonly pendingDrops = new Map<number, { table: MvccStateTable | undefined; record: TableRecord | undefined }>();
   private readonly batch = new WriteBatchBuilder();
+  private metaNowBatch: WriteBatchBuilder | undefined;
   /** Tables whose record changed other than by the watermark (retention), to write at commit. */
   private readonly changedRecords = new Set<number>();
   /** Pinned history per table (pinHistory): the watermark stays at least this far behind each commit. */
@@ -215,6 +218,19 @@ export class MvccStateStore implements StateStore, TableHost {
   putMeta(key: string, value: Uint8Array): void {
     this.assertOpen();
     this.pendingMeta.set(key, value);
+  }
+
+  /**
+   * Writes one metadata record at once, durably (one WAL-synced write on the main thread), outside
+   * the epochs: for what must be on disk before it is used and must not roll back with an abort (a
+   * sequence's reserved range). A key written here is never written with putMeta.
+   */
+  putMetaNow(key: string, value: Uint8Array): void {
+    this.assertWritable();
+    const batch = (this.metaNowBatch ??= new WriteBatchBuilder());
+    batch.reset();
+    batch.put(metaKey(key), value);
+    this.backend.write(batch.view());
   }
 
   /**
@@ -434,9 +450,11 @@ export class MvccStateStore implements StateStore, TableHost {
     for (const [tableId, record] of this.records) {
       // Most epochs move no table's window (it moves in whole seconds): a number comparison
       // settles that without the BigInt arithmetic below (a fixed cost per table per epoch).
+      const held = this.heldFrom(tableId);
       if (
         record.createdEpoch !== null &&
         !this.changedRecords.has(tableId) &&
+        held === undefined &&
         epochMillis - this.retentionOf(tableId, record) < epochToMillis(record.gcWatermark) + WATERMARK_STEP_MS
       ) {
         continue;
@@ -447,6 +465,8 @@ export class MvccStateStore implements StateStore, TableHost {
       // The window moves in steps of at least a second, so a burst of small commits (one per DML
       // statement) does not rewrite every table's record each time.
       if (gcWatermark - record.gcWatermark < WATERMARK_STEP) gcWatermark = record.gcWatermark;
+      // A hold keeps the versions from its epoch on: the watermark stops below it (never moving back).
+      if (held !== undefined && gcWatermark > held) gcWatermark = held > record.gcWatermark ? held : record.gcWatermark;
       if (record.createdEpoch !== null && gcWatermark === record.gcWatermark && !this.changedRecords.has(tableId)) continue;
       const updated: TableRecord = { createdEpoch, gcWatermark, retentionMs: record.retentionMs };
       updatedRecords.set(tableId, updated);
@@ -491,6 +511,26 @@ export class MvccStateStore implements StateStore, TableHost {
   pinHistory(tableId: number, retentionMs: number | undefined): void {
     if (retentionMs === undefined) this.pins.delete(tableId);
     else this.pins.set(tableId, retentionMs);
+  }
+
+  holdHistory(holder: string, tableId: number, epoch: Epoch | undefined): void {
+    let holds = this.holds.get(tableId);
+    if (epoch === undefined) {
+      holds?.delete(holder);
+      if (holds?.size === 0) this.holds.delete(tableId);
+      return;
+    }
+    if (holds === undefined) this.holds.set(tableId, (holds = new Map()));
+    holds.set(holder, epoch);
+  }
+
+  /** The lowest hold on a table's history, if any. */
+  private heldFrom(tableId: number): Epoch | undefined {
+    const holds = this.holds.get(tableId);
+    if (holds === undefined) return undefined;
+    let lowest: Epoch | undefined;
+    for (const epoch of holds.values()) if (lowest === undefined || epoch < lowest) lowest = epoch;
+    return lowest;
   }
 
   readableWindow(tableId: number): ReadableWindow {

@@ -90,6 +90,11 @@ export interface StateStore {
   /** Buffers a metadata write into the open epoch. */
   putMeta(key: string, value: Uint8Array): void;
   /**
+   * Writes a metadata record durably now, outside the epochs (never rolled back by abort); for a
+   * key putMeta does not write. Optional: a store without it cannot keep sequences across a crash.
+   */
+  putMetaNow?(key: string, value: Uint8Array): void;
+  /**
    * Atomically commits every buffered write at `epoch` (strictly greater than the last), on the
    * main thread; only while no commitAsync() is in flight.
    */
@@ -119,5 +124,12 @@ export interface StateStore {
    * opening the store, before anything commits.
    */
   pinHistory?(tableId: number, retentionMs: number | undefined): void;
+  /**
+   * Keeps the history of table `tableId` from `epoch` on readable past its retention (a sink's
+   * undelivered changes): no commit moves the table's GC watermark above the lowest hold on it.
+   * `holder` names the hold (one per holder and table); `undefined` releases it. In memory only:
+   * holders set their holds again after a restart, before anything commits.
+   */
+  holdHistory(holder: string, tableId: number, epoch: Epoch | undefined): void;
   close(): Promise<void>;
 }

@@ -15,6 +15,8 @@ import type { RowVersion, StateStore, StateTable, StateTableSchema } from '../..
 import type { TableAccess } from './index.js';
 import { indexEntry, indexStateTable } from '../catalog/secondary-index.js';
 import { formatValue } from '../../sql/text-format.js';
+import { compareValues } from '../../sql/compare.js';
+import type { ForeignKeys } from './foreign-keys.js';
 
 /** Records the changes of relations that materialized views read (the stream manager implements it). */
 export interface ChangeCapture {
@@ -112,6 +114,20 @@ export function estimatedRows(store: StateStore, relation: RelationDef, replays:
   return replays.isReplayed(relation) ? replays.estimatedRows(table, relation) : table.stats().keys;
 }
 
+/** Types whose text form is one per value, so equal text means equal values (a hash key). */
+const CANONICAL_TEXT = new Set(['int2', 'int4', 'int8', 'text', 'varchar', 'bpchar', 'name', 'uuid', 'bool', 'date', 'timestamp', 'timestamptz', 'oid']);
+
+function sameValue(a: Value, b: Value, type: RelationDef['columns'][number]['type']): boolean {
+  if (a === null || b === null) return a === b;
+  return compareValues(a, b, type) === 0;
+}
+
+function pushRow(map: Map<number, Row[]>, id: number, row: Row): void {
+  const rows = map.get(id);
+  if (rows === undefined) map.set(id, [row]);
+  else rows.push(row);
+}
+
 function padded(rows: Iterable<Row>, width: number): Iterable<Row> {
   return {
     *[Symbol.iterator]() {
@@ -147,11 +163,103 @@ export class StoreTableAccess implements TableAccess {
     private readonly indexesOf: (relationId: number) => readonly RelationDef[] = () => [],
     /** Sources that store no rows (connectors/replay-reader.ts). */
     private readonly sourceReplays: SourceReplays = NO_REPLAYS,
+    /** FOREIGN KEY constraints of the statement's catalog, checked before it commits (foreign-keys.ts). */
+    readonly foreignKeys: ForeignKeys | undefined = undefined,
   ) {}
 
   private get replays(): StatementReplays {
     this.statementReplays ??= this.sourceReplays.forStatement((relation) => this.userTable(relation), this.snapshotEpoch);
     return this.statementReplays;
+  }
+
+  // ---- FOREIGN KEY (foreign-keys.ts): what a statement wrote and removed, and latest-state lookups.
+
+  /** Child rows written and parent rows removed or re-keyed, for verifyForeignKeys. */
+  readonly foreignKeyWrites = { written: new Map<number, Row[]>(), removed: new Map<number, Row[]>(), rewritten: new Set<number>() };
+
+  private recordForeignKeys(keys: ForeignKeys, relation: RelationDef, row: Row | undefined): void {
+    if (row !== undefined && keys.byChild.has(relation.id)) pushRow(this.foreignKeyWrites.written, relation.id, row);
+    const referencing = keys.byParent.get(relation.id);
+    if (referencing === undefined) return;
+    if (row !== undefined) this.foreignKeyWrites.rewritten.add(relation.id);
+    const old = this.get(relation, relation.primaryKey.map((index) => (row ?? [])[index]!));
+    if (old === undefined) return;
+    const changed = row === undefined || referencing.some((key) => key.constraint.references!.columns.some((column) => !sameValue(old[column] ?? null, row[column] ?? null, relation.columns[column]!.type)));
+    if (changed) pushRow(this.foreignKeyWrites.removed, relation.id, old);
+  }
+
+  hasRowWith(relation: RelationDef, columns: readonly number[], values: readonly Value[]): boolean {
+    if (columns.length === relation.primaryKey.length && relation.primaryKey.every((column) => columns.includes(column))) {
+      return this.get(relation, relation.primaryKey.map((column) => values[columns.indexOf(column)]!)) !== undefined;
+    }
+    const index = this.indexOver(relation, columns);
+    if (index !== undefined) {
+      const prefix = index.index.indexOn!.columns.map((column) => values[columns.indexOf(column)]!);
+      return !index.table.scan({ prefix, limit: 1 })[Symbol.iterator]().next().done;
+    }
+    return this.rowsWith(relation, columns, values).length > 0;
+  }
+
+  rowsWith(relation: RelationDef, columns: readonly number[], values: readonly Value[]): Row[] {
+    const index = this.indexOver(relation, columns);
+    const rows: Row[] = [];
+    if (index !== undefined) {
+      const width = index.index.indexOn!.columns.length;
+      const prefix = index.index.indexOn!.columns.map((column) => values[columns.indexOf(column)]!);
+      for (const entry of index.table.scan({ prefix })) {
+        const row = this.get(relation, entry.slice(width));
+        if (row !== undefined) rows.push(row);
+      }
+      return rows;
+    }
+    for (const row of padded(this.userTable(relation).scan({}), relation.columns.length)) {
+      if (columns.every((column, position) => sameValue(row[column] ?? null, values[position]!, relation.columns[column]!.type))) rows.push(row);
+    }
+    return rows;
+  }
+
+  /**
+   * The rows matching any of `keys` (values in `columns`), each with the index of the key it
+   * matched: lookups through a stored index over those columns, else one scan of the table (keys
+   * hashed by their text for types whose text is canonical, compared one by one otherwise).
+   */
+  rowsWithAny(relation: RelationDef, columns: readonly number[], keys: readonly (readonly Value[])[]): { row: Row; key: number }[] {
+    const found: { row: Row; key: number }[] = [];
+    if (keys.length === 0) return found;
+    if (this.indexOver(relation, columns) !== undefined || keys.length === 1) {
+      keys.forEach((key, index) => {
+        for (const row of this.rowsWith(relation, columns, key)) found.push({ row, key: index });
+      });
+      return found;
+    }
+    const types = columns.map((column) => relation.columns[column]!.type);
+    const hashed = types.every((type) => CANONICAL_TEXT.has(type.name));
+    const byText = new Map<string, number[]>();
+    if (hashed) {
+      keys.forEach((key, index) => {
+        const text = key.map((value, position) => formatValue(value!, types[position]!)).join('\u0000');
+        const list = byText.get(text);
+        if (list === undefined) byText.set(text, [index]);
+        else list.push(index);
+      });
+    }
+    for (const row of padded(this.userTable(relation).scan({}), relation.columns.length)) {
+      if (columns.some((column) => (row[column] ?? null) === null)) continue;
+      if (hashed) {
+        const text = columns.map((column, position) => formatValue(row[column]!, types[position]!)).join('\u0000');
+        for (const index of byText.get(text) ?? []) found.push({ row, key: index });
+        continue;
+      }
+      keys.forEach((key, index) => {
+        if (columns.every((column, position) => sameValue(row[column] ?? null, key[position]!, types[position]!))) found.push({ row, key: index });
+      });
+    }
+    return found;
+  }
+
+  /** A stored index whose columns are exactly `columns` (in any order). */
+  private indexOver(relation: RelationDef, columns: readonly number[]): { readonly index: RelationDef; readonly table: StateTable } | undefined {
+    return this.indexesOfTable(relation).find(({ index }) => index.indexOn!.columns.length === columns.length && index.indexOn!.columns.every((column) => columns.includes(column)));
   }
 
   /** Index state tables of a table, by relation id (resolved once per statement). */
@@ -312,6 +420,7 @@ export class StoreTableAccess implements TableAccess {
 
   insert(relation: RelationDef, row: Row): void {
     const table = this.writable(relation);
+    if (this.foreignKeys !== undefined) this.recordForeignKeys(this.foreignKeys, relation, row);
     if (this.indexesOfTable(relation).length > 0) {
       // An insert is an upsert by key: the replaced row's index entries go.
       this.maintainIndexes(relation, this.get(relation, relation.primaryKey.map((index) => row[index]!)), row);
@@ -333,6 +442,10 @@ export class StoreTableAccess implements TableAccess {
 
   delete(relation: RelationDef, row: Row): void {
     const table = this.writable(relation);
+    if (this.foreignKeys?.byParent.has(relation.id) === true) {
+      const old = this.get(relation, relation.primaryKey.map((index) => row[index]!));
+      if (old !== undefined) pushRow(this.foreignKeyWrites.removed, relation.id, old);
+    }
     if (this.indexesOfTable(relation).length > 0) {
       const old = this.get(relation, relation.primaryKey.map((index) => row[index]!));
       if (old !== undefined) this.maintainIndexes(relation, old, undefined);

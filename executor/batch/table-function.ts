@@ -1,5 +1,5 @@
 // Table functions in FROM (and a select list's set-returning functions, several zipped as
-// rows_from, the shorter padded with NULL): generate_subscripts, generate_series (integers, bigints, numerics, timestamps with an
+// rows_from, the shorter padded with NULL): generate_subscripts, _pg_expandarray (select list only), generate_series (integers, bigints, numerics, timestamps with an
 // interval step), unnest (one-dimensional arrays, in element order) and pg_options_to_table
 // ('name=value' text[] as (option_name, option_value) rows), with ORDINALITY.
 
@@ -80,8 +80,15 @@ function subscripts(args: Value[], lowerBound: number): Value[] {
   return reverse === true ? out.reverse() : out;
 }
 
+/** _pg_expandarray(a): each element with its 1-based position, as a record (x, n) of a's element type. */
+function expanded(array: Value, int8: boolean): Value[] {
+  if (array === null) return [];
+  return (array as SqlArray).elements.map((x, i): SqlArray => ({ kind: 'array', elements: [x, int8 ? BigInt(i + 1) : i + 1] }));
+}
+
 function valuesOf(plan: PlanOf<'TableFunction'>, name: string, args: Value[], runtime: Runtime): Iterable<Value> {
   if (name === 'generate_series') return series(plan, args, runtime);
+  if (name === '_pg_expandarray') return expanded(args[0]!, plan.args[0]!.type.element?.name === 'int8');
   if (name === 'generate_subscripts') return subscripts(args, plan.args[0]!.type.vector === undefined ? 1 : 0);
   return args[0] === null ? [] : (args[0] as SqlArray).elements;
 }

@@ -8,7 +8,8 @@ import { typeFromOid } from '../../sql/types.js';
 import { allFunctions } from '../../sql/functions.js';
 import type { ScalarFunction } from '../../sql/functions.js';
 import type { CatalogSnapshot } from './catalog.js';
-import { formatTypeName } from './type-names.js';
+import { PSEUDO_TYPES, formatTypeName } from './type-names.js';
+import { TYPE_IO_FUNCTIONS } from '../../sql/functions.js';
 
 let functionsByOid: Map<number, ScalarFunction> | undefined;
 
@@ -36,7 +37,9 @@ export function objectName(catalog: CatalogSnapshot, searchPath: readonly string
     }
     case 'regtype': {
       const known = typeFromOid(oid);
-      return known === undefined ? undefined : formatTypeName(known);
+      if (known !== undefined) return formatTypeName(known);
+      // The pseudo-types pg_type lists.
+      return PSEUDO_TYPES.find((pseudo) => pseudo.oid === oid)?.name;
     }
     case 'regproc': {
       // regprocout: an overloaded name would not read back as this function, so it is qualified.
@@ -47,7 +50,10 @@ export function objectName(catalog: CatalogSnapshot, searchPath: readonly string
         return unique ? quoteIdentifier(sqlFunction.name) : `${quoteIdentifier(sqlFunction.schema)}.${quoteIdentifier(sqlFunction.name)}`;
       }
       const fn = functionByOid(oid);
-      if (fn === undefined) return undefined;
+      if (fn === undefined) {
+        const io = TYPE_IO_FUNCTIONS.find((entry) => entry[0] === oid);
+        return io === undefined ? undefined : io[1];
+      }
       const overloaded = new Set(allFunctions().filter((f) => f.name === fn.name).map((f) => f.oid)).size > 1;
       return overloaded ? `pg_catalog.${quoteIdentifier(fn.name)}` : quoteIdentifier(fn.name);
     }

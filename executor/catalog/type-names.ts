@@ -115,9 +115,9 @@ export function dataTypeFromTypeName(typeName: PgTypeName): DataType {
     if ((last === 'float4' || last === 'float8') && modifiers.length > 0) resolved = type(last);
     else resolved = withTypmod(type(alias), typmodFor(alias, modifiers, location));
   } else if (last === 'serial' || last === 'bigserial' || last === 'smallserial') {
-    throw new SqlError(SqlState.featureNotSupported, `type ${last} is not supported: oxbow has no sequences`, {
+    // serial is a column type only (CREATE TABLE, ADD COLUMN: ddl/sequence.ts), as in PostgreSQL.
+    throw new SqlError(SqlState.undefinedObject, `type "${last}" does not exist`, {
       position: location === undefined ? undefined : location + 1,
-      hint: 'Use an explicit integer primary key, or omit the primary key to get a hidden row id.',
     });
   }
   if (resolved === undefined) {
@@ -194,3 +194,31 @@ export function formatTypeOid(oid: number, typmod: number | null): string {
   if (known.name === 'array') return formatTypeName(known);
   return formatTypeName(typmod === null ? known : withTypmod(known, typmod));
 }
+
+// The pseudo-types of pg_proc signatures and pg_type (system/pg-proc-signatures.ts, pg-catalog.ts),
+// here so object names (regtype output) print them.
+export const ANY_OID = 2276;
+export const ANYELEMENT_OID = 2283;
+export const ANYARRAY_OID = 2277;
+export const ANYNONARRAY_OID = 2776;
+export const ANYCOMPATIBLE_OID = 5077;
+export const ANYCOMPATIBLEARRAY_OID = 5078;
+export const INTERNAL_OID = 2281;
+
+/** pg_type rows of the pseudo-types pg_proc refers to (typtype 'p'); `internal` because clients look it up. */
+export const PSEUDO_TYPES: readonly { readonly oid: number; readonly name: string }[] = [
+  { oid: ANY_OID, name: 'any' },
+  { oid: ANYELEMENT_OID, name: 'anyelement' },
+  { oid: ANYARRAY_OID, name: 'anyarray' },
+  { oid: ANYNONARRAY_OID, name: 'anynonarray' },
+  { oid: ANYCOMPATIBLE_OID, name: 'anycompatible' },
+  { oid: ANYCOMPATIBLEARRAY_OID, name: 'anycompatiblearray' },
+  { oid: INTERNAL_OID, name: 'internal' },
+  // Named by clients' catalog queries (pgcli's and psql's `prorettype = 'trigger'::regtype`) and by
+  // the type I/O functions' signatures (sql/functions/type-io.ts).
+  { oid: 2275, name: 'cstring' },
+  { oid: 2279, name: 'trigger' },
+  { oid: 3838, name: 'event_trigger' },
+  { oid: 2280, name: 'language_handler' },
+  { oid: 3115, name: 'fdw_handler' },
+];

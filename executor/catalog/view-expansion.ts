@@ -125,6 +125,9 @@ class Expander {
         record.RangeSubselect = {
           lateral: false,
           subquery,
+          // The view's columns describe themselves as the view's (RowDescription's table OID and
+          // column number), as PostgreSQL's do.
+          oxbowViewId: view.id,
           alias: {
             aliasname: rangeVar.alias?.aliasname ?? view.name,
             colnames: rangeVar.alias?.colnames ?? columnNames,

@@ -51,6 +51,12 @@ export interface ConnectorHost {
   readonly writeLock: SectionLock;
   /** Commits the open epoch on the main thread (inside the write lock). */
   commit(): Epoch;
+  /**
+   * `--durability remote`: the epoch the last complete checkpoint in the object store holds. A
+   * source that confirms what it read upstream (postgres-cdc's replication slot) confirms only
+   * offsets of epochs at or below it. Undefined with local durability.
+   */
+  readonly remoteCheckpointEpoch?: (() => Epoch) | undefined;
   /** Seals the open epoch and returns it with the Promise of its write. */
   seal(): Promise<{ readonly epoch: Epoch; readonly durable: Promise<void> }>;
 }

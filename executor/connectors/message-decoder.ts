@@ -6,7 +6,8 @@
 //   DEBEZIUM  {before, after, op} (optionally inside {payload}): c/r insert after, u replaces
 //             before by after, d deletes before
 // ENCODE JSON (an object per message, fields by column name; missing fields are NULL unless the
-// column is NOT NULL or in the key) or CSV (one line per message, fields by position).
+// column is NOT NULL or in the key) or CSV (one line per message, fields by position); ENCODE AVRO
+// and PROTOBUF through the source's PayloadDecoder (payload-decoder.ts), records by field name.
 //
 // A message that cannot be decoded (invalid JSON, wrong types, missing key fields, oversized) is
 // reported through `reject` with its partition and offset and skipped; it never stops the source.
@@ -17,6 +18,7 @@ import type { Row } from '../../sql/value.js';
 import type { RawMessageBatch } from './source.js';
 import type { SourceLayout } from './source-layout.js';
 import { jsonFieldConverter, textFieldConverter, type FieldConverter } from './field-converters.js';
+import { payloadDecoder, type PayloadDecoder } from './payload-decoder.js';
 
 export interface DecodedChanges {
   rows: Row[];
@@ -35,6 +37,8 @@ export class MessageDecoder {
   private readonly required: boolean[];
   /** Names every object has (`constructor`, `__proto__`): read as own fields only. */
   private readonly inherited: boolean[];
+  /** ENCODE AVRO / PROTOBUF: the schema's decoder (undefined for JSON and CSV). */
+  readonly schemaDecoder: PayloadDecoder | undefined;
 
   constructor(
     private readonly layout: SourceLayout,
@@ -48,6 +52,7 @@ export class MessageDecoder {
     this.positions = layout.payload.map((column) => column.position);
     this.required = layout.payload.map((column) => column.required);
     this.inherited = layout.payload.map((column) => column.name in Object.prototype);
+    this.schemaDecoder = payloadDecoder(layout);
   }
 
   /** Decodes `batch` into `out`; bad messages go to `reject`. */
@@ -90,7 +95,7 @@ export class MessageDecoder {
   }
 
   private debezium(value: Buffer, partition: number, offset: bigint, timestamp: number, key: Buffer | null, out: DecodedChanges): void {
-    let envelope = parseObject(value);
+    let envelope = this.schemaDecoder === undefined ? parseObject(value) : this.schemaDecoder.decodeValue(value);
     if (envelope['payload'] !== undefined && envelope['op'] === undefined) {
       const payload = envelope['payload'];
       if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) throw new Error('Debezium "payload" is not an object');
@@ -100,7 +105,7 @@ export class MessageDecoder {
     const image = (name: 'before' | 'after'): Row => {
       const fields = envelope[name];
       if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) throw new Error(`Debezium op "${String(op)}" without "${name}"`);
-      return this.withMetadata(this.rowFromObject(fields as Record<string, unknown>), partition, offset, timestamp, key);
+      return this.withMetadata(this.schemaDecoder === undefined ? this.rowFromObject(fields as Record<string, unknown>) : this.rowFromRecord(fields), partition, offset, timestamp, key);
     };
     switch (op) {
       case 'c':
@@ -139,7 +144,14 @@ export class MessageDecoder {
 
   private rowFromPayload(value: Buffer): Row {
     if (this.layout.encode === 'csv') return this.rowFromCsv(value.toString('utf8'));
+    if (this.schemaDecoder !== undefined) return this.rowFromRecord(this.schemaDecoder.decodeValue(value));
     return this.rowFromObject(parseObject(value));
+  }
+
+  private rowFromRecord(record: unknown): Row {
+    const row: Row = new Array(this.layout.width).fill(null);
+    this.schemaDecoder!.fill(record, row);
+    return row;
   }
 
   private rowFromObject(fields: Record<string, unknown>): Row {
@@ -180,6 +192,10 @@ export class MessageDecoder {
   /** A tombstone's key as a row with only the key columns set. */
   private keyRow(key: Buffer | null): Row {
     if (key === null) throw new Error('tombstone without a key');
+    if (this.schemaDecoder !== undefined) {
+      const row: Row = new Array(this.layout.width).fill(null);
+      if (this.schemaDecoder.fillKey(key, row)) return row;
+    }
     const text = key.toString('utf8');
     const keyColumns = this.layout.payload.filter((column) => this.layout.primaryKey.includes(column.position));
     let parsed: unknown;

@@ -1,4 +1,5 @@
-// Delivers the committed changes of every sink's relation to Kafka.
+// Delivers the committed changes of every sink's relation: to Kafka here, to the other targets
+// (blackhole, PostgreSQL) through target-sink.ts.
 //
 // Each barrier interval, for each sink: the changes between the epoch it delivered last and the
 // newest committed epoch (sink-changes.ts; on the first run, the relation's contents at that
@@ -36,7 +37,11 @@ import type { ConnectorHost } from './connector-host.js';
 import { kafkaOptions, type KafkaOptions } from './kafka/kafka-options.js';
 import { changesBetween, type EpochChanges } from './sink-changes.js';
 import { JsonRowEncoder } from './json-row.js';
+import { AvroRowEncoder } from './avro/avro-encoder.js';
+import { registryOptions } from './schema-registry.js';
 import { sinkKeyPositions } from './sink-key.js';
+import { sinkStatusOf } from './sink-status.js';
+import { sinkHolder, sinkTargetOf, TargetSink } from './target-sink.js';
 
 const { Kafka, logLevel } = kafkajs;
 export const SINK_PROGRESS_META_PREFIX = 'sink-progress/';
@@ -50,7 +55,7 @@ const CLOCK_SLACK_MS = 1000;
 
 interface SinkMessage {
   key: string | null;
-  value: string | null;
+  value: string | Buffer | null;
   headers: { 'oxbow.epoch': string };
 }
 
@@ -68,6 +73,8 @@ class RunningSink {
   private readonly options: KafkaOptions;
   private readonly table: StateTable;
   private readonly value: JsonRowEncoder;
+  /** ENCODE AVRO (FORMAT PLAIN): the Confluent-framed Avro values, schema registered before the first delivery. */
+  private readonly avro: AvroRowEncoder | undefined;
   private readonly key: JsonRowEncoder;
   private readonly keyPositions: readonly number[];
   /** PLAIN messages carry the key only when primary_key names one. */
@@ -96,11 +103,20 @@ class RunningSink {
     });
     const visible = from.columns.flatMap((column, position) => (column.hidden ? [] : [position]));
     this.value = new JsonRowEncoder(from.columns, visible);
+    const registry = sink.encode === 'avro' ? registryOptions(sink.options ?? {}, 'encode.') : undefined;
+    this.avro = registry === undefined ? undefined : new AvroRowEncoder(from.name, from.columns, visible, registry, `${this.options.topic}-value`);
     this.keyPositions = sinkKeyPositions(sink.options, from.name, from.columns, from.primaryKey);
     this.key = new JsonRowEncoder(from.columns, this.keyPositions);
     this.plainKeyed = sink.options?.['primary_key'] !== undefined;
     const stored = core.store.getMeta(SINK_PROGRESS_META_PREFIX + sink.id);
     if (stored !== undefined) this.delivered = this.persisted = BigInt(new TextDecoder().decode(stored));
+    this.hold();
+  }
+
+  /** Holds the relation's history from the progress on (StateStore.holdHistory): what is still to deliver stays readable. */
+  private hold(): void {
+    const progress = this.persisted !== undefined && (this.delivered === undefined || this.persisted < this.delivered) ? this.persisted : this.delivered;
+    if (progress !== undefined && !this.stopped) this.core.store.holdHistory(sinkHolder(this.sink.id), this.from.id, progress);
   }
 
   /** The relation's time-travel retention: how long the history this sink reads is kept. */
@@ -201,6 +217,7 @@ class RunningSink {
       if (to > held.to) changes = changes.concat(this.changesSince(held.to, to));
     } else if (this.delivered === undefined) changes = [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
     else changes = this.changesSince(this.delivered, to);
+    await this.avro?.register();
     const messages = this.encode(changes);
     if (messages.length > 0) {
       const producer = await this.connect();
@@ -220,8 +237,10 @@ class RunningSink {
     if (this.stopped) return;
     this.held = undefined;
     this.delivered = to;
+    sinkStatusOf(this.core.sourceStatus).delivered(this.sink.id, 'kafka', messages.length, to);
     if (messages.length > 0 || this.persisted === undefined) await this.persist(to);
     else await this.persistIfStale();
+    this.hold();
   }
 
   /** The changes in (from, to]; when `from` is below the readable window, the contents at `to`, said once. */
@@ -288,7 +307,7 @@ class RunningSink {
     for (const change of changes) {
       const headers = { 'oxbow.epoch': String(change.epoch) };
       if (format === 'plain') {
-        for (const row of change.inserts) out.push({ key: this.plainKeyed ? this.key.encode(row) : null, value: this.value.encode(row), headers });
+        for (const row of change.inserts) out.push({ key: this.plainKeyed ? this.key.encode(row) : null, value: this.avro === undefined ? this.value.encode(row) : this.avro.encode(row), headers });
         continue;
       }
       const inserted = new Map<string, Row>();
@@ -318,12 +337,13 @@ class RunningSink {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.core.store.holdHistory(sinkHolder(this.sink.id), this.from.id, undefined);
     await this.producer?.disconnect().catch(() => undefined);
   }
 }
 
 export class SinkManager {
-  private readonly running = new Map<number, RunningSink>();
+  private readonly running = new Map<number, RunningSink | TargetSink>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -337,7 +357,8 @@ export class SinkManager {
     for (const relation of catalog.relations()) {
       if (relation.kind !== 'sink') continue;
       try {
-        this.runningSink(relation)?.catchUp();
+        const sink = this.runningSink(relation);
+        if (sink instanceof RunningSink) sink.catchUp();
       } catch (error) {
         this.trouble(relation, error);
       }
@@ -353,11 +374,12 @@ export class SinkManager {
     for (const [id, sink] of this.running) {
       if (!wanted.has(id)) {
         this.running.delete(id);
+        sinkStatusOf(this.core.sourceStatus).forget(id);
         void sink.stop();
       }
     }
     for (const relation of sinks) {
-      let sink: RunningSink | undefined;
+      let sink: RunningSink | TargetSink | undefined;
       try {
         sink = this.runningSink(relation);
       } catch (error) {
@@ -365,24 +387,30 @@ export class SinkManager {
         continue;
       }
       if (sink === undefined || sink.busy) continue;
+      if (sink instanceof TargetSink && !sink.ready(Date.now())) continue;
       sink.busy = true;
       const running = sink;
       running
         .deliver()
         .then(() => this.core.sourceStatus.recovered(relation.id))
-        .catch((error: unknown) => this.trouble(relation, error))
+        .catch((error: unknown) => {
+          if (running instanceof TargetSink) running.failed(error);
+          else sinkStatusOf(this.core.sourceStatus).failed(relation.id, 'kafka', error instanceof Error ? error.message : String(error), 0);
+          this.trouble(relation, error);
+        })
         .finally(() => (running.busy = false));
     }
   }
 
   /** The running sink of `relation`, made on first use (undefined while the relation it reads is missing). */
-  private runningSink(relation: RelationDef): RunningSink | undefined {
+  private runningSink(relation: RelationDef): RunningSink | TargetSink | undefined {
     let sink = this.running.get(relation.id);
     if (sink === undefined) {
       // A sink AS query owns its dataflow's rows; a sink FROM a relation reads that relation's.
       const from = relation.stream !== undefined ? relation : this.core.catalog.snapshot.relationById(relation.dependsOn[0]!);
       if (from === undefined) return undefined;
-      sink = new RunningSink(relation, from, this.core);
+      const target = sinkTargetOf(relation, from);
+      sink = target === undefined ? new RunningSink(relation, from, this.core) : new TargetSink(relation, from, this.core, target);
       this.running.set(relation.id, sink);
     }
     return sink;

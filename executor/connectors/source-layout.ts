@@ -8,7 +8,7 @@ import type { DataType } from '../../sql/types.js';
 import { ROW_ID_COLUMN } from '../catalog/catalog.js';
 
 export type SourceFormat = 'plain' | 'upsert' | 'debezium';
-export type SourceEncode = 'json' | 'csv';
+export type SourceEncode = 'json' | 'csv' | 'avro' | 'protobuf';
 
 export interface PayloadColumn {
   readonly name: string;
@@ -35,6 +35,8 @@ export interface SourceLayout {
   readonly primaryKey: readonly number[];
   /** CSV delimiter (one character). */
   readonly delimiter: string;
+  /** The relation's connector options (ENCODE AVRO/PROTOBUF keep their registry and schema here). */
+  readonly options: Readonly<Record<string, string>>;
 }
 
 export function sourceLayout(relation: RelationDef): SourceLayout {
@@ -64,5 +66,6 @@ export function sourceLayout(relation: RelationDef): SourceLayout {
     rowIdPosition: rowIdPosition !== undefined && relation.columns[rowIdPosition]!.hidden ? rowIdPosition : undefined,
     primaryKey: relation.primaryKey,
     delimiter: relation.options?.['encode.delimiter'] ?? ',',
+    options: relation.options ?? {},
   };
 }

@@ -15,6 +15,7 @@
 // (backpressure) until the next barrier.
 
 import type { RelationDef } from '../../sql/catalog.js';
+import type { Epoch } from '../../sql/epoch.js';
 import type { Row } from '../../sql/value.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { ConnectorHost } from './connector-host.js';
@@ -28,6 +29,8 @@ import { GeneratorReader, isGeneratorConnector } from './generators/generator-re
 import { indexEntry, indexStateTable, secondaryIndexes } from '../catalog/secondary-index.js';
 import { FirstOffsets, isReplayed, positionTable, writePositions } from './source-replay.js';
 import { isKafkaReplayed, kafkaRowId, replayLimits } from './kafka/kafka-replay.js';
+import { isPostgresCdc } from './postgres-cdc/cdc-options.js';
+import { CHANGE_TRUNCATE, PostgresCdcReader, UNCHANGED_TOAST } from './postgres-cdc/cdc-reader.js';
 
 const MAX_PENDING_ROWS = 200_000;
 /**
@@ -72,7 +75,7 @@ class RunningSource implements DecodedBatchListener {
   unsealed = 0;
   private written: Map<number, bigint> | undefined;
   private waiters: (() => void)[] = [];
-  readonly reader: SourceReader & StartupResolver;
+  readonly reader: SourceReader & StartupResolver & { committed?(offsets: ReadonlyMap<number, bigint>, epoch: Epoch): void; dropped?(): Promise<void> };
   /** The relation's rows, or (a replayed source) its position per split (source-replay.ts). */
   table: StateTable;
   /** Stores only its positions: rows go to the views that read it, nowhere else. */
@@ -91,6 +94,10 @@ class RunningSource implements DecodedBatchListener {
     if (isGeneratorConnector(relation)) {
       this.decoder = undefined;
       this.reader = new GeneratorReader(relation, () => manager.core.rowIds.next());
+    } else if (isPostgresCdc(relation)) {
+      // Upserts, deletes and truncates by primary key from logical replication (postgres-cdc/).
+      this.decoder = undefined;
+      this.reader = new PostgresCdcReader(relation, () => manager.core.remoteCheckpointEpoch?.());
     } else {
       const options = kafkaOptions(relation.options ?? {});
       // A replayed Kafka source's row ids come from partition and offset (kafka/kafka-replay.ts).
@@ -106,7 +113,8 @@ class RunningSource implements DecodedBatchListener {
   }
 
   get topic(): string {
-    return this.relation.options?.['topic'] ?? '';
+    const options = this.relation.options;
+    return options?.['topic'] ?? (isPostgresCdc(this.relation) ? `${options?.['schema.name'] ?? 'public'}.${options?.['table.name'] ?? ''}` : '');
   }
 
   async start(): Promise<void> {
@@ -192,6 +200,20 @@ class RunningSource implements DecodedBatchListener {
     }
     this.manager.status.partition(this.relation.id, this.topic, partition).messages += rows.length;
     this.next.set(partition, next);
+    this.dirty = true;
+    return this.backpressure();
+  }
+
+  /** Changes from a CDC reader in the relation's layout (kinds: 1 upsert, -1 delete, CHANGE_TRUNCATE, CHANGE_UPSERT_MERGE) up to offset `next` of partition 0. */
+  changes(rows: Row[], kinds: number[], next: bigint): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const { rows: pendingRows, kinds: pendingKinds } = this.pending;
+    for (let i = 0; i < rows.length; i++) {
+      pendingRows.push(rows[i]!);
+      pendingKinds.push(kinds[i]!);
+    }
+    this.manager.status.partition(this.relation.id, this.topic, 0).messages += rows.length;
+    this.next.set(0, next);
     this.dirty = true;
     return this.backpressure();
   }
@@ -290,7 +312,21 @@ class RunningSource implements DecodedBatchListener {
     const relation = this.relation;
     const indexes = relation.kind === 'table' ? secondaryIndexes(this.manager.core.catalog.snapshot, id).map((index) => ({ index, table: indexStateTable(this.manager.core.store, relation, index) })) : [];
     for (let i = 0; i < rows.length; i++) {
-      const row = rows[i]!;
+      let row = rows[i]!;
+      if (kinds[i]! >= CHANGE_TRUNCATE) {
+        if (kinds[i] === CHANGE_TRUNCATE) {
+          for (const old of [...this.table.scan()]) {
+            if (captured) streams.record(id, old, -1);
+            for (const { index, table } of indexes) table.delete(indexEntry(relation, index, old));
+            this.table.delete(old);
+          }
+          continue;
+        }
+        // An update that left TOASTed values unchanged takes them from the stored row.
+        for (let k = 0; k < keyIndexes.length; k++) key[k] = row[keyIndexes[k]!]!;
+        const stored = this.table.get(key);
+        row = row.map((value, column) => (value === (UNCHANGED_TOAST as unknown) ? (stored?.[column] ?? null) : value));
+      }
       if (kinds[i]! > 0) {
         if (captured || indexes.length > 0) {
           let old: Row | undefined;
@@ -331,8 +367,9 @@ class RunningSource implements DecodedBatchListener {
   }
 
   /** The epoch with the applied changes committed. */
-  committedNow(applied: Map<number, bigint>): void {
+  committedNow(applied: Map<number, bigint>, epoch: Epoch): void {
     this.committed = applied;
+    this.reader.committed?.(applied, epoch);
     for (const [partition, offset] of this.committed) this.manager.status.partition(this.relation.id, this.topic, partition).committedOffset = offset;
   }
 
@@ -400,7 +437,7 @@ export class SourceManager {
   private async drain(): Promise<void> {
     if (![...this.running.values()].some((source) => source.unsealed > 0)) return;
     const sealed = await this.barrier();
-    if (sealed !== undefined) void sealed.durable.then(() => this.committed(sealed.sources, sealed.offsets), (error: unknown) => this.failed(sealed.sources, error));
+    if (sealed !== undefined) void sealed.durable.then(() => this.committed(sealed.sources, sealed.offsets, sealed.epoch), (error: unknown) => this.failed(sealed.sources, error));
   }
 
   /** A barrier now (a source is full), or right after the running one. */
@@ -441,11 +478,11 @@ export class SourceManager {
     if (this.running.size === 0) return;
     // The epoch's write goes on after the lock is released (the next barrier overlaps it).
     const sealed = await this.core.writeLock.runPipelined(() => this.barrier());
-    if (sealed !== undefined) void sealed.durable.then(() => this.committed(sealed.sources, sealed.offsets), (error: unknown) => this.failed(sealed.sources, error));
+    if (sealed !== undefined) void sealed.durable.then(() => this.committed(sealed.sources, sealed.offsets, sealed.epoch), (error: unknown) => this.failed(sealed.sources, error));
   }
 
-  private committed(sources: RunningSource[], offsets: Map<number, bigint>[]): void {
-    for (let index = 0; index < sources.length; index++) sources[index]!.committedNow(offsets[index]!);
+  private committed(sources: RunningSource[], offsets: Map<number, bigint>[], epoch: Epoch): void {
+    for (let index = 0; index < sources.length; index++) sources[index]!.committedNow(offsets[index]!, epoch);
   }
 
   private failed(sources: RunningSource[], error: unknown): void {
@@ -460,12 +497,16 @@ export class SourceManager {
   private reconcile(): void {
     const wanted = new Map<number, RelationDef>();
     for (const relation of this.core.catalog.snapshot.relations()) {
-      if ((relation.kind === 'source' || relation.kind === 'table') && relation.options?.['connector'] !== undefined) wanted.set(relation.id, relation);
+      if ((relation.kind === 'source' || relation.kind === 'table') && relation.options?.['connector'] !== undefined) {
+        // A shared postgres-cdc source only holds its tables' connection options: no reader.
+        if (relation.kind === 'source' && isPostgresCdc(relation)) continue;
+        wanted.set(relation.id, relation);
+      }
     }
     for (const [id, source] of this.running) {
       if (!wanted.has(id)) {
         this.running.delete(id);
-        void source.stop();
+        void source.stop().then(() => source.reader.dropped?.());
         this.status.forget(id);
       }
     }
@@ -487,7 +528,7 @@ export class SourceManager {
     }
   }
 
-  private async barrier(): Promise<{ sources: RunningSource[]; offsets: Map<number, bigint>[]; durable: Promise<void> } | undefined> {
+  private async barrier(): Promise<{ sources: RunningSource[]; offsets: Map<number, bigint>[]; epoch: Epoch; durable: Promise<void> } | undefined> {
     const ready = [...this.running.values()].filter((source) => source.dirty && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
     if (ready.length === 0) return undefined;
     try {
@@ -498,7 +539,7 @@ export class SourceManager {
       const applied = performance.now();
       if (trace) await this.core.store.whenWritable();
       const writable = performance.now();
-      const { durable } = await this.core.seal();
+      const { epoch, durable } = await this.core.seal();
       if (trace) {
         const sealed = performance.now();
         void durable.then(() => {
@@ -506,7 +547,7 @@ export class SourceManager {
           process.stderr.write(`oxbow source trace: rows=${rows} apply=${ms(started, applied)}ms wait-for-writes=${ms(applied, writable)}ms seal=${ms(writable, sealed)}ms durable-after=${ms(sealed, performance.now())}ms\n`);
         });
       }
-      return { sources: ready, offsets, durable };
+      return { sources: ready, offsets, epoch, durable };
     } catch (error) {
       this.core.store.abort();
       this.failed(ready, error);

@@ -12,12 +12,42 @@ import { type DdlContext, type DdlOutcome, kindWord, positionOf, unchanged } fro
 import { draftOf, firstLocation } from './create-table.js';
 import { expressionTextAt, nameList, stringValue } from './sql-text.js';
 import { retentionOption } from './retention.js';
-import { addKeyConstraint, alterOwner, dropConstraint } from './alter-constraints.js';
+import { addPrimaryKey, alterOwner, dropConstraint } from './alter-constraints.js';
+import { addTableConstraint } from './table-constraints.js';
+import { addIdentity, addOwnedSequence, normalizedDefault, sequenceSpec, serialDefault, serialType } from './sequence.js';
+import { type } from '../../sql/types.js';
 
 /** The command tag of an ALTER TABLE | VIEW | MATERIALIZED VIEW | INDEX statement. */
 function alterTag(statement: AlterTableStmt): string {
   const words: Record<string, string> = { OBJECT_VIEW: 'ALTER VIEW', OBJECT_MATVIEW: 'ALTER MATERIALIZED VIEW', OBJECT_INDEX: 'ALTER INDEX', OBJECT_FOREIGN_TABLE: 'ALTER FOREIGN TABLE' };
   return words[String(statement.objtype)] ?? 'ALTER TABLE';
+}
+
+/**
+ * ALTER TABLE t ALTER COLUMN c SET DEFAULT expr / DROP DEFAULT (pg_dump sets a serial column's
+ * nextval this way): the catalog only, as in PostgreSQL, where existing rows keep their values.
+ */
+function alterColumnDefault(relation: RelationDef, command: AlterTableCmd, context: DdlContext): DdlOutcome {
+  const columnName = command.name ?? '';
+  const index = relation.columns.findIndex((column) => column.name === columnName && !column.hidden);
+  if (index < 0) throw new SqlError(SqlState.undefinedColumn, `column "${columnName}" of relation "${relation.name}" does not exist`);
+  const column = relation.columns[index]!;
+  if (column.identity !== undefined) {
+    throw new SqlError(SqlState.syntaxError, `column "${columnName}" of relation "${relation.name}" is an identity column`, {
+      hint: command.def === undefined ? 'Use ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY instead.' : undefined,
+    });
+  }
+  const { defaultSql: _previous, ...rest } = column;
+  let next: RelationDef['columns'][number] = rest;
+  if (command.def !== undefined) {
+    const start = firstLocation(command.def);
+    const defaultSql = start === undefined ? undefined : expressionTextAt(context.statementText, start - context.statementLocation) || undefined;
+    if (defaultSql === undefined) throw new SqlError(SqlState.featureNotSupported, 'this DEFAULT expression is not supported');
+    next = { ...rest, defaultSql: normalizedDefault(defaultSql, context) };
+  }
+  const draft = draftOf(context);
+  draft.putRelation({ ...relation, columns: relation.columns.map((candidate, position) => (position === index ? next : candidate)) });
+  return { catalog: draft.finish(), commandTag: 'ALTER TABLE', notices: [], droppedTableIds: [] };
 }
 
 export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlOutcome {
@@ -37,17 +67,23 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
     return alterRetention(statement, relation, commands, context);
   }
   if (commands.length === 1 && commands[0]!.subtype === 'AT_ChangeOwner') return alterOwner(commands[0]!, context, alterTag(statement));
-  if (commands.length === 1 && commands[0]!.subtype === 'AT_AddConstraint' && relation.kind === 'table') {
-    const contype = (commands[0]!.def as { Constraint?: Constraint } | undefined)?.Constraint?.contype;
-    if (contype === 'CONSTR_PRIMARY' || contype === 'CONSTR_UNIQUE') return addKeyConstraint(commands[0]!, relation, context);
-  }
   if (commands.length === 1 && commands[0]!.subtype === 'AT_DropConstraint' && relation.kind === 'table') return dropConstraint(commands[0]!, relation, context);
   if (relation.kind !== 'table') {
     throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a table`);
   }
+  if (commands.length === 1 && commands[0]!.subtype === 'AT_AddConstraint') {
+    const constraint = (commands[0]!.def as { Constraint: Constraint }).Constraint;
+    if (constraint.contype === 'CONSTR_PRIMARY') return addPrimaryKey(constraint, relation, context);
+    return addTableConstraint(relation, constraint, context);
+  }
+  if (commands.length === 1 && commands[0]!.subtype === 'AT_ColumnDefault') return alterColumnDefault(relation, commands[0]!, context);
+  if (commands.length === 1 && commands[0]!.subtype === 'AT_AddIdentity') {
+    return addIdentity(relation, commands[0]!.name ?? '', (commands[0]!.def as { Constraint: Constraint }).Constraint, context);
+  }
   let columns = [...relation.columns];
   const notices: DdlOutcome['notices'][number][] = [];
   const backfill: number[] = [];
+  const draft = draftOf(context);
   for (const item of statement.cmds ?? []) {
     const command = (item as { AlterTableCmd: AlterTableCmd }).AlterTableCmd;
     if (command.subtype !== 'AT_AddColumn') {
@@ -68,11 +104,20 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
       }
       throw new SqlError(SqlState.duplicateColumn, `column "${columnName}" of relation "${name}" already exists`);
     }
-    let nullable = true;
+    // ADD COLUMN c serial: its own sequence; the existing rows take a value each (the backfill).
+    const serial = serialType(definition.typeName!);
+    let nullable = serial === undefined;
     let defaultSql: string | undefined;
+    if (serial !== undefined) {
+      const created = addOwnedSequence(draft, context, relation, { name: columnName, index: columns.length }, sequenceSpec(undefined, context, undefined, serial).def);
+      defaultSql = serialDefault(created.name);
+    }
     for (const constraintItem of definition.constraints ?? []) {
       const constraint = (constraintItem as { Constraint: Constraint }).Constraint;
       if (constraint.contype === 'CONSTR_NULL') continue;
+      if (serial !== undefined && constraint.contype === 'CONSTR_DEFAULT') {
+        throw new SqlError(SqlState.syntaxError, `multiple default values specified for column "${columnName}" of table "${name}"`, { position: positionOf(context, constraint.location) });
+      }
       if (constraint.contype === 'CONSTR_NOTNULL') {
         nullable = false;
         continue;
@@ -89,10 +134,9 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
     if (!nullable || defaultSql !== undefined) backfill.push(columns.length);
     columns = [
       ...columns,
-      { name: columnName, type: dataTypeFromTypeName(definition.typeName!), nullable, hidden: false, ...(defaultSql === undefined ? {} : { defaultSql }) },
+      { name: columnName, type: serial === undefined ? dataTypeFromTypeName(definition.typeName!) : type(serial), nullable, hidden: false, ...(defaultSql === undefined ? {} : { defaultSql }) },
     ];
   }
-  const draft = draftOf(context);
   if (columns.length === relation.columns.length) return unchanged('ALTER TABLE', notices);
   draft.putRelation({ ...relation, columns });
   return {

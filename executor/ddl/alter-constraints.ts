@@ -1,13 +1,14 @@
 // What a restore of pg_dump's output sends besides CREATE and COPY: ALTER TABLE ONLY t ADD
-// CONSTRAINT name PRIMARY KEY | UNIQUE (columns) after the data, DROP CONSTRAINT (pg_restore
-// --clean), and ALTER TABLE | VIEW | MATERIALIZED VIEW | SCHEMA | FUNCTION ... OWNER TO role
-// (accepted for the session's user, the one role).
+// CONSTRAINT name PRIMARY KEY (columns) after the data (UNIQUE and FOREIGN KEY are
+// table-constraints.ts's), DROP CONSTRAINT (pg_restore --clean), and ALTER TABLE | VIEW |
+// MATERIALIZED VIEW | SCHEMA | FUNCTION ... OWNER TO role (accepted for the session's user, the
+// one role).
 //
 // A table is keyed in storage by the primary key it was created with, or by a hidden row id. A
 // primary key added later does not rekey the stored rows: it is a stored UNIQUE index marked
 // primary (pg_constraint lists it as the table's primary key, pg_dump dumps it back) whose columns
 // become NOT NULL; ddl-statement.ts fills it from the rows in the same epoch and refuses a NULL or
-// a duplicate key (23502, 23505). UNIQUE is the same index, not marked primary.
+// a duplicate key (23502, 23505).
 
 import type { AlterOwnerStmt, AlterTableCmd, Constraint, Node, RoleSpec } from '@pgsql/types';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
@@ -43,21 +44,19 @@ export function alterObjectOwner(statement: AlterOwnerStmt, context: DdlContext)
   return unchanged('ALTER SCHEMA');
 }
 
-/** ADD CONSTRAINT name PRIMARY KEY | UNIQUE (columns) on a table. */
-export function addKeyConstraint(command: AlterTableCmd, relation: RelationDef, context: DdlContext): DdlOutcome {
-  const constraint = (command.def as { Constraint: Constraint }).Constraint;
-  const primary = constraint.contype === 'CONSTR_PRIMARY';
+/** ADD CONSTRAINT name PRIMARY KEY (columns) on a table (UNIQUE and FOREIGN KEY: table-constraints.ts). */
+export function addPrimaryKey(constraint: Constraint, relation: RelationDef, context: DdlContext): DdlOutcome {
   const position = positionOf(context, constraint.location);
   if (constraint.indexname !== undefined) throw new SqlError(SqlState.featureNotSupported, 'ADD CONSTRAINT ... USING INDEX is not supported', { position });
   const keys = ((constraint.keys ?? []) as Node[]).map((key) => (key as { String: { sval: string } }).String.sval);
   if ((constraint.including ?? []).length > 0) throw new SqlError(SqlState.featureNotSupported, 'INCLUDE columns of a constraint are not supported', { position });
   if (relation.options !== undefined) {
-    throw new SqlError(SqlState.featureNotSupported, `${primary ? 'a primary key' : 'a unique constraint'} on connector table "${relation.name}" is not supported`, {
+    throw new SqlError(SqlState.featureNotSupported, `a primary key on connector table "${relation.name}" is not supported`, {
       hint: 'Rows of a connector table are written by its connector, which cannot refuse one.',
     });
   }
   const indexes = context.catalog.relations().filter((other) => other.kind === 'index' && other.indexOn?.relationId === relation.id);
-  if (primary && indexes.some((index) => index.indexOn!.primary === true)) {
+  if (indexes.some((index) => index.indexOn!.primary === true)) {
     throw new SqlError(SqlState.invalidTableDefinition, `multiple primary keys for table "${relation.name}" are not allowed`, { position });
   }
   const columns = keys.map((key) => {
@@ -65,13 +64,11 @@ export function addKeyConstraint(command: AlterTableCmd, relation: RelationDef, 
     if (index < 0) throw new SqlError(SqlState.undefinedColumn, `column "${key}" named in key does not exist`, { position });
     return index;
   });
-  const name = constraint.conname ?? freeRelationName(context.catalog, relation.schema, `${relation.name}_${primary ? 'pkey' : `${keys.join('_')}_key`}`);
+  const name = constraint.conname ?? freeRelationName(context.catalog, relation.schema, `${relation.name}_pkey`);
   if (context.catalog.relation(relation.schema, name) !== undefined) throw new SqlError(SqlState.duplicateTable, `relation "${name}" already exists`);
   const draft = draftOf(context);
-  if (primary) {
-    const tableColumns: ColumnDef[] = relation.columns.map((column, index) => (columns.includes(index) ? { ...column, nullable: false } : column));
-    draft.putRelation({ ...relation, columns: tableColumns });
-  }
+  const tableColumns: ColumnDef[] = relation.columns.map((column, index) => (columns.includes(index) ? { ...column, nullable: false } : column));
+  draft.putRelation({ ...relation, columns: tableColumns });
   const id = draft.allocateId();
   draft.putRelation({
     id,
@@ -81,7 +78,7 @@ export function addKeyConstraint(command: AlterTableCmd, relation: RelationDef, 
     columns: columns.map((index) => relation.columns[index]!),
     primaryKey: columns.map((_, index) => index),
     dependsOn: [],
-    indexOn: { relationId: relation.id, columns, unique: true, ...(primary ? { primary: true } : {}), stored: true },
+    indexOn: { relationId: relation.id, columns, unique: true, primary: true, stored: true },
   });
   return { catalog: draft.finish(), commandTag: 'ALTER TABLE', notices: [], droppedTableIds: [], indexBackfill: id };
 }
@@ -103,6 +100,13 @@ export function dropConstraint(command: AlterTableCmd, relation: RelationDef, co
     }
     draft.removeRelation(key.id);
     return { catalog: draft.finish(), commandTag: 'ALTER TABLE', notices: [], droppedTableIds: [key.id] };
+  }
+  const constraint = (relation.constraints ?? []).find((candidate) => candidate.name === name);
+  if (constraint !== undefined) {
+    draft.putRelation({ ...relation, constraints: (relation.constraints ?? []).filter((candidate) => candidate !== constraint) });
+    if (constraint.indexId === undefined) return { catalog: draft.finish(), commandTag: 'ALTER TABLE', notices: [], droppedTableIds: [] };
+    draft.removeRelation(constraint.indexId);
+    return { catalog: draft.finish(), commandTag: 'ALTER TABLE', notices: [], droppedTableIds: [constraint.indexId] };
   }
   const checks = relation.checks ?? [];
   if (checks.some((check) => check.name === name)) {

@@ -42,7 +42,12 @@ export interface CreateViewInput {
    * CREATE SINK ... AS query (executor/ddl/create-sink.ts): the dataflow's rows belong to a
    * relation of kind 'sink' with these connector fields and this query text as its definition.
    */
-  readonly sink?: Pick<RelationDef, 'options' | 'format' | 'encode'> & { readonly definition: string; readonly checkColumns?: (columns: readonly ColumnDef[]) => void };
+  readonly sink?: Pick<RelationDef, 'options' | 'format' | 'encode'> & {
+    readonly definition: string;
+    readonly checkColumns?: (columns: readonly ColumnDef[]) => void;
+    /** Checks (or makes) the sink's target before anything commits (a PostgreSQL table). */
+    readonly prepareTarget?: (relation: RelationDef) => Promise<void>;
+  };
 }
 
 export interface CreateViewOutcome {
@@ -98,6 +103,14 @@ export interface BackfillReporting {
 export async function createMaterializedViewInChunks(input: CreateViewInput, reporting: BackfillReporting): Promise<CreateViewOutcome> {
   const prepared = prepare(input);
   if ('notices' in prepared) return prepared;
+  if (input.sink?.prepareTarget !== undefined) {
+    try {
+      await input.sink.prepareTarget(prepared.relation);
+    } catch (error) {
+      prepared.dataflow.dispose();
+      throw error;
+    }
+  }
   const { core } = input;
   const progress = startProgress(core, prepared);
   let viewRows = 0;
@@ -193,7 +206,7 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
     dependsOn: referencedRelationIds(body.query!, ddl),
     stream: { stateTableIds: allStateTables(planned.stream).map((table) => table.tableId).filter((id) => id !== relationId).sort((a, b) => a - b), searchPath, ...(planVersion >= 2 ? { planVersion } : {}) },
     ...(retentionMs === undefined ? {} : { retentionMs }),
-    ...(sink === undefined ? {} : { options: sink.options, format: sink.format, encode: sink.encode }),
+    ...(sink === undefined ? {} : { options: sink.options, ...(sink.format === undefined ? {} : { format: sink.format }), ...(sink.encode === undefined ? {} : { encode: sink.encode }) }),
   };
   draft.putRelation(relation);
   const next = draft.finish();

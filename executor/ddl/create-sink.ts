@@ -1,6 +1,8 @@
 // CREATE SINK name FROM relation | AS query WITH (connector = 'kafka', topic,
-// properties.bootstrap.server[, primary_key = 'a,b']) FORMAT PLAIN | UPSERT | DEBEZIUM ENCODE JSON:
-// the catalog side (primary_key names are checked here: 42703 unknown, 42701 repeated, 22023 empty).
+// properties.bootstrap.server[, primary_key = 'a,b']) FORMAT PLAIN | UPSERT | DEBEZIUM ENCODE JSON,
+// or WITH (connector = 'postgres' | 'jdbc', ...) or WITH (connector = 'blackhole') without FORMAT:
+// the catalog side (primary_key names are checked here: 42703 unknown, 42701 repeated, 22023 empty;
+// a PostgreSQL target is checked by sink-target-check.ts before the DDL commits).
 //
 // FROM: the sink is a relation of kind 'sink' that depends on the relation it reads (so DROP of
 // that relation needs CASCADE) and keeps the connector options. AS query (RisingWave's form): the
@@ -20,20 +22,40 @@ import { unchanged } from './ddl-context.js';
 import { creationSchema } from './sql-text.js';
 import type { DdlHost } from './ddl-host.js';
 import { kafkaOptions } from '../connectors/kafka/kafka-options.js';
+import { isPostgresSink, postgresSinkOptions } from '../connectors/postgres/postgres-options.js';
+import { prepareSinkTarget } from './sink-target-check.js';
 import { sinkKeyPositions } from '../connectors/sink-key.js';
 import { createMaterializedViewInChunks, type BackfillReporting, type CreateViewOutcome } from './create-materialized-view.js';
 
 /** The connector fields of a sink, checked: 0A000 for other connectors/formats/encodings, 22023 bad options. */
 function sinkConnector(statement: OxbowCreateSink): Pick<RelationDef, 'options' | 'format' | 'encode'> {
   const connector = statement.connector;
-  if ((connector.options['connector'] ?? '').toLowerCase() !== 'kafka') {
-    throw new SqlError(SqlState.featureNotSupported, `connector "${connector.options['connector'] ?? ''}" is not supported for sinks`, { hint: "oxbow writes to Kafka: connector = 'kafka'." });
+  const name = (connector.options['connector'] ?? '').toLowerCase();
+  if (name === 'blackhole' || isPostgresSink(connector.options)) {
+    // Rows, not messages: no FORMAT (PostgreSQL's type = 'upsert' | 'append-only' says how).
+    if (connector.format !== undefined || connector.encode !== undefined) {
+      throw new SqlError(SqlState.featureNotSupported, `FORMAT ... ENCODE is not supported for ${name} sinks`, { hint: name === 'blackhole' ? 'Leave it out.' : "A PostgreSQL sink writes rows: type = 'upsert' or 'append-only'." });
+    }
+    if (name !== 'blackhole') postgresSinkOptions(connector.options);
+    return { options: { ...connector.options } };
+  }
+  if (name !== 'kafka') {
+    throw new SqlError(SqlState.featureNotSupported, `connector "${connector.options['connector'] ?? ''}" is not supported for sinks`, { hint: "oxbow writes to connector = 'kafka', 'postgres' (or 'jdbc' with a jdbc:postgresql:// URL) and 'blackhole'." });
   }
   kafkaOptions(connector.options);
   const format = (connector.format ?? 'plain').toLowerCase();
   const encode = (connector.encode ?? 'json').toLowerCase();
   if (format !== 'plain' && format !== 'upsert' && format !== 'debezium') throw new SqlError(SqlState.featureNotSupported, `FORMAT ${format.toUpperCase()} is not supported for sinks`);
-  if (encode !== 'json') throw new SqlError(SqlState.featureNotSupported, `ENCODE ${encode.toUpperCase()} is not supported for sinks`, { hint: 'Sinks write ENCODE JSON.' });
+  if (encode === 'avro') {
+    // The schema is registered under <topic>-value before the first delivery (connectors/avro/avro-encoder.ts).
+    const registry = connector.encodeOptions?.['schema.registry'];
+    if (registry === undefined) throw new SqlError(SqlState.invalidParameterValue, "ENCODE AVRO needs schema.registry = 'http://host:port'");
+    if (format !== 'plain') throw new SqlError(SqlState.featureNotSupported, `FORMAT ${format.toUpperCase()} ENCODE AVRO is not supported for sinks`, { hint: 'Avro sinks write FORMAT PLAIN.' });
+    const options: Record<string, string> = { ...connector.options };
+    for (const [name, value] of Object.entries(connector.encodeOptions ?? {})) if (name.startsWith('schema.registry')) options[`encode.${name}`] = value;
+    return { options, format, encode };
+  }
+  if (encode !== 'json') throw new SqlError(SqlState.featureNotSupported, `ENCODE ${encode.toUpperCase()} is not supported for sinks`, { hint: 'Sinks write ENCODE JSON or AVRO.' });
   return { options: { ...connector.options }, format, encode };
 }
 
@@ -92,7 +114,7 @@ export function createSinkAs(input: { core: DdlHost; statement: OxbowCreateSink;
   const body: CreateTableAsStmt = { query: statement.query as CreateTableAsStmt['query'], into: { rel: statement.name }, objtype: 'OBJECT_MATVIEW', if_not_exists: statement.ifNotExists };
   const name = statement.name.relname ?? '';
   const checkColumns = (columns: readonly ColumnDef[]): void => void sinkKeyPositions(connector.options, name, columns, []);
-  return createMaterializedViewInChunks({ core: input.core, body, ddl, planner: input.planner, sink: { ...connector, definition, checkColumns } }, reporting);
+  return createMaterializedViewInChunks({ core: input.core, body, ddl, planner: input.planner, sink: { ...connector, definition, checkColumns, prepareTarget: (relation) => prepareSinkTarget(relation, relation) } }, reporting);
 }
 
 /**

@@ -17,6 +17,9 @@ import type { DdlContext, DdlOutcome } from './ddl-context.js';
 import { kafkaOptions } from '../connectors/kafka/kafka-options.js';
 import { withGenerator } from './create-generator-source.js';
 import { GENERATOR_CONNECTORS } from '../connectors/generators/generator-reader.js';
+import { POSTGRES_CDC } from '../connectors/postgres-cdc/cdc-options.js';
+import { sharedCdcSource, withPostgresCdc } from './create-postgres-cdc.js';
+import { resolvedSchema } from '../connectors/source-schema.js';
 
 const INCLUDE_TYPES: Record<string, { column: string; type: DataType }> = {
   partition: { column: '_rw_kafka_partition', type: type('int4') },
@@ -40,17 +43,22 @@ export function createSource(statement: OxbowCreateSource, context: DdlContext):
 export function createConnectorTable(statement: CreateStmt, connector: ConnectorSpec, context: DdlContext): DdlOutcome {
   const plain = { ...statement } as CreateStmt & { oxbowConnector?: unknown };
   delete plain.oxbowConnector;
+  if (connector.fromSource !== undefined) {
+    const shared = sharedCdcSource(connector, context);
+    return withPostgresCdc(createTable(plain, context), shared.connector, 'CREATE TABLE', context, 'table', shared.source);
+  }
   return withConnector(createTable(plain, context), connector, 'CREATE TABLE', context, 'table');
 }
 
 function withConnector(outcome: DdlOutcome, connector: ConnectorSpec, commandTag: string, context: DdlContext, kind: 'source' | 'table'): DdlOutcome {
   const connectorName = (connector.options['connector'] ?? '').toLowerCase();
   if (GENERATOR_CONNECTORS.has(connectorName)) return withGenerator(outcome, connector, commandTag, context, { kind });
+  if (connectorName === POSTGRES_CDC) return withPostgresCdc(outcome, connector, commandTag, context, kind);
   if (connectorName !== 'kafka') {
     throw new SqlError(
       SqlState.featureNotSupported,
       connectorName === '' ? 'the WITH option "connector" is required' : `connector "${connectorName}" is not supported`,
-      { hint: "oxbow reads Kafka (connector = 'kafka') and generates rows (connector = 'nexmark' or 'datagen')." },
+      { hint: "oxbow reads Kafka (connector = 'kafka'), PostgreSQL tables (connector = 'postgres-cdc') and generates rows (connector = 'nexmark' or 'datagen')." },
     );
   }
   kafkaOptions(connector.options);
@@ -59,9 +67,12 @@ function withConnector(outcome: DdlOutcome, connector: ConnectorSpec, commandTag
   if (format !== 'plain' && format !== 'upsert' && format !== 'debezium') {
     throw new SqlError(SqlState.featureNotSupported, `FORMAT ${format.toUpperCase()} is not supported`, { hint: 'Use FORMAT PLAIN, UPSERT or DEBEZIUM.' });
   }
-  if (encode !== 'json' && encode !== 'csv') {
-    throw new SqlError(SqlState.featureNotSupported, `ENCODE ${encode.toUpperCase()} is not supported`, { hint: 'Use ENCODE JSON or CSV.' });
+  if (encode !== 'json' && encode !== 'csv' && encode !== 'avro' && encode !== 'protobuf') {
+    throw new SqlError(SqlState.featureNotSupported, `ENCODE ${encode.toUpperCase()} is not supported`, { hint: 'Use ENCODE JSON, CSV, AVRO or PROTOBUF.' });
   }
+  // ENCODE AVRO / PROTOBUF: the schema fetched before this handler (connectors/source-schema.ts).
+  const schema = encode === 'avro' || encode === 'protobuf' ? resolvedSchema(connector) : undefined;
+  if ((encode === 'avro' || encode === 'protobuf') && schema === undefined) throw new SqlError(SqlState.internalError, `ENCODE ${encode.toUpperCase()} without a resolved schema`);
   if (encode === 'csv' && format !== 'plain') throw new SqlError(SqlState.featureNotSupported, `FORMAT ${format.toUpperCase()} ENCODE CSV is not supported`, { hint: 'CSV goes with FORMAT PLAIN.' });
   const delimiter = connector.encodeOptions?.['delimiter'];
   if (delimiter !== undefined && delimiter.length !== 1) throw new SqlError(SqlState.invalidParameterValue, 'the CSV delimiter must be one character');
@@ -74,7 +85,12 @@ function withConnector(outcome: DdlOutcome, connector: ConnectorSpec, commandTag
       hint: 'Declare the key columns with PRIMARY KEY (...): upserts and deletes find rows by it.',
     });
   }
-  const declared = hasRowId ? table.columns.slice(0, -1) : [...table.columns];
+  let declared = hasRowId ? table.columns.slice(0, -1) : [...table.columns];
+  if (schema !== undefined) {
+    // No column list: the schema's columns; else the declared columns must be readable from it.
+    if (declared.length === 0) declared = schema.columns.map((column) => ({ name: column.name, type: column.type, nullable: column.nullable, hidden: false }));
+    else schema.check(declared);
+  }
   const include: { what: string; column: string }[] = [];
   for (const item of connector.include ?? []) {
     const what = item.what.toLowerCase();
@@ -89,10 +105,12 @@ function withConnector(outcome: DdlOutcome, connector: ConnectorSpec, commandTag
   const primaryKey = hasRowId ? [columns.length - 1] : table.primaryKey;
   const options: Record<string, string> = { ...connector.options };
   if (delimiter !== undefined) options['encode.delimiter'] = delimiter;
+  if (schema !== undefined) Object.assign(options, schema.options);
   const draft = new CatalogDraft(outcome.catalog);
   // An append-only source stores no rows: it commits its offsets, and reads replay the topic
   // (kafka/kafka-replay.ts). Upsert/Debezium sources and connector tables keep their table.
-  const replayed = kind === 'source' && format === 'plain' && hasRowId;
+  // Avro and Protobuf sources store their rows (a replay would need the registry at every read).
+  const replayed = kind === 'source' && format === 'plain' && hasRowId && (encode === 'json' || encode === 'csv');
   const relation: RelationDef = { ...table, kind, columns, primaryKey, options, format, encode, include, ...(replayed ? { replayed: true } : {}) };
   draft.putRelation(relation);
   return { ...outcome, catalog: draft.finish(), commandTag };

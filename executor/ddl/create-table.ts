@@ -1,8 +1,10 @@
 // CREATE TABLE: columns with PostgreSQL type names, NOT NULL, DEFAULT, and a PRIMARY KEY given on
 // a column or as a table constraint. A table with a primary key also gets its `<table>_pkey` index
 // in the catalog (psql's \d shows it); a table without one gets a hidden int8 `_row_id` column as
-// its key, which SELECT * does not show. Constraints oxbow does not enforce yet (UNIQUE, CHECK,
-// FOREIGN KEY) are refused with 0A000 rather than silently accepted.
+// its key, which SELECT * does not show. CHECK constraints are verified by the session; serial and
+// identity columns own a sequence (ddl/sequence.ts); UNIQUE constraints get the stored unique
+// index that enforces them; FOREIGN KEY constraints are checked here and enforced by the session
+// (ddl/table-constraints.ts, ../batch/foreign-keys.ts).
 
 import type { ColumnDef as PgColumnDef, Constraint, CreateStmt, Node, RangeVar } from '@pgsql/types';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
@@ -15,6 +17,9 @@ import { type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-c
 import { checkExpressionTextAt, creationSchema, expressionTextAt, stringValue } from './sql-text.js';
 import { CatalogDraft, ROW_ID_COLUMN, type CatalogSnapshot } from '../catalog/catalog.js';
 import { retentionOption } from './retention.js';
+import type { ConstraintDef, SequenceDef } from '../../sql/catalog.js';
+import { addOwnedSequence, identityType, normalizedDefault, sequenceSpec, serialDefault, serialType } from './sequence.js';
+import { foreignKeyOf, type ForeignKeyText, resolveForeignKeys, type UniqueText, uniqueOf, addUniqueConstraints } from './table-constraints.js';
 import { watermarkOf } from './watermark.js';
 
 export { ROW_ID_COLUMN };
@@ -23,7 +28,7 @@ const MAX_COLUMNS = 1600;
 function unsupportedConstraint(context: DdlContext, constraint: Constraint, what: string): SqlError {
   return new SqlError(SqlState.featureNotSupported, `${what} constraints are not supported yet`, {
     position: positionOf(context, constraint.location),
-    hint: 'oxbow enforces PRIMARY KEY and NOT NULL only.',
+    hint: 'oxbow enforces PRIMARY KEY, NOT NULL and CHECK constraints.',
   });
 }
 
@@ -71,6 +76,10 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
 
   const columns: { name: string; def: ColumnDef; location: number | undefined }[] = [];
   const checks: CheckText[] = [];
+  // Serial and identity columns (their owned sequences), UNIQUE and FOREIGN KEY constraints.
+  const owned: { column: string; def: SequenceDef; identity?: 'always' | 'by default'; name?: string }[] = [];
+  const uniques: UniqueText[] = [];
+  const foreignKeys: ForeignKeyText[] = [];
   let primaryKeyNames: { names: string[]; location: number | undefined } | undefined;
   const setPrimaryKey = (names: string[], location: number | undefined): void => {
     if (primaryKeyNames !== undefined) {
@@ -89,10 +98,12 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
       if (columns.some((column) => column.name === columnName)) {
         throw new SqlError(SqlState.duplicateColumn, `column "${columnName}" specified more than once`);
       }
-      const columnType = dataTypeFromTypeName(columnNode.typeName!);
+      const serial = serialType(columnNode.typeName!);
+      const columnType = serial === undefined ? dataTypeFromTypeName(columnNode.typeName!) : type(serial);
       checkCollation(columnNode, context);
-      let nullable = true;
+      let nullable = serial === undefined;
       let defaultSql: string | undefined;
+      let identity: { kind: 'always' | 'by default'; options: Node[] | undefined; location: number | undefined } | undefined;
       for (const item of columnNode.constraints ?? []) {
         const constraint = (item as { Constraint: Constraint }).Constraint;
         switch (constraint.contype) {
@@ -113,40 +124,61 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
                 position: positionOf(context, constraint.location),
               });
             }
+            defaultSql = normalizedDefault(defaultSql, context);
+            if (serial !== undefined) {
+              throw new SqlError(SqlState.syntaxError, `multiple default values specified for column "${columnName}" of table "${name}"`, { position: positionOf(context, constraint.location) });
+            }
             break;
           }
+          case 'CONSTR_IDENTITY':
+            if (identity !== undefined) {
+              throw new SqlError(SqlState.syntaxError, `multiple identity specifications for column "${columnName}" of table "${name}"`, { position: positionOf(context, constraint.location) });
+            }
+            identity = { kind: constraint.generated_when === 'a' ? 'always' : 'by default', options: constraint.options as Node[] | undefined, location: constraint.location };
+            nullable = false;
+            break;
           case 'CONSTR_PRIMARY':
             setPrimaryKey([columnName], constraint.location);
             nullable = false;
             break;
           case 'CONSTR_UNIQUE':
-            throw unsupportedConstraint(context, constraint, 'UNIQUE');
+            uniques.push(uniqueOf(context, constraint, [columnName]));
+            break;
           case 'CONSTR_CHECK':
             checks.push(checkOf(context, constraint, `${name}_${columnName}_check`));
             break;
           case 'CONSTR_FOREIGN':
-            throw unsupportedConstraint(context, constraint, 'FOREIGN KEY');
+            foreignKeys.push(foreignKeyOf(context, constraint, [columnName]));
+            break;
           default:
             throw unsupportedConstraint(context, constraint, String(constraint.contype).replace('CONSTR_', ''));
         }
       }
-      columns.push({
-        name: columnName,
-        location: columnNode.location,
-        def: { name: columnName, type: columnType, nullable, hidden: false, ...(defaultSql === undefined ? {} : { defaultSql }) },
-      });
+      const def: ColumnDef = { name: columnName, type: columnType, nullable, hidden: false, ...(defaultSql === undefined ? {} : { defaultSql }) };
+      if (serial !== undefined && identity !== undefined) {
+        throw new SqlError(SqlState.syntaxError, `both default and identity specified for column "${columnName}" of table "${name}"`, { position: positionOf(context, identity.location) });
+      }
+      if (serial !== undefined) owned.push({ column: columnName, def: sequenceSpec(undefined, context, undefined, serial).def });
+      if (identity !== undefined) {
+        const integer = identityType(def, name);
+        const spec = sequenceSpec(identity.options, context, undefined, integer);
+        owned.push({ column: columnName, def: spec.def, identity: identity.kind, ...(spec.sequenceName === undefined ? {} : { name: spec.sequenceName }) });
+      }
+      columns.push({ name: columnName, location: columnNode.location, def });
     } else if (constraintNode !== undefined) {
       switch (constraintNode.contype) {
         case 'CONSTR_PRIMARY':
           setPrimaryKey((constraintNode.keys ?? []).map(stringValue), constraintNode.location);
           break;
         case 'CONSTR_UNIQUE':
-          throw unsupportedConstraint(context, constraintNode, 'UNIQUE');
+          uniques.push(uniqueOf(context, constraintNode, (constraintNode.keys ?? []).map(stringValue)));
+          break;
         case 'CONSTR_CHECK':
           checks.push(checkOf(context, constraintNode, `${name}_check`));
           break;
         case 'CONSTR_FOREIGN':
-          throw unsupportedConstraint(context, constraintNode, 'FOREIGN KEY');
+          foreignKeys.push(foreignKeyOf(context, constraintNode, (constraintNode.fk_attrs ?? []).map(stringValue)));
+          break;
         default:
           throw unsupportedConstraint(context, constraintNode, String(constraintNode.contype).replace('CONSTR_', ''));
       }
@@ -204,6 +236,9 @@ export function createTable(statement: CreateStmt, context: DdlContext): DdlOutc
     checks: namedChecks,
     ...(retentionMs === undefined ? {} : { retentionMs }),
     ...(watermark === undefined ? {} : { watermark }),
+    owned,
+    uniques,
+    foreignKeys,
   });
 }
 
@@ -274,22 +309,38 @@ export function addTable(
     checks?: readonly { name: string; sql: string }[];
     retentionMs?: number;
     watermark?: RelationDef['watermark'];
+    owned?: readonly { column: string; def: SequenceDef; identity?: 'always' | 'by default'; name?: string }[];
+    uniques?: readonly UniqueText[];
+    foreignKeys?: readonly ForeignKeyText[];
   },
 ): DdlOutcome {
   const draft: CatalogDraft = draftOf(context);
   const id = draft.allocateId();
-  draft.putRelation({
+  const columns = [...table.columns];
+  const tableDef = (constraints: readonly ConstraintDef[]): RelationDef => ({
     id,
     kind: 'table',
     schema: table.schema,
     name: table.name,
-    columns: table.columns,
+    columns,
     primaryKey: table.primaryKey,
     dependsOn: [],
     ...(table.checks === undefined || table.checks.length === 0 ? {} : { checks: table.checks }),
     ...(table.retentionMs === undefined ? {} : { retentionMs: table.retentionMs }),
     ...(table.watermark === undefined ? {} : { watermark: table.watermark }),
+    ...(constraints.length === 0 ? {} : { constraints }),
   });
+  draft.putRelation(tableDef([]));
+  // Each serial or identity column's sequence, owned by the column (dropped with the table).
+  for (const sequence of table.owned ?? []) {
+    const index = columns.findIndex((column) => column.name === sequence.column);
+    const created = addOwnedSequence(draft, context, { id, schema: table.schema, name: table.name }, { name: sequence.column, index }, sequence.def, sequence.name);
+    columns[index] =
+      sequence.identity === undefined
+        ? { ...columns[index]!, defaultSql: serialDefault(created.name) }
+        : { ...columns[index]!, identity: { kind: sequence.identity, sequenceId: created.id } };
+  }
+  draft.putRelation(tableDef([]));
   if (table.hasPrimaryKey) {
     const indexName = freeRelationName(draft.finish(), table.schema, `${table.name}_pkey`);
     draft.putRelation({
@@ -303,6 +354,12 @@ export function addTable(
       indexOn: { relationId: id, columns: table.primaryKey, unique: true, primary: true },
     });
   }
+  const draftTable = tableDef([]);
+  const constraints = [
+    ...addUniqueConstraints(draft, context, draftTable, table.uniques ?? []),
+    ...resolveForeignKeys(draft, context, draftTable, table.primaryKey, table.hasPrimaryKey, table.uniques ?? [], table.foreignKeys ?? []),
+  ];
+  if (constraints.length > 0) draft.putRelation(tableDef(constraints));
   return { catalog: draft.finish(), commandTag: 'CREATE TABLE', notices: [], droppedTableIds: [] };
 }
 

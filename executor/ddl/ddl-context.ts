@@ -37,6 +37,10 @@ export interface DdlOutcome {
   readonly backfill?: { readonly relationId: number; readonly columnIndexes: readonly number[] };
   /** CREATE INDEX on a table: the index (by id) whose state table ddl-statement.ts fills from the table's rows in the same epoch. */
   readonly indexBackfill?: number;
+  /** ALTER SEQUENCE: the sequence whose options changed, and RESTART's value, for the runtime once the DDL commits. */
+  readonly sequenceChange?: { readonly id: number; readonly restart?: bigint };
+  /** ALTER TABLE ADD FOREIGN KEY: the table whose every row the session checks against its foreign keys. */
+  readonly foreignKeyValidation?: number;
 }
 
 export function unchanged(commandTag: string, notices: readonly Notice[] = []): DdlOutcome {
@@ -60,6 +64,8 @@ export function kindWord(kind: RelationDef['kind']): string {
       return 'subscription';
     case 'index':
       return 'index';
+    case 'sequence':
+      return 'sequence';
     case 'system':
       return 'system table';
   }

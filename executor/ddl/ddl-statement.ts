@@ -1,6 +1,7 @@
 // A DDL statement run to its end: the catalog change of a handler (run-ddl.ts), the backfills it
-// asks for (the new columns of ALTER TABLE ADD COLUMN, the rows of a new index), the state tables
-// it drops or opens, then the catalog and the epoch committed together (commit-catalog.ts). CREATE
+// asks for (the new columns of ALTER TABLE ADD COLUMN, the rows of a new index), the rows ALTER
+// TABLE ADD FOREIGN KEY validates, the state tables it drops or opens, then the catalog and the
+// epoch committed together (commit-catalog.ts), and ALTER SEQUENCE handed to the sequences. CREATE
 // TABLE AS, CREATE MATERIALIZED VIEW and CREATE SINK ... AS query fill their new object in the same
 // epoch. Everything runs inside the engine's write lock.
 
@@ -10,14 +11,18 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 import type { EvalContext } from '../../sql/functions.js';
 import { formatValue } from '../../sql/text-format.js';
 import type { Row, Value } from '../../sql/value.js';
+import type { RelationDef } from '../../sql/catalog.js';
 import type { PlannedStatement, PlannerContext } from '../../planner/index.js';
 import { executePlanned } from '../batch/index.js';
 import { stateTableOf, type StoreTableAccess } from '../batch/table-access.js';
+import { verifyForeignKeys } from '../batch/foreign-keys.js';
 import type { CatalogSnapshot } from '../catalog/catalog.js';
+import { perRowSequenceDefaults } from '../catalog/sequence-defaults.js';
 import type { Notice } from '../catalog/results.js';
 import { indexEntry, indexStateTable } from '../catalog/secondary-index.js';
 import { formatTypeName } from '../catalog/type-names.js';
 import { KeyMap } from '../expr/row-hash.js';
+import { checkKafkaTopic, kafkaTopicToCheck } from '../connectors/kafka/kafka-check.js';
 import { commitCatalog } from './commit-catalog.js';
 import { createMaterializedViewInChunks } from './create-materialized-view.js';
 import { createSinkAs } from './create-sink.js';
@@ -25,6 +30,9 @@ import { createTableAs } from './create-table.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
 import type { DdlHost } from './ddl-host.js';
 import { runDdl } from './run-ddl.js';
+import { prepareCreatedSinkTargets } from './sink-target-check.js';
+import { checkPostgresCdc, withUpstreamColumns } from './create-postgres-cdc.js';
+import { prepareConnectorSchema } from '../connectors/source-schema.js';
 
 /** What a DDL statement is given of the session that runs it (engine/session.ts). */
 export interface DdlSession {
@@ -36,6 +44,10 @@ export interface DdlSession {
   plan(query: ParsedStatement): PlannedStatement;
   /** The session's table access at the latest committed epoch (its writes go into the open epoch). */
   tableAccess(): StoreTableAccess;
+  /** A table access like tableAccess() whose indexes and foreign keys are those of `catalog` (the DDL's next catalog). */
+  tableAccessOf(catalog: CatalogSnapshot): StoreTableAccess;
+  /** The session's nextval (a serial column added to a table with rows takes a value per row). */
+  nextval(sequence: RelationDef): bigint;
   evalContext(): EvalContext;
   /** Runs a query given as text (a column's DEFAULT). */
   evaluateConstantQuery(sql: string, signal: AbortSignal): Promise<Row[]>;
@@ -65,19 +77,39 @@ export async function executeDdl(parsed: ParsedStatement, session: DdlSession, s
       return outcome.commandTag;
     });
   }
+  // ENCODE AVRO / PROTOBUF sources: the schema from the registry or file, before the lock.
+  await prepareConnectorSchema(parsed);
+  const kafkaTopic = kafkaTopicToCheck(parsed.node);
+  if (kafkaTopic !== undefined && runDdl(parsed, session.context).catalog !== undefined) {
+    // CREATE SOURCE of Kafka: the statement's own errors first, then the broker and topic (outside
+    // the write lock: up to a few seconds).
+    await checkKafkaTopic(kafkaTopic);
+  }
+  // A postgres-cdc table without a column list takes the upstream's (read before the lock).
+  const statement = await withUpstreamColumns(parsed, session.context);
   return host.writeLock.run(async () => {
-    const outcome = runDdl(parsed, session.context);
+    const outcome = runDdl(statement, session.context);
     const next = outcome.catalog;
+    // A PostgreSQL sink's target table, checked (or made) before the sink commits.
+    if (next !== undefined && sinkAs !== undefined) await prepareCreatedSinkTargets(host.catalog.snapshot, next);
+    if (next !== undefined) await checkPostgresCdc(session.context.catalog, next);
     if (next !== undefined) {
       await commitCatalog(host, next, async () => {
         if (outcome.backfill !== undefined) await backfillColumns(session, next, outcome.backfill, signal);
         if (outcome.indexBackfill !== undefined) backfillIndex(session, next, outcome.indexBackfill);
+        if (outcome.foreignKeyValidation !== undefined) validateForeignKeys(session, next, outcome.foreignKeyValidation);
         for (const tableId of outcome.droppedTableIds) host.store.dropTable(tableId);
         // A dropped view's errors leave oxbow_catalog.view_errors in the DDL's own epoch (a view's rows table id is its id).
         for (const tableId of outcome.droppedTableIds) host.streams.errors.forget(tableId);
         openNewTablesAndApplyRetention(host, next);
       });
       host.streams.retain((viewId) => next.relationById(viewId) !== undefined);
+      // ALTER SEQUENCE: the runtime reserves again under the new options; RESTART sets the value.
+      if (outcome.sequenceChange !== undefined) {
+        const { id, restart } = outcome.sequenceChange;
+        host.sequences.altered(id);
+        if (restart !== undefined) host.sequences.restart(next.relationById(id)!, restart);
+      }
     }
     for (const notice of outcome.notices) session.notice(notice);
     return outcome.commandTag;
@@ -147,6 +179,14 @@ function backfillIndex(session: DdlSession, catalog: CatalogSnapshot, indexId: n
   }
 }
 
+/** ALTER TABLE ADD FOREIGN KEY: every row of the table checked against the next catalog's foreign keys (23503). */
+function validateForeignKeys(session: DdlSession, catalog: CatalogSnapshot, relationId: number): void {
+  const relation = catalog.relationById(relationId)!;
+  const access = session.tableAccessOf(catalog);
+  access.foreignKeyWrites.written.set(relationId, [...access.scan(relation, {})]);
+  verifyForeignKeys(access);
+}
+
 /**
  * ALTER TABLE ADD COLUMN with a DEFAULT or NOT NULL: rewrites the existing rows into the open
  * epoch with the default (evaluated once) in the new columns; 23502 if a NOT NULL column would
@@ -155,9 +195,13 @@ function backfillIndex(session: DdlSession, catalog: CatalogSnapshot, indexId: n
 async function backfillColumns(session: DdlSession, catalog: CatalogSnapshot, backfill: NonNullable<DdlOutcome['backfill']>, signal: AbortSignal): Promise<void> {
   const relation = catalog.relationById(backfill.relationId)!;
   const values: Value[] = [];
+  // A serial column's nextval: a value per row (catalog/sequence-defaults.ts), as PostgreSQL's rewrite gives.
+  const kept = relation.columns.map((_, index) => index).filter((index) => !backfill.columnIndexes.includes(index));
+  const resolve = (schema: string | undefined, name: string): RelationDef | undefined => (name.startsWith('#') ? catalog.relationById(Number(name.slice(1))) : catalog.resolveRelation(schema, name, session.context.searchPath));
+  const perRow = perRowSequenceDefaults(relation, kept, resolve, (sequence) => session.nextval(sequence));
   for (const index of backfill.columnIndexes) {
     const column = relation.columns[index]!;
-    if (column.defaultSql === undefined) values.push(null);
+    if (column.defaultSql === undefined || perRow.some((entry) => entry.column === index)) values.push(null);
     else {
       const rows = await session.evaluateConstantQuery(`SELECT (${column.defaultSql})::${formatTypeName(column.type)}`, signal);
       values.push(rows[0]?.[0] ?? null);
@@ -166,7 +210,9 @@ async function backfillColumns(session: DdlSession, catalog: CatalogSnapshot, ba
   const access = session.tableAccess();
   for (const row of access.scan(relation, {})) {
     const updated = row.slice();
+    for (const entry of perRow) updated[entry.column] = entry.next();
     backfill.columnIndexes.forEach((index, position) => {
+      if (perRow.some((entry) => entry.column === index)) return;
       updated[index] = values[position]!;
       const column = relation.columns[index]!;
       if (updated[index] === null && !column.nullable) {

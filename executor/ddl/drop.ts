@@ -12,14 +12,16 @@ import { type DdlContext, type DdlOutcome, kindWord } from './ddl-context.js';
 import { draftOf } from './create-table.js';
 import { nameList, stringValue } from './sql-text.js';
 import { formatTypeName } from '../catalog/type-names.js';
+import { sequenceUsers } from './sequence.js';
 
-type DropKind = 'table' | 'view' | 'materialized_view' | 'index' | 'sink' | 'source';
+type DropKind = 'table' | 'view' | 'materialized_view' | 'index' | 'sink' | 'source' | 'sequence';
 
 const removeTypes: Readonly<Record<string, DropKind | 'schema'>> = {
   OBJECT_TABLE: 'table',
   OBJECT_VIEW: 'view',
   OBJECT_MATVIEW: 'materialized_view',
   OBJECT_INDEX: 'index',
+  OBJECT_SEQUENCE: 'sequence',
   OBJECT_SCHEMA: 'schema',
 };
 
@@ -28,6 +30,7 @@ const commandTags: Readonly<Record<DropKind | 'schema', string>> = {
   view: 'DROP VIEW',
   materialized_view: 'DROP MATERIALIZED VIEW',
   index: 'DROP INDEX',
+  sequence: 'DROP SEQUENCE',
   sink: 'DROP SINK',
   source: 'DROP SOURCE',
   schema: 'DROP SCHEMA',
@@ -38,6 +41,7 @@ const dropHints: Readonly<Record<string, string>> = {
   view: 'Use DROP VIEW to remove a view.',
   materialized_view: 'Use DROP MATERIALIZED VIEW to remove a materialized view.',
   index: 'Use DROP INDEX to remove an index.',
+  sequence: 'Use DROP SEQUENCE to remove a sequence.',
   source: 'Use DROP SOURCE to remove a source.',
   sink: 'Use DROP SINK to remove a sink.',
 };
@@ -52,8 +56,12 @@ function describe(relation: RelationDef, context: DdlContext): string {
   return `${kindWord(relation.kind)} ${visible ? relation.name : `${relation.schema}.${relation.name}`}`;
 }
 
-/** True for an index that exists only because of its table (dropped with it, without a notice). */
+/**
+ * True for an index that exists only because of its table, or a sequence the table owns (a serial
+ * or identity column's): dropped with it, without a notice.
+ */
 function isOwnIndex(relation: RelationDef, of: RelationDef): boolean {
+  if (relation.kind === 'sequence') return relation.sequence?.ownedBy?.relationId === of.id;
   return relation.kind === 'index' && relation.indexOn?.relationId === of.id;
 }
 
@@ -141,6 +149,8 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
   const notices: Notice[] = [];
   const plan: DropPlan = { relations: new Map(), reported: [] };
   const droppedSchemas: string[] = [];
+  /** DROP SEQUENCE ... CASCADE: the column defaults that call nextval on it. */
+  const droppedDefaults: { tableId: number; columnIndex: number; line: string }[] = [];
 
   for (const object of statement.objects ?? []) {
     if (kind === 'schema') {
@@ -203,8 +213,9 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
         hint: dropHints[relation.kind],
       });
     }
-    if (relation.kind === 'index' && relation.indexOn?.primary === true) {
-      const table = context.catalog.relationById(relation.indexOn.relationId);
+    const constraintOwner = relation.kind === 'index' ? context.catalog.relationById(relation.indexOn?.relationId ?? -1) : undefined;
+    if (relation.kind === 'index' && (relation.indexOn?.primary === true || constraintOwner?.constraints?.some((constraint) => constraint.indexId === relation.id) === true)) {
+      const table = context.catalog.relationById(relation.indexOn!.relationId);
       const tableName = table === undefined ? '' : table.name;
       throw new SqlError(
         SqlState.dependentObjectsStillExist,
@@ -212,12 +223,84 @@ export function drop(statement: DropStmt, context: DdlContext): DdlOutcome {
         { hint: `You can drop constraint ${relation.name} on table ${tableName} instead.` },
       );
     }
+    if (relation.kind === 'sequence') {
+      // Defaults that call nextval on it block a RESTRICT drop; CASCADE drops those defaults.
+      const users = sequenceUsers(relation, context);
+      const identity = users.find((user) => user.identity);
+      if (identity !== undefined) {
+        throw new SqlError(SqlState.dependentObjectsStillExist, `cannot drop sequence ${relation.name} because column ${identity.column} of table ${identity.table.name} requires it`, {
+          hint: `You can drop column ${identity.column} of table ${identity.table.name} instead.`,
+        });
+      }
+      const lines = users.filter((user) => !plan.relations.has(user.table.id)).map((user) => `default value for column ${user.column} of table ${user.table.name}`);
+      if (lines.length > 0 && !cascade) {
+        throw new SqlError(SqlState.dependentObjectsStillExist, `cannot drop sequence ${relation.name} because other objects depend on it`, {
+          detail: lines.map((line) => `${line} depends on sequence ${relation.name}`).join('\n'),
+          hint: 'Use DROP ... CASCADE to drop the dependent objects too.',
+        });
+      }
+      for (const user of users) droppedDefaults.push({ tableId: user.table.id, columnIndex: user.columnIndex, line: `default value for column ${user.column} of table ${user.table.name}` });
+    }
     collect(relation, cascade, context, plan, `${kindWord(relation.kind)} ${relation.name}`);
   }
 
   if (plan.relations.size === 0 && droppedSchemas.length === 0) return { catalog: undefined, commandTag: commandTags[kind], notices, droppedTableIds: [] };
+  // Sequences a dropped table owned, whose nextval another table's DEFAULT calls: 2BP01, or CASCADE drops the default.
+  if (kind !== 'sequence') {
+    const lines: string[] = [];
+    for (const sequence of plan.relations.values()) {
+      if (sequence.kind !== 'sequence') continue;
+      for (const user of sequenceUsers(sequence, context)) {
+        if (plan.relations.has(user.table.id) || user.identity) continue;
+        lines.push(`default value for column ${user.column} of table ${user.table.name} depends on sequence ${sequence.name}`);
+        droppedDefaults.push({ tableId: user.table.id, columnIndex: user.columnIndex, line: `default value for column ${user.column} of table ${user.table.name}` });
+      }
+    }
+    if (lines.length > 0 && !cascade) {
+      const root = [...plan.relations.values()][0]!;
+      throw new SqlError(SqlState.dependentObjectsStillExist, `cannot drop ${describe(root, context)} because other objects depend on it`, {
+        detail: lines.join('\n'),
+        hint: 'Use DROP ... CASCADE to drop the dependent objects too.',
+      });
+    }
+  }
+  // FOREIGN KEY constraints of other tables that reference a dropped table: 2BP01, or dropped by CASCADE.
+  const referencing: { table: RelationDef; name: string; line: string }[] = [];
+  for (const table of context.catalog.relations()) {
+    if (plan.relations.has(table.id)) continue;
+    for (const constraint of table.constraints ?? []) {
+      const parent = constraint.kind === 'foreign_key' ? plan.relations.get(constraint.references!.relationId) : undefined;
+      if (parent !== undefined) referencing.push({ table, name: constraint.name, line: `constraint ${constraint.name} on table ${table.name} depends on ${describe(parent, context)}` });
+    }
+  }
+  if (referencing.length > 0 && !cascade) {
+    const root = [...plan.relations.values()][0]!;
+    throw new SqlError(SqlState.dependentObjectsStillExist, `cannot drop ${describe(root, context)} because other objects depend on it`, {
+      detail: referencing.map((entry) => entry.line).join('\n'),
+      hint: 'Use DROP ... CASCADE to drop the dependent objects too.',
+    });
+  }
+  for (const entry of referencing) droppedDefaults.push({ tableId: -1, columnIndex: -1, line: `constraint ${entry.name} on table ${entry.table.name}` });
   notices.push(...cascadeNotice(plan.reported, context));
+  // Cascaded column defaults (DROP SEQUENCE) and foreign keys (tableId -1), reported together.
+  const cascadedDefaults = droppedDefaults.filter((dropped) => !plan.relations.has(dropped.tableId));
+  if (cascadedDefaults.length === 1) notices.push({ severity: 'NOTICE', code: SqlState.successfulCompletion, message: `drop cascades to ${cascadedDefaults[0]!.line}` });
+  if (cascadedDefaults.length > 1) {
+    notices.push({ severity: 'NOTICE', code: SqlState.successfulCompletion, message: `drop cascades to ${cascadedDefaults.length} other objects`, detail: cascadedDefaults.map((dropped) => `drop cascades to ${dropped.line}`).join('\n') });
+  }
   const draft = draftOf(context);
+  for (const entry of referencing) {
+    const table = draft.finish().relationById(entry.table.id)!;
+    const constraints = (table.constraints ?? []).filter((constraint) => constraint.name !== entry.name);
+    const { constraints: _all, ...rest } = table;
+    draft.putRelation(constraints.length === 0 ? rest : { ...rest, constraints });
+  }
+  for (const dropped of cascadedDefaults) {
+    if (dropped.tableId < 0) continue;
+    const table = draft.finish().relationById(dropped.tableId)!;
+    const { defaultSql: _removed, ...column } = table.columns[dropped.columnIndex]!;
+    draft.putRelation({ ...table, columns: table.columns.map((candidate, index) => (index === dropped.columnIndex ? column : candidate)) });
+  }
   for (const relation of plan.relations.values()) draft.removeRelation(relation.id);
   // A dropped schema's SQL functions go with it (DROP SCHEMA CASCADE).
   for (const fn of context.catalog.functions()) if (droppedSchemas.includes(fn.schema)) draft.removeFunction(fn.id);

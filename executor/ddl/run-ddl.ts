@@ -1,7 +1,7 @@
 // Dispatch of DDL statements to their handlers (one file per group of statements). The session
 // runs the handler inside the write lock and commits the catalog it returns.
 
-import type { AlterOwnerStmt, AlterTableStmt, RenameStmt, CommentStmt, CreateFunctionStmt, CreateSchemaStmt, CreateStmt, CreateTableAsStmt, DropStmt, IndexStmt, ViewStmt } from '@pgsql/types';
+import type { AlterOwnerStmt, AlterSeqStmt, CreateSeqStmt, AlterTableStmt, RenameStmt, CommentStmt, CreateFunctionStmt, CreateSchemaStmt, CreateStmt, CreateTableAsStmt, DropStmt, IndexStmt, ViewStmt } from '@pgsql/types';
 import type { ConnectorSpec, OxbowCreateSink, OxbowCreateSource, OxbowCreateSubscription, OxbowDropSubscription, ParsedStatement } from '../../sql/parser/ast.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
@@ -15,6 +15,7 @@ import { createSink } from './create-sink.js';
 import { createSubscription, dropSubscription } from './create-subscription.js';
 import { alterObjectOwner } from './alter-constraints.js';
 import { renameRelation } from './rename.js';
+import { alterSequence, createSequence } from './sequence.js';
 
 const ddlKinds = new Set([
   'CreateStmt',
@@ -32,6 +33,8 @@ const ddlKinds = new Set([
   'OxbowDropSubscription',
   'AlterOwnerStmt',
   'RenameStmt',
+  'CreateSeqStmt',
+  'AlterSeqStmt',
 ]);
 
 export function isDdl(kind: string): boolean {
@@ -75,6 +78,10 @@ export function runDdl(statement: ParsedStatement, context: DdlContext): DdlOutc
       const what = objectType === 'OBJECT_MATVIEW' ? 'CREATE MATERIALIZED VIEW' : 'SELECT INTO';
       throw new SqlError(SqlState.featureNotSupported, `${what} is not supported yet: ${streamingLater}`);
     }
+    case 'CreateSeqStmt':
+      return createSequence(body as CreateSeqStmt, context);
+    case 'AlterSeqStmt':
+      return alterSequence(body as AlterSeqStmt, context);
     case 'OxbowCreateSource':
       return createSource(body as OxbowCreateSource, context);
     case 'OxbowCreateSink':

@@ -13,6 +13,7 @@ import type { Row, Value } from '../../sql/value.js';
 import type { StoreTableAccess } from '../batch/table-access.js';
 import { formatTypeName } from '../catalog/type-names.js';
 import { quoteIdentifier } from '../system/system-context.js';
+import { verifyForeignKeys } from '../batch/foreign-keys.js';
 
 export interface CheckRunner {
   /** Plans `sql` with these parameter types, then evaluates it for each parameter row. */
@@ -42,6 +43,8 @@ function failingRow(relation: RelationDef, row: Row): string {
 
 /** `contextOf(rowIndex)`: a CONTEXT line for the n-th written row (COPY names its input line). */
 export async function verifyChecks(access: StoreTableAccess, runner: CheckRunner, contextOf?: (rowIndex: number) => string): Promise<void> {
+  // FOREIGN KEY constraints first: an ON DELETE SET NULL cascade writes rows the checks then see.
+  verifyForeignKeys(access);
   for (const { relation, rows } of access.checkedWrites.values()) {
     const checks = relation.checks ?? [];
     const verdicts: Value[][] = [];

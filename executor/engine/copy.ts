@@ -25,6 +25,7 @@ import type { StoreTableAccess } from '../batch/table-access.js';
 import type { EngineSession } from './session.js';
 import { formatTypeName } from '../catalog/type-names.js';
 import { chunkRowsOf } from '../connectors/source-manager.js';
+import { type PerRowDefault, perRowSequenceDefaults } from '../catalog/sequence-defaults.js';
 
 export interface CopyStatementPlan {
   readonly core: EngineCore;
@@ -154,7 +155,15 @@ async function copyFrom(statement: CopyStmt, options: CopyFormatOptions, plan: C
     throw new SqlError(SqlState.wrongObjectType, `cannot copy to ${word} "${relation.name}"`);
   }
   const columns = copyColumns(relation, statement.attlist);
-  const defaults = await defaultRow(relation, columns, plan);
+  // serial / identity columns: a sequence value per row (catalog/sequence-defaults.ts).
+  const catalog = plan.core.catalog.snapshot;
+  const perRow = perRowSequenceDefaults(
+    relation,
+    columns,
+    (schema, name) => (name.startsWith('#') ? catalog.relationById(Number(name.slice(1))) : catalog.resolveRelation(schema, name, plan.session.searchPath())),
+    (sequence) => plan.session.nextSequenceValue(sequence),
+  );
+  const defaults = await defaultRow(relation, [...columns, ...perRow.map((entry) => entry.column)], plan);
   const reader = new CopyLineReader(options, `COPY ${relation.name}`);
   const rows: Row[] = [];
   /** The input line of each row, for errors found when the rows are applied. */
@@ -165,7 +174,7 @@ async function copyFrom(statement: CopyStmt, options: CopyFormatOptions, plan: C
   let failed: SqlError | undefined;
   const accept = (lines: CopyLine[]): void => {
     for (const line of lines) {
-      rows.push(convertLine(line, relation, columns, defaults, plan.evalContext));
+      rows.push(convertLine(line, relation, columns, defaults, plan.evalContext, perRow));
       lineNumbers.push(line.lineNumber);
       if (keepRawLines) rawLines.push(line.raw);
     }
@@ -182,6 +191,7 @@ async function copyFrom(statement: CopyStmt, options: CopyFormatOptions, plan: C
         for (const fields of values) {
           tuple++;
           const row = defaults.slice();
+          for (const entry of perRow) row[entry.column] = entry.next();
           columns.forEach((index, position) => {
             row[index] = fields[position]!;
           });
@@ -247,7 +257,7 @@ async function evaluateDefault(column: ColumnDef, plan: CopyStatementPlan): Prom
   return rows[0]?.[0] ?? null;
 }
 
-function convertLine(line: CopyLine, relation: RelationDef, columns: readonly number[], template: Row, context: EvalContext): Row {
+function convertLine(line: CopyLine, relation: RelationDef, columns: readonly number[], template: Row, context: EvalContext, perRow: readonly PerRowDefault[]): Row {
   const { fields } = line;
   const prefix = `COPY ${relation.name}, line ${line.lineNumber}`;
   if (fields.length > columns.length) {
@@ -258,6 +268,7 @@ function convertLine(line: CopyLine, relation: RelationDef, columns: readonly nu
     throw new SqlError(SqlState.badCopyFileFormat, `missing data for column "${missing}"`, { context: `${prefix}: "${line.raw}"` });
   }
   const row = template.slice();
+  for (const entry of perRow) row[entry.column] = entry.next();
   for (let position = 0; position < columns.length; position++) {
     const index = columns[position]!;
     const field = fields[position]!;

@@ -23,6 +23,7 @@ import type { MemoryPart } from '../../storage/mvcc-backend.js';
 import { MemoryManager, planMemory, type AdjustableBudget } from './memory-manager.js';
 import type { CatalogSnapshot } from '../catalog/catalog.js';
 import { subscriptionPins } from '../ddl/create-subscription.js';
+import { SequenceRuntime } from '../catalog/sequence-runtime.js';
 
 type EngineStatusMemory = () => { usedBytes: number; limitBytes: number; cachedRows: number; hits: number; misses: number; evictions: number };
 
@@ -93,6 +94,8 @@ export type EngineTuning = ConnectorTuning & StreamTuning;
 
 export class EngineCore {
   readonly rowIds = new RowIdAllocator();
+  /** `--durability remote`: the epoch of the last complete remote checkpoint (set by start-checkpointing.ts). */
+  remoteCheckpointEpoch: (() => Epoch) | undefined = undefined;
   /** How the batch executor reads sources that store no rows (connectors/replay-reader.ts). */
   readonly sourceReplays = sourceReplays;
   readonly writeLock = new WriteLock(() => this.store.settled());
@@ -106,6 +109,8 @@ export class EngineCore {
   readonly status: EngineStatus;
   /** --memory-limit's parts and the feedback that keeps the heap in its part (memory-manager.ts). */
   readonly memory: MemoryManager;
+  /** The values of sequences (nextval's durable reserved ranges): catalog/sequence-runtime.ts. */
+  readonly sequences: SequenceRuntime;
   /** Called after each epoch is durable (SUBSCRIBE waits on it: subscribe.ts); must not throw. */
   readonly committedListeners = new Set<() => void>();
   /** The catalog whose subscriptions' pins the store holds, and those pins (pinHistory()). */
@@ -118,6 +123,7 @@ export class EngineCore {
     readonly settings: EngineSettings,
   ) {
     this.store = new AbortHookStore(store, () => this.streams.discard());
+    this.sequences = new SequenceRuntime(this.store);
     this.sourceStatus = settings.sourceStatus ?? new SourceStatus();
     this.streams = new StreamManager(
       this.store,

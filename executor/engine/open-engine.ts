@@ -2,6 +2,7 @@
 // store's metadata, and hands out sessions. create-engine.ts opens the RocksDB store for the
 // server; tests open an engine over the in-memory store the same way.
 
+import type { Epoch } from '../../sql/epoch.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { initParser } from '../../sql/parser/index.js';
 import type { StateStore } from '../../storage/state-table.js';
@@ -87,6 +88,11 @@ export class OxbowEngine implements Engine {
     // Let a running writer finish its epoch (and the epochs in flight become durable).
     await this.core.writeLock.run(() => undefined);
     this.closingStep = undefined;
+  }
+
+  /** `--durability remote`: sources confirm upstream only what a complete remote checkpoint holds. */
+  gateOnRemoteCheckpoints(epoch: () => Epoch): void {
+    this.core.remoteCheckpointEpoch = epoch;
   }
 
   async close(): Promise<void> {

@@ -28,7 +28,7 @@ import type { DataType } from '../../sql/types.js';
 import type { Row, Value } from '../../sql/value.js';
 import { planStatement, type PlannedStatement, type PlannerContext } from '../../planner/index.js';
 import { executePlanned } from '../batch/index.js';
-import { objectName } from '../catalog/object-names.js';
+import { objectName, quoteIdentifier } from '../catalog/object-names.js';
 import { objectOid } from '../../planner/binder/context.js';
 import type {
   ColumnDescription,
@@ -55,6 +55,10 @@ import { verifyChecks, type CheckRunner } from './check-constraints.js';
 import { SystemRelations } from '../system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from '../system/session-functions.js';
 import { systemRegistry, type EngineSystemContext } from './system-tables.js';
+import { SessionSequences } from '../catalog/session-sequences.js';
+import { nextvalTarget } from '../catalog/sequence-defaults.js';
+import { foreignKeysOf } from '../batch/foreign-keys.js';
+import { columnDefaultSql } from '../../sql/catalog.js';
 import { settingStatement, showColumns, type SettingOutcome } from './settings-statements.js';
 import type { SessionActivity } from '../metrics/engine-metrics.js';
 import { explainAnalyzedDataflow, explainAnalyzedPlan, profilePlan } from '../metrics/explain-analyze.js';
@@ -77,6 +81,11 @@ export class EngineSession implements Session {
   readonly processId = nextProcessId++;
   readonly secretKey = Math.floor(Math.random() * 0x7fffffff);
   private readonly settings: SessionSettings;
+  /** This session's currval / lastval over the engine's sequences (catalog/session-sequences.ts). */
+  private get sequences(): SessionSequences {
+    return (this.sessionSequences ??= new SessionSequences(this.core.sequences));
+  }
+  private sessionSequences: SessionSequences | undefined;
   private status: TransactionStatus = 'idle';
   /** The rows an explicit block (BEGIN ... COMMIT / ROLLBACK) wrote, for its ROLLBACK (implicit-transaction.ts). */
   private explicitBlock: UndoLog | undefined;
@@ -364,6 +373,7 @@ export class EngineSession implements Session {
         // stateTableOf opens it with its retention: another would change its version GC record.
         return stateTableOf(this.core.store, relation).stats().bytes;
       },
+      sequences: this.sequences,
     };
     return {
       catalog: this.core.catalog,
@@ -388,11 +398,17 @@ export class EngineSession implements Session {
       defaultRetentionMs: this.core.settings.timeTravelRetentionMs,
       status: this.core.status,
       sessionObjects: { cursors: () => this.cursors.list(), preparedStatements: () => this.sqlPrepared.list() },
+      sequenceValue: (relation) => this.core.sequences.peek(relation),
     };
   }
 
   searchPath(): string[] {
     return [...this.currentSearchPath().path];
+  }
+
+  /** nextval for a serial or identity column's per-row default in COPY FROM (catalog/sequence-defaults.ts). */
+  nextSequenceValue(sequence: RelationDef): bigint {
+    return this.sequences.nextval(sequence);
   }
 
   /** The search path, parsed once per search_path text (a copy is what callers get from searchPath()). */
@@ -657,10 +673,27 @@ export class EngineSession implements Session {
     const name = relation.schemaname === undefined ? relation.relname! : `${relation.schemaname}.${relation.relname!}`;
     const position = (relation.location ?? 0) + location + 1;
     if (found === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${name}" does not exist`, { position });
+    if (node.analyze === false) return this.explainExistingView(found, name, position);
     if (found.kind !== 'materialized_view') throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a materialized view`, { position, hint: 'EXPLAIN ANALYZE of a query is EXPLAIN ANALYZE SELECT ...' });
     const dataflow = this.core.streams.all.find((candidate) => candidate.viewId === found.id);
     if (dataflow === undefined) throw new SqlError(SqlState.objectNotInPrerequisiteState, `materialized view "${name}" has no running dataflow`);
     return explainAnalyzedDataflow(dataflow);
+  }
+
+  /**
+   * EXPLAIN [MATERIALIZED VIEW] name: a materialized view's streaming plan, as EXPLAIN CREATE
+   * MATERIALIZED VIEW prints it for its definition; a view's query plan.
+   */
+  private explainExistingView(view: RelationDef, name: string, position: number): string[] {
+    if ((view.kind !== 'materialized_view' && view.kind !== 'view') || view.definition === undefined) {
+      throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a view or materialized view`, { position, hint: 'EXPLAIN of a query is EXPLAIN SELECT ...' });
+    }
+    const qualified = this.searchPath().includes(view.schema) ? quoteIdentifier(view.name) : `${quoteIdentifier(view.schema)}.${quoteIdentifier(view.name)}`;
+    const text = view.kind === 'materialized_view' ? `EXPLAIN CREATE MATERIALIZED VIEW ${qualified} AS ${view.definition}` : `EXPLAIN ${view.definition}`;
+    const [parsed] = parse(text);
+    const planned = planStatement(expandViews(parsed!, this.core.catalog, this.searchPath()), this.plannerContext([]));
+    if (planned.plan.kind !== 'Values') throw new SqlError(SqlState.internalError, 'EXPLAIN of a view did not plan to its lines');
+    return planned.plan.rows.map((row) => String((row[0] as { value?: unknown }).value ?? ''));
   }
 
   /** EXPLAIN ANALYZE SELECT ...: runs the query with counters on every plan node, returns the annotated plan. */
@@ -910,7 +943,7 @@ export class EngineSession implements Session {
   private tableAccess(): StoreTableAccess {
     const system = new SystemRelations(this.systemContext(), systemRegistry);
     const catalog = this.core.catalog;
-    const args = [this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id: number) => this.secondaryIndexesOf(catalog.snapshot, id), this.core.sourceReplays] as const;
+    const args = [this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id: number) => this.secondaryIndexesOf(catalog.snapshot, id), this.core.sourceReplays, foreignKeysOf(catalog.snapshot)] as const;
     const block = this.openBlock();
     if (block !== undefined) return new RecordingTableAccess(...args).recordInto(block);
     return new StoreTableAccess(...args);
@@ -944,7 +977,10 @@ export class EngineSession implements Session {
     let parameters: Value[] | undefined;
     try {
       planned = this.shapePlan(shape.cached);
-      parameters = planned.kind === 'insert' && planned.columns === null ? literalParameters(shape.literals, planned.parameterTypes, this.evalContext()) : undefined;
+      // A table with a serial or identity column takes the ordinary path: a retry after a failure
+      // would call nextval twice for the row (catalog/sequence-defaults.ts finds those defaults).
+      const sequenced = planned.kind === 'insert' && (planned.targetRelation?.columns ?? []).some((column) => nextvalTarget(columnDefaultSql(column)) !== undefined);
+      parameters = planned.kind === 'insert' && planned.columns === null && !sequenced ? literalParameters(shape.literals, planned.parameterTypes, this.evalContext()) : undefined;
     } catch {
       parameters = undefined;
     }
@@ -1055,6 +1091,8 @@ export class EngineSession implements Session {
       planner: this.plannerContext([]),
       plan: (query) => this.planParsed(query, []),
       tableAccess: () => this.tableAccess(),
+      tableAccessOf: (catalog) => new StoreTableAccess(this.core.store, new SystemRelations(this.systemContext(), systemRegistry), this.core.rowIds, this.core.store.committedEpoch, undefined, (id) => this.secondaryIndexesOf(catalog, id), this.core.sourceReplays, foreignKeysOf(catalog)),
+      nextval: (sequence) => this.sequences.nextval(sequence),
       evalContext: () => this.evalContext(),
       evaluateConstantQuery: (sql, querySignal) => this.evaluateConstantQuery(sql, querySignal),
       notice: (notice) => this.events.notice(notice),

@@ -9,6 +9,7 @@
 // Names with a dot (`myapp.user_id`) are custom placeholders, as in PostgreSQL.
 
 import { SqlError, SqlState } from '../../sql/errors.js';
+import { toolSettingDefinitions } from './tool-settings.js';
 
 export interface SettingDefinition {
   /** Canonical name as SHOW and pg_settings print it. */
@@ -31,7 +32,7 @@ function invalidValue(name: string, value: string, hint?: string): SqlError {
   return new SqlError(SqlState.invalidParameterValue, `invalid value for parameter "${name}": "${value}"`, hint === undefined ? {} : { hint });
 }
 
-function booleanSetting(name: string) {
+export function booleanSetting(name: string) {
   return (value: string): string => {
     const lower = value.trim().toLowerCase();
     if (['on', 'true', 'yes', '1', 't', 'y'].includes(lower)) return 'on';
@@ -237,8 +238,7 @@ const definitions: readonly SettingDefinition[] = [
   { name: 'escape_string_warning', defaultValue: 'on', description: 'Warn about backslash escapes in ordinary string literals.', category: 'Version and Platform Compatibility / Previous PostgreSQL Versions', vartype: 'bool', normalize: booleanSetting('escape_string_warning') },
   { name: 'jit', defaultValue: 'off', description: 'Allow JIT compilation (oxbow: no effect).', category: 'Query Tuning / Other Planner Options', vartype: 'bool', normalize: booleanSetting('jit') },
   { name: 'max_parallel_workers_per_gather', defaultValue: '0', description: 'Sets the maximum number of parallel processes per executor node (oxbow: no effect).', category: 'Resource Usage / Asynchronous Behavior', vartype: 'integer', normalize: integerSetting('max_parallel_workers_per_gather', 0, 1024) },
-  // pg_dump's session settings and those its scripts set on restore: accepted, no effect.
-  { name: 'synchronize_seqscans', defaultValue: 'on', description: 'Enable synchronized sequential scans (oxbow: no effect).', category: 'Version and Platform Compatibility / Previous PostgreSQL Versions', vartype: 'bool', normalize: booleanSetting('synchronize_seqscans') },
+  // Settings a pg_dump script sets on restore: accepted, no effect (pg_dump's own session settings: tool-settings.ts).
   { name: 'default_tablespace', defaultValue: '', description: 'Sets the default tablespace to create tables and indexes in (oxbow: only the default).', category: 'Client Connection Defaults / Statement Behavior', vartype: 'string', normalize: enumSetting('default_tablespace', ['', 'pg_default']) },
   { name: 'default_table_access_method', defaultValue: 'heap', description: 'Sets the default table access method for new tables (oxbow: heap names its only one).', category: 'Client Connection Defaults / Statement Behavior', vartype: 'string', normalize: enumSetting('default_table_access_method', ['heap']) },
   // RisingWave's settings: accepted, no effect (see the file comment).
@@ -257,6 +257,7 @@ const definitions: readonly SettingDefinition[] = [
   { name: 'sink_decouple', defaultValue: 'default', description: 'RisingWave compatibility, no effect.', category: 'RisingWave compatibility', vartype: 'string' },
   { name: 'visibility_mode', defaultValue: 'default', description: 'RisingWave compatibility, no effect.', category: 'RisingWave compatibility', vartype: 'string' },
   { name: 'rw_streaming_over_window_cache_policy', defaultValue: 'full', description: 'RisingWave compatibility, no effect.', category: 'RisingWave compatibility', vartype: 'string' },
+  ...toolSettingDefinitions(),
 ];
 
 const byLowerName = new Map<string, SettingDefinition>(definitions.map((definition) => [definition.name.toLowerCase(), definition]));

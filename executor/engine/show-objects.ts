@@ -9,6 +9,7 @@ import type { RangeVar } from '@pgsql/types';
 import type { RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { OxbowShowCreate, OxbowShowObjects } from '../../sql/parser/ast.js';
+import { createSinkText, createSourceText } from './show-create-connector.js';
 import { type } from '../../sql/types.js';
 import type { Row } from '../../sql/value.js';
 import type { CatalogSnapshot } from '../catalog/catalog.js';
@@ -154,6 +155,12 @@ export function showCreate(statement: OxbowShowCreate, catalog: CatalogSnapshot,
       text = `CREATE ${relation.indexOn!.unique === true ? 'UNIQUE ' : ''}INDEX ${quoteIdentifier(relation.name)} ON ${table === undefined ? '?' : `${quoteIdentifier(table.schema)}.${quoteIdentifier(table.name)}`} (${columns})`;
       break;
     }
+    case 'source':
+      text = createSourceText(relation);
+      break;
+    case 'sink':
+      text = createSinkText(relation, catalog);
+      break;
     default:
       text = `-- ${statement.objectType} ${qualified}`;
   }

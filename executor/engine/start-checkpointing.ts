@@ -104,6 +104,7 @@ export function startCheckpointing(options: CheckpointingOptions): Engine {
     onError: options.onError,
     ...(options.checkpointStopTimeoutMs === undefined ? {} : { stopTimeoutMs: options.checkpointStopTimeoutMs, abandon: () => options.objectStore.close() }),
   });
+  if (options.durability === 'remote') options.engine.gateOnRemoteCheckpoints(() => checkpointer.lastEpoch);
   loop.start();
   // The first checkpoint (and the sweep of what a crash left behind) happens right after start.
   loop.requestCheckpoint();

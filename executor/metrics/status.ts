@@ -3,6 +3,7 @@
 // process figures). The oxbow_catalog system tables, EXPLAIN ANALYZE, the Prometheus text of
 // /metrics and the JSON of /api/status all read these functions, so they agree with each other.
 
+import { shownOptions } from '../connectors/postgres/postgres-options.js';
 import { epochToMillis, nextEpoch, type Epoch } from '../../sql/epoch.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { DataType } from '../../sql/types.js';
@@ -210,7 +211,7 @@ function definitionOf(relation: RelationDef, catalog: CatalogSnapshot): string |
     return `ON ${on === undefined ? '?' : `${on.schema}.${on.name}`} (${columns.join(', ')})`;
   }
   if (relation.options !== undefined) {
-    const options = Object.entries(relation.options).map(([key, value]) => `${key} = '${value.replace(/'/g, "''")}'`);
+    const options = Object.entries(shownOptions(relation.options)).map(([key, value]) => `${key} = '${value.replace(/'/g, "''")}'`);
     const format = relation.format === undefined ? '' : ` FORMAT ${relation.format}${relation.encode === undefined ? '' : ` ENCODE ${relation.encode}`}`;
     return `WITH (${options.join(', ')})${format}`;
   }

@@ -22,6 +22,10 @@ export class AbortHookStore implements StateStore {
   putMeta(key: string, value: Uint8Array): void {
     this.inner.putMeta(key, value);
   }
+  putMetaNow(key: string, value: Uint8Array): void {
+    if (this.inner.putMetaNow === undefined) throw new Error('this state store cannot write metadata outside an epoch');
+    this.inner.putMetaNow(key, value);
+  }
   commit(epoch: Epoch): void {
     this.inner.commit(epoch);
   }
@@ -49,6 +53,9 @@ export class AbortHookStore implements StateStore {
   }
   pinHistory(tableId: number, retentionMs: number | undefined): void {
     this.inner.pinHistory?.(tableId, retentionMs);
+  }
+  holdHistory(holder: string, tableId: number, epoch: Epoch | undefined): void {
+    this.inner.holdHistory(holder, tableId, epoch);
   }
   close(): Promise<void> {
     return this.inner.close();

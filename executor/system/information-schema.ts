@@ -10,6 +10,7 @@ import { formatTypeName } from '../catalog/type-names.js';
 import type { SystemTable } from './pg-catalog.js';
 import { systemRelation } from './system-columns.js';
 import { attributes, defaultDisplayText, type SystemContext } from './system-context.js';
+import { identityFields, informationSchemaSequencesTable } from './sequence-catalog.js';
 
 function is(id: number, name: string, columns: readonly string[], rows: (context: SystemContext) => Row[]): SystemTable {
   return { def: systemRelation(id, 'information_schema', name, columns), rows };
@@ -83,7 +84,7 @@ export const informationSchemaTables: readonly SystemTable[] = [
   is(
     13101,
     'columns',
-    ['table_catalog:name', 'table_schema:name', 'table_name:name', 'column_name:name', 'ordinal_position:int4', 'column_default:text', 'is_nullable:text', 'data_type:text', 'character_maximum_length:int4', 'character_octet_length:int4', 'numeric_precision:int4', 'numeric_precision_radix:int4', 'numeric_scale:int4', 'datetime_precision:int4', 'interval_type:text', 'udt_catalog:name', 'udt_schema:name', 'udt_name:name', 'is_identity:text', 'is_generated:text', 'is_updatable:text'],
+    ['table_catalog:name', 'table_schema:name', 'table_name:name', 'column_name:name', 'ordinal_position:int4', 'column_default:text', 'is_nullable:text', 'data_type:text', 'character_maximum_length:int4', 'character_octet_length:int4', 'numeric_precision:int4', 'numeric_precision_radix:int4', 'numeric_scale:int4', 'datetime_precision:int4', 'interval_type:text', 'udt_catalog:name', 'udt_schema:name', 'udt_name:name', 'is_identity:text', 'identity_generation:text', 'identity_start:text', 'identity_increment:text', 'identity_maximum:text', 'identity_minimum:text', 'identity_cycle:text', 'is_generated:text', 'is_updatable:text'],
     (context) => {
       const rows: Row[] = [];
       for (const relation of userRelations(context)) {
@@ -97,7 +98,7 @@ export const informationSchemaTables: readonly SystemTable[] = [
           rows.push([
             context.database, relation.schema, relation.name, column.name, attnum, defaultDisplayText(column) ?? null,
             column.nullable ? 'YES' : 'NO', standardTypeName(column.type), length, length === null ? (column.type.name === 'text' || column.type.name === 'varchar' ? 1073741824 : null) : length * 4,
-            precision, radix, scale, datetime, null, context.database, 'pg_catalog', udtName(column.type), 'NO', 'NEVER',
+            precision, radix, scale, datetime, null, context.database, 'pg_catalog', udtName(column.type), ...identityFields(context, column), 'NEVER',
             relation.kind === 'table' ? 'YES' : 'NO',
           ]);
         }
@@ -140,4 +141,5 @@ export const informationSchemaTables: readonly SystemTable[] = [
         'INVOKER', null, null,
       ]),
   ),
+  informationSchemaSequencesTable,
 ];

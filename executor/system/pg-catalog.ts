@@ -3,16 +3,21 @@
 // pg_attrdef, pg_description, pg_proc, pg_aggregate, pg_settings, pg_roles/pg_user, pg_tables/pg_views/
 // pg_matviews, pg_am, pg_opclass (default btree classes; pg_index.indclass), pg_collation, pg_tablespace, and the ones psql's \d queries join but oxbow
 // has nothing for (pg_inherits, pg_policy, pg_trigger, pg_statistic_ext, pg_publication*,
-// pg_enum), present and empty; pg_foreign_table / pg_foreign_server describe sources; what pg_dump
-// reads (pg_extension, pg_depend, pg_rewrite, and more empty catalogs). Column lists follow PostgreSQL 15
+// pg_enum), present and empty; pg_foreign_table / pg_foreign_server describe sources;
+// pg_sequence, pg_sequences and the UNIQUE / FOREIGN KEY rows of pg_constraint come from
+// sequence-catalog.ts; what pg_dump reads (pg_extension, pg_depend with sequence-catalog.ts's rows,
+// pg_rewrite, and more empty catalogs). Column lists follow PostgreSQL 15
 // (a subset where a column has no meaning here); OIDs of the catalogs are PostgreSQL's.
 
 import type { RelationDef } from '../../sql/catalog.js';
 import * as functions from '../../sql/functions.js';
-import { aggregateSignatures, PSEUDO_TYPES, procSignature, sessionProcSignatures } from './pg-proc-signatures.js';
+import { ARRAY_TYPE_IO, TYPE_IO } from '../../sql/functions.js';
+import { aggregateSignatures, procSignature, sessionProcSignatures } from './pg-proc-signatures.js';
+import { PSEUDO_TYPES } from '../catalog/type-names.js';
 import { TYPES, type, typeOid, VECTOR_OIDS, type DataType, type TypeName } from '../../sql/types.js';
 import type { Row, SqlArray, Value } from '../../sql/value.js';
 import { systemRelation } from './system-columns.js';
+import { attidentity, constraintRows, foreignKeyTables, pgDependRows, pgSequenceRows, pgSequencesTable } from './sequence-catalog.js';
 import {
   ATTRDEF_OID_OFFSET,
   BTREE_AM_OID,
@@ -105,19 +110,21 @@ const pgClass = pg(
     // PostgreSQL's xid columns (pg_dump reads them), 0 here: oxbow has no transaction-id wraparound.
     'relfrozenxid:oid', 'relminmxid:oid',
   ],
-  (context) =>
-    classRelations(context).map((relation) => {
+  (context) => {
+    const withTriggers = foreignKeyTables(context);
+    return classRelations(context).map((relation) => {
       const kind = relkind(relation);
       const am = kind === 'i' ? BTREE_AM_OID : kind === 'r' || kind === 'm' ? HEAP_AM_OID : 0;
       return [
         relation.id, relation.name, schemaOid(context, relation.schema), 0, 0, OWNER_OID, am, relation.id,
-        0, 0, -1, 0, 0, hasIndexes(context, relation),
+        0, kind === 'i' ? 1 : 0, kind === 'i' ? 0 : -1, 0, 0, hasIndexes(context, relation),
         false, 'p', kind, attributes(relation).length, relation.checks?.length ?? 0, false,
-        false, false, false, false, true,
+        withTriggers.has(relation.id), false, false, false, true,
         kind === 'r' || kind === 'm' ? 'd' : 'n', false, 0, null, null, null,
         0, 0,
       ];
-    }),
+    });
+  },
 );
 
 /** PostgreSQL 15's ACL of the public schema (pg_dump dumps a GRANT or REVOKE for any other). */
@@ -146,7 +153,7 @@ const pgAttribute = pg(
           relation.id, column.name, typeOid(column.type), -1, length, attnum, column.type.name === 'array' ? 1 : 0,
           -1, column.type.typmod, length > 0 && length <= 8, length === 8 ? 'd' : length === 2 ? 's' : length === 1 ? 'c' : 'i',
           length > 0 ? 'p' : 'x', '',
-          !column.nullable, column.defaultSql !== undefined, false, '', '', false,
+          !column.nullable, column.defaultSql !== undefined, false, attidentity(column), '', false,
           true, 0, collationOf(column.type), null, null, null,
           null,
         ]);
@@ -161,14 +168,17 @@ function typname(name: Exclude<TypeName, 'array'>): string {
   return name;
 }
 
+const CSTRING_OID = 2275;
+const CSTRING_ARRAY_OID = 1263;
+
 const pgType = pg(
   1247,
   'pg_type',
   [
     'oid:oid', 'typname:name', 'typnamespace:oid', 'typowner:oid', 'typlen:int2', 'typbyval:bool', 'typtype:char',
     'typcategory:char', 'typispreferred:bool', 'typisdefined:bool', 'typdelim:char', 'typrelid:oid', 'typsubscript:oid',
-    'typelem:oid', 'typarray:oid', 'typinput:oid', 'typoutput:oid', 'typreceive:oid', 'typsend:oid', 'typmodin:oid',
-    'typmodout:oid', 'typanalyze:oid', 'typalign:char', 'typstorage:char', 'typnotnull:bool', 'typbasetype:oid',
+    'typelem:oid', 'typarray:oid', 'typinput:regproc', 'typoutput:regproc', 'typreceive:regproc', 'typsend:regproc', 'typmodin:regproc',
+    'typmodout:regproc', 'typanalyze:regproc', 'typalign:char', 'typstorage:char', 'typnotnull:bool', 'typbasetype:oid',
     'typtypmod:int4', 'typndims:int4', 'typcollation:oid', 'typdefault:text', 'typacl:text[]',
   ],
   () => {
@@ -179,43 +189,54 @@ const pgType = pg(
       const pseudo = name === 'unknown' || name === 'void' || name === 'record';
       const align = info.length === 8 ? 'd' : info.length === 2 ? 's' : info.length === 1 ? 'c' : 'i';
       const collation = textTypes.has(name) ? DEFAULT_COLLATION_OID : name === 'name' ? 950 : 0;
+      const io = TYPE_IO[info.oid] ?? [0, 0, 0, 0, 0, 0, 0];
       rows.push([
         info.oid, typname(name), 11, OWNER_OID, info.length, info.length > 0 && info.length <= 8, pseudo ? 'p' : 'b',
         info.category, preferred.has(name), true, ',', 0, 0,
-        0, info.arrayOid, 0, 0, 0, 0, 0,
-        0, 0, align, info.length > 0 ? 'p' : 'x', false, 0,
+        0, info.arrayOid, io[0], io[1], io[2], io[3], io[4],
+        io[5], io[6], align, info.length > 0 ? 'p' : 'x', false, 0,
         -1, 0, collation, null, null,
       ]);
       if (info.arrayOid !== 0) {
         rows.push([
-          info.arrayOid, `_${typname(name)}`, 11, OWNER_OID, -1, false, 'b',
-          'A', false, true, ',', 0, 0,
-          info.oid, 0, 0, 0, 0, 0, 0,
-          0, 0, align === 'd' ? 'd' : 'i', 'x', false, 0,
+          info.arrayOid, `_${typname(name)}`, 11, OWNER_OID, -1, false, pseudo ? 'p' : 'b',
+          pseudo ? 'P' : 'A', false, true, ',', 0, 0,
+          info.oid, 0, ARRAY_TYPE_IO[0], ARRAY_TYPE_IO[1], ARRAY_TYPE_IO[2], ARRAY_TYPE_IO[3], io[4],
+          io[5], ARRAY_TYPE_IO[6], align === 'd' ? 'd' : 'i', 'x', false, 0,
           -1, 0, collation, null, null,
         ]);
       }
+    }
+    // int2vector and oidvector (pg_index.indkey, pg_proc.proargtypes): arrays of int2 / oid under
+    // their own OIDs, so a driver's type introspection (asyncpg's) finds their element.
+    for (const [oid, name, element, arrayOid] of [[VECTOR_OIDS.int2vector, 'int2vector', TYPES.int2.oid, 1006], [VECTOR_OIDS.oidvector, 'oidvector', TYPES.oid.oid, 1013]] as const) {
+      const io = TYPE_IO[oid]!;
+      rows.push([
+        oid, name, 11, OWNER_OID, -1, false, 'b',
+        'A', false, true, ',', 0, 0,
+        element, arrayOid, io[0], io[1], io[2], io[3], io[4],
+        io[5], io[6], 'i', 'p', false, 0,
+        -1, 0, 0, null, null,
+      ]);
     }
     for (const pseudo of PSEUDO_TYPES) {
       rows.push([
         pseudo.oid, pseudo.name, 11, OWNER_OID, pseudo.name === 'internal' ? 8 : 4, true, 'p',
         'P', false, true, ',', 0, 0,
-        0, 0, 0, 0, 0, 0, 0,
+        0, pseudo.oid === CSTRING_OID ? CSTRING_ARRAY_OID : 0, 0, 0, 0, 0, 0,
         0, 0, pseudo.name === 'internal' ? 'd' : 'i', 'p', false, 0,
         -1, 0, 0, null, null,
       ]);
     }
-    // int2vector and oidvector (pg_index's columns): arrays of int2 / oid under their own OIDs, so
-    // a driver's type introspection (asyncpg's) finds their element.
-    for (const [oid, name, element, arrayOid] of [[VECTOR_OIDS.int2vector, 'int2vector', TYPES.int2.oid, 1006], [VECTOR_OIDS.oidvector, 'oidvector', TYPES.oid.oid, 1013]] as const) {
-      rows.push([
-        oid, name, 11, OWNER_OID, -1, false, 'b',
-        'A', false, true, ',', 0, 0,
-        element, arrayOid, 0, 0, 0, 0, 0,
-        0, 0, 'i', 'p', false, 0,
-        -1, 0, 0, null, null,
-      ]);
-    }
+    // cstring[]: the typmodin functions' argument (sql/functions/type-io.ts), so every pg_proc
+    // argument type is a pg_type row (sqlsmith asserts it).
+    rows.push([
+      CSTRING_ARRAY_OID, '_cstring', 11, OWNER_OID, -1, false, 'b',
+      'A', false, true, ',', 0, 0,
+      CSTRING_OID, 0, ARRAY_TYPE_IO[0], ARRAY_TYPE_IO[1], ARRAY_TYPE_IO[2], ARRAY_TYPE_IO[3], 0,
+      0, ARRAY_TYPE_IO[6], 'i', 'x', false, 0,
+      -1, 0, 0, null, null,
+    ]);
     return rows;
   },
 );
@@ -289,6 +310,8 @@ const pgConstraint = pg(
         check.sql,
       ]),
     ),
+    // UNIQUE and FOREIGN KEY constraints (sequence-catalog.ts).
+    ...constraintRows(context),
   ],
 );
 
@@ -325,12 +348,11 @@ const pgProc = pg(
     'oid:oid', 'proname:name', 'pronamespace:oid', 'proowner:oid', 'prolang:oid', 'procost:float4', 'prorows:float4',
     'provariadic:oid', 'prosupport:regproc', 'prokind:char', 'prosecdef:bool', 'proleakproof:bool', 'proisstrict:bool',
     'proretset:bool', 'provolatile:char', 'proparallel:char', 'pronargs:int2', 'pronargdefaults:int2', 'prorettype:oid',
-    'proargtypes:oidvector', 'proallargtypes:oid[]', 'proargmodes:char[]', 'proargnames:text[]', 'prosrc:text', 'probin:text',
-    'proacl:text[]',
-    // Read by pg_dump: no function carries SET options or TRANSFORM types here.
-    'proconfig:text[]', 'protrftypes:text[]',
+    'proargtypes:oidvector', 'proallargtypes:oid[]', 'proargmodes:char[]', 'proargnames:text[]', 'proargdefaults:text',
+    'protrftypes:oid[]', 'prosrc:text', 'probin:text', 'prosqlbody:text', 'proconfig:text[]', 'proacl:text[]',
   ],
-  (context) => [...procRows(), ...sqlFunctionProcRows(context)].map((row) => [...row, null, null]),
+  // No argument defaults, transforms, SQL-standard bodies kept as trees or per-function settings: null.
+  (context) => [...procRows(), ...sqlFunctionProcRows(context)].map((row) => [...row.slice(0, 23), null, null, row[23]!, row[24]!, null, null, row[25]!]),
 );
 
 /** pg_proc rows of the catalog's SQL functions (prolang 14, sql; prosrc the AS text, '' for a RETURN body). */
@@ -366,6 +388,16 @@ function procRows(): Row[] {
       0, 0, 'f', false, false, signature.strict,
       false, signature.volatility, 's', signature.args.length, 0, signature.returns,
       array([...signature.args]), null, null, null, signature.name, null,
+      null,
+    ]);
+  }
+  // The type I/O functions pg_type names (catalog entries only; see sql/functions/type-io.ts).
+  for (const [oid, name, args, returns] of functions.TYPE_IO_FUNCTIONS) {
+    rows.push([
+      oid, name, 11, OWNER_OID, 12, 1, 0,
+      0, 0, 'f', false, false, true,
+      false, name.endsWith('in') || name.endsWith('_in') || name.endsWith('recv') ? 's' : 'i', 's', args.length, 0, returns,
+      array([...args]), null, null, null, name, null,
       null,
     ]);
   }
@@ -547,7 +579,8 @@ const pgRewrite = pg(
 
 /**
  * pg_depend as pg_dump orders a restore by it: a view's rule depends on the relations its query
- * reads ('n') and on its view ('i'), an index on its table ('a'). oxbow_catalog and its relations,
+ * reads ('n') and on its view ('i'), an index on its table ('a'), an owned sequence on its column
+ * ('a', an identity's 'i'), a UNIQUE constraint's index on its constraint ('i'). oxbow_catalog and its relations,
  * the connectors' foreign servers and the sources belong to the extension "oxbow" ('e'): pg_dump
  * does not dump them (a source's connector state is not data a dump can carry).
  */
@@ -556,7 +589,9 @@ const pgDepend = pg(
   'pg_depend',
   ['classid:oid', 'objid:oid', 'objsubid:int4', 'refclassid:oid', 'refobjid:oid', 'refobjsubid:int4', 'deptype:char'],
   (context) => {
-    const rows: Row[] = [];
+    // Owned sequences and the indexes of UNIQUE constraints (which depend on their constraint).
+    const rows: Row[] = pgDependRows(context);
+    const constraintIndexes = new Set(context.catalog.relations().flatMap((table) => (table.constraints ?? []).flatMap((constraint) => (constraint.indexId === undefined ? [] : [constraint.indexId]))));
     const oxbowCatalog = schemaOid(context, 'oxbow_catalog');
     if (oxbowCatalog !== 0) rows.push([PG_NAMESPACE_OID, oxbowCatalog, 0, PG_EXTENSION_OID, OXBOW_EXTENSION_OID, 0, 'e']);
     for (const server of Object.values(CONNECTOR_SERVERS)) rows.push([PG_FOREIGN_SERVER_OID, server, 0, PG_EXTENSION_OID, OXBOW_EXTENSION_OID, 0, 'e']);
@@ -569,7 +604,7 @@ const pgDepend = pg(
         for (const read of new Set(relation.dependsOn)) {
           if (read !== relation.id && context.catalog.relationById(read) !== undefined) rows.push([PG_REWRITE_OID, rule, 0, PG_CLASS_OID, read, 0, 'n']);
         }
-      } else if (relation.indexOn !== undefined) {
+      } else if (relation.indexOn !== undefined && !constraintIndexes.has(relation.id)) {
         rows.push([PG_CLASS_OID, relation.id, 0, PG_CLASS_OID, relation.indexOn.relationId, 0, 'a']);
       }
     }
@@ -681,7 +716,7 @@ export const pgCatalogTables: readonly SystemTable[] = [
   pgTablespace,
   pg(2611, 'pg_inherits', ['inhrelid:oid', 'inhparent:oid', 'inhseqno:int4', 'inhdetachpending:bool'], empty),
   pg(3256, 'pg_policy', ['oid:oid', 'polname:name', 'polrelid:oid', 'polcmd:char', 'polpermissive:bool', 'polroles:oid[]', 'polqual:text', 'polwithcheck:text'], empty),
-  pg(2620, 'pg_trigger', ['oid:oid', 'tgrelid:oid', 'tgparentid:oid', 'tgname:name', 'tgfoid:oid', 'tgtype:int2', 'tgenabled:char', 'tgisinternal:bool', 'tgconstrrelid:oid', 'tgconstrindid:oid', 'tgconstraint:oid', 'tgdeferrable:bool', 'tginitdeferred:bool', 'tgnargs:int2', 'tgattr:int2[]', 'tgargs:bytea', 'tgqual:text', 'tgoldtable:name', 'tgnewtable:name'], empty),
+  pg(2620, 'pg_trigger', ['oid:oid', 'tgrelid:oid', 'tgparentid:oid', 'tgname:name', 'tgfoid:oid', 'tgtype:int2', 'tgenabled:char', 'tgisinternal:bool', 'tgconstrrelid:oid', 'tgconstrindid:oid', 'tgconstraint:oid', 'tgdeferrable:bool', 'tginitdeferred:bool', 'tgnargs:int2', 'tgattr:int2vector', 'tgargs:bytea', 'tgqual:text', 'tgoldtable:name', 'tgnewtable:name'], empty),
   pg(3381, 'pg_statistic_ext', ['oid:oid', 'stxrelid:oid', 'stxname:name', 'stxnamespace:oid', 'stxowner:oid', 'stxstattarget:int4', 'stxkeys:int2[]', 'stxkind:char[]', 'stxexprs:text'], empty),
   pg(6104, 'pg_publication', ['oid:oid', 'pubname:name', 'pubowner:oid', 'puballtables:bool', 'pubinsert:bool', 'pubupdate:bool', 'pubdelete:bool', 'pubtruncate:bool', 'pubviaroot:bool'], empty),
   pg(6237, 'pg_publication_namespace', ['oid:oid', 'pnpubid:oid', 'pnnspid:oid'], empty),
@@ -718,6 +753,7 @@ export const pgCatalogTables: readonly SystemTable[] = [
     [13, 'c', OWNER_OID, false, false, 0, 0, 0, null],
     [14, 'sql', OWNER_OID, false, true, 0, 0, 0, null],
   ]),
-  pg(2224, 'pg_sequence', ['seqrelid:oid', 'seqtypid:oid', 'seqstart:int8', 'seqincrement:int8', 'seqmax:int8', 'seqmin:int8', 'seqcache:int8', 'seqcycle:bool'], empty),
+  pg(2224, 'pg_sequence', ['seqrelid:oid', 'seqtypid:oid', 'seqstart:int8', 'seqincrement:int8', 'seqmax:int8', 'seqmin:int8', 'seqcache:int8', 'seqcycle:bool'], pgSequenceRows),
+  pgSequencesTable,
   ...pgDumpCatalogs,
 ];

@@ -12,34 +12,18 @@
 //     each overload oxbow resolves, with PostgreSQL 15's OID where PostgreSQL has the same
 //     signature (so psql's \df version prints what PostgreSQL prints), a stable private OID
 //     otherwise; the `any` overloads (has_*_privilege, pg_has_role) as PostgreSQL 15's rows.
-// PSEUDO_TYPES are the pg_type rows these signatures refer to.
+// PSEUDO_TYPES (catalog/type-names.ts) are the pg_type rows these signatures refer to.
 
 import type { ScalarFunction } from '../../sql/functions.js';
 import { ANY, allFunctions } from '../../sql/functions.js';
 import { TYPES, arrayOf, type as scalar, typeOid, type DataType, type TypeName } from '../../sql/types.js';
 import type { AggregateName } from '../../planner/plan.js';
 import { aggregateResultType } from '../../planner/binder/aggregate.js';
-import { formatTypeName, formatTypeOid } from '../catalog/type-names.js';
+import {
+  ANY_OID, ANYARRAY_OID, ANYCOMPATIBLE_OID, ANYCOMPATIBLEARRAY_OID, ANYELEMENT_OID, ANYNONARRAY_OID, INTERNAL_OID, PSEUDO_TYPES,
+  formatTypeName, formatTypeOid,
+} from '../catalog/type-names.js';
 import { sessionFunctionOverloads } from './session-functions.js';
-
-export const ANY_OID = 2276;
-const ANYELEMENT_OID = 2283;
-const ANYARRAY_OID = 2277;
-const ANYNONARRAY_OID = 2776;
-const ANYCOMPATIBLE_OID = 5077;
-const ANYCOMPATIBLEARRAY_OID = 5078;
-const INTERNAL_OID = 2281;
-
-/** pg_type rows of the pseudo-types pg_proc refers to (typtype 'p'); `internal` because clients look it up. */
-export const PSEUDO_TYPES: readonly { readonly oid: number; readonly name: string }[] = [
-  { oid: ANY_OID, name: 'any' },
-  { oid: ANYELEMENT_OID, name: 'anyelement' },
-  { oid: ANYARRAY_OID, name: 'anyarray' },
-  { oid: ANYNONARRAY_OID, name: 'anynonarray' },
-  { oid: ANYCOMPATIBLE_OID, name: 'anycompatible' },
-  { oid: ANYCOMPATIBLEARRAY_OID, name: 'anycompatiblearray' },
-  { oid: INTERNAL_OID, name: 'internal' },
-];
 
 export interface ProcSignature {
   readonly oid: number;

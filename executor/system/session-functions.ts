@@ -10,11 +10,12 @@ import * as functions from '../../sql/functions.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { Resolved, ScalarFunction } from '../../sql/functions.js';
-import { type, arrayOf, sameType, type DataType } from '../../sql/types.js';
+import { type, arrayOf, sameType, vectorOf, type DataType } from '../../sql/types.js';
 import type { SqlArray, Value } from '../../sql/value.js';
 import { formatTypeName, formatTypeOid } from '../catalog/type-names.js';
 import { objectOid } from '../../planner/binder/context.js';
 import { parse } from '../../sql/parser/index.js';
+import { type SessionSequences, sequenceRelation } from '../catalog/session-sequences.js';
 import { aggregateSignatures, procTypeName, sessionProcByOid } from './pg-proc-signatures.js';
 import {
   constraintDefinition,
@@ -38,6 +39,8 @@ export interface SessionFunctionContext {
   setSetting(name: string, value: string | undefined, local: boolean): string;
   /** Approximate bytes stored for a relation. */
   relationSizeBytes(relationId: number): number;
+  /** The session's sequences (nextval, currval, lastval, setval); absent: those functions fail. */
+  readonly sequences?: SessionSequences;
 }
 
 export const OXBOW_VERSION = '0.1.0';
@@ -50,6 +53,8 @@ interface Overload {
   readonly returns: DataType;
   readonly strict: boolean;
   readonly impl: Impl;
+  /** Evaluated for every row, never folded or shared (nextval, setval). */
+  readonly volatile?: boolean;
 }
 
 const oid = type('oid');
@@ -219,6 +224,32 @@ function sizePretty(bytes: bigint): string {
 
 const always = (result: Value): Impl => () => result;
 
+// Sequence functions (executor/catalog/session-sequences.ts): the sequence by OID in the statement's catalog.
+const regclass = type('regclass');
+function sequences(context: SessionFunctionContext): SessionSequences {
+  if (context.sequences === undefined) throw new SqlError(SqlState.featureNotSupported, 'sequence functions are not available here');
+  return context.sequences;
+}
+function sequenceOf(context: SessionFunctionContext, oid: Value): ReturnType<typeof sequenceRelation> {
+  return sequenceRelation(context.systemContext().catalog.relationById(oid as number), oid as number);
+}
+
+/**
+ * pg_get_serial_sequence(table, column): the sequence a serial or identity column owns, as
+ * `schema.name` (quoted as needed); NULL for a column without one. PostgreSQL's errors for an
+ * unknown table (42P01) or column (42703).
+ */
+function serialSequence(context: SessionFunctionContext, tableName: string, columnName: string): Value {
+  const system = context.systemContext();
+  const parts = tableName.split('.').map((part) => (part.startsWith('"') && part.endsWith('"') ? part.slice(1, -1).replace(/""/g, '"') : part.toLowerCase()));
+  const table = system.catalog.resolveRelation(parts.length > 1 ? parts[0] : undefined, parts[parts.length - 1]!, system.searchPath);
+  if (table === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${tableName}" does not exist`);
+  const column = table.columns.findIndex((candidate) => candidate.name === columnName && !candidate.hidden);
+  if (column < 0) throw new SqlError(SqlState.undefinedColumn, `column "${columnName}" of relation "${table.name}" does not exist`);
+  const sequence = system.catalog.relations().find((relation) => relation.kind === 'sequence' && relation.sequence?.ownedBy?.relationId === table.id && relation.sequence.ownedBy.column === column);
+  return sequence === undefined ? null : `${quoteIdentifier(sequence.schema)}.${quoteIdentifier(sequence.name)}`;
+}
+
 let functionsByOid: Map<number, ScalarFunction> | undefined;
 
 function libraryFunction(id: number): ScalarFunction | undefined {
@@ -354,6 +385,15 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
       impl: ([typeId, typmod]) => (typeId === null ? null : formatTypeOid(typeId as number, typmod === null ? null : (typmod as number))),
     },
   ],
+  // The argument types of a proargtypes oidvector, formatted (psql's \\do and \\dC read it).
+  oidvectortypes: [
+    {
+      arguments: [vectorOf('oidvector')],
+      returns: text,
+      strict: true,
+      impl: ([types]) => (types as SqlArray).elements.map((element) => formatTypeOid(element as number, null)).join(', '),
+    },
+  ],
   pg_get_userbyid: [{ arguments: [oid], returns: name, strict: true, impl: ([id], context) => roleName(context.systemContext(), id as number) }],
   pg_get_viewdef: [
     { arguments: [oid], returns: text, strict: true, impl: ([id], context) => viewDefinition(context, id as number) },
@@ -452,7 +492,14 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   pg_get_functiondef: [{ arguments: [oid], returns: text, strict: true, impl: ([id], context) => functionDefinition(id as number, context) }],
   pg_get_function_arguments: [{ arguments: [oid], returns: text, strict: true, impl: ([id], context) => functionArguments(id as number, context, true) }],
   pg_get_function_identity_arguments: [{ arguments: [oid], returns: text, strict: true, impl: ([id], context) => functionArguments(id as number, context, true) }],
-  pg_get_serial_sequence: [{ arguments: [text, text], returns: text, strict: true, impl: always(null) }],
+  pg_get_serial_sequence: [{ arguments: [text, text], returns: text, strict: true, impl: ([table, column], context) => serialSequence(context, table as string, column as string) }],
+  nextval: [{ arguments: [regclass], returns: int8, strict: true, volatile: true, impl: ([oid], context) => sequences(context).nextval(sequenceOf(context, oid)) }],
+  currval: [{ arguments: [regclass], returns: int8, strict: true, volatile: true, impl: ([oid], context) => sequences(context).currval(sequenceOf(context, oid)) }],
+  lastval: [{ arguments: [], returns: int8, strict: false, volatile: true, impl: (_args, context) => sequences(context).lastval((id) => context.systemContext().catalog.relationById(id) !== undefined) }],
+  setval: [
+    { arguments: [regclass, int8], returns: int8, strict: true, volatile: true, impl: ([oid, value], context) => sequences(context).setval(sequenceOf(context, oid), value as bigint, true) },
+    { arguments: [regclass, int8, bool], returns: int8, strict: true, volatile: true, impl: ([oid, value, called], context) => sequences(context).setval(sequenceOf(context, oid), value as bigint, called as boolean) },
+  ],
   pg_tablespace_location: [{ arguments: [oid], returns: text, strict: true, impl: always('') }],
   pg_backend_pid: [{ arguments: [], returns: int4, strict: false, impl: (_args, context) => context.processId }],
   pg_is_in_recovery: [{ arguments: [], returns: bool, strict: false, impl: always(false) }],
@@ -584,7 +631,7 @@ function matches(overload: Overload, argumentTypes: readonly DataType[]): boolea
       return expected.element?.name === 'unknown' || given.element?.name === expected.element?.name;
     }
     if (given.name === 'unknown' || given.name === expected.name) return true;
-    if (expected.name === 'oid') return oidLike.has(given.name);
+    if (expected.name === 'oid' || expected.name === 'regclass') return oidLike.has(given.name);
     if (expected.name === 'text' || expected.name === 'name') return ['text', 'varchar', 'name', 'bpchar', 'char'].includes(given.name);
     if (expected.name === 'int4') return given.name === 'int2' || given.name === 'int8';
     if (expected.name === 'int8') return given.name === 'int2' || given.name === 'int4';
@@ -611,7 +658,7 @@ export function resolveSessionFunction(
     argumentTypes: declared,
     returnType: overload.returns,
     strict: overload.strict,
-    volatility: 'stable',
+    volatility: overload.volatile === true ? 'volatile' : 'stable',
     impl: (args) => overload.impl(args, context),
     oid: functionOids.get(bare) ?? 0,
   };

@@ -11,6 +11,7 @@ import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import type { CatalogSnapshot } from '../catalog/catalog.js';
 import { formatTypeName } from '../catalog/type-names.js';
 import { quoteIdentifier } from '../catalog/object-names.js';
+import { constraintDefinitionOf } from './sequence-catalog.js';
 
 export { quoteIdentifier };
 
@@ -32,6 +33,8 @@ export interface SystemContext {
   readonly defaultRetentionMs?: number;
   /** The session's SQL cursors and prepared statements (pg_cursors, pg_prepared_statements). */
   readonly sessionObjects?: SessionObjects;
+  /** A sequence's last_value and is_called (pg_sequences); absent: last_value reads NULL. */
+  readonly sequenceValue?: (relation: RelationDef) => { readonly last: bigint; readonly called: boolean };
 }
 
 /** An error recorded inside a running materialized view (stream/view-errors.ts records them). */
@@ -97,8 +100,10 @@ export function relkind(relation: RelationDef): string {
     case 'sink':
     case 'subscription':
       return 's';
+    case 'sequence':
+      return 'S';
     case 'system':
-      return relation.name.startsWith('pg_') && ['pg_tables', 'pg_views', 'pg_matviews', 'pg_roles', 'pg_user', 'pg_settings'].includes(relation.name) ? 'v' : 'r';
+      return relation.name.startsWith('pg_') && ['pg_tables', 'pg_views', 'pg_matviews', 'pg_roles', 'pg_user', 'pg_settings', 'pg_sequences'].includes(relation.name) ? 'v' : 'r';
   }
 }
 
@@ -146,6 +151,9 @@ export function defaultDisplayText(column: ColumnDef): string | undefined {
     return text.toUpperCase();
   }
   if (lower === 'true' || lower === 'false' || lower === 'null') return lower === 'null' ? 'NULL' : lower;
+  // nextval('s') prints with its implicit cast, as PostgreSQL deparses it.
+  const nextval = /^nextval\s*\(\s*('(?:[^']|'')*')\s*\)$/i.exec(text);
+  if (nextval !== null) return `nextval(${nextval[1]}::regclass)`;
   return text;
 }
 
@@ -175,7 +183,7 @@ export function constraintDefinition(context: SystemContext, oid: number): strin
     return check === undefined ? undefined : `CHECK (${check.sql})`;
   }
   const index = constraintIndex(context, oid);
-  if (index === undefined) return undefined;
+  if (index === undefined) return constraintDefinitionOf(context, oid);
   const table = context.catalog.relationById(index.indexOn!.relationId);
   if (table === undefined) return undefined;
   return `PRIMARY KEY (${index.indexOn!.columns.map((columnIndex) => quoteIdentifier(table.columns[columnIndex]?.name ?? '?')).join(', ')})`;

@@ -6,8 +6,9 @@
 
 import { type DataType, TYPES, sameType, type as scalar } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import { type CastContext, type EvalContext, type Resolved, DEFAULT_EVAL_CONTEXT, allFunctions, allOperators, parseValue, resolveCast, resolveFunction, resolveOperator, commonType } from '../../sql/functions.js';
+import { type CastContext, type EvalContext, type Resolved, type ScalarFunction, DEFAULT_EVAL_CONTEXT, allFunctions, allOperators, typeIoFunctionsNamed, parseValue, resolveCast, resolveFunction, resolveOperator, commonType } from '../../sql/functions.js';
 import type { Expression } from '../expression.js';
+import type { Value } from '../../sql/value.js';
 import type { Plan } from '../plan.js';
 import type { PlannerContext } from '../context.js';
 import { displayTypeName } from './type-name.js';
@@ -79,7 +80,18 @@ export class BinderContext {
       const parameter: Expression = { ...expression, type: scalarOf(target) };
       return target.typmod >= 0 ? this.coerce(parameter, target, context, position, what) : parameter;
     }
-    if (sameType(expression.type, target) && (target.typmod < 0 || target.typmod === expression.type.typmod)) return expression;
+    // int2vector / oidvector to the plain array: the same values, printed as an array.
+    const vector = expression.type.vector !== undefined ? expression.type : undefined;
+    if (vector !== undefined && context === 'explicit' && target.name === 'array' && target.vector === undefined && target.element !== undefined && sameType(vector.element!, target.element)) {
+      return { kind: 'Call', fn: retypeFunction(vector, target), args: [expression], type: target };
+    }
+    if (sameType(expression.type, target) && (target.typmod < 0 || target.typmod === expression.type.typmod)) {
+      // A record carried as an array of its fields is no array to the user.
+      if (expression.type.fields !== undefined && target.fields === undefined) {
+        throw new SqlError(SqlState.cannotCoerce, `cannot cast type record to ${displayTypeName(target)}`, { position });
+      }
+      return expression;
+    }
     if (expression.type.name === 'unknown') {
       // An unknown-typed non-literal (NULL-typed expression, untyped CASE of literals): via text.
       return this.coerce({ ...expression, type: TEXT }, target, context, position, what);
@@ -158,6 +170,14 @@ export class BinderContext {
     let resolved = this.resolveByTypes(name, types);
     if (resolved === undefined && types.some((t) => t.name === 'unknown')) {
       resolved = this.resolveByTypes(name, types.map((t) => (t.name === 'unknown' ? TEXT : t)));
+    }
+    if (resolved === undefined && typeIoFunctionsNamed(name).length > 0) {
+      // pg_type names them and pg_proc lists them (sql/functions/type-io.ts); values are read and
+      // written by oxbow itself, not through them.
+      throw new SqlError(SqlState.featureNotSupported, `calling the type input/output function ${name} is not supported`, {
+        position,
+        hint: 'Use a cast (::text, ::bytea ...) to convert a value.',
+      });
     }
     if (resolved === undefined) {
       throw new SqlError(SqlState.undefinedFunction, `function ${name}(${types.map(displayTypeName).join(', ')}) does not exist`, {
@@ -257,7 +277,8 @@ export function objectOid(text: string, target: RegType, catalog: PlannerContext
     const parts = splitQualifiedName(text);
     const name = parts[parts.length - 1]!;
     const sqlOids = (catalog.resolveFunctions?.(parts.length > 1 ? parts[parts.length - 2] : undefined, name, searchPath) ?? []).map((fn) => fn.id);
-    const libraryOids = parts.length === 1 || parts[0] === 'pg_catalog' ? allFunctions().filter((fn) => fn.name === name).map((fn) => fn.oid) : [];
+    const inPgCatalog = parts.length === 1 || parts[0] === 'pg_catalog';
+    const libraryOids = inPgCatalog ? [...allFunctions().filter((fn) => fn.name === name).map((fn) => fn.oid), ...typeIoFunctionsNamed(name).map((fn) => fn[0])] : [];
     const oids = [...new Set([...sqlOids, ...libraryOids])];
     if (oids.length === 0) throw new SqlError(SqlState.undefinedFunction, `function "${text}" does not exist`, { position });
     if (oids.length > 1) throw new SqlError(SqlState.ambiguousFunction, `more than one function named "${text}"`, { position });
@@ -285,11 +306,31 @@ const TYPE_ALIASES: Readonly<Record<string, string>> = {
   'timestamp without time zone': 'timestamp', 'timestamp with time zone': 'timestamptz', 'time without time zone': 'time',
 };
 
+/** PostgreSQL's pseudo-types a regtype literal may name (pg_type lists them, executor/system/pg-proc-signatures.ts). */
+const PSEUDO_TYPE_OIDS: Readonly<Record<string, number>> = {
+  any: 2276, anyelement: 2283, anyarray: 2277, anynonarray: 2776, anycompatible: 5077, anycompatiblearray: 5078,
+  internal: 2281, cstring: 2275, trigger: 2279, event_trigger: 3838, language_handler: 2280, fdw_handler: 3115,
+};
+
 function typeOidByName(name: string): number | undefined {
-  const canonical = (TYPE_ALIASES[name] ?? name) as keyof typeof TYPES;
-  return TYPES[canonical]?.oid;
+  const unqualified = name.startsWith('pg_catalog.') ? name.slice('pg_catalog.'.length) : name;
+  const canonical = (TYPE_ALIASES[unqualified] ?? unqualified) as keyof typeof TYPES;
+  return TYPES[canonical]?.oid ?? PSEUDO_TYPE_OIDS[unqualified];
 }
 
 export function positionOf(location: number | undefined): number | undefined {
   return location === undefined || location < 0 ? undefined : location + 1;
+}
+
+const retypeCache = new Map<string, ScalarFunction>();
+
+/** The identity from int2vector / oidvector to its plain array type. */
+function retypeFunction(from: DataType, to: DataType): ScalarFunction {
+  const key = JSON.stringify([from, to]);
+  let fn = retypeCache.get(key);
+  if (fn === undefined) {
+    fn = Object.freeze({ name: 'array_retype', argumentTypes: [from], returnType: to, strict: true, volatility: 'immutable' as const, impl: ([value]: Value[]) => value!, oid: 0 });
+    retypeCache.set(key, fn);
+  }
+  return fn;
 }

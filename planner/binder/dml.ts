@@ -5,7 +5,7 @@
 
 import type { Node, InsertStmt, UpdateStmt, DeleteStmt, ResTarget } from '@pgsql/types';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import type { RelationDef } from '../../sql/catalog.js';
+import { columnDefaultSql, type RelationDef } from '../../sql/catalog.js';
 import { parseExpression } from '../../sql/parser/index.js';
 import type { Expression } from '../expression.js';
 import type { OnConflict, OutputColumn, Plan } from '../plan.js';
@@ -59,8 +59,9 @@ export class DmlBinder {
   /** The default of column `index` (NULL without one), coerced to the column type. */
   defaultValue(relation: RelationDef, index: number): Expression {
     const column = relation.columns[index]!;
-    if (column.defaultSql === undefined) return { kind: 'Literal', value: null, type: column.type };
-    const bound = this.select.expressions.bind(parseExpression(column.defaultSql), new Scope(), { clause: 'DEFAULT expressions' });
+    const defaultSql = columnDefaultSql(column);
+    if (defaultSql === undefined) return { kind: 'Literal', value: null, type: column.type };
+    const bound = this.select.expressions.bind(parseExpression(defaultSql), new Scope(), { clause: 'DEFAULT expressions' });
     return this.context.coerce(bound, column.type, 'assignment', undefined, `column "${column.name}"`);
   }
 
@@ -92,8 +93,20 @@ export class DmlBinder {
     });
     const assign = (value: Expression, column: number, position: number | undefined): Expression =>
       this.context.coerce(value, relation.columns[column]!.type, 'assignment', position, `column "${relation.columns[column]!.name}"`);
+    // Identity columns: OVERRIDING USER VALUE ignores the given values; a GENERATED ALWAYS one
+    // takes a value only with OVERRIDING SYSTEM VALUE (428C9, as PostgreSQL says).
+    const override = (statement as { override?: string }).override;
+    const identityRefused = (column: number): SqlError | undefined => {
+      const def = relation.columns[column]!;
+      if (def.identity?.kind !== 'always' || override === 'OVERRIDING_SYSTEM_VALUE' || override === 'OVERRIDING_USER_VALUE') return undefined;
+      return new SqlError(SqlState.generatedAlways, `cannot insert a non-DEFAULT value into column "${def.name}"`, {
+        detail: `Column "${def.name}" is an identity column defined as GENERATED ALWAYS.`,
+        hint: 'Use OVERRIDING SYSTEM VALUE to override.',
+      });
+    };
+    const userValueIgnored = (column: number): boolean => override === 'OVERRIDING_USER_VALUE' && relation.columns[column]!.identity !== undefined;
     const fullRow = (values: ReadonlyMap<number, Expression>): Expression[] =>
-      relation.columns.map((_, i) => values.get(i) ?? this.defaultValue(relation, i));
+      relation.columns.map((_, i) => (userValueIgnored(i) ? undefined : values.get(i)) ?? this.defaultValue(relation, i));
 
     let input: Plan;
     const select = (statement.selectStmt as any)?.SelectStmt;
@@ -109,6 +122,8 @@ export class DmlBinder {
         items.forEach((item, i) => {
           const column = targetColumns[i]!;
           if ('SetToDefault' in item) return;
+          const refused = identityRefused(column);
+          if (refused !== undefined) throw refused;
           const bound = this.select.expressions.bind(item, new Scope(), { clause: 'VALUES' });
           values.set(column, assign(bound, column, positionOf((Object.values(item)[0] as { location?: number } | undefined)?.location)));
         });
@@ -122,6 +137,10 @@ export class DmlBinder {
       // Typed where produced: INSERT ... SELECT 1, NULL gives the NULL the column's type.
       const query = this.select.coerceOutputs(bound, bound.columns.map((_, i) => relation.columns[targetColumns[i]!]!.type), 'assignment', (i) => `column "${relation.columns[targetColumns[i]!]!.name}"`);
       const values = new Map<number, Expression>();
+      query.columns.forEach((_, i) => {
+        const refused = identityRefused(targetColumns[i]!);
+        if (refused !== undefined) throw refused;
+      });
       query.columns.forEach((c, i) => values.set(targetColumns[i]!, { kind: 'Column', index: i, type: c.type }));
       input = { kind: 'Project', input: query, expressions: fullRow(values), columns: relation.columns.map((c) => ({ name: c.name, type: c.type, tableOid: 0, columnNumber: 0 })) };
     }
@@ -180,6 +199,12 @@ export class DmlBinder {
       }
       const column = columnIndex(relation, target.name!, position);
       if (result.some((a) => a.column === column)) throw new SqlError(SqlState.duplicateColumn, `multiple assignments to same column "${target.name}"`, { position });
+      if (!('SetToDefault' in source) && relation.columns[column]!.identity?.kind === 'always') {
+        throw new SqlError(SqlState.generatedAlways, `column "${target.name}" can only be updated to DEFAULT`, {
+          position,
+          detail: `Column "${target.name}" is an identity column defined as GENERATED ALWAYS.`,
+        });
+      }
       const value = 'SetToDefault' in source
         ? this.defaultValue(relation, column)
         : this.context.coerce(this.select.expressions.bind(source, scope, { clause: 'UPDATE' }), relation.columns[column]!.type, 'assignment', position, `column "${target.name}"`);

@@ -210,6 +210,11 @@ export class ExpressionBinder {
     const position = positionOf(body.location) ?? locationOf(body.arg);
     let current = this.bind(body.arg, scope, collector);
     for (const step of body.indirection as Node[]) {
+      const field = (step as any).String?.sval as string | undefined;
+      if (field !== undefined) {
+        current = this.recordField(current, field, position);
+        continue;
+      }
       const indices = (step as any).A_Indices;
       if (indices === undefined || indices.is_slice) throw new SqlError(SqlState.featureNotSupported, 'only array subscripts are supported here', { position });
       if (current.type.name === 'name') {
@@ -227,6 +232,25 @@ export class ExpressionBinder {
       current = { kind: 'Call', fn: subscriptFunction(current.type), args: [current, index], type: current.type.element };
     }
     return current;
+  }
+
+  /**
+   * `(record).field` of a record that oxbow carries as an array of same-typed fields (the (x, n) of
+   * information_schema._pg_expandarray): the field's element, n read as int4. A field of anything
+   * else is not supported (oxbow has no composite types).
+   */
+  private recordField(record: Expression, field: string, position: number | undefined): Expression {
+    const fields = record.type.fields;
+    if (record.type.name !== 'array' || fields === undefined || record.type.element === undefined) {
+      throw new SqlError(SqlState.featureNotSupported, `field selection (.${field}) on type ${displayTypeName(record.type)} is not supported: oxbow has no composite types`, { position });
+    }
+    const at = fields.indexOf(field);
+    if (at < 0) throw new SqlError(SqlState.undefinedColumn, `column "${field}" not found in data type record`, { position });
+    const element = record.type.element;
+    const value: Expression = record.kind === 'Array'
+      ? record.elements[at]!
+      : { kind: 'Call', fn: subscriptFunction(record.type), args: [record, { kind: 'Literal', value: at + 1, type: scalar('int4') }], type: element };
+    return field === 'n' && element.name !== 'int4' ? this.context.coerce(value, scalar('int4'), 'explicit', position) : value;
   }
 
   /** `x op ANY|ALL (array value)`: an untyped array ('{1,2}', $1) takes the array type of x. */
@@ -282,7 +306,13 @@ export class ExpressionBinder {
     if (call.agg_star || call.agg_distinct || call.agg_filter !== undefined) {
       throw new SqlError(SqlState.wrongObjectType, `${call.agg_star ? `${name}(*)` : name} specified, but ${name} is not an aggregate function`, { position });
     }
-    if ((name === 'generate_series' || name === 'unnest' || name === 'generate_subscripts') && parts.length === 1) {
+    if (name === 'pg_partition_ancestors' && (parts.length === 1 || parts[0] === 'pg_catalog') && (call.args ?? []).length === 1) {
+      // No table is partitioned: a relation's only ancestor is itself, so the set-returning call
+      // is unnest(ARRAY[relation::oid]) (psql's \d asks it for the tables a foreign key references).
+      if (collector.setReturning === undefined) throw new SqlError(SqlState.featureNotSupported, `set-returning functions are not allowed in ${collector.clause}`, { position });
+      return collector.setReturning(partitionAncestorsAsUnnest(call), scope, position);
+    }
+    if (((name === 'generate_series' || name === 'unnest' || name === 'generate_subscripts') && parts.length === 1) || (name === '_pg_expandarray' && (parts.length === 1 || parts[0] === 'information_schema'))) {
       if (collector.setReturning === undefined) throw new SqlError(SqlState.featureNotSupported, `set-returning functions are not allowed in ${collector.clause}`, { position });
       return collector.setReturning(call, scope, position);
     }
@@ -411,3 +441,12 @@ function intervalQualified(input: Expression, typeName: any): Expression {
   return unit === undefined ? input : { ...input, value: `${input.value.trim()} ${unit}` };
 }
 
+
+/**
+ * pg_partition_ancestors(rel) as unnest(ARRAY[rel::oid]): no table is partitioned, so a relation's
+ * only ancestor is itself (psql's \d binds it in the select list and in FROM).
+ */
+export function partitionAncestorsAsUnnest(call: FuncCall): FuncCall {
+  const argument = { TypeCast: { arg: call.args![0], typeName: { names: [{ String: { sval: 'oid' } }], typemod: -1 } } };
+  return { funcname: [{ String: { sval: 'unnest' } }], args: [{ A_ArrayExpr: { elements: [argument] } }], location: call.location } as unknown as FuncCall;
+}

@@ -3,7 +3,7 @@
 // full, cross, USING, NATURAL, LATERAL). Produces a logical plan and the scope naming its columns.
 
 import type { Node, RangeVar, JoinExpr } from '@pgsql/types';
-import { type DataType, type as scalar } from '../../sql/types.js';
+import { type DataType, arrayOf, type as scalar } from '../../sql/types.js';
 import { displayTypeName } from './type-name.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { RelationDef } from '../../sql/catalog.js';
@@ -12,11 +12,12 @@ import type { Expression } from '../expression.js';
 import type { JoinType, OutputColumn, Plan, SetReturningName, SystemTime } from '../plan.js';
 import { planUsesOuter } from '../walk.js';
 import { parse } from '../../sql/parser/index.js';
+import { sqlKeywords } from '../../sql/parser/keywords.js';
 import { bindTimeWindow } from './time-window.js';
 
 const MAX_VIEW_DEPTH = 32;
 import { type BinderContext, positionOf } from './context.js';
-import type { ExpressionBinder } from './expression.js';
+import { partitionAncestorsAsUnnest, type ExpressionBinder } from './expression.js';
 import { Scope, type ScopeRelation } from './scope.js';
 
 const NO_CALLS = { clause: 'FROM' } as const;
@@ -77,7 +78,9 @@ export class FromBinder {
         return this.rangeVar(body as RangeVar, outer);
       case 'RangeSubselect': {
         const lateralScope = body.lateral && leftScope !== undefined ? leftScope : outer;
-        const plan = this.bindQuery(body.subquery, lateralScope);
+        let plan = this.bindQuery(body.subquery, lateralScope);
+        const viewId = body.oxbowViewId as number | undefined;
+        if (viewId !== undefined) plan = { ...plan, columns: plan.columns.map((c, i) => ({ ...c, tableOid: viewId, columnNumber: i + 1 })) } as Plan;
         return { ...this.named(plan, body.alias, '', positionOf(undefined)), scopedUnderLeft: lateralScope === leftScope && leftScope !== undefined };
       }
       case 'RangeFunction': {
@@ -142,6 +145,12 @@ export class FromBinder {
     if (relation === undefined) {
       const shown = node.schemaname === undefined ? name : `${node.schemaname}.${name}`;
       throw new SqlError(SqlState.undefinedTable, `relation "${shown}" does not exist`, { position });
+    }
+    if (relation.kind === 'sequence') {
+      throw new SqlError(SqlState.featureNotSupported, `reading sequence "${relation.name}" as a table is not supported`, {
+        position,
+        hint: 'Read pg_sequences, or call currval() / nextval().',
+      });
     }
     if (relation.kind === 'sink' || relation.kind === 'index' || relation.kind === 'subscription') {
       throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is ${relation.kind === 'sink' ? 'a sink' : relation.kind === 'subscription' ? 'a subscription' : 'an index'}`, { position });
@@ -241,9 +250,13 @@ export class FromBinder {
   private rangeFunction(body: any, outer: Scope | undefined, leftScope: Scope | undefined): FromItem {
     const functions = body.functions as Node[];
     if (functions.length !== 1) throw new SqlError(SqlState.featureNotSupported, 'ROWS FROM with several functions is not supported');
-    const call = ((functions[0] as any).List.items[0] as any).FuncCall;
+    let call = ((functions[0] as any).List.items[0] as any).FuncCall;
     const position = positionOf(call.location);
-    const name = (call.funcname as Node[]).map((n) => (n as any).String.sval as string).pop()!;
+    let name = (call.funcname as Node[]).map((n) => (n as any).String.sval as string).pop()!;
+    if (name === 'pg_partition_ancestors' && (call.args ?? []).length === 1) {
+      call = partitionAncestorsAsUnnest(call);
+      name = 'unnest';
+    }
     if (name === 'tumble' || name === 'hop') {
       const tableArgument = ((call.args ?? []) as Node[])[0] as any;
       const fields = (tableArgument?.ColumnRef?.fields ?? []) as Node[];
@@ -277,6 +290,16 @@ export class FromBinder {
       ];
       if (ordinality) columns.push({ name: 'ordinality', type: scalar('int8'), tableOid: 0, columnNumber: 0 });
       plan = { kind: 'TableFunction', name, args, withOrdinality: ordinality, columns };
+    } else if (name === 'pg_get_keywords' && args.length === 0) {
+      // PostgreSQL 15's keyword list (sql/parser/keywords.ts), as constant rows.
+      const text = scalar('text');
+      const literal = (value: string | boolean, type: DataType): Expression => ({ kind: 'Literal', value, type });
+      const names = ['word', 'catcode', 'barelabel', 'catdesc', 'baredesc'];
+      const types = [text, scalar('char'), scalar('bool'), text, text];
+      const columns: OutputColumn[] = names.map((column, i) => ({ name: column, type: types[i]!, tableOid: 0, columnNumber: 0 }));
+      const rows = sqlKeywords().map((k) => [literal(k.word, text), literal(k.catcode, types[1]!), literal(k.barelabel, types[2]!), literal(k.catdesc, text), literal(k.baredesc, text)]);
+      if (ordinality) throw new SqlError(SqlState.featureNotSupported, 'pg_get_keywords() WITH ORDINALITY is not supported', { position });
+      plan = { kind: 'Values', rows, columns };
     } else {
       const value = this.context.function(name, args, position);
       plan = { kind: 'Values', rows: [[value]], columns: [{ name, type: value.type, tableOid: 0, columnNumber: 0 }] };
@@ -318,6 +341,16 @@ export class FromBinder {
     if (name === 'unnest') {
       const typed = this.unnestArguments(args, position);
       return { typed, type: typed[0]!.type.element! };
+    }
+    if (name === '_pg_expandarray') {
+      // information_schema._pg_expandarray(a): the rows (a[i], i), a record of two fields that
+      // oxbow carries as a two-element array of a's element type (see DataType.fields).
+      const [array] = this.unnestArguments(args, position);
+      const element = array!.type.element!;
+      if (!['int2', 'int4', 'int8', 'oid'].includes(element.name)) {
+        throw new SqlError(SqlState.featureNotSupported, `_pg_expandarray of ${element.name}[] is not supported (integer arrays only)`, { position });
+      }
+      return { typed: [array!], type: { ...arrayOf(element), fields: ['x', 'n'] } };
     }
     // generate_subscripts(anyarray, int4 [, bool]): the subscripts of one dimension (arrays start at 1 in oxbow).
     const integer = (e: Expression | undefined) => e !== undefined && (e.type.name === 'int4' || e.type.name === 'int2' || e.type.name === 'int8');

@@ -311,17 +311,31 @@ export class SelectBinder {
         return { kind: 'Column', index: WINDOW_MARK + windows.length - 1, type: window.type };
       },
     };
-    // A set-returning function in the select list: a LATERAL join of the FROM rows with it.
-    const setReturning: Plan[] = [];
+    // Set-returning functions in the select list: a LATERAL join of the FROM rows with them. Several
+    // run in lockstep (PostgreSQL's zip: as many rows as the longest, the others NULL past their
+    // end): rows_from below. Equal calls run once. An argument with a subquery is computed on the
+    // FROM row first (a Project), then read from there.
+    const fromWidth = plan.columns.length;
+    const lifted: Expression[] = [];
+    const setReturning: { key: string; part: PlanOf<'TableFunction'>; result: Expression }[] = [];
     collector.setReturning = (call: FuncCall, inScope: Scope, position: number | undefined): Expression => {
+      const callKey = JSON.stringify(call, (key, value) => (key === 'location' ? undefined : value));
+      const same = setReturning.find((entry) => entry.key === callKey);
+      if (same !== undefined) return same.result;
       const name = call.funcname!.map((n) => (n as any).String.sval as string).pop()! as SetReturningName;
-      const args = ((call.args ?? []) as Node[]).map((a) => this.expressions.bind(a, inScope, { clause: 'arguments of set-returning functions' }));
-      if (args.some((a) => hasSubqueryExpression(a))) throw new SqlError(SqlState.featureNotSupported, 'subqueries in arguments of a set-returning function are not supported', { position });
+      const args = ((call.args ?? []) as Node[]).map((a) => {
+        const bound = this.expressions.bind(a, inScope, { clause: 'arguments of set-returning functions' });
+        if (!hasSubqueryExpression(bound)) return bound;
+        if (inScope !== scope) throw new SqlError(SqlState.featureNotSupported, 'subqueries in arguments of a nested set-returning function are not supported', { position });
+        lifted.push(bound);
+        return { kind: 'Column', index: fromWidth + lifted.length - 1, type: bound.type } as Expression;
+      });
       const { typed, type } = this.from.setReturningArguments(name, args, position);
       // The arguments now read the FROM row as the enclosing row of the LATERAL side.
       const lateralArgs = typed.map(toLateral);
-      setReturning.push({ kind: 'TableFunction', name, args: lateralArgs, withOrdinality: false, columns: [{ name, type, tableOid: 0, columnNumber: 0 }] });
-      return { kind: 'Column', index: SET_RETURNING_MARK + setReturning.length - 1, type };
+      const result: Expression = { kind: 'Column', index: SET_RETURNING_MARK + setReturning.length, type };
+      setReturning.push({ key: callKey, part: { kind: 'TableFunction', name, args: lateralArgs, withOrdinality: false, columns: [{ name, type, tableOid: 0, columnNumber: 0 }] }, result });
+      return result;
     };
 
     let targets = this.bindTargets((select.targetList ?? []) as Node[], scope, collector);
@@ -331,15 +345,21 @@ export class SelectBinder {
       if (aggregates.length > 0 || (select.groupClause ?? []).length > 0 || windows.length > 0) {
         throw new SqlError(SqlState.featureNotSupported, 'set-returning functions together with aggregates or window functions are not supported');
       }
+      if (lifted.length > 0) {
+        const kept: Expression[] = plan.columns.map((c, i) => ({ kind: 'Column', index: i, type: c.type }));
+        const extra: OutputColumn[] = lifted.map((e, i) => ({ name: `?srf_argument${i}?`, type: e.type, tableOid: 0, columnNumber: 0 }));
+        plan = { kind: 'Project', input: plan, expressions: [...kept, ...lifted], columns: [...plan.columns, ...extra] };
+      }
       const width = plan.columns.length;
       // Several set-returning functions run in lockstep, the shorter ones padded with NULLs (PostgreSQL 10's rule, ROWS FROM).
-      const right: Plan = setReturning.length === 1 ? setReturning[0]! : {
+      const parts = setReturning.map((entry) => entry.part);
+      const right: Plan = parts.length === 1 ? parts[0]! : {
         kind: 'TableFunction',
         name: 'rows_from',
-        args: setReturning.flatMap((part) => (part as PlanOf<'TableFunction'>).args),
+        args: parts.flatMap((part) => part.args),
         withOrdinality: false,
-        columns: setReturning.flatMap((part) => part.columns),
-        parts: setReturning.map((part) => ({ name: (part as PlanOf<'TableFunction'>).name as SetReturningName, argCount: (part as PlanOf<'TableFunction'>).args.length })),
+        columns: parts.flatMap((part) => part.columns),
+        parts: parts.map((part) => ({ name: part.name as SetReturningName, argCount: part.args.length })),
       };
       plan = { kind: 'Join', joinType: 'inner', left: plan, right, lateral: true, columns: [...plan.columns, ...right.columns] };
       const count = setReturning.length;

@@ -23,7 +23,7 @@ import { type as scalar, type DataType } from '../../sql/types.js';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import { children, column, mapChildren, type Expression } from '../expression.js';
 import type { OutputColumn, Plan, PlanOf } from '../plan.js';
-import { columnsNeeded, hasSubquery, isVolatile, nodeExpressions, outerColumnsOf, remapColumns, remapOuterInPlan } from '../walk.js';
+import { callsSequenceFunction, columnsNeeded, hasSubquery, isVolatile, nodeExpressions, outerColumnsOf, remapColumns, remapOuterInPlan } from '../walk.js';
 import { retractableAggregate } from './aggregate.js';
 import { findDynamicConjunct, mentionsNow, type DynamicConjunct } from './dynamic-filter.js';
 import { windowColumn } from './watermark.js';
@@ -136,6 +136,8 @@ class Incrementalizer {
       // A volatile call over rows that never change (no relation below: SELECT random()) runs once,
       // at creation, and its values are stored; over a relation's changes a retraction would compute
       // another value than the insertion did.
+      // A sequence's values belong to sessions and change it: never in a view, even over constant rows.
+      if (callsSequenceFunction(expression)) throw unsupported('a sequence function (nextval(), currval(), lastval(), setval())');
       if (isVolatile(expression) && readsRelation(plan)) throw unsupported('a volatile function (random(), nextval()) over a table or source');
     }
   }

@@ -47,6 +47,8 @@ export interface ConnectorSpec {
   readonly encodeOptions?: Readonly<Record<string, string>>;
   /** INCLUDE partition|offset|timestamp|key [AS name] */
   readonly include?: readonly { readonly what: string; readonly alias?: string }[];
+  /** RisingWave's shared CDC source: `CREATE TABLE t (...) FROM source TABLE 'schema.table'`. */
+  readonly fromSource?: { readonly source: string; readonly table: string };
 }
 
 /** `WATERMARK FOR col AS expr` */
@@ -114,6 +116,8 @@ export interface OxbowDescribe {
 /** EXPLAIN ANALYZE [MATERIALIZED VIEW] name: the running view's operators with their counters. */
 export interface OxbowExplainAnalyzeView {
   readonly relation: RangeVar;
+  /** false for `EXPLAIN [MATERIALIZED VIEW] name`: the view's plan, not its running counters. */
+  readonly analyze?: false;
 }
 
 /**

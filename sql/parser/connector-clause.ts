@@ -92,6 +92,7 @@ export function readConnectorTail(
   const include: { what: string; alias?: string }[] = [];
   let appendOnly = false;
   let onConflict: string | undefined;
+  let fromSource: { source: string; table: string } | undefined;
   let index = from;
   while (index < to) {
     const token = tokens[index]!;
@@ -113,6 +114,13 @@ export function readConnectorTail(
       onConflict = words.join(' ');
       rewrite.blank(token.start, tokens[next - 1]!.end);
       index = next;
+      continue;
+    }
+    if (isWord(token, 'FROM') && isWordToken(tokens[index + 1]) && isWord(tokens[index + 2], 'TABLE') && tokens[index + 3]?.kind === 'string') {
+      // RisingWave's table of a shared CDC source: FROM source TABLE 'schema.table'.
+      fromSource = { source: identifierName(source, tokens[index + 1]!), table: literalText(source, tokens[index + 3]!) };
+      rewrite.blank(token.start, tokens[index + 3]!.end);
+      index += 4;
       continue;
     }
     if (isWord(token, 'INCLUDE')) {
@@ -164,7 +172,7 @@ export function readConnectorTail(
     }
     index++;
   }
-  if (options === undefined && (format !== undefined || include.length > 0)) options = {};
+  if (options === undefined && (format !== undefined || include.length > 0 || fromSource !== undefined)) options = {};
   if (options === undefined) return onConflict === undefined ? { appendOnly } : { appendOnly, onConflict };
   const connector: {
     options: Record<string, string>;
@@ -172,7 +180,9 @@ export function readConnectorTail(
     encode?: string;
     encodeOptions?: Record<string, string>;
     include?: { what: string; alias?: string }[];
+    fromSource?: { source: string; table: string };
   } = { options };
+  if (fromSource !== undefined) connector.fromSource = fromSource;
   if (format !== undefined) connector.format = format;
   if (encode !== undefined) connector.encode = encode;
   if (encodeOptions !== undefined) connector.encodeOptions = encodeOptions;

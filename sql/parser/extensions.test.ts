@@ -260,6 +260,12 @@ describe('CREATE TABLE extensions', () => {
     expect(create.oxbowConnector).toEqual({ options: { connector: 'kafka', topic: 't2' }, format: 'UPSERT', encode: 'JSON' });
   });
 
+  it("CREATE TABLE ... FROM source TABLE 'schema.table' (a shared CDC source's table)", () => {
+    const create = one("CREATE TABLE orders (id int PRIMARY KEY, note text) FROM pg TABLE 'public.orders'")['CreateStmt'];
+    expect(create.oxbowConnector).toEqual({ options: {}, fromSource: { source: 'pg', table: 'public.orders' } });
+    expect(create.tableElts).toHaveLength(2);
+  });
+
   it('WITH (retention = ...) without a connector stays PostgreSQL options; APPEND ONLY; trailing comma', () => {
     const sql = "create table t (a int, b int,) append only with (retention = '1 day', x.y.z = 3)";
     const create = one(sql)['CreateStmt'];

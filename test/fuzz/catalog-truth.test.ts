@@ -68,7 +68,8 @@ describe('pg_proc and pg_operator name what oxbow runs', () => {
     let checked = 0;
     for (const row of rows.rows) {
       if (row.provariadic !== 0) continue;
-      const args = row.args.replace(/[{}]/g, '').split(',').filter((a) => a !== '').map(Number);
+      // proargtypes is an oidvector: its text is the OIDs separated by spaces.
+      const args = row.args.split(' ').filter((a) => a !== '').map(Number);
       const argTypes = args.map((oid) => byOid.get(oid));
       const result = byOid.get(row.prorettype);
       if (argTypes.some((t) => t === undefined || t.typtype === 'p') || result === undefined || result.typtype === 'p') continue;

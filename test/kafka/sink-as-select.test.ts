@@ -83,7 +83,9 @@ describe('CREATE SINK ... AS SELECT', () => {
   it('refuses what it cannot sink, and drops cleanly', async () => {
     await expect(kafka.client.query(`CREATE SINK bad AS SELECT * FROM nowhere WITH (${options('x')}) FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '42P01' });
     await expect(kafka.client.query(`CREATE SINK bad AS SELECT 1 AS one WITH (connector = 'kafka', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '22023' });
-    await expect(kafka.client.query(`CREATE SINK bad AS SELECT id FROM orders WITH (${options('x')}) FORMAT PLAIN ENCODE AVRO`)).rejects.toMatchObject({ code: '0A000' });
+    await expect(kafka.client.query(`CREATE SINK bad AS SELECT id FROM orders WITH (${options('x')}) FORMAT PLAIN ENCODE PROTOBUF`)).rejects.toMatchObject({ code: '0A000' });
+    await expect(kafka.client.query(`CREATE SINK bad AS SELECT id FROM orders WITH (${options('x')}) FORMAT PLAIN ENCODE AVRO`)).rejects.toMatchObject({ code: '22023' });
+    await expect(kafka.client.query(`CREATE SINK bad AS SELECT id FROM orders WITH (${options('x')}) FORMAT UPSERT ENCODE AVRO (schema.registry = 'http://127.0.0.1:1')`)).rejects.toMatchObject({ code: '0A000' });
     await expect(kafka.client.query(`CREATE SINK as_plain AS SELECT id FROM orders WITH (${options('x')}) FORMAT PLAIN ENCODE JSON`)).rejects.toMatchObject({ code: '42P07' });
     await expect(kafka.client.query('SELECT * FROM as_plain')).rejects.toMatchObject({ code: '42809' });
     await expect(kafka.client.query('DROP TABLE orders')).rejects.toMatchObject({ code: '2BP01' });

@@ -290,6 +290,25 @@ describe('errors', () => {
     expect(await lines("SELECT count(*) FROM pg_class WHERE relname = 's1'")).toEqual(['0']);
   });
 
+  it('checks the broker and the topic at CREATE, unless validate = false', async () => {
+    expect(await kafka.sqlError(`CREATE SOURCE s2 (v int) WITH (connector = 'kafka', topic = 'no_such_topic', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT PLAIN ENCODE JSON`)).toEqual({
+      code: '42704',
+      message: `Kafka topic "no_such_topic" does not exist on ${kafka.broker.bootstrap}`,
+    });
+    expect(await kafka.sqlError(`CREATE TABLE s2 (v int PRIMARY KEY) WITH (connector = 'kafka', topic = 'no_such_topic', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT UPSERT ENCODE JSON`)).toMatchObject({ code: '42704' });
+    // Nothing listens on port 9 (discard): refused, or no answer within the deadline.
+    const started = Date.now();
+    const unreachable = await kafka.sqlError(`CREATE SOURCE s2 (v int) WITH (connector = 'kafka', topic = 't', properties.bootstrap.server = '127.0.0.1:9') FORMAT PLAIN ENCODE JSON`);
+    expect(unreachable.code).toBe('08006');
+    expect(unreachable.message).toMatch(/Kafka broker 127\.0\.0\.1:9/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(await kafka.sqlError(`CREATE SOURCE s2 (v int) WITH (connector = 'kafka', topic = 't', properties.bootstrap.server = '${kafka.broker.bootstrap}', validate = 'maybe') FORMAT PLAIN ENCODE JSON`)).toMatchObject({ code: '22023' });
+    expect(await lines("SELECT count(*) FROM pg_class WHERE relname = 's2'")).toEqual(['0']);
+    await kafka.client.query(`CREATE SOURCE s2 (v int) WITH (connector = 'kafka', topic = 'later_topic', properties.bootstrap.server = '${kafka.broker.bootstrap}', validate = 'false') FORMAT PLAIN ENCODE JSON`);
+    expect(await lines("SELECT count(*) FROM pg_class WHERE relname = 's2'")).toEqual(['1']);
+    await kafka.client.query('DROP SOURCE s2');
+  });
+
   it('records a deleted topic as trouble and keeps running', async () => {
     await kafka.broker.createTopic('doomed', 1);
     await kafka.client.query(`CREATE SOURCE doomed (v int) WITH (connector = 'kafka', topic = 'doomed', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT PLAIN ENCODE JSON`);

@@ -6,6 +6,9 @@
 //                    transaction status messages, SET/SHOW validation
 //   function-script.sql  \sf and pg_get_functiondef of SQL functions; DROP FUNCTION that a
 //                    DEFAULT, a CHECK or a view uses (2BP01 DETAIL, CASCADE)
+//   sequence-script.sql  \ds, \d of sequences and of tables with serial, identity, UNIQUE and
+//                    FOREIGN KEY columns; COPY into serial columns; sequence errors, DROP
+//                    SEQUENCE dependencies
 // Both servers are reached as user `oxbow`, database `oxbow`, each script on a fresh database.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';

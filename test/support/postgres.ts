@@ -52,12 +52,18 @@ export interface PostgresServer {
   tryQuery(sql: string, params?: readonly unknown[]): Promise<QueryOutcome>;
   /** A new connected client of its own (for tests that need session state); the caller ends it. */
   connect(): Promise<pg.Client>;
+  /** Fast shutdown and start again on the same data directory and port (the shared connection is renewed). */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
 export interface StartOptions {
   /** Extra server settings, as `-c name=value`. */
   readonly settings?: Readonly<Record<string, string>>;
+  /** Logical replication: wal_level = logical with room for replication slots and walsenders. */
+  readonly logical?: boolean;
+  /** pg_hba.conf lines (default: trust for everyone on 127.0.0.1 and the socket). */
+  readonly hba?: string;
 }
 
 // Values come back as PostgreSQL printed them: every type parser is the identity.
@@ -125,7 +131,7 @@ export async function startPostgres(options: StartOptions = {}): Promise<Postgre
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`initdb failed (${initdb.status}): ${initdb.stderr}${initdb.stdout}`);
   }
-  writeFileSync(join(dataDir, 'pg_hba.conf'), 'host all all 127.0.0.1/32 trust\nlocal all all trust\n');
+  writeFileSync(join(dataDir, 'pg_hba.conf'), options.hba ?? 'host all all 127.0.0.1/32 trust\nlocal all all trust\n');
   chownSync(join(dataDir, 'pg_hba.conf'), uid, gid);
 
   installExitHook();
@@ -144,51 +150,76 @@ export async function startPostgres(options: StartOptions = {}): Promise<Postgre
       max_connections: '20',
       shared_buffers: '16MB',
       log_min_messages: 'fatal',
+      ...(options.logical === true ? { wal_level: 'logical', max_replication_slots: '10', max_wal_senders: '10' } : {}),
       ...options.settings,
     };
     const args = ['-D', dataDir];
     for (const [name, value] of Object.entries(settings)) args.push('-c', `${name}=${value}`);
-    const child = spawn(join(BIN_DIR, 'postgres'), args, { ...asPostgres, stdio: ['ignore', 'ignore', 'pipe'] });
-    running.add(child);
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      if (stderr.length < 10_000) stderr += chunk.toString();
-    });
-    let exited = false;
-    child.once('exit', () => {
-      exited = true;
-      running.delete(child);
-    });
-
-    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    let client: pg.Client | undefined;
-    while (!exited && Date.now() < deadline) {
-      const candidate = new pg.Client({ connectionString: url, types: rawTypes });
-      candidate.on('error', () => {});
-      try {
-        await candidate.connect();
-        client = candidate;
-        break;
-      } catch {
-        await candidate.end().catch(() => {});
-        await sleep(50);
-      }
-    }
-    if (client === undefined) {
-      lastError = stderr;
-      if (!exited) child.kill('SIGQUIT');
-      await new Promise<void>((resolve) => (exited ? resolve() : child.once('exit', () => resolve())));
+    const launched = await launch(args, asPostgres, port);
+    if (launched.client === undefined) {
+      lastError = launched.stderr();
       continue;
     }
-    return makeServer({ port, url, client, child, dir });
+    const { client, child } = launched;
+    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    const relaunch = async (): Promise<{ client: pg.Client; child: ChildProcess }> => {
+      const again = await launch(args, asPostgres, port);
+      if (again.client === undefined) throw new Error(`postgres did not restart: ${again.stderr()}`);
+      return { client: again.client, child: again.child };
+    };
+    return makeServer({ port, url, client, child, dir, relaunch });
   }
   rmSync(dir, { recursive: true, force: true });
   throw new Error(`postgres did not start: ${lastError}`);
 }
 
-function makeServer(parts: { port: number; url: string; client: pg.Client; child: ChildProcess; dir: string }): PostgresServer {
-  const { port, url, client, child, dir } = parts;
+/** Starts `postgres` with `args` and waits until it accepts connections on `port` (client undefined: it did not). */
+async function launch(args: string[], asPostgres: { uid: number; gid: number; env: NodeJS.ProcessEnv }, port: number): Promise<{ client: pg.Client | undefined; child: ChildProcess; stderr: () => string }> {
+  const child = spawn(join(BIN_DIR, 'postgres'), args, { ...asPostgres, stdio: ['ignore', 'ignore', 'pipe'] });
+  running.add(child);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    if (stderr.length < 10_000) stderr += chunk.toString();
+  });
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+    running.delete(child);
+  });
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  let client: pg.Client | undefined;
+  while (!exited && Date.now() < deadline) {
+    const candidate = new pg.Client({ connectionString: url, types: rawTypes });
+    candidate.on('error', () => {});
+    try {
+      await candidate.connect();
+      client = candidate;
+      break;
+    } catch {
+      await candidate.end().catch(() => {});
+      await sleep(50);
+    }
+  }
+  if (client === undefined) {
+    if (!exited) child.kill('SIGQUIT');
+    await new Promise<void>((resolve) => (exited ? resolve() : child.once('exit', () => resolve())));
+  }
+  return { client, child, stderr: () => stderr };
+}
+
+async function shutdown(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGINT'); // fast shutdown
+  const timer = setTimeout(() => child.kill('SIGQUIT'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function makeServer(parts: { port: number; url: string; client: pg.Client; child: ChildProcess; dir: string; relaunch: () => Promise<{ client: pg.Client; child: ChildProcess }> }): PostgresServer {
+  const { port, url, dir, relaunch } = parts;
+  let { client, child } = parts;
   let stopped = false;
   const query = async (sql: string, params?: readonly unknown[]): Promise<QueryResult> => {
     const result = await client.query({ text: sql, values: params as unknown[] | undefined, rowMode: 'array' });
@@ -217,17 +248,16 @@ function makeServer(parts: { port: number; url: string; client: pg.Client; child
       await own.connect();
       return own;
     },
+    async restart() {
+      await client.end().catch(() => {});
+      await shutdown(child);
+      ({ client, child } = await relaunch());
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
       await client.end().catch(() => {});
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-        child.kill('SIGINT'); // fast shutdown
-        const timer = setTimeout(() => child.kill('SIGQUIT'), 10_000);
-        await exited;
-        clearTimeout(timer);
-      }
+      await shutdown(child);
       rmSync(dir, { recursive: true, force: true });
     },
   };

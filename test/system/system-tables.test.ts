@@ -252,6 +252,14 @@ describe('/metrics against the system tables', () => {
     expectOne('oxbow_source_rejected_messages_total', partition, (value) => expect(value).toBe(0));
     expectOne('oxbow_source_trouble', { source: 'public.bid' }, (value) => expect(value).toBe(0));
 
+    // Object-store deadlines: the local checkpoint folder answers every request in time; a checkpoint
+    // running at the scrape has run for at most a few of its 1 s intervals.
+    expectOne('oxbow_object_store_timeouts_total', {}, (value) => expect(value).toBe(0));
+    expectOne('oxbow_checkpoint_running_seconds', {}, (value) => {
+      expect(value).toBeGreaterThanOrEqual(0);
+      expect(value).toBeLessThan(30);
+    });
+
     const unchecked = [...new Set(samples.map((sample) => sample.name))].filter((name) => !checked.has(name) && !CHECKED_ELSEWHERE.has(name));
     expect(unchecked, 'families /metrics serves that no test checks').toEqual([]);
   });

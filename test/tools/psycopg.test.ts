@@ -1,7 +1,8 @@
 // psycopg 3 on its own over oxbow, against PostgreSQL 15: named cursors (DECLARE with bound
 // parameters, a Describe of the cursor's portal, FETCH FORWARD), a binary one, a WITH HOLD one
 // read after COMMIT, and nested transaction() blocks whose inner one fails (ROLLBACK TO SAVEPOINT
-// makes the outer block usable again); no server NOTICE or WARNING.
+// makes the outer block usable again), binary COPY FROM into a table with a serial column; no server
+// NOTICE or WARNING.
 
 import { describe, expect, it } from 'vitest';
 import { startOxbow, type OxbowServer } from '../support/server.js';
@@ -26,6 +27,7 @@ describe('psycopg 3', () => {
     expect(ours.binary).toEqual([[1, 'x1'], [2, 'x2'], [3, 'x3']]);
     expect(ours.with_hold).toEqual([[42]]);
     expect(ours.after_savepoint).toEqual([[1, 'outer'], [3, 'after']]);
+    expect(ours.binary_copy_serial).toEqual([[1, 'a'], [2, 'b'], [3, 'c']]);
     expect(ours.notices).toEqual([]);
     expect(ours).toEqual(theirs);
   }, 240_000);

@@ -41,6 +41,17 @@ def main() -> None:
             conn.execute("INSERT INTO psy VALUES (3, 'after')")
         out["after_savepoint"] = conn.execute("SELECT id, note FROM psy ORDER BY id").fetchall()
         conn.rollback()
+        # Binary COPY FROM into a table whose serial column the COPY leaves out: a value per row.
+        conn.execute("CREATE TABLE psy_serial (id serial PRIMARY KEY, note text NOT NULL)")
+        conn.commit()
+        with conn.cursor() as cur:
+            with cur.copy("COPY psy_serial (note) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["text"])
+                for note in ["a", "b", "c"]:
+                    copy.write_row([note])
+        conn.commit()
+        out["binary_copy_serial"] = conn.execute("SELECT id, note FROM psy_serial ORDER BY id").fetchall()
+        conn.rollback()
         out["status"] = int(conn.info.transaction_status)
     out["notices"] = notices
     print(json.dumps(out))

@@ -1,7 +1,8 @@
 // SQLAlchemy 2 over oxbow with psycopg 3 (`postgresql+psycopg://`) and psycopg2
 // (`postgresql+psycopg2://`), against PostgreSQL 15 as the oracle: the same script
-// (sqlalchemy_flow.py: create_all, ORM insert/update/delete/query, a rolled-back session, a
-// savepoint (begin_nested) rolled back, the inspector, stream_results over a server-side cursor)
+// (sqlalchemy_flow.py: create_all of a model with Integer (SERIAL) primary keys and a foreign key,
+// ORM insert/update/delete/query, a rolled-back session, a savepoint (begin_nested) rolled back,
+// the inspector, stream_results over a server-side cursor)
 // runs on both servers and must see the same things, with no Python warning and no server NOTICE
 // or WARNING (a ROLLBACK oxbow took for one outside a block would warn).
 
@@ -29,6 +30,13 @@ for (const driver of drivers) {
       }
     }, 240_000);
 
+    it('serial ids come back through RETURNING and the foreign key holds, as on PostgreSQL', () => {
+      expect(ours.author_ids).toEqual([1, 2]);
+      expect(ours.book_serial_id).toBe(1);
+      expect(ours.orphan).toBe('23503');
+      for (const key of ['author_ids', 'book_serial_id', 'orphan']) expect(ours[key], key).toEqual(theirs[key]);
+    });
+
     it('ORM writes and reads, rollback and savepoint as PostgreSQL', () => {
       expect(ours.orm).toEqual([
         { name: 'Ursula', books: ['The Dispossessed'] },
@@ -39,11 +47,13 @@ for (const driver of drivers) {
       for (const key of ['orm', 'after_rollback', 'after_nested']) expect(ours[key], key).toEqual(theirs[key]);
     });
 
-    it('the inspector sees tables, views, materialized views, columns and the primary key as on PostgreSQL', () => {
+    it('the inspector sees tables, views, materialized views, columns, the primary key and the foreign key as on PostgreSQL', () => {
       expect(ours.tables).toEqual(['author', 'book']);
       expect(ours.views).toEqual(['book_titles']);
       expect(ours.materialized_views).toEqual(['books_per_author']);
       expect(ours.pk).toEqual(['id']);
+      expect(ours.fks).toEqual([{ columns: ['author_id'], table: 'author', referred: ['id'] }]);
+      expect((ours.columns as { name: string; default: string | null }[]).find((column) => column.name === 'id')?.default).toBe("nextval('book_id_seq'::regclass)");
       for (const key of ['tables', 'views', 'materialized_views', 'columns', 'pk', 'fks']) expect(ours[key], key).toEqual(theirs[key]);
     });
 

@@ -8,7 +8,7 @@ import json
 import sys
 import warnings
 
-from sqlalchemy import Integer, String, create_engine, event, inspect, select, text
+from sqlalchemy import ForeignKey, Integer, String, create_engine, event, inspect, select, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
 
@@ -18,19 +18,18 @@ class Base(DeclarativeBase):
 
 class Author(Base):
     __tablename__ = "author"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    # An Integer primary key: SQLAlchemy makes it SERIAL and reads the ids back with RETURNING.
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(100), nullable=False)
-    # oxbow has no FOREIGN KEY constraints (0A000): the relationship names its join itself.
-    books: Mapped[list["Book"]] = relationship(
-        primaryjoin="Author.id == foreign(Book.author_id)", order_by="Book.id", viewonly=True
-    )
+    books: Mapped[list["Book"]] = relationship(back_populates="author", order_by="Book.id")
 
 
 class Book(Base):
     __tablename__ = "book"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
     title: Mapped[str] = mapped_column(String(200))
-    author_id: Mapped[int] = mapped_column(Integer, index=True)
+    author_id: Mapped[int] = mapped_column(ForeignKey("author.id"), index=True)
+    author: Mapped[Author] = relationship(back_populates="books")
 
 
 def main() -> None:
@@ -58,15 +57,34 @@ def main() -> None:
             conn.execute(text("CREATE MATERIALIZED VIEW books_per_author AS SELECT author_id, count(*) AS n FROM book GROUP BY author_id"))
 
         with Session(engine) as session:
-            session.add_all([Author(id=1, name="Ursula"), Author(id=2, name="Stanislaw")])
+            # Ids from the sequences (one multi-row INSERT ... RETURNING per table), books given
+            # ids of their own; each book's author_id from its author object.
+            ursula, stanislaw = Author(name="Ursula"), Author(name="Stanislaw")
+            session.add_all([ursula, stanislaw])
             session.flush()
+            out["author_ids"] = [ursula.id, stanislaw.id]
             session.add_all([
-                Book(id=10, title="The Dispossessed", author_id=1),
-                Book(id=11, title="The Lathe of Heaven", author_id=1),
-                Book(id=20, title="Solaris", author_id=2),
-                Book(id=21, title="Fiasco", author_id=2),
+                Book(id=10, title="The Dispossessed", author=ursula),
+                Book(id=11, title="The Lathe of Heaven", author=ursula),
+                Book(id=20, title="Solaris", author=stanislaw),
+                Book(id=21, title="Fiasco", author=stanislaw),
             ])
             session.commit()
+            # A book with no id takes the sequence's next value; a book whose author does not exist
+            # is refused by the foreign key.
+            extra = Book(title="Summa Technologiae", author_id=stanislaw.id)
+            session.add(extra)
+            session.flush()
+            out["book_serial_id"] = extra.id
+            session.delete(extra)
+            session.commit()
+            try:
+                session.add(Book(id=99, title="Orphan", author_id=42))
+                session.flush()
+                out["orphan"] = "inserted"
+            except Exception as error:  # noqa: BLE001 - reported to the test, which asserts on it
+                out["orphan"] = getattr(getattr(error, "orig", None), "sqlstate", None) or getattr(getattr(error, "orig", None), "pgcode", None) or type(error).__name__
+            session.rollback()
         with Session(engine) as session:
             book = session.get(Book, 21)
             book.title = "Fiasko"
@@ -75,15 +93,15 @@ def main() -> None:
         with Session(engine) as session:
             rows = session.execute(select(Author).order_by(Author.id)).scalars().all()
             out["orm"] = [{"name": a.name, "books": [b.title for b in a.books]} for a in rows]
-            # A rolled-back session leaves nothing behind.
-            session.add(Author(id=3, name="Rolled back"))
+            # A rolled-back session leaves nothing behind (its sequence value, 3, stays used).
+            session.add(Author(name="Rolled back"))
             session.flush()
             session.rollback()
             out["after_rollback"] = session.execute(select(Author.id).order_by(Author.id)).scalars().all()
             # A savepoint (begin_nested) rolled back keeps the outer transaction's rows.
-            session.add(Author(id=4, name="Outer"))
+            session.add(Author(name="Outer"))
             nested = session.begin_nested()
-            session.add(Author(id=5, name="Inner"))
+            session.add(Author(name="Inner"))
             session.flush()
             nested.rollback()
             session.commit()
@@ -94,7 +112,8 @@ def main() -> None:
         out["views"] = sorted(inspector.get_view_names())
         out["materialized_views"] = sorted(inspector.get_materialized_view_names())
         out["columns"] = [
-            {"name": c["name"], "type": str(c["type"]), "nullable": c["nullable"]} for c in inspector.get_columns("book")
+            {"name": c["name"], "type": str(c["type"]), "nullable": c["nullable"], "default": c["default"], "autoincrement": c.get("autoincrement")}
+            for c in inspector.get_columns("book")
         ]
         out["pk"] = inspector.get_pk_constraint("book")["constrained_columns"]
         out["fks"] = [

@@ -27,6 +27,8 @@ const KNOWN = new Set([
   'max.message.bytes',
   'primary_key',
   'force_append_only',
+  // CREATE-time broker check on or off (kafka-check.ts).
+  'validate',
 ]);
 
 const DEFAULT_MAX_MESSAGE_BYTES = 1 << 20;

@@ -13,6 +13,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { MessageDecoder } from '../message-decoder.js';
 import { sourceLayout } from '../source-layout.js';
+import { fetchSchemaIds } from '../schema-registry.js';
 import { PAYLOAD_PREFIX_BYTES } from '../source-status.js';
 import type { RawMessageBatch, SourceListener } from '../source.js';
 import { BatchPacker } from './batch-packer.js';
@@ -52,6 +53,16 @@ const listener: SourceListener = {
     if (from === offsets.length) {
       post({ type: 'highWatermark', partition, offset: batch.highWatermark });
       return;
+    }
+    // ENCODE AVRO/PROTOBUF: the schemas the batch names, fetched before decoding (a registry that is
+    // down holds the batch and so the partition: retried, shown as trouble, nothing skipped).
+    const registry = decoder.schemaDecoder?.registry;
+    if (registry !== undefined) {
+      const trouble = (message: string): void => listener.trouble(message);
+      const recovered = (): void => listener.recovered();
+      await fetchSchemaIds(registry, batch.values, from, trouble, recovered, () => stopping);
+      if (layout.format === 'upsert') await fetchSchemaIds(registry, batch.keys, from, trouble, recovered, () => stopping);
+      if (stopping) return;
     }
     const rejects: RejectedMessage[] = [];
     const fastBefore = packer.fast?.packed ?? 0;

@@ -1,0 +1,328 @@
+// A minimal PostgreSQL frontend over a socket, enough for change data capture: startup (with
+// `replication=database` for a replication connection), authentication (trust, cleartext, MD5,
+// SCRAM-SHA-256), simple queries with text results (streamed row by row or collected), and the
+// CopyBoth mode of START_REPLICATION. One operation runs at a time; every wait has a deadline, so
+// an unreachable host or a server that never answers ends in an error, not a hang.
+
+import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
+import { connect as netConnect, type Socket } from 'node:net';
+
+export interface PgConnectOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly password: string;
+  readonly database: string;
+  /** A logical replication connection (`replication=database`). */
+  readonly replication?: boolean;
+  /** Deadline for the TCP connection and authentication, in milliseconds. */
+  readonly connectTimeoutMs: number;
+}
+
+/** An error the server sent (its SQLSTATE in `code`) or a connection failure (`code` 08xxx). */
+export class PgError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly detail?: string,
+  ) {
+    super(message);
+  }
+}
+
+type Handler = (type: number, body: Buffer) => void;
+
+export interface QueryRows {
+  readonly columns: string[];
+  readonly rows: (string | null)[][];
+}
+
+export class PgClient {
+  private buffer: Buffer = Buffer.alloc(0);
+  private handler: Handler | undefined;
+  private failure: PgError | undefined;
+  private failWaiter: ((error: PgError) => void) | undefined;
+  closed = false;
+  private connected = false;
+
+  private constructor(private readonly socket: Socket) {
+    socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    socket.on('connect', () => (this.connected = true));
+    socket.on('error', (error) =>
+      this.fail(this.connected ? new PgError(`connection to PostgreSQL lost: ${error.message}`, '08006') : new PgError(`could not connect to PostgreSQL: ${error.message}`, '08001')),
+    );
+    socket.on('close', () => this.fail(new PgError('connection to PostgreSQL closed', '08006')));
+  }
+
+  static async connect(options: PgConnectOptions): Promise<PgClient> {
+    const socket = netConnect({ host: options.host, port: options.port });
+    socket.setNoDelay(true);
+    const client = new PgClient(socket);
+    const timer = setTimeout(() => {
+      client.fail(new PgError(`could not connect to PostgreSQL at ${options.host}:${options.port}: no answer within ${options.connectTimeoutMs} ms`, '08001'));
+      socket.destroy();
+    }, options.connectTimeoutMs);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', () => resolve());
+        socket.once('error', (error) => reject(new PgError(`could not connect to PostgreSQL at ${options.host}:${options.port}: ${error.message}`, '08001')));
+        client.failWaiter = reject;
+      });
+      await client.startup(options);
+      return client;
+    } catch (error) {
+      socket.destroy();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private fail(error: PgError): void {
+    if (this.failure !== undefined) return;
+    this.failure = error;
+    this.closed = true;
+    const waiter = this.failWaiter;
+    this.failWaiter = undefined;
+    waiter?.(error);
+  }
+
+  private receive(chunk: Buffer): void {
+    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
+    let at = 0;
+    const buffer = this.buffer;
+    while (buffer.length - at >= 5) {
+      const length = buffer.readInt32BE(at + 1);
+      if (buffer.length - at < length + 1) break;
+      const type = buffer[at]!;
+      const body = buffer.subarray(at + 5, at + 1 + length);
+      at += length + 1;
+      if (type === 0x4e /* N notice */ || type === 0x53 /* S parameter */ || type === 0x4b /* K key data */ || type === 0x41 /* A notification */) continue;
+      this.handler?.(type, body);
+    }
+    this.buffer = at === buffer.length ? Buffer.alloc(0) : buffer.subarray(at);
+  }
+
+  /** Runs `step` on each message until it calls done or fail; rejects on connection failure. */
+  private exchange<T>(step: (type: number, body: Buffer, done: (value: T) => void, fail: (error: Error) => void) => void): Promise<T> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    return new Promise<T>((resolve, reject) => {
+      const finish = (): void => {
+        this.handler = undefined;
+        this.failWaiter = undefined;
+      };
+      this.failWaiter = (error) => {
+        finish();
+        reject(error);
+      };
+      this.handler = (type, body) => {
+        try {
+          step(type, body, (value) => {
+            finish();
+            resolve(value);
+          }, (error) => {
+            finish();
+            reject(error);
+          });
+        } catch (error) {
+          finish();
+          reject(error);
+        }
+      };
+    });
+  }
+
+  private send(type: string | undefined, body: Buffer): void {
+    if (this.closed) throw this.failure ?? new PgError('connection to PostgreSQL closed', '08006');
+    const header = Buffer.alloc(type === undefined ? 4 : 5);
+    if (type === undefined) header.writeInt32BE(body.length + 4, 0);
+    else {
+      header.write(type, 0, 'latin1');
+      header.writeInt32BE(body.length + 4, 1);
+    }
+    this.socket.write(Buffer.concat([header, body]));
+  }
+
+  private async startup(options: PgConnectOptions): Promise<void> {
+    const parameters: string[] = ['user', options.user, 'database', options.database, 'client_encoding', 'UTF8', 'DateStyle', 'ISO', 'TimeZone', 'UTC', 'IntervalStyle', 'postgres', 'extra_float_digits', '3'];
+    if (options.replication === true) parameters.push('replication', 'database');
+    const version = Buffer.alloc(4);
+    version.writeInt32BE(196608, 0);
+    this.send(undefined, Buffer.concat([version, ...parameters.map((part) => Buffer.from(`${part}\0`, 'utf8')), Buffer.from([0])]));
+    let scram: { nonce: string; bare: string; serverSignature?: Buffer } | undefined;
+    await this.exchange<void>((type, body, done, fail) => {
+      if (type === 0x45) return fail(errorOf(body));
+      if (type === 0x5a) return done();
+      if (type !== 0x52) return;
+      const code = body.readInt32BE(0);
+      if (code === 0) return;
+      if (code === 3) return this.send('p', Buffer.from(`${options.password}\0`, 'utf8'));
+      if (code === 5) {
+        const inner = createHash('md5').update(options.password + options.user).digest('hex');
+        const outer = createHash('md5').update(Buffer.concat([Buffer.from(inner), body.subarray(4, 8)])).digest('hex');
+        return this.send('p', Buffer.from(`md5${outer}\0`));
+      }
+      if (code === 10) {
+        const mechanisms = body.subarray(4).toString('utf8').split('\0');
+        if (!mechanisms.includes('SCRAM-SHA-256')) return fail(new PgError(`unsupported SASL mechanisms: ${mechanisms.join(', ')}`, '28000'));
+        const nonce = randomBytes(18).toString('base64');
+        const bare = `n=*,r=${nonce}`;
+        scram = { nonce, bare };
+        const first = Buffer.from(`n,,${bare}`, 'utf8');
+        const length = Buffer.alloc(4);
+        length.writeInt32BE(first.length, 0);
+        return this.send('p', Buffer.concat([Buffer.from('SCRAM-SHA-256\0'), length, first]));
+      }
+      if (code === 11 && scram !== undefined) {
+        const serverFirst = body.subarray(4).toString('utf8');
+        const fields = new Map(serverFirst.split(',').map((part) => [part.slice(0, 1), part.slice(2)] as const));
+        const serverNonce = fields.get('r') ?? '';
+        if (!serverNonce.startsWith(scram.nonce)) return fail(new PgError('SCRAM: the server nonce does not extend ours', '08P01'));
+        const salted = pbkdf2Sync(options.password.normalize('NFKC'), Buffer.from(fields.get('s') ?? '', 'base64'), Number(fields.get('i')), 32, 'sha256');
+        const clientKey = createHmac('sha256', salted).update('Client Key').digest();
+        const storedKey = createHash('sha256').update(clientKey).digest();
+        const finalBare = `c=biws,r=${serverNonce}`;
+        const authMessage = `${scram.bare},${serverFirst},${finalBare}`;
+        const signature = createHmac('sha256', storedKey).update(authMessage).digest();
+        const proof = Buffer.alloc(32);
+        for (let i = 0; i < 32; i++) proof[i] = clientKey[i]! ^ signature[i]!;
+        const serverKey = createHmac('sha256', salted).update('Server Key').digest();
+        scram.serverSignature = createHmac('sha256', serverKey).update(authMessage).digest();
+        return this.send('p', Buffer.from(`${finalBare},p=${proof.toString('base64')}`, 'utf8'));
+      }
+      if (code === 12 && scram?.serverSignature !== undefined) {
+        const verifier = body.subarray(4).toString('utf8');
+        if (verifier !== `v=${scram.serverSignature.toString('base64')}`) return fail(new PgError('SCRAM: the server signature does not match', '08P01'));
+        return;
+      }
+      fail(new PgError(`unsupported authentication request ${code}`, '28000'));
+    });
+  }
+
+  /** A simple query; each data row goes to `onRow` as text values (null for NULL). */
+  queryEach(sql: string, onRow: (values: (string | null)[]) => void): Promise<string[]> {
+    this.send('Q', Buffer.from(`${sql}\0`, 'utf8'));
+    let columns: string[] = [];
+    let error: PgError | undefined;
+    return this.exchange<string[]>((type, body, done, fail) => {
+      if (type === 0x54) columns = rowDescription(body);
+      else if (type === 0x44) {
+        if (error === undefined) onRow(dataRow(body));
+      } else if (type === 0x45) error = errorOf(body);
+      else if (type === 0x5a) {
+        if (error !== undefined) fail(error);
+        else done(columns);
+      }
+    });
+  }
+
+  async query(sql: string): Promise<QueryRows> {
+    const rows: (string | null)[][] = [];
+    const columns = await this.queryEach(sql, (values) => rows.push(values));
+    return { columns, rows };
+  }
+
+  /**
+   * Sends a statement that enters CopyBoth (START_REPLICATION); resolves once the server answered
+   * with CopyBothResponse, after which every CopyData payload goes to `onData` and the end of the
+   * stream (CopyDone, an error, a lost connection) to `onEnd`.
+   */
+  startCopyBoth(sql: string, onData: (payload: Buffer) => void, onEnd: (error: PgError | undefined) => void): Promise<void> {
+    this.send('Q', Buffer.from(`${sql}\0`, 'utf8'));
+    return this.exchange<void>((type, body, done, fail) => {
+      if (type === 0x45) return fail(errorOf(body));
+      if (type !== 0x57) return;
+      done();
+      this.failWaiter = (error) => onEnd(error);
+      this.handler = (kind, payload) => {
+        if (kind === 0x64) onData(payload);
+        else if (kind === 0x45) onEnd(errorOf(payload));
+        else if (kind === 0x63) onEnd(undefined);
+      };
+    });
+  }
+
+  /** CopyData from the client (a Standby Status Update). */
+  sendCopyData(payload: Buffer): void {
+    this.send('d', payload);
+  }
+
+  /** Pauses or resumes reading from the socket (backpressure of the replication stream). */
+  pause(paused: boolean): void {
+    if (paused) this.socket.pause();
+    else this.socket.resume();
+  }
+
+  close(): void {
+    if (!this.closed) {
+      try {
+        this.send('X', Buffer.alloc(0));
+      } catch {
+        // already gone
+      }
+    }
+    // Whoever waits on the connection (a query, the replication stream) hears of the close.
+    this.fail(new PgError('connection to PostgreSQL closed', '08006'));
+    this.socket.destroy();
+  }
+}
+
+function rowDescription(body: Buffer): string[] {
+  const count = body.readInt16BE(0);
+  const names: string[] = [];
+  let at = 2;
+  for (let i = 0; i < count; i++) {
+    const end = body.indexOf(0, at);
+    names.push(body.toString('utf8', at, end));
+    at = end + 1 + 18;
+  }
+  return names;
+}
+
+function dataRow(body: Buffer): (string | null)[] {
+  const count = body.readInt16BE(0);
+  const values: (string | null)[] = new Array(count);
+  let at = 2;
+  for (let i = 0; i < count; i++) {
+    const length = body.readInt32BE(at);
+    at += 4;
+    if (length < 0) values[i] = null;
+    else {
+      values[i] = body.toString('utf8', at, at + length);
+      at += length;
+    }
+  }
+  return values;
+}
+
+function errorOf(body: Buffer): PgError {
+  const fields = new Map<string, string>();
+  let at = 0;
+  while (at < body.length && body[at] !== 0) {
+    const code = String.fromCharCode(body[at]!);
+    const end = body.indexOf(0, at + 1);
+    fields.set(code, body.toString('utf8', at + 1, end));
+    at = end + 1;
+  }
+  return new PgError(fields.get('M') ?? 'PostgreSQL error', fields.get('C') ?? 'XX000', fields.get('D'));
+}
+
+/** A PostgreSQL string literal. */
+export function quoteLiteral(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/** A PostgreSQL identifier, always quoted. */
+export function quoteIdent(text: string): string {
+  return `"${text.replace(/"/g, '""')}"`;
+}
+
+/** An LSN as PostgreSQL prints it (`16/B374D848`). */
+export function formatLsn(lsn: bigint): string {
+  return `${(lsn >> 32n).toString(16).toUpperCase()}/${(lsn & 0xffffffffn).toString(16).toUpperCase()}`;
+}
+
+export function parseLsn(text: string): bigint {
+  const [high, low] = text.split('/');
+  return (BigInt(`0x${high}`) << 32n) | BigInt(`0x${low}`);
+}

@@ -1,0 +1,48 @@
+// Where a sink other than Kafka delivers (target-sink.ts runs it): the target's own record of
+// what it has, and the writes of one delivery round. `blackhole` (RisingWave's) is here: it
+// takes every change and drops it, counting rows (oxbow_catalog.sink_status), for benchmarks of
+// the dataflow alone. PostgreSQL's is postgres/postgres-sink.ts.
+
+import type { Epoch } from '../../sql/epoch.js';
+import type { EpochChanges } from './sink-changes.js';
+
+export interface SinkTarget {
+  /** The connector's name, for sink_status. */
+  readonly connector: string;
+  /**
+   * The epoch the target holds, given the store's record `floor` (at or below it, set before the
+   * target's first delivery and moved up after deliveries): undefined means the target has
+   * nothing of this sink yet, so the next delivery is the relation's contents.
+   */
+  resume(floor: Epoch | undefined): Promise<Epoch | undefined>;
+  /**
+   * Writes the changes up to `to` atomically with the target's progress `to`, or nothing; returns
+   * the rows written. `from`: the progress the target must hold now (what it last wrote, or
+   * resumed at); undefined when the changes are the contents at `to` (a first delivery).
+   */
+  write(changes: readonly EpochChanges[], from: Epoch | undefined, to: Epoch): Promise<number>;
+  /** After a failed round: forget connections; the next round calls resume() again. */
+  reset(): void;
+  stop(): Promise<void>;
+}
+
+/** connector = 'blackhole': changes are counted and dropped; the store's record is its progress. */
+export class BlackholeTarget implements SinkTarget {
+  readonly connector = 'blackhole';
+
+  resume(floor: Epoch | undefined): Promise<Epoch | undefined> {
+    return Promise.resolve(floor);
+  }
+
+  write(changes: readonly EpochChanges[]): Promise<number> {
+    let rows = 0;
+    for (const change of changes) rows += change.inserts.length + change.deletes.length;
+    return Promise.resolve(rows);
+  }
+
+  reset(): void {}
+
+  stop(): Promise<void> {
+    return Promise.resolve();
+  }
+}

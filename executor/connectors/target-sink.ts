@@ -1,0 +1,173 @@
+// Runs a sink whose target is not Kafka (sink-target.ts: blackhole, postgres/): each round the
+// committed changes since the epoch the target holds, written in one atomic step of the target.
+//
+// Progress: the target's own record is the truth (PostgreSQL's progress row commits with the
+// rows). The store keeps a floor in `sink-progress/<sink id>`, at or below it: written before the
+// first delivery (the epoch of the contents sent) and moved up to the epoch delivered at most every
+// FLOOR_INTERVAL_MS. The sink holds its relation's history from the floor (StateStore.holdHistory;
+// at start before anything commits), so however long the target is away, or oxbow with it, the
+// changes it has yet to receive stay readable past the retention (plus up to FLOOR_INTERVAL_MS).
+//
+// A failed round (target down, timeout, lost connection) is retried with backoff (200 ms doubling
+// to 10 s), each failure a row in oxbow_catalog.sink_errors; the next round asks the target what
+// it holds first, since a round cut off during COMMIT may or may not have landed.
+
+import type { RelationDef } from '../../sql/catalog.js';
+import type { Epoch } from '../../sql/epoch.js';
+import type { StateTable } from '../../storage/state-table.js';
+import type { ConnectorHost } from './connector-host.js';
+import { changesBetween, type EpochChanges } from './sink-changes.js';
+import { sinkKeyPositions } from './sink-key.js';
+import { sinkStatusOf, type SinkStatus } from './sink-status.js';
+import { BlackholeTarget, type SinkTarget } from './sink-target.js';
+import { isPostgresSink, postgresSinkOptions } from './postgres/postgres-options.js';
+import { PostgresSinkTarget } from './postgres/postgres-sink.js';
+
+/** The store metadata key of a sink's progress (the Kafka sink's) or floor (target-sink.ts). */
+const PROGRESS_PREFIX = 'sink-progress/';
+const FLOOR_INTERVAL_MS = 10_000;
+const FIRST_RETRY_MS = 200;
+const LAST_RETRY_MS = 10_000;
+
+/** The target of a sink of connector blackhole, postgres or jdbc; undefined for Kafka. */
+export function sinkTargetOf(sink: RelationDef, from: RelationDef): SinkTarget | undefined {
+  const connector = (sink.options?.['connector'] ?? '').toLowerCase();
+  if (connector === 'blackhole') return new BlackholeTarget();
+  if (!isPostgresSink(sink.options)) return undefined;
+  const options = postgresSinkOptions(sink.options ?? {});
+  const positions = from.columns.flatMap((column, position) => (column.hidden ? [] : [position]));
+  const columns = positions.map((position) => ({ name: from.columns[position]!.name, type: from.columns[position]!.type }));
+  const key = options.type === 'upsert' ? sinkKeyPositions(sink.options, from.name, from.columns, from.primaryKey) : [];
+  return new PostgresSinkTarget(options, `${sink.schema}.${sink.name}`, columns, positions, key);
+}
+
+/** The history holder name of a sink (StateStore.holdHistory). */
+export function sinkHolder(sinkId: number): string {
+  return `sink/${sinkId}`;
+}
+
+export class TargetSink {
+  busy = false;
+  stopped = false;
+  private readonly table: StateTable;
+  private readonly status: SinkStatus;
+  private readonly holder: string;
+  private floor: Epoch | undefined;
+  private delivered: Epoch | undefined;
+  /** What the target holds (its progress): at or below `delivered`, which also moves past epochs without changes. */
+  private written: Epoch | undefined;
+  private resumed = false;
+  private floorAt = 0;
+  private failures = 0;
+  private retryAt = 0;
+
+  constructor(
+    readonly sink: RelationDef,
+    readonly from: RelationDef,
+    private readonly core: ConnectorHost,
+    private readonly target: SinkTarget,
+  ) {
+    this.table = core.store.table({
+      tableId: from.id,
+      columnTypes: from.columns.map((column) => column.type),
+      primaryKey: from.primaryKey,
+      ...(from.retentionMs === undefined ? {} : { retentionMs: from.retentionMs }),
+    });
+    this.status = sinkStatusOf(core.sourceStatus);
+    this.status.of(sink.id, target.connector);
+    this.holder = sinkHolder(sink.id);
+    const stored = core.store.getMeta(PROGRESS_PREFIX + sink.id);
+    if (stored !== undefined) {
+      this.floor = BigInt(new TextDecoder().decode(stored));
+      this.hold(this.floor);
+    }
+  }
+
+  /** Whether the backoff after a failed round has passed. */
+  ready(now: number): boolean {
+    return now >= this.retryAt;
+  }
+
+  /** Holds the history from `epoch`, or from the floor when that is lower (where a restart resumes at the latest). */
+  private hold(epoch: Epoch): void {
+    const from = this.floor !== undefined && this.floor < epoch ? this.floor : epoch;
+    if (!this.stopped) this.core.store.holdHistory(this.holder, this.from.id, from);
+  }
+
+  /** One delivery round: everything committed since what the target holds. */
+  async deliver(): Promise<void> {
+    if (!this.resumed) {
+      this.delivered = this.written = await this.target.resume(this.floor);
+      this.resumed = true;
+      if (this.delivered !== undefined) this.hold(this.delivered);
+    }
+    const store = this.core.store;
+    const to = store.committedEpoch;
+    if (this.delivered !== undefined && to <= this.delivered) {
+      // Idle: the floor still catches up with what was delivered, so the hold can move on.
+      const written = this.written;
+      if (written !== undefined && this.floor !== undefined && this.floor < written && Date.now() - this.floorAt >= FLOOR_INTERVAL_MS) {
+        await this.persistFloor(written);
+        this.hold(this.delivered);
+      }
+      return;
+    }
+    let from = this.delivered;
+    let changes: EpochChanges[];
+    if (from !== undefined && from < store.readableWindow(this.from.id).oldest) {
+      // Only when the hold came too late (history collected before this process held it).
+      this.status.failed(this.sink.id, this.target.connector, `the changes of "${this.from.name}" since epoch ${from} are no longer kept; sent its contents at epoch ${to} instead`, 0);
+      from = undefined;
+    }
+    if (from === undefined) {
+      // The contents at `to`: held and recorded as the floor before the target can have any of it.
+      this.hold(to);
+      if (this.floor === undefined || this.floor < to) await this.persistFloor(to);
+      changes = [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
+    } else {
+      changes = changesBetween(this.table, from, to);
+    }
+    if (this.stopped) return;
+    // Epochs that changed nothing here (other relations' commits) are not sent: the target's
+    // progress stays where it is, and a restart resumes there and finds nothing in between.
+    const empty = from !== undefined && changes.every((change) => change.inserts.length === 0 && change.deletes.length === 0);
+    const rows = empty ? 0 : await this.target.write(changes, from === undefined ? undefined : this.written, to);
+    this.delivered = to;
+    if (!empty) this.written = to;
+    this.failures = 0;
+    if (!empty) this.status.delivered(this.sink.id, this.target.connector, rows, to);
+    if (this.written !== undefined && (this.floor === undefined || this.floor < this.written) && Date.now() - this.floorAt >= FLOOR_INTERVAL_MS) await this.persistFloor(this.written);
+    this.hold(to);
+  }
+
+  /** A failed round: backoff, a sink_errors row, and the target asked again next round. */
+  failed(error: unknown): void {
+    this.failures++;
+    this.retryAt = Date.now() + Math.min(LAST_RETRY_MS, FIRST_RETRY_MS * 2 ** (this.failures - 1));
+    this.resumed = false;
+    this.target.reset();
+    this.status.failed(this.sink.id, this.target.connector, error instanceof Error ? error.message : String(error), this.failures);
+  }
+
+  private async persistFloor(floor: Epoch): Promise<void> {
+    await this.core.writeLock.run(() => {
+      if (this.stopped || this.core.catalog.snapshot.relationById(this.sink.id) === undefined) return;
+      const store = this.core.store;
+      try {
+        store.putMeta(PROGRESS_PREFIX + this.sink.id, new TextEncoder().encode(String(floor)));
+        this.core.commit();
+      } catch (error) {
+        store.abort();
+        throw error;
+      }
+    });
+    this.floor = floor;
+    this.floorAt = Date.now();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.core.store.holdHistory(this.holder, this.from.id, undefined);
+    await this.target.stop();
+  }
+}
