@@ -219,11 +219,10 @@ describe('pg_dump and restore', () => {
   }, 120_000);
 });
 
-// Sequences, serial and identity columns: pg_dump writes CREATE SEQUENCE, ALTER SEQUENCE ... OWNED BY,
-// setval() and the identity clause, which need oxbow's sequences. This case is expected to fail
-// until they are in place (it.fails); then it must pass as an ordinary it().
+// Sequences, serial and identity columns: pg_dump reads each sequence's last_value and is_called
+// and writes CREATE SEQUENCE, ALTER SEQUENCE ... OWNED BY, setval() and the identity clause.
 describe('pg_dump and restore with sequences', () => {
-  it.fails('serial, identity and a sequence restore with their next values', async () => {
+  it('serial, identity and a sequence restore with their next values', async () => {
     const source = await startOxbow();
     const target = await startOxbow();
     const dir = mkdtempSync(join(tmpdir(), 'oxbow-dump-seq-'));
