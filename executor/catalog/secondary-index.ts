@@ -9,9 +9,13 @@ import type { RelationDef } from '../../sql/catalog.js';
 import type { Row } from '../../sql/value.js';
 import type { StateStore, StateTable } from '../../storage/state-table.js';
 
-/** The secondary indexes of `relation` in a catalog (not the primary key's index). */
+/**
+ * The secondary indexes of `relation` in a catalog: not the index of the primary key the table is
+ * keyed by (it has no state table), but a primary key added by ALTER TABLE (alter-constraints.ts),
+ * which is stored as a unique index.
+ */
 export function secondaryIndexes(catalog: { dependents(id: number): readonly RelationDef[] }, relationId: number): RelationDef[] {
-  return catalog.dependents(relationId).filter((r) => r.kind === 'index' && r.indexOn?.relationId === relationId && r.indexOn.primary !== true && r.indexOn.stored === true);
+  return catalog.dependents(relationId).filter((r) => r.kind === 'index' && r.indexOn?.relationId === relationId && r.indexOn.stored === true);
 }
 
 /** The index's state table: index columns ++ the table's key columns, all of them the key. */

@@ -12,9 +12,16 @@ import { type DdlContext, type DdlOutcome, kindWord, positionOf, unchanged } fro
 import { draftOf, firstLocation } from './create-table.js';
 import { expressionTextAt, nameList, stringValue } from './sql-text.js';
 import { retentionOption } from './retention.js';
+import { addPrimaryKey, alterOwner, dropConstraint } from './alter-constraints.js';
 import { addTableConstraint } from './table-constraints.js';
 import { addIdentity, addOwnedSequence, normalizedDefault, sequenceSpec, serialDefault, serialType } from './sequence.js';
 import { type } from '../../sql/types.js';
+
+/** The command tag of an ALTER TABLE | VIEW | MATERIALIZED VIEW | INDEX statement. */
+function alterTag(statement: AlterTableStmt): string {
+  const words: Record<string, string> = { OBJECT_VIEW: 'ALTER VIEW', OBJECT_MATVIEW: 'ALTER MATERIALIZED VIEW', OBJECT_INDEX: 'ALTER INDEX', OBJECT_FOREIGN_TABLE: 'ALTER FOREIGN TABLE' };
+  return words[String(statement.objtype)] ?? 'ALTER TABLE';
+}
 
 /**
  * ALTER TABLE t ALTER COLUMN c SET DEFAULT expr / DROP DEFAULT (pg_dump sets a serial column's
@@ -59,11 +66,15 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
   if (commands.length > 0 && commands.every((command) => command.subtype === 'AT_SetRelOptions' || command.subtype === 'AT_ResetRelOptions')) {
     return alterRetention(statement, relation, commands, context);
   }
+  if (commands.length === 1 && commands[0]!.subtype === 'AT_ChangeOwner') return alterOwner(commands[0]!, context, alterTag(statement));
+  if (commands.length === 1 && commands[0]!.subtype === 'AT_DropConstraint' && relation.kind === 'table') return dropConstraint(commands[0]!, relation, context);
   if (relation.kind !== 'table') {
     throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a table`);
   }
   if (commands.length === 1 && commands[0]!.subtype === 'AT_AddConstraint') {
-    return addTableConstraint(relation, (commands[0]!.def as { Constraint: Constraint }).Constraint, context);
+    const constraint = (commands[0]!.def as { Constraint: Constraint }).Constraint;
+    if (constraint.contype === 'CONSTR_PRIMARY') return addPrimaryKey(constraint, relation, context);
+    return addTableConstraint(relation, constraint, context);
   }
   if (commands.length === 1 && commands[0]!.subtype === 'AT_ColumnDefault') return alterColumnDefault(relation, commands[0]!, context);
   if (commands.length === 1 && commands[0]!.subtype === 'AT_AddIdentity') {

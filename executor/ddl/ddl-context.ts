@@ -19,6 +19,8 @@ export interface DdlContext {
   describeQuery(query: Node, queryText: string): readonly ColumnDescription[];
   /** The session's planner context (CREATE FUNCTION checks the body with it); absent in some tests. */
   readonly planner?: PlannerContext;
+  /** The session's user: the one role, owner of everything (ALTER ... OWNER TO); absent in some tests. */
+  readonly user?: string;
 }
 
 export interface DdlOutcome {

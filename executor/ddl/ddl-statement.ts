@@ -143,7 +143,8 @@ function openNewTablesAndApplyRetention(host: DdlHost, next: CatalogSnapshot): v
 /**
  * CREATE INDEX on a table: the index's state table filled from the table's rows (the DDL holds
  * the write lock, so the committed epoch is the latest) in the DDL's own epoch. A UNIQUE index
- * over rows with equal non-NULL keys is 23505, as PostgreSQL says it.
+ * over rows with equal non-NULL keys is 23505, as PostgreSQL says it; a primary key added by
+ * ALTER TABLE (a stored unique index) over a NULL is 23502.
  */
 function backfillIndex(session: DdlSession, catalog: CatalogSnapshot, indexId: number): void {
   const store = session.host.store;
@@ -156,8 +157,13 @@ function backfillIndex(session: DdlSession, catalog: CatalogSnapshot, indexId: n
   const columns = index.indexOn!.columns;
   const unique = index.indexOn!.unique === true;
   const seen = unique ? new KeyMap<true>(columns.map((column) => relation.columns[column]!.type)) : undefined;
+  const primary = index.indexOn!.primary === true;
   for (const row of session.tableAccess().scan(relation, {})) {
     const entry = indexEntry(relation, index, row);
+    if (primary) {
+      const column = columns.find((key) => row[key] === null);
+      if (column !== undefined) throw new SqlError(SqlState.notNullViolation, `column "${relation.columns[column]!.name}" of relation "${relation.name}" contains null values`);
+    }
     if (seen !== undefined) {
       const key = entry.slice(0, columns.length);
       if (!key.includes(null)) {

@@ -1,7 +1,7 @@
 // Dispatch of DDL statements to their handlers (one file per group of statements). The session
 // runs the handler inside the write lock and commits the catalog it returns.
 
-import type { AlterSeqStmt, CreateSeqStmt, AlterTableStmt, CommentStmt, CreateFunctionStmt, CreateSchemaStmt, CreateStmt, CreateTableAsStmt, DropStmt, IndexStmt, ViewStmt } from '@pgsql/types';
+import type { AlterOwnerStmt, AlterSeqStmt, CreateSeqStmt, AlterTableStmt, RenameStmt, CommentStmt, CreateFunctionStmt, CreateSchemaStmt, CreateStmt, CreateTableAsStmt, DropStmt, IndexStmt, ViewStmt } from '@pgsql/types';
 import type { ConnectorSpec, OxbowCreateSink, OxbowCreateSource, OxbowCreateSubscription, OxbowDropSubscription, ParsedStatement } from '../../sql/parser/ast.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
@@ -13,6 +13,8 @@ import { alterTable, commentOn } from './alter-and-comment.js';
 import { createConnectorTable, createSource } from './create-source.js';
 import { createSink } from './create-sink.js';
 import { createSubscription, dropSubscription } from './create-subscription.js';
+import { alterObjectOwner } from './alter-constraints.js';
+import { renameRelation } from './rename.js';
 import { alterSequence, createSequence } from './sequence.js';
 
 const ddlKinds = new Set([
@@ -29,6 +31,8 @@ const ddlKinds = new Set([
   'CreateFunctionStmt',
   'OxbowCreateSubscription',
   'OxbowDropSubscription',
+  'AlterOwnerStmt',
+  'RenameStmt',
   'CreateSeqStmt',
   'AlterSeqStmt',
 ]);
@@ -64,6 +68,10 @@ export function runDdl(statement: ParsedStatement, context: DdlContext): DdlOutc
       return alterTable(body as AlterTableStmt, context);
     case 'CommentStmt':
       return commentOn(body as CommentStmt, context);
+    case 'AlterOwnerStmt':
+      return alterObjectOwner(body as AlterOwnerStmt, context);
+    case 'RenameStmt':
+      return renameRelation(body as RenameStmt, context);
     case 'CreateTableAsStmt': {
       const objectType = (body as CreateTableAsStmt).objtype;
       // CREATE TABLE AS runs in the session (it needs the query's rows); here only the streaming kind.

@@ -95,7 +95,9 @@ export function viewQueryText(statementText: string): string {
     statementText,
   );
   const query = match === null ? statementText : statementText.slice(match[0].length);
-  return query.replace(/;\s*$/, '').trim();
+  // CREATE MATERIALIZED VIEW ... AS query WITH [NO] DATA: the clause is not part of the query (an
+  // oxbow materialized view is always populated; pg_dump writes WITH NO DATA and then REFRESH).
+  return query.replace(/;\s*$/, '').replace(/\s+with\s+(?:no\s+)?data\s*$/i, '').trim();
 }
 
 /**

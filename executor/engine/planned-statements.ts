@@ -69,6 +69,11 @@ export class PlannedStatements {
    * With `orOrdinaryPath`, a failure before the commit (other than a cancel or timeout) returns
    * ORDINARY_PATH instead of throwing.
    */
+  /** Runs a planned statement with no parameters as the ordinary path does (TRUNCATE's DELETEs). */
+  async run(planned: PlannedStatement, signal: AbortSignal): Promise<ExecuteResult> {
+    return (await this.runPlanned(planned, [], signal, false)) as ExecuteResult;
+  }
+
   private async runPlanned(planned: PlannedStatement, parameters: readonly Value[], signal: AbortSignal, orOrdinaryPath: boolean): Promise<ExecuteResult | typeof ORDINARY_PATH> {
     const writes = planned.kind === 'insert' || planned.kind === 'update' || planned.kind === 'delete';
     const run = async () => {

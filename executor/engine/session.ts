@@ -62,6 +62,7 @@ import { RecordingTableAccess } from './implicit-transaction.js';
 import { savepointStatement } from './savepoints.js';
 import { TransactionBlocks } from './transaction-blocks.js';
 import { StatementPreparer } from './statement-preparer.js';
+import { lockStatement, refreshStatement, truncateStatement, type TableStatementHost } from './table-statements.js';
 import { cursorStatement, SqlCursors } from './cursors.js';
 import { sqlPreparedStatement, SqlPreparedStatements } from './prepared-statements-sql.js';
 
@@ -113,6 +114,8 @@ export class EngineSession implements Session {
   private readonly statementHost: PlannedStatementHost;
   /** Queries and DML run (planned-statements.ts). */
   private readonly planned: PlannedStatements;
+  /** TRUNCATE, REFRESH, LOCK (table-statements.ts). */
+  private readonly tableStatementHost: TableStatementHost;
   /** DECLARE ... CURSOR's cursors (cursors.ts). */
   private readonly cursors = new SqlCursors();
   /** PREPARE's statements by name (prepared-statements-sql.ts). */
@@ -161,6 +164,15 @@ export class EngineSession implements Session {
       evalContext: () => this.evalContext(),
     };
     this.planned = new PlannedStatements(this.statementHost);
+    this.tableStatementHost = {
+      core,
+      searchPath: () => this.searchPath(),
+      blockContext: () => this.blocks.blockContext(),
+      notice: (notice) => this.events.notice(notice),
+      runDelete: async (text, signal) => {
+        await this.planned.run(this.preparer.planParsed(parse(text)[0]!, []), signal);
+      },
+    };
     this.core.metrics.sessions.add(this);
   }
 
@@ -437,6 +449,12 @@ export class EngineSession implements Session {
       }
       case 'explainView':
         return explainViewResult((statement.parsed.node as { OxbowExplainAnalyzeView: OxbowExplainAnalyzeView }).OxbowExplainAnalyzeView, statement.parsed.location, this.statementHost);
+      case 'lock':
+        return { kind: 'command', commandTag: lockStatement(statement.parsed, this.tableStatementHost) };
+      case 'refresh':
+        return { kind: 'command', commandTag: refreshStatement(statement.parsed, this.tableStatementHost) };
+      case 'truncate':
+        return { kind: 'command', commandTag: await truncateStatement(statement.parsed, this.tableStatementHost, signal) };
       case 'unsupported':
         throw new SqlError(SqlState.featureNotSupported, utility.message);
     }
@@ -559,6 +577,7 @@ export class EngineSession implements Session {
         statementLocation: parsed.location,
         describeQuery: (query, text) => this.describeQuery(query, text),
         planner: this.plannerContext([]),
+        user: this.user,
       },
       planner: this.plannerContext([]),
       plan: (query) => this.preparer.planParsed(query, []),
@@ -626,4 +645,8 @@ export class EngineSession implements Session {
     const result = await executePlanned(planned, { tables: this.tableAccess(), parameters: [], evalContext: this.evalContext(), signal });
     return { columns: planned.columns ?? [], rows: result.rows };
   }
+}
+
+function quoteName(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
 }

@@ -32,6 +32,9 @@ export type Utility =
   | { readonly kind: 'show' }
   | { readonly kind: 'explainView' }
   | { readonly kind: 'subscribe' }
+  | { readonly kind: 'lock' }
+  | { readonly kind: 'refresh' }
+  | { readonly kind: 'truncate' }
   | { readonly kind: 'unsupported'; readonly message: string };
 
 export interface OxbowPrepared extends PreparedStatement {
@@ -110,6 +113,12 @@ export function classify(statement: ParsedStatement): Utility {
       return { kind: 'explainView' };
     case 'OxbowSubscribe':
       return { kind: 'subscribe' };
+    case 'LockStmt':
+      return { kind: 'lock' };
+    case 'RefreshMatViewStmt':
+      return { kind: 'refresh' };
+    case 'TruncateStmt':
+      return { kind: 'truncate' };
     default:
       if (isDdl(kind)) return { kind: 'ddl' };
       return { kind: 'unsupported', message: `${statementWords(statement.text)} is not supported` };

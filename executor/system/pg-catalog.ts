@@ -3,9 +3,10 @@
 // pg_attrdef, pg_description, pg_proc, pg_aggregate, pg_settings, pg_roles/pg_user, pg_tables/pg_views/
 // pg_matviews, pg_am, pg_opclass (default btree classes; pg_index.indclass), pg_collation, pg_tablespace, and the ones psql's \d queries join but oxbow
 // has nothing for (pg_inherits, pg_policy, pg_trigger, pg_statistic_ext, pg_publication*,
-// pg_extension, pg_enum), present and empty; pg_foreign_table / pg_foreign_server describe sources;
-// pg_sequence, pg_sequences, pg_depend and the UNIQUE / FOREIGN KEY rows of pg_constraint come from
-// sequence-catalog.ts. Column lists follow PostgreSQL 15
+// pg_enum), present and empty; pg_foreign_table / pg_foreign_server describe sources;
+// pg_sequence, pg_sequences and the UNIQUE / FOREIGN KEY rows of pg_constraint come from
+// sequence-catalog.ts; what pg_dump reads (pg_extension, pg_depend with sequence-catalog.ts's rows,
+// pg_rewrite, and more empty catalogs). Column lists follow PostgreSQL 15
 // (a subset where a column has no meaning here); OIDs of the catalogs are PostgreSQL's.
 
 import type { RelationDef } from '../../sql/catalog.js';
@@ -13,7 +14,7 @@ import * as functions from '../../sql/functions.js';
 import { ARRAY_TYPE_IO, TYPE_IO } from '../../sql/functions.js';
 import { aggregateSignatures, procSignature, sessionProcSignatures } from './pg-proc-signatures.js';
 import { PSEUDO_TYPES } from '../catalog/type-names.js';
-import { TYPES, typeOid, VECTOR_OIDS, type DataType, type TypeName } from '../../sql/types.js';
+import { TYPES, type, typeOid, VECTOR_OIDS, type DataType, type TypeName } from '../../sql/types.js';
 import type { Row, SqlArray, Value } from '../../sql/value.js';
 import { systemRelation } from './system-columns.js';
 import { attidentity, constraintRows, foreignKeyTables, pgDependRows, pgSequenceRows, pgSequencesTable } from './sequence-catalog.js';
@@ -63,7 +64,20 @@ function typeLength(type: DataType): number {
 }
 
 function pg(id: number, name: string, columns: readonly string[], rows: (context: SystemContext) => Row[]): SystemTable {
-  return { def: systemRelation(id, 'pg_catalog', name, columns), rows };
+  return withTableoid({ def: systemRelation(id, 'pg_catalog', name, columns), rows });
+}
+
+/**
+ * Every pg_catalog relation has PostgreSQL's system column `tableoid` (pg_dump reads it from each
+ * catalog): a hidden last column, not in `SELECT *`, holding the catalog's own OID.
+ */
+function withTableoid(table: SystemTable): SystemTable {
+  const { def } = table;
+  const tableoid = { name: 'tableoid', type: type('oid'), nullable: false, hidden: true };
+  return {
+    def: { ...def, columns: [...def.columns, tableoid] },
+    rows: (context) => table.rows(context).map((row) => [...row, def.id]),
+  };
 }
 
 const empty = (): Row[] => [];
@@ -93,6 +107,8 @@ const pgClass = pg(
     'relisshared:bool', 'relpersistence:char', 'relkind:char', 'relnatts:int2', 'relchecks:int2', 'relhasrules:bool',
     'relhastriggers:bool', 'relhassubclass:bool', 'relrowsecurity:bool', 'relforcerowsecurity:bool', 'relispopulated:bool',
     'relreplident:char', 'relispartition:bool', 'relrewrite:oid', 'relacl:text[]', 'reloptions:text[]', 'relpartbound:text',
+    // PostgreSQL's xid columns (pg_dump reads them), 0 here: oxbow has no transaction-id wraparound.
+    'relfrozenxid:oid', 'relminmxid:oid',
   ],
   (context) => {
     const withTriggers = foreignKeyTables(context);
@@ -105,13 +121,17 @@ const pgClass = pg(
         false, 'p', kind, attributes(relation).length, relation.checks?.length ?? 0, false,
         withTriggers.has(relation.id), false, false, false, true,
         kind === 'r' || kind === 'm' ? 'd' : 'n', false, 0, null, null, null,
+        0, 0,
       ];
     });
   },
 );
 
+/** PostgreSQL 15's ACL of the public schema (pg_dump dumps a GRANT or REVOKE for any other). */
+const PUBLIC_SCHEMA_ACL = array(['pg_database_owner=UC/pg_database_owner', '=U/pg_database_owner']);
+
 const pgNamespace = pg(PG_NAMESPACE_OID, 'pg_namespace', ['oid:oid', 'nspname:name', 'nspowner:oid', 'nspacl:text[]'], (context) =>
-  context.catalog.schemas().map((schema) => [schema.id, schema.name, schema.name === 'public' ? DATABASE_OWNER_ROLE_OID : OWNER_OID, null]),
+  context.catalog.schemas().map((schema) => [schema.id, schema.name, schema.name === 'public' ? DATABASE_OWNER_ROLE_OID : OWNER_OID, schema.name === 'public' ? PUBLIC_SCHEMA_ACL : null]),
 );
 
 const pgAttribute = pg(
@@ -122,6 +142,7 @@ const pgAttribute = pg(
     'attcacheoff:int4', 'atttypmod:int4', 'attbyval:bool', 'attalign:char', 'attstorage:char', 'attcompression:char',
     'attnotnull:bool', 'atthasdef:bool', 'atthasmissing:bool', 'attidentity:char', 'attgenerated:char', 'attisdropped:bool',
     'attislocal:bool', 'attinhcount:int4', 'attcollation:oid', 'attacl:text[]', 'attoptions:text[]', 'attfdwoptions:text[]',
+    'attmissingval:text[]',
   ],
   (context) => {
     const rows: Row[] = [];
@@ -134,6 +155,7 @@ const pgAttribute = pg(
           length > 0 ? 'p' : 'x', '',
           !column.nullable, column.defaultSql !== undefined, false, attidentity(column), '', false,
           true, 0, collationOf(column.type), null, null, null,
+          null,
         ]);
       }
     }
@@ -157,7 +179,7 @@ const pgType = pg(
     'typcategory:char', 'typispreferred:bool', 'typisdefined:bool', 'typdelim:char', 'typrelid:oid', 'typsubscript:oid',
     'typelem:oid', 'typarray:oid', 'typinput:regproc', 'typoutput:regproc', 'typreceive:regproc', 'typsend:regproc', 'typmodin:regproc',
     'typmodout:regproc', 'typanalyze:regproc', 'typalign:char', 'typstorage:char', 'typnotnull:bool', 'typbasetype:oid',
-    'typtypmod:int4', 'typndims:int4', 'typcollation:oid', 'typdefault:text',
+    'typtypmod:int4', 'typndims:int4', 'typcollation:oid', 'typdefault:text', 'typacl:text[]',
   ],
   () => {
     const rows: Row[] = [];
@@ -173,7 +195,7 @@ const pgType = pg(
         info.category, preferred.has(name), true, ',', 0, 0,
         0, info.arrayOid, io[0], io[1], io[2], io[3], io[4],
         io[5], io[6], align, info.length > 0 ? 'p' : 'x', false, 0,
-        -1, 0, collation, null,
+        -1, 0, collation, null, null,
       ]);
       if (info.arrayOid !== 0) {
         rows.push([
@@ -181,7 +203,7 @@ const pgType = pg(
           pseudo ? 'P' : 'A', false, true, ',', 0, 0,
           info.oid, 0, ARRAY_TYPE_IO[0], ARRAY_TYPE_IO[1], ARRAY_TYPE_IO[2], ARRAY_TYPE_IO[3], io[4],
           io[5], ARRAY_TYPE_IO[6], align === 'd' ? 'd' : 'i', 'x', false, 0,
-          -1, 0, collation, null,
+          -1, 0, collation, null, null,
         ]);
       }
     }
@@ -194,7 +216,7 @@ const pgType = pg(
         'A', false, true, ',', 0, 0,
         element, arrayOid, io[0], io[1], io[2], io[3], io[4],
         io[5], io[6], 'i', 'p', false, 0,
-        -1, 0, 0, null,
+        -1, 0, 0, null, null,
       ]);
     }
     for (const pseudo of PSEUDO_TYPES) {
@@ -203,7 +225,7 @@ const pgType = pg(
         'P', false, true, ',', 0, 0,
         0, pseudo.oid === CSTRING_OID ? CSTRING_ARRAY_OID : 0, 0, 0, 0, 0, 0,
         0, 0, pseudo.name === 'internal' ? 'd' : 'i', 'p', false, 0,
-        -1, 0, 0, null,
+        -1, 0, 0, null, null,
       ]);
     }
     // cstring[]: the typmodin functions' argument (sql/functions/type-io.ts), so every pg_proc
@@ -213,7 +235,7 @@ const pgType = pg(
       'A', false, true, ',', 0, 0,
       CSTRING_OID, 0, ARRAY_TYPE_IO[0], ARRAY_TYPE_IO[1], ARRAY_TYPE_IO[2], ARRAY_TYPE_IO[3], 0,
       0, ARRAY_TYPE_IO[6], 'i', 'x', false, 0,
-      -1, 0, 0, null,
+      -1, 0, 0, null, null,
     ]);
     return rows;
   },
@@ -225,9 +247,9 @@ const pgDatabase = pg(
   [
     'oid:oid', 'datname:name', 'datdba:oid', 'encoding:int4', 'datlocprovider:char', 'datistemplate:bool', 'datallowconn:bool',
     'datconnlimit:int4', 'dattablespace:oid', 'datcollate:text', 'datctype:text', 'daticulocale:text', 'datcollversion:text',
-    'datacl:text[]',
+    'datacl:text[]', 'datfrozenxid:oid', 'datminmxid:oid',
   ],
-  (context) => [[DATABASE_OID, context.database, OWNER_OID, 6, 'c', false, true, -1, 1663, 'C', 'C', null, null, null]],
+  (context) => [[DATABASE_OID, context.database, OWNER_OID, 6, 'c', false, true, -1, 1663, 'C', 'C', null, null, null, 0, 0]],
 );
 
 function indexRelations(context: SystemContext): RelationDef[] {
@@ -324,7 +346,7 @@ const pgProc = pg(
   'pg_proc',
   [
     'oid:oid', 'proname:name', 'pronamespace:oid', 'proowner:oid', 'prolang:oid', 'procost:float4', 'prorows:float4',
-    'provariadic:oid', 'prosupport:oid', 'prokind:char', 'prosecdef:bool', 'proleakproof:bool', 'proisstrict:bool',
+    'provariadic:oid', 'prosupport:regproc', 'prokind:char', 'prosecdef:bool', 'proleakproof:bool', 'proisstrict:bool',
     'proretset:bool', 'provolatile:char', 'proparallel:char', 'pronargs:int2', 'pronargdefaults:int2', 'prorettype:oid',
     'proargtypes:oidvector', 'proallargtypes:oid[]', 'proargmodes:char[]', 'proargnames:text[]', 'proargdefaults:text',
     'protrftypes:oid[]', 'prosrc:text', 'probin:text', 'prosqlbody:text', 'proconfig:text[]', 'proacl:text[]',
@@ -519,6 +541,99 @@ const pgCollation = pg(
   ],
 );
 
+// ---- What pg_dump reads ----
+
+/**
+ * oxbow_catalog's relations are listed in pg_class (psql describes them) but are no user's objects:
+ * they belong to the built-in extension "oxbow" (an OID below 16384, as plpgsql's), so pg_dump
+ * leaves them out as it leaves out what CREATE EXTENSION made.
+ */
+const OXBOW_EXTENSION_OID = 13010;
+const PG_EXTENSION_OID = 3079;
+const PG_REWRITE_OID = 2618;
+const PG_FOREIGN_SERVER_OID = 1417;
+/** pg_rewrite OIDs: a view's or materialized view's `_RETURN` rule is this plus its relation's id. */
+const REWRITE_OID_OFFSET = 0x50000000;
+
+const pgExtension = pg(
+  PG_EXTENSION_OID,
+  'pg_extension',
+  ['oid:oid', 'extname:name', 'extowner:oid', 'extnamespace:oid', 'extrelocatable:bool', 'extversion:text', 'extconfig:oid[]', 'extcondition:text[]'],
+  (context) => [[OXBOW_EXTENSION_OID, 'oxbow', OWNER_OID, schemaOid(context, 'oxbow_catalog'), false, '1.0', null, null]],
+);
+
+function isViewLike(relation: RelationDef): boolean {
+  return relation.kind === 'view' || relation.kind === 'materialized_view';
+}
+
+/** One `_RETURN` rule per view and materialized view, as PostgreSQL keeps their queries. */
+const pgRewrite = pg(
+  PG_REWRITE_OID,
+  'pg_rewrite',
+  ['oid:oid', 'rulename:name', 'ev_class:oid', 'ev_type:char', 'ev_enabled:char', 'is_instead:bool', 'ev_qual:text', 'ev_action:text'],
+  (context) =>
+    classRelations(context)
+      .filter(isViewLike)
+      .map((view) => [REWRITE_OID_OFFSET + view.id, '_RETURN', view.id, '1', 'O', true, null, null]),
+);
+
+/**
+ * pg_depend as pg_dump orders a restore by it: a view's rule depends on the relations its query
+ * reads ('n') and on its view ('i'), an index on its table ('a'), an owned sequence on its column
+ * ('a', an identity's 'i'), a UNIQUE constraint's index on its constraint ('i'). oxbow_catalog and its relations,
+ * the connectors' foreign servers and the sources belong to the extension "oxbow" ('e'): pg_dump
+ * does not dump them (a source's connector state is not data a dump can carry).
+ */
+const pgDepend = pg(
+  2608,
+  'pg_depend',
+  ['classid:oid', 'objid:oid', 'objsubid:int4', 'refclassid:oid', 'refobjid:oid', 'refobjsubid:int4', 'deptype:char'],
+  (context) => {
+    // Owned sequences and the indexes of UNIQUE constraints (which depend on their constraint).
+    const rows: Row[] = pgDependRows(context);
+    const constraintIndexes = new Set(context.catalog.relations().flatMap((table) => (table.constraints ?? []).flatMap((constraint) => (constraint.indexId === undefined ? [] : [constraint.indexId]))));
+    const oxbowCatalog = schemaOid(context, 'oxbow_catalog');
+    if (oxbowCatalog !== 0) rows.push([PG_NAMESPACE_OID, oxbowCatalog, 0, PG_EXTENSION_OID, OXBOW_EXTENSION_OID, 0, 'e']);
+    for (const server of Object.values(CONNECTOR_SERVERS)) rows.push([PG_FOREIGN_SERVER_OID, server, 0, PG_EXTENSION_OID, OXBOW_EXTENSION_OID, 0, 'e']);
+    for (const relation of classRelations(context)) {
+      if (relation.schema === 'oxbow_catalog' || relation.kind === 'source') {
+        rows.push([PG_CLASS_OID, relation.id, 0, PG_EXTENSION_OID, OXBOW_EXTENSION_OID, 0, 'e']);
+      } else if (isViewLike(relation)) {
+        const rule = REWRITE_OID_OFFSET + relation.id;
+        rows.push([PG_REWRITE_OID, rule, 0, PG_CLASS_OID, relation.id, 0, 'i']);
+        for (const read of new Set(relation.dependsOn)) {
+          if (read !== relation.id && context.catalog.relationById(read) !== undefined) rows.push([PG_REWRITE_OID, rule, 0, PG_CLASS_OID, read, 0, 'n']);
+        }
+      } else if (relation.indexOn !== undefined && !constraintIndexes.has(relation.id)) {
+        rows.push([PG_CLASS_OID, relation.id, 0, PG_CLASS_OID, relation.indexOn.relationId, 0, 'a']);
+      }
+    }
+    return rows;
+  },
+);
+
+/** Catalogs pg_dump reads that hold nothing in oxbow (no ACLs, casts, text search, large objects ...). */
+const pgDumpCatalogs: SystemTable[] = [
+  pg(3394, 'pg_init_privs', ['objoid:oid', 'classoid:oid', 'objsubid:int4', 'privtype:char', 'initprivs:text[]'], empty),
+  pg(2753, 'pg_opfamily', ['oid:oid', 'opfmethod:oid', 'opfname:name', 'opfnamespace:oid', 'opfowner:oid'], empty),
+  pg(2602, 'pg_amop', ['oid:oid', 'amopfamily:oid', 'amoplefttype:oid', 'amoprighttype:oid', 'amopstrategy:int2', 'amoppurpose:char', 'amopopr:oid', 'amopmethod:oid', 'amopsortfamily:oid'], empty),
+  pg(2603, 'pg_amproc', ['oid:oid', 'amprocfamily:oid', 'amproclefttype:oid', 'amprocrighttype:oid', 'amprocnum:int2', 'amproc:regproc'], empty),
+  pg(3601, 'pg_ts_parser', ['oid:oid', 'prsname:name', 'prsnamespace:oid', 'prsstart:regproc', 'prstoken:regproc', 'prsend:regproc', 'prsheadline:regproc', 'prslextype:regproc'], empty),
+  pg(3764, 'pg_ts_template', ['oid:oid', 'tmplname:name', 'tmplnamespace:oid', 'tmplinit:regproc', 'tmpllexize:regproc'], empty),
+  pg(3600, 'pg_ts_dict', ['oid:oid', 'dictname:name', 'dictnamespace:oid', 'dictowner:oid', 'dicttemplate:oid', 'dictinitoption:text'], empty),
+  pg(3602, 'pg_ts_config', ['oid:oid', 'cfgname:name', 'cfgnamespace:oid', 'cfgowner:oid', 'cfgparser:oid'], empty),
+  pg(2328, 'pg_foreign_data_wrapper', ['oid:oid', 'fdwname:name', 'fdwowner:oid', 'fdwhandler:oid', 'fdwvalidator:oid', 'fdwacl:text[]', 'fdwoptions:text[]'], empty),
+  pg(826, 'pg_default_acl', ['oid:oid', 'defaclrole:oid', 'defaclnamespace:oid', 'defaclobjtype:char', 'defaclacl:text[]'], empty),
+  pg(2605, 'pg_cast', ['oid:oid', 'castsource:oid', 'casttarget:oid', 'castfunc:oid', 'castcontext:char', 'castmethod:char'], empty),
+  pg(3576, 'pg_transform', ['oid:oid', 'trftype:oid', 'trflang:oid', 'trffromsql:regproc', 'trftosql:regproc'], empty),
+  pg(3350, 'pg_partitioned_table', ['partrelid:oid', 'partstrat:char', 'partnatts:int2', 'partdefid:oid', 'partattrs:int2vector', 'partclass:oidvector', 'partcollation:oidvector', 'partexprs:text'], empty),
+  pg(6100, 'pg_subscription', ['oid:oid', 'subdbid:oid', 'subskiplsn:text', 'subname:name', 'subowner:oid', 'subenabled:bool', 'subbinary:bool', 'substream:bool', 'subtwophasestate:char', 'subdisableonerr:bool', 'subconninfo:text', 'subslotname:name', 'subsynccommit:text', 'subpublications:text[]'], empty),
+  pg(2995, 'pg_largeobject_metadata', ['oid:oid', 'lomowner:oid', 'lomacl:text[]'], empty),
+  pg(3596, 'pg_seclabel', ['objoid:oid', 'classoid:oid', 'objsubid:int4', 'provider:text', 'label:text'], empty),
+  pg(3592, 'pg_shseclabel', ['objoid:oid', 'classoid:oid', 'provider:text', 'label:text'], empty),
+  pg(12010, 'pg_seclabels', ['objoid:oid', 'classoid:oid', 'objsubid:int4', 'objtype:text', 'objnamespace:oid', 'objname:text', 'provider:text', 'label:text'], empty),
+];
+
 const pgTablespace = pg(1213, 'pg_tablespace', ['oid:oid', 'spcname:name', 'spcowner:oid', 'spcacl:text[]', 'spcoptions:text[]'], () => [
   [1663, 'pg_default', OWNER_OID, null, null],
   [1664, 'pg_global', OWNER_OID, null, null],
@@ -622,12 +737,12 @@ export const pgCatalogTables: readonly SystemTable[] = [
   pg(1417, 'pg_foreign_server', ['oid:oid', 'srvname:name', 'srvowner:oid', 'srvfdw:oid', 'srvtype:text', 'srvversion:text', 'srvacl:text[]', 'srvoptions:text[]'], () =>
     Object.entries(CONNECTOR_SERVERS).map(([name, oid]) => [oid, name, OWNER_OID, 0, null, null, null, null]),
   ),
-  pg(3079, 'pg_extension', ['oid:oid', 'extname:name', 'extowner:oid', 'extnamespace:oid', 'extrelocatable:bool', 'extversion:text', 'extconfig:oid[]', 'extcondition:text[]'], empty),
+  pgExtension,
   pg(3501, 'pg_enum', ['oid:oid', 'enumtypid:oid', 'enumsortorder:float4', 'enumlabel:name'], empty),
   pg(3541, 'pg_range', ['rngtypid:oid', 'rngsubtype:oid', 'rngmultitypid:oid', 'rngcollation:oid', 'rngsubopc:oid', 'rngcanonical:oid', 'rngsubdiff:oid'], empty),
-  pg(2608, 'pg_depend', ['classid:oid', 'objid:oid', 'objsubid:int4', 'refclassid:oid', 'refobjid:oid', 'refobjsubid:int4', 'deptype:char'], pgDependRows),
+  pgDepend,
   pg(2396, 'pg_shdescription', ['objoid:oid', 'classoid:oid', 'description:text'], empty),
-  pg(2618, 'pg_rewrite', ['oid:oid', 'rulename:name', 'ev_class:oid', 'ev_type:char', 'ev_enabled:char', 'is_instead:bool', 'ev_qual:text', 'ev_action:text'], empty),
+  pgRewrite,
   pg(1261, 'pg_auth_members', ['oid:oid', 'roleid:oid', 'member:oid', 'grantor:oid', 'admin_option:bool'], empty),
   pg(2964, 'pg_db_role_setting', ['setdatabase:oid', 'setrole:oid', 'setconfig:text[]'], empty),
   pg(3466, 'pg_event_trigger', ['oid:oid', 'evtname:name', 'evtevent:name', 'evtowner:oid', 'evtfoid:oid', 'evtenabled:char', 'evttags:text[]'], empty),
@@ -640,4 +755,5 @@ export const pgCatalogTables: readonly SystemTable[] = [
   ]),
   pg(2224, 'pg_sequence', ['seqrelid:oid', 'seqtypid:oid', 'seqstart:int8', 'seqincrement:int8', 'seqmax:int8', 'seqmin:int8', 'seqcache:int8', 'seqcycle:bool'], pgSequenceRows),
   pgSequencesTable,
+  ...pgDumpCatalogs,
 ];

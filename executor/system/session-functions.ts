@@ -7,12 +7,14 @@
 // as it is when the statement runs.
 
 import * as functions from '../../sql/functions.js';
+import type { RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { Resolved, ScalarFunction } from '../../sql/functions.js';
 import { type, arrayOf, sameType, vectorOf, type DataType } from '../../sql/types.js';
 import type { SqlArray, Value } from '../../sql/value.js';
 import { formatTypeName, formatTypeOid } from '../catalog/type-names.js';
 import { objectOid } from '../../planner/binder/context.js';
+import { parse } from '../../sql/parser/index.js';
 import { type SessionSequences, sequenceRelation } from '../catalog/session-sequences.js';
 import { aggregateSignatures, procTypeName, sessionProcByOid } from './pg-proc-signatures.js';
 import {
@@ -67,10 +69,107 @@ const anyArray: DataType = arrayOf(type('unknown'));
 const startedMicros = Date.now() * 1000;
 
 function viewDefinition(context: SessionFunctionContext, relationId: number): Value {
-  const relation = context.systemContext().catalog.relationById(relationId);
+  const system = context.systemContext();
+  const relation = system.catalog.relationById(relationId);
   if (relation?.definition === undefined) return null;
-  const definition = relation.definition.trim();
+  const definition = qualifiedDefinition(system, relation.definition.trim(), relation.dependsOn);
   return ` ${definition}${definition.endsWith(';') ? '' : ';'}`;
+}
+
+/**
+ * A view's query as written, with each relation it reads qualified by its schema where the bare
+ * name would not find it under the current search_path, as PostgreSQL's pg_get_viewdef does (a
+ * restore of pg_dump's output runs with an empty search_path). Names are matched to the relations
+ * the view depends on; a CTE's name is left alone.
+ */
+function qualifiedDefinition(system: SystemContext, definition: string, dependsOn: readonly number[]): string {
+  let statement;
+  try {
+    statement = parse(definition)[0];
+  } catch {
+    return definition;
+  }
+  if (statement === undefined) return definition;
+  const reads = dependsOn.map((id) => system.catalog.relationById(id)).filter((found) => found !== undefined);
+  return qualifyNames(system, definition, statement.node, statement.location, reads);
+}
+
+/**
+ * An expression's text (a DEFAULT, a CHECK) with each call of a CREATE FUNCTION function the
+ * search_path would not find qualified by its schema, as PostgreSQL's pg_get_expr prints it.
+ */
+function qualifiedExpression(system: SystemContext, expression: string): string {
+  if (system.catalog.functions().length === 0) return expression;
+  const prefix = 'SELECT ';
+  let statement;
+  try {
+    statement = parse(`${prefix}${expression}`)[0];
+  } catch {
+    return expression;
+  }
+  if (statement === undefined) return expression;
+  return qualifyNames(system, `${prefix}${expression}`, statement.node, statement.location, []).slice(prefix.length);
+}
+
+/** A CHECK (...) constraint definition with its expression's functions qualified (qualifiedExpression). */
+function qualifiedConstraint(system: SystemContext, definition: string | undefined): string | null {
+  if (definition === undefined) return null;
+  return definition.startsWith('CHECK ') ? `CHECK ${qualifiedExpression(system, definition.slice('CHECK '.length))}` : definition;
+}
+
+/**
+ * `text` with a schema inserted before each relation of `reads` and each CREATE FUNCTION function
+ * it names bare that the current search_path would not find; a CTE's name is left alone.
+ */
+function qualifyNames(system: SystemContext, text: string, root: unknown, offset: number, reads: readonly RelationDef[]): string {
+  const cteNames = new Set<string>();
+  const rangeVars: { relname: string; location: number }[] = [];
+  const calls: { name: string; location: number }[] = [];
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'CommonTableExpr' && typeof (value as { ctename?: unknown }).ctename === 'string') cteNames.add((value as { ctename: string }).ctename);
+      if (key === 'RangeVar') {
+        const rangeVar = value as { relname?: string; schemaname?: string; location?: number };
+        if (rangeVar.schemaname === undefined && rangeVar.relname !== undefined && rangeVar.location !== undefined) {
+          rangeVars.push({ relname: rangeVar.relname, location: rangeVar.location });
+        }
+      }
+      if (key === 'FuncCall') {
+        const call = value as { funcname?: { String?: { sval?: string } }[]; location?: number };
+        const parts = call.funcname ?? [];
+        if (parts.length === 1 && parts[0]!.String?.sval !== undefined && call.location !== undefined) calls.push({ name: parts[0]!.String.sval, location: call.location });
+      }
+      visit(value);
+    }
+  };
+  visit(root);
+  const edits: { at: number; schema: string }[] = [];
+  const startsWithName = (at: number, name: string) => {
+    const written = text.slice(at);
+    return written.startsWith(name) || written.startsWith(quoteIdentifier(name)) || written.toLowerCase().startsWith(name);
+  };
+  for (const { relname, location } of rangeVars) {
+    if (cteNames.has(relname)) continue;
+    const target = reads.find((read) => read.name === relname);
+    if (target === undefined || system.catalog.resolveRelation(undefined, relname, system.searchPath)?.id === target.id) continue;
+    const at = offset + location;
+    if (startsWithName(at, relname)) edits.push({ at, schema: target.schema });
+  }
+  const functions = system.catalog.functions();
+  for (const { name, location } of calls) {
+    const candidates = functions.filter((fn) => fn.name === name);
+    if (candidates.length === 0 || candidates.some((fn) => system.searchPath.includes(fn.schema))) continue;
+    const at = offset + location;
+    if (startsWithName(at, name)) edits.push({ at, schema: candidates[0]!.schema });
+  }
+  let qualified = text;
+  for (const edit of edits.sort((a, b) => b.at - a.at)) qualified = `${qualified.slice(0, edit.at)}${quoteIdentifier(edit.schema)}.${qualified.slice(edit.at)}`;
+  return qualified;
 }
 
 function typeOidOrNull(name: string, context: SessionFunctionContext): number | null {
@@ -236,6 +335,13 @@ function functionDefinition(id: number, context: SessionFunctionContext): Value 
   return `${text}AS ${tag}$${fn.source}${tag}$\n`;
 }
 
+/** pg_get_function_sqlbody: a SQL-standard `RETURN expr` body as PostgreSQL prints it (pg_dump), NULL for an `AS` string. */
+function functionSqlBody(id: number, context: SessionFunctionContext): Value {
+  const fn = context.systemContext().catalog.functionById(id);
+  if (fn === undefined || fn.source !== '' || !fn.body.startsWith('SELECT ')) return null;
+  return `RETURN ${fn.body.slice('SELECT '.length)}`;
+}
+
 function arrayBound(values: SqlArray, dimension: number, which: 'upper' | 'lower'): Value {
   const lengths = values.dims ?? [values.elements.length];
   const length = lengths[dimension - 1];
@@ -318,13 +424,14 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
     },
   ],
   pg_get_constraintdef: [
-    { arguments: [oid], returns: text, strict: true, impl: ([id], context) => constraintDefinition(context.systemContext(), id as number) ?? null },
-    { arguments: [oid, bool], returns: text, strict: true, impl: ([id], context) => constraintDefinition(context.systemContext(), id as number) ?? null },
+    { arguments: [oid], returns: text, strict: true, impl: ([id], context) => qualifiedConstraint(context.systemContext(), constraintDefinition(context.systemContext(), id as number)) },
+    { arguments: [oid, bool], returns: text, strict: true, impl: ([id], context) => qualifiedConstraint(context.systemContext(), constraintDefinition(context.systemContext(), id as number)) },
   ],
-  // oxbow stores expression text (not node trees) in pg_attrdef.adbin and friends: shown as is.
+  // oxbow stores expression text (not node trees) in pg_attrdef.adbin and friends: shown as is,
+  // with the CREATE FUNCTION functions the search_path would not find qualified.
   pg_get_expr: [
-    { arguments: [text, oid], returns: text, strict: true, impl: ([expression]) => expression as string },
-    { arguments: [text, oid, bool], returns: text, strict: true, impl: ([expression]) => expression as string },
+    { arguments: [text, oid], returns: text, strict: true, impl: ([expression], context) => qualifiedExpression(context.systemContext(), expression as string) },
+    { arguments: [text, oid, bool], returns: text, strict: true, impl: ([expression], context) => qualifiedExpression(context.systemContext(), expression as string) },
   ],
   current_schema: [
     {
@@ -453,12 +560,44 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   has_sequence_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_tablespace_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   pg_has_role: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
-  // oxbow has no triggers (pg_trigger is empty); psql's \d of a table with foreign keys binds this.
+  // pg_dump's catalog queries.
+  acldefault: [{ arguments: [type('char'), oid], returns: arrayOf(text), strict: true, impl: ([kind, owner], context) => defaultAcl(String(kind), roleName(context.systemContext(), owner as number)) }],
+  // pg_dump --jobs shares its snapshot with its workers; oxbow cannot hand a snapshot to another session.
+  pg_export_snapshot: [{ arguments: [], returns: text, strict: false, impl: () => {
+    throw new SqlError(SqlState.featureNotSupported, 'pg_export_snapshot is not supported', { hint: 'Run pg_dump without --jobs (-j).' });
+  } }],
+  pg_get_function_sqlbody: [{ arguments: [oid], returns: text, strict: true, impl: ([id], context) => functionSqlBody(id as number, context) }],
   pg_get_triggerdef: [
     { arguments: [oid], returns: text, strict: true, impl: always(null) },
     { arguments: [oid, bool], returns: text, strict: true, impl: always(null) },
   ],
 };
+
+/** PostgreSQL's acldefault: the privileges an object of this kind has with no GRANT or REVOKE. */
+function defaultAcl(kind: string, owner: string): SqlArray {
+  const role = quoteAclRole(owner);
+  const own = (privileges: string) => `${role}=${privileges}/${role}`;
+  const ofPublic = (privileges: string) => `=${privileges}/${role}`;
+  const items: Record<string, string[]> = {
+    r: [own('arwdDxt')],
+    s: [own('rwU')],
+    n: [own('UC')],
+    f: [ofPublic('X'), own('X')],
+    l: [ofPublic('U'), own('U')],
+    T: [ofPublic('U'), own('U')],
+    F: [own('U')],
+    S: [own('U')],
+    L: [own('rw')],
+    d: [ofPublic('Tc'), own('CTc')],
+    t: [own('C')],
+    p: [own('sA')],
+  };
+  return { kind: 'array', elements: items[kind] ?? [] };
+}
+
+function quoteAclRole(role: string): string {
+  return /^[a-z0-9_]+$/.test(role) ? role : `"${role.replace(/"/g, '""')}"`;
+}
 
 /** An overload as pg_proc lists it (pg-proc-signatures.ts sessionProcSignatures). */
 export interface SessionFunctionOverload {

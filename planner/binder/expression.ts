@@ -217,6 +217,14 @@ export class ExpressionBinder {
       }
       const indices = (step as any).A_Indices;
       if (indices === undefined || indices.is_slice) throw new SqlError(SqlState.featureNotSupported, 'only array subscripts are supported here', { position });
+      if (current.type.name === 'name') {
+        // A name is a fixed char array to PostgreSQL: name[i] is its i-th byte from 0 (pg_dump's typname[0]).
+        const index = this.context.coerce(this.bind(indices.uidx, scope, collector), scalar('int4'), 'implicit', position);
+        const from = this.context.operator('+', index, { kind: 'Literal', value: 1, type: scalar('int4') }, position);
+        const text = this.context.coerce(current, scalar('text'), 'explicit', position);
+        current = this.context.coerce(this.context.function('substr', [text, from, { kind: 'Literal', value: 1, type: scalar('int4') }], position), scalar('char'), 'explicit', position);
+        continue;
+      }
       if (current.type.name !== 'array' || current.type.element === undefined) {
         throw new SqlError(SqlState.datatypeMismatch, `cannot subscript type ${displayTypeName(current.type)} because it does not support subscripting`, { position });
       }

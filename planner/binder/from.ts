@@ -147,10 +147,8 @@ export class FromBinder {
       throw new SqlError(SqlState.undefinedTable, `relation "${shown}" does not exist`, { position });
     }
     if (relation.kind === 'sequence') {
-      throw new SqlError(SqlState.featureNotSupported, `reading sequence "${relation.name}" as a table is not supported`, {
-        position,
-        hint: 'Read pg_sequences, or call currval() / nextval().',
-      });
+      if (systemTime !== undefined) throw new SqlError(SqlState.featureNotSupported, 'FOR SYSTEM_TIME applies to tables and views, not to a sequence', { position });
+      return this.viewItem(sequenceAsView(relation), node, undefined);
     }
     if (relation.kind === 'sink' || relation.kind === 'index' || relation.kind === 'subscription') {
       throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is ${relation.kind === 'sink' ? 'a sink' : relation.kind === 'subscription' ? 'a subscription' : 'an index'}`, { position });
@@ -469,3 +467,17 @@ function shiftColumns(expression: Expression, by: number): Expression {
   if (expression.kind === 'Cast') return { ...expression, input: shiftColumns(expression.input, by) };
   return expression;
 }
+
+/**
+ * A sequence read as a relation (pg_dump's `SELECT last_value, is_called FROM s`): PostgreSQL's one
+ * row of last_value, log_cnt and is_called, as a view over pg_sequences.
+ */
+function sequenceAsView(relation: RelationDef): RelationDef {
+  const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`;
+  const definition =
+    'SELECT coalesce(last_value, start_value) AS last_value, 0::int8 AS log_cnt, last_value IS NOT NULL AS is_called ' +
+    `FROM pg_catalog.pg_sequences WHERE schemaname = ${literal(relation.schema)} AND sequencename = ${literal(relation.name)}`;
+  const column = (name: string, typeName: 'int8' | 'bool'): RelationDef['columns'][number] => ({ name, type: scalar(typeName), nullable: false, hidden: false });
+  return { ...relation, kind: 'view', definition, columns: [column('last_value', 'int8'), column('log_cnt', 'int8'), column('is_called', 'bool')] };
+}
+

@@ -334,6 +334,7 @@ defineFunction('string_to_array', { args: ['text', 'text'], returns: textArray, 
 defineFunction('array_to_string', { args: [textArray, 'text'], returns: 'text', impl: ([a, b]) => (a as SqlArray).elements.filter((e) => e !== null).join(b as string) });
 defineFunction('array_to_string', { args: [arrayOf(type('int4')), 'text'], returns: 'text', impl: ([a, b]) => (a as SqlArray).elements.filter((e) => e !== null).join(b as string) });
 defineFunction('array_to_string', { args: [arrayOf(type('int8')), 'text'], returns: 'text', impl: ([a, b]) => (a as SqlArray).elements.filter((e) => e !== null).join(b as string) });
+defineFunction('array_to_string', { args: [arrayOf(type('oid')), 'text'], returns: 'text', impl: ([a, b]) => (a as SqlArray).elements.filter((e) => e !== null).join(b as string) });
 // RisingWave's name for array_to_string (streaming/join/join.slt: array_join(array[a, b], '_')).
 for (const element of [textArray, arrayOf(type('int4')), arrayOf(type('int8'))]) {
   defineFunction('array_join', { args: [element, 'text'], returns: 'text', impl: ([a, b]) => (a as SqlArray).elements.filter((e) => e !== null).join(b as string) });

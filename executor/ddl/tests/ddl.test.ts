@@ -134,3 +134,53 @@ describe('DDL matches PostgreSQL 15', () => {
     expect(harness.catalog.relation('public', 'v2')).toBeUndefined();
   });
 });
+
+// What dbt and a restore of pg_dump's output send: RENAME TO, ADD CONSTRAINT ... PRIMARY KEY /
+// UNIQUE on an existing table, OWNER TO.
+const renameAndRestoreScript = [
+  'create table rt (a int, b int)',
+  'create view rv as select a from rt',
+  'alter table rt rename to rt2',
+  'alter table rt2 rename to rv',
+  'alter table nope rename to x',
+  'alter table if exists nope rename to x',
+  'alter view rv rename to rv2',
+  'alter view rt2 rename to rt3',
+  'alter table rt2 add constraint rt2_pkey primary key (a)',
+  'alter table rt2 add primary key (b)',
+  'alter table rt2 add constraint u unique (nosuch)',
+  'alter table rt2 add unique (b)',
+  'alter table rt2 owner to current_user',
+  'alter table rt2 owner to nosuchrole',
+  'alter view rv2 owner to current_user',
+  'alter schema public owner to current_user',
+  'alter schema nosuch owner to current_user',
+  'create table ck (a int, b int)',
+  'alter table ck drop constraint nope',
+  'alter table ck drop constraint if exists nope',
+  'alter table ck add constraint ck_pkey primary key (b)',
+  'alter table ck drop constraint ck_pkey',
+  'alter table ck add primary key (a)',
+];
+
+describe('RENAME, ADD CONSTRAINT and OWNER TO match PostgreSQL 15', () => {
+  it('succeeds and fails statement by statement as PostgreSQL does', async () => {
+    const harness = new DdlHarness();
+    const differences: string[] = [];
+    for (const sql of renameAndRestoreScript) {
+      const expected = await onPostgres(sql);
+      const actual = harness.run(sql);
+      if (JSON.stringify(expected) !== JSON.stringify(actual)) {
+        differences.push(`${sql}\n  postgres: ${JSON.stringify(expected)}\n  oxbow:    ${JSON.stringify(actual)}`);
+      }
+    }
+    expect(differences).toEqual([]);
+    expect(harness.catalog.relation('public', 'rv2')?.definition).toBe('select a from rt2');
+  });
+
+  it('renaming a column is 0A000', () => {
+    const harness = new DdlHarness();
+    harness.run('create table c (a int)');
+    expect(harness.run('alter table c rename column a to b')).toMatchObject({ ok: false, code: '0A000' });
+  });
+});
