@@ -1,14 +1,14 @@
 // A real PostgreSQL 15 that a test can stop and start again on the same port and data directory
 // (a target that goes away and comes back): `startRestartablePostgres()` initdb's a fresh cluster
-// as postgres.ts does; `halt(mode)` shuts it down ('fast': SIGINT, open transactions rolled back;
+// as postgres.ts does (its OS user and port helpers); `halt(mode)` shuts it down ('fast': SIGINT, open transactions rolled back;
 // 'immediate': SIGQUIT, as a crash), `resume()` starts it again and waits until it accepts
 // connections; `stop()` shuts it down and removes the directory.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freePort, postgresUser } from './postgres.js';
 
 const BIN_DIR = '/usr/lib/postgresql/15/bin';
 
@@ -20,27 +20,6 @@ export interface RestartablePostgres {
   halt(mode: 'fast' | 'immediate'): Promise<void>;
   resume(): Promise<void>;
   stop(): Promise<void>;
-}
-
-function postgresUser(): { uid: number; gid: number } {
-  const line = readFileSync('/etc/passwd', 'utf8')
-    .split('\n')
-    .find((entry) => entry.startsWith('postgres:'));
-  if (line === undefined) throw new Error('no "postgres" OS user (install Debian\'s postgresql)');
-  const fields = line.split(':');
-  return { uid: Number(fields[2]), gid: Number(fields[3]) };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startRestartablePostgres(): Promise<RestartablePostgres> {

@@ -69,7 +69,8 @@ export interface StartOptions {
 // Values come back as PostgreSQL printed them: every type parser is the identity.
 const rawTypes = { getTypeParser: () => (value: string) => value } as unknown as pg.CustomTypesConfig;
 
-function postgresUser(): { uid: number; gid: number } {
+/** The uid and gid of Debian's `postgres` OS user, which the server must run as. */
+export function postgresUser(): { uid: number; gid: number } {
   const line = readFileSync('/etc/passwd', 'utf8')
     .split('\n')
     .find((entry) => entry.startsWith('postgres:'));
@@ -78,7 +79,8 @@ function postgresUser(): { uid: number; gid: number } {
   return { uid: Number(fields[2]), gid: Number(fields[3]) };
 }
 
-async function freePort(): Promise<number> {
+/** A loopback port nothing listens on now (it can be taken before it is bound: callers retry). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
