@@ -1,4 +1,4 @@
-// Reads of a Kafka source that stores no rows (executor/source/kafka/kafka-replay.ts): every read
+// Reads of a Kafka source that stores no rows (executor/connectors/kafka/kafka-replay.ts): every read
 // replays the topic from the broker. A point read by row id (`WHERE _row_id = x`) fetches one
 // message, not the whole source. This suite times, over the wire (real
 // oxbow server processes, a real broker started here), point reads by row id, an IN list of 10

@@ -2,7 +2,7 @@
 // free port), read by `CREATE SOURCE bid (...) FORMAT PLAIN ENCODE JSON` into the Nexmark q0, q1,
 // q5 and q7 views (bench/nexmark/qN.sql), each in a fresh in-process engine on
 // RocksDB. The same events come from the built-in generator (connector = 'nexmark',
-// executor/source/generators/) in the same run as the upper bound: the bids of events 0..N-1 of
+// executor/connectors/generators/) in the same run as the upper bound: the bids of events 0..N-1 of
 // the deterministic generator are what the topic holds, so both read the same rows.
 //
 // Rates: messages (bids) per second from CREATE SOURCE until the epoch that commits the last one

@@ -302,7 +302,7 @@ if (events !== undefined) {
 }
 if (heapSnapshot !== undefined) console.error(`soak: heap snapshot ${writeHeapSnapshot(heapSnapshot)}`);
 // Closing stops the sources, waits for the barrier under way and a running checkpoint, then closes
-// RocksDB (a lagging run once did not close in 17 minutes: executor/open-engine.ts stopWriters).
+// RocksDB (a lagging run once did not close in 17 minutes: executor/engine/open-engine.ts stopWriters).
 const closing = performance.now();
 await bench.close();
 emit('close_seconds', (performance.now() - closing) / 1000, 's', wall);

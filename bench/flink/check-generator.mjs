@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Checks that the Java Nexmark generator (src/main/java/oxbow/nexmark/NexmarkGenerator.java, the
 // events Flink reads in bench/vs-flink.ts) produces the same events as oxbow's
-// (executor/source/generators/nexmark-generator.ts): it compiles the generator and DumpEvents with
+// (executor/connectors/generators/nexmark-generator.ts): it compiles the generator and DumpEvents with
 // javac alone (no Flink, no Maven), prints events from a few ranges with both and compares every
 // field. Needs a JDK and oxbow built (`npm run build`).
 // Run: node bench/flink/check-generator.mjs [--count N] [--seed S]
@@ -23,7 +23,7 @@ const flag = (name, fallback) => {
 const count = Number(flag('--count', '20000'));
 const seeds = flag('--seed', '0,42,5000000000').split(',').map(Number);
 
-const { NexmarkGenerator } = await import(join(ROOT, 'dist', 'executor', 'source', 'generators', 'nexmark-generator.js'));
+const { NexmarkGenerator } = await import(join(ROOT, 'dist', 'executor', 'connectors', 'generators', 'nexmark-generator.js'));
 
 const classes = mkdtempSync(join(tmpdir(), 'oxbow-nexmark-java-'));
 let passed = 0;

@@ -1,5 +1,5 @@
 -- The three Nexmark streams as sources of oxbow's built-in generator (connector = 'nexmark',
--- executor/source/generators/). Each source reads its kind of the same event sequence: of every
+-- executor/connectors/generators/). Each source reads its kind of the same event sequence: of every
 -- 50 events, 1 is a person, 3 are auctions and 46 are bids.
 -- bench/nexmark.ts fills in {events} (the events generated, all kinds), {splits} (partitions)
 -- and {chunk_size} (rows per chunk); events arrive as fast as they are read (no gap).

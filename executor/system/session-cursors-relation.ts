@@ -1,6 +1,6 @@
 // pg_catalog.pg_cursors and pg_catalog.pg_prepared_statements: the session's SQL cursors
-// (DECLARE, executor/cursors.ts) and SQL-prepared statements (PREPARE,
-// executor/prepared-statements-sql.ts), with PostgreSQL 15's columns. Only SQL-level ones are
+// (DECLARE, engine/cursors.ts) and SQL-prepared statements (PREPARE,
+// engine/prepared-statements-sql.ts), with PostgreSQL 15's columns. Only SQL-level ones are
 // listed (from_sql true): the extended protocol's named statements are pgwire's.
 
 

@@ -1,4 +1,4 @@
-// SAVEPOINT layers of a block's undo log (executor/savepoints.ts over implicit-transaction.ts),
+// SAVEPOINT layers of a block's undo log (executor/engine/savepoints.ts over implicit-transaction.ts),
 // through sessions of the engine: ROLLBACK TO writes back only what changed since the mark,
 // views included; a row another session changed since is left as that session left it, with a
 // WARNING (PostgreSQL's row lock would have made that session wait); RELEASE keeps the rows for

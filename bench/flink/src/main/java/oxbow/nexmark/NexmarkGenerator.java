@@ -2,7 +2,7 @@ package oxbow.nexmark;
 
 /**
  * The Nexmark event generator (an online auction: people, auctions, bids), the same events as
- * oxbow's executor/source/generators/nexmark-generator.ts for the same seed and event number: the
+ * oxbow's executor/connectors/generators/nexmark-generator.ts for the same seed and event number: the
  * event kind by {@code n % 50}, the event time from the event rate, ids counted from 1000, hot
  * sellers, auctions and bidders, log-scale prices, hot channels with fixed URLs, {@code extra}
  * padding to the average event sizes.
