@@ -16,11 +16,13 @@
 //     the epoch a client may resume from. Rows carry `f` there.
 //
 // Changes are read from the versioned state (connectors/sink-changes.ts), never kept per
-// subscriber: a round reads the epochs committed since the last one (at most a window of epoch
-// time that halves when a round was large), sends them, and waits for the socket to drain (pgwire
-// does, at each empty chunk) before the next; live subscribers at the same position share one
-// read (`ChangeFeed`). A slow client costs one round of rows, and the engine never waits for it;
-// a client further behind than the retention gets 72000.
+// subscriber: a `SubscriptionReader` reads one round at a time, the snapshot in batches, then the
+// epochs committed since the last round (at most a window of epoch time that halves when a round
+// was large); live subscribers at the same position share one read (`ChangeFeed`). The COPY form
+// sends each round and waits for the socket to drain (pgwire does, at each empty chunk) before
+// asking for the next; a cursor (subscribe-cursors.ts) asks for the next round at a FETCH. A slow
+// client costs one round of rows, and the engine never waits for it; a client further behind than
+// the retention gets 72000.
 //
 // `SUBSCRIBE s` of a subscription (CREATE SUBSCRIPTION s FROM rel) reads rel, and ends when s is
 // dropped. `SUBSCRIBE (SELECT cols FROM rel [WHERE pred])`: the query is planned once and must be a
