@@ -26,7 +26,7 @@
 // later FETCH repeats it until CLOSE.
 
 import { SqlError, SqlState } from '../../sql/errors.js';
-import { epochToMillis } from '../../sql/epoch.js';
+import { epochToMillis, type Epoch } from '../../sql/epoch.js';
 import * as functions from '../../sql/functions.js';
 import type { OxbowDeclareSubscribe, OxbowDeclareSubscriptionCursor, OxbowSubscribe, ParsedStatement } from '../../sql/parser/ast.js';
 import type { RelationDef } from '../../sql/catalog.js';
@@ -57,11 +57,16 @@ class SubscriptionStream implements CursorStream {
     if (this.failure !== undefined) throw this.failure;
     const deadline = timeoutMs === Infinity ? Infinity : Date.now() + timeoutMs;
     const rows: Row[] = [];
+    /** Once a row is in hand: what was committed then bounds the rounds read (FETCH ALL ends under a steady stream of commits). */
+    let readyAt: Epoch | undefined;
     try {
       for (;;) {
         while (this.offset < this.buffer.length && rows.length < count) rows.push(this.buffer[this.offset++]!);
         if (rows.length >= count) break;
-        // Once a row is in hand, only what is ready now is added.
+        if (rows.length > 0) {
+          readyAt ??= this.reader.committedEpoch;
+          if (!this.reader.hasUnread(readyAt)) break;
+        }
         const round = await this.reader.next(signal, rows.length > 0 ? 0 : deadline);
         if (round === undefined) break;
         this.buffer = this.toRows(round);

@@ -267,6 +267,16 @@ export class SubscriptionReader {
     return this.controller;
   }
 
+  /** The last committed epoch: what a round can read up to now. */
+  get committedEpoch(): Epoch {
+    return this.parts.core.store.committedEpoch;
+  }
+
+  /** Whether rows of the epochs committed up to `epoch` remain to be read (the snapshot, or epochs after the position). */
+  hasUnread(epoch: Epoch): boolean {
+    return this.snapshotPending ? epoch >= this.parts.start : this.position < epoch;
+  }
+
   close(): void {
     if (!this.controller.signal.aborted) this.controller.abort(new SqlError(SqlState.queryCanceled, 'the subscription was closed'));
     this.snapshotRows?.return?.();
