@@ -157,7 +157,7 @@ describe('node-postgres', () => {
     }
   }, 60_000);
 
-  it("reads RisingWave's subscription cursor: op, rw_timestamp, SINCE and FULL", async () => {
+  it("reads RisingWave's subscription cursor: op, rw_timestamp, SINCE and FULL, a relation without a key", async () => {
     const writer = await connect();
     const reader = await connect();
     try {
@@ -196,6 +196,18 @@ describe('node-postgres', () => {
       expect(full.map((row) => JSON.stringify(row)).sort()).toEqual(now.map((row) => JSON.stringify([...row, 'Insert', null])).sort());
       await writer.query("INSERT INTO rw_t VALUES (5, 'e')");
       expect((await reader.query({ text: "FETCH 100 FROM full_cur WITH (timeout = '5s')", rowMode: 'array' })).rows.map((row: unknown[]) => row.slice(0, 3))).toEqual([[5, 'e', 'Insert']]);
+
+      // Without a primary key among the columns an update is a Delete and an Insert.
+      await writer.query('CREATE TABLE nokey_t (k int, v text)');
+      await writer.query("INSERT INTO nokey_t VALUES (1, 'a')");
+      await writer.query('CREATE SUBSCRIPTION nokey_s FROM nokey_t');
+      await reader.query('DECLARE nokey SUBSCRIPTION CURSOR FOR nokey_s');
+      await writer.query("UPDATE nokey_t SET v = 'A' WHERE k = 1");
+      const unpaired = (await reader.query({ text: "FETCH 10 FROM nokey WITH (timeout = '5s')", rowMode: 'array' })).rows as unknown[][];
+      expect(unpaired.map((row) => row.slice(0, 3))).toEqual([
+        [1, 'a', 'Delete'],
+        [1, 'A', 'Insert'],
+      ]);
 
       await reader.query('CLOSE cur');
       await expect(reader.query('FETCH NEXT FROM cur')).rejects.toMatchObject({ code: '34000' });
