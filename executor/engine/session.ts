@@ -16,7 +16,7 @@
 
 import { getEventListeners } from 'node:events';
 import type { Node } from '@pgsql/types';
-import type { OxbowExplainAnalyzeView, ParsedStatement } from '../../sql/parser/ast.js';
+import type { OxbowDeclareSubscribe, OxbowDeclareSubscriptionCursor, OxbowExplainAnalyzeView, ParsedStatement } from '../../sql/parser/ast.js';
 import { parse } from '../../sql/parser/index.js';
 import { SqlError, SqlState, toSqlError } from '../../sql/errors.js';
 import type { EvalContext } from '../../sql/functions.js';
@@ -45,6 +45,7 @@ import { StoreTableAccess, stateTableOf } from '../batch/table-access.js';
 import { executeDdl } from '../ddl/ddl-statement.js';
 import { prepareCopy, type CopyStatementPlan } from './copy.js';
 import { prepareSubscribe, type SubscribeHost } from './subscribe.js';
+import { declareSubscribeCursor, declareSubscriptionCursor } from './subscribe-cursors.js';
 import { checkRunnerOf, verifyChecks } from './check-constraints.js';
 import { explainViewResult } from './explain-statements.js';
 import { PlannedStatements, type PlannedStatementHost } from './planned-statements.js';
@@ -238,6 +239,8 @@ export class EngineSession implements Session {
     this.closed = true;
     this.core.metrics.sessions.delete(this);
     this.cancel();
+    // Cursors over a subscription hold a reader each (subscribe-cursors.ts).
+    this.cursors.close(undefined);
     this.closing = this.rollBackOnClose();
     return this.closing;
   }
@@ -490,6 +493,13 @@ export class EngineSession implements Session {
         return { columns: planned.columns, rows: result.rows };
       },
       rowsResult,
+      openStream: (node) => {
+        const oxbow = node as unknown as { OxbowDeclareSubscribe?: OxbowDeclareSubscribe; OxbowDeclareSubscriptionCursor?: OxbowDeclareSubscriptionCursor };
+        return oxbow.OxbowDeclareSubscribe !== undefined
+          ? declareSubscribeCursor(parsed, oxbow.OxbowDeclareSubscribe, this.subscribeHost(), signal)
+          : declareSubscriptionCursor(parsed, oxbow.OxbowDeclareSubscriptionCursor!, this.subscribeHost(), signal);
+      },
+      signal,
     });
   }
 
