@@ -92,10 +92,13 @@ export class Connection implements Wire {
     this.listen(socket);
   }
 
+  private readonly onData = (chunk: Buffer): void => this.receive(chunk);
+  private readonly onEnded = (): void => this.handleClose();
+
   private listen(socket: Socket): void {
-    socket.on('data', (chunk: Buffer) => this.receive(chunk));
-    socket.on('error', () => this.handleClose());
-    socket.on('close', () => this.handleClose());
+    socket.on('data', this.onData);
+    socket.on('error', this.onEnded);
+    socket.on('close', this.onEnded);
   }
 
   get session(): Session {
@@ -363,11 +366,9 @@ export class Connection implements Wire {
     if (this.encrypted) throw repeatedSslRequest();
     if (this.queue.length > 0 || this.framer.bufferedBytes > 0) throw unencryptedDataAfterSslRequest();
     const raw = this.socket;
-    raw.removeAllListeners('data');
-    raw.removeAllListeners('error');
-    raw.removeAllListeners('close');
-    // A failed handshake ends the connection; the raw socket's own errors surface on the TLS socket.
-    raw.on('error', () => undefined);
+    raw.off('data', this.onData);
+    raw.off('error', this.onEnded);
+    raw.off('close', this.onEnded);
     this.socket = startTls(raw, tls);
     this.encrypted = true;
     this.listen(this.socket);

@@ -147,6 +147,20 @@ describe('TLS negotiation', () => {
     client.end();
   });
 
+  it('a client that stops after the S is closed at the authentication timeout', async () => {
+    const impatient = await startDoubleServer({ tls: loadTlsSettings({ certFile: certificate.certFile, keyFile: certificate.keyFile, required: false }), authenticationTimeoutMs: 300 });
+    try {
+      const raw = await tcp(impatient.port);
+      raw.write(serialize.requestSsl());
+      expect(await oneByte(raw)).toBe('S');
+      raw.on('error', () => undefined);
+      await new Promise<void>((resolve) => raw.once('close', () => resolve()));
+      await waitForNoConnections(impatient);
+    } finally {
+      await impatient.stop();
+    }
+  });
+
   it('a second SSLRequest inside TLS is FATAL, as PostgreSQL reads its code as a protocol version', async () => {
     const { client } = await tlsClient(optional.port);
     client.send(serialize.requestSsl());
