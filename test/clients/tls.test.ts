@@ -3,10 +3,12 @@
 // certificate (made by the openssl command line) as the oracle: pg_stat_ssl's columns and types,
 // the row a client's TLS connection gets (version, cipher, bits), the sslinfo functions, SHOW ssl,
 // and the SQLSTATE of a plaintext connection where only TLS is allowed (PostgreSQL's `hostssl`).
-// Also: a plaintext and a TLS connection side by side in pg_stat_ssl, garbage instead of a TLS
+// Also: a plaintext and a TLS connection side by side in pg_stat_ssl, CancelRequest for a TLS
+// session under --tls-required (in the clear, as libpq 15 sends it, and inside TLS), garbage instead of a TLS
 // ClientHello on the real process (it keeps serving), and certificate files that stop the start.
 import { spawnSync } from 'node:child_process';
 import { connect as connectTcp } from 'node:net';
+import { connect as connectTls } from 'node:tls';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -161,6 +163,50 @@ describe('node-postgres over TLS', () => {
     const secure = await client(oxbowRequired, 'oxbow', 'oxbow', true);
     expect((await secure.query('SELECT ssl_is_used() AS used')).rows).toEqual([{ used: true }]);
     await secure.end();
+  });
+});
+
+describe('CancelRequest with --tls-required', () => {
+  /** Sends a CancelRequest for `target` on a new connection, in the clear (libpq 15) or inside TLS. */
+  async function cancel(target: pg.Client, overTls: boolean): Promise<void> {
+    const { processID, secretKey } = target as unknown as { processID: number; secretKey: number };
+    const message = Buffer.alloc(16);
+    message.writeInt32BE(16, 0);
+    message.writeInt32BE(80877102, 4);
+    message.writeInt32BE(processID, 8);
+    message.writeInt32BE(secretKey, 12);
+    const raw = await new Promise<import('node:net').Socket>((resolve, reject) => {
+      const socket = connectTcp(oxbowRequired.port, '127.0.0.1', () => resolve(socket));
+      socket.once('error', reject);
+    });
+    if (!overTls) {
+      await new Promise<void>((resolve) => raw.end(message, () => raw.once('close', () => resolve())));
+      return;
+    }
+    raw.write(Buffer.from([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]));
+    await new Promise<void>((resolve) => raw.once('data', () => resolve()));
+    const secure = connectTls({ socket: raw, rejectUnauthorized: false }, () => secure.end(message));
+    secure.on('error', () => undefined);
+    await new Promise<void>((resolve) => secure.once('close', () => resolve()));
+  }
+
+  it('cancels a TLS session\'s statement, sent in the clear (as libpq 15 sends it) or inside TLS', async () => {
+    for (const overTls of [false, true]) {
+      const target = new pg.Client({ host: '127.0.0.1', port: oxbowRequired.port, user: 'oxbow', database: 'oxbow', ssl: { rejectUnauthorized: false } });
+      await target.connect();
+      try {
+        const running = target.query('SELECT pg_sleep(30)').then(
+          () => 'finished',
+          (error: { code?: string }) => error.code,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await cancel(target, overTls);
+        expect(await running, overTls ? 'inside TLS' : 'in the clear').toBe('57014');
+        expect((await target.query('SELECT ssl_is_used() AS used')).rows).toEqual([{ used: true }]);
+      } finally {
+        await target.end();
+      }
+    }
   });
 });
 
