@@ -51,6 +51,7 @@ import { explainViewResult } from './explain-statements.js';
 import { PlannedStatements, type PlannedStatementHost } from './planned-statements.js';
 import { SystemRelations } from '../system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from '../system/session-functions.js';
+import type { ConnectionSsl } from '../system/ssl-functions.js';
 import { systemRegistry, type EngineSystemContext } from './system-tables.js';
 import { SessionSequences } from '../catalog/session-sequences.js';
 import { foreignKeysOf } from '../batch/foreign-keys.js';
@@ -106,6 +107,7 @@ export class EngineSession implements Session {
   private readonly backendStartMillis = Date.now();
   private readonly clientAddress: string | null;
   private readonly clientPort: number | null;
+  private readonly ssl: ConnectionSsl | undefined;
   private lastQuery = '';
   private queryStartMillis: number | null = null;
   private stateChangeMillis = Date.now();
@@ -132,6 +134,7 @@ export class EngineSession implements Session {
     this.database = parameters.database;
     this.clientAddress = parameters.clientAddress ?? null;
     this.clientPort = parameters.clientPort ?? null;
+    this.ssl = parameters.ssl;
     // Startup values reach the client in the initial ParameterStatus messages (reportedParameters),
     // so changes are announced only once the session is running.
     let started = false;
@@ -139,7 +142,7 @@ export class EngineSession implements Session {
       (name, value) => {
         if (started) this.events.parameterStatus(name, value);
       },
-      { session_authorization: parameters.user },
+      { session_authorization: parameters.user, ...(core.settings.ssl === true ? { ssl: 'on' } : {}) },
     );
     for (const [name, value] of Object.entries(parameters.options)) this.applyStartupOption(name, value);
     // What the startup packet set is the session's start value, which RESET returns to.
@@ -193,6 +196,7 @@ export class EngineSession implements Session {
       query: this.lastQuery,
       queryStartMillis: this.queryStartMillis,
       stateChangeMillis: this.stateChangeMillis,
+      ssl: this.ssl ?? null,
     };
   }
 
@@ -297,6 +301,7 @@ export class EngineSession implements Session {
         return stateTableOf(this.core.store, relation).stats().bytes;
       },
       sequences: this.sequences,
+      ...(this.ssl === undefined ? {} : { ssl: this.ssl }),
     };
     return {
       catalog: this.core.catalog,

@@ -17,6 +17,7 @@ import { objectOid } from '../../planner/binder/context.js';
 import { parse } from '../../sql/parser/index.js';
 import { type SessionSequences, sequenceRelation } from '../catalog/session-sequences.js';
 import { aggregateSignatures, procTypeName, sessionProcByOid } from './pg-proc-signatures.js';
+import { sslFunctions, type ConnectionSsl } from './ssl-functions.js';
 import {
   constraintDefinition,
   indexDefinition,
@@ -41,6 +42,8 @@ export interface SessionFunctionContext {
   relationSizeBytes(relationId: number): number;
   /** The session's sequences (nextval, currval, lastval, setval); absent: those functions fail. */
   readonly sequences?: SessionSequences;
+  /** The connection's TLS (ssl_is_used() and the other sslinfo functions); absent: plaintext. */
+  readonly ssl?: ConnectionSsl;
 }
 
 export const OXBOW_VERSION = '0.1.0';
@@ -48,7 +51,7 @@ export const VERSION_TEXT = `PostgreSQL 15.0 (oxbow ${OXBOW_VERSION}) on ${proce
 
 type Impl = (args: Value[], context: SessionFunctionContext) => Value;
 
-interface Overload {
+export interface Overload {
   readonly arguments: readonly DataType[] | 'any';
   readonly returns: DataType;
   readonly strict: boolean;
@@ -571,6 +574,7 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
     { arguments: [oid], returns: text, strict: true, impl: always(null) },
     { arguments: [oid, bool], returns: text, strict: true, impl: always(null) },
   ],
+  ...sslFunctions,
 };
 
 /** PostgreSQL's acldefault: the privileges an object of this kind has with no GRANT or REVOKE. */
