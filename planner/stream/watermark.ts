@@ -3,7 +3,9 @@
 // and group keys to columns computed from ts by monotone functions: ts itself, tumble_start(ts, ..)
 // (TUMBLE's window_start), window_end(start, size), `+`/`-` a constant. `derive` is that column's
 // watermark as an expression of the relation's watermark (Column 0): a view row whose column is below
-// it belongs to a closed window and is final. HOP windows (a LATERAL table function) are not followed.
+// it belongs to a closed window and is final. HOP's window_start (a LATERAL generate_series from
+// hop_first_start(ts, ..)) follows as hop_first_start of the watermark: a later row's windows all
+// start at or above it.
 // Through an inner equi-join a column follows only as a join key whose both sides follow a watermark:
 // a joined row is final once no row of either side can still arrive with its key, below the least of
 // the two (`also` holds the further bounds; the sides may read different relations). A column of one
@@ -21,7 +23,7 @@ export interface DerivedWatermark {
   readonly also: readonly { readonly scan: PlanOf<'Scan'>; readonly derive: Expression }[];
 }
 
-const MONOTONE_FUNCTIONS = new Set(['tumble_start', 'window_end']);
+const MONOTONE_FUNCTIONS = new Set(['tumble_start', 'window_end', 'hop_first_start']);
 
 function isConstant(expression: Expression): boolean {
   if (expression.kind === 'Literal') return true;
@@ -56,6 +58,19 @@ export function deriveWatermark(plan: Plan, column: number): DerivedWatermark | 
       return deriveWatermark(plan.input, column);
     case 'Aggregate':
       return column < plan.groupKeys.length ? deriveExpression(plan.groupKeys[column]!, plan.input) : undefined;
+    case 'Join':
+    case 'NestedLoopJoin': {
+      // A table function of each row (HOP's windows): its rows are final once their row is.
+      const right = plan.right;
+      if (!plan.lateral || plan.joinType !== 'inner' || right.kind !== 'TableFunction') return undefined;
+      const width = plan.left.columns.length;
+      if (column < width) return deriveWatermark(plan.left, column);
+      const first = right.args[0];
+      if (right.name !== 'generate_series' || column !== width || first?.kind !== 'Call' || first.fn.name !== 'hop_first_start') return undefined;
+      const time = first.args[0];
+      if (time?.kind !== 'OuterColumn' || time.depth !== 1) return undefined;
+      return deriveExpression({ ...first, args: [{ kind: 'Column', index: time.index, type: time.type }, ...first.args.slice(1)] }, plan.left);
+    }
     case 'HashJoin': {
       if (plan.joinType !== 'inner') return undefined;
       const width = plan.left.columns.length;

@@ -30,6 +30,11 @@ const VIEWS: readonly (readonly [string, string, (closedBelow: string) => string
     (w) => `having window_start + interval '10 seconds' <= ${w}`,
   ],
   ['w_plain', 'select ts, v from ev where v % 2 = 0', (w) => `and ts < ${w}`],
+  [
+    'w_hop',
+    "select window_start, count(*) as n, sum(v) as s from hop(ev, ts, interval '5 seconds', interval '10 seconds') where v > -100 group by window_start",
+    (w) => `having window_start + interval '10 seconds' <= ${w}`,
+  ],
 ];
 
 const batch = fc.array(fc.record({ seconds: fc.integer({ min: 0, max: 90 }), v: fc.integer({ min: -3, max: 9 }) }), { minLength: 1, maxLength: 3 });
