@@ -257,7 +257,7 @@ export class MvccStateStore implements StateStore, TableHost {
       dropped.table?.cache.dispose();
     }
     this.pendingDrops.clear();
-    for (const table of this.tables.values()) if (table.pending.size > 0) table.publishPending();
+    for (const table of this.tables.values()) if (table.hasPending()) table.publishPending();
     for (const [tableId, record] of updatedRecords) {
       const previous = this.records.get(tableId);
       this.records.set(tableId, record);
@@ -295,7 +295,7 @@ export class MvccStateStore implements StateStore, TableHost {
     // Sealed: from here on the epoch is in flight and the open epoch is the next one.
     const tables: MvccStateTable[] = [];
     for (const table of this.tables.values()) {
-      if (table.pending.size === 0) continue;
+      if (!table.hasPending()) continue;
       table.sealPending(epoch);
       tables.push(table);
     }
@@ -432,7 +432,7 @@ export class MvccStateStore implements StateStore, TableHost {
     }
     const suffix = epochSuffix(epoch);
     for (const table of this.tables.values()) {
-      if (table.pending.size === 0) continue;
+      if (!table.hasPending()) continue;
       const prefix = table.prefix;
       for (const [key, row] of table.pending) {
         batch.beginKey(BATCH_PUT);
@@ -444,6 +444,8 @@ export class MvccStateStore implements StateStore, TableHost {
         else encodeRow(writer, row);
         batch.endValue();
       }
+      // Appended rows (already encoded) come after every keyed write of the table.
+      table.appendTo(batch, suffix);
     }
     const updatedRecords = new Map<number, TableRecord>();
     const epochMillis = epochToMillis(epoch);
