@@ -67,13 +67,30 @@ describe('a RocksDB shared with worker threads', () => {
       packed[0] = 1; packed.writeUInt32LE(key.length, 1); key.copy(packed, 5);
       packed.writeUInt32LE(value.length, 5 + key.length); value.copy(packed, 9 + key.length);
       await db.writeAsync(packed, true);
+      // An iterator of this thread's own environment (the addon keeps its classes per thread).
+      const iterator = db.iterator({});
+      post({ entries: iterator.next(10) === null ? 0 : 1 });
+      iterator.close();
       db.close();
       post({ done: true });
       `,
     );
     expect(await exited).toBe(0);
-    expect(messages).toEqual([{ read: 'from main' }, { done: true }]);
+    expect(messages).toEqual([{ read: 'from main' }, { entries: 1 }, { done: true }]);
     expect(database.get(Buffer.from('b'))?.toString()).toBe('from worker');
+    // The main thread's iterators still work after a worker thread loaded the addon.
+    const keys: string[] = [];
+    const iterator = database.iterator();
+    for (let packed = iterator.nextPacked(10); packed !== null; packed = iterator.nextPacked(10)) {
+      let offset = 0;
+      while (offset < packed.length) {
+        const keyLength = packed.readUInt32LE(offset);
+        keys.push(packed.toString('utf8', offset + 4, offset + 4 + keyLength));
+        offset += 4 + keyLength + 4 + packed.readUInt32LE(offset + 4 + keyLength);
+      }
+    }
+    iterator.close();
+    expect(keys).toEqual(['a', 'b']);
     await database.close();
   });
 
@@ -97,7 +114,7 @@ describe('a RocksDB shared with worker threads', () => {
     await waitFor(() => messages.length === 1);
     await database.close();
     // The token went with the sharing database: nothing new attaches under it.
-    expect(() => RocksDatabase.attach(token)).toThrow(/no database is shared/);
+    expect(() => RocksDatabase.attach(token, 'x')).toThrow(/no database is shared/);
     // The worker's wrapper still holds the DB open: its lock is held.
     expect(() => RocksDatabase.open(directory)).toThrow(/lock/i);
     worker.postMessage('read');
@@ -114,11 +131,11 @@ describe('a RocksDB shared with worker threads', () => {
 
   it('refuses an unknown or unshared token', async () => {
     const database = RocksDatabase.open(freshDirectory());
-    expect(() => RocksDatabase.attach(12345678)).toThrow(/no database is shared/);
+    expect(() => RocksDatabase.attach(12345678, 'x')).toThrow(/no database is shared/);
     const token = database.share();
-    const attached = RocksDatabase.attach(token);
+    const attached = RocksDatabase.attach(token, 'x');
     database.unshare(token);
-    expect(() => RocksDatabase.attach(token)).toThrow(/no database is shared/);
+    expect(() => RocksDatabase.attach(token, 'x')).toThrow(/no database is shared/);
     put(database, 'x', 'y');
     expect(attached.get(Buffer.from('x'))?.toString()).toBe('y');
     await attached.close();

@@ -339,10 +339,10 @@ export class RocksDatabase {
    * (`share()`): RocksDB's DB is thread-safe, so both read and write it. The DB stays open until
    * the last wrapper over it is closed; `close()` here releases only this one.
    */
-  static attach(token: number): RocksDatabase {
+  static attach(token: number, path: string): RocksDatabase {
     const module = native();
     try {
-      return new RocksDatabase(`shared:${token}`, new module.Database(token));
+      return new RocksDatabase(path, new module.Database(token));
     } catch (error) {
       throw toRocksDbError(error);
     }

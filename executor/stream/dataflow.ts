@@ -132,6 +132,9 @@ export class Dataflow {
     }
     const output = plan.kind === 'StreamLateral' ? this.projectedLaterals.get(plan) : undefined;
     if (plan.kind === 'StreamLateral' && output !== undefined) return new StreamLateralNode(plan, this.context, output);
+    // At --parallelism > 1 a node may run in worker threads (parallel/, PARALLEL.md).
+    const parallel = this.context.parallel?.build(plan, this.context);
+    if (parallel !== undefined) return parallel;
     return (BUILDERS[plan.kind] as (plan: StreamPlan, context: StreamContext) => StreamNode)(plan, this.context);
   }
 

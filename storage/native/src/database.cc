@@ -470,7 +470,7 @@ Napi::Value Database::NewIterator(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   OpenDb(env);
   Napi::Value options = info.Length() > 0 ? info[0] : env.Undefined();
-  return IteratorWrap::constructor.New({Value(), options});
+  return IteratorWrap::Constructor(env).New({Value(), options});
 }
 
 Napi::Value Database::CreateSnapshot(const Napi::CallbackInfo& info) {

@@ -1,0 +1,206 @@
+// Hash aggregates run by worker threads at --parallelism 2 and 4 (executor/stream/PARALLEL.md):
+// after every statement each view equals its query recomputed by the batch executor, the views'
+// contents do not depend on the parallelism, and a restart (with the same or another parallelism)
+// keeps them. On RocksDB (the workers read the shared database); the worker script is the build's
+// (npm run build first).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
+import { Numeric } from '../../../sql/numeric.js';
+import { type as scalar } from '../../../sql/types.js';
+import type { Row } from '../../../sql/value.js';
+import { ByteWriter } from '../../../storage/byte-writer.js';
+import type { EngineCore } from '../../engine/engine-core.js';
+import { decodeChanges, encodeChanges } from '../parallel/batch-codec.js';
+import type { ParallelRuntime } from '../parallel/parallel-runtime.js';
+import { ownerOf, VNODE_COUNT, vnodeOf } from '../parallel/vnode.js';
+import { expectViewsEqualQueries, openHarness, type Harness } from './stream-harness.js';
+import { seededRandom } from '../../../test/support/seeded-random.js';
+
+const directories: string[] = [];
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+  while (directories.length > 0) rmSync(directories.pop()!, { recursive: true, force: true });
+});
+
+function freshDirectory(): string {
+  const directory = mkdtempSync(join(tmpdir(), 'oxbow-parallel-'));
+  directories.push(directory);
+  return directory;
+}
+
+function open(dir: string, parallelism: number): Promise<Harness> {
+  return openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 }), { tuning: { parallelism } });
+}
+
+function runtimeOf(harness: Harness): ParallelRuntime | undefined {
+  const core = (harness.engine as unknown as { core: EngineCore }).core;
+  return core.streams.parallel as ParallelRuntime | undefined;
+}
+
+const VIEWS: readonly (readonly [string, string])[] = [
+  ['by_g', 'select g, count(*) as n, sum(v) as s, min(v) as lo, max(v) as hi from t group by g'],
+  ['by_g_h', 'select g, h, count(v) as n, avg(v) as a, count(distinct v) as d from t group by g, h'],
+  // An aggregate over an aggregate: both run in parallel, each behind its own exchange.
+  ['by_n', 'select n, count(*) as groups from (select g, count(*) as n from t group by g) as q group by n'],
+  // Not in parallel (no group key): runs on the main thread as at parallelism 1.
+  ['total', 'select count(*) as n, sum(v) as s from t'],
+];
+
+/** Random DML over t (k primary key, g, h, v): inserts, updates moving rows between groups, deletes. */
+function statements(seed: number, count: number): string[] {
+  const random = seededRandom(seed);
+  const out: string[] = [];
+  const live = new Set<number>();
+  let nextKey = 1;
+  for (let i = 0; i < count; i++) {
+    const choice = random();
+    if (choice < 0.5 || live.size === 0) {
+      const rows: string[] = [];
+      const n = 1 + Math.floor(random() * 40);
+      for (let r = 0; r < n; r++) {
+        const k = nextKey++;
+        live.add(k);
+        const v = random() < 0.1 ? 'null' : String(Math.floor(random() * 50) - 10);
+        rows.push(`(${k}, ${Math.floor(random() * 30)}, '${'abc'[Math.floor(random() * 3)]}', ${v})`);
+      }
+      out.push(`insert into t values ${rows.join(', ')}`);
+    } else if (choice < 0.8) {
+      out.push(`update t set g = (g + ${1 + Math.floor(random() * 5)}) % 30, v = v + 1 where k % ${2 + Math.floor(random() * 7)} = ${Math.floor(random() * 2)}`);
+    } else {
+      const keys = [...live];
+      const k = keys[Math.floor(random() * keys.length)]!;
+      live.delete(k);
+      out.push(random() < 0.5 ? `delete from t where k = ${k}` : `delete from t where g = ${Math.floor(random() * 30)}`);
+    }
+  }
+  return out;
+}
+
+async function contents(harness: Harness): Promise<string[][]> {
+  const out: string[][] = [];
+  for (const [name] of VIEWS) out.push(await harness.lines(`select * from ${name}`));
+  return out;
+}
+
+describe('vnodes and the exchange encoding', () => {
+  it('gives equal keys one vnode and spreads keys over all of them', () => {
+    const types = [scalar('int8'), scalar('text')];
+    const seen = new Set<number>();
+    for (let i = 0; i < 5000; i++) {
+      const key = [BigInt(i), `k${i % 7}`];
+      const vnode = vnodeOf(key, types);
+      expect(vnode).toBeGreaterThanOrEqual(0);
+      expect(vnode).toBeLessThan(VNODE_COUNT);
+      expect(vnodeOf([BigInt(i), `k${i % 7}`], types)).toBe(vnode);
+      seen.add(vnode);
+    }
+    expect(seen.size).toBe(VNODE_COUNT);
+    // Numerics equal as state keys (1.0 = 1.00) share a vnode.
+    expect(vnodeOf([Numeric.parse('1.0')], [scalar('numeric')])).toBe(vnodeOf([Numeric.parse('1.00')], [scalar('numeric')]));
+    for (const parallelism of [1, 2, 4]) {
+      const owners = new Set(Array.from({ length: VNODE_COUNT }, (_, vnode) => ownerOf(vnode, parallelism)));
+      expect([...owners].sort()).toEqual(Array.from({ length: parallelism }, (_, i) => i));
+    }
+  });
+
+  it('carries every change exactly through the bytes', () => {
+    const rows: Row[] = [
+      [1, 'a', null, 2n ** 62n, Numeric.parse('-12.340'), true, 1.5],
+      [0, '', 'ü€', -1n, Numeric.parse('0'), false, -0.25],
+    ];
+    const changes = { rows, signs: [1, -1] };
+    const decoded = decodeChanges(encodeChanges(changes, new ByteWriter(4)));
+    expect(decoded.signs).toEqual([1, -1]);
+    expect(decoded.rows.map((row) => row.map(String))).toEqual(rows.map((row) => row.map(String)));
+  });
+});
+
+describe('parallel hash aggregates', () => {
+  it('equal their queries after every statement at parallelism 1, 2 and 4, whatever the parallelism', async () => {
+    const script = statements(7, 40);
+    const results: string[][][] = [];
+    for (const parallelism of [1, 2, 4]) {
+      h = await open(freshDirectory(), parallelism);
+      await h.run('create table t (k int primary key, g int, h text, v int)');
+      await h.run(script.slice(0, 5).join(';'));
+      for (const [name, query] of VIEWS) await h.run(`create materialized view ${name} as ${query}`);
+      // by_g, by_g_h and both aggregates of by_n run in workers.
+      expect(runtimeOf(h)?.workers ?? 0).toBe(parallelism === 1 ? 0 : 4 * parallelism);
+      await expectViewsEqualQueries(h, VIEWS, 'the backfill');
+      for (const statement of script.slice(5)) {
+        await h.run(statement);
+        await expectViewsEqualQueries(h, VIEWS, statement);
+      }
+      results.push(await contents(h));
+      await h.close();
+      h = undefined;
+    }
+    expect(results[1]).toEqual(results[0]);
+    expect(results[2]).toEqual(results[0]);
+  }, 120_000);
+
+  it('keeps the views across a restart, and across a restart at another parallelism', async () => {
+    const dir = freshDirectory();
+    const script = statements(11, 30);
+    h = await open(dir, 2);
+    await h.run('create table t (k int primary key, g int, h text, v int)');
+    for (const [name, query] of VIEWS) await h.run(`create materialized view ${name} as ${query}`);
+    for (const statement of script.slice(0, 10)) await h.run(statement);
+    await expectViewsEqualQueries(h, VIEWS, 'before the restart');
+    for (const [parallelism, from, to] of [
+      [2, 10, 15],
+      [4, 15, 20],
+      [1, 20, 25],
+      [3, 25, 30],
+    ] as const) {
+      await h.close();
+      h = await open(dir, parallelism);
+      await expectViewsEqualQueries(h, VIEWS, `the restart at parallelism ${parallelism}`);
+      for (const statement of script.slice(from, to)) {
+        await h.run(statement);
+        await expectViewsEqualQueries(h, VIEWS, `${statement} at parallelism ${parallelism}`);
+      }
+    }
+  }, 120_000);
+
+  it('an aborted statement leaves the workers state as it was', async () => {
+    h = await open(freshDirectory(), 2);
+    await h.run('create table t (k int primary key, g int, h text, v int)');
+    for (const [name, query] of VIEWS) await h.run(`create materialized view ${name} as ${query}`);
+    await h.run("insert into t values (1, 1, 'a', 1), (2, 2, 'b', 2)");
+    // The second row repeats a key: the statement fails after the first row reached the views' changes.
+    await h.failure("insert into t values (3, 1, 'a', 5), (1, 9, 'c', 9)");
+    await expectViewsEqualQueries(h, VIEWS, 'the failed insert');
+    await h.run("insert into t values (3, 1, 'a', 7)");
+    await expectViewsEqualQueries(h, VIEWS, 'the insert after it');
+  }, 60_000);
+
+  it('folds a Nexmark source pushed in chunks: held in the workers, sealed at each barrier', async () => {
+    const results: string[][] = [];
+    for (const parallelism of [1, 2]) {
+      h = await open(freshDirectory(), parallelism);
+      await h.run(
+        "create source bid (auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp, extra varchar) with (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '30000', nexmark.split.num = '2', nexmark.max.chunk.size = '512', nexmark.min.event.gap.in.ns = '0')",
+      );
+      const query = 'select auction, count(*) as n, max(price) as top, sum(price) as total from bid group by auction';
+      await h.run(`create materialized view q as ${query}`);
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const rows = (await h.run("select coalesce(sum(committed_offset), 0) from oxbow_catalog.source_partitions where source_name = 'bid'")).rows;
+        if (Number(rows[0]![0]) >= 30_000 || Date.now() > deadline) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await expectViewsEqualQueries(h, [['q', query]], `the source at parallelism ${parallelism}`);
+      results.push(await h.lines('select * from q'));
+      await h.close();
+      h = undefined;
+    }
+    expect(results[0]!.length).toBeGreaterThan(100);
+    expect(results[1]).toEqual(results[0]);
+  }, 120_000);
+});
