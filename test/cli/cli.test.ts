@@ -51,6 +51,7 @@ describe('command line', () => {
       keepCheckpoints: 3,
       objectStoreTimeoutMs: 60_000,
       shutdownTimeoutMs: 10_000,
+      parallelism: 1,
     });
   });
 
@@ -79,6 +80,8 @@ describe('command line', () => {
       '--object-store-timeout-ms',
       '2500',
       '--shutdown-timeout-ms=3000',
+      '--parallelism',
+      '2',
     ]);
     expect(parsed).toEqual({
       host: '::1',
@@ -95,6 +98,7 @@ describe('command line', () => {
       keepCheckpoints: 5,
       objectStoreTimeoutMs: 2500,
       shutdownTimeoutMs: 3000,
+      parallelism: 2,
     });
   });
 
@@ -114,6 +118,7 @@ describe('command line', () => {
       OXBOW_KEEP_CHECKPOINTS: '7',
       OXBOW_OBJECT_STORE_TIMEOUT_MS: '30000',
       OXBOW_SHUTDOWN_TIMEOUT_MS: '20000',
+      OXBOW_PARALLELISM: '4',
     };
     expect(config([], env)).toEqual({
       host: 'localhost',
@@ -130,6 +135,7 @@ describe('command line', () => {
       keepCheckpoints: 7,
       objectStoreTimeoutMs: 30_000,
       shutdownTimeoutMs: 20_000,
+      parallelism: 4,
     });
     expect(config(['--port', '7002'], env).port).toBe(7002);
     // The default checkpoint location follows the data directory.
