@@ -180,27 +180,41 @@ describe('parallel hash aggregates', () => {
     await expectViewsEqualQueries(h, VIEWS, 'the insert after it');
   }, 60_000);
 
-  it('folds a Nexmark source pushed in chunks: held in the workers, sealed at each barrier', async () => {
-    const results: string[][] = [];
+  it('folds Nexmark sources pushed in chunks (held in the workers, sealed at each barrier), q4 too', async () => {
+    const EVENTS = 30_000;
+    const source = (name: string, type: string, columns: string) =>
+      `create source ${name} (${columns}) with (connector = 'nexmark', nexmark.table.type = '${type}', nexmark.event.num = '${EVENTS}', nexmark.split.num = '2', nexmark.max.chunk.size = '512', nexmark.min.event.gap.in.ns = '0')`;
+    const views: [string, string][] = [
+      ['q', 'select auction, count(*) as n, max(price) as top, sum(price) as total from bid group by auction'],
+      // Nexmark q4: the winning bid per auction (a join, then an aggregate), averaged per category.
+      [
+        'q4',
+        'select q.category, avg(q.final) as avg from (select max(b.price) as final, a.category from auction as a join bid as b on a.id = b.auction where b.date_time between a.date_time and a.expires group by a.id, a.category) as q group by q.category',
+      ],
+    ];
+    const results: string[][][] = [];
     for (const parallelism of [1, 2]) {
       h = await open(freshDirectory(), parallelism);
-      await h.run(
-        "create source bid (auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp, extra varchar) with (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '30000', nexmark.split.num = '2', nexmark.max.chunk.size = '512', nexmark.min.event.gap.in.ns = '0')",
-      );
-      const query = 'select auction, count(*) as n, max(price) as top, sum(price) as total from bid group by auction';
-      await h.run(`create materialized view q as ${query}`);
+      await h.run(source('bid', 'Bid', 'auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp, extra varchar'));
+      await h.run(source('auction', 'Auction', 'id bigint, item_name varchar, description varchar, initial_bid bigint, reserve bigint, date_time timestamp, expires timestamp, seller bigint, category bigint, extra varchar'));
+      for (const [name, query] of views) await h.run(`create materialized view ${name} as ${query}`);
+      // q's aggregate and both of q4's run in workers.
+      expect(runtimeOf(h)?.workers ?? 0).toBe(parallelism === 1 ? 0 : 3 * parallelism);
       const deadline = Date.now() + 60_000;
       for (;;) {
-        const rows = (await h.run("select coalesce(sum(committed_offset), 0) from oxbow_catalog.source_partitions where source_name = 'bid'")).rows;
-        if (Number(rows[0]![0]) >= 30_000 || Date.now() > deadline) break;
+        const rows = (await h.run('select coalesce(sum(committed_offset), 0) from oxbow_catalog.source_partitions')).rows;
+        if (Number(rows[0]![0]) >= 2 * EVENTS || Date.now() > deadline) break;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      await expectViewsEqualQueries(h, [['q', query]], `the source at parallelism ${parallelism}`);
-      results.push(await h.lines('select * from q'));
+      await expectViewsEqualQueries(h, views, `the sources at parallelism ${parallelism}`);
+      const out: string[][] = [];
+      for (const [name] of views) out.push(await h.lines(`select * from ${name}`));
+      results.push(out);
       await h.close();
       h = undefined;
     }
-    expect(results[0]!.length).toBeGreaterThan(100);
+    expect(results[0]![0]!.length).toBeGreaterThan(100);
+    expect(results[0]![1]!.length).toBeGreaterThan(3);
     expect(results[1]).toEqual(results[0]);
   }, 120_000);
 });
