@@ -165,8 +165,11 @@ export class Dataflow {
   }
 
   /** Every operator, root first (depth-first): its plan, parent and counters. */
-  operators(): { readonly id: number; readonly parentId: number | null; readonly plan: StreamPlan; readonly stats: OperatorStats }[] {
-    return this.placed.map((placed) => ({ id: placed.id, parentId: placed.parent?.id ?? null, plan: placed.plan, stats: placed.stats }));
+  operators(): { readonly id: number; readonly parentId: number | null; readonly plan: StreamPlan; readonly stats: OperatorStats; readonly detail?: string }[] {
+    return this.placed.map((placed) => {
+      const detail = placed.node.describe?.();
+      return { id: placed.id, parentId: placed.parent?.id ?? null, plan: placed.plan, stats: placed.stats, ...(detail === undefined ? {} : { detail }) };
+    });
   }
 
   /** Relation ids whose changes this dataflow reads. */

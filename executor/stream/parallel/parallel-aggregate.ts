@@ -51,6 +51,8 @@ export class AggregateWorker {
   holdingRows = false;
   /** Epochs whose batch the worker handed over and that are not yet durable, oldest first. */
   readonly awaitingDurable: Epoch[] = [];
+  /** Milliseconds the main thread spent blocked on this worker's answers (EXPLAIN ANALYZE). */
+  waitedMs = 0;
 
   constructor(data: Omit<AggregateWorkerData, 'signal'>) {
     const channel = new MessageChannel();
@@ -82,7 +84,9 @@ export class AggregateWorker {
       }
       if (this.gone !== undefined) throw new SqlError(SqlState.internalError, `a parallel aggregate's worker failed: ${this.gone}`);
       if (Date.now() > deadline) throw new SqlError(SqlState.internalError, "a parallel aggregate's worker did not answer");
+      const start = performance.now();
       Atomics.wait(this.signal, 0, seen, 100);
+      this.waitedMs += performance.now() - start;
     }
   }
 
@@ -113,6 +117,8 @@ export interface WorkerSettings {
   readonly retentionMs: number;
   readonly rowCacheBytes: number;
   readonly groupCacheBytes: number;
+  /** The exchange's key as EXPLAIN ANALYZE names it: the group key's input columns. */
+  readonly distribution: string;
 }
 
 /** The main thread's node of a parallel hash aggregate: the hash exchange and the workers' answers. */
@@ -125,6 +131,7 @@ export class ParallelAggregateNode implements StreamNode {
   private readonly key: unknown[];
   private holding = false;
   private disposed = false;
+  private readonly distribution: string;
 
   constructor(
     plan: HashAggregatePlan,
@@ -135,6 +142,7 @@ export class ParallelAggregateNode implements StreamNode {
   ) {
     // The main store keeps the tables' windows and garbage collection; the workers write their rows.
     for (const declaration of plan.stateTables) context.stateTable(declaration);
+    this.distribution = settings.distribution;
     this.keyColumns = plan.groupKeys.map((key) => (key.kind === 'Column' ? key.index : -1));
     this.keyTypes = plan.groupKeys.map((key) => key.type);
     this.key = new Array<unknown>(this.keyColumns.length);
@@ -163,6 +171,11 @@ export class ParallelAggregateNode implements StreamNode {
   initial(): ChangeBatch {
     // A keyed aggregate has no rows before its input has (only keyed ones run in parallel).
     return emptyChanges();
+  }
+
+  describe(): string {
+    const waited = this.workers.reduce((sum, worker) => sum + worker.waitedMs, 0);
+    return `StreamExchange dist by (${this.distribution}) to ${this.workers.length} workers, waited ${waited.toFixed(3)} ms`;
   }
 
   setHolding(on: boolean): void {

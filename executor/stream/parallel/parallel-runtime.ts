@@ -72,6 +72,7 @@ export class ParallelRuntime implements CommitParticipant {
         retentionMs: this.store.options.retentionMs,
         rowCacheBytes: Math.max(1 << 20, Math.floor(this.store.options.memoryLimitBytes / (4 * this.parallelism))),
         groupCacheBytes: Math.max(1 << 20, Math.floor(this.groupCacheBytes / (4 * this.parallelism))),
+        distribution: plan.groupKeys.map((key) => (key.kind === 'Column' ? (plan.inputs[0]!.columns[key.index]?.name ?? `#${key.index}`) : '?')).join(', '),
       },
       (disposed) => {
         this.nodes.delete(disposed);

@@ -168,6 +168,25 @@ describe('parallel hash aggregates', () => {
     }
   }, 120_000);
 
+  it('EXPLAIN ANALYZE names the exchange and the workers of each parallel aggregate', async () => {
+    for (const parallelism of [1, 2]) {
+      h = await open(freshDirectory(), parallelism);
+      await h.run('create table t (k int primary key, g int, h text, v int)');
+      for (const [name, query] of VIEWS) await h.run(`create materialized view ${name} as ${query}`);
+      await h.run("insert into t values (1, 1, 'a', 1), (2, 2, 'b', 2)");
+      const plan = (name: string) => h!.run(`explain analyze ${name}`).then((result) => result.rows.map((row) => String(row[0])).join('\n'));
+      if (parallelism === 1) expect(await plan('by_g')).not.toContain('StreamExchange');
+      else {
+        expect(await plan('by_g')).toContain('StreamExchange dist by (g) to 2 workers');
+        expect(await plan('by_g_h')).toContain('StreamExchange dist by (g, h) to 2 workers');
+        expect((await plan('by_n')).match(/StreamExchange dist by \((g|n)\) to 2 workers/g)?.length).toBe(2);
+        expect(await plan('total')).not.toContain('StreamExchange');
+      }
+      await h.close();
+      h = undefined;
+    }
+  }, 60_000);
+
   it('an aborted statement leaves the workers state as it was', async () => {
     h = await open(freshDirectory(), 2);
     await h.run('create table t (k int primary key, g int, h text, v int)');
