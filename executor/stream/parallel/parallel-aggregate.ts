@@ -11,7 +11,6 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState, type SqlStateCode } from '../../../sql/errors.js';
-import type { DataType } from '../../../sql/types.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { ByteWriter } from '../../../storage/byte-writer.js';
 import type { WriteBatchBuilder } from '../../../storage/write-batch.js';
@@ -20,7 +19,7 @@ import type { StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
 import { decodeChanges, encodeChange, takeEncoded } from './batch-codec.js';
 import type { AggregateWorkerData, MainToWorker, WorkerToMain } from './protocol.js';
-import { ownerOf, vnodeOf } from './vnode.js';
+import { ownerOf, VnodeHasher } from './vnode.js';
 
 export type HashAggregatePlan = Extract<StreamPlan, { kind: 'StreamHashAggregate' }>;
 
@@ -127,8 +126,7 @@ export class ParallelAggregateNode implements StreamNode {
   private readonly writers: ByteWriter[] = [];
   private readonly counts: number[] = [];
   private readonly keyColumns: readonly number[];
-  private readonly keyTypes: readonly DataType[];
-  private readonly key: unknown[];
+  private readonly hasher: VnodeHasher;
   private holding = false;
   private disposed = false;
   private readonly distribution: string;
@@ -144,8 +142,7 @@ export class ParallelAggregateNode implements StreamNode {
     for (const declaration of plan.stateTables) context.stateTable(declaration);
     this.distribution = settings.distribution;
     this.keyColumns = plan.groupKeys.map((key) => (key.kind === 'Column' ? key.index : -1));
-    this.keyTypes = plan.groupKeys.map((key) => key.type);
-    this.key = new Array<unknown>(this.keyColumns.length);
+    this.hasher = new VnodeHasher(plan.groupKeys.map((key) => key.type));
     for (let worker = 0; worker < settings.parallelism; worker++) {
       this.workers.push(
         new AggregateWorker({
@@ -184,11 +181,9 @@ export class ParallelAggregateNode implements StreamNode {
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
     const parallelism = this.workers.length;
-    const key = this.key as Parameters<typeof vnodeOf>[0] as unknown[];
     for (let i = 0; i < changes.rows.length; i++) {
       const row = changes.rows[i]!;
-      for (let k = 0; k < this.keyColumns.length; k++) key[k] = row[this.keyColumns[k]!];
-      const owner = ownerOf(vnodeOf(key as Parameters<typeof vnodeOf>[0], this.keyTypes), parallelism);
+      const owner = ownerOf(this.hasher.ofColumns(row, this.keyColumns), parallelism);
       encodeChange(this.writers[owner]!, row, changes.signs[i]!);
       this.counts[owner]!++;
     }

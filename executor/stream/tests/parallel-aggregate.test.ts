@@ -100,8 +100,21 @@ describe('vnodes and the exchange encoding', () => {
       seen.add(vnode);
     }
     expect(seen.size).toBe(VNODE_COUNT);
-    // Numerics equal as state keys (1.0 = 1.00) share a vnode.
+    // Numerics equal as state keys (1.0 = 1.00) share a vnode, as do bpchars differing in trailing
+    // spaces and an int8 as a bigint or a number.
     expect(vnodeOf([Numeric.parse('1.0')], [scalar('numeric')])).toBe(vnodeOf([Numeric.parse('1.00')], [scalar('numeric')]));
+    expect(vnodeOf(['ab  '], [scalar('bpchar')])).toBe(vnodeOf(['ab'], [scalar('bpchar')]));
+    for (const n of [0, 1, -7, 2 ** 40]) expect(vnodeOf([BigInt(n)], [scalar('int8')])).toBe(vnodeOf([n], [scalar('int8')]));
+    // Every type spreads: timestamps a second apart, short texts, dates.
+    for (const [type, make] of [
+      ['timestamp', (i: number) => 1_436_918_400_000_000 + i * 1_000_000],
+      ['text', (i: number) => `user${i}`],
+      ['date', (i: number) => i],
+      ['numeric', (i: number) => Numeric.parse(String(i / 4))],
+    ] as const) {
+      const vnodes = new Set(Array.from({ length: 4000 }, (_, i) => vnodeOf([make(i)], [scalar(type)])));
+      expect(vnodes.size, type).toBe(VNODE_COUNT);
+    }
     for (const parallelism of [1, 2, 4]) {
       const owners = new Set(Array.from({ length: VNODE_COUNT }, (_, vnode) => ownerOf(vnode, parallelism)));
       expect([...owners].sort()).toEqual(Array.from({ length: parallelism }, (_, i) => i));
