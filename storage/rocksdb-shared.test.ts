@@ -134,6 +134,8 @@ describe('a RocksDB shared with worker threads', () => {
     expect(() => RocksDatabase.attach(12345678, 'x')).toThrow(/no database is shared/);
     const token = database.share();
     const attached = RocksDatabase.attach(token, 'x');
+    // An attached wrapper's close releases only itself: the token stays.
+    await RocksDatabase.attach(token, 'x').close();
     database.unshare(token);
     expect(() => RocksDatabase.attach(token, 'x')).toThrow(/no database is shared/);
     put(database, 'x', 'y');

@@ -29,23 +29,48 @@ function answer(message: WorkerToMain, transfer: ArrayBuffer[] = []): void {
 
 /** Epochs handed to the main thread and not yet acknowledged, oldest first. */
 const handedOver: { resolve: () => void; reject: (error: unknown) => void }[] = [];
-
-const database = RocksDatabase.attach(data.token, data.path);
-const store = new MvccStateStore(
-  new HandoffBackend(database, (packed) => {
-    answer({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length }, [packed.buffer as ArrayBuffer]);
-    return new Promise<void>((resolve, reject) => handedOver.push({ resolve, reject }));
-  }),
-  { retentionMs: data.retentionMs, memoryLimitBytes: data.rowCacheBytes },
-);
 const errors: string[] = [];
-const context = new StreamContext(store, data.viewId, { record: (_viewId, message) => void errors.push(message) }, data.viewRetentionMs);
-context.groupCaches = new GroupCacheBudget(data.groupCacheBytes);
-context.tuning = data.tuning;
-const node = new StreamHashAggregateNode(data.plan, context, data.insertsOnly);
 /** Output of batches that emitted while holding (the combine bound), handed over at the seal. */
 let held: ChangeBatch = emptyChanges();
+/** The first failure of a batch pushed while holding: the seal answers it (every request gets one answer). */
+let heldFailure: unknown;
 const writer = new ByteWriter(64 * 1024);
+
+// However the thread ends, the main thread stops waiting for it.
+process.on('exit', () => {
+  Atomics.store(signal, 1, 1);
+  Atomics.notify(signal, 0);
+});
+
+interface Worker {
+  readonly database: RocksDatabase;
+  readonly store: MvccStateStore;
+  readonly node: StreamHashAggregateNode;
+}
+
+function start(): Worker {
+  const database = RocksDatabase.attach(data.token, data.path);
+  const store = new MvccStateStore(
+    new HandoffBackend(database, (packed) => {
+      answer({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length }, [packed.buffer as ArrayBuffer]);
+      return new Promise<void>((resolve, reject) => handedOver.push({ resolve, reject }));
+    }),
+    { retentionMs: data.retentionMs, memoryLimitBytes: data.rowCacheBytes },
+  );
+  const context = new StreamContext(store, data.viewId, { record: (_viewId, message) => void errors.push(message) }, data.viewRetentionMs);
+  context.groupCaches = new GroupCacheBudget(data.groupCacheBytes);
+  context.tuning = data.tuning;
+  return { database, store, node: new StreamHashAggregateNode(data.plan, context, data.insertsOnly) };
+}
+
+/** The running worker, or why it could not start (every request is then answered with it). */
+let worker: Worker | undefined;
+let startFailure: unknown;
+try {
+  worker = start();
+} catch (error) {
+  startFailure = error;
+}
 
 function output(changes: ChangeBatch): void {
   const encoded = encodeChanges(changes, writer);
@@ -53,18 +78,38 @@ function output(changes: ChangeBatch): void {
 }
 
 function handle(message: MainToWorker): void {
+  if (worker === undefined) {
+    if (message.t === 'close') {
+      port.close();
+      parentPort?.close();
+      return;
+    }
+    throw startFailure;
+  }
+  const { database, store, node } = worker;
   switch (message.t) {
     case 'rows': {
-      node.setHolding(message.holding);
-      const out = node.apply(0, decodeChanges(message.changes));
       if (message.holding) {
-        if (!isEmpty(out)) appendChanges(held, out);
+        if (heldFailure !== undefined) return;
+        try {
+          node.setHolding(true);
+          const out = node.apply(0, decodeChanges(message.changes));
+          if (!isEmpty(out)) appendChanges(held, out);
+        } catch (error) {
+          heldFailure = error;
+        }
         return;
       }
-      output(out);
+      node.setHolding(false);
+      output(node.apply(0, decodeChanges(message.changes)));
       return;
     }
     case 'seal': {
+      if (heldFailure !== undefined) {
+        const failure = heldFailure;
+        heldFailure = undefined;
+        throw failure;
+      }
       node.setHolding(true);
       const sealed = node.seal();
       node.setHolding(false);
@@ -88,6 +133,7 @@ function handle(message: MainToWorker): void {
     }
     case 'abort':
       held = emptyChanges();
+      heldFailure = undefined;
       node.discard();
       store.abort();
       return;
@@ -102,10 +148,16 @@ function handle(message: MainToWorker): void {
   }
 }
 
+/** Requests the main thread waits for: each gets exactly one answer, its own or an error. */
+function answered(message: MainToWorker): boolean {
+  return (message.t === 'rows' && !message.holding) || message.t === 'seal' || message.t === 'commit';
+}
+
 port.on('message', (message: MainToWorker) => {
   try {
     handle(message);
   } catch (error) {
+    if (!answered(message)) return;
     const failure = toSqlError(error);
     answer({ t: 'error', code: failure.code, message: failure.message });
   }

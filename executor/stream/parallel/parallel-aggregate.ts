@@ -55,7 +55,7 @@ export class AggregateWorker {
 
   constructor(data: Omit<AggregateWorkerData, 'signal'>) {
     const channel = new MessageChannel();
-    const signal = new SharedArrayBuffer(4);
+    const signal = new SharedArrayBuffer(8);
     this.signal = new Int32Array(signal);
     this.port = channel.port1;
     this.worker = new Worker(workerScript(), { workerData: { ...data, signal, port: channel.port2 }, transferList: [channel.port2] });
@@ -81,7 +81,9 @@ export class AggregateWorker {
         if (message.t === 'error') throw new SqlError(message.code as SqlStateCode, message.message);
         return message;
       }
-      if (this.gone !== undefined) throw new SqlError(SqlState.internalError, `a parallel aggregate's worker failed: ${this.gone}`);
+      if (this.gone !== undefined || Atomics.load(this.signal, 1) === 1) {
+        throw new SqlError(SqlState.internalError, `a parallel aggregate's worker ended: ${this.gone ?? 'its thread exited'}`);
+      }
       if (Date.now() > deadline) throw new SqlError(SqlState.internalError, "a parallel aggregate's worker did not answer");
       const start = performance.now();
       Atomics.wait(this.signal, 0, seen, 100);

@@ -25,7 +25,7 @@ export interface AggregateWorkerData {
   readonly rowCacheBytes: number;
   readonly groupCacheBytes: number;
   readonly tuning: StreamTuning;
-  /** One Int32: bumped after every answer is posted. */
+  /** Two Int32s: [0] bumped after every answer is posted, [1] set to 1 when the thread exits. */
   readonly signal: SharedArrayBuffer;
 }
 

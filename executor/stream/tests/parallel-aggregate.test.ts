@@ -200,6 +200,22 @@ describe('parallel hash aggregates', () => {
     }
   }, 60_000);
 
+  it('DROP stops the workers of a view; the view made again starts new ones', async () => {
+    h = await open(freshDirectory(), 2);
+    await h.run('create table t (k int primary key, g int, h text, v int)');
+    const [name, query] = VIEWS[0]!;
+    await h.run(`create materialized view ${name} as ${query}`);
+    await h.run("insert into t values (1, 1, 'a', 1), (2, 2, 'b', 2)");
+    expect(runtimeOf(h)!.workers).toBe(2);
+    await h.run(`drop materialized view ${name}`);
+    expect(runtimeOf(h)!.workers).toBe(0);
+    await h.run("insert into t values (3, 1, 'a', 5)");
+    await h.run(`create materialized view ${name} as ${query}`);
+    expect(runtimeOf(h)!.workers).toBe(2);
+    await h.run("update t set v = v * 10 where g = 1");
+    await expectViewsEqualQueries(h, [[name, query]], 'the view made again');
+  }, 60_000);
+
   it('an aborted statement leaves the workers state as it was', async () => {
     h = await open(freshDirectory(), 2);
     await h.run('create table t (k int primary key, g int, h text, v int)');

@@ -173,6 +173,7 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
     auto found = sharedDatabases.find(token);
     if (found == sharedDatabases.end()) throw UsageError(env, "InvalidArgument", "Database(token): no database is shared under this token");
     owner_ = found->second.db;
+    attached_ = true;
     watermarks_ = found->second.watermarks;
     fileGeneration_ = found->second.fileGeneration;
     db_ = owner_.get();
@@ -282,7 +283,7 @@ Napi::Value Database::Close(const Napi::CallbackInfo& info) {
   if (db_ == nullptr) return env.Undefined();
   if (pendingWorkers.load() > 0) throw UsageError(env, "Busy", "cannot close while a flush, compaction or checkpoint runs");
   CloseIteratorsAndSnapshots();
-  {
+  if (!attached_) {
     // The tokens this database shared go with it; wrappers already attached keep it open.
     std::lock_guard<std::mutex> lock(sharedMutex);
     for (auto entry = sharedDatabases.begin(); entry != sharedDatabases.end();) {

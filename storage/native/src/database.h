@@ -72,6 +72,8 @@ class Database : public Napi::ObjectWrap<Database> {
    * new Database(token)): RocksDB's DB is thread-safe, and the last owner to let go closes it.
    */
   std::shared_ptr<rocksdb::DB> owner_;
+  /** A wrapper attached to a database another thread opened (its close() releases only itself). */
+  bool attached_ = false;
   std::shared_ptr<rocksdb::Statistics> statistics_;
   std::shared_ptr<WatermarkRegistry> watermarks_;
   std::set<IteratorWrap*> iterators_;
