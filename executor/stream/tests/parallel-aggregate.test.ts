@@ -239,6 +239,11 @@ describe('parallel hash aggregates', () => {
         'q4',
         'select q.category, avg(q.final) as avg from (select max(b.price) as final, a.category from auction as a join bid as b on a.id = b.auction where b.date_time between a.date_time and a.expires group by a.id, a.category) as q group by q.category',
       ],
+      // Nexmark q5: the count per (window, auction) is a shared subtree, one parallel aggregate feeding two parents.
+      [
+        'q5',
+        "select auction_bids.auction, auction_bids.num from (select auction, count(*) as num, window_start as starttime from hop(bid, date_time, interval '2' second, interval '10' second) group by window_start, auction) as auction_bids join (select max(count_bids.num) as maxn, count_bids.starttime_c from (select count(*) as num, window_start as starttime_c from hop(bid, date_time, interval '2' second, interval '10' second) group by auction, window_start) as count_bids group by count_bids.starttime_c) as max_bids on auction_bids.starttime = max_bids.starttime_c and auction_bids.num >= max_bids.maxn",
+      ],
     ];
     const results: string[][][] = [];
     for (const parallelism of [1, 2]) {
@@ -246,8 +251,8 @@ describe('parallel hash aggregates', () => {
       await h.run(source('bid', 'Bid', 'auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp, extra varchar'));
       await h.run(source('auction', 'Auction', 'id bigint, item_name varchar, description varchar, initial_bid bigint, reserve bigint, date_time timestamp, expires timestamp, seller bigint, category bigint, extra varchar'));
       for (const [name, query] of views) await h.run(`create materialized view ${name} as ${query}`);
-      // q's aggregate and both of q4's run in workers.
-      expect(runtimeOf(h)?.workers ?? 0).toBe(parallelism === 1 ? 0 : 3 * parallelism);
+      // q's aggregate, both of q4's and q5's two (the shared count and the max per window) run in workers.
+      expect(runtimeOf(h)?.workers ?? 0).toBe(parallelism === 1 ? 0 : 5 * parallelism);
       const deadline = Date.now() + 60_000;
       for (;;) {
         const rows = (await h.run('select coalesce(sum(committed_offset), 0) from oxbow_catalog.source_partitions')).rows;
@@ -263,6 +268,7 @@ describe('parallel hash aggregates', () => {
     }
     expect(results[0]![0]!.length).toBeGreaterThan(100);
     expect(results[0]![1]!.length).toBeGreaterThan(3);
+    expect(results[0]![2]!.length).toBeGreaterThan(3);
     expect(results[1]).toEqual(results[0]);
   }, 120_000);
 });
