@@ -73,6 +73,7 @@ export interface StreamTuning {
 
 /** Builds the nodes that run in parallel (parallel/parallel-runtime.ts); undefined for any other. */
 export interface ParallelBuilder {
+  readonly parallelism: number;
   build(plan: StreamPlan, context: StreamContext): StreamNode | undefined;
 }
 

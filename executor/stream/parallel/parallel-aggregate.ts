@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState, type SqlStateCode } from '../../../sql/errors.js';
-import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
+import type { HashAggregatePlan } from '../../../planner/stream/parallel.js';
 import { ByteWriter } from '../../../storage/byte-writer.js';
 import type { WriteBatchBuilder } from '../../../storage/write-batch.js';
 import { appendChanges, emptyChanges, type ChangeBatch } from '../change-batch.js';
@@ -21,7 +21,6 @@ import { decodeChanges, encodeChange, takeEncoded } from './batch-codec.js';
 import type { AggregateWorkerData, MainToWorker, WorkerToMain } from './protocol.js';
 import { ownerOf, VnodeHasher } from './vnode.js';
 
-export type HashAggregatePlan = Extract<StreamPlan, { kind: 'StreamHashAggregate' }>;
 
 /** How long the main thread waits for a worker's answer before failing the epoch. */
 const ANSWER_TIMEOUT_MS = 120_000;

@@ -2,7 +2,8 @@
 // can run in parallel (`parallelAggregate`) runs as N worker threads over the state store's shared
 // RocksDB, and this runtime is the store's commit participant for all of them: the workers' writes
 // of each epoch join the main thread's batch, so one atomic write commits every thread's epoch.
-// Any other plan node runs on the main thread as at parallelism 1.
+// Any other plan node runs on the main thread as at parallelism 1; which nodes run in parallel is
+// the planner's decision (planner/stream/parallel.ts), so EXPLAIN shows it.
 
 import type { Epoch } from '../../../sql/epoch.js';
 import type { RocksStateStore } from '../../../storage/rocks-state-store.js';
@@ -12,36 +13,8 @@ import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { appendOnly } from '../hash-aggregate.js';
 import type { StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
-import { ParallelAggregateNode, type HashAggregatePlan } from './parallel-aggregate.js';
-
-/**
- * Why a plan node does not run in parallel, or undefined when it does: a hash aggregate with a
- * group key of plain input columns (its exchange hashes them), whose expressions and types are
- * plain data (they are copied to the workers).
- */
-export function serialReason(plan: StreamPlan): string | undefined {
-  if (plan.kind !== 'StreamHashAggregate') return 'not a hash aggregate';
-  if (plan.groupKeys.length === 0) return 'no group key';
-  if (!plan.groupKeys.every((key) => key.kind === 'Column')) return 'a group key is not an input column';
-  if (!isPlainData(workerPlan(plan))) return 'a constant the workers cannot receive';
-  return undefined;
-}
-
-/** The aggregate as its workers get it: no input subtree or batch template (EXPLAIN's), plain data only. */
-export function workerPlan(plan: HashAggregatePlan): HashAggregatePlan {
-  return { ...plan, inputs: [], template: undefined as unknown as HashAggregatePlan['template'] };
-}
-
-/** True when `value` survives a structured clone unchanged: primitives, plain objects and arrays. */
-function isPlainData(value: unknown, seen = new Set<object>()): boolean {
-  if (value === null || typeof value !== 'object') return typeof value !== 'function' && typeof value !== 'symbol';
-  if (seen.has(value)) return true;
-  seen.add(value);
-  const prototype = Object.getPrototypeOf(value) as unknown;
-  if (Array.isArray(value)) return value.every((item) => isPlainData(item, seen));
-  if (prototype !== Object.prototype && prototype !== null) return false;
-  return Object.values(value).every((item) => isPlainData(item, seen));
-}
+import { ParallelAggregateNode } from './parallel-aggregate.js';
+import { distributionText, serialReason, workerPlan } from '../../../planner/stream/parallel.js';
 
 export class ParallelRuntime implements CommitParticipant {
   private readonly nodes = new Set<ParallelAggregateNode>();
@@ -72,7 +45,7 @@ export class ParallelRuntime implements CommitParticipant {
         retentionMs: this.store.options.retentionMs,
         rowCacheBytes: Math.max(1 << 20, Math.floor(this.store.options.memoryLimitBytes / (4 * this.parallelism))),
         groupCacheBytes: Math.max(1 << 20, Math.floor(this.groupCacheBytes / (4 * this.parallelism))),
-        distribution: plan.groupKeys.map((key) => (key.kind === 'Column' ? (plan.inputs[0]!.columns[key.index]?.name ?? `#${key.index}`) : '?')).join(', '),
+        distribution: distributionText(plan),
       },
       (disposed) => {
         this.nodes.delete(disposed);

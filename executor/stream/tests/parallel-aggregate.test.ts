@@ -181,15 +181,28 @@ describe('parallel hash aggregates', () => {
     }
   }, 120_000);
 
-  it('EXPLAIN ANALYZE names the exchange and the workers of each parallel aggregate', async () => {
+  it('EXPLAIN and EXPLAIN ANALYZE name the exchange and the workers of each parallel aggregate', async () => {
     for (const parallelism of [1, 2]) {
       h = await open(freshDirectory(), parallelism);
       await h.run('create table t (k int primary key, g int, h text, v int)');
       for (const [name, query] of VIEWS) await h.run(`create materialized view ${name} as ${query}`);
       await h.run("insert into t values (1, 1, 'a', 1), (2, 2, 'b', 2)");
       const plan = (name: string) => h!.run(`explain analyze ${name}`).then((result) => result.rows.map((row) => String(row[0])).join('\n'));
-      if (parallelism === 1) expect(await plan('by_g')).not.toContain('StreamExchange');
-      else {
+      const explain = (sql: string) => h!.run(`explain ${sql}`).then((result) => result.rows.map((row) => String(row[0])));
+      if (parallelism === 1) {
+        expect(await plan('by_g')).not.toContain('StreamExchange');
+        expect((await explain(`create materialized view x as ${VIEWS[2]![1]}`)).join('\n')).not.toContain('StreamExchange');
+      } else {
+        // Plain EXPLAIN: an exchange line between each parallel aggregate and its input.
+        const lines = await explain(`create materialized view x as ${VIEWS[2]![1]}`);
+        const exchanges = lines.map((line, index) => [line, index] as const).filter(([line]) => line.includes('StreamExchange'));
+        expect(exchanges.map(([line]) => line.trim())).toEqual(['StreamExchange dist by (n) (2 workers)', 'StreamExchange dist by (g) (2 workers)']);
+        for (const [line, index] of exchanges) {
+          expect(lines[index - 1]).toContain('StreamHashAggregate');
+          expect(line.indexOf('S')).toBe(lines[index - 1]!.indexOf('S') + 2);
+        }
+        expect((await explain('by_g')).join('\n')).toContain('StreamExchange dist by (g) (2 workers)');
+        expect((await explain(`create materialized view x as ${VIEWS[3]![1]}`)).join('\n')).not.toContain('StreamExchange');
         expect(await plan('by_g')).toContain('StreamExchange dist by (g) to 2 workers');
         expect(await plan('by_g_h')).toContain('StreamExchange dist by (g, h) to 2 workers');
         expect((await plan('by_n')).match(/StreamExchange dist by \((g|n)\) to 2 workers/g)?.length).toBe(2);
