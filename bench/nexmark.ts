@@ -15,7 +15,7 @@
 // Run: npm run build && npm run bench -- nexmark --queries q0,q1 --events 1000000
 //   (any of q0-q22, bench/nexmark/README.md says which oxbow runs; defaults: q0,q1,q2,q3,q4,q5,q7,q8 and 1,000,000 events times BENCH_SCALE; --split-num K,
 //   --chunk-size R, --form view|sink|window (sink: each query as CREATE SINK ... AS <its SELECT> WITH (connector = 'blackhole'), bench/support/nexmark-sink.ts;
-//   window: q5, q7 and q8 in Flink's event-time form, qN-window.sql over sources WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND), --barrier-interval-ms M, --memory-limit-mib L (default 1024), --heap-growing-percent P (default the engine's; 0: V8's own); the query `source` is the Bid source alone, no view:
+//   window: q5, q7 and q8 in Flink's event-time form, qN-window.sql over sources WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND), --barrier-interval-ms M, --memory-limit-mib L (default 1024), --heap-growing-percent P (default the engine's; 0: V8's own), --parallelism N (the engine's, default 1; reported as nexmark-qN-pN); the query `source` is the Bid source alone, no view:
 //   the ceiling the generator and the source's own table set; `generator` is the generator alone)
 // The smoke test (test/nexmark/bench.test.ts) calls runNexmarkQuery with a small event count and
 // checks the view's contents.
@@ -77,6 +77,8 @@ export interface NexmarkRunOptions {
   readonly memoryLimitBytes?: number;
   /** V8's heap growth past the live heap (executor/heap-growth.ts; default the engine's, 0: V8's own). */
   readonly heapGrowingPercent?: number;
+  /** The engine's --parallelism (default 1). */
+  readonly parallelism?: number;
   /** Keep the engine open and hand it to `inspect` before closing (the smoke test reads the view). */
   readonly inspect?: (run: (sql: string) => Promise<unknown[][]>) => Promise<void>;
   /** Each second's memory breakdown (status API memory() and V8's heap spaces) as JSON lines into this file. */
@@ -157,6 +159,7 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
       timeTravelRetentionMs: 60_000,
       memoryLimitBytes: options.memoryLimitBytes ?? 1 << 30,
       ...(options.heapGrowingPercent === undefined ? {} : { heapGrowingPercent: options.heapGrowingPercent }),
+      ...(options.parallelism === undefined ? {} : { tuning: { parallelism: options.parallelism } }),
     });
     const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
     const run = async (sql: string): Promise<unknown[][]> => {
@@ -235,6 +238,8 @@ async function main(): Promise<void> {
   const barrierIntervalMs = Number(flag('--barrier-interval-ms') ?? '250');
   const memoryLimitMiB = Number(flag('--memory-limit-mib') ?? '1024');
   const heapGrowingPercent = flag('--heap-growing-percent');
+  const parallelism = Number(flag('--parallelism') ?? '1');
+  if (!(parallelism >= 1) || !Number.isSafeInteger(parallelism)) throw new Error(`--parallelism must be a positive integer, not ${String(parallelism)}`);
   const form = flag('--form') ?? 'view';
   if (form !== 'view' && form !== 'sink' && form !== 'window') throw new Error(`--form must be view, sink or window, not ${form}`);
   if (!(memoryLimitMiB >= 0) || !Number.isFinite(memoryLimitMiB)) throw new Error(`--memory-limit-mib must be a number of MiB, not ${String(memoryLimitMiB)}`);
@@ -272,10 +277,11 @@ async function main(): Promise<void> {
       ...(heapGrowingPercent === undefined ? {} : { heapGrowingPercent: Number(heapGrowingPercent) }),
       ...(memoryTrace === undefined ? {} : { memoryTrace }),
       ...(heapSnapshot === undefined ? {} : { heapSnapshot }),
+      ...(parallelism === 1 ? {} : { parallelism }),
       form,
     });
-    // The sink and windowed forms report as nexmark-qN-sink and nexmark-qN-window.
-    const label = form === 'view' ? child : `${child}-${form}`;
+    // The sink and windowed forms report as nexmark-qN-sink and nexmark-qN-window, a parallelism N > 1 as nexmark-qN-pN.
+    const label = `${form === 'view' ? child : `${child}-${form}`}${parallelism === 1 ? '' : `-p${parallelism}`}`;
     report(label, 'events_per_second', events / result.seconds, 'events/s');
     report(label, 'events_per_cpu_second', events / result.cpuSeconds, 'events/s per core');
     report(label, 'peak_rss', process.resourceUsage().maxRSS / 1024, 'MiB');
@@ -289,6 +295,7 @@ async function main(): Promise<void> {
     const traceFlags: string[] = [];
     const growth = flag('--heap-growing-percent');
     if (growth !== undefined) traceFlags.push('--heap-growing-percent', growth);
+    if (parallelism !== 1) traceFlags.push('--parallelism', String(parallelism));
     for (const name of ['--memory-trace', '--heap-snapshot']) {
       const value = flag(name);
       // One file per query: qN inserted before the extension.
