@@ -4,6 +4,7 @@
 // abort) their epoch before the next writer starts; readers never wait, they read the last
 // committed epoch.
 
+import type { ClusterNodeRow } from '../system/nodes-relation.js';
 import { nextEpoch, type Epoch } from '../../sql/epoch.js';
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
 import type { StateStore } from '../../storage/state-table.js';
@@ -90,6 +91,8 @@ export interface EngineSettings {
   readonly faults?: ConnectorFaults;
   /** The server accepts TLS connections (--tls-cert): `SHOW ssl` is on. */
   readonly ssl?: boolean;
+  /** The cluster's nodes for oxbow_catalog.nodes (executor/cluster/); absent without --cluster. */
+  readonly clusterNodes?: () => readonly ClusterNodeRow[];
 }
 
 export type EngineTuning = ConnectorTuning & StreamTuning;

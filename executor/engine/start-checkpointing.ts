@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CheckpointLoop } from '../../storage/checkpoint/checkpoint-loop.js';
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
-import { Checkpointer, type StateDescription } from '../../storage/checkpoint/checkpointer.js';
+import { Checkpointer, type ManifestGuard, type StateDescription } from '../../storage/checkpoint/checkpointer.js';
 import type { ObjectStore } from '../../storage/object-store/object-store.js';
 import type { RocksStateStore } from '../../storage/rocks-state-store.js';
 import type { Engine } from './engine.js';
@@ -36,6 +36,8 @@ export interface CheckpointingOptions {
   readonly checkpointStopTimeoutMs?: number;
   /** Each phase of each checkpoint as it starts (a crash test kills the server at chosen phases). */
   readonly onPhase?: (phase: string, epoch: bigint) => void;
+  /** A cluster's fence on manifest writes (executor/cluster/). */
+  readonly guard?: ManifestGuard;
 }
 
 let versionText: string | undefined;
@@ -98,6 +100,7 @@ export function startCheckpointing(options: CheckpointingOptions): Engine {
     keepLast: options.keepCheckpoints,
     keepWithinMs: options.keepWithinMs,
     ...(options.onPhase === undefined ? {} : { onPhase: options.onPhase }),
+    ...(options.guard === undefined ? {} : { guard: options.guard }),
   });
   const loop = new CheckpointLoop(checkpointer, {
     intervalMs: options.checkpointIntervalMs,
