@@ -217,9 +217,11 @@ export class ClusterNode implements Engine {
     }
     const stateDir = join(this.engineOptions.dataDir, 'state');
     let restored: Epoch | undefined;
+    let downloaded = { files: 0, bytes: 0 };
     for (const epoch of candidates) {
       try {
-        await follower.follow(epoch);
+        const result = await follower.follow(epoch);
+        downloaded = { files: result.filesDownloaded, bytes: result.bytesDownloaded };
         restored = epoch;
         break;
       } catch (error) {
@@ -255,7 +257,7 @@ export class ClusterNode implements Engine {
     this.state = 'serving';
     await this.publish(false);
     this.options.log(
-      `oxbow: cluster node ${this.nodeId} is the leader (checkpoint ${restored ?? 'none'} restored; ${Math.round(performance.now() - started)} ms from election to serving)`,
+      `oxbow: cluster node ${this.nodeId} is the leader (checkpoint ${restored ?? 'none'} restored, ${downloaded.files} files and ${downloaded.bytes} bytes downloaded at promotion; ${Math.round(performance.now() - started)} ms from election to serving)`,
     );
   }
 

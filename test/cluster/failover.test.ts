@@ -11,6 +11,7 @@
 //   leader), and the leader's oxbow_catalog.nodes lists both with their roles.
 
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -46,8 +47,12 @@ function nodeArgs(): string[] {
   ];
 }
 
+const started: [string, OxbowServer][] = [];
+
 async function startNode(name: string): Promise<OxbowServer> {
-  return startOxbow({ dataDir: join(work, name), args: nodeArgs(), env: { OXBOW_CLUSTER_LEASE_TTL_S: String(LEASE_TTL_S), OXBOW_CHECKPOINT_TRACE: '1' } });
+  const node = await startOxbow({ dataDir: join(work, name), args: nodeArgs(), env: { OXBOW_CLUSTER_LEASE_TTL_S: String(LEASE_TTL_S), OXBOW_CHECKPOINT_TRACE: '1' } });
+  started.push([name, node]);
+  return node;
 }
 
 /** A connected client, or the SQLSTATE and message the node refused the connection with. */
@@ -115,6 +120,25 @@ async function expectConsistent(client: pg.Client, acknowledged: ReadonlySet<num
 }
 
 describe('leader election on etcd and a warm standby', () => {
+  it('a node that cannot reach etcd does not start, and says why', async () => {
+    const server = createServer();
+    await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', () => resolveListen()));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
+    const started = Date.now();
+    const error = await startOxbow({
+      dataDir: join(work, 'unreachable'),
+      args: ['--cluster', `etcd://127.0.0.1:${port}`, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints-unreachable')).href],
+    }).then(
+      () => undefined,
+      (failure: unknown) => failure as Error,
+    );
+    expect(error?.message).toMatch(/exited before it was ready \(code 1/);
+    expect(error?.message).toContain(`oxbow: could not join the cluster at http://127.0.0.1:${port}`);
+    // Every etcd call has a deadline: the refusal comes in seconds, not at the test's timeout.
+    expect(Date.now() - started).toBeLessThan(30_000);
+  }, 60_000);
+
   it('fails over on SIGKILL with every acknowledged row, and the killed node rejoins as a standby', async () => {
     const nodes: Record<string, OxbowServer> = {};
     nodes['a'] = await startNode('a');
@@ -218,7 +242,8 @@ describe('leader election on etcd and a warm standby', () => {
       }
       expect(acknowledged.size).toBeGreaterThan(10);
       for (const ms of failoverMs) expect(ms).toBeLessThan(LEASE_TTL_S * 1000 + TAKEOVER_BOUND_MS);
-      process.stdout.write(`failover times (ms, kill to first write on the new leader): ${failoverMs.join(', ')}\n`);
+      process.stdout.write(`failover times (ms, kill to first write on the new leader): ${failoverMs.join(', ')}; ${acknowledged.size} rows acknowledged\n`);
+      if (process.env['OXBOW_HA_TRACE'] === '1') for (const [name, node] of started) process.stdout.write(`--- ${name}\n${node.stderr()}\n`);
     } finally {
       await leader.end().catch(() => undefined);
       for (const node of Object.values(nodes)) await node.stop().catch(() => undefined);
