@@ -5,7 +5,8 @@
 // node, either a warm standby (follows the checkpoints as they land) or a cold one
 // (OXBOW_CLUSTER_COLD_STANDBY=1: downloads the whole checkpoint when promoted). The leader is
 // killed with SIGKILL; the failover time is from the kill to the first successful INSERT on the
-// other node, and includes the lease TTL (OXBOW_CLUSTER_LEASE_TTL_S, 2 s here), so
+// other node (an INSERT under --durability remote returns once the new leader's first checkpoint
+// holds it; `kill_to_connect_ms` is the first accepted connection), and includes the lease TTL (OXBOW_CLUSTER_LEASE_TTL_S, 2 s here), so
 // `failover_ms - lease` is what the promotion itself took. Also reported: what the promoted node
 // downloaded at promotion and its own election-to-serving time (from its stderr line).
 // Rounds alternate warm and cold (A B A B), each with a fresh etcd and object store.
@@ -111,7 +112,11 @@ async function until<T>(what: string, timeoutMs: number, attempt: () => Promise<
 async function round(mode: 'warm' | 'cold'): Promise<void> {
   const etcd = await startEtcd();
   const work = mkdtempSync(join(tmpdir(), 'oxbow-bench-failover-'));
-  const s3rver = STORE === 's3' ? await startS3rver(join(work, 's3rver')) : undefined;
+  const s3rver = STORE === 's3' ? await startS3rver(join(work, 's3rver')).catch(async (error: unknown) => {
+    await etcd.stop();
+    rmSync(work, { recursive: true, force: true });
+    throw error;
+  }) : undefined;
   const checkpointUrl = s3rver === undefined ? pathToFileURL(join(work, 'checkpoints')).href : `s3://oxbow/${mode}-${Date.now()}`;
   const args = ['--cluster', etcd.url, '--checkpoint-url', checkpointUrl, '--durability', 'remote', '--checkpoint-interval-ms', '1000'];
   const storeEnv: Record<string, string> =
@@ -148,9 +153,11 @@ async function round(mode: 'warm' | 'cold'): Promise<void> {
     await leader.end();
     const killedAt = performance.now();
     await stopNode(leaderNode, 'SIGKILL');
+    let connectedMs: number | undefined;
     const client = await until('a write on the new leader', 300_000, async () => {
       const candidate = await connect(standbyNode.url);
       if (candidate === undefined) return undefined;
+      connectedMs ??= performance.now() - killedAt;
       try {
         await candidate.query(`insert into t values (${ROWS + 1}, 1, 'after the failover')`);
         return candidate;
@@ -166,6 +173,9 @@ async function round(mode: 'warm' | 'cold'): Promise<void> {
     const promoted = /(\d+) files and (\d+) bytes downloaded at promotion; (\d+) ms from election to serving/.exec(standbyNode.stderr());
     emit(`failover_ms_${mode}`, failoverMs, 'ms');
     emit(`failover_minus_lease_ms_${mode}`, failoverMs - LEASE_TTL_S * 1000, 'ms');
+    // The first connection the new leader accepted; the INSERT after it waits for the new leader's
+    // first checkpoint (--durability remote), which starts with the sweep of the store.
+    emit(`kill_to_connect_ms_${mode}`, connectedMs!, 'ms');
     if (promoted !== null) {
       emit(`promotion_download_mib_${mode}`, Number(promoted[2]) / 2 ** 20, 'MiB');
       emit(`election_to_serving_ms_${mode}`, Number(promoted[3]), 'ms');

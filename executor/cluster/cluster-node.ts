@@ -14,8 +14,9 @@
 // catalog are the checkpoint's, and sources rewind to its offsets (exactly once). Then it serves.
 //
 // Fencing: the leader's checkpoints complete only through a transaction that requires the leader
-// key to be held by its lease (ManifestGuard); a leader whose lease is lost, or who finds the
-// leader key no longer its own, calls `onFenced` at once (the server exits; restarted, it joins as
+// key to be held by its lease (ManifestGuard); a leader whose lease is lost, whose lease etcd has
+// not confirmed for nearly a TTL (the watchdog), or who finds the leader key no longer its own,
+// calls `onFenced` at once (the server exits; restarted, it joins as
 // a standby), so two leaders never both record checkpoints and a deposed one stops committing.
 
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -87,6 +88,7 @@ export class ClusterNode implements Engine {
   private lastError = '';
   private published = '';
   private promotion: Promise<void> | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly engineOptions: EngineOptions,
@@ -190,8 +192,23 @@ export class ClusterNode implements Engine {
     }
   }
 
+  /**
+   * A leader whose lease etcd has not confirmed for (nearly) a TTL may have lost it without being
+   * told yet (etcd unreachable, or this process stalled): it fences itself, since a standby may
+   * already lead. The keep-alives go every third of the TTL, so a healthy leader never gets close.
+   */
+  private startWatchdog(): void {
+    const marginMs = 250;
+    this.watchdog = setInterval(() => {
+      const silentMs = Date.now() - this.coordinator.renewedAt;
+      if (silentMs > this.coordinator.leaseTtlMs - marginMs) this.fence(`etcd has not confirmed its lease for ${silentMs} ms (the TTL is ${this.coordinator.leaseTtlMs} ms)`);
+    }, 100);
+    this.watchdog.unref();
+  }
+
   private async promote(): Promise<void> {
     const started = performance.now();
+    this.startWatchdog();
     this.role = 'leader';
     this.leaderAddress = this.address;
     this.state = 'promoting';
@@ -315,6 +332,7 @@ export class ClusterNode implements Engine {
     this.fenced = true;
     this.state = 'fenced';
     if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.watchdog !== undefined) clearInterval(this.watchdog);
     this.options.onFenced(`cluster node ${this.nodeId} is no longer the leader: ${reason}`);
   }
 
@@ -341,6 +359,7 @@ export class ClusterNode implements Engine {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.watchdog !== undefined) clearInterval(this.watchdog);
     await this.ticking?.catch(() => undefined);
     await this.promotion?.catch(() => undefined);
     try {

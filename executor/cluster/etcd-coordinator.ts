@@ -49,6 +49,7 @@ export class EtcdCoordinator {
   private readonly client: Etcd3;
   private lease: Lease | undefined;
   private leaseIdText: string | undefined;
+  private renewedAtMs = 0;
   /** Told once when the current lease is lost (its keepalives failed past the TTL, or it expired). */
   onLeaseLost: (error: Error) => void = () => undefined;
 
@@ -65,6 +66,18 @@ export class EtcdCoordinator {
     return this.leaseIdText;
   }
 
+  /**
+   * When etcd last confirmed the lease (its grant or a keep-alive answer, by this process's clock):
+   * the lease lives at most the TTL past it, whatever the client has noticed.
+   */
+  get renewedAt(): number {
+    return this.renewedAtMs;
+  }
+
+  get leaseTtlMs(): number {
+    return this.options.leaseTtlSeconds * 1000;
+  }
+
   /** Grants a new lease (the previous one, if any, is released). */
   async grantLease(): Promise<string> {
     this.lease?.release();
@@ -77,9 +90,14 @@ export class EtcdCoordinator {
       this.leaseIdText = undefined;
       this.onLeaseLost(error);
     });
+    lease.on('keepaliveSucceeded', () => {
+      if (this.lease === lease) this.renewedAtMs = Date.now();
+    });
     // An error of the grant itself is reported by grant() and by a 'lost' event; the event is ignored.
+    const requestedAt = Date.now();
     const id = await lease.grant();
     this.leaseIdText = id;
+    this.renewedAtMs = requestedAt;
     return id;
   }
 

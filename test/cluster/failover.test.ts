@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 
-const LEASE_TTL_S = 2;
+const LEASE_TTL_S = 3;
 /** Kill to the first successful write on the new leader, beyond the lease TTL. */
 const TAKEOVER_BOUND_MS = 20_000;
 
