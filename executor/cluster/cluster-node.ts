@@ -270,7 +270,10 @@ export class ClusterNode implements Engine {
         return true;
       },
     };
-    this.engine = await createEngine({ ...this.engineOptions, manifestGuard: guard, clusterNodes: () => this.rows() });
+    // A clean shutdown hands over everything committed: the last checkpoint, within half the
+    // shutdown bound (the other half is the loop's own, for a checkpoint already running).
+    const finalCheckpointWithinMs = Math.floor((this.engineOptions.shutdownTimeoutMs ?? 10_000) / 2);
+    this.engine = await createEngine({ ...this.engineOptions, manifestGuard: guard, clusterNodes: () => this.rows(), finalCheckpointWithinMs });
     this.state = 'serving';
     await this.publish(false);
     this.options.log(

@@ -58,6 +58,8 @@ export interface EngineOptions {
   readonly manifestGuard?: ManifestGuard;
   /** The cluster's nodes for oxbow_catalog.nodes (executor/cluster/). */
   readonly clusterNodes?: () => readonly ClusterNodeRow[];
+  /** close() takes a last checkpoint within this bound once the writers stopped (a cluster leader's clean handover). */
+  readonly finalCheckpointWithinMs?: number;
 }
 
 export async function createEngine(options: EngineOptions): Promise<Engine> {
@@ -124,5 +126,6 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     ...(options.shutdownTimeoutMs === undefined ? {} : { checkpointStopTimeoutMs: Math.floor(options.shutdownTimeoutMs / 2) }),
     ...(options.onCheckpointPhase === undefined ? {} : { onPhase: options.onCheckpointPhase }),
     ...(options.manifestGuard === undefined ? {} : { guard: options.manifestGuard }),
+    ...(options.finalCheckpointWithinMs === undefined ? {} : { finalCheckpointWithinMs: options.finalCheckpointWithinMs }),
   });
 }

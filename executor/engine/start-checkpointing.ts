@@ -38,6 +38,8 @@ export interface CheckpointingOptions {
   readonly onPhase?: (phase: string, epoch: bigint) => void;
   /** A cluster's fence on manifest writes (executor/cluster/). */
   readonly guard?: ManifestGuard;
+  /** close() takes a last checkpoint within this bound after the writers stop (a cluster leader's clean handover). */
+  readonly finalCheckpointWithinMs?: number;
 }
 
 let versionText: string | undefined;
@@ -111,8 +113,15 @@ export function startCheckpointing(options: CheckpointingOptions): Engine {
   loop.start();
   // The first checkpoint (and the sweep of what a crash left behind) happens right after start.
   loop.requestCheckpoint();
-  return new CheckpointedEngine(options.engine, options.store, loop, options.durability, async () => {
-    await loop.stop();
-    options.objectStore.close();
-  });
+  return new CheckpointedEngine(
+    options.engine,
+    options.store,
+    loop,
+    options.durability,
+    async () => {
+      await loop.stop();
+      options.objectStore.close();
+    },
+    options.finalCheckpointWithinMs,
+  );
 }
