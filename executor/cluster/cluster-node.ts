@@ -153,8 +153,9 @@ export class ClusterNode implements Engine {
           try {
             await this.promotion;
           } catch (error) {
-            // Leadership stays with this lease until it expires: the server exits, and a restart
-            // joins as a standby while another node takes over.
+            // The lease goes back first, so another node takes over without waiting for the TTL;
+            // the server exits, and a restart joins as a standby.
+            await this.coordinator.revoke().catch(() => undefined);
             this.fence(`its promotion failed: ${error instanceof Error ? error.message : String(error)}`);
             return;
           }
