@@ -146,6 +146,12 @@ describe('leader election on etcd and a warm standby', () => {
     let leader = await waitForLeader(nodes['a'], 30_000);
     await leader.query('create table t (id int primary key, v int)');
     await leader.query('create materialized view mv as select id % 7 as g, count(*) as n, sum(v) as total from t group by id % 7');
+    // A generator source through a view: after each failover it goes on from the checkpoint's
+    // offsets, every number once (no gap, no duplicate).
+    await leader.query(
+      "create source numbers (n int) with (connector = 'datagen', fields.n.kind = 'sequence', fields.n.start = '1', fields.n.end = '100000000', datagen.rows.per.second = '200')",
+    );
+    await leader.query('create materialized view sv as select count(*)::int8 as n, count(distinct n)::int8 as d, min(n)::int8 as lo, max(n)::int8 as hi from numbers');
     nodes['b'] = await startNode('b');
     const refused = await tryConnect(nodes['b']);
     expect(refused).toMatchObject({ code: '57P03' });
@@ -226,6 +232,21 @@ describe('leader election on etcd and a warm standby', () => {
         leader = client;
         leaderName = standbyName;
         await expectConsistent(leader, acknowledged, sent);
+        const sourced = async () => (await leader.query<{ n: string; d: string; lo: string; hi: string }>('select n, d, lo, hi from sv')).rows[0]!;
+        const afterFailover = await sourced();
+        expect(afterFailover.d).toBe(afterFailover.n);
+        expect(afterFailover.lo).toBe('1');
+        expect(afterFailover.hi).toBe(afterFailover.n);
+        // The source runs on the new leader.
+        const sourceDeadline = Date.now() + 20_000;
+        let later = await sourced();
+        while (BigInt(later.hi) <= BigInt(afterFailover.hi) && Date.now() < sourceDeadline) {
+          await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+          later = await sourced();
+        }
+        expect(BigInt(later.hi)).toBeGreaterThan(BigInt(afterFailover.hi));
+        expect(later.d).toBe(later.n);
+        expect(later.hi).toBe(later.n);
         // New writes work after the failover, and the view follows them.
         const extra = [nextId++, nextId++];
         for (const id of extra) sent.add(id);
