@@ -22,6 +22,8 @@ import { statusJson } from '../executor/metrics/status.js';
 import { DashboardSeries, dashboardData, dashboardJson } from '../executor/metrics/dashboard.js';
 import { DASHBOARD_HTML } from '../executor/metrics/dashboard-page.js';
 import { runRestore } from './restore.js';
+import { serveClusterNode } from './cluster.js';
+import { parseClusterUrl } from '../executor/cluster/etcd-coordinator.js';
 
 export interface CliConfig {
   readonly host: string;
@@ -41,6 +43,8 @@ export interface CliConfig {
   /** --tls-cert and --tls-key (and --tls-required): TLS on the wire protocol port; undefined: none. */
   readonly tls: TlsFiles | undefined;
   readonly parallelism: number;
+  /** --cluster etcd://HOST:PORT[,...]: the etcd client endpoints (http://HOST:PORT); undefined: a single node. */
+  readonly cluster: readonly string[] | undefined;
 }
 
 /** A bad command line: printed with a pointer to --help, exit code 2. */
@@ -130,6 +134,13 @@ const FLAGS: readonly FlagSpec[] = [
     switch: true,
   },
   { flag: '--metrics-port', env: 'OXBOW_METRICS_PORT', value: 'PORT', defaultText: 'off', meaning: 'serve Prometheus text format at http://HOST:PORT/metrics' },
+  {
+    flag: '--cluster',
+    env: 'OXBOW_CLUSTER',
+    value: 'etcd://HOST:PORT[,HOST:PORT...]',
+    defaultText: 'none',
+    meaning: 'join a cluster coordinated by etcd: one leader serves, the others are warm standbys that follow its checkpoints and take over when it dies; needs --checkpoint-url shared by every node',
+  },
 ];
 
 export function helpText(): string {
@@ -217,6 +228,18 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const metricsInput = raw('--metrics-port');
   const metricsPort = metricsInput === undefined || metricsInput.text === 'off' ? undefined : parsePort(metricsInput, 0);
   const tls = parseTls(raw('--tls-cert'), raw('--tls-key'), raw('--tls-required'));
+  const clusterInput = raw('--cluster');
+  let cluster: string[] | undefined;
+  if (clusterInput !== undefined) {
+    try {
+      cluster = parseClusterUrl(clusterInput.text);
+    } catch (error) {
+      throw new UsageError(`${clusterInput.source}: ${(error as Error).message}`);
+    }
+    if (raw('--checkpoint-url') === undefined) {
+      throw new UsageError(`${clusterInput.source} needs --checkpoint-url (or OXBOW_CHECKPOINT_URL): every node of a cluster restores from the same object store`);
+    }
+  }
   if (host === '') throw new UsageError('--host must not be empty');
   if (!isLoopback(host) && password === undefined) {
     throw new UsageError(
@@ -243,6 +266,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       shutdownTimeoutMs,
       tls,
       parallelism,
+      cluster,
     },
   };
 }
@@ -437,6 +461,10 @@ async function serve(config: CliConfig): Promise<void> {
     onCheckpointError: (error) => process.stderr.write(`oxbow: checkpoint failed: ${error instanceof Error ? error.message : String(error)}\n`),
     ...withParallelism(diagnostics(process.env), config.parallelism),
   };
+  if (config.cluster !== undefined) {
+    await serveClusterNode(config, engineOptions, tls, engineMetrics, process.env);
+    return;
+  }
   let engine: Engine;
   try {
     engine = await createEngine(engineOptions);
@@ -529,7 +557,7 @@ function abandonedWork(step: string, checkpoints: CheckpointMetrics): string {
  * from the engine's status API (executor/metrics/); the dashboard page at / with its data at
  * /api/dashboard (and the sample history alone at /api/series).
  */
-async function startMetrics(host: string, port: number, server: PgServer, engineMetrics: EngineMetrics): Promise<HttpServer> {
+export async function startMetrics(host: string, port: number, server: PgServer, engineMetrics: EngineMetrics): Promise<HttpServer> {
   // The dashboard's one-second samples, kept server-side so a fresh page shows the last minutes.
   const series = engineMetrics.status === undefined ? undefined : new DashboardSeries(engineMetrics.status);
   series?.start();

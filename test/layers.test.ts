@@ -3,7 +3,7 @@
 // pgwire sees only the engine facade (executor/engine/engine.ts); planner and storage never import
 // each other; storage never imports the SQL parser. bin/ is the composition root and may import all.
 // Inside executor/, folders import one way (executor/README.md):
-//   engine -> ddl -> metrics -> connectors -> stream -> system -> batch -> expr -> catalog
+//   cluster -> engine -> ddl -> metrics -> connectors -> stream -> system -> batch -> expr -> catalog
 // each folder importing only folders to its right, no file at executor/'s top level, and no cycle
 // between folders (strongly connected components of the folder graph).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -70,7 +70,7 @@ describe('layer rule', () => {
 });
 
 // Folders of executor/, top to bottom: each may import only the folders after it.
-const executorFolders = ['engine', 'ddl', 'metrics', 'connectors', 'stream', 'system', 'batch', 'expr', 'catalog'] as const;
+const executorFolders = ['cluster', 'engine', 'ddl', 'metrics', 'connectors', 'stream', 'system', 'batch', 'expr', 'catalog'] as const;
 const executorRoot = join(root, 'executor');
 
 /** The folder of executor/ a path is in ('' for a file at the top level). */

@@ -18,6 +18,8 @@ import { openEngine } from './open-engine.js';
 import type { SourceStatus } from '../connectors/source-status.js';
 import type { EngineTuning } from './engine-core.js';
 import type { ConnectorFaults } from '../connectors/connector-host.js';
+import type { ManifestGuard } from '../../storage/checkpoint/checkpointer.js';
+import type { ClusterNodeRow } from '../system/nodes-relation.js';
 
 export interface EngineOptions {
   readonly dataDir: string;
@@ -52,6 +54,12 @@ export interface EngineOptions {
   readonly faults?: ConnectorFaults;
   /** The server accepts TLS connections (--tls-cert): `SHOW ssl` is on. */
   readonly ssl?: boolean;
+  /** A cluster's fence on manifest writes (executor/cluster/): only the leader completes checkpoints. */
+  readonly manifestGuard?: ManifestGuard;
+  /** The cluster's nodes for oxbow_catalog.nodes (executor/cluster/). */
+  readonly clusterNodes?: () => readonly ClusterNodeRow[];
+  /** close() takes a last checkpoint within this bound once the writers stopped (a cluster leader's clean handover). */
+  readonly finalCheckpointWithinMs?: number;
 }
 
 export async function createEngine(options: EngineOptions): Promise<Engine> {
@@ -95,6 +103,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       ...(options.tuning === undefined ? {} : { tuning: options.tuning }),
       ...(options.faults === undefined ? {} : { faults: options.faults }),
       ...(options.ssl === undefined ? {} : { ssl: options.ssl }),
+      ...(options.clusterNodes === undefined ? {} : { clusterNodes: options.clusterNodes }),
     });
   } catch (error) {
     await store.close();
@@ -116,5 +125,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     onError: options.onCheckpointError,
     ...(options.shutdownTimeoutMs === undefined ? {} : { checkpointStopTimeoutMs: Math.floor(options.shutdownTimeoutMs / 2) }),
     ...(options.onCheckpointPhase === undefined ? {} : { onPhase: options.onCheckpointPhase }),
+    ...(options.manifestGuard === undefined ? {} : { guard: options.manifestGuard }),
+    ...(options.finalCheckpointWithinMs === undefined ? {} : { finalCheckpointWithinMs: options.finalCheckpointWithinMs }),
   });
 }

@@ -6,6 +6,7 @@
 
 import { RocksStateStore } from '../../storage/rocks-state-store.js';
 import { ParallelRuntime } from '../stream/parallel/parallel-runtime.js';
+import type { ClusterNodeRow } from '../system/nodes-relation.js';
 import { nextEpoch, type Epoch } from '../../sql/epoch.js';
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
 import type { StateStore } from '../../storage/state-table.js';
@@ -92,6 +93,8 @@ export interface EngineSettings {
   readonly faults?: ConnectorFaults;
   /** The server accepts TLS connections (--tls-cert): `SHOW ssl` is on. */
   readonly ssl?: boolean;
+  /** The cluster's nodes for oxbow_catalog.nodes (executor/cluster/); absent without --cluster. */
+  readonly clusterNodes?: () => readonly ClusterNodeRow[];
 }
 
 export type EngineTuning = ConnectorTuning & StreamTuning;

@@ -113,6 +113,8 @@ export class CheckpointedEngine implements Engine {
     private readonly loop: CheckpointLoop,
     private readonly durability: 'local' | 'remote',
     private readonly onClose: () => Promise<void>,
+    /** close() checkpoints the last committed epoch once the writers stopped (a cluster's clean handover), within this bound. */
+    private readonly finalCheckpointWithinMs?: number,
   ) {}
 
   openSession(parameters: StartupParameters, events: SessionEvents): Session {
@@ -134,6 +136,14 @@ export class CheckpointedEngine implements Engine {
    */
   async close(): Promise<void> {
     await this.inner.stopWriters?.();
+    if (this.finalCheckpointWithinMs !== undefined) {
+      this.checkpointStep = 'the last checkpoint before giving up leadership';
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((resolveBound) => (timer = setTimeout(resolveBound, this.finalCheckpointWithinMs)));
+      // A failure leaves the epochs since the last checkpoint on this node's disk only, as a crash would.
+      await Promise.race([this.loop.waitForEpoch(this.store.committedEpoch).catch(() => undefined), bound]);
+      clearTimeout(timer);
+    }
     this.checkpointStep = 'stopping checkpoints';
     await this.onClose();
     this.checkpointStep = undefined;

@@ -322,6 +322,7 @@ export class EngineSession implements Session {
       viewErrors: () => this.core.streams.errors.records(),
       backfills: () => this.core.streams.backfills.records(),
       checkpoints: this.core.settings.checkpointMetrics,
+      ...(this.core.settings.clusterNodes === undefined ? {} : { clusterNodes: this.core.settings.clusterNodes }),
       sourceStatus: this.core.sourceStatus,
       readableWindow: (relationId) => this.core.store.readableWindow(relationId),
       defaultRetentionMs: this.core.settings.timeTravelRetentionMs,

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CheckpointLoop } from '../../storage/checkpoint/checkpoint-loop.js';
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
-import { Checkpointer, type StateDescription } from '../../storage/checkpoint/checkpointer.js';
+import { Checkpointer, type ManifestGuard, type StateDescription } from '../../storage/checkpoint/checkpointer.js';
 import type { ObjectStore } from '../../storage/object-store/object-store.js';
 import type { RocksStateStore } from '../../storage/rocks-state-store.js';
 import type { Engine } from './engine.js';
@@ -36,6 +36,10 @@ export interface CheckpointingOptions {
   readonly checkpointStopTimeoutMs?: number;
   /** Each phase of each checkpoint as it starts (a crash test kills the server at chosen phases). */
   readonly onPhase?: (phase: string, epoch: bigint) => void;
+  /** A cluster's fence on manifest writes (executor/cluster/). */
+  readonly guard?: ManifestGuard;
+  /** close() takes a last checkpoint within this bound after the writers stop (a cluster leader's clean handover). */
+  readonly finalCheckpointWithinMs?: number;
 }
 
 let versionText: string | undefined;
@@ -98,6 +102,7 @@ export function startCheckpointing(options: CheckpointingOptions): Engine {
     keepLast: options.keepCheckpoints,
     keepWithinMs: options.keepWithinMs,
     ...(options.onPhase === undefined ? {} : { onPhase: options.onPhase }),
+    ...(options.guard === undefined ? {} : { guard: options.guard }),
   });
   const loop = new CheckpointLoop(checkpointer, {
     intervalMs: options.checkpointIntervalMs,
@@ -108,8 +113,15 @@ export function startCheckpointing(options: CheckpointingOptions): Engine {
   loop.start();
   // The first checkpoint (and the sweep of what a crash left behind) happens right after start.
   loop.requestCheckpoint();
-  return new CheckpointedEngine(options.engine, options.store, loop, options.durability, async () => {
-    await loop.stop();
-    options.objectStore.close();
-  });
+  return new CheckpointedEngine(
+    options.engine,
+    options.store,
+    loop,
+    options.durability,
+    async () => {
+      await loop.stop();
+      options.objectStore.close();
+    },
+    options.finalCheckpointWithinMs,
+  );
 }

@@ -7,6 +7,7 @@ import type { SessionObjects } from './session-cursors-relation.js';
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
 import type { ReadableWindow } from '../../storage/state-table.js';
 import type { BackfillRecord } from './backfill-progress.js';
+import type { ClusterNodeRow } from './nodes-relation.js';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import type { CatalogSnapshot } from '../catalog/catalog.js';
 import { formatTypeName } from '../catalog/type-names.js';
@@ -27,6 +28,8 @@ export interface SystemContext {
   readonly backfills?: () => readonly BackfillRecord[];
   /** Checkpoint and recovery figures (oxbow_catalog.checkpoints, oxbow_catalog.recovery); absent without checkpoints. */
   readonly checkpoints?: CheckpointMetrics;
+  /** The cluster's nodes (oxbow_catalog.nodes); absent without --cluster. */
+  readonly clusterNodes?: () => readonly ClusterNodeRow[];
   /** A table's or view's readable time-travel window (oxbow_catalog.time_travel). */
   readonly readableWindow?: (relationId: number) => ReadableWindow;
   /** The server's --time-travel-retention in milliseconds. */

@@ -15,8 +15,9 @@ import { timeTravelTable } from './time-travel-relation.js';
 import { subscriptionsTable } from './subscriptions-relation.js';
 import { viewErrorsTable } from './view-errors-relation.js';
 import { backfillProgressTable } from './backfill-progress-relation.js';
+import { nodesTable } from './nodes-relation.js';
 
-const ownTables: readonly SystemTable[] = [...pgCatalogTables, ...informationSchemaTables, viewErrorsTable, backfillProgressTable, checkpointsTable, recoveryTable, timeTravelTable, pgCursorsTable, pgPreparedStatementsTable, subscriptionsTable];
+const ownTables: readonly SystemTable[] = [...pgCatalogTables, ...informationSchemaTables, viewErrorsTable, backfillProgressTable, checkpointsTable, recoveryTable, nodesTable, timeTravelTable, pgCursorsTable, pgPreparedStatementsTable, subscriptionsTable];
 
 /**
  * The system relations of an engine: system's own and those the layers above provide (the

@@ -74,6 +74,21 @@ export interface CheckpointerOptions {
   readonly uploadConcurrency?: number;
   /** Told when a checkpoint enters each phase (a trace for operators and the crash test). */
   readonly onPhase?: (phase: CheckpointPhase, epoch: Epoch) => void;
+  /** A cluster's fence on manifest writes (executor/cluster/): only the leader completes checkpoints. */
+  readonly guard?: ManifestGuard;
+}
+
+/**
+ * Guards the manifest write: `check` runs before it (throws when this node may not write one),
+ * `commit` after it (records the epoch as the last complete checkpoint where the cluster reads it;
+ * throws when leadership was lost meanwhile, and the manifest just written is deleted again). A
+ * checkpoint is complete, and `lastEpoch` moves, only once `commit` resolved true. `commit`
+ * resolves false when the cluster refused the epoch (the manifest is deleted again) and throws when
+ * the outcome is unknown (the manifest stays: the cluster's record decides whether it counts).
+ */
+export interface ManifestGuard {
+  check(epoch: Epoch): Promise<void>;
+  commit(epoch: Epoch): Promise<boolean>;
 }
 
 /**
@@ -272,7 +287,12 @@ export class Checkpointer {
       };
       const encoded = encodeManifest(manifest);
       this.phase('manifest', epoch, startedAtMs);
+      await this.options.guard?.check(epoch);
       await this.options.objectStore.putBytes(manifestKey(epoch), encoded);
+      if (this.options.guard !== undefined && !(await this.options.guard.commit(epoch))) {
+        await this.options.objectStore.delete([manifestKey(epoch)]).catch(() => undefined);
+        throw new CheckpointError(`checkpoint at epoch ${epochText(epoch)} refused: this node is no longer the leader`);
+      }
       bytesUploaded += encoded.length;
       this.kept.set(epoch, manifest);
       this.lastEpochValue = epoch;

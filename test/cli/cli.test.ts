@@ -34,6 +34,7 @@ const FLAG_TABLE: [flag: string, env: string][] = [
   ['--tls-cert', 'OXBOW_TLS_CERT'],
   ['--tls-key', 'OXBOW_TLS_KEY'],
   ['--tls-required', 'OXBOW_TLS_REQUIRED'],
+  ['--cluster', 'OXBOW_CLUSTER'],
 ];
 
 describe('command line', () => {
@@ -89,6 +90,8 @@ describe('command line', () => {
       '--tls-required',
       '--parallelism',
       '2',
+      '--cluster',
+      'etcd://10.0.0.1:2379,etcd-2.internal:2379',
     ]);
     expect(parsed).toEqual({
       host: '::1',
@@ -107,6 +110,7 @@ describe('command line', () => {
       shutdownTimeoutMs: 3000,
       tls: { certFile: resolve('server.crt'), keyFile: '/etc/oxbow/server.key', required: true },
       parallelism: 2,
+      cluster: ['http://10.0.0.1:2379', 'http://etcd-2.internal:2379'],
     });
   });
 
@@ -130,6 +134,7 @@ describe('command line', () => {
       OXBOW_TLS_KEY: '/etc/oxbow/env.key',
       OXBOW_TLS_REQUIRED: 'true',
       OXBOW_PARALLELISM: '4',
+      OXBOW_CLUSTER: 'etcd://127.0.0.1:2379',
     };
     expect(config([], env)).toEqual({
       host: 'localhost',
@@ -148,10 +153,20 @@ describe('command line', () => {
       shutdownTimeoutMs: 20_000,
       tls: { certFile: '/etc/oxbow/env.crt', keyFile: '/etc/oxbow/env.key', required: true },
       parallelism: 4,
+      cluster: ['http://127.0.0.1:2379'],
     });
     expect(config(['--port', '7002'], env).port).toBe(7002);
     // The default checkpoint location follows the data directory.
     expect(config([], { OXBOW_DATA_DIR: '/tmp/d' }).checkpointUrl).toBe('file:///tmp/d/checkpoints');
+  });
+
+  it('takes --cluster as etcd://HOST:PORT[,...] with a shared --checkpoint-url', () => {
+    expect(config(['--cluster', 'etcd://[::1]:2379', '--checkpoint-url', 's3://b/p']).cluster).toEqual(['http://[::1]:2379']);
+    expect(() => config(['--cluster', 'http://127.0.0.1:2379', '--checkpoint-url', 's3://b/p'])).toThrow(/--cluster: "http:\/\/127.0.0.1:2379" is not a cluster URL; write etcd:\/\/HOST:PORT/);
+    expect(() => config(['--cluster', 'etcd://a:2379,b', '--checkpoint-url', 's3://b/p'])).toThrow(/"b" in "etcd:\/\/a:2379,b" is not HOST:PORT/);
+    expect(() => config(['--cluster', 'etcd://a:70000', '--checkpoint-url', 's3://b/p'])).toThrow(UsageError);
+    expect(() => config(['--cluster', 'etcd://a:2379'])).toThrow(/--cluster needs --checkpoint-url/);
+    expect(() => config([], { OXBOW_CLUSTER: 'etcd:/x' })).toThrow(/^OXBOW_CLUSTER: /);
   });
 
   it('takes the TLS files together, and --tls-required only with them', () => {

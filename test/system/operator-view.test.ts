@@ -101,9 +101,23 @@ afterAll(async () => {
 describe('oxbow_catalog system tables', () => {
   it('lists every oxbow_catalog table in information_schema.tables', async () => {
     const names = (await rows("SELECT table_name FROM information_schema.tables WHERE table_schema = 'oxbow_catalog' ORDER BY 1")).map((row) => row.table_name);
-    for (const name of ['checkpoints', 'dataflow', 'epochs', 'memory', 'objects', 'queries', 'recovery', 'sessions', 'source_errors', 'source_partitions', 'state_size', 'time_travel', 'view_errors']) {
+    for (const name of ['checkpoints', 'dataflow', 'epochs', 'memory', 'nodes', 'objects', 'queries', 'recovery', 'sessions', 'source_errors', 'source_partitions', 'state_size', 'time_travel', 'view_errors']) {
       expect(names).toContain(name);
     }
+  });
+
+  it('nodes: no rows on a server started without --cluster, the columns of a cluster node', async () => {
+    expect(await rows('SELECT * FROM oxbow_catalog.nodes')).toEqual([]);
+    const columns = await rows("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'oxbow_catalog' AND table_name = 'nodes' ORDER BY ordinal_position");
+    expect(columns.map((row) => [row.column_name, row.data_type])).toEqual([
+      ['node_id', 'text'],
+      ['address', 'text'],
+      ['role', 'text'],
+      ['state', 'text'],
+      ['checkpoint_epoch', 'bigint'],
+      ['lease_id', 'text'],
+      ['is_self', 'boolean'],
+    ]);
   });
 
   it('objects: every user object with its kind, definition and dependencies', async () => {

@@ -1,0 +1,377 @@
+// One node of a cluster (--cluster etcd://...): the Engine facade the wire protocol server serves,
+// whatever the node's role.
+//
+// A standby runs no engine: it registers under its lease, campaigns for leadership every
+// `pollIntervalMs`, and follows the checkpoints as the leader records them in etcd (downloads each
+// new manifest's new files into `<data-dir>/follow`, storage/checkpoint/follow.ts). Connections
+// get 57P03 naming the leader's address.
+//
+// When the leader's lease expires (it died, or lost etcd), a standby wins the campaign and is
+// promoted: it removes manifests newer than the checkpoint record in etcd (written by a leader that
+// died before recording them: no commit was acknowledged from them), brings its followed files to
+// that checkpoint (what landed since the last poll; a cold node downloads everything here), links
+// them into `<data-dir>/state` and opens the engine over it as on any start: tables, views and
+// catalog are the checkpoint's, and sources rewind to its offsets (exactly once). Then it serves.
+//
+// Fencing: the leader's checkpoints complete only through a transaction that requires the leader
+// key to be held by its lease (ManifestGuard); a leader whose lease is lost, whose lease etcd has
+// not confirmed for nearly a TTL (the watchdog), or who finds the leader key no longer its own,
+// calls `onFenced` at once (the server exits; restarted, it joins as
+// a standby), so two leaders never both record checkpoints and a deposed one stops committing.
+
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import type { Epoch } from '../../sql/epoch.js';
+import { CheckpointFollower } from '../../storage/checkpoint/follow.js';
+import type { ManifestGuard } from '../../storage/checkpoint/checkpointer.js';
+import { listCheckpointEpochs } from '../../storage/checkpoint/restore.js';
+import { manifestKey, ManifestError } from '../../storage/checkpoint/manifest.js';
+import { openObjectStore } from '../../storage/object-store/open-object-store.js';
+import { ObjectStoreError, type ObjectStore } from '../../storage/object-store/object-store.js';
+import { DEFAULT_OBJECT_STORE_TIMEOUT_MS, DEFAULT_RETRY_POLICY } from '../../storage/object-store/retry.js';
+import { createEngine, type EngineOptions } from '../engine/create-engine.js';
+import type { Engine, Session, SessionEvents, StartupParameters } from '../engine/engine.js';
+import type { ClusterNodeRow } from '../system/nodes-relation.js';
+import { EtcdCoordinator, type NodeRecord } from './etcd-coordinator.js';
+
+export interface ClusterOptions {
+  /** etcd client endpoints, `http://host:port` (etcd-coordinator.ts parses --cluster). */
+  readonly endpoints: readonly string[];
+  /** Lease TTL: a dead leader is replaced after about this long (default 5 s). */
+  readonly leaseTtlSeconds?: number;
+  /** Deadline of each etcd call (default 2 s). */
+  readonly callTimeoutMs?: number;
+  /** How often a standby campaigns and follows, and a leader checks its leadership (default 250 ms). */
+  readonly pollIntervalMs?: number;
+  /** A standby follows checkpoints as they land (default); false: a cold standby downloads all at promotion. */
+  readonly followCheckpoints?: boolean;
+  /** This node lost leadership while leading: it must stop at once (the server exits). */
+  readonly onFenced: (reason: string) => void;
+  /** Role changes and errors, one line each (the server writes them to stderr). */
+  readonly log: (line: string) => void;
+}
+
+const NODE_ID_FILE = 'cluster-node-id';
+
+/** The node's id, kept in `<data-dir>/cluster-node-id` so a restarted node keeps its name. */
+function loadNodeId(dataDir: string): string {
+  const path = join(dataDir, NODE_ID_FILE);
+  if (existsSync(path)) {
+    const text = readFileSync(path, 'utf8').trim();
+    if (/^[A-Za-z0-9_.-]{1,64}$/.test(text)) return text;
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const id = `node-${randomBytes(4).toString('hex')}`;
+  writeFileSync(path, id + '\n');
+  return id;
+}
+
+export class ClusterNode implements Engine {
+  readonly nodeId: string;
+  private readonly coordinator: EtcdCoordinator;
+  private readonly followStore: Promise<ObjectStore>;
+  private readonly follower: Promise<CheckpointFollower>;
+  private engine: Engine | undefined;
+  private role: 'leader' | 'standby' = 'standby';
+  private state = 'joining';
+  private address = '';
+  private leaderAddress: string | undefined;
+  private checkpointEpoch: Epoch | undefined;
+  private nodesCache: readonly NodeRecord[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private closed = false;
+  private fenced = false;
+  private lastError = '';
+  private published = '';
+  private promotion: Promise<void> | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly engineOptions: EngineOptions,
+    private readonly options: ClusterOptions,
+  ) {
+    this.nodeId = loadNodeId(engineOptions.dataDir);
+    this.coordinator = new EtcdCoordinator({
+      endpoints: options.endpoints,
+      leaseTtlSeconds: options.leaseTtlSeconds ?? 5,
+      callTimeoutMs: options.callTimeoutMs ?? 2000,
+    });
+    this.coordinator.onLeaseLost = (error) => this.leaseLost(error);
+    this.followStore = openObjectStore(engineOptions.checkpointUrl, {
+      retry: { ...DEFAULT_RETRY_POLICY, timeoutMs: engineOptions.objectStoreTimeoutMs ?? DEFAULT_OBJECT_STORE_TIMEOUT_MS },
+    });
+    this.follower = this.followStore.then((store) => new CheckpointFollower(store, join(engineOptions.dataDir, 'follow')));
+    // A failed open is reported where the store is used; this keeps it from being unhandled.
+    this.follower.catch(() => undefined);
+  }
+
+  /**
+   * Joins the cluster once the server listens at `address` (host:port): the lease, the node's
+   * record and a first campaign. Rejects when etcd cannot be reached (the server does not start).
+   */
+  async join(address: string): Promise<void> {
+    this.address = address;
+    await this.followStore;
+    await this.coordinator.grantLease();
+    this.state = 'following';
+    this.leaderAddress = (await this.coordinator.leader())?.address;
+    await this.publish(true);
+    this.options.log(`oxbow: cluster node ${this.nodeId} joined as a standby (lease ${this.leaseHex()})`);
+    this.schedule(0);
+  }
+
+  private leaseHex(): string {
+    const id = this.coordinator.leaseId;
+    return id === undefined ? '' : BigInt(id).toString(16);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.closed || this.fenced) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.ticking = this.tick().finally(() => {
+        this.ticking = undefined;
+        this.schedule(this.options.pollIntervalMs ?? 250);
+      });
+    }, delayMs);
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      if (this.coordinator.leaseId === undefined) {
+        // A standby whose lease was lost (etcd unreachable past the TTL) joins again.
+        await this.coordinator.grantLease();
+        this.published = '';
+      }
+      if (this.role === 'standby') {
+        if (await this.coordinator.campaign({ nodeId: this.nodeId, address: this.address })) {
+          this.promotion = this.promote();
+          try {
+            await this.promotion;
+          } catch (error) {
+            // The lease goes back first, so another node takes over without waiting for the TTL;
+            // the server exits, and a restart joins as a standby.
+            await this.coordinator.revoke().catch(() => undefined);
+            this.fence(`its promotion failed: ${error instanceof Error ? error.message : String(error)}`);
+            return;
+          }
+        } else {
+          this.leaderAddress = (await this.coordinator.leader())?.address;
+          if (this.options.followCheckpoints !== false) await this.followRecorded();
+        }
+      } else if (!(await this.coordinator.holdsLeadership())) {
+        this.fence('the leader key in etcd is no longer held by this node');
+        return;
+      }
+      this.nodesCache = await this.coordinator.nodes();
+      await this.publish(false);
+      this.lastError = '';
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (message !== this.lastError) this.options.log(`oxbow: cluster node ${this.nodeId}: ${message}`);
+      this.lastError = message;
+    }
+  }
+
+  /** Follows the checkpoint etcd records, when it moved. */
+  private async followRecorded(): Promise<void> {
+    const record = await this.coordinator.checkpoint();
+    if (record === undefined) return;
+    const epoch = BigInt(record.epoch);
+    const follower = await this.follower;
+    if (follower.followedEpoch === epoch) return;
+    try {
+      await follower.follow(epoch);
+      this.checkpointEpoch = epoch;
+    } catch (error) {
+      // Retention may delete a manifest's files while they are followed: the next record is followed instead.
+      if (!(error instanceof ManifestError || (error instanceof ObjectStoreError && (error.code === 'NotFound' || error.code === 'Corrupt')))) throw error;
+    }
+  }
+
+  /**
+   * A leader whose lease etcd has not confirmed for (nearly) a TTL may have lost it without being
+   * told yet (etcd unreachable, or this process stalled): it fences itself, since a standby may
+   * already lead. The keep-alives go every third of the TTL, so a healthy leader never gets close.
+   */
+  private startWatchdog(): void {
+    const marginMs = 250;
+    this.watchdog = setInterval(() => {
+      const silentMs = Date.now() - this.coordinator.renewedAt;
+      if (silentMs > this.coordinator.leaseTtlMs - marginMs) this.fence(`etcd has not confirmed its lease for ${silentMs} ms (the TTL is ${this.coordinator.leaseTtlMs} ms)`);
+    }, 100);
+    this.watchdog.unref();
+  }
+
+  private async promote(): Promise<void> {
+    const started = performance.now();
+    this.startWatchdog();
+    this.role = 'leader';
+    this.leaderAddress = this.address;
+    this.state = 'promoting';
+    await this.publish(false);
+    this.options.log(`oxbow: cluster node ${this.nodeId} won the election; restoring the last complete checkpoint`);
+    const store = await this.followStore;
+    const follower = await this.follower;
+    const record = await this.coordinator.checkpoint();
+    const epochs = await listCheckpointEpochs(store);
+    let candidates: Epoch[];
+    if (record === undefined) {
+      candidates = epochs;
+    } else {
+      const recorded = BigInt(record.epoch);
+      // Manifests past the record were written by a leader that died (or was deposed) before it
+      // recorded them: none of their commits was acknowledged under --durability remote.
+      const zombies = epochs.filter((epoch) => epoch > recorded);
+      if (zombies.length > 0) {
+        await store.delete(zombies.map((epoch) => manifestKey(epoch)));
+        this.options.log(`oxbow: cluster node ${this.nodeId} removed ${zombies.length} unrecorded checkpoint manifest(s) past epoch ${recorded}`);
+      }
+      candidates = epochs.filter((epoch) => epoch <= recorded);
+    }
+    const stateDir = join(this.engineOptions.dataDir, 'state');
+    let restored: Epoch | undefined;
+    let downloaded = { files: 0, bytes: 0 };
+    for (const epoch of candidates) {
+      try {
+        const result = await follower.follow(epoch);
+        downloaded = { files: result.filesDownloaded, bytes: result.bytesDownloaded };
+        restored = epoch;
+        break;
+      } catch (error) {
+        if (!(error instanceof ManifestError || (error instanceof ObjectStoreError && (error.code === 'NotFound' || error.code === 'Corrupt')))) throw error;
+        this.options.log(`oxbow: cluster node ${this.nodeId}: checkpoint ${epoch} cannot be restored (${(error as Error).message}); trying an older one`);
+      }
+    }
+    if (restored !== undefined) {
+      await follower.materialize(stateDir);
+      this.checkpointEpoch = restored;
+    } else if (record !== undefined) {
+      throw new SqlError(SqlState.dataCorrupted, `etcd records checkpoint ${record.epoch}, but no complete checkpoint at or before it is in ${store.location}`);
+    } else if (epochs.length === 0) {
+      // A cluster's first leader: a fresh state (or the local one, when this data directory has one).
+    }
+    store.close();
+    await rm(join(this.engineOptions.dataDir, 'follow'), { recursive: true, force: true });
+    const guard: ManifestGuard = {
+      check: async () => {
+        if (this.fenced || this.role !== 'leader' || !(await this.coordinator.holdsLeadership())) throw new Error('this node is no longer the leader');
+      },
+      commit: async (epoch) => {
+        const committed = await this.coordinator.commitCheckpoint({ epoch: epoch.toString(), nodeId: this.nodeId });
+        if (!committed) {
+          this.fence('etcd refused the checkpoint record: the leader key is held by another lease');
+          return false;
+        }
+        this.checkpointEpoch = epoch;
+        return true;
+      },
+    };
+    // A clean shutdown hands over everything committed: the last checkpoint, within half the
+    // shutdown bound (the other half is the loop's own, for a checkpoint already running).
+    const finalCheckpointWithinMs = Math.floor((this.engineOptions.shutdownTimeoutMs ?? 10_000) / 2);
+    this.engine = await createEngine({ ...this.engineOptions, manifestGuard: guard, clusterNodes: () => this.rows(), finalCheckpointWithinMs });
+    this.state = 'serving';
+    await this.publish(false);
+    this.options.log(
+      `oxbow: cluster node ${this.nodeId} is the leader (checkpoint ${restored ?? 'none'} restored, ${downloaded.files} files and ${downloaded.bytes} bytes downloaded at promotion; ${Math.round(performance.now() - started)} ms from election to serving)`,
+    );
+  }
+
+  /** Writes the node's record when it changed (or always, with `force`). */
+  private async publish(force: boolean): Promise<void> {
+    const record: NodeRecord = {
+      nodeId: this.nodeId,
+      address: this.address,
+      role: this.role,
+      state: this.state,
+      checkpointEpoch: this.checkpointEpoch === undefined ? null : this.checkpointEpoch.toString(),
+      leaseId: this.leaseHex(),
+    };
+    const text = JSON.stringify(record);
+    if (!force && text === this.published) return;
+    await this.coordinator.putNode(record);
+    this.published = text;
+  }
+
+  private rows(): ClusterNodeRow[] {
+    const byId = new Map(this.nodesCache.map((record) => [record.nodeId, record]));
+    // This node's own row is always current, whatever the last read of etcd said.
+    byId.set(this.nodeId, {
+      nodeId: this.nodeId,
+      address: this.address,
+      role: this.role,
+      state: this.state,
+      checkpointEpoch: this.checkpointEpoch === undefined ? null : this.checkpointEpoch.toString(),
+      leaseId: this.leaseHex(),
+    });
+    return [...byId.values()]
+      .sort((left, right) => (left.nodeId < right.nodeId ? -1 : left.nodeId > right.nodeId ? 1 : 0))
+      .map((record) => ({
+        nodeId: record.nodeId,
+        address: record.address,
+        role: record.role,
+        state: record.state,
+        checkpointEpoch: record.checkpointEpoch === null ? null : BigInt(record.checkpointEpoch),
+        leaseId: record.leaseId,
+        self: record.nodeId === this.nodeId,
+      }));
+  }
+
+  private leaseLost(error: Error): void {
+    if (this.closed) return;
+    if (this.role === 'leader') {
+      this.fence(`its etcd lease was lost (${error.message})`);
+    } else {
+      this.options.log(`oxbow: cluster node ${this.nodeId} lost its etcd lease (${error.message}); joining again`);
+    }
+  }
+
+  private fence(reason: string): void {
+    if (this.fenced) return;
+    this.fenced = true;
+    this.state = 'fenced';
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.watchdog !== undefined) clearInterval(this.watchdog);
+    this.options.onFenced(`cluster node ${this.nodeId} is no longer the leader: ${reason}`);
+  }
+
+  openSession(parameters: StartupParameters, events: SessionEvents): Session {
+    if (this.engine !== undefined && !this.fenced) return this.engine.openSession(parameters, events);
+    if (this.closed) throw new SqlError(SqlState.adminShutdown, 'the server is shutting down');
+    const leader = this.leaderAddress !== undefined && this.leaderAddress !== this.address ? this.leaderAddress : undefined;
+    throw new SqlError(
+      SqlState.cannotConnectNow,
+      this.role === 'leader' ? 'this node is becoming the leader; try again in a moment' : `this node is a standby; the leader is at ${leader ?? 'an address not known yet'}`,
+      { hint: leader === undefined ? 'connect to the leader (oxbow_catalog.nodes on any leader lists the nodes)' : `connect to ${leader}` },
+    );
+  }
+
+  findSession(processId: number, secretKey: number): Session | undefined {
+    return this.engine?.findSession(processId, secretKey);
+  }
+
+  get closingStep(): string | undefined {
+    return this.engine?.closingStep;
+  }
+
+  /** Stops campaigning, closes the engine (leader), then gives the lease back so a standby takes over at once. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.watchdog !== undefined) clearInterval(this.watchdog);
+    await this.ticking?.catch(() => undefined);
+    await this.promotion?.catch(() => undefined);
+    try {
+      await this.engine?.close();
+    } finally {
+      if (!this.fenced) await this.coordinator.revoke().catch(() => undefined);
+      this.coordinator.close();
+      (await this.followStore.catch(() => undefined))?.close();
+    }
+  }
+}

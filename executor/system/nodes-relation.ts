@@ -1,0 +1,33 @@
+// oxbow_catalog.nodes: the nodes of a cluster (--cluster etcd://...), as the node serving the
+// statement last read them from etcd (executor/cluster/ keeps the list fresh): node id, address,
+// role (leader or standby), state, the epoch of the last checkpoint it wrote (leader) or followed
+// (standby), and its etcd lease. Empty on a server started without --cluster.
+
+import type { Row } from '../../sql/value.js';
+import type { SystemTable } from './pg-catalog.js';
+import { systemRelation } from './system-columns.js';
+
+/** Next to checkpoints (13240) and recovery (13241). */
+export const NODES_RELATION_ID = 13242;
+
+/** One node as it registered itself in etcd. */
+export interface ClusterNodeRow {
+  readonly nodeId: string;
+  /** host:port of its PostgreSQL wire protocol port. */
+  readonly address: string;
+  readonly role: 'leader' | 'standby';
+  /** What it is doing: 'following', 'promoting', 'serving', ... */
+  readonly state: string;
+  /** Epoch of the last complete checkpoint it wrote (leader) or followed (standby); null: none yet. */
+  readonly checkpointEpoch: bigint | null;
+  /** Its etcd lease, in hexadecimal as etcdctl prints it. */
+  readonly leaseId: string;
+  /** Whether this row is the node serving the statement. */
+  readonly self: boolean;
+}
+
+export const nodesTable: SystemTable = {
+  def: systemRelation(NODES_RELATION_ID, 'oxbow_catalog', 'nodes', ['node_id:text', 'address:text', 'role:text', 'state:text', 'checkpoint_epoch:int8', 'lease_id:text', 'is_self:bool']),
+  rows: (context) =>
+    (context.clusterNodes?.() ?? []).map((node): Row => [node.nodeId, node.address, node.role, node.state, node.checkpointEpoch, node.leaseId, node.self]),
+};

@@ -1,0 +1,140 @@
+// Follows checkpoints as they land, for a warm standby: each new manifest's files that are not
+// here yet are downloaded into a local folder (`<dir>/<remote key>`, verified against the
+// manifest's size and SHA-256), so following costs what the checkpointer uploaded since the last
+// manifest, not the whole state. Files no longer named by the followed manifest are removed.
+// `materialize()` turns the followed checkpoint into a RocksDB state directory without touching the
+// object store: SST and blob files are hard-linked (immutable, and RocksDB only ever unlinks
+// them), the small files (MANIFEST, CURRENT, OPTIONS, WAL, which RocksDB appends to) are copied,
+// with a fresh identity that records the remote origin of each shared file (restore.ts does the
+// same after a download), so the next checkpoint does not upload them again.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { copyFile, link, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import type { Epoch } from '../../sql/epoch.js';
+import type { ObjectStore } from '../object-store/object-store.js';
+import { newIncarnation, writeIdentity } from './local-identity.js';
+import { decodeManifest, encodeManifest, isSharedDataFile, manifestKey, ManifestError, type CheckpointManifest, type ManifestFile } from './manifest.js';
+import { forEachConcurrently } from './parallel.js';
+
+const FOLLOWED_FILE = 'followed.json';
+
+export interface FollowResult {
+  readonly epoch: Epoch;
+  readonly filesDownloaded: number;
+  readonly bytesDownloaded: number;
+}
+
+export class CheckpointFollower {
+  private followedManifest: CheckpointManifest | undefined;
+  /** Remote keys whose verified copy is in the folder. */
+  private readonly present = new Set<string>();
+  private loaded = false;
+
+  constructor(
+    private readonly objectStore: ObjectStore,
+    /** The folder the followed files live in (created when missing). */
+    private readonly dir: string,
+    private readonly downloadConcurrency = 4,
+  ) {}
+
+  /** The checkpoint whose every file is here, or undefined before the first follow. */
+  get followed(): CheckpointManifest | undefined {
+    return this.followedManifest;
+  }
+
+  get followedEpoch(): Epoch | undefined {
+    return this.followedManifest === undefined ? undefined : BigInt(this.followedManifest.epoch);
+  }
+
+  /** Reads what an earlier run of this node followed (a restart keeps its warm files). */
+  private async load(): Promise<void> {
+    if (this.loaded) return;
+    this.loaded = true;
+    await mkdir(this.dir, { recursive: true });
+    const path = join(this.dir, FOLLOWED_FILE);
+    if (existsSync(path)) {
+      try {
+        const bytes = readFileSync(path);
+        const parsed = JSON.parse(bytes.toString('utf8')) as { manifest: { epoch: string } };
+        this.followedManifest = decodeManifest(manifestKey(BigInt(parsed.manifest.epoch)), bytes);
+      } catch {
+        this.followedManifest = undefined;
+      }
+    }
+    // Only files the followed manifest names count as present (a half-written download is not).
+    const named = new Set((this.followedManifest?.files ?? []).map((file) => file.key));
+    for (const entry of await readdir(this.dir, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile()) continue;
+      const key = relative(this.dir, join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name)).split(sep).join('/');
+      if (named.has(key)) this.present.add(key);
+    }
+    if (this.followedManifest !== undefined && this.followedManifest.files.some((file) => !this.present.has(file.key))) this.followedManifest = undefined;
+  }
+
+  /**
+   * Brings the folder to the checkpoint at `epoch`: downloads the files of its manifest not here
+   * yet, then forgets the files it does not name. A failure leaves the previously followed
+   * checkpoint whole (its files are removed only after the new one is complete).
+   */
+  async follow(epoch: Epoch): Promise<FollowResult> {
+    await this.load();
+    if (this.followedEpoch === epoch) return { epoch, filesDownloaded: 0, bytesDownloaded: 0 };
+    const key = manifestKey(epoch);
+    const manifest = decodeManifest(key, await this.objectStore.getBytes(key));
+    let filesDownloaded = 0;
+    let bytesDownloaded = 0;
+    const missing = manifest.files.filter((file) => !this.present.has(file.key));
+    await forEachConcurrently(missing, this.downloadConcurrency, async (file) => {
+      if (file.name.includes('/') || file.name.startsWith('.')) throw new ManifestError(`manifest names an invalid file "${file.name}"`);
+      const path = this.pathOf(file);
+      await mkdir(dirname(path), { recursive: true });
+      await this.objectStore.getFile(file.key, path, { sizeBytes: file.sizeBytes, sha256: file.sha256 });
+      this.present.add(file.key);
+      filesDownloaded++;
+      bytesDownloaded += file.sizeBytes;
+    });
+    await writeFile(join(this.dir, `${FOLLOWED_FILE}.tmp`), encodeManifest(manifest));
+    await rename(join(this.dir, `${FOLLOWED_FILE}.tmp`), join(this.dir, FOLLOWED_FILE));
+    this.followedManifest = manifest;
+    const named = new Set(manifest.files.map((file) => file.key));
+    for (const key of [...this.present]) {
+      if (named.has(key)) continue;
+      this.present.delete(key);
+      await rm(join(this.dir, ...key.split('/')), { force: true });
+    }
+    return { epoch, filesDownloaded, bytesDownloaded };
+  }
+
+  /**
+   * Replaces `stateDir` with the followed checkpoint (staged in `<stateDir>.restoring`, renamed
+   * into place when whole). Returns the manifest, or undefined when nothing was followed.
+   */
+  async materialize(stateDir: string): Promise<CheckpointManifest | undefined> {
+    await this.load();
+    const manifest = this.followedManifest;
+    if (manifest === undefined) return undefined;
+    const staging = `${stateDir}.restoring`;
+    await rm(staging, { recursive: true, force: true });
+    await mkdir(staging, { recursive: true });
+    const restoredFiles: Record<string, ManifestFile> = {};
+    for (const file of manifest.files) {
+      const target = join(staging, file.name);
+      if (isSharedDataFile(file.name)) {
+        await link(this.pathOf(file), target);
+        restoredFiles[file.name] = file;
+      } else {
+        await copyFile(this.pathOf(file), target);
+      }
+    }
+    writeIdentity(staging, { incarnation: newIncarnation(), restoredFiles });
+    await rm(stateDir, { recursive: true, force: true });
+    await rename(staging, stateDir);
+    return manifest;
+  }
+
+  private pathOf(file: ManifestFile): string {
+    if (file.key.split('/').some((part) => part === '..' || part === '')) throw new ManifestError(`manifest names an invalid key "${file.key}"`);
+    return join(this.dir, ...file.key.split('/'));
+  }
+}

@@ -1,0 +1,164 @@
+// Following checkpoints for a warm standby (storage/checkpoint/follow.ts) and the manifest guard
+// of a cluster's leader (checkpointer.ts), over real RocksDB and the folder object store:
+// - following a newer checkpoint downloads exactly the files its manifest names that the
+//   previous one did not (what the checkpointer uploaded in between), and forgets the rest;
+// - the followed checkpoint, materialized into a state directory, opens with exactly the
+//   checkpointed rows and epoch, and a checkpointer on it uploads no restored file again;
+// - a refused guard leaves no manifest and no complete checkpoint; a guard that fails before the
+//   write leaves none either.
+
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { epochFromMillis, type Epoch } from '../../sql/epoch.js';
+import { type } from '../../sql/types.js';
+import type { Row } from '../../sql/value.js';
+import { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
+import { Checkpointer, type ManifestGuard } from '../../storage/checkpoint/checkpointer.js';
+import { CheckpointFollower } from '../../storage/checkpoint/follow.js';
+import { decodeManifest, manifestKey } from '../../storage/checkpoint/manifest.js';
+import { listCheckpointEpochs } from '../../storage/checkpoint/restore.js';
+import { FileObjectStore } from '../../storage/object-store/file-object-store.js';
+import { openRocksStateStore } from '../../storage/rocks-state-store.js';
+import type { StateTableSchema } from '../../storage/state-table.js';
+import { committedRows } from './support/committed-rows.js';
+
+const schema: StateTableSchema = { tableId: 20000, columnTypes: [type('int4'), type('text')], primaryKey: [0] };
+const work = mkdtempSync(join(tmpdir(), 'oxbow-follow-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function leader(name: string, guard?: ManifestGuard) {
+  const dir = join(work, name);
+  const stateDir = join(dir, 'state');
+  const store = openRocksStateStore({ dir: stateDir, memoryLimitBytes: 0, rocksdb: { writeBufferBytes: 1 << 20 } });
+  const remote = new FileObjectStore(join(dir, 'remote'));
+  const model = new Map<number, string>();
+  let clockMs = Date.now();
+  const checkpointer = Checkpointer.open({
+    store,
+    stateDir,
+    stagingDir: join(dir, 'staging'),
+    objectStore: remote,
+    metrics: new CheckpointMetrics(),
+    oxbowVersion: 'test',
+    describe: () => ({ catalogVersion: 'v1', sourceOffsets: {} }),
+    keepLast: 3,
+    keepWithinMs: 0,
+    ...(guard === undefined ? {} : { guard }),
+  });
+  return {
+    dir,
+    store,
+    remote,
+    checkpointer,
+    model,
+    write(from: number, to: number, tag: string): Epoch {
+      const table = store.table(schema);
+      for (let key = from; key < to; key++) {
+        const value = `${tag}-${key}-${'x'.repeat(100)}`;
+        table.insert([key, value]);
+        model.set(key, value);
+      }
+      clockMs += 1000;
+      const epoch = epochFromMillis(clockMs);
+      store.commit(epoch);
+      return epoch;
+    },
+  };
+}
+
+const sorted = (model: Map<number, string>): Row[] => [...model.entries()].sort((left, right) => left[0] - right[0]).map(([key, value]) => [key, value]);
+
+describe('following checkpoints', () => {
+  it('downloads only the new files of each manifest and materializes the checkpoint exactly', async () => {
+    const node = leader('a');
+    node.write(0, 20_000, 'a');
+    const first = (await node.checkpointer.checkpoint())!.epoch;
+    const atFirst = sorted(node.model);
+    const follower = new CheckpointFollower(node.remote, join(node.dir, 'follow'));
+    const firstManifest = decodeManifest(manifestKey(first), await node.remote.getBytes(manifestKey(first)));
+    const followedFirst = await follower.follow(first);
+    expect(followedFirst.filesDownloaded).toBe(firstManifest.files.length);
+    expect(followedFirst.bytesDownloaded).toBe(firstManifest.totalBytes);
+
+    node.write(0, 200, 'b');
+    const second = (await node.checkpointer.checkpoint())!.epoch;
+    const secondManifest = decodeManifest(manifestKey(second), await node.remote.getBytes(manifestKey(second)));
+    const firstKeys = new Set(firstManifest.files.map((file) => file.key));
+    const fresh = secondManifest.files.filter((file) => !firstKeys.has(file.key));
+    const followedSecond = await follower.follow(second);
+    expect(followedSecond.filesDownloaded).toBe(fresh.length);
+    expect(followedSecond.bytesDownloaded).toBe(fresh.reduce((sum, file) => sum + file.sizeBytes, 0));
+    expect(followedSecond.bytesDownloaded).toBeLessThan(secondManifest.totalBytes / 2);
+    // Files only the first checkpoint named are gone from the folder; following again is free.
+    for (const file of firstManifest.files) if (!secondManifest.files.some((other) => other.key === file.key)) expect(existsSync(join(node.dir, 'follow', ...file.key.split('/')))).toBe(false);
+    expect((await follower.follow(second)).filesDownloaded).toBe(0);
+    await node.store.close();
+
+    // A restarted follower reads what it followed from its folder.
+    const restarted = new CheckpointFollower(node.remote, join(node.dir, 'follow'));
+    const stateDir = join(work, 'promoted', 'state');
+    const manifest = await restarted.materialize(stateDir);
+    expect(manifest?.epoch).toBe(second.toString());
+    const restored = await committedRows(stateDir, schema);
+    expect(restored.epoch).toBe(second);
+    expect(restored.rows).toEqual(sorted(node.model));
+    expect(restored.rows).not.toEqual(atFirst);
+
+    // The promoted directory's checkpoints name the followed files, not copies of them.
+    const promoted = openRocksStateStore({ dir: stateDir, memoryLimitBytes: 0 });
+    const checkpointer = Checkpointer.open({
+      store: promoted,
+      stateDir,
+      stagingDir: join(work, 'promoted', 'staging'),
+      objectStore: node.remote,
+      metrics: new CheckpointMetrics(),
+      oxbowVersion: 'test',
+      describe: () => ({ catalogVersion: 'v1', sourceOffsets: {} }),
+      keepLast: 3,
+      keepWithinMs: 0,
+    });
+    const table = promoted.table(schema);
+    table.insert([1, 'after promotion']);
+    promoted.commit(epochFromMillis(Date.now() + 60_000));
+    const record = (await checkpointer.checkpoint())!;
+    expect(record.bytesUploaded).toBeLessThan(secondManifest.totalBytes / 2);
+    await promoted.close();
+  });
+
+  it('a refused guard leaves no manifest and no complete checkpoint', async () => {
+    let allow = true;
+    const committed: Epoch[] = [];
+    const node = leader('b', {
+      check: async () => undefined,
+      commit: async (epoch) => {
+        if (allow) committed.push(epoch);
+        return allow;
+      },
+    });
+    node.write(0, 1000, 'a');
+    const first = (await node.checkpointer.checkpoint())!.epoch;
+    expect(committed).toEqual([first]);
+    allow = false;
+    node.write(0, 10, 'b');
+    await expect(node.checkpointer.checkpoint()).rejects.toThrow(/refused: this node is no longer the leader/);
+    expect(node.checkpointer.lastEpoch).toBe(first);
+    expect(await listCheckpointEpochs(node.remote)).toEqual([first]);
+    await node.store.close();
+  });
+
+  it('a guard that fails its check writes no manifest', async () => {
+    const node = leader('c', {
+      check: async () => {
+        throw new Error('this node is no longer the leader');
+      },
+      commit: async () => true,
+    });
+    node.write(0, 1000, 'a');
+    await expect(node.checkpointer.checkpoint()).rejects.toThrow(/no longer the leader/);
+    expect(await listCheckpointEpochs(node.remote)).toEqual([]);
+    expect(node.checkpointer.lastEpoch).toBe(0n);
+    await node.store.close();
+  });
+});
