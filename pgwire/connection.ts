@@ -1,6 +1,6 @@
 // One client connection, from the first byte to the close: the startup packet (SSLRequest and
-// GSSENCRequest answered 'N', CancelRequest forwarded to the engine), authentication (trust, or
-// SCRAM-SHA-256 when a password is configured), the session's ParameterStatus/BackendKeyData, and
+// GSSENCRequest answered 'N', CancelRequest forwarded to the engine), authentication (auth.ts:
+// trust, or SCRAM-SHA-256 for a role with a password), the session's ParameterStatus/BackendKeyData, and
 // then the message loop that dispatches to the simple query, extended query and COPY handlers.
 //
 // Messages are processed strictly one at a time in arrival order (pipelined clients send many
@@ -16,7 +16,8 @@ import type { Socket } from 'node:net';
 import type { Engine, Notice, Session, SessionEvents } from '../executor/engine/engine.js';
 import { SqlError, SqlState, toSqlError, type SqlStateCode } from '../sql/errors.js';
 import type { EvalContext } from '../sql/functions.js';
-import { writeAuthenticationOk, writeAuthenticationSasl, writeAuthenticationSaslContinue, writeAuthenticationSaslFinal } from './backend/authentication.js';
+import { writeAuthenticationOk } from './backend/authentication.js';
+import { authenticate } from './auth.js';
 import { writeBackendKeyData } from './backend/backend-key-data.js';
 import { writeErrorResponse, writeNoticeResponse, type ReportFields } from './backend/error-response.js';
 import { writeNegotiateProtocolVersion } from './backend/negotiate-protocol-version.js';
@@ -26,10 +27,9 @@ import { ExtendedQuery } from './extended-query.js';
 import { FrameError, MessageFramer, type Frame } from './framer.js';
 import { readQuery } from './frontend/query.js';
 import { SynchronizationLost, synchronizationLostFatal } from './results.js';
-import { readSaslInitialResponse } from './frontend/sasl-response.js';
 import { readStartupPacket } from './frontend/startup.js';
 import { MessageWriter } from './message-writer.js';
-import { SCRAM_MECHANISM, ScramExchange, type ScramVerifier } from './scram.js';
+import type { ScramVerifier } from './scram.js';
 import { settingDurationMs } from './setting-duration.js';
 import { simpleQuery } from './simple-query.js';
 import { evalContextOf } from './value-codec.js';
@@ -47,7 +47,7 @@ const IDLE_IN_TRANSACTION_TIMEOUT = '25P03' as SqlStateCode;
 
 export interface ConnectionSettings {
   readonly engine: Engine;
-  /** Set when a password is configured: SCRAM-SHA-256 for user `oxbow`. */
+  /** Set when the server has a --password: SCRAM-SHA-256 for `user` (auth.ts). */
   readonly verifier: ScramVerifier | undefined;
   readonly maxMessageBytes: number;
   /** Startup and authentication must finish within this time (PostgreSQL's authentication_timeout). */
@@ -300,7 +300,7 @@ export class Connection implements Wire {
       throw new SqlError(SqlState.invalidAuthorizationSpecification, 'no PostgreSQL user name specified in startup packet', { severity: 'FATAL' });
     }
     const database = parameters.get('database') || user;
-    await this.authenticate(user);
+    await authenticate(this, user, this.settings);
     // As PostgreSQL: AuthenticationOk comes first, then the session is set up (an unknown database
     // or setting is a FATAL error after it).
     writeAuthenticationOk(this.writer);
@@ -330,30 +330,6 @@ export class Connection implements Wire {
     writeReadyForQuery(this.writer, session.transactionStatus());
     this.flush();
     return true;
-  }
-
-  private async authenticate(user: string): Promise<void> {
-    const verifier = this.settings.verifier;
-    if (verifier === undefined) return; // trust (the CLI only allows this on loopback)
-    writeAuthenticationSasl(this.writer, [SCRAM_MECHANISM]);
-    this.flush();
-    const exchange = new ScramExchange(verifier, user);
-    const first = await this.nextFrame();
-    if (first.type !== 'p') throw expectedPassword(first.type);
-    const initial = readSaslInitialResponse(first.payload);
-    if (initial.mechanism !== SCRAM_MECHANISM) {
-      throw new SqlError(SqlState.protocolViolation, 'client selected an invalid SASL authentication mechanism', { severity: 'FATAL' });
-    }
-    writeAuthenticationSaslContinue(this.writer, exchange.clientFirst(initial.data.toString('utf8')));
-    this.flush();
-    const final = await this.nextFrame();
-    if (final.type !== 'p') throw expectedPassword(final.type);
-    const serverFinal = exchange.clientFinal(final.payload.toString('utf8'));
-    if (user !== this.settings.user) {
-      // The proof was right but for a user that has no password login: same answer as a wrong one.
-      throw new SqlError(SqlState.invalidPassword, `password authentication failed for user "${user}"`, { severity: 'FATAL' });
-    }
-    writeAuthenticationSaslFinal(this.writer, serverFinal);
   }
 
   private notice(notice: Notice): void {
@@ -469,6 +445,3 @@ function asFatal(error: unknown): SqlError {
   return new SqlError(sqlError.code, sqlError.message, { detail: sqlError.detail, hint: sqlError.hint, context: sqlError.context, severity: 'FATAL', cause: error });
 }
 
-function expectedPassword(type: string): SqlError {
-  return new SqlError(SqlState.protocolViolation, `expected SASL response, got message type ${type.charCodeAt(0)}`, { severity: 'FATAL' });
-}

@@ -36,7 +36,9 @@ import type {
   StartupParameters,
   TransactionStatus,
 } from './engine.js';
-import type { CatalogSnapshot } from '../catalog/catalog.js';
+import { BOOTSTRAP_ROLE_ID, type CatalogSnapshot } from '../catalog/catalog.js';
+import { isMemberOf } from '../catalog/privileges.js';
+import { checkStatementPrivileges } from './privilege-check.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { EngineCore } from './engine-core.js';
 import { SessionSettings } from './settings.js';
@@ -101,6 +103,8 @@ export class EngineSession implements Session {
   private settledWaiters: (() => void)[] = [];
   readonly user: string;
   readonly database: string;
+  /** The session user's role (`session_user`), fixed at startup. */
+  readonly sessionRoleId: number;
   /** pg_stat_activity: when the session started, the statement running or last run, since when. */
   private readonly backendStartMillis = Date.now();
   private readonly clientAddress: string | null;
@@ -129,6 +133,8 @@ export class EngineSession implements Session {
   ) {
     this.user = parameters.user;
     this.database = parameters.database;
+    const sessionRole = core.catalog.snapshot.role(parameters.user);
+    this.sessionRoleId = sessionRole?.id ?? BOOTSTRAP_ROLE_ID;
     this.clientAddress = parameters.clientAddress ?? null;
     this.clientPort = parameters.clientPort ?? null;
     // Startup values reach the client in the initial ParameterStatus messages (reportedParameters),
@@ -138,9 +144,10 @@ export class EngineSession implements Session {
       (name, value) => {
         if (started) this.events.parameterStatus(name, value);
       },
-      { session_authorization: parameters.user },
+      { session_authorization: parameters.user, is_superuser: sessionRole === undefined || sessionRole.superuser ? 'on' : 'off' },
     );
     for (const [name, value] of Object.entries(parameters.options)) this.applyStartupOption(name, value);
+    this.currentRoleId();
     // What the startup packet set is the session's start value, which RESET returns to.
     this.settings.sessionStarted();
     started = true;
@@ -308,6 +315,8 @@ export class EngineSession implements Session {
       catalog: this.core.catalog.snapshot,
       settings: this.settings,
       user: this.user,
+      roleId: this.currentRoleId(),
+      sessionRoleId: this.sessionRoleId,
       database: this.database,
       searchPath: this.searchPath(),
       viewErrors: () => this.core.streams.errors.records(),
@@ -324,6 +333,20 @@ export class EngineSession implements Session {
 
   searchPath(): string[] {
     return [...this.currentSearchPath().path];
+  }
+
+  /**
+   * The current role (`current_user`): the session user, or SET ROLE's role while the session
+   * user may still become it (a role dropped or renamed since falls back to the session user).
+   */
+  currentRoleId(): number {
+    const name = this.settings.get('role');
+    if (name === undefined || name === 'none') return this.sessionRoleId;
+    const catalog = this.core.catalog.snapshot;
+    const role = catalog.role(name);
+    if (role === undefined) throw new SqlError(SqlState.invalidParameterValue, `role "${name}" does not exist`);
+    if (!isMemberOf(catalog, this.sessionRoleId, role.id)) throw new SqlError(SqlState.insufficientPrivilege, `permission denied to set role "${name}"`);
+    return role.id;
   }
 
   /** nextval for a serial or identity column's per-row default in COPY FROM (catalog/sequence-defaults.ts). */
@@ -372,6 +395,7 @@ export class EngineSession implements Session {
     if (this.blocks.status === 'failed' && !endsFailedBlock(statement.utility)) {
       throw new SqlError(SqlState.inFailedSqlTransaction, 'current transaction is aborted, commands ignored until end of transaction block');
     }
+    this.checkPrivileges(statement);
     const controller = this.statementController();
     this.running = controller;
     this.busy++;
@@ -405,6 +429,23 @@ export class EngineSession implements Session {
     }
   }
 
+  /** 42501 unless the current role may run the statement (privilege-check.ts); remembered per statement. */
+  private checkPrivileges(statement: OxbowPrepared): void {
+    const roleId = this.currentRoleId();
+    if (roleId === BOOTSTRAP_ROLE_ID) return;
+    const catalog = this.core.catalog.snapshot;
+    const searchPath = this.currentSearchPath().key;
+    const checked = statement.privilegesChecked;
+    if (checked !== undefined && checked.catalog === catalog && checked.roleId === roleId && checked.searchPath === searchPath) return;
+    try {
+      checkStatementPrivileges(statement.parsed.node as Node, catalog, roleId, this.searchPath());
+    } catch (error) {
+      this.blocks.statementFailed();
+      throw error;
+    }
+    statement.privilegesChecked = { catalog, roleId, searchPath };
+  }
+
   /** The spare controller if it is still unused by anyone (not aborted, no listener), else a new one. */
   private statementController(): AbortController {
     const spare = this.spareController;
@@ -432,7 +473,7 @@ export class EngineSession implements Session {
           this.cursors.close(undefined);
           this.sqlPrepared.deallocate(undefined);
         }
-        return this.settingResult(settingInContext(statement.parsed.node as Node, this.settings, this.blocks.blockContext(), this.blocks.inPipelineBlock()));
+        return this.settingResult(this.settingStatement(statement.parsed.node as Node));
       case 'ddl':
         return { kind: 'command', commandTag: await this.ddl(statement, signal) };
       case 'copy':
@@ -458,6 +499,21 @@ export class EngineSession implements Session {
       case 'unsupported':
         throw new SqlError(SqlState.featureNotSupported, utility.message);
     }
+  }
+
+  /** SET / SHOW / RESET ...; SET ROLE checks the role first (22023 unknown, 42501 not a member). */
+  private settingStatement(node: Node): SettingOutcome {
+    const role = (node as { VariableSetStmt?: { name?: string; kind?: string } }).VariableSetStmt;
+    if (role?.name?.toLowerCase() !== 'role' || role.kind !== 'VAR_SET_VALUE') return settingInContext(node, this.settings, this.blocks.blockContext(), this.blocks.inPipelineBlock());
+    const before = this.settings.get('role');
+    const outcome = settingInContext(node, this.settings, this.blocks.blockContext(), this.blocks.inPipelineBlock());
+    try {
+      this.currentRoleId();
+    } catch (error) {
+      this.settings.set('role', before === 'none' ? undefined : before);
+      throw error;
+    }
+    return outcome;
   }
 
   private settingResult(outcome: SettingOutcome): ExecuteResult {
@@ -578,6 +634,8 @@ export class EngineSession implements Session {
         describeQuery: (query, text) => this.describeQuery(query, text),
         planner: this.plannerContext([]),
         user: this.user,
+        roleId: this.currentRoleId(),
+        sessionRoleId: this.sessionRoleId,
       },
       planner: this.plannerContext([]),
       plan: (query) => this.preparer.planParsed(query, []),

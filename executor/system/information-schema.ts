@@ -9,7 +9,8 @@ import type { Row } from '../../sql/value.js';
 import { formatTypeName } from '../catalog/type-names.js';
 import type { SystemTable } from './pg-catalog.js';
 import { systemRelation } from './system-columns.js';
-import { attributes, defaultDisplayText, type SystemContext } from './system-context.js';
+import { attributes, defaultDisplayText, roleName, type SystemContext } from './system-context.js';
+import { schemaOwner } from '../catalog/privileges.js';
 import { identityFields, informationSchemaSequencesTable } from './sequence-catalog.js';
 
 function is(id: number, name: string, columns: readonly string[], rows: (context: SystemContext) => Row[]): SystemTable {
@@ -110,7 +111,7 @@ export const informationSchemaTables: readonly SystemTable[] = [
     13102,
     'schemata',
     ['catalog_name:name', 'schema_name:name', 'schema_owner:name', 'default_character_set_catalog:name', 'default_character_set_schema:name', 'default_character_set_name:name', 'sql_path:text'],
-    (context) => context.catalog.schemas().map((schema) => [context.database, schema.name, schema.name === 'public' ? 'pg_database_owner' : context.user, null, null, null, null]),
+    (context) => context.catalog.schemas().map((schema) => [context.database, schema.name, roleName(context, schemaOwner(schema)), null, null, null, null]),
   ),
   is(
     13103,

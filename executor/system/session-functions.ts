@@ -17,12 +17,15 @@ import { objectOid } from '../../planner/binder/context.js';
 import { parse } from '../../sql/parser/index.js';
 import { type SessionSequences, sequenceRelation } from '../catalog/session-sequences.js';
 import { aggregateSignatures, procTypeName, sessionProcByOid } from './pg-proc-signatures.js';
+import { hasSchemaPrivilegeFunction, hasTablePrivilege, pgHasRole } from './privilege-functions.js';
+import { aclRoleName } from '../catalog/privileges.js';
 import {
   constraintDefinition,
   indexDefinition,
   isVisible,
   quoteIdentifier,
   roleName,
+  currentRole,
   PG_CLASS_OID,
   PG_NAMESPACE_OID,
   attributes,
@@ -458,10 +461,10 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   ],
   current_database: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().database }],
   current_catalog: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().database }],
-  current_user: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().user }],
-  current_role: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().user }],
-  session_user: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().user }],
-  user: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().user }],
+  current_user: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => currentUserName(context) }],
+  current_role: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => currentUserName(context) }],
+  session_user: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => sessionUserName(context) }],
+  user: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => currentUserName(context) }],
   version: [{ arguments: [], returns: text, strict: false, impl: always(VERSION_TEXT) }],
   obj_description: [
     { arguments: [oid], returns: text, strict: true, impl: ([id], context) => description(context, id as number, undefined, 0) },
@@ -551,15 +554,15 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   // Array bounds psql's \d queries use (pg_publication_rel.prattrs); one-dimensional arrays only.
   array_upper: [{ arguments: [anyArray, int4], returns: int4, strict: true, impl: ([values, dimension]) => arrayBound(values as SqlArray, dimension as number, 'upper') }],
   array_lower: [{ arguments: [anyArray, int4], returns: int4, strict: true, impl: ([values, dimension]) => arrayBound(values as SqlArray, dimension as number, 'lower') }],
-  has_table_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
-  has_schema_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+  has_table_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: (args, context) => hasTablePrivilege(context.systemContext(), args) }],
+  has_schema_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: (args, context) => hasSchemaPrivilegeFunction(context.systemContext(), args) }],
   has_database_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_column_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_any_column_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_function_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_sequence_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_tablespace_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
-  pg_has_role: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+  pg_has_role: [{ arguments: 'any', returns: bool, strict: true, impl: (args, context) => pgHasRole(context.systemContext(), args) }],
   // pg_dump's catalog queries.
   acldefault: [{ arguments: [type('char'), oid], returns: arrayOf(text), strict: true, impl: ([kind, owner], context) => defaultAcl(String(kind), roleName(context.systemContext(), owner as number)) }],
   // pg_dump --jobs shares its snapshot with its workers; oxbow cannot hand a snapshot to another session.
@@ -572,6 +575,16 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
     { arguments: [oid, bool], returns: text, strict: true, impl: always(null) },
   ],
 };
+
+function currentUserName(context: SessionFunctionContext): string {
+  const system = context.systemContext();
+  return roleName(system, currentRole(system));
+}
+
+function sessionUserName(context: SessionFunctionContext): string {
+  const system = context.systemContext();
+  return system.sessionRoleId === undefined ? system.user : roleName(system, system.sessionRoleId);
+}
 
 /** PostgreSQL's acldefault: the privileges an object of this kind has with no GRANT or REVOKE. */
 function defaultAcl(kind: string, owner: string): SqlArray {
@@ -596,7 +609,7 @@ function defaultAcl(kind: string, owner: string): SqlArray {
 }
 
 function quoteAclRole(role: string): string {
-  return /^[a-z0-9_]+$/.test(role) ? role : `"${role.replace(/"/g, '""')}"`;
+  return aclRoleName(role);
 }
 
 /** An overload as pg_proc lists it (pg-proc-signatures.ts sessionProcSignatures). */

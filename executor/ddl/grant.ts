@@ -1,0 +1,105 @@
+// GRANT / REVOKE { SELECT | INSERT | UPDATE | DELETE | TRUNCATE | REFERENCES | TRIGGER | ALL
+// [PRIVILEGES] } ON [TABLE] name [, ...] | ALL TABLES IN SCHEMA s, and { USAGE | CREATE | ALL } ON
+// SCHEMA s, TO | FROM role | PUBLIC: the object's ACL edited as PostgreSQL does (items per grantee
+// and grantor, the grantor being the object's owner; the first change starts from the default
+// ACL). Only the owner (or a member of it, or a superuser) may grant: anyone else gets 42501.
+
+import type { GrantStmt, Node, RoleSpec } from '@pgsql/types';
+import type { AclItem, RelationDef } from '../../sql/catalog.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import { CatalogDraft } from '../catalog/catalog.js';
+import {
+  aclObjectWord,
+  grantAcl,
+  ownerOf,
+  ownsObject,
+  privilegeLetter,
+  PUBLIC_ROLE_ID,
+  RELATION_PRIVILEGES,
+  relationAcl,
+  revokeAcl,
+  SCHEMA_PRIVILEGES,
+  schemaAcl,
+  schemaOwner,
+} from '../catalog/privileges.js';
+import { currentRoleId, type DdlContext, type DdlOutcome } from './ddl-context.js';
+import { resolveRoleSpec } from './roles.js';
+
+function letters(statement: GrantStmt, all: string, objectWord: string): string {
+  if (statement.privileges === undefined || statement.privileges.length === 0) return all;
+  let result = '';
+  for (const item of statement.privileges) {
+    const privilege = (item as { AccessPriv: { priv_name?: string; cols?: Node[] } }).AccessPriv;
+    if ((privilege.cols ?? []).length > 0) throw new SqlError(SqlState.featureNotSupported, 'column privileges are not supported');
+    const name = privilege.priv_name ?? '';
+    const letter = privilegeLetter(name);
+    if (letter === undefined || !all.includes(letter)) throw new SqlError(SqlState.invalidGrantOperation, `invalid privilege type ${name.toUpperCase()} for ${objectWord}`);
+    result += letter;
+  }
+  return result;
+}
+
+function grantees(statement: GrantStmt, context: DdlContext): number[] {
+  return (statement.grantees ?? []).map((item) => {
+    const spec = (item as { RoleSpec: RoleSpec }).RoleSpec;
+    return spec.roletype === 'ROLESPEC_PUBLIC' ? PUBLIC_ROLE_ID : resolveRoleSpec(spec, context).id;
+  });
+}
+
+function edit(acl: readonly AclItem[], statement: GrantStmt, who: readonly number[], grantor: number, privileges: string, order: string): AclItem[] {
+  return statement.is_grant === true ? grantAcl(acl, who, grantor, privileges, order) : revokeAcl(acl, who, grantor, privileges);
+}
+
+export function grantPrivileges(statement: GrantStmt, context: DdlContext): DdlOutcome {
+  const commandTag = statement.is_grant === true ? 'GRANT' : 'REVOKE';
+  if (statement.grant_option === true) throw new SqlError(SqlState.featureNotSupported, `${statement.is_grant === true ? 'WITH GRANT OPTION' : 'GRANT OPTION FOR'} is not supported`);
+  const catalog = context.catalog;
+  const actor = currentRoleId(context);
+  const draft = new CatalogDraft(catalog);
+  if (statement.objtype === 'OBJECT_SCHEMA') {
+    const privileges = letters(statement, SCHEMA_PRIVILEGES, 'schema');
+    const who = grantees(statement, context);
+    for (const item of statement.objects ?? []) {
+      const name = (item as { String?: { sval?: string } }).String?.sval ?? '';
+      const schema = catalog.schema(name);
+      if (schema === undefined) throw new SqlError(SqlState.invalidSchemaName, `schema "${name}" does not exist`);
+      const owner = schemaOwner(schema);
+      if (!ownsObject(catalog, actor, owner)) throw new SqlError(SqlState.insufficientPrivilege, `permission denied for schema ${name}`);
+      draft.putSchema({ ...schema, acl: edit(schemaAcl(schema), statement, who, owner, privileges, SCHEMA_PRIVILEGES) });
+    }
+    return { catalog: draft.finish(), commandTag, notices: [], droppedTableIds: [] };
+  }
+  if (statement.objtype !== 'OBJECT_TABLE') {
+    throw new SqlError(SqlState.featureNotSupported, `GRANT and REVOKE on ${String(statement.objtype).replace('OBJECT_', '').toLowerCase()} objects are not supported`);
+  }
+  const privileges = letters(statement, RELATION_PRIVILEGES, 'relation');
+  const who = grantees(statement, context);
+  const relations: RelationDef[] = [];
+  if (statement.targtype === 'ACL_TARGET_ALL_IN_SCHEMA') {
+    for (const item of statement.objects ?? []) {
+      const name = (item as { String?: { sval?: string } }).String?.sval ?? '';
+      if (catalog.schema(name) === undefined) throw new SqlError(SqlState.invalidSchemaName, `schema "${name}" does not exist`);
+      relations.push(...catalog.relations().filter((relation) => relation.schema === name && (relation.kind === 'table' || relation.kind === 'view' || relation.kind === 'materialized_view' || relation.kind === 'source')));
+    }
+  } else if (statement.targtype === 'ACL_TARGET_OBJECT') {
+    for (const item of statement.objects ?? []) {
+      const rangeVar = (item as { RangeVar: { schemaname?: string; relname?: string } }).RangeVar;
+      const relation = catalog.resolveRelation(rangeVar.schemaname, rangeVar.relname ?? '', context.searchPath);
+      if (relation === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${rangeVar.relname ?? ''}" does not exist`);
+      if (relation.kind === 'index') throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is an index`);
+      relations.push(relation);
+    }
+  } else {
+    throw new SqlError(SqlState.featureNotSupported, 'ALTER DEFAULT PRIVILEGES is not supported');
+  }
+  const edited = new Map<number, RelationDef>();
+  for (const relation of relations) {
+    const current = edited.get(relation.id) ?? relation;
+    const owner = ownerOf(current);
+    if (!ownsObject(catalog, actor, owner)) throw new SqlError(SqlState.insufficientPrivilege, `permission denied for ${aclObjectWord(current)} ${current.name}`);
+    const next = { ...current, acl: edit(relationAcl(current), statement, who, owner, privileges, RELATION_PRIVILEGES) };
+    edited.set(relation.id, next);
+    draft.putRelation(next);
+  }
+  return { catalog: draft.finish(), commandTag, notices: [], droppedTableIds: [] };
+}
