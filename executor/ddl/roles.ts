@@ -291,7 +291,7 @@ export function grantRole(statement: GrantRoleStmt, context: DdlContext): DdlOut
           continue;
         }
         if (grantee.id === role.id || memberRoles(withRoles(catalog, roles), role.id).has(grantee.id)) {
-          throw new SqlError(SqlState.invalidGrantOperation, `role "${grantee.name}" is a member of role "${role.name}"`);
+          throw new SqlError(SqlState.invalidGrantOperation, `role "${role.name}" is a member of role "${grantee.name}"`);
         }
         roles.set(grantee.id, { ...current, memberOf: [...current.memberOf, { roleId: role.id, grantor: actor }] });
       } else {

@@ -1,0 +1,130 @@
+// The same role and privilege statements, run by the same users, on a real PostgreSQL 15 and on
+// oxbow: each must succeed on both (with the same rows) or fail on both with the same SQLSTATE and
+// message. Roles here have no password, so both servers let them in by trust (PostgreSQL's test
+// cluster is initdb --auth=trust; oxbow without --password).
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawTypes } from '../support/pg-pair.js';
+import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import { startOxbow, type OxbowServer } from '../support/server.js';
+
+let postgres: PostgresServer;
+let oxbow: OxbowServer;
+const clients = new Map<string, { ours: pg.Client; theirs: pg.Client }>();
+
+const steps: readonly (readonly [user: string, sql: string])[] = [
+  ['oxbow', 'create role alice login'],
+  ['oxbow', 'create role bob login'],
+  ['oxbow', 'create table t (id int primary key, v text)'],
+  ['oxbow', "insert into t values (1, 'a'), (2, 'b')"],
+  ['oxbow', 'create view v as select id, v from t'],
+  ['alice', 'select * from t'],
+  ['alice', "insert into t values (3, 'c')"],
+  ['alice', "update t set v = 'x'"],
+  ['alice', 'delete from t'],
+  ['alice', 'truncate t'],
+  ['alice', 'create table a1 (x int)'],
+  ['alice', 'drop table t'],
+  ['alice', 'alter table t add column z int'],
+  ['alice', 'create index on t (v)'],
+  ['alice', 'create role x'],
+  ['alice', 'grant select on t to bob'],
+  ['alice', 'select * from v'],
+  ['alice', 'select * from pg_authid'],
+  ['alice', 'set role bob'],
+  ['alice', 'copy t to stdout'],
+  ['alice', 'select current_user, session_user'],
+  ['oxbow', 'grant select on t to alice'],
+  ['alice', 'select id, v from t order by id'],
+  ['alice', "update t set v = 'x' where id = 1"],
+  ['oxbow', 'grant update on t to alice'],
+  ['alice', "update t set v = 'y' where id = 1"],
+  ['alice', "update t set v = 'z'"],
+  ['alice', 'delete from t where id = 9'],
+  ['alice', "insert into t values (3, 'c') returning id"],
+  ['oxbow', 'grant create on schema public to alice'],
+  ['alice', 'create table a1 (x int)'],
+  ['alice', 'create view av as select id from t'],
+  ['oxbow', 'revoke select on t from alice'],
+  ['bob', 'select * from av'],
+  ['alice', 'grant select on av to bob'],
+  ['bob', 'select * from av'],
+  ['oxbow', 'grant select on t to alice'],
+  ['bob', 'select id from av order by id'],
+  ['bob', 'select * from (select * from av) s where exists (select 1 from t)'],
+  ['alice', 'select has_table_privilege(\'t\', \'select\') as a, has_table_privilege(\'bob\', \'t\', \'update\') as b, has_schema_privilege(\'public\', \'create\') as c, pg_has_role(\'bob\', \'alice\', \'member\') as d'],
+  ['oxbow', 'drop role alice'],
+  ['oxbow', 'drop role nosuch'],
+  ['oxbow', 'drop role if exists nosuch'],
+  ['oxbow', 'create role alice'],
+  ['oxbow', 'create role public'],
+  ['oxbow', 'create role pg_x'],
+  ['oxbow', 'grant nosuch to bob'],
+  ['oxbow', 'grant bob to bob'],
+  ['oxbow', 'grant alice to bob'],
+  ['oxbow', 'grant bob to alice'],
+  ['oxbow', 'alter role nosuch login'],
+  ['bob', 'create role y'],
+  ['bob', 'alter role alice nologin'],
+  ['bob', 'drop role alice'],
+  ['bob', 'select * from a1'],
+  ['oxbow', 'alter table a1 owner to nosuch'],
+  ['alice', 'alter table a1 owner to bob'],
+  ['alice', 'alter table t owner to alice'],
+  ['oxbow', 'revoke alice from bob'],
+  ['oxbow', 'set role alice'],
+  ['oxbow', 'select current_user, session_user'],
+  ['oxbow', 'select * from t order by id'],
+  ['oxbow', 'reset role'],
+  ['oxbow', 'select current_user'],
+  ['oxbow', 'drop view av'],
+  ['oxbow', 'drop table a1'],
+  ['oxbow', 'drop role alice'],
+  ['oxbow', 'revoke all on t from alice'],
+  ['oxbow', 'revoke create on schema public from alice'],
+  ['oxbow', 'drop role alice'],
+  ['oxbow', 'drop role oxbow'],
+];
+
+async function client(port: number, user: string): Promise<pg.Client> {
+  const connection = new pg.Client({ host: '127.0.0.1', port, user, database: 'oxbow', types: rawTypes });
+  await connection.connect();
+  return connection;
+}
+
+async function outcome(connection: pg.Client, sql: string): Promise<unknown> {
+  try {
+    const result = await connection.query({ text: sql, rowMode: 'array' });
+    return { ok: result.command, rows: result.rows };
+  } catch (error) {
+    const { code, message } = error as { code: string; message: string };
+    return { code, message };
+  }
+}
+
+beforeAll(async () => {
+  [postgres, oxbow] = await Promise.all([startPostgres(), startOxbow()]);
+  await postgres.query('create role oxbow superuser login');
+  await postgres.query('create database oxbow owner oxbow');
+}, 120_000);
+
+afterAll(async () => {
+  for (const { ours, theirs } of clients.values()) await Promise.allSettled([ours.end(), theirs.end()]);
+  await Promise.all([oxbow?.stop(), postgres?.stop()]);
+});
+
+describe('roles and privileges against PostgreSQL 15', () => {
+  it('gives the same outcome, statement by statement', async () => {
+    const differences: string[] = [];
+    for (const [user, sql] of steps) {
+      let pair = clients.get(user);
+      if (pair === undefined) {
+        pair = { ours: await client(oxbow.port, user), theirs: await client(postgres.port, user) };
+        clients.set(user, pair);
+      }
+      const [ours, theirs] = [await outcome(pair.ours, sql), await outcome(pair.theirs, sql)];
+      if (JSON.stringify(ours) !== JSON.stringify(theirs)) differences.push(`${user}: ${sql}\n  oxbow:      ${JSON.stringify(ours)}\n  PostgreSQL: ${JSON.stringify(theirs)}`);
+    }
+    expect(differences.join('\n')).toBe('');
+  }, 120_000);
+});
