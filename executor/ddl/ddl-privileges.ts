@@ -1,6 +1,6 @@
 // Who may run a DDL statement, checked before its handler (one place for every DDL path): CREATE
 // of an object needs CREATE on its schema, CREATE SCHEMA the database's CREATE (superusers here),
-// DROP / ALTER / RENAME / CREATE INDEX need ownership of the object, CREATE SINK and CREATE
+// DROP / ALTER / RENAME / COMMENT / CREATE INDEX need ownership of the object, CREATE SINK and CREATE
 // SUBSCRIPTION need SELECT on what they read. Refusals are 42501 with PostgreSQL's messages. A
 // superuser passes without a look; the role statements and GRANT check inside their handlers.
 
@@ -76,6 +76,8 @@ export function checkDdlPrivileges(node: Node, context: DdlContext): void {
       return;
     case 'DropStmt':
       return dropOwner(body, catalog, role, context);
+    case 'CommentStmt':
+      return commentOwner(body, catalog, role, context);
     default:
       return;
   }
@@ -84,6 +86,18 @@ export function checkDdlPrivileges(node: Node, context: DdlContext): void {
 function schemaOwner(catalog: CatalogSnapshot, role: number, name: string): void {
   const schema = catalog.schema(name);
   if (schema !== undefined) requireSchemaOwner(catalog, role, schema);
+}
+
+/** COMMENT ON a relation or its column: the relation's owner; on a schema: its owner. */
+function commentOwner(body: Record<string, unknown>, catalog: CatalogSnapshot, role: number, context: DdlContext): void {
+  const parts = names(body.object as Node | undefined);
+  if (body.objtype === 'OBJECT_SCHEMA') return schemaOwner(catalog, role, parts[0] ?? '');
+  const relationParts = body.objtype === 'OBJECT_COLUMN' ? parts.slice(0, -1) : parts;
+  if (!['OBJECT_TABLE', 'OBJECT_VIEW', 'OBJECT_MATVIEW', 'OBJECT_INDEX', 'OBJECT_SEQUENCE', 'OBJECT_FOREIGN_TABLE', 'OBJECT_COLUMN'].includes(String(body.objtype))) return;
+  const relation = catalog.resolveRelation(relationParts.length > 1 ? relationParts.at(-2) : undefined, relationParts.at(-1) ?? '', context.searchPath);
+  if (relation === undefined) return;
+  if (body.objtype === 'OBJECT_COLUMN' && !ownsObject(catalog, role, ownerOf(relation))) throw new SqlError(SqlState.insufficientPrivilege, `must be owner of relation ${relation.name}`);
+  requireRelationOwner(catalog, role, relation);
 }
 
 function dropOwner(body: Record<string, unknown>, catalog: CatalogSnapshot, role: number, context: DdlContext): void {

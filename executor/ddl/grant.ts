@@ -2,15 +2,19 @@
 // [PRIVILEGES] } ON [TABLE] name [, ...] | ALL TABLES IN SCHEMA s, and { USAGE | CREATE | ALL } ON
 // SCHEMA s, TO | FROM role | PUBLIC: the object's ACL edited as PostgreSQL does (items per grantee
 // and grantor, the grantor being the object's owner; the first change starts from the default
-// ACL). Only the owner (or a member of it, or a superuser) may grant: anyone else gets 42501.
+// ACL). Only the owner (or a member of it, or a superuser) may grant; a role with some privilege
+// on the object gets PostgreSQL's WARNING that nothing was granted, one with none 42501.
 
 import type { GrantStmt, Node, RoleSpec } from '@pgsql/types';
 import type { AclItem, RelationDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { CatalogDraft } from '../catalog/catalog.js';
+import type { Notice } from '../catalog/results.js';
 import {
   aclObjectWord,
   grantAcl,
+  hasRelationPrivilege,
+  hasSchemaPrivilege,
   ownerOf,
   ownsObject,
   privilegeLetter,
@@ -56,6 +60,7 @@ export function grantPrivileges(statement: GrantStmt, context: DdlContext): DdlO
   const catalog = context.catalog;
   const actor = currentRoleId(context);
   const draft = new CatalogDraft(catalog);
+  const notices: Notice[] = [];
   if (statement.objtype === 'OBJECT_SCHEMA') {
     const privileges = letters(statement, SCHEMA_PRIVILEGES, 'schema');
     const who = grantees(statement, context);
@@ -64,10 +69,14 @@ export function grantPrivileges(statement: GrantStmt, context: DdlContext): DdlO
       const schema = catalog.schema(name);
       if (schema === undefined) throw new SqlError(SqlState.invalidSchemaName, `schema "${name}" does not exist`);
       const owner = schemaOwner(schema);
-      if (!ownsObject(catalog, actor, owner)) throw new SqlError(SqlState.insufficientPrivilege, `permission denied for schema ${name}`);
+      if (!ownsObject(catalog, actor, owner)) {
+        if (![...SCHEMA_PRIVILEGES].some((letter) => hasSchemaPrivilege(catalog, actor, schema, letter))) throw new SqlError(SqlState.insufficientPrivilege, `permission denied for schema ${name}`);
+        notices.push(nothingDone(statement, name));
+        continue;
+      }
       draft.putSchema({ ...schema, acl: edit(schemaAcl(schema), statement, who, owner, privileges, SCHEMA_PRIVILEGES) });
     }
-    return { catalog: draft.finish(), commandTag, notices: [], droppedTableIds: [] };
+    return { catalog: draft.finish(), commandTag, notices, droppedTableIds: [] };
   }
   if (statement.objtype !== 'OBJECT_TABLE') {
     throw new SqlError(SqlState.featureNotSupported, `GRANT and REVOKE on ${String(statement.objtype).replace('OBJECT_', '').toLowerCase()} objects are not supported`);
@@ -96,10 +105,24 @@ export function grantPrivileges(statement: GrantStmt, context: DdlContext): DdlO
   for (const relation of relations) {
     const current = edited.get(relation.id) ?? relation;
     const owner = ownerOf(current);
-    if (!ownsObject(catalog, actor, owner)) throw new SqlError(SqlState.insufficientPrivilege, `permission denied for ${aclObjectWord(current)} ${current.name}`);
+    if (!ownsObject(catalog, actor, owner)) {
+      if (![...RELATION_PRIVILEGES].some((letter) => hasRelationPrivilege(catalog, actor, current, letter))) throw new SqlError(SqlState.insufficientPrivilege, `permission denied for ${aclObjectWord(current)} ${current.name}`);
+      notices.push(nothingDone(statement, current.name));
+      continue;
+    }
     const next = { ...current, acl: edit(relationAcl(current), statement, who, owner, privileges, RELATION_PRIVILEGES) };
     edited.set(relation.id, next);
     draft.putRelation(next);
   }
-  return { catalog: draft.finish(), commandTag, notices: [], droppedTableIds: [] };
+  return { catalog: draft.finish(), commandTag, notices, droppedTableIds: [] };
+}
+
+/**
+ * A role with some privileges on the object but no grant option (oxbow keeps none): PostgreSQL's
+ * WARNING, and nothing changes.
+ */
+function nothingDone(statement: GrantStmt, name: string): Notice {
+  return statement.is_grant === true
+    ? { severity: 'WARNING', code: '01007', message: `no privileges were granted for "${name}"` }
+    : { severity: 'WARNING', code: '01006', message: `no privileges could be revoked for "${name}"` };
 }

@@ -7,6 +7,7 @@
 // - INSERT: INSERT on the target (SELECT too with RETURNING; UPDATE too with ON CONFLICT DO UPDATE);
 //   UPDATE: UPDATE, and SELECT when it reads the table (WHERE, FROM, RETURNING, a column in SET);
 //   DELETE: DELETE, and SELECT with WHERE, USING or RETURNING; COPY FROM: INSERT; TRUNCATE: TRUNCATE;
+//   REFRESH MATERIALIZED VIEW: ownership (`must be owner of materialized view m`);
 // - a view: SELECT on the view for the statement's role, then the relations inside its definition
 //   with the view owner's rights (PostgreSQL's security-definer views), nested views likewise.
 //
@@ -18,7 +19,7 @@ import type { Node } from '@pgsql/types';
 import { parse } from '../../sql/parser/index.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { CatalogSnapshot } from '../catalog/catalog.js';
-import { isSuperuser, ownerOf, requireRelationPrivilege } from '../catalog/privileges.js';
+import { isSuperuser, ownerOf, requireRelationOwner, requireRelationPrivilege } from '../catalog/privileges.js';
 
 interface RangeVarShape {
   readonly schemaname?: string;
@@ -117,6 +118,11 @@ class PrivilegeWalk {
         case 'OxbowSubscribe':
           if (body.relation !== undefined) this.read(body.relation as RangeVarShape, role, ctes, depth);
           break;
+        case 'RefreshMatViewStmt': {
+          const relation = this.resolve(body.relation);
+          if (relation !== undefined) requireRelationOwner(this.catalog, role, relation);
+          continue;
+        }
         case 'TruncateStmt':
           for (const item of (body.relations as Node[] | undefined) ?? []) this.target((item as { RangeVar?: RangeVarShape }).RangeVar, role, 'D');
           continue;
