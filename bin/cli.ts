@@ -99,7 +99,7 @@ const FLAGS: readonly FlagSpec[] = [
     defaultText: '10000',
     meaning: 'bound on shutdown after SIGTERM/SIGINT: a checkpoint still uploading after half of it is abandoned, anything else still hanging at it too (committed state is on the local disk; the next start uploads it)',
   },
-  { flag: '--password', env: 'OXBOW_PASSWORD', value: 'PASSWORD', defaultText: 'none', meaning: 'enables SCRAM-SHA-256 authentication for user oxbow' },
+  { flag: '--password', env: 'OXBOW_PASSWORD', value: 'PASSWORD', defaultText: 'none', meaning: 'SCRAM-SHA-256 password of user oxbow while it has none of its own; roles without a password can no longer log in' },
   { flag: '--metrics-port', env: 'OXBOW_METRICS_PORT', value: 'PORT', defaultText: 'off', meaning: 'serve Prometheus text format at http://HOST:PORT/metrics' },
 ];
 
