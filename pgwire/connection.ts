@@ -1,6 +1,6 @@
 // One client connection, from the first byte to the close: the startup packet (SSLRequest and
-// GSSENCRequest answered 'N', CancelRequest forwarded to the engine), authentication (auth.ts:
-// trust, or SCRAM-SHA-256 for a role with a password), the session's ParameterStatus/BackendKeyData, and
+// GSSENCRequest answered 'N', CancelRequest forwarded to the engine), authentication (trust, or
+// SCRAM-SHA-256 when a password is configured), the session's ParameterStatus/BackendKeyData, and
 // then the message loop that dispatches to the simple query, extended query and COPY handlers.
 //
 // Messages are processed strictly one at a time in arrival order (pipelined clients send many
@@ -47,7 +47,7 @@ const IDLE_IN_TRANSACTION_TIMEOUT = '25P03' as SqlStateCode;
 
 export interface ConnectionSettings {
   readonly engine: Engine;
-  /** Set when the server has a --password: SCRAM-SHA-256 for `user` (auth.ts). */
+  /** Set when a password is configured: SCRAM-SHA-256 for user `oxbow`. */
   readonly verifier: ScramVerifier | undefined;
   readonly maxMessageBytes: number;
   /** Startup and authentication must finish within this time (PostgreSQL's authentication_timeout). */
@@ -444,4 +444,3 @@ function asFatal(error: unknown): SqlError {
   const sqlError = toSqlError(error);
   return new SqlError(sqlError.code, sqlError.message, { detail: sqlError.detail, hint: sqlError.hint, context: sqlError.context, severity: 'FATAL', cause: error });
 }
-

@@ -529,7 +529,10 @@ export class EngineSession implements Session {
       statements: this.sqlPrepared,
       prepare: (query, declared) => this.preparer.prepared(statement.sql, { node: query, text: parsed.text, location: parsed.location }, declared, true),
       evaluate: async (select) => (await this.runQuery({ node: select, text: parsed.text, location: parsed.location }, signal)).rows[0]!.slice(),
-      execute: (inner, parameters) => this.planned.execute(inner, { parameters }, signal),
+      execute: (inner, parameters) => {
+        this.checkPrivileges(inner);
+        return this.planned.execute(inner, { parameters }, signal);
+      },
     });
   }
 
