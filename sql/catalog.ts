@@ -164,6 +164,9 @@ export interface RoleDef {
   readonly createRole: boolean;
   readonly createDb: boolean;
   readonly login: boolean;
+  /** REPLICATION and BYPASSRLS: kept for pg_roles and pg_dumpall (oxbow has no replication connections and no row security). */
+  readonly replication?: boolean;
+  readonly bypassRls?: boolean;
   readonly password?: string;
   readonly memberOf: readonly { readonly roleId: number; readonly grantor: number }[];
 }

@@ -28,7 +28,7 @@ export const BOOTSTRAP_ROLE_ID = 10;
 export const DATABASE_OWNER_ROLE_ID = 6171;
 
 /** The superuser every catalog starts with: it logs in, and cannot be dropped. */
-export const BOOTSTRAP_ROLE: RoleDef = { id: BOOTSTRAP_ROLE_ID, name: 'oxbow', superuser: true, inherit: true, createRole: true, createDb: true, login: true, memberOf: [] };
+export const BOOTSTRAP_ROLE: RoleDef = { id: BOOTSTRAP_ROLE_ID, name: 'oxbow', superuser: true, inherit: true, createRole: true, createDb: true, login: true, replication: true, bypassRls: true, memberOf: [] };
 /** pg_database_owner: no login, no members listed (its member is the database's owner). */
 const DATABASE_OWNER_ROLE: RoleDef = { id: DATABASE_OWNER_ROLE_ID, name: 'pg_database_owner', superuser: false, inherit: true, createRole: false, createDb: false, login: false, memberOf: [] };
 

@@ -19,6 +19,8 @@ interface RoleOptions {
   createRole?: boolean;
   createDb?: boolean;
   login?: boolean;
+  replication?: boolean;
+  bypassRls?: boolean;
   /** null: PASSWORD NULL. */
   password?: string | null;
   /** IN ROLE / ROLE (members) given at CREATE. */
@@ -71,8 +73,10 @@ function roleOptions(options: readonly Node[] | undefined): { readonly values: R
         values.members = roleSpecNames(element.arg);
         break;
       case 'isreplication':
+        values.replication = flag;
+        break;
       case 'bypassrls':
-        if (flag) throw new SqlError(SqlState.featureNotSupported, `${name === 'isreplication' ? 'REPLICATION' : 'BYPASSRLS'} is not supported`);
+        values.bypassRls = flag;
         break;
       case 'connectionlimit':
       case 'validUntil':
@@ -113,6 +117,8 @@ export function createRole(statement: CreateRoleStmt, context: DdlContext): DdlO
   const { values, notices } = roleOptions(statement.options);
   if (!isSuperuser(catalog, actor)) {
     if (values.superuser === true) throw new SqlError(SqlState.insufficientPrivilege, 'must be superuser to create superusers');
+    if (values.replication === true) throw new SqlError(SqlState.insufficientPrivilege, 'must be superuser to create replication users');
+    if (values.bypassRls === true) throw new SqlError(SqlState.insufficientPrivilege, 'must be superuser to create bypassrls users');
     if (catalog.roleById(actor)?.createRole !== true) throw new SqlError(SqlState.insufficientPrivilege, 'permission denied to create role');
   }
   checkReservedName(name);
@@ -129,6 +135,8 @@ export function createRole(statement: CreateRoleStmt, context: DdlContext): DdlO
     createDb: values.createDb ?? false,
     // CREATE USER logs in unless NOLOGIN; CREATE ROLE / GROUP does not unless LOGIN.
     login: values.login ?? statement.stmt_type === 'ROLESTMT_USER',
+    ...(values.replication === true ? { replication: true } : {}),
+    ...(values.bypassRls === true ? { bypassRls: true } : {}),
     ...(values.password === undefined || values.password === null ? {} : { password: storedPassword(values.password) }),
     memberOf,
   });
@@ -148,6 +156,8 @@ export function alterRole(statement: AlterRoleStmt, context: DdlContext): DdlOut
   const onlyOwnPassword = role.id === actor && Object.keys(values).every((key) => key === 'password');
   if (!onlyOwnPassword && !isSuperuser(catalog, actor)) {
     if (role.superuser || values.superuser !== undefined) throw new SqlError(SqlState.insufficientPrivilege, 'must be superuser to alter superuser roles or change superuser attribute');
+    if (values.replication !== undefined) throw new SqlError(SqlState.insufficientPrivilege, 'must be superuser to alter replication roles or change replication attribute');
+    if (values.bypassRls !== undefined) throw new SqlError(SqlState.insufficientPrivilege, 'must be superuser to change bypassrls attribute');
     if (catalog.roleById(actor)?.createRole !== true) throw new SqlError(SqlState.insufficientPrivilege, 'permission denied');
   }
   if (role.id === BOOTSTRAP_ROLE_ID && values.superuser === false) {
@@ -161,6 +171,8 @@ export function alterRole(statement: AlterRoleStmt, context: DdlContext): DdlOut
     ...(values.createRole === undefined ? {} : { createRole: values.createRole }),
     ...(values.createDb === undefined ? {} : { createDb: values.createDb }),
     ...(values.login === undefined ? {} : { login: values.login }),
+    ...(values.replication === undefined ? {} : { replication: values.replication }),
+    ...(values.bypassRls === undefined ? {} : { bypassRls: values.bypassRls }),
     ...(values.password === undefined || values.password === null ? {} : { password: storedPassword(values.password) }),
   };
   const draft = new CatalogDraft(catalog);

@@ -495,8 +495,7 @@ const roleColumns = [
 
 const pgRoles = pg(12001, 'pg_roles', roleColumns, (context) =>
   context.catalog.roles().map((role) => {
-    const bootstrap = role.id === OWNER_OID;
-    return [role.name, role.superuser, role.inherit, role.createRole, role.createDb, role.login, bootstrap, -1, '********', null, bootstrap, null, role.id];
+    return [role.name, role.superuser, role.inherit, role.createRole, role.createDb, role.login, role.replication === true, -1, '********', null, role.bypassRls === true, null, role.id];
   }),
 );
 
@@ -511,8 +510,7 @@ const pgAuthid: SystemTable = withTableoid({
   },
   rows: (context) =>
     context.catalog.roles().map((role) => {
-      const bootstrap = role.id === OWNER_OID;
-      return [role.id, role.name, role.superuser, role.inherit, role.createRole, role.createDb, role.login, bootstrap, bootstrap, -1, role.password ?? null, null];
+      return [role.id, role.name, role.superuser, role.inherit, role.createRole, role.createDb, role.login, role.replication === true, role.bypassRls === true, -1, role.password ?? null, null];
     }),
 });
 
@@ -524,7 +522,7 @@ const pgUser = pg(
     context.catalog
       .roles()
       .filter((role) => role.login)
-      .map((role) => [role.name, role.id, role.createDb, role.superuser, role.id === OWNER_OID, role.id === OWNER_OID, '********', null, null]),
+      .map((role) => [role.name, role.id, role.createDb, role.superuser, role.replication === true, role.bypassRls === true, '********', null, null]),
 );
 
 /** pg_auth_members: one row per membership (PostgreSQL 15 has no oid column; a synthetic one here for newer clients). */
@@ -649,7 +647,7 @@ const pgDepend = pg(
   },
 );
 
-/** Catalogs pg_dump reads that hold nothing in oxbow (no ACLs, casts, text search, large objects ...). */
+/** Catalogs pg_dump and pg_dumpall read that hold nothing in oxbow (no parameter ACLs, casts, text search, large objects ...). */
 const pgDumpCatalogs: SystemTable[] = [
   pg(3394, 'pg_init_privs', ['objoid:oid', 'classoid:oid', 'objsubid:int4', 'privtype:char', 'initprivs:text[]'], empty),
   pg(2753, 'pg_opfamily', ['oid:oid', 'opfmethod:oid', 'opfname:name', 'opfnamespace:oid', 'opfowner:oid'], empty),
@@ -668,6 +666,7 @@ const pgDumpCatalogs: SystemTable[] = [
   pg(2995, 'pg_largeobject_metadata', ['oid:oid', 'lomowner:oid', 'lomacl:text[]'], empty),
   pg(3596, 'pg_seclabel', ['objoid:oid', 'classoid:oid', 'objsubid:int4', 'provider:text', 'label:text'], empty),
   pg(3592, 'pg_shseclabel', ['objoid:oid', 'classoid:oid', 'provider:text', 'label:text'], empty),
+  pg(6243, 'pg_parameter_acl', ['oid:oid', 'parname:text', 'paracl:text[]'], empty),
   pg(12010, 'pg_seclabels', ['objoid:oid', 'classoid:oid', 'objsubid:int4', 'objtype:text', 'objnamespace:oid', 'objname:text', 'provider:text', 'label:text'], empty),
 ];
 
