@@ -142,6 +142,19 @@ describe('privileges', () => {
     await alice.end();
   });
 
+  it('hides other roles\' queries in pg_stat_activity from a non-superuser', async () => {
+    const alice = await connect('alice', 'alice secret');
+    await admin.query("SELECT 'admin was here'");
+    const seen = await alice.query("SELECT usename, query, state FROM pg_stat_activity WHERE usename IN ('oxbow', 'alice') ORDER BY usename");
+    expect(seen.rows).toEqual([
+      { usename: 'alice', query: "SELECT usename, query, state FROM pg_stat_activity WHERE usename IN ('oxbow', 'alice') ORDER BY usename", state: 'active' },
+      { usename: 'oxbow', query: '<insufficient privilege>', state: null },
+    ]);
+    const { rows } = await admin.query("SELECT query FROM pg_stat_activity WHERE usename = 'alice'");
+    expect(rows).toEqual([{ query: "SELECT usename, query, state FROM pg_stat_activity WHERE usename IN ('oxbow', 'alice') ORDER BY usename" }]);
+    await alice.end();
+  });
+
   it('SET ROLE to a role the user is a member of', async () => {
     await admin.query('GRANT bob TO alice');
     const alice = await connect('alice', 'alice secret');
