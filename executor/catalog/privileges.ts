@@ -13,6 +13,8 @@ import { BOOTSTRAP_ROLE_ID, CatalogDraft, DATABASE_OWNER_ROLE_ID, type CatalogSn
 export const PUBLIC_ROLE_ID = 0;
 /** Every privilege of a relation, in aclitem order (PostgreSQL 15: no MAINTAIN). */
 export const RELATION_PRIVILEGES = 'arwdDxt';
+/** Every privilege of a sequence (SELECT, UPDATE, USAGE), in aclitem order. */
+export const SEQUENCE_PRIVILEGES = 'rwU';
 /** Every privilege of a schema, in aclitem order. */
 export const SCHEMA_PRIVILEGES = 'UC';
 
@@ -85,6 +87,7 @@ const SYSTEM_SCHEMAS = new Set(['pg_catalog', 'information_schema', 'oxbow_catal
 export function relationAcl(relation: RelationDef): readonly AclItem[] {
   if (relation.acl !== undefined) return relation.acl;
   const owner = ownerOf(relation);
+  if (relation.kind === 'sequence') return [{ grantee: owner, grantor: owner, privileges: SEQUENCE_PRIVILEGES }];
   if (relation.kind === 'system' || SYSTEM_SCHEMAS.has(relation.schema)) {
     return [{ grantee: owner, grantor: owner, privileges: RELATION_PRIVILEGES }, { grantee: PUBLIC_ROLE_ID, grantor: owner, privileges: 'r' }];
   }
@@ -149,6 +152,22 @@ export function requireSchemaPrivilege(catalog: CatalogSnapshot, roleId: number,
   const schema = catalog.schema(schemaName);
   if (schema !== undefined && !hasSchemaPrivilege(catalog, roleId, schema, letter)) {
     throw new SqlError(SqlState.insufficientPrivilege, `permission denied for schema ${schemaName}`);
+  }
+}
+
+/**
+ * A sequence function's privileges, as PostgreSQL's: nextval needs USAGE or UPDATE, currval and
+ * lastval SELECT or USAGE, setval UPDATE. An identity column's own sequence is not checked (its
+ * table's INSERT is what counts). 42501 "permission denied for sequence s".
+ */
+export function requireSequencePrivilege(catalog: CatalogSnapshot, roleId: number, sequence: RelationDef, use: 'nextval' | 'currval' | 'setval'): void {
+  if (isSuperuser(catalog, roleId)) return;
+  const owner = sequence.sequence?.ownedBy === undefined ? undefined : catalog.relationById(sequence.sequence.ownedBy.relationId);
+  if (owner?.columns.some((column) => column.identity?.sequenceId === sequence.id) === true) return;
+  const letters = use === 'nextval' ? 'Uw' : use === 'currval' ? 'rU' : 'w';
+  const roles = privilegeRoles(catalog, roleId);
+  if (![...letters].some((letter) => aclAllows(relationAcl(sequence), roles, letter))) {
+    throw new SqlError(SqlState.insufficientPrivilege, `permission denied for sequence ${sequence.name}`);
   }
 }
 

@@ -1,5 +1,6 @@
 // GRANT / REVOKE { SELECT | INSERT | UPDATE | DELETE | TRUNCATE | REFERENCES | TRIGGER | ALL
-// [PRIVILEGES] } ON [TABLE] name [, ...] | ALL TABLES IN SCHEMA s, and { USAGE | CREATE | ALL } ON
+// [PRIVILEGES] } ON [TABLE] name [, ...] | ALL TABLES IN SCHEMA s, { USAGE | SELECT | UPDATE | ALL }
+// ON SEQUENCE name [, ...] | ALL SEQUENCES IN SCHEMA s, and { USAGE | CREATE | ALL } ON
 // SCHEMA s, TO | FROM role | PUBLIC: the object's ACL edited as PostgreSQL does (items per grantee
 // and grantor, the grantor being the object's owner; the first change starts from the default
 // ACL). Only the owner (or a member of it, or a superuser) may grant; a role with some privilege
@@ -21,6 +22,7 @@ import {
   PUBLIC_ROLE_ID,
   RELATION_PRIVILEGES,
   relationAcl,
+  SEQUENCE_PRIVILEGES,
   revokeAcl,
   SCHEMA_PRIVILEGES,
   schemaAcl,
@@ -78,17 +80,19 @@ export function grantPrivileges(statement: GrantStmt, context: DdlContext): DdlO
     }
     return { catalog: draft.finish(), commandTag, notices, droppedTableIds: [] };
   }
-  if (statement.objtype !== 'OBJECT_TABLE') {
+  if (statement.objtype !== 'OBJECT_TABLE' && statement.objtype !== 'OBJECT_SEQUENCE') {
     throw new SqlError(SqlState.featureNotSupported, `GRANT and REVOKE on ${String(statement.objtype).replace('OBJECT_', '').toLowerCase()} objects are not supported`);
   }
-  const privileges = letters(statement, RELATION_PRIVILEGES, 'relation');
+  const onSequences = statement.objtype === 'OBJECT_SEQUENCE';
+  const privileges = letters(statement, onSequences ? SEQUENCE_PRIVILEGES : RELATION_PRIVILEGES + SEQUENCE_PRIVILEGES, onSequences ? 'sequence' : 'relation');
   const who = grantees(statement, context);
   const relations: RelationDef[] = [];
   if (statement.targtype === 'ACL_TARGET_ALL_IN_SCHEMA') {
     for (const item of statement.objects ?? []) {
       const name = (item as { String?: { sval?: string } }).String?.sval ?? '';
       if (catalog.schema(name) === undefined) throw new SqlError(SqlState.invalidSchemaName, `schema "${name}" does not exist`);
-      relations.push(...catalog.relations().filter((relation) => relation.schema === name && (relation.kind === 'table' || relation.kind === 'view' || relation.kind === 'materialized_view' || relation.kind === 'source')));
+      const kinds: readonly RelationDef['kind'][] = onSequences ? ['sequence'] : ['table', 'view', 'materialized_view', 'source'];
+      relations.push(...catalog.relations().filter((relation) => relation.schema === name && kinds.includes(relation.kind)));
     }
   } else if (statement.targtype === 'ACL_TARGET_OBJECT') {
     for (const item of statement.objects ?? []) {
@@ -96,6 +100,7 @@ export function grantPrivileges(statement: GrantStmt, context: DdlContext): DdlO
       const relation = catalog.resolveRelation(rangeVar.schemaname, rangeVar.relname ?? '', context.searchPath);
       if (relation === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${rangeVar.relname ?? ''}" does not exist`);
       if (relation.kind === 'index') throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is an index`);
+      if (onSequences && relation.kind !== 'sequence') throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is not a sequence`);
       relations.push(relation);
     }
   } else {
@@ -106,11 +111,18 @@ export function grantPrivileges(statement: GrantStmt, context: DdlContext): DdlO
     const current = edited.get(relation.id) ?? relation;
     const owner = ownerOf(current);
     if (!ownsObject(catalog, actor, owner)) {
-      if (![...RELATION_PRIVILEGES].some((letter) => hasRelationPrivilege(catalog, actor, current, letter))) throw new SqlError(SqlState.insufficientPrivilege, `permission denied for ${aclObjectWord(current)} ${current.name}`);
+      if (![...RELATION_PRIVILEGES, 'U'].some((letter) => hasRelationPrivilege(catalog, actor, current, letter))) throw new SqlError(SqlState.insufficientPrivilege, `permission denied for ${aclObjectWord(current)} ${current.name}`);
       notices.push(nothingDone(statement, current.name));
       continue;
     }
-    const next = { ...current, acl: edit(relationAcl(current), statement, who, owner, privileges, RELATION_PRIVILEGES) };
+    // A sequence takes only USAGE, SELECT and UPDATE (ALL: those three); a table not USAGE.
+    const all = current.kind === 'sequence' ? SEQUENCE_PRIVILEGES : RELATION_PRIVILEGES;
+    const given = statement.privileges === undefined || statement.privileges.length === 0 ? all : [...privileges].filter((letter) => all.includes(letter)).join('');
+    if (given.length < (statement.privileges === undefined || statement.privileges.length === 0 ? all.length : privileges.length)) {
+      if (current.kind === 'sequence') notices.push({ severity: 'WARNING', code: '01000', message: `sequence "${current.name}" only supports USAGE, SELECT, and UPDATE privileges` });
+      else throw new SqlError(SqlState.invalidGrantOperation, 'invalid privilege type USAGE for table');
+    }
+    const next = { ...current, acl: edit(relationAcl(current), statement, who, owner, given, RELATION_PRIVILEGES + 'U') };
     edited.set(relation.id, next);
     draft.putRelation(next);
   }

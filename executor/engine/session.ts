@@ -37,7 +37,7 @@ import type {
   TransactionStatus,
 } from './engine.js';
 import { BOOTSTRAP_ROLE_ID, type CatalogSnapshot } from '../catalog/catalog.js';
-import { isMemberOf } from '../catalog/privileges.js';
+import { isMemberOf, requireSequencePrivilege } from '../catalog/privileges.js';
 import { checkStatementPrivileges } from './privilege-check.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { EngineCore } from './engine-core.js';
@@ -351,6 +351,8 @@ export class EngineSession implements Session {
 
   /** nextval for a serial or identity column's per-row default in COPY FROM (catalog/sequence-defaults.ts). */
   nextSequenceValue(sequence: RelationDef): bigint {
+    const roleId = this.currentRoleId();
+    if (roleId !== BOOTSTRAP_ROLE_ID) requireSequencePrivilege(this.core.catalog.snapshot, roleId, sequence, 'nextval');
     return this.sequences.nextval(sequence);
   }
 

@@ -1,5 +1,5 @@
 // The privilege inquiry functions over the catalog's roles and ACLs, as PostgreSQL 15 answers
-// them: has_table_privilege, has_schema_privilege, pg_has_role (with or without the role
+// them: has_table_privilege, has_sequence_privilege, has_schema_privilege, pg_has_role (with or without the role
 // argument, each object by name or OID, several privileges separated by commas: true when any is
 // held). An unknown role is 42704, an unknown relation name 42P01, an unknown schema name 3F000,
 // an unknown privilege word 22023; an unknown OID gives NULL.
@@ -44,6 +44,7 @@ function privilegeLetters(text: string, known: Readonly<Record<string, string>>)
 
 const TABLE_PRIVILEGES: Readonly<Record<string, string>> = { select: 'r', insert: 'a', update: 'w', delete: 'd', truncate: 'D', references: 'x', trigger: 't' };
 const SCHEMA_PRIVILEGES: Readonly<Record<string, string>> = { usage: 'U', create: 'C' };
+const SEQUENCE_PRIVILEGES: Readonly<Record<string, string>> = { usage: 'U', select: 'r', update: 'w' };
 const ROLE_PRIVILEGES: Readonly<Record<string, string>> = { member: 'M', usage: 'U', set: 'M' };
 
 /** Splits (role?, object, privilege) into its three parts, the role defaulting to current_user. */
@@ -54,8 +55,17 @@ function parts(context: SystemContext, args: readonly Value[]): { role: number |
 }
 
 export function hasTablePrivilege(context: SystemContext, args: readonly Value[]): Value {
+  return relationPrivilege(context, args, TABLE_PRIVILEGES);
+}
+
+/** has_sequence_privilege: USAGE, SELECT, UPDATE of a sequence (42809 for another relation). */
+export function hasSequencePrivilege(context: SystemContext, args: readonly Value[]): Value {
+  return relationPrivilege(context, args, SEQUENCE_PRIVILEGES, true);
+}
+
+function relationPrivilege(context: SystemContext, args: readonly Value[], known: Readonly<Record<string, string>>, sequence = false): Value {
   const { role, object, privilege } = parts(context, args);
-  const letters = privilegeLetters(privilege, TABLE_PRIVILEGES);
+  const letters = privilegeLetters(privilege, known);
   let relation;
   if (typeof object === 'number' || typeof object === 'bigint') {
     relation = context.catalog.relationById(Number(object));
@@ -65,6 +75,7 @@ export function hasTablePrivilege(context: SystemContext, args: readonly Value[]
     relation = context.catalog.resolveRelation(name.length > 1 ? name.at(-2) : undefined, name.at(-1)!, context.searchPath);
     if (relation === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${String(object)}" does not exist`);
   }
+  if (sequence && relation.kind !== 'sequence') throw new SqlError(SqlState.wrongObjectType, `"${relation.name}" is not a sequence`);
   if (role === undefined) return null;
   return [...letters].some((letter) => hasRelationPrivilege(context.catalog, role, relation, letter));
 }

@@ -17,8 +17,8 @@ import { objectOid } from '../../planner/binder/context.js';
 import { parse } from '../../sql/parser/index.js';
 import { type SessionSequences, sequenceRelation } from '../catalog/session-sequences.js';
 import { aggregateSignatures, procTypeName, sessionProcByOid } from './pg-proc-signatures.js';
-import { hasSchemaPrivilegeFunction, hasTablePrivilege, pgHasRole } from './privilege-functions.js';
-import { aclRoleName } from '../catalog/privileges.js';
+import { hasSchemaPrivilegeFunction, hasSequencePrivilege, hasTablePrivilege, pgHasRole } from './privilege-functions.js';
+import { aclRoleName, requireSequencePrivilege } from '../catalog/privileges.js';
 import {
   constraintDefinition,
   indexDefinition,
@@ -233,8 +233,11 @@ function sequences(context: SessionFunctionContext): SessionSequences {
   if (context.sequences === undefined) throw new SqlError(SqlState.featureNotSupported, 'sequence functions are not available here');
   return context.sequences;
 }
-function sequenceOf(context: SessionFunctionContext, oid: Value): ReturnType<typeof sequenceRelation> {
-  return sequenceRelation(context.systemContext().catalog.relationById(oid as number), oid as number);
+function sequenceOf(context: SessionFunctionContext, oid: Value, use: 'nextval' | 'currval' | 'setval'): ReturnType<typeof sequenceRelation> {
+  const system = context.systemContext();
+  const sequence = sequenceRelation(system.catalog.relationById(oid as number), oid as number);
+  requireSequencePrivilege(system.catalog, currentRole(system), sequence, use);
+  return sequence;
 }
 
 /**
@@ -496,12 +499,12 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   pg_get_function_arguments: [{ arguments: [oid], returns: text, strict: true, impl: ([id], context) => functionArguments(id as number, context, true) }],
   pg_get_function_identity_arguments: [{ arguments: [oid], returns: text, strict: true, impl: ([id], context) => functionArguments(id as number, context, true) }],
   pg_get_serial_sequence: [{ arguments: [text, text], returns: text, strict: true, impl: ([table, column], context) => serialSequence(context, table as string, column as string) }],
-  nextval: [{ arguments: [regclass], returns: int8, strict: true, volatile: true, impl: ([oid], context) => sequences(context).nextval(sequenceOf(context, oid)) }],
-  currval: [{ arguments: [regclass], returns: int8, strict: true, volatile: true, impl: ([oid], context) => sequences(context).currval(sequenceOf(context, oid)) }],
+  nextval: [{ arguments: [regclass], returns: int8, strict: true, volatile: true, impl: ([oid], context) => sequences(context).nextval(sequenceOf(context, oid, 'nextval')) }],
+  currval: [{ arguments: [regclass], returns: int8, strict: true, volatile: true, impl: ([oid], context) => sequences(context).currval(sequenceOf(context, oid, 'currval')) }],
   lastval: [{ arguments: [], returns: int8, strict: false, volatile: true, impl: (_args, context) => sequences(context).lastval((id) => context.systemContext().catalog.relationById(id) !== undefined) }],
   setval: [
-    { arguments: [regclass, int8], returns: int8, strict: true, volatile: true, impl: ([oid, value], context) => sequences(context).setval(sequenceOf(context, oid), value as bigint, true) },
-    { arguments: [regclass, int8, bool], returns: int8, strict: true, volatile: true, impl: ([oid, value, called], context) => sequences(context).setval(sequenceOf(context, oid), value as bigint, called as boolean) },
+    { arguments: [regclass, int8], returns: int8, strict: true, volatile: true, impl: ([oid, value], context) => sequences(context).setval(sequenceOf(context, oid, 'setval'), value as bigint, true) },
+    { arguments: [regclass, int8, bool], returns: int8, strict: true, volatile: true, impl: ([oid, value, called], context) => sequences(context).setval(sequenceOf(context, oid, 'setval'), value as bigint, called as boolean) },
   ],
   pg_tablespace_location: [{ arguments: [oid], returns: text, strict: true, impl: always('') }],
   pg_backend_pid: [{ arguments: [], returns: int4, strict: false, impl: (_args, context) => context.processId }],
@@ -560,7 +563,7 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   has_column_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_any_column_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_function_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
-  has_sequence_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+  has_sequence_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: (args, context) => hasSequencePrivilege(context.systemContext(), args) }],
   has_tablespace_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   pg_has_role: [{ arguments: 'any', returns: bool, strict: true, impl: (args, context) => pgHasRole(context.systemContext(), args) }],
   // pg_dump's catalog queries.
