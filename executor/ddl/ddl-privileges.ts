@@ -1,7 +1,7 @@
 // Who may run a DDL statement, checked before its handler (one place for every DDL path): CREATE
 // of an object needs CREATE on its schema, CREATE SCHEMA the database's CREATE (superusers here),
 // DROP / ALTER / RENAME / COMMENT / CREATE INDEX need ownership of the object, CREATE SINK and CREATE
-// SUBSCRIPTION need SELECT on what they read. Refusals are 42501 with PostgreSQL's messages. A
+// SUBSCRIPTION need SELECT on what they read, a FOREIGN KEY REFERENCES on its table. Refusals are 42501 with PostgreSQL's messages. A
 // superuser passes without a look; the role statements and GRANT check inside their handlers.
 
 import type { Node } from '@pgsql/types';
@@ -39,6 +39,11 @@ export function checkDdlPrivileges(node: Node, context: DdlContext): void {
     const relation = resolve(target);
     if (relation !== undefined) requireRelationPrivilege(catalog, role, relation, 'r');
   };
+  // A FOREIGN KEY needs REFERENCES on the table it references.
+  for (const referenced of referencedTables(body)) {
+    const relation = resolve(referenced);
+    if (relation !== undefined) requireRelationPrivilege(catalog, role, relation, 'x');
+  }
   switch (kind) {
     case 'CreateStmt':
       return createIn(body.relation as RangeVarShape);
@@ -81,6 +86,19 @@ export function checkDdlPrivileges(node: Node, context: DdlContext): void {
     default:
       return;
   }
+}
+
+/** The tables the FOREIGN KEY constraints anywhere in a statement reference. */
+function referencedTables(node: unknown, found: RangeVarShape[] = []): RangeVarShape[] {
+  if (node === null || typeof node !== 'object') return found;
+  if (Array.isArray(node)) {
+    for (const item of node) referencedTables(item, found);
+    return found;
+  }
+  const constraint = (node as { Constraint?: { contype?: string; pktable?: RangeVarShape } }).Constraint;
+  if (constraint?.contype === 'CONSTR_FOREIGN' && constraint.pktable !== undefined) found.push(constraint.pktable);
+  for (const child of Object.values(node as Record<string, unknown>)) referencedTables(child, found);
+  return found;
 }
 
 function schemaOwner(catalog: CatalogSnapshot, role: number, name: string): void {
