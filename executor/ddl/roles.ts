@@ -95,6 +95,9 @@ function roleSpecNames(arg: Node | undefined): string[] {
 
 /** The verifier stored for a PASSWORD: a SCRAM-SHA-256 verifier given as is, else one made from the text. */
 export function storedPassword(password: string): string {
+  if (/^md5[0-9a-f]{32}$/.test(password)) {
+    throw new SqlError(SqlState.featureNotSupported, 'MD5 password hashes are not supported', { hint: 'Give the password itself, or a SCRAM-SHA-256 verifier.' });
+  }
   return parseScramVerifier(password) !== undefined ? password : formatScramVerifier(scramVerifier(password));
 }
 
@@ -206,16 +209,10 @@ export function renameRole(statement: RenameStmt, context: DdlContext): DdlOutco
   if (catalog.role(newName) !== undefined) throw new SqlError(SqlState.duplicateObject, `role "${newName}" already exists`);
   checkReservedName(newName);
   requireRoleAdmin(catalog, actor, role, 'permission denied to rename role', 'must be superuser to rename superusers');
-  const notices: Notice[] = [];
-  let next = { ...role, name: newName };
-  if (role.password !== undefined && !role.password.startsWith('SCRAM-SHA-256$')) {
-    const { password: _dropped, ...rest } = next;
-    next = rest;
-    notices.push(notice('MD5 password cleared because of role rename'));
-  }
+  // Passwords are SCRAM verifiers, which do not depend on the name (PostgreSQL clears MD5 ones).
   const draft = new CatalogDraft(catalog);
-  draft.putRole(next);
-  return { catalog: draft.finish(), commandTag: 'ALTER ROLE', notices, droppedTableIds: [] };
+  draft.putRole({ ...role, name: newName });
+  return { catalog: draft.finish(), commandTag: 'ALTER ROLE', notices: [], droppedTableIds: [] };
 }
 
 /** What still refers to a role: PostgreSQL's DETAIL lines of 2BP01 (owned objects, then privileges). */

@@ -82,6 +82,7 @@ describe('authentication', () => {
     const verifier = rows[0].rolpassword as string;
     expect(verifier).toMatch(/^SCRAM-SHA-256\$4096:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$/);
     await admin.query(`CREATE ROLE carol LOGIN PASSWORD '${verifier}'`);
+    expect(await failure(admin, "CREATE ROLE dan PASSWORD 'md5d41d8cd98f00b204e9800998ecf8427e'")).toEqual({ code: '0A000', message: 'MD5 password hashes are not supported' });
     const carol = await connect('carol', 'alice secret');
     expect((await carol.query('SELECT current_user AS u')).rows).toEqual([{ u: 'carol' }]);
     await carol.end();
