@@ -215,23 +215,25 @@ export function renameRole(statement: RenameStmt, context: DdlContext): DdlOutco
   return { catalog: draft.finish(), commandTag: 'ALTER ROLE', notices: [], droppedTableIds: [] };
 }
 
-/** What still refers to a role: PostgreSQL's DETAIL lines of 2BP01 (owned objects, then privileges). */
+/**
+ * What still refers to a role: PostgreSQL's DETAIL lines of 2BP01, in its order (by the object's
+ * OID; for one object its privileges before its ownership).
+ */
 function dependentsOf(catalog: CatalogSnapshot, roleId: number): string[] {
-  const lines: string[] = [];
-  for (const schema of catalog.schemas()) if (schemaOwner(schema) === roleId) lines.push(`owner of schema ${schema.name}`);
+  const found: { readonly id: number; readonly owner: boolean; readonly text: string }[] = [];
+  const holds = (acl: readonly { grantee: number; grantor: number }[]) => acl.some((item) => item.grantee === roleId || item.grantor === roleId);
+  for (const schema of catalog.schemas()) {
+    if (schemaOwner(schema) === roleId) found.push({ id: schema.id, owner: true, text: `owner of schema ${schema.name}` });
+    else if (schema.acl !== undefined && holds(schemaAcl(schema))) found.push({ id: schema.id, owner: false, text: `privileges for schema ${schema.name}` });
+  }
   for (const relation of catalog.relations()) {
     if (relation.kind === 'system' || relation.kind === 'index') continue;
-    if (ownerOf(relation) === roleId) lines.push(`owner of ${kindWord(relation.kind)} ${relation.name}`);
+    if (ownerOf(relation) === roleId) found.push({ id: relation.id, owner: true, text: `owner of ${kindWord(relation.kind)} ${relation.name}` });
+    else if (relation.acl !== undefined && holds(relationAcl(relation))) found.push({ id: relation.id, owner: false, text: `privileges for ${kindWord(relation.kind)} ${relation.name}` });
   }
-  for (const fn of catalog.functions()) if (ownerOf(fn) === roleId) lines.push(`owner of function ${fn.name}`);
-  for (const schema of catalog.schemas()) {
-    if (schema.acl !== undefined && schemaAcl(schema).some((item) => item.grantee === roleId || item.grantor === roleId) && schemaOwner(schema) !== roleId) lines.push(`privileges for schema ${schema.name}`);
-  }
-  for (const relation of catalog.relations()) {
-    if (relation.acl === undefined || ownerOf(relation) === roleId) continue;
-    if (relationAcl(relation).some((item) => item.grantee === roleId || item.grantor === roleId)) lines.push(`privileges for ${kindWord(relation.kind)} ${relation.name}`);
-  }
-  return lines;
+  for (const fn of catalog.functions()) if (ownerOf(fn) === roleId) found.push({ id: fn.id, owner: true, text: `owner of function ${fn.name}` });
+  found.sort((a, b) => a.id - b.id || Number(a.owner) - Number(b.owner));
+  return found.map((entry) => entry.text);
 }
 
 export function dropRole(statement: DropRoleStmt, context: DdlContext): DdlOutcome {

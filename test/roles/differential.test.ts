@@ -1,6 +1,6 @@
 // The same role and privilege statements, run by the same users, on a real PostgreSQL 15 and on
-// oxbow: each must succeed on both (with the same rows) or fail on both with the same SQLSTATE and
-// message. Roles here have no password, so both servers let them in by trust (PostgreSQL's test
+// oxbow: each must succeed on both (with the same rows) or fail on both with the same SQLSTATE,
+// message and detail. Roles here have no password, so both servers let them in by trust (PostgreSQL's test
 // cluster is initdb --auth=trust; oxbow without --password).
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -151,8 +151,8 @@ async function outcome(connection: pg.Client, sql: string): Promise<unknown> {
     const result = await connection.query({ text: sql, rowMode: 'array' });
     return { ok: result.command, rows: result.rows };
   } catch (error) {
-    const { code, message } = error as { code: string; message: string };
-    return { code, message };
+    const { code, message, detail } = error as { code: string; message: string; detail?: string };
+    return detail === undefined ? { code, message } : { code, message, detail };
   }
 }
 
