@@ -257,10 +257,10 @@ export function dropRole(statement: DropRoleStmt, context: DdlContext): DdlOutco
     }
     if (role.id === actor) throw new SqlError(SqlState.objectInUse, 'current user cannot be dropped');
     if (role.id === context.sessionRoleId) throw new SqlError(SqlState.objectInUse, 'session user cannot be dropped');
+    if (role.superuser && !isSuperuser(catalog, actor)) throw new SqlError(SqlState.insufficientPrivilege, 'must be superuser to drop superusers');
     if (role.id === BOOTSTRAP_ROLE_ID || role.name === 'pg_database_owner') {
       throw new SqlError(SqlState.dependentObjectsStillExist, `cannot drop role ${role.name} because it is required by the database system`);
     }
-    if (role.superuser && !isSuperuser(catalog, actor)) throw new SqlError(SqlState.insufficientPrivilege, 'must be superuser to drop superusers');
     const dependents = dependentsOf(catalog, role.id);
     if (dependents.length > 0) {
       throw new SqlError(SqlState.dependentObjectsStillExist, `role "${role.name}" cannot be dropped because some objects depend on it`, { detail: dependents.join('\n') });
