@@ -105,6 +105,8 @@ export class EngineSession implements Session {
   readonly database: string;
   /** The session user's role (`session_user`), fixed at startup. */
   readonly sessionRoleId: number;
+  /** The role each name SET ROLE accepted stood for then (currentRoleId). */
+  private readonly roleIdsSet = new Map<string, number>();
   /** pg_stat_activity: when the session started, the statement running or last run, since when. */
   private readonly backendStartMillis = Date.now();
   private readonly clientAddress: string | null;
@@ -147,7 +149,7 @@ export class EngineSession implements Session {
       { session_authorization: parameters.user, is_superuser: sessionRole === undefined || sessionRole.superuser ? 'on' : 'off' },
     );
     for (const [name, value] of Object.entries(parameters.options)) this.applyStartupOption(name, value);
-    this.currentRoleId();
+    this.checkRoleSetting();
     // What the startup packet set is the session's start value, which RESET returns to.
     this.settings.sessionStarted();
     started = true;
@@ -336,17 +338,26 @@ export class EngineSession implements Session {
   }
 
   /**
-   * The current role (`current_user`): the session user, or SET ROLE's role while the session
-   * user may still become it (a role dropped or renamed since falls back to the session user).
+   * The current role (`current_user`): the session user, or the role SET ROLE named (by the id it
+   * had then, so a rename keeps it; a role dropped since falls back to the session user).
    */
   currentRoleId(): number {
     const name = this.settings.get('role');
     if (name === undefined || name === 'none') return this.sessionRoleId;
     const catalog = this.core.catalog.snapshot;
+    const id = this.roleIdsSet.get(name) ?? catalog.role(name)?.id;
+    return id !== undefined && catalog.roleById(id) !== undefined ? id : this.sessionRoleId;
+  }
+
+  /** SET ROLE's check of the `role` setting: 22023 for an unknown role, 42501 for one the session user is not a member of. */
+  private checkRoleSetting(): void {
+    const name = this.settings.get('role');
+    if (name === undefined || name === 'none') return;
+    const catalog = this.core.catalog.snapshot;
     const role = catalog.role(name);
     if (role === undefined) throw new SqlError(SqlState.invalidParameterValue, `role "${name}" does not exist`);
     if (!isMemberOf(catalog, this.sessionRoleId, role.id)) throw new SqlError(SqlState.insufficientPrivilege, `permission denied to set role "${name}"`);
-    return role.id;
+    this.roleIdsSet.set(name, role.id);
   }
 
   /** nextval for a serial or identity column's per-row default in COPY FROM (catalog/sequence-defaults.ts). */
@@ -510,7 +521,7 @@ export class EngineSession implements Session {
     const before = this.settings.get('role');
     const outcome = settingInContext(node, this.settings, this.blocks.blockContext(), this.blocks.inPipelineBlock());
     try {
-      this.currentRoleId();
+      this.checkRoleSetting();
     } catch (error) {
       this.settings.set('role', before === 'none' ? undefined : before);
       throw error;

@@ -168,6 +168,21 @@ describe('privileges', () => {
     await alice.end();
   });
 
+  it('keeps SET ROLE through a rename and falls back to the session user when the role is dropped', async () => {
+    await admin.query('CREATE ROLE temp_role');
+    await admin.query('GRANT temp_role TO alice');
+    const alice = await connect('alice', 'alice secret');
+    await alice.query('SET ROLE temp_role');
+    await admin.query('ALTER ROLE temp_role RENAME TO temp_renamed');
+    expect((await alice.query('SELECT current_user')).rows).toEqual([{ current_user: 'temp_renamed' }]);
+    await admin.query('DROP ROLE temp_renamed');
+    expect((await alice.query('SELECT current_user')).rows).toEqual([{ current_user: 'alice' }]);
+    await alice.query('RESET ROLE');
+    expect(await failure(alice, 'SET ROLE nosuch')).toEqual({ code: '22023', message: 'role "nosuch" does not exist' });
+    expect((await alice.query('SELECT current_user')).rows).toEqual([{ current_user: 'alice' }]);
+    await alice.end();
+  });
+
   it('refuses to drop a role that owns objects or holds privileges', async () => {
     expect(await failure(admin, 'DROP ROLE bob')).toMatchObject({ code: '2BP01', message: 'role "bob" cannot be dropped because some objects depend on it' });
     expect(await failure(admin, 'DROP ROLE oxbow')).toMatchObject({ code: '55006', message: 'current user cannot be dropped' });
