@@ -210,6 +210,18 @@ export function revokeAcl(acl: readonly AclItem[], grantees: readonly number[], 
   return items;
 }
 
+/** PostgreSQL's aclnewowner: the old owner's items (as grantee or grantor) become the new owner's. */
+export function aclWithNewOwner(acl: readonly AclItem[], oldOwner: number, newOwner: number): AclItem[] {
+  const items: AclItem[] = [];
+  for (const item of acl) {
+    const next = { grantee: item.grantee === oldOwner ? newOwner : item.grantee, grantor: item.grantor === oldOwner ? newOwner : item.grantor, privileges: item.privileges };
+    const index = items.findIndex((existing) => existing.grantee === next.grantee && existing.grantor === next.grantor);
+    if (index < 0) items.push(next);
+    else items[index] = { ...next, privileges: inOrder(items[index]!.privileges + next.privileges, RELATION_PRIVILEGES + 'UC') };
+  }
+  return items;
+}
+
 function inOrder(letters: string, order: string): string {
   return [...order].filter((letter) => letters.includes(letter)).join('');
 }

@@ -10,8 +10,8 @@
 // a duplicate key (23502, 23505).
 
 import type { AlterOwnerStmt, AlterTableCmd, Constraint, Node, RoleSpec } from '@pgsql/types';
-import type { AclItem, ColumnDef, RelationDef } from '../../sql/catalog.js';
-import { isSuperuser, memberRoles, ownerOf, RELATION_PRIVILEGES, requireRelationOwner, requireSchemaOwner, requireSchemaPrivilege, SCHEMA_PRIVILEGES, schemaOwner } from '../catalog/privileges.js';
+import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
+import { aclWithNewOwner, isSuperuser, memberRoles, ownerOf, requireRelationOwner, requireSchemaOwner, requireSchemaPrivilege, schemaOwner } from '../catalog/privileges.js';
 import { resolveRoleSpec } from './roles.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { currentRoleId, type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-context.js';
@@ -34,24 +34,12 @@ export function alterOwner(command: AlterTableCmd, relation: RelationDef, contex
     requireSchemaPrivilege(catalog, newOwner.id, relation.schema, 'C');
   }
   const draft = draftOf(context);
-  draft.putRelation({ ...relation, owner: newOwner.id, ...(relation.acl === undefined ? {} : { acl: newOwnerAcl(relation.acl, oldOwner, newOwner.id) }) });
+  draft.putRelation({ ...relation, owner: newOwner.id, ...(relation.acl === undefined ? {} : { acl: aclWithNewOwner(relation.acl, oldOwner, newOwner.id) }) });
   // Indexes follow their table; a serial column's owned sequences too.
   for (const other of catalog.relations()) {
     if (other.indexOn?.relationId === relation.id || other.sequence?.ownedBy?.relationId === relation.id) draft.putRelation({ ...other, owner: newOwner.id });
   }
   return { catalog: draft.finish(), commandTag, notices: [], droppedTableIds: [] };
-}
-
-/** PostgreSQL's aclnewowner: the old owner's items (as grantee or grantor) become the new owner's. */
-function newOwnerAcl(acl: readonly AclItem[], oldOwner: number, newOwner: number): AclItem[] {
-  const items: AclItem[] = [];
-  for (const item of acl) {
-    const next = { grantee: item.grantee === oldOwner ? newOwner : item.grantee, grantor: item.grantor === oldOwner ? newOwner : item.grantor, privileges: item.privileges };
-    const same = items.find((existing) => existing.grantee === next.grantee && existing.grantor === next.grantor);
-    if (same === undefined) items.push(next);
-    else items[items.indexOf(same)] = { ...same, privileges: [...RELATION_PRIVILEGES, ...SCHEMA_PRIVILEGES].filter((letter) => same.privileges.includes(letter) || next.privileges.includes(letter)).join('') };
-  }
-  return items;
 }
 
 /** ALTER SCHEMA | FUNCTION ... OWNER TO role (pg_dump writes it for each); other objects' owners are 0A000. */
@@ -78,7 +66,7 @@ export function alterObjectOwner(statement: AlterOwnerStmt, context: DdlContext)
     throw new SqlError(SqlState.insufficientPrivilege, 'permission denied for database oxbow');
   }
   const draft = draftOf(context);
-  draft.putSchema({ ...schema, owner: newOwner.id, ...(schema.acl === undefined ? {} : { acl: newOwnerAcl(schema.acl, oldOwner, newOwner.id) }) });
+  draft.putSchema({ ...schema, owner: newOwner.id, ...(schema.acl === undefined ? {} : { acl: aclWithNewOwner(schema.acl, oldOwner, newOwner.id) }) });
   return { catalog: draft.finish(), commandTag: 'ALTER SCHEMA', notices: [], droppedTableIds: [] };
 }
 

@@ -1,15 +1,15 @@
 // Roles: CREATE ROLE | USER, ALTER ROLE | USER (attributes, PASSWORD, RENAME TO), DROP ROLE
-// [IF EXISTS], GRANT role TO role and REVOKE role FROM role, with PostgreSQL 15's checks and
-// messages. Passwords are stored as SCRAM-SHA-256 verifiers (a given verifier is kept as is).
+// [IF EXISTS], GRANT role TO role and REVOKE role FROM role, REASSIGN OWNED, DROP OWNED (its
+// privileges part), with PostgreSQL 15's checks and messages. Passwords are stored as SCRAM-SHA-256 verifiers (a given verifier is kept as is).
 // Who may do what: superusers anything; a role with CREATEROLE any non-superuser role; the
 // bootstrap superuser `oxbow` cannot be dropped.
 
-import type { AlterRoleStmt, CreateRoleStmt, DefElem, DropRoleStmt, GrantRoleStmt, Node, RenameStmt, RoleSpec } from '@pgsql/types';
-import type { RoleDef } from '../../sql/catalog.js';
+import type { AlterRoleStmt, CreateRoleStmt, DefElem, DropOwnedStmt, DropRoleStmt, GrantRoleStmt, Node, ReassignOwnedStmt, RenameStmt, RoleSpec } from '@pgsql/types';
+import type { AclItem, RoleDef } from '../../sql/catalog.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { formatScramVerifier, parseScramVerifier, scramVerifier } from '../../sql/scram-verifier.js';
 import { BOOTSTRAP_ROLE_ID, CatalogDraft, type CatalogSnapshot } from '../catalog/catalog.js';
-import { isSuperuser, memberRoles, ownerOf, relationAcl, roleNamed, schemaAcl, schemaOwner } from '../catalog/privileges.js';
+import { aclWithNewOwner, isSuperuser, memberRoles, ownerOf, privilegeRoles, relationAcl, roleNamed, schemaAcl, schemaOwner } from '../catalog/privileges.js';
 import type { Notice } from '../catalog/results.js';
 import { currentRoleId, kindWord, type DdlContext, type DdlOutcome, unchanged } from './ddl-context.js';
 
@@ -323,4 +323,74 @@ function withRoles(catalog: CatalogSnapshot, roles: ReadonlyMap<number, RoleDef>
   const draft = new CatalogDraft(catalog);
   for (const role of roles.values()) draft.putRole(role);
   return draft.finish();
+}
+
+function rolesOf(specs: readonly Node[] | undefined, context: DdlContext): RoleDef[] {
+  return (specs ?? []).map((item) => resolveRoleSpec((item as { RoleSpec: RoleSpec }).RoleSpec, context));
+}
+
+/**
+ * REASSIGN OWNED BY old [, ...] TO new: every schema, relation and function the old roles own
+ * passes to the new one (their ACLs follow, as ALTER ... OWNER TO's). The current role needs the
+ * privileges of every role named (42501 otherwise); the bootstrap superuser's objects stay.
+ */
+export function reassignOwned(statement: ReassignOwnedStmt, context: DdlContext): DdlOutcome {
+  const catalog = context.catalog;
+  const actor = currentRoleId(context);
+  const olds = rolesOf(statement.roles, context);
+  const target = resolveRoleSpec(statement.newrole, context);
+  const mine = privilegeRoles(catalog, actor);
+  if (!isSuperuser(catalog, actor) && ![...olds, target].every((role) => mine.has(role.id))) {
+    throw new SqlError(SqlState.insufficientPrivilege, 'permission denied to reassign objects');
+  }
+  const draft = new CatalogDraft(catalog);
+  for (const old of olds) {
+    if (old.id === BOOTSTRAP_ROLE_ID) {
+      throw new SqlError(SqlState.dependentObjectsStillExist, `cannot reassign ownership of objects owned by role ${old.name} because they are required by the database system`);
+    }
+    if (old.id === target.id) continue;
+    for (const schema of catalog.schemas()) {
+      if (schemaOwner(schema) !== old.id) continue;
+      draft.putSchema({ ...schema, owner: target.id, ...(schema.acl === undefined ? {} : { acl: aclWithNewOwner(schema.acl, old.id, target.id) }) });
+    }
+    for (const relation of catalog.relations()) {
+      if (relation.kind === 'system' || ownerOf(relation) !== old.id) continue;
+      draft.putRelation({ ...relation, owner: target.id, ...(relation.acl === undefined ? {} : { acl: aclWithNewOwner(relation.acl, old.id, target.id) }) });
+    }
+    for (const fn of catalog.functions()) if (ownerOf(fn) === old.id) draft.putFunction({ ...fn, owner: target.id });
+  }
+  return { catalog: draft.finish(), commandTag: 'REASSIGN OWNED', notices: [], droppedTableIds: [] };
+}
+
+/**
+ * DROP OWNED BY role [, ...]: the privileges granted to the roles are revoked. Dropping the objects
+ * they own is not supported (0A000 while they own any: REASSIGN OWNED or DROP them first), so the
+ * usual `REASSIGN OWNED BY r TO s; DROP OWNED BY r; DROP ROLE r` works.
+ */
+export function dropOwned(statement: DropOwnedStmt, context: DdlContext): DdlOutcome {
+  const catalog = context.catalog;
+  const actor = currentRoleId(context);
+  const roles = rolesOf(statement.roles, context);
+  const mine = privilegeRoles(catalog, actor);
+  if (!isSuperuser(catalog, actor) && !roles.every((role) => mine.has(role.id))) {
+    throw new SqlError(SqlState.insufficientPrivilege, 'permission denied to drop objects');
+  }
+  const ids = new Set(roles.map((role) => role.id));
+  for (const role of roles) {
+    if (role.id === BOOTSTRAP_ROLE_ID) throw new SqlError(SqlState.dependentObjectsStillExist, `cannot drop objects owned by role ${role.name} because they are required by the database system`);
+  }
+  const owned =
+    catalog.schemas().find((schema) => schema.owner !== undefined && ids.has(schema.owner))?.name ??
+    catalog.relations().find((relation) => relation.kind !== 'system' && relation.owner !== undefined && ids.has(relation.owner))?.name ??
+    catalog.functions().find((fn) => fn.owner !== undefined && ids.has(fn.owner))?.name;
+  if (owned !== undefined) {
+    throw new SqlError(SqlState.featureNotSupported, `DROP OWNED of a role that owns objects ("${owned}") is not supported`, {
+      hint: 'REASSIGN OWNED BY the role TO another first, or drop its objects.',
+    });
+  }
+  const draft = new CatalogDraft(catalog);
+  const without = (acl: readonly AclItem[]) => acl.filter((item) => !ids.has(item.grantee));
+  for (const schema of catalog.schemas()) if (schema.acl !== undefined && schema.acl.some((item) => ids.has(item.grantee))) draft.putSchema({ ...schema, acl: without(schema.acl) });
+  for (const relation of catalog.relations()) if (relation.acl !== undefined && relation.acl.some((item) => ids.has(item.grantee))) draft.putRelation({ ...relation, acl: without(relation.acl) });
+  return { catalog: draft.finish(), commandTag: 'DROP OWNED', notices: [], droppedTableIds: [] };
 }

@@ -1,7 +1,7 @@
 // Dispatch of DDL statements to their handlers (one file per group of statements). The session
 // runs the handler inside the write lock and commits the catalog it returns.
 
-import type { AlterRoleStmt, CreateRoleStmt, DropRoleStmt, GrantRoleStmt, GrantStmt, AlterOwnerStmt, AlterSeqStmt, CreateSeqStmt, AlterTableStmt, RenameStmt, CommentStmt, CreateFunctionStmt, CreateSchemaStmt, CreateStmt, CreateTableAsStmt, DropStmt, IndexStmt, ViewStmt } from '@pgsql/types';
+import type { AlterRoleStmt, CreateRoleStmt, DropOwnedStmt, DropRoleStmt, GrantRoleStmt, GrantStmt, ReassignOwnedStmt, AlterOwnerStmt, AlterSeqStmt, CreateSeqStmt, AlterTableStmt, RenameStmt, CommentStmt, CreateFunctionStmt, CreateSchemaStmt, CreateStmt, CreateTableAsStmt, DropStmt, IndexStmt, ViewStmt } from '@pgsql/types';
 import type { ConnectorSpec, OxbowCreateSink, OxbowCreateSource, OxbowCreateSubscription, OxbowDropSubscription, ParsedStatement } from '../../sql/parser/ast.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
@@ -16,7 +16,7 @@ import { createSubscription, dropSubscription } from './create-subscription.js';
 import { alterObjectOwner } from './alter-constraints.js';
 import { renameRelation } from './rename.js';
 import { alterSequence, createSequence } from './sequence.js';
-import { alterRole, createRole, dropRole, grantRole, renameRole } from './roles.js';
+import { alterRole, createRole, dropOwned, dropRole, grantRole, reassignOwned, renameRole } from './roles.js';
 import { grantPrivileges } from './grant.js';
 
 const ddlKinds = new Set([
@@ -42,6 +42,8 @@ const ddlKinds = new Set([
   'DropRoleStmt',
   'GrantRoleStmt',
   'GrantStmt',
+  'ReassignOwnedStmt',
+  'DropOwnedStmt',
 ]);
 
 export function isDdl(kind: string): boolean {
@@ -90,6 +92,10 @@ export function runDdl(statement: ParsedStatement, context: DdlContext): DdlOutc
       return grantRole(body as GrantRoleStmt, context);
     case 'GrantStmt':
       return grantPrivileges(body as GrantStmt, context);
+    case 'ReassignOwnedStmt':
+      return reassignOwned(body as ReassignOwnedStmt, context);
+    case 'DropOwnedStmt':
+      return dropOwned(body as DropOwnedStmt, context);
     case 'CreateTableAsStmt': {
       const objectType = (body as CreateTableAsStmt).objtype;
       // CREATE TABLE AS runs in the session (it needs the query's rows); here only the streaming kind.
