@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { createEngine, type EngineOptions } from '../executor/engine/create-engine.js';
 import type { Engine } from '../executor/engine/engine.js';
 import { PgServer } from '../pgwire/server.js';
+import { loadTlsSettings, TlsConfigurationError, type TlsFiles, type TlsSettings } from '../pgwire/tls.js';
 import { SqlError } from '../sql/errors.js';
 import { CheckpointMetrics } from '../storage/checkpoint/checkpoint-metrics.js';
 import { SourceStatus } from '../executor/connectors/source-status.js';
@@ -37,6 +38,8 @@ export interface CliConfig {
   readonly keepCheckpoints: number;
   readonly objectStoreTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
+  /** --tls-cert and --tls-key (and --tls-required): TLS on the wire protocol port; undefined: none. */
+  readonly tls: TlsFiles | undefined;
 }
 
 /** A bad command line: printed with a pointer to --help, exit code 2. */
@@ -48,6 +51,8 @@ interface FlagSpec {
   readonly value: string;
   readonly defaultText: string;
   readonly meaning: string;
+  /** A switch: takes no value (`--flag`, or `--flag=on|off`); its variable is on/off, true/false, 1/0. */
+  readonly switch?: true;
 }
 
 const FLAGS: readonly FlagSpec[] = [
@@ -100,6 +105,22 @@ const FLAGS: readonly FlagSpec[] = [
     meaning: 'bound on shutdown after SIGTERM/SIGINT: a checkpoint still uploading after half of it is abandoned, anything else still hanging at it too (committed state is on the local disk; the next start uploads it)',
   },
   { flag: '--password', env: 'OXBOW_PASSWORD', value: 'PASSWORD', defaultText: 'none', meaning: 'SCRAM-SHA-256 password of user oxbow while it has none of its own; roles without a password can no longer log in' },
+  {
+    flag: '--tls-cert',
+    env: 'OXBOW_TLS_CERT',
+    value: 'FILE',
+    defaultText: 'none',
+    meaning: 'PEM certificate (its chain may follow it): with --tls-key, clients may connect with TLS (sslmode=require); SHOW ssl is on',
+  },
+  { flag: '--tls-key', env: 'OXBOW_TLS_KEY', value: 'FILE', defaultText: 'none', meaning: "PEM private key (unencrypted) of --tls-cert's certificate" },
+  {
+    flag: '--tls-required',
+    env: 'OXBOW_TLS_REQUIRED',
+    value: '',
+    defaultText: 'off',
+    meaning: 'refuse connections that did not negotiate TLS (FATAL 28000); needs --tls-cert and --tls-key',
+    switch: true,
+  },
   { flag: '--metrics-port', env: 'OXBOW_METRICS_PORT', value: 'PORT', defaultText: 'off', meaning: 'serve Prometheus text format at http://HOST:PORT/metrics' },
 ];
 
@@ -112,7 +133,7 @@ export function helpText(): string {
     'Options (each has an environment variable twin; a flag wins over its variable):',
   ];
   for (const spec of FLAGS) {
-    lines.push(`  ${spec.flag} ${spec.value}`);
+    lines.push(spec.switch === true ? `  ${spec.flag}` : `  ${spec.flag} ${spec.value}`);
     lines.push(`      ${spec.meaning}`);
     lines.push(`      default: ${spec.defaultText}; environment: ${spec.env}`);
   }
@@ -150,6 +171,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
     if (spec === undefined) throw new UsageError(`unknown option "${flag}"`);
     let value: string | undefined;
     if (equals >= 0) value = argument.slice(equals + 1);
+    else if (spec.switch === true) value = 'on';
     else {
       value = argv[i + 1];
       i++;
@@ -185,6 +207,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   if (!Number.isSafeInteger(keepCheckpoints) || keepCheckpoints < 1) throw new UsageError(`${keepInput!.source}: "${keepInput!.text}" is not a positive whole number of checkpoints`);
   const metricsInput = raw('--metrics-port');
   const metricsPort = metricsInput === undefined || metricsInput.text === 'off' ? undefined : parsePort(metricsInput, 0);
+  const tls = parseTls(raw('--tls-cert'), raw('--tls-key'), raw('--tls-required'));
   if (host === '') throw new UsageError('--host must not be empty');
   if (!isLoopback(host) && password === undefined) {
     throw new UsageError(
@@ -209,8 +232,31 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       keepCheckpoints,
       objectStoreTimeoutMs,
       shutdownTimeoutMs,
+      tls,
     },
   };
+}
+
+type RawValue = { text: string; source: string } | undefined;
+
+/** The TLS files: both or neither; --tls-required only with them. */
+function parseTls(cert: RawValue, key: RawValue, requiredInput: RawValue): TlsFiles | undefined {
+  const required = parseSwitch(requiredInput);
+  if (cert === undefined && key === undefined) {
+    if (required) throw new UsageError(`${requiredInput!.source} needs a certificate: set --tls-cert and --tls-key`);
+    return undefined;
+  }
+  if (cert === undefined) throw new UsageError(`${key!.source} needs --tls-cert (or OXBOW_TLS_CERT), the certificate of the key`);
+  if (key === undefined) throw new UsageError(`${cert.source} needs --tls-key (or OXBOW_TLS_KEY), the private key of the certificate`);
+  return { certFile: resolve(cert.text), keyFile: resolve(key.text), required };
+}
+
+function parseSwitch(input: RawValue): boolean {
+  if (input === undefined) return false;
+  const lower = input.text.trim().toLowerCase();
+  if (['on', 'true', 'yes', '1'].includes(lower)) return true;
+  if (['off', 'false', 'no', '0'].includes(lower)) return false;
+  throw new UsageError(`${input.source}: "${input.text}" is not on or off`);
 }
 
 export function isLoopback(host: string): boolean {
@@ -350,6 +396,16 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
 }
 
 async function serve(config: CliConfig): Promise<void> {
+  // Checked before the engine starts (which may take a while): a certificate that cannot be used stops the start at once.
+  let tls: TlsSettings | undefined;
+  try {
+    tls = config.tls === undefined ? undefined : loadTlsSettings(config.tls);
+  } catch (error) {
+    if (!(error instanceof TlsConfigurationError)) throw error;
+    process.stderr.write(`oxbow: could not start: ${error.message}\n`);
+    process.exitCode = 1;
+    return;
+  }
   const checkpointMetrics = new CheckpointMetrics();
   const sourceStatus = new SourceStatus();
   const engineMetrics = new EngineMetrics();
@@ -366,6 +422,7 @@ async function serve(config: CliConfig): Promise<void> {
     keepCheckpoints: config.keepCheckpoints,
     objectStoreTimeoutMs: config.objectStoreTimeoutMs,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
+    ssl: tls !== undefined,
     checkpointMetrics,
     onCheckpointError: (error) => process.stderr.write(`oxbow: checkpoint failed: ${error instanceof Error ? error.message : String(error)}\n`),
     ...diagnostics(process.env),
@@ -380,7 +437,7 @@ async function serve(config: CliConfig): Promise<void> {
     exitSoonIfStillAlive();
     return;
   }
-  const server = new PgServer({ engine, host: config.host, port: config.port, password: config.password });
+  const server = new PgServer({ engine, host: config.host, port: config.port, password: config.password, tls });
   let address: { host: string; port: number };
   try {
     address = await server.listen();

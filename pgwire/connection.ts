@@ -1,5 +1,6 @@
-// One client connection, from the first byte to the close: the startup packet (SSLRequest and
-// GSSENCRequest answered 'N', CancelRequest forwarded to the engine), authentication (trust, or
+// One client connection, from the first byte to the close: the startup packet (SSLRequest
+// answered 'S' and the socket upgraded to TLS when the server has a certificate (tls.ts), else
+// 'N'; GSSENCRequest answered 'N'; CancelRequest forwarded to the engine), authentication (trust, or
 // SCRAM-SHA-256 when a password is configured), the session's ParameterStatus/BackendKeyData, and
 // then the message loop that dispatches to the simple query, extended query and COPY handlers.
 //
@@ -35,6 +36,7 @@ import { simpleQuery } from './simple-query.js';
 import { evalContextOf } from './value-codec.js';
 import { ConnectionClosed, type Wire } from './wire.js';
 import { asBytes } from './node-buffer.js';
+import { connectionSsl, plaintextRefused, repeatedSslRequest, startTls, unencryptedDataAfterSslRequest, type TlsSettings } from './tls.js';
 
 /** Output is written to the socket once the buffer passes this size, even mid-result. */
 const FLUSH_THRESHOLD_BYTES = 256 * 1024;
@@ -54,6 +56,8 @@ export interface ConnectionSettings {
   readonly authenticationTimeoutMs: number;
   /** The user that may log in with the password. */
   readonly user: string;
+  /** Set when the server has a certificate: SSLRequest is answered 'S' (tls.ts). */
+  readonly tls?: TlsSettings | undefined;
 }
 
 export class Connection implements Wire {
@@ -70,9 +74,12 @@ export class Connection implements Wire {
   /** Reported settings changed since the last ReadyForQuery, sent just before the next one. */
   private readonly changedParameters = new Map<string, string>();
   private running = false;
+  /** The TCP socket, or the TLS socket over it once an SSLRequest was accepted. */
+  private socket: Socket;
+  private encrypted = false;
 
   constructor(
-    private readonly socket: Socket,
+    socket: Socket,
     private readonly settings: ConnectionSettings,
     /** False when the server is at max connections: the client gets 53300 after its startup packet. */
     private readonly admitted: boolean,
@@ -81,9 +88,17 @@ export class Connection implements Wire {
     this.framer = new MessageFramer(settings.maxMessageBytes);
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 60_000);
-    socket.on('data', (chunk: Buffer) => this.receive(chunk));
-    socket.on('error', () => this.handleClose());
-    socket.on('close', () => this.handleClose());
+    this.socket = socket;
+    this.listen(socket);
+  }
+
+  private readonly onData = (chunk: Buffer): void => this.receive(chunk);
+  private readonly onEnded = (): void => this.handleClose();
+
+  private listen(socket: Socket): void {
+    socket.on('data', this.onData);
+    socket.on('error', this.onEnded);
+    socket.on('close', this.onEnded);
   }
 
   get session(): Session {
@@ -277,8 +292,12 @@ export class Connection implements Wire {
     let packet;
     for (;;) {
       packet = readStartupPacket((await this.nextFrame()).payload);
+      if (packet.kind === 'ssl' && this.settings.tls !== undefined) {
+        this.upgradeToTls(this.settings.tls);
+        continue;
+      }
       if (packet.kind === 'ssl' || packet.kind === 'gssenc') {
-        // No TLS and no GSSAPI encryption: 'N', the client continues in the clear (or gives up).
+        // No TLS (no certificate) and no GSSAPI encryption: 'N', the client continues in the clear (or gives up).
         if (!this.closed) this.socket.write('N');
         continue;
       }
@@ -300,6 +319,9 @@ export class Connection implements Wire {
       throw new SqlError(SqlState.invalidAuthorizationSpecification, 'no PostgreSQL user name specified in startup packet', { severity: 'FATAL' });
     }
     const database = parameters.get('database') || user;
+    if (this.settings.tls?.required === true && !this.encrypted) {
+      throw plaintextRefused({ host: this.socket.remoteAddress ?? 'local', user, database });
+    }
     await authenticate(this, user, this.settings);
     // As PostgreSQL: AuthenticationOk comes first, then the session is set up (an unknown database
     // or setting is a FATAL error after it).
@@ -317,7 +339,8 @@ export class Connection implements Wire {
     let session: Session;
     try {
       const client = this.socket.remoteAddress === undefined ? {} : { clientAddress: this.socket.remoteAddress, ...(this.socket.remotePort === undefined ? {} : { clientPort: this.socket.remotePort }) };
-      session = this.settings.engine.openSession({ user, database, options, ...client }, events);
+      const ssl = connectionSsl(this.socket);
+      session = this.settings.engine.openSession({ user, database, options, ...client, ...(ssl === undefined ? {} : { ssl }) }, events);
     } catch (error) {
       throw asFatal(error);
     }
@@ -330,6 +353,25 @@ export class Connection implements Wire {
     writeReadyForQuery(this.writer, session.transactionStatus());
     this.flush();
     return true;
+  }
+
+  /**
+   * SSLRequest with a certificate: 'S', then the TLS handshake on the same socket and the rest of
+   * the startup encrypted. Bytes the client sent after the SSLRequest, before the 'S', were sent in
+   * the clear: refused as PostgreSQL does. A handshake that fails (garbage instead of a ClientHello)
+   * closes this connection only.
+   */
+  private upgradeToTls(tls: TlsSettings): void {
+    if (this.closed) return;
+    if (this.encrypted) throw repeatedSslRequest();
+    if (this.queue.length > 0 || this.framer.bufferedBytes > 0) throw unencryptedDataAfterSslRequest();
+    const raw = this.socket;
+    raw.off('data', this.onData);
+    raw.off('error', this.onEnded);
+    raw.off('close', this.onEnded);
+    this.socket = startTls(raw, tls);
+    this.encrypted = true;
+    this.listen(this.socket);
   }
 
   private notice(notice: Notice): void {

@@ -1,5 +1,5 @@
 // SCRAM-SHA-256, server side (RFC 5802 and RFC 7677, as PostgreSQL implements it): no channel
-// binding (oxbow does not offer TLS, so only SCRAM-SHA-256 is advertised, never -PLUS), and the
+// binding (only SCRAM-SHA-256 is advertised, never -PLUS, with or without TLS), and the
 // user name inside the SCRAM messages is ignored as PostgreSQL does (the startup packet names the
 // user).
 //

@@ -7,6 +7,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { Engine } from '../executor/engine/engine.js';
 import { Connection } from './connection.js';
 import { scramVerifier } from './scram.js';
+import type { TlsSettings } from './tls.js';
 
 export interface PgServerOptions {
   readonly engine: Engine;
@@ -23,6 +24,8 @@ export interface PgServerOptions {
   readonly maxMessageBytes?: number;
   /** Startup plus authentication time limit; default 60 s (PostgreSQL's authentication_timeout). */
   readonly authenticationTimeoutMs?: number;
+  /** The certificate and key (tls.ts loadTlsSettings): SSLRequest is answered 'S'; without it, 'N'. */
+  readonly tls?: TlsSettings | undefined;
 }
 
 /** Sockets beyond maxConnections + this many are closed without a word (they would only get 53300). */
@@ -43,6 +46,7 @@ export class PgServer {
       maxMessageBytes: options.maxMessageBytes ?? 64 * 1024 * 1024,
       authenticationTimeoutMs: options.authenticationTimeoutMs ?? 60_000,
       user: options.user ?? 'oxbow',
+      tls: options.tls,
     };
     this.server = createServer((socket) => this.accept(socket));
     this.server.maxConnections = this.maxConnections + REJECTED_SOCKET_ALLOWANCE;

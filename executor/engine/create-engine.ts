@@ -50,6 +50,8 @@ export interface EngineOptions {
   readonly tuning?: EngineTuning;
   /** Faults injected for crash tests. */
   readonly faults?: ConnectorFaults;
+  /** The server accepts TLS connections (--tls-cert): `SHOW ssl` is on. */
+  readonly ssl?: boolean;
 }
 
 export async function createEngine(options: EngineOptions): Promise<Engine> {
@@ -92,6 +94,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
       ...(options.tuning === undefined ? {} : { tuning: options.tuning }),
       ...(options.faults === undefined ? {} : { faults: options.faults }),
+      ...(options.ssl === undefined ? {} : { ssl: options.ssl }),
     });
   } catch (error) {
     await store.close();

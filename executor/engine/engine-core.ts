@@ -88,6 +88,8 @@ export interface EngineSettings {
   readonly tuning?: EngineTuning;
   /** Faults injected for crash tests (bin/ sets them). */
   readonly faults?: ConnectorFaults;
+  /** The server accepts TLS connections (--tls-cert): `SHOW ssl` is on. */
+  readonly ssl?: boolean;
 }
 
 export type EngineTuning = ConnectorTuning & StreamTuning;

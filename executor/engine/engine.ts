@@ -8,8 +8,9 @@ import type { DataType } from '../../sql/types.js';
 import type { Row, Value } from '../../sql/value.js';
 import type { SqlError } from '../../sql/errors.js';
 import type { ColumnDescription, Notice } from '../catalog/results.js';
+import type { ConnectionSsl } from '../system/ssl-functions.js';
 
-export type { ColumnDescription, Notice };
+export type { ColumnDescription, ConnectionSsl, Notice };
 
 export interface StartupParameters {
   readonly user: string;
@@ -19,6 +20,8 @@ export interface StartupParameters {
   /** The client's address and port (pg_stat_activity); absent for a Unix socket or in-process use. */
   readonly clientAddress?: string;
   readonly clientPort?: number;
+  /** The connection's TLS (pg_stat_ssl, ssl_is_used()); absent for a plaintext connection. */
+  readonly ssl?: ConnectionSsl;
 }
 
 /** A parsed and planned statement, reusable (extended protocol Parse, or one statement of a simple query). */

@@ -16,7 +16,7 @@
 
 import { getEventListeners } from 'node:events';
 import type { Node } from '@pgsql/types';
-import type { OxbowExplainAnalyzeView, ParsedStatement } from '../../sql/parser/ast.js';
+import type { OxbowDeclareSubscribe, OxbowDeclareSubscriptionCursor, OxbowExplainAnalyzeView, ParsedStatement } from '../../sql/parser/ast.js';
 import { parse } from '../../sql/parser/index.js';
 import { SqlError, SqlState, toSqlError } from '../../sql/errors.js';
 import type { EvalContext } from '../../sql/functions.js';
@@ -47,11 +47,13 @@ import { StoreTableAccess, stateTableOf } from '../batch/table-access.js';
 import { executeDdl } from '../ddl/ddl-statement.js';
 import { prepareCopy, type CopyStatementPlan } from './copy.js';
 import { prepareSubscribe, type SubscribeHost } from './subscribe.js';
+import { declareSubscribeCursor, declareSubscriptionCursor } from './subscribe-cursors.js';
 import { checkRunnerOf, verifyChecks } from './check-constraints.js';
 import { explainViewResult } from './explain-statements.js';
 import { PlannedStatements, type PlannedStatementHost } from './planned-statements.js';
 import { SystemRelations } from '../system/system-relations.js';
 import { resolveSessionFunction, type SessionFunctionContext } from '../system/session-functions.js';
+import type { ConnectionSsl } from '../system/ssl-functions.js';
 import { systemRegistry, type EngineSystemContext } from './system-tables.js';
 import { SessionSequences } from '../catalog/session-sequences.js';
 import { foreignKeysOf } from '../batch/foreign-keys.js';
@@ -111,6 +113,7 @@ export class EngineSession implements Session {
   private readonly backendStartMillis = Date.now();
   private readonly clientAddress: string | null;
   private readonly clientPort: number | null;
+  private readonly ssl: ConnectionSsl | undefined;
   private lastQuery = '';
   private queryStartMillis: number | null = null;
   private stateChangeMillis = Date.now();
@@ -139,6 +142,7 @@ export class EngineSession implements Session {
     this.sessionRoleId = sessionRole?.id ?? BOOTSTRAP_ROLE_ID;
     this.clientAddress = parameters.clientAddress ?? null;
     this.clientPort = parameters.clientPort ?? null;
+    this.ssl = parameters.ssl;
     // Startup values reach the client in the initial ParameterStatus messages (reportedParameters),
     // so changes are announced only once the session is running.
     let started = false;
@@ -146,7 +150,7 @@ export class EngineSession implements Session {
       (name, value) => {
         if (started) this.events.parameterStatus(name, value);
       },
-      { session_authorization: parameters.user, is_superuser: sessionRole === undefined || sessionRole.superuser ? 'on' : 'off' },
+      { session_authorization: parameters.user, is_superuser: sessionRole === undefined || sessionRole.superuser ? 'on' : 'off', ...(core.settings.ssl === true ? { ssl: 'on' } : {}) },
     );
     for (const [name, value] of Object.entries(parameters.options)) this.applyStartupOption(name, value);
     this.checkRoleSetting();
@@ -201,6 +205,7 @@ export class EngineSession implements Session {
       query: this.lastQuery,
       queryStartMillis: this.queryStartMillis,
       stateChangeMillis: this.stateChangeMillis,
+      ssl: this.ssl ?? null,
     };
   }
 
@@ -247,6 +252,8 @@ export class EngineSession implements Session {
     this.closed = true;
     this.core.metrics.sessions.delete(this);
     this.cancel();
+    // Cursors over a subscription hold a reader each (subscribe-cursors.ts).
+    this.cursors.close(undefined);
     this.closing = this.rollBackOnClose();
     return this.closing;
   }
@@ -303,6 +310,7 @@ export class EngineSession implements Session {
         return stateTableOf(this.core.store, relation).stats().bytes;
       },
       sequences: this.sequences,
+      ...(this.ssl === undefined ? {} : { ssl: this.ssl }),
     };
     return {
       catalog: this.core.catalog,
@@ -562,6 +570,13 @@ export class EngineSession implements Session {
         return { columns: planned.columns, rows: result.rows };
       },
       rowsResult,
+      openStream: (node) => {
+        const oxbow = node as unknown as { OxbowDeclareSubscribe?: OxbowDeclareSubscribe; OxbowDeclareSubscriptionCursor?: OxbowDeclareSubscriptionCursor };
+        return oxbow.OxbowDeclareSubscribe !== undefined
+          ? declareSubscribeCursor(parsed, oxbow.OxbowDeclareSubscribe, this.subscribeHost(), signal)
+          : declareSubscriptionCursor(parsed, oxbow.OxbowDeclareSubscriptionCursor!, this.subscribeHost(), signal);
+      },
+      signal,
     });
   }
 

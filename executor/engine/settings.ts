@@ -213,6 +213,7 @@ const definitions: readonly SettingDefinition[] = [
   { name: 'server_version_num', defaultValue: '150000', description: 'Shows the server version as an integer.', category: 'Preset Options', vartype: 'integer', readOnly: true },
   { name: 'server_encoding', defaultValue: 'UTF8', description: 'Shows the server (database) character set encoding.', category: 'Preset Options', vartype: 'string', reported: true, readOnly: true },
   { name: 'max_identifier_length', defaultValue: '63', description: 'Shows the maximum identifier length.', category: 'Preset Options', vartype: 'integer', readOnly: true },
+  { name: 'ssl', defaultValue: 'off', description: 'Enables SSL connections.', category: 'Connections and Authentication / SSL', vartype: 'bool', readOnly: true },
   { name: 'max_connections', defaultValue: '100', description: 'Sets the maximum number of concurrent connections.', category: 'Connections and Authentication / Connection Settings', vartype: 'integer', readOnly: true },
   { name: 'block_size', defaultValue: '8192', description: 'Shows the size of a disk block.', category: 'Preset Options', vartype: 'integer', readOnly: true },
   { name: 'is_superuser', defaultValue: 'on', description: 'Shows whether the current user is a superuser.', category: 'Preset Options', vartype: 'bool', reported: true, readOnly: true },

@@ -98,6 +98,8 @@ export function classify(statement: ParsedStatement): Utility {
     case 'DeclareCursorStmt':
     case 'FetchStmt':
     case 'ClosePortalStmt':
+    case 'OxbowDeclareSubscribe':
+    case 'OxbowDeclareSubscriptionCursor':
       return { kind: 'cursor' };
     case 'VariableSetStmt':
     case 'VariableShowStmt':

@@ -16,11 +16,13 @@
 //     the epoch a client may resume from. Rows carry `f` there.
 //
 // Changes are read from the versioned state (connectors/sink-changes.ts), never kept per
-// subscriber: a round reads the epochs committed since the last one (at most a window of epoch
-// time that halves when a round was large), sends them, and waits for the socket to drain (pgwire
-// does, at each empty chunk) before the next; live subscribers at the same position share one
-// read (`ChangeFeed`). A slow client costs one round of rows, and the engine never waits for it;
-// a client further behind than the retention gets 72000.
+// subscriber: a `SubscriptionReader` reads one round at a time, the snapshot in batches, then the
+// epochs committed since the last round (at most a window of epoch time that halves when a round
+// was large); live subscribers at the same position share one read (`ChangeFeed`). The COPY form
+// sends each round and waits for the socket to drain (pgwire does, at each empty chunk) before
+// asking for the next; a cursor (subscribe-cursors.ts) asks for the next round at a FETCH. A slow
+// client costs one round of rows, and the engine never waits for it; a client further behind than
+// the retention gets 72000.
 //
 // `SUBSCRIBE s` of a subscription (CREATE SUBSCRIPTION s FROM rel) reads rel, and ends when s is
 // dropped. `SUBSCRIBE (SELECT cols FROM rel [WHERE pred])`: the query is planned once and must be a
@@ -37,7 +39,7 @@ import type { EvalContext } from '../../sql/functions.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import { parse } from '../../sql/parser/index.js';
 import type { OxbowSubscribe, ParsedStatement } from '../../sql/parser/ast.js';
-import { type } from '../../sql/types.js';
+import type { DataType } from '../../sql/types.js';
 import type { Row } from '../../sql/value.js';
 import type { PlannedStatement } from '../../planner/index.js';
 import type { Plan } from '../../planner/plan.js';
@@ -200,18 +202,227 @@ function unsupportedQuery(): SqlError {
   });
 }
 
-export async function prepareSubscribe(parsed: ParsedStatement, host: SubscribeHost, signal: AbortSignal): Promise<ExecuteResult> {
-  const node = (parsed.node as { OxbowSubscribe: OxbowSubscribe }).OxbowSubscribe;
-  if (host.inTransactionBlock) throw new SqlError(SqlState.activeSqlTransaction, 'SUBSCRIBE cannot run inside a transaction block');
+/** One round a subscription read: its changes in order and how far it has read. */
+export interface SubscriptionRound {
+  /** One entry per change in these parallel arrays: its epoch, its diff (+1 or -1), the row of the subscribed columns, and that row as COPY text (`\tcol\tcol\n`, the key an epoch is consolidated by). */
+  readonly epochs: Epoch[];
+  readonly diffs: number[];
+  readonly rows: Row[];
+  readonly texts: string[];
+  /** Set once the snapshot was read, and after each round of changes: every epoch up to it has been read. */
+  readonly progressed: Epoch | undefined;
+  /** True for the rows of the snapshot (the relation's contents at the start), false for changes. */
+  readonly snapshot: boolean;
+}
+
+/** Where a cursor of RisingWave's form starts (SINCE now() / begin() / unix_ms, or FULL). */
+export type SubscriptionStart = { readonly kind: 'now' } | { readonly kind: 'begin' } | { readonly kind: 'full' } | { readonly kind: 'millis'; readonly millis: number };
+
+/** A subscription opened by SUBSCRIBE or DECLARE: what it reads and its reader. */
+export interface OpenedSubscription {
+  /** The table or materialized view read (a subscription's relation). */
+  readonly relation: RelationDef;
+  /** The subscribed columns (the relation's, or the query's). */
+  readonly columns: readonly ColumnDescription[];
+  readonly progress: boolean;
+  readonly reader: SubscriptionReader;
+}
+
+interface ReaderParts {
+  readonly core: EngineCore;
+  readonly table: StateTable;
+  readonly planned: PlannedStatement;
+  readonly access: BatchAccess;
+  readonly relation: RelationDef;
+  /** The relation or subscription named (a drop of either ends the subscription). */
+  readonly target: RelationDef | undefined;
+  readonly start: Epoch;
+  readonly snapshot: boolean;
+  readonly valueTypes: readonly DataType[];
+  readonly evalContext: EvalContext;
+}
+
+/**
+ * Reads a subscription round by round from the versioned state: the snapshot in batches, then the
+ * changes of the epochs committed since the last round. Holds one snapshot iterator and no rows of
+ * its own between rounds; `close()` ends it (the COPY's end, CLOSE of a cursor, the session's end).
+ */
+export class SubscriptionReader {
+  private readonly controller = new AbortController();
+  private readonly options = defaultCopyOptions('text');
+  private readonly fields: (string | null)[];
+  private snapshotRows: Iterator<Row> | undefined;
+  private snapshotPending: boolean;
+  private position: Epoch;
+  private stepMs = INITIAL_STEP_MS;
+
+  constructor(private readonly parts: ReaderParts) {
+    this.fields = new Array<string | null>(parts.valueTypes.length);
+    this.snapshotPending = parts.snapshot;
+    this.position = parts.start;
+  }
+
+  /** Aborted by close(); the COPY form registers it with the session so a CancelRequest ends the COPY. */
+  get controllerOfReads(): AbortController {
+    return this.controller;
+  }
+
+  /** The last committed epoch: what a round can read up to now. */
+  get committedEpoch(): Epoch {
+    return this.parts.core.store.committedEpoch;
+  }
+
+  /** Whether rows of the epochs committed up to `epoch` remain to be read (the snapshot, or epochs after the position). */
+  hasUnread(epoch: Epoch): boolean {
+    return this.snapshotPending ? epoch >= this.parts.start : this.position < epoch;
+  }
+
+  close(): void {
+    if (!this.controller.signal.aborted) this.controller.abort(new SqlError(SqlState.queryCanceled, 'the subscription was closed'));
+    this.snapshotRows?.return?.();
+    this.snapshotRows = undefined;
+  }
+
+  /**
+   * The next round, waiting for a commit while nothing new is committed: until `deadlineMillis`
+   * (Date.now() time; Infinity waits for ever), then undefined. `wait` aborts the wait only: a
+   * round being read is always finished, so a cancelled wait loses nothing.
+   */
+  async next(wait: AbortSignal, deadlineMillis: number): Promise<SubscriptionRound | undefined> {
+    const { core } = this.parts;
+    for (;;) {
+      this.controller.signal.throwIfAborted();
+      this.checkPresent();
+      const committed = core.store.committedEpoch;
+      if (this.snapshotPending ? committed < this.parts.start : committed <= this.position) {
+        const remaining = deadlineMillis - Date.now();
+        if (remaining <= 0) return undefined;
+        await nextCommit(core, wait, Math.min(IDLE_CHECK_MS, remaining));
+        continue;
+      }
+      return this.snapshotPending ? this.snapshotRound() : this.changeRound(committed);
+    }
+  }
+
+  /** A row's columns as the tail of its COPY line (with the newline); the key that consolidates an epoch. */
+  private text(row: Row): string {
+    const { valueTypes, evalContext } = this.parts;
+    for (let index = 0; index < valueTypes.length; index++) {
+      const value = row[index] ?? null;
+      this.fields[index] = value === null ? null : functions.formatValue(value, valueTypes[index]!, evalContext);
+    }
+    return valueTypes.length === 0 ? '\n' : `\t${encodeCopyLine(this.fields, this.options)}`;
+  }
+
+  private async through(rows: readonly Row[]): Promise<Row[]> {
+    if (rows.length === 0) return [];
+    const { access, planned, evalContext } = this.parts;
+    access.rows = rows;
+    try {
+      return (await executePlanned(planned, { tables: access, parameters: [], evalContext, signal: this.controller.signal })).rows;
+    } finally {
+      access.rows = [];
+    }
+  }
+
+  private checkPresent(): void {
+    const { core, relation, target } = this.parts;
+    const catalog = core.catalog.snapshot;
+    const gone = catalog.relationById(relation.id) === undefined ? relation : target !== undefined && catalog.relationById(target.id) === undefined ? target : undefined;
+    if (gone !== undefined) {
+      throw new SqlError(SqlState.undefinedTable, `${gone.kind === 'subscription' ? 'subscription' : 'relation'} "${gone.name}" was dropped; the subscription ended`);
+    }
+  }
+
+  /** The next batch of the snapshot: the relation's rows at the start, each a +1 at the start epoch. */
+  private async snapshotRound(): Promise<SubscriptionRound> {
+    const start = this.parts.start;
+    this.snapshotRows ??= this.parts.table.scan({ epoch: start })[Symbol.iterator]();
+    const batch: Row[] = [];
+    let done = false;
+    while (batch.length < SNAPSHOT_BATCH_ROWS) {
+      const step = this.snapshotRows.next();
+      if (step.done === true) {
+        done = true;
+        break;
+      }
+      batch.push(step.value);
+    }
+    const rows = await this.through(batch);
+    const round: SubscriptionRound = { epochs: [], diffs: [], rows, texts: [], progressed: done ? start : undefined, snapshot: true };
+    for (const row of rows) {
+      round.epochs.push(start);
+      round.diffs.push(1);
+      round.texts.push(this.text(row));
+    }
+    if (done) {
+      this.snapshotPending = false;
+      this.snapshotRows = undefined;
+    }
+    return round;
+  }
+
+  /** The changes of the epochs after the position, up to `committed` (at most `stepMs` of epoch time), consolidated per epoch. */
+  private async changeRound(committed: Epoch): Promise<SubscriptionRound> {
+    const { core, table, relation } = this.parts;
+    const position = this.position;
+    const stepEnd = epochFromMillis(epochToMillis(position) + this.stepMs, 0xffff);
+    const to = committed < stepEnd ? committed : stepEnd;
+    let changes: EpochChanges[];
+    try {
+      changes = feedOf(core).changes(table, position, to);
+    } catch (error) {
+      // The history since `position` was collected (a reader further behind than the retention).
+      if (!(error instanceof SqlError) || error.code !== SqlState.snapshotTooOld) throw error;
+      throw new SqlError(SqlState.snapshotTooOld, `the subscription to "${relation.name}" fell behind its history: ${error.message}`, {
+        ...(error.detail === undefined ? {} : { detail: error.detail }),
+        hint: 'Keep the history longer with CREATE SUBSCRIPTION ... WITH (retention = ...), then resume with AS OF.',
+      });
+    }
+    const round: SubscriptionRound = { epochs: [], diffs: [], rows: [], texts: [], progressed: to, snapshot: false };
+    let read = 0;
+    for (const change of changes) {
+      read += change.deletes.length + change.inserts.length;
+      // Consolidated per epoch: each row's net count, sent as that many -1 or +1 changes.
+      const net = new Map<string, number>();
+      const rowOf = new Map<string, Row>();
+      for (const out of await this.through(change.deletes)) {
+        const text = this.text(out);
+        net.set(text, (net.get(text) ?? 0) - 1);
+        rowOf.set(text, out);
+      }
+      for (const out of await this.through(change.inserts)) {
+        const text = this.text(out);
+        net.set(text, (net.get(text) ?? 0) + 1);
+        rowOf.set(text, out);
+      }
+      for (const [text, count] of net) {
+        if (count === 0) continue;
+        const row = rowOf.get(text)!;
+        for (let copies = Math.abs(count); copies > 0; copies--) {
+          round.epochs.push(change.epoch);
+          round.diffs.push(count < 0 ? -1 : 1);
+          round.rows.push(row);
+          round.texts.push(text);
+        }
+      }
+    }
+    this.position = to;
+    if (read < SMALL_ROUND_ROWS && to === stepEnd) this.stepMs *= 2;
+    else if (read > LARGE_ROUND_ROWS && this.stepMs > 1) this.stepMs = Math.max(1, Math.floor(this.stepMs / 2));
+    return round;
+  }
+}
+
+/**
+ * Opens a subscription: checks its options, plans its query, finds where it starts (AS OF, or
+ * `since` for RisingWave's cursor) and returns its reader, which reads nothing until asked.
+ */
+export async function openSubscription(parsed: ParsedStatement, node: OxbowSubscribe, host: SubscribeHost, signal: AbortSignal, since?: SubscriptionStart): Promise<OpenedSubscription> {
   for (const name of Object.keys(node.options)) {
     if (name !== 'progress' && name !== 'snapshot') throw new SqlError(SqlState.invalidParameterValue, `unrecognized SUBSCRIBE option "${name}"`, { hint: 'SUBSCRIBE takes PROGRESS and SNAPSHOT.' });
   }
   const progress = flag(node.options, 'progress', false);
-  const snapshot = flag(node.options, 'snapshot', true);
-  for (const [name, value] of Object.entries(node.copyOptions ?? {})) {
-    if (name === 'format' && value.toLowerCase() === 'text') continue;
-    throw new SqlError(SqlState.featureNotSupported, `COPY (SUBSCRIBE ...) TO STDOUT takes no option "${name}${value === '' ? '' : ` ${value}`}"`, { hint: 'Subscriptions are sent in the text format.' });
-  }
   const core = host.core;
   let query: ParsedStatement;
   let target: RelationDef | undefined;
@@ -243,10 +454,26 @@ export async function prepareSubscribe(parsed: ParsedStatement, host: SubscribeH
   await executePlanned(planned, { tables: access, parameters: [], evalContext: host.evalContext(), signal });
 
   const store = core.store;
-  const asOf = await startEpoch(node, parsed, host, signal);
-  const start = asOf ?? store.committedEpoch;
   const window = store.readableWindow(relation.id);
-  if (asOf !== undefined && asOf < window.oldest) throw windowError(relation.id, asOf, window.oldest, window.latest, 'AS OF');
+  let start: Epoch;
+  let snapshot: boolean;
+  if (since === undefined) {
+    snapshot = flag(node.options, 'snapshot', true);
+    const asOf = await startEpoch(node, parsed, host, signal);
+    start = asOf ?? store.committedEpoch;
+    if (asOf !== undefined && asOf < window.oldest) throw windowError(relation.id, asOf, window.oldest, window.latest, 'AS OF');
+  } else {
+    snapshot = since.kind === 'full';
+    // SINCE unix_ms: the changes of the epochs at or after that millisecond.
+    start = since.kind === 'begin' ? window.oldest : since.kind === 'millis' ? lastEpochAtMillis(since.millis - 1) : store.committedEpoch;
+    if (start < window.oldest) {
+      const error = windowError(relation.id, start, window.oldest, window.latest, 'SINCE');
+      throw new SqlError(error.code, error.message.replace(`of table ${relation.id}`, `of "${relation.name}"`), {
+        ...(error.detail === undefined ? {} : { detail: error.detail }),
+        hint: "A subscription keeps its relation's changes for its retention (CREATE SUBSCRIPTION ... WITH (retention = ...)): start within it, or with SINCE begin().",
+      });
+    }
+  }
 
   const table = store.table({
     tableId: relation.id,
@@ -254,127 +481,56 @@ export async function prepareSubscribe(parsed: ParsedStatement, host: SubscribeH
     primaryKey: relation.primaryKey,
     ...(relation.retentionMs === undefined ? {} : { retentionMs: relation.retentionMs }),
   });
-  const columns: ColumnDescription[] = [
-    { name: 'oxbow_epoch', type: type('int8'), tableOid: 0, columnNumber: 0 },
-    { name: 'oxbow_diff', type: type('int8'), tableOid: 0, columnNumber: 0 },
-    ...(progress ? [{ name: 'oxbow_progressed', type: type('bool'), tableOid: 0, columnNumber: 0 }] : []),
-    ...(planned.columns ?? []).map((column) => ({ name: column.name, type: column.type, tableOid: 0, columnNumber: 0 })),
-  ];
-  const valueTypes = (planned.columns ?? []).map((column) => column.type);
-  const evalContext = host.evalContext();
-  const options = defaultCopyOptions('text');
-  const encoder = new TextEncoder();
-  const valueFields = new Array<string | null>(valueTypes.length);
-  /** A row's columns as the tail of its line (with the newline); the key that consolidates an epoch. */
-  const body = (row: Row): string => {
-    for (let index = 0; index < valueTypes.length; index++) {
-      const value = row[index] ?? null;
-      valueFields[index] = value === null ? null : functions.formatValue(value, valueTypes[index]!, evalContext);
-    }
-    return valueTypes.length === 0 ? '\n' : `\t${encodeCopyLine(valueFields, options)}`;
-  };
-  const line = (epoch: Epoch, diff: number, tail: string): Uint8Array => encoder.encode(`${epoch}\t${diff}${progress ? '\tf' : ''}${tail}`);
-  const progressLine = (epoch: Epoch): Uint8Array => encoder.encode(`${epoch}\t0\tt${'\t\\N'.repeat(valueTypes.length)}\n`);
-  const controller = new AbortController();
-  const stop = controller.signal;
-  const relationName = relation.name;
-  let sent = 0;
+  const columns = (planned.columns ?? []).map((column) => ({ name: column.name, type: column.type, tableOid: 0, columnNumber: 0 }));
+  const reader = new SubscriptionReader({
+    core,
+    table,
+    planned,
+    access,
+    relation,
+    target,
+    start,
+    snapshot,
+    valueTypes: columns.map((column) => column.type),
+    evalContext: host.evalContext(),
+  });
+  return { relation, columns, progress, reader };
+}
 
-  const through = async (rows: readonly Row[]): Promise<Row[]> => {
-    if (rows.length === 0) return [];
-    access.rows = rows;
-    try {
-      return (await executePlanned(planned, { tables: access, parameters: [], evalContext, signal: stop })).rows;
-    } finally {
-      access.rows = [];
-    }
-  };
-  const checkPresent = (): void => {
-    const catalog = core.catalog.snapshot;
-    const gone = catalog.relationById(relation.id) === undefined ? relation : target !== undefined && catalog.relationById(target.id) === undefined ? target : undefined;
-    if (gone !== undefined) {
-      throw new SqlError(SqlState.undefinedTable, `${gone.kind === 'subscription' ? 'subscription' : 'relation'} "${gone.name}" was dropped; the subscription ended`);
-    }
-  };
+/** `SUBSCRIBE ...` and `COPY (SUBSCRIBE ...) TO STDOUT`: the rounds as COPY text lines. */
+export async function prepareSubscribe(parsed: ParsedStatement, host: SubscribeHost, signal: AbortSignal): Promise<ExecuteResult> {
+  const node = (parsed.node as { OxbowSubscribe: OxbowSubscribe }).OxbowSubscribe;
+  if (host.inTransactionBlock) {
+    throw new SqlError(SqlState.activeSqlTransaction, 'SUBSCRIBE cannot run inside a transaction block', { hint: 'Inside a block, read it through a cursor: DECLARE c CURSOR FOR SUBSCRIBE ...; FETCH 100 c.' });
+  }
+  for (const [name, value] of Object.entries(node.copyOptions ?? {})) {
+    if (name === 'format' && value.toLowerCase() === 'text') continue;
+    throw new SqlError(SqlState.featureNotSupported, `COPY (SUBSCRIBE ...) TO STDOUT takes no option "${name}${value === '' ? '' : ` ${value}`}"`, { hint: 'Subscriptions are sent in the text format.' });
+  }
+  const { columns, progress, reader } = await openSubscription(parsed, node, host, signal);
+  const encoder = new TextEncoder();
+  const line = (epoch: Epoch, diff: number, tail: string): Uint8Array => encoder.encode(`${epoch}\t${diff}${progress ? '\tf' : ''}${tail}`);
+  const progressLine = (epoch: Epoch): Uint8Array => encoder.encode(`${epoch}\t0\tt${'\t\\N'.repeat(columns.length)}\n`);
+  const controller = reader.controllerOfReads;
+  let sent = 0;
 
   async function* data(): AsyncGenerator<Uint8Array> {
     const release = host.attach(controller);
     try {
-      let position = start;
-      if (snapshot) {
-        while (store.committedEpoch < start) await nextCommit(core, stop, IDLE_CHECK_MS);
-        checkPresent();
-        let batch: Row[] = [];
-        for (const row of table.scan({ epoch: start })) {
-          batch.push(row);
-          if (batch.length < SNAPSHOT_BATCH_ROWS) continue;
-          for (const out of await through(batch)) {
-            sent++;
-            yield line(start, 1, body(out));
-          }
-          yield FLUSH;
-          batch = [];
-        }
-        for (const out of await through(batch)) {
-          sent++;
-          yield line(start, 1, body(out));
-        }
-        if (progress) yield progressLine(start);
-        yield FLUSH;
-      }
-      let stepMs = INITIAL_STEP_MS;
       for (;;) {
-        stop.throwIfAborted();
-        checkPresent();
-        const committed = store.committedEpoch;
-        if (committed <= position) {
-          await nextCommit(core, stop, IDLE_CHECK_MS);
-          continue;
+        const round = (await reader.next(controller.signal, Infinity))!;
+        for (let index = 0; index < round.texts.length; index++) {
+          sent++;
+          yield line(round.epochs[index]!, round.diffs[index]!, round.texts[index]!);
         }
-        const stepEnd = epochFromMillis(epochToMillis(position) + stepMs, 0xffff);
-        const to = committed < stepEnd ? committed : stepEnd;
-        let changes: EpochChanges[];
-        try {
-          changes = feedOf(core).changes(table, position, to);
-        } catch (error) {
-          // The history since `position` was collected (a client further behind than the retention).
-          if (!(error instanceof SqlError) || error.code !== SqlState.snapshotTooOld) throw error;
-          throw new SqlError(SqlState.snapshotTooOld, `the subscription to "${relationName}" fell behind its history: ${error.message}`, {
-            ...(error.detail === undefined ? {} : { detail: error.detail }),
-            hint: 'Keep the history longer with CREATE SUBSCRIPTION ... WITH (retention = ...), then resume with AS OF.',
-          });
-        }
-        let rows = 0;
-        for (const change of changes) {
-          rows += change.deletes.length + change.inserts.length;
-          // Consolidated per epoch: each row's net count, sent as that many -1 or +1 lines.
-          const net = new Map<string, number>();
-          for (const out of await through(change.deletes)) {
-            const tail = body(out);
-            net.set(tail, (net.get(tail) ?? 0) - 1);
-          }
-          for (const out of await through(change.inserts)) {
-            const tail = body(out);
-            net.set(tail, (net.get(tail) ?? 0) + 1);
-          }
-          for (const [tail, count] of net) {
-            if (count === 0) continue;
-            const bytes = line(change.epoch, count < 0 ? -1 : 1, tail);
-            for (let copies = Math.abs(count); copies > 0; copies--) {
-              sent++;
-              yield bytes;
-            }
-          }
-        }
-        position = to;
-        if (progress) yield progressLine(to);
+        if (progress && round.progressed !== undefined) yield progressLine(round.progressed);
         yield FLUSH;
-        if (rows < SMALL_ROUND_ROWS && to === stepEnd) stepMs *= 2;
-        else if (rows > LARGE_ROUND_ROWS && stepMs > 1) stepMs = Math.max(1, Math.floor(stepMs / 2));
       }
     } finally {
       release();
+      reader.close();
     }
   }
-  return { kind: 'copyOut', format: 'text', columnCount: columns.length, data: data(), commandTag: () => `COPY ${sent}` };
+  const columnCount = 2 + (progress ? 1 : 0) + columns.length;
+  return { kind: 'copyOut', format: 'text', columnCount, data: data(), commandTag: () => `COPY ${sent}` };
 }

@@ -7,6 +7,7 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { Histogram } from './histogram.js';
 import type { EngineStatus } from './status.js';
+import type { ConnectionSsl } from '../system/ssl-functions.js';
 
 /** What one open session says about itself (pg_stat_activity's columns). */
 export interface SessionActivity {
@@ -23,6 +24,8 @@ export interface SessionActivity {
   readonly query: string;
   readonly queryStartMillis: number | null;
   readonly stateChangeMillis: number;
+  /** The connection's TLS (pg_stat_ssl); null over a plaintext connection. */
+  readonly ssl: ConnectionSsl | null;
 }
 
 export interface ActivitySource {

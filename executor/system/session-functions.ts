@@ -19,6 +19,7 @@ import { type SessionSequences, sequenceRelation } from '../catalog/session-sequ
 import { aggregateSignatures, procTypeName, sessionProcByOid } from './pg-proc-signatures.js';
 import { hasSchemaPrivilegeFunction, hasSequencePrivilege, hasTablePrivilege, pgHasRole } from './privilege-functions.js';
 import { aclRoleName, requireSequencePrivilege } from '../catalog/privileges.js';
+import { sslFunctions, type ConnectionSsl } from './ssl-functions.js';
 import {
   constraintDefinition,
   indexDefinition,
@@ -44,6 +45,8 @@ export interface SessionFunctionContext {
   relationSizeBytes(relationId: number): number;
   /** The session's sequences (nextval, currval, lastval, setval); absent: those functions fail. */
   readonly sequences?: SessionSequences;
+  /** The connection's TLS (ssl_is_used() and the other sslinfo functions); absent: plaintext. */
+  readonly ssl?: ConnectionSsl;
 }
 
 export const OXBOW_VERSION = '0.1.0';
@@ -51,7 +54,7 @@ export const VERSION_TEXT = `PostgreSQL 15.0 (oxbow ${OXBOW_VERSION}) on ${proce
 
 type Impl = (args: Value[], context: SessionFunctionContext) => Value;
 
-interface Overload {
+export interface Overload {
   readonly arguments: readonly DataType[] | 'any';
   readonly returns: DataType;
   readonly strict: boolean;
@@ -577,6 +580,7 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
     { arguments: [oid], returns: text, strict: true, impl: always(null) },
     { arguments: [oid, bool], returns: text, strict: true, impl: always(null) },
   ],
+  ...sslFunctions,
 };
 
 function currentUserName(context: SessionFunctionContext): string {

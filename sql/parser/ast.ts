@@ -35,6 +35,8 @@ export type SystemTimeClause =
  *   DropStmt with removeType OBJECT_TABLE / OBJECT_VIEW; this field names the real kind). The same
  *   field marks ALTER SOURCE / ALTER SINK, which arrive as ALTER TABLE / ALTER VIEW statements
  *   (RenameStmt, AlterOwnerStmt, AlterObjectSchemaStmt, AlterTableStmt).
+ * - FetchStmt.oxbowOptions?: Record<string, string>  (`FETCH ... WITH (timeout = '1s')`, Materialize's
+ *   and RisingWave's wait for a subscription cursor; lower-cased keys, values as text; subscribe.ts)
  * A RisingWave generated column `col type AS expr` arrives as PostgreSQL's
  * `GENERATED ALWAYS AS (expr) STORED` constraint (CONSTR_GENERATED).
  */
@@ -146,6 +148,28 @@ export interface OxbowCreateSubscription {
   readonly options: Readonly<Record<string, string>>;
 }
 
+/**
+ * DECLARE name CURSOR [WITH HOLD | WITHOUT HOLD] FOR SUBSCRIBE ... (Materialize's cursor over a
+ * subscription; sql/parser/subscribe.ts).
+ */
+export interface OxbowDeclareSubscribe {
+  readonly name: string;
+  readonly hold: boolean;
+  readonly subscribe: OxbowSubscribe;
+}
+
+/** Where a subscription cursor starts: SINCE now() / proctime() (the default), begin(), unix_ms, or FULL. */
+export type SubscriptionCursorStart = { readonly kind: 'now' } | { readonly kind: 'begin' } | { readonly kind: 'full' } | { readonly kind: 'millis'; readonly millis: string };
+
+/** DECLARE name SUBSCRIPTION CURSOR FOR subscription [SINCE ... | FULL] (RisingWave's form). */
+export interface OxbowDeclareSubscriptionCursor {
+  readonly name: string;
+  readonly subscription: RangeVar;
+  readonly start: SubscriptionCursorStart;
+  /** 0-based offset of the SINCE value, when one is given. */
+  readonly startLocation?: number;
+}
+
 /** DROP SUBSCRIPTION [IF EXISTS] name [, ...] */
 export interface OxbowDropSubscription {
   readonly names: readonly RangeVar[];
@@ -162,7 +186,9 @@ export type OxbowNode =
   | { readonly OxbowExplainAnalyzeView: OxbowExplainAnalyzeView }
   | { readonly OxbowSubscribe: OxbowSubscribe }
   | { readonly OxbowCreateSubscription: OxbowCreateSubscription }
-  | { readonly OxbowDropSubscription: OxbowDropSubscription };
+  | { readonly OxbowDropSubscription: OxbowDropSubscription }
+  | { readonly OxbowDeclareSubscribe: OxbowDeclareSubscribe }
+  | { readonly OxbowDeclareSubscriptionCursor: OxbowDeclareSubscriptionCursor };
 
 export interface ParsedStatement {
   readonly node: Node | OxbowNode;

@@ -16,7 +16,7 @@ import { grammarReady, loadGrammar, postgresPosition } from './postgres-grammar.
 import { parsePostgresStatement, type StatementSlice } from './postgres-statement.js';
 import { parseShowOrDescribe } from './show-describe.js';
 import { parseExplainAnalyzeView } from './explain-analyze.js';
-import { parseSubscribe, parseSubscriptionDdl } from './subscribe.js';
+import { parseSubscribe, parseSubscriptionCursor, parseSubscriptionDdl } from './subscribe.js';
 import { splitStatements } from './statement-split.js';
 import { syntaxErrorAt } from './syntax.js';
 import { isWord, tokenize, type Token } from './tokenizer.js';
@@ -54,7 +54,7 @@ function parseOne(slice: StatementSlice): ParsedStatement['node'] {
   if (drop !== undefined) return drop;
   const show = parseShowOrDescribe(slice);
   if (show !== undefined) return show;
-  const subscribe = parseSubscribe(slice) ?? parseSubscriptionDdl(slice);
+  const subscribe = parseSubscribe(slice) ?? parseSubscriptionDdl(slice) ?? parseSubscriptionCursor(slice);
   if (subscribe !== undefined) return subscribe;
   const explainView = parseExplainAnalyzeView(slice);
   if (explainView !== undefined) return explainView;

@@ -1,4 +1,4 @@
-// SUBSCRIBE, COPY (SUBSCRIBE ...) TO STDOUT, CREATE / DROP SUBSCRIPTION: the nodes and the syntax
+// SUBSCRIBE, COPY (SUBSCRIBE ...) TO STDOUT, CREATE / DROP SUBSCRIPTION, the cursors over a subscription: the
 // errors' positions (derived from the input text with indexOf).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initParser, parse } from './index.js';
@@ -75,5 +75,33 @@ describe('CREATE / DROP SUBSCRIPTION', () => {
   it('refuses PostgreSQL\'s logical-replication form at its first word', () => {
     const sql = "CREATE SUBSCRIPTION sub CONNECTION 'host=x' PUBLICATION p";
     expect(syntaxErrorPosition(sql)).toBe(sql.indexOf('CONNECTION') + 1);
+  });
+});
+
+describe('cursors over a subscription', () => {
+  it("reads Materialize's DECLARE ... CURSOR FOR SUBSCRIBE", () => {
+    expect(one('DECLARE c CURSOR FOR SUBSCRIBE v WITH (PROGRESS)')['OxbowDeclareSubscribe']).toMatchObject({ name: 'c', hold: false, subscribe: { relation: { relname: 'v' }, options: { progress: '' } } });
+    expect(one('DECLARE "C" CURSOR WITH HOLD FOR SUBSCRIBE (SELECT a FROM t) AS OF 7')['OxbowDeclareSubscribe']).toMatchObject({ name: 'C', hold: true, subscribe: { queryText: 'SELECT a FROM t' } });
+    // A DECLARE of a query stays PostgreSQL's.
+    expect(Object.keys(one('DECLARE c CURSOR FOR SELECT 1'))).toEqual(['DeclareCursorStmt']);
+  });
+
+  it("reads RisingWave's DECLARE ... SUBSCRIPTION CURSOR with each start", () => {
+    const node = (sql: string): Any => one(sql)['OxbowDeclareSubscriptionCursor'];
+    expect(node('DECLARE cur SUBSCRIPTION CURSOR FOR s.sub')).toMatchObject({ name: 'cur', subscription: { schemaname: 's', relname: 'sub' }, start: { kind: 'now' } });
+    expect(node('DECLARE cur SUBSCRIPTION CURSOR FOR sub SINCE proctime()').start).toEqual({ kind: 'now' });
+    expect(node('DECLARE cur SUBSCRIPTION CURSOR FOR sub SINCE begin()').start).toEqual({ kind: 'begin' });
+    expect(node('DECLARE cur SUBSCRIPTION CURSOR FOR sub SINCE 1711527245871')).toMatchObject({ start: { kind: 'millis', millis: '1711527245871' }, startLocation: 'DECLARE cur SUBSCRIPTION CURSOR FOR sub SINCE '.length });
+    expect(node('DECLARE cur SUBSCRIPTION CURSOR FOR sub FULL').start).toEqual({ kind: 'full' });
+    expect(syntaxErrorPosition('DECLARE cur SUBSCRIPTION CURSOR FOR sub SINCE yesterday')).toBe('DECLARE cur SUBSCRIPTION CURSOR FOR sub SINCE '.length + 1);
+    expect(syntaxErrorPosition('DECLARE cur SUBSCRIPTION CURSOR sub')).toBe('DECLARE cur SUBSCRIPTION CURSOR '.length + 1);
+  });
+
+  it('reads FETCH ... WITH (timeout = ...) as PostgreSQL\'s FetchStmt with the options', () => {
+    expect(one("FETCH 10 FROM cur WITH (timeout = '1s')")['FetchStmt']).toMatchObject({ portalname: 'cur', howMany: 10, oxbowOptions: { timeout: '1s' } });
+    expect(one("FETCH ALL c WITH (TIMEOUT = '0s')")['FetchStmt']).toMatchObject({ portalname: 'c', oxbowOptions: { timeout: '0s' } });
+    expect(one('FETCH NEXT FROM c')['FetchStmt']).not.toHaveProperty('oxbowOptions');
+    const sql = "FETCH 1 c WITH (timeout = '1s') extra";
+    expect(syntaxErrorPosition(sql)).toBe(sql.indexOf('extra') + 1);
   });
 });

@@ -4,13 +4,28 @@
 // (Materialize's forms), and RisingWave's durable kind that pins a relation's history:
 //   CREATE SUBSCRIPTION [IF NOT EXISTS] name FROM relation [WITH (retention = '1 day')]
 //   DROP SUBSCRIPTION [IF EXISTS] name [, ...]
+// and the cursors that read a subscription a FETCH at a time:
+//   DECLARE name CURSOR [WITH HOLD | WITHOUT HOLD] FOR SUBSCRIBE ...              (Materialize)
+//   DECLARE name SUBSCRIPTION CURSOR FOR subscription [SINCE now() | proctime() | begin() | unix_ms | FULL]
+//                                                                                   (RisingWave)
+//   FETCH ... WITH (timeout = '1s')                                                (both)
 // PostgreSQL's grammar knows none of these (its CREATE SUBSCRIPTION is logical replication's), so
-// they are read here; the query and the AS OF expression are parsed by PostgreSQL's grammar.
+// they are read here; the query and the AS OF expression are parsed by PostgreSQL's grammar. FETCH's
+// WITH clause is the one rewrite: the statement before it goes to PostgreSQL's grammar and the
+// options ride on its FetchStmt as `oxbowOptions`.
 
-import type { Node, OxbowCreateSubscription, OxbowDropSubscription, OxbowSubscribe } from './ast.js';
+import type {
+  Node,
+  OxbowCreateSubscription,
+  OxbowDeclareSubscribe,
+  OxbowDeclareSubscriptionCursor,
+  OxbowDropSubscription,
+  OxbowSubscribe,
+  SubscriptionCursorStart,
+} from './ast.js';
 import { parseExpressionRange } from './expression.js';
 import { parsePostgresStatement, type StatementSlice } from './postgres-statement.js';
-import { identifierName, isWordToken, rangeVarOf, readQualifiedName, syntaxErrorAt } from './syntax.js';
+import { identifierName, isNameToken, isWordToken, rangeVarOf, readQualifiedName, syntaxErrorAt } from './syntax.js';
 import { isSymbol, isWord, matchingClose, type Token } from './tokenizer.js';
 
 /** `( key [= value], ... )` with the `(` at tokens[open]: lower-cased keys, values as text ('' for none). */
@@ -160,4 +175,70 @@ export function parseSubscriptionDdl(slice: StatementSlice): { OxbowCreateSubscr
     return { OxbowDropSubscription: { names, missingOk } };
   }
   return undefined;
+}
+
+/** `FETCH ... WITH (key = value, ...)`: the FETCH parsed by PostgreSQL's grammar, the options attached. */
+function parseFetchWithOptions(slice: StatementSlice): Node | undefined {
+  const { source, tokens, first, end } = slice;
+  let withIndex = first + 1;
+  while (withIndex < end && !(isWord(tokens[withIndex], 'WITH') && isSymbol(tokens[withIndex + 1], '('))) withIndex++;
+  if (withIndex >= end) return undefined;
+  const list = readFlagList(source, tokens, withIndex + 1, end);
+  if (list.close !== end - 1) throw syntaxErrorAt(source, tokens, list.close + 1, slice.to);
+  const fetch = parsePostgresStatement({ ...slice, end: withIndex, to: tokens[withIndex - 1]!.end }).node as { FetchStmt?: Record<string, unknown> };
+  if (fetch.FetchStmt === undefined) throw syntaxErrorAt(source, tokens, withIndex, slice.to);
+  return { FetchStmt: { ...fetch.FetchStmt, oxbowOptions: list.options } } as unknown as Node;
+}
+
+/** SINCE's value at tokens[index]: now() / proctime() / begin() or unix milliseconds. */
+function readCursorStart(source: string, tokens: readonly Token[], index: number, to: number): { start: SubscriptionCursorStart; next: number } {
+  const value = tokens[index];
+  if (value?.kind === 'number' && /^\d+$/.test(source.slice(value.start, value.end))) {
+    return { start: { kind: 'millis', millis: source.slice(value.start, value.end) }, next: index + 1 };
+  }
+  const called = isSymbol(tokens[index + 1], '(') && isSymbol(tokens[index + 2], ')');
+  if (called && (isWord(value, 'NOW') || isWord(value, 'PROCTIME'))) return { start: { kind: 'now' }, next: index + 3 };
+  if (called && isWord(value, 'BEGIN')) return { start: { kind: 'begin' }, next: index + 3 };
+  throw syntaxErrorAt(source, tokens, index, to);
+}
+
+/**
+ * DECLARE name CURSOR FOR SUBSCRIBE ..., DECLARE name SUBSCRIPTION CURSOR FOR s [SINCE ... | FULL],
+ * FETCH ... WITH (...); undefined for any other statement (a DECLARE of a query is PostgreSQL's).
+ */
+export function parseSubscriptionCursor(
+  slice: StatementSlice,
+): { OxbowDeclareSubscribe: OxbowDeclareSubscribe } | { OxbowDeclareSubscriptionCursor: OxbowDeclareSubscriptionCursor } | Node | undefined {
+  const { source, tokens, first, end } = slice;
+  if (isWord(tokens[first], 'FETCH')) return parseFetchWithOptions(slice);
+  if (!isWord(tokens[first], 'DECLARE') || !isNameToken(tokens[first + 1])) return undefined;
+  const name = identifierName(source, tokens[first + 1]!);
+  let index = first + 2;
+  if (isWord(tokens[index], 'SUBSCRIPTION') && isWord(tokens[index + 1], 'CURSOR')) {
+    if (!isWord(tokens[index + 2], 'FOR')) throw syntaxErrorAt(source, tokens, index + 2, slice.to);
+    const subscription = readQualifiedName(source, tokens, index + 3);
+    index = subscription.next;
+    let start: SubscriptionCursorStart = { kind: 'now' };
+    let startLocation: number | undefined;
+    if (isWord(tokens[index], 'FULL')) {
+      start = { kind: 'full' };
+      index++;
+    } else if (isWord(tokens[index], 'SINCE')) {
+      startLocation = tokens[index + 1]?.start;
+      const read = readCursorStart(source, tokens, index + 1, slice.to);
+      start = read.start;
+      index = read.next;
+    }
+    if (index < end) throw syntaxErrorAt(source, tokens, index, slice.to);
+    return { OxbowDeclareSubscriptionCursor: { name, subscription: rangeVarOf(subscription), start, ...(startLocation === undefined ? {} : { startLocation }) } };
+  }
+  if (!isWord(tokens[index], 'CURSOR')) return undefined;
+  index++;
+  let hold = false;
+  if (isWord(tokens[index], 'WITH') && isWord(tokens[index + 1], 'HOLD')) {
+    hold = true;
+    index += 2;
+  } else if (isWord(tokens[index], 'WITHOUT') && isWord(tokens[index + 1], 'HOLD')) index += 2;
+  if (!isWord(tokens[index], 'FOR') || !isWord(tokens[index + 1], 'SUBSCRIBE')) return undefined;
+  return { OxbowDeclareSubscribe: { name, hold, subscribe: readSubscribe(source, tokens, index + 2, end) } };
 }

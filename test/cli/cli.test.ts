@@ -31,6 +31,9 @@ const FLAG_TABLE: [flag: string, env: string][] = [
   ['--keep-checkpoints', 'OXBOW_KEEP_CHECKPOINTS'],
   ['--object-store-timeout-ms', 'OXBOW_OBJECT_STORE_TIMEOUT_MS'],
   ['--shutdown-timeout-ms', 'OXBOW_SHUTDOWN_TIMEOUT_MS'],
+  ['--tls-cert', 'OXBOW_TLS_CERT'],
+  ['--tls-key', 'OXBOW_TLS_KEY'],
+  ['--tls-required', 'OXBOW_TLS_REQUIRED'],
 ];
 
 describe('command line', () => {
@@ -79,6 +82,10 @@ describe('command line', () => {
       '--object-store-timeout-ms',
       '2500',
       '--shutdown-timeout-ms=3000',
+      '--tls-cert',
+      'server.crt',
+      '--tls-key=/etc/oxbow/server.key',
+      '--tls-required',
     ]);
     expect(parsed).toEqual({
       host: '::1',
@@ -95,6 +102,7 @@ describe('command line', () => {
       keepCheckpoints: 5,
       objectStoreTimeoutMs: 2500,
       shutdownTimeoutMs: 3000,
+      tls: { certFile: resolve('server.crt'), keyFile: '/etc/oxbow/server.key', required: true },
     });
   });
 
@@ -114,6 +122,9 @@ describe('command line', () => {
       OXBOW_KEEP_CHECKPOINTS: '7',
       OXBOW_OBJECT_STORE_TIMEOUT_MS: '30000',
       OXBOW_SHUTDOWN_TIMEOUT_MS: '20000',
+      OXBOW_TLS_CERT: '/etc/oxbow/env.crt',
+      OXBOW_TLS_KEY: '/etc/oxbow/env.key',
+      OXBOW_TLS_REQUIRED: 'true',
     };
     expect(config([], env)).toEqual({
       host: 'localhost',
@@ -130,10 +141,22 @@ describe('command line', () => {
       keepCheckpoints: 7,
       objectStoreTimeoutMs: 30_000,
       shutdownTimeoutMs: 20_000,
+      tls: { certFile: '/etc/oxbow/env.crt', keyFile: '/etc/oxbow/env.key', required: true },
     });
     expect(config(['--port', '7002'], env).port).toBe(7002);
     // The default checkpoint location follows the data directory.
     expect(config([], { OXBOW_DATA_DIR: '/tmp/d' }).checkpointUrl).toBe('file:///tmp/d/checkpoints');
+  });
+
+  it('takes the TLS files together, and --tls-required only with them', () => {
+    expect(config([]).tls).toBeUndefined();
+    expect(config(['--tls-cert', '/c', '--tls-key', '/k']).tls).toEqual({ certFile: '/c', keyFile: '/k', required: false });
+    expect(config(['--tls-cert', '/c', '--tls-key', '/k', '--tls-required=off']).tls?.required).toBe(false);
+    expect(config(['--tls-cert', '/c', '--tls-key', '/k'], { OXBOW_TLS_REQUIRED: '1' }).tls?.required).toBe(true);
+    expect(() => config(['--tls-cert', '/c'])).toThrow('--tls-cert needs --tls-key (or OXBOW_TLS_KEY), the private key of the certificate');
+    expect(() => config(['--tls-key', '/k'])).toThrow('--tls-key needs --tls-cert (or OXBOW_TLS_CERT), the certificate of the key');
+    expect(() => config(['--tls-required'])).toThrow('--tls-required needs a certificate: set --tls-cert and --tls-key');
+    expect(() => config(['--tls-cert', '/c', '--tls-key', '/k', '--tls-required=maybe'])).toThrow('--tls-required: "maybe" is not on or off');
   });
 
   it('accepts durations and sizes in the documented forms', () => {

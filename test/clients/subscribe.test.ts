@@ -3,8 +3,8 @@
 // served by pgwire in this process (so the connection limit can exceed 100). What the clients
 // receive is checked against the view recomputed by the server (SELECT ... FOR SYSTEM_TIME AS OF
 // each epoch, and SELECT at the end): incremental equals recompute, no gap, no duplicate.
-// (psycopg is not installed here; its form, `cursor.copy("COPY (SUBSCRIBE ...) TO STDOUT")`,
-// speaks the same protocol as postgres.js's readable COPY stream.)
+// (psycopg's `cursor.copy("COPY (SUBSCRIBE ...) TO STDOUT")` and the cursor forms are read in
+// subscribe-cursors.test.ts.)
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

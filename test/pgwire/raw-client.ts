@@ -31,6 +31,11 @@ export class RawClient {
     socket.on('error', () => {});
   }
 
+  /** A client over a socket already connected (a TLS socket after SSLRequest). */
+  static over(socket: Socket): RawClient {
+    return new RawClient(socket);
+  }
+
   static connect(port: number): Promise<RawClient> {
     return new Promise((resolve, reject) => {
       const socket = connect(port, '127.0.0.1', () => resolve(new RawClient(socket)));

@@ -55,6 +55,18 @@ describe('settings client tools use', () => {
     expect(onOxbow).toEqual(onPostgres);
   });
 
+  it('SHOW ssl is off without a certificate, as PostgreSQL with ssl off, and SET ssl is refused (55P02)', async () => {
+    const [onPostgres, onOxbow] = await both('SHOW ssl');
+    expect(onPostgres).toEqual([['off']]);
+    expect(onOxbow).toEqual(onPostgres);
+    const [postgresError, oxbowError] = await Promise.all([
+      pair.onPostgres.query('SET ssl = on').then(() => undefined, (error: { code?: string }) => error.code),
+      pair.onOxbow.query('SET ssl = on').then(() => undefined, (error: { code?: string }) => error.code),
+    ]);
+    expect(postgresError).toBe('55P02');
+    expect(oxbowError).toBe(postgresError);
+  });
+
   it('refuses to SET a read-only one, as PostgreSQL does', async () => {
     const [postgresError, oxbowError] = await Promise.all([
       pair.onPostgres.query('SET max_index_keys = 64').then(() => undefined, (error: { code?: string }) => error.code),
