@@ -14,12 +14,13 @@
 
 import type { Engine } from '../executor/engine/engine.js';
 import { SqlError, SqlState } from '../sql/errors.js';
-import { parseScramVerifier } from '../sql/scram-verifier.js';
+import { createHash, randomBytes } from 'node:crypto';
+import { parseScramVerifier, SCRAM_ITERATIONS } from '../sql/scram-verifier.js';
 import { writeAuthenticationSasl, writeAuthenticationSaslContinue, writeAuthenticationSaslFinal } from './backend/authentication.js';
 import type { Frame } from './framer.js';
 import { readSaslInitialResponse } from './frontend/sasl-response.js';
 import type { MessageWriter } from './message-writer.js';
-import { SCRAM_MECHANISM, ScramExchange, scramVerifier, type ScramVerifier } from './scram.js';
+import { SCRAM_MECHANISM, ScramExchange, type ScramVerifier } from './scram.js';
 
 export interface AuthenticationSettings {
   readonly engine: Engine;
@@ -39,15 +40,23 @@ export interface AuthenticationIo {
 /** The verifier `user` must prove, or undefined for trust. */
 function verifierFor(user: string, settings: AuthenticationSettings): ScramVerifier | undefined {
   const role = settings.engine.loginRole?.(user);
-  if (role?.password !== undefined) return parseScramVerifier(role.password) ?? unsatisfiable();
+  if (role?.password !== undefined) return parseScramVerifier(role.password) ?? unsatisfiable(user);
   if (settings.verifier === undefined) return undefined;
   if (user === settings.user) return settings.verifier;
-  return unsatisfiable();
+  return unsatisfiable(user);
 }
 
-/** A verifier of a random password: the exchange runs to its end and fails as a wrong password does. */
-function unsatisfiable(): ScramVerifier {
-  return scramVerifier(Math.random().toString(36) + Date.now().toString(36));
+/** Random for each server process: the mock salts below depend on it (PostgreSQL's mock_auth_nonce). */
+const MOCK_NONCE = randomBytes(32);
+
+/**
+ * A verifier no proof satisfies (random keys), so the exchange runs to its end and fails as a
+ * wrong password does. Its salt is the same for every attempt with one user name, as a real
+ * role's is (PostgreSQL's scram_mock_salt), so probing twice does not tell an unknown role apart.
+ */
+function unsatisfiable(user: string): ScramVerifier {
+  const salt = createHash('sha256').update(new Uint8Array(MOCK_NONCE)).update(user).digest().subarray(0, 16);
+  return { salt, iterations: SCRAM_ITERATIONS, storedKey: randomBytes(32), serverKey: randomBytes(32) };
 }
 
 /** Resolves when `user` is authenticated (the caller then sends AuthenticationOk); throws a FATAL SqlError otherwise. */

@@ -95,4 +95,19 @@ describe('role authentication', () => {
     const [error] = await client.readToEnd();
     expect(fields(error!).get('C')).toBe('28P01');
   });
+
+  it('offers an unknown role the same salt on every attempt, as a known role gets its own', async () => {
+    const salt = async (user: string) => {
+      const client = await RawClient.connect(securedPort);
+      client.send(serialize.startup({ user, database: 'oxbow' }));
+      await client.readMessage();
+      client.send(serialize.sendSASLInitialResponseMessage('SCRAM-SHA-256', 'n,,n=,r=abcdefghijkl'));
+      const next = await client.readMessage();
+      client.end();
+      return /s=([^,]+)/.exec(next.payload.subarray(4).toString())![1];
+    };
+    expect(await salt('ghost')).toBe(await salt('ghost'));
+    expect(await salt('ghost')).not.toBe(await salt('phantom'));
+    expect(await salt('ann')).toBe(parseScramVerifier(roles.get('ann')!.password!)!.salt.toString('base64'));
+  });
 });
