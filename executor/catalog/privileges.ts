@@ -135,6 +135,8 @@ export function aclObjectWord(relation: RelationDef): string {
       return 'source';
     case 'sink':
       return 'sink';
+    case 'subscription':
+      return 'subscription';
     default:
       return 'table';
   }

@@ -2,7 +2,8 @@
 // names, as the binder will resolve them), as PostgreSQL's ExecCheckPermissions does at executor
 // start:
 //
-// - every relation read (a FROM item, a subquery's, a CTE's, COPY ... TO, SUBSCRIBE, the query of
+// - every relation read (a FROM item, a subquery's, a CTE's, COPY ... TO, SUBSCRIBE and its cursors,
+//   a subscription's cursor (SELECT on the subscription), the query of
 //   CREATE TABLE AS / MATERIALIZED VIEW / SINK ... AS, DECLARE, EXPLAIN): SELECT;
 // - INSERT: INSERT on the target (SELECT too with RETURNING; UPDATE too with ON CONFLICT DO UPDATE);
 //   UPDATE: UPDATE, and SELECT when it reads the table (WHERE, FROM, RETURNING, a column in SET);
@@ -117,6 +118,16 @@ class PrivilegeWalk {
           break;
         case 'OxbowSubscribe':
           if (body.relation !== undefined) this.read(body.relation as RangeVarShape, role, ctes, depth);
+          break;
+        case 'OxbowDeclareSubscribe': {
+          // DECLARE c CURSOR FOR SUBSCRIBE ...: the SUBSCRIBE's relation or query.
+          const subscribe = body.subscribe as Fields | undefined;
+          if (subscribe?.relation !== undefined) this.read(subscribe.relation as RangeVarShape, role, ctes, depth);
+          break;
+        }
+        case 'OxbowDeclareSubscriptionCursor':
+          // DECLARE c SUBSCRIPTION CURSOR FOR sub: SELECT on the subscription.
+          this.target(body.subscription, role, 'r');
           break;
         case 'RefreshMatViewStmt': {
           const relation = this.resolve(body.relation);

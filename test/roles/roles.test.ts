@@ -109,6 +109,12 @@ describe('privileges', () => {
     expect(await failure(alice, 'SELECT 1 WHERE EXISTS (SELECT 1 FROM t)')).toEqual({ code: '42501', message: 'permission denied for table t' });
     expect(await failure(alice, 'WITH c AS (SELECT * FROM t) SELECT * FROM c')).toEqual({ code: '42501', message: 'permission denied for table t' });
     expect(await failure(alice, 'SUBSCRIBE t')).toEqual({ code: '42501', message: 'permission denied for table t' });
+    expect(await failure(alice, 'BEGIN; DECLARE c CURSOR FOR SUBSCRIBE t')).toEqual({ code: '42501', message: 'permission denied for table t' });
+    await alice.query('ROLLBACK');
+    await admin.query('CREATE SUBSCRIPTION t_changes FROM t');
+    expect(await failure(alice, 'BEGIN; DECLARE c SUBSCRIPTION CURSOR FOR t_changes')).toEqual({ code: '42501', message: 'permission denied for subscription t_changes' });
+    await alice.query('ROLLBACK');
+    await admin.query('DROP SUBSCRIPTION t_changes');
     await alice.end();
   });
 
