@@ -49,10 +49,22 @@ function viewDefinition(view: RelationDef): Node | undefined {
   return node;
 }
 
-/** Throws 42501 unless `roleId` may run the statement `node`. */
-export function checkStatementPrivileges(node: Node, catalog: CatalogSnapshot, roleId: number, searchPath: readonly string[]): void {
+/**
+ * Throws 42501 unless `roleId` may run the statement `node`. Outside DDL (`ddl` false) a relation
+ * named anywhere else than the places above (a statement form the walk does not know) is taken
+ * as read: SELECT, so a new statement is checked rather than let through.
+ */
+export function checkStatementPrivileges(node: Node, catalog: CatalogSnapshot, roleId: number, searchPath: readonly string[], ddl = false): void {
   if (isSuperuser(catalog, roleId)) return;
-  new PrivilegeWalk(catalog, searchPath).visit(node, roleId, cteNames(node), 0);
+  new PrivilegeWalk(catalog, searchPath, !ddl).visit(node, roleId, cteNames(node), 0, '');
+}
+
+/** The nodes whose bare RangeVar fields the walk checks itself (targets, SELECT INTO's new table). */
+const TARGET_PARENTS = new Set(['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'CopyStmt', 'OxbowSubscribe', 'OxbowDeclareSubscriptionCursor', 'intoClause', 'RefreshMatViewStmt']);
+
+/** A RangeVar in a typed field (libpg-query writes those without the `RangeVar` wrapper). */
+function isBareRangeVar(value: Fields): boolean {
+  return typeof value.relname === 'string' && 'relpersistence' in value;
 }
 
 function cteNames(node: unknown, names = new Set<string>()): Set<string> {
@@ -84,18 +96,25 @@ class PrivilegeWalk {
   constructor(
     private readonly catalog: CatalogSnapshot,
     private readonly searchPath: readonly string[],
+    /** Outside DDL: a bare RangeVar in an unknown place is a read. */
+    private readonly strict: boolean,
   ) {}
 
-  visit(node: unknown, role: number, ctes: ReadonlySet<string>, depth: number): void {
+  /** `parent`: the key `node` was found under (a statement kind for a statement's fields). */
+  visit(node: unknown, role: number, ctes: ReadonlySet<string>, depth: number, parent: string): void {
     if (node === null || typeof node !== 'object') return;
     if (Array.isArray(node)) {
-      for (const item of node) this.visit(item, role, ctes, depth);
+      for (const item of node) this.visit(item, role, ctes, depth, parent);
       return;
     }
     for (const [key, value] of Object.entries(node as Fields)) {
       if (value === null || typeof value !== 'object') continue;
       if (NOT_ACCESSES.has(key)) continue;
       const body = value as Fields;
+      if (this.strict && !Array.isArray(value) && isBareRangeVar(body) && !TARGET_PARENTS.has(parent)) {
+        this.read(body as RangeVarShape, role, ctes, depth);
+        continue;
+      }
       switch (key) {
         case 'RangeVar':
           this.read(body as RangeVarShape, role, ctes, depth);
@@ -140,7 +159,7 @@ class PrivilegeWalk {
         default:
           break;
       }
-      this.visit(value, role, ctes, depth);
+      this.visit(value, role, ctes, depth, key);
     }
   }
 
@@ -165,6 +184,6 @@ class PrivilegeWalk {
     const owner = ownerOf(relation);
     if (isSuperuser(this.catalog, owner)) return;
     const definition = viewDefinition(relation);
-    if (definition !== undefined) this.visit(definition, owner, cteNames(definition), depth + 1);
+    if (definition !== undefined) this.visit(definition, owner, cteNames(definition), depth + 1, '');
   }
 }

@@ -459,7 +459,7 @@ export class EngineSession implements Session {
     const checked = statement.privilegesChecked;
     if (checked !== undefined && checked.catalog === catalog && checked.roleId === roleId && checked.searchPath === searchPath) return;
     try {
-      checkStatementPrivileges(statement.parsed.node as Node, catalog, roleId, this.searchPath());
+      checkStatementPrivileges(statement.parsed.node as Node, catalog, roleId, this.searchPath(), statement.utility.kind === 'ddl');
     } catch (error) {
       this.blocks.statementFailed();
       throw error;

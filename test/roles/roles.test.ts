@@ -109,6 +109,9 @@ describe('privileges', () => {
     expect(await failure(alice, 'SELECT 1 WHERE EXISTS (SELECT 1 FROM t)')).toEqual({ code: '42501', message: 'permission denied for table t' });
     expect(await failure(alice, 'WITH c AS (SELECT * FROM t) SELECT * FROM c')).toEqual({ code: '42501', message: 'permission denied for table t' });
     expect(await failure(alice, 'SUBSCRIBE t')).toEqual({ code: '42501', message: 'permission denied for table t' });
+    // oxbow's own statements that name a relation are reads too.
+    expect(await failure(alice, 'DESCRIBE t')).toEqual({ code: '42501', message: 'permission denied for table t' });
+    expect(await failure(alice, 'SHOW CREATE TABLE t')).toEqual({ code: '42501', message: 'permission denied for table t' });
     expect(await failure(alice, 'BEGIN; DECLARE c CURSOR FOR SUBSCRIBE t')).toEqual({ code: '42501', message: 'permission denied for table t' });
     await alice.query('ROLLBACK');
     await admin.query('CREATE SUBSCRIPTION t_changes FROM t');
