@@ -14,7 +14,8 @@
 // writes a V8 heap snapshot at the end of the run, before the engine closes.
 // Run: npm run build && npm run bench -- nexmark --queries q0,q1 --events 1000000
 //   (any of q0-q22, bench/nexmark/README.md says which oxbow runs; defaults: q0,q1,q2,q3,q4,q5,q7,q8 and 1,000,000 events times BENCH_SCALE; --split-num K,
-//   --chunk-size R, --form view|sink (sink: each query as CREATE SINK ... AS <its SELECT> WITH (connector = 'blackhole'), bench/support/nexmark-sink.ts), --barrier-interval-ms M, --memory-limit-mib L (default 1024), --heap-growing-percent P (default the engine's; 0: V8's own); the query `source` is the Bid source alone, no view:
+//   --chunk-size R, --form view|sink|window (sink: each query as CREATE SINK ... AS <its SELECT> WITH (connector = 'blackhole'), bench/support/nexmark-sink.ts;
+//   window: q5, q7 and q8 in Flink's event-time form, qN-window.sql over sources WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND), --barrier-interval-ms M, --memory-limit-mib L (default 1024), --heap-growing-percent P (default the engine's; 0: V8's own), --parallelism N (the engine's, default 1; reported as nexmark-qN-pN); the query `source` is the Bid source alone, no view:
 //   the ceiling the generator and the source's own table set; `generator` is the generator alone)
 // The smoke test (test/nexmark/bench.test.ts) calls runNexmarkQuery with a small event count and
 // checks the view's contents.
@@ -40,6 +41,10 @@ const ROOT = HERE.endsWith(join('dist', 'bench')) ? join(HERE, '..', '..') : joi
 export const QUERY_DIR = join(ROOT, 'bench', 'nexmark');
 /** The queries the benchmark runs by default. */
 export const ALL_QUERIES = ['q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q7', 'q8'];
+/** The queries with a windowed form (qN-window.sql, --form window). */
+export const WINDOW_QUERIES = ['q5', 'q7', 'q8'];
+/** The sources' watermark in the windowed form, as the Nexmark suite declares it for Flink. */
+export const WINDOW_WATERMARK = "WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND";
 /** Every query of bench/nexmark/, q0 to q22. */
 export const NEXMARK_QUERIES = Array.from({ length: 23 }, (_, n) => `q${n}`);
 
@@ -72,15 +77,22 @@ export interface NexmarkRunOptions {
   readonly memoryLimitBytes?: number;
   /** V8's heap growth past the live heap (executor/heap-growth.ts; default the engine's, 0: V8's own). */
   readonly heapGrowingPercent?: number;
+  /** The engine's --parallelism (default 1). */
+  readonly parallelism?: number;
   /** Keep the engine open and hand it to `inspect` before closing (the smoke test reads the view). */
   readonly inspect?: (run: (sql: string) => Promise<unknown[][]>) => Promise<void>;
   /** Each second's memory breakdown (status API memory() and V8's heap spaces) as JSON lines into this file. */
   readonly memoryTrace?: string;
   /** A V8 heap snapshot written here at the end of the run, before the engine closes. */
   readonly heapSnapshot?: string;
-  /** `sink`: the query as CREATE SINK ... WITH (connector = 'blackhole') instead of a view (support/nexmark-sink.ts). */
-  readonly form?: 'view' | 'sink';
+  /**
+   * `sink`: the query as CREATE SINK ... WITH (connector = 'blackhole') instead of a view
+   * (support/nexmark-sink.ts); `window`: its windowed form (qN-window.sql) over sources with WINDOW_WATERMARK.
+   */
+  readonly form?: NexmarkForm;
 }
+
+export type NexmarkForm = 'view' | 'sink' | 'window';
 
 export interface NexmarkRunResult {
   readonly seconds: number;
@@ -103,27 +115,31 @@ export function meanRssBetween(samples: NexmarkRunResult['rssSamples'], from: nu
 }
 
 /**
- * A query of bench/nexmark/ (qN.sql, comments removed): `sql` is the whole file (any setup
- * statements, then the view `nexmark_qN`, always last), `select` the view's query alone, and
- * `sources` the sources it reads. `source` is the Bid source alone (no view).
+ * A query of bench/nexmark/ (qN.sql, or qN-window.sql in the windowed form; comments removed):
+ * `sql` is the whole file (any setup statements, then the view `nexmark_qN`, always last), `select`
+ * the view's query alone (without EMIT ON WINDOW CLOSE), and `sources` the sources it reads.
+ * `source` is the Bid source alone (no view).
  */
-export function querySql(query: string): { sql: string; select: string; sources: SourceName[] } {
+export function querySql(query: string, form: NexmarkForm = 'view'): { sql: string; select: string; sources: SourceName[] } {
   if (query === 'source') return { sql: '', select: '', sources: ['bid'] };
-  const file = join(QUERY_DIR, `${query}.sql`);
+  const name = form === 'window' ? `${query}-window` : query;
+  const file = join(QUERY_DIR, `${name}.sql`);
+  if (form === 'window' && !WINDOW_QUERIES.includes(query)) throw new Error(`the windowed form (--form window) is for ${WINDOW_QUERIES.join(', ')}, not ${JSON.stringify(query)}`);
   if (!/^q\d+$/.test(query) || !existsSync(file)) throw new Error(`unknown Nexmark query ${JSON.stringify(query)}: the queries are ${NEXMARK_QUERIES.join(', ')}, source and generator (files in ${QUERY_DIR})`);
   const sql = withoutComments(readFileSync(file, 'utf8')).trim();
   const view = new RegExp(`CREATE\\s+MATERIALIZED\\s+VIEW\\s+nexmark_${query}\\s+AS\\s+`, 'i').exec(sql);
-  if (view === null) throw new Error(`${query}.sql does not create the view nexmark_${query}`);
-  const select = sql.slice(view.index + view[0].length).replace(/;\s*$/, '');
+  if (view === null) throw new Error(`${name}.sql does not create the view nexmark_${query}`);
+  const select = sql.slice(view.index + view[0].length).replace(/;\s*$/, '').replace(/\s+EMIT\s+ON\s+WINDOW\s+CLOSE\s*$/i, '');
   const sources = (['bid', 'auction', 'person'] as const).filter((name) => new RegExp(`(?:from|join|tumble\\(|hop\\(|,)\\s*${name}\\b`, 'i').test(sql));
   return { sql, select, sources };
 }
 
-/** sources.sql's CREATE SOURCE for one source, its blanks filled in. */
-export function sourceDdl(name: SourceName, events: number, splits: number, chunkSize: number): string {
+/** sources.sql's CREATE SOURCE for one source, its blanks filled in; with `watermark`, that clause after its columns. */
+export function sourceDdl(name: SourceName, events: number, splits: number, chunkSize: number, watermark?: string): string {
   const template = SOURCE_TEMPLATES.get(name);
   if (template === undefined) throw new Error(`${join(QUERY_DIR, 'sources.sql')} has no CREATE SOURCE ${name}`);
-  return template.replaceAll('{events}', String(events)).replaceAll('{splits}', String(splits)).replaceAll('{chunk_size}', String(chunkSize));
+  const columns = SOURCE_COLUMNS[name];
+  return (watermark === undefined ? template : template.replace(columns, `${columns}, ${watermark}`)).replaceAll('{events}', String(events)).replaceAll('{splits}', String(splits)).replaceAll('{chunk_size}', String(chunkSize));
 }
 
 export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<NexmarkRunResult> {
@@ -143,6 +159,7 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
       timeTravelRetentionMs: 60_000,
       memoryLimitBytes: options.memoryLimitBytes ?? 1 << 30,
       ...(options.heapGrowingPercent === undefined ? {} : { heapGrowingPercent: options.heapGrowingPercent }),
+      ...(options.parallelism === undefined ? {} : { tuning: { parallelism: options.parallelism } }),
     });
     const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
     const run = async (sql: string): Promise<unknown[][]> => {
@@ -153,7 +170,7 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
       }
       return rows;
     };
-    const { sql, sources } = querySql(options.query);
+    const { sql, sources } = querySql(options.query, options.form);
     const splits = options.splits ?? 1;
     const chunkSize = options.chunkSize ?? 1024;
     const cpuStart = process.cpuUsage();
@@ -177,7 +194,7 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
     });
     if (options.memoryTrace !== undefined) gcObserver.observe({ entryTypes: ['gc'] });
     sampler = setInterval(sample, 1000);
-    for (const source of sources) await run(sourceDdl(source, options.events, splits, chunkSize));
+    for (const source of sources) await run(sourceDdl(source, options.events, splits, chunkSize, options.form === 'window' ? WINDOW_WATERMARK : undefined));
     if (sql !== '') await run(options.form === 'sink' ? asBlackholeSink(options.query, sql) : sql);
     const names = sources.map((source) => `'${source}'`).join(', ');
     // Prepared once: planning the poll every 10 ms would take 7-11% of q0's profile from the engine.
@@ -221,12 +238,14 @@ async function main(): Promise<void> {
   const barrierIntervalMs = Number(flag('--barrier-interval-ms') ?? '250');
   const memoryLimitMiB = Number(flag('--memory-limit-mib') ?? '1024');
   const heapGrowingPercent = flag('--heap-growing-percent');
+  const parallelism = Number(flag('--parallelism') ?? '1');
+  if (!(parallelism >= 1) || !Number.isSafeInteger(parallelism)) throw new Error(`--parallelism must be a positive integer, not ${String(parallelism)}`);
   const form = flag('--form') ?? 'view';
-  if (form !== 'view' && form !== 'sink') throw new Error(`--form must be view or sink, not ${form}`);
+  if (form !== 'view' && form !== 'sink' && form !== 'window') throw new Error(`--form must be view, sink or window, not ${form}`);
   if (!(memoryLimitMiB >= 0) || !Number.isFinite(memoryLimitMiB)) throw new Error(`--memory-limit-mib must be a number of MiB, not ${String(memoryLimitMiB)}`);
   if (!(events > 0) || !Number.isSafeInteger(events)) throw new Error(`--events must be a positive integer, not ${String(events)}`);
-  for (const query of queries) if (query !== 'generator') querySql(query);
   const child = flag('--child');
+  for (const query of child === undefined ? queries : [child]) if (query !== 'generator') querySql(query, form);
   if (child === 'generator') {
     // The generator alone (no engine): all three table types' rows of `events` events, in chunks.
     const generator = new NexmarkGenerator();
@@ -258,10 +277,11 @@ async function main(): Promise<void> {
       ...(heapGrowingPercent === undefined ? {} : { heapGrowingPercent: Number(heapGrowingPercent) }),
       ...(memoryTrace === undefined ? {} : { memoryTrace }),
       ...(heapSnapshot === undefined ? {} : { heapSnapshot }),
+      ...(parallelism === 1 ? {} : { parallelism }),
       form,
     });
-    // The sink form reports as nexmark-qN-sink.
-    const label = form === 'sink' ? `${child}-sink` : child;
+    // The sink and windowed forms report as nexmark-qN-sink and nexmark-qN-window, a parallelism N > 1 as nexmark-qN-pN.
+    const label = `${form === 'view' ? child : `${child}-${form}`}${parallelism === 1 ? '' : `-p${parallelism}`}`;
     report(label, 'events_per_second', events / result.seconds, 'events/s');
     report(label, 'events_per_cpu_second', events / result.cpuSeconds, 'events/s per core');
     report(label, 'peak_rss', process.resourceUsage().maxRSS / 1024, 'MiB');
@@ -275,6 +295,7 @@ async function main(): Promise<void> {
     const traceFlags: string[] = [];
     const growth = flag('--heap-growing-percent');
     if (growth !== undefined) traceFlags.push('--heap-growing-percent', growth);
+    if (parallelism !== 1) traceFlags.push('--parallelism', String(parallelism));
     for (const name of ['--memory-trace', '--heap-snapshot']) {
       const value = flag(name);
       // One file per query: qN inserted before the extension.

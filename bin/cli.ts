@@ -40,6 +40,7 @@ export interface CliConfig {
   readonly shutdownTimeoutMs: number;
   /** --tls-cert and --tls-key (and --tls-required): TLS on the wire protocol port; undefined: none. */
   readonly tls: TlsFiles | undefined;
+  readonly parallelism: number;
 }
 
 /** A bad command line: printed with a pointer to --help, exit code 2. */
@@ -103,6 +104,13 @@ const FLAGS: readonly FlagSpec[] = [
     value: 'MS',
     defaultText: '10000',
     meaning: 'bound on shutdown after SIGTERM/SIGINT: a checkpoint still uploading after half of it is abandoned, anything else still hanging at it too (committed state is on the local disk; the next start uploads it)',
+  },
+  {
+    flag: '--parallelism',
+    env: 'OXBOW_PARALLELISM',
+    value: 'N',
+    defaultText: '1',
+    meaning: 'worker threads per parallel operator: a hash aggregate grouped by input columns runs in N threads, each owning a share of the group keys (executor/stream/PARALLEL.md); other operators stay on the main thread',
   },
   { flag: '--password', env: 'OXBOW_PASSWORD', value: 'PASSWORD', defaultText: 'none', meaning: 'SCRAM-SHA-256 password of user oxbow while it has none of its own; roles without a password can no longer log in' },
   {
@@ -202,6 +210,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   if (durability !== 'local' && durability !== 'remote') throw new UsageError(`${durabilityInput!.source}: "${durabilityInput!.text}" is not a durability; write local or remote`);
   const objectStoreTimeoutMs = parsePositiveInteger(raw('--object-store-timeout-ms'), 60_000);
   const shutdownTimeoutMs = parsePositiveInteger(raw('--shutdown-timeout-ms'), 10_000);
+  const parallelism = parsePositiveInteger(raw('--parallelism'), 1);
   const keepInput = raw('--keep-checkpoints');
   const keepCheckpoints = keepInput === undefined ? 3 : /^\s*\d+\s*$/.test(keepInput.text) ? Number(keepInput.text.trim()) : NaN;
   if (!Number.isSafeInteger(keepCheckpoints) || keepCheckpoints < 1) throw new UsageError(`${keepInput!.source}: "${keepInput!.text}" is not a positive whole number of checkpoints`);
@@ -233,6 +242,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       objectStoreTimeoutMs,
       shutdownTimeoutMs,
       tls,
+      parallelism,
     },
   };
 }
@@ -425,7 +435,7 @@ async function serve(config: CliConfig): Promise<void> {
     ssl: tls !== undefined,
     checkpointMetrics,
     onCheckpointError: (error) => process.stderr.write(`oxbow: checkpoint failed: ${error instanceof Error ? error.message : String(error)}\n`),
-    ...diagnostics(process.env),
+    ...withParallelism(diagnostics(process.env), config.parallelism),
   };
   let engine: Engine;
   try {
@@ -559,6 +569,11 @@ async function startMetrics(host: string, port: number, server: PgServer, engine
   const address = http.address();
   if (address !== null && typeof address !== 'string') process.stderr.write(`oxbow: metrics at http://${host}:${address.port}/metrics, dashboard at http://${host}:${address.port}/\n`);
   return http;
+}
+
+/** The engine's tuning with `--parallelism` (1: every dataflow on the main thread). */
+function withParallelism(options: Pick<EngineOptions, 'tuning' | 'faults' | 'onCheckpointPhase'>, parallelism: number): Pick<EngineOptions, 'tuning' | 'faults' | 'onCheckpointPhase'> {
+  return parallelism === 1 ? options : { ...options, tuning: { ...options.tuning, parallelism } };
 }
 
 /**

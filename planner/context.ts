@@ -22,6 +22,8 @@ export interface PlannerContext {
    * planning ('2024-01-01 10:00'::timestamptz); UTC / ISO when absent. Additive, optional.
    */
   readonly evalContext?: EvalContext;
+  /** The engine's --parallelism: EXPLAIN of a materialized view shows the exchanges of N > 1. */
+  readonly streamParallelism?: number;
 }
 
 export interface PlannedColumn {

@@ -32,6 +32,12 @@ export interface MemoryPart {
 
 export interface MvccBackend {
   /**
+   * True when the backend keeps its writes in the order they are started (a worker thread's
+   * backend, whose batches go to the thread that commits them): the store starts each sealed
+   * epoch's write at once instead of after the previous one finished.
+   */
+  readonly ordersWrites?: boolean;
+  /**
    * The newest version at or before the epoch encoded in `seekKey` (prefix | ~epoch). The value
    * starts at offset 0 of the returned buffer, which may be longer (a reused scratch buffer: rows
    * are self-delimiting) and is valid only until the next call.

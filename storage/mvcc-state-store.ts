@@ -26,6 +26,19 @@ export interface MvccStoreOptions {
   readonly memoryLimitBytes: number;
 }
 
+/**
+ * Writes of other threads that commit with this store's epochs (the workers of parallel dataflows,
+ * executor/stream/PARALLEL.md): asked for their writes of each epoch as its batch is built, told
+ * when it is durable or failed, and closed before the store closes.
+ */
+export interface CommitParticipant {
+  /** Appends its packed writes of the open epoch, sealed as `epoch`, to `batch` (synchronously). */
+  contribute(batch: WriteBatchBuilder, epoch: Epoch): void;
+  durable(epoch: Epoch): void;
+  failed(error: unknown): void;
+  close(): Promise<void>;
+}
+
 /** At most this many sealed epochs in flight before whenWritable() makes the committer wait. */
 export const MAX_SEALED_EPOCHS = 3;
 
@@ -120,6 +133,7 @@ export class MvccStateStore implements StateStore, TableHost {
   /** Set by a failed write: every later commit fails with it. */
   private failure: unknown;
   private closed = false;
+  private readonly participants = new Set<CommitParticipant>();
 
   constructor(backend: MvccBackend, options: MvccStoreOptions) {
     this.backend = backend;
@@ -155,6 +169,15 @@ export class MvccStateStore implements StateStore, TableHost {
 
   get committedEpoch(): Epoch {
     return this.committed;
+  }
+
+  /** Writes of other threads commit with this store's epochs from the next batch built on. */
+  addParticipant(participant: CommitParticipant): void {
+    this.participants.add(participant);
+  }
+
+  removeParticipant(participant: CommitParticipant): void {
+    this.participants.delete(participant);
   }
 
   table(schema: StateTableSchema): StateTable {
@@ -244,7 +267,14 @@ export class MvccStateStore implements StateStore, TableHost {
     assert(epoch > this.committed, `commit epoch ${epoch} must be greater than the last committed ${this.committed}`);
     const batch = this.batch;
     const updatedRecords = this.buildBatch(batch, epoch);
-    this.backend.write(batch.view());
+    try {
+      this.backend.write(batch.view());
+    } catch (error) {
+      // The participants sealed their epoch for this batch: it is gone with it.
+      for (const participant of this.participants) participant.failed(error);
+      throw error;
+    }
+    for (const participant of this.participants) participant.durable(epoch);
 
     // Durable: now publish in memory.
     this.committed = epoch;
@@ -257,7 +287,7 @@ export class MvccStateStore implements StateStore, TableHost {
       dropped.table?.cache.dispose();
     }
     this.pendingDrops.clear();
-    for (const table of this.tables.values()) if (table.pending.size > 0) table.publishPending();
+    for (const table of this.tables.values()) if (table.hasPending()) table.publishPending();
     for (const [tableId, record] of updatedRecords) {
       const previous = this.records.get(tableId);
       this.records.set(tableId, record);
@@ -290,12 +320,13 @@ export class MvccStateStore implements StateStore, TableHost {
       this.backend.checkWritable(batch.writer.length + this.sealedBytes);
     } catch (error) {
       this.sparebatches.push(batch);
+      for (const participant of this.participants) participant.failed(error);
       throw error;
     }
     // Sealed: from here on the epoch is in flight and the open epoch is the next one.
     const tables: MvccStateTable[] = [];
     for (const table of this.tables.values()) {
-      if (table.pending.size === 0) continue;
+      if (!table.hasPending()) continue;
       table.sealPending(epoch);
       tables.push(table);
     }
@@ -328,9 +359,11 @@ export class MvccStateStore implements StateStore, TableHost {
     // Handled here so an epoch nobody awaits cannot become an unhandled rejection; awaiting
     // callers still see the failure.
     durable.catch(() => {});
-    this.sealed.push({ epoch, batch, tables, droppedTables, droppedIds, records: updatedRecords, watermarks, meta, resolve, reject });
+    const sealed: SealedEpoch = { epoch, batch, tables, droppedTables, droppedIds, records: updatedRecords, watermarks, meta, resolve, reject };
+    this.sealed.push(sealed);
     this.sealedBytes += batch.writer.length;
-    if (this.writing === undefined) this.writeSealed();
+    if (this.backend.ordersWrites === true) this.writeNow(sealed);
+    else if (this.writing === undefined) this.writeSealed();
     return durable;
   }
 
@@ -378,6 +411,29 @@ export class MvccStateStore implements StateStore, TableHost {
     );
   }
 
+  /**
+   * Starts one sealed epoch's write at once (a backend that keeps its writes in order): its
+   * publication follows the previous epoch's, and a failure fails it and every later one.
+   */
+  private writeNow(sealed: SealedEpoch): void {
+    const written = this.backend.writeAsync(sealed.batch.view());
+    const previous = this.writing ?? Promise.resolve();
+    const publication: Promise<void> = previous
+      .then(() => written)
+      .then(
+        () => {
+          if (this.failure === undefined && this.sealed[0] === sealed) this.publishSealed(sealed);
+        },
+        (error: unknown) => {
+          if (this.failure === undefined) this.fail(error);
+        },
+      )
+      .finally(() => {
+        if (this.writing === publication) this.writing = undefined;
+      });
+    this.writing = publication;
+  }
+
   /** A sealed epoch is durable: it becomes the committed epoch, its layers cached rows. */
   private publishSealed(sealed: SealedEpoch): void {
     const first = this.sealed.shift();
@@ -389,6 +445,7 @@ export class MvccStateStore implements StateStore, TableHost {
     for (const [tableId, record] of sealed.records) this.windows.set(tableId, record);
     for (const table of sealed.tables) table.publishSealed(sealed.epoch);
     for (const [tableId, watermark] of sealed.watermarks) this.backend.setRetentionWatermark(tableId, watermark);
+    for (const participant of this.participants) participant.durable(sealed.epoch);
     this.keepOrShrink(sealed.batch);
     sealed.batch.reset();
     if (this.sparebatches.length < MAX_SEALED_EPOCHS) this.sparebatches.push(sealed.batch);
@@ -419,6 +476,7 @@ export class MvccStateStore implements StateStore, TableHost {
     this.sealedBytes = 0;
     this.writing = undefined;
     this.latest = this.committed;
+    for (const participant of this.participants) participant.failed(error);
     for (const sealed of failed) sealed.reject(error);
   }
 
@@ -432,7 +490,7 @@ export class MvccStateStore implements StateStore, TableHost {
     }
     const suffix = epochSuffix(epoch);
     for (const table of this.tables.values()) {
-      if (table.pending.size === 0) continue;
+      if (!table.hasPending()) continue;
       const prefix = table.prefix;
       for (const [key, row] of table.pending) {
         batch.beginKey(BATCH_PUT);
@@ -444,7 +502,10 @@ export class MvccStateStore implements StateStore, TableHost {
         else encodeRow(writer, row);
         batch.endValue();
       }
+      // Appended rows (already encoded) come after every keyed write of the table.
+      table.appendTo(batch, suffix);
     }
+    for (const participant of this.participants) participant.contribute(batch, epoch);
     const updatedRecords = new Map<number, TableRecord>();
     const epochMillis = epochToMillis(epoch);
     for (const [tableId, record] of this.records) {
@@ -595,6 +656,8 @@ export class MvccStateStore implements StateStore, TableHost {
     this.closed = true;
     // Sealed epochs were acknowledged to nobody yet: their writes finish (or fail) before the close.
     await this.settled();
+    for (const participant of [...this.participants]) await participant.close();
+    this.participants.clear();
     for (const table of this.tables.values()) table.cache.dispose();
     this.tables.clear();
     await this.backend.close();

@@ -16,7 +16,8 @@ import { ByteWriter } from './byte-writer.js';
 import { encodeKey, encodeKeyColumns } from './memcomparable.js';
 import type { MvccBackend } from './mvcc-backend.js';
 import { EPOCH_SUFFIX_BYTES, LATEST_SUFFIX, TABLE_PREFIX_BYTES, epochSuffix, readEpochSuffix, tableUpperBound, writeEpochSuffix, writeTablePrefix } from './mvcc-key.js';
-import { decodeRow, ROW_TOMBSTONE } from './row-codec.js';
+import { decodeRow, encodeRow, ROW_TOMBSTONE } from './row-codec.js';
+import { BATCH_PUT, WriteBatchBuilder } from './write-batch.js';
 import { MemoryBudget, RowCache } from './row-cache.js';
 
 /** One sealed epoch's writes to a table, readable until its commit is durable. */
@@ -25,7 +26,14 @@ interface SealedLayer {
   readonly rows: Map<string, Row | null>;
   /** The layer's keys in order, made on the first scan that needs them. */
   sorted: string[] | undefined;
+  /** The epoch's appended rows (append()) not yet keyed into `rows`, all written after them. */
+  appended: WriteBatchBuilder | undefined;
 }
+
+/** The epoch suffix of an appended entry until its commit writes the epoch's (buildBatch). */
+const BLANK_SUFFIX = Buffer.alloc(EPOCH_SUFFIX_BYTES);
+/** An append buffer larger than this goes once an epoch uses less than an eighth of it. */
+const APPEND_BUFFER_KEPT_BYTES = 1 << 20;
 
 /** What a table needs from its store. */
 export interface TableHost {
@@ -45,6 +53,18 @@ export class MvccStateTable implements StateTable {
   readonly prefix: Buffer;
   /** Buffered writes of the open epoch by encoded key (latin1): the row, or null for a delete. */
   pending = new Map<string, Row | null>();
+  /**
+   * Rows of the open epoch written by append() (a blind insert under a unique key), after every
+   * write in `pending`: encoded at once as entries of the commit's write batch, their epoch suffix
+   * blank, which the commit copies into its batch and stamps (appendTo()). Only a read or a keyed
+   * write of this table decodes them into `pending` (settle()). An append-only view's rows thus
+   * cost no key string and no Map entry, and die young: V8 never promotes nor marks them.
+   */
+  private appended: WriteBatchBuilder | undefined;
+  /** An emptied append buffer kept for the next epoch. */
+  private spareAppended: WriteBatchBuilder | undefined;
+  /** Some open or sealed appended rows are not keyed yet. */
+  private unsettled = false;
   /**
    * Writes of sealed epochs whose commit is in flight, oldest first: every read of the latest state
    * sees them after `pending` and before the cache and the backend; reads AS OF an epoch never do
@@ -91,6 +111,7 @@ export class MvccStateTable implements StateTable {
   }
 
   get(key: Row, epoch?: Epoch): Row | undefined {
+    if (this.unsettled) this.settle();
     const writer = this.writer;
     writer.reset();
     writer.bytes(this.prefix);
@@ -122,14 +143,99 @@ export class MvccStateTable implements StateTable {
   }
 
   insert(row: Row): void {
+    if (this.appended !== undefined) this.settle();
     this.buffer(this.encodeRowKey(row), row);
   }
 
   delete(row: Row): void {
+    if (this.appended !== undefined) this.settle();
     this.buffer(this.encodeRowKey(row), null);
   }
 
+  append(row: Row): void {
+    let batch = this.appended;
+    if (batch === undefined) {
+      batch = this.appended = this.spareAppended ?? new WriteBatchBuilder();
+      this.spareAppended = undefined;
+      this.unsettled = true;
+    }
+    const writer = batch.writer;
+    batch.beginKey(BATCH_PUT);
+    writer.bytes(this.prefix);
+    encodeKeyColumns(writer, row, this.schema.primaryKey, this.keyTypes);
+    writer.bytes(BLANK_SUFFIX);
+    batch.beginValue();
+    encodeRow(writer, row);
+    batch.endValue();
+  }
+
+  /** True when the open epoch has writes to commit. */
+  hasPending(): boolean {
+    return this.pending.size > 0 || this.appended !== undefined;
+  }
+
+  /**
+   * Copies the open epoch's appended entries into `batch` (after its other writes of this table),
+   * stamped with the epoch `suffix`.
+   */
+  appendTo(batch: WriteBatchBuilder, suffix: Buffer): void {
+    const appended = this.appended;
+    if (appended === undefined) return;
+    const writer = batch.writer;
+    const start = writer.length;
+    writer.bytes(appended.writer.buffer, 0, appended.writer.length);
+    batch.count += appended.count;
+    const buffer = writer.buffer;
+    for (let at = start; at < writer.length; ) {
+      const keyLength = buffer.readUInt32LE(at + 1);
+      const valueAt = at + 5 + keyLength;
+      suffix.copy(buffer, valueAt - EPOCH_SUFFIX_BYTES);
+      at = valueAt + 4 + buffer.readUInt32LE(valueAt);
+    }
+  }
+
+  /** Each appended entry of `batch` as (key, row), in order: the key without prefix and suffix, as `pending` keys it. */
+  private decodeAppended(batch: WriteBatchBuilder, into: (key: string, row: Row) => void): void {
+    const buffer = batch.writer.buffer;
+    const end = batch.writer.length;
+    for (let at = 0; at < end; ) {
+      const keyLength = buffer.readUInt32LE(at + 1);
+      const valueAt = at + 5 + keyLength;
+      into(buffer.toString('latin1', at + 5 + TABLE_PREFIX_BYTES, valueAt - EPOCH_SUFFIX_BYTES), decodeRow(buffer, valueAt + 4)!);
+      at = valueAt + 4 + buffer.readUInt32LE(valueAt);
+    }
+  }
+
+  /** An append buffer done with: kept for the next epoch unless it is large and was little used. */
+  private release(batch: WriteBatchBuilder): void {
+    const used = batch.writer.length;
+    batch.reset();
+    if (this.spareAppended === undefined && (batch.writer.buffer.length <= APPEND_BUFFER_KEPT_BYTES || used >= batch.writer.buffer.length / 8)) this.spareAppended = batch;
+  }
+
+  /** The appended rows, open and sealed, keyed into their write maps (in order, after those maps' writes). */
+  private settle(): void {
+    this.unsettled = false;
+    for (const layer of this.sealed) {
+      const appended = layer.appended;
+      if (appended === undefined) continue;
+      layer.appended = undefined;
+      layer.sorted = undefined;
+      this.decodeAppended(appended, (key, row) => {
+        layer.rows.set(key, row);
+        if (this.keyBound !== undefined && key > this.keyBound) this.keyBound = key;
+      });
+      this.release(appended);
+    }
+    const appended = this.appended;
+    if (appended === undefined) return;
+    this.appended = undefined;
+    this.decodeAppended(appended, (key, row) => this.buffer(key, row));
+    this.release(appended);
+  }
+
   prefixIsNew(prefix: Row): boolean {
+    if (this.unsettled) this.settle();
     const writer = this.writer;
     writer.reset();
     encodeKey(writer, prefix, this.keyTypes);
@@ -202,6 +308,7 @@ export class MvccStateTable implements StateTable {
   }
 
   *scan(options: ScanOptions = {}): Iterable<Row> {
+    if (this.unsettled) this.settle();
     const { lower, upper } = this.bounds(options);
     const reverse = options.reverse === true;
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
@@ -421,6 +528,15 @@ export class MvccStateTable implements StateTable {
   /** After a successful commit: the buffered writes become the cached latest rows. */
   publishPending(): void {
     this.committedEmpty = false;
+    if (this.appended !== undefined) {
+      // Keyed only when the cache needs the keys; otherwise a key bound read again once needed.
+      if (this.cacheWrites || this.cache.size > 0) this.settle();
+      else {
+        this.release(this.appended);
+        this.appended = undefined;
+        this.keyBound = undefined;
+      }
+    }
     if (this.cacheWrites) for (const [key, row] of this.pending) this.cache.set(key, row);
     else if (this.cache.size > 0) for (const key of this.pending.keys()) this.cache.delete(key);
     this.pending.clear();
@@ -433,9 +549,10 @@ export class MvccStateTable implements StateTable {
    */
   sealPending(epoch: Epoch): void {
     const sorted = this.sortedPending.length === this.pending.size ? this.sortedPending : undefined;
-    this.sealed.push({ epoch, rows: this.pending, sorted });
+    this.sealed.push({ epoch, rows: this.pending, sorted, appended: this.appended });
     this.pending = new Map();
     this.sortedPending = [];
+    this.appended = undefined;
   }
 
   /** `epoch` (the oldest sealed layer) is durable: its rows become the cached latest rows. */
@@ -443,6 +560,18 @@ export class MvccStateTable implements StateTable {
     const layer = this.sealed.shift();
     assert(layer !== undefined && layer.epoch === epoch, `table ${this.schema.tableId}: published epoch ${epoch} is not its oldest sealed one`);
     this.committedEmpty = false;
+    if (layer.appended !== undefined) {
+      if (this.cacheWrites || this.cache.size > 0) {
+        this.sealed.unshift(layer);
+        this.settle();
+        this.sealed.shift();
+      } else {
+        // Durable and never keyed: the key bound is read again (one reverse seek) when next needed.
+        this.release(layer.appended);
+        layer.appended = undefined;
+        this.keyBound = undefined;
+      }
+    }
     if (this.cacheWrites) for (const [key, row] of layer.rows) this.cache.set(key, row);
     else if (this.cache.size > 0) for (const key of layer.rows.keys()) this.cache.delete(key);
   }
@@ -455,6 +584,8 @@ export class MvccStateTable implements StateTable {
   discardPending(): void {
     this.pending.clear();
     this.sortedPending = [];
+    if (this.appended !== undefined) this.release(this.appended);
+    this.appended = undefined;
   }
 }
 

@@ -120,10 +120,12 @@ interface NativeDatabase {
   flush(): Promise<void>;
   compactRange(start?: Bytes, end?: Bytes): Promise<void>;
   checkpoint(directory: string): Promise<void>;
+  share(): number;
+  unshare(token: number): void;
 }
 
 interface NativeModule {
-  Database: new (path: string, options: OpenOptions) => NativeDatabase;
+  Database: (new (path: string, options: OpenOptions) => NativeDatabase) & (new (token: number) => NativeDatabase);
   rocksdbVersion: string;
   packedBatchOrder(packed: Buffer): number[];
   mallocInfo(): [number, number, number, number, number];
@@ -330,6 +332,36 @@ export class RocksDatabase {
     } catch (error) {
       throw toRocksDbError(error);
     }
+  }
+
+  /**
+   * A wrapper in this thread (a worker thread) over a database another thread opened and shared
+   * (`share()`): RocksDB's DB is thread-safe, so both read and write it. The DB stays open until
+   * the last wrapper over it is closed; `close()` here releases only this one.
+   */
+  static attach(token: number, path: string): RocksDatabase {
+    const module = native();
+    try {
+      return new RocksDatabase(path, new module.Database(token));
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  /**
+   * A token under which worker threads attach to this open database (`RocksDatabase.attach`).
+   * It stays valid until `unshare(token)` or this database's close().
+   */
+  share(): number {
+    try {
+      return this.native.share();
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  unshare(token: number): void {
+    this.native.unshare(token);
   }
 
   get isClosed(): boolean {

@@ -1,4 +1,4 @@
-// Model-based property test: random inserts, deletes, commits (synchronous, and sealed with
+// Model-based property test: random inserts, appends (append(), keyed late), deletes, commits (synchronous, and sealed with
 // commitAsync while reads go on before their writes finish), aborts, compactions and reads at
 // random epochs, run against each store and against a plain model of versions (a list of
 // (epoch, row | deleted) per key). Reads of current state (which see sealed epochs), AS OF, scans,
@@ -22,6 +22,7 @@ const schema: StateTableSchema = { tableId: 3, columnTypes: [type('int4'), type(
 
 type Command =
   | { kind: 'insert'; key: number; value: string }
+  | { kind: 'append'; key: number; value: string }
   | { kind: 'delete'; key: number }
   | { kind: 'commit'; advanceSeconds: number }
   | { kind: 'seal'; advanceSeconds: number }
@@ -37,6 +38,7 @@ const key = fc.integer({ min: 0, max: 6 });
 const at = fc.option(fc.integer({ min: -2, max: 12 }), { nil: null });
 const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('insert' as const), key, value: fc.string({ maxLength: 6 }) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('append' as const), key, value: fc.string({ maxLength: 6 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('delete' as const), key }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('commit' as const), advanceSeconds: fc.integer({ min: 1, max: 3 }) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('seal' as const), advanceSeconds: fc.integer({ min: 1, max: 3 }) }) },
@@ -154,12 +156,13 @@ function expect72000(run: () => unknown): void {
   expect((caught as SqlError).code).toBe('72000');
 }
 
-async function runAgainst(kind: 'rocksdb' | 'memory', commands: Command[], retentionMs: number): Promise<void> {
+async function runAgainst(kind: 'rocksdb' | 'memory', commands: Command[], retentionMs: number, writeAround = false): Promise<void> {
   const directory = kind === 'rocksdb' ? mkdtempSync(join(tmpdir(), 'oxbow-model-')) : undefined;
   const store =
     directory !== undefined ? openRocksStateStore({ dir: directory, retentionMs, memoryLimitBytes: 4096 }) : createMemoryStateStore({ retentionMs, memoryLimitBytes: 4096 });
   const model = new Model(retentionMs);
   let table = store.table(schema);
+  if (writeAround) table.writeAround?.();
   let seconds = 0;
   let inFlight: Promise<void>[] = [];
   // Nothing publishes between steps without an await; this waits for every sealed epoch's write.
@@ -185,6 +188,11 @@ async function runAgainst(kind: 'rocksdb' | 'memory', commands: Command[], reten
       switch (step.kind) {
         case 'insert':
           table.insert([step.key, step.value]);
+          model.pending.set(step.key, [step.key, step.value]);
+          break;
+        case 'append':
+          if (table.append !== undefined) table.append([step.key, step.value]);
+          else table.insert([step.key, step.value]);
           model.pending.set(step.key, [step.key, step.value]);
           break;
         case 'delete':
@@ -296,6 +304,12 @@ describe.each(['rocksdb', 'memory'] as const)('state store on %s agrees with the
   it('with a 4-second retention and compactions (version GC)', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(command, { minLength: 30, maxLength: 150 }), (commands) => runAgainst(kind, commands, 4000)),
+      { numRuns: kind === 'rocksdb' ? 25 : 100 },
+    );
+  });
+  it('with rows written around the row cache', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(command, { minLength: 30, maxLength: 150 }), (commands) => runAgainst(kind, commands, 10 * 60 * 60 * 1000, true)),
       { numRuns: kind === 'rocksdb' ? 25 : 100 },
     );
   });

@@ -56,6 +56,12 @@ export interface StateTable {
   insert(row: Row): void;
   /** Deletes by primary key (the row's key columns) in the open epoch. */
   delete(row: Row): void;
+  /**
+   * insert() (an upsert, in order with the table's other writes) for rows seldom read back before
+   * their commit, such as a view's blind inserts under unique ids: the store may key them only when
+   * read or committed. Optional: callers insert() without it.
+   */
+  append?(row: Row): void;
   /** Approximate bytes and keys, for system tables and metrics. */
   stats(): { readonly bytes: number; readonly keys: number };
   /**

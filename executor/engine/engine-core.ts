@@ -4,6 +4,8 @@
 // abort) their epoch before the next writer starts; readers never wait, they read the last
 // committed epoch.
 
+import { RocksStateStore } from '../../storage/rocks-state-store.js';
+import { ParallelRuntime } from '../stream/parallel/parallel-runtime.js';
 import { nextEpoch, type Epoch } from '../../sql/epoch.js';
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
 import type { StateStore } from '../../storage/state-table.js';
@@ -139,6 +141,10 @@ export class EngineCore {
       planMemory(settings.memoryLimitBytes, settings.heapGrowingPercent).groupCacheBytes,
       settings.tuning ?? {},
     );
+    const parallelism = settings.tuning?.parallelism ?? 1;
+    if (parallelism > 1 && store instanceof RocksStateStore) {
+      this.streams.parallel = new ParallelRuntime(store, parallelism, planMemory(settings.memoryLimitBytes, settings.heapGrowingPercent).groupCacheBytes);
+    }
     const rowCaches = (store as Partial<{ budget: AdjustableBudget }>).budget;
     this.memory = new MemoryManager({
       plan: planMemory(settings.memoryLimitBytes, settings.heapGrowingPercent),

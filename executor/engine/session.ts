@@ -317,6 +317,7 @@ export class EngineSession implements Session {
       searchPath: this.searchPath(),
       parameterTypes,
       resolveSessionFunction: (name, argumentTypes) => resolveSessionFunction(name, argumentTypes, functionContext),
+      ...(this.core.streams.parallel === undefined ? {} : { streamParallelism: this.core.streams.parallel.parallelism }),
     };
   }
 

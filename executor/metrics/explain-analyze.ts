@@ -95,7 +95,8 @@ export function explainAnalyzedDataflow(dataflow: Dataflow): string[] {
   const note = (index: number): string => {
     const operator = operators[index]!;
     const stats = operator.stats;
-    return `(actual id=${operator.id} rows in=${stats.rowsIn} out=${stats.rowsOut} batches=${stats.batches} time=${(stats.seconds * 1000).toFixed(3)} ms)`;
+    const detail = operator.detail === undefined ? '' : ` ${operator.detail}`;
+    return `(actual id=${operator.id} rows in=${stats.rowsIn} out=${stats.rowsOut} batches=${stats.batches} time=${(stats.seconds * 1000).toFixed(3)} ms${detail})`;
   };
   // explainStreamPlan prints one line per operator, depth-first like the dataflow numbers them.
   const lines = plan.length === operators.length ? plan.map((line, index) => `${line}  ${note(index)}`) : [...plan, ...operators.map((operator, index) => `${operator.plan.kind} ${note(index)}`)];

@@ -132,6 +132,9 @@ export class Dataflow {
     }
     const output = plan.kind === 'StreamLateral' ? this.projectedLaterals.get(plan) : undefined;
     if (plan.kind === 'StreamLateral' && output !== undefined) return new StreamLateralNode(plan, this.context, output);
+    // At --parallelism > 1 a node may run in worker threads (parallel/, PARALLEL.md).
+    const parallel = this.context.parallel?.build(plan, this.context);
+    if (parallel !== undefined) return parallel;
     return (BUILDERS[plan.kind] as (plan: StreamPlan, context: StreamContext) => StreamNode)(plan, this.context);
   }
 
@@ -162,8 +165,11 @@ export class Dataflow {
   }
 
   /** Every operator, root first (depth-first): its plan, parent and counters. */
-  operators(): { readonly id: number; readonly parentId: number | null; readonly plan: StreamPlan; readonly stats: OperatorStats }[] {
-    return this.placed.map((placed) => ({ id: placed.id, parentId: placed.parent?.id ?? null, plan: placed.plan, stats: placed.stats }));
+  operators(): { readonly id: number; readonly parentId: number | null; readonly plan: StreamPlan; readonly stats: OperatorStats; readonly detail?: string }[] {
+    return this.placed.map((placed) => {
+      const detail = placed.node.describe?.();
+      return { id: placed.id, parentId: placed.parent?.id ?? null, plan: placed.plan, stats: placed.stats, ...(detail === undefined ? {} : { detail }) };
+    });
   }
 
   /** Relation ids whose changes this dataflow reads. */

@@ -2,7 +2,7 @@
 // and never retracted. The input (the view's query, incrementally maintained as usual) changes
 // freely; its net rows wait in a buffer ordered by the window column (`column ++ row ++ count`).
 // When the column's watermark (`derive` of the relation's watermark, which the StreamWatermarkFilter
-// below keeps in its state table) moves to w, every buffered row whose column is below w is emitted
+// below keeps in its state table; for a join key, the least of each side's: `also`) moves to w, every buffered row whose column is below w is emitted
 // (+) and leaves the buffer; w is remembered (`0 ++ w`) and later changes of rows below it (a closed
 // window) are dropped. A row with a NULL window column never closes.
 //
@@ -28,8 +28,8 @@ const KEY: Row = [0];
 export class StreamEmitOnWindowCloseNode implements StreamNode {
   private readonly buffer: StateTable;
   private readonly emitted: StateTable;
-  private readonly watermark: StateTable;
-  private readonly derive: Evaluator;
+  /** The watermarks `column` follows, each with its derivation: the least of them all closes windows. */
+  private readonly watermarks: readonly { readonly table: StateTable; readonly derive: Evaluator }[];
   private readonly column: number;
   private readonly columnType: DataType;
   private readonly rowTypes: readonly DataType[];
@@ -37,8 +37,7 @@ export class StreamEmitOnWindowCloseNode implements StreamNode {
   constructor(plan: EmitOnWindowClose, private readonly context: StreamContext) {
     this.buffer = context.stateTable(plan.stateTables[0]!);
     this.emitted = context.stateTable(plan.stateTables[1]!);
-    this.watermark = context.stateTable(plan.watermarkTable);
-    this.derive = compile(plan.derive);
+    this.watermarks = [{ watermarkTable: plan.watermarkTable, derive: plan.derive }, ...(plan.also ?? [])].map((bound) => ({ table: context.stateTable(bound.watermarkTable), derive: compile(bound.derive) }));
     this.column = plan.column;
     this.rowTypes = plan.columns.map((column) => column.type);
     this.columnType = this.rowTypes[plan.column]!;
@@ -79,14 +78,20 @@ export class StreamEmitOnWindowCloseNode implements StreamNode {
 
   private emitClosed(closedBelow: Value): ChangeBatch {
     const out = emptyChanges();
-    const watermark = this.watermark.get(KEY)?.[1] ?? null;
-    if (watermark === null) return out;
-    let bound: Value;
-    try {
-      bound = this.derive([watermark], this.context.runtime);
-    } catch (error) {
-      this.context.recordError(error);
-      return out;
+    let bound: Value = null;
+    for (let i = 0; i < this.watermarks.length; i++) {
+      const { table, derive } = this.watermarks[i]!;
+      const watermark = table.get(KEY)?.[1] ?? null;
+      if (watermark === null) return out;
+      let derived: Value;
+      try {
+        derived = derive([watermark], this.context.runtime);
+      } catch (error) {
+        this.context.recordError(error);
+        return out;
+      }
+      if (derived === null) return out;
+      if (i === 0 || compareValues(derived, bound, this.columnType) < 0) bound = derived;
     }
     if (bound === null || (closedBelow !== null && compareValues(bound, closedBelow, this.columnType) <= 0)) return out;
     const width = this.rowTypes.length;

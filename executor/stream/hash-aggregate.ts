@@ -166,6 +166,8 @@ export class StreamHashAggregateNode implements StreamNode {
   constructor(
     private readonly plan: Plan,
     private readonly context: StreamContext,
+    /** The input only inserts: `appendOnly` of the input, or what the main thread found (a parallel aggregate's worker gets no input plan). */
+    insertsOnly = appendOnly(plan.inputs[0]!),
   ) {
     const tables = plan.stateTables.map((declaration) => context.stateTable(declaration));
     this.groups = tables[0]!;
@@ -175,7 +177,6 @@ export class StreamHashAggregateNode implements StreamNode {
     this.keyTypes = plan.groupKeys.map((key) => key.type);
     this.outputTypes = plan.columns.map((column) => column.type);
     this.valueTypes = plan.stateTables.slice(1).map((declaration) => declaration.columnTypes[this.keyTypes.length]!);
-    const insertsOnly = appendOnly(plan.inputs[0]!);
     this.appendOnly = insertsOnly;
     this.calls = plan.calls.map((spec) => ({
       spec,

@@ -22,7 +22,8 @@
 // milliseconds, or a replayed generator source's unit numbers: executor/connectors/source-replay.ts); a
 // blind view reads one source and every batch of its plan carries ids (the backfill too), so its
 // table never holds a counted duplicate number; two copies of one row keep two ids. The rows are
-// not written through to the row cache (`writeAround`): nothing here reads them back by key.
+// not written through to the row cache (`writeAround`): nothing here reads them back by key. Inserts
+// are appended (StateTable.append): encoded for the commit as they arrive, so the rows die young.
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
@@ -165,12 +166,16 @@ export class StreamMaterializeNode implements StreamNode {
     const rows = changes.rows;
     const signs = changes.signs;
     const table = this.rows;
+    const append = table.append === undefined ? undefined : table.append.bind(table);
     for (let i = 0; i < rows.length; i++) {
       // The batch owns its rows (fresh arrays from the scan or a projection): the id goes on in place.
       const full = rows[i]!;
       full.push(ids[i]!);
-      if (signs[i]! > 0) table.insert(full);
-      else table.delete(full);
+      // An insert under a fresh id: appended, keyed only by the commit (storage/state-table.ts).
+      if (signs[i]! > 0) {
+        if (append !== undefined) append(full);
+        else table.insert(full);
+      } else table.delete(full);
       for (const index of indexes) {
         if (signs[i]! > 0) index.table.insert(index.entry(full));
         else index.table.delete(index.entry(full));

@@ -9,7 +9,8 @@ import { lastEpochAtMillis, type Epoch } from '../../sql/epoch.js';
 import type { EvalContext } from '../../sql/functions.js';
 import { SqlError, SqlState, toSqlError } from '../../sql/errors.js';
 import type { RowVersion, StateStore, StateTable } from '../../storage/state-table.js';
-import type { StateTableDeclaration } from '../../planner/stream/stream-plan.js';
+import type { StateTableDeclaration, StreamPlan } from '../../planner/stream/stream-plan.js';
+import type { StreamNode } from './stream-node.js';
 import type { TableAccess } from '../batch/index.js';
 import type { Runtime } from '../batch/runtime.js';
 import { runPlan } from '../batch/operator.js';
@@ -66,6 +67,14 @@ class TemplateInputs implements TableAccess {
 export interface StreamTuning {
   /** Dirty groups a hash aggregate holds within an epoch before it emits (default `aggregateCombine.maxGroups`; 0: every batch). */
   readonly aggregateCombineGroups?: number;
+  /** Worker threads per parallel operator (`--parallelism`; 1: every dataflow on the main thread). */
+  readonly parallelism?: number;
+}
+
+/** Builds the nodes that run in parallel (parallel/parallel-runtime.ts); undefined for any other. */
+export interface ParallelBuilder {
+  readonly parallelism: number;
+  build(plan: StreamPlan, context: StreamContext): StreamNode | undefined;
 }
 
 export class StreamContext {
@@ -79,13 +88,15 @@ export class StreamContext {
   groupCaches = new GroupCacheBudget(64 * 1024 * 1024);
   /** The engine's tuning of the streaming operators (the stream manager's). */
   tuning: StreamTuning = {};
+  /** The parallel runtime at `--parallelism` > 1 (the stream manager's). */
+  parallel: ParallelBuilder | undefined = undefined;
 
   constructor(
     readonly store: StateStore,
     readonly viewId: number,
     private readonly errors: StreamErrorSink,
     /** The view's own rows keep versions this long (its `retention`); undefined: the server default. */
-    private readonly viewRetentionMs?: number,
+    readonly viewRetentionMs?: number,
   ) {
     this.runtime = {
       tables: this.templateInputs,

@@ -10,7 +10,7 @@ import type { Row } from '../../sql/value.js';
 import type { StateStore } from '../../storage/state-table.js';
 import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
 import type { Dataflow } from './dataflow.js';
-import { StreamContext, type StreamTuning, type ViewIndex } from './stream-context.js';
+import { StreamContext, type ParallelBuilder, type StreamTuning, type ViewIndex } from './stream-context.js';
 import { VIEW_ERRORS_META_KEY, ViewErrors } from './view-errors.js';
 import { BackfillProgress } from '../system/backfill-progress.js';
 import { streamInputs, type StreamPlan } from '../../planner/stream/stream-plan.js';
@@ -50,6 +50,8 @@ export class StreamManager implements ChangeCapture {
   readonly inputChanges = new Map<number, number>();
   /** The join and aggregate caches' budget: their share of --memory-limit (executor/engine/memory-manager.ts, planMemory). */
   readonly groupCaches: GroupCacheBudget;
+  /** The parallel runtime at --parallelism > 1 on RocksDB (parallel/parallel-runtime.ts; the engine sets it). */
+  parallel: ParallelBuilder | undefined = undefined;
 
   constructor(
     private readonly store: StateStore,
@@ -78,6 +80,7 @@ export class StreamManager implements ChangeCapture {
     context.viewIndexes = () => this.indexesOf(viewId);
     context.groupCaches = this.groupCaches;
     context.tuning = this.tuning;
+    context.parallel = this.parallel;
     return new DataflowClass(viewId, plan, context);
   }
 

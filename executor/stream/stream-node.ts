@@ -18,4 +18,6 @@ export interface StreamNode {
   setHolding?(on: boolean): void;
   /** The net changes held since the last output. */
   seal?(): ChangeBatch;
+  /** How the node runs when it is not the plain operator (EXPLAIN ANALYZE: a parallel aggregate's exchange and workers). */
+  describe?(): string;
 }

@@ -20,5 +20,5 @@ export function explainMaterializedView(statement: Node, binder: BinderContext):
   const name = relation?.schemaname === undefined ? (relation?.relname ?? '') : `${relation.schemaname}.${relation.relname ?? ''}`;
   const emitOnWindowClose = (body.query as { SelectStmt?: { oxbowEmitOnWindowClose?: boolean } }).SelectStmt?.oxbowEmitOnWindowClose === true;
   const stream = incrementalize(bound.plan, { relationId: 0, name, allocateStateTableId: () => next++, ...(emitOnWindowClose ? { emitOnWindowClose } : {}) });
-  return explainStreamPlan(shareSubplans(stream));
+  return explainStreamPlan(shareSubplans(stream), binder.planner.streamParallelism ?? 1);
 }

@@ -8,6 +8,7 @@ import { explainPlan } from '../explain.js';
 import { streamInputs, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
 import { carriesRowIds } from './unique-key.js';
 import { operatorNumber } from './share.js';
+import { distributionText, serialReason } from './parallel.js';
 
 const PLACEHOLDER_SCAN = /^\s*Scan \.stream_input_\d+/;
 
@@ -74,13 +75,20 @@ function header(plan: StreamPlan, root: StreamPlan): string {
   }
 }
 
-function print(plan: StreamPlan, depth: number, lines: string[], root: StreamPlan): void {
+function print(plan: StreamPlan, depth: number, lines: string[], root: StreamPlan, parallelism: number): void {
   lines.push(`${'  '.repeat(depth)}${plan.kind} ${header(plan, root)} (${plan.property}${stateText(plan.stateTables)})`);
-  for (const input of streamInputs(plan)) print(input, depth + 1, lines, root);
+  let inputDepth = depth + 1;
+  // At parallelism N > 1 a parallel node's input reaches its N workers through a hash exchange.
+  if (parallelism > 1 && plan.kind === 'StreamHashAggregate' && serialReason(plan) === undefined) {
+    lines.push(`${'  '.repeat(inputDepth)}StreamExchange dist by (${distributionText(plan)}) (${parallelism} workers)`);
+    inputDepth++;
+  }
+  for (const input of streamInputs(plan)) print(input, inputDepth, lines, root, parallelism);
 }
 
-export function explainStreamPlan(plan: StreamPlan): string[] {
+/** One line per streaming node; at `parallelism` > 1 a StreamExchange line under each parallel node. */
+export function explainStreamPlan(plan: StreamPlan, parallelism = 1): string[] {
   const lines: string[] = [];
-  print(plan, 0, lines, plan);
+  print(plan, 0, lines, plan, parallelism);
   return lines;
 }

@@ -481,7 +481,8 @@ export function materializedViewColumns(columns: readonly { readonly name: strin
 function emitOnWindowClose(plan: Plan, input: StreamPlan, watermarkTables: ReadonlyMap<number, StateTableDeclaration>, options: IncrementalizeOptions): StreamPlan {
   const found = windowColumn(plan);
   const watermarkTable = found === undefined ? undefined : watermarkTables.get(found.derived.scan.relation.id);
-  if (found === undefined || watermarkTable === undefined) {
+  const also = (found?.derived.also ?? []).map((bound) => ({ watermarkTable: watermarkTables.get(bound.scan.relation.id), derive: bound.derive }));
+  if (found === undefined || watermarkTable === undefined || also.some((bound) => bound.watermarkTable === undefined)) {
     throw new SqlError(SqlState.featureNotSupported, 'EMIT ON WINDOW CLOSE needs an output column that follows a watermark', {
       hint: "Read a table or source with WATERMARK FOR col AS col - INTERVAL '...' and output col or TUMBLE's window_start / window_end over it (in GROUP BY).",
     });
@@ -501,6 +502,7 @@ function emitOnWindowClose(plan: Plan, input: StreamPlan, watermarkTables: Reado
     column: found.column,
     derive: found.derived.derive,
     watermarkTable,
+    ...(also.length === 0 ? {} : { also: also as { watermarkTable: StateTableDeclaration; derive: Expression }[] }),
     stateTables: [buffer, emitted],
     columns: plan.columns,
   };

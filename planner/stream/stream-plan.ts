@@ -140,6 +140,8 @@ export interface EmitOnWindowClose {
   readonly derive: Expression;
   /** The StreamWatermarkFilter's state table it reads (not its own). */
   readonly watermarkTable: StateTableDeclaration;
+  /** Further watermarks `column` follows (a join key's other side): its watermark is the least of all. */
+  readonly also?: readonly { readonly watermarkTable: StateTableDeclaration; readonly derive: Expression }[];
   /** Buffer (`column ++ row ++ count`), the watermark emitted up to (`0 ++ value`). */
   readonly stateTables: readonly StateTableDeclaration[];
   readonly columns: readonly OutputColumn[];

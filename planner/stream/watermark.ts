@@ -3,7 +3,13 @@
 // and group keys to columns computed from ts by monotone functions: ts itself, tumble_start(ts, ..)
 // (TUMBLE's window_start), window_end(start, size), `+`/`-` a constant. `derive` is that column's
 // watermark as an expression of the relation's watermark (Column 0): a view row whose column is below
-// it belongs to a closed window and is final. HOP windows (a LATERAL table function) are not followed.
+// it belongs to a closed window and is final. HOP's window_start (a LATERAL generate_series from
+// hop_first_start(ts, ..)) follows as hop_first_start of the watermark: a later row's windows all
+// start at or above it.
+// Through an inner equi-join a column follows only as a join key whose both sides follow a watermark:
+// a joined row is final once no row of either side can still arrive with its key, below the least of
+// the two (`also` holds the further bounds; the sides may read different relations). A column of one
+// side alone never follows: the other side may still bring or take its matches.
 
 import type { Expression } from '../expression.js';
 import type { Plan, PlanOf } from '../plan.js';
@@ -13,9 +19,11 @@ export interface DerivedWatermark {
   readonly scan: PlanOf<'Scan'>;
   /** The column's watermark, over one column: the relation's watermark. */
   readonly derive: Expression;
+  /** Further bounds (a join key's other side): the column's watermark is the least of them all. */
+  readonly also: readonly { readonly scan: PlanOf<'Scan'>; readonly derive: Expression }[];
 }
 
-const MONOTONE_FUNCTIONS = new Set(['tumble_start', 'window_end']);
+const MONOTONE_FUNCTIONS = new Set(['tumble_start', 'window_end', 'hop_first_start']);
 
 function isConstant(expression: Expression): boolean {
   if (expression.kind === 'Literal') return true;
@@ -30,7 +38,8 @@ function deriveExpression(expression: Expression, input: Plan): DerivedWatermark
   if (!monotone || !expression.args.slice(1).every(isConstant)) return undefined;
   const inner = deriveExpression(expression.args[0]!, input);
   if (inner === undefined) return undefined;
-  return { scan: inner.scan, derive: { ...expression, args: [inner.derive, ...expression.args.slice(1)] } };
+  const wrap = (derive: Expression): Expression => ({ ...expression, args: [derive, ...expression.args.slice(1)] });
+  return { scan: inner.scan, derive: wrap(inner.derive), also: inner.also.map((bound) => ({ scan: bound.scan, derive: wrap(bound.derive) })) };
 }
 
 /** How output column `column` of `plan` follows a relation's watermark, if it does. */
@@ -39,7 +48,7 @@ export function deriveWatermark(plan: Plan, column: number): DerivedWatermark | 
     case 'Scan': {
       const watermark = plan.relation.watermark;
       if (watermark === undefined || plan.projection[column] !== watermark.column) return undefined;
-      return { scan: plan, derive: { kind: 'Column', index: 0, type: plan.columns[column]!.type } };
+      return { scan: plan, derive: { kind: 'Column', index: 0, type: plan.columns[column]!.type }, also: [] };
     }
     case 'Project':
       return deriveExpression(plan.expressions[column]!, plan.input);
@@ -49,12 +58,31 @@ export function deriveWatermark(plan: Plan, column: number): DerivedWatermark | 
       return deriveWatermark(plan.input, column);
     case 'Aggregate':
       return column < plan.groupKeys.length ? deriveExpression(plan.groupKeys[column]!, plan.input) : undefined;
-    case 'HashJoin':
+    case 'Join':
     case 'NestedLoopJoin': {
-      if (plan.kind === 'NestedLoopJoin' && plan.lateral) return undefined;
+      // A table function of each row (HOP's windows): its rows are final once their row is.
+      const right = plan.right;
+      if (!plan.lateral || plan.joinType !== 'inner' || right.kind !== 'TableFunction') return undefined;
       const width = plan.left.columns.length;
       if (column < width) return deriveWatermark(plan.left, column);
-      return plan.joinType === 'semi' || plan.joinType === 'anti' ? undefined : deriveWatermark(plan.right, column - width);
+      const first = right.args[0];
+      if (right.name !== 'generate_series' || column !== width || first?.kind !== 'Call' || first.fn.name !== 'hop_first_start') return undefined;
+      const time = first.args[0];
+      if (time?.kind !== 'OuterColumn' || time.depth !== 1) return undefined;
+      return deriveExpression({ ...first, args: [{ kind: 'Column', index: time.index, type: time.type }, ...first.args.slice(1)] }, plan.left);
+    }
+    case 'HashJoin': {
+      if (plan.joinType !== 'inner') return undefined;
+      const width = plan.left.columns.length;
+      const onLeft = column < width;
+      const index = onLeft ? column : column - width;
+      const keys = onLeft ? plan.leftKeys : plan.rightKeys;
+      const at = keys.findIndex((key) => key.kind === 'Column' && key.index === index);
+      if (at < 0) return undefined;
+      const own = deriveWatermark(onLeft ? plan.left : plan.right, index);
+      const other = deriveExpression((onLeft ? plan.rightKeys : plan.leftKeys)[at]!, onLeft ? plan.right : plan.left);
+      if (own === undefined || other === undefined) return undefined;
+      return { scan: own.scan, derive: own.derive, also: [...own.also, { scan: other.scan, derive: other.derive }, ...other.also] };
     }
     default:
       return undefined;

@@ -54,6 +54,7 @@ describe('command line', () => {
       keepCheckpoints: 3,
       objectStoreTimeoutMs: 60_000,
       shutdownTimeoutMs: 10_000,
+      parallelism: 1,
     });
   });
 
@@ -86,6 +87,8 @@ describe('command line', () => {
       'server.crt',
       '--tls-key=/etc/oxbow/server.key',
       '--tls-required',
+      '--parallelism',
+      '2',
     ]);
     expect(parsed).toEqual({
       host: '::1',
@@ -103,6 +106,7 @@ describe('command line', () => {
       objectStoreTimeoutMs: 2500,
       shutdownTimeoutMs: 3000,
       tls: { certFile: resolve('server.crt'), keyFile: '/etc/oxbow/server.key', required: true },
+      parallelism: 2,
     });
   });
 
@@ -125,6 +129,7 @@ describe('command line', () => {
       OXBOW_TLS_CERT: '/etc/oxbow/env.crt',
       OXBOW_TLS_KEY: '/etc/oxbow/env.key',
       OXBOW_TLS_REQUIRED: 'true',
+      OXBOW_PARALLELISM: '4',
     };
     expect(config([], env)).toEqual({
       host: 'localhost',
@@ -142,6 +147,7 @@ describe('command line', () => {
       objectStoreTimeoutMs: 30_000,
       shutdownTimeoutMs: 20_000,
       tls: { certFile: '/etc/oxbow/env.crt', keyFile: '/etc/oxbow/env.key', required: true },
+      parallelism: 4,
     });
     expect(config(['--port', '7002'], env).port).toBe(7002);
     // The default checkpoint location follows the data directory.

@@ -10,6 +10,7 @@ import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
 import type { StateStore } from '../../../storage/state-table.js';
 import { openEngine, type OxbowEngine } from '../../engine/open-engine.js';
 import type { Session } from '../../engine/engine.js';
+import type { EngineSettings } from '../../engine/engine-core.js';
 import type { Row } from '../../../sql/value.js';
 import { formatValue } from '../../../sql/functions.js';
 import { SqlError } from '../../../sql/errors.js';
@@ -38,8 +39,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function openHarness(store: StateStore = createMemoryStateStore()): Promise<Harness> {
-  const engine = await openEngine(store, { dataDir: '', timeTravelRetentionMs: 600_000, memoryLimitBytes: 1 << 26 });
+export async function openHarness(store: StateStore = createMemoryStateStore(), settings: Partial<EngineSettings> = {}): Promise<Harness> {
+  const engine = await openEngine(store, { dataDir: '', timeTravelRetentionMs: 600_000, memoryLimitBytes: 1 << 26, ...settings });
   const session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
   const run = async (sql: string) => {
     let last: { rows: Row[]; tag: string } = { rows: [], tag: '' };

@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <functional>
+#include <mutex>
 
 #include "epoch-prefix-transform.h"
 #include "iterator.h"
@@ -115,6 +116,23 @@ class FileGenerationListener : public rocksdb::EventListener {
   std::shared_ptr<std::atomic<uint64_t>> generation_;
 };
 
+// Open databases shared with other threads (Database.share()): token -> the DB and the state its
+// wrappers share (the compaction filter's watermarks, the file generation). An entry keeps the DB
+// open until it is unshared; the sharing database's close() unshares every token of its DB.
+struct SharedDatabase {
+  std::shared_ptr<rocksdb::DB> db;
+  std::shared_ptr<WatermarkRegistry> watermarks;
+  std::shared_ptr<std::atomic<uint64_t>> fileGeneration;
+};
+std::mutex sharedMutex;
+std::map<uint32_t, SharedDatabase> sharedDatabases;
+uint32_t nextSharedToken = 1;
+
+void CloseAndDelete(rocksdb::DB* db) {
+  db->Close();
+  delete db;
+}
+
 }  // namespace
 
 Napi::Function Database::Define(Napi::Env env) {
@@ -140,12 +158,27 @@ Napi::Function Database::Define(Napi::Env env) {
                          InstanceMethod("flush", &Database::Flush),
                          InstanceMethod("compactRange", &Database::CompactRange),
                          InstanceMethod("checkpoint", &Database::Checkpoint),
+                         InstanceMethod("share", &Database::Share),
+                         InstanceMethod("unshare", &Database::Unshare),
                      });
 }
 
 // new Database(path, options): opens (creating if missing) with oxbow's tuned options.
+// new Database(token): a wrapper in this thread over the database another thread shared (share()).
 Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(info) {
   Napi::Env env = info.Env();
+  if (info.Length() >= 1 && info[0].IsNumber()) {
+    const uint32_t token = info[0].As<Napi::Number>().Uint32Value();
+    std::lock_guard<std::mutex> lock(sharedMutex);
+    auto found = sharedDatabases.find(token);
+    if (found == sharedDatabases.end()) throw UsageError(env, "InvalidArgument", "Database(token): no database is shared under this token");
+    owner_ = found->second.db;
+    attached_ = true;
+    watermarks_ = found->second.watermarks;
+    fileGeneration_ = found->second.fileGeneration;
+    db_ = owner_.get();
+    return;
+  }
   if (info.Length() < 1 || !info[0].IsString()) throw UsageError(env, "InvalidArgument", "Database(path, options): path must be a string");
   const std::string path = info[0].As<Napi::String>().Utf8Value();
   Napi::Object options = info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env);
@@ -208,16 +241,17 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
   rocksdb::Status status = BoolOption(options, "readOnly", false) ? rocksdb::DB::OpenForReadOnly(dbOptions, path, &db)
                                                                   : rocksdb::DB::Open(dbOptions, path, &db);
   ThrowIfError(env, status, "open " + path);
+  owner_ = std::shared_ptr<rocksdb::DB>(db, CloseAndDelete);
   db_ = db;
 }
 
 Database::~Database() {
   CloseIteratorsAndSnapshots();
   if (db_ != nullptr) {
-    // Pending workers hold a reference to this object, so none can be running here.
-    db_->Close();
-    delete db_;
+    // Pending workers hold a reference to this object, so none can be running here. The DB closes
+    // when its last owner lets go (wrappers in other threads may still read it).
     db_ = nullptr;
+    owner_.reset();
   }
 }
 
@@ -249,10 +283,40 @@ Napi::Value Database::Close(const Napi::CallbackInfo& info) {
   if (db_ == nullptr) return env.Undefined();
   if (pendingWorkers.load() > 0) throw UsageError(env, "Busy", "cannot close while a flush, compaction or checkpoint runs");
   CloseIteratorsAndSnapshots();
-  rocksdb::Status status = db_->Close();
-  delete db_;
+  if (!attached_) {
+    // The tokens this database shared go with it; wrappers already attached keep it open.
+    std::lock_guard<std::mutex> lock(sharedMutex);
+    for (auto entry = sharedDatabases.begin(); entry != sharedDatabases.end();) {
+      if (entry->second.db == owner_) entry = sharedDatabases.erase(entry);
+      else ++entry;
+    }
+  }
+  rocksdb::Status status;
+  // The last owner closes the DB here, so a failure to close is reported; otherwise the last
+  // wrapper to let go closes it.
+  if (owner_.use_count() == 1) status = db_->Close();
   db_ = nullptr;
+  owner_.reset();
   ThrowIfError(env, status, "close");
+  return env.Undefined();
+}
+
+// share(): a token under which other threads attach to this open database (new Database(token)).
+Napi::Value Database::Share(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  OpenDb(env);
+  std::lock_guard<std::mutex> lock(sharedMutex);
+  const uint32_t token = nextSharedToken++;
+  sharedDatabases[token] = SharedDatabase{owner_, watermarks_, fileGeneration_};
+  return Napi::Number::New(env, token);
+}
+
+// unshare(token): no further wrapper can attach under the token (attached ones stay).
+Napi::Value Database::Unshare(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) throw UsageError(env, "InvalidArgument", "unshare(token): token must be a number");
+  std::lock_guard<std::mutex> lock(sharedMutex);
+  sharedDatabases.erase(info[0].As<Napi::Number>().Uint32Value());
   return env.Undefined();
 }
 
@@ -407,7 +471,7 @@ Napi::Value Database::NewIterator(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   OpenDb(env);
   Napi::Value options = info.Length() > 0 ? info[0] : env.Undefined();
-  return IteratorWrap::constructor.New({Value(), options});
+  return IteratorWrap::Constructor(env).New({Value(), options});
 }
 
 Napi::Value Database::CreateSnapshot(const Napi::CallbackInfo& info) {

@@ -59,12 +59,21 @@ class Database : public Napi::ObjectWrap<Database> {
   Napi::Value Flush(const Napi::CallbackInfo& info);
   Napi::Value CompactRange(const Napi::CallbackInfo& info);
   Napi::Value Checkpoint(const Napi::CallbackInfo& info);
+  Napi::Value Share(const Napi::CallbackInfo& info);
+  Napi::Value Unshare(const Napi::CallbackInfo& info);
 
   void CloseIteratorsAndSnapshots();
   /** The cached prefix-mode iterator for GetLatestVersion, recreated after writes. */
   rocksdb::Iterator* PointIterator();
 
   rocksdb::DB* db_ = nullptr;
+  /**
+   * Owns the open DB. Shared with the wrappers attached to it in other threads (share() /
+   * new Database(token)): RocksDB's DB is thread-safe, and the last owner to let go closes it.
+   */
+  std::shared_ptr<rocksdb::DB> owner_;
+  /** A wrapper attached to a database another thread opened (its close() releases only itself). */
+  bool attached_ = false;
   std::shared_ptr<rocksdb::Statistics> statistics_;
   std::shared_ptr<WatermarkRegistry> watermarks_;
   std::set<IteratorWrap*> iterators_;

@@ -9,7 +9,6 @@
 
 namespace oxbow {
 
-Napi::FunctionReference IteratorWrap::constructor;
 
 namespace {
 
@@ -30,8 +29,9 @@ Napi::Function IteratorWrap::Define(Napi::Env env) {
                                             InstanceMethod("next", &IteratorWrap::NextBatch),
                                             InstanceMethod("close", &IteratorWrap::Close),
                                         });
-  constructor = Napi::Persistent(function);
-  constructor.SuppressDestruct();
+  // Per environment (the main thread and each worker thread load the addon: a static reference
+  // would hold another thread's function).
+  env.SetInstanceData<Napi::FunctionReference>(new Napi::FunctionReference(Napi::Persistent(function)));
   return function;
 }
 

@@ -18,7 +18,8 @@ class Database;
 class IteratorWrap : public Napi::ObjectWrap<IteratorWrap> {
  public:
   static Napi::Function Define(Napi::Env env);
-  static Napi::FunctionReference constructor;
+  /** The Iterator class of this thread's environment. */
+  static Napi::FunctionReference& Constructor(Napi::Env env) { return *env.GetInstanceData<Napi::FunctionReference>(); }
   explicit IteratorWrap(const Napi::CallbackInfo& info);
   ~IteratorWrap() override;
 

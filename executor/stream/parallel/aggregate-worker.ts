@@ -1,0 +1,164 @@
+// The entry of a parallel aggregate's worker thread (PARALLEL.md): one StreamHashAggregate over
+// the groups whose vnodes this worker owns, on a state store of its own whose reads go to the
+// shared RocksDB and whose epoch batches go to the main thread (storage/handoff-backend.ts), which
+// commits them with its own epoch in one write. Answers are posted on the port, then the signal
+// word is bumped and notified: the main thread waits on it.
+
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { SqlError, SqlState, toSqlError } from '../../../sql/errors.js';
+import { HandoffBackend } from '../../../storage/handoff-backend.js';
+import { MvccStateStore } from '../../../storage/mvcc-state-store.js';
+import { RocksDatabase } from '../../../storage/rocksdb.js';
+import { ByteWriter } from '../../../storage/byte-writer.js';
+import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from '../change-batch.js';
+import { StreamHashAggregateNode } from '../hash-aggregate.js';
+import { GroupCacheBudget } from '../join-cache.js';
+import { StreamContext } from '../stream-context.js';
+import { decodeChanges, encodeChanges } from './batch-codec.js';
+import type { AggregateWorkerData, MainToWorker, WorkerToMain } from './protocol.js';
+
+const data = workerData as AggregateWorkerData & { port: MessagePort };
+const port = data.port;
+const signal = new Int32Array(data.signal);
+
+function answer(message: WorkerToMain, transfer: ArrayBuffer[] = []): void {
+  port.postMessage(message, transfer);
+  Atomics.add(signal, 0, 1);
+  Atomics.notify(signal, 0);
+}
+
+/** Epochs handed to the main thread and not yet acknowledged, oldest first. */
+const handedOver: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+const errors: string[] = [];
+/** Output of batches that emitted while holding (the combine bound), handed over at the seal. */
+let held: ChangeBatch = emptyChanges();
+/** The first failure of a batch pushed while holding: the seal answers it (every request gets one answer). */
+let heldFailure: unknown;
+const writer = new ByteWriter(64 * 1024);
+
+// However the thread ends, the main thread stops waiting for it.
+process.on('exit', () => {
+  Atomics.store(signal, 1, 1);
+  Atomics.notify(signal, 0);
+});
+
+interface Worker {
+  readonly database: RocksDatabase;
+  readonly store: MvccStateStore;
+  readonly node: StreamHashAggregateNode;
+}
+
+function start(): Worker {
+  const database = RocksDatabase.attach(data.token, data.path);
+  const store = new MvccStateStore(
+    new HandoffBackend(database, (packed) => {
+      answer({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length }, [packed.buffer as ArrayBuffer]);
+      return new Promise<void>((resolve, reject) => handedOver.push({ resolve, reject }));
+    }),
+    { retentionMs: data.retentionMs, memoryLimitBytes: data.rowCacheBytes },
+  );
+  const context = new StreamContext(store, data.viewId, { record: (_viewId, message) => void errors.push(message) }, data.viewRetentionMs);
+  context.groupCaches = new GroupCacheBudget(data.groupCacheBytes);
+  context.tuning = data.tuning;
+  return { database, store, node: new StreamHashAggregateNode(data.plan, context, data.insertsOnly) };
+}
+
+/** The running worker, or why it could not start (every request is then answered with it). */
+let worker: Worker | undefined;
+let startFailure: unknown;
+try {
+  worker = start();
+} catch (error) {
+  startFailure = error;
+}
+
+function output(changes: ChangeBatch): void {
+  const encoded = encodeChanges(changes, writer);
+  answer({ t: 'output', changes: encoded, errors: errors.splice(0) }, [encoded.bytes]);
+}
+
+function handle(message: MainToWorker): void {
+  if (worker === undefined) {
+    if (message.t === 'close') {
+      port.close();
+      parentPort?.close();
+      return;
+    }
+    throw startFailure;
+  }
+  const { database, store, node } = worker;
+  switch (message.t) {
+    case 'rows': {
+      if (message.holding) {
+        if (heldFailure !== undefined) return;
+        try {
+          node.setHolding(true);
+          const out = node.apply(0, decodeChanges(message.changes));
+          if (!isEmpty(out)) appendChanges(held, out);
+        } catch (error) {
+          heldFailure = error;
+        }
+        return;
+      }
+      node.setHolding(false);
+      output(node.apply(0, decodeChanges(message.changes)));
+      return;
+    }
+    case 'seal': {
+      if (heldFailure !== undefined) {
+        const failure = heldFailure;
+        heldFailure = undefined;
+        throw failure;
+      }
+      node.setHolding(true);
+      const sealed = node.seal();
+      node.setHolding(false);
+      const out = held;
+      held = emptyChanges();
+      appendChanges(out, sealed);
+      output(out);
+      return;
+    }
+    case 'commit':
+      // Seals the open epoch; the handoff answers with its batch synchronously.
+      void store.commitAsync(BigInt(message.epoch)).catch(() => undefined);
+      return;
+    case 'durable':
+      handedOver.shift()?.resolve();
+      return;
+    case 'failed': {
+      const error = new SqlError(SqlState.ioError, message.message);
+      for (const pending of handedOver.splice(0)) pending.reject(error);
+      return;
+    }
+    case 'abort':
+      held = emptyChanges();
+      heldFailure = undefined;
+      node.discard();
+      store.abort();
+      return;
+    case 'close':
+      for (const pending of handedOver.splice(0)) pending.reject(new SqlError(SqlState.adminShutdown, 'the view is gone'));
+      node.dispose();
+      void database.close().finally(() => {
+        port.close();
+        parentPort?.close();
+      });
+      return;
+  }
+}
+
+/** Requests the main thread waits for: each gets exactly one answer, its own or an error. */
+function answered(message: MainToWorker): boolean {
+  return (message.t === 'rows' && !message.holding) || message.t === 'seal' || message.t === 'commit';
+}
+
+port.on('message', (message: MainToWorker) => {
+  try {
+    handle(message);
+  } catch (error) {
+    if (!answered(message)) return;
+    const failure = toSqlError(error);
+    answer({ t: 'error', code: failure.code, message: failure.message });
+  }
+});
