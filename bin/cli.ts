@@ -116,7 +116,7 @@ const FLAGS: readonly FlagSpec[] = [
     defaultText: '1',
     meaning: 'worker threads per parallel operator: a hash aggregate grouped by input columns runs in N threads, each owning a share of the group keys (executor/stream/PARALLEL.md); other operators stay on the main thread',
   },
-  { flag: '--password', env: 'OXBOW_PASSWORD', value: 'PASSWORD', defaultText: 'none', meaning: 'enables SCRAM-SHA-256 authentication for user oxbow' },
+  { flag: '--password', env: 'OXBOW_PASSWORD', value: 'PASSWORD', defaultText: 'none', meaning: 'SCRAM-SHA-256 password of user oxbow while it has none of its own; roles without a password can no longer log in' },
   {
     flag: '--tls-cert',
     env: 'OXBOW_TLS_CERT',

@@ -17,7 +17,8 @@ import type { Socket } from 'node:net';
 import type { Engine, Notice, Session, SessionEvents } from '../executor/engine/engine.js';
 import { SqlError, SqlState, toSqlError, type SqlStateCode } from '../sql/errors.js';
 import type { EvalContext } from '../sql/functions.js';
-import { writeAuthenticationOk, writeAuthenticationSasl, writeAuthenticationSaslContinue, writeAuthenticationSaslFinal } from './backend/authentication.js';
+import { writeAuthenticationOk } from './backend/authentication.js';
+import { authenticate } from './auth.js';
 import { writeBackendKeyData } from './backend/backend-key-data.js';
 import { writeErrorResponse, writeNoticeResponse, type ReportFields } from './backend/error-response.js';
 import { writeNegotiateProtocolVersion } from './backend/negotiate-protocol-version.js';
@@ -27,10 +28,9 @@ import { ExtendedQuery } from './extended-query.js';
 import { FrameError, MessageFramer, type Frame } from './framer.js';
 import { readQuery } from './frontend/query.js';
 import { SynchronizationLost, synchronizationLostFatal } from './results.js';
-import { readSaslInitialResponse } from './frontend/sasl-response.js';
 import { readStartupPacket } from './frontend/startup.js';
 import { MessageWriter } from './message-writer.js';
-import { SCRAM_MECHANISM, ScramExchange, type ScramVerifier } from './scram.js';
+import type { ScramVerifier } from './scram.js';
 import { settingDurationMs } from './setting-duration.js';
 import { simpleQuery } from './simple-query.js';
 import { evalContextOf } from './value-codec.js';
@@ -322,7 +322,7 @@ export class Connection implements Wire {
     if (this.settings.tls?.required === true && !this.encrypted) {
       throw plaintextRefused({ host: this.socket.remoteAddress ?? 'local', user, database });
     }
-    await this.authenticate(user);
+    await authenticate(this, user, this.settings);
     // As PostgreSQL: AuthenticationOk comes first, then the session is set up (an unknown database
     // or setting is a FATAL error after it).
     writeAuthenticationOk(this.writer);
@@ -372,30 +372,6 @@ export class Connection implements Wire {
     this.socket = startTls(raw, tls);
     this.encrypted = true;
     this.listen(this.socket);
-  }
-
-  private async authenticate(user: string): Promise<void> {
-    const verifier = this.settings.verifier;
-    if (verifier === undefined) return; // trust (the CLI only allows this on loopback)
-    writeAuthenticationSasl(this.writer, [SCRAM_MECHANISM]);
-    this.flush();
-    const exchange = new ScramExchange(verifier, user);
-    const first = await this.nextFrame();
-    if (first.type !== 'p') throw expectedPassword(first.type);
-    const initial = readSaslInitialResponse(first.payload);
-    if (initial.mechanism !== SCRAM_MECHANISM) {
-      throw new SqlError(SqlState.protocolViolation, 'client selected an invalid SASL authentication mechanism', { severity: 'FATAL' });
-    }
-    writeAuthenticationSaslContinue(this.writer, exchange.clientFirst(initial.data.toString('utf8')));
-    this.flush();
-    const final = await this.nextFrame();
-    if (final.type !== 'p') throw expectedPassword(final.type);
-    const serverFinal = exchange.clientFinal(final.payload.toString('utf8'));
-    if (user !== this.settings.user) {
-      // The proof was right but for a user that has no password login: same answer as a wrong one.
-      throw new SqlError(SqlState.invalidPassword, `password authentication failed for user "${user}"`, { severity: 'FATAL' });
-    }
-    writeAuthenticationSaslFinal(this.writer, serverFinal);
   }
 
   private notice(notice: Notice): void {
@@ -509,8 +485,4 @@ function errorFields(error: SqlError): ReportFields {
 function asFatal(error: unknown): SqlError {
   const sqlError = toSqlError(error);
   return new SqlError(sqlError.code, sqlError.message, { detail: sqlError.detail, hint: sqlError.hint, context: sqlError.context, severity: 'FATAL', cause: error });
-}
-
-function expectedPassword(type: string): SqlError {
-  return new SqlError(SqlState.protocolViolation, `expected SASL response, got message type ${type.charCodeAt(0)}`, { severity: 'FATAL' });
 }

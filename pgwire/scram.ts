@@ -1,38 +1,19 @@
 // SCRAM-SHA-256, server side (RFC 5802 and RFC 7677, as PostgreSQL implements it): no channel
-// binding (oxbow does not offer TLS, so only SCRAM-SHA-256 is advertised, never -PLUS), and the
+// binding (only SCRAM-SHA-256 is advertised, never -PLUS, with or without TLS), and the
 // user name inside the SCRAM messages is ignored as PostgreSQL does (the startup packet names the
 // user).
 //
-// The verifier (salt, StoredKey, ServerKey) is derived once from the configured password when the
-// server starts, like PostgreSQL's pg_authid entry; the password itself is not kept around.
+// The verifier (salt, StoredKey, ServerKey) is a role's stored one (`../sql/scram-verifier.ts`) or
+// derived once from the server's --password when it starts; no password is kept around.
 
-import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { scramVerifier, type ScramVerifier } from '../sql/scram-verifier.js';
 import { SqlError, SqlState } from '../sql/errors.js';
 import { asBytes } from './node-buffer.js';
 
 export const SCRAM_MECHANISM = 'SCRAM-SHA-256';
-/** PostgreSQL's default scram_iterations. */
-const ITERATIONS = 4096;
 
-export interface ScramVerifier {
-  readonly salt: Buffer;
-  readonly iterations: number;
-  readonly storedKey: Buffer;
-  readonly serverKey: Buffer;
-}
-
-export function scramVerifier(password: string, salt: Buffer = randomBytes(16), iterations = ITERATIONS): ScramVerifier {
-  // PostgreSQL applies SASLprep to the password; for ASCII passwords (the common case) it is the
-  // identity, and a password that SASLprep rejects is used as raw bytes, as PostgreSQL also does.
-  const saltedPassword = pbkdf2Sync(password.normalize('NFKC'), asBytes(salt), iterations, 32, 'sha256');
-  const clientKey = hmac(saltedPassword, 'Client Key');
-  return {
-    salt,
-    iterations,
-    storedKey: createHash('sha256').update(asBytes(clientKey)).digest(),
-    serverKey: hmac(saltedPassword, 'Server Key'),
-  };
-}
+export { scramVerifier, type ScramVerifier };
 
 /** One authentication exchange: client-first, server-first, client-final, server-final. */
 export class ScramExchange {

@@ -111,6 +111,10 @@ export interface RelationDef {
   readonly constraints?: readonly ConstraintDef[];
   /** CHECK constraints of a table: name and the expression as SQL text, in name order. */
   readonly checks?: readonly { readonly name: string; readonly sql: string }[];
+  /** The owning role's id (absent: the bootstrap superuser, id 10). */
+  readonly owner?: number;
+  /** GRANTed privileges (absent: the default, the owner's only). */
+  readonly acl?: readonly AclItem[];
   /** For kind === 'index': the indexed relation and the key columns (indexes into its columns). */
   readonly indexOn?: {
     readonly relationId: number;
@@ -130,6 +134,41 @@ export interface SchemaDef {
   readonly id: number;
   readonly name: string;
   readonly comment?: string;
+  /** The owning role's id (absent: the bootstrap superuser, or pg_database_owner for `public`). */
+  readonly owner?: number;
+  /** GRANTed privileges (absent: the default ACL). */
+  readonly acl?: readonly AclItem[];
+}
+
+/**
+ * One entry of an object's access control list, as PostgreSQL's aclitem: the grantee (0 for
+ * PUBLIC), the grantor, and the privileges as PostgreSQL's letters (relations `arwdDxt`, schemas
+ * `UC`), in that order.
+ */
+export interface AclItem {
+  readonly grantee: number;
+  readonly grantor: number;
+  readonly privileges: string;
+}
+
+/**
+ * A role (CREATE ROLE / USER), as pg_authid: its attributes, its SCRAM-SHA-256 verifier
+ * (`SCRAM-SHA-256$4096:salt$StoredKey:ServerKey`, never the password) and the roles it is a member
+ * of (pg_auth_members).
+ */
+export interface RoleDef {
+  readonly id: number;
+  readonly name: string;
+  readonly superuser: boolean;
+  readonly inherit: boolean;
+  readonly createRole: boolean;
+  readonly createDb: boolean;
+  readonly login: boolean;
+  /** REPLICATION and BYPASSRLS: kept for pg_roles and pg_dumpall (oxbow has no replication connections and no row security). */
+  readonly replication?: boolean;
+  readonly bypassRls?: boolean;
+  readonly password?: string;
+  readonly memberOf: readonly { readonly roleId: number; readonly grantor: number }[];
 }
 
 /**
@@ -156,4 +195,6 @@ export interface FunctionDef {
   /** Ids of the functions the body calls (the `RETURN` form only, as in PostgreSQL). */
   readonly dependsOn: readonly number[];
   readonly createdAtMillis?: number;
+  /** The owning role's id (absent: the bootstrap superuser). */
+  readonly owner?: number;
 }

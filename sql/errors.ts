@@ -61,6 +61,7 @@ export const SqlState = {
   invalidSavepointSpecification: '3B001',
   invalidAuthorizationSpecification: '28000',
   invalidPassword: '28P01',
+  invalidGrantOperation: '0LP01',
   invalidCursorName: '34000',
   invalidCatalogName: '3D000',
   invalidSchemaName: '3F000',

@@ -8,7 +8,7 @@
 // in-memory catalog switch to the new snapshot. So a failed DDL changes nothing, and a restart
 // reads back exactly the committed catalog.
 
-import type { FunctionDef, RelationDef, SchemaDef } from '../../sql/catalog.js';
+import type { FunctionDef, RelationDef, RoleDef, SchemaDef } from '../../sql/catalog.js';
 import type { CatalogReader } from '../../planner/catalog-reader.js';
 import type { StateStore } from '../../storage/state-table.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
@@ -21,6 +21,16 @@ export const BUILTIN_SCHEMAS: readonly SchemaDef[] = [
   { id: 13000, name: 'information_schema' },
   { id: 13001, name: 'oxbow_catalog', comment: 'oxbow system relations' },
 ];
+
+/** The bootstrap superuser's id (PostgreSQL's BOOTSTRAP_SUPERUSERID): owner of what has no other. */
+export const BOOTSTRAP_ROLE_ID = 10;
+/** The predefined role that owns `public` in PostgreSQL 15. */
+export const DATABASE_OWNER_ROLE_ID = 6171;
+
+/** The superuser every catalog starts with: it logs in, and cannot be dropped. */
+export const BOOTSTRAP_ROLE: RoleDef = { id: BOOTSTRAP_ROLE_ID, name: 'oxbow', superuser: true, inherit: true, createRole: true, createDb: true, login: true, replication: true, bypassRls: true, memberOf: [] };
+/** pg_database_owner: no login, no members listed (its member is the database's owner). */
+const DATABASE_OWNER_ROLE: RoleDef = { id: DATABASE_OWNER_ROLE_ID, name: 'pg_database_owner', superuser: false, inherit: true, createRole: false, createDb: false, login: false, memberOf: [] };
 
 /** First id for user objects: PostgreSQL's FirstNormalObjectId. */
 export const FIRST_USER_ID = 16384;
@@ -37,6 +47,8 @@ interface SerializedCatalog {
   readonly relations: readonly RelationDef[];
   /** SQL functions (absent in catalogs written before they existed). */
   readonly functions?: readonly FunctionDef[];
+  /** Roles (absent in catalogs written before roles existed: the bootstrap superuser only). */
+  readonly roles?: readonly RoleDef[];
 }
 
 /** One immutable state of the catalog. */
@@ -54,8 +66,19 @@ export class CatalogSnapshot {
   /** Function id to the functions whose (`RETURN` form) body calls it. */
   private readonly functionDependentsById: ReadonlyMap<number, readonly FunctionDef[]>;
 
-  constructor(nextId: number, schemas: Iterable<SchemaDef>, relations: Iterable<RelationDef>, functions: Iterable<FunctionDef> = []) {
+  private readonly rolesById: ReadonlyMap<number, RoleDef>;
+  private readonly rolesByName: ReadonlyMap<string, RoleDef>;
+
+  constructor(nextId: number, schemas: Iterable<SchemaDef>, relations: Iterable<RelationDef>, functions: Iterable<FunctionDef> = [], roles: Iterable<RoleDef> = [BOOTSTRAP_ROLE, DATABASE_OWNER_ROLE]) {
     this.nextId = nextId;
+    const rolesById = new Map<number, RoleDef>();
+    const rolesByName = new Map<string, RoleDef>();
+    for (const role of roles) {
+      rolesById.set(role.id, role);
+      rolesByName.set(role.name, role);
+    }
+    this.rolesById = rolesById;
+    this.rolesByName = rolesByName;
     const functionsById = new Map<number, FunctionDef>();
     const functionsByName = new Map<string, FunctionDef[]>();
     const functionDependentsById = new Map<number, FunctionDef[]>();
@@ -97,6 +120,19 @@ export class CatalogSnapshot {
 
   schema(name: string): SchemaDef | undefined {
     return this.schemasByName.get(name);
+  }
+
+  role(name: string): RoleDef | undefined {
+    return this.rolesByName.get(name);
+  }
+
+  roleById(id: number): RoleDef | undefined {
+    return this.rolesById.get(id);
+  }
+
+  /** Every role, in id order. */
+  roles(): RoleDef[] {
+    return [...this.rolesById.values()].sort((a, b) => a.id - b.id);
   }
 
   schemaById(id: number): SchemaDef | undefined {
@@ -178,6 +214,7 @@ export class CatalogSnapshot {
       schemas: this.schemas(),
       relations: this.relations().filter((relation) => relation.kind !== 'system'),
       ...(this.functionsById.size === 0 ? {} : { functions: this.functions() }),
+      roles: this.roles(),
     };
     return new TextEncoder().encode(JSON.stringify(value));
   }
@@ -192,8 +229,10 @@ export class CatalogDraft {
   private readonly schemas: Map<string, SchemaDef>;
   private readonly relations: Map<number, RelationDef>;
   private readonly functions: Map<number, FunctionDef>;
+  private readonly roles: Map<number, RoleDef>;
 
   constructor(base: CatalogSnapshot) {
+    this.roles = new Map(base.roles().map((role) => [role.id, role]));
     this.nextId = base.nextId;
     this.schemas = new Map(base.schemas().map((schema) => [schema.name, schema]));
     this.relations = new Map(base.relations().map((relation) => [relation.id, relation]));
@@ -232,8 +271,17 @@ export class CatalogDraft {
     this.functions.delete(id);
   }
 
+  /** Adds or replaces a role (by id). */
+  putRole(role: RoleDef): void {
+    this.roles.set(role.id, role);
+  }
+
+  removeRole(id: number): void {
+    this.roles.delete(id);
+  }
+
   finish(): CatalogSnapshot {
-    return new CatalogSnapshot(this.nextId, this.schemas.values(), this.relations.values(), this.functions.values());
+    return new CatalogSnapshot(this.nextId, this.schemas.values(), this.relations.values(), this.functions.values(), this.roles.values());
   }
 }
 
@@ -252,6 +300,7 @@ export class Catalog implements CatalogReader {
     const schemas = new Map<string, SchemaDef>(BUILTIN_SCHEMAS.map((schema) => [schema.name, schema]));
     const relations: RelationDef[] = [...systemRelations];
     const functions: FunctionDef[] = [];
+    let roles: readonly RoleDef[] = [BOOTSTRAP_ROLE, DATABASE_OWNER_ROLE];
     if (stored !== undefined) {
       const value = JSON.parse(new TextDecoder().decode(stored)) as SerializedCatalog;
       if (value.version !== FORMAT_VERSION) {
@@ -262,8 +311,9 @@ export class Catalog implements CatalogReader {
       for (const schema of value.schemas) schemas.set(schema.name, schema);
       relations.push(...value.relations);
       functions.push(...(value.functions ?? []));
+      roles = value.roles ?? roles;
     }
-    return new Catalog(new CatalogSnapshot(nextId, schemas.values(), relations, functions));
+    return new Catalog(new CatalogSnapshot(nextId, schemas.values(), relations, functions, roles));
   }
 
   get snapshot(): CatalogSnapshot {

@@ -66,7 +66,7 @@ export function alterTable(statement: AlterTableStmt, context: DdlContext): DdlO
   if (commands.length > 0 && commands.every((command) => command.subtype === 'AT_SetRelOptions' || command.subtype === 'AT_ResetRelOptions')) {
     return alterRetention(statement, relation, commands, context);
   }
-  if (commands.length === 1 && commands[0]!.subtype === 'AT_ChangeOwner') return alterOwner(commands[0]!, context, alterTag(statement));
+  if (commands.length === 1 && commands[0]!.subtype === 'AT_ChangeOwner') return alterOwner(commands[0]!, relation, context, alterTag(statement));
   if (commands.length === 1 && commands[0]!.subtype === 'AT_DropConstraint' && relation.kind === 'table') return dropConstraint(commands[0]!, relation, context);
   if (relation.kind !== 'table') {
     throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a table`);

@@ -1,8 +1,7 @@
 // What a restore of pg_dump's output sends besides CREATE and COPY: ALTER TABLE ONLY t ADD
 // CONSTRAINT name PRIMARY KEY (columns) after the data (UNIQUE and FOREIGN KEY are
 // table-constraints.ts's), DROP CONSTRAINT (pg_restore --clean), and ALTER TABLE | VIEW |
-// MATERIALIZED VIEW | SCHEMA | FUNCTION ... OWNER TO role (accepted for the session's user, the
-// one role).
+// MATERIALIZED VIEW | SCHEMA | FUNCTION ... OWNER TO role (a function's owner is not kept).
 //
 // A table is keyed in storage by the primary key it was created with, or by a hidden row id. A
 // primary key added later does not rekey the stored rows: it is a stored UNIQUE index marked
@@ -12,36 +11,63 @@
 
 import type { AlterOwnerStmt, AlterTableCmd, Constraint, Node, RoleSpec } from '@pgsql/types';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
+import { aclWithNewOwner, isSuperuser, memberRoles, ownerOf, requireRelationOwner, requireSchemaOwner, requireSchemaPrivilege, schemaOwner } from '../catalog/privileges.js';
+import { resolveRoleSpec } from './roles.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
-import { type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-context.js';
+import { currentRoleId, type DdlContext, type DdlOutcome, positionOf, unchanged } from './ddl-context.js';
 import { draftOf, freeRelationName } from './create-table.js';
 
-/** ALTER TABLE | VIEW | MATERIALIZED VIEW ... OWNER TO: oxbow has one role, the session's user, which owns everything. */
-export function alterOwner(command: AlterTableCmd, context: DdlContext, commandTag: string): DdlOutcome {
-  checkOwner(command.newowner as RoleSpec | undefined, context);
-  return unchanged(commandTag);
-}
-
-function checkOwner(role: RoleSpec | undefined, context: DdlContext): void {
-  const name = role?.rolename;
-  if (role?.roletype === 'ROLESPEC_CSTRING' && name !== undefined && name !== context.user && name !== 'pg_database_owner') {
-    throw new SqlError(SqlState.undefinedObject, `role "${name}" does not exist`);
+/**
+ * ALTER TABLE | VIEW | MATERIALIZED VIEW | SOURCE ... OWNER TO role: only the owner (or a superuser)
+ * may, and a non-superuser only to a role it is a member of that may create in the schema, as
+ * PostgreSQL 15 checks; the ACL's items of the old owner pass to the new one (aclnewowner).
+ */
+export function alterOwner(command: AlterTableCmd, relation: RelationDef, context: DdlContext, commandTag: string): DdlOutcome {
+  const catalog = context.catalog;
+  const actor = currentRoleId(context);
+  const newOwner = resolveRoleSpec(command.newowner as RoleSpec | undefined, context);
+  const oldOwner = ownerOf(relation);
+  if (newOwner.id === oldOwner) return unchanged(commandTag);
+  requireRelationOwner(catalog, actor, relation);
+  if (!isSuperuser(catalog, actor)) {
+    if (!memberRoles(catalog, actor).has(newOwner.id)) throw new SqlError(SqlState.insufficientPrivilege, `must be member of role "${newOwner.name}"`);
+    requireSchemaPrivilege(catalog, newOwner.id, relation.schema, 'C');
   }
+  const draft = draftOf(context);
+  draft.putRelation({ ...relation, owner: newOwner.id, ...(relation.acl === undefined ? {} : { acl: aclWithNewOwner(relation.acl, oldOwner, newOwner.id) }) });
+  // Indexes follow their table; a serial column's owned sequences too.
+  for (const other of catalog.relations()) {
+    if (other.indexOn?.relationId === relation.id || other.sequence?.ownedBy?.relationId === relation.id) draft.putRelation({ ...other, owner: newOwner.id });
+  }
+  return { catalog: draft.finish(), commandTag, notices: [], droppedTableIds: [] };
 }
 
 /** ALTER SCHEMA | FUNCTION ... OWNER TO role (pg_dump writes it for each); other objects' owners are 0A000. */
 export function alterObjectOwner(statement: AlterOwnerStmt, context: DdlContext): DdlOutcome {
+  const catalog = context.catalog;
+  const actor = currentRoleId(context);
   if (statement.objectType === 'OBJECT_FUNCTION') {
-    checkOwner(statement.newowner, context);
+    resolveRoleSpec(statement.newowner, context);
+    if (!isSuperuser(catalog, actor)) throw new SqlError(SqlState.featureNotSupported, 'ALTER FUNCTION ... OWNER TO is supported for superusers only');
     return unchanged('ALTER FUNCTION');
   }
   if (statement.objectType !== 'OBJECT_SCHEMA') {
     throw new SqlError(SqlState.featureNotSupported, `ALTER ${String(statement.objectType).replace('OBJECT_', '')} ... OWNER TO is not supported`);
   }
   const name = (statement.object as { String?: { sval: string } } | undefined)?.String?.sval ?? '';
-  if (context.catalog.schema(name) === undefined) throw new SqlError(SqlState.invalidSchemaName, `schema "${name}" does not exist`);
-  checkOwner(statement.newowner, context);
-  return unchanged('ALTER SCHEMA');
+  const schema = catalog.schema(name);
+  if (schema === undefined) throw new SqlError(SqlState.invalidSchemaName, `schema "${name}" does not exist`);
+  const newOwner = resolveRoleSpec(statement.newowner, context);
+  const oldOwner = schemaOwner(schema);
+  if (newOwner.id === oldOwner) return unchanged('ALTER SCHEMA');
+  requireSchemaOwner(catalog, actor, schema);
+  if (!isSuperuser(catalog, actor)) {
+    if (!memberRoles(catalog, actor).has(newOwner.id)) throw new SqlError(SqlState.insufficientPrivilege, `must be member of role "${newOwner.name}"`);
+    throw new SqlError(SqlState.insufficientPrivilege, 'permission denied for database oxbow');
+  }
+  const draft = draftOf(context);
+  draft.putSchema({ ...schema, owner: newOwner.id, ...(schema.acl === undefined ? {} : { acl: aclWithNewOwner(schema.acl, oldOwner, newOwner.id) }) });
+  return { catalog: draft.finish(), commandTag: 'ALTER SCHEMA', notices: [], droppedTableIds: [] };
 }
 
 /** ADD CONSTRAINT name PRIMARY KEY (columns) on a table (UNIQUE and FOREIGN KEY: table-constraints.ts). */

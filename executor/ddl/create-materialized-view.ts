@@ -27,7 +27,7 @@ import { backfillNotice, type BackfillRecord } from '../system/backfill-progress
 import { expandViews } from '../catalog/view-expansion.js';
 import { referencedRelationIds } from './create-objects.js';
 import { creationSchema, stringValue, viewQueryText } from './sql-text.js';
-import type { DdlContext } from './ddl-context.js';
+import { currentRoleId, type DdlContext } from './ddl-context.js';
 import { StoreTableAccess, estimatedRows } from '../batch/table-access.js';
 import { isKafkaReplayed } from '../connectors/kafka/kafka-replay.js';
 import { withSign, type ChangeBatch } from '../stream/change-batch.js';
@@ -151,7 +151,7 @@ export async function createMaterializedViewInChunks(input: CreateViewInput, rep
     viewRows += netRows(prepared.dataflow.seal());
   };
   try {
-    await commitCatalog(core, prepared.next, pushSnapshot);
+    await commitCatalog(core, prepared.next, pushSnapshot, currentRoleId(input.ddl));
   } catch (error) {
     core.streams.backfills.finish(progress, 'failed');
     // Never installed: its join caches leave the stream manager's budget.

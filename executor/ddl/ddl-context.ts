@@ -4,7 +4,7 @@
 // storage themselves, so a failing handler leaves nothing behind.
 
 import type { RelationDef } from '../../sql/catalog.js';
-import type { CatalogSnapshot } from '../catalog/catalog.js';
+import { BOOTSTRAP_ROLE_ID, type CatalogSnapshot } from '../catalog/catalog.js';
 import type { ColumnDescription, Notice } from '../catalog/results.js';
 import type { Node } from '@pgsql/types';
 import type { PlannerContext } from '../../planner/index.js';
@@ -19,8 +19,12 @@ export interface DdlContext {
   describeQuery(query: Node, queryText: string): readonly ColumnDescription[];
   /** The session's planner context (CREATE FUNCTION checks the body with it); absent in some tests. */
   readonly planner?: PlannerContext;
-  /** The session's user: the one role, owner of everything (ALTER ... OWNER TO); absent in some tests. */
+  /** The session's user name; absent in some tests. */
   readonly user?: string;
+  /** The current role (SET ROLE), which owns what the statement creates; absent: the bootstrap superuser. */
+  readonly roleId?: number;
+  /** The session's user (`session_user`): DROP and RENAME of it are refused. */
+  readonly sessionRoleId?: number;
 }
 
 export interface DdlOutcome {
@@ -69,6 +73,11 @@ export function kindWord(kind: RelationDef['kind']): string {
     case 'system':
       return 'system table';
   }
+}
+
+/** The role a DDL statement runs as (the bootstrap superuser when the context names none). */
+export function currentRoleId(context: DdlContext): number {
+  return context.roleId ?? BOOTSTRAP_ROLE_ID;
 }
 
 /** A 1-based position for a 0-based location inside the statement, as SqlError wants. */

@@ -27,7 +27,8 @@ import { commitCatalog } from './commit-catalog.js';
 import { createMaterializedViewInChunks } from './create-materialized-view.js';
 import { createSinkAs } from './create-sink.js';
 import { createTableAs } from './create-table.js';
-import type { DdlContext, DdlOutcome } from './ddl-context.js';
+import { currentRoleId, type DdlContext, type DdlOutcome } from './ddl-context.js';
+import { checkDdlPrivileges } from './ddl-privileges.js';
 import type { DdlHost } from './ddl-host.js';
 import { runDdl } from './run-ddl.js';
 import { prepareCreatedSinkTargets } from './sink-target-check.js';
@@ -57,6 +58,8 @@ export interface DdlSession {
 /** Runs a DDL statement; returns its command tag. */
 export async function executeDdl(parsed: ParsedStatement, session: DdlSession, signal: AbortSignal): Promise<string> {
   const { host } = session;
+  checkDdlPrivileges(parsed.node as Node, session.context);
+  const owner = currentRoleId(session.context);
   const createAs = (parsed.node as { CreateTableAsStmt?: CreateTableAsStmt }).CreateTableAsStmt;
   if (createAs !== undefined && createAs.objtype === 'OBJECT_TABLE') return createTableAsSelect(parsed, createAs, session, signal);
   const reporting = { notice: (notice: Notice) => session.notice(notice), signal };
@@ -102,7 +105,7 @@ export async function executeDdl(parsed: ParsedStatement, session: DdlSession, s
         // A dropped view's errors leave oxbow_catalog.view_errors in the DDL's own epoch (a view's rows table id is its id).
         for (const tableId of outcome.droppedTableIds) host.streams.errors.forget(tableId);
         openNewTablesAndApplyRetention(host, next);
-      });
+      }, owner);
       host.streams.retain((viewId) => next.relationById(viewId) !== undefined);
       // ALTER SEQUENCE: the runtime reserves again under the new options; RESTART sets the value.
       if (outcome.sequenceChange !== undefined) {
@@ -244,7 +247,7 @@ async function createTableAsSelect(parsed: ParsedStatement, body: CreateTableAsS
         count++;
       }
       signal.throwIfAborted();
-    });
+    }, currentRoleId(session.context));
     return `SELECT ${count}`;
   });
 }

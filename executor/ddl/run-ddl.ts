@@ -1,7 +1,7 @@
 // Dispatch of DDL statements to their handlers (one file per group of statements). The session
 // runs the handler inside the write lock and commits the catalog it returns.
 
-import type { AlterOwnerStmt, AlterSeqStmt, CreateSeqStmt, AlterTableStmt, RenameStmt, CommentStmt, CreateFunctionStmt, CreateSchemaStmt, CreateStmt, CreateTableAsStmt, DropStmt, IndexStmt, ViewStmt } from '@pgsql/types';
+import type { AlterRoleStmt, CreateRoleStmt, DropOwnedStmt, DropRoleStmt, GrantRoleStmt, GrantStmt, ReassignOwnedStmt, AlterOwnerStmt, AlterSeqStmt, CreateSeqStmt, AlterTableStmt, RenameStmt, CommentStmt, CreateFunctionStmt, CreateSchemaStmt, CreateStmt, CreateTableAsStmt, DropStmt, IndexStmt, ViewStmt } from '@pgsql/types';
 import type { ConnectorSpec, OxbowCreateSink, OxbowCreateSource, OxbowCreateSubscription, OxbowDropSubscription, ParsedStatement } from '../../sql/parser/ast.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { DdlContext, DdlOutcome } from './ddl-context.js';
@@ -16,6 +16,8 @@ import { createSubscription, dropSubscription } from './create-subscription.js';
 import { alterObjectOwner } from './alter-constraints.js';
 import { renameRelation } from './rename.js';
 import { alterSequence, createSequence } from './sequence.js';
+import { alterRole, createRole, dropOwned, dropRole, grantRole, reassignOwned, renameRole } from './roles.js';
+import { grantPrivileges } from './grant.js';
 
 const ddlKinds = new Set([
   'CreateStmt',
@@ -35,6 +37,13 @@ const ddlKinds = new Set([
   'RenameStmt',
   'CreateSeqStmt',
   'AlterSeqStmt',
+  'CreateRoleStmt',
+  'AlterRoleStmt',
+  'DropRoleStmt',
+  'GrantRoleStmt',
+  'GrantStmt',
+  'ReassignOwnedStmt',
+  'DropOwnedStmt',
 ]);
 
 export function isDdl(kind: string): boolean {
@@ -71,7 +80,22 @@ export function runDdl(statement: ParsedStatement, context: DdlContext): DdlOutc
     case 'AlterOwnerStmt':
       return alterObjectOwner(body as AlterOwnerStmt, context);
     case 'RenameStmt':
+      if ((body as RenameStmt).renameType === 'OBJECT_ROLE') return renameRole(body as RenameStmt, context);
       return renameRelation(body as RenameStmt, context);
+    case 'CreateRoleStmt':
+      return createRole(body as CreateRoleStmt, context);
+    case 'AlterRoleStmt':
+      return alterRole(body as AlterRoleStmt, context);
+    case 'DropRoleStmt':
+      return dropRole(body as DropRoleStmt, context);
+    case 'GrantRoleStmt':
+      return grantRole(body as GrantRoleStmt, context);
+    case 'GrantStmt':
+      return grantPrivileges(body as GrantStmt, context);
+    case 'ReassignOwnedStmt':
+      return reassignOwned(body as ReassignOwnedStmt, context);
+    case 'DropOwnedStmt':
+      return dropOwned(body as DropOwnedStmt, context);
     case 'CreateTableAsStmt': {
       const objectType = (body as CreateTableAsStmt).objtype;
       // CREATE TABLE AS runs in the session (it needs the query's rows); here only the streaming kind.

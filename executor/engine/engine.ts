@@ -175,8 +175,22 @@ export interface Session {
   close(): void | Promise<void>;
 }
 
+/** What authentication needs to know of a role named in a startup packet. */
+export interface LoginRole {
+  /** The role's SCRAM-SHA-256 verifier text (`SCRAM-SHA-256$4096:salt$StoredKey:ServerKey`), if it has a password. */
+  readonly password?: string;
+}
+
 export interface Engine {
-  /** Opens a session; throws SqlError (for example 3D000 for an unknown database). */
+  /**
+   * Optional: the role a startup packet names, before authentication (undefined: no such role).
+   * Without it every user is authenticated by the server's own settings alone.
+   */
+  loginRole?(user: string): LoginRole | undefined;
+  /**
+   * Opens a session; throws SqlError (28000 for an unknown role or one that cannot log in, 3D000
+   * for an unknown database).
+   */
   openSession(parameters: StartupParameters, events: SessionEvents): Session;
   /** The session of a BackendKeyData pair, for CancelRequest. */
   findSession(processId: number, secretKey: number): Session | undefined;

@@ -7,7 +7,7 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 import { initParser } from '../../sql/parser/index.js';
 import type { StateStore } from '../../storage/state-table.js';
 import { Catalog } from '../catalog/catalog.js';
-import type { Engine, Session, SessionEvents, StartupParameters } from './engine.js';
+import type { Engine, LoginRole, Session, SessionEvents, StartupParameters } from './engine.js';
 import { EngineCore, type EngineSettings } from './engine-core.js';
 import { EngineSession } from './session.js';
 import { systemRegistry } from './system-tables.js';
@@ -36,8 +36,18 @@ export class OxbowEngine implements Engine {
     readonly temporalTicker?: TemporalTicker,
   ) {}
 
+  loginRole(user: string): LoginRole | undefined {
+    const role = this.core.catalog.snapshot.role(user);
+    if (role === undefined) return undefined;
+    return role.password === undefined ? {} : { password: role.password };
+  }
+
   openSession(parameters: StartupParameters, events: SessionEvents): Session {
     if (this.closed) throw new SqlError(SqlState.adminShutdown, 'the server is shutting down');
+    // PostgreSQL's InitPostgres order: the role, then the database.
+    const role = this.core.catalog.snapshot.role(parameters.user);
+    if (role === undefined) throw new SqlError(SqlState.invalidAuthorizationSpecification, `role "${parameters.user}" does not exist`);
+    if (!role.login) throw new SqlError(SqlState.invalidAuthorizationSpecification, `role "${parameters.user}" is not permitted to log in`);
     if (parameters.database !== DATABASE_NAME) {
       throw new SqlError(SqlState.invalidCatalogName, `database "${parameters.database}" does not exist`);
     }

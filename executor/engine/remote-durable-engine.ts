@@ -7,7 +7,7 @@
 
 import type { CheckpointLoop } from '../../storage/checkpoint/checkpoint-loop.js';
 import type { StateStore } from '../../storage/state-table.js';
-import type { Engine, ExecuteOptions, ExecuteResult, PreparedStatement, Session, SessionEvents, StartupParameters } from './engine.js';
+import type { Engine, ExecuteOptions, ExecuteResult, LoginRole, PreparedStatement, Session, SessionEvents, StartupParameters } from './engine.js';
 
 /** A result that reports a change (reads, SHOW and SET do not). */
 function changesData(result: ExecuteResult): boolean {
@@ -116,6 +116,10 @@ export class CheckpointedEngine implements Engine {
     /** close() checkpoints the last committed epoch once the writers stopped (a cluster's clean handover), within this bound. */
     private readonly finalCheckpointWithinMs?: number,
   ) {}
+
+  loginRole(user: string): LoginRole | undefined {
+    return this.inner.loginRole?.(user);
+  }
 
   openSession(parameters: StartupParameters, events: SessionEvents): Session {
     const inner = this.inner.openSession(parameters, events);

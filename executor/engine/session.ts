@@ -36,7 +36,9 @@ import type {
   StartupParameters,
   TransactionStatus,
 } from './engine.js';
-import type { CatalogSnapshot } from '../catalog/catalog.js';
+import { BOOTSTRAP_ROLE_ID, type CatalogSnapshot } from '../catalog/catalog.js';
+import { isMemberOf, requireSequencePrivilege } from '../catalog/privileges.js';
+import { checkStatementPrivileges } from './privilege-check.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { EngineCore } from './engine-core.js';
 import { SessionSettings } from './settings.js';
@@ -103,6 +105,10 @@ export class EngineSession implements Session {
   private settledWaiters: (() => void)[] = [];
   readonly user: string;
   readonly database: string;
+  /** The session user's role (`session_user`), fixed at startup. */
+  readonly sessionRoleId: number;
+  /** The role each name SET ROLE accepted stood for then (currentRoleId). */
+  private readonly roleIdsSet = new Map<string, number>();
   /** pg_stat_activity: when the session started, the statement running or last run, since when. */
   private readonly backendStartMillis = Date.now();
   private readonly clientAddress: string | null;
@@ -132,6 +138,8 @@ export class EngineSession implements Session {
   ) {
     this.user = parameters.user;
     this.database = parameters.database;
+    const sessionRole = core.catalog.snapshot.role(parameters.user);
+    this.sessionRoleId = sessionRole?.id ?? BOOTSTRAP_ROLE_ID;
     this.clientAddress = parameters.clientAddress ?? null;
     this.clientPort = parameters.clientPort ?? null;
     this.ssl = parameters.ssl;
@@ -142,9 +150,10 @@ export class EngineSession implements Session {
       (name, value) => {
         if (started) this.events.parameterStatus(name, value);
       },
-      { session_authorization: parameters.user, ...(core.settings.ssl === true ? { ssl: 'on' } : {}) },
+      { session_authorization: parameters.user, is_superuser: sessionRole === undefined || sessionRole.superuser ? 'on' : 'off', ...(core.settings.ssl === true ? { ssl: 'on' } : {}) },
     );
     for (const [name, value] of Object.entries(parameters.options)) this.applyStartupOption(name, value);
+    this.checkRoleSetting();
     // What the startup packet set is the session's start value, which RESET returns to.
     this.settings.sessionStarted();
     started = true;
@@ -317,6 +326,8 @@ export class EngineSession implements Session {
       catalog: this.core.catalog.snapshot,
       settings: this.settings,
       user: this.user,
+      roleId: this.currentRoleId(),
+      sessionRoleId: this.sessionRoleId,
       database: this.database,
       searchPath: this.searchPath(),
       viewErrors: () => this.core.streams.errors.records(),
@@ -336,8 +347,33 @@ export class EngineSession implements Session {
     return [...this.currentSearchPath().path];
   }
 
+  /**
+   * The current role (`current_user`): the session user, or the role SET ROLE named (by the id it
+   * had then, so a rename keeps it; a role dropped since falls back to the session user).
+   */
+  currentRoleId(): number {
+    const name = this.settings.get('role');
+    if (name === undefined || name === 'none') return this.sessionRoleId;
+    const catalog = this.core.catalog.snapshot;
+    const id = this.roleIdsSet.get(name) ?? catalog.role(name)?.id;
+    return id !== undefined && catalog.roleById(id) !== undefined ? id : this.sessionRoleId;
+  }
+
+  /** SET ROLE's check of the `role` setting: 22023 for an unknown role, 42501 for one the session user is not a member of. */
+  private checkRoleSetting(): void {
+    const name = this.settings.get('role');
+    if (name === undefined || name === 'none') return;
+    const catalog = this.core.catalog.snapshot;
+    const role = catalog.role(name);
+    if (role === undefined) throw new SqlError(SqlState.invalidParameterValue, `role "${name}" does not exist`);
+    if (!isMemberOf(catalog, this.sessionRoleId, role.id)) throw new SqlError(SqlState.insufficientPrivilege, `permission denied to set role "${name}"`);
+    this.roleIdsSet.set(name, role.id);
+  }
+
   /** nextval for a serial or identity column's per-row default in COPY FROM (catalog/sequence-defaults.ts). */
   nextSequenceValue(sequence: RelationDef): bigint {
+    const roleId = this.currentRoleId();
+    if (roleId !== BOOTSTRAP_ROLE_ID) requireSequencePrivilege(this.core.catalog.snapshot, roleId, sequence, 'nextval');
     return this.sequences.nextval(sequence);
   }
 
@@ -382,6 +418,7 @@ export class EngineSession implements Session {
     if (this.blocks.status === 'failed' && !endsFailedBlock(statement.utility)) {
       throw new SqlError(SqlState.inFailedSqlTransaction, 'current transaction is aborted, commands ignored until end of transaction block');
     }
+    this.checkPrivileges(statement);
     const controller = this.statementController();
     this.running = controller;
     this.busy++;
@@ -415,6 +452,23 @@ export class EngineSession implements Session {
     }
   }
 
+  /** 42501 unless the current role may run the statement (privilege-check.ts); remembered per statement. */
+  private checkPrivileges(statement: OxbowPrepared): void {
+    const roleId = this.currentRoleId();
+    if (roleId === BOOTSTRAP_ROLE_ID) return;
+    const catalog = this.core.catalog.snapshot;
+    const searchPath = this.currentSearchPath().key;
+    const checked = statement.privilegesChecked;
+    if (checked !== undefined && checked.catalog === catalog && checked.roleId === roleId && checked.searchPath === searchPath) return;
+    try {
+      checkStatementPrivileges(statement.parsed.node as Node, catalog, roleId, this.searchPath(), statement.utility.kind === 'ddl');
+    } catch (error) {
+      this.blocks.statementFailed();
+      throw error;
+    }
+    statement.privilegesChecked = { catalog, roleId, searchPath };
+  }
+
   /** The spare controller if it is still unused by anyone (not aborted, no listener), else a new one. */
   private statementController(): AbortController {
     const spare = this.spareController;
@@ -442,7 +496,7 @@ export class EngineSession implements Session {
           this.cursors.close(undefined);
           this.sqlPrepared.deallocate(undefined);
         }
-        return this.settingResult(settingInContext(statement.parsed.node as Node, this.settings, this.blocks.blockContext(), this.blocks.inPipelineBlock()));
+        return this.settingResult(this.settingStatement(statement.parsed.node as Node));
       case 'ddl':
         return { kind: 'command', commandTag: await this.ddl(statement, signal) };
       case 'copy':
@@ -470,6 +524,21 @@ export class EngineSession implements Session {
     }
   }
 
+  /** SET / SHOW / RESET ...; SET ROLE checks the role first (22023 unknown, 42501 not a member). */
+  private settingStatement(node: Node): SettingOutcome {
+    const role = (node as { VariableSetStmt?: { name?: string; kind?: string } }).VariableSetStmt;
+    if (role?.name?.toLowerCase() !== 'role' || role.kind !== 'VAR_SET_VALUE') return settingInContext(node, this.settings, this.blocks.blockContext(), this.blocks.inPipelineBlock());
+    const before = this.settings.get('role');
+    const outcome = settingInContext(node, this.settings, this.blocks.blockContext(), this.blocks.inPipelineBlock());
+    try {
+      this.checkRoleSetting();
+    } catch (error) {
+      this.settings.set('role', before === 'none' ? undefined : before);
+      throw error;
+    }
+    return outcome;
+  }
+
   private settingResult(outcome: SettingOutcome): ExecuteResult {
     for (const notice of outcome.notices) this.events.notice(notice);
     if (outcome.rows === undefined) return { kind: 'command', commandTag: outcome.commandTag };
@@ -483,7 +552,10 @@ export class EngineSession implements Session {
       statements: this.sqlPrepared,
       prepare: (query, declared) => this.preparer.prepared(statement.sql, { node: query, text: parsed.text, location: parsed.location }, declared, true),
       evaluate: async (select) => (await this.runQuery({ node: select, text: parsed.text, location: parsed.location }, signal)).rows[0]!.slice(),
-      execute: (inner, parameters) => this.planned.execute(inner, { parameters }, signal),
+      execute: (inner, parameters) => {
+        this.checkPrivileges(inner);
+        return this.planned.execute(inner, { parameters }, signal);
+      },
     });
   }
 
@@ -595,6 +667,8 @@ export class EngineSession implements Session {
         describeQuery: (query, text) => this.describeQuery(query, text),
         planner: this.plannerContext([]),
         user: this.user,
+        roleId: this.currentRoleId(),
+        sessionRoleId: this.sessionRoleId,
       },
       planner: this.plannerContext([]),
       plan: (query) => this.preparer.planParsed(query, []),

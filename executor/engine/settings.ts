@@ -218,6 +218,7 @@ const definitions: readonly SettingDefinition[] = [
   { name: 'block_size', defaultValue: '8192', description: 'Shows the size of a disk block.', category: 'Preset Options', vartype: 'integer', readOnly: true },
   { name: 'is_superuser', defaultValue: 'on', description: 'Shows whether the current user is a superuser.', category: 'Preset Options', vartype: 'bool', reported: true, readOnly: true },
   { name: 'in_hot_standby', defaultValue: 'off', description: 'Shows whether hot standby is currently active.', category: 'Preset Options', vartype: 'bool', reported: true, readOnly: true },
+  { name: 'role', defaultValue: 'none', description: 'Sets the current role.', category: 'Preset Options', vartype: 'string' },
   { name: 'session_authorization', defaultValue: 'oxbow', description: 'Sets the session user name.', category: 'Preset Options', vartype: 'string', reported: true, readOnly: true },
   { name: 'default_transaction_read_only', defaultValue: 'off', description: 'Sets the default read-only status of new transactions.', category: 'Client Connection Defaults / Statement Behavior', vartype: 'bool', reported: true, normalize: booleanSetting('default_transaction_read_only') },
   { name: 'default_transaction_isolation', defaultValue: 'read committed', description: 'Sets the transaction isolation level of each new transaction.', category: 'Client Connection Defaults / Statement Behavior', vartype: 'enum', normalize: enumSetting('default_transaction_isolation', ['serializable', 'repeatable read', 'read committed', 'read uncommitted']) },

@@ -49,6 +49,8 @@ export interface OxbowPrepared extends PreparedStatement {
    * cache refuses ("cached plan must not change result type").
    */
   readonly fixedResult?: true;
+  /** The catalog, role and search path its privileges were last found sufficient under (privilege-check.ts). */
+  privilegesChecked?: { readonly catalog: CatalogSnapshot; readonly roleId: number; readonly searchPath: string };
   /**
    * An INSERT ... VALUES prepared from its cached shape (insert-shape-cache.ts): `parsed` is the
    * parameterized statement, the parameters are these literals (not the execute options').

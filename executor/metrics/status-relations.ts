@@ -21,7 +21,8 @@ import type { SystemTable } from '../system/pg-catalog.js';
 import type { SystemContext } from '../system/system-context.js';
 import type { EngineStatus } from './status.js';
 import { systemRelation } from '../system/system-columns.js';
-import { DATABASE_OID, OWNER_OID } from '../system/system-context.js';
+import { currentRole, DATABASE_OID, OWNER_OID } from '../system/system-context.js';
+import { isSuperuser, privilegeRoles } from '../catalog/privileges.js';
 
 /** What the status relations read besides the catalog: the engine's status API. */
 export interface StatusSystemContext extends SystemContext {
@@ -173,11 +174,28 @@ function sessionRow(session: SessionActivity): Row {
     session.clientAddress,
     session.clientPort,
     micros(session.backendStartMillis),
-    session.state,
+    session.state === '' ? null : session.state,
     session.query,
     micros(session.queryStartMillis),
     micros(session.stateChangeMillis),
   ];
+}
+
+/**
+ * What the viewer may see of another role's session, as PostgreSQL 15: everything when it is a
+ * superuser or has the privileges of the session's role, else its query is `<insufficient
+ * privilege>` and its address, state and times are hidden (a CREATE ROLE ... PASSWORD stays private).
+ */
+function visible(context: StatusSystemContext, session: SessionActivity): SessionActivity {
+  const viewer = currentRole(context);
+  if (isSuperuser(context.catalog, viewer)) return session;
+  const owner = context.catalog.role(session.user);
+  if (owner !== undefined && privilegeRoles(context.catalog, viewer).has(owner.id)) return session;
+  return { ...session, clientAddress: null, clientPort: null, state: '', query: '<insufficient privilege>', queryStartMillis: null };
+}
+
+function sessionsOf(context: StatusSystemContext): SessionActivity[] {
+  return (context.status?.sessions() ?? []).map((session) => visible(context, session));
 }
 
 export const sessionsTable: SystemTable<StatusSystemContext> = {
@@ -194,14 +212,14 @@ export const sessionsTable: SystemTable<StatusSystemContext> = {
     'query_start:timestamptz',
     'state_change:timestamptz',
   ]),
-  rows: (context) => (context.status?.sessions() ?? []).map(sessionRow),
+  rows: (context) => sessionsOf(context).map(sessionRow),
 };
 
 export const queriesTable: SystemTable<StatusSystemContext> = {
   def: systemRelation(QUERIES_RELATION_ID, 'oxbow_catalog', 'queries', ['pid:int4', 'user_name:text', 'application_name:text', 'query:text', 'query_start:timestamptz', 'running_ms:float8']),
   rows: (context) => {
     const now = Date.now();
-    return (context.status?.sessions() ?? [])
+    return sessionsOf(context)
       .filter((session) => session.state === 'active')
       .map((session): Row => [session.pid, session.user, session.applicationName, session.query, micros(session.queryStartMillis), session.queryStartMillis === null ? null : now - session.queryStartMillis]);
   },
@@ -234,12 +252,12 @@ export const pgStatActivityTable: SystemTable<StatusSystemContext> = {
     'backend_type:text',
   ]),
   rows: (context) =>
-    (context.status?.sessions() ?? []).map((session): Row => [
+    sessionsOf(context).map((session): Row => [
       DATABASE_OID,
       session.database,
       session.pid,
       null,
-      OWNER_OID,
+      context.catalog.role(session.user)?.id ?? OWNER_OID,
       session.user,
       session.applicationName,
       session.clientAddress,
@@ -249,9 +267,9 @@ export const pgStatActivityTable: SystemTable<StatusSystemContext> = {
       session.state === 'active' || session.state.startsWith('idle in transaction') ? micros(session.queryStartMillis) : null,
       micros(session.queryStartMillis),
       micros(session.stateChangeMillis),
-      session.state === 'active' ? null : 'Client',
-      session.state === 'active' ? null : 'ClientRead',
-      session.state,
+      session.state === 'active' || session.state === '' ? null : 'Client',
+      session.state === 'active' || session.state === '' ? null : 'ClientRead',
+      session.state === '' ? null : session.state,
       null,
       null,
       null,

@@ -9,7 +9,8 @@ import type { Row } from '../../sql/value.js';
 import { formatTypeName } from '../catalog/type-names.js';
 import type { SystemTable } from './pg-catalog.js';
 import { systemRelation } from './system-columns.js';
-import { attributes, defaultDisplayText, type SystemContext } from './system-context.js';
+import { attributes, currentRole, defaultDisplayText, inPgClass, relkind, roleName, type SystemContext } from './system-context.js';
+import { isSuperuser, ownerOf, privilegeRoles, PUBLIC_ROLE_ID, relationAcl, schemaOwner } from '../catalog/privileges.js';
 import { identityFields, informationSchemaSequencesTable } from './sequence-catalog.js';
 
 function is(id: number, name: string, columns: readonly string[], rows: (context: SystemContext) => Row[]): SystemTable {
@@ -69,7 +70,50 @@ function udtName(type: DataType): string {
   return type.name === 'array' ? `_${type.element?.name ?? 'text'}` : type.name;
 }
 
+/** Privilege letters as information_schema names them, in aclexplode's order. */
+const PRIVILEGE_TYPES: readonly (readonly [string, string])[] = [
+  ['a', 'INSERT'], ['r', 'SELECT'], ['w', 'UPDATE'], ['d', 'DELETE'], ['D', 'TRUNCATE'], ['x', 'REFERENCES'], ['t', 'TRIGGER'],
+];
+
+/**
+ * information_schema.table_privileges as PostgreSQL 15 defines it: one row per privilege of each
+ * ACL item (the default ACL where none was granted) of tables, views and sources, shown when the
+ * current role has the privileges of its grantor or grantee or the grantee is PUBLIC;
+ * role_table_grants keeps the rows whose grantor or grantee is such a role.
+ */
+function tablePrivilegeRows(context: SystemContext, rolesOnly: boolean): Row[] {
+  const catalog = context.catalog;
+  const viewer = currentRole(context);
+  const superuser = isSuperuser(catalog, viewer);
+  const enabled = privilegeRoles(catalog, viewer);
+  const has = (role: number) => superuser || enabled.has(role);
+  const rows: Row[] = [];
+  for (const relation of catalog.relations()) {
+    if (!inPgClass(relation) || !['r', 'v', 'f', 'p'].includes(relkind(relation))) continue;
+    const owner = ownerOf(relation);
+    for (const item of relationAcl(relation)) {
+      const grantor = catalog.roleById(item.grantor);
+      const grantee = item.grantee === PUBLIC_ROLE_ID ? undefined : catalog.roleById(item.grantee);
+      if (grantor === undefined || (grantee === undefined && item.grantee !== PUBLIC_ROLE_ID)) continue;
+      const visible = rolesOnly ? has(grantor.id) || (grantee !== undefined && has(grantee.id)) : has(grantor.id) || grantee === undefined || has(grantee.id);
+      if (!visible) continue;
+      const grantable = grantee !== undefined && (grantee.superuser || privilegeRoles(catalog, grantee.id).has(owner));
+      for (const [letter, name] of PRIVILEGE_TYPES) {
+        if (!item.privileges.includes(letter)) continue;
+        rows.push([grantor.name, grantee?.name ?? 'PUBLIC', context.database, relation.schema, relation.name, name, grantable ? 'YES' : 'NO', letter === 'r' ? 'YES' : 'NO']);
+      }
+    }
+  }
+  return rows;
+}
+
+const TABLE_PRIVILEGE_COLUMNS = [
+  'grantor:name', 'grantee:name', 'table_catalog:name', 'table_schema:name', 'table_name:name', 'privilege_type:text', 'is_grantable:text', 'with_hierarchy:text',
+];
+
 export const informationSchemaTables: readonly SystemTable[] = [
+  is(13110, 'table_privileges', TABLE_PRIVILEGE_COLUMNS, (context) => tablePrivilegeRows(context, false)),
+  is(13111, 'role_table_grants', TABLE_PRIVILEGE_COLUMNS, (context) => tablePrivilegeRows(context, true)),
   is(
     13100,
     'tables',
@@ -110,7 +154,7 @@ export const informationSchemaTables: readonly SystemTable[] = [
     13102,
     'schemata',
     ['catalog_name:name', 'schema_name:name', 'schema_owner:name', 'default_character_set_catalog:name', 'default_character_set_schema:name', 'default_character_set_name:name', 'sql_path:text'],
-    (context) => context.catalog.schemas().map((schema) => [context.database, schema.name, schema.name === 'public' ? 'pg_database_owner' : context.user, null, null, null, null]),
+    (context) => context.catalog.schemas().map((schema) => [context.database, schema.name, roleName(context, schemaOwner(schema)), null, null, null, null]),
   ),
   is(
     13103,

@@ -9,7 +9,8 @@
 // pg_rewrite, and more empty catalogs). Column lists follow PostgreSQL 15
 // (a subset where a column has no meaning here); OIDs of the catalogs are PostgreSQL's.
 
-import type { RelationDef } from '../../sql/catalog.js';
+import type { RelationDef, SchemaDef } from '../../sql/catalog.js';
+import { aclText, ownerOf, schemaAcl, schemaOwner } from '../catalog/privileges.js';
 import * as functions from '../../sql/functions.js';
 import { ARRAY_TYPE_IO, TYPE_IO } from '../../sql/functions.js';
 import { aggregateSignatures, procSignature, sessionProcSignatures } from './pg-proc-signatures.js';
@@ -25,7 +26,6 @@ import {
   CHECKS_PER_TABLE,
   CONSTRAINT_OID_OFFSET,
   DATABASE_OID,
-  DATABASE_OWNER_ROLE_OID,
   DEFAULT_COLLATION_OID,
   HEAP_AM_OID,
   OWNER_OID,
@@ -36,6 +36,7 @@ import {
   inPgClass,
   relkind,
   schemaOid,
+  roleName,
   type SystemContext,
 } from './system-context.js';
 
@@ -116,22 +117,28 @@ const pgClass = pg(
       const kind = relkind(relation);
       const am = kind === 'i' ? BTREE_AM_OID : kind === 'r' || kind === 'm' ? HEAP_AM_OID : 0;
       return [
-        relation.id, relation.name, schemaOid(context, relation.schema), 0, 0, OWNER_OID, am, relation.id,
+        relation.id, relation.name, schemaOid(context, relation.schema), 0, 0, ownerOf(relation), am, relation.id,
         0, kind === 'i' ? 1 : 0, kind === 'i' ? 0 : -1, 0, 0, hasIndexes(context, relation),
         false, 'p', kind, attributes(relation).length, relation.checks?.length ?? 0, false,
         withTriggers.has(relation.id), false, false, false, true,
-        kind === 'r' || kind === 'm' ? 'd' : 'n', false, 0, null, null, null,
+        kind === 'r' || kind === 'm' ? 'd' : 'n', false, 0, relation.acl === undefined ? null : array(aclText(context.catalog, relation.acl)), null, null,
         0, 0,
       ];
     });
   },
 );
 
-/** PostgreSQL 15's ACL of the public schema (pg_dump dumps a GRANT or REVOKE for any other). */
-const PUBLIC_SCHEMA_ACL = array(['pg_database_owner=UC/pg_database_owner', '=U/pg_database_owner']);
+/**
+ * A schema's nspacl: its GRANTed ACL, PostgreSQL 15's for `public` (pg_dump dumps a GRANT or
+ * REVOKE for any other), else NULL (the default).
+ */
+function namespaceAcl(context: SystemContext, schema: SchemaDef): SqlArray | null {
+  if (schema.acl === undefined && schema.name !== 'public') return null;
+  return array(aclText(context.catalog, schemaAcl(schema)));
+}
 
 const pgNamespace = pg(PG_NAMESPACE_OID, 'pg_namespace', ['oid:oid', 'nspname:name', 'nspowner:oid', 'nspacl:text[]'], (context) =>
-  context.catalog.schemas().map((schema) => [schema.id, schema.name, schema.name === 'public' ? DATABASE_OWNER_ROLE_OID : OWNER_OID, schema.name === 'public' ? PUBLIC_SCHEMA_ACL : null]),
+  context.catalog.schemas().map((schema) => [schema.id, schema.name, schemaOwner(schema), namespaceAcl(context, schema)]),
 );
 
 const pgAttribute = pg(
@@ -358,7 +365,7 @@ const pgProc = pg(
 /** pg_proc rows of the catalog's SQL functions (prolang 14, sql; prosrc the AS text, '' for a RETURN body). */
 function sqlFunctionProcRows(context: SystemContext): Row[] {
   return context.catalog.functions().map((fn): Row => [
-    fn.id, fn.name, context.catalog.schema(fn.schema)?.id ?? 0, OWNER_OID, 14, 100, 0,
+    fn.id, fn.name, context.catalog.schema(fn.schema)?.id ?? 0, ownerOf(fn), 14, 100, 0,
     0, 0, 'f', false, false, fn.strict,
     false, fn.volatility === 'immutable' ? 'i' : fn.volatility === 'stable' ? 's' : 'v', 'u', fn.argumentTypes.length, 0, typeOid(fn.returnType),
     array(fn.argumentTypes.map(typeOid)), null, null, fn.argumentNames.some((name) => name !== '') ? array([...fn.argumentNames]) : null, fn.source, null,
@@ -485,17 +492,44 @@ const roleColumns = [
   'rolconfig:text[]', 'oid:oid',
 ];
 
-const pgRoles = pg(12001, 'pg_roles', roleColumns, (context) => [
-  [context.user, true, true, true, true, true, true, -1, '********', null, true, null, OWNER_OID],
-  ['pg_database_owner', false, true, false, false, false, false, -1, '********', null, false, null, DATABASE_OWNER_ROLE_OID],
-]);
+const pgRoles = pg(12001, 'pg_roles', roleColumns, (context) =>
+  context.catalog.roles().map((role) => {
+    return [role.name, role.superuser, role.inherit, role.createRole, role.createDb, role.login, role.replication === true, -1, '********', null, role.bypassRls === true, null, role.id];
+  }),
+);
+
+/** pg_authid: the roles with their stored verifiers; readable by superusers only (its ACL names no PUBLIC). */
+const pgAuthid: SystemTable = withTableoid({
+  def: {
+    ...systemRelation(1260, 'pg_catalog', 'pg_authid', [
+      'oid:oid', 'rolname:name', 'rolsuper:bool', 'rolinherit:bool', 'rolcreaterole:bool', 'rolcreatedb:bool', 'rolcanlogin:bool',
+      'rolreplication:bool', 'rolbypassrls:bool', 'rolconnlimit:int4', 'rolpassword:text', 'rolvaliduntil:timestamptz',
+    ]),
+    acl: [{ grantee: OWNER_OID, grantor: OWNER_OID, privileges: 'arwdDxt' }],
+  },
+  rows: (context) =>
+    context.catalog.roles().map((role) => {
+      return [role.id, role.name, role.superuser, role.inherit, role.createRole, role.createDb, role.login, role.replication === true, role.bypassRls === true, -1, role.password ?? null, null];
+    }),
+});
 
 const pgUser = pg(
   12002,
   'pg_user',
   ['usename:name', 'usesysid:oid', 'usecreatedb:bool', 'usesuper:bool', 'userepl:bool', 'usebypassrls:bool', 'passwd:text', 'valuntil:timestamptz', 'useconfig:text[]'],
-  (context) => [[context.user, OWNER_OID, true, true, true, true, '********', null, null]],
+  (context) =>
+    context.catalog
+      .roles()
+      .filter((role) => role.login)
+      .map((role) => [role.name, role.id, role.createDb, role.superuser, role.replication === true, role.bypassRls === true, '********', null, null]),
 );
+
+/** pg_auth_members: one row per membership (PostgreSQL 15 has no oid column; a synthetic one here for newer clients). */
+const pgAuthMembers = pg(1261, 'pg_auth_members', ['oid:oid', 'roleid:oid', 'member:oid', 'grantor:oid', 'admin_option:bool'], (context) =>
+  context.catalog.roles().flatMap((member) => member.memberOf.map((membership) => [0, membership.roleId, member.id, membership.grantor, false])).map((row, index) => [AUTH_MEMBERS_OID_OFFSET + index, ...row.slice(1)]),
+);
+
+const AUTH_MEMBERS_OID_OFFSET = 14000;
 
 function userRelations(context: SystemContext, kind: RelationDef['kind']): RelationDef[] {
   return context.catalog.relations().filter((relation) => relation.kind === kind);
@@ -507,12 +541,12 @@ const pgTables = pg(
   ['schemaname:name', 'tablename:name', 'tableowner:name', 'tablespace:name', 'hasindexes:bool', 'hasrules:bool', 'hastriggers:bool', 'rowsecurity:bool'],
   (context) =>
     [...userRelations(context, 'table'), ...userRelations(context, 'system').filter((relation) => relkind(relation) === 'r')].map((relation) => [
-      relation.schema, relation.name, context.user, null, hasIndexes(context, relation), false, false, false,
+      relation.schema, relation.name, roleName(context, ownerOf(relation)), null, hasIndexes(context, relation), false, false, false,
     ]),
 );
 
 const pgViews = pg(12005, 'pg_views', ['schemaname:name', 'viewname:name', 'viewowner:name', 'definition:text'], (context) =>
-  userRelations(context, 'view').map((relation) => [relation.schema, relation.name, context.user, relation.definition ?? null]),
+  userRelations(context, 'view').map((relation) => [relation.schema, relation.name, roleName(context, ownerOf(relation)), relation.definition ?? null]),
 );
 
 const pgMatviews = pg(
@@ -521,7 +555,7 @@ const pgMatviews = pg(
   ['schemaname:name', 'matviewname:name', 'matviewowner:name', 'tablespace:name', 'hasindexes:bool', 'ispopulated:bool', 'definition:text'],
   (context) =>
     userRelations(context, 'materialized_view').map((relation) => [
-      relation.schema, relation.name, context.user, null, hasIndexes(context, relation), true, relation.definition ?? null,
+      relation.schema, relation.name, roleName(context, ownerOf(relation)), null, hasIndexes(context, relation), true, relation.definition ?? null,
     ]),
 );
 
@@ -612,7 +646,7 @@ const pgDepend = pg(
   },
 );
 
-/** Catalogs pg_dump reads that hold nothing in oxbow (no ACLs, casts, text search, large objects ...). */
+/** Catalogs pg_dump and pg_dumpall read that hold nothing in oxbow (no parameter ACLs, casts, text search, large objects ...). */
 const pgDumpCatalogs: SystemTable[] = [
   pg(3394, 'pg_init_privs', ['objoid:oid', 'classoid:oid', 'objsubid:int4', 'privtype:char', 'initprivs:text[]'], empty),
   pg(2753, 'pg_opfamily', ['oid:oid', 'opfmethod:oid', 'opfname:name', 'opfnamespace:oid', 'opfowner:oid'], empty),
@@ -631,6 +665,7 @@ const pgDumpCatalogs: SystemTable[] = [
   pg(2995, 'pg_largeobject_metadata', ['oid:oid', 'lomowner:oid', 'lomacl:text[]'], empty),
   pg(3596, 'pg_seclabel', ['objoid:oid', 'classoid:oid', 'objsubid:int4', 'provider:text', 'label:text'], empty),
   pg(3592, 'pg_shseclabel', ['objoid:oid', 'classoid:oid', 'provider:text', 'label:text'], empty),
+  pg(6243, 'pg_parameter_acl', ['oid:oid', 'parname:text', 'paracl:text[]'], empty),
   pg(12010, 'pg_seclabels', ['objoid:oid', 'classoid:oid', 'objsubid:int4', 'objtype:text', 'objnamespace:oid', 'objname:text', 'provider:text', 'label:text'], empty),
 ];
 
@@ -708,6 +743,8 @@ export const pgCatalogTables: readonly SystemTable[] = [
   pgSettings,
   pgRoles,
   pgUser,
+  pgAuthid,
+  pgAuthMembers,
   pgTables,
   pgViews,
   pgMatviews,
@@ -743,7 +780,6 @@ export const pgCatalogTables: readonly SystemTable[] = [
   pgDepend,
   pg(2396, 'pg_shdescription', ['objoid:oid', 'classoid:oid', 'description:text'], empty),
   pgRewrite,
-  pg(1261, 'pg_auth_members', ['oid:oid', 'roleid:oid', 'member:oid', 'grantor:oid', 'admin_option:bool'], empty),
   pg(2964, 'pg_db_role_setting', ['setdatabase:oid', 'setrole:oid', 'setconfig:text[]'], empty),
   pg(3466, 'pg_event_trigger', ['oid:oid', 'evtname:name', 'evtevent:name', 'evtowner:oid', 'evtfoid:oid', 'evtenabled:char', 'evttags:text[]'], empty),
   // UTF8 only: no encoding conversions.

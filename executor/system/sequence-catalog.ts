@@ -5,11 +5,12 @@
 // information_schema.columns fields. pg-catalog.ts and information-schema.ts splice these in.
 
 import type { ConstraintDef, RelationDef } from '../../sql/catalog.js';
+import { ownerOf } from '../catalog/privileges.js';
 import { TYPES } from '../../sql/types.js';
 import type { Row, SqlArray } from '../../sql/value.js';
 import { systemRelation } from './system-columns.js';
 import type { SystemTable } from './pg-catalog.js';
-import { attnumOf, CONSTRAINT_OID_OFFSET, PG_CLASS_OID, quoteIdentifier, qualifiedName, schemaOid, type SystemContext } from './system-context.js';
+import { attnumOf, CONSTRAINT_OID_OFFSET, PG_CLASS_OID, quoteIdentifier, qualifiedName, roleName, schemaOid, type SystemContext } from './system-context.js';
 
 /** FOREIGN KEY constraints: OID derived from the table id and the constraint's position. */
 export const FOREIGN_KEY_OID_OFFSET = 0x50000000;
@@ -44,7 +45,7 @@ export const pgSequencesTable: SystemTable = {
       const s = relation.sequence!;
       const current = context.sequenceValue?.(relation);
       return [
-        relation.schema, relation.name, context.user, TYPES[s.dataType].oid, BigInt(s.start), BigInt(s.min),
+        relation.schema, relation.name, roleName(context, ownerOf(relation)), TYPES[s.dataType].oid, BigInt(s.start), BigInt(s.min),
         BigInt(s.max), BigInt(s.increment), s.cycle, BigInt(s.cache), current === undefined || !current.called ? null : current.last,
       ];
     }),

@@ -17,6 +17,8 @@ import { objectOid } from '../../planner/binder/context.js';
 import { parse } from '../../sql/parser/index.js';
 import { type SessionSequences, sequenceRelation } from '../catalog/session-sequences.js';
 import { aggregateSignatures, procTypeName, sessionProcByOid } from './pg-proc-signatures.js';
+import { hasSchemaPrivilegeFunction, hasSequencePrivilege, hasTablePrivilege, pgHasRole } from './privilege-functions.js';
+import { aclRoleName, requireSequencePrivilege } from '../catalog/privileges.js';
 import { sslFunctions, type ConnectionSsl } from './ssl-functions.js';
 import {
   constraintDefinition,
@@ -24,6 +26,7 @@ import {
   isVisible,
   quoteIdentifier,
   roleName,
+  currentRole,
   PG_CLASS_OID,
   PG_NAMESPACE_OID,
   attributes,
@@ -233,8 +236,11 @@ function sequences(context: SessionFunctionContext): SessionSequences {
   if (context.sequences === undefined) throw new SqlError(SqlState.featureNotSupported, 'sequence functions are not available here');
   return context.sequences;
 }
-function sequenceOf(context: SessionFunctionContext, oid: Value): ReturnType<typeof sequenceRelation> {
-  return sequenceRelation(context.systemContext().catalog.relationById(oid as number), oid as number);
+function sequenceOf(context: SessionFunctionContext, oid: Value, use: 'nextval' | 'currval' | 'setval'): ReturnType<typeof sequenceRelation> {
+  const system = context.systemContext();
+  const sequence = sequenceRelation(system.catalog.relationById(oid as number), oid as number);
+  requireSequencePrivilege(system.catalog, currentRole(system), sequence, use);
+  return sequence;
 }
 
 /**
@@ -461,10 +467,10 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   ],
   current_database: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().database }],
   current_catalog: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().database }],
-  current_user: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().user }],
-  current_role: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().user }],
-  session_user: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().user }],
-  user: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => context.systemContext().user }],
+  current_user: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => currentUserName(context) }],
+  current_role: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => currentUserName(context) }],
+  session_user: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => sessionUserName(context) }],
+  user: [{ arguments: [], returns: name, strict: false, impl: (_args, context) => currentUserName(context) }],
   version: [{ arguments: [], returns: text, strict: false, impl: always(VERSION_TEXT) }],
   obj_description: [
     { arguments: [oid], returns: text, strict: true, impl: ([id], context) => description(context, id as number, undefined, 0) },
@@ -496,12 +502,12 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   pg_get_function_arguments: [{ arguments: [oid], returns: text, strict: true, impl: ([id], context) => functionArguments(id as number, context, true) }],
   pg_get_function_identity_arguments: [{ arguments: [oid], returns: text, strict: true, impl: ([id], context) => functionArguments(id as number, context, true) }],
   pg_get_serial_sequence: [{ arguments: [text, text], returns: text, strict: true, impl: ([table, column], context) => serialSequence(context, table as string, column as string) }],
-  nextval: [{ arguments: [regclass], returns: int8, strict: true, volatile: true, impl: ([oid], context) => sequences(context).nextval(sequenceOf(context, oid)) }],
-  currval: [{ arguments: [regclass], returns: int8, strict: true, volatile: true, impl: ([oid], context) => sequences(context).currval(sequenceOf(context, oid)) }],
+  nextval: [{ arguments: [regclass], returns: int8, strict: true, volatile: true, impl: ([oid], context) => sequences(context).nextval(sequenceOf(context, oid, 'nextval')) }],
+  currval: [{ arguments: [regclass], returns: int8, strict: true, volatile: true, impl: ([oid], context) => sequences(context).currval(sequenceOf(context, oid, 'currval')) }],
   lastval: [{ arguments: [], returns: int8, strict: false, volatile: true, impl: (_args, context) => sequences(context).lastval((id) => context.systemContext().catalog.relationById(id) !== undefined) }],
   setval: [
-    { arguments: [regclass, int8], returns: int8, strict: true, volatile: true, impl: ([oid, value], context) => sequences(context).setval(sequenceOf(context, oid), value as bigint, true) },
-    { arguments: [regclass, int8, bool], returns: int8, strict: true, volatile: true, impl: ([oid, value, called], context) => sequences(context).setval(sequenceOf(context, oid), value as bigint, called as boolean) },
+    { arguments: [regclass, int8], returns: int8, strict: true, volatile: true, impl: ([oid, value], context) => sequences(context).setval(sequenceOf(context, oid, 'setval'), value as bigint, true) },
+    { arguments: [regclass, int8, bool], returns: int8, strict: true, volatile: true, impl: ([oid, value, called], context) => sequences(context).setval(sequenceOf(context, oid, 'setval'), value as bigint, called as boolean) },
   ],
   pg_tablespace_location: [{ arguments: [oid], returns: text, strict: true, impl: always('') }],
   pg_backend_pid: [{ arguments: [], returns: int4, strict: false, impl: (_args, context) => context.processId }],
@@ -554,15 +560,15 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   // Array bounds psql's \d queries use (pg_publication_rel.prattrs); one-dimensional arrays only.
   array_upper: [{ arguments: [anyArray, int4], returns: int4, strict: true, impl: ([values, dimension]) => arrayBound(values as SqlArray, dimension as number, 'upper') }],
   array_lower: [{ arguments: [anyArray, int4], returns: int4, strict: true, impl: ([values, dimension]) => arrayBound(values as SqlArray, dimension as number, 'lower') }],
-  has_table_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
-  has_schema_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+  has_table_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: (args, context) => hasTablePrivilege(context.systemContext(), args) }],
+  has_schema_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: (args, context) => hasSchemaPrivilegeFunction(context.systemContext(), args) }],
   has_database_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_column_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_any_column_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
   has_function_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
-  has_sequence_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+  has_sequence_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: (args, context) => hasSequencePrivilege(context.systemContext(), args) }],
   has_tablespace_privilege: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
-  pg_has_role: [{ arguments: 'any', returns: bool, strict: true, impl: always(true) }],
+  pg_has_role: [{ arguments: 'any', returns: bool, strict: true, impl: (args, context) => pgHasRole(context.systemContext(), args) }],
   // pg_dump's catalog queries.
   acldefault: [{ arguments: [type('char'), oid], returns: arrayOf(text), strict: true, impl: ([kind, owner], context) => defaultAcl(String(kind), roleName(context.systemContext(), owner as number)) }],
   // pg_dump --jobs shares its snapshot with its workers; oxbow cannot hand a snapshot to another session.
@@ -576,6 +582,16 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   ],
   ...sslFunctions,
 };
+
+function currentUserName(context: SessionFunctionContext): string {
+  const system = context.systemContext();
+  return roleName(system, currentRole(system));
+}
+
+function sessionUserName(context: SessionFunctionContext): string {
+  const system = context.systemContext();
+  return system.sessionRoleId === undefined ? system.user : roleName(system, system.sessionRoleId);
+}
 
 /** PostgreSQL's acldefault: the privileges an object of this kind has with no GRANT or REVOKE. */
 function defaultAcl(kind: string, owner: string): SqlArray {
@@ -600,7 +616,7 @@ function defaultAcl(kind: string, owner: string): SqlArray {
 }
 
 function quoteAclRole(role: string): string {
-  return /^[a-z0-9_]+$/.test(role) ? role : `"${role.replace(/"/g, '""')}"`;
+  return aclRoleName(role);
 }
 
 /** An overload as pg_proc lists it (pg-proc-signatures.ts sessionProcSignatures). */

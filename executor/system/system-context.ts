@@ -20,6 +20,9 @@ export interface SystemContext {
   readonly catalog: CatalogSnapshot;
   readonly settings: SettingsView;
   readonly user: string;
+  /** The current role (SET ROLE) and the session user's role; absent: the bootstrap superuser. */
+  readonly roleId?: number;
+  readonly sessionRoleId?: number;
   readonly database: string;
   readonly searchPath: readonly string[];
   /** Errors recorded inside running materialized views (oxbow_catalog.view_errors). */
@@ -70,7 +73,7 @@ export interface SettingsView {
   show(name: string): { readonly name: string; readonly value: string };
 }
 
-/** The bootstrap superuser's OID; every object is owned by the session user under this OID. */
+/** The bootstrap superuser's OID: the owner of every built-in object and of what no other role owns. */
 export const OWNER_OID = 10;
 /** pg_database_owner, the owner of schema public in PostgreSQL 15. */
 export const DATABASE_OWNER_ROLE_OID = 6171;
@@ -193,7 +196,10 @@ export function constraintDefinition(context: SystemContext, oid: number): strin
 }
 
 export function roleName(context: SystemContext, oid: number): string {
-  if (oid === OWNER_OID) return context.user;
-  if (oid === DATABASE_OWNER_ROLE_OID) return 'pg_database_owner';
-  return `unknown (OID=${oid})`;
+  return context.catalog.roleById(oid)?.name ?? `unknown (OID=${oid})`;
+}
+
+/** The current role's id (`current_user`). */
+export function currentRole(context: SystemContext): number {
+  return context.roleId ?? OWNER_OID;
 }

@@ -101,6 +101,8 @@ function grammarError(error: unknown, rewritten: RewrittenText, original: string
     const offset = rewritten.toOriginal(codePointToUtf16(rewritten.text, details.cursorPosition));
     position = postgresPosition(original, offset);
   }
-  // Every error of PostgreSQL's raw parser (grammar and lexer) is reported with 42601.
+  // Every error of PostgreSQL's raw parser (grammar and lexer) is reported with 42601, except the
+  // grammar's reserved role names (`CREATE ROLE public`), which PostgreSQL reports with 42939.
+  if (/^role name "[^"]*" is reserved$/.test(message)) return new SqlError(SqlState.reservedName, message, { position });
   return new SqlError(SqlState.syntaxError, message, { position });
 }
