@@ -91,7 +91,7 @@ export class TargetSink {
   /** Holds the history from `epoch`, or from the floor when that is lower (where a restart resumes at the latest). */
   private hold(epoch: Epoch): void {
     const from = this.floor !== undefined && this.floor < epoch ? this.floor : epoch;
-    if (!this.stopped) this.core.store.holdHistory(this.holder, this.from.id, from);
+    if (!this.stopped) this.core.store.holdHistory(this.holder, this.from.id, { fromEpoch: from });
   }
 
   /** One delivery round: everything committed since what the target holds. */
