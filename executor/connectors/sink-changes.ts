@@ -40,70 +40,29 @@ export interface KeyedChanges {
   readonly deletes: Row[];
 }
 
-/** Versions read per chunk of lastChangeChunks(). */
-const CHUNK_VERSIONS = 32_768;
-
 /**
  * The last change of each key (`key`: positions in the rows, of types `keyTypes`) in (from, to]:
- * what the changes of changesBetween() leave per key when applied in order, in chunks (no key in
- * two), each read when the one before has been taken. When the key is the table's own (its stored
- * primary key), versions arrive grouped by key, and each key's last version settles it with no
- * map (a version still valid at `to` that began after `from` is an upsert, one that ended by `to`
- * a delete): chunks of about `chunkVersions` versions, in key order. Any other key collapses all
- * the changes by key text, one chunk.
+ * what the changes of changesBetween() leave per key when applied in order. When the key is the
+ * table's own (its stored primary key), versions arrive grouped by key, and each key's last
+ * version settles it with no map (a version still valid at `to` that began after `from` is an
+ * upsert, one that ended by `to` a delete); any other key collapses the changes by key text.
  */
-export function* lastChangeChunks(table: StateTable, from: Epoch, to: Epoch, key: readonly number[], keyTypes: readonly DataType[], chunkVersions = CHUNK_VERSIONS): Generator<KeyedChanges> {
-  if (!isStoredKey(table, key)) {
-    yield collapseByKey(changesBetween(table, from, to), key, keyTypes);
-    return;
-  }
-  const stored = table.schema.primaryKey;
-  let start: Row | undefined;
-  let limit = chunkVersions;
-  for (;;) {
-    const page = [...table.versions(from, to, start === undefined ? { limit } : { start, limit })];
-    const complete = page.length < limit;
-    let end = page.length;
-    if (!complete) {
-      // The last key's versions may go on past the page: they are read again with the next one.
-      end--;
-      while (end > 0 && sameKey(page[end - 1]!.row, page[end]!.row, key, keyTypes)) end--;
-      if (end === 0) {
-        // One key with more versions than a page.
-        limit *= 2;
-        continue;
-      }
-    }
-    yield settle(page, end, from, to, key, keyTypes);
-    if (complete) return;
-    const next = page[end]!.row;
-    start = stored.map((position) => next[position] ?? null);
-    limit = chunkVersions;
-  }
-}
-
-/** lastChangeChunks() in one piece. */
-export function lastChangesBetween(table: StateTable, from: Epoch, to: Epoch, key: readonly number[], keyTypes: readonly DataType[], chunkVersions = CHUNK_VERSIONS): KeyedChanges {
+export function lastChangesBetween(table: StateTable, from: Epoch, to: Epoch, key: readonly number[], keyTypes: readonly DataType[]): KeyedChanges {
+  if (!isStoredKey(table, key)) return collapseByKey(changesBetween(table, from, to), key, keyTypes);
   const upserts: Row[] = [];
   const deletes: Row[] = [];
-  for (const chunk of lastChangeChunks(table, from, to, key, keyTypes, chunkVersions)) {
-    for (const row of chunk.upserts) upserts.push(row);
-    for (const row of chunk.deletes) deletes.push(row);
-  }
-  return { upserts, deletes };
-}
-
-/** The last change of each key among versions [0, end), whole key groups in key order. */
-function settle(versions: readonly RowVersion[], end: number, from: Epoch, to: Epoch, key: readonly number[], keyTypes: readonly DataType[]): KeyedChanges {
-  const upserts: Row[] = [];
-  const deletes: Row[] = [];
-  for (let index = 0; index < end; index++) {
-    const version = versions[index]!;
+  let last: RowVersion | undefined;
+  for (const version of table.versions(from, to)) {
     // A version valid until now is the newest of its key: the next one starts another key.
-    const next = index + 1 < end ? versions[index + 1]! : undefined;
-    if (next !== undefined && version.validTo !== null && sameKey(version.row, next.row, key, keyTypes)) continue;
-    if (version.validTo !== null && version.validTo <= to) deletes.push(version.row);
-    else if (version.validFrom > from) upserts.push(version.row);
+    if (last !== undefined && (last.validTo === null || !sameKey(last.row, version.row, key, keyTypes))) {
+      if (last.validTo !== null && last.validTo <= to) deletes.push(last.row);
+      else if (last.validFrom > from) upserts.push(last.row);
+    }
+    last = version;
+  }
+  if (last !== undefined) {
+    if (last.validTo !== null && last.validTo <= to) deletes.push(last.row);
+    else if (last.validFrom > from) upserts.push(last.row);
   }
   return { upserts, deletes };
 }

@@ -17,10 +17,8 @@ export interface SinkTarget {
   resume(floor: Epoch | undefined): Promise<Epoch | undefined>;
   /**
    * An upsert target's key (positions in the relation's rows). Set, write() gets the last change
-   * per key instead of every change: entries at `to` (chunks, no key in two), `deletes` the keys
-   * gone and `inserts` the rows to upsert (sink-changes.ts, lastChangeChunks). The chunks are read
-   * from the store as write() takes them; taking one may throw (the sink was dropped meanwhile),
-   * and write() then writes nothing.
+   * per key instead of every change: one entry at `to`, `deletes` the keys gone and `inserts`
+   * the rows to upsert, no key in both (sink-changes.ts, lastChangesBetween).
    */
   readonly upsertKey?: readonly number[];
   /**
@@ -28,7 +26,7 @@ export interface SinkTarget {
    * the rows written. `from`: the progress the target must hold now (what it last wrote, or
    * resumed at); undefined when the changes are the contents at `to` (a first delivery).
    */
-  write(changes: Iterable<EpochChanges>, from: Epoch | undefined, to: Epoch): Promise<number>;
+  write(changes: readonly EpochChanges[], from: Epoch | undefined, to: Epoch): Promise<number>;
   /** After a failed round: forget connections; the next round calls resume() again. */
   reset(): void;
   stop(): Promise<void>;
@@ -42,7 +40,7 @@ export class BlackholeTarget implements SinkTarget {
     return Promise.resolve(floor);
   }
 
-  write(changes: Iterable<EpochChanges>): Promise<number> {
+  write(changes: readonly EpochChanges[]): Promise<number> {
     let rows = 0;
     for (const change of changes) rows += change.inserts.length + change.deletes.length;
     return Promise.resolve(rows);

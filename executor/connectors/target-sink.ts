@@ -8,21 +8,15 @@
 // at start before anything commits), so however long the target is away, or oxbow with it, the
 // changes it has yet to receive stay readable past the retention (plus up to FLOOR_INTERVAL_MS).
 //
-// The changes reach the target as an iterable read as it takes them: an upsert target's last
-// change per key (sink-changes.ts lastChangeChunks) and the contents come in chunks, each read
-// from the store while the target writes the one before; a drop of the sink or its relation
-// meanwhile abandons the delivery (the target rolls back).
-//
 // A failed round (target down, timeout, lost connection) is retried with backoff (200 ms doubling
 // to 10 s), each failure a row in oxbow_catalog.sink_errors; the next round asks the target what
 // it holds first, since a round cut off during COMMIT may or may not have landed.
 
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Epoch } from '../../sql/epoch.js';
-import type { Row } from '../../sql/value.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { ConnectorHost } from './connector-host.js';
-import { changesBetween, lastChangeChunks, type EpochChanges } from './sink-changes.js';
+import { changesBetween, lastChangesBetween, type EpochChanges } from './sink-changes.js';
 import { sinkKeyPositions } from './sink-key.js';
 import { sinkStatusOf, type SinkStatus } from './sink-status.js';
 import { BlackholeTarget, type SinkTarget } from './sink-target.js';
@@ -32,8 +26,6 @@ import { PostgresSinkTarget } from './postgres/postgres-sink.js';
 /** The store metadata key of a sink's progress (the Kafka sink's) or floor (target-sink.ts). */
 const PROGRESS_PREFIX = 'sink-progress/';
 const FLOOR_INTERVAL_MS = 10_000;
-/** Rows per chunk of a first delivery (the contents), each read as the target takes it. */
-const CONTENTS_CHUNK_ROWS = 20_000;
 const FIRST_RETRY_MS = 200;
 const LAST_RETRY_MS = 10_000;
 
@@ -121,7 +113,7 @@ export class TargetSink {
       return;
     }
     let from = this.delivered;
-    let changes: Iterable<EpochChanges>;
+    let changes: EpochChanges[];
     if (from !== undefined && from < store.readableWindow(this.from.id).oldest) {
       // Only when the hold came too late (history collected before this process held it).
       this.status.failed(this.sink.id, this.target.connector, `the changes of "${this.from.name}" since epoch ${from} are no longer kept; sent its contents at epoch ${to} instead`, 0);
@@ -131,27 +123,15 @@ export class TargetSink {
       // The contents at `to`: held and recorded as the floor before the target can have any of it.
       this.hold(to);
       if (this.floor === undefined || this.floor < to) await this.persistFloor(to);
-      changes = this.contents(to);
+      changes = [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
     } else {
       changes = this.changesSince(from, to);
     }
     if (this.stopped) return;
     // Epochs that changed nothing here (other relations' commits) are not sent: the target's
     // progress stays where it is, and a restart resumes there and finds nothing in between.
-    let empty = false;
-    let rows = 0;
-    try {
-      if (from !== undefined) {
-        const ahead = readAhead(changes);
-        if (ahead === undefined) empty = true;
-        else changes = ahead;
-      }
-      if (!empty) rows = await this.target.write(changes, from === undefined ? undefined : this.written, to);
-    } catch (error) {
-      // Dropped while the target took the chunks: nothing was committed, and nothing is owed.
-      if (error instanceof DeliveryAbandoned) return;
-      throw error;
-    }
+    const empty = from !== undefined && changes.every((change) => change.inserts.length === 0 && change.deletes.length === 0);
+    const rows = empty ? 0 : await this.target.write(changes, from === undefined ? undefined : this.written, to);
     this.delivered = to;
     if (!empty) this.written = to;
     this.failures = 0;
@@ -160,51 +140,13 @@ export class TargetSink {
     this.hold(to);
   }
 
-  /**
-   * The relation's rows at `epoch` as inserts, in chunks of CONTENTS_CHUNK_ROWS read from the
-   * store as the target takes them (held from `epoch` on); a drop meanwhile ends the delivery.
-   */
-  private *contents(epoch: Epoch): Generator<EpochChanges> {
-    const key = this.table.schema.primaryKey;
-    let start: Row | undefined;
-    for (;;) {
-      this.checkRunning();
-      // One row more than a chunk: the next chunk starts at it.
-      const rows = [...this.table.scan({ epoch, limit: CONTENTS_CHUNK_ROWS + 1, ...(start === undefined ? {} : { start }) })];
-      if (rows.length <= CONTENTS_CHUNK_ROWS) {
-        yield { epoch, deletes: [], inserts: rows };
-        return;
-      }
-      const next = rows.pop()!;
-      start = key.map((position) => next[position] ?? null);
-      yield { epoch, deletes: [], inserts: rows };
-    }
-  }
-
-  /** Throws DeliveryAbandoned once the sink or its relation is gone. */
-  private checkRunning(): void {
-    if (this.stopped || this.core.catalog.snapshot.relationById(this.from.id) === undefined) throw new DeliveryAbandoned();
-  }
-
   /** The changes in (from, to]: every one, or for an upsert target the last per key. */
-  private changesSince(from: Epoch, to: Epoch): Iterable<EpochChanges> {
+  private changesSince(from: Epoch, to: Epoch): EpochChanges[] {
     const key = this.target.upsertKey;
     if (key === undefined) return changesBetween(this.table, from, to);
-    return this.lastChanges(from, to, key);
-  }
-
-  /**
-   * An upsert target's chunks of the last change per key, each read from the store when the
-   * target takes it (so reading overlaps the target's writes). The history from `from` on is
-   * held, so later commits do not disturb them; a drop of the sink or its relation meanwhile ends
-   * the delivery before the next chunk (DeliveryAbandoned: the target rolls back).
-   */
-  private *lastChanges(from: Epoch, to: Epoch, key: readonly number[]): Generator<EpochChanges> {
     const types = key.map((position) => this.from.columns[position]!.type);
-    for (const { upserts, deletes } of lastChangeChunks(this.table, from, to, key, types)) {
-      this.checkRunning();
-      yield { epoch: to, deletes, inserts: upserts };
-    }
+    const { upserts, deletes } = lastChangesBetween(this.table, from, to, key, types);
+    return [{ epoch: to, deletes, inserts: upserts }];
   }
 
   /** A failed round: backoff, a sink_errors row, and the target asked again next round. */
@@ -236,30 +178,5 @@ export class TargetSink {
     this.stopped = true;
     this.core.store.holdHistory(this.holder, this.from.id, undefined);
     await this.target.stop();
-  }
-}
-
-/** A delivery ended because its sink or relation was dropped while it ran. */
-class DeliveryAbandoned extends Error {
-  constructor() {
-    super('the sink or its relation was dropped during the delivery');
-  }
-}
-
-/** `changes` with the first one that has rows read ahead, or undefined when none has any. */
-function readAhead(changes: Iterable<EpochChanges>): Iterable<EpochChanges> | undefined {
-  const iterator = changes[Symbol.iterator]();
-  for (;;) {
-    const next = iterator.next();
-    if (next.done === true) return undefined;
-    const change = next.value;
-    if (change.inserts.length > 0 || change.deletes.length > 0) {
-      return {
-        *[Symbol.iterator]() {
-          yield change;
-          for (let rest = iterator.next(); rest.done !== true; rest = iterator.next()) yield rest.value;
-        },
-      };
-    }
   }
 }

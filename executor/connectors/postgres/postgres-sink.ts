@@ -4,15 +4,14 @@
 // connection mid-delivery, not knowing whether COMMIT landed) reads that row and resumes after it.
 //
 // upsert: the last change of each key in the delivery (the sink reads just that: upsertKey,
-// sink-changes.ts lastChangeChunks; a key deleted and re-inserted is one upsert), in chunks of
-// distinct keys; per chunk one `DELETE ... USING unnest(...)` of the deleted keys and one
-// `INSERT ... SELECT FROM unnest(...) ON CONFLICT (key) DO UPDATE` of the rest,
-// ROWS_PER_STATEMENT rows per statement. append-only:
+// sink-changes.ts lastChangesBetween; a key deleted and re-inserted is one upsert), then one
+// `DELETE ... USING unnest(...)` of the deleted keys and one `INSERT ... SELECT FROM unnest(...)
+// ON CONFLICT (key) DO UPDATE` of the rest, ROWS_PER_STATEMENT rows per statement. append-only:
 // the inserted rows in epoch order, plain INSERTs; deletes are not written (as Kafka's FORMAT
 // PLAIN). Values travel as one text array per column (their PostgreSQL text, cast to the target
 // column's type in the statement), each written here as one array literal: a statement's
-// parameters are a handful of strings, not one per value. The next statement's arrays are built,
-// and the next chunk read from the store, while PostgreSQL runs the one before.
+// parameters are a handful of strings, not one per value. The next statement's arrays are built
+// while PostgreSQL runs the one before.
 
 import type pg from 'pg';
 import type { Epoch } from '../../../sql/epoch.js';
@@ -96,7 +95,7 @@ export class PostgresSinkTarget implements SinkTarget {
     return epoch >= floor ? epoch : undefined;
   }
 
-  async write(changes: Iterable<EpochChanges>, from: Epoch | undefined, to: Epoch): Promise<number> {
+  async write(changes: readonly EpochChanges[], from: Epoch | undefined, to: Epoch): Promise<number> {
     const client = await this.connection();
     const statements = this.statements!;
     await client.query('BEGIN');
@@ -109,7 +108,17 @@ export class PostgresSinkTarget implements SinkTarget {
         return 0;
       }
       if (from !== undefined && stored !== from) throw new Error(`the progress of sink "${this.sinkName}" in PostgreSQL is ${stored ?? 'missing'}, expected ${from}: resuming from it`);
-      const rows = await this.run(client, this.statementRows(changes, statements));
+      const batches: StatementRows[] = [];
+      if (statements.delete === undefined) {
+        const inserts: Row[] = [];
+        for (const change of changes) for (const row of change.inserts) inserts.push(row);
+        batches.push({ statement: statements.insert, rows: inserts, positions: this.positions });
+      } else {
+        // upsertKey: each key's last change, deletes and upserts of distinct keys.
+        for (const change of changes) if (change.deletes.length > 0) batches.push({ statement: statements.delete, rows: change.deletes, positions: this.keyInRow });
+        for (const change of changes) if (change.inserts.length > 0) batches.push({ statement: statements.insert, rows: change.inserts, positions: this.positions });
+      }
+      const rows = await this.run(client, batches);
       await client.query(`INSERT INTO ${progress} (sink_name, epoch) VALUES ($1, $2) ON CONFLICT (sink_name) DO UPDATE SET epoch = EXCLUDED.epoch`, [this.sinkName, String(to)]);
       await client.query('COMMIT');
       return rows;
@@ -120,41 +129,23 @@ export class PostgresSinkTarget implements SinkTarget {
   }
 
   /**
-   * The statements of a delivery over their rows, taken from `changes` as they are run. upsert
-   * (upsertKey: chunks of each key's last change, no key in two): per chunk its deletes, then its
-   * upserts. append-only: the inserted rows in epoch order.
-   */
-  private *statementRows(changes: Iterable<EpochChanges>, statements: { insert: string; delete: string | undefined }): Generator<StatementRows> {
-    for (const change of changes) {
-      if (statements.delete !== undefined && change.deletes.length > 0) yield { statement: statements.delete, rows: change.deletes, positions: this.keyInRow };
-      if (change.inserts.length > 0) yield { statement: statements.insert, rows: change.inserts, positions: this.positions };
-    }
-  }
-
-  /**
    * Runs each statement over its rows in chunks of ROWS_PER_STATEMENT, one text array per column
-   * at its positions; a chunk's arrays are built (and the next rows taken from `batches`) while
-   * the chunk before runs. Returns the rows PostgreSQL reports written.
+   * at its positions; a chunk's arrays are built while the chunk before runs. Returns the rows
+   * PostgreSQL reports written.
    */
-  private async run(client: pg.Client, batches: Iterable<StatementRows>): Promise<number> {
+  private async run(client: pg.Client, batches: readonly StatementRows[]): Promise<number> {
     let written = 0;
     let running: Promise<pg.QueryResult> | undefined;
-    try {
-      for (const { statement, rows, positions } of batches) {
-        const types = positions.map((position) => this.columns[this.positions.indexOf(position)]!.type);
-        for (let first = 0; first < rows.length; first += ROWS_PER_STATEMENT) {
-          const end = Math.min(rows.length, first + ROWS_PER_STATEMENT);
-          const arrays = positions.map((position, column) => arrayLiteral(rows, first, end, position, types[column]!));
-          if (running !== undefined) written += (await running).rowCount ?? 0;
-          running = client.query(statement, arrays);
-        }
+    for (const { statement, rows, positions } of batches) {
+      const types = positions.map((position) => this.columns[this.positions.indexOf(position)]!.type);
+      for (let first = 0; first < rows.length; first += ROWS_PER_STATEMENT) {
+        const end = Math.min(rows.length, first + ROWS_PER_STATEMENT);
+        const arrays = positions.map((position, column) => arrayLiteral(rows, first, end, position, types[column]!));
+        if (running !== undefined) written += (await running).rowCount ?? 0;
+        running = client.query(statement, arrays);
       }
-      if (running !== undefined) written += (await running).rowCount ?? 0;
-    } catch (error) {
-      // Taking the next rows failed with a statement in flight: it settles before the rollback.
-      await running?.catch(() => undefined);
-      throw error;
     }
+    if (running !== undefined) written += (await running).rowCount ?? 0;
     return written;
   }
 
