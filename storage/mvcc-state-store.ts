@@ -9,7 +9,7 @@
 
 import { assert, SqlError, SqlState } from '../sql/errors.js';
 import { EPOCH_SEQUENCE_BITS, epochToMillis, type Epoch } from '../sql/epoch.js';
-import type { ReadableWindow, StateStore, StateTable, StateTableSchema } from './state-table.js';
+import type { HistoryHold, ReadableWindow, StateStore, StateTable, StateTableSchema } from './state-table.js';
 import { ByteWriter } from './byte-writer.js';
 import type { MemoryPart, MvccBackend } from './mvcc-backend.js';
 import { assertTableId, epochSuffix, SYSTEM_TABLE_ID, tableLowerBound, tableUpperBound } from './mvcc-key.js';
@@ -104,8 +104,10 @@ export class MvccStateStore implements StateStore, TableHost {
   private readonly records = new Map<number, TableRecord>();
   /** Each table's record as of the committed (durable) epoch: readable windows. */
   private readonly windows = new Map<number, TableRecord>();
-  /** History holds per table (holdHistory): holder -> the oldest epoch it still reads. */
-  private readonly holds = new Map<number, Map<string, Epoch>>();
+  /** History holds per table (holdHistory): holder -> what it keeps. */
+  private readonly holds = new Map<number, Map<string, HistoryHold>>();
+  /** Per held table, its holds summed up (heldHistory): recomputed when a hold changes, read at every commit. */
+  private readonly heldSummaries = new Map<number, HeldHistory>();
   private readonly pendingMeta = new Map<string, Uint8Array>();
   /** Tables dropped in the open epoch (restored by abort()). */
   private readonly pendingDrops = new Map<number, { table: MvccStateTable | undefined; record: TableRecord | undefined }>();
@@ -113,8 +115,6 @@ export class MvccStateStore implements StateStore, TableHost {
   private metaNowBatch: WriteBatchBuilder | undefined;
   /** Tables whose record changed other than by the watermark (retention), to write at commit. */
   private readonly changedRecords = new Set<number>();
-  /** Pinned history per table (pinHistory): the watermark stays at least this far behind each commit. */
-  private readonly pins = new Map<number, number>();
   private committed: Epoch = 0n;
   /** The last sealed epoch: `committed`, or later while writes are in flight. */
   private latest: Epoch = 0n;
@@ -509,25 +509,21 @@ export class MvccStateStore implements StateStore, TableHost {
     const updatedRecords = new Map<number, TableRecord>();
     const epochMillis = epochToMillis(epoch);
     for (const [tableId, record] of this.records) {
+      const held = this.heldSummaries.get(tableId);
+      const retentionMs = this.retentionOf(record, held);
       // Most epochs move no table's window (it moves in whole seconds): a number comparison
-      // settles that without the BigInt arithmetic below (a fixed cost per table per epoch).
-      const held = this.heldFrom(tableId);
+      // settles that without the BigInt arithmetic of nextWatermark (a fixed cost per table per epoch).
       if (
         record.createdEpoch !== null &&
         !this.changedRecords.has(tableId) &&
-        held === undefined &&
-        epochMillis - this.retentionOf(tableId, record) < epochToMillis(record.gcWatermark) + WATERMARK_STEP_MS
+        held?.fromEpoch === undefined &&
+        epochMillis - retentionMs < epochToMillis(record.gcWatermark) + WATERMARK_STEP_MS
       ) {
         continue;
       }
       if (this.pendingDrops.has(tableId) && !this.tables.has(tableId)) continue;
       const createdEpoch = record.createdEpoch ?? epoch;
-      let gcWatermark = advanceWatermark(record.gcWatermark, epoch, this.retentionOf(tableId, record));
-      // The window moves in steps of at least a second, so a burst of small commits (one per DML
-      // statement) does not rewrite every table's record each time.
-      if (gcWatermark - record.gcWatermark < WATERMARK_STEP) gcWatermark = record.gcWatermark;
-      // A hold keeps the versions from its epoch on: the watermark stops below it (never moving back).
-      if (held !== undefined && gcWatermark > held) gcWatermark = held > record.gcWatermark ? held : record.gcWatermark;
+      const gcWatermark = nextWatermark(record.gcWatermark, epoch, retentionMs, held?.fromEpoch);
       if (record.createdEpoch !== null && gcWatermark === record.gcWatermark && !this.changedRecords.has(tableId)) continue;
       const updated: TableRecord = { createdEpoch, gcWatermark, retentionMs: record.retentionMs };
       updatedRecords.set(tableId, updated);
@@ -561,37 +557,26 @@ export class MvccStateStore implements StateStore, TableHost {
     }
   }
 
-  /** The history a table keeps: its own retention (or the default), or a longer pin. */
-  private retentionOf(tableId: number, record: TableRecord): number {
+  /** The history a table keeps back from each commit: its own retention (or the default), or a longer `retentionMs` hold. */
+  private retentionOf(record: TableRecord, held: HeldHistory | undefined): number {
     const own = record.retentionMs ?? this.options.retentionMs;
-    if (this.pins.size === 0) return own;
-    const pinned = this.pins.get(tableId);
-    return pinned !== undefined && pinned > own ? pinned : own;
+    return held?.retentionMs !== undefined && held.retentionMs > own ? held.retentionMs : own;
   }
 
-  pinHistory(tableId: number, retentionMs: number | undefined): void {
-    if (retentionMs === undefined) this.pins.delete(tableId);
-    else this.pins.set(tableId, retentionMs);
-  }
-
-  holdHistory(holder: string, tableId: number, epoch: Epoch | undefined): void {
+  holdHistory(holder: string, tableId: number, hold: HistoryHold | undefined): void {
     let holds = this.holds.get(tableId);
-    if (epoch === undefined) {
-      holds?.delete(holder);
-      if (holds?.size === 0) this.holds.delete(tableId);
-      return;
+    if (hold === undefined) {
+      if (holds === undefined || !holds.delete(holder)) return;
+    } else {
+      if (holds === undefined) this.holds.set(tableId, (holds = new Map()));
+      holds.set(holder, hold);
     }
-    if (holds === undefined) this.holds.set(tableId, (holds = new Map()));
-    holds.set(holder, epoch);
-  }
-
-  /** The lowest hold on a table's history, if any. */
-  private heldFrom(tableId: number): Epoch | undefined {
-    const holds = this.holds.get(tableId);
-    if (holds === undefined) return undefined;
-    let lowest: Epoch | undefined;
-    for (const epoch of holds.values()) if (lowest === undefined || epoch < lowest) lowest = epoch;
-    return lowest;
+    if (holds.size === 0) {
+      this.holds.delete(tableId);
+      this.heldSummaries.delete(tableId);
+    } else {
+      this.heldSummaries.set(tableId, heldHistory(holds.values()));
+    }
   }
 
   readableWindow(tableId: number): ReadableWindow {
@@ -678,4 +663,36 @@ export class MvccStateStore implements StateStore, TableHost {
   private assertOpen(): void {
     if (this.closed) throw new SqlError(SqlState.objectNotInPrerequisiteState, 'the state store is closed');
   }
+}
+
+/** A table's holds summed up: the longest `retentionMs` and the lowest `fromEpoch`, each if any. */
+interface HeldHistory {
+  readonly retentionMs: number | undefined;
+  readonly fromEpoch: Epoch | undefined;
+}
+
+function heldHistory(holds: Iterable<HistoryHold>): HeldHistory {
+  let retentionMs: number | undefined;
+  let fromEpoch: Epoch | undefined;
+  for (const hold of holds) {
+    if ('fromEpoch' in hold) {
+      if (fromEpoch === undefined || hold.fromEpoch < fromEpoch) fromEpoch = hold.fromEpoch;
+    } else if (retentionMs === undefined || hold.retentionMs > retentionMs) {
+      retentionMs = hold.retentionMs;
+    }
+  }
+  return { retentionMs, fromEpoch };
+}
+
+/**
+ * The GC watermark after committing `epoch`, the one place it is computed: `retentionMs` (the
+ * table's own or a longer hold's) of epoch time back, in steps of at least WATERMARK_STEP (so a
+ * burst of small commits does not rewrite every table's record each time), never above
+ * `fromEpoch` (the lowest epoch a hold keeps) and never moving back.
+ */
+function nextWatermark(current: Epoch, epoch: Epoch, retentionMs: number, fromEpoch: Epoch | undefined): Epoch {
+  let watermark = advanceWatermark(current, epoch, retentionMs);
+  if (watermark - current < WATERMARK_STEP) watermark = current;
+  if (fromEpoch !== undefined && watermark > fromEpoch) watermark = fromEpoch > current ? fromEpoch : current;
+  return watermark;
 }

@@ -79,6 +79,9 @@ export interface StateTable {
   prefixIsNew?(prefix: Row): boolean;
 }
 
+/** What a history hold keeps (StateStore.holdHistory). */
+export type HistoryHold = { readonly fromEpoch: Epoch } | { readonly retentionMs: number };
+
 export interface ReadableWindow {
   /** Oldest epoch still readable (older versions may have been garbage-collected). */
   readonly oldest: Epoch;
@@ -124,18 +127,15 @@ export interface StateStore {
   readonly latestEpoch: Epoch;
   readableWindow(tableId: number): ReadableWindow;
   /**
-   * Optional: keeps the history of `tableId` for at least `retentionMs` back from each commit,
-   * whatever the table's own retention (a subscription's pin); undefined removes the pin. History
-   * already collected does not come back. Not persisted: the owner sets its pins again after
-   * opening the store, before anything commits.
+   * Keeps history of table `tableId` readable past the table's own retention, under the name
+   * `holder` (one hold per holder and table; `undefined` releases it). Two kinds:
+   * `{ fromEpoch }` keeps every version from that epoch on (a sink's undelivered changes);
+   * `{ retentionMs }` keeps at least that much history back from each commit (a subscription).
+   * At each commit the table's GC watermark is its retention (the longest of its own and the
+   * `retentionMs` holds) back from the commit, capped by the lowest `fromEpoch` hold, and never
+   * moves back. History already collected does not come back. Holds are not persisted: their
+   * owners set them again after opening the store, before anything commits.
    */
-  pinHistory?(tableId: number, retentionMs: number | undefined): void;
-  /**
-   * Keeps the history of table `tableId` from `epoch` on readable past its retention (a sink's
-   * undelivered changes): no commit moves the table's GC watermark above the lowest hold on it.
-   * `holder` names the hold (one per holder and table); `undefined` releases it. In memory only:
-   * holders set their holds again after a restart, before anything commits.
-   */
-  holdHistory(holder: string, tableId: number, epoch: Epoch | undefined): void;
+  holdHistory(holder: string, tableId: number, hold: HistoryHold | undefined): void;
   close(): Promise<void>;
 }

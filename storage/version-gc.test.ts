@@ -93,35 +93,4 @@ describe('version GC by the compaction filter', () => {
     expect(() => table.get([0], epochAt(5))).toThrow(expect.objectContaining({ code: '72000' }));
     await store.close();
   });
-
-  it("keeps a pinned table's history past its own retention through compactions, and lets it go once unpinned", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'oxbow-gc-'));
-    directories.push(dir);
-    const T0 = Date.UTC(2026, 0, 1);
-    const epochAt = (second: number) => epochFromMillis(T0 + second * 1000);
-    const store = openRocksStateStore({ dir, retentionMs: 2000 });
-    const pinned = store.table({ tableId: 5, columnTypes: [type('int4'), type('int4')], primaryKey: [0] });
-    const plain = store.table({ tableId: 6, columnTypes: [type('int4'), type('int4')], primaryKey: [0] });
-    store.pinHistory(5, 60_000);
-    for (let second = 1; second <= 20; second++) {
-      pinned.insert([1, second]);
-      plain.insert([1, second]);
-      store.commit(epochAt(second));
-    }
-    await store.compact();
-    // Retention 2 s: the plain table's window starts at 18 s; the pinned one still reads 1 s.
-    expect(store.readableWindow(6).oldest).toBe(epochAt(18));
-    expect(store.readableWindow(5).oldest).toBe(epochAt(1));
-    expect(pinned.get([1], epochAt(1))).toEqual([1, 1]);
-    expect([...pinned.versions(epochAt(1), epochAt(20))].map((version) => version.row[1])).toEqual(Array.from({ length: 20 }, (_unused, index) => index + 1));
-    expect(() => plain.get([1], epochAt(1))).toThrow(expect.objectContaining({ code: '72000' }));
-    // Unpinned: the next commit moves its window to its own retention.
-    store.pinHistory(5, undefined);
-    store.commit(epochAt(21));
-    await store.compact();
-    expect(store.readableWindow(5).oldest).toBe(epochAt(19));
-    expect(() => pinned.get([1], epochAt(1))).toThrow(expect.objectContaining({ code: '72000' }));
-    expect(pinned.get([1], epochAt(21))).toEqual([1, 20]);
-    await store.close();
-  });
 });

@@ -116,7 +116,7 @@ class RunningSink {
   /** Holds the relation's history from the progress on (StateStore.holdHistory): what is still to deliver stays readable. */
   private hold(): void {
     const progress = this.persisted !== undefined && (this.delivered === undefined || this.persisted < this.delivered) ? this.persisted : this.delivered;
-    if (progress !== undefined && !this.stopped) this.core.store.holdHistory(sinkHolder(this.sink.id), this.from.id, progress);
+    if (progress !== undefined && !this.stopped) this.core.store.holdHistory(sinkHolder(this.sink.id), this.from.id, { fromEpoch: progress });
   }
 
   /** The relation's time-travel retention: how long the history this sink reads is kept. */

@@ -16,6 +16,12 @@ export interface SinkTarget {
    */
   resume(floor: Epoch | undefined): Promise<Epoch | undefined>;
   /**
+   * An upsert target's key (positions in the relation's rows). Set, write() gets the last change
+   * per key instead of every change: one entry at `to`, `deletes` the keys gone and `inserts`
+   * the rows to upsert, no key in both (sink-changes.ts, lastChangesBetween).
+   */
+  readonly upsertKey?: readonly number[];
+  /**
    * Writes the changes up to `to` atomically with the target's progress `to`, or nothing; returns
    * the rows written. `from`: the progress the target must hold now (what it last wrote, or
    * resumed at); undefined when the changes are the contents at `to` (a first delivery).

@@ -16,7 +16,7 @@ import type { RelationDef } from '../../sql/catalog.js';
 import type { Epoch } from '../../sql/epoch.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { ConnectorHost } from './connector-host.js';
-import { changesBetween, type EpochChanges } from './sink-changes.js';
+import { changesBetween, lastChangesBetween, type EpochChanges } from './sink-changes.js';
 import { sinkKeyPositions } from './sink-key.js';
 import { sinkStatusOf, type SinkStatus } from './sink-status.js';
 import { BlackholeTarget, type SinkTarget } from './sink-target.js';
@@ -91,7 +91,7 @@ export class TargetSink {
   /** Holds the history from `epoch`, or from the floor when that is lower (where a restart resumes at the latest). */
   private hold(epoch: Epoch): void {
     const from = this.floor !== undefined && this.floor < epoch ? this.floor : epoch;
-    if (!this.stopped) this.core.store.holdHistory(this.holder, this.from.id, from);
+    if (!this.stopped) this.core.store.holdHistory(this.holder, this.from.id, { fromEpoch: from });
   }
 
   /** One delivery round: everything committed since what the target holds. */
@@ -125,7 +125,7 @@ export class TargetSink {
       if (this.floor === undefined || this.floor < to) await this.persistFloor(to);
       changes = [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
     } else {
-      changes = changesBetween(this.table, from, to);
+      changes = this.changesSince(from, to);
     }
     if (this.stopped) return;
     // Epochs that changed nothing here (other relations' commits) are not sent: the target's
@@ -138,6 +138,15 @@ export class TargetSink {
     if (!empty) this.status.delivered(this.sink.id, this.target.connector, rows, to);
     if (this.written !== undefined && (this.floor === undefined || this.floor < this.written) && Date.now() - this.floorAt >= FLOOR_INTERVAL_MS) await this.persistFloor(this.written);
     this.hold(to);
+  }
+
+  /** The changes in (from, to]: every one, or for an upsert target the last per key. */
+  private changesSince(from: Epoch, to: Epoch): EpochChanges[] {
+    const key = this.target.upsertKey;
+    if (key === undefined) return changesBetween(this.table, from, to);
+    const types = key.map((position) => this.from.columns[position]!.type);
+    const { upserts, deletes } = lastChangesBetween(this.table, from, to, key, types);
+    return [{ epoch: to, deletes, inserts: upserts }];
   }
 
   /** A failed round: backoff, a sink_errors row, and the target asked again next round. */

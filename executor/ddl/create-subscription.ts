@@ -1,12 +1,12 @@
 // CREATE SUBSCRIPTION [IF NOT EXISTS] name FROM relation [WITH (retention = '1 day')] and DROP
 // SUBSCRIPTION [IF EXISTS] name [, ...] (RisingWave's form): a subscription is a catalog object of
 // kind 'subscription' depending on the table or materialized view it follows (so DROP of that
-// relation needs CASCADE). It pins the relation's history: while it exists, versions of the
+// relation needs CASCADE). It holds the relation's history: while it exists, versions of the
 // relation newer than (each commit - retention) stay readable even when the relation's own
-// retention is shorter, so SUBSCRIBE ... AS OF can resume from them. The store keeps each pinned
-// table's longest subscription retention (`subscriptionPins`, applied by the engine before each
-// commit: StateStore.pinHistory); history collected before the subscription existed does not
-// come back. Default retention: 1 day. Listed in oxbow_catalog.subscriptions.
+// retention is shorter, so SUBSCRIBE ... AS OF can resume from them. Each subscription is a
+// history hold `subscription/<id>` of kind `{ retentionMs }` (`subscriptionHolds`, given to the
+// store by the engine before each commit: StateStore.holdHistory); history collected before the
+// subscription existed does not come back. Default retention: 1 day. Listed in oxbow_catalog.subscriptions.
 
 import type { DefElem, Node } from '@pgsql/types';
 import type { RelationDef } from '../../sql/catalog.js';
@@ -81,17 +81,21 @@ export function dropSubscription(statement: OxbowDropSubscription, context: DdlC
   return changed ? { catalog: draft.finish(), commandTag: 'DROP SUBSCRIPTION', notices, droppedTableIds: [] } : unchanged('DROP SUBSCRIPTION', notices);
 }
 
-/** For each relation with subscriptions: the longest of their retentions (the history the store must keep). */
-export function subscriptionPins(catalog: CatalogSnapshot): Map<number, number> {
-  const pins = new Map<number, number>();
+/** The history hold of each subscription (StateStore.holdHistory), by holder name: the relation it follows and its retention. */
+export function subscriptionHolds(catalog: CatalogSnapshot): Map<string, { readonly tableId: number; readonly retentionMs: number }> {
+  const holds = new Map<string, { tableId: number; retentionMs: number }>();
   for (const relation of catalog.relations()) {
     if (relation.kind !== 'subscription') continue;
     const target = relation.dependsOn[0];
     if (target === undefined) continue;
-    const retentionMs = relation.retentionMs ?? DEFAULT_SUBSCRIPTION_RETENTION_MS;
-    if ((pins.get(target) ?? 0) < retentionMs) pins.set(target, retentionMs);
+    holds.set(subscriptionHolder(relation.id), { tableId: target, retentionMs: relation.retentionMs ?? DEFAULT_SUBSCRIPTION_RETENTION_MS });
   }
-  return pins;
+  return holds;
+}
+
+/** The history holder name of a subscription (StateStore.holdHistory). */
+export function subscriptionHolder(subscriptionId: number): string {
+  return `subscription/${subscriptionId}`;
 }
 
 /** The relation a subscription follows. */

@@ -25,7 +25,7 @@ import type { Row } from '../../sql/value.js';
 import type { MemoryPart } from '../../storage/mvcc-backend.js';
 import { MemoryManager, planMemory, type AdjustableBudget } from './memory-manager.js';
 import type { CatalogSnapshot } from '../catalog/catalog.js';
-import { subscriptionPins } from '../ddl/create-subscription.js';
+import { subscriptionHolds } from '../ddl/create-subscription.js';
 import { SequenceRuntime } from '../catalog/sequence-runtime.js';
 
 type EngineStatusMemory = () => { usedBytes: number; limitBytes: number; cachedRows: number; hits: number; misses: number; evictions: number };
@@ -120,9 +120,9 @@ export class EngineCore {
   readonly sequences: SequenceRuntime;
   /** Called after each epoch is durable (SUBSCRIBE waits on it: subscribe.ts); must not throw. */
   readonly committedListeners = new Set<() => void>();
-  /** The catalog whose subscriptions' pins the store holds, and those pins (pinHistory()). */
-  private pinnedCatalog: CatalogSnapshot | undefined;
-  private pins = new Map<number, number>();
+  /** The catalog whose subscriptions' history holds the store has, and those holds' tables by holder (holdSubscribedHistory()). */
+  private heldCatalog: CatalogSnapshot | undefined;
+  private subscriptionHolds = new Map<string, number>();
 
   constructor(
     store: StateStore,
@@ -172,18 +172,22 @@ export class EngineCore {
   }
 
   /**
-   * Tells the store the history subscriptions pin (ddl/create-subscription.ts) when the catalog
+   * Tells the store the history subscriptions hold (ddl/create-subscription.ts) when the catalog
    * changed since the last commit: before each commit, so the first commit after a start holds
    * them too.
    */
-  private pinHistory(): void {
+  private holdSubscribedHistory(): void {
     const snapshot = this.catalog.snapshot;
-    if (snapshot === this.pinnedCatalog) return;
-    this.pinnedCatalog = snapshot;
-    const pins = subscriptionPins(snapshot);
-    for (const tableId of this.pins.keys()) if (!pins.has(tableId)) this.store.pinHistory?.(tableId, undefined);
-    for (const [tableId, retentionMs] of pins) this.store.pinHistory?.(tableId, retentionMs);
-    this.pins = pins;
+    if (snapshot === this.heldCatalog) return;
+    this.heldCatalog = snapshot;
+    const holds = subscriptionHolds(snapshot);
+    for (const [holder, tableId] of this.subscriptionHolds) if (holds.get(holder)?.tableId !== tableId) this.store.holdHistory(holder, tableId, undefined);
+    const tables = new Map<string, number>();
+    for (const [holder, { tableId, retentionMs }] of holds) {
+      this.store.holdHistory(holder, tableId, { retentionMs });
+      tables.set(holder, tableId);
+    }
+    this.subscriptionHolds = tables;
   }
 
   /**
@@ -193,7 +197,7 @@ export class EngineCore {
    * frequent ones (DML, COPY, source barriers) use commitDurable().
    */
   commit(): Epoch {
-    this.pinHistory();
+    this.holdSubscribedHistory();
     const started = performance.now();
     this.streams.flush();
     const epoch = nextEpoch(this.store.latestEpoch, Date.now());
@@ -230,7 +234,7 @@ export class EngineCore {
    */
   async seal(): Promise<{ readonly epoch: Epoch; readonly durable: Promise<void> }> {
     await this.store.whenWritable();
-    this.pinHistory();
+    this.holdSubscribedHistory();
     const started = performance.now();
     this.streams.flush();
     const epoch = nextEpoch(this.store.latestEpoch, Date.now());

@@ -2,7 +2,7 @@
 // by a failed statement never reach a view. Every call delegates to the real store.
 
 import type { Epoch } from '../../sql/epoch.js';
-import type { ReadableWindow, StateStore, StateTable, StateTableSchema } from '../../storage/state-table.js';
+import type { HistoryHold, ReadableWindow, StateStore, StateTable, StateTableSchema } from '../../storage/state-table.js';
 
 export class AbortHookStore implements StateStore {
   constructor(
@@ -51,11 +51,8 @@ export class AbortHookStore implements StateStore {
   readableWindow(tableId: number): ReadableWindow {
     return this.inner.readableWindow(tableId);
   }
-  pinHistory(tableId: number, retentionMs: number | undefined): void {
-    this.inner.pinHistory?.(tableId, retentionMs);
-  }
-  holdHistory(holder: string, tableId: number, epoch: Epoch | undefined): void {
-    this.inner.holdHistory(holder, tableId, epoch);
+  holdHistory(holder: string, tableId: number, hold: HistoryHold | undefined): void {
+    this.inner.holdHistory(holder, tableId, hold);
   }
   close(): Promise<void> {
     return this.inner.close();

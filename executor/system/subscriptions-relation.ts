@@ -1,5 +1,5 @@
 // The system relation oxbow_catalog.subscriptions: every subscription (CREATE SUBSCRIPTION,
-// ddl/create-subscription.ts) with the relation it follows, the history it pins and the oldest
+// ddl/create-subscription.ts) with the relation it follows, the history it holds and the oldest
 // moment of that relation still readable (where a SUBSCRIBE ... AS OF can start).
 
 import { epochToMillis } from '../../sql/epoch.js';

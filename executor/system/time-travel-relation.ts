@@ -1,8 +1,10 @@
 // The system relation oxbow_catalog.time_travel: for every table and materialized view, how far
 // back FOR SYSTEM_TIME can read it. `retention` is the object's own (WITH (retention = ...)) or the
 // server's --time-travel-retention; `oldest_readable` is the oldest moment still readable (the
-// creation of the object, or now minus the retention once versions have been collected) and
-// `latest_committed` the last committed epoch's moment.
+// creation of the object, or its GC watermark once versions have been collected: the last commit
+// minus the retention, or older while a history hold keeps more, a sink's undelivered changes or
+// a subscription's longer retention: StateStore.holdHistory) and `latest_committed` the last
+// committed epoch's moment.
 
 import { epochToMillis } from '../../sql/epoch.js';
 import type { Row } from '../../sql/value.js';

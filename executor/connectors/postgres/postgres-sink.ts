@@ -3,17 +3,20 @@
 // so a delivery is in the target entirely or not at all, and a sink that starts (or lost its
 // connection mid-delivery, not knowing whether COMMIT landed) reads that row and resumes after it.
 //
-// upsert: the changes of every epoch in the delivery collapsed per key (the last change wins;
-// a key deleted and re-inserted is one upsert), then one `DELETE ... USING unnest(...)` of the
-// deleted keys and one `INSERT ... SELECT FROM unnest(...) ON CONFLICT (key) DO UPDATE` of the
-// rest, ROWS_PER_STATEMENT rows per statement. append-only: the inserted rows in epoch order,
-// plain INSERTs; deletes are not written (as Kafka's FORMAT PLAIN). Values travel as one text
-// array per column (their PostgreSQL text, cast to the target column's type in the statement):
-// a statement's parameters are a handful of arrays, not one per value.
+// upsert: the last change of each key in the delivery (the sink reads just that: upsertKey,
+// sink-changes.ts lastChangesBetween; a key deleted and re-inserted is one upsert), then one
+// `DELETE ... USING unnest(...)` of the deleted keys and one `INSERT ... SELECT FROM unnest(...)
+// ON CONFLICT (key) DO UPDATE` of the rest, ROWS_PER_STATEMENT rows per statement. append-only:
+// the inserted rows in epoch order, plain INSERTs; deletes are not written (as Kafka's FORMAT
+// PLAIN). Values travel as one text array per column (their PostgreSQL text, cast to the target
+// column's type in the statement), each written here as one array literal: a statement's
+// parameters are a handful of strings, not one per value. The next statement's arrays are built
+// while PostgreSQL runs the one before.
 
 import type pg from 'pg';
 import type { Epoch } from '../../../sql/epoch.js';
 import { formatValue } from '../../../sql/functions.js';
+import type { DataType } from '../../../sql/types.js';
 import type { Row } from '../../../sql/value.js';
 import type { EpochChanges } from '../sink-changes.js';
 import type { SinkTarget } from '../sink-target.js';
@@ -30,6 +33,7 @@ export class PostgresSinkTarget implements SinkTarget {
   private client: pg.Client | undefined;
   private statements: { insert: string; delete: string | undefined } | undefined;
   private readonly keyInRow: readonly number[];
+  readonly upsertKey: readonly number[] | undefined;
 
   constructor(
     private readonly options: PostgresSinkOptions,
@@ -42,6 +46,7 @@ export class PostgresSinkTarget implements SinkTarget {
     keyPositions: readonly number[],
   ) {
     this.keyInRow = keyPositions;
+    this.upsertKey = options.type === 'upsert' ? keyPositions : undefined;
   }
 
   private async connection(): Promise<pg.Client> {
@@ -103,16 +108,17 @@ export class PostgresSinkTarget implements SinkTarget {
         return 0;
       }
       if (from !== undefined && stored !== from) throw new Error(`the progress of sink "${this.sinkName}" in PostgreSQL is ${stored ?? 'missing'}, expected ${from}: resuming from it`);
-      let rows = 0;
+      const batches: StatementRows[] = [];
       if (statements.delete === undefined) {
         const inserts: Row[] = [];
         for (const change of changes) for (const row of change.inserts) inserts.push(row);
-        rows += await this.run(client, statements.insert, inserts, this.positions);
+        batches.push({ statement: statements.insert, rows: inserts, positions: this.positions });
       } else {
-        const { upserts, deletes } = this.collapse(changes);
-        rows += await this.run(client, statements.delete, deletes, this.keyInRow);
-        rows += await this.run(client, statements.insert, upserts, this.positions);
+        // upsertKey: each key's last change, deletes and upserts of distinct keys.
+        for (const change of changes) if (change.deletes.length > 0) batches.push({ statement: statements.delete, rows: change.deletes, positions: this.keyInRow });
+        for (const change of changes) if (change.inserts.length > 0) batches.push({ statement: statements.insert, rows: change.inserts, positions: this.positions });
       }
+      const rows = await this.run(client, batches);
       await client.query(`INSERT INTO ${progress} (sink_name, epoch) VALUES ($1, $2) ON CONFLICT (sink_name) DO UPDATE SET epoch = EXCLUDED.epoch`, [this.sinkName, String(to)]);
       await client.query('COMMIT');
       return rows;
@@ -122,44 +128,24 @@ export class PostgresSinkTarget implements SinkTarget {
     }
   }
 
-  /** Per key the last change of the delivery: rows to upsert, keys to delete. */
-  private collapse(changes: readonly EpochChanges[]): { upserts: Row[]; deletes: Row[] } {
-    const last = new Map<string, { row: Row; deleted: boolean }>();
-    const key = (row: Row): string => {
-      let text = '';
-      for (const position of this.keyInRow) {
-        const value = row[position] ?? null;
-        text += value === null ? '\u0000N' : `\u0000V${formatValue(value, this.columns[this.positions.indexOf(position)]!.type)}`;
-      }
-      return text;
-    };
-    for (const change of changes) {
-      for (const row of change.deletes) last.set(key(row), { row, deleted: true });
-      for (const row of change.inserts) last.set(key(row), { row, deleted: false });
-    }
-    const upserts: Row[] = [];
-    const deletes: Row[] = [];
-    for (const { row, deleted } of last.values()) (deleted ? deletes : upserts).push(row);
-    return { upserts, deletes };
-  }
-
-  /** Runs `statement` over `rows` in chunks, one text array per column at `positions`. */
-  private async run(client: pg.Client, statement: string, rows: readonly Row[], positions: readonly number[]): Promise<number> {
+  /**
+   * Runs each statement over its rows in chunks of ROWS_PER_STATEMENT, one text array per column
+   * at its positions; a chunk's arrays are built while the chunk before runs. Returns the rows
+   * PostgreSQL reports written.
+   */
+  private async run(client: pg.Client, batches: readonly StatementRows[]): Promise<number> {
     let written = 0;
-    const types = positions.map((position) => this.columns[this.positions.indexOf(position)]!.type);
-    for (let first = 0; first < rows.length; first += ROWS_PER_STATEMENT) {
-      const end = Math.min(rows.length, first + ROWS_PER_STATEMENT);
-      const arrays: (string | null)[][] = positions.map(() => new Array<string | null>(end - first));
-      for (let index = first; index < end; index++) {
-        const row = rows[index]!;
-        for (let column = 0; column < positions.length; column++) {
-          const value = row[positions[column]!] ?? null;
-          arrays[column]![index - first] = value === null ? null : formatValue(value, types[column]!);
-        }
+    let running: Promise<pg.QueryResult> | undefined;
+    for (const { statement, rows, positions } of batches) {
+      const types = positions.map((position) => this.columns[this.positions.indexOf(position)]!.type);
+      for (let first = 0; first < rows.length; first += ROWS_PER_STATEMENT) {
+        const end = Math.min(rows.length, first + ROWS_PER_STATEMENT);
+        const arrays = positions.map((position, column) => arrayLiteral(rows, first, end, position, types[column]!));
+        if (running !== undefined) written += (await running).rowCount ?? 0;
+        running = client.query(statement, arrays);
       }
-      const result = await client.query(statement, arrays);
-      written += result.rowCount ?? 0;
     }
+    if (running !== undefined) written += (await running).rowCount ?? 0;
     return written;
   }
 
@@ -179,4 +165,32 @@ export class PostgresSinkTarget implements SinkTarget {
     await Promise.race([client.end().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, END_TIMEOUT_MS)))]);
     clearTimeout(timer);
   }
+}
+
+/** One statement of a delivery and the rows it runs over (their values at `positions`). */
+interface StatementRows {
+  readonly statement: string;
+  readonly rows: readonly Row[];
+  readonly positions: readonly number[];
+}
+
+const ESCAPED = /[\\"]/g;
+
+/**
+ * PostgreSQL's text of a one-dimensional text array of the values at `position` in rows [first,
+ * end): each element double-quoted (backslash and double quote escaped), NULL unquoted.
+ */
+function arrayLiteral(rows: readonly Row[], first: number, end: number, position: number, type: DataType): string {
+  let text = '{';
+  for (let index = first; index < end; index++) {
+    if (index > first) text += ',';
+    const value = rows[index]![position] ?? null;
+    if (value === null) {
+      text += 'NULL';
+      continue;
+    }
+    const formatted = formatValue(value, type);
+    text += formatted.indexOf('"') < 0 && formatted.indexOf('\\') < 0 ? `"${formatted}"` : `"${formatted.replace(ESCAPED, '\\$&')}"`;
+  }
+  return `${text}}`;
 }
