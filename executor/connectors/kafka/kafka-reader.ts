@@ -76,7 +76,8 @@ export class KafkaReader implements SourceReader {
       clientId: `oxbow-${name}`,
       brokers: [...options.brokers],
       logLevel: logLevel.NOTHING,
-      connectionTimeout: 3000,
+      connectionTimeout: options.connectTimeoutMs,
+      requestTimeout: options.requestTimeoutMs,
       retry: { retries: 3, initialRetryTime: 300, maxRetryTime: 3000 },
     });
   }
