@@ -44,18 +44,20 @@ function sinkOptions(table: string): string {
 function startWriter(from: number): { acked: number[]; stop(): Promise<void> } {
   const acked: number[] = [];
   let running = true;
+  // A failed INSERT ends the writer; stop() rethrows it (no unhandled rejection meanwhile).
   const loop = (async () => {
     for (let id = from; running; id++) {
       await client.query('insert into src values ($1, $2)', [id, id * 10]);
       acked.push(id);
       await sleep(20);
     }
-  })();
+  })().catch((error: unknown) => error);
   return {
     acked,
     async stop() {
       running = false;
-      await loop;
+      const failure = await loop;
+      if (failure !== undefined) throw failure;
     },
   };
 }
