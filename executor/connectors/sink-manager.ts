@@ -43,6 +43,7 @@ import type { Row } from '../../sql/value.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { ConnectorHost } from './connector-host.js';
 import { kafkaOptions, type KafkaOptions } from './kafka/kafka-options.js';
+import { kafkaSocketFactory } from './dns-lookup.js';
 import { changesBetween, type EpochChanges } from './sink-changes.js';
 import { JsonRowEncoder } from './json-row.js';
 import { AvroRowEncoder } from './avro/avro-encoder.js';
@@ -144,6 +145,7 @@ class RunningSink {
       logLevel: logLevel.NOTHING,
       connectionTimeout: this.options.connectTimeoutMs,
       requestTimeout: this.options.requestTimeoutMs,
+      socketFactory: kafkaSocketFactory(this.options.connectTimeoutMs),
       // The sink's own rounds retry with backoff: kafkajs gives up after a few short tries.
       retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 2000 },
     });
@@ -204,6 +206,14 @@ class RunningSink {
     let finished!: () => void;
     const done = new Promise<void>((resolve) => (finished = resolve));
     try {
+      // A batch of aborted messages and transaction markers only (the tail after a transaction a
+      // failed round left, aborted by the next producer) never reaches eachBatch: its end is
+      // known from the batch events.
+      consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+        if (payload.topic !== this.options.topic || payload.lastOffset === null) return;
+        if (BigInt(payload.lastOffset) >= BigInt(payload.highWatermark) - 2n) pending.delete(payload.partition);
+        if (pending.size === 0) finished();
+      });
       await consumer.connect();
       await consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
       await consumer.run({

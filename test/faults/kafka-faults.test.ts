@@ -117,7 +117,21 @@ describe('Kafka broker faults', () => {
     await eventually('the first messages read', 60_000, async () => ((await count('select count(*) as n from src_in')) === produced ? true : undefined));
 
     const sinkErrors = async (): Promise<string[]> => (await client.query<{ error: string }>("select error from oxbow_catalog.sink_errors where sink_name = 't_out' order by error_at")).rows.map((row) => row.error);
-    const delivered = async (): Promise<number> => count("select coalesce(sum(rows_delivered), 0) as n from oxbow_catalog.sink_status where sink_name = 't_out'");
+    // Rounds delivered and the current trouble. A round delivers everything committed when it
+    // starts; rows_delivered is no measure (a commit whose answer was lost is found in the topic
+    // by the next round, not counted again).
+    const sinkState = async (): Promise<{ deliveries: number; trouble: string | null }> => {
+      const row = (await client.query<{ deliveries: string; trouble: string | null }>("select deliveries, trouble from oxbow_catalog.sink_status where sink_name = 't_out'")).rows[0];
+      return { deliveries: Number(row?.deliveries ?? 0), trouble: row === undefined ? 'no status yet' : row.trouble };
+    };
+    /** Waits for two successful rounds after now: the second started after it. */
+    const twoRoundsFromNow = async (what: string): Promise<void> => {
+      const from = (await sinkState()).deliveries;
+      await eventually(what, 60_000, async () => {
+        const state = await sinkState();
+        return state.trouble === null && state.deliveries >= from + 2 ? true : undefined;
+      });
+    };
     const faults: { name: string; inject(): void; clear(): void; probeCreate: boolean }[] = [
       { name: 'hang', inject: () => proxy.hang(), clear: () => proxy.resume(), probeCreate: true },
       { name: 'reset', inject: () => proxy.reset(1000), clear: () => proxy.resume(), probeCreate: false },
@@ -126,11 +140,7 @@ describe('Kafka broker faults', () => {
     ];
     for (const fault of faults) {
       // Steady first: the sink delivering without trouble, so the next error row is the fault's.
-      await eventually(`the sink steady before the ${fault.name}`, 60_000, async () => {
-        const status = await client.query<{ trouble: string | null; n: string }>("select trouble, rows_delivered as n from oxbow_catalog.sink_status where sink_name = 't_out'");
-        const row = status.rows[0];
-        return row !== undefined && row.trouble === null && Number(row.n) >= writer.acked.length - 50 ? true : undefined;
-      });
+      await twoRoundsFromNow(`the sink steady before the ${fault.name}`);
       const before = (await sinkErrors()).length;
       fault.inject();
       if (fault.probeCreate) {
@@ -151,10 +161,9 @@ describe('Kafka broker faults', () => {
       expect(errors.join('\n')).toMatch(/transaction\.timeout\.ms|timed out|timeout|Connection|ECONNRESET|closed|not available|could not read the end|coordinator/i);
       expectAlive(oxbow);
 
-      const ackedAtClear = writer.acked.length;
       const cleared = Date.now();
       fault.clear();
-      await eventually(`the sink caught up after the ${fault.name}`, 60_000, async () => ((await delivered()) >= ackedAtClear ? true : undefined));
+      await twoRoundsFromNow(`the sink delivering again after the ${fault.name}`);
       report(`kafka_sink_${fault.name}_recovery`, Date.now() - cleared, 'ms');
       await produce(100);
       await eventually(`the source caught up after the ${fault.name}`, 60_000, async () => ((await count('select count(*) as n from src_in')) === produced ? true : undefined));
@@ -162,8 +171,6 @@ describe('Kafka broker faults', () => {
     }
     await writer.stop();
     const acked = writer.acked;
-    await eventually('every acknowledged row delivered', 60_000, async () => ((await delivered()) >= acked.length ? true : undefined));
-
     const keys = await committedKeys(acked.length);
     const byKey = new Map<string, number>();
     for (const key of keys) byKey.set(key, (byKey.get(key) ?? 0) + 1);

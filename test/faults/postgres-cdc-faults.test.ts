@@ -42,7 +42,8 @@ afterAll(async () => {
 });
 
 function cdcOptions(table: string): string {
-  return `WITH (connector = 'postgres-cdc', hostname = '127.0.0.1', port = '${proxy.port}', username = 'cdc', password = '${CDC_PASSWORD}',
+  // localhost: the name lookup is part of each connection (and of its connect deadline).
+  return `WITH (connector = 'postgres-cdc', hostname = 'localhost', port = '${proxy.port}', username = 'cdc', password = '${CDC_PASSWORD}',
     database.name = 'shop', schema.name = 'public', table.name = '${table}', connect.timeout.ms = '1000', query.timeout.ms = '1500', keepalive.timeout.ms = '2000')`;
 }
 

@@ -37,7 +37,8 @@ afterAll(async () => {
 });
 
 function sinkOptions(table: string): string {
-  return `connector = 'postgres', hostname = '127.0.0.1', port = '${proxy.port}', user = 'postgres', database = 'postgres', table = '${table}', connect_timeout_ms = '1000', query_timeout_ms = '1500'`;
+  // localhost: the name lookup is part of each connection (and of its connect deadline).
+  return `connector = 'postgres', hostname = 'localhost', port = '${proxy.port}', user = 'postgres', database = 'postgres', table = '${table}', connect_timeout_ms = '1000', query_timeout_ms = '1500'`;
 }
 
 /** Inserts one row at a time until stopped; `acked` holds the ids whose INSERT returned. */

@@ -135,18 +135,22 @@ export class FaultProxy {
     readonly target: { readonly host: string; readonly port: number },
   ) {}
 
-  /** Listens on 127.0.0.1:`listenPort` (0: a free port) and forwards to host:port. */
+  /** Listens on the loopback's `listenPort` (0: a free port; :: and 127.0.0.1 where there is IPv6) and forwards to host:port. */
   static async start(targetPort: number, options: { readonly targetHost?: string; readonly listenPort?: number } = {}): Promise<FaultProxy> {
     const target = { host: options.targetHost ?? '127.0.0.1', port: targetPort };
     let proxy: FaultProxy | undefined;
     const server = createServer({ noDelay: true }, (client) => proxy!.accept(client));
-    const port = await new Promise<number>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.listenPort ?? 0, '127.0.0.1', () => {
-        const address = server.address();
-        resolve(typeof address === 'object' && address !== null ? address.port : 0);
+    const listen = (host: string): Promise<number> =>
+      new Promise<number>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen({ port: options.listenPort ?? 0, host, ipv6Only: false }, () => {
+          server.removeListener('error', reject);
+          const address = server.address();
+          resolve(typeof address === 'object' && address !== null ? address.port : 0);
+        });
       });
-    });
+    // Both loopbacks where the machine has IPv6 (a client given "localhost" may pick ::1), else 127.0.0.1.
+    const port = await listen('::').catch(() => listen('127.0.0.1'));
     proxy = new FaultProxy(server, port, target);
     return proxy;
   }

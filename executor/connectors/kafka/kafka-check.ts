@@ -9,6 +9,7 @@ import kafkajs from 'kafkajs';
 import { SqlError, SqlState } from '../../../sql/errors.js';
 import type { ConnectorSpec } from '../../../sql/parser/ast.js';
 import { kafkaOptions, type KafkaOptions } from './kafka-options.js';
+import { kafkaSocketFactory } from '../dns-lookup.js';
 
 const { Kafka, logLevel } = kafkajs;
 
@@ -39,6 +40,7 @@ export async function checkKafkaTopic(options: KafkaOptions, deadlineMs = Math.m
     brokers: [...options.brokers],
     logLevel: logLevel.NOTHING,
     connectionTimeout: Math.min(options.connectTimeoutMs, deadlineMs),
+    socketFactory: kafkaSocketFactory(Math.min(options.connectTimeoutMs, deadlineMs)),
     requestTimeout: deadlineMs,
     retry: { retries: 0 },
   });

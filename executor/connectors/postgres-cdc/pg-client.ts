@@ -10,6 +10,7 @@
 
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { connect as netConnect, type Socket } from 'node:net';
+import { lookupWithin } from '../dns-lookup.js';
 
 export interface PgConnectOptions {
   readonly host: string;
@@ -71,7 +72,7 @@ export class PgClient {
   }
 
   static async connect(options: PgConnectOptions): Promise<PgClient> {
-    const socket = netConnect({ host: options.host, port: options.port });
+    const socket = netConnect({ host: options.host, port: options.port, lookup: lookupWithin(options.connectTimeoutMs) });
     socket.setNoDelay(true);
     const client = new PgClient(socket);
     client.queryTimeoutMs = options.queryTimeoutMs ?? 0;
