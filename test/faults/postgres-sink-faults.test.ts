@@ -11,6 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FaultProxy } from '../support/fault-proxy.js';
 import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import { httpGet, metricsPortOf } from '../support/metrics-http.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 import { eventually, expectAlive, expectViewEqualsQuery, report, signalTree, sleep } from './support.js';
 
@@ -23,7 +24,7 @@ beforeAll(async () => {
   postgres = await startPostgres();
   await postgres.query('create table acked_log (id int not null, v bigint)');
   proxy = await FaultProxy.start(postgres.port);
-  oxbow = await startOxbow({ args: ['--barrier-interval-ms', '100'] });
+  oxbow = await startOxbow({ args: ['--barrier-interval-ms', '100', '--metrics-port', '0'] });
   client = new pg.Client({ connectionString: oxbow.url });
   await client.connect();
 });
@@ -113,6 +114,10 @@ describe('PostgreSQL sink target faults', () => {
       expect(errors.map((row) => row.error).join('\n')).toMatch(fault.error);
       const status = await client.query<{ trouble: string | null }>("select trouble from oxbow_catalog.sink_status where sink_name = 's_pg'");
       expect(status.rows[0]?.trouble ?? '(none)').not.toBe('(none)');
+      // The same on /metrics: the sink is retrying.
+      const metrics = (await httpGet(metricsPortOf(oxbow), '/metrics')).body;
+      expect(metrics).toMatch(/^oxbow_sink_trouble\{sink="public\.s_pg",connector="postgres"\} 1$/m);
+      expect(Number(/^oxbow_sink_errors_total\{sink="public\.s_pg",connector="postgres"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(before);
       await sleep(1000);
       expectAlive(oxbow);
 
