@@ -36,9 +36,10 @@ const KAFKA_KEEP_ALIVE_MS = 60_000;
 /** kafkajs' socketFactory with the lookup deadline (otherwise as kafkajs' own: keep-alive, TLS when asked). */
 export function kafkaSocketFactory(timeoutMs: number) {
   const lookup = lookupWithin(timeoutMs);
-  return ({ host, port, ssl, onConnect }: { host: string; port: number; ssl: ConnectionOptions | boolean | undefined; onConnect: () => void }): Socket => {
+  return ({ host, port, ssl, onConnect }: { host: string; port: number; ssl: ConnectionOptions | boolean | null | undefined; onConnect: () => void }): Socket => {
+    // kafkajs passes ssl = null for a plaintext connection: TLS only when it is set.
     const socket =
-      ssl !== undefined && ssl !== false
+      ssl !== null && ssl !== undefined && ssl !== false
         ? tlsConnect({ host, port, lookup, servername: host, ...(typeof ssl === 'object' ? ssl : {}) }, onConnect)
         : netConnect({ host, port, lookup }, onConnect);
     socket.setKeepAlive(true, KAFKA_KEEP_ALIVE_MS);

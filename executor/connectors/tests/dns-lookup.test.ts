@@ -4,7 +4,7 @@
 
 import { createServer, connect, type LookupFunction } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { lookupWithin } from '../dns-lookup.js';
+import { kafkaSocketFactory, lookupWithin } from '../dns-lookup.js';
 
 describe('lookupWithin', () => {
   it('fails a lookup that never answers at the deadline', async () => {
@@ -36,6 +36,25 @@ describe('lookupWithin', () => {
         socket.on('error', reject);
       });
       expect(text).toBe('hi');
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('kafkaSocketFactory', () => {
+  it('connects in plaintext when kafkajs passes ssl = null', async () => {
+    const server = createServer((socket) => socket.end('plain'));
+    const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+    try {
+      const text = await new Promise<string>((resolve, reject) => {
+        let data = '';
+        const socket = kafkaSocketFactory(2000)({ host: 'localhost', port, ssl: null, onConnect: () => undefined });
+        socket.on('data', (chunk: Buffer) => (data += chunk.toString()));
+        socket.on('end', () => resolve(data));
+        socket.on('error', reject);
+      });
+      expect(text).toBe('plain');
     } finally {
       server.close();
     }
