@@ -171,12 +171,12 @@ class RunningSink {
     sinkStatusOf(this.core.sourceStatus).failed(this.sink.id, 'kafka', error instanceof Error ? error.message : String(error), this.failures);
   }
 
-  /** Runs `step` within the transaction deadline; past it, rejects naming the option. */
-  private withinTransactionDeadline<T>(step: Promise<T>): Promise<T> {
+  /** Runs `step` within the transaction deadline; past it, rejects naming what did not happen and the option. */
+  private withinTransactionDeadline<T>(step: Promise<T>, what = 'commit'): Promise<T> {
     const ms = this.options.transactionTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`Kafka transaction to topic "${this.options.topic}" did not commit within ${ms} ms (transaction.timeout.ms)`)), ms);
+      timer = setTimeout(() => reject(new Error(`Kafka transaction to topic "${this.options.topic}" did not ${what} within ${ms} ms (transaction.timeout.ms)`)), ms);
     });
     step.catch(() => undefined);
     return Promise.race([step, deadline]).finally(() => clearTimeout(timer));
@@ -252,8 +252,9 @@ class RunningSink {
       allowAutoTopicCreation: true,
       transactionTimeout: this.options.transactionTimeoutMs,
     });
-    // Fenced by a later producer of the same transactional id: stop using it.
-    await this.withinTransactionDeadline(producer.connect()).catch((error: unknown) => {
+    // Connecting runs InitProducerId, which waits for the transaction an earlier producer left to
+    // be settled: within the same deadline. A producer that did not connect is dropped.
+    await this.withinTransactionDeadline(producer.connect(), 'start (producer connect)').catch((error: unknown) => {
       void producer.disconnect().catch(() => undefined);
       throw error;
     });
@@ -297,7 +298,7 @@ class RunningSink {
     if (messages.length > 0) {
       const producer = await this.connect();
       for (let first = 0; first < messages.length; first += MESSAGES_PER_TRANSACTION) {
-        const transaction = await this.withinTransactionDeadline(producer.transaction());
+        const transaction = await this.withinTransactionDeadline(producer.transaction(), 'begin');
         try {
           await this.withinTransactionDeadline(
             (async () => {
