@@ -81,6 +81,12 @@ describe('postgres-cdc upstream faults', () => {
   it('survives a hang, resets, latency and SIGSTOP; the table equals upstream after each', { timeout: 170_000 }, async () => {
     await client.query(`create table events (id int primary key, v bigint not null) ${cdcOptions('events')}`);
     await client.query('create materialized view buckets as select id % 7 as b, count(*) as n, sum(v) as s from events group by id % 7');
+    // An idle stream outlives its deadlines: asked for a keepalive at half of keepalive.timeout.ms,
+    // and query.timeout.ms is no deadline on the stream. No trouble, no reconnection.
+    await shop.query('insert into events values (-1, 0)');
+    await eventually('the first row in oxbow', 30_000, async () => ((await oxbowCount()) === 1 ? true : undefined));
+    await sleep(5000);
+    expect(await troubleRows()).toEqual([]);
     const writer = startWriter();
     await eventually('the first rows in oxbow', 30_000, async () => ((await oxbowCount()) > 0 ? true : undefined));
 

@@ -56,6 +56,8 @@ export class PgClient {
   /** The running query's deadline timer, reset by every message; not counted while paused. */
   private watchdog: NodeJS.Timeout | undefined;
   private paused = false;
+  /** A query (an exchange) waits for the server: the watchdog runs only then, never on the replication stream. */
+  private querying = false;
   private queryTimeoutMs = 0;
   private address = '';
 
@@ -136,8 +138,10 @@ export class PgClient {
       const finish = (): void => {
         this.handler = undefined;
         this.failWaiter = undefined;
+        this.querying = false;
         this.stopWatchdog();
       };
+      this.querying = true;
       this.armWatchdog();
       this.failWaiter = (error) => {
         finish();
@@ -163,7 +167,7 @@ export class PgClient {
 
   /** (Re)starts the query deadline: `queryTimeoutMs` from now. */
   private armWatchdog(): void {
-    if (this.queryTimeoutMs <= 0 || this.closed) return;
+    if (this.queryTimeoutMs <= 0 || this.closed || !this.querying) return;
     if (this.watchdog !== undefined) this.watchdog.refresh();
     else {
       this.watchdog = setTimeout(() => {
@@ -280,9 +284,8 @@ export class PgClient {
     return this.exchange<void>((type, body, done, fail) => {
       if (type === 0x45) return fail(errorOf(body));
       if (type !== 0x57) return;
-      done();
       // The stream's liveness is the reader's (keepalives), not a query deadline.
-      this.stopWatchdog();
+      done();
       this.failWaiter = (error) => onEnd(error);
       this.handler = (kind, payload) => {
         if (kind === 0x64) onData(payload);
@@ -310,7 +313,7 @@ export class PgClient {
       this.socket.resume();
       // The time paused (oxbow applying what arrived) is not the server's silence.
       this.lastReceivedAt = Date.now();
-      if (this.handler !== undefined) this.armWatchdog();
+      this.armWatchdog();
     }
   }
 
