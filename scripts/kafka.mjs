@@ -6,6 +6,8 @@
 //   npm run kafka -- --stop [--port 9092]    stop it
 //   npm run kafka -- --keep-data [--port N]  start on the port's existing data folder (a restart:
 //                                            topics and messages kept) instead of a fresh one
+//   npm run kafka -- --advertised-port M     tell clients to reconnect to 127.0.0.1:M instead of the
+//                                            broker's port (a proxy in front of it, for fault tests)
 //
 // The broker comes from Maven Central: `mvn dependency:copy-dependencies` resolves
 // org.apache.kafka:kafka_2.13 and its runtime dependencies into .cache/kafka/<version>/lib
@@ -29,7 +31,7 @@ function fail(message) {
 }
 
 function parseArgs(argv) {
-  const options = { port: 9092, stop: false, keepData: false, timeoutMs: 60_000 };
+  const options = { port: 9092, stop: false, keepData: false, timeoutMs: 60_000, advertisedPort: undefined };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--stop') options.stop = true;
@@ -37,12 +39,14 @@ function parseArgs(argv) {
     else if (arg === '--port') options.port = Number(argv[++i]);
     else if (arg.startsWith('--port=')) options.port = Number(arg.slice(7));
     else if (arg === '--timeout-ms') options.timeoutMs = Number(argv[++i]);
+    else if (arg === '--advertised-port') options.advertisedPort = Number(argv[++i]);
     else if (arg === '--help' || arg === '-h') {
-      console.log('usage: npm run kafka -- [--port N] [--stop] [--keep-data] [--timeout-ms N]');
+      console.log('usage: npm run kafka -- [--port N] [--stop] [--keep-data] [--timeout-ms N] [--advertised-port M]');
       process.exit(0);
     } else fail(`unknown argument ${arg} (try --help)`);
   }
   if (!Number.isInteger(options.port) || options.port <= 0 || options.port > 65534) fail('--port must be an integer in 1..65534');
+  if (options.advertisedPort !== undefined && (!Number.isInteger(options.advertisedPort) || options.advertisedPort <= 0 || options.advertisedPort > 65535)) fail('--advertised-port must be an integer in 1..65535');
   return options;
 }
 
@@ -123,7 +127,7 @@ function answers(port) {
 }
 
 /** A fresh data folder for the port: its configuration and formatted storage. */
-function formatStorage(dir, port, controllerPort, config, classpath) {
+function formatStorage(dir, port, controllerPort, config, classpath, advertisedPort) {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   writeFileSync(
@@ -133,7 +137,7 @@ function formatStorage(dir, port, controllerPort, config, classpath) {
       'node.id=1',
       `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
       `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
-      `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
+      `advertised.listeners=PLAINTEXT://127.0.0.1:${advertisedPort ?? port}`,
       'controller.listener.names=CONTROLLER',
       'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
       'inter.broker.listener.name=PLAINTEXT',
@@ -164,7 +168,7 @@ function formatStorage(dir, port, controllerPort, config, classpath) {
   if (format.status !== 0) fail(`formatting storage failed:\n${format.stdout}${format.stderr}`);
 }
 
-async function start({ port, timeoutMs, keepData }) {
+async function start({ port, timeoutMs, keepData, advertisedPort }) {
   if (readPid(port) !== undefined && (await answers(port))) {
     console.log(`kafka ready: 127.0.0.1:${port}`);
     return;
@@ -175,7 +179,7 @@ async function start({ port, timeoutMs, keepData }) {
   const config = join(dir, 'server.properties');
   const classpath = join(libDir, '*');
   // --keep-data: the storage formatted by an earlier start of this port is used as it is.
-  if (!keepData || !existsSync(join(dir, 'logs', 'meta.properties'))) formatStorage(dir, port, controllerPort, config, classpath);
+  if (!keepData || !existsSync(join(dir, 'logs', 'meta.properties'))) formatStorage(dir, port, controllerPort, config, classpath, advertisedPort);
   const log = openSync(join(dir, 'kafka.log'), 'a');
   const child = spawn('java', ['-Xmx512m', '-XX:+UseG1GC', '-cp', classpath, 'kafka.Kafka', config], {
     detached: true,

@@ -26,6 +26,14 @@
 // a server down for longer than the retention loses nothing when its first commit moves the
 // window. A sink that still finds its progress below the window sends the relation's contents
 // again and says so in source_errors: no silent gap, no endless failure.
+//
+// Deadlines: every broker connection and request has the sink's `connect.timeout.ms` and
+// `request.timeout.ms` (kafka-options.ts), and a delivery's transaction, first send to commit,
+// `transaction.timeout.ms`. A round that fails or passes its deadline is a row in
+// oxbow_catalog.sink_errors and is retried with backoff (200 ms doubling to 10 s) by a new
+// producer: its InitProducerId fences the old one and settles the transaction the old one left
+// (committed or aborted by the broker), and the topic's tail is read again, so a commit whose answer
+// was lost is not sent twice.
 
 import kafkajs from 'kafkajs';
 import type { Producer } from 'kafkajs';
@@ -35,6 +43,7 @@ import type { Row } from '../../sql/value.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { ConnectorHost } from './connector-host.js';
 import { kafkaOptions, type KafkaOptions } from './kafka/kafka-options.js';
+import { kafkaSocketFactory } from './dns-lookup.js';
 import { changesBetween, type EpochChanges } from './sink-changes.js';
 import { JsonRowEncoder } from './json-row.js';
 import { AvroRowEncoder } from './avro/avro-encoder.js';
@@ -52,6 +61,8 @@ const TAIL_OFFSETS = 1000n;
 const TAIL_READ_TIMEOUT_MS = 20_000;
 /** How far the wall clock may step back without an idle sink's progress passing a later commit. */
 const CLOCK_SLACK_MS = 1000;
+const FIRST_RETRY_MS = 200;
+const LAST_RETRY_MS = 10_000;
 
 interface SinkMessage {
   key: string | null;
@@ -88,6 +99,9 @@ class RunningSink {
   private reconciled = false;
   busy = false;
   stopped = false;
+  /** Failed rounds in a row, and when the next may start (backoff). */
+  private failures = 0;
+  private retryAt = 0;
 
   constructor(
     readonly sink: RelationDef,
@@ -125,7 +139,47 @@ class RunningSink {
   }
 
   private kafka() {
-    return new Kafka({ clientId: `oxbow-sink-${this.sink.name}`, brokers: [...this.options.brokers], logLevel: logLevel.NOTHING, connectionTimeout: 3000 });
+    return new Kafka({
+      clientId: `oxbow-sink-${this.sink.name}`,
+      brokers: [...this.options.brokers],
+      logLevel: logLevel.NOTHING,
+      connectionTimeout: this.options.connectTimeoutMs,
+      requestTimeout: this.options.requestTimeoutMs,
+      socketFactory: kafkaSocketFactory(this.options.connectTimeoutMs),
+      // The sink's own rounds retry with backoff: kafkajs gives up after a few short tries.
+      retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 2000 },
+    });
+  }
+
+  /** Whether the backoff after a failed round has passed. */
+  ready(now: number): boolean {
+    return now >= this.retryAt;
+  }
+
+  /**
+   * A failed round: a sink_errors row with its attempt number, a backoff, and a fresh start: the
+   * producer is dropped (a new one fences it) and the topic's tail is read again before sending.
+   */
+  failed(error: unknown): void {
+    this.failures++;
+    this.retryAt = Date.now() + Math.min(LAST_RETRY_MS, FIRST_RETRY_MS * 2 ** (this.failures - 1));
+    this.reconciled = false;
+    const producer = this.producer;
+    this.producer = undefined;
+    // A hung broker may never answer the disconnect: do not wait for it.
+    void producer?.disconnect().catch(() => undefined);
+    sinkStatusOf(this.core.sourceStatus).failed(this.sink.id, 'kafka', error instanceof Error ? error.message : String(error), this.failures);
+  }
+
+  /** Runs `step` within the transaction deadline; past it, rejects naming what did not happen and the option. */
+  private withinTransactionDeadline<T>(step: Promise<T>, what = 'commit'): Promise<T> {
+    const ms = this.options.transactionTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`Kafka transaction to topic "${this.options.topic}" did not ${what} within ${ms} ms (transaction.timeout.ms)`)), ms);
+    });
+    step.catch(() => undefined);
+    return Promise.race([step, deadline]).finally(() => clearTimeout(timer));
   }
 
   /**
@@ -152,6 +206,14 @@ class RunningSink {
     let finished!: () => void;
     const done = new Promise<void>((resolve) => (finished = resolve));
     try {
+      // A batch of aborted messages and transaction markers only (the tail after a transaction a
+      // failed round left, aborted by the next producer) never reaches eachBatch: its end is
+      // known from the batch events.
+      consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+        if (payload.topic !== this.options.topic || payload.lastOffset === null) return;
+        if (BigInt(payload.lastOffset) >= BigInt(payload.highWatermark) - 2n) pending.delete(payload.partition);
+        if (pending.size === 0) finished();
+      });
       await consumer.connect();
       await consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
       await consumer.run({
@@ -183,8 +245,19 @@ class RunningSink {
   private async connect(): Promise<Producer> {
     if (this.producer !== undefined) return this.producer;
     const kafka = this.kafka();
-    const producer = kafka.producer({ transactionalId: `oxbow-sink-${this.sink.id}`, idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: true });
-    await producer.connect();
+    const producer = kafka.producer({
+      transactionalId: `oxbow-sink-${this.sink.id}`,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: true,
+      transactionTimeout: this.options.transactionTimeoutMs,
+    });
+    // Connecting runs InitProducerId, which waits for the transaction an earlier producer left to
+    // be settled: within the same deadline. A producer that did not connect is dropped.
+    await this.withinTransactionDeadline(producer.connect(), 'start (producer connect)').catch((error: unknown) => {
+      void producer.disconnect().catch(() => undefined);
+      throw error;
+    });
     this.producer = producer;
     return producer;
   }
@@ -192,6 +265,9 @@ class RunningSink {
   /** One delivery round: everything committed since the last one. */
   async deliver(): Promise<void> {
     if (!this.reconciled) {
+      // The producer first: its InitProducerId settles any transaction an earlier producer of this
+      // sink left open, so the tail read next holds every delivery that committed.
+      await this.connect();
       const written = await this.lastWrittenEpoch();
       if (written !== undefined && (this.delivered === undefined || written > this.delivered)) this.delivered = written;
       this.reconciled = true;
@@ -222,14 +298,20 @@ class RunningSink {
     if (messages.length > 0) {
       const producer = await this.connect();
       for (let first = 0; first < messages.length; first += MESSAGES_PER_TRANSACTION) {
-        const transaction = await producer.transaction();
+        const transaction = await this.withinTransactionDeadline(producer.transaction(), 'begin');
         try {
-          await transaction.send({ topic: this.options.topic, messages: messages.slice(first, first + MESSAGES_PER_TRANSACTION) });
-          await transaction.commit();
+          await this.withinTransactionDeadline(
+            (async () => {
+              await transaction.send({ topic: this.options.topic, messages: messages.slice(first, first + MESSAGES_PER_TRANSACTION) });
+              await transaction.commit();
+            })(),
+          );
           // Fault injection for the test of the crash window between the two commits.
           this.core.settings.faults?.afterSinkCommit?.();
         } catch (error) {
-          await transaction.abort().catch(() => undefined);
+          // Not awaited: past the deadline the broker may not answer. The next round's producer
+          // fences this one and the broker settles the transaction.
+          void transaction.abort().catch(() => undefined);
           throw error;
         }
       }
@@ -237,6 +319,7 @@ class RunningSink {
     if (this.stopped) return;
     this.held = undefined;
     this.delivered = to;
+    this.failures = 0;
     sinkStatusOf(this.core.sourceStatus).delivered(this.sink.id, 'kafka', messages.length, to);
     if (messages.length > 0 || this.persisted === undefined) await this.persist(to);
     else await this.persistIfStale();
@@ -387,15 +470,14 @@ export class SinkManager {
         continue;
       }
       if (sink === undefined || sink.busy) continue;
-      if (sink instanceof TargetSink && !sink.ready(Date.now())) continue;
+      if (!sink.ready(Date.now())) continue;
       sink.busy = true;
       const running = sink;
       running
         .deliver()
         .then(() => this.core.sourceStatus.recovered(relation.id))
         .catch((error: unknown) => {
-          if (running instanceof TargetSink) running.failed(error);
-          else sinkStatusOf(this.core.sourceStatus).failed(relation.id, 'kafka', error instanceof Error ? error.message : String(error), 0);
+          running.failed(error);
           this.trouble(relation, error);
         })
         .finally(() => (running.busy = false));
@@ -412,6 +494,7 @@ export class SinkManager {
       const target = sinkTargetOf(relation, from);
       sink = target === undefined ? new RunningSink(relation, from, this.core) : new TargetSink(relation, from, this.core, target);
       this.running.set(relation.id, sink);
+      this.core.sourceStatus.named(relation.id, `${relation.schema}.${relation.name}`);
     }
     return sink;
   }

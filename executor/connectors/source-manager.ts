@@ -486,9 +486,12 @@ export class SourceManager {
   }
 
   private failed(sources: RunningSource[], error: unknown): void {
-    process.stderr.write(`oxbow: committing source data failed, restarting the sources: ${error instanceof Error ? error.message : String(error)}\n`);
+    const message = `committing source data failed (a full disk, a write error): ${error instanceof Error ? error.message : String(error)}; restarting from the committed offsets`;
+    process.stderr.write(`oxbow: ${message}\n`);
     for (const source of sources) {
       if (this.running.get(source.relation.id) !== source) continue;
+      // A row of oxbow_catalog.source_errors while it lasts (cleared when the source reads again).
+      this.status.troubled(source.relation.id, message);
       this.running.delete(source.relation.id);
       void source.stop();
     }

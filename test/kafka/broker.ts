@@ -5,6 +5,8 @@
 // back what sinks wrote.
 
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
@@ -42,6 +44,8 @@ export async function freePortPair(): Promise<number> {
 
 export interface Broker {
   readonly port: number;
+  /** The broker's process id (from the script's pid file). */
+  readonly pid: number;
   /** host:port for properties.bootstrap.server */
   readonly bootstrap: string;
   readonly admin: Admin;
@@ -68,9 +72,16 @@ function runScript(port: number, extra: readonly string[]): void {
   }
 }
 
-export async function startBroker(): Promise<Broker> {
-  const port = await freePortPair();
-  runScript(port, []);
+export interface BrokerOptions {
+  /** The broker's port (a free pair when absent). */
+  readonly port?: number;
+  /** The port the broker advertises (clients reconnect there): a fault proxy's in front of it. */
+  readonly advertisedPort?: number;
+}
+
+export async function startBroker(options: BrokerOptions = {}): Promise<Broker> {
+  const port = options.port ?? (await freePortPair());
+  runScript(port, options.advertisedPort === undefined ? [] : ['--advertised-port', String(options.advertisedPort)]);
   const bootstrap = `127.0.0.1:${port}`;
   const kafka = new Kafka({ clientId: 'oxbow-test', brokers: [bootstrap], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
@@ -83,6 +94,9 @@ export async function startBroker(): Promise<Broker> {
   await producer.connect();
   return {
     port,
+    get pid() {
+      return brokerPid(port);
+    },
     bootstrap,
     admin,
     producer,
@@ -152,6 +166,12 @@ export async function startBroker(): Promise<Broker> {
       spawnSync(process.execPath, [SCRIPT, '--stop', '--port', String(port)], { encoding: 'utf8' });
     },
   };
+}
+
+/** The process id scripts/kafka.mjs wrote for the broker on `port`. */
+function brokerPid(port: number): number {
+  const cache = process.env['OXBOW_KAFKA_CACHE'] ?? fileURLToPath(new URL('../../.cache/kafka', import.meta.url));
+  return Number(readFileSync(join(cache, `run-${port}`, 'kafka.pid'), 'utf8'));
 }
 
 /** Polls `probe` until it returns a value that is not undefined; fails with the last state after `timeoutMs`. */

@@ -44,6 +44,8 @@ export type QueryOutcome = ({ ok: true } & QueryResult) | ({ ok: false } & Query
 
 export interface PostgresServer {
   readonly port: number;
+  /** The postmaster's process id (its backends are its children). */
+  readonly pid: number;
   /** postgres://postgres@127.0.0.1:PORT/postgres */
   readonly url: string;
   /** Runs one statement (with optional $n parameters, sent as text) on a shared connection; throws pg's error on failure. */
@@ -229,6 +231,9 @@ function makeServer(parts: { port: number; url: string; client: pg.Client; child
   };
   return {
     port,
+    get pid() {
+      return child.pid ?? 0;
+    },
     url,
     query,
     async tryQuery(sql, params) {

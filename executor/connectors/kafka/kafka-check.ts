@@ -2,12 +2,14 @@
 // creates anything: a broker that does not answer within the deadline, or a topic it does not
 // have, is a clear error at CREATE time rather than a source that silently reads nothing.
 // `validate = 'false'` in WITH (...) skips the check (a topic created later, a broker started
-// later).
+// later). The check connects within the source's `connect.timeout.ms` and gives up after
+// KAFKA_CHECK_DEADLINE_MS or its `request.timeout.ms`, whichever is shorter.
 
 import kafkajs from 'kafkajs';
 import { SqlError, SqlState } from '../../../sql/errors.js';
 import type { ConnectorSpec } from '../../../sql/parser/ast.js';
 import { kafkaOptions, type KafkaOptions } from './kafka-options.js';
+import { kafkaSocketFactory } from '../dns-lookup.js';
 
 const { Kafka, logLevel } = kafkajs;
 
@@ -31,13 +33,14 @@ export function kafkaValidationWanted(options: Readonly<Record<string, string>>)
 }
 
 /** Connects to the brokers and checks the topic exists; throws a SqlError naming what failed. */
-export async function checkKafkaTopic(options: KafkaOptions, deadlineMs = KAFKA_CHECK_DEADLINE_MS): Promise<void> {
+export async function checkKafkaTopic(options: KafkaOptions, deadlineMs = Math.min(KAFKA_CHECK_DEADLINE_MS, options.requestTimeoutMs)): Promise<void> {
   const brokers = options.brokers.join(',');
   const kafka = new Kafka({
     clientId: 'oxbow-create-check',
     brokers: [...options.brokers],
     logLevel: logLevel.NOTHING,
-    connectionTimeout: Math.min(3_000, deadlineMs),
+    connectionTimeout: Math.min(options.connectTimeoutMs, deadlineMs),
+    socketFactory: kafkaSocketFactory(Math.min(options.connectTimeoutMs, deadlineMs)),
     requestTimeout: deadlineMs,
     retry: { retries: 0 },
   });
@@ -45,7 +48,7 @@ export async function checkKafkaTopic(options: KafkaOptions, deadlineMs = KAFKA_
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      reject(new SqlError(SqlState.connectionFailure, `Kafka broker ${brokers} did not answer within ${deadlineMs / 1000} s`, { hint: `Check properties.bootstrap.server. ${SKIP_HINT}` }));
+      reject(new SqlError(SqlState.connectionFailure, `Kafka broker ${brokers} did not answer within ${deadlineMs} ms`, { hint: `Check properties.bootstrap.server. ${SKIP_HINT}` }));
     }, deadlineMs);
   });
   try {

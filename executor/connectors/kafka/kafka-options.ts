@@ -1,6 +1,13 @@
 // The WITH options of a Kafka source or sink, checked at CREATE time so a typo is a clear 22023
 // error then, not a silent misbehaviour later. Keys are RisingWave's (`topic`,
 // `properties.bootstrap.server`, `scan.startup.mode`, `scan.startup.timestamp.millis`).
+//
+// Deadlines (milliseconds, each a positive integer): `connect.timeout.ms` (3000) for a TCP
+// connection to a broker, the DNS lookup included; `request.timeout.ms` (30000) for one request
+// (metadata, fetch, produce, offsets); `transaction.timeout.ms` (60000) for a sink's delivery
+// transaction from its first send to its commit. A call past its deadline fails and is retried with
+// backoff by the reader or the sink; the trouble shows in oxbow_catalog.source_errors or
+// sink_errors.
 
 import { SqlError, SqlState } from '../../../sql/errors.js';
 import { parseValue } from '../../../sql/functions.js';
@@ -14,7 +21,17 @@ export interface KafkaOptions {
   readonly startup: StartupMode;
   /** Messages longer than this (key + value bytes) are recorded as errors, not decoded. */
   readonly maxMessageBytes: number;
+  /** Deadline of a TCP connection to a broker (the name lookup included). */
+  readonly connectTimeoutMs: number;
+  /** Deadline of one request to a broker. */
+  readonly requestTimeoutMs: number;
+  /** Deadline of a sink's Kafka transaction, first send to commit. */
+  readonly transactionTimeoutMs: number;
 }
+
+export const DEFAULT_KAFKA_CONNECT_TIMEOUT_MS = 3_000;
+export const DEFAULT_KAFKA_REQUEST_TIMEOUT_MS = 30_000;
+export const DEFAULT_KAFKA_TRANSACTION_TIMEOUT_MS = 60_000;
 
 const KNOWN = new Set([
   'connector',
@@ -29,6 +46,9 @@ const KNOWN = new Set([
   'force_append_only',
   // CREATE-time broker check on or off (kafka-check.ts).
   'validate',
+  'connect.timeout.ms',
+  'request.timeout.ms',
+  'transaction.timeout.ms',
 ]);
 
 const DEFAULT_MAX_MESSAGE_BYTES = 1 << 20;
@@ -52,7 +72,22 @@ export function kafkaOptions(options: Readonly<Record<string, string>>): KafkaOp
   const maxText = options['max.message.bytes'];
   const maxMessageBytes = maxText === undefined ? DEFAULT_MAX_MESSAGE_BYTES : Number(maxText);
   if (!Number.isInteger(maxMessageBytes) || maxMessageBytes <= 0) throw invalid(`invalid value for "max.message.bytes": "${maxText}"`);
-  return { topic, brokers, startup: startupMode(options), maxMessageBytes };
+  return {
+    topic,
+    brokers,
+    startup: startupMode(options),
+    maxMessageBytes,
+    connectTimeoutMs: deadline(options, 'connect.timeout.ms', DEFAULT_KAFKA_CONNECT_TIMEOUT_MS),
+    requestTimeoutMs: deadline(options, 'request.timeout.ms', DEFAULT_KAFKA_REQUEST_TIMEOUT_MS),
+    transactionTimeoutMs: deadline(options, 'transaction.timeout.ms', DEFAULT_KAFKA_TRANSACTION_TIMEOUT_MS),
+  };
+}
+
+function deadline(options: Readonly<Record<string, string>>, name: string, fallback: number): number {
+  const text = options[name];
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text.trim()) || Number(text) <= 0) throw invalid(`invalid value for "${name}": "${text}"`, 'Milliseconds, a positive integer.');
+  return Number(text);
 }
 
 function startupMode(options: Readonly<Record<string, string>>): StartupMode {

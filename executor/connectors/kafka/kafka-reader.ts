@@ -16,6 +16,7 @@
 import kafkajs from 'kafkajs';
 import type { Admin, Consumer, EachBatchPayload } from 'kafkajs';
 import type { KafkaOptions } from './kafka-options.js';
+import { kafkaSocketFactory } from '../dns-lookup.js';
 import type { PartitionOffsets, RawMessageBatch, SourceListener, SourceReader } from '../source.js';
 
 const { Kafka, logLevel } = kafkajs;
@@ -76,7 +77,9 @@ export class KafkaReader implements SourceReader {
       clientId: `oxbow-${name}`,
       brokers: [...options.brokers],
       logLevel: logLevel.NOTHING,
-      connectionTimeout: 3000,
+      connectionTimeout: options.connectTimeoutMs,
+      requestTimeout: options.requestTimeoutMs,
+      socketFactory: kafkaSocketFactory(options.connectTimeoutMs),
       retry: { retries: 3, initialRetryTime: 300, maxRetryTime: 3000 },
     });
   }

@@ -5,6 +5,12 @@
 // it is missing and `publication.create.enable` allows it). Every failure is a SqlError with the
 // server's SQLSTATE (28P01 wrong password, 3D000 unknown database) or oxbow's (08001 unreachable,
 // 42P01 no such table, 42703 / 42804 / 42P16 columns, 55000 wal_level or publication).
+//
+// Deadlines (milliseconds): `connect.timeout.ms` (10000) for a connection, name lookup and
+// authentication included; `query.timeout.ms` (60000) for a query without any answer from the
+// server (CREATE's checks, the snapshot, the WAL monitor); `keepalive.timeout.ms` (30000) for the
+// replication stream without any message: oxbow asks for a keepalive reply after half of it, and
+// past it closes the stream and reconnects with backoff from the committed offset.
 
 import type { ColumnDef, RelationDef } from '../../../sql/catalog.js';
 import { SqlError, SqlState, type SqlStateCode } from '../../../sql/errors.js';
@@ -20,6 +26,8 @@ export interface CdcOptions {
   readonly slot: string;
   readonly publication: string;
   readonly createPublication: boolean;
+  /** The replication stream's deadline without any message from the server. */
+  readonly keepaliveTimeoutMs: number;
 }
 
 export function isPostgresCdc(relation: Pick<RelationDef, 'options'>): boolean {
@@ -31,7 +39,14 @@ export function defaultSlotName(schema: string, name: string): string {
   return `oxbow_${schema}_${name}`.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 63);
 }
 
-const KNOWN = new Set(['connector', 'hostname', 'port', 'username', 'password', 'database.name', 'schema.name', 'table.name', 'slot.name', 'publication.name', 'publication.create.enable', 'connect.timeout.ms']);
+const KNOWN = new Set(['connector', 'hostname', 'port', 'username', 'password', 'database.name', 'schema.name', 'table.name', 'slot.name', 'publication.name', 'publication.create.enable', 'connect.timeout.ms', 'query.timeout.ms', 'keepalive.timeout.ms']);
+
+function milliseconds(options: Readonly<Record<string, string>>, name: string, fallback: number): number {
+  const text = options[name];
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text.trim()) || Number(text) <= 0) throw new SqlError(SqlState.invalidParameterValue, `invalid ${name} "${text}"`, { hint: 'Milliseconds, a positive integer.' });
+  return Number(text);
+}
 
 export function cdcOptions(options: Readonly<Record<string, string>>): CdcOptions {
   for (const key of Object.keys(options)) {
@@ -44,17 +59,18 @@ export function cdcOptions(options: Readonly<Record<string, string>>): CdcOption
   };
   const port = Number(options['port'] ?? '5432');
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new SqlError(SqlState.invalidParameterValue, `invalid port "${options['port']}"`);
-  const timeout = Number(options['connect.timeout.ms'] ?? '10000');
-  if (!Number.isInteger(timeout) || timeout <= 0) throw new SqlError(SqlState.invalidParameterValue, `invalid connect.timeout.ms "${options['connect.timeout.ms']}"`);
+  const timeout = milliseconds(options, 'connect.timeout.ms', 10_000);
+  const queryTimeoutMs = milliseconds(options, 'query.timeout.ms', 60_000);
   const create = (options['publication.create.enable'] ?? 'true').toLowerCase();
   if (create !== 'true' && create !== 'false') throw new SqlError(SqlState.invalidParameterValue, 'publication.create.enable must be true or false');
   return {
-    connect: { host: required('hostname'), port, user: required('username'), password: options['password'] ?? '', database: required('database.name'), connectTimeoutMs: timeout },
+    connect: { host: required('hostname'), port, user: required('username'), password: options['password'] ?? '', database: required('database.name'), connectTimeoutMs: timeout, queryTimeoutMs },
     schema: options['schema.name'] ?? 'public',
     table: required('table.name'),
     slot: required('slot.name'),
     publication: options['publication.name'] ?? 'rw_publication',
     createPublication: create === 'true',
+    keepaliveTimeoutMs: milliseconds(options, 'keepalive.timeout.ms', 30_000),
   };
 }
 

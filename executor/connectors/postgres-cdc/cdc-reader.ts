@@ -15,7 +15,9 @@
 // Status Update) moves only to an LSN the source manager reports committed (`committed`; with
 // `--durability remote`, once a complete remote checkpoint holds its epoch), so the WAL oxbow still
 // needs is kept and nothing oxbow holds is kept longer than needed; while idle with
-// everything committed it follows the server's keepalives.
+// everything committed it follows the server's keepalives. A stream silent for half of
+// `keepalive.timeout.ms` is asked for a reply (a Standby Status Update with reply requested); one
+// silent for all of it (a hung server, a dead network path) is closed and reconnected.
 //
 // Trouble (a lost connection, PostgreSQL restarting, a dropped slot) is reported to the listener
 // (`oxbow_catalog.source_errors`) and retried with back-off from the committed offset; an upstream
@@ -205,6 +207,13 @@ export class PostgresCdcReader implements SourceReader, StartupResolver {
     );
     this.listener!.recovered();
     const timer = setInterval(() => this.sendStatus(false), STATUS_INTERVAL_MS);
+    const keepaliveMs = this.options.keepaliveTimeoutMs;
+    const liveness = setInterval(() => {
+      if (stream.isPaused) return;
+      const silentMs = Date.now() - stream.lastReceivedAt;
+      if (silentMs >= keepaliveMs) stream.abort(new PgError(`no message on the replication stream within ${keepaliveMs} ms (keepalive.timeout.ms)`, '08006'));
+      else if (silentMs >= keepaliveMs / 2) this.sendStatus(true);
+    }, Math.max(50, Math.floor(keepaliveMs / 4)));
     const monitor = this.monitorWalEnd();
     try {
       const error = await end;
@@ -212,6 +221,7 @@ export class PostgresCdcReader implements SourceReader, StartupResolver {
       if (!this.stopped && error !== undefined) throw error;
     } finally {
       clearInterval(timer);
+      clearInterval(liveness);
       monitor.stop();
     }
   }

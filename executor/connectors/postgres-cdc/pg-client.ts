@@ -2,10 +2,15 @@
 // `replication=database` for a replication connection), authentication (trust, cleartext, MD5,
 // SCRAM-SHA-256), simple queries with text results (streamed row by row or collected), and the
 // CopyBoth mode of START_REPLICATION. One operation runs at a time; every wait has a deadline, so
-// an unreachable host or a server that never answers ends in an error, not a hang.
+// an unreachable host or a server that never answers ends in an error, not a hang: the connection
+// (name lookup, TCP, authentication) `connectTimeoutMs`, a query `queryTimeoutMs` counted from the
+// last message the server sent (a long snapshot that keeps streaming rows is alive; one that stalls
+// is not); past it the connection is closed with 08006. The replication stream's own liveness is
+// the reader's (`lastReceivedAt`, `abort`).
 
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { connect as netConnect, type Socket } from 'node:net';
+import { lookupWithin } from '../dns-lookup.js';
 
 export interface PgConnectOptions {
   readonly host: string;
@@ -17,6 +22,8 @@ export interface PgConnectOptions {
   readonly replication?: boolean;
   /** Deadline for the TCP connection and authentication, in milliseconds. */
   readonly connectTimeoutMs: number;
+  /** Deadline of a query without any message from the server, in milliseconds (0 or absent: none). */
+  readonly queryTimeoutMs?: number;
 }
 
 /** An error the server sent (its SQLSTATE in `code`) or a connection failure (`code` 08xxx). */
@@ -44,9 +51,21 @@ export class PgClient {
   private failWaiter: ((error: PgError) => void) | undefined;
   closed = false;
   private connected = false;
+  /** When the server last sent anything (Date.now()). */
+  lastReceivedAt = Date.now();
+  /** The running query's deadline timer, reset by every message; not counted while paused. */
+  private watchdog: NodeJS.Timeout | undefined;
+  private paused = false;
+  /** A query (an exchange) waits for the server: the watchdog runs only then, never on the replication stream. */
+  private querying = false;
+  private queryTimeoutMs = 0;
+  private address = '';
 
   private constructor(private readonly socket: Socket) {
-    socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    socket.on('data', (chunk: Buffer) => {
+      this.lastReceivedAt = Date.now();
+      this.receive(chunk);
+    });
     socket.on('connect', () => (this.connected = true));
     socket.on('error', (error) =>
       this.fail(this.connected ? new PgError(`connection to PostgreSQL lost: ${error.message}`, '08006') : new PgError(`could not connect to PostgreSQL: ${error.message}`, '08001')),
@@ -55,9 +74,11 @@ export class PgClient {
   }
 
   static async connect(options: PgConnectOptions): Promise<PgClient> {
-    const socket = netConnect({ host: options.host, port: options.port });
+    const socket = netConnect({ host: options.host, port: options.port, lookup: lookupWithin(options.connectTimeoutMs) });
     socket.setNoDelay(true);
     const client = new PgClient(socket);
+    client.queryTimeoutMs = options.queryTimeoutMs ?? 0;
+    client.address = `${options.host}:${options.port}`;
     const timer = setTimeout(() => {
       client.fail(new PgError(`could not connect to PostgreSQL at ${options.host}:${options.port}: no answer within ${options.connectTimeoutMs} ms`, '08001'));
       socket.destroy();
@@ -78,7 +99,14 @@ export class PgClient {
     }
   }
 
+  /** Ends the connection with `error`: whoever waits on it (a query, the stream) hears it. */
+  abort(error: PgError): void {
+    this.fail(error);
+    this.socket.destroy();
+  }
+
   private fail(error: PgError): void {
+    this.stopWatchdog();
     if (this.failure !== undefined) return;
     this.failure = error;
     this.closed = true;
@@ -110,12 +138,17 @@ export class PgClient {
       const finish = (): void => {
         this.handler = undefined;
         this.failWaiter = undefined;
+        this.querying = false;
+        this.stopWatchdog();
       };
+      this.querying = true;
+      this.armWatchdog();
       this.failWaiter = (error) => {
         finish();
         reject(error);
       };
       this.handler = (type, body) => {
+        this.armWatchdog();
         try {
           step(type, body, (value) => {
             finish();
@@ -130,6 +163,25 @@ export class PgClient {
         }
       };
     });
+  }
+
+  /** (Re)starts the query deadline: `queryTimeoutMs` from now. */
+  private armWatchdog(): void {
+    if (this.queryTimeoutMs <= 0 || this.closed || !this.querying) return;
+    if (this.watchdog !== undefined) this.watchdog.refresh();
+    else {
+      this.watchdog = setTimeout(() => {
+        this.watchdog = undefined;
+        if (this.paused) return this.armWatchdog();
+        this.abort(new PgError(`no answer from PostgreSQL at ${this.address} within ${this.queryTimeoutMs} ms (query.timeout.ms)`, '08006'));
+      }, this.queryTimeoutMs);
+      this.watchdog.unref();
+    }
+  }
+
+  private stopWatchdog(): void {
+    if (this.watchdog !== undefined) clearTimeout(this.watchdog);
+    this.watchdog = undefined;
   }
 
   private send(type: string | undefined, body: Buffer): void {
@@ -232,6 +284,7 @@ export class PgClient {
     return this.exchange<void>((type, body, done, fail) => {
       if (type === 0x45) return fail(errorOf(body));
       if (type !== 0x57) return;
+      // The stream's liveness is the reader's (keepalives), not a query deadline.
       done();
       this.failWaiter = (error) => onEnd(error);
       this.handler = (kind, payload) => {
@@ -247,10 +300,21 @@ export class PgClient {
     this.send('d', payload);
   }
 
+  /** Whether reading is paused (pause(true)). */
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
   /** Pauses or resumes reading from the socket (backpressure of the replication stream). */
   pause(paused: boolean): void {
+    this.paused = paused;
     if (paused) this.socket.pause();
-    else this.socket.resume();
+    else {
+      this.socket.resume();
+      // The time paused (oxbow applying what arrived) is not the server's silence.
+      this.lastReceivedAt = Date.now();
+      this.armWatchdog();
+    }
   }
 
   close(): void {

@@ -9,6 +9,7 @@ import type { DataType } from '../../../sql/types.js';
 import { SqlError, SqlState, type SqlStateCode } from '../../../sql/errors.js';
 import { formatTypeName } from '../../catalog/type-names.js';
 import type { PostgresSinkOptions } from './postgres-options.js';
+import { pgSocketWithin } from '../dns-lookup.js';
 
 export const PROGRESS_TABLE = 'oxbow_sink_progress';
 
@@ -45,6 +46,8 @@ export async function connectPostgres(options: PostgresSinkOptions): Promise<pg.
     password: options.password,
     database: options.database,
     connectionTimeoutMillis: options.connectTimeoutMs,
+    // The name lookup within the connect deadline, named in the error (../dns-lookup.ts).
+    stream: pgSocketWithin(options.connectTimeoutMs),
     query_timeout: options.queryTimeoutMs,
     statement_timeout: options.queryTimeoutMs,
     keepAlive: true,
