@@ -310,7 +310,9 @@ export class StreamHashAggregateNode implements StreamNode {
     if (bound === null) return;
     const cache = this.cache;
     const width = this.keyTypes.length;
-    for (const row of cleaner.closedRows(this.groups, bound)) {
+    // A complete cache holds every group: no scan of the table (and of its deleted versions).
+    const closed = cache !== undefined && cache.complete ? cleaner.closedOf(cache.rows(), bound) : cleaner.closedRows(this.groups, bound);
+    for (const row of closed) {
       this.groups.delete(row);
       if (cache !== undefined) cache.delete(row.slice(0, width));
     }

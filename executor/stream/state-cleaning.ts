@@ -8,8 +8,10 @@
 // watermark, not behind the old) may still be on their way to this operator (the other side of a
 // join, a later push of the epoch). Every row of this epoch or a later one is at or above the
 // committed watermark. The operator cleans when that bound moves: one read per watermark table and
-// committed epoch, then a range scan of each state table (up to the bound when the key column comes
-// first, else the whole table), the closed rows deleted in one pass into the open epoch.
+// committed epoch, then the closed rows found (a complete cache's rows; else a range scan of the
+// state table from the previous bound to the new one when the key column comes first, the whole
+// table when not) and deleted in one pass into the open epoch. Deletes are versions in the MVCC
+// store: the deleted rows' versions stay until its GC passes them (the retention window).
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
@@ -30,6 +32,8 @@ export class WatermarkCleaner {
   /** The committed epoch the bound was last read at, and the bound cleaned up to. */
   private readAt: Epoch | undefined;
   private cleanedBelow: Value = null;
+  /** The bound before the last move: rows below it were deleted already (a scan starts there, past their tombstones). */
+  private previous: Value = null;
 
   constructor(
     clean: StateCleaning,
@@ -62,32 +66,41 @@ export class WatermarkCleaner {
       if (i === 0 || compareValues(derived, bound, this.type) < 0) bound = derived;
     }
     if (bound === null || (this.cleanedBelow !== null && compareValues(bound, this.cleanedBelow, this.type) <= 0)) return null;
+    this.previous = this.cleanedBelow;
     this.cleanedBelow = bound;
     return bound;
   }
 
   /** The rows of `table` whose key column is below `bound` (never NULL: a NULL key never closes). */
   closedRows(table: StateTable, bound: Value): Row[] {
-    const column = this.column;
-    const type = this.type;
-    const rows: Row[] = [];
-    if (column === 0) {
-      for (const row of table.scan({ end: [bound] })) {
+    if (this.column === 0) {
+      const rows: Row[] = [];
+      // The deleted rows' versions stay in the store within its retention: start past them.
+      for (const row of table.scan(this.previous === null ? { end: [bound] } : { start: [this.previous], end: [bound] })) {
         const value = row[0] ?? null;
         if (value !== null) rows.push(row);
       }
       return rows;
     }
-    for (const row of table.scan()) {
+    return this.closedOf(table.scan(), bound);
+  }
+
+  /** Of `rows` (a complete cache's: every row of the table), those whose key column is below `bound`. */
+  closedOf(rows: Iterable<Row>, bound: Value): Row[] {
+    const column = this.column;
+    const type = this.type;
+    const closed: Row[] = [];
+    for (const row of rows) {
       const value = row[column] ?? null;
-      if (value !== null && compareValues(value, bound, type) < 0) rows.push(row);
+      if (value !== null && compareValues(value, bound, type) < 0) closed.push(row);
     }
-    return rows;
+    return closed;
   }
 
   /** The open epoch was aborted (its deletes with it): clean again from the next bound read. */
   reset(): void {
     this.readAt = undefined;
     this.cleanedBelow = null;
+    this.previous = null;
   }
 }

@@ -253,6 +253,17 @@ describe('EMIT ON WINDOW CLOSE', () => {
       const plan = (await h.run("explain create materialized view m as select window_start, count(*) from tumble(ev, ts, interval '1 minute') group by window_start emit on window close")).rows.map((r) => r[0]).join('\n');
       expect(plan).toMatch(/StreamEmitOnWindowClose on window_start/);
       expect(plan).toMatch(/StreamWatermarkFilter ts - '5 seconds'::interval/);
+      expect(plan).toMatch(/StreamHashAggregate .* cleaned by watermark on window_start/);
+      const join = (await h.run(
+        "explain create materialized view j as select a.window_start from (select window_start, count(*) from tumble(ev, ts, interval '1 minute') group by window_start) as a " +
+          "join (select window_start, id, max(v) from tumble(ev, ts, interval '1 minute') group by id, window_start) as b on a.window_start = b.window_start emit on window close",
+      )).rows.map((r) => r[0]).join('\n');
+      expect(join).toMatch(/StreamHashJoin .* cleaned by watermark on window_start/);
+      // id, window_start: the aggregate's second group key follows the watermark.
+      expect(join).toMatch(/StreamHashAggregate .*group by id, window_start.* cleaned by watermark on window_start/i);
+      // Without EMIT ON WINDOW CLOSE no watermark filter drops late rows: nothing is cleaned.
+      const plain = (await h.run("explain create materialized view p as select window_start, count(*) from tumble(ev, ts, interval '1 minute') group by window_start")).rows.map((r) => r[0]).join('\n');
+      expect(plain).not.toMatch(/cleaned/);
       await expect(h.run("create materialized view bad as select window_start, count(*) from tumble(plain, ts, interval '1 minute') group by window_start emit on window close")).rejects.toMatchObject({ code: '0A000' });
       await expect(h.run("create table bad_wm (ts int, watermark for ts as ts - 5)")).rejects.toMatchObject({ code: '42804' });
       await expect(h.run("create table bad_wm (ts timestamp, watermark for nope as ts)")).rejects.toMatchObject({ code: '42703' });
