@@ -77,6 +77,13 @@ export class AggregateGroupCache implements BudgetedCache {
     return text;
   }
 
+  /** Every cached state row (when `complete`: every group's), in no particular order. */
+  *rows(): Iterable<Row> {
+    if (this.single !== undefined) yield* this.single.values();
+    else if (this.pairs !== undefined) for (const inner of this.pairs.values()) yield* inner.values();
+    else yield* this.texts!.values();
+  }
+
   /** The cached state row of the group `key`; undefined when not cached (no state row at all when `complete`). */
   get(key: readonly Value[]): Row | undefined {
     let row: Row | undefined;

@@ -51,6 +51,7 @@ import { appendOnlyRowId, emptyChanges, type ChangeBatch } from './change-batch.
 import { AggregateGroupCache } from './agg-cache.js';
 import { cacheableTypes } from './join-cache.js';
 import type { StreamContext } from './stream-context.js';
+import { WatermarkCleaner } from './state-cleaning.js';
 import type { StreamNode } from './stream-node.js';
 
 type Plan = Extract<StreamPlan, { kind: 'StreamHashAggregate' }>;
@@ -162,6 +163,8 @@ export class StreamHashAggregateNode implements StreamNode {
   private readonly appendOnly: boolean;
   /** The group state rows in memory (agg-cache.ts), or undefined when the key types are not cacheable. */
   private readonly cache: AggregateGroupCache | undefined;
+  /** Under EMIT ON WINDOW CLOSE, by a group key following a watermark: deletes the closed groups (state-cleaning.ts). */
+  private readonly cleaner: WatermarkCleaner | undefined;
 
   constructor(
     private readonly plan: Plan,
@@ -189,11 +192,13 @@ export class StreamHashAggregateNode implements StreamNode {
     this.callsOfValueTable = this.valueTables.map((_, index) => this.calls.filter((call) => call.spec.valueTable === index + 1 && !call.appendOnlyExtreme));
     this.cache = cacheableTypes(this.keyTypes) ? new AggregateGroupCache(context.groupCaches, this.keyTypes.length) : undefined;
     this.dirty = new KeyMap<number>(this.keyTypes);
+    this.cleaner = plan.clean === undefined ? undefined : new WatermarkCleaner(plan.clean, this.keyTypes[plan.clean.key]!, context);
   }
 
   /** The open epoch was aborted: its writes are gone from the state, so the cache and the dirty groups go too. */
   discard(): void {
     this.cache?.reset();
+    this.cleaner?.reset();
     this.resetDirty();
   }
 
@@ -245,6 +250,7 @@ export class StreamHashAggregateNode implements StreamNode {
     if (changes === undefined || changes.rows.length === 0) return this.holding ? emptyChanges() : this.emit();
     const runtime = this.context.runtime;
     const cache = this.cache;
+    if (this.cleaner !== undefined && this.dirty.size === 0) this.cleanClosed(this.cleaner);
     if (cache !== undefined && !cache.loaded) this.loadWhole(cache);
     // Each changed row's group (`groupOf`), new groups appended to `dirty`: no arrays per group.
     const first = this.dirty.size;
@@ -297,6 +303,23 @@ export class StreamHashAggregateNode implements StreamNode {
     }
     if (!this.holding || size >= (this.context.tuning.aggregateCombineGroups ?? aggregateCombine.maxGroups)) return this.emit();
     return emptyChanges();
+  }
+
+  /** Deletes the groups (and their value rows) whose window the watermark closed since the last clean. */
+  private cleanClosed(cleaner: WatermarkCleaner): void {
+    const bound = cleaner.advance();
+    if (bound === null) return;
+    const cache = this.cache;
+    const width = this.keyTypes.length;
+    // A complete cache holds every group: no scan of the table (and of its deleted versions).
+    const closed = cache !== undefined && cache.complete ? cleaner.closedOf(cache.rows(), bound) : cleaner.closedRows(this.groups, bound);
+    for (const row of closed) {
+      this.groups.delete(row);
+      if (cache !== undefined) cache.delete(row.slice(0, width));
+    }
+    for (const table of this.valueTables) {
+      for (const row of cleaner.closedRows(table, bound)) table.delete(row);
+    }
   }
 
   private resetDirty(): void {

@@ -35,6 +35,7 @@ import { concatRows, nullRow } from '../batch/join-output.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
 import { cacheableTypes, emptyGroup, JOIN_COUNT, JOIN_DEGREE, JOIN_ID, JOIN_ROW, joinStride, JoinSideCache, pushRow, type JoinGroup } from './join-cache.js';
 import type { StreamContext } from './stream-context.js';
+import { WatermarkCleaner } from './state-cleaning.js';
 import type { StreamNode } from './stream-node.js';
 
 /** One own-side row's state within a key group: its count and degree before / after the changes. */
@@ -73,6 +74,8 @@ export class StreamHashJoinNode implements StreamNode {
   /** Per side: slots per row in its groups (`joinStride`). */
   private readonly strides: readonly number[];
   /** The other side's rows whose degree a group's changes moved (positions; `dirtyMarks` flags them): written once at the group's end. */
+  /** Under EMIT ON WINDOW CLOSE, by an equi-key following the watermarks of both sides: deletes the closed keys' rows (state-cleaning.ts). */
+  private readonly cleaner: WatermarkCleaner | undefined;
   private readonly dirtyPositions: number[] = [];
   private dirtyMarks = new Uint8Array(64);
 
@@ -101,11 +104,28 @@ export class StreamHashJoinNode implements StreamNode {
     this.paddings = this.widths.map((width) => nullRow(width));
     const keysCacheable = cacheableTypes(this.keyTypes);
     this.caches = this.rowTypes.map((types, side) => (keysCacheable && cacheableTypes(types) ? new JoinSideCache(context.groupCaches, types, this.keyTypes.length, this.rowIds[side]) : undefined));
+    this.cleaner = plan.clean === undefined ? undefined : new WatermarkCleaner(plan.clean, this.keyTypes[plan.clean.key]!, context);
+  }
+
+  /** Deletes both sides' rows (and cached groups) of the keys whose window the watermarks closed since the last clean. */
+  private cleanClosed(cleaner: WatermarkCleaner): void {
+    const bound = cleaner.advance();
+    if (bound === null) return;
+    const width = this.keyTypes.length;
+    for (let side = 0; side < 2; side++) {
+      const table = this.tables[side]!;
+      const cache = this.caches[side];
+      for (const row of cleaner.closedRows(table, bound)) {
+        table.delete(row);
+        if (cache !== undefined) cache.drop(cache.mapKey(row.slice(0, width)));
+      }
+    }
   }
 
   /** The open epoch was aborted: its writes are gone from the state, so the caches go too. */
   discard(): void {
     for (const cache of this.caches) cache?.reset();
+    this.cleaner?.reset();
   }
 
   /** The view was dropped. */
@@ -134,6 +154,7 @@ export class StreamHashJoinNode implements StreamNode {
   }
 
   private applySide(side: number, changes: ChangeBatch, out: ChangeBatch): void {
+    if (this.cleaner !== undefined) this.cleanClosed(this.cleaner);
     // Before any group is touched (the state must hold every write the caches hold).
     this.loadWhole(0);
     this.loadWhole(1);

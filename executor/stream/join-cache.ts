@@ -289,6 +289,17 @@ export class JoinSideCache implements BudgetedCache {
     this.account(group, -removedBytes);
   }
 
+  /** The key's state rows were deleted (its window closed): its group leaves the cache, which stays complete. */
+  drop(mapKey: unknown): void {
+    const group = this.groups.get(mapKey);
+    if (group === undefined) return;
+    this.groups.delete(mapKey);
+    group.cached = false;
+    this.bytes -= group.bytes;
+    this.budget.usedBytes -= group.bytes;
+    this.rows -= group.slots.length / this.stride;
+  }
+
   clear(): void {
     for (const group of this.groups.values()) group.cached = false;
     this.groups.clear();

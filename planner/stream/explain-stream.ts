@@ -71,8 +71,17 @@ function header(plan: StreamPlan, root: StreamPlan): string {
       return `${batchHeader({ kind: 'Filter', input: { kind: 'Values', rows: [], columns }, predicate: plan.predicate, columns }).replace(/^Filter /, '')}`;
     }
     default:
-      return templateText(plan.template);
+      return `${templateText(plan.template)}${cleaningText(plan)}`;
   }
+}
+
+/** State cleaning by watermark (EMIT ON WINDOW CLOSE): the key whose closed values' state is deleted. */
+function cleaningText(plan: StreamPlan): string {
+  if ((plan.kind !== 'StreamHashAggregate' && plan.kind !== 'StreamHashJoin') || plan.clean === undefined) return '';
+  const at = plan.clean.key;
+  const expression = plan.kind === 'StreamHashAggregate' ? plan.groupKeys[at]! : plan.keys[0]![at]!;
+  const key = expression.kind === 'Column' ? plan.inputs[0]!.columns[expression.index]!.name : `key ${at + 1}`;
+  return ` cleaned by watermark on ${key}`;
 }
 
 function print(plan: StreamPlan, depth: number, lines: string[], root: StreamPlan, parallelism: number): void {

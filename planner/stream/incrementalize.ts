@@ -26,10 +26,10 @@ import type { OutputColumn, Plan, PlanOf } from '../plan.js';
 import { callsSequenceFunction, columnsNeeded, hasSubquery, isVolatile, nodeExpressions, outerColumnsOf, remapColumns, remapOuterInPlan } from '../walk.js';
 import { retractableAggregate } from './aggregate.js';
 import { findDynamicConjunct, mentionsNow, type DynamicConjunct } from './dynamic-filter.js';
-import { windowColumn } from './watermark.js';
+import { deriveExpression, windowColumn } from './watermark.js';
 import { correlatedAggregateAsJoin } from './correlated-scalar.js';
 import { carriesRowIds, uniqueKey } from './unique-key.js';
-import { STREAM_PLAN_VERSION, streamInputRelationId, type KeyedOperatorKind, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
+import { STREAM_PLAN_VERSION, streamInputRelationId, streamInputs, type KeyedOperatorKind, type StateCleaning, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
 
 /** Name of the hidden last column of a materialized view: the number of a duplicate row. */
 export const DUPLICATE_COLUMN = '_oxbow_duplicate';
@@ -187,10 +187,10 @@ class Incrementalizer {
           throw new SqlError(SqlState.featureNotSupported, 'GROUPING SETS, ROLLUP, CUBE and GROUPING() are not supported in materialized views');
         }
         const template: PlanOf<'Aggregate'> = { ...plan, input: inputScan(0, plan.input.columns) };
-        return (
-          retractableAggregate(plan, () => this.convert(plan.input), () => this.options.allocateStateTableId(), template) ??
-          this.keyed('StreamRecomputeAggregate', plan, [plan.input], [plan.groupKeys], template)
-        );
+        const aggregate = retractableAggregate(plan, () => this.convert(plan.input), () => this.options.allocateStateTableId(), template);
+        if (aggregate === undefined) return this.keyed('StreamRecomputeAggregate', plan, [plan.input], [plan.groupKeys], template);
+        if (aggregate.kind !== 'StreamHashAggregate') return aggregate;
+        return { ...aggregate, ...optional('clean', this.cleaning([plan.groupKeys], [plan.input], aggregate.inputs)) };
       }
       case 'Window':
         return this.keyed('StreamOverWindow', plan, [plan.input], [commonPartition(plan)], { ...plan, input: inputScan(0, plan.input.columns) });
@@ -289,6 +289,24 @@ class Incrementalizer {
   }
 
   /**
+   * Under EMIT ON WINDOW CLOSE: the first key (`keys[i]` over `inputs[i]`, one per input) that follows
+   * a watermark on every input, with the watermark filters' tables it is derived from (watermark.ts):
+   * the operator deletes the state of keys that closed. None over a dynamic filter (a temporal
+   * filter retracts rows of closed windows) or a watermark filter not planned.
+   */
+  private cleaning(keys: readonly (readonly Expression[])[], inputs: readonly Plan[], streams: readonly StreamPlan[]): StateCleaning | undefined {
+    if (this.options.emitOnWindowClose !== true || streams.some(hasDynamicFilter)) return undefined;
+    for (let key = 0; key < keys[0]!.length; key++) {
+      const derived = inputs.map((input, i) => deriveExpression(keys[i]![key]!, input));
+      if (derived.some((one) => one === undefined)) continue;
+      const bounds = derived.flatMap((one) => [{ scan: one!.scan, derive: one!.derive }, ...one!.also]).map((bound) => ({ watermarkTable: this.watermarkTables.get(bound.scan.relation.id), derive: bound.derive }));
+      if (bounds.some((bound) => bound.watermarkTable === undefined)) continue;
+      return { key, bounds: bounds as StateCleaning['bounds'] };
+    }
+    return undefined;
+  }
+
+  /**
    * An equi-join: StreamHashJoin, one state table per side (`key ++ row ++ count`, `++ degree` on a
    * side whose output depends on its rows' matches; from plan version 4 a side over an append-only
    * source is `key ++ row ++ row id ++ count` keyed by (key, row id)). Keyless joins and views of
@@ -326,6 +344,7 @@ class Incrementalizer {
       degrees,
       ...(byRowId ? { rowIds } : {}),
       template,
+      ...optional('clean', this.cleaning(keys, [plan.left, plan.right], inputs)),
       stateTables,
       columns: plan.columns,
     };
@@ -475,6 +494,14 @@ export function materializedViewColumns(columns: readonly { readonly name: strin
     ...columns.map((column): ColumnDef => ({ name: column.name, type: column.type, nullable: true, hidden: false })),
     { name: DUPLICATE_COLUMN, type: int8, nullable: false, hidden: true },
   ];
+}
+
+function hasDynamicFilter(plan: StreamPlan): boolean {
+  return plan.kind === 'StreamDynamicFilter' || streamInputs(plan).some(hasDynamicFilter);
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 /** EMIT ON WINDOW CLOSE over the view's streaming plan: 0A000 without a column that follows a watermark. */

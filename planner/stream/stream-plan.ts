@@ -101,9 +101,25 @@ export interface HashJoinOperator {
   readonly rowIds?: readonly boolean[];
   /** The batch HashJoin over placeholder inputs: for EXPLAIN only. */
   readonly template: Plan;
+  /** Under EMIT ON WINDOW CLOSE: an equi-key following the watermarks of both sides, whose closed keys' rows both sides delete. */
+  readonly clean?: StateCleaning;
   /** [left rows, right rows]. */
   readonly stateTables: readonly StateTableDeclaration[];
   readonly columns: readonly OutputColumn[];
+}
+
+/**
+ * State cleaning by watermark, in a view that EMITs ON WINDOW CLOSE (watermark.ts): key column `key`
+ * of an operator's state tables (a group key of StreamHashAggregate, an equi-key of StreamHashJoin,
+ * first in every state row) follows watermarks on every input. Its watermark is the least of
+ * `bounds`, each `derive` of a StreamWatermarkFilter's watermark (over one column) read from that
+ * filter's state table. Once it passes a key, no change with the key can arrive any more (the
+ * filters drop rows behind their watermarks), so the operator deletes the key's state rows and
+ * cache entries.
+ */
+export interface StateCleaning {
+  readonly key: number;
+  readonly bounds: readonly { readonly watermarkTable: StateTableDeclaration; readonly derive: Expression }[];
 }
 
 export type DynamicFilterOperator = '<' | '<=' | '>' | '>=' | '=';
@@ -241,6 +257,8 @@ export type StreamPlan =
       /** [0]: group state rows; then the value tables. */
       readonly stateTables: readonly StateTableDeclaration[];
       readonly columns: readonly OutputColumn[];
+      /** Under EMIT ON WINDOW CLOSE: a group key following a watermark, whose closed groups' rows (value tables too) are deleted. */
+      readonly clean?: StateCleaning;
     }
   /**
    * The view's contents: the relation's state table (`row ++ hidden column`, so a batch SELECT

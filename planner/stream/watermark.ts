@@ -31,7 +31,8 @@ function isConstant(expression: Expression): boolean {
   return false;
 }
 
-function deriveExpression(expression: Expression, input: Plan): DerivedWatermark | undefined {
+/** How `expression` over the rows of `input` (a group or join key) follows a watermark, if it does. */
+export function deriveExpression(expression: Expression, input: Plan): DerivedWatermark | undefined {
   if (expression.kind === 'Column') return deriveWatermark(input, expression.index);
   if (expression.kind !== 'Call' || expression.args.length === 0) return undefined;
   const monotone = MONOTONE_FUNCTIONS.has(expression.fn.name) || ((expression.operator === '+' || expression.operator === '-') && expression.args.length === 2);

@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
+import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
 
 const BASE = Date.parse('2026-03-01T00:00:00Z');
 const DELAY_MS = 5_000;
@@ -35,6 +36,19 @@ const VIEWS: readonly (readonly [string, string, (closedBelow: string) => string
     "select window_start, count(*) as n, sum(v) as s from hop(ev, ts, interval '5 seconds', interval '10 seconds') where v > -100 group by window_start",
     (w) => `having window_start + interval '10 seconds' <= ${w}`,
   ],
+  [
+    'w_minmax',
+    "select v % 3 as k, window_start, min(v) as lo, max(v) as hi, count(*) as n from tumble(ev, ts, interval '10 seconds') group by v % 3, window_start",
+    (w) => `having window_start + interval '10 seconds' <= ${w}`,
+  ],
+  [
+    // Nexmark q5's shape: the same relation on both sides of a join keyed by the window.
+    'w_hot',
+    "select a.window_start, a.k, a.n from (select v % 3 as k, window_start, count(*) as n from tumble(ev, ts, interval '10 seconds') group by v % 3, window_start) as a " +
+      "join (select window_start, max(c) as top from (select window_start, v % 3 as k, count(*) as c from tumble(ev, ts, interval '10 seconds') group by window_start, v % 3) as x group by window_start) as b " +
+      'on a.window_start = b.window_start and a.n >= b.top',
+    (w) => `where a.window_start + interval '10 seconds' <= ${w}`,
+  ],
 ];
 
 const batch = fc.array(fc.record({ seconds: fc.integer({ min: 0, max: 90 }), v: fc.integer({ min: -3, max: 9 }) }), { minLength: 1, maxLength: 3 });
@@ -42,7 +56,7 @@ const batch = fc.array(fc.record({ seconds: fc.integer({ min: 0, max: 90 }), v: 
 function recompute(query: string, accepted: readonly number[], tail: string): string {
   const ids = accepted.length === 0 ? 'false' : `id in (${accepted.join(', ')})`;
   // The restriction to accepted rows goes into the WHERE (or becomes it), the window condition after.
-  const withIds = query.includes(' where ') ? query.replace(' where ', ` where ${ids} and `) : query.replace(' from tumble(ev, ts, interval \'10 seconds\')', ` from tumble(ev, ts, interval '10 seconds') where ${ids}`).replace(' from ev', ` from ev where ${ids}`);
+  const withIds = query.includes(' where ') ? query.replace(' where ', ` where ${ids} and `) : query.replaceAll(' from tumble(ev, ts, interval \'10 seconds\')', ` from tumble(ev, ts, interval '10 seconds') where ${ids}`).replace(' from ev', ` from ev where ${ids}`);
   const grouped = withIds.includes(' group by ');
   return grouped ? `${withIds} ${tail}` : `${withIds} ${tail}`;
 }
@@ -169,6 +183,54 @@ describe('EMIT ON WINDOW CLOSE', () => {
     );
   }, 120_000);
 
+  it('deletes the state of closed windows: the aggregates and the join keep only open windows (100 windows)', async () => {
+    // Nexmark q5's shape over HOP, with min / max (value tables). Each statement is one epoch of rows
+    // 5 seconds later than the last: after every epoch the view equals its query over the closed
+    // windows, and the hash aggregates' and the hash join's state rows stay those of the open windows.
+    const store = createMemoryStateStore();
+    const h = await openHarness(store);
+    try {
+      await h.run("create table ev (id int primary key, ts timestamp, k int, v int, watermark for ts as ts - interval '5 seconds')");
+      const hop = "hop(ev, ts, interval '5 seconds', interval '10 seconds')";
+      const query =
+        `select a.window_start, a.k, a.n, a.lo, a.hi, b.top from (select k, window_start, count(*) as n, min(v) as lo, max(v) as hi from ${hop} group by k, window_start) as a ` +
+        `join (select window_start, max(c) as top from (select window_start, k, count(*) as c from ${hop} group by window_start, k) as x group by window_start) as b ` +
+        'on a.window_start = b.window_start and a.n >= b.top';
+      await h.run(`create materialized view hot as ${query} emit on window close`);
+      const flow = h.engine.temporalTicker!.core.streams.all.find((one) => one.operators().some((operator) => operator.plan.kind === 'StreamEmitOnWindowClose'))!;
+      const cleaned = flow.operators().filter((operator) => operator.plan.kind === 'StreamHashAggregate' || operator.plan.kind === 'StreamHashJoin');
+      expect(cleaned.map((operator) => operator.plan.kind).sort()).toEqual(['StreamHashAggregate', 'StreamHashAggregate', 'StreamHashAggregate', 'StreamHashJoin']);
+      const stateRows = (): number => {
+        let rows = 0;
+        for (const operator of cleaned) {
+          for (const declaration of operator.plan.stateTables) {
+            for (const _ of store.table({ tableId: declaration.tableId, columnTypes: declaration.columnTypes, primaryKey: declaration.primaryKey }).scan()) rows++;
+          }
+        }
+        return rows;
+      };
+      let id = 0;
+      let most = 0;
+      for (let step = 0; step < 100; step++) {
+        const rows = [0, 1, 2, 3, 4].map((i) => ({ id: id++, ts: BASE + step * 5_000 + i * 900, k: (step + i) % 4, v: (step * 7 + i * 3) % 11 }));
+        await h.run(`insert into ev values ${rows.map((row) => `(${row.id}, ${stamp(row.ts)}, ${row.k}, ${row.v})`).join(', ')}`);
+        const watermark = BASE + step * 5_000 + 4 * 900 - DELAY_MS;
+        const expected = await h.lines(`${query} where a.window_start + interval '10 seconds' <= ${stamp(watermark)}`);
+        expect(await h.lines('select * from hot'), `after step ${step}`).toEqual(expected);
+        if (step >= 10) most = Math.max(most, stateRows());
+      }
+      expect((await h.lines('select * from hot')).length).toBeGreaterThan(150);
+      // Open windows: at most 4 (2 closing a step behind the committed watermark) of 4 keys. Per
+      // window 4 groups in each keyed aggregate with 2 value rows each, 1 group of the maximum
+      // (and its value rows), 4 + 1 join rows: about 40 rows a window, 160 in all; without
+      // cleaning they grow by 40 a step, to about 4,000.
+      expect(most).toBeGreaterThan(0);
+      expect(most).toBeLessThan(250);
+    } finally {
+      await h.close();
+    }
+  });
+
   it('refuses a join whose output window column is not a key of both sides', async () => {
     const h = await openHarness();
     try {
@@ -191,6 +253,17 @@ describe('EMIT ON WINDOW CLOSE', () => {
       const plan = (await h.run("explain create materialized view m as select window_start, count(*) from tumble(ev, ts, interval '1 minute') group by window_start emit on window close")).rows.map((r) => r[0]).join('\n');
       expect(plan).toMatch(/StreamEmitOnWindowClose on window_start/);
       expect(plan).toMatch(/StreamWatermarkFilter ts - '5 seconds'::interval/);
+      expect(plan).toMatch(/StreamHashAggregate .* cleaned by watermark on window_start/);
+      const join = (await h.run(
+        "explain create materialized view j as select a.window_start from (select window_start, count(*) from tumble(ev, ts, interval '1 minute') group by window_start) as a " +
+          "join (select window_start, id, max(v) from tumble(ev, ts, interval '1 minute') group by id, window_start) as b on a.window_start = b.window_start emit on window close",
+      )).rows.map((r) => r[0]).join('\n');
+      expect(join).toMatch(/StreamHashJoin .* cleaned by watermark on window_start/);
+      // id, window_start: the aggregate's second group key follows the watermark.
+      expect(join).toMatch(/StreamHashAggregate .*group by id, window_start.* cleaned by watermark on window_start/i);
+      // Without EMIT ON WINDOW CLOSE no watermark filter drops late rows: nothing is cleaned.
+      const plain = (await h.run("explain create materialized view p as select window_start, count(*) from tumble(ev, ts, interval '1 minute') group by window_start")).rows.map((r) => r[0]).join('\n');
+      expect(plain).not.toMatch(/cleaned/);
       await expect(h.run("create materialized view bad as select window_start, count(*) from tumble(plain, ts, interval '1 minute') group by window_start emit on window close")).rejects.toMatchObject({ code: '0A000' });
       await expect(h.run("create table bad_wm (ts int, watermark for ts as ts - 5)")).rejects.toMatchObject({ code: '42804' });
       await expect(h.run("create table bad_wm (ts timestamp, watermark for nope as ts)")).rejects.toMatchObject({ code: '42703' });
