@@ -12,6 +12,8 @@ export function serialReason(plan: StreamPlan): string | undefined {
   if (plan.kind !== 'StreamHashAggregate') return 'not a hash aggregate';
   if (plan.groupKeys.length === 0) return 'no group key';
   if (!plan.groupKeys.every((key) => key.kind === 'Column')) return 'a group key is not an input column';
+  // State cleaning reads the watermark tables of the view's sources, which only the main thread has.
+  if (plan.clean !== undefined) return 'its state is cleaned by watermark';
   if (!isPlainData(workerPlan(plan))) return 'a constant the workers cannot receive';
   return undefined;
 }
