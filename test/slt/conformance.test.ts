@@ -7,6 +7,7 @@
 // servers; the peer suite's failures are reported, not hidden, and do not fail the build.
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, type PostgresServer } from '../support/postgres.js';
 import { externalSuite } from '../support/external-suites.js';
@@ -20,6 +21,16 @@ const e2eRoot = suiteRoot ?? '';
 const resultsFile = join(import.meta.dirname, 'conformance-results.md');
 /** Top folders run, in order; `batch` is the one the issue asks for, the rest inform the engine work. */
 const suites = ['batch', 'streaming', 'over_window', 'time_travel'] as const;
+/**
+ * Parallelisms above 1 the `streaming` suite runs at again, each on a fresh server started with
+ * `--parallelism N` (hash aggregates in N worker threads: executor/stream/PARALLEL.md); a view's
+ * contents do not depend on N, so exactly the records that pass at 1 must pass at N, and those that
+ * fail must fail alike. CONFORMANCE_PARALLELISM=2 picks them (default 2,4).
+ */
+const parallelisms = (process.env['CONFORMANCE_PARALLELISM'] ?? '2,4')
+  .split(',')
+  .map(Number)
+  .filter((n) => Number.isInteger(n) && n > 1);
 
 function allFiles(dir: string): string[] {
   const files: string[] = [];
@@ -48,6 +59,8 @@ let postgres: PostgresServer;
 let oxbowStartError = '';
 const oxbowResults = new Map<string, SltResult[]>();
 const postgresResults = new Map<string, SltResult[]>();
+/** The streaming suite's results per parallelism above 1. */
+const parallelResults = new Map<number, SltResult[]>();
 
 
 function percent(passed: number, records: number): string {
@@ -56,6 +69,64 @@ function percent(passed: number, records: number): string {
 
 function folderOf(result: SltResult): string {
   return dirname(relative(e2eRoot, result.file));
+}
+
+/** Where a failure is: its file (relative to the suite) and line. */
+function failureKeys(results: readonly SltResult[]): string[] {
+  return results.flatMap((result) => result.failures.map((failure) => `${relative(e2eRoot, failure.file)}:${failure.line}`)).sort();
+}
+
+/** Every failure with its reason (the rows a query returned, the error a statement raised). */
+function failureTexts(results: readonly SltResult[]): string[] {
+  return results.flatMap((result) => result.failures.map((failure) => `${relative(e2eRoot, failure.file)}:${failure.line} ${failure.reason}`));
+}
+
+function oneLine(text: string, length: number): string {
+  return text.replace(/\s+/g, ' ').slice(0, length).replace(/`/g, "'");
+}
+
+/** The streaming suite at each parallelism: pass rates, and every record whose outcome differs from parallelism 1. */
+function parallelLines(): string[] {
+  const atOne = oxbowResults.get('streaming');
+  if (atOne === undefined || parallelResults.size === 0) return [];
+  const lines = [
+    '## streaming by parallelism',
+    '',
+    'The `streaming` suite again on a fresh server per parallelism, started with `--parallelism N` on RocksDB (hash',
+    'aggregates grouped by input columns run in N worker threads). The same records must pass at every parallelism,',
+    'and those that fail must fail for the same reason.',
+    '',
+    '| parallelism | records | oxbow passed | oxbow rate | records whose outcome differs from parallelism 1 |',
+    '|---|---|---|---|---|',
+  ];
+  const differences: string[] = [];
+  const one = new Set(failureKeys(atOne));
+  const oneTexts = new Set(failureTexts(atOne));
+  for (const [n, results] of [[1, atOne] as const, ...[...parallelResults].sort((a, b) => a[0] - b[0])]) {
+    const records = results.reduce((total, result) => total + result.records, 0);
+    const passed = results.reduce((total, result) => total + result.passed, 0);
+    const keys = new Set(failureKeys(results));
+    let differing = 0;
+    if (n !== 1) {
+      for (const result of results) {
+        for (const failure of result.failures) {
+          const key = `${relative(e2eRoot, failure.file)}:${failure.line}`;
+          if (oneTexts.has(`${key} ${failure.reason}`)) continue;
+          differing++;
+          differences.push(`- parallelism ${n}: \`${key}\` \`${oneLine(failure.sql, 160)}\`: ${oneLine(failure.reason, 240)}`);
+        }
+      }
+      for (const key of one) {
+        if (keys.has(key)) continue;
+        differing++;
+        differences.push(`- parallelism ${n}: \`${key}\` passes (fails at parallelism 1)`);
+      }
+    }
+    lines.push(`| ${n} | ${records} | ${passed} | ${percent(passed, records)} | ${n === 1 ? '-' : differing} |`);
+    console.log(`conformance streaming at parallelism ${n}: oxbow ${passed}/${records} (${percent(passed, records)})`);
+  }
+  lines.push('', ...differences, ...(differences.length > 0 ? [''] : []));
+  return lines;
 }
 
 function writeResults(): void {
@@ -98,6 +169,7 @@ function writeResults(): void {
       }
     }
   }
+  lines.push(...parallelLines());
   lines.push('## oxbow failures', '', ...failures, '');
   writeFileSync(resultsFile, lines.join('\n'));
 }
@@ -141,6 +213,36 @@ describe.skipIf(suiteRoot === undefined)('RisingWave e2e conformance', () => {
       // Not running on oxbow at all is a failure (a missing service is never a silent skip).
       expect(oxbow, `oxbow did not start: ${oxbowStartError}`).toBeDefined();
       expect(ours.map((result) => result.records)).toEqual(theirs.map((result) => result.records));
+    }, 600_000);
+  }
+
+  for (const n of parallelisms) {
+    it(`streaming at --parallelism ${n}: the outcome of every record as at 1`, async () => {
+      const atOne = oxbowResults.get('streaming');
+      expect(atOne, 'the streaming suite ran at parallelism 1 first').toBeDefined();
+      const files = entries.filter((file) => relative(e2eRoot, file).startsWith('streaming/'));
+      const server = await startOxbow({ args: ['--parallelism', String(n)] });
+      const results: SltResult[] = [];
+      try {
+        for (const file of files) results.push(await runSltFile(file, { engines: ['oxbow'], queryTimeoutMs: 20_000, url: server.url }));
+        // The server does run grouped aggregates behind an exchange to N workers.
+        const client = new pg.Client({ connectionString: server.url });
+        await client.connect();
+        try {
+          await client.query('create table parallelism_probe (g int, v int)');
+          const plan = await client.query({ text: 'explain create materialized view parallelism_probe_mv as select g, count(*) from parallelism_probe group by g', rowMode: 'array' });
+          expect(plan.rows.map((row: unknown[]) => String(row[0])).join('\n')).toContain(`StreamExchange dist by (g) (${n} workers)`);
+        } finally {
+          await client.end();
+        }
+      } finally {
+        await server.stop();
+      }
+      parallelResults.set(n, results);
+      for (const result of results) expect(result.errors, result.file).toEqual([]);
+      expect(results.map((result) => result.records)).toEqual(atOne!.map((result) => result.records));
+      // The same records fail, for the same reason (a failing query returned the same rows).
+      expect(failureTexts(results)).toEqual(failureTexts(atOne!));
     }, 600_000);
   }
 });

@@ -6,13 +6,19 @@
 // executor running the query text.
 //
 // Failing seeds are kept in incremental-equals-recompute.seeds.json and always run first;
-// STREAM_PROPERTY_RUNS=n runs more random cases.
+// STREAM_PROPERTY_RUNS=n runs more random cases. The last block runs the same workloads at
+// --parallelism 2 on RocksDB (hash aggregates in worker threads, executor/stream/PARALLEL.md;
+// the worker script is the build's: npm run build first).
 
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { openHarness } from './stream-harness.js';
+import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
+import type { EngineCore } from '../../engine/engine-core.js';
+import type { ParallelRuntime } from '../parallel/parallel-runtime.js';
+import { openHarness, type Harness } from './stream-harness.js';
 import { chunkEpochs, operation, sqlOf, TABLES, VIEWS, type Operation } from './property-workload.js';
 
 const workload = fc.record({
@@ -28,8 +34,30 @@ const chunkedWorkload = fc.record({
   sizes: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 8 }),
 });
 
-async function check(input: { before: Operation[]; after: Operation[]; sizes?: number[] }): Promise<void> {
-  const h = await openHarness();
+type Workload = { before: Operation[]; after: Operation[]; sizes?: number[] };
+
+function check(input: Workload): Promise<void> {
+  return checkOn(() => openHarness(), input);
+}
+
+/** The same check on a fresh RocksDB store at `--parallelism 2`; the directory is removed after. */
+async function checkParallel(input: Workload): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'oxbow-property-'));
+  try {
+    const open = () => openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 }), { tuning: { parallelism: 2 } });
+    // The views' hash aggregates grouped by columns do run in worker threads.
+    await checkOn(open, input, (h) => expect(parallelRuntimeOf(h)?.workers ?? 0).toBeGreaterThan(0));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function parallelRuntimeOf(h: Harness): ParallelRuntime | undefined {
+  return (h.engine as unknown as { core: EngineCore }).core.streams.parallel as ParallelRuntime | undefined;
+}
+
+async function checkOn(open: () => Promise<Harness>, input: Workload, afterViews?: (h: Harness) => void): Promise<void> {
+  const h = await open();
   const sizes = input.sizes;
   if (sizes !== undefined) {
     let next = 0;
@@ -39,6 +67,7 @@ async function check(input: { before: Operation[]; after: Operation[]; sizes?: n
     for (const statement of TABLES) await h.run(statement);
     for (const op of input.before) await h.run(sqlOf(op));
     for (const [name, query] of VIEWS) await h.run(`create materialized view ${name} as ${query}`);
+    afterViews?.(h);
     const compare = async (step: string) => {
       for (const [name, query] of VIEWS) {
         const view = await h.lines(`select * from ${name}`);
@@ -92,6 +121,25 @@ describe('the same with chunk boundaries inside each epoch (a source pushes its 
       await fc.assert(fc.asyncProperty(chunkedWorkload, check), { seed, numRuns: chunkedRuns, endOnFailure: true });
     } catch (error) {
       console.error(`failing seed (chunked): ${seed}`);
+      throw error;
+    }
+  }, 300_000);
+});
+
+const parallelRuns = Number(process.env.STREAM_PROPERTY_RUNS ?? 3);
+
+describe('the same at --parallelism 2 on RocksDB (hash aggregates in worker threads)', () => {
+  for (const seed of [1, 2]) {
+    it(`seed ${seed} (2 runs, chunk boundaries inside each epoch)`, async () => {
+      await fc.assert(fc.asyncProperty(chunkedWorkload, checkParallel), { seed, numRuns: 2 });
+    }, 300_000);
+  }
+  it(`random workloads (${parallelRuns} runs)`, async () => {
+    const seed = Number(process.env.STREAM_PROPERTY_SEED ?? Date.now() % 2_147_483_647);
+    try {
+      await fc.assert(fc.asyncProperty(workload, checkParallel), { seed, numRuns: parallelRuns, endOnFailure: true });
+    } catch (error) {
+      console.error(`failing seed (parallelism 2): ${seed}`);
       throw error;
     }
   }, 300_000);
