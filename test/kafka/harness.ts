@@ -1,6 +1,6 @@
 // One Kafka test file's setup, once: a real broker (broker.ts) and a real oxbow server process on a
 // fresh data directory with a connected `pg` client, started before the file's tests and stopped
-// after them (useKafkaHarness), plus the helpers every file used to repeat: waiting for a source's
+// after them (useKafkaHarness), plus what every file needs besides: waiting for a source's
 // committed offsets, reading rows as text, catching an error's SQLSTATE and message.
 
 import { mkdtempSync, rmSync } from 'node:fs';
