@@ -251,6 +251,9 @@ describe('/metrics against the system tables', () => {
     expectOne('oxbow_source_messages_total', partition, (value) => expect(value).toBe(46));
     expectOne('oxbow_source_rejected_messages_total', partition, (value) => expect(value).toBe(0));
     expectOne('oxbow_source_trouble', { source: 'public.bid' }, (value) => expect(value).toBe(0));
+    // No row of oxbow_catalog.source_errors names the generator source.
+    const sourceErrors = await rows("SELECT count(*)::int AS n FROM oxbow_catalog.source_errors WHERE source_name = 'bid'");
+    expectOne('oxbow_source_errors_total', { source: 'public.bid' }, (value) => expect(value).toBe(Number(sourceErrors[0]!.n)));
 
     // Object-store deadlines: the local checkpoint folder answers every request in time; a checkpoint
     // running at the scrape has run for at most a few of its 1 s intervals.
