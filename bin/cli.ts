@@ -490,6 +490,31 @@ async function serve(config: CliConfig): Promise<void> {
     engineMetrics.startEventLoopMonitor();
     metrics = await startMetrics(config.host, config.metricsPort, server, engineMetrics);
   }
+  let step = 'closing client connections';
+  onShutdownSignals(
+    config.shutdownTimeoutMs,
+    () =>
+      `${abandonedWork(engine.closingStep ?? step, checkpointMetrics)}. ` +
+      'Every committed change is on the local disk: the next start recovers it and completes the checkpoint.',
+    async () => {
+      metrics?.close();
+      await server.close();
+      step = 'closing the engine';
+      await engine.close();
+    },
+  );
+  process.stdout.write(readyLine(address.host, address.port) + '\n');
+}
+
+/**
+ * SIGINT and SIGTERM run `stop` once, then exit 0 (1 if it throws); a second signal exits at once.
+ * The bound: whatever still hangs at `boundMs` is abandoned and named (`abandoned()`); every
+ * committed epoch is on the local disk. A programming error that escapes a request (a stray
+ * rejected promise, a throw in a callback) is logged, not fatal: ending the process would drop
+ * every client, and the state is durable per committed epoch anyway. The failing request itself
+ * already got its XX000.
+ */
+export function onShutdownSignals(boundMs: number, abandoned: () => string, stop: () => Promise<void>): void {
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) {
@@ -498,21 +523,13 @@ async function serve(config: CliConfig): Promise<void> {
     }
     stopping = true;
     process.stderr.write(`oxbow: ${signal} received, shutting down\n`);
-    let step = 'closing client connections';
-    // The bound: whatever still hangs is abandoned; every committed epoch is on the local disk.
     setTimeout(() => {
-      process.stderr.write(
-        `oxbow: shutdown did not finish within ${config.shutdownTimeoutMs} ms (--shutdown-timeout-ms); abandoned: ${abandonedWork(engine.closingStep ?? step, checkpointMetrics)}. ` +
-          'Every committed change is on the local disk: the next start recovers it and completes the checkpoint.\n',
-      );
+      process.stderr.write(`oxbow: shutdown did not finish within ${boundMs} ms (--shutdown-timeout-ms); abandoned: ${abandoned()}\n`);
       process.exit(1);
-    }, config.shutdownTimeoutMs);
+    }, boundMs);
     void (async () => {
       try {
-        metrics?.close();
-        await server.close();
-        step = 'closing the engine';
-        await engine.close();
+        await stop();
         process.exit(0);
       } catch (error) {
         process.stderr.write(`oxbow: error during shutdown: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -522,16 +539,12 @@ async function serve(config: CliConfig): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
-  // A programming error that escapes a request (a stray rejected promise, a throw in a callback)
-  // is logged, not fatal: ending the process would drop every client, and the state is durable
-  // per committed epoch anyway. The failing request itself already got its XX000.
   process.on('unhandledRejection', (reason) => {
     process.stderr.write(`oxbow: unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}\n`);
   });
   process.on('uncaughtException', (error) => {
     process.stderr.write(`oxbow: uncaught exception: ${error.stack ?? error.message}\n`);
   });
-  process.stdout.write(readyLine(address.host, address.port) + '\n');
 }
 
 /**

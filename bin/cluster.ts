@@ -11,7 +11,7 @@ import type { EngineOptions } from '../executor/engine/create-engine.js';
 import type { EngineMetrics } from '../executor/metrics/engine-metrics.js';
 import { PgServer } from '../pgwire/server.js';
 import type { TlsSettings } from '../pgwire/tls.js';
-import { readyLine, startMetrics, type CliConfig } from './cli.js';
+import { onShutdownSignals, readyLine, startMetrics, type CliConfig } from './cli.js';
 
 /** Exit code of a leader fenced off by the loss of its etcd lease. */
 export const FENCED_EXIT_CODE = 3;
@@ -71,37 +71,10 @@ export async function serveClusterNode(
     engineMetrics.startEventLoopMonitor();
     metrics = await startMetrics(config.host, config.metricsPort, server, engineMetrics);
   }
-  let stopping = false;
-  const shutdown = (signal: string): void => {
-    if (stopping) {
-      process.stderr.write(`oxbow: ${signal} again, exiting now\n`);
-      process.exit(1);
-    }
-    stopping = true;
-    process.stderr.write(`oxbow: ${signal} received, shutting down\n`);
-    setTimeout(() => {
-      process.stderr.write(`oxbow: shutdown did not finish within ${config.shutdownTimeoutMs} ms (--shutdown-timeout-ms); abandoned: ${node.closingStep ?? 'leaving the cluster'}\n`);
-      process.exit(1);
-    }, config.shutdownTimeoutMs);
-    void (async () => {
-      try {
-        metrics?.close();
-        await server.close();
-        await node.close();
-        process.exit(0);
-      } catch (error) {
-        process.stderr.write(`oxbow: error during shutdown: ${error instanceof Error ? error.message : String(error)}\n`);
-        process.exit(1);
-      }
-    })();
-  };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('unhandledRejection', (reason) => {
-    process.stderr.write(`oxbow: unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}\n`);
-  });
-  process.on('uncaughtException', (error) => {
-    process.stderr.write(`oxbow: uncaught exception: ${error.stack ?? error.message}\n`);
+  onShutdownSignals(config.shutdownTimeoutMs, () => node.closingStep ?? 'leaving the cluster', async () => {
+    metrics?.close();
+    await server.close();
+    await node.close();
   });
   process.stdout.write(readyLine(address.host, address.port) + '\n');
 }
