@@ -10,12 +10,12 @@
 //                    FOREIGN KEY columns; COPY into serial columns; sequence errors, DROP
 //                    SEQUENCE dependencies
 // Both servers are reached as user `oxbow`, database `oxbow`, each script on a fresh database.
-import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, type PostgresServer } from '../support/postgres.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
+import { runPsql } from './psql.js';
 
 let postgres: PostgresServer;
 let oxbow: OxbowServer | undefined;
@@ -32,14 +32,6 @@ afterAll(async () => {
   await postgres?.stop();
 });
 
-function runScript(port: number, script: string): string {
-  const result = spawnSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(port), '-U', 'oxbow', '-d', 'oxbow', '-f', join(folder, script)], {
-    encoding: 'utf8',
-    env: { ...process.env, PGTZ: 'UTC' },
-  });
-  return `${result.stdout}${result.stderr}`;
-}
-
 describe('psql scripts', () => {
   for (const script of scripts) {
     it(`${script} prints what PostgreSQL prints`, async () => {
@@ -47,10 +39,10 @@ describe('psql scripts', () => {
       await postgres.query('create database oxbow owner oxbow');
       await oxbow?.stop();
       oxbow = await startOxbow();
-      const expected = runScript(postgres.port, script);
+      const expected = runPsql(postgres.port, ['-f', join(folder, script)]);
       // The oracle really ran the script (psql reached the server and printed command tags).
       expect(expected).toMatch(/^CREATE TABLE$/m);
-      expect(runScript(oxbow.port, script)).toBe(expected);
+      expect(runPsql(oxbow.port, ['-f', join(folder, script)])).toBe(expected);
     });
   }
 });
