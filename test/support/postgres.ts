@@ -2,7 +2,10 @@
 // against. `startPostgres()` initdb's a fresh cluster into a temporary directory, starts `postgres`
 // as the `postgres` OS user (we run as root, and PostgreSQL refuses to run as root) listening on
 // 127.0.0.1 with a free port, TimeZone=UTC, trust authentication, and waits until it accepts
-// connections. `stop()` shuts it down and removes the directory.
+// connections. `halt(mode)` shuts it down keeping its data directory and port ('fast': SIGINT,
+// open transactions rolled back; 'immediate': SIGQUIT, as a crash) and `resume()` starts it again
+// there (a sink target that goes away and comes back); `restart()` is both, with a fast shutdown.
+// `stop()` shuts it down and removes the directory.
 //
 // Query results come back as PostgreSQL's text output, untouched (no pg type parsing), because the
 // differential tests compare text byte for byte. Errors are available either thrown (`query`) or
@@ -54,7 +57,11 @@ export interface PostgresServer {
   tryQuery(sql: string, params?: readonly unknown[]): Promise<QueryOutcome>;
   /** A new connected client of its own (for tests that need session state); the caller ends it. */
   connect(): Promise<pg.Client>;
-  /** Fast shutdown and start again on the same data directory and port (the shared connection is renewed). */
+  /** Shuts the server down, keeping its data directory and port: 'fast' rolls back open transactions, 'immediate' is a crash. */
+  halt(mode: 'fast' | 'immediate'): Promise<void>;
+  /** Starts a halted server again on the same data directory and port (the shared connection is renewed). */
+  resume(): Promise<void>;
+  /** halt('fast') then resume(). */
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -212,10 +219,10 @@ async function launch(args: string[], asPostgres: { uid: number; gid: number; en
   return { client, child, stderr: () => stderr };
 }
 
-async function shutdown(child: ChildProcess): Promise<void> {
+async function shutdown(child: ChildProcess, mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGINT'); // fast shutdown
+  child.kill(mode === 'fast' ? 'SIGINT' : 'SIGQUIT');
   const timer = setTimeout(() => child.kill('SIGQUIT'), 10_000);
   await exited;
   clearTimeout(timer);
@@ -225,6 +232,18 @@ function makeServer(parts: { port: number; url: string; client: pg.Client; child
   const { port, url, dir, relaunch } = parts;
   let { client, child } = parts;
   let stopped = false;
+  let halted = false;
+  const halt = async (mode: 'fast' | 'immediate'): Promise<void> => {
+    if (halted) return;
+    halted = true;
+    await client.end().catch(() => {});
+    await shutdown(child, mode);
+  };
+  const resume = async (): Promise<void> => {
+    if (!halted) return;
+    ({ client, child } = await relaunch());
+    halted = false;
+  };
   const query = async (sql: string, params?: readonly unknown[]): Promise<QueryResult> => {
     const result = await client.query({ text: sql, values: params as unknown[] | undefined, rowMode: 'array' });
     return toResult(Array.isArray(result) ? (result[result.length - 1] as pg.QueryResult) : result);
@@ -255,10 +274,11 @@ function makeServer(parts: { port: number; url: string; client: pg.Client; child
       await own.connect();
       return own;
     },
+    halt,
+    resume,
     async restart() {
-      await client.end().catch(() => {});
-      await shutdown(child);
-      ({ client, child } = await relaunch());
+      await halt('fast');
+      await resume();
     },
     async stop() {
       if (stopped) return;
