@@ -13,8 +13,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine } from '../executor/engine/create-engine.js';
-import type { Session } from '../executor/engine/engine.js';
 import { streamPlanDefaults } from '../executor/ddl/create-materialized-view.js';
+import { openSession, runSql } from './support/harness.js';
 
 const ROWS = Number(process.env.ROWS ?? 200_000);
 const GROUPS = Number(process.env.DIMS ?? 1000);
@@ -49,16 +49,8 @@ const engine = await createEngine({
   timeTravelRetentionMs: 600_000,
   memoryLimitBytes: 4096 * 1024 * 1024,
 });
-const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
-
-async function run(sql: string): Promise<unknown[][]> {
-  let rows: unknown[][] = [];
-  for (const statement of session.prepareMany(sql)) {
-    const result = await session.execute(statement, { parameters: [] });
-    if (result.kind === 'rows') rows = await result.cursor.next(0);
-  }
-  return rows;
-}
+const session = openSession(engine);
+const run = (sql: string): Promise<unknown[][]> => runSql(session, sql);
 
 /** Wall and CPU milliseconds of one awaited action. */
 async function timed(action: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> {
