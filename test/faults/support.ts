@@ -10,7 +10,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { FaultProxy } from '../support/fault-proxy.js';
-import { startOxbow, type OxbowServer, type StartOxbowOptions } from '../support/server.js';
+import { connectToKillable, startOxbow, type OxbowServer, type StartOxbowOptions } from '../support/server.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** A dependency behind the fault proxy: `pid` its process (SIGSTOP in a test, SIGCONT at the end). */
 export interface FaultTarget {
@@ -75,20 +76,12 @@ export class ServerSet {
   async start(options: StartOxbowOptions): Promise<{ server: OxbowServer; client: pg.Client }> {
     const server = await startOxbow(options);
     this.servers.push(server);
-    return { server, client: await connect(server) };
+    return { server, client: await connectToKillable(server) };
   }
 
   async killAll(): Promise<void> {
     for (const server of this.servers) await server.kill('SIGKILL').catch(() => undefined);
   }
-}
-
-/** A connected client of `server` whose connection errors are ignored (a fault or a kill ends it). */
-export async function connect(server: OxbowServer): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: server.url });
-  client.on('error', () => undefined);
-  await client.connect();
-  return client;
 }
 
 /**
@@ -117,19 +110,8 @@ export function startWriter(write: (n: number) => Promise<unknown>, from = 1): {
 }
 
 /** Polls `check` every 100 ms until it returns a value (not undefined); fails naming `what` after `timeoutMs`. */
-export async function eventually<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+export function eventually<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  return waitFor(what, check, timeoutMs);
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

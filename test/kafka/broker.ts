@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
 import type { Admin, Producer } from 'kafkajs';
+import { waitFor } from '../support/wait-for.js';
 
 const { Kafka, logLevel } = kafkajs;
 /** The broker dedups a retried batch by producer id and sequence number. */
@@ -172,20 +173,4 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
 function brokerPid(port: number): number {
   const cache = process.env['OXBOW_KAFKA_CACHE'] ?? fileURLToPath(new URL('../../.cache/kafka', import.meta.url));
   return Number(readFileSync(join(cache, `run-${port}`, 'kafka.pid'), 'utf8'));
-}
-
-/** Polls `probe` until it returns a value that is not undefined; fails with the last state after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }

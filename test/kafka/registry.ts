@@ -9,7 +9,7 @@ import { pbkdf2Sync } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { waitFor } from './broker.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** The repository's root (this file is test/kafka/registry.ts, or dist/test/kafka/registry.js for bench/avro.ts). */
 const UP = resolve(import.meta.dirname, '..', '..');

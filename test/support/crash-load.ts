@@ -6,8 +6,8 @@
 // value (`model`). A statement cut off by a kill is looked up after the restart, so the model
 // holds exactly what committed.
 
-import pg from 'pg';
-import { startOxbow, type OxbowServer, type StartOxbowOptions } from './server.js';
+import type pg from 'pg';
+import { connectToKillable, startOxbow, type OxbowServer, type StartOxbowOptions } from './server.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -38,7 +38,7 @@ export class CrashLoad {
   /** Starts the server and connects a client. */
   static async start(options: CrashLoadOptions): Promise<CrashLoad> {
     const server = await startOxbow(options.oxbow);
-    return new CrashLoad(options, server, await connect(server));
+    return new CrashLoad(options, server, await connectToKillable(server));
   }
 
   /** Records a version the test committed itself (the first row, before any sink delivered). */
@@ -61,7 +61,7 @@ export class CrashLoad {
     await this.loadWhile(() => sleep(ms).then(() => this.server.kill('SIGKILL')));
     await this.client.end().catch(() => undefined);
     this.server = await startOxbow(this.options.oxbow);
-    this.client = await connect(this.server);
+    this.client = await connectToKillable(this.server);
     await this.settleUncertain();
   }
 
@@ -98,11 +98,4 @@ export class CrashLoad {
     const found = await this.client.query('SELECT v FROM items WHERE id = $1', [cut.id]);
     if (found.rows[0]?.v === cut.v) this.committed(cut.id, cut.v);
   }
-}
-
-async function connect(server: OxbowServer): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: server.url });
-  client.on('error', () => undefined);
-  await client.connect();
-  return client;
 }
