@@ -17,7 +17,6 @@
 
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +27,7 @@ import { NexmarkGenerator } from '../executor/connectors/generators/nexmark-gene
 import type { Row } from '../sql/value.js';
 import { querySql, SOURCE_COLUMNS } from './nexmark.js';
 import { BENCH_SCALE, flag, openSession, runSql } from './support/harness.js';
+import { freePort } from '../test/support/free-port.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = HERE.endsWith(join('dist', 'bench')) ? join(HERE, '..', '..') : join(HERE, '..');
@@ -42,17 +42,6 @@ const WITH_GENERATOR = !process.argv.slice(2).includes('--skip-generator');
 
 function report(metric: string, value: number, unit: string): void {
   console.log(JSON.stringify({ bench: 'kafka', metric, value: Number(value.toFixed(1)), unit }));
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
 }
 
 /** A JSON string literal for plain ASCII text (the generator's strings need no escapes but quotes). */

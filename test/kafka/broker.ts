@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
 import type { Admin, Producer } from 'kafkajs';
 import { waitFor } from '../support/wait-for.js';
+import { freePort } from '../support/free-port.js';
 
 const { Kafka, logLevel } = kafkajs;
 /** The broker dedups a retried batch by producer id and sequence number. */
@@ -29,15 +30,7 @@ function listenable(port: number): Promise<boolean> {
 /** A port p with p and p + 1 both free on 127.0.0.1 (the broker's and its controller's; bench/kafka-replay.ts too). */
 export async function freePortPair(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        const address = server.address();
-        const chosen = typeof address === 'object' && address !== null ? address.port : 0;
-        server.close(() => resolve(chosen));
-      });
-    });
+    const port = await freePort();
     if (port < 65534 && (await listenable(port + 1))) return port;
   }
   throw new Error('no free port pair for the Kafka broker');

@@ -17,10 +17,10 @@
 //   afterAll(async () => { await pg?.stop(); });
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freePort } from './free-port.js';
 
 const BIN_DIR = '/usr/lib/postgresql/15/bin';
 const START_TIMEOUT_MS = 60_000;
@@ -86,19 +86,6 @@ export function postgresUser(): { uid: number; gid: number } {
   if (line === undefined) throw new Error('test/support/postgres: no "postgres" OS user (install Debian\'s postgresql)');
   const fields = line.split(':');
   return { uid: Number(fields[2]), gid: Number(fields[3]) };
-}
-
-/** A loopback port nothing listens on now (it can be taken before it is bound: callers retry). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function sleep(ms: number): Promise<void> {
