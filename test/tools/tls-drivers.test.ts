@@ -6,9 +6,9 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import type { PostgresServer } from '../support/postgres.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
-import { makeTestCertificate, type TestCertificate } from '../support/tls-certificate.js';
+import { makeTestCertificate, startTlsPostgres, type TestCertificate } from '../support/tls-certificate.js';
 import { driverJar } from './jdbc/metadata-run.js';
 import { runPython } from './python.js';
 
@@ -22,13 +22,8 @@ beforeAll(async () => {
   certificate = makeTestCertificate({ forPostgres: true });
   [oxbow, postgres] = await Promise.all([
     startOxbow({ args: ['--tls-cert', certificate.certFile, '--tls-key', certificate.keyFile, '--tls-required'] }),
-    startPostgres({
-      settings: { ssl: 'on', ssl_cert_file: certificate.certFile, ssl_key_file: certificate.keyFile },
-      hba: 'hostssl all app 127.0.0.1/32 trust\nhost all postgres 127.0.0.1/32 trust\nlocal all all trust\n',
-    }),
+    startTlsPostgres(certificate),
   ]);
-  await postgres.query('CREATE ROLE app LOGIN');
-  await postgres.query('CREATE EXTENSION sslinfo');
 }, 120_000);
 
 afterAll(async () => {
