@@ -27,7 +27,7 @@ import type { RelationDef } from '../sql/catalog.js';
 import { type } from '../sql/types.js';
 import { freePortPair } from '../test/kafka/broker.js';
 import { registryInstalled, startRegistry } from '../test/kafka/registry.js';
-import { BENCH_SCALE, flag, openSession, runSql } from './support/harness.js';
+import { BENCH_SCALE, flag, openSession, reporter, runSql } from './support/harness.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = HERE.endsWith(join('dist', 'bench')) ? join(HERE, '..', '..') : join(HERE, '..');
@@ -37,9 +37,7 @@ const MESSAGES = Number(flag('--messages') ?? Math.round(500_000 * BENCH_SCALE))
 const PARTITIONS = 4;
 const TOPIC = 'orders';
 
-function report(metric: string, value: number, unit: string): void {
-  console.log(JSON.stringify({ bench: 'avro', metric, value: Number(value.toFixed(1)), unit }));
-}
+const report = reporter('avro', 1);
 
 const SCHEMA = {
   type: 'record',

@@ -98,7 +98,7 @@ async function copyRows(port: number, count: number): Promise<number> {
 
 for (let round = 0; round < rounds; round++) {
   for (const { name, entry } of servers) {
-    const server = await startServerProcess(entry, 'copy');
+    const server = await startServerProcess(entry, 'copy', ['--memory-limit', '256MB']);
     try {
       const client = new pg.Client({ host: '127.0.0.1', port: server.port, user: 'oxbow', database: 'oxbow' });
       await client.connect();

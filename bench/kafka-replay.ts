@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
 import pg from 'pg';
 import { freePortPair } from '../test/kafka/broker.js';
-import { BENCH_SCALE, flag } from './support/harness.js';
+import { BENCH_SCALE, flag, reporter } from './support/harness.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = HERE.endsWith(join('dist', 'bench')) ? join(HERE, '..', '..') : join(HERE, '..');
@@ -31,9 +31,7 @@ const BASE_DIST = flag('--base-dist');
 const PARTITIONS = 3;
 const TOPIC = 'points';
 
-function report(metric: string, value: number, unit: string): void {
-  console.log(JSON.stringify({ bench: 'kafka-replay', metric, value: Number(value.toFixed(2)), unit }));
-}
+const report = reporter('kafka-replay', 2);
 
 interface Server {
   readonly name: string;

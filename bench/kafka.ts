@@ -26,7 +26,7 @@ import type { Engine } from '../executor/engine/engine.js';
 import { NexmarkGenerator } from '../executor/connectors/generators/nexmark-generator.js';
 import type { Row } from '../sql/value.js';
 import { querySql, SOURCE_COLUMNS } from './nexmark.js';
-import { BENCH_SCALE, flag, openSession, runSql } from './support/harness.js';
+import { BENCH_SCALE, flag, openSession, reporter, runSql } from './support/harness.js';
 import { freePort } from '../test/support/free-port.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -40,9 +40,7 @@ const PARTITIONS = Number(flag('--partitions') ?? '4');
 const BARRIER_MS = Number(flag('--barrier-interval-ms') ?? '1000');
 const WITH_GENERATOR = !process.argv.slice(2).includes('--skip-generator');
 
-function report(metric: string, value: number, unit: string): void {
-  console.log(JSON.stringify({ bench: 'kafka', metric, value: Number(value.toFixed(1)), unit }));
-}
+const report = reporter('kafka', 1);
 
 /** A JSON string literal for plain ASCII text (the generator's strings need no escapes but quotes). */
 function jsonText(text: string): string {

@@ -19,11 +19,9 @@ import { loadavg } from 'node:os';
 import { createEngine } from '../executor/engine/create-engine.js';
 import type { Engine } from '../executor/engine/engine.js';
 import { startLocalPostgres } from './support/local-postgres.js';
-import { openSession, runSql } from './support/harness.js';
+import { openSession, reporter, runSql } from './support/harness.js';
 
-function report(metric: string, value: number, unit: string): void {
-  console.log(JSON.stringify({ bench: 'pg-sink', metric, value: Number(value.toFixed(1)), unit }));
-}
+const report = reporter('pg-sink', 1);
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);

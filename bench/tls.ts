@@ -48,7 +48,7 @@ async function connectionsPerSecond(port: number, mode: Mode): Promise<number> {
 }
 
 const certificate = makeTestCertificate();
-const server = await startServerProcess(entry, 'tls', ['--tls-cert', certificate.certFile, '--tls-key', certificate.keyFile]);
+const server = await startServerProcess(entry, 'tls', ['--memory-limit', '256MB', '--tls-cert', certificate.certFile, '--tls-key', certificate.keyFile]);
 try {
   report('load_average_1m_before', loadavg()[0]!, 'load');
   const clients = new Map<Mode, pg.Client>();

@@ -1,8 +1,8 @@
 // The preamble the in-process engine benchmarks share: an engine on RocksDB in a temporary data
 // directory (createEngine, checkpoints to a folder inside it), one session, `run` for SQL text
-// (bench/engine.ts, lookup.ts, stream.ts, dynamic-filter.ts and soak.ts); a session and `runSql`
-// for the suites that make their engine themselves (avro.ts, kafka.ts, nexmark.ts, pg-sink.ts,
-// stream-join.ts); the command line's flags and BENCH_SCALE, the JSON-line reporter and the small
+// (bench/engine.ts, lookup.ts, stream.ts, stream-join.ts, dynamic-filter.ts and soak.ts); a session
+// and `runSql` for the suites that make their engine themselves (avro.ts, kafka.ts, nexmark.ts,
+// pg-sink.ts); the command line's flags and BENCH_SCALE, the JSON-line reporter and the small
 // statistics helpers.
 
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,6 +1,6 @@
 // A real oxbow server process for the benchmarks that measure over the wire: the built CLI (`entry`,
 // this checkout's or another's dist/bin/oxbow.js) on a free loopback port with a fresh data
-// directory and a 256 MB memory limit, its port read from the ready line. copy.ts and tls.ts use it.
+// directory, its port read from the ready line. copy.ts, tls.ts and pgwire.ts use it.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,10 +15,10 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `entry` with `args` after the port, data directory and memory limit; the data directory is `oxbow-bench-<name>-*`. */
+/** Starts `entry` with `args` after the port and data directory; the data directory is `oxbow-bench-<name>-*`. */
 export async function startServerProcess(entry: string, name: string, args: readonly string[] = []): Promise<ServerProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), `oxbow-bench-${name}-`));
-  const child = spawn(process.execPath, [entry, '--port', '0', '--data-dir', dataDir, '--memory-limit', '256MB', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [entry, '--port', '0', '--data-dir', dataDir, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolvePort, reject) => {
     let output = '';
     child.stdout!.setEncoding('utf8');
