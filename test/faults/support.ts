@@ -164,6 +164,23 @@ export function expectAlive(server: OxbowServer): void {
   expect(server.process.signalCode, server.stderr()).toBeNull();
 }
 
+/**
+ * `sql` (a CREATE against the hung dependency) fails within 10 s with a SQLSTATE that is `code` (or
+ * matches it) and a message matching `message`: a connect deadline, not a hang.
+ */
+export async function expectRefusedQuickly(client: pg.Client, sql: string, code: string | RegExp, message: RegExp): Promise<void> {
+  const started = Date.now();
+  const refused = await client.query(sql).then(
+    () => undefined,
+    (error: { code: string; message: string }) => error,
+  );
+  expect(refused, `${sql} succeeded against a hung dependency`).toBeDefined();
+  if (typeof code === 'string') expect(refused!.code, refused!.message).toBe(code);
+  else expect(refused!.code, refused!.message).toMatch(code);
+  expect(refused!.message).toMatch(message);
+  expect(Date.now() - started).toBeLessThan(10_000);
+}
+
 /** Rows of `sql` as sorted text lines. */
 export async function lines(client: pg.Client, sql: string): Promise<string[]> {
   const result = await client.query({ text: sql, rowMode: 'array' });
