@@ -1,10 +1,11 @@
 // What the psql suites share: real psql 15 run against a server on loopback as user `oxbow`,
 // database `oxbow` (its output and errors as one text), and a PostgreSQL 15 oracle beside an oxbow
-// server, both reached that way, with the same statements run on both through psql.
+// server (`startPostgresAsOxbow`), both reached that way, with the same statements run on both
+// through psql.
 
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll } from 'vitest';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import { startPostgresAsOxbow, type PostgresServer } from '../support/postgres.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 
 /** Runs psql with `args` against the server on `port`; stdout then stderr. */
@@ -19,14 +20,6 @@ export function runPsql(port: number, args: readonly string[]): string {
 /** Runs one psql command (`-c`), after the options `extra`. */
 export function psql(port: number, command: string, extra: readonly string[] = []): string {
   return runPsql(port, [...extra, '-c', command]);
-}
-
-/** The oracle with a superuser `oxbow` owning a database `oxbow`, as oxbow has them. */
-export async function startPostgresAsOxbow(): Promise<PostgresServer> {
-  const postgres = await startPostgres();
-  await postgres.query('create role oxbow superuser login');
-  await postgres.query('create database oxbow owner oxbow');
-  return postgres;
 }
 
 export interface PsqlPair {

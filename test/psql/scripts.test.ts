@@ -13,7 +13,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import { startPostgresAsOxbow, type PostgresServer } from '../support/postgres.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 import { runPsql } from './psql.js';
 
@@ -23,8 +23,7 @@ const folder = import.meta.dirname;
 const scripts = readdirSync(folder).filter((name) => name.endsWith('-script.sql')).sort();
 
 beforeAll(async () => {
-  postgres = await startPostgres();
-  await postgres.query('create role oxbow superuser login');
+  postgres = await startPostgresAsOxbow();
 }, 120_000);
 
 afterAll(async () => {

@@ -171,6 +171,14 @@ export async function startPostgres(options: StartOptions = {}): Promise<Postgre
   throw new Error(`postgres did not start: ${lastError}`);
 }
 
+/** A PostgreSQL 15 with a superuser `oxbow` owning a database `oxbow`, as oxbow has them: the same user and database reach both. */
+export async function startPostgresAsOxbow(options: StartOptions = {}): Promise<PostgresServer> {
+  const server = await startPostgres(options);
+  await server.query('create role oxbow superuser login');
+  await server.query('create database oxbow owner oxbow');
+  return server;
+}
+
 /** Starts `postgres` with `args` and waits until it accepts connections on `port` (client undefined: it did not). */
 async function launch(args: string[], asPostgres: { uid: number; gid: number; env: NodeJS.ProcessEnv }, port: number): Promise<{ client: pg.Client | undefined; child: ChildProcess; stderr: () => string }> {
   const child = spawn(join(BIN_DIR, 'postgres'), args, { ...asPostgres, stdio: ['ignore', 'ignore', 'pipe'] });
