@@ -3,16 +3,12 @@
 // certificate made by the openssl command line: each driver's sslmode=require connection must
 // read the same pg_stat_ssl row and sslinfo answers on both servers, and its sslmode=disable
 // connection must be refused on both (SQLSTATE 28000 where the driver reports it).
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PostgresServer } from '../support/postgres.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 import { makeTestCertificate, startTlsPostgres, type TestCertificate } from '../support/tls-certificate.js';
-import { driverJar } from './jdbc/metadata-run.js';
+import { driverJar, runJavaLines } from './jdbc/metadata-run.js';
 import { runPython } from './python.js';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 let certificate: TestCertificate;
 let oxbow: OxbowServer;
@@ -49,18 +45,7 @@ interface JdbcLine {
 }
 
 function runJdbc(jar: string, url: string, user: string): Promise<JdbcLine[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('java', ['-cp', jar, 'test/tools/jdbc/Tls.java', url, user], { cwd: ROOT });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', (error) => reject(new Error(`java could not start (scripts/jdbc-tools.sh names what to install): ${error.message}`)));
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`Tls.java exited ${code}: ${stderr}`));
-      resolve(stdout.trim().split('\n').map((line) => JSON.parse(line) as JdbcLine));
-    });
-  });
+  return runJavaLines<JdbcLine>(jar, 'test/tools/jdbc/Tls.java', [url, user]);
 }
 
 describe('pgjdbc', () => {
