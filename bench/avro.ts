@@ -20,7 +20,6 @@ import { fileURLToPath } from 'node:url';
 import avro from 'avsc';
 import kafkajs from 'kafkajs';
 import { createEngine } from '../executor/engine/create-engine.js';
-import type { Session } from '../executor/engine/engine.js';
 import { MessageDecoder } from '../executor/connectors/message-decoder.js';
 import { BatchPacker } from '../executor/connectors/kafka/batch-packer.js';
 import { sourceLayout } from '../executor/connectors/source-layout.js';
@@ -28,23 +27,17 @@ import type { RelationDef } from '../sql/catalog.js';
 import { type } from '../sql/types.js';
 import { freePortPair } from '../test/kafka/broker.js';
 import { registryInstalled, startRegistry } from '../test/kafka/registry.js';
+import { BENCH_SCALE, flag, openSession, reporter, runSql } from './support/harness.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = HERE.endsWith(join('dist', 'bench')) ? join(HERE, '..', '..') : join(HERE, '..');
 const SCRIPT = join(ROOT, 'scripts', 'kafka.mjs');
 
-const args = process.argv.slice(2);
-const flag = (name: string): string | undefined => {
-  const at = args.indexOf(name);
-  return at < 0 ? undefined : args[at + 1];
-};
-const MESSAGES = Number(flag('--messages') ?? Math.round(500_000 * Number(process.env['BENCH_SCALE'] ?? '1')));
+const MESSAGES = Number(flag('--messages') ?? Math.round(500_000 * BENCH_SCALE));
 const PARTITIONS = 4;
 const TOPIC = 'orders';
 
-function report(metric: string, value: number, unit: string): void {
-  console.log(JSON.stringify({ bench: 'avro', metric, value: Number(value.toFixed(1)), unit }));
-}
+const report = reporter('avro', 1);
 
 const SCHEMA = {
   type: 'record',
@@ -140,15 +133,8 @@ try {
   report('produce (kafkajs, acks=1)', MESSAGES / ((performance.now() - produceStart) / 1000), 'messages/s');
 
   const engine = await createEngine({ dataDir, checkpointUrl: `file://${dataDir}/checkpoints`, barrierIntervalMs: 1000, checkpointIntervalMs: 600_000, timeTravelRetentionMs: 60_000, memoryLimitBytes: 1 << 30 });
-  const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
-  const run = async (sql: string): Promise<unknown[][]> => {
-    let rows: unknown[][] = [];
-    for (const statement of session.prepareMany(sql)) {
-      const result = await session.execute(statement, { parameters: [] });
-      if (result.kind === 'rows') rows = await result.cursor.next(0);
-    }
-    return rows;
-  };
+  const session = openSession(engine);
+  const run = (sql: string): Promise<unknown[][]> => runSql(session, sql);
   try {
     const load = loadavg();
     const start = performance.now();

@@ -66,17 +66,23 @@ async function startS3rver(directory: string): Promise<{ endpoint: string; stop:
   return { endpoint: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGKILL') };
 }
 
-/** Runs the writer and the event-loop timer while `during` runs; the longest waits seen. */
-async function measureLoad(
+/**
+ * Runs the writer and the event-loop timer while `during` runs: a writer commits a small epoch every
+ * 5 ms under the lock, and a 1 ms timer measures how late the event loop runs it. Returns what
+ * `during` returned and the longest waits seen: for the lock and the commit, for the commit call
+ * itself (WAL write and fsync: slow when a checkpoint's I/O shares the disk), and of the loop.
+ */
+async function measureLoad<T>(
   table: ReturnType<ReturnType<typeof openRocksStateStore>['table']>,
   store: ReturnType<typeof openRocksStateStore>,
   lock: WriteLock,
   nextEpoch: () => Epoch,
   value: () => string,
-  during: () => Promise<unknown>,
-): Promise<{ longestCommitMs: number; longestLoopStallMs: number }> {
+  during: () => Promise<T>,
+): Promise<{ result: T; longestCommitMs: number; longestCommitCallMs: number; longestLoopStallMs: number }> {
   let running = true;
   let longestCommitMs = 0;
+  let longestCommitCallMs = 0;
   let longestLoopStallMs = 0;
   let last = performance.now();
   const timer = setInterval(() => {
@@ -89,18 +95,22 @@ async function measureLoad(
       const asked = performance.now();
       await lock.run(async () => {
         table.insert([BigInt(Math.floor(Math.random() * ROWS)), value()]);
+        const committing = performance.now();
+        // ASYNC_COMMIT: what the engine does, the write and its fsync on the libuv pool while the
+        // writer awaits them and the event loop stays free.
         if (ASYNC_COMMIT) await store.commitAsync(nextEpoch());
         else store.commit(nextEpoch());
+        longestCommitCallMs = Math.max(longestCommitCallMs, performance.now() - committing);
       });
       longestCommitMs = Math.max(longestCommitMs, performance.now() - asked);
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   })();
-  await during();
+  const result = await during();
   running = false;
   await writer;
   clearInterval(timer);
-  return { longestCommitMs, longestLoopStallMs };
+  return { result, longestCommitMs, longestCommitCallMs, longestLoopStallMs };
 }
 
 async function main(): Promise<void> {
@@ -160,44 +170,14 @@ async function main(): Promise<void> {
       table.insert([BigInt(Math.floor(Math.random() * ROWS)), value()]);
       if ((index + 1) % COMMIT_ROWS === 0 || index === changed - 1) store.commit(nextEpoch());
     }
-    // During the checkpoint: a writer commits a small epoch every 5 ms (under the lock), and a 1 ms
-    // timer measures how late the event loop runs it. The same load without a checkpoint first, as
-    // the baseline (a commit is a synchronous WAL fsync, itself a stall on a slow disk).
+    // During the checkpoint the writer's load (measureLoad); the same load without a checkpoint
+    // first, as the baseline (a commit is a synchronous WAL fsync, itself a stall on a slow disk).
     const baseline = await measureLoad(table, store, lock, nextEpoch, value, () => new Promise((resolve) => setTimeout(resolve, 400)));
     emit(`round${round + 1}_baseline_longest_commit_wait`, baseline.longestCommitMs, 'ms');
     emit(`round${round + 1}_baseline_longest_event_loop_stall`, baseline.longestLoopStallMs, 'ms');
-    let running = true;
-    let longestCommitMs = 0;
-    /** The synchronous commit itself (WAL write + fsync): slow when the checkpoint's I/O shares the disk. */
-    let longestCommitCallMs = 0;
-    let longestLoopStallMs = 0;
-    let last = performance.now();
-    const timer = setInterval(() => {
-      const now = performance.now();
-      longestLoopStallMs = Math.max(longestLoopStallMs, now - last - 1);
-      last = now;
-    }, 1);
-    const writer = (async () => {
-      while (running) {
-        const asked = performance.now();
-        await lock.run(async () => {
-          table.insert([BigInt(Math.floor(Math.random() * ROWS)), value()]);
-          const committing = performance.now();
-          if (ASYNC_COMMIT) {
-            // What the engine does since the asynchronous commit: the write and its fsync run on the
-            // libuv pool and the writer awaits them; the event loop stays free meanwhile.
-            await store.commitAsync(nextEpoch());
-          } else store.commit(nextEpoch());
-          longestCommitCallMs = Math.max(longestCommitCallMs, performance.now() - committing);
-        });
-        longestCommitMs = Math.max(longestCommitMs, performance.now() - asked);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-    })();
-    const record = (await checkpointers[0]!.checkpoint())!;
-    running = false;
-    await writer;
-    clearInterval(timer);
+    const during = await measureLoad(table, store, lock, nextEpoch, value, () => checkpointers[0]!.checkpoint());
+    const record = during.result!;
+    const { longestCommitMs, longestCommitCallMs, longestLoopStallMs } = during;
     await checkpointers[1]!.checkpoint();
     emit(`round${round + 1}_uploaded_share`, (100 * record.bytesUploaded) / record.bytesReferenced, '%');
     emit(`round${round + 1}_uploaded`, record.bytesUploaded / 2 ** 20, 'MiB');

@@ -11,15 +11,14 @@
 // commits N rows (ids -N..-1) first, so the COPY's duplicate-key check cannot answer from an
 // empty table: each new id is checked against the stored rows (below them all: the key bound).
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { serialize } from 'pg-protocol';
 import { BENCH_SCALE, flag, milliseconds, reporter } from './support/harness.js';
+import { startServerProcess } from './support/server-process.js';
 
 const report = reporter('copy');
 const rows = Number(flag('--rows') ?? Math.round(1_000_000 * BENCH_SCALE));
@@ -30,35 +29,6 @@ const here = dirname(fileURLToPath(import.meta.url));
 const servers: { readonly name: string; readonly entry: string }[] = [{ name: 'head', entry: join(here, '..', 'bin', 'oxbow.js') }];
 // --compare DIR[,DIR...]: each checkout named by its folder's last component.
 for (const dir of (compare ?? '').split(',').filter((each) => each !== '').reverse()) servers.unshift({ name: basename(dir), entry: resolve(dir, 'dist', 'bin', 'oxbow.js') });
-
-interface Server {
-  readonly child: ChildProcess;
-  readonly port: number;
-  readonly dataDir: string;
-}
-
-async function start(entry: string): Promise<Server> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-copy-'));
-  const child = spawn(process.execPath, [entry, '--port', '0', '--data-dir', dataDir, '--memory-limit', '256MB'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolvePort, reject) => {
-    let output = '';
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (chunk: string) => {
-      output += chunk;
-      const ready = /oxbow ready: postgres:\/\/[^@]+@[^:]+:(\d+)/.exec(output);
-      if (ready !== null) resolvePort(Number(ready[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`oxbow exited (${code}) before it was ready: ${output}`)));
-  });
-  return { child, port, dataDir };
-}
-
-async function stop(server: Server): Promise<void> {
-  const exited = new Promise((resolveExit) => server.child.once('exit', resolveExit));
-  server.child.kill('SIGTERM');
-  await exited;
-  rmSync(server.dataDir, { recursive: true, force: true });
-}
 
 /** A /proc/PID/status field in bytes (VmRSS, VmHWM). */
 function memoryOf(pid: number, field: 'VmRSS' | 'VmHWM'): number {
@@ -128,7 +98,7 @@ async function copyRows(port: number, count: number): Promise<number> {
 
 for (let round = 0; round < rounds; round++) {
   for (const { name, entry } of servers) {
-    const server = await start(entry);
+    const server = await startServerProcess(entry, 'copy', ['--memory-limit', '256MB']);
     try {
       const client = new pg.Client({ host: '127.0.0.1', port: server.port, user: 'oxbow', database: 'oxbow' });
       await client.connect();
@@ -146,7 +116,7 @@ for (let round = 0; round < rounds; round++) {
       report(`${name} rss before copy`, before / 2 ** 20, 'MiB');
       report(`${name} peak rss`, peak / 2 ** 20, 'MiB');
     } finally {
-      await stop(server);
+      await server.stop();
     }
   }
 }

@@ -12,14 +12,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RocksDatabase } from '../storage/rocksdb.js';
-import { reporter } from './support/harness.js';
+import { BENCH_SCALE, flag, reporter } from './support/harness.js';
 
-const args = process.argv.slice(2);
-const flag = (name: string): string | undefined => {
-  const at = args.indexOf(name);
-  return at < 0 ? undefined : args[at + 1];
-};
-const ROWS = Number(flag('--rows') ?? Math.round(200_000 * Number(process.env['BENCH_SCALE'] ?? '1')));
+const ROWS = Number(flag('--rows') ?? Math.round(200_000 * BENCH_SCALE));
 const EPOCHS = Number(flag('--epochs') ?? '6');
 const ROUNDS = Number(flag('--rounds') ?? '2');
 const BASE = flag('--base');

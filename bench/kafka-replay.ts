@@ -19,25 +19,19 @@ import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
 import pg from 'pg';
 import { freePortPair } from '../test/kafka/broker.js';
+import { BENCH_SCALE, flag, reporter } from './support/harness.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = HERE.endsWith(join('dist', 'bench')) ? join(HERE, '..', '..') : join(HERE, '..');
 const SCRIPT = join(ROOT, 'scripts', 'kafka.mjs');
 
-const args = process.argv.slice(2);
-const flag = (name: string): string | undefined => {
-  const at = args.indexOf(name);
-  return at < 0 ? undefined : args[at + 1];
-};
-const MESSAGES = Number(flag('--messages') ?? Math.round(200_000 * Number(process.env['BENCH_SCALE'] ?? '1')));
+const MESSAGES = Number(flag('--messages') ?? Math.round(200_000 * BENCH_SCALE));
 const READS = Number(flag('--reads') ?? '10');
 const BASE_DIST = flag('--base-dist');
 const PARTITIONS = 3;
 const TOPIC = 'points';
 
-function report(metric: string, value: number, unit: string): void {
-  console.log(JSON.stringify({ bench: 'kafka-replay', metric, value: Number(value.toFixed(2)), unit }));
-}
+const report = reporter('kafka-replay', 2);
 
 interface Server {
   readonly name: string;

@@ -17,47 +17,30 @@
 
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
 import { createEngine } from '../executor/engine/create-engine.js';
-import type { Engine, Session } from '../executor/engine/engine.js';
+import type { Engine } from '../executor/engine/engine.js';
 import { NexmarkGenerator } from '../executor/connectors/generators/nexmark-generator.js';
 import type { Row } from '../sql/value.js';
 import { querySql, SOURCE_COLUMNS } from './nexmark.js';
+import { BENCH_SCALE, flag, openSession, reporter, runSql } from './support/harness.js';
+import { freePort } from '../test/support/free-port.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = HERE.endsWith(join('dist', 'bench')) ? join(HERE, '..', '..') : join(HERE, '..');
 const SCRIPT = join(ROOT, 'scripts', 'kafka.mjs');
 const BID_COLUMNS = SOURCE_COLUMNS.bid;
 
-const args = process.argv.slice(2);
-const flag = (name: string): string | undefined => {
-  const at = args.indexOf(name);
-  return at < 0 ? undefined : args[at + 1];
-};
-const EVENTS = Number(flag('--events') ?? Math.round(1_000_000 * Number(process.env['BENCH_SCALE'] ?? '1')));
+const EVENTS = Number(flag('--events') ?? Math.round(1_000_000 * BENCH_SCALE));
 const QUERIES = (flag('--queries') ?? 'q0,q1,q5,q7').split(',').map((query) => query.trim());
 const PARTITIONS = Number(flag('--partitions') ?? '4');
 const BARRIER_MS = Number(flag('--barrier-interval-ms') ?? '1000');
-const WITH_GENERATOR = !args.includes('--skip-generator');
+const WITH_GENERATOR = !process.argv.slice(2).includes('--skip-generator');
 
-function report(metric: string, value: number, unit: string): void {
-  console.log(JSON.stringify({ bench: 'kafka', metric, value: Number(value.toFixed(1)), unit }));
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
+const report = reporter('kafka', 1);
 
 /** A JSON string literal for plain ASCII text (the generator's strings need no escapes but quotes). */
 function jsonText(text: string): string {
@@ -117,15 +100,8 @@ async function openEngine(dataDir: string): Promise<{ engine: Engine; run: (sql:
     timeTravelRetentionMs: 60_000,
     memoryLimitBytes: 1 << 30,
   });
-  const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
-  const run = async (sql: string): Promise<unknown[][]> => {
-    let rows: unknown[][] = [];
-    for (const statement of session.prepareMany(sql)) {
-      const result = await session.execute(statement, { parameters: [] });
-      if (result.kind === 'rows') rows = await result.cursor.next(0);
-    }
-    return rows;
-  };
+  const session = openSession(engine);
+  const run = (sql: string): Promise<unknown[][]> => runSql(session, sql);
   return { engine, run };
 }
 

@@ -29,9 +29,10 @@ import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { EngineMetrics } from '../executor/metrics/engine-metrics.js';
 import { createEngine } from '../executor/engine/create-engine.js';
-import type { Engine, Session } from '../executor/engine/engine.js';
+import type { Engine } from '../executor/engine/engine.js';
 import { NexmarkGenerator } from '../executor/connectors/generators/nexmark-generator.js';
 import { asBlackholeSink } from './support/nexmark-sink.js';
+import { BENCH_SCALE, flag, openSession, runSql } from './support/harness.js';
 import type { Row } from '../sql/value.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -161,15 +162,8 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
       ...(options.heapGrowingPercent === undefined ? {} : { heapGrowingPercent: options.heapGrowingPercent }),
       ...(options.parallelism === undefined ? {} : { tuning: { parallelism: options.parallelism } }),
     });
-    const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
-    const run = async (sql: string): Promise<unknown[][]> => {
-      let rows: unknown[][] = [];
-      for (const statement of session.prepareMany(sql)) {
-        const result = await session.execute(statement, { parameters: [] });
-        if (result.kind === 'rows') rows = await result.cursor.next(0);
-      }
-      return rows;
-    };
+    const session = openSession(engine);
+    const run = (sql: string): Promise<unknown[][]> => runSql(session, sql);
     const { sql, sources } = querySql(options.query, options.form);
     const splits = options.splits ?? 1;
     const chunkSize = options.chunkSize ?? 1024;
@@ -225,13 +219,7 @@ function report(query: string, metric: string, value: number, unit: string): voi
 }
 
 async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const flag = (name: string): string | undefined => {
-    const at = args.indexOf(name);
-    return at < 0 ? undefined : args[at + 1];
-  };
-  const scale = Number(process.env['BENCH_SCALE'] ?? '1');
-  const events = Number(flag('--events') ?? Math.round(1_000_000 * scale));
+  const events = Number(flag('--events') ?? Math.round(1_000_000 * BENCH_SCALE));
   const queries = (flag('--queries') ?? ALL_QUERIES.join(',')).split(',').map((query) => query.trim());
   const splits = Number(flag('--split-num') ?? '1');
   const chunkSize = Number(flag('--chunk-size') ?? '1024');

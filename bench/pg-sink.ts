@@ -19,10 +19,9 @@ import { loadavg } from 'node:os';
 import { createEngine } from '../executor/engine/create-engine.js';
 import type { Engine } from '../executor/engine/engine.js';
 import { startLocalPostgres } from './support/local-postgres.js';
+import { openSession, reporter, runSql } from './support/harness.js';
 
-function report(metric: string, value: number, unit: string): void {
-  console.log(JSON.stringify({ bench: 'pg-sink', metric, value: Number(value.toFixed(1)), unit }));
-}
+const report = reporter('pg-sink', 1);
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -36,15 +35,8 @@ async function main(): Promise<void> {
     const target = await postgres.connect();
     await target.query('CREATE TABLE items (id bigint PRIMARY KEY, a bigint, b text, c double precision)');
     engine = await createEngine({ dataDir, checkpointUrl: `file://${dataDir}/checkpoints`, barrierIntervalMs: 100, checkpointIntervalMs: 600_000, timeTravelRetentionMs: 60_000, memoryLimitBytes: 1 << 30 });
-    const session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
-    const run = async (sql: string): Promise<unknown[][]> => {
-      let result: unknown[][] = [];
-      for (const statement of session.prepareMany(sql)) {
-        const outcome = await session.execute(statement, { parameters: [] });
-        if (outcome.kind === 'rows') result = await outcome.cursor.next(0);
-      }
-      return result;
-    };
+    const session = openSession(engine);
+    const run = (sql: string): Promise<unknown[][]> => runSql(session, sql);
     const delivered = async (): Promise<number> => Number((await run("SELECT coalesce(sum(rows_delivered), 0) FROM oxbow_catalog.sink_status WHERE sink_name = 'items_out'"))[0]?.[0] ?? 0);
     const waitFor = async (count: number): Promise<void> => {
       while ((await delivered()) < count) await new Promise((resolve) => setTimeout(resolve, 20));

@@ -5,10 +5,7 @@
 // prepared statement, and COPY FROM STDIN. Prints JSON lines {"bench","metric","value","unit"}.
 // Run: npm run build && node dist/bench/pgwire.js
 
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serialize } from 'pg-protocol';
@@ -18,10 +15,10 @@ import { type } from '../sql/types.js';
 import type { Row } from '../sql/value.js';
 import { MessageWriter } from '../pgwire/message-writer.js';
 import { columnEncoders, writeDataRow } from '../pgwire/value-codec.js';
+import { reporter } from './support/harness.js';
+import { startServerProcess } from './support/server-process.js';
 
-function report(metric: string, value: number, unit: string): void {
-  console.log(JSON.stringify({ bench: 'pgwire', metric, value: Number(value.toFixed(1)), unit }));
-}
+const report = reporter('pgwire', 1);
 
 function seconds(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e9;
@@ -71,18 +68,8 @@ report('encode DataRow float8,timestamptz,date (binary)', encodeRowsPerSecond(mi
 
 // dist/bench/pgwire.js: the repository root is two levels up.
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-'));
-const server = spawn(process.execPath, [join(root, 'dist', 'bin', 'oxbow.js'), '--port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
-const port = await new Promise<number>((resolvePort, reject) => {
-  let out = '';
-  server.stdout!.setEncoding('utf8');
-  server.stdout!.on('data', (text: string) => {
-    out += text;
-    const match = /oxbow ready: postgres:\/\/oxbow@[^:]+:(\d+)\/oxbow/.exec(out);
-    if (match !== null) resolvePort(Number(match[1]));
-  });
-  server.once('exit', () => reject(new Error('oxbow exited before it was ready')));
-});
+const server = await startServerProcess(join(root, 'dist', 'bin', 'oxbow.js'), 'pgwire');
+const port = server.port;
 
 /** A raw client that counts backend messages by type until a given number of ReadyForQuery. */
 class Counter {
@@ -183,6 +170,4 @@ const client = await open();
   report('COPY FROM STDIN (int4, text), 64 KiB CopyData chunks', total / seconds(start), 'rows/s');
 }
 client.socket.end();
-server.kill('SIGTERM');
-await new Promise((resolveExit) => server.once('exit', resolveExit));
-rmSync(dataDir, { recursive: true, force: true });
+await server.stop();

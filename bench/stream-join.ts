@@ -9,12 +9,8 @@
 // Run: npm run build && npm run bench -- stream-join   (ROWS=200000 default; DIMS=1000 dims, so
 // ROWS / DIMS facts per join key; not GROUPS, which bash reserves)
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createEngine } from '../executor/engine/create-engine.js';
-import type { Session } from '../executor/engine/engine.js';
 import { streamPlanDefaults } from '../executor/ddl/create-materialized-view.js';
+import { median, openBenchEngine, reporter } from './support/harness.js';
 
 const ROWS = Number(process.env.ROWS ?? 200_000);
 const GROUPS = Number(process.env.DIMS ?? 1000);
@@ -31,34 +27,9 @@ const HASH_JOIN = { name: 'hash join', version: 2 } as const;
 /** A B B A: whatever drifts during the run (RocksDB compactions after the load count as CPU) hits both alike. */
 const MODES = [RECOMPUTE, HASH_JOIN, HASH_JOIN, RECOMPUTE] as const;
 
-function emit(metric: string, value: number, unit: string): void {
-  console.log(JSON.stringify({ bench: 'stream-join', metric, value: Number(value.toFixed(3)), unit }));
-}
+const emit = reporter('stream-join', 3);
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-stream-join-'));
-const engine = await createEngine({
-  dataDir,
-  checkpointUrl: `file://${dataDir}/checkpoints`,
-  barrierIntervalMs: 1000,
-  checkpointIntervalMs: 10_000,
-  timeTravelRetentionMs: 600_000,
-  memoryLimitBytes: 4096 * 1024 * 1024,
-});
-const session: Session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
-
-async function run(sql: string): Promise<unknown[][]> {
-  let rows: unknown[][] = [];
-  for (const statement of session.prepareMany(sql)) {
-    const result = await session.execute(statement, { parameters: [] });
-    if (result.kind === 'rows') rows = await result.cursor.next(0);
-  }
-  return rows;
-}
+const { run, close } = await openBenchEngine('stream-join', { memoryLimitBytes: 4096 * 1024 * 1024 });
 
 /** Wall and CPU milliseconds of one awaited action. */
 async function timed(action: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> {
@@ -107,6 +78,5 @@ try {
   }
 } finally {
   streamPlanDefaults.version = 2;
-  await engine.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  await close();
 }

@@ -6,14 +6,13 @@
 //
 //   npm run build && npm run bench -- tls [--queries 5000] [--connections 100] [--rounds 4]
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { makeTestCertificate } from '../test/support/tls-certificate.js';
 import { BENCH_SCALE, flag, median, reporter } from './support/harness.js';
+import { startServerProcess } from './support/server-process.js';
 
 const report = reporter('tls');
 const queries = Number(flag('--queries') ?? Math.max(200, Math.round(5000 * BENCH_SCALE)));
@@ -23,24 +22,6 @@ const entry = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'oxbow.
 
 type Mode = 'plain' | 'tls';
 const MODES: readonly Mode[] = ['plain', 'tls'];
-
-async function startServer(certFile: string, keyFile: string): Promise<{ child: ChildProcess; port: number; dataDir: string }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-tls-'));
-  const child = spawn(process.execPath, [entry, '--port', '0', '--data-dir', dataDir, '--memory-limit', '256MB', '--tls-cert', certFile, '--tls-key', keyFile], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<number>((resolvePort, reject) => {
-    let output = '';
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (chunk: string) => {
-      output += chunk;
-      const ready = /oxbow ready: postgres:\/\/[^@]+@[^:]+:(\d+)/.exec(output);
-      if (ready !== null) resolvePort(Number(ready[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`oxbow exited (${code}) before it was ready`)));
-  });
-  return { child, port, dataDir };
-}
 
 function clientConfig(port: number, mode: Mode): pg.ClientConfig {
   return { host: '127.0.0.1', port, user: 'oxbow', database: 'oxbow', ssl: mode === 'tls' ? { rejectUnauthorized: false } : false };
@@ -67,7 +48,7 @@ async function connectionsPerSecond(port: number, mode: Mode): Promise<number> {
 }
 
 const certificate = makeTestCertificate();
-const server = await startServer(certificate.certFile, certificate.keyFile);
+const server = await startServerProcess(entry, 'tls', ['--memory-limit', '256MB', '--tls-cert', certificate.certFile, '--tls-key', certificate.keyFile]);
 try {
   report('load_average_1m_before', loadavg()[0]!, 'load');
   const clients = new Map<Mode, pg.Client>();
@@ -97,8 +78,6 @@ try {
   report('rounds', rounds, 'rounds');
   report('load_average_1m_after', loadavg()[0]!, 'load');
 } finally {
-  server.child.kill('SIGTERM');
-  await new Promise((resolveExit) => server.child.once('exit', resolveExit));
-  rmSync(server.dataDir, { recursive: true, force: true });
+  await server.stop();
   certificate.remove();
 }

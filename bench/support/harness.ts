@@ -1,7 +1,9 @@
 // The preamble the in-process engine benchmarks share: an engine on RocksDB in a temporary data
-// directory (createEngine, checkpoints to a folder inside it), one session, `run` for SQL text,
-// the JSON-line reporter and the small statistics helpers. bench/engine.ts, lookup.ts, stream.ts,
-// dynamic-filter.ts and soak.ts use it.
+// directory (createEngine, checkpoints to a folder inside it), one session, `run` for SQL text
+// (bench/engine.ts, lookup.ts, stream.ts, stream-join.ts, dynamic-filter.ts and soak.ts); a session
+// and `runSql` for the suites that make their engine themselves (avro.ts, kafka.ts, nexmark.ts,
+// pg-sink.ts); the command line's flags and BENCH_SCALE, the JSON-line reporter and the small
+// statistics helpers.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,19 +41,12 @@ export async function openBenchEngine(name: string, options: BenchEngineOptions 
     rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
-  const session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
+  const session = openSession(engine);
   return {
     engine,
     session,
     dataDir,
-    async run(sql: string): Promise<unknown[][]> {
-      let rows: unknown[][] = [];
-      for (const statement of session.prepareMany(sql)) {
-        const result = await session.execute(statement, { parameters: [] });
-        if (result.kind === 'rows') rows = await result.cursor.next(0);
-      }
-      return rows;
-    },
+    run: (sql: string) => runSql(session, sql),
     async close(): Promise<void> {
       try {
         await engine.close();
@@ -60,6 +55,21 @@ export async function openBenchEngine(name: string, options: BenchEngineOptions 
       }
     },
   };
+}
+
+/** A session of `engine` as user oxbow on database oxbow, its notices dropped. */
+export function openSession(engine: Engine): Session {
+  return engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
+}
+
+/** Runs every statement of `sql` in order on `session`; the rows of the last statement that returns rows. */
+export async function runSql(session: Session, sql: string): Promise<unknown[][]> {
+  let rows: unknown[][] = [];
+  for (const statement of session.prepareMany(sql)) {
+    const result = await session.execute(statement, { parameters: [] });
+    if (result.kind === 'rows') rows = await result.cursor.next(0);
+  }
+  return rows;
 }
 
 /** A reporter printing `{"bench","metric","value","unit"}` lines, the value rounded to `digits` decimals. */

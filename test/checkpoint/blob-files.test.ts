@@ -13,13 +13,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { epochFromMillis, type Epoch } from '../../sql/epoch.js';
 import { type } from '../../sql/types.js';
 import type { Row } from '../../sql/value.js';
-import { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
-import { Checkpointer } from '../../storage/checkpoint/checkpointer.js';
 import { restoreFromObjectStore } from '../../storage/checkpoint/restore.js';
 import { FileObjectStore } from '../../storage/object-store/file-object-store.js';
 import { openRocksStateStore } from '../../storage/rocks-state-store.js';
 import type { StateTableSchema } from '../../storage/state-table.js';
 import { committedRows } from './support/committed-rows.js';
+import { openTestCheckpointer } from './support/test-checkpointer.js';
 
 const schema: StateTableSchema = { tableId: 21000, columnTypes: [type('int4'), type('text')], primaryKey: [0] };
 const work = mkdtempSync(join(tmpdir(), 'oxbow-blob-checkpoint-'));
@@ -49,17 +48,7 @@ describe('blob files in checkpoints', () => {
     const store = openRocksStateStore({ dir: stateDir, memoryLimitBytes: 0, rocksdb: { writeBufferBytes: 1 << 20 } });
     const table = store.table(schema);
     const remote = new FileObjectStore(mkdtempSync(join(work, 'remote-')));
-    const checkpointer = Checkpointer.open({
-      store,
-      stateDir,
-      stagingDir: join(dir, 'staging'),
-      objectStore: remote,
-      metrics: new CheckpointMetrics(),
-      oxbowVersion: 'test',
-      describe: () => ({ catalogVersion: 'v1', sourceOffsets: {} }),
-      keepLast: 2,
-      keepWithinMs: 0,
-    });
+    const checkpointer = openTestCheckpointer({ store, stateDir, stagingDir: join(dir, 'staging'), objectStore: remote, keepLast: 2 });
     const model = new Map<number, string>();
     let clockMs = Date.now();
     const write = (keys: number[], tag: string): Epoch => {

@@ -24,6 +24,7 @@ import { openRocksStateStore, type RocksStateStore } from '../../storage/rocks-s
 import type { StateTableSchema } from '../../storage/state-table.js';
 import { S3RVER_CREDENTIALS, startS3rver, type S3rverProcess } from './support/s3rver.js';
 import { committedRows } from './support/committed-rows.js';
+import { openTestCheckpointer } from './support/test-checkpointer.js';
 
 const schema: StateTableSchema = { tableId: 20000, columnTypes: [type('int4'), type('text')], primaryKey: [0] };
 const work = mkdtempSync(join(tmpdir(), 'oxbow-checkpoint-'));
@@ -65,16 +66,14 @@ class Fixture {
   }
 
   checkpointer(objectStore: ObjectStore, keepLast = 3): Checkpointer {
-    return Checkpointer.open({
+    return openTestCheckpointer({
       store: this.store,
       stateDir: this.stateDir,
       stagingDir: join(this.dir, 'staging'),
       objectStore,
       metrics: this.metrics,
-      oxbowVersion: 'test',
       describe: () => ({ catalogVersion: 'v1', sourceOffsets: { generator: '42' } }),
       keepLast,
-      keepWithinMs: 0,
     });
   }
 }
@@ -169,16 +168,14 @@ describe('the cut runs while commits go on', () => {
     const remote = new FileObjectStore(mkdtempSync(join(work, 'remote-')));
     // Each commit stores its own ordinal as metadata; describe reads it back from the cut.
     const store = fixture.store;
-    const checkpointer = Checkpointer.open({
+    const checkpointer = openTestCheckpointer({
       store,
       stateDir: fixture.stateDir,
       stagingDir: join(fixture.dir, 'staging'),
       objectStore: remote,
       metrics: fixture.metrics,
-      oxbowVersion: 'test',
       describe: (getMeta) => ({ catalogVersion: 'v1', sourceOffsets: { ordinal: Buffer.from(getMeta('ordinal') ?? new Uint8Array()).toString('utf8') } }),
       keepLast: 10,
-      keepWithinMs: 0,
     });
     const epochs: Epoch[] = [];
     const snapshots: Row[][] = [];

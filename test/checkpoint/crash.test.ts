@@ -26,10 +26,10 @@ import { listCheckpointEpochs } from '../../storage/checkpoint/restore.js';
 import { manifestKey } from '../../storage/checkpoint/manifest.js';
 import { openRocksStateStore } from '../../storage/rocks-state-store.js';
 import { type } from '../../sql/types.js';
-import { startOxbow } from '../support/server.js';
+import { connectToKillable, startOxbow } from '../support/server.js';
 import { S3RVER_CREDENTIALS } from './support/s3rver.js';
 import { seededRandom } from '../support/seeded-random.js';
-import { connectToKillable, s3rverSuite, tableRows } from './support/s3rver-suite.js';
+import { s3rverSuite, tableRows } from './support/s3rver-suite.js';
 
 const suite = s3rverSuite('oxbow-crash-');
 const work = suite.work;

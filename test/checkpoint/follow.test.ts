@@ -14,8 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { epochFromMillis, type Epoch } from '../../sql/epoch.js';
 import { type } from '../../sql/types.js';
 import type { Row } from '../../sql/value.js';
-import { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
-import { Checkpointer, type ManifestGuard } from '../../storage/checkpoint/checkpointer.js';
+import type { ManifestGuard } from '../../storage/checkpoint/checkpointer.js';
 import { CheckpointFollower } from '../../storage/checkpoint/follow.js';
 import { decodeManifest, manifestKey } from '../../storage/checkpoint/manifest.js';
 import { listCheckpointEpochs } from '../../storage/checkpoint/restore.js';
@@ -23,6 +22,7 @@ import { FileObjectStore } from '../../storage/object-store/file-object-store.js
 import { openRocksStateStore } from '../../storage/rocks-state-store.js';
 import type { StateTableSchema } from '../../storage/state-table.js';
 import { committedRows } from './support/committed-rows.js';
+import { openTestCheckpointer } from './support/test-checkpointer.js';
 
 const schema: StateTableSchema = { tableId: 20000, columnTypes: [type('int4'), type('text')], primaryKey: [0] };
 const work = mkdtempSync(join(tmpdir(), 'oxbow-follow-'));
@@ -35,18 +35,7 @@ function leader(name: string, guard?: ManifestGuard) {
   const remote = new FileObjectStore(join(dir, 'remote'));
   const model = new Map<number, string>();
   let clockMs = Date.now();
-  const checkpointer = Checkpointer.open({
-    store,
-    stateDir,
-    stagingDir: join(dir, 'staging'),
-    objectStore: remote,
-    metrics: new CheckpointMetrics(),
-    oxbowVersion: 'test',
-    describe: () => ({ catalogVersion: 'v1', sourceOffsets: {} }),
-    keepLast: 3,
-    keepWithinMs: 0,
-    ...(guard === undefined ? {} : { guard }),
-  });
+  const checkpointer = openTestCheckpointer({ store, stateDir, stagingDir: join(dir, 'staging'), objectStore: remote, keepLast: 3, ...(guard === undefined ? {} : { guard }) });
   return {
     dir,
     store,
@@ -108,17 +97,7 @@ describe('following checkpoints', () => {
 
     // The promoted directory's checkpoints name the followed files, not copies of them.
     const promoted = openRocksStateStore({ dir: stateDir, memoryLimitBytes: 0 });
-    const checkpointer = Checkpointer.open({
-      store: promoted,
-      stateDir,
-      stagingDir: join(work, 'promoted', 'staging'),
-      objectStore: node.remote,
-      metrics: new CheckpointMetrics(),
-      oxbowVersion: 'test',
-      describe: () => ({ catalogVersion: 'v1', sourceOffsets: {} }),
-      keepLast: 3,
-      keepWithinMs: 0,
-    });
+    const checkpointer = openTestCheckpointer({ store: promoted, stateDir, stagingDir: join(work, 'promoted', 'staging'), objectStore: node.remote, keepLast: 3 });
     const table = promoted.table(schema);
     table.insert([1, 'after promotion']);
     promoted.commit(epochFromMillis(Date.now() + 60_000));

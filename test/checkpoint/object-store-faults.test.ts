@@ -10,8 +10,8 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startOxbow, type OxbowServer } from '../support/server.js';
-import { connectToKillable, s3rverSuite, tableRows } from './support/s3rver-suite.js';
+import { connectToKillable, startOxbow, type OxbowServer } from '../support/server.js';
+import { s3rverSuite, tableRows } from './support/s3rver-suite.js';
 
 const suite = s3rverSuite('oxbow-object-store-faults-');
 const work = suite.work;

@@ -97,6 +97,18 @@ describe.each(implementations)('object store: %s', (_name, create) => {
   });
 });
 
+
+/** close() fails the request left hanging 100 ms after it started: Failed, "closed", within a second. */
+async function expectCloseEndsHanging(store: { close(): void }, request: Promise<unknown>): Promise<void> {
+  const hanging = request.catch((caught: unknown) => caught);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const closing = Date.now();
+  store.close();
+  const closed = (await hanging) as ObjectStoreError;
+  expect(closed.code).toBe('Failed');
+  expect(closed.message).toMatch(/closed/);
+  expect(Date.now() - closing).toBeLessThan(1_000);
+}
 describe('object store failures', () => {
   it('S3: wrong credentials are AccessDenied at once (not retried)', async () => {
     let retries = 0;
@@ -156,14 +168,7 @@ describe('object store failures', () => {
       expect([timeouts, retries]).toEqual([2, 1]);
       expect(Date.now() - started).toBeLessThan(5_000);
 
-      const hanging = store.list('').catch((caught: unknown) => caught);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const closing = Date.now();
-      store.close();
-      const closed = (await hanging) as ObjectStoreError;
-      expect(closed.code).toBe('Failed');
-      expect(closed.message).toMatch(/closed/);
-      expect(Date.now() - closing).toBeLessThan(1_000);
+      await expectCloseEndsHanging(store, store.list(''));
     } finally {
       suite.s3rver.resume();
     }
@@ -198,14 +203,7 @@ describe('object store failures', () => {
     const root = mkdtempSync(join(work, 'fifo-close-'));
     execFileSync('mkfifo', [join(root, 'hang')]);
     const store = new FileObjectStore(root, { retry: { ...fastRetry, timeoutMs: 60_000 } });
-    const hanging = store.getBytes('hang').catch((caught: unknown) => caught);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const closing = Date.now();
-    store.close();
-    const closed = (await hanging) as ObjectStoreError;
-    expect(closed.code).toBe('Failed');
-    expect(closed.message).toMatch(/closed/);
-    expect(Date.now() - closing).toBeLessThan(1_000);
+    await expectCloseEndsHanging(store, store.getBytes('hang'));
     await expect(store.list('')).rejects.toThrow(/closed/);
     writeFileSync(join(root, 'hang'), 'released');
   });

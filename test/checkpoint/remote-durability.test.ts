@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startOxbow } from '../support/server.js';
-import { connectToKillable, s3rverSuite, tableRows } from './support/s3rver-suite.js';
+import { connectToKillable, startOxbow } from '../support/server.js';
+import { s3rverSuite, tableRows } from './support/s3rver-suite.js';
 
 const suite = s3rverSuite('oxbow-remote-durability-');
 const work = suite.work;

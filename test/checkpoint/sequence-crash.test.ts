@@ -7,9 +7,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startOxbow, type OxbowServer } from '../support/server.js';
+import { connectToKillable, startOxbow, type OxbowServer } from '../support/server.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-sequence-crash-'));
 let server: OxbowServer | undefined;
@@ -19,17 +18,10 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function connect(target: OxbowServer): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: target.url });
-  client.on('error', () => undefined);
-  await client.connect();
-  return client;
-}
-
 describe('sequences survive SIGKILL', () => {
   it('never hand out a value twice across three kills and restarts', { timeout: 180_000 }, async () => {
     server = await startOxbow({ dataDir });
-    let client = await connect(server);
+    let client = await connectToKillable(server);
     await client.query('CREATE SEQUENCE s');
     await client.query('CREATE TABLE t (id bigserial PRIMARY KEY, round int)');
     let seenSequence = 0n;
@@ -71,7 +63,7 @@ describe('sequences survive SIGKILL', () => {
       await client.end().catch(() => undefined);
 
       server = await startOxbow({ dataDir });
-      client = await connect(server);
+      client = await connectToKillable(server);
       const after = await client.query("SELECT nextval('s') AS v FROM generate_series(1, 20)");
       for (const row of after.rows) expect(BigInt(row.v)).toBeGreaterThan(seenSequence);
       seenSequence = BigInt(after.rows[after.rows.length - 1].v);

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import { startPostgresAsOxbow, type PostgresServer } from '../support/postgres.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 
 let postgres: PostgresServer;
@@ -25,9 +25,7 @@ function psql(port: number, args: readonly string[], input?: string): string {
 }
 
 beforeAll(async () => {
-  [postgres, oxbow] = await Promise.all([startPostgres(), startOxbow()]);
-  await postgres.query('create role oxbow superuser login');
-  await postgres.query('create database oxbow owner oxbow');
+  [postgres, oxbow] = await Promise.all([startPostgresAsOxbow(), startOxbow()]);
   scratch = mkdtempSync(join(tmpdir(), 'oxbow-psql-'));
 }, 120_000);
 

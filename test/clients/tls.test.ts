@@ -15,9 +15,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import type { PostgresServer } from '../support/postgres.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
-import { makeTestCertificate, type TestCertificate } from '../support/tls-certificate.js';
+import { makeTestCertificate, startTlsPostgres, type TestCertificate } from '../support/tls-certificate.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -32,14 +32,8 @@ beforeAll(async () => {
   [oxbow, oxbowRequired, postgres] = await Promise.all([
     startOxbow({ args: tlsArgs }),
     startOxbow({ args: [...tlsArgs, '--tls-required'] }),
-    startPostgres({
-      settings: { ssl: 'on', ssl_cert_file: certificate.certFile, ssl_key_file: certificate.keyFile },
-      // `app` may connect only with TLS, as --tls-required; postgres (the helper's own client) either way.
-      hba: 'hostssl all app 127.0.0.1/32 trust\nhost all postgres 127.0.0.1/32 trust\nlocal all all trust\n',
-    }),
+    startTlsPostgres(certificate),
   ]);
-  await postgres.query('CREATE ROLE app LOGIN');
-  await postgres.query('CREATE EXTENSION sslinfo');
 }, 120_000);
 
 afterAll(async () => {

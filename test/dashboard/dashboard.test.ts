@@ -16,6 +16,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpGet, metricsPortOf, type HttpAnswer } from '../support/metrics-http.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
+import { waitForCommittedOffsets } from '../support/source-offsets.js';
 
 const ROWS = 600; // datagen sequence 1..ROWS
 const T_ROWS = 50; // table rows, ids 1..T_ROWS, g = id % 5
@@ -133,11 +134,7 @@ beforeAll(async () => {
   // A view with an error inside (id 3 and id 28 divide by zero: NULL in the view, counted in view_errors).
   await client.query('CREATE MATERIALIZED VIEW ratios AS SELECT id, 100 / (id % 25 - 3) AS r FROM t');
   await client.query(`INSERT INTO t SELECT i, i % 5, i FROM generate_series(${T_ROWS / 2 + 1}, ${T_ROWS}) AS i`);
-  for (;;) {
-    const { rows } = await client.query("SELECT coalesce(sum(committed_offset), 0)::int8 AS n FROM oxbow_catalog.source_partitions WHERE source_name = 'readings'");
-    if (Number(rows[0].n) >= ROWS) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitForCommittedOffsets(client, 'readings', ROWS);
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
   page = await browser.newPage({ viewport: { width: WIDTH, height: HEIGHT } });
   page.on('console', (message) => {

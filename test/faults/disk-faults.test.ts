@@ -16,15 +16,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startOxbow, type OxbowServer } from '../support/server.js';
-import { eventually, expectAlive, expectViewEqualsQuery, report, sleep } from './support.js';
+import { eventually, expectAlive, expectViewEqualsQuery, report, ServerSet, sleep } from './support.js';
 
 const work = mkdtempSync(join(tmpdir(), 'oxbow-disk-faults-'));
 const mounts: string[] = [];
-const servers: OxbowServer[] = [];
+const servers = new ServerSet();
 
 afterAll(async () => {
-  for (const server of servers) await server.kill('SIGKILL').catch(() => undefined);
+  await servers.killAll();
   for (const mountPoint of mounts) spawnSync('umount', ['-l', mountPoint]);
   rmSync(work, { recursive: true, force: true });
 });
@@ -57,13 +56,6 @@ function ballast(path: string, leaveBytes: number): void {
   }
 }
 
-async function connect(server: OxbowServer): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: server.url });
-  client.on('error', () => undefined);
-  await client.connect();
-  return client;
-}
-
 async function count(client: pg.Client, sql: string): Promise<number> {
   return Number((await client.query<{ n: string }>(sql)).rows[0]!.n);
 }
@@ -73,9 +65,7 @@ describe('local disk faults', () => {
     const disk = smallDisk('data-disk', '64m');
     const dataDir = join(disk, 'data');
     const args = ['--barrier-interval-ms', '100'];
-    let server = await startOxbow({ dataDir, args });
-    servers.push(server);
-    let client = await connect(server);
+    let { server, client } = await servers.start({ dataDir, args });
     await client.query('create table t (id int primary key, pad text)');
     await client.query('create materialized view t_totals as select count(*) as n, sum(length(pad)) as bytes, max(id) as top from t');
     await client.query("create source gen (id int) with (connector = 'datagen', fields.id.kind = 'sequence', fields.id.start = '1', fields.id.end = '100000000', datagen.rows.per.second = '200')");
@@ -134,9 +124,7 @@ describe('local disk faults', () => {
     // Every acknowledged row survives a restart.
     await client.end();
     await server.kill('SIGTERM');
-    server = await startOxbow({ dataDir, args });
-    servers.push(server);
-    client = await connect(server);
+    ({ server, client } = await servers.start({ dataDir, args }));
     const restored = await count(client, 'select count(*) as n from t');
     expect(restored).toBe(acked.length);
     expect(await count(client, `select count(*) as n from t where id in (${[acked[0], acked[Math.floor(acked.length / 2)], next].join(', ')})`)).toBe(3);
@@ -148,9 +136,7 @@ describe('local disk faults', () => {
 
   it('a checkpoint folder whose writes fail (ENOSPC): an error row in checkpoints, a complete checkpoint once there is room', { timeout: 90_000 }, async () => {
     const disk = smallDisk('checkpoint-disk', '4m');
-    const server = await startOxbow({ args: ['--barrier-interval-ms', '100', '--checkpoint-url', `file://${join(disk, 'cp')}`, '--checkpoint-interval-ms', '300'] });
-    servers.push(server);
-    const client = await connect(server);
+    const { server, client } = await servers.start({ args: ['--barrier-interval-ms', '100', '--checkpoint-url', `file://${join(disk, 'cp')}`, '--checkpoint-interval-ms', '300'] });
     await client.query('create table t (id int primary key, pad text)');
     await client.query("insert into t select g, repeat('c', 100) from generate_series(1, 100) as g");
     const checkpoints = async (): Promise<{ epoch: string; status: string; error: string | null }[]> =>

@@ -10,17 +10,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startS3rver, type S3rverProcess } from '../checkpoint/support/s3rver.js';
 import { FaultProxy } from '../support/fault-proxy.js';
-import { startOxbow, type OxbowServer } from '../support/server.js';
-import { eventually, expectAlive, report } from './support.js';
+import { eventually, expectAlive, report, ServerSet } from './support.js';
 
 const work = mkdtempSync(join(tmpdir(), 'oxbow-object-store-proxy-'));
 let s3rver: S3rverProcess;
 let proxy: FaultProxy;
-const servers: OxbowServer[] = [];
+const servers = new ServerSet();
 
 beforeAll(async () => {
   s3rver = await startS3rver();
@@ -28,7 +26,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const server of servers) await server.kill('SIGKILL').catch(() => undefined);
+  await servers.killAll();
   await proxy?.close();
   await s3rver?.dispose();
   rmSync(work, { recursive: true, force: true });
@@ -46,11 +44,7 @@ describe('object store faults through the proxy', () => {
     const dataDir = join(work, 'data');
     const env = { ...s3rver.env, AWS_ENDPOINT_URL: `http://127.0.0.1:${proxy.port}` };
     const args = ['--barrier-interval-ms', '100', '--checkpoint-url', url, '--checkpoint-interval-ms', '300', '--object-store-timeout-ms', '1000'];
-    let server = await startOxbow({ dataDir, args, env });
-    servers.push(server);
-    let client = new pg.Client({ connectionString: server.url });
-    client.on('error', () => undefined);
-    await client.connect();
+    let { server, client } = await servers.start({ dataDir, args, env });
     const checkpoints = async (): Promise<CheckpointRow[]> => (await client.query<CheckpointRow>('select epoch::text as epoch, status, error from oxbow_catalog.checkpoints')).rows;
     await client.query('create table t (id int primary key, pad text)');
     let acked = 0;
@@ -93,10 +87,7 @@ describe('object store faults through the proxy', () => {
 
     // The data directory is gone: the store alone holds every acknowledged row.
     rmSync(dataDir, { recursive: true, force: true });
-    server = await startOxbow({ dataDir, args, env });
-    servers.push(server);
-    client = new pg.Client({ connectionString: server.url });
-    await client.connect();
+    ({ server, client } = await servers.start({ dataDir, args, env }));
     expect((await client.query<{ source: string }>('select source from oxbow_catalog.recovery')).rows[0]!.source).toBe('remote');
     const restored = (await client.query<{ n: string; top: number }>('select count(*) as n, max(id) as top from t')).rows[0]!;
     expect(Number(restored.n)).toBe(acked);

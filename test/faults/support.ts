@@ -1,27 +1,117 @@
-// What the fault-injection suites share: polling until a condition holds, signalling a process
-// with all its descendants (PostgreSQL's backends are the postmaster's children: SIGSTOP of the
-// postmaster alone would leave them answering), the JSON lines the suite reports its figures in,
-// and the checks every fault ends with (the process alive, a view equal to its query).
+// What the fault-injection suites share: the set-up of a dependency behind the fault proxy with
+// an oxbow server and a client (`useFaultRig`), the oxbow servers a file starts and kills itself
+// (`ServerSet`), a writer that inserts until stopped (`startWriter`), polling until a condition
+// holds, signalling a process with all its descendants (PostgreSQL's backends are the postmaster's
+// children: SIGSTOP of the postmaster alone would leave them answering), the JSON lines the suite
+// reports its figures in, and the checks every fault ends with (the process alive, a view equal
+// to its query).
 
 import { readdirSync, readFileSync } from 'node:fs';
-import type pg from 'pg';
-import { expect } from 'vitest';
-import type { OxbowServer } from '../support/server.js';
+import pg from 'pg';
+import { afterAll, beforeAll, expect } from 'vitest';
+import type { FaultProxy } from '../support/fault-proxy.js';
+import { connectToKillable, startOxbow, type OxbowServer, type StartOxbowOptions } from '../support/server.js';
+import { waitFor } from '../support/wait-for.js';
+
+/** A dependency behind the fault proxy: `pid` its process (SIGSTOP in a test, SIGCONT at the end). */
+export interface FaultTarget {
+  readonly proxy: FaultProxy;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+export interface FaultRig<T extends FaultTarget> {
+  readonly target: T;
+  readonly oxbow: OxbowServer;
+  /** Connected to `oxbow`. */
+  readonly client: pg.Client;
+}
+
+/**
+ * Registers the file's beforeAll / afterAll: `start()` brings up the dependency and its proxy, then
+ * an oxbow server with `oxbowArgs` and a connected client. At the end the dependency is continued
+ * (a test that failed mid-SIGSTOP), the proxy passes again, and everything stops. The parts are
+ * read from the returned object once beforeAll has run.
+ */
+export function useFaultRig<T extends FaultTarget>(start: () => Promise<T>, oxbowArgs: readonly string[]): FaultRig<T> {
+  const parts: { target?: T; oxbow?: OxbowServer; client?: pg.Client } = {};
+  beforeAll(async () => {
+    parts.target = await start();
+    parts.oxbow = await startOxbow({ args: ['--barrier-interval-ms', '100', ...oxbowArgs] });
+    parts.client = new pg.Client({ connectionString: parts.oxbow.url });
+    await parts.client.connect();
+  }, 180_000);
+  afterAll(async () => {
+    const { target, oxbow, client } = parts;
+    if (target !== undefined) signalTree(target.pid, 'SIGCONT');
+    target?.proxy.pass();
+    await client?.end().catch(() => undefined);
+    await oxbow?.stop();
+    await target?.proxy.close();
+    await target?.stop();
+  });
+  const started = <K extends keyof typeof parts>(name: K): NonNullable<(typeof parts)[K]> => {
+    const part = parts[name];
+    if (part === undefined) throw new Error(`the fault rig's ${name} is not started (read it inside a test)`);
+    return part as NonNullable<(typeof parts)[K]>;
+  };
+  return {
+    get target() {
+      return started('target');
+    },
+    get oxbow() {
+      return started('oxbow');
+    },
+    get client() {
+      return started('client');
+    },
+  };
+}
+
+/** The oxbow servers a file starts itself (on its own data directories); `killAll()` in its afterAll. */
+export class ServerSet {
+  private readonly servers: OxbowServer[] = [];
+
+  /** Starts a server and connects a client (a server's death is no client error event). */
+  async start(options: StartOxbowOptions): Promise<{ server: OxbowServer; client: pg.Client }> {
+    const server = await startOxbow(options);
+    this.servers.push(server);
+    return { server, client: await connectToKillable(server) };
+  }
+
+  async killAll(): Promise<void> {
+    for (const server of this.servers) await server.kill('SIGKILL').catch(() => undefined);
+  }
+}
+
+/**
+ * Calls `write(n)` for n = from, from + 1, ... every 20 ms until stopped; `acked` holds each n whose
+ * write returned. A failed write ends the writer and `stop()` rethrows it (no unhandled rejection
+ * meanwhile).
+ */
+export function startWriter(write: (n: number) => Promise<unknown>, from = 1): { acked: number[]; stop(): Promise<void> } {
+  const acked: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    for (let n = from; running; n++) {
+      await write(n);
+      acked.push(n);
+      await sleep(20);
+    }
+  })().catch((error: unknown) => error);
+  return {
+    acked,
+    async stop() {
+      running = false;
+      const failure = await loop;
+      if (failure !== undefined) throw failure;
+    },
+  };
+}
 
 /** Polls `check` every 100 ms until it returns a value (not undefined); fails naming `what` after `timeoutMs`. */
-export async function eventually<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+export function eventually<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  return waitFor(what, check, timeoutMs);
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -72,6 +162,23 @@ export function report(metric: string, value: number, unit: string): void {
 export function expectAlive(server: OxbowServer): void {
   expect(server.process.exitCode, server.stderr()).toBeNull();
   expect(server.process.signalCode, server.stderr()).toBeNull();
+}
+
+/**
+ * `sql` (a CREATE against the hung dependency) fails within 10 s with a SQLSTATE that is `code` (or
+ * matches it) and a message matching `message`: a connect deadline, not a hang.
+ */
+export async function expectRefusedQuickly(client: pg.Client, sql: string, code: string | RegExp, message: RegExp): Promise<void> {
+  const started = Date.now();
+  const refused = await client.query(sql).then(
+    () => undefined,
+    (error: { code: string; message: string }) => error,
+  );
+  expect(refused, `${sql} succeeded against a hung dependency`).toBeDefined();
+  if (typeof code === 'string') expect(refused!.code, refused!.message).toBe(code);
+  else expect(refused!.code, refused!.message).toMatch(code);
+  expect(refused!.message).toMatch(message);
+  expect(Date.now() - started).toBeLessThan(10_000);
 }
 
 /** Rows of `sql` as sorted text lines. */

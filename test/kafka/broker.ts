@@ -11,6 +11,8 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
 import type { Admin, Producer } from 'kafkajs';
+import { waitFor } from '../support/wait-for.js';
+import { freePort } from '../support/free-port.js';
 
 const { Kafka, logLevel } = kafkajs;
 /** The broker dedups a retried batch by producer id and sequence number. */
@@ -28,15 +30,7 @@ function listenable(port: number): Promise<boolean> {
 /** A port p with p and p + 1 both free on 127.0.0.1 (the broker's and its controller's; bench/kafka-replay.ts too). */
 export async function freePortPair(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        const address = server.address();
-        const chosen = typeof address === 'object' && address !== null ? address.port : 0;
-        server.close(() => resolve(chosen));
-      });
-    });
+    const port = await freePort();
     if (port < 65534 && (await listenable(port + 1))) return port;
   }
   throw new Error('no free port pair for the Kafka broker');
@@ -172,20 +166,4 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
 function brokerPid(port: number): number {
   const cache = process.env['OXBOW_KAFKA_CACHE'] ?? fileURLToPath(new URL('../../.cache/kafka', import.meta.url));
   return Number(readFileSync(join(cache, `run-${port}`, 'kafka.pid'), 'utf8'));
-}
-
-/** Polls `probe` until it returns a value that is not undefined; fails with the last state after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }

@@ -9,9 +9,10 @@
 
 import { afterAll, expect, it } from 'vitest';
 import pg from 'pg';
-import { waitFor } from './broker.js';
+import { waitFor } from '../support/wait-for.js';
 import { useKafkaHarness } from './harness.js';
-import { startOxbow, type OxbowServer } from '../support/server.js';
+import { connectToKillable, startOxbow, type OxbowServer } from '../support/server.js';
+import { committedOffsets } from '../support/source-offsets.js';
 
 const TOTAL = Number(process.env['OXBOW_KAFKA_EOS_MESSAGES'] ?? 40_000);
 const KILLS = 5;
@@ -28,15 +29,7 @@ afterAll(async () => {
 
 async function start(): Promise<{ server: OxbowServer; client: pg.Client }> {
   const server = await startOxbow({ dataDir: kafka.dataDir, args: ['--barrier-interval-ms', '100'] });
-  const client = new pg.Client({ connectionString: server.url });
-  await client.connect();
-  client.on('error', () => undefined); // the server is killed under it
-  return { server, client };
-}
-
-async function committedMessages(client: pg.Client): Promise<number> {
-  const result = await client.query("SELECT coalesce(sum(committed_offset), 0)::int8 AS n FROM oxbow_catalog.source_partitions WHERE source_name = 'events'");
-  return Number(result.rows[0].n);
+  return { server, client: await connectToKillable(server) };
 }
 
 it(`reflects ${TOTAL} messages exactly once across ${KILLS} SIGKILLs`, async () => {
@@ -59,15 +52,15 @@ it(`reflects ${TOTAL} messages exactly once across ${KILLS} SIGKILLs`, async () 
 
   for (let kill = 0; kill < KILLS; kill++) {
     // Kill while the source is busy: after it committed something new since the (re)start.
-    const before = await committedMessages(client).catch(() => 0);
-    await waitFor('progress before the kill', async () => ((await committedMessages(client)) > before || produced === TOTAL ? true : undefined), 120_000);
+    const before = await committedOffsets(client, 'events').catch(() => 0);
+    await waitFor('progress before the kill', async () => ((await committedOffsets(client, 'events')) > before || produced === TOTAL ? true : undefined), 120_000);
     await server.kill('SIGKILL');
     await client.end().catch(() => undefined);
     ({ server, client } = await start());
     oxbow = server;
   }
   await producing;
-  await waitFor('every message committed', async () => ((await committedMessages(client)) === TOTAL ? true : undefined), 180_000);
+  await waitFor('every message committed', async () => ((await committedOffsets(client, 'events')) === TOTAL ? true : undefined), 180_000);
 
   const expected = new Map<number, { n: number; ids: bigint }>();
   for (let id = 0; id < TOTAL; id++) {

@@ -18,7 +18,8 @@ import { kafkaOptions } from '../../executor/connectors/kafka/kafka-options.js';
 import { kafkaRowId } from '../../executor/connectors/kafka/kafka-replay.js';
 import { KafkaWorkerReader, type DecodedBatchListener } from '../../executor/connectors/kafka/kafka-worker-reader.js';
 import { CORPUS_MAX_BYTES, corpus, EVERY_TYPE_COLUMNS, INCLUDE_COLUMNS, jsonSource, producedBatch, VALID_EVERY_TYPE } from '../../executor/connectors/kafka/tests/json-corpus.js';
-import { startBroker, waitFor, type Broker } from './broker.js';
+import { startBroker, type Broker } from './broker.js';
+import { waitFor } from '../support/wait-for.js';
 
 let broker: Broker;
 

@@ -8,8 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import pg from 'pg';
-import { startBroker, waitFor, type Broker } from './broker.js';
+import { startBroker, type Broker } from './broker.js';
+import { waitFor } from '../support/wait-for.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
+import { committedOffsets } from '../support/source-offsets.js';
 
 /** Every server of the Kafka tests commits an epoch every 100 ms (tests wait on commits). */
 const SERVER_ARGS = ['--barrier-interval-ms', '100'];
@@ -92,10 +94,7 @@ export function useKafkaHarness(options: KafkaHarnessOptions = {}): KafkaHarness
 
 /** Waits until the source has committed `expected` messages in total (offsets start at 0). */
 export async function committed(client: pg.Client, source: string, expected: number): Promise<void> {
-  await waitFor(`${source} to commit ${expected} messages`, async () => {
-    const result = await client.query(`SELECT coalesce(sum(committed_offset), 0)::int8 AS n FROM oxbow_catalog.source_partitions WHERE source_name = '${source}'`);
-    return Number(result.rows[0].n) === expected ? true : undefined;
-  });
+  await waitFor(`${source} to commit ${expected} messages`, async () => ((await committedOffsets(client, source)) === expected ? true : undefined));
 }
 
 /** Rows as arrays of text (values through String(); NULL as 'NULL'), in the order returned. */

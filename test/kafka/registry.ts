@@ -7,9 +7,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { pbkdf2Sync } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { waitFor } from './broker.js';
+import { waitFor } from '../support/wait-for.js';
+import { freePort } from '../support/free-port.js';
 
 /** The repository's root (this file is test/kafka/registry.ts, or dist/test/kafka/registry.js for bench/avro.ts). */
 const UP = resolve(import.meta.dirname, '..', '..');
@@ -36,18 +36,6 @@ export interface Registry {
   /** Stops the process, keeping the port (start() brings it back on the same port). */
   pause(): Promise<void>;
   start(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 export interface RegistryAuth {

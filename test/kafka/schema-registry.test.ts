@@ -14,7 +14,7 @@ import kafkajs from 'kafkajs';
 import protobuf from 'protobufjs';
 import descriptor from 'protobufjs/ext/descriptor/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from './broker.js';
+import { waitFor } from '../support/wait-for.js';
 import { useKafkaHarness } from './harness.js';
 import { registryInstalled, startRegistry, type Registry } from './registry.js';
 

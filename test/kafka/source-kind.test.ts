@@ -8,7 +8,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { waitFor } from './broker.js';
+import { waitFor } from '../support/wait-for.js';
 import { useKafkaHarness } from './harness.js';
 
 const kafka = useKafkaHarness();

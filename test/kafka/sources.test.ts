@@ -6,7 +6,7 @@
 // oxbow. Waiting is on state (committed offsets), never on time.
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from './broker.js';
+import { waitFor } from '../support/wait-for.js';
 import { useKafkaHarness } from './harness.js';
 
 const kafka = useKafkaHarness({ args: ['--metrics-port', '0'] });

@@ -17,7 +17,7 @@ import { MessageDecoder, type DecodedChanges } from '../../executor/connectors/m
 import { sourceLayout } from '../../executor/connectors/source-layout.js';
 import { kafkaOptions } from '../../executor/connectors/kafka/kafka-options.js';
 import { KafkaWorkerReader, type DecodedBatch, type DecodedBatchListener } from '../../executor/connectors/kafka/kafka-worker-reader.js';
-import { waitFor } from './broker.js';
+import { waitFor } from '../support/wait-for.js';
 import { useKafkaHarness } from './harness.js';
 import { column, INCLUDE_COLUMNS, jsonSource, producedBatch } from '../../executor/connectors/kafka/tests/json-corpus.js';
 

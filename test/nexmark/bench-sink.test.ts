@@ -4,37 +4,26 @@
 // and q1 exactly one insert per row of the query recomputed in batch, for the aggregate q4 at
 // least one change per group (a group's changed average is a delete and an insert).
 import { describe, expect, it } from 'vitest';
-import { querySql, runNexmarkQuery } from '../../bench/nexmark.js';
+import { querySql } from '../../bench/nexmark.js';
+import { runAndInspect, SMOKE } from './inspect-run.js';
 
 const EVENTS = 10_000;
 
 describe('nexmark bench, sink form (smoke)', () => {
   for (const query of ['q0', 'q1', 'q4']) {
     it(`${query}: the blackhole sink receives the query's rows`, async () => {
-      const { sql } = querySql(query);
-      const select = sql.replace(/^[\s\S]*?\bAS\b\s*/i, '').replace(/;\s*$/, '');
-      let checked = false;
-      await runNexmarkQuery({
-        query,
-        events: EVENTS,
-        splits: 2,
-        chunkSize: 512,
-        barrierIntervalMs: 50,
-        form: 'sink',
-        inspect: async (run) => {
-          const batch = await run(select);
-          expect(batch.length).toBeGreaterThan(0);
-          expect(await run(`SELECT count(*) FROM pg_class WHERE relname = 'nexmark_${query}' AND relkind = 'm'`)).toEqual([[0n]]);
-          const delivered = async () => Number((await run(`SELECT rows_delivered FROM oxbow_catalog.sink_status WHERE sink_name = 'nexmark_${query}'`))[0]?.[0] ?? -1);
-          const deadline = Date.now() + 30_000;
-          while ((await delivered()) < batch.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-          await new Promise((resolve) => setTimeout(resolve, 300));
-          if (query === 'q4') expect(await delivered()).toBeGreaterThanOrEqual(batch.length);
-          else expect(await delivered()).toBe(batch.length);
-          checked = true;
-        },
+      const { select } = querySql(query);
+      await runAndInspect({ query, events: EVENTS, ...SMOKE, form: 'sink' }, async (run) => {
+        const batch = await run(select);
+        expect(batch.length).toBeGreaterThan(0);
+        expect(await run(`SELECT count(*) FROM pg_class WHERE relname = 'nexmark_${query}' AND relkind = 'm'`)).toEqual([[0n]]);
+        const delivered = async () => Number((await run(`SELECT rows_delivered FROM oxbow_catalog.sink_status WHERE sink_name = 'nexmark_${query}'`))[0]?.[0] ?? -1);
+        const deadline = Date.now() + 30_000;
+        while ((await delivered()) < batch.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        if (query === 'q4') expect(await delivered()).toBeGreaterThanOrEqual(batch.length);
+        else expect(await delivered()).toBe(batch.length);
       });
-      expect(checked).toBe(true);
     }, 120_000);
   }
 });

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NEXMARK_QUERIES, QUERY_DIR, querySql, runNexmarkQuery } from '../../bench/nexmark.js';
+import { canonical, runAndInspect, SMOKE } from './inspect-run.js';
 
 const EVENTS = 10_000;
 
@@ -27,10 +28,6 @@ function readmeStatus(): Map<string, Status> {
   return statuses;
 }
 
-function canonical(rows: unknown[][]): string[] {
-  return rows.map((row) => JSON.stringify(row, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value))).sort();
-}
-
 const statuses = readmeStatus();
 
 describe('nexmark queries (bench/nexmark/)', () => {
@@ -46,22 +43,12 @@ describe('nexmark queries (bench/nexmark/)', () => {
     if (status.runs) {
       it(`${query} runs: the view equals its query recomputed in batch, non-empty`, async () => {
         const { select } = querySql(query);
-        let checked = false;
-        await runNexmarkQuery({
-          query,
-          events: EVENTS,
-          splits: 2,
-          chunkSize: 512,
-          barrierIntervalMs: 50,
-          inspect: async (run) => {
-            const view = await run(`SELECT * FROM nexmark_${query}`);
-            const batch = await run(select);
-            expect(view.length).toBeGreaterThan(0);
-            expect(canonical(view)).toEqual(canonical(batch));
-            checked = true;
-          },
+        await runAndInspect({ query, events: EVENTS, ...SMOKE }, async (run) => {
+          const view = await run(`SELECT * FROM nexmark_${query}`);
+          const batch = await run(select);
+          expect(view.length).toBeGreaterThan(0);
+          expect(canonical(view)).toEqual(canonical(batch));
         });
-        expect(checked).toBe(true);
       }, 120_000);
     } else {
       it(`${query} is refused with ${status.sqlstate}`, async () => {

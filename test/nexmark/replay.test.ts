@@ -20,6 +20,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NexmarkGenerator } from '../../executor/connectors/generators/nexmark-generator.js';
 import type { Row } from '../../sql/value.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
+import { committedOffsets, waitForCommittedOffsets } from '../support/source-offsets.js';
+import { killMidStream } from './killed-source.js';
 
 const BID = 'auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP, extra VARCHAR';
 
@@ -63,20 +65,11 @@ async function rowsOf(sql: pg.Client, query: string): Promise<string[][]> {
   return (result.rows as string[][]).map((row) => row.map((value) => (value === null ? 'NULL' : value)));
 }
 
-async function committed(sql: pg.Client, source: string): Promise<number> {
-  const result = await sql.query(`SELECT coalesce(sum(committed_offset), 0)::int8 AS n FROM oxbow_catalog.source_partitions WHERE source_name = '${source}'`);
-  return Number(result.rows[0].n);
-}
-
-async function waitForCommitted(sql: pg.Client, source: string, events: number): Promise<void> {
-  while ((await committed(sql, source)) < events) await new Promise((resolve) => setTimeout(resolve, 20));
-}
-
 describe('a replayed generator source', () => {
   it('SELECT from the source is the generator events, in event order; a point read by row id finds its event', async () => {
     const events = 6000;
     await client.query(`CREATE SOURCE bid_all (${BID}) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${events}', nexmark.split.num = '2', nexmark.max.chunk.size = '300', nexmark.min.event.gap.in.ns = '0')`);
-    await waitForCommitted(client, 'bid_all', events);
+    await waitForCommittedOffsets(client, 'bid_all', events);
     const expected = bids(events);
     expect(expected.length).toBe((events / 50) * 46);
     const actual = await rowsOf(client, 'SELECT auction, bidder, price, channel, url, date_time, extra FROM bid_all');
@@ -102,11 +95,11 @@ describe('a replayed generator source', () => {
     await client.query(`CREATE SOURCE bid_live (${BID}) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${events}', nexmark.split.num = '2', nexmark.max.chunk.size = '200', nexmark.min.event.gap.in.ns = '200000')`);
     const query = 'SELECT auction, count(*) AS n, sum(price) AS total, max(date_time) AS last FROM bid_live GROUP BY auction';
     await client.query(`CREATE MATERIALIZED VIEW before_v AS ${query}`);
-    await waitForCommitted(client, 'bid_live', 10_000);
+    await waitForCommittedOffsets(client, 'bid_live', 10_000);
     await client.query(`CREATE MATERIALIZED VIEW after_v AS ${query}`);
-    const atCreation = await committed(client, 'bid_live');
+    const atCreation = await committedOffsets(client, 'bid_live');
     expect(atCreation).toBeLessThan(events);
-    await waitForCommitted(client, 'bid_live', events);
+    await waitForCommittedOffsets(client, 'bid_live', events);
     // A FLUSH-free read: every event is committed, and the views change in the same epochs.
     const before = await rowsOf(client, 'SELECT * FROM before_v ORDER BY auction');
     const after = await rowsOf(client, 'SELECT * FROM after_v ORDER BY auction');
@@ -130,12 +123,12 @@ describe('a replayed generator source', () => {
   it('AS OF an epoch mid-stream reads a shorter prefix of the events', async () => {
     const events = 40_000;
     await client.query(`CREATE SOURCE bid_tt (${BID}) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${events}', nexmark.max.chunk.size = '200', nexmark.min.event.gap.in.ns = '50000')`);
-    await waitForCommitted(client, 'bid_tt', 5000);
+    await waitForCommittedOffsets(client, 'bid_tt', 5000);
     const [lowText] = (await rowsOf(client, 'SELECT count(*) FROM bid_tt'))[0]!;
     const moment = new Date().toISOString();
     await new Promise((resolve) => setTimeout(resolve, 50));
     const [highText] = (await rowsOf(client, 'SELECT count(*) FROM bid_tt'))[0]!;
-    await waitForCommitted(client, 'bid_tt', events);
+    await waitForCommittedOffsets(client, 'bid_tt', events);
     const asOf = await rowsOf(client, `SELECT auction, bidder, price, channel, url, date_time, extra FROM bid_tt FOR SYSTEM_TIME AS OF TIMESTAMPTZ '${moment}'`);
     const low = Number(lowText);
     const high = Number(highText);
@@ -156,8 +149,8 @@ describe('a replayed generator source', () => {
       "CREATE SOURCE gen_replayed (id INT, v INT, at TIMESTAMP) WITH (connector = 'datagen', fields.id.kind = 'sequence', fields.id.start = '1', fields.id.end = '500', fields.v.min = '0', fields.v.max = '9', fields.at.basetime = '2026-01-01 00:00:00+00', datagen.rows.per.second = '100000', datagen.split.num = '3')",
     );
     await client.query("CREATE SOURCE gen_stored (id INT, at TIMESTAMP) WITH (connector = 'datagen', fields.id.kind = 'sequence', fields.id.start = '1', fields.id.end = '500', datagen.rows.per.second = '100000')");
-    await waitForCommitted(client, 'gen_replayed', 500);
-    await waitForCommitted(client, 'gen_stored', 500);
+    await waitForCommittedOffsets(client, 'gen_replayed', 500);
+    await waitForCommittedOffsets(client, 'gen_stored', 500);
     // Row g of the sequence is start + g; the row id is g.
     expect(await rowsOf(client, 'SELECT count(*), count(DISTINCT id), min(id), max(id), sum(id), bool_and(_row_id = id - 1) FROM gen_replayed')).toEqual([['500', '500', '1', '500', '125250', 't']]);
     expect(await rowsOf(client, 'SELECT count(*), sum(id) FROM gen_stored')).toEqual([['500', '125250']]);
@@ -175,23 +168,10 @@ describe('a replayed source across SIGKILL', () => {
 
   it('resumes at its committed position: a view of every bid holds each event once', async () => {
     const events = 30_000;
-    let server = await startOxbow({ dataDir, args: ['--barrier-interval-ms', '100'] });
-    let sql = new pg.Client({ connectionString: server.url });
-    await sql.connect();
-    sql.on('error', () => undefined);
-    await sql.query(`CREATE SOURCE bid (${BID}) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${events}', nexmark.split.num = '2', nexmark.max.chunk.size = '100', nexmark.min.event.gap.in.ns = '100000')`);
-    await sql.query('CREATE MATERIALIZED VIEW every_bid AS SELECT auction, bidder, price, date_time, extra FROM bid');
-    for (const threshold of [4000, 12_000]) {
-      await waitForCommitted(sql, 'bid', threshold);
-      expect(await committed(sql, 'bid')).toBeLessThan(events);
-      await server.kill('SIGKILL');
-      await sql.end().catch(() => undefined);
-      server = await startOxbow({ dataDir, args: ['--barrier-interval-ms', '100'] });
-      sql = new pg.Client({ connectionString: server.url });
-      await sql.connect();
-      sql.on('error', () => undefined);
-    }
-    await waitForCommitted(sql, 'bid', events);
+    const { server, sql } = await killMidStream(dataDir, events, [4000, 12_000], async (sql) => {
+      await sql.query(`CREATE SOURCE bid (${BID}) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${events}', nexmark.split.num = '2', nexmark.max.chunk.size = '100', nexmark.min.event.gap.in.ns = '100000')`);
+      await sql.query('CREATE MATERIALIZED VIEW every_bid AS SELECT auction, bidder, price, date_time, extra FROM bid');
+    });
     const expected = bids(events).map(({ row }) => [row[0], row[1], row[2], row[5], row[6]].map(String).join('|'));
     const text = (rows: string[][]): string[] => rows.map((row) => row.join('|'));
     // The view stored each bid as it streamed by, across both restarts: exactly the generator's.

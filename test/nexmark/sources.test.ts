@@ -11,6 +11,8 @@ import { NexmarkGenerator, type NexmarkTableType } from '../../executor/connecto
 import type { Row } from '../../sql/value.js';
 import { startPostgres, type PostgresServer } from '../support/postgres.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
+import { waitForCommittedOffsets } from '../support/source-offsets.js';
+import { killMidStream } from './killed-source.js';
 
 const COLUMNS = {
   bid: 'auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP, extra VARCHAR',
@@ -60,15 +62,6 @@ async function insertIntoPostgres(name: 'bid' | 'auction', rows: Row[]): Promise
   }
 }
 
-async function waitForEvents(sql: pg.Client, names: string[], events: number): Promise<void> {
-  const list = names.map((name) => `'${name}'`).join(', ');
-  for (;;) {
-    const result = await sql.query(`SELECT coalesce(sum(committed_offset), 0)::int8 AS n FROM oxbow_catalog.source_partitions WHERE source_name IN (${list})`);
-    if (Number(result.rows[0].n) >= events * names.length) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 async function rowsOf(sql: pg.Client, query: string): Promise<string[][]> {
   const result = await sql.query({ text: query, rowMode: 'array', types: { getTypeParser: () => (value: string) => value } });
   return (result.rows as string[][]).map((row) => row.map((value) => (value === null ? 'NULL' : value)));
@@ -87,7 +80,7 @@ describe('nexmark source', () => {
     ];
     for (const [i, query] of queries.entries()) await client.query(`CREATE MATERIALIZED VIEW v${i} AS ${query}`);
     await Promise.all([insertIntoPostgres('bid', generated('Bid', events)), insertIntoPostgres('auction', generated('Auction', events))]);
-    await waitForEvents(client, ['bid', 'auction'], events);
+    await waitForCommittedOffsets(client, ['bid', 'auction'], 2 * events);
     const [bidCount] = (await rowsOf(client, 'SELECT count(*) FROM bid'))[0]!;
     expect(Number(bidCount)).toBe((events / 50) * 46);
     // The source's rows themselves.
@@ -143,7 +136,7 @@ describe('datagen source', () => {
       fields.t.basetime = '2026-01-01 00:00:00+00', fields.t.max_past = '1 hour',
       datagen.rows.per.second = '20000', datagen.split.num = '2')`);
     await client.query('CREATE MATERIALIZED VIEW gen_stats AS SELECT count(*) AS n, count(DISTINCT id) AS ids, sum(id) AS total FROM gen');
-    await waitForEvents(client, ['gen'], 1000);
+    await waitForCommittedOffsets(client, 'gen', 1000);
     // 11 + ... + 1010, each once.
     expect(await rowsOf(client, 'SELECT * FROM gen_stats')).toEqual([['1000', '1000', String(((11 + 1010) * 1000) / 2)]]);
     const bounds = await rowsOf(
@@ -160,29 +153,11 @@ describe('exactly once', () => {
 
   it('a Nexmark source killed twice mid-stream reflects every event once', async () => {
     const events = 40_000;
-    let server = await startOxbow({ dataDir, args: ['--barrier-interval-ms', '100'] });
-    let sql = new pg.Client({ connectionString: server.url });
-    await sql.connect();
-    sql.on('error', () => undefined);
     // 2 splits at 10,000 events/s each: about 2 seconds of events.
-    await sql.query(`CREATE SOURCE bid (${COLUMNS.bid}) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${events}', nexmark.split.num = '2', nexmark.max.chunk.size = '100', nexmark.min.event.gap.in.ns = '100000')`);
-    await sql.query('CREATE MATERIALIZED VIEW per_channel AS SELECT channel, count(*) AS n, sum(price) AS total FROM bid GROUP BY channel');
-    for (const threshold of [5000, 15_000]) {
-      for (;;) {
-        const result = await sql.query("SELECT coalesce(sum(committed_offset), 0)::int8 AS n FROM oxbow_catalog.source_partitions WHERE source_name = 'bid'");
-        if (Number(result.rows[0].n) >= threshold) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      const committed = Number((await sql.query("SELECT sum(committed_offset)::int8 AS n FROM oxbow_catalog.source_partitions WHERE source_name = 'bid'")).rows[0].n);
-      expect(committed).toBeLessThan(events);
-      await server.kill('SIGKILL');
-      await sql.end().catch(() => undefined);
-      server = await startOxbow({ dataDir, args: ['--barrier-interval-ms', '100'] });
-      sql = new pg.Client({ connectionString: server.url });
-      await sql.connect();
-      sql.on('error', () => undefined);
-    }
-    await waitForEvents(sql, ['bid'], events);
+    const { server, sql } = await killMidStream(dataDir, events, [5000, 15_000], async (sql) => {
+      await sql.query(`CREATE SOURCE bid (${COLUMNS.bid}) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${events}', nexmark.split.num = '2', nexmark.max.chunk.size = '100', nexmark.min.event.gap.in.ns = '100000')`);
+      await sql.query('CREATE MATERIALIZED VIEW per_channel AS SELECT channel, count(*) AS n, sum(price) AS total FROM bid GROUP BY channel');
+    });
     const expected = new Map<string, { n: number; total: bigint }>();
     for (const row of generated('Bid', events)) {
       const entry = expected.get(row[3] as string) ?? { n: 0, total: 0n };

@@ -5,7 +5,7 @@
 // prints the compared summaries.
 import { serialize } from 'pg-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import { startPostgresAsOxbow, type PostgresServer } from '../support/postgres.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 import { int16, int32, message, RawClient, summarize, type BackendMessage } from './raw-client.js';
 
@@ -13,9 +13,7 @@ let postgres: PostgresServer;
 let oxbow: OxbowServer;
 
 beforeAll(async () => {
-  [postgres, oxbow] = await Promise.all([startPostgres(), startOxbow()]);
-  await postgres.query('create role oxbow superuser login');
-  await postgres.query('create database oxbow owner oxbow');
+  [postgres, oxbow] = await Promise.all([startPostgresAsOxbow(), startOxbow()]);
 }, 120_000);
 
 afterAll(async () => {

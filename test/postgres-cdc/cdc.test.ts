@@ -9,7 +9,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import pg from 'pg';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 import type { PostgresServer } from '../support/postgres.js';
-import { CDC_PASSWORD, shopClient, startUpstream, textRows, waitFor, withOptions } from './harness.js';
+import { CDC_PASSWORD, shopClient, startUpstream, textRows, withOptions } from './harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 let upstream: PostgresServer;
 let shop: pg.Client;

@@ -10,9 +10,10 @@
 
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import pg from 'pg';
-import { startOxbow, type OxbowServer } from '../support/server.js';
+import { connectToKillable, startOxbow, type OxbowServer } from '../support/server.js';
 import type { PostgresServer } from '../support/postgres.js';
-import { shopClient, startUpstream, textRows, waitFor, withOptions } from './harness.js';
+import { shopClient, startUpstream, textRows, withOptions } from './harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 const KILLS = 4;
 const TRANSACTIONS_PER_PHASE = 150;
@@ -33,10 +34,7 @@ afterAll(async () => {
 async function start(): Promise<{ server: OxbowServer; client: pg.Client }> {
   const server = await startOxbow({ ...(dataDir === undefined ? {} : { dataDir }), args: ['--barrier-interval-ms', '50'] });
   dataDir = server.dataDir;
-  const client = new pg.Client({ connectionString: server.url });
-  client.on('error', () => undefined);
-  await client.connect();
-  return { server, client };
+  return { server, client: await connectToKillable(server) };
 }
 
 let nextId = 1;

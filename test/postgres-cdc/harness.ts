@@ -39,18 +39,3 @@ export async function textRows(client: pg.Client, sql: string): Promise<string[]
   const result = await client.query({ text: sql, rowMode: 'array', types: RAW_TYPES });
   return (result.rows as unknown[][]).map((row) => row.map((value) => (value === null ? 'NULL' : String(value))).join(' | ')).sort();
 }
-
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}

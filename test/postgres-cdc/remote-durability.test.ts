@@ -7,7 +7,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import pg from 'pg';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 import type { PostgresServer } from '../support/postgres.js';
-import { shopClient, startUpstream, textRows, waitFor, withOptions } from './harness.js';
+import { shopClient, startUpstream, textRows, withOptions } from './harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 let upstream: PostgresServer;
 let oxbow: OxbowServer;

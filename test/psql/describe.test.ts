@@ -1,13 +1,8 @@
 // Real psql 15 against oxbow and against a real PostgreSQL 15 with the same schema: the output of
 // psql's describe commands (\d, \d NAME, \dt, \dv, \dm, \dn, \df, \l) and of \x, \timing and
 // \conninfo must be the same text. Both servers are reached as user `oxbow`, database `oxbow`.
-import { spawnSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
-import { startOxbow, type OxbowServer } from '../support/server.js';
-
-let postgres: PostgresServer;
-let oxbow: OxbowServer;
+import { describe, expect, it } from 'vitest';
+import { psql, runPsql, usePsqlPair } from './psql.js';
 
 const schema = [
   "create table t (id int primary key, v varchar(10) not null default 'x')",
@@ -22,44 +17,19 @@ const schema = [
   'create function s.plus(int, bigint) returns bigint language sql immutable strict return $1 + $2',
 ];
 
-function psql(port: number, command: string, extra: readonly string[] = []): string {
-  const result = spawnSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(port), '-U', 'oxbow', '-d', 'oxbow', ...extra, '-c', command], {
-    encoding: 'utf8',
-    env: { ...process.env, PGTZ: 'UTC', PAGER: '', PSQL_PAGER: '' },
-  });
-  return `${result.stdout}${result.stderr}`;
-}
-
-beforeAll(async () => {
-  postgres = await startPostgres();
-  await postgres.query('create role oxbow superuser login');
-  await postgres.query('create database oxbow owner oxbow');
-  // oxbow's own system schema, so that \\dn lists the same schemas on both.
-  psql(postgres.port, 'create schema oxbow_catalog');
-  oxbow = await startOxbow();
-  for (const statement of schema) {
-    for (const port of [postgres.port, oxbow.port]) {
-      const output = psql(port, statement);
-      if (/ERROR/.test(output)) throw new Error(`${statement} on port ${port}: ${output}`);
-    }
-  }
-}, 120_000);
-
-afterAll(async () => {
-  await oxbow?.stop();
-  await postgres?.stop();
-});
+// oxbow's own system schema, so that \\dn lists the same schemas on both.
+const pair = usePsqlPair(schema, ['create schema oxbow_catalog']);
 
 describe('psql describe commands', () => {
   for (const command of ['\\d', '\\dt', '\\dv', '\\dm', '\\dn', '\\df', '\\df abs', '\\df s.*', '\\df count*', '\\d t', '\\d n', '\\d v', '\\d m', '\\dt s.*', '\\d s.u', '\\d nosuch']) {
     it(`${command} prints what PostgreSQL prints`, () => {
-      expect(psql(oxbow.port, command)).toBe(psql(postgres.port, command));
+      expect(psql(pair.oxbow.port, command)).toBe(psql(pair.postgres.port, command));
     });
   }
 
   it('\\l lists the oxbow database as PostgreSQL lists one', () => {
-    const oxbowLines = psql(oxbow.port, '\\l').split('\n');
-    const postgresLines = psql(postgres.port, '\\l').split('\n');
+    const oxbowLines = psql(pair.oxbow.port, '\\l').split('\n');
+    const postgresLines = psql(pair.postgres.port, '\\l').split('\n');
     // PostgreSQL also has postgres, template0 and template1: compare the header and the oxbow row.
     // Column widths depend on the other rows, so compare cells, not padding.
     const cells = (line: string | undefined) => (line ?? '').split('|').map((cell) => cell.trim());
@@ -69,17 +39,11 @@ describe('psql describe commands', () => {
   });
 
   it('\\x, \\timing and \\conninfo behave as with PostgreSQL', () => {
-    const withX = (port: number) => {
-      const result = spawnSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(port), '-U', 'oxbow', '-d', 'oxbow', '-c', '\\x', '-c', "select 1 as a, 'b' as b"], { encoding: 'utf8' });
-      return result.stdout;
-    };
-    expect(withX(oxbow.port)).toBe(withX(postgres.port));
-    const timing = (port: number) => {
-      const result = spawnSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(port), '-U', 'oxbow', '-d', 'oxbow', '-c', '\\timing on', '-c', 'select 1'], { encoding: 'utf8' });
-      return result.stdout.replace(/Time: [0-9.]+ ms/, 'Time: N ms');
-    };
-    expect(timing(oxbow.port)).toBe(timing(postgres.port));
-    expect(psql(oxbow.port, '\\conninfo')).toBe(psql(postgres.port, '\\conninfo').replace(String(postgres.port), String(oxbow.port)));
+    const withX = (port: number) => runPsql(port, ['-c', '\\x', '-c', "select 1 as a, 'b' as b"]);
+    expect(withX(pair.oxbow.port)).toBe(withX(pair.postgres.port));
+    const timing = (port: number) => runPsql(port, ['-c', '\\timing on', '-c', 'select 1']).replace(/Time: [0-9.]+ ms/, 'Time: N ms');
+    expect(timing(pair.oxbow.port)).toBe(timing(pair.postgres.port));
+    expect(psql(pair.oxbow.port, '\\conninfo')).toBe(psql(pair.postgres.port, '\\conninfo').replace(String(pair.postgres.port), String(pair.oxbow.port)));
   });
 });
 
@@ -102,7 +66,7 @@ describe('catalog queries tools send', () => {
   ];
   for (const query of queries) {
     it(query, () => {
-      expect(psql(oxbow.port, query, ['-A'])).toBe(psql(postgres.port, query, ['-A']));
+      expect(psql(pair.oxbow.port, query, ['-A'])).toBe(psql(pair.postgres.port, query, ['-A']));
     });
   }
 });

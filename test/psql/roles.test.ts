@@ -2,13 +2,8 @@
 // statements: \du and \dp must print what PostgreSQL prints. PostgreSQL's bootstrap superuser is
 // `postgres` and `oxbow` an ordinary superuser there, while oxbow's bootstrap superuser is
 // `oxbow`: \du is compared without those two rows, cell by cell (their names set the column width).
-import { spawnSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
-import { startOxbow, type OxbowServer } from '../support/server.js';
-
-let postgres: PostgresServer;
-let oxbow: OxbowServer;
+import { describe, expect, it } from 'vitest';
+import { psql, usePsqlPair } from './psql.js';
 
 const statements = [
   "create role alice login password 'alice pw'",
@@ -38,14 +33,6 @@ const statements = [
   'alter role bob rename to robert',
 ];
 
-function psql(port: number, command: string, extra: readonly string[] = []): string {
-  const result = spawnSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(port), '-U', 'oxbow', '-d', 'oxbow', ...extra, '-c', command], {
-    encoding: 'utf8',
-    env: { ...process.env, PGTZ: 'UTC', PAGER: '', PSQL_PAGER: '' },
-  });
-  return `${result.stdout}${result.stderr}`;
-}
-
 function cellsWithout(output: string, roles: readonly string[]): string[][] {
   return output
     .split('\n')
@@ -53,40 +40,24 @@ function cellsWithout(output: string, roles: readonly string[]): string[][] {
     .filter((cells) => !roles.includes(cells[0]!) && !/^-+(\+-+)*$/.test(cells.join('+')));
 }
 
-beforeAll(async () => {
-  postgres = await startPostgres();
-  await postgres.query('create role oxbow superuser login');
-  await postgres.query('create database oxbow owner oxbow');
-  oxbow = await startOxbow();
-  for (const statement of statements) {
-    for (const port of [postgres.port, oxbow.port]) {
-      const output = psql(port, statement);
-      if (/ERROR/.test(output)) throw new Error(`${statement} on port ${port}: ${output}`);
-    }
-  }
-}, 120_000);
-
-afterAll(async () => {
-  await oxbow?.stop();
-  await postgres?.stop();
-});
+const pair = usePsqlPair(statements);
 
 describe('psql role and privilege commands', () => {
   it('\\du lists the roles as PostgreSQL does', () => {
-    const ours = psql(oxbow.port, '\\du');
-    expect(cellsWithout(ours, ['oxbow', 'postgres'])).toEqual(cellsWithout(psql(postgres.port, '\\du'), ['oxbow', 'postgres']));
+    const ours = psql(pair.oxbow.port, '\\du');
+    expect(cellsWithout(ours, ['oxbow', 'postgres'])).toEqual(cellsWithout(psql(pair.postgres.port, '\\du'), ['oxbow', 'postgres']));
     expect(ours).toMatch(/ oxbow +\| Superuser, Create role, Create DB, Replication, Bypass RLS/);
   });
 
   it('prints the grants made (not only matching errors)', () => {
-    const privileges = psql(oxbow.port, '\\dp');
+    const privileges = psql(pair.oxbow.port, '\\dp');
     for (const item of ['alice=r/oxbow', 'robert=aw/oxbow', '=r/oxbow', 'readers=arwDxt/robert', '"Dave O"=r/oxbow']) expect(privileges).toContain(item);
-    expect(psql(oxbow.port, '\\dn+ s')).toContain('robert=C/oxbow');
+    expect(psql(pair.oxbow.port, '\\dn+ s')).toContain('robert=C/oxbow');
   });
 
   for (const command of ['\\du alice', '\\du+ r*', '\\dp', '\\dp s.*', '\\dp t', '\\dn+ s']) {
     it(`${command} prints what PostgreSQL prints`, () => {
-      expect(psql(oxbow.port, command)).toBe(psql(postgres.port, command));
+      expect(psql(pair.oxbow.port, command)).toBe(psql(pair.postgres.port, command));
     });
   }
 });

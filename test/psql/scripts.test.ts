@@ -10,12 +10,12 @@
 //                    FOREIGN KEY columns; COPY into serial columns; sequence errors, DROP
 //                    SEQUENCE dependencies
 // Both servers are reached as user `oxbow`, database `oxbow`, each script on a fresh database.
-import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import { startPostgresAsOxbow, type PostgresServer } from '../support/postgres.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
+import { runPsql } from './psql.js';
 
 let postgres: PostgresServer;
 let oxbow: OxbowServer | undefined;
@@ -23,22 +23,13 @@ const folder = import.meta.dirname;
 const scripts = readdirSync(folder).filter((name) => name.endsWith('-script.sql')).sort();
 
 beforeAll(async () => {
-  postgres = await startPostgres();
-  await postgres.query('create role oxbow superuser login');
+  postgres = await startPostgresAsOxbow();
 }, 120_000);
 
 afterAll(async () => {
   await oxbow?.stop();
   await postgres?.stop();
 });
-
-function runScript(port: number, script: string): string {
-  const result = spawnSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(port), '-U', 'oxbow', '-d', 'oxbow', '-f', join(folder, script)], {
-    encoding: 'utf8',
-    env: { ...process.env, PGTZ: 'UTC' },
-  });
-  return `${result.stdout}${result.stderr}`;
-}
 
 describe('psql scripts', () => {
   for (const script of scripts) {
@@ -47,10 +38,10 @@ describe('psql scripts', () => {
       await postgres.query('create database oxbow owner oxbow');
       await oxbow?.stop();
       oxbow = await startOxbow();
-      const expected = runScript(postgres.port, script);
+      const expected = runPsql(postgres.port, ['-f', join(folder, script)]);
       // The oracle really ran the script (psql reached the server and printed command tags).
       expect(expected).toMatch(/^CREATE TABLE$/m);
-      expect(runScript(oxbow.port, script)).toBe(expected);
+      expect(runPsql(oxbow.port, ['-f', join(folder, script)])).toBe(expected);
     });
   }
 });

@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawTypes } from '../support/pg-pair.js';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import { startPostgresAsOxbow, type PostgresServer } from '../support/postgres.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 
 let postgres: PostgresServer;
@@ -204,9 +204,7 @@ async function outcome(connection: pg.Client, sql: string): Promise<unknown> {
 }
 
 beforeAll(async () => {
-  [postgres, oxbow] = await Promise.all([startPostgres(), startOxbow()]);
-  await postgres.query('create role oxbow superuser login');
-  await postgres.query('create database oxbow owner oxbow');
+  [postgres, oxbow] = await Promise.all([startPostgresAsOxbow(), startOxbow()]);
 }, 120_000);
 
 afterAll(async () => {

@@ -8,16 +8,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { startOxbow, type OxbowServer } from '../support/server.js';
-import { startRestartablePostgres, type RestartablePostgres } from '../support/postgres-restartable.js';
+import { startPostgres, type PostgresServer } from '../support/postgres.js';
 import { seededRandom } from '../support/seeded-random.js';
 
 let oxbow: OxbowServer;
-let postgres: RestartablePostgres;
+let postgres: PostgresServer;
 let sql: pg.Client;
 let target: pg.Client;
 
 beforeAll(async () => {
-  [oxbow, postgres] = await Promise.all([startOxbow({ args: ['--barrier-interval-ms', '100'] }), startRestartablePostgres()]);
+  [oxbow, postgres] = await Promise.all([startOxbow({ args: ['--barrier-interval-ms', '100'] }), startPostgres({ settings: { max_connections: '30' } })]);
   sql = new pg.Client({ connectionString: oxbow.url });
   await sql.connect();
   target = await postgres.connect();

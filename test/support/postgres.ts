@@ -2,7 +2,10 @@
 // against. `startPostgres()` initdb's a fresh cluster into a temporary directory, starts `postgres`
 // as the `postgres` OS user (we run as root, and PostgreSQL refuses to run as root) listening on
 // 127.0.0.1 with a free port, TimeZone=UTC, trust authentication, and waits until it accepts
-// connections. `stop()` shuts it down and removes the directory.
+// connections. `halt(mode)` shuts it down keeping its data directory and port ('fast': SIGINT,
+// open transactions rolled back; 'immediate': SIGQUIT, as a crash) and `resume()` starts it again
+// there (a sink target that goes away and comes back); `restart()` is both, with a fast shutdown.
+// `stop()` shuts it down and removes the directory.
 //
 // Query results come back as PostgreSQL's text output, untouched (no pg type parsing), because the
 // differential tests compare text byte for byte. Errors are available either thrown (`query`) or
@@ -14,10 +17,10 @@
 //   afterAll(async () => { await pg?.stop(); });
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freePort } from './free-port.js';
 
 const BIN_DIR = '/usr/lib/postgresql/15/bin';
 const START_TIMEOUT_MS = 60_000;
@@ -54,7 +57,11 @@ export interface PostgresServer {
   tryQuery(sql: string, params?: readonly unknown[]): Promise<QueryOutcome>;
   /** A new connected client of its own (for tests that need session state); the caller ends it. */
   connect(): Promise<pg.Client>;
-  /** Fast shutdown and start again on the same data directory and port (the shared connection is renewed). */
+  /** Shuts the server down, keeping its data directory and port: 'fast' rolls back open transactions, 'immediate' is a crash. */
+  halt(mode: 'fast' | 'immediate'): Promise<void>;
+  /** Starts a halted server again on the same data directory and port (the shared connection is renewed). */
+  resume(): Promise<void>;
+  /** halt('fast') then resume(). */
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -79,19 +86,6 @@ export function postgresUser(): { uid: number; gid: number } {
   if (line === undefined) throw new Error('test/support/postgres: no "postgres" OS user (install Debian\'s postgresql)');
   const fields = line.split(':');
   return { uid: Number(fields[2]), gid: Number(fields[3]) };
-}
-
-/** A loopback port nothing listens on now (it can be taken before it is bound: callers retry). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function sleep(ms: number): Promise<void> {
@@ -177,6 +171,14 @@ export async function startPostgres(options: StartOptions = {}): Promise<Postgre
   throw new Error(`postgres did not start: ${lastError}`);
 }
 
+/** A PostgreSQL 15 with a superuser `oxbow` owning a database `oxbow`, as oxbow has them: the same user and database reach both. */
+export async function startPostgresAsOxbow(options: StartOptions = {}): Promise<PostgresServer> {
+  const server = await startPostgres(options);
+  await server.query('create role oxbow superuser login');
+  await server.query('create database oxbow owner oxbow');
+  return server;
+}
+
 /** Starts `postgres` with `args` and waits until it accepts connections on `port` (client undefined: it did not). */
 async function launch(args: string[], asPostgres: { uid: number; gid: number; env: NodeJS.ProcessEnv }, port: number): Promise<{ client: pg.Client | undefined; child: ChildProcess; stderr: () => string }> {
   const child = spawn(join(BIN_DIR, 'postgres'), args, { ...asPostgres, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -212,10 +214,10 @@ async function launch(args: string[], asPostgres: { uid: number; gid: number; en
   return { client, child, stderr: () => stderr };
 }
 
-async function shutdown(child: ChildProcess): Promise<void> {
+async function shutdown(child: ChildProcess, mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGINT'); // fast shutdown
+  child.kill(mode === 'fast' ? 'SIGINT' : 'SIGQUIT');
   const timer = setTimeout(() => child.kill('SIGQUIT'), 10_000);
   await exited;
   clearTimeout(timer);
@@ -225,6 +227,18 @@ function makeServer(parts: { port: number; url: string; client: pg.Client; child
   const { port, url, dir, relaunch } = parts;
   let { client, child } = parts;
   let stopped = false;
+  let halted = false;
+  const halt = async (mode: 'fast' | 'immediate'): Promise<void> => {
+    if (halted) return;
+    halted = true;
+    await client.end().catch(() => {});
+    await shutdown(child, mode);
+  };
+  const resume = async (): Promise<void> => {
+    if (!halted) return;
+    ({ client, child } = await relaunch());
+    halted = false;
+  };
   const query = async (sql: string, params?: readonly unknown[]): Promise<QueryResult> => {
     const result = await client.query({ text: sql, values: params as unknown[] | undefined, rowMode: 'array' });
     return toResult(Array.isArray(result) ? (result[result.length - 1] as pg.QueryResult) : result);
@@ -255,10 +269,11 @@ function makeServer(parts: { port: number; url: string; client: pg.Client; child
       await own.connect();
       return own;
     },
+    halt,
+    resume,
     async restart() {
-      await client.end().catch(() => {});
-      await shutdown(child);
-      ({ client, child } = await relaunch());
+      await halt('fast');
+      await resume();
     },
     async stop() {
       if (stopped) return;

@@ -9,13 +9,15 @@
 //   ... new pg.Client({ connectionString: oxbow.url }) ...
 //
 // Restart/crash tests pass `dataDir` to start a second process on the same state after `kill`;
-// a directory the helper created itself is removed by stop(), one passed in is kept.
+// a directory the helper created itself is removed by stop(), one passed in is kept;
+// `connectToKillable(server)` is their client, which a kill does not turn into an uncaught error.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ENTRY = join(ROOT, 'dist', 'bin', 'oxbow.js');
@@ -123,4 +125,12 @@ function withoutOxbowVariables(env: NodeJS.ProcessEnv): Record<string, string> {
     if (value !== undefined && !name.startsWith('OXBOW_')) out[name] = value;
   }
   return out;
+}
+
+/** A connected `pg` client of `server` whose connection errors are ignored: the server may be killed under it. */
+export async function connectToKillable(server: OxbowServer): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: server.url });
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
 }

@@ -9,6 +9,7 @@ import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postgresUser } from './postgres.js';
+import { startPostgres, type PostgresServer } from './postgres.js';
 
 export interface TestCertificate {
   readonly dir: string;
@@ -41,4 +42,19 @@ export function makeTestCertificate(options: { forPostgres?: boolean } = {}): Te
     chownSync(keyFile, uid, gid);
   }
   return { dir, certFile, keyFile, otherKeyFile, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A PostgreSQL 15 serving `certificate` (made `forPostgres`) with ssl = on, the TLS suites' oracle:
+ * role `app` may connect only with TLS (`hostssl`, as oxbow's --tls-required), `postgres` (the
+ * helper's own client) either way; sslinfo installed.
+ */
+export async function startTlsPostgres(certificate: TestCertificate): Promise<PostgresServer> {
+  const postgres = await startPostgres({
+    settings: { ssl: 'on', ssl_cert_file: certificate.certFile, ssl_key_file: certificate.keyFile },
+    hba: 'hostssl all app 127.0.0.1/32 trust\nhost all postgres 127.0.0.1/32 trust\nlocal all all trust\n',
+  });
+  await postgres.query('CREATE ROLE app LOGIN');
+  await postgres.query('CREATE EXTENSION sslinfo');
+  return postgres;
 }

@@ -9,6 +9,7 @@ import { request } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOxbow, type OxbowServer } from '../support/server.js';
+import { waitForCommittedOffsets } from '../support/source-offsets.js';
 
 const EVENTS = 1000;
 const BID_COLUMNS = 'auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP, extra VARCHAR';
@@ -52,11 +53,7 @@ describe('source throughput', () => {
   it('counts a generator source rows on /metrics, in the view input and the dataflow scan', async () => {
     await client.query(`CREATE SOURCE bid (${BID_COLUMNS}) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${EVENTS}', nexmark.min.event.gap.in.ns = '0')`);
     await client.query('CREATE MATERIALIZED VIEW per_channel AS SELECT channel, count(*) AS n FROM bid GROUP BY channel');
-    for (;;) {
-      const { rows } = await client.query("SELECT coalesce(sum(committed_offset), 0)::int8 AS n FROM oxbow_catalog.source_partitions WHERE source_name = 'bid'");
-      if (Number(rows[0].n) >= EVENTS) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitForCommittedOffsets(client, 'bid', EVENTS);
     const bids = Number((await client.query('SELECT count(*) AS n FROM bid')).rows[0].n);
     expect(bids).toBe((EVENTS / 50) * 46);
     expect(Number((await client.query('SELECT sum(n) AS n FROM per_channel')).rows[0].n)).toBe(bids);

@@ -3,16 +3,12 @@
 // certificate made by the openssl command line: each driver's sslmode=require connection must
 // read the same pg_stat_ssl row and sslinfo answers on both servers, and its sslmode=disable
 // connection must be refused on both (SQLSTATE 28000 where the driver reports it).
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
+import type { PostgresServer } from '../support/postgres.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
-import { makeTestCertificate, type TestCertificate } from '../support/tls-certificate.js';
-import { driverJar } from './jdbc/metadata-run.js';
+import { makeTestCertificate, startTlsPostgres, type TestCertificate } from '../support/tls-certificate.js';
+import { driverJar, runJavaLines } from './jdbc/metadata-run.js';
 import { runPython } from './python.js';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 let certificate: TestCertificate;
 let oxbow: OxbowServer;
@@ -22,13 +18,8 @@ beforeAll(async () => {
   certificate = makeTestCertificate({ forPostgres: true });
   [oxbow, postgres] = await Promise.all([
     startOxbow({ args: ['--tls-cert', certificate.certFile, '--tls-key', certificate.keyFile, '--tls-required'] }),
-    startPostgres({
-      settings: { ssl: 'on', ssl_cert_file: certificate.certFile, ssl_key_file: certificate.keyFile },
-      hba: 'hostssl all app 127.0.0.1/32 trust\nhost all postgres 127.0.0.1/32 trust\nlocal all all trust\n',
-    }),
+    startTlsPostgres(certificate),
   ]);
-  await postgres.query('CREATE ROLE app LOGIN');
-  await postgres.query('CREATE EXTENSION sslinfo');
 }, 120_000);
 
 afterAll(async () => {
@@ -54,18 +45,7 @@ interface JdbcLine {
 }
 
 function runJdbc(jar: string, url: string, user: string): Promise<JdbcLine[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('java', ['-cp', jar, 'test/tools/jdbc/Tls.java', url, user], { cwd: ROOT });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', (error) => reject(new Error(`java could not start (scripts/jdbc-tools.sh names what to install): ${error.message}`)));
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`Tls.java exited ${code}: ${stderr}`));
-      resolve(stdout.trim().split('\n').map((line) => JSON.parse(line) as JdbcLine));
-    });
-  });
+  return runJavaLines<JdbcLine>(jar, 'test/tools/jdbc/Tls.java', [url, user]);
 }
 
 describe('pgjdbc', () => {

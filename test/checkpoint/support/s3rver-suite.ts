@@ -39,13 +39,6 @@ export function s3rverSuite(prefix: string): S3rverSuite {
 }
 
 /** A `pg` client of a server the test kills: errors on its socket after the kill are ignored. */
-export async function connectToKillable(server: OxbowServer): Promise<pg.Client> {
-  const client = new pg.Client({ host: server.host, port: server.port, user: 'oxbow', database: 'oxbow' });
-  await client.connect();
-  client.on('error', () => undefined);
-  return client;
-}
-
 /** The rows of table t (id int, v int8) as id -> v. */
 export async function tableRows(client: pg.Client): Promise<Map<number, number>> {
   const result = await client.query<{ id: number; v: string }>('select id, v from t');

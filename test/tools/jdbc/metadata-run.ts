@@ -1,6 +1,7 @@
 // Running test/tools/jdbc/Metadata.java: the schema both servers get, the driver jar
 // (scripts/jdbc-tools.sh) and the program's JSON lines, shared by jdbc.test.ts and
-// jdbc-queries.test.ts.
+// jdbc-queries.test.ts; `runJavaLines` runs any of the folder's single-file programs
+// (tls-drivers.test.ts runs Tls.java).
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -39,19 +40,24 @@ export function driverJar(): string {
   return result.stdout.trim().split('\n').pop()!;
 }
 
-export function runMetadata(jar: string, url: string, user: string): Promise<Map<string, CallResult>> {
+/** Runs the single-file Java program `program` (a path from the repository root) with the driver jar; its stdout's JSON lines. */
+export function runJavaLines<T>(jar: string, program: string, args: readonly string[]): Promise<T[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn('java', ['-cp', jar, PROGRAM, url, user], { cwd: ROOT });
+    const child = spawn('java', ['-cp', jar, program, ...args], { cwd: ROOT });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', (error) => reject(new Error(`java could not start (scripts/jdbc-tools.sh names what to install): ${error.message}`)));
     child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`${PROGRAM} exited ${code}: ${stderr}`));
-      const calls = stdout.trim().split('\n').map((line) => JSON.parse(line) as CallResult);
-      resolve(new Map(calls.map((call) => [call.call, call])));
+      if (code !== 0) return reject(new Error(`${program} exited ${code}: ${stderr}`));
+      resolve(stdout.trim().split('\n').map((line) => JSON.parse(line) as T));
     });
   });
+}
+
+export async function runMetadata(jar: string, url: string, user: string): Promise<Map<string, CallResult>> {
+  const calls = await runJavaLines<CallResult>(jar, PROGRAM, [url, user]);
+  return new Map(calls.map((call) => [call.call, call]));
 }
 
