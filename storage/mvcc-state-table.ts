@@ -58,6 +58,8 @@ export interface TableHost {
 }
 
 const SCAN_BATCH_ENTRIES = 512;
+/** A range delete drops the cache's rows below it at once while the cache holds fewer entries than this. */
+const PURGE_CACHE_MIN_ENTRIES = 1024;
 
 export class MvccStateTable implements StateTable {
   schema: StateTableSchema;
@@ -125,6 +127,8 @@ export class MvccStateTable implements StateTable {
    * write below it is refused (a range delete promises that nothing is written below its end again).
    */
   private cleanedEnd = '';
+  /** The row cache's size at which the next range delete drops its cached rows below the end. */
+  private purgeCacheAt = 0;
 
   constructor(schema: StateTableSchema, host: TableHost, budget: MemoryBudget) {
     this.schema = schema;
@@ -206,7 +210,13 @@ export class MvccStateTable implements StateTable {
     }
     this.pendingCleanEnd = encoded;
     this.cleanedEnd = encoded;
-    this.cache.deleteBelow(encoded);
+    // The cached rows below the end are never read again (a latest read below it answers first):
+    // they go in one pass once the cache has doubled since the last, not at every range delete (a
+    // pass per watermark advance over a large cache would cost more than the deletes it replaces).
+    if (this.cache.size >= this.purgeCacheAt) {
+      this.cache.deleteBelow(encoded);
+      this.purgeCacheAt = Math.max(PURGE_CACHE_MIN_ENTRIES, 2 * this.cache.size);
+    }
   }
 
   /** The end of the range deleted as of durable epoch `epoch` (keys below it are gone), '' when none. */
