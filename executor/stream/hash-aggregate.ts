@@ -194,7 +194,7 @@ export class StreamHashAggregateNode implements StreamNode {
       appendOnlyExtreme: insertsOnly && (spec.mode === 'min' || spec.mode === 'max'),
     }));
     this.callsOfValueTable = this.valueTables.map((_, index) => this.calls.filter((call) => call.spec.valueTable === index + 1 && !call.appendOnlyExtreme));
-    this.cache = cacheableTypes(this.keyTypes) ? new AggregateGroupCache(context.groupCaches, this.keyTypes.length) : undefined;
+    this.cache = cacheableTypes(this.keyTypes) ? new AggregateGroupCache(context.groupCaches, this.keyTypes.length, plan.clean?.key ?? -1) : undefined;
     this.dirty = new KeyMap<number>(this.keyTypes);
     this.cleaner = plan.clean === undefined ? undefined : new WatermarkCleaner(plan.clean, this.keyTypes[plan.clean.key]!, context);
     this.movedKey = movedKeyColumn(plan.clean, this.groups);
@@ -333,7 +333,7 @@ export class StreamHashAggregateNode implements StreamNode {
     if (cleaner.ranged(this.groups)) {
       // Keyed by the window first: one range delete, and the cached closed groups dropped.
       this.groups.deleteBelow!([bound]);
-      if (cache !== undefined) for (const row of cleaner.closedOf(cache.rows(), bound)) cache.delete(row.slice(0, width));
+      cache?.deleteClosed((value) => cleaner.closes(value, bound));
     } else {
       // A complete cache holds every group: no scan of the table (and of its deleted versions).
       const closed = cache !== undefined && cache.complete ? cleaner.closedOf(cache.rows(), bound) : cleaner.closedRows(this.groups, bound);
