@@ -5,7 +5,8 @@
 // retried or aborted.
 //
 // Store records live under table id 0xFFFFFFFF: 'e' the committed epoch, 'm' + name a metadata
-// value, 't' + table id a table's window record (table-window.ts).
+// value, 't' + table id a table's window record (table-window.ts), 'c' + table id + epoch a range
+// delete of the table (MvccStateTable.deleteBelow) not yet applied to the backend: its end key.
 
 import { assert, SqlError, SqlState } from '../sql/errors.js';
 import { EPOCH_SEQUENCE_BITS, epochToMillis, type Epoch } from '../sql/epoch.js';
@@ -13,7 +14,7 @@ import type { HistoryHold, ReadableWindow, StateStore, StateTable, StateTableSch
 import { ByteWriter } from './byte-writer.js';
 import type { MemoryPart, MvccBackend } from './mvcc-backend.js';
 import { assertTableId, epochSuffix, SYSTEM_TABLE_ID, tableLowerBound, tableUpperBound } from './mvcc-key.js';
-import { MvccStateTable, type TableHost } from './mvcc-state-table.js';
+import { MvccStateTable, type Cleaning, type TableHost } from './mvcc-state-table.js';
 import { MemoryBudget } from './row-cache.js';
 import { encodeRow, ROW_TOMBSTONE } from './row-codec.js';
 import { advanceWatermark, decodeTableRecord, encodeTableRecord, windowError, type TableRecord } from './table-window.js';
@@ -55,9 +56,17 @@ interface SealedEpoch {
   readonly records: ReadonlyMap<number, TableRecord>;
   /** GC watermarks the compaction filter may use once the epoch is durable. */
   readonly watermarks: readonly [number, Epoch][];
+  /** Range deletes this epoch's batch applies to the backend: per table, up to which cleaning's epoch. */
+  readonly applied: readonly AppliedCleaning[];
   readonly meta: ReadonlyMap<string, Uint8Array>;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
+}
+
+/** A table's cleanings up to `through` applied to the backend by a batch (one DeleteRange). */
+interface AppliedCleaning {
+  readonly table: MvccStateTable;
+  readonly through: Epoch;
 }
 
 /** One second of epoch time: the smallest step of a table's GC watermark. */
@@ -67,6 +76,7 @@ const WATERMARK_STEP = BigInt(WATERMARK_STEP_MS) << EPOCH_SEQUENCE_BITS;
 const RECORD_EPOCH = 0x65; // 'e'
 const RECORD_META = 0x6d; // 'm'
 const RECORD_TABLE = 0x74; // 't'
+const RECORD_CLEANING = 0x63; // 'c'
 
 function systemKey(kind: number, tail?: Buffer): Buffer {
   const writer = new ByteWriter(16);
@@ -90,6 +100,21 @@ function tableRecordKey(tableId: number): Buffer {
   return systemKey(RECORD_TABLE, id);
 }
 
+/** The key of a table's cleaning record at `epoch` ('c' | table id | epoch); `epoch` 0 starts the table's records. */
+function cleaningKey(tableId: number, epoch: Epoch): Buffer {
+  const tail = Buffer.alloc(12);
+  tail.writeUInt32BE(tableId);
+  tail.writeBigUInt64BE(epoch, 4);
+  return systemKey(RECORD_CLEANING, tail);
+}
+
+/** The end of a table's cleaning records. */
+function cleaningsEnd(tableId: number): Buffer {
+  const tail = Buffer.alloc(4);
+  tail.writeUInt32BE(tableId + 1);
+  return systemKey(RECORD_CLEANING, tail);
+}
+
 /** The key of a metadata record (`putMeta`), for readers of a checkpoint. */
 export function metaKey(name: string): Buffer {
   return systemKey(RECORD_META, Buffer.from(name, 'utf8'));
@@ -106,6 +131,8 @@ export class MvccStateStore implements StateStore, TableHost {
   private readonly windows = new Map<number, TableRecord>();
   /** History holds per table (holdHistory): holder -> what it keeps. */
   private readonly holds = new Map<number, Map<string, HistoryHold>>();
+  /** Durable cleanings found at open, per table id, until the table is opened (or dropped). */
+  private readonly loadedCleanings = new Map<number, Cleaning[]>();
   /** Per held table, its holds summed up (heldHistory): recomputed when a hold changes, read at every commit. */
   private readonly heldSummaries = new Map<number, HeldHistory>();
   private readonly pendingMeta = new Map<string, Uint8Array>();
@@ -165,6 +192,27 @@ export class MvccStateStore implements StateStore, TableHost {
     } finally {
       iterator.close();
     }
+    const cleanings = this.backend.scan({ lowerBound: systemKey(RECORD_CLEANING), upperBound: systemKey(RECORD_CLEANING + 1) });
+    try {
+      for (let packed = cleanings.nextPacked(1024); packed !== null; packed = cleanings.nextPacked(1024)) {
+        let offset = 0;
+        while (offset < packed.length) {
+          const keyLength = packed.readUInt32LE(offset);
+          const keyEnd = offset + 4 + keyLength;
+          const valueLength = packed.readUInt32LE(keyEnd);
+          const tableId = packed.readUInt32BE(keyEnd - 12);
+          const epoch = packed.readBigUInt64BE(keyEnd - 8);
+          const end = packed.toString('latin1', keyEnd + 4, keyEnd + 4 + valueLength);
+          let list = this.loadedCleanings.get(tableId);
+          if (list === undefined) this.loadedCleanings.set(tableId, (list = []));
+          // Keys in order: by epoch within a table.
+          list.push({ epoch, end });
+          offset = keyEnd + 4 + valueLength;
+        }
+      }
+    } finally {
+      cleanings.close();
+    }
   }
 
   get committedEpoch(): Epoch {
@@ -205,6 +253,8 @@ export class MvccStateStore implements StateStore, TableHost {
     const table = new MvccStateTable(schema, this, this.budget);
     this.tables.set(schema.tableId, table);
     const record = this.records.get(schema.tableId);
+    const cleanings = this.loadedCleanings.get(schema.tableId);
+    if (cleanings !== undefined && !this.pendingDrops.has(schema.tableId)) table.loadCleanings(cleanings);
     if (record === undefined || this.pendingDrops.has(schema.tableId)) {
       table.committedEmpty = true;
       this.records.set(schema.tableId, { createdEpoch: null, gcWatermark: 0n, retentionMs: schema.retentionMs });
@@ -266,7 +316,8 @@ export class MvccStateStore implements StateStore, TableHost {
     assert(this.sealed.length === 0, 'commit() while sealed epochs are in flight: await settled() first');
     assert(epoch > this.committed, `commit epoch ${epoch} must be greater than the last committed ${this.committed}`);
     const batch = this.batch;
-    const updatedRecords = this.buildBatch(batch, epoch);
+    const applied: AppliedCleaning[] = [];
+    const updatedRecords = this.buildBatch(batch, epoch, applied);
     try {
       this.backend.write(batch.view());
     } catch (error) {
@@ -284,10 +335,15 @@ export class MvccStateStore implements StateStore, TableHost {
         this.records.delete(tableId);
         this.windows.delete(tableId);
       }
+      this.loadedCleanings.delete(tableId);
       dropped.table?.cache.dispose();
     }
     this.pendingDrops.clear();
-    for (const table of this.tables.values()) if (table.hasPending()) table.publishPending();
+    for (const table of this.tables.values()) if (table.hasPending()) table.publishPending(epoch);
+    for (const { table, through } of applied) {
+      table.cleaningsScheduled = through;
+      table.cleaningsApplied(through);
+    }
     for (const [tableId, record] of updatedRecords) {
       const previous = this.records.get(tableId);
       this.records.set(tableId, record);
@@ -315,8 +371,9 @@ export class MvccStateStore implements StateStore, TableHost {
     assert(epoch > this.latest, `commit epoch ${epoch} must be greater than the last sealed ${this.latest}`);
     const batch = this.sparebatches.pop() ?? new WriteBatchBuilder();
     let updatedRecords: Map<number, TableRecord>;
+    const applied: AppliedCleaning[] = [];
     try {
-      updatedRecords = this.buildBatch(batch, epoch);
+      updatedRecords = this.buildBatch(batch, epoch, applied);
       this.backend.checkWritable(batch.writer.length + this.sealedBytes);
     } catch (error) {
       this.sparebatches.push(batch);
@@ -330,9 +387,11 @@ export class MvccStateStore implements StateStore, TableHost {
       table.sealPending(epoch);
       tables.push(table);
     }
+    for (const { table, through } of applied) table.cleaningsScheduled = through;
     const droppedTables: MvccStateTable[] = [];
     const droppedIds: number[] = [];
     for (const [tableId, dropped] of this.pendingDrops) {
+      this.loadedCleanings.delete(tableId);
       if (!this.tables.has(tableId)) {
         this.records.delete(tableId);
         droppedIds.push(tableId);
@@ -359,7 +418,7 @@ export class MvccStateStore implements StateStore, TableHost {
     // Handled here so an epoch nobody awaits cannot become an unhandled rejection; awaiting
     // callers still see the failure.
     durable.catch(() => {});
-    const sealed: SealedEpoch = { epoch, batch, tables, droppedTables, droppedIds, records: updatedRecords, watermarks, meta, resolve, reject };
+    const sealed: SealedEpoch = { epoch, batch, tables, droppedTables, droppedIds, records: updatedRecords, watermarks, applied, meta, resolve, reject };
     this.sealed.push(sealed);
     this.sealedBytes += batch.writer.length;
     if (this.backend.ordersWrites === true) this.writeNow(sealed);
@@ -444,6 +503,7 @@ export class MvccStateStore implements StateStore, TableHost {
     for (const tableId of sealed.droppedIds) this.windows.delete(tableId);
     for (const [tableId, record] of sealed.records) this.windows.set(tableId, record);
     for (const table of sealed.tables) table.publishSealed(sealed.epoch);
+    for (const { table, through } of sealed.applied) table.cleaningsApplied(through);
     for (const [tableId, watermark] of sealed.watermarks) this.backend.setRetentionWatermark(tableId, watermark);
     for (const participant of this.participants) participant.durable(sealed.epoch);
     this.keepOrShrink(sealed.batch);
@@ -480,18 +540,25 @@ export class MvccStateStore implements StateStore, TableHost {
     for (const sealed of failed) sealed.reject(error);
   }
 
-  /** Writes the open epoch's batch into `batch` (nothing else changes); returns the new table records. */
-  private buildBatch(batch: WriteBatchBuilder, epoch: Epoch): Map<number, TableRecord> {
+  /**
+   * Writes the open epoch's batch into `batch` (nothing else changes); returns the new table records
+   * and adds to `applied` the range deletes the batch applies to the backend.
+   */
+  private buildBatch(batch: WriteBatchBuilder, epoch: Epoch, applied: AppliedCleaning[]): Map<number, TableRecord> {
     batch.reset();
     const writer = batch.writer;
     for (const tableId of this.pendingDrops.keys()) {
       batch.deleteRange(tableLowerBound(tableId), tableUpperBound(tableId));
+      batch.deleteRange(cleaningKey(tableId, 0n), cleaningsEnd(tableId));
       if (!this.tables.has(tableId)) batch.delete(tableRecordKey(tableId));
     }
     const suffix = epochSuffix(epoch);
     for (const table of this.tables.values()) {
+      if (table.cleanings.length > 0) this.applyCleanings(batch, table, applied);
       if (!table.hasPending()) continue;
       const prefix = table.prefix;
+      // A range delete of this epoch: its record, read by AS OF and latest reads until applied.
+      if (table.pendingCleanEnd !== undefined) batch.put(cleaningKey(table.schema.tableId, epoch), Buffer.from(table.pendingCleanEnd, 'latin1'));
       for (const [key, row] of table.pending) {
         batch.beginKey(BATCH_PUT);
         writer.bytes(prefix);
@@ -536,6 +603,25 @@ export class MvccStateStore implements StateStore, TableHost {
     writer.uint64BigEndian(epoch);
     batch.endValue();
     return updatedRecords;
+  }
+
+  /**
+   * Applies a table's durable cleanings that no reader can ask to see through any more (their epoch
+   * at or below the table's durable GC watermark: reads AS OF an earlier epoch fail with 72000) to
+   * the backend: one DeleteRange of the rows below the newest one's end, and their records deleted.
+   */
+  private applyCleanings(batch: WriteBatchBuilder, table: MvccStateTable, applied: AppliedCleaning[]): void {
+    const watermark = this.windows.get(table.schema.tableId)?.gcWatermark ?? 0n;
+    let last: Cleaning | undefined;
+    for (const cleaning of table.cleanings) {
+      if (cleaning.epoch > watermark) break;
+      last = cleaning;
+    }
+    if (last === undefined || last.epoch <= table.cleaningsScheduled) return;
+    const tableId = table.schema.tableId;
+    batch.deleteRange(table.prefix, Buffer.concat([table.prefix, Buffer.from(last.end, 'latin1')]));
+    batch.deleteRange(cleaningKey(tableId, 0n), cleaningKey(tableId, last.epoch + 1n));
+    applied.push({ table, through: last.epoch });
   }
 
   abort(): void {

@@ -28,6 +28,18 @@ interface SealedLayer {
   sorted: string[] | undefined;
   /** The epoch's appended rows (append()) not yet keyed into `rows`, all written after them. */
   appended: WriteBatchBuilder | undefined;
+  /** The epoch's range delete (deleteBelow): every key below it is gone from this epoch on. */
+  readonly cleanEnd: string | undefined;
+}
+
+/**
+ * A durable range delete (deleteBelow): from `epoch` on, no key below `end` (encoded, without the
+ * table prefix) exists. Reads AS OF an earlier epoch still see the rows, which stay in the backend
+ * until the table's GC watermark passes `epoch`; then one RocksDB DeleteRange removes them.
+ */
+export interface Cleaning {
+  readonly epoch: Epoch;
+  readonly end: string;
 }
 
 /** The epoch suffix of an appended entry until its commit writes the epoch's (buildBatch). */
@@ -46,6 +58,8 @@ export interface TableHost {
 }
 
 const SCAN_BATCH_ENTRIES = 512;
+/** A range delete drops the cache's rows below it at once while the cache holds fewer entries than this. */
+const PURGE_CACHE_MIN_ENTRIES = 1024;
 
 export class MvccStateTable implements StateTable {
   schema: StateTableSchema;
@@ -99,6 +113,22 @@ export class MvccStateTable implements StateTable {
    * that first read; '' while the table has no key at all.
    */
   private keyBound: string | undefined;
+  /** The open epoch's range delete (deleteBelow), if any. */
+  pendingCleanEnd: string | undefined;
+  /** Durable range deletes not yet applied to the backend, oldest first (their ends ascending). */
+  cleanings: Cleaning[] = [];
+  /** Cleanings up to this epoch are in a batch's DeleteRange already (the store's bookkeeping). */
+  cleaningsScheduled: Epoch = 0n;
+  /** The end of the last cleaning applied to the backend: the rows below it are gone from RocksDB. */
+  private appliedEnd = '';
+  /**
+   * Every key below this is gone in the latest state (the newest range delete, open, sealed or
+   * durable): a latest read below it is absent with no lookup, a latest scan starts at it, and a
+   * write below it is refused (a range delete promises that nothing is written below its end again).
+   */
+  private cleanedEnd = '';
+  /** The row cache's size at which the next range delete drops its cached rows below the end. */
+  private purgeCacheAt = 0;
 
   constructor(schema: StateTableSchema, host: TableHost, budget: MemoryBudget) {
     this.schema = schema;
@@ -118,6 +148,7 @@ export class MvccStateTable implements StateTable {
     encodeKey(writer, key, this.keyTypes);
     if (epoch === undefined) {
       const encoded = writer.latin1(TABLE_PREFIX_BYTES);
+      if (encoded < this.cleanedEnd) return undefined;
       if (this.pending.size > 0) {
         const buffered = this.pending.get(encoded);
         if (buffered !== undefined) return buffered ?? undefined;
@@ -137,6 +168,7 @@ export class MvccStateTable implements StateTable {
       return row;
     }
     const readEpoch = this.host.resolveReadEpoch(this.schema.tableId, epoch);
+    if (this.cleanings.length > 0 && writer.latin1(TABLE_PREFIX_BYTES) < this.cleanedAsOf(readEpoch)) return undefined;
     writeEpochSuffix(writer, readEpoch);
     const value = this.host.backend.getLatestVersion(writer.view());
     return value === undefined ? undefined : decodeRow(value);
@@ -150,6 +182,81 @@ export class MvccStateTable implements StateTable {
   delete(row: Row): void {
     if (this.appended !== undefined) this.settle();
     this.buffer(this.encodeRowKey(row), null);
+  }
+
+  /**
+   * Deletes every row whose key sorts below `end` (a prefix of the key columns, in key order) in the
+   * open epoch, as one range delete: no tombstone per key, no cache entry. Reads of the latest state
+   * and AS OF this epoch or later see none of those rows; reads AS OF an earlier epoch still do,
+   * within the retention. The caller writes no key below `end` afterwards (a window the watermark
+   * closed): such a write fails. An `end` at or below the last one deletes nothing more.
+   */
+  deleteBelow(end: Row): void {
+    if (this.unsettled) this.settle();
+    const writer = this.writer;
+    writer.reset();
+    encodeKey(writer, end, this.keyTypes);
+    const encoded = writer.latin1();
+    if (encoded <= this.cleanedEnd) return;
+    if (this.pending.size > 0) {
+      let removed = false;
+      for (const key of this.pending.keys()) {
+        if (key < encoded) {
+          this.pending.delete(key);
+          removed = true;
+        }
+      }
+      if (removed) this.sortedPending = [];
+    }
+    this.pendingCleanEnd = encoded;
+    this.cleanedEnd = encoded;
+    // The cached rows below the end are never read again (a latest read below it answers first):
+    // they go in one pass once the cache has doubled since the last, not at every range delete (a
+    // pass per watermark advance over a large cache would cost more than the deletes it replaces).
+    if (this.cache.size >= this.purgeCacheAt) {
+      this.cache.deleteBelow(encoded);
+      this.purgeCacheAt = Math.max(PURGE_CACHE_MIN_ENTRIES, 2 * this.cache.size);
+    }
+  }
+
+  /** The end of the range deleted as of durable epoch `epoch` (keys below it are gone), '' when none. */
+  private cleanedAsOf(epoch: Epoch): string {
+    const cleanings = this.cleanings;
+    for (let index = cleanings.length - 1; index >= 0; index--) if (cleanings[index]!.epoch <= epoch) return cleanings[index]!.end;
+    return '';
+  }
+
+  /** The epoch of the first durable range delete after `epoch` that covers `key`, or null. */
+  private cleanedAfter(key: string, epoch: Epoch): Epoch | null {
+    for (const cleaning of this.cleanings) if (cleaning.epoch > epoch && key < cleaning.end) return cleaning.epoch;
+    return null;
+  }
+
+  /** The latest state's cleaned end again, from what stays (after an abort or a failed write). */
+  private recomputeCleanedEnd(): void {
+    let end = this.appliedEnd;
+    const last = this.cleanings[this.cleanings.length - 1];
+    if (last !== undefined && last.end > end) end = last.end;
+    for (const layer of this.sealed) if (layer.cleanEnd !== undefined && layer.cleanEnd > end) end = layer.cleanEnd;
+    if (this.pendingCleanEnd !== undefined && this.pendingCleanEnd > end) end = this.pendingCleanEnd;
+    this.cleanedEnd = end;
+  }
+
+  /** The durable cleanings found at open (the store's records). */
+  loadCleanings(cleanings: Cleaning[]): void {
+    this.cleanings = cleanings;
+    this.recomputeCleanedEnd();
+  }
+
+  /** The cleanings up to `epoch` are applied to the backend (their DeleteRange is durable). */
+  cleaningsApplied(epoch: Epoch): void {
+    let count = 0;
+    while (count < this.cleanings.length && this.cleanings[count]!.epoch <= epoch) {
+      const end = this.cleanings[count]!.end;
+      if (end > this.appliedEnd) this.appliedEnd = end;
+      count++;
+    }
+    if (count > 0) this.cleanings = this.cleanings.slice(count);
   }
 
   append(row: Row): void {
@@ -171,7 +278,7 @@ export class MvccStateTable implements StateTable {
 
   /** True when the open epoch has writes to commit. */
   hasPending(): boolean {
-    return this.pending.size > 0 || this.appended !== undefined;
+    return this.pending.size > 0 || this.appended !== undefined || this.pendingCleanEnd !== undefined;
   }
 
   /**
@@ -244,6 +351,7 @@ export class MvccStateTable implements StateTable {
   }
 
   private buffer(key: string, row: Row | null): void {
+    assert(!(key < this.cleanedEnd), `table ${this.schema.tableId}: a write below its range delete`);
     this.pending.set(key, row);
     if (this.keyBound !== undefined && key > this.keyBound) this.keyBound = key;
   }
@@ -309,21 +417,32 @@ export class MvccStateTable implements StateTable {
 
   *scan(options: ScanOptions = {}): Iterable<Row> {
     if (this.unsettled) this.settle();
-    const { lower, upper } = this.bounds(options);
+    let { lower, upper } = this.bounds(options);
     const reverse = options.reverse === true;
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     if (limit <= 0) return;
+    let suffix: Buffer = LATEST_SUFFIX;
+    let readEpoch: Epoch | undefined;
+    if (options.epoch !== undefined) {
+      // AS OF: committed (durable) epochs only, never a sealed one still in flight.
+      readEpoch = this.host.resolveReadEpoch(this.schema.tableId, options.epoch);
+      suffix = epochSuffix(readEpoch);
+    }
+    // A range deleted (deleteBelow) as of the read: the scan starts past it, not through its rows.
+    const cleaned = readEpoch === undefined ? this.cleanedEnd : this.cleanings.length > 0 ? this.cleanedAsOf(readEpoch) : '';
+    if (cleaned !== '') {
+      if (upper.length > TABLE_PREFIX_BYTES && upper.toString('latin1', TABLE_PREFIX_BYTES) <= cleaned) return;
+      if (lower.toString('latin1', TABLE_PREFIX_BYTES) < cleaned) lower = Buffer.concat([this.prefix, Buffer.from(cleaned, 'latin1')]);
+    }
     // A key group above every key the table holds or held has no rows: no iterator, no seek (a
     // join's probe of a key newer than all of the other side's, q4's new auctions probing the bids).
     if (options.prefix !== undefined && options.epoch === undefined && lower.toString('latin1', TABLE_PREFIX_BYTES) > (this.keyBound ??= this.readKeyBound())) return;
-    let suffix: Buffer = LATEST_SUFFIX;
     let merged: string[] = [];
     // The buffered rows as of the scan's start: writes made while the scan runs (an UPDATE that
     // scans and rewrites) do not change what it returns, as the committed side is a snapshot too.
     let mergedRows: (Row | null)[] = [];
     if (options.epoch !== undefined) {
-      // AS OF: committed (durable) epochs only, never a sealed one still in flight.
-      suffix = epochSuffix(this.host.resolveReadEpoch(this.schema.tableId, options.epoch));
+      // Committed rows only.
     } else if (this.sealed.length > 0) {
       // Sealed epochs in flight and the open epoch's writes over the committed rows.
       const overlay = this.overlayBetween(lower, upper);
@@ -492,8 +611,13 @@ export class MvccStateTable implements StateTable {
             groupKey = key;
             newer = null;
           }
-          const validTo = newer;
+          let validTo = newer;
           newer = epoch;
+          if (this.cleanings.length > 0) {
+            // A durable range delete after this version ends it (the backend keeps it until GC).
+            const cut = this.cleanedAfter(packed.toString('latin1', keyStart + TABLE_PREFIX_BYTES, keyEnd - EPOCH_SUFFIX_BYTES), epoch);
+            if (cut !== null && cut <= durable && (validTo === null || cut < validTo)) validTo = cut;
+          }
           if (packed[valueStart] !== ROW_TOMBSTONE && epoch <= to && (validTo === null || validTo > from)) {
             group.push({ row: decodeRow(packed, valueStart)!, validFrom: epoch, validTo });
           }
@@ -525,9 +649,13 @@ export class MvccStateTable implements StateTable {
     this.cacheWrites = false;
   }
 
-  /** After a successful commit: the buffered writes become the cached latest rows. */
-  publishPending(): void {
+  /** After a successful commit of `epoch`: the buffered writes become the cached latest rows. */
+  publishPending(epoch: Epoch): void {
     this.committedEmpty = false;
+    if (this.pendingCleanEnd !== undefined) {
+      this.cleanings.push({ epoch, end: this.pendingCleanEnd });
+      this.pendingCleanEnd = undefined;
+    }
     if (this.appended !== undefined) {
       // Keyed only when the cache needs the keys; otherwise a key bound read again once needed.
       if (this.cacheWrites || this.cache.size > 0) this.settle();
@@ -549,7 +677,8 @@ export class MvccStateTable implements StateTable {
    */
   sealPending(epoch: Epoch): void {
     const sorted = this.sortedPending.length === this.pending.size ? this.sortedPending : undefined;
-    this.sealed.push({ epoch, rows: this.pending, sorted, appended: this.appended });
+    this.sealed.push({ epoch, rows: this.pending, sorted, appended: this.appended, cleanEnd: this.pendingCleanEnd });
+    this.pendingCleanEnd = undefined;
     this.pending = new Map();
     this.sortedPending = [];
     this.appended = undefined;
@@ -560,6 +689,7 @@ export class MvccStateTable implements StateTable {
     const layer = this.sealed.shift();
     assert(layer !== undefined && layer.epoch === epoch, `table ${this.schema.tableId}: published epoch ${epoch} is not its oldest sealed one`);
     this.committedEmpty = false;
+    if (layer.cleanEnd !== undefined) this.cleanings.push({ epoch, end: layer.cleanEnd });
     if (layer.appended !== undefined) {
       if (this.cacheWrites || this.cache.size > 0) {
         this.sealed.unshift(layer);
@@ -572,13 +702,17 @@ export class MvccStateTable implements StateTable {
         this.keyBound = undefined;
       }
     }
-    if (this.cacheWrites) for (const [key, row] of layer.rows) this.cache.set(key, row);
-    else if (this.cache.size > 0) for (const key of layer.rows.keys()) this.cache.delete(key);
+    // A later range delete's keys are not cached (the latest reads below it answer without the cache).
+    const cleaned = this.cleanedEnd;
+    if (this.cacheWrites) {
+      for (const [key, row] of layer.rows) if (!(key < cleaned)) this.cache.set(key, row);
+    } else if (this.cache.size > 0) for (const key of layer.rows.keys()) this.cache.delete(key);
   }
 
   /** The sealed layers' commits failed: forget them (the committed state is what stays). */
   discardSealed(): void {
     this.sealed.length = 0;
+    this.recomputeCleanedEnd();
   }
 
   discardPending(): void {
@@ -586,6 +720,10 @@ export class MvccStateTable implements StateTable {
     this.sortedPending = [];
     if (this.appended !== undefined) this.release(this.appended);
     this.appended = undefined;
+    if (this.pendingCleanEnd !== undefined) {
+      this.pendingCleanEnd = undefined;
+      this.recomputeCleanedEnd();
+    }
   }
 }
 

@@ -226,6 +226,18 @@ export class RowCache {
     this.adjust(-entry.bytes);
   }
 
+  /** Drops every entry whose key sorts below `end` (a range delete's: the keys are gone, not cached as absent). */
+  deleteBelow(end: string): void {
+    let freed = 0;
+    for (const [key, entry] of this.entries) {
+      if (key < end) {
+        this.entries.delete(key);
+        freed += entry.bytes;
+      }
+    }
+    if (freed > 0) this.adjust(-freed);
+  }
+
   clear(): void {
     this.entries.clear();
     this.hand = undefined;

@@ -1,4 +1,5 @@
-// Model-based property test: random inserts, appends (append(), keyed late), deletes, commits (synchronous, and sealed with
+// Model-based property test: random inserts, appends (append(), keyed late), deletes, range deletes
+// (deleteBelow: in the model a delete of every key below the end, no key below it written again), commits (synchronous, and sealed with
 // commitAsync while reads go on before their writes finish), aborts, compactions and reads at
 // random epochs, run against each store and against a plain model of versions (a list of
 // (epoch, row | deleted) per key). Reads of current state (which see sealed epochs), AS OF, scans,
@@ -24,6 +25,7 @@ type Command =
   | { kind: 'insert'; key: number; value: string }
   | { kind: 'append'; key: number; value: string }
   | { kind: 'delete'; key: number }
+  | { kind: 'deleteBelow'; key: number }
   | { kind: 'commit'; advanceSeconds: number }
   | { kind: 'seal'; advanceSeconds: number }
   | { kind: 'settle' }
@@ -40,6 +42,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('insert' as const), key, value: fc.string({ maxLength: 6 }) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('append' as const), key, value: fc.string({ maxLength: 6 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('delete' as const), key }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteBelow' as const), key: fc.integer({ min: 0, max: 4 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('commit' as const), advanceSeconds: fc.integer({ min: 1, max: 3 }) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('seal' as const), advanceSeconds: fc.integer({ min: 1, max: 3 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('settle' as const) }) },
@@ -73,11 +76,32 @@ class Model {
   committedEpochs: Epoch[] = [];
   created: Epoch | null = null;
   watermark = 0n;
+  /** Range deletes: the largest end sealed or committed, and the open epoch's. */
+  cleanedSealed = 0;
+  cleanedPending = 0;
   constructor(readonly retentionMs: number) {}
+
+  /** No key below this may be written (the store refuses it). */
+  get cleaned(): number {
+    return Math.max(this.cleanedSealed, this.cleanedPending);
+  }
+
+  deleteBelow(end: number): void {
+    if (end <= this.cleaned) return;
+    for (let k = 0; k < end; k++) this.pending.set(k, null);
+    this.cleanedPending = end;
+  }
+
+  abort(): void {
+    this.pending.clear();
+    this.cleanedPending = 0;
+  }
 
   seal(epoch: Epoch): void {
     this.sealed.push({ epoch, writes: this.pending });
     this.pending = new Map();
+    this.cleanedSealed = this.cleaned;
+    this.cleanedPending = 0;
   }
 
   /** Every sealed epoch is durable, in order. */
@@ -93,6 +117,8 @@ class Model {
   }
 
   commit(epoch: Epoch): void {
+    this.cleanedSealed = this.cleaned;
+    this.cleanedPending = 0;
     for (const [k, row] of this.pending) {
       const versions = this.history.get(k) ?? [];
       versions.push({ epoch, row });
@@ -187,17 +213,24 @@ async function runAgainst(kind: 'rocksdb' | 'memory', commands: Command[], reten
     for (const step of commands) {
       switch (step.kind) {
         case 'insert':
+          if (step.key < model.cleaned) break;
           table.insert([step.key, step.value]);
           model.pending.set(step.key, [step.key, step.value]);
           break;
         case 'append':
+          if (step.key < model.cleaned) break;
           if (table.append !== undefined) table.append([step.key, step.value]);
           else table.insert([step.key, step.value]);
           model.pending.set(step.key, [step.key, step.value]);
           break;
         case 'delete':
+          if (step.key < model.cleaned) break;
           table.delete([step.key, null]);
           model.pending.set(step.key, null);
+          break;
+        case 'deleteBelow':
+          table.deleteBelow!([step.key]);
+          model.deleteBelow(step.key);
           break;
         case 'commit':
           // A synchronous commit follows the writes in flight.
@@ -222,7 +255,7 @@ async function runAgainst(kind: 'rocksdb' | 'memory', commands: Command[], reten
           break;
         case 'abort':
           store.abort();
-          model.pending.clear();
+          model.abort();
           break;
         case 'compact':
           await settle();

@@ -62,6 +62,15 @@ export interface StateTable {
    * read or committed. Optional: callers insert() without it.
    */
   append?(row: Row): void;
+  /**
+   * Deletes every row whose key sorts below `end` (a prefix of the key columns, in key order) in
+   * the open epoch as one range delete: no tombstone per key. Reads of the latest state and AS OF
+   * that epoch or later see none of them; reads AS OF an earlier epoch still do, within the
+   * retention (the rows leave the backend once the table's GC watermark passes the epoch). The
+   * caller writes no key below `end` again (a window the watermark closed): such a write fails.
+   * Optional: a store without it has the caller delete row by row.
+   */
+  deleteBelow?(end: Row): void;
   /** Approximate bytes and keys, for system tables and metrics. */
   stats(): { readonly bytes: number; readonly keys: number };
   /**

@@ -1,8 +1,8 @@
 -- Query 7, windowed: highest bid as the Nexmark suite runs it on Flink, over sources with
 -- WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND (bench/nexmark.ts --form window).
--- oxbow refuses it (0A000): the bids are joined to their window's maximum on the price with a band
--- on the time (Flink plans an interval join), so no output column is a key of both sides and no
--- row can be known final before its window's maximum is.
+-- The bids are joined to their window's maximum on the price with a band on the time (Flink plans
+-- an interval join): a bid at t joins the windows ending in [t, t + 10 s], so its row is final, and
+-- emitted, once the watermark is 10 seconds past t's (planner/stream/watermark.ts).
 CREATE MATERIALIZED VIEW nexmark_q7 AS
 SELECT b.auction, b.price, b.bidder, b.date_time
 FROM bid AS b

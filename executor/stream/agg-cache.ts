@@ -37,8 +37,8 @@ const TEXT_KEY_BYTES = 32;
 export class AggregateGroupCache implements BudgetedCache {
   /**
    * By key width: one column, the value itself is the Map key (bigint, number, string and boolean
-   * compare by value); two, a Map per first value (no key built: q5's (window, auction)); more, a
-   * text of the values.
+   * compare by value); two, a Map per first value (the second when state cleaning deletes by it: the
+   * window first either way; no key built: q5's (window, auction)); more, a text of the values.
    */
   private readonly single: Map<Value, Row> | undefined;
   private readonly pairs: Map<Value, Map<Value, Row>> | undefined;
@@ -54,10 +54,18 @@ export class AggregateGroupCache implements BudgetedCache {
   hits = 0;
   misses = 0;
 
+  /** With two key columns: which one keys the outer Map (the column cleaned by watermark, so a closed window's groups go together). */
+  private readonly outer: number;
+  private readonly inner: number;
+
   constructor(
     private readonly budget: GroupCacheBudget,
-    keyWidth: number,
+    private readonly keyWidth: number,
+    /** The key column state cleaning deletes by (`deleteClosed`), or -1. */
+    private readonly cleanedColumn = -1,
   ) {
+    this.outer = keyWidth === 2 && cleanedColumn === 1 ? 1 : 0;
+    this.inner = 1 - this.outer;
     if (keyWidth === 1) this.single = new Map();
     else if (keyWidth === 2) this.pairs = new Map();
     else this.texts = new Map();
@@ -88,7 +96,7 @@ export class AggregateGroupCache implements BudgetedCache {
   get(key: readonly Value[]): Row | undefined {
     let row: Row | undefined;
     if (this.single !== undefined) row = this.single.get(key[0]!);
-    else if (this.pairs !== undefined) row = this.pairs.get(key[0]!)?.get(key[1]!);
+    else if (this.pairs !== undefined) row = this.pairs.get(key[this.outer]!)?.get(key[this.inner]!);
     else row = this.texts!.get(AggregateGroupCache.text(key));
     if (row === undefined) this.misses++;
     else this.hits++;
@@ -104,16 +112,16 @@ export class AggregateGroupCache implements BudgetedCache {
       this.single.set(key[0]!, row);
       if (previous === undefined) bytes += MAP_SLOT_BYTES;
     } else if (this.pairs !== undefined) {
-      let inner = this.pairs.get(key[0]!);
+      let inner = this.pairs.get(key[this.outer]!);
       if (inner === undefined) {
         // The first entry is in the new Map's first table.
-        this.pairs.set(key[0]!, (inner = new Map()));
+        this.pairs.set(key[this.outer]!, (inner = new Map()));
         bytes += MAP_SLOT_BYTES + INNER_MAP_BYTES;
       } else {
-        previous = inner.get(key[1]!);
+        previous = inner.get(key[this.inner]!);
         if (previous === undefined) bytes += INNER_ENTRY_BYTES;
       }
-      inner.set(key[1]!, row);
+      inner.set(key[this.inner]!, row);
     } else {
       const text = AggregateGroupCache.text(key);
       previous = this.texts!.get(text);
@@ -136,14 +144,14 @@ export class AggregateGroupCache implements BudgetedCache {
       this.single.delete(key[0]!);
       bytes = MAP_SLOT_BYTES + rowBytes(row);
     } else if (this.pairs !== undefined) {
-      const inner = this.pairs.get(key[0]!);
-      const row = inner?.get(key[1]!);
+      const inner = this.pairs.get(key[this.outer]!);
+      const row = inner?.get(key[this.inner]!);
       if (row === undefined) return;
-      inner!.delete(key[1]!);
+      inner!.delete(key[this.inner]!);
       bytes = rowBytes(row);
       if (inner!.size > 0) bytes += INNER_ENTRY_BYTES;
       else {
-        this.pairs.delete(key[0]!);
+        this.pairs.delete(key[this.outer]!);
         bytes += MAP_SLOT_BYTES + INNER_MAP_BYTES;
       }
     } else {
@@ -156,6 +164,36 @@ export class AggregateGroupCache implements BudgetedCache {
     this.count--;
     this.bytes -= bytes;
     this.budget.usedBytes -= bytes;
+  }
+
+  /**
+   * Drops every group whose cleaned key column's value `closed` says closed (a range delete of the
+   * group table). With two key columns the cleaned one keys the outer Map: only the closed windows'
+   * groups are visited, not every group.
+   */
+  deleteClosed(closed: (value: Value) => boolean): void {
+    const column = this.cleanedColumn;
+    if (column < 0) return;
+    // A Map's entries deleted while it is iterated are skipped, never revisited.
+    const key: Value[] = [null, null];
+    if (this.single !== undefined) {
+      for (const value of this.single.keys()) {
+        if (!closed(value)) continue;
+        key[0] = value;
+        this.delete(key);
+      }
+    } else if (this.pairs !== undefined) {
+      for (const [value, inner] of this.pairs) {
+        if (!closed(value)) continue;
+        key[this.outer] = value;
+        for (const other of inner.keys()) {
+          key[this.inner] = other;
+          this.delete(key);
+        }
+      }
+    } else {
+      for (const row of this.texts!.values()) if (closed(row[column] ?? null)) this.delete(row.slice(0, this.keyWidth));
+    }
   }
 
   clear(): void {
@@ -182,7 +220,8 @@ export class AggregateGroupCache implements BudgetedCache {
 
   /**
    * Drops groups in insertion order until the budget is met (the cache is no longer complete); with
-   * two key columns, every group of the oldest first value at once (q5: the oldest window).
+   * two key columns, every group of the oldest outer value at once (the first key column, or the
+   * one cleaned by watermark: q5's oldest window).
    */
   evictOldest(budget: GroupCacheBudget): void {
     if (budget.usedBytes <= budget.limitBytes || this.count === 0) return;

@@ -51,7 +51,7 @@ import { appendOnlyRowId, emptyChanges, type ChangeBatch } from './change-batch.
 import { AggregateGroupCache } from './agg-cache.js';
 import { cacheableTypes } from './join-cache.js';
 import type { StreamContext } from './stream-context.js';
-import { WatermarkCleaner } from './state-cleaning.js';
+import { movedKeyColumn, toTableOrder, WatermarkCleaner } from './state-cleaning.js';
 import type { StreamNode } from './stream-node.js';
 
 type Plan = Extract<StreamPlan, { kind: 'StreamHashAggregate' }>;
@@ -165,6 +165,10 @@ export class StreamHashAggregateNode implements StreamNode {
   private readonly cache: AggregateGroupCache | undefined;
   /** Under EMIT ON WINDOW CLOSE, by a group key following a watermark: deletes the closed groups (state-cleaning.ts). */
   private readonly cleaner: WatermarkCleaner | undefined;
+  /** The group key column the state tables key first (cleaned by watermark, plan version 5), or -1: keys in group order. */
+  private readonly movedKey: number;
+  /** A group key in the state tables' key order (`movedKey`), for a point read. */
+  private readonly tableKey: Value[] = [];
 
   constructor(
     private readonly plan: Plan,
@@ -190,9 +194,24 @@ export class StreamHashAggregateNode implements StreamNode {
       appendOnlyExtreme: insertsOnly && (spec.mode === 'min' || spec.mode === 'max'),
     }));
     this.callsOfValueTable = this.valueTables.map((_, index) => this.calls.filter((call) => call.spec.valueTable === index + 1 && !call.appendOnlyExtreme));
-    this.cache = cacheableTypes(this.keyTypes) ? new AggregateGroupCache(context.groupCaches, this.keyTypes.length) : undefined;
+    this.cache = cacheableTypes(this.keyTypes) ? new AggregateGroupCache(context.groupCaches, this.keyTypes.length, plan.clean?.key ?? -1) : undefined;
     this.dirty = new KeyMap<number>(this.keyTypes);
     this.cleaner = plan.clean === undefined ? undefined : new WatermarkCleaner(plan.clean, this.keyTypes[plan.clean.key]!, context);
+    this.movedKey = movedKeyColumn(plan.clean, this.groups);
+  }
+
+  /** The stored state row of a group. */
+  private readGroup(key: Row): Row | undefined {
+    if (this.movedKey < 0) return this.groups.get(key);
+    const tableKey = this.tableKey;
+    tableKey.length = key.length;
+    for (let i = 0; i < key.length; i++) tableKey[i] = key[i]!;
+    return this.groups.get(toTableOrder(tableKey, this.movedKey));
+  }
+
+  /** `values` (a group key, then a value) in a value table's key order: a new array. */
+  private valueKey(values: Value[]): Value[] {
+    return this.movedKey < 0 ? values : toTableOrder(values, this.movedKey);
   }
 
   /** The open epoch was aborted: its writes are gone from the state, so the cache and the dirty groups go too. */
@@ -265,11 +284,11 @@ export class StreamHashAggregateNode implements StreamNode {
     for (let g = first; g < size; g++) {
       const key = dirty.keys[g]!;
       let stored: Row | undefined;
-      if (cache === undefined) stored = this.groups.get(key);
+      if (cache === undefined) stored = this.readGroup(key);
       else {
         stored = cache.get(key);
         // Not cached: a new group when the cache is complete, else read (cached with the write at the output).
-        if (stored === undefined && !cache.complete) stored = this.groups.get(key);
+        if (stored === undefined && !cache.complete) stored = this.readGroup(key);
       }
       storedRows.push(stored);
       const state = stored === undefined ? this.fresh() : this.decode(stored);
@@ -311,14 +330,21 @@ export class StreamHashAggregateNode implements StreamNode {
     if (bound === null) return;
     const cache = this.cache;
     const width = this.keyTypes.length;
-    // A complete cache holds every group: no scan of the table (and of its deleted versions).
-    const closed = cache !== undefined && cache.complete ? cleaner.closedOf(cache.rows(), bound) : cleaner.closedRows(this.groups, bound);
-    for (const row of closed) {
-      this.groups.delete(row);
-      if (cache !== undefined) cache.delete(row.slice(0, width));
+    if (cleaner.ranged(this.groups)) {
+      // Keyed by the window first: one range delete, and the cached closed groups dropped.
+      this.groups.deleteBelow!([bound]);
+      cache?.deleteClosed((value) => cleaner.closes(value, bound));
+    } else {
+      // A complete cache holds every group: no scan of the table (and of its deleted versions).
+      const closed = cache !== undefined && cache.complete ? cleaner.closedOf(cache.rows(), bound) : cleaner.closedRows(this.groups, bound);
+      for (const row of closed) {
+        this.groups.delete(row);
+        if (cache !== undefined) cache.delete(row.slice(0, width));
+      }
     }
     for (const table of this.valueTables) {
-      for (const row of cleaner.closedRows(table, bound)) table.delete(row);
+      if (cleaner.ranged(table)) table.deleteBelow!([bound]);
+      else for (const row of cleaner.closedRows(table, bound)) table.delete(row);
     }
   }
 
@@ -497,7 +523,7 @@ export class StreamHashAggregateNode implements StreamNode {
       const newCounts: number[] = new Array(map.size);
       for (let i = 0; i < map.size; i++) {
         const value = map.keys[i]![0]!;
-        const stored = newGroup ? undefined : table.get([...key, value]);
+        const stored = newGroup ? undefined : table.get(this.valueKey([...key, value]));
         const old = stored === undefined ? 0 : Number(stored[keyWidth + 1] as bigint);
         oldCounts[i] = old;
         newCounts[i] = old + map.values[i]!;
@@ -538,7 +564,7 @@ export class StreamHashAggregateNode implements StreamNode {
     if (index >= 0 && newCounts[index]! <= 0) {
       survivor = null;
       const keyWidth = key.length;
-      const scan = table.scan({ ...(keyWidth > 0 ? { start: key } : {}), end: [...key, null], reverse: direction > 0 });
+      const scan = table.scan({ ...(keyWidth > 0 ? { start: this.valueKey([...key]) } : {}), end: this.valueKey([...key, null]), reverse: direction > 0 });
       for (const row of scan) {
         const value = row[keyWidth]!;
         if ((row[keyWidth + 1] as bigint) <= 0n) continue;

@@ -35,7 +35,7 @@ import { concatRows, nullRow } from '../batch/join-output.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
 import { cacheableTypes, emptyGroup, JOIN_COUNT, JOIN_DEGREE, JOIN_ID, JOIN_ROW, joinStride, JoinSideCache, pushRow, type JoinGroup } from './join-cache.js';
 import type { StreamContext } from './stream-context.js';
-import { WatermarkCleaner } from './state-cleaning.js';
+import { movedKeyColumn, toTableOrder, WatermarkCleaner } from './state-cleaning.js';
 import type { StreamNode } from './stream-node.js';
 
 /** One own-side row's state within a key group: its count and degree before / after the changes. */
@@ -76,6 +76,8 @@ export class StreamHashJoinNode implements StreamNode {
   /** The other side's rows whose degree a group's changes moved (positions; `dirtyMarks` flags them): written once at the group's end. */
   /** Under EMIT ON WINDOW CLOSE, by an equi-key following the watermarks of both sides: deletes the closed keys' rows (state-cleaning.ts). */
   private readonly cleaner: WatermarkCleaner | undefined;
+  /** The key column the state tables key first (cleaned by watermark, plan version 5), or -1: keys in join key order. */
+  private readonly movedKey: number;
   private readonly dirtyPositions: number[] = [];
   private dirtyMarks = new Uint8Array(64);
 
@@ -103,8 +105,20 @@ export class StreamHashJoinNode implements StreamNode {
     this.anti = type === 'anti';
     this.paddings = this.widths.map((width) => nullRow(width));
     const keysCacheable = cacheableTypes(this.keyTypes);
-    this.caches = this.rowTypes.map((types, side) => (keysCacheable && cacheableTypes(types) ? new JoinSideCache(context.groupCaches, types, this.keyTypes.length, this.rowIds[side]) : undefined));
+    const cleanedColumn = plan.clean === undefined ? -1 : plan.clean.key;
+    this.caches = this.rowTypes.map((types, side) => (keysCacheable && cacheableTypes(types) ? new JoinSideCache(context.groupCaches, types, this.keyTypes.length, this.rowIds[side], cleanedColumn) : undefined));
     this.cleaner = plan.clean === undefined ? undefined : new WatermarkCleaner(plan.clean, this.keyTypes[plan.clean.key]!, context);
+    this.movedKey = movedKeyColumn(plan.clean, this.tables[0]!);
+  }
+
+  /** `values` (a join key, then anything after it; rotated in place) in the state tables' key order. */
+  private tableKey(values: Value[]): Value[] {
+    return this.movedKey < 0 ? values : toTableOrder(values, this.movedKey);
+  }
+
+  /** A join key as a prefix of the state tables' keys (a rotated copy when the key order moved). */
+  private keyPrefix(key: Value[]): Value[] {
+    return this.movedKey < 0 ? key : toTableOrder([...key], this.movedKey);
   }
 
   /** Deletes both sides' rows (and cached groups) of the keys whose window the watermarks closed since the last clean. */
@@ -115,6 +129,12 @@ export class StreamHashJoinNode implements StreamNode {
     for (let side = 0; side < 2; side++) {
       const table = this.tables[side]!;
       const cache = this.caches[side];
+      if (cleaner.ranged(table)) {
+        // Keyed by the window first: one range delete, and the cached closed groups dropped.
+        table.deleteBelow!([bound]);
+        cache?.dropClosed((value) => cleaner.closes(value, bound));
+        continue;
+      }
       for (const row of cleaner.closedRows(table, bound)) {
         table.delete(row);
         if (cache !== undefined) cache.drop(cache.mapKey(row.slice(0, width)));
@@ -363,11 +383,11 @@ export class StreamHashJoinNode implements StreamNode {
     if (group !== undefined) return group;
     if (cache.complete && this.rowIds[side] && cache.rows >= this.context.groupCaches.completeLoadRows) cache.complete = false;
     if (!cache.complete) {
-      if (cache.probeHits * 2 < cache.groupsByWrite || this.tables[side]!.prefixIsNew?.(key) !== true) return undefined;
+      if (cache.probeHits * 2 < cache.groupsByWrite || this.tables[side]!.prefixIsNew?.(this.keyPrefix(key)) !== true) return undefined;
       cache.groupsByWrite++;
     }
     const created = emptyGroup();
-    cache.put(mapKey, created);
+    cache.put(mapKey, created, key);
     return created;
   }
 
@@ -387,7 +407,7 @@ export class StreamHashJoinNode implements StreamNode {
     // would only fill it (q4's bids of a new auction, which nothing probes again), and a key above
     // the table's key bound is read again with no seek.
     if (group.slots.length === 0 && this.rowIds[side]) return group;
-    cache.put(mapKey, group);
+    cache.put(mapKey, group, key);
     return group;
   }
 
@@ -419,19 +439,19 @@ export class StreamHashJoinNode implements StreamNode {
     for (const stateRow of this.tables[side]!.scan({ limit: limit + 1 })) stateRows.push(stateRow);
     if (stateRows.length > limit) return;
     cache.clear();
-    const groups = new Map<unknown, { group: JoinGroup }>();
+    const groups = new Map<unknown, { key: Row; group: JoinGroup }>();
     for (const stateRow of stateRows) {
       const count = Number(stateRow[at] as bigint);
       if (count <= 0) continue;
       const key = stateRow.slice(0, keyWidth);
       const mapKey = cache.mapKey(key);
       let entry = groups.get(mapKey);
-      if (entry === undefined) groups.set(mapKey, (entry = { group: emptyGroup() }));
+      if (entry === undefined) groups.set(mapKey, (entry = { key, group: emptyGroup() }));
       pushRow(entry.group, stateRow.slice(keyWidth, rowEnd), count, withDegree ? Number(stateRow[at + 1] as bigint) : 0, byId ? stateRow[rowEnd]! : undefined);
     }
     // Eviction while loading (a budget smaller than the side) leaves the side incomplete.
     cache.complete = true;
-    for (const [mapKey, entry] of groups) cache.put(mapKey, entry.group);
+    for (const [mapKey, entry] of groups) cache.put(mapKey, entry.group, entry.key);
   }
 
   /**
@@ -459,7 +479,7 @@ export class StreamHashJoinNode implements StreamNode {
   }
 
   private readEntry(side: number, key: Value[], row: Row): Entry {
-    const stored = this.tables[side]!.get([...key, ...row]);
+    const stored = this.tables[side]!.get(this.tableKey([...key, ...row]));
     if (stored === undefined) return { row, count: 0, degree: 0, existed: false, position: -1 };
     const at = key.length + this.widths[side]!;
     return { row, count: Number(stored[at] as bigint), degree: this.degrees[side] ? Number(stored[at + 1] as bigint) : 0, existed: true, position: -1 };
@@ -474,7 +494,7 @@ export class StreamHashJoinNode implements StreamNode {
     const at = rowEnd + (byId ? 1 : 0);
     const withDegree = this.degrees[side]!;
     // `prefix` returns exactly the key group's rows.
-    for (const stateRow of this.tables[side]!.scan({ prefix: key })) {
+    for (const stateRow of this.tables[side]!.scan({ prefix: this.keyPrefix(key) })) {
       const count = Number(stateRow[at] as bigint);
       if (count <= 0) continue;
       pushRow(group, stateRow.slice(keyWidth, rowEnd), count, withDegree ? Number(stateRow[at + 1] as bigint) : 0, byId ? stateRow[rowEnd]! : undefined);

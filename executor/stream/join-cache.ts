@@ -43,6 +43,8 @@ export interface JoinGroup {
   /** Bytes charged to the budget while the group is cached (0 when it is not). */
   bytes: number;
   cached: boolean;
+  /** The group's value of the key column its state is cleaned by (`JoinSideCache.dropClosed`), or null. */
+  closesAt: Value;
 }
 
 /** Slot offsets of a row within a group's slots. */
@@ -92,7 +94,7 @@ export function cacheableTypes(types: readonly DataType[]): boolean {
 }
 
 export function emptyGroup(): JoinGroup {
-  return { slots: [], capacity: 0, index: undefined, deleted: 0, bytes: 0, cached: false };
+  return { slots: [], capacity: 0, index: undefined, deleted: 0, bytes: 0, cached: false, closesAt: null };
 }
 
 /** A cache drawing on a GroupCacheBudget: a join side's (JoinSideCache) or an aggregate's (agg-cache.ts). */
@@ -174,6 +176,8 @@ export class JoinSideCache implements BudgetedCache {
     keyWidth: number,
     /** The side is stored by (key, source row id): each cached row also holds its id. */
     rowIds = false,
+    /** The key column the side's state is cleaned by (its value kept per group for `dropClosed`), or -1. */
+    private readonly cleanedColumn = -1,
   ) {
     this.stride = joinStride(rowIds);
     this.single = keyWidth === 1;
@@ -197,9 +201,10 @@ export class JoinSideCache implements BudgetedCache {
     return group;
   }
 
-  /** Caches a group read from the state (or a new one of a complete side). */
-  put(mapKey: unknown, group: JoinGroup): void {
+  /** Caches a group read from the state (or a new one of a complete side); `key` its key values. */
+  put(mapKey: unknown, group: JoinGroup, key?: readonly Value[]): void {
     this.groups.set(mapKey, group);
+    if (this.cleanedColumn >= 0 && key !== undefined) group.closesAt = key[this.cleanedColumn]!;
     group.cached = true;
     group.bytes = 0;
     const slots = group.slots;
@@ -287,6 +292,11 @@ export class JoinSideCache implements BudgetedCache {
     if (!group.cached) return;
     this.rows -= removed;
     this.account(group, -removedBytes);
+  }
+
+  /** Drops every group whose cleaned key column's value `closed` says closed (a range delete of the side's state). */
+  dropClosed(closed: (value: Value) => boolean): void {
+    for (const [mapKey, group] of this.groups) if (closed(group.closesAt)) this.drop(mapKey);
   }
 
   /** The key's state rows were deleted (its window closed): its group leaves the cache, which stays complete. */

@@ -8,16 +8,19 @@
 // watermark, not behind the old) may still be on their way to this operator (the other side of a
 // join, a later push of the epoch). Every row of this epoch or a later one is at or above the
 // committed watermark. The operator cleans when that bound moves: one read per watermark table and
-// committed epoch, then the closed rows found (a complete cache's rows; else a range scan of the
-// state table from the previous bound to the new one when the key column comes first, the whole
-// table when not) and deleted in one pass into the open epoch. Deletes are versions in the MVCC
-// store: the deleted rows' versions stay until its GC passes them (the retention window).
+// committed epoch. A state table keyed by the cleaned column first (plan version 5 keys it so:
+// planner/stream/incrementalize.ts `cleanedFirst`) then deletes every closed key with one range
+// delete (`StateTable.deleteBelow`): one record per table and watermark advance, no tombstone per
+// key, no row read; the operator drops the closed keys from its own cache. A table keyed otherwise
+// (a view of plan version 4) has its closed rows found (a complete cache's rows, else a scan of the
+// whole table) and deleted one by one, each a version in the MVCC store until its GC passes it.
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
 import type { Epoch } from '../../sql/epoch.js';
 import { compareValues } from '../../sql/compare.js';
 import type { StateTable } from '../../storage/state-table.js';
+import { assert } from '../../sql/errors.js';
 import type { StateCleaning } from '../../planner/stream/stream-plan.js';
 import { compile, type Evaluator } from '../expr/expression.js';
 import type { StreamContext } from './stream-context.js';
@@ -71,9 +74,19 @@ export class WatermarkCleaner {
     return bound;
   }
 
+  /** `table` is keyed by the cleaned column first and deletes a range: `deleteBelow([bound])` cleans it. */
+  ranged(table: StateTable): boolean {
+    return table.schema.primaryKey[0] === this.column && table.deleteBelow !== undefined;
+  }
+
+  /** A key value the watermark closed (below `bound`; never NULL: a NULL key never closes). */
+  closes(value: Value, bound: Value): boolean {
+    return value !== null && compareValues(value, bound, this.type) < 0;
+  }
+
   /** The rows of `table` whose key column is below `bound` (never NULL: a NULL key never closes). */
   closedRows(table: StateTable, bound: Value): Row[] {
-    if (this.column === 0) {
+    if (table.schema.primaryKey[0] === this.column) {
       const rows: Row[] = [];
       // The deleted rows' versions stay in the store within its retention: start past them.
       for (const row of table.scan(this.previous === null ? { end: [bound] } : { start: [this.previous], end: [bound] })) {
@@ -103,4 +116,23 @@ export class WatermarkCleaner {
     this.cleanedBelow = null;
     this.previous = null;
   }
+}
+
+/**
+ * Where a cleaned operator's state table moved its cleaned key column (plan version 5 keys it first,
+ * `cleanedFirst`): the column's position among the operator's key columns, or -1 when the table
+ * keeps the operator's key order (the operator's key values are then the table's key prefix as is).
+ */
+export function movedKeyColumn(clean: StateCleaning | undefined, table: StateTable): number {
+  if (clean === undefined || clean.key === 0 || table.schema.primaryKey[0] !== clean.key) return -1;
+  return clean.key;
+}
+
+/** `values` (the operator's key order, then anything after it) rotated in place into the table's key order: the value at `moved` first. */
+export function toTableOrder(values: Value[], moved: number): Value[] {
+  assert(moved < values.length, 'a cleaned key column beyond the key');
+  const value = values[moved]!;
+  for (let i = moved; i > 0; i--) values[i] = values[i - 1]!;
+  values[0] = value;
+  return values;
 }

@@ -190,7 +190,8 @@ class Incrementalizer {
         const aggregate = retractableAggregate(plan, () => this.convert(plan.input), () => this.options.allocateStateTableId(), template);
         if (aggregate === undefined) return this.keyed('StreamRecomputeAggregate', plan, [plan.input], [plan.groupKeys], template);
         if (aggregate.kind !== 'StreamHashAggregate') return aggregate;
-        return { ...aggregate, ...optional('clean', this.cleaning([plan.groupKeys], [plan.input], aggregate.inputs)) };
+        const clean = this.cleaning([plan.groupKeys], [plan.input], aggregate.inputs);
+        return { ...aggregate, stateTables: this.cleanedFirst(aggregate.stateTables, clean), ...optional('clean', clean) };
       }
       case 'Window':
         return this.keyed('StreamOverWindow', plan, [plan.input], [commonPartition(plan)], { ...plan, input: inputScan(0, plan.input.columns) });
@@ -307,6 +308,19 @@ class Incrementalizer {
   }
 
   /**
+   * The state tables of an operator cleaned by watermark keyed by the cleaned key column first (from
+   * plan version 5): a closed window's rows are then one key range, deleted by one range delete
+   * (state-cleaning.ts). The rows keep their column order; only the key order moves.
+   */
+  private cleanedFirst(tables: readonly StateTableDeclaration[], clean: StateCleaning | undefined): StateTableDeclaration[] {
+    if (clean === undefined || clean.key === 0 || (this.options.planVersion ?? STREAM_PLAN_VERSION) < 5) return [...tables];
+    return tables.map((table) => {
+      const key = table.primaryKey;
+      return { ...table, primaryKey: [key[clean.key]!, ...key.slice(0, clean.key), ...key.slice(clean.key + 1)] };
+    });
+  }
+
+  /**
    * An equi-join: StreamHashJoin, one state table per side (`key ++ row ++ count`, `++ degree` on a
    * side whose output depends on its rows' matches; from plan version 4 a side over an append-only
    * source is `key ++ row ++ row id ++ count` keyed by (key, row id)). Keyless joins and views of
@@ -333,6 +347,7 @@ class Incrementalizer {
         primaryKey: rowIds[i] ? [...keys[i]!.map((_, c) => c), keyWidth + width] : columnTypes.slice(0, keyWidth + width).map((_, c) => c),
       };
     });
+    const clean = this.cleaning(keys, [plan.left, plan.right], inputs);
     return {
       kind: 'StreamHashJoin',
       property: 'stateful',
@@ -344,8 +359,8 @@ class Incrementalizer {
       degrees,
       ...(byRowId ? { rowIds } : {}),
       template,
-      ...optional('clean', this.cleaning(keys, [plan.left, plan.right], inputs)),
-      stateTables,
+      ...optional('clean', clean),
+      stateTables: this.cleanedFirst(stateTables, clean),
       columns: plan.columns,
     };
   }

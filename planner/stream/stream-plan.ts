@@ -66,8 +66,11 @@ export interface KeyedOperator {
  * 2 keep their `row ++ duplicate number` tables and row counts.
  * 4 keeps a StreamHashJoin side over an append-only source by (key, source row id)
  * (`HashJoinOperator.rowIds`); views of version 3 keep their `key ++ row` side tables.
+ * 5 keys the state tables of a hash aggregate or hash join cleaned by watermark (`StateCleaning`)
+ * by the cleaned column first, so a closed window's state is one key range (a range delete);
+ * views of version 4 keep their key order and delete closed windows row by row.
  */
-export const STREAM_PLAN_VERSION = 4;
+export const STREAM_PLAN_VERSION = 5;
 
 /**
  * The incremental symmetric hash join (executor/stream/hash-join.ts): each side's rows by equi-key

@@ -9,9 +9,14 @@
 // Through an inner equi-join a column follows only as a join key whose both sides follow a watermark:
 // a joined row is final once no row of either side can still arrive with its key, below the least of
 // the two (`also` holds the further bounds; the sides may read different relations). A column of one
-// side alone never follows: the other side may still bring or take its matches.
+// side alone follows only through a band on it in the join's residual (an interval join, Nexmark
+// q7's `b.date_time BETWEEN w.window_end - INTERVAL '10' SECOND AND w.window_end`): a conjunct
+// `c >= r - k` (or `c > r - k`, `c >= r`; `r - k <= c` alike) with r a column of the other side that
+// follows a watermark bounds the partners of a row with c = t to r <= t + k; the row is final once
+// t is below its own side's watermark and t + k below r's, so its watermark is the least of c's and
+// r's minus k. Without such a band the other side may still bring or take its matches.
 
-import type { Expression } from '../expression.js';
+import { conjuncts, type Expression } from '../expression.js';
 import type { Plan, PlanOf } from '../plan.js';
 
 export interface DerivedWatermark {
@@ -79,7 +84,7 @@ export function deriveWatermark(plan: Plan, column: number): DerivedWatermark | 
       const index = onLeft ? column : column - width;
       const keys = onLeft ? plan.leftKeys : plan.rightKeys;
       const at = keys.findIndex((key) => key.kind === 'Column' && key.index === index);
-      if (at < 0) return undefined;
+      if (at < 0) return plan.residual === undefined ? undefined : deriveThroughBand(plan, column);
       const own = deriveWatermark(onLeft ? plan.left : plan.right, index);
       const other = deriveExpression((onLeft ? plan.rightKeys : plan.leftKeys)[at]!, onLeft ? plan.right : plan.left);
       if (own === undefined || other === undefined) return undefined;
@@ -88,6 +93,45 @@ export function deriveWatermark(plan: Plan, column: number): DerivedWatermark | 
     default:
       return undefined;
   }
+}
+
+/**
+ * Output column `column` of an inner hash join that is no join key, through a band on it in the
+ * residual: `column >= r - k` with r a column of the other side following a watermark (the header).
+ */
+function deriveThroughBand(plan: PlanOf<'HashJoin'>, column: number): DerivedWatermark | undefined {
+  const width = plan.left.columns.length;
+  const onLeft = column < width;
+  const own = deriveWatermark(onLeft ? plan.left : plan.right, onLeft ? column : column - width);
+  if (own === undefined) return undefined;
+  const otherSide = (index: number): boolean => (onLeft ? index >= width : index < width);
+  for (const conjunct of conjuncts(plan.residual!)) {
+    if (conjunct.kind !== 'Call' || conjunct.args.length !== 2) continue;
+    const operator = conjunct.operator;
+    // Normalized to `column >= bound` (or `>`): the bound is what the partner's r must stay within.
+    let bound: Expression | undefined;
+    const [a, b] = conjunct.args as [Expression, Expression];
+    if ((operator === '>=' || operator === '>') && a.kind === 'Column' && a.index === column) bound = b;
+    else if ((operator === '<=' || operator === '<') && b.kind === 'Column' && b.index === column) bound = a;
+    if (bound === undefined) continue;
+    // `r` or `r - k` (k a constant).
+    let partner: Expression = bound;
+    let wrap = (derive: Expression): Expression => derive;
+    if (bound.kind === 'Call' && bound.operator === '-' && bound.args.length === 2 && isConstant(bound.args[1]!)) {
+      const minus = bound;
+      partner = minus.args[0]!;
+      wrap = (derive) => ({ ...minus, args: [derive, minus.args[1]!] });
+    }
+    if (partner.kind !== 'Column' || !otherSide(partner.index)) continue;
+    const other = deriveWatermark(onLeft ? plan.right : plan.left, onLeft ? partner.index - width : partner.index);
+    if (other === undefined) continue;
+    return {
+      scan: own.scan,
+      derive: own.derive,
+      also: [...own.also, { scan: other.scan, derive: wrap(other.derive) }, ...other.also.map((one) => ({ scan: one.scan, derive: wrap(one.derive) }))],
+    };
+  }
+  return undefined;
 }
 
 /** The first output column of a view's plan that follows a watermark. */
