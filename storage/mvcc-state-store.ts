@@ -492,6 +492,8 @@ export class MvccStateStore implements StateStore, TableHost {
     for (const table of this.tables.values()) {
       if (!table.hasPending()) continue;
       const prefix = table.prefix;
+      // truncate(): the table's keys below the bound go, history and all, before its new writes.
+      if (table.truncateBelow !== undefined) batch.deleteRange(prefix, table.truncateBelow);
       for (const [key, row] of table.pending) {
         batch.beginKey(BATCH_PUT);
         writer.bytes(prefix);

@@ -99,6 +99,11 @@ export class MvccStateTable implements StateTable {
    * that first read; '' while the table has no key at all.
    */
   private keyBound: string | undefined;
+  /**
+   * truncate(): the open epoch's commit deletes every version of every key below this one (the
+   * table prefix and the encoded bound), as one range delete before the table's writes.
+   */
+  truncateBelow: Buffer | undefined;
 
   constructor(schema: StateTableSchema, host: TableHost, budget: MemoryBudget) {
     this.schema = schema;
@@ -171,7 +176,15 @@ export class MvccStateTable implements StateTable {
 
   /** True when the open epoch has writes to commit. */
   hasPending(): boolean {
-    return this.pending.size > 0 || this.appended !== undefined;
+    return this.pending.size > 0 || this.appended !== undefined || this.truncateBelow !== undefined;
+  }
+
+  truncate(end: Row): void {
+    const writer = new ByteWriter(64);
+    writer.bytes(this.prefix);
+    encodeKey(writer, end, this.keyTypes);
+    const bound = writer.copy();
+    if (this.truncateBelow === undefined || Buffer.compare(bound, this.truncateBelow) > 0) this.truncateBelow = bound;
   }
 
   /**
@@ -528,6 +541,10 @@ export class MvccStateTable implements StateTable {
   /** After a successful commit: the buffered writes become the cached latest rows. */
   publishPending(): void {
     this.committedEmpty = false;
+    if (this.truncateBelow !== undefined) {
+      this.truncateBelow = undefined;
+      this.cache.clear();
+    }
     if (this.appended !== undefined) {
       // Keyed only when the cache needs the keys; otherwise a key bound read again once needed.
       if (this.cacheWrites || this.cache.size > 0) this.settle();
@@ -550,6 +567,9 @@ export class MvccStateTable implements StateTable {
   sealPending(epoch: Epoch): void {
     const sorted = this.sortedPending.length === this.pending.size ? this.sortedPending : undefined;
     this.sealed.push({ epoch, rows: this.pending, sorted, appended: this.appended });
+    // A truncation is in the sealed batch already; latest reads of its keys are not served by it.
+    if (this.truncateBelow !== undefined) this.cache.clear();
+    this.truncateBelow = undefined;
     this.pending = new Map();
     this.sortedPending = [];
     this.appended = undefined;
@@ -582,6 +602,7 @@ export class MvccStateTable implements StateTable {
   }
 
   discardPending(): void {
+    this.truncateBelow = undefined;
     this.pending.clear();
     this.sortedPending = [];
     if (this.appended !== undefined) this.release(this.appended);

@@ -90,6 +90,11 @@ export class StreamContext {
   tuning: StreamTuning = {};
   /** The parallel runtime at `--parallelism` > 1 (the stream manager's). */
   parallel: ParallelBuilder | undefined = undefined;
+  /**
+   * A sink AS query's change log (change-log.ts, the catalog's `stream.changeLog`): StreamMaterialize
+   * writes its output there; `rowsKept` false: an append-only sink keeps its rows in the log only.
+   */
+  changeLog: { readonly tableId: number; readonly rowsKept: boolean } | undefined = undefined;
 
   constructor(
     readonly store: StateStore,
