@@ -16,10 +16,10 @@ import type { RelationDef } from '../../sql/catalog.js';
 import type { Epoch } from '../../sql/epoch.js';
 import type { DataType } from '../../sql/types.js';
 import type { Row } from '../../sql/value.js';
-import type { StateStore, StateTable } from '../../storage/state-table.js';
+import type { RowVersion, StateStore, StateTable } from '../../storage/state-table.js';
 import { KeyMap } from '../expr/row-hash.js';
 import { changeLogSchema, LOG_ROW_OFFSET } from '../stream/change-log.js';
-import type { EpochChanges } from './sink-changes.js';
+import type { EpochChanges, KeyedChanges } from './sink-changes.js';
 
 export class SinkLog {
   private readonly table: StateTable;
@@ -47,16 +47,12 @@ export class SinkLog {
 
   /** The changes committed in (from, to], per epoch in order, each netted per key; `from` undefined: every entry up to `to`. */
   changes(from: Epoch | undefined, to: Epoch): EpochChanges[] {
-    // Entries are written once and never replaced: any readable epoch at or after `from` shows them all.
-    const oldest = this.store.readableWindow(this.table.schema.tableId).oldest;
-    let lower = from === undefined || from < oldest ? oldest : from;
-    if (lower > to) lower = to;
     const out: EpochChanges[] = [];
     let epoch: Epoch | undefined;
     let rows: Row[] = [];
     let signs: number[] = [];
     let last: bigint | undefined;
-    for (const version of this.table.versions(lower, to, this.cursor === undefined ? {} : { start: [this.cursor] })) {
+    for (const version of this.read(from, to)) {
       const entry = version.row;
       last = entry[0] as bigint;
       if (from !== undefined && version.validFrom <= from) continue;
@@ -72,6 +68,48 @@ export class SinkLog {
     if (epoch !== undefined) out.push(this.net(epoch, rows, signs));
     this.reached = last === undefined ? this.cursor : last + 1n;
     return out;
+  }
+
+  /**
+   * For an upsert target: per key (`key`, positions in the rows, of `keyTypes`) the last change in
+   * (from, to] in one pass over the entries in order, with no per-epoch netting: what applying
+   * every change leaves (a key deleted last is a delete, else its last row an upsert).
+   */
+  lastChanges(from: Epoch, to: Epoch, key: readonly number[], keyTypes: readonly DataType[]): KeyedChanges {
+    const keys = new KeyMap<number>(keyTypes);
+    const last: Row[] = [];
+    const lastSign: number[] = [];
+    const width = key.length;
+    let reachedSeq: bigint | undefined;
+    for (const version of this.read(from, to)) {
+      const entry = version.row;
+      reachedSeq = entry[0] as bigint;
+      if (version.validFrom <= from) continue;
+      const probe: Row = new Array(width);
+      for (let column = 0; column < width; column++) probe[column] = entry[key[column]! + LOG_ROW_OFFSET]!;
+      let slot = keys.indexOf(probe);
+      if (slot < 0) {
+        slot = keys.add(probe, 0);
+        last.push(entry);
+        lastSign.push(0);
+      }
+      last[slot] = entry;
+      lastSign[slot] = entry[1] as number;
+    }
+    this.reached = reachedSeq === undefined ? this.cursor : reachedSeq + 1n;
+    const upserts: Row[] = [];
+    const deletes: Row[] = [];
+    for (let slot = 0; slot < last.length; slot++) (lastSign[slot]! > 0 ? upserts : deletes).push(last[slot]!.slice(LOG_ROW_OFFSET));
+    return { upserts, deletes };
+  }
+
+  /** The log's entries up to `to` from the cursor on (all of them when it is not known), any of them at or before `from`. */
+  private read(from: Epoch | undefined, to: Epoch): Iterable<RowVersion> {
+    // Entries are written once and never replaced: any readable epoch at or after `from` shows them all.
+    const oldest = this.store.readableWindow(this.table.schema.tableId).oldest;
+    let lower = from === undefined || from < oldest ? oldest : from;
+    if (lower > to) lower = to;
+    return this.table.versions(lower, to, this.cursor === undefined ? {} : { start: [this.cursor] });
   }
 
   /** The relation's rows at `to` from the log alone (its whole history is there until delivered): the first delivery of a sink that keeps no rows. */

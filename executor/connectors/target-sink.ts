@@ -21,7 +21,7 @@ import type { RelationDef } from '../../sql/catalog.js';
 import type { Epoch } from '../../sql/epoch.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { ConnectorHost } from './connector-host.js';
-import { changesBetween, collapseByKey, lastChangesBetween, type EpochChanges } from './sink-changes.js';
+import { changesBetween, lastChangesBetween, type EpochChanges } from './sink-changes.js';
 import { sinkKeyPositions } from './sink-key.js';
 import { SinkLog } from './sink-log.js';
 import { sinkStatusOf, type SinkStatus } from './sink-status.js';
@@ -157,9 +157,8 @@ export class TargetSink {
     const key = this.target.upsertKey;
     const types = key?.map((position) => this.from.columns[position]!.type);
     if (this.log !== undefined) {
-      const changes = this.log.changes(from, to);
-      if (key === undefined || changes.length === 0) return changes;
-      const { upserts, deletes } = collapseByKey(changes, key, types!);
+      if (key === undefined) return this.log.changes(from, to);
+      const { upserts, deletes } = this.log.lastChanges(from, to, key, types!);
       return [{ epoch: to, deletes, inserts: upserts }];
     }
     if (key === undefined) return changesBetween(this.table, from, to);
