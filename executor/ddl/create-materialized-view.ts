@@ -69,6 +69,8 @@ interface Prepared {
   readonly planned: PlannedStream;
   readonly commandTag: string;
   readonly retentionMs: number | undefined;
+  /** After the backfill: a sink's change log takes the dataflow's changes from here on. */
+  readonly resumeLog: () => void;
 }
 
 /**
@@ -150,6 +152,7 @@ export async function createMaterializedViewInChunks(input: CreateViewInput, rep
       if (chunk.length > 0) push();
     }
     viewRows += netRows(prepared.dataflow.seal());
+    prepared.resumeLog();
   };
   try {
     await commitCatalog(core, prepared.next, pushSnapshot, currentRoleId(input.ddl));
@@ -199,6 +202,8 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
   // append-only query's sink keeps no rows besides it.
   const changeLog =
     sink === undefined ? undefined : { tableId: draft.allocateId(), rowsKept: !(planned.stream.kind === 'StreamMaterialize' && carriesRowIds(planned.stream.input)) };
+  // A sink that keeps its rows sends them as its first delivery: its backfill needs no log entries.
+  const liveLog = changeLog === undefined ? undefined : { ...changeLog, paused: changeLog.rowsKept };
   const relation: RelationDef = {
     id: relationId,
     kind: sink === undefined ? 'materialized_view' : 'sink',
@@ -215,8 +220,8 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
   };
   draft.putRelation(relation);
   const next = draft.finish();
-  const dataflow = core.streams.build(relationId, planned.stream, retentionMs, changeLog);
-  return { relation, next, dataflow, planned, commandTag, retentionMs };
+  const dataflow = core.streams.build(relationId, planned.stream, retentionMs, liveLog);
+  return { relation, next, dataflow, planned, commandTag, retentionMs, resumeLog: () => liveLog !== undefined && (liveLog.paused = false) };
 }
 
 function startProgress(core: DdlHost, prepared: Prepared): BackfillRecord {

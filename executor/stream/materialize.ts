@@ -77,7 +77,7 @@ export class StreamMaterializeNode implements StreamNode {
 
   apply(slot: number, changes: ChangeBatch): ChangeBatch {
     const out = this.applyChanges(slot, changes);
-    this.log?.write(out);
+    if (this.context.changeLog?.paused !== true) this.log?.write(out);
     return out;
   }
 
