@@ -6,10 +6,12 @@
 //   inserts: N more rows in statements of 50,000, from the first statement until all are written;
 //   updates: every row updated in one statement (each a delete and an insert in oxbow's history,
 //     one upsert in PostgreSQL), until all are written.
+// `--form as` makes the sink `AS SELECT * FROM items` (its own dataflow, read from its change log)
+// instead of `FROM items` (the table's versions read).
 // Written rows are the sink's own count (oxbow_catalog.sink_status.rows_delivered, PostgreSQL's
 // row counts); the run checks the target's count and sum against the table's at the end.
 // Prints JSON lines {"bench":"pg-sink","metric","value","unit"}.
-// Run: npm run build && npm run bench -- pg-sink [--rows N] (default 200,000 times BENCH_SCALE)
+// Run: npm run build && npm run bench -- pg-sink [--rows N] (default 200,000 times BENCH_SCALE) [--form from|as]
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +30,9 @@ async function main(): Promise<void> {
   const at = args.indexOf('--rows');
   const rows = at < 0 ? Math.round(200_000 * Number(process.env['BENCH_SCALE'] ?? '1')) : Number(args[at + 1]);
   if (!(rows > 0) || !Number.isSafeInteger(rows)) throw new Error(`--rows must be a positive integer, not ${String(rows)}`);
+  const formAt = args.indexOf('--form');
+  const form = formAt < 0 ? 'from' : args[formAt + 1];
+  if (form !== 'from' && form !== 'as') throw new Error(`--form takes from or as, not ${String(form)}`);
   const postgres = await startLocalPostgres();
   const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-bench-pg-sink-'));
   let engine: Engine | undefined;
@@ -46,7 +51,7 @@ async function main(): Promise<void> {
     for (let first = 1; first <= rows; first += 50_000) await insert(first, Math.min(rows, first + 49_999));
 
     let start = performance.now();
-    await run(`CREATE SINK items_out FROM items WITH (connector = 'postgres', hostname = '127.0.0.1', port = '${postgres.port}', user = 'postgres', database = 'postgres', table = 'items')`);
+    await run(`CREATE SINK items_out ${form === 'as' ? 'AS SELECT * FROM items' : 'FROM items'} WITH (connector = 'postgres', hostname = '127.0.0.1', port = '${postgres.port}', user = 'postgres', database = 'postgres', table = 'items'${form === 'as' ? ", primary_key = 'id'" : ''})`);
     await waitFor(rows);
     report('snapshot_rows_per_second', rows / ((performance.now() - start) / 1000), 'rows/s');
 

@@ -89,9 +89,17 @@ export interface RelationDef {
    * For materialized views: the ids of the dataflow's state tables (in the order the
    * incrementalization pass allocates them) and the search path the definition was planned with,
    * so a restart rebuilds the same dataflow over the same state; `planVersion` (absent: 1) is the
-   * streaming plan version it was created with (planner/stream STREAM_PLAN_VERSION).
+   * streaming plan version it was created with (planner/stream STREAM_PLAN_VERSION). `changeLog`
+   * (a sink AS query): the state table its dataflow writes its changes to in epoch order, read and
+   * trimmed by the sink's deliveries (executor/connectors/sink-log.ts), and whether the sink's
+   * rows are kept besides (not for an append-only query, whose contents the log holds).
    */
-  readonly stream?: { readonly stateTableIds: readonly number[]; readonly searchPath: readonly string[]; readonly planVersion?: number };
+  readonly stream?: {
+    readonly stateTableIds: readonly number[];
+    readonly searchPath: readonly string[];
+    readonly planVersion?: number;
+    readonly changeLog?: { readonly tableId: number; readonly rowsKept: boolean };
+  };
   /**
    * A source that stores no rows (executor/connectors/source-replay.ts): its state table holds only its
    * committed position per split, and every read (SELECT, a view's backfill, AS OF) replays the

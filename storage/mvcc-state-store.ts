@@ -559,6 +559,8 @@ export class MvccStateStore implements StateStore, TableHost {
       const prefix = table.prefix;
       // A range delete of this epoch: its record, read by AS OF and latest reads until applied.
       if (table.pendingCleanEnd !== undefined) batch.put(cleaningKey(table.schema.tableId, epoch), Buffer.from(table.pendingCleanEnd, 'latin1'));
+      // truncate(): the table's keys below the bound go, history and all, before its new writes.
+      if (table.truncateBelow !== undefined) batch.deleteRange(prefix, table.truncateBelow);
       for (const [key, row] of table.pending) {
         batch.beginKey(BATCH_PUT);
         writer.bytes(prefix);

@@ -129,6 +129,11 @@ export class MvccStateTable implements StateTable {
   private cleanedEnd = '';
   /** The row cache's size at which the next range delete drops its cached rows below the end. */
   private purgeCacheAt = 0;
+  /**
+   * truncate(): the open epoch's commit deletes every version of every key below this one (the
+   * table prefix and the encoded bound), as one range delete before the table's writes.
+   */
+  truncateBelow: Buffer | undefined;
 
   constructor(schema: StateTableSchema, host: TableHost, budget: MemoryBudget) {
     this.schema = schema;
@@ -278,7 +283,15 @@ export class MvccStateTable implements StateTable {
 
   /** True when the open epoch has writes to commit. */
   hasPending(): boolean {
-    return this.pending.size > 0 || this.appended !== undefined || this.pendingCleanEnd !== undefined;
+    return this.pending.size > 0 || this.appended !== undefined || this.pendingCleanEnd !== undefined || this.truncateBelow !== undefined;
+  }
+
+  truncate(end: Row): void {
+    const writer = new ByteWriter(64);
+    writer.bytes(this.prefix);
+    encodeKey(writer, end, this.keyTypes);
+    const bound = writer.copy();
+    if (this.truncateBelow === undefined || Buffer.compare(bound, this.truncateBelow) > 0) this.truncateBelow = bound;
   }
 
   /**
@@ -656,6 +669,10 @@ export class MvccStateTable implements StateTable {
       this.cleanings.push({ epoch, end: this.pendingCleanEnd });
       this.pendingCleanEnd = undefined;
     }
+    if (this.truncateBelow !== undefined) {
+      this.truncateBelow = undefined;
+      this.cache.clear();
+    }
     if (this.appended !== undefined) {
       // Keyed only when the cache needs the keys; otherwise a key bound read again once needed.
       if (this.cacheWrites || this.cache.size > 0) this.settle();
@@ -679,6 +696,9 @@ export class MvccStateTable implements StateTable {
     const sorted = this.sortedPending.length === this.pending.size ? this.sortedPending : undefined;
     this.sealed.push({ epoch, rows: this.pending, sorted, appended: this.appended, cleanEnd: this.pendingCleanEnd });
     this.pendingCleanEnd = undefined;
+    // A truncation is in the sealed batch already; latest reads of its keys are not served by it.
+    if (this.truncateBelow !== undefined) this.cache.clear();
+    this.truncateBelow = undefined;
     this.pending = new Map();
     this.sortedPending = [];
     this.appended = undefined;
@@ -716,6 +736,7 @@ export class MvccStateTable implements StateTable {
   }
 
   discardPending(): void {
+    this.truncateBelow = undefined;
     this.pending.clear();
     this.sortedPending = [];
     if (this.appended !== undefined) this.release(this.appended);

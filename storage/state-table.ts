@@ -86,6 +86,14 @@ export interface StateTable {
    * key's group). Optional: a store that cannot tell answers nothing, and callers read.
    */
   prefixIsNew?(prefix: Row): boolean;
+  /**
+   * Deletes every row whose key sorts below `end` (a prefix of the key columns) with its whole
+   * history, in the open epoch's commit: no tombstone versions, one range delete (a sink's change
+   * log trimmed after delivery, executor/connectors/sink-log.ts). Meant for tables read through
+   * versions() and AS OF only: until the commit is durable, latest reads may still see those rows.
+   * Optional: callers without it keep the rows.
+   */
+  truncate?(end: Row): void;
 }
 
 /** What a history hold keeps (StateStore.holdHistory). */

@@ -16,6 +16,10 @@
 // Keys are JSON objects of the `primary_key` option's columns, else the relation's primary key
 // (sink-key.ts).
 //
+// A sink AS query reads its change log (sink-log.ts) instead of its relation's versions: the
+// entries since the last delivery, those committed as progress trimmed in the progress's commit;
+// it holds no history and reads nothing ahead at start (the log keeps what is not delivered).
+//
 // Idle sinks: the history a sink reads (the relation's MVCC versions) is kept for the time-travel
 // retention only, counted back from the newest commit. A sink whose relation does not change (or
 // a store that commits nothing at all) must not fall out of that window: while nothing is sealed
@@ -49,6 +53,7 @@ import { JsonRowEncoder } from './json-row.js';
 import { AvroRowEncoder } from './avro/avro-encoder.js';
 import { registryOptions } from './schema-registry.js';
 import { sinkKeyPositions } from './sink-key.js';
+import { SinkLog } from './sink-log.js';
 import { sinkStatusOf } from './sink-status.js';
 import { sinkHolder, sinkTargetOf, TargetSink } from './target-sink.js';
 
@@ -83,6 +88,8 @@ class RunningSink {
   private producer: Producer | undefined;
   private readonly options: KafkaOptions;
   private readonly table: StateTable;
+  /** A sink AS query's change log; undefined: the relation's versions are read. */
+  private readonly log: SinkLog | undefined;
   private readonly value: JsonRowEncoder;
   /** ENCODE AVRO (FORMAT PLAIN): the Confluent-framed Avro values, schema registered before the first delivery. */
   private readonly avro: AvroRowEncoder | undefined;
@@ -115,6 +122,7 @@ class RunningSink {
       primaryKey: from.primaryKey,
       ...(from.retentionMs === undefined ? {} : { retentionMs: from.retentionMs }),
     });
+    this.log = from.stream?.changeLog === undefined ? undefined : new SinkLog(core.store, from);
     const visible = from.columns.flatMap((column, position) => (column.hidden ? [] : [position]));
     this.value = new JsonRowEncoder(from.columns, visible);
     const registry = sink.encode === 'avro' ? registryOptions(sink.options ?? {}, 'encode.') : undefined;
@@ -129,6 +137,8 @@ class RunningSink {
 
   /** Holds the relation's history from the progress on (StateStore.holdHistory): what is still to deliver stays readable. */
   private hold(): void {
+    // The log keeps what is not delivered by itself.
+    if (this.log !== undefined) return;
     const progress = this.persisted !== undefined && (this.delivered === undefined || this.persisted < this.delivered) ? this.persisted : this.delivered;
     if (progress !== undefined && !this.stopped) this.core.store.holdHistory(sinkHolder(this.sink.id), this.from.id, { fromEpoch: progress });
   }
@@ -291,8 +301,9 @@ class RunningSink {
       const since = this.delivered;
       changes = held.changes.filter((change) => change.epoch > since);
       if (to > held.to) changes = changes.concat(this.changesSince(held.to, to));
-    } else if (this.delivered === undefined) changes = [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
-    else changes = this.changesSince(this.delivered, to);
+    } else if (this.delivered === undefined) {
+      changes = this.log?.rowsKept === false ? this.log.contents(to) : [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
+    } else changes = this.changesSince(this.delivered, to);
     await this.avro?.register();
     const messages = this.encode(changes);
     if (messages.length > 0) {
@@ -319,6 +330,7 @@ class RunningSink {
     if (this.stopped) return;
     this.held = undefined;
     this.delivered = to;
+    this.log?.delivered(to);
     this.failures = 0;
     sinkStatusOf(this.core.sourceStatus).delivered(this.sink.id, 'kafka', messages.length, to);
     if (messages.length > 0 || this.persisted === undefined) await this.persist(to);
@@ -328,6 +340,7 @@ class RunningSink {
 
   /** The changes in (from, to]; when `from` is below the readable window, the contents at `to`, said once. */
   private changesSince(from: Epoch, to: Epoch): EpochChanges[] {
+    if (this.log !== undefined) return this.log.changes(from, to);
     if (from >= this.core.store.readableWindow(this.from.id).oldest) return changesBetween(this.table, from, to);
     // Down (or stuck) for longer than the retention: the changes since the progress are gone.
     const message =
@@ -346,7 +359,7 @@ class RunningSink {
     const store = this.core.store;
     const to = store.committedEpoch;
     const from = this.delivered;
-    if (from === undefined || from < store.readableWindow(this.from.id).oldest) return;
+    if (this.log !== undefined || from === undefined || from < store.readableWindow(this.from.id).oldest) return;
     // Nothing is sealed beyond `to` yet, so no later commit can get an epoch below the clock's.
     const present = epochFromMillis(Date.now() - CLOCK_SLACK_MS);
     if (to <= from) {
@@ -374,11 +387,14 @@ class RunningSink {
       let epoch: Epoch;
       try {
         store.putMeta(SINK_PROGRESS_META_PREFIX + this.sink.id, new TextEncoder().encode(String(progress)));
+        // The log's entries up to the progress are in the topic: they go in the same commit.
+        this.log?.trim(progress);
         epoch = this.core.commit();
       } catch (error) {
         store.abort();
         throw error;
       }
+      this.log?.trimmed(progress);
       if (quiet && this.delivered !== undefined && epoch > this.delivered) this.delivered = epoch;
     });
     this.persisted = progress;

@@ -8,6 +8,11 @@
 // at start before anything commits), so however long the target is away, or oxbow with it, the
 // changes it has yet to receive stay readable past the retention (plus up to FLOOR_INTERVAL_MS).
 //
+// A sink AS query reads its change log instead (sink-log.ts: its dataflow's changes in epoch
+// order, the entries the target acknowledged trimmed in the floor's commit): a delivery costs its
+// changes, not the relation's size, and no history is held. A sink FROM a table, source or view
+// reads that relation's versions (sink-changes.ts), which cost a scan of the relation.
+//
 // A failed round (target down, timeout, lost connection) is retried with backoff (200 ms doubling
 // to 10 s), each failure a row in oxbow_catalog.sink_errors; the next round asks the target what
 // it holds first, since a round cut off during COMMIT may or may not have landed.
@@ -18,6 +23,7 @@ import type { StateTable } from '../../storage/state-table.js';
 import type { ConnectorHost } from './connector-host.js';
 import { changesBetween, lastChangesBetween, type EpochChanges } from './sink-changes.js';
 import { sinkKeyPositions } from './sink-key.js';
+import { SinkLog } from './sink-log.js';
 import { sinkStatusOf, type SinkStatus } from './sink-status.js';
 import { BlackholeTarget, type SinkTarget } from './sink-target.js';
 import { isPostgresSink, postgresSinkOptions } from './postgres/postgres-options.js';
@@ -50,6 +56,8 @@ export class TargetSink {
   busy = false;
   stopped = false;
   private readonly table: StateTable;
+  /** A sink AS query's change log; undefined: the relation's versions are read. */
+  private readonly log: SinkLog | undefined;
   private readonly status: SinkStatus;
   private readonly holder: string;
   private floor: Epoch | undefined;
@@ -73,6 +81,7 @@ export class TargetSink {
       primaryKey: from.primaryKey,
       ...(from.retentionMs === undefined ? {} : { retentionMs: from.retentionMs }),
     });
+    this.log = from.stream?.changeLog === undefined ? undefined : new SinkLog(core.store, from);
     this.status = sinkStatusOf(core.sourceStatus);
     this.status.of(sink.id, target.connector);
     this.holder = sinkHolder(sink.id);
@@ -90,6 +99,8 @@ export class TargetSink {
 
   /** Holds the history from `epoch`, or from the floor when that is lower (where a restart resumes at the latest). */
   private hold(epoch: Epoch): void {
+    // The log keeps what is not delivered by itself.
+    if (this.log !== undefined) return;
     const from = this.floor !== undefined && this.floor < epoch ? this.floor : epoch;
     if (!this.stopped) this.core.store.holdHistory(this.holder, this.from.id, { fromEpoch: from });
   }
@@ -114,7 +125,7 @@ export class TargetSink {
     }
     let from = this.delivered;
     let changes: EpochChanges[];
-    if (from !== undefined && from < store.readableWindow(this.from.id).oldest) {
+    if (this.log === undefined && from !== undefined && from < store.readableWindow(this.from.id).oldest) {
       // Only when the hold came too late (history collected before this process held it).
       this.status.failed(this.sink.id, this.target.connector, `the changes of "${this.from.name}" since epoch ${from} are no longer kept; sent its contents at epoch ${to} instead`, 0);
       from = undefined;
@@ -123,7 +134,7 @@ export class TargetSink {
       // The contents at `to`: held and recorded as the floor before the target can have any of it.
       this.hold(to);
       if (this.floor === undefined || this.floor < to) await this.persistFloor(to);
-      changes = [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
+      changes = this.log?.rowsKept === false ? this.log.contents(to) : [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
     } else {
       changes = this.changesSince(from, to);
     }
@@ -134,6 +145,7 @@ export class TargetSink {
     const rows = empty ? 0 : await this.target.write(changes, from === undefined ? undefined : this.written, to);
     this.delivered = to;
     if (!empty) this.written = to;
+    this.log?.delivered(to);
     this.failures = 0;
     if (!empty) this.status.delivered(this.sink.id, this.target.connector, rows, to);
     if (this.written !== undefined && (this.floor === undefined || this.floor < this.written) && Date.now() - this.floorAt >= FLOOR_INTERVAL_MS) await this.persistFloor(this.written);
@@ -143,9 +155,14 @@ export class TargetSink {
   /** The changes in (from, to]: every one, or for an upsert target the last per key. */
   private changesSince(from: Epoch, to: Epoch): EpochChanges[] {
     const key = this.target.upsertKey;
+    const types = key?.map((position) => this.from.columns[position]!.type);
+    if (this.log !== undefined) {
+      if (key === undefined) return this.log.changes(from, to);
+      const { upserts, deletes } = this.log.lastChanges(from, to, key, types!);
+      return [{ epoch: to, deletes, inserts: upserts }];
+    }
     if (key === undefined) return changesBetween(this.table, from, to);
-    const types = key.map((position) => this.from.columns[position]!.type);
-    const { upserts, deletes } = lastChangesBetween(this.table, from, to, key, types);
+    const { upserts, deletes } = lastChangesBetween(this.table, from, to, key, types!);
     return [{ epoch: to, deletes, inserts: upserts }];
   }
 
@@ -164,11 +181,14 @@ export class TargetSink {
       const store = this.core.store;
       try {
         store.putMeta(PROGRESS_PREFIX + this.sink.id, new TextEncoder().encode(String(floor)));
+        // The log's entries up to the floor are in the target: they go in the same commit.
+        this.log?.trim(floor);
         this.core.commit();
       } catch (error) {
         store.abort();
         throw error;
       }
+      this.log?.trimmed(floor);
     });
     this.floor = floor;
     this.floorAt = Date.now();

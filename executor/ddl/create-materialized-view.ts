@@ -32,6 +32,7 @@ import { StoreTableAccess, estimatedRows } from '../batch/table-access.js';
 import { isKafkaReplayed } from '../connectors/kafka/kafka-replay.js';
 import { withSign, type ChangeBatch } from '../stream/change-batch.js';
 import type { Dataflow } from '../stream/dataflow.js';
+import { carriesRowIds } from '../stream/scan.js';
 
 export interface CreateViewInput {
   readonly core: DdlHost;
@@ -68,6 +69,8 @@ interface Prepared {
   readonly planned: PlannedStream;
   readonly commandTag: string;
   readonly retentionMs: number | undefined;
+  /** After the backfill: a sink's change log takes the dataflow's changes from here on. */
+  readonly resumeLog: () => void;
 }
 
 /**
@@ -149,6 +152,7 @@ export async function createMaterializedViewInChunks(input: CreateViewInput, rep
       if (chunk.length > 0) push();
     }
     viewRows += netRows(prepared.dataflow.seal());
+    prepared.resumeLog();
   };
   try {
     await commitCatalog(core, prepared.next, pushSnapshot, currentRoleId(input.ddl));
@@ -194,6 +198,12 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
     seen.add(column.name);
   }
   sink?.checkColumns?.(columns);
+  // A sink's change log (executor/stream/change-log.ts), allocated after the dataflow's tables; an
+  // append-only query's sink keeps no rows besides it.
+  const changeLog =
+    sink === undefined ? undefined : { tableId: draft.allocateId(), rowsKept: !(planned.stream.kind === 'StreamMaterialize' && carriesRowIds(planned.stream.input)) };
+  // A sink that keeps its rows sends them as its first delivery: its backfill needs no log entries.
+  const liveLog = changeLog === undefined ? undefined : { ...changeLog, paused: changeLog.rowsKept };
   const relation: RelationDef = {
     id: relationId,
     kind: sink === undefined ? 'materialized_view' : 'sink',
@@ -204,14 +214,14 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
     primaryKey: planned.stream.kind === 'StreamMaterialize' && planned.stream.key !== undefined ? [...planned.stream.key] : columns.map((_, index) => index),
     definition: queryText,
     dependsOn: referencedRelationIds(body.query!, ddl),
-    stream: { stateTableIds: allStateTables(planned.stream).map((table) => table.tableId).filter((id) => id !== relationId).sort((a, b) => a - b), searchPath, ...(planVersion >= 2 ? { planVersion } : {}) },
+    stream: { stateTableIds: allStateTables(planned.stream).map((table) => table.tableId).filter((id) => id !== relationId).sort((a, b) => a - b), searchPath, ...(planVersion >= 2 ? { planVersion } : {}), ...(changeLog === undefined ? {} : { changeLog }) },
     ...(retentionMs === undefined ? {} : { retentionMs }),
     ...(sink === undefined ? {} : { options: sink.options, ...(sink.format === undefined ? {} : { format: sink.format }), ...(sink.encode === undefined ? {} : { encode: sink.encode }) }),
   };
   draft.putRelation(relation);
   const next = draft.finish();
-  const dataflow = core.streams.build(relationId, planned.stream, retentionMs);
-  return { relation, next, dataflow, planned, commandTag, retentionMs };
+  const dataflow = core.streams.build(relationId, planned.stream, retentionMs, liveLog);
+  return { relation, next, dataflow, planned, commandTag, retentionMs, resumeLog: () => liveLog !== undefined && (liveLog.paused = false) };
 }
 
 function startProgress(core: DdlHost, prepared: Prepared): BackfillRecord {
@@ -261,6 +271,6 @@ export function restoreDataflows(core: DdlHost, plannerContext: (searchPath: rea
       if (id === undefined) throw new SqlError(SqlState.internalError, `materialized view "${view.name}" needs more state tables than its catalog entry lists`);
       return id;
     }, view.stream!.planVersion ?? 1, view.primaryKey); // a view keeps the operators (and state layout) of the plan version it was created with, and the key it is stored by
-    core.streams.install(core.streams.build(view.id, planned.stream));
+    core.streams.install(core.streams.build(view.id, planned.stream, undefined, view.stream!.changeLog));
   }
 }

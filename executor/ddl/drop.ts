@@ -317,6 +317,8 @@ export function droppedStateTables(relations: Iterable<RelationDef>): number[] {
     if (relation.kind === 'index' && relation.indexOn?.stored === true) droppedTableIds.push(relation.id);
     // A materialized view's dataflow state goes with it (executor/stream/).
     if (relation.stream !== undefined) droppedTableIds.push(...relation.stream.stateTableIds);
+    // A sink AS query's change log (executor/stream/change-log.ts).
+    if (relation.stream?.changeLog !== undefined) droppedTableIds.push(relation.stream.changeLog.tableId);
   }
   return droppedTableIds;
 }

@@ -24,6 +24,10 @@
 // table never holds a counted duplicate number; two copies of one row keep two ids. The rows are
 // not written through to the row cache (`writeAround`): nothing here reads them back by key. Inserts
 // are appended (StateTable.append): encoded for the commit as they arrive, so the rows die young.
+//
+// A sink AS query's dataflow (StreamContext.changeLog) also writes its output, every change in
+// order, to the sink's change log (change-log.ts), which its deliveries read. An append-only sink
+// (blind inserts) keeps no rows at all, only the log.
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
@@ -33,6 +37,7 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 import { KeyMap, keysEqual } from '../expr/row-hash.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
 import { carriesRowIds } from './scan.js';
+import { ChangeLogWriter } from './change-log.js';
 import type { StreamContext, ViewIndex } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
@@ -49,6 +54,10 @@ export class StreamMaterializeNode implements StreamNode {
   private indexes: readonly ViewIndex[] = [];
   /** The input's batches carry unique row ids: blind inserts (see the header). */
   private readonly blind: boolean;
+  /** A sink's change log (its output in order); undefined for a view. */
+  private readonly log: ChangeLogWriter | undefined;
+  /** Whether the rows are written to the relation's table (not for an append-only sink, whose log holds them). */
+  private readonly keepRows: boolean;
 
   constructor(plan: Extract<StreamPlan, { kind: 'StreamMaterialize' }>, private readonly context: StreamContext) {
     this.rows = context.stateTable(plan.stateTables[0]!);
@@ -61,9 +70,18 @@ export class StreamMaterializeNode implements StreamNode {
     this.counts = plan.key === undefined ? context.stateTable(plan.stateTables[1]!) : undefined;
     // Blind rows are written once and not read back by key by this dataflow: no cache write-through.
     if (this.blind) this.rows.writeAround?.();
+    const changeLog = context.changeLog;
+    this.log = changeLog === undefined ? undefined : new ChangeLogWriter(context.store, changeLog.tableId, plan.stateTables[0]!.columnTypes);
+    this.keepRows = changeLog === undefined || changeLog.rowsKept || !this.blind;
   }
 
-  apply(_slot: number, changes: ChangeBatch): ChangeBatch {
+  apply(slot: number, changes: ChangeBatch): ChangeBatch {
+    const out = this.applyChanges(slot, changes);
+    if (this.context.changeLog?.paused !== true) this.log?.write(out);
+    return out;
+  }
+
+  private applyChanges(_slot: number, changes: ChangeBatch): ChangeBatch {
     if (this.blind && changes.ids !== undefined) return this.applyBlind(changes, changes.ids);
     if (this.counts === undefined) return this.applyKeyed(changes, this.keyColumns!);
     const counts = this.counts;
@@ -167,6 +185,10 @@ export class StreamMaterializeNode implements StreamNode {
     const signs = changes.signs;
     const table = this.rows;
     const append = table.append === undefined ? undefined : table.append.bind(table);
+    if (!this.keepRows) {
+      for (let i = 0; i < rows.length; i++) rows[i]!.push(ids[i]!);
+      return { rows, signs };
+    }
     for (let i = 0; i < rows.length; i++) {
       // The batch owns its rows (fresh arrays from the scan or a projection): the id goes on in place.
       const full = rows[i]!;

@@ -90,6 +90,13 @@ export class StreamContext {
   tuning: StreamTuning = {};
   /** The parallel runtime at `--parallelism` > 1 (the stream manager's). */
   parallel: ParallelBuilder | undefined = undefined;
+  /**
+   * A sink AS query's change log (change-log.ts, the catalog's `stream.changeLog`): StreamMaterialize
+   * writes its output there; `rowsKept` false: an append-only sink keeps its rows in the log only;
+   * `paused`: nothing is written (the backfill of a sink that keeps its rows, whose first delivery
+   * reads them).
+   */
+  changeLog: { readonly tableId: number; readonly rowsKept: boolean; readonly paused?: boolean } | undefined = undefined;
 
   constructor(
     readonly store: StateStore,

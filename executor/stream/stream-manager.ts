@@ -72,8 +72,9 @@ export class StreamManager implements ChangeCapture {
   /**
    * Builds a view's dataflow over the store (not yet installed). `retentionMs` is the view's own
    * retention when it is not in the catalog yet (CREATE MATERIALIZED VIEW); else the catalog's.
+   * `changeLog`: a sink AS query's change log (the catalog's `stream.changeLog`, change-log.ts).
    */
-  build(viewId: number, plan: StreamPlan, retentionMs?: number): Dataflow {
+  build(viewId: number, plan: StreamPlan, retentionMs?: number, changeLog?: StreamContext['changeLog']): Dataflow {
     const retention = retentionMs ?? this.retentionOf(viewId);
     const context = new StreamContext(this.store, viewId, this.errors, retention);
     context.clock = () => this.clock();
@@ -81,6 +82,7 @@ export class StreamManager implements ChangeCapture {
     context.groupCaches = this.groupCaches;
     context.tuning = this.tuning;
     context.parallel = this.parallel;
+    context.changeLog = changeLog;
     return new DataflowClass(viewId, plan, context);
   }
 
