@@ -45,8 +45,12 @@ import { EtcdCoordinator, type NodeRecord } from './etcd-coordinator.js';
 export interface ClusterOptions {
   /** etcd client endpoints, `http://host:port` (etcd-coordinator.ts parses --cluster). */
   readonly endpoints: readonly string[];
+  /** The keys' prefix in etcd (etcd-coordinator.ts' DEFAULT_PREFIX when absent). */
+  readonly prefix?: string;
   /** Lease TTL: a dead leader is replaced after about this long (default 5 s). */
   readonly leaseTtlSeconds?: number;
+  /** A main thread that has not run for this long gives the lease up (lease-keeper.ts; default 30 s). */
+  readonly stallMs?: number;
   /** Deadline of each etcd call (default 2 s). */
   readonly callTimeoutMs?: number;
   /** How often a standby campaigns and follows, and a leader checks its leadership (default 250 ms). */
@@ -115,6 +119,8 @@ export class ClusterNode implements Engine {
       endpoints: options.endpoints,
       leaseTtlSeconds: options.leaseTtlSeconds ?? 5,
       callTimeoutMs: options.callTimeoutMs ?? 2000,
+      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+      ...(options.stallMs === undefined ? {} : { stallMs: options.stallMs }),
     });
     this.coordinator.onLeaseLost = (error) => this.leaseLost(error);
     this.followStore = openObjectStore(engineOptions.checkpointUrl, {
