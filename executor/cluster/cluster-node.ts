@@ -234,8 +234,8 @@ export class ClusterNode implements Engine {
         memoryLimitBytes: this.engineOptions.memoryLimitBytes,
         readOnly: { epoch, writesGoTo: () => (this.leaderAddress !== undefined && this.leaderAddress !== this.address ? this.leaderAddress : undefined) },
         clusterNodes: () => this.rows(),
+        // Metrics of its own: the server's /metrics must never read a replica's store once it closed.
         ...(this.engineOptions.ssl === undefined ? {} : { ssl: this.engineOptions.ssl }),
-        ...(this.engineOptions.metrics === undefined ? {} : { metrics: this.engineOptions.metrics }),
       });
     } catch (error) {
       await rm(dir, { recursive: true, force: true });
