@@ -3,16 +3,19 @@
 // never two in one millisecond, so "AS OF" a millisecond names exactly one epoch); each standby:
 //
 // - accepts connections and reads the checkpoint it followed last: `SHOW oxbow_standby_epoch`
-//   names its epoch, `SHOW in_hot_standby` is on;
+//   names its epoch, `SHOW in_hot_standby` is on and pg_is_in_recovery() true (false on the leader);
 // - returns for the table, the materialized view and an AS OF query over an older epoch exactly
 //   what the leader returns AS OF the same epochs (computed by the leader, not by the standby), and
 //   lags the leader's current state (the comparison is not one of equal states);
 // - answers catalog queries (pg_class, oxbow_catalog.nodes listing itself as a standby);
 // - refuses INSERT, UPDATE, DELETE, DDL, COPY FROM, TRUNCATE and nextval() with SQLSTATE 25006,
 //   PostgreSQL's "cannot execute X in a read-only transaction", with a hint naming the leader;
+// - is skipped by libpq's target_session_attrs=read-write (real psql 15 given every node, standbys
+//   first), and chosen by target_session_attrs=standby;
 // - keeps a connection reading its checkpoint while newer ones are followed, and serves a newer
 //   checkpoint to a new connection; a replaced checkpoint's replica goes with its last connection.
 
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -100,6 +103,7 @@ describe('standbys serve reads from the checkpoint they followed', () => {
     const a = await startNode('a');
     const leader = await connectWhenServing(a);
     expect(await show(leader, 'in_hot_standby')).toBe('off');
+    expect((await leader.query('select pg_is_in_recovery() as r')).rows[0].r).toBe(false);
     await leader.query('create table t (id int primary key, v int)');
     await leader.query('create materialized view mv as select id % 7 as g, count(*) as n, sum(v) as total from t group by id % 7');
     await leader.query('create sequence s');
@@ -129,6 +133,7 @@ describe('standbys serve reads from the checkpoint they followed', () => {
         held.push(session);
         expect(await show(session, 'in_hot_standby')).toBe('on');
         expect(await show(session, 'transaction_read_only')).toBe('on');
+        expect((await session.query('select pg_is_in_recovery() as r')).rows[0].r).toBe(true);
         const epoch = BigInt(await show(session, 'oxbow_standby_epoch'));
         firstEpochs.push(epoch);
         // The same rows as the leader's AS OF the standby's epoch, for the table and the view.
@@ -170,6 +175,14 @@ describe('standbys serve reads from the checkpoint they followed', () => {
         expect((await refusal(session, 'insert into t values (-3, 0)')).code).toBe('25006');
         await session.query('rollback');
         expect(await rowsOf(session, tableQuery(''))).toBe(standbyTable);
+      }
+
+      // libpq finds the leader among every node by the standbys' in_hot_standby.
+      const hosts = (attrs: string) => `host=${[b, c, a].map((node) => node.host).join(',')} port=${[b, c, a].map((node) => node.port).join(',')} user=oxbow dbname=oxbow target_session_attrs=${attrs}`;
+      for (const [attrs, expected] of [['read-write', 'f'], ['standby', 't']] as const) {
+        const psql = spawnSync('psql', [hosts(attrs), '-Atc', 'select pg_is_in_recovery()'], { encoding: 'utf8' });
+        expect(psql.stderr).toBe('');
+        expect(psql.stdout.trim(), attrs).toBe(expected);
       }
 
       // Later: the held sessions still read their checkpoint; new ones read a newer one, and AS OF
