@@ -6,12 +6,15 @@
 // (OXBOW_CLUSTER_COLD_STANDBY=1: downloads the whole checkpoint when promoted). The leader is
 // killed with SIGKILL; the failover time is from the kill to the first successful INSERT on the
 // other node (an INSERT under --durability remote returns once the new leader's first checkpoint
-// holds it; `kill_to_connect_ms` is the first accepted connection), and includes the lease TTL (OXBOW_CLUSTER_LEASE_TTL_S, 2 s here), so
-// `failover_ms - lease` is what the promotion itself took. Also reported: what the promoted node
+// holds it; `kill_to_connect_ms` is the first connection the new leader accepts as the leader: a
+// standby's own connections read its replica), and includes the lease TTL (OXBOW_CLUSTER_LEASE_TTL_S, 2 s here), so
+// `failover_ms - lease` is what the promotion itself took; `kill_to_view_updated_ms` runs until the
+// view shows that INSERT (views update again). Also reported: what the promoted node
 // downloaded at promotion and its own election-to-serving time (from its stderr line).
 // Rounds alternate warm and cold (A B A B), each with a fresh etcd and object store.
-// Run: npm run build && node dist/bench/failover.js   (BENCH_SCALE=1: 200,000 rows, about 200 MiB;
-// default 0.2; BENCH_ROUNDS=2 rounds of each)
+// Run: npm run build && node dist/bench/failover.js   (BENCH_SCALE=1: 200,000 rows, a 124 MiB
+// checkpoint; BENCH_SCALE=9: 1.8 million rows, about 1.1 GiB; default 0.2; BENCH_ROUNDS=2 rounds of
+// each; BENCH_MODES=warm or cold runs one kind)
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -24,6 +27,7 @@ import { startEtcd } from '../test/support/etcd.js';
 const scale = Number(process.env['BENCH_SCALE'] ?? '0.2');
 const ROWS = Math.max(1000, Math.round(200_000 * scale));
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '2');
+const MODES = (process.env['BENCH_MODES'] ?? 'warm,cold').split(',').filter((mode): mode is 'warm' | 'cold' => mode === 'warm' || mode === 'cold');
 const LEASE_TTL_S = 2;
 /** BENCH_STORE=file: checkpoints in a local folder instead of s3rver (an S3-compatible server over HTTP). */
 const STORE = process.env['BENCH_STORE'] === 'file' ? 'file' : 's3';
@@ -129,7 +133,8 @@ async function round(mode: 'warm' | 'cold'): Promise<void> {
     await leader.query('create table t (id int primary key, g int, payload text)');
     await leader.query('create materialized view mv as select g, count(*) as n from t group by g');
     // 1 KiB rows, 32 md5 digests each (hex of different inputs: RocksDB's compression gains little).
-    const batch = 1000;
+    // Each INSERT waits for a checkpoint (--durability remote): large statements keep the load short.
+    const batch = Math.min(20_000, Math.max(1000, Math.round(ROWS / 50)));
     for (let start = 1; start <= ROWS; start += batch) {
       const end = Math.min(ROWS, start + batch - 1);
       await leader.query(
@@ -157,6 +162,14 @@ async function round(mode: 'warm' | 'cold'): Promise<void> {
     const client = await until('a write on the new leader', 300_000, async () => {
       const candidate = await connect(standbyNode.url);
       if (candidate === undefined) return undefined;
+      const leads = await candidate.query('show in_hot_standby').then(
+        (result) => result.rows[0].in_hot_standby === 'off',
+        () => false,
+      );
+      if (!leads) {
+        await candidate.end().catch(() => undefined);
+        return undefined;
+      }
       connectedMs ??= performance.now() - killedAt;
       try {
         await candidate.query(`insert into t values (${ROWS + 1}, 1, 'after the failover')`);
@@ -167,6 +180,9 @@ async function round(mode: 'warm' | 'cold'): Promise<void> {
       }
     });
     const failoverMs = performance.now() - killedAt;
+    const groupBefore = ROWS - Math.floor(ROWS / 100) * 100 >= 1 ? Math.floor(ROWS / 100) + 1 : Math.floor(ROWS / 100);
+    await until('the view shows the write', 60_000, async () => ((await client.query<{ n: string }>('select n::int8 as n from mv where g = 1')).rows[0]?.n === String(groupBefore + 1) ? true : undefined));
+    const viewMs = performance.now() - killedAt;
     const count = (await client.query<{ n: string }>('select count(*)::int8 as n from t')).rows[0]!.n;
     if (Number(count) !== ROWS + 1) throw new Error(`expected ${ROWS + 1} rows after the failover, found ${count}`);
     await client.end();
@@ -176,6 +192,7 @@ async function round(mode: 'warm' | 'cold'): Promise<void> {
     // The first connection the new leader accepted; the INSERT after it waits for the new leader's
     // first checkpoint (--durability remote), which starts with the sweep of the store.
     emit(`kill_to_connect_ms_${mode}`, connectedMs!, 'ms');
+    emit(`kill_to_view_updated_ms_${mode}`, viewMs, 'ms');
     if (promoted !== null) {
       emit(`promotion_download_mib_${mode}`, Number(promoted[2]) / 2 ** 20, 'MiB');
       emit(`election_to_serving_ms_${mode}`, Number(promoted[3]), 'ms');
@@ -193,6 +210,5 @@ async function round(mode: 'warm' | 'cold'): Promise<void> {
 }
 
 for (let index = 0; index < ROUNDS; index++) {
-  await round('warm');
-  await round('cold');
+  for (const mode of MODES) await round(mode);
 }

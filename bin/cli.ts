@@ -23,7 +23,7 @@ import { DashboardSeries, dashboardData, dashboardJson } from '../executor/metri
 import { DASHBOARD_HTML } from '../executor/metrics/dashboard-page.js';
 import { runRestore } from './restore.js';
 import { serveClusterNode } from './cluster.js';
-import { parseClusterUrl } from '../executor/cluster/etcd-coordinator.js';
+import { parseClusterUrl, type ClusterUrl } from '../executor/cluster/etcd-coordinator.js';
 
 export interface CliConfig {
   readonly host: string;
@@ -43,8 +43,8 @@ export interface CliConfig {
   /** --tls-cert and --tls-key (and --tls-required): TLS on the wire protocol port; undefined: none. */
   readonly tls: TlsFiles | undefined;
   readonly parallelism: number;
-  /** --cluster etcd://HOST:PORT[,...]: the etcd client endpoints (http://HOST:PORT); undefined: a single node. */
-  readonly cluster: readonly string[] | undefined;
+  /** --cluster etcd://HOST:PORT[,...][/PREFIX]: the etcd client endpoints (http://HOST:PORT) and key prefix; undefined: a single node. */
+  readonly cluster: ClusterUrl | undefined;
 }
 
 /** A bad command line: printed with a pointer to --help, exit code 2. */
@@ -137,9 +137,9 @@ const FLAGS: readonly FlagSpec[] = [
   {
     flag: '--cluster',
     env: 'OXBOW_CLUSTER',
-    value: 'etcd://HOST:PORT[,HOST:PORT...]',
+    value: 'etcd://HOST:PORT[,HOST:PORT...][/PREFIX]',
     defaultText: 'none',
-    meaning: 'join a cluster coordinated by etcd: one leader serves, the others are warm standbys that follow its checkpoints and take over when it dies; needs --checkpoint-url shared by every node',
+    meaning: "join a cluster coordinated by etcd, its keys under PREFIX (default /oxbow): one leader takes writes, the others are warm standbys that serve reads from its last checkpoint and take over when it dies; needs --checkpoint-url shared by every node",
   },
 ];
 
@@ -229,7 +229,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const metricsPort = metricsInput === undefined || metricsInput.text === 'off' ? undefined : parsePort(metricsInput, 0);
   const tls = parseTls(raw('--tls-cert'), raw('--tls-key'), raw('--tls-required'));
   const clusterInput = raw('--cluster');
-  let cluster: string[] | undefined;
+  let cluster: ClusterUrl | undefined;
   if (clusterInput !== undefined) {
     try {
       cluster = parseClusterUrl(clusterInput.text);

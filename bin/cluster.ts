@@ -18,13 +18,16 @@ export const FENCED_EXIT_CODE = 3;
 
 /**
  * Tuning for tests and benchmarks (not flags): OXBOW_CLUSTER_LEASE_TTL_S, the lease TTL in seconds
- * (default 5); OXBOW_CLUSTER_COLD_STANDBY=1, a standby that does not follow checkpoints (it
+ * (default 5); OXBOW_CLUSTER_STALL_S, how long a main thread may not run before the node gives its
+ * lease up (default 30); OXBOW_CLUSTER_COLD_STANDBY=1, a standby that does not follow checkpoints (it
  * downloads everything when promoted: the benchmark's cold node).
  */
-function clusterTuning(env: Readonly<Record<string, string | undefined>>): { leaseTtlSeconds?: number; followCheckpoints?: boolean } {
+function clusterTuning(env: Readonly<Record<string, string | undefined>>): { leaseTtlSeconds?: number; stallMs?: number; followCheckpoints?: boolean } {
   const ttl = Number(env['OXBOW_CLUSTER_LEASE_TTL_S'] ?? '');
+  const stall = Number(env['OXBOW_CLUSTER_STALL_S'] ?? '');
   return {
     ...(Number.isInteger(ttl) && ttl >= 1 ? { leaseTtlSeconds: ttl } : {}),
+    ...(Number.isFinite(stall) && stall > 0 ? { stallMs: stall * 1000 } : {}),
     ...(env['OXBOW_CLUSTER_COLD_STANDBY'] === '1' ? { followCheckpoints: false } : {}),
   };
 }
@@ -37,7 +40,8 @@ export async function serveClusterNode(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<void> {
   const node = new ClusterNode(engineOptions, {
-    endpoints: config.cluster!,
+    endpoints: config.cluster!.endpoints,
+    prefix: config.cluster!.prefix,
     ...clusterTuning(env),
     log: (line) => void process.stderr.write(line + '\n'),
     onFenced: (reason) => {
@@ -60,7 +64,7 @@ export async function serveClusterNode(
     await node.join(advertised);
   } catch (error) {
     process.stderr.write(
-      `oxbow: could not join the cluster at ${config.cluster!.join(',')}: ${error instanceof Error ? error.message : String(error)}\nhint: check that etcd is running and reachable (--cluster)\n`,
+      `oxbow: could not join the cluster at ${config.cluster!.endpoints.join(',')} (keys under ${config.cluster!.prefix}): ${error instanceof Error ? error.message : String(error)}\nhint: check that etcd is running and reachable (--cluster)\n`,
     );
     await server.close().catch(() => undefined);
     await node.close().catch(() => undefined);

@@ -47,7 +47,11 @@ export function sequenceNumbers(def: SequenceDef): SequenceNumbers {
 export class SequenceRuntime {
   private readonly states = new Map<number, State>();
 
-  constructor(private readonly store: StateStore) {}
+  constructor(
+    private readonly store: StateStore,
+    /** A read-only engine's refusal (throws), called before any write with the function's name. */
+    private readonly refuseWrite?: (command: string) => void,
+  ) {}
 
   /** The current last_value and is_called (pg_sequences, SELECT from the sequence). */
   peek(relation: RelationDef): { last: bigint; called: boolean } {
@@ -109,7 +113,7 @@ export class SequenceRuntime {
 
   private set(relation: RelationDef, value: bigint, called: boolean): void {
     const state = this.state(relation);
-    this.write(relation.id, value, called);
+    this.write(relation.id, value, called, 'setval()');
     state.last = value;
     state.called = called;
     state.covered = called ? value : undefined;
@@ -123,11 +127,12 @@ export class SequenceRuntime {
     let until = next + numbers.increment * (state.reservation - 1n);
     if (until > numbers.max) until = numbers.max;
     if (until < numbers.min) until = numbers.min;
-    this.write(relation.id, until, true);
+    this.write(relation.id, until, true, 'nextval()');
     state.covered = until;
   }
 
-  private write(id: number, last: bigint, called: boolean): void {
+  private write(id: number, last: bigint, called: boolean, command: string): void {
+    this.refuseWrite?.(command);
     const record = new TextEncoder().encode(JSON.stringify({ last: String(last), called }));
     if (this.store.putMetaNow === undefined) throw new SqlError(SqlState.featureNotSupported, 'sequences need a state store with durable metadata writes');
     this.store.putMetaNow(sequenceMetaKey(id), record);

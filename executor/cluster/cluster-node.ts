@@ -3,8 +3,12 @@
 //
 // A standby runs no engine: it registers under its lease, campaigns for leadership every
 // `pollIntervalMs`, and follows the checkpoints as the leader records them in etcd (downloads each
-// new manifest's new files into `<data-dir>/follow`, storage/checkpoint/follow.ts). Connections
-// get 57P03 naming the leader's address.
+// new manifest's new files into `<data-dir>/follow`, storage/checkpoint/follow.ts). Each
+// followed checkpoint is linked into `<data-dir>/replicas/<epoch>` and opened by a read-only engine
+// (engine/read-only.ts): a connection reads the newest one at the time it connected (SELECT, AS
+// OF, catalog queries, SHOW; `SHOW oxbow_standby_epoch` names its epoch), and writes and DDL get
+// 25006 with a hint naming the leader. A replaced replica closes once its last connection does.
+// Before the first followed checkpoint, connections get 57P03 naming the leader's address.
 //
 // When the leader's lease expires (it died, or lost etcd), a standby wins the campaign and is
 // promoted: it removes manifests newer than the checkpoint record in etcd (written by a leader that
@@ -20,7 +24,7 @@
 // a standby), so two leaders never both record checkpoints and a deposed one stops committing.
 
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { SqlError, SqlState } from '../../sql/errors.js';
@@ -32,7 +36,8 @@ import { manifestKey, ManifestError } from '../../storage/checkpoint/manifest.js
 import { openObjectStore } from '../../storage/object-store/open-object-store.js';
 import { ObjectStoreError, type ObjectStore } from '../../storage/object-store/object-store.js';
 import { DEFAULT_OBJECT_STORE_TIMEOUT_MS, DEFAULT_RETRY_POLICY } from '../../storage/object-store/retry.js';
-import { createEngine, type EngineOptions } from '../engine/create-engine.js';
+import { createEngine, openReadOnlyEngine, type EngineOptions } from '../engine/create-engine.js';
+import type { OxbowEngine } from '../engine/open-engine.js';
 import type { Engine, Session, SessionEvents, StartupParameters } from '../engine/engine.js';
 import type { ClusterNodeRow } from '../system/nodes-relation.js';
 import { EtcdCoordinator, type NodeRecord } from './etcd-coordinator.js';
@@ -40,8 +45,12 @@ import { EtcdCoordinator, type NodeRecord } from './etcd-coordinator.js';
 export interface ClusterOptions {
   /** etcd client endpoints, `http://host:port` (etcd-coordinator.ts parses --cluster). */
   readonly endpoints: readonly string[];
+  /** The keys' prefix in etcd (etcd-coordinator.ts' DEFAULT_PREFIX when absent). */
+  readonly prefix?: string;
   /** Lease TTL: a dead leader is replaced after about this long (default 5 s). */
   readonly leaseTtlSeconds?: number;
+  /** A main thread that has not run for this long gives the lease up (lease-keeper.ts; default 30 s). */
+  readonly stallMs?: number;
   /** Deadline of each etcd call (default 2 s). */
   readonly callTimeoutMs?: number;
   /** How often a standby campaigns and follows, and a leader checks its leadership (default 250 ms). */
@@ -55,6 +64,14 @@ export interface ClusterOptions {
 }
 
 const NODE_ID_FILE = 'cluster-node-id';
+const REPLICAS_DIR = 'replicas';
+
+/** A followed checkpoint a standby serves reads from. */
+interface Replica {
+  readonly epoch: Epoch;
+  readonly dir: string;
+  readonly engine: OxbowEngine;
+}
 
 /** The node's id, kept in `<data-dir>/cluster-node-id` so a restarted node keeps its name. */
 function loadNodeId(dataDir: string): string {
@@ -89,6 +106,9 @@ export class ClusterNode implements Engine {
   private published = '';
   private promotion: Promise<void> | undefined;
   private watchdog: NodeJS.Timeout | undefined;
+  /** The newest followed checkpoint open for reads (a standby), and replaced ones still with connections. */
+  private replica: Replica | undefined;
+  private readonly retiredReplicas = new Set<Replica>();
 
   constructor(
     private readonly engineOptions: EngineOptions,
@@ -99,6 +119,8 @@ export class ClusterNode implements Engine {
       endpoints: options.endpoints,
       leaseTtlSeconds: options.leaseTtlSeconds ?? 5,
       callTimeoutMs: options.callTimeoutMs ?? 2000,
+      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+      ...(options.stallMs === undefined ? {} : { stallMs: options.stallMs }),
     });
     this.coordinator.onLeaseLost = (error) => this.leaseLost(error);
     this.followStore = openObjectStore(engineOptions.checkpointUrl, {
@@ -116,6 +138,8 @@ export class ClusterNode implements Engine {
   async join(address: string): Promise<void> {
     this.address = address;
     await this.followStore;
+    // Replicas of an earlier run are stale: the followed files are opened again when followed.
+    await rm(join(this.engineOptions.dataDir, REPLICAS_DIR), { recursive: true, force: true });
     await this.coordinator.grantLease();
     this.state = 'following';
     this.leaderAddress = (await this.coordinator.leader())?.address;
@@ -183,14 +207,77 @@ export class ClusterNode implements Engine {
     if (record === undefined) return;
     const epoch = BigInt(record.epoch);
     const follower = await this.follower;
-    if (follower.followedEpoch === epoch) return;
-    try {
-      await follower.follow(epoch);
-      this.checkpointEpoch = epoch;
-    } catch (error) {
-      // Retention may delete a manifest's files while they are followed: the next record is followed instead.
-      if (!(error instanceof ManifestError || (error instanceof ObjectStoreError && (error.code === 'NotFound' || error.code === 'Corrupt')))) throw error;
+    if (follower.followedEpoch !== epoch) {
+      try {
+        await follower.follow(epoch);
+        this.checkpointEpoch = epoch;
+      } catch (error) {
+        // Retention may delete a manifest's files while they are followed: the next record is followed instead.
+        if (!(error instanceof ManifestError || (error instanceof ObjectStoreError && (error.code === 'NotFound' || error.code === 'Corrupt')))) throw error;
+      }
     }
+    const followed = follower.followedEpoch;
+    if (followed !== undefined && this.replica?.epoch !== followed) await this.openReplica(follower, followed);
+  }
+
+  /** Links the followed checkpoint into a replica directory and opens a read-only engine on it. */
+  private async openReplica(follower: CheckpointFollower, epoch: Epoch): Promise<void> {
+    const dir = join(this.engineOptions.dataDir, REPLICAS_DIR, epoch.toString());
+    await mkdir(join(this.engineOptions.dataDir, REPLICAS_DIR), { recursive: true });
+    await follower.materialize(dir);
+    let engine: OxbowEngine;
+    try {
+      engine = await openReadOnlyEngine({
+        stateDir: dir,
+        dataDir: this.engineOptions.dataDir,
+        timeTravelRetentionMs: this.engineOptions.timeTravelRetentionMs,
+        memoryLimitBytes: this.engineOptions.memoryLimitBytes,
+        readOnly: { epoch, writesGoTo: () => (this.leaderAddress !== undefined && this.leaderAddress !== this.address ? this.leaderAddress : undefined) },
+        clusterNodes: () => this.rows(),
+        // Metrics of its own: the server's /metrics must never read a replica's store once it closed.
+        ...(this.engineOptions.ssl === undefined ? {} : { ssl: this.engineOptions.ssl }),
+      });
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
+    if (this.closed || this.role !== 'standby') {
+      await this.closeReplica({ epoch, dir, engine });
+      return;
+    }
+    const previous = this.replica;
+    this.replica = { epoch, dir, engine };
+    if (previous !== undefined) this.retireReplica(previous);
+  }
+
+  /** A replaced replica closes now, or when its last connection closes. */
+  private retireReplica(replica: Replica): void {
+    if (replica.engine.sessionCount === 0) {
+      void this.closeReplica(replica);
+      return;
+    }
+    this.retiredReplicas.add(replica);
+    replica.engine.onIdle = () => {
+      this.retiredReplicas.delete(replica);
+      void this.closeReplica(replica);
+    };
+  }
+
+  private async closeReplica(replica: Replica): Promise<void> {
+    try {
+      await replica.engine.close();
+      await rm(replica.dir, { recursive: true, force: true });
+    } catch (error) {
+      this.options.log(`oxbow: cluster node ${this.nodeId}: closing the replica of checkpoint ${replica.epoch}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /** Every replica closes (promotion, shutdown): their connections end. */
+  private async closeReplicas(): Promise<void> {
+    const replicas = [...(this.replica === undefined ? [] : [this.replica]), ...this.retiredReplicas];
+    this.replica = undefined;
+    this.retiredReplicas.clear();
+    await Promise.all(replicas.map((replica) => this.closeReplica(replica)));
   }
 
   /**
@@ -215,6 +302,7 @@ export class ClusterNode implements Engine {
     this.state = 'promoting';
     await this.publish(false);
     this.options.log(`oxbow: cluster node ${this.nodeId} won the election; restoring the last complete checkpoint`);
+    await this.closeReplicas();
     const store = await this.followStore;
     const follower = await this.follower;
     const record = await this.coordinator.checkpoint();
@@ -343,6 +431,7 @@ export class ClusterNode implements Engine {
   openSession(parameters: StartupParameters, events: SessionEvents): Session {
     if (this.engine !== undefined && !this.fenced) return this.engine.openSession(parameters, events);
     if (this.closed) throw new SqlError(SqlState.adminShutdown, 'the server is shutting down');
+    if (this.role === 'standby' && this.replica !== undefined) return this.replica.engine.openSession(parameters, events);
     const leader = this.leaderAddress !== undefined && this.leaderAddress !== this.address ? this.leaderAddress : undefined;
     throw new SqlError(
       SqlState.cannotConnectNow,
@@ -352,7 +441,11 @@ export class ClusterNode implements Engine {
   }
 
   findSession(processId: number, secretKey: number): Session | undefined {
-    return this.engine?.findSession(processId, secretKey);
+    for (const engine of [this.engine, this.replica?.engine, ...[...this.retiredReplicas].map((replica) => replica.engine)]) {
+      const session = engine?.findSession(processId, secretKey);
+      if (session !== undefined) return session;
+    }
+    return undefined;
   }
 
   get closingStep(): string | undefined {
@@ -366,6 +459,7 @@ export class ClusterNode implements Engine {
     if (this.watchdog !== undefined) clearInterval(this.watchdog);
     await this.ticking?.catch(() => undefined);
     await this.promotion?.catch(() => undefined);
+    await this.closeReplicas();
     try {
       await this.engine?.close();
     } finally {

@@ -1,20 +1,27 @@
 // The cluster's state in etcd, through the etcd3 client (v3 gRPC API; etcd 3.4 and later). One
-// lease per node, kept alive by the client; every unary call has a deadline. Keys:
-//   /oxbow/nodes/<node id>   the node's record (address, role, state, checkpoint epoch), under its lease
-//   /oxbow/leader            the leader's node id and address, under the leader's lease: created
+// lease per node, granted and kept alive by a worker thread (lease-keeper.ts), so a blocked main
+// thread does not lose it; every unary call has a deadline. Keys, under the prefix (`/oxbow`
+// unless --cluster names one, so several clusters can share one etcd):
+//   <prefix>/nodes/<node id>  the node's record (address, role, state, checkpoint epoch), under its lease
+//   <prefix>/leader           the leader's node id and address, under the leader's lease: created
 //                            only when absent (a transaction), so one node holds it at a time, and
 //                            it disappears with the lease when the leader dies
-//   /oxbow/checkpoint        the last complete checkpoint's epoch and who wrote it (no lease):
-//                            written by a transaction that requires /oxbow/leader to be held by the
+//   <prefix>/checkpoint       the last complete checkpoint's epoch and who wrote it (no lease):
+//                            written by a transaction that requires the leader key to be held by the
 //                            writer's lease, so a node that lost leadership never moves it
 // The checkpoint record is what a new leader restores: a manifest newer than it was written by a
 // leader that died (or lost its lease) before its record, and never acknowledged a commit.
 
-import { Etcd3, type Lease } from 'etcd3';
+import { Etcd3 } from 'etcd3';
+import { LeaseKeeper } from './lease-keeper.js';
 
-export const NODES_PREFIX = '/oxbow/nodes/';
-export const LEADER_KEY = '/oxbow/leader';
-export const CHECKPOINT_KEY = '/oxbow/checkpoint';
+/** The key prefix when --cluster names none. */
+export const DEFAULT_PREFIX = '/oxbow';
+
+/** The cluster's keys under a prefix (`/oxbow` by default: `--cluster etcd://HOST:PORT/PREFIX`). */
+export function clusterKeys(prefix: string): { readonly nodes: string; readonly leader: string; readonly checkpoint: string } {
+  return { nodes: `${prefix}/nodes/`, leader: `${prefix}/leader`, checkpoint: `${prefix}/checkpoint` };
+}
 
 export interface NodeRecord {
   readonly nodeId: string;
@@ -43,22 +50,38 @@ export interface CoordinatorOptions {
   readonly leaseTtlSeconds: number;
   /** Deadline of each unary etcd call. */
   readonly callTimeoutMs: number;
+  /** The keys' prefix (DEFAULT_PREFIX when absent). */
+  readonly prefix?: string;
+  /** A main thread silent this long gives its lease up (lease-keeper.ts; default 30 s). */
+  readonly stallMs?: number;
 }
 
 export class EtcdCoordinator {
   private readonly client: Etcd3;
-  private lease: Lease | undefined;
+  private readonly keeper: LeaseKeeper;
+  private readonly keys: ReturnType<typeof clusterKeys>;
   private leaseIdText: string | undefined;
-  private renewedAtMs = 0;
-  /** Told once when the current lease is lost (its keepalives failed past the TTL, or it expired). */
+  /** Told once when the current lease is lost (its keepalives failed past the TTL, it expired, or the main thread stalled). */
   onLeaseLost: (error: Error) => void = () => undefined;
 
   constructor(private readonly options: CoordinatorOptions) {
+    this.keys = clusterKeys(options.prefix ?? DEFAULT_PREFIX);
     this.client = new Etcd3({
       hosts: [...options.endpoints],
       dialTimeout: options.callTimeoutMs,
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + options.callTimeoutMs }),
     });
+    this.keeper = new LeaseKeeper({
+      endpoints: options.endpoints,
+      leaseTtlSeconds: options.leaseTtlSeconds,
+      callTimeoutMs: options.callTimeoutMs,
+      ...(options.stallMs === undefined ? {} : { stallMs: options.stallMs }),
+    });
+    this.keeper.onLost = (error) => {
+      if (this.leaseIdText === undefined) return;
+      this.leaseIdText = undefined;
+      this.onLeaseLost(error);
+    };
   }
 
   /** The current lease's id (decimal, as etcd3 gives it), or undefined when none is granted. */
@@ -71,7 +94,7 @@ export class EtcdCoordinator {
    * the lease lives at most the TTL past it, whatever the client has noticed.
    */
   get renewedAt(): number {
-    return this.renewedAtMs;
+    return this.keeper.renewedAt;
   }
 
   get leaseTtlMs(): number {
@@ -80,24 +103,9 @@ export class EtcdCoordinator {
 
   /** Grants a new lease (the previous one, if any, is released). */
   async grantLease(): Promise<string> {
-    this.lease?.release();
-    const lease = this.client.lease(this.options.leaseTtlSeconds);
-    this.lease = lease;
     this.leaseIdText = undefined;
-    lease.on('lost', (error) => {
-      if (this.lease !== lease) return;
-      this.lease = undefined;
-      this.leaseIdText = undefined;
-      this.onLeaseLost(error);
-    });
-    lease.on('keepaliveSucceeded', () => {
-      if (this.lease === lease) this.renewedAtMs = Date.now();
-    });
-    // An error of the grant itself is reported by grant() and by a 'lost' event; the event is ignored.
-    const requestedAt = Date.now();
-    const id = await lease.grant();
+    const id = await this.keeper.grant();
     this.leaseIdText = id;
-    this.renewedAtMs = requestedAt;
     return id;
   }
 
@@ -107,11 +115,11 @@ export class EtcdCoordinator {
   }
 
   async putNode(record: NodeRecord): Promise<void> {
-    await this.client.put(NODES_PREFIX + record.nodeId).value(JSON.stringify(record)).lease(this.requireLease());
+    await this.client.put(this.keys.nodes + record.nodeId).value(JSON.stringify(record)).lease(this.requireLease());
   }
 
   async nodes(): Promise<NodeRecord[]> {
-    const values = await this.client.getAll().prefix(NODES_PREFIX).strings();
+    const values = await this.client.getAll().prefix(this.keys.nodes).strings();
     const records: NodeRecord[] = [];
     for (const value of Object.values(values)) {
       try {
@@ -126,7 +134,7 @@ export class EtcdCoordinator {
   /** Takes leadership when nobody holds it; true when this node holds it now. */
   async campaign(leader: LeaderRecord): Promise<boolean> {
     const lease = this.requireLease();
-    const result = await this.client.if(LEADER_KEY, 'Create', '==', 0).then(this.client.put(LEADER_KEY).value(JSON.stringify(leader)).lease(lease)).commit();
+    const result = await this.client.if(this.keys.leader, 'Create', '==', 0).then(this.client.put(this.keys.leader).value(JSON.stringify(leader)).lease(lease)).commit();
     return result.succeeded;
   }
 
@@ -134,12 +142,12 @@ export class EtcdCoordinator {
   async holdsLeadership(): Promise<boolean> {
     const lease = this.leaseIdText;
     if (lease === undefined) return false;
-    const result = await this.client.if(LEADER_KEY, 'Lease', '==', lease).commit();
+    const result = await this.client.if(this.keys.leader, 'Lease', '==', lease).commit();
     return result.succeeded;
   }
 
   async leader(): Promise<LeaderRecord | undefined> {
-    const value = await this.client.get(LEADER_KEY).string();
+    const value = await this.client.get(this.keys.leader).string();
     if (value === null) return undefined;
     try {
       return JSON.parse(value) as LeaderRecord;
@@ -149,7 +157,7 @@ export class EtcdCoordinator {
   }
 
   async checkpoint(): Promise<CheckpointRecord | undefined> {
-    const value = await this.client.get(CHECKPOINT_KEY).string();
+    const value = await this.client.get(this.keys.checkpoint).string();
     if (value === null) return undefined;
     try {
       return JSON.parse(value) as CheckpointRecord;
@@ -161,33 +169,47 @@ export class EtcdCoordinator {
   /** Records the last complete checkpoint, only while this node's lease holds leadership. */
   async commitCheckpoint(record: CheckpointRecord): Promise<boolean> {
     const lease = this.requireLease();
-    const result = await this.client.if(LEADER_KEY, 'Lease', '==', lease).then(this.client.put(CHECKPOINT_KEY).value(JSON.stringify(record))).commit();
+    const result = await this.client.if(this.keys.leader, 'Lease', '==', lease).then(this.client.put(this.keys.checkpoint).value(JSON.stringify(record))).commit();
     return result.succeeded;
   }
 
   /** Gives the lease back (its keys, leadership included, go at once): a clean shutdown. */
   async revoke(): Promise<void> {
-    const lease = this.lease;
-    this.lease = undefined;
+    if (this.leaseIdText === undefined) return;
     this.leaseIdText = undefined;
-    await lease?.revoke();
+    await this.keeper.revoke();
   }
 
   close(): void {
-    this.lease?.release();
-    this.lease = undefined;
+    this.leaseIdText = undefined;
+    this.keeper.close();
     this.client.close();
   }
 }
 
-/** `etcd://HOST:PORT[,HOST:PORT...]` to client endpoints; throws an Error naming what is wrong. */
-export function parseClusterUrl(text: string): string[] {
-  const match = /^etcd:\/\/(.+)$/.exec(text.trim());
-  if (match === null) throw new Error(`"${text}" is not a cluster URL; write etcd://HOST:PORT[,HOST:PORT...]`);
-  return match[1]!.split(',').map((part) => {
+export interface ClusterUrl {
+  /** Client endpoints, `http://host:port`. */
+  readonly endpoints: readonly string[];
+  /** The keys' prefix: `/` and the URL's path, or DEFAULT_PREFIX. */
+  readonly prefix: string;
+}
+
+/**
+ * `etcd://HOST:PORT[,HOST:PORT...][/PREFIX]` to client endpoints and the keys' prefix (`/oxbow`
+ * when the URL has no path); throws an Error naming what is wrong.
+ */
+export function parseClusterUrl(text: string): ClusterUrl {
+  const match = /^etcd:\/\/([^/]+)(\/.*)?$/.exec(text.trim());
+  if (match === null) throw new Error(`"${text}" is not a cluster URL; write etcd://HOST:PORT[,HOST:PORT...][/PREFIX]`);
+  const path = match[2] === undefined || match[2] === '/' ? undefined : match[2].replace(/\/+$/, '');
+  if (path !== undefined && !/^(\/[A-Za-z0-9_.-]+)+$/.test(path)) {
+    throw new Error(`"${path}" in "${text}" is not a key prefix; write /NAME[/NAME...] with letters, digits, "_", "." and "-"`);
+  }
+  const endpoints = match[1]!.split(',').map((part) => {
     const hostPort = part.trim();
     const parsed = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(hostPort);
     if (parsed === null || Number(parsed[2]) < 1 || Number(parsed[2]) > 65535) throw new Error(`"${hostPort}" in "${text}" is not HOST:PORT`);
     return `http://${hostPort}`;
   });
+  return { endpoints, prefix: path ?? DEFAULT_PREFIX };
 }

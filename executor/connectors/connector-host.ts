@@ -52,9 +52,12 @@ export interface ConnectorHost {
   /** Commits the open epoch on the main thread (inside the write lock). */
   commit(): Epoch;
   /**
-   * `--durability remote`: the epoch the last complete checkpoint in the object store holds. A
-   * source that confirms what it read upstream (postgres-cdc's replication slot) confirms only
-   * offsets of epochs at or below it. Undefined with local durability.
+   * `--durability remote` or a cluster's leader: the epoch the last complete checkpoint in the
+   * object store holds (a cluster's: recorded in etcd). A source that confirms what it read
+   * upstream (postgres-cdc's replication slot) confirms only offsets of epochs at or below it, and
+   * sinks deliver only epochs at or below it (`deliverableEpoch`), so what a restore or a failover
+   * rebuilds from that checkpoint is never sent twice nor skipped. Undefined with local durability
+   * on a single node.
    */
   readonly remoteCheckpointEpoch?: (() => Epoch) | undefined;
   /** Seals the open epoch and returns it with the Promise of its write. */

@@ -109,3 +109,13 @@ export function collapseByKey(changes: readonly EpochChanges[], key: readonly nu
   for (const { row, deleted } of last.values()) (deleted ? deletes : upserts).push(row);
   return { upserts, deletes };
 }
+
+/**
+ * The last epoch a sink may deliver: the committed one, or the last complete remote checkpoint's
+ * when that is lower (`connector-host.ts`' `remoteCheckpointEpoch`: 0 before the first one).
+ */
+export function deliverableEpoch(host: { readonly store: { readonly committedEpoch: Epoch }; readonly remoteCheckpointEpoch?: (() => Epoch) | undefined }): Epoch {
+  const committed = host.store.committedEpoch;
+  const checkpointed = host.remoteCheckpointEpoch?.();
+  return checkpointed !== undefined && checkpointed < committed ? checkpointed : committed;
+}

@@ -48,7 +48,7 @@ import type { StateTable } from '../../storage/state-table.js';
 import type { ConnectorHost } from './connector-host.js';
 import { kafkaOptions, type KafkaOptions } from './kafka/kafka-options.js';
 import { kafkaSocketFactory } from './dns-lookup.js';
-import { changesBetween, type EpochChanges } from './sink-changes.js';
+import { changesBetween, deliverableEpoch, type EpochChanges } from './sink-changes.js';
 import { JsonRowEncoder } from './json-row.js';
 import { AvroRowEncoder } from './avro/avro-encoder.js';
 import { registryOptions } from './schema-registry.js';
@@ -283,9 +283,11 @@ class RunningSink {
       this.reconciled = true;
     }
     const store = this.core.store;
-    const to = store.committedEpoch;
+    const to = deliverableEpoch(this.core);
+    // No checkpoint holds anything yet: the first delivery (the contents) waits for one.
+    if (this.delivered === undefined && to === 0n) return;
     if (this.delivered !== undefined && to <= this.delivered) {
-      // Nothing committed since the last delivery. With nothing sealed in flight either, every
+      // Nothing committed (or checkpointed, when gated) since the last delivery. With nothing sealed in flight either, every
       // later commit gets an epoch at or above the clock's (nextEpoch): move up to it.
       if (lastSealedEpoch(store) <= this.delivered) {
         const present = epochFromMillis(Date.now() - CLOCK_SLACK_MS);
@@ -299,7 +301,7 @@ class RunningSink {
     if (held !== undefined && this.delivered !== undefined && this.delivered < held.to) {
       // Read at engine start, before anything could commit and move the window past the progress.
       const since = this.delivered;
-      changes = held.changes.filter((change) => change.epoch > since);
+      changes = held.changes.filter((change) => change.epoch > since && change.epoch <= to);
       if (to > held.to) changes = changes.concat(this.changesSince(held.to, to));
     } else if (this.delivered === undefined) {
       changes = this.log?.rowsKept === false ? this.log.contents(to) : [{ epoch: to, deletes: [], inserts: [...this.table.scan({ epoch: to })] }];
@@ -328,7 +330,7 @@ class RunningSink {
       }
     }
     if (this.stopped) return;
-    this.held = undefined;
+    if (held !== undefined && to >= held.to) this.held = undefined;
     this.delivered = to;
     this.log?.delivered(to);
     this.failures = 0;

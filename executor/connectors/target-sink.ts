@@ -21,7 +21,7 @@ import type { RelationDef } from '../../sql/catalog.js';
 import type { Epoch } from '../../sql/epoch.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { ConnectorHost } from './connector-host.js';
-import { changesBetween, lastChangesBetween, type EpochChanges } from './sink-changes.js';
+import { changesBetween, deliverableEpoch, lastChangesBetween, type EpochChanges } from './sink-changes.js';
 import { sinkKeyPositions } from './sink-key.js';
 import { SinkLog } from './sink-log.js';
 import { sinkStatusOf, type SinkStatus } from './sink-status.js';
@@ -113,7 +113,9 @@ export class TargetSink {
       if (this.delivered !== undefined) this.hold(this.delivered);
     }
     const store = this.core.store;
-    const to = store.committedEpoch;
+    const to = deliverableEpoch(this.core);
+    // No checkpoint holds anything yet: the first delivery (the contents) waits for one.
+    if (this.delivered === undefined && to === 0n) return;
     if (this.delivered !== undefined && to <= this.delivered) {
       // Idle: the floor still catches up with what was delivered, so the hold can move on.
       const written = this.written;

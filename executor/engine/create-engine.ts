@@ -14,7 +14,8 @@ import { startCheckpointing } from './start-checkpointing.js';
 import type { Engine } from './engine.js';
 import { DEFAULT_HEAP_GROWING_PERCENT, setHeapGrowingPercent } from './heap-growth.js';
 import { planMemory } from './memory-manager.js';
-import { openEngine } from './open-engine.js';
+import { openEngine, type OxbowEngine } from './open-engine.js';
+import type { ReadOnlyMode } from './read-only.js';
 import type { SourceStatus } from '../connectors/source-status.js';
 import type { EngineTuning } from './engine-core.js';
 import type { ConnectorFaults } from '../connectors/connector-host.js';
@@ -128,4 +129,45 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     ...(options.manifestGuard === undefined ? {} : { guard: options.manifestGuard }),
     ...(options.finalCheckpointWithinMs === undefined ? {} : { finalCheckpointWithinMs: options.finalCheckpointWithinMs }),
   });
+}
+
+export interface ReadOnlyEngineOptions {
+  /** A RocksDB state directory of its own (a materialized checkpoint): opened, never committed to. */
+  readonly stateDir: string;
+  readonly dataDir: string;
+  readonly timeTravelRetentionMs: number;
+  readonly memoryLimitBytes: number;
+  readonly readOnly: ReadOnlyMode;
+  readonly ssl?: boolean;
+  readonly clusterNodes?: () => readonly ClusterNodeRow[];
+  readonly metrics?: EngineMetrics;
+}
+
+/**
+ * An engine that reads one checkpoint (a cluster's standby, executor/cluster/): the store opened
+ * over `stateDir`, the catalog loaded, no dataflows, sources, sinks, checkpoints or memory manager;
+ * writing statements get 25006 (read-only.ts). close() closes the store.
+ */
+export async function openReadOnlyEngine(options: ReadOnlyEngineOptions): Promise<OxbowEngine> {
+  const plan = planMemory(options.memoryLimitBytes, DEFAULT_HEAP_GROWING_PERCENT);
+  const store = openRocksStateStore({
+    dir: options.stateDir,
+    retentionMs: options.timeTravelRetentionMs,
+    memoryLimitBytes: plan.rowCacheBytes,
+    rocksdb: { blockCacheBytes: plan.rocksdbCacheBytes, memtableBudgetBytes: plan.rocksdbMemtableBytes, writeBufferBytes: plan.rocksdbWriteBufferBytes },
+  });
+  try {
+    return await openEngine(store, {
+      dataDir: options.dataDir,
+      timeTravelRetentionMs: options.timeTravelRetentionMs,
+      memoryLimitBytes: options.memoryLimitBytes,
+      readOnly: options.readOnly,
+      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+      ...(options.ssl === undefined ? {} : { ssl: options.ssl }),
+      ...(options.clusterNodes === undefined ? {} : { clusterNodes: options.clusterNodes }),
+    });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
 }

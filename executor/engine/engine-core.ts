@@ -27,6 +27,7 @@ import { MemoryManager, planMemory, type AdjustableBudget } from './memory-manag
 import type { CatalogSnapshot } from '../catalog/catalog.js';
 import { subscriptionHolds } from '../ddl/create-subscription.js';
 import { SequenceRuntime } from '../catalog/sequence-runtime.js';
+import { readOnlyError, type ReadOnlyMode } from './read-only.js';
 
 type EngineStatusMemory = () => { usedBytes: number; limitBytes: number; cachedRows: number; hits: number; misses: number; evictions: number };
 
@@ -95,6 +96,11 @@ export interface EngineSettings {
   readonly ssl?: boolean;
   /** The cluster's nodes for oxbow_catalog.nodes (executor/cluster/); absent without --cluster. */
   readonly clusterNodes?: () => readonly ClusterNodeRow[];
+  /**
+   * A read-only engine (a cluster's standby, executor/cluster/): no dataflows, sources, sinks or
+   * ticker run; writing statements get 25006 (read-only.ts) and nothing commits.
+   */
+  readonly readOnly?: ReadOnlyMode;
 }
 
 export type EngineTuning = ConnectorTuning & StreamTuning;
@@ -130,7 +136,15 @@ export class EngineCore {
     readonly settings: EngineSettings,
   ) {
     this.store = new AbortHookStore(store, () => this.streams.discard());
-    this.sequences = new SequenceRuntime(this.store);
+    const readOnly = settings.readOnly;
+    this.sequences = new SequenceRuntime(
+      this.store,
+      readOnly === undefined
+        ? undefined
+        : (command) => {
+            throw readOnlyError(readOnly, command);
+          },
+    );
     this.sourceStatus = settings.sourceStatus ?? new SourceStatus();
     this.streams = new StreamManager(
       this.store,
@@ -190,6 +204,11 @@ export class EngineCore {
     this.subscriptionHolds = tables;
   }
 
+  /** A read-only engine never commits: whatever a statement wrote is aborted with 25006. */
+  private refuseInReadOnly(): void {
+    if (this.settings.readOnly !== undefined) throw readOnlyError(this.settings.readOnly, 'a write');
+  }
+
   /**
    * Commits the open epoch at the next epoch number on the main thread; call only inside the write
    * lock. The epoch's changes first run through every materialized view's dataflow, so view and
@@ -197,6 +216,7 @@ export class EngineCore {
    * frequent ones (DML, COPY, source barriers) use commitDurable().
    */
   commit(): Epoch {
+    this.refuseInReadOnly();
     this.holdSubscribedHistory();
     const started = performance.now();
     this.streams.flush();
@@ -233,6 +253,7 @@ export class EngineCore {
    * flight (the store's back-pressure).
    */
   async seal(): Promise<{ readonly epoch: Epoch; readonly durable: Promise<void> }> {
+    this.refuseInReadOnly();
     await this.store.whenWritable();
     this.holdSubscribedHistory();
     const started = performance.now();

@@ -25,6 +25,8 @@ export class OxbowEngine implements Engine {
   private stopping: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   closingStep: string | undefined;
+  /** Called when the last open session closes (a standby closes a replaced read-only engine then). */
+  onIdle: (() => void) | undefined;
 
   constructor(
     private readonly core: EngineCore,
@@ -51,9 +53,17 @@ export class OxbowEngine implements Engine {
     if (parameters.database !== DATABASE_NAME) {
       throw new SqlError(SqlState.invalidCatalogName, `database "${parameters.database}" does not exist`);
     }
-    const session = new EngineSession(this.core, parameters, events, (closing) => this.sessions.delete(closing.processId));
+    const session = new EngineSession(this.core, parameters, events, (closing) => {
+      this.sessions.delete(closing.processId);
+      if (this.sessions.size === 0) this.onIdle?.();
+    });
     this.sessions.set(session.processId, session);
     return session;
+  }
+
+  /** Sessions open now. */
+  get sessionCount(): number {
+    return this.sessions.size;
   }
 
   findSession(processId: number, secretKey: number): Session | undefined {
@@ -121,6 +131,8 @@ export async function openEngine(store: StateStore, settings: EngineSettings): P
   await initParser();
   const catalog = Catalog.load(store, systemRegistry.defs());
   const core = new EngineCore(store, catalog, settings);
+  // A read-only engine (read-only.ts) reads the views' stored rows: nothing runs a dataflow or writes.
+  if (settings.readOnly !== undefined) return new OxbowEngine(core);
   restoreDataflows(core, (searchPath) => ({ catalog: core.catalog, searchPath, parameterTypes: [] }));
   const sources = new SourceManager(core, core.sourceStatus, settings.barrierIntervalMs ?? 1000);
   sources.start();

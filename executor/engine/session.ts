@@ -39,6 +39,7 @@ import type {
 import { BOOTSTRAP_ROLE_ID, type CatalogSnapshot } from '../catalog/catalog.js';
 import { isMemberOf, requireSequencePrivilege } from '../catalog/privileges.js';
 import { checkStatementPrivileges } from './privilege-check.js';
+import { readOnlyError, writingCommand } from './read-only.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { EngineCore } from './engine-core.js';
 import { SessionSettings } from './settings.js';
@@ -150,7 +151,15 @@ export class EngineSession implements Session {
       (name, value) => {
         if (started) this.events.parameterStatus(name, value);
       },
-      { session_authorization: parameters.user, is_superuser: sessionRole === undefined || sessionRole.superuser ? 'on' : 'off', ...(core.settings.ssl === true ? { ssl: 'on' } : {}) },
+      {
+        session_authorization: parameters.user,
+        is_superuser: sessionRole === undefined || sessionRole.superuser ? 'on' : 'off',
+        ...(core.settings.ssl === true ? { ssl: 'on' } : {}),
+        // A standby (read-only.ts): PostgreSQL's hot standby reports these, and the epoch it reads.
+        ...(core.settings.readOnly === undefined
+          ? {}
+          : { in_hot_standby: 'on', default_transaction_read_only: 'on', transaction_read_only: 'on', oxbow_standby_epoch: core.settings.readOnly.epoch.toString() }),
+      },
     );
     for (const [name, value] of Object.entries(parameters.options)) this.applyStartupOption(name, value);
     this.checkRoleSetting();
@@ -418,6 +427,7 @@ export class EngineSession implements Session {
     if (this.blocks.status === 'failed' && !endsFailedBlock(statement.utility)) {
       throw new SqlError(SqlState.inFailedSqlTransaction, 'current transaction is aborted, commands ignored until end of transaction block');
     }
+    this.refuseWriteWhenReadOnly(statement);
     this.checkPrivileges(statement);
     const controller = this.statementController();
     this.running = controller;
@@ -450,6 +460,16 @@ export class EngineSession implements Session {
       this.stateChangeMillis = Date.now();
       this.settled();
     }
+  }
+
+  /** A read-only engine (a standby) refuses a writing statement with 25006 before it runs (read-only.ts). */
+  private refuseWriteWhenReadOnly(statement: OxbowPrepared): void {
+    const mode = this.core.settings.readOnly;
+    if (mode === undefined) return;
+    const command = writingCommand(statement);
+    if (command === undefined) return;
+    this.blocks.statementFailed();
+    throw readOnlyError(mode, command);
   }
 
   /** 42501 unless the current role may run the statement (privilege-check.ts); remembered per statement. */
@@ -553,6 +573,7 @@ export class EngineSession implements Session {
       prepare: (query, declared) => this.preparer.prepared(statement.sql, { node: query, text: parsed.text, location: parsed.location }, declared, true),
       evaluate: async (select) => (await this.runQuery({ node: select, text: parsed.text, location: parsed.location }, signal)).rows[0]!.slice(),
       execute: (inner, parameters) => {
+        this.refuseWriteWhenReadOnly(inner);
         this.checkPrivileges(inner);
         return this.planned.execute(inner, { parameters }, signal);
       },

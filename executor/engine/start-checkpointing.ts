@@ -109,7 +109,9 @@ export function startCheckpointing(options: CheckpointingOptions): Engine {
     onError: options.onError,
     ...(options.checkpointStopTimeoutMs === undefined ? {} : { stopTimeoutMs: options.checkpointStopTimeoutMs, abandon: () => options.objectStore.close() }),
   });
-  if (options.durability === 'remote') options.engine.gateOnRemoteCheckpoints(() => checkpointer.lastEpoch);
+  // A cluster's leader too: a failover restores the last recorded checkpoint, so sinks and
+  // postgres-cdc's slot must not run ahead of it.
+  if (options.durability === 'remote' || options.guard !== undefined) options.engine.gateOnRemoteCheckpoints(() => checkpointer.lastEpoch);
   loop.start();
   // The first checkpoint (and the sweep of what a crash left behind) happens right after start.
   loop.requestCheckpoint();

@@ -130,7 +130,7 @@ export function classify(statement: ParsedStatement): Utility {
 }
 
 /** The leading keywords of a statement (`CREATE SEQUENCE`, `VACUUM`) for "not supported" errors. */
-function statementWords(text: string): string {
+export function statementWords(text: string): string {
   const words = text.trim().split(/\s+/, 4).map((word) => word.toUpperCase().replace(/[^A-Z_]/g, ''));
   const first = words[0] ?? '';
   if (['CREATE', 'DROP', 'ALTER', 'COMMENT'].includes(first)) {

@@ -511,7 +511,8 @@ const table: Readonly<Record<string, readonly Overload[]>> = {
   ],
   pg_tablespace_location: [{ arguments: [oid], returns: text, strict: true, impl: always('') }],
   pg_backend_pid: [{ arguments: [], returns: int4, strict: false, impl: (_args, context) => context.processId }],
-  pg_is_in_recovery: [{ arguments: [], returns: bool, strict: false, impl: always(false) }],
+  // True on a cluster's standby (its sessions have in_hot_standby on: engine/read-only.ts), as on a hot standby.
+  pg_is_in_recovery: [{ arguments: [], returns: bool, strict: false, impl: (_, context) => context.systemContext().settings.show('in_hot_standby').value === 'on' }],
   pg_my_temp_schema: [{ arguments: [], returns: oid, strict: false, impl: always(0) }],
   pg_is_other_temp_schema: [{ arguments: [oid], returns: bool, strict: true, impl: always(false) }],
   pg_postmaster_start_time: [{ arguments: [], returns: type('timestamptz'), strict: false, impl: always(startedMicros) }],

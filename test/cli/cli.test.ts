@@ -110,7 +110,7 @@ describe('command line', () => {
       shutdownTimeoutMs: 3000,
       tls: { certFile: resolve('server.crt'), keyFile: '/etc/oxbow/server.key', required: true },
       parallelism: 2,
-      cluster: ['http://10.0.0.1:2379', 'http://etcd-2.internal:2379'],
+      cluster: { endpoints: ['http://10.0.0.1:2379', 'http://etcd-2.internal:2379'], prefix: '/oxbow' },
     });
   });
 
@@ -153,15 +153,19 @@ describe('command line', () => {
       shutdownTimeoutMs: 20_000,
       tls: { certFile: '/etc/oxbow/env.crt', keyFile: '/etc/oxbow/env.key', required: true },
       parallelism: 4,
-      cluster: ['http://127.0.0.1:2379'],
+      cluster: { endpoints: ['http://127.0.0.1:2379'], prefix: '/oxbow' },
     });
     expect(config(['--port', '7002'], env).port).toBe(7002);
     // The default checkpoint location follows the data directory.
     expect(config([], { OXBOW_DATA_DIR: '/tmp/d' }).checkpointUrl).toBe('file:///tmp/d/checkpoints');
   });
 
-  it('takes --cluster as etcd://HOST:PORT[,...] with a shared --checkpoint-url', () => {
-    expect(config(['--cluster', 'etcd://[::1]:2379', '--checkpoint-url', 's3://b/p']).cluster).toEqual(['http://[::1]:2379']);
+  it('takes --cluster as etcd://HOST:PORT[,...][/PREFIX] with a shared --checkpoint-url', () => {
+    expect(config(['--cluster', 'etcd://[::1]:2379', '--checkpoint-url', 's3://b/p']).cluster).toEqual({ endpoints: ['http://[::1]:2379'], prefix: '/oxbow' });
+    expect(config(['--cluster', 'etcd://a:2379,b:2380/prod/orders/', '--checkpoint-url', 's3://b/p']).cluster).toEqual({ endpoints: ['http://a:2379', 'http://b:2380'], prefix: '/prod/orders' });
+    expect(config(['--cluster', 'etcd://a:2379/', '--checkpoint-url', 's3://b/p']).cluster?.prefix).toBe('/oxbow');
+    expect(() => config(['--cluster', 'etcd://a:2379/x//y', '--checkpoint-url', 's3://b/p'])).toThrow(/"\/x\/\/y" in "etcd:\/\/a:2379\/x\/\/y" is not a key prefix/);
+    expect(() => config(['--cluster', 'etcd://a:2379/a b', '--checkpoint-url', 's3://b/p'])).toThrow(/is not a key prefix/);
     expect(() => config(['--cluster', 'http://127.0.0.1:2379', '--checkpoint-url', 's3://b/p'])).toThrow(/--cluster: "http:\/\/127.0.0.1:2379" is not a cluster URL; write etcd:\/\/HOST:PORT/);
     expect(() => config(['--cluster', 'etcd://a:2379,b', '--checkpoint-url', 's3://b/p'])).toThrow(/"b" in "etcd:\/\/a:2379,b" is not HOST:PORT/);
     expect(() => config(['--cluster', 'etcd://a:70000', '--checkpoint-url', 's3://b/p'])).toThrow(UsageError);

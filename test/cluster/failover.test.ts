@@ -8,7 +8,8 @@
 //   and every row there is one the writers sent, with its values;
 // - the view equals its query recomputed over the table;
 // - the killed node restarts on its own data directory and joins as a standby (57P03 naming the
-//   leader), and the leader's oxbow_catalog.nodes lists both with their roles;
+//   leader: 57P03 before it followed a checkpoint, 25006 for a write once it serves reads), and
+//   the leader's oxbow_catalog.nodes lists both with their roles;
 // - a manifest the dead leader wrote but never recorded in etcd (made by the test) is removed by
 //   the new leader.
 
@@ -74,15 +75,45 @@ async function tryConnect(node: OxbowServer): Promise<{ client: pg.Client } | { 
   }
 }
 
+/** A session on the node once it leads (a standby's sessions read with `in_hot_standby` on). */
 async function waitForLeader(node: OxbowServer, timeoutMs: number): Promise<pg.Client> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   for (;;) {
     const attempt = await tryConnect(node);
-    if ('client' in attempt) return attempt.client;
-    last = `${attempt.code}: ${attempt.message}`;
+    if ('client' in attempt) {
+      if ((await attempt.client.query('show in_hot_standby')).rows[0].in_hot_standby === 'off') return attempt.client;
+      await attempt.client.end().catch(() => undefined);
+      last = 'a standby session';
+    } else {
+      last = `${attempt.code}: ${attempt.message}`;
+    }
     if (Date.now() > deadline) throw new Error(`node at ${node.url} did not become the leader within ${timeoutMs} ms (last: ${last})\n${node.stderr()}`);
     await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+  }
+}
+
+/**
+ * The node is a standby of `leader`: it refuses connections with 57P03 naming the leader until it
+ * followed a checkpoint, then serves reads and refuses writes with 25006 naming the leader.
+ */
+async function expectStandbyOf(node: OxbowServer, leader: OxbowServer): Promise<void> {
+  const attempt = await tryConnect(node);
+  const address = `${leader.host}:${leader.port}`;
+  if (!('client' in attempt)) {
+    expect(attempt.code).toBe('57P03');
+    expect(attempt.message).toContain(`the leader is at ${address}`);
+    return;
+  }
+  try {
+    const refused = await attempt.client.query('insert into t values (-1, 0)').then(
+      () => undefined,
+      (error: unknown) => error as { code?: string; hint?: string },
+    );
+    expect(refused?.code).toBe('25006');
+    expect(refused?.hint).toContain(`the leader at ${address}`);
+  } finally {
+    await attempt.client.end().catch(() => undefined);
   }
 }
 
@@ -170,9 +201,7 @@ describe('leader election on etcd and a warm standby', () => {
     );
     await leader.query('create materialized view sv as select count(*)::int8 as n, count(distinct n)::int8 as d, min(n)::int8 as lo, max(n)::int8 as hi from numbers');
     nodes['b'] = await startNode('b');
-    const refused = await tryConnect(nodes['b']);
-    expect(refused).toMatchObject({ code: '57P03' });
-    expect((refused as { message: string }).message).toContain(`the leader is at ${nodes['a'].host}:${nodes['a'].port}`);
+    await expectStandbyOf(nodes['b'], nodes['a']);
 
     const acknowledged = new Set<number>();
     const sent = new Set<number>();
@@ -283,9 +312,7 @@ describe('leader election on etcd and a warm standby', () => {
         // The killed node comes back on its own data directory, as a standby.
         const killedName = standbyName === 'a' ? 'b' : 'a';
         nodes[killedName] = await startNode(killedName);
-        const rejoined = await tryConnect(nodes[killedName]!);
-        expect(rejoined).toMatchObject({ code: '57P03' });
-        expect((rejoined as { message: string }).message).toContain(`${next.host}:${next.port}`);
+        await expectStandbyOf(nodes[killedName]!, next);
       }
       expect(acknowledged.size).toBeGreaterThan(10);
       for (const ms of failoverMs) expect(ms).toBeLessThan(LEASE_TTL_S * 1000 + TAKEOVER_BOUND_MS);

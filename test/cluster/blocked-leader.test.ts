@@ -1,0 +1,100 @@
+// A leader whose main thread is blocked by a statement for longer than the lease TTL keeps its
+// leadership: the etcd lease is kept alive by a worker thread (executor/cluster/lease-keeper.ts),
+// so a long synchronous statement (here a regular expression that backtracks for seconds, which
+// blocks the event loop in one call) is not a failover. Two real nodes on a real etcd, TTL 2 s:
+// after the statement, the same process still leads under the same lease, takes writes, and the
+// standby never took over. The nodes run under the key prefix /blocked-test (--cluster
+// etcd://HOST:PORT/blocked-test): their keys are there and none under the default /oxbow.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Etcd3 } from 'etcd3';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEtcd, type EtcdServer } from '../support/etcd.js';
+import { startOxbow, type OxbowServer } from '../support/server.js';
+
+const LEASE_TTL_S = 2;
+
+let etcd: EtcdServer;
+let work: string;
+
+beforeAll(async () => {
+  etcd = await startEtcd();
+  work = mkdtempSync(join(tmpdir(), 'oxbow-blocked-'));
+});
+
+afterAll(async () => {
+  await etcd?.stop();
+  if (work !== undefined) rmSync(work, { recursive: true, force: true });
+});
+
+async function startNode(name: string): Promise<OxbowServer> {
+  return startOxbow({
+    dataDir: join(work, name),
+    args: ['--cluster', `${etcd.url}/blocked-test`, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--checkpoint-interval-ms', '500'],
+    env: { OXBOW_CLUSTER_LEASE_TTL_S: String(LEASE_TTL_S) },
+  });
+}
+
+async function connect(node: OxbowServer): Promise<pg.Client> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const client = new pg.Client({ connectionString: node.url, connectionTimeoutMillis: 5000 });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      return client;
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+    }
+  }
+}
+
+describe('a leader blocked by a statement', () => {
+  it(`keeps its lease through a statement that blocks its event loop for over ${3 * LEASE_TTL_S} s`, async () => {
+    const a = await startNode('a');
+    const leader = await connect(a);
+    expect((await leader.query('show in_hot_standby')).rows[0].in_hot_standby).toBe('off');
+    const b = await startNode('b');
+    try {
+      await leader.query('create table t (id int primary key)');
+      await leader.query('insert into t values (1)');
+      const before = (await leader.query('select node_id, lease_id from oxbow_catalog.nodes where is_self')).rows[0];
+      // Longer inputs backtrack twice as long: grow until one statement blocked for 3 TTLs.
+      let blockedMs = 0;
+      for (let length = 26; length <= 34 && blockedMs < 3 * LEASE_TTL_S * 1000; length++) {
+        const started = Date.now();
+        const result = await leader.query(`select repeat('a', ${length}) || '!' ~ '^(a+)+$' as matched`);
+        blockedMs = Date.now() - started;
+        expect(result.rows[0].matched).toBe(false);
+      }
+      expect(blockedMs).toBeGreaterThan(3 * LEASE_TTL_S * 1000);
+      // Still the leader, under the same lease, and the process did not exit (fencing exits 3).
+      expect(a.process.exitCode).toBeNull();
+      await leader.query('insert into t values (2)');
+      const after = (await leader.query('select node_id, lease_id, role from oxbow_catalog.nodes where is_self')).rows[0];
+      expect(after).toEqual({ ...before, role: 'leader' });
+      const roles = (await leader.query('select role, count(*)::int as n from oxbow_catalog.nodes group by role order by role')).rows;
+      expect(roles).toEqual([{ role: 'leader', n: 1 }, { role: 'standby', n: 1 }]);
+      expect(b.stderr()).not.toContain('won the election');
+      expect(a.stderr()).not.toContain('no longer the leader');
+      const etcdClient = new Etcd3({ hosts: [etcd.endpoint] });
+      try {
+        expect(JSON.parse((await etcdClient.get('/blocked-test/leader').string())!)).toMatchObject({ address: `${a.host}:${a.port}` });
+        expect(Object.keys(await etcdClient.getAll().prefix('/blocked-test/nodes/').strings()).length).toBe(2);
+        expect(await etcdClient.getAll().prefix('/oxbow/').keys()).toEqual([]);
+      } finally {
+        etcdClient.close();
+      }
+    } finally {
+      await leader.end().catch(() => undefined);
+      await b.stop().catch(() => undefined);
+      await a.stop().catch(() => undefined);
+    }
+  }, 180_000);
+});
