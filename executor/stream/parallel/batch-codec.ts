@@ -5,14 +5,23 @@
 
 import type { Row, Value } from '../../../sql/value.js';
 import { ByteWriter } from '../../../storage/byte-writer.js';
-import { decodeRowValue, encodeRow, RowReader } from '../../../storage/row-codec.js';
+import { decodeRowValue, encodeRow, encodeRowValue, ROW_PUT, RowReader, writeVarint } from '../../../storage/row-codec.js';
 import type { ChangeBatch } from '../change-batch.js';
 import type { EncodedChanges } from './protocol.js';
 
-/** Appends change `index` of `changes` to `writer`. */
+/** Appends a change (its sign and row) to `writer`. */
 export function encodeChange(writer: ByteWriter, row: Row, sign: number): void {
   writer.byte(sign > 0 ? 1 : 0);
   encodeRow(writer, row);
+}
+
+/** As `encodeChange`, the row's source row id (`ChangeBatch.ids`) after its columns: one column more. */
+export function encodeChangeWithId(writer: ByteWriter, row: Row, sign: number, id: Value): void {
+  writer.byte(sign > 0 ? 1 : 0);
+  writer.byte(ROW_PUT);
+  writeVarint(writer, row.length + 1);
+  for (let index = 0; index < row.length; index++) encodeRowValue(writer, row[index]!);
+  encodeRowValue(writer, id);
 }
 
 /** The writer's bytes as a transferable message part (a copy in its own ArrayBuffer). */
