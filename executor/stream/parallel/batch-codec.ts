@@ -37,9 +37,11 @@ export function encodeChanges(changes: ChangeBatch, writer = new ByteWriter(1024
   return takeEncoded(writer, changes.rows.length);
 }
 
-export function decodeChanges(encoded: EncodedChanges): ChangeBatch {
+/** The changes `encoded` holds; `withIds`: each row's last value is its source row id (`encodeChangeWithId`), taken into `ids`. */
+export function decodeChanges(encoded: EncodedChanges, withIds = false): ChangeBatch {
   const rows: Row[] = new Array<Row>(encoded.count);
   const signs: number[] = new Array<number>(encoded.count);
+  const ids: Value[] | undefined = withIds ? new Array<Value>(encoded.count) : undefined;
   const reader = new RowReader(Buffer.from(encoded.bytes, 0, encoded.length));
   const buffer = reader.buffer;
   for (let i = 0; i < encoded.count; i++) {
@@ -49,7 +51,8 @@ export function decodeChanges(encoded: EncodedChanges): ChangeBatch {
     const width = reader.varint();
     const row: Value[] = new Array<Value>(width);
     for (let column = 0; column < width; column++) row[column] = decodeRowValue(reader);
+    if (ids !== undefined) ids[i] = row.pop()!;
     rows[i] = row;
   }
-  return { rows, signs };
+  return ids === undefined ? { rows, signs } : { rows, signs, ids };
 }

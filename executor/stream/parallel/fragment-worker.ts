@@ -78,7 +78,7 @@ try {
 function inputChanges(inputs: readonly (EncodedChanges | null)[]): Map<number, ChangeBatch> {
   const out = new Map<number, ChangeBatch>();
   inputs.forEach((encoded, slot) => {
-    if (encoded !== null) out.set(streamInputRelationId(slot), decodeChanges(encoded));
+    if (encoded !== null) out.set(streamInputRelationId(slot), decodeChanges(encoded, data.rowIds[slot]));
   });
   return out;
 }

@@ -173,6 +173,7 @@ export class ParallelFragmentNode implements StreamNode {
           token: settings.token,
           path: settings.path,
           plan: workerPlan,
+          rowIds: exchangeInputs.map((input) => input.rowIds),
           viewId: context.viewId,
           worker,
           parallelism: settings.parallelism,

@@ -13,6 +13,8 @@ export interface FragmentWorkerData {
   readonly path: string;
   /** The fragment, its inputs replaced by placeholder scans (planner/stream/parallel.ts `workerPlan`), as `toTransfer` made it data. */
   readonly plan: unknown;
+  /** Per input: its changes carry source row ids (after each row's columns). */
+  readonly rowIds: readonly boolean[];
   readonly viewId: number;
   readonly worker: number;
   readonly parallelism: number;
