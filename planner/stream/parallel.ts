@@ -110,6 +110,9 @@ export function fragmentAt(plan: StreamPlan, shared: ReadonlySet<StreamPlan>): F
   if (stateful(node, shared, part) === null) return undefined;
   // The same plan object reached twice as an input would need two slots for one node.
   if (new Set(part.inputs.map((input) => input.plan)).size !== part.inputs.length) return undefined;
+  // Keyed by a time window alone, a fragment has a few keys per epoch: one worker would get all
+  // the rows, which the main thread would encode for it, so it runs on the main thread.
+  if (part.inputs.every((input) => input.key.every((column) => windowColumn(input.plan, column)))) return undefined;
   const fragment: Fragment = { root: plan, nodes: part.nodes, inputs: part.inputs };
   // The workers get the fragment as data: every constant in it must survive the copy.
   if (toTransfer(workerPlan(fragment, fragment.inputs.map(() => false))) === undefined) return undefined;
@@ -221,6 +224,46 @@ function require(plan: StreamPlan, key: readonly number[], aggregate: boolean, s
   part.nodes.push(...chain);
   part.inputs.push({ plan: node, key: columns });
   return top.map((column) => [column]);
+}
+
+const WINDOW_FUNCTIONS = new Set(['tumble_start', 'window_end', 'hop_first_start', 'hop_last_start']);
+
+/** True when `value` (a plan or an expression) calls a time window's function (TUMBLE, HOP). */
+function callsWindowFunction(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some(callsWindowFunction);
+  const record = value as { kind?: unknown; fn?: { name?: unknown } };
+  if (record.kind === 'Call' && typeof record.fn?.name === 'string' && WINDOW_FUNCTIONS.has(record.fn.name)) return true;
+  return Object.entries(value).some(([key, field]) => key !== 'fn' && callsWindowFunction(field));
+}
+
+/** True when column `column` of `plan`'s rows is a time window's start or end (TUMBLE, HOP). */
+function windowColumn(plan: StreamPlan, column: number): boolean {
+  switch (plan.kind) {
+    case 'StreamFilter':
+      return windowColumn(plan.input, column);
+    case 'StreamProject': {
+      const expression = plan.expressions[column]!;
+      return expression.kind === 'Column' ? windowColumn(plan.input, expression.index) : callsWindowFunction(expression);
+    }
+    case 'StreamLateral': {
+      const width = plan.input.columns.length;
+      return column < width ? windowColumn(plan.input, column) : callsWindowFunction(plan.template);
+    }
+    case 'StreamHashAggregate': {
+      const key = plan.groupKeys[column];
+      return key !== undefined && key.kind === 'Column' && windowColumn(plan.inputs[0]!, key.index);
+    }
+    case 'StreamHashJoin': {
+      const width = plan.inputs[0]!.columns.length;
+      if (plan.joinType === 'semi' || plan.joinType === 'anti' || column < width) return windowColumn(plan.inputs[0]!, column);
+      return windowColumn(plan.inputs[1]!, column - width);
+    }
+    case 'StreamShared':
+      return windowColumn(plan.source, plan.map === undefined ? column : plan.map[column]!);
+    default:
+      return false;
+  }
 }
 
 /** True when a LATERAL is among the linear nodes at the top of `plan`. */

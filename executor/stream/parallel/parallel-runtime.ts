@@ -54,8 +54,8 @@ export class ParallelRuntime implements CommitParticipant {
         path: this.store.database.path,
         parallelism: this.parallelism,
         retentionMs: this.store.options.retentionMs,
-        rowCacheBytes: Math.max(1 << 20, Math.floor(this.store.options.memoryLimitBytes / (4 * this.parallelism))),
-        groupCacheBytes: Math.max(1 << 20, Math.floor(this.groupCacheBytes / (4 * this.parallelism))),
+        rowCacheBytes: Math.max(1 << 20, Math.floor(this.store.options.memoryLimitBytes / (2 * this.parallelism))),
+        groupCacheBytes: Math.max(1 << 20, Math.floor(this.groupCacheBytes / (2 * this.parallelism))),
       },
       (disposed) => {
         this.nodes.delete(disposed);
