@@ -18,6 +18,14 @@ import { ParallelFragmentNode } from './parallel-fragment.js';
 import { distributionText, fragmentAt, inputNeedsRowIds, workerPlan } from '../../../planner/stream/parallel.js';
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
 
+/**
+ * Fragments running in workers at most, per process: each starts N threads (a V8 isolate loading
+ * the modules), so a catalog of many join views (TPC-H's) would start hundreds of them; beyond
+ * this a fragment runs on the main thread, as at parallelism 1 (same state, same results), and
+ * EXPLAIN ANALYZE shows no exchange for it.
+ */
+const MAX_FRAGMENTS = 16;
+
 export class ParallelRuntime implements CommitParticipant {
   private readonly nodes = new Set<ParallelFragmentNode>();
   private token: number | undefined;
@@ -34,7 +42,7 @@ export class ParallelRuntime implements CommitParticipant {
 
   /** The node of a plan node that roots a parallel fragment, else undefined (the caller builds it as usual). */
   build(plan: StreamPlan, context: StreamContext, shared: ReadonlySet<StreamPlan> = new Set()): StreamNode | undefined {
-    if (this.closed || this.parallelism <= 1) return undefined;
+    if (this.closed || this.parallelism <= 1 || this.nodes.size >= MAX_FRAGMENTS) return undefined;
     const fragment = fragmentAt(plan, shared);
     if (fragment === undefined) return undefined;
     this.token ??= this.store.database.share();
