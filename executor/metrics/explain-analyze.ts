@@ -10,7 +10,7 @@
 import type { Plan } from '../../planner/plan.js';
 import { inputs } from '../../planner/plan.js';
 import { explainPlan } from '../../planner/explain.js';
-import { explainStreamPlan } from '../../planner/stream/explain-stream.js';
+import { explainStreamLines } from '../../planner/stream/explain-stream.js';
 import type { Row } from '../../sql/value.js';
 import type { Dataflow } from '../stream/dataflow.js';
 import type { PlanProfiler } from '../batch/index.js';
@@ -91,15 +91,24 @@ export function explainAnalyzedPlan(plan: Plan, stats: ReadonlyMap<Plan, PlanNod
 /** A running view's streaming plan with each operator's counters. */
 export function explainAnalyzedDataflow(dataflow: Dataflow): string[] {
   const operators = dataflow.operators();
-  const plan = explainStreamPlan(dataflow.plan);
-  const note = (index: number): string => {
-    const operator = operators[index]!;
+  const note = (operator: (typeof operators)[number]): string => {
     const stats = operator.stats;
     const detail = operator.detail === undefined ? '' : ` ${operator.detail}`;
     return `(actual id=${operator.id} rows in=${stats.rowsIn} out=${stats.rowsOut} batches=${stats.batches} time=${(stats.seconds * 1000).toFixed(3)} ms${detail})`;
   };
-  // explainStreamPlan prints one line per operator, depth-first like the dataflow numbers them.
-  const lines = plan.length === operators.length ? plan.map((line, index) => `${line}  ${note(index)}`) : [...plan, ...operators.map((operator, index) => `${operator.plan.kind} ${note(index)}`)];
+  // One line per plan node as EXPLAIN prints them (a parallel fragment's exchanges too), each with
+  // its operator's counters; a fragment's inner nodes run in its workers, counted at its root.
+  const byPlan = new Map(operators.map((operator) => [operator.plan, operator]));
+  const entries = explainStreamLines(dataflow.plan, dataflow.parallelism);
+  const placed = entries.filter((entry) => entry.plan !== undefined && byPlan.has(entry.plan)).length;
+  const lines =
+    placed === operators.length
+      ? entries.map((entry) => {
+          const operator = entry.plan === undefined ? undefined : byPlan.get(entry.plan);
+          if (operator !== undefined) return `${entry.text}  ${note(operator)}`;
+          return entry.inWorkers ? `${entry.text}  (in the workers)` : entry.text;
+        })
+      : [...entries.map((entry) => entry.text), ...operators.map((operator) => `${operator.plan.kind} ${note(operator)}`)];
   const busy = operators.reduce((sum, operator) => sum + operator.stats.seconds, 0);
   lines.push(`Operators: ${operators.length}, busy ${(busy * 1000).toFixed(3)} ms since the dataflow was built (backfill included)`);
   return lines;

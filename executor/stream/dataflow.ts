@@ -133,14 +133,15 @@ export class Dataflow {
     const output = plan.kind === 'StreamLateral' ? this.projectedLaterals.get(plan) : undefined;
     if (plan.kind === 'StreamLateral' && output !== undefined) return new StreamLateralNode(plan, this.context, output);
     // At --parallelism > 1 a node may run in worker threads (parallel/, PARALLEL.md).
-    const parallel = this.context.parallel?.build(plan, this.context);
+    const parallel = this.context.parallel?.build(plan, this.context, this.sharedSources);
     if (parallel !== undefined) return parallel;
     return (BUILDERS[plan.kind] as (plan: StreamPlan, context: StreamContext) => StreamNode)(plan, this.context);
   }
 
   private place(plan: StreamPlan, parent: Placed | undefined, slot: number): Placed {
     const stats = new OperatorStats();
-    const node = instrumentNode(this.build(plan), stats);
+    const built = this.build(plan);
+    const node = instrumentNode(built, stats);
     // A shared subtree comes before its StreamShared leaves in pre-order, so it is placed already.
     const source = plan.kind === 'StreamShared' ? this.byPlan.get(plan.source) : undefined;
     if (plan.kind === 'StreamShared' && source === undefined) throw new Error('a StreamShared node before the subtree it shares');
@@ -151,7 +152,7 @@ export class Dataflow {
       if (source.sharers.length === 0) this.shared.push(source);
       source.sharers.push(placed);
     }
-    streamInputs(plan).forEach((input, index) => placed.children.push(this.place(input, placed, index)));
+    (built.inputs ?? streamInputs(plan)).forEach((input, index) => placed.children.push(this.place(input, placed, index)));
     // After its inputs: post-order.
     if (node.seal !== undefined && node.setHolding !== undefined) this.holders.push(placed);
     if (plan.kind === 'StreamDynamicFilter' && plan.now !== undefined) this.temporal.push(placed);
@@ -170,6 +171,11 @@ export class Dataflow {
       const detail = placed.node.describe?.();
       return { id: placed.id, parentId: placed.parent?.id ?? null, plan: placed.plan, stats: placed.stats, ...(detail === undefined ? {} : { detail }) };
     });
+  }
+
+  /** Worker threads per parallel fragment (1: the whole dataflow runs on this thread). */
+  get parallelism(): number {
+    return this.context.parallel?.parallelism ?? 1;
   }
 
   /** Relation ids whose changes this dataflow reads. */

@@ -15,8 +15,12 @@ export class StreamScanNode implements StreamNode {
   /** Position of the append-only source's row id in the full rows, when the output carries ids. */
   private readonly rowId: number | undefined;
 
+  /** A parallel fragment's input in its worker (planner/stream/parallel.ts `workerPlan`): its rows arrive as the fragment reads them. */
+  private readonly placeholder: boolean;
+
   constructor(plan: Extract<StreamPlan, { kind: 'StreamTableScan' }>, private readonly context: StreamContext) {
     this.projection = plan.projection;
+    this.placeholder = plan.relation.id < 0;
     this.rowId = appendOnlyRowId(plan.relation);
     if (plan.filter !== undefined) {
       const evaluate = compile(plan.filter);
@@ -32,6 +36,7 @@ export class StreamScanNode implements StreamNode {
   }
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
+    if (this.placeholder) return changes;
     const rowId = this.rowId;
     const ids: Value[] | undefined = rowId === undefined ? undefined : [];
     const out: ChangeBatch = ids === undefined ? emptyChanges() : { rows: [], signs: [], ids };

@@ -74,7 +74,8 @@ export interface StreamTuning {
 /** Builds the nodes that run in parallel (parallel/parallel-runtime.ts); undefined for any other. */
 export interface ParallelBuilder {
   readonly parallelism: number;
-  build(plan: StreamPlan, context: StreamContext): StreamNode | undefined;
+  /** `shared`: the dataflow's shared subtrees (StreamShared sources), which stay where the dataflow places them. */
+  build(plan: StreamPlan, context: StreamContext, shared?: ReadonlySet<StreamPlan>): StreamNode | undefined;
 }
 
 export class StreamContext {

@@ -4,6 +4,7 @@
 // (constant rows; the one row of an aggregate without GROUP BY).
 
 import type { ChangeBatch } from './change-batch.js';
+import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 
 export interface StreamNode {
   apply(slot: number, changes: ChangeBatch): ChangeBatch;
@@ -18,6 +19,12 @@ export interface StreamNode {
   setHolding?(on: boolean): void;
   /** The net changes held since the last output. */
   seal?(): ChangeBatch;
+  /**
+   * The plan nodes whose changes this node takes, when they are not its plan's own inputs: a
+   * parallel fragment's (parallel/parallel-fragment.ts) inputs below its exchange; the dataflow
+   * places these as the node's inputs (slot = index) and leaves the fragment's inner nodes out.
+   */
+  readonly inputs?: readonly StreamPlan[];
   /** How the node runs when it is not the plain operator (EXPLAIN ANALYZE: a parallel aggregate's exchange and workers). */
   describe?(): string;
 }

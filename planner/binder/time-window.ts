@@ -61,6 +61,22 @@ function windowLast(type: DataType): ScalarFunction {
     floorTo(time as number, lengthMicros(slide as Interval, 'slide'), (offset as Interval).days * MICROS_PER_DAY + (offset as Interval).micros));
 }
 
+/** The window function `name` over times of `type`, as the binder makes it (another thread's copy of a plan: planner/stream/plan-transfer.ts). */
+export function timeWindowFunction(name: string, type: DataType): ScalarFunction | undefined {
+  switch (name) {
+    case 'tumble_start':
+      return tumbleStart(type);
+    case 'hop_first_start':
+      return hopFirstStart(type);
+    case 'window_end':
+      return windowEnd(type);
+    case 'hop_last_start':
+      return windowLast(type);
+    default:
+      return undefined;
+  }
+}
+
 export interface TimeWindowItem {
   readonly plan: Plan;
   readonly relations: ScopeRelation[];

@@ -8,7 +8,7 @@ import { explainPlan } from '../explain.js';
 import { streamInputs, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
 import { carriesRowIds } from './unique-key.js';
 import { operatorNumber } from './share.js';
-import { distributionText, serialReason } from './parallel.js';
+import { distributionText, fragmentAt, sharedSources, type Fragment } from './parallel.js';
 
 const PLACEHOLDER_SCAN = /^\s*Scan \.stream_input_\d+/;
 
@@ -84,20 +84,50 @@ function cleaningText(plan: StreamPlan): string {
   return ` cleaned by watermark on ${key}`;
 }
 
-function print(plan: StreamPlan, depth: number, lines: string[], root: StreamPlan, parallelism: number): void {
-  lines.push(`${'  '.repeat(depth)}${plan.kind} ${header(plan, root)} (${plan.property}${stateText(plan.stateTables)})`);
-  let inputDepth = depth + 1;
-  // At parallelism N > 1 a parallel node's input reaches its N workers through a hash exchange.
-  if (parallelism > 1 && plan.kind === 'StreamHashAggregate' && serialReason(plan) === undefined) {
-    lines.push(`${'  '.repeat(inputDepth)}StreamExchange dist by (${distributionText(plan)}) (${parallelism} workers)`);
-    inputDepth++;
-  }
-  for (const input of streamInputs(plan)) print(input, inputDepth, lines, root, parallelism);
+/** One line of a streaming plan's EXPLAIN: the node it describes (none for an exchange line), run by the workers or not. */
+export interface StreamPlanLine {
+  readonly text: string;
+  readonly plan?: StreamPlan;
+  readonly inWorkers: boolean;
 }
 
-/** One line per streaming node; at `parallelism` > 1 a StreamExchange line under each parallel node. */
-export function explainStreamPlan(plan: StreamPlan, parallelism = 1): string[] {
-  const lines: string[] = [];
-  print(plan, 0, lines, plan, parallelism);
+function line(plan: StreamPlan, depth: number, root: StreamPlan): string {
+  return `${'  '.repeat(depth)}${plan.kind} ${header(plan, root)} (${plan.property}${stateText(plan.stateTables)})`;
+}
+
+/** A node run where its parent is (the main thread); a fragment's root at parallelism N > 1. */
+function print(plan: StreamPlan, depth: number, lines: StreamPlanLine[], root: StreamPlan, parallelism: number, shared: ReadonlySet<StreamPlan>): void {
+  const fragment = parallelism > 1 ? fragmentAt(plan, shared) : undefined;
+  if (fragment !== undefined) {
+    printFragment(fragment, plan, depth, lines, root, parallelism, shared);
+    return;
+  }
+  lines.push({ text: line(plan, depth, root), plan, inWorkers: false });
+  for (const input of streamInputs(plan)) print(input, depth + 1, lines, root, parallelism, shared);
+}
+
+/** A fragment's node (run by the N workers); each cut input reaches them through a hash exchange. */
+function printFragment(fragment: Fragment, plan: StreamPlan, depth: number, lines: StreamPlanLine[], root: StreamPlan, parallelism: number, shared: ReadonlySet<StreamPlan>): void {
+  lines.push({ text: line(plan, depth, root), plan, inWorkers: true });
+  for (const input of streamInputs(plan)) {
+    const cut = fragment.inputs.find((candidate) => candidate.plan === input);
+    if (cut === undefined) {
+      printFragment(fragment, input, depth + 1, lines, root, parallelism, shared);
+      continue;
+    }
+    lines.push({ text: `${'  '.repeat(depth + 1)}StreamExchange dist by (${distributionText(cut)}) (${parallelism} workers)`, inWorkers: false });
+    print(input, depth + 2, lines, root, parallelism, shared);
+  }
+}
+
+/** EXPLAIN's lines with the node each describes; at `parallelism` > 1 a StreamExchange line above each fragment input. */
+export function explainStreamLines(plan: StreamPlan, parallelism = 1): StreamPlanLine[] {
+  const lines: StreamPlanLine[] = [];
+  print(plan, 0, lines, plan, parallelism, parallelism > 1 ? sharedSources(plan) : new Set());
   return lines;
+}
+
+/** One line per streaming node; at `parallelism` > 1 a StreamExchange line above each input of a parallel fragment. */
+export function explainStreamPlan(plan: StreamPlan, parallelism = 1): string[] {
+  return explainStreamLines(plan, parallelism).map((entry) => entry.text);
 }

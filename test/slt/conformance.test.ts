@@ -23,9 +23,10 @@ const resultsFile = join(import.meta.dirname, 'conformance-results.md');
 const suites = ['batch', 'streaming', 'over_window', 'time_travel'] as const;
 /**
  * Parallelisms above 1 the `streaming` suite runs at again, each on a fresh server started with
- * `--parallelism N` (hash aggregates in N worker threads: executor/stream/PARALLEL.md); a view's
- * contents do not depend on N, so exactly the records that pass at 1 must pass at N, and those that
- * fail must fail alike. CONFORMANCE_PARALLELISM=2 picks them (default 2,4).
+ * `--parallelism N` (fragments of joins and aggregates in N worker threads:
+ * executor/stream/PARALLEL.md); a view's contents do not depend on N, so exactly the records that
+ * pass at 1 must pass at N, and those that fail must fail alike. CONFORMANCE_PARALLELISM=2 picks
+ * them (default 2,4).
  */
 const parallelisms = (process.env['CONFORMANCE_PARALLELISM'] ?? '2,4')
   .split(',')

@@ -1,9 +1,10 @@
-// The process's parallel dataflows (PARALLEL.md): at `parallelism` N > 1, each hash aggregate that
-// can run in parallel (`parallelAggregate`) runs as N worker threads over the state store's shared
-// RocksDB, and this runtime is the store's commit participant for all of them: the workers' writes
-// of each epoch join the main thread's batch, so one atomic write commits every thread's epoch.
-// Any other plan node runs on the main thread as at parallelism 1; which nodes run in parallel is
-// the planner's decision (planner/stream/parallel.ts), so EXPLAIN shows it.
+// The process's parallel dataflows (PARALLEL.md): at `parallelism` N > 1, each fragment of a view's
+// plan that can run in parallel (planner/stream/parallel.ts `fragmentAt`: keyed aggregates and
+// joins with the linear operators around them) runs as N worker threads over the state store's
+// shared RocksDB, and this runtime is the store's commit participant for all of them: the workers'
+// writes of each epoch join the main thread's batch, so one atomic write commits every thread's
+// epoch. Any other plan node runs on the main thread as at parallelism 1; which nodes run in
+// parallel is the planner's decision, so EXPLAIN shows it.
 
 import type { Epoch } from '../../../sql/epoch.js';
 import type { RocksStateStore } from '../../../storage/rocks-state-store.js';
@@ -13,11 +14,20 @@ import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { appendOnly } from '../hash-aggregate.js';
 import type { StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
-import { ParallelAggregateNode } from './parallel-aggregate.js';
-import { distributionText, serialReason, workerPlan } from '../../../planner/stream/parallel.js';
+import { ParallelFragmentNode } from './parallel-fragment.js';
+import { distributionText, fragmentAt, inputNeedsRowIds, workerPlan } from '../../../planner/stream/parallel.js';
+import { toTransfer } from '../../../planner/stream/plan-transfer.js';
+
+/**
+ * Fragments running in workers at most, per process: each starts N threads (a V8 isolate loading
+ * the modules), so a catalog of many join views (TPC-H's) would start hundreds of them; beyond
+ * this a fragment runs on the main thread, as at parallelism 1 (same state, same results), and
+ * EXPLAIN ANALYZE shows no exchange for it.
+ */
+const MAX_FRAGMENTS = 16;
 
 export class ParallelRuntime implements CommitParticipant {
-  private readonly nodes = new Set<ParallelAggregateNode>();
+  private readonly nodes = new Set<ParallelFragmentNode>();
   private token: number | undefined;
   private closed = false;
 
@@ -30,22 +40,30 @@ export class ParallelRuntime implements CommitParticipant {
     store.addParticipant(this);
   }
 
-  /** The node of a plan node that runs in parallel, else undefined (the caller builds it as usual). */
-  build(plan: StreamPlan, context: StreamContext): StreamNode | undefined {
-    if (this.closed || this.parallelism <= 1 || plan.kind !== 'StreamHashAggregate' || serialReason(plan) !== undefined) return undefined;
+  /** The node of a plan node that roots a parallel fragment, else undefined (the caller builds it as usual). */
+  build(plan: StreamPlan, context: StreamContext, shared: ReadonlySet<StreamPlan> = new Set()): StreamNode | undefined {
+    if (this.closed || this.parallelism <= 1 || this.nodes.size >= MAX_FRAGMENTS) return undefined;
+    const fragment = fragmentAt(plan, shared);
+    if (fragment === undefined) return undefined;
     this.token ??= this.store.database.share();
-    const node = new ParallelAggregateNode(
-      workerPlan(plan),
-      appendOnly(plan.inputs[0]!),
+    const node = new ParallelFragmentNode(
+      fragment.nodes,
+      toTransfer(workerPlan(fragment, fragment.inputs.map((input) => appendOnly(input.plan)))),
+      fragment.inputs.map((input) => input.plan),
+      fragment.inputs.map((input, slot) => ({
+        key: input.key,
+        types: input.key.map((column) => input.plan.columns[column]!.type),
+        rowIds: inputNeedsRowIds(fragment, slot),
+        text: distributionText(input),
+      })),
       context,
       {
         token: this.token,
         path: this.store.database.path,
         parallelism: this.parallelism,
         retentionMs: this.store.options.retentionMs,
-        rowCacheBytes: Math.max(1 << 20, Math.floor(this.store.options.memoryLimitBytes / (4 * this.parallelism))),
-        groupCacheBytes: Math.max(1 << 20, Math.floor(this.groupCacheBytes / (4 * this.parallelism))),
-        distribution: distributionText(plan),
+        rowCacheBytes: Math.max(1 << 20, Math.floor(this.store.options.memoryLimitBytes / (2 * this.parallelism))),
+        groupCacheBytes: Math.max(1 << 20, Math.floor(this.groupCacheBytes / (2 * this.parallelism))),
       },
       (disposed) => {
         this.nodes.delete(disposed);
@@ -56,7 +74,7 @@ export class ParallelRuntime implements CommitParticipant {
     return node;
   }
 
-  /** Worker threads running (every parallel aggregate's). */
+  /** Worker threads running (every parallel fragment's). */
   get workers(): number {
     let count = 0;
     for (const node of this.nodes) count += node.workers.length;

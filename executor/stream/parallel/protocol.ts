@@ -1,4 +1,4 @@
-// Messages between the main thread and the workers of a parallel aggregate (PARALLEL.md). The main
+// Messages between the main thread and the workers of a parallel fragment (PARALLEL.md). The main
 // thread posts on its port and, when it needs an answer, blocks on the worker's signal word
 // (Atomics.wait) and takes the answer with receiveMessageOnPort: the dataflow stays synchronous.
 // Changes travel encoded (batch-codec.ts) in transferred ArrayBuffers.
@@ -7,14 +7,14 @@ import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import type { StreamTuning } from '../stream-context.js';
 
 /** What a worker starts with (workerData). */
-export interface AggregateWorkerData {
+export interface FragmentWorkerData {
   /** RocksDatabase.share()'s token and the database's directory. */
   readonly token: number;
   readonly path: string;
-  /** The StreamHashAggregate node (a plain-data copy of the plan). */
-  readonly plan: Extract<StreamPlan, { kind: 'StreamHashAggregate' }>;
-  /** The aggregate's input only inserts (hash-aggregate.ts `appendOnly`, found on the main thread). */
-  readonly insertsOnly: boolean;
+  /** The fragment, its inputs replaced by placeholder scans (planner/stream/parallel.ts `workerPlan`), as `toTransfer` made it data. */
+  readonly plan: unknown;
+  /** Per input: its changes carry source row ids (after each row's columns). */
+  readonly rowIds: readonly boolean[];
   readonly viewId: number;
   readonly worker: number;
   readonly parallelism: number;
@@ -37,8 +37,8 @@ export interface EncodedChanges {
 }
 
 export type MainToWorker =
-  /** Changes of the aggregate's input owned by this worker; answered with `output` unless holding. */
-  | { readonly t: 'rows'; readonly holding: boolean; readonly changes: EncodedChanges }
+  /** Changes of the fragment's inputs (index: input) owned by this worker; answered with `output` unless holding. */
+  | { readonly t: 'rows'; readonly holding: boolean; readonly inputs: readonly (EncodedChanges | null)[] }
   /** The end of the epoch's pushes: answered with `output` (the held groups' net changes). */
   | { readonly t: 'seal' }
   /** Seal the open epoch as `epoch`: answered with `batch`. */

@@ -7,7 +7,7 @@
 //
 // Failing seeds are kept in incremental-equals-recompute.seeds.json and always run first;
 // STREAM_PROPERTY_RUNS=n runs more random cases. The last block runs the same workloads at
-// --parallelism 2 on RocksDB (hash aggregates in worker threads, executor/stream/PARALLEL.md;
+// --parallelism 2 on RocksDB (fragments of joins and aggregates in worker threads, executor/stream/PARALLEL.md;
 // the worker script is the build's: npm run build first).
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -45,7 +45,7 @@ async function checkParallel(input: Workload): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'oxbow-property-'));
   try {
     const open = () => openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 }), { tuning: { parallelism: 2 } });
-    // The views' hash aggregates grouped by columns do run in worker threads.
+    // The views' keyed aggregates and joins run in worker threads.
     await checkOn(open, input, (h) => expect(parallelRuntimeOf(h)?.workers ?? 0).toBeGreaterThan(0));
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -128,7 +128,7 @@ describe('the same with chunk boundaries inside each epoch (a source pushes its 
 
 const parallelRuns = Number(process.env.STREAM_PROPERTY_RUNS ?? 3);
 
-describe('the same at --parallelism 2 on RocksDB (hash aggregates in worker threads)', () => {
+describe('the same at --parallelism 2 on RocksDB (fragments in worker threads)', () => {
   for (const seed of [1, 2]) {
     it(`seed ${seed} (2 runs, chunk boundaries inside each epoch)`, async () => {
       await fc.assert(fc.asyncProperty(chunkedWorkload, checkParallel), { seed, numRuns: 2 });

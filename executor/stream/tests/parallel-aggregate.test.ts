@@ -241,7 +241,7 @@ describe('parallel hash aggregates', () => {
     await expectViewsEqualQueries(h, VIEWS, 'the insert after it');
   }, 60_000);
 
-  it('folds Nexmark sources pushed in chunks (held in the workers, sealed at each barrier), q4 too', async () => {
+  it('folds Nexmark sources pushed in chunks (held in the workers, sealed at each barrier), q4, q5 and q7 too', async () => {
     const EVENTS = 30_000;
     const source = (name: string, type: string, columns: string) =>
       `create source ${name} (${columns}) with (connector = 'nexmark', nexmark.table.type = '${type}', nexmark.event.num = '${EVENTS}', nexmark.split.num = '2', nexmark.max.chunk.size = '512', nexmark.min.event.gap.in.ns = '0')`;
@@ -257,6 +257,11 @@ describe('parallel hash aggregates', () => {
         'q5',
         "select auction_bids.auction, auction_bids.num from (select auction, count(*) as num, window_start as starttime from hop(bid, date_time, interval '2' second, interval '10' second) group by window_start, auction) as auction_bids join (select max(count_bids.num) as maxn, count_bids.starttime_c from (select count(*) as num, window_start as starttime_c from hop(bid, date_time, interval '2' second, interval '10' second) group by auction, window_start) as count_bids group by count_bids.starttime_c) as max_bids on auction_bids.starttime = max_bids.starttime_c and auction_bids.num >= max_bids.maxn",
       ],
+      // Nexmark q7: the bids joined, by price, with the highest price of their TUMBLE window.
+      [
+        'q7',
+        "select b.auction, b.price, b.bidder, b.date_time from bid as b join (select max(price) as maxprice, window_end as date_time from tumble(bid, date_time, interval '10' second) group by window_end) as b1 on b.price = b1.maxprice where b.date_time between b1.date_time - interval '10' second and b1.date_time",
+      ],
     ];
     const results: string[][][] = [];
     for (const parallelism of [1, 2]) {
@@ -264,7 +269,9 @@ describe('parallel hash aggregates', () => {
       await h.run(source('bid', 'Bid', 'auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp, extra varchar'));
       await h.run(source('auction', 'Auction', 'id bigint, item_name varchar, description varchar, initial_bid bigint, reserve bigint, date_time timestamp, expires timestamp, seller bigint, category bigint, extra varchar'));
       for (const [name, query] of views) await h.run(`create materialized view ${name} as ${query}`);
-      // q's aggregate, both of q4's and q5's two (the shared count and the max per window) run in workers.
+      // Fragments in workers: q's aggregate; q4's join with the max per auction, and the average per
+      // category; q5's HOP with the shared count; q7's join. Operators keyed by a window alone (q5's
+      // max per window and join, q7's max per window) stay on the main thread.
       expect(runtimeOf(h)?.workers ?? 0).toBe(parallelism === 1 ? 0 : 5 * parallelism);
       const deadline = Date.now() + 60_000;
       for (;;) {
@@ -282,6 +289,7 @@ describe('parallel hash aggregates', () => {
     expect(results[0]![0]!.length).toBeGreaterThan(100);
     expect(results[0]![1]!.length).toBeGreaterThan(3);
     expect(results[0]![2]!.length).toBeGreaterThan(3);
+    expect(results[0]![3]!.length).toBeGreaterThan(0);
     expect(results[1]).toEqual(results[0]);
   }, 120_000);
 });

@@ -1,6 +1,6 @@
-// The entry of a parallel aggregate's worker thread (PARALLEL.md): one StreamHashAggregate over
-// the groups whose vnodes this worker owns, on a state store of its own whose reads go to the
-// shared RocksDB and whose epoch batches go to the main thread (storage/handoff-backend.ts), which
+// The entry of a parallel fragment's worker thread (PARALLEL.md): the fragment's operators, as an
+// ordinary dataflow whose leaves are the fragment's inputs (placeholder scans), over the keys whose
+// vnodes this worker owns, on a state store of its own whose reads go to the shared RocksDB and whose epoch batches go to the main thread (storage/handoff-backend.ts), which
 // commits them with its own epoch in one write. Answers are posted on the port, then the signal
 // word is bumped and notified: the main thread waits on it.
 
@@ -11,13 +11,15 @@ import { MvccStateStore } from '../../../storage/mvcc-state-store.js';
 import { RocksDatabase } from '../../../storage/rocksdb.js';
 import { ByteWriter } from '../../../storage/byte-writer.js';
 import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from '../change-batch.js';
-import { StreamHashAggregateNode } from '../hash-aggregate.js';
+import { streamInputRelationId, type StreamPlan } from '../../../planner/stream/stream-plan.js';
+import { fromTransfer } from '../../../planner/stream/plan-transfer.js';
+import { Dataflow } from '../dataflow.js';
 import { GroupCacheBudget } from '../join-cache.js';
 import { StreamContext } from '../stream-context.js';
 import { decodeChanges, encodeChanges } from './batch-codec.js';
-import type { AggregateWorkerData, MainToWorker, WorkerToMain } from './protocol.js';
+import type { EncodedChanges, FragmentWorkerData, MainToWorker, WorkerToMain } from './protocol.js';
 
-const data = workerData as AggregateWorkerData & { port: MessagePort };
+const data = workerData as FragmentWorkerData & { port: MessagePort };
 const port = data.port;
 const signal = new Int32Array(data.signal);
 
@@ -45,7 +47,7 @@ process.on('exit', () => {
 interface Worker {
   readonly database: RocksDatabase;
   readonly store: MvccStateStore;
-  readonly node: StreamHashAggregateNode;
+  readonly dataflow: Dataflow;
 }
 
 function start(): Worker {
@@ -60,7 +62,7 @@ function start(): Worker {
   const context = new StreamContext(store, data.viewId, { record: (_viewId, message) => void errors.push(message) }, data.viewRetentionMs);
   context.groupCaches = new GroupCacheBudget(data.groupCacheBytes);
   context.tuning = data.tuning;
-  return { database, store, node: new StreamHashAggregateNode(data.plan, context, data.insertsOnly) };
+  return { database, store, dataflow: new Dataflow(data.viewId, fromTransfer<StreamPlan>(data.plan), context) };
 }
 
 /** The running worker, or why it could not start (every request is then answered with it). */
@@ -70,6 +72,15 @@ try {
   worker = start();
 } catch (error) {
   startFailure = error;
+}
+
+/** A rows message's changes by placeholder relation (the dataflow's leaves). */
+function inputChanges(inputs: readonly (EncodedChanges | null)[]): Map<number, ChangeBatch> {
+  const out = new Map<number, ChangeBatch>();
+  inputs.forEach((encoded, slot) => {
+    if (encoded !== null) out.set(streamInputRelationId(slot), decodeChanges(encoded, data.rowIds[slot]));
+  });
+  return out;
 }
 
 function output(changes: ChangeBatch): void {
@@ -86,22 +97,20 @@ function handle(message: MainToWorker): void {
     }
     throw startFailure;
   }
-  const { database, store, node } = worker;
+  const { database, store, dataflow } = worker;
   switch (message.t) {
     case 'rows': {
       if (message.holding) {
         if (heldFailure !== undefined) return;
         try {
-          node.setHolding(true);
-          const out = node.apply(0, decodeChanges(message.changes));
+          const out = dataflow.pushChunk(inputChanges(message.inputs));
           if (!isEmpty(out)) appendChanges(held, out);
         } catch (error) {
           heldFailure = error;
         }
         return;
       }
-      node.setHolding(false);
-      output(node.apply(0, decodeChanges(message.changes)));
+      output(dataflow.pushAll(inputChanges(message.inputs)));
       return;
     }
     case 'seal': {
@@ -110,9 +119,7 @@ function handle(message: MainToWorker): void {
         heldFailure = undefined;
         throw failure;
       }
-      node.setHolding(true);
-      const sealed = node.seal();
-      node.setHolding(false);
+      const sealed = dataflow.seal();
       const out = held;
       held = emptyChanges();
       appendChanges(out, sealed);
@@ -134,12 +141,12 @@ function handle(message: MainToWorker): void {
     case 'abort':
       held = emptyChanges();
       heldFailure = undefined;
-      node.discard();
+      dataflow.discard();
       store.abort();
       return;
     case 'close':
       for (const pending of handedOver.splice(0)) pending.reject(new SqlError(SqlState.adminShutdown, 'the view is gone'));
-      node.dispose();
+      dataflow.dispose();
       void database.close().finally(() => {
         port.close();
         parentPort?.close();

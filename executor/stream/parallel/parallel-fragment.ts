@@ -1,24 +1,26 @@
-// A hash aggregate run by N worker threads (PARALLEL.md): the main thread's node is the hash
-// exchange in front of it. Each input change goes to the worker owning its group key's vnode
-// (vnode.ts), encoded into that worker's buffer; the workers fold them into their groups while the
-// main thread goes on (a chunk pushed while holding is not waited for), and the seal, or an
-// unheld batch, collects every worker's output. The dataflow stays synchronous: the main thread
-// blocks on the workers' signal words (Atomics.wait) for answers. The workers' state writes of an
-// epoch reach the main store's batch through the runtime's commit participant (parallel-runtime.ts).
+// A fragment of a view's dataflow run by N worker threads (PARALLEL.md): the main thread's node is
+// the hash exchange in front of it. Each change of each of the fragment's inputs goes to the
+// worker owning its key's vnode (vnode.ts), encoded into that worker's buffer; the workers run
+// the fragment's operators over their share while the main thread goes on (a chunk pushed while
+// holding is not waited for), and the seal, or an unheld batch, collects every worker's output.
+// The dataflow stays synchronous: the main thread blocks on the workers' signal words
+// (Atomics.wait) for answers. The workers' state writes of an epoch reach the main store's batch
+// through the runtime's commit participant (parallel-runtime.ts).
 
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState, type SqlStateCode } from '../../../sql/errors.js';
-import type { HashAggregatePlan } from '../../../planner/stream/parallel.js';
+import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { ByteWriter } from '../../../storage/byte-writer.js';
 import type { WriteBatchBuilder } from '../../../storage/write-batch.js';
-import { appendChanges, emptyChanges, type ChangeBatch } from '../change-batch.js';
+import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from '../change-batch.js';
+import type { DataType } from '../../../sql/types.js';
 import type { StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
-import { decodeChanges, encodeChange, takeEncoded } from './batch-codec.js';
-import type { AggregateWorkerData, MainToWorker, WorkerToMain } from './protocol.js';
+import { decodeChanges, encodeChange, encodeChangeWithId, takeEncoded } from './batch-codec.js';
+import type { EncodedChanges, FragmentWorkerData, MainToWorker, WorkerToMain } from './protocol.js';
 import { ownerOf, VnodeHasher } from './vnode.js';
 
 
@@ -28,16 +30,16 @@ const ANSWER_TIMEOUT_MS = 120_000;
 /** The compiled worker script (under vitest this module runs from TypeScript: the build's copy in dist/). */
 function workerScript(): URL {
   const here = fileURLToPath(import.meta.url);
-  if (!here.endsWith('.ts')) return new URL('./aggregate-worker.js', import.meta.url);
+  if (!here.endsWith('.ts')) return new URL('./fragment-worker.js', import.meta.url);
   const marker = '/executor/stream/parallel/';
   const root = here.slice(0, here.lastIndexOf(marker));
-  const built = `${root}/dist${marker}aggregate-worker.js`;
+  const built = `${root}/dist${marker}fragment-worker.js`;
   if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build first`);
   return new URL(`file://${built}`);
 }
 
 /** One worker thread and the main thread's end of its channel. */
-export class AggregateWorker {
+export class FragmentWorker {
   private readonly worker: Worker;
   private readonly port: MessagePort;
   private readonly signal: Int32Array;
@@ -52,7 +54,7 @@ export class AggregateWorker {
   /** Milliseconds the main thread spent blocked on this worker's answers (EXPLAIN ANALYZE). */
   waitedMs = 0;
 
-  constructor(data: Omit<AggregateWorkerData, 'signal'>) {
+  constructor(data: Omit<FragmentWorkerData, 'signal'>) {
     const channel = new MessageChannel();
     const signal = new SharedArrayBuffer(8);
     this.signal = new Int32Array(signal);
@@ -81,9 +83,9 @@ export class AggregateWorker {
         return message;
       }
       if (this.gone !== undefined || Atomics.load(this.signal, 1) === 1) {
-        throw new SqlError(SqlState.internalError, `a parallel aggregate's worker ended: ${this.gone ?? 'its thread exited'}`);
+        throw new SqlError(SqlState.internalError, `a parallel fragment's worker ended: ${this.gone ?? 'its thread exited'}`);
       }
-      if (Date.now() > deadline) throw new SqlError(SqlState.internalError, "a parallel aggregate's worker did not answer");
+      if (Date.now() > deadline) throw new SqlError(SqlState.internalError, "a parallel fragment's worker did not answer");
       const start = performance.now();
       Atomics.wait(this.signal, 0, seen, 100);
       this.waitedMs += performance.now() - start;
@@ -92,13 +94,13 @@ export class AggregateWorker {
 
   receiveOutput(): Extract<WorkerToMain, { t: 'output' }> {
     const message = this.receive();
-    if (message.t !== 'output') throw new SqlError(SqlState.internalError, `a parallel aggregate's worker answered ${message.t}, not output`);
+    if (message.t !== 'output') throw new SqlError(SqlState.internalError, `a parallel fragment's worker answered ${message.t}, not output`);
     return message;
   }
 
   receiveBatch(): Extract<WorkerToMain, { t: 'batch' }> {
     const message = this.receive();
-    if (message.t !== 'batch') throw new SqlError(SqlState.internalError, `a parallel aggregate's worker answered ${message.t}, not batch`);
+    if (message.t !== 'batch') throw new SqlError(SqlState.internalError, `a parallel fragment's worker answered ${message.t}, not batch`);
     return message;
   }
 
@@ -109,7 +111,7 @@ export class AggregateWorker {
   }
 }
 
-/** What the runtime gives an aggregate to start its workers with. */
+/** What the runtime gives a fragment to start its workers with. */
 export interface WorkerSettings {
   readonly token: number;
   readonly path: string;
@@ -117,40 +119,61 @@ export interface WorkerSettings {
   readonly retentionMs: number;
   readonly rowCacheBytes: number;
   readonly groupCacheBytes: number;
-  /** The exchange's key as EXPLAIN ANALYZE names it: the group key's input columns. */
-  readonly distribution: string;
 }
 
-/** The main thread's node of a parallel hash aggregate: the hash exchange and the workers' answers. */
-export class ParallelAggregateNode implements StreamNode {
-  readonly workers: AggregateWorker[] = [];
-  private readonly writers: ByteWriter[] = [];
-  private readonly counts: number[] = [];
-  private readonly keyColumns: readonly number[];
-  private readonly hasher: VnodeHasher;
+/** One input of the fragment as the exchange sees it. */
+export interface ExchangeInput {
+  /** The columns hashed for a row's owner, and their types. */
+  readonly key: readonly number[];
+  readonly types: readonly DataType[];
+  /** The rows carry source row ids (`ChangeBatch.ids`), which travel after the row's columns. */
+  readonly rowIds: boolean;
+  /** The key in words (EXPLAIN ANALYZE). */
+  readonly text: string;
+}
+
+/** Per input, the exchange's buffers for each worker. */
+interface Exchange {
+  readonly input: ExchangeInput;
+  readonly hasher: VnodeHasher;
+  readonly writers: ByteWriter[];
+  readonly counts: number[];
+}
+
+/** The main thread's node of a parallel fragment: the hash exchange of its inputs and the workers' answers. */
+export class ParallelFragmentNode implements StreamNode {
+  readonly workers: FragmentWorker[] = [];
+  private readonly exchanges: Exchange[];
   private holding = false;
   private disposed = false;
-  private readonly distribution: string;
 
   constructor(
-    plan: HashAggregatePlan,
-    insertsOnly: boolean,
+    /** The fragment's nodes on the main thread's plan (their state tables) and the workers' copy. */
+    nodes: readonly StreamPlan[],
+    /** The fragment as its workers get it (planner/stream/plan-transfer.ts). */
+    workerPlan: unknown,
+    /** The plan nodes feeding the exchange (the dataflow places them as this node's inputs). */
+    readonly inputs: readonly StreamPlan[],
+    exchangeInputs: readonly ExchangeInput[],
     private readonly context: StreamContext,
     settings: WorkerSettings,
-    private readonly onDispose: (node: ParallelAggregateNode) => void,
+    private readonly onDispose: (node: ParallelFragmentNode) => void,
   ) {
     // The main store keeps the tables' windows and garbage collection; the workers write their rows.
-    for (const declaration of plan.stateTables) context.stateTable(declaration);
-    this.distribution = settings.distribution;
-    this.keyColumns = plan.groupKeys.map((key) => (key.kind === 'Column' ? key.index : -1));
-    this.hasher = new VnodeHasher(plan.groupKeys.map((key) => key.type));
+    for (const node of nodes) for (const declaration of node.stateTables) context.stateTable(declaration);
+    this.exchanges = exchangeInputs.map((input) => ({
+      input,
+      hasher: new VnodeHasher(input.types),
+      writers: Array.from({ length: settings.parallelism }, () => new ByteWriter(64 * 1024)),
+      counts: new Array<number>(settings.parallelism).fill(0),
+    }));
     for (let worker = 0; worker < settings.parallelism; worker++) {
       this.workers.push(
-        new AggregateWorker({
+        new FragmentWorker({
           token: settings.token,
           path: settings.path,
-          plan,
-          insertsOnly,
+          plan: workerPlan,
+          rowIds: exchangeInputs.map((input) => input.rowIds),
           viewId: context.viewId,
           worker,
           parallelism: settings.parallelism,
@@ -161,47 +184,80 @@ export class ParallelAggregateNode implements StreamNode {
           tuning: context.tuning,
         }),
       );
-      this.writers.push(new ByteWriter(64 * 1024));
-      this.counts.push(0);
     }
   }
 
   initial(): ChangeBatch {
-    // A keyed aggregate has no rows before its input has (only keyed ones run in parallel).
+    // A fragment's operators are keyed and linear: no rows before their inputs have some.
     return emptyChanges();
   }
 
   describe(): string {
     const waited = this.workers.reduce((sum, worker) => sum + worker.waitedMs, 0);
-    return `StreamExchange dist by (${this.distribution}) to ${this.workers.length} workers, waited ${waited.toFixed(3)} ms`;
+    const keys = this.exchanges.map((exchange) => `(${exchange.input.text})`).join(', ');
+    return `StreamExchange dist by ${keys} to ${this.workers.length} workers, waited ${waited.toFixed(3)} ms`;
   }
 
   setHolding(on: boolean): void {
     this.holding = on;
   }
 
-  apply(_slot: number, changes: ChangeBatch): ChangeBatch {
+  /** Encodes each change of input `slot` into its owner's buffer. */
+  private route(slot: number, changes: ChangeBatch): void {
+    const exchange = this.exchanges[slot]!;
     const parallelism = this.workers.length;
+    const key = exchange.input.key;
+    const hasher = exchange.hasher;
+    const writers = exchange.writers;
+    const counts = exchange.counts;
+    const ids = exchange.input.rowIds ? changes.ids : undefined;
     for (let i = 0; i < changes.rows.length; i++) {
       const row = changes.rows[i]!;
-      const owner = ownerOf(this.hasher.ofColumns(row, this.keyColumns), parallelism);
-      encodeChange(this.writers[owner]!, row, changes.signs[i]!);
-      this.counts[owner]!++;
+      const owner = ownerOf(hasher.ofColumns(row, key), parallelism);
+      if (ids === undefined) encodeChange(writers[owner]!, row, changes.signs[i]!);
+      else encodeChangeWithId(writers[owner]!, row, changes.signs[i]!, ids[i]!);
+      counts[owner]!++;
     }
-    const waiting: AggregateWorker[] = [];
-    for (let owner = 0; owner < parallelism; owner++) {
+  }
+
+  /** Posts every worker's routed changes; the answers of an unheld batch. */
+  private post(): ChangeBatch {
+    const waiting: FragmentWorker[] = [];
+    for (let owner = 0; owner < this.workers.length; owner++) {
+      let inputs: (EncodedChanges | null)[] | undefined;
+      const transfer: ArrayBuffer[] = [];
+      for (let slot = 0; slot < this.exchanges.length; slot++) {
+        const exchange = this.exchanges[slot]!;
+        const count = exchange.counts[owner]!;
+        if (count === 0) continue;
+        const writer = exchange.writers[owner]!;
+        const encoded = takeEncoded(writer, count);
+        writer.reset();
+        exchange.counts[owner] = 0;
+        inputs ??= new Array<EncodedChanges | null>(this.exchanges.length).fill(null);
+        inputs[slot] = encoded;
+        transfer.push(encoded.bytes);
+      }
+      if (inputs === undefined) continue;
       const worker = this.workers[owner]!;
-      const writer = this.writers[owner]!;
-      if (this.counts[owner] === 0) continue;
-      const encoded = takeEncoded(writer, this.counts[owner]!);
-      writer.reset();
-      this.counts[owner] = 0;
-      worker.post({ t: 'rows', holding: this.holding, changes: encoded }, [encoded.bytes]);
+      worker.post({ t: 'rows', holding: this.holding, inputs }, transfer);
       worker.dirty = true;
       if (this.holding) worker.holdingRows = true;
       else waiting.push(worker);
     }
     return this.collect(waiting);
+  }
+
+  apply(slot: number, changes: ChangeBatch): ChangeBatch {
+    this.route(slot, changes);
+    return this.post();
+  }
+
+  applyAll(changesPerSlot: readonly (ChangeBatch | undefined)[]): ChangeBatch {
+    changesPerSlot.forEach((changes, slot) => {
+      if (changes !== undefined && !isEmpty(changes)) this.route(slot, changes);
+    });
+    return this.post();
   }
 
   seal(): ChangeBatch {
@@ -213,7 +269,7 @@ export class ParallelAggregateNode implements StreamNode {
     return this.collect(waiting);
   }
 
-  private collect(waiting: readonly AggregateWorker[]): ChangeBatch {
+  private collect(waiting: readonly FragmentWorker[]): ChangeBatch {
     if (waiting.length === 0) return emptyChanges();
     let out: ChangeBatch | undefined;
     const answers = receiveAll(waiting, (worker) => worker.receiveOutput());
@@ -228,6 +284,10 @@ export class ParallelAggregateNode implements StreamNode {
   }
 
   discard(): void {
+    for (const exchange of this.exchanges) {
+      exchange.counts.fill(0);
+      for (const writer of exchange.writers) writer.reset();
+    }
     for (const worker of this.workers) {
       worker.post({ t: 'abort' });
       worker.dirty = false;
@@ -280,7 +340,7 @@ export class ParallelAggregateNode implements StreamNode {
 }
 
 /** Every worker's answer; the first failure is thrown after all have answered (no answer is left unread). */
-function receiveAll<T>(workers: readonly AggregateWorker[], receive: (worker: AggregateWorker) => T): T[] {
+function receiveAll<T>(workers: readonly FragmentWorker[], receive: (worker: FragmentWorker) => T): T[] {
   const answers: T[] = [];
   let failure: unknown;
   for (const worker of workers) {
