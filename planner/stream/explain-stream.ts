@@ -9,6 +9,7 @@ import { streamInputs, type StateTableDeclaration, type StreamPlan } from './str
 import { carriesRowIds } from './unique-key.js';
 import { operatorNumber } from './share.js';
 import { distributionText, serialReason } from './parallel.js';
+import { fragmentSource } from './parallel-source.js';
 
 const PLACEHOLDER_SCAN = /^\s*Scan \.stream_input_\d+/;
 
@@ -90,6 +91,12 @@ function print(plan: StreamPlan, depth: number, lines: string[], root: StreamPla
   // At parallelism N > 1 a parallel node's input reaches its N workers through a hash exchange.
   if (parallelism > 1 && plan.kind === 'StreamHashAggregate' && serialReason(plan) === undefined) {
     lines.push(`${'  '.repeat(inputDepth)}StreamExchange dist by (${distributionText(plan)}) (${parallelism} workers)`);
+    inputDepth++;
+  }
+  // A source fragment: the whole view runs in N workers, each over its share of the source's split ranges.
+  const fragmentOf = parallelism > 1 && plan === root ? fragmentSource(plan) : undefined;
+  if (fragmentOf !== undefined) {
+    lines.push(`${'  '.repeat(inputDepth)}StreamSourceFragment ${fragmentOf.name} split across ${parallelism} workers`);
     inputDepth++;
   }
   for (const input of streamInputs(plan)) print(input, inputDepth, lines, root, parallelism);

@@ -15,11 +15,14 @@ import type { StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
 import { ParallelAggregateNode } from './parallel-aggregate.js';
 import { distributionText, serialReason, workerPlan } from '../../../planner/stream/parallel.js';
+import { SourceFragments } from './source-fragment.js';
 
 export class ParallelRuntime implements CommitParticipant {
   private readonly nodes = new Set<ParallelAggregateNode>();
   private token: number | undefined;
   private closed = false;
+  /** Views run as source fragments (source-fragment.ts): their own commit participant. */
+  readonly sourceFragments: SourceFragments;
 
   constructor(
     private readonly store: RocksStateStore,
@@ -28,10 +31,12 @@ export class ParallelRuntime implements CommitParticipant {
     private readonly groupCacheBytes: number,
   ) {
     store.addParticipant(this);
+    this.sourceFragments = new SourceFragments(store, parallelism);
   }
 
   /** The node of a plan node that runs in parallel, else undefined (the caller builds it as usual). */
   build(plan: StreamPlan, context: StreamContext): StreamNode | undefined {
+    if (plan.kind === 'StreamMaterialize') return this.closed ? undefined : this.sourceFragments.build(plan, context);
     if (this.closed || this.parallelism <= 1 || plan.kind !== 'StreamHashAggregate' || serialReason(plan) !== undefined) return undefined;
     this.token ??= this.store.database.share();
     const node = new ParallelAggregateNode(
@@ -77,6 +82,7 @@ export class ParallelRuntime implements CommitParticipant {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.sourceFragments.close();
     const nodes = [...this.nodes];
     this.nodes.clear();
     await Promise.all(nodes.map((node) => node.close()));
