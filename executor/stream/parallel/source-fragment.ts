@@ -4,7 +4,8 @@
 // which units each split advances by in an epoch and commits the splits' positions, but the main
 // thread generates no rows for them: it hands the ranges to the view's fragment (`take`), which
 // cuts each range into N contiguous shares, one per worker; each worker generates its share's rows
-// and runs the view's ordinary dataflow over them into its own store's open epoch (source-worker.ts).
+// and runs the view's ordinary dataflow over them into its own store's open epoch
+// (executor/connectors/fragment-worker.ts).
 // At the commit the fragments are commit participants: each asked worker seals its epoch and hands
 // the batch over, appended to the main store's WriteBatch beside the positions, so rows and offsets
 // commit in one atomic write (exactly once). Nothing is kept per worker: a restart at another N
@@ -16,8 +17,6 @@
 // thread stores a row does not matter.
 
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState, type SqlStateCode } from '../../../sql/errors.js';
 import { fragmentSource, sourceSerialReason, type MaterializePlan } from '../../../planner/stream/parallel-source.js';
@@ -36,17 +35,6 @@ import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from '.
 /** How long the main thread waits for a worker's batch before failing the epoch. */
 const ANSWER_TIMEOUT_MS = 120_000;
 
-/** The compiled worker script (under vitest this module runs from TypeScript: the build's copy in dist/). */
-function workerScript(): URL {
-  const here = fileURLToPath(import.meta.url);
-  if (!here.endsWith('.ts')) return new URL('./source-worker.js', import.meta.url);
-  const marker = '/executor/stream/parallel/';
-  const root = here.slice(0, here.lastIndexOf(marker));
-  const built = `${root}/dist${marker}source-worker.js`;
-  if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build first`);
-  return new URL(`file://${built}`);
-}
-
 /** One worker thread of a source fragment and the main thread's end of its channel. */
 class SourceWorker {
   private readonly worker: Worker;
@@ -64,12 +52,12 @@ class SourceWorker {
   units = 0;
   rows = 0;
 
-  constructor(data: Omit<SourceWorkerData, 'signal'>) {
+  constructor(script: URL, data: Omit<SourceWorkerData, 'signal'>) {
     const channel = new MessageChannel();
     const signal = new SharedArrayBuffer(8);
     this.signal = new Int32Array(signal);
     this.port = channel.port1;
-    this.worker = new Worker(workerScript(), { workerData: { ...data, signal, port: channel.port2 }, transferList: [channel.port2] });
+    this.worker = new Worker(script, { workerData: { ...data, signal, port: channel.port2 }, transferList: [channel.port2] });
     this.worker.unref();
     this.worker.on('error', (error) => {
       this.gone = error instanceof Error ? error.message : String(error);
@@ -124,7 +112,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   constructor(
     plan: MaterializePlan,
     private readonly context: StreamContext,
-    settings: { readonly token: number; readonly path: string; readonly parallelism: number; readonly retentionMs: number; readonly rowCacheBytes: number },
+    settings: { readonly script: URL; readonly token: number; readonly path: string; readonly parallelism: number; readonly retentionMs: number; readonly rowCacheBytes: number },
     private readonly onDispose: (node: SourceFragmentNode) => void,
   ) {
     // The main store keeps the view table's window and garbage collection, and stores the rows
@@ -134,7 +122,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     this.sourceName = fragmentSource(plan)?.name ?? '?';
     for (let worker = 0; worker < settings.parallelism; worker++) {
       this.workers.push(
-        new SourceWorker({
+        new SourceWorker(settings.script, {
           token: settings.token,
           path: settings.path,
           plan: toTransferable(plan),
@@ -271,6 +259,11 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
   private readonly nodes = new Map<number, SourceFragmentNode>();
   private token: number | undefined;
   private closed = false;
+  /**
+   * The worker script (executor/connectors/fragment-worker.ts: generating a source's rows
+   * is the connectors' business), set by the engine; without it no view runs as a source fragment.
+   */
+  workerScript: (() => URL) | undefined;
 
   constructor(
     private readonly store: RocksStateStore,
@@ -281,12 +274,14 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
 
   /** The node of a view that runs as a source fragment, else undefined (the caller builds it as usual). */
   build(plan: StreamPlan, context: StreamContext): StreamNode | undefined {
-    if (this.closed || this.parallelism <= 1 || plan.kind !== 'StreamMaterialize' || sourceSerialReason(plan) !== undefined) return undefined;
+    const script = this.workerScript;
+    if (script === undefined || this.closed || this.parallelism <= 1 || plan.kind !== 'StreamMaterialize' || sourceSerialReason(plan) !== undefined) return undefined;
     this.token ??= this.store.database.share();
     const node = new SourceFragmentNode(
       plan,
       context,
       {
+        script: script(),
         token: this.token,
         path: this.store.database.path,
         parallelism: this.parallelism,

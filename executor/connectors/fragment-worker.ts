@@ -1,4 +1,6 @@
-// The entry of a source fragment's worker thread (PARALLEL.md, "Source fragments"): the view's
+// The entry of a source fragment's worker thread (executor/stream/PARALLEL.md, "Source fragments";
+// the main thread's side is executor/stream/parallel/source-fragment.ts, which starts this script
+// where fragment-worker-script.ts finds it): the view's
 // ordinary dataflow (source scan, filters and projections, blind-insert materialize) over a state
 // store of its own whose reads go to the shared RocksDB and whose epoch batches go to the main
 // thread (storage/handoff-backend.ts), which commits them with its own epoch, and the source
@@ -8,19 +10,19 @@
 // word is bumped and notified: the main thread waits on it.
 
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { SqlError, SqlState, toSqlError } from '../../../sql/errors.js';
-import type { Row } from '../../../sql/value.js';
-import { HandoffBackend } from '../../../storage/handoff-backend.js';
-import { MvccStateStore } from '../../../storage/mvcc-state-store.js';
-import { RocksDatabase } from '../../../storage/rocksdb.js';
-import { replayProducer } from '../../connectors/source-replay.js';
-import type { SplitProducer } from '../../connectors/generators/split-producer.js';
-import { Dataflow } from '../dataflow.js';
-import { StreamContext } from '../stream-context.js';
-import type { ChangeBatch } from '../change-batch.js';
-import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from './source-protocol.js';
-import type { MaterializePlan, ScanPlan } from '../../../planner/stream/parallel-source.js';
-import { fromTransferable } from '../../../planner/stream/plan-transfer.js';
+import { SqlError, SqlState, toSqlError } from '../../sql/errors.js';
+import type { Row } from '../../sql/value.js';
+import { HandoffBackend } from '../../storage/handoff-backend.js';
+import { MvccStateStore } from '../../storage/mvcc-state-store.js';
+import { RocksDatabase } from '../../storage/rocksdb.js';
+import { replayProducer } from './source-replay.js';
+import type { SplitProducer } from './generators/split-producer.js';
+import { Dataflow } from '../stream/dataflow.js';
+import { StreamContext } from '../stream/stream-context.js';
+import type { ChangeBatch } from '../stream/change-batch.js';
+import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
+import type { MaterializePlan, ScanPlan } from '../../planner/stream/parallel-source.js';
+import { fromTransferable } from '../../planner/stream/plan-transfer.js';
 
 const data = workerData as SourceWorkerData & { port: MessagePort };
 const plan = fromTransferable<MaterializePlan>(data.plan);
