@@ -145,4 +145,57 @@ describe('source fragments', () => {
     // The bids of all 60,000 events, each once (row ids are event numbers: none twice).
     expect((await h.run('select count(*) from q0')).rows[0]).toEqual(['55200']);
   }, 240_000);
+  it('switch between ranges and rows as views over them come and go, over nexmark and datagen', async () => {
+    h = await open(freshDirectory(), 2);
+    // Paced: 2 splits x 5,000 events a second, about 15 s of stream.
+    await h.run(bidSource('bid', 150_000, 2, 200_000));
+    await h.run(
+      "create source gen (id int, v int, name varchar) with (connector = 'datagen', fields.id.kind = 'sequence', fields.id.start = '1', fields.id.end = '30000', fields.v.min = '0', fields.v.max = '99', fields.name.length = '4', datagen.rows.per.second = '10000', datagen.split.num = '3')",
+    );
+    const views: [string, string][] = [
+      ['q1', 'select auction, bidder, 0.908 * price as price, date_time from bid'],
+      ['g', "select id, v * 2 as w, upper(name) as n from gen where v % 3 <> 0"],
+    ];
+    for (const [name, query] of views) await h.run(`create materialized view ${name} as ${query}`);
+    const fragments = runtimeOf(h)!.sourceFragments;
+    const units = async (name: string): Promise<number> => {
+      const viewId = Number((await h!.run(`select oid from pg_class where relname = '${name}'`)).rows[0]![0]);
+      return fragments.fragment(viewId)!.workers.reduce((sum, worker) => sum + worker.units, 0);
+    };
+    const check = async (all: readonly (readonly [string, string])[], step: string) => {
+      for (const [name, query] of all) expect(await difference(h!, name, query), `${name} ${step}`).toBe(0);
+    };
+    const committedOf = async (source: string) => Number((await h!.run(`select coalesce(sum(committed_offset), 0) from oxbow_catalog.source_partitions where source_name = '${source}'`)).rows[0]![0]);
+    const waitFor = async (source: string, events: number) => {
+      const deadline = Date.now() + 60_000;
+      while ((await committedOf(source)) < events) {
+        if (Date.now() > deadline) throw new Error(`${source} committed ${await committedOf(source)} of ${events}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    await waitFor('bid', 4000);
+    await check(views, 'with ranges');
+    const before = await units('q1');
+    expect(before).toBeGreaterThan(0);
+    // A view over q1: the source's rows are needed on the main thread, q1 takes them as rows.
+    const over: [string, string] = ['over_q1', 'select auction, count(*) as n from q1 group by auction'];
+    await h.run(`create materialized view ${over[0]} as ${over[1]}`);
+    // And an index on g: its entries are kept by the main thread's materialize.
+    await h.run('create index g_by_w on g (w)');
+    const switched = await committedOf('bid');
+    const unitsThen = await units('q1');
+    await waitFor('bid', switched + 4000);
+    await check([...views, over], 'with rows');
+    expect(await units('q1')).toBe(unitsThen);
+    expect((await h.run('select count(*) from g where w = 10')).rows[0]).toEqual((await h.run('select count(*) from gen where v = 5')).rows[0]);
+    // Dropped again: the workers take ranges again.
+    await h.run(`drop materialized view ${over[0]}`);
+    await h.run('drop index g_by_w');
+    const again = await committedOf('bid');
+    await waitFor('bid', again + 4000);
+    expect(await units('q1')).toBeGreaterThan(unitsThen);
+    await checkWhileRunning(h, views, 150_000 + 30_000);
+    expect((await h.run('select count(*) from q1')).rows[0]).toEqual(['138000']);
+    expect((await h.run('select count(*) from g')).rows[0]).toEqual((await h.run('select count(*) from gen where v % 3 <> 0')).rows[0]);
+  }, 240_000);
 });
