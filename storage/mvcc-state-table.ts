@@ -662,6 +662,17 @@ export class MvccStateTable implements StateTable {
     this.cacheWrites = false;
   }
 
+  /**
+   * Rows of this table were committed by another thread's store (a source fragment's workers,
+   * executor/stream/PARALLEL.md): the latest reads here forget what they knew of the committed
+   * rows (cached rows and absences, the key bound, an empty table).
+   */
+  committedElsewhere(): void {
+    this.committedEmpty = false;
+    this.keyBound = undefined;
+    this.cache.clear();
+  }
+
   /** After a successful commit of `epoch`: the buffered writes become the cached latest rows. */
   publishPending(epoch: Epoch): void {
     this.committedEmpty = false;

@@ -80,6 +80,8 @@ export interface StateTable {
    * work). Optional: a store without a memory tier has nothing to skip.
    */
   writeAround?(): void;
+  /** Another thread's store committed rows of this table: latest reads forget cached committed state. */
+  committedElsewhere?(): void;
   /**
    * True when no row whose key starts with `prefix` exists or existed (the prefix sorts above every
    * key the table holds or held): a key group known empty without a read (a join caching a new

@@ -27,7 +27,9 @@ import { kafkaOptions } from './kafka/kafka-options.js';
 import { KafkaWorkerReader, type DecodedBatch, type DecodedBatchListener } from './kafka/kafka-worker-reader.js';
 import { GeneratorReader, isGeneratorConnector } from './generators/generator-reader.js';
 import { indexEntry, indexStateTable, secondaryIndexes } from '../catalog/secondary-index.js';
-import { FirstOffsets, isReplayed, positionTable, writePositions } from './source-replay.js';
+import { FirstOffsets, isReplayed, positionTable, replayProducer, writePositions } from './source-replay.js';
+import type { SplitRange } from '../stream/stream-context.js';
+import type { SplitProducer } from './generators/split-producer.js';
 import { isKafkaReplayed, kafkaRowId, replayLimits } from './kafka/kafka-replay.js';
 import { isPostgresCdc } from './postgres-cdc/cdc-options.js';
 import { CHANGE_TRUNCATE, PostgresCdcReader, UNCHANGED_TOAST } from './postgres-cdc/cdc-reader.js';
@@ -65,6 +67,14 @@ class RunningSource implements DecodedBatchListener {
   /** Undefined for a generator connector (it produces rows, not messages). */
   readonly decoder: MessageDecoder | undefined;
   pending: DecodedChanges = { rows: [], kinds: [] };
+  /**
+   * Units of a replayed generator source read without their rows (`advanced`: only source
+   * fragments read it, their workers generate the rows), per split in order, and how many.
+   */
+  private pendingRanges: SplitRange[] = [];
+  pendingUnits = 0;
+  /** The producer that generates pending ranges here when some dataflow needs their rows after all. */
+  private producer: SplitProducer | undefined;
   /** Next offset per partition including pending messages. */
   readonly next = new Map<number, bigint>();
   /** Next offset per partition as of the last committed epoch. */
@@ -204,6 +214,29 @@ class RunningSource implements DecodedBatchListener {
     return this.backpressure();
   }
 
+  /** Whether the generator must make rows: not while only source fragments read this replayed source. */
+  rowsWanted(): boolean {
+    return !this.replayed || this.manager.core.streams.rangeReaders(this.relation.id) === undefined;
+  }
+
+  /** Units [from, next) of a generator's split, without rows (rowsWanted() was false). */
+  advanced(partition: number, from: number, next: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const last = this.pendingRanges[this.pendingRanges.length - 1];
+    if (last !== undefined && last.split === partition && last.to === from) this.pendingRanges[this.pendingRanges.length - 1] = { split: partition, from: last.from, to: next };
+    else this.pendingRanges.push({ split: partition, from, to: next });
+    this.pendingUnits += next - from;
+    this.manager.status.partition(this.relation.id, this.topic, partition).messages += next - from;
+    this.next.set(partition, BigInt(next));
+    this.dirty = true;
+    return this.backpressure();
+  }
+
+  /** Rows or units read and not yet written into the open epoch. */
+  get pendingCount(): number {
+    return this.pending.rows.length + this.pendingUnits;
+  }
+
   /** Changes from a CDC reader in the relation's layout (kinds: 1 upsert, -1 delete, CHANGE_TRUNCATE, CHANGE_UPSERT_MERGE) up to offset `next` of partition 0. */
   changes(rows: Row[], kinds: number[], next: bigint): Promise<void> {
     if (this.stopped) return Promise.resolve();
@@ -225,7 +258,7 @@ class RunningSource implements DecodedBatchListener {
    * holds back the next barrier if the writes fall behind.
    */
   private backpressure(): Promise<void> {
-    const pending = this.pending.rows.length;
+    const pending = this.pendingCount;
     if (pending + this.unsealed < MAX_PENDING_ROWS) {
       const chunkRows = chunkRowsOf(this.manager.core);
       if (chunkRows > 0 && pending >= chunkRows) this.manager.requestChunk();
@@ -297,12 +330,13 @@ class RunningSource implements DecodedBatchListener {
         }
         streams.push();
       }
+      const units = this.writeRanges(captured, chunk);
       const moved = new Map<number, bigint>();
       for (const [split, position] of applied) if (this.committedPositions.get(split) !== position) moved.set(split, position);
       writePositions(this.table, this.relation, moved);
       this.firstOffsets?.write(applied);
       this.committedPositions = applied;
-      this.writtenNow(id, rows.length, applied);
+      this.writtenNow(id, rows.length + units, applied);
       return;
     }
     const appendOnly = this.layout.rowIdPosition !== undefined;
@@ -355,6 +389,38 @@ class RunningSource implements DecodedBatchListener {
     }
     if (captured) streams.push();
     this.writtenNow(id, rows.length, applied);
+  }
+
+  /**
+   * The units read without rows: to the source fragments that read this source, whose workers
+   * generate their rows into the same epoch; or, when some dataflow now needs the rows here (a
+   * view created meanwhile), generated and pushed here. Returns the units.
+   */
+  private writeRanges(captured: boolean, chunk: number): number {
+    const ranges = this.pendingRanges;
+    const units = this.pendingUnits;
+    if (ranges.length === 0) return 0;
+    this.pendingRanges = [];
+    this.pendingUnits = 0;
+    const streams = this.manager.core.streams;
+    const id = this.relation.id;
+    const readers = streams.rangeReaders(id);
+    if (readers !== undefined) {
+      for (const reader of readers) reader.take(ranges);
+      return units;
+    }
+    if (!captured) return units;
+    const producer = (this.producer ??= replayProducer(this.relation));
+    for (const { split, from, to } of ranges) {
+      let offset = from;
+      while (offset < to) {
+        const rows: Row[] = [];
+        offset = producer.produce(split, offset, to, rows, Math.max(chunk, 1024));
+        for (const row of rows) streams.record(id, row, 1);
+        streams.push();
+      }
+    }
+    return units;
   }
 
   /** After write(): the offsets into the epoch's metadata (with the rows they cover), the rows counted. */
@@ -423,7 +489,7 @@ export class SourceManager {
   private writeChunks(): void {
     this.chunkQueued = false;
     if (this.closed) return;
-    const ready = [...this.running.values()].filter((source) => source.pending.rows.length > 0 && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
+    const ready = [...this.running.values()].filter((source) => source.pendingCount > 0 && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
     try {
       for (const source of ready) source.write();
     } catch (error) {

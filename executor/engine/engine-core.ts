@@ -6,6 +6,7 @@
 
 import { RocksStateStore } from '../../storage/rocks-state-store.js';
 import { ParallelRuntime } from '../stream/parallel/parallel-runtime.js';
+import { sourceFragmentWorkerScript } from '../connectors/source-fragment-worker-script.js';
 import type { ClusterNodeRow } from '../system/nodes-relation.js';
 import { nextEpoch, type Epoch } from '../../sql/epoch.js';
 import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
@@ -160,7 +161,9 @@ export class EngineCore {
     );
     const parallelism = settings.tuning?.parallelism ?? 1;
     if (parallelism > 1 && store instanceof RocksStateStore) {
-      this.streams.parallel = new ParallelRuntime(store, parallelism, planMemory(settings.memoryLimitBytes, settings.heapGrowingPercent).groupCacheBytes);
+      const runtime = new ParallelRuntime(store, parallelism, planMemory(settings.memoryLimitBytes, settings.heapGrowingPercent).groupCacheBytes);
+      runtime.sourceFragments.workerScript = sourceFragmentWorkerScript;
+      this.streams.parallel = runtime;
     }
     const rowCaches = (store as Partial<{ budget: AdjustableBudget }>).budget;
     this.memory = new MemoryManager({

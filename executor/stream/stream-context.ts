@@ -76,6 +76,28 @@ export interface ParallelBuilder {
   readonly parallelism: number;
   /** `shared`: the dataflow's shared subtrees (StreamShared sources), which stay where the dataflow places them. */
   build(plan: StreamPlan, context: StreamContext, shared?: ReadonlySet<StreamPlan>): StreamNode | undefined;
+  /** The views that run as source fragments (parallel/source-fragment.ts). */
+  readonly sourceFragments?: SourceFragmentHost;
+}
+
+/** Units [from, to) of one split of a replayed generator source, written into the open epoch. */
+export interface SplitRange {
+  readonly split: number;
+  readonly from: number;
+  readonly to: number;
+}
+
+/** A view run by workers that generate its source's rows from split ranges (PARALLEL.md, "Source fragments"). */
+export interface SourceFragmentReader {
+  /** False while the view's rows must come through the main thread (it has a secondary index). */
+  takesRanges(): boolean;
+  /** The source's units of the open epoch: the workers generate, transform and store their rows. */
+  take(ranges: readonly SplitRange[]): void;
+}
+
+export interface SourceFragmentHost {
+  /** The source fragment running view `viewId`, if it is one. */
+  fragment(viewId: number): SourceFragmentReader | undefined;
 }
 
 export class StreamContext {

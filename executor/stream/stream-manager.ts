@@ -10,7 +10,7 @@ import type { Row } from '../../sql/value.js';
 import type { StateStore } from '../../storage/state-table.js';
 import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
 import type { Dataflow } from './dataflow.js';
-import { StreamContext, type ParallelBuilder, type StreamTuning, type ViewIndex } from './stream-context.js';
+import { StreamContext, type ParallelBuilder, type SourceFragmentReader, type StreamTuning, type ViewIndex } from './stream-context.js';
 import { VIEW_ERRORS_META_KEY, ViewErrors } from './view-errors.js';
 import { BackfillProgress } from '../system/backfill-progress.js';
 import { streamInputs, type StreamPlan } from '../../planner/stream/stream-plan.js';
@@ -127,6 +127,25 @@ export class StreamManager implements ChangeCapture {
 
   captures(relationId: number): boolean {
     return this.read.has(relationId);
+  }
+
+  /**
+   * The source fragments that take the split ranges of replayed source `relationId` instead of its
+   * rows (parallel/source-fragment.ts): every dataflow reading it is one, no view reads theirs and
+   * none needs the whole epoch. Undefined when some dataflow needs the rows on the main thread
+   * (the source manager then generates them there, and the fragments take them as rows too).
+   */
+  rangeReaders(relationId: number): SourceFragmentReader[] | undefined {
+    const host = this.parallel?.sourceFragments;
+    if (host === undefined || !this.read.has(relationId)) return undefined;
+    const readers: SourceFragmentReader[] = [];
+    for (const dataflow of this.dataflows) {
+      if (!dataflow.sources().includes(relationId)) continue;
+      const fragment = host.fragment(dataflow.viewId);
+      if (fragment === undefined || this.read.has(dataflow.viewId) || this.wholeEpoch.has(dataflow.viewId) || !fragment.takesRanges()) return undefined;
+      readers.push(fragment);
+    }
+    return readers.length > 0 ? readers : undefined;
   }
 
   record(relationId: number, row: Row, sign: number): void {

@@ -8,6 +8,8 @@
 // it makes up at most that much at once and its schedule slips by the rest. A rate is a ceiling,
 // not a quota to make up: without the slip, a reader held for 30 s pushed 30 s of events into the
 // next epochs, which held the loop longer still (a lagging soak's epochs grew to 5-80 s).
+// While the listener wants no rows (`rowsWanted`), a split advances by units alone: their rows are
+// generated where they are read (source fragments' workers).
 
 import type { ColumnDef, RelationDef } from '../../../sql/catalog.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
@@ -29,6 +31,14 @@ const MAX_PACE_PAUSE_MS = 100;
 /** The listener side a generator needs: rows of a partition up to its next offset. */
 export interface GeneratedRowsListener extends SourceListener {
   generated(partition: number, rows: Row[], next: bigint): Promise<void>;
+  /**
+   * False while no one on the main thread needs the rows (a replayed source read only by source
+   * fragments, whose workers generate them: executor/stream/PARALLEL.md): the reader then hands
+   * over units without rows (`advanced`).
+   */
+  rowsWanted?(): boolean;
+  /** Units [from, next) of `partition`, read without generating their rows. */
+  advanced?(partition: number, from: number, next: number): Promise<void>;
 }
 
 export function isGeneratorConnector(relation: RelationDef): boolean {
@@ -130,6 +140,13 @@ export class GeneratorReader implements SourceReader, StartupResolver {
           limit = Math.min(limit, due);
         }
         if (offset >= limit) continue;
+        if (listener.advanced !== undefined && listener.rowsWanted?.() === false) {
+          const next = Math.min(limit, offset + chunk);
+          offsets[split] = next;
+          produced = true;
+          await listener.advanced(split, offset, next);
+          continue;
+        }
         const rows: Row[] = [];
         const next = producer.produce(split, offset, limit, rows, chunk);
         if (rowId >= 0) for (let i = 0; i < rows.length; i++) rows[i]![rowId] = this.nextRowId();

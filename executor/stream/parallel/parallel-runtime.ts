@@ -17,6 +17,7 @@ import type { StreamNode } from '../stream-node.js';
 import { ParallelFragmentNode } from './parallel-fragment.js';
 import { distributionText, fragmentAt, inputNeedsRowIds, workerPlan } from '../../../planner/stream/parallel.js';
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
+import { SourceFragments } from './source-fragment.js';
 
 /**
  * Fragments running in workers at most, per process: each starts N threads (a V8 isolate loading
@@ -30,6 +31,8 @@ export class ParallelRuntime implements CommitParticipant {
   private readonly nodes = new Set<ParallelFragmentNode>();
   private token: number | undefined;
   private closed = false;
+  /** Views run as source fragments (source-fragment.ts): their own commit participant. */
+  readonly sourceFragments: SourceFragments;
 
   constructor(
     private readonly store: RocksStateStore,
@@ -38,10 +41,16 @@ export class ParallelRuntime implements CommitParticipant {
     private readonly groupCacheBytes: number,
   ) {
     store.addParticipant(this);
+    this.sourceFragments = new SourceFragments(store, parallelism);
   }
 
   /** The node of a plan node that roots a parallel fragment, else undefined (the caller builds it as usual). */
   build(plan: StreamPlan, context: StreamContext, shared: ReadonlySet<StreamPlan> = new Set()): StreamNode | undefined {
+    // A view over a generator source run whole by the workers (source-fragment.ts).
+    if (plan.kind === 'StreamMaterialize' && !this.closed) {
+      const node = this.sourceFragments.build(plan, context);
+      if (node !== undefined) return node;
+    }
     if (this.closed || this.parallelism <= 1 || this.nodes.size >= MAX_FRAGMENTS) return undefined;
     const fragment = fragmentAt(plan, shared);
     if (fragment === undefined) return undefined;
@@ -95,6 +104,7 @@ export class ParallelRuntime implements CommitParticipant {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.sourceFragments.close();
     const nodes = [...this.nodes];
     this.nodes.clear();
     await Promise.all(nodes.map((node) => node.close()));

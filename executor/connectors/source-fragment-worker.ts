@@ -1,0 +1,176 @@
+// The entry of a source fragment's worker thread (executor/stream/PARALLEL.md, "Source fragments";
+// the main thread's side is executor/stream/parallel/source-fragment.ts, which starts this script
+// where source-fragment-worker-script.ts finds it): the view's
+// ordinary dataflow (source scan, filters and projections, blind-insert materialize) over a state
+// store of its own whose reads go to the shared RocksDB and whose epoch batches go to the main
+// thread (storage/handoff-backend.ts), which commits them with its own epoch, and the source
+// offsets they cover, in one write. The rows come from the source's producer: each range of units
+// the main thread posts is generated here (replayed rows carry their unit numbers as row ids, so
+// any worker generating a unit makes the same row). Answers are posted on the port, then the signal
+// word is bumped and notified: the main thread waits on it.
+
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { SqlError, SqlState, toSqlError } from '../../sql/errors.js';
+import type { Row } from '../../sql/value.js';
+import { HandoffBackend } from '../../storage/handoff-backend.js';
+import { MvccStateStore } from '../../storage/mvcc-state-store.js';
+import { RocksDatabase } from '../../storage/rocksdb.js';
+import { replayProducer } from './source-replay.js';
+import type { SplitProducer } from './generators/split-producer.js';
+import { Dataflow } from '../stream/dataflow.js';
+import { StreamContext } from '../stream/stream-context.js';
+import type { ChangeBatch } from '../stream/change-batch.js';
+import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
+import type { MaterializePlan, ScanPlan } from '../../planner/stream/parallel-source.js';
+import { fromTransfer } from '../../planner/stream/plan-transfer.js';
+
+const data = workerData as SourceWorkerData & { port: MessagePort };
+const plan = fromTransfer<MaterializePlan>(data.plan);
+const port = data.port;
+const signal = new Int32Array(data.signal);
+/** Rows generated per step: a batch through the dataflow. */
+const STEP_ROWS = 4096;
+
+function answer(message: SourceWorkerToMain, transfer: ArrayBuffer[] = []): void {
+  port.postMessage(message, transfer);
+  Atomics.add(signal, 0, 1);
+  Atomics.notify(signal, 0);
+}
+
+/** Epochs handed to the main thread and not yet acknowledged, oldest first. */
+const handedOver: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+const errors: string[] = [];
+/** View rows written into the open epoch. */
+let written = 0;
+/** The first failure of the open epoch's ranges: the commit answers it (every commit gets one answer). */
+let failure: unknown;
+
+// However the thread ends, the main thread stops waiting for it.
+process.on('exit', () => {
+  Atomics.store(signal, 1, 1);
+  Atomics.notify(signal, 0);
+});
+
+interface Running {
+  readonly database: RocksDatabase;
+  readonly store: MvccStateStore;
+  readonly dataflow: Dataflow;
+  readonly producer: SplitProducer;
+  readonly sourceId: number;
+}
+
+function sourceScan(): ScanPlan {
+  let node = plan.input;
+  while (node.kind === 'StreamFilter' || node.kind === 'StreamProject') node = node.input;
+  if (node.kind !== 'StreamTableScan') throw new SqlError(SqlState.internalError, 'a source fragment without a source scan');
+  return node;
+}
+
+function start(): Running {
+  const database = RocksDatabase.attach(data.token, data.path);
+  const store = new MvccStateStore(
+    new HandoffBackend(database, (packed) => {
+      answer({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length, rows: written, errors: errors.splice(0) }, [packed.buffer as ArrayBuffer]);
+      written = 0;
+      return new Promise<void>((resolve, reject) => handedOver.push({ resolve, reject }));
+    }),
+    { retentionMs: data.retentionMs, memoryLimitBytes: data.rowCacheBytes },
+  );
+  const context = new StreamContext(store, data.viewId, { record: (_viewId, message) => void errors.push(message) }, data.viewRetentionMs);
+  context.tuning = data.tuning;
+  const scan = sourceScan();
+  return { database, store, dataflow: new Dataflow(data.viewId, plan, context), producer: replayProducer(scan.relation), sourceId: scan.relation.id };
+}
+
+let running: Running | undefined;
+let startFailure: unknown;
+try {
+  running = start();
+} catch (error) {
+  startFailure = error;
+}
+
+/** Generates the units of each (split, from, to) and pushes their rows through the view. */
+function generate({ dataflow, producer, sourceId }: Running, ranges: readonly number[]): void {
+  const inputs = new Map<number, ChangeBatch>();
+  for (let at = 0; at < ranges.length; at += 3) {
+    const split = ranges[at]!;
+    const to = ranges[at + 2]!;
+    let offset = ranges[at + 1]!;
+    while (offset < to) {
+      const rows: Row[] = [];
+      offset = producer.produce(split, offset, to, rows, STEP_ROWS);
+      if (rows.length === 0) continue;
+      inputs.set(sourceId, { rows, signs: new Array<number>(rows.length).fill(1) });
+      const out = dataflow.pushChunk(inputs);
+      written += out.rows.length;
+    }
+  }
+}
+
+function handle(message: MainToSourceWorker): void {
+  if (running === undefined) {
+    if (message.t === 'close') {
+      port.close();
+      parentPort?.close();
+      return;
+    }
+    if (message.t === 'commit') throw startFailure;
+    return;
+  }
+  const { database, store, dataflow } = running;
+  switch (message.t) {
+    case 'ranges':
+      if (failure !== undefined) return;
+      try {
+        generate(running, message.ranges);
+      } catch (error) {
+        failure = error;
+      }
+      return;
+    case 'commit': {
+      if (failure !== undefined) {
+        const failed = failure;
+        failure = undefined;
+        throw failed;
+      }
+      // Seals the open epoch; the handoff answers with its batch synchronously.
+      void store.commitAsync(BigInt(message.epoch)).catch(() => undefined);
+      return;
+    }
+    case 'durable':
+      handedOver.shift()?.resolve();
+      return;
+    case 'failed': {
+      const error = new SqlError(SqlState.ioError, message.message);
+      for (const pending of handedOver.splice(0)) pending.reject(error);
+      return;
+    }
+    case 'abort':
+      failure = undefined;
+      written = 0;
+      errors.length = 0;
+      dataflow.discard();
+      store.abort();
+      return;
+    case 'close':
+      for (const pending of handedOver.splice(0)) pending.reject(new SqlError(SqlState.adminShutdown, 'the view is gone'));
+      dataflow.dispose();
+      void database.close().finally(() => {
+        port.close();
+        parentPort?.close();
+      });
+      return;
+  }
+}
+
+port.on('message', (message: MainToSourceWorker) => {
+  try {
+    handle(message);
+  } catch (error) {
+    // Only a commit is waited for: it gets exactly one answer, its batch or the error.
+    if (message.t !== 'commit') return;
+    const failed = toSqlError(error);
+    answer({ t: 'error', code: failed.code, message: failed.message });
+  }
+});

@@ -1,0 +1,338 @@
+// Source fragments (PARALLEL.md, "Source fragments"): at --parallelism N > 1, a view whose whole plan
+// is a replayed generator source's scan, filters and projections and a blind-insert materialize
+// (planner/stream/parallel-source.ts) runs in N worker threads. The source manager still decides
+// which units each split advances by in an epoch and commits the splits' positions, but the main
+// thread generates no rows for them: it hands the ranges to the view's fragment (`take`), which
+// cuts each range into N contiguous shares, one per worker; each worker generates its share's rows
+// and runs the view's ordinary dataflow over them into its own store's open epoch
+// (executor/connectors/source-fragment-worker.ts).
+// At the commit the fragments are commit participants: each asked worker seals its epoch and hands
+// the batch over, appended to the main store's WriteBatch beside the positions, so rows and offsets
+// commit in one atomic write (exactly once). Nothing is kept per worker: a restart at another N
+// cuts the ranges from the committed positions in N' shares.
+//
+// Rows that do reach the main thread (a backfill, or the source's rows when some other dataflow
+// needs them: StreamManager.rangeReaders) go through the ordinary chain built on the main thread
+// under this node, which materializes them there (`local`): blind inserts keyed by row id, so which
+// thread stores a row does not matter.
+
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import type { Epoch } from '../../../sql/epoch.js';
+import { SqlError, SqlState, type SqlStateCode } from '../../../sql/errors.js';
+import { fragmentSource, sourceSerialReason, type MaterializePlan } from '../../../planner/stream/parallel-source.js';
+import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
+import { toTransfer } from '../../../planner/stream/plan-transfer.js';
+import type { CommitParticipant } from '../../../storage/mvcc-state-store.js';
+import type { RocksStateStore } from '../../../storage/rocks-state-store.js';
+import type { StateTable } from '../../../storage/state-table.js';
+import type { WriteBatchBuilder } from '../../../storage/write-batch.js';
+import { emptyChanges, type ChangeBatch } from '../change-batch.js';
+import { StreamMaterializeNode } from '../materialize.js';
+import type { SourceFragmentHost, SourceFragmentReader, SplitRange, StreamContext } from '../stream-context.js';
+import type { StreamNode } from '../stream-node.js';
+import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from './source-protocol.js';
+
+/** How long the main thread waits for a worker's batch before failing the epoch. */
+const ANSWER_TIMEOUT_MS = 120_000;
+
+/** One worker thread of a source fragment and the main thread's end of its channel. */
+class SourceWorker {
+  private readonly worker: Worker;
+  private readonly port: MessagePort;
+  private readonly signal: Int32Array;
+  readonly exited: Promise<void>;
+  private gone: string | undefined;
+  /** Ranges posted since the last commit (the worker has writes to hand over). */
+  dirty = false;
+  /** Epochs whose batch the worker handed over and that are not yet durable, oldest first. */
+  readonly awaitingDurable: Epoch[] = [];
+  /** Milliseconds the main thread spent blocked on this worker's answers (EXPLAIN ANALYZE). */
+  waitedMs = 0;
+  /** Units posted, view rows written (committed or not). */
+  units = 0;
+  rows = 0;
+
+  constructor(script: URL, data: Omit<SourceWorkerData, 'signal'>) {
+    const channel = new MessageChannel();
+    const signal = new SharedArrayBuffer(8);
+    this.signal = new Int32Array(signal);
+    this.port = channel.port1;
+    this.worker = new Worker(script, { workerData: { ...data, signal, port: channel.port2 }, transferList: [channel.port2] });
+    this.worker.unref();
+    this.worker.on('error', (error) => {
+      this.gone = error instanceof Error ? error.message : String(error);
+    });
+    this.exited = new Promise((resolve) => this.worker.on('exit', () => resolve()));
+  }
+
+  post(message: MainToSourceWorker): void {
+    this.port.postMessage(message);
+  }
+
+  /** The worker's epoch batch; blocks the thread until it comes. An `error` answer is thrown. */
+  receiveBatch(): Extract<SourceWorkerToMain, { t: 'batch' }> {
+    const deadline = Date.now() + ANSWER_TIMEOUT_MS;
+    for (;;) {
+      const seen = Atomics.load(this.signal, 0);
+      const received = receiveMessageOnPort(this.port);
+      if (received !== undefined) {
+        const message = received.message as SourceWorkerToMain;
+        if (message.t === 'error') throw new SqlError(message.code as SqlStateCode, message.message);
+        return message;
+      }
+      if (this.gone !== undefined || Atomics.load(this.signal, 1) === 1) {
+        throw new SqlError(SqlState.internalError, `a source fragment's worker ended: ${this.gone ?? 'its thread exited'}`);
+      }
+      if (Date.now() > deadline) throw new SqlError(SqlState.internalError, "a source fragment's worker did not answer");
+      const start = performance.now();
+      Atomics.wait(this.signal, 0, seen, 100);
+      this.waitedMs += performance.now() - start;
+    }
+  }
+
+  close(): Promise<void> {
+    this.post({ t: 'close' });
+    const timeout = setTimeout(() => void this.worker.terminate(), 10_000);
+    return this.exited.finally(() => clearTimeout(timeout));
+  }
+}
+
+/** The main thread's node of a source fragment: the view's root, its workers and its local chain's materialize. */
+export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
+  readonly workers: SourceWorker[] = [];
+  private readonly local: StreamMaterializeNode;
+  private readonly table: StateTable;
+  private readonly sourceName: string;
+  /** The worker the next range's first share goes to (shares of short ranges rotate over the workers). */
+  private next = 0;
+  /** Epochs in flight whose batch held worker rows of the view (the main table's latest-read state is refreshed once durable). */
+  private readonly written: Epoch[] = [];
+  private disposed = false;
+
+  constructor(
+    plan: MaterializePlan,
+    private readonly context: StreamContext,
+    settings: { readonly script: URL; readonly token: number; readonly path: string; readonly parallelism: number; readonly retentionMs: number; readonly rowCacheBytes: number },
+    private readonly onDispose: (node: SourceFragmentNode) => void,
+  ) {
+    // The main store keeps the view table's window and garbage collection, and stores the rows
+    // that come through the main thread.
+    this.local = new StreamMaterializeNode(plan, context);
+    this.table = context.stateTable(plan.stateTables[0]!);
+    this.sourceName = fragmentSource(plan)?.name ?? '?';
+    for (let worker = 0; worker < settings.parallelism; worker++) {
+      this.workers.push(
+        new SourceWorker(settings.script, {
+          token: settings.token,
+          path: settings.path,
+          plan: toTransfer(plan),
+          viewId: context.viewId,
+          worker,
+          retentionMs: settings.retentionMs,
+          viewRetentionMs: context.viewRetentionMs,
+          rowCacheBytes: settings.rowCacheBytes,
+          tuning: context.tuning,
+        }),
+      );
+    }
+  }
+
+  get viewId(): number {
+    return this.context.viewId;
+  }
+
+  initial(): ChangeBatch {
+    return emptyChanges();
+  }
+
+  /** Rows through the main thread (the chain under this node): stored here. */
+  apply(slot: number, changes: ChangeBatch): ChangeBatch {
+    return this.local.apply(slot, changes);
+  }
+
+  describe(): string {
+    const waited = this.workers.reduce((sum, worker) => sum + worker.waitedMs, 0);
+    const units = this.workers.reduce((sum, worker) => sum + worker.units, 0);
+    const rows = this.workers.reduce((sum, worker) => sum + worker.rows, 0);
+    return `StreamSourceFragment ${this.sourceName} split across ${this.workers.length} workers: ${units} units, ${rows} rows, waited ${waited.toFixed(3)} ms`;
+  }
+
+  takesRanges(): boolean {
+    // A secondary index on the view is kept by the main thread's materialize only.
+    return !this.disposed && this.context.viewIndexes().length === 0;
+  }
+
+  take(ranges: readonly SplitRange[]): void {
+    const parallelism = this.workers.length;
+    const shares: number[][] = this.workers.map(() => []);
+    for (const { split, from, to } of ranges) {
+      const length = to - from;
+      if (length <= 0) continue;
+      // Contiguous shares: worker (next + w) mod N gets [from + len*w/N, from + len*(w+1)/N).
+      for (let w = 0; w < parallelism; w++) {
+        const start = from + Math.floor((length * w) / parallelism);
+        const end = from + Math.floor((length * (w + 1)) / parallelism);
+        if (end > start) shares[(this.next + w) % parallelism]!.push(split, start, end);
+      }
+      this.next = (this.next + 1) % parallelism;
+    }
+    shares.forEach((share, index) => {
+      if (share.length === 0) return;
+      const worker = this.workers[index]!;
+      for (let at = 0; at < share.length; at += 3) worker.units += share[at + 2]! - share[at + 1]!;
+      worker.post({ t: 'ranges', ranges: share });
+      worker.dirty = true;
+    });
+  }
+
+  discard(): void {
+    for (const worker of this.workers) {
+      worker.post({ t: 'abort' });
+      worker.dirty = false;
+    }
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.onDispose(this);
+  }
+
+  /** Hands the workers' writes of the open epoch, sealed as `epoch`, into the main store's batch. */
+  contribute(batch: WriteBatchBuilder, epoch: Epoch): void {
+    const asked = this.workers.filter((worker) => worker.dirty);
+    if (asked.length === 0) return;
+    for (const worker of asked) {
+      worker.post({ t: 'commit', epoch: epoch.toString() });
+      worker.dirty = false;
+    }
+    // Before the answers: a failure of one fails the epoch every asked worker sealed.
+    for (const worker of asked) worker.awaitingDurable.push(epoch);
+    this.written.push(epoch);
+    let failure: unknown;
+    for (const worker of asked) {
+      try {
+        const handed = worker.receiveBatch();
+        worker.rows += handed.rows;
+        for (const message of handed.errors) this.context.recordError(new SqlError(SqlState.dataException, message));
+        if (handed.length > 0) batch.writer.bytes(new Uint8Array(handed.bytes, 0, handed.length));
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  durable(epoch: Epoch): void {
+    for (const worker of this.workers) {
+      while (worker.awaitingDurable.length > 0 && worker.awaitingDurable[0]! <= epoch) {
+        worker.awaitingDurable.shift();
+        worker.post({ t: 'durable' });
+      }
+    }
+    let refreshed = false;
+    while (this.written.length > 0 && this.written[0]! <= epoch) {
+      this.written.shift();
+      refreshed = true;
+    }
+    // Rows the main store did not write are committed: its latest reads of the table must look again.
+    if (refreshed) this.table.committedElsewhere?.();
+  }
+
+  failed(error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
+    this.written.length = 0;
+    for (const worker of this.workers) {
+      if (worker.awaitingDurable.length === 0) continue;
+      worker.awaitingDurable.length = 0;
+      worker.post({ t: 'failed', message });
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((worker) => worker.close()));
+  }
+}
+
+/** Every source fragment of the process: builds them, finds them by view, and joins their writes to each epoch's commit. */
+export class SourceFragments implements CommitParticipant, SourceFragmentHost {
+  private readonly nodes = new Map<number, SourceFragmentNode>();
+  private token: number | undefined;
+  private closed = false;
+  /**
+   * The worker script (executor/connectors/source-fragment-worker.ts: generating a source's rows
+   * is the connectors' business), set by the engine; without it no view runs as a source fragment.
+   */
+  workerScript: (() => URL) | undefined;
+
+  constructor(
+    private readonly store: RocksStateStore,
+    readonly parallelism: number,
+  ) {
+    store.addParticipant(this);
+  }
+
+  /** The node of a view that runs as a source fragment, else undefined (the caller builds it as usual). */
+  build(plan: StreamPlan, context: StreamContext): StreamNode | undefined {
+    const script = this.workerScript;
+    if (script === undefined || this.closed || this.parallelism <= 1 || plan.kind !== 'StreamMaterialize' || sourceSerialReason(plan) !== undefined) return undefined;
+    this.token ??= this.store.database.share();
+    const node = new SourceFragmentNode(
+      plan,
+      context,
+      {
+        script: script(),
+        token: this.token,
+        path: this.store.database.path,
+        parallelism: this.parallelism,
+        retentionMs: this.store.options.retentionMs,
+        rowCacheBytes: Math.max(1 << 20, Math.floor(this.store.options.memoryLimitBytes / (16 * this.parallelism))),
+      },
+      (disposed) => {
+        if (this.nodes.get(disposed.viewId) === disposed) this.nodes.delete(disposed.viewId);
+        void disposed.close();
+      },
+    );
+    this.nodes.set(context.viewId, node);
+    return node;
+  }
+
+  fragment(viewId: number): SourceFragmentNode | undefined {
+    return this.nodes.get(viewId);
+  }
+
+  get workers(): number {
+    let count = 0;
+    for (const node of this.nodes.values()) count += node.workers.length;
+    return count;
+  }
+
+  contribute(batch: WriteBatchBuilder, epoch: Epoch): void {
+    let failure: unknown;
+    for (const node of this.nodes.values()) {
+      try {
+        node.contribute(batch, epoch);
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  durable(epoch: Epoch): void {
+    for (const node of this.nodes.values()) node.durable(epoch);
+  }
+
+  failed(error: unknown): void {
+    for (const node of this.nodes.values()) node.failed(error);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const nodes = [...this.nodes.values()];
+    this.nodes.clear();
+    await Promise.all(nodes.map((node) => node.close()));
+    if (this.token !== undefined) this.store.database.unshare(this.token);
+    this.store.removeParticipant(this);
+  }
+}

@@ -1,0 +1,42 @@
+// Messages between the main thread and the workers of a source fragment (source-fragment.ts,
+// PARALLEL.md "Source fragments"). The main thread posts split ranges as the source advances and
+// blocks only at the commit, for each asked worker's epoch batch (Atomics.wait on the signal word,
+// receiveMessageOnPort), as the parallel aggregate's workers answer (protocol.ts).
+
+import type { StreamTuning } from '../stream-context.js';
+
+/** What a source worker starts with (workerData). */
+export interface SourceWorkerData {
+  /** RocksDatabase.share()'s token and the database's directory. */
+  readonly token: number;
+  readonly path: string;
+  /** The view's whole plan (materialize, filters and projections, the source scan) as plain data (planner/stream/plan-transfer.ts). */
+  readonly plan: unknown;
+  readonly viewId: number;
+  readonly worker: number;
+  /** The store's default retention and the view's own. */
+  readonly retentionMs: number;
+  readonly viewRetentionMs: number | undefined;
+  /** Budget of this worker's row cache. */
+  readonly rowCacheBytes: number;
+  readonly tuning: StreamTuning;
+  /** Two Int32s: [0] bumped after every answer is posted, [1] set to 1 when the thread exits. */
+  readonly signal: SharedArrayBuffer;
+}
+
+export type MainToSourceWorker =
+  /** Units to generate into the open epoch: triples (split, from, to). Not answered. */
+  | { readonly t: 'ranges'; readonly ranges: readonly number[] }
+  /** Seal the open epoch as `epoch`: answered with `batch`. */
+  | { readonly t: 'commit'; readonly epoch: string }
+  /** The oldest epoch handed over and not yet acknowledged is durable, or every one failed. */
+  | { readonly t: 'durable' }
+  | { readonly t: 'failed'; readonly message: string }
+  /** The open epoch was aborted. */
+  | { readonly t: 'abort' }
+  | { readonly t: 'close' };
+
+export type SourceWorkerToMain =
+  /** The sealed epoch's writes (without store records), the view rows written and the row errors met. */
+  | { readonly t: 'batch'; readonly bytes: ArrayBuffer; readonly length: number; readonly rows: number; readonly errors: readonly string[] }
+  | { readonly t: 'error'; readonly code: string; readonly message: string };
