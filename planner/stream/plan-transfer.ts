@@ -48,6 +48,9 @@ function encode(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(encode);
   if (value instanceof Uint8Array) return value;
   if (value instanceof Numeric) return { $numeric: value.toString() };
+  // A built-in function or operator wherever the plan holds one (a call's, an operator's, an aggregate's).
+  const index = functions().index.get(value as ScalarFunction);
+  if (index !== undefined) return { $fn: index };
   const prototype = Object.getPrototypeOf(value) as unknown;
   if (prototype !== Object.prototype && prototype !== null) fail();
   const record = value as Record<string, unknown>;
@@ -62,7 +65,9 @@ function encode(value: unknown): unknown {
   if (record.kind === 'Cast' && typeof record.impl === 'function') {
     const from = (record.input as { type: DataType }).type;
     const to = record.type as DataType;
-    const context = CONTEXTS.find((candidate) => resolveCast(from, to, candidate) === record.impl);
+    // Without a typmod to apply, a cast is its base conversion in every context that allows it
+    // (sql/casts.ts resolveCast), a closure made afresh: the explicit context resolves it again.
+    const context = CONTEXTS.find((candidate) => resolveCast(from, to, candidate) === record.impl) ?? (to.typmod < 0 && resolveCast(from, to, 'explicit') !== undefined ? 'explicit' : undefined);
     if (context === undefined) fail();
     return { ...encodeFields(record, 'impl'), impl: { $cast: context } };
   }
@@ -86,6 +91,7 @@ function decode(value: unknown): unknown {
   if (value instanceof Uint8Array) return value;
   const record = value as Record<string, unknown>;
   if (typeof record.$numeric === 'string') return Numeric.parse(record.$numeric);
+  if (typeof record.$fn === 'number') return functions().list[record.$fn];
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(record)) out[key] = decode(field);
   if (record.kind === 'Call' && typeof (record.fn as { $fn?: number } | undefined)?.$fn === 'number') {
