@@ -36,10 +36,11 @@ afterEach(() => {
   while (directories.length > 0) rmSync(directories.pop()!, { recursive: true, force: true });
 });
 
-type Open = (options: { retentionMs: number; dir?: string }) => MvccStateStore;
+/** Both stores compact (version GC): RocksDB through its compaction filter, the memory backend by the same rule. */
+type Open = (options: { retentionMs: number; dir?: string }) => MvccStateStore & { compact(): Promise<void> };
 const implementations: [string, Open][] = [
-  ['rocksdb', (options) => openRocksStateStore({ dir: options.dir ?? freshDirectory(), retentionMs: options.retentionMs }) as unknown as MvccStateStore],
-  ['memory', (options) => createMemoryStateStore({ retentionMs: options.retentionMs }) as unknown as MvccStateStore],
+  ['rocksdb', (options) => openRocksStateStore({ dir: options.dir ?? freshDirectory(), retentionMs: options.retentionMs }) as unknown as ReturnType<Open>],
+  ['memory', (options) => createMemoryStateStore({ retentionMs: options.retentionMs }) as unknown as ReturnType<Open>],
 ];
 
 const keys = (rows: Iterable<Row>) => [...rows].map((row) => `${row[0]}/${row[1]}`);
@@ -148,6 +149,37 @@ describe.each(implementations)('deleteBelow on %s', (_name, open) => {
     expect(table.get([10n, 7])).toBeUndefined();
     expect(table.get([10n, 7], epochAt(2))).toEqual([10n, 7, 7n]);
     expect(keys(table.scan({ epoch: epochAt(3) }))).toEqual(['20/1', '20/2', '20/3', '30/1', '30/2', '30/3']);
+    await store.close();
+  });
+
+  it('made again after an abort that followed a sealed epoch settling, through GC and compaction', async () => {
+    const store = open({ retentionMs: 4000 });
+    fill(store);
+    const table = store.table(windows);
+    table.insert([30n, 4, 34n]);
+    const sealed = store.commitAsync(epochAt(2));
+    // Open while the sealed epoch settles, then aborted: the rows are back in the latest state.
+    table.deleteBelow!([20n]);
+    await sealed;
+    store.abort();
+    expect(table.get([10n, 1])).toEqual([10n, 1, 11n]);
+    // The same range deleted again deletes it: no row below its end, no write below it.
+    table.deleteBelow!([20n]);
+    expect(table.get([10n, 1])).toBeUndefined();
+    expect(() => table.insert([10n, 5, 15n])).toThrow(/below its range delete/);
+    store.commit(epochAt(3));
+    await store.compact();
+    expect(table.get([10n, 1])).toBeUndefined();
+    expect(table.get([10n, 1], epochAt(2))).toEqual([10n, 1, 11n]);
+    expect(table.get([10n, 1], epochAt(3))).toBeUndefined();
+    expect(keys(table.scan({ epoch: epochAt(3) }))).toEqual(['20/1', '20/2', '20/3', '30/1', '30/2', '30/3', '30/4']);
+    // Past the retention: the DeleteRange applied, the rows above the end kept, nothing below back.
+    store.commit(epochAt(8));
+    store.commit(epochAt(9));
+    await store.compact();
+    expect(backendEntries(store, windows.tableId)).toBe(7);
+    expect(table.get([10n, 1], epochAt(8))).toBeUndefined();
+    expect(keys(table.scan())).toEqual(['20/1', '20/2', '20/3', '30/1', '30/2', '30/3', '30/4']);
     await store.close();
   });
 

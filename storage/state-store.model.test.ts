@@ -108,12 +108,16 @@ class Model {
   settle(): void {
     const sealed = this.sealed;
     this.sealed = [];
+    // The open epoch's writes and range delete stay open: commit() must not take them in.
     const open = this.pending;
+    const openCleaned = this.cleanedPending;
+    this.cleanedPending = 0;
     for (const { epoch, writes } of sealed) {
       this.pending = writes;
       this.commit(epoch);
     }
     this.pending = open;
+    this.cleanedPending = openCleaned;
   }
 
   commit(epoch: Epoch): void {
@@ -327,23 +331,44 @@ async function runAgainst(kind: 'rocksdb' | 'memory', commands: Command[], reten
   }
 }
 
+/**
+ * Fixed cases run before the random ones: a range delete open while a sealed epoch settles, then
+ * aborted and made again (the model must not take the open range delete in with the sealed epoch).
+ */
+const examples: [Command[]][] = [
+  [
+    [
+      { kind: 'append', key: 0, value: '' },
+      { kind: 'seal', advanceSeconds: 1 },
+      { kind: 'deleteBelow', key: 1 },
+      { kind: 'compact' },
+      { kind: 'abort' },
+      { kind: 'deleteBelow', key: 1 },
+      { kind: 'get', key: 0, at: null },
+      { kind: 'commit', advanceSeconds: 1 },
+      { kind: 'get', key: 0, at: 0 },
+      { kind: 'get', key: 0, at: 1 },
+    ],
+  ],
+];
+
 describe.each(['rocksdb', 'memory'] as const)('state store on %s agrees with the model', (kind) => {
   it('with unlimited retention', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(command, { minLength: 30, maxLength: 150 }), (commands) => runAgainst(kind, commands, 10 * 60 * 60 * 1000)),
-      { numRuns: kind === 'rocksdb' ? 25 : 100 },
+      { numRuns: kind === 'rocksdb' ? 25 : 100, examples },
     );
   });
   it('with a 4-second retention and compactions (version GC)', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(command, { minLength: 30, maxLength: 150 }), (commands) => runAgainst(kind, commands, 4000)),
-      { numRuns: kind === 'rocksdb' ? 25 : 100 },
+      { numRuns: kind === 'rocksdb' ? 25 : 100, examples },
     );
   });
   it('with rows written around the row cache', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(command, { minLength: 30, maxLength: 150 }), (commands) => runAgainst(kind, commands, 10 * 60 * 60 * 1000, true)),
-      { numRuns: kind === 'rocksdb' ? 25 : 100 },
+      { numRuns: kind === 'rocksdb' ? 25 : 100, examples },
     );
   });
 });
