@@ -106,6 +106,7 @@ function prune(plan: Plan, required: ReadonlySet<number>): Pruned {
       return { plan: pruneSubqueries(pruned), map: identity(plan.columns.length) };
     }
     case 'Window': {
+      if (!pruneWindows) return keepAll(plan);
       // Output: the input's columns, then one per call.
       const width = plan.input.columns.length;
       const inputs = needed(
@@ -169,6 +170,22 @@ function prune(plan: Plan, required: ReadonlySet<number>): Pruned {
   }
 }
 
+/** Whether a window's input is pruned (pruneProjectionsKeepingWindows turns it off for one call). */
+let pruneWindows = true;
+
 export function pruneProjections(plan: Plan): Plan {
   return prune(plan, allOf(plan)).plan;
+}
+
+/**
+ * The rule as views of streaming plan version 4 and before were planned: a window keeps all of its
+ * input, which their over-windows' state rows hold (planner/stream/stream-plan.ts).
+ */
+export function pruneProjectionsKeepingWindows(plan: Plan): Plan {
+  pruneWindows = false;
+  try {
+    return prune(plan, allOf(plan)).plan;
+  } finally {
+    pruneWindows = true;
+  }
 }

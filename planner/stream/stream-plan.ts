@@ -66,8 +66,11 @@ export interface KeyedOperator {
  * 2 keep their `row ++ duplicate number` tables and row counts.
  * 4 keeps a StreamHashJoin side over an append-only source by (key, source row id)
  * (`HashJoinOperator.rowIds`); views of version 3 keep their `key ++ row` side tables.
+ * 5 prunes a window's input to the columns its calls and the plan above it read
+ * (rules/projection-pushdown.ts), so an over-window's state rows hold those; views of version 4
+ * keep every input column in them.
  */
-export const STREAM_PLAN_VERSION = 4;
+export const STREAM_PLAN_VERSION = 5;
 
 /**
  * The incremental symmetric hash join (executor/stream/hash-join.ts): each side's rows by equi-key
