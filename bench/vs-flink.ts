@@ -1,6 +1,6 @@
 // Nexmark side by side with Apache Flink 2.0 on this machine: for each query, oxbow's nexmark
-// suite (dist/bench/nexmark.js, the query as a materialized view over the built-in generator) and
-// the same query on Flink (bench/flink/: a local MiniCluster on RocksDB reading a port of oxbow's
+// suite (dist/bench/nexmark.js, the query as a materialized view over the built-in generator, or in
+// the form --form names) and the same query on Flink (bench/flink/: a local MiniCluster on RocksDB reading a port of oxbow's
 // generator, the same events), alternately A B A B (--rounds 2), the same event count on both.
 //
 // Prints JSON lines {"bench":"vs-flink-qN-oxbow" | "vs-flink-qN-flink","metric","value","unit",
@@ -12,11 +12,17 @@
 // (Flink's planning and its local cluster's start included), and *_running from its first source
 // reader's open (the tasks deployed and their code generated) to the end. Then per query {"bench":"vs-flink-qN",
 // "metric":"ratio_events_per_second" | "ratio_events_per_cpu_second" | "ratio_peak_rss",
-// "value","unit":"oxbow/flink"}: the ratio of the two systems' medians over the rounds.
+// "value","unit":"oxbow/flink"}: the ratio of the two systems' medians over the rounds. In the sink
+// and windowed forms the benches are vs-flink-qN-sink-oxbow, vs-flink-qN-sink-flink, vs-flink-qN-sink
+// (and -window).
 //
 // Run: npm run build && npm run bench -- vs-flink --queries q0,q4 --events 1000000
-//   (defaults: q0,q1,q2,q3,q4,q5,q7,q8 and 1,000,000 events times BENCH_SCALE, also q9, q17, q18,
-//   q20, q21 when named, every query of bench/flink/queries/; --rounds R (2);
+//   (defaults: every query both sides run, q0-q5, q7-q11, q13-q22, and 1,000,000 events times
+//   BENCH_SCALE; q12 by name (oxbow refuses proctime(), so its side fails); q6 has no Flink job:
+//   Flink's OVER window takes no retractions, as the Nexmark suite's q6 says; --rounds R (2);
+//   --form view|sink|window: oxbow's form (bench/nexmark.ts: the view, CREATE SINK ... WITH
+//   (connector = 'blackhole'), or q5 and q8's event-time windows, the default set then); Flink's
+//   job is the same in every form, its INSERT into blackhole;
 //   --parallelism P: Flink's (1; oxbow runs its one process either way); --java-opts "OPTS" for the
 //   Flink JVM; --memory-limit-mib L passed to oxbow; --rebuild builds the Flink jar even when it is
 //   there). Needs a JDK 17 and Maven: the Flink jar is built with `mvn -q -f bench/flink/pom.xml
@@ -29,7 +35,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { QUERY_DIR } from './nexmark.js';
+import { QUERY_DIR, WINDOW_QUERIES, type NexmarkForm } from './nexmark.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The repository's root (this file runs from dist/bench/ built, from bench/ under a TS runner). */
@@ -38,14 +44,16 @@ const FLINK_DIR = join(ROOT, 'bench', 'flink');
 const FLINK_JAR = join(FLINK_DIR, 'target', 'oxbow-flink-nexmark.jar');
 const FLINK_LIB = join(FLINK_DIR, 'target', 'lib');
 const OXBOW_NEXMARK = join(ROOT, 'dist', 'bench', 'nexmark.js');
-const DEFAULT_QUERIES = ['q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q7', 'q8'];
+const DEFAULT_QUERIES = ['q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q7', 'q8', 'q9', 'q10', 'q11', 'q13', 'q14', 'q15', 'q16', 'q17', 'q18', 'q19', 'q20', 'q21', 'q22'];
+/** The windowed form's default: the queries oxbow runs as qN-window.sql (q7's is refused). */
+const DEFAULT_WINDOW_QUERIES = ['q5', 'q8'];
 
 /** One run's figures by metric name, as the system printed them. */
 type Figures = Map<string, { value: number; unit: string }>;
 
 function usage(message: string): never {
   console.error(`vs-flink: ${message}`);
-  console.error('usage: node dist/bench/vs-flink.js [--queries q0,q4] [--events N] [--rounds R] [--parallelism P] [--java-opts "OPTS"] [--memory-limit-mib L] [--rebuild]');
+  console.error('usage: node dist/bench/vs-flink.js [--queries q0,q4] [--events N] [--rounds R] [--form view|sink|window] [--parallelism P] [--java-opts "OPTS"] [--memory-limit-mib L] [--rebuild]');
   process.exit(2);
 }
 
@@ -59,7 +67,7 @@ function parseFlags(args: readonly string[]): Map<string, string | true> {
     else if (args[i + 1] !== undefined && !args[i + 1]!.startsWith('--')) flags.set(arg, args[++i]!);
     else flags.set(arg, true);
   }
-  const known = new Set(['--queries', '--events', '--rounds', '--parallelism', '--java-opts', '--memory-limit-mib', '--rebuild']);
+  const known = new Set(['--queries', '--events', '--rounds', '--form', '--parallelism', '--java-opts', '--memory-limit-mib', '--rebuild']);
   for (const name of flags.keys()) if (!known.has(name)) usage(`unknown flag ${name}`);
   return flags;
 }
@@ -124,10 +132,11 @@ function runChild(command: string, args: readonly string[], bench: string): Prom
   });
 }
 
-function runOxbow(query: string, events: number, memoryLimitMiB: string | undefined): Promise<Figures> {
-  const args = [OXBOW_NEXMARK, '--queries', query, '--events', String(events)];
+function runOxbow(query: string, form: NexmarkForm, events: number, memoryLimitMiB: string | undefined): Promise<Figures> {
+  const args = [OXBOW_NEXMARK, '--queries', query, '--events', String(events), '--form', form];
   if (memoryLimitMiB !== undefined) args.push('--memory-limit-mib', memoryLimitMiB);
-  return runChild(process.execPath, args, `nexmark-${query}`);
+  // nexmark.ts labels the sink and windowed forms nexmark-qN-sink and nexmark-qN-window.
+  return runChild(process.execPath, args, `nexmark-${query}${form === 'view' ? '' : `-${form}`}`);
 }
 
 function runFlink(query: string, events: number, parallelism: number, javaOpts: readonly string[]): Promise<Figures> {
@@ -148,8 +157,8 @@ function print(bench: string, metric: string, value: number, unit: string, extra
 }
 
 /** A run's figures as JSON lines, with cpu_seconds (events over events per CPU second) added. */
-function printRun(query: string, system: 'oxbow' | 'flink', round: number, load: number, events: number, figures: Figures): void {
-  const bench = `vs-flink-${query}-${system}`;
+function printRun(name: string, system: 'oxbow' | 'flink', round: number, load: number, events: number, figures: Figures): void {
+  const bench = `vs-flink-${name}-${system}`;
   const extra = { round, load_1m: Number(load.toFixed(2)) };
   const perCpu = figures.get('events_per_cpu_second')?.value;
   if (perCpu !== undefined && !figures.has('cpu_seconds')) figures.set('cpu_seconds', { value: events / perCpu, unit: 's' });
@@ -168,10 +177,15 @@ async function main(): Promise<void> {
   const parallelism = positiveInteger(flags, '--parallelism', 1);
   const queriesFlag = flags.get('--queries');
   if (queriesFlag === true) usage('--queries needs a list (q0,q4)');
-  const queries = (queriesFlag ?? DEFAULT_QUERIES.join(',')).split(',').map((query) => query.trim());
+  const formFlag = flags.get('--form') ?? 'view';
+  if (formFlag !== 'view' && formFlag !== 'sink' && formFlag !== 'window') usage(`--form must be view, sink or window, not ${String(formFlag)}`);
+  const form: NexmarkForm = formFlag;
+  const queries = (queriesFlag ?? (form === 'window' ? DEFAULT_WINDOW_QUERIES : DEFAULT_QUERIES).join(',')).split(',').map((query) => query.trim());
   for (const query of queries) {
     if (!existsSync(join(FLINK_DIR, 'queries', `${query}.sql`))) usage(`no Flink query ${query} (bench/flink/queries/${query}.sql)`);
-    if (!existsSync(join(QUERY_DIR, `${query}.sql`))) usage(`no oxbow query ${query} (bench/nexmark/${query}.sql)`);
+    if (form === 'window' && !WINDOW_QUERIES.includes(query)) usage(`the windowed form is for ${WINDOW_QUERIES.join(', ')}, not ${query}`);
+    const oxbowFile = form === 'window' ? `${query}-window.sql` : `${query}.sql`;
+    if (!existsSync(join(QUERY_DIR, oxbowFile))) usage(`no oxbow query ${query} (bench/nexmark/${oxbowFile})`);
   }
   const javaOptsFlag = flags.get('--java-opts');
   const javaOpts = typeof javaOptsFlag === 'string' ? javaOptsFlag.split(/\s+/).filter((opt) => opt.length > 0) : [];
@@ -182,17 +196,18 @@ async function main(): Promise<void> {
 
   let failed = false;
   for (const query of queries) {
+    const name = form === 'view' ? query : `${query}-${form}`;
     const results: Record<'oxbow' | 'flink', Figures[]> = { oxbow: [], flink: [] };
     for (let round = 1; round <= rounds; round++) {
       for (const system of ['oxbow', 'flink'] as const) {
         const load = loadavg()[0]!;
         try {
-          const figures = system === 'oxbow' ? await runOxbow(query, events, memoryLimit) : await runFlink(query, events, parallelism, javaOpts);
+          const figures = system === 'oxbow' ? await runOxbow(query, form, events, memoryLimit) : await runFlink(query, events, parallelism, javaOpts);
           results[system].push(figures);
-          printRun(query, system, round, load, events, figures);
+          printRun(name, system, round, load, events, figures);
         } catch (error) {
           failed = true;
-          console.error(`vs-flink ${query} ${system} round ${round}: ${error instanceof Error ? error.message : String(error)}`);
+          console.error(`vs-flink ${name} ${system} round ${round}: ${error instanceof Error ? error.message : String(error)}`);
         }
       }
     }
@@ -204,7 +219,7 @@ async function main(): Promise<void> {
     };
     for (const metric of ['events_per_second', 'events_per_cpu_second', 'peak_rss']) {
       const value = ratio(metric);
-      if (value !== undefined) print(`vs-flink-${query}`, `ratio_${metric}`, value, 'oxbow/flink', { events, rounds, parallelism });
+      if (value !== undefined) print(`vs-flink-${name}`, `ratio_${metric}`, value, 'oxbow/flink', { events, rounds, parallelism });
     }
   }
   if (failed) process.exitCode = 1;

@@ -10,7 +10,7 @@ import { foldConstants } from './rules/constant-folding.js';
 import { decorrelateSubqueries } from './rules/subquery-decorrelation.js';
 import { pushDownPredicates } from './rules/predicate-pushdown.js';
 import { orderJoins } from './rules/join-ordering.js';
-import { pruneProjections } from './rules/projection-pushdown.js';
+import { pruneProjections, pruneProjectionsKeepingWindows } from './rules/projection-pushdown.js';
 import { chooseIndexLookups } from './rules/index-lookup.js';
 import { notInAsAntiJoins } from './rules/not-in-anti-join.js';
 import { groupingSetsAsExpand } from './rules/grouping-sets-expand.js';
@@ -39,6 +39,9 @@ export const STREAM_RULES: readonly Rule[] = [
   { name: 'grouping_sets_as_expand', apply: groupingSetsAsExpand },
   ...RULES.flatMap((rule) => (rule.name === 'subquery_decorrelation' ? [rule, { name: 'not_in_as_anti_joins', apply: notInAsAntiJoins }] : [rule])),
 ];
+
+/** STREAM_RULES as views of streaming plan version 5 and before were planned: windows keep all of their input. */
+export const STREAM_RULES_KEEPING_WINDOWS: readonly Rule[] = STREAM_RULES.map((rule) => (rule.name === 'projection_pushdown' ? { name: rule.name, apply: pruneProjectionsKeepingWindows } : rule));
 
 export function optimize(plan: Plan, rules: readonly Rule[] = RULES, catalog?: CatalogReader): Plan {
   let current = plan;

@@ -2,8 +2,10 @@
 // read narrower rows and projections drop unused expressions. Works top-down with a "required
 // columns" set; a node whose columns move renumbers the expressions above it (including
 // correlated subqueries' references to its row). Nodes whose semantics depend on every column
-// (DISTINCT, set operations, DML) or that are not worth the bookkeeping (windows, LATERAL left
-// sides, VALUES, table functions) keep all of their input.
+// (DISTINCT, set operations, DML) or that are not worth the bookkeeping (LATERAL left sides,
+// VALUES, table functions) keep all of their input. A window keeps the input columns its calls read
+// and those above it need: a streaming over-window stores its input rows, so each column it
+// carries unread costs state and hashing per row.
 
 import type { Expression } from '../expression.js';
 import type { Plan } from '../plan.js';
@@ -103,6 +105,33 @@ function prune(plan: Plan, required: ReadonlySet<number>): Pruned {
       };
       return { plan: pruneSubqueries(pruned), map: identity(plan.columns.length) };
     }
+    case 'Window': {
+      if (!pruneWindows) return keepAll(plan);
+      // Output: the input's columns, then one per call.
+      const width = plan.input.columns.length;
+      const inputs = needed(
+        plan.calls.flatMap((c) => [...c.args, ...c.partitionBy, ...c.orderBy.map((k) => k.expression), ...(c.filter ? [c.filter] : [])]),
+        new Set([...required].filter((i) => i < width)),
+      );
+      const child = prune(plan.input, inputs);
+      if (child.plan.columns.length === width) return keepAll(plan);
+      const remap = (e: Expression) => remapColumns(e, child.map);
+      const newWidth = child.plan.columns.length;
+      const map = [...child.map, ...plan.calls.map((_, j) => newWidth + j)];
+      const pruned: Plan = {
+        ...plan,
+        input: child.plan,
+        calls: plan.calls.map((c) => ({
+          ...c,
+          args: c.args.map(remap),
+          partitionBy: c.partitionBy.map(remap),
+          orderBy: c.orderBy.map((k) => ({ ...k, expression: remap(k.expression) })),
+          ...(c.filter ? { filter: remap(c.filter) } : {}),
+        })),
+        columns: [...child.plan.columns, ...plan.columns.slice(width)],
+      };
+      return { plan: pruneSubqueries(pruned), map };
+    }
     case 'Join': {
       if (plan.lateral) return keepAll(plan);
       const leftWidth = plan.left.columns.length;
@@ -141,6 +170,22 @@ function prune(plan: Plan, required: ReadonlySet<number>): Pruned {
   }
 }
 
+/** Whether a window's input is pruned (pruneProjectionsKeepingWindows turns it off for one call). */
+let pruneWindows = true;
+
 export function pruneProjections(plan: Plan): Plan {
   return prune(plan, allOf(plan)).plan;
+}
+
+/**
+ * The rule as views of streaming plan version 5 and before were planned: a window keeps all of its
+ * input, which their over-windows' state rows hold (planner/stream/stream-plan.ts).
+ */
+export function pruneProjectionsKeepingWindows(plan: Plan): Plan {
+  pruneWindows = false;
+  try {
+    return prune(plan, allOf(plan)).plan;
+  } finally {
+    pruneWindows = true;
+  }
 }

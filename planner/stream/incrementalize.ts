@@ -10,7 +10,8 @@
 //                       side's key group; degrees for outer / semi / anti); without keys, or in a
 //                       view created before plan version 2: keyed recompute (StreamRecomputeJoin)
 //   NestedLoopJoin      key: none (a cross or non-equi join recomputes against the whole other side)
-//   Window              key: the common PARTITION BY (row_number() <= N is a filter above it)
+//   Window              key: the common PARTITION BY; a filter right above it (row_number() <= N)
+//                       runs in its template, so a partition outputs only the rows that pass
 //   Limit over Sort     key: none (top-N); a Sort elsewhere is dropped: a view's rows have no order
 //   Distinct [ON]       key: the whole row, or the ON expressions (with the Sort below it)
 //   INTERSECT / EXCEPT / UNION (distinct)   key: the whole row
@@ -171,6 +172,14 @@ class Incrementalizer {
       case 'TableFunction':
         return { kind: 'StreamValues', property: 'linear', plan, stateTables: [], columns: plan.columns };
       case 'Filter': {
+        if (plan.input.kind === 'Window') {
+          // The filter joins the over-window's template: a partition's recompute then outputs only
+          // the rows that pass (row_number() <= N: N rows), not every row of the partition, whose
+          // ranks all shift when a row enters above them.
+          const window = plan.input;
+          this.checkExpressions(window);
+          return this.keyed('StreamOverWindow', plan, [window.input], [commonPartition(window)], { ...plan, input: { ...window, input: inputScan(0, window.input.columns) } });
+        }
         return { kind: 'StreamFilter', property: 'linear', input: this.convert(plan.input), predicate: plan.predicate, stateTables: [], columns: plan.columns };
       }
       case 'Project': {

@@ -6,10 +6,10 @@ import type { Node } from '@pgsql/types';
 import type { PlannerContext } from '../context.js';
 import { BinderContext } from '../binder/context.js';
 import { planToStage } from '../stages.js';
-import { STREAM_RULES } from '../optimizer.js';
+import { STREAM_RULES, STREAM_RULES_KEEPING_WINDOWS } from '../optimizer.js';
 import type { OutputColumn, Plan } from '../plan.js';
 import { incrementalize, type IncrementalizeOptions } from './incrementalize.js';
-import type { StreamPlan } from './stream-plan.js';
+import { STREAM_PLAN_VERSION, type StreamPlan } from './stream-plan.js';
 import { shareSubplans } from './share.js';
 
 export type { StreamPlan, StateTableDeclaration, KeyedOperator, HashJoinOperator, StreamProperty } from './stream-plan.js';
@@ -27,7 +27,9 @@ export interface PlannedStream {
 /** Plans a view's query (a SelectStmt node, views already expanded) to its streaming plan. */
 export function planStream(query: Node, context: PlannerContext, options: IncrementalizeOptions): PlannedStream {
   const binder = new BinderContext(context);
-  const bound = planToStage(query, binder, 'physical', STREAM_RULES);
+  // A view keeps the state layout of the plan version it was created with: before 6, its
+  // over-windows' state rows hold every column of their input.
+  const bound = planToStage(query, binder, 'physical', (options.planVersion ?? STREAM_PLAN_VERSION) < 6 ? STREAM_RULES_KEEPING_WINDOWS : STREAM_RULES);
   if (bound.kind !== 'query') throw new Error('planStream expects a query');
   const emitOnWindowClose = (query as { SelectStmt?: { oxbowEmitOnWindowClose?: boolean } }).SelectStmt?.oxbowEmitOnWindowClose === true;
   return { query: bound.plan, columns: bound.plan.columns, stream: shareSubplans(incrementalize(bound.plan, emitOnWindowClose ? { ...options, emitOnWindowClose } : options)) };

@@ -69,8 +69,11 @@ export interface KeyedOperator {
  * 5 keys the state tables of a hash aggregate or hash join cleaned by watermark (`StateCleaning`)
  * by the cleaned column first, so a closed window's state is one key range (a range delete);
  * views of version 4 keep their key order and delete closed windows row by row.
+ * 6 prunes a window's input to the columns its calls and the plan above it read
+ * (rules/projection-pushdown.ts), so an over-window's state rows hold those; views of version 5
+ * and before keep every input column in them.
  */
-export const STREAM_PLAN_VERSION = 5;
+export const STREAM_PLAN_VERSION = 6;
 
 /**
  * The incremental symmetric hash join (executor/stream/hash-join.ts): each side's rows by equi-key

@@ -85,8 +85,24 @@ function numberField(value: number, width: number, fillMode: boolean): string {
   return negative ? '-' + digits : digits;
 }
 
-function render(parts: Parts, template: string, isInterval: boolean): string {
-  let out = '';
+/** A template's piece: literal text, or a field pattern with its FM prefix and TH/th suffix. */
+type Token =
+  | { readonly literal: string }
+  | { readonly literal?: undefined; readonly pattern: string; readonly key: string; readonly fillMode: boolean; readonly ordinalSuffix: 'TH' | 'th' | undefined };
+
+/** Templates already split into tokens: a column formats every row with the same template. */
+const tokenCache = new Map<string, readonly Token[]>();
+const TOKEN_CACHE_LIMIT = 256;
+
+function tokensOf(template: string): readonly Token[] {
+  const cached = tokenCache.get(template);
+  if (cached !== undefined) return cached;
+  const tokens: Token[] = [];
+  const literal = (text: string): void => {
+    const last = tokens[tokens.length - 1];
+    if (last !== undefined && last.literal !== undefined) tokens[tokens.length - 1] = { literal: last.literal + text };
+    else tokens.push({ literal: text });
+  };
   let i = 0;
   while (i < template.length) {
     let fillMode = false;
@@ -101,20 +117,18 @@ function render(parts: Parts, template: string, isInterval: boolean): string {
     const c = template[i]!;
     if (c === '"') {
       const end = template.indexOf('"', i + 1);
-      let literal = end < 0 ? template.slice(i + 1) : template.slice(i + 1, end);
-      literal = literal.replace(/\\(.)/g, '$1');
-      out += literal;
+      literal((end < 0 ? template.slice(i + 1) : template.slice(i + 1, end)).replace(/\\(.)/g, '$1'));
       i = end < 0 ? template.length : end + 1;
       continue;
     }
     if (c === '\\' && i + 1 < template.length) {
-      out += template[i + 1];
+      literal(template[i + 1]!);
       i += 2;
       continue;
     }
     const pattern = patterns.find((candidate) => template.startsWith(candidate, i));
     if (pattern === undefined) {
-      out += c;
+      literal(`${c}`);
       i++;
       continue;
     }
@@ -123,11 +137,26 @@ function render(parts: Parts, template: string, isInterval: boolean): string {
     if (template.startsWith('TH', i)) ordinalSuffix = 'TH';
     else if (template.startsWith('th', i)) ordinalSuffix = 'th';
     if (ordinalSuffix !== undefined) i += 2;
+    const key = /^(MONTH|Month|month|MON|Mon|mon|DAY|Day|day|DY|Dy|dy|AM|am|PM|pm|A\.M\.|a\.m\.|P\.M\.|p\.m\.|BC|bc|AD|ad|B\.C\.|b\.c\.|A\.D\.|a\.d\.|RM|rm|TZ|tz)$/.test(pattern) ? pattern : pattern.toUpperCase();
+    tokens.push({ pattern, key, fillMode, ordinalSuffix });
+  }
+  if (tokenCache.size >= TOKEN_CACHE_LIMIT) tokenCache.clear();
+  tokenCache.set(template, tokens);
+  return tokens;
+}
+
+function render(parts: Parts, template: string, isInterval: boolean): string {
+  let out = '';
+  for (const token of tokensOf(template)) {
+    if (token.literal !== undefined) {
+      out += token.literal;
+      continue;
+    }
+    const { pattern, key, fillMode, ordinalSuffix } = token;
     const displayYear = parts.year > 0 ? parts.year : 1 - parts.year;
     const hour12 = parts.hour % 12 === 0 ? 12 : parts.hour % 12;
     let text: string;
     let numeric: number | undefined;
-    const key = /^(MONTH|Month|month|MON|Mon|mon|DAY|Day|day|DY|Dy|dy|AM|am|PM|pm|A\.M\.|a\.m\.|P\.M\.|p\.m\.|BC|bc|AD|ad|B\.C\.|b\.c\.|A\.D\.|a\.d\.|RM|rm|TZ|tz)$/.test(pattern) ? pattern : pattern.toUpperCase();
     switch (key) {
       case 'HH24': numeric = parts.hour; text = numberField(parts.hour, 2, fillMode); break;
       case 'HH12': case 'HH': numeric = hour12; text = numberField(isInterval ? parts.hour % 12 : hour12, 2, fillMode); break;
