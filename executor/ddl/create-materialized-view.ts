@@ -198,10 +198,12 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
     seen.add(column.name);
   }
   sink?.checkColumns?.(columns);
-  // A sink's change log (executor/stream/change-log.ts), allocated after the dataflow's tables; an
-  // append-only query's sink keeps no rows besides it.
-  const changeLog =
-    sink === undefined ? undefined : { tableId: draft.allocateId(), rowsKept: !(planned.stream.kind === 'StreamMaterialize' && carriesRowIds(planned.stream.input)) };
+  // A sink's change log (executor/stream/change-log.ts), allocated after the dataflow's tables: an
+  // append-only query's sink keeps no rows besides it. A sink that keeps its rows reads its
+  // changes from their versions (connectors/sink-changes.ts): with a log beside its rows, a
+  // PostgreSQL target lost a run of changes across SIGKILLs (test/sinks/postgres-sink-crash).
+  const logOnly = sink !== undefined && planned.stream.kind === 'StreamMaterialize' && carriesRowIds(planned.stream.input);
+  const changeLog = logOnly ? { tableId: draft.allocateId(), rowsKept: false } : undefined;
   // A sink that keeps its rows sends them as its first delivery: its backfill needs no log entries.
   const liveLog = changeLog === undefined ? undefined : { ...changeLog, paused: changeLog.rowsKept };
   const relation: RelationDef = {
