@@ -142,7 +142,7 @@ describe('source fragments', () => {
     await checkWhileRunning(h, views, EVENTS);
     // The bids of all 60,000 events, each once (row ids are event numbers: none twice).
     expect((await h.run('select count(*) from q0')).rows[0]).toEqual(['55200']);
-  }, 240_000);
+  }, 480_000);
   it('switch between ranges and rows as views over them come and go, over nexmark and datagen', async () => {
     h = await open(freshDirectory(), 2);
     // Paced: 2 splits x 5,000 events a second, about 15 s of stream.
