@@ -121,18 +121,21 @@ describe('source fragments', () => {
     const dir = freshDirectory();
     const views = fragmentViews('bid', '');
     let committed = 0;
-    // Paced (2 splits x 10,000 units/s): each server stops mid-stream, the next goes on at another N.
+    // Paced (2 splits x 4,000 units/s): each server stops after 6,000 more events, mid-stream
+    // unless checks under load let the stream run to its end; the next goes on at another N.
     for (const parallelism of [2, 4, 1, 3]) {
       h = await open(dir, parallelism);
       if (parallelism === 2) {
-        await h.run(bidSource('bid', EVENTS, 2, 100_000));
+        await h.run(bidSource('bid', EVENTS, 2, 250_000));
         for (const [name, query] of views) await h.run(`create materialized view ${name} as ${query}`);
       }
-      const target = committed + 8_000;
+      const target = Math.min(committed + 6_000, EVENTS);
+      const deadline = Date.now() + 90_000;
       for (;;) {
         committed = Number((await h.run('select coalesce(sum(committed_offset), 0) from oxbow_catalog.source_partitions')).rows[0]![0]);
         for (const [name, query] of views) expect(await difference(h, name, query), `${name} at ${committed} events, parallelism ${parallelism}`).toBe(0);
         if (committed >= target) break;
+        if (Date.now() > deadline) throw new Error(`at parallelism ${parallelism} the source committed ${committed} of ${target} events`);
         await new Promise((resolve) => setTimeout(resolve, 30));
       }
       await h.close();
