@@ -169,6 +169,22 @@ export class StreamHashAggregateNode implements StreamNode {
   private readonly movedKey: number;
   /** A group key in the state tables' key order (`movedKey`), for a point read. */
   private readonly tableKey: Value[] = [];
+  /**
+   * Per value table: another value table holding a superset of its values in every group (the
+   * same column argument without a FILTER), or -1. A value absent from the superset before a batch
+   * is absent from this table too, with no read (q16's FILTERed DISTINCT counts: most of a new
+   * (group, value) pair's reads are of values no table holds yet).
+   */
+  private readonly supersetOf: Int32Array;
+  /** The value tables in the order their deltas are applied: every superset before the tables it covers. */
+  private readonly valueTableOrder: readonly number[];
+  /** Per value table: the changed values' counts before and after the batch (for the group being applied; reused). */
+  private readonly oldCounts: number[][];
+  private readonly newCounts: number[][];
+  /** A group key and a value (`key ++ value`) for a value table's point read (reused). */
+  private readonly valueScratch: Value[] = [];
+  /** One value, for a probe of a group's changed values (reused). */
+  private readonly probe: Value[] = [null];
 
   constructor(
     private readonly plan: Plan,
@@ -198,6 +214,27 @@ export class StreamHashAggregateNode implements StreamNode {
     this.dirty = new KeyMap<number>(this.keyTypes);
     this.cleaner = plan.clean === undefined ? undefined : new WatermarkCleaner(plan.clean, this.keyTypes[plan.clean.key]!, context);
     this.movedKey = movedKeyColumn(plan.clean, this.groups);
+    this.supersetOf = Int32Array.from(this.valueTables, (_, index) => this.supersetTable(index));
+    this.valueTableOrder = [...this.valueTables.keys()].sort((a, b) => Number(this.supersetOf[a]! >= 0) - Number(this.supersetOf[b]! >= 0));
+    this.oldCounts = this.valueTables.map(() => []);
+    this.newCounts = this.valueTables.map(() => []);
+  }
+
+  /**
+   * The value table holding every value of table `index` (0-based), or -1: one fed without a FILTER
+   * by a call on the same input column, while `index`'s calls have a FILTER. Each row a FILTER
+   * passes is counted in both, so a value's count in `index` never exceeds its count there. Only a
+   * column argument: another expression could be volatile and give each table its own value.
+   */
+  private supersetTable(index: number): number {
+    const calls = this.callsOfValueTable[index]!;
+    const argument = calls[0]?.spec.call.args[0];
+    if (argument === undefined || argument.kind !== 'Column' || calls[0]!.spec.call.filter === undefined) return -1;
+    return this.callsOfValueTable.findIndex((other) => {
+      const call = other[0]?.spec.call;
+      const column = call?.args[0];
+      return call !== undefined && call.filter === undefined && column !== undefined && column.kind === 'Column' && column.index === argument.index;
+    });
   }
 
   /** The stored state row of a group. */
@@ -514,20 +551,45 @@ export class StreamHashAggregateNode implements StreamNode {
    */
   private applyValueDeltas(key: Value[], state: GroupState, deltas: GroupDeltas, writes: Row[][], newGroup: boolean): void {
     const keyWidth = key.length;
-    for (let t = 0; t < deltas.length; t++) {
+    const point = this.valueScratch;
+    point.length = keyWidth + 1;
+    for (let i = 0; i < keyWidth; i++) point[i] = key[i]!;
+    const probe = this.probe;
+    for (const t of this.valueTableOrder) {
       const map = deltas[t];
       // A table only append-only min / max share has no calls left to feed.
       if (map === undefined || this.callsOfValueTable[t]!.length === 0) continue;
       const table = this.valueTables[t]!;
-      const oldCounts: number[] = new Array(map.size);
-      const newCounts: number[] = new Array(map.size);
+      const oldCounts = this.oldCounts[t]!;
+      const newCounts = this.newCounts[t]!;
+      oldCounts.length = map.size;
+      newCounts.length = map.size;
+      const superset = this.supersetOf[t]!;
+      const supersetMap = superset < 0 ? undefined : deltas[superset];
+      const supersetOld = superset < 0 ? undefined : this.oldCounts[superset]!;
       for (let i = 0; i < map.size; i++) {
         const value = map.keys[i]![0]!;
-        const stored = newGroup ? undefined : table.get(this.valueKey([...key, value]));
+        let stored: Row | undefined;
+        if (!newGroup) {
+          let known = false;
+          if (supersetMap !== undefined) {
+            probe[0] = value;
+            const at = supersetMap.indexOf(probe);
+            // Absent from the superset before the batch: absent here too.
+            known = at >= 0 && supersetOld![at]! <= 0;
+          }
+          if (!known) {
+            point[keyWidth] = value;
+            stored = table.get(this.movedKey < 0 ? point : this.valueKey(point.slice()));
+          }
+        }
         const old = stored === undefined ? 0 : Number(stored[keyWidth + 1] as bigint);
+        const delta = map.values[i]!;
         oldCounts[i] = old;
-        newCounts[i] = old + map.values[i]!;
-        if (map.values[i] !== 0) writes[t]!.push([...key, stored === undefined ? value : stored[keyWidth]!, BigInt(Math.max(newCounts[i]!, 0))]);
+        newCounts[i] = old + delta;
+        // Over an append-only input only a value's presence matters (no count ever falls): a value
+        // row is written when the value first appears, not at each later row.
+        if (delta !== 0 && !(this.appendOnly && old > 0)) writes[t]!.push([...key, stored === undefined ? value : stored[keyWidth]!, BigInt(Math.max(newCounts[i]!, 0))]);
       }
       for (const call of this.callsOfValueTable[t]!) {
         const callState = state.calls[this.calls.indexOf(call)]!;
