@@ -57,6 +57,9 @@ export function carriesRowIds(plan: StreamPlan): boolean {
     case 'StreamFilter':
     case 'StreamProject':
       return carriesRowIds(plan.input);
+    case 'StreamTemporalJoin':
+      // At most one output row per left row (its lookup is by the table's primary key).
+      return carriesRowIds(plan.inputs[0]!);
     default:
       return false;
   }
@@ -91,6 +94,9 @@ export function uniqueKey(plan: StreamPlan): UniqueKey {
       return plan.template.kind === 'SetOperation' && !plan.template.all ? plan.columns.map((_, index) => index) : undefined;
     case 'StreamTopN':
     case 'StreamOverWindow':
+      return uniqueKey(plan.inputs[0]!);
+    case 'StreamTemporalJoin':
+      // At most one match per left row: the left row's key, first in the output.
       return uniqueKey(plan.inputs[0]!);
     case 'StreamShared': {
       // Output column i is the source's column map[i] (identity without a map).
