@@ -5,7 +5,7 @@
 // right table do not reach the view: the join keeps no state of the right side, and none of the
 // left side over an append-only source (Nexmark q13's bids).
 //
-// Lookups go by batch: a table of at most COMPLETE_ROWS rows is read whole at the first change and
+// Lookups go by batch: a table of at most `completeRows` rows is read whole at the first change and
 // kept as a map by key (`cache`), which the table's own changes (input 1, whole rows) keep current
 // by reading their keys again; a larger table is read per batch, the batch's distinct keys in key
 // order, one point read each. Input 1 emits nothing: the right table's changes are only a signal.
@@ -30,8 +30,8 @@ import { emptyChanges, type ChangeBatch } from './change-batch.js';
 import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
-/** Right tables of at most this many rows are read whole and kept in memory. */
-export const COMPLETE_ROWS = 100_000;
+/** Right tables of at most `completeRows` rows are read whole and kept in memory (tests lower it). */
+export const temporalJoinDefaults = { completeRows: 100_000 };
 
 /** Key types whose values are equal exactly when they are === (a plain Map's keys). */
 const PLAIN_KEY_TYPES = new Set(['int2', 'int4', 'int8', 'text', 'varchar', 'bpchar', 'bool', 'date']);
@@ -148,7 +148,7 @@ export class StreamTemporalJoinNode implements StreamNode {
   /** Reads the whole table into the cache when it is small enough (once; again after a drop). */
   private loadWhole(): void {
     if (this.plainCache !== undefined || this.keyedCache !== undefined || this.tooLarge) return;
-    if (this.table.stats().keys > COMPLETE_ROWS * 2) {
+    if (this.table.stats().keys > temporalJoinDefaults.completeRows * 2) {
       this.tooLarge = true;
       return;
     }
@@ -156,7 +156,7 @@ export class StreamTemporalJoinNode implements StreamNode {
     const keyed = this.plainKey ? undefined : new KeyMap<Row | null>(this.keyTypes);
     let rows = 0;
     for (const stored of this.table.scan()) {
-      if (++rows > COMPLETE_ROWS) {
+      if (++rows > temporalJoinDefaults.completeRows) {
         this.tooLarge = true;
         return;
       }
@@ -172,7 +172,7 @@ export class StreamTemporalJoinNode implements StreamNode {
   /** The right table changed: each changed key is read again (the change is already in the table). */
   private rightChanged(changes: ChangeBatch): void {
     if (this.plainCache === undefined && this.keyedCache === undefined) return;
-    if (changes.rows.length > COMPLETE_ROWS / 10) {
+    if (changes.rows.length > temporalJoinDefaults.completeRows / 10) {
       this.dropCache();
       return;
     }

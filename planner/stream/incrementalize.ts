@@ -91,6 +91,21 @@ function pruneUnderLateral(plan: PlanOf<'Project'>): PlanOf<'Project'> | undefin
   return { ...plan, input: narrowed, expressions: plan.expressions.map((expression) => remapColumns(expression, map)) };
 }
 
+/**
+ * A temporal join's left side with its primary key: a table or materialized view scanned without
+ * it gets its key columns back, after the others. A left side that retracts is told apart by its
+ * rows (the join's memo), so two rows of a table that agree in the columns the view reads stay two
+ * rows, each retracted with the right row it joined. Any other left side is returned as it is.
+ */
+function withPrimaryKey(left: Plan): Plan {
+  if (left.kind !== 'Scan' || left.systemTime !== undefined || (left.relation.kind !== 'table' && left.relation.kind !== 'materialized_view')) return left;
+  const relation = left.relation;
+  const missing = relation.primaryKey.filter((column) => !left.projection.includes(column));
+  if (missing.length === 0) return left;
+  const columns = missing.map((column): OutputColumn => ({ name: relation.columns[column]!.name, type: relation.columns[column]!.type, tableOid: relation.id, columnNumber: column + 1 }));
+  return { ...left, projection: [...left.projection, ...missing], columns: [...left.columns, ...columns] };
+}
+
 /** The scan under a temporal join's right side (a scan AS OF PROCTIME(), maybe under a filter), or undefined. */
 function proctimeScan(plan: Plan): PlanOf<'Scan'> | undefined {
   if (plan.kind === 'Scan') return plan.systemTime?.kind === 'proctime' ? plan : undefined;
@@ -418,7 +433,9 @@ class Incrementalizer {
     }
     // ON equalities beyond the key: compared on the looked-up row.
     const others = plan.leftKeys.map((_, at) => at).filter((at) => !used.has(at));
-    const left = this.convert(plan.left);
+    const widened = withPrimaryKey(plan.left);
+    const left = this.convert(widened);
+    const added = widened.columns.length - plan.left.columns.length;
     const whole: StreamPlan = {
       kind: 'StreamTableScan',
       property: 'linear',
@@ -429,10 +446,12 @@ class Incrementalizer {
     };
     const stateTables: StateTableDeclaration[] = [];
     if (!carriesRowIds(left)) {
-      const columnTypes: DataType[] = [...plan.left.columns.map((c) => c.type), ...scan.columns.map((c) => c.type), int8];
+      const columnTypes: DataType[] = [...widened.columns.map((c) => c.type), ...scan.columns.map((c) => c.type), int8];
       stateTables.push({ tableId: this.options.allocateStateTableId(), purpose: 'left rows with the right row they joined', columnTypes, primaryKey: columnTypes.slice(0, -1).map((_, i) => i) });
     }
-    return {
+    const leftWidth = plan.left.columns.length;
+    const shift = plan.columns.map((_, i) => (i < leftWidth ? i : i + added));
+    const join: StreamPlan = {
       kind: 'StreamTemporalJoin',
       property: 'stateful',
       inputs: [left, whole],
@@ -442,10 +461,13 @@ class Incrementalizer {
       ...(scan.filter === undefined ? {} : { filter: scan.filter }),
       lookupKeys,
       ...(others.length === 0 ? {} : { otherKeys: [others.map((at) => plan.leftKeys[at]!), others.map((at) => plan.rightKeys[at]!)], otherNullSafe: others.map((at) => plan.nullSafe?.[at] ?? false) }),
-      ...(plan.residual === undefined ? {} : { residual: plan.residual }),
+      ...(plan.residual === undefined ? {} : { residual: added === 0 ? plan.residual : remapColumns(plan.residual, shift) }),
       stateTables,
-      columns: plan.columns,
+      columns: [...widened.columns, ...plan.columns.slice(leftWidth)],
     };
+    if (added === 0) return join;
+    // The key columns the left scan got back stay below: the join's own columns, as planned.
+    return { kind: 'StreamProject', property: 'linear', input: join, expressions: plan.columns.map((column, i) => ({ kind: 'Column', index: shift[i]!, type: column.type })), stateTables: [], columns: plan.columns };
   }
 
   private nestedLoopJoin(plan: PlanOf<'NestedLoopJoin'>): StreamPlan {

@@ -1,0 +1,240 @@
+// Temporal joins (`JOIN t FOR SYSTEM_TIME AS OF PROCTIME() ON ...`, executor/stream/temporal-join.ts)
+// through the engine. Random statements change a table of bids and a side table; the test keeps its
+// own model: the side table's content after every statement, and for each bid the side row its
+// current version saw when it was written (or, for bids older than the view, when the view was
+// created). After every statement the inner and the left view must equal that model: a bid's row
+// carries the side value of its own moment, so later side changes leave it alone, a missing side
+// row drops it (inner) or pads it with NULL (left), and a deleted or updated bid retracts exactly
+// the row it had (a view grouping the join's rows by side value counts them). The right table is kept in memory (small) or read per batch (larger than the
+// threshold, lowered here), and the whole run is repeated across a restart on RocksDB. Also: the
+// errors for right sides a temporal join cannot look up, with SQLSTATE and position; a batch
+// SELECT with the clause is the plain join against the current table; EXPLAIN names the node.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { initParser } from '../../../sql/parser/index.js';
+import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
+import { seededRandom } from '../../../test/support/seeded-random.js';
+import { temporalJoinDefaults } from '../temporal-join.js';
+import { openHarness, type Harness } from './stream-harness.js';
+
+beforeAll(async () => {
+  await initParser();
+});
+
+const saved = { ...temporalJoinDefaults };
+afterEach(() => Object.assign(temporalJoinDefaults, saved));
+
+const KEYS = 12;
+const INNER = 'select b.id, b.auction, b.price, s.value from bids b join side for system_time as of proctime() s on b.auction % 10 = s.key';
+/** Over the join: a retraction that carried another side value than its insert would miscount. */
+const GROUPED = `select value, count(*) as bids, sum(price) as total from (${INNER}) j group by value`;
+const LEFT = 'select b.id, b.auction, b.price, s.value from bids as b left join side for system_time as of proctime() as s on b.auction % 10 = s.key';
+
+interface Bid {
+  auction: number;
+  price: number;
+  /** The side value the bid's version saw; undefined: no side row then. */
+  value: string | undefined;
+}
+
+/** The test's own model of the side table, the bids and what each view must hold. */
+class Model {
+  readonly side = new Map<number, string>();
+  readonly bids = new Map<number, Bid>();
+  private nextId = 1;
+  private version = 0;
+
+  constructor(private readonly random: () => number) {}
+
+  private pick<T>(items: readonly T[]): T | undefined {
+    return items.length === 0 ? undefined : items[Math.floor(this.random() * items.length)];
+  }
+
+  /** A random statement, applied to the model as the database applies it (side first, bids after). */
+  step(): string {
+    const r = this.random();
+    const keys = Array.from({ length: KEYS }, (_, i) => i);
+    if (r < 0.3) {
+      const key = this.pick(keys)!;
+      const value = `v${++this.version}`;
+      this.side.set(key, value);
+      return `insert into side values (${key}, '${value}') on conflict (key) do update set value = excluded.value`;
+    }
+    if (r < 0.38) {
+      const key = this.pick([...this.side.keys()]);
+      if (key === undefined) return this.step();
+      this.side.delete(key);
+      return `delete from side where key = ${key}`;
+    }
+    if (r < 0.7) {
+      const count = 1 + Math.floor(this.random() * 6);
+      const values: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const id = this.nextId++;
+        const auction = Math.floor(this.random() * 40);
+        const price = Math.floor(this.random() * 100);
+        this.bids.set(id, { auction, price, value: this.side.get(auction % 10) });
+        values.push(`(${id}, ${auction}, ${price})`);
+      }
+      return `insert into bids values ${values.join(', ')}`;
+    }
+    if (r < 0.85) {
+      // An update of several bids at once: each new version sees the side as it is now.
+      const modulus = 2 + Math.floor(this.random() * 3);
+      for (const [id, bid] of this.bids) {
+        if (id % modulus !== 0) continue;
+        bid.auction += 1;
+        bid.price += 1;
+        bid.value = this.side.get(bid.auction % 10);
+      }
+      return `update bids set auction = auction + 1, price = price + 1 where id % ${modulus} = 0`;
+    }
+    const id = this.pick([...this.bids.keys()]);
+    if (id === undefined) return this.step();
+    this.bids.delete(id);
+    return `delete from bids where id = ${id}`;
+  }
+
+  /** Each bid's value taken from the side table as it is now (the views' backfill at creation). */
+  backfilled(): void {
+    for (const bid of this.bids.values()) bid.value = this.side.get(bid.auction % 10);
+  }
+
+  /** What the inner (outer = false) or left view must hold, as sorted lines. */
+  expected(outer: boolean): string[] {
+    const lines: string[] = [];
+    for (const [id, bid] of this.bids) {
+      if (bid.value === undefined && !outer) continue;
+      lines.push(`${id} | ${bid.auction} | ${bid.price} | ${bid.value ?? 'NULL'}`);
+    }
+    return lines.sort();
+  }
+
+  /** What the grouped view must hold: per side value, the bids that saw it and their prices' sum. */
+  grouped(): string[] {
+    const groups = new Map<string, { bids: number; total: number }>();
+    for (const bid of this.bids.values()) {
+      if (bid.value === undefined) continue;
+      const group = groups.get(bid.value) ?? { bids: 0, total: 0 };
+      group.bids++;
+      group.total += bid.price;
+      groups.set(bid.value, group);
+    }
+    return [...groups].map(([value, group]) => `${value} | ${group.bids} | ${group.total}`).sort();
+  }
+}
+
+async function expectViews(h: Harness, model: Model, step: string): Promise<void> {
+  expect(await h.lines('select * from tj'), `inner view after ${step}`).toEqual(model.expected(false));
+  expect(await h.lines('select * from tjl'), `left view after ${step}`).toEqual(model.expected(true));
+  expect(await h.lines('select * from tjg'), `grouped view after ${step}`).toEqual(model.grouped());
+}
+
+describe('temporal join views', () => {
+  for (const regime of [
+    { name: 'side table kept in memory', completeRows: 100_000 },
+    { name: 'side table read per batch', completeRows: 4 },
+  ]) {
+    it(`equal the side table as of each bid's moment (${regime.name}), across a restart`, async () => {
+      temporalJoinDefaults.completeRows = regime.completeRows;
+      const dir = mkdtempSync(join(tmpdir(), 'oxbow-temporal-join-'));
+      const open = () => openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 }));
+      const model = new Model(seededRandom(regime.completeRows));
+      let h: Harness | undefined;
+      try {
+        h = await open();
+        await h.run('create table side (key int primary key, value varchar)');
+        await h.run('create table bids (id int primary key, auction int, price int)');
+        for (let i = 0; i < 15; i++) await h.run(model.step());
+        await h.run(`create materialized view tj as ${INNER}`);
+        await h.run(`create materialized view tjl as ${LEFT}`);
+        await h.run(`create materialized view tjg as ${GROUPED}`);
+        model.backfilled();
+        await expectViews(h, model, 'the backfill');
+        for (let i = 0; i < 60; i++) {
+          const step = model.step();
+          await h.run(step);
+          await expectViews(h, model, step);
+        }
+        await h.close();
+        h = await open();
+        await expectViews(h, model, 'the restart');
+        for (let i = 0; i < 40; i++) {
+          const step = model.step();
+          await h.run(step);
+          await expectViews(h, model, `${step} (after the restart)`);
+        }
+      } finally {
+        await h?.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, 120_000);
+  }
+
+  it('sees the side rows written earlier in the same transaction', async () => {
+    const h = await openHarness();
+    try {
+      await h.run('create table side (key int primary key, value varchar)');
+      await h.run('create table bids (id int primary key, auction int, price int)');
+      await h.run(`create materialized view tj as ${INNER}`);
+      await h.run(`create materialized view tjl as ${LEFT}`);
+      await h.run("begin; insert into side values (1, 'one'); insert into bids values (1, 11, 5), (2, 12, 6); commit");
+      expect(await h.lines('select * from tj')).toEqual(['1 | 11 | 5 | one']);
+      expect(await h.lines('select * from tjl')).toEqual(['1 | 11 | 5 | one', '2 | 12 | 6 | NULL']);
+      // A batch SELECT with the clause is the plain join against the table as it is.
+      await h.run("insert into side values (2, 'two'); update side set value = 'uno' where key = 1");
+      expect(await h.lines(INNER)).toEqual(['1 | 11 | 5 | uno', '2 | 12 | 6 | two']);
+      expect(await h.lines('select * from tj')).toEqual(['1 | 11 | 5 | one']);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('is StreamTemporalJoin in EXPLAIN, with no state over an append-only source', async () => {
+    const h = await openHarness();
+    try {
+      await h.run('create table side (key int8 primary key, value varchar)');
+      await h.run('create table bids (id int primary key, auction int8, price int)');
+      await h.run("create source bid (auction int8, price int8) with (connector = 'datagen', fields.auction.kind = 'sequence', fields.auction.start = '1', fields.auction.end = '10', datagen.rows.per.second = '1000')");
+      const overTable = (await h.run(`explain create materialized view x as ${INNER}`)).rows.map((row) => row.join(' '));
+      expect(overTable.join('\n')).toContain('StreamTemporalJoin inner public.side [key, value] AS OF PROCTIME() lookup (key) = ((auction % 10)) (stateful; state: #1 left rows with the right row they joined)');
+      const overSource = (await h.run('explain create materialized view x as select b.auction, s.value from bid b join side for system_time as of proctime() s on mod(b.auction, 10) = s.key')).rows.map((row) => row.join(' '));
+      expect(overSource.join('\n')).toContain('StreamTemporalJoin inner public.side [key, value] AS OF PROCTIME() lookup (key) = (mod(auction, 10)) (stateful)');
+      expect(overSource.join('\n')).toContain('stored by source row id');
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('refuses right sides it cannot look up, with SQLSTATE and position', async () => {
+    const h = await openHarness();
+    try {
+      await h.run('create table side (key int primary key, value varchar)');
+      await h.run('create table side2 (a int, b int, value varchar, primary key (a, b))');
+      await h.run('create table nokey (key int, value varchar)');
+      await h.run('create table bids (id int primary key, auction int, price int)');
+      await h.run("create source src (k int) with (connector = 'datagen', fields.k.kind = 'sequence', fields.k.start = '1', fields.k.end = '10')");
+      const cases: [string, string, string, string][] = [
+        ['select * from bids b join side for system_time as of proctime() s on b.price = s.value::int', '0A000', 'a temporal join requires the ON clause\'s equalities to cover the primary key of its lookup table, and "side" has primary key (key) not covered', 'for system_time'],
+        ['select * from bids b join side2 for system_time as of proctime() s on b.auction = s.a', '0A000', 'a temporal join requires the ON clause\'s equalities to cover the primary key of its lookup table, and "side2" has primary key (a, b) not covered', 'for system_time'],
+        ['select * from bids b join nokey for system_time as of proctime() s on b.auction = s.key', '0A000', 'a temporal join requires the ON clause\'s equalities to cover the primary key of its lookup table, and "nokey" has no primary key', 'for system_time'],
+        ['select * from bids b join src for system_time as of proctime() s on b.auction = s.k', '42809', 'a temporal join needs a table or materialized view on its right side, and "src" is a source', 'for system_time'],
+        ['select * from bids b full join side for system_time as of proctime() s on b.auction = s.key', '0A000', 'a temporal join (FOR SYSTEM_TIME AS OF PROCTIME()) must be an INNER or LEFT OUTER join, not FULL', 'for system_time'],
+        ['select * from side for system_time as of proctime() s join bids b on b.auction = s.key', '0A000', 'FOR SYSTEM_TIME AS OF PROCTIME() is supported only on the right side of a join whose ON clause equates the primary key of the table (a temporal join)', 'for system_time'],
+      ];
+      for (const [query, code, message, at] of cases) {
+        for (const statement of [`create materialized view bad as ${query}`, `create sink bad as ${query} with (connector = 'blackhole')`]) {
+          const error = await h.failure(statement);
+          expect({ code: error.code, message: error.message }, statement).toEqual({ code, message });
+          expect(error.position, statement).toBe(statement.indexOf(at) + 1);
+        }
+      }
+      expect(await h.lines("select count(*) from oxbow_catalog.objects where name = 'bad'")).toEqual(['0']);
+    } finally {
+      await h.close();
+    }
+  });
+});
