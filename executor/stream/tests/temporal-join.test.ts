@@ -5,10 +5,12 @@
 // created). After every statement the inner and the left view must equal that model: a bid's row
 // carries the side value of its own moment, so later side changes leave it alone, a missing side
 // row drops it (inner) or pads it with NULL (left), and a deleted or updated bid retracts exactly
-// the row it had (a view grouping the join's rows by side value counts them). The right table is kept in memory (small) or read per batch (larger than the
-// threshold, lowered here), and the whole run is repeated across a restart on RocksDB. Also: the
-// errors for right sides a temporal join cannot look up, with SQLSTATE and position; a batch
-// SELECT with the clause is the plain join against the current table; EXPLAIN names the node.
+// the row it had (a view grouping the join's rows by side value counts them). The right table is
+// kept in memory (small) or read per batch (larger than the threshold, lowered here), at
+// parallelism 1 and 2 (the grouped view's aggregate in worker threads: the build's worker script,
+// npm run build first), and the run goes on across a restart on RocksDB. Also: the errors for right
+// sides a temporal join cannot look up, with SQLSTATE and position; a batch SELECT with the clause
+// is the plain join against the current table; EXPLAIN names the node.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -137,12 +139,13 @@ describe('temporal join views', () => {
   for (const regime of [
     { name: 'side table kept in memory', completeRows: 100_000 },
     { name: 'side table read per batch', completeRows: 4 },
+    { name: 'at parallelism 2, the grouped view in workers', completeRows: 100_000, parallelism: 2 },
   ]) {
     it(`equal the side table as of each bid's moment (${regime.name}), across a restart`, async () => {
       temporalJoinDefaults.completeRows = regime.completeRows;
       const dir = mkdtempSync(join(tmpdir(), 'oxbow-temporal-join-'));
-      const open = () => openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 }));
-      const model = new Model(seededRandom(regime.completeRows));
+      const open = () => openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 }), { tuning: { parallelism: regime.parallelism ?? 1 } });
+      const model = new Model(seededRandom(regime.completeRows + (regime.parallelism ?? 0)));
       let h: Harness | undefined;
       try {
         h = await open();
@@ -153,7 +156,13 @@ describe('temporal join views', () => {
         await h.run(`create materialized view tjl as ${LEFT}`);
         await h.run(`create materialized view tjg as ${GROUPED}`);
         model.backfilled();
+        if (regime.parallelism !== undefined) {
+          const plan = (await h.run('explain materialized view tjg')).rows.map((row) => row.join(' ')).join('\n');
+          expect(plan).toMatch(/StreamHashAggregate[^\n]*\n\s*StreamExchange dist by[^\n]*\n(\s*StreamProject[^\n]*\n)+\s*StreamTemporalJoin/);
+        }
         await expectViews(h, model, 'the backfill');
+        // The side table is an input of the views: it cannot be dropped under them.
+        expect((await h.failure('drop table side')).code).toBe('2BP01');
         for (let i = 0; i < 60; i++) {
           const step = model.step();
           await h.run(step);
