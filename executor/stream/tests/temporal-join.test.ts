@@ -199,6 +199,12 @@ describe('temporal join views', () => {
       await h.run("insert into side values (2, 'two'); update side set value = 'uno' where key = 1");
       expect(await h.lines(INNER)).toEqual(['1 | 11 | 5 | uno', '2 | 12 | 6 | two']);
       expect(await h.lines('select * from tj')).toEqual(['1 | 11 | 5 | one']);
+      // A side change rolled back, and one in a statement that fails: neither is seen afterwards.
+      await h.run("begin; update side set value = 'rolled back' where key = 1; insert into bids values (3, 21, 7); rollback");
+      await expect(h.run("insert into side values (5, 'failed'), (5, 'again')")).rejects.toMatchObject({ code: '23505' });
+      await h.run('insert into bids values (4, 31, 8), (5, 45, 9)');
+      expect(await h.lines('select * from tj')).toEqual(['1 | 11 | 5 | one', '4 | 31 | 8 | uno']);
+      expect(await h.lines('select * from tjl')).toEqual(['1 | 11 | 5 | one', '2 | 12 | 6 | NULL', '4 | 31 | 8 | uno', '5 | 45 | 9 | NULL']);
     } finally {
       await h.close();
     }
