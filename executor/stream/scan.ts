@@ -74,8 +74,8 @@ export function carriesRowIds(plan: StreamPlan): boolean {
     case 'StreamProject':
       return carriesRowIds(plan.input);
     case 'StreamTemporalJoin':
-      // At most one output row per left row (its lookup is by the table's primary key).
-      return carriesRowIds(plan.inputs[0]!);
+      // At most one output row per left row when its lookup is by the table's primary key.
+      return plan.index === undefined && carriesRowIds(plan.inputs[0]!);
     default:
       return false;
   }

@@ -5,6 +5,10 @@
 // right table do not reach the view: the join keeps no state of the right side, and none of the
 // left side over an append-only source (Nexmark q13's bids).
 //
+// A join whose ON equalities cover a secondary index's columns but not the primary key looks the
+// table up by the index (`TemporalJoinOperator.index`): every row of the key that matches, read
+// through the index's entries, or from an in-memory copy grouped by the index's columns.
+//
 // Lookups go by batch: a table of at most `completeRows` rows is read whole at the first change and
 // kept as a map by key (`cache`), which the table's own changes (input 1, whole rows) keep current
 // by reading their keys again; a larger table is read per batch, the batch's distinct keys in key
@@ -26,6 +30,7 @@ import { compile, type Evaluator } from '../expr/expression.js';
 import { KeyMap } from '../expr/row-hash.js';
 import { concatRows, nullRow } from '../batch/join-output.js';
 import { stateTableOf } from '../batch/table-access.js';
+import { indexStateTable } from '../catalog/secondary-index.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
 import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
@@ -43,6 +48,12 @@ interface Lookup {
 
 export class StreamTemporalJoinNode implements StreamNode {
   private readonly table: StateTable;
+  /** A secondary index the lookups go by (`TemporalJoinOperator.index`): several matches per key. */
+  private readonly indexTable: StateTable | undefined;
+  /** The looked-up columns of the table: its primary key, or the index's columns. */
+  private readonly keyColumns: readonly number[];
+  /** By index: the whole table by index key (the rows of each key), once read. */
+  private multiCache: KeyMap<Row[]> | undefined;
   private readonly memo: StateTable | undefined;
   private readonly keyEvaluators: readonly Evaluator[];
   private readonly keyTypes: readonly DataType[];
@@ -73,11 +84,13 @@ export class StreamTemporalJoinNode implements StreamNode {
   ) {
     const relation = plan.relation;
     this.table = stateTableOf(context.store, relation);
+    this.indexTable = plan.index === undefined ? undefined : indexStateTable(context.store, relation, plan.index);
+    this.keyColumns = plan.index === undefined ? relation.primaryKey : plan.index.indexOn!.columns;
     this.memo = plan.stateTables.length > 0 ? context.stateTable(plan.stateTables[0]!) : undefined;
     this.keyEvaluators = plan.lookupKeys.map(compile);
     this.primaryKey = relation.primaryKey;
-    this.keyTypes = relation.primaryKey.map((column) => relation.columns[column]!.type);
-    this.plainKey = this.keyTypes.length === 1 && PLAIN_KEY_TYPES.has(this.keyTypes[0]!.name);
+    this.keyTypes = this.keyColumns.map((column) => relation.columns[column]!.type);
+    this.plainKey = plan.index === undefined && this.keyTypes.length === 1 && PLAIN_KEY_TYPES.has(this.keyTypes[0]!.name);
     this.projection = plan.projection;
     this.filter = plan.filter === undefined ? undefined : compile(plan.filter);
     this.otherLeft = (plan.otherKeys?.[0] ?? []).map(compile);
@@ -110,7 +123,7 @@ export class StreamTemporalJoinNode implements StreamNode {
       this.rightChanged(changes);
       return emptyChanges();
     }
-    return this.applyLeft(changes);
+    return this.indexTable === undefined ? this.applyLeft(changes) : this.applyLeftByIndex(changes);
   }
 
   /** The right table's changes first (the left ones see the table as the epoch leaves it), then the left's. */
@@ -118,12 +131,14 @@ export class StreamTemporalJoinNode implements StreamNode {
     const right = changesPerSlot[1];
     if (right !== undefined && right.rows.length > 0) this.rightChanged(right);
     const left = changesPerSlot[0];
-    return left === undefined || left.rows.length === 0 ? emptyChanges() : this.applyLeft(left);
+    if (left === undefined || left.rows.length === 0) return emptyChanges();
+    return this.indexTable === undefined ? this.applyLeft(left) : this.applyLeftByIndex(left);
   }
 
   private dropCache(): void {
     this.plainCache = undefined;
     this.keyedCache = undefined;
+    this.multiCache = undefined;
     this.tooLarge = false;
   }
 
@@ -147,9 +162,13 @@ export class StreamTemporalJoinNode implements StreamNode {
 
   /** Reads the whole table into the cache when it is small enough (once; again after a drop). */
   private loadWhole(): void {
-    if (this.plainCache !== undefined || this.keyedCache !== undefined || this.tooLarge) return;
+    if (this.plainCache !== undefined || this.keyedCache !== undefined || this.multiCache !== undefined || this.tooLarge) return;
     if (this.table.stats().keys > temporalJoinDefaults.completeRows * 2) {
       this.tooLarge = true;
+      return;
+    }
+    if (this.indexTable !== undefined) {
+      this.loadWholeByIndex();
       return;
     }
     const plain = this.plainKey ? new Map<Value, Row | null>() : undefined;
@@ -169,8 +188,63 @@ export class StreamTemporalJoinNode implements StreamNode {
     this.keyedCache = keyed;
   }
 
+  /** By index: the whole table grouped by the index's columns (rows with a NULL there match nothing). */
+  private loadWholeByIndex(): void {
+    const groups = new KeyMap<Row[]>(this.keyTypes);
+    let rows = 0;
+    for (const stored of this.table.scan()) {
+      if (++rows > temporalJoinDefaults.completeRows) {
+        this.tooLarge = true;
+        return;
+      }
+      const key = this.indexKeyOf(stored);
+      const row = key === null ? null : this.rightRow(stored);
+      if (row === null) continue;
+      const group = groups.get(key!);
+      if (group === undefined) groups.add(key!, [row]);
+      else group.push(row);
+    }
+    this.multiCache = groups;
+  }
+
+  /** A stored row's values of the looked-up columns, or null when one is NULL. */
+  private indexKeyOf(stored: Row): Value[] | null {
+    const key: Value[] = new Array(this.keyColumns.length);
+    for (let k = 0; k < key.length; k++) {
+      const value = stored[this.keyColumns[k]!] ?? null;
+      if (value === null) return null;
+      key[k] = value;
+    }
+    return key;
+  }
+
+  /** By index: the rows of one index key, read through the index's entries (then by primary key). */
+  private rowsByIndex(key: Value[]): Row[] {
+    const rows: Row[] = [];
+    const width = key.length;
+    for (const entry of this.indexTable!.scan({ prefix: key })) {
+      const row = this.rightRow(this.table.get(entry.slice(width)));
+      if (row !== null) rows.push(row);
+    }
+    return rows;
+  }
+
   /** The right table changed: each changed key is read again (the change is already in the table). */
   private rightChanged(changes: ChangeBatch): void {
+    if (this.multiCache !== undefined) {
+      if (changes.rows.length > temporalJoinDefaults.completeRows / 10) {
+        this.dropCache();
+        return;
+      }
+      // Both versions of an update come through: the old key's group and the new one's are read again.
+      const keys = new KeyMap<true>(this.keyTypes);
+      for (const changed of changes.rows) {
+        const key = this.indexKeyOf(changed);
+        if (key !== null && keys.indexOf(key) < 0) keys.add(key, true);
+      }
+      for (const key of keys.keys) this.multiCache.set(key, this.rowsByIndex(key));
+      return;
+    }
     if (this.plainCache === undefined && this.keyedCache === undefined) return;
     if (changes.rows.length > temporalJoinDefaults.completeRows / 10) {
       this.dropCache();
@@ -193,15 +267,7 @@ export class StreamTemporalJoinNode implements StreamNode {
     for (const key of keys) if (key !== null && distinct.indexOf(key) < 0) distinct.add(key, null);
     const types = this.keyTypes;
     const order = distinct.keys.map((_, i) => i);
-    order.sort((a, b) => {
-      const x = distinct.keys[a]!;
-      const y = distinct.keys[b]!;
-      for (let k = 0; k < types.length; k++) {
-        const c = compareValues(x[k]!, y[k]!, types[k]!);
-        if (c !== 0) return c;
-      }
-      return 0;
-    });
+    order.sort((a, b) => compareKeys(distinct.keys[a]!, distinct.keys[b]!, types));
     for (const i of order) distinct.values[i] = this.rightRow(this.table.get(distinct.keys[i]!));
     return distinct;
   }
@@ -283,6 +349,63 @@ export class StreamTemporalJoinNode implements StreamNode {
     memo?.write();
     return outIds === undefined ? out : { rows: out.rows, signs: out.signs, ids: outIds };
   }
+
+  /** Left changes joined by a secondary index: every right row of the key that matches. */
+  private applyLeftByIndex(changes: ChangeBatch): ChangeBatch {
+    const rows = changes.rows;
+    const signs = changes.signs;
+    const n = rows.length;
+    this.loadWhole();
+    let groups = this.multiCache;
+    if (groups === undefined) {
+      // Too large to keep: the batch's distinct keys read in key order.
+      groups = new KeyMap<Row[]>(this.keyTypes);
+      const keys: Value[][] = [];
+      for (let i = 0; i < n; i++) {
+        if (this.memo !== undefined && signs[i]! < 0) continue;
+        const key = this.keyOf(rows[i]!);
+        if (key !== null && groups.indexOf(key) < 0) {
+          groups.add(key, []);
+          keys.push(key);
+        }
+      }
+      keys.sort((x, y) => compareKeys(x, y, this.keyTypes));
+      for (const key of keys) groups.set(key, this.rowsByIndex(key));
+    }
+    const out = emptyChanges();
+    const memo = this.memo === undefined ? undefined : new MemoBatch(this.memo, this.leftTypes, this.rightTypes);
+    for (let i = 0; i < n; i++) {
+      const left = rows[i]!;
+      const sign = signs[i]!;
+      if (memo !== undefined && sign < 0) {
+        for (const right of memo.takeAll(left)) {
+          out.rows.push(concatRows(left, right));
+          out.signs.push(sign);
+        }
+        continue;
+      }
+      const key = this.keyOf(left);
+      const group = key === null ? undefined : groups.get(key);
+      let matched = 0;
+      if (group !== undefined) {
+        for (const candidate of group) {
+          const right = this.match(left, candidate);
+          if (right === null) continue;
+          matched++;
+          out.rows.push(concatRows(left, right));
+          out.signs.push(sign);
+          memo?.put(left, right);
+        }
+      }
+      if (matched === 0 && this.outer) {
+        out.rows.push(concatRows(left, this.padding));
+        out.signs.push(sign);
+        memo?.put(left, this.padding);
+      }
+    }
+    memo?.write();
+    return out;
+  }
 }
 
 /** One batch's view of the memo: left row -> the right rows it joined with (counts), written at the end. */
@@ -324,6 +447,19 @@ class MemoBatch {
     return undefined;
   }
 
+  /** Removes one of each right row `left` joined with (a lookup by index emits several) and returns them. */
+  takeAll(left: Row): Row[] {
+    const entry = this.entry(left);
+    const taken: Row[] = [];
+    for (let j = 0; j < entry.rights.length; j++) {
+      if (entry.counts[j]! > 0) {
+        entry.counts[j]!--;
+        taken.push(entry.rights[j]!);
+      }
+    }
+    return taken;
+  }
+
   put(left: Row, right: Row): void {
     const entry = this.entry(left);
     for (let j = 0; j < entry.rights.length; j++) {
@@ -361,4 +497,13 @@ function rowsIdentical(a: Row, b: Row, types: readonly DataType[]): boolean {
     if (x === null || y === null || compareValues(x, y, types[i]!) !== 0) return false;
   }
   return true;
+}
+
+/** Key tuples in key order. */
+function compareKeys(x: readonly Value[], y: readonly Value[], types: readonly DataType[]): number {
+  for (let k = 0; k < types.length; k++) {
+    const c = compareValues(x[k]!, y[k]!, types[k]!);
+    if (c !== 0) return c;
+  }
+  return 0;
 }

@@ -78,7 +78,7 @@ function header(plan: StreamPlan, root: StreamPlan): string {
       const columns = relation.columns.map((column) => column.name);
       const scan = batchHeader({ kind: 'Scan', relation, projection: plan.projection, ...(plan.filter ? { filter: plan.filter } : {}), columns: plan.projection.map((i) => ({ name: columns[i]!, type: relation.columns[i]!.type, tableOid: relation.id, columnNumber: i + 1 })) }).replace(/^Scan /, '');
       const residual = plan.residual === undefined ? '' : ' with residual';
-      return `${plan.joinType} ${scan} AS OF PROCTIME() lookup (${relation.primaryKey.map((i) => columns[i]!).join(', ')}) = (${lookup})${plan.otherKeys === undefined ? '' : ' and other keys'}${residual}`;
+      return `${plan.joinType} ${scan} AS OF PROCTIME() lookup ${plan.index === undefined ? '' : `index ${plan.index.name} `}(${(plan.index?.indexOn!.columns ?? relation.primaryKey).map((i) => columns[i]!).join(', ')}) = (${lookup})${plan.otherKeys === undefined ? '' : ' and other keys'}${residual}`;
     }
     default:
       return `${templateText(plan.template)}${cleaningText(plan)}`;

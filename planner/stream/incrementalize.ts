@@ -54,6 +54,8 @@ export interface IncrementalizeOptions {
    * `uniqueKey` derives today. Undefined: derive it (CREATE).
    */
   readonly storedKey?: readonly number[];
+  /** The secondary indexes of a relation (CatalogReader.indexesOf): a temporal join may look its right side up by one. */
+  readonly indexesOf?: (relationId: number) => readonly RelationDef[];
 }
 
 const int8 = scalar('int8');
@@ -418,19 +420,35 @@ class Incrementalizer {
       throw fail(`a temporal join needs a table or materialized view on its right side, and "${relation.name}" is ${relation.kind === 'source' ? 'a source' : `a ${relation.kind.replace('_', ' ')}`}`, SqlState.wrongObjectType);
     }
     const hiddenKey = relation.primaryKey.length === 0 || relation.primaryKey.some((column) => relation.columns[column]?.hidden === true);
-    // Each primary-key column must equal a left key expression (a plain column of the right scan).
-    const lookupKeys: Expression[] = [];
-    const used = new Set<number>();
-    for (const keyColumn of relation.primaryKey) {
-      const at = plan.rightKeys.findIndex((key) => key.kind === 'Column' && scan.projection[key.index] === keyColumn && key.type.name === relation.columns[keyColumn]!.type.name);
-      if (at < 0) break;
-      used.add(at);
-      lookupKeys.push(plan.leftKeys[at]!);
+    // Each primary-key column (else each column of a secondary index) must equal a left key
+    // expression (a plain column of the right scan of the same type).
+    const cover = (columns: readonly number[]): { lookupKeys: Expression[]; used: Set<number> } | undefined => {
+      const lookupKeys: Expression[] = [];
+      const used = new Set<number>();
+      for (const keyColumn of columns) {
+        const at = plan.rightKeys.findIndex((key) => key.kind === 'Column' && scan.projection[key.index] === keyColumn && key.type.name === relation.columns[keyColumn]!.type.name);
+        if (at < 0) return undefined;
+        used.add(at);
+        lookupKeys.push(plan.leftKeys[at]!);
+      }
+      return { lookupKeys, used };
+    };
+    let index: RelationDef | undefined;
+    let covered = hiddenKey ? undefined : cover(relation.primaryKey);
+    if (covered === undefined) {
+      for (const candidate of this.options.indexesOf?.(relation.id) ?? []) {
+        covered = candidate.indexOn === undefined ? undefined : cover(candidate.indexOn.columns);
+        if (covered !== undefined) {
+          index = candidate;
+          break;
+        }
+      }
     }
-    if (hiddenKey || lookupKeys.length !== relation.primaryKey.length) {
-      const key = hiddenKey ? 'no primary key' : `primary key (${relation.primaryKey.map((column) => relation.columns[column]!.name).join(', ')})`;
-      throw fail(`a temporal join requires the ON clause's equalities to cover the primary key of its lookup table, and "${relation.name}" has ${key}${hiddenKey ? '' : ' not covered'}`);
+    if (covered === undefined) {
+      const which = hiddenKey ? `"${relation.name}" has no primary key, and the ON clause covers none of its indexes` : `the ON clause covers neither the primary key (${relation.primaryKey.map((column) => relation.columns[column]!.name).join(', ')}) of "${relation.name}" nor any of its indexes`;
+      throw fail(`a temporal join requires the ON clause's equalities to cover the primary key or an index of its lookup table: ${which}`);
     }
+    const { lookupKeys, used } = covered;
     // ON equalities beyond the key: compared on the looked-up row.
     const others = plan.leftKeys.map((_, at) => at).filter((at) => !used.has(at));
     const widened = withPrimaryKey(plan.left);
@@ -460,6 +478,7 @@ class Incrementalizer {
       projection: scan.projection,
       ...(scan.filter === undefined ? {} : { filter: scan.filter }),
       lookupKeys,
+      ...(index === undefined ? {} : { index }),
       ...(others.length === 0 ? {} : { otherKeys: [others.map((at) => plan.leftKeys[at]!), others.map((at) => plan.rightKeys[at]!)], otherNullSafe: others.map((at) => plan.nullSafe?.[at] ?? false) }),
       ...(plan.residual === undefined ? {} : { residual: added === 0 ? plan.residual : remapColumns(plan.residual, shift) }),
       stateTables,

@@ -138,7 +138,12 @@ export interface TemporalJoinOperator {
   readonly projection: readonly number[];
   /** The right scan's pushed filter, over its projected row. */
   readonly filter?: Expression;
-  /** Per primary-key column of the table, in key order: the expression over left rows it equals. */
+  /**
+   * A secondary index (CREATE INDEX) the join looks the table up by, when the ON equalities cover
+   * its columns but not the primary key: a left row may then match several right rows.
+   */
+  readonly index?: RelationDef;
+  /** Per primary-key column of the table (or column of `index`), in key order: the expression over left rows it equals. */
   readonly lookupKeys: readonly Expression[];
   /** ON equalities beyond the primary key: [over left rows, over projected right rows], compared per looked-up row. */
   readonly otherKeys?: readonly (readonly Expression[])[];

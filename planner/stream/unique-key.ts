@@ -58,8 +58,8 @@ export function carriesRowIds(plan: StreamPlan): boolean {
     case 'StreamProject':
       return carriesRowIds(plan.input);
     case 'StreamTemporalJoin':
-      // At most one output row per left row (its lookup is by the table's primary key).
-      return carriesRowIds(plan.inputs[0]!);
+      // At most one output row per left row when its lookup is by the table's primary key.
+      return plan.index === undefined && carriesRowIds(plan.inputs[0]!);
     default:
       return false;
   }
@@ -96,8 +96,8 @@ export function uniqueKey(plan: StreamPlan): UniqueKey {
     case 'StreamOverWindow':
       return uniqueKey(plan.inputs[0]!);
     case 'StreamTemporalJoin':
-      // At most one match per left row: the left row's key, first in the output.
-      return uniqueKey(plan.inputs[0]!);
+      // At most one match per left row by primary key: the left row's key, first in the output.
+      return plan.index === undefined ? uniqueKey(plan.inputs[0]!) : undefined;
     case 'StreamShared': {
       // Output column i is the source's column map[i] (identity without a map).
       const key = uniqueKey(plan.source);

@@ -185,6 +185,89 @@ describe('temporal join views', () => {
     }, 120_000);
   }
 
+  for (const regime of [
+    { name: 'kept in memory', completeRows: 100_000 },
+    { name: 'read per batch', completeRows: 4 },
+  ]) {
+    it(`look up by a secondary index: every side row of the key as of each bid's moment (${regime.name})`, async () => {
+      temporalJoinDefaults.completeRows = regime.completeRows;
+      const dir = mkdtempSync(join(tmpdir(), 'oxbow-temporal-index-'));
+      const open = () => openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 }));
+      const random = seededRandom(31 + regime.completeRows);
+      // The side rows by id: their group (the indexed column) and value.
+      const side = new Map<number, { grp: number; value: string }>();
+      const bids = new Map<number, { auction: number; values: string[] }>();
+      let nextId = 1;
+      let version = 0;
+      const matches = (auction: number) => [...side.values()].filter((row) => row.grp === auction % 6).map((row) => row.value);
+      const step = (): string => {
+        const r = random();
+        if (r < 0.35) {
+          const id = Math.floor(random() * 14);
+          const row = { grp: Math.floor(random() * 6), value: `v${++version}` };
+          side.set(id, row);
+          return `insert into side values (${id}, ${row.grp}, '${row.value}') on conflict (id) do update set grp = excluded.grp, value = excluded.value`;
+        }
+        if (r < 0.45 && side.size > 0) {
+          const id = [...side.keys()][Math.floor(random() * side.size)]!;
+          side.delete(id);
+          return `delete from side where id = ${id}`;
+        }
+        if (r < 0.75 || bids.size === 0) {
+          const id = nextId++;
+          const auction = Math.floor(random() * 30);
+          bids.set(id, { auction, values: matches(auction) });
+          return `insert into bids values (${id}, ${auction})`;
+        }
+        if (r < 0.88) {
+          for (const bid of bids.values()) {
+            bid.auction += 1;
+            bid.values = matches(bid.auction);
+          }
+          return 'update bids set auction = auction + 1';
+        }
+        const id = [...bids.keys()][Math.floor(random() * bids.size)]!;
+        bids.delete(id);
+        return `delete from bids where id = ${id}`;
+      };
+      const expected = (outer: boolean) =>
+        [...bids].flatMap(([id, bid]) => (bid.values.length === 0 ? (outer ? [`${id} | ${bid.auction} | NULL`] : []) : bid.values.map((value) => `${id} | ${bid.auction} | ${value}`))).sort();
+      const check = async (h: Harness, step: string) => {
+        expect(await h.lines('select * from ti'), `inner after ${step}`).toEqual(expected(false));
+        expect(await h.lines('select * from til'), `left after ${step}`).toEqual(expected(true));
+      };
+      let h: Harness | undefined;
+      try {
+        h = await open();
+        await h.run('create table side (id int primary key, grp int, value varchar)');
+        await h.run('create index side_grp on side (grp)');
+        await h.run('create table bids (id int primary key, auction int)');
+        for (let i = 0; i < 12; i++) await h.run(step());
+        await h.run('create materialized view ti as select b.id, b.auction, s.value from bids b join side for system_time as of proctime() s on b.auction % 6 = s.grp');
+        await h.run('create materialized view til as select b.id, b.auction, s.value from bids b left join side for system_time as of proctime() s on b.auction % 6 = s.grp');
+        for (const bid of bids.values()) bid.values = matches(bid.auction);
+        const plan = (await h.run('explain materialized view ti')).rows.map((row) => row.join(' ')).join('\n');
+        expect(plan).toContain('StreamTemporalJoin inner public.side [grp, value] AS OF PROCTIME() lookup index side_grp (grp) = ((auction % 6))');
+        await check(h, 'the backfill');
+        for (let i = 0; i < 40; i++) {
+          const statement = step();
+          await h.run(statement);
+          await check(h, statement);
+        }
+        await h.close();
+        h = await open();
+        for (let i = 0; i < 20; i++) {
+          const statement = step();
+          await h.run(statement);
+          await check(h, `${statement} (after the restart)`);
+        }
+      } finally {
+        await h?.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, 120_000);
+  }
+
   it('sees the side rows written earlier in the same transaction', async () => {
     const h = await openHarness();
     try {
@@ -264,9 +347,9 @@ describe('temporal join views', () => {
       await h.run('create table bids (id int primary key, auction int, price int)');
       await h.run("create source src (k int) with (connector = 'datagen', fields.k.kind = 'sequence', fields.k.start = '1', fields.k.end = '10')");
       const cases: [string, string, string, string][] = [
-        ['select * from bids b join side for system_time as of proctime() s on b.price = s.value::int', '0A000', 'a temporal join requires the ON clause\'s equalities to cover the primary key of its lookup table, and "side" has primary key (key) not covered', 'for system_time'],
-        ['select * from bids b join side2 for system_time as of proctime() s on b.auction = s.a', '0A000', 'a temporal join requires the ON clause\'s equalities to cover the primary key of its lookup table, and "side2" has primary key (a, b) not covered', 'for system_time'],
-        ['select * from bids b join nokey for system_time as of proctime() s on b.auction = s.key', '0A000', 'a temporal join requires the ON clause\'s equalities to cover the primary key of its lookup table, and "nokey" has no primary key', 'for system_time'],
+        ['select * from bids b join side for system_time as of proctime() s on b.price = s.value::int', '0A000', 'a temporal join requires the ON clause\'s equalities to cover the primary key or an index of its lookup table: the ON clause covers neither the primary key (key) of "side" nor any of its indexes', 'for system_time'],
+        ['select * from bids b join side2 for system_time as of proctime() s on b.auction = s.a', '0A000', 'a temporal join requires the ON clause\'s equalities to cover the primary key or an index of its lookup table: the ON clause covers neither the primary key (a, b) of "side2" nor any of its indexes', 'for system_time'],
+        ['select * from bids b join nokey for system_time as of proctime() s on b.auction = s.key', '0A000', 'a temporal join requires the ON clause\'s equalities to cover the primary key or an index of its lookup table: "nokey" has no primary key, and the ON clause covers none of its indexes', 'for system_time'],
         ['select * from bids b join src for system_time as of proctime() s on b.auction = s.k', '42809', 'a temporal join needs a table or materialized view on its right side, and "src" is a source', 'for system_time'],
         ['select * from bids b full join side for system_time as of proctime() s on b.auction = s.key', '0A000', 'a temporal join (FOR SYSTEM_TIME AS OF PROCTIME()) must be an INNER or LEFT OUTER join, not FULL', 'for system_time'],
         ['select * from side for system_time as of proctime() s join bids b on b.auction = s.key', '0A000', 'FOR SYSTEM_TIME AS OF PROCTIME() is supported only on the right side of a join whose ON clause equates the primary key of the table (a temporal join)', 'for system_time'],
