@@ -8,11 +8,13 @@
 // the row it had (a view grouping the join's rows by side value counts them). The right table is
 // kept in memory (small) or read per batch (larger than the threshold, lowered here), at
 // parallelism 1 and 2 (the grouped view's aggregate in worker threads: the build's worker script,
-// npm run build first), and the run goes on across a restart on RocksDB. Also: the errors for right
-// sides a temporal join cannot look up, with SQLSTATE and position; ON equalities beyond the key,
-// IS NOT DISTINCT FROM and other conditions (with the side table unchanged, the views equal the
-// plain join recomputed by the batch executor); a batch SELECT with the clause is the plain join
-// against the current table; EXPLAIN names the node.
+// npm run build first), and the run goes on across a restart on RocksDB. A join by a secondary index
+// (its columns covered, not the primary key) is checked the same way: each bid joins every side row
+// of its group as of its moment. Also: the errors for right sides a temporal join cannot look up,
+// with SQLSTATE and position; ON equalities beyond the key, IS NOT DISTINCT FROM and other
+// conditions (with the side table unchanged, the views equal the plain join recomputed by the batch
+// executor); a batch SELECT with the clause is the plain join against the current table; EXPLAIN
+// names the node.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
