@@ -18,8 +18,13 @@
 // row, the right row it joined with (`memo`: `left ++ right ++ count`, the right row all NULLs
 // when a left join padded it): a retraction emits exactly the row its insert emitted, whatever
 // the right table holds by then, so the view stays a multiset of what was emitted. An inner-join
-// miss keeps nothing (it emitted nothing). This is RisingWave's non-append-only temporal join,
-// whose memo table does the same.
+// miss keeps nothing (it emitted nothing). RisingWave's non-append-only temporal join keeps a memo
+// table for the same reason. Two left rows equal in every column are told apart by nothing: a
+// retraction takes either one's joined row (the planner gives a left table scan its primary key back,
+// so this concerns left sides such as joins).
+//
+// The in-memory copy of a small table is not charged to the view caches' memory budget
+// (join-cache.ts `GroupCacheBudget`): `completeRows` bounds it.
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
@@ -72,10 +77,10 @@ export class StreamTemporalJoinNode implements StreamNode {
   private readonly leftTypes: readonly DataType[];
   private readonly rightWidth: number;
   private readonly rightTypes: readonly DataType[];
-  /** The whole table by key (COMPLETE_ROWS at most), once read; undefined: not read or too large. */
+  /** The whole table by key (`completeRows` at most), once read; undefined: not read or too large. */
   private plainCache: Map<Value, Row | null> | undefined;
   private keyedCache: KeyMap<Row | null> | undefined;
-  /** The table was found larger than COMPLETE_ROWS: read per batch. */
+  /** The table was found larger than `completeRows`: read per batch. */
   private tooLarge = false;
 
   constructor(
