@@ -140,6 +140,7 @@ const HEADERS: Header = {
     const all = p.relation.columns.map((c) => c.name).concat(['oxbow_valid_from', 'oxbow_valid_to']);
     let text = `Scan ${p.relation.schema}.${p.relation.name} [${list(p.projection.map((i) => all[i]!))}]`;
     if (p.systemTime?.kind === 'asOf') text += ` AS OF ${expressionText(p.systemTime.at, [], pr)}`;
+    if (p.systemTime?.kind === 'proctime') text += ' AS OF PROCTIME()';
     if (p.systemTime?.kind === 'between') text += ` BETWEEN ${expressionText(p.systemTime.from, [], pr)} AND ${expressionText(p.systemTime.to, [], pr)}`;
     if (p.lookup) {
       const key = `(${list(p.relation.primaryKey.map((i) => all[i]!))})`;

@@ -78,7 +78,13 @@ export type JoinType = 'inner' | 'left' | 'right' | 'full' | 'semi' | 'anti';
 export type SystemTime =
   | { readonly kind: 'asOf'; readonly at: Expression }
   /** Adds oxbow_valid_from / oxbow_valid_to (timestamptz) after the relation's columns. */
-  | { readonly kind: 'between'; readonly from: Expression; readonly to: Expression };
+  | { readonly kind: 'between'; readonly from: Expression; readonly to: Expression }
+  /**
+   * `AS OF PROCTIME()`: the table as it is when each row of the other side of a join arrives. In a
+   * materialized view or sink the right side of a temporal join (StreamTemporalJoin); in a batch
+   * query the table's current rows (a plain scan). `position`: the clause's, for errors.
+   */
+  | { readonly kind: 'proctime'; readonly position?: number };
 
 export type Plan =
   | {

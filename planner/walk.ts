@@ -110,7 +110,7 @@ export function mapPlanExpressions(plan: Plan, map: (e: Expression) => Expressio
   const keys = (list: readonly { expression: Expression; descending: boolean; nullsFirst: boolean }[]) => list.map((k) => ({ ...k, expression: map(k.expression) }));
   switch (plan.kind) {
     case 'Scan': {
-      const systemTime = plan.systemTime === undefined ? undefined
+      const systemTime = plan.systemTime === undefined || plan.systemTime.kind === 'proctime' ? plan.systemTime
         : plan.systemTime.kind === 'asOf' ? { kind: 'asOf' as const, at: map(plan.systemTime.at) }
         : { kind: 'between' as const, from: map(plan.systemTime.from), to: map(plan.systemTime.to) };
       return { ...plan, ...(plan.filter ? { filter: map(plan.filter) } : {}), ...(systemTime ? { systemTime } : {}) };

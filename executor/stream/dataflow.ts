@@ -31,6 +31,7 @@ import { StreamLateralNode } from './lateral.js';
 import { StreamSharedNode } from './shared.js';
 import { KeyedOperatorNode } from './keyed-operator.js';
 import { StreamHashJoinNode } from './hash-join.js';
+import { StreamTemporalJoinNode } from './temporal-join.js';
 import { StreamHashAggregateNode } from './hash-aggregate.js';
 import { StreamMaterializeNode } from './materialize.js';
 import { StreamDynamicFilterNode, TEMPORAL_TICK_SLOT } from './dynamic-filter.js';
@@ -52,6 +53,7 @@ const BUILDERS: Builders = {
   StreamRecomputeAggregate: (plan, context) => new KeyedOperatorNode(plan, context),
   StreamRecomputeJoin: (plan, context) => new KeyedOperatorNode(plan, context),
   StreamHashJoin: (plan, context) => new StreamHashJoinNode(plan, context),
+  StreamTemporalJoin: (plan, context) => new StreamTemporalJoinNode(plan, context),
   StreamNestedLoopJoin: (plan, context) => new KeyedOperatorNode(plan, context),
   StreamDistinct: (plan, context) => new KeyedOperatorNode(plan, context),
   StreamTopN: (plan, context) => new KeyedOperatorNode(plan, context),

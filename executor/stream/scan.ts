@@ -73,6 +73,9 @@ export function carriesRowIds(plan: StreamPlan): boolean {
     case 'StreamFilter':
     case 'StreamProject':
       return carriesRowIds(plan.input);
+    case 'StreamTemporalJoin':
+      // At most one output row per left row when its lookup is by the table's primary key.
+      return plan.index === undefined && carriesRowIds(plan.inputs[0]!);
     default:
       return false;
   }

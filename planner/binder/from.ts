@@ -194,7 +194,7 @@ export class FromBinder {
       }
       return bound;
     };
-    if (clause?.kind === 'asOf') systemTime = { kind: 'asOf', at: bindTime(clause.at) };
+    if (clause?.kind === 'asOf') systemTime = isProctime(clause.at) ? { kind: 'proctime', position: positionOf(clause.location) } : { kind: 'asOf', at: bindTime(clause.at) };
     if (clause?.kind === 'between') systemTime = { kind: 'between', from: bindTime(clause.from), to: bindTime(clause.to) };
     const columns: OutputColumn[] = relation.columns.map((c, i) => ({ name: c.name, type: c.type, tableOid: relation.id, columnNumber: i + 1 }));
     const hidden = relation.columns.map((c) => c.hidden);
@@ -481,3 +481,11 @@ function sequenceAsView(relation: RelationDef): RelationDef {
   return { ...relation, kind: 'view', definition, columns: [column('last_value', 'int8'), column('log_cnt', 'int8'), column('is_called', 'bool')] };
 }
 
+
+/** `PROCTIME()` (RisingWave's processing time), the moment of a temporal join's lookup. */
+function isProctime(node: Node): boolean {
+  const call = (node as { FuncCall?: { funcname?: { String?: { sval?: string } }[]; args?: unknown[]; agg_star?: boolean } }).FuncCall;
+  if (call === undefined || call.args !== undefined || call.agg_star === true) return false;
+  const names = (call.funcname ?? []).map((part) => part.String?.sval);
+  return names.length === 1 ? names[0] === 'proctime' : names.length === 2 && names[0] === 'pg_catalog' && names[1] === 'proctime';
+}

@@ -19,6 +19,8 @@ export function explainMaterializedView(statement: Node, binder: BinderContext):
   const relation = body.into?.rel;
   const name = relation?.schemaname === undefined ? (relation?.relname ?? '') : `${relation.schemaname}.${relation.relname ?? ''}`;
   const emitOnWindowClose = (body.query as { SelectStmt?: { oxbowEmitOnWindowClose?: boolean } }).SelectStmt?.oxbowEmitOnWindowClose === true;
-  const stream = incrementalize(bound.plan, { relationId: 0, name, allocateStateTableId: () => next++, ...(emitOnWindowClose ? { emitOnWindowClose } : {}) });
+  const catalog = binder.planner.catalog;
+  const indexesOf = catalog.indexesOf === undefined ? {} : { indexesOf: (relationId: number) => catalog.indexesOf!(relationId) };
+  const stream = incrementalize(bound.plan, { relationId: 0, name, allocateStateTableId: () => next++, ...indexesOf, ...(emitOnWindowClose ? { emitOnWindowClose } : {}) });
   return explainStreamPlan(shareSubplans(stream), binder.planner.streamParallelism ?? 1);
 }

@@ -71,6 +71,15 @@ function header(plan: StreamPlan, root: StreamPlan): string {
       const columns = [...plan.inputs[0]!.columns, { name: bound, type: plan.key.type, tableOid: 0, columnNumber: 0 }];
       return `${batchHeader({ kind: 'Filter', input: { kind: 'Values', rows: [], columns }, predicate: plan.predicate, columns }).replace(/^Filter /, '')}`;
     }
+    case 'StreamTemporalJoin': {
+      const relation = plan.relation;
+      const left = plan.inputs[0]!.columns;
+      const lookup = plan.lookupKeys.map((key) => batchHeader({ kind: 'Filter', input: { kind: 'Values', rows: [], columns: left }, predicate: key, columns: left }).replace(/^Filter /, '')).join(', ');
+      const columns = relation.columns.map((column) => column.name);
+      const scan = batchHeader({ kind: 'Scan', relation, projection: plan.projection, ...(plan.filter ? { filter: plan.filter } : {}), columns: plan.projection.map((i) => ({ name: columns[i]!, type: relation.columns[i]!.type, tableOid: relation.id, columnNumber: i + 1 })) }).replace(/^Scan /, '');
+      const residual = plan.residual === undefined ? '' : ' with residual';
+      return `${plan.joinType} ${scan} AS OF PROCTIME() lookup ${plan.index === undefined ? '' : `index ${plan.index.name} `}(${(plan.index?.indexOn!.columns ?? relation.primaryKey).map((i) => columns[i]!).join(', ')}) = (${lookup})${plan.otherKeys === undefined ? '' : ' and other keys'}${residual}`;
+    }
     default:
       return `${templateText(plan.template)}${cleaningText(plan)}`;
   }

@@ -19,7 +19,7 @@
 // State table ids come from `allocateStateTableId` (the catalog's id counter), in a fixed order, so
 // planning the same definition again (a restart) with the stored ids rebuilds the same dataflow.
 
-import { SqlError, SqlState } from '../../sql/errors.js';
+import { SqlError, SqlState, type SqlStateCode } from '../../sql/errors.js';
 import { type as scalar, type DataType } from '../../sql/types.js';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import { children, column, mapChildren, type Expression } from '../expression.js';
@@ -54,6 +54,8 @@ export interface IncrementalizeOptions {
    * `uniqueKey` derives today. Undefined: derive it (CREATE).
    */
   readonly storedKey?: readonly number[];
+  /** The secondary indexes of a relation (CatalogReader.indexesOf): a temporal join may look its right side up by one. */
+  readonly indexesOf?: (relationId: number) => readonly RelationDef[];
 }
 
 const int8 = scalar('int8');
@@ -89,6 +91,27 @@ function pruneUnderLateral(plan: PlanOf<'Project'>): PlanOf<'Project'> | undefin
   const narrowed: Plan = { ...join, left, right, columns: [...left.columns, ...join.columns.slice(width)] };
   const map = join.columns.map((_, index) => (index < width ? position[index]! : columns.length + index - width));
   return { ...plan, input: narrowed, expressions: plan.expressions.map((expression) => remapColumns(expression, map)) };
+}
+
+/**
+ * A temporal join's left side with its primary key: a table or materialized view scanned without
+ * it gets its key columns back, after the others. A left side that retracts is told apart by its
+ * rows (the join's memo), so two rows of a table that agree in the columns the view reads stay two
+ * rows, each retracted with the right row it joined. Any other left side is returned as it is.
+ */
+function withPrimaryKey(left: Plan): Plan {
+  if (left.kind !== 'Scan' || left.systemTime !== undefined || (left.relation.kind !== 'table' && left.relation.kind !== 'materialized_view')) return left;
+  const relation = left.relation;
+  const missing = relation.primaryKey.filter((column) => !left.projection.includes(column));
+  if (missing.length === 0) return left;
+  const columns = missing.map((column): OutputColumn => ({ name: relation.columns[column]!.name, type: relation.columns[column]!.type, tableOid: relation.id, columnNumber: column + 1 }));
+  return { ...left, projection: [...left.projection, ...missing], columns: [...left.columns, ...columns] };
+}
+
+/** The scan under a temporal join's right side (a scan AS OF PROCTIME(), maybe under a filter), or undefined. */
+function proctimeScan(plan: Plan): PlanOf<'Scan'> | undefined {
+  if (plan.kind === 'Scan') return plan.systemTime?.kind === 'proctime' ? plan : undefined;
+  return undefined;
 }
 
 function inputScan(index: number, columns: readonly OutputColumn[]): Plan {
@@ -266,6 +289,10 @@ class Incrementalizer {
 
   private scan(plan: PlanOf<'Scan'>): StreamPlan {
     const relation = plan.relation;
+    if (plan.systemTime?.kind === 'proctime') {
+      const position = plan.systemTime.position;
+      throw new SqlError(SqlState.featureNotSupported, 'FOR SYSTEM_TIME AS OF PROCTIME() is supported only on the right side of a join whose ON clause equates the primary key of the table (a temporal join)', position === undefined ? {} : { position });
+    }
     if (plan.systemTime !== undefined) throw unsupported('FOR SYSTEM_TIME');
     if (relation.kind !== 'table' && relation.kind !== 'materialized_view' && relation.kind !== 'source') {
       throw unsupported(`reading ${relation.kind === 'system' ? 'a system relation' : `a ${relation.kind.replace('_', ' ')}`} ("${relation.name}")`);
@@ -336,6 +363,7 @@ class Incrementalizer {
    * plan version 1 recompute key groups (StreamRecomputeJoin).
    */
   private hashJoin(plan: PlanOf<'HashJoin'>): StreamPlan {
+    if (proctimeScan(plan.right) !== undefined) return this.temporalJoin(plan);
     const template: Plan = { ...plan, left: inputScan(0, plan.left.columns), right: inputScan(1, plan.right.columns) };
     const keys = [plan.leftKeys, plan.rightKeys];
     if (plan.leftKeys.length === 0 || (this.options.planVersion ?? STREAM_PLAN_VERSION) < 2) return this.keyed('StreamRecomputeJoin', plan, [plan.left, plan.right], keys, template);
@@ -372,6 +400,93 @@ class Incrementalizer {
       stateTables: this.cleanedFirst(stateTables, clean),
       columns: plan.columns,
     };
+  }
+
+  /**
+   * `JOIN t FOR SYSTEM_TIME AS OF PROCTIME() ON ...` (RisingWave's temporal join): the right side a
+   * table or materialized view whose primary key the ON equalities cover, looked up per left change
+   * (stream-plan.ts `TemporalJoinOperator`). Its relation's changes reach the operator only to keep
+   * its copy of a small table current (input 1, the whole rows); they emit nothing.
+   */
+  private temporalJoin(plan: PlanOf<'HashJoin'>): StreamPlan {
+    const scan = proctimeScan(plan.right)!;
+    const position = scan.systemTime?.kind === 'proctime' ? scan.systemTime.position : undefined;
+    const relation = scan.relation;
+    const fail = (message: string, state: SqlStateCode = SqlState.featureNotSupported): SqlError => new SqlError(state, message, position === undefined ? {} : { position });
+    if (plan.joinType !== 'inner' && plan.joinType !== 'left') {
+      throw fail(`a temporal join (FOR SYSTEM_TIME AS OF PROCTIME()) must be an INNER or LEFT OUTER join, not ${plan.joinType.toUpperCase()}`);
+    }
+    if (relation.kind !== 'table' && relation.kind !== 'materialized_view') {
+      throw fail(`a temporal join needs a table or materialized view on its right side, and "${relation.name}" is ${relation.kind === 'source' ? 'a source' : `a ${relation.kind.replace('_', ' ')}`}`, SqlState.wrongObjectType);
+    }
+    const hiddenKey = relation.primaryKey.length === 0 || relation.primaryKey.some((column) => relation.columns[column]?.hidden === true);
+    // Each primary-key column (else each column of a secondary index) must equal a left key
+    // expression (a plain column of the right scan of the same type).
+    const cover = (columns: readonly number[]): { lookupKeys: Expression[]; used: Set<number> } | undefined => {
+      const lookupKeys: Expression[] = [];
+      const used = new Set<number>();
+      for (const keyColumn of columns) {
+        const at = plan.rightKeys.findIndex((key) => key.kind === 'Column' && scan.projection[key.index] === keyColumn && key.type.name === relation.columns[keyColumn]!.type.name);
+        if (at < 0) return undefined;
+        used.add(at);
+        lookupKeys.push(plan.leftKeys[at]!);
+      }
+      return { lookupKeys, used };
+    };
+    let index: RelationDef | undefined;
+    let covered = hiddenKey ? undefined : cover(relation.primaryKey);
+    if (covered === undefined) {
+      for (const candidate of this.options.indexesOf?.(relation.id) ?? []) {
+        covered = candidate.indexOn === undefined ? undefined : cover(candidate.indexOn.columns);
+        if (covered !== undefined) {
+          index = candidate;
+          break;
+        }
+      }
+    }
+    if (covered === undefined) {
+      const which = hiddenKey ? `"${relation.name}" has no primary key, and the ON clause covers none of its indexes` : `the ON clause covers neither the primary key (${relation.primaryKey.map((column) => relation.columns[column]!.name).join(', ')}) of "${relation.name}" nor any of its indexes`;
+      throw fail(`a temporal join requires the ON clause's equalities to cover the primary key or an index of its lookup table: ${which}`);
+    }
+    const { lookupKeys, used } = covered;
+    // ON equalities beyond the key: compared on the looked-up row.
+    const others = plan.leftKeys.map((_, at) => at).filter((at) => !used.has(at));
+    const widened = withPrimaryKey(plan.left);
+    const left = this.convert(widened);
+    const added = widened.columns.length - plan.left.columns.length;
+    const whole: StreamPlan = {
+      kind: 'StreamTableScan',
+      property: 'linear',
+      relation,
+      projection: relation.columns.map((_, i) => i),
+      stateTables: [],
+      columns: relation.columns.map((column, i) => ({ name: column.name, type: column.type, tableOid: relation.id, columnNumber: i + 1 })),
+    };
+    const stateTables: StateTableDeclaration[] = [];
+    if (!carriesRowIds(left)) {
+      const columnTypes: DataType[] = [...widened.columns.map((c) => c.type), ...scan.columns.map((c) => c.type), int8];
+      stateTables.push({ tableId: this.options.allocateStateTableId(), purpose: 'left rows with the right row they joined', columnTypes, primaryKey: columnTypes.slice(0, -1).map((_, i) => i) });
+    }
+    const leftWidth = plan.left.columns.length;
+    const shift = plan.columns.map((_, i) => (i < leftWidth ? i : i + added));
+    const join: StreamPlan = {
+      kind: 'StreamTemporalJoin',
+      property: 'stateful',
+      inputs: [left, whole],
+      joinType: plan.joinType,
+      relation,
+      projection: scan.projection,
+      ...(scan.filter === undefined ? {} : { filter: scan.filter }),
+      lookupKeys,
+      ...(index === undefined ? {} : { index }),
+      ...(others.length === 0 ? {} : { otherKeys: [others.map((at) => plan.leftKeys[at]!), others.map((at) => plan.rightKeys[at]!)], otherNullSafe: others.map((at) => plan.nullSafe?.[at] ?? false) }),
+      ...(plan.residual === undefined ? {} : { residual: added === 0 ? plan.residual : remapColumns(plan.residual, shift) }),
+      stateTables,
+      columns: [...widened.columns, ...plan.columns.slice(leftWidth)],
+    };
+    if (added === 0) return join;
+    // The key columns the left scan got back stay below: the join's own columns, as planned.
+    return { kind: 'StreamProject', property: 'linear', input: join, expressions: plan.columns.map((column, i) => ({ kind: 'Column', index: shift[i]!, type: column.type })), stateTables: [], columns: plan.columns };
   }
 
   private nestedLoopJoin(plan: PlanOf<'NestedLoopJoin'>): StreamPlan {

@@ -32,5 +32,7 @@ export function planStream(query: Node, context: PlannerContext, options: Increm
   const bound = planToStage(query, binder, 'physical', (options.planVersion ?? STREAM_PLAN_VERSION) < 6 ? STREAM_RULES_KEEPING_WINDOWS : STREAM_RULES);
   if (bound.kind !== 'query') throw new Error('planStream expects a query');
   const emitOnWindowClose = (query as { SelectStmt?: { oxbowEmitOnWindowClose?: boolean } }).SelectStmt?.oxbowEmitOnWindowClose === true;
-  return { query: bound.plan, columns: bound.plan.columns, stream: shareSubplans(incrementalize(bound.plan, emitOnWindowClose ? { ...options, emitOnWindowClose } : options)) };
+  const catalog = context.catalog;
+  const withIndexes: IncrementalizeOptions = catalog.indexesOf === undefined || options.indexesOf !== undefined ? options : { ...options, indexesOf: (relationId) => catalog.indexesOf!(relationId) };
+  return { query: bound.plan, columns: bound.plan.columns, stream: shareSubplans(incrementalize(bound.plan, emitOnWindowClose ? { ...withIndexes, emitOnWindowClose } : withIndexes)) };
 }

@@ -115,6 +115,48 @@ export interface HashJoinOperator {
 }
 
 /**
+ * A temporal join (`JOIN t FOR SYSTEM_TIME AS OF PROCTIME() ON ...`, inner or left): each left
+ * change looks up the right table's rows by primary key as they are in the epoch it arrives in and
+ * emits the joined rows; changes of the right table do not reach the view, so the right side keeps
+ * no state. The ON equalities pin every primary-key column of the table, so a
+ * left row has at most one match (the output carries the left row's source row id, if any).
+ * A left side that can retract (anything but an append-only source) keeps what each left row
+ * joined with (`memo`), so a retraction emits the very rows its insert emitted.
+ */
+export interface TemporalJoinOperator {
+  readonly kind: 'StreamTemporalJoin';
+  readonly property: 'stateful';
+  /**
+   * [left, the right relation's whole rows]: the right changes only keep the operator's copy of a
+   * small table current, and emit nothing.
+   */
+  readonly inputs: readonly StreamPlan[];
+  readonly joinType: 'inner' | 'left';
+  /** The right table (or materialized view), read by its primary key. */
+  readonly relation: RelationDef;
+  /** The right table's columns the join reads (the right scan's projection). */
+  readonly projection: readonly number[];
+  /** The right scan's pushed filter, over its projected row. */
+  readonly filter?: Expression;
+  /**
+   * A secondary index (CREATE INDEX) the join looks the table up by, when the ON equalities cover
+   * its columns but not the primary key: a left row may then match several right rows.
+   */
+  readonly index?: RelationDef;
+  /** Per primary-key column of the table (or column of `index`), in key order: the expression over left rows it equals. */
+  readonly lookupKeys: readonly Expression[];
+  /** ON equalities beyond the primary key: [over left rows, over projected right rows], compared per looked-up row. */
+  readonly otherKeys?: readonly (readonly Expression[])[];
+  /** Per other key: IS NOT DISTINCT FROM. */
+  readonly otherNullSafe?: readonly boolean[];
+  /** Over left ++ projected right columns: ON conjuncts other than the key equalities. */
+  readonly residual?: Expression;
+  /** [memo]: a left side with retractions: `left row ++ right row (NULLs: none) ++ count`, keyed by both rows. */
+  readonly stateTables: readonly StateTableDeclaration[];
+  readonly columns: readonly OutputColumn[];
+}
+
+/**
  * State cleaning by watermark, in a view that EMITs ON WINDOW CLOSE (watermark.ts): key column `key`
  * of an operator's state tables (a group key of StreamHashAggregate, an equi-key of StreamHashJoin,
  * first in every state row) follows watermarks on every input. Its watermark is the least of
@@ -244,6 +286,7 @@ export type StreamPlan =
   | { readonly kind: 'StreamLateral'; readonly property: 'linear'; readonly input: StreamPlan; readonly template: Plan; readonly stateTables: readonly StateTableDeclaration[]; readonly columns: readonly OutputColumn[] }
   | KeyedOperator
   | HashJoinOperator
+  | TemporalJoinOperator
   | DynamicFilter
   | WatermarkFilter
   | EmitOnWindowClose

@@ -57,6 +57,9 @@ export function carriesRowIds(plan: StreamPlan): boolean {
     case 'StreamFilter':
     case 'StreamProject':
       return carriesRowIds(plan.input);
+    case 'StreamTemporalJoin':
+      // At most one output row per left row when its lookup is by the table's primary key.
+      return plan.index === undefined && carriesRowIds(plan.inputs[0]!);
     default:
       return false;
   }
@@ -92,6 +95,9 @@ export function uniqueKey(plan: StreamPlan): UniqueKey {
     case 'StreamTopN':
     case 'StreamOverWindow':
       return uniqueKey(plan.inputs[0]!);
+    case 'StreamTemporalJoin':
+      // At most one match per left row by primary key: the left row's key, first in the output.
+      return plan.index === undefined ? uniqueKey(plan.inputs[0]!) : undefined;
     case 'StreamShared': {
       // Output column i is the source's column map[i] (identity without a map).
       const key = uniqueKey(plan.source);
