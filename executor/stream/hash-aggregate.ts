@@ -74,10 +74,23 @@ function pow10(exponent: number): bigint {
   return 10n ** BigInt(exponent);
 }
 
-/** One call's accumulator in one group (only the fields of its mode are used). */
+/**
+ * One call's accumulator in one group (only the fields of its mode are used). Small: every call of
+ * every group changed in an epoch has one until the epoch's output (q16: 13 calls, thousands of
+ * groups an epoch).
+ */
 class CallState {
-  /** count / non-null count of a sum or avg. */
+  /** count; non-null count of a sum or avg; bool_and / bool_or: how many values are true. */
   n = 0;
+  /** bool_and / bool_or: how many values are false. */
+  falses = 0;
+  best: Value = null;
+  /** sum / avg: the exact total (none until the first value). */
+  sum: SumState | undefined = undefined;
+}
+
+/** A sum's or avg's exact total. */
+class SumState {
   /** Exact sum of the finite values, unscaled at `scale`. */
   total = 0n;
   scale = 0;
@@ -86,10 +99,10 @@ class CallState {
   ninf = 0;
   /** numeric: how many values of each scale are present. */
   scales: Map<number, number> | undefined;
-  trues = 0;
-  falses = 0;
-  best: Value = null;
 }
+
+/** The total of a sum over no value. */
+const NO_SUM: Readonly<SumState> = Object.freeze(new SumState());
 
 interface CompiledCall {
   readonly spec: RetractableCall;
@@ -126,8 +139,13 @@ export function appendOnly(plan: StreamPlan): boolean {
   }
 }
 
-/** A group's changed values per value table (min / max / DISTINCT), with their count deltas. */
-type GroupDeltas = (KeyMap<number> | undefined)[];
+/**
+ * A batch's changed values per value table (min / max / DISTINCT): keyed by `[group, value]` (the
+ * group's position in `dirty`), with their count deltas. One map per table and batch, not per group.
+ */
+type BatchDeltas = (KeyMap<number> | undefined)[];
+
+const INT4 = scalar('int4');
 
 /**
  * The per-epoch combine's bound: a holding aggregate emits its dirty groups once this many are
@@ -169,6 +187,24 @@ export class StreamHashAggregateNode implements StreamNode {
   private readonly movedKey: number;
   /** A group key in the state tables' key order (`movedKey`), for a point read. */
   private readonly tableKey: Value[] = [];
+  /**
+   * Per value table: another value table holding a superset of its values in every group (the
+   * same column argument without a FILTER), or -1. A value absent from the superset before a batch
+   * is absent from this table too, with no read (q16's FILTERed DISTINCT counts: most of a new
+   * (group, value) pair's reads are of values no table holds yet).
+   */
+  private readonly supersetOf: Int32Array;
+  /** The value tables in the order their deltas are applied: every superset before the tables it covers. */
+  private readonly valueTableOrder: readonly number[];
+  /** Per value table: the changed values' counts before and after the batch (for the group being applied; reused). */
+  private readonly oldCounts: number[][];
+  private readonly newCounts: number[][];
+  /** A group key and a value (`key ++ value`) for a value table's point read (reused). */
+  private readonly valueScratch: Value[] = [];
+  /** A group's position and a value, for a probe of a batch's changed values (reused). */
+  private readonly probe: Value[] = [0, null];
+  /** Per value table: the types of its batch deltas' keys (`[group, value]`). */
+  private readonly deltaTypes: readonly (readonly DataType[])[];
 
   constructor(
     private readonly plan: Plan,
@@ -198,6 +234,28 @@ export class StreamHashAggregateNode implements StreamNode {
     this.dirty = new KeyMap<number>(this.keyTypes);
     this.cleaner = plan.clean === undefined ? undefined : new WatermarkCleaner(plan.clean, this.keyTypes[plan.clean.key]!, context);
     this.movedKey = movedKeyColumn(plan.clean, this.groups);
+    this.supersetOf = Int32Array.from(this.valueTables, (_, index) => this.supersetTable(index));
+    this.valueTableOrder = [...this.valueTables.keys()].sort((a, b) => Number(this.supersetOf[a]! >= 0) - Number(this.supersetOf[b]! >= 0));
+    this.deltaTypes = this.valueTypes.map((type) => [INT4, type]);
+    this.oldCounts = this.valueTables.map(() => []);
+    this.newCounts = this.valueTables.map(() => []);
+  }
+
+  /**
+   * The value table holding every value of table `index` (0-based), or -1: one fed without a FILTER
+   * by a call on the same input column, while `index`'s calls have a FILTER. Each row a FILTER
+   * passes is counted in both, so a value's count in `index` never exceeds its count there. Only a
+   * column argument: another expression could be volatile and give each table its own value.
+   */
+  private supersetTable(index: number): number {
+    const calls = this.callsOfValueTable[index]!;
+    const argument = calls[0]?.spec.call.args[0];
+    if (argument === undefined || argument.kind !== 'Column' || calls[0]!.spec.call.filter === undefined) return -1;
+    return this.callsOfValueTable.findIndex((other) => {
+      const call = other[0]?.spec.call;
+      const column = call?.args[0];
+      return call !== undefined && call.filter === undefined && column !== undefined && column.kind === 'Column' && column.index === argument.index;
+    });
   }
 
   /** The stored state row of a group. */
@@ -299,18 +357,16 @@ export class StreamHashAggregateNode implements StreamNode {
     const rows = changes.rows;
     const signs = changes.signs;
     if (this.valueTables.length === 0) {
-      for (let i = 0; i < rows.length; i++) this.foldRow(states[groupOf[i]!]!, rows[i]!, signs[i]!, runtime, undefined);
+      for (let i = 0; i < rows.length; i++) this.foldRow(states[groupOf[i]!]!, rows[i]!, signs[i]!, runtime, -1, undefined);
     } else {
-      const deltasOf = new Map<number, GroupDeltas>();
+      const deltas: BatchDeltas = this.valueTables.map(() => undefined);
       for (let i = 0; i < rows.length; i++) {
         const g = groupOf[i]!;
-        const deltas = this.foldRow(states[g]!, rows[i]!, signs[i]!, runtime, deltasOf.get(g));
-        if (deltas !== undefined) deltasOf.set(g, deltas);
+        this.foldRow(states[g]!, rows[i]!, signs[i]!, runtime, g, deltas);
       }
       // The value tables follow every batch (min / max read them): reads of all groups first, then the writes.
       const valueWrites: Row[][] = this.valueTables.map(() => []);
-      // A group new to this batch without a state row has no value rows either: no reads.
-      for (const [g, deltas] of deltasOf) this.applyValueDeltas(dirty.keys[g]!, states[g]!, deltas, valueWrites, g >= first && storedRows[g] === undefined);
+      this.applyValueDeltas(deltas, valueWrites, first);
       const countColumn = this.keyTypes.length + 1;
       valueWrites.forEach((writes, index) => {
         const table = this.valueTables[index]!;
@@ -438,8 +494,8 @@ export class StreamHashAggregateNode implements StreamNode {
     }
   }
 
-  /** Folds one change into its group's state; returns the group's value deltas per value table (if any). */
-  private foldRow(state: GroupState, row: Row, sign: number, runtime: Runtime, deltas: GroupDeltas | undefined): GroupDeltas | undefined {
+  /** Folds one change into its group's (position `g`'s) state, its values into the batch's `deltas` per value table. */
+  private foldRow(state: GroupState, row: Row, sign: number, runtime: Runtime, g: number, deltas: BatchDeltas | undefined): void {
     if (sign < 0 && this.appendOnly) throw new SqlError(SqlState.internalError, 'a deletion reached an aggregate over an append-only input');
     state.rows += sign;
     const calls = this.calls;
@@ -465,17 +521,18 @@ export class StreamHashAggregateNode implements StreamNode {
       }
       if (table !== undefined) {
         // min / max / DISTINCT: through the value table.
-        deltas ??= this.valueTables.map(() => undefined);
-        const map = (deltas[table - 1] ??= new KeyMap<number>([this.valueTypes[table - 1]!]));
-        const key = [value];
-        const index = map.indexOf(key);
-        if (index < 0) map.add(key, sign);
+        const map = (deltas![table - 1] ??= new KeyMap<number>(this.deltaTypes[table - 1]!));
+        const probe = this.probe;
+        probe[0] = g;
+        probe[1] = value;
+        const hash = map.hash(probe);
+        const index = map.indexOf(probe, hash);
+        if (index < 0) map.add([g, value], sign, hash);
         else map.values[index]! += sign;
         continue;
       }
       accumulate(call, state.calls[c]!, value, sign);
     }
-    return deltas;
   }
 
   /** An inserted row's value into an append-only min / max: the better of it and the current one. */
@@ -506,77 +563,127 @@ export class StreamHashAggregateNode implements StreamNode {
     return this.callsOfValueTable[table - 1]![0]!;
   }
 
-  /** Reads the value tables' counts of the changed values, updates DISTINCT and min / max. */
   /**
-   * `newGroup`: the group had no state row, so its value tables hold nothing for it either (a value
-   * row counts rows of a live group; the last row's deletion deletes both): no reads (a backfill
-   * creates every group this way).
+   * Reads the value tables' counts of the batch's changed values, updates DISTINCT and min / max,
+   * and queues the value rows' writes. A group new to this batch (position `first` or later) without
+   * a state row has no value rows either: no reads (a value row counts rows of a live group; the
+   * last row's deletion deletes both; a backfill creates every group this way).
    */
-  private applyValueDeltas(key: Value[], state: GroupState, deltas: GroupDeltas, writes: Row[][], newGroup: boolean): void {
-    const keyWidth = key.length;
-    for (let t = 0; t < deltas.length; t++) {
+  private applyValueDeltas(deltas: BatchDeltas, writes: Row[][], first: number): void {
+    const keys = this.dirty.keys;
+    const storedRows = this.dirtyStored;
+    const states = this.dirtyStates;
+    const point = this.valueScratch;
+    const probe = this.probe;
+    for (const t of this.valueTableOrder) {
       const map = deltas[t];
       // A table only append-only min / max share has no calls left to feed.
       if (map === undefined || this.callsOfValueTable[t]!.length === 0) continue;
       const table = this.valueTables[t]!;
-      const oldCounts: number[] = new Array(map.size);
-      const newCounts: number[] = new Array(map.size);
+      const oldCounts = this.oldCounts[t]!;
+      const newCounts = this.newCounts[t]!;
+      oldCounts.length = map.size;
+      newCounts.length = map.size;
+      const superset = this.supersetOf[t]!;
+      const supersetMap = superset < 0 ? undefined : deltas[superset];
+      const supersetOld = superset < 0 ? undefined : this.oldCounts[superset]!;
       for (let i = 0; i < map.size; i++) {
-        const value = map.keys[i]![0]!;
-        const stored = newGroup ? undefined : table.get(this.valueKey([...key, value]));
+        const entry = map.keys[i]!;
+        const g = entry[0] as number;
+        const value = entry[1]!;
+        const key = keys[g]!;
+        const keyWidth = key.length;
+        let stored: Row | undefined;
+        if (g < first || storedRows[g] !== undefined) {
+          let known = false;
+          if (supersetMap !== undefined) {
+            probe[0] = g;
+            probe[1] = value;
+            const at = supersetMap.indexOf(probe);
+            // Absent from the superset before the batch: absent here too.
+            known = at >= 0 && supersetOld![at]! <= 0;
+          }
+          if (!known) {
+            point.length = keyWidth + 1;
+            for (let k = 0; k < keyWidth; k++) point[k] = key[k]!;
+            point[keyWidth] = value;
+            stored = table.get(this.movedKey < 0 ? point : this.valueKey(point.slice()));
+          }
+        }
         const old = stored === undefined ? 0 : Number(stored[keyWidth + 1] as bigint);
+        const delta = map.values[i]!;
         oldCounts[i] = old;
-        newCounts[i] = old + map.values[i]!;
-        if (map.values[i] !== 0) writes[t]!.push([...key, stored === undefined ? value : stored[keyWidth]!, BigInt(Math.max(newCounts[i]!, 0))]);
+        newCounts[i] = old + delta;
+        // Over an append-only input only a value's presence matters (no count ever falls): a value
+        // row is written when the value first appears, not at each later row.
+        if (delta !== 0 && !(this.appendOnly && old > 0)) writes[t]!.push([...key, stored === undefined ? value : stored[keyWidth]!, BigInt(Math.max(newCounts[i]!, 0))]);
       }
       for (const call of this.callsOfValueTable[t]!) {
-        const callState = state.calls[this.calls.indexOf(call)]!;
+        const c = this.calls.indexOf(call);
         if (call.spec.mode === 'min' || call.spec.mode === 'max') {
-          callState.best = this.extreme(call, callState.best, key, table, map, newCounts);
+          this.extremes(call, c, table, map, newCounts);
           continue;
         }
         for (let i = 0; i < map.size; i++) {
           const old = oldCounts[i]!;
           const now = newCounts[i]!;
-          if (old <= 0 && now > 0) accumulate(call, callState, map.keys[i]![0]!, 1);
-          else if (old > 0 && now <= 0) accumulate(call, callState, map.keys[i]![0]!, -1);
+          if (old <= 0 && now > 0) accumulate(call, states[map.keys[i]![0] as number]!.calls[c]!, map.keys[i]![1]!, 1);
+          else if (old > 0 && now <= 0) accumulate(call, states[map.keys[i]![0] as number]!.calls[c]!, map.keys[i]![1]!, -1);
         }
       }
     }
   }
 
   /**
-   * The new min (max) of a group: the best of the values that gained rows and the old one, unless
-   * the old one lost its last row; then the value table's first (last) value still present.
+   * The new min (max) of each group with changed values: the best of the values that gained rows
+   * and the old one, unless the old one lost its last row; then the value table's first (last)
+   * value still present.
    */
-  private extreme(call: CompiledCall, old: Value, key: Value[], table: StateTable, changed: KeyMap<number>, newCounts: readonly number[]): Value {
+  private extremes(call: CompiledCall, c: number, table: StateTable, changed: KeyMap<number>, newCounts: readonly number[]): void {
     const type = call.argumentType!;
     const direction = call.direction;
-    let best: Value = null;
+    // Per changed group: the best changed value still present (null: none).
+    const bestOf = new Map<number, Value>();
     for (let i = 0; i < changed.size; i++) {
+      const g = changed.keys[i]![0] as number;
+      const best = bestOf.get(g) ?? null;
+      if (!bestOf.has(g)) bestOf.set(g, null);
       if (newCounts[i]! <= 0) continue;
-      const value = changed.keys[i]![0]!;
-      if (best === null || direction * compareValues(value, best, type) > 0) best = value;
+      const value = changed.keys[i]![1]!;
+      if (best === null || direction * compareValues(value, best, type) > 0) bestOf.set(g, value);
     }
-    if (old === null) return best;
-    const index = changed.indexOf([old]);
-    let survivor: Value = old;
-    if (index >= 0 && newCounts[index]! <= 0) {
-      survivor = null;
-      const keyWidth = key.length;
-      const scan = table.scan({ ...(keyWidth > 0 ? { start: this.valueKey([...key]) } : {}), end: this.valueKey([...key, null]), reverse: direction > 0 });
-      for (const row of scan) {
-        const value = row[keyWidth]!;
-        if ((row[keyWidth + 1] as bigint) <= 0n) continue;
-        const at = changed.indexOf([value]);
-        if (at >= 0 && newCounts[at]! <= 0) continue;
-        survivor = value;
-        break;
+    const probe = this.probe;
+    for (const [g, best] of bestOf) {
+      const callState = this.dirtyStates[g]!.calls[c]!;
+      const old = callState.best;
+      if (old === null) {
+        callState.best = best;
+        continue;
       }
+      probe[0] = g;
+      probe[1] = old;
+      const index = changed.indexOf(probe);
+      let survivor: Value = old;
+      if (index >= 0 && newCounts[index]! <= 0) {
+        survivor = null;
+        const key = this.dirty.keys[g]!;
+        const keyWidth = key.length;
+        const scan = table.scan({ ...(keyWidth > 0 ? { start: this.valueKey([...key]) } : {}), end: this.valueKey([...key, null]), reverse: direction > 0 });
+        for (const row of scan) {
+          const value = row[keyWidth]!;
+          if ((row[keyWidth + 1] as bigint) <= 0n) continue;
+          probe[0] = g;
+          probe[1] = value;
+          const at = changed.indexOf(probe);
+          if (at >= 0 && newCounts[at]! <= 0) continue;
+          survivor = value;
+          break;
+        }
+      }
+      if (survivor === null) callState.best = best;
+      else if (best === null || direction * compareValues(survivor, best, type) >= 0) callState.best = survivor;
+      else callState.best = best;
     }
-    if (survivor === null) return best;
-    if (best === null || direction * compareValues(survivor, best, type) >= 0) return survivor;
-    return best;
   }
 
   private fresh(): GroupState {
@@ -595,15 +702,16 @@ export class StreamHashAggregateNode implements StreamNode {
         case 'sum':
         case 'avg': {
           const total = stored[column] as Numeric;
-          s.total = total.unscaled;
-          s.scale = total.scale;
+          const sum = (s.sum = new SumState());
+          sum.total = total.unscaled;
+          sum.scale = total.scale;
           s.n = Number(stored[column + 1] as bigint);
-          if (call.spec.arithmetic === 'numeric') decodeNumericCounts(stored[column + 2] as string, s);
+          if (call.spec.arithmetic === 'numeric') decodeNumericCounts(stored[column + 2] as string, sum);
           break;
         }
         case 'bool_and':
         case 'bool_or':
-          s.trues = Number(stored[column] as bigint);
+          s.n = Number(stored[column] as bigint);
           s.falses = Number(stored[column + 1] as bigint);
           break;
         case 'min':
@@ -631,14 +739,16 @@ export class StreamHashAggregateNode implements StreamNode {
           row[at++] = BigInt(s.n);
           break;
         case 'sum':
-        case 'avg':
-          row[at++] = new Numeric(s.total, s.scale);
+        case 'avg': {
+          const sum = s.sum ?? NO_SUM;
+          row[at++] = new Numeric(sum.total, sum.scale);
           row[at++] = BigInt(s.n);
-          if (call.spec.arithmetic === 'numeric') row[at++] = encodeNumericCounts(s);
+          if (call.spec.arithmetic === 'numeric') row[at++] = encodeNumericCounts(sum);
           break;
+        }
         case 'bool_and':
         case 'bool_or':
-          row[at++] = BigInt(s.trues);
+          row[at++] = BigInt(s.n);
           row[at++] = BigInt(s.falses);
           break;
         case 'min':
@@ -682,14 +792,14 @@ function accumulate(call: CompiledCall, s: CallState, value: Value, sign: number
     case 'avg':
       s.n += sign;
       if (call.spec.arithmetic !== 'numeric') {
-        s.total += typeof value === 'bigint' ? (sign > 0 ? value : -value) : BigInt((value as number) * sign);
+        (s.sum ??= new SumState()).total += typeof value === 'bigint' ? (sign > 0 ? value : -value) : BigInt((value as number) * sign);
         return;
       }
-      addNumeric(s, value as Numeric, sign);
+      addNumeric((s.sum ??= new SumState()), value as Numeric, sign);
       return;
     case 'bool_and':
     case 'bool_or':
-      if (value === true) s.trues += sign;
+      if (value === true) s.n += sign;
       else s.falses += sign;
       return;
     case 'min':
@@ -698,7 +808,7 @@ function accumulate(call: CompiledCall, s: CallState, value: Value, sign: number
   }
 }
 
-function addNumeric(s: CallState, value: Numeric, sign: number): void {
+function addNumeric(s: SumState, value: Numeric, sign: number): void {
   if (value.special !== undefined) {
     if (value.special === 'nan') s.nan += sign;
     else if (value.special === 'inf') s.pinf += sign;
@@ -718,7 +828,7 @@ function addNumeric(s: CallState, value: Numeric, sign: number): void {
 }
 
 /** The sum as the batch's numeric additions would give it: largest scale present, specials first. */
-function numericSum(s: CallState): Numeric {
+function numericSum(s: SumState): Numeric {
   if (s.nan > 0 || (s.pinf > 0 && s.ninf > 0)) return Numeric.NaN;
   if (s.pinf > 0) return Numeric.Infinity;
   if (s.ninf > 0) return Numeric.NegativeInfinity;
@@ -735,17 +845,18 @@ function result(call: CompiledCall, s: CallState, runtime: Runtime): Value {
     case 'sum':
       if (s.n <= 0) return null;
       if (call.spec.arithmetic === 'int') {
-        if (s.total > INT8_MAX || s.total < INT8_MIN) throw new SqlError(SqlState.numericValueOutOfRange, 'bigint out of range');
-        return s.total;
+        const total = (s.sum ?? NO_SUM).total;
+        if (total > INT8_MAX || total < INT8_MIN) throw new SqlError(SqlState.numericValueOutOfRange, 'bigint out of range');
+        return total;
       }
-      return call.spec.arithmetic === 'int8' ? new Numeric(s.total, 0) : numericSum(s);
+      return call.spec.arithmetic === 'int8' ? new Numeric((s.sum ?? NO_SUM).total, 0) : numericSum(s.sum ?? NO_SUM);
     case 'avg':
       if (s.n <= 0) return null;
-      return divide(call.spec.arithmetic === 'numeric' ? numericSum(s) : new Numeric(s.total, 0), s.n, runtime);
+      return divide(call.spec.arithmetic === 'numeric' ? numericSum(s.sum ?? NO_SUM) : new Numeric((s.sum ?? NO_SUM).total, 0), s.n, runtime);
     case 'bool_and':
-      return s.trues + s.falses <= 0 ? null : s.falses === 0;
+      return s.n + s.falses <= 0 ? null : s.falses === 0;
     case 'bool_or':
-      return s.trues + s.falses <= 0 ? null : s.trues > 0;
+      return s.n + s.falses <= 0 ? null : s.n > 0;
     case 'min':
     case 'max':
       return s.best;
@@ -753,13 +864,13 @@ function result(call: CompiledCall, s: CallState, runtime: Runtime): Value {
 }
 
 /** `nan pinf ninf scale:count ...` */
-function encodeNumericCounts(s: CallState): string {
+function encodeNumericCounts(s: Readonly<SumState>): string {
   let text = `${s.nan} ${s.pinf} ${s.ninf}`;
   for (const [scale, count] of s.scales ?? []) if (count !== 0) text += ` ${scale}:${count}`;
   return text;
 }
 
-function decodeNumericCounts(text: string, s: CallState): void {
+function decodeNumericCounts(text: string, s: SumState): void {
   const parts = text.split(' ');
   s.nan = Number(parts[0]);
   s.pinf = Number(parts[1]);
