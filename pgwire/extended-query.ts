@@ -184,6 +184,15 @@ export class ExtendedQuery {
     this.wire.readyForQuery();
   }
 
+  /** The session moves to the leader (forward.ts): the pipeline so far (it only read) ends here, its portals close. */
+  async handOver(): Promise<void> {
+    if (this.pipelineOpen) {
+      this.pipelineOpen = false;
+      await this.session.endPipeline?.(false);
+    }
+    this.closeAllPortals();
+  }
+
   /** A simple Query ended the pipeline's transaction (the session's endMessage). */
   pipelineEnded(): void {
     this.pipelineOpen = false;

@@ -35,11 +35,12 @@ import type {
   SessionEvents,
   StartupParameters,
   TransactionStatus,
+  WriteForwarding,
 } from './engine.js';
 import { BOOTSTRAP_ROLE_ID, type CatalogSnapshot } from '../catalog/catalog.js';
 import { isMemberOf, requireSequencePrivilege } from '../catalog/privileges.js';
 import { checkStatementPrivileges } from './privilege-check.js';
-import { readOnlyError, writingCommand } from './read-only.js';
+import { mustRunOnLeader, readOnlyError, writingCommand } from './read-only.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { EngineCore } from './engine-core.js';
 import { SessionSettings } from './settings.js';
@@ -297,6 +298,23 @@ export class EngineSession implements Session {
 
   prepare(sql: string, parameterTypes: readonly (DataType | undefined)[]): PreparedStatement {
     return this.preparer.prepare(sql, parameterTypes);
+  }
+
+  /**
+   * A standby forwarding writes (read-only.ts): the leader's route when a statement of `sql` must
+   * run there. Inside a block begun here (BEGIN READ ONLY) nothing is forwarded: a write gets 25006.
+   */
+  forwardTo(sql: string): WriteForwarding | undefined {
+    const forward = this.core.settings.readOnly?.forward;
+    if (forward === undefined || this.blocks.blockContext() === 'block') return undefined;
+    let statements: PreparedStatement[];
+    try {
+      statements = this.preparer.prepareMany(sql);
+    } catch {
+      return undefined;
+    }
+    if (!statements.some((statement) => mustRunOnLeader(statement as OxbowPrepared))) return undefined;
+    return { ...forward, leaderAddress: () => forward.leaderAddress(), peerPassword: (user) => forward.peerPassword(user), sessionSettings: () => this.settings.sessionValues() };
   }
 
   /** Bind and Describe of a prepared statement: its plan brought up to date (0A000 if its result would change). */
