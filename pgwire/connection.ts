@@ -408,7 +408,7 @@ export class Connection implements Wire {
       }
       if (this.link !== undefined) {
         if (frame.type === 'X') return;
-        this.link.send(frame);
+        await this.link.send(frame);
         continue;
       }
       if (this.skipUntilSync && frame.type !== 'S' && frame.type !== 'X') continue;
@@ -517,15 +517,28 @@ export class Connection implements Wire {
     }
     this.link = link;
     forwardedLinks.set(this.session, link);
-    link.onMessage = (_type, bytes) => {
+    let draining = false;
+    let leaderEnded = false;
+    link.onMessage = (type, bytes) => {
       if (this.closed) return;
-      if (!this.socket.write(asBytes(bytes))) {
+      // A FATAL error of the leader (its idle timeout, its shutdown) ends the session: relayed as the last word.
+      if (type === 'E' && bytes.includes('SFATAL\0', 5, 'latin1')) leaderEnded = true;
+      // A client slower than the leader: stop reading the leader until the client drains.
+      if (!this.socket.write(asBytes(bytes)) && !draining) {
+        draining = true;
         link.pause();
-        this.socket.once('drain', () => link.resume());
+        this.socket.once('drain', () => {
+          draining = false;
+          link.resume();
+        });
       }
     };
     link.onClose = (inFlight) => {
       if (this.closed) return;
+      if (leaderEnded) {
+        this.destroy();
+        return;
+      }
       this.fatal(
         new SqlError(
           SqlState.connectionFailure,
@@ -537,7 +550,7 @@ export class Connection implements Wire {
       );
       this.destroy();
     };
-    link.send(frame);
+    await link.send(frame);
   }
 
   private idleTimeoutMs(): number {

@@ -136,15 +136,24 @@ export class LeaderLink {
     }
   }
 
-  /** A client's frontend message, as it came. */
-  send(frame: Frame): void {
+  /** A client's frontend message, as it came; resolves once the leader's socket can take more (a bulk COPY waits here). */
+  async send(frame: Frame): Promise<void> {
     if (this.ended) return;
     if (frame.type === 'Q' || frame.type === 'S') this.pending++;
     const header = Buffer.allocUnsafe(5);
     header.write(frame.type, 0, 'latin1');
     header.writeInt32BE(frame.payload.length + 4, 1);
     this.socket.write(asBytes(header));
-    this.socket.write(asBytes(frame.payload));
+    if (this.socket.write(asBytes(frame.payload)) || this.ended) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.socket.off('drain', done);
+        this.socket.off('close', done);
+        resolve();
+      };
+      this.socket.on('drain', done);
+      this.socket.on('close', done);
+    });
   }
 
   /** Back-pressure from the client: stop reading the leader while the client lags. */

@@ -6,7 +6,7 @@
 // new manifest's new files into `<data-dir>/follow`, storage/checkpoint/follow.ts). Each
 // followed checkpoint is linked into `<data-dir>/replicas/<epoch>` and opened by a read-only engine
 // (engine/read-only.ts): a connection reads the newest one at the time it connected (SELECT, AS
-// OF, catalog queries, SHOW; `SHOW oxbow_standby_epoch` names its epoch), and writes and DDL get
+// OF, catalog queries, SHOW; `SHOW oxbow_standby_epoch` names its epoch), and writes and DDL
 // go to the leader: a session's first statement that writes (or begins a read-write block) opens a
 // connection to the leader as the same user and the session runs there from then on
 // (pgwire/forward.ts; `--standby-writes refuse`: 25006 with a hint naming the leader instead).

@@ -192,6 +192,11 @@ describe('a standby forwards writes and DDL to the leader', () => {
     expect(psql.stderr).toBe('');
     expect(psql.stdout.trim().split('\n')).toEqual(['six', 'INSERT 0 1']);
     expect(await rowsOf(leader, 'select v from t where id = 6')).toBe('[["six"]]');
+    // COPY FROM STDIN through the standby: the CopyData messages are relayed too.
+    const copy = spawnSync('psql', [`host=${c.host} port=${c.port} user=oxbow dbname=oxbow`, '-Atc', 'copy t from stdin'], { encoding: 'utf8', input: '10\tten\n11\televen\n' });
+    expect(copy.stderr).toBe('');
+    expect(copy.stdout.trim()).toBe('COPY 2');
+    expect(await rowsOf(leader, 'select id, v from t where id >= 10 order by id')).toBe('[[10,"ten"],[11,"eleven"]]');
 
     // The leader dies: a standby's write fails with 57P03 within the deadline, nothing applied.
     const idle = await connectWhenServing(c);

@@ -109,6 +109,6 @@ describe('forwarded sessions', () => {
     expect(refused.code).toBe('57P03');
     expect(refused.message).toMatch(/^cannot forward this statement to the cluster's leader: the leader at 127\.0\.0\.1:\d+ could not be reached/);
     expect(Date.now() - started).toBeGreaterThanOrEqual(500);
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 });
