@@ -423,7 +423,7 @@ export class Connection implements Wire {
               const sql = readQuery(frame.payload);
               const route = this.session.forwardTo?.(sql);
               if (route !== undefined) {
-                await this.startForwarding(route, frame);
+                await this.startForwarding(route, frame, await extended.handOver());
                 break;
               }
               await simpleQuery(this, sql);
@@ -435,8 +435,7 @@ export class Connection implements Wire {
           case 'P': {
             const route = this.session.forwardTo?.(readParse(frame.payload).sql);
             if (route !== undefined) {
-              await extended.handOver();
-              await this.startForwarding(route, frame);
+              await this.startForwarding(route, frame, await extended.handOver());
               break;
             }
             extended.parse(frame.payload);
@@ -497,11 +496,11 @@ export class Connection implements Wire {
    * and relays from then on, this message first. No leader reachable: the statement fails here
    * (57P03, or the leader's refusal) and the session stays on this node.
    */
-  private async startForwarding(route: WriteForwarding, frame: Frame): Promise<void> {
+  private async startForwarding(route: WriteForwarding, frame: Frame, namedParses: readonly Buffer[]): Promise<void> {
     this.flush();
     let link: LeaderLink;
     try {
-      link = await LeaderLink.open(route, this.forwardedStartup!);
+      link = await LeaderLink.open(route, this.forwardedStartup!, namedParses);
     } catch (error) {
       if (this.closed) throw new ConnectionClosed();
       const sqlError = this.writeError(error);

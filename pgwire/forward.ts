@@ -58,14 +58,14 @@ export class LeaderLink {
   }
 
   /** Opens a link to the current leader, trying until the route's deadline (57P03 then). */
-  static async open(route: WriteForwarding, startup: ForwardedStartup): Promise<LeaderLink> {
+  static async open(route: WriteForwarding, startup: ForwardedStartup, namedParses: readonly Buffer[] = []): Promise<LeaderLink> {
     const deadline = Date.now() + route.timeoutMs;
     let lastReason = 'no leader is known (an election is in progress)';
     for (;;) {
       const address = route.leaderAddress();
       if (address !== undefined) {
         try {
-          return await LeaderLink.attempt(address, route, startup, deadline);
+          return await LeaderLink.attempt(address, route, startup, namedParses, deadline);
         } catch (error) {
           if (error instanceof SqlError && error.code !== SqlState.cannotConnectNow) throw error;
           lastReason = `the leader at ${address} ${error instanceof SqlError ? `answered: ${error.message}` : `could not be reached: ${error instanceof Error ? error.message : String(error)}`}`;
@@ -81,7 +81,7 @@ export class LeaderLink {
     }
   }
 
-  private static async attempt(address: string, route: WriteForwarding, startup: ForwardedStartup, deadline: number): Promise<LeaderLink> {
+  private static async attempt(address: string, route: WriteForwarding, startup: ForwardedStartup, namedParses: readonly Buffer[], deadline: number): Promise<LeaderLink> {
     const { host, port } = splitAddress(address);
     const socket = connect({ host, port });
     socket.setNoDelay(true);
@@ -120,6 +120,7 @@ export class LeaderLink {
       socket.write(asBytes(startupPacket(startup)));
       const key = await handshake(socket, next, route.peerPassword(startup.user));
       await replaySettings(socket, next, route.sessionSettings());
+      await prepareNamed(socket, next, namedParses);
       clearTimeout(timer);
       socket.off('data', onData);
       socket.removeAllListeners('error');
@@ -300,6 +301,20 @@ async function replaySettings(socket: Socket, next: () => Promise<Frame>, settin
     if (frame.type === 'Z') break;
   }
   if (error !== undefined) throw error;
+}
+
+/**
+ * The session's named statements, prepared on the leader too (a driver that prepared a SELECT by
+ * name binds it again later). One that the leader cannot prepare is left out: its Bind then gets
+ * the leader's 26000.
+ */
+async function prepareNamed(socket: Socket, next: () => Promise<Frame>, parses: readonly Buffer[]): Promise<void> {
+  if (parses.length === 0) return;
+  const writer = new MessageWriter();
+  for (const payload of parses) writer.begin('P').bytes(asBytes(payload)).end().begin('S').end();
+  socket.write(asBytes(writer.take()));
+  let answered = 0;
+  while (answered < parses.length) if ((await next()).type === 'Z') answered++;
 }
 
 /** An ErrorResponse of the leader as a SqlError with its fields. */

@@ -8,7 +8,8 @@
 //   from its first forwarded statement on, the session runs on the leader); a new session of the
 //   standby sees them once the standby followed a checkpoint at or past them;
 // - a parameterized INSERT (the extended protocol) moves the session to the leader at its Parse,
-//   with the settings the session SET on the standby;
+//   with the settings the session SET and the statements it prepared by name on the standby;
+// - COPY FROM STDIN through psql on a standby;
 // - a statement the leader refuses (unique violation, a missing table, a syntax error with its
 //   position) reaches the client with the SQLSTATE, message, detail and position a session of the
 //   leader gets for the same text;
@@ -181,9 +182,13 @@ describe('a standby forwards writes and DDL to the leader', () => {
     // session moves to the leader at the Parse, with its settings.
     const extended = await connectWhenServing(c);
     await extended.query("set application_name = 'forwarded'");
+    // A statement prepared by name on the standby is bound again once the session moved.
+    const pick = { name: 'pick', text: 'select v from t where id = $1', rowMode: 'array' as const };
+    expect((await extended.query({ ...pick, values: [2] })).rows).toEqual([['two!']]);
     expect((await extended.query('insert into t values ($1, $2) returning id, v', [9, 'nine'])).rows).toEqual([{ id: 9, v: 'nine' }]);
     expect(await show(extended, 'application_name')).toBe('forwarded');
     expect(await show(extended, 'in_hot_standby')).toBe('off');
+    expect((await extended.query({ ...pick, values: [9] })).rows).toEqual([['nine']]);
     await extended.query('delete from t where id = $1', [9]);
     await extended.end();
 
