@@ -89,7 +89,10 @@ async function authenticatePeer(io: AuthenticationIo, user: string, settings: Au
   if (forwardedAuth !== 'password' && forwardedAuth !== 'trust') throw refuse(`invalid value for ${FORWARDED_AUTH_PARAMETER}: "${forwardedAuth}"`);
   const peer = settings.engine.peerVerifier?.(user);
   const verifier = peer === undefined ? undefined : parseScramVerifier(peer);
-  if (verifier === undefined) throw refuse('this node does not accept forwarded sessions: it is not the leader of a cluster');
+  // 57P03: a standby that led a moment ago, or leads in a moment; the forwarding node tries again.
+  if (verifier === undefined) {
+    throw new SqlError(SqlState.cannotConnectNow, 'this node does not accept forwarded sessions: it is not the leader of a cluster', { severity: 'FATAL' });
+  }
   // Checked before the exchange, but reported after it: only a node that knows the key learns why.
   const tooTrusting = forwardedAuth === 'trust' && verifierFor(user, settings) !== undefined;
   await scramExchange(io, user, verifier);

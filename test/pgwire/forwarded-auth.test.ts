@@ -1,7 +1,7 @@
 // The authentication of a session a cluster's standby forwards to the leader (pgwire/forward.ts as
 // the client, pgwire/auth.ts as the server, over the engine double): the node-to-node password of
 // the user (the engine's peerVerifier) is proved by SCRAM-SHA-256 and a wrong one gets 28P01; an
-// engine without peer verifiers (not a leader) refuses with 28000; a session the standby trusted is
+// engine without peer verifiers (not a leader) refuses with 57P03, tried again until the deadline; a session the standby trusted is
 // refused when this server would have asked that user for a password, accepted when it would trust
 // it too; the forwarding parameter never reaches the session; no server listening is 57P03 after
 // the forwarding deadline.
@@ -88,10 +88,10 @@ describe('forwarded sessions', () => {
     expect((await refusal(LeaderLink.open(route(secured.port, () => 'peer password of nopass'), startup('ann', 'password')))).code).toBe('28P01');
   });
 
-  it('are refused by a node that is not a leader', async () => {
-    expect(await refusal(LeaderLink.open(route(noPeers.port), startup('ann', 'password')))).toEqual({
-      code: '28000',
-      message: 'this node does not accept forwarded sessions: it is not the leader of a cluster',
+  it('are refused by a node that is not a leader, until the deadline', async () => {
+    expect(await refusal(LeaderLink.open(route(noPeers.port, undefined, 500), startup('ann', 'password')))).toEqual({
+      code: '57P03',
+      message: `cannot forward this statement to the cluster's leader: the leader at 127.0.0.1:${noPeers.port} answered: this node does not accept forwarded sessions: it is not the leader of a cluster`,
     });
   });
 
