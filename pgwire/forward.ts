@@ -104,9 +104,10 @@ export class LeaderLink {
       failure ??= error ?? new Error('the connection closed');
       wake();
     };
+    const onClose = (): void => onEnd();
     socket.on('data', onData);
     socket.on('error', onEnd);
-    socket.on('close', () => onEnd());
+    socket.on('close', onClose);
     const timer = setTimeout(() => onEnd(new Error(`no answer within the forwarding deadline`)), Math.max(1, deadline - Date.now()));
     const next = async (): Promise<Frame> => {
       for (;;) {
@@ -123,8 +124,8 @@ export class LeaderLink {
       await prepareNamed(socket, next, namedParses);
       clearTimeout(timer);
       socket.off('data', onData);
-      socket.removeAllListeners('error');
-      socket.removeAllListeners('close');
+      socket.off('error', onEnd);
+      socket.off('close', onClose);
       if (failure !== undefined) throw failure;
       const link = new LeaderLink(socket, framer, address, key);
       // Frames already split off go first (none are expected: the leader waits for a query).
