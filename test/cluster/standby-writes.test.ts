@@ -9,7 +9,8 @@
 //   standby sees them once the standby followed a checkpoint at or past them;
 // - a parameterized INSERT (the extended protocol) moves the session to the leader at its Parse,
 //   with the settings the session SET and the statements it prepared by name on the standby;
-// - COPY FROM STDIN through psql on a standby;
+// - COPY FROM STDIN through psql on a standby; a CancelRequest to the standby stops the
+//   session's statement on the leader;
 // - a statement the leader refuses (unique violation, a missing table, a syntax error with its
 //   position) reaches the client with the SQLSTATE, message, detail and position a session of the
 //   leader gets for the same text;
@@ -18,6 +19,7 @@
 //   once a new leader is elected, a write on the remaining standby is forwarded to it.
 
 import { spawnSync } from 'node:child_process';
+import { createConnection } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -198,6 +200,26 @@ describe('a standby forwards writes and DDL to the leader', () => {
     expect(await show(extended, 'in_hot_standby')).toBe('off');
     expect((await extended.query({ ...pick, values: [9] })).rows).toEqual([['nine']]);
     await extended.query('delete from t where id = $1', [9]);
+    // CancelRequest to the standby, with the key the standby gave: the statement stops on the leader.
+    const { processID, secretKey } = extended as unknown as { processID: number; secretKey: number };
+    const sleeping = extended.query('select pg_sleep(30)').then(
+      () => undefined,
+      (error: Failure) => error,
+    );
+    await new Promise((resolveWait) => setTimeout(resolveWait, 500));
+    const cancelStarted = Date.now();
+    await new Promise<void>((resolveCancel, rejectCancel) => {
+      const packet = Buffer.alloc(16);
+      packet.writeInt32BE(16, 0);
+      packet.writeInt32BE(80877102, 4);
+      packet.writeInt32BE(processID, 8);
+      packet.writeInt32BE(secretKey, 12);
+      const socket = createConnection({ host: c.host, port: c.port }, () => socket.end(packet));
+      socket.on('close', () => resolveCancel());
+      socket.on('error', rejectCancel);
+    });
+    expect((await sleeping)?.code).toBe('57014');
+    expect(Date.now() - cancelStarted).toBeLessThan(10_000);
     await extended.end();
 
     // psql against the standby: a write and what it returns.
