@@ -4,7 +4,8 @@
 // and `oxbow.forwarded_auth` (how this node authenticated the client: auth.ts), SCRAM-SHA-256 with
 // the node-to-node password of that user, the settings the session SET here set again, and then a
 // relay: every frontend message of the client goes to the leader as it came, every backend message
-// of the leader goes to the client as it came (the connection, connection.ts, does both).
+// of the leader goes to the client as it came (the connection, connection.ts, does both). The
+// connection is inside TLS when the leader offers it (`encryptedIfOffered`).
 //
 // Reaching a leader: its address is etcd's (the engine's `leaderAddress`); while none is known or
 // it refuses connections (an election, a leader that died), it is tried again every 100 ms until
@@ -13,6 +14,7 @@
 // that error to the client as it is.
 
 import { connect, type Socket } from 'node:net';
+import { connect as connectTls } from 'node:tls';
 import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { WriteForwarding } from '../executor/engine/engine.js';
 import { SqlError, SqlState, type SqlStateCode } from '../sql/errors.js';
@@ -83,7 +85,7 @@ export class LeaderLink {
 
   private static async attempt(address: string, route: WriteForwarding, startup: ForwardedStartup, namedParses: readonly Buffer[], deadline: number): Promise<LeaderLink> {
     const { host, port } = splitAddress(address);
-    const socket = connect({ host, port });
+    const socket = await encryptedIfOffered(host, port, deadline);
     socket.setNoDelay(true);
     const framer = new MessageFramer(MAX_BACKEND_MESSAGE_BYTES);
     framer.endStartupPhase();
@@ -222,6 +224,60 @@ export class LeaderLink {
     this.ended = true;
     this.onClose(this.pending > 0);
   }
+}
+
+/**
+ * A connection to the leader, inside TLS when the leader has a certificate (SSLRequest answered
+ * 'S'), in the clear when it answers 'N'. The certificate is not checked against a CA (a cluster's
+ * nodes have no shared one configured): TLS keeps the session from eavesdroppers, and the SCRAM
+ * exchange's server signature proves the leader knows the cluster's key.
+ */
+async function encryptedIfOffered(host: string, port: number, deadline: number): Promise<Socket> {
+  const raw = connect({ host, port });
+  try {
+    const answer = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no answer to SSLRequest within the forwarding deadline')), Math.max(1, deadline - Date.now()));
+      const finish = (error: Error | undefined, value?: string): void => {
+        clearTimeout(timer);
+        raw.off('data', onData);
+        raw.off('error', onError);
+        raw.off('close', onClose);
+        if (error === undefined) resolve(value!);
+        else reject(error);
+      };
+      const onData = (chunk: Buffer): void => {
+        if (chunk.length !== 1) finish(new Error('the leader answered SSLRequest with more than one byte'));
+        else finish(undefined, String.fromCharCode(chunk[0]!));
+      };
+      const onError = (error: Error): void => finish(error);
+      const onClose = (): void => finish(new Error('the connection closed'));
+      raw.on('data', onData);
+      raw.on('error', onError);
+      raw.on('close', onClose);
+      const request = Buffer.alloc(8);
+      request.writeInt32BE(8, 0);
+      request.writeInt32BE(80877103, 4);
+      raw.write(asBytes(request));
+    });
+    if (answer === 'N') return raw;
+    if (answer !== 'S') throw new Error(`the leader answered SSLRequest with "${answer}"`);
+    return await new Promise<Socket>((resolve, reject) => {
+      const secured = connectTls({ socket: raw, rejectUnauthorized: false, ...(isIp(host) ? {} : { servername: host }) });
+      const onError = (error: Error): void => reject(error);
+      secured.once('error', onError);
+      secured.once('secureConnect', () => {
+        secured.off('error', onError);
+        resolve(secured);
+      });
+    });
+  } catch (error) {
+    raw.destroy();
+    throw error;
+  }
+}
+
+function isIp(host: string): boolean {
+  return /^[\d.]+$/.test(host) || host.includes(':');
 }
 
 /** `host:port` or `[v6]:port`. */

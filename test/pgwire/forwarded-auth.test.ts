@@ -4,7 +4,7 @@
 // engine without peer verifiers (not a leader) refuses with 57P03, tried again until the deadline; a session the standby trusted is
 // refused when this server would have asked that user for a password, accepted when it would trust
 // it too; the forwarding parameter never reaches the session; no server listening is 57P03 after
-// the forwarding deadline.
+// the forwarding deadline; a leader with a certificate gets them inside TLS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoginRole, WriteForwarding } from '../../executor/engine/engine.js';
 import { LeaderLink, type ForwardedStartup } from '../../pgwire/forward.js';
@@ -13,6 +13,8 @@ import { SqlError } from '../../sql/errors.js';
 import { formatScramVerifier, scramVerifier } from '../../sql/scram-verifier.js';
 import { EngineDouble } from './engine-double.js';
 import { freePort } from '../support/free-port.js';
+import { makeTestCertificate, type TestCertificate } from '../support/tls-certificate.js';
+import { loadTlsSettings } from '../../pgwire/tls.js';
 
 class LeaderDouble extends EngineDouble {
   readonly startups: Record<string, string>[] = [];
@@ -40,9 +42,18 @@ let trusting: { port: number; engine: LeaderDouble };
 let secured: { port: number; engine: LeaderDouble };
 let noPeers: { port: number; engine: LeaderDouble };
 
-async function start(peers: boolean, password?: string): Promise<{ port: number; engine: LeaderDouble }> {
+let certificate: TestCertificate;
+let tlsRequired: { port: number; engine: LeaderDouble };
+
+async function start(peers: boolean, password?: string, tls = false): Promise<{ port: number; engine: LeaderDouble }> {
   const engine = new LeaderDouble(peers);
-  const server = new PgServer({ engine, host: '127.0.0.1', port: 0, password });
+  const server = new PgServer({
+    engine,
+    host: '127.0.0.1',
+    port: 0,
+    password,
+    ...(tls ? { tls: loadTlsSettings({ certFile: certificate.certFile, keyFile: certificate.keyFile, required: true }) } : {}),
+  });
   servers.push(server);
   return { port: (await server.listen()).port, engine };
 }
@@ -69,10 +80,13 @@ beforeAll(async () => {
   trusting = await start(true);
   secured = await start(true, 'server pw');
   noPeers = await start(false);
+  certificate = makeTestCertificate();
+  tlsRequired = await start(true, 'server pw', true);
 });
 
 afterAll(async () => {
   for (const server of servers) await server.close();
+  certificate?.remove();
 });
 
 describe('forwarded sessions', () => {
@@ -86,6 +100,12 @@ describe('forwarded sessions', () => {
     });
     // The password of another user does not do.
     expect((await refusal(LeaderLink.open(route(secured.port, () => 'peer password of nopass'), startup('ann', 'password')))).code).toBe('28P01');
+  });
+
+  it('go inside TLS when the leader has a certificate (a leader under --tls-required accepts them)', async () => {
+    const link = await LeaderLink.open(route(tlsRequired.port), startup('ann', 'password'));
+    link.close();
+    expect(tlsRequired.engine.startups.at(-1)).toEqual({ application_name: 'app' });
   });
 
   it('are refused by a node that is not a leader, until the deadline', async () => {
