@@ -140,6 +140,7 @@ export class EngineSession implements Session {
   ) {
     this.user = parameters.user;
     this.database = parameters.database;
+    if (core.settings.readOnly?.forward !== undefined) this.forwardTo = (sql) => this.leaderRoute(sql);
     const sessionRole = core.catalog.snapshot.role(parameters.user);
     this.sessionRoleId = sessionRole?.id ?? BOOTSTRAP_ROLE_ID;
     this.clientAddress = parameters.clientAddress ?? null;
@@ -303,8 +304,11 @@ export class EngineSession implements Session {
   /**
    * A standby forwarding writes (read-only.ts): the leader's route when a statement of `sql` must
    * run there. Inside a block begun here (BEGIN READ ONLY) nothing is forwarded: a write gets 25006.
+   * Absent on other engines, so pgwire does not even decode the text for it.
    */
-  forwardTo(sql: string): WriteForwarding | undefined {
+  readonly forwardTo?: (sql: string) => WriteForwarding | undefined;
+
+  private leaderRoute(sql: string): WriteForwarding | undefined {
     const forward = this.core.settings.readOnly?.forward;
     if (forward === undefined || this.blocks.blockContext() === 'block') return undefined;
     let statements: PreparedStatement[];
