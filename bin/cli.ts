@@ -45,6 +45,8 @@ export interface CliConfig {
   readonly parallelism: number;
   /** --cluster etcd://HOST:PORT[,...][/PREFIX]: the etcd client endpoints (http://HOST:PORT) and key prefix; undefined: a single node. */
   readonly cluster: ClusterUrl | undefined;
+  /** --standby-writes: what a cluster's standby does with writes and DDL. */
+  readonly standbyWrites: 'forward' | 'refuse';
 }
 
 /** A bad command line: printed with a pointer to --help, exit code 2. */
@@ -140,6 +142,13 @@ const FLAGS: readonly FlagSpec[] = [
     value: 'etcd://HOST:PORT[,HOST:PORT...][/PREFIX]',
     defaultText: 'none',
     meaning: "join a cluster coordinated by etcd, its keys under PREFIX (default /oxbow): one leader takes writes, the others are warm standbys that serve reads from its last checkpoint and take over when it dies; needs --checkpoint-url shared by every node",
+  },
+  {
+    flag: '--standby-writes',
+    env: 'OXBOW_STANDBY_WRITES',
+    value: 'forward|refuse',
+    defaultText: 'forward',
+    meaning: "in a cluster, what a standby does with a session's writes and DDL: forward runs the session on the leader from its first write on; refuse answers 25006 (read-only transaction) naming the leader",
   },
 ];
 
@@ -240,6 +249,9 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       throw new UsageError(`${clusterInput.source} needs --checkpoint-url (or OXBOW_CHECKPOINT_URL): every node of a cluster restores from the same object store`);
     }
   }
+  const standbyWritesInput = raw('--standby-writes');
+  const standbyWrites = standbyWritesInput === undefined ? 'forward' : standbyWritesInput.text.trim().toLowerCase();
+  if (standbyWrites !== 'forward' && standbyWrites !== 'refuse') throw new UsageError(`${standbyWritesInput!.source}: "${standbyWritesInput!.text}" is not a choice; write forward or refuse`);
   if (host === '') throw new UsageError('--host must not be empty');
   if (!isLoopback(host) && password === undefined) {
     throw new UsageError(
@@ -267,6 +279,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       tls,
       parallelism,
       cluster,
+      standbyWrites,
     },
   };
 }

@@ -20,12 +20,15 @@ export const FENCED_EXIT_CODE = 3;
  * Tuning for tests and benchmarks (not flags): OXBOW_CLUSTER_LEASE_TTL_S, the lease TTL in seconds
  * (default 5); OXBOW_CLUSTER_STALL_S, how long a main thread may not run before the node gives its
  * lease up (default 30); OXBOW_CLUSTER_COLD_STANDBY=1, a standby that does not follow checkpoints (it
- * downloads everything when promoted: the benchmark's cold node).
+ * downloads everything when promoted: the benchmark's cold node); OXBOW_CLUSTER_FORWARD_TIMEOUT_MS, how
+ * long a standby tries to reach a leader for a forwarded statement before 57P03 (default 10000).
  */
-function clusterTuning(env: Readonly<Record<string, string | undefined>>): { leaseTtlSeconds?: number; stallMs?: number; followCheckpoints?: boolean } {
+function clusterTuning(env: Readonly<Record<string, string | undefined>>): { leaseTtlSeconds?: number; stallMs?: number; followCheckpoints?: boolean; forwardTimeoutMs?: number } {
   const ttl = Number(env['OXBOW_CLUSTER_LEASE_TTL_S'] ?? '');
   const stall = Number(env['OXBOW_CLUSTER_STALL_S'] ?? '');
+  const forward = Number(env['OXBOW_CLUSTER_FORWARD_TIMEOUT_MS'] ?? '');
   return {
+    ...(Number.isInteger(forward) && forward >= 1 ? { forwardTimeoutMs: forward } : {}),
     ...(Number.isInteger(ttl) && ttl >= 1 ? { leaseTtlSeconds: ttl } : {}),
     ...(Number.isFinite(stall) && stall > 0 ? { stallMs: stall * 1000 } : {}),
     ...(env['OXBOW_CLUSTER_COLD_STANDBY'] === '1' ? { followCheckpoints: false } : {}),
@@ -42,6 +45,7 @@ export async function serveClusterNode(
   const node = new ClusterNode(engineOptions, {
     endpoints: config.cluster!.endpoints,
     prefix: config.cluster!.prefix,
+    standbyWrites: config.standbyWrites,
     ...clusterTuning(env),
     log: (line) => void process.stderr.write(line + '\n'),
     onFenced: (reason) => {

@@ -9,6 +9,12 @@
 // - otherwise (no --password: loopback only) trust; the engine then refuses a role that does not
 //   exist or cannot log in (28000) when it opens the session.
 //
+// A session a cluster's standby forwards (pgwire/forward.ts: its startup packet carries
+// `oxbow.forwarded_auth`, how the standby authenticated its client) proves the node-to-node
+// password of its user (the engine's `peerVerifier`) instead: the client's own password never
+// leaves the standby. A session the standby trusted (no password asked) is accepted only when this
+// node would trust that user too, so forwarding never admits anyone this node would not.
+//
 // The exchange itself is scram.ts's; this module only chooses the verifier and moves the SASL
 // messages (AuthenticationSASL, SASLInitialResponse, SASLContinue, SASLResponse, SASLFinal).
 
@@ -59,10 +65,42 @@ function unsatisfiable(user: string): ScramVerifier {
   return { salt, iterations: SCRAM_ITERATIONS, storedKey: randomBytes(32), serverKey: randomBytes(32) };
 }
 
-/** Resolves when `user` is authenticated (the caller then sends AuthenticationOk); throws a FATAL SqlError otherwise. */
-export async function authenticate(io: AuthenticationIo, user: string, settings: AuthenticationSettings): Promise<void> {
+/** How a client proved who it is: a password (SCRAM), or nothing (trust). */
+export type AuthenticatedBy = 'password' | 'trust';
+
+/** The startup parameter of a forwarded session (pgwire/forward.ts): how the standby authenticated its client. */
+export const FORWARDED_AUTH_PARAMETER = 'oxbow.forwarded_auth';
+
+/**
+ * Resolves when `user` is authenticated (the caller then sends AuthenticationOk) with how; throws a
+ * FATAL SqlError otherwise. `forwardedAuth`: the startup packet's FORWARDED_AUTH_PARAMETER.
+ */
+export async function authenticate(io: AuthenticationIo, user: string, settings: AuthenticationSettings, forwardedAuth?: string): Promise<AuthenticatedBy> {
+  if (forwardedAuth !== undefined) return authenticatePeer(io, user, settings, forwardedAuth);
   const verifier = verifierFor(user, settings);
-  if (verifier === undefined) return;
+  if (verifier === undefined) return 'trust';
+  await scramExchange(io, user, verifier);
+  return 'password';
+}
+
+/** A session forwarded by a standby: the node-to-node password of `user`, and no more trust than this node gives. */
+async function authenticatePeer(io: AuthenticationIo, user: string, settings: AuthenticationSettings, forwardedAuth: string): Promise<AuthenticatedBy> {
+  const refuse = (message: string): SqlError => new SqlError(SqlState.invalidAuthorizationSpecification, message, { severity: 'FATAL' });
+  if (forwardedAuth !== 'password' && forwardedAuth !== 'trust') throw refuse(`invalid value for ${FORWARDED_AUTH_PARAMETER}: "${forwardedAuth}"`);
+  const peer = settings.engine.peerVerifier?.(user);
+  const verifier = peer === undefined ? undefined : parseScramVerifier(peer);
+  // 57P03: a standby that led a moment ago, or leads in a moment; the forwarding node tries again.
+  if (verifier === undefined) {
+    throw new SqlError(SqlState.cannotConnectNow, 'this node does not accept forwarded sessions: it is not the leader of a cluster', { severity: 'FATAL' });
+  }
+  // Checked before the exchange, but reported after it: only a node that knows the key learns why.
+  const tooTrusting = forwardedAuth === 'trust' && verifierFor(user, settings) !== undefined;
+  await scramExchange(io, user, verifier);
+  if (tooTrusting) throw refuse(`user "${user}" was not asked for a password on the standby, and the leader requires one: connect to the leader, or give the standby --password`);
+  return forwardedAuth;
+}
+
+async function scramExchange(io: AuthenticationIo, user: string, verifier: ScramVerifier): Promise<void> {
   writeAuthenticationSasl(io.writer, [SCRAM_MECHANISM]);
   io.flush();
   const exchange = new ScramExchange(verifier, user);

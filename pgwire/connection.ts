@@ -14,11 +14,13 @@
 // of this class: the server keeps serving everyone else.
 
 import type { Socket } from 'node:net';
-import type { Engine, Notice, Session, SessionEvents } from '../executor/engine/engine.js';
+import type { Engine, Notice, Session, SessionEvents, WriteForwarding } from '../executor/engine/engine.js';
 import { SqlError, SqlState, toSqlError, type SqlStateCode } from '../sql/errors.js';
 import type { EvalContext } from '../sql/functions.js';
 import { writeAuthenticationOk } from './backend/authentication.js';
-import { authenticate } from './auth.js';
+import { authenticate, FORWARDED_AUTH_PARAMETER, type AuthenticatedBy } from './auth.js';
+import { LeaderLink, type ForwardedStartup } from './forward.js';
+import { readParse } from './frontend/parse.js';
 import { writeBackendKeyData } from './backend/backend-key-data.js';
 import { writeErrorResponse, writeNoticeResponse, type ReportFields } from './backend/error-response.js';
 import { writeNegotiateProtocolVersion } from './backend/negotiate-protocol-version.js';
@@ -71,6 +73,10 @@ export class Connection implements Wire {
   private sessionOrUndefined: Session | undefined;
   private extended: ExtendedQuery | undefined;
   private skipUntilSync = false;
+  /** Who the client is, for a connection to the leader (forward.ts). */
+  private forwardedStartup: ForwardedStartup | undefined;
+  /** The session runs on the leader (a standby forwarding writes): every message is relayed. */
+  private link: LeaderLink | undefined;
   /** Reported settings changed since the last ReadyForQuery, sent just before the next one. */
   private readonly changedParameters = new Map<string, string>();
   private running = false;
@@ -258,6 +264,7 @@ export class Connection implements Wire {
     this.waiter = undefined;
     waiter?.reject(new ConnectionClosed());
     this.extended?.closeAllPortals();
+    this.link?.close();
     try {
       // The session rolls back an open block once its statement has stopped (it never rejects).
       void this.sessionOrUndefined?.close();
@@ -302,7 +309,9 @@ export class Connection implements Wire {
         continue;
       }
       if (packet.kind === 'cancel') {
-        this.settings.engine.findSession(packet.processId, packet.secretKey)?.cancel();
+        const target = this.settings.engine.findSession(packet.processId, packet.secretKey);
+        if (target !== undefined) forwardedLinks.get(target)?.cancel();
+        target?.cancel();
         return false;
       }
       break;
@@ -322,14 +331,15 @@ export class Connection implements Wire {
     if (this.settings.tls?.required === true && !this.encrypted) {
       throw plaintextRefused({ host: this.socket.remoteAddress ?? 'local', user, database });
     }
-    await authenticate(this, user, this.settings);
+    const authenticatedBy: AuthenticatedBy = await authenticate(this, user, this.settings, parameters.get(FORWARDED_AUTH_PARAMETER));
     // As PostgreSQL: AuthenticationOk comes first, then the session is set up (an unknown database
     // or setting is a FATAL error after it).
     writeAuthenticationOk(this.writer);
     const options: Record<string, string> = {};
     for (const [name, value] of parameters) {
-      if (name !== 'user' && name !== 'database' && !name.startsWith('_pq_.')) options[name] = value;
+      if (name !== 'user' && name !== 'database' && name !== FORWARDED_AUTH_PARAMETER && !name.startsWith('_pq_.')) options[name] = value;
     }
+    this.forwardedStartup = { user, database, options, authenticatedBy };
     const events: SessionEvents = {
       notice: (notice) => this.notice(notice),
       parameterStatus: (name, value) => {
@@ -390,10 +400,16 @@ export class Connection implements Wire {
     for (;;) {
       let frame: Frame;
       try {
-        frame = await this.nextFrame(this.idleTimeoutMs());
+        // A session relayed to the leader has the leader's timeouts.
+        frame = await this.nextFrame(this.link === undefined ? this.idleTimeoutMs() : 0);
       } catch (error) {
         if (error instanceof IdleTimeout) throw this.idleTimeoutError();
         throw error;
+      }
+      if (this.link !== undefined) {
+        if (frame.type === 'X') return;
+        await this.link.send(frame);
+        continue;
       }
       if (this.skipUntilSync && frame.type !== 'S' && frame.type !== 'X') continue;
       this.running = true;
@@ -403,14 +419,28 @@ export class Connection implements Wire {
             // A Query ends the pipeline's transaction too (PostgreSQL commits at its end).
             extended.forgetUnnamed();
             extended.pipelineEnded();
-            await simpleQuery(this, readQuery(frame.payload));
+            {
+              const sql = readQuery(frame.payload);
+              const route = this.session.forwardTo?.(sql);
+              if (route !== undefined) {
+                await this.startForwarding(route, frame, await extended.handOver());
+                break;
+              }
+              await simpleQuery(this, sql);
+            }
             // A transaction that ended in this Query (COMMIT, ROLLBACK) takes its portals with it.
             if (this.session.transactionStatus() === 'idle') extended.closeAllPortals();
             this.flush();
             break;
-          case 'P':
+          case 'P': {
+            const route = this.session.forwardTo?.(readParse(frame.payload).sql);
+            if (route !== undefined) {
+              await this.startForwarding(route, frame, await extended.handOver());
+              break;
+            }
             extended.parse(frame.payload);
             break;
+          }
           case 'B':
             extended.bind(frame.payload);
             break;
@@ -461,6 +491,67 @@ export class Connection implements Wire {
     }
   }
 
+  /**
+   * The session's first statement for the leader (forward.ts): opens the connection to the leader
+   * and relays from then on, this message first. No leader reachable: the statement fails here
+   * (57P03, or the leader's refusal) and the session stays on this node.
+   */
+  private async startForwarding(route: WriteForwarding, frame: Frame, namedParses: readonly Buffer[]): Promise<void> {
+    this.flush();
+    let link: LeaderLink;
+    try {
+      link = await LeaderLink.open(route, this.forwardedStartup!, namedParses);
+    } catch (error) {
+      if (this.closed) throw new ConnectionClosed();
+      const sqlError = this.writeError(error);
+      this.session.statementFailed(sqlError);
+      if (frame.type === 'Q') this.readyForQuery();
+      else this.skipUntilSync = true;
+      this.flush();
+      return;
+    }
+    if (this.closed) {
+      link.close();
+      throw new ConnectionClosed();
+    }
+    this.link = link;
+    forwardedLinks.set(this.session, link);
+    let draining = false;
+    let leaderEnded = false;
+    link.onMessage = (type, bytes) => {
+      if (this.closed) return;
+      // A FATAL error of the leader (its idle timeout, its shutdown) ends the session: relayed as the last word.
+      if (type === 'E' && bytes.includes('SFATAL\0', 5, 'latin1')) leaderEnded = true;
+      // A client slower than the leader: stop reading the leader until the client drains.
+      if (!this.socket.write(asBytes(bytes)) && !draining) {
+        draining = true;
+        link.pause();
+        this.socket.once('drain', () => {
+          draining = false;
+          link.resume();
+        });
+      }
+    };
+    link.onClose = (inFlight) => {
+      if (this.closed) return;
+      if (leaderEnded) {
+        this.destroy();
+        return;
+      }
+      this.fatal(
+        new SqlError(
+          SqlState.connectionFailure,
+          inFlight
+            ? `the connection to the leader at ${link.address} was lost while it ran a statement of this session; whether it was applied is unknown`
+            : `the connection to the leader at ${link.address}, where this session ran, was lost`,
+          { hint: 'Connect again: a new session forwards its writes to the current leader.' },
+        ),
+      );
+      this.destroy();
+    };
+    await link.send(frame);
+  }
+
   private idleTimeoutMs(): number {
     const session = this.session;
     const status = session.transactionStatus();
@@ -477,6 +568,9 @@ export class Connection implements Wire {
 }
 
 class IdleTimeout extends Error {}
+
+/** The leader connections of sessions forwarded there, for a CancelRequest naming the session here. */
+const forwardedLinks = new WeakMap<Session, LeaderLink>();
 
 function errorFields(error: SqlError): ReportFields {
   return { severity: error.severity, code: error.code, message: error.message, detail: error.detail, hint: error.hint, position: error.position, context: error.context };

@@ -46,6 +46,8 @@ interface Portal {
 
 export class ExtendedQuery {
   private readonly statements = new Map<string, PreparedStatement>();
+  /** The Parse messages of the named statements, for a session that moves to the leader (forward.ts prepares them there too). */
+  private readonly namedParses = new Map<string, Buffer>();
   private readonly portals = new Map<string, Portal>();
   /** An Execute since the last Sync began a pipeline's implicit transaction (the session's beginPipeline). */
   private pipelineOpen = false;
@@ -74,6 +76,7 @@ export class ExtendedQuery {
     });
     const statement = this.session.prepare(message.sql, declared);
     this.statements.set(message.statementName, statement);
+    if (message.statementName !== '') this.namedParses.set(message.statementName, Buffer.from(payload as unknown as Uint8Array));
     writeParseComplete(this.wire.writer);
   }
 
@@ -169,7 +172,10 @@ export class ExtendedQuery {
 
   close(payload: Buffer): void {
     const message = readClose(payload);
-    if (message.target === 'statement') this.statements.delete(message.name);
+    if (message.target === 'statement') {
+      this.statements.delete(message.name);
+      this.namedParses.delete(message.name);
+    }
     else this.closePortal(message.name);
     writeCloseComplete(this.wire.writer);
   }
@@ -182,6 +188,19 @@ export class ExtendedQuery {
     }
     if (this.session.transactionStatus() === 'idle') this.closeAllPortals();
     this.wire.readyForQuery();
+  }
+
+  /**
+   * The session moves to the leader (forward.ts): the pipeline so far (it only read) ends here,
+   * its portals close; the Parse messages of its named statements, to prepare them there too.
+   */
+  async handOver(): Promise<Buffer[]> {
+    if (this.pipelineOpen) {
+      this.pipelineOpen = false;
+      await this.session.endPipeline?.(false);
+    }
+    this.closeAllPortals();
+    return [...this.namedParses.values()];
   }
 
   /** A simple Query ended the pipeline's transaction (the session's endMessage). */

@@ -6,8 +6,12 @@
 // new manifest's new files into `<data-dir>/follow`, storage/checkpoint/follow.ts). Each
 // followed checkpoint is linked into `<data-dir>/replicas/<epoch>` and opened by a read-only engine
 // (engine/read-only.ts): a connection reads the newest one at the time it connected (SELECT, AS
-// OF, catalog queries, SHOW; `SHOW oxbow_standby_epoch` names its epoch), and writes and DDL get
-// 25006 with a hint naming the leader. A replaced replica closes once its last connection does.
+// OF, catalog queries, SHOW; `SHOW oxbow_standby_epoch` names its epoch), and writes and DDL
+// go to the leader: a session's first statement that writes (or begins a read-write block) opens a
+// connection to the leader as the same user and the session runs there from then on
+// (pgwire/forward.ts; `--standby-writes refuse`: 25006 with a hint naming the leader instead).
+// The standby proves itself to the leader with the cluster's node-to-node key, kept in etcd
+// (`peerVerifier`). A replaced replica closes once its last connection does.
 // Before the first followed checkpoint, connections get 57P03 naming the leader's address.
 //
 // When the leader's lease expires (it died, or lost etcd), a standby wins the campaign and is
@@ -25,9 +29,10 @@
 
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { SqlError, SqlState } from '../../sql/errors.js';
+import { formatScramVerifier, scramVerifier } from '../../sql/scram-verifier.js';
 import type { Epoch } from '../../sql/epoch.js';
 import { CheckpointFollower } from '../../storage/checkpoint/follow.js';
 import type { ManifestGuard } from '../../storage/checkpoint/checkpointer.js';
@@ -38,7 +43,7 @@ import { ObjectStoreError, type ObjectStore } from '../../storage/object-store/o
 import { DEFAULT_OBJECT_STORE_TIMEOUT_MS, DEFAULT_RETRY_POLICY } from '../../storage/object-store/retry.js';
 import { createEngine, openReadOnlyEngine, type EngineOptions } from '../engine/create-engine.js';
 import type { OxbowEngine } from '../engine/open-engine.js';
-import type { Engine, Session, SessionEvents, StartupParameters } from '../engine/engine.js';
+import type { Engine, LoginRole, Session, SessionEvents, StartupParameters } from '../engine/engine.js';
 import type { ClusterNodeRow } from '../system/nodes-relation.js';
 import { EtcdCoordinator, type NodeRecord } from './etcd-coordinator.js';
 
@@ -57,6 +62,10 @@ export interface ClusterOptions {
   readonly pollIntervalMs?: number;
   /** A standby follows checkpoints as they land (default); false: a cold standby downloads all at promotion. */
   readonly followCheckpoints?: boolean;
+  /** What a standby does with a session's writes and DDL: run them on the leader (default), or refuse them with 25006. */
+  readonly standbyWrites?: 'forward' | 'refuse';
+  /** How long a forwarded statement waits for a leader to reach before 57P03 (default 10 s). */
+  readonly forwardTimeoutMs?: number;
   /** This node lost leadership while leading: it must stop at once (the server exits). */
   readonly onFenced: (reason: string) => void;
   /** Role changes and errors, one line each (the server writes them to stderr). */
@@ -109,6 +118,9 @@ export class ClusterNode implements Engine {
   /** The newest followed checkpoint open for reads (a standby), and replaced ones still with connections. */
   private replica: Replica | undefined;
   private readonly retiredReplicas = new Set<Replica>();
+  /** The cluster's node-to-node key (etcd-coordinator.ts' peerKey), read at join. */
+  private peerKey: string | undefined;
+  private readonly peerVerifiers = new Map<string, string>();
 
   constructor(
     private readonly engineOptions: EngineOptions,
@@ -141,6 +153,7 @@ export class ClusterNode implements Engine {
     // Replicas of an earlier run are stale: the followed files are opened again when followed.
     await rm(join(this.engineOptions.dataDir, REPLICAS_DIR), { recursive: true, force: true });
     await this.coordinator.grantLease();
+    this.peerKey = await this.coordinator.peerKey();
     this.state = 'following';
     this.leaderAddress = (await this.coordinator.leader())?.address;
     await this.publish(true);
@@ -232,7 +245,13 @@ export class ClusterNode implements Engine {
         dataDir: this.engineOptions.dataDir,
         timeTravelRetentionMs: this.engineOptions.timeTravelRetentionMs,
         memoryLimitBytes: this.engineOptions.memoryLimitBytes,
-        readOnly: { epoch, writesGoTo: () => (this.leaderAddress !== undefined && this.leaderAddress !== this.address ? this.leaderAddress : undefined) },
+        readOnly: {
+          epoch,
+          writesGoTo: () => this.otherLeader(),
+          ...(this.options.standbyWrites === 'refuse'
+            ? {}
+            : { forward: { leaderAddress: () => this.otherLeader(), peerPassword: (user: string) => this.peerPassword(user), timeoutMs: this.options.forwardTimeoutMs ?? 10_000 } }),
+        },
         clusterNodes: () => this.rows(),
         // Metrics of its own: the server's /metrics must never read a replica's store once it closed.
         ...(this.engineOptions.ssl === undefined ? {} : { ssl: this.engineOptions.ssl }),
@@ -248,6 +267,34 @@ export class ClusterNode implements Engine {
     const previous = this.replica;
     this.replica = { epoch, dir, engine };
     if (previous !== undefined) this.retireReplica(previous);
+  }
+
+  /** The leader's address when another node leads. */
+  private otherLeader(): string | undefined {
+    return this.leaderAddress !== undefined && this.leaderAddress !== this.address ? this.leaderAddress : undefined;
+  }
+
+  /**
+   * The password a node proves to the leader when it forwards a session of `user`: an HMAC of the
+   * user name under the cluster's key, so a forwarded session is good for that user only.
+   */
+  private peerPassword(user: string): string {
+    if (this.peerKey === undefined) throw new SqlError(SqlState.cannotConnectNow, 'this node has not joined the cluster yet');
+    return createHmac('sha256', Buffer.from(this.peerKey, 'hex') as unknown as Uint8Array).update(`oxbow peer session of ${user}`).digest('base64');
+  }
+
+  /** The leader's side: the verifier of `peerPassword(user)` (cached per user); undefined unless this node leads. */
+  peerVerifier(user: string): string | undefined {
+    if (this.engine === undefined || this.fenced || this.peerKey === undefined) return undefined;
+    let verifier = this.peerVerifiers.get(user);
+    if (verifier === undefined) {
+      // A fixed salt per key and user: the verifier is derived again the same way after a restart.
+      const salt = createHash('sha256').update(this.peerKey).update('\0').update(user).digest().subarray(0, 16);
+      verifier = formatScramVerifier(scramVerifier(this.peerPassword(user), salt));
+      if (this.peerVerifiers.size > 1000) this.peerVerifiers.clear();
+      this.peerVerifiers.set(user, verifier);
+    }
+    return verifier;
   }
 
   /** A replaced replica closes now, or when its last connection closes. */
@@ -438,6 +485,12 @@ export class ClusterNode implements Engine {
       this.role === 'leader' ? 'this node is becoming the leader; try again in a moment' : `this node is a standby; the leader is at ${leader ?? 'an address not known yet'}`,
       { hint: leader === undefined ? 'connect to the leader (oxbow_catalog.nodes on any leader lists the nodes)' : `connect to ${leader}` },
     );
+  }
+
+  /** The roles of the engine a connection would get (the leader's, or the newest replica's): their passwords. */
+  loginRole(user: string): LoginRole | undefined {
+    const engine = this.engine !== undefined && !this.fenced ? this.engine : this.replica?.engine;
+    return engine?.loginRole?.(user);
   }
 
   findSession(processId: number, secretKey: number): Session | undefined {

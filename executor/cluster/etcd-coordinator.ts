@@ -12,6 +12,7 @@
 // The checkpoint record is what a new leader restores: a manifest newer than it was written by a
 // leader that died (or lost its lease) before its record, and never acknowledged a commit.
 
+import { randomBytes } from 'node:crypto';
 import { Etcd3 } from 'etcd3';
 import { LeaseKeeper } from './lease-keeper.js';
 
@@ -19,8 +20,8 @@ import { LeaseKeeper } from './lease-keeper.js';
 export const DEFAULT_PREFIX = '/oxbow';
 
 /** The cluster's keys under a prefix (`/oxbow` by default: `--cluster etcd://HOST:PORT/PREFIX`). */
-export function clusterKeys(prefix: string): { readonly nodes: string; readonly leader: string; readonly checkpoint: string } {
-  return { nodes: `${prefix}/nodes/`, leader: `${prefix}/leader`, checkpoint: `${prefix}/checkpoint` };
+export function clusterKeys(prefix: string): { readonly nodes: string; readonly leader: string; readonly checkpoint: string; readonly peerKey: string } {
+  return { nodes: `${prefix}/nodes/`, leader: `${prefix}/leader`, checkpoint: `${prefix}/checkpoint`, peerKey: `${prefix}/peer-key` };
 }
 
 export interface NodeRecord {
@@ -171,6 +172,19 @@ export class EtcdCoordinator {
     const lease = this.requireLease();
     const result = await this.client.if(this.keys.leader, 'Lease', '==', lease).then(this.client.put(this.keys.checkpoint).value(JSON.stringify(record))).commit();
     return result.succeeded;
+  }
+
+  /**
+   * The cluster's node-to-node key (hex), created at random by the first node that asks: a standby
+   * that forwards a session's writes proves it to the leader (pgwire/forward.ts). Whoever can read
+   * the cluster's keys in etcd can already lead it; nobody else learns it.
+   */
+  async peerKey(): Promise<string> {
+    const fresh = randomBytes(32).toString('hex');
+    await this.client.if(this.keys.peerKey, 'Create', '==', 0).then(this.client.put(this.keys.peerKey).value(fresh)).commit();
+    const value = await this.client.get(this.keys.peerKey).string();
+    if (value === null || !/^[0-9a-f]{64}$/.test(value)) throw new Error(`etcd holds no usable node-to-node key at ${this.keys.peerKey}`);
+    return value;
   }
 
   /** Gives the lease back (its keys, leadership included, go at once): a clean shutdown. */

@@ -173,6 +173,26 @@ export interface Session {
 
   /** The client is gone: cancels the running statement and rolls back an open block (resolves once done). */
   close(): void | Promise<void>;
+
+  /**
+   * Optional: a cluster standby's session that forwards writes (executor/engine/read-only.ts):
+   * where a simple Query's text (or an extended-protocol Parse's) must run instead of here, when
+   * one of its statements writes or begins a read-write block; undefined to run it here. A syntax
+   * error is undefined too (running it here reports it as the leader would).
+   */
+  forwardTo?(sql: string): WriteForwarding | undefined;
+}
+
+/** How a standby's session reaches the leader for the statements it forwards (pgwire/forward.ts). */
+export interface WriteForwarding {
+  /** The leader's client address, `host:port` (`[v6]:port`); undefined while none is known (an election). */
+  leaderAddress(): string | undefined;
+  /** The password proving this node to the leader as `user` (derived from the cluster's node-to-node key). */
+  peerPassword(user: string): string;
+  /** How long to keep trying to reach a leader before 57P03. */
+  readonly timeoutMs: number;
+  /** The settings the session SET here (name, value), set again on the leader connection when it opens. */
+  sessionSettings(): readonly (readonly [string, string])[];
 }
 
 /** What authentication needs to know of a role named in a startup packet. */
@@ -192,6 +212,11 @@ export interface Engine {
    * for an unknown database).
    */
   openSession(parameters: StartupParameters, events: SessionEvents): Session;
+  /**
+   * Optional: the SCRAM-SHA-256 verifier text a peer node proves when it forwards a session of
+   * `user` (a cluster's nodes, pgwire/forward.ts); undefined: this engine accepts no forwarded sessions.
+   */
+  peerVerifier?(user: string): string | undefined;
   /** The session of a BackendKeyData pair, for CancelRequest. */
   findSession(processId: number, secretKey: number): Session | undefined;
   /** Flushes and closes storage; called once on shutdown. */

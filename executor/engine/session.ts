@@ -35,11 +35,12 @@ import type {
   SessionEvents,
   StartupParameters,
   TransactionStatus,
+  WriteForwarding,
 } from './engine.js';
 import { BOOTSTRAP_ROLE_ID, type CatalogSnapshot } from '../catalog/catalog.js';
 import { isMemberOf, requireSequencePrivilege } from '../catalog/privileges.js';
 import { checkStatementPrivileges } from './privilege-check.js';
-import { readOnlyError, writingCommand } from './read-only.js';
+import { mustRunOnLeader, readOnlyError, writingCommand } from './read-only.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { EngineCore } from './engine-core.js';
 import { SessionSettings } from './settings.js';
@@ -139,6 +140,7 @@ export class EngineSession implements Session {
   ) {
     this.user = parameters.user;
     this.database = parameters.database;
+    if (core.settings.readOnly?.forward !== undefined) this.forwardTo = (sql) => this.leaderRoute(sql);
     const sessionRole = core.catalog.snapshot.role(parameters.user);
     this.sessionRoleId = sessionRole?.id ?? BOOTSTRAP_ROLE_ID;
     this.clientAddress = parameters.clientAddress ?? null;
@@ -297,6 +299,26 @@ export class EngineSession implements Session {
 
   prepare(sql: string, parameterTypes: readonly (DataType | undefined)[]): PreparedStatement {
     return this.preparer.prepare(sql, parameterTypes);
+  }
+
+  /**
+   * A standby forwarding writes (read-only.ts): the leader's route when a statement of `sql` must
+   * run there. Inside a block begun here (BEGIN READ ONLY) nothing is forwarded: a write gets 25006.
+   * Absent on other engines, so pgwire does not even decode the text for it.
+   */
+  readonly forwardTo?: (sql: string) => WriteForwarding | undefined;
+
+  private leaderRoute(sql: string): WriteForwarding | undefined {
+    const forward = this.core.settings.readOnly?.forward;
+    if (forward === undefined || this.blocks.blockContext() === 'block') return undefined;
+    let statements: PreparedStatement[];
+    try {
+      statements = this.preparer.prepareMany(sql);
+    } catch {
+      return undefined;
+    }
+    if (!statements.some((statement) => mustRunOnLeader(statement as OxbowPrepared))) return undefined;
+    return { ...forward, leaderAddress: () => forward.leaderAddress(), peerPassword: (user) => forward.peerPassword(user), sessionSettings: () => this.settings.sessionValues() };
   }
 
   /** Bind and Describe of a prepared statement: its plan brought up to date (0A000 if its result would change). */

@@ -480,6 +480,11 @@ export class SessionSettings {
     for (const name of [...this.custom.keys()]) this.set(name, undefined);
   }
 
+  /** What SET changed in this session (name, value), custom placeholders included: a forwarded session sets them again on the leader. */
+  sessionValues(): [string, string][] {
+    return [...this.values, ...this.custom];
+  }
+
   /** Every known setting with its current value, in name order (SHOW ALL, pg_settings). */
   all(): { definition: SettingDefinition; value: string }[] {
     return [...definitions]

@@ -35,6 +35,7 @@ const FLAG_TABLE: [flag: string, env: string][] = [
   ['--tls-key', 'OXBOW_TLS_KEY'],
   ['--tls-required', 'OXBOW_TLS_REQUIRED'],
   ['--cluster', 'OXBOW_CLUSTER'],
+  ['--standby-writes', 'OXBOW_STANDBY_WRITES'],
 ];
 
 describe('command line', () => {
@@ -56,6 +57,7 @@ describe('command line', () => {
       objectStoreTimeoutMs: 60_000,
       shutdownTimeoutMs: 10_000,
       parallelism: 1,
+      standbyWrites: 'forward',
     });
   });
 
@@ -92,6 +94,8 @@ describe('command line', () => {
       '2',
       '--cluster',
       'etcd://10.0.0.1:2379,etcd-2.internal:2379',
+      '--standby-writes',
+      'refuse',
     ]);
     expect(parsed).toEqual({
       host: '::1',
@@ -111,6 +115,7 @@ describe('command line', () => {
       tls: { certFile: resolve('server.crt'), keyFile: '/etc/oxbow/server.key', required: true },
       parallelism: 2,
       cluster: { endpoints: ['http://10.0.0.1:2379', 'http://etcd-2.internal:2379'], prefix: '/oxbow' },
+      standbyWrites: 'refuse',
     });
   });
 
@@ -135,6 +140,7 @@ describe('command line', () => {
       OXBOW_TLS_REQUIRED: 'true',
       OXBOW_PARALLELISM: '4',
       OXBOW_CLUSTER: 'etcd://127.0.0.1:2379',
+      OXBOW_STANDBY_WRITES: 'Refuse',
     };
     expect(config([], env)).toEqual({
       host: 'localhost',
@@ -154,8 +160,10 @@ describe('command line', () => {
       tls: { certFile: '/etc/oxbow/env.crt', keyFile: '/etc/oxbow/env.key', required: true },
       parallelism: 4,
       cluster: { endpoints: ['http://127.0.0.1:2379'], prefix: '/oxbow' },
+      standbyWrites: 'refuse',
     });
     expect(config(['--port', '7002'], env).port).toBe(7002);
+    expect(() => config(['--standby-writes', 'maybe'])).toThrow(/--standby-writes: "maybe" is not a choice; write forward or refuse/);
     // The default checkpoint location follows the data directory.
     expect(config([], { OXBOW_DATA_DIR: '/tmp/d' }).checkpointUrl).toBe('file:///tmp/d/checkpoints');
   });

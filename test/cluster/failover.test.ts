@@ -8,7 +8,8 @@
 //   and every row there is one the writers sent, with its values;
 // - the view equals its query recomputed over the table;
 // - the killed node restarts on its own data directory and joins as a standby (57P03 naming the
-//   leader: 57P03 before it followed a checkpoint, 25006 for a write once it serves reads), and
+//   leader: 57P03 before it followed a checkpoint, 25006 naming the leader for a write in a READ
+//   ONLY block once it serves reads: a write outside one would be forwarded to the leader), and
 //   the leader's oxbow_catalog.nodes lists both with their roles;
 // - a manifest the dead leader wrote but never recorded in etcd (made by the test) is removed by
 //   the new leader.
@@ -95,7 +96,8 @@ async function waitForLeader(node: OxbowServer, timeoutMs: number): Promise<pg.C
 
 /**
  * The node is a standby of `leader`: it refuses connections with 57P03 naming the leader until it
- * followed a checkpoint, then serves reads and refuses writes with 25006 naming the leader.
+ * followed a checkpoint, then serves reads and refuses a write in a READ ONLY block with 25006
+ * naming the leader (outside one, the write would be forwarded to the leader: standby-writes.test.ts).
  */
 async function expectStandbyOf(node: OxbowServer, leader: OxbowServer): Promise<void> {
   const attempt = await tryConnect(node);
@@ -106,6 +108,7 @@ async function expectStandbyOf(node: OxbowServer, leader: OxbowServer): Promise<
     return;
   }
   try {
+    await attempt.client.query('begin read only');
     const refused = await attempt.client.query('insert into t values (-1, 0)').then(
       () => undefined,
       (error: unknown) => error as { code?: string; hint?: string },

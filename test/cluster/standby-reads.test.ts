@@ -8,8 +8,9 @@
 //   what the leader returns AS OF the same epochs (computed by the leader, not by the standby), and
 //   lags the leader's current state (the comparison is not one of equal states);
 // - answers catalog queries (pg_class, oxbow_catalog.nodes listing itself as a standby);
-// - refuses INSERT, UPDATE, DELETE, DDL, COPY FROM, TRUNCATE and nextval() with SQLSTATE 25006,
-//   PostgreSQL's "cannot execute X in a read-only transaction", with a hint naming the leader;
+// - under `--standby-writes refuse`, refuses INSERT, UPDATE, DELETE, DDL, COPY FROM, TRUNCATE and
+//   nextval() with SQLSTATE 25006, PostgreSQL's "cannot execute X in a read-only transaction", with
+//   a hint naming the leader (forwarding them, the default, is standby-writes.test.ts');
 // - is skipped by libpq's target_session_attrs=read-write (real psql 15 given every node, standbys
 //   first), and chosen by target_session_attrs=standby;
 // - keeps a connection reading its checkpoint while newer ones are followed, and serves a newer
@@ -45,7 +46,7 @@ async function startNode(name: string): Promise<OxbowServer> {
   const node = await startOxbow({
     dataDir: join(work, name),
     args: ['--cluster', etcd.url, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--checkpoint-interval-ms', '300', '--barrier-interval-ms', '100'],
-    env: { OXBOW_CLUSTER_LEASE_TTL_S: '3' },
+    env: { OXBOW_CLUSTER_LEASE_TTL_S: '3', OXBOW_STANDBY_WRITES: 'refuse' },
   });
   nodes.push(node);
   return node;
