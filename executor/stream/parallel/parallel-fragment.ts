@@ -13,7 +13,7 @@ import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { ByteWriter } from '../../../storage/byte-writer.js';
-import type { WriteBatchBuilder } from '../../../storage/write-batch.js';
+import type { PendingWrites } from '../../../storage/mvcc-state-store.js';
 import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from '../change-batch.js';
 import type { DataType } from '../../../sql/types.js';
 import type { StreamContext } from '../stream-context.js';
@@ -21,7 +21,7 @@ import type { StreamNode } from '../stream-node.js';
 import { decodeChanges, encodeChange, encodeChangeWithId, takeEncoded } from './batch-codec.js';
 import type { EncodedChanges, FragmentWorkerData, MainToWorker, WorkerToMain } from './protocol.js';
 import { ownerOf, VnodeHasher } from './vnode.js';
-import { WorkerHandle, type Answer } from './worker-handle.js';
+import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 
 
 /** The compiled worker script (under vitest this module runs from TypeScript: the build's copy in dist/). */
@@ -263,20 +263,23 @@ export class ParallelFragmentNode implements StreamNode {
     this.onDispose(this);
   }
 
-  /** Hands the workers' writes of the open epoch, sealed as `epoch`, into the main store's batch. */
-  contribute(batch: WriteBatchBuilder, epoch: Epoch): void {
-    const asked: [FragmentWorker, Answer<WorkerToMain>][] = [];
+  /**
+   * Asks the workers that received changes for their writes of the open epoch, sealed as `epoch`:
+   * the main store appends them to its batch when they come, and goes on meanwhile.
+   */
+  contribute(epoch: Epoch): PendingWrites | undefined {
+    const asked: [WorkerHandle<MainToWorker, WorkerToMain>, Answer<WorkerToMain>][] = [];
     for (const worker of this.workers) {
       if (!worker.dirty) continue;
       worker.dirty = false;
-      asked.push([worker, worker.handle.request({ t: 'commit', epoch: epoch.toString() }, `its batch of epoch ${epoch}`)]);
+      asked.push([worker.handle, worker.handle.request({ t: 'commit', epoch: epoch.toString() }, `its batch of epoch ${epoch}`)]);
       // Before the answers: a failure of one fails the epoch every asked worker sealed.
       worker.awaitingDurable.push(epoch);
     }
-    const answers = waitAll(asked, (worker, answer): Batch => expect(worker.handle.wait(answer), 'batch'));
-    for (const handed of answers) {
-      if (handed.length > 0) batch.writer.bytes(new Uint8Array(handed.bytes, 0, handed.length));
-    }
+    return workerWrites(asked, (message) => {
+      const handed: Batch = expect(message, 'batch');
+      return new Uint8Array(handed.bytes, 0, handed.length);
+    });
   }
 
   durable(epoch: Epoch): void {

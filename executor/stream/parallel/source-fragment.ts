@@ -21,16 +21,15 @@ import { SqlError, SqlState } from '../../../sql/errors.js';
 import { fragmentSource, sourceSerialReason, type MaterializePlan } from '../../../planner/stream/parallel-source.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
-import type { CommitParticipant } from '../../../storage/mvcc-state-store.js';
+import type { CommitParticipant, PendingWrites } from '../../../storage/mvcc-state-store.js';
 import type { RocksStateStore } from '../../../storage/rocks-state-store.js';
 import type { StateTable } from '../../../storage/state-table.js';
-import type { WriteBatchBuilder } from '../../../storage/write-batch.js';
 import { emptyChanges, type ChangeBatch } from '../change-batch.js';
 import { StreamMaterializeNode } from '../materialize.js';
 import type { SourceFragmentHost, SourceFragmentReader, SplitRange, StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
 import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from './source-protocol.js';
-import { WorkerHandle, type Answer } from './worker-handle.js';
+import { allWrites, workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 
 type Batch = Extract<SourceWorkerToMain, { t: 'batch' }>;
 
@@ -164,32 +163,30 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     this.onDispose(this);
   }
 
-  /** Hands the workers' writes of the open epoch, sealed as `epoch`, into the main store's batch. */
-  contribute(batch: WriteBatchBuilder, epoch: Epoch): void {
-    const asked: [SourceWorker, Answer<SourceWorkerToMain>][] = [];
+  /**
+   * Asks the workers that received ranges for their writes of the open epoch, sealed as `epoch`: the
+   * main store appends them to its batch when they come, and goes on meanwhile.
+   */
+  contribute(epoch: Epoch): PendingWrites | undefined {
+    const asked: [WorkerHandle<MainToSourceWorker, SourceWorkerToMain>, Answer<SourceWorkerToMain>][] = [];
+    const byHandle = new Map<WorkerHandle<MainToSourceWorker, SourceWorkerToMain>, SourceWorker>();
     for (const worker of this.workers) {
       if (!worker.dirty) continue;
       worker.dirty = false;
-      asked.push([worker, worker.handle.request({ t: 'commit', epoch: epoch.toString() }, `its batch of epoch ${epoch}`)]);
+      asked.push([worker.handle, worker.handle.request({ t: 'commit', epoch: epoch.toString() }, `its batch of epoch ${epoch}`)]);
+      byHandle.set(worker.handle, worker);
       // Before the answers: a failure of one fails the epoch every asked worker sealed.
       worker.awaitingDurable.push(epoch);
     }
-    if (asked.length === 0) return;
+    if (asked.length === 0) return undefined;
     this.written.push(epoch);
-    let failure: unknown;
-    for (const [worker, answer] of asked) {
-      try {
-        const message = worker.handle.wait(answer);
-        if (message.t !== 'batch') throw new SqlError(SqlState.internalError, `a source fragment's worker answered ${message.t}, not batch`);
-        const handed: Batch = message;
-        worker.rows += handed.rows;
-        for (const message of handed.errors) this.context.recordError(new SqlError(SqlState.dataException, message));
-        if (handed.length > 0) batch.writer.bytes(new Uint8Array(handed.bytes, 0, handed.length));
-      } catch (error) {
-        failure ??= error;
-      }
-    }
-    if (failure !== undefined) throw failure;
+    return workerWrites(asked, (message, handle) => {
+      if (message.t !== 'batch') throw new SqlError(SqlState.internalError, `a source fragment's worker answered ${message.t}, not batch`);
+      const handed: Batch = message;
+      byHandle.get(handle)!.rows += handed.rows;
+      for (const error of handed.errors) this.context.recordError(new SqlError(SqlState.dataException, error));
+      return new Uint8Array(handed.bytes, 0, handed.length);
+    });
   }
 
   durable(epoch: Epoch): void {
@@ -276,16 +273,13 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     return count;
   }
 
-  contribute(batch: WriteBatchBuilder, epoch: Epoch): void {
-    let failure: unknown;
+  contribute(epoch: Epoch): PendingWrites | undefined {
+    const parts: PendingWrites[] = [];
     for (const node of this.nodes.values()) {
-      try {
-        node.contribute(batch, epoch);
-      } catch (error) {
-        failure ??= error;
-      }
+      const writes = node.contribute(epoch);
+      if (writes !== undefined) parts.push(writes);
     }
-    if (failure !== undefined) throw failure;
+    return allWrites(parts);
   }
 
   durable(epoch: Epoch): void {

@@ -11,6 +11,7 @@
 
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { SqlError, SqlState, type SqlStateCode } from '../../../sql/errors.js';
+import type { PendingWrites } from '../../../storage/mvcc-state-store.js';
 
 /** How long a request waits for its answer before failing (and the worker is given up). */
 let answerTimeoutMs = 120_000;
@@ -150,7 +151,7 @@ export class WorkerHandle<In, Out extends { readonly t: string }> {
     if (this.gone === undefined && Atomics.load(this.signal, 1) === 1) this.gone = `${this.name} ended: its thread exited`;
     const first = this.queue[0]!;
     if (this.gone === undefined && Date.now() > first.deadline) {
-      this.gone = `${this.name} did not answer within ${first.timeoutMs / 1000} s (${first.what}): it is stopped, and its view fails until oxbow restarts`;
+      this.gone = `${this.name} did not answer within ${first.timeoutMs / 1000} s (${first.what}): it is stopped`;
       void this.worker.terminate();
     }
     if (this.gone !== undefined) this.failAll(new SqlError(SqlState.internalError, this.gone));
@@ -188,4 +189,46 @@ export class WorkerHandle<In, Out extends { readonly t: string }> {
     const timeout = setTimeout(() => void this.worker.terminate(), 10_000);
     return this.exited.finally(() => clearTimeout(timeout));
   }
+}
+
+/** Pending writes of several parts as one: every part is waited for, then the first failure is thrown. */
+export function allWrites(parts: readonly PendingWrites[]): PendingWrites | undefined {
+  if (parts.length <= 1) return parts[0];
+  return {
+    wait: () => {
+      const out: Uint8Array[] = [];
+      let failure: unknown;
+      for (const part of parts) {
+        try {
+          out.push(...part.wait());
+        } catch (error) {
+          failure ??= error;
+        }
+      }
+      if (failure !== undefined) throw failure;
+      return out;
+    },
+    whenReady: async () => {
+      const settled = await Promise.allSettled(parts.map((part) => part.whenReady()));
+      const out: Uint8Array[] = [];
+      for (const result of settled) {
+        if (result.status === 'rejected') throw result.reason;
+        out.push(...result.value);
+      }
+      return out;
+    },
+  };
+}
+
+/** The writes of the workers asked for an epoch's batch: `take` reads each answer. */
+export function workerWrites<In, Out extends { readonly t: string }>(
+  asked: readonly [WorkerHandle<In, Out>, Answer<Out>][],
+  take: (message: Out, handle: WorkerHandle<In, Out>) => Uint8Array,
+): PendingWrites | undefined {
+  return allWrites(
+    asked.map(([handle, answer]) => ({
+      wait: () => [take(handle.wait(answer), handle)],
+      whenReady: async () => [take(await handle.answered(answer), handle)],
+    })),
+  );
 }
