@@ -3,9 +3,9 @@
 // worker owning its key's vnode (vnode.ts), encoded into that worker's buffer; the workers run
 // the fragment's operators over their share while the main thread goes on (a chunk pushed while
 // holding is not waited for), and the seal, or an unheld batch, collects every worker's output.
-// The dataflow stays synchronous: the main thread blocks on the workers' signal words
-// (Atomics.wait) for answers. The workers' state writes of an epoch reach the main store's batch
-// through the runtime's commit participant (parallel-runtime.ts).
+// The dataflow stays synchronous: the main thread blocks for those outputs (worker-handle.ts). The
+// workers' state writes of an epoch reach the main store's batch through the runtime's commit
+// participant (parallel-runtime.ts) without blocking: the store writes the epoch when they come.
 
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

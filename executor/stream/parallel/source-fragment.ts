@@ -6,9 +6,9 @@
 // cuts each range into N contiguous shares, one per worker; each worker generates its share's rows
 // and runs the view's ordinary dataflow over them into its own store's open epoch
 // (executor/connectors/source-fragment-worker.ts).
-// At the commit the fragments are commit participants: each asked worker seals its epoch and hands
-// the batch over, appended to the main store's WriteBatch beside the positions, so rows and offsets
-// commit in one atomic write (exactly once). Nothing is kept per worker: a restart at another N
+// At the commit the fragments are commit participants: each asked worker seals its epoch (while the
+// main thread goes on) and hands the batch over, appended to the main store's WriteBatch beside the
+// positions, so rows and offsets commit in one atomic write (exactly once). Nothing is kept per worker: a restart at another N
 // cuts the ranges from the committed positions in N' shares.
 //
 // Rows that do reach the main thread (a backfill, or the source's rows when some other dataflow
