@@ -33,11 +33,22 @@ export interface MvccStoreOptions {
  * when it is durable or failed, and closed before the store closes.
  */
 export interface CommitParticipant {
-  /** Appends its packed writes of the open epoch, sealed as `epoch`, to `batch` (synchronously). */
-  contribute(batch: WriteBatchBuilder, epoch: Epoch): void;
+  /**
+   * Asks for its writes of the open epoch, sealed as `epoch`: undefined when it has none, else the
+   * packed writes to come, appended to the epoch's batch before it is written (one atomic write).
+   */
+  contribute(epoch: Epoch): PendingWrites | undefined;
   durable(epoch: Epoch): void;
   failed(error: unknown): void;
   close(): Promise<void>;
+}
+
+/** A participant's packed writes of a sealed epoch, still being made by another thread. */
+export interface PendingWrites {
+  /** Blocks until they come (the synchronous commit); a failure is thrown. */
+  wait(): readonly Uint8Array[];
+  /** Resolves when they come (commitAsync: the thread goes on meanwhile); a failure rejects, within a deadline. */
+  whenReady(): Promise<readonly Uint8Array[]>;
 }
 
 /** At most this many sealed epochs in flight before whenWritable() makes the committer wait. */
@@ -59,6 +70,8 @@ interface SealedEpoch {
   /** Range deletes this epoch's batch applies to the backend: per table, up to which cleaning's epoch. */
   readonly applied: readonly AppliedCleaning[];
   readonly meta: ReadonlyMap<string, Uint8Array>;
+  /** The participants' writes still to come, appended to `batch` when they do: the write waits for them. */
+  contributions: Promise<void> | undefined;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }
@@ -317,8 +330,10 @@ export class MvccStateStore implements StateStore, TableHost {
     assert(epoch > this.committed, `commit epoch ${epoch} must be greater than the last committed ${this.committed}`);
     const batch = this.batch;
     const applied: AppliedCleaning[] = [];
-    const updatedRecords = this.buildBatch(batch, epoch, applied);
+    const pending: PendingWrites[] = [];
+    const updatedRecords = this.buildBatch(batch, epoch, applied, pending);
     try {
+      for (const writes of pending) for (const bytes of writes.wait()) batch.writer.bytes(bytes);
       this.backend.write(batch.view());
     } catch (error) {
       // The participants sealed their epoch for this batch: it is gone with it.
@@ -372,11 +387,14 @@ export class MvccStateStore implements StateStore, TableHost {
     const batch = this.sparebatches.pop() ?? new WriteBatchBuilder();
     let updatedRecords: Map<number, TableRecord>;
     const applied: AppliedCleaning[] = [];
+    const pending: PendingWrites[] = [];
     try {
-      updatedRecords = this.buildBatch(batch, epoch, applied);
+      updatedRecords = this.buildBatch(batch, epoch, applied, pending);
       this.backend.checkWritable(batch.writer.length + this.sealedBytes);
     } catch (error) {
       this.sparebatches.push(batch);
+      // The participants still answer (and are told the epoch failed).
+      for (const writes of pending) void writes.whenReady().catch(() => undefined);
       for (const participant of this.participants) participant.failed(error);
       throw error;
     }
@@ -418,7 +436,12 @@ export class MvccStateStore implements StateStore, TableHost {
     // Handled here so an epoch nobody awaits cannot become an unhandled rejection; awaiting
     // callers still see the failure.
     durable.catch(() => {});
-    const sealed: SealedEpoch = { epoch, batch, tables, droppedTables, droppedIds, records: updatedRecords, watermarks, applied, meta, resolve, reject };
+    const sealed: SealedEpoch = { epoch, batch, tables, droppedTables, droppedIds, records: updatedRecords, watermarks, applied, meta, contributions: undefined, resolve, reject };
+    if (pending.length > 0) {
+      sealed.contributions = this.contributed(sealed, pending);
+      // Its failure is the epoch's (writeSealed): not an unhandled rejection meanwhile.
+      sealed.contributions.catch(() => undefined);
+    }
     this.sealed.push(sealed);
     this.sealedBytes += batch.writer.length;
     if (this.backend.ordersWrites === true) this.writeNow(sealed);
@@ -451,11 +474,47 @@ export class MvccStateStore implements StateStore, TableHost {
     return this.latest;
   }
 
-  /** Writes every sealed epoch not yet being written, as one batch, then publishes them in order. */
+  /**
+   * The participants' writes of a sealed epoch, appended to its batch as they come (every one, in
+   * the order asked); a failure rejects, failing the epoch at its write.
+   */
+  private async contributed(sealed: SealedEpoch, pending: readonly PendingWrites[]): Promise<void> {
+    const settled = await Promise.allSettled(pending.map((writes) => writes.whenReady()));
+    for (const result of settled) if (result.status === 'rejected') throw result.reason;
+    // A store that failed meanwhile dropped the epoch (and its bytes' count).
+    if (!this.sealed.includes(sealed)) return;
+    const before = sealed.batch.writer.length;
+    for (const result of settled) if (result.status === 'fulfilled') for (const bytes of result.value) sealed.batch.writer.bytes(bytes);
+    this.sealedBytes += sealed.batch.writer.length - before;
+    sealed.contributions = undefined;
+  }
+
+  /**
+   * Writes every sealed epoch not yet being written, as one batch, then publishes them in order. An
+   * epoch whose participants' writes are still to come is waited for (the write after it too: the
+   * epochs' order), under the participants' deadlines; its failure fails it and every later one.
+   */
   private writeSealed(): void {
-    const group = this.sealed.slice(this.sealedWriting);
-    if (group.length === 0) return;
-    this.sealedWriting = this.sealed.length;
+    const first = this.sealed[this.sealedWriting];
+    if (first === undefined) return;
+    if (first.contributions !== undefined) {
+      const waiting: Promise<void> = first.contributions.then(
+        () => {
+          if (this.writing !== waiting) return;
+          this.writing = undefined;
+          this.writeSealed();
+        },
+        (error: unknown) => {
+          if (this.writing === waiting) this.fail(error);
+        },
+      );
+      this.writing = waiting;
+      return;
+    }
+    let end = this.sealedWriting;
+    while (end < this.sealed.length && this.sealed[end]!.contributions === undefined) end++;
+    const group = this.sealed.slice(this.sealedWriting, end);
+    this.sealedWriting = end;
     const packed = group.length === 1 ? group[0]!.batch.view() : Buffer.concat(group.map((sealed) => sealed.batch.view()));
     this.writing = this.backend.writeAsync(packed).then(
       () => {
@@ -475,7 +534,8 @@ export class MvccStateStore implements StateStore, TableHost {
    * publication follows the previous epoch's, and a failure fails it and every later one.
    */
   private writeNow(sealed: SealedEpoch): void {
-    const written = this.backend.writeAsync(sealed.batch.view());
+    const written =
+      sealed.contributions === undefined ? this.backend.writeAsync(sealed.batch.view()) : sealed.contributions.then(() => this.backend.writeAsync(sealed.batch.view()));
     const previous = this.writing ?? Promise.resolve();
     const publication: Promise<void> = previous
       .then(() => written)
@@ -544,7 +604,7 @@ export class MvccStateStore implements StateStore, TableHost {
    * Writes the open epoch's batch into `batch` (nothing else changes); returns the new table records
    * and adds to `applied` the range deletes the batch applies to the backend.
    */
-  private buildBatch(batch: WriteBatchBuilder, epoch: Epoch, applied: AppliedCleaning[]): Map<number, TableRecord> {
+  private buildBatch(batch: WriteBatchBuilder, epoch: Epoch, applied: AppliedCleaning[], pending: PendingWrites[]): Map<number, TableRecord> {
     batch.reset();
     const writer = batch.writer;
     for (const tableId of this.pendingDrops.keys()) {
@@ -574,7 +634,10 @@ export class MvccStateStore implements StateStore, TableHost {
       // Appended rows (already encoded) come after every keyed write of the table.
       table.appendTo(batch, suffix);
     }
-    for (const participant of this.participants) participant.contribute(batch, epoch);
+    for (const participant of this.participants) {
+      const writes = participant.contribute(epoch);
+      if (writes !== undefined) pending.push(writes);
+    }
     const updatedRecords = new Map<number, TableRecord>();
     const epochMillis = epochToMillis(epoch);
     for (const [tableId, record] of this.records) {

@@ -6,10 +6,10 @@
 // thread (storage/handoff-backend.ts), which commits them with its own epoch, and the source
 // offsets they cover, in one write. The rows come from the source's producer: each range of units
 // the main thread posts is generated here (replayed rows carry their unit numbers as row ids, so
-// any worker generating a unit makes the same row). Answers are posted on the port, then the signal
-// word is bumped and notified: the main thread waits on it.
+// any worker generating a unit makes the same row). Answers and the epoch handoff go through
+// worker-port.ts; the main thread takes them with its worker-handle.ts.
 
-import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import { SqlError, SqlState, toSqlError } from '../../sql/errors.js';
 import type { Row } from '../../sql/value.js';
 import { HandoffBackend } from '../../storage/handoff-backend.js';
@@ -21,35 +21,21 @@ import { Dataflow } from '../stream/dataflow.js';
 import { StreamContext } from '../stream/stream-context.js';
 import type { ChangeBatch } from '../stream/change-batch.js';
 import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
+import { WorkerPort } from '../stream/parallel/worker-port.js';
 import type { MaterializePlan, ScanPlan } from '../../planner/stream/parallel-source.js';
 import { fromTransfer } from '../../planner/stream/plan-transfer.js';
 
-const data = workerData as SourceWorkerData & { port: MessagePort };
+const data = workerData as SourceWorkerData;
 const plan = fromTransfer<MaterializePlan>(data.plan);
-const port = data.port;
-const signal = new Int32Array(data.signal);
+const channel = new WorkerPort<SourceWorkerToMain>();
 /** Rows generated per step: a batch through the dataflow. */
 const STEP_ROWS = 4096;
 
-function answer(message: SourceWorkerToMain, transfer: ArrayBuffer[] = []): void {
-  port.postMessage(message, transfer);
-  Atomics.add(signal, 0, 1);
-  Atomics.notify(signal, 0);
-}
-
-/** Epochs handed to the main thread and not yet acknowledged, oldest first. */
-const handedOver: { resolve: () => void; reject: (error: unknown) => void }[] = [];
 const errors: string[] = [];
 /** View rows written into the open epoch. */
 let written = 0;
 /** The first failure of the open epoch's ranges: the commit answers it (every commit gets one answer). */
 let failure: unknown;
-
-// However the thread ends, the main thread stops waiting for it.
-process.on('exit', () => {
-  Atomics.store(signal, 1, 1);
-  Atomics.notify(signal, 0);
-});
 
 interface Running {
   readonly database: RocksDatabase;
@@ -70,9 +56,9 @@ function start(): Running {
   const database = RocksDatabase.attach(data.token, data.path);
   const store = new MvccStateStore(
     new HandoffBackend(database, (packed) => {
-      answer({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length, rows: written, errors: errors.splice(0) }, [packed.buffer as ArrayBuffer]);
+      const rows = written;
       written = 0;
-      return new Promise<void>((resolve, reject) => handedOver.push({ resolve, reject }));
+      return channel.handOver({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length, rows, errors: errors.splice(0) }, [packed.buffer as ArrayBuffer]);
     }),
     { retentionMs: data.retentionMs, memoryLimitBytes: data.rowCacheBytes },
   );
@@ -111,8 +97,7 @@ function generate({ dataflow, producer, sourceId }: Running, ranges: readonly nu
 function handle(message: MainToSourceWorker): void {
   if (running === undefined) {
     if (message.t === 'close') {
-      port.close();
-      parentPort?.close();
+      channel.close();
       return;
     }
     if (message.t === 'commit') throw startFailure;
@@ -134,18 +119,15 @@ function handle(message: MainToSourceWorker): void {
         failure = undefined;
         throw failed;
       }
-      // Seals the open epoch; the handoff answers with its batch synchronously.
-      void store.commitAsync(BigInt(message.epoch)).catch(() => undefined);
+      channel.commit(store, message.epoch);
       return;
     }
     case 'durable':
-      handedOver.shift()?.resolve();
+      channel.durable();
       return;
-    case 'failed': {
-      const error = new SqlError(SqlState.ioError, message.message);
-      for (const pending of handedOver.splice(0)) pending.reject(error);
+    case 'failed':
+      channel.failed(message.message);
       return;
-    }
     case 'abort':
       failure = undefined;
       written = 0;
@@ -154,23 +136,19 @@ function handle(message: MainToSourceWorker): void {
       store.abort();
       return;
     case 'close':
-      for (const pending of handedOver.splice(0)) pending.reject(new SqlError(SqlState.adminShutdown, 'the view is gone'));
       dataflow.dispose();
-      void database.close().finally(() => {
-        port.close();
-        parentPort?.close();
-      });
+      channel.close(database.close());
       return;
   }
 }
 
-port.on('message', (message: MainToSourceWorker) => {
+channel.port.on('message', (message: MainToSourceWorker) => {
   try {
     handle(message);
   } catch (error) {
     // Only a commit is waited for: it gets exactly one answer, its batch or the error.
     if (message.t !== 'commit') return;
     const failed = toSqlError(error);
-    answer({ t: 'error', code: failed.code, message: failed.message });
+    channel.answer({ t: 'error', code: failed.code, message: failed.message });
   }
 });

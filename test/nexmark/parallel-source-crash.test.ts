@@ -42,8 +42,8 @@ describe('source fragments across SIGKILL at another parallelism', () => {
     let sql = new pg.Client({ connectionString: server.url });
     await sql.connect();
     sql.on('error', () => undefined);
-    // 2 splits x 10,000 events a second: about 1.5 s of stream.
-    await sql.query(`CREATE SOURCE bid (${BID}) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${events}', nexmark.split.num = '2', nexmark.max.chunk.size = '100', nexmark.min.event.gap.in.ns = '100000')`);
+    // 2 splits x 500 events a second: about 30 s of stream, longer than the views take to start under load.
+    await sql.query(`CREATE SOURCE bid (${BID}) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${events}', nexmark.split.num = '2', nexmark.max.chunk.size = '100', nexmark.min.event.gap.in.ns = '2000000')`);
     await sql.query('CREATE MATERIALIZED VIEW q0 AS SELECT auction, bidder, price, date_time, extra FROM bid');
     await sql.query('CREATE MATERIALIZED VIEW q1 AS SELECT auction, bidder, 0.908 * price AS price, date_time FROM bid');
     const plan = (await rowsOf(sql, 'EXPLAIN q1')).map((row) => row[0]).join('\n');

@@ -1,11 +1,11 @@
 // The entry of a parallel fragment's worker thread (PARALLEL.md): the fragment's operators, as an
 // ordinary dataflow whose leaves are the fragment's inputs (placeholder scans), over the keys whose
 // vnodes this worker owns, on a state store of its own whose reads go to the shared RocksDB and whose epoch batches go to the main thread (storage/handoff-backend.ts), which
-// commits them with its own epoch in one write. Answers are posted on the port, then the signal
-// word is bumped and notified: the main thread waits on it.
+// commits them with its own epoch in one write. Answers and the epoch handoff go through
+// worker-port.ts; the main thread takes them with its worker-handle.ts.
 
-import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { SqlError, SqlState, toSqlError } from '../../../sql/errors.js';
+import { workerData } from 'node:worker_threads';
+import { toSqlError } from '../../../sql/errors.js';
 import { HandoffBackend } from '../../../storage/handoff-backend.js';
 import { MvccStateStore } from '../../../storage/mvcc-state-store.js';
 import { RocksDatabase } from '../../../storage/rocksdb.js';
@@ -18,31 +18,17 @@ import { GroupCacheBudget } from '../join-cache.js';
 import { StreamContext } from '../stream-context.js';
 import { decodeChanges, encodeChanges } from './batch-codec.js';
 import type { EncodedChanges, FragmentWorkerData, MainToWorker, WorkerToMain } from './protocol.js';
+import { WorkerPort } from './worker-port.js';
 
-const data = workerData as FragmentWorkerData & { port: MessagePort };
-const port = data.port;
-const signal = new Int32Array(data.signal);
-
-function answer(message: WorkerToMain, transfer: ArrayBuffer[] = []): void {
-  port.postMessage(message, transfer);
-  Atomics.add(signal, 0, 1);
-  Atomics.notify(signal, 0);
-}
-
-/** Epochs handed to the main thread and not yet acknowledged, oldest first. */
-const handedOver: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+const data = workerData as FragmentWorkerData;
+const channel = new WorkerPort<WorkerToMain>();
+const answer = (message: WorkerToMain, transfer: ArrayBuffer[] = []): void => channel.answer(message, transfer);
 const errors: string[] = [];
 /** Output of batches that emitted while holding (the combine bound), handed over at the seal. */
 let held: ChangeBatch = emptyChanges();
 /** The first failure of a batch pushed while holding: the seal answers it (every request gets one answer). */
 let heldFailure: unknown;
 const writer = new ByteWriter(64 * 1024);
-
-// However the thread ends, the main thread stops waiting for it.
-process.on('exit', () => {
-  Atomics.store(signal, 1, 1);
-  Atomics.notify(signal, 0);
-});
 
 interface Worker {
   readonly database: RocksDatabase;
@@ -53,10 +39,9 @@ interface Worker {
 function start(): Worker {
   const database = RocksDatabase.attach(data.token, data.path);
   const store = new MvccStateStore(
-    new HandoffBackend(database, (packed) => {
-      answer({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length }, [packed.buffer as ArrayBuffer]);
-      return new Promise<void>((resolve, reject) => handedOver.push({ resolve, reject }));
-    }),
+    new HandoffBackend(database, (packed) =>
+      channel.handOver({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length }, [packed.buffer as ArrayBuffer]),
+    ),
     { retentionMs: data.retentionMs, memoryLimitBytes: data.rowCacheBytes },
   );
   const context = new StreamContext(store, data.viewId, { record: (_viewId, message) => void errors.push(message) }, data.viewRetentionMs);
@@ -91,8 +76,7 @@ function output(changes: ChangeBatch): void {
 function handle(message: MainToWorker): void {
   if (worker === undefined) {
     if (message.t === 'close') {
-      port.close();
-      parentPort?.close();
+      channel.close();
       return;
     }
     throw startFailure;
@@ -127,17 +111,14 @@ function handle(message: MainToWorker): void {
       return;
     }
     case 'commit':
-      // Seals the open epoch; the handoff answers with its batch synchronously.
-      void store.commitAsync(BigInt(message.epoch)).catch(() => undefined);
+      channel.commit(store, message.epoch);
       return;
     case 'durable':
-      handedOver.shift()?.resolve();
+      channel.durable();
       return;
-    case 'failed': {
-      const error = new SqlError(SqlState.ioError, message.message);
-      for (const pending of handedOver.splice(0)) pending.reject(error);
+    case 'failed':
+      channel.failed(message.message);
       return;
-    }
     case 'abort':
       held = emptyChanges();
       heldFailure = undefined;
@@ -145,12 +126,8 @@ function handle(message: MainToWorker): void {
       store.abort();
       return;
     case 'close':
-      for (const pending of handedOver.splice(0)) pending.reject(new SqlError(SqlState.adminShutdown, 'the view is gone'));
       dataflow.dispose();
-      void database.close().finally(() => {
-        port.close();
-        parentPort?.close();
-      });
+      channel.close(database.close());
       return;
   }
 }
@@ -160,7 +137,7 @@ function answered(message: MainToWorker): boolean {
   return (message.t === 'rows' && !message.holding) || message.t === 'seal' || message.t === 'commit';
 }
 
-port.on('message', (message: MainToWorker) => {
+channel.port.on('message', (message: MainToWorker) => {
   try {
     handle(message);
   } catch (error) {

@@ -3,18 +3,17 @@
 // worker owning its key's vnode (vnode.ts), encoded into that worker's buffer; the workers run
 // the fragment's operators over their share while the main thread goes on (a chunk pushed while
 // holding is not waited for), and the seal, or an unheld batch, collects every worker's output.
-// The dataflow stays synchronous: the main thread blocks on the workers' signal words
-// (Atomics.wait) for answers. The workers' state writes of an epoch reach the main store's batch
-// through the runtime's commit participant (parallel-runtime.ts).
+// The dataflow stays synchronous: the main thread blocks for those outputs (worker-handle.ts). The
+// workers' state writes of an epoch reach the main store's batch through the runtime's commit
+// participant (parallel-runtime.ts) without blocking: the store writes the epoch when they come.
 
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Epoch } from '../../../sql/epoch.js';
-import { SqlError, SqlState, type SqlStateCode } from '../../../sql/errors.js';
+import { SqlError, SqlState } from '../../../sql/errors.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { ByteWriter } from '../../../storage/byte-writer.js';
-import type { WriteBatchBuilder } from '../../../storage/write-batch.js';
+import type { PendingWrites } from '../../../storage/mvcc-state-store.js';
 import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from '../change-batch.js';
 import type { DataType } from '../../../sql/types.js';
 import type { StreamContext } from '../stream-context.js';
@@ -22,10 +21,8 @@ import type { StreamNode } from '../stream-node.js';
 import { decodeChanges, encodeChange, encodeChangeWithId, takeEncoded } from './batch-codec.js';
 import type { EncodedChanges, FragmentWorkerData, MainToWorker, WorkerToMain } from './protocol.js';
 import { ownerOf, VnodeHasher } from './vnode.js';
+import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 
-
-/** How long the main thread waits for a worker's answer before failing the epoch. */
-const ANSWER_TIMEOUT_MS = 120_000;
 
 /** The compiled worker script (under vitest this module runs from TypeScript: the build's copy in dist/). */
 function workerScript(): URL {
@@ -38,77 +35,37 @@ function workerScript(): URL {
   return new URL(`file://${built}`);
 }
 
-/** One worker thread and the main thread's end of its channel. */
+type Output = Extract<WorkerToMain, { t: 'output' }>;
+type Batch = Extract<WorkerToMain, { t: 'batch' }>;
+
+/** One worker thread of a fragment: its handle and what the main thread tracks of it. */
 export class FragmentWorker {
-  private readonly worker: Worker;
-  private readonly port: MessagePort;
-  private readonly signal: Int32Array;
-  readonly exited: Promise<void>;
-  private gone: string | undefined;
+  readonly handle: WorkerHandle<MainToWorker, WorkerToMain>;
   /** Changes posted since the last commit (the worker has writes to hand over). */
   dirty = false;
   /** Rows posted while holding since the last seal (the worker has output to hand over). */
   holdingRows = false;
-  /** Epochs whose batch the worker handed over and that are not yet durable, oldest first. */
+  /** Epochs whose batch the worker was asked for and that are not yet durable, oldest first. */
   readonly awaitingDurable: Epoch[] = [];
-  /** Milliseconds the main thread spent blocked on this worker's answers (EXPLAIN ANALYZE). */
-  waitedMs = 0;
 
   constructor(data: Omit<FragmentWorkerData, 'signal'>) {
-    const channel = new MessageChannel();
-    const signal = new SharedArrayBuffer(8);
-    this.signal = new Int32Array(signal);
-    this.port = channel.port1;
-    this.worker = new Worker(workerScript(), { workerData: { ...data, signal, port: channel.port2 }, transferList: [channel.port2] });
-    this.worker.unref();
-    this.worker.on('error', (error) => {
-      this.gone = error instanceof Error ? error.message : String(error);
-    });
-    this.exited = new Promise((resolve) => this.worker.on('exit', () => resolve()));
+    this.handle = new WorkerHandle(workerScript(), data, "a parallel fragment's worker");
   }
 
-  post(message: MainToWorker, transfer: ArrayBuffer[] = []): void {
-    this.port.postMessage(message, transfer);
-  }
-
-  /** The worker's next answer; blocks the thread until it comes. An `error` answer is thrown. */
-  receive(): WorkerToMain {
-    const deadline = Date.now() + ANSWER_TIMEOUT_MS;
-    for (;;) {
-      const seen = Atomics.load(this.signal, 0);
-      const received = receiveMessageOnPort(this.port);
-      if (received !== undefined) {
-        const message = received.message as WorkerToMain;
-        if (message.t === 'error') throw new SqlError(message.code as SqlStateCode, message.message);
-        return message;
-      }
-      if (this.gone !== undefined || Atomics.load(this.signal, 1) === 1) {
-        throw new SqlError(SqlState.internalError, `a parallel fragment's worker ended: ${this.gone ?? 'its thread exited'}`);
-      }
-      if (Date.now() > deadline) throw new SqlError(SqlState.internalError, "a parallel fragment's worker did not answer");
-      const start = performance.now();
-      Atomics.wait(this.signal, 0, seen, 100);
-      this.waitedMs += performance.now() - start;
-    }
-  }
-
-  receiveOutput(): Extract<WorkerToMain, { t: 'output' }> {
-    const message = this.receive();
-    if (message.t !== 'output') throw new SqlError(SqlState.internalError, `a parallel fragment's worker answered ${message.t}, not output`);
-    return message;
-  }
-
-  receiveBatch(): Extract<WorkerToMain, { t: 'batch' }> {
-    const message = this.receive();
-    if (message.t !== 'batch') throw new SqlError(SqlState.internalError, `a parallel fragment's worker answered ${message.t}, not batch`);
-    return message;
+  /** Milliseconds the main thread spent blocked on this worker's answers (EXPLAIN ANALYZE). */
+  get waitedMs(): number {
+    return this.handle.waitedMs;
   }
 
   close(): Promise<void> {
-    this.post({ t: 'close' });
-    const timeout = setTimeout(() => void this.worker.terminate(), 10_000);
-    return this.exited.finally(() => clearTimeout(timeout));
+    return this.handle.close();
   }
+}
+
+/** The answer of a request, checked to be of the kind asked for. */
+function expect<K extends WorkerToMain['t']>(message: WorkerToMain, kind: K): Extract<WorkerToMain, { t: K }> {
+  if (message.t !== kind) throw new SqlError(SqlState.internalError, `a parallel fragment's worker answered ${message.t}, not ${kind}`);
+  return message as Extract<WorkerToMain, { t: K }>;
 }
 
 /** What the runtime gives a fragment to start its workers with. */
@@ -222,7 +179,7 @@ export class ParallelFragmentNode implements StreamNode {
 
   /** Posts every worker's routed changes; the answers of an unheld batch. */
   private post(): ChangeBatch {
-    const waiting: FragmentWorker[] = [];
+    const waiting: [FragmentWorker, Answer<WorkerToMain>][] = [];
     for (let owner = 0; owner < this.workers.length; owner++) {
       let inputs: (EncodedChanges | null)[] | undefined;
       const transfer: ArrayBuffer[] = [];
@@ -240,10 +197,14 @@ export class ParallelFragmentNode implements StreamNode {
       }
       if (inputs === undefined) continue;
       const worker = this.workers[owner]!;
-      worker.post({ t: 'rows', holding: this.holding, inputs }, transfer);
+      const message: MainToWorker = { t: 'rows', holding: this.holding, inputs };
       worker.dirty = true;
-      if (this.holding) worker.holdingRows = true;
-      else waiting.push(worker);
+      if (this.holding) {
+        worker.handle.post(message, transfer);
+        worker.holdingRows = true;
+      } else {
+        waiting.push([worker, worker.handle.request(message, 'its output', transfer)]);
+      }
     }
     return this.collect(waiting);
   }
@@ -261,18 +222,19 @@ export class ParallelFragmentNode implements StreamNode {
   }
 
   seal(): ChangeBatch {
-    const waiting = this.workers.filter((worker) => worker.holdingRows);
-    for (const worker of waiting) {
-      worker.post({ t: 'seal' });
+    const waiting: [FragmentWorker, Answer<WorkerToMain>][] = [];
+    for (const worker of this.workers) {
+      if (!worker.holdingRows) continue;
       worker.holdingRows = false;
+      waiting.push([worker, worker.handle.request({ t: 'seal' }, 'its output at the seal')]);
     }
     return this.collect(waiting);
   }
 
-  private collect(waiting: readonly FragmentWorker[]): ChangeBatch {
+  private collect(waiting: readonly [FragmentWorker, Answer<WorkerToMain>][]): ChangeBatch {
     if (waiting.length === 0) return emptyChanges();
     let out: ChangeBatch | undefined;
-    const answers = receiveAll(waiting, (worker) => worker.receiveOutput());
+    const answers = waitAll(waiting, (worker, answer): Output => expect(worker.handle.wait(answer), 'output'));
     for (const answer of answers) {
       for (const message of answer.errors) this.context.recordError(new SqlError(SqlState.dataException, message));
       if (answer.changes.count === 0) continue;
@@ -289,7 +251,7 @@ export class ParallelFragmentNode implements StreamNode {
       for (const writer of exchange.writers) writer.reset();
     }
     for (const worker of this.workers) {
-      worker.post({ t: 'abort' });
+      worker.handle.post({ t: 'abort' });
       worker.dirty = false;
       worker.holdingRows = false;
     }
@@ -301,26 +263,30 @@ export class ParallelFragmentNode implements StreamNode {
     this.onDispose(this);
   }
 
-  /** Hands the workers' writes of the open epoch, sealed as `epoch`, into the main store's batch. */
-  contribute(batch: WriteBatchBuilder, epoch: Epoch): void {
-    const asked = this.workers.filter((worker) => worker.dirty);
-    for (const worker of asked) {
-      worker.post({ t: 'commit', epoch: epoch.toString() });
+  /**
+   * Asks the workers that received changes for their writes of the open epoch, sealed as `epoch`:
+   * the main store appends them to its batch when they come, and goes on meanwhile.
+   */
+  contribute(epoch: Epoch): PendingWrites | undefined {
+    const asked: [WorkerHandle<MainToWorker, WorkerToMain>, Answer<WorkerToMain>][] = [];
+    for (const worker of this.workers) {
+      if (!worker.dirty) continue;
       worker.dirty = false;
+      asked.push([worker.handle, worker.handle.request({ t: 'commit', epoch: epoch.toString() }, `its batch of epoch ${epoch}`)]);
+      // Before the answers: a failure of one fails the epoch every asked worker sealed.
+      worker.awaitingDurable.push(epoch);
     }
-    // Before the answers: a failure of one fails the epoch every asked worker sealed.
-    for (const worker of asked) worker.awaitingDurable.push(epoch);
-    const answers = receiveAll(asked, (worker) => worker.receiveBatch());
-    for (const handed of answers) {
-      if (handed.length > 0) batch.writer.bytes(new Uint8Array(handed.bytes, 0, handed.length));
-    }
+    return workerWrites(asked, (message) => {
+      const handed: Batch = expect(message, 'batch');
+      return new Uint8Array(handed.bytes, 0, handed.length);
+    });
   }
 
   durable(epoch: Epoch): void {
     for (const worker of this.workers) {
       while (worker.awaitingDurable.length > 0 && worker.awaitingDurable[0]! <= epoch) {
         worker.awaitingDurable.shift();
-        worker.post({ t: 'durable' });
+        worker.handle.post({ t: 'durable' });
       }
     }
   }
@@ -330,7 +296,7 @@ export class ParallelFragmentNode implements StreamNode {
     for (const worker of this.workers) {
       if (worker.awaitingDurable.length === 0) continue;
       worker.awaitingDurable.length = 0;
-      worker.post({ t: 'failed', message });
+      worker.handle.post({ t: 'failed', message });
     }
   }
 
@@ -340,12 +306,12 @@ export class ParallelFragmentNode implements StreamNode {
 }
 
 /** Every worker's answer; the first failure is thrown after all have answered (no answer is left unread). */
-function receiveAll<T>(workers: readonly FragmentWorker[], receive: (worker: FragmentWorker) => T): T[] {
+function waitAll<T>(asked: readonly [FragmentWorker, Answer<WorkerToMain>][], take: (worker: FragmentWorker, answer: Answer<WorkerToMain>) => T): T[] {
   const answers: T[] = [];
   let failure: unknown;
-  for (const worker of workers) {
+  for (const [worker, answer] of asked) {
     try {
-      answers.push(receive(worker));
+      answers.push(take(worker, answer));
     } catch (error) {
       failure ??= error;
     }

@@ -8,13 +8,13 @@
 
 import type { Epoch } from '../../../sql/epoch.js';
 import type { RocksStateStore } from '../../../storage/rocks-state-store.js';
-import type { CommitParticipant } from '../../../storage/mvcc-state-store.js';
-import type { WriteBatchBuilder } from '../../../storage/write-batch.js';
+import type { CommitParticipant, PendingWrites } from '../../../storage/mvcc-state-store.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { appendOnly } from '../hash-aggregate.js';
 import type { StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
 import { ParallelFragmentNode } from './parallel-fragment.js';
+import { allWrites } from './worker-handle.js';
 import { distributionText, fragmentAt, inputNeedsRowIds, workerPlan } from '../../../planner/stream/parallel.js';
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
 import { SourceFragments } from './source-fragment.js';
@@ -90,8 +90,13 @@ export class ParallelRuntime implements CommitParticipant {
     return count;
   }
 
-  contribute(batch: WriteBatchBuilder, epoch: Epoch): void {
-    for (const node of this.nodes) node.contribute(batch, epoch);
+  contribute(epoch: Epoch): PendingWrites | undefined {
+    const parts: PendingWrites[] = [];
+    for (const node of this.nodes) {
+      const writes = node.contribute(epoch);
+      if (writes !== undefined) parts.push(writes);
+    }
+    return allWrites(parts);
   }
 
   durable(epoch: Epoch): void {

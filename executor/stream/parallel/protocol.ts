@@ -1,6 +1,6 @@
 // Messages between the main thread and the workers of a parallel fragment (PARALLEL.md). The main
-// thread posts on its port and, when it needs an answer, blocks on the worker's signal word
-// (Atomics.wait) and takes the answer with receiveMessageOnPort: the dataflow stays synchronous.
+// thread posts on its port; each request below that is answered gets exactly one answer, in order
+// (worker-handle.ts takes outputs blocking, the dataflow being synchronous, and batches as Promises).
 // Changes travel encoded (batch-codec.ts) in transferred ArrayBuffers.
 
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';

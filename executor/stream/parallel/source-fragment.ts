@@ -6,9 +6,9 @@
 // cuts each range into N contiguous shares, one per worker; each worker generates its share's rows
 // and runs the view's ordinary dataflow over them into its own store's open epoch
 // (executor/connectors/source-fragment-worker.ts).
-// At the commit the fragments are commit participants: each asked worker seals its epoch and hands
-// the batch over, appended to the main store's WriteBatch beside the positions, so rows and offsets
-// commit in one atomic write (exactly once). Nothing is kept per worker: a restart at another N
+// At the commit the fragments are commit participants: each asked worker seals its epoch (while the
+// main thread goes on) and hands the batch over, appended to the main store's WriteBatch beside the
+// positions, so rows and offsets commit in one atomic write (exactly once). Nothing is kept per worker: a restart at another N
 // cuts the ranges from the committed positions in N' shares.
 //
 // Rows that do reach the main thread (a backfill, or the source's rows when some other dataflow
@@ -16,84 +16,49 @@
 // under this node, which materializes them there (`local`): blind inserts keyed by row id, so which
 // thread stores a row does not matter.
 
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import type { Epoch } from '../../../sql/epoch.js';
-import { SqlError, SqlState, type SqlStateCode } from '../../../sql/errors.js';
+import { SqlError, SqlState } from '../../../sql/errors.js';
 import { fragmentSource, sourceSerialReason, type MaterializePlan } from '../../../planner/stream/parallel-source.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
-import type { CommitParticipant } from '../../../storage/mvcc-state-store.js';
+import type { CommitParticipant, PendingWrites } from '../../../storage/mvcc-state-store.js';
 import type { RocksStateStore } from '../../../storage/rocks-state-store.js';
 import type { StateTable } from '../../../storage/state-table.js';
-import type { WriteBatchBuilder } from '../../../storage/write-batch.js';
 import { emptyChanges, type ChangeBatch } from '../change-batch.js';
 import { StreamMaterializeNode } from '../materialize.js';
 import type { SourceFragmentHost, SourceFragmentReader, SplitRange, StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
 import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from './source-protocol.js';
+import { allWrites, workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 
-/** How long the main thread waits for a worker's batch before failing the epoch. */
-const ANSWER_TIMEOUT_MS = 120_000;
+type Batch = Extract<SourceWorkerToMain, { t: 'batch' }>;
 
-/** One worker thread of a source fragment and the main thread's end of its channel. */
+/** One worker thread of a source fragment: its handle and what the main thread tracks of it. */
 class SourceWorker {
-  private readonly worker: Worker;
-  private readonly port: MessagePort;
-  private readonly signal: Int32Array;
-  readonly exited: Promise<void>;
-  private gone: string | undefined;
+  readonly handle: WorkerHandle<MainToSourceWorker, SourceWorkerToMain>;
   /** Ranges posted since the last commit (the worker has writes to hand over). */
   dirty = false;
-  /** Epochs whose batch the worker handed over and that are not yet durable, oldest first. */
+  /** Epochs whose batch the worker was asked for and that are not yet durable, oldest first. */
   readonly awaitingDurable: Epoch[] = [];
-  /** Milliseconds the main thread spent blocked on this worker's answers (EXPLAIN ANALYZE). */
-  waitedMs = 0;
   /** Units posted, view rows written (committed or not). */
   units = 0;
   rows = 0;
 
   constructor(script: URL, data: Omit<SourceWorkerData, 'signal'>) {
-    const channel = new MessageChannel();
-    const signal = new SharedArrayBuffer(8);
-    this.signal = new Int32Array(signal);
-    this.port = channel.port1;
-    this.worker = new Worker(script, { workerData: { ...data, signal, port: channel.port2 }, transferList: [channel.port2] });
-    this.worker.unref();
-    this.worker.on('error', (error) => {
-      this.gone = error instanceof Error ? error.message : String(error);
-    });
-    this.exited = new Promise((resolve) => this.worker.on('exit', () => resolve()));
+    this.handle = new WorkerHandle(script, data, "a source fragment's worker");
+  }
+
+  /** Milliseconds the main thread spent blocked on this worker's answers (EXPLAIN ANALYZE). */
+  get waitedMs(): number {
+    return this.handle.waitedMs;
   }
 
   post(message: MainToSourceWorker): void {
-    this.port.postMessage(message);
-  }
-
-  /** The worker's epoch batch; blocks the thread until it comes. An `error` answer is thrown. */
-  receiveBatch(): Extract<SourceWorkerToMain, { t: 'batch' }> {
-    const deadline = Date.now() + ANSWER_TIMEOUT_MS;
-    for (;;) {
-      const seen = Atomics.load(this.signal, 0);
-      const received = receiveMessageOnPort(this.port);
-      if (received !== undefined) {
-        const message = received.message as SourceWorkerToMain;
-        if (message.t === 'error') throw new SqlError(message.code as SqlStateCode, message.message);
-        return message;
-      }
-      if (this.gone !== undefined || Atomics.load(this.signal, 1) === 1) {
-        throw new SqlError(SqlState.internalError, `a source fragment's worker ended: ${this.gone ?? 'its thread exited'}`);
-      }
-      if (Date.now() > deadline) throw new SqlError(SqlState.internalError, "a source fragment's worker did not answer");
-      const start = performance.now();
-      Atomics.wait(this.signal, 0, seen, 100);
-      this.waitedMs += performance.now() - start;
-    }
+    this.handle.post(message);
   }
 
   close(): Promise<void> {
-    this.post({ t: 'close' });
-    const timeout = setTimeout(() => void this.worker.terminate(), 10_000);
-    return this.exited.finally(() => clearTimeout(timeout));
+    return this.handle.close();
   }
 }
 
@@ -198,29 +163,30 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     this.onDispose(this);
   }
 
-  /** Hands the workers' writes of the open epoch, sealed as `epoch`, into the main store's batch. */
-  contribute(batch: WriteBatchBuilder, epoch: Epoch): void {
-    const asked = this.workers.filter((worker) => worker.dirty);
-    if (asked.length === 0) return;
-    for (const worker of asked) {
-      worker.post({ t: 'commit', epoch: epoch.toString() });
+  /**
+   * Asks the workers that received ranges for their writes of the open epoch, sealed as `epoch`: the
+   * main store appends them to its batch when they come, and goes on meanwhile.
+   */
+  contribute(epoch: Epoch): PendingWrites | undefined {
+    const asked: [WorkerHandle<MainToSourceWorker, SourceWorkerToMain>, Answer<SourceWorkerToMain>][] = [];
+    const byHandle = new Map<WorkerHandle<MainToSourceWorker, SourceWorkerToMain>, SourceWorker>();
+    for (const worker of this.workers) {
+      if (!worker.dirty) continue;
       worker.dirty = false;
+      asked.push([worker.handle, worker.handle.request({ t: 'commit', epoch: epoch.toString() }, `its batch of epoch ${epoch}`)]);
+      byHandle.set(worker.handle, worker);
+      // Before the answers: a failure of one fails the epoch every asked worker sealed.
+      worker.awaitingDurable.push(epoch);
     }
-    // Before the answers: a failure of one fails the epoch every asked worker sealed.
-    for (const worker of asked) worker.awaitingDurable.push(epoch);
+    if (asked.length === 0) return undefined;
     this.written.push(epoch);
-    let failure: unknown;
-    for (const worker of asked) {
-      try {
-        const handed = worker.receiveBatch();
-        worker.rows += handed.rows;
-        for (const message of handed.errors) this.context.recordError(new SqlError(SqlState.dataException, message));
-        if (handed.length > 0) batch.writer.bytes(new Uint8Array(handed.bytes, 0, handed.length));
-      } catch (error) {
-        failure ??= error;
-      }
-    }
-    if (failure !== undefined) throw failure;
+    return workerWrites(asked, (message, handle) => {
+      if (message.t !== 'batch') throw new SqlError(SqlState.internalError, `a source fragment's worker answered ${message.t}, not batch`);
+      const handed: Batch = message;
+      byHandle.get(handle)!.rows += handed.rows;
+      for (const error of handed.errors) this.context.recordError(new SqlError(SqlState.dataException, error));
+      return new Uint8Array(handed.bytes, 0, handed.length);
+    });
   }
 
   durable(epoch: Epoch): void {
@@ -307,16 +273,13 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     return count;
   }
 
-  contribute(batch: WriteBatchBuilder, epoch: Epoch): void {
-    let failure: unknown;
+  contribute(epoch: Epoch): PendingWrites | undefined {
+    const parts: PendingWrites[] = [];
     for (const node of this.nodes.values()) {
-      try {
-        node.contribute(batch, epoch);
-      } catch (error) {
-        failure ??= error;
-      }
+      const writes = node.contribute(epoch);
+      if (writes !== undefined) parts.push(writes);
     }
-    if (failure !== undefined) throw failure;
+    return allWrites(parts);
   }
 
   durable(epoch: Epoch): void {

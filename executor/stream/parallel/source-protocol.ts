@@ -1,7 +1,7 @@
 // Messages between the main thread and the workers of a source fragment (source-fragment.ts,
-// PARALLEL.md "Source fragments"). The main thread posts split ranges as the source advances and
-// blocks only at the commit, for each asked worker's epoch batch (Atomics.wait on the signal word,
-// receiveMessageOnPort), as the parallel aggregate's workers answer (protocol.ts).
+// PARALLEL.md "Source fragments"). The main thread posts split ranges as the source advances and,
+// at the commit, asks each worker that got some for its epoch batch, which the store appends to the
+// epoch's write when it comes (worker-handle.ts; the main thread goes on meanwhile).
 
 import type { StreamTuning } from '../stream-context.js';
 

@@ -1,0 +1,72 @@
+// A worker thread's end of its channel to the main thread (the worker side of worker-handle.ts),
+// shared by the parallel fragments' worker (fragment-worker.ts) and the source fragments' worker
+// (executor/connectors/source-fragment-worker.ts): answers are posted on the port, then the signal
+// word is bumped and notified; the exit word is set however the thread ends. And the epoch handoff:
+// the worker's store (storage/handoff-backend.ts) hands each sealed epoch's batch to the main
+// thread as an answer to its `commit` request, and the Promise it gets settles when the main thread
+// says that epoch is durable (`durable`, oldest first) or failed (`failed`, every one handed over).
+
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { SqlError, SqlState } from '../../../sql/errors.js';
+import type { MvccStateStore } from '../../../storage/mvcc-state-store.js';
+
+/** Tests: milliseconds a worker sleeps before handing each epoch batch over (a worker that stops answering). */
+const HANDOFF_DELAY_MS = Number(process.env['OXBOW_TEST_HANDOFF_DELAY_MS'] ?? 0);
+
+export class WorkerPort<Answer> {
+  readonly port: MessagePort;
+  private readonly signal: Int32Array;
+  /** Epochs handed to the main thread and not yet acknowledged, oldest first. */
+  private readonly handedOver: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+
+  constructor() {
+    const data = workerData as { port: MessagePort; signal: SharedArrayBuffer };
+    this.port = data.port;
+    this.signal = new Int32Array(data.signal);
+    // However the thread ends, the main thread stops waiting for it.
+    process.on('exit', () => {
+      Atomics.store(this.signal, 1, 1);
+      Atomics.notify(this.signal, 0);
+    });
+  }
+
+  answer(message: Answer, transfer: ArrayBuffer[] = []): void {
+    this.port.postMessage(message, transfer);
+    Atomics.add(this.signal, 0, 1);
+    Atomics.notify(this.signal, 0);
+  }
+
+  /** Answers a `commit` with its epoch's batch; the Promise settles once the main thread wrote it or failed. */
+  handOver(message: Answer, transfer: ArrayBuffer[]): Promise<void> {
+    if (HANDOFF_DELAY_MS > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, HANDOFF_DELAY_MS);
+    this.answer(message, transfer);
+    return new Promise<void>((resolve, reject) => this.handedOver.push({ resolve, reject }));
+  }
+
+  /** Seals the store's open epoch as `epoch`; its handoff answers the request synchronously. */
+  commit(store: MvccStateStore, epoch: string): void {
+    void store.commitAsync(BigInt(epoch)).catch(() => undefined);
+  }
+
+  /** The oldest epoch handed over is durable. */
+  durable(): void {
+    this.handedOver.shift()?.resolve();
+  }
+
+  /** Every epoch handed over failed. */
+  failed(message: string): void {
+    const error = new SqlError(SqlState.ioError, message);
+    for (const pending of this.handedOver.splice(0)) pending.reject(error);
+  }
+
+  /** The view is gone: epochs handed over fail, and the thread ends once `closing` (the database's close) settles. */
+  close(closing?: Promise<unknown>): void {
+    for (const pending of this.handedOver.splice(0)) pending.reject(new SqlError(SqlState.adminShutdown, 'the view is gone'));
+    const end = (): void => {
+      this.port.close();
+      parentPort?.close();
+    };
+    if (closing === undefined) end();
+    else void closing.finally(end);
+  }
+}
