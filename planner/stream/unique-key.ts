@@ -62,6 +62,30 @@ export function carriesRowIds(plan: StreamPlan): boolean {
   }
 }
 
+/**
+ * True when `plan` only ever outputs insertions: a scan of an append-only source, through filters,
+ * projections, LATERAL table functions, UNION ALL, shared subtrees and inner hash joins whose inputs
+ * are all append-only (the planner's twin of executor/stream/hash-aggregate.ts `appendOnly`).
+ */
+export function insertsOnly(plan: StreamPlan): boolean {
+  switch (plan.kind) {
+    case 'StreamTableScan':
+      return appendOnlyRowIdColumn(plan.relation) !== undefined;
+    case 'StreamFilter':
+    case 'StreamProject':
+    case 'StreamLateral':
+      return insertsOnly(plan.input);
+    case 'StreamUnion':
+      return plan.inputs.every(insertsOnly);
+    case 'StreamHashJoin':
+      return plan.joinType === 'inner' && plan.inputs.every(insertsOnly);
+    case 'StreamShared':
+      return insertsOnly(plan.source);
+    default:
+      return false;
+  }
+}
+
 /** The output columns of `plan` that form a unique key, if one is known (see the header). */
 export function uniqueKey(plan: StreamPlan): UniqueKey {
   switch (plan.kind) {
@@ -91,6 +115,7 @@ export function uniqueKey(plan: StreamPlan): UniqueKey {
       return plan.template.kind === 'SetOperation' && !plan.template.all ? plan.columns.map((_, index) => index) : undefined;
     case 'StreamTopN':
     case 'StreamOverWindow':
+    case 'StreamAppendOnlyGroupTopN':
       return uniqueKey(plan.inputs[0]!);
     case 'StreamShared': {
       // Output column i is the source's column map[i] (identity without a map).

@@ -1,0 +1,209 @@
+// StreamAppendOnlyGroupTopN: `row_number() OVER (PARTITION BY p ORDER BY o) <= N` over an input
+// that only inserts (planner/stream/incrementalize.ts plans it from plan version 7). A row that
+// ranks below the N-th row of its partition can never come back into the top N (no row above it
+// is ever deleted), so the state table keeps only the top N rows of each partition, in the keyed
+// recompute's layout (`partition ++ row ++ count`):
+//
+//   for each changed partition:
+//     read its kept rows (at most N) and order them
+//     for each inserted row: below the N-th kept row -> dropped, never stored;
+//                            else it takes its place and the N-th row, if any, falls out
+//     emit, at each rank whose row changed, the old row with its rank (-) and the new one (+)
+//
+// The output is the window's (input row ++ row_number), as the batch Filter over Window outputs
+// the rows that pass; the difference is exactly the one of the batch query before and after.
+//
+// Ties: rows equal on ORDER BY are ordered by their encoding in the state table's key order, the
+// order the keyed recompute feeds a partition's rows to its (stable) batch window, so this node
+// and StreamOverWindow keep the same rows. SQL leaves the order of such rows to the
+// implementation; the batch query orders them by its scan.
+
+import type { Row, Value } from '../../sql/value.js';
+import type { DataType } from '../../sql/types.js';
+import type { SortKey } from '../../planner/plan.js';
+import type { KeyedOperator } from '../../planner/stream/stream-plan.js';
+import { SqlError, SqlState } from '../../sql/errors.js';
+import type { StateTable } from '../../storage/state-table.js';
+import { ByteWriter } from '../../storage/byte-writer.js';
+import { encodeKey } from '../../storage/memcomparable.js';
+import { compile, type Evaluator } from '../expr/expression.js';
+import { KeyMap, keysEqual } from '../expr/row-hash.js';
+import { keyComparator } from '../batch/sort.js';
+import { emptyChanges, type ChangeBatch } from './change-batch.js';
+import type { StreamContext } from './stream-context.js';
+import type { StreamNode } from './stream-node.js';
+
+/** A row of a partition's ranking: the row, its ORDER BY values, its state-key encoding once needed. */
+interface Ranked {
+  readonly row: Row;
+  readonly order: Value[];
+  encoded: Buffer | undefined;
+}
+
+export class StreamAppendOnlyGroupTopNNode implements StreamNode {
+  private readonly table: StateTable;
+  private readonly partitionEvaluators: readonly Evaluator[];
+  private readonly orderEvaluators: readonly Evaluator[];
+  private readonly compareOrder: (a: readonly Value[], b: readonly Value[]) => number;
+  private readonly limit: number;
+  private readonly keyTypes: readonly DataType[];
+  private readonly rowTypes: readonly DataType[];
+  private readonly writer = new ByteWriter();
+
+  constructor(plan: KeyedOperator, private readonly context: StreamContext) {
+    const topN = plan.groupTopN;
+    if (topN === undefined) throw new SqlError(SqlState.internalError, 'StreamAppendOnlyGroupTopN without its ORDER BY and limit');
+    this.table = context.stateTable(plan.stateTables[0]!);
+    const partition = plan.keys[0]!;
+    this.partitionEvaluators = partition.map(compile);
+    this.keyTypes = partition.map((key) => key.type);
+    const orderBy: readonly SortKey[] = topN.orderBy;
+    this.orderEvaluators = orderBy.map((key) => compile(key.expression));
+    this.compareOrder = keyComparator(orderBy);
+    this.limit = topN.limit;
+    this.rowTypes = plan.inputs[0]!.columns.map((column) => column.type);
+  }
+
+  initial(): ChangeBatch {
+    return emptyChanges();
+  }
+
+  apply(_slot: number, changes: ChangeBatch): ChangeBatch {
+    const out = emptyChanges();
+    if (changes.rows.length === 0 || this.limit === 0) return out;
+    const groups = new KeyMap<number[]>(this.keyTypes);
+    const width = this.partitionEvaluators.length;
+    for (let i = 0; i < changes.rows.length; i++) {
+      if (changes.signs[i]! <= 0) {
+        this.context.recordError(new SqlError(SqlState.internalError, 'StreamAppendOnlyGroupTopN received a deletion from an input planned as append-only'));
+        continue;
+      }
+      const row = changes.rows[i]!;
+      const key: Value[] = new Array(width);
+      for (let k = 0; k < width; k++) key[k] = this.evaluate(this.partitionEvaluators[k]!, row);
+      const index = groups.indexOf(key);
+      if (index >= 0) groups.values[index]!.push(i);
+      else groups.add(key, [i]);
+    }
+    const inserts = emptyChanges();
+    // State writes wait until every partition has been read (a scan after a write re-sorts the
+    // table's buffered keys).
+    const writes: Row[] = [];
+    for (let g = 0; g < groups.size; g++) this.applyPartition(groups.keys[g]!, groups.values[g]!, changes, out, inserts, writes);
+    for (const stateRow of writes) {
+      if ((stateRow[stateRow.length - 1] as bigint) > 0n) this.table.insert(stateRow);
+      else this.table.delete(stateRow);
+    }
+    // Deletions first, so a consumer sees a row leave before its replacement arrives.
+    for (let i = 0; i < inserts.rows.length; i++) {
+      out.rows.push(inserts.rows[i]!);
+      out.signs.push(1);
+    }
+    return out;
+  }
+
+  private applyPartition(key: Value[], positions: readonly number[], changes: ChangeBatch, deletes: ChangeBatch, inserts: ChangeBatch, writes: Row[]): void {
+    const limit = this.limit;
+    const keyWidth = key.length;
+    const rowWidth = this.rowTypes.length;
+    // The kept rows in state order (ties in that order), each repeated by its count, then ranked.
+    const counts = new KeyMap<number>(this.rowTypes);
+    const before: Ranked[] = [];
+    const scan = keyWidth === 0 ? this.table.scan() : this.table.scan({ prefix: key });
+    for (const stateRow of scan) {
+      if (keyWidth > 0 && !keysEqual(stateRow.slice(0, keyWidth), key, this.keyTypes)) break;
+      const count = Number(stateRow[keyWidth + rowWidth] as bigint);
+      if (count <= 0) continue;
+      const row = stateRow.slice(keyWidth, keyWidth + rowWidth);
+      counts.add(row, count);
+      const ranked: Ranked = { row, order: this.orderOf(row), encoded: undefined };
+      for (let n = 0; n < count; n++) before.push(ranked);
+    }
+    before.sort((a, b) => this.compareOrder(a.order, b.order));
+    if (before.length > limit) before.length = limit;
+    const after = before.slice();
+    for (const position of positions) {
+      const row = changes.rows[position]!;
+      const order = this.orderOf(row);
+      for (let n = changes.signs[position]!; n > 0; n--) {
+        const ranked: Ranked = { row, order, encoded: undefined };
+        // The first position whose row ranks after the new one (after equal rows).
+        let low = 0;
+        let high = after.length;
+        while (low < high) {
+          const middle = (low + high) >>> 1;
+          if (this.compare(after[middle]!, ranked) <= 0) low = middle + 1;
+          else high = middle;
+        }
+        if (low >= limit) break; // below the N-th row: dropped, and so are its copies
+        after.splice(low, 0, ranked);
+        if (after.length > limit) after.length = limit;
+      }
+    }
+    // The ranks whose row changed: the old row with its rank out, the new one in.
+    const length = Math.max(before.length, after.length);
+    let changed = false;
+    for (let p = 0; p < length; p++) {
+      const old = before[p];
+      const now = after[p];
+      if (old !== undefined && now !== undefined && (old === now || keysEqual(old.row, now.row, this.rowTypes))) continue;
+      changed = true;
+      const rank = BigInt(p + 1);
+      if (old !== undefined) {
+        deletes.rows.push([...old.row, rank]);
+        deletes.signs.push(-1);
+      }
+      if (now !== undefined) inserts.rows.push([...now.row, rank]);
+    }
+    if (!changed) return;
+    // The state: counts of the rows kept before and after (an inserted row equal to a kept one adds to its count).
+    const delta = new KeyMap<number>(this.rowTypes);
+    for (const ranked of before) addTo(delta, ranked.row, -1);
+    for (const ranked of after) addTo(delta, ranked.row, 1);
+    for (let i = 0; i < delta.size; i++) {
+      const change = delta.values[i]!;
+      if (change === 0) continue;
+      const row = delta.keys[i]!;
+      const index = counts.indexOf(row);
+      const stored = index >= 0 ? counts.values[index]! : 0;
+      writes.push([...key, ...row, BigInt(Math.max(stored + change, 0))]);
+    }
+  }
+
+  /** ORDER BY first, then the rows' state-key encodings (the keyed recompute's order of ties). */
+  private compare(a: Ranked, b: Ranked): number {
+    const order = this.compareOrder(a.order, b.order);
+    if (order !== 0) return order;
+    return Buffer.compare(this.encoding(a), this.encoding(b));
+  }
+
+  private encoding(ranked: Ranked): Buffer {
+    if (ranked.encoded === undefined) {
+      this.writer.reset();
+      encodeKey(this.writer, ranked.row, this.rowTypes);
+      ranked.encoded = this.writer.copy();
+    }
+    return ranked.encoded;
+  }
+
+  private orderOf(row: Row): Value[] {
+    const order: Value[] = new Array(this.orderEvaluators.length);
+    for (let k = 0; k < order.length; k++) order[k] = this.evaluate(this.orderEvaluators[k]!, row);
+    return order;
+  }
+
+  private evaluate(evaluator: Evaluator, row: Row): Value {
+    try {
+      return evaluator(row, this.context.runtime);
+    } catch (error) {
+      this.context.recordError(error);
+      return null;
+    }
+  }
+}
+
+function addTo(counts: KeyMap<number>, row: Row, sign: number): void {
+  const index = counts.indexOf(row);
+  if (index >= 0) counts.values[index]! += sign;
+  else counts.add(row, sign);
+}
