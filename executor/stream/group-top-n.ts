@@ -38,6 +38,10 @@ interface Ranked {
   readonly row: Row;
   readonly order: Value[];
   encoded: Buffer | undefined;
+  /** Its count in the state table (0: an inserted row). */
+  readonly stored: number;
+  /** Its count among the rows kept after the change (its own and those of equal inserted rows). */
+  kept: number;
 }
 
 export class StreamAppendOnlyGroupTopNNode implements StreamNode {
@@ -107,7 +111,7 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     const keyWidth = key.length;
     const rowWidth = this.rowTypes.length;
     // The kept rows in state order (ties in that order), each repeated by its count, then ranked.
-    const counts = new KeyMap<number>(this.rowTypes);
+    const stored: Ranked[] = [];
     const before: Ranked[] = [];
     const scan = keyWidth === 0 ? this.table.scan() : this.table.scan({ prefix: key });
     for (const stateRow of scan) {
@@ -115,18 +119,19 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
       const count = Number(stateRow[keyWidth + rowWidth] as bigint);
       if (count <= 0) continue;
       const row = stateRow.slice(keyWidth, keyWidth + rowWidth);
-      counts.add(row, count);
-      const ranked: Ranked = { row, order: this.orderOf(row), encoded: undefined };
+      const ranked: Ranked = { row, order: this.orderOf(row), encoded: undefined, stored: count, kept: 0 };
+      stored.push(ranked);
       for (let n = 0; n < count; n++) before.push(ranked);
     }
-    before.sort((a, b) => this.compareOrder(a.order, b.order));
+    if (stored.length > 1) before.sort((a, b) => this.compareOrder(a.order, b.order));
     if (before.length > limit) before.length = limit;
     const after = before.slice();
     for (const position of positions) {
       const row = changes.rows[position]!;
-      const order = this.orderOf(row);
+      let order: Value[] | undefined;
       for (let n = changes.signs[position]!; n > 0; n--) {
-        const ranked: Ranked = { row, order, encoded: undefined };
+        order ??= this.orderOf(row);
+        const ranked: Ranked = { row, order, encoded: undefined, stored: 0, kept: 0 };
         // The first position whose row ranks after the new one (after equal rows).
         let low = 0;
         let high = after.length;
@@ -156,18 +161,23 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
       if (now !== undefined) inserts.rows.push([...now.row, rank]);
     }
     if (!changed) return;
-    // The state: counts of the rows kept before and after (an inserted row equal to a kept one adds to its count).
-    const delta = new KeyMap<number>(this.rowTypes);
-    for (const ranked of before) addTo(delta, ranked.row, -1);
-    for (const ranked of after) addTo(delta, ranked.row, 1);
-    for (let i = 0; i < delta.size; i++) {
-      const change = delta.values[i]!;
-      if (change === 0) continue;
-      const row = delta.keys[i]!;
-      const index = counts.indexOf(row);
-      const stored = index >= 0 ? counts.values[index]! : 0;
-      writes.push([...key, ...row, BigInt(Math.max(stored + change, 0))]);
+    // The state: each kept row's count after the change; an inserted row equal to another kept
+    // row (read or inserted) adds to that row's count, as the state holds one row per value.
+    const inserted: Ranked[] = [];
+    for (const ranked of after) {
+      if (ranked.stored > 0) {
+        ranked.kept++;
+        continue;
+      }
+      const equal = stored.find((other) => keysEqual(other.row, ranked.row, this.rowTypes)) ?? inserted.find((other) => keysEqual(other.row, ranked.row, this.rowTypes));
+      if (equal !== undefined) equal.kept++;
+      else {
+        ranked.kept = 1;
+        inserted.push(ranked);
+      }
     }
+    for (const ranked of stored) if (ranked.kept !== ranked.stored) writes.push([...key, ...ranked.row, BigInt(ranked.kept)]);
+    for (const ranked of inserted) writes.push([...key, ...ranked.row, BigInt(ranked.kept)]);
   }
 
   /** ORDER BY first, then the rows' state-key encodings (the keyed recompute's order of ties). */
@@ -200,10 +210,4 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
       return null;
     }
   }
-}
-
-function addTo(counts: KeyMap<number>, row: Row, sign: number): void {
-  const index = counts.indexOf(row);
-  if (index >= 0) counts.values[index]! += sign;
-  else counts.add(row, sign);
 }
