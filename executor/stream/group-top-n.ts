@@ -2,7 +2,8 @@
 // that only inserts (planner/stream/incrementalize.ts plans it from plan version 7). A row that
 // ranks below the N-th row of its partition can never come back into the top N (no row above it
 // is ever deleted), so the state table keeps only the top N rows of each partition, in the keyed
-// recompute's layout (`partition ++ row ++ count`):
+// recompute's layout (`partition ++ row ++ count`; a top-1 keyed by the partition alone, so a
+// partition is one point read):
 //
 //   for each changed partition:
 //     read its kept rows (at most N) and order them
@@ -53,6 +54,8 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
   private readonly keyTypes: readonly DataType[];
   private readonly rowTypes: readonly DataType[];
   private readonly writer = new ByteWriter();
+  /** The state table is keyed by the partition alone (top-1): one row per partition, read by key. */
+  private readonly byPartition: boolean;
 
   constructor(plan: KeyedOperator, private readonly context: StreamContext) {
     const topN = plan.groupTopN;
@@ -65,6 +68,7 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     this.orderEvaluators = orderBy.map((key) => compile(key.expression));
     this.compareOrder = keyComparator(orderBy);
     this.limit = topN.limit;
+    this.byPartition = plan.stateTables[0]!.primaryKey.length === partition.length && partition.length > 0;
     this.rowTypes = plan.inputs[0]!.columns.map((column) => column.type);
   }
 
@@ -113,7 +117,7 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     // The kept rows in state order (ties in that order), each repeated by its count, then ranked.
     const stored: Ranked[] = [];
     const before: Ranked[] = [];
-    const scan = keyWidth === 0 ? this.table.scan() : this.table.scan({ prefix: key });
+    const scan = this.byPartition ? this.pointRead(key) : keyWidth === 0 ? this.table.scan() : this.table.scan({ prefix: key });
     for (const stateRow of scan) {
       if (keyWidth > 0 && !keysEqual(stateRow.slice(0, keyWidth), key, this.keyTypes)) break;
       const count = Number(stateRow[keyWidth + rowWidth] as bigint);
@@ -176,8 +180,19 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
         inserted.push(ranked);
       }
     }
+    if (this.byPartition) {
+      // One row per partition: the new top row replaces the old one under the partition's key.
+      writes.push([...key, ...after[0]!.row, 1n]);
+      return;
+    }
     for (const ranked of stored) if (ranked.kept !== ranked.stored) writes.push([...key, ...ranked.row, BigInt(ranked.kept)]);
     for (const ranked of inserted) writes.push([...key, ...ranked.row, BigInt(ranked.kept)]);
+  }
+
+  /** The state row of a partition when the table is keyed by the partition alone. */
+  private pointRead(key: Value[]): Row[] {
+    const row = this.table.get(key);
+    return row === undefined ? [] : [row];
   }
 
   /** ORDER BY first, then the rows' state-key encodings (the keyed recompute's order of ties). */

@@ -403,10 +403,13 @@ class Incrementalizer {
   private groupTopN(plan: PlanOf<'Filter'>, window: PlanOf<'Window'>, input: StreamPlan, bound: RowNumberBound): StreamPlan {
     const call = window.calls[0]!;
     const template: Plan = { ...plan, predicate: bound.conjunct, input: { ...window, input: inputScan(0, window.input.columns) } };
-    const topN: KeyedOperator = {
-      ...this.keyedOver('StreamAppendOnlyGroupTopN', window, [window.input], [input], [call.partitionBy], template),
-      groupTopN: { orderBy: call.orderBy, limit: bound.limit },
-    };
+    const operator = this.keyedOver('StreamAppendOnlyGroupTopN', window, [window.input], [input], [call.partitionBy], template);
+    // Top-1 by a partition: one state row per partition, keyed by the partition alone (a point
+    // read, not a range scan, per changed partition).
+    const [table] = operator.stateTables;
+    const byPartition = bound.limit === 1 && call.partitionBy.length > 0;
+    const stateTables = byPartition ? [{ ...table!, purpose: 'top row by partition', primaryKey: call.partitionBy.map((_, i) => i) }] : operator.stateTables;
+    const topN: KeyedOperator = { ...operator, stateTables, groupTopN: { orderBy: call.orderBy, limit: bound.limit } };
     if (bound.rest.length === 0) return topN;
     const predicate: Expression = bound.rest.length === 1 ? bound.rest[0]! : { kind: 'And', args: bound.rest, type: plan.predicate.type };
     return { kind: 'StreamFilter', property: 'linear', input: topN, predicate, stateTables: [], columns: plan.columns };

@@ -50,7 +50,8 @@ export type KeyedOperatorKind =
  * The group top-N of an append-only input (executor/stream/group-top-n.ts): `row_number() OVER
  * (PARTITION BY keys ORDER BY orderBy) <= limit` over rows that are only ever inserted. Its state
  * table keeps at most `limit` rows per partition (`key ++ row ++ count`, the layout of the
- * keyed recompute): a row ranked below the limit never returns, since no row above it can leave.
+ * keyed recompute; keyed by the partition alone when `limit` is 1 and there is a partition): a
+ * row ranked below the limit never returns, since no row above it can leave.
  */
 export interface GroupTopN {
   /** The window's ORDER BY, over the input's rows. */

@@ -267,16 +267,21 @@ describe('StreamAppendOnlyGroupTopN equals its query recomputed after every epoc
     }, 60_000);
   }
 
-  it('keeps at most N rows per partition in its state', () => {
-    const store = createMemoryStateStore();
-    run(q19(3), 11, store);
-    const plan = topNOf(planView(catalog, q19(3).sql, { viewId: VIEW }))!;
-    const declaration = plan.stateTables[0]!;
-    const table = store.table({ tableId: declaration.tableId, columnTypes: declaration.columnTypes, primaryKey: declaration.primaryKey });
-    const perPartition = new Map<string, number>();
-    for (const row of table.scan()) perPartition.set(String(row[0]), (perPartition.get(String(row[0])) ?? 0) + Number(row[row.length - 1] as bigint));
-    expect(perPartition.size).toBeGreaterThan(0);
-    for (const [partition, count] of perPartition) expect(count, `auction ${partition}`).toBeLessThanOrEqual(3);
+  it('keeps at most N rows per partition in its state, a top-1 keyed by the partition', () => {
+    for (const limit of [3, 1]) {
+      const store = createMemoryStateStore();
+      run(q19(limit), 11, store);
+      const plan = topNOf(planView(catalog, q19(limit).sql, { viewId: VIEW }))!;
+      const declaration = plan.stateTables[0]!;
+      // auction ++ (auction, bidder, price, dt, extra) ++ count; the top-1 keyed by auction alone.
+      expect(declaration.primaryKey, `N = ${limit}`).toEqual(limit === 1 ? [0] : [0, 1, 2, 3, 4, 5]);
+      expect(declaration.purpose).toBe(limit === 1 ? 'top row by partition' : 'input rows by key');
+      const table = store.table({ tableId: declaration.tableId, columnTypes: declaration.columnTypes, primaryKey: declaration.primaryKey });
+      const perPartition = new Map<string, number>();
+      for (const row of table.scan()) perPartition.set(String(row[0]), (perPartition.get(String(row[0])) ?? 0) + Number(row[row.length - 1] as bigint));
+      expect(perPartition.size).toBeGreaterThan(0);
+      for (const [partition, count] of perPartition) expect(count, `N = ${limit}, auction ${partition}`).toBeLessThanOrEqual(limit);
+    }
   });
 });
 
