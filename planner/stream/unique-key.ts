@@ -19,6 +19,7 @@
 //   DISTINCT        its columns; DISTINCT ON: the ON columns when they are output as plain columns
 //   UNION / INTERSECT / EXCEPT (not ALL)   all columns
 //   top-N, window   their input's key (a subset of the input's rows; a window adds columns)
+//   append-only group top-N   its partition columns and row_number(), or the partition alone for a top-1
 //   VALUES          at most one row: the empty key
 //   UNION ALL, LATERAL (table functions may repeat a row), recursion: none
 //   a shared subtree (share.ts)    its source's key, through its column map
@@ -115,8 +116,15 @@ export function uniqueKey(plan: StreamPlan): UniqueKey {
       return plan.template.kind === 'SetOperation' && !plan.template.all ? plan.columns.map((_, index) => index) : undefined;
     case 'StreamTopN':
     case 'StreamOverWindow':
-    case 'StreamAppendOnlyGroupTopN':
       return uniqueKey(plan.inputs[0]!);
+    case 'StreamAppendOnlyGroupTopN': {
+      // row_number() is unique within a partition: (partition, row_number), or the partition
+      // alone when one row per partition passes. Partition columns keep their input positions.
+      const partition = plan.keys[0]!;
+      if (plan.groupTopN === undefined || !partition.every((key) => key.kind === 'Column')) return uniqueKey(plan.inputs[0]!);
+      const columns = partition.map((key) => (key.kind === 'Column' ? key.index : -1));
+      return plan.groupTopN.limit <= 1 ? columns : [...columns, plan.inputs[0]!.columns.length];
+    }
     case 'StreamShared': {
       // Output column i is the source's column map[i] (identity without a map).
       const key = uniqueKey(plan.source);

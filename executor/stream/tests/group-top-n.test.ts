@@ -1,7 +1,8 @@
 // StreamAppendOnlyGroupTopN (group-top-n.ts): `row_number() <= N` over an append-only input keeps
 // N rows per partition. The planning: which filters over which windows over which inputs take it
 // (plan version 7; a table with UPDATE / DELETE, another window call, plan version 6 keep
-// StreamOverWindow), and Nexmark q9, q18 and q19 as the engine plans them. The differential: views
+// StreamOverWindow), and Nexmark q9, q18 and q19 as the engine plans them, each view stored by its
+// partition and row number. The differential: views
 // of q18's, q19's and q9's shapes, rank-output variants at N = 1, 3 and 10, ties on the leading
 // ORDER BY key (and on the whole ORDER BY), NULLs in partition and order keys, equal rows, get
 // random inserts into sources epoch after epoch, some epochs aborted, restarts in between; after
@@ -177,8 +178,11 @@ describe('planning StreamAppendOnlyGroupTopN', () => {
     const h = await openHarness();
     try {
       for (const source of ['bid', 'auction'] as const) await h.run(sourceDdl(source, 0, 1, 64));
+      // Stored by (partition, row_number), or the partition alone for a top-1 (unique-key.ts).
+      const storedBy: Record<string, string> = { q9: '(id)', q18: '(bidder, auction)', q19: '(auction, rank_number)' };
       for (const query of ['q9', 'q18', 'q19']) {
         const plan = (await h.lines(`explain create materialized view x as ${querySql(query).select}`)).join('\n');
+        expect(plan, query).toContain(`StreamMaterialize x stored by ${storedBy[query]}`);
         expect(plan, query).toMatch(/StreamAppendOnlyGroupTopN Filter \((row_number|rownum|rank_number) <= (1|10)\) \/ Window row_number\(\)/);
         expect(plan, query).not.toMatch(/StreamOverWindow/);
       }
