@@ -30,6 +30,7 @@ import { StreamUnionNode } from './union.js';
 import { StreamLateralNode } from './lateral.js';
 import { StreamSharedNode } from './shared.js';
 import { KeyedOperatorNode } from './keyed-operator.js';
+import { StreamAppendOnlyGroupTopNNode } from './group-top-n.js';
 import { StreamHashJoinNode } from './hash-join.js';
 import { StreamTemporalJoinNode } from './temporal-join.js';
 import { StreamHashAggregateNode } from './hash-aggregate.js';
@@ -59,6 +60,7 @@ const BUILDERS: Builders = {
   StreamTopN: (plan, context) => new KeyedOperatorNode(plan, context),
   StreamOverWindow: (plan, context) => new KeyedOperatorNode(plan, context),
   StreamSetOperation: (plan, context) => new KeyedOperatorNode(plan, context),
+  StreamAppendOnlyGroupTopN: (plan, context) => new StreamAppendOnlyGroupTopNNode(plan, context),
   StreamMaterialize: (plan, context) => new StreamMaterializeNode(plan, context),
   StreamDynamicFilter: (plan, context) => new StreamDynamicFilterNode(plan, context),
   StreamWatermarkFilter: (plan, context) => new StreamWatermarkFilterNode(plan, context),

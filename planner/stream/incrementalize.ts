@@ -11,7 +11,9 @@
 //                       view created before plan version 2: keyed recompute (StreamRecomputeJoin)
 //   NestedLoopJoin      key: none (a cross or non-equi join recomputes against the whole other side)
 //   Window              key: the common PARTITION BY; a filter right above it (row_number() <= N)
-//                       runs in its template, so a partition outputs only the rows that pass
+//                       runs in its template, so a partition outputs only the rows that pass;
+//                       over an append-only input (plan version 7), row_number() <= N alone:
+//                       StreamAppendOnlyGroupTopN, which keeps N rows per partition
 //   Limit over Sort     key: none (top-N); a Sort elsewhere is dropped: a view's rows have no order
 //   Distinct [ON]       key: the whole row, or the ON expressions (with the Sort below it)
 //   INTERSECT / EXCEPT / UNION (distinct)   key: the whole row
@@ -29,8 +31,8 @@ import { retractableAggregate } from './aggregate.js';
 import { findDynamicConjunct, mentionsNow, type DynamicConjunct } from './dynamic-filter.js';
 import { deriveExpression, windowColumn } from './watermark.js';
 import { correlatedAggregateAsJoin } from './correlated-scalar.js';
-import { carriesRowIds, uniqueKey } from './unique-key.js';
-import { STREAM_PLAN_VERSION, streamInputRelationId, streamInputs, type KeyedOperatorKind, type StateCleaning, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
+import { carriesRowIds, insertsOnly, uniqueKey } from './unique-key.js';
+import { STREAM_PLAN_VERSION, streamInputRelationId, streamInputs, type KeyedOperator, type KeyedOperatorKind, type StateCleaning, type StateTableDeclaration, type StreamPlan } from './stream-plan.js';
 
 /** Name of the hidden last column of a materialized view: the number of a duplicate row. */
 export const DUPLICATE_COLUMN = '_oxbow_duplicate';
@@ -149,7 +151,11 @@ class Incrementalizer {
   }
 
   private keyed(kind: KeyedOperatorKind, plan: Plan, inputs: readonly Plan[], keys: readonly (readonly Expression[])[], template: Plan): StreamPlan {
-    const streams = inputs.map((input) => this.convert(input));
+    return this.keyedOver(kind, plan, inputs, inputs.map((input) => this.convert(input)), keys, template);
+  }
+
+  /** `keyed` over inputs already converted (`streams`), whose state tables come after theirs. */
+  private keyedOver(kind: KeyedOperatorKind, plan: Plan, inputs: readonly Plan[], streams: readonly StreamPlan[], keys: readonly (readonly Expression[])[], template: Plan): KeyedOperator {
     const stateTables = inputs.map((input, i) => this.inputState(keys[i]!, input.columns, inputs.length === 1 ? 'input rows by key' : `input ${i} rows by key`));
     return { kind, property: 'stateful', inputs: streams, keys, template, stateTables, columns: plan.columns };
   }
@@ -201,7 +207,10 @@ class Incrementalizer {
           // ranks all shift when a row enters above them.
           const window = plan.input;
           this.checkExpressions(window);
-          return this.keyed('StreamOverWindow', plan, [window.input], [commonPartition(window)], { ...plan, input: { ...window, input: inputScan(0, window.input.columns) } });
+          const input = this.convert(window.input);
+          const bound = (this.options.planVersion ?? STREAM_PLAN_VERSION) >= 7 && insertsOnly(input) ? rowNumberBound(plan, window) : undefined;
+          if (bound !== undefined) return this.groupTopN(plan, window, input, bound);
+          return this.keyedOver('StreamOverWindow', plan, [window.input], [input], [commonPartition(window)], { ...plan, input: { ...window, input: inputScan(0, window.input.columns) } });
         }
         return { kind: 'StreamFilter', property: 'linear', input: this.convert(plan.input), predicate: plan.predicate, stateTables: [], columns: plan.columns };
       }
@@ -501,6 +510,26 @@ class Incrementalizer {
     });
   }
 
+  /**
+   * `row_number() <= N` over an append-only input (`bound`, from rowNumberBound): the window and
+   * that conjunct as StreamAppendOnlyGroupTopN, keeping N rows per partition; the filter's other
+   * conjuncts filter its output.
+   */
+  private groupTopN(plan: PlanOf<'Filter'>, window: PlanOf<'Window'>, input: StreamPlan, bound: RowNumberBound): StreamPlan {
+    const call = window.calls[0]!;
+    const template: Plan = { ...plan, predicate: bound.conjunct, input: { ...window, input: inputScan(0, window.input.columns) } };
+    const operator = this.keyedOver('StreamAppendOnlyGroupTopN', window, [window.input], [input], [call.partitionBy], template);
+    // Top-1 by a partition: one state row per partition, keyed by the partition alone (a point
+    // read, not a range scan, per changed partition).
+    const [table] = operator.stateTables;
+    const byPartition = bound.limit === 1 && call.partitionBy.length > 0;
+    const stateTables = byPartition ? [{ ...table!, purpose: 'top row by partition', primaryKey: call.partitionBy.map((_, i) => i) }] : operator.stateTables;
+    const topN: KeyedOperator = { ...operator, stateTables, groupTopN: { orderBy: call.orderBy, limit: bound.limit } };
+    if (bound.rest.length === 0) return topN;
+    const predicate: Expression = bound.rest.length === 1 ? bound.rest[0]! : { kind: 'And', args: bound.rest, type: plan.predicate.type };
+    return { kind: 'StreamFilter', property: 'linear', input: topN, predicate, stateTables: [], columns: plan.columns };
+  }
+
   private topN(plan: PlanOf<'Limit'>): StreamPlan {
     const below = plan.input;
     if (below.kind === 'Sort') {
@@ -598,6 +627,62 @@ function scalarSubqueriesAsJoins(plan: PlanOf<'Filter'> | PlanOf<'Project'>): Pl
 }
 
 /** The PARTITION BY shared by every window call, else none (one group). */
+interface RowNumberBound {
+  /** The number of rows of each partition that pass. */
+  readonly limit: number;
+  /** The conjunct bounding row_number(). */
+  readonly conjunct: Expression;
+  /** The filter's other conjuncts. */
+  readonly rest: readonly Expression[];
+}
+
+/**
+ * The bound a filter right above a window puts on its row_number(), when the window computes
+ * row_number() alone and a conjunct of the filter is `rn <= N`, `rn < N` or `rn = N` with N an
+ * integer constant (`N >= rn`, `N > rn` too); `rn = N` bounds by N only for N = 1. Undefined when
+ * the filter is anything else.
+ */
+function rowNumberBound(filter: PlanOf<'Filter'>, window: PlanOf<'Window'>): RowNumberBound | undefined {
+  if (window.calls.length !== 1 || window.calls[0]!.name !== 'row_number') return undefined;
+  const rn = window.input.columns.length;
+  const conjuncts = filter.predicate.kind === 'And' ? filter.predicate.args : [filter.predicate];
+  for (let i = 0; i < conjuncts.length; i++) {
+    const limit = rowNumberLimit(conjuncts[i]!, rn);
+    if (limit !== undefined) return { limit, conjunct: conjuncts[i]!, rest: conjuncts.filter((_, j) => j !== i) };
+  }
+  return undefined;
+}
+
+const FLIPPED: Readonly<Record<string, string>> = { '<=': '>=', '<': '>', '=': '=', '>=': '<=', '>': '<' };
+
+/** N of a conjunct `column rn <= N` (`< N`: N - 1; `= 1`: 1) or its mirror; else undefined. */
+function rowNumberLimit(conjunct: Expression, rn: number): number | undefined {
+  if (conjunct.kind !== 'Call' || conjunct.args.length !== 2 || conjunct.operator === undefined) return undefined;
+  const [a, b] = conjunct.args as [Expression, Expression];
+  const isRn = (e: Expression) => e.kind === 'Column' && e.index === rn;
+  const operator = isRn(a) ? conjunct.operator : isRn(b) ? FLIPPED[conjunct.operator] : undefined;
+  const value = integerConstant(isRn(a) ? b : a);
+  if (operator === undefined || value === undefined) return undefined;
+  switch (operator) {
+    case '<=':
+      return Math.max(value, 0);
+    case '<':
+      return Math.max(value - 1, 0);
+    case '=':
+      return value === 1 ? 1 : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** The value of an integer literal, possibly cast; undefined for anything else. */
+function integerConstant(expression: Expression): number | undefined {
+  const inner = expression.kind === 'Cast' ? expression.input : expression;
+  if (inner.kind !== 'Literal') return undefined;
+  const value = typeof inner.value === 'bigint' ? Number(inner.value) : inner.value;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value <= 1_000_000 ? value : undefined;
+}
+
 function commonPartition(plan: PlanOf<'Window'>): readonly Expression[] {
   const first = plan.calls[0]?.partitionBy ?? [];
   const text = JSON.stringify(first, bigintSafe);

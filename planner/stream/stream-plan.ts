@@ -14,7 +14,7 @@
 import type { DataType } from '../../sql/types.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Expression } from '../expression.js';
-import type { AggregateCall, JoinType, OutputColumn, Plan } from '../plan.js';
+import type { AggregateCall, JoinType, OutputColumn, Plan, SortKey } from '../plan.js';
 
 export type StreamProperty = 'linear' | 'stateful';
 
@@ -43,7 +43,22 @@ export type KeyedOperatorKind =
   | 'StreamDistinct'
   | 'StreamTopN'
   | 'StreamOverWindow'
-  | 'StreamSetOperation';
+  | 'StreamSetOperation'
+  | 'StreamAppendOnlyGroupTopN';
+
+/**
+ * The group top-N of an append-only input (executor/stream/group-top-n.ts): `row_number() OVER
+ * (PARTITION BY keys ORDER BY orderBy) <= limit` over rows that are only ever inserted. Its state
+ * table keeps at most `limit` rows per partition (`key ++ row ++ count`, the layout of the
+ * keyed recompute; keyed by the partition alone when `limit` is 1 and there is a partition): a
+ * row ranked below the limit never returns, since no row above it can leave.
+ */
+export interface GroupTopN {
+  /** The window's ORDER BY, over the input's rows. */
+  readonly orderBy: readonly SortKey[];
+  /** The number of rows kept per partition (>= 0). */
+  readonly limit: number;
+}
 
 export interface KeyedOperator {
   readonly kind: KeyedOperatorKind;
@@ -56,6 +71,8 @@ export interface KeyedOperator {
   /** Per input: rows grouped by key, `key columns ++ row ++ count int8`. */
   readonly stateTables: readonly StateTableDeclaration[];
   readonly columns: readonly OutputColumn[];
+  /** StreamAppendOnlyGroupTopN: what it ranks by and how many rows it keeps. */
+  readonly groupTopN?: GroupTopN;
 }
 
 /**
@@ -72,8 +89,11 @@ export interface KeyedOperator {
  * 6 prunes a window's input to the columns its calls and the plan above it read
  * (rules/projection-pushdown.ts), so an over-window's state rows hold those; views of version 5
  * and before keep every input column in them.
+ * 7 plans `row_number() <= N` over an append-only input as StreamAppendOnlyGroupTopN, whose state
+ * keeps N rows per partition; views of version 6 and before keep their StreamOverWindow, whose
+ * state holds every input row.
  */
-export const STREAM_PLAN_VERSION = 6;
+export const STREAM_PLAN_VERSION = 7;
 
 /**
  * The incremental symmetric hash join (executor/stream/hash-join.ts): each side's rows by equi-key

@@ -19,6 +19,7 @@
 //   DISTINCT        its columns; DISTINCT ON: the ON columns when they are output as plain columns
 //   UNION / INTERSECT / EXCEPT (not ALL)   all columns
 //   top-N, window   their input's key (a subset of the input's rows; a window adds columns)
+//   append-only group top-N   its partition columns and row_number(), or the partition alone for a top-1
 //   VALUES          at most one row: the empty key
 //   UNION ALL, LATERAL (table functions may repeat a row), recursion: none
 //   a shared subtree (share.ts)    its source's key, through its column map
@@ -65,6 +66,33 @@ export function carriesRowIds(plan: StreamPlan): boolean {
   }
 }
 
+/**
+ * True when `plan` only ever outputs insertions: a scan of an append-only source, through filters,
+ * projections, LATERAL table functions, UNION ALL, shared subtrees and inner hash joins whose inputs
+ * are all append-only (the planner's twin of executor/stream/hash-aggregate.ts `appendOnly`).
+ */
+export function insertsOnly(plan: StreamPlan): boolean {
+  switch (plan.kind) {
+    case 'StreamTableScan':
+      return appendOnlyRowIdColumn(plan.relation) !== undefined;
+    case 'StreamFilter':
+    case 'StreamProject':
+    case 'StreamLateral':
+      return insertsOnly(plan.input);
+    case 'StreamUnion':
+      return plan.inputs.every(insertsOnly);
+    case 'StreamHashJoin':
+      return plan.joinType === 'inner' && plan.inputs.every(insertsOnly);
+    case 'StreamTemporalJoin':
+      // The side table's changes never reach the output: each left insert makes inserts.
+      return insertsOnly(plan.inputs[0]!);
+    case 'StreamShared':
+      return insertsOnly(plan.source);
+    default:
+      return false;
+  }
+}
+
 /** The output columns of `plan` that form a unique key, if one is known (see the header). */
 export function uniqueKey(plan: StreamPlan): UniqueKey {
   switch (plan.kind) {
@@ -98,6 +126,14 @@ export function uniqueKey(plan: StreamPlan): UniqueKey {
     case 'StreamTemporalJoin':
       // At most one match per left row by primary key: the left row's key, first in the output.
       return plan.index === undefined ? uniqueKey(plan.inputs[0]!) : undefined;
+    case 'StreamAppendOnlyGroupTopN': {
+      // row_number() is unique within a partition: (partition, row_number), or the partition
+      // alone when one row per partition passes. Partition columns keep their input positions.
+      const partition = plan.keys[0]!;
+      if (plan.groupTopN === undefined || !partition.every((key) => key.kind === 'Column')) return uniqueKey(plan.inputs[0]!);
+      const columns = partition.map((key) => (key.kind === 'Column' ? key.index : -1));
+      return plan.groupTopN.limit <= 1 ? columns : [...columns, plan.inputs[0]!.columns.length];
+    }
     case 'StreamShared': {
       // Output column i is the source's column map[i] (identity without a map).
       const key = uniqueKey(plan.source);
