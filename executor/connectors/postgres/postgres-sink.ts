@@ -99,10 +99,7 @@ export class PostgresSinkTarget implements SinkTarget {
     const client = await this.connection();
     const found = await client.query<{ epoch: string }>(`SELECT epoch::text AS epoch FROM ${qualifiedTable(this.options, PROGRESS_TABLE)} WHERE sink_name = $1`, [this.sinkName]);
     const row = found.rows[0];
-    if (row === undefined) return undefined;
-    const epoch = BigInt(row.epoch);
-    // Below the floor: its first delivery never committed here (the row is an older sink's).
-    return epoch >= floor ? epoch : undefined;
+    return row === undefined ? undefined : BigInt(row.epoch);
   }
 
   async write(changes: readonly EpochChanges[], from: Epoch | undefined, to: Epoch): Promise<number> {
