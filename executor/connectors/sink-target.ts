@@ -12,7 +12,9 @@ export interface SinkTarget {
   /**
    * The epoch the target holds, given the store's record `floor` (at or below it, set before the
    * target's first delivery and moved up after deliveries): undefined means the target has
-   * nothing of this sink yet, so the next delivery is the relation's contents.
+   * nothing of this sink yet, so the next delivery is the relation's contents. An epoch below
+   * the floor is not this sink's progress (an older sink's of the same name, or deliveries the
+   * target lost): the caller says so and sends the contents.
    */
   resume(floor: Epoch | undefined): Promise<Epoch | undefined>;
   /**

@@ -7,6 +7,9 @@
 // FLOOR_INTERVAL_MS. The sink holds its relation's history from the floor (StateStore.holdHistory;
 // at start before anything commits), so however long the target is away, or oxbow with it, the
 // changes it has yet to receive stay readable past the retention (plus up to FLOOR_INTERVAL_MS).
+// The floor is only as good as the target's acknowledgement: a target found below it (deliveries
+// it acknowledged and lost, or an older sink's progress of the same name) gets the relation's
+// contents, with a sink_errors row saying so (PostgreSQL commits synchronously for that reason).
 //
 // A sink AS query reads its change log instead (sink-log.ts: its dataflow's changes in epoch
 // order, the entries the target acknowledged trimmed in the floor's commit): a delivery costs its
@@ -108,7 +111,13 @@ export class TargetSink {
   /** One delivery round: everything committed since what the target holds. */
   async deliver(): Promise<void> {
     if (!this.resumed) {
-      this.delivered = this.written = await this.target.resume(this.floor);
+      let progress = await this.target.resume(this.floor);
+      if (progress !== undefined && this.floor !== undefined && progress < this.floor) {
+        // Not this sink's progress, or the target lost deliveries it acknowledged: never silently.
+        this.status.failed(this.sink.id, this.target.connector, `the target holds the progress of sink "${this.sink.name}" at epoch ${progress}, below epoch ${this.floor} recorded as delivered (an older sink's of that name, or deliveries the target lost in a crash); sending the contents of "${this.from.name}" instead`, 0);
+        progress = undefined;
+      }
+      this.delivered = this.written = progress;
       this.resumed = true;
       if (this.delivered !== undefined) this.hold(this.delivered);
     }

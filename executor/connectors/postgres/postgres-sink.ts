@@ -12,6 +12,10 @@
 // column's type in the statement), each written here as one array literal: a statement's
 // parameters are a handful of strings, not one per value. The next statement's arrays are built
 // while PostgreSQL runs the one before.
+//
+// Durability: the sink's commits are synchronous (synchronous_commit at least `local` on its own
+// connection, whatever the server's default): an acknowledged delivery survives a crash of
+// PostgreSQL, so the progress row never goes back below what oxbow recorded as delivered.
 
 import type pg from 'pg';
 import type { Epoch } from '../../../sql/epoch.js';
@@ -56,6 +60,12 @@ export class PostgresSinkTarget implements SinkTarget {
       const target = await describeTarget(client, this.options);
       if (target === undefined) throw new Error(`target table "${this.options.schema}.${this.options.table}" does not exist in PostgreSQL at ${describeAddress(this.options)}`);
       await ensureProgressTable(client, this.options);
+      // A COMMIT must be durable once PostgreSQL acknowledges it: the sink's floor moves up to a
+      // delivery right after its COMMIT (target-sink.ts), and a target whose progress fell below
+      // the floor in a crash would get the relation's contents again. With synchronous_commit off
+      // a crash loses the commits of the last few hundred ms, so this connection's commits flush
+      // their WAL locally; any stronger setting of the server (on, remote_write, remote_apply) stays.
+      await client.query("SELECT set_config('synchronous_commit', 'local', false) WHERE current_setting('synchronous_commit') = 'off'");
       this.statements = this.buildStatements(this.columns.map((column) => target.columns.get(column.name)?.formatted ?? 'text'));
     } catch (error) {
       await client.end().catch(() => undefined);
@@ -89,10 +99,7 @@ export class PostgresSinkTarget implements SinkTarget {
     const client = await this.connection();
     const found = await client.query<{ epoch: string }>(`SELECT epoch::text AS epoch FROM ${qualifiedTable(this.options, PROGRESS_TABLE)} WHERE sink_name = $1`, [this.sinkName]);
     const row = found.rows[0];
-    if (row === undefined) return undefined;
-    const epoch = BigInt(row.epoch);
-    // Below the floor: its first delivery never committed here (the row is an older sink's).
-    return epoch >= floor ? epoch : undefined;
+    return row === undefined ? undefined : BigInt(row.epoch);
   }
 
   async write(changes: readonly EpochChanges[], from: Epoch | undefined, to: Epoch): Promise<number> {
