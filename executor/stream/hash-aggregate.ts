@@ -44,10 +44,11 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 import { compareValues, resolveOperator, type ScalarImpl } from '../../sql/functions.js';
 import type { StateTable } from '../../storage/state-table.js';
 import type { RetractableCall, StreamPlan } from '../../planner/stream/stream-plan.js';
+import { insertsOnly as plannedInsertsOnly } from '../../planner/stream/unique-key.js';
 import { compile, compilePredicate, type Evaluator } from '../expr/expression.js';
 import type { Runtime } from '../batch/runtime.js';
 import { KeyMap } from '../expr/row-hash.js';
-import { appendOnlyRowId, emptyChanges, type ChangeBatch } from './change-batch.js';
+import { emptyChanges, type ChangeBatch } from './change-batch.js';
 import { AggregateGroupCache } from './agg-cache.js';
 import { cacheableTypes } from './join-cache.js';
 import type { StreamContext } from './stream-context.js';
@@ -113,30 +114,6 @@ interface CompiledCall {
   readonly direction: number;
   /** A min / max over an append-only input: kept in the state row alone, no value table. */
   readonly appendOnlyExtreme: boolean;
-}
-
-/**
- * True when `plan` only ever outputs insertions: a scan of an append-only source (no primary key:
- * DML refused, its connector only inserts), through filters, projections, LATERAL table functions,
- * UNION ALL and inner joins whose inputs are all append-only.
- */
-export function appendOnly(plan: StreamPlan): boolean {
-  switch (plan.kind) {
-    case 'StreamTableScan':
-      return appendOnlyRowId(plan.relation) !== undefined;
-    case 'StreamFilter':
-    case 'StreamProject':
-    case 'StreamLateral':
-      return appendOnly(plan.input);
-    case 'StreamUnion':
-      return plan.inputs.every(appendOnly);
-    case 'StreamHashJoin':
-      return plan.joinType === 'inner' && plan.inputs.every(appendOnly);
-    case 'StreamShared':
-      return appendOnly(plan.source);
-    default:
-      return false;
-  }
 }
 
 /**
@@ -210,7 +187,7 @@ export class StreamHashAggregateNode implements StreamNode {
     private readonly plan: Plan,
     private readonly context: StreamContext,
     /** The input only inserts: `appendOnly` of the input, or what the main thread found (a parallel aggregate's worker gets no input plan). */
-    insertsOnly = appendOnly(plan.inputs[0]!),
+    insertsOnly = plannedInsertsOnly(plan.inputs[0]!),
   ) {
     const tables = plan.stateTables.map((declaration) => context.stateTable(declaration));
     this.groups = tables[0]!;

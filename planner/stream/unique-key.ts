@@ -67,9 +67,11 @@ export function carriesRowIds(plan: StreamPlan): boolean {
 }
 
 /**
- * True when `plan` only ever outputs insertions: a scan of an append-only source, through filters,
- * projections, LATERAL table functions, UNION ALL, shared subtrees and inner hash joins whose inputs
- * are all append-only (the planner's twin of executor/stream/hash-aggregate.ts `appendOnly`).
+ * True when `plan` only ever outputs insertions: a scan of an append-only source (no primary key:
+ * DML refused, its connector only inserts), through filters, projections, LATERAL table functions,
+ * UNION ALL, shared subtrees, inner hash joins whose inputs are all append-only and temporal joins
+ * whose left side is. The planner chooses the group top-N by it; the aggregates' append-only state
+ * and the parallel workers' plans use it too.
  */
 export function insertsOnly(plan: StreamPlan): boolean {
   switch (plan.kind) {

@@ -10,7 +10,7 @@ import type { Epoch } from '../../../sql/epoch.js';
 import type { RocksStateStore } from '../../../storage/rocks-state-store.js';
 import type { CommitParticipant, PendingWrites } from '../../../storage/mvcc-state-store.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
-import { appendOnly } from '../hash-aggregate.js';
+import { insertsOnly } from '../../../planner/stream/unique-key.js';
 import type { StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
 import { ParallelFragmentNode } from './parallel-fragment.js';
@@ -57,7 +57,7 @@ export class ParallelRuntime implements CommitParticipant {
     this.token ??= this.store.database.share();
     const node = new ParallelFragmentNode(
       fragment.nodes,
-      toTransfer(workerPlan(fragment, fragment.inputs.map((input) => appendOnly(input.plan)))),
+      toTransfer(workerPlan(fragment, fragment.inputs.map((input) => insertsOnly(input.plan)))),
       fragment.inputs.map((input) => input.plan),
       fragment.inputs.map((input, slot) => ({
         key: input.key,

@@ -13,7 +13,7 @@ import type { CatalogReader } from '../../../planner/catalog-reader.js';
 import { planStream } from '../../../planner/stream/index.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { streamInputs } from '../../../planner/stream/stream-plan.js';
-import { appendOnly } from '../hash-aggregate.js';
+import { insertsOnly } from '../../../planner/stream/unique-key.js';
 import { openHarness, type Harness } from './stream-harness.js';
 
 const ROWS = 3000;
@@ -97,7 +97,7 @@ describe('appendOnly', () => {
     const find = (plan: StreamPlan): StreamPlan | undefined => (plan.kind === 'StreamHashAggregate' ? plan : streamInputs(plan).map(find).find((found) => found !== undefined));
     const aggregate = find(stream);
     if (aggregate === undefined || aggregate.kind !== 'StreamHashAggregate') throw new Error(`no StreamHashAggregate in ${sql}`);
-    return appendOnly(aggregate.inputs[0]!);
+    return insertsOnly(aggregate.inputs[0]!);
   };
 
   it('holds for sources through filters, projections and inner joins of sources, not for tables, outer joins or aggregates', () => {
