@@ -26,6 +26,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EPOCH_SEQUENCE_BITS } from '../../sql/epoch.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
+import { connect, connectWhenServing, rowsOf, show } from './sessions.js';
 
 let etcd: EtcdServer;
 let work: string;
@@ -52,37 +53,9 @@ async function startNode(name: string): Promise<OxbowServer> {
   return node;
 }
 
-async function connect(node: OxbowServer): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: node.url, connectionTimeoutMillis: 5000 });
-  client.on('error', () => undefined);
-  await client.connect();
-  return client;
-}
-
-/** A session on the node once it accepts one (a standby before its first followed checkpoint refuses with 57P03). */
-async function connectWhenServing(node: OxbowServer, timeoutMs = 30_000): Promise<pg.Client> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await connect(node);
-    } catch (error) {
-      if (Date.now() > deadline) throw new Error(`${node.url} accepted no session: ${(error as Error).message}\n${node.stderr()}`);
-      await new Promise((resolveWait) => setTimeout(resolveWait, 100));
-    }
-  }
-}
-
-async function show(client: pg.Client, name: string): Promise<string> {
-  return (await client.query({ text: `show ${name}`, rowMode: 'array' })).rows[0][0] as string;
-}
-
 /** AS OF the millisecond of an epoch: with one epoch per millisecond at most, exactly that epoch. */
 function asOf(epoch: bigint): string {
   return `for system_time as of timestamptz '1970-01-01 00:00:00+00' + ${epoch >> EPOCH_SEQUENCE_BITS} * interval '1 millisecond'`;
-}
-
-async function rowsOf(client: pg.Client, sql: string): Promise<string> {
-  return JSON.stringify((await client.query({ text: sql, rowMode: 'array' })).rows);
 }
 
 const tableQuery = (suffix: string) => `select id, v from t ${suffix} order by id`;

@@ -28,6 +28,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
+import { connect, connectWhenServing, rowsOf, show } from './sessions.js';
 
 let etcd: EtcdServer;
 let work: string;
@@ -54,33 +55,6 @@ async function startNode(name: string): Promise<OxbowServer> {
   });
   nodes.push(node);
   return node;
-}
-
-async function connect(node: OxbowServer): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: node.url, connectionTimeoutMillis: 5000 });
-  client.on('error', () => undefined);
-  await client.connect();
-  return client;
-}
-
-async function connectWhenServing(node: OxbowServer, timeoutMs = 30_000): Promise<pg.Client> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await connect(node);
-    } catch (error) {
-      if (Date.now() > deadline) throw new Error(`${node.url} accepted no session: ${(error as Error).message}\n${node.stderr()}`);
-      await new Promise((resolveWait) => setTimeout(resolveWait, 100));
-    }
-  }
-}
-
-async function show(client: pg.Client, name: string): Promise<string> {
-  return (await client.query({ text: `show ${name}`, rowMode: 'array' })).rows[0][0] as string;
-}
-
-async function rowsOf(client: pg.Client, sql: string): Promise<string> {
-  return JSON.stringify((await client.query({ text: sql, rowMode: 'array' })).rows);
 }
 
 interface Failure {
