@@ -7,16 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { ScramClient, saslMechanisms } from '../../sql/scram-client.js';
 import { scramVerifier } from '../../sql/scram-verifier.js';
 import { ScramExchange } from '../../pgwire/scram.js';
+import { RFC7677 } from '../support/scram-rfc7677.js';
 
-const clientNonce = 'rOprNGfwEbeRWgbNEkqO';
-const serverFirst = 'r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096';
-const clientFinal = 'c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=';
-const serverFinal = 'v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=';
+const { clientNonce, serverFirst, clientFinal, serverFinal } = RFC7677;
 
 describe('ScramClient', () => {
   it("writes RFC 7677's client messages and accepts its server signature", () => {
     const client = new ScramClient('pencil', { user: 'user', nonce: clientNonce });
-    expect(client.clientFirst()).toBe('n,,n=user,r=rOprNGfwEbeRWgbNEkqO');
+    expect(client.clientFirst()).toBe(RFC7677.clientFirst);
     expect(client.clientFinal(serverFirst)).toBe(clientFinal);
     expect(client.verifyServerFinal(serverFinal)).toBe(true);
   });
