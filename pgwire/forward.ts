@@ -15,9 +15,9 @@
 
 import { connect, type Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
-import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { WriteForwarding } from '../executor/engine/engine.js';
 import { SqlError, SqlState, type SqlStateCode } from '../sql/errors.js';
+import { SCRAM_SHA_256, ScramClient, saslMechanisms } from '../sql/scram-client.js';
 import { FORWARDED_AUTH_PARAMETER, type AuthenticatedBy } from './auth.js';
 import { MessageFramer, type Frame } from './framer.js';
 import { MessageReader } from './message-reader.js';
@@ -311,17 +311,21 @@ async function handshake(socket: Socket, next: () => Promise<Frame>, password: s
         const code = reader.int32();
         if (code === 0) break;
         if (code === 10) {
+          const mechanisms = saslMechanisms(frame.payload.subarray(4));
+          if (!mechanisms.includes(SCRAM_SHA_256)) throw new SqlError(SqlState.protocolViolation, `the leader offers no SASL mechanism this node speaks (${mechanisms.join(', ')})`);
           scram = new ScramClient(password);
-          const first = Buffer.from(scram.clientFirst(), 'utf8');
           const writer = new MessageWriter();
-          writer.begin('p').cstring('SCRAM-SHA-256').int32(first.length).bytes(asBytes(first)).end();
+          writer.begin('p').bytes(asBytes(scram.initialResponseMessage())).end();
           socket.write(asBytes(writer.take()));
         } else if (code === 11 && scram !== undefined) {
           const writer = new MessageWriter();
-          writer.begin('p').bytes(asBytes(Buffer.from(scram.clientFinal(frame.payload.subarray(4).toString('utf8')), 'utf8'))).end();
+          writer.begin('p').bytes(asBytes(scram.responseMessage(frame.payload.subarray(4)))).end();
           socket.write(asBytes(writer.take()));
         } else if (code === 12 && scram !== undefined) {
-          scram.verifyServerFinal(frame.payload.subarray(4).toString('utf8'));
+          // The leader proves it knows the verifier too (a node of the same cluster).
+          if (!scram.verifyServerFinal(frame.payload.subarray(4).toString('utf8'))) {
+            throw new SqlError(SqlState.invalidAuthorizationSpecification, "the leader did not prove the cluster's node-to-node key");
+          }
         } else {
           throw new SqlError(SqlState.protocolViolation, `the leader asked for an authentication this node does not speak (code ${code})`);
         }
@@ -390,51 +394,4 @@ function leaderError(payload: Buffer): SqlError {
     ...(fields.has('D') ? { detail: fields.get('D')! } : {}),
     ...(fields.has('H') ? { hint: fields.get('H')! } : {}),
   });
-}
-
-/** The client side of SCRAM-SHA-256 (RFC 5802/7677, no channel binding), as libpq does it. */
-class ScramClient {
-  private readonly nonce = randomBytes(18).toString('base64');
-  private clientFirstBare = '';
-  private expectedServerSignature = '';
-
-  constructor(private readonly password: string) {}
-
-  clientFirst(): string {
-    this.clientFirstBare = `n=,r=${this.nonce}`;
-    return `n,,${this.clientFirstBare}`;
-  }
-
-  clientFinal(serverFirst: string): string {
-    const attributes = new Map(serverFirst.split(',').map((part) => [part.slice(0, 1), part.slice(2)] as const));
-    const serverNonce = attributes.get('r') ?? '';
-    const salt = Buffer.from(attributes.get('s') ?? '', 'base64');
-    const iterations = Number(attributes.get('i'));
-    if (!serverNonce.startsWith(this.nonce) || !Number.isInteger(iterations) || iterations < 1 || salt.length === 0) {
-      throw new SqlError(SqlState.protocolViolation, 'the leader sent an invalid SCRAM challenge');
-    }
-    const salted = pbkdf2Sync(this.password.normalize('NFKC'), asBytes(salt), iterations, 32, 'sha256');
-    const clientKey = hmac(salted, 'Client Key');
-    const storedKey = createHash('sha256').update(asBytes(clientKey)).digest();
-    const withoutProof = `c=biws,r=${serverNonce}`;
-    const authMessage = `${this.clientFirstBare},${serverFirst},${withoutProof}`;
-    const signature = hmac(storedKey, authMessage);
-    const proof = Buffer.alloc(clientKey.length);
-    for (let i = 0; i < proof.length; i++) proof[i] = clientKey[i]! ^ signature[i]!;
-    this.expectedServerSignature = hmac(hmac(salted, 'Server Key'), authMessage).toString('base64');
-    return `${withoutProof},p=${proof.toString('base64')}`;
-  }
-
-  /** The leader proves it knows the verifier too (a node of the same cluster). */
-  verifyServerFinal(serverFinal: string): void {
-    const given = Buffer.from(serverFinal.startsWith('v=') ? serverFinal.slice(2) : '', 'utf8');
-    const expected = Buffer.from(this.expectedServerSignature, 'utf8');
-    if (given.length !== expected.length || !timingSafeEqual(asBytes(given), asBytes(expected))) {
-      throw new SqlError(SqlState.invalidAuthorizationSpecification, "the leader did not prove the cluster's node-to-node key");
-    }
-  }
-}
-
-function hmac(key: Buffer, text: string): Buffer {
-  return createHmac('sha256', asBytes(key)).update(text).digest();
 }

@@ -6,12 +6,13 @@
 // The verifier (salt, StoredKey, ServerKey) is a role's stored one (`../sql/scram-verifier.ts`) or
 // derived once from the server's --password when it starts; no password is kept around.
 
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { scramVerifier, type ScramVerifier } from '../sql/scram-verifier.js';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { hmac, scramVerifier, sha256, type ScramVerifier } from '../sql/scram-verifier.js';
+import { SCRAM_SHA_256 } from '../sql/scram-client.js';
 import { SqlError, SqlState } from '../sql/errors.js';
 import { asBytes } from './node-buffer.js';
 
-export const SCRAM_MECHANISM = 'SCRAM-SHA-256';
+export const SCRAM_MECHANISM = SCRAM_SHA_256;
 
 export { scramVerifier, type ScramVerifier };
 
@@ -63,16 +64,12 @@ export class ScramExchange {
     const clientSignature = hmac(this.verifier.storedKey, authMessage);
     const clientKey = Buffer.alloc(32);
     for (let i = 0; i < 32; i++) clientKey[i] = proof[i]! ^ clientSignature[i]!;
-    const candidate = createHash('sha256').update(asBytes(clientKey)).digest();
+    const candidate = sha256(clientKey);
     if (!timingSafeEqual(asBytes(candidate), asBytes(this.verifier.storedKey))) {
       throw new SqlError(SqlState.invalidPassword, `password authentication failed for user "${this.user}"`, { severity: 'FATAL' });
     }
     return `v=${hmac(this.verifier.serverKey, authMessage).toString('base64')}`;
   }
-}
-
-function hmac(key: Buffer, text: string): Buffer {
-  return createHmac('sha256', asBytes(key)).update(text).digest();
 }
 
 function parseAttributes(message: string): Map<string, string> {

@@ -1,6 +1,7 @@
 // SCRAM-SHA-256 verifiers as PostgreSQL stores them in pg_authid.rolpassword:
 // `SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>` (base64 parts). A role's password
 // is kept only as its verifier; the server side of the exchange (pgwire/scram.ts) reads it back.
+// SCRAM's primitives (H, HMAC, SaltedPassword) are here too, for the client side (scram-client.ts).
 
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 
@@ -14,25 +15,36 @@ export interface ScramVerifier {
   readonly serverKey: Buffer;
 }
 
-function bytes(buffer: Buffer): Uint8Array {
+/** A Buffer where the node typings ask for a Uint8Array. */
+export function bytes(buffer: Buffer): Uint8Array {
   return buffer as unknown as Uint8Array;
 }
 
-function hmac(key: Buffer, text: string): Buffer {
+/** HMAC-SHA-256 of a text (SCRAM's HMAC). */
+export function hmac(key: Buffer, text: string): Buffer {
   return createHmac('sha256', bytes(key)).update(text).digest();
+}
+
+/** SHA-256 (SCRAM's H). */
+export function sha256(data: Buffer): Buffer {
+  return createHash('sha256').update(bytes(data)).digest();
+}
+
+/** SCRAM's SaltedPassword: Hi(Normalize(password), salt, i), PBKDF2 with HMAC-SHA-256. */
+export function saltedPassword(password: string, salt: Buffer, iterations: number): Buffer {
+  // PostgreSQL applies SASLprep to the password; for ASCII passwords (the common case) it is the
+  // identity, and a password that SASLprep rejects is used as raw bytes, as PostgreSQL also does.
+  return pbkdf2Sync(password.normalize('NFKC'), bytes(salt), iterations, 32, 'sha256');
 }
 
 /** The verifier of a password (a random 16-byte salt unless given). */
 export function scramVerifier(password: string, salt: Buffer = randomBytes(16), iterations = SCRAM_ITERATIONS): ScramVerifier {
-  // PostgreSQL applies SASLprep to the password; for ASCII passwords (the common case) it is the
-  // identity, and a password that SASLprep rejects is used as raw bytes, as PostgreSQL also does.
-  const saltedPassword = pbkdf2Sync(password.normalize('NFKC'), bytes(salt), iterations, 32, 'sha256');
-  const clientKey = hmac(saltedPassword, 'Client Key');
+  const salted = saltedPassword(password, salt, iterations);
   return {
     salt,
     iterations,
-    storedKey: createHash('sha256').update(bytes(clientKey)).digest(),
-    serverKey: hmac(saltedPassword, 'Server Key'),
+    storedKey: sha256(hmac(salted, 'Client Key')),
+    serverKey: hmac(salted, 'Server Key'),
   };
 }
 

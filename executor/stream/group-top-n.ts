@@ -29,6 +29,7 @@ import { ByteWriter } from '../../storage/byte-writer.js';
 import { encodeKey } from '../../storage/memcomparable.js';
 import { compile, type Evaluator } from '../expr/expression.js';
 import { KeyMap, keysEqual } from '../expr/row-hash.js';
+import { compareValues } from '../../sql/functions.js';
 import { keyComparator } from '../batch/sort.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
 import type { StreamContext } from './stream-context.js';
@@ -56,6 +57,14 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
   private readonly writer = new ByteWriter();
   /** The state table is keyed by the partition alone (top-1): one row per partition, read by key. */
   private readonly byPartition: boolean;
+  /** A row's partition and ORDER BY values, evaluated here first and copied only when kept. */
+  private readonly partitionScratch: Value[];
+  private readonly orderScratch: Value[];
+  /** The state-key encoding of the input row being placed, once a tie needed it. */
+  private candidateEncoded: Buffer | undefined;
+  /** Within one batch: the next input position of the same partition (-1 at the last). */
+  private nextInPartition = new Int32Array(0);
+  private readonly byOrder = (a: Ranked, b: Ranked): number => this.compareOrder(a.order, b.order);
 
   constructor(plan: KeyedOperator, private readonly context: StreamContext) {
     const topN = plan.groupTopN;
@@ -70,6 +79,8 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     this.limit = topN.limit;
     this.byPartition = plan.stateTables[0]!.primaryKey.length === partition.length && partition.length > 0;
     this.rowTypes = plan.inputs[0]!.columns.map((column) => column.type);
+    this.partitionScratch = new Array<Value>(partition.length);
+    this.orderScratch = new Array<Value>(orderBy.length);
   }
 
   initial(): ChangeBatch {
@@ -78,27 +89,41 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
     const out = emptyChanges();
-    if (changes.rows.length === 0 || this.limit === 0) return out;
-    const groups = new KeyMap<number[]>(this.keyTypes);
-    const width = this.partitionEvaluators.length;
-    for (let i = 0; i < changes.rows.length; i++) {
+    const count = changes.rows.length;
+    if (count === 0 || this.limit === 0) return out;
+    // The batch's partitions, each with its first and last input position; the positions of one
+    // partition are chained through nextInPartition (no array per partition).
+    const groups = new KeyMap<number>(this.keyTypes);
+    const lasts: number[] = [];
+    if (this.nextInPartition.length < count) this.nextInPartition = new Int32Array(Math.max(count, 2 * this.nextInPartition.length));
+    const next = this.nextInPartition;
+    const key = this.partitionScratch;
+    const width = key.length;
+    for (let i = 0; i < count; i++) {
       if (changes.signs[i]! <= 0) {
         this.context.recordError(new SqlError(SqlState.internalError, 'StreamAppendOnlyGroupTopN received a deletion from an input planned as append-only'));
         continue;
       }
       const row = changes.rows[i]!;
-      const key: Value[] = new Array(width);
       for (let k = 0; k < width; k++) key[k] = this.evaluate(this.partitionEvaluators[k]!, row);
-      const index = groups.indexOf(key);
-      if (index >= 0) groups.values[index]!.push(i);
-      else groups.add(key, [i]);
+      const hash = groups.hash(key);
+      const index = groups.indexOf(key, hash);
+      next[i] = -1;
+      if (index >= 0) {
+        next[lasts[index]!] = i;
+        lasts[index] = i;
+      } else {
+        groups.add(key.slice(), i, hash);
+        lasts.push(i);
+      }
     }
     const inserts = emptyChanges();
     // State writes wait until every partition has been read (a scan after a write re-sorts the
     // table's buffered keys).
     const writes: Row[] = [];
     for (let g = 0; g < groups.size; g++) this.applyPartition(groups.keys[g]!, groups.values[g]!, changes, out, inserts, writes);
-    for (const stateRow of writes) {
+    for (let w = 0; w < writes.length; w++) {
+      const stateRow = writes[w]!;
       if ((stateRow[stateRow.length - 1] as bigint) > 0n) this.table.insert(stateRow);
       else this.table.delete(stateRow);
     }
@@ -110,41 +135,43 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     return out;
   }
 
-  private applyPartition(key: Value[], positions: readonly number[], changes: ChangeBatch, deletes: ChangeBatch, inserts: ChangeBatch, writes: Row[]): void {
+  private applyPartition(key: Value[], first: number, changes: ChangeBatch, deletes: ChangeBatch, inserts: ChangeBatch, writes: Row[]): void {
     const limit = this.limit;
     const keyWidth = key.length;
     const rowWidth = this.rowTypes.length;
     // The kept rows in state order (ties in that order), each repeated by its count, then ranked.
     const stored: Ranked[] = [];
     const before: Ranked[] = [];
-    const scan = this.byPartition ? this.pointRead(key) : keyWidth === 0 ? this.table.scan() : this.table.scan({ prefix: key });
-    for (const stateRow of scan) {
-      if (keyWidth > 0 && !keysEqual(stateRow.slice(0, keyWidth), key, this.keyTypes)) break;
-      const count = Number(stateRow[keyWidth + rowWidth] as bigint);
-      if (count <= 0) continue;
-      const row = stateRow.slice(keyWidth, keyWidth + rowWidth);
-      const ranked: Ranked = { row, order: this.orderOf(row), encoded: undefined, stored: count, kept: 0 };
-      stored.push(ranked);
-      for (let n = 0; n < count; n++) before.push(ranked);
+    if (this.byPartition) {
+      const stateRow = this.table.get(key);
+      if (stateRow !== undefined) this.readStored(stateRow, keyWidth, rowWidth, stored, before);
+    } else {
+      for (const stateRow of keyWidth === 0 ? this.table.scan() : this.table.scan({ prefix: key })) {
+        if (!this.inPartition(stateRow, key)) break;
+        this.readStored(stateRow, keyWidth, rowWidth, stored, before);
+      }
     }
-    if (stored.length > 1) before.sort((a, b) => this.compareOrder(a.order, b.order));
+    if (stored.length > 1) before.sort(this.byOrder);
     if (before.length > limit) before.length = limit;
     const after = before.slice();
-    for (const position of positions) {
+    const order = this.orderScratch;
+    for (let position = first; position >= 0; position = this.nextInPartition[position]!) {
       const row = changes.rows[position]!;
-      let order: Value[] | undefined;
+      for (let k = 0; k < order.length; k++) order[k] = this.evaluate(this.orderEvaluators[k]!, row);
+      this.candidateEncoded = undefined;
+      let ranked: Ranked | undefined;
       for (let n = changes.signs[position]!; n > 0; n--) {
-        order ??= this.orderOf(row);
-        const ranked: Ranked = { row, order, encoded: undefined, stored: 0, kept: 0 };
         // The first position whose row ranks after the new one (after equal rows).
         let low = 0;
         let high = after.length;
         while (low < high) {
           const middle = (low + high) >>> 1;
-          if (this.compare(after[middle]!, ranked) <= 0) low = middle + 1;
+          if (this.compareCandidate(after[middle]!, order, row) <= 0) low = middle + 1;
           else high = middle;
         }
         if (low >= limit) break; // below the N-th row: dropped, and so are its copies
+        // Copies of one row are one Ranked: equal rows count once in the state (`kept`).
+        ranked ??= { row, order: order.slice(), encoded: this.candidateEncoded, stored: 0, kept: 0 };
         after.splice(low, 0, ranked);
         if (after.length > limit) after.length = limit;
       }
@@ -159,21 +186,22 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
       changed = true;
       const rank = BigInt(p + 1);
       if (old !== undefined) {
-        deletes.rows.push([...old.row, rank]);
+        deletes.rows.push(withRank(old.row, rank));
         deletes.signs.push(-1);
       }
-      if (now !== undefined) inserts.rows.push([...now.row, rank]);
+      if (now !== undefined) inserts.rows.push(withRank(now.row, rank));
     }
     if (!changed) return;
     // The state: each kept row's count after the change; an inserted row equal to another kept
     // row (read or inserted) adds to that row's count, as the state holds one row per value.
     const inserted: Ranked[] = [];
-    for (const ranked of after) {
-      if (ranked.stored > 0) {
+    for (let p = 0; p < after.length; p++) {
+      const ranked = after[p]!;
+      if (ranked.stored > 0 || ranked.kept > 0) {
         ranked.kept++;
         continue;
       }
-      const equal = stored.find((other) => keysEqual(other.row, ranked.row, this.rowTypes)) ?? inserted.find((other) => keysEqual(other.row, ranked.row, this.rowTypes));
+      const equal = this.equalRow(stored, ranked.row) ?? this.equalRow(inserted, ranked.row);
       if (equal !== undefined) equal.kept++;
       else {
         ranked.kept = 1;
@@ -182,39 +210,63 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     }
     if (this.byPartition) {
       // One row per partition: the new top row replaces the old one under the partition's key.
-      writes.push([...key, ...after[0]!.row, 1n]);
+      writes.push(stateRowOf(key, after[0]!.row, 1n));
       return;
     }
-    for (const ranked of stored) if (ranked.kept !== ranked.stored) writes.push([...key, ...ranked.row, BigInt(ranked.kept)]);
-    for (const ranked of inserted) writes.push([...key, ...ranked.row, BigInt(ranked.kept)]);
+    for (let s = 0; s < stored.length; s++) {
+      const ranked = stored[s]!;
+      if (ranked.kept !== ranked.stored) writes.push(stateRowOf(key, ranked.row, BigInt(ranked.kept)));
+    }
+    for (let s = 0; s < inserted.length; s++) writes.push(stateRowOf(key, inserted[s]!.row, BigInt(inserted[s]!.kept)));
   }
 
-  /** The state row of a partition when the table is keyed by the partition alone. */
-  private pointRead(key: Value[]): Row[] {
-    const row = this.table.get(key);
-    return row === undefined ? [] : [row];
+  /** A state row of the partition (`partition ++ row ++ count`) into `stored` and, by its count, `before`. */
+  private readStored(stateRow: Row, keyWidth: number, rowWidth: number, stored: Ranked[], before: Ranked[]): void {
+    const count = Number(stateRow[keyWidth + rowWidth] as bigint);
+    if (count <= 0) return;
+    const row: Row = new Array(rowWidth);
+    for (let c = 0; c < rowWidth; c++) row[c] = stateRow[keyWidth + c]!;
+    const order: Value[] = new Array(this.orderEvaluators.length);
+    for (let k = 0; k < order.length; k++) order[k] = this.evaluate(this.orderEvaluators[k]!, row);
+    const ranked: Ranked = { row, order, encoded: undefined, stored: count, kept: 0 };
+    stored.push(ranked);
+    for (let n = 0; n < count; n++) before.push(ranked);
   }
 
-  /** ORDER BY first, then the rows' state-key encodings (the keyed recompute's order of ties). */
-  private compare(a: Ranked, b: Ranked): number {
-    const order = this.compareOrder(a.order, b.order);
-    if (order !== 0) return order;
-    return Buffer.compare(this.encoding(a), this.encoding(b));
+  /** Whether a state row's leading columns are the partition's key. */
+  private inPartition(stateRow: Row, key: readonly Value[]): boolean {
+    for (let k = 0; k < key.length; k++) {
+      const x = stateRow[k]!;
+      const y = key[k]!;
+      if (x === y) continue;
+      if (x === null || y === null || compareValues(x, y, this.keyTypes[k]!) !== 0) return false;
+    }
+    return true;
+  }
+
+  /** The entry of `rankings` whose row equals `row`, if any. */
+  private equalRow(rankings: readonly Ranked[], row: Row): Ranked | undefined {
+    for (let r = 0; r < rankings.length; r++) if (keysEqual(rankings[r]!.row, row, this.rowTypes)) return rankings[r];
+    return undefined;
+  }
+
+  /** A kept row against the input row being placed: ORDER BY first, then the state-key encodings (the keyed recompute's order of ties). */
+  private compareCandidate(kept: Ranked, order: readonly Value[], row: Row): number {
+    const byOrder = this.compareOrder(kept.order, order);
+    if (byOrder !== 0) return byOrder;
+    this.candidateEncoded ??= this.encode(row);
+    return Buffer.compare(this.encoding(kept), this.candidateEncoded);
   }
 
   private encoding(ranked: Ranked): Buffer {
-    if (ranked.encoded === undefined) {
-      this.writer.reset();
-      encodeKey(this.writer, ranked.row, this.rowTypes);
-      ranked.encoded = this.writer.copy();
-    }
+    ranked.encoded ??= this.encode(ranked.row);
     return ranked.encoded;
   }
 
-  private orderOf(row: Row): Value[] {
-    const order: Value[] = new Array(this.orderEvaluators.length);
-    for (let k = 0; k < order.length; k++) order[k] = this.evaluate(this.orderEvaluators[k]!, row);
-    return order;
+  private encode(row: Row): Buffer {
+    this.writer.reset();
+    encodeKey(this.writer, row, this.rowTypes);
+    return this.writer.copy();
   }
 
   private evaluate(evaluator: Evaluator, row: Row): Value {
@@ -225,4 +277,24 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
       return null;
     }
   }
+}
+
+/** An output row: the input row and its row_number. */
+function withRank(row: Row, rank: bigint): Row {
+  const width = row.length;
+  const out: Row = new Array(width + 1);
+  for (let c = 0; c < width; c++) out[c] = row[c]!;
+  out[width] = rank;
+  return out;
+}
+
+/** A state row: `partition ++ row ++ count`. */
+function stateRowOf(key: readonly Value[], row: Row, count: bigint): Row {
+  const keyWidth = key.length;
+  const width = row.length;
+  const out: Row = new Array(keyWidth + width + 1);
+  for (let k = 0; k < keyWidth; k++) out[k] = key[k]!;
+  for (let c = 0; c < width; c++) out[keyWidth + c] = row[c]!;
+  out[keyWidth + width] = count;
+  return out;
 }

@@ -17,41 +17,17 @@
 //   checkpoint to a new connection; a replaced checkpoint's replica goes with its last connection.
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EPOCH_SEQUENCE_BITS } from '../../sql/epoch.js';
-import { startEtcd, type EtcdServer } from '../support/etcd.js';
-import { startOxbow, type OxbowServer } from '../support/server.js';
+import type { OxbowServer } from '../support/server.js';
+import { clusterNodes } from './nodes.js';
 import { connect, connectWhenServing, rowsOf, show } from './sessions.js';
 
-let etcd: EtcdServer;
-let work: string;
-const nodes: OxbowServer[] = [];
-
-beforeAll(async () => {
-  etcd = await startEtcd();
-  work = mkdtempSync(join(tmpdir(), 'oxbow-standby-reads-'));
-});
-
-afterAll(async () => {
-  for (const node of nodes) await node.stop().catch(() => undefined);
-  await etcd?.stop();
-  if (work !== undefined) rmSync(work, { recursive: true, force: true });
-});
-
-async function startNode(name: string): Promise<OxbowServer> {
-  const node = await startOxbow({
-    dataDir: join(work, name),
-    args: ['--cluster', etcd.url, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--checkpoint-interval-ms', '300', '--barrier-interval-ms', '100'],
-    env: { OXBOW_CLUSTER_LEASE_TTL_S: '3', OXBOW_STANDBY_WRITES: 'refuse' },
-  });
-  nodes.push(node);
-  return node;
-}
+const cluster = clusterNodes('oxbow-standby-reads-', { OXBOW_CLUSTER_LEASE_TTL_S: '3', OXBOW_STANDBY_WRITES: 'refuse' });
+const startNode = cluster.startNode;
 
 /** AS OF the millisecond of an epoch: with one epoch per millisecond at most, exactly that epoch. */
 function asOf(epoch: bigint): string {
@@ -179,7 +155,7 @@ describe('standbys serve reads from the checkpoint they followed', () => {
         expect(await rowsOf(fresh, viewQuery(asOf(first)))).toBe(await rowsOf(leader, viewQuery(asOf(first))));
         await fresh.end();
         // A replaced checkpoint's replica closes with its last session, and its directory goes.
-        const replica = join(work, index === 0 ? 'b' : 'c', 'replicas', first.toString());
+        const replica = join(cluster.work, index === 0 ? 'b' : 'c', 'replicas', first.toString());
         expect(existsSync(replica)).toBe(true);
         await session.end();
         const deadline = Date.now() + 10_000;

@@ -20,42 +20,17 @@
 
 import { spawnSync } from 'node:child_process';
 import { createConnection } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEtcd, type EtcdServer } from '../support/etcd.js';
-import { startOxbow, type OxbowServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import type { OxbowServer } from '../support/server.js';
+import { clusterNodes } from './nodes.js';
 import { connect, connectWhenServing, rowsOf, show } from './sessions.js';
 
-let etcd: EtcdServer;
-let work: string;
-const nodes: OxbowServer[] = [];
 const FORWARD_TIMEOUT_MS = 1500;
 
-beforeAll(async () => {
-  etcd = await startEtcd();
-  work = mkdtempSync(join(tmpdir(), 'oxbow-standby-writes-'));
-});
-
-afterAll(async () => {
-  for (const node of nodes) await node.stop().catch(() => undefined);
-  await etcd?.stop();
-  if (work !== undefined) rmSync(work, { recursive: true, force: true });
-});
-
-async function startNode(name: string): Promise<OxbowServer> {
-  const node = await startOxbow({
-    dataDir: join(work, name),
-    args: ['--cluster', etcd.url, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--checkpoint-interval-ms', '300', '--barrier-interval-ms', '100'],
-    // A lease outliving the forwarding deadline: a write right after the leader's death fails before any election.
-    env: { OXBOW_CLUSTER_LEASE_TTL_S: '4', OXBOW_CLUSTER_FORWARD_TIMEOUT_MS: String(FORWARD_TIMEOUT_MS) },
-  });
-  nodes.push(node);
-  return node;
-}
+// A lease outliving the forwarding deadline: a write right after the leader's death fails before any election.
+const cluster = clusterNodes('oxbow-standby-writes-', { OXBOW_CLUSTER_LEASE_TTL_S: '4', OXBOW_CLUSTER_FORWARD_TIMEOUT_MS: String(FORWARD_TIMEOUT_MS) });
+const startNode = cluster.startNode;
 
 interface Failure {
   code?: string;

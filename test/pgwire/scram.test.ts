@@ -2,13 +2,9 @@
 // password "pencil"): the server-first and server-final messages must be the RFC's, byte for byte.
 import { describe, expect, it } from 'vitest';
 import { ScramExchange, scramVerifier } from '../../pgwire/scram.js';
+import { RFC7677 } from '../support/scram-rfc7677.js';
 
-const salt = Buffer.from('W22ZaJ0SNY7soEsUEjb6gQ==', 'base64');
-const clientFirst = 'n,,n=user,r=rOprNGfwEbeRWgbNEkqO';
-const serverNonce = '%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0';
-const serverFirst = 'r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096';
-const clientFinal = 'c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=';
-const serverFinal = 'v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=';
+const { salt, clientFirst, serverNonce, serverFirst, clientFinal, serverFinal } = RFC7677;
 
 describe('SCRAM-SHA-256 (RFC 7677 example)', () => {
   it('produces the RFC server messages for the right password', () => {

@@ -8,9 +8,11 @@
 // is not); past it the connection is closed with 08006. The replication stream's own liveness is
 // the reader's (`lastReceivedAt`, `abort`).
 
-import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { connect as netConnect, type Socket } from 'node:net';
 import { lookupWithin } from '../dns-lookup.js';
+import { SqlError } from '../../../sql/errors.js';
+import { SCRAM_SHA_256, ScramClient, saslMechanisms } from '../../../sql/scram-client.js';
 
 export interface PgConnectOptions {
   readonly host: string;
@@ -201,7 +203,7 @@ export class PgClient {
     const version = Buffer.alloc(4);
     version.writeInt32BE(196608, 0);
     this.send(undefined, Buffer.concat([version, ...parameters.map((part) => Buffer.from(`${part}\0`, 'utf8')), Buffer.from([0])]));
-    let scram: { nonce: string; bare: string; serverSignature?: Buffer } | undefined;
+    let scram: ScramClient | undefined;
     await this.exchange<void>((type, body, done, fail) => {
       if (type === 0x45) return fail(errorOf(body));
       if (type === 0x5a) return done();
@@ -215,36 +217,21 @@ export class PgClient {
         return this.send('p', Buffer.from(`md5${outer}\0`));
       }
       if (code === 10) {
-        const mechanisms = body.subarray(4).toString('utf8').split('\0');
-        if (!mechanisms.includes('SCRAM-SHA-256')) return fail(new PgError(`unsupported SASL mechanisms: ${mechanisms.join(', ')}`, '28000'));
-        const nonce = randomBytes(18).toString('base64');
-        const bare = `n=*,r=${nonce}`;
-        scram = { nonce, bare };
-        const first = Buffer.from(`n,,${bare}`, 'utf8');
-        const length = Buffer.alloc(4);
-        length.writeInt32BE(first.length, 0);
-        return this.send('p', Buffer.concat([Buffer.from('SCRAM-SHA-256\0'), length, first]));
+        const mechanisms = saslMechanisms(body.subarray(4));
+        if (!mechanisms.includes(SCRAM_SHA_256)) return fail(new PgError(`unsupported SASL mechanisms: ${mechanisms.join(', ')}`, '28000'));
+        scram = new ScramClient(options.password);
+        return this.send('p', scram.initialResponseMessage());
       }
       if (code === 11 && scram !== undefined) {
-        const serverFirst = body.subarray(4).toString('utf8');
-        const fields = new Map(serverFirst.split(',').map((part) => [part.slice(0, 1), part.slice(2)] as const));
-        const serverNonce = fields.get('r') ?? '';
-        if (!serverNonce.startsWith(scram.nonce)) return fail(new PgError('SCRAM: the server nonce does not extend ours', '08P01'));
-        const salted = pbkdf2Sync(options.password.normalize('NFKC'), Buffer.from(fields.get('s') ?? '', 'base64'), Number(fields.get('i')), 32, 'sha256');
-        const clientKey = createHmac('sha256', salted).update('Client Key').digest();
-        const storedKey = createHash('sha256').update(clientKey).digest();
-        const finalBare = `c=biws,r=${serverNonce}`;
-        const authMessage = `${scram.bare},${serverFirst},${finalBare}`;
-        const signature = createHmac('sha256', storedKey).update(authMessage).digest();
-        const proof = Buffer.alloc(32);
-        for (let i = 0; i < 32; i++) proof[i] = clientKey[i]! ^ signature[i]!;
-        const serverKey = createHmac('sha256', salted).update('Server Key').digest();
-        scram.serverSignature = createHmac('sha256', serverKey).update(authMessage).digest();
-        return this.send('p', Buffer.from(`${finalBare},p=${proof.toString('base64')}`, 'utf8'));
+        try {
+          return this.send('p', scram.responseMessage(body.subarray(4)));
+        } catch (error) {
+          if (!(error instanceof SqlError)) throw error;
+          return fail(new PgError(`SCRAM: ${error.message}`, error.code, error.detail));
+        }
       }
-      if (code === 12 && scram?.serverSignature !== undefined) {
-        const verifier = body.subarray(4).toString('utf8');
-        if (verifier !== `v=${scram.serverSignature.toString('base64')}`) return fail(new PgError('SCRAM: the server signature does not match', '08P01'));
+      if (code === 12 && scram !== undefined) {
+        if (!scram.verifyServerFinal(body.subarray(4).toString('utf8'))) return fail(new PgError('SCRAM: the server signature does not match', '08P01'));
         return;
       }
       fail(new PgError(`unsupported authentication request ${code}`, '28000'));

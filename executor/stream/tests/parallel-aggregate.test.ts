@@ -3,43 +3,25 @@
 // contents do not depend on the parallelism, and a restart (with the same or another parallelism)
 // keeps them. On RocksDB (the workers read the shared database); the worker script is the build's
 // (npm run build first).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
+import { describe, expect, it } from 'vitest';
 import { Numeric } from '../../../sql/numeric.js';
 import { type as scalar } from '../../../sql/types.js';
 import type { Row } from '../../../sql/value.js';
 import { ByteWriter } from '../../../storage/byte-writer.js';
-import type { EngineCore } from '../../engine/engine-core.js';
 import { decodeChanges, encodeChanges } from '../parallel/batch-codec.js';
-import type { ParallelRuntime } from '../parallel/parallel-runtime.js';
 import { ownerOf, VNODE_COUNT, vnodeOf } from '../parallel/vnode.js';
-import { expectViewsEqualQueries, openHarness, type Harness } from './stream-harness.js';
+import { expectViewsEqualQueries, type Harness } from './stream-harness.js';
+import { openOnRocks, runtimeOf, temporaryDirectories } from './rocks-harness.js';
 import { seededRandom } from '../../../test/support/seeded-random.js';
 
-const directories: string[] = [];
 let h: Harness | undefined;
-afterEach(async () => {
+const freshDirectory = temporaryDirectories('oxbow-parallel-', async () => {
   await h?.close();
   h = undefined;
-  while (directories.length > 0) rmSync(directories.pop()!, { recursive: true, force: true });
 });
 
-function freshDirectory(): string {
-  const directory = mkdtempSync(join(tmpdir(), 'oxbow-parallel-'));
-  directories.push(directory);
-  return directory;
-}
-
 function open(dir: string, parallelism: number): Promise<Harness> {
-  return openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 }), { tuning: { parallelism } });
-}
-
-function runtimeOf(harness: Harness): ParallelRuntime | undefined {
-  const core = (harness.engine as unknown as { core: EngineCore }).core;
-  return core.streams.parallel as ParallelRuntime | undefined;
+  return openOnRocks(dir, { tuning: { parallelism } });
 }
 
 const VIEWS: readonly (readonly [string, string])[] = [

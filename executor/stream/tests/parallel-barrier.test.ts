@@ -7,51 +7,34 @@
 // statements: a SELECT returns while a worker's batch is pending. The workers delay their handoff
 // through OXBOW_TEST_HANDOFF_DELAY_MS (read by worker-port.ts when a worker starts); the worker
 // script is the build's (npm run build first).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { openRocksStateStore, type RocksStateStore } from '../../../storage/rocks-state-store.js';
+import { describe, expect, it } from 'vitest';
+import type { RocksStateStore } from '../../../storage/rocks-state-store.js';
 import { setAnswerTimeout } from '../parallel/worker-handle.js';
 import { openHarness, type Harness } from './stream-harness.js';
+import { bidSource as namedBidSource, difference, rocksStore, temporaryDirectories } from './rocks-harness.js';
 
-const directories: string[] = [];
 let h: Harness | undefined;
-afterEach(async () => {
+const freshDirectory = temporaryDirectories('oxbow-parallel-barrier-', async () => {
   delete process.env['OXBOW_TEST_HANDOFF_DELAY_MS'];
   setAnswerTimeout(120_000);
   await h?.close();
   h = undefined;
-  while (directories.length > 0) rmSync(directories.pop()!, { recursive: true, force: true });
 });
 
-function freshDirectory(): string {
-  const directory = mkdtempSync(join(tmpdir(), 'oxbow-parallel-barrier-'));
-  directories.push(directory);
-  return directory;
-}
-
 async function open(dir: string, parallelism: number): Promise<{ harness: Harness; store: RocksStateStore }> {
-  const store = openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 });
+  const store = rocksStore(dir);
   const harness = await openHarness(store, { tuning: { parallelism }, barrierIntervalMs: 40 });
   return { harness, store };
 }
 
-const BID_COLUMNS = 'auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp, extra varchar';
 const Q1 = 'select auction, bidder, 0.908 * price as price, date_time from bid';
 
 function bidSource(events: number, gapNs: number): string {
-  return `create source bid (${BID_COLUMNS}) with (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${events}', nexmark.split.num = '2', nexmark.max.chunk.size = '256', nexmark.min.event.gap.in.ns = '${gapNs}')`;
+  return namedBidSource('bid', events, 2, gapNs);
 }
 
 async function committedEvents(harness: Harness): Promise<number> {
   return Number((await harness.run('select coalesce(sum(committed_offset), 0) from oxbow_catalog.source_partitions')).rows[0]![0]);
-}
-
-/** One statement (one snapshot): rows of the view missing from its query's and the reverse. */
-async function difference(harness: Harness, name: string, query: string): Promise<number> {
-  const rows = await harness.run(`select (select count(*) from ((select * from ${name}) except all (${query})) as a) + (select count(*) from ((${query}) except all (select * from ${name})) as b)`);
-  return Number(rows.rows[0]![0]);
 }
 
 async function until(condition: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {

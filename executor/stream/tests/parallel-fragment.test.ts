@@ -4,37 +4,19 @@
 // equals its query recomputed by the batch executor, the views' contents do not depend on the
 // parallelism, and a restart at another parallelism keeps them. On RocksDB; the worker script is
 // the build's (npm run build first).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
-import type { EngineCore } from '../../engine/engine-core.js';
-import type { ParallelRuntime } from '../parallel/parallel-runtime.js';
-import { expectViewsEqualQueries, openHarness, type Harness } from './stream-harness.js';
+import { describe, expect, it } from 'vitest';
+import { expectViewsEqualQueries, type Harness } from './stream-harness.js';
+import { openOnRocks, runtimeOf, temporaryDirectories } from './rocks-harness.js';
 import { seededRandom } from '../../../test/support/seeded-random.js';
 
-const directories: string[] = [];
 let h: Harness | undefined;
-afterEach(async () => {
+const freshDirectory = temporaryDirectories('oxbow-fragment-', async () => {
   await h?.close();
   h = undefined;
-  while (directories.length > 0) rmSync(directories.pop()!, { recursive: true, force: true });
 });
 
-function freshDirectory(): string {
-  const directory = mkdtempSync(join(tmpdir(), 'oxbow-fragment-'));
-  directories.push(directory);
-  return directory;
-}
-
 function open(dir: string, parallelism: number): Promise<Harness> {
-  return openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 }), { tuning: { parallelism } });
-}
-
-function runtimeOf(harness: Harness): ParallelRuntime | undefined {
-  const core = (harness.engine as unknown as { core: EngineCore }).core;
-  return core.streams.parallel as ParallelRuntime | undefined;
+  return openOnRocks(dir, { tuning: { parallelism } });
 }
 
 const TABLES = [

@@ -5,42 +5,18 @@
 // statement, one snapshot), the views do not depend on N, and a restart at another N keeps them
 // with no row lost or doubled. On RocksDB (the workers read the shared database); the worker
 // script is the build's (npm run build first).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
-import type { EngineCore } from '../../engine/engine-core.js';
-import type { ParallelRuntime } from '../parallel/parallel-runtime.js';
-import { openHarness, type Harness } from './stream-harness.js';
+import { describe, expect, it } from 'vitest';
+import type { Harness } from './stream-harness.js';
+import { bidSource, difference, openOnRocks, runtimeOf, temporaryDirectories } from './rocks-harness.js';
 
-const directories: string[] = [];
 let h: Harness | undefined;
-afterEach(async () => {
+const freshDirectory = temporaryDirectories('oxbow-parallel-source-', async () => {
   await h?.close();
   h = undefined;
-  while (directories.length > 0) rmSync(directories.pop()!, { recursive: true, force: true });
 });
 
-function freshDirectory(): string {
-  const directory = mkdtempSync(join(tmpdir(), 'oxbow-parallel-source-'));
-  directories.push(directory);
-  return directory;
-}
-
 function open(dir: string, parallelism: number): Promise<Harness> {
-  return openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 }), { tuning: { parallelism }, barrierIntervalMs: 40 });
-}
-
-function runtimeOf(harness: Harness): ParallelRuntime | undefined {
-  const core = (harness.engine as unknown as { core: EngineCore }).core;
-  return core.streams.parallel as ParallelRuntime | undefined;
-}
-
-const BID_COLUMNS = 'auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp, extra varchar';
-
-function bidSource(name: string, events: number, splits: number, gapNs = 0): string {
-  return `create source ${name} (${BID_COLUMNS}) with (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${events}', nexmark.split.num = '${splits}', nexmark.max.chunk.size = '256', nexmark.min.event.gap.in.ns = '${gapNs}')`;
+  return openOnRocks(dir, { tuning: { parallelism }, barrierIntervalMs: 40 });
 }
 
 /** Nexmark q0, q1, q2, q10, q22 over `bid` (the bench's forms), and a filter with a row error. */
@@ -52,12 +28,6 @@ function fragmentViews(bid: string, prefix: string): [string, string][] {
     [`${prefix}q10`, `select auction, bidder, price, date_time, extra, to_char(date_time, 'YYYY-MM-DD') as dt, to_char(date_time, 'HH24:MI') as hm from ${bid}`],
     [`${prefix}q22`, `select auction, bidder, price, channel, split_part(url, '/', 4) as dir1, split_part(url, '/', 5) as dir2, split_part(url, '/', 6) as dir3 from ${bid}`],
   ];
-}
-
-/** One statement (one snapshot): the rows of the view missing from its query's, and the query's missing from the view's. */
-async function difference(harness: Harness, name: string, query: string): Promise<number> {
-  const rows = await harness.run(`select (select count(*) from ((select * from ${name}) except all (${query})) as a) + (select count(*) from ((${query}) except all (select * from ${name})) as b)`);
-  return Number(rows.rows[0]![0]);
 }
 
 /** Checks every view against its query until the sources committed `total` events; returns the checks made. */
