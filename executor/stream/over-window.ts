@@ -10,20 +10,25 @@
 //          at the last row`), the last row being the last in the recompute's order
 //   for each changed partition:
 //     read its summary (a point read)
-//     every change an insertion whose ORDER BY sorts strictly after the last row's ->
+//     every change an insertion that sorts after the last row (see ties below) ->
 //       order the new rows (ORDER BY, then the state-key encoding, as the recompute orders ties)
 //       and compute their outputs on from the summary: row_number = count + 1, rank = count of
 //       rows before the peer group + 1, dense_rank = groups + 1, lag = the argument on the previous
 //       row (the last stored one for the first new row), each aggregate folded on from its value
 //       (a RANGE frame takes the whole peer group, a ROWS frame one row at a time); emit them,
 //       store the new rows and the new summary
-//     else (a deletion, a row at or before the last row's ORDER BY, an error on the way, no valid
-//       summary) -> the keyed recompute of the partition (keyed-operator.ts), whose output's last
-//       row gives the new summary (a failed template: a summary marked invalid, count -1)
+//     else (a deletion, a row before the last row, an error on the way, no valid summary) ->
+//       the keyed recompute of the partition (keyed-operator.ts), whose output's last row gives
+//       the new summary (a failed template: a summary marked invalid, count -1)
 //
-// A tie with the last stored row's ORDER BY goes to the recompute (a RANGE frame or rank of the
-// stored peers would change), so the outputs are exactly the recompute's: the same rows, in the
-// same order, with values folded by the same arithmetic as executor/expr/accumulator.ts.
+// Ties: a new row equal to the last row on ORDER BY joins its peer group. It sorts after the last
+// row when its state-key encoding is not below the last row's (the recompute orders peers by it),
+// and then the stored rows keep their row_number, lag and ROWS values; their RANGE values stay
+// only when folding the new peers leaves each RANGE aggregate's value as it was (a sum of 0, a
+// count of NULLs, a min above the minimum). Anything else tied (and any tie under rank() or
+// dense_rank()) goes to the recompute, so the outputs are exactly the recompute's, with values
+// folded by the same arithmetic as executor/expr/accumulator.ts. A new row equal to the last one
+// reads its count in the input table (the only stored row it can equal).
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
@@ -77,6 +82,8 @@ export class StreamAppendOnlyOverWindowNode extends KeyedOperatorNode {
   private readonly compareOrder: (a: readonly Value[], b: readonly Value[]) => number;
   private readonly rowTypes: readonly DataType[];
   private readonly countsGroups: boolean;
+  /** rank() or dense_rank(): a row tied with the last row's ORDER BY goes to the recompute. */
+  private readonly ranks: boolean;
   private readonly writer = new ByteWriter();
   /** The summary rows to write after every partition was read (the recompute's and the fast path's). */
   private summaryWrites: { key: Value[]; row: Row | undefined }[] = [];
@@ -92,6 +99,7 @@ export class StreamAppendOnlyOverWindowNode extends KeyedOperatorNode {
     this.compareOrder = keyComparator(orderBy);
     this.calls = template.calls.map((call) => forwardCall(call));
     this.countsGroups = this.calls.some((call) => call.kind === 'dense_rank');
+    this.ranks = this.calls.some((call) => call.kind === 'rank' || call.kind === 'dense_rank');
   }
 
   override applyAll(changesPerSlot: readonly (ChangeBatch | undefined)[]): ChangeBatch {
@@ -172,12 +180,24 @@ export class StreamAppendOnlyOverWindowNode extends KeyedOperatorNode {
     }
     try {
       const lastOrder = last === undefined ? undefined : this.orderOf(last);
+      const lastAdded: Added | undefined = last === undefined ? undefined : { row: last, order: lastOrder!, encoded: undefined };
       const added: Added[] = [];
+      let tied = false;
       for (let i = 0; i < changes.rows.length; i++) {
         const row = changes.rows[i]!;
         const order = this.orderOf(row);
-        if (lastOrder !== undefined && this.compareOrder(order, lastOrder) <= 0) return false;
-        for (let n = changes.signs[i]!; n > 0; n--) added.push({ row, order, encoded: undefined });
+        const entry: Added = { row, order, encoded: undefined };
+        if (lastAdded !== undefined) {
+          const versus = this.compareOrder(order, lastAdded.order);
+          if (versus < 0) return false;
+          // A peer of the last row: after it in the recompute's order (by encoding), so the stored
+          // rows keep their row_number, lag and ROWS values; ranks would need the peer group's start.
+          if (versus === 0) {
+            if (this.ranks || Buffer.compare(this.encoding(entry), this.encoding(lastAdded)) < 0) return false;
+            tied = true;
+          }
+        }
+        for (let n = changes.signs[i]!; n > 0; n--) added.push(entry);
       }
       if (added.length > 1) added.sort((a, b) => this.compareOrder(a.order, b.order) || Buffer.compare(this.encoding(a), this.encoding(b)));
       const outputs: Row[] = [];
@@ -189,12 +209,16 @@ export class StreamAppendOnlyOverWindowNode extends KeyedOperatorNode {
         let end = start + 1;
         while (end < added.length && this.compareOrder(added[start]!.order, added[end]!.order) === 0) end++;
         const rank = count + 1n;
-        groups++;
+        // The first new rows may continue the last row's peer group (`tied`).
+        const continues = tied && start === 0;
+        if (!continues) groups++;
         for (let c = 0; c < calls.length; c++) {
           const call = calls[c]!;
           if (!call.range) continue;
           let value: Value = values[c]!;
           for (let p = start; p < end; p++) value = fold(call, value, added[p]!.row, runtime);
+          // The stored peers' RANGE values would change with the new peers: the recompute says how.
+          if (continues && !sameValue(value, values[c]!)) throw new Recompute();
           values[c] = value;
           peerValues[c] = checked(call, value);
         }
@@ -231,12 +255,14 @@ export class StreamAppendOnlyOverWindowNode extends KeyedOperatorNode {
         out.rows.push(output);
         out.signs.push(1);
       }
-      // The new rows are after every stored row, so none is stored yet: each distinct row once,
-      // with its count.
+      // The new rows are after every stored row, so none is stored yet but copies of the last
+      // row (read for their count): each distinct row once, with its count.
       for (let p = 0; p < added.length; ) {
         let q = p + 1;
         while (q < added.length && (added[q]!.row === added[p]!.row || (this.compareOrder(added[q]!.order, added[p]!.order) === 0 && keysEqual(added[q]!.row, added[p]!.row, this.rowTypes)))) q++;
-        rowWrites.push([...key, ...added[p]!.row, BigInt(q - p)]);
+        let stored = 0n;
+        if (p === 0 && tied && keysEqual(added[0]!.row, last!, this.rowTypes)) stored = (this.tables[0]!.get([...key, ...last!])?.[keyWidth + width] as bigint | undefined) ?? 0n;
+        rowWrites.push([...key, ...added[p]!.row, stored + BigInt(q - p)]);
         p = q;
       }
       const lastRow = added[added.length - 1]!.row;
@@ -307,6 +333,12 @@ function forwardCall(call: WindowCall): ForwardCall {
     default:
       throw new SqlError(SqlState.internalError, `StreamAppendOnlyOverWindow cannot compute ${call.name}`);
   }
+}
+
+/** The same value to the letter (a numeric's scale too): an output that would not change. */
+function sameValue(a: Value, b: Value): boolean {
+  if (a === b) return true;
+  return a instanceof Numeric && b instanceof Numeric && a.unscaled === b.unscaled && a.scale === b.scale && a.special === b.special;
 }
 
 /** An aggregate's value as a row's output: an int8 sum out of range fails, as IntegerSum's result. */

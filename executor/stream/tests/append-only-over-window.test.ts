@@ -154,6 +154,19 @@ const CASES: Case[] = [
     recompute: (rows) => lines(windowOf(rows, 0, 1, true, 2, ['row_number', 'sum'], 'range')),
   },
   {
+    name: 'ties that leave the RANGE values as they are: peers after the last row, no recompute',
+    sql: `select p, t, q, row_number() over (partition by p order by t) as rn, lag(q) over (partition by p order by t) as prev,
+      sum(q) over (partition by p order by t) as s, max(q) over (partition by p order by t) as mx,
+      count(q) over (partition by p order by t rows between unbounded preceding and current row) as c
+      from (select p, t, v / 4 as q from ev) as quartered`,
+    recompute: (rows) => {
+      const quartered = rows.map(([p, t, v]) => [p, t, v === null ? null : Math.trunc(v / 4)]);
+      const range = windowOf(quartered, 0, 1, false, 2, ['row_number', 'lag', 'sum', 'max'], 'range');
+      const counted = new Map(windowOf(quartered, 0, 1, false, 2, ['count', 'row_number'], 'rows').map((row) => [`${textLine(row.slice(0, 3))}#${row[4]}`, row[3]!]));
+      return lines(range.map((row) => [...row, counted.get(`${textLine(row.slice(0, 3))}#${row[3]}`)!]));
+    },
+  },
+  {
     name: "q11's shape: a running sum over a lag's output",
     sql: `select p, t, starts, sum(starts) over (partition by p order by t) as session from (
       select p, t, case when lag(t) over (partition by p order by t) > t - 3 then 0 else 1 end as starts from ev) as marked`,
@@ -225,7 +238,7 @@ describe('planning StreamAppendOnlyOverWindow', () => {
       expect(plan, testCase.name).toContain('StreamAppendOnlyOverWindow');
       expect(plan, testCase.name).not.toContain('StreamOverWindow');
     }
-    expect(kinds(planView(catalog, CASES[3]!.sql)).filter((kind) => kind === 'StreamAppendOnlyOverWindow')).toHaveLength(2);
+    expect(kinds(planView(catalog, CASES[4]!.sql)).filter((kind) => kind === 'StreamAppendOnlyOverWindow')).toHaveLength(2);
   });
 
   it('keeps StreamOverWindow for a table, other calls and frames, no PARTITION BY and plan version 7', () => {
