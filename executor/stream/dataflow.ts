@@ -31,6 +31,7 @@ import { StreamLateralNode } from './lateral.js';
 import { StreamSharedNode } from './shared.js';
 import { KeyedOperatorNode } from './keyed-operator.js';
 import { StreamAppendOnlyGroupTopNNode } from './group-top-n.js';
+import { StreamAppendOnlyOverWindowNode } from './over-window.js';
 import { StreamHashJoinNode } from './hash-join.js';
 import { StreamTemporalJoinNode } from './temporal-join.js';
 import { StreamHashAggregateNode } from './hash-aggregate.js';
@@ -61,6 +62,7 @@ const BUILDERS: Builders = {
   StreamOverWindow: (plan, context) => new KeyedOperatorNode(plan, context),
   StreamSetOperation: (plan, context) => new KeyedOperatorNode(plan, context),
   StreamAppendOnlyGroupTopN: (plan, context) => new StreamAppendOnlyGroupTopNNode(plan, context),
+  StreamAppendOnlyOverWindow: (plan, context) => new StreamAppendOnlyOverWindowNode(plan, context),
   StreamMaterialize: (plan, context) => new StreamMaterializeNode(plan, context),
   StreamDynamicFilter: (plan, context) => new StreamDynamicFilterNode(plan, context),
   StreamWatermarkFilter: (plan, context) => new StreamWatermarkFilterNode(plan, context),

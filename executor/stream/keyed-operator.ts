@@ -27,23 +27,24 @@ import { appendChanges, difference, emptyChanges, type ChangeBatch } from './cha
 import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
-interface KeyGroupChanges {
+export interface KeyGroupChanges {
   readonly rows: Row[];
   readonly signs: number[];
 }
 
 export class KeyedOperatorNode implements StreamNode {
-  private readonly tables: readonly StateTable[];
+  /** One state table per input (an operator may open more of its `stateTables` itself). */
+  protected readonly tables: readonly StateTable[];
   private readonly keyEvaluators: readonly (readonly Evaluator[])[];
-  private readonly keyTypes: readonly DataType[];
-  private readonly inputTypes: readonly (readonly DataType[])[];
+  protected readonly keyTypes: readonly DataType[];
+  protected readonly inputTypes: readonly (readonly DataType[])[];
   private readonly outputTypes: readonly DataType[];
 
   constructor(
-    private readonly plan: KeyedOperator,
-    private readonly context: StreamContext,
+    protected readonly plan: KeyedOperator,
+    protected readonly context: StreamContext,
   ) {
-    this.tables = plan.stateTables.map((declaration) => context.stateTable(declaration));
+    this.tables = plan.inputs.map((_, input) => context.stateTable(plan.stateTables[input]!));
     this.keyEvaluators = plan.keys.map((keys) => keys.map(compile));
     this.keyTypes = (plan.keys[0] ?? []).map((key) => key.type);
     this.inputTypes = plan.inputs.map((input) => input.columns.map((column) => column.type));
@@ -70,6 +71,12 @@ export class KeyedOperatorNode implements StreamNode {
     const out = emptyChanges();
     const writes: Row[][] = this.tables.map(() => []);
     for (let g = 0; g < groups.size; g++) appendChanges(out, this.recomputeKey(groups.keys[g]!, groups.values[g]!, writes));
+    this.write(writes);
+    return out;
+  }
+
+  /** Per input, the state rows `recomputeKey` collected: a count above 0 inserts, else deletes. */
+  protected write(writes: readonly Row[][]): void {
     writes.forEach((rows, slot) => {
       const table = this.tables[slot]!;
       for (const stateRow of rows) {
@@ -77,7 +84,6 @@ export class KeyedOperatorNode implements StreamNode {
         else table.delete(stateRow);
       }
     });
-    return out;
   }
 
   /** An operator without key columns outputs its template over empty inputs at creation. */
@@ -87,7 +93,7 @@ export class KeyedOperatorNode implements StreamNode {
     return difference([], after, this.outputTypes);
   }
 
-  private groupByKey(slot: number, changes: ChangeBatch, groups: KeyMap<KeyGroupChanges[]>): void {
+  protected groupByKey(slot: number, changes: ChangeBatch, groups: KeyMap<KeyGroupChanges[]>): void {
     const evaluators = this.keyEvaluators[slot]!;
     const runtime = this.context.runtime;
     const inputs = this.tables.length;
@@ -109,7 +115,13 @@ export class KeyedOperatorNode implements StreamNode {
     }
   }
 
-  private recomputeKey(key: Value[], changesPerSlot: readonly KeyGroupChanges[], writes: Row[][]): ChangeBatch {
+  /**
+   * The template's output over a key group after its changes (undefined: the template failed), as
+   * the recompute found it; `write` has not run yet.
+   */
+  protected recomputed(_key: Value[], _after: Row[] | undefined): void {}
+
+  protected recomputeKey(key: Value[], changesPerSlot: readonly KeyGroupChanges[], writes: Row[][]): ChangeBatch {
     const before: Row[][] = [];
     const after: Row[][] = [];
     for (let input = 0; input < this.tables.length; input++) {
@@ -138,7 +150,10 @@ export class KeyedOperatorNode implements StreamNode {
       // rows than the next recompute from state does, and the view drifts from its query.
       after.push(expand(counts, stored < counts.size ? this.stateOrder(input, counts, stored) : undefined));
     }
-    return difference(this.run(before), this.run(after), this.outputTypes);
+    const old = this.run(before);
+    const now = this.tryRun(after);
+    this.recomputed(key, now);
+    return difference(old, now ?? [], this.outputTypes);
   }
 
   /**
@@ -207,11 +222,16 @@ export class KeyedOperatorNode implements StreamNode {
   }
 
   private run(inputs: Row[][]): Row[] {
+    return this.tryRun(inputs) ?? [];
+  }
+
+  /** The template's output; undefined when it failed (the error recorded for the view). */
+  private tryRun(inputs: Row[][]): Row[] | undefined {
     try {
       return collect(this.plan.template, this.context.setTemplateInputs(inputs));
     } catch (error) {
       this.context.recordError(error);
-      return [];
+      return undefined;
     }
   }
 }

@@ -13,7 +13,10 @@
 //   Window              key: the common PARTITION BY; a filter right above it (row_number() <= N)
 //                       runs in its template, so a partition outputs only the rows that pass;
 //                       over an append-only input (plan version 7), row_number() <= N alone:
-//                       StreamAppendOnlyGroupTopN, which keeps N rows per partition
+//                       StreamAppendOnlyGroupTopN, which keeps N rows per partition; a window
+//                       whose calls run forward over an input that mostly inserts (plan version
+//                       8): StreamAppendOnlyOverWindow, which computes rows added after a
+//                       partition's last from a summary row and recomputes the others
 //   Limit over Sort     key: none (top-N); a Sort elsewhere is dropped: a view's rows have no order
 //   Distinct [ON]       key: the whole row, or the ON expressions (with the Sort below it)
 //   INTERSECT / EXCEPT / UNION (distinct)   key: the whole row
@@ -234,8 +237,21 @@ class Incrementalizer {
         const clean = this.cleaning([plan.groupKeys], [plan.input], aggregate.inputs);
         return { ...aggregate, stateTables: this.cleanedFirst(aggregate.stateTables, clean), ...optional('clean', clean) };
       }
-      case 'Window':
-        return this.keyed('StreamOverWindow', plan, [plan.input], [commonPartition(plan)], { ...plan, input: inputScan(0, plan.input.columns) });
+      case 'Window': {
+        const input = this.convert(plan.input);
+        const template: Plan = { ...plan, input: inputScan(0, plan.input.columns) };
+        if ((this.options.planVersion ?? STREAM_PLAN_VERSION) < 8 || !mostlyInserts(input) || !forwardWindow(plan)) return this.keyedOver('StreamOverWindow', plan, [plan.input], [input], [commonPartition(plan)], template);
+        const partition = plan.calls[0]!.partitionBy;
+        const operator = this.keyedOver('StreamAppendOnlyOverWindow', plan, [plan.input], [input], [partition], template);
+        const summaryTypes: DataType[] = [...partition.map((key) => key.type), ...plan.input.columns.map((c) => c.type), int8, int8, ...plan.calls.map((call) => call.type)];
+        const summary: StateTableDeclaration = {
+          tableId: this.options.allocateStateTableId(),
+          purpose: 'last row and running values by partition',
+          columnTypes: summaryTypes,
+          primaryKey: partition.map((_, i) => i),
+        };
+        return { ...operator, stateTables: [...operator.stateTables, summary] };
+      }
       case 'Sort':
         // Rows of a view have no order; ORDER BY matters only under LIMIT or DISTINCT ON.
         return this.convert(plan.input);
@@ -626,7 +642,6 @@ function scalarSubqueriesAsJoins(plan: PlanOf<'Filter'> | PlanOf<'Project'>): Pl
   return { kind: 'Project', input: filtered, expressions: allColumns(plan.columns), columns: plan.columns };
 }
 
-/** The PARTITION BY shared by every window call, else none (one group). */
 interface RowNumberBound {
   /** The number of rows of each partition that pass. */
   readonly limit: number;
@@ -683,10 +698,70 @@ function integerConstant(expression: Expression): number | undefined {
   return typeof value === 'number' && Number.isSafeInteger(value) && value <= 1_000_000 ? value : undefined;
 }
 
+/**
+ * True when `plan` outputs insertions but for rare retractions: an append-only input (insertsOnly),
+ * or such an input through StreamAppendOnlyOverWindow (which retracts only when a row arrives
+ * before its partition's last), filters, projections and shared subtrees.
+ */
+function mostlyInserts(plan: StreamPlan): boolean {
+  if (insertsOnly(plan)) return true;
+  switch (plan.kind) {
+    case 'StreamFilter':
+    case 'StreamProject':
+      return mostlyInserts(plan.input);
+    case 'StreamShared':
+      return mostlyInserts(plan.source);
+    case 'StreamAppendOnlyOverWindow':
+      return mostlyInserts(plan.inputs[0]!);
+    default:
+      return false;
+  }
+}
+
+const SUMMED_TYPES = new Set(['int2', 'int4', 'int8', 'float4', 'float8', 'numeric']);
+
+/**
+ * True when every call of the window can compute a row added after its partition's last rows from
+ * those rows' summary (executor/stream/over-window.ts): the calls share a non-empty PARTITION BY and
+ * a non-empty ORDER BY, and each is row_number(), rank(), dense_rank(), lag(x [, 1 [, default]]),
+ * or count / sum / min / max without FILTER over a frame from UNBOUNDED PRECEDING to CURRENT ROW.
+ */
+function forwardWindow(plan: PlanOf<'Window'>): boolean {
+  const [first] = plan.calls;
+  if (first === undefined || first.partitionBy.length === 0 || first.orderBy.length === 0) return false;
+  const partition = JSON.stringify(first.partitionBy, withoutPositions);
+  const order = JSON.stringify(first.orderBy, withoutPositions);
+  return plan.calls.every((call) => {
+    if (JSON.stringify(call.partitionBy, withoutPositions) !== partition || JSON.stringify(call.orderBy, withoutPositions) !== order || call.filter !== undefined) return false;
+    switch (call.name) {
+      case 'row_number':
+      case 'rank':
+      case 'dense_rank':
+        return true;
+      case 'lag':
+        return call.args.length >= 1 && (call.args.length === 1 || integerConstant(call.args[1]!) === 1);
+      case 'count':
+      case 'sum':
+      case 'min':
+      case 'max':
+        if (call.frame.start.kind !== 'unboundedPreceding' || call.frame.end.kind !== 'currentRow') return false;
+        return call.name !== 'sum' || SUMMED_TYPES.has(call.args[0]?.type.name ?? '');
+      default:
+        return false;
+    }
+  });
+}
+
+/** The PARTITION BY shared by every window call, else none (one group). */
 function commonPartition(plan: PlanOf<'Window'>): readonly Expression[] {
   const first = plan.calls[0]?.partitionBy ?? [];
   const text = JSON.stringify(first, bigintSafe);
   return plan.calls.every((call) => JSON.stringify(call.partitionBy, bigintSafe) === text) ? first : [];
+}
+
+/** bigintSafe, and without the source positions, which differ between equal expressions. */
+function withoutPositions(key: string, value: unknown): unknown {
+  return key === 'position' ? undefined : bigintSafe(key, value);
 }
 
 function bigintSafe(_key: string, value: unknown): unknown {

@@ -44,7 +44,8 @@ export type KeyedOperatorKind =
   | 'StreamTopN'
   | 'StreamOverWindow'
   | 'StreamSetOperation'
-  | 'StreamAppendOnlyGroupTopN';
+  | 'StreamAppendOnlyGroupTopN'
+  | 'StreamAppendOnlyOverWindow';
 
 /**
  * The group top-N of an append-only input (executor/stream/group-top-n.ts): `row_number() OVER
@@ -68,7 +69,11 @@ export interface KeyedOperator {
   readonly keys: readonly (readonly Expression[])[];
   /** The batch plan recomputing one key group; its leaves are Scans of `streamInputRelationId(i)`. */
   readonly template: Plan;
-  /** Per input: rows grouped by key, `key columns ++ row ++ count int8`. */
+  /**
+   * Per input: rows grouped by key, `key columns ++ row ++ count int8`. StreamAppendOnlyOverWindow
+   * has a second one after its input's: per partition its last row and running values
+   * (executor/stream/over-window.ts).
+   */
   readonly stateTables: readonly StateTableDeclaration[];
   readonly columns: readonly OutputColumn[];
   /** StreamAppendOnlyGroupTopN: what it ranks by and how many rows it keeps. */
@@ -92,8 +97,12 @@ export interface KeyedOperator {
  * 7 plans `row_number() <= N` over an append-only input as StreamAppendOnlyGroupTopN, whose state
  * keeps N rows per partition; views of version 6 and before keep their StreamOverWindow, whose
  * state holds every input row.
+ * 8 plans an over-window whose calls all run forward (row_number, rank, dense_rank, lag by 1,
+ * count / sum / min / max from UNBOUNDED PRECEDING to CURRENT ROW) over an input that mostly
+ * inserts as StreamAppendOnlyOverWindow, which adds a second state table (one summary row per
+ * partition); views of version 7 and before keep their StreamOverWindow.
  */
-export const STREAM_PLAN_VERSION = 7;
+export const STREAM_PLAN_VERSION = 8;
 
 /**
  * The incremental symmetric hash join (executor/stream/hash-join.ts): each side's rows by equi-key

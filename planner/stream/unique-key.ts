@@ -124,6 +124,7 @@ export function uniqueKey(plan: StreamPlan): UniqueKey {
       return plan.template.kind === 'SetOperation' && !plan.template.all ? plan.columns.map((_, index) => index) : undefined;
     case 'StreamTopN':
     case 'StreamOverWindow':
+    case 'StreamAppendOnlyOverWindow':
       return uniqueKey(plan.inputs[0]!);
     case 'StreamTemporalJoin':
       // At most one match per left row by primary key: the left row's key, first in the output.
