@@ -7,7 +7,7 @@ import { type DataType, type as scalar, arrayOf } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { Expression } from '../expression.js';
 import type { AggregateCall, AggregateName, RangeOffset, SortKey, WindowCall, WindowFrame, WindowFunctionName } from '../plan.js';
-import type { BinderContext } from './context.js';
+import { type BinderContext, positionOf } from './context.js';
 import { displayTypeName } from './type-name.js';
 
 const TEXT = scalar('text');
@@ -150,6 +150,68 @@ export function bindFrame(
   return { mode, start, end };
 }
 
+/** A WindowDef as the parser gives it (an OVER clause or an entry of the WINDOW clause). */
+interface WindowDefNode {
+  readonly name?: string;
+  readonly refname?: string;
+  readonly partitionClause?: Node[];
+  readonly orderClause?: Node[];
+  readonly frameOptions?: number;
+  readonly startOffset?: Node;
+  readonly endOffset?: Node;
+  readonly location?: number;
+}
+
+/** The parser's frameOptions of a window without a frame clause (RANGE UNBOUNDED PRECEDING AND CURRENT ROW). */
+const FRAME_DEFAULTS = 0x422;
+
+/**
+ * The window an OVER clause names, as PostgreSQL resolves it (parse_agg.c, parse_clause.c):
+ * `OVER w` is the WINDOW clause's `w` itself, frame included; `OVER (w ...)` and `WINDOW w2 AS (w
+ * ...)` copy w's PARTITION BY (which they may not override), its ORDER BY unless they give one (w
+ * must have none then), and never its frame: a window with a frame clause cannot be copied, and the
+ * copy's frame is its own.
+ */
+function resolveWindowDef(over: WindowDefNode, namedWindows: ReadonlyMap<string, Node>, callPosition: number | undefined): WindowDefNode {
+  // PostgreSQL points at the window definition (the OVER clause or the WINDOW clause's entry).
+  const at = (def: WindowDefNode): number | undefined => positionOf(def.location) ?? callPosition;
+  const definition = (name: string, seen: ReadonlySet<string>, from: WindowDefNode): WindowDefNode => {
+    const entry = namedWindows.get(name);
+    if (entry === undefined || seen.has(name)) throw new SqlError(SqlState.undefinedObject, `window "${name}" does not exist`, { position: at(from) });
+    const def = (entry as { WindowDef: WindowDefNode }).WindowDef;
+    return def.refname === undefined ? def : copied(def, definition(def.refname, new Set([...seen, name]), def), true);
+  };
+  const copied = (def: WindowDefNode, ref: WindowDefNode, inWindowClause: boolean): WindowDefNode => {
+    const position = at(def);
+    if ((def.partitionClause?.length ?? 0) > 0) {
+      throw new SqlError(SqlState.windowingError, `cannot override PARTITION BY clause of window "${def.refname}"`, { position });
+    }
+    const ownOrder = (def.orderClause?.length ?? 0) > 0;
+    if (ownOrder && (ref.orderClause?.length ?? 0) > 0) {
+      throw new SqlError(SqlState.windowingError, `cannot override ORDER BY clause of window "${def.refname}"`, { position });
+    }
+    if ((ref.frameOptions ?? FRAME_DEFAULTS) !== FRAME_DEFAULTS) {
+      const bare = !inWindowClause && !ownOrder && (def.frameOptions ?? FRAME_DEFAULTS) === FRAME_DEFAULTS;
+      throw new SqlError(SqlState.windowingError, `cannot copy window "${def.refname}" because it has a frame clause`, {
+        position,
+        ...(bare ? { hint: 'Omit the parentheses in this OVER clause.' } : {}),
+      });
+    }
+    const order = ownOrder ? def.orderClause : ref.orderClause;
+    return {
+      ...(ref.partitionClause !== undefined ? { partitionClause: ref.partitionClause } : {}),
+      ...(order !== undefined ? { orderClause: order } : {}),
+      ...(def.frameOptions !== undefined ? { frameOptions: def.frameOptions } : {}),
+      ...(def.startOffset !== undefined ? { startOffset: def.startOffset } : {}),
+      ...(def.endOffset !== undefined ? { endOffset: def.endOffset } : {}),
+    };
+  };
+  // `OVER w` names the definition itself (the parser sets `name`); `OVER (w ...)` sets `refname`.
+  if (over.name !== undefined) return definition(over.name, new Set(), over);
+  if (over.refname !== undefined) return copied(over, definition(over.refname, new Set(), over), false);
+  return over;
+}
+
 export function bindWindowCall(
   call: FuncCall,
   bindArgument: (node: Node) => Expression,
@@ -160,12 +222,7 @@ export function bindWindowCall(
 ): WindowCall {
   const parts = (call.funcname ?? []).map((n) => (n as { String: { sval: string } }).String.sval);
   const name = parts[parts.length - 1]! as WindowFunctionName;
-  let over = call.over as any;
-  if (over.refname !== undefined || (over.name !== undefined && over.partitionClause === undefined && over.orderClause === undefined)) {
-    const named = namedWindows.get(over.refname ?? over.name);
-    if (named === undefined) throw new SqlError(SqlState.undefinedObject, `window "${over.refname ?? over.name}" does not exist`, { position });
-    over = { ...(named as any).WindowDef, ...Object.fromEntries(Object.entries(over).filter(([k]) => k !== 'refname' && k !== 'name')) };
-  }
+  const over = resolveWindowDef(call.over as WindowDefNode, namedWindows, position);
   const partitionBy = ((over.partitionClause ?? []) as Node[]).map(bindArgument);
   const orderBy = bindSort((over.orderClause ?? []) as Node[]);
   const rangeOffset: RangeOffsetBinder = (node) => {
