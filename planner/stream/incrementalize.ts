@@ -787,7 +787,7 @@ function viewStorageKey(input: StreamPlan, width: number, options: Incrementaliz
  * row count (the counted layout reads one per distinct row). A number rather than the pair of the
  * join sides' row ids: the view's table keeps its one hidden int8 column (batch reads, AS OF,
  * indexes and views on the view see the layout of a blind view), and it serves inputs whose rows
- * carry no ids at all (UNION ALL, LATERAL, a join whose sides are filtered aggregates of nothing).
+ * carry no ids at all (UNION ALL, LATERAL, a join one of whose sides is itself a join).
  */
 function numbersRows(input: StreamPlan, width: number, options: IncrementalizeOptions): boolean {
   return (options.planVersion ?? STREAM_PLAN_VERSION) >= 8 && width > 0 && !carriesRowIds(input) && uniqueKey(input) === undefined && insertsOnly(input);
