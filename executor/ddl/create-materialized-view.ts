@@ -212,7 +212,9 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
     schema,
     name,
     columns,
-    // The key the view's rows are stored by (planner/stream/unique-key.ts), else the whole row and its duplicate number.
+    // The key the view's rows are stored by (planner/stream/incrementalize.ts `viewStorageKey`: the query's unique key,
+    // or the hidden column holding a source row id or the view's row number), else the whole row and its duplicate number.
+    // A restart plans the view again with this key (`restoreDataflows`), so its layout never changes.
     primaryKey: planned.stream.kind === 'StreamMaterialize' && planned.stream.key !== undefined ? [...planned.stream.key] : columns.map((_, index) => index),
     definition: queryText,
     dependsOn: referencedRelationIds(body.query!, ddl),

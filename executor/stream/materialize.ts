@@ -25,6 +25,15 @@
 // not written through to the row cache (`writeAround`): nothing here reads them back by key. Inserts
 // are appended (StateTable.append): encoded for the commit as they arrive, so the rows die young.
 //
+// Numbered (plan version 8, `plan.numbered`): over an input that only inserts but carries no row
+// ids (an inner join of append-only sources, UNION ALL, LATERAL: planner/stream/unique-key.ts
+// `insertsOnly`), each row is stored as `row ++ n` under a number n the view allocates, with no
+// read of a row count: one write per row, appended and written around the row cache as blind
+// inserts are. The next number is a state row of its own (`stateTables[1]`), read once per batch
+// and written in the same epoch as the rows it numbered: a restart, or an epoch that fails and is
+// retried, numbers from the last committed value, so no number is given to two stored rows. A
+// delete would need the number of a copy of its row (a planner bug on an append-only input): XX000.
+//
 // A sink AS query's dataflow (StreamContext.changeLog) also writes its output, every change in
 // order, to the sink's change log (change-log.ts), which its deliveries read. An append-only sink
 // (blind inserts) keeps no rows at all, only the log.
@@ -41,6 +50,9 @@ import { ChangeLogWriter } from './change-log.js';
 import type { StreamContext, ViewIndex } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
+/** The key of the numbered layout's one state row. */
+const NEXT_NUMBER_KEY: Row = [0];
+
 export class StreamMaterializeNode implements StreamNode {
   private readonly rows: StateTable;
   /** The counted layout's row counts; undefined when the view is stored by its key. */
@@ -54,6 +66,10 @@ export class StreamMaterializeNode implements StreamNode {
   private indexes: readonly ViewIndex[] = [];
   /** The input's batches carry unique row ids: blind inserts (see the header). */
   private readonly blind: boolean;
+  /** The numbered layout's next row number (`int4 0, int8 next`); undefined in the other layouts. */
+  private readonly numbers: StateTable | undefined;
+  /** Numbered layout: the input's rows are fresh arrays only this node holds (a projection's), so the number goes on in place. */
+  private readonly ownsRows: boolean;
   /** A sink's change log (its output in order); undefined for a view. */
   private readonly log: ChangeLogWriter | undefined;
   /** Whether the rows are written to the relation's table (not for an append-only sink, whose log holds them). */
@@ -68,8 +84,11 @@ export class StreamMaterializeNode implements StreamNode {
     this.keyColumns = plan.key?.filter((column) => column < width);
     this.keyTypes = (this.keyColumns ?? []).map((column) => this.types[column]!);
     this.counts = plan.key === undefined ? context.stateTable(plan.stateTables[1]!) : undefined;
-    // Blind rows are written once and not read back by key by this dataflow: no cache write-through.
-    if (this.blind) this.rows.writeAround?.();
+    this.numbers = plan.numbered === true ? context.stateTable(plan.stateTables[1]!) : undefined;
+    // A projection (not one a LATERAL emits through) builds a new array per row; nothing else reads the view's input.
+    this.ownsRows = plan.input.kind === 'StreamProject' && plan.input.input.kind !== 'StreamLateral';
+    // Blind and numbered rows are written once and not read back by key by this dataflow: no cache write-through.
+    if (this.blind || this.numbers !== undefined) this.rows.writeAround?.();
     const changeLog = context.changeLog;
     this.log = changeLog === undefined ? undefined : new ChangeLogWriter(context.store, changeLog.tableId, plan.stateTables[0]!.columnTypes);
     this.keepRows = changeLog === undefined || changeLog.rowsKept || !this.blind;
@@ -83,6 +102,7 @@ export class StreamMaterializeNode implements StreamNode {
 
   private applyChanges(_slot: number, changes: ChangeBatch): ChangeBatch {
     if (this.blind && changes.ids !== undefined) return this.applyBlind(changes, changes.ids);
+    if (this.numbers !== undefined) return this.applyNumbered(changes, this.numbers);
     if (this.counts === undefined) return this.applyKeyed(changes, this.keyColumns!);
     const counts = this.counts;
     const net = new KeyMap<number>(this.types);
@@ -204,6 +224,30 @@ export class StreamMaterializeNode implements StreamNode {
       }
     }
     return { rows, signs };
+  }
+
+  /** Each inserted row stored as `row ++ n` under the next row number, no read; the next number written once. */
+  private applyNumbered(changes: ChangeBatch, numbers: StateTable): ChangeBatch {
+    const indexes = (this.indexes = this.context.viewIndexes());
+    const rows = changes.rows;
+    const signs = changes.signs;
+    if (rows.length === 0) return emptyChanges();
+    const table = this.rows;
+    const append = table.append === undefined ? undefined : table.append.bind(table);
+    const stored = numbers.get(NEXT_NUMBER_KEY);
+    let next = stored === undefined ? 0n : (stored[1] as bigint);
+    const out: Row[] = this.ownsRows ? rows : new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      if (signs[i]! < 0) throw new SqlError(SqlState.internalError, `materialized view "${this.name}": its input deleted a row, and it numbers the rows of an input that only inserts`);
+      const full = this.ownsRows ? rows[i]! : rows[i]!.slice();
+      full.push(next++);
+      out[i] = full;
+      if (append !== undefined) append(full);
+      else table.insert(full);
+      for (const index of indexes) index.table.insert(index.entry(full));
+    }
+    numbers.insert([0, next]);
+    return { rows: out, signs };
   }
 
   private emit(out: ChangeBatch, row: Row, duplicate: number, sign: number): void {

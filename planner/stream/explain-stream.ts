@@ -35,6 +35,7 @@ function storedBy(plan: Extract<StreamPlan, { kind: 'StreamMaterialize' }>): str
   const key = plan.key;
   if (key === undefined) return 'stored by row, duplicate number';
   const width = plan.columns.length;
+  if (key.length === 1 && key[0] === width && plan.numbered === true) return 'stored by row number';
   if (key.length === 1 && key[0] === width) return carriesRowIds(plan.input) ? 'stored by source row id' : 'stored by () (one row)';
   return `stored by (${key.map((column) => plan.columns[column]!.name).join(', ')})`;
 }

@@ -839,8 +839,10 @@ function emitOnWindowClose(plan: Plan, input: StreamPlan, watermarkTables: Reado
  * the hidden one), or undefined for `row ++ duplicate number` with row counts. From plan version 3:
  * a view over an append-only source through filters and projections by its rows' source row ids
  * (the hidden column); otherwise by its query's unique key (unique-key.ts), the hidden column (0)
- * when that key is empty (one row at most). A view without visible columns is stored by the key
- * only when blind (the two layouts of its table would look alike). A restart takes the stored key.
+ * when that key is empty (one row at most); from plan version 8, a view whose input only inserts
+ * but has neither by a row number of its own (the hidden column, `numbersRows`). A view without
+ * visible columns is stored by the key only when blind (the two layouts of its table would look
+ * alike). A restart takes the stored key.
  */
 function viewStorageKey(input: StreamPlan, width: number, options: IncrementalizeOptions): readonly number[] | undefined {
   if ((options.planVersion ?? STREAM_PLAN_VERSION) < 3) return undefined;
@@ -849,8 +851,21 @@ function viewStorageKey(input: StreamPlan, width: number, options: Incrementaliz
   if (carriesRowIds(input)) return [width];
   if (width === 0) return undefined;
   const key = uniqueKey(input);
-  if (key === undefined) return undefined;
+  if (key === undefined) return numbersRows(input, width, options) ? [width] : undefined;
   return key.length === 0 ? [width] : key;
+}
+
+/**
+ * Plan version 8: the view numbers its rows itself when its input only inserts (insertsOnly: an
+ * inner join of append-only sources, UNION ALL, LATERAL over one) yet neither carries source row
+ * ids nor has a unique key. Each insert is then one write under a fresh number, with no read of a
+ * row count (the counted layout reads one per distinct row). A number rather than the pair of the
+ * join sides' row ids: the view's table keeps its one hidden int8 column (batch reads, AS OF,
+ * indexes and views on the view see the layout of a blind view), and it serves inputs whose rows
+ * carry no ids at all (UNION ALL, LATERAL, a join one of whose sides is itself a join).
+ */
+function numbersRows(input: StreamPlan, width: number, options: IncrementalizeOptions): boolean {
+  return (options.planVersion ?? STREAM_PLAN_VERSION) >= 8 && width > 0 && !carriesRowIds(input) && uniqueKey(input) === undefined && insertsOnly(input);
 }
 
 /** The incrementalization pass: the physical plan of a view's query to its streaming plan. */
@@ -868,6 +883,10 @@ export function incrementalize(plan: Plan, options: IncrementalizeOptions): Stre
   };
   const materialize = { kind: 'StreamMaterialize', property: 'stateful', input, relationId: options.relationId, name: options.name, columns: plan.columns } as const;
   // A view stored by its key keeps no row counts: each key holds one row.
+  if (key !== undefined && key.length === 1 && key[0] === rowTypes.length && numbersRows(input, rowTypes.length, options)) {
+    const next: StateTableDeclaration = { tableId: options.allocateStateTableId(), purpose: 'next row number', columnTypes: [scalar('int4'), int8], primaryKey: [0] };
+    return { ...materialize, key, numbered: true, stateTables: [viewTable, next] };
+  }
   if (key !== undefined) return { ...materialize, key, stateTables: [viewTable] };
   const counts: StateTableDeclaration = {
     tableId: options.allocateStateTableId(),

@@ -101,6 +101,10 @@ export interface KeyedOperator {
  * count / sum / min / max from UNBOUNDED PRECEDING to CURRENT ROW) over an input that mostly
  * inserts as StreamAppendOnlyOverWindow, which adds a second state table (one summary row per
  * partition); views of version 7 and before keep their StreamOverWindow.
+ * 8 also stores a view whose input only inserts (`insertsOnly`) but carries no source row ids (an inner
+ * join of append-only sources, a UNION ALL, a LATERAL) by a row number the view allocates
+ * (`StreamMaterialize.numbered`); views of version 7 and before keep their `row ++ duplicate
+ * number` tables and row counts.
  */
 export const STREAM_PLAN_VERSION = 8;
 
@@ -354,9 +358,16 @@ export type StreamPlan =
       /**
        * Positions in the view's relation columns (the query's columns, then the hidden one) of the
        * key its rows are stored by: the query's unique key, or the hidden column alone (a source row
-       * id of blind inserts, or 0 in a view of at most one row). Undefined: `row ++ duplicate number`.
+       * id of blind inserts, the view's own row number (`numbered`), or 0 in a view of at most one
+       * row). Undefined: `row ++ duplicate number`.
        */
       readonly key?: readonly number[];
+      /**
+       * Plan version 8, an input that only inserts and carries no row ids: each row is stored under
+       * a row number the materialize allocates (`key` the hidden column), the next number kept in
+       * `stateTables[1]` (`int4 0, int8 next`), written in the epoch of the rows it numbered.
+       */
+      readonly numbered?: true;
       readonly stateTables: readonly StateTableDeclaration[];
       readonly columns: readonly OutputColumn[];
     }

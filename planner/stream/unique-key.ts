@@ -25,7 +25,9 @@
 //   a shared subtree (share.ts)    its source's key, through its column map
 //
 // Separately, a view over an append-only source through filters and projections (`carriesRowIds`)
-// is stored by the hidden row id each row carries (blind inserts, executor/stream/materialize.ts).
+// is stored by the hidden row id each row carries (blind inserts, executor/stream/materialize.ts),
+// and from plan version 8 a view over another input that only inserts (`insertsOnly`) with no key
+// known by a row number it allocates (incrementalize.ts `numbersRows`).
 
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Expression } from '../expression.js';
