@@ -16,6 +16,11 @@
 // changes, not the relation's size, and no history is held. A sink FROM a table, source or view
 // reads that relation's versions (sink-changes.ts), which cost a scan of the relation.
 //
+// A direct sink (sink-target.ts, `deliversDirectly`: a blackhole) AS an append-only query has no
+// log: each round takes the changes its dataflow counted in the epochs committed since
+// (executor/stream/change-log.ts, DirectChanges). No floor, no hold, nothing read: after a
+// restart it delivers what is committed from then on. Entries an older log left are dropped.
+//
 // A failed round (target down, timeout, lost connection) is retried with backoff (200 ms doubling
 // to 10 s), each failure a row in oxbow_catalog.sink_errors; the next round asks the target what
 // it holds first, since a round cut off during COMMIT may or may not have landed.
@@ -23,6 +28,7 @@
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Epoch } from '../../sql/epoch.js';
 import type { StateTable } from '../../storage/state-table.js';
+import type { DirectChanges } from '../stream/change-log.js';
 import type { ConnectorHost } from './connector-host.js';
 import { changesBetween, deliverableEpoch, lastChangesBetween, type EpochChanges } from './sink-changes.js';
 import { sinkKeyPositions } from './sink-key.js';
@@ -110,6 +116,8 @@ export class TargetSink {
 
   /** One delivery round: everything committed since what the target holds. */
   async deliver(): Promise<void> {
+    const direct = this.core.streams.directChanges(this.sink.id);
+    if (direct !== undefined) return this.deliverDirect(direct);
     if (!this.resumed) {
       let progress = await this.target.resume(this.floor);
       if (progress !== undefined && this.floor !== undefined && progress < this.floor) {
@@ -161,6 +169,33 @@ export class TargetSink {
     if (!empty) this.status.delivered(this.sink.id, this.target.connector, rows, to);
     if (this.written !== undefined && (this.floor === undefined || this.floor < this.written) && Date.now() - this.floorAt >= FLOOR_INTERVAL_MS) await this.persistFloor(this.written);
     this.hold(to);
+  }
+
+  /** A direct sink's round: the changes its dataflow counted in the epochs committed since the last round. */
+  private async deliverDirect(direct: DirectChanges): Promise<void> {
+    if (!this.resumed) {
+      // A log an older build wrote for this sink: nothing reads it any more.
+      if (this.log?.holdsEntries() === true) {
+        const log = this.log;
+        await this.core.writeLock.run(() => {
+          if (this.stopped) return;
+          try {
+            log.clear();
+            this.core.commit();
+          } catch (error) {
+            this.core.store.abort();
+            throw error;
+          }
+        });
+      }
+      this.resumed = true;
+    }
+    const to = deliverableEpoch(this.core);
+    if (this.delivered !== undefined && to <= this.delivered) return;
+    const { inserts, deletes } = direct.take(to);
+    this.delivered = to;
+    this.failures = 0;
+    if (inserts + deletes > 0) this.status.delivered(this.sink.id, this.target.connector, inserts + deletes, to);
   }
 
   /** The changes in (from, to]: every one, or for an upsert target the last per key. */

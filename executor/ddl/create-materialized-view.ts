@@ -33,6 +33,7 @@ import { isKafkaReplayed } from '../connectors/kafka/kafka-replay.js';
 import { withSign, type ChangeBatch } from '../stream/change-batch.js';
 import type { Dataflow } from '../stream/dataflow.js';
 import { carriesRowIds } from '../stream/scan.js';
+import { deliversDirectly } from '../connectors/sink-target.js';
 
 export interface CreateViewInput {
   readonly core: DdlHost;
@@ -205,7 +206,8 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
   const logOnly = sink !== undefined && planned.stream.kind === 'StreamMaterialize' && carriesRowIds(planned.stream.input);
   const changeLog = logOnly ? { tableId: draft.allocateId(), rowsKept: false } : undefined;
   // A sink that keeps its rows sends them as its first delivery: its backfill needs no log entries.
-  const liveLog = changeLog === undefined ? undefined : { ...changeLog, paused: changeLog.rowsKept };
+  // A target that takes the changes directly (a blackhole) gets them with no log at all.
+  const liveLog = changeLog === undefined ? undefined : { ...changeLog, paused: changeLog.rowsKept, ...(deliversDirectly(sink?.options) ? { direct: true } : {}) };
   const relation: RelationDef = {
     id: relationId,
     kind: sink === undefined ? 'materialized_view' : 'sink',
@@ -273,6 +275,7 @@ export function restoreDataflows(core: DdlHost, plannerContext: (searchPath: rea
       if (id === undefined) throw new SqlError(SqlState.internalError, `materialized view "${view.name}" needs more state tables than its catalog entry lists`);
       return id;
     }, view.stream!.planVersion ?? 1, view.primaryKey); // a view keeps the operators (and state layout) of the plan version it was created with, and the key it is stored by
-    core.streams.install(core.streams.build(view.id, planned.stream, undefined, view.stream!.changeLog));
+    const changeLog = view.stream!.changeLog;
+    core.streams.install(core.streams.build(view.id, planned.stream, undefined, changeLog !== undefined && deliversDirectly(view.options) ? { ...changeLog, direct: true } : changeLog));
   }
 }

@@ -1,0 +1,126 @@
+// The direct sink path (sink-target.ts, `deliversDirectly`; executor/stream/change-log.ts,
+// DirectChanges). DirectChanges over the in-memory state store: counted per epoch as they are
+// written, given to a delivery only once their epoch is committed (sealed by commit or by
+// commitAsync), each once, and dropped when their epoch is aborted. Through the engine: a
+// blackhole sink AS an append-only query (a datagen source without a key) counts every change its
+// dataflow commits and writes nothing to its change log. Two sinks, one created before most of
+// the source's rows come (its changes stream in) and one after half (its backfill), each must
+// count exactly the rows of its query recomputed by the batch executor, and the state store must
+// hold no entry of either log and no row of either sink.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
+import { openHarness, type Harness } from '../../stream/tests/stream-harness.js';
+import { changeLogSchema, DirectChanges } from '../../stream/change-log.js';
+import type { ChangeBatch } from '../../stream/change-batch.js';
+import type { EngineCore } from '../../engine/engine-core.js';
+
+function batch(inserts: number, deletes: number): ChangeBatch {
+  const rows = [];
+  const signs = [];
+  for (let i = 0; i < inserts; i++) {
+    rows.push([BigInt(i)]);
+    signs.push(1);
+  }
+  for (let i = 0; i < deletes; i++) {
+    rows.push([BigInt(-i)]);
+    signs.push(-1);
+  }
+  return { rows, signs };
+}
+
+describe('DirectChanges', () => {
+  it('gives the changes of committed epochs once, and none of the open one', () => {
+    const store = createMemoryStateStore();
+    const direct = new DirectChanges(store);
+    direct.write(batch(3, 0));
+    direct.write(batch(2, 1));
+    // Nothing committed yet: the open epoch's changes wait.
+    expect(direct.take(store.committedEpoch)).toEqual({ inserts: 0, deletes: 0 });
+    store.commit(10n);
+    direct.write(batch(4, 0));
+    expect(direct.take(store.committedEpoch)).toEqual({ inserts: 5, deletes: 1 });
+    expect(direct.take(store.committedEpoch)).toEqual({ inserts: 0, deletes: 0 });
+    store.commit(20n);
+    store.commit(30n);
+    direct.write(batch(1, 0));
+    // Up to epoch 20 only: the 4 rows of epoch 20, not the row of the epoch after 30.
+    expect(direct.take(20n)).toEqual({ inserts: 4, deletes: 0 });
+    store.commit(40n);
+    expect(direct.take(40n)).toEqual({ inserts: 1, deletes: 0 });
+  });
+
+  it('drops the changes of an aborted epoch and keeps those of the epochs sealed before it', async () => {
+    const store = createMemoryStateStore();
+    const direct = new DirectChanges(store);
+    direct.write(batch(2, 0));
+    const durable = store.commitAsync(10n);
+    // Sealed but not yet durable: not given yet, and an abort of the next epoch keeps them.
+    direct.write(batch(7, 0));
+    expect(direct.take(store.committedEpoch)).toEqual({ inserts: 0, deletes: 0 });
+    direct.discard();
+    store.abort();
+    await durable;
+    expect(direct.take(store.committedEpoch)).toEqual({ inserts: 2, deletes: 0 });
+    direct.write(batch(1, 1));
+    store.commit(20n);
+    expect(direct.take(store.committedEpoch)).toEqual({ inserts: 1, deletes: 1 });
+  });
+
+  it('drops an aborted epoch whose changes came in several batches', () => {
+    const store = createMemoryStateStore();
+    const direct = new DirectChanges(store);
+    direct.write(batch(5, 0));
+    direct.write(batch(5, 0));
+    direct.discard();
+    store.abort();
+    direct.write(batch(1, 0));
+    store.commit(10n);
+    expect(direct.take(10n)).toEqual({ inserts: 1, deletes: 0 });
+  });
+});
+
+const ROWS = 20_000;
+const QUERY = 'SELECT g, x, t FROM s WHERE x % 3 = 0';
+
+describe('a direct (blackhole) sink', () => {
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it('counts each committed change once and writes no change log', async () => {
+    const store = createMemoryStateStore();
+    h = await openHarness(store, { barrierIntervalMs: 50 });
+    const harness = h;
+    await harness.run(
+      `CREATE SOURCE s (g int, x int, t varchar) WITH (connector = 'datagen', fields.g.kind = 'sequence', fields.g.start = '1', fields.g.end = '${ROWS}', fields.x.min = '1', fields.x.max = '40', fields.t.length = '3', datagen.rows.per.second = '20000', datagen.split.num = '2')`,
+    );
+    await harness.run(`CREATE SINK streamed AS ${QUERY} WITH (connector = 'blackhole')`);
+    const committed = async () => Number((await harness.lines("SELECT coalesce(sum(committed_offset), 0) FROM oxbow_catalog.source_partitions WHERE source_name = 's'"))[0]);
+    for (let attempt = 0; attempt < 1500 && (await committed()) < ROWS / 2; attempt++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await harness.run(`CREATE SINK backfilled AS ${QUERY} WITH (connector = 'blackhole')`);
+    for (let attempt = 0; attempt < 3000 && (await committed()) < ROWS; attempt++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await committed()).toBe(ROWS);
+    const expected = Number((await harness.lines(`SELECT count(*) FROM (${QUERY}) AS q`))[0]);
+    expect(expected).toBeGreaterThan(ROWS / 5);
+    const delivered = async (name: string) => Number((await harness.lines(`SELECT rows_delivered FROM oxbow_catalog.sink_status WHERE sink_name = '${name}'`))[0] ?? -1);
+    for (let attempt = 0; attempt < 500 && ((await delivered('streamed')) < expected || (await delivered('backfilled')) < expected); attempt++) await new Promise((resolve) => setTimeout(resolve, 10));
+    // Rounds after the last one change nothing.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await delivered('streamed')).toBe(expected);
+    expect(await delivered('backfilled')).toBe(expected);
+    const core = (harness.engine as unknown as { core: EngineCore }).core;
+    const sinks = core.catalog.snapshot.relations().filter((relation) => relation.kind === 'sink');
+    expect(sinks.map((sink) => sink.name).sort()).toEqual(['backfilled', 'streamed']);
+    for (const sink of sinks) {
+      const changeLog = sink.stream!.changeLog!;
+      expect(changeLog.rowsKept).toBe(false);
+      const log = store.table(changeLogSchema(changeLog.tableId, sink.columns.map((column) => column.type)));
+      expect([...log.scan({ limit: 1 })], sink.name).toEqual([]);
+      // No rows kept either: the sink's own table is empty.
+      expect([...store.table({ tableId: sink.id, columnTypes: sink.columns.map((column) => column.type), primaryKey: sink.primaryKey }).scan({ limit: 1 })], sink.name).toEqual([]);
+    }
+  }, 120_000);
+});
