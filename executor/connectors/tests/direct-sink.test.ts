@@ -6,7 +6,9 @@
 // dataflow commits and writes nothing to its change log. Two sinks, one created before most of
 // the source's rows come (its changes stream in) and one after half (its backfill), each must
 // count exactly the rows of its query recomputed by the batch executor, and the state store must
-// hold no entry of either log and no row of either sink.
+// hold no entry of either log and no row of either sink. On RocksDB across a restart: entries an
+// older build left in such a sink's log are deleted at its first round, and the new process counts
+// only what it commits.
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
@@ -14,6 +16,12 @@ import { openHarness, type Harness } from '../../stream/tests/stream-harness.js'
 import { changeLogSchema, DirectChanges } from '../../stream/change-log.js';
 import type { ChangeBatch } from '../../stream/change-batch.js';
 import type { EngineCore } from '../../engine/engine-core.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
+import { ChangeLogWriter } from '../../stream/change-log.js';
+import { nextEpoch } from '../../../sql/epoch.js';
 
 function batch(inserts: number, deletes: number): ChangeBatch {
   const rows = [];
@@ -121,6 +129,54 @@ describe('a direct (blackhole) sink', () => {
       expect([...log.scan({ limit: 1 })], sink.name).toEqual([]);
       // No rows kept either: the sink's own table is empty.
       expect([...store.table({ tableId: sink.id, columnTypes: sink.columns.map((column) => column.type), primaryKey: sink.primaryKey }).scan({ limit: 1 })], sink.name).toEqual([]);
+    }
+  }, 120_000);
+
+  it('deletes the entries an older log left, and counts from the restart on', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oxbow-direct-sink-'));
+    const open = () => openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 });
+    const core = (harness: Harness): EngineCore => (harness.engine as unknown as { core: EngineCore }).core;
+    const ROWS_SLOW = 600;
+    try {
+      // A slow source (300 rows a second): it is still reading at the first close and goes on after the restart.
+      let first: Harness | undefined = await openHarness(open(), { barrierIntervalMs: 50 });
+      h = first;
+      await first.run(`CREATE SOURCE s (g int, x int, t varchar) WITH (connector = 'datagen', fields.g.kind = 'sequence', fields.g.start = '1', fields.g.end = '${ROWS_SLOW}', fields.x.min = '1', fields.x.max = '40', fields.t.length = '3', datagen.rows.per.second = '300')`);
+      await first.run(`CREATE SINK out AS ${QUERY} WITH (connector = 'blackhole')`);
+      const sink = core(first).catalog.snapshot.relations().find((relation) => relation.kind === 'sink')!;
+      const delivered = async (harness: Harness) => Number((await harness.lines("SELECT rows_delivered FROM oxbow_catalog.sink_status WHERE sink_name = 'out'"))[0] ?? 0);
+      for (let attempt = 0; attempt < 500 && (await delivered(first)) === 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 10));
+      const before = await delivered(first);
+      expect(before).toBeGreaterThan(0);
+      await first.close();
+      h = first = undefined;
+      // What an older build's log holds: entries its deliveries had not trimmed yet, more than the query has rows.
+      const store = open();
+      const types = sink.columns.map((column) => column.type);
+      const writer = new ChangeLogWriter(store, sink.stream!.changeLog!.tableId, types);
+      const rows = Array.from({ length: 5000 }, (_, i) => [i, 3, 'abc', BigInt(i)]);
+      writer.write({ rows, signs: rows.map(() => 1) });
+      store.commit(nextEpoch(store.latestEpoch, Date.now()));
+      await store.close();
+      const second = await openHarness(open(), { barrierIntervalMs: 50 });
+      h = second;
+      const changeLog = sink.stream!.changeLog!;
+      const logEntries = () => [...core(second).store.table(changeLogSchema(changeLog.tableId, types)).scan({ limit: 1 })].length;
+      for (let attempt = 0; attempt < 500 && logEntries() > 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(logEntries()).toBe(0);
+      const committed = async () => Number((await second.lines("SELECT coalesce(sum(committed_offset), 0) FROM oxbow_catalog.source_partitions WHERE source_name = 's'"))[0]);
+      for (let attempt = 0; attempt < 1000 && (await committed()) < ROWS_SLOW; attempt++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await committed()).toBe(ROWS_SLOW);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Counted after the restart: the rows the new process committed, none of the old log's, none twice.
+      const expected = Number((await second.lines(`SELECT count(*) FROM (${QUERY}) AS q`))[0]);
+      const after = await delivered(second);
+      expect(after).toBeGreaterThan(0);
+      expect(before + after).toBeLessThanOrEqual(expected);
+    } finally {
+      await h?.close();
+      h = undefined;
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);
 });
