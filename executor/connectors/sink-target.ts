@@ -5,9 +5,9 @@
 //
 // A target is direct (`deliversDirectly`) when its delivery is local, cannot fail, and owes
 // nothing after a crash: no progress of its own to resume from, no change to send again. Such a
-// sink AS an append-only query writes no change log: its dataflow counts the changes as it makes
-// them (executor/stream/change-log.ts, DirectChanges) and each round takes those of the committed
-// epochs. Only the blackhole is direct. A target that stores what it is sent (PostgreSQL, Kafka)
+// sink AS a query writes no change log and reads no versions: its dataflow counts the changes as
+// it makes them (executor/stream/change-log.ts, DirectChanges) and each round takes those of the
+// committed epochs (SINKS.md, "Direct sinks"). Only the blackhole is direct. A target that stores what it is sent (PostgreSQL, Kafka)
 // needs the log: exactly once after a crash means sending again what it did not acknowledge.
 
 import type { Epoch } from '../../sql/epoch.js';

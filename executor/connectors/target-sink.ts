@@ -16,10 +16,12 @@
 // changes, not the relation's size, and no history is held. A sink FROM a table, source or view
 // reads that relation's versions (sink-changes.ts), which cost a scan of the relation.
 //
-// A direct sink (sink-target.ts, `deliversDirectly`: a blackhole) AS an append-only query has no
-// log: each round takes the changes its dataflow counted in the epochs committed since
-// (executor/stream/change-log.ts, DirectChanges). No floor, no hold, nothing read: after a
-// restart it delivers what is committed from then on. Entries an older log left are dropped.
+// A direct sink (sink-target.ts, `deliversDirectly`: a blackhole) AS a query reads no log and no
+// versions: each round takes the changes its dataflow counted in the epochs committed since
+// (executor/stream/change-log.ts, DirectChanges). No hold; a sink that keeps its rows counts its
+// contents at its first round and records that epoch as its floor, the only floor it writes.
+// After a restart it delivers what is committed from then on. Entries an older log left are
+// dropped.
 //
 // A failed round (target down, timeout, lost connection) is retried with backoff (200 ms doubling
 // to 10 s), each failure a row in oxbow_catalog.sink_errors; the next round asks the target what
@@ -108,8 +110,8 @@ export class TargetSink {
 
   /** Holds the history from `epoch`, or from the floor when that is lower (where a restart resumes at the latest). */
   private hold(epoch: Epoch): void {
-    // The log keeps what is not delivered by itself.
-    if (this.log !== undefined) return;
+    // The log keeps what is not delivered by itself; a direct sink reads no history.
+    if (this.log !== undefined || this.core.streams.directChanges(this.sink.id) !== undefined) return;
     const from = this.floor !== undefined && this.floor < epoch ? this.floor : epoch;
     if (!this.stopped) this.core.store.holdHistory(this.holder, this.from.id, { fromEpoch: from });
   }
@@ -192,6 +194,19 @@ export class TargetSink {
     }
     const to = deliverableEpoch(this.core);
     if (this.delivered !== undefined && to <= this.delivered) return;
+    if (this.delivered === undefined && this.floor === undefined && this.log?.rowsKept !== false) {
+      // A new sink that keeps its rows: its backfill counted nothing, its first delivery is the
+      // relation's contents at `to` (what its dataflow counted up to `to` is in them), recorded
+      // as the floor so that a restart does not count them again.
+      if (to === 0n) return;
+      direct.take(to);
+      await this.persistFloor(to);
+      let rows = 0;
+      for (const _row of this.table.scan({ epoch: to })) rows++;
+      this.delivered = to;
+      this.status.delivered(this.sink.id, this.target.connector, rows, to);
+      return;
+    }
     const { inserts, deletes } = direct.take(to);
     this.delivered = to;
     this.failures = 0;
