@@ -204,6 +204,7 @@ export class TargetSink {
       let rows = 0;
       for (const _row of this.table.scan({ epoch: to })) rows++;
       this.delivered = to;
+      this.failures = 0;
       this.status.delivered(this.sink.id, this.target.connector, rows, to);
       return;
     }
