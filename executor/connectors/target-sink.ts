@@ -111,14 +111,15 @@ export class TargetSink {
   /** Holds the history from `epoch`, or from the floor when that is lower (where a restart resumes at the latest). */
   private hold(epoch: Epoch): void {
     // The log keeps what is not delivered by itself; a direct sink reads no history.
-    if (this.log !== undefined || this.core.streams.directChanges(this.sink.id) !== undefined) return;
+    if (this.log !== undefined || (this.sink.stream !== undefined && this.core.streams.directChanges(this.sink.id) !== undefined)) return;
     const from = this.floor !== undefined && this.floor < epoch ? this.floor : epoch;
     if (!this.stopped) this.core.store.holdHistory(this.holder, this.from.id, { fromEpoch: from });
   }
 
   /** One delivery round: everything committed since what the target holds. */
   async deliver(): Promise<void> {
-    const direct = this.core.streams.directChanges(this.sink.id);
+    // Only a sink AS a query has a dataflow of its own (a FROM sink's id is never a dataflow's).
+    const direct = this.sink.stream === undefined ? undefined : this.core.streams.directChanges(this.sink.id);
     if (direct !== undefined) return this.deliverDirect(direct);
     if (!this.resumed) {
       let progress = await this.target.resume(this.floor);

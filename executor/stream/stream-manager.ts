@@ -35,7 +35,7 @@ export type { ChangeCapture };
 export class StreamManager implements ChangeCapture {
   /** Dataflows by view id, kept in id order. */
   private dataflows: Dataflow[] = [];
-  /** The direct sinks' changes by view id (`directChanges`), from the build of their dataflow. */
+  /** The direct sinks' changes by view id (`directChanges`), from the build of their dataflow until it is dropped or aborted before its install. */
   private readonly direct = new Map<number, DirectChanges>();
   private readonly read = new Map<number, number>();
   private pending = new Map<number, ChangeBatch>();
@@ -89,7 +89,7 @@ export class StreamManager implements ChangeCapture {
     if (changeLog?.direct === true) {
       context.directChanges = new DirectChanges(this.store);
       this.direct.set(viewId, context.directChanges);
-    }
+    } else this.direct.delete(viewId);
     return new DataflowClass(viewId, plan, context);
   }
 
@@ -282,8 +282,12 @@ export class StreamManager implements ChangeCapture {
     this.pending = new Map();
     this.held = new Map();
     for (const dataflow of this.dataflows) dataflow.discard();
-    // A dataflow being built (a sink's backfill) is not installed yet: its direct changes go too.
-    for (const changes of this.direct.values()) changes.discard();
+    // A dataflow being built (a sink's backfill, never installed once aborted) goes with its
+    // changes: its relation id may be given to another relation.
+    for (const [viewId, changes] of this.direct) {
+      if (this.dataflows.some((dataflow) => dataflow.viewId === viewId)) changes.discard();
+      else this.direct.delete(viewId);
+    }
     // The aborted epoch's metadata write is gone: write the error records again with the next one.
     this.errors.dirty = true;
   }

@@ -10,7 +10,8 @@
 // older build left in such a sink's log are deleted at its first round, and the new process counts
 // only what it commits. A blackhole sink AS a grouped query keeps its rows: it counts its contents
 // at its first round, then each committed change (an update is a delete and an insert), as
-// counted by hand from the statements.
+// counted by hand from the statements. A direct sink whose CREATE is stopped during its backfill
+// leaves nothing behind: the sink made next (a FROM sink, which reads versions) counts its rows.
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
@@ -18,6 +19,7 @@ import { openHarness, type Harness } from '../../stream/tests/stream-harness.js'
 import { changeLogSchema, DirectChanges } from '../../stream/change-log.js';
 import type { ChangeBatch } from '../../stream/change-batch.js';
 import type { EngineCore } from '../../engine/engine-core.js';
+import { backfillDefaults } from '../../ddl/create-materialized-view.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -224,5 +226,41 @@ describe('a direct (blackhole) sink', () => {
     // It is direct: its dataflow counts its changes (no versions read, no history held).
     const core = (harness.engine as unknown as { core: EngineCore }).core;
     expect(core.streams.directChanges(core.catalog.snapshot.relations().find((relation) => relation.name === 'grouped')!.id)).toBeDefined();
+  }, 60_000);
+
+  it('leaves nothing of a CREATE stopped during its backfill', async () => {
+    const saved = { ...backfillDefaults };
+    Object.assign(backfillDefaults, { intervalMs: 0, chunkRows: 100 });
+    try {
+      h = await openHarness(createMemoryStateStore(), { barrierIntervalMs: 50 });
+      const harness = h;
+      await harness.run('CREATE TABLE t (k int PRIMARY KEY, g int)');
+      await harness.run('INSERT INTO t SELECT i, i % 4 FROM generate_series(1, 3000) AS s(i)');
+      const creating = harness.engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, {
+        notice: () => {
+          // Each chunk outlasts the 1 ms timeout, which the backfill checks before the next chunk.
+          const until = Date.now() + 5;
+          while (Date.now() < until);
+        },
+        parameterStatus: () => undefined,
+      });
+      const run = async (sql: string) => {
+        for (const statement of creating.prepareMany(sql)) await creating.execute(statement, { parameters: [] });
+      };
+      await run("SET statement_timeout = '1ms'");
+      await expect(run("CREATE SINK stopped AS SELECT g, count(*) AS n FROM t GROUP BY g WITH (connector = 'blackhole')")).rejects.toMatchObject({ code: '57014' });
+      await harness.run("CREATE SINK next FROM t WITH (connector = 'blackhole')");
+      const delivered = async () => Number((await harness.lines("SELECT rows_delivered FROM oxbow_catalog.sink_status WHERE sink_name = 'next'"))[0] ?? -1);
+      for (let attempt = 0; attempt < 500 && (await delivered()) < 3000; attempt++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await delivered()).toBe(3000);
+      // Then its changes: ten updates, a delete and an insert each.
+      await harness.run('UPDATE t SET g = g + 1 WHERE k <= 10');
+      for (let attempt = 0; attempt < 500 && (await delivered()) < 3020; attempt++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await delivered()).toBe(3020);
+      const core = (harness.engine as unknown as { core: EngineCore }).core;
+      expect(core.catalog.snapshot.relations().filter((relation) => relation.kind === 'sink').map((relation) => relation.name)).toEqual(['next']);
+    } finally {
+      Object.assign(backfillDefaults, saved);
+    }
   }, 60_000);
 });
