@@ -177,7 +177,7 @@ export class TargetSink {
   /** A direct sink's round: the changes its dataflow counted in the epochs committed since the last round. */
   private async deliverDirect(direct: DirectChanges): Promise<void> {
     if (!this.resumed) {
-      // A log an older build wrote for this sink: nothing reads it any more.
+      // Entries an older build logged for this sink: nothing reads them.
       if (this.log?.holdsEntries() === true) {
         const log = this.log;
         await this.core.writeLock.run(() => {
