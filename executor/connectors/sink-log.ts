@@ -21,6 +21,9 @@ import { KeyMap } from '../expr/row-hash.js';
 import { changeLogSchema, LOG_ROW_OFFSET } from '../stream/change-log.js';
 import type { EpochChanges, KeyedChanges } from './sink-changes.js';
 
+/** Above every sequence (int8's largest): a trim below it deletes the whole log. */
+const MAX_SEQUENCE = (1n << 63n) - 1n;
+
 export class SinkLog {
   private readonly table: StateTable;
   /** The relation's rows are kept besides the log (its first delivery scans them); false: the log holds the contents. */
@@ -147,6 +150,19 @@ export class SinkLog {
     if (bound === undefined || this.table.truncate === undefined) return false;
     this.table.truncate([bound]);
     return true;
+  }
+
+  /** Whether the log holds any entry. */
+  holdsEntries(): boolean {
+    for (const _ of this.table.scan({ limit: 1 })) return true;
+    return false;
+  }
+
+  /** Buffers, in the open epoch, the deletion of every entry (the caller commits): a log nothing reads. */
+  clear(): void {
+    this.table.truncate?.([MAX_SEQUENCE]);
+    this.marks = [];
+    this.cursor = this.reached = undefined;
   }
 
   /** The trim through `acknowledged` committed: its marks go. */

@@ -2,6 +2,13 @@
 // what it has, and the writes of one delivery round. `blackhole` (RisingWave's) is here: it
 // takes every change and drops it, counting rows (oxbow_catalog.sink_status), for benchmarks of
 // the dataflow alone. PostgreSQL's is postgres/postgres-sink.ts.
+//
+// A target is direct (`deliversDirectly`) when its delivery is local, cannot fail, and owes
+// nothing after a crash: no progress of its own to resume from, no change to send again. Such a
+// sink AS a query writes no change log and reads no versions: its dataflow counts the changes as
+// it makes them (executor/stream/change-log.ts, DirectChanges) and each round takes those of the
+// committed epochs (SINKS.md, "Direct sinks"). Only the blackhole is direct. A target that stores what it is sent (PostgreSQL, Kafka)
+// needs the log: exactly once after a crash means sending again what it did not acknowledge.
 
 import type { Epoch } from '../../sql/epoch.js';
 import type { EpochChanges } from './sink-changes.js';
@@ -32,6 +39,11 @@ export interface SinkTarget {
   /** After a failed round: forget connections; the next round calls resume() again. */
   reset(): void;
   stop(): Promise<void>;
+}
+
+/** Whether a sink of these options takes its changes directly, with no change log (see the header): connector = 'blackhole'. */
+export function deliversDirectly(options: Readonly<Record<string, string>> | undefined): boolean {
+  return (options?.['connector'] ?? '').toLowerCase() === 'blackhole';
 }
 
 /** connector = 'blackhole': changes are counted and dropped; the store's record is its progress. */

@@ -16,6 +16,13 @@
 // changes, not the relation's size, and no history is held. A sink FROM a table, source or view
 // reads that relation's versions (sink-changes.ts), which cost a scan of the relation.
 //
+// A direct sink (sink-target.ts, `deliversDirectly`: a blackhole) AS a query reads no log and no
+// versions: each round takes the changes its dataflow counted in the epochs committed since
+// (executor/stream/change-log.ts, DirectChanges). No hold; a sink that keeps its rows counts its
+// contents at its first round and records that epoch as its floor, the only floor it writes.
+// After a restart it delivers what is committed from then on. Entries an older log left are
+// dropped.
+//
 // A failed round (target down, timeout, lost connection) is retried with backoff (200 ms doubling
 // to 10 s), each failure a row in oxbow_catalog.sink_errors; the next round asks the target what
 // it holds first, since a round cut off during COMMIT may or may not have landed.
@@ -23,6 +30,7 @@
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Epoch } from '../../sql/epoch.js';
 import type { StateTable } from '../../storage/state-table.js';
+import type { DirectChanges } from '../stream/change-log.js';
 import type { ConnectorHost } from './connector-host.js';
 import { changesBetween, deliverableEpoch, lastChangesBetween, type EpochChanges } from './sink-changes.js';
 import { sinkKeyPositions } from './sink-key.js';
@@ -102,14 +110,17 @@ export class TargetSink {
 
   /** Holds the history from `epoch`, or from the floor when that is lower (where a restart resumes at the latest). */
   private hold(epoch: Epoch): void {
-    // The log keeps what is not delivered by itself.
-    if (this.log !== undefined) return;
+    // The log keeps what is not delivered by itself; a direct sink reads no history.
+    if (this.log !== undefined || (this.sink.stream !== undefined && this.core.streams.directChanges(this.sink.id) !== undefined)) return;
     const from = this.floor !== undefined && this.floor < epoch ? this.floor : epoch;
     if (!this.stopped) this.core.store.holdHistory(this.holder, this.from.id, { fromEpoch: from });
   }
 
   /** One delivery round: everything committed since what the target holds. */
   async deliver(): Promise<void> {
+    // Only a sink AS a query has a dataflow of its own (a FROM sink's id is never a dataflow's).
+    const direct = this.sink.stream === undefined ? undefined : this.core.streams.directChanges(this.sink.id);
+    if (direct !== undefined) return this.deliverDirect(direct);
     if (!this.resumed) {
       let progress = await this.target.resume(this.floor);
       if (progress !== undefined && this.floor !== undefined && progress < this.floor) {
@@ -161,6 +172,47 @@ export class TargetSink {
     if (!empty) this.status.delivered(this.sink.id, this.target.connector, rows, to);
     if (this.written !== undefined && (this.floor === undefined || this.floor < this.written) && Date.now() - this.floorAt >= FLOOR_INTERVAL_MS) await this.persistFloor(this.written);
     this.hold(to);
+  }
+
+  /** A direct sink's round: the changes its dataflow counted in the epochs committed since the last round. */
+  private async deliverDirect(direct: DirectChanges): Promise<void> {
+    if (!this.resumed) {
+      // Entries an older build logged for this sink: nothing reads them.
+      if (this.log?.holdsEntries() === true) {
+        const log = this.log;
+        await this.core.writeLock.run(() => {
+          if (this.stopped) return;
+          try {
+            log.clear();
+            this.core.commit();
+          } catch (error) {
+            this.core.store.abort();
+            throw error;
+          }
+        });
+      }
+      this.resumed = true;
+    }
+    const to = deliverableEpoch(this.core);
+    if (this.delivered !== undefined && to <= this.delivered) return;
+    if (this.delivered === undefined && this.floor === undefined && this.log?.rowsKept !== false) {
+      // A new sink that keeps its rows: its backfill counted nothing, its first delivery is the
+      // relation's contents at `to` (what its dataflow counted up to `to` is in them), recorded
+      // as the floor so that a restart does not count them again.
+      if (to === 0n) return;
+      direct.take(to);
+      await this.persistFloor(to);
+      let rows = 0;
+      for (const _row of this.table.scan({ epoch: to })) rows++;
+      this.delivered = to;
+      this.failures = 0;
+      this.status.delivered(this.sink.id, this.target.connector, rows, to);
+      return;
+    }
+    const { inserts, deletes } = direct.take(to);
+    this.delivered = to;
+    this.failures = 0;
+    if (inserts + deletes > 0) this.status.delivered(this.sink.id, this.target.connector, inserts + deletes, to);
   }
 
   /** The changes in (from, to]: every one, or for an upsert target the last per key. */

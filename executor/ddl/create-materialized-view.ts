@@ -33,6 +33,7 @@ import { isKafkaReplayed } from '../connectors/kafka/kafka-replay.js';
 import { withSign, type ChangeBatch } from '../stream/change-batch.js';
 import type { Dataflow } from '../stream/dataflow.js';
 import { carriesRowIds } from '../stream/scan.js';
+import { deliversDirectly } from '../connectors/sink-target.js';
 
 export interface CreateViewInput {
   readonly core: DdlHost;
@@ -205,7 +206,9 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
   const logOnly = sink !== undefined && planned.stream.kind === 'StreamMaterialize' && carriesRowIds(planned.stream.input);
   const changeLog = logOnly ? { tableId: draft.allocateId(), rowsKept: false } : undefined;
   // A sink that keeps its rows sends them as its first delivery: its backfill needs no log entries.
-  const liveLog = changeLog === undefined ? undefined : { ...changeLog, paused: changeLog.rowsKept };
+  // A target that takes the changes directly (a blackhole) gets them with no log at all.
+  const direct = sink !== undefined && planned.stream.kind === 'StreamMaterialize' && deliversDirectly(sink.options);
+  const liveLog = changeLog === undefined ? (direct ? directRowsKept(true) : undefined) : { ...changeLog, paused: changeLog.rowsKept, ...(direct ? { direct: true } : {}) };
   const relation: RelationDef = {
     id: relationId,
     kind: sink === undefined ? 'materialized_view' : 'sink',
@@ -226,6 +229,15 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
   const next = draft.finish();
   const dataflow = core.streams.build(relationId, planned.stream, retentionMs, liveLog);
   return { relation, next, dataflow, planned, commandTag, retentionMs, resumeLog: () => liveLog !== undefined && (liveLog.paused = false) };
+}
+
+/**
+ * The live change log of a direct sink that keeps its rows (it has no log in the catalog): its
+ * changes are counted (DirectChanges), not written, so the table id is never opened; `paused`
+ * through the backfill, whose rows its first delivery counts from the relation.
+ */
+function directRowsKept(paused: boolean): { tableId: number; rowsKept: boolean; paused: boolean; direct: boolean } {
+  return { tableId: -1, rowsKept: true, paused, direct: true };
 }
 
 function startProgress(core: DdlHost, prepared: Prepared): BackfillRecord {
@@ -275,6 +287,8 @@ export function restoreDataflows(core: DdlHost, plannerContext: (searchPath: rea
       if (id === undefined) throw new SqlError(SqlState.internalError, `materialized view "${view.name}" needs more state tables than its catalog entry lists`);
       return id;
     }, view.stream!.planVersion ?? 1, view.primaryKey); // a view keeps the operators (and state layout) of the plan version it was created with, and the key it is stored by
-    core.streams.install(core.streams.build(view.id, planned.stream, undefined, view.stream!.changeLog));
+    const changeLog = view.stream!.changeLog;
+    const direct = view.kind === 'sink' && planned.stream.kind === 'StreamMaterialize' && deliversDirectly(view.options);
+    core.streams.install(core.streams.build(view.id, planned.stream, undefined, changeLog === undefined ? (direct ? directRowsKept(false) : undefined) : direct ? { ...changeLog, direct: true } : changeLog));
   }
 }

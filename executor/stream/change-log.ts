@@ -6,9 +6,17 @@
 // target acknowledged is trimmed by one range delete (StateTable.truncate). The reader is
 // executor/connectors/sink-log.ts. As RisingWave's log store between a sink's dataflow and its
 // writer: a delivery costs its changes, not the size of the sink's relation.
+//
+// A sink whose target delivers locally, cannot fail and has nothing to deliver after a crash (a
+// blackhole: executor/connectors/sink-target.ts, `direct`) has no log, as RisingWave's sink
+// executor writes a chunk straight to a writer that is not decoupled: `DirectChanges` counts the
+// changes as the dataflow makes them, in memory, and gives them to the delivery once their epoch
+// is committed; an aborted epoch's are dropped. Nothing of it is stored, so nothing of it survives
+// a restart.
 
 import { type } from '../../sql/types.js';
 import type { DataType } from '../../sql/types.js';
+import type { Epoch } from '../../sql/epoch.js';
 import type { Row } from '../../sql/value.js';
 import type { StateStore, StateTable, StateTableSchema } from '../../storage/state-table.js';
 import type { ChangeBatch } from './change-batch.js';
@@ -19,6 +27,68 @@ export const LOG_ROW_OFFSET = 2;
 /** The log's state table: the sequence, the sign, then the sink relation's columns (`columnTypes`). */
 export function changeLogSchema(tableId: number, columnTypes: readonly DataType[]): StateTableSchema {
   return { tableId, columnTypes: [type('int8'), type('int4'), ...columnTypes], primaryKey: [0] };
+}
+
+/**
+ * A direct sink's changes (see the header): per epoch the number of rows inserted and deleted,
+ * taken by the delivery once the epoch is committed. Changes are told apart by epoch without a
+ * hook at the seal: those made while the store's last sealed epoch is L belong to the first epoch
+ * sealed after L, so they are committed once an epoch above L is.
+ */
+export class DirectChanges {
+  /** The store's last sealed epoch when the open run of changes began; undefined: none yet. */
+  private openAfter: Epoch | undefined;
+  private openInserts = 0;
+  private openDeletes = 0;
+  /** Runs of changes whose epoch was sealed, in order: `after` the last epoch sealed before it. */
+  private sealed: { after: Epoch; inserts: number; deletes: number }[] = [];
+
+  constructor(private readonly store: StateStore) {}
+
+  /** The changes of a batch of the open epoch (only counted: the batch is not kept). */
+  write(changes: ChangeBatch): void {
+    const rows = changes.rows.length;
+    if (rows === 0) return;
+    const after = this.store.latestEpoch;
+    if (after !== this.openAfter) {
+      if (this.openAfter !== undefined && this.openInserts + this.openDeletes > 0) this.sealed.push({ after: this.openAfter, inserts: this.openInserts, deletes: this.openDeletes });
+      this.openAfter = after;
+      this.openInserts = 0;
+      this.openDeletes = 0;
+    }
+    const signs = changes.signs;
+    let inserts = 0;
+    for (let i = 0; i < rows; i++) if (signs[i]! > 0) inserts++;
+    this.openInserts += inserts;
+    this.openDeletes += rows - inserts;
+  }
+
+  /** The open epoch was aborted: its changes are gone (those of epochs sealed before it stay). */
+  discard(): void {
+    if (this.openAfter !== this.store.latestEpoch) return;
+    this.openInserts = 0;
+    this.openDeletes = 0;
+  }
+
+  /** The rows inserted and deleted in the epochs up to `to` (a committed epoch) not taken yet; taken now. */
+  take(to: Epoch): { inserts: number; deletes: number } {
+    let inserts = 0;
+    let deletes = 0;
+    let taken = 0;
+    while (taken < this.sealed.length && this.sealed[taken]!.after < to) {
+      inserts += this.sealed[taken]!.inserts;
+      deletes += this.sealed[taken]!.deletes;
+      taken++;
+    }
+    if (taken > 0) this.sealed = this.sealed.slice(taken);
+    if (this.sealed.length === 0 && this.openAfter !== undefined && this.openAfter < to) {
+      inserts += this.openInserts;
+      deletes += this.openDeletes;
+      this.openInserts = 0;
+      this.openDeletes = 0;
+    }
+    return { inserts, deletes };
+  }
 }
 
 /** Appends a dataflow's changes to its log; the next sequence follows the log's last entry. */

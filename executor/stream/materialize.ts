@@ -35,8 +35,9 @@
 // delete would need the number of a copy of its row (a planner bug on an append-only input): XX000.
 //
 // A sink AS query's dataflow (StreamContext.changeLog) also writes its output, every change in
-// order, to the sink's change log (change-log.ts), which its deliveries read. An append-only sink
-// (blind inserts) keeps no rows at all, only the log.
+// order, to the sink's change log (change-log.ts), which its deliveries read, or, for a target
+// that needs no log (a blackhole), to its DirectChanges. An append-only sink (blind inserts) keeps
+// no rows at all.
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
@@ -46,7 +47,7 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 import { KeyMap, keysEqual } from '../expr/row-hash.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
 import { carriesRowIds } from './scan.js';
-import { ChangeLogWriter } from './change-log.js';
+import { ChangeLogWriter, type DirectChanges } from './change-log.js';
 import type { StreamContext, ViewIndex } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
@@ -71,7 +72,7 @@ export class StreamMaterializeNode implements StreamNode {
   /** Numbered layout: the input's rows are fresh arrays only this node holds (a projection's), so the number goes on in place. */
   private readonly ownsRows: boolean;
   /** A sink's change log (its output in order); undefined for a view. */
-  private readonly log: ChangeLogWriter | undefined;
+  private readonly log: ChangeLogWriter | DirectChanges | undefined;
   /** Whether the rows are written to the relation's table (not for an append-only sink, whose log holds them). */
   private readonly keepRows: boolean;
 
@@ -90,7 +91,7 @@ export class StreamMaterializeNode implements StreamNode {
     // Blind and numbered rows are written once and not read back by key by this dataflow: no cache write-through.
     if (this.blind || this.numbers !== undefined) this.rows.writeAround?.();
     const changeLog = context.changeLog;
-    this.log = changeLog === undefined ? undefined : new ChangeLogWriter(context.store, changeLog.tableId, plan.stateTables[0]!.columnTypes);
+    this.log = changeLog === undefined ? undefined : (context.directChanges ?? new ChangeLogWriter(context.store, changeLog.tableId, plan.stateTables[0]!.columnTypes));
     this.keepRows = changeLog === undefined || changeLog.rowsKept || !this.blind;
   }
 

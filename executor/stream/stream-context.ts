@@ -15,6 +15,7 @@ import type { TableAccess } from '../batch/index.js';
 import type { Runtime } from '../batch/runtime.js';
 import { runPlan } from '../batch/operator.js';
 import { GroupCacheBudget } from './join-cache.js';
+import type { DirectChanges } from './change-log.js';
 
 /** A secondary index on the view (CREATE INDEX): its state table and the entry of a view row. */
 export interface ViewIndex {
@@ -117,9 +118,12 @@ export class StreamContext {
    * A sink AS query's change log (change-log.ts, the catalog's `stream.changeLog`): StreamMaterialize
    * writes its output there; `rowsKept` false: an append-only sink keeps its rows in the log only;
    * `paused`: nothing is written (the backfill of a sink that keeps its rows, whose first delivery
-   * reads them).
+   * reads them); `direct`: the sink's target takes its changes without a log (change-log.ts,
+   * DirectChanges: `directChanges`).
    */
-  changeLog: { readonly tableId: number; readonly rowsKept: boolean; readonly paused?: boolean } | undefined = undefined;
+  changeLog: { readonly tableId: number; readonly rowsKept: boolean; readonly paused?: boolean; readonly direct?: boolean } | undefined = undefined;
+  /** A direct sink's changes (`changeLog.direct`): StreamMaterialize counts them there instead of writing a log. */
+  directChanges: DirectChanges | undefined = undefined;
 
   constructor(
     readonly store: StateStore,

@@ -16,6 +16,7 @@ import { BackfillProgress } from '../system/backfill-progress.js';
 import { streamInputs, type StreamPlan } from '../../planner/stream/stream-plan.js';
 import { Dataflow as DataflowClass } from './dataflow.js';
 import { GroupCacheBudget } from './join-cache.js';
+import { DirectChanges } from './change-log.js';
 
 /**
  * True when a view's plan must see an epoch's changes at once, at flush: a temporal filter (its
@@ -34,6 +35,8 @@ export type { ChangeCapture };
 export class StreamManager implements ChangeCapture {
   /** Dataflows by view id, kept in id order. */
   private dataflows: Dataflow[] = [];
+  /** The direct sinks' changes by view id (`directChanges`), from the build of their dataflow until it is dropped or aborted before its install. */
+  private readonly direct = new Map<number, DirectChanges>();
   private readonly read = new Map<number, number>();
   private pending = new Map<number, ChangeBatch>();
   /** Views that take the whole epoch at once (`needsWholeEpoch`), and the relations they read. */
@@ -83,6 +86,10 @@ export class StreamManager implements ChangeCapture {
     context.tuning = this.tuning;
     context.parallel = this.parallel;
     context.changeLog = changeLog;
+    if (changeLog?.direct === true) {
+      context.directChanges = new DirectChanges(this.store);
+      this.direct.set(viewId, context.directChanges);
+    } else this.direct.delete(viewId);
     return new DataflowClass(viewId, plan, context);
   }
 
@@ -92,8 +99,14 @@ export class StreamManager implements ChangeCapture {
     this.recount();
   }
 
+  /** The changes of a direct sink's dataflow (change-log.ts, DirectChanges), its sink delivers from; undefined for any other. */
+  directChanges(viewId: number): DirectChanges | undefined {
+    return this.direct.get(viewId);
+  }
+
   /** Removes the dataflows of views that no longer exist (after DROP). */
   retain(exists: (viewId: number) => boolean): void {
+    for (const viewId of this.direct.keys()) if (!exists(viewId)) this.direct.delete(viewId);
     const kept = this.dataflows.filter((dataflow) => exists(dataflow.viewId));
     for (const dataflow of this.dataflows) {
       if (kept.includes(dataflow)) continue;
@@ -269,6 +282,12 @@ export class StreamManager implements ChangeCapture {
     this.pending = new Map();
     this.held = new Map();
     for (const dataflow of this.dataflows) dataflow.discard();
+    // A dataflow being built (a sink's backfill, never installed once aborted) goes with its
+    // changes: its relation id may be given to another relation.
+    for (const [viewId, changes] of this.direct) {
+      if (this.dataflows.some((dataflow) => dataflow.viewId === viewId)) changes.discard();
+      else this.direct.delete(viewId);
+    }
     // The aborted epoch's metadata write is gone: write the error records again with the next one.
     this.errors.dirty = true;
   }

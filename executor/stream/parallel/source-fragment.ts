@@ -241,7 +241,8 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
   /** The node of a view that runs as a source fragment, else undefined (the caller builds it as usual). */
   build(plan: StreamPlan, context: StreamContext): StreamNode | undefined {
     const script = this.workerScript;
-    if (script === undefined || this.closed || this.parallelism <= 1 || plan.kind !== 'StreamMaterialize' || sourceSerialReason(plan) !== undefined) return undefined;
+    // A sink's changes go to its change log or its DirectChanges from the main thread's materialize.
+    if (script === undefined || this.closed || this.parallelism <= 1 || plan.kind !== 'StreamMaterialize' || sourceSerialReason(plan) !== undefined || context.changeLog !== undefined) return undefined;
     this.token ??= this.store.database.share();
     const node = new SourceFragmentNode(
       plan,
