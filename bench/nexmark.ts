@@ -8,7 +8,11 @@
 // Prints JSON lines {"bench":"nexmark-qN","metric","value","unit"}: events_per_second,
 // events_per_cpu_second (per core: events / (user + system CPU seconds)), peak_rss (MiB), and
 // whether memory stays flat: the RSS is sampled every second of the run, and rss_first_quarter /
-// rss_last_quarter (MiB) are the mean of the samples in the first and in the last quarter of it.
+// rss_last_quarter (MiB) are the mean of the samples in the first and in the last quarter of it;
+// whether throughput stays flat as the view grows: events_per_second_first_quarter / _last_quarter,
+// the rate of committed events over the first and the last quarter of the run; data_dir (MiB), the
+// data directory's size at the end. `--rocksdb-log FILE` copies RocksDB's LOG (flushes,
+// compactions, write stalls) to FILE at the end of the run.
 // `--memory-trace FILE` writes each second's memory breakdown (the status API's memory(), what
 // oxbow_catalog.memory shows, plus V8's heap spaces) to FILE as JSON lines; `--heap-snapshot FILE`
 // writes a V8 heap snapshot at the end of the run, before the engine closes.
@@ -21,7 +25,7 @@
 // checks the view's contents.
 
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -86,6 +90,8 @@ export interface NexmarkRunOptions {
   readonly memoryTrace?: string;
   /** A V8 heap snapshot written here at the end of the run, before the engine closes. */
   readonly heapSnapshot?: string;
+  /** RocksDB's own LOG (flushes, compactions, stalls, its statistics dumps) copied here at the end of the run. */
+  readonly rocksdbLog?: string;
   /**
    * `sink`: the query as CREATE SINK ... WITH (connector = 'blackhole') instead of a view
    * (support/nexmark-sink.ts); `window`: its windowed form (qN-window.sql) over sources with WINDOW_WATERMARK.
@@ -101,6 +107,29 @@ export interface NexmarkRunResult {
   readonly sources: readonly string[];
   /** The process's RSS (bytes) sampled every second of the run, with the second it was taken at. */
   readonly rssSamples: readonly { readonly atSeconds: number; readonly bytes: number }[];
+  /** The events committed (summed over the sources, each source's count divided by their number), polled every 10 ms. */
+  readonly progress: readonly { readonly atSeconds: number; readonly events: number }[];
+  /** The data directory's bytes (RocksDB's files, checkpoints) at the end of the run, before the engine closes. */
+  readonly dataDirBytes: number;
+}
+
+/** The events/s between the samples taken at `from` and `to` seconds (the first at or after each). */
+export function rateBetween(progress: NexmarkRunResult['progress'], from: number, to: number): number {
+  const first = progress.find((sample) => sample.atSeconds >= from) ?? progress.at(-1);
+  const last = progress.find((sample) => sample.atSeconds >= to) ?? progress.at(-1);
+  if (first === undefined || last === undefined || last.atSeconds <= first.atSeconds) return 0;
+  return (last.events - first.events) / (last.atSeconds - first.atSeconds);
+}
+
+/** The bytes of every file under `dir`. */
+function directoryBytes(dir: string): number {
+  let bytes = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) bytes += directoryBytes(path);
+    else if (entry.isFile()) bytes += statSync(path).size;
+  }
+  return bytes;
 }
 
 /** The mean of the samples taken in [from, to) of the run's seconds (the last sample when none is). */
@@ -148,6 +177,7 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
   let engine: Engine | undefined;
   const metrics = new EngineMetrics();
   const rssSamples: { atSeconds: number; bytes: number }[] = [];
+  const progress: { atSeconds: number; events: number }[] = [];
   let sampler: NodeJS.Timeout | undefined;
   let gcObserver: PerformanceObserver | undefined;
   try {
@@ -196,7 +226,9 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
     for (;;) {
       const result = await session.execute(poll, { parameters: [] });
       const rows = result.kind === 'rows' ? await result.cursor.next(0) : [];
-      if (Number(rows[0]![0]) >= options.events * sources.length) break;
+      const committed = Number(rows[0]![0]);
+      progress.push({ atSeconds: (performance.now() - start) / 1000, events: committed / sources.length });
+      if (committed >= options.events * sources.length) break;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     const seconds = (performance.now() - start) / 1000;
@@ -204,8 +236,10 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
     clearInterval(sampler);
     sample();
     if (options.heapSnapshot !== undefined) writeHeapSnapshot(options.heapSnapshot);
+    const dataDirBytes = directoryBytes(dataDir);
+    if (options.rocksdbLog !== undefined) copyFileSync(join(dataDir, 'state', 'LOG'), options.rocksdbLog);
     if (options.inspect !== undefined) await options.inspect(run);
-    return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, sources, rssSamples };
+    return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, sources, rssSamples, progress, dataDirBytes };
   } finally {
     clearInterval(sampler);
     gcObserver?.disconnect();
@@ -255,6 +289,7 @@ async function main(): Promise<void> {
   if (child !== undefined) {
     const memoryTrace = flag('--memory-trace');
     const heapSnapshot = flag('--heap-snapshot');
+    const rocksdbLog = flag('--rocksdb-log');
     const result = await runNexmarkQuery({
       query: child,
       events,
@@ -265,6 +300,7 @@ async function main(): Promise<void> {
       ...(heapGrowingPercent === undefined ? {} : { heapGrowingPercent: Number(heapGrowingPercent) }),
       ...(memoryTrace === undefined ? {} : { memoryTrace }),
       ...(heapSnapshot === undefined ? {} : { heapSnapshot }),
+      ...(rocksdbLog === undefined ? {} : { rocksdbLog }),
       ...(parallelism === 1 ? {} : { parallelism }),
       form,
     });
@@ -276,6 +312,9 @@ async function main(): Promise<void> {
     const quarter = result.seconds / 4;
     report(label, 'rss_first_quarter', meanRssBetween(result.rssSamples, 0, quarter) / 1024 / 1024, 'MiB');
     report(label, 'rss_last_quarter', meanRssBetween(result.rssSamples, result.seconds - quarter, Number.POSITIVE_INFINITY) / 1024 / 1024, 'MiB');
+    report(label, 'events_per_second_first_quarter', rateBetween(result.progress, 0, quarter), 'events/s');
+    report(label, 'events_per_second_last_quarter', rateBetween(result.progress, result.seconds - quarter, Number.POSITIVE_INFINITY), 'events/s');
+    report(label, 'data_dir', result.dataDirBytes / 1024 / 1024, 'MiB');
     report(label, 'seconds', result.seconds, 's');
     return;
   }
@@ -284,7 +323,7 @@ async function main(): Promise<void> {
     const growth = flag('--heap-growing-percent');
     if (growth !== undefined) traceFlags.push('--heap-growing-percent', growth);
     if (parallelism !== 1) traceFlags.push('--parallelism', String(parallelism));
-    for (const name of ['--memory-trace', '--heap-snapshot']) {
+    for (const name of ['--memory-trace', '--heap-snapshot', '--rocksdb-log']) {
       const value = flag(name);
       // One file per query: qN inserted before the extension.
       if (value !== undefined) traceFlags.push(name, queries.length === 1 ? value : value.replace(/(\.[^./]*)?$/, `-${query}$1`));

@@ -188,8 +188,15 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
   dbOptions.error_if_exists = BoolOption(options, "errorIfExists", false);
   dbOptions.paranoid_checks = true;
   dbOptions.IncreaseParallelism(static_cast<int>(NumberOption(options, "parallelism", 2)));
-  dbOptions.OptimizeLevelStyleCompaction(static_cast<uint64_t>(NumberOption(options, "writeBufferBytes", 64 << 20)) * 4);
-  dbOptions.write_buffer_size = static_cast<size_t>(NumberOption(options, "writeBufferBytes", 64 << 20));
+  const uint64_t writeBufferBytes = static_cast<uint64_t>(NumberOption(options, "writeBufferBytes", 64 << 20));
+  dbOptions.OptimizeLevelStyleCompaction(writeBufferBytes * 4);
+  dbOptions.write_buffer_size = static_cast<size_t>(writeBufferBytes);
+  // L0 to L1 after four flushes, into an L1 of at most two memtables (DESIGN.md §6, "Compaction
+  // of a growing table"): every L0 file spans every table written in its epochs, so each L0 to L1
+  // compaction rewrites all of L1, and an L1 as large as the memtable budget made a growing view
+  // rewrite itself again and again until it reached it.
+  dbOptions.level0_file_num_compaction_trigger = 4;
+  dbOptions.max_bytes_for_level_base = writeBufferBytes * 2;
   dbOptions.max_open_files = static_cast<int>(NumberOption(options, "maxOpenFiles", -1));
   // One compaction filter instance must see a whole compaction in key order (version-gc-filter.h).
   dbOptions.max_subcompactions = 1;

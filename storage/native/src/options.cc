@@ -29,6 +29,8 @@ void ApplyStorageLayout(Napi::Env env, const Napi::Object& options, rocksdb::Opt
   const double blobGcAgeCutoff = Number(options, "blobGcAgeCutoff", 0.25);
   const double blobGcForceThreshold = Number(options, "blobGcForceThreshold", 1.0);
   const double blobFileBytes = Number(options, "blobFileBytes", 64 << 20);
+  const double level0Trigger = Number(options, "level0Trigger", 0);
+  if (level0Trigger > 0) dbOptions.level0_file_num_compaction_trigger = static_cast<int>(level0Trigger);
   if (levelBaseBytes > 0) dbOptions.max_bytes_for_level_base = static_cast<uint64_t>(levelBaseBytes);
   if (targetFileBytes > 0) dbOptions.target_file_size_base = static_cast<uint64_t>(targetFileBytes);
   if (blobMinBytes == 0) return;

@@ -19,8 +19,8 @@ namespace oxbow {
  * meet (each relocated value is uploaded again by the next checkpoint; whole checkpoints stayed at
  * about 1% of the state per round in BENCHMARKS.md, "Checkpoints"), and a full compaction (ApplyFullCompaction)
  * collects every blob file's garbage. `blobGcAgeCutoff` (0 turns the background GC off),
- * `levelBaseBytes`, `targetFileBytes`, `blobFileBytes` and `blobGcForceThreshold` are experiment
- * knobs for bench/checkpoint.ts (BENCH_ROCKSDB), not part of the TypeScript OpenOptions.
+ * `levelBaseBytes`, `level0Trigger`, `targetFileBytes`, `blobFileBytes` and `blobGcForceThreshold`
+ * are experiment knobs for bench/checkpoint.ts (BENCH_ROCKSDB), not part of the TypeScript OpenOptions.
  */
 void ApplyStorageLayout(Napi::Env env, const Napi::Object& options, rocksdb::Options& dbOptions);
 
