@@ -47,6 +47,9 @@ const STEP_ROWS = 4096;
 /** How long a seal waits for every peer's rows of the epoch (below the main thread's deadline, so the error names the peer). */
 const PEER_TIMEOUT_MS = Number(process.env['OXBOW_PEER_TIMEOUT_MS'] ?? 60_000);
 
+/** Tests: worker 1's thread ends once it generated this many units (a worker that dies in the middle of an epoch). */
+const EXIT_AFTER_UNITS = Number(process.env['OXBOW_TEST_WORKER_EXIT_UNITS'] ?? 0);
+
 /** An input this worker generates: its chain, its source and its exchange's buffers. */
 interface GeneratedInput {
   readonly slot: number;
@@ -149,6 +152,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
 
   /** Seals asked by the main thread; `end`s and `abort`s received from each peer; aborts of this worker. */
   let seals = 0;
+  let unitsGenerated = 0;
   let aborts = 0;
   const endsFrom = peers.map(() => 0);
   const abortsFrom = peers.map(() => 0);
@@ -169,7 +173,10 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
       let offset = ranges[at + 1]!;
       while (offset < to) {
         const rows: Row[] = [];
+        const before = offset;
         offset = input.producer.produce(split, offset, to, rows, STEP_ROWS);
+        unitsGenerated += offset - before;
+        if (EXIT_AFTER_UNITS > 0 && me === 1 && unitsGenerated >= EXIT_AFTER_UNITS) process.exit(1);
         if (rows.length === 0) continue;
         sourceChanges.set(input.relationId, { rows, signs: new Array<number>(rows.length).fill(1) });
         const changes = input.chain.pushAll(sourceChanges);

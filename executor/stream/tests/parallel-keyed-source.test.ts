@@ -15,6 +15,7 @@ import { openHarness, type Harness } from './stream-harness.js';
 const directories: string[] = [];
 let h: Harness | undefined;
 afterEach(async () => {
+  delete process.env['OXBOW_TEST_WORKER_EXIT_UNITS'];
   await h?.close();
   h = undefined;
   while (directories.length > 0) rmSync(directories.pop()!, { recursive: true, force: true });
@@ -153,4 +154,38 @@ describe('keyed fragments generating their sources in the workers', () => {
     expect(await committedOf(h, 'bid')).toBe(EVENTS);
     expect(await committedOf(h, 'auction')).toBe(EVENTS);
   }, 480_000);
+
+  it('a worker that dies in the middle of an epoch fails it without a hang; a restart recovers every event once', async () => {
+    const EVENTS = 40_000;
+    const dir = freshDirectory();
+    // Worker 1's thread ends after it generated 3,000 units (OXBOW_TEST_WORKER_EXIT_UNITS, read by fragment-runner.ts).
+    process.env['OXBOW_TEST_WORKER_EXIT_UNITS'] = '3000';
+    h = await open(dir, 2);
+    await h.run(source('auction', EVENTS, 2, 250_000));
+    await h.run(source('bid', EVENTS, 2, 250_000));
+    await h.run(`create materialized view q4_inner as ${INNER}`);
+    // The sources stop committing (every epoch with the dead worker's share fails) well before their end.
+    const deadline = Date.now() + 60_000;
+    let last = -1;
+    let since = Date.now();
+    for (;;) {
+      const now = (await committedOf(h, 'bid')) + (await committedOf(h, 'auction'));
+      if (now !== last) {
+        last = now;
+        since = Date.now();
+      } else if (Date.now() - since > 4000) break;
+      if (Date.now() > deadline) throw new Error(`waiting for the sources to stop committing after worker 1 ended: they committed ${now} events`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(last).toBeLessThan(2 * EVENTS);
+    expect(await difference(h, 'q4_inner', INNER)).toBe(0);
+    // The close does not wait for the dead worker.
+    const closing = Date.now();
+    await h.close();
+    h = undefined;
+    expect(Date.now() - closing).toBeLessThan(15_000);
+    delete process.env['OXBOW_TEST_WORKER_EXIT_UNITS'];
+    h = await open(dir, 2);
+    await checkUntil(h, EVENTS, 'after the restart', VIEWS.slice(0, 1));
+  }, 240_000);
 });
