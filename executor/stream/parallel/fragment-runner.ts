@@ -9,8 +9,9 @@
 // Inputs the workers generate (PARALLEL.md, "Sources in keyed fragments"): the main thread posts
 // each worker its share of a replayed generator source's units (`ranges`); the worker generates
 // their rows, runs the input's chain (filters, projections) and sends each row to the worker
-// owning its key on the channel between them (the rows it owns go straight into its own
-// dataflow). Barriers are aligned: at the seal a worker tells every peer it sent all of its rows
+// owning its key on the channel between them. Every worker takes the rows of each `ranges`
+// message's shares in the order of their units (its own share buffered until the peers' earlier
+// shares came), so a worker's keys arrive in the order they would on one thread. Barriers are aligned: at the seal a worker tells every peer it sent all of its rows
 // of the epoch (`end`) and seals only once every peer told it so; a peer that ends, or does not
 // answer within the deadline, fails the seal with an error naming it.
 
@@ -164,7 +165,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
   const queued: MainToWorker[] = [];
 
   /** Generates the units of each (split, from, to) of a generated input and sends each row to its key's owner. */
-  function generate(input: GeneratedInput, dataflow: Dataflow, ranges: readonly number[]): void {
+  function generate(input: GeneratedInput, ranges: readonly number[], own: ChangeBatch[]): void {
     const parallelism = peers.length;
     const sourceChanges = new Map<number, ChangeBatch>();
     for (let at = 0; at < ranges.length; at += 3) {
@@ -206,9 +207,80 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
           const message: PeerMessage = { t: 'rows', slot: input.slot, changes: encoded };
           peers[peer]!.postMessage(message, [encoded.bytes]);
         }
-        pushHeld(dataflow, input.slot, ownIds === undefined ? { rows: ownRows, signs: ownSigns } : { rows: ownRows, signs: ownSigns, ids: ownIds });
+        if (ownRows.length > 0) own.push(ownIds === undefined ? { rows: ownRows, signs: ownSigns } : { rows: ownRows, signs: ownSigns, ids: ownIds });
       }
     }
+  }
+
+  // --- Rows in unit order: every worker gets every `ranges` message (its share possibly empty), in
+  // the same order, and takes the rows of each message's shares in the order of the units they
+  // cover (its own share buffered until the peers' earlier ones came): a worker's rows of a key
+  // arrive as they would on one thread (q4's auctions by ascending id before their bids, which
+  // the join's cache of new keys relies on).
+
+  /** A `ranges` message whose shares' rows are taken in order: `order` the worker of its first share, `position` the shares taken. */
+  interface Task {
+    readonly order: number;
+    own: ChangeBatch[];
+    readonly slot: number;
+    position: number;
+  }
+  /** Per peer, its shares received in message order: rows (encoded) and whether the share is complete. */
+  interface Block {
+    readonly items: PeerRows[];
+    taken: number;
+    done: boolean;
+  }
+  type PeerRows = Extract<PeerMessage, { t: 'rows' }>;
+  const tasks: Task[] = [];
+  const blocks: Block[][] = peers.map(() => []);
+
+  function openBlock(peer: number): Block {
+    const list = blocks[peer]!;
+    const last = list[list.length - 1];
+    if (last !== undefined && !last.done) return last;
+    const block: Block = { items: [], taken: 0, done: false };
+    list.push(block);
+    return block;
+  }
+
+  /** Pushes the shares' rows that can be taken in order; then what the main thread sent meanwhile. */
+  function consume(): void {
+    if (worker === undefined) return;
+    const dataflow = worker.dataflow;
+    const parallelism = peers.length;
+    while (tasks.length > 0) {
+      const task = tasks[0]!;
+      while (task.position < parallelism) {
+        const from = (task.order + task.position) % parallelism;
+        if (from === me) {
+          for (const batch of task.own) pushHeld(dataflow, task.slot, batch);
+          task.own = [];
+          task.position++;
+          continue;
+        }
+        const block = blocks[from]![0];
+        if (block === undefined) return;
+        while (block.taken < block.items.length) {
+          const item = block.items[block.taken]!;
+          block.items[block.taken++] = undefined as unknown as PeerRows;
+          pushHeld(dataflow, item.slot, decodeChanges(item.changes, data.rowIds[item.slot]));
+        }
+        if (!block.done) return;
+        blocks[from]!.shift();
+        task.position++;
+      }
+      tasks.shift();
+    }
+    drain();
+  }
+
+  /** A peer is gone: its shares never complete, so the shares waiting fail the epoch (answered at the seal). */
+  function abandonTasks(): void {
+    if (tasks.length === 0) return;
+    tasks.length = 0;
+    heldFailure ??= new SqlError(SqlState.internalError, `worker ${me} of a parallel fragment cannot take its rows: ${peerGone}`);
+    drain();
   }
 
   /** Seals the open epoch's pushes and answers the output (or the first failure). */
@@ -240,7 +312,12 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
       fail(error);
     }
     // What the main thread sent meanwhile, in order.
-    while (!waitingSeal && queued.length > 0) receive(queued.shift()!);
+    drain();
+  }
+
+  /** The main thread's messages that waited for a seal or for shares, in order. */
+  function drain(): void {
+    while (!waitingSeal && queued.length > 0 && (tasks.length === 0 || goesOn(queued[0]!))) handleQueued(queued.shift()!);
   }
 
   function fail(error: unknown): void {
@@ -248,24 +325,37 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
     answer({ t: 'error', code: failure.code, message: failure.message });
   }
 
+  /** Rows a peer sent after its abort while this worker has not aborted yet: they belong to the next epoch. */
+  const early: PeerMessage[][] = peers.map(() => []);
+
+  function fromPeer(peer: number, message: PeerMessage): void {
+    if (message.t === 'abort') {
+      abortsFrom[peer]!++;
+      return;
+    }
+    if (message.t === 'end') {
+      endsFrom[peer]!++;
+      trySeal();
+      return;
+    }
+    if (abortsFrom[peer]! > aborts) {
+      early[peer]!.push(message);
+      return;
+    }
+    // Rows sent before the peer's abort belong to the aborted epoch.
+    if (abortsFrom[peer]! < aborts || worker === undefined) return;
+    const block = openBlock(peer);
+    if (message.t === 'share') block.done = true;
+    else block.items.push(message);
+    consume();
+  }
+
   peers.forEach((port: MessagePort | null, peer) => {
     if (port === null) return;
-    port.on('message', (message: PeerMessage) => {
-      if (message.t === 'abort') {
-        abortsFrom[peer]!++;
-        return;
-      }
-      if (message.t === 'end') {
-        endsFrom[peer]!++;
-        trySeal();
-        return;
-      }
-      // Rows sent before the peer's abort belong to the aborted epoch.
-      if (abortsFrom[peer]! < aborts || worker === undefined) return;
-      pushHeld(worker.dataflow, message.slot, decodeChanges(message.changes, data.rowIds[message.slot]));
-    });
+    port.on('message', (message: PeerMessage) => fromPeer(peer, message));
     port.on('close', () => {
       peerGone ??= `worker ${peer} of the fragment ended`;
+      abandonTasks();
       trySeal();
     });
   });
@@ -276,7 +366,8 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
         channel.close();
         return;
       }
-      // Peers wait for this worker's `end` at every seal, even when it could not start.
+      // Peers wait for this worker's shares and `end`s, even when it could not start.
+      if (message.t === 'ranges') for (const port of peers) port?.postMessage({ t: 'share' } satisfies PeerMessage);
       if (message.t === 'seal') for (const port of peers) port?.postMessage({ t: 'end' } satisfies PeerMessage);
       throw startFailure;
     }
@@ -298,13 +389,21 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
       }
       case 'ranges': {
         const input = worker.generated[message.slot];
-        if (heldFailure !== undefined) return;
+        const own: ChangeBatch[] = [];
         try {
           if (input === undefined) throw new SqlError(SqlState.internalError, `input ${message.slot} of a parallel fragment is not generated by its workers`);
-          generate(input, dataflow, message.ranges);
+          if (heldFailure === undefined) generate(input, message.ranges, own);
         } catch (error) {
           heldFailure ??= error;
         }
+        // Every peer takes this worker's share of the message, empty or not, in message order.
+        for (const port of peers) port?.postMessage({ t: 'share' } satisfies PeerMessage);
+        if (peerGone !== undefined) {
+          heldFailure ??= new SqlError(SqlState.internalError, `worker ${me} of a parallel fragment cannot take its rows: ${peerGone}`);
+          return;
+        }
+        tasks.push({ order: message.order, own, slot: message.slot, position: 0 });
+        consume();
         return;
       }
       case 'seal': {
@@ -336,6 +435,12 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
       case 'abort':
         aborts++;
         for (const port of peers) port?.postMessage({ t: 'abort' } satisfies PeerMessage);
+        tasks.length = 0;
+        for (const list of blocks) list.length = 0;
+        // What peers that aborted first sent since: the open epoch's.
+        early.forEach((items, peer) => {
+          for (const item of items.splice(0)) fromPeer(peer, item);
+        });
         held = emptyChanges();
         heldFailure = undefined;
         dataflow.discard();
@@ -354,9 +459,24 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
     return (message.t === 'rows' && !message.holding) || message.t === 'seal' || message.t === 'commit';
   }
 
+  /** Messages handled while shares of earlier ranges are still to come (their rows do not depend on the order). */
+  function goesOn(message: MainToWorker): boolean {
+    return message.t === 'ranges' || message.t === 'rows' || message.t === 'abort';
+  }
+
+  function handleQueued(message: MainToWorker): void {
+    try {
+      handle(message);
+    } catch (error) {
+      if (!answered(message)) return;
+      fail(error);
+    }
+  }
+
   function receive(message: MainToWorker): void {
-    // A seal waiting for its peers answers first: what came after it waits.
-    if (waitingSeal) {
+    // A seal waiting for its peers answers first, and the shares of the ranges before a seal are
+    // taken before it: what came after them waits (more ranges and rows go on meanwhile).
+    if (waitingSeal || queued.length > 0 || (tasks.length > 0 && !goesOn(message))) {
       queued.push(message);
       return;
     }

@@ -205,6 +205,7 @@ export class ParallelFragmentNode implements StreamNode {
       if (source === null || source.relationId !== relationId) return;
       const shares: number[][] = this.workers.map(() => []);
       let next = this.nextShare[slot]!;
+      const order = next;
       for (const { split, from, to } of ranges) {
         const length = to - from;
         if (length <= 0) continue;
@@ -217,9 +218,8 @@ export class ParallelFragmentNode implements StreamNode {
         next = (next + 1) % parallelism;
       }
       this.nextShare[slot] = next;
-      shares.forEach((share, index) => {
-        if (share.length > 0) this.workers[index]!.handle.post({ t: 'ranges', slot, ranges: share });
-      });
+      // Every worker gets every message, its share possibly empty: each takes the shares' rows in order.
+      shares.forEach((share, index) => this.workers[index]!.handle.post({ t: 'ranges', slot, ranges: share, order }));
       // Any worker may get rows from the others: every one has writes and output of the epoch.
       for (const worker of this.workers) {
         worker.dirty = true;

@@ -61,8 +61,12 @@ export type MainToWorker =
   | { readonly t: 'rows'; readonly holding: boolean; readonly inputs: readonly (EncodedChanges | null)[] }
   /** The end of the epoch's pushes: answered with `output` (the held groups' net changes). */
   | { readonly t: 'seal' }
-  /** Units of input `slot`'s source for this worker to generate into the open epoch: triples (split, from, to). Not answered. */
-  | { readonly t: 'ranges'; readonly slot: number; readonly ranges: readonly number[] }
+  /**
+   * Units of input `slot`'s source for this worker to generate into the open epoch: triples (split,
+   * from, to), possibly none (every worker gets every message); `order`: the worker holding the
+   * first share of the first range (the shares' rows are taken in unit order). Not answered.
+   */
+  | { readonly t: 'ranges'; readonly slot: number; readonly ranges: readonly number[]; readonly order: number }
   /** Seal the open epoch as `epoch`: answered with `batch`. */
   | { readonly t: 'commit'; readonly epoch: string }
   /** The oldest epoch handed over and not yet acknowledged is durable, or every one failed. */
@@ -85,5 +89,7 @@ export type WorkerToMain =
  */
 export type PeerMessage =
   | { readonly t: 'rows'; readonly slot: number; readonly changes: EncodedChanges }
+  /** The sender's share of the current `ranges` message is all sent (every worker sends one per message). */
+  | { readonly t: 'share' }
   | { readonly t: 'end' }
   | { readonly t: 'abort' };
