@@ -42,7 +42,9 @@ describe('keyed fragments generating their sources across SIGKILL at another par
   it("keep every auction's max over its bids, each event once", async () => {
     const events = 30_000;
     const args = (parallelism: number) => ['--barrier-interval-ms', '100', '--parallelism', String(parallelism)];
-    let server = await startOxbow({ dataDir, args: args(2) });
+    // Off by default (planner/stream/parallel-source.ts `keyedSourcesInWorkers`).
+    const env = { OXBOW_KEYED_SOURCE_WORKERS: '1' };
+    let server = await startOxbow({ dataDir, args: args(2), env });
     let sql = new pg.Client({ connectionString: server.url });
     await sql.connect();
     sql.on('error', () => undefined);
@@ -64,7 +66,7 @@ describe('keyed fragments generating their sources across SIGKILL at another par
       expect(await committed(sql, 'bid')).toBeLessThan(events);
       await server.kill('SIGKILL');
       await sql.end().catch(() => undefined);
-      server = await startOxbow({ dataDir, args: args(next) });
+      server = await startOxbow({ dataDir, args: args(next), env });
       sql = new pg.Client({ connectionString: server.url });
       await sql.connect();
       sql.on('error', () => undefined);

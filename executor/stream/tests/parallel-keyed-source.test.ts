@@ -12,6 +12,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
 import { openHarness, type Harness } from './stream-harness.js';
 
+// Off by default (planner/stream/parallel-source.ts `keyedSourcesInWorkers`): on for this file,
+// the workers reading it when they start.
+process.env['OXBOW_KEYED_SOURCE_WORKERS'] = '1';
+
 const directories: string[] = [];
 let h: Harness | undefined;
 afterEach(async () => {
