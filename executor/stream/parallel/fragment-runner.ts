@@ -6,14 +6,15 @@
 // takes them with its worker-handle.ts. The entry scripts are fragment-worker.ts and, when the
 // workers generate a source's rows, executor/connectors/keyed-source-worker.ts.
 //
-// Inputs the workers generate (PARALLEL.md, "Sources in keyed fragments"): the main thread posts
-// each worker its share of a replayed generator source's units (`ranges`); the worker generates
-// their rows, runs the input's chain (filters, projections) and sends each row to the worker
-// owning its key on the channel between them. Every worker takes the rows of each `ranges`
-// message's shares in the order of their units (its own share buffered until the peers' earlier
-// shares came), so a worker's keys arrive in the order they would on one thread. Barriers are aligned: at the seal a worker tells every peer it sent all of its rows
-// of the epoch (`end`) and seals only once every peer told it so; a peer that ends, or does not
-// answer within the deadline, fails the seal with an error naming it.
+// Inputs the workers generate (PARALLEL.md, "Sources in keyed fragments"; off by default): the
+// main thread posts each worker its share of a replayed generator source's units (`ranges`); the
+// worker generates their rows, runs the input's chain (filters, projections) and sends each row
+// to the worker owning its key on the channel between them. Every worker takes the rows of each
+// `ranges` message's shares in the order of their units (its own share buffered until the peers'
+// earlier shares came), so a worker's keys arrive in the order they would on one thread.
+// Barriers are aligned: at the seal a worker tells every peer it sent all of its rows of the epoch
+// (`end`) and seals only once every peer told it so; a peer that ends, or does not answer within
+// the deadline, fails the seal with an error naming it.
 
 import { workerData, type MessagePort } from 'node:worker_threads';
 import type { RelationDef } from '../../../sql/catalog.js';
