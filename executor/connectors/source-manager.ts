@@ -406,7 +406,8 @@ class RunningSource implements DecodedBatchListener {
     const id = this.relation.id;
     const readers = streams.rangeReaders(id);
     if (readers !== undefined) {
-      for (const reader of readers) reader.take(ranges);
+      for (const reader of readers) reader.take(ranges, id);
+      streams.rangesTaken(id);
       return units;
     }
     if (!captured) return units;

@@ -226,6 +226,11 @@ export class Dataflow {
     }
   }
 
+  /** Rows entered the dataflow's nodes other than through a push (a fragment's workers generated them): a `seal` is due. */
+  expectSeal(): void {
+    if (this.holders.length > 0) this.held = true;
+  }
+
   /** True when a `pushChunk` may have left changes held (a `seal` is due before the commit). */
   get holding(): boolean {
     return this.held;

@@ -90,15 +90,15 @@ export interface SplitRange {
 
 /** A view run by workers that generate its source's rows from split ranges (PARALLEL.md, "Source fragments"). */
 export interface SourceFragmentReader {
-  /** False while the view's rows must come through the main thread (it has a secondary index). */
-  takesRanges(): boolean;
-  /** The source's units of the open epoch: the workers generate, transform and store their rows. */
-  take(ranges: readonly SplitRange[]): void;
+  /** False while the view needs source `relationId`'s rows on the main thread (a secondary index, a scan outside the workers). */
+  takesRanges(relationId?: number): boolean;
+  /** Source `relationId`'s units of the open epoch: the workers generate, transform and store (or exchange) their rows. */
+  take(ranges: readonly SplitRange[], relationId?: number): void;
 }
 
 export interface SourceFragmentHost {
-  /** The source fragment running view `viewId`, if it is one. */
-  fragment(viewId: number): SourceFragmentReader | undefined;
+  /** What takes the ranges of view `viewId`'s sources: its source fragment, or its keyed fragments generating their inputs. */
+  reader(viewId: number): SourceFragmentReader | undefined;
 }
 
 export class StreamContext {

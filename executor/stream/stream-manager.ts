@@ -154,11 +154,16 @@ export class StreamManager implements ChangeCapture {
     const readers: SourceFragmentReader[] = [];
     for (const dataflow of this.dataflows) {
       if (!dataflow.sources().includes(relationId)) continue;
-      const fragment = host.fragment(dataflow.viewId);
-      if (fragment === undefined || this.read.has(dataflow.viewId) || this.wholeEpoch.has(dataflow.viewId) || !fragment.takesRanges()) return undefined;
+      const fragment = host.reader(dataflow.viewId);
+      if (fragment === undefined || this.read.has(dataflow.viewId) || this.wholeEpoch.has(dataflow.viewId) || !fragment.takesRanges(relationId)) return undefined;
       readers.push(fragment);
     }
     return readers.length > 0 ? readers : undefined;
+  }
+
+  /** Ranges of `relationId` went to the workers (`rangeReaders`): views whose fragments exchange their rows seal at flush. */
+  rangesTaken(relationId: number): void {
+    for (const dataflow of this.dataflows) if (dataflow.sources().includes(relationId)) dataflow.expectSeal();
   }
 
   record(relationId: number, row: Row, sign: number): void {

@@ -9,7 +9,7 @@ import { streamInputs, type StateTableDeclaration, type StreamPlan } from './str
 import { carriesRowIds } from './unique-key.js';
 import { operatorNumber } from './share.js';
 import { distributionText, fragmentAt, sharedSources, type Fragment } from './parallel.js';
-import { fragmentSource } from './parallel-source.js';
+import { fragmentSource, keyedSourceScan, workerGeneratedSources } from './parallel-source.js';
 
 const PLACEHOLDER_SCAN = /^\s*Scan \.stream_input_\d+/;
 
@@ -130,8 +130,17 @@ function printFragment(fragment: Fragment, plan: StreamPlan, depth: number, line
       printFragment(fragment, input, depth + 1, lines, root, parallelism, shared);
       continue;
     }
-    lines.push({ text: `${'  '.repeat(depth + 1)}StreamExchange dist by (${distributionText(cut)}) (${parallelism} workers)`, inWorkers: false });
-    print(input, depth + 2, lines, root, parallelism, shared);
+    // An input the workers generate (a replayed generator source's chain): each worker makes its
+    // share of the source's units and sends each row to the worker owning its key.
+    const source = keyedSourceScan(input);
+    if (source === undefined || !workerGeneratedSources(root, shared).has(source.relation.id)) {
+      lines.push({ text: `${'  '.repeat(depth + 1)}StreamExchange dist by (${distributionText(cut)}) (${parallelism} workers)`, inWorkers: false });
+      print(input, depth + 2, lines, root, parallelism, shared);
+      continue;
+    }
+    lines.push({ text: `${'  '.repeat(depth + 1)}StreamExchange dist by (${distributionText(cut)}) (${parallelism} workers, worker to worker)`, inWorkers: false });
+    lines.push({ text: `${'  '.repeat(depth + 2)}StreamSourceFragment ${source.relation.name} split across ${parallelism} workers`, inWorkers: false });
+    print(input, depth + 3, lines, root, parallelism, shared);
   }
 }
 

@@ -9,6 +9,7 @@
 
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
@@ -16,16 +17,16 @@ import { ByteWriter } from '../../../storage/byte-writer.js';
 import type { PendingWrites } from '../../../storage/mvcc-state-store.js';
 import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from '../change-batch.js';
 import type { DataType } from '../../../sql/types.js';
-import type { StreamContext } from '../stream-context.js';
+import type { SplitRange, StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
 import { decodeChanges, encodeChange, encodeChangeWithId, takeEncoded } from './batch-codec.js';
-import type { EncodedChanges, FragmentWorkerData, MainToWorker, WorkerToMain } from './protocol.js';
+import type { EncodedChanges, FragmentWorkerData, MainToWorker, SourceInput, WorkerToMain } from './protocol.js';
 import { ownerOf, VnodeHasher } from './vnode.js';
 import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 
 
 /** The compiled worker script (under vitest this module runs from TypeScript: the build's copy in dist/). */
-function workerScript(): URL {
+export function fragmentWorkerScript(): URL {
   const here = fileURLToPath(import.meta.url);
   if (!here.endsWith('.ts')) return new URL('./fragment-worker.js', import.meta.url);
   const marker = '/executor/stream/parallel/';
@@ -48,8 +49,8 @@ export class FragmentWorker {
   /** Epochs whose batch the worker was asked for and that are not yet durable, oldest first. */
   readonly awaitingDurable: Epoch[] = [];
 
-  constructor(data: Omit<FragmentWorkerData, 'signal'>) {
-    this.handle = new WorkerHandle(workerScript(), data, "a parallel fragment's worker");
+  constructor(script: URL, data: Omit<FragmentWorkerData, 'signal'>, transfer: readonly MessagePort[]) {
+    this.handle = new WorkerHandle(script, data, "a parallel fragment's worker", transfer);
   }
 
   /** Milliseconds the main thread spent blocked on this worker's answers (EXPLAIN ANALYZE). */
@@ -76,6 +77,14 @@ export interface WorkerSettings {
   readonly retentionMs: number;
   readonly rowCacheBytes: number;
   readonly groupCacheBytes: number;
+  /** The worker script: fragmentWorkerScript(), or the connectors' keyed-source-worker.js when the workers generate an input. */
+  readonly script: URL;
+}
+
+/** An input the workers generate: its source (the relation the source manager's ranges name) and what the workers need of it. */
+export interface GeneratedSource {
+  readonly relationId: number;
+  readonly input: SourceInput;
 }
 
 /** One input of the fragment as the exchange sees it. */
@@ -103,6 +112,12 @@ export class ParallelFragmentNode implements StreamNode {
   private readonly exchanges: Exchange[];
   private holding = false;
   private disposed = false;
+  /** Per input: the source its workers generate, if they do (PARALLEL.md, "Sources in keyed fragments"). */
+  readonly generated: readonly (GeneratedSource | null)[];
+  /** Per generated input: the worker the next range's first share goes to (shares of short ranges rotate). */
+  private readonly nextShare: number[];
+  /** Units posted to the workers to generate (EXPLAIN ANALYZE). */
+  private units = 0;
 
   constructor(
     /** The fragment's nodes on the main thread's plan (their state tables) and the workers' copy. */
@@ -115,7 +130,22 @@ export class ParallelFragmentNode implements StreamNode {
     private readonly context: StreamContext,
     settings: WorkerSettings,
     private readonly onDispose: (node: ParallelFragmentNode) => void,
+    generated: readonly (GeneratedSource | null)[] = [],
   ) {
+    this.generated = generated;
+    this.nextShare = generated.map(() => 0);
+    // A channel per pair of workers when they generate some input: rows go straight to their key's owner.
+    const generating = generated.some((source) => source !== null);
+    const peers: (MessagePort | null)[][] = Array.from({ length: settings.parallelism }, () => new Array<MessagePort | null>(settings.parallelism).fill(null));
+    if (generating) {
+      for (let a = 0; a < settings.parallelism; a++) {
+        for (let b = a + 1; b < settings.parallelism; b++) {
+          const pair = new MessageChannel();
+          peers[a]![b] = pair.port1;
+          peers[b]![a] = pair.port2;
+        }
+      }
+    }
     // The main store keeps the tables' windows and garbage collection; the workers write their rows.
     for (const node of nodes) for (const declaration of node.stateTables) context.stateTable(declaration);
     this.exchanges = exchangeInputs.map((input) => ({
@@ -125,8 +155,9 @@ export class ParallelFragmentNode implements StreamNode {
       counts: new Array<number>(settings.parallelism).fill(0),
     }));
     for (let worker = 0; worker < settings.parallelism; worker++) {
+      const ports = peers[worker]!.filter((port): port is MessagePort => port !== null);
       this.workers.push(
-        new FragmentWorker({
+        new FragmentWorker(settings.script, {
           token: settings.token,
           path: settings.path,
           plan: workerPlan,
@@ -139,7 +170,9 @@ export class ParallelFragmentNode implements StreamNode {
           rowCacheBytes: settings.rowCacheBytes,
           groupCacheBytes: settings.groupCacheBytes,
           tuning: context.tuning,
-        }),
+          sources: generating ? generated.map((source) => source?.input ?? null) : undefined,
+          peers: generating ? peers[worker]! : undefined,
+        }, ports),
       );
     }
   }
@@ -152,7 +185,47 @@ export class ParallelFragmentNode implements StreamNode {
   describe(): string {
     const waited = this.workers.reduce((sum, worker) => sum + worker.waitedMs, 0);
     const keys = this.exchanges.map((exchange) => `(${exchange.input.text})`).join(', ');
-    return `StreamExchange dist by ${keys} to ${this.workers.length} workers, waited ${waited.toFixed(3)} ms`;
+    const generating = this.generated.some((source) => source !== null) ? `, ${this.units} source units generated in the workers` : '';
+    return `StreamExchange dist by ${keys} to ${this.workers.length} workers${generating}, waited ${waited.toFixed(3)} ms`;
+  }
+
+  /** True when some input of the fragment is generated by its workers. */
+  get generating(): boolean {
+    return this.generated.some((source) => source !== null);
+  }
+
+  /**
+   * Units of source `relationId` of the open epoch: each input the workers generate from it is cut
+   * into N contiguous shares per range, one per worker, which generates, filters and projects its
+   * share and sends each row to its key's owner.
+   */
+  take(relationId: number, ranges: readonly SplitRange[]): void {
+    const parallelism = this.workers.length;
+    this.generated.forEach((source, slot) => {
+      if (source === null || source.relationId !== relationId) return;
+      const shares: number[][] = this.workers.map(() => []);
+      let next = this.nextShare[slot]!;
+      const order = next;
+      for (const { split, from, to } of ranges) {
+        const length = to - from;
+        if (length <= 0) continue;
+        for (let w = 0; w < parallelism; w++) {
+          const start = from + Math.floor((length * w) / parallelism);
+          const end = from + Math.floor((length * (w + 1)) / parallelism);
+          if (end > start) shares[(next + w) % parallelism]!.push(split, start, end);
+        }
+        this.units += length;
+        next = (next + 1) % parallelism;
+      }
+      this.nextShare[slot] = next;
+      // Every worker gets every message, its share possibly empty: each takes the shares' rows in order.
+      shares.forEach((share, index) => this.workers[index]!.handle.post({ t: 'ranges', slot, ranges: share, order }));
+      // Any worker may get rows from the others: every one has writes and output of the epoch.
+      for (const worker of this.workers) {
+        worker.dirty = true;
+        worker.holdingRows = true;
+      }
+    });
   }
 
   setHolding(on: boolean): void {
@@ -223,8 +296,10 @@ export class ParallelFragmentNode implements StreamNode {
 
   seal(): ChangeBatch {
     const waiting: [FragmentWorker, Answer<WorkerToMain>][] = [];
+    // Workers that exchange rows among themselves seal together: each waits for every peer's `end`.
+    const all = this.generating && this.workers.some((worker) => worker.holdingRows);
     for (const worker of this.workers) {
-      if (!worker.holdingRows) continue;
+      if (!worker.holdingRows && !all) continue;
       worker.holdingRows = false;
       waiting.push([worker, worker.handle.request({ t: 'seal' }, 'its output at the seal')]);
     }

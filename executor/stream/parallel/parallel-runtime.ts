@@ -13,10 +13,11 @@ import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { insertsOnly } from '../../../planner/stream/unique-key.js';
 import type { StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
-import { ParallelFragmentNode } from './parallel-fragment.js';
+import { fragmentWorkerScript, ParallelFragmentNode, type GeneratedSource } from './parallel-fragment.js';
 import { allWrites } from './worker-handle.js';
 import { distributionText, fragmentAt, inputNeedsRowIds, workerPlan } from '../../../planner/stream/parallel.js';
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
+import { keyedSourceScan, workerGeneratedSources } from '../../../planner/stream/parallel-source.js';
 import { SourceFragments } from './source-fragment.js';
 
 /**
@@ -31,6 +32,10 @@ export class ParallelRuntime implements CommitParticipant {
   private readonly nodes = new Set<ParallelFragmentNode>();
   private token: number | undefined;
   private closed = false;
+  /** Each view's root plan (a keyed fragment's source reader counts the view's scans of its sources). */
+  private readonly roots = new WeakMap<StreamContext, StreamPlan>();
+  /** Per view plan, the sources its fragments' workers generate (the planner's `workerGeneratedSources`). */
+  private readonly generatedSources = new WeakMap<StreamPlan, Set<number>>();
   /** Views run as source fragments (source-fragment.ts): their own commit participant. */
   readonly sourceFragments: SourceFragments;
 
@@ -51,10 +56,24 @@ export class ParallelRuntime implements CommitParticipant {
       const node = this.sourceFragments.build(plan, context);
       if (node !== undefined) return node;
     }
+    // The first node asked for a view is its root (the dataflow places it first).
+    if (!this.roots.has(context)) this.roots.set(context, plan);
     if (this.closed || this.parallelism <= 1 || this.nodes.size >= MAX_FRAGMENTS) return undefined;
     const fragment = fragmentAt(plan, shared);
     if (fragment === undefined) return undefined;
     this.token ??= this.store.database.share();
+    // Inputs the workers generate (a replayed generator source through filters and projections),
+    // when the connectors gave the script that can (PARALLEL.md, "Sources in keyed fragments").
+    const sourceScript = this.sourceFragments.workerScript;
+    const root = this.roots.get(context)!;
+    let inWorkers = this.generatedSources.get(root);
+    if (inWorkers === undefined) this.generatedSources.set(root, (inWorkers = workerGeneratedSources(root, shared)));
+    const generated = fragment.inputs.map((input): GeneratedSource | null => {
+      const scan = sourceScript === undefined ? undefined : keyedSourceScan(input.plan);
+      if (scan === undefined || !inWorkers.has(scan.relation.id)) return null;
+      return { relationId: scan.relation.id, input: { chain: toTransfer(input.plan), key: input.key, types: input.key.map((column) => input.plan.columns[column]!.type) } };
+    });
+    const generating = generated.some((source) => source !== null);
     const node = new ParallelFragmentNode(
       fragment.nodes,
       toTransfer(workerPlan(fragment, fragment.inputs.map((input) => insertsOnly(input.plan)))),
@@ -73,13 +92,17 @@ export class ParallelRuntime implements CommitParticipant {
         retentionMs: this.store.options.retentionMs,
         rowCacheBytes: Math.max(1 << 20, Math.floor(this.store.options.memoryLimitBytes / (2 * this.parallelism))),
         groupCacheBytes: Math.max(1 << 20, Math.floor(this.groupCacheBytes / (2 * this.parallelism))),
+        script: generating ? new URL('./keyed-source-worker.js', sourceScript!()) : fragmentWorkerScript(),
       },
       (disposed) => {
         this.nodes.delete(disposed);
+        this.sourceFragments.removeKeyed(context.viewId, disposed);
         void disposed.close();
       },
+      generated,
     );
     this.nodes.add(node);
+    if (generating) this.sourceFragments.addKeyed(context.viewId, root, node);
     return node;
   }
 

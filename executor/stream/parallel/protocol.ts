@@ -4,6 +4,8 @@
 // Changes travel encoded (batch-codec.ts) in transferred ArrayBuffers.
 
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
+import type { MessagePort } from 'node:worker_threads';
+import type { DataType } from '../../../sql/types.js';
 import type { StreamTuning } from '../stream-context.js';
 
 /** What a worker starts with (workerData). */
@@ -15,6 +17,15 @@ export interface FragmentWorkerData {
   readonly plan: unknown;
   /** Per input: its changes carry source row ids (after each row's columns). */
   readonly rowIds: readonly boolean[];
+  /**
+   * Per input: null when its rows come from the main thread's exchange; else the input's chain
+   * (filters and projections over a replayed generator source's scan) as data, which this worker
+   * runs over the units it generates, sending each row to its key's owner (PARALLEL.md, "Sources
+   * in keyed fragments").
+   */
+  readonly sources: readonly (SourceInput | null)[] | undefined;
+  /** Per worker: this worker's port to that worker (null for itself), when some input is generated in the workers. */
+  readonly peers: readonly (MessagePort | null)[] | undefined;
   readonly viewId: number;
   readonly worker: number;
   readonly parallelism: number;
@@ -29,6 +40,15 @@ export interface FragmentWorkerData {
   readonly signal: SharedArrayBuffer;
 }
 
+/** An input the workers generate. */
+export interface SourceInput {
+  /** The chain (planner/stream/plan-transfer.ts data) from the exchange down to the source scan. */
+  readonly chain: unknown;
+  /** The columns the exchange hashes and their types. */
+  readonly key: readonly number[];
+  readonly types: readonly DataType[];
+}
+
 /** An encoded batch of changes: `count` changes in `bytes[0, length)`. */
 export interface EncodedChanges {
   readonly bytes: ArrayBuffer;
@@ -41,6 +61,12 @@ export type MainToWorker =
   | { readonly t: 'rows'; readonly holding: boolean; readonly inputs: readonly (EncodedChanges | null)[] }
   /** The end of the epoch's pushes: answered with `output` (the held groups' net changes). */
   | { readonly t: 'seal' }
+  /**
+   * Units of input `slot`'s source for this worker to generate into the open epoch: triples (split,
+   * from, to), possibly none (every worker gets every message); `order`: the worker holding the
+   * first share of the first range (the shares' rows are taken in unit order). Not answered.
+   */
+  | { readonly t: 'ranges'; readonly slot: number; readonly ranges: readonly number[]; readonly order: number }
   /** Seal the open epoch as `epoch`: answered with `batch`. */
   | { readonly t: 'commit'; readonly epoch: string }
   /** The oldest epoch handed over and not yet acknowledged is durable, or every one failed. */
@@ -54,3 +80,16 @@ export type WorkerToMain =
   | { readonly t: 'output'; readonly changes: EncodedChanges; readonly errors: readonly string[] }
   | { readonly t: 'batch'; readonly bytes: ArrayBuffer; readonly length: number }
   | { readonly t: 'error'; readonly code: string; readonly message: string };
+
+/**
+ * Between the workers of a fragment whose inputs they generate, on a MessageChannel per pair: the
+ * sender's rows of an input for the receiver's keys, then, at each seal, `end` (every row of the
+ * epoch sent: the receiver seals once it has every peer's), and at each abort `abort` (rows before
+ * it belong to the aborted epoch).
+ */
+export type PeerMessage =
+  | { readonly t: 'rows'; readonly slot: number; readonly changes: EncodedChanges }
+  /** The sender's share of the current `ranges` message is all sent (every worker sends one per message). */
+  | { readonly t: 'share' }
+  | { readonly t: 'end' }
+  | { readonly t: 'abort' };

@@ -19,7 +19,7 @@
 import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
 import { fragmentSource, sourceSerialReason, type MaterializePlan } from '../../../planner/stream/parallel-source.js';
-import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
+import { streamInputs, type StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
 import type { CommitParticipant, PendingWrites } from '../../../storage/mvcc-state-store.js';
 import type { RocksStateStore } from '../../../storage/rocks-state-store.js';
@@ -30,6 +30,7 @@ import type { SourceFragmentHost, SourceFragmentReader, SplitRange, StreamContex
 import type { StreamNode } from '../stream-node.js';
 import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from './source-protocol.js';
 import { allWrites, workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
+import type { ParallelFragmentNode } from './parallel-fragment.js';
 
 type Batch = Extract<SourceWorkerToMain, { t: 'batch' }>;
 
@@ -220,9 +221,42 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   }
 }
 
+/** A plan's scans of relation `relationId` (a StreamShared leaf reads its subtree's output). */
+function scansOf(plan: StreamPlan, relationId: number): number {
+  let count = plan.kind === 'StreamTableScan' && plan.relation.id === relationId ? 1 : 0;
+  for (const input of streamInputs(plan)) count += scansOf(input, relationId);
+  return count;
+}
+
+/**
+ * A view's keyed fragments whose workers generate some of their inputs (parallel-fragment.ts,
+ * PARALLEL.md "Sources in keyed fragments"): the source manager's ranges of such a source go to
+ * them, as long as every scan of the source in the view is such an input (else the view needs the
+ * source's rows on the main thread, which then come through the exchanges as usual).
+ */
+class KeyedSourceReader implements SourceFragmentReader {
+  readonly nodes = new Set<ParallelFragmentNode>();
+
+  constructor(readonly root: StreamPlan) {}
+
+  takesRanges(relationId?: number): boolean {
+    if (relationId === undefined) return false;
+    let generated = 0;
+    for (const node of this.nodes) for (const source of node.generated) if (source !== null && source.relationId === relationId) generated++;
+    return generated > 0 && generated === scansOf(this.root, relationId);
+  }
+
+  take(ranges: readonly SplitRange[], relationId?: number): void {
+    if (relationId === undefined) return;
+    for (const node of this.nodes) node.take(relationId, ranges);
+  }
+}
+
 /** Every source fragment of the process: builds them, finds them by view, and joins their writes to each epoch's commit. */
 export class SourceFragments implements CommitParticipant, SourceFragmentHost {
   private readonly nodes = new Map<number, SourceFragmentNode>();
+  /** Views whose keyed fragments generate some inputs in their workers. */
+  private readonly keyed = new Map<number, KeyedSourceReader>();
   private token: number | undefined;
   private closed = false;
   /**
@@ -266,6 +300,24 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
 
   fragment(viewId: number): SourceFragmentNode | undefined {
     return this.nodes.get(viewId);
+  }
+
+  reader(viewId: number): SourceFragmentReader | undefined {
+    return this.nodes.get(viewId) ?? this.keyed.get(viewId);
+  }
+
+  /** A keyed fragment of view `viewId` (whose plan is `root`) generating some inputs in its workers. */
+  addKeyed(viewId: number, root: StreamPlan, node: ParallelFragmentNode): void {
+    let reader = this.keyed.get(viewId);
+    // A view's dataflow built again (a restart of its dataflow) has a new plan: a new reader.
+    if (reader === undefined || reader.root !== root) this.keyed.set(viewId, (reader = new KeyedSourceReader(root)));
+    reader.nodes.add(node);
+  }
+
+  removeKeyed(viewId: number, node: ParallelFragmentNode): void {
+    const reader = this.keyed.get(viewId);
+    if (reader === undefined || !reader.nodes.delete(node)) return;
+    if (reader.nodes.size === 0) this.keyed.delete(viewId);
   }
 
   get workers(): number {

@@ -9,7 +9,7 @@
 // word), or at the deadline, after which the worker is terminated and every later request fails
 // (a late answer would otherwise be taken for the next request's).
 
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort, type TransferListItem } from 'node:worker_threads';
 import { SqlError, SqlState, type SqlStateCode } from '../../../sql/errors.js';
 import type { PendingWrites } from '../../../storage/mvcc-state-store.js';
 
@@ -81,12 +81,14 @@ export class WorkerHandle<In, Out extends { readonly t: string }> {
     data: object,
     /** The worker in words, for errors: "a parallel fragment's worker". */
     private readonly name: string,
+    /** Ports inside `data` that move to the worker (the fragment's channels between its workers). */
+    transfer: readonly TransferListItem[] = [],
   ) {
     const channel = new MessageChannel();
     const signal = new SharedArrayBuffer(8);
     this.signal = new Int32Array(signal);
     this.port = channel.port1;
-    this.worker = new Worker(script, { workerData: { ...data, signal, port: channel.port2 }, transferList: [channel.port2] });
+    this.worker = new Worker(script, { workerData: { ...data, signal, port: channel.port2 }, transferList: [channel.port2, ...transfer] });
     this.worker.unref();
     this.worker.on('error', (error) => {
       this.gone ??= `${name} ended: ${error instanceof Error ? error.message : String(error)}`;
