@@ -329,7 +329,9 @@ async function main(): Promise<void> {
       if (value !== undefined) traceFlags.push(name, queries.length === 1 ? value : value.replace(/(\.[^./]*)?$/, `-${query}$1`));
     }
     const code = await new Promise<number>((resolve) => {
-      const childProcess = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', query, '--events', String(events), '--split-num', String(splits), '--chunk-size', String(chunkSize), '--barrier-interval-ms', String(barrierIntervalMs), '--memory-limit-mib', String(memoryLimitMiB), '--form', form, ...traceFlags], {
+      // The child gets this process's node flags (and NODE_OPTIONS, through the environment), as a
+      // server started with them would: `node --max-semi-space-size=64 dist/bench/nexmark.js ...`.
+      const childProcess = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--child', query, '--events', String(events), '--split-num', String(splits), '--chunk-size', String(chunkSize), '--barrier-interval-ms', String(barrierIntervalMs), '--memory-limit-mib', String(memoryLimitMiB), '--form', form, ...traceFlags], {
         stdio: ['ignore', 'inherit', 'inherit'],
       });
       childProcess.on('close', (exit) => resolve(exit ?? 1));
