@@ -17,7 +17,8 @@ export type Expression =
   /** `$n`, 0-based index into the execute-time parameters. */
   | { readonly kind: 'Parameter'; readonly index: number; readonly type: DataType }
   /** `operator` is the SQL operator name when the call came from one (`=`, `+`...), for EXPLAIN and join keys. */
-  | { readonly kind: 'Call'; readonly fn: ScalarFunction; readonly args: readonly Expression[]; readonly type: DataType; readonly operator?: string }
+  /** `position`: where the call stands in the statement, kept only for proctime() (a view refuses it there). */
+  | { readonly kind: 'Call'; readonly fn: ScalarFunction; readonly args: readonly Expression[]; readonly type: DataType; readonly operator?: string; readonly position?: number }
   | { readonly kind: 'Cast'; readonly input: Expression; readonly impl: CastImpl; readonly type: DataType }
   | { readonly kind: 'And'; readonly args: readonly Expression[]; readonly type: DataType }
   | { readonly kind: 'Or'; readonly args: readonly Expression[]; readonly type: DataType }

@@ -214,6 +214,17 @@ export function isVolatile(expression: Expression): boolean {
   return children(expression).some(isVolatile);
 }
 
+/** The first proctime() call in the expression (not inside a subquery), or undefined. */
+export function proctimeCall(expression: Expression): Extract<Expression, { kind: 'Call' }> | undefined {
+  if (expression.kind === 'Call' && expression.fn.name === 'proctime' && expression.args.length === 0) return expression;
+  if (expression.kind === 'Subquery') return undefined;
+  for (const child of children(expression)) {
+    const found = proctimeCall(child);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 const SEQUENCE_FUNCTIONS = new Set(['nextval', 'currval', 'lastval', 'setval']);
 
 /** True when the expression calls a sequence function (nextval, currval, lastval, setval). */

@@ -6,6 +6,11 @@
 export interface EvalContext {
   /** Statement start time (now(), current_timestamp), microseconds since 1970 UTC. */
   readonly statementTimeMicros: number;
+  /**
+   * proctime(): the processing time of the batch being evaluated, microseconds since 1970 UTC. A
+   * streaming projection sets it once per batch; absent (a batch query): the statement time.
+   */
+  readonly processingTimeMicros?: number;
   /** IANA zone name or a fixed offset such as 'UTC', '+02', 'Europe/Paris'. */
   readonly timeZone: string;
   readonly dateStyle: string;

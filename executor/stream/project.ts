@@ -2,10 +2,12 @@
 // expression that fails on a row (division by zero, a bad cast) yields NULL for that column, as
 // RisingWave does, and the error is recorded for the view: a running view never stops. Output
 // columns that are input columns are copied by index (no evaluator call); row ids
-// (`ChangeBatch.ids`) follow their rows.
+// (`ChangeBatch.ids`) follow their rows. proctime() reads the clock once per batch: every row of
+// the batch gets the same processing time.
 
 import type { Row, Value } from '../../sql/value.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
+import { proctimeCall } from '../../planner/walk.js';
 import { compile, type Evaluator } from '../expr/expression.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
 import type { StreamContext } from './stream-context.js';
@@ -16,15 +18,21 @@ export class StreamProjectNode implements StreamNode {
   private readonly evaluators: readonly (Evaluator | undefined)[];
   /** Per output column: the input column it copies, or -1 where an evaluator computes it. */
   private readonly columns: Int32Array;
+  /** True when some expression calls proctime(). */
+  private readonly proctime: boolean;
 
   constructor(plan: Extract<StreamPlan, { kind: 'StreamProject' }>, private readonly context: StreamContext) {
     this.columns = Int32Array.from(plan.expressions, (expression) => (expression.kind === 'Column' ? expression.index : -1));
     this.evaluators = plan.expressions.map((expression) => (expression.kind === 'Column' ? undefined : compile(expression)));
+    this.proctime = plan.expressions.some((expression) => proctimeCall(expression) !== undefined);
   }
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
     const out: ChangeBatch = changes.ids === undefined ? emptyChanges() : { rows: [], signs: changes.signs.slice(), ids: changes.ids.slice() };
-    const runtime = this.context.runtime;
+    let runtime = this.context.runtime;
+    if (this.proctime && changes.rows.length > 0) {
+      runtime = { ...runtime, evalContext: { ...runtime.evalContext, processingTimeMicros: this.context.clock() * 1000 } };
+    }
     const evaluators = this.evaluators;
     const columns = this.columns;
     const width = evaluators.length;

@@ -186,6 +186,7 @@ export class BinderContext {
       });
     }
     const cast = this.applyCasts(args, resolved, args.map(() => position));
+    if (resolved.fn.name === 'proctime' && position !== undefined) return { kind: 'Call', fn: resolved.fn, args: cast, type: resolved.fn.returnType, position };
     return { kind: 'Call', fn: resolved.fn, args: cast, type: resolved.fn.returnType };
   }
 

@@ -29,7 +29,7 @@ import { type as scalar, type DataType } from '../../sql/types.js';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import { children, column, mapChildren, type Expression } from '../expression.js';
 import type { OutputColumn, Plan, PlanOf } from '../plan.js';
-import { callsSequenceFunction, columnsNeeded, hasSubquery, isVolatile, nodeExpressions, outerColumnsOf, remapColumns, remapOuterInPlan } from '../walk.js';
+import { callsSequenceFunction, proctimeCall, columnsNeeded, hasSubquery, isVolatile, nodeExpressions, outerColumnsOf, remapColumns, remapOuterInPlan } from '../walk.js';
 import { retractableAggregate } from './aggregate.js';
 import { findDynamicConjunct, mentionsNow, type DynamicConjunct } from './dynamic-filter.js';
 import { deriveExpression, windowColumn } from './watermark.js';
@@ -172,6 +172,8 @@ class Incrementalizer {
       // A sequence's values belong to sessions and change it: never in a view, even over constant rows.
       if (callsSequenceFunction(expression)) throw unsupported('a sequence function (nextval(), currval(), lastval(), setval())');
       if (isVolatile(expression) && readsRelation(plan)) throw unsupported('a volatile function (random(), nextval()) over a table or source');
+      // proctime() is evaluated by a projection, once per batch (executor/stream/project.ts).
+      if (plan.kind !== 'Project') refuseProctime(expression);
     }
   }
 
@@ -220,7 +222,11 @@ class Incrementalizer {
       case 'Project': {
         const pruned = pruneUnderLateral(plan);
         if (pruned !== undefined) return this.convert(pruned);
-        return { kind: 'StreamProject', property: 'linear', input: this.convert(plan.input), expressions: plan.expressions, stateTables: [], columns: plan.columns };
+        const input = this.convert(plan.input);
+        // A retraction must carry the processing time of its insertion, which is not stored: only
+        // over an append-only input (a source, never a table's updates and deletes).
+        if (!insertsOnly(input)) for (const expression of plan.expressions) refuseProctime(expression);
+        return { kind: 'StreamProject', property: 'linear', input, expressions: plan.expressions, stateTables: [], columns: plan.columns };
       }
       case 'HashJoin':
         return this.hashJoin(plan);
@@ -766,6 +772,18 @@ function withoutPositions(key: string, value: unknown): unknown {
 
 function bigintSafe(_key: string, value: unknown): unknown {
   return typeof value === 'bigint' ? `${value}n` : value;
+}
+
+/** Throws 0A000 at a proctime() call outside a projection over an append-only input. */
+function refuseProctime(expression: Expression): void {
+  const call = proctimeCall(expression);
+  if (call === undefined) return;
+  const position = call.position;
+  throw new SqlError(
+    SqlState.featureNotSupported,
+    'proctime() is supported in a materialized view only in the select list over an append-only source (a table\'s updates and deletes would need the processing time of each row stored)',
+    position === undefined ? {} : { position },
+  );
 }
 
 function readsRelation(plan: Plan): boolean {

@@ -24,6 +24,11 @@ import { formatDateTimePattern, formatIntervalPattern, formatNumberPattern } fro
 // current time (stable within a statement)
 
 defineFunction('now', { args: [], returns: 'timestamptz', volatility: 'stable', impl: (_, c) => c.statementTimeMicros });
+// proctime() (Flink's and RisingWave's PROCTIME()): the time a row is processed. In a view it is
+// the time of the batch of changes that carries the row (one clock read per batch); in a query it
+// is the statement's time, as now(). A view with proctime() is not a function of its inputs, so it
+// never equals its query recomputed; rows replayed after a restart get new processing times.
+defineFunction('proctime', { args: [], returns: 'timestamptz', volatility: 'stable', impl: (_, c) => c.processingTimeMicros ?? c.statementTimeMicros });
 for (const name of ['current_timestamp', 'transaction_timestamp', 'statement_timestamp']) {
   defineFunction(name, { args: [], returns: 'timestamptz', volatility: 'stable', impl: (_, c) => c.statementTimeMicros });
 }
