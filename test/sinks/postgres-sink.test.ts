@@ -168,7 +168,10 @@ describe('blackhole sink', () => {
     await sql.query("CREATE SINK bh_sum AS SELECT sum(v) AS s FROM bh WITH (connector = 'blackhole')");
     // The contents (100 rows), then 50 inserts, 10 updates (a delete and an insert each), 5 deletes.
     const rows = async (name: string) => Number((await sql.query('SELECT rows_delivered FROM oxbow_catalog.sink_status WHERE sink_name = $1', [name])).rows[0]?.rows_delivered ?? -1);
+    // Both sinks' first deliveries (the contents) before the table changes: a sink that has not
+    // delivered yet starts from the contents of its first delivery's epoch.
     await until('the contents', async () => (await rows('bh_out')) === 100);
+    await until("the sum's contents", async () => (await rows('bh_sum')) === 1);
     await sql.query('INSERT INTO bh SELECT g, g FROM generate_series(101, 150) AS g');
     await sql.query('UPDATE bh SET v = v + 1 WHERE id <= 10');
     await sql.query('DELETE FROM bh WHERE id > 145');
