@@ -51,18 +51,22 @@ export function appendOnlyRowIdColumn(relation: RelationDef): number | undefined
 
 /**
  * True when every batch `plan` outputs carries row ids: a scan of an append-only source, then only
- * filters and projections (the planner's twin of executor/stream/scan.ts `carriesRowIds`).
+ * filters and projections (the planner's twin of executor/stream/scan.ts `carriesRowIds`). With
+ * `throughWatermark` (a hash join side of plan version 9), watermark filters too: they drop late
+ * rows and pass the others with their ids (executor/stream/watermark-filter.ts).
  */
-export function carriesRowIds(plan: StreamPlan): boolean {
+export function carriesRowIds(plan: StreamPlan, throughWatermark = false): boolean {
   switch (plan.kind) {
     case 'StreamTableScan':
       return appendOnlyRowIdColumn(plan.relation) !== undefined;
     case 'StreamFilter':
     case 'StreamProject':
-      return carriesRowIds(plan.input);
+      return carriesRowIds(plan.input, throughWatermark);
+    case 'StreamWatermarkFilter':
+      return throughWatermark && carriesRowIds(plan.inputs[0]!, throughWatermark);
     case 'StreamTemporalJoin':
       // At most one output row per left row when its lookup is by the table's primary key.
-      return plan.index === undefined && carriesRowIds(plan.inputs[0]!);
+      return plan.index === undefined && carriesRowIds(plan.inputs[0]!, throughWatermark);
     default:
       return false;
   }
