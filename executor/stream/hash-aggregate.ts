@@ -14,7 +14,7 @@
 //     emit -old +new unless equal
 //
 // Over an append-only input (`appendOnly`: a source without a primary key, through filters,
-// projections, LATERAL and inner joins of such inputs) no row is ever deleted, so min / max need no
+// projections, watermark filters, LATERAL and inner joins of such inputs) no row is ever deleted, so min / max need no
 // value table: the state row's current value and the inserted values decide (RisingWave's
 // append-only aggregation). Those calls neither read nor write their value table; DISTINCT calls
 // sharing it still do. A deletion reaching such an aggregate is an internal error.
@@ -187,7 +187,7 @@ export class StreamHashAggregateNode implements StreamNode {
     private readonly plan: Plan,
     private readonly context: StreamContext,
     /** The input only inserts: `appendOnly` of the input, or what the main thread found (a parallel aggregate's worker gets no input plan). */
-    insertsOnly = plannedInsertsOnly(plan.inputs[0]!),
+    insertsOnly = plannedInsertsOnly(plan.inputs[0]!, true),
   ) {
     const tables = plan.stateTables.map((declaration) => context.stateTable(declaration));
     this.groups = tables[0]!;

@@ -4,6 +4,7 @@
 // changes is checked against the watermark as it was before the batch (RisingWave checks per
 // chunk): rows whose ts is behind it are dropped and counted as the view's error "row behind the
 // watermark dropped" (oxbow_catalog.view_errors); then the batch's rows move the watermark forward.
+// Row ids (`ChangeBatch.ids`) follow their rows.
 
 import type { Row, Value } from '../../sql/value.js';
 import type { DataType } from '../../sql/types.js';
@@ -36,7 +37,11 @@ export class StreamWatermarkFilterNode implements StreamNode {
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
     const watermark = this.state.get(WATERMARK_KEY)?.[1] ?? null;
-    const out = emptyChanges();
+    // Row ids (`ChangeBatch.ids`, an append-only source's) follow their rows: a hash join side of
+    // plan version 9 above is stored by them.
+    const inIds = changes.ids;
+    const ids: Value[] | undefined = inIds === undefined ? undefined : [];
+    const out: ChangeBatch = ids === undefined ? emptyChanges() : { rows: [], signs: [], ids };
     let latest: Value = null;
     for (let i = 0; i < changes.rows.length; i++) {
       const row = changes.rows[i]!;
@@ -47,6 +52,7 @@ export class StreamWatermarkFilterNode implements StreamNode {
       }
       out.rows.push(row);
       out.signs.push(changes.signs[i]!);
+      if (ids !== undefined) ids.push(inIds![i]!);
       if (time !== null && changes.signs[i]! > 0 && (latest === null || compareValues(time, latest, this.type) > 0)) latest = time;
     }
     if (latest !== null) {

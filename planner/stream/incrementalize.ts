@@ -402,7 +402,9 @@ class Incrementalizer {
     const degrees = [type === 'left' || type === 'full' || type === 'semi' || type === 'anti', type === 'right' || type === 'full'];
     const inputs = [this.convert(plan.left), this.convert(plan.right)];
     const byRowId = (this.options.planVersion ?? STREAM_PLAN_VERSION) >= 4;
-    const rowIds = inputs.map((input) => byRowId && carriesRowIds(input));
+    // Plan version 9: a side over a watermark filter (an EMIT ON WINDOW CLOSE view's) is stored by row id too.
+    const throughWatermark = (this.options.planVersion ?? STREAM_PLAN_VERSION) >= 9;
+    const rowIds = inputs.map((input) => byRowId && carriesRowIds(input, throughWatermark));
     const stateTables = [plan.left, plan.right].map((side, i): StateTableDeclaration => {
       const keyWidth = keys[i]!.length;
       const width = side.columns.length;

@@ -332,13 +332,13 @@ function placeholder(slot: number, input: StreamPlan, insertsOnly: boolean): Str
  */
 export function inputNeedsRowIds(fragment: Fragment, slot: number): boolean {
   const input = fragment.inputs[slot]!;
-  if (!carriesRowIds(input.plan)) return false;
+  if (!carriesRowIds(input.plan, true)) return false;
   for (const node of fragment.nodes) {
     if (node.kind !== 'StreamHashJoin' || node.rowIds === undefined) continue;
     for (let side = 0; side < 2; side++) {
       if (!node.rowIds[side]) continue;
       let below = node.inputs[side]!;
-      while (below !== input.plan && (below.kind === 'StreamFilter' || below.kind === 'StreamProject')) below = below.input;
+      while (below !== input.plan && (below.kind === 'StreamFilter' || below.kind === 'StreamProject' || below.kind === 'StreamWatermarkFilter')) below = below.kind === 'StreamWatermarkFilter' ? below.inputs[0]! : below.input;
       if (below === input.plan) return true;
     }
   }

@@ -105,8 +105,11 @@ export interface KeyedOperator {
  * join of append-only sources, a UNION ALL, a LATERAL) by a row number the view allocates
  * (`StreamMaterialize.numbered`); views of version 7 and before keep their `row ++ duplicate
  * number` tables and row counts.
+ * 9 keeps a StreamHashJoin side over a watermark filter over an append-only source by (key, source
+ * row id) as version 4 does without one (an EMIT ON WINDOW CLOSE view's join: Nexmark q7's bids);
+ * views of version 8 keep their `key ++ row` side tables.
  */
-export const STREAM_PLAN_VERSION = 8;
+export const STREAM_PLAN_VERSION = 9;
 
 /**
  * The incremental symmetric hash join (executor/stream/hash-join.ts): each side's rows by equi-key

@@ -51,18 +51,22 @@ export function appendOnlyRowIdColumn(relation: RelationDef): number | undefined
 
 /**
  * True when every batch `plan` outputs carries row ids: a scan of an append-only source, then only
- * filters and projections (the planner's twin of executor/stream/scan.ts `carriesRowIds`).
+ * filters and projections (the planner's twin of executor/stream/scan.ts `carriesRowIds`). With
+ * `throughWatermark` (a hash join side of plan version 9), watermark filters too: they drop late
+ * rows and pass the others with their ids (executor/stream/watermark-filter.ts).
  */
-export function carriesRowIds(plan: StreamPlan): boolean {
+export function carriesRowIds(plan: StreamPlan, throughWatermark = false): boolean {
   switch (plan.kind) {
     case 'StreamTableScan':
       return appendOnlyRowIdColumn(plan.relation) !== undefined;
     case 'StreamFilter':
     case 'StreamProject':
-      return carriesRowIds(plan.input);
+      return carriesRowIds(plan.input, throughWatermark);
+    case 'StreamWatermarkFilter':
+      return throughWatermark && carriesRowIds(plan.inputs[0]!, throughWatermark);
     case 'StreamTemporalJoin':
       // At most one output row per left row when its lookup is by the table's primary key.
-      return plan.index === undefined && carriesRowIds(plan.inputs[0]!);
+      return plan.index === undefined && carriesRowIds(plan.inputs[0]!, throughWatermark);
     default:
       return false;
   }
@@ -73,25 +77,31 @@ export function carriesRowIds(plan: StreamPlan): boolean {
  * DML refused, its connector only inserts), through filters, projections, LATERAL table functions,
  * UNION ALL, shared subtrees, inner hash joins whose inputs are all append-only and temporal joins
  * whose left side is. The planner chooses the group top-N by it; the aggregates' append-only state
- * and the parallel workers' plans use it too.
+ * and the parallel workers' plans use it too. With `throughWatermark` (the aggregates' min / max,
+ * hash-aggregate.ts: their state rows are alike either way), watermark filters too: they only drop
+ * late rows. The plans the planner chooses by it do not look through them (their state layouts
+ * would change under existing views).
  */
-export function insertsOnly(plan: StreamPlan): boolean {
+export function insertsOnly(plan: StreamPlan, throughWatermark = false): boolean {
+  const each = (input: StreamPlan): boolean => insertsOnly(input, throughWatermark);
   switch (plan.kind) {
     case 'StreamTableScan':
       return appendOnlyRowIdColumn(plan.relation) !== undefined;
     case 'StreamFilter':
     case 'StreamProject':
     case 'StreamLateral':
-      return insertsOnly(plan.input);
+      return each(plan.input);
+    case 'StreamWatermarkFilter':
+      return throughWatermark && each(plan.inputs[0]!);
     case 'StreamUnion':
-      return plan.inputs.every(insertsOnly);
+      return plan.inputs.every(each);
     case 'StreamHashJoin':
-      return plan.joinType === 'inner' && plan.inputs.every(insertsOnly);
+      return plan.joinType === 'inner' && plan.inputs.every(each);
     case 'StreamTemporalJoin':
       // The side table's changes never reach the output: each left insert makes inserts.
-      return insertsOnly(plan.inputs[0]!);
+      return each(plan.inputs[0]!);
     case 'StreamShared':
-      return insertsOnly(plan.source);
+      return each(plan.source);
     default:
       return false;
   }
