@@ -229,7 +229,11 @@ class RunningSource implements DecodedBatchListener {
     this.manager.status.partition(this.relation.id, this.topic, partition).messages += next - from;
     this.next.set(partition, BigInt(next));
     this.dirty = true;
-    return this.backpressure();
+    const full = this.backpressure();
+    // Workers that make the rows of the units handed to them bound the reader as rows do here.
+    let held: Promise<void> | undefined;
+    for (const reader of this.manager.core.streams.rangeReaders(this.relation.id) ?? []) held ??= reader.held?.();
+    return held === undefined ? full : Promise.all([full, held]).then(() => undefined);
   }
 
   /** Rows or units read and not yet written into the open epoch. */
