@@ -12,7 +12,8 @@
 // Sources start when their relation appears in the catalog (checked at every tick, so DDL needs
 // no hook) and stop when it is dropped. Decoding runs as batches arrive, outside the lock;
 // a source holding more than MAX_PENDING_ROWS undecided rows makes its connector wait
-// (backpressure) until the next barrier.
+// (backpressure) until the next barrier, and a replayed source whose units the workers of a keyed
+// fragment generate waits while they hold more than their credit (the range readers' `held`).
 
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Epoch } from '../../sql/epoch.js';

@@ -11,7 +11,8 @@
 // worker generates their rows, runs the input's chain (filters, projections) and sends each row
 // to the worker owning its key on the channel between them. Every worker takes the rows of each
 // `ranges` message's shares in the order of their units (its own share buffered until the peers'
-// earlier shares came), so a worker's keys arrive in the order they would on one thread.
+// earlier shares came), so a worker's keys arrive in the order they would on one thread, and
+// stores how many `ranges` messages it is done with (`progress`): the main thread's credit.
 // Barriers are aligned: at the seal a worker tells every peer it sent all of its rows of the epoch
 // (`end`) and seals only once every peer told it so; a peer that ends, or does not answer within
 // the deadline, fails the seal with an error naming it.
