@@ -12,7 +12,8 @@
 // Sources start when their relation appears in the catalog (checked at every tick, so DDL needs
 // no hook) and stop when it is dropped. Decoding runs as batches arrive, outside the lock;
 // a source holding more than MAX_PENDING_ROWS undecided rows makes its connector wait
-// (backpressure) until the next barrier.
+// (backpressure) until the next barrier, and a replayed source whose units the workers of a keyed
+// fragment generate waits while they hold more than their credit (the range readers' `held`).
 
 import type { RelationDef } from '../../sql/catalog.js';
 import type { Epoch } from '../../sql/epoch.js';
@@ -229,7 +230,11 @@ class RunningSource implements DecodedBatchListener {
     this.manager.status.partition(this.relation.id, this.topic, partition).messages += next - from;
     this.next.set(partition, BigInt(next));
     this.dirty = true;
-    return this.backpressure();
+    const full = this.backpressure();
+    // Workers that make the rows of the units handed to them bound the reader as rows do here.
+    let held: Promise<void> | undefined;
+    for (const reader of this.manager.core.streams.rangeReaders(this.relation.id) ?? []) held ??= reader.held?.();
+    return held === undefined ? full : Promise.all([full, held]).then(() => undefined);
   }
 
   /** Rows or units read and not yet written into the open epoch. */

@@ -94,6 +94,8 @@ export interface SourceFragmentReader {
   takesRanges(relationId?: number): boolean;
   /** Source `relationId`'s units of the open epoch: the workers generate, transform and store (or exchange) their rows. */
   take(ranges: readonly SplitRange[], relationId?: number): void;
+  /** While the workers hold too many units taken and not yet processed: a Promise that settles when they catch up (the source waits). */
+  held?(): Promise<void> | undefined;
 }
 
 export interface SourceFragmentHost {

@@ -9,7 +9,10 @@
 // not a quota to make up: without the slip, a reader held for 30 s pushed 30 s of events into the
 // next epochs, which held the loop longer still (a lagging soak's epochs grew to 5-80 s).
 // While the listener wants no rows (`rowsWanted`), a split advances by units alone: their rows are
-// generated where they are read (source fragments' workers).
+// generated where they are read (source fragments' workers), a step of units holding about as many
+// rows as a chunk of the row path (measured once per split on its first chunk): the sources of one
+// generator keep the relative pace they have when their rows are made here (Nexmark's sparse
+// auction source runs ahead of the bids in units, so a bid's auction is made before it).
 
 import type { ColumnDef, RelationDef } from '../../../sql/catalog.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
@@ -118,6 +121,8 @@ export class GeneratorReader implements SourceReader, StartupResolver {
     const burst = Math.max(1, Math.ceil(rate * MAX_BURST_SECONDS));
     const chunk = producer.maxChunkRows;
     const rowId = this.rowIdPosition;
+    /** Per split, units per step while advancing without rows (0: not measured yet). */
+    const steps: number[] = new Array<number>(splits).fill(0);
     while (!this.stopped) {
       let produced = false;
       let finished = 0;
@@ -141,7 +146,8 @@ export class GeneratorReader implements SourceReader, StartupResolver {
         }
         if (offset >= limit) continue;
         if (listener.advanced !== undefined && listener.rowsWanted?.() === false) {
-          const next = Math.min(limit, offset + chunk);
+          if (steps[split] === 0) steps[split] = Math.max(chunk, producer.produce(split, offset, ends[split]!, [], chunk) - offset);
+          const next = Math.min(limit, offset + steps[split]!);
           offsets[split] = next;
           produced = true;
           await listener.advanced(split, offset, next);

@@ -11,7 +11,8 @@
 // worker generates their rows, runs the input's chain (filters, projections) and sends each row
 // to the worker owning its key on the channel between them. Every worker takes the rows of each
 // `ranges` message's shares in the order of their units (its own share buffered until the peers'
-// earlier shares came), so a worker's keys arrive in the order they would on one thread.
+// earlier shares came), so a worker's keys arrive in the order they would on one thread, and
+// stores how many `ranges` messages it is done with (`progress`): the main thread's credit.
 // Barriers are aligned: at the seal a worker tells every peer it sent all of its rows of the epoch
 // (`end`) and seals only once every peer told it so; a peer that ends, or does not answer within
 // the deadline, fails the seal with an error naming it.
@@ -77,6 +78,14 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
   const writer = new ByteWriter(64 * 1024);
   const me = data.worker;
   const peers = data.peers ?? [];
+  /** `ranges` messages handled, and the main thread's view of those done with (received less the tasks waiting). */
+  let rangesReceived = 0;
+  const progress = data.progress === undefined ? undefined : new Int32Array(data.progress);
+  function progressed(): void {
+    if (progress === undefined) return;
+    Atomics.store(progress, me, rangesReceived - tasks.length);
+    Atomics.notify(progress, me);
+  }
 
   interface Worker {
     readonly database: RocksDatabase;
@@ -272,6 +281,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
         task.position++;
       }
       tasks.shift();
+      progressed();
     }
     drain();
   }
@@ -280,6 +290,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
   function abandonTasks(): void {
     if (tasks.length === 0) return;
     tasks.length = 0;
+    progressed();
     heldFailure ??= new SqlError(SqlState.internalError, `worker ${me} of a parallel fragment cannot take its rows: ${peerGone}`);
     drain();
   }
@@ -368,7 +379,11 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
         return;
       }
       // Peers wait for this worker's shares and `end`s, even when it could not start.
-      if (message.t === 'ranges') for (const port of peers) port?.postMessage({ t: 'share' } satisfies PeerMessage);
+      if (message.t === 'ranges') {
+        for (const port of peers) port?.postMessage({ t: 'share' } satisfies PeerMessage);
+        rangesReceived++;
+        progressed();
+      }
       if (message.t === 'seal') for (const port of peers) port?.postMessage({ t: 'end' } satisfies PeerMessage);
       throw startFailure;
     }
@@ -389,6 +404,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
         return;
       }
       case 'ranges': {
+        rangesReceived++;
         const input = worker.generated[message.slot];
         const own: ChangeBatch[] = [];
         try {
@@ -401,6 +417,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
         for (const port of peers) port?.postMessage({ t: 'share' } satisfies PeerMessage);
         if (peerGone !== undefined) {
           heldFailure ??= new SqlError(SqlState.internalError, `worker ${me} of a parallel fragment cannot take its rows: ${peerGone}`);
+          progressed();
           return;
         }
         tasks.push({ order: message.order, own, slot: message.slot, position: 0 });
@@ -437,6 +454,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
         aborts++;
         for (const port of peers) port?.postMessage({ t: 'abort' } satisfies PeerMessage);
         tasks.length = 0;
+        progressed();
         for (const list of blocks) list.length = 0;
         // What peers that aborted first sent since: the open epoch's.
         early.forEach((items, peer) => {

@@ -25,6 +25,18 @@ import { ownerOf, VnodeHasher } from './vnode.js';
 import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 
 
+/**
+ * Units of generated sources posted to a fragment's workers and not yet taken by all of them, above
+ * which the source manager's reader waits (`held`): the workers' pace bounds the epochs, as the
+ * main thread's own work bounds them when it makes the rows. `OXBOW_KEYED_SOURCE_CREDIT` sets it.
+ */
+const CREDIT_UNITS = Number(process.env['OXBOW_KEYED_SOURCE_CREDIT'] ?? 32_768);
+
+/** Atomics.waitAsync (Node 20; not in the ES2022 lib's types). */
+const waitAsync = (Atomics as unknown as {
+  waitAsync(array: Int32Array, index: number, value: number, timeout: number): { async: boolean; value: Promise<string> | string };
+}).waitAsync;
+
 /** The compiled worker script (under vitest this module runs from TypeScript: the build's copy in dist/). */
 export function fragmentWorkerScript(): URL {
   const here = fileURLToPath(import.meta.url);
@@ -118,6 +130,15 @@ export class ParallelFragmentNode implements StreamNode {
   private readonly nextShare: number[];
   /** Units posted to the workers to generate (EXPLAIN ANALYZE). */
   private units = 0;
+  /** Per worker, the `ranges` messages it is done with (fragment-runner.ts stores them), when generating. */
+  private readonly progress: Int32Array | undefined;
+  /** `ranges` messages posted to each worker (every worker gets every one). */
+  private rangesPosted = 0;
+  /** The messages not yet done with by every worker: their number (1-based, as `progress` counts) and units. */
+  private readonly inFlight: { readonly index: number; readonly units: number }[] = [];
+  private inFlightUnits = 0;
+  /** Times the source's reader waited for the workers (EXPLAIN ANALYZE). */
+  private holds = 0;
 
   constructor(
     /** The fragment's nodes on the main thread's plan (their state tables) and the workers' copy. */
@@ -148,6 +169,7 @@ export class ParallelFragmentNode implements StreamNode {
     }
     // The main store keeps the tables' windows and garbage collection; the workers write their rows.
     for (const node of nodes) for (const declaration of node.stateTables) context.stateTable(declaration);
+    this.progress = generating ? new Int32Array(new SharedArrayBuffer(4 * settings.parallelism)) : undefined;
     this.exchanges = exchangeInputs.map((input) => ({
       input,
       hasher: new VnodeHasher(input.types),
@@ -172,6 +194,7 @@ export class ParallelFragmentNode implements StreamNode {
           tuning: context.tuning,
           sources: generating ? generated.map((source) => source?.input ?? null) : undefined,
           peers: generating ? peers[worker]! : undefined,
+          progress: this.progress?.buffer as SharedArrayBuffer | undefined,
         }, ports),
       );
     }
@@ -185,7 +208,7 @@ export class ParallelFragmentNode implements StreamNode {
   describe(): string {
     const waited = this.workers.reduce((sum, worker) => sum + worker.waitedMs, 0);
     const keys = this.exchanges.map((exchange) => `(${exchange.input.text})`).join(', ');
-    const generating = this.generated.some((source) => source !== null) ? `, ${this.units} source units generated in the workers` : '';
+    const generating = this.generated.some((source) => source !== null) ? `, ${this.units} source units generated in the workers, the source held ${this.holds} times` : '';
     return `StreamExchange dist by ${keys} to ${this.workers.length} workers${generating}, waited ${waited.toFixed(3)} ms`;
   }
 
@@ -206,6 +229,7 @@ export class ParallelFragmentNode implements StreamNode {
       const shares: number[][] = this.workers.map(() => []);
       let next = this.nextShare[slot]!;
       const order = next;
+      let units = 0;
       for (const { split, from, to } of ranges) {
         const length = to - from;
         if (length <= 0) continue;
@@ -214,10 +238,13 @@ export class ParallelFragmentNode implements StreamNode {
           const end = from + Math.floor((length * (w + 1)) / parallelism);
           if (end > start) shares[(next + w) % parallelism]!.push(split, start, end);
         }
-        this.units += length;
+        units += length;
         next = (next + 1) % parallelism;
       }
       this.nextShare[slot] = next;
+      this.units += units;
+      this.inFlight.push({ index: ++this.rangesPosted, units });
+      this.inFlightUnits += units;
       // Every worker gets every message, its share possibly empty: each takes the shares' rows in order.
       shares.forEach((share, index) => this.workers[index]!.handle.post({ t: 'ranges', slot, ranges: share, order }));
       // Any worker may get rows from the others: every one has writes and output of the epoch.
@@ -226,6 +253,39 @@ export class ParallelFragmentNode implements StreamNode {
         worker.holdingRows = true;
       }
     });
+  }
+
+  /** Units posted to the workers that some worker has not taken yet. */
+  private outstanding(): number {
+    const progress = this.progress;
+    if (progress === undefined || this.inFlight.length === 0) return 0;
+    let done = Atomics.load(progress, 0);
+    for (let worker = 1; worker < progress.length; worker++) done = Math.min(done, Atomics.load(progress, worker));
+    let taken = 0;
+    while (taken < this.inFlight.length && this.inFlight[taken]!.index <= done) this.inFlightUnits -= this.inFlight[taken++]!.units;
+    if (taken > 0) this.inFlight.splice(0, taken);
+    return this.inFlightUnits;
+  }
+
+  /**
+   * Undefined while the workers hold at most CREDIT_UNITS units not yet taken; else a Promise that
+   * settles once they do (or the epoch was discarded, or the node disposed): the source waits.
+   */
+  held(): Promise<void> | undefined {
+    if (this.outstanding() <= CREDIT_UNITS) return undefined;
+    this.holds++;
+    return this.whenTaken();
+  }
+
+  private async whenTaken(): Promise<void> {
+    const progress = this.progress!;
+    while (!this.disposed && this.outstanding() > CREDIT_UNITS) {
+      // The slowest worker's word; the timeout covers a worker that ends or an epoch discarded.
+      let slowest = 0;
+      for (let worker = 1; worker < progress.length; worker++) if (Atomics.load(progress, worker) < Atomics.load(progress, slowest)) slowest = worker;
+      const waited = waitAsync(progress, slowest, Atomics.load(progress, slowest), 50);
+      if (waited.async) await waited.value;
+    }
   }
 
   setHolding(on: boolean): void {
@@ -321,6 +381,9 @@ export class ParallelFragmentNode implements StreamNode {
   }
 
   discard(): void {
+    // The workers drop the aborted epoch's ranges (counted done as they abort): no credit waits for them.
+    this.inFlight.length = 0;
+    this.inFlightUnits = 0;
     for (const exchange of this.exchanges) {
       exchange.counts.fill(0);
       for (const writer of exchange.writers) writer.reset();

@@ -26,6 +26,12 @@ export interface FragmentWorkerData {
   readonly sources: readonly (SourceInput | null)[] | undefined;
   /** Per worker: this worker's port to that worker (null for itself), when some input is generated in the workers. */
   readonly peers: readonly (MessagePort | null)[] | undefined;
+  /**
+   * When some input is generated in the workers: one Int32 per worker, the `ranges` messages it
+   * received and is done with (their rows pushed, or dropped by an abort), stored and notified as
+   * it goes: the main thread's credit (ParallelFragmentNode.held).
+   */
+  readonly progress: SharedArrayBuffer | undefined;
   readonly viewId: number;
   readonly worker: number;
   readonly parallelism: number;

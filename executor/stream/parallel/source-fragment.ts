@@ -250,6 +250,15 @@ class KeyedSourceReader implements SourceFragmentReader {
     if (relationId === undefined) return;
     for (const node of this.nodes) node.take(relationId, ranges);
   }
+
+  held(): Promise<void> | undefined {
+    const waits: Promise<void>[] = [];
+    for (const node of this.nodes) {
+      const wait = node.held();
+      if (wait !== undefined) waits.push(wait);
+    }
+    return waits.length === 0 ? undefined : Promise.all(waits).then(() => undefined);
+  }
 }
 
 /** Every source fragment of the process: builds them, finds them by view, and joins their writes to each epoch's commit. */
