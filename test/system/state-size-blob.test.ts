@@ -81,7 +81,10 @@ it('state_size and /metrics count the values kept in blob files and the keys, fo
   for (const size of sizes) {
     const what = `${String(size.object_name)} ${String(size.purpose)}`;
     expect(Number(size.bytes), what).toBeGreaterThanOrEqual(VALUE_TOTAL);
-    expect(Number(size.keys), what).toBe(ROWS);
+    // Keys are entries counted per SST file: every row once, plus the few records (older versions,
+    // deletions) in the table's range that no compaction has dropped yet.
+    expect(Number(size.keys), what).toBeGreaterThanOrEqual(ROWS);
+    expect(Number(size.keys), what).toBeLessThanOrEqual(ROWS * 1.01);
     const copies = size.purpose === 'table rows' ? 1 : 3;
     expect(Number(size.bytes), what).toBeLessThanOrEqual(VALUE_TOTAL * copies * 1.25);
     const sample = new RegExp(`^oxbow_state_table_bytes\\{table_id="${String(size.table_id)}",[^}]*\\} (\\d+)$`, 'm').exec(metrics);
