@@ -21,7 +21,7 @@ import type { SplitRange, StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
 import { decodeChanges, encodeChange, encodeChangeWithId, takeEncoded } from './batch-codec.js';
 import type { EncodedChanges, FragmentWorkerData, MainToWorker, SourceInput, WorkerToMain } from './protocol.js';
-import { ownerOf, VnodeHasher } from './vnode.js';
+import { ownerOf, splitShares, VnodeHasher } from './vnode.js';
 import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 
 
@@ -226,21 +226,10 @@ export class ParallelFragmentNode implements StreamNode {
     const parallelism = this.workers.length;
     this.generated.forEach((source, slot) => {
       if (source === null || source.relationId !== relationId) return;
-      const shares: number[][] = this.workers.map(() => []);
-      let next = this.nextShare[slot]!;
-      const order = next;
+      const order = this.nextShare[slot]!;
+      const { shares, next } = splitShares(ranges, parallelism, order);
       let units = 0;
-      for (const { split, from, to } of ranges) {
-        const length = to - from;
-        if (length <= 0) continue;
-        for (let w = 0; w < parallelism; w++) {
-          const start = from + Math.floor((length * w) / parallelism);
-          const end = from + Math.floor((length * (w + 1)) / parallelism);
-          if (end > start) shares[(next + w) % parallelism]!.push(split, start, end);
-        }
-        units += length;
-        next = (next + 1) % parallelism;
-      }
+      for (const { from, to } of ranges) if (to > from) units += to - from;
       this.nextShare[slot] = next;
       this.units += units;
       this.inFlight.push({ index: ++this.rangesPosted, units });

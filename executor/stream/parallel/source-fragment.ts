@@ -30,6 +30,7 @@ import type { SourceFragmentHost, SourceFragmentReader, SplitRange, StreamContex
 import type { StreamNode } from '../stream-node.js';
 import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from './source-protocol.js';
 import { allWrites, workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
+import { splitShares } from './vnode.js';
 import type { ParallelFragmentNode } from './parallel-fragment.js';
 
 type Batch = Extract<SourceWorkerToMain, { t: 'batch' }>;
@@ -130,18 +131,8 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
 
   take(ranges: readonly SplitRange[]): void {
     const parallelism = this.workers.length;
-    const shares: number[][] = this.workers.map(() => []);
-    for (const { split, from, to } of ranges) {
-      const length = to - from;
-      if (length <= 0) continue;
-      // Contiguous shares: worker (next + w) mod N gets [from + len*w/N, from + len*(w+1)/N).
-      for (let w = 0; w < parallelism; w++) {
-        const start = from + Math.floor((length * w) / parallelism);
-        const end = from + Math.floor((length * (w + 1)) / parallelism);
-        if (end > start) shares[(this.next + w) % parallelism]!.push(split, start, end);
-      }
-      this.next = (this.next + 1) % parallelism;
-    }
+    const { shares, next } = splitShares(ranges, parallelism, this.next);
+    this.next = next;
     shares.forEach((share, index) => {
       if (share.length === 0) return;
       const worker = this.workers[index]!;

@@ -11,6 +11,7 @@ import type { DataType } from '../../../sql/types.js';
 import type { Value } from '../../../sql/value.js';
 import { ByteWriter } from '../../../storage/byte-writer.js';
 import { encodeValue } from '../../../storage/memcomparable.js';
+import type { SplitRange } from '../stream-context.js';
 
 export const VNODE_COUNT = 256;
 
@@ -130,4 +131,26 @@ export function vnodeOf(key: readonly Value[], types: readonly DataType[]): numb
 /** The worker owning a vnode at a parallelism. */
 export function ownerOf(vnode: number, parallelism: number): number {
   return vnode % parallelism;
+}
+
+/**
+ * A generator source's split ranges cut among N workers: each range [from, to) of a split in N
+ * contiguous shares, worker (next + w) mod N getting [from + len*w/N, from + len*(w+1)/N), the
+ * first share rotating over the workers from range to range. `shares[i]` holds worker i's
+ * (split, start, end) triples; `next` is the rotation for the following ranges.
+ */
+export function splitShares(ranges: readonly SplitRange[], parallelism: number, next: number): { shares: number[][]; next: number } {
+  const shares: number[][] = [];
+  for (let w = 0; w < parallelism; w++) shares.push([]);
+  for (const { split, from, to } of ranges) {
+    const length = to - from;
+    if (length <= 0) continue;
+    for (let w = 0; w < parallelism; w++) {
+      const start = from + Math.floor((length * w) / parallelism);
+      const end = from + Math.floor((length * (w + 1)) / parallelism);
+      if (end > start) shares[(next + w) % parallelism]!.push(split, start, end);
+    }
+    next = (next + 1) % parallelism;
+  }
+  return { shares, next };
 }
