@@ -558,7 +558,7 @@ export class SourceManager {
   }
 
   private failed(sources: RunningSource[], error: unknown): void {
-    const message = `committing source data failed (a full disk, a write error): ${error instanceof Error ? error.message : String(error)}; restarting from the committed offsets`;
+    const message = `committing source data failed: ${error instanceof Error ? error.message : String(error)}; restarting from the committed offsets`;
     process.stderr.write(`oxbow: ${message}\n`);
     for (const source of sources) {
       if (this.running.get(source.relation.id) !== source) continue;
