@@ -123,22 +123,9 @@ export class FileObjectStore implements ObjectStore {
     await this.prepare();
     const incoming = this.incomingPath();
     try {
-      const hash = createHash('sha256');
-      let sizeBytes = 0;
-      const output = await open(incoming, 'w');
-      try {
-        for await (const chunk of createReadStream(path, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>) {
-          progress();
-          hash.update(chunk);
-          sizeBytes += chunk.length;
-          await output.write(chunk);
-        }
-        await output.sync();
-      } finally {
-        await output.close();
-      }
+      const digest = await copyHashed(path, incoming, progress);
       await this.publish(incoming, target);
-      return { sizeBytes, sha256: hash.digest('hex') };
+      return digest;
     } catch (error) {
       await unlink(incoming).catch(() => undefined);
       throw fileError(error, `cannot store ${key} in ${this.location}`, key);
@@ -189,21 +176,7 @@ export class FileObjectStore implements ObjectStore {
   private async getFileOnce(key: string, source: string, path: string, expected: ObjectDigest | undefined, progress: () => void): Promise<ObjectDigest> {
     const temporary = `${path}.download`;
     try {
-      const hash = createHash('sha256');
-      let sizeBytes = 0;
-      const output = await open(temporary, 'w');
-      try {
-        for await (const chunk of createReadStream(source, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>) {
-          progress();
-          hash.update(chunk);
-          sizeBytes += chunk.length;
-          await output.write(chunk);
-        }
-        await output.sync();
-      } finally {
-        await output.close();
-      }
-      const digest = { sizeBytes, sha256: hash.digest('hex') };
+      const digest = await copyHashed(source, temporary, progress);
       verifyDigest(key, digest, expected);
       await rename(temporary, path);
       return digest;
@@ -265,4 +238,23 @@ export class FileObjectStore implements ObjectStore {
   close(): void {
     this.closer.abort();
   }
+}
+
+/** Copies `from` to `to` in chunks, synced, calling `progress` per chunk; its size and SHA-256. */
+async function copyHashed(from: string, to: string, progress: () => void): Promise<ObjectDigest> {
+  const hash = createHash('sha256');
+  let sizeBytes = 0;
+  const output = await open(to, 'w');
+  try {
+    for await (const chunk of createReadStream(from, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>) {
+      progress();
+      hash.update(chunk);
+      sizeBytes += chunk.length;
+      await output.write(chunk);
+    }
+    await output.sync();
+  } finally {
+    await output.close();
+  }
+  return { sizeBytes, sha256: hash.digest('hex') };
 }
