@@ -133,8 +133,9 @@ export function threadGroup(thread: ThreadSample, pid: number, startup: Readonly
 
 /**
  * CPU-seconds per group between `before` and `after` (snapshots of one process), and their sum.
- * A thread started in between counts from zero; `exited` is the time of threads that ended in
- * between (the process's total less every live thread's).
+ * A thread started in between counts from zero; `exited` is the process's total less every live
+ * thread's: the time of threads that ended in between, and what rounding each thread's time down
+ * to a tick left out (the kernel rounds the process's total once).
  */
 export function cpuSecondsByGroup(before: CpuSnapshot, after: CpuSnapshot, startup: ReadonlySet<number>, ticksPerSecond: number): { groups: Record<ThreadGroup, number>; total: number } {
   const ticks = Object.fromEntries(THREAD_GROUPS.map((group) => [group, 0])) as Record<ThreadGroup, number>;
