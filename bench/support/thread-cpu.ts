@@ -12,7 +12,8 @@
 //   SIGUSR1, Node's SIGUSR1 watcher blocks every signal, and libuv's thread pool (4 threads,
 //   started by the ES module loader's first file read) blocks none;
 // - started later and blocking no signal: a `worker_threads` Worker (the dataflow's fragment
-//   workers; a Kafka reader, a cluster lease keeper).
+//   workers; a Kafka reader, a cluster lease keeper), and one more unnamed thread started when
+//   the database opens, idle (no tick at --parallelism 1 in the Nexmark runs of BENCHMARKS.md).
 // A named thread goes by its name: RocksDB's `rocksdb:low` and `rocksdb:high`, and `V8...` and
 // `libuv-worker...` for builds of Node.js that name V8's and libuv's threads.
 
