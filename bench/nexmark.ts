@@ -11,7 +11,11 @@
 // rss_last_quarter (MiB) are the mean of the samples in the first and in the last quarter of it;
 // whether throughput stays flat as the view grows: events_per_second_first_quarter / _last_quarter,
 // the rate of committed events over the first and the last quarter of the run; data_dir (MiB), the
-// data directory's size at the end. `--rocksdb-log FILE` copies RocksDB's LOG (flushes,
+// data directory's size at the end; on Linux, where the CPU went (support/thread-cpu.ts, from
+// /proc): cpu_seconds_<group> for the main thread, the worker threads, RocksDB's background
+// threads, libuv's pool (the epoch writes), V8's platform threads (GC helpers, compilation), other
+// threads and threads that ended, cpu_seconds_total, and cores_used (CPU-seconds over wall seconds),
+// all over the timed part. `--rocksdb-log FILE` copies RocksDB's LOG (flushes,
 // compactions, write stalls) to FILE at the end of the run.
 // `--memory-trace FILE` writes each second's memory breakdown (the status API's memory(), what
 // oxbow_catalog.memory shows, plus V8's heap spaces) to FILE as JSON lines; `--heap-snapshot FILE`
@@ -36,6 +40,7 @@ import { createEngine } from '../executor/engine/create-engine.js';
 import type { Engine } from '../executor/engine/engine.js';
 import { NexmarkGenerator } from '../executor/connectors/generators/nexmark-generator.js';
 import { asBlackholeSink } from './support/nexmark-sink.js';
+import { cpuSecondsByGroup, readCpuSnapshot, THREAD_GROUPS, ticksPerSecond, type ThreadGroup } from './support/thread-cpu.js';
 import { BENCH_SCALE, flag, openSession, runSql } from './support/harness.js';
 import type { Row } from '../sql/value.js';
 
@@ -111,6 +116,8 @@ export interface NexmarkRunResult {
   readonly progress: readonly { readonly atSeconds: number; readonly events: number }[];
   /** The data directory's bytes (RocksDB's files, checkpoints) at the end of the run, before the engine closes. */
   readonly dataDirBytes: number;
+  /** CPU-seconds of the timed part per thread group and in all (support/thread-cpu.ts); undefined without /proc. */
+  readonly threadCpu: { readonly groups: Record<ThreadGroup, number>; readonly total: number } | undefined;
 }
 
 /** The events/s between the samples taken at `from` and `to` seconds (the first at or after each). */
@@ -180,6 +187,8 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
   const progress: { atSeconds: number; events: number }[] = [];
   let sampler: NodeJS.Timeout | undefined;
   let gcObserver: PerformanceObserver | undefined;
+  // The threads before the engine opens: Node's own (support/thread-cpu.ts tells them apart from the engine's).
+  const startupThreads = new Set(readCpuSnapshot()?.threads.map((thread) => thread.id));
   try {
     engine = await createEngine({
       metrics,
@@ -197,6 +206,7 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
     const { sql, sources } = querySql(options.query, options.form);
     const splits = options.splits ?? 1;
     const chunkSize = options.chunkSize ?? 1024;
+    const threadsStart = readCpuSnapshot();
     const cpuStart = process.cpuUsage();
     const start = performance.now();
     if (options.memoryTrace !== undefined) writeFileSync(options.memoryTrace, '');
@@ -233,13 +243,15 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
     }
     const seconds = (performance.now() - start) / 1000;
     const cpu = process.cpuUsage(cpuStart);
+    const threadsEnd = readCpuSnapshot();
+    const threadCpu = threadsStart === undefined || threadsEnd === undefined ? undefined : cpuSecondsByGroup(threadsStart, threadsEnd, startupThreads, ticksPerSecond());
     clearInterval(sampler);
     sample();
     if (options.heapSnapshot !== undefined) writeHeapSnapshot(options.heapSnapshot);
     const dataDirBytes = directoryBytes(dataDir);
     if (options.rocksdbLog !== undefined) copyFileSync(join(dataDir, 'state', 'LOG'), options.rocksdbLog);
     if (options.inspect !== undefined) await options.inspect(run);
-    return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, sources, rssSamples, progress, dataDirBytes };
+    return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, sources, rssSamples, progress, dataDirBytes, threadCpu };
   } finally {
     clearInterval(sampler);
     gcObserver?.disconnect();
@@ -248,8 +260,8 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
   }
 }
 
-function report(query: string, metric: string, value: number, unit: string): void {
-  console.log(JSON.stringify({ bench: `nexmark-${query}`, metric, value: Number(value.toFixed(1)), unit }));
+function report(query: string, metric: string, value: number, unit: string, digits = 1): void {
+  console.log(JSON.stringify({ bench: `nexmark-${query}`, metric, value: Number(value.toFixed(digits)), unit }));
 }
 
 async function main(): Promise<void> {
@@ -316,6 +328,11 @@ async function main(): Promise<void> {
     report(label, 'events_per_second_last_quarter', rateBetween(result.progress, result.seconds - quarter, Number.POSITIVE_INFINITY), 'events/s');
     report(label, 'data_dir', result.dataDirBytes / 1024 / 1024, 'MiB');
     report(label, 'seconds', result.seconds, 's');
+    if (result.threadCpu !== undefined) {
+      for (const group of THREAD_GROUPS) report(label, `cpu_seconds_${group}`, result.threadCpu.groups[group], 's', 2);
+      report(label, 'cpu_seconds_total', result.threadCpu.total, 's', 2);
+      report(label, 'cores_used', result.threadCpu.total / result.seconds, 'cores', 2);
+    }
     return;
   }
   for (const query of queries) {
