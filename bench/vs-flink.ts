@@ -4,17 +4,17 @@
 // generator, the same events), alternately A B A B (--rounds 2), the same event count on both.
 //
 // Prints JSON lines {"bench":"vs-flink-qN-oxbow" | "vs-flink-qN-flink","metric","value","unit",
-// "round","load_1m"} for each run: events_per_second, events_per_cpu_second (per core),
+// "round","parallelism","load_1m"} for each run: events_per_second, events_per_cpu_second (per core),
 // cpu_seconds, peak_rss (MiB), seconds, and load_1m (the 1-minute load average as the run
 // started). oxbow's figures run from its first CREATE SOURCE to the commit of the last event;
 // Flink's from the job's submission to its end (the job's net runtime, and the JVM's CPU over it),
 // with events_per_second_wall, cpu_seconds_wall and wall_seconds from the INSERT's submission
 // (Flink's planning and its local cluster's start included), and *_running from its first source
-// reader's open (the tasks deployed and their code generated) to the end. Then per query {"bench":"vs-flink-qN",
-// "metric":"ratio_events_per_second" | "ratio_events_per_cpu_second" | "ratio_peak_rss",
-// "value","unit":"oxbow/flink"}: the ratio of the two systems' medians over the rounds. In the sink
-// and windowed forms the benches are vs-flink-qN-sink-oxbow, vs-flink-qN-sink-flink, vs-flink-qN-sink
-// (and -window).
+// reader's open (the tasks deployed and their code generated) to the end. Then per query
+// {"bench":"vs-flink-qN", "metric":"ratio_events_per_second" | "ratio_events_per_cpu_second" |
+// "ratio_peak_rss", "value","unit":"oxbow/flink","events","rounds","parallelism"}: the ratio of the
+// two systems' medians over the rounds. In the sink and windowed forms the benches are
+// vs-flink-qN-sink-oxbow, vs-flink-qN-sink-flink, vs-flink-qN-sink (and -window).
 //
 // Run: npm run build && npm run bench -- vs-flink --queries q0,q4 --events 1000000
 //   (defaults: every query both sides run, q0-q5 and q7-q22, and 1,000,000 events times
@@ -24,7 +24,8 @@
 //   --form view|sink|window: oxbow's form (bench/nexmark.ts: the view, CREATE SINK ... WITH
 //   (connector = 'blackhole'), or q5, q7 and q8's event-time windows, the default set then); Flink's
 //   job is the same in every form, its INSERT into blackhole;
-//   --parallelism P: Flink's (1; oxbow runs its one process either way); --java-opts "OPTS" for the
+//   --parallelism P (1): both systems', Flink's job's and oxbow's engine's (nexmark.ts --parallelism:
+//   keyed fragments in P worker threads, executor/stream/PARALLEL.md); --java-opts "OPTS" for the
 //   Flink JVM; --memory-limit-mib L passed to oxbow; --rebuild builds the Flink jar even when it is
 //   there). Needs a JDK 17 and Maven: the Flink jar is built with `mvn -q -f bench/flink/pom.xml
 //   package` when bench/flink/target holds none or bench/flink/src is newer. oxbow's side runs the
@@ -133,11 +134,13 @@ function runChild(command: string, args: readonly string[], bench: string): Prom
   });
 }
 
-function runOxbow(query: string, form: NexmarkForm, events: number, memoryLimitMiB: string | undefined): Promise<Figures> {
+function runOxbow(query: string, form: NexmarkForm, events: number, parallelism: number, memoryLimitMiB: string | undefined): Promise<Figures> {
   const args = [OXBOW_NEXMARK, '--queries', query, '--events', String(events), '--form', form];
+  if (parallelism !== 1) args.push('--parallelism', String(parallelism));
   if (memoryLimitMiB !== undefined) args.push('--memory-limit-mib', memoryLimitMiB);
-  // nexmark.ts labels the sink and windowed forms nexmark-qN-sink and nexmark-qN-window.
-  return runChild(process.execPath, args, `nexmark-${query}${form === 'view' ? '' : `-${form}`}`);
+  // nexmark.ts labels the sink and windowed forms nexmark-qN-sink and nexmark-qN-window, and a
+  // parallelism P > 1 with -pP after them.
+  return runChild(process.execPath, args, `nexmark-${query}${form === 'view' ? '' : `-${form}`}${parallelism === 1 ? '' : `-p${parallelism}`}`);
 }
 
 function runFlink(query: string, events: number, parallelism: number, javaOpts: readonly string[]): Promise<Figures> {
@@ -158,9 +161,9 @@ function print(bench: string, metric: string, value: number, unit: string, extra
 }
 
 /** A run's figures as JSON lines, with cpu_seconds (events over events per CPU second) added. */
-function printRun(name: string, system: 'oxbow' | 'flink', round: number, load: number, events: number, figures: Figures): void {
+function printRun(name: string, system: 'oxbow' | 'flink', round: number, load: number, events: number, parallelism: number, figures: Figures): void {
   const bench = `vs-flink-${name}-${system}`;
-  const extra = { round, load_1m: Number(load.toFixed(2)) };
+  const extra = { round, parallelism, load_1m: Number(load.toFixed(2)) };
   const perCpu = figures.get('events_per_cpu_second')?.value;
   if (perCpu !== undefined && !figures.has('cpu_seconds')) figures.set('cpu_seconds', { value: events / perCpu, unit: 's' });
   for (const metric of ['events_per_second', 'events_per_second_wall', 'events_per_second_running', 'events_per_cpu_second', 'cpu_seconds', 'cpu_seconds_wall', 'cpu_seconds_running', 'peak_rss', 'seconds', 'wall_seconds', 'running_seconds']) {
@@ -203,9 +206,9 @@ async function main(): Promise<void> {
       for (const system of ['oxbow', 'flink'] as const) {
         const load = loadavg()[0]!;
         try {
-          const figures = system === 'oxbow' ? await runOxbow(query, form, events, memoryLimit) : await runFlink(query, events, parallelism, javaOpts);
+          const figures = system === 'oxbow' ? await runOxbow(query, form, events, parallelism, memoryLimit) : await runFlink(query, events, parallelism, javaOpts);
           results[system].push(figures);
-          printRun(name, system, round, load, events, figures);
+          printRun(name, system, round, load, events, parallelism, figures);
         } catch (error) {
           failed = true;
           console.error(`vs-flink ${name} ${system} round ${round}: ${error instanceof Error ? error.message : String(error)}`);
