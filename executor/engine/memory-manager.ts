@@ -223,6 +223,8 @@ export class MemoryManager {
    * from the main thread's caches).
    */
   observeWorker(report: WorkerMemory, previous: WorkerMemory | undefined): void {
+    // What the worker evicted for a lowered budget since its report before is the manager's doing too.
+    this.evicted += Math.max(0, report.evictedBytes - (previous?.evictedBytes ?? 0));
     if (this.fit()) return;
     if (report.fullCollections <= (previous?.fullCollections ?? 0)) return;
     if (Math.abs(report.liveHeapShare - this.share) > 1e-9) return;
