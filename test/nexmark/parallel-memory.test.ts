@@ -8,6 +8,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { startOxbow } from '../support/server.js';
+import { httpGet, metricsPortOf } from '../support/metrics-http.js';
 
 const BID = 'auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP, extra VARCHAR';
 const MIB = 1024 * 1024;
@@ -56,7 +57,7 @@ const QUERY = 'SELECT auction, bidder, count(*) AS bids, max(price) AS top FROM 
 describe('one memory budget across the workers', () => {
   it("shows each worker's heap and caches, and the totals are the main thread's and the workers' sums", async () => {
     const events = 60_000;
-    const server = await startOxbow({ args: ['--parallelism', '2', '--memory-limit', '1GB', '--barrier-interval-ms', '100'] });
+    const server = await startOxbow({ args: ['--parallelism', '2', '--memory-limit', '1GB', '--barrier-interval-ms', '100', '--metrics-port', '0'] });
     const sql = await connect(server.url);
     try {
       await sql.query(bidSource(events, 0));
@@ -106,6 +107,15 @@ describe('one memory budget across the workers', () => {
       // Every cache's budget together stays within the caches' part of the plan (1 GB: 448 MiB).
       expect(Number(component('cache_budget').bytes)).toBeLessThanOrEqual(448 * MIB);
       expect(Number(component('cache_budget').limit_bytes)).toBe(448 * MIB);
+
+      // /metrics: the same workers' figures (no epoch batch since: the source is done).
+      const { body } = await httpGet(metricsPortOf(server), '/metrics');
+      const again = await rows(sql, `SELECT worker, operator_id, heap_used_bytes, row_cache_bytes, group_cache_bytes FROM oxbow_catalog.dataflow_workers WHERE view_id = ${viewId}`);
+      for (const worker of again) {
+        const labels = `view="public.per_bidder",operator="${worker.operator_id}",worker="${worker.worker}"`;
+        expect(body).toContain(`oxbow_worker_memory_bytes{${labels},part="heap_used"} ${worker.heap_used_bytes}\n`);
+        expect(body).toContain(`oxbow_worker_memory_bytes{${labels},part="group_caches"} ${worker.group_cache_bytes}\n`);
+      }
 
       expect(await differences(sql, 'per_bidder', QUERY)).toBe(0);
     } finally {
