@@ -64,13 +64,16 @@ export interface MemoryPlan {
 }
 
 /**
- * A worker's old generation is bounded by the live heap the heap part allows the whole process
- * (cacheBytes: heap part / (1 + growth)), and never under this: a worker's modules, plan and
- * epoch batches alone take tens of MiB, and a worker that reaches its bound ends (its view's
- * epochs fail until a restart). So the bound is a backstop against one runaway thread; the
- * feedback on the heaps' sum is what keeps them inside --memory-limit.
+ * A worker's old generation is bounded by the heap part of L (what every thread's heaps together
+ * are kept under), and never under 1 GiB. The bound is a backstop against one runaway thread (a
+ * worker that reaches it ends, and its view's epochs fail until a restart); the feedback on the
+ * heaps' sum is what keeps them inside --memory-limit. Not lower, because V8 derives its heap
+ * growth from the bound: under 1 GiB it caps the growth below the 100% oxbow sets (heap-growth.ts)
+ * and lets the old generation reach only half the bound before its first full collection, so the
+ * workers collect more often: Nexmark q4 at parallelism 2 made 97.8-99.4k events per CPU-second
+ * with a bound of 448 MiB against 96-105k without one (executor/stream/PARALLEL.md, "Measured").
  */
-const WORKER_OLD_GENERATION_FLOOR_BYTES = 256 * MIB;
+const WORKER_OLD_GENERATION_FLOOR_BYTES = 1024 * MIB;
 
 /** The parts of --memory-limit `limitBytes` (see the file's comment). */
 export function planMemory(limitBytes: number, heapGrowingPercent = DEFAULT_HEAP_GROWING_PERCENT): MemoryPlan {
@@ -94,7 +97,7 @@ export function planMemory(limitBytes: number, heapGrowingPercent = DEFAULT_HEAP
     cacheBytes,
     rowCacheBytes,
     groupCacheBytes: cacheBytes - rowCacheBytes,
-    workerOldGenerationBytes: Math.max(WORKER_OLD_GENERATION_FLOOR_BYTES, cacheBytes),
+    workerOldGenerationBytes: Math.max(WORKER_OLD_GENERATION_FLOOR_BYTES, heapBytes),
   };
 }
 

@@ -22,6 +22,9 @@ describe('planMemory', () => {
     expect(plan.cacheBytes).toBe(448 * MIB);
     expect(plan.rowCacheBytes).toBe(Math.floor(448 * MIB * 0.8));
     expect(plan.rowCacheBytes + plan.groupCacheBytes).toBe(448 * MIB);
+    // A worker's old generation: the heap part, at least 1 GiB (under it V8 shrinks its heap growth).
+    expect(plan.workerOldGenerationBytes).toBe(1024 * MIB);
+    expect(planMemory(4096 * MIB).workerOldGenerationBytes).toBe((4096 - 256) * MIB);
   });
 
   it('keeps RocksDB within 16-256 MiB and the heap at least half of a small limit', () => {
