@@ -22,6 +22,11 @@
 // caches' effective budget is lowered by the excess (at most a quarter a step), the largest caches evicting
 // first; at the budget's floor, the heap growth is lowered instead (down to 50%). Under 85% of the
 // heap part (hysteresis), the growth is raised back first, then the budget, in smaller steps.
+// Worker threads (--parallelism N, executor/stream/PARALLEL.md "Memory"): each reports its heap
+// and caches with its epoch batches (`observeWorker`); the live heaps of every thread are summed
+// against the heap part, a worker's full collection taken under the current budget is a reading
+// like the main thread's, and every cache, each worker's too, gets the same share of its maximum,
+// the workers' maxima fitted with the main thread's into the caches' part (`ceilingBytes`).
 // The C heap: glibc keeps freed chunks in its arenas (RocksDB's flushed memtables, Buffers freed by
 // the libuv threads): 0.1-0.2 GiB of RSS at Nexmark sizes. After a full collection, when more than
 // 32 MiB is free there (and at most every 5 s), malloc_trim gives the free pages back.
