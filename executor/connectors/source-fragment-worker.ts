@@ -22,6 +22,7 @@ import { StreamContext } from '../stream/stream-context.js';
 import type { ChangeBatch } from '../stream/change-batch.js';
 import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
 import { WorkerPort } from '../stream/parallel/worker-port.js';
+import { WorkerMemoryMeter } from '../stream/parallel/worker-memory.js';
 import type { MaterializePlan, ScanPlan } from '../../planner/stream/parallel-source.js';
 import { fromTransfer } from '../../planner/stream/plan-transfer.js';
 
@@ -43,6 +44,7 @@ interface Running {
   readonly dataflow: Dataflow;
   readonly producer: SplitProducer;
   readonly sourceId: number;
+  readonly memory: WorkerMemoryMeter;
 }
 
 function sourceScan(): ScanPlan {
@@ -54,18 +56,21 @@ function sourceScan(): ScanPlan {
 
 function start(): Running {
   const database = RocksDatabase.attach(data.token, data.path);
+  let memory: WorkerMemoryMeter | undefined;
   const store = new MvccStateStore(
     new HandoffBackend(database, (packed) => {
       const rows = written;
       written = 0;
-      return channel.handOver({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length, rows, errors: errors.splice(0) }, [packed.buffer as ArrayBuffer]);
+      return channel.handOver({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length, rows, errors: errors.splice(0), memory: memory!.report() }, [packed.buffer as ArrayBuffer]);
     }),
     { retentionMs: data.retentionMs, memoryLimitBytes: data.rowCacheBytes },
   );
+  memory = new WorkerMemoryMeter(store.budget, undefined, data.rowCacheBytes, 0);
+  if (data.cacheShare < 1) memory.setShare(data.cacheShare);
   const context = new StreamContext(store, data.viewId, { record: (_viewId, message) => void errors.push(message) }, data.viewRetentionMs);
   context.tuning = data.tuning;
   const scan = sourceScan();
-  return { database, store, dataflow: new Dataflow(data.viewId, plan, context), producer: replayProducer(scan.relation), sourceId: scan.relation.id };
+  return { database, store, dataflow: new Dataflow(data.viewId, plan, context), producer: replayProducer(scan.relation), sourceId: scan.relation.id, memory };
 }
 
 let running: Running | undefined;
@@ -105,6 +110,9 @@ function handle(message: MainToSourceWorker): void {
   }
   const { database, store, dataflow } = running;
   switch (message.t) {
+    case 'budget':
+      running.memory.setShare(message.share);
+      return;
     case 'ranges':
       if (failure !== undefined) return;
       try {
@@ -136,6 +144,7 @@ function handle(message: MainToSourceWorker): void {
       store.abort();
       return;
     case 'close':
+      running.memory.stop();
       dataflow.dispose();
       channel.close(database.close());
       return;

@@ -25,6 +25,7 @@ import { indexEntry, indexStateTable } from '../catalog/secondary-index.js';
 import type { Row } from '../../sql/value.js';
 import type { MemoryPart } from '../../storage/mvcc-backend.js';
 import { MemoryManager, planMemory, type AdjustableBudget } from './memory-manager.js';
+import type { WorkerMemory } from '../stream/parallel/worker-memory.js';
 import type { CatalogSnapshot } from '../catalog/catalog.js';
 import { subscriptionHolds } from '../ddl/create-subscription.js';
 import { SequenceRuntime } from '../catalog/sequence-runtime.js';
@@ -159,18 +160,22 @@ export class EngineCore {
       planMemory(settings.memoryLimitBytes, settings.heapGrowingPercent).groupCacheBytes,
       settings.tuning ?? {},
     );
+    const plan = planMemory(settings.memoryLimitBytes, settings.heapGrowingPercent);
     const parallelism = settings.tuning?.parallelism ?? 1;
+    let runtime: ParallelRuntime | undefined;
     if (parallelism > 1 && store instanceof RocksStateStore) {
-      const runtime = new ParallelRuntime(store, parallelism, planMemory(settings.memoryLimitBytes, settings.heapGrowingPercent).groupCacheBytes);
+      runtime = new ParallelRuntime(store, parallelism, { groupCacheBytes: plan.groupCacheBytes, workerOldGenerationBytes: plan.workerOldGenerationBytes });
       runtime.sourceFragments.workerScript = sourceFragmentWorkerScript;
       this.streams.parallel = runtime;
     }
     const rowCaches = (store as Partial<{ budget: AdjustableBudget }>).budget;
     this.memory = new MemoryManager({
-      plan: planMemory(settings.memoryLimitBytes, settings.heapGrowingPercent),
+      plan,
       ...(rowCaches === undefined ? {} : { rowCaches }),
       groupCaches: this.streams.groupCaches,
+      ...(runtime === undefined ? {} : { workers: runtime }),
     });
+    if (runtime !== undefined && settings.manageMemory === true) this.watchWorkers(runtime);
     this.metrics = settings.metrics ?? new EngineMetrics();
     const memoryStats = (store as Partial<{ memoryStats: EngineStatusMemory }>).memoryStats;
     const memoryUsage = (store as Partial<{ memoryUsage: () => readonly MemoryPart[] }>).memoryUsage;
@@ -186,6 +191,24 @@ export class EngineCore {
       ...(settings.checkpointMetrics === undefined ? {} : { checkpoints: settings.checkpointMetrics }),
     });
     this.metrics.status = this.status;
+  }
+
+  /**
+   * The workers' memory reports feed the memory manager (MemoryManager.observeWorker), outside the
+   * dataflow's work: a report is taken while the dataflow waits for a worker's answer, and the
+   * manager's step may evict from the main thread's caches.
+   */
+  private watchWorkers(runtime: ParallelRuntime): void {
+    let pending: { report: WorkerMemory; previous: WorkerMemory | undefined }[] = [];
+    runtime.onMemory = (report, previous) => {
+      pending.push({ report, previous });
+      if (pending.length > 1) return;
+      setImmediate(() => {
+        const readings = pending;
+        pending = [];
+        for (const { report: reading, previous: before } of readings) this.memory.observeWorker(reading, before);
+      });
+    };
   }
 
   /**

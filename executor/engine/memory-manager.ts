@@ -22,6 +22,11 @@
 // caches' effective budget is lowered by the excess (at most a quarter a step), the largest caches evicting
 // first; at the budget's floor, the heap growth is lowered instead (down to 50%). Under 85% of the
 // heap part (hysteresis), the growth is raised back first, then the budget, in smaller steps.
+// Worker threads (--parallelism N, executor/stream/PARALLEL.md "Memory"): each reports its heap
+// and caches with its epoch batches (`observeWorker`); the live heaps of every thread are summed
+// against the heap part, a worker's full collection taken under the current budget is a reading
+// like the main thread's, and every cache, each worker's too, gets the same share of its maximum,
+// the workers' maxima fitted with the main thread's into the caches' part (`ceilingBytes`).
 // The C heap: glibc keeps freed chunks in its arenas (RocksDB's flushed memtables, Buffers freed by
 // the libuv threads): 0.1-0.2 GiB of RSS at Nexmark sizes. After a full collection, when more than
 // 32 MiB is free there (and at most every 5 s), malloc_trim gives the free pages back.
@@ -31,6 +36,7 @@ import { getHeapStatistics } from 'node:v8';
 import { mallocInfo, mallocTrim } from '../../storage/rocksdb.js';
 import { DEFAULT_HEAP_GROWING_PERCENT, setHeapGrowingPercent } from './heap-growth.js';
 import type { MemoryManagerStatus } from '../metrics/status.js';
+import type { WorkerMemory, WorkerMemorySource } from '../stream/parallel/worker-memory.js';
 
 export type { MemoryManagerStatus };
 
@@ -58,7 +64,21 @@ export interface MemoryPlan {
   readonly cacheBytes: number;
   readonly rowCacheBytes: number;
   readonly groupCacheBytes: number;
+  /** V8's bound on each worker thread's old generation (--parallelism; see WORKER_OLD_GENERATION_FLOOR_BYTES). */
+  readonly workerOldGenerationBytes: number;
 }
+
+/**
+ * A worker's old generation is bounded by the heap part of L (what every thread's heaps together
+ * are kept under), and never under 1 GiB. The bound is a backstop against one runaway thread (a
+ * worker that reaches it ends, and its view's epochs fail until a restart); the feedback on the
+ * heaps' sum is what keeps them inside --memory-limit. Not lower, because V8 derives its heap
+ * growth from the bound: under 1 GiB it caps the growth below the 100% oxbow sets (heap-growth.ts)
+ * and lets the old generation reach only half the bound before its first full collection, so the
+ * workers collect more often: Nexmark q4 at parallelism 2 made 97.8-99.4k events per CPU-second
+ * with a bound of 448 MiB against 96-105k without one (executor/stream/PARALLEL.md, "Measured").
+ */
+const WORKER_OLD_GENERATION_FLOOR_BYTES = 1024 * MIB;
 
 /** The parts of --memory-limit `limitBytes` (see the file's comment). */
 export function planMemory(limitBytes: number, heapGrowingPercent = DEFAULT_HEAP_GROWING_PERCENT): MemoryPlan {
@@ -82,6 +102,7 @@ export function planMemory(limitBytes: number, heapGrowingPercent = DEFAULT_HEAP
     cacheBytes,
     rowCacheBytes,
     groupCacheBytes: cacheBytes - rowCacheBytes,
+    workerOldGenerationBytes: Math.max(WORKER_OLD_GENERATION_FLOOR_BYTES, heapBytes),
   };
 }
 
@@ -101,6 +122,8 @@ export interface MemoryManagerOptions {
   readonly groupCaches: AdjustableBudget;
   /** Sets V8's heap growth (heap-growth.ts); tests pass a recorder. */
   readonly setHeapGrowth?: (percent: number) => void;
+  /** The worker threads of the parallel dataflows (--parallelism): their heaps count, their caches follow the budget. */
+  readonly workers?: WorkerMemorySource;
 }
 
 /** The budget never goes under this share of its maximum (caches of nothing read everything from RocksDB). */
@@ -125,6 +148,13 @@ export class MemoryManager {
   private readonly rowCaches: AdjustableBudget | undefined;
   private readonly groupCaches: AdjustableBudget;
   private readonly setHeapGrowth: (percent: number) => void;
+  private readonly workers: WorkerMemorySource | undefined;
+  /** The main thread's last reading: its live heap and what V8 reserved then. */
+  private mainLiveHeap = 0;
+  private mainHeapTotal = 0;
+  private mainReadings = 0;
+  /** Workers' readings taken (full collections at the current budget that triggered a step). */
+  private workerReadings = 0;
   private readonly rowMaxBytes: number;
   private readonly groupMaxBytes: number;
   private readonly maxGrowth: number;
@@ -147,6 +177,7 @@ export class MemoryManager {
     this.rowCaches = options.rowCaches;
     this.groupCaches = options.groupCaches;
     this.setHeapGrowth = options.setHeapGrowth ?? setHeapGrowingPercent;
+    this.workers = options.workers;
     this.rowMaxBytes = Math.max(0, options.rowCaches?.limitBytes ?? 0);
     this.groupMaxBytes = Math.max(0, options.groupCaches.limitBytes);
     this.budgetBytes = this.maxBytes;
@@ -181,21 +212,94 @@ export class MemoryManager {
   }
 
   /**
-   * One reading: the live heap just after a full collection, and the heap V8 held then (0: unknown).
-   * Moves the budget or the growth by at most one step.
+   * One reading of the main thread's heap: the live heap just after a full collection, and the heap
+   * V8 held then (0: unknown). Moves the budget or the growth by at most one step.
    */
   observe(liveHeapBytes: number, heapTotalBytes = 0): void {
-    this.liveHeap = liveHeapBytes;
+    this.mainLiveHeap = liveHeapBytes;
+    this.mainHeapTotal = heapTotalBytes;
+    this.mainReadings++;
     this.readings++;
+    this.step();
+  }
+
+  /**
+   * A worker's report (worker-memory.ts). The caches' budget first fits the workers running (their
+   * maxima with the main thread's stay within the plan's); then, when the report carries a full
+   * collection taken under the current budget (so its live heap shows what the budget left it),
+   * one step as for the main thread's reading. Call outside the dataflow's work (either evicts
+   * from the main thread's caches).
+   */
+  observeWorker(report: WorkerMemory, previous: WorkerMemory | undefined): void {
+    // What the worker evicted for a lowered budget since its report before is the manager's doing too.
+    this.evicted += Math.max(0, report.evictedBytes - (previous?.evictedBytes ?? 0));
+    if (this.fit()) return;
+    if (report.fullCollections <= (previous?.fullCollections ?? 0)) return;
+    if (Math.abs(report.liveHeapShare - this.share) > 1e-9) return;
+    this.workerReadings++;
+    this.readings++;
+    this.step();
+  }
+
+  /**
+   * The most the main thread's caches may have: every cache gets the same share of its maximum,
+   * and the maxima of the main thread's and the workers' caches together get at most the plan's
+   * caches' part (a fragment's workers started take their part from the main thread's).
+   */
+  private get ceilingBytes(): number {
+    const max = this.maxBytes;
+    const totalMax = max + (this.workers?.cacheMaxBytes ?? 0);
+    return totalMax <= max ? max : Math.floor((max * max) / totalMax);
+  }
+
+  /** Lowers the budget to the ceiling when workers started since (true when it did). */
+  private fit(): boolean {
+    const ceiling = this.ceilingBytes;
+    if (this.budgetBytes <= ceiling) return false;
+    this.apply(ceiling);
+    this.lowered++;
+    return true;
+  }
+
+  /** The caches' share of their maxima now (every thread's caches get it). */
+  private get share(): number {
+    const max = this.maxBytes;
+    return max <= 0 ? 1 : this.budgetBytes / max;
+  }
+
+  /** The live heaps of every thread (the workers' at their last reading) and the heap they will grow to, summed. */
+  private heaps(): { live: number; projected: number } {
+    const growth = 1 + this.effectiveGrowth() / 100;
+    // Before the main thread's first full collection (a worker's reading came first): what it uses.
+    const mainLive = this.mainReadings > 0 ? this.mainLiveHeap : getHeapStatistics().used_heap_size;
+    let live = mainLive;
+    let projected = Math.max(mainLive * growth, this.mainHeapTotal);
+    for (const report of this.workers?.reports() ?? []) {
+      // Before its first full collection a worker's live heap is unknown: what it uses counts.
+      const workerLive = report.fullCollections > 0 ? report.liveHeapBytes : report.heapUsedBytes;
+      live += workerLive;
+      projected += report.fullCollections > 0 ? Math.max(workerLive * growth, report.liveHeapTotalBytes) : report.heapTotalBytes;
+    }
+    return { live, projected };
+  }
+
+  /** Moves the budget or the growth by at most one step, from every thread's heap. */
+  private step(): void {
+    const { live: liveHeapBytes, projected } = this.heaps();
+    this.liveHeap = liveHeapBytes;
     const max = this.maxBytes;
     if (max <= 0) return;
+    if (this.fit()) return;
     const target = this.plan.heapBytes;
-    const projected = Math.max(liveHeapBytes * (1 + this.effectiveGrowth() / 100), heapTotalBytes);
+    // Every cache (the main thread's and each worker's) moves by the same share of its maximum.
+    const totalMax = max + (this.workers?.cacheMaxBytes ?? 0);
     if (projected > target) {
       const floor = Math.floor(max * FLOOR_SHARE);
       if (this.budgetBytes > floor) {
-        // The live heap the target allows, against the live heap now: lower the caches by the difference.
-        const excess = ((projected - target) * liveHeapBytes) / Math.max(1, projected);
+        // The live heap the target allows, against the live heap now: lower the caches by the
+        // difference, the main thread's caches by their part of it.
+        let excess = ((projected - target) * liveHeapBytes) / Math.max(1, projected);
+        if (totalMax > max) excess = (excess * max) / totalMax;
         const step = Math.min(Math.ceil(max * LOWER_STEP_SHARE), Math.max(Math.ceil(excess), Math.ceil(max / 64)));
         this.apply(Math.max(floor, this.budgetBytes - step));
         this.lowered++;
@@ -211,8 +315,8 @@ export class MemoryManager {
       this.growth = Math.min(this.maxGrowth, this.growth + GROWTH_STEP_PERCENT);
       this.setHeapGrowth(this.growth);
       this.growthRaised++;
-    } else if (this.budgetBytes < max) {
-      this.apply(Math.min(max, this.budgetBytes + Math.ceil(max * RAISE_STEP_SHARE)));
+    } else if (this.budgetBytes < this.ceilingBytes) {
+      this.apply(Math.min(this.ceilingBytes, this.budgetBytes + Math.ceil(max * RAISE_STEP_SHARE)));
       this.raised++;
     }
   }
@@ -229,8 +333,9 @@ export class MemoryManager {
   }
 
   status(): MemoryManagerStatus {
+    const workersMax = this.workers?.cacheMaxBytes ?? 0;
     return {
-      cacheBudgetBytes: this.budgetBytes,
+      cacheBudgetBytes: this.budgetBytes + Math.floor(workersMax * this.share),
       cacheMaxBytes: this.maxBytes,
       liveHeapBytes: this.liveHeap,
       heapTargetBytes: this.plan.heapBytes,
@@ -243,6 +348,7 @@ export class MemoryManager {
       evictedBytes: this.evicted,
       trims: this.trims,
       trimMs: this.trimMs,
+      workerReadings: this.workerReadings,
     };
   }
 
@@ -256,5 +362,7 @@ export class MemoryManager {
     const share = bytes / this.maxBytes;
     if (this.rowCaches !== undefined && this.rowMaxBytes > 0) this.evicted += this.rowCaches.setLimit(Math.floor(this.rowMaxBytes * share));
     if (this.groupMaxBytes > 0) this.evicted += this.groupCaches.setLimit(Math.floor(this.groupMaxBytes * share));
+    // The workers evict as the message reaches them; their reports count it (WorkerMemory.evictedBytes).
+    this.workers?.setCacheShare(share);
   }
 }

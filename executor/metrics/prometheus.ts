@@ -95,6 +95,18 @@ export function prometheusText(status: EngineStatus, extra: { readonly connectio
   for (const part of memory) if (part.component !== 'cache_evicted_by_manager') w.sample('oxbow_memory_bytes', { component: part.component }, part.bytes);
   w.family('oxbow_memory_limit_bytes', 'gauge', 'The bound a memory component is kept under, for those that have one.');
   for (const part of memory) if (part.limitBytes !== null) w.sample('oxbow_memory_limit_bytes', { component: part.component }, part.limitBytes);
+  const workers = status.workers();
+  if (workers.length > 0) {
+    w.family('oxbow_worker_memory_bytes', 'gauge', "Each worker thread of a parallel dataflow at its last epoch batch (oxbow_catalog.dataflow_workers): its V8 heap in use, reserved and live after its last full collection, its row and group caches.");
+    for (const worker of workers) {
+      const labels = { view: `${worker.schema}.${worker.name}`, operator: String(worker.operatorId), worker: String(worker.worker) };
+      w.sample('oxbow_worker_memory_bytes', { ...labels, part: 'heap_used' }, worker.heapUsedBytes);
+      w.sample('oxbow_worker_memory_bytes', { ...labels, part: 'heap_total' }, worker.heapTotalBytes);
+      w.sample('oxbow_worker_memory_bytes', { ...labels, part: 'live_heap' }, worker.liveHeapBytes);
+      w.sample('oxbow_worker_memory_bytes', { ...labels, part: 'row_cache' }, worker.rowCacheBytes);
+      w.sample('oxbow_worker_memory_bytes', { ...labels, part: 'group_caches' }, worker.groupCacheBytes);
+    }
+  }
   const manager = status.memoryManager();
   if (manager !== null) {
     w.one('oxbow_memory_manager_evicted_bytes_total', "Bytes the caches evicted because the memory manager lowered their budget (the live heap was over its part of --memory-limit).", manager.evictedBytes, 'counter');

@@ -10,7 +10,11 @@
 //   oxbow_catalog.queries      the sessions running a statement, with how long it has run
 //   oxbow_catalog.memory       where the process's memory is: one row per component (RSS, V8's
 //                              heap, the state caches with their limits, RocksDB's block cache,
-//                              memtables and table readers, the C heap), bytes and limit
+//                              memtables and table readers, the C heap), bytes and limit, then
+//                              one worker_heap row per worker thread (its view, operator, index,
+//                              heap and cache bytes)
+//   oxbow_catalog.dataflow_workers  per worker thread of a parallel dataflow: its view and operator,
+//                              heap, caches, evictions, batches handed over, the main thread's wait
 //   pg_catalog.pg_stat_activity  PostgreSQL's view of the same sessions
 // Per-table time-travel windows are in oxbow_catalog.time_travel (time-travel-relation.ts).
 
@@ -19,7 +23,7 @@ import type { Row, SqlArray, Value } from '../../sql/value.js';
 import type { SessionActivity } from './engine-metrics.js';
 import type { SystemTable } from '../system/pg-catalog.js';
 import type { SystemContext } from '../system/system-context.js';
-import type { EngineStatus } from './status.js';
+import { WORKER_HEAP_DESCRIPTION, type EngineStatus } from './status.js';
 import { systemRelation } from '../system/system-columns.js';
 import { currentRole, DATABASE_OID, OWNER_OID } from '../system/system-context.js';
 import { isSuperuser, privilegeRoles } from '../catalog/privileges.js';
@@ -38,6 +42,7 @@ export const SESSIONS_RELATION_ID = 13304;
 export const QUERIES_RELATION_ID = 13305;
 export const PG_STAT_ACTIVITY_RELATION_ID = 13306;
 export const MEMORY_RELATION_ID = 13307;
+export const DATAFLOW_WORKERS_RELATION_ID = 13309;
 
 const MICROS_PER_MILLI = 1000;
 
@@ -159,10 +164,87 @@ export const epochsTable: SystemTable<StatusSystemContext> = {
   },
 };
 
+function bytes(value: number | null): bigint | null {
+  return value === null ? null : BigInt(Math.round(value));
+}
+
 export const memoryTable: SystemTable<StatusSystemContext> = {
-  def: systemRelation(MEMORY_RELATION_ID, 'oxbow_catalog', 'memory', ['component:text', 'bytes:int8', 'limit_bytes:int8', 'description:text']),
+  def: systemRelation(MEMORY_RELATION_ID, 'oxbow_catalog', 'memory', [
+    'component:text',
+    'bytes:int8',
+    'limit_bytes:int8',
+    'description:text',
+    'view_name:text',
+    'operator_id:int4',
+    'worker:int4',
+    'cache_bytes:int8',
+  ]),
+  rows: (context) => {
+    const status = context.status;
+    if (status === undefined) return [];
+    const rows = status.memory().map((part): Row => {
+      // The workers' sum carries their caches' sum, as each worker's row carries its own.
+      const caches = part.component === 'worker_heaps' ? status.workers().reduce((sum, worker) => sum + worker.rowCacheBytes + worker.groupCacheBytes, 0) : null;
+      return [part.component, bytes(part.bytes), bytes(part.limitBytes), part.description, null, null, null, bytes(caches)];
+    });
+    for (const worker of status.workers()) {
+      rows.push([
+        'worker_heap',
+        bytes(worker.heapUsedBytes),
+        bytes(worker.oldGenerationLimitBytes),
+        WORKER_HEAP_DESCRIPTION,
+        `${worker.schema}.${worker.name}`,
+        worker.operatorId,
+        worker.worker,
+        bytes(worker.rowCacheBytes + worker.groupCacheBytes),
+      ]);
+    }
+    return rows;
+  },
+};
+
+export const dataflowWorkersTable: SystemTable<StatusSystemContext> = {
+  def: systemRelation(DATAFLOW_WORKERS_RELATION_ID, 'oxbow_catalog', 'dataflow_workers', [
+    'view_id:int4',
+    'view_schema:text',
+    'view_name:text',
+    'operator_id:int4',
+    'kind:text',
+    'worker:int4',
+    'heap_used_bytes:int8',
+    'heap_total_bytes:int8',
+    'live_heap_bytes:int8',
+    'old_generation_limit_bytes:int8',
+    'full_collections:int8',
+    'row_cache_bytes:int8',
+    'row_cache_limit_bytes:int8',
+    'group_cache_bytes:int8',
+    'group_cache_limit_bytes:int8',
+    'cache_evicted_bytes:int8',
+    'batches:int8',
+    'waited_ms:float8',
+  ]),
   rows: (context) =>
-    (context.status?.memory() ?? []).map((part): Row => [part.component, BigInt(Math.round(part.bytes)), part.limitBytes === null ? null : BigInt(Math.round(part.limitBytes)), part.description]),
+    (context.status?.workers() ?? []).map((worker): Row => [
+      worker.viewId,
+      worker.schema,
+      worker.name,
+      worker.operatorId,
+      worker.kind,
+      worker.worker,
+      bytes(worker.heapUsedBytes),
+      bytes(worker.heapTotalBytes),
+      bytes(worker.liveHeapBytes),
+      bytes(worker.oldGenerationLimitBytes),
+      BigInt(worker.fullCollections),
+      bytes(worker.rowCacheBytes),
+      bytes(worker.rowCacheLimitBytes),
+      bytes(worker.groupCacheBytes),
+      bytes(worker.groupCacheLimitBytes),
+      bytes(worker.evictedBytes),
+      BigInt(worker.batches),
+      worker.waitedMs,
+    ]),
 };
 
 function sessionRow(session: SessionActivity): Row {
@@ -278,4 +360,4 @@ export const pgStatActivityTable: SystemTable<StatusSystemContext> = {
     ]),
 };
 
-export const operatorViewTables: readonly SystemTable<StatusSystemContext>[] = [objectsTable, dataflowTable, stateSizeTable, epochsTable, sessionsTable, queriesTable, pgStatActivityTable, memoryTable];
+export const operatorViewTables: readonly SystemTable<StatusSystemContext>[] = [objectsTable, dataflowTable, stateSizeTable, epochsTable, sessionsTable, queriesTable, pgStatActivityTable, memoryTable, dataflowWorkersTable];

@@ -23,17 +23,17 @@ import type { HistogramSnapshot } from './histogram.js';
 
 /** What the operator sees (oxbow_catalog.memory, oxbow_memory_manager_* on /metrics). */
 export interface MemoryManagerStatus {
-  /** The caches' effective budget now (row + group caches). */
+  /** The caches' effective budget now (row + group caches, the main thread's and every worker's). */
   readonly cacheBudgetBytes: number;
-  /** The caches' budget at most (planMemory). */
+  /** The caches' budget at most (planMemory's, plus each worker's maximum). */
   readonly cacheMaxBytes: number;
-  /** The live heap after the last full collection (0 before the first). */
+  /** The live heaps after their last full collection, the main thread's and every worker's (0 before the first). */
   readonly liveHeapBytes: number;
   /** The heap part of --memory-limit: live heap x (1 + growth) is kept under it. */
   readonly heapTargetBytes: number;
   /** V8's heap growth now, in percent. */
   readonly heapGrowingPercent: number;
-  /** Full collections observed. */
+  /** Full collections observed (the main thread's, and the workers' taken under the current budget). */
   readonly readings: number;
   /** Times the budget was lowered / raised, the growth lowered / raised. */
   readonly budgetLowered: number;
@@ -45,6 +45,8 @@ export interface MemoryManagerStatus {
   /** malloc_trim calls (C heap free chunks given back) and the milliseconds they took. */
   readonly trims: number;
   readonly trimMs: number;
+  /** Of `readings`, the workers' full collections (reported with their epoch batches) that moved a step. */
+  readonly workerReadings: number;
 }
 
 export interface ObjectInfo {
@@ -139,6 +141,32 @@ export interface ProcessInfo {
   readonly eventLoopDelay: { readonly meanSeconds: number; readonly p99Seconds: number; readonly maxSeconds: number };
 }
 
+/** One worker thread of a parallel dataflow (oxbow_catalog.memory's worker_heap rows, oxbow_catalog.dataflow_workers). */
+export interface WorkerInfo {
+  readonly viewId: number;
+  readonly schema: string;
+  readonly name: string;
+  /** The operator the workers run under (oxbow_catalog.dataflow's operator_id): a fragment's root, a source fragment's materialize. */
+  readonly operatorId: number;
+  /** 'fragment' or 'source fragment'. */
+  readonly kind: string;
+  readonly worker: number;
+  /** At its last epoch batch (0 until its first). */
+  readonly heapUsedBytes: number;
+  readonly heapTotalBytes: number;
+  readonly liveHeapBytes: number;
+  readonly fullCollections: number;
+  readonly rowCacheBytes: number;
+  readonly rowCacheLimitBytes: number;
+  readonly groupCacheBytes: number;
+  readonly groupCacheLimitBytes: number;
+  readonly evictedBytes: number;
+  /** V8's bound on its old generation (null: V8's default). */
+  readonly oldGenerationLimitBytes: number | null;
+  readonly batches: number;
+  readonly waitedMs: number;
+}
+
 /** One part of the process's memory (oxbow_catalog.memory, oxbow_memory_bytes). */
 export interface MemoryInfo {
   readonly component: string;
@@ -149,16 +177,23 @@ export interface MemoryInfo {
   readonly description: string;
 }
 
+/** What a worker_heap row of oxbow_catalog.memory is. */
+export const WORKER_HEAP_DESCRIPTION =
+  "one worker thread's V8 heap in use at its last epoch batch (view_name, operator_id, worker say which; cache_bytes: its row and group caches, part of bytes; limit: the bound on its old generation)";
+
 const MEMORY_DESCRIPTIONS: Readonly<Record<string, string>> = {
   rss: 'resident set of the process: everything below that is in memory',
-  js_heap_used: 'V8 heap in use, garbage not yet collected included (part of js_heap_total)',
-  js_heap_total: "V8 heap reserved (limit: V8's heap size limit)",
+  js_heap_used: "the main thread's V8 heap in use, garbage not yet collected included (part of js_heap_total)",
+  js_heap_total: "the main thread's V8 heap reserved (limit: V8's heap size limit)",
+  worker_heaps: "the parallel dataflows' worker threads' V8 heaps in use at their last epoch batch, summed (the worker_heap rows; cache_bytes: their caches)",
+  js_heap_used_all_threads: "V8 heaps in use, the main thread's and every worker's: js_heap_used + worker_heaps (limit: the heap part of --memory-limit)",
+  caches_all_threads: "the caches of every thread: row_cache + group_caches + the workers' (limit: cache_budget's effective budget)",
   external: 'C++ memory bound to JavaScript objects: Buffers and typed arrays (part of malloc_in_use)',
   array_buffers: 'backing stores of ArrayBuffers and Buffers (part of external)',
   row_cache: "decoded rows of state tables cached on the V8 heap (part of js_heap_used; limit: its share of cache_budget)",
   group_caches: "join sides' and aggregates' cached groups on the V8 heap (part of js_heap_used; limit: its share of cache_budget)",
-  cache_budget: "the caches' effective budget (row_cache + group_caches) the memory manager sets from the live heap (limit: the most --memory-limit gives them)",
-  live_heap: "V8 heap in use just after the last full collection (limit: what keeps the heap, live heap times V8's growth, in its part of --memory-limit)",
+  cache_budget: "the caches' effective budget (row_cache + group_caches, and every worker's) the memory manager sets from the live heaps (limit: the most --memory-limit gives them)",
+  live_heap: "V8 heaps in use just after their last full collection, the main thread's and every worker's (limit: what keeps the heaps, live heap times V8's growth, in their part of --memory-limit)",
   cache_evicted_by_manager: 'bytes the caches evicted since start because the memory manager lowered cache_budget (a count, not memory held)',
   write_batches: 'packed write batches of sealed epochs in flight and spare ones kept for the next (part of array_buffers)',
   rocksdb_block_cache: "RocksDB's block cache: data, index and filter blocks, and the memtables charged to it (part of malloc_in_use; limit: an eighth of --memory-limit, 16-256 MiB)",
@@ -421,6 +456,18 @@ export class EngineStatus {
     if (rowCache !== undefined) parts.push(rowCache);
     parts.push({ component: 'group_caches', bytes: groupCaches.usedBytes, limitBytes: groupCaches.limitBytes });
     const manager = this.inputs.memoryManager?.status();
+    const workers = this.workers();
+    if (workers.length > 0) {
+      let heaps = 0;
+      let caches = 0;
+      for (const worker of workers) {
+        heaps += worker.heapUsedBytes;
+        caches += worker.rowCacheBytes + worker.groupCacheBytes;
+      }
+      parts.push({ component: 'worker_heaps', bytes: heaps, limitBytes: null });
+      parts.push({ component: 'js_heap_used_all_threads', bytes: usage.heapUsed + heaps, limitBytes: manager?.heapTargetBytes ?? null });
+      parts.push({ component: 'caches_all_threads', bytes: (rowCache?.bytes ?? 0) + groupCaches.usedBytes + caches, limitBytes: manager?.cacheBudgetBytes ?? null });
+    }
     if (manager !== undefined) {
       parts.push({ component: 'cache_budget', bytes: manager.cacheBudgetBytes, limitBytes: manager.cacheMaxBytes });
       parts.push({ component: 'live_heap', bytes: manager.liveHeapBytes, limitBytes: Math.floor(manager.heapTargetBytes / (1 + manager.heapGrowingPercent / 100)) });
@@ -431,6 +478,42 @@ export class EngineStatus {
     parts.push({ component: 'malloc_free', bytes: malloc.freeBytes, limitBytes: null });
     parts.push({ component: 'unattributed', bytes: Math.max(0, usage.rss - usage.heapTotal - malloc.inUseBytes - malloc.freeBytes), limitBytes: null });
     return parts.map((part) => ({ ...part, description: MEMORY_DESCRIPTIONS[part.component] ?? '' }));
+  }
+
+  /** Every worker thread of every running dataflow, with its memory at its last epoch batch. */
+  workers(): WorkerInfo[] {
+    const catalog = this.inputs.catalog();
+    const out: WorkerInfo[] = [];
+    for (const dataflow of this.inputs.streams.all) {
+      const view = catalog.relationById(dataflow.viewId);
+      if (view === undefined) continue;
+      for (const operator of dataflow.workerOperators()) {
+        for (const worker of operator.workers) {
+          const memory = worker.memory;
+          out.push({
+            viewId: dataflow.viewId,
+            schema: view.schema,
+            name: view.name,
+            operatorId: operator.id,
+            kind: worker.kind,
+            worker: worker.worker,
+            heapUsedBytes: memory?.heapUsedBytes ?? 0,
+            heapTotalBytes: memory?.heapTotalBytes ?? 0,
+            liveHeapBytes: memory?.liveHeapBytes ?? 0,
+            fullCollections: memory?.fullCollections ?? 0,
+            rowCacheBytes: memory?.rowCacheBytes ?? 0,
+            rowCacheLimitBytes: memory?.rowCacheLimitBytes ?? worker.rowCacheMaxBytes,
+            groupCacheBytes: memory?.groupCacheBytes ?? 0,
+            groupCacheLimitBytes: memory?.groupCacheLimitBytes ?? worker.groupCacheMaxBytes,
+            evictedBytes: memory?.evictedBytes ?? 0,
+            oldGenerationLimitBytes: worker.oldGenerationBytes > 0 ? worker.oldGenerationBytes : null,
+            batches: worker.batches,
+            waitedMs: worker.waitedMs,
+          });
+        }
+      }
+    }
+    return out;
   }
 
   /** The memory manager's budget, growth and actions (null when the engine has none). */

@@ -21,6 +21,7 @@ import type { StreamPlan, StreamPlanKind } from '../../planner/stream/stream-pla
 import { streamInputs } from '../../planner/stream/stream-plan.js';
 import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
 import type { StreamContext } from './stream-context.js';
+import type { WorkerStatus } from './parallel/worker-memory.js';
 import type { StreamNode } from './stream-node.js';
 import { StreamScanNode } from './scan.js';
 import { StreamValuesNode } from './values.js';
@@ -177,6 +178,16 @@ export class Dataflow {
       const detail = placed.node.describe?.();
       return { id: placed.id, parentId: placed.parent?.id ?? null, plan: placed.plan, stats: placed.stats, ...(detail === undefined ? {} : { detail }) };
     });
+  }
+
+  /** The operators run by worker threads (a parallel fragment's root, a source fragment's materialize), with their workers. */
+  workerOperators(): { readonly id: number; readonly workers: readonly WorkerStatus[] }[] {
+    const out: { id: number; workers: readonly WorkerStatus[] }[] = [];
+    for (const placed of this.placed) {
+      const workers = placed.node.workerStatus?.();
+      if (workers !== undefined) out.push({ id: placed.id, workers });
+    }
+    return out;
   }
 
   /** Worker threads per parallel fragment (1: the whole dataflow runs on this thread). */

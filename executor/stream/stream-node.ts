@@ -5,6 +5,7 @@
 
 import type { ChangeBatch } from './change-batch.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
+import type { WorkerStatus } from './parallel/worker-memory.js';
 
 export interface StreamNode {
   apply(slot: number, changes: ChangeBatch): ChangeBatch;
@@ -27,4 +28,6 @@ export interface StreamNode {
   readonly inputs?: readonly StreamPlan[];
   /** How the node runs when it is not the plain operator (EXPLAIN ANALYZE: a parallel aggregate's exchange and workers). */
   describe?(): string;
+  /** A parallel fragment's worker threads: each one's memory and waits (oxbow_catalog.memory, dataflow_workers). */
+  workerStatus?(): readonly WorkerStatus[];
 }

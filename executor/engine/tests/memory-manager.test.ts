@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryManager, planMemory, type AdjustableBudget } from '../memory-manager.js';
 import { MemoryBudget, RowCache } from '../../../storage/row-cache.js';
 import { GroupCacheBudget, type BudgetedCache } from '../../stream/join-cache.js';
+import type { WorkerMemory, WorkerMemorySource } from '../../stream/parallel/worker-memory.js';
 
 const MIB = 1024 * 1024;
 
@@ -21,6 +22,9 @@ describe('planMemory', () => {
     expect(plan.cacheBytes).toBe(448 * MIB);
     expect(plan.rowCacheBytes).toBe(Math.floor(448 * MIB * 0.8));
     expect(plan.rowCacheBytes + plan.groupCacheBytes).toBe(448 * MIB);
+    // A worker's old generation: the heap part, at least 1 GiB (under it V8 shrinks its heap growth).
+    expect(plan.workerOldGenerationBytes).toBe(1024 * MIB);
+    expect(planMemory(4096 * MIB).workerOldGenerationBytes).toBe((4096 - 256) * MIB);
   });
 
   it('keeps RocksDB within 16-256 MiB and the heap at least half of a small limit', () => {
@@ -204,5 +208,88 @@ describe('the budgets evict from their largest caches first', () => {
     const disabled = new MemoryBudget(0);
     expect(disabled.setLimit(MIB)).toBe(0);
     expect(disabled.limitBytes).toBe(0);
+  });
+});
+
+/** Workers as the parallel runtime shows them to the manager: their last reports, their maxima, the shares they were sent. */
+class FakeWorkers implements WorkerMemorySource {
+  readonly shares: number[] = [];
+  reportsNow: WorkerMemory[] = [];
+  constructor(public cacheMaxBytes: number) {}
+  reports(): readonly WorkerMemory[] {
+    return this.reportsNow;
+  }
+  setCacheShare(share: number): void {
+    this.shares.push(share);
+  }
+}
+
+function workerReport(liveHeapBytes: number, fullCollections: number, liveHeapShare: number): WorkerMemory {
+  return {
+    heapUsedBytes: liveHeapBytes,
+    heapTotalBytes: liveHeapBytes,
+    liveHeapBytes,
+    liveHeapTotalBytes: 0,
+    fullCollections,
+    liveHeapShare,
+    rowCacheBytes: 0,
+    rowCacheLimitBytes: 0,
+    groupCacheBytes: 0,
+    groupCacheLimitBytes: 0,
+    evictedBytes: 0,
+  };
+}
+
+describe('MemoryManager with worker threads', () => {
+  function withWorkers(workersMax: number) {
+    const plan = planMemory(1024 * MIB);
+    const rows = new RecordingBudget(plan.rowCacheBytes);
+    const groups = new RecordingBudget(plan.groupCacheBytes);
+    const workers = new FakeWorkers(workersMax);
+    const memory = new MemoryManager({ plan, rowCaches: rows, groupCaches: groups, setHeapGrowth: () => undefined, workers });
+    return { plan, rows, groups, workers, memory };
+  }
+
+  it("fits every thread's caches into the plan's part: the workers' maxima take their share from the main thread's", () => {
+    // 448 MiB of caches on the main thread, 448 more in the workers: every cache gets half its maximum.
+    const { memory, rows, workers } = withWorkers(448 * MIB);
+    memory.observeWorker(workerReport(10 * MIB, 0, 1), undefined);
+    expect(workers.shares).toEqual([0.5]);
+    expect(rows.limits).toEqual([Math.floor(Math.floor(448 * MIB * 0.8) * 0.5)]);
+    expect(memory.status()).toMatchObject({ cacheBudgetBytes: 448 * MIB, cacheMaxBytes: 448 * MIB, budgetLowered: 1 });
+  });
+
+  it("counts the workers' live heaps with the main thread's and lowers every thread's caches", () => {
+    const { memory, workers } = withWorkers(448 * MIB);
+    memory.observeWorker(workerReport(10 * MIB, 0, 1), undefined);
+    // The main thread 200 MiB live, two workers 150 each: 500 live, 1000 projected against 896.
+    workers.reportsNow = [workerReport(150 * MIB, 1, 0.5), workerReport(150 * MIB, 1, 0.5)];
+    memory.observe(200 * MIB);
+    // 104 MiB over: the live heap's share of it (500 / 1000) is 52 MiB of caches, of which the
+    // main thread's maxima are half (26 MiB of its 224 MiB).
+    expect(memory.status().liveHeapBytes).toBe(500 * MIB);
+    const budget = 224 * MIB - Math.ceil((104 * MIB * 500) / 1000 / 2);
+    expect(workers.shares.at(-1)).toBeCloseTo(budget / (448 * MIB), 12);
+    expect(memory.status().cacheBudgetBytes).toBe(budget + Math.floor(448 * MIB * (budget / (448 * MIB))));
+  });
+
+  it("steps on a worker's full collection only when it was taken under the current budget", () => {
+    const { memory, workers } = withWorkers(448 * MIB);
+    memory.observeWorker(workerReport(10 * MIB, 0, 1), undefined);
+    const before = memory.status();
+    workers.reportsNow = [workerReport(800 * MIB, 1, 1)];
+    // Taken before the budget was halved: no step.
+    memory.observeWorker(workers.reportsNow[0]!, workerReport(10 * MIB, 0, 1));
+    expect(memory.status()).toMatchObject({ cacheBudgetBytes: before.cacheBudgetBytes, workerReadings: 0 });
+    // The same collection seen again: no step either.
+    workers.reportsNow = [workerReport(800 * MIB, 1, 0.5)];
+    memory.observeWorker(workers.reportsNow[0]!, workers.reportsNow[0]!);
+    expect(memory.status().workerReadings).toBe(0);
+    // A new one under the current budget: the heaps (800 MiB live and the main thread's) are over, the caches are lowered.
+    workers.reportsNow = [workerReport(800 * MIB, 2, 0.5)];
+    memory.observeWorker(workers.reportsNow[0]!, workerReport(800 * MIB, 1, 0.5));
+    expect(memory.status().workerReadings).toBe(1);
+    expect(memory.status().cacheBudgetBytes).toBeLessThan(before.cacheBudgetBytes);
+    expect(workers.shares.at(-1)!).toBeLessThan(0.5);
   });
 });

@@ -36,6 +36,7 @@ import { decodeChanges, encodeChange, encodeChangeWithId, encodeChanges, takeEnc
 import type { EncodedChanges, FragmentWorkerData, MainToWorker, PeerMessage, WorkerToMain } from './protocol.js';
 import { ownerOf, VnodeHasher } from './vnode.js';
 import { WorkerPort } from './worker-port.js';
+import { WorkerMemoryMeter } from './worker-memory.js';
 
 /** A replayed source's rows by split and unit (the connectors' SplitProducer). */
 export interface RowProducer {
@@ -92,18 +93,22 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
     readonly store: MvccStateStore;
     readonly dataflow: Dataflow;
     readonly generated: (GeneratedInput | undefined)[];
+    readonly memory: WorkerMemoryMeter;
   }
 
   function start(): Worker {
     const database = RocksDatabase.attach(data.token, data.path);
+    let memory: WorkerMemoryMeter | undefined;
     const store = new MvccStateStore(
       new HandoffBackend(database, (packed) =>
-        channel.handOver({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length }, [packed.buffer as ArrayBuffer]),
+        channel.handOver({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length, memory: memory!.report() }, [packed.buffer as ArrayBuffer]),
       ),
       { retentionMs: data.retentionMs, memoryLimitBytes: data.rowCacheBytes },
     );
     const context = new StreamContext(store, data.viewId, { record: (_viewId, message) => void errors.push(message) }, data.viewRetentionMs);
     context.groupCaches = new GroupCacheBudget(data.groupCacheBytes);
+    memory = new WorkerMemoryMeter(store.budget, context.groupCaches, data.rowCacheBytes, data.groupCacheBytes);
+    if (data.cacheShare < 1) memory.setShare(data.cacheShare);
     context.tuning = data.tuning;
     const generated = (data.sources ?? []).map((source, slot): GeneratedInput | undefined => {
       if (source === null) return undefined;
@@ -122,7 +127,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
         counts: peers.map(() => 0),
       };
     });
-    return { database, store, dataflow: new Dataflow(data.viewId, fromTransfer<StreamPlan>(data.plan), context), generated };
+    return { database, store, dataflow: new Dataflow(data.viewId, fromTransfer<StreamPlan>(data.plan), context), generated, memory };
   }
 
   /** The running worker, or why it could not start (every request is then answered with it). */
@@ -465,8 +470,12 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
         dataflow.discard();
         store.abort();
         return;
+      case 'budget':
+        worker.memory.setShare(message.share);
+        return;
       case 'close':
         for (const port of peers) port?.close();
+        worker.memory.stop();
         dataflow.dispose();
         channel.close(database.close());
         return;
@@ -493,6 +502,11 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
   }
 
   function receive(message: MainToWorker): void {
+    // The caches' budget applies at once, between any two messages.
+    if (message.t === 'budget') {
+      worker?.memory.setShare(message.share);
+      return;
+    }
     // A seal waiting for its peers answers first, and the shares of the ranges before a seal are
     // taken before it: what came after them waits (more ranges and rows go on meanwhile).
     if (waitingSeal || queued.length > 0 || (tasks.length > 0 && !goesOn(message))) {

@@ -23,6 +23,7 @@ import { decodeChanges, encodeChange, encodeChangeWithId, takeEncoded } from './
 import type { EncodedChanges, FragmentWorkerData, MainToWorker, SourceInput, WorkerToMain } from './protocol.js';
 import { ownerOf, splitShares, VnodeHasher } from './vnode.js';
 import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
+import type { WorkerMemory, WorkerStatus } from './worker-memory.js';
 
 
 /**
@@ -61,8 +62,8 @@ export class FragmentWorker {
   /** Epochs whose batch the worker was asked for and that are not yet durable, oldest first. */
   readonly awaitingDurable: Epoch[] = [];
 
-  constructor(script: URL, data: Omit<FragmentWorkerData, 'signal'>, transfer: readonly MessagePort[]) {
-    this.handle = new WorkerHandle(script, data, "a parallel fragment's worker", transfer);
+  constructor(script: URL, data: Omit<FragmentWorkerData, 'signal'>, transfer: readonly MessagePort[], settings: WorkerSettings) {
+    this.handle = new WorkerHandle(script, data, "a parallel fragment's worker", transfer, workerLimits(settings.oldGenerationBytes), settings.onMemory);
   }
 
   /** Milliseconds the main thread spent blocked on this worker's answers (EXPLAIN ANALYZE). */
@@ -89,8 +90,18 @@ export interface WorkerSettings {
   readonly retentionMs: number;
   readonly rowCacheBytes: number;
   readonly groupCacheBytes: number;
+  /** The share of those budgets in force now (the memory manager's), and V8's bound on each worker's old generation (0: none). */
+  readonly cacheShare: number;
+  readonly oldGenerationBytes: number;
+  /** Each worker's memory report as it comes (the memory manager's feedback). */
+  readonly onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void;
   /** The worker script: fragmentWorkerScript(), or the connectors' keyed-source-worker.js when the workers generate an input. */
   readonly script: URL;
+}
+
+/** V8's resource limits for a worker whose old generation is bounded by `oldGenerationBytes` (0: V8's default). */
+export function workerLimits(oldGenerationBytes: number): { maxOldGenerationSizeMb?: number } {
+  return oldGenerationBytes > 0 ? { maxOldGenerationSizeMb: Math.max(1, Math.floor(oldGenerationBytes / (1024 * 1024))) } : {};
 }
 
 /** An input the workers generate: its source (the relation the source manager's ranges name) and what the workers need of it. */
@@ -139,6 +150,7 @@ export class ParallelFragmentNode implements StreamNode {
   private inFlightUnits = 0;
   /** Times the source's reader waited for the workers (EXPLAIN ANALYZE). */
   private holds = 0;
+  private readonly settings: WorkerSettings;
 
   constructor(
     /** The fragment's nodes on the main thread's plan (their state tables) and the workers' copy. */
@@ -154,6 +166,7 @@ export class ParallelFragmentNode implements StreamNode {
     generated: readonly (GeneratedSource | null)[] = [],
   ) {
     this.generated = generated;
+    this.settings = settings;
     this.nextShare = generated.map(() => 0);
     // A channel per pair of workers when they generate some input: rows go straight to their key's owner.
     const generating = generated.some((source) => source !== null);
@@ -191,11 +204,12 @@ export class ParallelFragmentNode implements StreamNode {
           viewRetentionMs: context.viewRetentionMs,
           rowCacheBytes: settings.rowCacheBytes,
           groupCacheBytes: settings.groupCacheBytes,
+          cacheShare: settings.cacheShare,
           tuning: context.tuning,
           sources: generating ? generated.map((source) => source?.input ?? null) : undefined,
           peers: generating ? peers[worker]! : undefined,
           progress: this.progress?.buffer as SharedArrayBuffer | undefined,
-        }, ports),
+        }, ports, settings),
       );
     }
   }
@@ -210,6 +224,25 @@ export class ParallelFragmentNode implements StreamNode {
     const keys = this.exchanges.map((exchange) => `(${exchange.input.text})`).join(', ');
     const generating = this.generated.some((source) => source !== null) ? `, ${this.units} source units generated in the workers, the source held ${this.holds} times` : '';
     return `StreamExchange dist by ${keys} to ${this.workers.length} workers${generating}, waited ${waited.toFixed(3)} ms`;
+  }
+
+  /** Each worker's memory and waits (oxbow_catalog.memory, oxbow_catalog.dataflow_workers). */
+  workerStatus(): WorkerStatus[] {
+    return this.workers.map((worker, index) => ({
+      kind: 'fragment',
+      worker: index,
+      memory: worker.handle.memory,
+      batches: worker.handle.reports,
+      rowCacheMaxBytes: this.settings.rowCacheBytes,
+      groupCacheMaxBytes: this.settings.groupCacheBytes,
+      oldGenerationBytes: this.settings.oldGenerationBytes,
+      waitedMs: worker.waitedMs,
+    }));
+  }
+
+  /** The caches' share of their maxima for every worker (the memory manager's budget). */
+  setCacheShare(share: number): void {
+    for (const worker of this.workers) worker.handle.post({ t: 'budget', share });
   }
 
   /** True when some input of the fragment is generated by its workers. */

@@ -19,6 +19,7 @@ import { distributionText, fragmentAt, inputNeedsRowIds, workerPlan } from '../.
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
 import { keyedSourceScan, workerGeneratedSources } from '../../../planner/stream/parallel-source.js';
 import { SourceFragments } from './source-fragment.js';
+import type { WorkerMemory, WorkerMemoryHost, WorkerMemorySource, WorkerStatus } from './worker-memory.js';
 
 /**
  * Fragments running in workers at most, per process: each starts N threads (a V8 isolate loading
@@ -28,7 +29,15 @@ import { SourceFragments } from './source-fragment.js';
  */
 const MAX_FRAGMENTS = 16;
 
-export class ParallelRuntime implements CommitParticipant {
+/** The memory plan's figures a runtime sizes its workers by (executor/engine/memory-manager.ts). */
+export interface ParallelMemoryPlan {
+  /** The group caches' budget of the process. */
+  readonly groupCacheBytes: number;
+  /** V8's bound on each worker's old generation (0: V8's default). */
+  readonly workerOldGenerationBytes: number;
+}
+
+export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, WorkerMemorySource {
   private readonly nodes = new Set<ParallelFragmentNode>();
   private token: number | undefined;
   private closed = false;
@@ -38,15 +47,55 @@ export class ParallelRuntime implements CommitParticipant {
   private readonly generatedSources = new WeakMap<StreamPlan, Set<number>>();
   /** Views run as source fragments (source-fragment.ts): their own commit participant. */
   readonly sourceFragments: SourceFragments;
+  /** The caches' share of their maxima the memory manager set last (every worker's). */
+  cacheShare = 1;
+  readonly oldGenerationBytes: number;
+  /** Called with each worker's memory report (the memory manager's feedback; the engine sets it). */
+  onMemory: ((memory: WorkerMemory, previous: WorkerMemory | undefined) => void) | undefined;
+  private readonly groupCacheBytes: number;
 
   constructor(
     private readonly store: RocksStateStore,
     readonly parallelism: number,
-    /** The group caches' budget of the process, shared by every worker. */
-    private readonly groupCacheBytes: number,
+    memory: ParallelMemoryPlan,
   ) {
+    this.groupCacheBytes = memory.groupCacheBytes;
+    this.oldGenerationBytes = memory.workerOldGenerationBytes;
     store.addParticipant(this);
-    this.sourceFragments = new SourceFragments(store, parallelism);
+    this.sourceFragments = new SourceFragments(store, parallelism, this);
+  }
+
+  report(memory: WorkerMemory, previous: WorkerMemory | undefined): void {
+    this.onMemory?.(memory, previous);
+  }
+
+  /** Every worker's last memory report (workers that handed nothing over yet are left out). */
+  reports(): WorkerMemory[] {
+    const out: WorkerMemory[] = [];
+    for (const worker of this.workerStatus()) if (worker.memory !== undefined) out.push(worker.memory);
+    return out;
+  }
+
+  /** Every worker of every fragment, keyed and source. */
+  workerStatus(): WorkerStatus[] {
+    const out: WorkerStatus[] = [];
+    for (const node of this.nodes) out.push(...node.workerStatus());
+    out.push(...this.sourceFragments.workerStatus());
+    return out;
+  }
+
+  /** The workers' caches' budgets at most, summed over every worker running. */
+  get cacheMaxBytes(): number {
+    let bytes = 0;
+    for (const worker of this.workerStatus()) bytes += worker.rowCacheMaxBytes + worker.groupCacheMaxBytes;
+    return bytes;
+  }
+
+  setCacheShare(share: number): void {
+    if (share === this.cacheShare) return;
+    this.cacheShare = share;
+    for (const node of this.nodes) node.setCacheShare(share);
+    this.sourceFragments.setCacheShare(share);
   }
 
   /** The node of a plan node that roots a parallel fragment, else undefined (the caller builds it as usual). */
@@ -92,6 +141,9 @@ export class ParallelRuntime implements CommitParticipant {
         retentionMs: this.store.options.retentionMs,
         rowCacheBytes: Math.max(1 << 20, Math.floor(this.store.options.memoryLimitBytes / (2 * this.parallelism))),
         groupCacheBytes: Math.max(1 << 20, Math.floor(this.groupCacheBytes / (2 * this.parallelism))),
+        cacheShare: this.cacheShare,
+        oldGenerationBytes: this.oldGenerationBytes,
+        onMemory: (memory, previous) => this.report(memory, previous),
         script: generating ? new URL('./keyed-source-worker.js', sourceScript!()) : fragmentWorkerScript(),
       },
       (disposed) => {

@@ -7,6 +7,7 @@ import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import type { MessagePort } from 'node:worker_threads';
 import type { DataType } from '../../../sql/types.js';
 import type { StreamTuning } from '../stream-context.js';
+import type { WorkerMemory } from './worker-memory.js';
 
 /** What a worker starts with (workerData). */
 export interface FragmentWorkerData {
@@ -38,9 +39,10 @@ export interface FragmentWorkerData {
   /** The store's default retention and the view's own. */
   readonly retentionMs: number;
   readonly viewRetentionMs: number | undefined;
-  /** Budgets of this worker's row cache and group caches. */
+  /** Budgets of this worker's row cache and group caches at most, and the share of them in force at the start (worker-memory.ts). */
   readonly rowCacheBytes: number;
   readonly groupCacheBytes: number;
+  readonly cacheShare: number;
   readonly tuning: StreamTuning;
   /** Two Int32s: [0] bumped after every answer is posted, [1] set to 1 when the thread exits. */
   readonly signal: SharedArrayBuffer;
@@ -80,11 +82,14 @@ export type MainToWorker =
   | { readonly t: 'failed'; readonly message: string }
   /** The open epoch was aborted. */
   | { readonly t: 'abort' }
+  /** The caches' share of their maxima (the memory manager's budget): applied at once. Not answered. */
+  | { readonly t: 'budget'; readonly share: number }
   | { readonly t: 'close' };
 
 export type WorkerToMain =
   | { readonly t: 'output'; readonly changes: EncodedChanges; readonly errors: readonly string[] }
-  | { readonly t: 'batch'; readonly bytes: ArrayBuffer; readonly length: number }
+  /** The sealed epoch's writes, and the worker's memory as it hands them over. */
+  | { readonly t: 'batch'; readonly bytes: ArrayBuffer; readonly length: number; readonly memory: WorkerMemory }
   | { readonly t: 'error'; readonly code: string; readonly message: string };
 
 /**

@@ -31,9 +31,23 @@ import type { StreamNode } from '../stream-node.js';
 import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from './source-protocol.js';
 import { allWrites, workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 import { splitShares } from './vnode.js';
-import type { ParallelFragmentNode } from './parallel-fragment.js';
+import { workerLimits, type ParallelFragmentNode } from './parallel-fragment.js';
+import type { WorkerMemory, WorkerMemoryHost, WorkerStatus } from './worker-memory.js';
 
 type Batch = Extract<SourceWorkerToMain, { t: 'batch' }>;
+
+/** What SourceFragments gives a source fragment to start its workers with. */
+interface SourceWorkerSettings {
+  readonly script: URL;
+  readonly token: number;
+  readonly path: string;
+  readonly parallelism: number;
+  readonly retentionMs: number;
+  readonly rowCacheBytes: number;
+  readonly cacheShare: number;
+  readonly oldGenerationBytes: number;
+  readonly onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void;
+}
 
 /** One worker thread of a source fragment: its handle and what the main thread tracks of it. */
 class SourceWorker {
@@ -46,8 +60,8 @@ class SourceWorker {
   units = 0;
   rows = 0;
 
-  constructor(script: URL, data: Omit<SourceWorkerData, 'signal'>) {
-    this.handle = new WorkerHandle(script, data, "a source fragment's worker");
+  constructor(script: URL, data: Omit<SourceWorkerData, 'signal'>, oldGenerationBytes: number, onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void) {
+    this.handle = new WorkerHandle(script, data, "a source fragment's worker", [], workerLimits(oldGenerationBytes), onMemory);
   }
 
   /** Milliseconds the main thread spent blocked on this worker's answers (EXPLAIN ANALYZE). */
@@ -79,7 +93,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   constructor(
     plan: MaterializePlan,
     private readonly context: StreamContext,
-    settings: { readonly script: URL; readonly token: number; readonly path: string; readonly parallelism: number; readonly retentionMs: number; readonly rowCacheBytes: number },
+    private readonly settings: SourceWorkerSettings,
     private readonly onDispose: (node: SourceFragmentNode) => void,
   ) {
     // The main store keeps the view table's window and garbage collection, and stores the rows
@@ -98,8 +112,9 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
           retentionMs: settings.retentionMs,
           viewRetentionMs: context.viewRetentionMs,
           rowCacheBytes: settings.rowCacheBytes,
+          cacheShare: settings.cacheShare,
           tuning: context.tuning,
-        }),
+        }, settings.oldGenerationBytes, settings.onMemory),
       );
     }
   }
@@ -122,6 +137,25 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     const units = this.workers.reduce((sum, worker) => sum + worker.units, 0);
     const rows = this.workers.reduce((sum, worker) => sum + worker.rows, 0);
     return `StreamSourceFragment ${this.sourceName} split across ${this.workers.length} workers: ${units} units, ${rows} rows, waited ${waited.toFixed(3)} ms`;
+  }
+
+  /** Each worker's memory and waits (oxbow_catalog.memory, oxbow_catalog.dataflow_workers). */
+  workerStatus(): WorkerStatus[] {
+    return this.workers.map((worker, index) => ({
+      kind: 'source fragment',
+      worker: index,
+      memory: worker.handle.memory,
+      batches: worker.handle.reports,
+      rowCacheMaxBytes: this.settings.rowCacheBytes,
+      groupCacheMaxBytes: 0,
+      oldGenerationBytes: this.settings.oldGenerationBytes,
+      waitedMs: worker.waitedMs,
+    }));
+  }
+
+  /** The row caches' share of their maxima for every worker (the memory manager's budget). */
+  setCacheShare(share: number): void {
+    for (const worker of this.workers) worker.post({ t: 'budget', share });
   }
 
   takesRanges(): boolean {
@@ -268,6 +302,8 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
   constructor(
     private readonly store: RocksStateStore,
     readonly parallelism: number,
+    /** The workers' memory plan and feedback (parallel-runtime.ts). */
+    private readonly memory: WorkerMemoryHost,
   ) {
     store.addParticipant(this);
   }
@@ -288,6 +324,9 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
         parallelism: this.parallelism,
         retentionMs: this.store.options.retentionMs,
         rowCacheBytes: Math.max(1 << 20, Math.floor(this.store.options.memoryLimitBytes / (16 * this.parallelism))),
+        cacheShare: this.memory.cacheShare,
+        oldGenerationBytes: this.memory.oldGenerationBytes,
+        onMemory: (report, previous) => this.memory.report(report, previous),
       },
       (disposed) => {
         if (this.nodes.get(disposed.viewId) === disposed) this.nodes.delete(disposed.viewId);
@@ -324,6 +363,17 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     let count = 0;
     for (const node of this.nodes.values()) count += node.workers.length;
     return count;
+  }
+
+  /** Every source fragment's workers as they report themselves. */
+  workerStatus(): WorkerStatus[] {
+    const out: WorkerStatus[] = [];
+    for (const node of this.nodes.values()) out.push(...node.workerStatus());
+    return out;
+  }
+
+  setCacheShare(share: number): void {
+    for (const node of this.nodes.values()) node.setCacheShare(share);
   }
 
   contribute(epoch: Epoch): PendingWrites | undefined {

@@ -4,6 +4,7 @@
 // epoch's write when it comes (worker-handle.ts; the main thread goes on meanwhile).
 
 import type { StreamTuning } from '../stream-context.js';
+import type { WorkerMemory } from './worker-memory.js';
 
 /** What a source worker starts with (workerData). */
 export interface SourceWorkerData {
@@ -17,8 +18,9 @@ export interface SourceWorkerData {
   /** The store's default retention and the view's own. */
   readonly retentionMs: number;
   readonly viewRetentionMs: number | undefined;
-  /** Budget of this worker's row cache. */
+  /** Budget of this worker's row cache at most, and the share of it in force at the start (worker-memory.ts). */
   readonly rowCacheBytes: number;
+  readonly cacheShare: number;
   readonly tuning: StreamTuning;
   /** Two Int32s: [0] bumped after every answer is posted, [1] set to 1 when the thread exits. */
   readonly signal: SharedArrayBuffer;
@@ -34,9 +36,11 @@ export type MainToSourceWorker =
   | { readonly t: 'failed'; readonly message: string }
   /** The open epoch was aborted. */
   | { readonly t: 'abort' }
+  /** The row cache's share of its maximum (the memory manager's budget): applied at once. Not answered. */
+  | { readonly t: 'budget'; readonly share: number }
   | { readonly t: 'close' };
 
 export type SourceWorkerToMain =
-  /** The sealed epoch's writes (without store records), the view rows written and the row errors met. */
-  | { readonly t: 'batch'; readonly bytes: ArrayBuffer; readonly length: number; readonly rows: number; readonly errors: readonly string[] }
+  /** The sealed epoch's writes (without store records), the view rows written, the row errors met and the worker's memory. */
+  | { readonly t: 'batch'; readonly bytes: ArrayBuffer; readonly length: number; readonly rows: number; readonly errors: readonly string[]; readonly memory: WorkerMemory }
   | { readonly t: 'error'; readonly code: string; readonly message: string };

@@ -9,9 +9,10 @@
 // word), or at the deadline, after which the worker is terminated and every later request fails
 // (a late answer would otherwise be taken for the next request's).
 
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort, type TransferListItem } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
 import { SqlError, SqlState, type SqlStateCode } from '../../../sql/errors.js';
 import type { PendingWrites } from '../../../storage/mvcc-state-store.js';
+import type { WorkerMemory } from './worker-memory.js';
 
 /** How long a request waits for its answer before failing (and the worker is given up). */
 let answerTimeoutMs = 120_000;
@@ -75,6 +76,10 @@ export class WorkerHandle<In, Out extends { readonly t: string }> {
   private closing = false;
   /** Milliseconds the main thread spent blocked on this worker's answers (EXPLAIN ANALYZE). */
   waitedMs = 0;
+  /** The worker's memory as its last epoch batch reported it (worker-memory.ts), until it hands one over. */
+  memory: WorkerMemory | undefined;
+  /** Batches handed over (answers carrying a memory report). */
+  reports = 0;
 
   constructor(
     script: URL,
@@ -83,12 +88,16 @@ export class WorkerHandle<In, Out extends { readonly t: string }> {
     private readonly name: string,
     /** Ports inside `data` that move to the worker (the fragment's channels between its workers). */
     transfer: readonly TransferListItem[] = [],
+    /** V8's bounds on the worker's heap (its old generation: the memory plan's share for a worker). */
+    readonly resourceLimits: ResourceLimits = {},
+    /** Called with each memory report as it is taken (the memory manager's feedback). */
+    private readonly onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void = () => undefined,
   ) {
     const channel = new MessageChannel();
     const signal = new SharedArrayBuffer(8);
     this.signal = new Int32Array(signal);
     this.port = channel.port1;
-    this.worker = new Worker(script, { workerData: { ...data, signal, port: channel.port2 }, transferList: [channel.port2, ...transfer] });
+    this.worker = new Worker(script, { workerData: { ...data, signal, port: channel.port2 }, transferList: [channel.port2, ...transfer], resourceLimits });
     this.worker.unref();
     this.worker.on('error', (error) => {
       this.gone ??= `${name} ended: ${error instanceof Error ? error.message : String(error)}`;
@@ -140,6 +149,13 @@ export class WorkerHandle<In, Out extends { readonly t: string }> {
       const received = receiveMessageOnPort(this.port);
       if (received === undefined) break;
       const message = received.message as Out | ErrorAnswer;
+      const memory = (message as { memory?: WorkerMemory }).memory;
+      if (memory !== undefined) {
+        const previous = this.memory;
+        this.memory = memory;
+        this.reports++;
+        this.onMemory(memory, previous);
+      }
       const answer = this.queue.shift();
       if (answer === undefined) continue;
       if (message.t === 'error') {
