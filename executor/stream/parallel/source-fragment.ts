@@ -35,6 +35,17 @@ import type { ParallelFragmentNode } from './parallel-fragment.js';
 
 type Batch = Extract<SourceWorkerToMain, { t: 'batch' }>;
 
+/**
+ * A share that runs elsewhere than in a worker thread of this process (another node of a cluster:
+ * executor/cluster/remote-shares.ts): the script of a thread that answers the workers' protocol for
+ * it, and what that thread gets besides a worker's data.
+ */
+export interface RemoteShareTarget {
+  readonly node: string;
+  readonly script: URL;
+  readonly data: object;
+}
+
 /** One worker thread of a source fragment: its handle and what the main thread tracks of it. */
 class SourceWorker {
   readonly handle: WorkerHandle<MainToSourceWorker, SourceWorkerToMain>;
@@ -46,8 +57,8 @@ class SourceWorker {
   units = 0;
   rows = 0;
 
-  constructor(script: URL, data: Omit<SourceWorkerData, 'signal'>) {
-    this.handle = new WorkerHandle(script, data, "a source fragment's worker");
+  constructor(script: URL, data: Omit<SourceWorkerData, 'signal'>, what = "a source fragment's worker") {
+    this.handle = new WorkerHandle(script, data, what);
   }
 
   /** Milliseconds the main thread spent blocked on this worker's answers (EXPLAIN ANALYZE). */
@@ -79,7 +90,16 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   constructor(
     plan: MaterializePlan,
     private readonly context: StreamContext,
-    settings: { readonly script: URL; readonly token: number; readonly path: string; readonly parallelism: number; readonly retentionMs: number; readonly rowCacheBytes: number },
+    settings: {
+      readonly script: URL;
+      readonly token: number;
+      readonly path: string;
+      readonly parallelism: number;
+      readonly retentionMs: number;
+      readonly rowCacheBytes: number;
+      /** Shares on other nodes, after the worker threads'. */
+      readonly remotes?: readonly RemoteShareTarget[];
+    },
     private readonly onDispose: (node: SourceFragmentNode) => void,
   ) {
     // The main store keeps the view table's window and garbage collection, and stores the rows
@@ -101,6 +121,11 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
           tuning: context.tuning,
         }),
       );
+    }
+    for (const remote of settings.remotes ?? []) {
+      const worker = this.workers.length;
+      const data = { token: settings.token, path: settings.path, plan: toTransfer(plan), viewId: context.viewId, worker, retentionMs: settings.retentionMs, viewRetentionMs: context.viewRetentionMs, rowCacheBytes: settings.rowCacheBytes, tuning: context.tuning };
+      this.workers.push(new SourceWorker(remote.script, { ...data, ...remote.data }, `the share of node ${remote.node}`));
     }
   }
 
@@ -264,6 +289,8 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
    * is the connectors' business), set by the engine; without it no view runs as a source fragment.
    */
   workerScript: (() => URL) | undefined;
+  /** Shares on other nodes for each fragment built (a cluster's leader under --remote-shares on). */
+  remoteShares: ((script: URL) => readonly RemoteShareTarget[]) | undefined;
 
   constructor(
     private readonly store: RocksStateStore,
@@ -278,11 +305,13 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     // A sink's changes go to its change log or its DirectChanges from the main thread's materialize.
     if (script === undefined || this.closed || this.parallelism <= 1 || plan.kind !== 'StreamMaterialize' || sourceSerialReason(plan) !== undefined || context.changeLog !== undefined) return undefined;
     this.token ??= this.store.database.share();
+    const workerScript = script();
     const node = new SourceFragmentNode(
       plan,
       context,
       {
-        script: script(),
+        script: workerScript,
+        remotes: this.remoteShares?.(workerScript) ?? [],
         token: this.token,
         path: this.store.database.path,
         parallelism: this.parallelism,
