@@ -20,7 +20,7 @@ import type { MainToSourceWorker, SourceWorkerToMain } from '../stream/parallel/
 import { WorkerHandle } from '../stream/parallel/worker-handle.js';
 import { formatAddress, frame, newNonce, proofMatches, proofOf, readFrames, type Handshake } from './remote-share-link.js';
 
-/** How long a connection may take to prove itself and open its share. */
+/** How long a connection may take to prove itself and open its share, by default. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
 export interface RemoteShareServerOptions {
@@ -31,6 +31,8 @@ export interface RemoteShareServerOptions {
   /** The source fragments' worker script. */
   readonly workerScript: () => URL;
   readonly log: (line: string) => void;
+  /** How long a connection may take to prove itself and open its share (default 10 s). */
+  readonly handshakeTimeoutMs?: number;
 }
 
 export class RemoteShareServer {
@@ -79,7 +81,7 @@ export class RemoteShareServer {
     let answers: Promise<void> = Promise.resolve();
     /** Units posted since the last commit. */
     let pendingUnits = 0;
-    const timer = setTimeout(() => fail(new Error('no share opened within the handshake deadline')), HANDSHAKE_TIMEOUT_MS);
+    const timer = setTimeout(() => fail(new Error('no share opened within the handshake deadline')), this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
     const fail = (error: Error): void => {
       if (!socket.destroyed) this.options.log(`oxbow: a remote share connection from ${socket.remoteAddress ?? '?'} ended: ${error.message}`);
       socket.destroy();
@@ -148,6 +150,8 @@ export class RemoteShareServer {
           }
           handle = new WorkerHandle<MainToSourceWorker, SourceWorkerToMain>(script, { ...(received.data as object), ...database }, "a remote share's worker");
           this.handles.add(handle);
+          // A worker that ends ends the connection: the leader runs the share itself at once.
+          void handle.exited.then(() => fail(new Error("the share's worker thread ended")));
           stage = 'running';
         } else {
           fail(new Error(stage === 'proof' ? 'the peer did not prove it holds the cluster key' : `an unexpected ${String((received as { t?: unknown }).t)} frame`));
