@@ -62,15 +62,16 @@ export function readFrames(socket: Socket, onMessage: (message: unknown) => void
     chunks.push(chunk);
     buffered += chunk.length;
     while (buffered >= 4) {
-      const joined = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks as unknown as Uint8Array[]);
-      chunks = [joined];
-      const length = joined.readUInt32BE(0);
+      // The chunks are joined only once a whole frame is there (a large batch comes in many).
+      if (chunks[0]!.length < 4) chunks = [Buffer.concat(chunks as unknown as Uint8Array[])];
+      const length = chunks[0]!.readUInt32BE(0);
       if (length > MAX_FRAME_BYTES) {
         failed = true;
         onError(new Error(`a frame of ${length} bytes is over the ${MAX_FRAME_BYTES}-byte bound`));
         return;
       }
       if (buffered < 4 + length) return;
+      const joined = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks as unknown as Uint8Array[]);
       let message: unknown;
       try {
         message = deserialize(joined.subarray(4, 4 + length) as unknown as Uint8Array);
