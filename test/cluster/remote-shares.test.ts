@@ -113,6 +113,8 @@ describe('remote shares of source fragments', () => {
     const plan = (await leader.query({ text: 'explain v', rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n');
     expect(plan).toContain('StreamSourceFragment gen split across 2 workers');
 
+    const analyzed = (await leader.query({ text: 'explain analyze v', rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n');
+    expect(analyzed).toMatch(/StreamSourceFragment gen split across 2 workers and 2 other nodes: \d+ units/);
     await until('the standbys generated no units', async () => ((await unitsOf(bId)) >= 1500 && (await unitsOf(cId)) >= 1500 ? true : undefined), 60_000, stderr);
     const before = await checkView(leader);
     expect(before.max).toBeGreaterThanOrEqual(3000);

@@ -86,6 +86,8 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   /** Epochs in flight whose batch held worker rows of the view (the main table's latest-read state is refreshed once durable). */
   private readonly written: Epoch[] = [];
   private disposed = false;
+  /** Shares on other nodes (the last of `workers`). */
+  private readonly remotes: number;
 
   constructor(
     plan: MaterializePlan,
@@ -122,6 +124,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
         }),
       );
     }
+    this.remotes = settings.remotes?.length ?? 0;
     for (const remote of settings.remotes ?? []) {
       const worker = this.workers.length;
       const data = { token: settings.token, path: settings.path, plan: toTransfer(plan), viewId: context.viewId, worker, retentionMs: settings.retentionMs, viewRetentionMs: context.viewRetentionMs, rowCacheBytes: settings.rowCacheBytes, tuning: context.tuning };
@@ -146,7 +149,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     const waited = this.workers.reduce((sum, worker) => sum + worker.waitedMs, 0);
     const units = this.workers.reduce((sum, worker) => sum + worker.units, 0);
     const rows = this.workers.reduce((sum, worker) => sum + worker.rows, 0);
-    return `StreamSourceFragment ${this.sourceName} split across ${this.workers.length} workers: ${units} units, ${rows} rows, waited ${waited.toFixed(3)} ms`;
+    return `StreamSourceFragment ${this.sourceName} split across ${this.workers.length - this.remotes} workers${this.remotes > 0 ? ` and ${this.remotes} other node${this.remotes === 1 ? '' : 's'}` : ''}: ${units} units, ${rows} rows, waited ${waited.toFixed(3)} ms`;
   }
 
   takesRanges(): boolean {
