@@ -8,10 +8,10 @@
 //
 // Failure never costs the epoch: this thread keeps the ranges of every epoch the remote node has
 // not answered yet (the open one and those whose commit is in flight). When the connection cannot
-// be made, closes, sends something unreadable or misses the answer deadline, the thread starts the
-// worker here (a thread of its own over the leader's shared database, as a local share's), gives
-// it those ranges again epoch by epoch, answers the commits in flight with its batches, and runs
-// the share here from then on. A batch the leader did not receive was never written, and one it
+// be made, closes, sends something unreadable, answers an error or misses the answer deadline,
+// the thread starts the worker here (a thread of its own over the leader's shared database, as a
+// local share's), gives it those ranges again epoch by epoch, answers the commits in flight with
+// its batches, and runs the share here from then on. A batch the leader did not receive was never written, and one it
 // received is not generated again, so every unit is written once.
 
 import { connect, type Socket } from 'node:net';
@@ -110,7 +110,10 @@ function onRemote(message: SourceWorkerToMain): void {
     handed.push('remote');
     channel.answer(message, [message.bytes]);
   } else if (message.t === 'error') {
-    channel.answer({ t: 'error', code: message.code, message: message.message });
+    // The node's worker failed (it could not start, its disk, another version): the epoch runs
+    // here instead; if it fails here too, that error fails it, as on a node without remote shares.
+    inFlight.unshift(epoch);
+    failOver(`it answered ${message.code}: ${message.message}`);
   } else {
     inFlight.unshift(epoch);
     failOver(`it sent a ${String((message as { t?: unknown }).t)} frame`);

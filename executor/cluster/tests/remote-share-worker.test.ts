@@ -3,7 +3,8 @@
 // drops the connection, and a stand-in worker (support/recording-source-worker.mjs) for the share
 // the leader runs itself, whose batches name the ranges it generated. Checked: an unreachable
 // node's epochs are generated on the leader; a node that dropped the connection after answering
-// epoch 1 leaves epoch 2 (and only epoch 2) to the leader; a silent node is given up at the
+// epoch 1 leaves epoch 2 (and only epoch 2) to the leader; an epoch the node's worker failed is
+// generated on the leader; a silent node is given up at the
 // deadline and its unanswered epoch generated on the leader; the units counter counts the node's
 // batches only. Needs dist/ (npm run build).
 
@@ -20,7 +21,7 @@ const KEY = randomBytes(32).toString('hex');
 const RELAY = new URL('../../../dist/executor/cluster/remote-share-worker.js', import.meta.url);
 const RECORDER = new URL('./support/recording-source-worker.mjs', import.meta.url);
 
-type Behaviour = 'answer' | 'silent' | 'drop-at-second-commit';
+type Behaviour = 'answer' | 'silent' | 'drop-at-second-commit' | 'error';
 
 /** A node's end speaking the handshake and the protocol; its batches say `by: 'remote'`. */
 async function fakeNode(behaviour: Behaviour): Promise<{ server: Server; address: string; opened: unknown[] }> {
@@ -52,6 +53,7 @@ async function fakeNode(behaviour: Behaviour): Promise<{ server: Server; address
         } else if (received.t === 'commit') {
           commits++;
           if (behaviour === 'silent') return;
+          if (behaviour === 'error') return void socket.write(frame({ t: 'error', code: 'XX000', message: 'the worker could not start' }));
           // end(), not destroy(): the answer to epoch 1 still leaves first.
           if (behaviour === 'drop-at-second-commit' && commits === 2) return void socket.end();
           const bytes = new TextEncoder().encode(JSON.stringify({ by: 'remote', epoch: received.epoch, ranges }));
@@ -152,6 +154,15 @@ describe("the leader's relay of a remote share", () => {
     expect(await second).toEqual({ by: 'leader', epoch: '2', ranges: [0, 10, 30] });
     expect(await third).toEqual({ by: 'leader', epoch: '3', ranges: [0, 30, 35] });
     expect(stats[0]).toBe(10n);
+    expect(stats[1]).toBe(1n);
+  });
+
+  it("takes an epoch the node's worker failed back, and generates it on the leader", async () => {
+    const node = await fakeNode('error');
+    const { handle, stats } = relay(node.address, 5000);
+    open.push({ handle, server: node.server });
+    handle.post({ t: 'ranges', ranges: [2, 7, 9] });
+    expect(await commit(handle, '4')).toEqual({ by: 'leader', epoch: '4', ranges: [2, 7, 9] });
     expect(stats[1]).toBe(1n);
   });
 
