@@ -47,6 +47,8 @@ export interface CliConfig {
   readonly cluster: ClusterUrl | undefined;
   /** --standby-writes: what a cluster's standby does with writes and DDL. */
   readonly standbyWrites: 'forward' | 'refuse';
+  /** --remote-shares: in a cluster, nodes run shares of the leader's source fragments. */
+  readonly remoteShares: boolean;
 }
 
 /** A bad command line: printed with a pointer to --help, exit code 2. */
@@ -150,6 +152,13 @@ const FLAGS: readonly FlagSpec[] = [
     defaultText: 'forward',
     meaning: "in a cluster, what a standby does with a session's writes and DDL: forward runs the session on the leader from its first write on; refuse answers 25006 (read-only transaction) naming the leader",
   },
+  {
+    flag: '--remote-shares',
+    env: 'OXBOW_REMOTE_SHARES',
+    value: 'on|off',
+    defaultText: 'off',
+    meaning: "in a cluster, the node runs shares of the leader's source fragments over TCP (its address in its etcd record), and as the leader gives a share of each to every other node that does; set it on every node",
+  },
 ];
 
 export function helpText(): string {
@@ -252,6 +261,9 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const standbyWritesInput = raw('--standby-writes');
   const standbyWrites = standbyWritesInput === undefined ? 'forward' : standbyWritesInput.text.trim().toLowerCase();
   if (standbyWrites !== 'forward' && standbyWrites !== 'refuse') throw new UsageError(`${standbyWritesInput!.source}: "${standbyWritesInput!.text}" is not a choice; write forward or refuse`);
+  const remoteSharesInput = raw('--remote-shares');
+  const remoteShares = parseSwitch(remoteSharesInput);
+  if (remoteShares && cluster === undefined) throw new UsageError(`${remoteSharesInput!.source} needs --cluster: shares run on the other nodes of a cluster`);
   if (host === '') throw new UsageError('--host must not be empty');
   if (!isLoopback(host) && password === undefined) {
     throw new UsageError(
@@ -280,6 +292,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       parallelism,
       cluster,
       standbyWrites,
+      remoteShares,
     },
   };
 }

@@ -35,6 +35,12 @@ function clusterTuning(env: Readonly<Record<string, string | undefined>>): { lea
   };
 }
 
+/** OXBOW_REMOTE_SHARE_TIMEOUT_MS: the deadline of a remote share's handshake and of each epoch's batch (default 10000). */
+function remoteShareTuning(env: Readonly<Record<string, string | undefined>>): { timeoutMs?: number } {
+  const timeout = Number(env['OXBOW_REMOTE_SHARE_TIMEOUT_MS'] ?? '');
+  return Number.isInteger(timeout) && timeout >= 1 ? { timeoutMs: timeout } : {};
+}
+
 export async function serveClusterNode(
   config: CliConfig,
   engineOptions: EngineOptions,
@@ -46,6 +52,7 @@ export async function serveClusterNode(
     endpoints: config.cluster!.endpoints,
     prefix: config.cluster!.prefix,
     standbyWrites: config.standbyWrites,
+    ...(config.remoteShares ? { remoteShares: { host: config.host, ...remoteShareTuning(env) } } : {}),
     ...clusterTuning(env),
     log: (line) => void process.stderr.write(line + '\n'),
     onFenced: (reason) => {

@@ -46,6 +46,9 @@ import type { OxbowEngine } from '../engine/open-engine.js';
 import type { Engine, LoginRole, Session, SessionEvents, StartupParameters } from '../engine/engine.js';
 import type { ClusterNodeRow } from '../system/nodes-relation.js';
 import { EtcdCoordinator, type NodeRecord } from './etcd-coordinator.js';
+import { RemoteShareServer } from './remote-share-server.js';
+import { RemoteShares } from './remote-shares.js';
+import { sourceFragmentWorkerScript } from '../connectors/source-fragment-worker-script.js';
 
 export interface ClusterOptions {
   /** etcd client endpoints, `http://host:port` (etcd-coordinator.ts parses --cluster). */
@@ -66,6 +69,12 @@ export interface ClusterOptions {
   readonly standbyWrites?: 'forward' | 'refuse';
   /** How long a forwarded statement waits for a leader to reach before 57P03 (default 10 s). */
   readonly forwardTimeoutMs?: number;
+  /**
+   * --remote-shares on: this node runs shares of the leader's source fragments for it (a TCP server
+   * on `host`, its address in the node's record), and as the leader gives shares to every other node
+   * that does; `timeoutMs` bounds the handshake and each epoch's batch (default 10 s).
+   */
+  readonly remoteShares?: { readonly host: string; readonly timeoutMs?: number };
   /** This node lost leadership while leading: it must stop at once (the server exits). */
   readonly onFenced: (reason: string) => void;
   /** Role changes and errors, one line each (the server writes them to stderr). */
@@ -121,6 +130,10 @@ export class ClusterNode implements Engine {
   /** The cluster's node-to-node key (etcd-coordinator.ts' peerKey), read at join. */
   private peerKey: string | undefined;
   private readonly peerVerifiers = new Map<string, string>();
+  /** --remote-shares on: this node's server of shares, and the leader's shares on the others. */
+  private shareServer: RemoteShareServer | undefined;
+  private shareAddress: string | undefined;
+  private readonly shares: RemoteShares | undefined;
 
   constructor(
     private readonly engineOptions: EngineOptions,
@@ -135,6 +148,14 @@ export class ClusterNode implements Engine {
       ...(options.stallMs === undefined ? {} : { stallMs: options.stallMs }),
     });
     this.coordinator.onLeaseLost = (error) => this.leaseLost(error);
+    const remoteShares = options.remoteShares;
+    if (remoteShares !== undefined) {
+      this.shares = new RemoteShares(
+        () => this.nodesCache.filter((record) => record.nodeId !== this.nodeId && typeof record.shareAddress === 'string').map((record) => ({ nodeId: record.nodeId, shareAddress: record.shareAddress! })),
+        () => this.peerKey,
+        remoteShares.timeoutMs ?? 10_000,
+      );
+    }
     this.followStore = openObjectStore(engineOptions.checkpointUrl, {
       retry: { ...DEFAULT_RETRY_POLICY, timeoutMs: engineOptions.objectStoreTimeoutMs ?? DEFAULT_OBJECT_STORE_TIMEOUT_MS },
     });
@@ -154,6 +175,16 @@ export class ClusterNode implements Engine {
     await rm(join(this.engineOptions.dataDir, REPLICAS_DIR), { recursive: true, force: true });
     await this.coordinator.grantLease();
     this.peerKey = await this.coordinator.peerKey();
+    if (this.options.remoteShares !== undefined) {
+      this.shareServer = new RemoteShareServer({
+        host: this.options.remoteShares.host,
+        dataDir: this.engineOptions.dataDir,
+        peerKey: () => this.peerKey,
+        workerScript: sourceFragmentWorkerScript,
+        log: this.options.log,
+      });
+      this.shareAddress = await this.shareServer.listen();
+    }
     this.state = 'following';
     this.leaderAddress = (await this.coordinator.leader())?.address;
     await this.publish(true);
@@ -409,7 +440,14 @@ export class ClusterNode implements Engine {
     // A clean shutdown hands over everything committed: the last checkpoint, within half the
     // shutdown bound (the other half is the loop's own, for a checkpoint already running).
     const finalCheckpointWithinMs = Math.floor((this.engineOptions.shutdownTimeoutMs ?? 10_000) / 2);
-    this.engine = await createEngine({ ...this.engineOptions, manifestGuard: guard, clusterNodes: () => this.rows(), finalCheckpointWithinMs });
+    const shares = this.shares;
+    this.engine = await createEngine({
+      ...this.engineOptions,
+      manifestGuard: guard,
+      clusterNodes: () => this.rows(),
+      finalCheckpointWithinMs,
+      ...(shares === undefined ? {} : { remoteShares: (script: URL) => shares.targets(script) }),
+    });
     this.state = 'serving';
     await this.publish(false);
     this.options.log(
@@ -426,6 +464,7 @@ export class ClusterNode implements Engine {
       state: this.state,
       checkpointEpoch: this.checkpointEpoch === undefined ? null : this.checkpointEpoch.toString(),
       leaseId: this.leaseHex(),
+      ...(this.shareAddress === undefined ? {} : { shareAddress: this.shareAddress }),
     };
     const text = JSON.stringify(record);
     if (!force && text === this.published) return;
@@ -443,6 +482,7 @@ export class ClusterNode implements Engine {
       state: this.state,
       checkpointEpoch: this.checkpointEpoch === undefined ? null : this.checkpointEpoch.toString(),
       leaseId: this.leaseHex(),
+      ...(this.shareAddress === undefined ? {} : { shareAddress: this.shareAddress }),
     });
     return [...byId.values()]
       .sort((left, right) => (left.nodeId < right.nodeId ? -1 : left.nodeId > right.nodeId ? 1 : 0))
@@ -454,6 +494,8 @@ export class ClusterNode implements Engine {
         checkpointEpoch: record.checkpointEpoch === null ? null : BigInt(record.checkpointEpoch),
         leaseId: record.leaseId,
         self: record.nodeId === this.nodeId,
+        shareAddress: record.shareAddress ?? null,
+        shareUnits: this.role === 'leader' ? (this.shares?.unitsOf(record.nodeId) ?? null) : null,
       }));
   }
 
@@ -515,6 +557,7 @@ export class ClusterNode implements Engine {
     await this.closeReplicas();
     try {
       await this.engine?.close();
+      await this.shareServer?.close();
     } finally {
       if (!this.fenced) await this.coordinator.revoke().catch(() => undefined);
       this.coordinator.close();

@@ -32,6 +32,8 @@ export interface NodeRecord {
   /** Decimal text (epochs exceed 2^53), or null. */
   readonly checkpointEpoch: string | null;
   readonly leaseId: string;
+  /** host:port of its server of remote shares (--remote-shares on), absent otherwise. */
+  readonly shareAddress?: string;
 }
 
 export interface LeaderRecord {

@@ -3,6 +3,7 @@
 // engine over it (parser, catalog), then starts checkpoints to --checkpoint-url every
 // --checkpoint-interval-ms (executor/engine/). bin/cli.ts calls createEngine with its options.
 
+import type { RemoteShareTarget } from '../stream/parallel/source-fragment.js';
 import type { EngineMetrics } from '../metrics/engine-metrics.js';
 import { join } from 'node:path';
 import { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
@@ -59,6 +60,8 @@ export interface EngineOptions {
   readonly manifestGuard?: ManifestGuard;
   /** The cluster's nodes for oxbow_catalog.nodes (executor/cluster/). */
   readonly clusterNodes?: () => readonly ClusterNodeRow[];
+  /** Shares of source fragments on other nodes (a cluster's leader under --remote-shares on; executor/cluster/remote-shares.ts). */
+  readonly remoteShares?: (script: URL) => readonly RemoteShareTarget[];
   /** close() takes a last checkpoint within this bound once the writers stopped (a cluster leader's clean handover). */
   readonly finalCheckpointWithinMs?: number;
 }
@@ -105,6 +108,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       ...(options.faults === undefined ? {} : { faults: options.faults }),
       ...(options.ssl === undefined ? {} : { ssl: options.ssl }),
       ...(options.clusterNodes === undefined ? {} : { clusterNodes: options.clusterNodes }),
+      ...(options.remoteShares === undefined ? {} : { remoteShares: options.remoteShares }),
     });
   } catch (error) {
     await store.close();

@@ -1,7 +1,8 @@
 // oxbow_catalog.nodes: the nodes of a cluster (--cluster etcd://...), as the node serving the
 // statement last read them from etcd (executor/cluster/ keeps the list fresh): node id, address,
 // role (leader or standby), state, the epoch of the last checkpoint it wrote (leader) or followed
-// (standby), and its etcd lease. Empty on a server started without --cluster.
+// (standby), its etcd lease, and under --remote-shares on the address where it runs shares of the
+// leader's source fragments and (on the leader) the units it generated in them. Empty on a server started without --cluster.
 
 import type { Row } from '../../sql/value.js';
 import type { SystemTable } from './pg-catalog.js';
@@ -24,10 +25,14 @@ export interface ClusterNodeRow {
   readonly leaseId: string;
   /** Whether this row is the node serving the statement. */
   readonly self: boolean;
+  /** host:port where it runs shares of the leader's source fragments (--remote-shares on), or null. */
+  readonly shareAddress: string | null;
+  /** On the leader: the source units this node generated for it in remote shares (null: it got no share). */
+  readonly shareUnits: bigint | null;
 }
 
 export const nodesTable: SystemTable = {
-  def: systemRelation(NODES_RELATION_ID, 'oxbow_catalog', 'nodes', ['node_id:text', 'address:text', 'role:text', 'state:text', 'checkpoint_epoch:int8', 'lease_id:text', 'is_self:bool']),
+  def: systemRelation(NODES_RELATION_ID, 'oxbow_catalog', 'nodes', ['node_id:text', 'address:text', 'role:text', 'state:text', 'checkpoint_epoch:int8', 'lease_id:text', 'is_self:bool', 'share_address:text', 'share_units:int8']),
   rows: (context) =>
-    (context.clusterNodes?.() ?? []).map((node): Row => [node.nodeId, node.address, node.role, node.state, node.checkpointEpoch, node.leaseId, node.self]),
+    (context.clusterNodes?.() ?? []).map((node): Row => [node.nodeId, node.address, node.role, node.state, node.checkpointEpoch, node.leaseId, node.self, node.shareAddress, node.shareUnits]),
 };

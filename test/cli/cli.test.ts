@@ -36,6 +36,7 @@ const FLAG_TABLE: [flag: string, env: string][] = [
   ['--tls-required', 'OXBOW_TLS_REQUIRED'],
   ['--cluster', 'OXBOW_CLUSTER'],
   ['--standby-writes', 'OXBOW_STANDBY_WRITES'],
+  ['--remote-shares', 'OXBOW_REMOTE_SHARES'],
 ];
 
 describe('command line', () => {
@@ -58,6 +59,7 @@ describe('command line', () => {
       shutdownTimeoutMs: 10_000,
       parallelism: 1,
       standbyWrites: 'forward',
+      remoteShares: false,
     });
   });
 
@@ -96,6 +98,8 @@ describe('command line', () => {
       'etcd://10.0.0.1:2379,etcd-2.internal:2379',
       '--standby-writes',
       'refuse',
+      '--remote-shares',
+      'on',
     ]);
     expect(parsed).toEqual({
       host: '::1',
@@ -116,6 +120,7 @@ describe('command line', () => {
       parallelism: 2,
       cluster: { endpoints: ['http://10.0.0.1:2379', 'http://etcd-2.internal:2379'], prefix: '/oxbow' },
       standbyWrites: 'refuse',
+      remoteShares: true,
     });
   });
 
@@ -141,6 +146,7 @@ describe('command line', () => {
       OXBOW_PARALLELISM: '4',
       OXBOW_CLUSTER: 'etcd://127.0.0.1:2379',
       OXBOW_STANDBY_WRITES: 'Refuse',
+      OXBOW_REMOTE_SHARES: 'on',
     };
     expect(config([], env)).toEqual({
       host: 'localhost',
@@ -161,9 +167,12 @@ describe('command line', () => {
       parallelism: 4,
       cluster: { endpoints: ['http://127.0.0.1:2379'], prefix: '/oxbow' },
       standbyWrites: 'refuse',
+      remoteShares: true,
     });
     expect(config(['--port', '7002'], env).port).toBe(7002);
     expect(() => config(['--standby-writes', 'maybe'])).toThrow(/--standby-writes: "maybe" is not a choice; write forward or refuse/);
+    expect(() => config(['--remote-shares', 'on'])).toThrow(/--remote-shares needs --cluster/);
+    expect(() => config(['--remote-shares', 'maybe', '--cluster', 'etcd://a:2379', '--checkpoint-url', 's3://b/p'])).toThrow(/--remote-shares: "maybe" is not on or off/);
     // The default checkpoint location follows the data directory.
     expect(config([], { OXBOW_DATA_DIR: '/tmp/d' }).checkpointUrl).toBe('file:///tmp/d/checkpoints');
   });

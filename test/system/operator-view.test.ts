@@ -117,6 +117,8 @@ describe('oxbow_catalog system tables', () => {
       ['checkpoint_epoch', 'bigint'],
       ['lease_id', 'text'],
       ['is_self', 'boolean'],
+      ['share_address', 'text'],
+      ['share_units', 'bigint'],
     ]);
   });
 

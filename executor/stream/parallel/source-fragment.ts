@@ -36,6 +36,17 @@ import type { WorkerMemory, WorkerMemoryHost, WorkerStatus } from './worker-memo
 
 type Batch = Extract<SourceWorkerToMain, { t: 'batch' }>;
 
+/**
+ * A share that runs elsewhere than in a worker thread of this process (another node of a cluster:
+ * executor/cluster/remote-shares.ts): the script of a thread that answers the workers' protocol for
+ * it, and what that thread gets besides a worker's data.
+ */
+export interface RemoteShareTarget {
+  readonly node: string;
+  readonly script: URL;
+  readonly data: object;
+}
+
 /** What SourceFragments gives a source fragment to start its workers with. */
 interface SourceWorkerSettings {
   readonly script: URL;
@@ -47,6 +58,8 @@ interface SourceWorkerSettings {
   readonly cacheShare: number;
   readonly oldGenerationBytes: number;
   readonly onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void;
+  /** Shares on other nodes, after the worker threads'. */
+  readonly remotes?: readonly RemoteShareTarget[];
 }
 
 /** One worker thread of a source fragment: its handle and what the main thread tracks of it. */
@@ -60,8 +73,11 @@ class SourceWorker {
   units = 0;
   rows = 0;
 
-  constructor(script: URL, data: Omit<SourceWorkerData, 'signal'>, oldGenerationBytes: number, onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void) {
-    this.handle = new WorkerHandle(script, data, "a source fragment's worker", [], workerLimits(oldGenerationBytes), onMemory);
+  /** A worker thread of this process with its heap bound and memory reports, or a remote share's relay thread (`limits` undefined). */
+  constructor(script: URL, data: Omit<SourceWorkerData, 'signal'>, limits?: { oldGenerationBytes: number; onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void }, what = "a source fragment's worker") {
+    this.handle = limits === undefined
+      ? new WorkerHandle(script, data, what)
+      : new WorkerHandle(script, data, what, [], workerLimits(limits.oldGenerationBytes), limits.onMemory);
   }
 
   /** Milliseconds the main thread spent blocked on this worker's answers (EXPLAIN ANALYZE). */
@@ -89,6 +105,8 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   /** Epochs in flight whose batch held worker rows of the view (the main table's latest-read state is refreshed once durable). */
   private readonly written: Epoch[] = [];
   private disposed = false;
+  /** Shares on other nodes (the last of `workers`). */
+  private readonly remotes: number;
 
   constructor(
     plan: MaterializePlan,
@@ -114,8 +132,14 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
           rowCacheBytes: settings.rowCacheBytes,
           cacheShare: settings.cacheShare,
           tuning: context.tuning,
-        }, settings.oldGenerationBytes, settings.onMemory),
+        }, { oldGenerationBytes: settings.oldGenerationBytes, onMemory: settings.onMemory }),
       );
+    }
+    this.remotes = settings.remotes?.length ?? 0;
+    for (const remote of settings.remotes ?? []) {
+      const worker = this.workers.length;
+      const data = { token: settings.token, path: settings.path, plan: toTransfer(plan), viewId: context.viewId, worker, retentionMs: settings.retentionMs, viewRetentionMs: context.viewRetentionMs, rowCacheBytes: settings.rowCacheBytes, cacheShare: settings.cacheShare, tuning: context.tuning };
+      this.workers.push(new SourceWorker(remote.script, { ...data, ...remote.data }, undefined, `the share of node ${remote.node}`));
     }
   }
 
@@ -136,7 +160,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     const waited = this.workers.reduce((sum, worker) => sum + worker.waitedMs, 0);
     const units = this.workers.reduce((sum, worker) => sum + worker.units, 0);
     const rows = this.workers.reduce((sum, worker) => sum + worker.rows, 0);
-    return `StreamSourceFragment ${this.sourceName} split across ${this.workers.length} workers: ${units} units, ${rows} rows, waited ${waited.toFixed(3)} ms`;
+    return `StreamSourceFragment ${this.sourceName} split across ${this.workers.length - this.remotes} workers${this.remotes > 0 ? ` and ${this.remotes} other node${this.remotes === 1 ? '' : 's'}` : ''}: ${units} units, ${rows} rows, waited ${waited.toFixed(3)} ms`;
   }
 
   /** Each worker's memory and waits (oxbow_catalog.memory, oxbow_catalog.dataflow_workers). */
@@ -298,6 +322,8 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
    * is the connectors' business), set by the engine; without it no view runs as a source fragment.
    */
   workerScript: (() => URL) | undefined;
+  /** Shares on other nodes for each fragment built (a cluster's leader under --remote-shares on). */
+  remoteShares: ((script: URL) => readonly RemoteShareTarget[]) | undefined;
 
   constructor(
     private readonly store: RocksStateStore,
@@ -314,11 +340,13 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     // A sink's changes go to its change log or its DirectChanges from the main thread's materialize.
     if (script === undefined || this.closed || this.parallelism <= 1 || plan.kind !== 'StreamMaterialize' || sourceSerialReason(plan) !== undefined || context.changeLog !== undefined) return undefined;
     this.token ??= this.store.database.share();
+    const workerScript = script();
     const node = new SourceFragmentNode(
       plan,
       context,
       {
-        script: script(),
+        script: workerScript,
+        remotes: this.remoteShares?.(workerScript) ?? [],
         token: this.token,
         path: this.store.database.path,
         parallelism: this.parallelism,

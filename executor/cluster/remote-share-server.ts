@@ -1,0 +1,175 @@
+// A node's end of remote shares (`--remote-shares on`; docs/design.md section 7): a TCP server on
+// the node's host whose address the node records in etcd (`shareAddress`). The leader's
+// remote-share-worker.ts connects, both ends prove they hold the peer key (remote-share-link.ts),
+// and the leader sends a source fragment's worker data; this node then runs the very worker the
+// leader runs in its own threads (executor/connectors/source-fragment-worker.ts) in a thread of its
+// own, and relays the worker protocol's messages between the connection and that thread: ranges,
+// aborts and the durable/failed acknowledgments in, each commit's batch (or error) out, in order.
+//
+// The worker's store reads nothing the leader committed (the view's rows are blind inserts keyed by
+// unit numbers no one wrote before), so it opens a scratch RocksDB of this node
+// (`<data-dir>/remote-shares`, emptied at start, shared by every connection): it only encodes
+// each epoch's rows into the batch the leader writes. Nothing written here is ever read as the
+// view's: the leader's WriteBatch is the only place the rows land.
+
+import { rmSync, mkdirSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { RocksDatabase } from '../../storage/rocksdb.js';
+import type { MainToSourceWorker, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
+import { WorkerHandle } from '../stream/parallel/worker-handle.js';
+import { formatAddress, frame, newNonce, proofMatches, proofOf, readFrames, type Handshake } from './remote-share-link.js';
+
+/** How long a connection may take to prove itself and open its share, by default. */
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+
+export interface RemoteShareServerOptions {
+  readonly host: string;
+  readonly dataDir: string;
+  /** The cluster's node-to-node key (hex). */
+  readonly peerKey: () => string | undefined;
+  /** The source fragments' worker script. */
+  readonly workerScript: () => URL;
+  readonly log: (line: string) => void;
+  /** How long a connection may take to prove itself and open its share (default 10 s). */
+  readonly handshakeTimeoutMs?: number;
+}
+
+export class RemoteShareServer {
+  private readonly server: Server;
+  private database: RocksDatabase | undefined;
+  private token: number | undefined;
+  private readonly sockets = new Set<Socket>();
+  private readonly handles = new Set<WorkerHandle<MainToSourceWorker, SourceWorkerToMain>>();
+  /** Units generated and batches handed over, for every connection (oxbow_catalog.nodes). */
+  units = 0;
+  address = '';
+
+  constructor(private readonly options: RemoteShareServerOptions) {
+    this.server = createServer((socket) => this.accept(socket));
+  }
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(0, this.options.host, () => resolve());
+    });
+    const bound = this.server.address();
+    if (bound === null || typeof bound === 'string') throw new Error('the remote share server has no TCP address');
+    this.address = formatAddress(bound.address, bound.port);
+    return this.address;
+  }
+
+  private scratch(): { token: number; path: string } {
+    if (this.database === undefined) {
+      const path = join(this.options.dataDir, 'remote-shares');
+      rmSync(path, { recursive: true, force: true });
+      mkdirSync(path, { recursive: true });
+      this.database = RocksDatabase.open(path);
+      this.token = this.database.share();
+    }
+    return { token: this.token!, path: this.database.path };
+  }
+
+  private accept(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.setNoDelay(true);
+    let stage: 'hello' | 'proof' | 'open' | 'running' = 'hello';
+    let nonce: Uint8Array | undefined;
+    let handle: WorkerHandle<MainToSourceWorker, SourceWorkerToMain> | undefined;
+    /** Answers leave in the order their commits came. */
+    let answers: Promise<void> = Promise.resolve();
+    /** Units posted since the last commit. */
+    let pendingUnits = 0;
+    const timer = setTimeout(() => fail(new Error('no share opened within the handshake deadline')), this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
+    const fail = (error: Error): void => {
+      if (!socket.destroyed) this.options.log(`oxbow: a remote share connection from ${socket.remoteAddress ?? '?'} ended: ${error.message}`);
+      socket.destroy();
+    };
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      this.sockets.delete(socket);
+      if (handle !== undefined) {
+        this.handles.delete(handle);
+        void handle.close();
+      }
+    });
+    const send = (message: unknown): void => {
+      if (!socket.destroyed) socket.write(frame(message));
+    };
+    readFrames(
+      socket,
+      (message) => {
+        const received = message as Handshake | MainToSourceWorker;
+        if (stage === 'running') {
+          const worker = handle!;
+          const forwarded = received as MainToSourceWorker;
+          if (forwarded.t === 'commit') {
+            const answer = worker.request(forwarded, `its batch of epoch ${forwarded.epoch}`);
+            const units = pendingUnits;
+            pendingUnits = 0;
+            answers = answers.then(async () => {
+              try {
+                const batch = await worker.answered(answer);
+                this.units += units;
+                send(batch);
+              } catch (error) {
+                const failed = error as { code?: string; message?: string };
+                send({ t: 'error', code: failed.code ?? 'XX000', message: failed.message ?? String(error) });
+              }
+            });
+          } else if (forwarded.t === 'ranges' || forwarded.t === 'abort' || forwarded.t === 'durable' || forwarded.t === 'failed') {
+            if (forwarded.t === 'ranges') for (let at = 0; at + 2 < forwarded.ranges.length; at += 3) pendingUnits += forwarded.ranges[at + 2]! - forwarded.ranges[at + 1]!;
+            if (forwarded.t === 'abort') pendingUnits = 0;
+            worker.post(forwarded);
+          } else if (forwarded.t === 'close') {
+            void answers.finally(() => socket.end());
+          } else {
+            fail(new Error(`an unknown message ${String((forwarded as { t?: unknown }).t)}`));
+          }
+          return;
+        }
+        const key = this.options.peerKey();
+        if (key === undefined) return fail(new Error('this node has not joined the cluster yet'));
+        if (stage === 'hello' && received.t === 'hello' && received.nonce instanceof Uint8Array && received.nonce.length === 32) {
+          nonce = newNonce();
+          send({ t: 'challenge', nonce, proof: proofOf(key, 'server', received.nonce) });
+          stage = 'proof';
+        } else if (stage === 'proof' && received.t === 'proof' && proofMatches(key, 'client', nonce!, received.proof)) {
+          stage = 'open';
+        } else if (stage === 'open' && received.t === 'open' && typeof received.data === 'object' && received.data !== null) {
+          clearTimeout(timer);
+          let script: URL;
+          let database: { token: number; path: string };
+          try {
+            script = this.options.workerScript();
+            database = this.scratch();
+          } catch (error) {
+            return fail(error instanceof Error ? error : new Error(String(error)));
+          }
+          handle = new WorkerHandle<MainToSourceWorker, SourceWorkerToMain>(script, { ...(received.data as object), ...database }, "a remote share's worker");
+          this.handles.add(handle);
+          // A worker that ends ends the connection: the leader runs the share itself at once.
+          void handle.exited.then(() => fail(new Error("the share's worker thread ended")));
+          stage = 'running';
+        } else {
+          fail(new Error(stage === 'proof' ? 'the peer did not prove it holds the cluster key' : `an unexpected ${String((received as { t?: unknown }).t)} frame`));
+        }
+      },
+      fail,
+    );
+  }
+
+  /** Stops listening, ends every connection and its worker, closes the scratch database. */
+  async close(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
+    await Promise.all([...this.handles].map((handle) => handle.close()));
+    if (this.database !== undefined) {
+      if (this.token !== undefined) this.database.unshare(this.token);
+      await this.database.close();
+    }
+  }
+}

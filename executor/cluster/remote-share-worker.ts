@@ -1,0 +1,209 @@
+// The leader's thread for one remote share of a source fragment (docs/design.md section 7,
+// executor/stream/PARALLEL.md "Source fragments"): to the main thread it is one more worker of the
+// fragment, answering the source workers' protocol (source-protocol.ts) through worker-port.ts, so
+// the fragment cuts its ranges into one more share (splitShares) and joins its batches to each
+// epoch's WriteBatch as it does a thread's. The messages go to another node's
+// remote-share-server.ts over TCP (remote-share-link.ts: frames, the handshake under the peer key),
+// which runs the same worker there and sends each commit's batch back.
+//
+// Failure never costs the epoch: this thread keeps the ranges of every epoch the remote node has
+// not answered yet (the open one and those whose commit is in flight). When the connection cannot
+// be made, closes, sends something unreadable, answers an error or misses the answer deadline,
+// the thread starts the worker here (a thread of its own over the leader's shared database, as a
+// local share's), gives it those ranges again epoch by epoch, answers the commits in flight with
+// its batches, and runs the share here from then on. A batch the leader did not receive was never written, and one it
+// received is not generated again, so every unit is written once.
+
+import { connect, type Socket } from 'node:net';
+import { workerData, type MessagePort } from 'node:worker_threads';
+import { toSqlError } from '../../sql/errors.js';
+import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
+import { WorkerHandle } from '../stream/parallel/worker-handle.js';
+import { WorkerPort } from '../stream/parallel/worker-port.js';
+import { frame, newNonce, parseAddress, proofMatches, proofOf, readFrames, type Handshake } from './remote-share-link.js';
+import type { RemoteShareData } from './remote-shares.js';
+
+type Data = SourceWorkerData & RemoteShareData & { readonly port: MessagePort };
+const data = workerData as Data;
+const channel = new WorkerPort<SourceWorkerToMain>();
+const stats = new BigInt64Array(data.stats);
+
+/** An epoch whose commit went to the remote node and is not answered yet. */
+interface InFlight {
+  readonly epoch: string;
+  readonly ranges: (readonly number[])[];
+  readonly units: number;
+  readonly deadline: number;
+}
+
+let mode: 'remote' | 'local' = 'remote';
+let closing = false;
+let socket: Socket | undefined;
+/** Frames waiting for the handshake to finish. */
+let outbox: Buffer[] | undefined = [];
+/** Ranges of the open epoch (posted since the last commit). */
+let open: (readonly number[])[] = [];
+let openUnits = 0;
+const inFlight: InFlight[] = [];
+/** Who made each epoch's batch handed to the main thread and not yet acknowledged, oldest first. */
+const handed: ('remote' | 'local')[] = [];
+let local: WorkerHandle<MainToSourceWorker, SourceWorkerToMain> | undefined;
+/** The local worker's answers, in order. */
+let answers: Promise<void> = Promise.resolve();
+
+function unitsOf(ranges: readonly number[]): number {
+  let units = 0;
+  for (let at = 0; at + 2 < ranges.length; at += 3) units += ranges[at + 2]! - ranges[at + 1]!;
+  return units;
+}
+
+function send(message: unknown): void {
+  if (mode !== 'remote') return;
+  const bytes = frame(message);
+  if (outbox !== undefined) outbox.push(bytes);
+  else socket?.write(bytes);
+}
+
+function localCommit(epoch: string): void {
+  const worker = local!;
+  const answer = worker.request({ t: 'commit', epoch }, `its batch of epoch ${epoch}`);
+  answers = answers.then(async () => {
+    try {
+      const batch = await worker.answered(answer);
+      if (batch.t === 'batch') {
+        handed.push('local');
+        channel.answer(batch, [batch.bytes]);
+      } else {
+        channel.answer(batch);
+      }
+    } catch (error) {
+      const failed = toSqlError(error);
+      channel.answer({ t: 'error', code: failed.code, message: failed.message });
+    }
+  });
+}
+
+/** The remote node is given up: its unanswered epochs and the open one run here. */
+function failOver(reason: string): void {
+  if (mode === 'local' || closing) return;
+  mode = 'local';
+  outbox = undefined;
+  socket?.destroy();
+  Atomics.store(stats, 1, 1n);
+  process.stderr.write(`oxbow: the remote share on node ${data.node} (${data.address}) failed: ${reason}; its share runs on this node from now on\n`);
+  const { address: _address, key: _key, node: _node, stats: _stats, fallbackScript, timeoutMs: _timeout, port: _port, signal: _signal, ...worker } = data as Data & { signal: SharedArrayBuffer };
+  local = new WorkerHandle<MainToSourceWorker, SourceWorkerToMain>(new URL(fallbackScript), worker, "a source fragment's worker");
+  for (const epoch of inFlight.splice(0)) {
+    for (const ranges of epoch.ranges) local.post({ t: 'ranges', ranges });
+    localCommit(epoch.epoch);
+  }
+  for (const ranges of open) local.post({ t: 'ranges', ranges });
+  open = [];
+  openUnits = 0;
+}
+
+function onRemote(message: SourceWorkerToMain): void {
+  const epoch = inFlight.shift();
+  if (epoch === undefined) return failOver(`it sent a ${String((message as { t?: unknown }).t)} no commit asked for`);
+  if (message.t === 'batch') {
+    Atomics.add(stats, 0, BigInt(epoch.units));
+    handed.push('remote');
+    channel.answer(message, [message.bytes]);
+  } else if (message.t === 'error') {
+    // The node's worker failed (it could not start, its disk, another version): the epoch runs
+    // here instead; if it fails here too, that error fails it, as on a node without remote shares.
+    inFlight.unshift(epoch);
+    failOver(`it answered ${message.code}: ${message.message}`);
+  } else {
+    inFlight.unshift(epoch);
+    failOver(`it sent a ${String((message as { t?: unknown }).t)} frame`);
+  }
+}
+
+function start(): void {
+  let target: { host: string; port: number };
+  try {
+    target = parseAddress(data.address);
+  } catch (error) {
+    return failOver((error as Error).message);
+  }
+  const nonce = newNonce();
+  let stage: 'challenge' | 'running' = 'challenge';
+  const connection = connect(target);
+  socket = connection;
+  connection.setNoDelay(true);
+  connection.on('error', (error) => failOver(error.message));
+  connection.on('close', () => failOver('the connection closed'));
+  connection.on('connect', () => connection.write(frame({ t: 'hello', nonce } satisfies Handshake)));
+  readFrames(
+    connection,
+    (message) => {
+      if (mode !== 'remote') return;
+      if (stage === 'running') return onRemote(message as SourceWorkerToMain);
+      const challenge = message as Handshake;
+      if (challenge.t !== 'challenge' || !proofMatches(data.key, 'server', nonce, challenge.proof) || !(challenge.nonce instanceof Uint8Array)) {
+        return failOver('it did not prove it holds the cluster key');
+      }
+      const { token: _token, path: _path, address: _address, key: _key, node: _node, stats: _stats, fallbackScript: _script, timeoutMs: _timeout, port: _port, signal: _signal, ...share } = data as Data & { signal: SharedArrayBuffer };
+      connection.write(frame({ t: 'proof', proof: proofOf(data.key, 'client', challenge.nonce) } satisfies Handshake));
+      connection.write(frame({ t: 'open', data: share } satisfies Handshake));
+      for (const bytes of outbox ?? []) connection.write(bytes);
+      outbox = undefined;
+      stage = 'running';
+    },
+    (error) => failOver(error.message),
+  );
+  // The handshake has the answer deadline too.
+  const handshakeDeadline = Date.now() + data.timeoutMs;
+  const timer = setInterval(() => {
+    if (mode !== 'remote' || closing) return clearInterval(timer);
+    const now = Date.now();
+    if (stage !== 'running' && now > handshakeDeadline) return failOver(`no handshake within ${data.timeoutMs} ms`);
+    const oldest = inFlight[0];
+    if (oldest !== undefined && now > oldest.deadline) failOver(`no batch of epoch ${oldest.epoch} within ${data.timeoutMs} ms`);
+  }, Math.max(10, Math.min(100, data.timeoutMs / 4)));
+}
+
+channel.port.on('message', (message: MainToSourceWorker) => {
+  switch (message.t) {
+    case 'ranges':
+      if (mode === 'local') return local!.post(message);
+      open.push(message.ranges);
+      openUnits += unitsOf(message.ranges);
+      return send(message);
+    case 'commit':
+      if (mode === 'local') return localCommit(message.epoch);
+      inFlight.push({ epoch: message.epoch, ranges: open, units: openUnits, deadline: Date.now() + data.timeoutMs });
+      open = [];
+      openUnits = 0;
+      return send(message);
+    case 'durable': {
+      const origin = handed.shift();
+      if (origin === 'remote') send(message);
+      else if (origin === 'local') local!.post(message);
+      return;
+    }
+    case 'failed': {
+      if (handed.includes('remote')) send(message);
+      if (handed.includes('local')) local!.post(message);
+      handed.length = 0;
+      return;
+    }
+    case 'abort':
+      if (mode === 'local') return local!.post(message);
+      open = [];
+      openUnits = 0;
+      return send(message);
+    case 'close': {
+      send(message);
+      closing = true;
+      socket?.end();
+      // The server ends its side once it answered; a peer that does not is cut off.
+      setTimeout(() => socket?.destroy(), 1000).unref();
+      channel.close(answers.then(() => local?.close()));
+      return;
+    }
+  }
+});
+
+start();

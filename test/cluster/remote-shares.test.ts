@@ -1,0 +1,155 @@
+// A source fragment's shares on other nodes (--remote-shares on): three real oxbow nodes on a real
+// etcd at --parallelism 2. The leader cuts each range of a datagen source into four shares (its
+// two worker threads and the two standbys) and writes the standbys' batches in its own epochs.
+//
+// - the leader's oxbow_catalog.nodes lists the standbys' share addresses, and the units each
+//   standby generated grow: the other processes did the work;
+// - the view holds every number of the datagen sequence once, and its rows equal those of a second
+//   source of the same definition aggregated on the leader's main thread (datagen's values are a
+//   function of the seed, the column and the unit number);
+// - one standby stopped (SIGSTOP) mid-run: the leader gives it up at the 3 s batch deadline and
+//   runs its share itself from the epochs it had not answered on; then the other SIGKILLed: given
+//   up at once (its connection closes); the leader goes on alone, and the view still holds every number once, with no gap, equal to its recomputation.
+
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { clusterNodes } from './nodes.js';
+import { connectWhenServing } from './sessions.js';
+
+const cluster = clusterNodes('oxbow-remote-shares-', {
+  OXBOW_CLUSTER_LEASE_TTL_S: '3',
+  OXBOW_PARALLELISM: '2',
+  OXBOW_REMOTE_SHARES: 'on',
+  OXBOW_REMOTE_SHARE_TIMEOUT_MS: '3000',
+});
+
+interface NodeRow {
+  node_id: string;
+  address: string;
+  role: string;
+  share_address: string | null;
+  share_units: string | null;
+}
+
+async function nodes(leader: pg.Client): Promise<NodeRow[]> {
+  return (await leader.query<NodeRow>('select node_id, address, role, share_address, share_units from oxbow_catalog.nodes order by node_id')).rows;
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, stderr: () => string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms\n${stderr()}`);
+    await new Promise((resolveWait) => setTimeout(resolveWait, 200));
+  }
+}
+
+const GEN = (name: string) =>
+  `create source ${name} (id int8, v int, name varchar) with (connector = 'datagen', fields.id.kind = 'sequence', fields.id.start = '1', fields.id.end = '100000000', fields.v.min = '0', fields.v.max = '999999', fields.v.seed = '7', fields.name.length = '6', datagen.rows.per.second = '4000', datagen.split.num = '2')`;
+
+/** Every id from 1 to max once, w = 3 id + 1, and the rows up to the check view's max equal its rows. */
+async function checkView(leader: pg.Client): Promise<{ max: number; count: number }> {
+  // One statement: one snapshot of both views.
+  const rows = (
+    await leader.query<{ src: string; id: string; v: number; w: string; n: string }>(
+      `select 'v' as src, id, v, w, 1::int8 as n from v union all select 'c' as src, id, v, 0::int8 as w, n from v_check`,
+    )
+  ).rows;
+  const view = rows.filter((row) => row.src === 'v').map((row) => ({ id: Number(row.id), v: row.v, w: Number(row.w) }));
+  const check = new Map<number, number>();
+  for (const row of rows) {
+    if (row.src !== 'c') continue;
+    expect(Number(row.n)).toBe(1);
+    check.set(Number(row.id), row.v);
+  }
+  view.sort((left, right) => left.id - right.id);
+  const max = view.length === 0 ? 0 : view[view.length - 1]!.id;
+  // Every number once: sorted ids are exactly 1..max.
+  const gaps = view.filter((row, index) => row.id !== index + 1).slice(0, 5);
+  expect(gaps).toEqual([]);
+  expect(view.filter((row) => row.w !== 3 * row.id + 1).slice(0, 5)).toEqual([]);
+  const upTo = Math.min(max, check.size);
+  let compared = 0;
+  for (const row of view) {
+    if (row.id > upTo) break;
+    expect(check.has(row.id)).toBe(true);
+    if (check.get(row.id) !== row.v) expect({ id: row.id, v: row.v }).toEqual({ id: row.id, v: check.get(row.id) });
+    compared++;
+  }
+  expect(compared).toBe(upTo);
+  return { max, count: view.length };
+}
+
+describe('remote shares of source fragments', () => {
+  it("standbys generate shares of the leader's view; one stopped, one SIGKILLed: the leader takes their shares with no gap or duplicate", async () => {
+    const a = await cluster.startNode('a');
+    const leader = await connectWhenServing(a);
+    const b = await cluster.startNode('b');
+    const c = await cluster.startNode('c');
+    const stderr = () => `--- a ---\n${a.stderr()}\n--- b ---\n${b.stderr()}\n--- c ---\n${c.stderr()}`;
+    const standbys = await until(
+      'the standbys never listed their share addresses on the leader',
+      async () => {
+        const rows = (await nodes(leader)).filter((row) => row.role === 'standby' && row.share_address !== null);
+        return rows.length === 2 ? rows : undefined;
+      },
+      30_000,
+      stderr,
+    );
+    for (const row of standbys) {
+      expect(row.share_address).toMatch(/^127\.0\.0\.1:\d+$/);
+      expect(row.share_address).not.toBe(row.address);
+    }
+    const idOf = (node: { host: string; port: number }) => standbys.find((row) => row.address === `${node.host}:${node.port}`)!.node_id;
+    const [bId, cId] = [idOf(b), idOf(c)];
+    const unitsOf = async (id: string) => Number((await nodes(leader)).find((row) => row.node_id === id)?.share_units ?? 0);
+
+    await leader.query(GEN('gen'));
+    await leader.query(GEN('gen_check'));
+    await leader.query('create materialized view v as select id, v, id * 3 + 1 as w from gen');
+    // The recomputation: the same rows, generated and aggregated on the leader's main thread.
+    await leader.query('create materialized view v_check as select id, v, count(*) as n from gen_check group by id, v');
+    const plan = (await leader.query({ text: 'explain v', rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n');
+    expect(plan).toContain('StreamSourceFragment gen split across 2 workers');
+
+    const analyzed = (await leader.query({ text: 'explain analyze v', rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n');
+    expect(analyzed).toMatch(/StreamSourceFragment gen split across 2 workers and 2 other nodes: \d+ units/);
+    await until('the standbys generated no units', async () => ((await unitsOf(bId)) >= 1500 && (await unitsOf(cId)) >= 1500 ? true : undefined), 60_000, stderr);
+    const before = await checkView(leader);
+    expect(before.max).toBeGreaterThanOrEqual(3000);
+
+    try {
+      // A node that stops answering (its process stopped): given up at the 3 s deadline.
+      c.process.kill('SIGSTOP');
+      const stoppedAt = (await checkView(leader)).max;
+      await until(
+        'the leader never gave up the stopped node',
+        async () => (new RegExp(`the remote share on node ${cId} \\(127\\.0\\.0\\.1:\\d+\\) failed: no batch of epoch \\d+ within 3000 ms`).test(a.stderr()) ? true : undefined),
+        30_000,
+        stderr,
+      );
+      await until('the view did not grow after the node stopped', async () => ((await checkView(leader)).max > stoppedAt + 4000 ? true : undefined), 60_000, stderr);
+
+      // A node killed: its connection closes, given up at once.
+      await b.kill('SIGKILL');
+      const killedAt = (await checkView(leader)).max;
+      await until(
+        'the view did not grow after the node was killed',
+        async () => {
+          const max = Number((await leader.query<{ m: string }>('select coalesce(max(id), 0) as m from v')).rows[0]!.m);
+          return max > killedAt + 8000 ? max : undefined;
+        },
+        60_000,
+        stderr,
+      );
+      expect(a.stderr()).toMatch(new RegExp(`the remote share on node ${bId} \\(127\\.0\\.0\\.1:\\d+\\) failed: .*; its share runs on this node from now on`));
+      const after = await checkView(leader);
+      expect(after.max).toBeGreaterThan(killedAt + 8000);
+      expect(after.count).toBe(after.max);
+    } finally {
+      c.process.kill('SIGCONT');
+    }
+    await leader.end();
+  }, 240_000);
+});
