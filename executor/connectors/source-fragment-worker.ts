@@ -16,6 +16,8 @@ import { HandoffBackend } from '../../storage/handoff-backend.js';
 import { MvccStateStore } from '../../storage/mvcc-state-store.js';
 import { RocksDatabase } from '../../storage/rocksdb.js';
 import { replayProducer } from './source-replay.js';
+import { isKafkaReplayed } from './kafka/kafka-replay.js';
+import { pushPartitionRows } from './kafka/fragment-rows.js';
 import type { SplitProducer } from './generators/split-producer.js';
 import { Dataflow } from '../stream/dataflow.js';
 import { StreamContext } from '../stream/stream-context.js';
@@ -41,7 +43,8 @@ interface Running {
   readonly database: RocksDatabase;
   readonly store: MvccStateStore;
   readonly dataflow: Dataflow;
-  readonly producer: SplitProducer;
+  /** Undefined for a Kafka source: its rows come decoded (`rows` messages). */
+  readonly producer: SplitProducer | undefined;
   readonly sourceId: number;
 }
 
@@ -65,7 +68,7 @@ function start(): Running {
   const context = new StreamContext(store, data.viewId, { record: (_viewId, message) => void errors.push(message) }, data.viewRetentionMs);
   context.tuning = data.tuning;
   const scan = sourceScan();
-  return { database, store, dataflow: new Dataflow(data.viewId, plan, context), producer: replayProducer(scan.relation), sourceId: scan.relation.id };
+  return { database, store, dataflow: new Dataflow(data.viewId, plan, context), producer: isKafkaReplayed(scan.relation) ? undefined : replayProducer(scan.relation), sourceId: scan.relation.id };
 }
 
 let running: Running | undefined;
@@ -78,6 +81,7 @@ try {
 
 /** Generates the units of each (split, from, to) and pushes their rows through the view. */
 function generate({ dataflow, producer, sourceId }: Running, ranges: readonly number[]): void {
+  if (producer === undefined) throw new SqlError(SqlState.internalError, "a Kafka source fragment's worker was given split ranges");
   const inputs = new Map<number, ChangeBatch>();
   for (let at = 0; at < ranges.length; at += 3) {
     const split = ranges[at]!;
@@ -109,6 +113,14 @@ function handle(message: MainToSourceWorker): void {
       if (failure !== undefined) return;
       try {
         generate(running, message.ranges);
+      } catch (error) {
+        failure = error;
+      }
+      return;
+    case 'rows':
+      if (failure !== undefined) return;
+      try {
+        written += pushPartitionRows(dataflow, running.sourceId, message.count, message.rows, STEP_ROWS);
       } catch (error) {
         failure = error;
       }

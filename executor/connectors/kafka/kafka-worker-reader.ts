@@ -40,11 +40,18 @@ export interface DecodedBatch {
   readonly highWatermark: bigint;
   /** Messages that could not be decoded: offset, error, the payload's prefix. */
   readonly rejects: readonly { readonly offset: bigint; readonly error: string; readonly payload: Buffer | null }[];
+  /**
+   * The rows still packed (decoded-batch.ts; `rows` is then empty): a source that stores no rows
+   * whose listener asked for them so (`wantsPacked`: a source fragment's workers take them).
+   */
+  readonly packed?: { readonly count: number; readonly rows: Uint8Array };
 }
 
 /** The listener side a worker reader needs: decoded batches instead of raw messages. */
 export interface DecodedBatchListener extends SourceListener {
   decoded(batch: DecodedBatch): Promise<void>;
+  /** Whether a replayed source's batches are handed over packed (only source fragments read it). */
+  wantsPacked?(): boolean;
 }
 
 /**
@@ -151,7 +158,9 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
             listener.trouble(`oxbow internal assertion: Kafka worker sent partition ${message.partition} from offset ${message.firstOffset}, below ${current}`);
             return;
           }
-          const rows = unpackRows(message);
+          // A replayed source's row ids are set (partition and offset): its rows may stay packed.
+          const packed = rowIdPosition === undefined && listener.wantsPacked?.() === true ? { count: message.count, rows: message.rows } : undefined;
+          const rows = packed === undefined ? unpackRows(message) : [];
           if (rowIdPosition !== undefined) for (let i = 0; i < rows.length; i++) rows[i]![rowIdPosition] = this.nextRowId();
           this.positions.set(message.partition, message.next);
           this.unacknowledged++;
@@ -165,6 +174,7 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
             messages: message.messages,
             highWatermark: message.highWatermark,
             rejects: message.rejects.map(({ offset, error, payload }) => ({ offset, error, payload: payload === null ? null : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength) })),
+            packed,
           };
           void listener.decoded(batch).then(() => {
             if (this.worker !== worker) return;

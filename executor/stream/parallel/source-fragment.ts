@@ -18,7 +18,7 @@
 
 import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
-import { fragmentSource, sourceSerialReason, type MaterializePlan } from '../../../planner/stream/parallel-source.js';
+import { fragmentSource, sourceFragmentText, sourceSerialReason, type MaterializePlan } from '../../../planner/stream/parallel-source.js';
 import { streamInputs, type StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
 import type { CommitParticipant, PendingWrites } from '../../../storage/mvcc-state-store.js';
@@ -26,7 +26,7 @@ import type { RocksStateStore } from '../../../storage/rocks-state-store.js';
 import type { StateTable } from '../../../storage/state-table.js';
 import { emptyChanges, type ChangeBatch } from '../change-batch.js';
 import { StreamMaterializeNode } from '../materialize.js';
-import type { SourceFragmentHost, SourceFragmentReader, SplitRange, StreamContext } from '../stream-context.js';
+import type { PackedPartitionRows, SourceFragmentHost, SourceFragmentReader, SplitRange, StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
 import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from './source-protocol.js';
 import { allWrites, workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
@@ -69,7 +69,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   readonly workers: SourceWorker[] = [];
   private readonly local: StreamMaterializeNode;
   private readonly table: StateTable;
-  private readonly sourceName: string;
+  private readonly sourceText: string;
   /** The worker the next range's first share goes to (shares of short ranges rotate over the workers). */
   private next = 0;
   /** Epochs in flight whose batch held worker rows of the view (the main table's latest-read state is refreshed once durable). */
@@ -86,7 +86,8 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     // that come through the main thread.
     this.local = new StreamMaterializeNode(plan, context);
     this.table = context.stateTable(plan.stateTables[0]!);
-    this.sourceName = fragmentSource(plan)?.name ?? '?';
+    const source = fragmentSource(plan);
+    this.sourceText = source === undefined ? 'StreamSourceFragment ?' : sourceFragmentText(source, settings.parallelism);
     for (let worker = 0; worker < settings.parallelism; worker++) {
       this.workers.push(
         new SourceWorker(settings.script, {
@@ -121,7 +122,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     const waited = this.workers.reduce((sum, worker) => sum + worker.waitedMs, 0);
     const units = this.workers.reduce((sum, worker) => sum + worker.units, 0);
     const rows = this.workers.reduce((sum, worker) => sum + worker.rows, 0);
-    return `StreamSourceFragment ${this.sourceName} split across ${this.workers.length} workers: ${units} units, ${rows} rows, waited ${waited.toFixed(3)} ms`;
+    return `${this.sourceText}: ${units} units, ${rows} rows, waited ${waited.toFixed(3)} ms`;
   }
 
   takesRanges(): boolean {
@@ -140,6 +141,19 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
       worker.post({ t: 'ranges', ranges: share });
       worker.dirty = true;
     });
+  }
+
+  /**
+   * A Kafka source fragment's decoded batches: each partition's to worker `partition mod N` (a fixed
+   * rule; nothing is kept per worker, so a restart at another N needs none), its buffer transferred.
+   */
+  takeRows(batches: readonly PackedPartitionRows[]): void {
+    for (const { partition, count, rows } of batches) {
+      const worker = this.workers[partition % this.workers.length]!;
+      worker.units += count;
+      worker.handle.post({ t: 'rows', partition, count, rows }, [rows.buffer as ArrayBuffer]);
+      worker.dirty = true;
+    }
   }
 
   discard(): void {

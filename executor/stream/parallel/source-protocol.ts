@@ -27,6 +27,8 @@ export interface SourceWorkerData {
 export type MainToSourceWorker =
   /** Units to generate into the open epoch: triples (split, from, to). Not answered. */
   | { readonly t: 'ranges'; readonly ranges: readonly number[] }
+  /** A replayed Kafka source's decoded rows of one partition (row ids set, all inserts), buffer transferred: into the open epoch. Not answered. */
+  | { readonly t: 'rows'; readonly partition: number; readonly count: number; readonly rows: Uint8Array }
   /** Seal the open epoch as `epoch`: answered with `batch`. */
   | { readonly t: 'commit'; readonly epoch: string }
   /** The oldest epoch handed over and not yet acknowledged is durable, or every one failed. */
