@@ -3,7 +3,8 @@
 // partitions' rows transformed and stored by two workers. The view equals its query recomputed
 // here from what the test produced (count, sum, count per key); the malformed messages are in
 // source_errors, as at parallelism 1. Then the server is SIGKILLed mid-production and restarted at
-// 3, killed again and restarted at 1: every produced message is in the view once.
+// 3, killed again and restarted at 1: every produced message is in the view once, and in a second
+// view created (backfilled) between.
 
 import { afterAll, expect, it } from 'vitest';
 import pg from 'pg';
@@ -57,6 +58,23 @@ async function viewState(client: pg.Client): Promise<string[]> {
   return [...total.rows, ...perKey.rows].map((row: unknown[]) => row.map(String).join(' | '));
 }
 
+/** The second view's query (WHERE k = 3: count and sum of v) over ids [0, count), computed here. */
+function expectedThrees(count: number): string[] {
+  let n = 0;
+  let sum = 0;
+  for (let id = 0; id < count; id++) {
+    if (id % KEYS !== 3) continue;
+    n++;
+    sum += (id * 7919) % 1000;
+  }
+  return [`${n} | ${sum}`];
+}
+
+async function threesState(client: pg.Client): Promise<string[]> {
+  const rows = await client.query({ text: 'SELECT count(*), sum(v) FROM threes', rowMode: 'array' });
+  return rows.rows.map((row: unknown[]) => row.map(String).join(' | '));
+}
+
 async function produce(from: number, to: number, progress?: { produced: number }): Promise<void> {
   for (let first = from; first < to; first += BATCH) {
     const messages = [];
@@ -86,6 +104,12 @@ it('splits a Kafka source\'s partitions across the workers, exactly once across 
   const analyzed = (await client.query({ text: 'EXPLAIN ANALYZE evens', rowMode: 'array' })).rows.map((row: unknown[]) => String(row[0])).join('\n');
   expect(analyzed).toMatch(/StreamSourceFragment events partitions split across 2 workers: [1-9]\d* units, [1-9]\d* rows/);
 
+  // A second view over the source: its backfill replays the topic through the main thread, then
+  // both views' workers take every batch (the first fragment gets copies).
+  await client.query('CREATE MATERIALIZED VIEW threes AS SELECT id, v FROM events WHERE k = 3');
+  expect((await client.query({ text: 'EXPLAIN threes', rowMode: 'array' })).rows.map((row: unknown[]) => String(row[0])).join('\n')).toContain('StreamSourceFragment events partitions split across 2 workers');
+  expect(await threesState(client)).toEqual(expectedThrees(FIRST));
+
   const progress = { produced: FIRST };
   const producing = produce(FIRST, TOTAL, progress);
   for (const next of [3, 1]) {
@@ -100,5 +124,6 @@ it('splits a Kafka source\'s partitions across the workers, exactly once across 
   await producing;
   await waitFor('every message committed', async () => ((await committedOffsets(client, 'events')) === TOTAL + BAD.length ? true : undefined), 180_000);
   expect(await viewState(client)).toEqual(expected(TOTAL));
+  expect(await threesState(client)).toEqual(expectedThrees(TOTAL));
   await client.end();
 }, 300_000);
