@@ -1,8 +1,9 @@
 // Which materialized views run as source fragments at --parallelism N > 1 (executor/stream/PARALLEL.md,
 // "Source fragments"), decided here so that EXPLAIN and the running dataflow agree: a view whose
 // whole plan is a scan of a replayed generator source (its rows a function of each split's
-// offsets), then filters and projections, then a materialize of blind inserts keyed by the source's
-// row ids. Each of N workers then generates, filters, projects and stores its share of every range
+// offsets) or of a Kafka source that stores no rows (its row ids a function of partition and
+// offset; its partitions' decoded batches go to the workers), then filters and projections, then
+// a materialize of blind inserts keyed by the source's row ids. Each of N workers then generates, filters, projects and stores its share of every range
 // of units the source's splits advance by; nothing of the view runs on the main thread. Also which
 // inputs of a keyed fragment (parallel.ts) its workers generate themselves ("Sources in keyed
 // fragments"): the same kind of source through filters and projections, its rows then exchanged
