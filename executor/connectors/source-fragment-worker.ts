@@ -17,7 +17,8 @@ import { MvccStateStore } from '../../storage/mvcc-state-store.js';
 import { RocksDatabase } from '../../storage/rocksdb.js';
 import { replayProducer } from './source-replay.js';
 import { isKafkaReplayed } from './kafka/kafka-replay.js';
-import { pushPartitionRows } from './kafka/fragment-rows.js';
+import { PartitionDecoder, pushPartitionRows } from './kafka/fragment-rows.js';
+import type { WorkerReject } from '../stream/parallel/source-protocol.js';
 import type { SplitProducer } from './generators/split-producer.js';
 import { Dataflow } from '../stream/dataflow.js';
 import { StreamContext } from '../stream/stream-context.js';
@@ -34,6 +35,8 @@ const channel = new WorkerPort<SourceWorkerToMain>();
 const STEP_ROWS = 4096;
 
 const errors: string[] = [];
+/** Messages of the open epoch a Kafka source fragment's worker could not decode (for the source's errors). */
+const rejects: WorkerReject[] = [];
 /** View rows written into the open epoch. */
 let written = 0;
 /** The first failure of the open epoch's ranges: the commit answers it (every commit gets one answer). */
@@ -46,6 +49,8 @@ interface Running {
   /** Undefined for a Kafka source: its rows come decoded (`rows` messages). */
   readonly producer: SplitProducer | undefined;
   readonly sourceId: number;
+  /** A Kafka source's decoder of raw partition batches. */
+  readonly decoder: PartitionDecoder | undefined;
 }
 
 function sourceScan(): ScanPlan {
@@ -61,14 +66,14 @@ function start(): Running {
     new HandoffBackend(database, (packed) => {
       const rows = written;
       written = 0;
-      return channel.handOver({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length, rows, errors: errors.splice(0) }, [packed.buffer as ArrayBuffer]);
+      return channel.handOver({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length, rows, errors: errors.splice(0), rejects: rejects.splice(0) }, [packed.buffer as ArrayBuffer]);
     }),
     { retentionMs: data.retentionMs, memoryLimitBytes: data.rowCacheBytes },
   );
   const context = new StreamContext(store, data.viewId, { record: (_viewId, message) => void errors.push(message) }, data.viewRetentionMs);
   context.tuning = data.tuning;
   const scan = sourceScan();
-  return { database, store, dataflow: new Dataflow(data.viewId, plan, context), producer: isKafkaReplayed(scan.relation) ? undefined : replayProducer(scan.relation), sourceId: scan.relation.id };
+  return { database, store, dataflow: new Dataflow(data.viewId, plan, context), producer: isKafkaReplayed(scan.relation) ? undefined : replayProducer(scan.relation), sourceId: scan.relation.id, decoder: isKafkaReplayed(scan.relation) ? new PartitionDecoder(scan.relation) : undefined };
 }
 
 let running: Running | undefined;
@@ -125,6 +130,16 @@ function handle(message: MainToSourceWorker): void {
         failure = error;
       }
       return;
+    case 'raw':
+      if (failure !== undefined) return;
+      try {
+        if (running.decoder === undefined) throw new SqlError(SqlState.internalError, "a generator source fragment's worker was given Kafka messages");
+        const packed = running.decoder.decode(message.partition, message.raw, rejects);
+        if (packed.count > 0) written += pushPartitionRows(dataflow, running.sourceId, packed.count, packed.rows, STEP_ROWS);
+      } catch (error) {
+        failure = error;
+      }
+      return;
     case 'commit': {
       if (failure !== undefined) {
         const failed = failure;
@@ -144,6 +159,7 @@ function handle(message: MainToSourceWorker): void {
       failure = undefined;
       written = 0;
       errors.length = 0;
+      rejects.length = 0;
       dataflow.discard();
       store.abort();
       return;

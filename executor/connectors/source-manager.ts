@@ -31,6 +31,7 @@ import { indexEntry, indexStateTable, secondaryIndexes } from '../catalog/second
 import { FirstOffsets, isReplayed, positionTable, replayProducer, writePositions } from './source-replay.js';
 import type { PackedPartitionRows, SplitRange } from '../stream/stream-context.js';
 import { unpackRows } from './kafka/decoded-batch.js';
+import { copyRaw, unpackRaw } from './kafka/raw-batch.js';
 import type { SplitProducer } from './generators/split-producer.js';
 import { isKafkaReplayed, kafkaRowId, replayLimits } from './kafka/kafka-replay.js';
 import { isPostgresCdc } from './postgres-cdc/cdc-options.js';
@@ -192,16 +193,20 @@ class RunningSource implements DecodedBatchListener {
   decoded(batch: DecodedBatch): Promise<void> {
     if (this.stopped) return Promise.resolve();
     const { partition, rows, kinds } = batch;
+    // Messages undecoded that some dataflow now needs as rows here: decoded here.
+    if (batch.raw !== undefined && !this.wantsPacked()) return this.batch(unpackRaw(partition, batch.raw, batch.highWatermark));
     const id = this.relation.id;
     const status = this.manager.status.partition(id, this.topic, partition);
     if (batch.highWatermark > status.highWatermark) status.highWatermark = batch.highWatermark;
     for (const { offset, error, payload } of batch.rejects) this.manager.status.reject(id, partition, offset, error, payload);
     this.firstOffsets?.saw(partition, batch.firstOffset);
-    if (batch.packed !== undefined) {
-      if (batch.packed.count > 0) {
-        this.pendingPacked.push({ partition, count: batch.packed.count, rows: batch.packed.rows });
-        this.pendingPackedRows += batch.packed.count;
-      }
+    if (batch.packed !== undefined && batch.packed.count > 0) {
+      this.pendingPacked.push({ partition, count: batch.packed.count, rows: batch.packed.rows });
+      this.pendingPackedRows += batch.packed.count;
+    }
+    if (batch.raw !== undefined && batch.messages > 0) {
+      this.pendingPacked.push({ partition, count: batch.messages, raw: batch.raw });
+      this.pendingPackedRows += batch.messages;
     }
     const { rows: pendingRows, kinds: pendingKinds } = this.pending;
     for (let i = 0; i < rows.length; i++) {
@@ -464,13 +469,20 @@ class RunningSource implements DecodedBatchListener {
     const id = this.relation.id;
     const readers = streams.rangeReaders(id);
     if (readers !== undefined && readers.every((reader) => reader.takeRows !== undefined)) {
-      readers.forEach((reader, index) => reader.takeRows!(index === readers.length - 1 ? batches : batches.map((batch) => ({ ...batch, rows: batch.rows.slice() })), id));
+      readers.forEach((reader, index) => reader.takeRows!(index === readers.length - 1 ? batches : batches.map((batch) => ({ ...batch, rows: batch.rows?.slice(), raw: batch.raw === undefined ? undefined : copyRaw(batch.raw) })), id));
       streams.rangesTaken(id);
       return count;
     }
     if (!captured) return count;
+    const reject = (partition: number, offset: bigint, error: string, payload: Buffer | null): void => this.manager.status.reject(id, partition, offset, error, payload);
     for (const batch of batches) {
-      for (const row of unpackRows({ count: batch.count, rows: batch.rows, kinds: new Int8Array(0) })) streams.record(id, row, 1);
+      if (batch.raw !== undefined) {
+        const decoded: DecodedChanges = { rows: [], kinds: [] };
+        this.decoder!.decode(unpackRaw(batch.partition, batch.raw, 0n), decoded, reject);
+        for (const row of decoded.rows) streams.record(id, row, 1);
+      } else {
+        for (const row of unpackRows({ count: batch.count, rows: batch.rows!, kinds: new Int8Array(0) })) streams.record(id, row, 1);
+      }
       streams.push();
     }
     return count;

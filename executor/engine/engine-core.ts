@@ -163,6 +163,10 @@ export class EngineCore {
     if (parallelism > 1 && store instanceof RocksStateStore) {
       const runtime = new ParallelRuntime(store, parallelism, planMemory(settings.memoryLimitBytes, settings.heapGrowingPercent).groupCacheBytes);
       runtime.sourceFragments.workerScript = sourceFragmentWorkerScript;
+      // Messages a Kafka source fragment's workers could not decode: the source's errors, as on the main thread.
+      runtime.sourceFragments.onRejects = (sourceId, rejects) => {
+        for (const { partition, offset, error, payload } of rejects) this.sourceStatus.reject(sourceId, partition, offset, error, payload === null ? null : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
+      };
       this.streams.parallel = runtime;
     }
     const rowCaches = (store as Partial<{ budget: AdjustableBudget }>).budget;

@@ -95,8 +95,20 @@ export interface SplitRange {
  */
 export interface PackedPartitionRows {
   readonly partition: number;
+  /** Rows (`rows`) or messages (`raw`). */
   readonly count: number;
-  readonly rows: Uint8Array;
+  readonly rows?: Uint8Array;
+  /** The partition's messages undecoded (connectors/kafka/raw-batch.ts): the worker decodes them. */
+  readonly raw?: RawMessages;
+}
+
+/** One partition's messages: offsets, timestamps, key and value lengths (-1: null), the keys and values back to back. */
+export interface RawMessages {
+  readonly offsets: BigInt64Array;
+  readonly timestamps: Float64Array;
+  readonly keyLengths: Int32Array;
+  readonly valueLengths: Int32Array;
+  readonly bytes: Uint8Array;
 }
 
 /** A view run by workers that generate its source's rows from split ranges (PARALLEL.md, "Source fragments"). */

@@ -2,7 +2,7 @@
 // "Source fragments"), decided here so that EXPLAIN and the running dataflow agree: a view whose
 // whole plan is a scan of a replayed generator source (its rows a function of each split's
 // offsets) or of a Kafka source that stores no rows (its row ids a function of partition and
-// offset; its partitions' decoded batches go to the workers), then filters and projections, then
+// offset; its partitions' messages go to the workers, which decode them), then filters and projections, then
 // a materialize of blind inserts keyed by the source's row ids. Each of N workers then generates, filters, projects and stores its share of every range
 // of units the source's splits advance by; nothing of the view runs on the main thread. Also which
 // inputs of a keyed fragment (parallel.ts) its workers generate themselves ("Sources in keyed
@@ -26,7 +26,7 @@ function fragmentScan(plan: StreamPlan): ScanPlan | string {
   return chainScan(plan.input, true);
 }
 
-/** True for a Kafka source (its replayed kind runs as a source fragment fed with decoded partition batches). */
+/** True for a Kafka source (its replayed kind runs as a source fragment fed with its partitions' batches). */
 export function isKafkaSource(relation: RelationDef): boolean {
   return relation.kind === 'source' && (relation.options?.['connector'] ?? '').toLowerCase() === 'kafka';
 }
@@ -39,7 +39,7 @@ export function sourceFragmentText(relation: RelationDef, parallelism: number): 
 /**
  * The replayed generator source scan under a chain of filters and projections, or why `plan` is
  * not one. `kafka`: a replayed Kafka source's scan counts too (a source fragment's workers take
- * its partitions' decoded batches; a keyed fragment's cannot generate it).
+ * its partitions' batches; a keyed fragment's cannot generate it).
  */
 function chainScan(plan: StreamPlan, kafka = false): ScanPlan | string {
   let node: StreamPlan = plan;

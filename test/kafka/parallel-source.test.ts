@@ -2,9 +2,10 @@
 // source that stores no rows, through a filter and a projection, at --parallelism 2 has its
 // partitions' rows transformed and stored by two workers. The view equals its query recomputed
 // here from what the test produced (count, sum, count per key); the malformed messages are in
-// source_errors, as at parallelism 1. Then the server is SIGKILLed mid-production and restarted at
-// 3, killed again and restarted at 1: every produced message is in the view once, and in a second
-// view created (backfilled) between.
+// source_errors, as at parallelism 1 (the later ones rejected by the workers, which decode). Then
+// the server is SIGKILLed mid-production and restarted at 3 with decoding left in the source's
+// Kafka worker (the workers get rows), killed again and restarted at 1: every produced message is
+// in the view once, and in a second view created (backfilled) between.
 
 import { afterAll, expect, it } from 'vitest';
 import pg from 'pg';
@@ -18,7 +19,7 @@ const KEYS = 7;
 const FIRST = 20_000;
 const TOTAL = 60_000;
 const BATCH = 1000;
-/** Malformed messages produced to partition 1 before the first good one (they use offsets 0..2 there). */
+/** Malformed messages produced to partition 1 before the first good one (offsets 0..2 there), and again after the first messages (decoded by the workers). */
 const BAD = ['not json', '{"id": "x"', '[1, 2'];
 
 const kafka = useKafkaHarness({ server: false });
@@ -28,8 +29,13 @@ afterAll(async () => {
   await oxbow?.stop();
 });
 
-async function start(parallelism: number): Promise<{ server: OxbowServer; client: pg.Client }> {
-  const server = await startOxbow({ dataDir: kafka.dataDir, args: ['--barrier-interval-ms', '100', '--parallelism', String(parallelism)] });
+/** `decodeInWorkers` false: the source's Kafka worker decodes and the fragment's workers get rows (OXBOW_KAFKA_FRAGMENT_DECODE=0). */
+async function start(parallelism: number, decodeInWorkers = true): Promise<{ server: OxbowServer; client: pg.Client }> {
+  const server = await startOxbow({
+    dataDir: kafka.dataDir,
+    args: ['--barrier-interval-ms', '100', '--parallelism', String(parallelism)],
+    ...(decodeInWorkers ? {} : { env: { OXBOW_KAFKA_FRAGMENT_DECODE: '0' } }),
+  });
   return { server, client: await connectToKillable(server) };
 }
 
@@ -96,10 +102,14 @@ it('splits a Kafka source\'s partitions across the workers, exactly once across 
   expect(plan).toContain('StreamSourceFragment events partitions split across 2 workers');
 
   await produce(0, FIRST);
-  await waitFor('the first messages committed', async () => ((await committedOffsets(client, 'events')) === FIRST + BAD.length ? true : undefined), 120_000);
+  await kafka.broker.send('events', BAD.map((value) => ({ value, partition: 1 })));
+  await waitFor('the first messages committed', async () => ((await committedOffsets(client, 'events')) === FIRST + 2 * BAD.length ? true : undefined), 120_000);
   expect(await viewState(client)).toEqual(expected(FIRST));
-  const errors = await client.query({ text: "SELECT partition_id, message_offset FROM oxbow_catalog.source_errors WHERE source_name = 'events' ORDER BY message_offset", rowMode: 'array' });
-  expect(errors.rows.map((row: unknown[]) => row.map(String).join(' | '))).toEqual(BAD.map((_, offset) => `1 | ${offset}`));
+  // Partition 1 holds the first malformed messages, its FIRST / 4 good ones, then the second.
+  const errors = await client.query({ text: "SELECT partition_id, message_offset, error FROM oxbow_catalog.source_errors WHERE source_name = 'events' ORDER BY message_offset", rowMode: 'array' });
+  const badOffsets = [...BAD.map((_, offset) => offset), ...BAD.map((_, i) => BAD.length + FIRST / PARTITIONS + i)];
+  expect(errors.rows.map((row: unknown[]) => `${String(row[0])} | ${String(row[1])}`)).toEqual(badOffsets.map((offset) => `1 | ${offset}`));
+  for (const row of errors.rows as unknown[][]) expect(String(row[2])).not.toBe('');
   // EXPLAIN ANALYZE: the workers stored the rows (the main thread's chain under the fragment stored none).
   const analyzed = (await client.query({ text: 'EXPLAIN ANALYZE evens', rowMode: 'array' })).rows.map((row: unknown[]) => String(row[0])).join('\n');
   expect(analyzed).toMatch(/StreamSourceFragment events partitions split across 2 workers: [1-9]\d* units, [1-9]\d* rows/);
@@ -118,11 +128,12 @@ it('splits a Kafka source\'s partitions across the workers, exactly once across 
     await waitFor('progress before the kill', async () => ((await committedOffsets(client, 'events')) > before || progress.produced === TOTAL ? true : undefined), 120_000);
     await server.kill('SIGKILL');
     await client.end().catch(() => undefined);
-    ({ server, client } = await start(next));
+    // At 3 the Kafka worker decodes and the fragment's workers take rows; at 1 there is no fragment.
+    ({ server, client } = await start(next, next !== 3));
     oxbow = server;
   }
   await producing;
-  await waitFor('every message committed', async () => ((await committedOffsets(client, 'events')) === TOTAL + BAD.length ? true : undefined), 180_000);
+  await waitFor('every message committed', async () => ((await committedOffsets(client, 'events')) === TOTAL + 2 * BAD.length ? true : undefined), 180_000);
   expect(await viewState(client)).toEqual(expected(TOTAL));
   expect(await threesState(client)).toEqual(expectedThrees(TOTAL));
   await client.end();

@@ -28,7 +28,7 @@ import { emptyChanges, type ChangeBatch } from '../change-batch.js';
 import { StreamMaterializeNode } from '../materialize.js';
 import type { PackedPartitionRows, SourceFragmentHost, SourceFragmentReader, SplitRange, StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
-import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from './source-protocol.js';
+import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain, WorkerReject } from './source-protocol.js';
 import { allWrites, workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 import { splitShares } from './vnode.js';
 import type { ParallelFragmentNode } from './parallel-fragment.js';
@@ -75,18 +75,21 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   /** Epochs in flight whose batch held worker rows of the view (the main table's latest-read state is refreshed once durable). */
   private readonly written: Epoch[] = [];
   private disposed = false;
+  private readonly sourceId: number;
 
   constructor(
     plan: MaterializePlan,
     private readonly context: StreamContext,
     settings: { readonly script: URL; readonly token: number; readonly path: string; readonly parallelism: number; readonly retentionMs: number; readonly rowCacheBytes: number },
     private readonly onDispose: (node: SourceFragmentNode) => void,
+    private readonly onRejects?: (sourceId: number, rejects: readonly WorkerReject[]) => void,
   ) {
     // The main store keeps the view table's window and garbage collection, and stores the rows
     // that come through the main thread.
     this.local = new StreamMaterializeNode(plan, context);
     this.table = context.stateTable(plan.stateTables[0]!);
     const source = fragmentSource(plan);
+    this.sourceId = source?.id ?? -1;
     this.sourceText = source === undefined ? 'StreamSourceFragment ?' : sourceFragmentText(source, settings.parallelism);
     for (let worker = 0; worker < settings.parallelism; worker++) {
       this.workers.push(
@@ -148,10 +151,11 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
    * rule; nothing is kept per worker, so a restart at another N needs none), its buffer transferred.
    */
   takeRows(batches: readonly PackedPartitionRows[]): void {
-    for (const { partition, count, rows } of batches) {
+    for (const { partition, count, rows, raw } of batches) {
       const worker = this.workers[partition % this.workers.length]!;
       worker.units += count;
-      worker.handle.post({ t: 'rows', partition, count, rows }, [rows.buffer as ArrayBuffer]);
+      if (raw !== undefined) worker.handle.post({ t: 'raw', partition, raw }, [raw.offsets.buffer, raw.timestamps.buffer, raw.keyLengths.buffer, raw.valueLengths.buffer, raw.bytes.buffer] as ArrayBuffer[]);
+      else if (rows !== undefined) worker.handle.post({ t: 'rows', partition, count, rows }, [rows.buffer as ArrayBuffer]);
       worker.dirty = true;
     }
   }
@@ -191,6 +195,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
       const handed: Batch = message;
       byHandle.get(handle)!.rows += handed.rows;
       for (const error of handed.errors) this.context.recordError(new SqlError(SqlState.dataException, error));
+      if (handed.rejects !== undefined && handed.rejects.length > 0) this.onRejects?.(this.sourceId, handed.rejects);
       return new Uint8Array(handed.bytes, 0, handed.length);
     });
   }
@@ -278,6 +283,8 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
    * is the connectors' business), set by the engine; without it no view runs as a source fragment.
    */
   workerScript: (() => URL) | undefined;
+  /** Where messages a Kafka source fragment's workers could not decode go (the source's errors), set by the engine. */
+  onRejects: ((sourceId: number, rejects: readonly WorkerReject[]) => void) | undefined;
 
   constructor(
     private readonly store: RocksStateStore,
@@ -307,6 +314,7 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
         if (this.nodes.get(disposed.viewId) === disposed) this.nodes.delete(disposed.viewId);
         void disposed.close();
       },
+      (sourceId, rejects) => this.onRejects?.(sourceId, rejects),
     );
     this.nodes.set(context.viewId, node);
     return node;
