@@ -6,7 +6,9 @@
 // thread (storage/handoff-backend.ts), which commits them with its own epoch, and the source
 // offsets they cover, in one write. The rows come from the source's producer: each range of units
 // the main thread posts is generated here (replayed rows carry their unit numbers as row ids, so
-// any worker generating a unit makes the same row). Answers and the epoch handoff go through
+// any worker generating a unit makes the same row); a Kafka source's come as its partitions'
+// messages, decoded here (kafka/fragment-rows.ts; row ids from partition and offset, so any worker
+// decoding a message makes the same row). Answers and the epoch handoff go through
 // worker-port.ts; the main thread takes them with its worker-handle.ts.
 
 import { workerData } from 'node:worker_threads';
@@ -46,7 +48,7 @@ interface Running {
   readonly database: RocksDatabase;
   readonly store: MvccStateStore;
   readonly dataflow: Dataflow;
-  /** Undefined for a Kafka source: its rows come decoded (`rows` messages). */
+  /** Undefined for a Kafka source: its messages come raw (`raw`, decoded here) or its rows packed (`rows`). */
   readonly producer: SplitProducer | undefined;
   readonly sourceId: number;
   /** A Kafka source's decoder of raw partition batches. */

@@ -5,7 +5,10 @@
 // thread generates no rows for them: it hands the ranges to the view's fragment (`take`), which
 // cuts each range into N contiguous shares, one per worker; each worker generates its share's rows
 // and runs the view's ordinary dataflow over them into its own store's open epoch
-// (executor/connectors/source-fragment-worker.ts).
+// (executor/connectors/source-fragment-worker.ts). A Kafka source that stores no rows runs the same
+// way with its partitions' batches instead of ranges (`takeRows`): each partition's to worker
+// `partition mod N`, which decodes it (PARALLEL.md, "Kafka sources"); the messages it rejects come
+// back with its epoch batch for the source's errors (`onRejects`).
 // At the commit the fragments are commit participants: each asked worker seals its epoch (while the
 // main thread goes on) and hands the batch over, appended to the main store's WriteBatch beside the
 // positions, so rows and offsets commit in one atomic write (exactly once). Nothing is kept per worker: a restart at another N
