@@ -13,7 +13,9 @@
 // is the main event loop's utilization over the run (the worker threads' share is in per CPU second).
 // Run: npm run build && npm run bench -- kafka [--events N] [--queries q0,count,q1,q5,q7]
 //   (defaults: 1,000,000 Nexmark events times BENCH_SCALE (92% are bids), 4 partitions,
-//   --barrier-interval-ms 1000; --skip-generator leaves the upper bound out)
+//   --barrier-interval-ms 1000; --skip-generator leaves the upper bound out; --parallelism N: the
+//   engine's, default 1: q0 and count over the source that stores no rows run as a Kafka source
+//   fragment at N > 1, executor/stream/PARALLEL.md "Source fragments")
 
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -39,6 +41,7 @@ const QUERIES = (flag('--queries') ?? 'q0,q1,q5,q7').split(',').map((query) => q
 const PARTITIONS = Number(flag('--partitions') ?? '4');
 const BARRIER_MS = Number(flag('--barrier-interval-ms') ?? '1000');
 const WITH_GENERATOR = !process.argv.slice(2).includes('--skip-generator');
+const PARALLELISM = Number(flag('--parallelism') ?? '1');
 
 const report = reporter('kafka', 1);
 
@@ -99,6 +102,7 @@ async function openEngine(dataDir: string): Promise<{ engine: Engine; run: (sql:
     checkpointIntervalMs: 600_000,
     timeTravelRetentionMs: 60_000,
     memoryLimitBytes: 1 << 30,
+    ...(PARALLELISM === 1 ? {} : { tuning: { parallelism: PARALLELISM } }),
   });
   const session = openSession(engine);
   const run = (sql: string): Promise<unknown[][]> => runSql(session, sql);

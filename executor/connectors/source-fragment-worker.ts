@@ -6,7 +6,9 @@
 // thread (storage/handoff-backend.ts), which commits them with its own epoch, and the source
 // offsets they cover, in one write. The rows come from the source's producer: each range of units
 // the main thread posts is generated here (replayed rows carry their unit numbers as row ids, so
-// any worker generating a unit makes the same row). Answers and the epoch handoff go through
+// any worker generating a unit makes the same row); a Kafka source's come as its partitions'
+// messages, decoded here (kafka/fragment-rows.ts; row ids from partition and offset, so any worker
+// decoding a message makes the same row). Answers and the epoch handoff go through
 // worker-port.ts; the main thread takes them with its worker-handle.ts.
 
 import { workerData } from 'node:worker_threads';
@@ -16,6 +18,9 @@ import { HandoffBackend } from '../../storage/handoff-backend.js';
 import { MvccStateStore } from '../../storage/mvcc-state-store.js';
 import { RocksDatabase } from '../../storage/rocksdb.js';
 import { replayProducer } from './source-replay.js';
+import { isKafkaReplayed } from './kafka/kafka-replay.js';
+import { PartitionDecoder, pushPartitionRows } from './kafka/fragment-rows.js';
+import type { WorkerReject } from '../stream/parallel/source-protocol.js';
 import type { SplitProducer } from './generators/split-producer.js';
 import { Dataflow } from '../stream/dataflow.js';
 import { StreamContext } from '../stream/stream-context.js';
@@ -33,6 +38,8 @@ const channel = new WorkerPort<SourceWorkerToMain>();
 const STEP_ROWS = 4096;
 
 const errors: string[] = [];
+/** Messages of the open epoch a Kafka source fragment's worker could not decode (for the source's errors). */
+const rejects: WorkerReject[] = [];
 /** View rows written into the open epoch. */
 let written = 0;
 /** The first failure of the open epoch's ranges: the commit answers it (every commit gets one answer). */
@@ -42,9 +49,12 @@ interface Running {
   readonly database: RocksDatabase;
   readonly store: MvccStateStore;
   readonly dataflow: Dataflow;
-  readonly producer: SplitProducer;
+  /** Undefined for a Kafka source: its messages come raw (`raw`, decoded here) or its rows packed (`rows`). */
+  readonly producer: SplitProducer | undefined;
   readonly sourceId: number;
   readonly memory: WorkerMemoryMeter;
+  /** A Kafka source's decoder of raw partition batches. */
+  readonly decoder: PartitionDecoder | undefined;
 }
 
 function sourceScan(): ScanPlan {
@@ -61,7 +71,7 @@ function start(): Running {
     new HandoffBackend(database, (packed) => {
       const rows = written;
       written = 0;
-      return channel.handOver({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length, rows, errors: errors.splice(0), memory: memory!.report() }, [packed.buffer as ArrayBuffer]);
+      return channel.handOver({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length, rows, errors: errors.splice(0), rejects: rejects.splice(0), memory: memory!.report() }, [packed.buffer as ArrayBuffer]);
     }),
     { retentionMs: data.retentionMs, memoryLimitBytes: data.rowCacheBytes },
   );
@@ -70,7 +80,7 @@ function start(): Running {
   const context = new StreamContext(store, data.viewId, { record: (_viewId, message) => void errors.push(message) }, data.viewRetentionMs);
   context.tuning = data.tuning;
   const scan = sourceScan();
-  return { database, store, dataflow: new Dataflow(data.viewId, plan, context), producer: replayProducer(scan.relation), sourceId: scan.relation.id, memory };
+  return { database, store, dataflow: new Dataflow(data.viewId, plan, context), producer: isKafkaReplayed(scan.relation) ? undefined : replayProducer(scan.relation), sourceId: scan.relation.id, memory, decoder: isKafkaReplayed(scan.relation) ? new PartitionDecoder(scan.relation) : undefined };
 }
 
 let running: Running | undefined;
@@ -83,6 +93,7 @@ try {
 
 /** Generates the units of each (split, from, to) and pushes their rows through the view. */
 function generate({ dataflow, producer, sourceId }: Running, ranges: readonly number[]): void {
+  if (producer === undefined) throw new SqlError(SqlState.internalError, "a Kafka source fragment's worker was given split ranges");
   const inputs = new Map<number, ChangeBatch>();
   for (let at = 0; at < ranges.length; at += 3) {
     const split = ranges[at]!;
@@ -121,6 +132,24 @@ function handle(message: MainToSourceWorker): void {
         failure = error;
       }
       return;
+    case 'rows':
+      if (failure !== undefined) return;
+      try {
+        written += pushPartitionRows(dataflow, running.sourceId, message.count, message.rows, STEP_ROWS);
+      } catch (error) {
+        failure = error;
+      }
+      return;
+    case 'raw':
+      if (failure !== undefined) return;
+      try {
+        if (running.decoder === undefined) throw new SqlError(SqlState.internalError, "a generator source fragment's worker was given Kafka messages");
+        const packed = running.decoder.decode(message.partition, message.raw, rejects);
+        if (packed.count > 0) written += pushPartitionRows(dataflow, running.sourceId, packed.count, packed.rows, STEP_ROWS);
+      } catch (error) {
+        failure = error;
+      }
+      return;
     case 'commit': {
       if (failure !== undefined) {
         const failed = failure;
@@ -140,6 +169,7 @@ function handle(message: MainToSourceWorker): void {
       failure = undefined;
       written = 0;
       errors.length = 0;
+      rejects.length = 0;
       dataflow.discard();
       store.abort();
       return;

@@ -29,7 +29,9 @@ import { KafkaWorkerReader, type DecodedBatch, type DecodedBatchListener } from 
 import { GeneratorReader, isGeneratorConnector } from './generators/generator-reader.js';
 import { indexEntry, indexStateTable, secondaryIndexes } from '../catalog/secondary-index.js';
 import { FirstOffsets, isReplayed, positionTable, replayProducer, writePositions } from './source-replay.js';
-import type { SplitRange } from '../stream/stream-context.js';
+import type { PackedPartitionRows, SplitRange } from '../stream/stream-context.js';
+import { unpackRows } from './kafka/decoded-batch.js';
+import { copyRaw, unpackRaw } from './kafka/raw-batch.js';
 import type { SplitProducer } from './generators/split-producer.js';
 import { isKafkaReplayed, kafkaRowId, replayLimits } from './kafka/kafka-replay.js';
 import { isPostgresCdc } from './postgres-cdc/cdc-options.js';
@@ -74,6 +76,12 @@ class RunningSource implements DecodedBatchListener {
    */
   private pendingRanges: SplitRange[] = [];
   pendingUnits = 0;
+  /**
+   * A replayed Kafka source's decoded batches kept packed (only Kafka source fragments read it:
+   * their workers unpack, transform and store the rows), in arrival order, and their rows.
+   */
+  private pendingPacked: PackedPartitionRows[] = [];
+  private pendingPackedRows = 0;
   /** The producer that generates pending ranges here when some dataflow needs their rows after all. */
   private producer: SplitProducer | undefined;
   /** Next offset per partition including pending messages. */
@@ -185,11 +193,21 @@ class RunningSource implements DecodedBatchListener {
   decoded(batch: DecodedBatch): Promise<void> {
     if (this.stopped) return Promise.resolve();
     const { partition, rows, kinds } = batch;
+    // Messages undecoded that some dataflow now needs as rows here: decoded here.
+    if (batch.raw !== undefined && !this.wantsPacked()) return this.batch(unpackRaw(partition, batch.raw, batch.highWatermark));
     const id = this.relation.id;
     const status = this.manager.status.partition(id, this.topic, partition);
     if (batch.highWatermark > status.highWatermark) status.highWatermark = batch.highWatermark;
     for (const { offset, error, payload } of batch.rejects) this.manager.status.reject(id, partition, offset, error, payload);
     this.firstOffsets?.saw(partition, batch.firstOffset);
+    if (batch.packed !== undefined && batch.packed.count > 0) {
+      this.pendingPacked.push({ partition, count: batch.packed.count, rows: batch.packed.rows });
+      this.pendingPackedRows += batch.packed.count;
+    }
+    if (batch.raw !== undefined && batch.messages > 0) {
+      this.pendingPacked.push({ partition, count: batch.messages, raw: batch.raw });
+      this.pendingPackedRows += batch.messages;
+    }
     const { rows: pendingRows, kinds: pendingKinds } = this.pending;
     for (let i = 0; i < rows.length; i++) {
       pendingRows.push(rows[i]!);
@@ -220,6 +238,13 @@ class RunningSource implements DecodedBatchListener {
     return !this.replayed || this.manager.core.streams.rangeReaders(this.relation.id) === undefined;
   }
 
+  /** Whether a replayed Kafka source's decoded batches stay packed: only Kafka source fragments read it (their workers unpack them). */
+  wantsPacked(): boolean {
+    if (!this.replayed) return false;
+    const readers = this.manager.core.streams.rangeReaders(this.relation.id);
+    return readers !== undefined && readers.every((reader) => reader.takeRows !== undefined);
+  }
+
   /** Units [from, next) of a generator's split, without rows (rowsWanted() was false). */
   advanced(partition: number, from: number, next: number): Promise<void> {
     if (this.stopped) return Promise.resolve();
@@ -239,7 +264,7 @@ class RunningSource implements DecodedBatchListener {
 
   /** Rows or units read and not yet written into the open epoch. */
   get pendingCount(): number {
-    return this.pending.rows.length + this.pendingUnits;
+    return this.pending.rows.length + this.pendingUnits + this.pendingPackedRows;
   }
 
   /** Changes from a CDC reader in the relation's layout (kinds: 1 upsert, -1 delete, CHANGE_TRUNCATE, CHANGE_UPSERT_MERGE) up to offset `next` of partition 0. */
@@ -335,7 +360,7 @@ class RunningSource implements DecodedBatchListener {
         }
         streams.push();
       }
-      const units = this.writeRanges(captured, chunk);
+      const units = this.writeRanges(captured, chunk) + this.writePacked(captured);
       const moved = new Map<number, bigint>();
       for (const [split, position] of applied) if (this.committedPositions.get(split) !== position) moved.set(split, position);
       writePositions(this.table, this.relation, moved);
@@ -427,6 +452,40 @@ class RunningSource implements DecodedBatchListener {
       }
     }
     return units;
+  }
+
+  /**
+   * A replayed Kafka source's packed batches: to the Kafka source fragments that read it (each
+   * partition's batch to its worker, buffer transferred; a second fragment gets copies), or, when
+   * some dataflow now needs the rows here, unpacked and pushed here. Returns the rows.
+   */
+  private writePacked(captured: boolean): number {
+    const batches = this.pendingPacked;
+    const count = this.pendingPackedRows;
+    if (batches.length === 0) return 0;
+    this.pendingPacked = [];
+    this.pendingPackedRows = 0;
+    const streams = this.manager.core.streams;
+    const id = this.relation.id;
+    const readers = streams.rangeReaders(id);
+    if (readers !== undefined && readers.every((reader) => reader.takeRows !== undefined)) {
+      readers.forEach((reader, index) => reader.takeRows!(index === readers.length - 1 ? batches : batches.map((batch) => ({ ...batch, rows: batch.rows?.slice(), raw: batch.raw === undefined ? undefined : copyRaw(batch.raw) })), id));
+      streams.rangesTaken(id);
+      return count;
+    }
+    if (!captured) return count;
+    const reject = (partition: number, offset: bigint, error: string, payload: Buffer | null): void => this.manager.status.reject(id, partition, offset, error, payload);
+    for (const batch of batches) {
+      if (batch.raw !== undefined) {
+        const decoded: DecodedChanges = { rows: [], kinds: [] };
+        this.decoder!.decode(unpackRaw(batch.partition, batch.raw, 0n), decoded, reject);
+        for (const row of decoded.rows) streams.record(id, row, 1);
+      } else {
+        for (const row of unpackRows({ count: batch.count, rows: batch.rows!, kinds: new Int8Array(0) })) streams.record(id, row, 1);
+      }
+      streams.push();
+    }
+    return count;
   }
 
   /** After write(): the offsets into the epoch's metadata (with the rows they cover), the rows counted. */

@@ -170,6 +170,10 @@ export class EngineCore {
       runtime = new ParallelRuntime(store, parallelism, { groupCacheBytes: plan.groupCacheBytes, workerOldGenerationBytes: plan.workerOldGenerationBytes });
       runtime.sourceFragments.workerScript = sourceFragmentWorkerScript;
       runtime.sourceFragments.remoteShares = settings.remoteShares;
+      // Messages a Kafka source fragment's workers could not decode: the source's errors, as on the main thread.
+      runtime.sourceFragments.onRejects = (sourceId, rejects) => {
+        for (const { partition, offset, error, payload } of rejects) this.sourceStatus.reject(sourceId, partition, offset, error, payload === null ? null : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
+      };
       this.streams.parallel = runtime;
     }
     const rowCaches = (store as Partial<{ budget: AdjustableBudget }>).budget;

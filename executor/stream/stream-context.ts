@@ -88,12 +88,37 @@ export interface SplitRange {
   readonly to: number;
 }
 
+/**
+ * One partition's decoded rows of a replayed Kafka source, packed in storage's row codec (the Kafka
+ * worker's batch, connectors/kafka/decoded-batch.ts, with their row ids set): `count` rows, all
+ * inserts. The buffer is transferred to the worker that stores them.
+ */
+export interface PackedPartitionRows {
+  readonly partition: number;
+  /** Rows (`rows`) or messages (`raw`). */
+  readonly count: number;
+  readonly rows?: Uint8Array;
+  /** The partition's messages undecoded (connectors/kafka/raw-batch.ts): the worker decodes them. */
+  readonly raw?: RawMessages;
+}
+
+/** One partition's messages: offsets, timestamps, key and value lengths (-1: null), the keys and values back to back. */
+export interface RawMessages {
+  readonly offsets: BigInt64Array;
+  readonly timestamps: Float64Array;
+  readonly keyLengths: Int32Array;
+  readonly valueLengths: Int32Array;
+  readonly bytes: Uint8Array;
+}
+
 /** A view run by workers that generate its source's rows from split ranges (PARALLEL.md, "Source fragments"). */
 export interface SourceFragmentReader {
   /** False while the view needs source `relationId`'s rows on the main thread (a secondary index, a scan outside the workers). */
   takesRanges(relationId?: number): boolean;
   /** Source `relationId`'s units of the open epoch: the workers generate, transform and store (or exchange) their rows. */
   take(ranges: readonly SplitRange[], relationId?: number): void;
+  /** A replayed Kafka source's decoded batches of the open epoch (a Kafka source fragment): the workers transform and store their rows. */
+  takeRows?(batches: readonly PackedPartitionRows[], relationId: number): void;
   /** While the workers hold too many units taken and not yet processed: a Promise that settles when they catch up (the source waits). */
   held?(): Promise<void> | undefined;
 }

@@ -9,7 +9,7 @@ import { streamInputs, type StateTableDeclaration, type StreamPlan } from './str
 import { carriesRowIds } from './unique-key.js';
 import { operatorNumber } from './share.js';
 import { distributionText, fragmentAt, sharedSources, type Fragment } from './parallel.js';
-import { fragmentSource, keyedSourceScan, workerGeneratedSources } from './parallel-source.js';
+import { fragmentSource, keyedSourceScan, sourceFragmentText, workerGeneratedSources } from './parallel-source.js';
 
 const PLACEHOLDER_SCAN = /^\s*Scan \.stream_input_\d+/;
 
@@ -116,7 +116,7 @@ function print(plan: StreamPlan, depth: number, lines: StreamPlanLine[], root: S
   lines.push({ text: line(plan, depth, root), plan, inWorkers: false });
   // A source fragment: the whole view runs in N workers, each over its share of the source's split ranges.
   const source = parallelism > 1 && plan === root ? fragmentSource(plan) : undefined;
-  if (source !== undefined) lines.push({ text: `${'  '.repeat(depth + 1)}StreamSourceFragment ${source.name} split across ${parallelism} workers`, inWorkers: false });
+  if (source !== undefined) lines.push({ text: `${'  '.repeat(depth + 1)}${sourceFragmentText(source, parallelism)}`, inWorkers: false });
   const inputDepth = source === undefined ? depth + 1 : depth + 2;
   for (const input of streamInputs(plan)) print(input, inputDepth, lines, root, parallelism, shared);
 }

@@ -18,12 +18,22 @@ import type { Row } from '../../../sql/value.js';
 import type { PartitionOffsets, SourceListener, SourceReader, StartupResolver } from '../source.js';
 import { sourceLayout } from '../source-layout.js';
 import { unpackRows } from './decoded-batch.js';
+import type { RawMessages } from '../../stream/stream-context.js';
 import { KafkaReader } from './kafka-reader.js';
 import { isKafkaReplayed } from './kafka-replay.js';
 import type { KafkaOptions } from './kafka-options.js';
 import type { KafkaWorkerData, MainToWorker, WorkerToMain } from './worker-protocol.js';
 
 export const DEFAULT_MAX_BATCHES_IN_FLIGHT = 4;
+
+/**
+ * Whether a Kafka source fragment's workers decode its messages (the Kafka worker posts them raw)
+ * rather than this reader's worker: on unless the process's environment has
+ * OXBOW_KAFKA_FRAGMENT_DECODE=0 (executor/stream/PARALLEL.md, "Kafka sources").
+ */
+export function fragmentDecoding(): boolean {
+  return process.env['OXBOW_KAFKA_FRAGMENT_DECODE'] !== '0';
+}
 const STOP_TIMEOUT_MS = 10_000;
 const RESTART_DELAY_MS = 1000;
 
@@ -40,11 +50,20 @@ export interface DecodedBatch {
   readonly highWatermark: bigint;
   /** Messages that could not be decoded: offset, error, the payload's prefix. */
   readonly rejects: readonly { readonly offset: bigint; readonly error: string; readonly payload: Buffer | null }[];
+  /**
+   * The rows still packed (decoded-batch.ts; `rows` is then empty): a source that stores no rows
+   * whose listener asked for them so (`wantsPacked`: a source fragment's workers take them).
+   */
+  readonly packed?: { readonly count: number; readonly rows: Uint8Array };
+  /** The messages undecoded (raw-batch.ts; `rows` is empty): the worker posted them so because only source fragments read the source. */
+  readonly raw?: RawMessages;
 }
 
 /** The listener side a worker reader needs: decoded batches instead of raw messages. */
 export interface DecodedBatchListener extends SourceListener {
   decoded(batch: DecodedBatch): Promise<void>;
+  /** Whether a replayed source's batches are handed over packed (only source fragments read it). */
+  wantsPacked?(): boolean;
 }
 
 /**
@@ -124,7 +143,12 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
   }
 
   private spawn(listener: DecodedBatchListener): void {
+    // Only a source that stores no rows (row ids from partition and offset) goes raw.
+    const rawWanted = (): boolean => this.rowIdPosition === undefined && isKafkaReplayed(this.relation) && fragmentDecoding() && listener.wantsPacked?.() === true;
+    /** What the worker was last told: post batches undecoded or not. */
+    let raw = rawWanted();
     const data: KafkaWorkerData = {
+      raw,
       relation: this.relation,
       options: this.options,
       name: this.name,
@@ -141,7 +165,41 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
     let failure: string | undefined;
     worker.on('message', (message: WorkerToMain) => {
       if (this.stopping || this.worker !== worker) return;
+      if (message.type === 'batch' || message.type === 'raw') {
+        const wanted = rawWanted();
+        if (wanted !== raw) {
+          raw = wanted;
+          worker.postMessage({ type: 'raw', on: wanted } satisfies MainToWorker);
+        }
+      }
       switch (message.type) {
+        case 'raw': {
+          const current = this.positions.get(message.partition);
+          if (current !== undefined && message.firstOffset < current) {
+            worker.postMessage({ type: 'ack' } satisfies MainToWorker);
+            listener.trouble(`oxbow internal assertion: Kafka worker sent partition ${message.partition} from offset ${message.firstOffset}, below ${current}`);
+            return;
+          }
+          this.positions.set(message.partition, message.next);
+          this.unacknowledged++;
+          const batch: DecodedBatch = {
+            partition: message.partition,
+            rows: [],
+            kinds: new Int8Array(0),
+            firstOffset: message.firstOffset,
+            next: message.next,
+            messages: message.raw.offsets.length,
+            highWatermark: message.highWatermark,
+            rejects: [],
+            raw: message.raw,
+          };
+          void listener.decoded(batch).then(() => {
+            if (this.worker !== worker) return;
+            this.unacknowledged--;
+            worker.postMessage({ type: 'ack' } satisfies MainToWorker);
+          });
+          return;
+        }
         case 'batch': {
           const current = this.positions.get(message.partition);
           if (current !== undefined && message.firstOffset < current) {
@@ -151,7 +209,9 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
             listener.trouble(`oxbow internal assertion: Kafka worker sent partition ${message.partition} from offset ${message.firstOffset}, below ${current}`);
             return;
           }
-          const rows = unpackRows(message);
+          // A replayed source's row ids are set (partition and offset): its rows may stay packed.
+          const packed = rowIdPosition === undefined && listener.wantsPacked?.() === true ? { count: message.count, rows: message.rows } : undefined;
+          const rows = packed === undefined ? unpackRows(message) : [];
           if (rowIdPosition !== undefined) for (let i = 0; i < rows.length; i++) rows[i]![rowIdPosition] = this.nextRowId();
           this.positions.set(message.partition, message.next);
           this.unacknowledged++;
@@ -165,6 +225,7 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
             messages: message.messages,
             highWatermark: message.highWatermark,
             rejects: message.rejects.map(({ offset, error, payload }) => ({ offset, error, payload: payload === null ? null : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength) })),
+            packed,
           };
           void listener.decoded(batch).then(() => {
             if (this.worker !== worker) return;

@@ -17,6 +17,7 @@ import { fetchSchemaIds } from '../schema-registry.js';
 import { PAYLOAD_PREFIX_BYTES } from '../source-status.js';
 import type { RawMessageBatch, SourceListener } from '../source.js';
 import { BatchPacker } from './batch-packer.js';
+import { packRaw, rawBuffers } from './raw-batch.js';
 import { KafkaReader } from './kafka-reader.js';
 import { isKafkaReplayed, kafkaRowId } from './kafka-replay.js';
 import type { KafkaWorkerData, MainToWorker, RejectedMessage, WorkerToMain } from './worker-protocol.js';
@@ -37,6 +38,8 @@ const positions = new Map<number, bigint>(data.resume);
 let inFlight = 0;
 let waiting: (() => void)[] = [];
 let stopping = false;
+/** Post batches undecoded (the main thread's `raw` message). */
+let raw = data.raw;
 
 function post(message: WorkerToMain, transfer?: ArrayBuffer[]): void {
   port!.postMessage(message, transfer);
@@ -63,6 +66,17 @@ const listener: SourceListener = {
       await fetchSchemaIds(registry, batch.values, from, trouble, recovered, () => stopping);
       if (layout.format === 'upsert') await fetchSchemaIds(registry, batch.keys, from, trouble, recovered, () => stopping);
       if (stopping) return;
+    }
+    if (raw) {
+      // Only Kafka source fragments read the source: their workers decode.
+      const messages = packRaw(batch, from);
+      const next = offsets[offsets.length - 1]! + 1n;
+      positions.set(partition, next);
+      while (inFlight >= data.maxBatchesInFlight && !stopping) await new Promise<void>((resolve) => waiting.push(resolve));
+      if (stopping) return;
+      inFlight++;
+      post({ type: 'raw', partition, firstOffset: offsets[from]!, next, highWatermark: batch.highWatermark, raw: messages }, rawBuffers(messages));
+      return;
     }
     const rejects: RejectedMessage[] = [];
     const fastBefore = packer.fast?.packed ?? 0;
@@ -95,6 +109,10 @@ const listener: SourceListener = {
 };
 
 port.on('message', (message: MainToWorker) => {
+  if (message.type === 'raw') {
+    raw = message.on;
+    return;
+  }
   if (message.type === 'ack') {
     inFlight--;
     const wake = waiting;

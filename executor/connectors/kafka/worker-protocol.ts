@@ -5,6 +5,7 @@
 
 import type { RelationDef } from '../../../sql/catalog.js';
 import type { KafkaOptions } from './kafka-options.js';
+import type { RawMessages } from '../../stream/stream-context.js';
 
 /** What the worker is started with (`workerData`). */
 export interface KafkaWorkerData {
@@ -18,6 +19,8 @@ export interface KafkaWorkerData {
   readonly maxBatchesInFlight: number;
   /** FORMAT PLAIN ENCODE JSON through the fast packer (json-row-packer.ts). */
   readonly fastJson: boolean;
+  /** Post batches undecoded from the start (only Kafka source fragments read the source); `raw` messages change it. */
+  readonly raw: boolean;
 }
 
 export interface RejectedMessage {
@@ -43,8 +46,11 @@ export type WorkerToMain =
       /** Rows of this batch the JSON fast path packed (json-row-packer.ts); the rest took MessageDecoder. */
       readonly fastRows: number;
     }
+  /** Messages [firstOffset, next) of a partition undecoded (raw-batch.ts): only Kafka source fragments read the source. */
+  | { readonly type: 'raw'; readonly partition: number; readonly firstOffset: bigint; readonly next: bigint; readonly highWatermark: bigint; readonly raw: RawMessages }
   | { readonly type: 'trouble'; readonly message: string }
   | { readonly type: 'recovered' }
   | { readonly type: 'highWatermark'; readonly partition: number; readonly offset: bigint };
 
-export type MainToWorker = { readonly type: 'ack' } | { readonly type: 'stop' };
+/** `raw`: post batches undecoded (`on`) or decoded from now on. */
+export type MainToWorker = { readonly type: 'ack' } | { readonly type: 'stop' } | { readonly type: 'raw'; readonly on: boolean };

@@ -5,7 +5,10 @@
 // thread generates no rows for them: it hands the ranges to the view's fragment (`take`), which
 // cuts each range into N contiguous shares, one per worker; each worker generates its share's rows
 // and runs the view's ordinary dataflow over them into its own store's open epoch
-// (executor/connectors/source-fragment-worker.ts).
+// (executor/connectors/source-fragment-worker.ts). A Kafka source that stores no rows runs the same
+// way with its partitions' batches instead of ranges (`takeRows`): each partition's to worker
+// `partition mod N`, which decodes it (PARALLEL.md, "Kafka sources"); the messages it rejects come
+// back with its epoch batch for the source's errors (`onRejects`).
 // At the commit the fragments are commit participants: each asked worker seals its epoch (while the
 // main thread goes on) and hands the batch over, appended to the main store's WriteBatch beside the
 // positions, so rows and offsets commit in one atomic write (exactly once). Nothing is kept per worker: a restart at another N
@@ -18,7 +21,7 @@
 
 import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
-import { fragmentSource, sourceSerialReason, type MaterializePlan } from '../../../planner/stream/parallel-source.js';
+import { fragmentSource, isKafkaSource, sourceFragmentText, sourceSerialReason, type MaterializePlan } from '../../../planner/stream/parallel-source.js';
 import { streamInputs, type StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
 import type { CommitParticipant, PendingWrites } from '../../../storage/mvcc-state-store.js';
@@ -26,9 +29,9 @@ import type { RocksStateStore } from '../../../storage/rocks-state-store.js';
 import type { StateTable } from '../../../storage/state-table.js';
 import { emptyChanges, type ChangeBatch } from '../change-batch.js';
 import { StreamMaterializeNode } from '../materialize.js';
-import type { SourceFragmentHost, SourceFragmentReader, SplitRange, StreamContext } from '../stream-context.js';
+import type { PackedPartitionRows, SourceFragmentHost, SourceFragmentReader, SplitRange, StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
-import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from './source-protocol.js';
+import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain, WorkerReject } from './source-protocol.js';
 import { allWrites, workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 import { splitShares } from './vnode.js';
 import { workerLimits, type ParallelFragmentNode } from './parallel-fragment.js';
@@ -99,7 +102,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   readonly workers: SourceWorker[] = [];
   private readonly local: StreamMaterializeNode;
   private readonly table: StateTable;
-  private readonly sourceName: string;
+  private readonly sourceText: string;
   /** The worker the next range's first share goes to (shares of short ranges rotate over the workers). */
   private next = 0;
   /** Epochs in flight whose batch held worker rows of the view (the main table's latest-read state is refreshed once durable). */
@@ -107,18 +110,22 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   private disposed = false;
   /** Shares on other nodes (the last of `workers`). */
   private readonly remotes: number;
+  private readonly sourceId: number;
 
   constructor(
     plan: MaterializePlan,
     private readonly context: StreamContext,
     private readonly settings: SourceWorkerSettings,
     private readonly onDispose: (node: SourceFragmentNode) => void,
+    private readonly onRejects?: (sourceId: number, rejects: readonly WorkerReject[]) => void,
   ) {
     // The main store keeps the view table's window and garbage collection, and stores the rows
     // that come through the main thread.
     this.local = new StreamMaterializeNode(plan, context);
     this.table = context.stateTable(plan.stateTables[0]!);
-    this.sourceName = fragmentSource(plan)?.name ?? '?';
+    const source = fragmentSource(plan);
+    this.sourceId = source?.id ?? -1;
+    this.sourceText = source === undefined ? 'StreamSourceFragment ?' : sourceFragmentText(source, settings.parallelism);
     for (let worker = 0; worker < settings.parallelism; worker++) {
       this.workers.push(
         new SourceWorker(settings.script, {
@@ -160,7 +167,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     const waited = this.workers.reduce((sum, worker) => sum + worker.waitedMs, 0);
     const units = this.workers.reduce((sum, worker) => sum + worker.units, 0);
     const rows = this.workers.reduce((sum, worker) => sum + worker.rows, 0);
-    return `StreamSourceFragment ${this.sourceName} split across ${this.workers.length - this.remotes} workers${this.remotes > 0 ? ` and ${this.remotes} other node${this.remotes === 1 ? '' : 's'}` : ''}: ${units} units, ${rows} rows, waited ${waited.toFixed(3)} ms`;
+    return `${this.sourceText}${this.remotes > 0 ? ` and ${this.remotes} other node${this.remotes === 1 ? '' : 's'}` : ''}: ${units} units, ${rows} rows, waited ${waited.toFixed(3)} ms`;
   }
 
   /** Each worker's memory and waits (oxbow_catalog.memory, oxbow_catalog.dataflow_workers). */
@@ -200,6 +207,20 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     });
   }
 
+  /**
+   * A Kafka source fragment's decoded batches: each partition's to worker `partition mod N` (a fixed
+   * rule; nothing is kept per worker, so a restart at another N needs none), its buffer transferred.
+   */
+  takeRows(batches: readonly PackedPartitionRows[]): void {
+    for (const { partition, count, rows, raw } of batches) {
+      const worker = this.workers[partition % (this.workers.length - this.remotes)]!;
+      worker.units += count;
+      if (raw !== undefined) worker.handle.post({ t: 'raw', partition, raw }, [raw.offsets.buffer, raw.timestamps.buffer, raw.keyLengths.buffer, raw.valueLengths.buffer, raw.bytes.buffer] as ArrayBuffer[]);
+      else if (rows !== undefined) worker.handle.post({ t: 'rows', partition, count, rows }, [rows.buffer as ArrayBuffer]);
+      worker.dirty = true;
+    }
+  }
+
   discard(): void {
     for (const worker of this.workers) {
       worker.post({ t: 'abort' });
@@ -235,6 +256,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
       const handed: Batch = message;
       byHandle.get(handle)!.rows += handed.rows;
       for (const error of handed.errors) this.context.recordError(new SqlError(SqlState.dataException, error));
+      if (handed.rejects !== undefined && handed.rejects.length > 0) this.onRejects?.(this.sourceId, handed.rejects);
       return new Uint8Array(handed.bytes, 0, handed.length);
     });
   }
@@ -324,6 +346,8 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
   workerScript: (() => URL) | undefined;
   /** Shares on other nodes for each fragment built (a cluster's leader under --remote-shares on). */
   remoteShares: ((script: URL) => readonly RemoteShareTarget[]) | undefined;
+  /** Where messages a Kafka source fragment's workers could not decode go (the source's errors), set by the engine. */
+  onRejects: ((sourceId: number, rejects: readonly WorkerReject[]) => void) | undefined;
 
   constructor(
     private readonly store: RocksStateStore,
@@ -341,12 +365,16 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     if (script === undefined || this.closed || this.parallelism <= 1 || plan.kind !== 'StreamMaterialize' || sourceSerialReason(plan) !== undefined || context.changeLog !== undefined) return undefined;
     this.token ??= this.store.database.share();
     const workerScript = script();
+    // Other nodes generate shares of a generator source's ranges; a Kafka source's partition
+    // batches are fetched here and go to this process's workers only.
+    const source = fragmentSource(plan);
+    const remotes = source !== undefined && !isKafkaSource(source) ? this.remoteShares?.(workerScript) ?? [] : [];
     const node = new SourceFragmentNode(
       plan,
       context,
       {
         script: workerScript,
-        remotes: this.remoteShares?.(workerScript) ?? [],
+        remotes,
         token: this.token,
         path: this.store.database.path,
         parallelism: this.parallelism,
@@ -360,6 +388,7 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
         if (this.nodes.get(disposed.viewId) === disposed) this.nodes.delete(disposed.viewId);
         void disposed.close();
       },
+      (sourceId, rejects) => this.onRejects?.(sourceId, rejects),
     );
     this.nodes.set(context.viewId, node);
     return node;

@@ -3,8 +3,17 @@
 // at the commit, asks each worker that got some for its epoch batch, which the store appends to the
 // epoch's write when it comes (worker-handle.ts; the main thread goes on meanwhile).
 
-import type { StreamTuning } from '../stream-context.js';
+import type { RawMessages, StreamTuning } from '../stream-context.js';
 import type { WorkerMemory } from './worker-memory.js';
+
+/** A message a Kafka source fragment's worker could not decode: for the source's errors (`source_errors`), as if rejected on the main thread. */
+export interface WorkerReject {
+  readonly partition: number;
+  readonly offset: bigint;
+  readonly error: string;
+  /** The payload's first bytes (null: no value). */
+  readonly payload: Uint8Array | null;
+}
 
 /** What a source worker starts with (workerData). */
 export interface SourceWorkerData {
@@ -29,6 +38,10 @@ export interface SourceWorkerData {
 export type MainToSourceWorker =
   /** Units to generate into the open epoch: triples (split, from, to). Not answered. */
   | { readonly t: 'ranges'; readonly ranges: readonly number[] }
+  /** A replayed Kafka source's decoded rows of one partition (row ids set, all inserts), buffer transferred: into the open epoch. Not answered. */
+  | { readonly t: 'rows'; readonly partition: number; readonly count: number; readonly rows: Uint8Array }
+  /** A replayed Kafka source's messages of one partition undecoded (connectors/kafka/raw-batch.ts), buffers transferred: decoded into the open epoch. Not answered. */
+  | { readonly t: 'raw'; readonly partition: number; readonly raw: RawMessages }
   /** Seal the open epoch as `epoch`: answered with `batch`. */
   | { readonly t: 'commit'; readonly epoch: string }
   /** The oldest epoch handed over and not yet acknowledged is durable, or every one failed. */
@@ -41,6 +54,6 @@ export type MainToSourceWorker =
   | { readonly t: 'close' };
 
 export type SourceWorkerToMain =
-  /** The sealed epoch's writes (without store records), the view rows written, the row errors met and the worker's memory. */
-  | { readonly t: 'batch'; readonly bytes: ArrayBuffer; readonly length: number; readonly rows: number; readonly errors: readonly string[]; readonly memory: WorkerMemory }
+  /** The sealed epoch's writes (without store records), the view rows written, the row errors met, the messages a Kafka fragment's worker could not decode and the worker's memory. */
+  | { readonly t: 'batch'; readonly bytes: ArrayBuffer; readonly length: number; readonly rows: number; readonly errors: readonly string[]; readonly rejects?: readonly WorkerReject[]; readonly memory: WorkerMemory }
   | { readonly t: 'error'; readonly code: string; readonly message: string };
