@@ -58,4 +58,32 @@ describe('row codec', () => {
     expect((decoded as Numeric).unscaled).toBe(150n);
     expect((decoded as Numeric).scale).toBe(2);
   });
+
+  it('stores a numeric that fits 64 bits in ten bytes, at every edge of that form', () => {
+    const writer = new ByteWriter();
+    encodeRow(writer, [new Numeric(908000n, 3)]);
+    // ROW_PUT, the column count, then the tag, the scale byte and eight bytes of unscaled value.
+    expect(writer.length).toBe(2 + 10);
+    const edges = [
+      new Numeric((1n << 63n) - 1n, 127),
+      new Numeric(-(1n << 63n), -128),
+      new Numeric(1n << 63n, 0),
+      new Numeric(-(1n << 63n) - 1n, 2),
+      new Numeric(5n, 128),
+      new Numeric(-5n, -129),
+      new Numeric(0n, 0),
+    ];
+    const all = new ByteWriter();
+    encodeRow(all, edges);
+    const decoded = decodeRow(all.copy())! as Numeric[];
+    expect(decoded.map((n) => [n.unscaled, n.scale, n.special])).toEqual(edges.map((n) => [n.unscaled, n.scale, undefined]));
+  });
+
+  it('reads numerics written in the decimal text form', () => {
+    // ROW_PUT, one column, TAG_NUMERIC (9), not special, scale 2 (int32 LE), '150' as text.
+    const bytes = Buffer.from([1, 1, 9, 0, 2, 0, 0, 0, 3, 0x31, 0x35, 0x30]);
+    const [decoded] = decodeRow(bytes)!;
+    expect((decoded as Numeric).unscaled).toBe(150n);
+    expect((decoded as Numeric).scale).toBe(2);
+  });
 });

@@ -24,6 +24,8 @@ const TAG_NUMERIC = 9;
 const TAG_INTERVAL = 10;
 const TAG_JSONB = 11;
 const TAG_ARRAY = 12;
+/** A finite numeric whose unscaled value fits in 64 bits and whose scale fits in a signed byte. */
+const TAG_NUMERIC_INT64 = 13;
 
 const NUMERIC_SPECIAL_CODES = { nan: 1, inf: 2, '-inf': 3 } as const;
 const NUMERIC_SPECIALS = [undefined, 'nan', 'inf', '-inf'] as const;
@@ -85,6 +87,13 @@ export function encodeRowValue(writer: ByteWriter, value: Value): void {
     writeVarint(writer, value.length);
     writer.bytes(value);
   } else if (value instanceof Numeric) {
+    // Most numerics (prices, amounts) fit the fixed ten bytes: no decimal text to build or parse.
+    if (value.special === undefined && value.scale >= -128 && value.scale <= 127 && value.unscaled >= INT64_MIN && value.unscaled <= INT64_MAX) {
+      writer.byte(TAG_NUMERIC_INT64);
+      writer.byte(value.scale & 0xff);
+      writer.int64LittleEndian(value.unscaled);
+      return;
+    }
     writer.byte(TAG_NUMERIC);
     writer.byte(value.special === undefined ? 0 : NUMERIC_SPECIAL_CODES[value.special]);
     writer.int32LittleEndian(value.scale);
@@ -205,6 +214,12 @@ export function decodeRowValue(reader: RowReader): Value {
       const scale = buffer.readInt32LE(reader.offset);
       reader.offset += 4;
       return new Numeric(BigInt(reader.text()), scale, special);
+    }
+    case TAG_NUMERIC_INT64: {
+      const scale = buffer.readInt8(reader.offset);
+      const unscaled = buffer.readBigInt64LE(reader.offset + 1);
+      reader.offset += 9;
+      return new Numeric(unscaled, scale);
     }
     case TAG_INTERVAL: {
       const months = buffer.readInt32LE(reader.offset);
