@@ -173,7 +173,7 @@ const FLAGS: readonly FlagSpec[] = [
     value: 'on|off',
     defaultText: 'off',
     meaning:
-      "at --parallelism N > 1, the workers of a keyed fragment (a join, an aggregate) generate the rows of a replayed generator source they read and exchange them worker to worker, instead of the main thread generating and exchanging them; EXPLAIN shows it; off by default, slower so far on 2 cores (docs/operations.md, \"Parallelism\")",
+      "at --parallelism N > 1, the workers of a keyed fragment (a join, an aggregate) generate the rows of a replayed generator source they read and exchange them worker to worker, instead of the main thread generating and exchanging them; EXPLAIN shows it; off by default, not faster so far on 2 cores (docs/operations.md, \"Parallelism\")",
   },
 ];
 
