@@ -49,6 +49,14 @@ export interface CliConfig {
   readonly standbyWrites: 'forward' | 'refuse';
   /** --remote-shares: in a cluster, nodes run shares of the leader's source fragments. */
   readonly remoteShares: boolean;
+  /** --keyed-source-workers: keyed fragments' workers generate their replayed generator sources' rows. */
+  readonly keyedSourceWorkers: boolean;
+  /** OXBOW_KAFKA_FRAGMENT_DECODE: a Kafka source fragment's workers decode its messages (default on). */
+  readonly kafkaFragmentDecode: boolean;
+  /** OXBOW_KEYED_SOURCE_CREDIT: units of generated sources a keyed fragment's workers hold before the source waits. */
+  readonly keyedSourceCredit: number | undefined;
+  /** OXBOW_PEER_TIMEOUT_MS: how long a fragment's worker waits at a seal for its peers' rows. */
+  readonly peerTimeoutMs: number | undefined;
 }
 
 /** A bad command line: printed with a pointer to --help, exit code 2. */
@@ -159,6 +167,14 @@ const FLAGS: readonly FlagSpec[] = [
     defaultText: 'off',
     meaning: "in a cluster, the node runs shares of the leader's source fragments over TCP (its address in its etcd record), and as the leader gives a share of each to every other node that does; set it on every node",
   },
+  {
+    flag: '--keyed-source-workers',
+    env: 'OXBOW_KEYED_SOURCE_WORKERS',
+    value: 'on|off',
+    defaultText: 'off',
+    meaning:
+      "at --parallelism N > 1, the workers of a keyed fragment (a join, an aggregate) generate the rows of a replayed generator source they read and exchange them worker to worker, instead of the main thread generating and exchanging them; EXPLAIN shows it; off by default, not faster so far on 2 cores (docs/operations.md, \"Parallelism\")",
+  },
 ];
 
 export function helpText(): string {
@@ -264,6 +280,13 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const remoteSharesInput = raw('--remote-shares');
   const remoteShares = parseSwitch(remoteSharesInput);
   if (remoteShares && cluster === undefined) throw new UsageError(`${remoteSharesInput!.source} needs --cluster: shares run on the other nodes of a cluster`);
+  const keyedSourceWorkers = parseSwitch(raw('--keyed-source-workers'));
+  // The parallel runtime's tuning for tests and benchmarks: variables only, no flags.
+  const variable = (name: string): RawValue => (env[name] === undefined || env[name] === '' ? undefined : { text: env[name]!, source: name });
+  const fragmentDecodeInput = variable('OXBOW_KAFKA_FRAGMENT_DECODE');
+  const kafkaFragmentDecode = fragmentDecodeInput === undefined ? true : parseSwitch(fragmentDecodeInput);
+  const keyedSourceCredit = parseCount(variable('OXBOW_KEYED_SOURCE_CREDIT'), 'units');
+  const peerTimeoutMs = parseCount(variable('OXBOW_PEER_TIMEOUT_MS'), 'milliseconds');
   if (host === '') throw new UsageError('--host must not be empty');
   if (!isLoopback(host) && password === undefined) {
     throw new UsageError(
@@ -293,6 +316,10 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       cluster,
       standbyWrites,
       remoteShares,
+      keyedSourceWorkers,
+      kafkaFragmentDecode,
+      keyedSourceCredit,
+      peerTimeoutMs,
     },
   };
 }
@@ -331,6 +358,14 @@ function parsePort(input: { text: string; source: string } | undefined, fallback
   const port = /^\d+$/.test(input.text.trim()) ? Number(input.text.trim()) : NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`${input.source}: "${input.text}" is not a port number (0 to 65535)`);
   return port;
+}
+
+/** A positive whole number of `unit` from `input`, undefined when not given. */
+function parseCount(input: RawValue, unit: string): number | undefined {
+  if (input === undefined) return undefined;
+  const value = /^\d+$/.test(input.text.trim()) ? Number(input.text.trim()) : NaN;
+  if (!Number.isSafeInteger(value) || value < 1) throw new UsageError(`${input.source}: "${input.text}" is not a positive whole number of ${unit}`);
+  return value;
 }
 
 function parsePositiveInteger(input: { text: string; source: string } | undefined, fallback: number): number {
@@ -485,7 +520,7 @@ async function serve(config: CliConfig): Promise<void> {
     ssl: tls !== undefined,
     checkpointMetrics,
     onCheckpointError: (error) => process.stderr.write(`oxbow: checkpoint failed: ${error instanceof Error ? error.message : String(error)}\n`),
-    ...withParallelism(diagnostics(process.env), config.parallelism),
+    ...withParallelism(diagnostics(process.env), config),
   };
   if (config.cluster !== undefined) {
     await serveClusterNode(config, engineOptions, tls, engineMetrics, process.env);
@@ -638,9 +673,24 @@ export async function startMetrics(host: string, port: number, server: PgServer,
   return http;
 }
 
-/** The engine's tuning with `--parallelism` (1: every dataflow on the main thread). */
-function withParallelism(options: Pick<EngineOptions, 'tuning' | 'faults' | 'onCheckpointPhase'>, parallelism: number): Pick<EngineOptions, 'tuning' | 'faults' | 'onCheckpointPhase'> {
-  return parallelism === 1 ? options : { ...options, tuning: { ...options.tuning, parallelism } };
+/**
+ * The engine's tuning with `--parallelism` (1: every dataflow on the main thread) and the parallel
+ * runtime's settings (--keyed-source-workers, OXBOW_KAFKA_FRAGMENT_DECODE, OXBOW_KEYED_SOURCE_CREDIT,
+ * OXBOW_PEER_TIMEOUT_MS), each only when it differs from the engine's default.
+ */
+export function withParallelism(
+  options: Pick<EngineOptions, 'tuning' | 'faults' | 'onCheckpointPhase'>,
+  config: Pick<CliConfig, 'parallelism' | 'keyedSourceWorkers' | 'kafkaFragmentDecode' | 'keyedSourceCredit' | 'peerTimeoutMs'>,
+): Pick<EngineOptions, 'tuning' | 'faults' | 'onCheckpointPhase'> {
+  const tuning = {
+    ...options.tuning,
+    ...(config.parallelism === 1 ? {} : { parallelism: config.parallelism }),
+    ...(config.keyedSourceWorkers ? { keyedSourceWorkers: true } : {}),
+    ...(config.kafkaFragmentDecode ? {} : { kafkaFragmentDecode: false }),
+    ...(config.keyedSourceCredit === undefined ? {} : { keyedSourceCredit: config.keyedSourceCredit }),
+    ...(config.peerTimeoutMs === undefined ? {} : { peerTimeoutMs: config.peerTimeoutMs }),
+  };
+  return { ...options, tuning };
 }
 
 /**

@@ -26,6 +26,8 @@ export interface ConnectorTuning {
   readonly sourceTrace?: boolean;
   /** FORMAT PLAIN ENCODE JSON through the fast packer (json-row-packer.ts); default true. */
   readonly kafkaFastJson?: boolean;
+  /** A Kafka source fragment's workers decode its messages (posted raw) rather than the source's Kafka worker; default true. */
+  readonly kafkaFragmentDecode?: boolean;
 }
 
 /** Faults injected for crash tests (bin/ sets them). */

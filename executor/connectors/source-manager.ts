@@ -124,6 +124,7 @@ class RunningSource implements DecodedBatchListener {
       // Fetch and decoding run in a worker thread (kafka/kafka-worker.ts); decoded() gets the rows.
       this.reader = new KafkaWorkerReader(relation, options, `${relation.schema}.${relation.name}`, () => manager.core.rowIds.next(), {
         fastJson: manager.core.settings.tuning?.kafkaFastJson !== false,
+        fragmentDecode: manager.core.settings.tuning?.kafkaFragmentDecode !== false,
       });
     }
     this.replayed = isReplayed(relation);

@@ -349,6 +349,7 @@ export class EngineSession implements Session {
       parameterTypes,
       resolveSessionFunction: (name, argumentTypes) => resolveSessionFunction(name, argumentTypes, functionContext),
       ...(this.core.streams.parallel === undefined ? {} : { streamParallelism: this.core.streams.parallel.parallelism }),
+      ...(this.core.settings.tuning?.keyedSourceWorkers === true ? { keyedSourceWorkers: true } : {}),
     };
   }
 

@@ -195,6 +195,11 @@ export class Dataflow {
     return this.context.parallel?.parallelism ?? 1;
   }
 
+  /** The engine's --keyed-source-workers: its keyed fragments' workers generate their sources' rows. */
+  get keyedSourceWorkers(): boolean {
+    return this.context.tuning.keyedSourceWorkers === true;
+  }
+
   /** Relation ids whose changes this dataflow reads. */
   sources(): number[] {
     return [...this.scans.keys()];

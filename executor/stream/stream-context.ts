@@ -70,6 +70,12 @@ export interface StreamTuning {
   readonly aggregateCombineGroups?: number;
   /** Worker threads per parallel operator (`--parallelism`; 1: every dataflow on the main thread). */
   readonly parallelism?: number;
+  /** Keyed fragments' workers generate their replayed generator sources' rows (`--keyed-source-workers`; default false: the main thread's exchange). */
+  readonly keyedSourceWorkers?: boolean;
+  /** Units of generated sources a keyed fragment's workers hold not yet taken before the source waits (default 32,768). */
+  readonly keyedSourceCredit?: number;
+  /** How long a worker's seal waits for every peer's rows of the epoch (default 60,000 ms). */
+  readonly peerTimeoutMs?: number;
 }
 
 /** Builds the nodes that run in parallel (parallel/parallel-runtime.ts); undefined for any other. */

@@ -107,10 +107,10 @@ function line(plan: StreamPlan, depth: number, root: StreamPlan): string {
 }
 
 /** A node run where its parent is (the main thread); a fragment's root at parallelism N > 1. */
-function print(plan: StreamPlan, depth: number, lines: StreamPlanLine[], root: StreamPlan, parallelism: number, shared: ReadonlySet<StreamPlan>): void {
+function print(plan: StreamPlan, depth: number, lines: StreamPlanLine[], root: StreamPlan, parallelism: number, shared: ReadonlySet<StreamPlan>, generated: ReadonlySet<number>): void {
   const fragment = parallelism > 1 ? fragmentAt(plan, shared) : undefined;
   if (fragment !== undefined) {
-    printFragment(fragment, plan, depth, lines, root, parallelism, shared);
+    printFragment(fragment, plan, depth, lines, root, parallelism, shared, generated);
     return;
   }
   lines.push({ text: line(plan, depth, root), plan, inWorkers: false });
@@ -118,40 +118,46 @@ function print(plan: StreamPlan, depth: number, lines: StreamPlanLine[], root: S
   const source = parallelism > 1 && plan === root ? fragmentSource(plan) : undefined;
   if (source !== undefined) lines.push({ text: `${'  '.repeat(depth + 1)}${sourceFragmentText(source, parallelism)}`, inWorkers: false });
   const inputDepth = source === undefined ? depth + 1 : depth + 2;
-  for (const input of streamInputs(plan)) print(input, inputDepth, lines, root, parallelism, shared);
+  for (const input of streamInputs(plan)) print(input, inputDepth, lines, root, parallelism, shared, generated);
 }
 
 /** A fragment's node (run by the N workers); each cut input reaches them through a hash exchange. */
-function printFragment(fragment: Fragment, plan: StreamPlan, depth: number, lines: StreamPlanLine[], root: StreamPlan, parallelism: number, shared: ReadonlySet<StreamPlan>): void {
+function printFragment(fragment: Fragment, plan: StreamPlan, depth: number, lines: StreamPlanLine[], root: StreamPlan, parallelism: number, shared: ReadonlySet<StreamPlan>, generated: ReadonlySet<number>): void {
   lines.push({ text: line(plan, depth, root), plan, inWorkers: true });
   for (const input of streamInputs(plan)) {
     const cut = fragment.inputs.find((candidate) => candidate.plan === input);
     if (cut === undefined) {
-      printFragment(fragment, input, depth + 1, lines, root, parallelism, shared);
+      printFragment(fragment, input, depth + 1, lines, root, parallelism, shared, generated);
       continue;
     }
     // An input the workers generate (a replayed generator source's chain): each worker makes its
     // share of the source's units and sends each row to the worker owning its key.
     const source = keyedSourceScan(input);
-    if (source === undefined || !workerGeneratedSources(root, shared).has(source.relation.id)) {
+    if (source === undefined || !generated.has(source.relation.id)) {
       lines.push({ text: `${'  '.repeat(depth + 1)}StreamExchange dist by (${distributionText(cut)}) (${parallelism} workers)`, inWorkers: false });
-      print(input, depth + 2, lines, root, parallelism, shared);
+      print(input, depth + 2, lines, root, parallelism, shared, generated);
       continue;
     }
     lines.push({ text: `${'  '.repeat(depth + 1)}StreamExchange dist by (${distributionText(cut)}) (${parallelism} workers, worker to worker)`, inWorkers: false });
     lines.push({ text: `${'  '.repeat(depth + 2)}StreamSourceFragment ${source.relation.name} split across ${parallelism} workers`, inWorkers: false });
-    print(input, depth + 3, lines, root, parallelism, shared);
+    print(input, depth + 3, lines, root, parallelism, shared, generated);
   }
 }
 
-/** EXPLAIN's lines with the node each describes; at `parallelism` > 1 a StreamExchange line above each fragment input. */
-export function explainStreamLines(plan: StreamPlan, parallelism = 1): StreamPlanLine[] {
+/**
+ * EXPLAIN's lines with the node each describes; at `parallelism` > 1 a StreamExchange line above
+ * each fragment input. `keyedSourceWorkers`: the engine's --keyed-source-workers (the inputs its
+ * keyed fragments' workers generate, `workerGeneratedSources`).
+ */
+export function explainStreamLines(plan: StreamPlan, parallelism = 1, keyedSourceWorkers = false): StreamPlanLine[] {
   const lines: StreamPlanLine[] = [];
-  print(plan, 0, lines, plan, parallelism, parallelism > 1 ? sharedSources(plan) : new Set());
+  const shared = parallelism > 1 ? sharedSources(plan) : new Set<StreamPlan>();
+  const generated = parallelism > 1 ? workerGeneratedSources(plan, keyedSourceWorkers, shared) : new Set<number>();
+  print(plan, 0, lines, plan, parallelism, shared, generated);
   return lines;
 }
 
 /** One line per streaming node; at `parallelism` > 1 a StreamExchange line above each input of a parallel fragment. */
-export function explainStreamPlan(plan: StreamPlan, parallelism = 1): string[] {
-  return explainStreamLines(plan, parallelism).map((entry) => entry.text);
+export function explainStreamPlan(plan: StreamPlan, parallelism = 1, keyedSourceWorkers = false): string[] {
+  return explainStreamLines(plan, parallelism, keyedSourceWorkers).map((entry) => entry.text);
 }

@@ -76,17 +76,6 @@ export function fragmentSource(plan: StreamPlan): RelationDef | undefined {
 }
 
 /**
- * Whether keyed fragments generate their sources in their workers: off unless the process's
- * environment has OXBOW_KEYED_SOURCE_WORKERS=1. On the 2-core machine Nexmark q4 at parallelism 2
- * ran 0.35-0.6x as fast with it as with the main thread generating and exchanging the rows, and
- * spent 20-30% more CPU per event (BENCHMARKS.md, "Parallel aggregates"; PARALLEL.md, "Sources in
- * keyed fragments"), so the main thread's exchange stays the default until it is faster.
- */
-export function keyedSourcesInWorkers(): boolean {
-  return process.env['OXBOW_KEYED_SOURCE_WORKERS'] === '1';
-}
-
-/**
  * The source scan of a keyed fragment's input (planner/stream/parallel.ts `FragmentInput.plan`)
  * that the fragment's workers generate themselves (PARALLEL.md, "Sources in keyed fragments"): a
  * replayed generator source read through filters and projections only. Each worker then
@@ -113,9 +102,15 @@ function scansOf(plan: StreamPlan, relationId: number): number {
  * (`keyedSourceScan`). A source also read anywhere else has its rows made on the main thread, and
  * they reach every fragment through the main thread's exchange. `shared`: the plan's shared
  * subtrees (parallel.ts `sharedSources`).
+ *
+ * `keyedSourceWorkers`: the engine's setting (--keyed-source-workers), off by default; none when
+ * off. On the 2-core machine Nexmark q4 at parallelism 2 ran 0.35-0.6x as fast with it as with the
+ * main thread generating and exchanging the rows, and spent 20-30% more CPU per event
+ * (BENCHMARKS.md, "Parallel aggregates"; PARALLEL.md, "Sources in keyed fragments"), so the main
+ * thread's exchange stays the default until it is faster.
  */
-export function workerGeneratedSources(root: StreamPlan, shared: ReadonlySet<StreamPlan> = sharedSources(root)): Set<number> {
-  if (!keyedSourcesInWorkers()) return new Set();
+export function workerGeneratedSources(root: StreamPlan, keyedSourceWorkers: boolean, shared: ReadonlySet<StreamPlan> = sharedSources(root)): Set<number> {
+  if (!keyedSourceWorkers) return new Set();
   const inputs = new Map<number, number>();
   const visit = (plan: StreamPlan): void => {
     const fragment = fragmentAt(plan, shared);

@@ -5,7 +5,7 @@ import { totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine, readyLine, UsageError, type CliConfig } from '../../bin/cli.js';
+import { parseCommandLine, readyLine, UsageError, withParallelism, type CliConfig } from '../../bin/cli.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ENTRY = join(ROOT, 'dist', 'bin', 'oxbow.js');
@@ -37,6 +37,7 @@ const FLAG_TABLE: [flag: string, env: string][] = [
   ['--cluster', 'OXBOW_CLUSTER'],
   ['--standby-writes', 'OXBOW_STANDBY_WRITES'],
   ['--remote-shares', 'OXBOW_REMOTE_SHARES'],
+  ['--keyed-source-workers', 'OXBOW_KEYED_SOURCE_WORKERS'],
 ];
 
 describe('command line', () => {
@@ -60,6 +61,8 @@ describe('command line', () => {
       parallelism: 1,
       standbyWrites: 'forward',
       remoteShares: false,
+      keyedSourceWorkers: false,
+      kafkaFragmentDecode: true,
     });
   });
 
@@ -100,6 +103,7 @@ describe('command line', () => {
       'refuse',
       '--remote-shares',
       'on',
+      '--keyed-source-workers=on',
     ]);
     expect(parsed).toEqual({
       host: '::1',
@@ -121,6 +125,8 @@ describe('command line', () => {
       cluster: { endpoints: ['http://10.0.0.1:2379', 'http://etcd-2.internal:2379'], prefix: '/oxbow' },
       standbyWrites: 'refuse',
       remoteShares: true,
+      keyedSourceWorkers: true,
+      kafkaFragmentDecode: true,
     });
   });
 
@@ -147,6 +153,10 @@ describe('command line', () => {
       OXBOW_CLUSTER: 'etcd://127.0.0.1:2379',
       OXBOW_STANDBY_WRITES: 'Refuse',
       OXBOW_REMOTE_SHARES: 'on',
+      OXBOW_KEYED_SOURCE_WORKERS: '1',
+      OXBOW_KAFKA_FRAGMENT_DECODE: '0',
+      OXBOW_KEYED_SOURCE_CREDIT: '1024',
+      OXBOW_PEER_TIMEOUT_MS: '5000',
     };
     expect(config([], env)).toEqual({
       host: 'localhost',
@@ -168,8 +178,13 @@ describe('command line', () => {
       cluster: { endpoints: ['http://127.0.0.1:2379'], prefix: '/oxbow' },
       standbyWrites: 'refuse',
       remoteShares: true,
+      keyedSourceWorkers: true,
+      kafkaFragmentDecode: false,
+      keyedSourceCredit: 1024,
+      peerTimeoutMs: 5000,
     });
     expect(config(['--port', '7002'], env).port).toBe(7002);
+    expect(config(['--keyed-source-workers', 'off'], env).keyedSourceWorkers).toBe(false);
     expect(() => config(['--standby-writes', 'maybe'])).toThrow(/--standby-writes: "maybe" is not a choice; write forward or refuse/);
     expect(() => config(['--remote-shares', 'on'])).toThrow(/--remote-shares needs --cluster/);
     expect(() => config(['--remote-shares', 'maybe', '--cluster', 'etcd://a:2379', '--checkpoint-url', 's3://b/p'])).toThrow(/--remote-shares: "maybe" is not on or off/);
@@ -229,6 +244,23 @@ describe('command line', () => {
 
   it('names the variable when a bad value comes from the environment', () => {
     expect(() => parseCommandLine([], { OXBOW_PORT: 'x' })).toThrow('OXBOW_PORT: "x" is not a port number');
+    expect(() => parseCommandLine([], { OXBOW_KEYED_SOURCE_WORKERS: 'yes please' })).toThrow('OXBOW_KEYED_SOURCE_WORKERS: "yes please" is not on or off');
+    expect(() => parseCommandLine([], { OXBOW_KAFKA_FRAGMENT_DECODE: '2' })).toThrow('OXBOW_KAFKA_FRAGMENT_DECODE: "2" is not on or off');
+    expect(() => parseCommandLine([], { OXBOW_KEYED_SOURCE_CREDIT: '-5' })).toThrow('OXBOW_KEYED_SOURCE_CREDIT: "-5" is not a positive whole number of units');
+    expect(() => parseCommandLine([], { OXBOW_PEER_TIMEOUT_MS: '1.5s' })).toThrow('OXBOW_PEER_TIMEOUT_MS: "1.5s" is not a positive whole number of milliseconds');
+  });
+
+  it('passes the parallel runtime settings to the engine only when they differ from its defaults', () => {
+    expect(withParallelism({}, config([])).tuning).toEqual({});
+    const env = { OXBOW_KAFKA_FRAGMENT_DECODE: 'off', OXBOW_KEYED_SOURCE_CREDIT: '64', OXBOW_PEER_TIMEOUT_MS: '250' };
+    expect(withParallelism({ tuning: { sourceChunkRows: 10 } }, config(['--parallelism', '2', '--keyed-source-workers', 'on'], env)).tuning).toEqual({
+      sourceChunkRows: 10,
+      parallelism: 2,
+      keyedSourceWorkers: true,
+      kafkaFragmentDecode: false,
+      keyedSourceCredit: 64,
+      peerTimeoutMs: 250,
+    });
   });
 
   it('refuses a non-loopback address without a password, accepts loopback ones', () => {
@@ -261,6 +293,9 @@ describe('the oxbow executable', () => {
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('oxbow: --port: "eighty" is not a port number (0 to 65535)');
     expect(run.stderr).toContain('oxbow --help');
+    const keyed = spawnSync(process.execPath, [ENTRY, '--keyed-source-workers', 'sometimes'], { encoding: 'utf8' });
+    expect(keyed.status).toBe(2);
+    expect(keyed.stderr).toContain('oxbow: --keyed-source-workers: "sometimes" is not on or off');
   });
 
   it('a non-loopback host without a password exits with code 2', () => {

@@ -76,6 +76,31 @@ describe('oxbow server process', () => {
     await oxbow.stop();
   });
 
+  it('--keyed-source-workers on: EXPLAIN of Nexmark q4 at --parallelism 2 shows the workers generating its sources', async () => {
+    const bid = 'auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp, extra varchar';
+    const auction = 'id bigint, item_name varchar, description varchar, initial_bid bigint, reserve bigint, date_time timestamp, expires timestamp, seller bigint, category bigint, extra varchar';
+    const q4 =
+      'select q.category, avg(q.final) from (select a.id, a.category, max(b.price) as final from auction as a join bid as b on a.id = b.auction where b.date_time between a.date_time and a.expires group by a.id, a.category) as q group by q.category';
+    const explain = async (args: string[]): Promise<string> => {
+      const oxbow = await startOxbow({ args: ['--parallelism', '2', ...args] });
+      const client = new pg.Client({ connectionString: oxbow.url });
+      await client.connect();
+      await client.query(`create source auction (${auction}) with (connector = 'nexmark', nexmark.table.type = 'Auction', nexmark.event.num = '100')`);
+      await client.query(`create source bid (${bid}) with (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '100')`);
+      const plan = (await client.query<{ 'QUERY PLAN': string }>(`explain create materialized view q4 as ${q4}`)).rows.map((row) => Object.values(row)[0]).join('\n');
+      await client.end();
+      await oxbow.stop();
+      return plan;
+    };
+    const on = await explain(['--keyed-source-workers', 'on']);
+    expect(on).toContain('StreamExchange dist by (auction) (2 workers, worker to worker)');
+    expect(on).toContain('StreamSourceFragment bid split across 2 workers');
+    expect(on).toContain('StreamSourceFragment auction split across 2 workers');
+    const off = await explain([]);
+    expect(off).toContain('StreamExchange dist by (auction) (2 workers)');
+    expect(off).not.toContain('worker to worker');
+  });
+
   it('a port already in use is a clear error, not a crash', async () => {
     const oxbow = await startOxbow();
     const clash = spawnSync(process.execPath, ['dist/bin/oxbow.js', '--port', String(oxbow.port), '--data-dir', `${oxbow.dataDir}-clash`], { encoding: 'utf8', timeout: 30_000 });

@@ -41,10 +41,9 @@ describe('keyed fragments generating their sources across SIGKILL at another par
 
   it("keep every auction's max over its bids, each event once", async () => {
     const events = 30_000;
-    const args = (parallelism: number) => ['--barrier-interval-ms', '100', '--parallelism', String(parallelism)];
-    // Off by default (planner/stream/parallel-source.ts `keyedSourcesInWorkers`).
-    const env = { OXBOW_KEYED_SOURCE_WORKERS: '1' };
-    let server = await startOxbow({ dataDir, args: args(2), env });
+    // --keyed-source-workers is off by default.
+    const args = (parallelism: number) => ['--barrier-interval-ms', '100', '--parallelism', String(parallelism), '--keyed-source-workers', 'on'];
+    let server = await startOxbow({ dataDir, args: args(2) });
     let sql = new pg.Client({ connectionString: server.url });
     await sql.connect();
     sql.on('error', () => undefined);
@@ -66,7 +65,7 @@ describe('keyed fragments generating their sources across SIGKILL at another par
       expect(await committed(sql, 'bid')).toBeLessThan(events);
       await server.kill('SIGKILL');
       await sql.end().catch(() => undefined);
-      server = await startOxbow({ dataDir, args: args(next), env });
+      server = await startOxbow({ dataDir, args: args(next) });
       sql = new pg.Client({ connectionString: server.url });
       await sql.connect();
       sql.on('error', () => undefined);

@@ -26,14 +26,6 @@ import type { KafkaWorkerData, MainToWorker, WorkerToMain } from './worker-proto
 
 export const DEFAULT_MAX_BATCHES_IN_FLIGHT = 4;
 
-/**
- * Whether a Kafka source fragment's workers decode its messages (the Kafka worker posts them raw)
- * rather than this reader's worker: on unless the process's environment has
- * OXBOW_KAFKA_FRAGMENT_DECODE=0 (executor/stream/PARALLEL.md, "Kafka sources").
- */
-export function fragmentDecoding(): boolean {
-  return process.env['OXBOW_KAFKA_FRAGMENT_DECODE'] !== '0';
-}
 const STOP_TIMEOUT_MS = 10_000;
 const RESTART_DELAY_MS = 1000;
 
@@ -84,6 +76,12 @@ export interface KafkaWorkerReaderOptions {
   readonly maxBatchesInFlight?: number;
   /** FORMAT PLAIN ENCODE JSON through the fast packer (json-row-packer.ts); default true. */
   readonly fastJson?: boolean;
+  /**
+   * A Kafka source fragment's workers decode its messages (the Kafka worker posts them raw) rather
+   * than this reader's worker; default true (the engine's `kafkaFragmentDecode`;
+   * executor/stream/PARALLEL.md, "Kafka sources").
+   */
+  readonly fragmentDecode?: boolean;
 }
 
 export class KafkaWorkerReader implements SourceReader, StartupResolver {
@@ -94,6 +92,7 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
   private readonly positions = new Map<number, bigint>();
   private readonly maxBatchesInFlight: number;
   private readonly fastJson: boolean;
+  private readonly fragmentDecode: boolean;
   /** The hidden row id's position (a source without a primary key), set here on the main thread. */
   private readonly rowIdPosition: number | undefined;
   private restartTimer: NodeJS.Timeout | undefined;
@@ -115,6 +114,7 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
   ) {
     this.maxBatchesInFlight = settings.maxBatchesInFlight ?? DEFAULT_MAX_BATCHES_IN_FLIGHT;
     this.fastJson = settings.fastJson ?? true;
+    this.fragmentDecode = settings.fragmentDecode ?? true;
     // A replayed source's row ids come from partition and offset, set by the worker's decoder.
     this.rowIdPosition = isKafkaReplayed(relation) ? undefined : sourceLayout(relation).rowIdPosition;
   }
@@ -144,7 +144,7 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
 
   private spawn(listener: DecodedBatchListener): void {
     // Only a source that stores no rows (row ids from partition and offset) goes raw.
-    const rawWanted = (): boolean => this.rowIdPosition === undefined && isKafkaReplayed(this.relation) && fragmentDecoding() && listener.wantsPacked?.() === true;
+    const rawWanted = (): boolean => this.rowIdPosition === undefined && isKafkaReplayed(this.relation) && this.fragmentDecode && listener.wantsPacked?.() === true;
     /** What the worker was last told: post batches undecoded or not. */
     let raw = rawWanted();
     const data: KafkaWorkerData = {

@@ -48,8 +48,11 @@ export type ProducerOf = (relation: RelationDef) => RowProducer;
 
 /** Units generated per step: a batch through the input's chain and the exchange. */
 const STEP_ROWS = 4096;
-/** How long a seal waits for every peer's rows of the epoch (below the main thread's deadline, so the error names the peer). */
-const PEER_TIMEOUT_MS = Number(process.env['OXBOW_PEER_TIMEOUT_MS'] ?? 60_000);
+/**
+ * How long a seal waits for every peer's rows of the epoch unless the engine's `peerTimeoutMs` says
+ * otherwise (below the main thread's deadline, so the error names the peer).
+ */
+export const DEFAULT_PEER_TIMEOUT_MS = 60_000;
 
 /** Tests: worker 1's thread ends once it generated this many units (a worker that dies in the middle of an epoch). */
 const EXIT_AFTER_UNITS = Number(process.env['OXBOW_TEST_WORKER_EXIT_UNITS'] ?? 0);
@@ -79,6 +82,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
   const writer = new ByteWriter(64 * 1024);
   const me = data.worker;
   const peers = data.peers ?? [];
+  const peerTimeoutMs = data.tuning.peerTimeoutMs ?? DEFAULT_PEER_TIMEOUT_MS;
   /** `ranges` messages handled, and the main thread's view of those done with (received less the tasks waiting). */
   let rangesReceived = 0;
   const progress = data.progress === undefined ? undefined : new Int32Array(data.progress);
@@ -440,9 +444,9 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
         waitingSeal = true;
         sealing = setTimeout(() => {
           const late = endsFrom.findIndex((ends, peer) => peer !== me && ends < seals);
-          peerGone ??= `worker ${late} did not send its rows of the epoch within ${PEER_TIMEOUT_MS / 1000} s`;
+          peerGone ??= `worker ${late} did not send its rows of the epoch within ${peerTimeoutMs / 1000} s`;
           trySeal();
-        }, PEER_TIMEOUT_MS);
+        }, peerTimeoutMs);
         trySeal();
         return;
       }

@@ -29,9 +29,9 @@ import type { WorkerMemory, WorkerStatus } from './worker-memory.js';
 /**
  * Units of generated sources posted to a fragment's workers and not yet taken by all of them, above
  * which the source manager's reader waits (`held`): the workers' pace bounds the epochs, as the
- * main thread's own work bounds them when it makes the rows. `OXBOW_KEYED_SOURCE_CREDIT` sets it.
+ * main thread's own work bounds them when it makes the rows. The engine's `keyedSourceCredit` sets it.
  */
-const CREDIT_UNITS = Number(process.env['OXBOW_KEYED_SOURCE_CREDIT'] ?? 32_768);
+export const DEFAULT_KEYED_SOURCE_CREDIT = 32_768;
 
 /** Atomics.waitAsync (Node 20; not in the ES2022 lib's types). */
 const waitAsync = (Atomics as unknown as {
@@ -151,6 +151,8 @@ export class ParallelFragmentNode implements StreamNode {
   /** Times the source's reader waited for the workers (EXPLAIN ANALYZE). */
   private holds = 0;
   private readonly settings: WorkerSettings;
+  /** Units the workers may hold not yet taken before the source waits (the engine's `keyedSourceCredit`). */
+  private readonly credit: number;
 
   constructor(
     /** The fragment's nodes on the main thread's plan (their state tables) and the workers' copy. */
@@ -167,6 +169,7 @@ export class ParallelFragmentNode implements StreamNode {
   ) {
     this.generated = generated;
     this.settings = settings;
+    this.credit = context.tuning.keyedSourceCredit ?? DEFAULT_KEYED_SOURCE_CREDIT;
     this.nextShare = generated.map(() => 0);
     // A channel per pair of workers when they generate some input: rows go straight to their key's owner.
     const generating = generated.some((source) => source !== null);
@@ -290,18 +293,18 @@ export class ParallelFragmentNode implements StreamNode {
   }
 
   /**
-   * Undefined while the workers hold at most CREDIT_UNITS units not yet taken; else a Promise that
+   * Undefined while the workers hold at most `keyedSourceCredit` units not yet taken; else a Promise that
    * settles once they do (or the epoch was discarded, or the node disposed): the source waits.
    */
   held(): Promise<void> | undefined {
-    if (this.outstanding() <= CREDIT_UNITS) return undefined;
+    if (this.outstanding() <= this.credit) return undefined;
     this.holds++;
     return this.whenTaken();
   }
 
   private async whenTaken(): Promise<void> {
     const progress = this.progress!;
-    while (!this.disposed && this.outstanding() > CREDIT_UNITS) {
+    while (!this.disposed && this.outstanding() > this.credit) {
       // The slowest worker's word; the timeout covers a worker that ends or an epoch discarded.
       let slowest = 0;
       for (let worker = 1; worker < progress.length; worker++) if (Atomics.load(progress, worker) < Atomics.load(progress, slowest)) slowest = worker;

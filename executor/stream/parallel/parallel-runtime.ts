@@ -116,7 +116,7 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
     const sourceScript = this.sourceFragments.workerScript;
     const root = this.roots.get(context)!;
     let inWorkers = this.generatedSources.get(root);
-    if (inWorkers === undefined) this.generatedSources.set(root, (inWorkers = workerGeneratedSources(root, shared)));
+    if (inWorkers === undefined) this.generatedSources.set(root, (inWorkers = workerGeneratedSources(root, context.tuning.keyedSourceWorkers === true, shared)));
     const generated = fragment.inputs.map((input): GeneratedSource | null => {
       const scan = sourceScript === undefined ? undefined : keyedSourceScan(input.plan);
       if (scan === undefined || !inWorkers.has(scan.relation.id)) return null;

@@ -12,10 +12,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
 import { openHarness, type Harness } from './stream-harness.js';
 
-// Off by default (planner/stream/parallel-source.ts `keyedSourcesInWorkers`): on for this file,
-// the workers reading it when they start.
-process.env['OXBOW_KEYED_SOURCE_WORKERS'] = '1';
-
 const directories: string[] = [];
 let h: Harness | undefined;
 afterEach(async () => {
@@ -31,8 +27,9 @@ function freshDirectory(): string {
   return directory;
 }
 
+/** An engine at `parallelism` with the keyed fragments generating their sources (`keyedSourceWorkers`, off by default). */
 function open(dir: string, parallelism: number): Promise<Harness> {
-  return openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 }), { tuning: { parallelism }, barrierIntervalMs: 40 });
+  return openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 }), { tuning: { parallelism, keyedSourceWorkers: true }, barrierIntervalMs: 40 });
 }
 
 const COLUMNS = {
