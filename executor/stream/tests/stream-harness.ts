@@ -24,7 +24,7 @@ import { StreamManager } from '../stream-manager.js';
 import type { ChangeBatch } from '../change-batch.js';
 import type { Dataflow } from '../dataflow.js';
 import fc from 'fast-check';
-import { expect } from 'vitest';
+import { afterEach, beforeEach, expect } from 'vitest';
 
 export interface Harness {
   readonly engine: OxbowEngine;
@@ -89,13 +89,60 @@ export async function expectViewsEqualQueries(h: Harness, views: readonly (reado
   for (const [name, query] of views) expect(await h.lines(`select * from ${name}`), step === '' ? name : `${name} after ${step}`).toEqual(await h.lines(query));
 }
 
+/** Runs each statement and checks every view against its query after it (`step` names the statement in a failure). */
+export async function runCheckingViews(h: Harness, views: readonly (readonly [string, string])[], statements: readonly string[], step: (statement: string) => string = (statement) => statement): Promise<void> {
+  for (const statement of statements) {
+    await h.run(statement);
+    await expectViewsEqualQueries(h, views, step(statement));
+  }
+}
+
 /** Creates the views, then runs each statement and checks every view against its query after it. */
 export async function runAndCompareViews(h: Harness, views: readonly (readonly [string, string])[], statements: readonly string[]): Promise<void> {
   for (const [name, query] of views) await h.run(`create materialized view ${name} as ${query}`);
-  for (const statement of statements) {
-    await h.run(statement);
-    await expectViewsEqualQueries(h, views, statement);
+  await runCheckingViews(h, views, statements);
+}
+
+/**
+ * A harness over the memory store opened before each test of the file and closed after it: the
+ * returned Harness stands for the current test's.
+ */
+export function harnessForEachTest(): Harness {
+  let current: Harness | undefined;
+  beforeEach(async () => {
+    current = await openHarness();
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  const now = (): Harness => {
+    if (current === undefined) throw new Error('the harness is open only inside a test');
+    return current;
+  };
+  return {
+    get engine() {
+      return now().engine;
+    },
+    get session() {
+      return now().session;
+    },
+    run: (sql) => now().run(sql),
+    lines: (sql) => now().lines(sql),
+    rows: (sql) => now().rows(sql),
+    failure: (sql) => now().failure(sql),
+    close: () => now().close(),
+  };
+}
+
+/** Waits until `relation` holds at least `count` rows, polling every 20 ms at most `attempts` times. */
+export async function waitForRows(h: Harness, relation: string, count: number, attempts: number): Promise<void> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const rows = await h.lines(`SELECT count(*) FROM ${relation}`);
+    if (Number(rows[0]) >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
+  throw new Error(`${relation} never reached ${count} rows`);
 }
 
 /**
