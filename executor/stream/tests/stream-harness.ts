@@ -15,6 +15,7 @@ import type { Row } from '../../../sql/value.js';
 import { formatValue } from '../../../sql/functions.js';
 import { SqlError } from '../../../sql/errors.js';
 import type { RelationDef } from '../../../sql/catalog.js';
+import { type as scalar } from '../../../sql/types.js';
 import { nextEpoch, type Epoch } from '../../../sql/epoch.js';
 import { parse } from '../../../sql/parser/index.js';
 import type { CatalogReader } from '../../../planner/catalog-reader.js';
@@ -184,6 +185,21 @@ export async function assertViewsEqualRecomputation<Op>(options: {
 }
 
 /** A catalog of fixed relations in schema public, for planning views without an engine. */
+/** A fixed append-only source of nullable int4 columns, keyed by the hidden int8 `_row_id` after them. */
+export function sourceRelation(id: number, name: string, columns: readonly string[]): RelationDef {
+  const rowId = { name: '_row_id', type: scalar('int8'), nullable: false, hidden: true };
+  return { id, kind: 'source', schema: 'public', name, columns: [...columns.map(int4Column), rowId], primaryKey: [columns.length], dependsOn: [] };
+}
+
+/** A fixed table of nullable int4 columns without a key. */
+export function tableRelation(id: number, name: string, columns: readonly string[]): RelationDef {
+  return { id, kind: 'table', schema: 'public', name, columns: columns.map(int4Column), primaryKey: [], dependsOn: [] };
+}
+
+function int4Column(name: string): RelationDef['columns'][number] {
+  return { name, type: scalar('int4'), nullable: true, hidden: false };
+}
+
 export function fixedCatalog(relations: readonly RelationDef[]): CatalogReader {
   return {
     resolveRelation: (_schema, name) => relations.find((relation) => relation.name === name),
