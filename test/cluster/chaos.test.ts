@@ -16,10 +16,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import kafkajs from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBroker, type Broker } from '../kafka/broker.js';
+import { readAllCommitted, startBroker, type Broker } from '../kafka/broker.js';
 import { startS3rver, type S3rverProcess } from '../checkpoint/support/s3rver.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { seededRandom } from '../support/seeded-random.js';
@@ -94,25 +93,8 @@ async function findLeader(timeoutMs: number): Promise<{ name: string; client: pg
   }
 }
 
-/** Every committed message of the topic, once there are `atLeast` and none arrived for `quietMs`. */
-async function readAll(topic: string, atLeast: number, quietMs = 3000): Promise<string[]> {
-  const client = new kafkajs.Kafka({ clientId: 'oxbow-chaos-read', brokers: [broker.bootstrap], logLevel: kafkajs.logLevel.NOTHING });
-  const consumer = client.consumer({ groupId: `chaos-read-${topic}-${Date.now()}`, readUncommitted: false });
-  const seen: string[] = [];
-  let lastAt = Date.now();
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  await consumer.run({
-    eachMessage: async ({ message }) => {
-      seen.push(message.value?.toString() ?? 'null');
-      lastAt = Date.now();
-    },
-  });
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline && (seen.length < atLeast || Date.now() - lastAt < quietMs)) await sleep(100);
-  await consumer.disconnect();
-  return seen;
-}
+/** Every committed message of the topic, once there are `atLeast` and none arrived for 3 s. */
+const readAll = (topic: string, atLeast: number): Promise<string[]> => readAllCommitted(broker.bootstrap, topic, atLeast, { name: 'chaos-read', timeoutMs: 120_000 });
 
 const valueOf = (id: number): number => (id * 37) % 1000;
 

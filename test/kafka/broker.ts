@@ -162,6 +162,31 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
   };
 }
 
+/**
+ * Every committed (read_committed) message value of `topic`, all partitions, from the beginning:
+ * read until there are at least `atLeast` and none arrived for `quietMs`, or `timeoutMs` passed.
+ * `name` names the client (`oxbow-name`) and its consumer group (`name-topic-now`).
+ */
+export async function readAllCommitted(bootstrap: string, topic: string, atLeast: number, options: { readonly name: string; readonly timeoutMs: number; readonly quietMs?: number }): Promise<string[]> {
+  const quietMs = options.quietMs ?? 3000;
+  const client = new Kafka({ clientId: `oxbow-${options.name}`, brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const consumer = client.consumer({ groupId: `${options.name}-${topic}-${Date.now()}`, readUncommitted: false });
+  const seen: string[] = [];
+  let lastAt = Date.now();
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      seen.push(message.value?.toString() ?? 'null');
+      lastAt = Date.now();
+    },
+  });
+  const deadline = Date.now() + options.timeoutMs;
+  while (Date.now() < deadline && (seen.length < atLeast || Date.now() - lastAt < quietMs)) await new Promise((resolve) => setTimeout(resolve, 100));
+  await consumer.disconnect();
+  return seen;
+}
+
 /** The process id scripts/kafka.mjs wrote for the broker on `port`. */
 function brokerPid(port: number): number {
   const cache = process.env['OXBOW_KAFKA_CACHE'] ?? fileURLToPath(new URL('../../.cache/kafka', import.meta.url));

@@ -11,8 +11,8 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import kafkajs from 'kafkajs';
 import { useKafkaHarness } from './harness.js';
+import { readAllCommitted } from './broker.js';
 import { CrashLoad } from '../support/crash-load.js';
 import { seededRandom } from '../support/seeded-random.js';
 
@@ -20,7 +20,6 @@ const kafka = useKafkaHarness({ server: false });
 const seed = Number(process.env['OXBOW_SINK_CRASH_SEED'] ?? Date.now() % 100_000);
 const random = seededRandom(seed);
 const ARGS = ['--barrier-interval-ms', '50', '--time-travel-retention', '2s'];
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const KAFKA_SCRIPT = fileURLToPath(new URL('../../scripts/kafka.mjs', import.meta.url));
 
 /** Stops the file's broker (its data kept) until `start()`: a target away for a while. */
@@ -34,25 +33,8 @@ function brokerOutage(port: number): { start(): void } {
   };
 }
 
-/** Every committed message of the topic, once no new one arrived for `quietMs`. */
-async function readAll(bootstrap: string, topic: string, atLeast: number, quietMs = 3000): Promise<string[]> {
-  const client = new kafkajs.Kafka({ clientId: 'oxbow-test-read', brokers: [bootstrap], logLevel: kafkajs.logLevel.NOTHING });
-  const consumer = client.consumer({ groupId: `read-all-${topic}-${Date.now()}`, readUncommitted: false });
-  const seen: string[] = [];
-  let lastAt = Date.now();
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  await consumer.run({
-    eachMessage: async ({ message }) => {
-      seen.push(message.value?.toString() ?? 'null');
-      lastAt = Date.now();
-    },
-  });
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline && (seen.length < atLeast || Date.now() - lastAt < quietMs)) await sleep(100);
-  await consumer.disconnect();
-  return seen;
-}
+/** Every committed message of the topic, once no new one arrived for 3 s. */
+const readAll = (bootstrap: string, topic: string, atLeast: number): Promise<string[]> => readAllCommitted(bootstrap, topic, atLeast, { name: 'read-all', timeoutMs: 90_000 });
 
 /** A server with `items` and a sink of it into a new topic, the first row delivered. */
 async function startWithSink(topic: string): Promise<CrashLoad> {

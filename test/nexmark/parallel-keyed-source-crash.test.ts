@@ -8,32 +8,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NexmarkGenerator } from '../../executor/connectors/generators/nexmark-generator.js';
-import { startOxbow } from '../support/server.js';
+import { killMidStream, textRows as rowsOf } from './killed-source.js';
 
 const BID = 'auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP, extra VARCHAR';
 const AUCTION = 'id BIGINT, item_name VARCHAR, description VARCHAR, initial_bid BIGINT, reserve BIGINT, date_time TIMESTAMP, expires TIMESTAMP, seller BIGINT, category BIGINT, extra VARCHAR';
-
-async function rowsOf(sql: pg.Client, query: string): Promise<string[][]> {
-  const result = await sql.query({ text: query, rowMode: 'array', types: { getTypeParser: () => (value: string) => value } });
-  return (result.rows as string[][]).map((row) => row.map((value) => (value === null ? 'NULL' : value)));
-}
-
-async function committed(sql: pg.Client, source: string): Promise<number> {
-  const result = await sql.query(`SELECT coalesce(sum(committed_offset), 0)::int8 AS n FROM oxbow_catalog.source_partitions WHERE source_name = '${source}'`);
-  return Number(result.rows[0].n);
-}
-
-/** Waits until both sources committed `events` events each (capped by the caller at their last event). */
-async function waitForCommitted(sql: pg.Client, events: number): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while ((await committed(sql, 'bid')) < events || (await committed(sql, 'auction')) < events) {
-    if (Date.now() > deadline) throw new Error(`waiting for ${events} events of each source: bid committed ${await committed(sql, 'bid')}, auction ${await committed(sql, 'auction')}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('keyed fragments generating their sources across SIGKILL at another parallelism', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-keyed-source-kill-'));
@@ -41,36 +21,21 @@ describe('keyed fragments generating their sources across SIGKILL at another par
 
   it("keep every auction's max over its bids, each event once", async () => {
     const events = 30_000;
+    // Parallelism 2 first, 3 after the kill at 4000 events of each source, 1 after the kill at 12,000.
     // --keyed-source-workers is off by default.
-    const args = (parallelism: number) => ['--barrier-interval-ms', '100', '--parallelism', String(parallelism), '--keyed-source-workers', 'on'];
-    let server = await startOxbow({ dataDir, args: args(2) });
-    let sql = new pg.Client({ connectionString: server.url });
-    await sql.connect();
-    sql.on('error', () => undefined);
-    // 2 splits x 500 events a second each: about 30 s of stream, longer than the view takes to start under load.
-    const options = `nexmark.event.num = '${events}', nexmark.split.num = '2', nexmark.max.chunk.size = '100', nexmark.min.event.gap.in.ns = '2000000'`;
-    await sql.query(`CREATE SOURCE auction (${AUCTION}) WITH (connector = 'nexmark', nexmark.table.type = 'Auction', ${options})`);
-    await sql.query(`CREATE SOURCE bid (${BID}) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', ${options})`);
-    await sql.query(
-      'CREATE MATERIALIZED VIEW q4_inner AS SELECT a.id, a.category, max(b.price) AS final FROM auction AS a JOIN bid AS b ON a.id = b.auction WHERE b.date_time BETWEEN a.date_time AND a.expires GROUP BY a.id, a.category',
-    );
-    const plan = (await rowsOf(sql, 'EXPLAIN q4_inner')).map((row) => row[0]).join('\n');
-    expect(plan).toContain('StreamExchange dist by (auction) (2 workers, worker to worker)');
-    expect(plan).toContain('StreamSourceFragment bid split across 2 workers');
-    for (const [threshold, next] of [
-      [4000, 3],
-      [12_000, 1],
-    ] as const) {
-      await waitForCommitted(sql, threshold);
-      expect(await committed(sql, 'bid')).toBeLessThan(events);
-      await server.kill('SIGKILL');
-      await sql.end().catch(() => undefined);
-      server = await startOxbow({ dataDir, args: args(next) });
-      sql = new pg.Client({ connectionString: server.url });
-      await sql.connect();
-      sql.on('error', () => undefined);
-    }
-    await waitForCommitted(sql, events);
+    const args = (start: number) => ['--barrier-interval-ms', '100', '--parallelism', String([2, 3, 1][start]), '--keyed-source-workers', 'on'];
+    const { server, sql } = await killMidStream(dataDir, events, [4000, 12_000], async (sql) => {
+      // 2 splits x 500 events a second each: about 30 s of stream, longer than the view takes to start under load.
+      const options = `nexmark.event.num = '${events}', nexmark.split.num = '2', nexmark.max.chunk.size = '100', nexmark.min.event.gap.in.ns = '2000000'`;
+      await sql.query(`CREATE SOURCE auction (${AUCTION}) WITH (connector = 'nexmark', nexmark.table.type = 'Auction', ${options})`);
+      await sql.query(`CREATE SOURCE bid (${BID}) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', ${options})`);
+      await sql.query(
+        'CREATE MATERIALIZED VIEW q4_inner AS SELECT a.id, a.category, max(b.price) AS final FROM auction AS a JOIN bid AS b ON a.id = b.auction WHERE b.date_time BETWEEN a.date_time AND a.expires GROUP BY a.id, a.category',
+      );
+      const plan = (await rowsOf(sql, 'EXPLAIN q4_inner')).map((row) => row[0]).join('\n');
+      expect(plan).toContain('StreamExchange dist by (auction) (2 workers, worker to worker)');
+      expect(plan).toContain('StreamSourceFragment bid split across 2 workers');
+    }, { args, sources: ['bid', 'auction'] });
     // The join and the max over the generator's events, computed here.
     const generator = new NexmarkGenerator();
     const auctions = new Map<string, { category: string; from: bigint; to: bigint }>();

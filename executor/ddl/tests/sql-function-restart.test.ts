@@ -2,39 +2,16 @@
 // restore from a checkpoint into an empty one, the function is callable, listed in pg_proc, still
 // blocks DROP while a materialized view calls it, and the view (replanned from its definition with
 // the function inlined) keeps being maintained. Expected values computed by hand from the bodies.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createEngine } from '../../engine/create-engine.js';
-import type { Engine, Session } from '../../engine/engine.js';
-import type { Row } from '../../../sql/value.js';
+import { describe, expect, it } from 'vitest';
+import type { Session } from '../../engine/engine.js';
 import { SqlError } from '../../../sql/errors.js';
+import { openOnDataDir, runRows as run, temporaryDataDir } from '../../engine/tests/data-dir-engine.js';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-sql-function-'));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+const dataDir = temporaryDataDir('oxbow-sql-function-');
 
-async function open(checkpointIntervalMs: number): Promise<{ engine: Engine; session: Session }> {
-  const engine = await createEngine({
-    dataDir,
-    checkpointUrl: `file://${dataDir}/checkpoints`,
-    barrierIntervalMs: 1000,
-    checkpointIntervalMs,
-    timeTravelRetentionMs: 600_000,
-    memoryLimitBytes: 1 << 26,
-  });
-  const session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
-  return { engine, session };
-}
-
-async function run(session: Session, sql: string): Promise<Row[]> {
-  let rows: Row[] = [];
-  for (const statement of session.prepareMany(sql)) {
-    const result = await session.execute(statement, { parameters: [] });
-    rows = result.kind === 'rows' ? await result.cursor.next(0) : [];
-  }
-  return rows;
-}
+const open = (checkpointIntervalMs: number) => openOnDataDir(dataDir, checkpointIntervalMs);
 
 async function errorCode(session: Session, sql: string): Promise<string | undefined> {
   try {

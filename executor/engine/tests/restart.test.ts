@@ -1,38 +1,12 @@
 // Durability of the catalog and of table rows across a restart, on the real RocksDB store: every
 // object created before closing the engine is there after reopening the same directory, with its
 // columns, key, comment and index, and ids are never reused.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createEngine } from '../create-engine.js';
-import type { Engine, Session } from '../engine.js';
-import type { Row } from '../../../sql/value.js';
+import { describe, expect, it } from 'vitest';
+import { openOnDataDir, runRows as run, temporaryDataDir } from './data-dir-engine.js';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-restart-'));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+const dataDir = temporaryDataDir('oxbow-restart-');
 
-async function open(): Promise<{ engine: Engine; session: Session }> {
-  const engine = await createEngine({
-    dataDir,
-    checkpointUrl: `file://${dataDir}/checkpoints`,
-    barrierIntervalMs: 1000,
-    checkpointIntervalMs: 10_000,
-    timeTravelRetentionMs: 600_000,
-    memoryLimitBytes: 1 << 26,
-  });
-  const session = engine.openSession({ user: 'oxbow', database: 'oxbow', options: {} }, { notice: () => undefined, parameterStatus: () => undefined });
-  return { engine, session };
-}
-
-async function run(session: Session, sql: string): Promise<Row[]> {
-  let rows: Row[] = [];
-  for (const statement of session.prepareMany(sql)) {
-    const result = await session.execute(statement, { parameters: [] });
-    rows = result.kind === 'rows' ? await result.cursor.next(0) : [];
-  }
-  return rows;
-}
+const open = () => openOnDataDir(dataDir, 10_000);
 
 describe('restart', () => {
   it('keeps every object and row', async () => {

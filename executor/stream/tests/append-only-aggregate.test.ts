@@ -5,7 +5,7 @@
 // read anything (streamed) and after (backfilled), must equal the same query run in batch over the
 // sources' rows. The pass's property: which plans count as append-only.
 
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { initParser, parse } from '../../../sql/parser/index.js';
 import { type as scalar } from '../../../sql/types.js';
 import type { RelationDef } from '../../../sql/catalog.js';
@@ -14,27 +14,13 @@ import { planStream } from '../../../planner/stream/index.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { streamInputs } from '../../../planner/stream/stream-plan.js';
 import { insertsOnly } from '../../../planner/stream/unique-key.js';
-import { openHarness, type Harness } from './stream-harness.js';
+import { harnessForEachTest, waitForRows as waitForRowsOf } from './stream-harness.js';
 
 const ROWS = 3000;
 const SMALL = 300;
-let h: Harness;
+const h = harnessForEachTest();
 
-beforeEach(async () => {
-  h = await openHarness();
-});
-afterEach(async () => {
-  await h.close();
-});
-
-async function waitForRows(relation: string, count: number): Promise<void> {
-  for (let attempt = 0; attempt < 1500; attempt++) {
-    const rows = await h.lines(`SELECT count(*) FROM ${relation}`);
-    if (Number(rows[0]) >= count) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`${relation} never reached ${count} rows`);
-}
+const waitForRows = (relation: string, count: number) => waitForRowsOf(h, relation, count, 1500);
 
 const QUERIES: Record<string, string> = {
   grouped:

@@ -11,30 +11,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initParser } from '../../../sql/parser/index.js';
-import { type as scalar } from '../../../sql/types.js';
 import type { RelationDef } from '../../../sql/catalog.js';
 import type { Row } from '../../../sql/value.js';
 import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
-import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
 import type { StateStore } from '../../../storage/state-table.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { streamInputs } from '../../../planner/stream/stream-plan.js';
 import type { ChangeBatch } from '../change-batch.js';
 import { seededRandom } from '../../../test/support/seeded-random.js';
 import { querySql, sourceDdl } from '../../../bench/nexmark.js';
-import { CachedViewRun, fixedCatalog, openHarness, planView, textLine, type Harness } from './stream-harness.js';
+import { CachedViewRun, fixedCatalog, planView, sourceRelation, tableRelation, textLine, type Harness } from './stream-harness.js';
+import { openOnRocks } from './rocks-harness.js';
 
-const int4 = scalar('int4');
-const int8 = scalar('int8');
-const column = (name: string) => ({ name, type: int4, nullable: true, hidden: false });
-const rowId = { name: '_row_id', type: int8, nullable: false, hidden: true };
 const EV = 100;
 const TABLE = 101;
 const VIEW = 900;
 // ev: p (partition), t (order), v (argument), w (not read by the windows).
 const relations: RelationDef[] = [
-  { id: EV, kind: 'source', schema: 'public', name: 'ev', columns: ['p', 't', 'v', 'w'].map(column).concat(rowId), primaryKey: [4], dependsOn: [] },
-  { id: TABLE, kind: 'table', schema: 'public', name: 'tev', columns: ['p', 't', 'v', 'w'].map(column), primaryKey: [], dependsOn: [] },
+  sourceRelation(EV, 'ev', ['p', 't', 'v', 'w']),
+  tableRelation(TABLE, 'tev', ['p', 't', 'v', 'w']),
 ];
 const catalog = fixedCatalog(relations);
 
@@ -274,7 +269,7 @@ describe('Nexmark q11 through the engine on RocksDB', () => {
   it('plans both windows as StreamAppendOnlyOverWindow; streamed and backfilled views equal the query after a restart', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'oxbow-over-window-'));
     let h: Harness | undefined;
-    const open = async () => (h = await openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 })));
+    const open = async () => (h = await openOnRocks(dir, {}));
     const count = async (): Promise<number> => Number((await h!.lines('select count(*) from bid'))[0]);
     try {
       await open();

@@ -4,28 +4,13 @@
 // from a batch recompute over the source's own rows), before and after the view's creation
 // (streamed and backfilled rows), also read by a view on the view; views whose input keys can
 // repeat (a table with a primary key, a table without one, an aggregate) keep counting duplicates.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openHarness, type Harness } from './stream-harness.js';
+import { describe, expect, it } from 'vitest';
+import { harnessForEachTest, waitForRows as waitForRowsOf } from './stream-harness.js';
 
 const ROWS = 3000;
-let h: Harness;
+const h = harnessForEachTest();
 
-beforeEach(async () => {
-  h = await openHarness();
-});
-
-afterEach(async () => {
-  await h.close();
-});
-
-async function waitForRows(relation: string, count: number): Promise<void> {
-  for (let attempt = 0; attempt < 1000; attempt++) {
-    const rows = await h.lines(`SELECT count(*) FROM ${relation}`);
-    if (Number(rows[0]) >= count) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`${relation} never reached ${count} rows`);
-}
+const waitForRows = (relation: string, count: number) => waitForRowsOf(h, relation, count, 1000);
 
 /** A datagen source of ROWS rows: g a sequence 1..ROWS, x a random value in 1..3 (duplicates galore). */
 async function source(name: string): Promise<void> {

@@ -17,32 +17,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initParser } from '../../../sql/parser/index.js';
-import { type as scalar } from '../../../sql/types.js';
 import type { RelationDef } from '../../../sql/catalog.js';
 import type { Row } from '../../../sql/value.js';
 import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
-import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
 import type { StateStore } from '../../../storage/state-table.js';
 import type { KeyedOperator, StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { streamInputs } from '../../../planner/stream/stream-plan.js';
 import type { ChangeBatch } from '../change-batch.js';
 import { seededRandom } from '../../../test/support/seeded-random.js';
 import { querySql, sourceDdl } from '../../../bench/nexmark.js';
-import { CachedViewRun, fixedCatalog, openHarness, planView, textLine, type Harness } from './stream-harness.js';
+import { CachedViewRun, fixedCatalog, openHarness, planView, sourceRelation, tableRelation, textLine, type Harness } from './stream-harness.js';
+import { openOnRocks } from './rocks-harness.js';
 
-const int4 = scalar('int4');
-const int8 = scalar('int8');
-const column = (name: string) => ({ name, type: int4, nullable: true, hidden: false });
-const rowId = { name: '_row_id', type: int8, nullable: false, hidden: true };
 const BID = 100;
 const AUCTION = 101;
 const TABLE = 102;
 const VIEW = 900;
 // bid: auction, bidder, price, dt, extra; auction: id, dt, expires; tbid: bid's columns in a table.
 const relations: RelationDef[] = [
-  { id: BID, kind: 'source', schema: 'public', name: 'bid', columns: ['auction', 'bidder', 'price', 'dt', 'extra'].map(column).concat(rowId), primaryKey: [5], dependsOn: [] },
-  { id: AUCTION, kind: 'source', schema: 'public', name: 'auction', columns: ['id', 'dt', 'expires'].map(column).concat(rowId), primaryKey: [3], dependsOn: [] },
-  { id: TABLE, kind: 'table', schema: 'public', name: 'tbid', columns: ['auction', 'bidder', 'price', 'dt', 'extra'].map(column), primaryKey: [], dependsOn: [] },
+  sourceRelation(BID, 'bid', ['auction', 'bidder', 'price', 'dt', 'extra']),
+  sourceRelation(AUCTION, 'auction', ['id', 'dt', 'expires']),
+  tableRelation(TABLE, 'tbid', ['auction', 'bidder', 'price', 'dt', 'extra']),
 ];
 const catalog = fixedCatalog(relations);
 
@@ -345,7 +340,7 @@ describe('through the engine on RocksDB', () => {
   it('views over datagen sources equal their queries, streamed and backfilled, and after a restart', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'oxbow-group-top-n-'));
     let h: Harness | undefined;
-    const open = async () => (h = await openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 })));
+    const open = async () => (h = await openOnRocks(dir, {}));
     try {
       await open();
       // g: 1..ROWS in order (a key: the order is total); k: 1..30 (many rows per partition); x: 1..50 (ties).

@@ -20,7 +20,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initParser } from '../../../sql/parser/index.js';
-import { type as scalar } from '../../../sql/types.js';
 import type { RelationDef } from '../../../sql/catalog.js';
 import type { Row } from '../../../sql/value.js';
 import { nextEpoch, type Epoch } from '../../../sql/epoch.js';
@@ -31,24 +30,20 @@ import { StreamManager } from '../stream-manager.js';
 import type { ChangeBatch } from '../change-batch.js';
 import { seededRandom } from '../../../test/support/seeded-random.js';
 import type { JoinSideCache } from '../join-cache.js';
-import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
-import { CachedViewRun, cacheRegimes, fixedCatalog, nestedLoopJoin, openHarness, planView, textLine as line, type CacheRegime, type Harness } from './stream-harness.js';
+import { CachedViewRun, cacheRegimes, fixedCatalog, nestedLoopJoin, planView, sourceRelation, tableRelation, textLine as line, type CacheRegime, type Harness } from './stream-harness.js';
+import { openOnRocks } from './rocks-harness.js';
 
 /** A side of more rows than this is not loaded whole and stops caching every key it is written. */
 const COMPLETE_LOAD_ROWS = 40;
 
-const int4 = scalar('int4');
-const int8 = scalar('int8');
-const column = (name: string) => ({ name, type: int4, nullable: true, hidden: false });
-const rowId = { name: '_row_id', type: int8, nullable: false, hidden: true };
 const S = 100;
 const S2 = 101;
 const T = 102;
 const VIEW = 900;
 const relations: RelationDef[] = [
-  { id: S, kind: 'source', schema: 'public', name: 's', columns: [column('id'), column('k'), column('v'), rowId], primaryKey: [3], dependsOn: [] },
-  { id: S2, kind: 'source', schema: 'public', name: 's2', columns: [column('id'), column('k'), column('v'), rowId], primaryKey: [3], dependsOn: [] },
-  { id: T, kind: 'table', schema: 'public', name: 't', columns: [column('id'), column('k'), column('v')], primaryKey: [], dependsOn: [] },
+  sourceRelation(S, 's', ['id', 'k', 'v']),
+  sourceRelation(S2, 's2', ['id', 'k', 'v']),
+  tableRelation(T, 't', ['id', 'k', 'v']),
 ];
 const catalog = fixedCatalog(relations);
 
@@ -272,7 +267,7 @@ describe('views joining a source, on RocksDB', () => {
 
   it('equal their queries, streamed and backfilled, and after a restart while the table changes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'oxbow-join-row-id-'));
-    const open = () => openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 }));
+    const open = () => openOnRocks(dir, {});
     let h: Harness | undefined;
     try {
       h = await open();

@@ -4,18 +4,10 @@
 // executor after inserts, updates and deletes, and EXPLAIN ANALYZE still lists both operators with
 // the rows that crossed them.
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openHarness, runAndCompareViews, type Harness } from './stream-harness.js';
+import { describe, expect, it } from 'vitest';
+import { harnessForEachTest, runAndCompareViews } from './stream-harness.js';
 
-let h: Harness;
-
-beforeEach(async () => {
-  h = await openHarness();
-});
-
-afterEach(async () => {
-  await h.close();
-});
+const h = harnessForEachTest();
 
 const VIEWS: [string, string][] = [
   ['series', 'select id, g from t, generate_series(1, t.n) as g'],

@@ -2,18 +2,10 @@
 // HOP windows on timestamp and timestamptz columns equal the same SELECT run by the batch executor
 // (which runs the generic NestedLoopJoin over generate_series) after inserts, deletes and updates,
 // NULL times, infinite times (dropped, recorded); a bad slide refused alike.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openHarness, runAndCompareViews, type Harness } from './stream-harness.js';
+import { describe, expect, it } from 'vitest';
+import { harnessForEachTest, runAndCompareViews } from './stream-harness.js';
 
-let h: Harness;
-
-beforeEach(async () => {
-  h = await openHarness();
-});
-
-afterEach(async () => {
-  await h.close();
-});
+const h = harnessForEachTest();
 
 const VIEWS: [string, string][] = [
   ['h_ts', "select id, v, window_start, window_end from hop(t, ts, interval '5 minutes', interval '15 minutes')"],

@@ -17,29 +17,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initParser } from '../../../sql/parser/index.js';
-import { type as scalar } from '../../../sql/types.js';
 import type { RelationDef } from '../../../sql/catalog.js';
 import type { Row } from '../../../sql/value.js';
 import { nextEpoch, type Epoch } from '../../../sql/epoch.js';
 import type { StateStore } from '../../../storage/state-table.js';
 import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
-import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { StreamManager } from '../stream-manager.js';
 import type { ChangeBatch } from '../change-batch.js';
 import { seededRandom } from '../../../test/support/seeded-random.js';
-import { CachedViewRun, fixedCatalog, openHarness, planView, textLine, type Harness } from './stream-harness.js';
+import { CachedViewRun, fixedCatalog, planView, sourceRelation, textLine, type Harness } from './stream-harness.js';
+import { openOnRocks } from './rocks-harness.js';
 
-const int4 = scalar('int4');
-const int8 = scalar('int8');
-const column = (name: string) => ({ name, type: int4, nullable: true, hidden: false });
-const rowId = { name: '_row_id', type: int8, nullable: false, hidden: true };
 const A = 100;
 const B = 101;
 const VIEW = 900;
 const relations: RelationDef[] = [
-  { id: A, kind: 'source', schema: 'public', name: 'a', columns: [column('id'), column('k'), column('v'), rowId], primaryKey: [3], dependsOn: [] },
-  { id: B, kind: 'source', schema: 'public', name: 'b', columns: [column('id'), column('k'), column('v'), rowId], primaryKey: [3], dependsOn: [] },
+  sourceRelation(A, 'a', ['id', 'k', 'v']),
+  sourceRelation(B, 'b', ['id', 'k', 'v']),
 ];
 const catalog = fixedCatalog(relations);
 
@@ -204,7 +199,7 @@ describe('views joining two datagen sources, on RocksDB', () => {
 
   it('equal their queries while the sources read, after a restart in the middle, streamed and backfilled', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'oxbow-numbered-view-'));
-    const open = () => openHarness(openRocksStateStore({ dir, retentionMs: 600_000, memoryLimitBytes: 1 << 26 }));
+    const open = () => openOnRocks(dir, {});
     let h: Harness | undefined;
     try {
       h = await open();

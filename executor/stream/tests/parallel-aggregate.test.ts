@@ -10,8 +10,8 @@ import type { Row } from '../../../sql/value.js';
 import { ByteWriter } from '../../../storage/byte-writer.js';
 import { decodeChanges, encodeChanges } from '../parallel/batch-codec.js';
 import { ownerOf, VNODE_COUNT, vnodeOf } from '../parallel/vnode.js';
-import { expectViewsEqualQueries, type Harness } from './stream-harness.js';
-import { openOnRocks, runtimeOf, temporaryDirectories } from './rocks-harness.js';
+import { expectViewsEqualQueries, runCheckingViews, type Harness } from './stream-harness.js';
+import { expectAbortLeavesViews, expectViewsAcrossRestarts, openAtParallelism as open, runtimeOf, temporaryDirectories, viewContents } from './rocks-harness.js';
 import { seededRandom } from '../../../test/support/seeded-random.js';
 
 let h: Harness | undefined;
@@ -19,10 +19,6 @@ const freshDirectory = temporaryDirectories('oxbow-parallel-', async () => {
   await h?.close();
   h = undefined;
 });
-
-function open(dir: string, parallelism: number): Promise<Harness> {
-  return openOnRocks(dir, { tuning: { parallelism } });
-}
 
 const VIEWS: readonly (readonly [string, string])[] = [
   ['by_g', 'select g, count(*) as n, sum(v) as s, min(v) as lo, max(v) as hi from t group by g'],
@@ -60,12 +56,6 @@ function statements(seed: number, count: number): string[] {
       out.push(random() < 0.5 ? `delete from t where k = ${k}` : `delete from t where g = ${Math.floor(random() * 30)}`);
     }
   }
-  return out;
-}
-
-async function contents(harness: Harness): Promise<string[][]> {
-  const out: string[][] = [];
-  for (const [name] of VIEWS) out.push(await harness.lines(`select * from ${name}`));
   return out;
 }
 
@@ -127,11 +117,8 @@ describe('parallel hash aggregates', () => {
       // by_g, by_g_h and both aggregates of by_n run in workers.
       expect(runtimeOf(h)?.workers ?? 0).toBe(parallelism === 1 ? 0 : 4 * parallelism);
       await expectViewsEqualQueries(h, VIEWS, 'the backfill');
-      for (const statement of script.slice(5)) {
-        await h.run(statement);
-        await expectViewsEqualQueries(h, VIEWS, statement);
-      }
-      results.push(await contents(h));
+      await runCheckingViews(h, VIEWS, script.slice(5));
+      results.push(await viewContents(h, VIEWS));
       await h.close();
       h = undefined;
     }
@@ -147,20 +134,16 @@ describe('parallel hash aggregates', () => {
     for (const [name, query] of VIEWS) await h.run(`create materialized view ${name} as ${query}`);
     for (const statement of script.slice(0, 10)) await h.run(statement);
     await expectViewsEqualQueries(h, VIEWS, 'before the restart');
-    for (const [parallelism, from, to] of [
+    const reopen = async (parallelism: number) => {
+      await h!.close();
+      return (h = await open(dir, parallelism));
+    };
+    await expectViewsAcrossRestarts(reopen, VIEWS, script, [
       [2, 10, 15],
       [4, 15, 20],
       [1, 20, 25],
       [3, 25, 30],
-    ] as const) {
-      await h.close();
-      h = await open(dir, parallelism);
-      await expectViewsEqualQueries(h, VIEWS, `the restart at parallelism ${parallelism}`);
-      for (const statement of script.slice(from, to)) {
-        await h.run(statement);
-        await expectViewsEqualQueries(h, VIEWS, `${statement} at parallelism ${parallelism}`);
-      }
-    }
+    ]);
   }, 120_000);
 
   it('EXPLAIN and EXPLAIN ANALYZE name the exchange and the workers of each parallel aggregate', async () => {
@@ -217,10 +200,7 @@ describe('parallel hash aggregates', () => {
     for (const [name, query] of VIEWS) await h.run(`create materialized view ${name} as ${query}`);
     await h.run("insert into t values (1, 1, 'a', 1), (2, 2, 'b', 2)");
     // The second row repeats a key: the statement fails after the first row reached the views' changes.
-    await h.failure("insert into t values (3, 1, 'a', 5), (1, 9, 'c', 9)");
-    await expectViewsEqualQueries(h, VIEWS, 'the failed insert');
-    await h.run("insert into t values (3, 1, 'a', 7)");
-    await expectViewsEqualQueries(h, VIEWS, 'the insert after it');
+    await expectAbortLeavesViews(h, VIEWS, "insert into t values (3, 1, 'a', 5), (1, 9, 'c', 9)", "insert into t values (3, 1, 'a', 7)");
   }, 60_000);
 
   it('folds Nexmark sources pushed in chunks (held in the workers, sealed at each barrier), q4, q5 and q7 too', async () => {
@@ -262,9 +242,7 @@ describe('parallel hash aggregates', () => {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       await expectViewsEqualQueries(h, views, `the sources at parallelism ${parallelism}`);
-      const out: string[][] = [];
-      for (const [name] of views) out.push(await h.lines(`select * from ${name}`));
-      results.push(out);
+      results.push(await viewContents(h, views));
       await h.close();
       h = undefined;
     }

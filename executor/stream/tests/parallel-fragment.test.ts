@@ -5,8 +5,8 @@
 // parallelism, and a restart at another parallelism keeps them. On RocksDB; the worker script is
 // the build's (npm run build first).
 import { describe, expect, it } from 'vitest';
-import { expectViewsEqualQueries, type Harness } from './stream-harness.js';
-import { openOnRocks, runtimeOf, temporaryDirectories } from './rocks-harness.js';
+import { expectViewsEqualQueries, runCheckingViews, type Harness } from './stream-harness.js';
+import { expectAbortLeavesViews, expectViewsAcrossRestarts, openAtParallelism as open, runtimeOf, temporaryDirectories, viewContents } from './rocks-harness.js';
 import { seededRandom } from '../../../test/support/seeded-random.js';
 
 let h: Harness | undefined;
@@ -14,10 +14,6 @@ const freshDirectory = temporaryDirectories('oxbow-fragment-', async () => {
   await h?.close();
   h = undefined;
 });
-
-function open(dir: string, parallelism: number): Promise<Harness> {
-  return openOnRocks(dir, { tuning: { parallelism } });
-}
 
 const TABLES = [
   'create table a (k int primary key, g int, v int, t text)',
@@ -79,12 +75,6 @@ function statements(seed: number, count: number): string[] {
   return out;
 }
 
-async function contents(harness: Harness): Promise<string[][]> {
-  const out: string[][] = [];
-  for (const [name] of VIEWS) out.push(await harness.lines(`select * from ${name}`));
-  return out;
-}
-
 describe('parallel fragments', () => {
   it('equal their queries after every statement at parallelism 1, 2 and 4, whatever the parallelism', async () => {
     const script = statements(3, 45);
@@ -97,11 +87,8 @@ describe('parallel fragments', () => {
       if (parallelism > 1) expect(runtimeOf(h)!.workers).toBeGreaterThan(0);
       else expect(runtimeOf(h)?.workers ?? 0).toBe(0);
       await expectViewsEqualQueries(h, VIEWS, 'the backfill');
-      for (const statement of script.slice(6)) {
-        await h.run(statement);
-        await expectViewsEqualQueries(h, VIEWS, `${statement} at parallelism ${parallelism}`);
-      }
-      results.push(await contents(h));
+      await runCheckingViews(h, VIEWS, script.slice(6), (statement) => `${statement} at parallelism ${parallelism}`);
+      results.push(await viewContents(h, VIEWS));
       await h.close();
       h = undefined;
     }
@@ -118,20 +105,16 @@ describe('parallel fragments', () => {
     for (const [name, query] of VIEWS) await h.run(`create materialized view ${name} as ${query}`);
     for (const statement of script.slice(0, 8)) await h.run(statement);
     await expectViewsEqualQueries(h, VIEWS, 'before the restart');
-    for (const [parallelism, from, to] of [
+    const reopen = async (parallelism: number) => {
+      await h!.close();
+      return (h = await open(dir, parallelism));
+    };
+    await expectViewsAcrossRestarts(reopen, VIEWS, script, [
       [4, 8, 14],
       [1, 14, 20],
       [3, 20, 26],
       [2, 26, 32],
-    ] as const) {
-      await h.close();
-      h = await open(dir, parallelism);
-      await expectViewsEqualQueries(h, VIEWS, `the restart at parallelism ${parallelism}`);
-      for (const statement of script.slice(from, to)) {
-        await h.run(statement);
-        await expectViewsEqualQueries(h, VIEWS, `${statement} at parallelism ${parallelism}`);
-      }
-    }
+    ]);
   }, 300_000);
 
   it('an aborted statement leaves the workers state as it was', async () => {
@@ -140,10 +123,7 @@ describe('parallel fragments', () => {
     for (const [name, query] of VIEWS) await h.run(`create materialized view ${name} as ${query}`);
     await h.run("insert into a values (1, 1, 5, 'x'), (2, 2, 6, 'y'); insert into b values (1, 1, 30, 1), (2, 2, 3, 2)");
     // The second row repeats a key: the statement fails after the first row reached the views' changes.
-    await h.failure("insert into b values (3, 1, 40, 1), (1, 9, 9, 9)");
-    await expectViewsEqualQueries(h, VIEWS, 'the failed insert');
-    await h.run('insert into b values (3, 1, 41, 1)');
-    await expectViewsEqualQueries(h, VIEWS, 'the insert after it');
+    await expectAbortLeavesViews(h, VIEWS, 'insert into b values (3, 1, 40, 1), (1, 9, 9, 9)', 'insert into b values (3, 1, 41, 1)');
   }, 60_000);
 
   it('EXPLAIN prints an exchange above each fragment input', async () => {

@@ -15,6 +15,7 @@ import type { Row } from '../../../sql/value.js';
 import { formatValue } from '../../../sql/functions.js';
 import { SqlError } from '../../../sql/errors.js';
 import type { RelationDef } from '../../../sql/catalog.js';
+import { type as scalar } from '../../../sql/types.js';
 import { nextEpoch, type Epoch } from '../../../sql/epoch.js';
 import { parse } from '../../../sql/parser/index.js';
 import type { CatalogReader } from '../../../planner/catalog-reader.js';
@@ -24,7 +25,7 @@ import { StreamManager } from '../stream-manager.js';
 import type { ChangeBatch } from '../change-batch.js';
 import type { Dataflow } from '../dataflow.js';
 import fc from 'fast-check';
-import { expect } from 'vitest';
+import { afterEach, beforeEach, expect } from 'vitest';
 
 export interface Harness {
   readonly engine: OxbowEngine;
@@ -89,13 +90,60 @@ export async function expectViewsEqualQueries(h: Harness, views: readonly (reado
   for (const [name, query] of views) expect(await h.lines(`select * from ${name}`), step === '' ? name : `${name} after ${step}`).toEqual(await h.lines(query));
 }
 
+/** Runs each statement and checks every view against its query after it (`step` names the statement in a failure). */
+export async function runCheckingViews(h: Harness, views: readonly (readonly [string, string])[], statements: readonly string[], step: (statement: string) => string = (statement) => statement): Promise<void> {
+  for (const statement of statements) {
+    await h.run(statement);
+    await expectViewsEqualQueries(h, views, step(statement));
+  }
+}
+
 /** Creates the views, then runs each statement and checks every view against its query after it. */
 export async function runAndCompareViews(h: Harness, views: readonly (readonly [string, string])[], statements: readonly string[]): Promise<void> {
   for (const [name, query] of views) await h.run(`create materialized view ${name} as ${query}`);
-  for (const statement of statements) {
-    await h.run(statement);
-    await expectViewsEqualQueries(h, views, statement);
+  await runCheckingViews(h, views, statements);
+}
+
+/**
+ * A harness over the memory store opened before each test of the file and closed after it: the
+ * returned Harness stands for the current test's.
+ */
+export function harnessForEachTest(): Harness {
+  let current: Harness | undefined;
+  beforeEach(async () => {
+    current = await openHarness();
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  const now = (): Harness => {
+    if (current === undefined) throw new Error('the harness is open only inside a test');
+    return current;
+  };
+  return {
+    get engine() {
+      return now().engine;
+    },
+    get session() {
+      return now().session;
+    },
+    run: (sql) => now().run(sql),
+    lines: (sql) => now().lines(sql),
+    rows: (sql) => now().rows(sql),
+    failure: (sql) => now().failure(sql),
+    close: () => now().close(),
+  };
+}
+
+/** Waits until `relation` holds at least `count` rows, polling every 20 ms at most `attempts` times. */
+export async function waitForRows(h: Harness, relation: string, count: number, attempts: number): Promise<void> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const rows = await h.lines(`SELECT count(*) FROM ${relation}`);
+    if (Number(rows[0]) >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
+  throw new Error(`${relation} never reached ${count} rows`);
 }
 
 /**
@@ -137,6 +185,21 @@ export async function assertViewsEqualRecomputation<Op>(options: {
 }
 
 /** A catalog of fixed relations in schema public, for planning views without an engine. */
+/** A fixed append-only source of nullable int4 columns, keyed by the hidden int8 `_row_id` after them. */
+export function sourceRelation(id: number, name: string, columns: readonly string[]): RelationDef {
+  const rowId = { name: '_row_id', type: scalar('int8'), nullable: false, hidden: true };
+  return { id, kind: 'source', schema: 'public', name, columns: [...columns.map(int4Column), rowId], primaryKey: [columns.length], dependsOn: [] };
+}
+
+/** A fixed table of nullable int4 columns without a key. */
+export function tableRelation(id: number, name: string, columns: readonly string[]): RelationDef {
+  return { id, kind: 'table', schema: 'public', name, columns: columns.map(int4Column), primaryKey: [], dependsOn: [] };
+}
+
+function int4Column(name: string): RelationDef['columns'][number] {
+  return { name, type: scalar('int4'), nullable: true, hidden: false };
+}
+
 export function fixedCatalog(relations: readonly RelationDef[]): CatalogReader {
   return {
     resolveRelation: (_schema, name) => relations.find((relation) => relation.name === name),
