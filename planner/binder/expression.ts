@@ -5,8 +5,6 @@
 
 import type { Node, FuncCall, A_Expr, SubLink, A_Const } from '@pgsql/types';
 import { type DataType, type as scalar, arrayOf, typeOid } from '../../sql/types.js';
-import type { ScalarFunction } from '../../sql/functions.js';
-import type { SqlArray, Value } from '../../sql/value.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { Expression } from '../expression.js';
 import type { Plan } from '../plan.js';
@@ -16,6 +14,7 @@ import { dataTypeOf, displayTypeName } from './type-name.js';
 import { planUsesOuter } from '../walk.js';
 import { isWindowOnly } from './aggregate.js';
 import { inlineFunctionCall } from './sql-function.js';
+import { subscriptFunction } from './subscript.js';
 
 const BOOL = scalar('bool');
 const UNKNOWN = scalar('unknown');
@@ -392,28 +391,6 @@ export class ExpressionBinder {
     }
     return this.context.function(name, [], position);
   }
-}
-
-const subscriptCache = new Map<string, ScalarFunction>();
-
-/** The subscript of a one-dimensional array: 1-based (int2vector / oidvector: 0-based), NULL outside the bounds (PostgreSQL). */
-function subscriptFunction(arrayType: DataType): ScalarFunction {
-  const key = JSON.stringify(arrayType);
-  let fn = subscriptCache.get(key);
-  const base = arrayType.vector === undefined ? 1 : 0;
-  if (fn === undefined) {
-    fn = Object.freeze({
-      name: 'array_subscript',
-      argumentTypes: [arrayType, scalar('int4')],
-      returnType: arrayType.element!,
-      strict: true,
-      volatility: 'immutable' as const,
-      impl: ([array, index]: Value[]) => (array as SqlArray).elements[(index as number) - base] ?? null,
-      oid: 0,
-    });
-    subscriptCache.set(key, fn);
-  }
-  return fn;
 }
 
 export function locationOf(node: Node): number | undefined {

@@ -3,7 +3,7 @@
 // arrays, but not functions or class instances. `toTransfer` replaces what the clone would lose by
 // references the receiving thread resolves in its own copy of the same modules (`fromTransfer`):
 // a built-in function or operator by its place in the registry, a time window's function (TUMBLE,
-// HOP) by its name and time type, a cast by its types and context,
+// HOP) by its name and time type, an array subscript by its array type, a cast by its types and context,
 // a numeric by its text. Anything else that is not plain data (a SQL function's body, a cast whose
 // closure the registry does not give back) makes the plan untransferable: it runs where it is.
 
@@ -11,6 +11,7 @@ import { allFunctions, allOperators, resolveCast, type CastContext, type ScalarF
 import { Numeric } from '../../sql/numeric.js';
 import type { DataType } from '../../sql/types.js';
 import { timeWindowFunction } from '../binder/time-window.js';
+import { SUBSCRIPT, subscriptFunction } from '../binder/subscript.js';
 
 const CONTEXTS: readonly CastContext[] = ['implicit', 'assignment', 'explicit'];
 
@@ -60,6 +61,8 @@ function encode(value: unknown): unknown {
     if (index !== undefined) return { ...encodeFields(record, 'fn'), fn: { $fn: index } };
     // A time window's function (TUMBLE, HOP), made by the binder for its time type.
     if (fn.oid === 0 && timeWindowFunction(fn.name, fn.argumentTypes[0]!) !== undefined) return { ...encodeFields(record, 'fn'), fn: { $window: fn.name, type: fn.argumentTypes[0] } };
+    // An array subscript (`a[i]`, a record's field), made by the binder for its array type.
+    if (fn.oid === 0 && fn.name === SUBSCRIPT && subscriptFunction(fn.argumentTypes[0]!) === fn) return { ...encodeFields(record, 'fn'), fn: { $subscript: fn.argumentTypes[0] } };
     fail();
   }
   if (record.kind === 'Cast' && typeof record.impl === 'function') {
@@ -100,6 +103,9 @@ function decode(value: unknown): unknown {
   if (record.kind === 'Call' && typeof (record.fn as { $window?: string } | undefined)?.$window === 'string') {
     const reference = record.fn as { $window: string; type: DataType };
     out.fn = timeWindowFunction(reference.$window, reference.type);
+  }
+  if (record.kind === 'Call' && typeof (record.fn as { $subscript?: DataType } | undefined)?.$subscript === 'object') {
+    out.fn = subscriptFunction((record.fn as { $subscript: DataType }).$subscript);
   }
   if (record.kind === 'Cast' && typeof (record.impl as { $cast?: string } | undefined)?.$cast === 'string') {
     const from = (out.input as { type: DataType }).type;

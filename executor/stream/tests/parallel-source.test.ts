@@ -19,13 +19,14 @@ function open(dir: string, parallelism: number): Promise<Harness> {
   return openOnRocks(dir, { tuning: { parallelism }, barrierIntervalMs: 40 });
 }
 
-/** Nexmark q0, q1, q2, q10, q22 over `bid` (the bench's forms), and a filter with a row error. */
+/** Nexmark q0, q1, q2, q10, q21, q22 over `bid` (the bench's forms), and a filter with a row error. */
 function fragmentViews(bid: string, prefix: string): [string, string][] {
   return [
     [`${prefix}q0`, `select auction, bidder, price, date_time from ${bid}`],
     [`${prefix}q1`, `select auction, bidder, 0.908 * price as price, date_time from ${bid}`],
     [`${prefix}q2`, `select auction, price from ${bid} where auction % 123 = 0 or auction = 1007`],
     [`${prefix}q10`, `select auction, bidder, price, date_time, extra, to_char(date_time, 'YYYY-MM-DD') as dt, to_char(date_time, 'HH24:MI') as hm from ${bid}`],
+    [`${prefix}q21`, `select auction, bidder, price, channel, case when lower(channel) = 'apple' then '0' when lower(channel) = 'google' then '1' when lower(channel) = 'facebook' then '2' when lower(channel) = 'baidu' then '3' else (regexp_match(url, '(&|^)channel_id=([^&]*)'))[2] end as channel_id from ${bid} where (regexp_match(url, '(&|^)channel_id=([^&]*)'))[2] is not null or lower(channel) in ('apple', 'google', 'facebook', 'baidu')`],
     [`${prefix}q22`, `select auction, bidder, price, channel, split_part(url, '/', 4) as dir1, split_part(url, '/', 5) as dir2, split_part(url, '/', 6) as dir3 from ${bid}`],
   ];
 }
