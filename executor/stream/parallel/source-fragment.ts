@@ -39,6 +39,9 @@ import type { WorkerMemory, WorkerMemoryHost, WorkerStatus } from './worker-memo
 
 type Batch = Extract<SourceWorkerToMain, { t: 'batch' }>;
 
+/** How long a fragment waits before it gives a node whose share failed, and that is still listed, a share again. */
+const REMOTE_RETRY_MS = 30_000;
+
 /**
  * A share that runs elsewhere than in a worker thread of this process (another node of a cluster:
  * executor/cluster/remote-shares.ts): the script of a thread that answers the workers' protocol for
@@ -129,9 +132,9 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   /** Epochs in flight whose batch held worker rows of the view (the main table's latest-read state is refreshed once durable). */
   private readonly written: Epoch[] = [];
   private disposed = false;
-  /** The membership generation the remote shares follow, and the keys of nodes whose share failed (not connected to again while listed). */
+  /** The membership generation the remote shares follow, and the keys of nodes whose share failed with when they may be tried again. */
   private remoteGeneration = -1;
-  private readonly failedRemotes = new Set<string>();
+  private readonly failedRemotes = new Map<string, number>();
   private readonly sourceId: number;
   private readonly plan: MaterializePlan;
 
@@ -189,14 +192,23 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     for (const worker of this.workers) {
       const remote = worker.remote;
       if (remote === undefined || worker.retiring || remote.failed?.() !== true) continue;
-      this.failedRemotes.add(remote.key ?? remote.node);
+      this.failedRemotes.set(remote.key ?? remote.node, Date.now() + REMOTE_RETRY_MS);
       failed = true;
     }
-    if (generation === this.remoteGeneration && !failed) return;
+    // A node given up (no answer within the deadline: a busy node is not a dead one) is tried again
+    // after a while if it is still listed; one that left and comes back is another run, tried at once.
+    const now = Date.now();
+    let retry = false;
+    for (const [key, at] of this.failedRemotes) {
+      if (at > now) continue;
+      this.failedRemotes.delete(key);
+      retry = true;
+    }
+    if (generation === this.remoteGeneration && !failed && !retry) return;
     this.remoteGeneration = generation;
     const keys = source.keys();
-    for (const key of this.failedRemotes) if (!keys.has(key)) this.failedRemotes.delete(key);
-    const skip = new Set(this.failedRemotes);
+    for (const key of this.failedRemotes.keys()) if (!keys.has(key)) this.failedRemotes.delete(key);
+    const skip = new Set(this.failedRemotes.keys());
     for (const worker of this.workers) {
       const remote = worker.remote;
       if (remote === undefined || worker.retiring) continue;
