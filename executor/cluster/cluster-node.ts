@@ -74,7 +74,7 @@ export interface ClusterOptions {
    * on `host`, its address in the node's record), and as the leader gives shares to every other node
    * that does; `timeoutMs` bounds the handshake and each epoch's batch (default 10 s).
    */
-  readonly remoteShares?: { readonly host: string; readonly timeoutMs?: number };
+  readonly remoteShares?: { readonly host: string; readonly timeoutMs?: number; readonly drainMs?: number };
   /** This node lost leadership while leading: it must stop at once (the server exits). */
   readonly onFenced: (reason: string) => void;
   /** Role changes and errors, one line each (the server writes them to stderr). */
@@ -103,6 +103,9 @@ function loadNodeId(dataDir: string): string {
   writeFileSync(path, id + '\n');
   return id;
 }
+
+/** How long a drained node waits for the leader to close its shares (then the leader's threads run what is left). */
+const SHARE_DRAIN_MS = 5000;
 
 export class ClusterNode implements Engine {
   readonly nodeId: string;
@@ -446,7 +449,7 @@ export class ClusterNode implements Engine {
       manifestGuard: guard,
       clusterNodes: () => this.rows(),
       finalCheckpointWithinMs,
-      ...(shares === undefined ? {} : { remoteShares: (script: URL) => shares.targets(script) }),
+      ...(shares === undefined ? {} : { remoteShares: shares }),
     });
     this.state = 'serving';
     await this.publish(false);
@@ -556,6 +559,12 @@ export class ClusterNode implements Engine {
     await this.promotion?.catch(() => undefined);
     await this.closeReplicas();
     try {
+      if (this.engine === undefined && this.shareServer !== undefined && !this.fenced) {
+        // A drained node hands its shares back: its record goes first, so the leader gives it no
+        // more ranges and closes each share once it answered what it was sent.
+        await this.coordinator.revoke().catch(() => undefined);
+        await this.shareServer.drain(this.options.remoteShares?.drainMs ?? SHARE_DRAIN_MS);
+      }
       await this.engine?.close();
       await this.shareServer?.close();
     } finally {

@@ -161,9 +161,19 @@ export class RemoteShareServer {
     );
   }
 
+  /**
+   * A drained node's end (its record is gone from etcd): takes no new connection and waits, at most
+   * `withinMs`, for the leader to close each share once it answered every commit it sent.
+   */
+  async drain(withinMs: number): Promise<void> {
+    if (this.server.listening) this.server.close();
+    const deadline = Date.now() + withinMs;
+    while (this.sockets.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+
   /** Stops listening, ends every connection and its worker, closes the scratch database. */
   async close(): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => (this.server.listening ? this.server.close(() => resolve()) : resolve()));
     for (const socket of this.sockets) socket.destroy();
     await closed;
     await Promise.all([...this.handles].map((handle) => handle.close()));

@@ -1,12 +1,12 @@
 // The leader's side of remote shares (`--remote-shares on`; docs/design.md section 7): which nodes
 // get a share of each source fragment (every other node whose etcd record has a share address, as
-// the leader last read the records when the view's dataflow was built), the data of the thread that
+// the leader last read the records: a fragment follows them between chunks), the data of the thread that
 // speaks to each (remote-share-worker.ts), and the units each node generated for this leader
 // (oxbow_catalog.nodes' share_units).
 
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { RemoteShareTarget } from '../stream/parallel/source-fragment.js';
+import type { RemoteShareSource, RemoteShareTarget } from '../stream/parallel/source-fragment.js';
 
 /** What remote-share-worker.ts gets besides a source worker's data. */
 export interface RemoteShareData {
@@ -38,8 +38,11 @@ function workerScript(): URL {
   return new URL(`file://${built}`);
 }
 
-export class RemoteShares {
+export class RemoteShares implements RemoteShareSource {
   private readonly stats = new Map<string, BigInt64Array[]>();
+  /** The peers' keys as last read, and how many times they changed. */
+  private seen = '';
+  private changes = 0;
 
   constructor(
     private readonly peers: () => readonly SharePeer[],
@@ -47,18 +50,39 @@ export class RemoteShares {
     private readonly timeoutMs: number,
   ) {}
 
-  /** One target per peer, for a source fragment being built. */
-  targets(fallbackScript: URL): RemoteShareTarget[] {
+  /** A share's key: the node and its share address (a node that starts again listens on another port). */
+  private static keyOf(peer: SharePeer): string {
+    return `${peer.nodeId}@${peer.shareAddress}`;
+  }
+
+  generation(): number {
+    const seen = this.peers().map(RemoteShares.keyOf).join(' ');
+    if (seen !== this.seen) {
+      this.seen = seen;
+      this.changes++;
+    }
+    return this.changes;
+  }
+
+  keys(): ReadonlySet<string> {
+    return this.key() === undefined ? new Set() : new Set(this.peers().map(RemoteShares.keyOf));
+  }
+
+  /** One target per peer not in `skip`, for a source fragment being built or following the membership. */
+  targets(fallbackScript: URL, skip: ReadonlySet<string> = new Set()): RemoteShareTarget[] {
     const key = this.key();
     if (key === undefined) return [];
+    const peers = this.peers().filter((peer) => !skip.has(RemoteShares.keyOf(peer)));
+    if (peers.length === 0) return [];
     const script = workerScript();
-    return this.peers().map((peer) => {
+    return peers.map((peer) => {
       const stats = new SharedArrayBuffer(16);
+      const counters = new BigInt64Array(stats);
       let list = this.stats.get(peer.nodeId);
       if (list === undefined) this.stats.set(peer.nodeId, (list = []));
-      list.push(new BigInt64Array(stats));
+      list.push(counters);
       const data: RemoteShareData = { address: peer.shareAddress, node: peer.nodeId, key, stats, fallbackScript: fallbackScript.href, timeoutMs: this.timeoutMs };
-      return { node: peer.nodeId, script, data };
+      return { node: peer.nodeId, script, data, key: RemoteShares.keyOf(peer), failed: () => Atomics.load(counters, 1) !== 0n };
     });
   }
 

@@ -3,7 +3,7 @@
 // engine over it (parser, catalog), then starts checkpoints to --checkpoint-url every
 // --checkpoint-interval-ms (executor/engine/). bin/cli.ts calls createEngine with its options.
 
-import type { RemoteShareTarget } from '../stream/parallel/source-fragment.js';
+import type { RemoteShareSource } from '../stream/parallel/source-fragment.js';
 import type { EngineMetrics } from '../metrics/engine-metrics.js';
 import { join } from 'node:path';
 import { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metrics.js';
@@ -61,7 +61,7 @@ export interface EngineOptions {
   /** The cluster's nodes for oxbow_catalog.nodes (executor/cluster/). */
   readonly clusterNodes?: () => readonly ClusterNodeRow[];
   /** Shares of source fragments on other nodes (a cluster's leader under --remote-shares on; executor/cluster/remote-shares.ts). */
-  readonly remoteShares?: (script: URL) => readonly RemoteShareTarget[];
+  readonly remoteShares?: RemoteShareSource;
   /** close() takes a last checkpoint within this bound once the writers stopped (a cluster leader's clean handover). */
   readonly finalCheckpointWithinMs?: number;
 }

@@ -6,7 +6,7 @@
 
 import { RocksStateStore } from '../../storage/rocks-state-store.js';
 import { ParallelRuntime } from '../stream/parallel/parallel-runtime.js';
-import type { RemoteShareTarget } from '../stream/parallel/source-fragment.js';
+import type { RemoteShareSource } from '../stream/parallel/source-fragment.js';
 import { sourceFragmentWorkerScript } from '../connectors/source-fragment-worker-script.js';
 import type { ClusterNodeRow } from '../system/nodes-relation.js';
 import { nextEpoch, type Epoch } from '../../sql/epoch.js';
@@ -100,7 +100,7 @@ export interface EngineSettings {
   /** The cluster's nodes for oxbow_catalog.nodes (executor/cluster/); absent without --cluster. */
   readonly clusterNodes?: () => readonly ClusterNodeRow[];
   /** Shares of source fragments on other nodes (executor/cluster/remote-shares.ts). */
-  readonly remoteShares?: (script: URL) => readonly RemoteShareTarget[];
+  readonly remoteShares?: RemoteShareSource;
   /**
    * A read-only engine (a cluster's standby, executor/cluster/): no dataflows, sources, sinks or
    * ticker run; writing statements get 25006 (read-only.ts) and nothing commits.

@@ -39,6 +39,9 @@ import type { WorkerMemory, WorkerMemoryHost, WorkerStatus } from './worker-memo
 
 type Batch = Extract<SourceWorkerToMain, { t: 'batch' }>;
 
+/** How long a fragment waits before it gives a node whose share failed, and that is still listed, a share again. */
+const REMOTE_RETRY_MS = 30_000;
+
 /**
  * A share that runs elsewhere than in a worker thread of this process (another node of a cluster:
  * executor/cluster/remote-shares.ts): the script of a thread that answers the workers' protocol for
@@ -48,6 +51,24 @@ export interface RemoteShareTarget {
   readonly node: string;
   readonly script: URL;
   readonly data: object;
+  /** The run of the node it speaks to (its share address): a node that comes back is another run. */
+  readonly key?: string;
+  /** True once the node failed and the share runs in this process instead. */
+  readonly failed?: () => boolean;
+}
+
+/**
+ * The nodes that take shares, as the cluster's membership changes (executor/cluster/remote-shares.ts):
+ * a fragment looks at it before each chunk's ranges are cut, adds a share for a node that joined and
+ * retires the share of a node that left or failed.
+ */
+export interface RemoteShareSource {
+  /** Changes whenever the set of nodes that take shares does. */
+  generation(): number;
+  /** The keys of the nodes that take shares now. */
+  keys(): ReadonlySet<string>;
+  /** A target for each node that takes shares and whose key is not in `skip`. */
+  targets(script: URL, skip: ReadonlySet<string>): RemoteShareTarget[];
 }
 
 /** What SourceFragments gives a source fragment to start its workers with. */
@@ -62,7 +83,7 @@ interface SourceWorkerSettings {
   readonly oldGenerationBytes: number;
   readonly onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void;
   /** Shares on other nodes, after the worker threads'. */
-  readonly remotes?: readonly RemoteShareTarget[];
+  readonly remotes?: RemoteShareSource;
 }
 
 /** One worker thread of a source fragment: its handle and what the main thread tracks of it. */
@@ -75,6 +96,9 @@ class SourceWorker {
   /** Units posted, view rows written (committed or not). */
   units = 0;
   rows = 0;
+  /** The node a remote share speaks to; `retiring` once it takes no more ranges (closed when nothing of it is in flight). */
+  remote: RemoteShareTarget | undefined;
+  retiring = false;
 
   /** A worker thread of this process with its heap bound and memory reports, or a remote share's relay thread (`limits` undefined). */
   constructor(script: URL, data: Omit<SourceWorkerData, 'signal'>, limits?: { oldGenerationBytes: number; onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void }, what = "a source fragment's worker") {
@@ -108,9 +132,11 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   /** Epochs in flight whose batch held worker rows of the view (the main table's latest-read state is refreshed once durable). */
   private readonly written: Epoch[] = [];
   private disposed = false;
-  /** Shares on other nodes (the last of `workers`). */
-  private readonly remotes: number;
+  /** The membership generation the remote shares follow, and the keys of nodes whose share failed with when they may be tried again. */
+  private remoteGeneration = -1;
+  private readonly failedRemotes = new Map<string, number>();
   private readonly sourceId: number;
+  private readonly plan: MaterializePlan;
 
   constructor(
     plan: MaterializePlan,
@@ -122,6 +148,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     // The main store keeps the view table's window and garbage collection, and stores the rows
     // that come through the main thread.
     this.local = new StreamMaterializeNode(plan, context);
+    this.plan = plan;
     this.table = context.stateTable(plan.stateTables[0]!);
     const source = fragmentSource(plan);
     this.sourceId = source?.id ?? -1;
@@ -142,11 +169,70 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
         }, { oldGenerationBytes: settings.oldGenerationBytes, onMemory: settings.onMemory }),
       );
     }
-    this.remotes = settings.remotes?.length ?? 0;
-    for (const remote of settings.remotes ?? []) {
-      const worker = this.workers.length;
-      const data = { token: settings.token, path: settings.path, plan: toTransfer(plan), viewId: context.viewId, worker, retentionMs: settings.retentionMs, viewRetentionMs: context.viewRetentionMs, rowCacheBytes: settings.rowCacheBytes, cacheShare: settings.cacheShare, tuning: context.tuning };
-      this.workers.push(new SourceWorker(remote.script, { ...data, ...remote.data }, undefined, `the share of node ${remote.node}`));
+    this.followMembership();
+  }
+
+  /** Shares on other nodes that take ranges. */
+  private get remotes(): number {
+    let count = 0;
+    for (const worker of this.workers) if (worker.remote !== undefined && !worker.retiring) count++;
+    return count;
+  }
+
+  /**
+   * Between two chunks: a share for each node that joined (or came back), and the share of each node
+   * that left or failed retired (it takes no more ranges; closed once nothing of it is in flight, so
+   * every range handed out is answered once).
+   */
+  private followMembership(): void {
+    const source = this.settings.remotes;
+    if (source === undefined || this.disposed) return;
+    const generation = source.generation();
+    let failed = false;
+    for (const worker of this.workers) {
+      const remote = worker.remote;
+      if (remote === undefined || worker.retiring || remote.failed?.() !== true) continue;
+      this.failedRemotes.set(remote.key ?? remote.node, Date.now() + REMOTE_RETRY_MS);
+      failed = true;
+    }
+    // A node given up (no answer within the deadline: a busy node is not a dead one) is tried again
+    // after a while if it is still listed; one that left and comes back is another run, tried at once.
+    const now = Date.now();
+    let retry = false;
+    for (const [key, at] of this.failedRemotes) {
+      if (at > now) continue;
+      this.failedRemotes.delete(key);
+      retry = true;
+    }
+    if (generation === this.remoteGeneration && !failed && !retry) return;
+    this.remoteGeneration = generation;
+    const keys = source.keys();
+    for (const key of this.failedRemotes.keys()) if (!keys.has(key)) this.failedRemotes.delete(key);
+    const skip = new Set(this.failedRemotes.keys());
+    for (const worker of this.workers) {
+      const remote = worker.remote;
+      if (remote === undefined || worker.retiring) continue;
+      const key = remote.key ?? remote.node;
+      if (!keys.has(key) || this.failedRemotes.has(key)) worker.retiring = true;
+      else skip.add(key);
+    }
+    for (const remote of source.targets(this.settings.script, skip)) {
+      const { settings, context } = this;
+      const data = { token: settings.token, path: settings.path, plan: toTransfer(this.plan), viewId: context.viewId, worker: this.workers.length, retentionMs: settings.retentionMs, viewRetentionMs: context.viewRetentionMs, rowCacheBytes: settings.rowCacheBytes, cacheShare: settings.cacheShare, tuning: context.tuning };
+      const worker = new SourceWorker(remote.script, { ...data, ...remote.data }, undefined, `the share of node ${remote.node}`);
+      worker.remote = remote;
+      this.workers.push(worker);
+    }
+    this.closeRetired();
+  }
+
+  /** Retired shares with no ranges of an open epoch and no epoch in flight close. */
+  private closeRetired(): void {
+    for (let index = this.workers.length - 1; index >= 0; index--) {
+      const worker = this.workers[index]!;
+      if (!worker.retiring || worker.dirty || worker.awaitingDurable.length > 0) continue;
+      this.workers.splice(index, 1);
+      void worker.close();
     }
   }
 
@@ -195,12 +281,13 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   }
 
   take(ranges: readonly SplitRange[]): void {
-    const parallelism = this.workers.length;
-    const { shares, next } = splitShares(ranges, parallelism, this.next);
+    this.followMembership();
+    const taking = this.workers.filter((worker) => !worker.retiring);
+    const { shares, next } = splitShares(ranges, taking.length, this.next % taking.length);
     this.next = next;
     shares.forEach((share, index) => {
       if (share.length === 0) return;
-      const worker = this.workers[index]!;
+      const worker = taking[index]!;
       for (let at = 0; at < share.length; at += 3) worker.units += share[at + 2]! - share[at + 1]!;
       worker.post({ t: 'ranges', ranges: share });
       worker.dirty = true;
@@ -213,7 +300,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
    */
   takeRows(batches: readonly PackedPartitionRows[]): void {
     for (const { partition, count, rows, raw } of batches) {
-      const worker = this.workers[partition % (this.workers.length - this.remotes)]!;
+      const worker = this.workers[partition % this.settings.parallelism]!;
       worker.units += count;
       if (raw !== undefined) worker.handle.post({ t: 'raw', partition, raw }, [raw.offsets.buffer, raw.timestamps.buffer, raw.keyLengths.buffer, raw.valueLengths.buffer, raw.bytes.buffer] as ArrayBuffer[]);
       else if (rows !== undefined) worker.handle.post({ t: 'rows', partition, count, rows }, [rows.buffer as ArrayBuffer]);
@@ -275,6 +362,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     }
     // Rows the main store did not write are committed: its latest reads of the table must look again.
     if (refreshed) this.table.committedElsewhere?.();
+    this.closeRetired();
   }
 
   failed(error: unknown): void {
@@ -285,6 +373,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
       worker.awaitingDurable.length = 0;
       worker.post({ t: 'failed', message });
     }
+    this.closeRetired();
   }
 
   async close(): Promise<void> {
@@ -345,7 +434,7 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
    */
   workerScript: (() => URL) | undefined;
   /** Shares on other nodes for each fragment built (a cluster's leader under --remote-shares on). */
-  remoteShares: ((script: URL) => readonly RemoteShareTarget[]) | undefined;
+  remoteShares: RemoteShareSource | undefined;
   /** Where messages a Kafka source fragment's workers could not decode go (the source's errors), set by the engine. */
   onRejects: ((sourceId: number, rejects: readonly WorkerReject[]) => void) | undefined;
 
@@ -368,13 +457,13 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     // Other nodes generate shares of a generator source's ranges; a Kafka source's partition
     // batches are fetched here and go to this process's workers only.
     const source = fragmentSource(plan);
-    const remotes = source !== undefined && !isKafkaSource(source) ? this.remoteShares?.(workerScript) ?? [] : [];
+    const remotes = source !== undefined && !isKafkaSource(source) ? this.remoteShares : undefined;
     const node = new SourceFragmentNode(
       plan,
       context,
       {
         script: workerScript,
-        remotes,
+        ...(remotes === undefined ? {} : { remotes }),
         token: this.token,
         path: this.store.database.path,
         parallelism: this.parallelism,
