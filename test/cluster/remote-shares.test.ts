@@ -11,9 +11,9 @@
 //   runs its share itself from the epochs it had not answered on; then the other SIGKILLed: given
 //   up at once (its connection closes); the leader goes on alone, and the view still holds every number once, with no gap, equal to its recomputation.
 
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { clusterNodes } from './nodes.js';
+import { checkView, GEN, nodes, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
 const cluster = clusterNodes('oxbow-remote-shares-', {
@@ -22,64 +22,6 @@ const cluster = clusterNodes('oxbow-remote-shares-', {
   OXBOW_REMOTE_SHARES: 'on',
   OXBOW_REMOTE_SHARE_TIMEOUT_MS: '3000',
 });
-
-interface NodeRow {
-  node_id: string;
-  address: string;
-  role: string;
-  share_address: string | null;
-  share_units: string | null;
-}
-
-async function nodes(leader: pg.Client): Promise<NodeRow[]> {
-  return (await leader.query<NodeRow>('select node_id, address, role, share_address, share_units from oxbow_catalog.nodes order by node_id')).rows;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, stderr: () => string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms\n${stderr()}`);
-    await new Promise((resolveWait) => setTimeout(resolveWait, 200));
-  }
-}
-
-const GEN = (name: string) =>
-  `create source ${name} (id int8, v int, name varchar) with (connector = 'datagen', fields.id.kind = 'sequence', fields.id.start = '1', fields.id.end = '100000000', fields.v.min = '0', fields.v.max = '999999', fields.v.seed = '7', fields.name.length = '6', datagen.rows.per.second = '4000', datagen.split.num = '2')`;
-
-/** Every id from 1 to max once, w = 3 id + 1, and the rows up to the check view's max equal its rows. */
-async function checkView(leader: pg.Client): Promise<{ max: number; count: number }> {
-  // One statement: one snapshot of both views.
-  const rows = (
-    await leader.query<{ src: string; id: string; v: number; w: string; n: string }>(
-      `select 'v' as src, id, v, w, 1::int8 as n from v union all select 'c' as src, id, v, 0::int8 as w, n from v_check`,
-    )
-  ).rows;
-  const view = rows.filter((row) => row.src === 'v').map((row) => ({ id: Number(row.id), v: row.v, w: Number(row.w) }));
-  const check = new Map<number, number>();
-  for (const row of rows) {
-    if (row.src !== 'c') continue;
-    expect(Number(row.n)).toBe(1);
-    check.set(Number(row.id), row.v);
-  }
-  view.sort((left, right) => left.id - right.id);
-  const max = view.length === 0 ? 0 : view[view.length - 1]!.id;
-  // Every number once: sorted ids are exactly 1..max.
-  const gaps = view.filter((row, index) => row.id !== index + 1).slice(0, 5);
-  expect(gaps).toEqual([]);
-  expect(view.filter((row) => row.w !== 3 * row.id + 1).slice(0, 5)).toEqual([]);
-  const upTo = Math.min(max, check.size);
-  let compared = 0;
-  for (const row of view) {
-    if (row.id > upTo) break;
-    expect(check.has(row.id)).toBe(true);
-    if (check.get(row.id) !== row.v) expect({ id: row.id, v: row.v }).toEqual({ id: row.id, v: check.get(row.id) });
-    compared++;
-  }
-  expect(compared).toBe(upTo);
-  return { max, count: view.length };
-}
 
 describe('remote shares of source fragments', () => {
   it("standbys generate shares of the leader's view; one stopped, one SIGKILLed: the leader takes their shares with no gap or duplicate", async () => {
