@@ -16,13 +16,14 @@
 // checkpoint; BENCH_SCALE=9: 1.8 million rows, about 1.1 GiB; default 0.2; BENCH_ROUNDS=2 rounds of
 // each; BENCH_MODES=warm or cold runs one kind)
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { startEtcd } from '../test/support/etcd.js';
+import { startOxbowNode, type OxbowNode } from './support/server-process.js';
 
 const scale = Number(process.env['BENCH_SCALE'] ?? '0.2');
 const ROWS = Math.max(1000, Math.round(200_000 * scale));
@@ -55,41 +56,6 @@ function emit(metric: string, value: number, unit: string): void {
   console.log(JSON.stringify({ bench: 'failover', metric, value: Number(value.toPrecision(4)), unit }));
 }
 
-interface Node {
-  readonly child: ChildProcess;
-  readonly url: string;
-  stderr(): string;
-}
-
-async function startNode(dataDir: string, args: readonly string[], env: Record<string, string>): Promise<Node> {
-  const child = spawn(process.execPath, [ENTRY, '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8');
-  child.stderr!.on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    let output = '';
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (chunk: string) => {
-      output += chunk;
-      const ready = /oxbow ready: (postgres:\/\/\S+)/.exec(output);
-      if (ready !== null) resolveUrl(ready[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`oxbow exited (${code}) before it was ready: ${stderr}`)));
-  });
-  return { child, url, stderr: () => stderr };
-}
-
-async function stopNode(node: Node, signal: NodeJS.Signals): Promise<void> {
-  if (node.child.exitCode !== null || node.child.signalCode !== null) return;
-  const exited = new Promise((resolveExit) => node.child.once('exit', resolveExit));
-  node.child.kill(signal);
-  await exited;
-}
 
 async function connect(url: string): Promise<pg.Client | undefined> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
@@ -125,9 +91,9 @@ async function round(mode: 'warm' | 'cold'): Promise<void> {
   const args = ['--cluster', etcd.url, '--checkpoint-url', checkpointUrl, '--durability', 'remote', '--checkpoint-interval-ms', '1000'];
   const storeEnv: Record<string, string> =
     s3rver === undefined ? {} : { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL: s3rver.endpoint };
-  const nodes: Node[] = [];
+  const nodes: OxbowNode[] = [];
   try {
-    const leaderNode = await startNode(join(work, 'a'), args, { ...storeEnv, OXBOW_CLUSTER_LEASE_TTL_S: String(LEASE_TTL_S) });
+    const leaderNode = await startOxbowNode(ENTRY, join(work, 'a'), args, { ...storeEnv, OXBOW_CLUSTER_LEASE_TTL_S: String(LEASE_TTL_S) });
     nodes.push(leaderNode);
     const leader = await until('the first node leads', 60_000, () => connect(leaderNode.url));
     await leader.query('create table t (id int primary key, g int, payload text)');
@@ -141,7 +107,7 @@ async function round(mode: 'warm' | 'cold'): Promise<void> {
         `insert into t select i, i % 100, ${Array.from({ length: 32 }, (_, k) => `md5((i * ${k + 7})::text)`).join(' || ')} from generate_series(${start}, ${end}) as s(i)`,
       );
     }
-    const standbyNode = await startNode(join(work, 'b'), args, {
+    const standbyNode = await startOxbowNode(ENTRY, join(work, 'b'), args, {
       ...storeEnv,
       OXBOW_CLUSTER_LEASE_TTL_S: String(LEASE_TTL_S),
       ...(mode === 'cold' ? { OXBOW_CLUSTER_COLD_STANDBY: '1' } : {}),
@@ -157,7 +123,7 @@ async function round(mode: 'warm' | 'cold'): Promise<void> {
     const bytes = (await leader.query<{ b: string }>("select sum(bytes_referenced)::int8 as b from (select bytes_referenced from oxbow_catalog.checkpoints where status = 'complete' order by epoch desc limit 1) x")).rows[0]!.b;
     await leader.end();
     const killedAt = performance.now();
-    await stopNode(leaderNode, 'SIGKILL');
+    await leaderNode.stop('SIGKILL');
     let connectedMs: number | undefined;
     const client = await until('a write on the new leader', 300_000, async () => {
       const candidate = await connect(standbyNode.url);
@@ -202,7 +168,7 @@ async function round(mode: 'warm' | 'cold'): Promise<void> {
     for (const node of nodes) process.stderr.write(`--- node stderr\n${node.stderr()}\n`);
     throw error;
   } finally {
-    for (const node of nodes) await stopNode(node, 'SIGTERM').catch(() => undefined);
+    for (const node of nodes) await node.stop('SIGTERM').catch(() => undefined);
     s3rver?.stop();
     await etcd.stop();
     rmSync(work, { recursive: true, force: true });

@@ -12,63 +12,21 @@
 // Run: npm run build && node dist/bench/remote-shares.js   (BENCH_EVENTS, default 2,000,000;
 // BENCH_ROUNDS, default 2, alternating one and two nodes)
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { startEtcd } from '../test/support/etcd.js';
+import { startOxbowNode, type OxbowNode } from './support/server-process.js';
+import { parseTaskStat, ticksPerSecond } from './support/thread-cpu.js';
 
 const ENTRY = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'oxbow.js');
-
-interface OxbowServer {
-  readonly process: ChildProcess;
-  readonly url: string;
-  stderr(): string;
-  stop(): Promise<void>;
-}
-
-async function startOxbow(options: { dataDir: string; args: readonly string[]; env?: Record<string, string> }): Promise<OxbowServer> {
-  const child = spawn(process.execPath, [ENTRY, '--port', '0', '--host', '127.0.0.1', '--data-dir', options.dataDir, ...options.args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...options.env },
-  });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8');
-  child.stderr!.on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    let output = '';
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (chunk: string) => {
-      output += chunk;
-      const ready = /oxbow ready: (postgres:\/\/\S+)/.exec(output);
-      if (ready !== null) resolveUrl(ready[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`oxbow exited (${code}) before it was ready: ${stderr}`)));
-  });
-  return {
-    process: child,
-    url,
-    stderr: () => stderr,
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolveExit) => child.once('exit', resolveExit));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
 
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? '2000000');
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '2');
 /** Of every 50 Nexmark events, 46 are bids. */
 const BIDS = Math.floor(EVENTS / 50) * 46 + Math.min(46, Math.max(0, (EVENTS % 50) - 4));
-const CLOCK_TICKS = 100;
 
 function emit(metric: string, value: number, unit: string): void {
   console.log(JSON.stringify({ bench: 'remote-shares', metric, value: Number(value.toPrecision(4)), unit }));
@@ -76,11 +34,10 @@ function emit(metric: string, value: number, unit: string): void {
 
 /** CPU seconds (user + system) of a process so far. */
 function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  return parseTaskStat(readFileSync(`/proc/${pid}/stat`, 'utf8')).ticks / ticksPerSecond();
 }
 
-async function connect(node: OxbowServer): Promise<pg.Client> {
+async function connect(node: OxbowNode): Promise<pg.Client> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     const client = new pg.Client({ connectionString: node.url });
@@ -100,15 +57,15 @@ async function connect(node: OxbowServer): Promise<pg.Client> {
 async function run(nodes: 1 | 2): Promise<void> {
   const etcd = await startEtcd();
   const work = mkdtempSync(join(tmpdir(), 'oxbow-bench-remote-shares-'));
-  const started: OxbowServer[] = [];
+  const started: OxbowNode[] = [];
   try {
     const args = (_name: string) => ['--cluster', etcd.url, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--parallelism', '2', '--remote-shares', 'on'];
-    const leaderNode = await startOxbow({ dataDir: join(work, 'a'), args: args('a') });
+    const leaderNode = await startOxbowNode(ENTRY, join(work, 'a'), args('a'));
     started.push(leaderNode);
     const leader = await connect(leaderNode);
     if (nodes === 2) {
       // A cold standby (it follows no checkpoints): its CPU time is the share's and the transport's.
-      started.push(await startOxbow({ dataDir: join(work, 'b'), args: args('b'), env: { OXBOW_CLUSTER_COLD_STANDBY: '1' } }));
+      started.push(await startOxbowNode(ENTRY, join(work, 'b'), args('b'), { OXBOW_CLUSTER_COLD_STANDBY: '1' }));
       const deadline = Date.now() + 30_000;
       while ((await leader.query("select 1 from oxbow_catalog.nodes where role = 'standby' and share_address is not null")).rowCount === 0) {
         if (Date.now() > deadline) throw new Error(`the standby never listed a share address\n${started[1]!.stderr()}`);
@@ -119,7 +76,7 @@ async function run(nodes: 1 | 2): Promise<void> {
       `CREATE SOURCE bid (auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP, extra VARCHAR) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${EVENTS}', nexmark.split.num = '2', nexmark.max.chunk.size = '1024', nexmark.min.event.gap.in.ns = '0')`,
     );
     const q1 = readFileSync(new URL('../../bench/nexmark/q1.sql', import.meta.url), 'utf8').replace(/--[^\n]*/g, '');
-    const cpuBefore = started.map((node) => cpuSeconds(node.process.pid!));
+    const cpuBefore = started.map((node) => cpuSeconds(node.child.pid!));
     const wallStart = performance.now();
     await leader.query(q1);
     let count = 0;
@@ -130,7 +87,7 @@ async function run(nodes: 1 | 2): Promise<void> {
       if (Date.now() > deadline) throw new Error(`q1 holds ${count} of ${BIDS} bids after 30 minutes`);
     }
     const wallS = (performance.now() - wallStart) / 1000;
-    const cpu = started.map((node, index) => cpuSeconds(node.process.pid!) - cpuBefore[index]!);
+    const cpu = started.map((node, index) => cpuSeconds(node.child.pid!) - cpuBefore[index]!);
     const total = cpu.reduce((sum, value) => sum + value, 0);
     if (count !== BIDS) throw new Error(`q1 holds ${count} bids, not ${BIDS}`);
     const units = (await leader.query<{ node_id: string; is_self: boolean; share_units: string | null }>('select node_id, is_self, share_units from oxbow_catalog.nodes')).rows;
