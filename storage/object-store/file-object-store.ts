@@ -15,7 +15,7 @@ import { setMaxListeners } from 'node:events';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { ObjectStoreError, verifyDigest, type ObjectDigest, type ObjectInfo, type ObjectStore } from './object-store.js';
+import { ObjectStoreError, verifyDigest, writeHashed, type ObjectDigest, type ObjectInfo, type ObjectStore } from './object-store.js';
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './retry.js';
 
 const INCOMING = '.incoming';
@@ -123,7 +123,7 @@ export class FileObjectStore implements ObjectStore {
     await this.prepare();
     const incoming = this.incomingPath();
     try {
-      const digest = await copyHashed(path, incoming, progress);
+      const digest = await writeHashed(createReadStream(path, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>, incoming, progress);
       await this.publish(incoming, target);
       return digest;
     } catch (error) {
@@ -176,7 +176,7 @@ export class FileObjectStore implements ObjectStore {
   private async getFileOnce(key: string, source: string, path: string, expected: ObjectDigest | undefined, progress: () => void): Promise<ObjectDigest> {
     const temporary = `${path}.download`;
     try {
-      const digest = await copyHashed(source, temporary, progress);
+      const digest = await writeHashed(createReadStream(source, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>, temporary, progress);
       verifyDigest(key, digest, expected);
       await rename(temporary, path);
       return digest;
@@ -238,23 +238,4 @@ export class FileObjectStore implements ObjectStore {
   close(): void {
     this.closer.abort();
   }
-}
-
-/** Copies `from` to `to` in chunks, synced, calling `progress` per chunk; its size and SHA-256. */
-async function copyHashed(from: string, to: string, progress: () => void): Promise<ObjectDigest> {
-  const hash = createHash('sha256');
-  let sizeBytes = 0;
-  const output = await open(to, 'w');
-  try {
-    for await (const chunk of createReadStream(from, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>) {
-      progress();
-      hash.update(chunk);
-      sizeBytes += chunk.length;
-      await output.write(chunk);
-    }
-    await output.sync();
-  } finally {
-    await output.close();
-  }
-  return { sizeBytes, sha256: hash.digest('hex') };
 }

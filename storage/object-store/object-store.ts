@@ -6,6 +6,9 @@
 // code the checkpointer can act on (retry an unavailable store, stop on a permission error, fall
 // back on a corrupt object).
 
+import { createHash } from 'node:crypto';
+import { open } from 'node:fs/promises';
+
 export interface ObjectInfo {
   readonly key: string;
   readonly sizeBytes: number;
@@ -83,4 +86,26 @@ export function verifyDigest(key: string, actual: ObjectDigest, expected: Object
   if (actual.sha256 !== expected.sha256) {
     throw new ObjectStoreError('Corrupt', `object ${key} fails its SHA-256 check (stored ${actual.sha256.slice(0, 16)}..., manifest ${expected.sha256.slice(0, 16)}...)`, { key });
   }
+}
+
+/**
+ * Writes `chunks` to `path`, synced, calling `onChunk` before each (a store's progress and abort
+ * check; it may throw to stop); the size and SHA-256 of what was written.
+ */
+export async function writeHashed(chunks: AsyncIterable<Uint8Array>, path: string, onChunk: () => void): Promise<ObjectDigest> {
+  const hash = createHash('sha256');
+  let sizeBytes = 0;
+  const output = await open(path, 'w');
+  try {
+    for await (const chunk of chunks) {
+      onChunk();
+      hash.update(chunk);
+      sizeBytes += chunk.length;
+      await output.write(chunk);
+    }
+    await output.sync();
+  } finally {
+    await output.close();
+  }
+  return { sizeBytes, sha256: hash.digest('hex') };
 }

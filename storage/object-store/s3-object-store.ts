@@ -27,7 +27,7 @@ import {
   UploadPartCommand,
   type CompletedPart,
 } from '@aws-sdk/client-s3';
-import { ObjectStoreError, verifyDigest, type ObjectDigest, type ObjectInfo, type ObjectStore } from './object-store.js';
+import { ObjectStoreError, verifyDigest, writeHashed, type ObjectDigest, type ObjectInfo, type ObjectStore } from './object-store.js';
 import { DEFAULT_OBJECT_STORE_TIMEOUT_MS, DEFAULT_RETRY_POLICY, withDeadline, withRetries, type RetryPolicy } from './retry.js';
 
 export interface S3ObjectStoreOptions {
@@ -239,22 +239,10 @@ export class S3ObjectStore implements ObjectStore {
       async (abortSignal, progress) => {
         try {
           const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(key) }), { abortSignal });
-          const hash = createHash('sha256');
-          let sizeBytes = 0;
-          const output = await open(temporary, 'w');
-          try {
-            for await (const chunk of response.Body as AsyncIterable<Uint8Array>) {
-              if (abortSignal.aborted) throw abortSignal.reason;
-              progress();
-              hash.update(chunk);
-              sizeBytes += chunk.length;
-              await output.write(chunk);
-            }
-            await output.sync();
-          } finally {
-            await output.close();
-          }
-          return { sizeBytes, sha256: hash.digest('hex') };
+          return await writeHashed(response.Body as AsyncIterable<Uint8Array>, temporary, () => {
+            if (abortSignal.aborted) throw abortSignal.reason;
+            progress();
+          });
         } catch (error) {
           await unlink(temporary).catch(() => undefined);
           throw s3Error(error, action, key);
