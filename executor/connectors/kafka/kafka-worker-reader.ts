@@ -171,15 +171,17 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
           raw = wanted;
           worker.postMessage({ type: 'raw', on: wanted } satisfies MainToWorker);
         }
+        const current = this.positions.get(message.partition);
+        if (current !== undefined && message.firstOffset < current) {
+          // The worker starts at these positions and never goes back: a batch from below them
+          // is a contract violation, never applied twice.
+          worker.postMessage({ type: 'ack' } satisfies MainToWorker);
+          listener.trouble(`oxbow internal assertion: Kafka worker sent partition ${message.partition} from offset ${message.firstOffset}, below ${current}`);
+          return;
+        }
       }
       switch (message.type) {
         case 'raw': {
-          const current = this.positions.get(message.partition);
-          if (current !== undefined && message.firstOffset < current) {
-            worker.postMessage({ type: 'ack' } satisfies MainToWorker);
-            listener.trouble(`oxbow internal assertion: Kafka worker sent partition ${message.partition} from offset ${message.firstOffset}, below ${current}`);
-            return;
-          }
           this.positions.set(message.partition, message.next);
           this.unacknowledged++;
           const batch: DecodedBatch = {
@@ -201,14 +203,6 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
           return;
         }
         case 'batch': {
-          const current = this.positions.get(message.partition);
-          if (current !== undefined && message.firstOffset < current) {
-            // The worker starts at these positions and never goes back: a batch from below them
-            // is a contract violation, never applied twice.
-            worker.postMessage({ type: 'ack' } satisfies MainToWorker);
-            listener.trouble(`oxbow internal assertion: Kafka worker sent partition ${message.partition} from offset ${message.firstOffset}, below ${current}`);
-            return;
-          }
           // A replayed source's row ids are set (partition and offset): its rows may stay packed.
           const packed = rowIdPosition === undefined && listener.wantsPacked?.() === true ? { count: message.count, rows: message.rows } : undefined;
           const rows = packed === undefined ? unpackRows(message) : [];
