@@ -123,7 +123,7 @@ export class FileObjectStore implements ObjectStore {
     await this.prepare();
     const incoming = this.incomingPath();
     try {
-      const digest = await writeHashed(createReadStream(path, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>, incoming, progress);
+      const digest = await writeHashed(() => createReadStream(path, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>, incoming, progress);
       await this.publish(incoming, target);
       return digest;
     } catch (error) {
@@ -176,7 +176,7 @@ export class FileObjectStore implements ObjectStore {
   private async getFileOnce(key: string, source: string, path: string, expected: ObjectDigest | undefined, progress: () => void): Promise<ObjectDigest> {
     const temporary = `${path}.download`;
     try {
-      const digest = await writeHashed(createReadStream(source, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>, temporary, progress);
+      const digest = await writeHashed(() => createReadStream(source, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>, temporary, progress);
       verifyDigest(key, digest, expected);
       await rename(temporary, path);
       return digest;

@@ -92,12 +92,13 @@ export function verifyDigest(key: string, actual: ObjectDigest, expected: Object
  * Writes `chunks` to `path`, synced, calling `onChunk` before each (a store's progress and abort
  * check; it may throw to stop); the size and SHA-256 of what was written.
  */
-export async function writeHashed(chunks: AsyncIterable<Uint8Array>, path: string, onChunk: () => void): Promise<ObjectDigest> {
+export async function writeHashed(chunks: () => AsyncIterable<Uint8Array>, path: string, onChunk: () => void): Promise<ObjectDigest> {
   const hash = createHash('sha256');
   let sizeBytes = 0;
   const output = await open(path, 'w');
   try {
-    for await (const chunk of chunks) {
+    // Opened only once the file is: a read stream made earlier errors with nobody listening.
+    for await (const chunk of chunks()) {
       onChunk();
       hash.update(chunk);
       sizeBytes += chunk.length;

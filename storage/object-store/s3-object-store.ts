@@ -239,7 +239,7 @@ export class S3ObjectStore implements ObjectStore {
       async (abortSignal, progress) => {
         try {
           const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(key) }), { abortSignal });
-          return await writeHashed(response.Body as AsyncIterable<Uint8Array>, temporary, () => {
+          return await writeHashed(() => response.Body as AsyncIterable<Uint8Array>, temporary, () => {
             if (abortSignal.aborted) throw abortSignal.reason;
             progress();
           });
