@@ -52,6 +52,7 @@ const MEDIUM_CODES: number[][] = Array.from({ length: 25 }, (_, length) => new A
 const SCRATCH = new ArrayBuffer(8);
 const INT64_SCRATCH = new BigInt64Array(SCRATCH);
 const UINT64_SCRATCH = new BigUint64Array(SCRATCH);
+const FLOAT64_SCRATCH = new Float64Array(SCRATCH);
 const SCRATCH_BYTES = new Uint8Array(SCRATCH);
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
@@ -194,8 +195,13 @@ export class ByteWriter {
 
   float64LittleEndian(value: number): void {
     this.ensure(8);
-    this.buffer.writeDoubleLE(value, this.length);
-    this.length += 8;
+    // Through the scratch: Buffer's writeDoubleLE checks its arguments and the bounds on every call.
+    FLOAT64_SCRATCH[0] = value;
+    const buffer = this.buffer;
+    const at = this.length;
+    const bytes = SCRATCH_BYTES;
+    for (let index = 0; index < 8; index++) buffer[at + index] = bytes[LITTLE_ENDIAN ? index : 7 - index]!;
+    this.length = at + 8;
   }
 
   /** The 8 bytes of a float64 (big endian) into the scratch view, for order-preserving encodings. */
