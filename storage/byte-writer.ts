@@ -84,27 +84,37 @@ export class ByteWriter {
     this.buffer[this.length++] = value;
   }
 
+  // The 32-bit writers store their bytes themselves: Buffer's writeUInt32LE and the like check
+  // their arguments and bounds on every call, and a batch makes several such calls per row.
+
   uint32BigEndian(value: number): void {
     this.ensure(4);
-    this.buffer.writeUInt32BE(value >>> 0, this.length);
-    this.length += 4;
+    const buffer = this.buffer;
+    const at = this.length;
+    buffer[at] = value >>> 24;
+    buffer[at + 1] = value >>> 16;
+    buffer[at + 2] = value >>> 8;
+    buffer[at + 3] = value;
+    this.length = at + 4;
   }
 
   uint32LittleEndian(value: number): void {
     this.ensure(4);
-    this.buffer.writeUInt32LE(value >>> 0, this.length);
+    this.patchUint32LittleEndian(this.length, value);
     this.length += 4;
   }
 
   /** Overwrites 4 bytes already written (a length filled in afterwards). */
   patchUint32LittleEndian(offset: number, value: number): void {
-    this.buffer.writeUInt32LE(value >>> 0, offset);
+    const buffer = this.buffer;
+    buffer[offset] = value;
+    buffer[offset + 1] = value >>> 8;
+    buffer[offset + 2] = value >>> 16;
+    buffer[offset + 3] = value >>> 24;
   }
 
   int32LittleEndian(value: number): void {
-    this.ensure(4);
-    this.buffer.writeInt32LE(value | 0, this.length);
-    this.length += 4;
+    this.uint32LittleEndian(value | 0);
   }
 
   uint64BigEndian(value: bigint): void {
