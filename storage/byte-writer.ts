@@ -52,6 +52,7 @@ const MEDIUM_CODES: number[][] = Array.from({ length: 25 }, (_, length) => new A
 const SCRATCH = new ArrayBuffer(8);
 const INT64_SCRATCH = new BigInt64Array(SCRATCH);
 const UINT64_SCRATCH = new BigUint64Array(SCRATCH);
+const FLOAT64_SCRATCH = new Float64Array(SCRATCH);
 const SCRATCH_BYTES = new Uint8Array(SCRATCH);
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
@@ -83,27 +84,37 @@ export class ByteWriter {
     this.buffer[this.length++] = value;
   }
 
+  // The 32-bit writers store their bytes themselves: Buffer's writeUInt32LE and the like check
+  // their arguments and bounds on every call, and a batch makes several such calls per row.
+
   uint32BigEndian(value: number): void {
     this.ensure(4);
-    this.buffer.writeUInt32BE(value >>> 0, this.length);
-    this.length += 4;
+    const buffer = this.buffer;
+    const at = this.length;
+    buffer[at] = value >>> 24;
+    buffer[at + 1] = value >>> 16;
+    buffer[at + 2] = value >>> 8;
+    buffer[at + 3] = value;
+    this.length = at + 4;
   }
 
   uint32LittleEndian(value: number): void {
     this.ensure(4);
-    this.buffer.writeUInt32LE(value >>> 0, this.length);
+    this.patchUint32LittleEndian(this.length, value);
     this.length += 4;
   }
 
   /** Overwrites 4 bytes already written (a length filled in afterwards). */
   patchUint32LittleEndian(offset: number, value: number): void {
-    this.buffer.writeUInt32LE(value >>> 0, offset);
+    const buffer = this.buffer;
+    buffer[offset] = value;
+    buffer[offset + 1] = value >>> 8;
+    buffer[offset + 2] = value >>> 16;
+    buffer[offset + 3] = value >>> 24;
   }
 
   int32LittleEndian(value: number): void {
-    this.ensure(4);
-    this.buffer.writeInt32LE(value | 0, this.length);
-    this.length += 4;
+    this.uint32LittleEndian(value | 0);
   }
 
   uint64BigEndian(value: bigint): void {
@@ -194,8 +205,13 @@ export class ByteWriter {
 
   float64LittleEndian(value: number): void {
     this.ensure(8);
-    this.buffer.writeDoubleLE(value, this.length);
-    this.length += 8;
+    // Through the scratch: Buffer's writeDoubleLE checks its arguments and the bounds on every call.
+    FLOAT64_SCRATCH[0] = value;
+    const buffer = this.buffer;
+    const at = this.length;
+    const bytes = SCRATCH_BYTES;
+    for (let index = 0; index < 8; index++) buffer[at + index] = bytes[LITTLE_ENDIAN ? index : 7 - index]!;
+    this.length = at + 8;
   }
 
   /** The 8 bytes of a float64 (big endian) into the scratch view, for order-preserving encodings. */

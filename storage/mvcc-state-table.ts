@@ -306,11 +306,15 @@ export class MvccStateTable implements StateTable {
     writer.bytes(appended.writer.buffer, 0, appended.writer.length);
     batch.count += appended.count;
     const buffer = writer.buffer;
-    for (let at = start; at < writer.length; ) {
-      const keyLength = buffer.readUInt32LE(at + 1);
+    const end = writer.length;
+    // Per entry, in JS: Buffer's readUInt32LE and copy() check their arguments (copy() calls into
+    // C++) on each of the epoch's rows.
+    for (let at = start; at < end; ) {
+      const keyLength = (buffer[at + 1]! | (buffer[at + 2]! << 8) | (buffer[at + 3]! << 16) | (buffer[at + 4]! << 24)) >>> 0;
       const valueAt = at + 5 + keyLength;
-      suffix.copy(buffer, valueAt - EPOCH_SUFFIX_BYTES);
-      at = valueAt + 4 + buffer.readUInt32LE(valueAt);
+      const suffixAt = valueAt - EPOCH_SUFFIX_BYTES;
+      for (let index = 0; index < EPOCH_SUFFIX_BYTES; index++) buffer[suffixAt + index] = suffix[index]!;
+      at = valueAt + 4 + ((buffer[valueAt]! | (buffer[valueAt + 1]! << 8) | (buffer[valueAt + 2]! << 16) | (buffer[valueAt + 3]! << 24)) >>> 0);
     }
   }
 

@@ -79,6 +79,33 @@ describe('row codec', () => {
     expect(decoded.map((n) => [n.unscaled, n.scale, n.special])).toEqual(edges.map((n) => [n.unscaled, n.scale, undefined]));
   });
 
+  it('writes int8, numeric and float8 bytes as the Buffer writers do, around 2^53 and 2^63', () => {
+    // Each value alone in a row: ROW_PUT, count 1, the tag, then the payload written here by Buffer.
+    const edges = [0n, 1n, -1n, 255n, -256n, 2n ** 31n, -(2n ** 32n) - 7n, 2n ** 53n - 1n, -(2n ** 53n) + 1n, 2n ** 53n, -(2n ** 53n), 2n ** 53n + 1n, 2n ** 62n + 12345n, 2n ** 63n - 1n, -(2n ** 63n)];
+    for (const edge of edges) {
+      const writer = new ByteWriter(4);
+      encodeRow(writer, [edge]);
+      const expected = Buffer.alloc(11);
+      expected.set([1, 1, 5]);
+      expected.writeBigInt64LE(edge, 3);
+      expect(writer.copy().equals(expected), String(edge)).toBe(true);
+      const numeric = new ByteWriter(4);
+      encodeRow(numeric, [new Numeric(edge, 3)]);
+      const expectedNumeric = Buffer.alloc(12);
+      expectedNumeric.set([1, 1, 13, 3]);
+      expectedNumeric.writeBigInt64LE(edge, 4);
+      expect(numeric.copy().equals(expectedNumeric), `numeric ${String(edge)}`).toBe(true);
+    }
+    for (const double of [1.5, -0.1, 1_436_918_400_000_000, 2 ** 53 + 2, -1e300, Number.MIN_VALUE, Infinity, -Infinity, NaN]) {
+      const writer = new ByteWriter(4);
+      encodeRow(writer, [double]);
+      const expected = Buffer.alloc(11);
+      expected.set([1, 1, 4]);
+      expected.writeDoubleLE(double, 3);
+      expect(writer.copy().equals(expected), String(double)).toBe(true);
+    }
+  });
+
   it('reads numerics written in the decimal text form', () => {
     // ROW_PUT, one column, TAG_NUMERIC (9), not special, scale 2 (int32 LE), '150' as text.
     const bytes = Buffer.from([1, 1, 9, 0, 2, 0, 0, 0, 3, 0x31, 0x35, 0x30]);

@@ -66,8 +66,14 @@ export function encodeRowValue(writer: ByteWriter, value: Value): void {
       return writer.byte(value ? TAG_TRUE : TAG_FALSE);
     case 'number':
       return encodeNumberValue(writer, value);
-    case 'bigint':
-      if (value >= INT64_MIN && value <= INT64_MAX) {
+    case 'bigint': {
+      // A safe integer's Number is exact (and an unsafe one's is not within the bounds): its eight
+      // bytes without a bigint comparison.
+      const number = Number(value);
+      if (number >= -Number.MAX_SAFE_INTEGER && number <= Number.MAX_SAFE_INTEGER) {
+        writer.byte(TAG_INT64);
+        writer.safeInt64LittleEndian(number);
+      } else if (value >= INT64_MIN && value <= INT64_MAX) {
         writer.byte(TAG_INT64);
         writer.int64LittleEndian(value);
       } else {
@@ -75,6 +81,7 @@ export function encodeRowValue(writer: ByteWriter, value: Value): void {
         writeText(writer, value.toString());
       }
       return;
+    }
     case 'string':
       writer.byte(TAG_STRING);
       writeText(writer, value);
@@ -88,11 +95,20 @@ export function encodeRowValue(writer: ByteWriter, value: Value): void {
     writer.bytes(value);
   } else if (value instanceof Numeric) {
     // Most numerics (prices, amounts) fit the fixed ten bytes: no decimal text to build or parse.
-    if (value.special === undefined && value.scale >= -128 && value.scale <= 127 && value.unscaled >= INT64_MIN && value.unscaled <= INT64_MAX) {
-      writer.byte(TAG_NUMERIC_INT64);
-      writer.byte(value.scale & 0xff);
-      writer.int64LittleEndian(value.unscaled);
-      return;
+    if (value.special === undefined && value.scale >= -128 && value.scale <= 127) {
+      const unscaled = Number(value.unscaled);
+      if (unscaled >= -Number.MAX_SAFE_INTEGER && unscaled <= Number.MAX_SAFE_INTEGER) {
+        writer.byte(TAG_NUMERIC_INT64);
+        writer.byte(value.scale & 0xff);
+        writer.safeInt64LittleEndian(unscaled);
+        return;
+      }
+      if (value.unscaled >= INT64_MIN && value.unscaled <= INT64_MAX) {
+        writer.byte(TAG_NUMERIC_INT64);
+        writer.byte(value.scale & 0xff);
+        writer.int64LittleEndian(value.unscaled);
+        return;
+      }
     }
     writer.byte(TAG_NUMERIC);
     writer.byte(value.special === undefined ? 0 : NUMERIC_SPECIAL_CODES[value.special]);

@@ -355,9 +355,11 @@ class RunningSource implements DecodedBatchListener {
       // Append-only rows with their unit numbers as row ids: to the views, and the positions to the
       // source's state table (a replay of everything below them is these rows again).
       if (captured) {
-        for (let i = 0; i < rows.length; i++) {
-          streams.record(id, rows[i]!, 1);
-          if ((i + 1) % chunk === 0) streams.push();
+        // A chunk at a time: each full chunk goes through the views as soon as it is recorded.
+        for (let from = 0; from < rows.length; from += chunk) {
+          const to = Math.min(rows.length, from + chunk);
+          streams.recordInserts(id, rows, from, to);
+          if (to - from === chunk) streams.push();
         }
         streams.push();
       }

@@ -37,9 +37,11 @@ export class StreamProjectNode implements StreamNode {
     const columns = this.columns;
     const width = evaluators.length;
     const rows = changes.rows;
+    // With ids, one spare slot (popped below) for the id a blind materialize appends (scan.ts).
+    const capacity = changes.ids === undefined ? width : width + 1;
     for (let i = 0; i < rows.length; i++) {
       const input = rows[i]!;
-      const row: Row = new Array(width);
+      const row: Row = new Array(capacity);
       for (let c = 0; c < width; c++) {
         const column = columns[c]!;
         if (column >= 0) {
@@ -53,6 +55,7 @@ export class StreamProjectNode implements StreamNode {
           row[c] = null;
         }
       }
+      if (capacity > width) row.pop();
       out.rows.push(row);
     }
     if (changes.ids === undefined) for (let i = 0; i < rows.length; i++) out.signs.push(changes.signs[i]!);

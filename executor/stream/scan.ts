@@ -45,10 +45,15 @@ export class StreamScanNode implements StreamNode {
     const test = this.test;
     const rows = changes.rows;
     const signs = changes.signs;
+    // With ids, a row is made one slot longer and that slot popped: the capacity stays, so the
+    // blind materialize appends the id in place (materialize.ts) without growing the array
+    // (a push past a full array allocates a store of 1.5x + 16 slots and copies the row).
+    const capacity = ids === undefined ? width : width + 1;
     for (let i = 0; i < rows.length; i++) {
       const full = rows[i]!;
-      const row: Row = new Array(width);
+      const row: Row = new Array(capacity);
       for (let c = 0; c < width; c++) row[c] = full[projection[c]!] ?? null;
+      if (capacity > width) row.pop();
       if (test !== undefined && !test(row)) continue;
       out.rows.push(row);
       out.signs.push(signs[i]!);

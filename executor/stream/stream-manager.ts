@@ -173,6 +173,18 @@ export class StreamManager implements ChangeCapture {
     batch.signs.push(sign);
   }
 
+  /** Inserts rows[from, to) of `relationId` (as `record(relationId, row, 1)` for each), its pending batch found once. */
+  recordInserts(relationId: number, rows: readonly Row[], from: number, to: number): void {
+    let batch = this.pending.get(relationId);
+    if (batch === undefined) this.pending.set(relationId, (batch = emptyChanges()));
+    const target = batch.rows;
+    const signs = batch.signs;
+    for (let i = from; i < to; i++) {
+      target.push(rows[i]!);
+      signs.push(1);
+    }
+  }
+
   /** True when some view has a temporal filter: every barrier must commit an epoch, changes or not. */
   get ticking(): boolean {
     return this.dataflows.some((dataflow) => dataflow.temporalFilters);

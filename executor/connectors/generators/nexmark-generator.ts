@@ -208,6 +208,11 @@ export class NexmarkGenerator {
   private readonly channelNames: string[];
   private readonly channelUrls: string[];
   private readonly interEventDelayUs: number;
+  /** The last bid's auction and bidder ids, and their bigints (reused while the id repeats). */
+  private auctionNumber = -1;
+  private auctionBigint = 0n;
+  private bidderNumber = -1;
+  private bidderBigint = 0n;
   private readonly eventsForAuctions: number;
 
   constructor(config: Partial<NexmarkConfig> = {}) {
@@ -260,7 +265,8 @@ export class NexmarkGenerator {
     let rows = 0;
     while (n < end && rows < maxRows) {
       if (eventKind(n) === kind) {
-        const row: Row = new Array(width).fill(null);
+        const row: Row = new Array(width);
+        for (let i = 0; i < width; i++) row[i] = null;
         if (kind === BID) this.bid(n, row, p);
         else if (kind === AUCTION) this.auction(n, row, p);
         else this.person(n, row, p);
@@ -343,12 +349,25 @@ export class NexmarkGenerator {
       channel = this.channelNames[channelNumber]!;
       url = this.channelUrls[channelNumber]!;
     }
-    put(row, p[0]!, BigInt(auction + FIRST_AUCTION_ID));
-    put(row, p[1]!, BigInt(bidder + FIRST_PERSON_ID));
+    // Most bids go to the hot auction and come from the hot bidder of their stretch of events:
+    // their ids repeat from one bid to the next, and so does the (immutable) bigint made for them.
+    const auctionId = auction + FIRST_AUCTION_ID;
+    if (auctionId !== this.auctionNumber) {
+      this.auctionNumber = auctionId;
+      this.auctionBigint = BigInt(auctionId);
+    }
+    const bidderId = bidder + FIRST_PERSON_ID;
+    if (bidderId !== this.bidderNumber) {
+      this.bidderNumber = bidderId;
+      this.bidderBigint = BigInt(bidderId);
+    }
+    put(row, p[0]!, this.auctionBigint);
+    put(row, p[1]!, this.bidderBigint);
     put(row, p[2]!, BigInt(price));
     put(row, p[3]!, channel);
     put(row, p[4]!, url);
-    put(row, p[5]!, eventTimeMs(n, config) * 1000);
+    // eventTimeMs(n, config), with the delay between events computed once.
+    put(row, p[5]!, (config.baseTimeMs + Math.floor((n * this.interEventDelayUs) / 1000)) * 1000);
     if (p[6]! >= 0) row[p[6]!] = this.extra(32, config.avgBidByteSize);
   }
 
@@ -407,14 +426,27 @@ export class NexmarkGenerator {
   }
 
   private reseed(n: number): void {
-    // splitmix32 of (seed, n) into sfc32's state, then a few rounds to spread it.
+    // splitmix32 of (seed, n) into sfc32's state, then a few rounds to spread it. The state is kept
+    // as signed 32-bit values (small integers to V8, never a heap number): every use of it wraps
+    // to 32 bits, so the numbers drawn are those of the unsigned state. The rounds run on locals.
     const low = n >>> 0;
     const high = Math.floor(n / TWO_32) >>> 0;
-    this.a = mix32(low ^ this.seedLow ^ 0x9e3779b9);
-    this.b = mix32(high ^ this.seedHigh ^ 0x85ebca6b);
-    this.c = mix32(this.a ^ 0xc2b2ae35 ^ high);
-    this.d = 1;
-    for (let i = 0; i < 8; i++) this.next32();
+    let a = mix32(low ^ this.seedLow ^ 0x9e3779b9) | 0;
+    let b = mix32(high ^ this.seedHigh ^ 0x85ebca6b) | 0;
+    let c = mix32(a ^ 0xc2b2ae35 ^ high) | 0;
+    let d = 1;
+    for (let i = 0; i < 8; i++) {
+      const t = (((a + b) | 0) + d) | 0;
+      d = (d + 1) | 0;
+      a = b ^ (b >>> 9);
+      b = (c + (c << 3)) | 0;
+      c = (c << 21) | (c >>> 11);
+      c = (c + t) | 0;
+    }
+    this.a = a;
+    this.b = b;
+    this.c = c;
+    this.d = d;
   }
 
   /** sfc32: the next unsigned 32-bit random number. */
