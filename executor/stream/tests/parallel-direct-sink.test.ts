@@ -76,11 +76,15 @@ describe('direct sinks as source fragments', () => {
       // 3 splits: fewer than 4 workers, more than 2.
       await h.run(bidSource('bid', EVENTS, 3));
       for (const [name, query] of QUERIES) await h.run(`create sink s_${name} as ${query} with (connector = 'blackhole')`);
-      expect(runtimeOf(h)?.sourceFragments.workers ?? 0, `workers at parallelism ${parallelism}`).toBe(parallelism === 1 ? 0 : QUERIES.length * parallelism);
-      const explain = (await h.run('explain analyze s_q1')).rows.map((row) => String(row[0])).join('\n');
-      if (parallelism === 1) expect(explain).not.toContain('StreamSourceFragment');
-      else expect(explain).toContain(`StreamSourceFragment bid split across ${parallelism} workers`);
-      expect(explain).toContain('StreamMaterialize s_q1 stored by source row id');
+      // A view of q1's query beside them: a source fragment too, whose EXPLAIN ANALYZE the sink's matches.
+      await h.run(`create materialized view v_q1 as ${QUERIES[1]![1]}`);
+      expect(runtimeOf(h)?.sourceFragments.workers ?? 0, `workers at parallelism ${parallelism}`).toBe(parallelism === 1 ? 0 : (QUERIES.length + 1) * parallelism);
+      for (const name of ['s_q1', 'v_q1']) {
+        const explain = (await h.run(`explain analyze ${name}`)).rows.map((row) => String(row[0])).join('\n');
+        if (parallelism === 1) expect(explain).not.toContain('StreamSourceFragment');
+        else expect(explain).toContain(`StreamSourceFragment bid split across ${parallelism} workers`);
+        expect(explain).toContain(`StreamMaterialize ${name} stored by source row id`);
+      }
       await waitFor(`the source to commit ${EVENTS} events`, async () => (await committedEvents(h!)) >= EVENTS);
       const expected = new Map<string, number>();
       for (const [name, query] of QUERIES) expected.set(`s_${name}`, await queryRows(h, query));
