@@ -42,6 +42,8 @@ const errors: string[] = [];
 const rejects: WorkerReject[] = [];
 /** View rows written into the open epoch. */
 let written = 0;
+/** A direct sink's plan (`directSink`): its materialize's output counted here per epoch, handed over with the batch. */
+const counts = data.directSink === true ? { inserts: 0, deletes: 0 } : undefined;
 /** The first failure of the open epoch's ranges: the commit answers it (every commit gets one answer). */
 let failure: unknown;
 
@@ -71,7 +73,9 @@ function start(): Running {
     new HandoffBackend(database, (packed) => {
       const rows = written;
       written = 0;
-      return channel.handOver({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length, rows, errors: errors.splice(0), rejects: rejects.splice(0), memory: memory!.report() }, [packed.buffer as ArrayBuffer]);
+      const changes = counts === undefined ? undefined : { inserts: counts.inserts, deletes: counts.deletes };
+      if (counts !== undefined) counts.inserts = counts.deletes = 0;
+      return channel.handOver({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length, rows, errors: errors.splice(0), rejects: rejects.splice(0), ...(changes === undefined ? {} : { changes }), memory: memory!.report() }, [packed.buffer as ArrayBuffer]);
     }),
     { retentionMs: data.retentionMs, memoryLimitBytes: data.rowCacheBytes },
   );
@@ -79,6 +83,19 @@ function start(): Running {
   if (data.cacheShare < 1) memory.setShare(data.cacheShare);
   const context = new StreamContext(store, data.viewId, { record: (_viewId, message) => void errors.push(message) }, data.viewRetentionMs);
   context.tuning = data.tuning;
+  if (counts !== undefined) {
+    // A direct sink keeps no rows (an append-only query) and writes no log: its materialize's output is only counted.
+    context.changeLog = { tableId: -1, rowsKept: false, direct: true };
+    context.directChanges = {
+      write(changes: ChangeBatch): void {
+        const signs = changes.signs;
+        let inserts = 0;
+        for (let i = 0; i < signs.length; i++) if (signs[i]! > 0) inserts++;
+        counts.inserts += inserts;
+        counts.deletes += signs.length - inserts;
+      },
+    };
+  }
   const scan = sourceScan();
   return { database, store, dataflow: new Dataflow(data.viewId, plan, context), producer: isKafkaReplayed(scan.relation) ? undefined : replayProducer(scan.relation), sourceId: scan.relation.id, memory, decoder: isKafkaReplayed(scan.relation) ? new PartitionDecoder(scan.relation) : undefined };
 }
@@ -168,6 +185,7 @@ function handle(message: MainToSourceWorker): void {
     case 'abort':
       failure = undefined;
       written = 0;
+      if (counts !== undefined) counts.inserts = counts.deletes = 0;
       errors.length = 0;
       rejects.length = 0;
       dataflow.discard();

@@ -1,5 +1,5 @@
 // EXPLAIN statements the session runs itself (the planner plans plain EXPLAIN of a query):
-// EXPLAIN ANALYZE [MATERIALIZED VIEW] name (a running view's operators with their counters),
+// EXPLAIN ANALYZE [MATERIALIZED VIEW] name (a running view's or sink AS query's operators with their counters),
 // EXPLAIN [MATERIALIZED VIEW] name (a view's plan, as EXPLAIN of its definition prints it) and
 // EXPLAIN ANALYZE SELECT ... (the query run with counters on every plan node). The lines are
 // metrics/explain-analyze.ts's.
@@ -45,9 +45,11 @@ function explainAnalyzeView(node: OxbowExplainAnalyzeView, location: number, hos
   const position = (relation.location ?? 0) + location + 1;
   if (found === undefined) throw new SqlError(SqlState.undefinedTable, `relation "${name}" does not exist`, { position });
   if (node.analyze === false) return explainExistingView(found, name, position, host);
-  if (found.kind !== 'materialized_view') throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a materialized view`, { position, hint: 'EXPLAIN ANALYZE of a query is EXPLAIN ANALYZE SELECT ...' });
+  // A sink AS a query runs a dataflow of its own, as a materialized view does.
+  const sinkAsQuery = found.kind === 'sink' && found.stream !== undefined;
+  if (found.kind !== 'materialized_view' && !sinkAsQuery) throw new SqlError(SqlState.wrongObjectType, `"${name}" is not a materialized view`, { position, hint: 'EXPLAIN ANALYZE of a query is EXPLAIN ANALYZE SELECT ...' });
   const dataflow = host.core.streams.all.find((candidate) => candidate.viewId === found.id);
-  if (dataflow === undefined) throw new SqlError(SqlState.objectNotInPrerequisiteState, `materialized view "${name}" has no running dataflow`);
+  if (dataflow === undefined) throw new SqlError(SqlState.objectNotInPrerequisiteState, `${sinkAsQuery ? 'sink' : 'materialized view'} "${name}" has no running dataflow`);
   return explainAnalyzedDataflow(dataflow);
 }
 

@@ -99,7 +99,9 @@ export function explainAnalyzedDataflow(dataflow: Dataflow): string[] {
   // One line per plan node as EXPLAIN prints them (a parallel fragment's exchanges too), each with
   // its operator's counters; a fragment's inner nodes run in its workers, counted at its root.
   const byPlan = new Map(operators.map((operator) => [operator.plan, operator]));
-  const entries = explainStreamLines(dataflow.plan, dataflow.parallelism, dataflow.keyedSourceWorkers);
+  // The root runs as a source fragment when its node is one (a sink AS such a query may not be).
+  const rootFragment = dataflow.workerOperators().some((operator) => operator.id === 1 && operator.workers.some((worker) => worker.kind === 'source fragment'));
+  const entries = explainStreamLines(dataflow.plan, dataflow.parallelism, dataflow.keyedSourceWorkers, rootFragment);
   const placed = entries.filter((entry) => entry.plan !== undefined && byPlan.has(entry.plan)).length;
   const lines =
     placed === operators.length

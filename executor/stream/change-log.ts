@@ -12,7 +12,9 @@
 // executor writes a chunk straight to a writer that is not decoupled: `DirectChanges` counts the
 // changes as the dataflow makes them, in memory, and gives them to the delivery once their epoch
 // is committed; an aborted epoch's are dropped. Nothing of it is stored, so nothing of it survives
-// a restart.
+// a restart. A direct sink that runs as a source fragment (parallel/source-fragment.ts) has its
+// workers count their own changes per epoch (`ChangeCounter`); each worker's counts come back with
+// its epoch batch and join the main thread's DirectChanges under that epoch (`counted`).
 
 import { type } from '../../sql/types.js';
 import type { DataType } from '../../sql/types.js';
@@ -29,19 +31,26 @@ export function changeLogSchema(tableId: number, columnTypes: readonly DataType[
   return { tableId, columnTypes: [type('int8'), type('int4'), ...columnTypes], primaryKey: [0] };
 }
 
+/** Where a direct sink's StreamMaterialize counts its output: DirectChanges, or a source fragment's worker's counts of its open epoch. */
+export interface ChangeCounter {
+  write(changes: ChangeBatch): void;
+}
+
 /**
  * A direct sink's changes (see the header): per epoch the number of rows inserted and deleted,
  * taken by the delivery once the epoch is committed. Changes are told apart by epoch without a
  * hook at the seal: those made while the store's last sealed epoch is L belong to the first epoch
  * sealed after L, so they are committed once an epoch above L is.
  */
-export class DirectChanges {
+export class DirectChanges implements ChangeCounter {
   /** The store's last sealed epoch when the open run of changes began; undefined: none yet. */
   private openAfter: Epoch | undefined;
   private openInserts = 0;
   private openDeletes = 0;
   /** Runs of changes whose epoch was sealed, in order: `after` the last epoch sealed before it. */
   private sealed: { after: Epoch; inserts: number; deletes: number }[] = [];
+  /** Changes counted elsewhere (a source fragment's workers), each run under the epoch it was sealed as. */
+  private elsewhere: { epoch: Epoch; inserts: number; deletes: number }[] = [];
 
   constructor(private readonly store: StateStore) {}
 
@@ -70,10 +79,30 @@ export class DirectChanges {
     this.openDeletes = 0;
   }
 
+  /**
+   * Changes a source fragment's worker counted in the epoch it sealed as `epoch` (handed over with
+   * its batch, before `epoch` can be committed). An epoch that fails is never committed, so its
+   * counts are never taken.
+   */
+  counted(epoch: Epoch, inserts: number, deletes: number): void {
+    if (inserts + deletes > 0) this.elsewhere.push({ epoch, inserts, deletes });
+  }
+
   /** The rows inserted and deleted in the epochs up to `to` (a committed epoch) not taken yet; taken now. */
   take(to: Epoch): { inserts: number; deletes: number } {
     let inserts = 0;
     let deletes = 0;
+    if (this.elsewhere.length > 0) {
+      const kept: { epoch: Epoch; inserts: number; deletes: number }[] = [];
+      for (const run of this.elsewhere) {
+        if (run.epoch > to) kept.push(run);
+        else {
+          inserts += run.inserts;
+          deletes += run.deletes;
+        }
+      }
+      this.elsewhere = kept;
+    }
     let taken = 0;
     while (taken < this.sealed.length && this.sealed[taken]!.after < to) {
       inserts += this.sealed[taken]!.inserts;

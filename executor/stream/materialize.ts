@@ -47,7 +47,7 @@ import { SqlError, SqlState } from '../../sql/errors.js';
 import { KeyMap, keysEqual } from '../expr/row-hash.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
 import { carriesRowIds } from './scan.js';
-import { ChangeLogWriter, type DirectChanges } from './change-log.js';
+import { ChangeLogWriter, type ChangeCounter } from './change-log.js';
 import type { StreamContext, ViewIndex } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
@@ -72,7 +72,7 @@ export class StreamMaterializeNode implements StreamNode {
   /** Numbered layout: the input's rows are fresh arrays only this node holds (a projection's), so the number goes on in place. */
   private readonly ownsRows: boolean;
   /** A sink's change log (its output in order); undefined for a view. */
-  private readonly log: ChangeLogWriter | DirectChanges | undefined;
+  private readonly log: ChangeCounter | undefined;
   /** Whether the rows are written to the relation's table (not for an append-only sink, whose log holds them). */
   private readonly keepRows: boolean;
 

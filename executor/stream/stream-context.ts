@@ -15,7 +15,7 @@ import type { TableAccess } from '../batch/index.js';
 import type { Runtime } from '../batch/runtime.js';
 import { runPlan } from '../batch/operator.js';
 import { GroupCacheBudget } from './join-cache.js';
-import type { DirectChanges } from './change-log.js';
+import type { ChangeCounter } from './change-log.js';
 
 /** A secondary index on the view (CREATE INDEX): its state table and the entry of a view row. */
 export interface ViewIndex {
@@ -155,8 +155,12 @@ export class StreamContext {
    * DirectChanges: `directChanges`).
    */
   changeLog: { readonly tableId: number; readonly rowsKept: boolean; readonly paused?: boolean; readonly direct?: boolean } | undefined = undefined;
-  /** A direct sink's changes (`changeLog.direct`): StreamMaterialize counts them there instead of writing a log. */
-  directChanges: DirectChanges | undefined = undefined;
+  /**
+   * A direct sink's changes (`changeLog.direct`): StreamMaterialize counts them there instead of
+   * writing a log. The stream manager's DirectChanges; in a source fragment's worker, its counts
+   * of the open epoch (connectors/source-fragment-worker.ts).
+   */
+  directChanges: ChangeCounter | undefined = undefined;
 
   constructor(
     readonly store: StateStore,

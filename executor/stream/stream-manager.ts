@@ -87,8 +87,9 @@ export class StreamManager implements ChangeCapture {
     context.parallel = this.parallel;
     context.changeLog = changeLog;
     if (changeLog?.direct === true) {
-      context.directChanges = new DirectChanges(this.store);
-      this.direct.set(viewId, context.directChanges);
+      const direct = new DirectChanges(this.store);
+      context.directChanges = direct;
+      this.direct.set(viewId, direct);
     } else this.direct.delete(viewId);
     return new DataflowClass(viewId, plan, context);
   }

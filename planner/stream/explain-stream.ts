@@ -107,7 +107,7 @@ function line(plan: StreamPlan, depth: number, root: StreamPlan): string {
 }
 
 /** A node run where its parent is (the main thread); a fragment's root at parallelism N > 1. */
-function print(plan: StreamPlan, depth: number, lines: StreamPlanLine[], root: StreamPlan, parallelism: number, shared: ReadonlySet<StreamPlan>, generated: ReadonlySet<number>): void {
+function print(plan: StreamPlan, depth: number, lines: StreamPlanLine[], root: StreamPlan, parallelism: number, shared: ReadonlySet<StreamPlan>, generated: ReadonlySet<number>, rootFragment = true): void {
   const fragment = parallelism > 1 ? fragmentAt(plan, shared) : undefined;
   if (fragment !== undefined) {
     printFragment(fragment, plan, depth, lines, root, parallelism, shared, generated);
@@ -115,7 +115,7 @@ function print(plan: StreamPlan, depth: number, lines: StreamPlanLine[], root: S
   }
   lines.push({ text: line(plan, depth, root), plan, inWorkers: false });
   // A source fragment: the whole view runs in N workers, each over its share of the source's split ranges.
-  const source = parallelism > 1 && plan === root ? fragmentSource(plan) : undefined;
+  const source = parallelism > 1 && plan === root && rootFragment ? fragmentSource(plan) : undefined;
   if (source !== undefined) lines.push({ text: `${'  '.repeat(depth + 1)}${sourceFragmentText(source, parallelism)}`, inWorkers: false });
   const inputDepth = source === undefined ? depth + 1 : depth + 2;
   for (const input of streamInputs(plan)) print(input, inputDepth, lines, root, parallelism, shared, generated);
@@ -147,13 +147,15 @@ function printFragment(fragment: Fragment, plan: StreamPlan, depth: number, line
 /**
  * EXPLAIN's lines with the node each describes; at `parallelism` > 1 a StreamExchange line above
  * each fragment input. `keyedSourceWorkers`: the engine's --keyed-source-workers (the inputs its
- * keyed fragments' workers generate, `workerGeneratedSources`).
+ * keyed fragments' workers generate, `workerGeneratedSources`). `rootFragment` false: a plan that
+ * would be a source fragment runs on the main thread (a sink AS the query whose target needs its
+ * change log: executor/stream/parallel/source-fragment.ts), so no StreamSourceFragment line.
  */
-export function explainStreamLines(plan: StreamPlan, parallelism = 1, keyedSourceWorkers = false): StreamPlanLine[] {
+export function explainStreamLines(plan: StreamPlan, parallelism = 1, keyedSourceWorkers = false, rootFragment = true): StreamPlanLine[] {
   const lines: StreamPlanLine[] = [];
   const shared = parallelism > 1 ? sharedSources(plan) : new Set<StreamPlan>();
   const generated = parallelism > 1 ? workerGeneratedSources(plan, keyedSourceWorkers, shared) : new Set<number>();
-  print(plan, 0, lines, plan, parallelism, shared, generated);
+  print(plan, 0, lines, plan, parallelism, shared, generated, rootFragment);
   return lines;
 }
 

@@ -3,8 +3,7 @@
 // committed; then the blackhole sink must have received the query's rows: for the append-only q0
 // and q1 exactly one insert per row of the query recomputed in batch, for the aggregate q4 at
 // least one change per group (a group's changed average is a delete and an insert). q0 again at
-// parallelism 2, where a view over a generator source runs as a source fragment and a sink does not
-// (its changes are counted by the main thread's materialize).
+// parallelism 2, where the blackhole sink runs as a source fragment (its workers count its changes).
 import { describe, expect, it } from 'vitest';
 import { querySql } from '../../bench/nexmark.js';
 import { runAndInspect, SMOKE } from './inspect-run.js';

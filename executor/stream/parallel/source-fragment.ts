@@ -18,6 +18,12 @@
 // needs them: StreamManager.rangeReaders) go through the ordinary chain built on the main thread
 // under this node, which materializes them there (`local`): blind inserts keyed by row id, so which
 // thread stores a row does not matter.
+//
+// A direct sink AS such a query (a blackhole: connectors/sink-target.ts, `deliversDirectly`) runs
+// the same way: its workers store no rows and write no log, they count their materialize's output
+// per epoch and hand the counts over with their batches, which join the sink's DirectChanges
+// (change-log.ts) under the epoch they were sealed as. No row crosses threads for it. A sink whose
+// target needs its change log (PostgreSQL, Kafka) stays on the main thread.
 
 import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
@@ -28,6 +34,7 @@ import type { CommitParticipant, PendingWrites } from '../../../storage/mvcc-sta
 import type { RocksStateStore } from '../../../storage/rocks-state-store.js';
 import type { StateTable } from '../../../storage/state-table.js';
 import { emptyChanges, type ChangeBatch } from '../change-batch.js';
+import { DirectChanges } from '../change-log.js';
 import { StreamMaterializeNode } from '../materialize.js';
 import type { PackedPartitionRows, SourceFragmentHost, SourceFragmentReader, SplitRange, StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
@@ -84,6 +91,8 @@ interface SourceWorkerSettings {
   readonly onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void;
   /** Shares on other nodes, after the worker threads'. */
   readonly remotes?: RemoteShareSource;
+  /** A direct sink's changes (change-log.ts): the workers count theirs and hand the counts over with each batch. */
+  readonly direct?: DirectChanges;
 }
 
 /** One worker thread of a source fragment: its handle and what the main thread tracks of it. */
@@ -166,6 +175,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
           rowCacheBytes: settings.rowCacheBytes,
           cacheShare: settings.cacheShare,
           tuning: context.tuning,
+          ...(settings.direct === undefined ? {} : { directSink: true }),
         }, { oldGenerationBytes: settings.oldGenerationBytes, onMemory: settings.onMemory }),
       );
     }
@@ -342,6 +352,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
       if (message.t !== 'batch') throw new SqlError(SqlState.internalError, `a source fragment's worker answered ${message.t}, not batch`);
       const handed: Batch = message;
       byHandle.get(handle)!.rows += handed.rows;
+      if (handed.changes !== undefined) this.settings.direct?.counted(epoch, handed.changes.inserts, handed.changes.deletes);
       for (const error of handed.errors) this.context.recordError(new SqlError(SqlState.dataException, error));
       if (handed.rejects !== undefined && handed.rejects.length > 0) this.onRejects?.(this.sourceId, handed.rejects);
       return new Uint8Array(handed.bytes, 0, handed.length);
@@ -379,6 +390,13 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   async close(): Promise<void> {
     await Promise.all(this.workers.map((worker) => worker.close()));
   }
+}
+
+/** A direct sink's DirectChanges when its dataflow can count its changes in the workers (it keeps no rows and has no paused log), else undefined. */
+function directSinkChanges(context: StreamContext): DirectChanges | undefined {
+  const log = context.changeLog;
+  if (log === undefined || log.direct !== true || log.rowsKept || log.paused === true) return undefined;
+  return context.directChanges instanceof DirectChanges ? context.directChanges : undefined;
 }
 
 /** A plan's scans of relation `relationId` (a StreamShared leaf reads its subtree's output). */
@@ -450,20 +468,25 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
   /** The node of a view that runs as a source fragment, else undefined (the caller builds it as usual). */
   build(plan: StreamPlan, context: StreamContext): StreamNode | undefined {
     const script = this.workerScript;
-    // A sink's changes go to its change log or its DirectChanges from the main thread's materialize.
-    if (script === undefined || this.closed || this.parallelism <= 1 || plan.kind !== 'StreamMaterialize' || sourceSerialReason(plan) !== undefined || context.changeLog !== undefined) return undefined;
+    if (script === undefined || this.closed || this.parallelism <= 1 || plan.kind !== 'StreamMaterialize' || sourceSerialReason(plan) !== undefined) return undefined;
+    // A sink's changes go to its change log from the main thread's materialize, unless its target
+    // takes them directly (a blackhole) and it keeps no rows: then the workers count them.
+    const direct = directSinkChanges(context);
+    if (context.changeLog !== undefined && direct === undefined) return undefined;
     this.token ??= this.store.database.share();
     const workerScript = script();
     // Other nodes generate shares of a generator source's ranges; a Kafka source's partition
-    // batches are fetched here and go to this process's workers only.
+    // batches are fetched here and go to this process's workers only. A direct sink's counts come
+    // from this process's workers only.
     const source = fragmentSource(plan);
-    const remotes = source !== undefined && !isKafkaSource(source) ? this.remoteShares : undefined;
+    const remotes = source !== undefined && !isKafkaSource(source) && direct === undefined ? this.remoteShares : undefined;
     const node = new SourceFragmentNode(
       plan,
       context,
       {
         script: workerScript,
         ...(remotes === undefined ? {} : { remotes }),
+        ...(direct === undefined ? {} : { direct }),
         token: this.token,
         path: this.store.database.path,
         parallelism: this.parallelism,

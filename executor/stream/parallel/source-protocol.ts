@@ -15,6 +15,12 @@ export interface WorkerReject {
   readonly payload: Uint8Array | null;
 }
 
+/** A direct sink's rows inserted and deleted in one epoch by one worker. */
+export interface DirectCounts {
+  readonly inserts: number;
+  readonly deletes: number;
+}
+
 /** What a source worker starts with (workerData). */
 export interface SourceWorkerData {
   /** RocksDatabase.share()'s token and the database's directory. */
@@ -31,6 +37,12 @@ export interface SourceWorkerData {
   readonly rowCacheBytes: number;
   readonly cacheShare: number;
   readonly tuning: StreamTuning;
+  /**
+   * The plan is a direct sink's (a blackhole AS the query: connectors/sink-target.ts): no rows are
+   * stored, the worker counts its materialize's output per epoch and hands the counts over with
+   * its batch (`changes`) for the sink's DirectChanges (change-log.ts).
+   */
+  readonly directSink?: boolean;
   /** Two Int32s: [0] bumped after every answer is posted, [1] set to 1 when the thread exits. */
   readonly signal: SharedArrayBuffer;
 }
@@ -54,6 +66,10 @@ export type MainToSourceWorker =
   | { readonly t: 'close' };
 
 export type SourceWorkerToMain =
-  /** The sealed epoch's writes (without store records), the view rows written, the row errors met, the messages a Kafka fragment's worker could not decode and the worker's memory. */
-  | { readonly t: 'batch'; readonly bytes: ArrayBuffer; readonly length: number; readonly rows: number; readonly errors: readonly string[]; readonly rejects?: readonly WorkerReject[]; readonly memory: WorkerMemory }
+  /**
+   * The sealed epoch's writes (without store records), the view rows written, the row errors met,
+   * the messages a Kafka fragment's worker could not decode, a direct sink's changes counted in the
+   * epoch (`directSink`) and the worker's memory.
+   */
+  | { readonly t: 'batch'; readonly bytes: ArrayBuffer; readonly length: number; readonly rows: number; readonly errors: readonly string[]; readonly rejects?: readonly WorkerReject[]; readonly changes?: DirectCounts; readonly memory: WorkerMemory }
   | { readonly t: 'error'; readonly code: string; readonly message: string };
