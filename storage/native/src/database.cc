@@ -205,6 +205,14 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
   dbOptions.compression_per_level.clear();
   dbOptions.prefix_extractor = std::make_shared<EpochPrefixTransform>();
   dbOptions.memtable_prefix_bloom_size_ratio = 0.05;
+  // Insert hints per table and vnode: a table's rows in an epoch's batch are added in key order
+  // (packed-batch.cc), and most land right after the table's previous insert (row ids, sequence
+  // keys), so the skiplist starts from the last insert of the same `tableId | vnode` instead of
+  // searching from its head. Hints need one writer at a time in the memtable.
+  if (BoolOption(options, "memtableInsertHints", true)) {
+    dbOptions.memtable_insert_with_hint_prefix_extractor = std::make_shared<TablePrefixTransform>();
+    dbOptions.allow_concurrent_memtable_write = false;
+  }
   if (BoolOption(options, "statistics", false)) {
     statistics_ = rocksdb::CreateDBStatistics();
     dbOptions.statistics = statistics_;
@@ -470,7 +478,9 @@ Napi::Value Database::DeleteRange(const Napi::CallbackInfo& info) {
   rocksdb::DB* db = OpenDb(env);
   rocksdb::WriteOptions write;
   write.sync = info.Length() > 2 && info[2].ToBoolean().Value();
-  ThrowIfError(env, db->DeleteRange(write, db->DefaultColumnFamily(), BufferSlice(info[0]), BufferSlice(info[1])), "deleteRange");
+  rocksdb::WriteBatch batch;
+  ThrowIfError(env, AddDeleteRange(&batch, BufferSlice(info[0]), BufferSlice(info[1])), "deleteRange");
+  ThrowIfError(env, db->Write(write, &batch), "deleteRange");
   return env.Undefined();
 }
 
