@@ -192,9 +192,12 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
   dbOptions.OptimizeLevelStyleCompaction(writeBufferBytes * 4);
   dbOptions.write_buffer_size = static_cast<size_t>(writeBufferBytes);
   // L0 to L1 after four flushes, into an L1 of at most two memtables (DESIGN.md §6, "Compaction
-  // of a growing table"): every L0 file spans every table written in its epochs, so each L0 to L1
-  // compaction rewrites all of L1, and an L1 as large as the memtable budget made a growing view
-  // rewrite itself again and again until it reached it.
+  // of a growing table"): every L0 file spans every table written in its epochs (a growing view's
+  // rows, and the records every epoch rewrites: a source's positions in its own table, below the
+  // view, and the store's records under table id 0xFFFFFFFF), so each L0 to L1 compaction rewrites
+  // all of L1, and an L1 as large as the memtable budget made a growing view rewrite itself again
+  // and again until it reached it. Those records in a column family of their own would let the
+  // view's L0 files move down untouched (DESIGN.md §6, "The records family").
   dbOptions.level0_file_num_compaction_trigger = 4;
   dbOptions.max_bytes_for_level_base = writeBufferBytes * 2;
   dbOptions.max_open_files = static_cast<int>(NumberOption(options, "maxOpenFiles", -1));
