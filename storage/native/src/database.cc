@@ -192,9 +192,12 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
   dbOptions.OptimizeLevelStyleCompaction(writeBufferBytes * 4);
   dbOptions.write_buffer_size = static_cast<size_t>(writeBufferBytes);
   // L0 to L1 after four flushes, into an L1 of at most two memtables (DESIGN.md §6, "Compaction
-  // of a growing table"): every L0 file spans every table written in its epochs, so each L0 to L1
-  // compaction rewrites all of L1, and an L1 as large as the memtable budget made a growing view
-  // rewrite itself again and again until it reached it.
+  // of a growing table"): every L0 file spans every table written in its epochs (a growing view's
+  // rows, and the records every epoch rewrites: a source's positions in its own table, below the
+  // view, and the store's records under table id 0xFFFFFFFF), so each L0 to L1 compaction rewrites
+  // all of L1, and an L1 as large as the memtable budget made a growing view rewrite itself again
+  // and again until it reached it. Those records in a column family of their own would let the
+  // view's L0 files move down untouched (DESIGN.md §6, "The records family").
   dbOptions.level0_file_num_compaction_trigger = 4;
   dbOptions.max_bytes_for_level_base = writeBufferBytes * 2;
   dbOptions.max_open_files = static_cast<int>(NumberOption(options, "maxOpenFiles", -1));
@@ -205,6 +208,14 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
   dbOptions.compression_per_level.clear();
   dbOptions.prefix_extractor = std::make_shared<EpochPrefixTransform>();
   dbOptions.memtable_prefix_bloom_size_ratio = 0.05;
+  // Insert hints per table and vnode: a table's rows in an epoch's batch are added in key order
+  // (packed-batch.cc), and most land right after the table's previous insert (row ids, sequence
+  // keys), so the skiplist starts from the last insert of the same `tableId | vnode` instead of
+  // searching from its head. Hints need one writer at a time in the memtable.
+  if (BoolOption(options, "memtableInsertHints", true)) {
+    dbOptions.memtable_insert_with_hint_prefix_extractor = std::make_shared<TablePrefixTransform>();
+    dbOptions.allow_concurrent_memtable_write = false;
+  }
   if (BoolOption(options, "statistics", false)) {
     statistics_ = rocksdb::CreateDBStatistics();
     dbOptions.statistics = statistics_;
@@ -470,7 +481,9 @@ Napi::Value Database::DeleteRange(const Napi::CallbackInfo& info) {
   rocksdb::DB* db = OpenDb(env);
   rocksdb::WriteOptions write;
   write.sync = info.Length() > 2 && info[2].ToBoolean().Value();
-  ThrowIfError(env, db->DeleteRange(write, db->DefaultColumnFamily(), BufferSlice(info[0]), BufferSlice(info[1])), "deleteRange");
+  rocksdb::WriteBatch batch;
+  ThrowIfError(env, AddDeleteRange(&batch, BufferSlice(info[0]), BufferSlice(info[1])), "deleteRange");
+  ThrowIfError(env, db->Write(write, &batch), "deleteRange");
   return env.Undefined();
 }
 

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
+
+#include "epoch-prefix-transform.h"
 
 namespace oxbow {
 
@@ -128,10 +131,21 @@ rocksdb::Status Add(rocksdb::WriteBatch* batch, const Entry& entry) {
   const rocksdb::Slice key(entry.key, entry.keyLength);
   if (entry.op == kPut) return batch->Put(key, rocksdb::Slice(entry.value, entry.valueLength));
   if (entry.op == kDelete) return batch->Delete(key);
-  return batch->DeleteRange(key, rocksdb::Slice(entry.value, entry.valueLength));
+  return AddDeleteRange(batch, key, rocksdb::Slice(entry.value, entry.valueLength));
 }
 
 }  // namespace
+
+rocksdb::Status AddDeleteRange(rocksdb::WriteBatch* batch, const rocksdb::Slice& start, const rocksdb::Slice& end) {
+  if (!InInsertHintDomain(start)) return batch->DeleteRange(start, end);
+  if (start.compare(end) >= 0) return rocksdb::Status::OK();
+  rocksdb::Status status = batch->Delete(start);
+  if (!status.ok()) return status;
+  std::string after(start.data(), start.size());
+  after.push_back('\0');
+  if (rocksdb::Slice(after).compare(end) >= 0) return status;
+  return batch->DeleteRange(after, end);
+}
 
 rocksdb::Status ParsePackedBatch(const char* data, size_t length, rocksdb::WriteBatch* batch) {
   bool sorted = false;

@@ -30,4 +30,12 @@ rocksdb::Status ParsePackedBatch(const char* data, size_t length, rocksdb::Write
  */
 rocksdb::Status PackedBatchOrder(const char* data, size_t length, std::vector<uint32_t>* order);
 
+/**
+ * Adds the range deletion [start, end) to `batch` with no start key in the memtable insert hints'
+ * domain (epoch-prefix-transform.h): a start key in it goes as a point delete of itself and a
+ * range deletion from itself followed by a zero byte (no key lies between the two), an empty
+ * range as nothing.
+ */
+rocksdb::Status AddDeleteRange(rocksdb::WriteBatch* batch, const rocksdb::Slice& start, const rocksdb::Slice& end);
+
 }  // namespace oxbow
