@@ -1,5 +1,6 @@
 // What the remote-share tests of this folder share: the leader's node rows, a wait with a deadline,
-// the datagen source both views read, and the check of a view against its recomputation.
+// the datagen source both views read, the view's highest id, and the check of a view against its
+// recomputation.
 import pg from 'pg';
 import { expect } from 'vitest';
 
@@ -27,6 +28,11 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined>
 
 export const GEN = (name: string) =>
   `create source ${name} (id int8, v int, name varchar) with (connector = 'datagen', fields.id.kind = 'sequence', fields.id.start = '1', fields.id.end = '100000000', fields.v.min = '0', fields.v.max = '999999', fields.v.seed = '7', fields.name.length = '6', datagen.rows.per.second = '4000', datagen.split.num = '2')`;
+
+/** The view's highest id: a cheap probe for a wait, where checkView would read every row of both views. */
+export async function viewMax(leader: pg.Client): Promise<number> {
+  return Number((await leader.query<{ max: string | null }>('select max(id) as max from v')).rows[0]?.max ?? 0);
+}
 
 /** Every id from 1 to max once, w = 3 id + 1, and the rows up to the check view's max equal its rows. */
 export async function checkView(leader: pg.Client): Promise<{ max: number; count: number }> {
