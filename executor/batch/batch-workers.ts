@@ -71,7 +71,7 @@ interface Slot {
 }
 
 /** Default size at which a scan pays to split (`OXBOW_PARALLEL_SCAN_MIN_BYTES`), see parallel-aggregate.ts. */
-export const DEFAULT_PARALLEL_SCAN_MIN_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_PARALLEL_SCAN_MIN_BYTES = 8 * 1024 * 1024;
 
 export class BatchWorkers {
   private readonly slots: Slot[];
