@@ -16,7 +16,7 @@ import { startOxbowNode, type OxbowNode } from './support/server-process.js';
 
 const ENTRY = fileURLToPath(new URL('../bin/oxbow.js', import.meta.url));
 const ROWS = Math.round(5_000_000 * BENCH_SCALE);
-const ROUNDS = Number(flag('rounds') ?? '3');
+const ROUNDS = Number(flag('--rounds') ?? '3');
 const QUERY = 'select count(*), sum(x), avg(y) from t where z % 7 <> 0';
 const report = reporter('parallel-scan');
 

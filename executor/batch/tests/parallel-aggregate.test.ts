@@ -2,8 +2,8 @@
 // at --parallelism 2 and 4, against PostgreSQL 15 on the same data: count, sum, min, max and avg
 // over integers, bigints, numerics and text, NULLs, filters, an empty table, a filter that keeps
 // nothing, FOR SYSTEM_TIME AS OF an older epoch (PostgreSQL's answer before the change), a read
-// after a write in a transaction block, and a division by zero in a worker (22012, the session
-// goes on). EXPLAIN must show the parallel path for every query, so the test fails without it.
+// after a write in a transaction block, a division by zero in a worker (22012) and a
+// statement_timeout (57014), the session going on after each. EXPLAIN must show the parallel path for every query, so the test fails without it.
 // The server is the build's (npm run build first); OXBOW_PARALLEL_SCAN_MIN_BYTES=0 makes every
 // table large enough.
 import pg from 'pg';
@@ -116,6 +116,20 @@ for (const parallelism of [2, 4]) {
       expect(error?.code).toBe(expected.ok ? undefined : expected.code);
       expect(error?.message).toBe('division by zero');
       expect(await rows(client, 'select count(*) from t')).toEqual([[String(ROWS)]]);
+    }, 60_000);
+
+    it('stops the workers at statement_timeout and keeps the session in sync', async () => {
+      const sql = 'select count(*), sum(x) from t where length(s) > 0';
+      expect(await explain(client, sql)).toContain('ParallelAggregate');
+      await client.query("set statement_timeout = '1ms'");
+      const error = await client.query(sql).then(
+        () => undefined,
+        (caught: { code?: string; message?: string }) => caught,
+      );
+      await client.query('set statement_timeout = 0');
+      expect(error?.code).toBe('57014');
+      expect(error?.message).toBe('canceling statement due to statement timeout');
+      expect(await rows(client, sql)).toEqual(await rows(oracle, sql));
     }, 60_000);
 
     it('reads AS OF an older epoch and its own writes in a transaction block', async () => {
