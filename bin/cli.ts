@@ -698,7 +698,8 @@ export function withParallelism(
  * an operator never needs them). OXBOW_SOURCE_CHUNK_ROWS: rows a source pushes through the views
  * between barriers (0: at the barrier); OXBOW_SOURCE_TRACE=1: a stderr line per source barrier;
  * OXBOW_KAFKA_FAST_JSON=0: JSON messages through the general decoder; OXBOW_AGG_COMBINE_GROUPS:
- * dirty groups a hash aggregate holds within an epoch (0: none); OXBOW_CHECKPOINT_TRACE=1: a
+ * dirty groups a hash aggregate holds within an epoch (0: none); OXBOW_PARALLEL_SCAN_MIN_BYTES: the
+ * table size from which a batch aggregate's scan runs in the workers at --parallelism > 1; OXBOW_CHECKPOINT_TRACE=1: a
  * stderr line per checkpoint phase; OXBOW_FAULT_KILL_AFTER_SINK_COMMIT=1: SIGKILL right after a
  * sink's Kafka transaction commits, before the epoch holding its offsets does.
  */
@@ -706,7 +707,9 @@ function diagnostics(env: NodeJS.ProcessEnv): Pick<EngineOptions, 'tuning' | 'fa
   const number = (name: string): number | undefined => (env[name] === undefined || env[name] === '' ? undefined : Number(env[name]));
   const sourceChunkRows = number('OXBOW_SOURCE_CHUNK_ROWS');
   const aggregateCombineGroups = number('OXBOW_AGG_COMBINE_GROUPS');
+  const parallelScanMinBytes = number('OXBOW_PARALLEL_SCAN_MIN_BYTES');
   const tuning = {
+    ...(parallelScanMinBytes === undefined ? {} : { parallelScanMinBytes }),
     ...(sourceChunkRows === undefined ? {} : { sourceChunkRows }),
     ...(aggregateCombineGroups === undefined ? {} : { aggregateCombineGroups }),
     ...(env['OXBOW_SOURCE_TRACE'] === '1' ? { sourceTrace: true } : {}),

@@ -26,6 +26,11 @@ export interface PlannerContext {
   readonly streamParallelism?: number;
   /** The engine's --keyed-source-workers: EXPLAIN shows the inputs its keyed fragments' workers generate. */
   readonly keyedSourceWorkers?: boolean;
+  /**
+   * Worker threads that would share a batch scan of `relation` (a table or materialized view large
+   * enough that splitting it pays), 0 or absent: one thread (parallel-aggregate.ts).
+   */
+  parallelScanWorkers?(relation: RelationDef): number;
 }
 
 export interface PlannedColumn {

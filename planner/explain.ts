@@ -173,7 +173,9 @@ const HEADERS: Header = {
     const keys = p.groupKeys.length ? ` group by ${list(p.groupKeys.map((k) => expressionText(k, p.input.columns, pr)))}` : '';
     const sets = p.groupingSets === undefined ? '' : ` sets ${p.groupingSets.map((set) => `(${set.map((k) => k + 1).join(', ')})`).join(' ')}`;
     const grouping = p.groupingCalls === undefined ? '' : ` ${p.groupingCalls.map((args) => `grouping(${args.map((k) => k + 1).join(', ')})`).join(', ')}`;
-    return `Aggregate ${list(p.aggregates.map((a) => aggregateText(a, p.input.columns, pr)))}${keys}${sets}${grouping}`.replace('Aggregate  group', 'Aggregate group');
+    const parallel = p.parallel === undefined ? '' : ` (${p.parallel} workers, by key range)`;
+    const name = p.parallel === undefined ? 'Aggregate' : 'ParallelAggregate';
+    return `${name} ${list(p.aggregates.map((a) => aggregateText(a, p.input.columns, pr)))}${keys}${sets}${grouping}${parallel}`.replace('Aggregate  group', 'Aggregate group');
   },
   Window: (p, pr) => `Window ${list(p.calls.map((w) => windowText(w, p.input.columns, pr)))}`,
   Sort: (p, pr) => `Sort ${sortText(p.keys, p.input.columns, pr)}${p.topN ? ` top ${expressionText(p.topN.limit, [], pr)}${p.topN.offset ? ` + ${expressionText(p.topN.offset, [], pr)}` : ''}` : ''}`,

@@ -168,6 +168,11 @@ export type Plan =
       readonly groupingSets?: readonly (readonly number[])[];
       /** GROUPING(...) calls (groupKeys positions each), output after the aggregates: bit set = key not in the row's set. */
       readonly groupingCalls?: readonly (readonly number[])[];
+      /**
+       * parallel-aggregate.ts: worker threads that scan, filter and partly aggregate one key range
+       * of the input's table each (the main thread merges); absent: one thread.
+       */
+      readonly parallel?: number;
       readonly columns: readonly OutputColumn[];
     }
   /** Output: input columns, then one column per window call. */

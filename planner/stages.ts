@@ -15,6 +15,7 @@ import { SelectBinder } from './binder/select.js';
 import { DmlBinder } from './binder/dml.js';
 import { optimize, RULES, type Rule } from './optimizer.js';
 import { toPhysical } from './physical.js';
+import { markParallelAggregates } from './parallel-aggregate.js';
 
 export type Stage = 'logical' | 'optimized' | 'physical';
 
@@ -57,5 +58,8 @@ export function planToStage(node: Node, binder: BinderContext, stage: Stage, rul
   if (stage === 'logical') return bound;
   const optimized = optimize(bound.plan, rules, binder.planner.catalog);
   if (stage === 'optimized') return { ...bound, plan: optimized };
-  return { ...bound, plan: toPhysical(optimized) };
+  const physical = toPhysical(optimized);
+  const workersFor = binder.planner.parallelScanWorkers;
+  if (bound.kind !== 'query' || workersFor === undefined) return { ...bound, plan: physical };
+  return { ...bound, plan: markParallelAggregates(physical, (relation) => workersFor.call(binder.planner, relation)) };
 }

@@ -75,6 +75,12 @@ export function* aggregate(plan: PlanOf<'Aggregate'>, runtime: Runtime): Batches
     yield* groupingSetsAggregate(plan, runtime);
     return;
   }
+  // Computed by worker threads before the plan ran (parallel-aggregate.ts).
+  const parallel = runtime.parallelResults?.get(plan);
+  if (parallel !== undefined) {
+    yield parallel;
+    return;
+  }
   const calls = plan.aggregates.map(compileCall);
   const keyEvaluators = plan.groupKeys.map(compile);
   const groups = new KeyMap<Accumulator[]>(plan.groupKeys.map((k) => k.type));

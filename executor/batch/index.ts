@@ -11,6 +11,7 @@ import type { RowVersion } from '../../storage/state-table.js';
 import type { PlannedStatement } from '../../planner/index.js';
 import type { Plan } from '../../planner/plan.js';
 import { runPlanned } from './run.js';
+import type { BatchWorkers } from './batch-workers.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 
 export interface TableAccess {
@@ -44,6 +45,19 @@ export interface TableAccess {
    * let a filter on a parameter narrow what is fetched (`WHERE _row_id = $1`).
    */
   prepare?(plan: PlannedStatement, signal: AbortSignal, parameters: readonly Value[]): Promise<void> | undefined;
+  /**
+   * Optional: where worker threads read the relation's rows as `scan` with these options would
+   * (the workers, the table id and the epoch; AS OF outside the window raises 72000 here), for
+   * aggregates the planner marked parallel (parallel-aggregate.ts); undefined: only `scan` can.
+   */
+  sharedScan?(relation: RelationDef, options: { readonly asOf?: Epoch }): SharedScan | undefined;
+}
+
+/** A scan worker threads can share: RocksDB table `tableId` at committed epoch `epoch`. */
+export interface SharedScan {
+  readonly workers: BatchWorkers;
+  readonly tableId: number;
+  readonly epoch: Epoch;
 }
 
 export interface ExecuteContext {

@@ -10,6 +10,7 @@ import type { ExecuteContext, ExecuteResult } from './index.js';
 import { MAX_MATERIALIZED_ROWS, checkDeadline, sliceUsed, tooManyRows, type Runtime } from './runtime.js';
 import { runPlan } from './operator.js';
 import { affectedRows } from './affected.js';
+import { runParallelAggregates } from './parallel-aggregate.js';
 
 function cancelled(): SqlError {
   return new SqlError(SqlState.queryCanceled, 'canceling statement due to user request');
@@ -69,6 +70,10 @@ export async function runPlanned(planned: PlannedStatement, context: ExecuteCont
     sleepSeconds: 0,
   };
   if (context.signal.aborted) throw abortError(context.signal);
+  if (planned.kind === 'query' && context.tables.sharedScan !== undefined) {
+    const parallel = await runParallelAggregates(planned.plan, runtime);
+    if (parallel !== undefined) runtime.parallelResults = parallel;
+  }
   const rows: Row[] = [];
   for (const batch of runPlan(planned.plan, runtime)) {
     if (rows.length + batch.length > MAX_MATERIALIZED_ROWS) throw tooManyRows();

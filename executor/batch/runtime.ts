@@ -42,6 +42,8 @@ export interface Runtime extends EvalRuntime {
   readonly slice?: { start: number };
   /** Seconds of pg_sleep() owed by expressions evaluated since the last pause (run.ts sleeps them, cancellably). */
   sleepSeconds?: number;
+  /** The rows of the aggregates worker threads computed before the plan ran (parallel-aggregate.ts). */
+  parallelResults?: ReadonlyMap<Plan, Row[]>;
 }
 
 /** How long an operator may compute before it yields to the event loop (so a cancel, a timer or another session gets in). */

@@ -45,7 +45,8 @@ export function systemTimeMicros(value: Value, type: DataType, runtime: Runtime)
   }
 }
 
-function epochOf(expression: Expression, runtime: Runtime): Epoch {
+/** The epoch a FOR SYSTEM_TIME AS OF moment reads (evaluated once, mapped by TableAccess.epochAt). */
+export function epochOf(expression: Expression, runtime: Runtime): Epoch {
   const micros = systemTimeMicros(compile(expression)([], runtime), expression.type, runtime);
   if (!Number.isFinite(micros)) throw new SqlError(SqlState.invalidParameterValue, 'FOR SYSTEM_TIME moment must be finite');
   return runtime.tables.epochAt(micros);

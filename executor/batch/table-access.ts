@@ -12,7 +12,8 @@ import { epochToMillis, lastEpochAtMillis, type Epoch } from '../../sql/epoch.js
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { Row, Value } from '../../sql/value.js';
 import type { RowVersion, StateStore, StateTable, StateTableSchema } from '../../storage/state-table.js';
-import type { TableAccess } from './index.js';
+import type { SharedScan, TableAccess } from './index.js';
+import type { BatchWorkers } from './batch-workers.js';
 import { indexEntry, indexStateTable } from '../catalog/secondary-index.js';
 import { formatValue } from '../../sql/text-format.js';
 import { compareValues } from '../../sql/compare.js';
@@ -371,6 +372,36 @@ export class StoreTableAccess implements TableAccess {
     // A source that stores no rows: the events below its position at that epoch, replayed.
     if (this.sourceReplays.isReplayed(relation)) return this.replays.rows(relation, epoch);
     return padded(table.scan({ epoch }), relation.columns.length);
+  }
+
+  /**
+   * The workers batch queries share at --parallelism > 1 on RocksDB (batch-workers.ts; the session
+   * sets them): `sharedScan` hands them scans of large relations.
+   */
+  batchWorkers: BatchWorkers | undefined;
+
+  /**
+   * The table id and epoch at which worker threads read the rows `scan` with these options reads
+   * (parallel-aggregate.ts), after the same window checks; undefined when only `scan` can read them:
+   * no workers, a source that stores no rows, or range deletes (deleteBelow) RocksDB does not hold yet.
+   */
+  sharedScan(relation: RelationDef, options: { readonly asOf?: Epoch }): SharedScan | undefined {
+    const workers = this.batchWorkers;
+    if (workers === undefined) return undefined;
+    if (relation.kind !== 'table' && relation.kind !== 'materialized_view') return undefined;
+    if (this.sourceReplays.isReplayed(relation)) return undefined;
+    // An MvccStateTable (on RocksDB: the store the workers were given) without unapplied range deletes.
+    const table = this.userTable(relation) as Partial<{ cleanings: readonly unknown[] }>;
+    if (table.cleanings === undefined || table.cleanings.length > 0) return undefined;
+    let epoch = this.snapshotEpoch;
+    if (options.asOf !== undefined) {
+      this.checkWindow(relation, options.asOf);
+      epoch = options.asOf < this.snapshotEpoch ? options.asOf : this.snapshotEpoch;
+    }
+    // As the table's scan resolves it: committed epochs only; below the window, scan() raises the error.
+    const window = this.store.readableWindow(relation.id);
+    if (epoch < window.oldest) return undefined;
+    return { workers, tableId: relation.id, epoch: epoch > window.latest ? window.latest : epoch };
   }
 
   versions(relation: RelationDef, from: Epoch, to: Epoch): Iterable<RowVersion> {

@@ -4,6 +4,7 @@
 // abort) their epoch before the next writer starts; readers never wait, they read the last
 // committed epoch.
 
+import { BatchWorkers } from '../batch/batch-workers.js';
 import { RocksStateStore } from '../../storage/rocks-state-store.js';
 import { ParallelRuntime } from '../stream/parallel/parallel-runtime.js';
 import type { RemoteShareSource } from '../stream/parallel/source-fragment.js';
@@ -108,7 +109,11 @@ export interface EngineSettings {
   readonly readOnly?: ReadOnlyMode;
 }
 
-export type EngineTuning = ConnectorTuning & StreamTuning;
+export type EngineTuning = ConnectorTuning &
+  StreamTuning & {
+    /** Bytes (RocksDB's estimate) from which a batch aggregate's scan runs in the batch workers (executor/batch/batch-workers.ts). */
+    readonly parallelScanMinBytes?: number;
+  };
 
 export class EngineCore {
   readonly rowIds = new RowIdAllocator();
@@ -127,6 +132,8 @@ export class EngineCore {
   readonly status: EngineStatus;
   /** --memory-limit's parts and the feedback that keeps the heap in its part (memory-manager.ts). */
   readonly memory: MemoryManager;
+  /** The batch queries' scan workers at --parallelism > 1 on RocksDB (executor/batch/batch-workers.ts). */
+  readonly batchWorkers: BatchWorkers | undefined;
   /** The values of sequences (nextval's durable reserved ranges): catalog/sequence-runtime.ts. */
   readonly sequences: SequenceRuntime;
   /** Called after each epoch is durable (SUBSCRIBE waits on it: subscribe.ts); must not throw. */
@@ -176,6 +183,7 @@ export class EngineCore {
       };
       this.streams.parallel = runtime;
     }
+    this.batchWorkers = parallelism > 1 && store instanceof RocksStateStore ? new BatchWorkers(store.database, parallelism, settings.tuning?.parallelScanMinBytes) : undefined;
     const rowCaches = (store as Partial<{ budget: AdjustableBudget }>).budget;
     this.memory = new MemoryManager({
       plan,

@@ -119,6 +119,7 @@ export class OxbowEngine implements Engine {
     this.closing ??= (async () => {
       await this.stopWriters();
       this.core.memory.stop();
+      await this.core.batchWorkers?.close();
       this.closingStep = 'closing the state store';
       await this.core.store.close();
       this.closingStep = undefined;

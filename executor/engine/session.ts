@@ -327,6 +327,7 @@ export class EngineSession implements Session {
   }
 
   plannerContext(parameterTypes: readonly (DataType | undefined)[]): PlannerContext {
+    const batchWorkers = this.core.batchWorkers;
     const functionContext: SessionFunctionContext = {
       systemContext: () => this.systemContext(),
       processId: this.processId,
@@ -350,6 +351,7 @@ export class EngineSession implements Session {
       resolveSessionFunction: (name, argumentTypes) => resolveSessionFunction(name, argumentTypes, functionContext),
       ...(this.core.streams.parallel === undefined ? {} : { streamParallelism: this.core.streams.parallel.parallelism }),
       ...(this.core.settings.tuning?.keyedSourceWorkers === true ? { keyedSourceWorkers: true } : {}),
+      ...(batchWorkers === undefined ? {} : { parallelScanWorkers: (relation: RelationDef) => batchWorkers.workersFor(relation.id) }),
     };
   }
 
@@ -669,8 +671,9 @@ export class EngineSession implements Session {
     const catalog = this.core.catalog;
     const args = [this.core.store, system, this.core.rowIds, this.core.store.committedEpoch, this.core.streams, (id: number) => this.secondaryIndexesOf(catalog.snapshot, id), this.core.sourceReplays, foreignKeysOf(catalog.snapshot)] as const;
     const block = this.blocks.openBlock();
-    if (block !== undefined) return new RecordingTableAccess(...args).recordInto(block);
-    return new StoreTableAccess(...args);
+    const access = block === undefined ? new StoreTableAccess(...args) : new RecordingTableAccess(...args).recordInto(block);
+    access.batchWorkers = this.core.batchWorkers;
+    return access;
   }
 
   /** A table's secondary indexes in a catalog snapshot, found once per snapshot (each statement's table access asks for every table it writes). */
