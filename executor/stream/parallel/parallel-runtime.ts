@@ -102,6 +102,22 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
     this.sourceFragments.setCacheShare(share);
   }
 
+  /**
+   * Starts N pooled threads with the worker scripts' modules loaded (the engine, at its start), so
+   * that creating a view starts no thread. A script that cannot be found leaves the pool cold: the
+   * first fragment reports it.
+   */
+  warm(): void {
+    if (this.parallelism <= 1 || this.closed) return;
+    try {
+      const scripts = [fragmentWorkerScript()];
+      if (this.sourceFragments.workerScript !== undefined) scripts.push(this.sourceFragments.workerScript());
+      this.pool.warm(this.parallelism, scripts);
+    } catch {
+      // Started on first use instead.
+    }
+  }
+
   /** The node of a plan node that roots a parallel fragment, else undefined (the caller builds it as usual). */
   build(plan: StreamPlan, context: StreamContext, shared: ReadonlySet<StreamPlan> = new Set()): StreamNode | undefined {
     // A view over a generator source run whole by the workers (source-fragment.ts).

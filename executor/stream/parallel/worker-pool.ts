@@ -10,7 +10,8 @@
 //
 // The API is small on purpose, for any kind of worker that speaks worker-handle.ts's protocol:
 // `run(script, data, transfer, onError)`, whose script exports `runJob` (pool-worker.ts's RunJob),
-// the counters (`started`, `idle`, `busy`), and `close`.
+// `warm` (threads started ahead with the scripts' modules loaded), the counters (`started`,
+// `idle`, `busy`, `jobs`, `lost`), and `close`.
 
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -87,6 +88,19 @@ export class WorkerPool {
     thread.job = { end, onError, signal: new Int32Array(data.signal) };
     thread.worker.postMessage({ t: 'job', script: script.href, data } satisfies ToPoolWorker, [...transfer]);
     return { worker: thread.worker, threadId: thread.worker.threadId, ended };
+  }
+
+  /**
+   * Starts threads until `count` are idle, each loading `scripts`' modules at once: the engine
+   * warms N threads at its start, so a view's first fragment starts no thread and loads no module.
+   */
+  warm(count: number, scripts: readonly URL[]): void {
+    if (this.closed) return;
+    while (this.idleThreads.length < count) {
+      const thread = this.start();
+      thread.worker.postMessage({ t: 'load', scripts: scripts.map((script) => script.href) } satisfies ToPoolWorker);
+      this.idleThreads.push(thread);
+    }
   }
 
   private start(): PooledThread {
