@@ -9,7 +9,9 @@
 // any worker generating a unit makes the same row); a Kafka source's come as its partitions'
 // messages, decoded here (kafka/fragment-rows.ts; row ids from partition and offset, so any worker
 // decoding a message makes the same row). Answers and the epoch handoff go through
-// worker-port.ts; the main thread takes them with its worker-handle.ts.
+// worker-port.ts; the main thread takes them with its worker-handle.ts. It runs as a job of a
+// pooled thread (`runJob`: executor/stream/parallel/worker-pool.ts) or, as a thread's own script,
+// at once.
 
 import { workerData } from 'node:worker_threads';
 import { SqlError, SqlState, toSqlError } from '../../sql/errors.js';
@@ -26,26 +28,14 @@ import { Dataflow } from '../stream/dataflow.js';
 import { StreamContext } from '../stream/stream-context.js';
 import type { ChangeBatch } from '../stream/change-batch.js';
 import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
-import { WorkerPort } from '../stream/parallel/worker-port.js';
+import { pooledThread, WorkerPort, type JobEnd, type WorkerChannel } from '../stream/parallel/worker-port.js';
+import type { RunJob } from '../stream/parallel/pool-worker.js';
 import { WorkerMemoryMeter } from '../stream/parallel/worker-memory.js';
 import type { MaterializePlan, ScanPlan } from '../../planner/stream/parallel-source.js';
 import { fromTransfer } from '../../planner/stream/plan-transfer.js';
 
-const data = workerData as SourceWorkerData;
-const plan = fromTransfer<MaterializePlan>(data.plan);
-const channel = new WorkerPort<SourceWorkerToMain>();
 /** Rows generated per step: a batch through the dataflow. */
 const STEP_ROWS = 4096;
-
-const errors: string[] = [];
-/** Messages of the open epoch a Kafka source fragment's worker could not decode (for the source's errors). */
-const rejects: WorkerReject[] = [];
-/** View rows written into the open epoch. */
-let written = 0;
-/** A direct sink's plan (`directSink`): its materialize's output counted here per epoch, handed over with the batch. */
-const counts = data.directSink === true ? { inserts: 0, deletes: 0 } : undefined;
-/** The first failure of the open epoch's ranges: the commit answers it (every commit gets one answer). */
-let failure: unknown;
 
 interface Running {
   readonly database: RocksDatabase;
@@ -59,153 +49,173 @@ interface Running {
   readonly decoder: PartitionDecoder | undefined;
 }
 
-function sourceScan(): ScanPlan {
-  let node = plan.input;
-  while (node.kind === 'StreamFilter' || node.kind === 'StreamProject') node = node.input;
-  if (node.kind !== 'StreamTableScan') throw new SqlError(SqlState.internalError, 'a source fragment without a source scan');
-  return node;
-}
+/** Runs a source fragment's worker with `data`; `end` gives a pooled thread back to its pool at the close. */
+export function runSourceFragmentWorker(data: SourceWorkerData, end?: JobEnd): void {
+  const plan = fromTransfer<MaterializePlan>(data.plan);
+  const channel = new WorkerPort<SourceWorkerToMain>(data as unknown as WorkerChannel, end);
 
-function start(): Running {
-  const database = RocksDatabase.attach(data.token, data.path);
-  let memory: WorkerMemoryMeter | undefined;
-  const store = new MvccStateStore(
-    new HandoffBackend(database, (packed) => {
-      const rows = written;
-      written = 0;
-      const changes = counts === undefined ? undefined : { inserts: counts.inserts, deletes: counts.deletes };
-      if (counts !== undefined) counts.inserts = counts.deletes = 0;
-      return channel.handOver({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length, rows, errors: errors.splice(0), rejects: rejects.splice(0), ...(changes === undefined ? {} : { changes }), memory: memory!.report() }, [packed.buffer as ArrayBuffer]);
-    }),
-    { retentionMs: data.retentionMs, memoryLimitBytes: data.rowCacheBytes },
-  );
-  memory = new WorkerMemoryMeter(store.budget, undefined, data.rowCacheBytes, 0);
-  if (data.cacheShare < 1) memory.setShare(data.cacheShare);
-  const context = new StreamContext(store, data.viewId, { record: (_viewId, message) => void errors.push(message) }, data.viewRetentionMs);
-  context.tuning = data.tuning;
-  if (counts !== undefined) {
-    // A direct sink keeps no rows (an append-only query) and writes no log: its materialize's output is only counted.
-    context.changeLog = { tableId: -1, rowsKept: false, direct: true };
-    context.directChanges = {
-      write(changes: ChangeBatch): void {
-        const signs = changes.signs;
-        let inserts = 0;
-        for (let i = 0; i < signs.length; i++) if (signs[i]! > 0) inserts++;
-        counts.inserts += inserts;
-        counts.deletes += signs.length - inserts;
-      },
-    };
+  const errors: string[] = [];
+  /** Messages of the open epoch a Kafka source fragment's worker could not decode (for the source's errors). */
+  const rejects: WorkerReject[] = [];
+  /** View rows written into the open epoch. */
+  let written = 0;
+  /** A direct sink's plan (`directSink`): its materialize's output counted here per epoch, handed over with the batch. */
+  const counts = data.directSink === true ? { inserts: 0, deletes: 0 } : undefined;
+  /** The first failure of the open epoch's ranges: the commit answers it (every commit gets one answer). */
+  let failure: unknown;
+
+  function sourceScan(): ScanPlan {
+    let node = plan.input;
+    while (node.kind === 'StreamFilter' || node.kind === 'StreamProject') node = node.input;
+    if (node.kind !== 'StreamTableScan') throw new SqlError(SqlState.internalError, 'a source fragment without a source scan');
+    return node;
   }
-  const scan = sourceScan();
-  return { database, store, dataflow: new Dataflow(data.viewId, plan, context), producer: isKafkaReplayed(scan.relation) ? undefined : replayProducer(scan.relation), sourceId: scan.relation.id, memory, decoder: isKafkaReplayed(scan.relation) ? new PartitionDecoder(scan.relation) : undefined };
-}
 
-let running: Running | undefined;
-let startFailure: unknown;
-try {
-  running = start();
-} catch (error) {
-  startFailure = error;
-}
-
-/** Generates the units of each (split, from, to) and pushes their rows through the view. */
-function generate({ dataflow, producer, sourceId }: Running, ranges: readonly number[]): void {
-  if (producer === undefined) throw new SqlError(SqlState.internalError, "a Kafka source fragment's worker was given split ranges");
-  const inputs = new Map<number, ChangeBatch>();
-  for (let at = 0; at < ranges.length; at += 3) {
-    const split = ranges[at]!;
-    const to = ranges[at + 2]!;
-    let offset = ranges[at + 1]!;
-    while (offset < to) {
-      const rows: Row[] = [];
-      offset = producer.produce(split, offset, to, rows, STEP_ROWS);
-      if (rows.length === 0) continue;
-      inputs.set(sourceId, { rows, signs: new Array<number>(rows.length).fill(1) });
-      const out = dataflow.pushChunk(inputs);
-      written += out.rows.length;
+  function start(): Running {
+    const database = RocksDatabase.attach(data.token, data.path);
+    let memory: WorkerMemoryMeter | undefined;
+    const store = new MvccStateStore(
+      new HandoffBackend(database, (packed) => {
+        const rows = written;
+        written = 0;
+        const changes = counts === undefined ? undefined : { inserts: counts.inserts, deletes: counts.deletes };
+        if (counts !== undefined) counts.inserts = counts.deletes = 0;
+        return channel.handOver({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length, rows, errors: errors.splice(0), rejects: rejects.splice(0), ...(changes === undefined ? {} : { changes }), memory: memory!.report() }, [packed.buffer as ArrayBuffer]);
+      }),
+      { retentionMs: data.retentionMs, memoryLimitBytes: data.rowCacheBytes },
+    );
+    memory = new WorkerMemoryMeter(store.budget, undefined, data.rowCacheBytes, 0);
+    if (data.cacheShare < 1) memory.setShare(data.cacheShare);
+    const context = new StreamContext(store, data.viewId, { record: (_viewId, message) => void errors.push(message) }, data.viewRetentionMs);
+    context.tuning = data.tuning;
+    if (counts !== undefined) {
+      // A direct sink keeps no rows (an append-only query) and writes no log: its materialize's output is only counted.
+      context.changeLog = { tableId: -1, rowsKept: false, direct: true };
+      context.directChanges = {
+        write(changes: ChangeBatch): void {
+          const signs = changes.signs;
+          let inserts = 0;
+          for (let i = 0; i < signs.length; i++) if (signs[i]! > 0) inserts++;
+          counts.inserts += inserts;
+          counts.deletes += signs.length - inserts;
+        },
+      };
     }
+    const scan = sourceScan();
+    return { database, store, dataflow: new Dataflow(data.viewId, plan, context), producer: isKafkaReplayed(scan.relation) ? undefined : replayProducer(scan.relation), sourceId: scan.relation.id, memory, decoder: isKafkaReplayed(scan.relation) ? new PartitionDecoder(scan.relation) : undefined };
   }
-}
 
-function handle(message: MainToSourceWorker): void {
-  if (running === undefined) {
-    if (message.t === 'close') {
-      channel.close();
-      return;
-    }
-    if (message.t === 'commit') throw startFailure;
-    return;
-  }
-  const { database, store, dataflow } = running;
-  switch (message.t) {
-    case 'budget':
-      running.memory.setShare(message.share);
-      return;
-    case 'ranges':
-      if (failure !== undefined) return;
-      try {
-        generate(running, message.ranges);
-      } catch (error) {
-        failure = error;
-      }
-      return;
-    case 'rows':
-      if (failure !== undefined) return;
-      try {
-        written += pushPartitionRows(dataflow, running.sourceId, message.count, message.rows, STEP_ROWS);
-      } catch (error) {
-        failure = error;
-      }
-      return;
-    case 'raw':
-      if (failure !== undefined) return;
-      try {
-        if (running.decoder === undefined) throw new SqlError(SqlState.internalError, "a generator source fragment's worker was given Kafka messages");
-        const packed = running.decoder.decode(message.partition, message.raw, rejects);
-        if (packed.count > 0) written += pushPartitionRows(dataflow, running.sourceId, packed.count, packed.rows, STEP_ROWS);
-      } catch (error) {
-        failure = error;
-      }
-      return;
-    case 'commit': {
-      if (failure !== undefined) {
-        const failed = failure;
-        failure = undefined;
-        throw failed;
-      }
-      channel.commit(store, message.epoch);
-      return;
-    }
-    case 'durable':
-      channel.durable();
-      return;
-    case 'failed':
-      channel.failed(message.message);
-      return;
-    case 'abort':
-      failure = undefined;
-      written = 0;
-      if (counts !== undefined) counts.inserts = counts.deletes = 0;
-      errors.length = 0;
-      rejects.length = 0;
-      dataflow.discard();
-      store.abort();
-      return;
-    case 'close':
-      running.memory.stop();
-      dataflow.dispose();
-      channel.close(database.close());
-      return;
-  }
-}
-
-channel.port.on('message', (message: MainToSourceWorker) => {
+  let running: Running | undefined;
+  let startFailure: unknown;
   try {
-    handle(message);
+    running = start();
   } catch (error) {
-    // Only a commit is waited for: it gets exactly one answer, its batch or the error.
-    if (message.t !== 'commit') return;
-    const failed = toSqlError(error);
-    channel.answer({ t: 'error', code: failed.code, message: failed.message });
+    startFailure = error;
   }
-});
+
+  /** Generates the units of each (split, from, to) and pushes their rows through the view. */
+  function generate({ dataflow, producer, sourceId }: Running, ranges: readonly number[]): void {
+    if (producer === undefined) throw new SqlError(SqlState.internalError, "a Kafka source fragment's worker was given split ranges");
+    const inputs = new Map<number, ChangeBatch>();
+    for (let at = 0; at < ranges.length; at += 3) {
+      const split = ranges[at]!;
+      const to = ranges[at + 2]!;
+      let offset = ranges[at + 1]!;
+      while (offset < to) {
+        const rows: Row[] = [];
+        offset = producer.produce(split, offset, to, rows, STEP_ROWS);
+        if (rows.length === 0) continue;
+        inputs.set(sourceId, { rows, signs: new Array<number>(rows.length).fill(1) });
+        const out = dataflow.pushChunk(inputs);
+        written += out.rows.length;
+      }
+    }
+  }
+
+  function handle(message: MainToSourceWorker): void {
+    if (running === undefined) {
+      if (message.t === 'close') {
+        channel.close();
+        return;
+      }
+      if (message.t === 'commit') throw startFailure;
+      return;
+    }
+    const { database, store, dataflow } = running;
+    switch (message.t) {
+      case 'budget':
+        running.memory.setShare(message.share);
+        return;
+      case 'ranges':
+        if (failure !== undefined) return;
+        try {
+          generate(running, message.ranges);
+        } catch (error) {
+          failure = error;
+        }
+        return;
+      case 'rows':
+        if (failure !== undefined) return;
+        try {
+          written += pushPartitionRows(dataflow, running.sourceId, message.count, message.rows, STEP_ROWS);
+        } catch (error) {
+          failure = error;
+        }
+        return;
+      case 'raw':
+        if (failure !== undefined) return;
+        try {
+          if (running.decoder === undefined) throw new SqlError(SqlState.internalError, "a generator source fragment's worker was given Kafka messages");
+          const packed = running.decoder.decode(message.partition, message.raw, rejects);
+          if (packed.count > 0) written += pushPartitionRows(dataflow, running.sourceId, packed.count, packed.rows, STEP_ROWS);
+        } catch (error) {
+          failure = error;
+        }
+        return;
+      case 'commit': {
+        if (failure !== undefined) {
+          const failed = failure;
+          failure = undefined;
+          throw failed;
+        }
+        channel.commit(store, message.epoch);
+        return;
+      }
+      case 'durable':
+        channel.durable();
+        return;
+      case 'failed':
+        channel.failed(message.message);
+        return;
+      case 'abort':
+        failure = undefined;
+        written = 0;
+        if (counts !== undefined) counts.inserts = counts.deletes = 0;
+        errors.length = 0;
+        rejects.length = 0;
+        dataflow.discard();
+        store.abort();
+        return;
+      case 'close':
+        running.memory.stop();
+        dataflow.dispose();
+        channel.close(database.close());
+        return;
+    }
+  }
+
+  channel.port.on('message', (message: MainToSourceWorker) => {
+    try {
+      handle(message);
+    } catch (error) {
+      // Only a commit is waited for: it gets exactly one answer, its batch or the error.
+      if (message.t !== 'commit') return;
+      const failed = toSqlError(error);
+      channel.answer({ t: 'error', code: failed.code, message: failed.message });
+    }
+  });
+}
+
+export const runJob: RunJob = (data, end) => runSourceFragmentWorker(data as SourceWorkerData, end);
+
+if (!pooledThread()) runSourceFragmentWorker(workerData as SourceWorkerData);

@@ -182,6 +182,8 @@ export class EngineCore {
         for (const { partition, offset, error, payload } of rejects) this.sourceStatus.reject(sourceId, partition, offset, error, payload === null ? null : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
       };
       this.streams.parallel = runtime;
+      // The worker threads start with the engine, not with a view's first fragment.
+      runtime.warm();
     }
     this.batchWorkers = parallelism > 1 && store instanceof RocksStateStore ? new BatchWorkers(store.database, parallelism, settings.tuning?.parallelScanMinBytes) : undefined;
     const rowCaches = (store as Partial<{ budget: AdjustableBudget }>).budget;

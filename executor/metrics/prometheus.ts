@@ -107,6 +107,15 @@ export function prometheusText(status: EngineStatus, extra: { readonly connectio
       w.sample('oxbow_worker_memory_bytes', { ...labels, part: 'group_caches' }, worker.groupCacheBytes);
     }
   }
+  const pool = status.workerPool();
+  if (pool !== null) {
+    w.family('oxbow_worker_threads', 'gauge', "The process's pooled worker threads for parallel dataflows: running a fragment's worker, or idle (kept for the next).");
+    w.sample('oxbow_worker_threads', { state: 'busy' }, pool.busy);
+    w.sample('oxbow_worker_threads', { state: 'idle' }, pool.idle);
+    w.one('oxbow_worker_threads_started_total', 'Worker threads started (a pooled thread runs one fragment worker after another).', pool.started, 'counter');
+    w.one('oxbow_worker_jobs_total', 'Fragment workers run on pooled threads, on a new thread or a reused one.', pool.jobs, 'counter');
+    w.one('oxbow_worker_threads_lost_total', 'Pooled worker threads that ended while running a worker (failed or killed at a deadline) and were replaced.', pool.lost, 'counter');
+  }
   const manager = status.memoryManager();
   if (manager !== null) {
     w.one('oxbow_memory_manager_evicted_bytes_total', "Bytes the caches evicted because the memory manager lowered their budget (the live heap was over its part of --memory-limit).", manager.evictedBytes, 'counter');

@@ -13,8 +13,9 @@
 //                              memtables and table readers, the C heap), bytes and limit, then
 //                              one worker_heap row per worker thread (its view, operator, index,
 //                              heap and cache bytes)
-//   oxbow_catalog.dataflow_workers  per worker thread of a parallel dataflow: its view and operator,
-//                              heap, caches, evictions, batches handed over, the main thread's wait
+//   oxbow_catalog.dataflow_workers  per worker of a parallel dataflow: its view and operator, the
+//                              pooled thread it runs on, heap, caches, evictions, batches handed
+//                              over, the main thread's wait
 //   pg_catalog.pg_stat_activity  PostgreSQL's view of the same sessions
 // Per-table time-travel windows are in oxbow_catalog.time_travel (time-travel-relation.ts).
 
@@ -211,6 +212,7 @@ export const dataflowWorkersTable: SystemTable<StatusSystemContext> = {
     'operator_id:int4',
     'kind:text',
     'worker:int4',
+    'thread_id:int4',
     'heap_used_bytes:int8',
     'heap_total_bytes:int8',
     'live_heap_bytes:int8',
@@ -232,6 +234,7 @@ export const dataflowWorkersTable: SystemTable<StatusSystemContext> = {
       worker.operatorId,
       worker.kind,
       worker.worker,
+      worker.threadId,
       bytes(worker.heapUsedBytes),
       bytes(worker.heapTotalBytes),
       bytes(worker.liveHeapBytes),

@@ -151,6 +151,8 @@ export interface WorkerInfo {
   /** 'fragment' or 'source fragment'. */
   readonly kind: string;
   readonly worker: number;
+  /** The thread it runs on (the process's pooled threads run one worker after another). */
+  readonly threadId: number;
   /** At its last epoch batch (0 until its first). */
   readonly heapUsedBytes: number;
   readonly heapTotalBytes: number;
@@ -497,6 +499,7 @@ export class EngineStatus {
             operatorId: operator.id,
             kind: worker.kind,
             worker: worker.worker,
+            threadId: worker.threadId,
             heapUsedBytes: memory?.heapUsedBytes ?? 0,
             heapTotalBytes: memory?.heapTotalBytes ?? 0,
             liveHeapBytes: memory?.liveHeapBytes ?? 0,
@@ -514,6 +517,11 @@ export class EngineStatus {
       }
     }
     return out;
+  }
+
+  /** The process's worker threads (executor/stream/parallel/worker-pool.ts; null at --parallelism 1). */
+  workerPool(): { readonly started: number; readonly idle: number; readonly busy: number; readonly lost: number; readonly jobs: number } | null {
+    return this.inputs.streams.parallel?.pool ?? null;
   }
 
   /** The memory manager's budget, growth and actions (null when the engine has none). */

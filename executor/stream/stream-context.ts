@@ -85,6 +85,8 @@ export interface ParallelBuilder {
   build(plan: StreamPlan, context: StreamContext, shared?: ReadonlySet<StreamPlan>): StreamNode | undefined;
   /** The views that run as source fragments (parallel/source-fragment.ts). */
   readonly sourceFragments?: SourceFragmentHost;
+  /** The process's worker threads (parallel/worker-pool.ts): started, idle, busy, lost (ended running a job). */
+  readonly pool?: { readonly started: number; readonly idle: number; readonly busy: number; readonly lost: number; readonly jobs: number };
 }
 
 /** Units [from, to) of one split of a replayed generator source, written into the open epoch. */

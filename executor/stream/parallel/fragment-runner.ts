@@ -35,7 +35,7 @@ import { StreamContext } from '../stream-context.js';
 import { decodeChanges, encodeChange, encodeChangeWithId, encodeChanges, takeEncoded } from './batch-codec.js';
 import type { EncodedChanges, FragmentWorkerData, MainToWorker, PeerMessage, WorkerToMain } from './protocol.js';
 import { ownerOf, VnodeHasher } from './vnode.js';
-import { WorkerPort } from './worker-port.js';
+import { WorkerPort, type JobEnd, type WorkerChannel } from './worker-port.js';
 import { WorkerMemoryMeter } from './worker-memory.js';
 
 /** A replayed source's rows by split and unit (the connectors' SplitProducer). */
@@ -70,9 +70,12 @@ interface GeneratedInput {
   readonly counts: number[];
 }
 
-export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
-  const data = workerData as FragmentWorkerData;
-  const channel = new WorkerPort<WorkerToMain>();
+/**
+ * Runs a fragment's worker with `data`: the thread's workerData when the worker has a thread of its
+ * own, a pooled job's data otherwise (`end` then gives the thread back to the pool at the close).
+ */
+export function runFragmentWorker(producerOf: ProducerOf | undefined, data: FragmentWorkerData = workerData as FragmentWorkerData, end?: JobEnd): void {
+  const channel = new WorkerPort<WorkerToMain>(data as unknown as WorkerChannel, end);
   const answer = (message: WorkerToMain, transfer: ArrayBuffer[] = []): void => channel.answer(message, transfer);
   const errors: string[] = [];
   /** Output of batches that emitted while holding (the combine bound), handed over at the seal. */
@@ -478,6 +481,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined): void {
         worker.memory.setShare(message.share);
         return;
       case 'close':
+        clearTimeout(sealing);
         for (const port of peers) port?.close();
         worker.memory.stop();
         dataflow.dispose();

@@ -24,6 +24,7 @@ import type { EncodedChanges, FragmentWorkerData, MainToWorker, SourceInput, Wor
 import { ownerOf, splitShares, VnodeHasher } from './vnode.js';
 import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 import type { WorkerMemory, WorkerStatus } from './worker-memory.js';
+import type { WorkerPool } from './worker-pool.js';
 
 
 /**
@@ -63,7 +64,7 @@ export class FragmentWorker {
   readonly awaitingDurable: Epoch[] = [];
 
   constructor(script: URL, data: Omit<FragmentWorkerData, 'signal'>, transfer: readonly MessagePort[], settings: WorkerSettings) {
-    this.handle = new WorkerHandle(script, data, "a parallel fragment's worker", transfer, workerLimits(settings.oldGenerationBytes), settings.onMemory);
+    this.handle = new WorkerHandle(script, data, "a parallel fragment's worker", transfer, workerLimits(settings.oldGenerationBytes), settings.onMemory, settings.pool);
   }
 
   /** Milliseconds the main thread spent blocked on this worker's answers (EXPLAIN ANALYZE). */
@@ -97,6 +98,8 @@ export interface WorkerSettings {
   readonly onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void;
   /** The worker script: fragmentWorkerScript(), or the connectors' keyed-source-worker.js when the workers generate an input. */
   readonly script: URL;
+  /** The process's worker threads the workers run on (worker-pool.ts; without it each starts a thread of its own). */
+  readonly pool?: WorkerPool;
 }
 
 /** V8's resource limits for a worker whose old generation is bounded by `oldGenerationBytes` (0: V8's default). */
@@ -234,6 +237,7 @@ export class ParallelFragmentNode implements StreamNode {
     return this.workers.map((worker, index) => ({
       kind: 'fragment',
       worker: index,
+      threadId: worker.handle.threadId,
       memory: worker.handle.memory,
       batches: worker.handle.reports,
       rowCacheMaxBytes: this.settings.rowCacheBytes,

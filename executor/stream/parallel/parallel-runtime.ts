@@ -13,7 +13,8 @@ import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { insertsOnly } from '../../../planner/stream/unique-key.js';
 import type { StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
-import { fragmentWorkerScript, ParallelFragmentNode, type GeneratedSource } from './parallel-fragment.js';
+import { fragmentWorkerScript, ParallelFragmentNode, workerLimits, type GeneratedSource } from './parallel-fragment.js';
+import { WorkerPool } from './worker-pool.js';
 import { allWrites } from './worker-handle.js';
 import { distributionText, fragmentAt, inputNeedsRowIds, workerPlan } from '../../../planner/stream/parallel.js';
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
@@ -22,8 +23,8 @@ import { SourceFragments } from './source-fragment.js';
 import type { WorkerMemory, WorkerMemoryHost, WorkerMemorySource, WorkerStatus } from './worker-memory.js';
 
 /**
- * Fragments running in workers at most, per process: each starts N threads (a V8 isolate loading
- * the modules), so a catalog of many join views (TPC-H's) would start hundreds of them; beyond
+ * Fragments running in workers at most, per process: each takes N threads of the pool (a V8 isolate
+ * each, busy while the fragment runs), so a catalog of many join views (TPC-H's) would hold hundreds of them; beyond
  * this a fragment runs on the main thread, as at parallelism 1 (same state, same results), and
  * EXPLAIN ANALYZE shows no exchange for it.
  */
@@ -53,6 +54,8 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
   /** Called with each worker's memory report (the memory manager's feedback; the engine sets it). */
   onMemory: ((memory: WorkerMemory, previous: WorkerMemory | undefined) => void) | undefined;
   private readonly groupCacheBytes: number;
+  /** The process's worker threads, which every fragment's workers, keyed and source, run on (worker-pool.ts). */
+  readonly pool: WorkerPool;
 
   constructor(
     private readonly store: RocksStateStore,
@@ -61,8 +64,9 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
   ) {
     this.groupCacheBytes = memory.groupCacheBytes;
     this.oldGenerationBytes = memory.workerOldGenerationBytes;
+    this.pool = new WorkerPool(workerLimits(this.oldGenerationBytes));
     store.addParticipant(this);
-    this.sourceFragments = new SourceFragments(store, parallelism, this);
+    this.sourceFragments = new SourceFragments(store, parallelism, this, this.pool);
   }
 
   report(memory: WorkerMemory, previous: WorkerMemory | undefined): void {
@@ -96,6 +100,22 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
     this.cacheShare = share;
     for (const node of this.nodes) node.setCacheShare(share);
     this.sourceFragments.setCacheShare(share);
+  }
+
+  /**
+   * Starts N pooled threads with the worker scripts' modules loaded (the engine, at its start), so
+   * that creating a view starts no thread. A script that cannot be found leaves the pool cold: the
+   * first fragment reports it.
+   */
+  warm(): void {
+    if (this.parallelism <= 1 || this.closed) return;
+    try {
+      const scripts = [fragmentWorkerScript()];
+      if (this.sourceFragments.workerScript !== undefined) scripts.push(this.sourceFragments.workerScript());
+      this.pool.warm(this.parallelism, scripts);
+    } catch {
+      // Started on first use instead.
+    }
   }
 
   /** The node of a plan node that roots a parallel fragment, else undefined (the caller builds it as usual). */
@@ -145,6 +165,7 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
         oldGenerationBytes: this.oldGenerationBytes,
         onMemory: (memory, previous) => this.report(memory, previous),
         script: generating ? new URL('./keyed-source-worker.js', sourceScript!()) : fragmentWorkerScript(),
+        pool: this.pool,
       },
       (disposed) => {
         this.nodes.delete(disposed);
@@ -188,6 +209,7 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
     const nodes = [...this.nodes];
     this.nodes.clear();
     await Promise.all(nodes.map((node) => node.close()));
+    await this.pool.close();
     if (this.token !== undefined) this.store.database.unshare(this.token);
     this.store.removeParticipant(this);
   }

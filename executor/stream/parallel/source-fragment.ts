@@ -43,6 +43,7 @@ import { allWrites, workerWrites, WorkerHandle, type Answer } from './worker-han
 import { splitShares } from './vnode.js';
 import { workerLimits, type ParallelFragmentNode } from './parallel-fragment.js';
 import type { WorkerMemory, WorkerMemoryHost, WorkerStatus } from './worker-memory.js';
+import type { WorkerPool } from './worker-pool.js';
 
 type Batch = Extract<SourceWorkerToMain, { t: 'batch' }>;
 
@@ -93,6 +94,8 @@ interface SourceWorkerSettings {
   readonly remotes?: RemoteShareSource;
   /** A direct sink's changes (change-log.ts): the workers count theirs and hand the counts over with each batch. */
   readonly direct?: DirectChanges;
+  /** The process's worker threads the workers run on (worker-pool.ts; without it each starts a thread of its own). */
+  readonly pool?: WorkerPool;
 }
 
 /** One worker thread of a source fragment: its handle and what the main thread tracks of it. */
@@ -110,10 +113,10 @@ class SourceWorker {
   retiring = false;
 
   /** A worker thread of this process with its heap bound and memory reports, or a remote share's relay thread (`limits` undefined). */
-  constructor(script: URL, data: Omit<SourceWorkerData, 'signal'>, limits?: { oldGenerationBytes: number; onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void }, what = "a source fragment's worker") {
+  constructor(script: URL, data: Omit<SourceWorkerData, 'signal'>, limits?: { oldGenerationBytes: number; onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void; pool?: WorkerPool | undefined }, what = "a source fragment's worker") {
     this.handle = limits === undefined
       ? new WorkerHandle(script, data, what)
-      : new WorkerHandle(script, data, what, [], workerLimits(limits.oldGenerationBytes), limits.onMemory);
+      : new WorkerHandle(script, data, what, [], workerLimits(limits.oldGenerationBytes), limits.onMemory, limits.pool);
   }
 
   /** Milliseconds the main thread spent blocked on this worker's answers (EXPLAIN ANALYZE). */
@@ -176,7 +179,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
           cacheShare: settings.cacheShare,
           tuning: context.tuning,
           ...(settings.direct === undefined ? {} : { directSink: true }),
-        }, { oldGenerationBytes: settings.oldGenerationBytes, onMemory: settings.onMemory }),
+        }, { oldGenerationBytes: settings.oldGenerationBytes, onMemory: settings.onMemory, pool: settings.pool }),
       );
     }
     this.followMembership();
@@ -271,6 +274,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     return this.workers.map((worker, index) => ({
       kind: 'source fragment',
       worker: index,
+      threadId: worker.handle.threadId,
       memory: worker.handle.memory,
       batches: worker.handle.reports,
       rowCacheMaxBytes: this.settings.rowCacheBytes,
@@ -461,6 +465,8 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     readonly parallelism: number,
     /** The workers' memory plan and feedback (parallel-runtime.ts). */
     private readonly memory: WorkerMemoryHost,
+    /** The process's worker threads (worker-pool.ts). */
+    private readonly pool?: WorkerPool,
   ) {
     store.addParticipant(this);
   }
@@ -495,6 +501,7 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
         cacheShare: this.memory.cacheShare,
         oldGenerationBytes: this.memory.oldGenerationBytes,
         onMemory: (report, previous) => this.memory.report(report, previous),
+        ...(this.pool === undefined ? {} : { pool: this.pool }),
       },
       (disposed) => {
         if (this.nodes.get(disposed.viewId) === disposed) this.nodes.delete(disposed.viewId);

@@ -7,12 +7,15 @@
 // or as a Promise (`answered`: Atomics.waitAsync: the commit's path, so the main thread goes on
 // while the worker seals its epoch). Every wait ends: at the answer, when the thread ends (its exit
 // word), or at the deadline, after which the worker is terminated and every later request fails
-// (a late answer would otherwise be taken for the next request's).
+// (a late answer would otherwise be taken for the next request's). The worker runs on a thread of
+// the process's pool (worker-pool.ts) when the handle is given one, which it goes back to when the
+// worker closes, else on a thread of its own (a remote share's relay).
 
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
 import { SqlError, SqlState, type SqlStateCode } from '../../../sql/errors.js';
 import type { PendingWrites } from '../../../storage/mvcc-state-store.js';
 import type { WorkerMemory } from './worker-memory.js';
+import type { WorkerPool } from './worker-pool.js';
 
 /** How long a request waits for its answer before failing (and the worker is given up). */
 let answerTimeoutMs = 120_000;
@@ -67,7 +70,10 @@ export class WorkerHandle<In, Out extends { readonly t: string }> {
   private readonly worker: Worker;
   private readonly port: MessagePort;
   private readonly signal: Int32Array;
+  /** Settles when the worker ended: its thread exited, or its pooled job closed and freed the thread. */
   readonly exited: Promise<void>;
+  /** The thread the worker runs on (a pooled thread runs other workers before and after it). */
+  readonly threadId: number;
   /** Why the worker is gone (its thread ended, it failed, it missed a deadline), if it is. */
   private gone: string | undefined;
   /** Requests posted and not yet answered, oldest first. */
@@ -92,17 +98,27 @@ export class WorkerHandle<In, Out extends { readonly t: string }> {
     readonly resourceLimits: ResourceLimits = {},
     /** Called with each memory report as it is taken (the memory manager's feedback). */
     private readonly onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void = () => undefined,
+    /** The process's threads to run on (the script then exports `runJob`: pool-worker.ts); `resourceLimits` are the pool's. */
+    pool?: WorkerPool,
   ) {
     const channel = new MessageChannel();
     const signal = new SharedArrayBuffer(8);
     this.signal = new Int32Array(signal);
     this.port = channel.port1;
-    this.worker = new Worker(script, { workerData: { ...data, signal, port: channel.port2 }, transferList: [channel.port2, ...transfer], resourceLimits });
-    this.worker.unref();
-    this.worker.on('error', (error) => {
+    const failed = (error: unknown): void => {
       this.gone ??= `${name} ended: ${error instanceof Error ? error.message : String(error)}`;
-    });
-    this.exited = new Promise((resolve) => this.worker.on('exit', () => resolve()));
+    };
+    if (pool !== undefined) {
+      const job = pool.run(script, { ...data, signal, port: channel.port2 }, [channel.port2, ...transfer], failed);
+      this.worker = job.worker;
+      this.exited = job.ended;
+    } else {
+      this.worker = new Worker(script, { workerData: { ...data, signal, port: channel.port2 }, transferList: [channel.port2, ...transfer], resourceLimits });
+      this.worker.unref();
+      this.worker.on('error', failed);
+      this.exited = new Promise((resolve) => this.worker.on('exit', () => resolve()));
+    }
+    this.threadId = this.worker.threadId;
   }
 
   /** Posts a message that gets no answer. */
@@ -198,8 +214,8 @@ export class WorkerHandle<In, Out extends { readonly t: string }> {
   }
 
   /**
-   * Asks the worker to close (it answers the requests before it first) and terminates it if it has
-   * not ended 10 s later; a request made after this fails.
+   * Asks the worker to close (it answers the requests before it first) and terminates its thread if
+   * it has not ended 10 s later (a pooled thread is then replaced); a request made after this fails.
    */
   close(): Promise<void> {
     this.post({ t: 'close' } as In);

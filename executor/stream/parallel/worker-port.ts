@@ -5,6 +5,9 @@
 // the worker's store (storage/handoff-backend.ts) hands each sealed epoch's batch to the main
 // thread as an answer to its `commit` request, and the Promise it gets settles when the main thread
 // says that epoch is durable (`durable`, oldest first) or failed (`failed`, every one handed over).
+// A worker runs either as its own thread (the script's top level builds the port from workerData)
+// or as one job of a pooled thread (worker-pool.ts, pool-worker.ts: the job's data carries the
+// port and signal, and `end` gives the thread back to the pool when the job closes).
 
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { SqlError, SqlState } from '../../../sql/errors.js';
@@ -13,21 +16,43 @@ import type { MvccStateStore } from '../../../storage/mvcc-state-store.js';
 /** Tests: milliseconds a worker sleeps before handing each epoch batch over (a worker that stops answering). */
 const HANDOFF_DELAY_MS = Number(process.env['OXBOW_TEST_HANDOFF_DELAY_MS'] ?? 0);
 
+/** A worker's channel to the main thread: its port and signal word (worker-handle.ts makes both). */
+export interface WorkerChannel {
+  readonly port: MessagePort;
+  readonly signal: SharedArrayBuffer;
+}
+
+/**
+ * Ends a pooled job (pool-worker.ts): the thread goes back to the pool. Without it the worker is
+ * its own thread, which ends when its channel closes.
+ */
+export type JobEnd = () => void;
+
+/** True in a pooled thread (pool-worker.ts): a worker script then waits for its jobs instead of running at once. */
+export function pooledThread(): boolean {
+  return (workerData as { pooled?: unknown } | null)?.pooled === true;
+}
+
 export class WorkerPort<Answer> {
   readonly port: MessagePort;
   private readonly signal: Int32Array;
   /** Epochs handed to the main thread and not yet acknowledged, oldest first. */
   private readonly handedOver: { resolve: () => void; reject: (error: unknown) => void }[] = [];
 
-  constructor() {
-    const data = workerData as { port: MessagePort; signal: SharedArrayBuffer };
-    this.port = data.port;
-    this.signal = new Int32Array(data.signal);
-    // However the thread ends, the main thread stops waiting for it.
-    process.on('exit', () => {
-      Atomics.store(this.signal, 1, 1);
-      Atomics.notify(this.signal, 0);
-    });
+  constructor(
+    channel: WorkerChannel = workerData as WorkerChannel,
+    private readonly end: JobEnd | undefined = undefined,
+  ) {
+    this.port = channel.port;
+    this.signal = new Int32Array(channel.signal);
+    // However the thread ends, the main thread stops waiting for it (a pooled thread sets its
+    // current job's exit word itself: pool-worker.ts).
+    if (end === undefined) {
+      process.on('exit', () => {
+        Atomics.store(this.signal, 1, 1);
+        Atomics.notify(this.signal, 0);
+      });
+    }
   }
 
   answer(message: Answer, transfer: ArrayBuffer[] = []): void {
@@ -59,12 +84,16 @@ export class WorkerPort<Answer> {
     for (const pending of this.handedOver.splice(0)) pending.reject(error);
   }
 
-  /** The view is gone: epochs handed over fail, and the thread ends once `closing` (the database's close) settles. */
+  /**
+   * The view is gone: epochs handed over fail, and once `closing` (the database's close) settles
+   * the channel closes and the thread ends, or a pooled thread goes back to its pool.
+   */
   close(closing?: Promise<unknown>): void {
     for (const pending of this.handedOver.splice(0)) pending.reject(new SqlError(SqlState.adminShutdown, 'the view is gone'));
     const end = (): void => {
       this.port.close();
-      parentPort?.close();
+      if (this.end !== undefined) this.end();
+      else parentPort?.close();
     };
     if (closing === undefined) end();
     else void closing.finally(end);

@@ -1,0 +1,60 @@
+// The entry of a pooled worker thread (worker-pool.ts): a thread that runs one job at a time, each
+// a worker script's `runJob` (fragment-worker.ts, executor/connectors/source-fragment-worker.ts,
+// executor/connectors/keyed-source-worker.ts) with the job's data, its port and signal word among
+// it. A script's module is imported on the thread's first job of its kind and stays loaded, so a
+// later job starts without loading the engine's modules again. When a job's worker closes (its
+// view is gone) it calls the job's end, which tells the pool the thread is free; whatever ends the
+// thread instead (an uncaught error, process.exit, a terminate) sets the current job's exit word,
+// so the main thread stops waiting for it, and the pool replaces the thread.
+
+import { parentPort } from 'node:worker_threads';
+import type { JobEnd, WorkerChannel } from './worker-port.js';
+
+/** What a worker script exports to run as a pooled job. */
+export type RunJob = (data: unknown, end: JobEnd) => void;
+
+/** From the pool: run a job (the script's URL and its data), or end the thread. */
+export type ToPoolWorker =
+  | { readonly t: 'job'; readonly script: string; readonly data: WorkerChannel }
+  | { readonly t: 'load'; readonly scripts: readonly string[] }
+  | { readonly t: 'exit' };
+/** To the pool: the job ended and the thread is free. */
+export type FromPoolWorker = { readonly t: 'free' };
+
+const pool = parentPort!;
+/** The running job's signal words ([1]: the exit word). */
+let current: Int32Array | undefined;
+
+process.on('exit', () => {
+  if (current === undefined) return;
+  Atomics.store(current, 1, 1);
+  Atomics.notify(current, 0);
+});
+
+pool.on('message', (message: ToPoolWorker) => {
+  if (message.t === 'exit') {
+    pool.close();
+    return;
+  }
+  if (message.t === 'load') {
+    // A warm thread: the scripts' modules loaded before its first job (a failure shows at that job).
+    for (const script of message.scripts) void import(script).catch(() => undefined);
+    return;
+  }
+  const signal = new Int32Array(message.data.signal);
+  current = signal;
+  const end: JobEnd = () => {
+    if (current !== signal) return;
+    current = undefined;
+    pool.postMessage({ t: 'free' } satisfies FromPoolWorker);
+  };
+  import(message.script).then(
+    (module: { runJob: RunJob }) => module.runJob(message.data, end),
+    (error: unknown) => {
+      // A script that cannot load ends the thread: its job's requests fail, the pool replaces it.
+      setImmediate(() => {
+        throw error;
+      });
+    },
+  );
+});

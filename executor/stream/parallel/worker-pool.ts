@@ -1,0 +1,160 @@
+// The process's worker threads for parallel dataflows (PARALLEL.md, "One worker pool per
+// process"): a thread is started once and runs one worker at a time, for any fragment of any
+// view, keyed or source. A fragment's worker handle (worker-handle.ts) takes a thread with `run`
+// (an idle one, else a new one), and the thread comes back when the worker closes: its job
+// releases everything it held (its store's database wrapper, caches, timers, ports) and tells the
+// pool it is free (pool-worker.ts). A thread that ended otherwise (an uncaught error, a worker
+// killed at its deadline, process.exit) is dropped and a later `run` starts a new one: a thread
+// is reused only after a clean close. Every thread of a pool has the same V8 resource limits (the
+// memory plan's bound on a worker's old generation), so any thread suits any worker.
+//
+// The API is small on purpose, for any kind of worker that speaks worker-handle.ts's protocol:
+// `run(script, data, transfer, onError)`, whose script exports `runJob` (pool-worker.ts's RunJob),
+// `warm` (threads started ahead with the scripts' modules loaded), the counters (`started`,
+// `idle`, `busy`, `jobs`, `lost`), and `close`.
+
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
+import type { FromPoolWorker, ToPoolWorker } from './pool-worker.js';
+import type { WorkerChannel } from './worker-port.js';
+
+/** The compiled pool-worker.js (under vitest this module runs from TypeScript: the build's copy in dist/). */
+function poolWorkerScript(): URL {
+  const here = fileURLToPath(import.meta.url);
+  if (!here.endsWith('.ts')) return new URL('./pool-worker.js', import.meta.url);
+  const marker = '/executor/stream/parallel/';
+  const root = here.slice(0, here.lastIndexOf(marker));
+  const built = `${root}/dist${marker}pool-worker.js`;
+  if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build first`);
+  return new URL(`file://${built}`);
+}
+
+/** How long `close` waits for a thread to stop. */
+const CLOSE_TIMEOUT_MS = 10_000;
+
+/** A job running on a pooled thread, as its worker handle sees it. */
+export interface PooledJob {
+  /** The thread (a handle terminates it when the job misses its deadline: the pool drops it). */
+  readonly worker: Worker;
+  readonly threadId: number;
+  /** Settles when the job ended: it closed and freed the thread, or the thread ended. */
+  readonly ended: Promise<void>;
+}
+
+interface PooledThread {
+  readonly worker: Worker;
+  readonly exited: Promise<void>;
+  /** The running job's end and error callbacks and its signal words ([1]: the exit word). */
+  job: { readonly end: () => void; readonly onError: (error: unknown) => void; readonly signal: Int32Array } | undefined;
+  alive: boolean;
+}
+
+export class WorkerPool {
+  private readonly idleThreads: PooledThread[] = [];
+  private readonly busyThreads = new Set<PooledThread>();
+  private readonly threads = new Set<PooledThread>();
+  private closed = false;
+  /** Threads started since the pool was made (a thread that ended and was replaced counts again). */
+  started = 0;
+  /** Jobs run: on a new thread or on an idle one. */
+  jobs = 0;
+  /** Threads that ended while running a job (failed or killed) rather than closing it. */
+  lost = 0;
+
+  constructor(private readonly resourceLimits: ResourceLimits = {}) {}
+
+  /** Threads waiting for a job, and running one. */
+  get idle(): number {
+    return this.idleThreads.length;
+  }
+
+  get busy(): number {
+    return this.busyThreads.size;
+  }
+
+  /**
+   * Runs `script`'s `runJob` with `data` (which holds the job's port and signal word: worker-port.ts)
+   * on an idle thread, or on a new one when none is idle; `transfer` moves ports to it. `onError`
+   * gets an error that ends the thread while the job runs.
+   */
+  run(script: URL, data: WorkerChannel, transfer: readonly TransferListItem[], onError: (error: unknown) => void): PooledJob {
+    if (this.closed) throw new Error('the worker pool is closed');
+    const thread = this.idleThreads.pop() ?? this.start();
+    this.busyThreads.add(thread);
+    this.jobs++;
+    let end!: () => void;
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    thread.job = { end, onError, signal: new Int32Array(data.signal) };
+    thread.worker.postMessage({ t: 'job', script: script.href, data } satisfies ToPoolWorker, [...transfer]);
+    return { worker: thread.worker, threadId: thread.worker.threadId, ended };
+  }
+
+  /**
+   * Starts threads until `count` are idle, each loading `scripts`' modules at once: the engine
+   * warms N threads at its start, so a view's first fragment starts no thread and loads no module.
+   */
+  warm(count: number, scripts: readonly URL[]): void {
+    if (this.closed) return;
+    while (this.idleThreads.length < count) {
+      const thread = this.start();
+      thread.worker.postMessage({ t: 'load', scripts: scripts.map((script) => script.href) } satisfies ToPoolWorker);
+      this.idleThreads.push(thread);
+    }
+  }
+
+  private start(): PooledThread {
+    const worker = new Worker(poolWorkerScript(), { workerData: { pooled: true }, resourceLimits: this.resourceLimits });
+    worker.unref();
+    this.started++;
+    const thread: PooledThread = { worker, exited: new Promise((resolve) => worker.on('exit', () => resolve())), job: undefined, alive: true };
+    this.threads.add(thread);
+    worker.on('message', (message: FromPoolWorker) => {
+      if (message.t !== 'free' || thread.job === undefined) return;
+      const job = thread.job;
+      thread.job = undefined;
+      this.busyThreads.delete(thread);
+      if (this.closed || !thread.alive) void worker.terminate();
+      else this.idleThreads.push(thread);
+      job.end();
+    });
+    worker.on('error', (error) => thread.job?.onError(error));
+    void thread.exited.then(() => {
+      thread.alive = false;
+      this.threads.delete(thread);
+      this.busyThreads.delete(thread);
+      const at = this.idleThreads.indexOf(thread);
+      if (at >= 0) this.idleThreads.splice(at, 1);
+      const job = thread.job;
+      thread.job = undefined;
+      if (job === undefined) return;
+      if (!this.closed) this.lost++;
+      // A thread terminated from outside runs no exit handler of its own: its job's waits end here.
+      Atomics.store(job.signal, 1, 1);
+      Atomics.notify(job.signal, 0);
+      job.end();
+    });
+    return thread;
+  }
+
+  /**
+   * Ends every thread: the idle ones at once, a busy one when its job closes (its handle's close
+   * terminates it if the job does not end in time); a thread still running at the deadline is
+   * terminated.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const thread of this.idleThreads.splice(0)) void thread.worker.terminate();
+    const threads = [...this.threads];
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        for (const thread of threads) void thread.worker.terminate();
+        resolve();
+      }, CLOSE_TIMEOUT_MS);
+    });
+    await Promise.race([Promise.all(threads.map((thread) => thread.exited)), deadline]);
+    clearTimeout(timer);
+    await Promise.race([Promise.all(threads.map((thread) => thread.exited)), new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+  }
+}
