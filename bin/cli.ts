@@ -57,6 +57,8 @@ export interface CliConfig {
   readonly keyedSourceCredit: number | undefined;
   /** OXBOW_PEER_TIMEOUT_MS: how long a fragment's worker waits at a seal for its peers' rows. */
   readonly peerTimeoutMs: number | undefined;
+  /** OXBOW_PARALLEL_SCAN_MIN_BYTES: the table size from which a batch aggregate's scan runs in the workers (0: always). */
+  readonly parallelScanMinBytes: number | undefined;
 }
 
 /** A bad command line: printed with a pointer to --help, exit code 2. */
@@ -287,6 +289,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const kafkaFragmentDecode = fragmentDecodeInput === undefined ? true : parseSwitch(fragmentDecodeInput);
   const keyedSourceCredit = parseCount(variable('OXBOW_KEYED_SOURCE_CREDIT'), 'units');
   const peerTimeoutMs = parseCount(variable('OXBOW_PEER_TIMEOUT_MS'), 'milliseconds');
+  const parallelScanMinBytes = parseCount(variable('OXBOW_PARALLEL_SCAN_MIN_BYTES'), 'bytes', 0);
   if (host === '') throw new UsageError('--host must not be empty');
   if (!isLoopback(host) && password === undefined) {
     throw new UsageError(
@@ -320,6 +323,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       kafkaFragmentDecode,
       keyedSourceCredit,
       peerTimeoutMs,
+      parallelScanMinBytes,
     },
   };
 }
@@ -361,10 +365,11 @@ function parsePort(input: { text: string; source: string } | undefined, fallback
 }
 
 /** A positive whole number of `unit` from `input`, undefined when not given. */
-function parseCount(input: RawValue, unit: string): number | undefined {
+function parseCount(input: RawValue, unit: string, minimum = 1): number | undefined {
   if (input === undefined) return undefined;
   const value = /^\d+$/.test(input.text.trim()) ? Number(input.text.trim()) : NaN;
-  if (!Number.isSafeInteger(value) || value < 1) throw new UsageError(`${input.source}: "${input.text}" is not a positive whole number of ${unit}`);
+  const kind = minimum === 0 ? 'whole number' : 'positive whole number';
+  if (!Number.isSafeInteger(value) || value < minimum) throw new UsageError(`${input.source}: "${input.text}" is not a ${kind} of ${unit}`);
   return value;
 }
 
@@ -676,11 +681,11 @@ export async function startMetrics(host: string, port: number, server: PgServer,
 /**
  * The engine's tuning with `--parallelism` (1: every dataflow on the main thread) and the parallel
  * runtime's settings (--keyed-source-workers, OXBOW_KAFKA_FRAGMENT_DECODE, OXBOW_KEYED_SOURCE_CREDIT,
- * OXBOW_PEER_TIMEOUT_MS), each only when it differs from the engine's default.
+ * OXBOW_PEER_TIMEOUT_MS, OXBOW_PARALLEL_SCAN_MIN_BYTES), each only when it differs from the engine's default.
  */
 export function withParallelism(
   options: Pick<EngineOptions, 'tuning' | 'faults' | 'onCheckpointPhase'>,
-  config: Pick<CliConfig, 'parallelism' | 'keyedSourceWorkers' | 'kafkaFragmentDecode' | 'keyedSourceCredit' | 'peerTimeoutMs'>,
+  config: Pick<CliConfig, 'parallelism' | 'keyedSourceWorkers' | 'kafkaFragmentDecode' | 'keyedSourceCredit' | 'peerTimeoutMs' | 'parallelScanMinBytes'>,
 ): Pick<EngineOptions, 'tuning' | 'faults' | 'onCheckpointPhase'> {
   const tuning = {
     ...options.tuning,
@@ -689,6 +694,7 @@ export function withParallelism(
     ...(config.kafkaFragmentDecode ? {} : { kafkaFragmentDecode: false }),
     ...(config.keyedSourceCredit === undefined ? {} : { keyedSourceCredit: config.keyedSourceCredit }),
     ...(config.peerTimeoutMs === undefined ? {} : { peerTimeoutMs: config.peerTimeoutMs }),
+    ...(config.parallelScanMinBytes === undefined ? {} : { parallelScanMinBytes: config.parallelScanMinBytes }),
   };
   return { ...options, tuning };
 }
@@ -698,8 +704,7 @@ export function withParallelism(
  * an operator never needs them). OXBOW_SOURCE_CHUNK_ROWS: rows a source pushes through the views
  * between barriers (0: at the barrier); OXBOW_SOURCE_TRACE=1: a stderr line per source barrier;
  * OXBOW_KAFKA_FAST_JSON=0: JSON messages through the general decoder; OXBOW_AGG_COMBINE_GROUPS:
- * dirty groups a hash aggregate holds within an epoch (0: none); OXBOW_PARALLEL_SCAN_MIN_BYTES: the
- * table size from which a batch aggregate's scan runs in the workers at --parallelism > 1; OXBOW_CHECKPOINT_TRACE=1: a
+ * dirty groups a hash aggregate holds within an epoch (0: none); OXBOW_CHECKPOINT_TRACE=1: a
  * stderr line per checkpoint phase; OXBOW_FAULT_KILL_AFTER_SINK_COMMIT=1: SIGKILL right after a
  * sink's Kafka transaction commits, before the epoch holding its offsets does.
  */
@@ -707,9 +712,7 @@ function diagnostics(env: NodeJS.ProcessEnv): Pick<EngineOptions, 'tuning' | 'fa
   const number = (name: string): number | undefined => (env[name] === undefined || env[name] === '' ? undefined : Number(env[name]));
   const sourceChunkRows = number('OXBOW_SOURCE_CHUNK_ROWS');
   const aggregateCombineGroups = number('OXBOW_AGG_COMBINE_GROUPS');
-  const parallelScanMinBytes = number('OXBOW_PARALLEL_SCAN_MIN_BYTES');
   const tuning = {
-    ...(parallelScanMinBytes === undefined ? {} : { parallelScanMinBytes }),
     ...(sourceChunkRows === undefined ? {} : { sourceChunkRows }),
     ...(aggregateCombineGroups === undefined ? {} : { aggregateCombineGroups }),
     ...(env['OXBOW_SOURCE_TRACE'] === '1' ? { sourceTrace: true } : {}),

@@ -248,6 +248,7 @@ describe('command line', () => {
     expect(() => parseCommandLine([], { OXBOW_KAFKA_FRAGMENT_DECODE: '2' })).toThrow('OXBOW_KAFKA_FRAGMENT_DECODE: "2" is not on or off');
     expect(() => parseCommandLine([], { OXBOW_KEYED_SOURCE_CREDIT: '-5' })).toThrow('OXBOW_KEYED_SOURCE_CREDIT: "-5" is not a positive whole number of units');
     expect(() => parseCommandLine([], { OXBOW_PEER_TIMEOUT_MS: '1.5s' })).toThrow('OXBOW_PEER_TIMEOUT_MS: "1.5s" is not a positive whole number of milliseconds');
+    expect(() => parseCommandLine([], { OXBOW_PARALLEL_SCAN_MIN_BYTES: 'abc' })).toThrow('OXBOW_PARALLEL_SCAN_MIN_BYTES: "abc" is not a whole number of bytes');
   });
 
   it('passes the parallel runtime settings to the engine only when they differ from its defaults', () => {
