@@ -81,6 +81,9 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     this.rowTypes = plan.inputs[0]!.columns.map((column) => column.type);
     this.partitionScratch = new Array<Value>(partition.length);
     this.orderScratch = new Array<Value>(orderBy.length);
+    // A partition of N > 1 rows is read by a prefix scan, which never reads the row cache: its
+    // written rows would only fill (and evict from) the cache. A top-1 reads its row by key.
+    if (!this.byPartition) this.table.writeAround?.();
   }
 
   initial(): ChangeBatch {

@@ -88,8 +88,10 @@ export class StreamMaterializeNode implements StreamNode {
     this.numbers = plan.numbered === true ? context.stateTable(plan.stateTables[1]!) : undefined;
     // A projection (not one a LATERAL emits through) builds a new array per row; nothing else reads the view's input.
     this.ownsRows = plan.input.kind === 'StreamProject' && plan.input.input.kind !== 'StreamLateral';
-    // Blind and numbered rows are written once and not read back by key by this dataflow: no cache write-through.
-    if (this.blind || this.numbers !== undefined) this.rows.writeAround?.();
+    // Blind, numbered and keyed rows are not read back by key by this dataflow (a keyed view's
+    // upserts and deletes are blind): no cache write-through. A point read of the view still
+    // caches what it read. Only the counted layout reads its counts (`counts.get`).
+    if (this.blind || this.numbers !== undefined || this.counts === undefined) this.rows.writeAround?.();
     const changeLog = context.changeLog;
     this.log = changeLog === undefined ? undefined : (context.directChanges ?? new ChangeLogWriter(context.store, changeLog.tableId, plan.stateTables[0]!.columnTypes));
     this.keepRows = changeLog === undefined || changeLog.rowsKept || !this.blind;
