@@ -10,9 +10,8 @@
 // (the `cancel` word, checked every batch) and the deadline. Workers are unref'd: they never keep
 // the process alive, and close() ends them.
 
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { compiledWorkerScript } from './worker-script.js';
 import type { Epoch } from '../../sql/epoch.js';
 import { SqlError, SqlState, type SqlStateCode } from '../../sql/errors.js';
 import type { RocksDatabase } from '../../storage/rocksdb.js';
@@ -54,17 +53,6 @@ export interface RangeMessage extends RangeRequest {
   readonly cancel: SharedArrayBuffer;
 }
 
-/** The compiled batch-worker.js (under vitest this module runs from TypeScript: the build's copy in dist/). */
-function workerScript(): URL {
-  const here = fileURLToPath(import.meta.url);
-  if (!here.endsWith('.ts')) return new URL('./batch-worker.js', import.meta.url);
-  const marker = '/executor/batch/';
-  const root = here.slice(0, here.lastIndexOf(marker));
-  const built = `${root}/dist${marker}batch-worker.js`;
-  if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build first`);
-  return new URL(`file://${built}`);
-}
-
 interface Slot {
   worker: Worker | undefined;
   readonly pending: Map<number, (answer: RangeAnswer) => void>;
@@ -96,7 +84,7 @@ export class BatchWorkers {
   }
 
   private start(slot: Slot): Worker {
-    const worker = new Worker(workerScript());
+    const worker = new Worker(compiledWorkerScript(import.meta.url, './batch-worker.js'));
     worker.unref();
     const fail = (why: string): void => {
       if (slot.worker !== worker) return;

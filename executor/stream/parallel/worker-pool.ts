@@ -13,22 +13,10 @@
 // `warm` (threads started ahead with the scripts' modules loaded), the counters (`started`,
 // `idle`, `busy`, `jobs`, `lost`), and `close`.
 
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
+import { compiledWorkerScript } from '../../batch/worker-script.js';
 import type { FromPoolWorker, ToPoolWorker } from './pool-worker.js';
 import type { WorkerChannel } from './worker-port.js';
-
-/** The compiled pool-worker.js (under vitest this module runs from TypeScript: the build's copy in dist/). */
-function poolWorkerScript(): URL {
-  const here = fileURLToPath(import.meta.url);
-  if (!here.endsWith('.ts')) return new URL('./pool-worker.js', import.meta.url);
-  const marker = '/executor/stream/parallel/';
-  const root = here.slice(0, here.lastIndexOf(marker));
-  const built = `${root}/dist${marker}pool-worker.js`;
-  if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build first`);
-  return new URL(`file://${built}`);
-}
 
 /** How long `close` waits for a thread to stop. */
 const CLOSE_TIMEOUT_MS = 10_000;
@@ -104,7 +92,7 @@ export class WorkerPool {
   }
 
   private start(): PooledThread {
-    const worker = new Worker(poolWorkerScript(), { workerData: { pooled: true }, resourceLimits: this.resourceLimits });
+    const worker = new Worker(compiledWorkerScript(import.meta.url, './pool-worker.js'), { workerData: { pooled: true }, resourceLimits: this.resourceLimits });
     worker.unref();
     this.started++;
     const thread: PooledThread = { worker, exited: new Promise((resolve) => worker.on('exit', () => resolve())), job: undefined, alive: true };
