@@ -10,7 +10,7 @@
 // messages, decoded here (kafka/fragment-rows.ts; row ids from partition and offset, so any worker
 // decoding a message makes the same row). Answers and the epoch handoff go through
 // worker-port.ts; the main thread takes them with its worker-handle.ts. It runs as a job of a
-// pooled thread (`runJob`: executor/stream/parallel/worker-pool.ts) or, as a thread's own script,
+// pooled thread (`runJob`: executor/batch/worker-pool.ts) or, as a thread's own script,
 // at once.
 
 import { workerData } from 'node:worker_threads';
@@ -28,8 +28,9 @@ import { Dataflow } from '../stream/dataflow.js';
 import { StreamContext } from '../stream/stream-context.js';
 import type { ChangeBatch } from '../stream/change-batch.js';
 import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
-import { pooledThread, WorkerPort, type JobEnd, type WorkerChannel } from '../stream/parallel/worker-port.js';
-import type { RunJob } from '../stream/parallel/pool-worker.js';
+import { WorkerPort } from '../stream/parallel/worker-port.js';
+import type { JobEnd, RunJob, WorkerChannel } from '../batch/pool-worker.js';
+import { pooledThread } from '../batch/worker-pool.js';
 import { WorkerMemoryMeter } from '../stream/parallel/worker-memory.js';
 import type { MaterializePlan, ScanPlan } from '../../planner/stream/parallel-source.js';
 import { fromTransfer } from '../../planner/stream/plan-transfer.js';

@@ -85,7 +85,7 @@ export interface ParallelBuilder {
   build(plan: StreamPlan, context: StreamContext, shared?: ReadonlySet<StreamPlan>): StreamNode | undefined;
   /** The views that run as source fragments (parallel/source-fragment.ts). */
   readonly sourceFragments?: SourceFragmentHost;
-  /** The process's worker threads (parallel/worker-pool.ts): started, idle, busy, lost (ended running a job). */
+  /** The process's worker threads (batch/worker-pool.ts): started, idle, busy, lost (ended running a job). */
   readonly pool?: { readonly started: number; readonly idle: number; readonly busy: number; readonly lost: number; readonly jobs: number };
 }
 

@@ -14,8 +14,8 @@ const url = (path: string): string => pathToFileURL(join(root, path)).href;
 describe('compiledWorkerScript', () => {
   it('gives a module run from the build the script beside it', async () => {
     const built = (await import(url('dist/executor/batch/worker-script.js'))) as { compiledWorkerScript: typeof compiledWorkerScript };
-    const script = built.compiledWorkerScript(url('dist/executor/stream/parallel/worker-pool.js'), './pool-worker.js');
-    expect(script.href).toBe(url('dist/executor/stream/parallel/pool-worker.js'));
+    const script = built.compiledWorkerScript(url('dist/executor/batch/worker-pool.js'), './pool-worker.js');
+    expect(script.href).toBe(url('dist/executor/batch/pool-worker.js'));
     expect(existsSync(script)).toBe(true);
     expect(built.compiledWorkerScript(url('dist/executor/connectors/kafka/kafka-worker-reader.js'), './kafka-worker.js').href).toBe(url('dist/executor/connectors/kafka/kafka-worker.js'));
   });

@@ -35,7 +35,8 @@ import { StreamContext } from '../stream-context.js';
 import { decodeChanges, encodeChange, encodeChangeWithId, encodeChanges, takeEncoded } from './batch-codec.js';
 import type { EncodedChanges, FragmentWorkerData, MainToWorker, PeerMessage, WorkerToMain } from './protocol.js';
 import { ownerOf, VnodeHasher } from './vnode.js';
-import { WorkerPort, type JobEnd, type WorkerChannel } from './worker-port.js';
+import type { JobEnd, WorkerChannel } from '../../batch/pool-worker.js';
+import { WorkerPort } from './worker-port.js';
 import { WorkerMemoryMeter } from './worker-memory.js';
 
 /** A replayed source's rows by split and unit (the connectors' SplitProducer). */

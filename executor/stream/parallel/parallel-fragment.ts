@@ -23,7 +23,7 @@ import type { EncodedChanges, FragmentWorkerData, MainToWorker, SourceInput, Wor
 import { ownerOf, splitShares, VnodeHasher } from './vnode.js';
 import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 import type { WorkerMemory, WorkerStatus } from './worker-memory.js';
-import type { WorkerPool } from './worker-pool.js';
+import type { WorkerPool } from '../../batch/worker-pool.js';
 
 
 /**
@@ -91,7 +91,7 @@ export interface WorkerSettings {
   readonly onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void;
   /** The worker script: fragmentWorkerScript(), or the connectors' keyed-source-worker.js when the workers generate an input. */
   readonly script: URL;
-  /** The process's worker threads the workers run on (worker-pool.ts; without it each starts a thread of its own). */
+  /** The process's worker threads the workers run on (../../batch/worker-pool.ts; without it each starts a thread of its own). */
   readonly pool?: WorkerPool;
 }
 

@@ -43,7 +43,7 @@ import { allWrites, workerWrites, WorkerHandle, type Answer } from './worker-han
 import { splitShares } from './vnode.js';
 import { workerLimits, type ParallelFragmentNode } from './parallel-fragment.js';
 import type { WorkerMemory, WorkerMemoryHost, WorkerStatus } from './worker-memory.js';
-import type { WorkerPool } from './worker-pool.js';
+import type { WorkerPool } from '../../batch/worker-pool.js';
 
 type Batch = Extract<SourceWorkerToMain, { t: 'batch' }>;
 
@@ -94,7 +94,7 @@ interface SourceWorkerSettings {
   readonly remotes?: RemoteShareSource;
   /** A direct sink's changes (change-log.ts): the workers count theirs and hand the counts over with each batch. */
   readonly direct?: DirectChanges;
-  /** The process's worker threads the workers run on (worker-pool.ts; without it each starts a thread of its own). */
+  /** The process's worker threads the workers run on (../../batch/worker-pool.ts; without it each starts a thread of its own). */
   readonly pool?: WorkerPool;
 }
 
@@ -465,7 +465,7 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     readonly parallelism: number,
     /** The workers' memory plan and feedback (parallel-runtime.ts). */
     private readonly memory: WorkerMemoryHost,
-    /** The process's worker threads (worker-pool.ts). */
+    /** The process's worker threads (../../batch/worker-pool.ts). */
     private readonly pool?: WorkerPool,
   ) {
     store.addParticipant(this);

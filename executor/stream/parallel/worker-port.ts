@@ -6,32 +6,16 @@
 // thread as an answer to its `commit` request, and the Promise it gets settles when the main thread
 // says that epoch is durable (`durable`, oldest first) or failed (`failed`, every one handed over).
 // A worker runs either as its own thread (the script's top level builds the port from workerData)
-// or as one job of a pooled thread (worker-pool.ts, pool-worker.ts: the job's data carries the
-// port and signal, and `end` gives the thread back to the pool when the job closes).
+// or as one job of a pooled thread (executor/batch/worker-pool.ts and pool-worker.ts: the job's
+// data carries the port and signal, and `end` gives the thread back to the pool when the job closes).
 
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { SqlError, SqlState } from '../../../sql/errors.js';
 import type { MvccStateStore } from '../../../storage/mvcc-state-store.js';
+import type { JobEnd, WorkerChannel } from '../../batch/pool-worker.js';
 
 /** Tests: milliseconds a worker sleeps before handing each epoch batch over (a worker that stops answering). */
 const HANDOFF_DELAY_MS = Number(process.env['OXBOW_TEST_HANDOFF_DELAY_MS'] ?? 0);
-
-/** A worker's channel to the main thread: its port and signal word (worker-handle.ts makes both). */
-export interface WorkerChannel {
-  readonly port: MessagePort;
-  readonly signal: SharedArrayBuffer;
-}
-
-/**
- * Ends a pooled job (pool-worker.ts): the thread goes back to the pool. Without it the worker is
- * its own thread, which ends when its channel closes.
- */
-export type JobEnd = () => void;
-
-/** True in a pooled thread (pool-worker.ts): a worker script then waits for its jobs instead of running at once. */
-export function pooledThread(): boolean {
-  return (workerData as { pooled?: unknown } | null)?.pooled === true;
-}
 
 export class WorkerPort<Answer> {
   readonly port: MessagePort;
@@ -46,7 +30,7 @@ export class WorkerPort<Answer> {
     this.port = channel.port;
     this.signal = new Int32Array(channel.signal);
     // However the thread ends, the main thread stops waiting for it (a pooled thread sets its
-    // current job's exit word itself: pool-worker.ts).
+    // current job's exit word itself: ../../batch/pool-worker.ts).
     if (end === undefined) {
       process.on('exit', () => {
         Atomics.store(this.signal, 1, 1);

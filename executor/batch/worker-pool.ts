@@ -1,22 +1,28 @@
-// The process's worker threads for parallel dataflows (PARALLEL.md, "One worker pool per
-// process"): a thread is started once and runs one worker at a time, for any fragment of any
-// view, keyed or source. A fragment's worker handle (worker-handle.ts) takes a thread with `run`
-// (an idle one, else a new one), and the thread comes back when the worker closes: its job
-// releases everything it held (its store's database wrapper, caches, timers, ports) and tells the
-// pool it is free (pool-worker.ts). A thread that ended otherwise (an uncaught error, a worker
-// killed at its deadline, process.exit) is dropped and a later `run` starts a new one: a thread
-// is reused only after a clean close. Every thread of a pool has the same V8 resource limits (the
-// memory plan's bound on a worker's old generation), so any thread suits any worker.
+// The process's worker threads (executor/stream/PARALLEL.md, "One worker pool per process"): a
+// thread is started once and runs one job at a time: a worker of any fragment of any view, keyed
+// or source, or one key range of a batch aggregate's scan (batch-workers.ts). A fragment's worker
+// handle (executor/stream/parallel/worker-handle.ts) or the batch workers take a thread with `run`
+// (an idle one, else a new one), and the thread comes back when the job ends (a worker closes, a
+// range is answered): the job releases everything it held (its store's database wrapper, caches,
+// timers, ports) and tells the pool it is free (pool-worker.ts). A thread that ended otherwise (an
+// uncaught error, a worker killed at its deadline, process.exit) is dropped and a later `run`
+// starts a new one: a thread is reused only after a clean end. Every thread of a pool has the same
+// V8 resource limits (the memory plan's bound on a worker's old generation), so any thread suits
+// any job.
 //
-// The API is small on purpose, for any kind of worker that speaks worker-handle.ts's protocol:
-// `run(script, data, transfer, onError)`, whose script exports `runJob` (pool-worker.ts's RunJob),
-// `warm` (threads started ahead with the scripts' modules loaded), the counters (`started`,
-// `idle`, `busy`, `jobs`, `lost`), and `close`.
+// The API is small on purpose, for any kind of job whose data holds a port and a signal word
+// (pool-worker.ts's WorkerChannel): `run(script, data, transfer, onError)`, whose script exports
+// `runJob` (pool-worker.ts's RunJob), `warm` (threads started ahead with the scripts' modules
+// loaded), the counters (`started`, `idle`, `busy`, `jobs`, `lost`), and `close`.
 
-import { Worker, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
-import { compiledWorkerScript } from '../../batch/worker-script.js';
-import type { FromPoolWorker, ToPoolWorker } from './pool-worker.js';
-import type { WorkerChannel } from './worker-port.js';
+import { Worker, workerData, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
+import type { FromPoolWorker, ToPoolWorker, WorkerChannel } from './pool-worker.js';
+import { compiledWorkerScript } from './worker-script.js';
+
+/** True in a pooled thread (pool-worker.ts): a worker script then waits for its jobs instead of running at once. */
+export function pooledThread(): boolean {
+  return (workerData as { pooled?: unknown } | null)?.pooled === true;
+}
 
 /** How long `close` waits for a thread to stop. */
 const CLOSE_TIMEOUT_MS = 10_000;
@@ -62,7 +68,7 @@ export class WorkerPool {
   }
 
   /**
-   * Runs `script`'s `runJob` with `data` (which holds the job's port and signal word: worker-port.ts)
+   * Runs `script`'s `runJob` with `data` (which holds the job's port and signal word: pool-worker.ts)
    * on an idle thread, or on a new one when none is idle; `transfer` moves ports to it. `onError`
    * gets an error that ends the thread while the job runs.
    */
