@@ -398,8 +398,8 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
 
 /** A direct sink's DirectChanges when its dataflow can count its changes in the workers (it keeps no rows and has no paused log), else undefined. */
 function directSinkChanges(context: StreamContext): DirectChanges | undefined {
-  const log = context.changeLog;
-  if (log === undefined || log.direct !== true || log.rowsKept || log.paused === true) return undefined;
+  const output = context.sinkOutput;
+  if (output?.kind !== 'direct' || output.rowsKept || output.paused === true) return undefined;
   return context.directChanges instanceof DirectChanges ? context.directChanges : undefined;
 }
 
@@ -478,7 +478,7 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     // A sink's changes go to its change log from the main thread's materialize, unless its target
     // takes them directly (a blackhole) and it keeps no rows: then the workers count them.
     const direct = directSinkChanges(context);
-    if (context.changeLog !== undefined && direct === undefined) return undefined;
+    if (context.sinkOutput !== undefined && direct === undefined) return undefined;
     this.token ??= this.store.database.share();
     const workerScript = script();
     // Other nodes generate shares of a generator source's ranges; a Kafka source's partition
