@@ -59,6 +59,18 @@ export interface CliConfig {
   readonly peerTimeoutMs: number | undefined;
   /** OXBOW_PARALLEL_SCAN_MIN_BYTES: the table size from which a batch aggregate's scan runs in the workers (0: always). */
   readonly parallelScanMinBytes: number | undefined;
+  /** OXBOW_SOURCE_CHUNK_ROWS: rows a source pushes through the views between barriers (0: at the barrier). */
+  readonly sourceChunkRows: number | undefined;
+  /** OXBOW_AGG_COMBINE_GROUPS: dirty groups a hash aggregate holds within an epoch (0: none). */
+  readonly aggregateCombineGroups: number | undefined;
+  /** OXBOW_CLUSTER_LEASE_TTL_S: a cluster node's etcd lease TTL in seconds (bin/cluster.ts; default 5). */
+  readonly leaseTtlSeconds: number | undefined;
+  /** OXBOW_CLUSTER_STALL_S: seconds a node's main thread may not run before it gives its lease up (default 30). */
+  readonly stallSeconds: number | undefined;
+  /** OXBOW_CLUSTER_FORWARD_TIMEOUT_MS: how long a standby tries to reach a leader for a forwarded statement (default 10000). */
+  readonly forwardTimeoutMs: number | undefined;
+  /** OXBOW_REMOTE_SHARE_TIMEOUT_MS: the deadline of a remote share's handshake and of each epoch's batch (default 10000). */
+  readonly remoteShareTimeoutMs: number | undefined;
 }
 
 /** A bad command line: printed with a pointer to --help, exit code 2. */
@@ -290,6 +302,13 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const keyedSourceCredit = parseCount(variable('OXBOW_KEYED_SOURCE_CREDIT'), 'units');
   const peerTimeoutMs = parseCount(variable('OXBOW_PEER_TIMEOUT_MS'), 'milliseconds');
   const parallelScanMinBytes = parseCount(variable('OXBOW_PARALLEL_SCAN_MIN_BYTES'), 'bytes', 0);
+  // The streaming operators' and the cluster's tuning for tests and benchmarks: variables only.
+  const sourceChunkRows = parseCount(variable('OXBOW_SOURCE_CHUNK_ROWS'), 'rows', 0);
+  const aggregateCombineGroups = parseCount(variable('OXBOW_AGG_COMBINE_GROUPS'), 'groups', 0);
+  const leaseTtlSeconds = parseCount(variable('OXBOW_CLUSTER_LEASE_TTL_S'), 'seconds');
+  const stallSeconds = parseCount(variable('OXBOW_CLUSTER_STALL_S'), 'seconds');
+  const forwardTimeoutMs = parseCount(variable('OXBOW_CLUSTER_FORWARD_TIMEOUT_MS'), 'milliseconds');
+  const remoteShareTimeoutMs = parseCount(variable('OXBOW_REMOTE_SHARE_TIMEOUT_MS'), 'milliseconds');
   if (host === '') throw new UsageError('--host must not be empty');
   if (!isLoopback(host) && password === undefined) {
     throw new UsageError(
@@ -324,6 +343,12 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       keyedSourceCredit,
       peerTimeoutMs,
       parallelScanMinBytes,
+      sourceChunkRows,
+      aggregateCombineGroups,
+      leaseTtlSeconds,
+      stallSeconds,
+      forwardTimeoutMs,
+      remoteShareTimeoutMs,
     },
   };
 }
@@ -525,7 +550,7 @@ async function serve(config: CliConfig): Promise<void> {
     ssl: tls !== undefined,
     checkpointMetrics,
     onCheckpointError: (error) => process.stderr.write(`oxbow: checkpoint failed: ${error instanceof Error ? error.message : String(error)}\n`),
-    ...withParallelism(diagnostics(process.env), config),
+    ...withParallelism(diagnostics(process.env, config), config),
   };
   if (config.cluster !== undefined) {
     await serveClusterNode(config, engineOptions, tls, engineMetrics, process.env);
@@ -700,18 +725,17 @@ export function withParallelism(
 }
 
 /**
- * Tuning, tracing and fault injection from the environment, for tests and benchmarks (not flags:
- * an operator never needs them). OXBOW_SOURCE_CHUNK_ROWS: rows a source pushes through the views
- * between barriers (0: at the barrier); OXBOW_SOURCE_TRACE=1: a stderr line per source barrier;
- * OXBOW_KAFKA_FAST_JSON=0: JSON messages through the general decoder; OXBOW_AGG_COMBINE_GROUPS:
- * dirty groups a hash aggregate holds within an epoch (0: none); OXBOW_CHECKPOINT_TRACE=1: a
+ * Tuning, tracing and fault injection for tests and benchmarks (not flags: an operator never needs
+ * them). From the command line's parse: OXBOW_SOURCE_CHUNK_ROWS and OXBOW_AGG_COMBINE_GROUPS
+ * (CliConfig). From the environment: OXBOW_SOURCE_TRACE=1: a stderr line per source barrier;
+ * OXBOW_KAFKA_FAST_JSON=0: JSON messages through the general decoder; OXBOW_CHECKPOINT_TRACE=1: a
  * stderr line per checkpoint phase; OXBOW_FAULT_KILL_AFTER_SINK_COMMIT=1: SIGKILL right after a
  * sink's Kafka transaction commits, before the epoch holding its offsets does.
  */
-function diagnostics(env: NodeJS.ProcessEnv): Pick<EngineOptions, 'tuning' | 'faults' | 'onCheckpointPhase'> {
-  const number = (name: string): number | undefined => (env[name] === undefined || env[name] === '' ? undefined : Number(env[name]));
-  const sourceChunkRows = number('OXBOW_SOURCE_CHUNK_ROWS');
-  const aggregateCombineGroups = number('OXBOW_AGG_COMBINE_GROUPS');
+export function diagnostics(
+  env: Readonly<Record<string, string | undefined>>,
+  { sourceChunkRows, aggregateCombineGroups }: Pick<CliConfig, 'sourceChunkRows' | 'aggregateCombineGroups'>,
+): Pick<EngineOptions, 'tuning' | 'faults' | 'onCheckpointPhase'> {
   const tuning = {
     ...(sourceChunkRows === undefined ? {} : { sourceChunkRows }),
     ...(aggregateCombineGroups === undefined ? {} : { aggregateCombineGroups }),

@@ -17,28 +17,18 @@ import { onShutdownSignals, readyLine, startMetrics, type CliConfig } from './cl
 export const FENCED_EXIT_CODE = 3;
 
 /**
- * Tuning for tests and benchmarks (not flags): OXBOW_CLUSTER_LEASE_TTL_S, the lease TTL in seconds
- * (default 5); OXBOW_CLUSTER_STALL_S, how long a main thread may not run before the node gives its
- * lease up (default 30); OXBOW_CLUSTER_COLD_STANDBY=1, a standby that does not follow checkpoints (it
- * downloads everything when promoted: the benchmark's cold node); OXBOW_CLUSTER_FORWARD_TIMEOUT_MS, how
- * long a standby tries to reach a leader for a forwarded statement before 57P03 (default 10000).
+ * Tuning for tests and benchmarks (not flags), parsed with the command line (CliConfig: the lease
+ * TTL, the stall bound, the forward timeout; a malformed value is refused at start), and
+ * OXBOW_CLUSTER_COLD_STANDBY=1: a standby that does not follow checkpoints (it downloads everything
+ * when promoted: the benchmark's cold node).
  */
-function clusterTuning(env: Readonly<Record<string, string | undefined>>): { leaseTtlSeconds?: number; stallMs?: number; followCheckpoints?: boolean; forwardTimeoutMs?: number } {
-  const ttl = Number(env['OXBOW_CLUSTER_LEASE_TTL_S'] ?? '');
-  const stall = Number(env['OXBOW_CLUSTER_STALL_S'] ?? '');
-  const forward = Number(env['OXBOW_CLUSTER_FORWARD_TIMEOUT_MS'] ?? '');
+function clusterTuning(config: CliConfig, env: Readonly<Record<string, string | undefined>>): { leaseTtlSeconds?: number; stallMs?: number; followCheckpoints?: boolean; forwardTimeoutMs?: number } {
   return {
-    ...(Number.isInteger(forward) && forward >= 1 ? { forwardTimeoutMs: forward } : {}),
-    ...(Number.isInteger(ttl) && ttl >= 1 ? { leaseTtlSeconds: ttl } : {}),
-    ...(Number.isFinite(stall) && stall > 0 ? { stallMs: stall * 1000 } : {}),
+    ...(config.forwardTimeoutMs === undefined ? {} : { forwardTimeoutMs: config.forwardTimeoutMs }),
+    ...(config.leaseTtlSeconds === undefined ? {} : { leaseTtlSeconds: config.leaseTtlSeconds }),
+    ...(config.stallSeconds === undefined ? {} : { stallMs: config.stallSeconds * 1000 }),
     ...(env['OXBOW_CLUSTER_COLD_STANDBY'] === '1' ? { followCheckpoints: false } : {}),
   };
-}
-
-/** OXBOW_REMOTE_SHARE_TIMEOUT_MS: the deadline of a remote share's handshake and of each epoch's batch (default 10000). */
-function remoteShareTuning(env: Readonly<Record<string, string | undefined>>): { timeoutMs?: number } {
-  const timeout = Number(env['OXBOW_REMOTE_SHARE_TIMEOUT_MS'] ?? '');
-  return Number.isInteger(timeout) && timeout >= 1 ? { timeoutMs: timeout } : {};
 }
 
 export async function serveClusterNode(
@@ -52,8 +42,8 @@ export async function serveClusterNode(
     endpoints: config.cluster!.endpoints,
     prefix: config.cluster!.prefix,
     standbyWrites: config.standbyWrites,
-    ...(config.remoteShares ? { remoteShares: { host: config.host, ...remoteShareTuning(env) } } : {}),
-    ...clusterTuning(env),
+    ...(config.remoteShares ? { remoteShares: { host: config.host, ...(config.remoteShareTimeoutMs === undefined ? {} : { timeoutMs: config.remoteShareTimeoutMs }) } } : {}),
+    ...clusterTuning(config, env),
     log: (line) => void process.stderr.write(line + '\n'),
     onFenced: (reason) => {
       process.stderr.write(`oxbow: ${reason}; exiting at once (code ${FENCED_EXIT_CODE}): restarted, this node joins as a standby\n`);

@@ -1,11 +1,10 @@
-// A batch scan worker thread (batch-workers.ts): for each `range` request it attaches to the main
-// thread's RocksDB, reads the range's committed rows at the request's epoch
+// A batch aggregate's range, a job on a pooled thread (batch-workers.ts, worker-pool.ts): it
+// attaches to the main thread's RocksDB, reads the range's committed rows at the request's epoch
 // (storage/key-ranges.ts), runs the aggregate's input plan over them with the batch operators of
 // the main thread (scan.ts's projection and filter, filter.ts, project.ts: the same compiled
 // expressions) and feeds the partial calls' accumulators (aggregate.ts), then answers the partial
-// results, or the first error as an SqlError's fields.
+// results, or the first error as an SqlError's fields, on the job's port, and gives the thread back.
 
-import { parentPort } from 'node:worker_threads';
 import { SqlError, SqlState, toSqlError } from '../../sql/errors.js';
 import { DEFAULT_EVAL_CONTEXT, type EvalContext } from '../../sql/eval-context.js';
 import type { Row } from '../../sql/value.js';
@@ -15,7 +14,8 @@ import { fromTransfer, toTransfer } from '../../planner/stream/plan-transfer.js'
 import type { AggregateCall, Plan } from '../../planner/plan.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import { compileCall, feed, newAccumulators } from './aggregate.js';
-import type { RangeAnswer, RangeMessage } from './batch-workers.js';
+import type { RangeAnswer, RangeJob, RangeMessage } from './batch-workers.js';
+import type { RunJob } from './pool-worker.js';
 import type { TableAccess } from './index.js';
 import { runPlan } from './operator.js';
 import type { Runtime } from './runtime.js';
@@ -69,21 +69,20 @@ function runRange(message: RangeMessage): RangeAnswer {
     for (const batch of runPlan(input, runtime)) {
       for (let r = 0; r < batch.length; r++) feed(calls, accumulators, batch[r]!, runtime);
     }
-    return { id: message.id, partials: toTransfer(accumulators.map((accumulator) => accumulator.result())), rows };
+    return { partials: toTransfer(accumulators.map((accumulator) => accumulator.result())), rows };
   } finally {
     // No flush or compaction runs through this wrapper: the close is immediate.
     void database.close();
   }
 }
 
-parentPort!.on('message', (message: RangeMessage) => {
-  let answer: RangeAnswer;
+/** The range's answer: its partial results, or the first error as an SqlError's fields. */
+function answerRange(message: RangeMessage): RangeAnswer {
   try {
-    answer = runRange(message);
+    return runRange(message);
   } catch (caught) {
     const error = toSqlError(caught);
-    answer = {
-      id: message.id,
+    return {
       error: {
         code: error.code,
         message: error.message,
@@ -93,5 +92,12 @@ parentPort!.on('message', (message: RangeMessage) => {
       },
     };
   }
-  parentPort!.postMessage(answer);
-});
+}
+
+/** Runs one range as a pooled job: answers on the job's port, then the thread goes back to the pool. */
+export const runJob: RunJob = (data, end) => {
+  const job = data as RangeJob;
+  job.port.postMessage(answerRange(job.range));
+  job.port.close();
+  end();
+};

@@ -8,9 +8,8 @@
 // a main thread silent for longer than `stallMs` (a process that is stuck, not busy with one
 // statement) makes the worker give the lease up, so it expires and another node takes over.
 
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { compiledWorkerScript } from '../batch/worker-script.js';
 
 export const RENEWED_SLOT = 0;
 export const HEARTBEAT_SLOT = 1;
@@ -41,16 +40,6 @@ export interface LeaseKeeperOptions {
 
 export const DEFAULT_STALL_MS = 30_000;
 
-function workerScript(): URL {
-  const here = fileURLToPath(import.meta.url);
-  if (!here.endsWith('.ts')) return new URL('./lease-keeper-worker.js', import.meta.url);
-  const marker = '/executor/cluster/';
-  const root = here.slice(0, here.lastIndexOf(marker));
-  const built = `${root}/dist${marker}lease-keeper-worker.js`;
-  if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build first`);
-  return new URL(`file://${built}`);
-}
-
 export class LeaseKeeper {
   private readonly worker: Worker;
   private readonly shared = new BigInt64Array(new SharedArrayBuffer(16));
@@ -70,7 +59,7 @@ export class LeaseKeeper {
       stallMs: options.stallMs ?? DEFAULT_STALL_MS,
       shared: this.shared.buffer as SharedArrayBuffer,
     };
-    this.worker = new Worker(workerScript(), { workerData: data });
+    this.worker = new Worker(compiledWorkerScript(import.meta.url, './lease-keeper-worker.js'), { workerData: data });
     this.worker.unref();
     this.worker.on('message', (event: KeeperEvent) => this.handle(event));
     this.worker.on('error', (error) => this.failAll(error));

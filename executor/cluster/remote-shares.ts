@@ -4,8 +4,7 @@
 // speaks to each (remote-share-worker.ts), and the units each node generated for this leader
 // (oxbow_catalog.nodes' share_units).
 
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { compiledWorkerScript } from '../batch/worker-script.js';
 import type { RemoteShareSource, RemoteShareTarget } from '../stream/parallel/source-fragment.js';
 
 /** What remote-share-worker.ts gets besides a source worker's data. */
@@ -26,16 +25,6 @@ export interface RemoteShareData {
 export interface SharePeer {
   readonly nodeId: string;
   readonly shareAddress: string;
-}
-
-/** The compiled remote-share-worker.js (under vitest this module runs from TypeScript: the build's copy in dist/). */
-function workerScript(): URL {
-  const here = fileURLToPath(import.meta.url);
-  if (!here.endsWith('.ts')) return new URL('./remote-share-worker.js', import.meta.url);
-  const marker = '/executor/cluster/';
-  const built = `${here.slice(0, here.lastIndexOf(marker))}/dist${marker}remote-share-worker.js`;
-  if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build first`);
-  return new URL(`file://${built}`);
 }
 
 export class RemoteShares implements RemoteShareSource {
@@ -74,7 +63,7 @@ export class RemoteShares implements RemoteShareSource {
     if (key === undefined) return [];
     const peers = this.peers().filter((peer) => !skip.has(RemoteShares.keyOf(peer)));
     if (peers.length === 0) return [];
-    const script = workerScript();
+    const script = compiledWorkerScript(import.meta.url, './remote-share-worker.js');
     return peers.map((peer) => {
       const stats = new SharedArrayBuffer(16);
       const counters = new BigInt64Array(stats);

@@ -10,7 +10,7 @@
 // messages, decoded here (kafka/fragment-rows.ts; row ids from partition and offset, so any worker
 // decoding a message makes the same row). Answers and the epoch handoff go through
 // worker-port.ts; the main thread takes them with its worker-handle.ts. It runs as a job of a
-// pooled thread (`runJob`: executor/stream/parallel/worker-pool.ts) or, as a thread's own script,
+// pooled thread (`runJob`: executor/batch/worker-pool.ts) or, as a thread's own script,
 // at once.
 
 import { workerData } from 'node:worker_threads';
@@ -28,8 +28,9 @@ import { Dataflow } from '../stream/dataflow.js';
 import { StreamContext } from '../stream/stream-context.js';
 import type { ChangeBatch } from '../stream/change-batch.js';
 import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
-import { pooledThread, WorkerPort, type JobEnd, type WorkerChannel } from '../stream/parallel/worker-port.js';
-import type { RunJob } from '../stream/parallel/pool-worker.js';
+import { WorkerPort, type WorkerParts } from '../stream/parallel/worker-port.js';
+import type { JobEnd, RunJob, WorkerChannel } from '../batch/pool-worker.js';
+import { pooledThread } from '../batch/worker-pool.js';
 import { WorkerMemoryMeter } from '../stream/parallel/worker-memory.js';
 import type { MaterializePlan, ScanPlan } from '../../planner/stream/parallel-source.js';
 import { fromTransfer } from '../../planner/stream/plan-transfer.js';
@@ -37,14 +38,10 @@ import { fromTransfer } from '../../planner/stream/plan-transfer.js';
 /** Rows generated per step: a batch through the dataflow. */
 const STEP_ROWS = 4096;
 
-interface Running {
-  readonly database: RocksDatabase;
-  readonly store: MvccStateStore;
-  readonly dataflow: Dataflow;
+interface Running extends WorkerParts {
   /** Undefined for a Kafka source: its messages come raw (`raw`, decoded here) or its rows packed (`rows`). */
   readonly producer: SplitProducer | undefined;
   readonly sourceId: number;
-  readonly memory: WorkerMemoryMeter;
   /** A Kafka source's decoder of raw partition batches. */
   readonly decoder: PartitionDecoder | undefined;
 }
@@ -90,7 +87,7 @@ export function runSourceFragmentWorker(data: SourceWorkerData, end?: JobEnd): v
     context.tuning = data.tuning;
     if (counts !== undefined) {
       // A direct sink keeps no rows (an append-only query) and writes no log: its materialize's output is only counted.
-      context.changeLog = { tableId: -1, rowsKept: false, direct: true };
+      context.sinkOutput = { kind: 'direct', rowsKept: false };
       context.directChanges = {
         write(changes: ChangeBatch): void {
           const signs = changes.signs;
@@ -141,11 +138,8 @@ export function runSourceFragmentWorker(data: SourceWorkerData, end?: JobEnd): v
       if (message.t === 'commit') throw startFailure;
       return;
     }
-    const { database, store, dataflow } = running;
+    const dataflow = running.dataflow;
     switch (message.t) {
-      case 'budget':
-        running.memory.setShare(message.share);
-        return;
       case 'ranges':
         if (failure !== undefined) return;
         try {
@@ -178,28 +172,22 @@ export function runSourceFragmentWorker(data: SourceWorkerData, end?: JobEnd): v
           failure = undefined;
           throw failed;
         }
-        channel.commit(store, message.epoch);
+        channel.control(message, running);
         return;
       }
-      case 'durable':
-        channel.durable();
-        return;
-      case 'failed':
-        channel.failed(message.message);
-        return;
       case 'abort':
         failure = undefined;
         written = 0;
         if (counts !== undefined) counts.inserts = counts.deletes = 0;
         errors.length = 0;
         rejects.length = 0;
-        dataflow.discard();
-        store.abort();
+        channel.control(message, running);
         return;
+      case 'durable':
+      case 'failed':
+      case 'budget':
       case 'close':
-        running.memory.stop();
-        dataflow.dispose();
-        channel.close(database.close());
+        channel.control(message, running);
         return;
     }
   }

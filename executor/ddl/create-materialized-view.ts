@@ -33,6 +33,7 @@ import { isKafkaReplayed } from '../connectors/kafka/kafka-replay.js';
 import { withSign, type ChangeBatch } from '../stream/change-batch.js';
 import type { Dataflow } from '../stream/dataflow.js';
 import { carriesRowIds } from '../stream/scan.js';
+import type { SinkOutput } from '../stream/stream-context.js';
 import { deliversDirectly } from '../connectors/sink-target.js';
 
 export interface CreateViewInput {
@@ -208,7 +209,7 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
   // A sink that keeps its rows sends them as its first delivery: its backfill needs no log entries.
   // A target that takes the changes directly (a blackhole) gets them with no log at all.
   const direct = sink !== undefined && planned.stream.kind === 'StreamMaterialize' && deliversDirectly(sink.options);
-  const liveLog = changeLog === undefined ? (direct ? directRowsKept(true) : undefined) : { ...changeLog, paused: changeLog.rowsKept, ...(direct ? { direct: true } : {}) };
+  const liveLog = sinkOutput(changeLog, direct, true);
   const relation: RelationDef = {
     id: relationId,
     kind: sink === undefined ? 'materialized_view' : 'sink',
@@ -232,12 +233,17 @@ function prepare(input: CreateViewInput): Prepared | CreateViewOutcome {
 }
 
 /**
- * The live change log of a direct sink that keeps its rows (it has no log in the catalog): its
- * changes are counted (DirectChanges), not written, so the table id is never opened; `paused`
- * through the backfill, whose rows its first delivery counts from the relation.
+ * Where a sink's dataflow sends its output: straight to its target when it takes the changes
+ * directly (a blackhole: counted, DirectChanges; a log the catalog lists for it is never opened),
+ * else to its change log, if it has one. A sink without a log keeps its rows; `backfilling`, such
+ * a sink counts or writes nothing through its backfill, whose rows its first delivery reads from
+ * the relation.
  */
-function directRowsKept(paused: boolean): { tableId: number; rowsKept: boolean; paused: boolean; direct: boolean } {
-  return { tableId: -1, rowsKept: true, paused, direct: true };
+function sinkOutput(changeLog: { readonly tableId: number; readonly rowsKept: boolean } | undefined, direct: boolean, backfilling: boolean): SinkOutput | undefined {
+  const rowsKept = changeLog?.rowsKept ?? true;
+  const paused = backfilling && rowsKept;
+  if (direct) return { kind: 'direct', rowsKept, paused };
+  return changeLog === undefined ? undefined : { kind: 'log', tableId: changeLog.tableId, rowsKept, paused };
 }
 
 function startProgress(core: DdlHost, prepared: Prepared): BackfillRecord {
@@ -289,6 +295,6 @@ export function restoreDataflows(core: DdlHost, plannerContext: (searchPath: rea
     }, view.stream!.planVersion ?? 1, view.primaryKey); // a view keeps the operators (and state layout) of the plan version it was created with, and the key it is stored by
     const changeLog = view.stream!.changeLog;
     const direct = view.kind === 'sink' && planned.stream.kind === 'StreamMaterialize' && deliversDirectly(view.options);
-    core.streams.install(core.streams.build(view.id, planned.stream, undefined, changeLog === undefined ? (direct ? directRowsKept(false) : undefined) : direct ? { ...changeLog, direct: true } : changeLog));
+    core.streams.install(core.streams.build(view.id, planned.stream, undefined, sinkOutput(changeLog, direct, false)));
   }
 }

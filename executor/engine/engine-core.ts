@@ -4,7 +4,7 @@
 // abort) their epoch before the next writer starts; readers never wait, they read the last
 // committed epoch.
 
-import { BatchWorkers } from '../batch/batch-workers.js';
+import { batchWorkerScript, BatchWorkers } from '../batch/batch-workers.js';
 import { RocksStateStore } from '../../storage/rocks-state-store.js';
 import { ParallelRuntime } from '../stream/parallel/parallel-runtime.js';
 import type { RemoteShareSource } from '../stream/parallel/source-fragment.js';
@@ -132,7 +132,7 @@ export class EngineCore {
   readonly status: EngineStatus;
   /** --memory-limit's parts and the feedback that keeps the heap in its part (memory-manager.ts). */
   readonly memory: MemoryManager;
-  /** The batch queries' scan workers at --parallelism > 1 on RocksDB (executor/batch/batch-workers.ts). */
+  /** The batch aggregates' scan ranges at --parallelism > 1 on RocksDB, run on the parallel runtime's pool (executor/batch/batch-workers.ts). */
   readonly batchWorkers: BatchWorkers | undefined;
   /** The values of sequences (nextval's durable reserved ranges): catalog/sequence-runtime.ts. */
   readonly sequences: SequenceRuntime;
@@ -182,10 +182,11 @@ export class EngineCore {
         for (const { partition, offset, error, payload } of rejects) this.sourceStatus.reject(sourceId, partition, offset, error, payload === null ? null : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
       };
       this.streams.parallel = runtime;
-      // The worker threads start with the engine, not with a view's first fragment.
-      runtime.warm();
+      // Batch aggregates' ranges run on the same threads as the views' workers.
+      this.batchWorkers = new BatchWorkers(store.database, parallelism, runtime.pool, settings.tuning?.parallelScanMinBytes);
+      // The worker threads start with the engine, not with a view's first fragment or aggregate.
+      runtime.warm([batchWorkerScript]);
     }
-    this.batchWorkers = parallelism > 1 && store instanceof RocksStateStore ? new BatchWorkers(store.database, parallelism, settings.tuning?.parallelScanMinBytes) : undefined;
     const rowCaches = (store as Partial<{ budget: AdjustableBudget }>).budget;
     this.memory = new MemoryManager({
       plan,

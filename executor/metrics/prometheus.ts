@@ -109,11 +109,11 @@ export function prometheusText(status: EngineStatus, extra: { readonly connectio
   }
   const pool = status.workerPool();
   if (pool !== null) {
-    w.family('oxbow_worker_threads', 'gauge', "The process's pooled worker threads for parallel dataflows: running a fragment's worker, or idle (kept for the next).");
+    w.family('oxbow_worker_threads', 'gauge', "The process's pooled worker threads: running a job (a fragment's worker, a batch aggregate's range), or idle (kept for the next).");
     w.sample('oxbow_worker_threads', { state: 'busy' }, pool.busy);
     w.sample('oxbow_worker_threads', { state: 'idle' }, pool.idle);
-    w.one('oxbow_worker_threads_started_total', 'Worker threads started (a pooled thread runs one fragment worker after another).', pool.started, 'counter');
-    w.one('oxbow_worker_jobs_total', 'Fragment workers run on pooled threads, on a new thread or a reused one.', pool.jobs, 'counter');
+    w.one('oxbow_worker_threads_started_total', 'Worker threads started (a pooled thread runs one job after another: fragment workers, batch aggregate ranges).', pool.started, 'counter');
+    w.one('oxbow_worker_jobs_total', 'Jobs run on pooled threads (fragment workers, batch aggregate ranges), on a new thread or a reused one.', pool.jobs, 'counter');
     w.one('oxbow_worker_threads_lost_total', 'Pooled worker threads that ended while running a worker (failed or killed at a deadline) and were replaced.', pool.lost, 'counter');
   }
   const manager = status.memoryManager();

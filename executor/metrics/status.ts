@@ -519,7 +519,7 @@ export class EngineStatus {
     return out;
   }
 
-  /** The process's worker threads (executor/stream/parallel/worker-pool.ts; null at --parallelism 1). */
+  /** The process's worker threads (executor/batch/worker-pool.ts; null at --parallelism 1). */
   workerPool(): { readonly started: number; readonly idle: number; readonly busy: number; readonly lost: number; readonly jobs: number } | null {
     return this.inputs.streams.parallel?.pool ?? null;
   }

@@ -34,7 +34,7 @@
 // retried, numbers from the last committed value, so no number is given to two stored rows. A
 // delete would need the number of a copy of its row (a planner bug on an append-only input): XX000.
 //
-// A sink AS query's dataflow (StreamContext.changeLog) also writes its output, every change in
+// A sink AS query's dataflow (StreamContext.sinkOutput) also writes its output, every change in
 // order, to the sink's change log (change-log.ts), which its deliveries read, or, for a target
 // that needs no log (a blackhole), to its DirectChanges. An append-only sink (blind inserts) keeps
 // no rows at all.
@@ -89,17 +89,17 @@ export class StreamMaterializeNode implements StreamNode {
     // A projection (not one a LATERAL emits through) builds a new array per row; nothing else reads the view's input.
     this.ownsRows = plan.input.kind === 'StreamProject' && plan.input.input.kind !== 'StreamLateral';
     // Blind, numbered and keyed rows are not read back by key by this dataflow (a keyed view's
-    // upserts and deletes are blind): no cache write-through. A point read of the view still
-    // caches what it read. Only the counted layout reads its counts (`counts.get`).
+    // upserts and deletes are blind; a statement reads the view at its snapshot, past the row
+    // cache): no cache write-through. Only the counted layout reads its counts (`counts.get`).
     if (this.blind || this.numbers !== undefined || this.counts === undefined) this.rows.writeAround?.();
-    const changeLog = context.changeLog;
-    this.log = changeLog === undefined ? undefined : (context.directChanges ?? new ChangeLogWriter(context.store, changeLog.tableId, plan.stateTables[0]!.columnTypes));
-    this.keepRows = changeLog === undefined || changeLog.rowsKept || !this.blind;
+    const output = context.sinkOutput;
+    this.log = output === undefined ? undefined : output.kind === 'direct' ? context.directChanges : new ChangeLogWriter(context.store, output.tableId, plan.stateTables[0]!.columnTypes);
+    this.keepRows = output === undefined || output.rowsKept || !this.blind;
   }
 
   apply(slot: number, changes: ChangeBatch): ChangeBatch {
     const out = this.applyChanges(slot, changes);
-    if (this.context.changeLog?.paused !== true) this.log?.write(out);
+    if (this.context.sinkOutput?.paused !== true) this.log?.write(out);
     return out;
   }
 

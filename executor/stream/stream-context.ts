@@ -85,7 +85,7 @@ export interface ParallelBuilder {
   build(plan: StreamPlan, context: StreamContext, shared?: ReadonlySet<StreamPlan>): StreamNode | undefined;
   /** The views that run as source fragments (parallel/source-fragment.ts). */
   readonly sourceFragments?: SourceFragmentHost;
-  /** The process's worker threads (parallel/worker-pool.ts): started, idle, busy, lost (ended running a job). */
+  /** The process's worker threads (batch/worker-pool.ts): started, idle, busy, lost (ended running a job). */
   readonly pool?: { readonly started: number; readonly idle: number; readonly busy: number; readonly lost: number; readonly jobs: number };
 }
 
@@ -136,6 +136,18 @@ export interface SourceFragmentHost {
   reader(viewId: number): SourceFragmentReader | undefined;
 }
 
+/**
+ * Where a sink AS query's StreamMaterialize sends its output: to its change-log table (`log`:
+ * change-log.ts, the catalog's `stream.changeLog`), which its deliveries read, or straight to its
+ * target with no log (`direct`: a blackhole; the changes are counted into the context's
+ * `directChanges`). `rowsKept` false: the view stores no rows of its own (an append-only sink:
+ * they are in the log only, or nowhere). `paused`: nothing is written or counted (the backfill of
+ * a sink that keeps its rows, whose first delivery reads them; cleared when it ends).
+ */
+export type SinkOutput =
+  | { readonly kind: 'log'; readonly tableId: number; readonly rowsKept: boolean; paused?: boolean }
+  | { readonly kind: 'direct'; readonly rowsKept: boolean; paused?: boolean };
+
 export class StreamContext {
   private readonly templateInputs = new TemplateInputs();
   readonly runtime: Runtime;
@@ -149,18 +161,12 @@ export class StreamContext {
   tuning: StreamTuning = {};
   /** The parallel runtime at `--parallelism` > 1 (the stream manager's). */
   parallel: ParallelBuilder | undefined = undefined;
+  /** Where a sink AS query's StreamMaterialize sends its output (`SinkOutput`); undefined for a view. */
+  sinkOutput: SinkOutput | undefined = undefined;
   /**
-   * A sink AS query's change log (change-log.ts, the catalog's `stream.changeLog`): StreamMaterialize
-   * writes its output there; `rowsKept` false: an append-only sink keeps its rows in the log only;
-   * `paused`: nothing is written (the backfill of a sink that keeps its rows, whose first delivery
-   * reads them); `direct`: the sink's target takes its changes without a log (change-log.ts,
-   * DirectChanges: `directChanges`).
-   */
-  changeLog: { readonly tableId: number; readonly rowsKept: boolean; readonly paused?: boolean; readonly direct?: boolean } | undefined = undefined;
-  /**
-   * A direct sink's changes (`changeLog.direct`): StreamMaterialize counts them there instead of
-   * writing a log. The stream manager's DirectChanges; in a source fragment's worker, its counts
-   * of the open epoch (connectors/source-fragment-worker.ts).
+   * A direct sink's changes (`sinkOutput.kind` 'direct'): StreamMaterialize counts them there
+   * instead of writing a log. The stream manager's DirectChanges; in a source fragment's worker,
+   * its counts of the open epoch (connectors/source-fragment-worker.ts).
    */
   directChanges: ChangeCounter | undefined = undefined;
 

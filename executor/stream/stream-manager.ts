@@ -10,7 +10,7 @@ import type { Row } from '../../sql/value.js';
 import type { StateStore } from '../../storage/state-table.js';
 import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
 import type { Dataflow } from './dataflow.js';
-import { StreamContext, type ParallelBuilder, type SourceFragmentReader, type StreamTuning, type ViewIndex } from './stream-context.js';
+import { StreamContext, type ParallelBuilder, type SinkOutput, type SourceFragmentReader, type StreamTuning, type ViewIndex } from './stream-context.js';
 import { VIEW_ERRORS_META_KEY, ViewErrors } from './view-errors.js';
 import { BackfillProgress } from '../system/backfill-progress.js';
 import { streamInputs, type StreamPlan } from '../../planner/stream/stream-plan.js';
@@ -75,9 +75,9 @@ export class StreamManager implements ChangeCapture {
   /**
    * Builds a view's dataflow over the store (not yet installed). `retentionMs` is the view's own
    * retention when it is not in the catalog yet (CREATE MATERIALIZED VIEW); else the catalog's.
-   * `changeLog`: a sink AS query's change log (the catalog's `stream.changeLog`, change-log.ts).
+   * `output`: where a sink AS query's output goes (its change log, or its target directly).
    */
-  build(viewId: number, plan: StreamPlan, retentionMs?: number, changeLog?: StreamContext['changeLog']): Dataflow {
+  build(viewId: number, plan: StreamPlan, retentionMs?: number, output?: SinkOutput): Dataflow {
     const retention = retentionMs ?? this.retentionOf(viewId);
     const context = new StreamContext(this.store, viewId, this.errors, retention);
     context.clock = () => this.clock();
@@ -85,8 +85,8 @@ export class StreamManager implements ChangeCapture {
     context.groupCaches = this.groupCaches;
     context.tuning = this.tuning;
     context.parallel = this.parallel;
-    context.changeLog = changeLog;
-    if (changeLog?.direct === true) {
+    context.sinkOutput = output;
+    if (output?.kind === 'direct') {
       const direct = new DirectChanges(this.store);
       context.directChanges = direct;
       this.direct.set(viewId, direct);

@@ -5,7 +5,7 @@ import { totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine, readyLine, UsageError, withParallelism, type CliConfig } from '../../bin/cli.js';
+import { diagnostics, parseCommandLine, readyLine, UsageError, withParallelism, type CliConfig } from '../../bin/cli.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ENTRY = join(ROOT, 'dist', 'bin', 'oxbow.js');
@@ -249,6 +249,21 @@ describe('command line', () => {
     expect(() => parseCommandLine([], { OXBOW_KEYED_SOURCE_CREDIT: '-5' })).toThrow('OXBOW_KEYED_SOURCE_CREDIT: "-5" is not a positive whole number of units');
     expect(() => parseCommandLine([], { OXBOW_PEER_TIMEOUT_MS: '1.5s' })).toThrow('OXBOW_PEER_TIMEOUT_MS: "1.5s" is not a positive whole number of milliseconds');
     expect(() => parseCommandLine([], { OXBOW_PARALLEL_SCAN_MIN_BYTES: 'abc' })).toThrow('OXBOW_PARALLEL_SCAN_MIN_BYTES: "abc" is not a whole number of bytes');
+    expect(() => parseCommandLine([], { OXBOW_SOURCE_CHUNK_ROWS: '64k' })).toThrow('OXBOW_SOURCE_CHUNK_ROWS: "64k" is not a whole number of rows');
+    expect(() => parseCommandLine([], { OXBOW_SOURCE_CHUNK_ROWS: '-1' })).toThrow('OXBOW_SOURCE_CHUNK_ROWS: "-1" is not a whole number of rows');
+    expect(() => parseCommandLine([], { OXBOW_AGG_COMBINE_GROUPS: '1e3' })).toThrow('OXBOW_AGG_COMBINE_GROUPS: "1e3" is not a whole number of groups');
+    expect(() => parseCommandLine([], { OXBOW_CLUSTER_LEASE_TTL_S: '0' })).toThrow('OXBOW_CLUSTER_LEASE_TTL_S: "0" is not a positive whole number of seconds');
+    expect(() => parseCommandLine([], { OXBOW_CLUSTER_STALL_S: 'soon' })).toThrow('OXBOW_CLUSTER_STALL_S: "soon" is not a positive whole number of seconds');
+    expect(() => parseCommandLine([], { OXBOW_CLUSTER_FORWARD_TIMEOUT_MS: '10s' })).toThrow('OXBOW_CLUSTER_FORWARD_TIMEOUT_MS: "10s" is not a positive whole number of milliseconds');
+    expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_TIMEOUT_MS: ' ' })).toThrow('OXBOW_REMOTE_SHARE_TIMEOUT_MS: " " is not a positive whole number of milliseconds');
+  });
+
+  it('passes the streaming tuning variables to the engine as parsed, 0 included', () => {
+    expect(diagnostics({}, config([])).tuning).toEqual({});
+    const env = { OXBOW_SOURCE_CHUNK_ROWS: '0', OXBOW_AGG_COMBINE_GROUPS: ' 4096 ' };
+    expect(diagnostics(env, config([], env)).tuning).toEqual({ sourceChunkRows: 0, aggregateCombineGroups: 4096 });
+    const cluster = config([], { OXBOW_CLUSTER_LEASE_TTL_S: '3', OXBOW_CLUSTER_STALL_S: '20', OXBOW_CLUSTER_FORWARD_TIMEOUT_MS: '2500', OXBOW_REMOTE_SHARE_TIMEOUT_MS: '10000' });
+    expect([cluster.leaseTtlSeconds, cluster.stallSeconds, cluster.forwardTimeoutMs, cluster.remoteShareTimeoutMs]).toEqual([3, 20, 2500, 10_000]);
   });
 
   it('passes the parallel runtime settings to the engine only when they differ from its defaults', () => {
@@ -297,6 +312,10 @@ describe('the oxbow executable', () => {
     const keyed = spawnSync(process.execPath, [ENTRY, '--keyed-source-workers', 'sometimes'], { encoding: 'utf8' });
     expect(keyed.status).toBe(2);
     expect(keyed.stderr).toContain('oxbow: --keyed-source-workers: "sometimes" is not on or off');
+    // A tuning variable with garbage is refused at start, not taken as NaN.
+    const chunk = spawnSync(process.execPath, [ENTRY], { encoding: 'utf8', env: { ...process.env, OXBOW_SOURCE_CHUNK_ROWS: 'lots' } });
+    expect(chunk.status).toBe(2);
+    expect(chunk.stderr).toContain('oxbow: OXBOW_SOURCE_CHUNK_ROWS: "lots" is not a whole number of rows');
   });
 
   it('a non-loopback host without a password exits with code 2', () => {

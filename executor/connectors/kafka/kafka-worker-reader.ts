@@ -11,8 +11,7 @@
 // offsets handed over so far, and the death is reported as trouble.
 
 import { Worker } from 'node:worker_threads';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { compiledWorkerScript } from '../../batch/worker-script.js';
 import type { RelationDef } from '../../../sql/catalog.js';
 import type { Row } from '../../../sql/value.js';
 import type { PartitionOffsets, SourceListener, SourceReader, StartupResolver } from '../source.js';
@@ -56,20 +55,6 @@ export interface DecodedBatchListener extends SourceListener {
   decoded(batch: DecodedBatch): Promise<void>;
   /** Whether a replayed source's batches are handed over packed (only source fragments read it). */
   wantsPacked?(): boolean;
-}
-
-/**
- * The compiled worker script. Under vitest this module runs from its TypeScript source, while a
- * worker thread needs JavaScript: then the build's copy in dist/ (npm test builds first).
- */
-function workerScript(): URL {
-  const here = fileURLToPath(import.meta.url);
-  if (!here.endsWith('.ts')) return new URL('./kafka-worker.js', import.meta.url);
-  const marker = '/executor/connectors/kafka/';
-  const root = here.slice(0, here.lastIndexOf(marker));
-  const built = `${root}/dist${marker}kafka-worker.js`;
-  if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build first`);
-  return new URL(`file://${built}`);
 }
 
 export interface KafkaWorkerReaderOptions {
@@ -156,7 +141,7 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
       maxBatchesInFlight: this.maxBatchesInFlight,
       fastJson: this.fastJson,
     };
-    const worker = new Worker(workerScript(), { workerData: data });
+    const worker = new Worker(compiledWorkerScript(import.meta.url, './kafka-worker.js'), { workerData: data });
     this.worker = worker;
     this.workersStarted++;
     this.workerAlive = true;

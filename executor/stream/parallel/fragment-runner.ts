@@ -35,7 +35,8 @@ import { StreamContext } from '../stream-context.js';
 import { decodeChanges, encodeChange, encodeChangeWithId, encodeChanges, takeEncoded } from './batch-codec.js';
 import type { EncodedChanges, FragmentWorkerData, MainToWorker, PeerMessage, WorkerToMain } from './protocol.js';
 import { ownerOf, VnodeHasher } from './vnode.js';
-import { WorkerPort, type JobEnd, type WorkerChannel } from './worker-port.js';
+import type { JobEnd, WorkerChannel } from '../../batch/pool-worker.js';
+import { WorkerPort, type WorkerParts } from './worker-port.js';
 import { WorkerMemoryMeter } from './worker-memory.js';
 
 /** A replayed source's rows by split and unit (the connectors' SplitProducer). */
@@ -95,12 +96,8 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
     Atomics.notify(progress, me);
   }
 
-  interface Worker {
-    readonly database: RocksDatabase;
-    readonly store: MvccStateStore;
-    readonly dataflow: Dataflow;
+  interface Worker extends WorkerParts {
     readonly generated: (GeneratedInput | undefined)[];
-    readonly memory: WorkerMemoryMeter;
   }
 
   function start(): Worker {
@@ -341,7 +338,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
 
   /** The main thread's messages that waited for a seal or for shares, in order. */
   function drain(): void {
-    while (!waitingSeal && queued.length > 0 && (tasks.length === 0 || goesOn(queued[0]!))) handleQueued(queued.shift()!);
+    while (!waitingSeal && queued.length > 0 && (tasks.length === 0 || goesOn(queued[0]!))) handleOrFail(queued.shift()!);
   }
 
   function fail(error: unknown): void {
@@ -399,7 +396,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
       if (message.t === 'seal') for (const port of peers) port?.postMessage({ t: 'end' } satisfies PeerMessage);
       throw startFailure;
     }
-    const { database, store, dataflow } = worker;
+    const dataflow = worker.dataflow;
     switch (message.t) {
       case 'rows': {
         if (message.holding) {
@@ -453,15 +450,6 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
         trySeal();
         return;
       }
-      case 'commit':
-        channel.commit(store, message.epoch);
-        return;
-      case 'durable':
-        channel.durable();
-        return;
-      case 'failed':
-        channel.failed(message.message);
-        return;
       case 'abort':
         aborts++;
         for (const port of peers) port?.postMessage({ t: 'abort' } satisfies PeerMessage);
@@ -474,18 +462,18 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
         });
         held = emptyChanges();
         heldFailure = undefined;
-        dataflow.discard();
-        store.abort();
-        return;
-      case 'budget':
-        worker.memory.setShare(message.share);
+        channel.control(message, worker);
         return;
       case 'close':
         clearTimeout(sealing);
         for (const port of peers) port?.close();
-        worker.memory.stop();
-        dataflow.dispose();
-        channel.close(database.close());
+        channel.control(message, worker);
+        return;
+      case 'commit':
+      case 'durable':
+      case 'failed':
+      case 'budget':
+        channel.control(message, worker);
         return;
     }
   }
@@ -500,7 +488,8 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
     return message.t === 'ranges' || message.t === 'rows' || message.t === 'abort';
   }
 
-  function handleQueued(message: MainToWorker): void {
+  /** Handles a message; a failure answers a request that wants an answer (any other's is dropped). */
+  function handleOrFail(message: MainToWorker): void {
     try {
       handle(message);
     } catch (error) {
@@ -521,12 +510,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
       queued.push(message);
       return;
     }
-    try {
-      handle(message);
-    } catch (error) {
-      if (!answered(message)) return;
-      fail(error);
-    }
+    handleOrFail(message);
   }
 
   channel.port.on('message', receive);

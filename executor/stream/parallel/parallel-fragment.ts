@@ -7,9 +7,8 @@
 // workers' state writes of an epoch reach the main store's batch through the runtime's commit
 // participant (parallel-runtime.ts) without blocking: the store writes the epoch when they come.
 
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { compiledWorkerScript } from '../../batch/worker-script.js';
 import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
@@ -24,7 +23,7 @@ import type { EncodedChanges, FragmentWorkerData, MainToWorker, SourceInput, Wor
 import { ownerOf, splitShares, VnodeHasher } from './vnode.js';
 import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 import type { WorkerMemory, WorkerStatus } from './worker-memory.js';
-import type { WorkerPool } from './worker-pool.js';
+import type { WorkerPool } from '../../batch/worker-pool.js';
 
 
 /**
@@ -39,15 +38,9 @@ const waitAsync = (Atomics as unknown as {
   waitAsync(array: Int32Array, index: number, value: number, timeout: number): { async: boolean; value: Promise<string> | string };
 }).waitAsync;
 
-/** The compiled worker script (under vitest this module runs from TypeScript: the build's copy in dist/). */
+/** The compiled fragment-worker.js (worker-script.ts: the build's copy under vitest). */
 export function fragmentWorkerScript(): URL {
-  const here = fileURLToPath(import.meta.url);
-  if (!here.endsWith('.ts')) return new URL('./fragment-worker.js', import.meta.url);
-  const marker = '/executor/stream/parallel/';
-  const root = here.slice(0, here.lastIndexOf(marker));
-  const built = `${root}/dist${marker}fragment-worker.js`;
-  if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build first`);
-  return new URL(`file://${built}`);
+  return compiledWorkerScript(import.meta.url, './fragment-worker.js');
 }
 
 type Output = Extract<WorkerToMain, { t: 'output' }>;
@@ -98,7 +91,7 @@ export interface WorkerSettings {
   readonly onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void;
   /** The worker script: fragmentWorkerScript(), or the connectors' keyed-source-worker.js when the workers generate an input. */
   readonly script: URL;
-  /** The process's worker threads the workers run on (worker-pool.ts; without it each starts a thread of its own). */
+  /** The process's worker threads the workers run on (../../batch/worker-pool.ts; without it each starts a thread of its own). */
   readonly pool?: WorkerPool;
 }
 

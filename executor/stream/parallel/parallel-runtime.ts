@@ -14,7 +14,7 @@ import { insertsOnly } from '../../../planner/stream/unique-key.js';
 import type { StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
 import { fragmentWorkerScript, ParallelFragmentNode, workerLimits, type GeneratedSource } from './parallel-fragment.js';
-import { WorkerPool } from './worker-pool.js';
+import { WorkerPool } from '../../batch/worker-pool.js';
 import { allWrites } from './worker-handle.js';
 import { distributionText, fragmentAt, inputNeedsRowIds, workerPlan } from '../../../planner/stream/parallel.js';
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
@@ -54,7 +54,7 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
   /** Called with each worker's memory report (the memory manager's feedback; the engine sets it). */
   onMemory: ((memory: WorkerMemory, previous: WorkerMemory | undefined) => void) | undefined;
   private readonly groupCacheBytes: number;
-  /** The process's worker threads, which every fragment's workers, keyed and source, run on (worker-pool.ts). */
+  /** The process's worker threads, which every fragment's workers, keyed and source, and the batch aggregates' ranges run on (../../batch/worker-pool.ts). */
   readonly pool: WorkerPool;
 
   constructor(
@@ -104,14 +104,16 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
 
   /**
    * Starts N pooled threads with the worker scripts' modules loaded (the engine, at its start), so
-   * that creating a view starts no thread. A script that cannot be found leaves the pool cold: the
-   * first fragment reports it.
+   * that creating a view starts no thread: the fragments' scripts and `others` (the batch
+   * aggregates' range script). A script that cannot be found leaves the pool cold: the first job
+   * reports it.
    */
-  warm(): void {
+  warm(others: readonly (() => URL)[] = []): void {
     if (this.parallelism <= 1 || this.closed) return;
     try {
       const scripts = [fragmentWorkerScript()];
       if (this.sourceFragments.workerScript !== undefined) scripts.push(this.sourceFragments.workerScript());
+      for (const script of others) scripts.push(script());
       this.pool.warm(this.parallelism, scripts);
     } catch {
       // Started on first use instead.

@@ -8,6 +8,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { DataType } from '../../../sql/types.js';
 import type { StreamTuning } from '../stream-context.js';
 import type { WorkerMemory } from './worker-memory.js';
+import type { WorkerControl } from './worker-port.js';
 
 /** What a worker starts with (workerData). */
 export interface FragmentWorkerData {
@@ -75,16 +76,8 @@ export type MainToWorker =
    * first share of the first range (the shares' rows are taken in unit order). Not answered.
    */
   | { readonly t: 'ranges'; readonly slot: number; readonly ranges: readonly number[]; readonly order: number }
-  /** Seal the open epoch as `epoch`: answered with `batch`. */
-  | { readonly t: 'commit'; readonly epoch: string }
-  /** The oldest epoch handed over and not yet acknowledged is durable, or every one failed. */
-  | { readonly t: 'durable' }
-  | { readonly t: 'failed'; readonly message: string }
-  /** The open epoch was aborted. */
-  | { readonly t: 'abort' }
-  /** The caches' share of their maxima (the memory manager's budget): applied at once. Not answered. */
-  | { readonly t: 'budget'; readonly share: number }
-  | { readonly t: 'close' };
+  /** Commit, durable, failed, abort, budget, close: as every worker's (worker-port.ts). */
+  | WorkerControl;
 
 export type WorkerToMain =
   | { readonly t: 'output'; readonly changes: EncodedChanges; readonly errors: readonly string[] }

@@ -43,7 +43,7 @@ import { allWrites, workerWrites, WorkerHandle, type Answer } from './worker-han
 import { splitShares } from './vnode.js';
 import { workerLimits, type ParallelFragmentNode } from './parallel-fragment.js';
 import type { WorkerMemory, WorkerMemoryHost, WorkerStatus } from './worker-memory.js';
-import type { WorkerPool } from './worker-pool.js';
+import type { WorkerPool } from '../../batch/worker-pool.js';
 
 type Batch = Extract<SourceWorkerToMain, { t: 'batch' }>;
 
@@ -94,7 +94,7 @@ interface SourceWorkerSettings {
   readonly remotes?: RemoteShareSource;
   /** A direct sink's changes (change-log.ts): the workers count theirs and hand the counts over with each batch. */
   readonly direct?: DirectChanges;
-  /** The process's worker threads the workers run on (worker-pool.ts; without it each starts a thread of its own). */
+  /** The process's worker threads the workers run on (../../batch/worker-pool.ts; without it each starts a thread of its own). */
   readonly pool?: WorkerPool;
 }
 
@@ -398,8 +398,8 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
 
 /** A direct sink's DirectChanges when its dataflow can count its changes in the workers (it keeps no rows and has no paused log), else undefined. */
 function directSinkChanges(context: StreamContext): DirectChanges | undefined {
-  const log = context.changeLog;
-  if (log === undefined || log.direct !== true || log.rowsKept || log.paused === true) return undefined;
+  const output = context.sinkOutput;
+  if (output?.kind !== 'direct' || output.rowsKept || output.paused === true) return undefined;
   return context.directChanges instanceof DirectChanges ? context.directChanges : undefined;
 }
 
@@ -465,7 +465,7 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     readonly parallelism: number,
     /** The workers' memory plan and feedback (parallel-runtime.ts). */
     private readonly memory: WorkerMemoryHost,
-    /** The process's worker threads (worker-pool.ts). */
+    /** The process's worker threads (../../batch/worker-pool.ts). */
     private readonly pool?: WorkerPool,
   ) {
     store.addParticipant(this);
@@ -478,7 +478,7 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     // A sink's changes go to its change log from the main thread's materialize, unless its target
     // takes them directly (a blackhole) and it keeps no rows: then the workers count them.
     const direct = directSinkChanges(context);
-    if (context.changeLog !== undefined && direct === undefined) return undefined;
+    if (context.sinkOutput !== undefined && direct === undefined) return undefined;
     this.token ??= this.store.database.share();
     const workerScript = script();
     // Other nodes generate shares of a generator source's ranges; a Kafka source's partition

@@ -5,6 +5,7 @@
 
 import type { RawMessages, StreamTuning } from '../stream-context.js';
 import type { WorkerMemory } from './worker-memory.js';
+import type { WorkerControl } from './worker-port.js';
 
 /** A message a Kafka source fragment's worker could not decode: for the source's errors (`source_errors`), as if rejected on the main thread. */
 export interface WorkerReject {
@@ -54,16 +55,8 @@ export type MainToSourceWorker =
   | { readonly t: 'rows'; readonly partition: number; readonly count: number; readonly rows: Uint8Array }
   /** A replayed Kafka source's messages of one partition undecoded (connectors/kafka/raw-batch.ts), buffers transferred: decoded into the open epoch. Not answered. */
   | { readonly t: 'raw'; readonly partition: number; readonly raw: RawMessages }
-  /** Seal the open epoch as `epoch`: answered with `batch`. */
-  | { readonly t: 'commit'; readonly epoch: string }
-  /** The oldest epoch handed over and not yet acknowledged is durable, or every one failed. */
-  | { readonly t: 'durable' }
-  | { readonly t: 'failed'; readonly message: string }
-  /** The open epoch was aborted. */
-  | { readonly t: 'abort' }
-  /** The row cache's share of its maximum (the memory manager's budget): applied at once. Not answered. */
-  | { readonly t: 'budget'; readonly share: number }
-  | { readonly t: 'close' };
+  /** Commit, durable, failed, abort, budget (the row cache's share), close: as every worker's (worker-port.ts). */
+  | WorkerControl;
 
 export type SourceWorkerToMain =
   /**

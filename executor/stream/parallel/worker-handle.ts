@@ -8,14 +8,14 @@
 // while the worker seals its epoch). Every wait ends: at the answer, when the thread ends (its exit
 // word), or at the deadline, after which the worker is terminated and every later request fails
 // (a late answer would otherwise be taken for the next request's). The worker runs on a thread of
-// the process's pool (worker-pool.ts) when the handle is given one, which it goes back to when the
+// the process's pool (../../batch/worker-pool.ts) when the handle is given one, which it goes back to when the
 // worker closes, else on a thread of its own (a remote share's relay).
 
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
 import { SqlError, SqlState, type SqlStateCode } from '../../../sql/errors.js';
 import type { PendingWrites } from '../../../storage/mvcc-state-store.js';
 import type { WorkerMemory } from './worker-memory.js';
-import type { WorkerPool } from './worker-pool.js';
+import type { WorkerPool } from '../../batch/worker-pool.js';
 
 /** How long a request waits for its answer before failing (and the worker is given up). */
 let answerTimeoutMs = 120_000;
@@ -98,7 +98,7 @@ export class WorkerHandle<In, Out extends { readonly t: string }> {
     readonly resourceLimits: ResourceLimits = {},
     /** Called with each memory report as it is taken (the memory manager's feedback). */
     private readonly onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void = () => undefined,
-    /** The process's threads to run on (the script then exports `runJob`: pool-worker.ts); `resourceLimits` are the pool's. */
+    /** The process's threads to run on (the script then exports `runJob`: ../../batch/pool-worker.ts); `resourceLimits` are the pool's. */
     pool?: WorkerPool,
   ) {
     const channel = new MessageChannel();

@@ -100,7 +100,7 @@ export interface WorkerStatus {
   /** 'fragment' (a keyed fragment's worker) or 'source fragment'. */
   readonly kind: string;
   readonly worker: number;
-  /** The thread it runs on (a pooled thread runs other workers before and after it: worker-pool.ts). */
+  /** The thread it runs on (a pooled thread runs other workers before and after it: ../../batch/worker-pool.ts). */
   readonly threadId: number;
   /** Its last report; undefined until it handed a batch over. */
   readonly memory: WorkerMemory | undefined;

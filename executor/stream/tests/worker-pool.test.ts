@@ -3,7 +3,8 @@
 // back when the view is dropped, so a second view runs on the same threads (the threads' ids in
 // oxbow_catalog.dataflow_workers, the pool's counters in /metrics) without starting new ones; a
 // thread killed mid-epoch is dropped, never reused, and after the restart the views equal their
-// queries recomputed. On RocksDB; the worker scripts are the build's (npm run build first).
+// queries recomputed. A batch aggregate's key ranges run as jobs on the same threads. On RocksDB;
+// the worker scripts are the build's (npm run build first).
 import type { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { prometheusText } from '../../metrics/prometheus.js';
@@ -103,5 +104,36 @@ describe('the worker pool', () => {
     expect(await difference(h, 'b', Q1)).toBe(0);
     expect(await threadsOf(h, 'b')).not.toContain(killed);
     expect(restarted.started).toBe(2);
+  }, 300_000);
+
+  it("runs a batch aggregate's ranges on the threads a view's fragment then takes", async () => {
+    const dir = freshDirectory();
+    // Every scan pays to split (parallelScanMinBytes 0): the aggregate runs in the workers.
+    h = await openOnRocks(dir, { tuning: { parallelism: 2, parallelScanMinBytes: 0 }, barrierIntervalMs: 40 });
+    const pool = runtimeOf(h)!.pool;
+    expect([pool.started, pool.jobs, pool.idle]).toEqual([2, 0, 2]);
+    const rows = 20_000;
+    await h.run('create table t (k bigint primary key, v bigint)');
+    await h.run(`insert into t select g, g % 7 from generate_series(1, ${rows}) g`);
+    let sum = 0;
+    for (let g = 1; g <= rows; g++) sum += g % 7;
+    const answer = await h.run('select count(*), sum(v), max(k) from t');
+    expect(answer.rows[0]!.map((value) => Number(String(value)))).toEqual([rows, sum, rows]);
+    // Its ranges were jobs on the pool's two warm threads, given back: none started.
+    const jobs = pool.jobs;
+    expect(jobs).toBeGreaterThan(0);
+    expect([pool.started, pool.busy, pool.idle]).toEqual([2, 0, 2]);
+
+    // A source fragment made after it runs on the same two threads.
+    await h.run(bidSource('bid', 4000, 2));
+    await h.run(`create materialized view b as ${Q1}`);
+    const threads = await threadsOf(h, 'b');
+    expect(new Set(threads).size).toBe(2);
+    expect([pool.started, pool.jobs, pool.busy, pool.idle]).toEqual([2, jobs + 2, 2, 0]);
+    const metrics = prometheusText((h.engine as unknown as { core: EngineCore }).core.status);
+    expect(metrics).toContain('oxbow_worker_threads_started_total 2');
+    expect(metrics).toContain(`oxbow_worker_jobs_total ${jobs + 2}`);
+    await waitUntil('the stream committed', async () => (await committed(h!)) >= 4000, 120_000);
+    expect(await difference(h, 'b', Q1)).toBe(0);
   }, 300_000);
 });

@@ -1,14 +1,28 @@
 // The entry of a pooled worker thread (worker-pool.ts): a thread that runs one job at a time, each
-// a worker script's `runJob` (fragment-worker.ts, executor/connectors/source-fragment-worker.ts,
-// executor/connectors/keyed-source-worker.ts) with the job's data, its port and signal word among
-// it. A script's module is imported on the thread's first job of its kind and stays loaded, so a
-// later job starts without loading the engine's modules again. When a job's worker closes (its
-// view is gone) it calls the job's end, which tells the pool the thread is free; whatever ends the
-// thread instead (an uncaught error, process.exit, a terminate) sets the current job's exit word,
-// so the main thread stops waiting for it, and the pool replaces the thread.
+// a worker script's `runJob` with the job's data, its port and signal word among it: a dataflow's
+// worker (executor/stream/parallel/fragment-worker.ts, executor/connectors/source-fragment-worker.ts,
+// executor/connectors/keyed-source-worker.ts), which holds the thread until its view is gone, or a
+// batch aggregate's range (batch-worker.ts), which gives it back once answered. A script's module
+// is imported on the thread's first job of its kind and stays loaded, so a later job starts
+// without loading the engine's modules again. When a job ends it calls the job's end, which tells
+// the pool the thread is free; whatever ends the thread instead (an uncaught error, process.exit,
+// a terminate) sets the current job's exit word, so the main thread stops waiting for it, and the
+// pool replaces the thread.
 
-import { parentPort } from 'node:worker_threads';
-import type { JobEnd, WorkerChannel } from './worker-port.js';
+import { parentPort, type MessagePort } from 'node:worker_threads';
+
+/** A job's channel to the main thread: its port and signal word (executor/stream/parallel/worker-handle.ts makes both for a dataflow's worker). */
+export interface WorkerChannel {
+  readonly port: MessagePort;
+  /** Int32s: [0] bumped after every answer is posted, [1] set to 1 when the thread ends. */
+  readonly signal: SharedArrayBuffer;
+}
+
+/**
+ * Ends a pooled job: the thread goes back to the pool. Without it a worker is its own thread,
+ * which ends when its channel closes.
+ */
+export type JobEnd = () => void;
 
 /** What a worker script exports to run as a pooled job. */
 export type RunJob = (data: unknown, end: JobEnd) => void;

@@ -1,33 +1,27 @@
-// The process's worker threads for parallel dataflows (PARALLEL.md, "One worker pool per
-// process"): a thread is started once and runs one worker at a time, for any fragment of any
-// view, keyed or source. A fragment's worker handle (worker-handle.ts) takes a thread with `run`
-// (an idle one, else a new one), and the thread comes back when the worker closes: its job
-// releases everything it held (its store's database wrapper, caches, timers, ports) and tells the
-// pool it is free (pool-worker.ts). A thread that ended otherwise (an uncaught error, a worker
-// killed at its deadline, process.exit) is dropped and a later `run` starts a new one: a thread
-// is reused only after a clean close. Every thread of a pool has the same V8 resource limits (the
-// memory plan's bound on a worker's old generation), so any thread suits any worker.
+// The process's worker threads (executor/stream/PARALLEL.md, "One worker pool per process"): a
+// thread is started once and runs one job at a time: a worker of any fragment of any view, keyed
+// or source, or one key range of a batch aggregate's scan (batch-workers.ts). A fragment's worker
+// handle (executor/stream/parallel/worker-handle.ts) or the batch workers take a thread with `run`
+// (an idle one, else a new one), and the thread comes back when the job ends (a worker closes, a
+// range is answered): the job releases everything it held (its store's database wrapper, caches,
+// timers, ports) and tells the pool it is free (pool-worker.ts). A thread that ended otherwise (an
+// uncaught error, a worker killed at its deadline, process.exit) is dropped and a later `run`
+// starts a new one: a thread is reused only after a clean end. Every thread of a pool has the same
+// V8 resource limits (the memory plan's bound on a worker's old generation), so any thread suits
+// any job.
 //
-// The API is small on purpose, for any kind of worker that speaks worker-handle.ts's protocol:
-// `run(script, data, transfer, onError)`, whose script exports `runJob` (pool-worker.ts's RunJob),
-// `warm` (threads started ahead with the scripts' modules loaded), the counters (`started`,
-// `idle`, `busy`, `jobs`, `lost`), and `close`.
+// The API is small on purpose, for any kind of job whose data holds a port and a signal word
+// (pool-worker.ts's WorkerChannel): `run(script, data, transfer, onError)`, whose script exports
+// `runJob` (pool-worker.ts's RunJob), `warm` (threads started ahead with the scripts' modules
+// loaded), the counters (`started`, `idle`, `busy`, `jobs`, `lost`), and `close`.
 
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
-import type { FromPoolWorker, ToPoolWorker } from './pool-worker.js';
-import type { WorkerChannel } from './worker-port.js';
+import { Worker, workerData, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
+import type { FromPoolWorker, ToPoolWorker, WorkerChannel } from './pool-worker.js';
+import { compiledWorkerScript } from './worker-script.js';
 
-/** The compiled pool-worker.js (under vitest this module runs from TypeScript: the build's copy in dist/). */
-function poolWorkerScript(): URL {
-  const here = fileURLToPath(import.meta.url);
-  if (!here.endsWith('.ts')) return new URL('./pool-worker.js', import.meta.url);
-  const marker = '/executor/stream/parallel/';
-  const root = here.slice(0, here.lastIndexOf(marker));
-  const built = `${root}/dist${marker}pool-worker.js`;
-  if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build first`);
-  return new URL(`file://${built}`);
+/** True in a pooled thread (pool-worker.ts): a worker script then waits for its jobs instead of running at once. */
+export function pooledThread(): boolean {
+  return (workerData as { pooled?: unknown } | null)?.pooled === true;
 }
 
 /** How long `close` waits for a thread to stop. */
@@ -74,7 +68,7 @@ export class WorkerPool {
   }
 
   /**
-   * Runs `script`'s `runJob` with `data` (which holds the job's port and signal word: worker-port.ts)
+   * Runs `script`'s `runJob` with `data` (which holds the job's port and signal word: pool-worker.ts)
    * on an idle thread, or on a new one when none is idle; `transfer` moves ports to it. `onError`
    * gets an error that ends the thread while the job runs.
    */
@@ -104,7 +98,7 @@ export class WorkerPool {
   }
 
   private start(): PooledThread {
-    const worker = new Worker(poolWorkerScript(), { workerData: { pooled: true }, resourceLimits: this.resourceLimits });
+    const worker = new Worker(compiledWorkerScript(import.meta.url, './pool-worker.js'), { workerData: { pooled: true }, resourceLimits: this.resourceLimits });
     worker.unref();
     this.started++;
     const thread: PooledThread = { worker, exited: new Promise((resolve) => worker.on('exit', () => resolve())), job: undefined, alive: true };
