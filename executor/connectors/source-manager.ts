@@ -223,10 +223,18 @@ class RunningSource implements DecodedBatchListener {
   /** Rows from a generator connector, already in the relation's layout, up to offset `next` of `partition`. */
   generated(partition: number, rows: Row[], next: bigint): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    const { rows: pendingRows, kinds } = this.pending;
-    for (let i = 0; i < rows.length; i++) {
-      pendingRows.push(rows[i]!);
-      kinds.push(1);
+    const pending = this.pending;
+    if (this.replayed) {
+      // A replayed source's write reads its rows alone (every one an insert: no kinds), and the
+      // reader's array is this chunk's own: taken as it is when nothing is pending, not copied.
+      if (pending.rows.length === 0) pending.rows = rows;
+      else for (let i = 0; i < rows.length; i++) pending.rows.push(rows[i]!);
+    } else {
+      const { rows: pendingRows, kinds } = pending;
+      for (let i = 0; i < rows.length; i++) {
+        pendingRows.push(rows[i]!);
+        kinds.push(1);
+      }
     }
     this.manager.status.partition(this.relation.id, this.topic, partition).messages += rows.length;
     this.next.set(partition, next);

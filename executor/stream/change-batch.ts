@@ -32,6 +32,25 @@ export function appendOnlyRowId(relation: RelationDef): number | undefined {
   return column !== undefined && column.hidden === true && column.type.name === 'int8' ? position : undefined;
 }
 
+/**
+ * An array for `length` values written in order from index 0 (`array[i] = value`): allocated at
+ * that length, so a batch's array is not grown a push at a time (each growth copies it and leaves
+ * the old store as garbage). Above V8's limit for a preallocated fast array (`new Array(n)` past
+ * about 100,000 elements is a dictionary) it starts empty and the writes in order append.
+ */
+export function arrayFor<T>(length: number): T[] {
+  return length <= PREALLOCATED_MAX ? new Array<T>(length) : [];
+}
+
+/** `length` copies of `sign` (a batch's signs). */
+export function signsFor(length: number, sign: number): number[] {
+  const signs = arrayFor<number>(length);
+  for (let i = 0; i < length; i++) signs[i] = sign;
+  return signs;
+}
+
+const PREALLOCATED_MAX = 65_536;
+
 export function emptyChanges(): ChangeBatch {
   return { rows: [], signs: [] };
 }

@@ -9,7 +9,7 @@ import type { Row, Value } from '../../sql/value.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import { proctimeCall } from '../../planner/walk.js';
 import { compile, type Evaluator } from '../expr/expression.js';
-import { emptyChanges, type ChangeBatch } from './change-batch.js';
+import { arrayFor, emptyChanges, type ChangeBatch } from './change-batch.js';
 import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
@@ -28,7 +28,10 @@ export class StreamProjectNode implements StreamNode {
   }
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
-    const out: ChangeBatch = changes.ids === undefined ? emptyChanges() : { rows: [], signs: changes.signs.slice(), ids: changes.ids.slice() };
+    const rows = changes.rows;
+    // One output row per input row: arrays at their final length, the signs (and ids) copied at once.
+    const outRows = arrayFor<Row>(rows.length);
+    const out: ChangeBatch = changes.ids === undefined ? { rows: outRows, signs: changes.signs.slice() } : { rows: outRows, signs: changes.signs.slice(), ids: changes.ids.slice() };
     let runtime = this.context.runtime;
     if (this.proctime && changes.rows.length > 0) {
       runtime = { ...runtime, evalContext: { ...runtime.evalContext, processingTimeMicros: this.context.clock() * 1000 } };
@@ -36,7 +39,6 @@ export class StreamProjectNode implements StreamNode {
     const evaluators = this.evaluators;
     const columns = this.columns;
     const width = evaluators.length;
-    const rows = changes.rows;
     // With ids, one spare slot (popped below) for the id a blind materialize appends (scan.ts).
     const capacity = changes.ids === undefined ? width : width + 1;
     for (let i = 0; i < rows.length; i++) {
@@ -56,9 +58,8 @@ export class StreamProjectNode implements StreamNode {
         }
       }
       if (capacity > width) row.pop();
-      out.rows.push(row);
+      outRows[i] = row;
     }
-    if (changes.ids === undefined) for (let i = 0; i < rows.length; i++) out.signs.push(changes.signs[i]!);
     return out;
   }
 

@@ -5,7 +5,7 @@
 import type { Row, Value } from '../../sql/value.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import { compile } from '../expr/expression.js';
-import { appendOnlyRowId, emptyChanges, type ChangeBatch } from './change-batch.js';
+import { appendOnlyRowId, arrayFor, emptyChanges, type ChangeBatch } from './change-batch.js';
 import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
@@ -38,23 +38,31 @@ export class StreamScanNode implements StreamNode {
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
     if (this.placeholder) return changes;
     const rowId = this.rowId;
-    const ids: Value[] | undefined = rowId === undefined ? undefined : [];
-    const out: ChangeBatch = ids === undefined ? emptyChanges() : { rows: [], signs: [], ids };
     const projection = this.projection;
     const width = projection.length;
     const test = this.test;
     const rows = changes.rows;
     const signs = changes.signs;
+    const count = rows.length;
     // With ids, a row is made one slot longer and that slot popped: the capacity stays, so the
     // blind materialize appends the id in place (materialize.ts) without growing the array
     // (a push past a full array allocates a store of 1.5x + 16 slots and copies the row).
-    const capacity = ids === undefined ? width : width + 1;
-    for (let i = 0; i < rows.length; i++) {
+    const capacity = rowId === undefined ? width : width + 1;
+    if (test === undefined) {
+      // Every row passes: the batch's arrays at their final length, the signs copied at once.
+      const outRows = arrayFor<Row>(count);
+      for (let i = 0; i < count; i++) outRows[i] = narrow(rows[i]!, projection, width, capacity);
+      if (rowId === undefined) return { rows: outRows, signs: signs.slice() };
+      const ids = arrayFor<Value>(count);
+      for (let i = 0; i < count; i++) ids[i] = rows[i]![rowId]!;
+      return { rows: outRows, signs: signs.slice(), ids };
+    }
+    const ids: Value[] | undefined = rowId === undefined ? undefined : [];
+    const out: ChangeBatch = ids === undefined ? emptyChanges() : { rows: [], signs: [], ids };
+    for (let i = 0; i < count; i++) {
       const full = rows[i]!;
-      const row: Row = new Array(capacity);
-      for (let c = 0; c < width; c++) row[c] = full[projection[c]!] ?? null;
-      if (capacity > width) row.pop();
-      if (test !== undefined && !test(row)) continue;
+      const row = narrow(full, projection, width, capacity);
+      if (!test(row)) continue;
       out.rows.push(row);
       out.signs.push(signs[i]!);
       if (ids !== undefined) ids.push(full[rowId!]!);
@@ -65,6 +73,14 @@ export class StreamScanNode implements StreamNode {
   initial(): ChangeBatch {
     return emptyChanges();
   }
+}
+
+/** The columns `projection` of `full`, in a new row with room for `capacity` values. */
+function narrow(full: Row, projection: readonly number[], width: number, capacity: number): Row {
+  const row: Row = new Array(capacity);
+  for (let c = 0; c < width; c++) row[c] = full[projection[c]!] ?? null;
+  if (capacity > width) row.pop();
+  return row;
 }
 
 /**

@@ -8,7 +8,7 @@
 import type { ChangeCapture } from '../batch/table-access.js';
 import type { Row } from '../../sql/value.js';
 import type { StateStore } from '../../storage/state-table.js';
-import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
+import { appendChanges, emptyChanges, isEmpty, signsFor, type ChangeBatch } from './change-batch.js';
 import type { Dataflow } from './dataflow.js';
 import { StreamContext, type ParallelBuilder, type SourceFragmentReader, type StreamTuning, type ViewIndex } from './stream-context.js';
 import { VIEW_ERRORS_META_KEY, ViewErrors } from './view-errors.js';
@@ -177,7 +177,12 @@ export class StreamManager implements ChangeCapture {
   /** Inserts rows[from, to) of `relationId` (as `record(relationId, row, 1)` for each), its pending batch found once. */
   recordInserts(relationId: number, rows: readonly Row[], from: number, to: number): void {
     let batch = this.pending.get(relationId);
-    if (batch === undefined) this.pending.set(relationId, (batch = emptyChanges()));
+    if (batch === undefined) {
+      // A source's chunk into an empty batch (the usual case): arrays of the chunk's exact length,
+      // not grown a push at a time (each growth copies the array and leaves the old one as garbage).
+      this.pending.set(relationId, { rows: rows.slice(from, to), signs: signsFor(to - from, 1) });
+      return;
+    }
     const target = batch.rows;
     const signs = batch.signs;
     for (let i = from; i < to; i++) {
