@@ -104,6 +104,8 @@ export class Dataflow {
   private readonly shared: Placed[] = [];
   /** Plan nodes some StreamShared leaf reads. */
   private readonly sharedSources = new Set<StreamPlan>();
+  /** Scans whose output rows are new arrays (built as StreamScanNode, not a fragment's placeholder). */
+  private readonly newRowScans = new Set<StreamPlan>();
   /** LATERALs whose parent projection passes rows through: the columns they emit. */
   private readonly projectedLaterals = new Map<StreamPlan, Int32Array>();
   /** Nodes that can hold changes within an epoch (hash aggregates), children before parents. */
@@ -160,6 +162,11 @@ export class Dataflow {
       source.sharers.push(placed);
     }
     (built.inputs ?? streamInputs(plan)).forEach((input, index) => placed.children.push(this.place(input, placed, index)));
+    // A projection over a scan that nothing else reads rewrites the scan's new rows in place.
+    if (built instanceof StreamProjectNode && plan.kind === 'StreamProject' && plan.input.kind === 'StreamTableScan' && this.newRowScans.has(plan.input) && !this.sharedSources.has(plan.input)) {
+      built.takeInputRows(plan.input.projection.length);
+    }
+    if (built instanceof StreamScanNode && built.newRows) this.newRowScans.add(plan);
     // After its inputs: post-order.
     if (node.seal !== undefined && node.setHolding !== undefined) this.holders.push(placed);
     if (plan.kind === 'StreamDynamicFilter' && plan.now !== undefined) this.temporal.push(placed);

@@ -35,6 +35,11 @@ export class StreamScanNode implements StreamNode {
     }
   }
 
+  /** Whether each output row is a new array only the output batch holds (not a fragment's placeholder, which passes its input on). */
+  get newRows(): boolean {
+    return !this.placeholder;
+  }
+
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
     if (this.placeholder) return changes;
     const rowId = this.rowId;
