@@ -363,10 +363,12 @@ class RunningSource implements DecodedBatchListener {
       // Append-only rows with their unit numbers as row ids: to the views, and the positions to the
       // source's state table (a replay of everything below them is these rows again).
       if (captured) {
+        const owned = isGeneratorConnector(this.relation);
         // A chunk at a time: each full chunk goes through the views as soon as it is recorded.
         for (let from = 0; from < rows.length; from += chunk) {
           const to = Math.min(rows.length, from + chunk);
-          streams.recordInserts(id, rows, from, to);
+          // A generator's rows are new arrays nothing else keeps: a view's scan may narrow them in place.
+          streams.recordInserts(id, rows, from, to, owned);
           if (to - from === chunk) streams.push();
         }
         streams.push();

@@ -18,6 +18,12 @@ export interface ChangeBatch {
    * StreamMaterialize stores them under `row ++ id` with no lookup (blind inserts).
    */
   readonly ids?: Value[];
+  /**
+   * The rows and the batch's arrays are held by nothing else, and one scan reads them on their way
+   * to a view that encodes them at once: a replayed generator source's new rows (set by
+   * StreamManager.push only). That scan narrows the rows in place instead of copying them.
+   */
+  readonly rowsOwned?: boolean;
 }
 
 /**

@@ -207,6 +207,21 @@ export class Dataflow {
     return this.context.tuning.keyedSourceWorkers === true;
   }
 
+  /**
+   * Whether this dataflow reads `relationId` by one scan whose rows go only through filters and
+   * projections to the view's materialize at the root (which stores them at once: no operator
+   * keeps them), so a batch of rows nothing else holds may be narrowed in place (ChangeBatch.rowsOwned).
+   */
+  passesRowsThrough(relationId: number): boolean {
+    const scans = this.scans.get(relationId);
+    if (scans === undefined || scans.length !== 1) return false;
+    for (let at = scans[0]!.parent; at !== undefined; at = at.parent) {
+      if (at.plan.kind === 'StreamMaterialize') return at.parent === undefined;
+      if (at.plan.kind !== 'StreamFilter' && at.plan.kind !== 'StreamProject') return false;
+    }
+    return false;
+  }
+
   /** Relation ids whose changes this dataflow reads. */
   sources(): number[] {
     return [...this.scans.keys()];

@@ -15,6 +15,9 @@ export class StreamScanNode implements StreamNode {
   /** Position of the append-only source's row id in the full rows, when the output carries ids. */
   private readonly rowId: number | undefined;
 
+  /** A row's narrowed values while it is narrowed in place. */
+  private readonly scratch: Value[];
+
   /** A parallel fragment's input in its worker (planner/stream/parallel.ts `workerPlan`): its rows arrive as the fragment reads them. */
   private readonly placeholder: boolean;
 
@@ -22,6 +25,7 @@ export class StreamScanNode implements StreamNode {
     this.projection = plan.projection;
     this.placeholder = plan.relation.id < 0;
     this.rowId = appendOnlyRowId(plan.relation);
+    this.scratch = new Array<Value>(plan.projection.length).fill(null);
     if (plan.filter !== undefined) {
       const evaluate = compile(plan.filter);
       this.test = (row) => {
@@ -42,6 +46,7 @@ export class StreamScanNode implements StreamNode {
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
     if (this.placeholder) return changes;
+    if (changes.rowsOwned === true) return this.narrowInPlace(changes);
     const rowId = this.rowId;
     const projection = this.projection;
     const width = projection.length;
@@ -73,6 +78,43 @@ export class StreamScanNode implements StreamNode {
       if (ids !== undefined) ids.push(full[rowId!]!);
     }
     return out;
+  }
+
+  /**
+   * A batch only this scan reads, whose rows nothing else holds (ChangeBatch.rowsOwned): each row
+   * narrowed in place (its columns into the scratch row first: the projection may reorder them),
+   * the batch's own arrays compacted past the rows the filter drops. A row keeps its capacity, so
+   * the blind materialize appends the id without growing it.
+   */
+  private narrowInPlace(changes: ChangeBatch): ChangeBatch {
+    const rowId = this.rowId;
+    const projection = this.projection;
+    const width = projection.length;
+    const test = this.test;
+    const rows = changes.rows;
+    const signs = changes.signs;
+    const count = rows.length;
+    const ids = rowId === undefined ? undefined : arrayFor<Value>(count);
+    const scratch = this.scratch;
+    let kept = 0;
+    for (let i = 0; i < count; i++) {
+      const full = rows[i]!;
+      for (let c = 0; c < width; c++) scratch[c] = full[projection[c]!] ?? null;
+      if (test !== undefined && !test(scratch)) continue;
+      if (ids !== undefined) ids[kept] = full[rowId!]!;
+      for (let c = 0; c < width; c++) full[c] = scratch[c]!;
+      full.length = width;
+      rows[kept] = full;
+      signs[kept] = signs[i]!;
+      kept++;
+    }
+    for (let c = 0; c < width; c++) scratch[c] = null;
+    if (kept < count) {
+      rows.length = kept;
+      signs.length = kept;
+      if (ids !== undefined) ids.length = kept;
+    }
+    return ids === undefined ? { rows, signs } : { rows, signs, ids };
   }
 
   initial(): ChangeBatch {

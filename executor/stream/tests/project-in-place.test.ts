@@ -1,7 +1,9 @@
-// Rows rewritten in place on the way into a view: StreamProject over a table scan that nothing
-// else reads, as wide as the scan, rewrites the scan's new rows (project.ts `takeInputRows`). Each row's outputs are computed before any of its columns is
+// Rows rewritten in place on the way into a view. StreamProject over a table scan that nothing
+// else reads, as wide as the scan, rewrites the scan's new rows (project.ts `takeInputRows`); a
+// scan reading a generator source's rows that only its view reads narrows them in place
+// (scan.ts, ChangeBatch.rowsOwned). Each row's outputs are computed before any of its columns is
 // overwritten, so projections that swap columns or compute from columns they replace must give
-// their query's rows, as must projections narrower or wider than the scan,
+// their query's rows, as must filters in the scan, projections narrower or wider than the scan,
 // two scans of one source in one view, views on such views, backfills and tables that update and
 // delete. Every view is compared with its query run by the batch executor over the same rows.
 import { describe, expect, it } from 'vitest';
@@ -48,6 +50,28 @@ describe('StreamProject in place over a scan', () => {
     // Created after the source has read: the backfill pushes the rows through the same nodes.
     await h.run(`CREATE MATERIALIZED VIEW swap_later AS ${views[1][1]}`);
     await expectViews([['swap_later', views[1][1]]]);
+  });
+
+  it('a source one view reads: its rows narrowed in place by the scan, filtered or not', async () => {
+    // Each source read by one view alone (the scan may take the generator's rows), one of them
+    // also read by a view on its view.
+    await source('f');
+    await source('u');
+    const filtered = "SELECT y AS x, x * 10 + y AS xy, g, t FROM f WHERE x <> 3 AND t <> 'a'";
+    const plain = 'SELECT t, y, g FROM u';
+    await h.run(`CREATE MATERIALIZED VIEW only_f AS ${filtered}`);
+    await h.run(`CREATE MATERIALIZED VIEW only_u AS ${plain}`);
+    await h.run('CREATE MATERIALIZED VIEW on_u AS SELECT y, count(*) AS n, max(g) AS last FROM only_u GROUP BY y');
+    await waitForRowsOf(h, 'f', ROWS, 1000);
+    await waitForRowsOf(h, 'u', ROWS, 1000);
+    await expectViews([
+      ['only_f', filtered],
+      ['only_u', plain],
+      ['on_u', 'SELECT y, count(*), max(g) FROM u GROUP BY y'],
+    ]);
+    expect(await h.lines('SELECT count(*) FROM only_u')).toEqual([String(ROWS)]);
+    // Stored under their source rows' ids (the blind path): the id came from the row before it was narrowed.
+    expect(await h.lines('SELECT count(*) FROM only_u v JOIN u ON v._oxbow_duplicate = u._row_id AND v.g = u.g')).toEqual([String(ROWS)]);
   });
 
   it('over a table that updates and deletes', async () => {
