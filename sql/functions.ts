@@ -25,6 +25,11 @@ export interface ScalarFunction {
   /** 'volatile' functions (random, now is 'stable') are not constant-folded. */
   readonly volatility: 'immutable' | 'stable' | 'volatile';
   readonly impl: ScalarImpl;
+  /**
+   * impl reads `args` during the call and keeps no reference to the array (every built-in
+   * operator): a caller may pass the same array to every call (executor/expr/expression.ts).
+   */
+  readonly argumentsBorrowed?: boolean;
   /** pg_proc OID, for the catalog. */
   readonly oid: number;
 }

@@ -114,6 +114,8 @@ export function runSourceFragmentWorker(data: SourceWorkerData, end?: JobEnd): v
   function generate({ dataflow, producer, sourceId }: Running, ranges: readonly number[]): void {
     if (producer === undefined) throw new SqlError(SqlState.internalError, "a Kafka source fragment's worker was given split ranges");
     const inputs = new Map<number, ChangeBatch>();
+    // The rows are new arrays only this dataflow's scan reads: narrowed in place when they go straight to the view.
+    const rowsOwned = dataflow.passesRowsThrough(sourceId);
     for (let at = 0; at < ranges.length; at += 3) {
       const split = ranges[at]!;
       const to = ranges[at + 2]!;
@@ -122,7 +124,7 @@ export function runSourceFragmentWorker(data: SourceWorkerData, end?: JobEnd): v
         const rows: Row[] = [];
         offset = producer.produce(split, offset, to, rows, STEP_ROWS);
         if (rows.length === 0) continue;
-        inputs.set(sourceId, { rows, signs: new Array<number>(rows.length).fill(1) });
+        inputs.set(sourceId, { rows, signs: new Array<number>(rows.length).fill(1), rowsOwned });
         const out = dataflow.pushChunk(inputs);
         written += out.rows.length;
       }

@@ -223,10 +223,18 @@ class RunningSource implements DecodedBatchListener {
   /** Rows from a generator connector, already in the relation's layout, up to offset `next` of `partition`. */
   generated(partition: number, rows: Row[], next: bigint): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    const { rows: pendingRows, kinds } = this.pending;
-    for (let i = 0; i < rows.length; i++) {
-      pendingRows.push(rows[i]!);
-      kinds.push(1);
+    const pending = this.pending;
+    if (this.replayed) {
+      // A replayed source's write reads its rows alone (every one an insert: no kinds), and the
+      // reader's array is this chunk's own: taken as it is when nothing is pending, not copied.
+      if (pending.rows.length === 0) pending.rows = rows;
+      else for (let i = 0; i < rows.length; i++) pending.rows.push(rows[i]!);
+    } else {
+      const { rows: pendingRows, kinds } = pending;
+      for (let i = 0; i < rows.length; i++) {
+        pendingRows.push(rows[i]!);
+        kinds.push(1);
+      }
     }
     this.manager.status.partition(this.relation.id, this.topic, partition).messages += rows.length;
     this.next.set(partition, next);
@@ -355,10 +363,12 @@ class RunningSource implements DecodedBatchListener {
       // Append-only rows with their unit numbers as row ids: to the views, and the positions to the
       // source's state table (a replay of everything below them is these rows again).
       if (captured) {
+        const owned = isGeneratorConnector(this.relation);
         // A chunk at a time: each full chunk goes through the views as soon as it is recorded.
         for (let from = 0; from < rows.length; from += chunk) {
           const to = Math.min(rows.length, from + chunk);
-          streams.recordInserts(id, rows, from, to);
+          // A generator's rows are new arrays nothing else keeps: a view's scan may narrow them in place.
+          streams.recordInserts(id, rows, from, to, owned);
           if (to - from === chunk) streams.push();
         }
         streams.push();

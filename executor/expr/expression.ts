@@ -214,6 +214,22 @@ function compileCall(e: Extract<Expression, { kind: 'Call' }>): Evaluator {
   const strict = fn.strict;
   if (args.length === 2) {
     const [a, b] = args as [Evaluator, Evaluator];
+    if (fn.argumentsBorrowed === true) {
+      // An operator (ScalarFunction.argumentsBorrowed): one argument array for every row, filled
+      // after both arguments are evaluated and emptied after the call, not a new pair per row.
+      const pair: Value[] = [null, null];
+      return (row, runtime) => {
+        const x = a(row, runtime);
+        const y = b(row, runtime);
+        if (strict && (x === null || y === null)) return null;
+        pair[0] = x;
+        pair[1] = y;
+        const result = impl(pair, runtime.evalContext);
+        pair[0] = null;
+        pair[1] = null;
+        return result;
+      };
+    }
     return (row, runtime) => {
       const x = a(row, runtime);
       const y = b(row, runtime);

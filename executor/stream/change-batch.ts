@@ -18,6 +18,12 @@ export interface ChangeBatch {
    * StreamMaterialize stores them under `row ++ id` with no lookup (blind inserts).
    */
   readonly ids?: Value[];
+  /**
+   * The rows and the batch's arrays are held by nothing else, and one scan reads them on their way
+   * to a view that encodes them at once: a replayed generator source's new rows (set by
+   * StreamManager.push only). That scan narrows the rows in place instead of copying them.
+   */
+  readonly rowsOwned?: boolean;
 }
 
 /**
@@ -31,6 +37,25 @@ export function appendOnlyRowId(relation: RelationDef): number | undefined {
   const column = relation.columns[position];
   return column !== undefined && column.hidden === true && column.type.name === 'int8' ? position : undefined;
 }
+
+/**
+ * An array for `length` values written in order from index 0 (`array[i] = value`): allocated at
+ * that length, so a batch's array is not grown a push at a time (each growth copies it and leaves
+ * the old store as garbage). Above V8's limit for a preallocated fast array (`new Array(n)` past
+ * about 100,000 elements is a dictionary) it starts empty and the writes in order append.
+ */
+export function arrayFor<T>(length: number): T[] {
+  return length <= PREALLOCATED_MAX ? new Array<T>(length) : [];
+}
+
+/** `length` copies of `sign` (a batch's signs). */
+export function signsFor(length: number, sign: number): number[] {
+  const signs = arrayFor<number>(length);
+  for (let i = 0; i < length; i++) signs[i] = sign;
+  return signs;
+}
+
+const PREALLOCATED_MAX = 65_536;
 
 export function emptyChanges(): ChangeBatch {
   return { rows: [], signs: [] };

@@ -104,6 +104,8 @@ export class Dataflow {
   private readonly shared: Placed[] = [];
   /** Plan nodes some StreamShared leaf reads. */
   private readonly sharedSources = new Set<StreamPlan>();
+  /** Scans whose output rows are new arrays (built as StreamScanNode, not a fragment's placeholder). */
+  private readonly newRowScans = new Set<StreamPlan>();
   /** LATERALs whose parent projection passes rows through: the columns they emit. */
   private readonly projectedLaterals = new Map<StreamPlan, Int32Array>();
   /** Nodes that can hold changes within an epoch (hash aggregates), children before parents. */
@@ -160,6 +162,11 @@ export class Dataflow {
       source.sharers.push(placed);
     }
     (built.inputs ?? streamInputs(plan)).forEach((input, index) => placed.children.push(this.place(input, placed, index)));
+    // A projection over a scan that nothing else reads rewrites the scan's new rows in place.
+    if (built instanceof StreamProjectNode && plan.kind === 'StreamProject' && plan.input.kind === 'StreamTableScan' && this.newRowScans.has(plan.input) && !this.sharedSources.has(plan.input)) {
+      built.takeInputRows(plan.input.projection.length);
+    }
+    if (built instanceof StreamScanNode && built.newRows) this.newRowScans.add(plan);
     // After its inputs: post-order.
     if (node.seal !== undefined && node.setHolding !== undefined) this.holders.push(placed);
     if (plan.kind === 'StreamDynamicFilter' && plan.now !== undefined) this.temporal.push(placed);
@@ -198,6 +205,21 @@ export class Dataflow {
   /** The engine's --keyed-source-workers: its keyed fragments' workers generate their sources' rows. */
   get keyedSourceWorkers(): boolean {
     return this.context.tuning.keyedSourceWorkers === true;
+  }
+
+  /**
+   * Whether this dataflow reads `relationId` by one scan whose rows go only through filters and
+   * projections to the view's materialize at the root (which stores them at once: no operator
+   * keeps them), so a batch of rows nothing else holds may be narrowed in place (ChangeBatch.rowsOwned).
+   */
+  passesRowsThrough(relationId: number): boolean {
+    const scans = this.scans.get(relationId);
+    if (scans === undefined || scans.length !== 1) return false;
+    for (let at = scans[0]!.parent; at !== undefined; at = at.parent) {
+      if (at.plan.kind === 'StreamMaterialize') return at.parent === undefined;
+      if (at.plan.kind !== 'StreamFilter' && at.plan.kind !== 'StreamProject') return false;
+    }
+    return false;
   }
 
   /** Relation ids whose changes this dataflow reads. */

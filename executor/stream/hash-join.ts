@@ -185,10 +185,11 @@ export class StreamHashJoinNode implements StreamNode {
     const byId = this.rowIds[side]!;
     if (byId && changes.ids === undefined) throw new SqlError(SqlState.internalError, 'a hash join side stored by source row id received rows without ids');
     const groups = new KeyMap<number[]>(this.keyTypes);
+    // Each row's key is evaluated into one scratch array; a group's key is a copy of it, made once.
+    const key: Value[] = new Array(keyCount);
     for (let i = 0; i < changes.rows.length; i++) {
       const row = changes.rows[i]!;
       if (byId && changes.signs[i]! < 0) throw new SqlError(SqlState.internalError, 'a deletion reached a hash join side over an append-only input');
-      const key: Value[] = new Array(keyCount);
       let matchable = true;
       for (let k = 0; k < keyCount; k++) {
         let value: Value;
@@ -205,9 +206,10 @@ export class StreamHashJoinNode implements StreamNode {
         this.unmatched(side, row, changes.signs[i]!, out);
         continue;
       }
-      const index = groups.indexOf(key);
+      const hash = groups.hash(key);
+      const index = groups.indexOf(key, hash);
       if (index >= 0) groups.values[index]!.push(i);
-      else groups.add(key, [i]);
+      else groups.add(key.slice(), [i], hash);
     }
     // State writes wait until every group has been read (a scan after a write re-merges the buffer).
     const writes: Row[] = [];

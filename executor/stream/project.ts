@@ -9,7 +9,7 @@ import type { Row, Value } from '../../sql/value.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import { proctimeCall } from '../../planner/walk.js';
 import { compile, type Evaluator } from '../expr/expression.js';
-import { emptyChanges, type ChangeBatch } from './change-batch.js';
+import { arrayFor, emptyChanges, type ChangeBatch } from './change-batch.js';
 import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
@@ -20,15 +20,37 @@ export class StreamProjectNode implements StreamNode {
   private readonly columns: Int32Array;
   /** True when some expression calls proctime(). */
   private readonly proctime: boolean;
+  /**
+   * The input's rows are fresh arrays only this node reads, each with room for the output's
+   * columns (and a row id): rewritten in place (`takeInputRows`), no array per row.
+   */
+  private inPlace = false;
+  /** In place: a row's output values, computed before any of its columns is overwritten. */
+  private readonly scratch: Value[];
 
   constructor(plan: Extract<StreamPlan, { kind: 'StreamProject' }>, private readonly context: StreamContext) {
     this.columns = Int32Array.from(plan.expressions, (expression) => (expression.kind === 'Column' ? expression.index : -1));
     this.evaluators = plan.expressions.map((expression) => (expression.kind === 'Column' ? undefined : compile(expression)));
     this.proctime = plan.expressions.some((expression) => proctimeCall(expression) !== undefined);
+    this.scratch = new Array<Value>(plan.expressions.length).fill(null);
+  }
+
+  /**
+   * Called by the dataflow when the input is a table scan whose output no other node reads: its
+   * rows are new arrays of `inputWidth` values (and room for a row id), so when the output is as
+   * wide (the same layout as a new row: a row an operator keeps costs what it did), each row is
+   * rewritten in place and the batch passed on with its signs and ids.
+   */
+  takeInputRows(inputWidth: number): void {
+    this.inPlace = this.evaluators.length === inputWidth;
   }
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
-    const out: ChangeBatch = changes.ids === undefined ? emptyChanges() : { rows: [], signs: changes.signs.slice(), ids: changes.ids.slice() };
+    if (this.inPlace) return this.applyInPlace(changes);
+    const rows = changes.rows;
+    // One output row per input row: arrays at their final length, the signs (and ids) copied at once.
+    const outRows = arrayFor<Row>(rows.length);
+    const out: ChangeBatch = changes.ids === undefined ? { rows: outRows, signs: changes.signs.slice() } : { rows: outRows, signs: changes.signs.slice(), ids: changes.ids.slice() };
     let runtime = this.context.runtime;
     if (this.proctime && changes.rows.length > 0) {
       runtime = { ...runtime, evalContext: { ...runtime.evalContext, processingTimeMicros: this.context.clock() * 1000 } };
@@ -36,7 +58,6 @@ export class StreamProjectNode implements StreamNode {
     const evaluators = this.evaluators;
     const columns = this.columns;
     const width = evaluators.length;
-    const rows = changes.rows;
     // With ids, one spare slot (popped below) for the id a blind materialize appends (scan.ts).
     const capacity = changes.ids === undefined ? width : width + 1;
     for (let i = 0; i < rows.length; i++) {
@@ -56,10 +77,41 @@ export class StreamProjectNode implements StreamNode {
         }
       }
       if (capacity > width) row.pop();
-      out.rows.push(row);
+      outRows[i] = row;
     }
-    if (changes.ids === undefined) for (let i = 0; i < rows.length; i++) out.signs.push(changes.signs[i]!);
     return out;
+  }
+
+  /** Each row's output values into the scratch row, then over the row's own columns. */
+  private applyInPlace(changes: ChangeBatch): ChangeBatch {
+    const rows = changes.rows;
+    let runtime = this.context.runtime;
+    if (this.proctime && rows.length > 0) {
+      runtime = { ...runtime, evalContext: { ...runtime.evalContext, processingTimeMicros: this.context.clock() * 1000 } };
+    }
+    const evaluators = this.evaluators;
+    const columns = this.columns;
+    const width = evaluators.length;
+    const scratch = this.scratch;
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i]!;
+      for (let c = 0; c < width; c++) {
+        const column = columns[c]!;
+        if (column >= 0) {
+          scratch[c] = row[column] as Value;
+          continue;
+        }
+        try {
+          scratch[c] = evaluators[c]!(row, runtime);
+        } catch (error) {
+          this.context.recordError(error);
+          scratch[c] = null;
+        }
+      }
+      for (let c = 0; c < width; c++) row[c] = scratch[c]!;
+    }
+    for (let c = 0; c < width; c++) scratch[c] = null;
+    return changes;
   }
 
   initial(): ChangeBatch {

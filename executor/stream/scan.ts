@@ -5,7 +5,7 @@
 import type { Row, Value } from '../../sql/value.js';
 import type { StreamPlan } from '../../planner/stream/stream-plan.js';
 import { compile } from '../expr/expression.js';
-import { appendOnlyRowId, emptyChanges, type ChangeBatch } from './change-batch.js';
+import { appendOnlyRowId, arrayFor, emptyChanges, type ChangeBatch } from './change-batch.js';
 import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
 
@@ -15,6 +15,9 @@ export class StreamScanNode implements StreamNode {
   /** Position of the append-only source's row id in the full rows, when the output carries ids. */
   private readonly rowId: number | undefined;
 
+  /** A row's narrowed values while it is narrowed in place. */
+  private readonly scratch: Value[];
+
   /** A parallel fragment's input in its worker (planner/stream/parallel.ts `workerPlan`): its rows arrive as the fragment reads them. */
   private readonly placeholder: boolean;
 
@@ -22,6 +25,7 @@ export class StreamScanNode implements StreamNode {
     this.projection = plan.projection;
     this.placeholder = plan.relation.id < 0;
     this.rowId = appendOnlyRowId(plan.relation);
+    this.scratch = new Array<Value>(plan.projection.length).fill(null);
     if (plan.filter !== undefined) {
       const evaluate = compile(plan.filter);
       this.test = (row) => {
@@ -35,26 +39,40 @@ export class StreamScanNode implements StreamNode {
     }
   }
 
+  /** Whether each output row is a new array only the output batch holds (not a fragment's placeholder, which passes its input on). */
+  get newRows(): boolean {
+    return !this.placeholder;
+  }
+
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
     if (this.placeholder) return changes;
+    if (changes.rowsOwned === true) return this.narrowInPlace(changes);
     const rowId = this.rowId;
-    const ids: Value[] | undefined = rowId === undefined ? undefined : [];
-    const out: ChangeBatch = ids === undefined ? emptyChanges() : { rows: [], signs: [], ids };
     const projection = this.projection;
     const width = projection.length;
     const test = this.test;
     const rows = changes.rows;
     const signs = changes.signs;
+    const count = rows.length;
     // With ids, a row is made one slot longer and that slot popped: the capacity stays, so the
     // blind materialize appends the id in place (materialize.ts) without growing the array
     // (a push past a full array allocates a store of 1.5x + 16 slots and copies the row).
-    const capacity = ids === undefined ? width : width + 1;
-    for (let i = 0; i < rows.length; i++) {
+    const capacity = rowId === undefined ? width : width + 1;
+    if (test === undefined) {
+      // Every row passes: the batch's arrays at their final length, the signs copied at once.
+      const outRows = arrayFor<Row>(count);
+      for (let i = 0; i < count; i++) outRows[i] = narrow(rows[i]!, projection, width, capacity);
+      if (rowId === undefined) return { rows: outRows, signs: signs.slice() };
+      const ids = arrayFor<Value>(count);
+      for (let i = 0; i < count; i++) ids[i] = rows[i]![rowId]!;
+      return { rows: outRows, signs: signs.slice(), ids };
+    }
+    const ids: Value[] | undefined = rowId === undefined ? undefined : [];
+    const out: ChangeBatch = ids === undefined ? emptyChanges() : { rows: [], signs: [], ids };
+    for (let i = 0; i < count; i++) {
       const full = rows[i]!;
-      const row: Row = new Array(capacity);
-      for (let c = 0; c < width; c++) row[c] = full[projection[c]!] ?? null;
-      if (capacity > width) row.pop();
-      if (test !== undefined && !test(row)) continue;
+      const row = narrow(full, projection, width, capacity);
+      if (!test(row)) continue;
       out.rows.push(row);
       out.signs.push(signs[i]!);
       if (ids !== undefined) ids.push(full[rowId!]!);
@@ -62,9 +80,54 @@ export class StreamScanNode implements StreamNode {
     return out;
   }
 
+  /**
+   * A batch only this scan reads, whose rows nothing else holds (ChangeBatch.rowsOwned): each row
+   * narrowed in place (its columns into the scratch row first: the projection may reorder them),
+   * the batch's own arrays compacted past the rows the filter drops. A row keeps its capacity, so
+   * the blind materialize appends the id without growing it.
+   */
+  private narrowInPlace(changes: ChangeBatch): ChangeBatch {
+    const rowId = this.rowId;
+    const projection = this.projection;
+    const width = projection.length;
+    const test = this.test;
+    const rows = changes.rows;
+    const signs = changes.signs;
+    const count = rows.length;
+    const ids = rowId === undefined ? undefined : arrayFor<Value>(count);
+    const scratch = this.scratch;
+    let kept = 0;
+    for (let i = 0; i < count; i++) {
+      const full = rows[i]!;
+      for (let c = 0; c < width; c++) scratch[c] = full[projection[c]!] ?? null;
+      if (test !== undefined && !test(scratch)) continue;
+      if (ids !== undefined) ids[kept] = full[rowId!]!;
+      for (let c = 0; c < width; c++) full[c] = scratch[c]!;
+      full.length = width;
+      rows[kept] = full;
+      signs[kept] = signs[i]!;
+      kept++;
+    }
+    for (let c = 0; c < width; c++) scratch[c] = null;
+    if (kept < count) {
+      rows.length = kept;
+      signs.length = kept;
+      if (ids !== undefined) ids.length = kept;
+    }
+    return ids === undefined ? { rows, signs } : { rows, signs, ids };
+  }
+
   initial(): ChangeBatch {
     return emptyChanges();
   }
+}
+
+/** The columns `projection` of `full`, in a new row with room for `capacity` values. */
+function narrow(full: Row, projection: readonly number[], width: number, capacity: number): Row {
+  const row: Row = new Array(capacity);
+  for (let c = 0; c < width; c++) row[c] = full[projection[c]!] ?? null;
+  if (capacity > width) row.pop();
+  return row;
 }
 
 /**

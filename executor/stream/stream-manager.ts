@@ -8,7 +8,7 @@
 import type { ChangeCapture } from '../batch/table-access.js';
 import type { Row } from '../../sql/value.js';
 import type { StateStore } from '../../storage/state-table.js';
-import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from './change-batch.js';
+import { appendChanges, emptyChanges, isEmpty, signsFor, type ChangeBatch } from './change-batch.js';
 import type { Dataflow } from './dataflow.js';
 import { StreamContext, type ParallelBuilder, type SinkOutput, type SourceFragmentReader, type StreamTuning, type ViewIndex } from './stream-context.js';
 import { VIEW_ERRORS_META_KEY, ViewErrors } from './view-errors.js';
@@ -42,6 +42,13 @@ export class StreamManager implements ChangeCapture {
   /** Views that take the whole epoch at once (`needsWholeEpoch`), and the relations they read. */
   private readonly wholeEpoch = new Set<number>();
   private readonly heldRead = new Set<number>();
+  /**
+   * Relations one dataflow reads by one scan that passes their rows straight to its view
+   * (Dataflow.passesRowsThrough), and no view holds for the seal: their owned batches are marked so.
+   */
+  private readonly ownedReads = new Set<number>();
+  /** Relations whose pending batch holds only rows recorded as owned (`recordInserts` with `owned`). */
+  private readonly ownedPending = new Set<number>();
   /** Changes of the open epoch already pushed through the other views, held for those views until flush. */
   private held = new Map<number, ChangeBatch>();
   readonly errors = new ViewErrors();
@@ -137,6 +144,10 @@ export class StreamManager implements ChangeCapture {
       this.wholeEpoch.add(dataflow.viewId);
       for (const source of dataflow.sources()) this.heldRead.add(source);
     }
+    this.ownedReads.clear();
+    for (const dataflow of this.dataflows) {
+      for (const source of dataflow.sources()) if (this.read.get(source) === 1 && !this.heldRead.has(source) && dataflow.passesRowsThrough(source)) this.ownedReads.add(source);
+    }
   }
 
   captures(relationId: number): boolean {
@@ -168,16 +179,29 @@ export class StreamManager implements ChangeCapture {
   }
 
   record(relationId: number, row: Row, sign: number): void {
+    this.ownedPending.delete(relationId);
     let batch = this.pending.get(relationId);
     if (batch === undefined) this.pending.set(relationId, (batch = emptyChanges()));
     batch.rows.push(row);
     batch.signs.push(sign);
   }
 
-  /** Inserts rows[from, to) of `relationId` (as `record(relationId, row, 1)` for each), its pending batch found once. */
-  recordInserts(relationId: number, rows: readonly Row[], from: number, to: number): void {
+  /**
+   * Inserts rows[from, to) of `relationId` (as `record(relationId, row, 1)` for each), its pending
+   * batch found once. `owned`: the caller keeps no reference to these rows and nothing else holds
+   * them (a replayed generator source's new rows), so a scan passing them straight to its view may
+   * narrow them in place (ChangeBatch.rowsOwned).
+   */
+  recordInserts(relationId: number, rows: readonly Row[], from: number, to: number, owned = false): void {
     let batch = this.pending.get(relationId);
-    if (batch === undefined) this.pending.set(relationId, (batch = emptyChanges()));
+    if (!owned) this.ownedPending.delete(relationId);
+    if (batch === undefined) {
+      if (owned) this.ownedPending.add(relationId);
+      // A source's chunk into an empty batch (the usual case): arrays of the chunk's exact length,
+      // not grown a push at a time (each growth copies the array and leaves the old one as garbage).
+      this.pending.set(relationId, { rows: rows.slice(from, to), signs: signsFor(to - from, 1) });
+      return;
+    }
     const target = batch.rows;
     const signs = batch.signs;
     for (let i = from; i < to; i++) {
@@ -210,6 +234,11 @@ export class StreamManager implements ChangeCapture {
     if (this.pending.size === 0) return;
     const changes = this.pending;
     this.pending = new Map();
+    for (const relationId of this.ownedPending) {
+      const batch = changes.get(relationId);
+      if (batch !== undefined && this.ownedReads.has(relationId)) changes.set(relationId, { rows: batch.rows, signs: batch.signs, rowsOwned: true });
+    }
+    this.ownedPending.clear();
     for (const [relationId, batch] of changes) this.inputChanges.set(relationId, (this.inputChanges.get(relationId) ?? 0) + batch.rows.length);
     for (const dataflow of this.dataflows) {
       if (this.wholeEpoch.has(dataflow.viewId)) continue;
@@ -298,6 +327,7 @@ export class StreamManager implements ChangeCapture {
   /** Drops the open epoch's recorded changes (the epoch was aborted). */
   discard(): void {
     this.pending = new Map();
+    this.ownedPending.clear();
     this.held = new Map();
     for (const dataflow of this.dataflows) dataflow.discard();
     // A dataflow being built (a sink's backfill, never installed once aborted) goes with its

@@ -213,12 +213,14 @@ function defineComparisons(left: DataType, right: DataType, oids?: readonly [num
   const t = left;
   const args = [left, right];
   const oid = (i: number) => (oids === undefined ? {} : { oid: oids[i]! });
-  defineOperator('=', { args, returns: 'bool', ...oid(0), impl: ([a, b]) => compareValues(a!, b!, t) === 0 });
-  defineOperator('<>', { args, returns: 'bool', ...oid(1), impl: ([a, b]) => compareValues(a!, b!, t) !== 0 });
-  defineOperator('<', { args, returns: 'bool', ...oid(2), impl: ([a, b]) => compareValues(a!, b!, t) < 0 });
-  defineOperator('<=', { args, returns: 'bool', ...oid(3), impl: ([a, b]) => compareValues(a!, b!, t) <= 0 });
-  defineOperator('>', { args, returns: 'bool', ...oid(4), impl: ([a, b]) => compareValues(a!, b!, t) > 0 });
-  defineOperator('>=', { args, returns: 'bool', ...oid(5), impl: ([a, b]) => compareValues(a!, b!, t) >= 0 });
+  // The arguments read by index, not taken apart ([a, b]): the destructuring's iterator was an
+  // allocation per comparison (a join's BETWEEN residual, a filter) in the compiled impl.
+  defineOperator('=', { args, returns: 'bool', ...oid(0), impl: (values) => compareValues(values[0]!, values[1]!, t) === 0 });
+  defineOperator('<>', { args, returns: 'bool', ...oid(1), impl: (values) => compareValues(values[0]!, values[1]!, t) !== 0 });
+  defineOperator('<', { args, returns: 'bool', ...oid(2), impl: (values) => compareValues(values[0]!, values[1]!, t) < 0 });
+  defineOperator('<=', { args, returns: 'bool', ...oid(3), impl: (values) => compareValues(values[0]!, values[1]!, t) <= 0 });
+  defineOperator('>', { args, returns: 'bool', ...oid(4), impl: (values) => compareValues(values[0]!, values[1]!, t) > 0 });
+  defineOperator('>=', { args, returns: 'bool', ...oid(5), impl: (values) => compareValues(values[0]!, values[1]!, t) >= 0 });
 }
 
 for (const name of comparable) defineComparisons(type(name), type(name));

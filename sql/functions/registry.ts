@@ -86,6 +86,7 @@ export function defineOperator(symbol: string, definition: Definition): void {
   const types = definition.args.map(toType);
   const key = types.length === 1 ? `${symbol}(,${catalogTypeName(types[0]!)})` : `${symbol}(${types.map(catalogTypeName).join(',')})`;
   const oid = definition.oid ?? PG_OPERATOR_PROC_OIDS[key];
-  list.push(build(symbol, { ...definition, oid: oid ?? nextPrivateOid++ }, symbol, PG_PROC_OIDS));
+  // Every operator's impl reads its arguments during the call and keeps no reference to the array.
+  list.push(Object.freeze({ ...build(symbol, { ...definition, oid: oid ?? nextPrivateOid++ }, symbol, PG_PROC_OIDS), argumentsBorrowed: true }));
   operatorsBySymbol.set(symbol, list);
 }

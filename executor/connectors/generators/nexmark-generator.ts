@@ -213,6 +213,13 @@ export class NexmarkGenerator {
   private auctionBigint = 0n;
   private bidderNumber = -1;
   private bidderBigint = 0n;
+  /**
+   * The last bid's event time in milliseconds and its value in microseconds: ten events share a
+   * millisecond at the default rate, and the bids among them share one value (a timestamp is a
+   * heap number in a row, made once per millisecond instead of once per bid).
+   */
+  private timeMs = -1;
+  private timeValue: Row[number] = null;
   private readonly eventsForAuctions: number;
 
   constructor(config: Partial<NexmarkConfig> = {}) {
@@ -367,7 +374,12 @@ export class NexmarkGenerator {
     put(row, p[3]!, channel);
     put(row, p[4]!, url);
     // eventTimeMs(n, config), with the delay between events computed once.
-    put(row, p[5]!, (config.baseTimeMs + Math.floor((n * this.interEventDelayUs) / 1000)) * 1000);
+    const timeMs = config.baseTimeMs + Math.floor((n * this.interEventDelayUs) / 1000);
+    if (timeMs !== this.timeMs) {
+      this.timeMs = timeMs;
+      this.timeValue = timeMs * 1000;
+    }
+    put(row, p[5]!, this.timeValue);
     if (p[6]! >= 0) row[p[6]!] = this.extra(32, config.avgBidByteSize);
   }
 
@@ -449,7 +461,10 @@ export class NexmarkGenerator {
     this.d = d;
   }
 
-  /** sfc32: the next unsigned 32-bit random number. */
+  /**
+   * sfc32: the next 32-bit random number, as a signed int32 (a small integer to V8: an unsigned
+   * one above 2^31 would be a heap number each call that is not inlined); `>>> 0` makes it unsigned.
+   */
   private next32(): number {
     const t = (((this.a + this.b) | 0) + this.d) | 0;
     this.d = (this.d + 1) | 0;
@@ -457,17 +472,17 @@ export class NexmarkGenerator {
     this.b = (this.c + (this.c << 3)) | 0;
     this.c = (this.c << 21) | (this.c >>> 11);
     this.c = (this.c + t) | 0;
-    return t >>> 0;
+    return t;
   }
 
   /** Uniform integer in [0, bound). */
   private below(bound: number): number {
-    return Math.floor((this.next32() / TWO_32) * bound);
+    return Math.floor(((this.next32() >>> 0) / TWO_32) * bound);
   }
 
   /** Uniform in [0, 1). */
   private uniform(): number {
-    return this.next32() / TWO_32;
+    return (this.next32() >>> 0) / TWO_32;
   }
 }
 
@@ -483,7 +498,8 @@ function javaAbs(x: number): number {
 function mix32(x: number): number {
   x = Math.imul(x ^ (x >>> 16), 0x85ebca6b);
   x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
-  return (x ^ (x >>> 16)) >>> 0;
+  // Signed (its callers take it | 0): a small integer to V8, not a heap number.
+  return x ^ (x >>> 16);
 }
 
 /** Java's Integer.reverse: the 32 bits of x in reverse order, as a signed 32-bit number. */
