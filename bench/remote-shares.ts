@@ -17,6 +17,7 @@
 // BENCH_ROUNDS, default 2, alternating one and two nodes; BENCH_QUERY q1, q4 or q5, default q1;
 // BENCH_NODES, the cluster sizes of each round, default 1,2, at most 3)
 
+import { createHash } from 'node:crypto';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -36,7 +37,7 @@ if (QUERY !== 'q1' && QUERY !== 'q4' && QUERY !== 'q5') throw new Error(`BENCH_Q
 const BIDS = Math.floor(EVENTS / 50) * 46 + Math.min(46, Math.max(0, (EVENTS % 50) - 4));
 
 function emit(metric: string, value: number, unit: string): void {
-  console.log(JSON.stringify({ bench: 'remote-shares', metric, value: Number(value.toPrecision(4)), unit }));
+  console.log(JSON.stringify({ bench: 'remote-shares', metric, value: unit === 'digest' ? value : Number(value.toPrecision(4)), unit }));
 }
 
 /** CPU seconds (user + system) of a process so far. */
@@ -128,6 +129,13 @@ async function run(nodes: number): Promise<void> {
     if (nodes > 1 && QUERY === 'q1') emit(`${tag}_remote_unit_fraction`, remoteUnits / EVENTS, 'fraction');
     if (nodes > 1 && QUERY !== 'q1') emit(`${tag}_remote_rows`, remoteRows, 'rows');
     emit(`${tag}_load_1m`, loadavg()[0]!, 'load');
+    if (QUERY !== 'q1') {
+      // The view's rows as one number: equal across cluster sizes, or a share lost or doubled rows.
+      const view = QUERY === 'q4' ? 'nexmark_q4' : 'nexmark_q5';
+      const rows = (await leader.query({ text: `select * from ${view}`, rowMode: 'array' })).rows.map((row) => JSON.stringify(row)).sort();
+      emit(`${tag}_view_digest`, parseInt(createHash('sha256').update(rows.join('\n')).digest('hex').slice(0, 8), 16), 'digest');
+      emit(`${tag}_view_rows`, rows.length, 'rows');
+    }
     await leader.end();
   } finally {
     for (const node of started.reverse()) await node.stop().catch(() => undefined);
