@@ -118,7 +118,6 @@ describe('remote shares of keyed fragments', () => {
     await expectEqual(leader, await count(), stderr);
     for (let step = 0; step < 3; step++) await round(1000, true);
     await expectEqual(leader, await count(), stderr);
-    if (process.env['DEBUG_KEYED']) console.log(a.stderr(), before, await rowsOf(), analyzed);
     await leader.end();
   }, 240_000);
 });
