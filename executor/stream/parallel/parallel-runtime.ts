@@ -190,7 +190,8 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
    */
   private keyedRemotes(nodes: readonly StreamPlan[]): RemoteShareTarget[] {
     const source = this.sourceFragments.remoteShares;
-    if (source?.keyedTargets === undefined) return [];
+    // No node to share with: no seed to read.
+    if (source?.keyedTargets === undefined || source.keys().size === 0) return [];
     const seed = new WriteBatchBuilder();
     const database = this.store.database;
     for (const node of nodes) {
