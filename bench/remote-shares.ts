@@ -1,7 +1,11 @@
-// Remote shares of a source fragment (--remote-shares on, docs/design.md section 7), as JSON lines
-// {"bench","metric","value","unit"}: Nexmark q1 (bench/nexmark/q1.sql over sources.sql's bid source)
-// run to the end of a bounded event sequence on one cluster node (--parallelism 2: two worker
-// threads) and on two (the same leader, plus a standby that runs a third share over loopback TCP).
+// Remote shares (--remote-shares on, docs/design.md section 7), as JSON lines
+// {"bench","metric","value","unit"}: Nexmark q1 (bench/nexmark/q1.sql over sources.sql's bid source:
+// a source fragment) or q4 (BENCH_QUERY=q4: auction and bid, keyed fragments: the join with the max
+// per auction, and the average per category) or q5 (BENCH_QUERY=q5: bid, the count per auction and
+// HOP window a keyed fragment, the rest on the main thread) run to the end of a bounded event sequence on one
+// cluster node (--parallelism 2: two worker threads) and on two (the same leader, plus a standby
+// that runs a third share of each fragment over loopback TCP; for q4 the leader's exchange sends it
+// the rows of its vnodes).
 // The figure is events per CPU-second, the CPU time (user + system, /proc/<pid>/stat) of every
 // oxbow process of the run added up, from the CREATE MATERIALIZED VIEW to the view holding every
 // bid (the standby is a cold one, OXBOW_CLUSTER_COLD_STANDBY=1, so following checkpoints costs
@@ -10,10 +14,12 @@
 // nodes cannot run faster than one: the figure to read is the CPU one.
 // A real etcd (test/support/etcd.ts) and a local checkpoint folder; each run in fresh folders.
 // Run: npm run build && node dist/bench/remote-shares.js   (BENCH_EVENTS, default 2,000,000;
-// BENCH_ROUNDS, default 2, alternating one and two nodes)
+// BENCH_ROUNDS, default 2, alternating one and two nodes; BENCH_QUERY q1, q4 or q5, default q1;
+// BENCH_NODES, the cluster sizes of each round, default 1,2, at most 3)
 
+import { createHash } from 'node:crypto';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
@@ -25,11 +31,13 @@ const ENTRY = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'oxbow.
 
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? '2000000');
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '2');
+const QUERY = process.env['BENCH_QUERY'] ?? 'q1';
+if (QUERY !== 'q1' && QUERY !== 'q4' && QUERY !== 'q5') throw new Error(`BENCH_QUERY must be q1, q4 or q5, not ${QUERY}`);
 /** Of every 50 Nexmark events, 46 are bids. */
 const BIDS = Math.floor(EVENTS / 50) * 46 + Math.min(46, Math.max(0, (EVENTS % 50) - 4));
 
 function emit(metric: string, value: number, unit: string): void {
-  console.log(JSON.stringify({ bench: 'remote-shares', metric, value: Number(value.toPrecision(4)), unit }));
+  console.log(JSON.stringify({ bench: 'remote-shares', metric, value: unit === 'digest' ? value : Number(value.toPrecision(4)), unit }));
 }
 
 /** CPU seconds (user + system) of a process so far. */
@@ -54,7 +62,7 @@ async function connect(node: OxbowNode): Promise<pg.Client> {
   }
 }
 
-async function run(nodes: 1 | 2): Promise<void> {
+async function run(nodes: number): Promise<void> {
   const etcd = await startEtcd();
   const work = mkdtempSync(join(tmpdir(), 'oxbow-bench-remote-shares-'));
   const started: OxbowNode[] = [];
@@ -63,42 +71,71 @@ async function run(nodes: 1 | 2): Promise<void> {
     const leaderNode = await startOxbowNode(ENTRY, join(work, 'a'), args('a'));
     started.push(leaderNode);
     const leader = await connect(leaderNode);
-    if (nodes === 2) {
-      // A cold standby (it follows no checkpoints): its CPU time is the share's and the transport's.
-      started.push(await startOxbowNode(ENTRY, join(work, 'b'), args('b'), { OXBOW_CLUSTER_COLD_STANDBY: '1' }));
+    for (let standby = 1; standby < nodes; standby++) {
+      // Cold standbys (they follow no checkpoints): their CPU time is the shares' and the transport's.
+      const name = String.fromCharCode(0x61 + standby);
+      started.push(await startOxbowNode(ENTRY, join(work, name), args(name), { OXBOW_CLUSTER_COLD_STANDBY: '1' }));
       const deadline = Date.now() + 30_000;
-      while ((await leader.query("select 1 from oxbow_catalog.nodes where role = 'standby' and share_address is not null")).rowCount === 0) {
-        if (Date.now() > deadline) throw new Error(`the standby never listed a share address\n${started[1]!.stderr()}`);
+      while (Number((await leader.query<{ n: string }>("select count(*) as n from oxbow_catalog.nodes where role = 'standby' and share_address is not null")).rows[0]!.n) < standby) {
+        if (Date.now() > deadline) throw new Error(`the standby never listed a share address\n${started[standby]!.stderr()}`);
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
-    await leader.query(
-      `CREATE SOURCE bid (auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP, extra VARCHAR) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${EVENTS}', nexmark.split.num = '2', nexmark.max.chunk.size = '1024', nexmark.min.event.gap.in.ns = '0')`,
-    );
-    const q1 = readFileSync(new URL('../../bench/nexmark/q1.sql', import.meta.url), 'utf8').replace(/--[^\n]*/g, '');
+    const sources = QUERY === 'q4' ? ['auction', 'bid'] : ['bid'];
+    const ddl = readFileSync(new URL('../../bench/nexmark/sources.sql', import.meta.url), 'utf8')
+      .replace(/--[^\n]*/g, '')
+      .replaceAll('{events}', String(EVENTS))
+      .replaceAll('{splits}', '2')
+      .replaceAll('{chunk_size}', '1024')
+      .split(';')
+      .map((statement) => statement.trim())
+      .filter((statement) => sources.some((source) => statement.startsWith(`CREATE SOURCE ${source} `)));
+    for (const statement of ddl) await leader.query(statement);
+    const query = readFileSync(new URL(`../../bench/nexmark/${QUERY}.sql`, import.meta.url), 'utf8').replace(/--[^\n]*/g, '');
     const cpuBefore = started.map((node) => cpuSeconds(node.child.pid!));
     const wallStart = performance.now();
-    await leader.query(q1);
-    let count = 0;
+    await leader.query(query);
+    const names = sources.map((source) => `'${source}'`).join(', ');
     const deadline = Date.now() + 30 * 60_000;
-    while (count < BIDS) {
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      count = Number((await leader.query<{ n: string }>('select count(*) as n from nexmark_q1')).rows[0]!.n);
-      if (Date.now() > deadline) throw new Error(`q1 holds ${count} of ${BIDS} bids after 30 minutes`);
+    if (QUERY === 'q1') {
+      let count = 0;
+      while (count < BIDS) {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        count = Number((await leader.query<{ n: string }>('select count(*) as n from nexmark_q1')).rows[0]!.n);
+        if (Date.now() > deadline) throw new Error(`q1 holds ${count} of ${BIDS} bids after 30 minutes`);
+      }
+      if (count !== BIDS) throw new Error(`q1 holds ${count} bids, not ${BIDS}`);
+    } else {
+      // Every event of both sources committed: the view is up to date with them.
+      for (;;) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const committed = Number((await leader.query<{ n: string }>(`select coalesce(sum(committed_offset), 0)::int8 as n from oxbow_catalog.source_partitions where source_name in (${names})`)).rows[0]!.n);
+        if (committed >= EVENTS * sources.length) break;
+        if (Date.now() > deadline) throw new Error(`${QUERY} committed ${committed} of ${EVENTS * sources.length} events after 30 minutes`);
+      }
     }
     const wallS = (performance.now() - wallStart) / 1000;
     const cpu = started.map((node, index) => cpuSeconds(node.child.pid!) - cpuBefore[index]!);
     const total = cpu.reduce((sum, value) => sum + value, 0);
-    if (count !== BIDS) throw new Error(`q1 holds ${count} bids, not ${BIDS}`);
-    const units = (await leader.query<{ node_id: string; is_self: boolean; share_units: string | null }>('select node_id, is_self, share_units from oxbow_catalog.nodes')).rows;
+    const units = (await leader.query<{ node_id: string; is_self: boolean; share_units: string | null; share_rows: string | null }>('select node_id, is_self, share_units, share_rows from oxbow_catalog.nodes')).rows;
     const remoteUnits = units.filter((row) => !row.is_self).reduce((sum, row) => sum + Number(row.share_units ?? 0), 0);
-    const tag = `${nodes}_node${nodes === 1 ? '' : 's'}`;
-    emit(`q1_${tag}_events_per_cpu_s`, EVENTS / total, 'events/cpu-s');
-    emit(`q1_${tag}_cpu_s`, total, 's');
-    if (nodes === 2) emit(`q1_${tag}_standby_cpu_s`, cpu[1]!, 's');
-    emit(`q1_${tag}_wall_s`, wallS, 's');
-    emit(`q1_${tag}_events_per_s`, EVENTS / wallS, 'events/s');
-    if (nodes === 2) emit(`q1_${tag}_remote_unit_fraction`, remoteUnits / EVENTS, 'fraction');
+    const remoteRows = units.filter((row) => !row.is_self).reduce((sum, row) => sum + Number(row.share_rows ?? 0), 0);
+    const tag = `${QUERY}_${nodes}_node${nodes === 1 ? '' : 's'}`;
+    emit(`${tag}_events_per_cpu_s`, EVENTS / total, 'events/cpu-s');
+    emit(`${tag}_cpu_s`, total, 's');
+    if (nodes > 1) emit(`${tag}_standby_cpu_s`, cpu.slice(1).reduce((sum, value) => sum + value, 0), 's');
+    emit(`${tag}_wall_s`, wallS, 's');
+    emit(`${tag}_events_per_s`, EVENTS / wallS, 'events/s');
+    if (nodes > 1 && QUERY === 'q1') emit(`${tag}_remote_unit_fraction`, remoteUnits / EVENTS, 'fraction');
+    if (nodes > 1 && QUERY !== 'q1') emit(`${tag}_remote_rows`, remoteRows, 'rows');
+    emit(`${tag}_load_1m`, loadavg()[0]!, 'load');
+    if (QUERY !== 'q1') {
+      // The view's rows as one number: equal across cluster sizes, or a share lost or doubled rows.
+      const view = QUERY === 'q4' ? 'nexmark_q4' : 'nexmark_q5';
+      const rows = (await leader.query({ text: `select * from ${view}`, rowMode: 'array' })).rows.map((row) => JSON.stringify(row)).sort();
+      emit(`${tag}_view_digest`, parseInt(createHash('sha256').update(rows.join('\n')).digest('hex').slice(0, 8), 16), 'digest');
+      emit(`${tag}_view_rows`, rows.length, 'rows');
+    }
     await leader.end();
   } finally {
     for (const node of started.reverse()) await node.stop().catch(() => undefined);
@@ -107,7 +144,10 @@ async function run(nodes: 1 | 2): Promise<void> {
   }
 }
 
+/** The cluster sizes run in each round, in order (BENCH_NODES, default 1,2). */
+const SIZES = (process.env['BENCH_NODES'] ?? '1,2').split(',').map(Number);
+if (SIZES.some((size) => !Number.isInteger(size) || size < 1 || size > 3)) throw new Error(`BENCH_NODES must list sizes from 1 to 3, not ${process.env['BENCH_NODES']}`);
+
 for (let round = 0; round < ROUNDS; round++) {
-  await run(1);
-  await run(2);
+  for (const size of SIZES) await run(size);
 }

@@ -174,6 +174,13 @@ export class MvccStateStore implements StateStore, TableHost {
   private failure: unknown;
   private closed = false;
   private readonly participants = new Set<CommitParticipant>();
+  /**
+   * Latest reads of the backend see no version newer than this while set (`startAt`): a worker that
+   * takes over a share of another node's keys replays epochs the backend may already hold.
+   */
+  readCeiling: Epoch | undefined;
+  /** The ceiling is lifted once this epoch is durable here. */
+  private ceilingUntil: Epoch | undefined;
 
   constructor(backend: MvccBackend, options: MvccStoreOptions) {
     this.backend = backend;
@@ -230,6 +237,24 @@ export class MvccStateStore implements StateStore, TableHost {
 
   get committedEpoch(): Epoch {
     return this.committed;
+  }
+
+  /**
+   * Starts this store as of `base` rather than its backend's committed epoch, for a worker that
+   * replays the epochs after `base` a node already handed over (executor/cluster/keyed-share-worker.ts):
+   * their writes may be in the backend or on their way to it, so until `until` is durable here, the
+   * latest reads of the backend see only versions up to the last epoch durable here (its own
+   * replayed epochs are its sealed layers meanwhile, equal to what the node handed over).
+   */
+  startAt(base: Epoch, until: Epoch): void {
+    this.assertOpen();
+    assert(this.sealed.length === 0, 'startAt before any commit');
+    this.committed = base;
+    this.latest = base;
+    if (until > base) {
+      this.readCeiling = base;
+      this.ceilingUntil = until;
+    }
   }
 
   /** Writes of other threads commit with this store's epochs from the next batch built on. */
@@ -345,6 +370,7 @@ export class MvccStateStore implements StateStore, TableHost {
     // Durable: now publish in memory.
     this.committed = epoch;
     this.latest = epoch;
+    this.followCeiling(epoch);
     for (const [tableId, dropped] of this.pendingDrops) {
       if (!this.tables.has(tableId)) {
         this.records.delete(tableId);
@@ -553,12 +579,20 @@ export class MvccStateStore implements StateStore, TableHost {
     this.writing = publication;
   }
 
+  /** `epoch` is durable here: the read ceiling (startAt) moves to it, or goes once the replayed epochs are. */
+  private followCeiling(epoch: Epoch): void {
+    if (this.ceilingUntil === undefined) return;
+    this.readCeiling = epoch;
+    if (epoch >= this.ceilingUntil) this.readCeiling = this.ceilingUntil = undefined;
+  }
+
   /** A sealed epoch is durable: it becomes the committed epoch, its layers cached rows. */
   private publishSealed(sealed: SealedEpoch): void {
     const first = this.sealed.shift();
     assert(first === sealed, 'sealed epochs publish in order');
     this.sealedBytes -= sealed.batch.writer.length;
     this.committed = sealed.epoch;
+    this.followCeiling(sealed.epoch);
     for (const table of sealed.droppedTables) table.cache.dispose();
     for (const tableId of sealed.droppedIds) this.windows.delete(tableId);
     for (const [tableId, record] of sealed.records) this.windows.set(tableId, record);

@@ -51,6 +51,8 @@ const APPEND_BUFFER_KEPT_BYTES = 1 << 20;
 export interface TableHost {
   readonly backend: MvccBackend;
   readonly committedEpoch: Epoch;
+  /** While set, latest reads of the backend see no version newer than this (MvccStateStore.startAt). */
+  readonly readCeiling?: Epoch | undefined;
   /** The epoch to read for a request AS OF `epoch`; throws 72000 outside the readable window. */
   resolveReadEpoch(tableId: number, epoch: Epoch): Epoch;
   /** Throws 72000 when versions between `from` and `to` may have been collected. */
@@ -166,7 +168,9 @@ export class MvccStateTable implements StateTable {
       if (encoded > (this.keyBound ??= this.readKeyBound())) return undefined;
       const cached = this.cache.get(encoded);
       if (cached !== undefined) return cached ?? undefined;
-      writer.bytes(LATEST_SUFFIX);
+      const ceiling = this.host.readCeiling;
+      if (ceiling === undefined) writer.bytes(LATEST_SUFFIX);
+      else writeEpochSuffix(writer, ceiling);
       const value = this.host.backend.getLatestVersion(writer.view());
       const row = value === undefined ? undefined : decodeRow(value);
       this.cache.set(encoded, row ?? null);
@@ -444,6 +448,8 @@ export class MvccStateTable implements StateTable {
       // AS OF: committed (durable) epochs only, never a sealed one still in flight.
       readEpoch = this.host.resolveReadEpoch(this.schema.tableId, options.epoch);
       suffix = epochSuffix(readEpoch);
+    } else if (this.host.readCeiling !== undefined) {
+      suffix = epochSuffix(this.host.readCeiling);
     }
     // A range deleted (deleteBelow) as of the read: the scan starts past it, not through its rows.
     const cleaned = readEpoch === undefined ? this.cleanedEnd : this.cleanings.length > 0 ? this.cleanedAsOf(readEpoch) : '';

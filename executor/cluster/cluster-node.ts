@@ -49,6 +49,7 @@ import { EtcdCoordinator, type NodeRecord } from './etcd-coordinator.js';
 import { RemoteShareServer } from './remote-share-server.js';
 import { RemoteShares } from './remote-shares.js';
 import { sourceFragmentWorkerScript } from '../connectors/source-fragment-worker-script.js';
+import { fragmentWorkerScript } from '../stream/parallel/parallel-fragment.js';
 
 export interface ClusterOptions {
   /** etcd client endpoints, `http://host:port` (etcd-coordinator.ts parses --cluster). */
@@ -184,6 +185,7 @@ export class ClusterNode implements Engine {
         dataDir: this.engineOptions.dataDir,
         peerKey: () => this.peerKey,
         workerScript: sourceFragmentWorkerScript,
+        keyedWorkerScript: fragmentWorkerScript,
         log: this.options.log,
       });
       this.shareAddress = await this.shareServer.listen();
@@ -499,6 +501,7 @@ export class ClusterNode implements Engine {
         self: record.nodeId === this.nodeId,
         shareAddress: record.shareAddress ?? null,
         shareUnits: this.role === 'leader' ? (this.shares?.unitsOf(record.nodeId) ?? null) : null,
+        shareRows: this.role === 'leader' ? (this.shares?.rowsOf(record.nodeId) ?? null) : null,
       }));
   }
 

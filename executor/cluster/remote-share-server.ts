@@ -11,14 +11,36 @@
 // (`<data-dir>/remote-shares`, emptied at start, shared by every connection): it only encodes
 // each epoch's rows into the batch the leader writes. Nothing written here is ever read as the
 // view's: the leader's WriteBatch is the only place the rows land.
+//
+// A keyed fragment's share (keyed-share-worker.ts on the leader; README.md, "Keyed shares") runs
+// the fragments' worker (parallel/fragment-worker.ts) over a RocksDB of its own
+// (`<data-dir>/remote-keyed-shares/<n>`, removed when the connection ends), first written with the
+// seed the leader sent (the fragment's state tables' entries and records): the worker reads the
+// committed state of its vnodes there. Each request (unheld rows, a seal, a commit) is answered in
+// order, and each commit's batch is written to that store too before it goes to the leader, so the
+// store stays the share's committed state while the leader's database stays the whole truth.
 
 import { rmSync, mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { RocksDatabase } from '../../storage/rocksdb.js';
 import type { MainToSourceWorker, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
+import type { MainToWorker, WorkerToMain } from '../stream/parallel/protocol.js';
 import { WorkerHandle } from '../stream/parallel/worker-handle.js';
 import { formatAddress, frame, newNonce, proofMatches, proofOf, readFrames, type Handshake } from './remote-share-link.js';
+
+type Forwarded = MainToSourceWorker | MainToWorker;
+type Answered = SourceWorkerToMain | WorkerToMain;
+
+/** The messages a keyed share's leader sends (protocol.ts' MainToWorker; `ranges` never: its workers generate nothing). */
+const KEYED_MESSAGES: ReadonlySet<string> = new Set(['rows', 'seal', 'commit', 'durable', 'failed', 'abort', 'budget', 'close']);
+
+/** A keyed share's store on this node: its own RocksDB, removed when the share ends. */
+interface KeyedStore {
+  readonly database: RocksDatabase;
+  readonly token: number;
+  readonly path: string;
+}
 
 /** How long a connection may take to prove itself and open its share, by default. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
@@ -30,6 +52,8 @@ export interface RemoteShareServerOptions {
   readonly peerKey: () => string | undefined;
   /** The source fragments' worker script. */
   readonly workerScript: () => URL;
+  /** The keyed fragments' worker script (parallel/fragment-worker.ts). */
+  readonly keyedWorkerScript: () => URL;
   readonly log: (line: string) => void;
   /** How long a connection may take to prove itself and open its share (default 10 s). */
   readonly handshakeTimeoutMs?: number;
@@ -40,9 +64,15 @@ export class RemoteShareServer {
   private database: RocksDatabase | undefined;
   private token: number | undefined;
   private readonly sockets = new Set<Socket>();
-  private readonly handles = new Set<WorkerHandle<MainToSourceWorker, SourceWorkerToMain>>();
+  private readonly handles = new Set<WorkerHandle<Forwarded, Answered>>();
   /** Units generated and batches handed over, for every connection (oxbow_catalog.nodes). */
   units = 0;
+  /** Rows of keyed shares whose epochs were handed over, for every connection. */
+  rows = 0;
+  /** Keyed shares opened since the start (each its own store directory). */
+  private keyedShares = 0;
+  /** Keyed shares' stores being closed and removed. */
+  private readonly releasing = new Set<Promise<void>>();
   address = '';
 
   constructor(private readonly options: RemoteShareServerOptions) {
@@ -76,7 +106,9 @@ export class RemoteShareServer {
     socket.setNoDelay(true);
     let stage: 'hello' | 'proof' | 'open' | 'running' = 'hello';
     let nonce: Uint8Array | undefined;
-    let handle: WorkerHandle<MainToSourceWorker, SourceWorkerToMain> | undefined;
+    let handle: WorkerHandle<Forwarded, Answered> | undefined;
+    /** A keyed share's own store (the connection opened a keyed fragment's share). */
+    let keyed: KeyedStore | undefined;
     /** Answers leave in the order their commits came. */
     let answers: Promise<void> = Promise.resolve();
     /** Units posted since the last commit. */
@@ -92,18 +124,69 @@ export class RemoteShareServer {
       this.sockets.delete(socket);
       if (handle !== undefined) {
         this.handles.delete(handle);
-        void handle.close();
+        const closed = handle.close();
+        if (keyed !== undefined) {
+          const store = keyed;
+          const released = closed.finally(async () => {
+            store.database.unshare(store.token);
+            await store.database.close().catch(() => undefined);
+            rmSync(store.path, { recursive: true, force: true });
+          });
+          this.releasing.add(released);
+          void released.finally(() => this.releasing.delete(released));
+        }
       }
     });
     const send = (message: unknown): void => {
       if (!socket.destroyed) socket.write(frame(message));
     };
+    /**
+     * A keyed share's messages: each request (unheld rows, a seal, a commit) is answered in order;
+     * each commit's batch is written to the share's store as well, so the worker reads its own
+     * committed rows there once its caches let them go.
+     */
+    const relayKeyed = (message: MainToWorker): void => {
+      const worker = handle! as WorkerHandle<MainToWorker, WorkerToMain>;
+      if (message.t === 'close') {
+        void answers.finally(() => socket.end());
+        return;
+      }
+      if (!KEYED_MESSAGES.has(message.t)) return fail(new Error(`an unknown message ${String((message as { t?: unknown }).t)}`));
+      let rows = 0;
+      if (message.t === 'rows') for (const input of message.inputs) rows += input?.count ?? 0;
+      if (message.t === 'abort') pendingUnits = 0;
+      const request = message.t === 'seal' || message.t === 'commit' || (message.t === 'rows' && !message.holding);
+      if (!request) {
+        pendingUnits += rows;
+        worker.post(message);
+        return;
+      }
+      pendingUnits += rows;
+      const answer = worker.request(message, `its answer to a ${message.t}`);
+      const store = keyed!;
+      const counted = message.t === 'commit' ? pendingUnits : 0;
+      if (message.t === 'commit') pendingUnits = 0;
+      answers = answers.then(async () => {
+        try {
+          const answered = await worker.answered(answer);
+          if (answered.t === 'batch') {
+            store.database.write(Buffer.from(answered.bytes, 0, answered.length));
+            this.rows += counted;
+          }
+          send(answered);
+        } catch (error) {
+          const failed = error as { code?: string; message?: string };
+          send({ t: 'error', code: failed.code ?? 'XX000', message: failed.message ?? String(error) });
+        }
+      });
+    };
     readFrames(
       socket,
       (message) => {
         const received = message as Handshake | MainToSourceWorker;
+        if (stage === 'running' && keyed !== undefined) return relayKeyed(received as MainToWorker);
         if (stage === 'running') {
-          const worker = handle!;
+          const worker = handle! as WorkerHandle<MainToSourceWorker, SourceWorkerToMain>;
           const forwarded = received as MainToSourceWorker;
           if (forwarded.t === 'commit') {
             const answer = worker.request(forwarded, `its batch of epoch ${forwarded.epoch}`);
@@ -142,13 +225,22 @@ export class RemoteShareServer {
           clearTimeout(timer);
           let script: URL;
           let database: { token: number; path: string };
+          let shareData = received.data as object;
           try {
-            script = this.options.workerScript();
-            database = this.scratch();
+            if ((shareData as { kind?: unknown }).kind === 'keyed') {
+              const { kind: _kind, seed, ...rest } = shareData as { kind: string; seed: Uint8Array };
+              shareData = rest;
+              script = this.options.keyedWorkerScript();
+              keyed = this.keyedStore(seed);
+              database = { token: keyed.token, path: keyed.path };
+            } else {
+              script = this.options.workerScript();
+              database = this.scratch();
+            }
           } catch (error) {
             return fail(error instanceof Error ? error : new Error(String(error)));
           }
-          handle = new WorkerHandle<MainToSourceWorker, SourceWorkerToMain>(script, { ...(received.data as object), ...database }, "a remote share's worker");
+          handle = new WorkerHandle<Forwarded, Answered>(script, { ...shareData, ...database }, "a remote share's worker");
           this.handles.add(handle);
           // A worker that ends ends the connection: the leader runs the share itself at once.
           void handle.exited.then(() => fail(new Error("the share's worker thread ended")));
@@ -159,6 +251,16 @@ export class RemoteShareServer {
       },
       fail,
     );
+  }
+
+  /** A keyed share's own store, under `<data-dir>/remote-keyed-shares/<n>`, seeded with the fragment's state. */
+  private keyedStore(seed: Uint8Array): KeyedStore {
+    const path = join(this.options.dataDir, 'remote-keyed-shares', String(++this.keyedShares));
+    rmSync(path, { recursive: true, force: true });
+    mkdirSync(path, { recursive: true });
+    const database = RocksDatabase.open(path);
+    if (seed.length > 0) database.write(Buffer.from(seed.buffer, seed.byteOffset, seed.length));
+    return { database, token: database.share(), path };
   }
 
   /**
@@ -177,6 +279,7 @@ export class RemoteShareServer {
     for (const socket of this.sockets) socket.destroy();
     await closed;
     await Promise.all([...this.handles].map((handle) => handle.close()));
+    await Promise.all([...this.releasing]);
     if (this.database !== undefined) {
       if (this.token !== undefined) this.database.unshare(this.token);
       await this.database.close();

@@ -22,6 +22,13 @@ export interface RemoteShareData {
   readonly timeoutMs: number;
 }
 
+/** What keyed-share-worker.ts gets besides a fragment worker's data. */
+export interface KeyedShareData extends RemoteShareData {
+  readonly kind: 'keyed';
+  /** The fragment's state tables' committed entries and records (packed), which the node's store starts from. */
+  readonly seed: Uint8Array;
+}
+
 export interface SharePeer {
   readonly nodeId: string;
   readonly shareAddress: string;
@@ -29,6 +36,8 @@ export interface SharePeer {
 
 export class RemoteShares implements RemoteShareSource {
   private readonly stats = new Map<string, BigInt64Array[]>();
+  /** Per node, the counters of its keyed shares (rows of epochs it handed over). */
+  private readonly keyedStats = new Map<string, BigInt64Array[]>();
   /** The peers' keys as last read, and how many times they changed. */
   private seen = '';
   private changes = 0;
@@ -73,6 +82,37 @@ export class RemoteShares implements RemoteShareSource {
       const data: RemoteShareData = { address: peer.shareAddress, node: peer.nodeId, key, stats, fallbackScript: fallbackScript.href, timeoutMs: this.timeoutMs };
       return { node: peer.nodeId, script, data, key: RemoteShares.keyOf(peer), failed: () => Atomics.load(counters, 1) !== 0n };
     });
+  }
+
+  /**
+   * One target per peer for a keyed fragment being built (keyed-share-worker.ts): the share is cut
+   * when the fragment is built and stays with the fragment (a node that joins later gets shares of
+   * fragments built after it joined); a failed one runs on this node until the fragment is gone.
+   */
+  keyedTargets(fallbackScript: URL, seed: Uint8Array): RemoteShareTarget[] {
+    const key = this.key();
+    if (key === undefined) return [];
+    const peers = this.peers();
+    if (peers.length === 0) return [];
+    const script = compiledWorkerScript(import.meta.url, './keyed-share-worker.js');
+    return peers.map((peer) => {
+      const stats = new SharedArrayBuffer(16);
+      const counters = new BigInt64Array(stats);
+      let list = this.keyedStats.get(peer.nodeId);
+      if (list === undefined) this.keyedStats.set(peer.nodeId, (list = []));
+      list.push(counters);
+      const data: KeyedShareData = { kind: 'keyed', address: peer.shareAddress, node: peer.nodeId, key, stats, fallbackScript: fallbackScript.href, timeoutMs: this.timeoutMs, seed };
+      return { node: peer.nodeId, script, data, key: RemoteShares.keyOf(peer), failed: () => Atomics.load(counters, 1) !== 0n };
+    });
+  }
+
+  /** Rows of keyed fragments node `nodeId` processed for this leader (epochs it handed over), or null when it got no keyed share. */
+  rowsOf(nodeId: string): bigint | null {
+    const list = this.keyedStats.get(nodeId);
+    if (list === undefined) return null;
+    let rows = 0n;
+    for (const stats of list) rows += Atomics.load(stats, 0);
+    return rows;
   }
 
   /** Units node `nodeId` generated for this leader, or null when it got no share. */

@@ -29,10 +29,12 @@ export interface ClusterNodeRow {
   readonly shareAddress: string | null;
   /** On the leader: the source units this node generated for it in remote shares (null: it got no share). */
   readonly shareUnits: bigint | null;
+  /** Rows of keyed fragments the node processed for the leader (its keyed shares' handed-over epochs). */
+  readonly shareRows: bigint | null;
 }
 
 export const nodesTable: SystemTable = {
-  def: systemRelation(NODES_RELATION_ID, 'oxbow_catalog', 'nodes', ['node_id:text', 'address:text', 'role:text', 'state:text', 'checkpoint_epoch:int8', 'lease_id:text', 'is_self:bool', 'share_address:text', 'share_units:int8']),
+  def: systemRelation(NODES_RELATION_ID, 'oxbow_catalog', 'nodes', ['node_id:text', 'address:text', 'role:text', 'state:text', 'checkpoint_epoch:int8', 'lease_id:text', 'is_self:bool', 'share_address:text', 'share_units:int8', 'share_rows:int8']),
   rows: (context) =>
-    (context.clusterNodes?.() ?? []).map((node): Row => [node.nodeId, node.address, node.role, node.state, node.checkpointEpoch, node.leaseId, node.self, node.shareAddress, node.shareUnits]),
+    (context.clusterNodes?.() ?? []).map((node): Row => [node.nodeId, node.address, node.role, node.state, node.checkpointEpoch, node.leaseId, node.self, node.shareAddress, node.shareUnits, node.shareRows]),
 };

@@ -119,6 +119,7 @@ describe('oxbow_catalog system tables', () => {
       ['is_self', 'boolean'],
       ['share_address', 'text'],
       ['share_units', 'bigint'],
+      ['share_rows', 'bigint'],
     ]);
   });
 

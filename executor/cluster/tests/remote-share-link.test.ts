@@ -26,6 +26,7 @@ beforeAll(async () => {
     dataDir: dir,
     peerKey: () => KEY,
     workerScript: () => new URL('file:///nonexistent.js'),
+    keyedWorkerScript: () => new URL('file:///nonexistent.js'),
     log: (line) => void log.push(line),
     handshakeTimeoutMs: 500,
   });

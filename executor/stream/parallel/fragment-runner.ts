@@ -109,6 +109,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
       ),
       { retentionMs: data.retentionMs, memoryLimitBytes: data.rowCacheBytes },
     );
+    if (data.base !== undefined) store.startAt(BigInt(data.base.epoch), BigInt(data.base.until));
     const context = new StreamContext(store, data.viewId, { record: (_viewId, message) => void errors.push(message) }, data.viewRetentionMs);
     context.groupCaches = new GroupCacheBudget(data.groupCacheBytes);
     memory = new WorkerMemoryMeter(store.budget, context.groupCaches, data.rowCacheBytes, data.groupCacheBytes);

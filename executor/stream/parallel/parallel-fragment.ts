@@ -24,6 +24,7 @@ import { ownerOf, splitShares, VnodeHasher } from './vnode.js';
 import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 import type { WorkerMemory, WorkerStatus } from './worker-memory.js';
 import type { WorkerPool } from '../../batch/worker-pool.js';
+import type { RemoteShareTarget } from './source-fragment.js';
 
 
 /**
@@ -149,6 +150,8 @@ export class ParallelFragmentNode implements StreamNode {
   private readonly settings: WorkerSettings;
   /** Units the workers may hold not yet taken before the source waits (the engine's `keyedSourceCredit`). */
   private readonly credit: number;
+  /** The node of each remote share, after the worker threads (EXPLAIN ANALYZE). */
+  readonly remoteNodes: string[] = [];
 
   constructor(
     /** The fragment's nodes on the main thread's plan (their state tables) and the workers' copy. */
@@ -162,6 +165,8 @@ export class ParallelFragmentNode implements StreamNode {
     settings: WorkerSettings,
     private readonly onDispose: (node: ParallelFragmentNode) => void,
     generated: readonly (GeneratedSource | null)[] = [],
+    /** Shares on other nodes, after the worker threads (never for a fragment whose workers generate an input). */
+    remotes: readonly RemoteShareTarget[] = [],
   ) {
     this.generated = generated;
     this.settings = settings;
@@ -182,35 +187,43 @@ export class ParallelFragmentNode implements StreamNode {
     // The main store keeps the tables' windows and garbage collection; the workers write their rows.
     for (const node of nodes) for (const declaration of node.stateTables) context.stateTable(declaration);
     this.progress = generating ? new Int32Array(new SharedArrayBuffer(4 * settings.parallelism)) : undefined;
+    // Every owner of vnodes: the threads, then the shares on other nodes.
+    const total = settings.parallelism + remotes.length;
     this.exchanges = exchangeInputs.map((input) => ({
       input,
       hasher: new VnodeHasher(input.types),
-      writers: Array.from({ length: settings.parallelism }, () => new ByteWriter(64 * 1024)),
-      counts: new Array<number>(settings.parallelism).fill(0),
+      writers: Array.from({ length: total }, () => new ByteWriter(64 * 1024)),
+      counts: new Array<number>(total).fill(0),
     }));
+    const dataOf = (worker: number): Omit<FragmentWorkerData, 'signal'> => ({
+      token: settings.token,
+      path: settings.path,
+      plan: workerPlan,
+      rowIds: exchangeInputs.map((input) => input.rowIds),
+      viewId: context.viewId,
+      worker,
+      parallelism: total,
+      retentionMs: settings.retentionMs,
+      viewRetentionMs: context.viewRetentionMs,
+      rowCacheBytes: settings.rowCacheBytes,
+      groupCacheBytes: settings.groupCacheBytes,
+      cacheShare: settings.cacheShare,
+      tuning: context.tuning,
+      sources: generating ? generated.map((source) => source?.input ?? null) : undefined,
+      peers: generating ? peers[worker]! : undefined,
+      progress: this.progress?.buffer as SharedArrayBuffer | undefined,
+    });
     for (let worker = 0; worker < settings.parallelism; worker++) {
       const ports = peers[worker]!.filter((port): port is MessagePort => port !== null);
-      this.workers.push(
-        new FragmentWorker(settings.script, {
-          token: settings.token,
-          path: settings.path,
-          plan: workerPlan,
-          rowIds: exchangeInputs.map((input) => input.rowIds),
-          viewId: context.viewId,
-          worker,
-          parallelism: settings.parallelism,
-          retentionMs: settings.retentionMs,
-          viewRetentionMs: context.viewRetentionMs,
-          rowCacheBytes: settings.rowCacheBytes,
-          groupCacheBytes: settings.groupCacheBytes,
-          cacheShare: settings.cacheShare,
-          tuning: context.tuning,
-          sources: generating ? generated.map((source) => source?.input ?? null) : undefined,
-          peers: generating ? peers[worker]! : undefined,
-          progress: this.progress?.buffer as SharedArrayBuffer | undefined,
-        }, ports, settings),
-      );
+      this.workers.push(new FragmentWorker(settings.script, dataOf(worker), ports, settings));
     }
+    // Shares on other nodes (a cluster's leader under --remote-shares on): one more owner of vnodes
+    // each, its relay thread answering as a worker does (executor/cluster/keyed-share-worker.ts).
+    remotes.forEach((remote, index) => {
+      const data = { ...dataOf(settings.parallelism + index), ...remote.data } as Omit<FragmentWorkerData, 'signal'>;
+      this.workers.push(new FragmentWorker(remote.script, data, [], { ...settings, pool: undefined, onMemory: () => undefined }));
+      this.remoteNodes.push(remote.node);
+    });
   }
 
   initial(): ChangeBatch {
@@ -222,7 +235,9 @@ export class ParallelFragmentNode implements StreamNode {
     const waited = this.workers.reduce((sum, worker) => sum + worker.waitedMs, 0);
     const keys = this.exchanges.map((exchange) => `(${exchange.input.text})`).join(', ');
     const generating = this.generated.some((source) => source !== null) ? `, ${this.units} source units generated in the workers, the source held ${this.holds} times` : '';
-    return `StreamExchange dist by ${keys} to ${this.workers.length} workers${generating}, waited ${waited.toFixed(3)} ms`;
+    const remotes = this.remoteNodes.length;
+    const nodes = remotes === 0 ? '' : ` and ${remotes} other node${remotes === 1 ? '' : 's'}`;
+    return `StreamExchange dist by ${keys} to ${this.workers.length - remotes} workers${nodes}${generating}, waited ${waited.toFixed(3)} ms`;
   }
 
   /** Each worker's memory and waits (oxbow_catalog.memory, oxbow_catalog.dataflow_workers). */

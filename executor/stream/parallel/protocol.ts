@@ -45,6 +45,12 @@ export interface FragmentWorkerData {
   readonly groupCacheBytes: number;
   readonly cacheShare: number;
   readonly tuning: StreamTuning;
+  /**
+   * A worker taking over a remote share (executor/cluster/keyed-share-worker.ts): its store starts as
+   * of epoch `base` and reads no newer versions of the backend until epoch `until` is durable here
+   * (MvccStateStore.startAt), decimal strings.
+   */
+  readonly base?: { readonly epoch: string; readonly until: string };
   /** Two Int32s: [0] bumped after every answer is posted, [1] set to 1 when the thread exits. */
   readonly signal: SharedArrayBuffer;
 }

@@ -77,6 +77,13 @@ export interface RemoteShareSource {
   keys(): ReadonlySet<string>;
   /** A target for each node that takes shares and whose key is not in `skip`. */
   targets(script: URL, skip: ReadonlySet<string>): RemoteShareTarget[];
+  /**
+   * A target per node that takes shares, for a keyed fragment being built (parallel-fragment.ts):
+   * `script` is the fragment's worker script (run on this node when the share fails over), `seed`
+   * the fragment's state tables' committed entries and records (packed: write-batch.ts), which the
+   * node's store starts from.
+   */
+  keyedTargets?(script: URL, seed: Uint8Array): RemoteShareTarget[];
 }
 
 /** What SourceFragments gives a source fragment to start its workers with. */

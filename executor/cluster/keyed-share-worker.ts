@@ -1,0 +1,252 @@
+// The leader's thread for one remote share of a keyed fragment (executor/cluster/README.md, "Keyed
+// shares"): to the main thread it is one more worker of the fragment (parallel-fragment.ts), owning
+// the vnodes `vnode mod (N + R)` gives its index, answering the fragment workers' protocol
+// (protocol.ts) through worker-port.ts. The messages go to another node's remote-share-server.ts
+// over TCP (remote-share-link.ts), which runs the same worker (fragment-worker.ts) over a store of
+// its own, seeded with the fragment's state tables, and sends each request's answer back in order.
+//
+// Failure never costs an epoch. This thread logs every message of every epoch not yet durable (the
+// rows, seals and commits of the epochs whose batch is in flight or handed over, and of the open
+// one) and which requests the main thread has had its answer to. When the node fails (no
+// connection, closed, garbage, an error answer, no answer within the deadline) it starts the
+// fragment's worker here over the leader's database and replays that log into it in order: answers
+// the main thread already has are dropped (the node's batches of those epochs are already in their
+// WriteBatches), the others are answered. The replayed worker's store starts as of the epoch before
+// the oldest one in the log and reads no newer version of the database until the epochs the node
+// handed over are durable (MvccStateStore.startAt): their writes may or may not be written yet,
+// and its own replay of them stands for them meanwhile.
+
+import { connect, type Socket } from 'node:net';
+import { workerData, type MessagePort } from 'node:worker_threads';
+import { toSqlError } from '../../sql/errors.js';
+import type { FragmentWorkerData, MainToWorker, WorkerToMain } from '../stream/parallel/protocol.js';
+import { WorkerHandle } from '../stream/parallel/worker-handle.js';
+import { WorkerPort } from '../stream/parallel/worker-port.js';
+import { frame, newNonce, parseAddress, proofMatches, proofOf, readFrames, type Handshake } from './remote-share-link.js';
+import type { KeyedShareData } from './remote-shares.js';
+
+type Data = FragmentWorkerData & KeyedShareData & { readonly port: MessagePort };
+const data = workerData as Data;
+const channel = new WorkerPort<WorkerToMain>();
+/** [0] rows of the epochs whose batch the node handed over, [1] 1 once the share runs on the leader. */
+const stats = new BigInt64Array(data.stats);
+
+/** One message of the main thread, kept until its epoch is durable. */
+interface Entry {
+  readonly message: MainToWorker;
+  /** The main thread waits for an answer to it (unheld rows, a seal, a commit). */
+  readonly request: boolean;
+  /** The main thread has its answer. */
+  answered: boolean;
+  /** Rows of a rows message; of a commit, the epoch's. */
+  readonly rows: number;
+  /** When the node must have answered it. */
+  deadline: number;
+}
+
+/** An epoch's messages; `epoch` once committed. The last one is the open epoch. */
+interface EpochLog {
+  entries: Entry[];
+  epoch?: string;
+}
+
+let mode: 'remote' | 'local' = 'remote';
+let closing = false;
+let socket: Socket | undefined;
+/** Frames waiting for the handshake to finish. */
+let outbox: Buffer[] | undefined = [];
+const log: EpochLog[] = [{ entries: [] }];
+/** Requests sent and not answered yet, oldest first. */
+let pending: Entry[] = [];
+let local: WorkerHandle<MainToWorker, WorkerToMain> | undefined;
+/** The local worker's answers, in order. */
+let answers: Promise<void> = Promise.resolve();
+
+function open(): EpochLog {
+  return log[log.length - 1]!;
+}
+
+function send(message: unknown): void {
+  if (mode !== 'remote') return;
+  const bytes = frame(message);
+  if (outbox !== undefined) outbox.push(bytes);
+  else socket?.write(bytes);
+}
+
+function forward(message: WorkerToMain): void {
+  if (message.t === 'batch') {
+    // The node's memory is not this process's: no report for the memory manager.
+    channel.answer({ t: 'batch', bytes: message.bytes, length: message.length, memory: undefined as never }, [message.bytes]);
+  } else if (message.t === 'output') {
+    channel.answer(message, [message.changes.bytes]);
+  } else {
+    channel.answer(message);
+  }
+}
+
+function onAnswer(message: WorkerToMain, from: 'remote' | 'local'): void {
+  if (from === 'remote' && mode !== 'remote') return;
+  const entry = pending.shift();
+  if (entry === undefined) {
+    if (from === 'remote') failOver(`it sent a ${String((message as { t?: unknown }).t)} no request asked for`);
+    return;
+  }
+  if (from === 'remote' && message.t === 'error') {
+    // The node's worker failed: the request runs here instead; if it fails here too, that error
+    // fails it, as on a node without remote shares.
+    pending.unshift(entry);
+    return failOver(`it answered ${message.code}: ${message.message}`);
+  }
+  // A replayed request the node answered before it failed: the main thread has that answer.
+  if (entry.answered) return;
+  entry.answered = true;
+  if (message.t === 'batch' && from === 'remote') Atomics.add(stats, 0, BigInt(entry.rows));
+  forward(message);
+}
+
+/** Sends a logged message to whoever runs the share. */
+function dispatch(entry: Entry): void {
+  if (mode === 'remote') {
+    if (entry.request) {
+      entry.deadline = Date.now() + data.timeoutMs;
+      pending.push(entry);
+    }
+    return send(entry.message);
+  }
+  const worker = local!;
+  if (!entry.request) return worker.post(entry.message);
+  pending.push(entry);
+  const answer = worker.request(entry.message, 'its answer');
+  answers = answers.then(async () => {
+    let message: WorkerToMain;
+    try {
+      message = await worker.answered(answer);
+    } catch (error) {
+      const failed = toSqlError(error);
+      message = { t: 'error', code: failed.code, message: failed.message };
+    }
+    onAnswer(message, 'local');
+  });
+}
+
+/** A message that is not logged (acknowledgments, the budget) to whoever runs the share. */
+function passOn(message: MainToWorker): void {
+  if (mode === 'remote') send(message);
+  else local!.post(message);
+}
+
+/** The remote node is given up: the logged epochs run here. */
+function failOver(reason: string): void {
+  if (mode === 'local' || closing) return;
+  mode = 'local';
+  outbox = undefined;
+  socket?.destroy();
+  Atomics.store(stats, 1, 1n);
+  process.stderr.write(`oxbow: the keyed share on node ${data.node} (${data.address}) failed: ${reason}; its share runs on this node from now on\n`);
+  const committed = log.filter((epoch) => epoch.epoch !== undefined);
+  // The node answers commits in order: the epochs it handed over are the first committed ones.
+  const handed = committed.filter((epoch) => epoch.entries[epoch.entries.length - 1]!.answered);
+  const base = handed.length === 0 ? undefined : { epoch: (BigInt(committed[0]!.epoch!) - 1n).toString(), until: handed[handed.length - 1]!.epoch! };
+  const { address: _address, key: _key, node: _node, stats: _stats, fallbackScript, timeoutMs: _timeout, seed: _seed, kind: _kind, port: _port, signal: _signal, ...worker } =
+    data as Data & { signal: SharedArrayBuffer };
+  local = new WorkerHandle<MainToWorker, WorkerToMain>(new URL(fallbackScript), base === undefined ? worker : { ...worker, base }, "a parallel fragment's worker");
+  pending = [];
+  for (const epoch of log) for (const entry of epoch.entries) dispatch(entry);
+}
+
+function start(): void {
+  let target: { host: string; port: number };
+  try {
+    target = parseAddress(data.address);
+  } catch (error) {
+    return failOver((error as Error).message);
+  }
+  const nonce = newNonce();
+  let stage: 'challenge' | 'running' = 'challenge';
+  const connection = connect(target);
+  socket = connection;
+  connection.setNoDelay(true);
+  connection.on('error', (error) => failOver(error.message));
+  connection.on('close', () => failOver('the connection closed'));
+  connection.on('connect', () => connection.write(frame({ t: 'hello', nonce } satisfies Handshake)));
+  readFrames(
+    connection,
+    (message) => {
+      if (mode !== 'remote') return;
+      if (stage === 'running') return onAnswer(message as WorkerToMain, 'remote');
+      const challenge = message as Handshake;
+      if (challenge.t !== 'challenge' || !proofMatches(data.key, 'server', nonce, challenge.proof) || !(challenge.nonce instanceof Uint8Array)) {
+        return failOver('it did not prove it holds the cluster key');
+      }
+      const { token: _token, path: _path, address: _address, key: _key, node: _node, stats: _stats, fallbackScript: _script, timeoutMs: _timeout, port: _port, signal: _signal, ...share } =
+        data as Data & { signal: SharedArrayBuffer };
+      connection.write(frame({ t: 'proof', proof: proofOf(data.key, 'client', challenge.nonce) } satisfies Handshake));
+      connection.write(frame({ t: 'open', data: share } satisfies Handshake));
+      for (const bytes of outbox ?? []) connection.write(bytes);
+      outbox = undefined;
+      stage = 'running';
+    },
+    (error) => failOver(error.message),
+  );
+  const handshakeDeadline = Date.now() + data.timeoutMs;
+  const timer = setInterval(() => {
+    if (mode !== 'remote' || closing) return clearInterval(timer);
+    const now = Date.now();
+    if (stage !== 'running' && now > handshakeDeadline) return failOver(`no handshake within ${data.timeoutMs} ms`);
+    const oldest = pending[0];
+    if (oldest !== undefined && now > oldest.deadline) failOver(`no answer to a ${oldest.message.t} within ${data.timeoutMs} ms`);
+  }, Math.max(10, Math.min(100, data.timeoutMs / 4)));
+}
+
+channel.port.on('message', (message: MainToWorker) => {
+  switch (message.t) {
+    case 'rows':
+    case 'seal': {
+      let rows = 0;
+      if (message.t === 'rows') for (const input of message.inputs) rows += input?.count ?? 0;
+      const entry: Entry = { message, request: message.t === 'seal' || !message.holding, answered: false, rows, deadline: 0 };
+      open().entries.push(entry);
+      return dispatch(entry);
+    }
+    case 'commit': {
+      const current = open();
+      let rows = 0;
+      for (const entry of current.entries) rows += entry.rows;
+      const entry: Entry = { message, request: true, answered: false, rows, deadline: 0 };
+      current.entries.push(entry);
+      current.epoch = message.epoch;
+      log.push({ entries: [] });
+      return dispatch(entry);
+    }
+    case 'abort':
+      open().entries = [];
+      return passOn(message);
+    case 'durable':
+      // The oldest committed epoch is durable: nothing of it is replayed any more.
+      if (log.length > 1) log.shift();
+      return passOn(message);
+    case 'failed':
+      log.splice(0, log.length - 1);
+      return passOn(message);
+    case 'budget':
+      return passOn(message);
+    case 'ranges':
+      // A fragment whose workers generate an input has no remote shares.
+      return;
+    case 'close': {
+      closing = true;
+      if (mode === 'remote') {
+        send(message);
+        socket?.end();
+        // The server ends its side once it answered; a peer that does not is cut off.
+        setTimeout(() => socket?.destroy(), 1000).unref();
+        channel.close();
+      } else {
+        channel.close(answers.then(() => local?.close()));
+      }
+      return;
+    }
+  }
+});
+
+start();
