@@ -70,5 +70,10 @@ export interface MvccBackend {
   memoryUsage(): readonly MemoryPart[];
   /** Versions of the table shadowed by one at or below `epoch` may now be garbage-collected. */
   setRetentionWatermark(tableId: number, epoch: Epoch): void;
+  /**
+   * The table holds small records rewritten every epoch (StateTableSchema.records): RocksDB keeps
+   * them apart from the growing tables (its records column family). Idempotent; absent in memory.
+   */
+  markRecordsTable?(tableId: number): void;
   close(): Promise<void>;
 }

@@ -269,6 +269,8 @@ export class MvccStateStore implements StateStore, TableHost {
   table(schema: StateTableSchema): StateTable {
     this.assertOpen();
     assertTableId(schema.tableId);
+    // Its keys move to the records family in this call, whoever opened the table first (DESIGN.md §6).
+    if (schema.records === true) this.backend.markRecordsTable?.(schema.tableId);
     const existing = this.tables.get(schema.tableId);
     if (existing !== undefined) {
       if (schema !== existing.schema) {

@@ -1,6 +1,7 @@
 // The addon adds each run of puts of a packed batch in key order (native/src/packed-batch.h): the
 // order it uses equals a stable sort by Buffer.compare recomputed here, and a batch so reordered
-// leaves RocksDB exactly as applying its entries one by one, in packed order, does.
+// leaves RocksDB exactly as applying its entries one by one, in packed order, does; entries routed
+// to the records column family and range deletions spanning both families leave it as a map says.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -191,6 +192,85 @@ describe('packed batches in key order', () => {
         }
       }
       expect(contents(database)).toEqual([...expected].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('routes batches across the records family as applying them to a map does (range deletions spanning both)', async () => {
+    // Tables 3 and 9 in the default family, table 5 (marked) and the store's records (0xFFFFFFFF)
+    // in the records family; keys of every length from the bare table id on, range deletions
+    // between any two of them. After each batch: whole scans both ways, each family alone, point
+    // reads and a bounded scan against the map; a flush now and then moves the state into files.
+    const database = RocksDatabase.open(freshDirectory());
+    const tableKey = (table: number, tail: readonly number[]): Buffer => {
+      const bytes = Buffer.alloc(4 + tail.length);
+      bytes.writeUInt32BE(table, 0);
+      Buffer.from(tail).copy(bytes, 4);
+      return bytes;
+    };
+    const recordsTables = new Set([5, 0xffffffff]);
+    const model = new Map<string, string>();
+    expect(database.markRecordsTable(5)).toBe(true);
+    model.set(tableKey(0xffffffff, [0x72, 0, 0, 0, 5]).toString('hex'), ''); // the persisted mark
+    const routedKey = fc
+      .tuple(fc.constantFrom(3, 5, 9, 0xffffffff), fc.array(fc.constantFrom(0x00, 0x01, 0x72, 0x80, 0xff, 0x42), { maxLength: 6 }))
+      .map(([table, tail]) => tableKey(table, tail));
+    const routedOp: fc.Arbitrary<Op> = fc.oneof(
+      { weight: 6, arbitrary: fc.tuple(routedKey, fc.uint8Array({ maxLength: 4 })).map(([key, value]) => ({ op: BATCH_PUT, key, value: Buffer.from(value) })) },
+      { weight: 2, arbitrary: routedKey.map((key) => ({ op: BATCH_DELETE, key, value: Buffer.alloc(0) })) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .tuple(routedKey, routedKey)
+          .filter(([a, b]) => Buffer.compare(a, b) !== 0)
+          .map(([a, b]) => (Buffer.compare(a, b) < 0 ? { op: BATCH_DELETE_RANGE, key: a, value: b } : { op: BATCH_DELETE_RANGE, key: b, value: a })),
+      },
+    );
+    const sorted = (entries: Iterable<[string, string]>): [string, string][] => [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const scan = (options: Parameters<RocksDatabase['iterator']>[0]): [string, string][] => {
+      const iterator = database.iterator(options);
+      const out: [string, string][] = [];
+      for (let packed = iterator.nextPacked(5); packed !== null; packed = iterator.nextPacked(5)) {
+        forEachPacked(packed, (buffer, keyStart, keyEnd, valueStart, valueEnd) => out.push([buffer.toString('hex', keyStart, keyEnd), buffer.toString('hex', valueStart, valueEnd)]));
+      }
+      iterator.close();
+      return out;
+    };
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.array(routedOp, { minLength: 1, maxLength: 50 }), fc.boolean(), fc.nat(7), routedKey, routedKey, async (ops, writeAsync, dice, boundA, boundB) => {
+          if (writeAsync) await database.writeAsync(pack(ops), false);
+          else database.write(pack(ops), false);
+          for (const { op, key, value } of ops) {
+            if (op === BATCH_PUT) model.set(key.toString('hex'), value.toString('hex'));
+            else if (op === BATCH_DELETE) model.delete(key.toString('hex'));
+            else {
+              for (const hex of [...model.keys()]) {
+                const stored = Buffer.from(hex, 'hex');
+                if (Buffer.compare(stored, key) >= 0 && Buffer.compare(stored, value) < 0) model.delete(hex);
+              }
+            }
+          }
+          if (dice === 0) await database.flush();
+          const all = sorted(model);
+          expect(scan({})).toEqual(all);
+          expect(scan({ reverse: true })).toEqual([...all].reverse());
+          const inRecords = ([hex]: [string, string]): boolean => recordsTables.has(Buffer.from(hex, 'hex').readUInt32BE(0));
+          expect(scan({ family: 'records' })).toEqual(all.filter(inRecords));
+          expect(scan({ family: 'default' })).toEqual(all.filter((entry) => !inRecords(entry)));
+          const probes = ops.map((op) => op.key);
+          expect(database.multiGet(probes).map((value) => value?.toString('hex'))).toEqual(probes.map((probe) => model.get(probe.toString('hex'))));
+          for (const probe of probes) expect(database.get(probe)?.toString('hex')).toBe(model.get(probe.toString('hex')));
+          const [lowerBound, upperBound] = Buffer.compare(boundA, boundB) <= 0 ? [boundA, boundB] : [boundB, boundA];
+          if (Buffer.compare(lowerBound, upperBound) < 0) {
+            const inside = all.filter(([hex]) => Buffer.compare(Buffer.from(hex, 'hex'), lowerBound) >= 0 && Buffer.compare(Buffer.from(hex, 'hex'), upperBound) < 0);
+            expect(scan({ lowerBound, upperBound })).toEqual(inside);
+            expect(scan({ lowerBound, upperBound, reverse: true })).toEqual([...inside].reverse());
+          }
+        }),
+        { numRuns: 250 },
+      );
     } finally {
       await database.close();
     }

@@ -30,6 +30,8 @@ class RocksBackendIterator implements BackendIterator {
 
 export class RocksBackend implements MvccBackend {
   readonly database: RocksDatabase;
+  /** Tables already marked as records tables through this backend (markRecordsTable is idempotent). */
+  private readonly recordsTables = new Set<number>();
   /** Point reads copy values here instead of allocating a Buffer per read. */
   private scratch = Buffer.allocUnsafe(4096);
 
@@ -149,7 +151,7 @@ export class RocksBackend implements MvccBackend {
 
   approximateKeys(lowerBound: Bytes, upperBound: Bytes): number {
     // RocksDB estimates keys only for the whole database; share it out by the range's bytes.
-    const totalKeys = Number(this.database.getProperty('rocksdb.estimate-num-keys') ?? '0');
+    const totalKeys = Number(this.database.getProperty('rocksdb.estimate-num-keys') ?? '0') + Number(this.database.getProperty('rocksdb.estimate-num-keys', 'records') ?? '0');
     const totalBytes = this.database.approximateSize(Buffer.alloc(0), Buffer.alloc(8, 0xff));
     if (totalBytes <= 0) return 0;
     return Math.round((totalKeys * this.database.approximateSize(lowerBound, upperBound)) / totalBytes);
@@ -167,6 +169,16 @@ export class RocksBackend implements MvccBackend {
 
   setRetentionWatermark(tableId: number, epoch: Epoch): void {
     this.database.setRetentionWatermark(tableId, epoch);
+  }
+
+  markRecordsTable(tableId: number): void {
+    if (this.recordsTables.has(tableId)) return;
+    try {
+      this.database.markRecordsTable(tableId);
+      this.recordsTables.add(tableId);
+    } catch (error) {
+      throw toStorageSqlError(error, `moving table ${tableId} to the records family`);
+    }
   }
 
   close(): Promise<void> {

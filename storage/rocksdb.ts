@@ -51,7 +51,9 @@ export interface OpenOptions {
    */
   readonly memtableBudgetBytes?: number;
   readonly blockBytes?: number;
+  /** Every level's compression (default zstd: one compression everywhere lets files move down untouched). */
   readonly compression?: 'none' | 'snappy' | 'lz4' | 'zstd';
+  /** The bottom level's, and blob files' (default: `compression`). */
   readonly bottommostCompression?: 'none' | 'snappy' | 'lz4' | 'zstd';
   readonly parallelism?: number;
   readonly maxOpenFiles?: number;
@@ -59,7 +61,16 @@ export interface OpenOptions {
   readonly readOnly?: boolean;
   /** Collect RocksDB tickers (statistics()); costs a little on every operation. */
   readonly statistics?: boolean;
+  /**
+   * false: open without the records column family (the layout of databases written before it, all
+   * keys in the default family), which tests of the migration use to make such a database. A
+   * database that has a records family refuses it.
+   */
+  readonly recordsFamily?: boolean;
 }
+
+/** The column families: `default` (the tables) and `records` (DESIGN.md §6, "The records family"). */
+export type ColumnFamily = 'default' | 'records';
 
 export interface IteratorOptions {
   /** Inclusive. */
@@ -75,12 +86,16 @@ export interface IteratorOptions {
    */
   readonly epochSuffix?: Bytes;
   readonly keepTombstones?: boolean;
+  /** Read this column family alone, whatever the bounds route to (tests and diagnostics). */
+  readonly family?: ColumnFamily;
 }
 
 export interface LiveFile {
   /** File name inside the database directory, e.g. "000012.sst". */
   readonly name: string;
   readonly directory: string;
+  /** The column family holding it. */
+  readonly family: ColumnFamily;
   readonly sizeBytes: number;
   readonly level: number;
   readonly fileNumber: number;
@@ -110,7 +125,7 @@ interface NativeDatabase {
   iterator(options: object): NativeIterator;
   snapshot(): number;
   releaseSnapshot(id: number): void;
-  getProperty(name: string): string | undefined;
+  getProperty(name: string, family?: ColumnFamily): string | undefined;
   memoryUsage(): [number, number, number, number, number, number];
   statistics(): { tickers: Record<string, number>; text: string } | undefined;
   liveFiles(): LiveFile[];
@@ -122,6 +137,8 @@ interface NativeDatabase {
   checkpoint(directory: string): Promise<void>;
   share(): number;
   unshare(token: number): void;
+  markRecordsTable(tableId: number): boolean;
+  recordsTables(): number[] | null;
 }
 
 interface NativeModule {
@@ -461,10 +478,37 @@ export class RocksDatabase {
     this.native.releaseSnapshot(snapshot.id);
   }
 
-  /** A RocksDB property ("rocksdb.estimate-num-keys", "rocksdb.stats", ...). */
-  getProperty(name: string): string | undefined {
+  /**
+   * A RocksDB property ("rocksdb.estimate-num-keys", "rocksdb.stats", ...) of the default column
+   * family, or of `family` (undefined for `records` when the database has none).
+   */
+  getProperty(name: string, family?: ColumnFamily): string | undefined {
     try {
-      return this.native.getProperty(name);
+      return this.native.getProperty(name, family);
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  /**
+   * Routes the table's keys to the records column family from now on (a table of small records
+   * rewritten every epoch: a replayed source's positions), moving those already written in one
+   * write, the mark persisted with them. True when newly marked; false when it was already, or the
+   * database was opened read-only (it routes by the marks persisted in it). Any thread sharing
+   * the database routes by it at once.
+   */
+  markRecordsTable(tableId: number): boolean {
+    try {
+      return this.native.markRecordsTable(tableId);
+    } catch (error) {
+      throw toRocksDbError(error);
+    }
+  }
+
+  /** The tables routed to the records family besides the store's own records; null without one. */
+  recordsTables(): number[] | null {
+    try {
+      return this.native.recordsTables();
     } catch (error) {
       throw toRocksDbError(error);
     }

@@ -18,6 +18,13 @@ export interface StateTableSchema {
   readonly primaryKey: readonly number[];
   /** Time-travel retention in milliseconds; undefined: the store's default. */
   readonly retentionMs?: number;
+  /**
+   * A table of a few small records rewritten every epoch (a replayed source's positions): on
+   * RocksDB it lives beside the store's own records in their column family, apart from the
+   * growing tables, whose flushed files then move down the LSM without rewrites (DESIGN.md §6).
+   * Fixed for the table's life.
+   */
+  readonly records?: boolean;
 }
 
 export interface ScanOptions {

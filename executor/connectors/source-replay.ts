@@ -58,6 +58,8 @@ export function positionTable(store: StateStore, relation: RelationDef): StateTa
     columnTypes: relation.columns.map((column) => column.type),
     primaryKey: relation.primaryKey,
     ...(relation.retentionMs === undefined ? {} : { retentionMs: relation.retentionMs }),
+    // One row per split rewritten every epoch: kept apart from the growing views (DESIGN.md §6).
+    records: true,
   });
 }
 

@@ -11,6 +11,7 @@
         "src/epoch-prefix-transform.cc",
         "src/options.cc",
         "src/packed-batch.cc",
+        "src/records-family.cc",
         "src/table-stats-collector.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],

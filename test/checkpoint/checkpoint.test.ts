@@ -21,6 +21,7 @@ import { FileObjectStore } from '../../storage/object-store/file-object-store.js
 import type { ObjectStore } from '../../storage/object-store/object-store.js';
 import { S3ObjectStore } from '../../storage/object-store/s3-object-store.js';
 import { openRocksStateStore, type RocksStateStore } from '../../storage/rocks-state-store.js';
+import { RocksDatabase } from '../../storage/rocksdb.js';
 import type { StateTableSchema } from '../../storage/state-table.js';
 import { S3RVER_CREDENTIALS, startS3rver, type S3rverProcess } from './support/s3rver.js';
 import { committedRows } from './support/committed-rows.js';
@@ -157,6 +158,47 @@ describe.each([
     const swept = await restarted.sweep();
     expect(swept.deletedFiles).toBe(2);
     expect((await remote.list('')).map((object) => object.key).sort()).toEqual([...named, ...manifests.map((manifest) => manifest.key)].sort());
+    await fixture.store.close();
+    remote.close();
+  });
+});
+
+describe('the records column family', () => {
+  it('a checkpoint uploads its files and a restore opens them: the records table and the epoch read back', async () => {
+    const fixture = new Fixture();
+    const remote = new FileObjectStore(mkdtempSync(join(work, 'remote-')));
+    const checkpointer = fixture.checkpointer(remote);
+    // A replayed source's positions: a records table (storage/DESIGN.md §6).
+    const positionsSchema: StateTableSchema = { tableId: 19999, columnTypes: [type('int8'), type('int8')], primaryKey: [0], records: true };
+    const positions = new Map<bigint, bigint>();
+    let epoch: Epoch = 0n;
+    for (let round = 0; round < 3; round++) {
+      const table = fixture.store.table(positionsSchema);
+      for (let split = 0n; split < 4n; split++) {
+        const position = BigInt(round * 100) + split;
+        table.insert([split, position]);
+        positions.set(split, position);
+      }
+      epoch = fixture.write(range(round * 1000, (round + 1) * 1000), `r${round}`);
+    }
+    expect((await checkpointer.checkpoint())!.status).toBe('complete');
+    const restoredDir = join(fixture.dir, 'restored');
+    const restored = await restoreFromObjectStore({ objectStore: remote, stateDir: restoredDir });
+    const names = new Set(restored.manifest!.files.map((file) => file.name));
+    const database = RocksDatabase.open(restoredDir, { readOnly: true, createIfMissing: false });
+    try {
+      const files = database.liveFiles();
+      expect(files.some((file) => file.family === 'records')).toBe(true);
+      expect(files.some((file) => file.family === 'default')).toBe(true);
+      for (const file of files) expect(names.has(file.name)).toBe(true);
+      expect(database.recordsTables()).toEqual([19999]);
+    } finally {
+      await database.close();
+    }
+    const { epoch: restoredEpoch, rows } = await rowsOf(restoredDir);
+    expect(restoredEpoch).toBe(epoch);
+    expect(rows).toEqual(modelRows(fixture.model));
+    expect((await committedRows(restoredDir, positionsSchema)).rows).toEqual([...positions].map(([split, position]) => [split, position]));
     await fixture.store.close();
     remote.close();
   });

@@ -12,13 +12,22 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "records-family.h"
 #include "table-stats-collector.h"
 #include "version-gc-filter.h"
 
 namespace oxbow {
 
 class IteratorWrap;
+
+/** The column family handles of an open DB, destroyed (once) before it closes. */
+struct FamilyHandles {
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  bool destroyed = false;
+  void Destroy(rocksdb::DB* db);
+};
 
 class Database : public Napi::ObjectWrap<Database> {
  public:
@@ -35,8 +44,13 @@ class Database : public Napi::ObjectWrap<Database> {
   const rocksdb::Snapshot* SnapshotById(Napi::Env env, uint32_t id) const;
 
   std::atomic<int> pendingWorkers{0};
-  /** Drops the cached point iterator (after a flush or compaction: releases replaced files now). */
+  /** Drops the cached point iterators (after a flush or compaction: releases replaced files now). */
   void ReleasePointIterator();
+  /**
+   * A new iterator over the families holding keys within `read`'s bounds: one family's, or both
+   * merged (records-family.h). Never overlaps a records table's migration.
+   */
+  rocksdb::Iterator* NewRoutedIterator(Napi::Env env, const rocksdb::ReadOptions& read, const std::string& onlyFamily);
 
  private:
   Napi::Value Close(const Napi::CallbackInfo& info);
@@ -61,10 +75,14 @@ class Database : public Napi::ObjectWrap<Database> {
   Napi::Value Checkpoint(const Napi::CallbackInfo& info);
   Napi::Value Share(const Napi::CallbackInfo& info);
   Napi::Value Unshare(const Napi::CallbackInfo& info);
+  Napi::Value MarkRecordsTable(const Napi::CallbackInfo& info);
+  Napi::Value RecordsTables(const Napi::CallbackInfo& info);
 
   void CloseIteratorsAndSnapshots();
-  /** The cached prefix-mode iterator for GetLatestVersion, recreated after writes. */
-  rocksdb::Iterator* PointIterator();
+  /** The cached prefix-mode iterator of a family (0 main, 1 records) for GetLatestVersion, refreshed after writes. */
+  rocksdb::Iterator* PointIterator(int index, rocksdb::ColumnFamilyHandle* family);
+  /** The families that exist (main, and records unless an old database was opened read-only). */
+  std::vector<rocksdb::ColumnFamilyHandle*> Families() const;
 
   rocksdb::DB* db_ = nullptr;
   /**
@@ -72,6 +90,10 @@ class Database : public Napi::ObjectWrap<Database> {
    * new Database(token)): RocksDB's DB is thread-safe, and the last owner to let go closes it.
    */
   std::shared_ptr<rocksdb::DB> owner_;
+  /** The DB's column family handles (shared like owner_) and the routing of keys to them. */
+  std::shared_ptr<FamilyHandles> families_;
+  std::shared_ptr<FamilyRouter> router_;
+  bool readOnly_ = false;
   /** A wrapper attached to a database another thread opened (its close() releases only itself). */
   bool attached_ = false;
   std::shared_ptr<rocksdb::Statistics> statistics_;
@@ -79,9 +101,12 @@ class Database : public Napi::ObjectWrap<Database> {
   std::set<IteratorWrap*> iterators_;
   std::map<uint32_t, const rocksdb::Snapshot*> snapshots_;
   uint32_t nextSnapshotId_ = 1;
-  rocksdb::Iterator* pointIterator_ = nullptr;
-  rocksdb::SequenceNumber pointIteratorSequence_ = 0;
-  uint64_t pointIteratorGeneration_ = 0;
+  struct PointIteratorCache {
+    rocksdb::Iterator* iterator = nullptr;
+    rocksdb::SequenceNumber sequence = 0;
+    uint64_t generation = 0;
+  };
+  PointIteratorCache pointIterators_[2];
   /** Bumped by flushes and compactions: a cached iterator must not pin replaced files. */
   std::shared_ptr<std::atomic<uint64_t>> fileGeneration_;
   /** tableStats()'s sums over the live files per table id, valid while fileGeneration_ equals tableStatsGeneration_. */

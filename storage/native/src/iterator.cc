@@ -36,12 +36,13 @@ Napi::Function IteratorWrap::Define(Napi::Env env) {
 }
 
 // new Iterator(database, { lowerBound?, upperBound?, reverse?, snapshot?, fillCache?, epochSuffix?,
-// keepTombstones? }); created through database.iterator(options).
+// keepTombstones?, family? }); created through database.iterator(options). `family` ("default" or
+// "records") reads that column family alone, whatever the bounds route to (tests, diagnostics).
 IteratorWrap::IteratorWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<IteratorWrap>(info) {
   Napi::Env env = info.Env();
   Napi::Object databaseObject = info[0].As<Napi::Object>();
   owner_ = Napi::ObjectWrap<Database>::Unwrap(databaseObject);
-  rocksdb::DB* db = owner_->OpenDb(env);
+  owner_->OpenDb(env);
   ownerReference_ = Napi::Persistent(databaseObject);
 
   rocksdb::ReadOptions read;
@@ -75,8 +76,10 @@ IteratorWrap::IteratorWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<It
       mvcc_ = true;
     }
     keepTombstones_ = options.Get("keepTombstones").ToBoolean().Value();
+    Napi::Value family = options.Get("family");
+    if (family.IsString()) onlyFamily_ = family.As<Napi::String>().Utf8Value();
   }
-  iterator_.reset(db->NewIterator(read));
+  iterator_.reset(owner_->NewRoutedIterator(env, read, onlyFamily_));
   owner_->RegisterIterator(this);
 }
 
@@ -103,7 +106,8 @@ Napi::Value IteratorWrap::Seek(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!iterator_) throw UsageError(env, "Closed", "the iterator or its database is closed");
   Napi::Buffer<char> key = info[0].As<Napi::Buffer<char>>();
-  rocksdb::Slice target(key.Data(), key.Length());
+  // An empty Buffer may have no data pointer; rocksdb::Slice::compare asserts on one.
+  const rocksdb::Slice target = key.Length() == 0 ? rocksdb::Slice() : rocksdb::Slice(key.Data(), key.Length());
   if (reverse_) {
     iterator_->SeekForPrev(target);
   } else {

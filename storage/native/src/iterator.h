@@ -49,6 +49,7 @@ class IteratorWrap : public Napi::ObjectWrap<IteratorWrap> {
   bool done_ = false;
   bool mvcc_ = false;
   bool keepTombstones_ = false;
+  std::string onlyFamily_;
   std::string epochSuffix_;  // ~epoch, big endian: versions with suffix >= this are visible
   // Forward MVCC: the prefix already answered (its older versions are skipped).
   std::string answeredPrefix_;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "epoch-prefix-transform.h"
+#include "records-family.h"
 
 namespace oxbow {
 
@@ -127,38 +128,67 @@ std::vector<Entry> Ordered(const char* data, size_t length) {
   return entries;
 }
 
-rocksdb::Status Add(rocksdb::WriteBatch* batch, const Entry& entry) {
-  const rocksdb::Slice key(entry.key, entry.keyLength);
-  if (entry.op == kPut) return batch->Put(key, rocksdb::Slice(entry.value, entry.valueLength));
-  if (entry.op == kDelete) return batch->Delete(key);
-  return AddDeleteRange(batch, key, rocksdb::Slice(entry.value, entry.valueLength));
-}
+// Adds entries to their families; consecutive entries of one table (most of a batch) look the
+// family up once.
+class RoutedAdder {
+ public:
+  RoutedAdder(rocksdb::WriteBatch* batch, const FamilyRouter& router) : batch_(batch), router_(router) {}
+
+  rocksdb::Status Add(const Entry& entry) {
+    const rocksdb::Slice key(entry.key, entry.keyLength);
+    if (entry.op == kDeleteRange) return AddRoutedDeleteRange(batch_, router_, key, rocksdb::Slice(entry.value, entry.valueLength));
+    const uint32_t tableId = KeyTableId(key);
+    if (family_ == nullptr || tableId != tableId_) {
+      tableId_ = tableId;
+      family_ = router_.ForTable(tableId);
+    }
+    if (entry.op == kPut) return batch_->Put(family_, key, rocksdb::Slice(entry.value, entry.valueLength));
+    return batch_->Delete(family_, key);
+  }
+
+ private:
+  rocksdb::WriteBatch* batch_;
+  const FamilyRouter& router_;
+  rocksdb::ColumnFamilyHandle* family_ = nullptr;
+  uint32_t tableId_ = 0;
+};
 
 }  // namespace
 
-rocksdb::Status AddDeleteRange(rocksdb::WriteBatch* batch, const rocksdb::Slice& start, const rocksdb::Slice& end) {
-  if (!InInsertHintDomain(start)) return batch->DeleteRange(start, end);
+rocksdb::Status AddDeleteRange(rocksdb::WriteBatch* batch, rocksdb::ColumnFamilyHandle* family, const rocksdb::Slice& start, const rocksdb::Slice& end) {
+  if (!InInsertHintDomain(start)) return batch->DeleteRange(family, start, end);
   if (start.compare(end) >= 0) return rocksdb::Status::OK();
-  rocksdb::Status status = batch->Delete(start);
+  rocksdb::Status status = batch->Delete(family, start);
   if (!status.ok()) return status;
   std::string after(start.data(), start.size());
   after.push_back('\0');
   if (rocksdb::Slice(after).compare(end) >= 0) return status;
-  return batch->DeleteRange(after, end);
+  return batch->DeleteRange(family, after, end);
 }
 
-rocksdb::Status ParsePackedBatch(const char* data, size_t length, rocksdb::WriteBatch* batch) {
+rocksdb::Status AddRoutedDeleteRange(rocksdb::WriteBatch* batch, const FamilyRouter& router, const rocksdb::Slice& start, const rocksdb::Slice& end) {
+  rocksdb::ColumnFamilyHandle* families[2];
+  const int count = router.ForRange(start, &end, families);
+  for (int i = 0; i < count; i++) {
+    rocksdb::Status status = AddDeleteRange(batch, families[i], start, end);
+    if (!status.ok()) return status;
+  }
+  return rocksdb::Status::OK();
+}
+
+rocksdb::Status ParsePackedBatch(const char* data, size_t length, rocksdb::WriteBatch* batch, const FamilyRouter& router) {
   bool sorted = false;
   rocksdb::Status status = Check(data, length, &sorted);
   if (!status.ok()) return status;
+  RoutedAdder adder(batch, router);
   if (sorted) {
     ForEachEntry(data, data + length, [&](const Entry& entry) {
-      if (status.ok()) status = Add(batch, entry);
+      if (status.ok()) status = adder.Add(entry);
     });
     return status;
   }
   for (const Entry& entry : Ordered(data, length)) {
-    status = Add(batch, entry);
+    status = adder.Add(entry);
     if (!status.ok()) return status;
   }
   return rocksdb::Status::OK();

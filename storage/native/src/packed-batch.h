@@ -11,6 +11,8 @@
 
 namespace oxbow {
 
+class FamilyRouter;
+
 /**
  * Parses `[u8 op][u32le keyLength][key][u32le valueLength][value]...` (op 1 put, 2 delete, 3 delete
  * range [key, value)) into `batch`. Each maximal run of consecutive puts is added in bytewise key
@@ -21,8 +23,12 @@ namespace oxbow {
  * a few cache lines each instead of a random path through the whole memtable (a 200k-row epoch
  * of random 49-byte keys: 5.7-5.9 us of CPU per row unsorted, 2.1-2.8 sorted at load 10-17;
  * BENCHMARKS.md, "Epoch write").
+ *
+ * Each entry goes to the column family `router` gives its key (records-family.h): the store's
+ * records and the records tables to the records family, the rest to the main one, all in the one
+ * batch (atomic across families); a range deletion to every family holding keys of its range.
  */
-rocksdb::Status ParsePackedBatch(const char* data, size_t length, rocksdb::WriteBatch* batch);
+rocksdb::Status ParsePackedBatch(const char* data, size_t length, rocksdb::WriteBatch* batch, const FamilyRouter& router);
 
 /**
  * The order ParsePackedBatch adds the entries in, as indexes of the packed entries (for tests:
@@ -36,6 +42,9 @@ rocksdb::Status PackedBatchOrder(const char* data, size_t length, std::vector<ui
  * range deletion from itself followed by a zero byte (no key lies between the two), an empty
  * range as nothing.
  */
-rocksdb::Status AddDeleteRange(rocksdb::WriteBatch* batch, const rocksdb::Slice& start, const rocksdb::Slice& end);
+rocksdb::Status AddDeleteRange(rocksdb::WriteBatch* batch, rocksdb::ColumnFamilyHandle* family, const rocksdb::Slice& start, const rocksdb::Slice& end);
+
+/** AddDeleteRange into every family `router` says may hold keys of [start, end). */
+rocksdb::Status AddRoutedDeleteRange(rocksdb::WriteBatch* batch, const FamilyRouter& router, const rocksdb::Slice& start, const rocksdb::Slice& end);
 
 }  // namespace oxbow
