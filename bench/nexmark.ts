@@ -128,13 +128,24 @@ export function rateBetween(progress: NexmarkRunResult['progress'], from: number
   return (last.events - first.events) / (last.atSeconds - first.atSeconds);
 }
 
-/** The bytes of every file under `dir`. */
+/**
+ * The bytes of every file under `dir`. The server keeps running meanwhile: a checkpoint renames its
+ * staging folder and RocksDB deletes obsolete files, so a file or folder listed may be gone by the
+ * time it is read (ENOENT: counted as empty).
+ */
 function directoryBytes(dir: string): number {
   let bytes = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw error;
+  }
+  for (const entry of entries) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) bytes += directoryBytes(path);
-    else if (entry.isFile()) bytes += statSync(path).size;
+    else if (entry.isFile()) bytes += statSync(path, { throwIfNoEntry: false })?.size ?? 0;
   }
   return bytes;
 }

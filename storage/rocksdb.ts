@@ -51,7 +51,7 @@ export interface OpenOptions {
    */
   readonly memtableBudgetBytes?: number;
   readonly blockBytes?: number;
-  /** Every level's compression (default zstd: one compression everywhere lets files move down untouched). */
+  /** Every level's compression (default lz4: one compression everywhere lets files move down untouched). */
   readonly compression?: 'none' | 'snappy' | 'lz4' | 'zstd';
   /** The bottom level's, and blob files' (default: `compression`). */
   readonly bottommostCompression?: 'none' | 'snappy' | 'lz4' | 'zstd';

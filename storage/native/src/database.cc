@@ -216,14 +216,16 @@ Database::Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(
   dbOptions.max_open_files = static_cast<int>(NumberOption(options, "maxOpenFiles", -1));
   // One compaction filter instance must see a whole compaction in key order (version-gc-filter.h).
   dbOptions.max_subcompactions = 1;
-  // ZSTD at every level: RocksDB moves a file down untouched (a trivial move) only between levels
+  // LZ4 at every level: RocksDB moves a file down untouched (a trivial move) only between levels
   // of one compression, and with the records in their own family a growing view's flushed files
   // overlap nothing below them, so every one of them moves to the bottom without a rewrite. LZ4
   // above a ZSTD bottom level rewrote every row once more into it. Measured (BENCHMARKS.md, "The
-  // records family"; q0 and q1 at 10M events): ZSTD everywhere used 4.1-4.3 s of RocksDB's
-  // threads against 7.1-8.9 s with LZ4 above ZSTD and 3.2-3.3 s with LZ4 everywhere, whose data
-  // directory was half again as large (250-263 MiB against 159-172 MiB).
-  dbOptions.compression = CompressionOption(env, options, "compression", rocksdb::kZSTD);
+  // records family"): at 10M events of q0 and q1 RocksDB's threads used 3.2-3.3 s with LZ4
+  // everywhere, 4.1-4.3 s with ZSTD everywhere and 7.1-8.9 s with LZ4 above ZSTD; at 2M events
+  // of q1, q7 and q19 ZSTD everywhere cost 25-65% more of RocksDB's CPU than LZ4 everywhere (its
+  // flushes compress with ZSTD) and 4-13% of the events per CPU-second. ZSTD everywhere kept the
+  // data directory a third smaller (160-172 MiB against 250-263 MiB at 10M): `compression` sets it.
+  dbOptions.compression = CompressionOption(env, options, "compression", rocksdb::kLZ4Compression);
   dbOptions.bottommost_compression = CompressionOption(env, options, "bottommostCompression", dbOptions.compression);
   dbOptions.compression_per_level.clear();
   dbOptions.prefix_extractor = std::make_shared<EpochPrefixTransform>();

@@ -37,7 +37,7 @@ void ApplyStorageLayout(Napi::Env env, const Napi::Object& options, rocksdb::Opt
   dbOptions.enable_blob_files = true;
   dbOptions.min_blob_size = static_cast<uint64_t>(blobMinBytes);
   dbOptions.blob_file_size = static_cast<uint64_t>(blobFileBytes);
-  // Blobs live long (rewritten only by GC): compressed like the bottom level (ZSTD by default).
+  // Blobs live long (rewritten only by GC): compressed like the bottom level (LZ4 by default).
   dbOptions.blob_compression_type = dbOptions.bottommost_compression;
   dbOptions.enable_blob_garbage_collection = blobGcAgeCutoff > 0;
   dbOptions.blob_garbage_collection_age_cutoff = blobGcAgeCutoff;
