@@ -23,7 +23,7 @@
 // Run: npm run build && npm run bench -- nexmark --queries q0,q1 --events 1000000
 //   (any of q0-q22, bench/nexmark/README.md says which oxbow runs; defaults: q0,q1,q2,q3,q4,q5,q7,q8 and 1,000,000 events times BENCH_SCALE; --split-num K,
 //   --chunk-size R, --form view|sink|window (sink: each query as CREATE SINK ... AS <its SELECT> WITH (connector = 'blackhole'), bench/support/nexmark-sink.ts;
-//   window: q5, q7 and q8 in Flink's event-time form, qN-window.sql over sources WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND), --barrier-interval-ms M, --memory-limit-mib L (default 1024), --heap-growing-percent P (default the engine's; 0: V8's own), --parallelism N (the engine's, default 1; reported as nexmark-qN-pN); the query `source` is the Bid source alone, no view:
+//   window: q5, q7 and q8 in Flink's event-time form, qN-window.sql over sources WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND), --barrier-interval-ms M, --memory-limit-mib L (default 1024), --heap-growing-percent P (default the engine's; 0: V8's own), --parallelism N (the engine's, default 1; reported as nexmark-qN-pN), --cores N (the engine's, default the machine's: a view's source fragment takes min(N, cores - 1) workers); the query `source` is the Bid source alone, no view:
 //   the ceiling the generator and the source's own table set; `generator` is the generator alone)
 // The smoke test (test/nexmark/bench.test.ts) calls runNexmarkQuery with a small event count and
 // checks the view's contents.
@@ -89,6 +89,8 @@ export interface NexmarkRunOptions {
   readonly heapGrowingPercent?: number;
   /** The engine's --parallelism (default 1). */
   readonly parallelism?: number;
+  /** The engine's --cores (default the machine's): a view's source fragment takes min(parallelism, cores - 1) workers. */
+  readonly cores?: number;
   /** Keep the engine open and hand it to `inspect` before closing (the smoke test reads the view). */
   readonly inspect?: (run: (sql: string) => Promise<unknown[][]>) => Promise<void>;
   /** Each second's memory breakdown (status API memory() and V8's heap spaces) as JSON lines into this file. */
@@ -210,7 +212,7 @@ export async function runNexmarkQuery(options: NexmarkRunOptions): Promise<Nexma
       timeTravelRetentionMs: 60_000,
       memoryLimitBytes: options.memoryLimitBytes ?? 1 << 30,
       ...(options.heapGrowingPercent === undefined ? {} : { heapGrowingPercent: options.heapGrowingPercent }),
-      ...(options.parallelism === undefined ? {} : { tuning: { parallelism: options.parallelism } }),
+      ...(options.parallelism === undefined && options.cores === undefined ? {} : { tuning: { ...(options.parallelism === undefined ? {} : { parallelism: options.parallelism }), ...(options.cores === undefined ? {} : { cores: options.cores }) } }),
     });
     const session = openSession(engine);
     const run = (sql: string): Promise<unknown[][]> => runSql(session, sql);
@@ -285,6 +287,9 @@ async function main(): Promise<void> {
   const heapGrowingPercent = flag('--heap-growing-percent');
   const parallelism = Number(flag('--parallelism') ?? '1');
   if (!(parallelism >= 1) || !Number.isSafeInteger(parallelism)) throw new Error(`--parallelism must be a positive integer, not ${String(parallelism)}`);
+  const coresFlag = flag('--cores');
+  const cores = coresFlag === undefined ? undefined : Number(coresFlag);
+  if (cores !== undefined && (!(cores >= 1) || !Number.isSafeInteger(cores))) throw new Error(`--cores must be a positive integer, not ${String(coresFlag)}`);
   const form = flag('--form') ?? 'view';
   if (form !== 'view' && form !== 'sink' && form !== 'window') throw new Error(`--form must be view, sink or window, not ${form}`);
   if (!(memoryLimitMiB >= 0) || !Number.isFinite(memoryLimitMiB)) throw new Error(`--memory-limit-mib must be a number of MiB, not ${String(memoryLimitMiB)}`);
@@ -325,6 +330,7 @@ async function main(): Promise<void> {
       ...(heapSnapshot === undefined ? {} : { heapSnapshot }),
       ...(rocksdbLog === undefined ? {} : { rocksdbLog }),
       ...(parallelism === 1 ? {} : { parallelism }),
+      ...(cores === undefined ? {} : { cores }),
       form,
     });
     // The sink and windowed forms report as nexmark-qN-sink and nexmark-qN-window, a parallelism N > 1 as nexmark-qN-pN.
@@ -351,6 +357,7 @@ async function main(): Promise<void> {
     const growth = flag('--heap-growing-percent');
     if (growth !== undefined) traceFlags.push('--heap-growing-percent', growth);
     if (parallelism !== 1) traceFlags.push('--parallelism', String(parallelism));
+    if (coresFlag !== undefined) traceFlags.push('--cores', coresFlag);
     for (const name of ['--memory-trace', '--heap-snapshot', '--rocksdb-log']) {
       const value = flag(name);
       // One file per query: qN inserted before the extension.

@@ -67,7 +67,7 @@ async function run(nodes: number): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'oxbow-bench-remote-shares-'));
   const started: OxbowNode[] = [];
   try {
-    const args = (_name: string) => ['--cluster', etcd.url, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--parallelism', '2', '--remote-shares', 'on'];
+    const args = (_name: string) => ['--cluster', etcd.url, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--parallelism', '2', '--cores', '8', '--remote-shares', 'on'];
     const leaderNode = await startOxbowNode(ENTRY, join(work, 'a'), args('a'));
     started.push(leaderNode);
     const leader = await connect(leaderNode);

@@ -6,7 +6,7 @@
 // Precedence: a flag on the command line, then its environment variable, then the default.
 
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { totalmem } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createEngine, type EngineOptions } from '../executor/engine/create-engine.js';
@@ -43,6 +43,8 @@ export interface CliConfig {
   /** --tls-cert and --tls-key (and --tls-required): TLS on the wire protocol port; undefined: none. */
   readonly tls: TlsFiles | undefined;
   readonly parallelism: number;
+  /** --cores: the cores oxbow may use (a view's source fragment takes at most cores - 1 workers); --parallelism's default. */
+  readonly cores: number;
   /** --cluster etcd://HOST:PORT[,...][/PREFIX]: the etcd client endpoints (http://HOST:PORT) and key prefix; undefined: a single node. */
   readonly cluster: ClusterUrl | undefined;
   /** --standby-writes: what a cluster's standby does with writes and DDL. */
@@ -139,8 +141,15 @@ const FLAGS: readonly FlagSpec[] = [
     flag: '--parallelism',
     env: 'OXBOW_PARALLELISM',
     value: 'N',
-    defaultText: '1',
-    meaning: 'worker threads per parallel operator: a hash aggregate grouped by input columns runs in N threads, each owning a share of the group keys (executor/stream/PARALLEL.md); other operators stay on the main thread',
+    defaultText: 'the cores (--cores)',
+    meaning: 'worker threads per parallel fragment: an aggregate or join runs in N threads, each owning a share of the keys; a view over a replayed source through filters and projections runs as a source fragment of min(N, cores - 1) threads, or on the main thread below 2 (executor/stream/PARALLEL.md); 1: every dataflow on the main thread',
+  },
+  {
+    flag: '--cores',
+    env: 'OXBOW_CORES',
+    value: 'N',
+    defaultText: 'the cores of the machine',
+    meaning: "the cores oxbow may use (a container's CPU quota below the machine's cores): the default of --parallelism, and a view that stores its rows runs as a source fragment only when cores - 1 >= 2 (it leaves one core to the main thread and the storage)",
   },
   { flag: '--password', env: 'OXBOW_PASSWORD', value: 'PASSWORD', defaultText: 'none', meaning: 'SCRAM-SHA-256 password of user oxbow while it has none of its own; roles without a password can no longer log in' },
   {
@@ -269,7 +278,10 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   if (durability !== 'local' && durability !== 'remote') throw new UsageError(`${durabilityInput!.source}: "${durabilityInput!.text}" is not a durability; write local or remote`);
   const objectStoreTimeoutMs = parsePositiveInteger(raw('--object-store-timeout-ms'), 60_000);
   const shutdownTimeoutMs = parsePositiveInteger(raw('--shutdown-timeout-ms'), 10_000);
-  const parallelism = parsePositiveInteger(raw('--parallelism'), 1);
+  // --parallelism defaults to --cores, which defaults to the cores Node sees (a container's CPU
+  // quota may be below them: say --cores).
+  const cores = parsePositiveInteger(raw('--cores'), availableParallelism(), 'cores');
+  const parallelism = parsePositiveInteger(raw('--parallelism'), cores, 'worker threads');
   const keepInput = raw('--keep-checkpoints');
   const keepCheckpoints = keepInput === undefined ? 3 : /^\s*\d+\s*$/.test(keepInput.text) ? Number(keepInput.text.trim()) : NaN;
   if (!Number.isSafeInteger(keepCheckpoints) || keepCheckpoints < 1) throw new UsageError(`${keepInput!.source}: "${keepInput!.text}" is not a positive whole number of checkpoints`);
@@ -335,6 +347,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       shutdownTimeoutMs,
       tls,
       parallelism,
+      cores,
       cluster,
       standbyWrites,
       remoteShares,
@@ -398,10 +411,10 @@ function parseCount(input: RawValue, unit: string, minimum = 1): number | undefi
   return value;
 }
 
-function parsePositiveInteger(input: { text: string; source: string } | undefined, fallback: number): number {
+function parsePositiveInteger(input: { text: string; source: string } | undefined, fallback: number, unit = 'milliseconds'): number {
   if (input === undefined) return fallback;
   const value = /^\d+$/.test(input.text.trim()) ? Number(input.text.trim()) : NaN;
-  if (!Number.isSafeInteger(value) || value < 1) throw new UsageError(`${input.source}: "${input.text}" is not a positive whole number of milliseconds`);
+  if (!Number.isSafeInteger(value) || value < 1) throw new UsageError(`${input.source}: "${input.text}" is not a positive whole number of ${unit}`);
   return value;
 }
 
@@ -704,17 +717,18 @@ export async function startMetrics(host: string, port: number, server: PgServer,
 }
 
 /**
- * The engine's tuning with `--parallelism` (1: every dataflow on the main thread) and the parallel
+ * The engine's tuning with `--parallelism` (1: every dataflow on the main thread), `--cores` and the parallel
  * runtime's settings (--keyed-source-workers, OXBOW_KAFKA_FRAGMENT_DECODE, OXBOW_KEYED_SOURCE_CREDIT,
  * OXBOW_PEER_TIMEOUT_MS, OXBOW_PARALLEL_SCAN_MIN_BYTES), each only when it differs from the engine's default.
  */
 export function withParallelism(
   options: Pick<EngineOptions, 'tuning' | 'faults' | 'onCheckpointPhase'>,
-  config: Pick<CliConfig, 'parallelism' | 'keyedSourceWorkers' | 'kafkaFragmentDecode' | 'keyedSourceCredit' | 'peerTimeoutMs' | 'parallelScanMinBytes'>,
+  config: Pick<CliConfig, 'parallelism' | 'cores' | 'keyedSourceWorkers' | 'kafkaFragmentDecode' | 'keyedSourceCredit' | 'peerTimeoutMs' | 'parallelScanMinBytes'>,
 ): Pick<EngineOptions, 'tuning' | 'faults' | 'onCheckpointPhase'> {
   const tuning = {
     ...options.tuning,
     ...(config.parallelism === 1 ? {} : { parallelism: config.parallelism }),
+    ...(config.cores === availableParallelism() ? {} : { cores: config.cores }),
     ...(config.keyedSourceWorkers ? { keyedSourceWorkers: true } : {}),
     ...(config.kafkaFragmentDecode ? {} : { kafkaFragmentDecode: false }),
     ...(config.keyedSourceCredit === undefined ? {} : { keyedSourceCredit: config.keyedSourceCredit }),

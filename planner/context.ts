@@ -24,6 +24,8 @@ export interface PlannerContext {
   readonly evalContext?: EvalContext;
   /** The engine's --parallelism: EXPLAIN of a materialized view shows the exchanges of N > 1. */
   readonly streamParallelism?: number;
+  /** The engine's --cores: a view's source fragment takes min(N, cores - 1) workers (parallel-source.ts `sourceFragmentWorkers`); absent: no bound. */
+  readonly streamCores?: number;
   /** The engine's --keyed-source-workers: EXPLAIN shows the inputs its keyed fragments' workers generate. */
   readonly keyedSourceWorkers?: boolean;
   /**

@@ -16,10 +16,20 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
+/**
+ * `args` with `--parallelism 1` when neither they nor `env` give one: the server's default is the
+ * cores (--cores), and each benchmark names the parallelism it measures, so its figures compare
+ * with earlier runs' and other machines'.
+ */
+function withParallelism(args: readonly string[], env: Readonly<Record<string, string>> = {}): readonly string[] {
+  if (args.some((arg) => arg === '--parallelism' || arg.startsWith('--parallelism=')) || env['OXBOW_PARALLELISM'] !== undefined) return args;
+  return [...args, '--parallelism', '1'];
+}
+
 /** Starts `entry` with `args` after the port and data directory; the data directory is `oxbow-bench-<name>-*`. */
 export async function startServerProcess(entry: string, name: string, args: readonly string[] = []): Promise<ServerProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), `oxbow-bench-${name}-`));
-  const child = spawn(process.execPath, [entry, '--port', '0', '--data-dir', dataDir, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [entry, '--port', '0', '--data-dir', dataDir, ...withParallelism(args)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolvePort, reject) => {
     let output = '';
     child.stdout!.setEncoding('utf8');
@@ -56,7 +66,7 @@ export interface OxbowNode {
 
 /** Starts `entry` on a free port of 127.0.0.1 over `dataDir` with `args` after them and `env` over this process's environment. */
 export async function startOxbowNode(entry: string, dataDir: string, args: readonly string[], env: Record<string, string> = {}): Promise<OxbowNode> {
-  const child = spawn(process.execPath, [entry, '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...args], {
+  const child = spawn(process.execPath, [entry, '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...withParallelism(args, env)], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });

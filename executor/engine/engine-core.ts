@@ -5,6 +5,7 @@
 // committed epoch.
 
 import { batchWorkerScript, BatchWorkers } from '../batch/batch-workers.js';
+import { availableParallelism } from 'node:os';
 import { RocksStateStore } from '../../storage/rocks-state-store.js';
 import { ParallelRuntime } from '../stream/parallel/parallel-runtime.js';
 import type { RemoteShareSource } from '../stream/parallel/source-fragment.js';
@@ -117,6 +118,8 @@ export type EngineTuning = ConnectorTuning &
 
 export class EngineCore {
   readonly rowIds = new RowIdAllocator();
+  /** Cores oxbow may use (`tuning.cores`, --cores; default os.availableParallelism()). */
+  readonly cores: number;
   /** `--durability remote`: the epoch of the last complete remote checkpoint (set by start-checkpointing.ts). */
   remoteCheckpointEpoch: (() => Epoch) | undefined = undefined;
   /** How the batch executor reads sources that store no rows (connectors/replay-reader.ts). */
@@ -172,9 +175,10 @@ export class EngineCore {
     );
     const plan = planMemory(settings.memoryLimitBytes, settings.heapGrowingPercent);
     const parallelism = settings.tuning?.parallelism ?? 1;
+    this.cores = settings.tuning?.cores ?? availableParallelism();
     let runtime: ParallelRuntime | undefined;
     if (parallelism > 1 && store instanceof RocksStateStore) {
-      runtime = new ParallelRuntime(store, parallelism, { groupCacheBytes: plan.groupCacheBytes, workerOldGenerationBytes: plan.workerOldGenerationBytes });
+      runtime = new ParallelRuntime(store, parallelism, { groupCacheBytes: plan.groupCacheBytes, workerOldGenerationBytes: plan.workerOldGenerationBytes }, this.cores);
       runtime.sourceFragments.workerScript = sourceFragmentWorkerScript;
       runtime.sourceFragments.remoteShares = settings.remoteShares;
       // Messages a Kafka source fragment's workers could not decode: the source's errors, as on the main thread.

@@ -157,6 +157,8 @@ export class EngineSession implements Session {
         session_authorization: parameters.user,
         is_superuser: sessionRole === undefined || sessionRole.superuser ? 'on' : 'off',
         ...(core.settings.ssl === true ? { ssl: 'on' } : {}),
+        oxbow_parallelism: String(core.settings.tuning?.parallelism ?? 1),
+        oxbow_cores: String(core.cores),
         // A standby (read-only.ts): PostgreSQL's hot standby reports these, and the epoch it reads.
         ...(core.settings.readOnly === undefined
           ? {}
@@ -349,7 +351,7 @@ export class EngineSession implements Session {
       searchPath: this.searchPath(),
       parameterTypes,
       resolveSessionFunction: (name, argumentTypes) => resolveSessionFunction(name, argumentTypes, functionContext),
-      ...(this.core.streams.parallel === undefined ? {} : { streamParallelism: this.core.streams.parallel.parallelism }),
+      ...(this.core.streams.parallel === undefined ? {} : { streamParallelism: this.core.streams.parallel.parallelism, streamCores: this.core.streams.parallel.cores }),
       ...(this.core.settings.tuning?.keyedSourceWorkers === true ? { keyedSourceWorkers: true } : {}),
       ...(batchWorkers === undefined ? {} : { parallelScanWorkers: (relation: RelationDef) => batchWorkers.workersFor(relation.id) }),
     };

@@ -218,6 +218,8 @@ const definitions: readonly SettingDefinition[] = [
   { name: 'block_size', defaultValue: '8192', description: 'Shows the size of a disk block.', category: 'Preset Options', vartype: 'integer', readOnly: true },
   { name: 'is_superuser', defaultValue: 'on', description: 'Shows whether the current user is a superuser.', category: 'Preset Options', vartype: 'bool', reported: true, readOnly: true },
   { name: 'in_hot_standby', defaultValue: 'off', description: 'Shows whether hot standby is currently active.', category: 'Preset Options', vartype: 'bool', reported: true, readOnly: true },
+  { name: 'oxbow_parallelism', defaultValue: '1', description: 'Worker threads per parallel fragment (--parallelism; by default --cores).', category: 'Preset Options', vartype: 'integer', readOnly: true },
+  { name: 'oxbow_cores', defaultValue: '1', description: 'Cores oxbow may use (--cores; by default the cores of the machine): a view that stores its rows runs as a source fragment of at most cores - 1 workers.', category: 'Preset Options', vartype: 'integer', readOnly: true },
   { name: 'oxbow_standby_epoch', defaultValue: '', description: 'On a standby of a cluster: the epoch of the checkpoint this connection reads (empty on a leader or a single node).', category: 'Preset Options', vartype: 'string', readOnly: true },
   { name: 'role', defaultValue: 'none', description: 'Sets the current role.', category: 'Preset Options', vartype: 'string' },
   { name: 'session_authorization', defaultValue: 'oxbow', description: 'Sets the session user name.', category: 'Preset Options', vartype: 'string', reported: true, readOnly: true },

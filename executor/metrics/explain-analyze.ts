@@ -101,7 +101,8 @@ export function explainAnalyzedDataflow(dataflow: Dataflow): string[] {
   const byPlan = new Map(operators.map((operator) => [operator.plan, operator]));
   // The root runs as a source fragment when its node is one (a sink AS such a query may not be).
   const rootFragment = dataflow.workerOperators().some((operator) => operator.id === 1 && operator.workers.some((worker) => worker.kind === 'source fragment'));
-  const entries = explainStreamLines(dataflow.plan, dataflow.parallelism, dataflow.keyedSourceWorkers, rootFragment);
+  // A sink running as a source fragment is a direct sink (it stores no rows): N workers.
+  const entries = explainStreamLines(dataflow.plan, dataflow.parallelism, dataflow.keyedSourceWorkers, rootFragment, dataflow.cores, !dataflow.isSink);
   const placed = entries.filter((entry) => entry.plan !== undefined && byPlan.has(entry.plan)).length;
   const lines =
     placed === operators.length

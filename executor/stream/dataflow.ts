@@ -202,6 +202,16 @@ export class Dataflow {
     return this.context.parallel?.parallelism ?? 1;
   }
 
+  /** The engine's --cores (a view's source fragment takes at most cores - 1 workers). */
+  get cores(): number {
+    return this.context.parallel?.cores ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** A sink AS query's dataflow (its output goes to the sink, not to a view's rows). */
+  get isSink(): boolean {
+    return this.context.sinkOutput !== undefined;
+  }
+
   /** The engine's --keyed-source-workers: its keyed fragments' workers generate their sources' rows. */
   get keyedSourceWorkers(): boolean {
     return this.context.tuning.keyedSourceWorkers === true;

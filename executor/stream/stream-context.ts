@@ -70,6 +70,12 @@ export interface StreamTuning {
   readonly aggregateCombineGroups?: number;
   /** Worker threads per parallel operator (`--parallelism`; 1: every dataflow on the main thread). */
   readonly parallelism?: number;
+  /**
+   * Cores oxbow may use (`--cores`; default os.availableParallelism()): a view's source fragment
+   * takes min(parallelism, cores - 1) workers, and below 2 runs as at parallelism 1
+   * (planner/stream/parallel-source.ts `sourceFragmentWorkers`).
+   */
+  readonly cores?: number;
   /** Keyed fragments' workers generate their replayed generator sources' rows (`--keyed-source-workers`; default false: the main thread's exchange). */
   readonly keyedSourceWorkers?: boolean;
   /** Units of generated sources a keyed fragment's workers hold not yet taken before the source waits (default 32,768). */
@@ -81,6 +87,8 @@ export interface StreamTuning {
 /** Builds the nodes that run in parallel (parallel/parallel-runtime.ts); undefined for any other. */
 export interface ParallelBuilder {
   readonly parallelism: number;
+  /** The engine's cores (`StreamTuning.cores`, resolved). */
+  readonly cores: number;
   /** `shared`: the dataflow's shared subtrees (StreamShared sources), which stay where the dataflow places them. */
   build(plan: StreamPlan, context: StreamContext, shared?: ReadonlySet<StreamPlan>): StreamNode | undefined;
   /** The views that run as source fragments (parallel/source-fragment.ts). */

@@ -22,5 +22,5 @@ export function explainMaterializedView(statement: Node, binder: BinderContext):
   const catalog = binder.planner.catalog;
   const indexesOf = catalog.indexesOf === undefined ? {} : { indexesOf: (relationId: number) => catalog.indexesOf!(relationId) };
   const stream = incrementalize(bound.plan, { relationId: 0, name, allocateStateTableId: () => next++, ...indexesOf, ...(emitOnWindowClose ? { emitOnWindowClose } : {}) });
-  return explainStreamPlan(shareSubplans(stream), binder.planner.streamParallelism ?? 1, binder.planner.keyedSourceWorkers === true);
+  return explainStreamPlan(shareSubplans(stream), binder.planner.streamParallelism ?? 1, binder.planner.keyedSourceWorkers === true, binder.planner.streamCores ?? Number.POSITIVE_INFINITY);
 }

@@ -9,7 +9,7 @@ import { streamInputs, type StateTableDeclaration, type StreamPlan } from './str
 import { carriesRowIds } from './unique-key.js';
 import { operatorNumber } from './share.js';
 import { distributionText, fragmentAt, sharedSources, type Fragment } from './parallel.js';
-import { fragmentSource, keyedSourceScan, sourceFragmentText, workerGeneratedSources } from './parallel-source.js';
+import { fragmentSource, keyedSourceScan, sourceFragmentText, sourceFragmentWorkers, workerGeneratedSources } from './parallel-source.js';
 
 const PLACEHOLDER_SCAN = /^\s*Scan \.stream_input_\d+/;
 
@@ -106,8 +106,8 @@ function line(plan: StreamPlan, depth: number, root: StreamPlan): string {
   return `${'  '.repeat(depth)}${plan.kind} ${header(plan, root)} (${plan.property}${stateText(plan.stateTables)})`;
 }
 
-/** A node run where its parent is (the main thread); a fragment's root at parallelism N > 1. */
-function print(plan: StreamPlan, depth: number, lines: StreamPlanLine[], root: StreamPlan, parallelism: number, shared: ReadonlySet<StreamPlan>, generated: ReadonlySet<number>, rootFragment = true): void {
+/** A node run where its parent is (the main thread); a fragment's root at parallelism N > 1. `rootWorkers`: a source fragment's workers at the root (1: none). */
+function print(plan: StreamPlan, depth: number, lines: StreamPlanLine[], root: StreamPlan, parallelism: number, shared: ReadonlySet<StreamPlan>, generated: ReadonlySet<number>, rootWorkers = 1): void {
   const fragment = parallelism > 1 ? fragmentAt(plan, shared) : undefined;
   if (fragment !== undefined) {
     printFragment(fragment, plan, depth, lines, root, parallelism, shared, generated);
@@ -115,8 +115,8 @@ function print(plan: StreamPlan, depth: number, lines: StreamPlanLine[], root: S
   }
   lines.push({ text: line(plan, depth, root), plan, inWorkers: false });
   // A source fragment: the whole view runs in N workers, each over its share of the source's split ranges.
-  const source = parallelism > 1 && plan === root && rootFragment ? fragmentSource(plan) : undefined;
-  if (source !== undefined) lines.push({ text: `${'  '.repeat(depth + 1)}${sourceFragmentText(source, parallelism)}`, inWorkers: false });
+  const source = rootWorkers > 1 && plan === root ? fragmentSource(plan) : undefined;
+  if (source !== undefined) lines.push({ text: `${'  '.repeat(depth + 1)}${sourceFragmentText(source, rootWorkers)}`, inWorkers: false });
   const inputDepth = source === undefined ? depth + 1 : depth + 2;
   for (const input of streamInputs(plan)) print(input, inputDepth, lines, root, parallelism, shared, generated);
 }
@@ -150,16 +150,18 @@ function printFragment(fragment: Fragment, plan: StreamPlan, depth: number, line
  * keyed fragments' workers generate, `workerGeneratedSources`). `rootFragment` false: a plan that
  * would be a source fragment runs on the main thread (a sink AS the query whose target needs its
  * change log: executor/stream/parallel/source-fragment.ts), so no StreamSourceFragment line.
+ * `cores` (the engine's --cores) and `storesRows` (false: a direct sink) give a source fragment's
+ * workers (`sourceFragmentWorkers`): below 2, the view runs as at parallelism 1 and EXPLAIN says so.
  */
-export function explainStreamLines(plan: StreamPlan, parallelism = 1, keyedSourceWorkers = false, rootFragment = true): StreamPlanLine[] {
+export function explainStreamLines(plan: StreamPlan, parallelism = 1, keyedSourceWorkers = false, rootFragment = true, cores = Number.POSITIVE_INFINITY, storesRows = true): StreamPlanLine[] {
   const lines: StreamPlanLine[] = [];
   const shared = parallelism > 1 ? sharedSources(plan) : new Set<StreamPlan>();
   const generated = parallelism > 1 ? workerGeneratedSources(plan, keyedSourceWorkers, shared) : new Set<number>();
-  print(plan, 0, lines, plan, parallelism, shared, generated, rootFragment);
+  print(plan, 0, lines, plan, parallelism, shared, generated, rootFragment ? sourceFragmentWorkers(parallelism, cores, storesRows) : 1);
   return lines;
 }
 
 /** One line per streaming node; at `parallelism` > 1 a StreamExchange line above each input of a parallel fragment. */
-export function explainStreamPlan(plan: StreamPlan, parallelism = 1, keyedSourceWorkers = false): string[] {
-  return explainStreamLines(plan, parallelism, keyedSourceWorkers).map((entry) => entry.text);
+export function explainStreamPlan(plan: StreamPlan, parallelism = 1, keyedSourceWorkers = false, cores = Number.POSITIVE_INFINITY): string[] {
+  return explainStreamLines(plan, parallelism, keyedSourceWorkers, true, cores).map((entry) => entry.text);
 }

@@ -69,6 +69,27 @@ export function sourceSerialReason(plan: StreamPlan): string | undefined {
   return undefined;
 }
 
+/**
+ * The worker threads a source fragment runs on at `parallelism` N with `cores` cores for oxbow
+ * (--cores; the engine's `cores`), or 1: the view runs as at parallelism 1, on the main thread.
+ * `storesRows` false: a direct sink AS the query (it keeps no rows), which takes N workers.
+ *
+ * A view that stores its rows takes min(N, cores - 1) workers, and none below 2: at parallelism 1
+ * such a view already keeps 1.7-1.9 cores busy (the main thread, plus the epoch's RocksDB write,
+ * flushes and GC off it), so on 2 cores its workers only fight those for the CPU. Measured on 2
+ * cores: Nexmark q1 as a view ran 370k events/s at 2 against 679k at 1, with about 35% more CPU
+ * per event and 200 MiB more RSS; a direct sink, storing nothing, gained at 2 (BENCHMARKS.md,
+ * "At parallelism 2"; executor/stream/PARALLEL.md, "Source fragments"). The state does not depend
+ * on the choice (the view's rows keyed by source row id, the source's committed positions), so a
+ * restart may decide otherwise.
+ */
+export function sourceFragmentWorkers(parallelism: number, cores: number, storesRows: boolean): number {
+  if (parallelism <= 1) return 1;
+  if (!storesRows) return parallelism;
+  const workers = Math.min(parallelism, cores - 1);
+  return workers < 2 ? 1 : workers;
+}
+
 /** The source a source fragment reads (its scan), or undefined when `plan` is not one. */
 export function fragmentSource(plan: StreamPlan): RelationDef | undefined {
   if (sourceSerialReason(plan) !== undefined) return undefined;

@@ -1,7 +1,7 @@
 // The command line of DESIGN.md section 1: every flag, its OXBOW_* twin, defaults, value checks
 // (exit code 2 with a clear message) and the loopback rule; the built executable's --help.
 import { spawnSync } from 'node:child_process';
-import { totalmem } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -38,6 +38,8 @@ const FLAG_TABLE: [flag: string, env: string][] = [
   ['--standby-writes', 'OXBOW_STANDBY_WRITES'],
   ['--remote-shares', 'OXBOW_REMOTE_SHARES'],
   ['--keyed-source-workers', 'OXBOW_KEYED_SOURCE_WORKERS'],
+  ['--parallelism', 'OXBOW_PARALLELISM'],
+  ['--cores', 'OXBOW_CORES'],
 ];
 
 describe('command line', () => {
@@ -58,7 +60,9 @@ describe('command line', () => {
       keepCheckpoints: 3,
       objectStoreTimeoutMs: 60_000,
       shutdownTimeoutMs: 10_000,
-      parallelism: 1,
+      // --parallelism defaults to --cores, which defaults to the cores Node sees.
+      parallelism: availableParallelism(),
+      cores: availableParallelism(),
       standbyWrites: 'forward',
       remoteShares: false,
       keyedSourceWorkers: false,
@@ -97,6 +101,7 @@ describe('command line', () => {
       '--tls-required',
       '--parallelism',
       '2',
+      '--cores=6',
       '--cluster',
       'etcd://10.0.0.1:2379,etcd-2.internal:2379',
       '--standby-writes',
@@ -122,6 +127,7 @@ describe('command line', () => {
       shutdownTimeoutMs: 3000,
       tls: { certFile: resolve('server.crt'), keyFile: '/etc/oxbow/server.key', required: true },
       parallelism: 2,
+      cores: 6,
       cluster: { endpoints: ['http://10.0.0.1:2379', 'http://etcd-2.internal:2379'], prefix: '/oxbow' },
       standbyWrites: 'refuse',
       remoteShares: true,
@@ -150,6 +156,7 @@ describe('command line', () => {
       OXBOW_TLS_KEY: '/etc/oxbow/env.key',
       OXBOW_TLS_REQUIRED: 'true',
       OXBOW_PARALLELISM: '4',
+      OXBOW_CORES: '3',
       OXBOW_CLUSTER: 'etcd://127.0.0.1:2379',
       OXBOW_STANDBY_WRITES: 'Refuse',
       OXBOW_REMOTE_SHARES: 'on',
@@ -175,6 +182,7 @@ describe('command line', () => {
       shutdownTimeoutMs: 20_000,
       tls: { certFile: '/etc/oxbow/env.crt', keyFile: '/etc/oxbow/env.key', required: true },
       parallelism: 4,
+      cores: 3,
       cluster: { endpoints: ['http://127.0.0.1:2379'], prefix: '/oxbow' },
       standbyWrites: 'refuse',
       remoteShares: true,
@@ -236,6 +244,9 @@ describe('command line', () => {
     [['--checkpoint-url', 'ftp://x'], '--checkpoint-url: "ftp://x" is not a checkpoint location; write file:///absolute/path or s3://bucket/prefix'],
     [['--durability', 'cloud'], '--durability: "cloud" is not a durability; write local or remote'],
     [['--keep-checkpoints', '0'], '--keep-checkpoints: "0" is not a positive whole number of checkpoints'],
+    [['--cores', '0'], '--cores: "0" is not a positive whole number of cores'],
+    [['--cores', 'all'], '--cores: "all" is not a positive whole number of cores'],
+    [['--parallelism', '1.5'], '--parallelism: "1.5" is not a positive whole number of worker threads'],
     [['--frobnicate'], 'unknown option "--frobnicate"'],
     [['--port'], '--port needs a value (PORT)'],
   ])('refuses %j', (argv, text) => {
@@ -266,8 +277,17 @@ describe('command line', () => {
     expect([cluster.leaseTtlSeconds, cluster.stallSeconds, cluster.forwardTimeoutMs, cluster.remoteShareTimeoutMs]).toEqual([3, 20, 2500, 10_000]);
   });
 
+  it('defaults --parallelism to --cores, and --cores to the cores Node sees', () => {
+    expect(config(['--cores', '3']).parallelism).toBe(3);
+    expect(config([], { OXBOW_CORES: '5' }).parallelism).toBe(5);
+    expect(config(['--cores', '3', '--parallelism', '1']).parallelism).toBe(1);
+    expect(config([]).parallelism).toBe(availableParallelism());
+  });
+
   it('passes the parallel runtime settings to the engine only when they differ from its defaults', () => {
-    expect(withParallelism({}, config([])).tuning).toEqual({});
+    // The engine's own defaults: parallelism 1, the cores Node sees.
+    expect(withParallelism({}, config(['--parallelism', '1'])).tuning).toEqual({});
+    expect(withParallelism({}, config(['--cores', String(availableParallelism() + 2)])).tuning).toEqual({ parallelism: availableParallelism() + 2, cores: availableParallelism() + 2 });
     const env = { OXBOW_KAFKA_FRAGMENT_DECODE: 'off', OXBOW_KEYED_SOURCE_CREDIT: '64', OXBOW_PEER_TIMEOUT_MS: '250' };
     expect(withParallelism({ tuning: { sourceChunkRows: 10 } }, config(['--parallelism', '2', '--keyed-source-workers', 'on'], env)).tuning).toEqual({
       sourceChunkRows: 10,
@@ -309,6 +329,9 @@ describe('the oxbow executable', () => {
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('oxbow: --port: "eighty" is not a port number (0 to 65535)');
     expect(run.stderr).toContain('oxbow --help');
+    const cores = spawnSync(process.execPath, [ENTRY, '--cores', '-2'], { encoding: 'utf8' });
+    expect(cores.status).toBe(2);
+    expect(cores.stderr).toContain('oxbow: --cores: "-2" is not a positive whole number of cores');
     const keyed = spawnSync(process.execPath, [ENTRY, '--keyed-source-workers', 'sometimes'], { encoding: 'utf8' });
     expect(keyed.status).toBe(2);
     expect(keyed.stderr).toContain('oxbow: --keyed-source-workers: "sometimes" is not on or off');

@@ -3,6 +3,7 @@
 // --password turns on SCRAM-SHA-256 for psql and pg, --metrics-port serves Prometheus text.
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { request } from 'node:http';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -99,6 +100,25 @@ describe('oxbow server process', () => {
     const off = await explain([]);
     expect(off).toContain('StreamExchange dist by (auction) (2 workers)');
     expect(off).not.toContain('worker to worker');
+  });
+
+  it('--parallelism defaults to --cores, which defaults to the cores Node sees (SHOW oxbow_parallelism, oxbow_cores)', async () => {
+    const show = async (options: Parameters<typeof startOxbow>[0]): Promise<string[]> => {
+      const oxbow = await startOxbow(options);
+      const client = new pg.Client({ connectionString: oxbow.url });
+      await client.connect();
+      const values: string[] = [];
+      for (const name of ['oxbow_parallelism', 'oxbow_cores']) values.push(String(Object.values((await client.query(`show ${name}`)).rows[0] as object)[0]));
+      await client.end();
+      await oxbow.stop();
+      return values;
+    };
+    const cores = String(availableParallelism());
+    expect(await show({ defaultParallelism: true })).toEqual([cores, cores]);
+    expect(await show({ args: ['--cores', '3'], defaultParallelism: true })).toEqual(['3', '3']);
+    expect(await show({ args: ['--cores', '3', '--parallelism', '2'] })).toEqual(['2', '3']);
+    // The test harness's own default: parallelism 1 unless a test names one.
+    expect((await show({}))[0]).toBe('1');
   });
 
   it('a port already in use is a clear error, not a crash', async () => {

@@ -18,6 +18,8 @@ import { connectWhenServing } from './sessions.js';
 const cluster = clusterNodes('oxbow-share-membership-', {
   OXBOW_CLUSTER_LEASE_TTL_S: '3',
   OXBOW_PARALLELISM: '2',
+  // A view over the source runs as a source fragment (its shares on other nodes) at 2 workers on any machine.
+  OXBOW_CORES: '8',
   OXBOW_REMOTE_SHARES: 'on',
 });
 

@@ -19,6 +19,8 @@ import { connectWhenServing } from './sessions.js';
 const cluster = clusterNodes('oxbow-remote-shares-', {
   OXBOW_CLUSTER_LEASE_TTL_S: '3',
   OXBOW_PARALLELISM: '2',
+  // A view over the source runs as a source fragment (its shares on other nodes) at 2 workers on any machine.
+  OXBOW_CORES: '8',
   OXBOW_REMOTE_SHARES: 'on',
   // The default deadline: a fresh node's first batch comes after its worker thread started and
   // built the plan, which a loaded machine (CI's two cores) stretched past 3 s.

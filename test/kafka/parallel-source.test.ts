@@ -33,7 +33,7 @@ afterAll(async () => {
 async function start(parallelism: number, decodeInWorkers = true): Promise<{ server: OxbowServer; client: pg.Client }> {
   const server = await startOxbow({
     dataDir: kafka.dataDir,
-    args: ['--barrier-interval-ms', '100', '--parallelism', String(parallelism)],
+    args: ['--barrier-interval-ms', '100', '--parallelism', String(parallelism), '--cores', '8'],
     ...(decodeInWorkers ? {} : { env: { OXBOW_KAFKA_FRAGMENT_DECODE: '0' } }),
   });
   return { server, client: await connectToKillable(server) };

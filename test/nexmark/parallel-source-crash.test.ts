@@ -19,7 +19,7 @@ describe('source fragments across SIGKILL at another parallelism', () => {
   it('keep every bid exactly once', async () => {
     const events = 30_000;
     // Parallelism 2 first, 3 after the kill at 4000 events, 1 after the kill at 12,000.
-    const args = (start: number) => ['--barrier-interval-ms', '100', '--parallelism', String([2, 3, 1][start])];
+    const args = (start: number) => ['--barrier-interval-ms', '100', '--parallelism', String([2, 3, 1][start]), '--cores', '8'];
     const { server, sql } = await killMidStream(dataDir, events, [4000, 12_000], async (sql) => {
       // 2 splits x 500 events a second: about 30 s of stream, longer than the views take to start under load.
       await sql.query(`CREATE SOURCE bid (${BID}) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '${events}', nexmark.split.num = '2', nexmark.max.chunk.size = '100', nexmark.min.event.gap.in.ns = '2000000')`);

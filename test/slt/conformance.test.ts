@@ -222,7 +222,7 @@ describe.skipIf(suiteRoot === undefined)('RisingWave e2e conformance', () => {
       const atOne = oxbowResults.get('streaming');
       expect(atOne, 'the streaming suite ran at parallelism 1 first').toBeDefined();
       const files = entries.filter((file) => relative(e2eRoot, file).startsWith('streaming/'));
-      const server = await startOxbow({ args: ['--parallelism', String(n)] });
+      const server = await startOxbow({ args: ['--parallelism', String(n), '--cores', '8'] });
       const results: SltResult[] = [];
       try {
         for (const file of files) results.push(await runSltFile(file, { engines: ['oxbow'], queryTimeoutMs: 20_000, url: server.url }));

@@ -34,6 +34,8 @@ export interface StartOxbowOptions {
   readonly args?: readonly string[];
   /** Extra environment variables (OXBOW_* twins, AWS_*...). */
   readonly env?: Readonly<Record<string, string>>;
+  /** true: no `--parallelism 1` added when `args` and `env` give none (the CLI's default, the cores). */
+  readonly defaultParallelism?: boolean;
 }
 
 export interface OxbowServer {
@@ -57,6 +59,10 @@ export async function startOxbow(options: StartOxbowOptions = {}): Promise<Oxbow
   const args = [ENTRY, '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir];
   if (options.password !== undefined) args.push('--password', options.password);
   if (options.args !== undefined) args.push(...options.args);
+  // --parallelism defaults to the cores; each test names the parallelism it exercises, so a test
+  // that gives none runs at 1, the same on a 2-core machine as on a 64-core one (and as cheap).
+  const givesParallelism = (options.args ?? []).some((arg) => arg === '--parallelism' || arg.startsWith('--parallelism=')) || options.env?.['OXBOW_PARALLELISM'] !== undefined;
+  if (!givesParallelism && options.defaultParallelism !== true) args.push('--parallelism', '1');
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...withoutOxbowVariables(process.env), ...options.env },

@@ -64,12 +64,14 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
     private readonly store: RocksStateStore,
     readonly parallelism: number,
     memory: ParallelMemoryPlan,
+    /** Cores oxbow may use (--cores): bounds a view's source fragment (source-fragment.ts). */
+    readonly cores: number = Number.POSITIVE_INFINITY,
   ) {
     this.groupCacheBytes = memory.groupCacheBytes;
     this.oldGenerationBytes = memory.workerOldGenerationBytes;
     this.pool = new WorkerPool(workerLimits(this.oldGenerationBytes));
     store.addParticipant(this);
-    this.sourceFragments = new SourceFragments(store, parallelism, this, this.pool);
+    this.sourceFragments = new SourceFragments(store, parallelism, this, this.pool, cores);
   }
 
   report(memory: WorkerMemory, previous: WorkerMemory | undefined): void {

@@ -27,7 +27,7 @@
 
 import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
-import { fragmentSource, isKafkaSource, sourceFragmentText, sourceSerialReason, type MaterializePlan } from '../../../planner/stream/parallel-source.js';
+import { fragmentSource, isKafkaSource, sourceFragmentText, sourceFragmentWorkers, sourceSerialReason, type MaterializePlan } from '../../../planner/stream/parallel-source.js';
 import { streamInputs, type StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
 import type { CommitParticipant, PendingWrites } from '../../../storage/mvcc-state-store.js';
@@ -474,6 +474,8 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     private readonly memory: WorkerMemoryHost,
     /** The process's worker threads (../../batch/worker-pool.ts). */
     private readonly pool?: WorkerPool,
+    /** Cores oxbow may use (--cores): a view that stores its rows takes min(N, cores - 1) workers (`sourceFragmentWorkers`). */
+    readonly cores: number = Number.POSITIVE_INFINITY,
   ) {
     store.addParticipant(this);
   }
@@ -486,6 +488,10 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     // takes them directly (a blackhole) and it keeps no rows: then the workers count them.
     const direct = directSinkChanges(context);
     if (context.sinkOutput !== undefined && direct === undefined) return undefined;
+    // The planner's choice, which EXPLAIN prints: a view that stores its rows takes at most
+    // cores - 1 workers, and runs on the main thread (as at parallelism 1) below 2.
+    const workers = sourceFragmentWorkers(this.parallelism, this.cores, direct === undefined);
+    if (workers < 2) return undefined;
     this.token ??= this.store.database.share();
     const workerScript = script();
     // Other nodes generate shares of a generator source's ranges; a Kafka source's partition
@@ -502,9 +508,9 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
         ...(direct === undefined ? {} : { direct }),
         token: this.token,
         path: this.store.database.path,
-        parallelism: this.parallelism,
+        parallelism: workers,
         retentionMs: this.store.options.retentionMs,
-        rowCacheBytes: Math.max(1 << 20, Math.floor(this.store.options.memoryLimitBytes / (16 * this.parallelism))),
+        rowCacheBytes: Math.max(1 << 20, Math.floor(this.store.options.memoryLimitBytes / (16 * workers))),
         cacheShare: this.memory.cacheShare,
         oldGenerationBytes: this.memory.oldGenerationBytes,
         onMemory: (report, previous) => this.memory.report(report, previous),

@@ -23,7 +23,7 @@ const freshDirectory = temporaryDirectories('oxbow-parallel-barrier-', async () 
 
 async function open(dir: string, parallelism: number): Promise<{ harness: Harness; store: RocksStateStore }> {
   const store = rocksStore(dir);
-  const harness = await openHarness(store, { tuning: { parallelism }, barrierIntervalMs: 40 });
+  const harness = await openHarness(store, { tuning: { parallelism, cores: 8 }, barrierIntervalMs: 40 });
   return { harness, store };
 }
 

@@ -7,6 +7,7 @@
 // script is the build's (npm run build first).
 import { describe, expect, it } from 'vitest';
 import type { Harness } from './stream-harness.js';
+import type { EngineCore } from '../../engine/engine-core.js';
 import { bidSource, difference, openOnRocks, runtimeOf, temporaryDirectories } from './rocks-harness.js';
 
 let h: Harness | undefined;
@@ -15,8 +16,13 @@ const freshDirectory = temporaryDirectories('oxbow-parallel-source-', async () =
   h = undefined;
 });
 
-function open(dir: string, parallelism: number): Promise<Harness> {
-  return openOnRocks(dir, { tuning: { parallelism }, barrierIntervalMs: 40 });
+/** `cores` 8 by default: a view runs as a source fragment of N workers on any machine (min(N, cores - 1)). */
+function open(dir: string, parallelism: number, cores = 8): Promise<Harness> {
+  return openOnRocks(dir, { tuning: { parallelism, cores }, barrierIntervalMs: 40 });
+}
+
+async function explainLines(harness: Harness, statement: string): Promise<string> {
+  return (await harness.run(`explain ${statement}`)).rows.map((row) => String(row[0])).join('\n');
 }
 
 /** Nexmark q0, q1, q2, q10, q21, q22 over `bid` (the bench's forms), and a filter with a row error. */
@@ -117,6 +123,73 @@ describe('source fragments', () => {
     // The bids of all 60,000 events, each once (row ids are event numbers: none twice).
     expect((await h.run('select count(*) from q0')).rows[0]).toEqual(['55200']);
   }, 480_000);
+  it('on 2 cores a view at parallelism 2 runs as at 1, a direct sink as a fragment; restarts across the choice keep every row once', async () => {
+    const EVENTS = 60_000;
+    const dir = freshDirectory();
+    const views = fragmentViews('bid', '').slice(0, 3);
+    const viewQuery = 'create materialized view e as select auction, 0.908 * price as p from bid where price > 10';
+    // EXPLAIN of an engine at parallelism 1, the plan a view at 2 on 2 cores must have.
+    h = await open(freshDirectory(), 1);
+    await h.run(bidSource('bid', 10, 1));
+    const serialPlan = await explainLines(h, viewQuery);
+    await h.close();
+    h = undefined;
+    expect(serialPlan).not.toContain('StreamSourceFragment');
+    let committed = 0;
+    // cores 2, 8, 2: the view runs on the main thread, then as a fragment of 2 workers, then on
+    // the main thread again, each server stopping after 8,000 more events (paced: mid-stream).
+    for (const cores of [2, 8, 2]) {
+      h = await open(dir, 2, cores);
+      if (committed === 0) {
+        await h.run(bidSource('bid', EVENTS, 2, 250_000));
+        // A source only a blackhole sink reads: its rows are generated in the sink's workers.
+        await h.run(bidSource('sbid', 20_000, 2));
+        for (const [name, query] of views) await h.run(`create materialized view ${name} as ${query}`);
+        await h.run("create sink s_q0 as select auction, bidder, price, date_time from sbid with (connector = 'blackhole')");
+      }
+      const plan = await explainLines(h, viewQuery);
+      const q1 = await explainLines(h, 'analyze q1');
+      const sink = await explainLines(h, 'analyze s_q0');
+      expect(sink, `the sink at cores ${cores}`).toContain('StreamSourceFragment sbid split across 2 workers');
+      if (cores === 2) {
+        expect(plan).toBe(serialPlan);
+        expect(q1).not.toContain('StreamSourceFragment');
+        // Only the sink's two workers.
+        expect(runtimeOf(h)!.sourceFragments.workers).toBe(2);
+        if (committed === 0) {
+          // The sink's 20,000 events (18,400 bids), generated in its workers and counted once.
+          const delivered = async () => Number((await h!.lines("select rows_delivered from oxbow_catalog.sink_status where sink_name = 's_q0'"))[0] ?? 0);
+          const sinkDeadline = Date.now() + 60_000;
+          while ((await delivered()) < 18_400 && Date.now() < sinkDeadline) await new Promise((resolve) => setTimeout(resolve, 25));
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          expect(await delivered()).toBe(18_400);
+          const sinkId = (h.engine as unknown as { core: EngineCore }).core.catalog.snapshot.relations().find((relation) => relation.name === 's_q0')!.id;
+          expect(runtimeOf(h)!.sourceFragments.fragment(sinkId)!.workers.reduce((sum, worker) => sum + worker.units, 0)).toBe(20_000);
+        }
+      } else {
+        expect(plan).toContain('StreamSourceFragment bid split across 2 workers');
+        expect(q1).toContain('StreamSourceFragment bid split across 2 workers');
+        expect(runtimeOf(h)!.sourceFragments.workers).toBe(2 * views.length + 2);
+      }
+      const target = Math.min(committed + 8_000, EVENTS);
+      const deadline = Date.now() + 90_000;
+      for (;;) {
+        committed = Number((await h.run("select coalesce(sum(committed_offset), 0) from oxbow_catalog.source_partitions where source_name = 'bid'")).rows[0]![0]);
+        for (const [name, query] of views) expect(await difference(h, name, query), `${name} at ${committed} events, cores ${cores}`).toBe(0);
+        if (committed >= target) break;
+        if (Date.now() > deadline) throw new Error(`at cores ${cores} the source committed ${committed} of ${target} events`);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+      }
+      await h.close();
+      h = undefined;
+    }
+    h = await open(dir, 2, 2);
+    await checkWhileRunning(h, views, EVENTS + 20_000);
+    // The bids of all 60,000 events (46 of every 50), each once (row ids are event numbers).
+    expect((await h.run('select count(*) from q0')).rows[0]).toEqual(['55200']);
+
+  }, 480_000);
+
   it('switch between ranges and rows as views over them come and go, over nexmark and datagen', async () => {
     h = await open(freshDirectory(), 2);
     // Paced: 2 splits x 5,000 events a second, about 15 s of stream.

@@ -19,7 +19,7 @@ const freshDirectory = temporaryDirectories('oxbow-worker-pool-', async () => {
 });
 
 function open(dir: string): Promise<Harness> {
-  return openOnRocks(dir, { tuning: { parallelism: 2 }, barrierIntervalMs: 40 });
+  return openOnRocks(dir, { tuning: { parallelism: 2, cores: 8 }, barrierIntervalMs: 40 });
 }
 
 async function committed(harness: Harness): Promise<number> {
@@ -109,7 +109,7 @@ describe('the worker pool', () => {
   it("runs a batch aggregate's ranges on the threads a view's fragment then takes", async () => {
     const dir = freshDirectory();
     // Every scan pays to split (parallelScanMinBytes 0): the aggregate runs in the workers.
-    h = await openOnRocks(dir, { tuning: { parallelism: 2, parallelScanMinBytes: 0 }, barrierIntervalMs: 40 });
+    h = await openOnRocks(dir, { tuning: { parallelism: 2, cores: 8, parallelScanMinBytes: 0 }, barrierIntervalMs: 40 });
     const pool = runtimeOf(h)!.pool;
     expect([pool.started, pool.jobs, pool.idle]).toEqual([2, 0, 2]);
     const rows = 20_000;

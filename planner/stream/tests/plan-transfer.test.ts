@@ -13,7 +13,8 @@ import type { Expression } from '../../expression.js';
 import type { CatalogReader } from '../../catalog-reader.js';
 import { planStream } from '../index.js';
 import { fromTransfer, toTransfer } from '../plan-transfer.js';
-import { sourceSerialReason } from '../parallel-source.js';
+import { sourceFragmentWorkers, sourceSerialReason } from '../parallel-source.js';
+import { explainStreamLines, explainStreamPlan } from '../explain-stream.js';
 import { compile, type EvalRuntime } from '../../../executor/expr/expression.js';
 
 const text = scalar('text');
@@ -97,5 +98,29 @@ describe('plan transfer', () => {
     }
     // The subscript did reach into the match: the channel id out of the URL.
     expect(seen).toContain('xyz');
+  });
+
+  it('gives a view that stores its rows min(N, cores - 1) workers, none below 2; a direct sink N; EXPLAIN agrees', () => {
+    // [parallelism, cores, stores rows] -> workers (1: as at parallelism 1).
+    const cases: [number, number, boolean, number][] = [
+      [1, 8, true, 1],
+      [2, 2, true, 1],
+      [2, 3, true, 2],
+      [4, 4, true, 3],
+      [4, 2, true, 1],
+      [8, 64, true, 8],
+      [2, 1, false, 2],
+      [2, 2, false, 2],
+      [4, 2, false, 4],
+    ];
+    for (const [parallelism, cores, storesRows, workers] of cases) expect(sourceFragmentWorkers(parallelism, cores, storesRows), `${parallelism} on ${cores} cores`).toBe(workers);
+    const plan = planStream(parse(Q21)[0]!.node as never, { catalog, searchPath: ['public'], parameterTypes: [] }, { relationId: 900, name: 'q21', allocateStateTableId: () => 1000 }).stream;
+    const atOne = explainStreamPlan(plan, 1);
+    expect(atOne.join('\n')).not.toContain('StreamSourceFragment');
+    expect(explainStreamPlan(plan, 2, false, 2)).toEqual(atOne);
+    expect(explainStreamPlan(plan, 4, false, 4).join('\n')).toContain('split across 3 workers');
+    expect(explainStreamPlan(plan, 2, false, 8).join('\n')).toContain('split across 2 workers');
+    // A direct sink AS the query (stores no rows): N workers whatever the cores.
+    expect(explainStreamLines(plan, 2, false, true, 2, false).map((line) => line.text).join('\n')).toContain('split across 2 workers');
   });
 });
