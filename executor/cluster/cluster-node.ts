@@ -502,6 +502,7 @@ export class ClusterNode implements Engine {
         shareAddress: record.shareAddress ?? null,
         shareUnits: this.role === 'leader' ? (this.shares?.unitsOf(record.nodeId) ?? null) : null,
         shareRows: this.role === 'leader' ? (this.shares?.rowsOf(record.nodeId) ?? null) : null,
+        ...seedColumns(this.role === 'leader' ? this.shares?.seedOf(record.nodeId) : undefined),
       }));
   }
 
@@ -576,4 +577,9 @@ export class ClusterNode implements Engine {
       (await this.followStore.catch(() => undefined))?.close();
     }
   }
+}
+
+/** The seed columns of oxbow_catalog.nodes: null on a standby and for a node without keyed shares. */
+function seedColumns(seed: { rows: bigint; bytes: bigint; readyMs: bigint | null } | null | undefined): Pick<ClusterNodeRow, 'shareSeedRows' | 'shareSeedBytes' | 'shareReadyMs'> {
+  return { shareSeedRows: seed?.rows ?? null, shareSeedBytes: seed?.bytes ?? null, shareReadyMs: seed?.readyMs ?? null };
 }
