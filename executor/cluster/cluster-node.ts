@@ -222,6 +222,10 @@ export class ClusterNode implements Engine {
       }
       if (this.role === 'standby') {
         if (await this.coordinator.campaign({ nodeId: this.nodeId, address: this.address })) {
+          // The nodes as of now: the old leader's record went with its lease, and the keyed
+          // fragments the promotion builds take shares on the nodes listed (a stale list would
+          // seed a share on the node that just left, which then fails over at once).
+          this.nodesCache = await this.coordinator.nodes();
           this.promotion = this.promote();
           try {
             await this.promotion;
