@@ -24,16 +24,16 @@
 // standby that takes over rebuilds the fragment with one share on the other standby, seeded with
 // that node's vnodes' rows. Printed: the seed's rows and bytes and the time from the seed's read
 // to the node's first batch (oxbow_catalog.nodes: share_seed_rows, share_seed_bytes,
-// share_ready_ms; absent on builds without them), the groups' state as the new leader holds it
-// (state_size's estimate of the accumulators' table: what a seed of every vnode copies), and, read from outside the same way on any
-// build, the time from the old leader's exit to the node's first rows handed over (share_rows > 0)
-// while small inserts keep coming, and the CPU seconds of the new leader and of the node from the
-// old leader's stop to then.
+// share_ready_ms; absent on builds without them) and, measured the same way on any build, the
+// bytes of the node's keyed share stores once it answered (the seed as the node wrote it), the
+// time from the old leader's exit to the node's first rows handed over (share_rows > 0) while
+// small inserts keep coming, and the CPU seconds of the new leader and of the node from the old
+// leader's stop to then.
 // BENCH_ENTRY: the bin/oxbow.js of each build to compare, comma-separated, run A B A B per round
 // (default this build's), BENCH_LABELS their names in the metrics.
 
 import { createHash } from 'node:crypto';
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -162,6 +162,16 @@ async function run(nodes: number): Promise<void> {
   }
 }
 
+/** The bytes of the files under `path`. */
+function directoryBytes(path: string): number {
+  let bytes = 0;
+  for (const entry of readdirSync(path, { withFileTypes: true })) {
+    const full = join(path, entry.name);
+    bytes += entry.isDirectory() ? directoryBytes(full) : statSync(full).size;
+  }
+  return bytes;
+}
+
 /** The node of `candidates` serving as leader, with a session on it. */
 async function newLeader(candidates: readonly OxbowNode[]): Promise<{ node: OxbowNode; client: pg.Client }> {
   const deadline = Date.now() + 120_000;
@@ -231,11 +241,11 @@ async function seedRun(label: string): Promise<void> {
       next += 256;
     }
     const cpu = [node, other].map((candidate) => cpuSeconds(candidate.child.pid!) - cpuBefore[standbys.indexOf(candidate)]!);
-    const state = (await client.query<{ keys: string; bytes: string }>("select coalesce(sum(keys), 0)::int8 as keys, coalesce(sum(bytes), 0)::int8 as bytes from oxbow_catalog.state_size where object_name = 'kv' and purpose = 'accumulators by key'")).rows[0]!;
+    // The node's keyed share stores as written (the seed in their WAL and tables): the same measure on any build.
+    const storeBytes = directoryBytes(join(work, other === started[1] ? 'b' : 'c', 'remote-keyed-shares'));
     const tag = `seed_${label}`;
     emit(`${tag}_groups`, GROUPS, 'groups');
-    emit(`${tag}_state_keys`, Number(state.keys), 'keys');
-    emit(`${tag}_state_bytes`, Number(state.bytes), 'bytes');
+    emit(`${tag}_node_store_bytes`, storeBytes, 'bytes');
     if ('share_seed_rows' in row!) {
       emit(`${tag}_seed_rows`, Number(row!['share_seed_rows']), 'rows');
       emit(`${tag}_seed_bytes`, Number(row!['share_seed_bytes']), 'bytes');
