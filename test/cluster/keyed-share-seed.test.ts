@@ -4,9 +4,11 @@
 // The standby that takes over rebuilds the fragment with recovered state and one share, on the
 // other standby: owners are its 2 threads and that node, which owns the vnodes v with v mod 3 = 2.
 //
-// - share_seed_rows of that node on the new leader equals a recomputation over the table: the
-//   groups (distinct k) whose vnode (parallel/vnode.ts over k) is 2 mod 3; fewer than all groups;
-// - rounds of inserts, updates and deletes after the promotion: the view equals the batch SELECT
+// - share_seed_rows of that node on the new leader equals a recomputation over the tables: the
+//   groups of kv (distinct k) whose vnode (parallel/vnode.ts over k) is 2 mod 3, and for the join
+//   view ju (t join u on k, grouped by k, one fragment) the rows of t and of u and the groups whose
+//   k has such a vnode (each join side keeps a row per input row); fewer than all of them;
+// - rounds of inserts, updates and deletes after the promotion: each view equals the batch SELECT
 //   of its query in one snapshot, so every group the node owns went on from its seeded state (a
 //   group seeded to no one or to the wrong owner would count from zero);
 // - share_ready_ms is set once the node answered its first batch.
@@ -33,14 +35,21 @@ interface Group {
   s: string;
 }
 
+const JOIN_BATCH = 'select t.k, count(*) as n, sum(t.v + u.w) as s from t join u on t.k = u.k group by t.k';
+
 async function compare(leader: pg.Client): Promise<{ view: Group[]; batch: Group[] }> {
-  const rows = (await leader.query<Group & { src: string }>(`select 'v' as src, k, n, s from kv union all select 'b' as src, k, count(*) as n, sum(v) as s from t group by k`)).rows;
+  const rows = (
+    await leader.query<Group & { src: string }>(
+      `select 'v' as src, k, n, s from kv union all select 'b' as src, k, count(*) as n, sum(v) as s from t group by k
+       union all select 'jv' as src, k + 100000, n, s from ju union all select 'jb' as src, k + 100000, n, s from (${JOIN_BATCH}) as b`,
+    )
+  ).rows;
   const pick = (src: string) =>
     rows
       .filter((row) => row.src === src)
       .map((row) => ({ k: Number(row.k), n: String(row.n), s: String(row.s) }))
       .sort((left, right) => left.k - right.k);
-  return { view: pick('v'), batch: pick('b') };
+  return { view: [...pick('v'), ...pick('jv')], batch: [...pick('b'), ...pick('jb')] };
 }
 
 /** Waits until the view counted every row of the table, then checks it equals the recomputation. */
@@ -50,7 +59,8 @@ async function expectEqual(leader: pg.Client, stderr: () => string): Promise<voi
     `the view never counted ${rows} rows`,
     async () => {
       const { view, batch } = await compare(leader);
-      return view.reduce((sum, group) => sum + Number(group.n), 0) === rows ? { view, batch } : undefined;
+      const counted = view.filter((group) => group.k < 100000).reduce((sum, group) => sum + Number(group.n), 0);
+      return counted === rows && JSON.stringify(view) === JSON.stringify(batch) ? { view, batch } : undefined;
     },
     60_000,
     stderr,
@@ -91,13 +101,19 @@ describe('the seed of a keyed share', () => {
       stderr,
     );
     await first.query('create table t (id int8 primary key, k int, v int8)');
+    await first.query('create table u (id int8 primary key, k int, w int8)');
     await first.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
+    await first.query(`create materialized view ju as ${JOIN_BATCH}`);
+    expect((await first.query({ text: 'explain analyze ju', rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n')).toMatch(/to 2 workers and 2 other nodes/);
     const analyzed = (await first.query({ text: 'explain analyze kv', rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n');
     expect(analyzed).toMatch(/StreamExchange dist by \(k\) to 2 workers and 2 other nodes/);
-    await first.query('insert into t select g, g % 401, g * 7 % 1000 from generate_series(1, 6000) g');
+    // v unique per row (the update below keeps it so): each join side's state has a row per input row.
+    await first.query('insert into t select g, g % 401, g from generate_series(1, 6000) g');
     await first.query('update t set k = (k + 5) % 401, v = v + 1 where id % 13 = 3');
     // Some groups emptied: their state rows end in tombstones.
     await first.query('delete from t where k % 50 = 7');
+    await first.query('insert into u select g, g % 211, g from generate_series(1, 900) g');
+    await first.query('delete from u where id % 7 = 1');
     await expectEqual(first, stderr);
     await first.end();
 
@@ -119,11 +135,15 @@ describe('the seed of a keyed share', () => {
     const seeded = await until('the other standby got no keyed share', async () => ((await seed())?.share_seed_rows ?? null) !== null ? (await seed())! : undefined, 30_000, stderr);
 
     // The recomputation: groups of the table whose vnode is the node's (owner 2 of 3).
-    const groups = (await leader.query<{ k: number }>('select distinct k from t')).rows.map((row) => Number(row.k));
     const int4 = scalar('int4');
-    const owned = groups.filter((k) => vnodeOf([k], [int4]) % 3 === 2).length;
+    const mine = (k: number) => vnodeOf([k], [int4]) % 3 === 2;
+    const column = async (sql: string) => (await leader.query<{ k: number }>(sql)).rows.map((row) => Number(row.k));
+    const groups = await column('select distinct k from t');
+    const all = [groups, await column('select k from t'), await column('select k from u'), await column('select distinct t.k from t join u on t.k = u.k')];
+    const owned = all.reduce((sum, keys) => sum + keys.filter(mine).length, 0);
+    const total = all.reduce((sum, keys) => sum + keys.length, 0);
     expect(owned).toBeGreaterThan(0);
-    expect(owned).toBeLessThan(groups.length);
+    expect(owned).toBeLessThan(total);
     expect(Number(seeded.share_seed_rows)).toBe(owned);
     expect(Number(seeded.share_seed_bytes)).toBeGreaterThan(0);
     expect(new RegExp(`StreamExchange dist by \\(k\\) to 2 workers and 1 other node`).test((await leader.query({ text: 'explain analyze kv', rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n'))).toBe(true);
@@ -136,6 +156,8 @@ describe('the seed of a keyed share', () => {
       next += 1500;
       await leader.query(`update t set k = (k + 3) % 401, v = v + 2 where id % 17 = ${step}`);
       await leader.query(`delete from t where id % 31 = ${step}`);
+      await leader.query(`insert into u select g, g % 211, g from generate_series(${1000 + step * 100}, ${1099 + step * 100}) g`);
+      await leader.query(`update u set k = (k + 1) % 211 where id % 11 = ${step}`);
       await expectEqual(leader, stderr);
     }
     const shareRows = Number((await leader.query<{ share_rows: string | null }>('select share_rows from oxbow_catalog.nodes where node_id = $1', [otherId])).rows[0]?.share_rows ?? 0);
