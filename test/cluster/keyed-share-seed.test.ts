@@ -18,7 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { vnodeOf } from '../../executor/stream/parallel/vnode.js';
 import { type as scalar } from '../../sql/types.js';
 import { clusterNodes } from './nodes.js';
-import { nodes, until } from './remote-share-views.js';
+import { groupsOf, nodes, until, type Group } from './remote-share-views.js';
 import { connect, connectWhenServing } from './sessions.js';
 import type { OxbowServer } from '../support/server.js';
 
@@ -29,12 +29,6 @@ const cluster = clusterNodes('oxbow-keyed-share-seed-', {
   OXBOW_REMOTE_SHARE_TIMEOUT_MS: '10000',
 });
 
-interface Group {
-  k: number;
-  n: string;
-  s: string;
-}
-
 const JOIN_BATCH = 'select t.k, count(*) as n, sum(t.v + u.w) as s from t join u on t.k = u.k group by t.k';
 
 async function compare(leader: pg.Client): Promise<{ view: Group[]; batch: Group[] }> {
@@ -44,11 +38,7 @@ async function compare(leader: pg.Client): Promise<{ view: Group[]; batch: Group
        union all select 'jv' as src, k + 100000, n, s from ju union all select 'jb' as src, k + 100000, n, s from (${JOIN_BATCH}) as b`,
     )
   ).rows;
-  const pick = (src: string) =>
-    rows
-      .filter((row) => row.src === src)
-      .map((row) => ({ k: Number(row.k), n: String(row.n), s: String(row.s) }))
-      .sort((left, right) => left.k - right.k);
+  const pick = (src: string) => groupsOf(rows, src);
   return { view: [...pick('v'), ...pick('jv')], batch: [...pick('b'), ...pick('jb')] };
 }
 
