@@ -16,9 +16,24 @@
 // Run: npm run build && node dist/bench/remote-shares.js   (BENCH_EVENTS, default 2,000,000;
 // BENCH_ROUNDS, default 2, alternating one and two nodes; BENCH_QUERY q1, q4 or q5, default q1;
 // BENCH_NODES, the cluster sizes of each round, default 1,2, at most 3)
+//
+// BENCH_QUERY=seed: what a keyed share on a node costs to start when the fragment has state (the
+// seed, executor/cluster/README.md "Keyed shares"). Three nodes (a leader and two standbys that
+// follow its checkpoints) at --parallelism 2; `select k, count(*), sum(v) from t group by k` over
+// BENCH_GROUPS groups (default 300,000) built through the fragment; the leader stopped cleanly; the
+// standby that takes over rebuilds the fragment with one share on the other standby, seeded with
+// that node's vnodes' rows. Printed: the seed's rows and bytes and the time from the seed's read
+// to the node's first batch (oxbow_catalog.nodes: share_seed_rows, share_seed_bytes,
+// share_ready_ms; absent on builds without them) and, measured the same way on any build, the
+// bytes of the node's keyed share stores once it answered (the seed as the node wrote it), the
+// time from the old leader's exit to the node's first rows handed over (share_rows > 0) while
+// small inserts keep coming, and the CPU seconds of the new leader and of the node from the old
+// leader's stop to then.
+// BENCH_ENTRY: the bin/oxbow.js of each build to compare, comma-separated, run A B A B per round
+// (default this build's), BENCH_LABELS their names in the metrics.
 
 import { createHash } from 'node:crypto';
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -27,12 +42,15 @@ import { startEtcd } from '../test/support/etcd.js';
 import { startOxbowNode, type OxbowNode } from './support/server-process.js';
 import { parseTaskStat, ticksPerSecond } from './support/thread-cpu.js';
 
-const ENTRY = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'oxbow.js');
+const ENTRIES = (process.env['BENCH_ENTRY'] ?? join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'oxbow.js')).split(',');
+const LABELS = (process.env['BENCH_LABELS'] ?? ENTRIES.map((_, index) => (index === 0 ? 'this' : `build${index}`)).join(',')).split(',');
+let ENTRY = ENTRIES[0]!;
+const GROUPS = Number(process.env['BENCH_GROUPS'] ?? '300000');
 
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? '2000000');
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '2');
 const QUERY = process.env['BENCH_QUERY'] ?? 'q1';
-if (QUERY !== 'q1' && QUERY !== 'q4' && QUERY !== 'q5') throw new Error(`BENCH_QUERY must be q1, q4 or q5, not ${QUERY}`);
+if (QUERY !== 'q1' && QUERY !== 'q4' && QUERY !== 'q5' && QUERY !== 'seed') throw new Error(`BENCH_QUERY must be q1, q4, q5 or seed, not ${QUERY}`);
 /** Of every 50 Nexmark events, 46 are bids. */
 const BIDS = Math.floor(EVENTS / 50) * 46 + Math.min(46, Math.max(0, (EVENTS % 50) - 4));
 
@@ -144,10 +162,118 @@ async function run(nodes: number): Promise<void> {
   }
 }
 
+/** The bytes of the files under `path`. */
+function directoryBytes(path: string): number {
+  let bytes = 0;
+  for (const entry of readdirSync(path, { withFileTypes: true })) {
+    const full = join(path, entry.name);
+    bytes += entry.isDirectory() ? directoryBytes(full) : statSync(full).size;
+  }
+  return bytes;
+}
+
+/** The node of `candidates` serving as leader, with a session on it. */
+async function newLeader(candidates: readonly OxbowNode[]): Promise<{ node: OxbowNode; client: pg.Client }> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    for (const node of candidates) {
+      const client = new pg.Client({ connectionString: node.url });
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+        const self = (await client.query<{ role: string }>('select role from oxbow_catalog.nodes where is_self')).rows[0];
+        if (self?.role === 'leader') return { node, client };
+      } catch {
+        // Not serving yet.
+      }
+      await client.end().catch(() => undefined);
+    }
+    if (Date.now() > deadline) throw new Error('no standby took over within 120 s');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** BENCH_QUERY=seed: a keyed share started on a node with the fragment's state (above). */
+async function seedRun(label: string): Promise<void> {
+  const etcd = await startEtcd();
+  const work = mkdtempSync(join(tmpdir(), 'oxbow-bench-keyed-seed-'));
+  const started: OxbowNode[] = [];
+  try {
+    const args = ['--cluster', etcd.url, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--parallelism', '2', '--remote-shares', 'on'];
+    const env = { OXBOW_CLUSTER_LEASE_TTL_S: '3' };
+    const a = await startOxbowNode(ENTRY, join(work, 'a'), args, env);
+    started.push(a);
+    const first = await connect(a);
+    started.push(await startOxbowNode(ENTRY, join(work, 'b'), args, env), await startOxbowNode(ENTRY, join(work, 'c'), args, env));
+    const deadline = Date.now() + 60_000;
+    while (Number((await first.query<{ n: string }>("select count(*) as n from oxbow_catalog.nodes where role = 'standby' and share_address is not null")).rows[0]!.n) < 2) {
+      if (Date.now() > deadline) throw new Error('the standbys never listed their share addresses');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    await first.query('create table t (id int8 primary key, k int8, v int8)');
+    await first.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
+    for (let from = 0; from < GROUPS; from += 100_000) {
+      await first.query(`insert into t select g, g, g % 1000 from generate_series(${from + 1}, ${Math.min(GROUPS, from + 100_000)}) g`);
+    }
+    await first.end();
+    // The standbys' CPU from before the promotion: the seed's read, send and write are in it.
+    const standbys = started.slice(1);
+    const cpuBefore = standbys.map((candidate) => cpuSeconds(candidate.child.pid!));
+    // A clean stop: the last checkpoint holds every group, the lease goes at once.
+    await a.stop();
+    const stoppedAt = performance.now();
+    const { node, client } = await newLeader(started.slice(1));
+    const other = started.slice(1).find((candidate) => candidate !== node)!;
+    const otherPort = new URL(other.url).port;
+    let next = GROUPS;
+    let firstRowsMs: number | undefined;
+    let row: Record<string, string | null> | undefined;
+    const until = Date.now() + 300_000;
+    for (;;) {
+      row = (await client.query<Record<string, string | null>>(`select * from oxbow_catalog.nodes where address like '%:${otherPort}'`)).rows[0];
+      if (row !== undefined && Number(row['share_rows'] ?? 0) > 0) {
+        firstRowsMs ??= performance.now() - stoppedAt;
+        if (!('share_ready_ms' in row) || row['share_ready_ms'] !== null) break;
+      }
+      if (Date.now() > until) throw new Error(`the node handed over no rows within 300 s\n${node.stderr()}`);
+      // Rows of every vnode (keys spread over the groups).
+      await client.query(`insert into t select g, g % ${GROUPS}, 1 from generate_series(${next + 1}, ${next + 256}) g`);
+      next += 256;
+    }
+    const cpu = [node, other].map((candidate) => cpuSeconds(candidate.child.pid!) - cpuBefore[standbys.indexOf(candidate)]!);
+    // The node's keyed share stores as written (the seed in their WAL and tables): the same measure on any build.
+    const storeBytes = directoryBytes(join(work, other === started[1] ? 'b' : 'c', 'remote-keyed-shares'));
+    const tag = `seed_${label}`;
+    emit(`${tag}_groups`, GROUPS, 'groups');
+    emit(`${tag}_node_store_bytes`, storeBytes, 'bytes');
+    if ('share_seed_rows' in row!) {
+      emit(`${tag}_seed_rows`, Number(row!['share_seed_rows']), 'rows');
+      emit(`${tag}_seed_bytes`, Number(row!['share_seed_bytes']), 'bytes');
+      emit(`${tag}_ready_ms`, Number(row!['share_ready_ms']), 'ms');
+    }
+    emit(`${tag}_exit_to_first_rows_ms`, firstRowsMs!, 'ms');
+    emit(`${tag}_leader_cpu_s`, cpu[0]!, 's');
+    emit(`${tag}_node_cpu_s`, cpu[1]!, 's');
+    emit(`${tag}_load_1m`, loadavg()[0]!, 'load');
+    await client.end();
+  } finally {
+    for (const started_ of started.reverse()) await started_.stop().catch(() => undefined);
+    await etcd.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
 /** The cluster sizes run in each round, in order (BENCH_NODES, default 1,2). */
 const SIZES = (process.env['BENCH_NODES'] ?? '1,2').split(',').map(Number);
 if (SIZES.some((size) => !Number.isInteger(size) || size < 1 || size > 3)) throw new Error(`BENCH_NODES must list sizes from 1 to 3, not ${process.env['BENCH_NODES']}`);
 
 for (let round = 0; round < ROUNDS; round++) {
+  if (QUERY === 'seed') {
+    for (let build = 0; build < ENTRIES.length; build++) {
+      ENTRY = ENTRIES[build]!;
+      await seedRun(LABELS[build] ?? `build${build}`);
+    }
+    continue;
+  }
   for (const size of SIZES) await run(size);
 }

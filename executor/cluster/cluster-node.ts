@@ -222,6 +222,10 @@ export class ClusterNode implements Engine {
       }
       if (this.role === 'standby') {
         if (await this.coordinator.campaign({ nodeId: this.nodeId, address: this.address })) {
+          // The nodes as of now: the old leader's record went with its lease, and the keyed
+          // fragments the promotion builds take shares on the nodes listed (a stale list would
+          // seed a share on the node that just left, which then fails over at once).
+          this.nodesCache = await this.coordinator.nodes();
           this.promotion = this.promote();
           try {
             await this.promotion;
@@ -502,6 +506,7 @@ export class ClusterNode implements Engine {
         shareAddress: record.shareAddress ?? null,
         shareUnits: this.role === 'leader' ? (this.shares?.unitsOf(record.nodeId) ?? null) : null,
         shareRows: this.role === 'leader' ? (this.shares?.rowsOf(record.nodeId) ?? null) : null,
+        ...seedColumns(this.role === 'leader' ? this.shares?.seedOf(record.nodeId) : undefined),
       }));
   }
 
@@ -576,4 +581,9 @@ export class ClusterNode implements Engine {
       (await this.followStore.catch(() => undefined))?.close();
     }
   }
+}
+
+/** The seed columns of oxbow_catalog.nodes: null on a standby and for a node without keyed shares. */
+function seedColumns(seed: { rows: bigint; bytes: bigint; readyMs: bigint | null } | null | undefined): Pick<ClusterNodeRow, 'shareSeedRows' | 'shareSeedBytes' | 'shareReadyMs'> {
+  return { shareSeedRows: seed?.rows ?? null, shareSeedBytes: seed?.bytes ?? null, shareReadyMs: seed?.readyMs ?? null };
 }

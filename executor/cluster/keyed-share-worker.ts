@@ -16,19 +16,18 @@
 // handed over are durable (MvccStateStore.startAt): their writes may or may not be written yet,
 // and its own replay of them stands for them meanwhile.
 
-import { connect, type Socket } from 'node:net';
 import { workerData, type MessagePort } from 'node:worker_threads';
 import { toSqlError } from '../../sql/errors.js';
 import type { FragmentWorkerData, MainToWorker, WorkerToMain } from '../stream/parallel/protocol.js';
 import { WorkerHandle } from '../stream/parallel/worker-handle.js';
 import { WorkerPort } from '../stream/parallel/worker-port.js';
-import { frame, newNonce, parseAddress, proofMatches, proofOf, readFrames, type Handshake } from './remote-share-link.js';
+import { openShareLink, shareData, type ShareLink } from './remote-share-link.js';
 import type { KeyedShareData } from './remote-shares.js';
 
 type Data = FragmentWorkerData & KeyedShareData & { readonly port: MessagePort };
 const data = workerData as Data;
 const channel = new WorkerPort<WorkerToMain>();
-/** [0] rows of the epochs whose batch the node handed over, [1] 1 once the share runs on the leader. */
+/** [0] rows of the epochs whose batch the node handed over, [1] 1 once the share runs on the leader, [2] ms from the seed's read to the node's first batch. */
 const stats = new BigInt64Array(data.stats);
 
 /** One message of the main thread, kept until its epoch is durable. */
@@ -52,9 +51,7 @@ interface EpochLog {
 
 let mode: 'remote' | 'local' = 'remote';
 let closing = false;
-let socket: Socket | undefined;
-/** Frames waiting for the handshake to finish. */
-let outbox: Buffer[] | undefined = [];
+let link: ShareLink | undefined;
 const log: EpochLog[] = [{ entries: [] }];
 /** Requests sent and not answered yet, oldest first. */
 let pending: Entry[] = [];
@@ -67,10 +64,7 @@ function open(): EpochLog {
 }
 
 function send(message: unknown): void {
-  if (mode !== 'remote') return;
-  const bytes = frame(message);
-  if (outbox !== undefined) outbox.push(bytes);
-  else socket?.write(bytes);
+  if (mode === 'remote') link?.send(message);
 }
 
 function forward(message: WorkerToMain): void {
@@ -100,7 +94,10 @@ function onAnswer(message: WorkerToMain, from: 'remote' | 'local'): void {
   // A replayed request the node answered before it failed: the main thread has that answer.
   if (entry.answered) return;
   entry.answered = true;
-  if (message.t === 'batch' && from === 'remote') Atomics.add(stats, 0, BigInt(entry.rows));
+  if (message.t === 'batch' && from === 'remote') {
+    Atomics.add(stats, 0, BigInt(entry.rows));
+    if (Atomics.load(stats, 2) === 0n) Atomics.store(stats, 2, BigInt(Math.max(1, Date.now() - data.startedAt)));
+  }
   forward(message);
 }
 
@@ -139,63 +136,29 @@ function passOn(message: MainToWorker): void {
 function failOver(reason: string): void {
   if (mode === 'local' || closing) return;
   mode = 'local';
-  outbox = undefined;
-  socket?.destroy();
+  link?.destroy();
   Atomics.store(stats, 1, 1n);
   process.stderr.write(`oxbow: the keyed share on node ${data.node} (${data.address}) failed: ${reason}; its share runs on this node from now on\n`);
   const committed = log.filter((epoch) => epoch.epoch !== undefined);
   // The node answers commits in order: the epochs it handed over are the first committed ones.
   const handed = committed.filter((epoch) => epoch.entries[epoch.entries.length - 1]!.answered);
   const base = handed.length === 0 ? undefined : { epoch: (BigInt(committed[0]!.epoch!) - 1n).toString(), until: handed[handed.length - 1]!.epoch! };
-  const { address: _address, key: _key, node: _node, stats: _stats, fallbackScript, timeoutMs: _timeout, seed: _seed, kind: _kind, port: _port, signal: _signal, ...worker } =
-    data as Data & { signal: SharedArrayBuffer };
-  local = new WorkerHandle<MainToWorker, WorkerToMain>(new URL(fallbackScript), base === undefined ? worker : { ...worker, base }, "a parallel fragment's worker");
+  const worker = shareData(data).local;
+  local = new WorkerHandle<MainToWorker, WorkerToMain>(new URL(data.fallbackScript), base === undefined ? worker : { ...worker, base }, "a parallel fragment's worker");
   pending = [];
   for (const epoch of log) for (const entry of epoch.entries) dispatch(entry);
 }
 
 function start(): void {
-  let target: { host: string; port: number };
-  try {
-    target = parseAddress(data.address);
-  } catch (error) {
-    return failOver((error as Error).message);
-  }
-  const nonce = newNonce();
-  let stage: 'challenge' | 'running' = 'challenge';
-  const connection = connect(target);
-  socket = connection;
-  connection.setNoDelay(true);
-  connection.on('error', (error) => failOver(error.message));
-  connection.on('close', () => failOver('the connection closed'));
-  connection.on('connect', () => connection.write(frame({ t: 'hello', nonce } satisfies Handshake)));
-  readFrames(
-    connection,
-    (message) => {
-      if (mode !== 'remote') return;
-      if (stage === 'running') return onAnswer(message as WorkerToMain, 'remote');
-      const challenge = message as Handshake;
-      if (challenge.t !== 'challenge' || !proofMatches(data.key, 'server', nonce, challenge.proof) || !(challenge.nonce instanceof Uint8Array)) {
-        return failOver('it did not prove it holds the cluster key');
-      }
-      const { token: _token, path: _path, address: _address, key: _key, node: _node, stats: _stats, fallbackScript: _script, timeoutMs: _timeout, port: _port, signal: _signal, ...share } =
-        data as Data & { signal: SharedArrayBuffer };
-      connection.write(frame({ t: 'proof', proof: proofOf(data.key, 'client', challenge.nonce) } satisfies Handshake));
-      connection.write(frame({ t: 'open', data: share } satisfies Handshake));
-      for (const bytes of outbox ?? []) connection.write(bytes);
-      outbox = undefined;
-      stage = 'running';
+  link = openShareLink(data.address, data.key, shareData(data).share, {
+    timeoutMs: data.timeoutMs,
+    onMessage: (message) => onAnswer(message as WorkerToMain, 'remote'),
+    onFail: failOver,
+    overdue: (now) => {
+      const oldest = pending[0];
+      return oldest !== undefined && now > oldest.deadline ? `no answer to a ${oldest.message.t} within ${data.timeoutMs} ms` : undefined;
     },
-    (error) => failOver(error.message),
-  );
-  const handshakeDeadline = Date.now() + data.timeoutMs;
-  const timer = setInterval(() => {
-    if (mode !== 'remote' || closing) return clearInterval(timer);
-    const now = Date.now();
-    if (stage !== 'running' && now > handshakeDeadline) return failOver(`no handshake within ${data.timeoutMs} ms`);
-    const oldest = pending[0];
-    if (oldest !== undefined && now > oldest.deadline) failOver(`no answer to a ${oldest.message.t} within ${data.timeoutMs} ms`);
-  }, Math.max(10, Math.min(100, data.timeoutMs / 4)));
+  });
 }
 
 channel.port.on('message', (message: MainToWorker) => {
@@ -237,9 +200,8 @@ channel.port.on('message', (message: MainToWorker) => {
       closing = true;
       if (mode === 'remote') {
         send(message);
-        socket?.end();
         // The server ends its side once it answered; a peer that does not is cut off.
-        setTimeout(() => socket?.destroy(), 1000).unref();
+        link?.end();
         channel.close();
       } else {
         channel.close(answers.then(() => local?.close()));

@@ -1,6 +1,7 @@
-// The connection that carries a source fragment's share to another node of the cluster
-// (remote-share-worker.ts on the leader, remote-share-server.ts on the node running the share): the
-// messages of the source workers' protocol (executor/stream/parallel/source-protocol.ts), each in a
+// The connection that carries a share of a fragment to another node of the cluster
+// (remote-share-worker.ts and keyed-share-worker.ts on the leader, `openShareLink`;
+// remote-share-server.ts on the node running the share): the messages of the workers' protocols
+// (executor/stream/parallel/source-protocol.ts, protocol.ts), each in a
 // frame of a 4-byte big-endian length and the message serialized as a worker thread's message is
 // (node:v8, the structured clone: bigints, ArrayBuffers and plain objects cross as they are).
 // Both ends prove they hold the cluster's node-to-node key (etcd-coordinator.ts' peer key) before
@@ -10,7 +11,7 @@
 // connection.
 
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { deserialize, serialize } from 'node:v8';
 
 /** The largest frame either end accepts (an epoch's batch of one share). */
@@ -98,4 +99,127 @@ export function parseAddress(address: string): { host: string; port: number } {
 
 export function formatAddress(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** The leader's end of one share's link (`openShareLink`). */
+export interface ShareLink {
+  /** Sends a message of the worker protocol; sent before the share is open, it waits its turn. */
+  send(message: unknown): void;
+  /** Ends the link after what was sent: the node ends its side once it answered, one that does not is cut off 1 s later. Answers still come; failures are still reported. */
+  end(): void;
+  /** Cuts the link at once; nothing is reported after. */
+  destroy(): void;
+}
+
+export interface ShareLinkEvents {
+  /** The handshake's deadline and, while the share runs, how often `overdue` is asked. */
+  readonly timeoutMs: number;
+  /** Each message the node sends once the share is open, in order. */
+  readonly onMessage: (message: unknown) => void;
+  /** The link failed (no connection, closed, a frame unreadable, no proof of the key, no handshake in time, `overdue`): reported once. */
+  readonly onFail: (reason: string) => void;
+  /** While the share runs: why the node is late (an answer past its deadline), or undefined. */
+  readonly overdue?: (now: number) => string | undefined;
+}
+
+/**
+ * Connects to the node at `address`, proves the cluster key `key` (hex) and checks the node's
+ * proof, then opens the share with `share` (the worker data the node starts the worker with)
+ * and sends what waited; a fragment's relay thread's end of the link.
+ */
+export function openShareLink(address: string, key: string, share: object, events: ShareLinkEvents): ShareLink {
+  let done = false;
+  let ended = false;
+  let running = false;
+  let socket: Socket | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  /** Frames waiting for the share to open. */
+  const outbox: Buffer[] = [];
+  const stop = (): void => {
+    done = true;
+    if (timer !== undefined) clearInterval(timer);
+    socket?.destroy();
+  };
+  const fail = (reason: string): void => {
+    if (done) return;
+    stop();
+    events.onFail(reason);
+  };
+  const link: ShareLink = {
+    send(message) {
+      if (done) return;
+      const bytes = frame(message);
+      if (running) socket!.write(bytes);
+      else outbox.push(bytes);
+    },
+    end() {
+      if (done || ended) return;
+      ended = true;
+      if (timer !== undefined) clearInterval(timer);
+      socket?.end();
+      setTimeout(() => socket?.destroy(), 1000).unref();
+    },
+    destroy() {
+      if (!done) stop();
+    },
+  };
+  let target: { host: string; port: number };
+  try {
+    target = parseAddress(address);
+  } catch (error) {
+    fail((error as Error).message);
+    return link;
+  }
+  const nonce = newNonce();
+  const connection = connect(target);
+  socket = connection;
+  connection.setNoDelay(true);
+  connection.on('error', (error) => fail(error.message));
+  connection.on('close', () => fail('the connection closed'));
+  connection.on('connect', () => connection.write(frame({ t: 'hello', nonce } satisfies Handshake)));
+  readFrames(
+    connection,
+    (message) => {
+      if (done) return;
+      if (running) return events.onMessage(message);
+      const challenge = message as Handshake;
+      if (challenge.t !== 'challenge' || !proofMatches(key, 'server', nonce, challenge.proof) || !(challenge.nonce instanceof Uint8Array)) {
+        return fail('it did not prove it holds the cluster key');
+      }
+      connection.write(frame({ t: 'proof', proof: proofOf(key, 'client', challenge.nonce) } satisfies Handshake));
+      connection.write(frame({ t: 'open', data: share } satisfies Handshake));
+      for (const bytes of outbox.splice(0)) connection.write(bytes);
+      running = true;
+    },
+    (error) => fail(error.message),
+  );
+  // The handshake has the answer deadline too.
+  const handshakeDeadline = Date.now() + events.timeoutMs;
+  timer = setInterval(() => {
+    const now = Date.now();
+    if (!running && now > handshakeDeadline) return fail(`no handshake within ${events.timeoutMs} ms`);
+    const late = running ? events.overdue?.(now) : undefined;
+    if (late !== undefined) fail(late);
+  }, Math.max(10, Math.min(100, events.timeoutMs / 4)));
+  return link;
+}
+
+/** A relay thread's own fields of its worker data (remote-shares.ts), the thread's port and signal. */
+const RELAY_FIELDS: ReadonlySet<string> = new Set(['address', 'node', 'key', 'stats', 'fallbackScript', 'timeoutMs', 'startedAt', 'port', 'signal']);
+/** What only the node's worker needs: a keyed share's seed and kind. */
+const NODE_FIELDS: ReadonlySet<string> = new Set(['kind', 'seed']);
+/** What only a worker on the leader needs: the leader's database. */
+const LEADER_FIELDS: ReadonlySet<string> = new Set(['token', 'path']);
+
+function without(data: object, ...sets: ReadonlySet<string>[]): object {
+  return Object.fromEntries(Object.entries(data).filter(([name]) => !sets.some((set) => set.has(name))));
+}
+
+/**
+ * A relay thread's worker data split in two: `share`, what the node gets at the handshake (no
+ * database token or path, nothing of the relay's), and `local`, the worker data of the worker the
+ * relay starts on the leader when the node fails.
+ */
+export function shareData(data: object): { share: object; local: object } {
+  return { share: without(data, RELAY_FIELDS, LEADER_FIELDS), local: without(data, RELAY_FIELDS, NODE_FIELDS) };
 }

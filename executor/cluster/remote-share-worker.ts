@@ -14,13 +14,12 @@
 // its batches, and runs the share here from then on. A batch the leader did not receive was never written, and one it
 // received is not generated again, so every unit is written once.
 
-import { connect, type Socket } from 'node:net';
 import { workerData, type MessagePort } from 'node:worker_threads';
 import { toSqlError } from '../../sql/errors.js';
 import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
 import { WorkerHandle } from '../stream/parallel/worker-handle.js';
 import { WorkerPort } from '../stream/parallel/worker-port.js';
-import { frame, newNonce, parseAddress, proofMatches, proofOf, readFrames, type Handshake } from './remote-share-link.js';
+import { openShareLink, shareData, type ShareLink } from './remote-share-link.js';
 import type { RemoteShareData } from './remote-shares.js';
 
 type Data = SourceWorkerData & RemoteShareData & { readonly port: MessagePort };
@@ -38,9 +37,7 @@ interface InFlight {
 
 let mode: 'remote' | 'local' = 'remote';
 let closing = false;
-let socket: Socket | undefined;
-/** Frames waiting for the handshake to finish. */
-let outbox: Buffer[] | undefined = [];
+let link: ShareLink | undefined;
 /** Ranges of the open epoch (posted since the last commit). */
 let open: (readonly number[])[] = [];
 let openUnits = 0;
@@ -58,10 +55,7 @@ function unitsOf(ranges: readonly number[]): number {
 }
 
 function send(message: unknown): void {
-  if (mode !== 'remote') return;
-  const bytes = frame(message);
-  if (outbox !== undefined) outbox.push(bytes);
-  else socket?.write(bytes);
+  if (mode === 'remote') link?.send(message);
 }
 
 function localCommit(epoch: string): void {
@@ -87,12 +81,10 @@ function localCommit(epoch: string): void {
 function failOver(reason: string): void {
   if (mode === 'local' || closing) return;
   mode = 'local';
-  outbox = undefined;
-  socket?.destroy();
+  link?.destroy();
   Atomics.store(stats, 1, 1n);
   process.stderr.write(`oxbow: the remote share on node ${data.node} (${data.address}) failed: ${reason}; its share runs on this node from now on\n`);
-  const { address: _address, key: _key, node: _node, stats: _stats, fallbackScript, timeoutMs: _timeout, port: _port, signal: _signal, ...worker } = data as Data & { signal: SharedArrayBuffer };
-  local = new WorkerHandle<MainToSourceWorker, SourceWorkerToMain>(new URL(fallbackScript), worker, "a source fragment's worker");
+  local = new WorkerHandle<MainToSourceWorker, SourceWorkerToMain>(new URL(data.fallbackScript), shareData(data).local, "a source fragment's worker");
   for (const epoch of inFlight.splice(0)) {
     for (const ranges of epoch.ranges) local.post({ t: 'ranges', ranges });
     localCommit(epoch.epoch);
@@ -121,47 +113,17 @@ function onRemote(message: SourceWorkerToMain): void {
 }
 
 function start(): void {
-  let target: { host: string; port: number };
-  try {
-    target = parseAddress(data.address);
-  } catch (error) {
-    return failOver((error as Error).message);
-  }
-  const nonce = newNonce();
-  let stage: 'challenge' | 'running' = 'challenge';
-  const connection = connect(target);
-  socket = connection;
-  connection.setNoDelay(true);
-  connection.on('error', (error) => failOver(error.message));
-  connection.on('close', () => failOver('the connection closed'));
-  connection.on('connect', () => connection.write(frame({ t: 'hello', nonce } satisfies Handshake)));
-  readFrames(
-    connection,
-    (message) => {
-      if (mode !== 'remote') return;
-      if (stage === 'running') return onRemote(message as SourceWorkerToMain);
-      const challenge = message as Handshake;
-      if (challenge.t !== 'challenge' || !proofMatches(data.key, 'server', nonce, challenge.proof) || !(challenge.nonce instanceof Uint8Array)) {
-        return failOver('it did not prove it holds the cluster key');
-      }
-      const { token: _token, path: _path, address: _address, key: _key, node: _node, stats: _stats, fallbackScript: _script, timeoutMs: _timeout, port: _port, signal: _signal, ...share } = data as Data & { signal: SharedArrayBuffer };
-      connection.write(frame({ t: 'proof', proof: proofOf(data.key, 'client', challenge.nonce) } satisfies Handshake));
-      connection.write(frame({ t: 'open', data: share } satisfies Handshake));
-      for (const bytes of outbox ?? []) connection.write(bytes);
-      outbox = undefined;
-      stage = 'running';
+  link = openShareLink(data.address, data.key, shareData(data).share, {
+    timeoutMs: data.timeoutMs,
+    onMessage: (message) => {
+      if (mode === 'remote') onRemote(message as SourceWorkerToMain);
     },
-    (error) => failOver(error.message),
-  );
-  // The handshake has the answer deadline too.
-  const handshakeDeadline = Date.now() + data.timeoutMs;
-  const timer = setInterval(() => {
-    if (mode !== 'remote' || closing) return clearInterval(timer);
-    const now = Date.now();
-    if (stage !== 'running' && now > handshakeDeadline) return failOver(`no handshake within ${data.timeoutMs} ms`);
-    const oldest = inFlight[0];
-    if (oldest !== undefined && now > oldest.deadline) failOver(`no batch of epoch ${oldest.epoch} within ${data.timeoutMs} ms`);
-  }, Math.max(10, Math.min(100, data.timeoutMs / 4)));
+    onFail: failOver,
+    overdue: (now) => {
+      const oldest = inFlight[0];
+      return oldest !== undefined && now > oldest.deadline ? `no batch of epoch ${oldest.epoch} within ${data.timeoutMs} ms` : undefined;
+    },
+  });
 }
 
 channel.port.on('message', (message: MainToSourceWorker) => {
@@ -197,9 +159,8 @@ channel.port.on('message', (message: MainToSourceWorker) => {
     case 'close': {
       send(message);
       closing = true;
-      socket?.end();
       // The server ends its side once it answered; a peer that does not is cut off.
-      setTimeout(() => socket?.destroy(), 1000).unref();
+      link?.end();
       channel.close(answers.then(() => local?.close()));
       return;
     }

@@ -5,6 +5,7 @@
 // (oxbow_catalog.nodes' share_units).
 
 import { compiledWorkerScript } from '../batch/worker-script.js';
+import type { KeyedSeed } from '../stream/parallel/keyed-seed.js';
 import type { RemoteShareSource, RemoteShareTarget } from '../stream/parallel/source-fragment.js';
 
 /** What remote-share-worker.ts gets besides a source worker's data. */
@@ -25,8 +26,18 @@ export interface RemoteShareData {
 /** What keyed-share-worker.ts gets besides a fragment worker's data. */
 export interface KeyedShareData extends RemoteShareData {
   readonly kind: 'keyed';
-  /** The fragment's state tables' committed entries and records (packed), which the node's store starts from. */
+  /** The share's vnodes' committed entries of the fragment's state tables and their records (packed), which the node's store starts from. */
   readonly seed: Uint8Array;
+  /** When the leader started reading the seed (Date.now()): [2] of the stats is the time from then to the node's first batch. */
+  readonly startedAt: number;
+}
+
+/** One keyed share's figures, for oxbow_catalog.nodes. */
+interface KeyedShareStats {
+  /** [0] rows of the epochs the node handed over, [1] 1 once the share runs on the leader, [2] ms from the seed's read to the node's first batch (0 until then). */
+  readonly counters: BigInt64Array;
+  readonly seedRows: number;
+  readonly seedBytes: number;
 }
 
 export interface SharePeer {
@@ -36,8 +47,8 @@ export interface SharePeer {
 
 export class RemoteShares implements RemoteShareSource {
   private readonly stats = new Map<string, BigInt64Array[]>();
-  /** Per node, the counters of its keyed shares (rows of epochs it handed over). */
-  private readonly keyedStats = new Map<string, BigInt64Array[]>();
+  /** Per node, the figures of its keyed shares. */
+  private readonly keyedStats = new Map<string, KeyedShareStats[]>();
   /** The peers' keys as last read, and how many times they changed. */
   private seen = '';
   private changes = 0;
@@ -89,19 +100,23 @@ export class RemoteShares implements RemoteShareSource {
    * when the fragment is built and stays with the fragment (a node that joins later gets shares of
    * fragments built after it joined); a failed one runs on this node until the fragment is gone.
    */
-  keyedTargets(fallbackScript: URL, seed: Uint8Array): RemoteShareTarget[] {
+  keyedTargets(fallbackScript: URL, seeds: (shares: number) => readonly KeyedSeed[]): RemoteShareTarget[] {
     const key = this.key();
     if (key === undefined) return [];
     const peers = this.peers();
     if (peers.length === 0) return [];
     const script = compiledWorkerScript(import.meta.url, './keyed-share-worker.js');
-    return peers.map((peer) => {
-      const stats = new SharedArrayBuffer(16);
+    const startedAt = Date.now();
+    // Peer i owns the vnodes of the owner after the threads' i-th: seed i is its.
+    const seeded = seeds(peers.length);
+    return peers.map((peer, index) => {
+      const seed = seeded[index]!;
+      const stats = new SharedArrayBuffer(24);
       const counters = new BigInt64Array(stats);
       let list = this.keyedStats.get(peer.nodeId);
       if (list === undefined) this.keyedStats.set(peer.nodeId, (list = []));
-      list.push(counters);
-      const data: KeyedShareData = { kind: 'keyed', address: peer.shareAddress, node: peer.nodeId, key, stats, fallbackScript: fallbackScript.href, timeoutMs: this.timeoutMs, seed };
+      list.push({ counters, seedRows: seed.rows, seedBytes: seed.bytes.length });
+      const data: KeyedShareData = { kind: 'keyed', address: peer.shareAddress, node: peer.nodeId, key, stats, fallbackScript: fallbackScript.href, timeoutMs: this.timeoutMs, seed: seed.bytes, startedAt };
       return { node: peer.nodeId, script, data, key: RemoteShares.keyOf(peer), failed: () => Atomics.load(counters, 1) !== 0n };
     });
   }
@@ -111,8 +126,29 @@ export class RemoteShares implements RemoteShareSource {
     const list = this.keyedStats.get(nodeId);
     if (list === undefined) return null;
     let rows = 0n;
-    for (const stats of list) rows += Atomics.load(stats, 0);
+    for (const stats of list) rows += Atomics.load(stats.counters, 0);
     return rows;
+  }
+
+  /**
+   * What node `nodeId`'s keyed shares were seeded with (state rows and bytes, summed) and the
+   * longest time from a share's seed read to the node's first batch of it (null while one has not
+   * answered yet), or null when it got no keyed share.
+   */
+  seedOf(nodeId: string): { rows: bigint; bytes: bigint; readyMs: bigint | null } | null {
+    const list = this.keyedStats.get(nodeId);
+    if (list === undefined) return null;
+    let rows = 0n;
+    let bytes = 0n;
+    let readyMs: bigint | null = 0n;
+    for (const stats of list) {
+      rows += BigInt(stats.seedRows);
+      bytes += BigInt(stats.seedBytes);
+      const ready = Atomics.load(stats.counters, 2);
+      if (ready === 0n || readyMs === null) readyMs = null;
+      else if (ready > readyMs) readyMs = ready;
+    }
+    return { rows, bytes, readyMs };
   }
 
   /** Units node `nodeId` generated for this leader, or null when it got no share. */

@@ -2,7 +2,8 @@
 // statement last read them from etcd (executor/cluster/ keeps the list fresh): node id, address,
 // role (leader or standby), state, the epoch of the last checkpoint it wrote (leader) or followed
 // (standby), its etcd lease, and under --remote-shares on the address where it runs shares of the
-// leader's source fragments and (on the leader) the units it generated in them. Empty on a server started without --cluster.
+// leader's source fragments and (on the leader) the units it generated in them, the rows of keyed
+// fragments it processed, what its keyed shares were seeded with and how soon they answered. Empty on a server started without --cluster.
 
 import type { Row } from '../../sql/value.js';
 import type { SystemTable } from './pg-catalog.js';
@@ -31,10 +32,15 @@ export interface ClusterNodeRow {
   readonly shareUnits: bigint | null;
   /** Rows of keyed fragments the node processed for the leader (its keyed shares' handed-over epochs). */
   readonly shareRows: bigint | null;
+  /** On the leader: the state rows and bytes its keyed shares were seeded with (their vnodes' only), summed. */
+  readonly shareSeedRows: bigint | null;
+  readonly shareSeedBytes: bigint | null;
+  /** On the leader: the longest time from a keyed share's seed read to the node's first batch of it (null until each has sent one). */
+  readonly shareReadyMs: bigint | null;
 }
 
 export const nodesTable: SystemTable = {
-  def: systemRelation(NODES_RELATION_ID, 'oxbow_catalog', 'nodes', ['node_id:text', 'address:text', 'role:text', 'state:text', 'checkpoint_epoch:int8', 'lease_id:text', 'is_self:bool', 'share_address:text', 'share_units:int8', 'share_rows:int8']),
+  def: systemRelation(NODES_RELATION_ID, 'oxbow_catalog', 'nodes', ['node_id:text', 'address:text', 'role:text', 'state:text', 'checkpoint_epoch:int8', 'lease_id:text', 'is_self:bool', 'share_address:text', 'share_units:int8', 'share_rows:int8', 'share_seed_rows:int8', 'share_seed_bytes:int8', 'share_ready_ms:int8']),
   rows: (context) =>
-    (context.clusterNodes?.() ?? []).map((node): Row => [node.nodeId, node.address, node.role, node.state, node.checkpointEpoch, node.leaseId, node.self, node.shareAddress, node.shareUnits, node.shareRows]),
+    (context.clusterNodes?.() ?? []).map((node): Row => [node.nodeId, node.address, node.role, node.state, node.checkpointEpoch, node.leaseId, node.self, node.shareAddress, node.shareUnits, node.shareRows, node.shareSeedRows, node.shareSeedBytes, node.shareReadyMs]),
 };

@@ -35,6 +35,13 @@ export interface Fragment {
   readonly nodes: readonly StreamPlan[];
   /** The cut inputs, in the order the fragment's tree reaches them (left to right). */
   readonly inputs: readonly FragmentInput[];
+  /**
+   * Per state table of the fragment's nodes (by table id): the columns of its rows whose values,
+   * hashed in order (parallel/vnode.ts), give the vnode the exchange routes the rows of that state
+   * to, so a row's owner follows from the row (a keyed share's seed takes only its vnodes' rows).
+   * A table missing here has rows of every owner.
+   */
+  readonly stateVnodes: ReadonlyMap<number, readonly number[]>;
 }
 
 /**
@@ -48,6 +55,8 @@ type Distribution = readonly (readonly number[])[] | undefined;
 interface Part {
   readonly nodes: StreamPlan[];
   readonly inputs: FragmentInput[];
+  /** Per state table, the columns hashed for its rows' vnode (`Fragment.stateVnodes`). */
+  readonly vnodes: Map<number, readonly number[]>;
 }
 
 /** Nodes a StreamShared leaf reads (share.ts): they stay where the dataflow places them. */
@@ -99,7 +108,7 @@ function columnIndex(expression: { readonly kind: string; readonly index?: numbe
  * shared subtrees (`sharedSources`), which never run inside a fragment.
  */
 export function fragmentAt(plan: StreamPlan, shared: ReadonlySet<StreamPlan>): Fragment | undefined {
-  const part: Part = { nodes: [], inputs: [] };
+  const part: Part = { nodes: [], inputs: [], vnodes: new Map() };
   // Linear nodes above the first stateful one run in the workers too.
   let node = plan;
   while ((node.kind === 'StreamFilter' || node.kind === 'StreamProject' || node.kind === 'StreamLateral') && !shared.has(node.input)) {
@@ -113,7 +122,7 @@ export function fragmentAt(plan: StreamPlan, shared: ReadonlySet<StreamPlan>): F
   // Keyed by a time window alone, a fragment has a few keys per epoch: one worker would get all
   // the rows, which the main thread would encode for it, so it runs on the main thread.
   if (part.inputs.every((input) => input.key.every((column) => windowColumn(input.plan, column)))) return undefined;
-  const fragment: Fragment = { root: plan, nodes: part.nodes, inputs: part.inputs };
+  const fragment: Fragment = { root: plan, nodes: part.nodes, inputs: part.inputs, stateVnodes: part.vnodes };
   // The workers get the fragment as data: every constant in it must survive the copy.
   if (toTransfer(workerPlan(fragment, fragment.inputs.map(() => false))) === undefined) return undefined;
   return fragment;
@@ -122,15 +131,16 @@ export function fragmentAt(plan: StreamPlan, shared: ReadonlySet<StreamPlan>): F
 /** Adds a stateful node and its subtree to `part`; its output's distribution, or null when it cannot run in a fragment. */
 function stateful(plan: StreamPlan, shared: ReadonlySet<StreamPlan>, part: Part): Distribution | null {
   if ((plan.kind !== 'StreamHashAggregate' && plan.kind !== 'StreamHashJoin') || serialReason(plan) !== undefined) return null;
-  const own: Part = { nodes: [plan], inputs: [] };
+  const own: Part = { nodes: [plan], inputs: [], vnodes: new Map() };
   if (plan.kind === 'StreamHashAggregate') {
     const group = plan.groupKeys.map(columnIndex);
     const input = require(plan.inputs[0]!, group, true, shared, own);
     if (input === undefined) return null;
     // Each of the input's hashed columns is a group key column: name it by its group key position.
     const out = input.map((positions) => group.flatMap((column, index) => (positions.includes(column) ? [index] : [])));
-    part.nodes.push(...own.nodes);
-    part.inputs.push(...own.inputs);
+    // Every state table of the aggregate starts with the group key's columns (aggregate.ts).
+    if (out.every((positions) => positions.length > 0)) for (const table of plan.stateTables) own.vnodes.set(table.tableId, out.map((positions) => positions[0]!));
+    commit(part, own);
     return out;
   }
   const leftKey = plan.keys[0]!.map(columnIndex);
@@ -138,8 +148,9 @@ function stateful(plan: StreamPlan, shared: ReadonlySet<StreamPlan>, part: Part)
   // Each side exchanged by its whole key, in key order, so equal keys meet in one worker.
   require(plan.inputs[0]!, leftKey, false, shared, own);
   require(plan.inputs[1]!, rightKey, false, shared, own);
-  part.nodes.push(...own.nodes);
-  part.inputs.push(...own.inputs);
+  // A side's state rows start with its key's values, in key order (incrementalize.ts, hashJoin).
+  for (const table of plan.stateTables) own.vnodes.set(table.tableId, leftKey.map((_, index) => index));
+  commit(part, own);
   const width = plan.inputs[0]!.columns.length;
   switch (plan.joinType) {
     case 'inner':
@@ -154,6 +165,13 @@ function stateful(plan: StreamPlan, shared: ReadonlySet<StreamPlan>, part: Part)
       // A full join's unmatched rows carry NULL for the other side's key.
       return undefined;
   }
+}
+
+/** Adds a subtree's part to the fragment's. */
+function commit(part: Part, own: Part): void {
+  part.nodes.push(...own.nodes);
+  part.inputs.push(...own.inputs);
+  for (const [table, columns] of own.vnodes) part.vnodes.set(table, columns);
 }
 
 /**
@@ -186,12 +204,12 @@ function require(plan: StreamPlan, key: readonly number[], aggregate: boolean, s
   for (;;) {
     if (shared.has(node)) break;
     if (aggregate && (node.kind === 'StreamHashAggregate' || node.kind === 'StreamHashJoin')) {
-      const below: Part = { nodes: [], inputs: [] };
+      const below: Part = { nodes: [], inputs: [], vnodes: new Map() };
       const distribution = stateful(node, shared, below);
       // It fits when each of its hashed columns is one of the key's: equal keys, equal owners.
       if (distribution !== null && distribution !== undefined && distribution.length > 0 && distribution.every((positions) => positions.some((position) => columns.includes(position)))) {
-        part.nodes.push(...chain, ...below.nodes);
-        part.inputs.push(...below.inputs);
+        part.nodes.push(...chain);
+        commit(part, below);
         return upward(distribution, chain);
       }
       break;

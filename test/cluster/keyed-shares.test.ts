@@ -13,7 +13,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { clusterNodes } from './nodes.js';
-import { until } from './remote-share-views.js';
+import { groupsOf, until, type Group } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
 const cluster = clusterNodes('oxbow-keyed-shares-', {
@@ -23,12 +23,6 @@ const cluster = clusterNodes('oxbow-keyed-shares-', {
   OXBOW_REMOTE_SHARE_TIMEOUT_MS: '10000',
 });
 
-interface Group {
-  k: number;
-  n: string;
-  s: string;
-}
-
 /** The view's rows and the batch recomputation's, read in one statement (one snapshot). */
 async function compare(leader: pg.Client): Promise<{ view: Group[]; batch: Group[] }> {
   const rows = (
@@ -36,11 +30,7 @@ async function compare(leader: pg.Client): Promise<{ view: Group[]; batch: Group
       `select 'v' as src, k, n, s from kv union all select 'b' as src, k, count(*) as n, sum(v) as s from t group by k`,
     )
   ).rows;
-  const pick = (src: string) =>
-    rows
-      .filter((row) => row.src === src)
-      .map((row) => ({ k: Number(row.k), n: String(row.n), s: String(row.s) }))
-      .sort((left, right) => left.k - right.k);
+  const pick = (src: string) => groupsOf(rows, src);
   return { view: pick('v'), batch: pick('b') };
 }
 

@@ -1,6 +1,6 @@
 // What the remote-share tests of this folder share: the leader's node rows, a wait with a deadline,
 // the datagen source both views read, the view's highest id, and the check of a view against its
-// recomputation.
+// recomputation, and the keyed-share tests' groups.
 import pg from 'pg';
 import { expect } from 'vitest';
 
@@ -65,4 +65,19 @@ export async function checkView(leader: pg.Client): Promise<{ max: number; count
   }
   expect(compared).toBe(upTo);
   return { max, count: view.length };
+}
+
+/** A group of the keyed-share tests' views: its key, count and sum. */
+export interface Group {
+  k: number;
+  n: string;
+  s: string;
+}
+
+/** The groups of the rows whose `src` is `src`, by key (rows of several sources read in one statement). */
+export function groupsOf(rows: readonly (Group & { src: string })[], src: string): Group[] {
+  return rows
+    .filter((row) => row.src === src)
+    .map((row) => ({ k: Number(row.k), n: String(row.n), s: String(row.s) }))
+    .sort((left, right) => left.k - right.k);
 }

@@ -120,6 +120,9 @@ describe('oxbow_catalog system tables', () => {
       ['share_address', 'text'],
       ['share_units', 'bigint'],
       ['share_rows', 'bigint'],
+      ['share_seed_rows', 'bigint'],
+      ['share_seed_bytes', 'bigint'],
+      ['share_ready_ms', 'bigint'],
     ]);
   });
 

@@ -16,13 +16,11 @@ import type { StreamNode } from '../stream-node.js';
 import { fragmentWorkerScript, ParallelFragmentNode, workerLimits, type GeneratedSource } from './parallel-fragment.js';
 import { WorkerPool } from '../../batch/worker-pool.js';
 import { allWrites } from './worker-handle.js';
-import { distributionText, fragmentAt, inputNeedsRowIds, workerPlan } from '../../../planner/stream/parallel.js';
+import { distributionText, fragmentAt, inputNeedsRowIds, workerPlan, type Fragment } from '../../../planner/stream/parallel.js';
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
 import { keyedSourceScan, workerGeneratedSources } from '../../../planner/stream/parallel-source.js';
 import { SourceFragments, type RemoteShareTarget } from './source-fragment.js';
-import { WriteBatchBuilder } from '../../../storage/write-batch.js';
-import { SYSTEM_TABLE_ID, tableLowerBound, tableUpperBound } from '../../../storage/mvcc-key.js';
-import { forEachPacked } from '../../../storage/rocksdb.js';
+import { keyedSeeds } from './keyed-seed.js';
 import type { WorkerMemory, WorkerMemoryHost, WorkerMemorySource, WorkerStatus } from './worker-memory.js';
 
 /**
@@ -180,7 +178,7 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
         void disposed.close();
       },
       generated,
-      generating ? [] : this.keyedRemotes(fragment.nodes),
+      generating ? [] : this.keyedRemotes(fragment),
     );
     this.nodes.add(node);
     if (generating) this.sourceFragments.addKeyed(context.viewId, root, node);
@@ -189,34 +187,16 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
 
   /**
    * The shares of a keyed fragment on other nodes (a cluster's leader under --remote-shares on),
-   * each seeded with the committed entries of the fragment's state tables and their records: the
-   * fragment is being built, so none of its epochs is in flight (a safe point).
+   * each seeded with the committed entries of its vnodes' rows in the fragment's state tables and
+   * their records (keyed-seed.ts): the fragment is being built, so none of its epochs is in flight
+   * (a safe point).
    */
-  private keyedRemotes(nodes: readonly StreamPlan[]): RemoteShareTarget[] {
+  private keyedRemotes(fragment: Fragment): RemoteShareTarget[] {
     const source = this.sourceFragments.remoteShares;
     // No node to share with: no seed to read.
     if (source?.keyedTargets === undefined || source.keys().size === 0) return [];
-    const seed = new WriteBatchBuilder();
-    const database = this.store.database;
-    for (const node of nodes) {
-      for (const { tableId } of node.stateTables) {
-        const iterator = database.iterator({ lowerBound: tableLowerBound(tableId), upperBound: tableUpperBound(tableId) });
-        try {
-          for (let packed = iterator.nextPacked(1024); packed !== null; packed = iterator.nextPacked(1024)) {
-            forEachPacked(packed, (buffer, keyStart, keyEnd, valueStart, valueEnd) => seed.put(buffer.subarray(keyStart, keyEnd), buffer.subarray(valueStart, valueEnd)));
-          }
-        } finally {
-          iterator.close();
-        }
-        const recordKey = Buffer.alloc(9);
-        recordKey.writeUInt32BE(SYSTEM_TABLE_ID, 0);
-        recordKey[4] = 0x74; // 't': the table's record (mvcc-state-store.ts)
-        recordKey.writeUInt32BE(tableId, 5);
-        const record = database.get(recordKey);
-        if (record !== undefined) seed.put(recordKey, record);
-      }
-    }
-    return source.keyedTargets(fragmentWorkerScript(), seed.writer.copy());
+    const tables = fragment.nodes.flatMap((node) => node.stateTables);
+    return source.keyedTargets(fragmentWorkerScript(), (shares) => keyedSeeds(this.store.database, tables, fragment.stateVnodes, this.parallelism, this.parallelism + shares));
   }
 
   /** Worker threads running (every parallel fragment's). */

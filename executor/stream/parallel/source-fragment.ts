@@ -41,6 +41,7 @@ import type { StreamNode } from '../stream-node.js';
 import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain, WorkerReject } from './source-protocol.js';
 import { allWrites, workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 import { splitShares } from './vnode.js';
+import type { KeyedSeed } from './keyed-seed.js';
 import { workerLimits, type ParallelFragmentNode } from './parallel-fragment.js';
 import type { WorkerMemory, WorkerMemoryHost, WorkerStatus } from './worker-memory.js';
 import type { WorkerPool } from '../../batch/worker-pool.js';
@@ -79,11 +80,12 @@ export interface RemoteShareSource {
   targets(script: URL, skip: ReadonlySet<string>): RemoteShareTarget[];
   /**
    * A target per node that takes shares, for a keyed fragment being built (parallel-fragment.ts):
-   * `script` is the fragment's worker script (run on this node when the share fails over), `seed`
-   * the fragment's state tables' committed entries and records (packed: write-batch.ts), which the
-   * node's store starts from.
+   * `script` is the fragment's worker script (run on this node when the share fails over), `seeds`
+   * gives, for that many shares (owners after the threads, in order), each one's seed: its vnodes'
+   * entries of the fragment's state tables and their records (keyed-seed.ts), which the node's
+   * store starts from.
    */
-  keyedTargets?(script: URL, seed: Uint8Array): RemoteShareTarget[];
+  keyedTargets?(script: URL, seeds: (shares: number) => readonly KeyedSeed[]): RemoteShareTarget[];
 }
 
 /** What SourceFragments gives a source fragment to start its workers with. */
