@@ -6,10 +6,21 @@
 // partition is one point read):
 //
 //   for each changed partition:
-//     read its kept rows (at most N) and order them
+//     read its kept rows (at most N) and order them, unless it is dirty (below)
 //     for each inserted row: below the N-th kept row -> dropped, never stored;
 //                            else it takes its place and the N-th row, if any, falls out
-//     emit, at each rank whose row changed, the old row with its rank (-) and the new one (+)
+//   at the output (after the batch, or at the seal when holding):
+//     for each dirty partition, emit, at each rank whose row changed, the old row with its rank (-)
+//     and the new one (+), and write the kept rows whose count changed
+//
+// Holding (Dataflow.pushChunk, as hash-aggregate.ts): inside an epoch the partitions touched stay
+// dirty in memory (the ranking at the last output and the current one), later chunks rank against
+// that copy without reading state, and `seal` at the barrier emits each partition's net change over
+// the epoch and writes its state once. A row that enters the top N and falls out again within the
+// epoch (most bids of Nexmark q19's busy auctions) is then never written, and a rank shifted by
+// several inserts is retracted once. The dirty partitions are emitted early once they keep
+// `topNCombine.maxRows` rows (the engine's `aggregateCombineGroups`, if set, instead; 0: after
+// every batch). An aborted epoch drops them (`discard`).
 //
 // The output is the window's (input row ++ row_number), as the batch Filter over Window outputs
 // the rows that pass; the difference is exactly the one of the batch query before and after.
@@ -46,6 +57,23 @@ interface Ranked {
   kept: number;
 }
 
+/** A partition changed since the last output: its kept rows as read, its ranking then, and now. */
+interface DirtyPartition {
+  readonly key: Value[];
+  /** The state rows read (each with its count), to write those whose count changed. */
+  readonly stored: Ranked[];
+  /** The ranking at the last output (ranked, at most N). */
+  readonly before: Ranked[];
+  /** The ranking now. */
+  readonly after: Ranked[];
+}
+
+/**
+ * The per-epoch combine's bound: a holding top-N emits its dirty partitions once they keep this
+ * many rows, unless the engine's `aggregateCombineGroups` says otherwise; 0 emits after every batch.
+ */
+export const topNCombine = { maxRows: 65_536 };
+
 export class StreamAppendOnlyGroupTopNNode implements StreamNode {
   private readonly table: StateTable;
   private readonly partitionEvaluators: readonly Evaluator[];
@@ -65,6 +93,13 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
   /** Within one batch: the next input position of the same partition (-1 at the last). */
   private nextInPartition = new Int32Array(0);
   private readonly byOrder = (a: Ranked, b: Ranked): number => this.compareOrder(a.order, b.order);
+  /** Partitions changed since the last output (index into `dirtyPartitions`), in order of first change. */
+  private dirty: KeyMap<number>;
+  private dirtyPartitions: DirtyPartition[] = [];
+  /** Rows the dirty partitions keep now (the combine's bound). */
+  private dirtyRows = 0;
+  /** Holding: batches rank into the dirty partitions and emit nothing until `seal` (or the bound). */
+  private holding = false;
 
   constructor(plan: KeyedOperator, private readonly context: StreamContext) {
     const topN = plan.groupTopN;
@@ -84,6 +119,26 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     // A partition of N > 1 rows is read by a prefix scan, which never reads the row cache: its
     // written rows would only fill (and evict from) the cache. A top-1 reads its row by key.
     if (!this.byPartition) this.table.writeAround?.();
+    this.dirty = new KeyMap<number>(this.keyTypes);
+  }
+
+  /** While holding, batches emit nothing; `seal` emits the net change of every dirty partition since. */
+  setHolding(on: boolean): void {
+    this.holding = on;
+  }
+
+  /** The net change of every partition changed since the last output, its state written once. */
+  seal(): ChangeBatch {
+    return this.emit();
+  }
+
+  /** The open epoch was aborted: its dirty partitions (read from, and to be written into, it) go. */
+  discard(): void {
+    this.resetDirty();
+  }
+
+  dispose(): void {
+    this.resetDirty();
   }
 
   initial(): ChangeBatch {
@@ -98,6 +153,7 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     // partition are chained through nextInPartition (no array per partition).
     const groups = new KeyMap<number>(this.keyTypes);
     const lasts: number[] = [];
+    const hashes: number[] = [];
     if (this.nextInPartition.length < count) this.nextInPartition = new Int32Array(Math.max(count, 2 * this.nextInPartition.length));
     const next = this.nextInPartition;
     const key = this.partitionScratch;
@@ -118,45 +174,29 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
       } else {
         groups.add(key.slice(), i, hash);
         lasts.push(i);
+        hashes.push(hash);
       }
     }
-    const inserts = emptyChanges();
-    // State writes wait until every partition has been read (a scan after a write re-sorts the
-    // table's buffered keys).
-    const writes: Row[] = [];
-    for (let g = 0; g < groups.size; g++) this.applyPartition(groups.keys[g]!, groups.values[g]!, changes, out, inserts, writes);
-    for (let w = 0; w < writes.length; w++) {
-      const stateRow = writes[w]!;
-      if ((stateRow[stateRow.length - 1] as bigint) > 0n) this.table.insert(stateRow);
-      else this.table.delete(stateRow);
-    }
-    // Deletions first, so a consumer sees a row leave before its replacement arrives.
-    for (let i = 0; i < inserts.rows.length; i++) {
-      out.rows.push(inserts.rows[i]!);
-      out.signs.push(1);
-    }
+    // Every partition is read before any is written (a scan after a write re-sorts the table's
+    // buffered keys): writes wait for the output.
+    for (let g = 0; g < groups.size; g++) this.rankPartition(groups.keys[g]!, hashes[g]!, groups.values[g]!, changes);
+    const limit = this.context.tuning.aggregateCombineGroups ?? topNCombine.maxRows;
+    if (!this.holding || this.dirtyRows >= limit) return this.emit();
     return out;
   }
 
-  private applyPartition(key: Value[], first: number, changes: ChangeBatch, deletes: ChangeBatch, inserts: ChangeBatch, writes: Row[]): void {
+  /** Ranks a batch's rows of one partition (chained from `first`) into its dirty copy, read from state at its first change. */
+  private rankPartition(key: Value[], hash: number, first: number, changes: ChangeBatch): void {
     const limit = this.limit;
-    const keyWidth = key.length;
-    const rowWidth = this.rowTypes.length;
-    // The kept rows in state order (ties in that order), each repeated by its count, then ranked.
-    const stored: Ranked[] = [];
-    const before: Ranked[] = [];
-    if (this.byPartition) {
-      const stateRow = this.table.get(key);
-      if (stateRow !== undefined) this.readStored(stateRow, keyWidth, rowWidth, stored, before);
-    } else {
-      for (const stateRow of keyWidth === 0 ? this.table.scan() : this.table.scan({ prefix: key })) {
-        if (!this.inPartition(stateRow, key)) break;
-        this.readStored(stateRow, keyWidth, rowWidth, stored, before);
-      }
+    let index = this.dirty.indexOf(key, hash);
+    if (index < 0) {
+      index = this.dirtyPartitions.length;
+      this.dirty.add(key, index, hash);
+      this.dirtyPartitions.push(this.read(key));
+      this.dirtyRows += this.dirtyPartitions[index]!.after.length;
     }
-    if (stored.length > 1) before.sort(this.byOrder);
-    if (before.length > limit) before.length = limit;
-    const after = before.slice();
+    const after = this.dirtyPartitions[index]!.after;
+    const kept = after.length;
     const order = this.orderScratch;
     for (let position = first; position >= 0; position = this.nextInPartition[position]!) {
       const row = changes.rows[position]!;
@@ -179,6 +219,61 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
         if (after.length > limit) after.length = limit;
       }
     }
+    this.dirtyRows += after.length - kept;
+  }
+
+  /** A partition's kept rows from state: in state order (ties in that order), each repeated by its count, then ranked. */
+  private read(key: Value[]): DirtyPartition {
+    const keyWidth = key.length;
+    const rowWidth = this.rowTypes.length;
+    const stored: Ranked[] = [];
+    const before: Ranked[] = [];
+    if (this.byPartition) {
+      const stateRow = this.table.get(key);
+      if (stateRow !== undefined) this.readStored(stateRow, keyWidth, rowWidth, stored, before);
+    } else {
+      for (const stateRow of keyWidth === 0 ? this.table.scan() : this.table.scan({ prefix: key })) {
+        if (!this.inPartition(stateRow, key)) break;
+        this.readStored(stateRow, keyWidth, rowWidth, stored, before);
+      }
+    }
+    if (stored.length > 1) before.sort(this.byOrder);
+    if (before.length > this.limit) before.length = this.limit;
+    return { key, stored, before, after: before.slice() };
+  }
+
+  /** Every dirty partition's change since the last output (deletions first), its state written; then none is dirty. */
+  private emit(): ChangeBatch {
+    const out = emptyChanges();
+    const partitions = this.dirtyPartitions;
+    if (partitions.length === 0) return out;
+    const inserts = emptyChanges();
+    const writes: Row[] = [];
+    for (let p = 0; p < partitions.length; p++) this.outputPartition(partitions[p]!, out, inserts, writes);
+    this.resetDirty();
+    for (let w = 0; w < writes.length; w++) {
+      const stateRow = writes[w]!;
+      if ((stateRow[stateRow.length - 1] as bigint) > 0n) this.table.insert(stateRow);
+      else this.table.delete(stateRow);
+    }
+    // Deletions first, so a consumer sees a row leave before its replacement arrives.
+    for (let i = 0; i < inserts.rows.length; i++) {
+      out.rows.push(inserts.rows[i]!);
+      out.signs.push(1);
+    }
+    return out;
+  }
+
+  private resetDirty(): void {
+    if (this.dirtyPartitions.length === 0) return;
+    this.dirty = new KeyMap<number>(this.keyTypes);
+    this.dirtyPartitions = [];
+    this.dirtyRows = 0;
+  }
+
+  /** A dirty partition's output (the ranks whose row changed) and its state writes (the kept rows whose count changed). */
+  private outputPartition(partition: DirtyPartition, deletes: ChangeBatch, inserts: ChangeBatch, writes: Row[]): void {
+    const { key, stored, before, after } = partition;
     // The ranks whose row changed: the old row with its rank out, the new one in.
     const length = Math.max(before.length, after.length);
     let changed = false;
