@@ -6,21 +6,19 @@
 // partition is one point read):
 //
 //   for each changed partition:
-//     read its kept rows (at most N) and order them, unless it is dirty (below)
+//     its ranking from the cache, or read its kept rows (at most N) and order them
 //     for each inserted row: below the N-th kept row -> dropped, never stored;
 //                            else it takes its place and the N-th row, if any, falls out
-//   at the output (after the batch, or at the seal when holding):
-//     for each dirty partition, emit, at each rank whose row changed, the old row with its rank (-)
-//     and the new one (+), and write the kept rows whose count changed
+//   then for each changed partition:
+//     emit, at each rank whose row changed, the old row with its rank (-) and the new one (+),
+//     write the kept rows whose count changed, and cache the new ranking
 //
-// Holding (Dataflow.pushChunk, as hash-aggregate.ts): inside an epoch the partitions touched stay
-// dirty in memory (the ranking at the last output and the current one), later chunks rank against
-// that copy without reading state, and `seal` at the barrier emits each partition's net change over
-// the epoch and writes its state once. A row that enters the top N and falls out again within the
-// epoch (most bids of Nexmark q19's busy auctions) is then never written, and a rank shifted by
-// several inserts is retracted once. The dirty partitions are emitted early once they keep
-// `topNCombine.maxRows` rows (the engine's `aggregateCombineGroups`, if set, instead; 0: after
-// every batch). An aborted epoch drops them (`discard`).
+// The cache (RisingWave's top-N cache, in its simplest form): a partition's ranking after the
+// batch stays in memory, so the next batch that touches the partition ranks against it without a
+// prefix scan, decoding or evaluating ORDER BY again (Nexmark q19's bids go to the hundred auctions
+// in flight: most batches touch the same partitions). It mirrors the state as written in the open
+// epoch: an aborted epoch drops it (`discard`), and it is dropped whole once it keeps
+// `topNCache.maxRows` rows (0: no cache).
 //
 // The output is the window's (input row ++ row_number), as the batch Filter over Window outputs
 // the rows that pass; the difference is exactly the one of the batch query before and after.
@@ -52,27 +50,24 @@ interface Ranked {
   readonly order: Value[];
   encoded: Buffer | undefined;
   /** Its count in the state table (0: an inserted row). */
-  readonly stored: number;
+  stored: number;
   /** Its count among the rows kept after the change (its own and those of equal inserted rows). */
   kept: number;
 }
 
-/** A partition changed since the last output: its kept rows as read, its ranking then, and now. */
-interface DirtyPartition {
+/** A partition's ranking: its kept rows as in state, its ranking as in state, and after the batch. */
+interface Partition {
   readonly key: Value[];
-  /** The state rows read (each with its count), to write those whose count changed. */
-  readonly stored: Ranked[];
-  /** The ranking at the last output (ranked, at most N). */
-  readonly before: Ranked[];
-  /** The ranking now. */
-  readonly after: Ranked[];
+  /** The kept rows in state (each once, with its count), to write those whose count changed. */
+  stored: Ranked[];
+  /** The ranking in state (at most N, a row repeated by its count). */
+  before: Ranked[];
+  /** The ranking after the batch's rows. */
+  after: Ranked[];
 }
 
-/**
- * The per-epoch combine's bound: a holding top-N emits its dirty partitions once they keep this
- * many rows, unless the engine's `aggregateCombineGroups` says otherwise; 0 emits after every batch.
- */
-export const topNCombine = { maxRows: 65_536 };
+/** The cache's bound: the partitions' rankings are dropped once they keep this many rows (0: no cache). */
+export const topNCache = { maxRows: 65_536 };
 
 export class StreamAppendOnlyGroupTopNNode implements StreamNode {
   private readonly table: StateTable;
@@ -93,13 +88,13 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
   /** Within one batch: the next input position of the same partition (-1 at the last). */
   private nextInPartition = new Int32Array(0);
   private readonly byOrder = (a: Ranked, b: Ranked): number => this.compareOrder(a.order, b.order);
-  /** Partitions changed since the last output (index into `dirtyPartitions`), in order of first change. */
-  private dirty: KeyMap<number>;
-  private dirtyPartitions: DirtyPartition[] = [];
-  /** Rows the dirty partitions keep now (the combine's bound). */
-  private dirtyRows = 0;
-  /** Holding: batches rank into the dirty partitions and emit nothing until `seal` (or the bound). */
-  private holding = false;
+  /** The partitions' rankings (index into `partitions`): the cache. */
+  private cached: KeyMap<number>;
+  private partitions: Partition[] = [];
+  /** Rows the cached partitions keep (the cache's bound). */
+  private cachedRows = 0;
+  /** The partitions the batch changes (indexes into `partitions`). */
+  private readonly changed: number[] = [];
 
   constructor(plan: KeyedOperator, private readonly context: StreamContext) {
     const topN = plan.groupTopN;
@@ -119,26 +114,16 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     // A partition of N > 1 rows is read by a prefix scan, which never reads the row cache: its
     // written rows would only fill (and evict from) the cache. A top-1 reads its row by key.
     if (!this.byPartition) this.table.writeAround?.();
-    this.dirty = new KeyMap<number>(this.keyTypes);
+    this.cached = new KeyMap<number>(this.keyTypes);
   }
 
-  /** While holding, batches emit nothing; `seal` emits the net change of every dirty partition since. */
-  setHolding(on: boolean): void {
-    this.holding = on;
-  }
-
-  /** The net change of every partition changed since the last output, its state written once. */
-  seal(): ChangeBatch {
-    return this.emit();
-  }
-
-  /** The open epoch was aborted: its dirty partitions (read from, and to be written into, it) go. */
+  /** The open epoch was aborted: the cached rankings (as written in it) go. */
   discard(): void {
-    this.resetDirty();
+    this.dropCache();
   }
 
   dispose(): void {
-    this.resetDirty();
+    this.dropCache();
   }
 
   initial(): ChangeBatch {
@@ -177,25 +162,26 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
         hashes.push(hash);
       }
     }
+    // The cache's bound, before the batch's partitions are looked up in it.
+    if (this.cachedRows + groups.size * this.limit > topNCache.maxRows) this.dropCache();
     // Every partition is read before any is written (a scan after a write re-sorts the table's
     // buffered keys): writes wait for the output.
     for (let g = 0; g < groups.size; g++) this.rankPartition(groups.keys[g]!, hashes[g]!, groups.values[g]!, changes);
-    const limit = this.context.tuning.aggregateCombineGroups ?? topNCombine.maxRows;
-    if (!this.holding || this.dirtyRows >= limit) return this.emit();
-    return out;
+    return this.emit();
   }
 
-  /** Ranks a batch's rows of one partition (chained from `first`) into its dirty copy, read from state at its first change. */
+  /** Ranks a batch's rows of one partition (chained from `first`) into its ranking: cached, or read from state. */
   private rankPartition(key: Value[], hash: number, first: number, changes: ChangeBatch): void {
     const limit = this.limit;
-    let index = this.dirty.indexOf(key, hash);
+    let index = this.cached.indexOf(key, hash);
     if (index < 0) {
-      index = this.dirtyPartitions.length;
-      this.dirty.add(key, index, hash);
-      this.dirtyPartitions.push(this.read(key));
-      this.dirtyRows += this.dirtyPartitions[index]!.after.length;
+      index = this.partitions.length;
+      this.cached.add(key, index, hash);
+      this.partitions.push(this.read(key));
+      this.cachedRows += this.partitions[index]!.after.length;
     }
-    const after = this.dirtyPartitions[index]!.after;
+    this.changed.push(index);
+    const after = this.partitions[index]!.after;
     const kept = after.length;
     const order = this.orderScratch;
     for (let position = first; position >= 0; position = this.nextInPartition[position]!) {
@@ -219,11 +205,11 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
         if (after.length > limit) after.length = limit;
       }
     }
-    this.dirtyRows += after.length - kept;
+    this.cachedRows += after.length - kept;
   }
 
   /** A partition's kept rows from state: in state order (ties in that order), each repeated by its count, then ranked. */
-  private read(key: Value[]): DirtyPartition {
+  private read(key: Value[]): Partition {
     const keyWidth = key.length;
     const rowWidth = this.rowTypes.length;
     const stored: Ranked[] = [];
@@ -242,15 +228,16 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     return { key, stored, before, after: before.slice() };
   }
 
-  /** Every dirty partition's change since the last output (deletions first), its state written; then none is dirty. */
+  /** The batch's changed partitions: their output (deletions first) and state writes; their rankings cached. */
   private emit(): ChangeBatch {
     const out = emptyChanges();
-    const partitions = this.dirtyPartitions;
-    if (partitions.length === 0) return out;
+    const changed = this.changed;
+    if (changed.length === 0) return out;
     const inserts = emptyChanges();
     const writes: Row[] = [];
-    for (let p = 0; p < partitions.length; p++) this.outputPartition(partitions[p]!, out, inserts, writes);
-    this.resetDirty();
+    for (let c = 0; c < changed.length; c++) this.outputPartition(this.partitions[changed[c]!]!, out, inserts, writes);
+    changed.length = 0;
+    if (topNCache.maxRows === 0) this.dropCache();
     for (let w = 0; w < writes.length; w++) {
       const stateRow = writes[w]!;
       if ((stateRow[stateRow.length - 1] as bigint) > 0n) this.table.insert(stateRow);
@@ -264,15 +251,19 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     return out;
   }
 
-  private resetDirty(): void {
-    if (this.dirtyPartitions.length === 0) return;
-    this.dirty = new KeyMap<number>(this.keyTypes);
-    this.dirtyPartitions = [];
-    this.dirtyRows = 0;
+  private dropCache(): void {
+    this.changed.length = 0;
+    if (this.partitions.length === 0) return;
+    this.cached = new KeyMap<number>(this.keyTypes);
+    this.partitions = [];
+    this.cachedRows = 0;
   }
 
-  /** A dirty partition's output (the ranks whose row changed) and its state writes (the kept rows whose count changed). */
-  private outputPartition(partition: DirtyPartition, deletes: ChangeBatch, inserts: ChangeBatch, writes: Row[]): void {
+  /**
+   * A changed partition's output (the ranks whose row changed) and its state writes (the kept rows
+   * whose count changed); its ranking after the batch becomes the one in state.
+   */
+  private outputPartition(partition: Partition, deletes: ChangeBatch, inserts: ChangeBatch, writes: Row[]): void {
     const { key, stored, before, after } = partition;
     // The ranks whose row changed: the old row with its rank out, the new one in.
     const length = Math.max(before.length, after.length);
@@ -289,9 +280,14 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
       }
       if (now !== undefined) inserts.rows.push(withRank(now.row, rank));
     }
-    if (!changed) return;
+    if (!changed) {
+      // The same rows at every rank: the state stays, and so does the ranking as it was.
+      partition.after = before.slice();
+      return;
+    }
     // The state: each kept row's count after the change; an inserted row equal to another kept
-    // row (read or inserted) adds to that row's count, as the state holds one row per value.
+    // row (read or inserted) adds to that row's count, as the state holds one row per value (and
+    // the ranking takes that row in its place).
     const inserted: Ranked[] = [];
     for (let p = 0; p < after.length; p++) {
       const ranked = after[p]!;
@@ -300,22 +296,37 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
         continue;
       }
       const equal = this.equalRow(stored, ranked.row) ?? this.equalRow(inserted, ranked.row);
-      if (equal !== undefined) equal.kept++;
-      else {
+      if (equal !== undefined) {
+        equal.kept++;
+        after[p] = equal;
+      } else {
         ranked.kept = 1;
         inserted.push(ranked);
       }
     }
+    const now: Ranked[] = [];
     if (this.byPartition) {
       // One row per partition: the new top row replaces the old one under the partition's key.
       writes.push(stateRowOf(key, after[0]!.row, 1n));
-      return;
+    } else {
+      for (let s = 0; s < stored.length; s++) {
+        const ranked = stored[s]!;
+        if (ranked.kept !== ranked.stored) writes.push(stateRowOf(key, ranked.row, BigInt(ranked.kept)));
+      }
+      for (let s = 0; s < inserted.length; s++) writes.push(stateRowOf(key, inserted[s]!.row, BigInt(inserted[s]!.kept)));
     }
-    for (let s = 0; s < stored.length; s++) {
-      const ranked = stored[s]!;
-      if (ranked.kept !== ranked.stored) writes.push(stateRowOf(key, ranked.row, BigInt(ranked.kept)));
+    // The ranking after the batch is the one in state now.
+    for (let s = 0; s < stored.length; s++) if (stored[s]!.kept > 0) now.push(stored[s]!);
+    for (let s = 0; s < inserted.length; s++) now.push(inserted[s]!);
+    for (let s = 0; s < now.length; s++) {
+      const ranked = now[s]!;
+      ranked.stored = this.byPartition ? 1 : ranked.kept;
+      ranked.kept = 0;
     }
-    for (let s = 0; s < inserted.length; s++) writes.push(stateRowOf(key, inserted[s]!.row, BigInt(inserted[s]!.kept)));
+    for (let s = 0; s < stored.length; s++) stored[s]!.kept = 0;
+    partition.stored = now;
+    partition.before = after;
+    partition.after = after.slice();
   }
 
   /** A state row of the partition (`partition ++ row ++ count`) into `stored` and, by its count, `before`. */
