@@ -8,7 +8,8 @@
 // random inserts into sources epoch after epoch, some epochs aborted, restarts in between; after
 // every epoch each view's accumulated output equals the query recomputed in the test from the rows
 // (sort, rank, cut), and equals the same view planned at version 6 (StreamOverWindow, which keeps
-// every row). A view over a table with inserts and deletes keeps StreamOverWindow and equals the
+// every row); each epoch pushed whole and in chunks of 1-3 rows, with the top-N's cache of
+// partition rankings unbounded, bounded to 3 rows and off. A view over a table with inserts and deletes keeps StreamOverWindow and equals the
 // recomputation too. The state: at most N rows per partition. Through the engine on RocksDB, views
 // over datagen sources equal their batch queries, streamed and backfilled, and after a restart.
 
