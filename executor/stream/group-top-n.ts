@@ -18,7 +18,10 @@
 // prefix scan, decoding or evaluating ORDER BY again (Nexmark q19's bids go to the hundred auctions
 // in flight: most batches touch the same partitions). It mirrors the state as written in the open
 // epoch: an aborted epoch drops it (`discard`), and it is dropped whole once it keeps
-// `topNCache.maxRows` rows (0: no cache).
+// `topNCache.maxRows` rows (0: no cache). A partition missing from it is read from state only at or
+// below the largest partition key the cache ever dropped (or the table held at the first batch):
+// above it every partition with rows is cached, so a miss there is a new partition with none (most
+// of q19's auctions, first bid on while their ids stay below the largest auction bid on so far).
 //
 // The output is the window's (input row ++ row_number), as the batch Filter over Window outputs
 // the rows that pass; the difference is exactly the one of the batch query before and after.
@@ -95,6 +98,15 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
   private cachedRows = 0;
   /** The partitions the batch changes (indexes into `partitions`). */
   private readonly changed: number[] = [];
+  /**
+   * Every partition with state whose key encodes above this is cached, so a miss above it has no
+   * rows and reads nothing (a new auction of q19 in flight below the table's largest key): null
+   * while every partition is (a table empty at the first batch, or nothing dropped since), raised
+   * to the largest dropped key at each drop; undefined before the first batch and without a
+   * partition key.
+   */
+  private cachedAbove: Buffer | null | undefined;
+  private boundRead = false;
 
   constructor(plan: KeyedOperator, private readonly context: StreamContext) {
     const topN = plan.groupTopN;
@@ -162,6 +174,7 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
         hashes.push(hash);
       }
     }
+    if (!this.boundRead) this.readBound();
     // The cache's bound, before the batch's partitions are looked up in it.
     if (this.cachedRows + groups.size * this.limit > topNCache.maxRows) this.dropCache();
     // Every partition is read before any is written (a scan after a write re-sorts the table's
@@ -177,7 +190,9 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     if (index < 0) {
       index = this.partitions.length;
       this.cached.add(key, index, hash);
-      this.partitions.push(this.read(key));
+      const above = this.cachedAbove;
+      const empty = above === null || (above !== undefined && Buffer.compare(this.encodePartition(key), above) > 0);
+      this.partitions.push(empty ? { key, stored: [], before: [], after: [] } : this.read(key));
       this.cachedRows += this.partitions[index]!.after.length;
     }
     this.changed.push(index);
@@ -251,9 +266,33 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     return out;
   }
 
+  /** At the first batch: the table's largest partition, above which none has rows (null: an empty table). */
+  private readBound(): void {
+    this.boundRead = true;
+    if (this.keyTypes.length === 0) return;
+    let last: Row | undefined;
+    for (const stateRow of this.table.scan({ reverse: true, limit: 1 })) last = stateRow;
+    this.cachedAbove = last === undefined ? null : this.encodePartition(last.slice(0, this.keyTypes.length));
+  }
+
+  private encodePartition(key: readonly Value[]): Buffer {
+    this.writer.reset();
+    encodeKey(this.writer, key, this.keyTypes);
+    return this.writer.copy();
+  }
+
   private dropCache(): void {
     this.changed.length = 0;
     if (this.partitions.length === 0) return;
+    // The dropped partitions may have rows: misses at or below the largest of them read state.
+    if (this.cachedAbove !== undefined) {
+      let above = this.cachedAbove;
+      for (let p = 0; p < this.partitions.length; p++) {
+        const encoded = this.encodePartition(this.partitions[p]!.key);
+        if (above === null || Buffer.compare(encoded, above) > 0) above = encoded;
+      }
+      this.cachedAbove = above;
+    }
     this.cached = new KeyMap<number>(this.keyTypes);
     this.partitions = [];
     this.cachedRows = 0;
