@@ -6,10 +6,22 @@
 // partition is one point read):
 //
 //   for each changed partition:
-//     read its kept rows (at most N) and order them
+//     its ranking from the cache, or read its kept rows (at most N) and order them
 //     for each inserted row: below the N-th kept row -> dropped, never stored;
 //                            else it takes its place and the N-th row, if any, falls out
-//     emit, at each rank whose row changed, the old row with its rank (-) and the new one (+)
+//   then for each changed partition:
+//     emit, at each rank whose row changed, the old row with its rank (-) and the new one (+),
+//     write the kept rows whose count changed, and cache the new ranking
+//
+// The cache (RisingWave's top-N cache, in its simplest form): a partition's ranking after the
+// batch stays in memory, so the next batch that touches the partition ranks against it without a
+// prefix scan, decoding or evaluating ORDER BY again (Nexmark q19's bids go to the hundred auctions
+// in flight: most batches touch the same partitions). It mirrors the state as written in the open
+// epoch: an aborted epoch drops it (`discard`), and it is dropped whole once it keeps
+// `topNCache.maxRows` rows (0: no cache). A partition missing from it is read from state only at or
+// below the largest partition key the cache ever dropped (or the table held at the first batch):
+// above it every partition with rows is cached, so a miss there is a new partition with none (most
+// of q19's auctions, first bid on while their ids stay below the largest auction bid on so far).
 //
 // The output is the window's (input row ++ row_number), as the batch Filter over Window outputs
 // the rows that pass; the difference is exactly the one of the batch query before and after.
@@ -41,10 +53,24 @@ interface Ranked {
   readonly order: Value[];
   encoded: Buffer | undefined;
   /** Its count in the state table (0: an inserted row). */
-  readonly stored: number;
+  stored: number;
   /** Its count among the rows kept after the change (its own and those of equal inserted rows). */
   kept: number;
 }
+
+/** A partition's ranking: its kept rows as in state, its ranking as in state, and after the batch. */
+interface Partition {
+  readonly key: Value[];
+  /** The kept rows in state (each once, with its count), to write those whose count changed. */
+  stored: Ranked[];
+  /** The ranking in state (at most N, a row repeated by its count). */
+  before: Ranked[];
+  /** The ranking after the batch's rows. */
+  after: Ranked[];
+}
+
+/** The cache's bound: the partitions' rankings are dropped once they keep this many rows (0: no cache). */
+export const topNCache = { maxRows: 65_536 };
 
 export class StreamAppendOnlyGroupTopNNode implements StreamNode {
   private readonly table: StateTable;
@@ -65,6 +91,22 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
   /** Within one batch: the next input position of the same partition (-1 at the last). */
   private nextInPartition = new Int32Array(0);
   private readonly byOrder = (a: Ranked, b: Ranked): number => this.compareOrder(a.order, b.order);
+  /** The partitions' rankings (index into `partitions`): the cache. */
+  private cached: KeyMap<number>;
+  private partitions: Partition[] = [];
+  /** Rows the cached partitions keep (the cache's bound). */
+  private cachedRows = 0;
+  /** The partitions the batch changes (indexes into `partitions`). */
+  private readonly changed: number[] = [];
+  /**
+   * Every partition with state whose key encodes above this is cached, so a miss above it has no
+   * rows and reads nothing (a new auction of q19 in flight below the table's largest key): null
+   * while every partition is (a table empty at the first batch, or nothing dropped since), raised
+   * to the largest dropped key at each drop; undefined before the first batch and without a
+   * partition key.
+   */
+  private cachedAbove: Buffer | null | undefined;
+  private boundRead = false;
 
   constructor(plan: KeyedOperator, private readonly context: StreamContext) {
     const topN = plan.groupTopN;
@@ -84,6 +126,16 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     // A partition of N > 1 rows is read by a prefix scan, which never reads the row cache: its
     // written rows would only fill (and evict from) the cache. A top-1 reads its row by key.
     if (!this.byPartition) this.table.writeAround?.();
+    this.cached = new KeyMap<number>(this.keyTypes);
+  }
+
+  /** The open epoch was aborted: the cached rankings (as written in it) go. */
+  discard(): void {
+    this.dropCache();
+  }
+
+  dispose(): void {
+    this.dropCache();
   }
 
   initial(): ChangeBatch {
@@ -98,6 +150,7 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     // partition are chained through nextInPartition (no array per partition).
     const groups = new KeyMap<number>(this.keyTypes);
     const lasts: number[] = [];
+    const hashes: number[] = [];
     if (this.nextInPartition.length < count) this.nextInPartition = new Int32Array(Math.max(count, 2 * this.nextInPartition.length));
     const next = this.nextInPartition;
     const key = this.partitionScratch;
@@ -118,45 +171,33 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
       } else {
         groups.add(key.slice(), i, hash);
         lasts.push(i);
+        hashes.push(hash);
       }
     }
-    const inserts = emptyChanges();
-    // State writes wait until every partition has been read (a scan after a write re-sorts the
-    // table's buffered keys).
-    const writes: Row[] = [];
-    for (let g = 0; g < groups.size; g++) this.applyPartition(groups.keys[g]!, groups.values[g]!, changes, out, inserts, writes);
-    for (let w = 0; w < writes.length; w++) {
-      const stateRow = writes[w]!;
-      if ((stateRow[stateRow.length - 1] as bigint) > 0n) this.table.insert(stateRow);
-      else this.table.delete(stateRow);
-    }
-    // Deletions first, so a consumer sees a row leave before its replacement arrives.
-    for (let i = 0; i < inserts.rows.length; i++) {
-      out.rows.push(inserts.rows[i]!);
-      out.signs.push(1);
-    }
-    return out;
+    if (!this.boundRead) this.readBound();
+    // The cache's bound, before the batch's partitions are looked up in it.
+    if (this.cachedRows + groups.size * this.limit > topNCache.maxRows) this.dropCache();
+    // Every partition is read before any is written (a scan after a write re-sorts the table's
+    // buffered keys): writes wait for the output.
+    for (let g = 0; g < groups.size; g++) this.rankPartition(groups.keys[g]!, hashes[g]!, groups.values[g]!, changes);
+    return this.emit();
   }
 
-  private applyPartition(key: Value[], first: number, changes: ChangeBatch, deletes: ChangeBatch, inserts: ChangeBatch, writes: Row[]): void {
+  /** Ranks a batch's rows of one partition (chained from `first`) into its ranking: cached, or read from state. */
+  private rankPartition(key: Value[], hash: number, first: number, changes: ChangeBatch): void {
     const limit = this.limit;
-    const keyWidth = key.length;
-    const rowWidth = this.rowTypes.length;
-    // The kept rows in state order (ties in that order), each repeated by its count, then ranked.
-    const stored: Ranked[] = [];
-    const before: Ranked[] = [];
-    if (this.byPartition) {
-      const stateRow = this.table.get(key);
-      if (stateRow !== undefined) this.readStored(stateRow, keyWidth, rowWidth, stored, before);
-    } else {
-      for (const stateRow of keyWidth === 0 ? this.table.scan() : this.table.scan({ prefix: key })) {
-        if (!this.inPartition(stateRow, key)) break;
-        this.readStored(stateRow, keyWidth, rowWidth, stored, before);
-      }
+    let index = this.cached.indexOf(key, hash);
+    if (index < 0) {
+      index = this.partitions.length;
+      this.cached.add(key, index, hash);
+      const above = this.cachedAbove;
+      const empty = above === null || (above !== undefined && Buffer.compare(this.encodePartition(key), above) > 0);
+      this.partitions.push(empty ? { key, stored: [], before: [], after: [] } : this.read(key));
+      this.cachedRows += this.partitions[index]!.after.length;
     }
-    if (stored.length > 1) before.sort(this.byOrder);
-    if (before.length > limit) before.length = limit;
-    const after = before.slice();
+    this.changed.push(index);
+    const after = this.partitions[index]!.after;
+    const kept = after.length;
     const order = this.orderScratch;
     for (let position = first; position >= 0; position = this.nextInPartition[position]!) {
       const row = changes.rows[position]!;
@@ -179,6 +220,90 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
         if (after.length > limit) after.length = limit;
       }
     }
+    this.cachedRows += after.length - kept;
+  }
+
+  /** A partition's kept rows from state: in state order (ties in that order), each repeated by its count, then ranked. */
+  private read(key: Value[]): Partition {
+    const keyWidth = key.length;
+    const rowWidth = this.rowTypes.length;
+    const stored: Ranked[] = [];
+    const before: Ranked[] = [];
+    if (this.byPartition) {
+      const stateRow = this.table.get(key);
+      if (stateRow !== undefined) this.readStored(stateRow, keyWidth, rowWidth, stored, before);
+    } else {
+      for (const stateRow of keyWidth === 0 ? this.table.scan() : this.table.scan({ prefix: key })) {
+        if (!this.inPartition(stateRow, key)) break;
+        this.readStored(stateRow, keyWidth, rowWidth, stored, before);
+      }
+    }
+    if (stored.length > 1) before.sort(this.byOrder);
+    if (before.length > this.limit) before.length = this.limit;
+    return { key, stored, before, after: before.slice() };
+  }
+
+  /** The batch's changed partitions: their output (deletions first) and state writes; their rankings cached. */
+  private emit(): ChangeBatch {
+    const out = emptyChanges();
+    const changed = this.changed;
+    if (changed.length === 0) return out;
+    const inserts = emptyChanges();
+    const writes: Row[] = [];
+    for (let c = 0; c < changed.length; c++) this.outputPartition(this.partitions[changed[c]!]!, out, inserts, writes);
+    changed.length = 0;
+    if (topNCache.maxRows === 0) this.dropCache();
+    for (let w = 0; w < writes.length; w++) {
+      const stateRow = writes[w]!;
+      if ((stateRow[stateRow.length - 1] as bigint) > 0n) this.table.insert(stateRow);
+      else this.table.delete(stateRow);
+    }
+    // Deletions first, so a consumer sees a row leave before its replacement arrives.
+    for (let i = 0; i < inserts.rows.length; i++) {
+      out.rows.push(inserts.rows[i]!);
+      out.signs.push(1);
+    }
+    return out;
+  }
+
+  /** At the first batch: the table's largest partition, above which none has rows (null: an empty table). */
+  private readBound(): void {
+    this.boundRead = true;
+    if (this.keyTypes.length === 0) return;
+    let last: Row | undefined;
+    for (const stateRow of this.table.scan({ reverse: true, limit: 1 })) last = stateRow;
+    this.cachedAbove = last === undefined ? null : this.encodePartition(last.slice(0, this.keyTypes.length));
+  }
+
+  private encodePartition(key: readonly Value[]): Buffer {
+    this.writer.reset();
+    encodeKey(this.writer, key, this.keyTypes);
+    return this.writer.copy();
+  }
+
+  private dropCache(): void {
+    this.changed.length = 0;
+    if (this.partitions.length === 0) return;
+    // The dropped partitions may have rows: misses at or below the largest of them read state.
+    if (this.cachedAbove !== undefined) {
+      let above = this.cachedAbove;
+      for (let p = 0; p < this.partitions.length; p++) {
+        const encoded = this.encodePartition(this.partitions[p]!.key);
+        if (above === null || Buffer.compare(encoded, above) > 0) above = encoded;
+      }
+      this.cachedAbove = above;
+    }
+    this.cached = new KeyMap<number>(this.keyTypes);
+    this.partitions = [];
+    this.cachedRows = 0;
+  }
+
+  /**
+   * A changed partition's output (the ranks whose row changed) and its state writes (the kept rows
+   * whose count changed); its ranking after the batch becomes the one in state.
+   */
+  private outputPartition(partition: Partition, deletes: ChangeBatch, inserts: ChangeBatch, writes: Row[]): void {
+    const { key, stored, before, after } = partition;
     // The ranks whose row changed: the old row with its rank out, the new one in.
     const length = Math.max(before.length, after.length);
     let changed = false;
@@ -194,9 +319,14 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
       }
       if (now !== undefined) inserts.rows.push(withRank(now.row, rank));
     }
-    if (!changed) return;
+    if (!changed) {
+      // The same rows at every rank: the state stays, and so does the ranking as it was.
+      partition.after = before.slice();
+      return;
+    }
     // The state: each kept row's count after the change; an inserted row equal to another kept
-    // row (read or inserted) adds to that row's count, as the state holds one row per value.
+    // row (read or inserted) adds to that row's count, as the state holds one row per value (and
+    // the ranking takes that row in its place).
     const inserted: Ranked[] = [];
     for (let p = 0; p < after.length; p++) {
       const ranked = after[p]!;
@@ -205,22 +335,37 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
         continue;
       }
       const equal = this.equalRow(stored, ranked.row) ?? this.equalRow(inserted, ranked.row);
-      if (equal !== undefined) equal.kept++;
-      else {
+      if (equal !== undefined) {
+        equal.kept++;
+        after[p] = equal;
+      } else {
         ranked.kept = 1;
         inserted.push(ranked);
       }
     }
+    const now: Ranked[] = [];
     if (this.byPartition) {
       // One row per partition: the new top row replaces the old one under the partition's key.
       writes.push(stateRowOf(key, after[0]!.row, 1n));
-      return;
+    } else {
+      for (let s = 0; s < stored.length; s++) {
+        const ranked = stored[s]!;
+        if (ranked.kept !== ranked.stored) writes.push(stateRowOf(key, ranked.row, BigInt(ranked.kept)));
+      }
+      for (let s = 0; s < inserted.length; s++) writes.push(stateRowOf(key, inserted[s]!.row, BigInt(inserted[s]!.kept)));
     }
-    for (let s = 0; s < stored.length; s++) {
-      const ranked = stored[s]!;
-      if (ranked.kept !== ranked.stored) writes.push(stateRowOf(key, ranked.row, BigInt(ranked.kept)));
+    // The ranking after the batch is the one in state now.
+    for (let s = 0; s < stored.length; s++) if (stored[s]!.kept > 0) now.push(stored[s]!);
+    for (let s = 0; s < inserted.length; s++) now.push(inserted[s]!);
+    for (let s = 0; s < now.length; s++) {
+      const ranked = now[s]!;
+      ranked.stored = this.byPartition ? 1 : ranked.kept;
+      ranked.kept = 0;
     }
-    for (let s = 0; s < inserted.length; s++) writes.push(stateRowOf(key, inserted[s]!.row, BigInt(inserted[s]!.kept)));
+    for (let s = 0; s < stored.length; s++) stored[s]!.kept = 0;
+    partition.stored = now;
+    partition.before = after;
+    partition.after = after.slice();
   }
 
   /** A state row of the partition (`partition ++ row ++ count`) into `stored` and, by its count, `before`. */

@@ -8,7 +8,8 @@
 // random inserts into sources epoch after epoch, some epochs aborted, restarts in between; after
 // every epoch each view's accumulated output equals the query recomputed in the test from the rows
 // (sort, rank, cut), and equals the same view planned at version 6 (StreamOverWindow, which keeps
-// every row). A view over a table with inserts and deletes keeps StreamOverWindow and equals the
+// every row); each epoch pushed whole and in chunks of 1-3 rows, with the top-N's cache of
+// partition rankings unbounded, bounded to 3 rows and off. A view over a table with inserts and deletes keeps StreamOverWindow and equals the
 // recomputation too. The state: at most N rows per partition. Through the engine on RocksDB, views
 // over datagen sources equal their batch queries, streamed and backfilled, and after a restart.
 
@@ -26,6 +27,7 @@ import { streamInputs } from '../../../planner/stream/stream-plan.js';
 import type { ChangeBatch } from '../change-batch.js';
 import { seededRandom } from '../../../test/support/seeded-random.js';
 import { querySql, sourceDdl } from '../../../bench/nexmark.js';
+import { topNCache } from '../group-top-n.js';
 import { CachedViewRun, fixedCatalog, openHarness, planView, sourceRelation, tableRelation, textLine, type Harness } from './stream-harness.js';
 import { openOnRocks } from './rocks-harness.js';
 
@@ -204,7 +206,11 @@ function randomBid(next: () => number): Bid {
   return [auction, bidder, price, dt, extra];
 }
 
-function run(testCase: Case, seed: number, store: StateStore = createMemoryStateStore()): void {
+/**
+ * Pushes each epoch whole (`pushAll`), or `chunked`: in chunks of 1-3 changes (`pushChunk`)
+ * sealed before the commit, aborted epochs before their seal.
+ */
+function run(testCase: Case, seed: number, store: StateStore = createMemoryStateStore(), chunked = false): void {
   q18Mode = testCase.name.startsWith("q18's");
   const next = seededRandom(seed);
   const fast = planView(catalog, testCase.sql, { viewId: VIEW });
@@ -222,6 +228,7 @@ function run(testCase: Case, seed: number, store: StateStore = createMemoryState
     const auctionRows: Row[] = [];
     const newBids: Bid[] = [];
     const newAuctions: Auction[] = [];
+    const ordered: [number, Row][] = [];
     const changes = 1 + Math.floor(next() * (step === 0 ? 30 : 8));
     for (let c = 0; c < changes; c++) {
       if (next() < 0.2 && auctionCount < 5) {
@@ -231,12 +238,16 @@ function run(testCase: Case, seed: number, store: StateStore = createMemoryState
         const auction: Auction = [id, dt, dt + Math.floor(next() * 4)];
         newAuctions.push(auction);
         auctionRows.push([...auction, nextRowId++]);
+        ordered.push([AUCTION, auctionRows[auctionRows.length - 1]!]);
       } else {
         const bid = randomBid(next);
         newBids.push(bid);
         // A bid repeated in the same epoch now and then.
         const copies = next() < 0.1 ? 2 : 1;
-        for (let n = 0; n < copies; n++) bidRows.push([...bid, nextRowId++]);
+        for (let n = 0; n < copies; n++) {
+          bidRows.push([...bid, nextRowId++]);
+          ordered.push([BID, bidRows[bidRows.length - 1]!]);
+        }
         if (copies === 2) newBids.push(bid);
       }
     }
@@ -244,7 +255,19 @@ function run(testCase: Case, seed: number, store: StateStore = createMemoryState
     if (bidRows.length > 0) inputs.set(BID, { rows: bidRows, signs: bidRows.map(() => 1) });
     if (auctionRows.length > 0) inputs.set(AUCTION, { rows: auctionRows, signs: auctionRows.map(() => 1) });
     const abort = next() < 0.1;
-    const committed = views.map((view) => view.step(new Map([...inputs].map(([id, batch]) => [id, { rows: batch.rows.map((row) => [...row]), signs: [...batch.signs] }])), abort));
+    const chunks: Map<number, ChangeBatch>[] = [];
+    for (let at = 0; at < ordered.length; ) {
+      const chunk = new Map<number, ChangeBatch>();
+      for (const [id, row] of ordered.slice(at, (at += 1 + Math.floor(next() * 3)))) {
+        const batch = chunk.get(id) ?? { rows: [], signs: [] };
+        chunk.set(id, batch);
+        batch.rows.push(row);
+        batch.signs.push(1);
+      }
+      chunks.push(chunk);
+    }
+    const copy = (changes: Map<number, ChangeBatch>) => new Map([...changes].map(([id, batch]) => [id, { rows: batch.rows.map((row) => [...row]), signs: [...batch.signs] }]));
+    const committed = views.map((view) => (chunked ? view.stepChunks(chunks.map(copy), abort) : view.step(copy(inputs), abort)));
     expect(committed).toEqual([!abort, !abort]);
     if (!abort) {
       bids = [...bids, ...newBids];
@@ -264,6 +287,21 @@ describe('StreamAppendOnlyGroupTopN equals its query recomputed after every epoc
     it(testCase.name, () => {
       for (let seed = 1; seed <= 6; seed++) run(testCase, seed);
     }, 60_000);
+  }
+
+  // In chunks (as a source's rows come): each chunk ranks against the partitions' rankings cached
+  // by the chunks before (group-top-n.ts), dropped at aborts and restarts; a bound of 3 rows drops
+  // the cache at almost every chunk, 0 keeps none.
+  for (const bound of [undefined, 3, 0]) {
+    it(`in chunks, ranking against the cache${bound === undefined ? '' : ` of at most ${bound} rows`}`, () => {
+      const saved = topNCache.maxRows;
+      if (bound !== undefined) topNCache.maxRows = bound;
+      try {
+        for (const testCase of CASES) for (let seed = 1; seed <= 4; seed++) run(testCase, 100 + seed, createMemoryStateStore(), true);
+      } finally {
+        topNCache.maxRows = saved;
+      }
+    }, 120_000);
   }
 
   it('keeps at most N rows per partition in its state, a top-1 keyed by the partition', () => {

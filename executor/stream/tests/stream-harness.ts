@@ -22,7 +22,7 @@ import type { CatalogReader } from '../../../planner/catalog-reader.js';
 import { planStream } from '../../../planner/stream/index.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { StreamManager } from '../stream-manager.js';
-import type { ChangeBatch } from '../change-batch.js';
+import { appendChanges, emptyChanges, type ChangeBatch } from '../change-batch.js';
 import type { Dataflow } from '../dataflow.js';
 import fc from 'fast-check';
 import { afterEach, beforeEach, expect } from 'vitest';
@@ -291,6 +291,24 @@ export class CachedViewRun {
       this.manager.discard();
       return false;
     }
+    this.absorb(out);
+    this.store.commit((this.epoch = nextEpoch(this.epoch, Date.now())));
+    return true;
+  }
+
+  /**
+   * As `step`, the epoch's changes in `chunks` as a source's rows come (Dataflow.pushChunk: the
+   * holders hold), sealed before the commit; an abort comes before the seal, as a failed statement's.
+   */
+  stepChunks(chunks: readonly Map<number, ChangeBatch>[], abort = false): boolean {
+    const out = emptyChanges();
+    for (const chunk of chunks) appendChanges(out, this.flow.pushChunk(chunk));
+    if (abort) {
+      this.store.abort();
+      this.manager.discard();
+      return false;
+    }
+    appendChanges(out, this.flow.seal());
     this.absorb(out);
     this.store.commit((this.epoch = nextEpoch(this.epoch, Date.now())));
     return true;
