@@ -18,7 +18,10 @@
 // prefix scan, decoding or evaluating ORDER BY again (Nexmark q19's bids go to the hundred auctions
 // in flight: most batches touch the same partitions). It mirrors the state as written in the open
 // epoch: an aborted epoch drops it (`discard`), and it is dropped whole once it keeps
-// `topNCache.maxRows` rows (0: no cache). A partition missing from it is read from state only at or
+// `topNCache.maxRows` rows (0: no cache), or when the process's cache budget (one
+// GroupCacheBudget for the join, aggregate and top-N caches, a share of --memory-limit) needs its
+// bytes back: it is charged after each batch, an estimate of its rows by their layout
+// (storage/row-cache.ts `rowBytes`, the first kept row's) and its partitions. A partition missing from it is read from state only at or
 // below the largest partition key the cache ever dropped (or the table held at the first batch):
 // above it every partition with rows is cached, so a miss there is a new partition with none (most
 // of q19's auctions, first bid on while their ids stay below the largest auction bid on so far).
@@ -46,6 +49,8 @@ import { keyComparator } from '../batch/sort.js';
 import { emptyChanges, type ChangeBatch } from './change-batch.js';
 import type { StreamContext } from './stream-context.js';
 import type { StreamNode } from './stream-node.js';
+import type { BudgetedCache, GroupCacheBudget } from './join-cache.js';
+import { rowBytes } from '../../storage/row-cache.js';
 
 /** A row of a partition's ranking: the row, its ORDER BY values, its state-key encoding once needed. */
 interface Ranked {
@@ -72,7 +77,17 @@ interface Partition {
 /** The cache's bound: the partitions' rankings are dropped once they keep this many rows (0: no cache). */
 export const topNCache = { maxRows: 65_536 };
 
-export class StreamAppendOnlyGroupTopNNode implements StreamNode {
+/** A cached kept row beyond its row: its `Ranked` entry, ORDER BY values and slot in `after` (an estimate). */
+const RANKED_BYTES = 112;
+/** A cached partition beyond its rows: its `Partition`, three arrays, key array and KeyMap entry (an estimate). */
+const PARTITION_BYTES = 240;
+
+export class StreamAppendOnlyGroupTopNNode implements StreamNode, BudgetedCache {
+  /** Bytes the cache is charged on the process's cache budget (`charge`). */
+  bytes = 0;
+  /** What one kept row is charged: the first kept row's layout plus RANKED_BYTES (0 until one is kept). */
+  private rowCharge = 0;
+  private readonly budget: GroupCacheBudget;
   private readonly table: StateTable;
   private readonly partitionEvaluators: readonly Evaluator[];
   private readonly orderEvaluators: readonly Evaluator[];
@@ -127,6 +142,8 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     // written rows would only fill (and evict from) the cache. A top-1 reads its row by key.
     if (!this.byPartition) this.table.writeAround?.();
     this.cached = new KeyMap<number>(this.keyTypes);
+    this.budget = context.groupCaches;
+    this.budget.register(this);
   }
 
   /** The open epoch was aborted: the cached rankings (as written in it) go. */
@@ -136,6 +153,27 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
 
   dispose(): void {
     this.dropCache();
+    this.budget.unregister(this);
+  }
+
+  /** The budget needs bytes back: the cache goes whole (between batches: `charge` runs after `emit`). */
+  evictOldest(_budget: GroupCacheBudget): void {
+    this.dropCache();
+  }
+
+  /** Charges the cache's bytes after a batch; over the budget, the largest caches give back first (this one too). */
+  private charge(): void {
+    if (this.rowCharge === 0 && this.partitions.length > 0) {
+      for (let p = 0; p < this.partitions.length && this.rowCharge === 0; p++) {
+        const first = this.partitions[p]!.after[0];
+        if (first !== undefined) this.rowCharge = rowBytes(first.row) + RANKED_BYTES;
+      }
+    }
+    const bytes = this.cachedRows * this.rowCharge + this.partitions.length * PARTITION_BYTES;
+    const grown = bytes - this.bytes;
+    this.bytes = bytes;
+    this.budget.usedBytes += grown;
+    if (grown > 0 && this.budget.usedBytes > this.budget.limitBytes) this.budget.reclaim(this);
   }
 
   initial(): ChangeBatch {
@@ -253,6 +291,7 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
     for (let c = 0; c < changed.length; c++) this.outputPartition(this.partitions[changed[c]!]!, out, inserts, writes);
     changed.length = 0;
     if (topNCache.maxRows === 0) this.dropCache();
+    else this.charge();
     for (let w = 0; w < writes.length; w++) {
       const stateRow = writes[w]!;
       if ((stateRow[stateRow.length - 1] as bigint) > 0n) this.table.insert(stateRow);
@@ -283,6 +322,8 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode {
 
   private dropCache(): void {
     this.changed.length = 0;
+    this.budget.usedBytes -= this.bytes;
+    this.bytes = 0;
     if (this.partitions.length === 0) return;
     // The dropped partitions may have rows: misses at or below the largest of them read state.
     if (this.cachedAbove !== undefined) {

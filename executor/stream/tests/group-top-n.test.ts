@@ -210,7 +210,7 @@ function randomBid(next: () => number): Bid {
  * Pushes each epoch whole (`pushAll`), or `chunked`: in chunks of 1-3 changes (`pushChunk`)
  * sealed before the commit, aborted epochs before their seal.
  */
-function run(testCase: Case, seed: number, store: StateStore = createMemoryStateStore(), chunked = false): void {
+function run(testCase: Case, seed: number, store: StateStore = createMemoryStateStore(), chunked = false, cacheBytes = 64 << 20): CachedViewRun {
   q18Mode = testCase.name.startsWith("q18's");
   const next = seededRandom(seed);
   const fast = planView(catalog, testCase.sql, { viewId: VIEW });
@@ -218,7 +218,7 @@ function run(testCase: Case, seed: number, store: StateStore = createMemoryState
   expect(kinds(fast)).toContain('StreamAppendOnlyGroupTopN');
   expect(kinds(general)).not.toContain('StreamAppendOnlyGroupTopN');
   const limits = { memoryLimitBytes: 64 << 20, completeLoadRows: 40 };
-  const views = [new CachedViewRun(store, VIEW, fast, limits), new CachedViewRun(createMemoryStateStore(), VIEW + 1, general, limits)];
+  const views = [new CachedViewRun(store, VIEW, fast, { ...limits, memoryLimitBytes: cacheBytes }), new CachedViewRun(createMemoryStateStore(), VIEW + 1, general, limits)];
   let nextRowId = 1n;
   let bids: Bid[] = [];
   let auctions: Auction[] = [];
@@ -280,6 +280,7 @@ function run(testCase: Case, seed: number, store: StateStore = createMemoryState
     if (next() < 0.15) views[0]!.restart();
   }
   q18Mode = false;
+  return views[0]!;
 }
 
 describe('StreamAppendOnlyGroupTopN equals its query recomputed after every epoch', () => {
@@ -303,6 +304,20 @@ describe('StreamAppendOnlyGroupTopN equals its query recomputed after every epoc
       }
     }, 120_000);
   }
+
+  // The cache is charged on the process's cache budget (the join and aggregate caches' one): a
+  // budget of 512 bytes holds one partition's ranking at most, so the cache gives its bytes back
+  // time and again, and the view still equals its query; with room, it keeps what it holds.
+  it('charges its cache to the cache budget and gives it back when the budget is short', () => {
+    for (const testCase of CASES.filter((c) => c.name.includes('q19'))) {
+      const short = run(testCase, 7, createMemoryStateStore(), true, 512);
+      expect(short.manager.groupCaches.evictedBytes, testCase.name).toBeGreaterThan(0);
+      expect(short.manager.groupCaches.usedBytes, testCase.name).toBeLessThanOrEqual(512);
+      const roomy = run(testCase, 7, createMemoryStateStore(), true);
+      expect(roomy.manager.groupCaches.evictedBytes, testCase.name).toBe(0);
+      expect(roomy.manager.groupCaches.usedBytes, testCase.name).toBeGreaterThan(0);
+    }
+  }, 60_000);
 
   it('keeps at most N rows per partition in its state, a top-1 keyed by the partition', () => {
     for (const limit of [3, 1]) {
