@@ -7,7 +7,7 @@
 // script is the build's (npm run build first).
 import { describe, expect, it } from 'vitest';
 import type { Harness } from './stream-harness.js';
-import { bidSource, difference, openOnRocks, runtimeOf, temporaryDirectories } from './rocks-harness.js';
+import { bidSource, committedEvents, difference, openOnRocks, runtimeOf, temporaryDirectories, untilCommitted } from './rocks-harness.js';
 
 let h: Harness | undefined;
 const freshDirectory = temporaryDirectories('oxbow-parallel-source-', async () => {
@@ -31,20 +31,20 @@ function fragmentViews(bid: string, prefix: string): [string, string][] {
   ];
 }
 
-/** Checks every view against its query until the sources committed `total` events; returns the checks made. */
+/**
+ * Checks every view against its query as the sources go on, a round at least every `total / 8`
+ * events they commit (and once they committed all `total`); returns the checks made.
+ */
 async function checkWhileRunning(harness: Harness, views: readonly (readonly [string, string])[], total: number): Promise<number> {
-  const deadline = Date.now() + 90_000;
   let checks = 0;
-  for (;;) {
-    const committed = Number((await harness.run('select coalesce(sum(committed_offset), 0) from oxbow_catalog.source_partitions')).rows[0]![0]);
+  const round = async (committed: number) => {
     for (const [name, query] of views) {
       expect(await difference(harness, name, query), `${name} at ${committed} events`).toBe(0);
       checks++;
     }
-    if (committed >= total) return checks;
-    if (Date.now() > deadline) throw new Error(`the sources committed ${committed} of ${total} events`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  };
+  await untilCommitted(harness, total, round, { step: Math.ceil(total / 8) });
+  return checks;
 }
 
 describe('source fragments', () => {
@@ -101,14 +101,15 @@ describe('source fragments', () => {
         for (const [name, query] of views) await h.run(`create materialized view ${name} as ${query}`);
       }
       const target = Math.min(committed + 6_000, EVENTS);
-      const deadline = Date.now() + 90_000;
-      for (;;) {
-        committed = Number((await h.run('select coalesce(sum(committed_offset), 0) from oxbow_catalog.source_partitions')).rows[0]![0]);
-        for (const [name, query] of views) expect(await difference(h, name, query), `${name} at ${committed} events, parallelism ${parallelism}`).toBe(0);
-        if (committed >= target) break;
-        if (Date.now() > deadline) throw new Error(`at parallelism ${parallelism} the source committed ${committed} of ${target} events`);
-        await new Promise((resolve) => setTimeout(resolve, 30));
-      }
+      const harness = h;
+      committed = await untilCommitted(
+        harness,
+        target,
+        async (seen) => {
+          for (const [name, query] of views) expect(await difference(harness, name, query), `${name} at ${seen} events, parallelism ${parallelism}`).toBe(0);
+        },
+        { step: 2_000 },
+      );
       await h.close();
       h = undefined;
     }
@@ -137,14 +138,8 @@ describe('source fragments', () => {
     const check = async (all: readonly (readonly [string, string])[], step: string) => {
       for (const [name, query] of all) expect(await difference(h!, name, query), `${name} ${step}`).toBe(0);
     };
-    const committedOf = async (source: string) => Number((await h!.run(`select coalesce(sum(committed_offset), 0) from oxbow_catalog.source_partitions where source_name = '${source}'`)).rows[0]![0]);
-    const waitFor = async (source: string, events: number) => {
-      const deadline = Date.now() + 60_000;
-      while ((await committedOf(source)) < events) {
-        if (Date.now() > deadline) throw new Error(`${source} committed ${await committedOf(source)} of ${events}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    };
+    const committedOf = (source: string) => committedEvents(h!, source);
+    const waitFor = (source: string, events: number) => untilCommitted(h!, events, () => Promise.resolve(), { source });
     await waitFor('bid', 4000);
     await check(views, 'with ranges');
     const before = await units('q1');
