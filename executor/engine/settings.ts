@@ -2,7 +2,7 @@
 // parameters clients and psql use, the reported ones (sent in ParameterStatus when they change),
 // and RisingWave's settings, accepted as documented no-ops:
 //   RW_IMPLICIT_FLUSH      DML already returns after its change is visible everywhere (DESIGN.md 1).
-//   STREAMING_PARALLELISM  oxbow runs each dataflow on one thread per process.
+//   STREAMING_PARALLELISM  a dataflow's parallelism is the server's --parallelism, for every view.
 //   QUERY_MODE             batch queries always run locally.
 //   (and the other rw_* / batch_* / streaming_* knobs listed below).
 // Names are case-insensitive; SHOW prints the canonical spelling (DateStyle, TimeZone...).
@@ -248,7 +248,7 @@ const definitions: readonly SettingDefinition[] = [
   { name: 'default_table_access_method', defaultValue: 'heap', description: 'Sets the default table access method for new tables (oxbow: heap names its only one).', category: 'Client Connection Defaults / Statement Behavior', vartype: 'string', normalize: enumSetting('default_table_access_method', ['heap']) },
   // RisingWave's settings: accepted, no effect (see the file comment).
   { name: 'rw_implicit_flush', defaultValue: 'false', description: 'RisingWave compatibility, no effect: oxbow DML is visible in every view when it returns.', category: 'RisingWave compatibility', vartype: 'bool', normalize: (value) => (booleanSetting('rw_implicit_flush')(value) === 'on' ? 'true' : 'false') },
-  { name: 'streaming_parallelism', defaultValue: 'default', description: 'RisingWave compatibility, no effect: oxbow runs each dataflow on one thread.', category: 'RisingWave compatibility', vartype: 'string' },
+  { name: 'streaming_parallelism', defaultValue: 'default', description: 'RisingWave compatibility, no effect: every dataflow runs at the parallelism the server started with (--parallelism).', category: 'RisingWave compatibility', vartype: 'string' },
   { name: 'query_mode', defaultValue: 'auto', description: 'RisingWave compatibility, no effect: batch queries always run locally.', category: 'RisingWave compatibility', vartype: 'enum', normalize: enumSetting('query_mode', ['auto', 'local', 'distributed']) },
   { name: 'batch_parallelism', defaultValue: '0', description: 'RisingWave compatibility, no effect.', category: 'RisingWave compatibility', vartype: 'integer' },
   { name: 'rw_streaming_enable_delta_join', defaultValue: 'false', description: 'RisingWave compatibility, no effect.', category: 'RisingWave compatibility', vartype: 'bool' },
