@@ -107,7 +107,8 @@ export function committedEpochKey(): Buffer {
   return systemKey(RECORD_EPOCH);
 }
 
-function tableRecordKey(tableId: number): Buffer {
+/** The key of a table's record ('t' | table id: its readable window), for readers that copy a table's entries with it. */
+export function tableRecordKey(tableId: number): Buffer {
   const id = Buffer.alloc(4);
   id.writeUInt32BE(tableId);
   return systemKey(RECORD_TABLE, id);

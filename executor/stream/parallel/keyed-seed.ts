@@ -14,7 +14,8 @@
 import type { StateTableDeclaration } from '../../../planner/stream/stream-plan.js';
 import type { DataType } from '../../../sql/types.js';
 import type { Value } from '../../../sql/value.js';
-import { EPOCH_SUFFIX_BYTES, SYSTEM_TABLE_ID, tableLowerBound, tableUpperBound } from '../../../storage/mvcc-key.js';
+import { EPOCH_SUFFIX_BYTES, tableLowerBound, tableUpperBound } from '../../../storage/mvcc-key.js';
+import { tableRecordKey } from '../../../storage/mvcc-state-store.js';
 import { forEachPacked, type RocksDatabase } from '../../../storage/rocksdb.js';
 import { decodeRowValue, ROW_TOMBSTONE, RowReader } from '../../../storage/row-codec.js';
 import { WriteBatchBuilder } from '../../../storage/write-batch.js';
@@ -28,15 +29,6 @@ export interface KeyedSeed {
   readonly rows: number;
   /** Entries (every version of those keys, the tombstones among them). */
   readonly entries: number;
-}
-
-/** The 't' record of a table (mvcc-state-store.ts: its readable window). */
-function recordKey(tableId: number): Buffer {
-  const key = Buffer.alloc(9);
-  key.writeUInt32BE(SYSTEM_TABLE_ID, 0);
-  key[4] = 0x74;
-  key.writeUInt32BE(tableId, 5);
-  return key;
 }
 
 /**
@@ -123,7 +115,7 @@ export function keyedSeeds(
     } finally {
       iterator.close();
     }
-    const key = recordKey(table.tableId);
+    const key = tableRecordKey(table.tableId);
     const record = database.get(key);
     if (record !== undefined) for (const builder of builders) builder.put(key, record);
   }
