@@ -21,10 +21,11 @@
 // `topNCache.maxRows` rows (0: no cache), or when the process's cache budget (one
 // GroupCacheBudget for the join, aggregate and top-N caches, a share of --memory-limit) needs its
 // bytes back: it is charged after each batch, an estimate of its rows by their layout
-// (storage/row-cache.ts `rowBytes`, the first kept row's) and its partitions. A partition missing from it is read from state only at or
-// below the largest partition key the cache ever dropped (or the table held at the first batch):
-// above it every partition with rows is cached, so a miss there is a new partition with none (most
-// of q19's auctions, first bid on while their ids stay below the largest auction bid on so far).
+// (storage/row-cache.ts `rowBytes`, the first kept row's) and its partitions. A partition missing
+// from it is read from state only at or below the largest partition key the cache ever dropped
+// (or the table held at the first batch): above it every partition with rows is cached, so a miss
+// there is a new partition with none (most of q19's auctions, first bid on while their ids stay
+// below the largest auction bid on so far).
 //
 // The output is the window's (input row ++ row_number), as the batch Filter over Window outputs
 // the rows that pass; the difference is exactly the one of the batch query before and after.
@@ -229,7 +230,7 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode, BudgetedCache 
       index = this.partitions.length;
       this.cached.add(key, index, hash);
       const above = this.cachedAbove;
-      const empty = above === null || (above !== undefined && Buffer.compare(this.encodePartition(key), above) > 0);
+      const empty = above === null || (above !== undefined && Buffer.compare(this.encodedPartition(key), above) > 0);
       this.partitions.push(empty ? { key, stored: [], before: [], after: [] } : this.read(key));
       this.cachedRows += this.partitions[index]!.after.length;
     }
@@ -315,9 +316,15 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode, BudgetedCache 
   }
 
   private encodePartition(key: readonly Value[]): Buffer {
+    this.encodedPartition(key);
+    return this.writer.copy();
+  }
+
+  /** The key's encoding in the writer's buffer (a view, valid until the writer's next use). */
+  private encodedPartition(key: readonly Value[]): Buffer {
     this.writer.reset();
     encodeKey(this.writer, key, this.keyTypes);
-    return this.writer.copy();
+    return this.writer.view();
   }
 
   private dropCache(): void {
@@ -329,8 +336,8 @@ export class StreamAppendOnlyGroupTopNNode implements StreamNode, BudgetedCache 
     if (this.cachedAbove !== undefined) {
       let above = this.cachedAbove;
       for (let p = 0; p < this.partitions.length; p++) {
-        const encoded = this.encodePartition(this.partitions[p]!.key);
-        if (above === null || Buffer.compare(encoded, above) > 0) above = encoded;
+        const encoded = this.encodedPartition(this.partitions[p]!.key);
+        if (above === null || Buffer.compare(encoded, above) > 0) above = Buffer.from(encoded);
       }
       this.cachedAbove = above;
     }
