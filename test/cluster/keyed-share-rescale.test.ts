@@ -5,7 +5,8 @@
 // - a node joins: at the next safe point the fragment cuts its owners again (2 threads and that
 //   node, which owns the vnodes v with v mod 3 = 2): the node's share_rows grow for the running
 //   view, and its share_seed_rows equals a recomputation over the table: the groups (distinct k)
-//   whose vnode (parallel/vnode.ts over k) is 2 mod 3;
+//   whose vnode (parallel/vnode.ts over k) is 2 mod 3; the seed crosses in frames of 2 KiB (as a
+//   seed over the 512 MiB frame bound does in frames of 64 MiB);
 // - rounds of inserts, updates and deletes: the view equals the batch SELECT of its query, so each
 //   group the node owns went on from its seeded state and each group the threads kept from theirs;
 // - the node is drained (SIGTERM) while writes go on: the fragment cuts its owners again, back to
@@ -26,6 +27,8 @@ const cluster = clusterNodes('oxbow-keyed-share-rescale-', {
   OXBOW_CORES: '8',
   OXBOW_REMOTE_SHARES: 'on',
   OXBOW_REMOTE_SHARE_TIMEOUT_MS: '10000',
+  // The seeds cross in many frames (remote-share-link.ts' openFrames), as one over 512 MiB would.
+  OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: '2048',
 });
 
 /** Groups of k: 401 (every one present from the first insert on, until the rounds delete some). */
@@ -100,7 +103,10 @@ describe('keyed shares of a running view', () => {
     const owned = keys.filter((k) => vnodeOf([k], [int4]) % 3 === 2).length;
     expect(owned).toBeGreaterThan(0);
     expect(owned).toBeLessThan(GROUPS);
-    expect(Number((await shareOf())!.share_seed_rows)).toBe(owned);
+    const seeded = (await leader.query<{ share_seed_rows: string; share_seed_bytes: string }>('select share_seed_rows, share_seed_bytes from oxbow_catalog.nodes where node_id = $1', [bId])).rows[0]!;
+    expect(Number(seeded.share_seed_rows)).toBe(owned);
+    // More than one frame's worth.
+    expect(Number(seeded.share_seed_bytes)).toBeGreaterThan(2048);
     await expectEqual(leader, stderr);
 
     for (let step = 0; step < 4; step++) {
