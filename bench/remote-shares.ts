@@ -36,7 +36,9 @@
 // joins. Printed: the time from the node's start to its first rows handed over (share_rows > 0)
 // and to its first batch (share_ready_ms set), the seed (share_seed_rows, share_seed_bytes,
 // share_ready_ms: the seed's read to the first batch), the longest insert while the owners were cut
-// (the seed is read on the leader's main thread), the CPU seconds of the leader and of the node
+// (the seed is read on the leader's main thread, and the first epoch after the cut waits for the
+// node to write its seed and start its worker), how long the leader read the seeds (its log line
+// of the cut), the CPU seconds of the leader and of the node
 // from the node's start to then; then the node drained (SIGTERM) while the inserts go on: the time
 // until EXPLAIN ANALYZE shows the fragment on the threads alone and the longest insert meanwhile.
 // BENCH_ENTRY: the bin/oxbow.js of each build to compare, comma-separated, run A B A B per round
@@ -336,6 +338,9 @@ async function joinRun(label: string): Promise<void> {
       emit(`${tag}_longest_insert_joining_ms`, longest, 'ms');
       emit(`${tag}_leader_cpu_s`, cpu[0]!, 's');
       emit(`${tag}_node_cpu_s`, cpu[1]!, 's');
+      // The leader's main thread reading the seeds (its log line of the cut).
+      const reads = [...a.stderr().matchAll(/seeds read in (\d+) ms/g)];
+      if (reads.length > 0) emit(`${tag}_seed_read_ms`, Number(reads[reads.length - 1]![1]), 'ms');
       if (!/and 1 other node/.test(await explain())) throw new Error(`the fragment has no share on the node\n${await explain()}`);
       // Drained while the inserts go on.
       longest = 0;

@@ -293,12 +293,14 @@ export class ParallelFragmentNode implements StreamNode {
     this.ownersGeneration = generation;
     // The seeds are read before anything stops: a read that fails leaves the owners as they are.
     let remotes: RemoteShareTarget[];
+    const reading = performance.now();
     try {
       remotes = owners.remotes();
     } catch (error) {
       process.stderr.write(`oxbow: view ${this.context.viewId}'s keyed fragment keeps its owners: its shares could not be seeded: ${error instanceof Error ? error.message : String(error)}\n`);
       return;
     }
+    const readMs = performance.now() - reading;
     const before = this.remoteTargets;
     const old = this.workers.splice(0);
     this.remoteNodes.length = 0;
@@ -315,7 +317,8 @@ export class ParallelFragmentNode implements StreamNode {
     const gave = before.filter((remote) => !now.has(remote.key ?? remote.node)).map((remote) => (remote.failed?.() === true ? `${remote.node} (failed over before)` : remote.node));
     process.stderr.write(
       `oxbow: view ${this.context.viewId}'s keyed fragment cut its vnodes again for ${this.settings.parallelism} threads and ${remotes.length} other node${remotes.length === 1 ? '' : 's'}` +
-        `${took.length > 0 ? `; node ${took.join(', ')} took vnodes` : ''}${gave.length > 0 ? `; node ${gave.join(', ')} handed its vnodes back` : ''}\n`,
+        `${took.length > 0 ? `; node ${took.join(', ')} took vnodes` : ''}${gave.length > 0 ? `; node ${gave.join(', ')} handed its vnodes back` : ''}` +
+        ` (seeds read in ${readMs.toFixed(0)} ms)\n`,
     );
   }
 
