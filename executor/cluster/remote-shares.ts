@@ -156,7 +156,7 @@ export class RemoteShares implements RemoteShareSource {
   /**
    * What node `nodeId`'s keyed shares were seeded with (state rows and bytes, summed) and the
    * longest time from a share's seed read to the node's first batch of it (null while one has not
-   * answered yet), or null when it got no keyed share.
+   * answered yet), of its shares running now (a re-cut closed the others), or null when it got no keyed share.
    */
   seedOf(nodeId: string): { rows: bigint; bytes: bigint; readyMs: bigint | null } | null {
     const list = this.keyedStats.get(nodeId);
@@ -164,16 +164,18 @@ export class RemoteShares implements RemoteShareSource {
     let rows = 0n;
     let bytes = 0n;
     let readyMs: bigint | null = 0n;
+    let live = 0;
     for (const stats of list) {
       // A share closed at a re-cut: the node's shares now are what it was seeded with.
       if (stats.retired) continue;
+      live++;
       rows += BigInt(stats.seedRows);
       bytes += BigInt(stats.seedBytes);
       const ready = Atomics.load(stats.counters, 2);
       if (ready === 0n || readyMs === null) readyMs = null;
       else if (ready > readyMs) readyMs = ready;
     }
-    return { rows, bytes, readyMs };
+    return { rows, bytes, readyMs: live === 0 ? null : readyMs };
   }
 
   /** Units node `nodeId` generated for this leader, or null when it got no share. */
