@@ -29,6 +29,18 @@
 // time from the old leader's exit to the node's first rows handed over (share_rows > 0) while
 // small inserts keep coming, and the CPU seconds of the new leader and of the node from the old
 // leader's stop to then.
+// BENCH_QUERY=join: what a node that joins a running view costs (executor/cluster/README.md "Keyed
+// shares": the fragment cuts its owners again at a safe point). The same view over BENCH_GROUPS
+// groups built on a leader alone (--parallelism 2 --cores 8: its owners are the 2 threads), then,
+// while small inserts keep coming (rows of every vnode, one statement after another), a second node
+// joins. Printed: the time from the node's start to its first rows handed over (share_rows > 0)
+// and to its first batch (share_ready_ms set), the seed (share_seed_rows, share_seed_bytes,
+// share_ready_ms: the seed's read to the first batch), the longest insert while the owners were cut
+// (the seed is read on the leader's main thread, and the first epoch after the cut waits for the
+// node to write its seed and start its worker), how long the leader read the seeds (its log line
+// of the cut), the CPU seconds of the leader and of the node
+// from the node's start to then; then the node drained (SIGTERM) while the inserts go on: the time
+// until EXPLAIN ANALYZE shows the fragment on the threads alone and the longest insert meanwhile.
 // BENCH_ENTRY: the bin/oxbow.js of each build to compare, comma-separated, run A B A B per round
 // (default this build's), BENCH_LABELS their names in the metrics.
 
@@ -50,7 +62,7 @@ const GROUPS = Number(process.env['BENCH_GROUPS'] ?? '300000');
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? '2000000');
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '2');
 const QUERY = process.env['BENCH_QUERY'] ?? 'q1';
-if (QUERY !== 'q1' && QUERY !== 'q4' && QUERY !== 'q5' && QUERY !== 'seed') throw new Error(`BENCH_QUERY must be q1, q4, q5 or seed, not ${QUERY}`);
+if (QUERY !== 'q1' && QUERY !== 'q4' && QUERY !== 'q5' && QUERY !== 'seed' && QUERY !== 'join') throw new Error(`BENCH_QUERY must be q1, q4, q5, seed or join, not ${QUERY}`);
 /** Of every 50 Nexmark events, 46 are bids. */
 const BIDS = Math.floor(EVENTS / 50) * 46 + Math.min(46, Math.max(0, (EVENTS % 50) - 4));
 
@@ -263,15 +275,109 @@ async function seedRun(label: string): Promise<void> {
   }
 }
 
+/** BENCH_QUERY=join: a node joins a running view with state, then is drained (above). */
+async function joinRun(label: string): Promise<void> {
+  const etcd = await startEtcd();
+  const work = mkdtempSync(join(tmpdir(), 'oxbow-bench-keyed-join-'));
+  const started: OxbowNode[] = [];
+  try {
+    const args = ['--cluster', etcd.url, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--parallelism', '2', '--cores', '8', '--remote-shares', 'on'];
+    const env = { OXBOW_CLUSTER_LEASE_TTL_S: '3' };
+    const a = await startOxbowNode(ENTRY, join(work, 'a'), args, env);
+    started.push(a);
+    const client = await connect(a);
+    await client.query('create table t (id int8 primary key, k int8, v int8)');
+    await client.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
+    for (let from = 0; from < GROUPS; from += 100_000) {
+      await client.query(`insert into t select g, g, g % 1000 from generate_series(${from + 1}, ${Math.min(GROUPS, from + 100_000)}) g`);
+    }
+    // The load: small inserts, one after another, each timed.
+    let next = GROUPS;
+    let writing = true;
+    let longest = 0;
+    const writer = (async () => {
+      while (writing) {
+        const at = performance.now();
+        await client.query(`insert into t select g, g % ${GROUPS}, 1 from generate_series(${next + 1}, ${next + 256}) g`);
+        longest = Math.max(longest, performance.now() - at);
+        next += 256;
+      }
+    })();
+    const explain = async (): Promise<string> => (await client.query({ text: 'explain analyze kv', rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n');
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const before = longest;
+      longest = 0;
+      const joinedAt = performance.now();
+      const b = await startOxbowNode(ENTRY, join(work, 'b'), args, env);
+      started.push(b);
+      const cpuBefore = [a, b].map((node) => cpuSeconds(node.child.pid!));
+      const port = new URL(b.url).port;
+      let firstRowsMs: number | undefined;
+      let row: Record<string, string | null> | undefined;
+      const until = Date.now() + 300_000;
+      for (;;) {
+        row = (await client.query<Record<string, string | null>>(`select * from oxbow_catalog.nodes where address like '%:${port}'`)).rows[0];
+        if (row !== undefined && Number(row['share_rows'] ?? 0) > 0) {
+          firstRowsMs ??= performance.now() - joinedAt;
+          if (row['share_ready_ms'] !== null) break;
+        }
+        if (Date.now() > until) throw new Error(`the node handed over no rows within 300 s\n${a.stderr()}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const readyMs = performance.now() - joinedAt;
+      const cpu = [a, b].map((node, index) => cpuSeconds(node.child.pid!) - cpuBefore[index]!);
+      const tag = `join_${label}`;
+      emit(`${tag}_groups`, GROUPS, 'groups');
+      emit(`${tag}_seed_rows`, Number(row!['share_seed_rows']), 'rows');
+      emit(`${tag}_seed_bytes`, Number(row!['share_seed_bytes']), 'bytes');
+      emit(`${tag}_seed_read_to_first_batch_ms`, Number(row!['share_ready_ms']), 'ms');
+      emit(`${tag}_start_to_first_rows_ms`, firstRowsMs!, 'ms');
+      emit(`${tag}_start_to_first_batch_ms`, readyMs, 'ms');
+      emit(`${tag}_longest_insert_before_ms`, before, 'ms');
+      emit(`${tag}_longest_insert_joining_ms`, longest, 'ms');
+      emit(`${tag}_leader_cpu_s`, cpu[0]!, 's');
+      emit(`${tag}_node_cpu_s`, cpu[1]!, 's');
+      // The leader's main thread reading the seeds (its log line of the cut).
+      const reads = [...a.stderr().matchAll(/seeds read in (\d+) ms/g)];
+      if (reads.length > 0) emit(`${tag}_seed_read_ms`, Number(reads[reads.length - 1]![1]), 'ms');
+      if (!/and 1 other node/.test(await explain())) throw new Error(`the fragment has no share on the node\n${await explain()}`);
+      // Drained while the inserts go on.
+      longest = 0;
+      const drainedAt = performance.now();
+      const stopping = b.stop();
+      while (!/to 2 workers, /.test(await explain())) {
+        if (performance.now() - drainedAt > 120_000) throw new Error(`the fragment kept the drained node's share\n${a.stderr()}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      emit(`${tag}_drain_to_threads_ms`, performance.now() - drainedAt, 'ms');
+      await stopping;
+      emit(`${tag}_drain_exit_ms`, performance.now() - drainedAt, 'ms');
+      emit(`${tag}_longest_insert_draining_ms`, longest, 'ms');
+      emit(`${tag}_failed_over`, /the keyed share on node .* failed/.test(a.stderr()) ? 1 : 0, 'shares');
+      emit(`${tag}_load_1m`, loadavg()[0]!, 'load');
+    } finally {
+      writing = false;
+      await writer;
+    }
+    await client.end();
+  } finally {
+    for (const node of started.reverse()) await node.stop().catch(() => undefined);
+    await etcd.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
 /** The cluster sizes run in each round, in order (BENCH_NODES, default 1,2). */
 const SIZES = (process.env['BENCH_NODES'] ?? '1,2').split(',').map(Number);
 if (SIZES.some((size) => !Number.isInteger(size) || size < 1 || size > 3)) throw new Error(`BENCH_NODES must list sizes from 1 to 3, not ${process.env['BENCH_NODES']}`);
 
 for (let round = 0; round < ROUNDS; round++) {
-  if (QUERY === 'seed') {
+  if (QUERY === 'seed' || QUERY === 'join') {
     for (let build = 0; build < ENTRIES.length; build++) {
       ENTRY = ENTRIES[build]!;
-      await seedRun(LABELS[build] ?? `build${build}`);
+      if (QUERY === 'seed') await seedRun(LABELS[build] ?? `build${build}`);
+      else await joinRun(LABELS[build] ?? `build${build}`);
     }
     continue;
   }

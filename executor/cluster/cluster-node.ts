@@ -245,6 +245,8 @@ export class ClusterNode implements Engine {
         return;
       }
       this.nodesCache = await this.coordinator.nodes();
+      // The leader's keyed fragments cut their owners again at their next safe point when the nodes changed.
+      this.shares?.changed();
       await this.publish(false);
       this.lastError = '';
     } catch (error) {

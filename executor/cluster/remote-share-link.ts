@@ -8,7 +8,7 @@
 // anything else crosses: the client sends a random nonce, the server answers with a nonce of its
 // own and an HMAC-SHA256 of the client's under the key, and the client answers with an HMAC of the
 // server's. A frame longer than MAX_FRAME_BYTES, or one that does not deserialize, ends the
-// connection.
+// connection; a keyed share's seed, which may be larger, crosses in pieces (`openFrames`).
 
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
@@ -17,13 +17,33 @@ import { deserialize, serialize } from 'node:v8';
 /** The largest frame either end accepts (an epoch's batch of one share). */
 export const MAX_FRAME_BYTES = 512 * 1024 * 1024;
 
+/**
+ * A keyed share's seed crosses in frames of at most this many bytes (`seed` frames before `open`),
+ * so a seed of any size fits under MAX_FRAME_BYTES; OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES sets
+ * another bound (tests: a small seed in many frames).
+ */
+export const SEED_CHUNK_BYTES = Math.max(1, Math.min(MAX_FRAME_BYTES - 1024, Number(process.env['OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES'] ?? 0) || 64 * 1024 * 1024));
+
 /** The frames of the handshake, before the worker protocol's messages. */
 export type Handshake =
   | { readonly t: 'hello'; readonly nonce: Uint8Array }
   | { readonly t: 'challenge'; readonly nonce: Uint8Array; readonly proof: Uint8Array }
   | { readonly t: 'proof'; readonly proof: Uint8Array }
+  /** A piece of a keyed share's seed, in order, before its `open` (whose seed, if any, comes last). */
+  | { readonly t: 'seed'; readonly bytes: Uint8Array }
   /** The share's worker data (source-protocol.ts' SourceWorkerData without the database and the signal). */
   | { readonly t: 'open'; readonly data: unknown };
+
+/** The frames that open a share: a keyed share's seed in pieces of SEED_CHUNK_BYTES at most, then `open` with the rest. */
+export function openFrames(share: object, chunkBytes = SEED_CHUNK_BYTES): Buffer[] {
+  const seed = (share as { seed?: unknown }).seed;
+  if (!(seed instanceof Uint8Array) || seed.length <= chunkBytes) return [frame({ t: 'open', data: share } satisfies Handshake)];
+  const frames: Buffer[] = [];
+  let at = 0;
+  for (; seed.length - at > chunkBytes; at += chunkBytes) frames.push(frame({ t: 'seed', bytes: seed.subarray(at, at + chunkBytes) } satisfies Handshake));
+  frames.push(frame({ t: 'open', data: { ...share, seed: seed.subarray(at) } } satisfies Handshake));
+  return frames;
+}
 
 /** HMAC-SHA256 of `nonce` under the hex key, for the side named by `role`. */
 export function proofOf(keyHex: string, role: 'server' | 'client', nonce: Uint8Array): Uint8Array {
@@ -187,7 +207,7 @@ export function openShareLink(address: string, key: string, share: object, event
         return fail('it did not prove it holds the cluster key');
       }
       connection.write(frame({ t: 'proof', proof: proofOf(key, 'client', challenge.nonce) } satisfies Handshake));
-      connection.write(frame({ t: 'open', data: share } satisfies Handshake));
+      for (const bytes of openFrames(share)) connection.write(bytes);
       for (const bytes of outbox.splice(0)) connection.write(bytes);
       running = true;
     },

@@ -113,6 +113,8 @@ export class RemoteShareServer {
     let answers: Promise<void> = Promise.resolve();
     /** Units posted since the last commit. */
     let pendingUnits = 0;
+    /** A keyed share's seed's pieces before its `open` (remote-share-link.ts' openFrames). */
+    const seedPieces: Uint8Array[] = [];
     const timer = setTimeout(() => fail(new Error('no share opened within the handshake deadline')), this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
     const fail = (error: Error): void => {
       if (!socket.destroyed) this.options.log(`oxbow: a remote share connection from ${socket.remoteAddress ?? '?'} ended: ${error.message}`);
@@ -221,6 +223,10 @@ export class RemoteShareServer {
           stage = 'proof';
         } else if (stage === 'proof' && received.t === 'proof' && proofMatches(key, 'client', nonce!, received.proof)) {
           stage = 'open';
+        } else if (stage === 'open' && received.t === 'seed' && received.bytes instanceof Uint8Array) {
+          seedPieces.push(received.bytes);
+          // A large seed takes its time: each piece gives the handshake's deadline again.
+          timer.refresh();
         } else if (stage === 'open' && received.t === 'open' && typeof received.data === 'object' && received.data !== null) {
           clearTimeout(timer);
           let script: URL;
@@ -231,7 +237,7 @@ export class RemoteShareServer {
               const { kind: _kind, seed, ...rest } = shareData as { kind: string; seed: Uint8Array };
               shareData = rest;
               script = this.options.keyedWorkerScript();
-              keyed = this.keyedStore(seed);
+              keyed = this.keyedStore(seedPieces.length === 0 ? seed : Buffer.concat([...seedPieces.splice(0), seed]));
               database = { token: keyed.token, path: keyed.path };
             } else {
               script = this.options.workerScript();

@@ -38,6 +38,8 @@ interface KeyedShareStats {
   readonly counters: BigInt64Array;
   readonly seedRows: number;
   readonly seedBytes: number;
+  /** Closed at a re-cut of its fragment's owners (its seed no longer counts). */
+  retired: boolean;
 }
 
 export interface SharePeer {
@@ -52,6 +54,9 @@ export class RemoteShares implements RemoteShareSource {
   /** The peers' keys as last read, and how many times they changed. */
   private seen = '';
   private changes = 0;
+  /** Called when the peers change (keyed fragments cut their owners again at a safe point). */
+  private readonly listeners = new Set<() => void>();
+  private notified = 0;
 
   constructor(
     private readonly peers: () => readonly SharePeer[],
@@ -71,6 +76,19 @@ export class RemoteShares implements RemoteShareSource {
       this.changes++;
     }
     return this.changes;
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The cluster read the nodes again: the listeners hear of a change. */
+  changed(): void {
+    const generation = this.generation();
+    if (generation === this.notified) return;
+    this.notified = generation;
+    for (const listener of this.listeners) listener();
   }
 
   keys(): ReadonlySet<string> {
@@ -96,9 +114,9 @@ export class RemoteShares implements RemoteShareSource {
   }
 
   /**
-   * One target per peer for a keyed fragment being built (keyed-share-worker.ts): the share is cut
-   * when the fragment is built and stays with the fragment (a node that joins later gets shares of
-   * fragments built after it joined); a failed one runs on this node until the fragment is gone.
+   * One target per peer for a keyed fragment being built, or whose owners are cut again because
+   * the peers changed (keyed-share-worker.ts; parallel-fragment.ts' followMembership): the share
+   * stays until the next cut; a failed one runs on this node until then.
    */
   keyedTargets(fallbackScript: URL, seeds: (shares: number) => readonly KeyedSeed[]): RemoteShareTarget[] {
     const key = this.key();
@@ -115,9 +133,14 @@ export class RemoteShares implements RemoteShareSource {
       const counters = new BigInt64Array(stats);
       let list = this.keyedStats.get(peer.nodeId);
       if (list === undefined) this.keyedStats.set(peer.nodeId, (list = []));
-      list.push({ counters, seedRows: seed.rows, seedBytes: seed.bytes.length });
+      const entry: KeyedShareStats = { counters, seedRows: seed.rows, seedBytes: seed.bytes.length, retired: false };
+      list.push(entry);
       const data: KeyedShareData = { kind: 'keyed', address: peer.shareAddress, node: peer.nodeId, key, stats, fallbackScript: fallbackScript.href, timeoutMs: this.timeoutMs, seed: seed.bytes, startedAt };
-      return { node: peer.nodeId, script, data, key: RemoteShares.keyOf(peer), failed: () => Atomics.load(counters, 1) !== 0n };
+      const failed = (): boolean => Atomics.load(counters, 1) !== 0n;
+      const retire = (): void => {
+        entry.retired = true;
+      };
+      return { node: peer.nodeId, script, data, key: RemoteShares.keyOf(peer), failed, retire };
     });
   }
 
@@ -133,7 +156,7 @@ export class RemoteShares implements RemoteShareSource {
   /**
    * What node `nodeId`'s keyed shares were seeded with (state rows and bytes, summed) and the
    * longest time from a share's seed read to the node's first batch of it (null while one has not
-   * answered yet), or null when it got no keyed share.
+   * answered yet), of its shares running now (a re-cut closed the others), or null when it got no keyed share.
    */
   seedOf(nodeId: string): { rows: bigint; bytes: bigint; readyMs: bigint | null } | null {
     const list = this.keyedStats.get(nodeId);
@@ -141,14 +164,18 @@ export class RemoteShares implements RemoteShareSource {
     let rows = 0n;
     let bytes = 0n;
     let readyMs: bigint | null = 0n;
+    let live = 0;
     for (const stats of list) {
+      // A share closed at a re-cut: the node's shares now are what it was seeded with.
+      if (stats.retired) continue;
+      live++;
       rows += BigInt(stats.seedRows);
       bytes += BigInt(stats.seedBytes);
       const ready = Atomics.load(stats.counters, 2);
       if (ready === 0n || readyMs === null) readyMs = null;
       else if (ready > readyMs) readyMs = ready;
     }
-    return { rows, bytes, readyMs };
+    return { rows, bytes, readyMs: live === 0 ? null : readyMs };
   }
 
   /** Units node `nodeId` generated for this leader, or null when it got no share. */

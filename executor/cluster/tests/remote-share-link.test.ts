@@ -9,8 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { deserialize } from 'node:v8';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { frame, MAX_FRAME_BYTES, newNonce, parseAddress, proofMatches, proofOf, readFrames, type Handshake } from '../remote-share-link.js';
+import { frame, MAX_FRAME_BYTES, newNonce, openFrames, parseAddress, proofMatches, proofOf, readFrames, type Handshake } from '../remote-share-link.js';
 import { RemoteShareServer } from '../remote-share-server.js';
 
 const KEY = randomBytes(32).toString('hex');
@@ -103,6 +104,26 @@ describe('remote share connections', () => {
     expect(batch.bytes).toBeInstanceOf(ArrayBuffer);
     expect(Buffer.from(batch.bytes).equals(Buffer.from(bytes))).toBe(true);
     expect(received[2]).toEqual({ t: 'ranges', ranges: [0, 10n, 20] });
+  });
+
+  it("cuts a keyed share's seed into frames of the bound at most, which join back to it", () => {
+    const seed = new Uint8Array(5_500).map((_, index) => (index * 7) % 253);
+    const frames = openFrames({ kind: 'keyed', seed, plan: { x: 1 } }, 1_000);
+    expect(frames.length).toBe(6);
+    const messages = frames.map((bytes) => {
+      expect(bytes.readUInt32BE(0)).toBe(bytes.length - 4);
+      return deserialize(bytes.subarray(4) as unknown as Uint8Array) as Handshake;
+    });
+    const pieces = messages.slice(0, -1).map((message) => (message.t === 'seed' ? message.bytes : new Uint8Array(0)));
+    for (const piece of pieces) expect(piece.length).toBe(1_000);
+    const open = messages[messages.length - 1]!;
+    expect(open.t).toBe('open');
+    const data = (open as { data: { seed: Uint8Array; plan: unknown } }).data;
+    expect(data.plan).toEqual({ x: 1 });
+    expect(Buffer.concat([...pieces, data.seed]).equals(Buffer.from(seed))).toBe(true);
+    // A seed within the bound, and a share without one, open in one frame.
+    expect(openFrames({ kind: 'keyed', seed: seed.subarray(0, 900) }, 1_000).length).toBe(1);
+    expect(openFrames({ plan: 1 }, 1_000).length).toBe(1);
   });
 
   it('answers a client holding the key, and the client can check the server holds it', async () => {

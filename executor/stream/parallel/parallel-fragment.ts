@@ -118,12 +118,24 @@ export interface ExchangeInput {
   readonly text: string;
 }
 
-/** Per input, the exchange's buffers for each worker. */
+/** Per input, the exchange's buffers for each owner of vnodes (the threads, then the remote shares). */
 interface Exchange {
   readonly input: ExchangeInput;
   readonly hasher: VnodeHasher;
-  readonly writers: ByteWriter[];
-  readonly counts: number[];
+  writers: ByteWriter[];
+  counts: number[];
+}
+
+/**
+ * How a keyed fragment follows the cluster's membership (executor/cluster/README.md, "Keyed
+ * shares"): the runtime's view of the nodes that take shares, and the shares of the nodes listed
+ * now, each seeded with its vnodes' committed state as the database holds it when they are cut.
+ */
+export interface KeyedOwners {
+  /** Changes whenever the set of nodes that take shares does. */
+  generation(): number;
+  /** One share per node listed now (owners after the threads, in order), seeded (keyed-seed.ts). */
+  remotes(): RemoteShareTarget[];
 }
 
 /** The main thread's node of a parallel fragment: the hash exchange of its inputs and the workers' answers. */
@@ -152,6 +164,19 @@ export class ParallelFragmentNode implements StreamNode {
   private readonly credit: number;
   /** The node of each remote share, after the worker threads (EXPLAIN ANALYZE). */
   readonly remoteNodes: string[] = [];
+  /** The remote shares running now, in owner order after the threads. */
+  private remoteTargets: readonly RemoteShareTarget[] = [];
+  /** The membership's generation the owners were cut for, and whether a newer one waits for a safe point. */
+  private ownersGeneration = 0;
+  private rescaleDue = false;
+  /** Times the owners were cut again for a changed membership (EXPLAIN ANALYZE). */
+  private rescales = 0;
+  /** The owners replaced at a re-cut, closing. */
+  private readonly retiring = new Set<Promise<void>>();
+  /** The memory manager's share of the caches' budgets, for workers started later. */
+  private cacheShare: number;
+  /** Each worker's data, by its owner index and the owners' number. */
+  private readonly dataOf: (worker: number, owners: number) => Omit<FragmentWorkerData, 'signal'>;
 
   constructor(
     /** The fragment's nodes on the main thread's plan (their state tables) and the workers' copy. */
@@ -167,9 +192,15 @@ export class ParallelFragmentNode implements StreamNode {
     generated: readonly (GeneratedSource | null)[] = [],
     /** Shares on other nodes, after the worker threads (never for a fragment whose workers generate an input). */
     remotes: readonly RemoteShareTarget[] = [],
+    /** The membership the shares follow, re-cut at safe points (a keyed fragment under --remote-shares on). */
+    private readonly owners?: KeyedOwners,
+    /** The membership's generation `remotes` were cut for. */
+    generation = 0,
   ) {
     this.generated = generated;
     this.settings = settings;
+    this.cacheShare = settings.cacheShare;
+    this.ownersGeneration = generation;
     this.credit = context.tuning.keyedSourceCredit ?? DEFAULT_KEYED_SOURCE_CREDIT;
     this.nextShare = generated.map(() => 0);
     // A channel per pair of workers when they generate some input: rows go straight to their key's owner.
@@ -187,43 +218,108 @@ export class ParallelFragmentNode implements StreamNode {
     // The main store keeps the tables' windows and garbage collection; the workers write their rows.
     for (const node of nodes) for (const declaration of node.stateTables) context.stateTable(declaration);
     this.progress = generating ? new Int32Array(new SharedArrayBuffer(4 * settings.parallelism)) : undefined;
-    // Every owner of vnodes: the threads, then the shares on other nodes.
-    const total = settings.parallelism + remotes.length;
-    this.exchanges = exchangeInputs.map((input) => ({
-      input,
-      hasher: new VnodeHasher(input.types),
-      writers: Array.from({ length: total }, () => new ByteWriter(64 * 1024)),
-      counts: new Array<number>(total).fill(0),
-    }));
-    const dataOf = (worker: number): Omit<FragmentWorkerData, 'signal'> => ({
+    this.exchanges = exchangeInputs.map((input) => ({ input, hasher: new VnodeHasher(input.types), writers: [], counts: [] }));
+    this.dataOf = (worker, owners) => ({
       token: settings.token,
       path: settings.path,
       plan: workerPlan,
       rowIds: exchangeInputs.map((input) => input.rowIds),
       viewId: context.viewId,
       worker,
-      parallelism: total,
+      parallelism: owners,
       retentionMs: settings.retentionMs,
       viewRetentionMs: context.viewRetentionMs,
       rowCacheBytes: settings.rowCacheBytes,
       groupCacheBytes: settings.groupCacheBytes,
-      cacheShare: settings.cacheShare,
+      cacheShare: this.cacheShare,
       tuning: context.tuning,
       sources: generating ? generated.map((source) => source?.input ?? null) : undefined,
       peers: generating ? peers[worker]! : undefined,
       progress: this.progress?.buffer as SharedArrayBuffer | undefined,
     });
+    this.start(remotes, peers);
+  }
+
+  /**
+   * Starts the owners of the fragment's vnodes: the N threads over the shared database, then one
+   * share per other node (`remotes`), owner `vnode mod (N + R)` each.
+   */
+  private start(remotes: readonly RemoteShareTarget[], peers?: readonly (readonly (MessagePort | null)[])[]): void {
+    const settings = this.settings;
+    const total = settings.parallelism + remotes.length;
+    for (const exchange of this.exchanges) {
+      exchange.writers = Array.from({ length: total }, () => new ByteWriter(64 * 1024));
+      exchange.counts = new Array<number>(total).fill(0);
+    }
     for (let worker = 0; worker < settings.parallelism; worker++) {
-      const ports = peers[worker]!.filter((port): port is MessagePort => port !== null);
-      this.workers.push(new FragmentWorker(settings.script, dataOf(worker), ports, settings));
+      const ports = peers?.[worker]!.filter((port): port is MessagePort => port !== null) ?? [];
+      this.workers.push(new FragmentWorker(settings.script, this.dataOf(worker, total), ports, settings));
     }
     // Shares on other nodes (a cluster's leader under --remote-shares on): one more owner of vnodes
     // each, its relay thread answering as a worker does (executor/cluster/keyed-share-worker.ts).
     remotes.forEach((remote, index) => {
-      const data = { ...dataOf(settings.parallelism + index), ...remote.data } as Omit<FragmentWorkerData, 'signal'>;
+      const data = { ...this.dataOf(settings.parallelism + index, total), ...remote.data } as Omit<FragmentWorkerData, 'signal'>;
       this.workers.push(new FragmentWorker(remote.script, data, [], { ...settings, pool: undefined, onMemory: () => undefined }));
       this.remoteNodes.push(remote.node);
     });
+    this.remoteTargets = remotes;
+  }
+
+  /**
+   * Follows the membership (once per epoch, at its durability, and when the runtime hears it
+   * changed): when the nodes that take shares changed and the fragment is at a safe point (no
+   * worker has rows, output or writes of an open epoch, every epoch it wrote is durable), its
+   * owners are cut again: the threads and shares stop, each node listed now gets a share seeded
+   * with its vnodes' state as the leader's database holds it, and the threads start over on that
+   * database, so the vnodes of a node that joined go to it with their state and those of a node
+   * that left (drained) go back to the others, with nothing to replay. Otherwise it waits for the
+   * next safe point.
+   */
+  followMembership(): void {
+    const owners = this.owners;
+    if (owners === undefined || this.disposed) return;
+    const generation = owners.generation();
+    if (generation === this.ownersGeneration) {
+      this.rescaleDue = false;
+      return;
+    }
+    for (const worker of this.workers) {
+      if (worker.dirty || worker.holdingRows || worker.awaitingDurable.length > 0) {
+        this.rescaleDue = true;
+        return;
+      }
+    }
+    this.rescaleDue = false;
+    this.ownersGeneration = generation;
+    // The seeds are read before anything stops: a read that fails leaves the owners as they are.
+    let remotes: RemoteShareTarget[];
+    const reading = performance.now();
+    try {
+      remotes = owners.remotes();
+    } catch (error) {
+      process.stderr.write(`oxbow: view ${this.context.viewId}'s keyed fragment keeps its owners: its shares could not be seeded: ${error instanceof Error ? error.message : String(error)}\n`);
+      return;
+    }
+    const readMs = performance.now() - reading;
+    const before = this.remoteTargets;
+    const old = this.workers.splice(0);
+    this.remoteNodes.length = 0;
+    for (const worker of old) {
+      const closing = worker.close().catch(() => undefined);
+      this.retiring.add(closing);
+      void closing.finally(() => this.retiring.delete(closing));
+    }
+    for (const remote of before) remote.retire?.();
+    this.start(remotes);
+    this.rescales++;
+    const now = new Set(remotes.map((remote) => remote.key ?? remote.node));
+    const took = remotes.filter((remote) => !before.some((earlier) => (earlier.key ?? earlier.node) === (remote.key ?? remote.node))).map((remote) => remote.node);
+    const gave = before.filter((remote) => !now.has(remote.key ?? remote.node)).map((remote) => (remote.failed?.() === true ? `${remote.node} (failed over before)` : remote.node));
+    process.stderr.write(
+      `oxbow: view ${this.context.viewId}'s keyed fragment cut its vnodes again for ${this.settings.parallelism} threads and ${remotes.length} other node${remotes.length === 1 ? '' : 's'}` +
+        `${took.length > 0 ? `; node ${took.join(', ')} took vnodes` : ''}${gave.length > 0 ? `; node ${gave.join(', ')} handed its vnodes back` : ''}` +
+        ` (seeds read in ${readMs.toFixed(0)} ms)\n`,
+    );
   }
 
   initial(): ChangeBatch {
@@ -237,7 +333,8 @@ export class ParallelFragmentNode implements StreamNode {
     const generating = this.generated.some((source) => source !== null) ? `, ${this.units} source units generated in the workers, the source held ${this.holds} times` : '';
     const remotes = this.remoteNodes.length;
     const nodes = remotes === 0 ? '' : ` and ${remotes} other node${remotes === 1 ? '' : 's'}`;
-    return `StreamExchange dist by ${keys} to ${this.workers.length - remotes} workers${nodes}${generating}, waited ${waited.toFixed(3)} ms`;
+    const cut = this.rescales === 0 ? '' : `, vnodes cut again ${this.rescales} time${this.rescales === 1 ? '' : 's'}`;
+    return `StreamExchange dist by ${keys} to ${this.workers.length - remotes} workers${nodes}${generating}${cut}, waited ${waited.toFixed(3)} ms`;
   }
 
   /** Each worker's memory and waits (oxbow_catalog.memory, oxbow_catalog.dataflow_workers). */
@@ -257,6 +354,7 @@ export class ParallelFragmentNode implements StreamNode {
 
   /** The caches' share of their maxima for every worker (the memory manager's budget). */
   setCacheShare(share: number): void {
+    this.cacheShare = share;
     for (const worker of this.workers) worker.handle.post({ t: 'budget', share });
   }
 
@@ -380,11 +478,13 @@ export class ParallelFragmentNode implements StreamNode {
   }
 
   apply(slot: number, changes: ChangeBatch): ChangeBatch {
+    if (this.rescaleDue) this.followMembership();
     this.route(slot, changes);
     return this.post();
   }
 
   applyAll(changesPerSlot: readonly (ChangeBatch | undefined)[]): ChangeBatch {
+    if (this.rescaleDue) this.followMembership();
     changesPerSlot.forEach((changes, slot) => {
       if (changes !== undefined && !isEmpty(changes)) this.route(slot, changes);
     });
@@ -464,6 +564,8 @@ export class ParallelFragmentNode implements StreamNode {
         worker.handle.post({ t: 'durable' });
       }
     }
+    // An epoch boundary: the owners follow the membership here once nothing is in flight.
+    if (this.owners !== undefined) this.followMembership();
   }
 
   failed(error: unknown): void {
@@ -476,7 +578,7 @@ export class ParallelFragmentNode implements StreamNode {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.workers.map((worker) => worker.close()));
+    await Promise.all([...this.workers.map((worker) => worker.close()), ...this.retiring]);
   }
 }
 

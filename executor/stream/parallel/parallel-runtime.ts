@@ -13,7 +13,7 @@ import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { insertsOnly } from '../../../planner/stream/unique-key.js';
 import type { StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
-import { fragmentWorkerScript, ParallelFragmentNode, workerLimits, type GeneratedSource } from './parallel-fragment.js';
+import { fragmentWorkerScript, ParallelFragmentNode, workerLimits, type GeneratedSource, type KeyedOwners } from './parallel-fragment.js';
 import { WorkerPool } from '../../batch/worker-pool.js';
 import { allWrites } from './worker-handle.js';
 import { distributionText, fragmentAt, inputNeedsRowIds, workerPlan, type Fragment } from '../../../planner/stream/parallel.js';
@@ -43,6 +43,8 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
   private readonly nodes = new Set<ParallelFragmentNode>();
   private token: number | undefined;
   private closed = false;
+  /** Removes the runtime's listener on the cluster's membership, once one is set. */
+  private unlisten: (() => void) | undefined;
   /** Each view's root plan (a keyed fragment's source reader counts the view's scans of its sources). */
   private readonly roots = new WeakMap<StreamContext, StreamPlan>();
   /** Per view plan, the sources its fragments' workers generate (the planner's `workerGeneratedSources`). */
@@ -148,6 +150,13 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
       return { relationId: scan.relation.id, input: { chain: toTransfer(input.plan), key: input.key, types: input.key.map((column) => input.plan.columns[column]!.type) } };
     });
     const generating = generated.some((source) => source !== null);
+    // Under --remote-shares on a keyed fragment's owners follow the membership (KeyedOwners).
+    const shares = this.sourceFragments.remoteShares;
+    const owners: KeyedOwners | undefined =
+      generating || shares?.keyedTargets === undefined ? undefined : { generation: () => shares.generation(), remotes: () => this.keyedRemotes(fragment) };
+    const generation = owners?.generation() ?? 0;
+    const remotes = owners === undefined ? [] : this.keyedRemotes(fragment);
+    if (owners !== undefined && this.unlisten === undefined && shares?.onChange !== undefined) this.unlisten = shares.onChange(() => this.followMembership());
     const node = new ParallelFragmentNode(
       fragment.nodes,
       toTransfer(workerPlan(fragment, fragment.inputs.map((input) => insertsOnly(input.plan)))),
@@ -178,7 +187,9 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
         void disposed.close();
       },
       generated,
-      generating ? [] : this.keyedRemotes(fragment),
+      remotes,
+      owners,
+      generation,
     );
     this.nodes.add(node);
     if (generating) this.sourceFragments.addKeyed(context.viewId, root, node);
@@ -188,8 +199,8 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
   /**
    * The shares of a keyed fragment on other nodes (a cluster's leader under --remote-shares on),
    * each seeded with the committed entries of its vnodes' rows in the fragment's state tables and
-   * their records (keyed-seed.ts): the fragment is being built, so none of its epochs is in flight
-   * (a safe point).
+   * their records (keyed-seed.ts): the fragment is being built, or its owners are cut again
+   * (ParallelFragmentNode.followMembership), so none of its epochs is in flight (a safe point).
    */
   private keyedRemotes(fragment: Fragment): RemoteShareTarget[] {
     const source = this.sourceFragments.remoteShares;
@@ -197,6 +208,12 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
     if (source?.keyedTargets === undefined || source.keys().size === 0) return [];
     const tables = fragment.nodes.flatMap((node) => node.stateTables);
     return source.keyedTargets(fragmentWorkerScript(), (shares) => keyedSeeds(this.store.database, tables, fragment.stateVnodes, this.parallelism, this.parallelism + shares));
+  }
+
+  /** The membership changed (the cluster read the nodes again): each keyed fragment at a safe point cuts its owners again. */
+  private followMembership(): void {
+    if (this.closed) return;
+    for (const node of this.nodes) node.followMembership();
   }
 
   /** Worker threads running (every parallel fragment's). */
@@ -225,6 +242,7 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
 
   async close(): Promise<void> {
     this.closed = true;
+    this.unlisten?.();
     await this.sourceFragments.close();
     const nodes = [...this.nodes];
     this.nodes.clear();

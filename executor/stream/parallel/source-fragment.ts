@@ -64,6 +64,8 @@ export interface RemoteShareTarget {
   readonly key?: string;
   /** True once the node failed and the share runs in this process instead. */
   readonly failed?: () => boolean;
+  /** A keyed share closed at a re-cut of its fragment's owners: its node handed its vnodes back. */
+  readonly retire?: () => void;
 }
 
 /**
@@ -86,6 +88,8 @@ export interface RemoteShareSource {
    * store starts from.
    */
   keyedTargets?(script: URL, seeds: (shares: number) => readonly KeyedSeed[]): RemoteShareTarget[];
+  /** Calls `listener` whenever the nodes that take shares change (as the cluster reads them); returns its removal. */
+  onChange?(listener: () => void): () => void;
 }
 
 /** What SourceFragments gives a source fragment to start its workers with. */
