@@ -231,8 +231,8 @@ function extractInterval(unit: string, interval: Interval): Numeric {
   }
 }
 
-defineFunction('extract', { args: ['text', 'timestamp'], returns: 'numeric', impl: ([f, v], c) => extractTimestamp(f as string, v as number, false, c) });
-defineFunction('extract', { args: ['text', 'timestamptz'], returns: 'numeric', volatility: 'stable', impl: ([f, v], c) => extractTimestamp(f as string, v as number, true, c) });
+defineFunction('extract', { args: ['text', 'timestamp'], returns: 'numeric', argumentsBorrowed: true, impl: ([f, v], c) => extractTimestamp(f as string, v as number, false, c) });
+defineFunction('extract', { args: ['text', 'timestamptz'], returns: 'numeric', volatility: 'stable', argumentsBorrowed: true, impl: ([f, v], c) => extractTimestamp(f as string, v as number, true, c) });
 defineFunction('extract', { args: ['text', 'date'], returns: 'numeric', impl: ([f, v]) => extractDate(f as string, v as number) });
 defineFunction('extract', { args: ['text', 'time'], returns: 'numeric', impl: ([f, v]) => extractTime(f as string, v as number) });
 defineFunction('extract', { args: ['text', 'interval'], returns: 'numeric', impl: ([f, v]) => extractInterval(f as string, v as Interval) });
@@ -240,8 +240,8 @@ defineFunction('extract', { args: ['text', 'interval'], returns: 'numeric', impl
 function toFloat(value: Numeric | null): number | null {
   return value === null ? null : value.toNumber();
 }
-defineFunction('date_part', { args: ['text', 'timestamp'], returns: 'float8', impl: ([f, v], c) => toFloat(extractTimestamp(f as string, v as number, false, c)) });
-defineFunction('date_part', { args: ['text', 'timestamptz'], returns: 'float8', volatility: 'stable', impl: ([f, v], c) => toFloat(extractTimestamp(f as string, v as number, true, c)) });
+defineFunction('date_part', { args: ['text', 'timestamp'], returns: 'float8', argumentsBorrowed: true, impl: ([f, v], c) => toFloat(extractTimestamp(f as string, v as number, false, c)) });
+defineFunction('date_part', { args: ['text', 'timestamptz'], returns: 'float8', volatility: 'stable', argumentsBorrowed: true, impl: ([f, v], c) => toFloat(extractTimestamp(f as string, v as number, true, c)) });
 defineFunction('date_part', { args: ['text', 'date'], returns: 'float8', impl: ([f, v], c) => toFloat(extractTimestamp(f as string, Number.isFinite(v) ? (v as number) * MICROS_PER_DAY : (v as number), false, c)) });
 defineFunction('date_part', { args: ['text', 'time'], returns: 'float8', impl: ([f, v]) => toFloat(extractTime(f as string, v as number)) });
 defineFunction('date_part', { args: ['text', 'interval'], returns: 'float8', impl: ([f, v]) => toFloat(extractInterval(f as string, v as Interval)) });

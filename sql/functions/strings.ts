@@ -58,7 +58,7 @@ function textOf(value: Value, t: DataType, context: EvalContext): string {
 }
 
 for (const name of ['length', 'char_length', 'character_length'] as const) {
-  defineFunction(name, { args: ['text'], returns: 'int4', impl: ([a]) => characterCount(a as string) });
+  defineFunction(name, { args: ['text'], returns: 'int4', argumentsBorrowed: true, impl: ([a]) => characterCount(a as string) });
   defineFunction(name, { args: ['bpchar'], returns: 'int4', impl: ([a]) => characterCount((a as string).replace(/ +$/, '')) });
 }
 defineFunction('length', { args: ['bytea'], returns: 'int4', impl: ([a]) => (a as Uint8Array).length });
@@ -151,7 +151,7 @@ function replaceText(text: string, from: string, to: string): string {
   // replaceAll reads `$&`, `$1`... in a replacement string: one with a `$` goes through split/join.
   return to.includes('$') ? text.split(from).join(to) : text.replaceAll(from, to);
 }
-defineFunction('replace', { args: ['text', 'text', 'text'], returns: 'text', impl: ([a, b, c]) => replaceText(a as string, b as string, c as string) });
+defineFunction('replace', { args: ['text', 'text', 'text'], returns: 'text', argumentsBorrowed: true, impl: ([a, b, c]) => replaceText(a as string, b as string, c as string) });
 defineFunction('translate', { args: ['text', 'text', 'text'], returns: 'text', impl: ([a, b, c]) => {
   const from = characters(b as string);
   const to = characters(c as string);
@@ -185,7 +185,7 @@ function splitPart(text: string, delimiter: string, field: number): string {
   const end = text.indexOf(delimiter, start);
   return end < 0 ? text.slice(start) : text.slice(start, end);
 }
-defineFunction('split_part', { args: ['text', 'text', 'int4'], returns: 'text', impl: ([a, b, c]) => splitPart(a as string, b as string, c as number) });
+defineFunction('split_part', { args: ['text', 'text', 'int4'], returns: 'text', argumentsBorrowed: true, impl: ([a, b, c]) => splitPart(a as string, b as string, c as number) });
 defineFunction('left', { args: ['text', 'int4'], returns: 'text', impl: ([a, b]) => {
   const chars = characters(a as string);
   const n = b as number;
