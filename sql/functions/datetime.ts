@@ -97,7 +97,8 @@ const fieldAliases: Record<string, string> = {
 };
 
 function normalizeField(field: string): string | undefined {
-  return fieldAliases[field.toLowerCase()];
+  // Most fields come lower-case (the parser's extract(hour FROM ...)): no new string for them.
+  return fieldAliases[field] ?? fieldAliases[field.toLowerCase()];
 }
 
 function numericScaled(value: bigint, scale: number): Numeric {
@@ -170,12 +171,15 @@ function extractTimestamp(unit: string, micros: number, withZone: boolean, conte
     if (field === 'timezone_hour') return Numeric.fromInteger(Math.trunc(offsetSeconds / 3600));
     return Numeric.fromInteger(Math.trunc((offsetSeconds % 3600) / 60));
   }
+  // A field of the time of day (Nexmark q14's hour) needs no calendar date.
+  const time = timeField(field, splitTimestamp(local).timeMicros);
+  if (time !== undefined) return time;
   const clock = wallClock(local);
   if (field === 'julian') {
     const dayPart = Numeric.fromInteger(clock.days + JULIAN_OF_EPOCH);
     return dayPart.add(Numeric.fromInteger(clock.timeMicros).divide(Numeric.fromInteger(MICROS_PER_DAY)));
   }
-  const result = dateField(field, clock) ?? timeField(field, clock.timeMicros);
+  const result = dateField(field, clock);
   if (result === undefined) throw unsupported(unit, typeName);
   return result;
 }
