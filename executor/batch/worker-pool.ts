@@ -1,22 +1,22 @@
 // The process's worker threads (executor/stream/PARALLEL.md, "One worker pool per process"): no
 // thread starts with the pool; a thread starts at the first job that finds none idle (a view's
-// fragment, a batch aggregate's range), loads its job's script then, and runs one job at a time: a worker of any fragment of any view, keyed
-// or source, or one key range of a batch aggregate's scan (batch-workers.ts). A fragment's worker
-// handle (executor/stream/parallel/worker-handle.ts) or the batch workers take a thread with `run`
-// (an idle one, else a new one), and the thread comes back when the job ends (a worker closes, a
-// range is answered): the job releases everything it held (its store's database wrapper, caches,
-// timers, ports) and tells the pool it is free (pool-worker.ts). A thread that ended otherwise (an
-// uncaught error, a worker killed at its deadline, process.exit) is dropped and a later `run`
-// starts a new one: a thread is reused only after a clean end. At most `maxIdle` threads wait
-// idle (the parallelism: what one fragment or one batch aggregate takes at once); a thread freed
-// beyond them ends, so a pool that once ran many fragments holds no idle isolates for them. Every thread of a pool has the same
-// V8 resource limits (the memory plan's bound on a worker's old generation), so any thread suits
-// any job.
+// fragment, a batch aggregate's range), loads its job's script then, and runs one job at a time: a
+// worker of any fragment of any view, keyed or source, or one key range of a batch aggregate's scan
+// (batch-workers.ts). A fragment's worker handle (executor/stream/parallel/worker-handle.ts) or the
+// batch workers take a thread with `run` (an idle one, else a new one), and the thread comes back
+// when the job ends (a worker closes, a range is answered): the job releases everything it held
+// (its store's database wrapper, caches, timers, ports) and tells the pool it is free
+// (pool-worker.ts). A thread that ended otherwise (an uncaught error, a worker killed at its
+// deadline, process.exit) is dropped and a later `run` starts a new one: a thread is reused only
+// after a clean end. At most `maxIdle` threads wait idle (the parallelism: what one fragment or one
+// batch aggregate takes at once); a thread freed beyond them ends, so a pool that once ran many
+// fragments holds no idle isolates for them. Every thread of a pool has the same V8 resource limits
+// (the memory plan's bound on a worker's old generation), so any thread suits any job.
 //
 // The API is small on purpose, for any kind of job whose data holds a port and a signal word
 // (pool-worker.ts's WorkerChannel): `run(script, data, transfer, onError)`, whose script exports
-// `runJob` (pool-worker.ts's RunJob), the counters (`started`, `idle`, `busy`, `jobs`, `lost`),
-// and `close` (at once for a pool that never started a thread).
+// `runJob` (pool-worker.ts's RunJob), the counters (`started`, `idle`, `busy`, `jobs`, `lost`), and
+// `close` (at once for a pool that never started a thread).
 
 import { Worker, workerData, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
 import type { FromPoolWorker, ToPoolWorker, WorkerChannel } from './pool-worker.js';

@@ -54,7 +54,8 @@ export class StreamProjectNode implements StreamNode {
     if (this.inPlace) return this.applyInPlace(changes);
     // A wider output written into rows the scan narrowed in place (Nexmark q22: five columns read,
     // seven written): each row has the slots, so it grows into them without a new array.
-    if (this.inputWidth >= 0 && changes.rowCapacity !== undefined && this.evaluators.length + (changes.ids === undefined ? 0 : 1) <= changes.rowCapacity) return this.applyInPlace(changes);
+    const slots = changes.rowCapacity;
+    if (this.inputWidth >= 0 && slots !== undefined && this.evaluators.length + (changes.ids === undefined ? 0 : 1) <= slots) return this.applyInPlace(changes);
     const rows = changes.rows;
     // One output row per input row: arrays at their final length, the signs (and ids) copied at once.
     const outRows = arrayFor<Row>(rows.length);
