@@ -27,7 +27,8 @@ export interface ScalarFunction {
   readonly impl: ScalarImpl;
   /**
    * impl reads `args` during the call and keeps no reference to the array (every built-in
-   * operator): a caller may pass the same array to every call (executor/expr/expression.ts).
+   * operator, and the functions defined so: the string functions of the hot paths, extract): a
+   * caller may pass the same array to every call (executor/expr/expression.ts).
    */
   readonly argumentsBorrowed?: boolean;
   /** pg_proc OID, for the catalog. */

@@ -1,6 +1,6 @@
 // The batch aggregates' scan workers at --parallelism N > 1 on RocksDB: each key range of a table
 // scan is one job on the process's worker pool (worker-pool.ts, the threads the dataflows' workers
-// run on: started with the engine, so a process at N starts N threads for both): a `range` job
+// run on: the first aggregate that runs in the workers starts them, later ones reuse them): a `range` job
 // (the range, the committed epoch, the plan of filters and projections over the scan and the
 // partial aggregate calls, as data) answers its partial aggregates or its SqlError on the job's
 // own port, then gives the thread back. batch-worker.ts is the job's end; parallel-aggregate.ts
@@ -62,7 +62,7 @@ export interface RangeJob extends WorkerChannel {
   readonly range: RangeMessage;
 }
 
-/** The compiled batch-worker.js: the pool's threads load it at the engine's start (`warm`). */
+/** The compiled batch-worker.js: a pooled thread loads it at its first range job. */
 export function batchWorkerScript(): URL {
   return compiledWorkerScript(import.meta.url, './batch-worker.js');
 }

@@ -30,7 +30,6 @@ export type RunJob = (data: unknown, end: JobEnd) => void;
 /** From the pool: run a job (the script's URL and its data), or end the thread. */
 export type ToPoolWorker =
   | { readonly t: 'job'; readonly script: string; readonly data: WorkerChannel }
-  | { readonly t: 'load'; readonly scripts: readonly string[] }
   | { readonly t: 'exit' };
 /** To the pool: the job ended and the thread is free. */
 export type FromPoolWorker = { readonly t: 'free' };
@@ -48,11 +47,6 @@ process.on('exit', () => {
 pool.on('message', (message: ToPoolWorker) => {
   if (message.t === 'exit') {
     pool.close();
-    return;
-  }
-  if (message.t === 'load') {
-    // A warm thread: the scripts' modules loaded before its first job (a failure shows at that job).
-    for (const script of message.scripts) void import(script).catch(() => undefined);
     return;
   }
   const signal = new Int32Array(message.data.signal);

@@ -1,19 +1,22 @@
-// The process's worker threads (executor/stream/PARALLEL.md, "One worker pool per process"): a
-// thread is started once and runs one job at a time: a worker of any fragment of any view, keyed
-// or source, or one key range of a batch aggregate's scan (batch-workers.ts). A fragment's worker
-// handle (executor/stream/parallel/worker-handle.ts) or the batch workers take a thread with `run`
-// (an idle one, else a new one), and the thread comes back when the job ends (a worker closes, a
-// range is answered): the job releases everything it held (its store's database wrapper, caches,
-// timers, ports) and tells the pool it is free (pool-worker.ts). A thread that ended otherwise (an
-// uncaught error, a worker killed at its deadline, process.exit) is dropped and a later `run`
-// starts a new one: a thread is reused only after a clean end. Every thread of a pool has the same
-// V8 resource limits (the memory plan's bound on a worker's old generation), so any thread suits
-// any job.
+// The process's worker threads (executor/stream/PARALLEL.md, "One worker pool per process"): no
+// thread starts with the pool; a thread starts at the first job that finds none idle (a view's
+// fragment, a batch aggregate's range), loads its job's script then, and runs one job at a time: a
+// worker of any fragment of any view, keyed or source, or one key range of a batch aggregate's scan
+// (batch-workers.ts). A fragment's worker handle (executor/stream/parallel/worker-handle.ts) or the
+// batch workers take a thread with `run` (an idle one, else a new one), and the thread comes back
+// when the job ends (a worker closes, a range is answered): the job releases everything it held
+// (its store's database wrapper, caches, timers, ports) and tells the pool it is free
+// (pool-worker.ts). A thread that ended otherwise (an uncaught error, a worker killed at its
+// deadline, process.exit) is dropped and a later `run` starts a new one: a thread is reused only
+// after a clean end. At most `maxIdle` threads wait idle (the parallelism: what one fragment or one
+// batch aggregate takes at once); a thread freed beyond them ends, so a pool that once ran many
+// fragments holds no idle isolates for them. Every thread of a pool has the same V8 resource limits
+// (the memory plan's bound on a worker's old generation), so any thread suits any job.
 //
 // The API is small on purpose, for any kind of job whose data holds a port and a signal word
 // (pool-worker.ts's WorkerChannel): `run(script, data, transfer, onError)`, whose script exports
-// `runJob` (pool-worker.ts's RunJob), `warm` (threads started ahead with the scripts' modules
-// loaded), the counters (`started`, `idle`, `busy`, `jobs`, `lost`), and `close`.
+// `runJob` (pool-worker.ts's RunJob), the counters (`started`, `idle`, `busy`, `jobs`, `lost`), and
+// `close` (at once for a pool that never started a thread).
 
 import { Worker, workerData, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
 import type { FromPoolWorker, ToPoolWorker, WorkerChannel } from './pool-worker.js';
@@ -56,7 +59,11 @@ export class WorkerPool {
   /** Threads that ended while running a job (failed or killed) rather than closing it. */
   lost = 0;
 
-  constructor(private readonly resourceLimits: ResourceLimits = {}) {}
+  constructor(
+    private readonly resourceLimits: ResourceLimits = {},
+    /** Threads kept idle at most (the parallelism); a thread freed beyond them ends. */
+    private readonly maxIdle: number = Number.POSITIVE_INFINITY,
+  ) {}
 
   /** Threads waiting for a job, and running one. */
   get idle(): number {
@@ -84,19 +91,6 @@ export class WorkerPool {
     return { worker: thread.worker, threadId: thread.worker.threadId, ended };
   }
 
-  /**
-   * Starts threads until `count` are idle, each loading `scripts`' modules at once: the engine
-   * warms N threads at its start, so a view's first fragment starts no thread and loads no module.
-   */
-  warm(count: number, scripts: readonly URL[]): void {
-    if (this.closed) return;
-    while (this.idleThreads.length < count) {
-      const thread = this.start();
-      thread.worker.postMessage({ t: 'load', scripts: scripts.map((script) => script.href) } satisfies ToPoolWorker);
-      this.idleThreads.push(thread);
-    }
-  }
-
   private start(): PooledThread {
     const worker = new Worker(compiledWorkerScript(import.meta.url, './pool-worker.js'), { workerData: { pooled: true }, resourceLimits: this.resourceLimits });
     worker.unref();
@@ -108,7 +102,7 @@ export class WorkerPool {
       const job = thread.job;
       thread.job = undefined;
       this.busyThreads.delete(thread);
-      if (this.closed || !thread.alive) void worker.terminate();
+      if (this.closed || !thread.alive || this.idleThreads.length >= this.maxIdle) void worker.terminate();
       else this.idleThreads.push(thread);
       job.end();
     });
@@ -138,6 +132,8 @@ export class WorkerPool {
    */
   async close(): Promise<void> {
     this.closed = true;
+    // A pool that never started a thread (or whose threads all ended) has nothing to wait for.
+    if (this.threads.size === 0) return;
     for (const thread of this.idleThreads.splice(0)) void thread.worker.terminate();
     const threads = [...this.threads];
     let timer: NodeJS.Timeout | undefined;

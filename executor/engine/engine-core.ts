@@ -4,7 +4,7 @@
 // abort) their epoch before the next writer starts; readers never wait, they read the last
 // committed epoch.
 
-import { batchWorkerScript, BatchWorkers } from '../batch/batch-workers.js';
+import { BatchWorkers } from '../batch/batch-workers.js';
 import { availableParallelism } from 'node:os';
 import { RocksStateStore } from '../../storage/rocks-state-store.js';
 import { ParallelRuntime } from '../stream/parallel/parallel-runtime.js';
@@ -188,8 +188,8 @@ export class EngineCore {
       this.streams.parallel = runtime;
       // Batch aggregates' ranges run on the same threads as the views' workers.
       this.batchWorkers = new BatchWorkers(store.database, parallelism, runtime.pool, settings.tuning?.parallelScanMinBytes);
-      // The worker threads start with the engine, not with a view's first fragment or aggregate.
-      runtime.warm([batchWorkerScript]);
+      // No worker thread starts here: the pool starts one at a job that finds none idle (a view's
+      // fragment, a batch aggregate's range), so an engine whose plans use none pays for none.
     }
     const rowCaches = (store as Partial<{ budget: AdjustableBudget }>).budget;
     this.memory = new MemoryManager({

@@ -237,6 +237,25 @@ function compileCall(e: Extract<Expression, { kind: 'Call' }>): Evaluator {
       return impl([x, y], runtime.evalContext);
     };
   }
+  if (fn.argumentsBorrowed === true) {
+    // One argument array for every row, as for an operator above: emptied after the call (and
+    // where a NULL stops a strict call), so it holds no row's values between calls.
+    const values: Value[] = new Array<Value>(args.length).fill(null);
+    const count = args.length;
+    return (row, runtime) => {
+      for (let i = 0; i < count; i++) {
+        const value = args[i]!(row, runtime);
+        if (strict && value === null) {
+          for (let j = 0; j < i; j++) values[j] = null;
+          return null;
+        }
+        values[i] = value;
+      }
+      const result = impl(values, runtime.evalContext);
+      for (let i = 0; i < count; i++) values[i] = null;
+      return result;
+    };
+  }
   return (row, runtime) => {
     const values: Value[] = new Array(args.length);
     for (let i = 0; i < args.length; i++) {

@@ -24,6 +24,12 @@ export interface ChangeBatch {
    * StreamManager.push only). That scan narrows the rows in place instead of copying them.
    */
   readonly rowsOwned?: boolean;
+  /**
+   * Set by a scan that narrowed such rows in place: the slots each row was made with (its
+   * relation's full width), so the projection above it may write a wider row into it without
+   * growing the array (project.ts).
+   */
+  readonly rowCapacity?: number;
 }
 
 /**

@@ -21,10 +21,13 @@ export class StreamProjectNode implements StreamNode {
   /** True when some expression calls proctime(). */
   private readonly proctime: boolean;
   /**
-   * The input's rows are fresh arrays only this node reads, each with room for the output's
-   * columns (and a row id): rewritten in place (`takeInputRows`), no array per row.
+   * The input's rows are fresh arrays only this node reads (`takeInputRows`): rewritten in place,
+   * no array per row, when each has room for the output's columns (and a row id): the output is
+   * as wide as the input, or the batch's rows were made wider (ChangeBatch.rowCapacity).
    */
   private inPlace = false;
+  /** The input's width when its rows are this node's to rewrite. */
+  private inputWidth = -1;
   /** In place: a row's output values, computed before any of its columns is overwritten. */
   private readonly scratch: Value[];
 
@@ -38,15 +41,21 @@ export class StreamProjectNode implements StreamNode {
   /**
    * Called by the dataflow when the input is a table scan whose output no other node reads: its
    * rows are new arrays of `inputWidth` values (and room for a row id), so when the output is as
-   * wide (the same layout as a new row: a row an operator keeps costs what it did), each row is
-   * rewritten in place and the batch passed on with its signs and ids.
+   * wide (the same layout as a new row: a row an operator keeps costs what it did), or the batch
+   * says its rows have room for a wider one (`rowCapacity`), each row is rewritten in place and
+   * the batch passed on with its signs and ids.
    */
   takeInputRows(inputWidth: number): void {
     this.inPlace = this.evaluators.length === inputWidth;
+    this.inputWidth = inputWidth;
   }
 
   apply(_slot: number, changes: ChangeBatch): ChangeBatch {
     if (this.inPlace) return this.applyInPlace(changes);
+    // A wider output written into rows the scan narrowed in place (Nexmark q22: five columns read,
+    // seven written): each row has the slots, so it grows into them without a new array.
+    const slots = changes.rowCapacity;
+    if (this.inputWidth >= 0 && slots !== undefined && this.evaluators.length + (changes.ids === undefined ? 0 : 1) <= slots) return this.applyInPlace(changes);
     const rows = changes.rows;
     // One output row per input row: arrays at their final length, the signs (and ids) copied at once.
     const outRows = arrayFor<Row>(rows.length);
@@ -82,7 +91,7 @@ export class StreamProjectNode implements StreamNode {
     return out;
   }
 
-  /** Each row's output values into the scratch row, then over the row's own columns. */
+  /** Each row's output values into the scratch row, then over the row's own columns (grown or cut to the output's width). */
   private applyInPlace(changes: ChangeBatch): ChangeBatch {
     const rows = changes.rows;
     let runtime = this.context.runtime;
@@ -109,6 +118,8 @@ export class StreamProjectNode implements StreamNode {
         }
       }
       for (let c = 0; c < width; c++) row[c] = scratch[c]!;
+      // A narrower output than the scan's columns (over rows with room): the rest cut off.
+      if (row.length > width) row.length = width;
     }
     for (let c = 0; c < width; c++) scratch[c] = null;
     return changes;

@@ -17,6 +17,8 @@ export class StreamScanNode implements StreamNode {
 
   /** A row's narrowed values while it is narrowed in place. */
   private readonly scratch: Value[];
+  /** The slots of a full row of the relation (an owned row's array: ChangeBatch.rowCapacity). */
+  private readonly fullWidth: number;
 
   /** A parallel fragment's input in its worker (planner/stream/parallel.ts `workerPlan`): its rows arrive as the fragment reads them. */
   private readonly placeholder: boolean;
@@ -26,6 +28,7 @@ export class StreamScanNode implements StreamNode {
     this.placeholder = plan.relation.id < 0;
     this.rowId = appendOnlyRowId(plan.relation);
     this.scratch = new Array<Value>(plan.projection.length).fill(null);
+    this.fullWidth = plan.relation.columns.length;
     if (plan.filter !== undefined) {
       const evaluate = compile(plan.filter);
       this.test = (row) => {
@@ -84,7 +87,8 @@ export class StreamScanNode implements StreamNode {
    * A batch only this scan reads, whose rows nothing else holds (ChangeBatch.rowsOwned): each row
    * narrowed in place (its columns into the scratch row first: the projection may reorder them),
    * the batch's own arrays compacted past the rows the filter drops. A row keeps its capacity, so
-   * the blind materialize appends the id without growing it.
+   * the blind materialize appends the id without growing it, and a wider projection above writes
+   * into it (`rowCapacity`: the relation's full width).
    */
   private narrowInPlace(changes: ChangeBatch): ChangeBatch {
     const rowId = this.rowId;
@@ -114,7 +118,8 @@ export class StreamScanNode implements StreamNode {
       signs.length = kept;
       if (ids !== undefined) ids.length = kept;
     }
-    return ids === undefined ? { rows, signs } : { rows, signs, ids };
+    const rowCapacity = this.fullWidth;
+    return ids === undefined ? { rows, signs, rowCapacity } : { rows, signs, ids, rowCapacity };
   }
 
   initial(): ChangeBatch {

@@ -97,7 +97,8 @@ const fieldAliases: Record<string, string> = {
 };
 
 function normalizeField(field: string): string | undefined {
-  return fieldAliases[field.toLowerCase()];
+  // Most fields come lower-case (the parser's extract(hour FROM ...)): no new string for them.
+  return fieldAliases[field] ?? fieldAliases[field.toLowerCase()];
 }
 
 function numericScaled(value: bigint, scale: number): Numeric {
@@ -170,12 +171,15 @@ function extractTimestamp(unit: string, micros: number, withZone: boolean, conte
     if (field === 'timezone_hour') return Numeric.fromInteger(Math.trunc(offsetSeconds / 3600));
     return Numeric.fromInteger(Math.trunc((offsetSeconds % 3600) / 60));
   }
+  // A field of the time of day (Nexmark q14's hour) needs no calendar date.
+  const time = timeField(field, splitTimestamp(local).timeMicros);
+  if (time !== undefined) return time;
   const clock = wallClock(local);
   if (field === 'julian') {
     const dayPart = Numeric.fromInteger(clock.days + JULIAN_OF_EPOCH);
     return dayPart.add(Numeric.fromInteger(clock.timeMicros).divide(Numeric.fromInteger(MICROS_PER_DAY)));
   }
-  const result = dateField(field, clock) ?? timeField(field, clock.timeMicros);
+  const result = dateField(field, clock);
   if (result === undefined) throw unsupported(unit, typeName);
   return result;
 }
@@ -231,8 +235,8 @@ function extractInterval(unit: string, interval: Interval): Numeric {
   }
 }
 
-defineFunction('extract', { args: ['text', 'timestamp'], returns: 'numeric', impl: ([f, v], c) => extractTimestamp(f as string, v as number, false, c) });
-defineFunction('extract', { args: ['text', 'timestamptz'], returns: 'numeric', volatility: 'stable', impl: ([f, v], c) => extractTimestamp(f as string, v as number, true, c) });
+defineFunction('extract', { args: ['text', 'timestamp'], returns: 'numeric', argumentsBorrowed: true, impl: ([f, v], c) => extractTimestamp(f as string, v as number, false, c) });
+defineFunction('extract', { args: ['text', 'timestamptz'], returns: 'numeric', volatility: 'stable', argumentsBorrowed: true, impl: ([f, v], c) => extractTimestamp(f as string, v as number, true, c) });
 defineFunction('extract', { args: ['text', 'date'], returns: 'numeric', impl: ([f, v]) => extractDate(f as string, v as number) });
 defineFunction('extract', { args: ['text', 'time'], returns: 'numeric', impl: ([f, v]) => extractTime(f as string, v as number) });
 defineFunction('extract', { args: ['text', 'interval'], returns: 'numeric', impl: ([f, v]) => extractInterval(f as string, v as Interval) });
@@ -240,8 +244,8 @@ defineFunction('extract', { args: ['text', 'interval'], returns: 'numeric', impl
 function toFloat(value: Numeric | null): number | null {
   return value === null ? null : value.toNumber();
 }
-defineFunction('date_part', { args: ['text', 'timestamp'], returns: 'float8', impl: ([f, v], c) => toFloat(extractTimestamp(f as string, v as number, false, c)) });
-defineFunction('date_part', { args: ['text', 'timestamptz'], returns: 'float8', volatility: 'stable', impl: ([f, v], c) => toFloat(extractTimestamp(f as string, v as number, true, c)) });
+defineFunction('date_part', { args: ['text', 'timestamp'], returns: 'float8', argumentsBorrowed: true, impl: ([f, v], c) => toFloat(extractTimestamp(f as string, v as number, false, c)) });
+defineFunction('date_part', { args: ['text', 'timestamptz'], returns: 'float8', volatility: 'stable', argumentsBorrowed: true, impl: ([f, v], c) => toFloat(extractTimestamp(f as string, v as number, true, c)) });
 defineFunction('date_part', { args: ['text', 'date'], returns: 'float8', impl: ([f, v], c) => toFloat(extractTimestamp(f as string, Number.isFinite(v) ? (v as number) * MICROS_PER_DAY : (v as number), false, c)) });
 defineFunction('date_part', { args: ['text', 'time'], returns: 'float8', impl: ([f, v]) => toFloat(extractTime(f as string, v as number)) });
 defineFunction('date_part', { args: ['text', 'interval'], returns: 'float8', impl: ([f, v]) => toFloat(extractInterval(f as string, v as Interval)) });

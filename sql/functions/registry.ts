@@ -43,6 +43,8 @@ export interface Definition {
   readonly variadic?: TypeSpec;
   /** For functions with ANY parameters: builds the implementation for the actual argument types. */
   readonly specialize?: Specializer;
+  /** impl reads its arguments during the call and keeps no reference to the array (ScalarFunction.argumentsBorrowed). */
+  readonly argumentsBorrowed?: boolean;
 }
 
 /** PostgreSQL's pg_type.typname of a DataType (arrays: `_element`). */
@@ -68,6 +70,7 @@ function build(name: string, definition: Definition, catalogKey: string, catalog
     strict: definition.strict ?? true,
     volatility: definition.volatility ?? 'immutable',
     impl: definition.impl,
+    ...(definition.argumentsBorrowed === true ? { argumentsBorrowed: true } : {}),
     oid,
   });
 }

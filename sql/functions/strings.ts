@@ -19,7 +19,13 @@ function characters(text: string): string[] {
   return Array.from(text);
 }
 
+/** A low surrogate: the second half of a pair, which does not count as a character. */
+const LOW_SURROGATE = /[\udc00-\udfff]/;
+
 function characterCount(text: string): number {
+  // Most text has no surrogate pair: its length is its UTF-16 length (the regex scans natively,
+  // and flattens a concatenated string once, where charCodeAt walks it per character).
+  if (!LOW_SURROGATE.test(text)) return text.length;
   let count = 0;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
@@ -52,7 +58,7 @@ function textOf(value: Value, t: DataType, context: EvalContext): string {
 }
 
 for (const name of ['length', 'char_length', 'character_length'] as const) {
-  defineFunction(name, { args: ['text'], returns: 'int4', impl: ([a]) => characterCount(a as string) });
+  defineFunction(name, { args: ['text'], returns: 'int4', argumentsBorrowed: true, impl: ([a]) => characterCount(a as string) });
   defineFunction(name, { args: ['bpchar'], returns: 'int4', impl: ([a]) => characterCount((a as string).replace(/ +$/, '')) });
 }
 defineFunction('length', { args: ['bytea'], returns: 'int4', impl: ([a]) => (a as Uint8Array).length });
@@ -139,7 +145,13 @@ for (const [name, left] of [['lpad', true], ['rpad', false]] as const) {
   defineFunction(name, { args: ['text', 'int4', 'text'], returns: 'text', impl: ([a, b, c]) => pad(a as string, b as number, c as string, left) });
 }
 
-defineFunction('replace', { args: ['text', 'text', 'text'], returns: 'text', impl: ([a, b, c]) => ((b as string) === '' ? a : (a as string).split(b as string).join(c as string)) });
+/** Every occurrence of `from` in `text` (left to right, not overlapping) replaced by `to`, taken literally. */
+function replaceText(text: string, from: string, to: string): string {
+  if (from === '') return text;
+  // replaceAll reads `$&`, `$1`... in a replacement string: one with a `$` goes through split/join.
+  return to.includes('$') ? text.split(from).join(to) : text.replaceAll(from, to);
+}
+defineFunction('replace', { args: ['text', 'text', 'text'], returns: 'text', argumentsBorrowed: true, impl: ([a, b, c]) => replaceText(a as string, b as string, c as string) });
 defineFunction('translate', { args: ['text', 'text', 'text'], returns: 'text', impl: ([a, b, c]) => {
   const from = characters(b as string);
   const to = characters(c as string);
@@ -151,13 +163,29 @@ defineFunction('translate', { args: ['text', 'text', 'text'], returns: 'text', i
   }
   return out;
 } });
-defineFunction('split_part', { args: ['text', 'text', 'int4'], returns: 'text', impl: ([a, b, c]) => {
-  const field = c as number;
+/**
+ * The field-th field of `text` split at `delimiter` (PostgreSQL's split_part). A field counted from
+ * the start is found by walking the delimiters up to it, without splitting the rest of the text;
+ * one counted from the end (field < 0) splits it, as the fields are cut from the left.
+ */
+function splitPart(text: string, delimiter: string, field: number): string {
   if (field === 0) throw new SqlError(SqlState.invalidParameterValue, 'field position must not be zero');
-  const parts = (b as string) === '' ? [a as string] : (a as string).split(b as string);
-  const index = field > 0 ? field - 1 : parts.length + field;
-  return index >= 0 && index < parts.length ? parts[index]! : '';
-} });
+  if (delimiter === '') return field === 1 || field === -1 ? text : '';
+  if (field < 0) {
+    const parts = text.split(delimiter);
+    const index = parts.length + field;
+    return index >= 0 ? parts[index]! : '';
+  }
+  let start = 0;
+  for (let n = 1; n < field; n++) {
+    const at = text.indexOf(delimiter, start);
+    if (at < 0) return '';
+    start = at + delimiter.length;
+  }
+  const end = text.indexOf(delimiter, start);
+  return end < 0 ? text.slice(start) : text.slice(start, end);
+}
+defineFunction('split_part', { args: ['text', 'text', 'int4'], returns: 'text', argumentsBorrowed: true, impl: ([a, b, c]) => splitPart(a as string, b as string, c as number) });
 defineFunction('left', { args: ['text', 'int4'], returns: 'text', impl: ([a, b]) => {
   const chars = characters(a as string);
   const n = b as number;

@@ -42,6 +42,14 @@ describe('string functions', () => {
     await check(server, { name: 'replace', types: [text, text, text] }, pairs.map(([s, t]) => [s!, t!, '<>']));
     await check(server, { name: 'translate', types: [text, text, text] }, pairs.map(([s, t]) => [s!, t! + 'x', 'Q']));
     await check(server, { name: 'split_part', types: [text, text, int4] }, ['a,b,,c', 'abc', '', ',x,'].flatMap((s) => ['1', '2', '3', '4', '-1', '-2', '0'].map((n) => [s, ',', n])));
+    // Fields walked from the start and cut from the end, multi-character and overlapping delimiters
+    // (fields cut left to right), an empty delimiter, a URL as Nexmark q22's, a field past the end.
+    const splits = ['https://www.nexmark.com/abc/d_e/ffff/item.htm?query=1', 'aaaaa', 'a::b::::c', '😀/é//x', 'no delimiter'].flatMap((s) =>
+      ['/', 'aa', '::', '', 'x'].flatMap((d) => ['1', '2', '4', '6', '9', '2147483647', '-1', '-3', '-2147483648'].map((n) => [s, d, n])),
+    );
+    await check(server, { name: 'split_part', types: [text, text, int4] }, splits);
+    // A replacement with `$` patterns is taken literally; overlapping matches replaced left to right.
+    await check(server, { name: 'replace', types: [text, text, text] }, [['a$b$c', '$', '$&'], ['xaaay', 'aa', '$1'], ['abcabc', 'b', '$$'], ['aaaa', 'aa', 'b'], ['😀x😀', '😀', "$'"]]);
     await check(server, { name: 'to_hex', types: [int4] }, [['0'], ['255'], ['-1'], ['2147483647'], ['-2147483648']]);
     await check(server, { name: 'chr', types: [int4] }, [['65'], ['233'], ['128512'], ['0'], ['-1'], ['1114112']]);
   });

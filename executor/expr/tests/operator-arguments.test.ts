@@ -1,10 +1,11 @@
-// The argument array of built-in operators (sql/functions.ts `argumentsBorrowed`): a compiled call
-// of a binary operator (expression.ts compileCall) passes one array to every row's call. That is
-// right only while every operator's impl keeps no reference to the array: checked here for every
-// registered binary operator over sample values of its argument types (its result does not change
-// when the array it was given is overwritten), and the compiled call row after row (NULLs, a row
-// whose call throws, the same subexpression as both arguments) against the impl called with a
-// new array per row.
+// The argument array of built-in operators and of the functions marked so (sql/functions.ts
+// `argumentsBorrowed`: length, replace, split_part, extract, date_part): a compiled call (expression.ts
+// compileCall) passes one array to every row's call. That is right only while the impl keeps no
+// reference to the array: checked here for every registered binary operator and every marked
+// function over sample values of its argument types (its result does not change when the array
+// it was given is overwritten), and the compiled call row after row (NULLs, a row whose call
+// throws, the same subexpression as both arguments) against the impl called with a new array per
+// row.
 
 import { describe, expect, it } from 'vitest';
 import { allFunctions, allOperators, DEFAULT_EVAL_CONTEXT, parseValue, resolveOperator } from '../../../sql/functions.js';
@@ -62,10 +63,75 @@ const runtime: EvalRuntime = {
 };
 
 describe('operators borrow their argument array', () => {
-  it('every operator is marked, and no function', () => {
+  it('every operator is marked, and only the functions named above', () => {
     expect(allOperators().length).toBeGreaterThan(100);
     for (const fn of allOperators()) expect(fn.argumentsBorrowed, fn.name).toBe(true);
-    for (const fn of allFunctions()) expect(fn.argumentsBorrowed, fn.name).toBeUndefined();
+    const marked = allFunctions()
+      .filter((fn) => fn.argumentsBorrowed === true)
+      .map((fn) => `${fn.name}(${fn.argumentTypes.map((t) => t.name).join(',')})`)
+      .sort();
+    expect(marked).toEqual(
+      [
+        'char_length(text)',
+        'character_length(text)',
+        'date_part(text,timestamp)',
+        'date_part(text,timestamptz)',
+        'extract(text,timestamp)',
+        'extract(text,timestamptz)',
+        'length(text)',
+        'replace(text,text,text)',
+        'split_part(text,text,int4)',
+      ].sort(),
+    );
+  });
+
+  it("no marked function's result holds on to the array it was given", () => {
+    const text = type('text');
+    const extra: Record<string, Value[]> = {
+      // Fields of extract and date_part, delimiters and URLs for split_part and replace.
+      text: ['hour', 'epoch', 'https://a.b/c/d', '/', 'ab'],
+      int4: [1, 4, -1, 0],
+    };
+    let checked = 0;
+    for (const fn of allFunctions()) {
+      if (fn.argumentsBorrowed !== true) continue;
+      const domains = fn.argumentTypes.map((t) => [...(samples(t) ?? []), ...(extra[t.name] ?? [])]);
+      let tuples: Value[][] = [[]];
+      for (const domain of domains) tuples = tuples.flatMap((tuple) => domain.map((value) => [...tuple, value]));
+      for (const tuple of tuples) {
+        const args = [...tuple];
+        let result: Value;
+        try {
+          result = fn.impl(args, DEFAULT_EVAL_CONTEXT);
+        } catch {
+          continue;
+        }
+        const expected = fn.impl([...tuple], DEFAULT_EVAL_CONTEXT);
+        args.fill(null);
+        expect(result, `${fn.name}(${tuple.map(String).join(', ')})`).toEqual(expected);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(200);
+    // A three-argument call compiled: one array for every row, each row's own result, NULLs and errors.
+    const int4 = type('int4');
+    const splitPart = allFunctions().find((fn) => fn.name === 'split_part')!;
+    const column = (index: number, t: DataType): Expression => ({ kind: 'Column', index, type: t });
+    const call = compile({ kind: 'Call', fn: splitPart, args: [column(0, text), column(1, text), column(2, int4)], type: text });
+    const rows: Row[] = [
+      ['https://www.nexmark.com/a/b/c/item.htm', '/', 4],
+      ['x/y', null, 1],
+      ['p::q::r', '::', 2],
+      ['p::q::r', '::', 0],
+      ['a,b,c', ',', -1],
+      [null, ',', 1],
+      ['a,b,c', ',', 9],
+    ];
+    const expected = ['a', null, 'q', 'error', 'c', null, ''];
+    rows.forEach((row, i) => {
+      if (expected[i] === 'error') expect(() => call(row, runtime)).toThrow(/must not be zero/);
+      else expect(call(row, runtime)).toBe(expected[i]);
+    });
   });
 
   it("no binary operator's result holds on to the array it was given", () => {

@@ -57,7 +57,7 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
   /** Called with each worker's memory report (the memory manager's feedback; the engine sets it). */
   onMemory: ((memory: WorkerMemory, previous: WorkerMemory | undefined) => void) | undefined;
   private readonly groupCacheBytes: number;
-  /** The process's worker threads, which every fragment's workers, keyed and source, and the batch aggregates' ranges run on (../../batch/worker-pool.ts). */
+  /** The process's worker threads, which every fragment's workers, keyed and source, and the batch aggregates' ranges run on (../../batch/worker-pool.ts): each starts at a job that finds none idle, none with the engine. */
   readonly pool: WorkerPool;
 
   constructor(
@@ -69,7 +69,7 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
   ) {
     this.groupCacheBytes = memory.groupCacheBytes;
     this.oldGenerationBytes = memory.workerOldGenerationBytes;
-    this.pool = new WorkerPool(workerLimits(this.oldGenerationBytes));
+    this.pool = new WorkerPool(workerLimits(this.oldGenerationBytes), parallelism);
     store.addParticipant(this);
     this.sourceFragments = new SourceFragments(store, parallelism, this, this.pool, cores);
   }
@@ -105,24 +105,6 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
     this.cacheShare = share;
     for (const node of this.nodes) node.setCacheShare(share);
     this.sourceFragments.setCacheShare(share);
-  }
-
-  /**
-   * Starts N pooled threads with the worker scripts' modules loaded (the engine, at its start), so
-   * that creating a view starts no thread: the fragments' scripts and `others` (the batch
-   * aggregates' range script). A script that cannot be found leaves the pool cold: the first job
-   * reports it.
-   */
-  warm(others: readonly (() => URL)[] = []): void {
-    if (this.parallelism <= 1 || this.closed) return;
-    try {
-      const scripts = [fragmentWorkerScript()];
-      if (this.sourceFragments.workerScript !== undefined) scripts.push(this.sourceFragments.workerScript());
-      for (const script of others) scripts.push(script());
-      this.pool.warm(this.parallelism, scripts);
-    } catch {
-      // Started on first use instead.
-    }
   }
 
   /** The node of a plan node that roots a parallel fragment, else undefined (the caller builds it as usual). */

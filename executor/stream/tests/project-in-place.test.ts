@@ -74,6 +74,29 @@ describe('StreamProject in place over a scan', () => {
     expect(await h.lines('SELECT count(*) FROM only_u v JOIN u ON v._oxbow_duplicate = u._row_id AND v.g = u.g')).toEqual([String(ROWS)]);
   });
 
+  it("a projection wider or narrower than its scan, written into the source's rows (ChangeBatch.rowCapacity)", async () => {
+    // A source row has 5 slots (g, x, y, t and its row id). Each source is read by one view alone.
+    await source('w1');
+    await source('w2');
+    await source('w3');
+    await source('w4');
+    const views = [
+      // Two columns read, four written (and the id): the row's five slots, grown in place.
+      ['grow', 'SELECT y AS a, x AS b, x * 10 + y AS xy, split_part(t, t, 2) AS empty FROM w1'],
+      // Three columns read, two written: the row cut to two, with the filter in the scan.
+      ['cut', 'SELECT g + y AS gy, x FROM w2 WHERE y <> 2'],
+      // Two read, five written: more than the row has slots, a new row each.
+      ['wider', 'SELECT x, y, x + y AS s, x * y AS p, x - y AS d FROM w3'],
+      // One read, four written, the read column last.
+      ['spread', "SELECT t || '1' AS a, t || '2' AS b, length(t) AS n, t FROM w4"],
+    ] as const;
+    for (const [name, query] of views) await h.run(`CREATE MATERIALIZED VIEW ${name} AS ${query}`);
+    for (const name of ['w1', 'w2', 'w3', 'w4']) await waitForRowsOf(h, name, ROWS, 1000);
+    await expectViews(views);
+    expect(await h.lines('SELECT count(*) FROM grow')).toEqual([String(ROWS)]);
+    expect(await h.lines('SELECT count(*) FROM spread')).toEqual([String(ROWS)]);
+  });
+
   it('over a table that updates and deletes', async () => {
     await h.run('CREATE TABLE t (k int PRIMARY KEY, a int, b text)');
     const query = "SELECT b || '!' AS b, a AS k, k AS a FROM t";

@@ -3,9 +3,11 @@
 // back when the view is dropped, so a second view runs on the same threads (the threads' ids in
 // oxbow_catalog.dataflow_workers, the pool's counters in /metrics) without starting new ones; a
 // thread killed mid-epoch is dropped, never reused, and after the restart the views equal their
-// queries recomputed. A batch aggregate's key ranges run as jobs on the same threads. On RocksDB;
-// the worker scripts are the build's (npm run build first).
-import type { Worker } from 'node:worker_threads';
+// queries recomputed. A batch aggregate's key ranges run as jobs on the same threads. No thread
+// starts with the engine: the first job starts them, a second reuses them; an engine closed while
+// its first job's threads start closes them. On RocksDB; the worker scripts are the build's (npm
+// run build first).
+import { MessageChannel, type Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { prometheusText } from '../../metrics/prometheus.js';
 import type { EngineCore } from '../../engine/engine-core.js';
@@ -51,6 +53,8 @@ describe('the worker pool', () => {
     const events = 60_000;
     await h.run(bidSource('bid', events, 2, 500_000));
     const pool = runtimeOf(h)!.pool;
+    // Nothing parallel ran yet: no thread started.
+    expect([pool.started, pool.jobs, pool.idle, pool.busy]).toEqual([0, 0, 0, 0]);
     await h.run(`create materialized view a as ${Q0}`);
     const firstThreads = await threadsOf(h, 'a');
     expect(firstThreads).toHaveLength(2);
@@ -111,17 +115,29 @@ describe('the worker pool', () => {
     // Every scan pays to split (parallelScanMinBytes 0): the aggregate runs in the workers.
     h = await openOnRocks(dir, { tuning: { parallelism: 2, cores: 8, parallelScanMinBytes: 0 }, barrierIntervalMs: 40 });
     const pool = runtimeOf(h)!.pool;
-    expect([pool.started, pool.jobs, pool.idle]).toEqual([2, 0, 2]);
     const rows = 20_000;
     await h.run('create table t (k bigint primary key, v bigint)');
     await h.run(`insert into t select g, g % 7 from generate_series(1, ${rows}) g`);
+    // The engine started no thread: no statement so far ran in the workers.
+    expect([pool.started, pool.jobs, pool.idle, pool.busy]).toEqual([0, 0, 0, 0]);
+    expect(prometheusText((h.engine as unknown as { core: EngineCore }).core.status)).toContain('oxbow_worker_threads_started_total 0');
     let sum = 0;
     for (let g = 1; g <= rows; g++) sum += g % 7;
     const answer = await h.run('select count(*), sum(v), max(k) from t');
     expect(answer.rows[0]!.map((value) => Number(String(value)))).toEqual([rows, sum, rows]);
-    // Its ranges were jobs on the pool's two warm threads, given back: none started.
+    // Its ranges started the pool's two threads, and gave them back.
+    const firstJobs = pool.jobs;
+    expect(firstJobs).toBe(2);
+    expect([pool.started, pool.busy, pool.idle]).toEqual([2, 0, 2]);
+    // A second aggregate runs on the same two threads: none started.
+    const again = await h.run('select count(*), sum(v), max(k) from t where v < 3');
+    let small = 0;
+    let smallSum = 0;
+    for (let g = 1; g <= rows; g++) if (g % 7 < 3) (small++, (smallSum += g % 7));
+    expect(Number(String(again.rows[0]![0]))).toBe(small);
+    expect(Number(String(again.rows[0]![1]))).toBe(smallSum);
     const jobs = pool.jobs;
-    expect(jobs).toBeGreaterThan(0);
+    expect(jobs).toBe(2 * firstJobs);
     expect([pool.started, pool.busy, pool.idle]).toEqual([2, 0, 2]);
 
     // A source fragment made after it runs on the same two threads.
@@ -136,4 +152,34 @@ describe('the worker pool', () => {
     await waitUntil('the stream committed', async () => (await committed(h!)) >= 4000, 120_000);
     expect(await difference(h, 'b', Q1)).toBe(0);
   }, 300_000);
+
+  it('closes an engine that never started a thread, and one whose first job is starting its threads', async () => {
+    const dir = freshDirectory();
+    h = await openOnRocks(dir, { tuning: { parallelism: 2, cores: 8, parallelScanMinBytes: 0 }, barrierIntervalMs: 40 });
+    const idle = runtimeOf(h)!.pool;
+    await h.run('create table t (k bigint primary key, v bigint)');
+    await h.run('insert into t select g, g % 5 from generate_series(1, 5000) g');
+    // Closed without a parallel statement: no thread ever started.
+    await h.close();
+    h = undefined;
+    expect([idle.started, idle.idle, idle.busy]).toEqual([0, 0, 0]);
+
+    h = await openOnRocks(dir, { tuning: { parallelism: 2, cores: 8, parallelScanMinBytes: 0 }, barrierIntervalMs: 40 });
+    const pool = runtimeOf(h)!.pool;
+    // The aggregate's ranges start both threads; the engine closes before they answer or just after.
+    const pending = h.run('select count(*), sum(v) from t').then(
+      (answer) => answer.rows[0]!.map((value) => Number(String(value))),
+      (error: unknown) => (error as { code?: string }).code,
+    );
+    const closing = h.close();
+    h = undefined;
+    await closing;
+    const outcome = await pending;
+    // Either the full answer (it ran before the close) or the shutdown's error (57P01 from the
+    // batch workers' close, 57014 when the session's statement is aborted first), never a hang.
+    if (typeof outcome === 'string') expect(['57P01', '57014']).toContain(outcome);
+    else expect(outcome).toEqual([5000, 10_000]);
+    expect([pool.idle, pool.busy]).toEqual([0, 0]);
+    expect(() => pool.run(new URL('file:///none.js'), { port: new MessageChannel().port1, signal: new SharedArrayBuffer(8) }, [], () => undefined)).toThrow('the worker pool is closed');
+  }, 120_000);
 });
