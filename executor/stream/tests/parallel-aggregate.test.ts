@@ -229,7 +229,11 @@ describe('parallel hash aggregates', () => {
         expect(mixed[cut - 1]).toContain('(g / 4) AS group2');
         expect(mixed[cut + 1]).toContain('StreamTableScan');
         expect(await plan('by_expr')).toContain('StreamExchange dist by (group1, group2) to 2 workers');
-        expect(await plan('by_h_expr')).toContain('StreamExchange dist by (h) to 2 workers');
+        // EXPLAIN ANALYZE: the fragment's root carries the running exchange; the projection
+        // computing g / 4 runs in the workers, after the exchange by h.
+        const analyzed = await plan('by_h_expr');
+        expect(analyzed).toContain('StreamExchange dist by (h) to 2 workers');
+        expect(analyzed).toMatch(/StreamProject g, h, v, \(g \/ 4\) AS group2 \(linear\)\s+\(in the workers\)\n\s+StreamExchange dist by \(h\) \(2 workers\)/);
       }
       await h.close();
       h = undefined;
