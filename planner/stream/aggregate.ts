@@ -95,7 +95,6 @@ function identityReplacer(key: string, value: unknown): unknown {
 export function keysAsColumns(plan: PlanOf<'Aggregate'>): PlanOf<'Aggregate'> {
   if (plan.groupingSets !== undefined || plan.groupingCalls !== undefined) return plan;
   if (plan.groupKeys.every((key) => key.kind === 'Column')) return plan;
-  const width = plan.input.columns.length;
   const expressions: Expression[] = plan.input.columns.map((column, index) => ({ kind: 'Column', index, type: column.type }));
   const columns: OutputColumn[] = [...plan.input.columns];
   const groupKeys = plan.groupKeys.map((key, position): Expression => {
