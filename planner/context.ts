@@ -29,6 +29,11 @@ export interface PlannerContext {
   /** The engine's --keyed-source-workers: EXPLAIN shows the inputs its keyed fragments' workers generate. */
   readonly keyedSourceWorkers?: boolean;
   /**
+   * EXPLAIN of an existing materialized view: the streaming plan version it was created with
+   * (`STREAM_PLAN_VERSION`), so EXPLAIN prints the plan the view runs; absent: the current one.
+   */
+  readonly streamPlanVersion?: number;
+  /**
    * Worker threads that would share a batch scan of `relation` (a table or materialized view large
    * enough that splitting it pays), 0 or absent: one thread (parallel-aggregate.ts).
    */

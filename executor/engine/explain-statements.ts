@@ -64,7 +64,9 @@ function explainExistingView(view: RelationDef, name: string, position: number, 
   const qualified = host.searchPath().includes(view.schema) ? quoteIdentifier(view.name) : `${quoteIdentifier(view.schema)}.${quoteIdentifier(view.name)}`;
   const text = view.kind === 'materialized_view' ? `EXPLAIN CREATE MATERIALIZED VIEW ${qualified} AS ${view.definition}` : `EXPLAIN ${view.definition}`;
   const [parsed] = parse(text);
-  const planned = planStatement(expandViews(parsed!, host.core.catalog, host.searchPath()), host.plannerContext([]));
+  // A materialized view runs the plan of the version it was created with (create-materialized-view.ts).
+  const context = view.kind === 'materialized_view' && view.stream !== undefined ? { ...host.plannerContext([]), streamPlanVersion: view.stream.planVersion ?? 1 } : host.plannerContext([]);
+  const planned = planStatement(expandViews(parsed!, host.core.catalog, host.searchPath()), context);
   if (planned.plan.kind !== 'Values') throw new SqlError(SqlState.internalError, 'EXPLAIN of a view did not plan to its lines');
   return planned.plan.rows.map((row) => String((row[0] as { value?: unknown }).value ?? ''));
 }

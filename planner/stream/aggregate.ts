@@ -5,7 +5,8 @@
 // the keyed recompute with the batch template (`StreamRecomputeAggregate`).
 
 import { type as scalar, type DataType } from '../../sql/types.js';
-import type { AggregateCall, PlanOf } from '../plan.js';
+import type { AggregateCall, OutputColumn, PlanOf } from '../plan.js';
+import type { Expression } from '../expression.js';
 import type { RetractableCall, StateTableDeclaration, StreamPlan } from './stream-plan.js';
 
 const int8 = scalar('int8');
@@ -81,6 +82,28 @@ function shapeOf(call: AggregateCall): Shape | undefined {
 function identityReplacer(key: string, value: unknown): unknown {
   if (key === 'position') return undefined;
   return typeof value === 'bigint' ? `${value}n` : value;
+}
+
+/**
+ * `plan` with each group key that is not an input column computed by a projection below it
+ * (plan version 10): the projection passes the input's columns and appends the computed keys, the
+ * aggregate groups by columns of it (its calls read the same columns as before). Its output and
+ * state rows are the same; only the key's values are computed one node lower, where an exchange
+ * can hash them by column (parallel.ts: a key that is an expression keeps an aggregate on the main
+ * thread). `plan` itself when every key is a column already, or with GROUPING SETS.
+ */
+export function keysAsColumns(plan: PlanOf<'Aggregate'>): PlanOf<'Aggregate'> {
+  if (plan.groupingSets !== undefined || plan.groupingCalls !== undefined) return plan;
+  if (plan.groupKeys.every((key) => key.kind === 'Column')) return plan;
+  const expressions: Expression[] = plan.input.columns.map((column, index) => ({ kind: 'Column', index, type: column.type }));
+  const columns: OutputColumn[] = [...plan.input.columns];
+  const groupKeys = plan.groupKeys.map((key, position): Expression => {
+    if (key.kind === 'Column') return key;
+    expressions.push(key);
+    columns.push({ name: plan.columns[position]!.name, type: key.type, tableOid: 0, columnNumber: 0 });
+    return { kind: 'Column', index: expressions.length - 1, type: key.type };
+  });
+  return { ...plan, input: { kind: 'Project', input: plan.input, expressions, columns }, groupKeys };
 }
 
 /**

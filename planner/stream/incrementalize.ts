@@ -30,7 +30,7 @@ import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import { children, column, mapChildren, type Expression } from '../expression.js';
 import type { OutputColumn, Plan, PlanOf } from '../plan.js';
 import { callsSequenceFunction, proctimeCall, columnsNeeded, hasSubquery, isVolatile, nodeExpressions, outerColumnsOf, remapColumns, remapOuterInPlan } from '../walk.js';
-import { retractableAggregate } from './aggregate.js';
+import { keysAsColumns, retractableAggregate } from './aggregate.js';
 import { findDynamicConjunct, mentionsNow, type DynamicConjunct } from './dynamic-filter.js';
 import { deriveExpression, windowColumn } from './watermark.js';
 import { correlatedAggregateAsJoin } from './correlated-scalar.js';
@@ -236,11 +236,15 @@ class Incrementalizer {
         if (plan.groupingSets !== undefined || plan.groupingCalls !== undefined) {
           throw new SqlError(SqlState.featureNotSupported, 'GROUPING SETS, ROLLUP, CUBE and GROUPING() are not supported in materialized views');
         }
-        const template: PlanOf<'Aggregate'> = { ...plan, input: inputScan(0, plan.input.columns) };
-        const aggregate = retractableAggregate(plan, () => this.convert(plan.input), () => this.options.allocateStateTableId(), template);
-        if (aggregate === undefined) return this.keyed('StreamRecomputeAggregate', plan, [plan.input], [plan.groupKeys], template);
+        // From plan version 10 a group key that is an expression is computed by a projection below
+        // the aggregate (keysAsColumns), so an exchange can hash it by column (parallel.ts); the
+        // keyed recompute keeps its input rows, so it keeps the plain input.
+        const keyed = (this.options.planVersion ?? STREAM_PLAN_VERSION) >= 10 ? keysAsColumns(plan) : plan;
+        const template: PlanOf<'Aggregate'> = { ...keyed, input: inputScan(0, keyed.input.columns) };
+        const aggregate = retractableAggregate(keyed, () => this.convert(keyed.input), () => this.options.allocateStateTableId(), template);
+        if (aggregate === undefined) return this.keyed('StreamRecomputeAggregate', plan, [plan.input], [plan.groupKeys], { ...plan, input: inputScan(0, plan.input.columns) });
         if (aggregate.kind !== 'StreamHashAggregate') return aggregate;
-        const clean = this.cleaning([plan.groupKeys], [plan.input], aggregate.inputs);
+        const clean = this.cleaning([keyed.groupKeys], [keyed.input], aggregate.inputs);
         return { ...aggregate, stateTables: this.cleanedFirst(aggregate.stateTables, clean), ...optional('clean', clean) };
       }
       case 'Window': {

@@ -16,6 +16,7 @@
 
 import { type as scalar, type DataType } from '../../sql/types.js';
 import type { RelationDef } from '../../sql/catalog.js';
+import type { Expression } from '../expression.js';
 import { streamInputRelationId, streamInputs, type StreamPlan } from './stream-plan.js';
 import { carriesRowIds } from './unique-key.js';
 import { toTransfer } from './plan-transfer.js';
@@ -255,14 +256,26 @@ function callsWindowFunction(value: unknown): boolean {
   return Object.entries(value).some(([key, field]) => key !== 'fn' && callsWindowFunction(field));
 }
 
-/** True when column `column` of `plan`'s rows is a time window's start or end (TUMBLE, HOP). */
+const TIME_BUCKET_FUNCTIONS = new Set(['date_trunc', 'to_char']);
+const TIME_TYPES = new Set(['timestamp', 'timestamptz', 'date']);
+
+/**
+ * True when `expression` buckets a time (`to_char(date_time, 'YYYY-MM-DD')`, `date_trunc('hour',
+ * ts)`): a group key computed so (keysAsColumns, aggregate.ts) has a few values per epoch, as a
+ * window has. Nexmark q15, grouped by the day alone, stays on the main thread.
+ */
+function timeBucket(expression: Expression): boolean {
+  return expression.kind === 'Call' && TIME_BUCKET_FUNCTIONS.has(expression.fn.name) && expression.args.some((arg) => TIME_TYPES.has(arg.type.name));
+}
+
+/** True when column `column` of `plan`'s rows is a time window's start or end (TUMBLE, HOP), or a time's bucket. */
 function windowColumn(plan: StreamPlan, column: number): boolean {
   switch (plan.kind) {
     case 'StreamFilter':
       return windowColumn(plan.input, column);
     case 'StreamProject': {
       const expression = plan.expressions[column]!;
-      return expression.kind === 'Column' ? windowColumn(plan.input, expression.index) : callsWindowFunction(expression);
+      return expression.kind === 'Column' ? windowColumn(plan.input, expression.index) : callsWindowFunction(expression) || timeBucket(expression);
     }
     case 'StreamLateral': {
       const width = plan.input.columns.length;

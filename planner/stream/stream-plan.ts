@@ -108,8 +108,12 @@ export interface KeyedOperator {
  * 9 keeps a StreamHashJoin side over a watermark filter over an append-only source by (key, source
  * row id) as version 4 does without one (an EMIT ON WINDOW CLOSE view's join: Nexmark q7's bids);
  * views of version 8 keep their `key ++ row` side tables.
+ * 10 computes a StreamHashAggregate's group keys that are expressions (`to_char(date_time, ...)`,
+ * `a % 10`) in a StreamProject below it (aggregate.ts, `keysAsColumns`), so the aggregate groups by
+ * input columns and runs in a parallel fragment (parallel.ts); its state tables are laid out as
+ * before, but views of version 9 keep their plan (and run on the main thread).
  */
-export const STREAM_PLAN_VERSION = 9;
+export const STREAM_PLAN_VERSION = 10;
 
 /**
  * The incremental symmetric hash join (executor/stream/hash-join.ts): each side's rows by equi-key

@@ -3,6 +3,8 @@
 // contents do not depend on the parallelism, and a restart (with the same or another parallelism)
 // keeps them. On RocksDB (the workers read the shared database); the worker script is the build's
 // (npm run build first).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Numeric } from '../../../sql/numeric.js';
 import { type as scalar } from '../../../sql/types.js';
@@ -13,6 +15,8 @@ import { ownerOf, VNODE_COUNT, vnodeOf } from '../parallel/vnode.js';
 import { expectViewsEqualQueries, runCheckingViews, type Harness } from './stream-harness.js';
 import { expectAbortLeavesViews, expectViewsAcrossRestarts, openAtParallelism as open, runtimeOf, temporaryDirectories, viewContents } from './rocks-harness.js';
 import { seededRandom } from '../../../test/support/seeded-random.js';
+import { streamPlanDefaults } from '../../ddl/create-materialized-view.js';
+import { STREAM_PLAN_VERSION } from '../../../planner/stream/index.js';
 
 let h: Harness | undefined;
 const freshDirectory = temporaryDirectories('oxbow-parallel-', async () => {
@@ -27,7 +31,18 @@ const VIEWS: readonly (readonly [string, string])[] = [
   ['by_n', 'select n, count(*) as groups from (select g, count(*) as n from t group by g) as q group by n'],
   // Not in parallel (no group key): runs on the main thread as at parallelism 1.
   ['total', 'select count(*) as n, sum(v) as s from t'],
+  // Group keys that are expressions, computed by a projection below the aggregate (plan version
+  // 10): both keys computed, the exchange hashes them above the projection; DISTINCT and FILTER.
+  ['by_expr', "select g % 7 as g7, upper(h) as hu, count(*) as n, count(distinct v) as d, count(*) filter (where v > 5) as big, count(distinct v) filter (where v < 20) as dl, max(v) as hi from t group by g % 7, upper(h)"],
+  // One key a column, one computed: the exchange hashes the column, the workers compute the other.
+  ['by_h_expr', 'select h, g / 4 as g4, sum(v) filter (where v % 2 = 0) as se, count(distinct g) as dg, count(distinct g) filter (where v is not null) as dgv from t group by h, g / 4'],
 ];
+
+/** Nexmark query `name` as the benchmark runs it (bench/nexmark), without its CREATE. */
+function nexmarkQuery(name: string): string {
+  const text = readFileSync(join(import.meta.dirname, `../../../bench/nexmark/${name}.sql`), 'utf8').replace(/--.*$/gm, '');
+  return text.replace(/^\s*CREATE MATERIALIZED VIEW \w+ AS/, '').replace(/;\s*$/, '');
+}
 
 /** Random DML over t (k primary key, g, h, v): inserts, updates moving rows between groups, deletes. */
 function statements(seed: number, count: number): string[] {
@@ -114,8 +129,8 @@ describe('parallel hash aggregates', () => {
       await h.run('create table t (k int primary key, g int, h text, v int)');
       await h.run(script.slice(0, 5).join(';'));
       for (const [name, query] of VIEWS) await h.run(`create materialized view ${name} as ${query}`);
-      // by_g, by_g_h and both aggregates of by_n run in workers.
-      expect(runtimeOf(h)?.workers ?? 0).toBe(parallelism === 1 ? 0 : 4 * parallelism);
+      // by_g, by_g_h, both aggregates of by_n, by_expr and by_h_expr run in workers.
+      expect(runtimeOf(h)?.workers ?? 0).toBe(parallelism === 1 ? 0 : 6 * parallelism);
       await expectViewsEqualQueries(h, VIEWS, 'the backfill');
       await runCheckingViews(h, VIEWS, script.slice(5));
       results.push(await viewContents(h, VIEWS));
@@ -146,6 +161,41 @@ describe('parallel hash aggregates', () => {
     ]);
   }, 120_000);
 
+  it('keeps a view of plan version 9 grouped by expressions on the main thread across restarts at other parallelisms', async () => {
+    const dir = freshDirectory();
+    const script = statements(13, 30);
+    const old = VIEWS.filter(([name]) => name === 'by_expr' || name === 'by_h_expr');
+    h = await open(dir, 2);
+    await h.run('create table t (k int primary key, g int, h text, v int)');
+    streamPlanDefaults.version = 9;
+    try {
+      for (const [name, query] of old) await h.run(`create materialized view ${name} as ${query}`);
+    } finally {
+      streamPlanDefaults.version = STREAM_PLAN_VERSION;
+    }
+    const serial = async () => {
+      for (const [name] of old) expect((await h!.run(`explain ${name}`)).rows.map((row) => String(row[0])).join('\n')).not.toContain('StreamExchange');
+      expect(runtimeOf(h!)?.workers ?? 0).toBe(0);
+    };
+    await serial();
+    for (const statement of script.slice(0, 10)) await h.run(statement);
+    await expectViewsEqualQueries(h, old, 'before the restart');
+    const reopen = async (parallelism: number) => {
+      await h!.close();
+      return (h = await open(dir, parallelism));
+    };
+    await expectViewsAcrossRestarts(reopen, old, script, [
+      [4, 10, 15],
+      [1, 15, 20],
+    ]);
+    await reopen(2);
+    await serial();
+    // The same query made now gets the projection and the exchange.
+    await h.run(`create materialized view by_expr_new as ${old[0]![1]}`);
+    expect((await h.run('explain by_expr_new')).rows.map((row) => String(row[0])).join('\n')).toContain('StreamExchange dist by (group1, group2) (2 workers)');
+    await runCheckingViews(h, [...old, ['by_expr_new', old[0]![1]]], script.slice(20, 30));
+  }, 120_000);
+
   it('EXPLAIN and EXPLAIN ANALYZE name the exchange and the workers of each parallel aggregate', async () => {
     for (const parallelism of [1, 2]) {
       h = await open(freshDirectory(), parallelism);
@@ -172,6 +222,24 @@ describe('parallel hash aggregates', () => {
         expect(await plan('by_g_h')).toContain('StreamExchange dist by (g, h) to 2 workers');
         expect((await plan('by_n')).match(/StreamExchange dist by \((g|n)\) to 2 workers/g)?.length).toBe(2);
         expect(await plan('total')).not.toContain('StreamExchange');
+        // A computed group key: the projection computing it sits below the exchange when every
+        // key is computed (the exchange hashes its columns), above it when a key is a column.
+        const computed = await explain('by_expr');
+        const at = computed.findIndex((line) => line.includes('StreamExchange'));
+        expect(computed[at]!.trim()).toBe('StreamExchange dist by (group1, group2) (2 workers)');
+        expect(computed[at - 1]).toContain('StreamHashAggregate');
+        expect(computed[at + 1]).toMatch(/StreamProject .*\(g % 7\) AS group1, upper\(h\) AS group2/);
+        const mixed = await explain('by_h_expr');
+        const cut = mixed.findIndex((line) => line.includes('StreamExchange'));
+        expect(mixed[cut]!.trim()).toBe('StreamExchange dist by (h) (2 workers)');
+        expect(mixed[cut - 1]).toContain('(g / 4) AS group2');
+        expect(mixed[cut + 1]).toContain('StreamTableScan');
+        expect(await plan('by_expr')).toContain('StreamExchange dist by (group1, group2) to 2 workers');
+        // EXPLAIN ANALYZE: the fragment's root carries the running exchange; the projection
+        // computing g / 4 runs in the workers, after the exchange by h.
+        const analyzed = await plan('by_h_expr');
+        expect(analyzed).toContain('StreamExchange dist by (h) to 2 workers');
+        expect(analyzed).toMatch(/StreamProject g, h, v, \(g \/ 4\) AS group2 \(linear\)\s+\(in the workers\)\n\s+StreamExchange dist by \(h\) \(2 workers\)/);
       }
       await h.close();
       h = undefined;
@@ -203,7 +271,7 @@ describe('parallel hash aggregates', () => {
     await expectAbortLeavesViews(h, VIEWS, "insert into t values (3, 1, 'a', 5), (1, 9, 'c', 9)", "insert into t values (3, 1, 'a', 7)");
   }, 60_000);
 
-  it('folds Nexmark sources pushed in chunks (held in the workers, sealed at each barrier), q4, q5 and q7 too', async () => {
+  it('folds Nexmark sources pushed in chunks (held in the workers, sealed at each barrier), q4, q5, q7 and q16 too', async () => {
     const EVENTS = 30_000;
     const source = (name: string, type: string, columns: string) =>
       `create source ${name} (${columns}) with (connector = 'nexmark', nexmark.table.type = '${type}', nexmark.event.num = '${EVENTS}', nexmark.split.num = '2', nexmark.max.chunk.size = '512', nexmark.min.event.gap.in.ns = '0')`;
@@ -224,6 +292,9 @@ describe('parallel hash aggregates', () => {
         'q7',
         "select b.auction, b.price, b.bidder, b.date_time from bid as b join (select max(price) as maxprice, window_end as date_time from tumble(bid, date_time, interval '10' second) group by window_end) as b1 on b.price = b1.maxprice where b.date_time between b1.date_time - interval '10' second and b1.date_time",
       ],
+      // Nexmark q16 as the benchmark runs it: grouped by channel and a day computed from date_time,
+      // DISTINCT counts with FILTERs.
+      ['q16', nexmarkQuery('q16')],
     ];
     const results: string[][][] = [];
     for (const parallelism of [1, 2]) {
@@ -233,8 +304,16 @@ describe('parallel hash aggregates', () => {
       for (const [name, query] of views) await h.run(`create materialized view ${name} as ${query}`);
       // Fragments in workers: q's aggregate; q4's join with the max per auction, and the average per
       // category; q5's HOP with the shared count; q7's join. Operators keyed by a window alone (q5's
-      // max per window and join, q7's max per window) stay on the main thread.
-      expect(runtimeOf(h)?.workers ?? 0).toBe(parallelism === 1 ? 0 : 5 * parallelism);
+      // max per window and join, q7's max per window) stay on the main thread; q16's aggregate.
+      expect(runtimeOf(h)?.workers ?? 0).toBe(parallelism === 1 ? 0 : 6 * parallelism);
+      if (parallelism === 2) {
+        const explain = async (query: string) => (await h!.run(`explain create materialized view x as ${query}`)).rows.map((row) => String(row[0])).join('\n');
+        // q15, grouped by the day alone, has one key per epoch: it stays on the main thread, as
+        // an aggregate keyed by a window does; q17's exchange hashes the auction.
+        expect(await explain(nexmarkQuery('q15'))).not.toContain('StreamExchange');
+        expect(await explain(nexmarkQuery('q17'))).toContain('StreamExchange dist by (auction) (2 workers)');
+        expect(await explain(nexmarkQuery('q16'))).toContain('StreamExchange dist by (channel) (2 workers)');
+      }
       const deadline = Date.now() + 60_000;
       for (;;) {
         const rows = (await h.run('select coalesce(sum(committed_offset), 0) from oxbow_catalog.source_partitions')).rows;
@@ -250,6 +329,7 @@ describe('parallel hash aggregates', () => {
     expect(results[0]![1]!.length).toBeGreaterThan(3);
     expect(results[0]![2]!.length).toBeGreaterThan(3);
     expect(results[0]![3]!.length).toBeGreaterThan(0);
+    expect(results[0]![4]!.length).toBeGreaterThan(4);
     expect(results[1]).toEqual(results[0]);
   }, 120_000);
 });

@@ -36,6 +36,9 @@ export const VIEWS: readonly (readonly [string, string])[] = [
   // The incremental aggregate (executor/stream/hash-aggregate.ts): every retractable kind, FILTER,
   // DISTINCT, numeric sums mixing scales, min/max whose current value gets deleted, text and
   // timestamp extremes, groups emptied and refilled (g changes, deletes), NULL arguments.
+  // Group keys that are expressions (a projection below the aggregate computes them), one of them beside a column.
+  ['v_agg_expr_keys', "select g % 3 as g3, date_trunc('hour', ts) as hour, count(*) as n, count(distinct v) filter (where v < 5) as dv, sum(v) filter (where v > 0) as sp, max(v) as hi from t1 group by g % 3, date_trunc('hour', ts)"],
+  ['v_agg_expr_key_column', 'select g, v % 4 as v4, count(*) as n, count(distinct k) as dk from t1 group by g, v % 4'],
   ['v_agg_kinds', "select g, bool_and(v > 0) as all_pos, bool_or(v < 0) as any_neg, every(v <> 0) as nonzero, sum(distinct v) as sd, avg(distinct v) as ad, count(*) filter (where v is null) as nulls, min(v) filter (where v > 0) as min_pos, max(v) filter (where v < 3) as max_low, sum(v::int8) as s8, avg(v::int8) as a8 from t1 group by g"],
   ['v_agg_numeric', "select g, sum(case when v > 0 then v * 1.5 when v < -2 then v * 0.25 else v::numeric end) as sn, avg(case when v > 0 then v * 1.5 else v::numeric end) as an, min(v * 0.5) as mn, max(cast(v as text)) as mt, min(ts) as first_ts, count(distinct v % 3) as dm from t1 group by g"],
   ['v_agg_keyless', "select count(*) as n, count(distinct g) as groups, sum(v) as s, avg(v) as a, min(v) as lo, max(v) as hi, bool_and(v >= 0) as all_nonneg, count(v) filter (where g is null) as nullg from t1"],

@@ -22,3 +22,5 @@ create materialized view region_names as select region, string_agg(name, ',' ord
 create materialized view never_ordered as select id from customers where id not in (select customer from orders where amount > 10);
 create materialized view not_ordered_here as select id from customers c where c.region not in (select o.amount from orders o where o.customer = c.id);
 create materialized view customer_rollup as select region, name, count(*), sum(id), grouping(region, name) from customers group by rollup (region, name) having count(*) > 0;
+create materialized view by_day as select customer, date_trunc('day', placed) as day, count(*), count(distinct amount) filter (where amount > 5) from orders group by customer, date_trunc('day', placed);
+create materialized view by_parity as select id % 2 as parity, string_agg(customer::text, ',' order by customer::text) from orders group by id % 2;
