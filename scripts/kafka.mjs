@@ -14,7 +14,7 @@
 // (outside git). Each port gets its own data folder under .cache/kafka/run-<port>, formatted
 // fresh at every start. Prerequisites: Java 17+ and Maven.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, openSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, openSync, readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,7 +55,11 @@ function resolveJars() {
   for (const tool of ['java', 'mvn']) {
     if (spawnSync(tool, ['-version'], { stdio: 'ignore' }).error) fail(`${tool} not found: Java 17+ and Maven are required (Debian: apt-get install -y openjdk-17-jre-headless maven)`);
   }
-  const projectDir = join(cacheDir, KAFKA_VERSION);
+  // Test files that run at once can each start a broker on a fresh checkout: each resolves into a
+  // folder of its own and renames it into place, so no broker ever starts on a half-copied lib.
+  const projectDir = join(cacheDir, KAFKA_VERSION, `resolve-${process.pid}`);
+  const staged = join(projectDir, 'lib');
+  rmSync(projectDir, { recursive: true, force: true });
   mkdirSync(projectDir, { recursive: true });
   writeFileSync(
     join(projectDir, 'pom.xml'),
@@ -69,11 +73,21 @@ function resolveJars() {
 `,
   );
   console.error(`kafka: resolving org.apache.kafka:kafka_2.13:${KAFKA_VERSION} from Maven Central`);
-  const result = spawnSync('mvn', ['-q', '-B', '-Dstyle.color=never', 'dependency:copy-dependencies', '-DincludeScope=runtime', `-DoutputDirectory=${libDir}`], {
+  const result = spawnSync('mvn', ['-q', '-B', '-Dstyle.color=never', 'dependency:copy-dependencies', '-DincludeScope=runtime', `-DoutputDirectory=${staged}`], {
     cwd: projectDir,
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  if (result.status !== 0) fail('mvn dependency:copy-dependencies failed');
+  if (result.status !== 0) {
+    rmSync(projectDir, { recursive: true, force: true });
+    fail('mvn dependency:copy-dependencies failed');
+  }
+  try {
+    renameSync(staged, libDir);
+  } catch (error) {
+    // Another start renamed its copy first: use that one.
+    if (!existsSync(libDir)) throw error;
+  }
+  rmSync(projectDir, { recursive: true, force: true });
 }
 
 function runDir(port) {

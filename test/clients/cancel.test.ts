@@ -10,6 +10,7 @@ import { connect } from 'node:net';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { oxbowAndPostgres } from '../support/server-pair.js';
+import { waitFor } from '../support/wait-for.js';
 
 const servers = oxbowAndPostgres();
 
@@ -169,6 +170,10 @@ describe('psql', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const observer = await client();
     try {
+      // psql handles SIGINT once it has connected: before that the signal ends it (no exit code 1,
+      // no message), so the signal waits until the server runs psql's statement, however slowly
+      // psql starts on a loaded machine.
+      await waitFor('psql\'s statement running', async () => ((await observer.query({ text: "select count(*) as n from pg_stat_activity where query = $1 and state = 'active'", values: [CROSS_JOIN] })).rows[0].n === '1' ? true : undefined), 30_000);
       await whileRunning(observer);
       child.kill('SIGINT');
       expect(await exited).toBe(1);

@@ -3,7 +3,7 @@
 // never die, every statement must be answered (none hangs: each returns within HANG_MS, far above
 // the 1 s statement_timeout sqlsmith sets), and every failure must be a clean ErrorResponse with a
 // well-formed SQLSTATE that is not XX000 (internal error). The run's errors by SQLSTATE are
-// printed (and written to $TMPDIR/oxbow-sqlsmith.json) for the figures in README.md.
+// printed (and written to $TMPDIR/oxbow-sqlsmith-PID.json) for the figures in README.md.
 //
 // OXBOW_SQLSMITH_QUERIES sets the statements per seed (default 250: 1,000 over the four seeds);
 // OXBOW_SQLSMITH_SEEDS a comma-separated seed list.
@@ -75,7 +75,8 @@ describe('sqlsmith', () => {
       byCode,
       runs,
     };
-    const file = join(tmpdir(), 'oxbow-sqlsmith.json');
+    // The process id in the name: runs in other checkouts at the same time write their own.
+    const file = join(tmpdir(), `oxbow-sqlsmith-${process.pid}.json`);
     writeFileSync(file, JSON.stringify(summary, null, 1));
     console.log(`sqlsmith: ${summary.statements} statements, ${summary.failed} errors by SQLSTATE ${JSON.stringify(byCode)} (details: ${file})`);
   });

@@ -73,9 +73,37 @@ export interface BrokerOptions {
   readonly advertisedPort?: number;
 }
 
+/** Starts the broker on `options.port`, or on a free pair: another pair when that one was taken meanwhile. */
+async function startOnPort(options: BrokerOptions): Promise<number> {
+  const extra = options.advertisedPort === undefined ? [] : ['--advertised-port', String(options.advertisedPort)];
+  if (options.port !== undefined) {
+    runScript(options.port, extra);
+    return options.port;
+  }
+  // The pair is free when probed; a process of another test file (they run at once) can bind one of
+  // the two before the JVM does, and the broker exits: then it starts on a fresh pair.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePortPair();
+    try {
+      runScript(port, extra);
+      return port;
+    } catch (error) {
+      if (attempt >= 3 || !bindFailed(port)) throw error;
+    }
+  }
+}
+
+/** True when the broker on `port` exited because its port or its controller's was taken (its log says so). */
+function bindFailed(port: number): boolean {
+  try {
+    return /BindException|Address already in use/.test(readFileSync(join(kafkaCache(), `run-${port}`, 'kafka.log'), 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 export async function startBroker(options: BrokerOptions = {}): Promise<Broker> {
-  const port = options.port ?? (await freePortPair());
-  runScript(port, options.advertisedPort === undefined ? [] : ['--advertised-port', String(options.advertisedPort)]);
+  const port = await startOnPort(options);
   const bootstrap = `127.0.0.1:${port}`;
   const kafka = new Kafka({ clientId: 'oxbow-test', brokers: [bootstrap], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
@@ -189,6 +217,10 @@ export async function readAllCommitted(bootstrap: string, topic: string, atLeast
 
 /** The process id scripts/kafka.mjs wrote for the broker on `port`. */
 function brokerPid(port: number): number {
-  const cache = process.env['OXBOW_KAFKA_CACHE'] ?? fileURLToPath(new URL('../../.cache/kafka', import.meta.url));
-  return Number(readFileSync(join(cache, `run-${port}`, 'kafka.pid'), 'utf8'));
+  return Number(readFileSync(join(kafkaCache(), `run-${port}`, 'kafka.pid'), 'utf8'));
+}
+
+/** Where scripts/kafka.mjs keeps its jars and each port's data folder. */
+function kafkaCache(): string {
+  return process.env['OXBOW_KAFKA_CACHE'] ?? fileURLToPath(new URL('../../.cache/kafka', import.meta.url));
 }
