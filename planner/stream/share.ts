@@ -4,7 +4,8 @@
 // dataflow builds the first one (in pre-order) once and feeds its output to both parents: the second
 // becomes a `StreamShared` leaf naming the first (`source`, the same object in the plan), with a
 // column map for an aggregate whose group keys are the same set in another order (Nexmark q5 groups
-// `window_start, auction` once and `auction, window_start` under its max).
+// `window_start, auction` once and `auction, window_start` under its max; in its windowed form both
+// clean their state by watermark on window_start, the same key in another position).
 //
 // Why a planner pass and not the dataflow's build: the plan is what EXPLAIN, EXPLAIN ANALYZE and
 // oxbow_catalog.dataflow / state_size print, so the sharing shows where the operators are listed;
@@ -116,8 +117,11 @@ function signatureOf(plan: StreamPlan, exact: Map<StreamPlan, string>): Signatur
   const sorted = [...keys].sort();
   const order = [...keys.map((key) => sorted.indexOf(key)), ...plan.calls.map((_, index) => keys.length + index)];
   // The template (EXPLAIN only) and the output columns follow the keys' order; the keys' and
-  // calls' types are in their own texts.
-  const rest = canonical({ ...plan, groupKeys: undefined, template: undefined, columns: undefined }, undefined, exact);
+  // calls' types are in their own texts. State cleaning by watermark names its key by position:
+  // the canonical one (q5's windowed form cleans both counts by window_start, key 0 of one and 1
+  // of the other; both read the same watermark table, incrementalize.ts keeps one per relation).
+  const clean = plan.clean === undefined ? undefined : { ...plan.clean, key: sorted.indexOf(keys[plan.clean.key]!) };
+  const rest = canonical({ ...plan, groupKeys: undefined, template: undefined, columns: undefined, clean }, undefined, exact);
   return { text: `agg(${sorted.join(',')})${rest}`, order: order.every((at, index) => at === index) ? undefined : order };
 }
 
