@@ -28,13 +28,13 @@ export interface KeyedShareData extends RemoteShareData {
   readonly kind: 'keyed';
   /** The share's vnodes' committed entries of the fragment's state tables and their records (packed), which the node's store starts from. */
   readonly seed: Uint8Array;
-  /** When the leader started reading the seed (Date.now()): [2] of the stats is the time from then to the node's first batch. */
+  /** When the share started (Date.now(): before its seed's read when the fragment is built, at the cut after it when the owners are cut again): [2] of the stats is the time from then to the node's first batch. */
   readonly startedAt: number;
 }
 
 /** One keyed share's figures, for oxbow_catalog.nodes. */
 interface KeyedShareStats {
-  /** [0] rows of the epochs the node handed over, [1] 1 once the share runs on the leader, [2] ms from the seed's read to the node's first batch (0 until then). */
+  /** [0] rows of the epochs the node handed over, [1] 1 once the share runs on the leader, [2] ms from the share's start to the node's first batch (0 until then). */
   readonly counters: BigInt64Array;
   readonly seedRows: number;
   readonly seedBytes: number;

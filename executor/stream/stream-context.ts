@@ -80,6 +80,8 @@ export interface StreamTuning {
   readonly keyedSourceWorkers?: boolean;
   /** Units of generated sources a keyed fragment's workers hold not yet taken before the source waits (default 32,768). */
   readonly keyedSourceCredit?: number;
+  /** Entries a keyed fragment's seed read routes per step on the main thread (OXBOW_KEYED_SEED_SLICE_ENTRIES; default: steps of about 10 ms). */
+  readonly keyedSeedSliceEntries?: number;
   /** How long a worker's seal waits for every peer's rows of the epoch (default 60,000 ms). */
   readonly peerTimeoutMs?: number;
 }

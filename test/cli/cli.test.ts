@@ -259,6 +259,8 @@ describe('command line', () => {
     expect(() => parseCommandLine([], { OXBOW_KAFKA_FRAGMENT_DECODE: '2' })).toThrow('OXBOW_KAFKA_FRAGMENT_DECODE: "2" is not on or off');
     expect(() => parseCommandLine([], { OXBOW_KEYED_SOURCE_CREDIT: '-5' })).toThrow('OXBOW_KEYED_SOURCE_CREDIT: "-5" is not a positive whole number of units');
     expect(() => parseCommandLine([], { OXBOW_PEER_TIMEOUT_MS: '1.5s' })).toThrow('OXBOW_PEER_TIMEOUT_MS: "1.5s" is not a positive whole number of milliseconds');
+    expect(() => parseCommandLine([], { OXBOW_KEYED_SEED_SLICE_ENTRIES: 'tiny' })).toThrow('OXBOW_KEYED_SEED_SLICE_ENTRIES: "tiny" is not a positive whole number of entries');
+    expect(() => parseCommandLine([], { OXBOW_KEYED_SEED_SLICE_ENTRIES: '0' })).toThrow('OXBOW_KEYED_SEED_SLICE_ENTRIES: "0" is not a positive whole number of entries');
     expect(() => parseCommandLine([], { OXBOW_PARALLEL_SCAN_MIN_BYTES: 'abc' })).toThrow('OXBOW_PARALLEL_SCAN_MIN_BYTES: "abc" is not a whole number of bytes');
     expect(() => parseCommandLine([], { OXBOW_SOURCE_CHUNK_ROWS: '64k' })).toThrow('OXBOW_SOURCE_CHUNK_ROWS: "64k" is not a whole number of rows');
     expect(() => parseCommandLine([], { OXBOW_SOURCE_CHUNK_ROWS: '-1' })).toThrow('OXBOW_SOURCE_CHUNK_ROWS: "-1" is not a whole number of rows');
@@ -288,7 +290,7 @@ describe('command line', () => {
     // The engine's own defaults: parallelism 1, the cores Node sees.
     expect(withParallelism({}, config(['--parallelism', '1'])).tuning).toEqual({});
     expect(withParallelism({}, config(['--cores', String(availableParallelism() + 2)])).tuning).toEqual({ parallelism: availableParallelism() + 2, cores: availableParallelism() + 2 });
-    const env = { OXBOW_KAFKA_FRAGMENT_DECODE: 'off', OXBOW_KEYED_SOURCE_CREDIT: '64', OXBOW_PEER_TIMEOUT_MS: '250' };
+    const env = { OXBOW_KAFKA_FRAGMENT_DECODE: 'off', OXBOW_KEYED_SOURCE_CREDIT: '64', OXBOW_PEER_TIMEOUT_MS: '250', OXBOW_KEYED_SEED_SLICE_ENTRIES: '3' };
     expect(withParallelism({ tuning: { sourceChunkRows: 10 } }, config(['--parallelism', '2', '--keyed-source-workers', 'on'], env)).tuning).toEqual({
       sourceChunkRows: 10,
       parallelism: 2,
@@ -296,6 +298,7 @@ describe('command line', () => {
       kafkaFragmentDecode: false,
       keyedSourceCredit: 64,
       peerTimeoutMs: 250,
+      keyedSeedSliceEntries: 3,
     });
   });
 

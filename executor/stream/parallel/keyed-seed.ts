@@ -9,16 +9,26 @@
 // a key with tombstones only (no row at any epoch) goes nowhere. A table the planner names no
 // columns for goes whole to every share.
 //
-// Read once, when the fragment is built (no epoch of it in flight: a safe point), on the main thread.
+// A read (KeyedSeedRead) starts at a safe point of the fragment (no epoch of it in flight, every
+// epoch it wrote durable): its iterators are made then, over one snapshot, so they read the
+// database as of that moment (epoch E) whatever later epochs write or compactions drop (an
+// iterator pins the memtables and files it reads). It goes on in steps (`step`) while the
+// fragment's old owners keep running; the packed writes they hand over for the epochs after E are
+// kept (`keep`) and, when the read is done, routed after the seed (`finish`): a put by its row's
+// vnode columns, a tombstone or delete with its key's owner (from a put kept before it, else from
+// the key's versions at E, read through the same pinned iterators; a key with no put anywhere goes
+// nowhere: there is nothing to delete), a range delete to every share, in the order they were
+// written. The key's versions carry their epochs, so the newer versions after the seed's older
+// ones make the state as of the last kept epoch.
 
 import type { StateTableDeclaration } from '../../../planner/stream/stream-plan.js';
 import type { DataType } from '../../../sql/types.js';
 import type { Value } from '../../../sql/value.js';
 import { EPOCH_SUFFIX_BYTES, tableLowerBound, tableUpperBound } from '../../../storage/mvcc-key.js';
 import { tableRecordKey } from '../../../storage/mvcc-state-store.js';
-import { forEachPacked, type RocksDatabase } from '../../../storage/rocksdb.js';
+import { forEachPacked, type RocksDatabase, type RocksIterator, type Snapshot } from '../../../storage/rocksdb.js';
 import { decodeRowValue, ROW_TOMBSTONE, RowReader } from '../../../storage/row-codec.js';
-import { WriteBatchBuilder } from '../../../storage/write-batch.js';
+import { BATCH_DELETE, BATCH_DELETE_RANGE, BATCH_PUT, forEachBatchEntry, WriteBatchBuilder } from '../../../storage/write-batch.js';
 import { VnodeHasher } from './vnode.js';
 
 /** One share's seed. */
@@ -27,13 +37,316 @@ export interface KeyedSeed {
   readonly bytes: Uint8Array;
   /** Keys whose newest version is a row (the state rows the share starts with). */
   readonly rows: number;
-  /** Entries (every version of those keys, the tombstones among them). */
+  /** Entries (every version of those keys, the tombstones among them, and the kept epochs' writes). */
   readonly entries: number;
+}
+
+/** A table being read: how a row's owner is found. */
+interface SeedTable {
+  readonly tableId: number;
+  /** The vnode columns (undefined: the table goes whole to every share), their hasher, and the row's columns decoded up to the last of them. */
+  readonly columns: readonly number[] | undefined;
+  readonly hasher: VnodeHasher | undefined;
+  readonly width: number;
+}
+
+/** What a kept key's routing knows: its owner's seed (-1: no share's, or every share's for a table without vnode columns; -2: no put seen yet, its versions go nowhere), and whether it was a row at E and is now. */
+interface KeptKey {
+  target: number;
+  readonly table: SeedTable;
+  /** The key without its epoch, for the look-up at E. */
+  readonly prefix: Buffer;
+  /** The epoch suffix of the newest kept version, and whether that version is a row. */
+  newest: Buffer;
+  row: boolean;
+  /** Whether the newest version at E is a row (undefined: not looked up yet). */
+  rowAtStart: boolean | undefined;
+}
+
+/** Entries routed per step of a read when no bound is given (about a few milliseconds). */
+export const DEFAULT_SEED_STEP_ENTRIES = 4096;
+
+/**
+ * A read of the seeds of shares `first .. owners - 1` (owner `first + i` gets seed i) of a fragment
+ * whose state tables are `tables`, as `database` holds them when it is made.
+ */
+export class KeyedSeedRead {
+  private readonly shares: number;
+  private readonly owners: number;
+  private readonly first: number;
+  private readonly builders: WriteBatchBuilder[];
+  private readonly rows: number[];
+  private readonly entries: number[];
+  private readonly tables: SeedTable[] = [];
+  private readonly byId = new Map<number, SeedTable>();
+  private readonly iterators: RocksIterator[] = [];
+  private readonly records: (Buffer | undefined)[] = [];
+  private snapshot: Snapshot | undefined;
+  private readonly database: RocksDatabase;
+  /** The table being read. */
+  private at = 0;
+  private table: SeedTable | undefined;
+  /** The key (without its epoch suffix) of the entries being routed, and their owner's seed (-1: no share's, -2: not known yet). */
+  private current = Buffer.alloc(256);
+  private currentLength = -1;
+  private target = -2;
+  /** Tombstones of the current key before its first put (copied: the packed buffer is reused). */
+  private waiting: Buffer[] = [];
+  private readonly reader = new RowReader(Buffer.alloc(0));
+  private readonly values: Value[] = [];
+  private stepped = 0;
+  /** The packed writes of the epochs after the read's start, in the order they were handed over. */
+  private readonly kept: Buffer[] = [];
+  /** Epochs whose writes were kept. */
+  keptEpochs = 0;
+  /** Entries of the kept writes routed to some share (finish). */
+  keptEntries = 0;
+  private closed = false;
+  done = false;
+
+  constructor(database: RocksDatabase, tables: readonly StateTableDeclaration[], stateVnodes: ReadonlyMap<number, readonly number[]>, first: number, owners: number) {
+    this.database = database;
+    this.first = first;
+    this.owners = owners;
+    this.shares = owners - first;
+    this.builders = Array.from({ length: this.shares }, () => new WriteBatchBuilder());
+    this.rows = new Array<number>(this.shares).fill(0);
+    this.entries = new Array<number>(this.shares).fill(0);
+    // Every iterator now, over one snapshot: the read sees the database as of this moment.
+    this.snapshot = database.snapshot();
+    try {
+      for (const declaration of tables) {
+        const columns = stateVnodes.get(declaration.tableId);
+        const types: DataType[] | undefined = columns?.map((column) => declaration.columnTypes[column]!);
+        const table: SeedTable = {
+          tableId: declaration.tableId,
+          columns,
+          hasher: types === undefined ? undefined : new VnodeHasher(types),
+          width: columns === undefined ? 0 : Math.max(...columns) + 1,
+        };
+        this.tables.push(table);
+        this.byId.set(table.tableId, table);
+        this.iterators.push(database.iterator({ lowerBound: tableLowerBound(table.tableId), upperBound: tableUpperBound(table.tableId), snapshot: this.snapshot }));
+        this.records.push(database.get(tableRecordKey(table.tableId), this.snapshot));
+      }
+    } catch (error) {
+      this.close();
+      throw error;
+    }
+    this.table = this.tables[0];
+    if (this.table === undefined) this.done = true;
+  }
+
+  /** Routes about `maxEntries` more entries of the tables (at least one); true once every table is read. */
+  step(maxEntries: number): boolean {
+    if (this.closed) throw new Error('the seed read was closed');
+    let left = Math.max(1, maxEntries);
+    while (!this.done && left > 0) {
+      const packed = this.iterators[this.at]!.nextPacked(Math.min(1024, left));
+      if (packed === null) {
+        this.at++;
+        this.table = this.tables[this.at];
+        this.currentLength = -1;
+        this.waiting = [];
+        if (this.table === undefined) this.done = true;
+        continue;
+      }
+      this.stepped = 0;
+      forEachPacked(packed, this.visit);
+      left -= this.stepped;
+    }
+    return this.done;
+  }
+
+  /** Routes one committed entry of the table being read. */
+  private readonly visit = (buffer: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): void => {
+    this.stepped++;
+    const table = this.table!;
+    const tombstone = valueEnd === valueStart || buffer[valueStart] === ROW_TOMBSTONE;
+    const prefixEnd = keyEnd - EPOCH_SUFFIX_BYTES;
+    const prefixLength = prefixEnd - keyStart;
+    const sameKey = prefixLength === this.currentLength && buffer.compare(this.current, 0, this.currentLength, keyStart, prefixEnd) === 0;
+    if (!sameKey) {
+      if (prefixLength > this.current.length) this.current = Buffer.alloc(prefixLength * 2);
+      buffer.copy(this.current, 0, keyStart, prefixEnd);
+      this.currentLength = prefixLength;
+      this.target = -2;
+      this.waiting = [];
+    }
+    const builders = this.builders;
+    if (table.hasher === undefined) {
+      // No vnode columns: every share gets the table.
+      for (let share = 0; share < this.shares; share++) {
+        builders[share]!.put(buffer.subarray(keyStart, keyEnd), buffer.subarray(valueStart, valueEnd));
+        this.entries[share]!++;
+        if (!sameKey && !tombstone) this.rows[share]!++;
+      }
+      return;
+    }
+    if (this.target === -2) {
+      if (tombstone) {
+        this.waiting.push(Buffer.from(buffer.subarray(keyStart, keyEnd)), Buffer.from(buffer.subarray(valueStart, valueEnd)));
+        return;
+      }
+      // The newest put of the key: its row's vnode columns name the owner.
+      this.target = this.targetOf(table, buffer, valueStart);
+      if (this.target >= 0) {
+        const builder = builders[this.target]!;
+        const waiting = this.waiting;
+        for (let at = 0; at < waiting.length; at += 2) builder.put(waiting[at]!, waiting[at + 1]!);
+        this.entries[this.target]! += waiting.length / 2;
+        // The first version found is the newest: a put there makes a row.
+        if (waiting.length === 0) this.rows[this.target]!++;
+      }
+      this.waiting = [];
+    }
+    if (this.target < 0) return;
+    builders[this.target]!.put(buffer.subarray(keyStart, keyEnd), buffer.subarray(valueStart, valueEnd));
+    this.entries[this.target]!++;
+  };
+
+  /** The seed a row (its value at `valueStart`) of `table` goes to: -1 when a thread owns it. */
+  private targetOf(table: SeedTable, buffer: Buffer, valueStart: number): number {
+    const reader = this.reader;
+    const values = this.values;
+    reader.buffer = buffer;
+    reader.offset = valueStart + 1;
+    reader.varint();
+    values.length = 0;
+    for (let column = 0; column < table.width; column++) values.push(decodeRowValue(reader));
+    const owner = table.hasher!.ofColumns(values, table.columns!) % this.owners;
+    return owner >= this.first ? owner - this.first : -1;
+  }
+
+  /** Keeps the packed writes (write-batch.ts) the fragment's owners handed over for an epoch after the read's start (copied). */
+  keep(batches: readonly Uint8Array[]): void {
+    if (this.closed) return;
+    this.keptEpochs++;
+    for (const batch of batches) if (batch.length > 0) this.kept.push(Buffer.from(batch));
+  }
+
+  /** Once every table is read: each share's seed, the kept writes after it. Closes the read. */
+  finish(): KeyedSeed[] {
+    if (!this.done || this.closed) throw new Error('the seed read is not done');
+    try {
+      this.routeKept();
+      this.records.forEach((record, index) => {
+        if (record === undefined) return;
+        const key = tableRecordKey(this.tables[index]!.tableId);
+        for (const builder of this.builders) builder.put(key, record);
+      });
+      return this.builders.map((builder, share) => ({ bytes: builder.writer.copy(), rows: this.rows[share]!, entries: this.entries[share]! }));
+    } finally {
+      this.close();
+    }
+  }
+
+  /** Routes the kept writes after the seed, in the order they were written. */
+  private routeKept(): void {
+    const keys = new Map<string, KeptKey>();
+    for (const batch of this.kept) {
+      forEachBatchEntry(batch, (operation, buffer, keyStart, keyEnd, valueStart, valueEnd) => {
+        const key = buffer.subarray(keyStart, keyEnd);
+        const value = buffer.subarray(valueStart, valueEnd);
+        if (operation === BATCH_DELETE_RANGE) {
+          // Whole ranges (a table's cleaning or truncation): every share, in place.
+          for (let share = 0; share < this.shares; share++) {
+            this.builders[share]!.deleteRange(key, value);
+            this.entries[share]!++;
+          }
+          this.keptEntries++;
+          return;
+        }
+        if (key.length < 4 + EPOCH_SUFFIX_BYTES) return;
+        const table = this.byId.get(key.readUInt32BE(0));
+        if (table === undefined) return;
+        const put = operation === BATCH_PUT && value.length > 0 && value[0] !== ROW_TOMBSTONE;
+        const prefix = key.subarray(0, key.length - EPOCH_SUFFIX_BYTES);
+        const suffix = key.subarray(key.length - EPOCH_SUFFIX_BYTES);
+        const name = prefix.toString('latin1');
+        let known = keys.get(name);
+        if (known === undefined) {
+          let target = -2;
+          if (table.hasher === undefined) target = -1;
+          else if (put) target = this.targetOf(table, value, 0);
+          known = { target, table, prefix: Buffer.from(prefix), newest: Buffer.from(suffix), row: put, rowAtStart: undefined };
+          keys.set(name, known);
+          if (target === -2) this.lookUp(known);
+        } else if (suffix.compare(known.newest) <= 0) {
+          // Newer (the epoch is inverted) than the versions kept before.
+          known.newest = Buffer.from(suffix);
+          known.row = put;
+        }
+        if (known.target === -2 && put) known.target = this.targetOf(table, value, 0);
+        const targets = table.hasher === undefined ? this.shares : known.target >= 0 ? 1 : 0;
+        for (let index = 0; index < targets; index++) {
+          const share = table.hasher === undefined ? index : known.target;
+          const builder = this.builders[share]!;
+          if (operation === BATCH_DELETE) builder.delete(key);
+          else builder.put(key, value);
+          this.entries[share]!++;
+        }
+        if (targets > 0) this.keptEntries++;
+      });
+    }
+    // Rows counted once per key: a key kept changes a share's rows only when its newest version's kind changed since E.
+    for (const known of keys.values()) {
+      if (known.table.hasher !== undefined && known.target < 0) continue;
+      if (known.rowAtStart === undefined) this.lookUp(known);
+      const change = (known.row ? 1 : 0) - (known.rowAtStart! ? 1 : 0);
+      if (change === 0) continue;
+      if (known.table.hasher === undefined) for (let share = 0; share < this.shares; share++) this.rows[share]! += change;
+      else this.rows[known.target]! += change;
+    }
+  }
+
+  /** The key's versions at E (the pinned iterators): whether the newest is a row and, when its owner is not known yet, the owner named by its newest put. */
+  private lookUp(known: KeptKey): void {
+    const iterator = this.iterators[this.tables.indexOf(known.table)]!;
+    iterator.seek(known.prefix);
+    const length = known.prefix.length;
+    let first = true;
+    let searching = true;
+    for (let packed = iterator.nextPacked(16); searching && packed !== null; packed = searching ? iterator.nextPacked(64) : null) {
+      forEachPacked(packed, (buffer, keyStart, keyEnd, valueStart, valueEnd) => {
+        if (!searching) return;
+        if (keyEnd - keyStart - EPOCH_SUFFIX_BYTES !== length || buffer.compare(known.prefix, 0, length, keyStart, keyStart + length) !== 0) {
+          searching = false;
+          return;
+        }
+        const put = valueEnd > valueStart && buffer[valueStart] !== ROW_TOMBSTONE;
+        if (first) known.rowAtStart = put;
+        first = false;
+        if (!put) return;
+        if (known.target === -2) known.target = this.targetOf(known.table, buffer, valueStart);
+        searching = false;
+      });
+    }
+    // No put at E nor before (the target stays unknown until a kept put names it): a tombstone over nothing, which no share needs.
+    if (first) known.rowAtStart = false;
+  }
+
+  /** Closes the iterators and drops what was kept (the read is abandoned or finished). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const iterator of this.iterators) iterator.close();
+    this.iterators.length = 0;
+    this.kept.length = 0;
+    if (this.snapshot !== undefined) {
+      try {
+        this.database.releaseSnapshot(this.snapshot);
+      } catch {
+        // The database closed first: its snapshots went with it.
+      }
+      this.snapshot = undefined;
+    }
+  }
 }
 
 /**
  * The seeds of shares `first .. owners - 1` (owner `first + i` gets seed i) of a fragment whose
- * state tables are `tables`, as of `database`'s committed state.
+ * state tables are `tables`, as of `database`'s committed state, read at once.
  */
 export function keyedSeeds(
   database: RocksDatabase,
@@ -42,82 +355,11 @@ export function keyedSeeds(
   first: number,
   owners: number,
 ): KeyedSeed[] {
-  const shares = owners - first;
-  const builders = Array.from({ length: shares }, () => new WriteBatchBuilder());
-  const rows = new Array<number>(shares).fill(0);
-  const entries = new Array<number>(shares).fill(0);
-  const reader = new RowReader(Buffer.alloc(0));
-  const values: Value[] = [];
-  /** The key (without its epoch suffix) of the entries being routed, and their owner's seed (-1: no share's, -2: not known yet). */
-  let current = Buffer.alloc(256);
-  let currentLength = -1;
-  let target = -2;
-  /** Tombstones of the current key before its first put (copied: the packed buffer is reused). */
-  let waiting: Buffer[] = [];
-  for (const table of tables) {
-    const columns = stateVnodes.get(table.tableId);
-    const types: DataType[] | undefined = columns?.map((column) => table.columnTypes[column]!);
-    const hasher = types === undefined ? undefined : new VnodeHasher(types);
-    const width = columns === undefined ? 0 : Math.max(...columns) + 1;
-    currentLength = -1;
-    waiting = [];
-    const iterator = database.iterator({ lowerBound: tableLowerBound(table.tableId), upperBound: tableUpperBound(table.tableId) });
-    try {
-      for (let packed = iterator.nextPacked(1024); packed !== null; packed = iterator.nextPacked(1024)) {
-        forEachPacked(packed, (buffer, keyStart, keyEnd, valueStart, valueEnd) => {
-          const tombstone = valueEnd === valueStart || buffer[valueStart] === ROW_TOMBSTONE;
-          const prefixEnd = keyEnd - EPOCH_SUFFIX_BYTES;
-          const prefixLength = prefixEnd - keyStart;
-          const sameKey = prefixLength === currentLength && buffer.compare(current, 0, currentLength, keyStart, prefixEnd) === 0;
-          if (!sameKey) {
-            if (prefixLength > current.length) current = Buffer.alloc(prefixLength * 2);
-            buffer.copy(current, 0, keyStart, prefixEnd);
-            currentLength = prefixLength;
-            target = -2;
-            waiting = [];
-          }
-          if (hasher === undefined) {
-            // No vnode columns: every share gets the table.
-            for (let share = 0; share < shares; share++) {
-              builders[share]!.put(buffer.subarray(keyStart, keyEnd), buffer.subarray(valueStart, valueEnd));
-              entries[share]!++;
-              if (!sameKey && !tombstone) rows[share]!++;
-            }
-            return;
-          }
-          if (target === -2) {
-            if (tombstone) {
-              waiting.push(Buffer.from(buffer.subarray(keyStart, keyEnd)), Buffer.from(buffer.subarray(valueStart, valueEnd)));
-              return;
-            }
-            // The newest put of the key: its row's vnode columns name the owner.
-            reader.buffer = buffer;
-            reader.offset = valueStart + 1;
-            reader.varint();
-            values.length = 0;
-            for (let column = 0; column < width; column++) values.push(decodeRowValue(reader));
-            const owner = hasher.ofColumns(values, columns!) % owners;
-            target = owner >= first ? owner - first : -1;
-            if (target >= 0) {
-              const builder = builders[target]!;
-              for (let at = 0; at < waiting.length; at += 2) builder.put(waiting[at]!, waiting[at + 1]!);
-              entries[target]! += waiting.length / 2;
-              // The first version found is the newest: a put there makes a row.
-              if (waiting.length === 0) rows[target]!++;
-            }
-            waiting = [];
-          }
-          if (target < 0) return;
-          builders[target]!.put(buffer.subarray(keyStart, keyEnd), buffer.subarray(valueStart, valueEnd));
-          entries[target]!++;
-        });
-      }
-    } finally {
-      iterator.close();
-    }
-    const key = tableRecordKey(table.tableId);
-    const record = database.get(key);
-    if (record !== undefined) for (const builder of builders) builder.put(key, record);
+  const read = new KeyedSeedRead(database, tables, stateVnodes, first, owners);
+  try {
+    while (!read.step(1 << 20));
+    return read.finish();
+  } finally {
+    read.close();
   }
-  return builders.map((builder, share) => ({ bytes: builder.writer.copy(), rows: rows[share]!, entries: entries[share]! }));
 }

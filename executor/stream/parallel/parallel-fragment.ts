@@ -25,6 +25,7 @@ import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 import type { WorkerMemory, WorkerStatus } from './worker-memory.js';
 import type { WorkerPool } from '../../batch/worker-pool.js';
 import type { RemoteShareTarget } from './source-fragment.js';
+import { DEFAULT_SEED_STEP_ENTRIES, type KeyedSeed, type KeyedSeedRead } from './keyed-seed.js';
 
 
 /**
@@ -128,14 +129,27 @@ interface Exchange {
 
 /**
  * How a keyed fragment follows the cluster's membership (executor/cluster/README.md, "Keyed
- * shares"): the runtime's view of the nodes that take shares, and the shares of the nodes listed
- * now, each seeded with its vnodes' committed state as the database holds it when they are cut.
+ * shares"): the runtime's view of the nodes that take shares, the read of their seeds (their vnodes'
+ * committed state), and the shares of the nodes listed now.
  */
 export interface KeyedOwners {
   /** Changes whenever the set of nodes that take shares does. */
   generation(): number;
-  /** One share per node listed now (owners after the threads, in order), seeded (keyed-seed.ts). */
-  remotes(): RemoteShareTarget[];
+  /** Starts reading the seeds of one share per node listed now (keyed-seed.ts), or undefined when none is listed (no seed to read). */
+  readSeeds(): KeyedSeedRead | undefined;
+  /** One share per node listed now (owners after the threads, in order), seeded with `seeds` (one per node), or read at once when not given. */
+  remotes(seeds?: readonly KeyedSeed[]): RemoteShareTarget[];
+}
+
+/** A read of the seeds going on while the old owners run (ParallelFragmentNode.followMembership). */
+interface SeedReading {
+  readonly read: KeyedSeedRead;
+  /** The membership's generation it was started for. */
+  readonly generation: number;
+  readonly startedAt: number;
+  /** When the last table was read (0: not yet). */
+  readMs: number;
+  timer: NodeJS.Immediate | undefined;
 }
 
 /** The main thread's node of a parallel fragment: the hash exchange of its inputs and the workers' answers. */
@@ -171,6 +185,8 @@ export class ParallelFragmentNode implements StreamNode {
   private rescaleDue = false;
   /** Times the owners were cut again for a changed membership (EXPLAIN ANALYZE). */
   private rescales = 0;
+  /** The seeds being read for the next cut, while the owners run on. */
+  private reading: SeedReading | undefined;
   /** The owners replaced at a re-cut, closing. */
   private readonly retiring = new Set<Promise<void>>();
   /** The memory manager's share of the caches' budgets, for workers started later. */
@@ -266,23 +282,28 @@ export class ParallelFragmentNode implements StreamNode {
   }
 
   /**
-   * Follows the membership (once per epoch, at its durability, and when the runtime hears it
-   * changed): when the nodes that take shares changed and the fragment is at a safe point (no
-   * worker has rows, output or writes of an open epoch, every epoch it wrote is durable), its
+   * Follows the membership (once per epoch, at its durability, when the runtime hears it changed,
+   * and when a seed read ends): when the nodes that take shares changed, at a safe point of the
+   * fragment (no worker has rows, output or writes of an open epoch, every epoch it wrote is
+   * durable) a read of the new shares' seeds starts (keyed-seed.ts: its iterators see the database
+   * as of then) and goes on in steps between statements and epochs while the owners run on; the
+   * writes they hand over meanwhile are kept. At the first safe point after the read is done, the
    * owners are cut again: the threads and shares stop, each node listed now gets a share seeded
-   * with its vnodes' state as the leader's database holds it, and the threads start over on that
-   * database, so the vnodes of a node that joined go to it with their state and those of a node
-   * that left (drained) go back to the others, with nothing to replay. Otherwise it waits for the
-   * next safe point.
+   * with its vnodes' state as read and the kept epochs' writes after it, and the threads start over
+   * on the database, so the vnodes of a node that joined go to it with their state and those of a
+   * node that left (drained) go back to the others, with nothing to replay. A membership that
+   * changes again during the read abandons it (the next safe point starts another).
    */
   followMembership(): void {
     const owners = this.owners;
     if (owners === undefined || this.disposed) return;
     const generation = owners.generation();
+    if (this.reading !== undefined && this.reading.generation !== generation) this.abandonRead();
     if (generation === this.ownersGeneration) {
       this.rescaleDue = false;
       return;
     }
+    if (this.reading !== undefined && this.reading.readMs === 0) return;
     for (const worker of this.workers) {
       if (worker.dirty || worker.holdingRows || worker.awaitingDurable.length > 0) {
         this.rescaleDue = true;
@@ -290,17 +311,35 @@ export class ParallelFragmentNode implements StreamNode {
       }
     }
     this.rescaleDue = false;
+    if (this.reading === undefined) {
+      let read: KeyedSeedRead | undefined;
+      const startedAt = performance.now();
+      try {
+        read = owners.readSeeds();
+      } catch (error) {
+        this.ownersGeneration = generation;
+        this.cannotSeed(error);
+        return;
+      }
+      if (read !== undefined) {
+        this.reading = { read, generation, startedAt, readMs: 0, timer: undefined };
+        this.readStep();
+        return;
+      }
+      // No node to seed (the last one left): the threads take every vnode at once.
+    }
+    const reading = this.reading;
+    this.reading = undefined;
     this.ownersGeneration = generation;
-    // The seeds are read before anything stops: a read that fails leaves the owners as they are.
+    // The seeds are made before anything stops: a failure leaves the owners as they are.
     let remotes: RemoteShareTarget[];
-    const reading = performance.now();
     try {
-      remotes = owners.remotes();
+      remotes = owners.remotes(reading === undefined ? [] : reading.read.finish());
     } catch (error) {
-      process.stderr.write(`oxbow: view ${this.context.viewId}'s keyed fragment keeps its owners: its shares could not be seeded: ${error instanceof Error ? error.message : String(error)}\n`);
+      reading?.read.close();
+      this.cannotSeed(error);
       return;
     }
-    const readMs = performance.now() - reading;
     const before = this.remoteTargets;
     const old = this.workers.splice(0);
     this.remoteNodes.length = 0;
@@ -315,11 +354,58 @@ export class ParallelFragmentNode implements StreamNode {
     const now = new Set(remotes.map((remote) => remote.key ?? remote.node));
     const took = remotes.filter((remote) => !before.some((earlier) => (earlier.key ?? earlier.node) === (remote.key ?? remote.node))).map((remote) => remote.node);
     const gave = before.filter((remote) => !now.has(remote.key ?? remote.node)).map((remote) => (remote.failed?.() === true ? `${remote.node} (failed over before)` : remote.node));
+    const read =
+      reading === undefined
+        ? 'no seed to read'
+        : `seeds read in ${reading.readMs.toFixed(0)} ms while the owners ran, then ${reading.read.keptEpochs} epoch${reading.read.keptEpochs === 1 ? '' : 's'}' writes added (${reading.read.keptEntries} entries), cut ${(performance.now() - reading.startedAt).toFixed(0)} ms after the read began`;
     process.stderr.write(
       `oxbow: view ${this.context.viewId}'s keyed fragment cut its vnodes again for ${this.settings.parallelism} threads and ${remotes.length} other node${remotes.length === 1 ? '' : 's'}` +
         `${took.length > 0 ? `; node ${took.join(', ')} took vnodes` : ''}${gave.length > 0 ? `; node ${gave.join(', ')} handed its vnodes back` : ''}` +
-        ` (seeds read in ${readMs.toFixed(0)} ms)\n`,
+        ` (${read})\n`,
     );
+  }
+
+  private cannotSeed(error: unknown): void {
+    process.stderr.write(`oxbow: view ${this.context.viewId}'s keyed fragment keeps its owners: its shares could not be seeded: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
+
+  /** One step of the seed read (a bounded number of entries, or about 10 ms), then the next after whatever waits on the event loop. */
+  private readStep(): void {
+    const reading = this.reading;
+    if (reading === undefined) return;
+    reading.timer = undefined;
+    const bound = this.context.tuning.keyedSeedSliceEntries;
+    let done: boolean;
+    try {
+      if (bound !== undefined) {
+        done = reading.read.step(bound);
+      } else {
+        const began = performance.now();
+        do done = reading.read.step(DEFAULT_SEED_STEP_ENTRIES);
+        while (!done && performance.now() - began < 10);
+      }
+    } catch (error) {
+      // A failed read (or the database closed under it): the owners stay; the next safe point reads again.
+      this.abandonRead();
+      if (!this.disposed) this.cannotSeed(error);
+      return;
+    }
+    if (!done) {
+      reading.timer = setImmediate(() => this.readStep());
+      return;
+    }
+    reading.readMs = performance.now() - reading.startedAt;
+    // Cut now if the fragment is at a safe point, else at the next one.
+    this.followMembership();
+  }
+
+  /** Drops the seed read under way: its iterators close, the kept writes go. */
+  private abandonRead(): void {
+    const reading = this.reading;
+    if (reading === undefined) return;
+    this.reading = undefined;
+    if (reading.timer !== undefined) clearImmediate(reading.timer);
+    reading.read.close();
   }
 
   initial(): ChangeBatch {
@@ -535,6 +621,7 @@ export class ParallelFragmentNode implements StreamNode {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.abandonRead();
     this.onDispose(this);
   }
 
@@ -551,10 +638,20 @@ export class ParallelFragmentNode implements StreamNode {
       // Before the answers: a failure of one fails the epoch every asked worker sealed.
       worker.awaitingDurable.push(epoch);
     }
-    return workerWrites(asked, (message) => {
+    const writes = workerWrites(asked, (message) => {
       const handed: Batch = expect(message, 'batch');
       return new Uint8Array(handed.bytes, 0, handed.length);
     });
+    const read = this.reading?.read;
+    if (writes === undefined || read === undefined) return writes;
+    // A seed read is under way: the epoch's writes go after the seeds it reads (keyed-seed.ts).
+    let kept = false;
+    const keep = (batches: readonly Uint8Array[]): readonly Uint8Array[] => {
+      if (!kept) read.keep(batches);
+      kept = true;
+      return batches;
+    };
+    return { wait: () => keep(writes.wait()), whenReady: async () => keep(await writes.whenReady()) };
   }
 
   durable(epoch: Epoch): void {
@@ -569,6 +666,11 @@ export class ParallelFragmentNode implements StreamNode {
   }
 
   failed(error: unknown): void {
+    // Writes kept for the seeds may be of the failed epochs: the read starts over.
+    if (this.reading !== undefined) {
+      this.abandonRead();
+      this.rescaleDue = true;
+    }
     const message = error instanceof Error ? error.message : String(error);
     for (const worker of this.workers) {
       if (worker.awaitingDurable.length === 0) continue;
@@ -578,6 +680,7 @@ export class ParallelFragmentNode implements StreamNode {
   }
 
   async close(): Promise<void> {
+    this.abandonRead();
     await Promise.all([...this.workers.map((worker) => worker.close()), ...this.retiring]);
   }
 }

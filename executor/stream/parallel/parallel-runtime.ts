@@ -20,7 +20,7 @@ import { distributionText, fragmentAt, inputNeedsRowIds, workerPlan, type Fragme
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
 import { keyedSourceScan, workerGeneratedSources } from '../../../planner/stream/parallel-source.js';
 import { SourceFragments, type RemoteShareTarget } from './source-fragment.js';
-import { keyedSeeds } from './keyed-seed.js';
+import { keyedSeeds, KeyedSeedRead, type KeyedSeed } from './keyed-seed.js';
 import type { WorkerMemory, WorkerMemoryHost, WorkerMemorySource, WorkerStatus } from './worker-memory.js';
 
 /**
@@ -135,7 +135,9 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
     // Under --remote-shares on a keyed fragment's owners follow the membership (KeyedOwners).
     const shares = this.sourceFragments.remoteShares;
     const owners: KeyedOwners | undefined =
-      generating || shares?.keyedTargets === undefined ? undefined : { generation: () => shares.generation(), remotes: () => this.keyedRemotes(fragment) };
+      generating || shares?.keyedTargets === undefined
+        ? undefined
+        : { generation: () => shares.generation(), readSeeds: () => this.readSeeds(fragment), remotes: (seeds) => this.keyedRemotes(fragment, seeds) };
     const generation = owners?.generation() ?? 0;
     const remotes = owners === undefined ? [] : this.keyedRemotes(fragment);
     if (owners !== undefined && this.unlisten === undefined && shares?.onChange !== undefined) this.unlisten = shares.onChange(() => this.followMembership());
@@ -181,15 +183,29 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
   /**
    * The shares of a keyed fragment on other nodes (a cluster's leader under --remote-shares on),
    * each seeded with the committed entries of its vnodes' rows in the fragment's state tables and
-   * their records (keyed-seed.ts): the fragment is being built, or its owners are cut again
-   * (ParallelFragmentNode.followMembership), so none of its epochs is in flight (a safe point).
+   * their records (keyed-seed.ts): `seeds` as a read started by readSeeds made them (the owners
+   * are cut again: ParallelFragmentNode.followMembership), or read at once when the fragment is
+   * being built (no epoch of it in flight: a safe point).
    */
-  private keyedRemotes(fragment: Fragment): RemoteShareTarget[] {
+  private keyedRemotes(fragment: Fragment, seeds?: readonly KeyedSeed[]): RemoteShareTarget[] {
     const source = this.sourceFragments.remoteShares;
     // No node to share with: no seed to read.
     if (source?.keyedTargets === undefined || source.keys().size === 0) return [];
     const tables = fragment.nodes.flatMap((node) => node.stateTables);
-    return source.keyedTargets(fragmentWorkerScript(), (shares) => keyedSeeds(this.store.database, tables, fragment.stateVnodes, this.parallelism, this.parallelism + shares));
+    return source.keyedTargets(fragmentWorkerScript(), (shares) => {
+      if (seeds === undefined) return keyedSeeds(this.store.database, tables, fragment.stateVnodes, this.parallelism, this.parallelism + shares);
+      if (seeds.length !== shares) throw new Error(`${shares} nodes take shares now, not the ${seeds.length} whose seeds were read`);
+      return seeds;
+    });
+  }
+
+  /** Starts reading the seeds of a keyed fragment's shares, one per node listed now (undefined: none is). */
+  private readSeeds(fragment: Fragment): KeyedSeedRead | undefined {
+    const source = this.sourceFragments.remoteShares;
+    const shares = source?.keyedTargets === undefined ? 0 : source.keys().size;
+    if (shares === 0) return undefined;
+    const tables = fragment.nodes.flatMap((node) => node.stateTables);
+    return new KeyedSeedRead(this.store.database, tables, fragment.stateVnodes, this.parallelism, this.parallelism + shares);
   }
 
   /** The membership changed (the cluster read the nodes again): each keyed fragment at a safe point cuts its owners again. */
