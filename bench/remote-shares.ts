@@ -39,8 +39,11 @@
 // (the seed is read on the leader's main thread, and the first epoch after the cut waits for the
 // node to write its seed and start its worker), how long the leader read the seeds (its log line
 // of the cut), the CPU seconds of the leader and of the node
-// from the node's start to then; then the node drained (SIGTERM) while the inserts go on: the time
-// until EXPLAIN ANALYZE shows the fragment on the threads alone and the longest insert meanwhile.
+// from the node's start to then, and the resident set of each (now and at its peak, VmHWM; the
+// leader's also before the node starts); then the node drained (SIGTERM) while the inserts go on: the
+// time until EXPLAIN ANALYZE shows the fragment on the threads alone and the longest insert
+// meanwhile. The groups are built in statements of BENCH_CHUNK_ROWS rows (default 100,000; the
+// time and the leader's CPU seconds printed).
 // BENCH_ENTRY: the bin/oxbow.js of each build to compare, comma-separated, run A B A B per round
 // (default this build's), BENCH_LABELS their names in the metrics.
 
@@ -58,6 +61,9 @@ const ENTRIES = (process.env['BENCH_ENTRY'] ?? join(dirname(fileURLToPath(import
 const LABELS = (process.env['BENCH_LABELS'] ?? ENTRIES.map((_, index) => (index === 0 ? 'this' : `build${index}`)).join(',')).split(',');
 let ENTRY = ENTRIES[0]!;
 const GROUPS = Number(process.env['BENCH_GROUPS'] ?? '300000');
+/** BENCH_QUERY=join: the rows of each statement that builds the groups. */
+const CHUNK_ROWS = Number(process.env['BENCH_CHUNK_ROWS'] ?? '100000');
+if (!Number.isInteger(CHUNK_ROWS) || CHUNK_ROWS < 1) throw new Error(`BENCH_CHUNK_ROWS must be a positive whole number, not ${process.env['BENCH_CHUNK_ROWS']}`);
 
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? '2000000');
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '2');
@@ -68,6 +74,13 @@ const BIDS = Math.floor(EVENTS / 50) * 46 + Math.min(46, Math.max(0, (EVENTS % 5
 
 function emit(metric: string, value: number, unit: string): void {
   console.log(JSON.stringify({ bench: 'remote-shares', metric, value: unit === 'digest' ? value : Number(value.toPrecision(4)), unit }));
+}
+
+/** A process's resident set now and at its peak (VmRSS, VmHWM of /proc/<pid>/status), in bytes. */
+function residentBytes(pid: number): { now: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { now: kib('VmRSS'), peak: kib('VmHWM') };
 }
 
 /** CPU seconds (user + system) of a process so far. */
@@ -288,9 +301,14 @@ async function joinRun(label: string): Promise<void> {
     const client = await connect(a);
     await client.query('create table t (id int8 primary key, k int8, v int8)');
     await client.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
-    for (let from = 0; from < GROUPS; from += 100_000) {
-      await client.query(`insert into t select g, g, g % 1000 from generate_series(${from + 1}, ${Math.min(GROUPS, from + 100_000)}) g`);
+    // Built in statements of BENCH_CHUNK_ROWS rows (one epoch each through the fragment).
+    const buildStart = performance.now();
+    const buildCpu = cpuSeconds(a.child.pid!);
+    for (let from = 0; from < GROUPS; from += CHUNK_ROWS) {
+      await client.query(`insert into t select g, g, g % 1000 from generate_series(${from + 1}, ${Math.min(GROUPS, from + CHUNK_ROWS)}) g`);
     }
+    const buildS = (performance.now() - buildStart) / 1000;
+    const buildCpuS = cpuSeconds(a.child.pid!) - buildCpu;
     // The load: small inserts, one after another, each timed.
     let next = GROUPS;
     let writing = true;
@@ -308,6 +326,7 @@ async function joinRun(label: string): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 2000));
       const before = longest;
       longest = 0;
+      const leaderBefore = residentBytes(a.child.pid!);
       const joinedAt = performance.now();
       const b = await startOxbowNode(ENTRY, join(work, 'b'), args, env);
       started.push(b);
@@ -315,20 +334,25 @@ async function joinRun(label: string): Promise<void> {
       const port = new URL(b.url).port;
       let firstRowsMs: number | undefined;
       let row: Record<string, string | null> | undefined;
-      const until = Date.now() + 300_000;
+      const until = Date.now() + 1_200_000;
       for (;;) {
         row = (await client.query<Record<string, string | null>>(`select * from oxbow_catalog.nodes where address like '%:${port}'`)).rows[0];
         if (row !== undefined && Number(row['share_rows'] ?? 0) > 0) {
           firstRowsMs ??= performance.now() - joinedAt;
           if (row['share_ready_ms'] !== null) break;
         }
-        if (Date.now() > until) throw new Error(`the node handed over no rows within 300 s\n${a.stderr()}`);
+        if (Date.now() > until) throw new Error(`the node handed over no rows within 1200 s\n${a.stderr()}\n--- node ---\n${b.stderr()}`);
+        // A share that failed over (its rows then run on the leader) or a leader that gave its lease up never gets there.
+        if (/the keyed share on node .* failed|lost its etcd lease/.test(a.stderr())) throw new Error(`the join did not complete\n${a.stderr()}\n--- node ---\n${b.stderr()}`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       const readyMs = performance.now() - joinedAt;
       const cpu = [a, b].map((node, index) => cpuSeconds(node.child.pid!) - cpuBefore[index]!);
+      const rss = [a, b].map((node) => residentBytes(node.child.pid!));
       const tag = `join_${label}`;
       emit(`${tag}_groups`, GROUPS, 'groups');
+      emit(`${tag}_build_s`, buildS, 's');
+      emit(`${tag}_build_leader_cpu_s`, buildCpuS, 's');
       emit(`${tag}_seed_rows`, Number(row!['share_seed_rows']), 'rows');
       emit(`${tag}_seed_bytes`, Number(row!['share_seed_bytes']), 'bytes');
       emit(`${tag}_seed_read_to_first_batch_ms`, Number(row!['share_ready_ms']), 'ms');
@@ -338,6 +362,12 @@ async function joinRun(label: string): Promise<void> {
       emit(`${tag}_longest_insert_joining_ms`, longest, 'ms');
       emit(`${tag}_leader_cpu_s`, cpu[0]!, 's');
       emit(`${tag}_node_cpu_s`, cpu[1]!, 's');
+      emit(`${tag}_leader_rss_before_bytes`, leaderBefore.now, 'bytes');
+      emit(`${tag}_leader_peak_rss_before_bytes`, leaderBefore.peak, 'bytes');
+      emit(`${tag}_leader_rss_bytes`, rss[0]!.now, 'bytes');
+      emit(`${tag}_leader_peak_rss_bytes`, rss[0]!.peak, 'bytes');
+      emit(`${tag}_node_rss_bytes`, rss[1]!.now, 'bytes');
+      emit(`${tag}_node_peak_rss_bytes`, rss[1]!.peak, 'bytes');
       // The leader's main thread reading the seeds (its log line of the cut).
       const reads = [...a.stderr().matchAll(/seeds read in (\d+) ms/g)];
       if (reads.length > 0) emit(`${tag}_seed_read_ms`, Number(reads[reads.length - 1]![1]), 'ms');
@@ -356,9 +386,16 @@ async function joinRun(label: string): Promise<void> {
       emit(`${tag}_longest_insert_draining_ms`, longest, 'ms');
       emit(`${tag}_failed_over`, /the keyed share on node .* failed/.test(a.stderr()) ? 1 : 0, 'shares');
       emit(`${tag}_load_1m`, loadavg()[0]!, 'load');
-    } finally {
+    } catch (error) {
+      // The leader's log says why (a share failed over, the lease given up, the process gone).
       writing = false;
-      await writer;
+      await writer.catch(() => undefined);
+      throw new Error(`${error instanceof Error ? error.message : String(error)}\n--- leader ---\n${a.stderr()}`);
+    } finally {
+      if (writing) {
+        writing = false;
+        await writer;
+      }
     }
     await client.end();
   } finally {

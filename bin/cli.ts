@@ -24,6 +24,7 @@ import { DASHBOARD_HTML } from '../executor/metrics/dashboard-page.js';
 import { runRestore } from './restore.js';
 import { serveClusterNode } from './cluster.js';
 import { parseClusterUrl, type ClusterUrl } from '../executor/cluster/etcd-coordinator.js';
+import { MAX_SEED_CHUNK_BYTES } from '../executor/cluster/remote-share-link.js';
 
 export interface CliConfig {
   readonly host: string;
@@ -324,6 +325,12 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const stallSeconds = parseCount(variable('OXBOW_CLUSTER_STALL_S'), 'seconds');
   const forwardTimeoutMs = parseCount(variable('OXBOW_CLUSTER_FORWARD_TIMEOUT_MS'), 'milliseconds');
   const remoteShareTimeoutMs = parseCount(variable('OXBOW_REMOTE_SHARE_TIMEOUT_MS'), 'milliseconds');
+  // Read by the leader's relay threads from the environment (remote-share-link.ts): refused here, at start.
+  const seedChunkInput = variable('OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES');
+  const seedChunkBytes = parseCount(seedChunkInput, 'bytes');
+  if (seedChunkBytes !== undefined && seedChunkBytes > MAX_SEED_CHUNK_BYTES) {
+    throw new UsageError(`${seedChunkInput!.source}: "${seedChunkInput!.text}" is over ${MAX_SEED_CHUNK_BYTES} bytes, the largest piece of a seed a frame holds`);
+  }
   if (host === '') throw new UsageError('--host must not be empty');
   if (!isLoopback(host) && password === undefined) {
     throw new UsageError(

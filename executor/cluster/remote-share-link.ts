@@ -17,12 +17,38 @@ import { deserialize, serialize } from 'node:v8';
 /** The largest frame either end accepts (an epoch's batch of one share). */
 export const MAX_FRAME_BYTES = 512 * 1024 * 1024;
 
+/** The largest piece of a seed: a `seed` frame's bytes with room for its header under MAX_FRAME_BYTES. */
+export const MAX_SEED_CHUNK_BYTES = MAX_FRAME_BYTES - 1024;
+
+/** A seed's pieces when OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES is not set. */
+export const DEFAULT_SEED_CHUNK_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The bound of a seed's pieces OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES gives (tests: a small seed in
+ * many frames): unset or empty, DEFAULT_SEED_CHUNK_BYTES; a whole number of bytes from 1 to
+ * MAX_SEED_CHUNK_BYTES; anything else an error naming the variable (bin/cli.ts refuses it at start
+ * with the same rule).
+ */
+export function seedChunkBytes(text: string | undefined): number {
+  if (text === undefined || text === '') return DEFAULT_SEED_CHUNK_BYTES;
+  const value = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!Number.isSafeInteger(value) || value < 1 || value > MAX_SEED_CHUNK_BYTES) {
+    throw new Error(`OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: "${text}" is not a whole number of bytes from 1 to ${MAX_SEED_CHUNK_BYTES}`);
+  }
+  return value;
+}
+
+/** This process's bound of a seed's pieces, read once (when a share first opens, not at import). */
+let seedChunk: number | undefined;
+
 /**
  * A keyed share's seed crosses in frames of at most this many bytes (`seed` frames before `open`),
- * so a seed of any size fits under MAX_FRAME_BYTES; OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES sets
- * another bound (tests: a small seed in many frames).
+ * so a seed of any size fits under MAX_FRAME_BYTES (`seedChunkBytes`).
  */
-export const SEED_CHUNK_BYTES = Math.max(1, Math.min(MAX_FRAME_BYTES - 1024, Number(process.env['OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES'] ?? 0) || 64 * 1024 * 1024));
+export function configuredSeedChunkBytes(): number {
+  seedChunk ??= seedChunkBytes(process.env['OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES']);
+  return seedChunk;
+}
 
 /** The frames of the handshake, before the worker protocol's messages. */
 export type Handshake =
@@ -34,8 +60,8 @@ export type Handshake =
   /** The share's worker data (source-protocol.ts' SourceWorkerData without the database and the signal). */
   | { readonly t: 'open'; readonly data: unknown };
 
-/** The frames that open a share: a keyed share's seed in pieces of SEED_CHUNK_BYTES at most, then `open` with the rest. */
-export function openFrames(share: object, chunkBytes = SEED_CHUNK_BYTES): Buffer[] {
+/** The frames that open a share: a keyed share's seed in pieces of `chunkBytes` at most, then `open` with the rest. */
+export function openFrames(share: object, chunkBytes = configuredSeedChunkBytes()): Buffer[] {
   const seed = (share as { seed?: unknown }).seed;
   if (!(seed instanceof Uint8Array) || seed.length <= chunkBytes) return [frame({ t: 'open', data: share } satisfies Handshake)];
   const frames: Buffer[] = [];

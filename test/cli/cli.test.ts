@@ -269,6 +269,12 @@ describe('command line', () => {
     expect(() => parseCommandLine([], { OXBOW_CLUSTER_STALL_S: 'soon' })).toThrow('OXBOW_CLUSTER_STALL_S: "soon" is not a positive whole number of seconds');
     expect(() => parseCommandLine([], { OXBOW_CLUSTER_FORWARD_TIMEOUT_MS: '10s' })).toThrow('OXBOW_CLUSTER_FORWARD_TIMEOUT_MS: "10s" is not a positive whole number of milliseconds');
     expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_TIMEOUT_MS: ' ' })).toThrow('OXBOW_REMOTE_SHARE_TIMEOUT_MS: " " is not a positive whole number of milliseconds');
+    expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: '64MiB' })).toThrow('OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: "64MiB" is not a positive whole number of bytes');
+    expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: '0' })).toThrow('OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: "0" is not a positive whole number of bytes');
+    expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: String(512 * 1024 * 1024) })).toThrow(
+      `OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: "${512 * 1024 * 1024}" is over ${512 * 1024 * 1024 - 1024} bytes, the largest piece of a seed a frame holds`,
+    );
+    expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: '2048' })).not.toThrow();
   });
 
   it('passes the streaming tuning variables to the engine as parsed, 0 included', () => {

@@ -11,7 +11,7 @@
 
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { clusterNodes } from './nodes.js';
+import { clusterNodes, shareAddressListed } from './nodes.js';
 import { checkView, GEN, nodes, until, viewMax } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
@@ -49,12 +49,7 @@ describe('remote shares follow the membership', () => {
     let b = await cluster.startNode('b');
     const stderr = () => `--- a ---\n${a.stderr()}\n--- b ---\n${b.stderr()}`;
 
-    const bId = await until(
-      'node b never listed its share address on the leader',
-      async () => (await nodes(leader)).find((row) => row.role === 'standby' && row.share_address !== null)?.node_id,
-      30_000,
-      stderr,
-    );
+    const bId = await shareAddressListed(leader, b, stderr);
     const unitsOf = async () => Number((await nodes(leader)).find((row) => row.node_id === bId)?.share_units ?? 0);
     await until('node b generated no units', async () => ((await unitsOf()) >= 1500 ? true : undefined), 60_000, stderr);
     const joined = await fragment(leader);

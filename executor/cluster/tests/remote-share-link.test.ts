@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deserialize } from 'node:v8';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { frame, MAX_FRAME_BYTES, newNonce, openFrames, parseAddress, proofMatches, proofOf, readFrames, type Handshake } from '../remote-share-link.js';
+import { DEFAULT_SEED_CHUNK_BYTES, frame, MAX_FRAME_BYTES, MAX_SEED_CHUNK_BYTES, newNonce, openFrames, parseAddress, proofMatches, proofOf, readFrames, seedChunkBytes, type Handshake } from '../remote-share-link.js';
 import { RemoteShareServer } from '../remote-share-server.js';
 
 const KEY = randomBytes(32).toString('hex');
@@ -124,6 +124,16 @@ describe('remote share connections', () => {
     // A seed within the bound, and a share without one, open in one frame.
     expect(openFrames({ kind: 'keyed', seed: seed.subarray(0, 900) }, 1_000).length).toBe(1);
     expect(openFrames({ plan: 1 }, 1_000).length).toBe(1);
+  });
+
+  it("reads the seed's bound from OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES and refuses a value that is not one", () => {
+    expect(seedChunkBytes(undefined)).toBe(64 * 1024 * 1024);
+    expect(seedChunkBytes('')).toBe(DEFAULT_SEED_CHUNK_BYTES);
+    expect(seedChunkBytes(' 2048 ')).toBe(2048);
+    expect(seedChunkBytes(String(MAX_FRAME_BYTES - 1024))).toBe(MAX_SEED_CHUNK_BYTES);
+    for (const bad of ['abc', '64MiB', '0', '-5', '1.5', '1e6', ' ', String(MAX_FRAME_BYTES - 1023), String(MAX_FRAME_BYTES)]) {
+      expect(() => seedChunkBytes(bad), bad).toThrow(`OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: "${bad}" is not a whole number of bytes from 1 to ${MAX_FRAME_BYTES - 1024}`);
+    }
   });
 
   it('answers a client holding the key, and the client can check the server holds it', async () => {
