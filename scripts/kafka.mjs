@@ -25,9 +25,10 @@
 // The broker comes from Maven Central: `mvn dependency:copy-dependencies` resolves
 // org.apache.kafka:kafka_2.13 and its runtime dependencies into .cache/kafka/<version>/lib
 // (outside git). Each port gets its own data folder under .cache/kafka/run-<port>, formatted
-// fresh at every start. Prerequisites: Java 17+ and Maven.
+// fresh at every start: from a template the storage tool formats once per version
+// (.cache/kafka/<version>/formatted), so a start runs one JVM, the broker's. Prerequisites: Java 17+ and Maven.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, openSync, readdirSync, readlinkSync, closeSync, writeSync, unlinkSync, linkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, openSync, readdirSync, readlinkSync, closeSync, copyFileSync, writeSync, unlinkSync, linkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -331,13 +332,61 @@ function formatStorage(dir, port, controllerPort, config, classpath, advertisedP
       '',
     ].join('\n'),
   );
-  // Kafka's own Uuid.randomUuid() redraws an id that starts with '-': the storage tool's argument
-  // parser reads `-t -xyz` as a missing value (1 start in 64 failed to format).
-  let clusterId;
-  do clusterId = randomBytes(16).toString('base64url').slice(0, 22);
-  while (clusterId.startsWith('-'));
-  const format = spawnSync('java', ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', config], { encoding: 'utf8' });
-  if (format.status !== 0) fail(`formatting storage failed:\n${format.stdout}${format.stderr}`);
+  // The storage tool's output is the same for every broker but for two ids: a JVM formats once per
+  // Kafka version (a template), and each start copies its bootstrap.checkpoint (the feature levels)
+  // and writes meta.properties with fresh ids, as the tool would (a JVM start saved per broker).
+  const logs = join(dir, 'logs');
+  mkdirSync(logs, { recursive: true });
+  copyFileSync(join(formattedTemplate(classpath), 'bootstrap.checkpoint'), join(logs, 'bootstrap.checkpoint'));
+  writeFileSync(join(logs, 'meta.properties'), `node.id=1\ndirectory.id=${randomUuid()}\nversion=1\ncluster.id=${randomUuid()}\n`);
+}
+
+/** A random Kafka Uuid as the tools print it: 16 bytes in URL-safe base64, 22 characters. */
+function randomUuid() {
+  // Kafka's own Uuid.randomUuid() redraws an id that starts with '-' (a command line reads it as a flag).
+  let id;
+  do id = randomBytes(16).toString('base64url');
+  while (id.startsWith('-'));
+  return id;
+}
+
+/**
+ * A folder the storage tool formatted once for this Kafka version (`<version>/formatted`): formatted
+ * into a folder of this process's own and renamed into place, as the jars are.
+ */
+function formattedTemplate(classpath) {
+  const template = join(cacheDir, KAFKA_VERSION, 'formatted');
+  if (existsSync(join(template, 'bootstrap.checkpoint'))) return template;
+  const staging = join(cacheDir, KAFKA_VERSION, `format-${process.pid}`);
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  const config = join(staging, 'format.properties');
+  // Only what the storage tool reads: nothing binds these ports.
+  writeFileSync(
+    config,
+    [
+      'process.roles=broker,controller',
+      'node.id=1',
+      'controller.quorum.voters=1@127.0.0.1:9093',
+      'listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093',
+      'controller.listener.names=CONTROLLER',
+      `log.dirs=${join(staging, 'logs')}`,
+      '',
+    ].join('\n'),
+  );
+  const format = spawnSync('java', ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', randomUuid(), '-c', config], { encoding: 'utf8' });
+  if (format.status !== 0 || !existsSync(join(staging, 'logs', 'bootstrap.checkpoint'))) {
+    rmSync(staging, { recursive: true, force: true });
+    fail(`formatting storage failed:\n${format.stdout}${format.stderr}`);
+  }
+  try {
+    renameSync(join(staging, 'logs'), template);
+  } catch (error) {
+    // Another start renamed its copy first: use that one.
+    if (!existsSync(join(template, 'bootstrap.checkpoint'))) throw error;
+  }
+  rmSync(staging, { recursive: true, force: true });
+  return template;
 }
 
 async function start({ port, timeoutMs, keepData, advertisedPort, owner }) {

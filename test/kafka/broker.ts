@@ -5,7 +5,7 @@
 // back what sinks wrote.
 
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,7 @@ import kafkajs from 'kafkajs';
 import type { Admin, Producer } from 'kafkajs';
 import { waitFor } from '../support/wait-for.js';
 import { freePort } from '../support/free-port.js';
+export { listensOn } from '../support/listens-on.js';
 
 const { Kafka, logLevel } = kafkajs;
 /** The broker dedups a retried batch by producer id and sequence number. */
@@ -232,32 +233,6 @@ export async function readAllCommitted(bootstrap: string, topic: string, atLeast
   while (Date.now() < deadline && (seen.length < atLeast || Date.now() - lastAt < quietMs)) await new Promise((resolve) => setTimeout(resolve, 100));
   await consumer.disconnect();
   return seen;
-}
-
-/**
- * Whether process `pid` holds the socket listening on 127.0.0.1:`port` (from /proc/net/tcp and the
- * process's file descriptors): the broker a test signals is the one its clients reach.
- */
-export function listensOn(pid: number, port: number): boolean {
-  // The JVM listens on an IPv6 socket bound to ::ffff:127.0.0.1 (tcp6); other servers on tcp.
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
-  const locals = [`0100007F:${hexPort}`, `0000000000000000FFFF00000100007F:${hexPort}`];
-  const inode = ['/proc/net/tcp', '/proc/net/tcp6']
-    .flatMap((table) => readFileSync(table, 'utf8').split('\n').slice(1))
-    .map((line) => line.trim().split(/\s+/))
-    .find((fields) => locals.includes(fields[1]!) && fields[3] === '0A')?.[9];
-  if (inode === undefined) return false;
-  try {
-    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
-      try {
-        return readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`;
-      } catch {
-        return false;
-      }
-    });
-  } catch {
-    return false;
-  }
 }
 
 /** Where scripts/kafka.mjs keeps its jars and each port's data folder. */
