@@ -8,13 +8,27 @@
 //                                            topics and messages kept) instead of a fresh one
 //   npm run kafka -- --advertised-port M     tell clients to reconnect to 127.0.0.1:M instead of the
 //                                            broker's port (a proxy in front of it, for fault tests)
+//   --owner PID                              the process the broker belongs to (a test file's): the
+//                                            port stays claimed while it lives, and only it stops the
+//                                            broker; without it the broker itself is the owner
+//   --stop --keep-claim                      stop, but keep the ports claimed for a --keep-data start
+//
+// A start claims the broker's port and its controller's (port + 1) before it touches anything:
+// `.cache/kafka/port-<n>.claim`, created exclusively, holds the owner's and the broker's pids. A
+// claim whose owner is alive is never taken over: a second start on a claimed port fails ("port N
+// is claimed by process P") instead of reusing or reformatting another process's broker, and a
+// --stop kills only the broker pid the claim recorded (and only when that process's command line
+// names this port's configuration). A claim whose owner died is stale and taken over. A start is
+// ready only once its own JVM holds the listening socket (/proc, where there is one), so an answer
+// from another process on that port never counts.
 //
 // The broker comes from Maven Central: `mvn dependency:copy-dependencies` resolves
 // org.apache.kafka:kafka_2.13 and its runtime dependencies into .cache/kafka/<version>/lib
 // (outside git). Each port gets its own data folder under .cache/kafka/run-<port>, formatted
-// fresh at every start. Prerequisites: Java 17+ and Maven.
+// fresh at every start: from a template the storage tool formats once per version
+// (.cache/kafka/<version>/formatted), so a start runs one JVM, the broker's. Prerequisites: Java 17+ and Maven.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, openSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, openSync, readdirSync, readlinkSync, closeSync, copyFileSync, writeSync, unlinkSync, linkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,28 +39,35 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const cacheDir = process.env.OXBOW_KAFKA_CACHE ?? join(root, '.cache', 'kafka');
 const libDir = join(cacheDir, KAFKA_VERSION, 'lib');
 
+/** What a failing start undoes first (its claims, its JVM). */
+let undo = () => {};
+
 function fail(message) {
+  undo();
   console.error(`kafka: ${message}`);
   process.exit(1);
 }
 
 function parseArgs(argv) {
-  const options = { port: 9092, stop: false, keepData: false, timeoutMs: 60_000, advertisedPort: undefined };
+  const options = { port: 9092, stop: false, keepData: false, keepClaim: false, timeoutMs: 60_000, advertisedPort: undefined, owner: undefined };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--stop') options.stop = true;
     else if (arg === '--keep-data') options.keepData = true;
+    else if (arg === '--keep-claim') options.keepClaim = true;
+    else if (arg === '--owner') options.owner = Number(argv[++i]);
     else if (arg === '--port') options.port = Number(argv[++i]);
     else if (arg.startsWith('--port=')) options.port = Number(arg.slice(7));
     else if (arg === '--timeout-ms') options.timeoutMs = Number(argv[++i]);
     else if (arg === '--advertised-port') options.advertisedPort = Number(argv[++i]);
     else if (arg === '--help' || arg === '-h') {
-      console.log('usage: npm run kafka -- [--port N] [--stop] [--keep-data] [--timeout-ms N] [--advertised-port M]');
+      console.log('usage: npm run kafka -- [--port N] [--stop [--keep-claim]] [--keep-data] [--timeout-ms N] [--advertised-port M] [--owner PID]');
       process.exit(0);
     } else fail(`unknown argument ${arg} (try --help)`);
   }
   if (!Number.isInteger(options.port) || options.port <= 0 || options.port > 65534) fail('--port must be an integer in 1..65534');
   if (options.advertisedPort !== undefined && (!Number.isInteger(options.advertisedPort) || options.advertisedPort <= 0 || options.advertisedPort > 65535)) fail('--advertised-port must be an integer in 1..65535');
+  if (options.owner !== undefined && (!Number.isInteger(options.owner) || options.owner <= 0)) fail('--owner must be a process id');
   return options;
 }
 
@@ -94,15 +115,153 @@ function runDir(port) {
   return join(cacheDir, `run-${port}`);
 }
 
-function readPid(port) {
-  const pidFile = join(runDir(port), 'kafka.pid');
-  if (!existsSync(pidFile)) return undefined;
-  const pid = Number(readFileSync(pidFile, 'utf8'));
+function alive(pid) {
   try {
     process.kill(pid, 0);
-    return pid;
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
+
+function claimPath(port) {
+  return join(cacheDir, `port-${port}.claim`);
+}
+
+/** The claim of `port`: { owner, broker } pids, or undefined when there is none. */
+function readClaim(port) {
+  // A claim is created empty and written at once: read again while a start is writing it.
+  for (let attempt = 0; ; attempt++) {
+    let text;
+    try {
+      text = readFileSync(claimPath(port), 'utf8');
+    } catch (error) {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    }
+    try {
+      const claim = JSON.parse(text);
+      if (Number.isInteger(claim.owner)) return claim;
+    } catch {
+      // being written
+    }
+    if (attempt >= 40) return { owner: undefined, broker: undefined, unreadable: text };
+    spawnSync('sleep', ['0.05']);
+  }
+}
+
+function writeClaim(port, claim) {
+  const temporary = `${claimPath(port)}.${process.pid}`;
+  writeFileSync(temporary, JSON.stringify(claim));
+  renameSync(temporary, claimPath(port));
+}
+
+/**
+ * Claims `port` for `owner` (this script's pid while it starts the broker, when no --owner): an
+ * exclusive create; a claim of the same owner is kept (a --keep-data start after --keep-claim); a
+ * claim whose owner is dead is stale and taken over; any other claim makes the start fail.
+ */
+function claimPort(port, owner) {
+  mkdirSync(cacheDir, { recursive: true });
+  for (let attempt = 0; attempt < 10; attempt++) {
+    try {
+      const fd = openSync(claimPath(port), 'wx');
+      try {
+        writeSync(fd, JSON.stringify({ owner, broker: null }));
+      } finally {
+        closeSync(fd);
+      }
+      return;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+    }
+    const claim = readClaim(port);
+    if (claim === undefined) continue;
+    if (claim.owner === owner) return;
+    if (claim.owner !== undefined && alive(claim.owner)) {
+      fail(`port ${port} is claimed by process ${claim.owner} (broker ${claim.broker ?? 'starting'}; ${claimPath(port)}): not starting a second broker there`);
+    }
+    if (claim.owner === undefined) fail(`port ${port} has an unreadable claim ${claimPath(port)}: ${JSON.stringify(claim.unreadable)}`);
+    // Stale: move it aside, and take it over only if what was moved is still that dead claim (a
+    // start racing here may have replaced it with its own live one: put that back).
+    const aside = `${claimPath(port)}.stale-${process.pid}`;
+    try {
+      renameSync(claimPath(port), aside);
+    } catch (error) {
+      if (error.code === 'ENOENT') continue;
+      throw error;
+    }
+    let moved;
+    try {
+      moved = JSON.parse(readFileSync(aside, 'utf8'));
+    } catch {
+      moved = { owner: undefined };
+    }
+    if (moved.owner !== claim.owner) {
+      try {
+        linkSync(aside, claimPath(port));
+      } catch {
+        // a third start claimed it meanwhile: it stays theirs
+      }
+      unlinkSync(aside);
+      fail(`port ${port} is claimed by process ${moved.owner}: not starting a second broker there`);
+    }
+    unlinkSync(aside);
+  }
+  fail(`could not claim port ${port}`);
+}
+
+function releasePort(port, owner) {
+  const claim = readClaim(port);
+  if (claim !== undefined && claim.owner === owner) rmSync(claimPath(port), { force: true });
+}
+
+/**
+ * The inode of the socket listening on 127.0.0.1:port, from /proc/net/tcp or tcp6 (the JVM listens
+ * on an IPv6 socket, at ::ffff:127.0.0.1); undefined when none listens or there is no /proc.
+ */
+function listeningInode(port) {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const locals = [`0100007F:${hexPort}`, `0000000000000000FFFF00000100007F:${hexPort}`];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (locals.includes(fields[1]) && fields[3] === '0A') return fields[9];
+    }
+  }
+  return undefined;
+}
+
+/** Whether process `pid` holds the socket listening on 127.0.0.1:port (true where there is no /proc to tell). */
+function listensOn(pid, port) {
+  if (!existsSync('/proc/net/tcp')) return true;
+  const inode = listeningInode(port);
+  if (inode === undefined) return false;
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`;
+      } catch {
+        return false;
+      }
+    });
   } catch {
-    return undefined;
+    return false;
+  }
+}
+
+/** Whether `pid` is a broker this script started for `port` (its command line names the port's configuration). */
+function isBrokerOf(pid, port) {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(join(runDir(port), 'server.properties'));
+  } catch {
+    return !existsSync('/proc/self/cmdline') && alive(pid);
   }
 }
 
@@ -173,66 +332,156 @@ function formatStorage(dir, port, controllerPort, config, classpath, advertisedP
       '',
     ].join('\n'),
   );
-  // Kafka's own Uuid.randomUuid() redraws an id that starts with '-': the storage tool's argument
-  // parser reads `-t -xyz` as a missing value (1 start in 64 failed to format).
-  let clusterId;
-  do clusterId = randomBytes(16).toString('base64url').slice(0, 22);
-  while (clusterId.startsWith('-'));
-  const format = spawnSync('java', ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', config], { encoding: 'utf8' });
-  if (format.status !== 0) fail(`formatting storage failed:\n${format.stdout}${format.stderr}`);
+  // The storage tool's output is the same for every broker but for two ids: a JVM formats once per
+  // Kafka version (a template), and each start copies its bootstrap.checkpoint (the feature levels)
+  // and writes meta.properties with fresh ids, as the tool would (a JVM start saved per broker).
+  const logs = join(dir, 'logs');
+  mkdirSync(logs, { recursive: true });
+  copyFileSync(join(formattedTemplate(classpath), 'bootstrap.checkpoint'), join(logs, 'bootstrap.checkpoint'));
+  writeFileSync(join(logs, 'meta.properties'), `node.id=1\ndirectory.id=${randomUuid()}\nversion=1\ncluster.id=${randomUuid()}\n`);
 }
 
-async function start({ port, timeoutMs, keepData, advertisedPort }) {
-  if (readPid(port) !== undefined && (await answers(port))) {
-    console.log(`kafka ready: 127.0.0.1:${port}`);
+/** A random Kafka Uuid as the tools print it: 16 bytes in URL-safe base64, 22 characters. */
+function randomUuid() {
+  // Kafka's own Uuid.randomUuid() redraws an id that starts with '-' (a command line reads it as a flag).
+  let id;
+  do id = randomBytes(16).toString('base64url');
+  while (id.startsWith('-'));
+  return id;
+}
+
+/**
+ * A folder the storage tool formatted once for this Kafka version (`<version>/formatted`): formatted
+ * into a folder of this process's own and renamed into place, as the jars are.
+ */
+function formattedTemplate(classpath) {
+  const template = join(cacheDir, KAFKA_VERSION, 'formatted');
+  if (existsSync(join(template, 'bootstrap.checkpoint'))) return template;
+  const staging = join(cacheDir, KAFKA_VERSION, `format-${process.pid}`);
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  const config = join(staging, 'format.properties');
+  // Only what the storage tool reads: nothing binds these ports.
+  writeFileSync(
+    config,
+    [
+      'process.roles=broker,controller',
+      'node.id=1',
+      'controller.quorum.voters=1@127.0.0.1:9093',
+      'listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093',
+      'controller.listener.names=CONTROLLER',
+      `log.dirs=${join(staging, 'logs')}`,
+      '',
+    ].join('\n'),
+  );
+  const format = spawnSync('java', ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', randomUuid(), '-c', config], { encoding: 'utf8' });
+  if (format.status !== 0 || !existsSync(join(staging, 'logs', 'bootstrap.checkpoint'))) {
+    rmSync(staging, { recursive: true, force: true });
+    fail(`formatting storage failed:\n${format.stdout}${format.stderr}`);
+  }
+  try {
+    renameSync(join(staging, 'logs'), template);
+  } catch (error) {
+    // Another start renamed its copy first: use that one.
+    if (!existsSync(join(template, 'bootstrap.checkpoint'))) throw error;
+  }
+  rmSync(staging, { recursive: true, force: true });
+  return template;
+}
+
+async function start({ port, timeoutMs, keepData, advertisedPort, owner }) {
+  const controllerPort = port + 1;
+  let claimant = owner ?? process.pid;
+  const release = () => {
+    releasePort(port, claimant);
+    releasePort(controllerPort, claimant);
+  };
+  claimPort(port, claimant);
+  undo = () => releasePort(port, claimant);
+  claimPort(controllerPort, claimant);
+  undo = release;
+  const previous = readClaim(port)?.broker;
+  if (previous && alive(previous) && isBrokerOf(previous, port)) fail(`the broker ${previous} of port ${port} is still running (--stop it first)`);
+  {
+    resolveJars();
+    const dir = runDir(port);
+    const config = join(dir, 'server.properties');
+    const classpath = join(libDir, '*');
+    // --keep-data: the storage formatted by an earlier start of this port is used as it is.
+    if (!keepData || !existsSync(join(dir, 'logs', 'meta.properties'))) formatStorage(dir, port, controllerPort, config, classpath, advertisedPort);
+    const log = openSync(join(dir, 'kafka.log'), 'a');
+    const child = spawn('java', ['-Xmx512m', '-XX:+UseG1GC', '-cp', classpath, 'kafka.Kafka', config], {
+      detached: true,
+      stdio: ['ignore', log, log],
+    });
+    let exited = false;
+    child.once('exit', () => (exited = true));
+    undo = () => {
+      if (!exited) child.kill('SIGKILL');
+      release();
+    };
+    // Without --owner the broker owns its ports: the claim lives as long as it does.
+    const claim = { owner: owner ?? child.pid, broker: child.pid };
+    writeClaim(port, claim);
+    writeClaim(controllerPort, claim);
+    claimant = claim.owner;
+    writeFileSync(join(dir, 'kafka.pid'), String(child.pid));
+    child.unref();
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (exited) fail(`broker exited during start; see ${join(dir, 'kafka.log')}`);
+      // Ready when it answers and the listening socket is this JVM's, not another process's.
+      if ((await answers(port)) && listensOn(child.pid, port)) {
+        console.log(`kafka ready: 127.0.0.1:${port} pid ${child.pid}`);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    fail(`broker did not answer within ${timeoutMs} ms; see ${join(dir, 'kafka.log')}`);
+  }
+}
+
+async function stop({ port, owner, keepClaim }) {
+  const claim = readClaim(port);
+  if (claim === undefined || !claim.broker) {
+    // A claim kept by an earlier --stop --keep-claim is given up by a plain --stop of its owner.
+    if (claim !== undefined && !keepClaim && (owner === undefined || claim.owner === owner)) {
+      releasePort(port, claim.owner);
+      releasePort(port + 1, claim.owner);
+    }
+    console.log(`kafka: no broker running on port ${port}`);
     return;
   }
-  resolveJars();
-  const dir = runDir(port);
-  const controllerPort = port + 1;
-  const config = join(dir, 'server.properties');
-  const classpath = join(libDir, '*');
-  // --keep-data: the storage formatted by an earlier start of this port is used as it is.
-  if (!keepData || !existsSync(join(dir, 'logs', 'meta.properties'))) formatStorage(dir, port, controllerPort, config, classpath, advertisedPort);
-  const log = openSync(join(dir, 'kafka.log'), 'a');
-  const child = spawn('java', ['-Xmx512m', '-XX:+UseG1GC', '-cp', classpath, 'kafka.Kafka', config], {
-    detached: true,
-    stdio: ['ignore', log, log],
-  });
-  writeFileSync(join(dir, 'kafka.pid'), String(child.pid));
-  child.unref();
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (readPid(port) === undefined) fail(`broker exited during start; see ${join(dir, 'kafka.log')}`);
-    if (await answers(port)) {
-      console.log(`kafka ready: 127.0.0.1:${port}`);
-      return;
+  if (owner !== undefined && claim.owner !== owner) fail(`port ${port} is claimed by process ${claim.owner}, not ${owner}: not stopping its broker`);
+  const pid = claim.broker;
+  const ours = alive(pid) && isBrokerOf(pid, port);
+  const finish = (message) => {
+    // A broker that owned its own claim leaves nothing to keep.
+    if (keepClaim && claim.owner !== pid) {
+      const kept = { owner: claim.owner, broker: null };
+      writeClaim(port, kept);
+      writeClaim(port + 1, kept);
+    } else {
+      releasePort(port, claim.owner);
+      releasePort(port + 1, claim.owner);
     }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  process.kill(child.pid, 'SIGKILL');
-  fail(`broker did not answer within ${timeoutMs} ms; see ${join(dir, 'kafka.log')}`);
-}
-
-async function stop({ port }) {
-  const pid = readPid(port);
-  if (pid === undefined) {
-    console.log(`kafka: no broker running on port ${port}`);
+    console.log(message);
+  };
+  if (!ours) {
+    finish(`kafka: the broker ${pid} of port ${port} is not running`);
     return;
   }
   process.kill(pid, 'SIGTERM');
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      console.log(`kafka stopped: 127.0.0.1:${port}`);
+    if (!alive(pid) || !isBrokerOf(pid, port)) {
+      finish(`kafka stopped: 127.0.0.1:${port}`);
       return;
     }
     await new Promise((r) => setTimeout(r, 200));
   }
   process.kill(pid, 'SIGKILL');
-  console.log(`kafka killed: 127.0.0.1:${port}`);
+  finish(`kafka killed: 127.0.0.1:${port}`);
 }
 
 const options = parseArgs(process.argv.slice(2));

@@ -11,16 +11,29 @@
 
 import kafkajs from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { freePortPair, startBroker } from '../kafka/broker.js';
+import { readFileSync } from 'node:fs';
+import { freePortPair, listensOn, portTaken, startBroker, type Broker } from '../kafka/broker.js';
 import { FaultProxy } from '../support/fault-proxy.js';
 import { eventually, expectAlive, expectRefusedQuickly, expectViewEqualsQuery, report, signalTree, startWriter, useFaultRig } from './support.js';
 
 const { Kafka, logLevel } = kafkajs;
 
 const rig = useFaultRig(async () => {
-  const port = await freePortPair();
-  const proxy = await FaultProxy.start(port);
-  const broker = await startBroker({ port, advertisedPort: proxy.port });
+  // The proxy forwards to the broker's port, chosen first: another pair when a process of another
+  // test file claimed or bound this one before the broker did.
+  let proxy: FaultProxy;
+  let broker: Broker;
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePortPair();
+    proxy = await FaultProxy.start(port);
+    try {
+      broker = await startBroker({ port, advertisedPort: proxy.port });
+      break;
+    } catch (error) {
+      await proxy.close();
+      if (attempt >= 5 || !portTaken(port, error)) throw error;
+    }
+  }
   await broker.createTopic('in', 1);
   await broker.createTopic('out', 1);
   return {
@@ -32,6 +45,26 @@ const rig = useFaultRig(async () => {
     stop: () => broker.stop(),
   };
 }, []);
+
+/** The state letter of process `pid` (/proc/<pid>/stat: R, S, T for stopped...), '' when it is gone. */
+function processState(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!;
+  } catch {
+    return '';
+  }
+}
+
+/** The broker the clients reach is the JVM the SIGSTOP stopped (not a process that merely had its pid). */
+function expectBrokerStopped(): void {
+  const { pid, port } = rig.target.broker;
+  expect(listensOn(pid, port), `broker pid ${pid} holds the listening socket of port ${port}`).toBe(true);
+  // The kernel stops every thread of the JVM at once, but not necessarily before kill() returns.
+  const deadline = Date.now() + 5000;
+  while (processState(pid) !== 'T' && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+  expect(processState(pid), `state of broker pid ${pid}`).toBe('T');
+}
 
 function kafkaOptions(topic: string): string {
   return `connector = 'kafka', topic = '${topic}', properties.bootstrap.server = '127.0.0.1:${rig.target.proxy.port}', connect.timeout.ms = '1000', request.timeout.ms = '2000'`;
@@ -103,7 +136,15 @@ describe('Kafka broker faults', () => {
       { name: 'hang', inject: () => rig.target.proxy.hang(), clear: () => rig.target.proxy.resume(), probeCreate: true },
       { name: 'reset', inject: () => rig.target.proxy.reset(1000), clear: () => rig.target.proxy.resume(), probeCreate: false },
       { name: 'latency', inject: () => rig.target.proxy.latency(3000), clear: () => rig.target.proxy.pass(), probeCreate: false },
-      { name: 'sigstop', inject: () => signalTree(rig.target.broker.pid, 'SIGSTOP'), clear: () => signalTree(rig.target.broker.pid, 'SIGCONT'), probeCreate: true },
+      {
+        name: 'sigstop',
+        inject: () => {
+          signalTree(rig.target.broker.pid, 'SIGSTOP');
+          expectBrokerStopped();
+        },
+        clear: () => signalTree(rig.target.broker.pid, 'SIGCONT'),
+        probeCreate: true,
+      },
     ];
     for (const fault of faults) {
       // Steady first: the sink delivering without trouble, so the next error row is the fault's.

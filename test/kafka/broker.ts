@@ -13,6 +13,7 @@ import kafkajs from 'kafkajs';
 import type { Admin, Producer } from 'kafkajs';
 import { waitFor } from '../support/wait-for.js';
 import { freePort } from '../support/free-port.js';
+export { listensOn } from '../support/listens-on.js';
 
 const { Kafka, logLevel } = kafkajs;
 /** The broker dedups a retried batch by producer id and sequence number. */
@@ -59,11 +60,28 @@ export interface Broker {
   stop(): Promise<void>;
 }
 
-function runScript(port: number, extra: readonly string[]): void {
-  const started = spawnSync(process.execPath, [SCRIPT, '--port', String(port), '--timeout-ms', '120000', ...extra], { encoding: 'utf8' });
-  if (started.status !== 0 || !started.stdout.includes(`kafka ready: 127.0.0.1:${port}`)) {
+/**
+ * Runs scripts/kafka.mjs for `port` on behalf of this test process (`--owner`: the port pair stays
+ * claimed while it lives, no other file's start or stop touches it); a start returns the broker's pid.
+ */
+function runScript(port: number, extra: readonly string[]): number {
+  const started = spawnSync(process.execPath, [SCRIPT, '--port', String(port), '--owner', String(process.pid), '--timeout-ms', '120000', ...extra], { encoding: 'utf8' });
+  const ready = new RegExp(`^kafka ready: 127\\.0\\.0\\.1:${port} pid (\\d+)$`, 'm').exec(started.stdout);
+  if (started.status !== 0 || ready === null) {
     throw new Error(`the Kafka broker did not start (exit ${started.status}):\n${started.stdout}\n${started.stderr}`);
   }
+  return Number(ready[1]);
+}
+
+/** Stops this process's broker on `port` (by the pid its start recorded); `keepClaim` for a start again on the same data. */
+export function stopBroker(port: number, options: { readonly keepClaim?: boolean } = {}): void {
+  const stopped = spawnSync(process.execPath, [SCRIPT, '--stop', '--port', String(port), '--owner', String(process.pid), ...(options.keepClaim === true ? ['--keep-claim'] : [])], { encoding: 'utf8' });
+  if (stopped.status !== 0) throw new Error(`the Kafka broker on ${port} did not stop (exit ${stopped.status}):\n${stopped.stdout}\n${stopped.stderr}`);
+}
+
+/** Starts this process's broker on `port` again on its data (after `stopBroker(port, { keepClaim: true })`); its new pid. */
+export function restartBroker(port: number): number {
+  return runScript(port, ['--keep-data']);
 }
 
 export interface BrokerOptions {
@@ -74,27 +92,27 @@ export interface BrokerOptions {
 }
 
 /** Starts the broker on `options.port`, or on a free pair: another pair when that one was taken meanwhile. */
-async function startOnPort(options: BrokerOptions): Promise<number> {
+async function startOnPort(options: BrokerOptions): Promise<{ port: number; pid: number }> {
   const extra = options.advertisedPort === undefined ? [] : ['--advertised-port', String(options.advertisedPort)];
-  if (options.port !== undefined) {
-    runScript(options.port, extra);
-    return options.port;
-  }
+  if (options.port !== undefined) return { port: options.port, pid: runScript(options.port, extra) };
   // The pair is free when probed; a process of another test file (they run at once) can bind one of
-  // the two before the JVM does, and the broker exits: then it starts on a fresh pair.
+  // the two, or claim it for its broker, before this start does: then it starts on a fresh pair.
   for (let attempt = 1; ; attempt++) {
     const port = await freePortPair();
     try {
-      runScript(port, extra);
-      return port;
+      return { port, pid: runScript(port, extra) };
     } catch (error) {
-      if (attempt >= 3 || !bindFailed(port)) throw error;
+      if (attempt >= 5 || !portTaken(port, error)) throw error;
     }
   }
 }
 
-/** True when the broker on `port` exited because its port or its controller's was taken (its log says so). */
-function bindFailed(port: number): boolean {
+/**
+ * True when a start on `port` failed because the pair was taken: claimed by another process's
+ * broker (scripts/kafka.mjs refused it), or bound by another process first (the broker's log says so).
+ */
+export function portTaken(port: number, error: unknown): boolean {
+  if (/is claimed by process/.test(String((error as Error).message))) return true;
   try {
     return /BindException|Address already in use/.test(readFileSync(join(kafkaCache(), `run-${port}`, 'kafka.log'), 'utf8'));
   } catch {
@@ -103,7 +121,9 @@ function bindFailed(port: number): boolean {
 }
 
 export async function startBroker(options: BrokerOptions = {}): Promise<Broker> {
-  const port = await startOnPort(options);
+  const started = await startOnPort(options);
+  const port = started.port;
+  let pid = started.pid;
   const bootstrap = `127.0.0.1:${port}`;
   const kafka = new Kafka({ clientId: 'oxbow-test', brokers: [bootstrap], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
@@ -117,7 +137,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
   return {
     port,
     get pid() {
-      return brokerPid(port);
+      return pid;
     },
     bootstrap,
     admin,
@@ -179,13 +199,13 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       }
     },
     restart() {
-      spawnSync(process.execPath, [SCRIPT, '--stop', '--port', String(port)], { encoding: 'utf8' });
-      runScript(port, ['--keep-data']);
+      stopBroker(port, { keepClaim: true });
+      pid = restartBroker(port);
     },
     async stop() {
       await producer.disconnect().catch(() => undefined);
       await admin.disconnect().catch(() => undefined);
-      spawnSync(process.execPath, [SCRIPT, '--stop', '--port', String(port)], { encoding: 'utf8' });
+      stopBroker(port);
     },
   };
 }
@@ -213,11 +233,6 @@ export async function readAllCommitted(bootstrap: string, topic: string, atLeast
   while (Date.now() < deadline && (seen.length < atLeast || Date.now() - lastAt < quietMs)) await new Promise((resolve) => setTimeout(resolve, 100));
   await consumer.disconnect();
   return seen;
-}
-
-/** The process id scripts/kafka.mjs wrote for the broker on `port`. */
-function brokerPid(port: number): number {
-  return Number(readFileSync(join(kafkaCache(), `run-${port}`, 'kafka.pid'), 'utf8'));
 }
 
 /** Where scripts/kafka.mjs keeps its jars and each port's data folder. */

@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { waitFor } from '../support/wait-for.js';
 import { freePort } from '../support/free-port.js';
+import { listensOn } from '../support/listens-on.js';
 
 /** The repository's root (this file is test/kafka/registry.ts, or dist/test/kafka/registry.js for bench/avro.ts). */
 const UP = resolve(import.meta.dirname, '..', '..');
@@ -94,7 +95,8 @@ export async function startRegistry(bootstrap: string, auth?: RegistryAuth): Pro
         try {
           const response = await fetch(`${url}/master_available`, { headers });
           const body = (await response.json()) as { master_available?: boolean };
-          return body.master_available === true ? true : undefined;
+          // This registry's answer: not another file's on a port taken in between.
+          return body.master_available === true && listensOn(started.pid!, port) ? true : undefined;
         } catch {
           return undefined;
         }

@@ -8,11 +8,9 @@
 // the sink holds the history it has yet to deliver, and the topic gets every version once. The
 // one-window fault (death between the Kafka commit and the progress commit) is sinks.test.ts's.
 
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { useKafkaHarness } from './harness.js';
-import { readAllCommitted } from './broker.js';
+import { readAllCommitted, restartBroker, stopBroker } from './broker.js';
 import { CrashLoad } from '../support/crash-load.js';
 import { seededRandom } from '../support/seeded-random.js';
 
@@ -20,15 +18,12 @@ const kafka = useKafkaHarness({ server: false });
 const seed = Number(process.env['OXBOW_SINK_CRASH_SEED'] ?? Date.now() % 100_000);
 const random = seededRandom(seed);
 const ARGS = ['--barrier-interval-ms', '50', '--time-travel-retention', '2s'];
-const KAFKA_SCRIPT = fileURLToPath(new URL('../../scripts/kafka.mjs', import.meta.url));
-
-/** Stops the file's broker (its data kept) until `start()`: a target away for a while. */
+/** Stops the file's broker (its data and its port pair kept) until `start()`: a target away for a while. */
 function brokerOutage(port: number): { start(): void } {
-  spawnSync(process.execPath, [KAFKA_SCRIPT, '--stop', '--port', String(port)], { encoding: 'utf8' });
+  stopBroker(port, { keepClaim: true });
   return {
     start() {
-      const started = spawnSync(process.execPath, [KAFKA_SCRIPT, '--port', String(port), '--timeout-ms', '120000', '--keep-data'], { encoding: 'utf8' });
-      if (started.status !== 0) throw new Error(`the broker did not start again: ${started.stdout}${started.stderr}`);
+      restartBroker(port);
     },
   };
 }

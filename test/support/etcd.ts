@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
+import { listensOn } from './listens-on.js';
 
 const READY_TIMEOUT_MS = 30_000;
 
@@ -64,7 +65,8 @@ export async function startEtcd(): Promise<EtcdServer> {
       if (child.exitCode !== null) throw new Error(`etcd exited with code ${child.exitCode}:\n${stderr}`);
       try {
         const response = await fetch(`${endpoint}/health`, { signal: AbortSignal.timeout(1000) });
-        if (response.ok && ((await response.json()) as { health?: string }).health === 'true') return;
+        // Healthy, and this etcd's: not another file's process on a port taken in between.
+        if (response.ok && ((await response.json()) as { health?: string }).health === 'true' && listensOn(child.pid!, clientPort)) return;
       } catch {
         // Not listening yet.
       }

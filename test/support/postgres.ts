@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePort } from './free-port.js';
+import { listensOn } from './listens-on.js';
 
 const BIN_DIR = '/usr/lib/postgresql/15/bin';
 const START_TIMEOUT_MS = 60_000;
@@ -200,6 +201,9 @@ async function launch(args: string[], asPostgres: { uid: number; gid: number; en
     candidate.on('error', () => {});
     try {
       await candidate.connect();
+      // Another file's PostgreSQL on a port taken in between answers too (trust, user postgres):
+      // only this postmaster's counts; this one then exits on the bind and the caller tries another port.
+      if (!listensOn(child.pid!, port)) throw new Error(`port ${port} is another process's`);
       client = candidate;
       break;
     } catch {
