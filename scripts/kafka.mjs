@@ -391,6 +391,14 @@ function formattedTemplate(classpath) {
 
 async function start({ port, timeoutMs, keepData, advertisedPort, owner }) {
   const controllerPort = port + 1;
+  // A start without --owner (`npm run kafka`, a benchmark) on a port whose broker owns its claim and
+  // listens there finds the broker it or an earlier such start made: ready, as before. A test's
+  // start (--owner) never takes another process's broker.
+  const running = owner === undefined ? readClaim(port) : undefined;
+  if (running?.broker && running.owner === running.broker && alive(running.broker) && listensOn(running.broker, port)) {
+    console.log(`kafka ready: 127.0.0.1:${port} (already running: process ${running.broker})`);
+    return;
+  }
   let claimant = owner ?? process.pid;
   const release = () => {
     releasePort(port, claimant);
