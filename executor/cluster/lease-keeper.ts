@@ -4,12 +4,15 @@
 // keep-alive on the main thread, a 6 s statement under a 2 s TTL fenced the leader:
 // test/cluster/blocked-leader.test.ts). The time etcd last confirmed the lease is in shared memory:
 // the watchdog (cluster-node.ts) reads it current even right after a long block, before any
-// message from the worker could be handled. The main thread writes a heartbeat there every 100 ms;
-// a main thread silent for longer than `stallMs` (a process that is stuck, not busy with one
-// statement) makes the worker give the lease up, so it expires and another node takes over.
+// message from the worker could be handled. The main thread writes a heartbeat there every 100 ms,
+// and while it blocks waiting on its dataflow's worker threads (worker-handle.ts, each wait bounded
+// by its answer's deadline); a main thread silent for longer than `stallMs` (a process that is
+// stuck, not busy with one statement) makes the worker give the lease up, so it expires and another
+// node takes over.
 
 import { Worker } from 'node:worker_threads';
 import { compiledWorkerScript } from '../batch/worker-script.js';
+import { setBlockedWaitBeat } from '../stream/parallel/worker-handle.js';
 
 export const RENEWED_SLOT = 0;
 export const HEARTBEAT_SLOT = 1;
@@ -70,7 +73,10 @@ export class LeaseKeeper {
     });
     this.heartbeat = setInterval(() => this.beat(), 100);
     this.heartbeat.unref();
+    setBlockedWaitBeat(this.beatWhileBlocked);
   }
+
+  private readonly beatWhileBlocked = (): void => this.beat();
 
   private beat(): void {
     Atomics.store(this.shared, HEARTBEAT_SLOT, BigInt(Date.now()));
@@ -95,6 +101,7 @@ export class LeaseKeeper {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.heartbeat);
+    setBlockedWaitBeat(undefined);
     this.worker.postMessage({ type: 'close' } satisfies KeeperRequest);
   }
 

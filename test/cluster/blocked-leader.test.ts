@@ -5,6 +5,10 @@
 // after the statement, the same process still leads under the same lease, takes writes, and the
 // standby never took over. The nodes run under the key prefix /blocked-test (--cluster
 // etcd://HOST:PORT/blocked-test): their keys are there and none under the default /oxbow.
+//
+// A main thread blocked on its dataflow's worker threads is busy too: a leader whose view's
+// keyed fragment takes longer than the stall bound to answer (each worker held 3 s per batch,
+// OXBOW_TEST_WORKER_ROWS_DELAY_MS, under a 1 s bound) keeps its lease, and the view is right.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,11 +35,11 @@ afterAll(async () => {
   if (work !== undefined) rmSync(work, { recursive: true, force: true });
 });
 
-async function startNode(name: string): Promise<OxbowServer> {
+async function startNode(name: string, env: Record<string, string> = {}, prefix = 'blocked-test', args: string[] = []): Promise<OxbowServer> {
   return startOxbow({
     dataDir: join(work, name),
-    args: ['--cluster', `${etcd.url}/blocked-test`, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--checkpoint-interval-ms', '500'],
-    env: { OXBOW_CLUSTER_LEASE_TTL_S: String(LEASE_TTL_S) },
+    args: ['--cluster', `${etcd.url}/${prefix}`, '--checkpoint-url', pathToFileURL(join(work, `checkpoints-${prefix}`)).href, '--checkpoint-interval-ms', '500', ...args],
+    env: { OXBOW_CLUSTER_LEASE_TTL_S: String(LEASE_TTL_S), ...env },
   });
 }
 
@@ -101,6 +105,30 @@ describe('a leader blocked by a statement', () => {
     } finally {
       await leader.end().catch(() => undefined);
       await b.stop().catch(() => undefined);
+      await a.stop().catch(() => undefined);
+    }
+  }, 180_000);
+
+  it('keeps its lease while its main thread waits on a keyed fragment longer than the stall bound', async () => {
+    const a = await startNode('slow-workers', { OXBOW_CLUSTER_STALL_S: '1', OXBOW_TEST_WORKER_ROWS_DELAY_MS: '3000' }, 'slow-workers', ['--parallelism', '2']);
+    const leader = await connect(a);
+    try {
+      await leader.query('create table t (id int primary key, k int)');
+      await leader.query('create materialized view per_k as select k, count(*) as n from t group by k');
+      expect((await leader.query('explain create materialized view x as select k, count(*) as n from t group by k')).rows.map((row) => Object.values(row)[0]).join('\n')).toMatch(/StreamExchange/);
+      const before = (await leader.query('select node_id, lease_id from oxbow_catalog.nodes where is_self')).rows[0];
+      const started = Date.now();
+      await leader.query('insert into t select g, g % 5 from generate_series(1, 100) g');
+      // The statement waited on the workers past the stall bound (1 s) more than once over.
+      expect(Date.now() - started).toBeGreaterThan(3000);
+      expect(a.process.exitCode).toBeNull();
+      expect(a.stderr()).not.toMatch(/has not run for|given up|no longer the leader/);
+      const after = (await leader.query('select node_id, lease_id, role from oxbow_catalog.nodes where is_self')).rows[0];
+      expect(after).toEqual({ ...before, role: 'leader' });
+      const rows = (await leader.query('select k, n::int as n from per_k order by k')).rows;
+      expect(rows).toEqual([0, 1, 2, 3, 4].map((k) => ({ k, n: 20 })));
+    } finally {
+      await leader.end().catch(() => undefined);
       await a.stop().catch(() => undefined);
     }
   }, 180_000);

@@ -55,6 +55,9 @@ const STEP_ROWS = 4096;
  */
 export const DEFAULT_PEER_TIMEOUT_MS = 60_000;
 
+/** Tests: every worker sleeps this long before it runs a batch of rows (a dataflow slower than the lease keeper's stall bound). */
+const ROWS_DELAY_MS = Number(process.env['OXBOW_TEST_WORKER_ROWS_DELAY_MS'] ?? 0);
+
 /** Tests: worker 1's thread ends once it generated this many units (a worker that dies in the middle of an epoch). */
 const EXIT_AFTER_UNITS = Number(process.env['OXBOW_TEST_WORKER_EXIT_UNITS'] ?? 0);
 
@@ -400,6 +403,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
     const dataflow = worker.dataflow;
     switch (message.t) {
       case 'rows': {
+        if (ROWS_DELAY_MS > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ROWS_DELAY_MS);
         if (message.holding) {
           if (heldFailure !== undefined) return;
           try {

@@ -20,6 +20,18 @@ import type { WorkerPool } from '../../batch/worker-pool.js';
 /** How long a request waits for its answer before failing (and the worker is given up). */
 let answerTimeoutMs = 120_000;
 
+/**
+ * Called at least every 100 ms while a thread blocks in `WorkerHandle.wait` for a worker's answer
+ * (the lease keeper's heartbeat, executor/cluster/lease-keeper.ts): a main thread waiting on its
+ * workers is busy, not stuck; the answer's deadline bounds the wait.
+ */
+let blockedWaitBeat: (() => void) | undefined;
+
+/** Sets (or, with undefined, clears) what `WorkerHandle.wait` calls while it blocks. */
+export function setBlockedWaitBeat(beat: (() => void) | undefined): void {
+  blockedWaitBeat = beat;
+}
+
 /** Sets the answer deadline of every request made from now on (tests: a worker that stops answering). */
 export function setAnswerTimeout(ms: number): void {
   answerTimeoutMs = ms;
@@ -147,6 +159,7 @@ export class WorkerHandle<In, Out extends { readonly t: string }> {
       const start = performance.now();
       Atomics.wait(this.signal, 0, seen, Math.max(1, Math.min(100, answer.deadline - Date.now())));
       this.waitedMs += performance.now() - start;
+      blockedWaitBeat?.();
     }
     if (answer.error !== undefined) throw answer.error;
     return answer.value!;
