@@ -62,6 +62,8 @@ export interface CliConfig {
   readonly peerTimeoutMs: number | undefined;
   /** OXBOW_KEYED_SEED_SLICE_ENTRIES: entries a keyed fragment's seed read routes per step (default: steps of about 10 ms). */
   readonly keyedSeedSliceEntries: number | undefined;
+  /** OXBOW_KEYED_SEED_CUT_HOLD_MS: how long a keyed fragment's cut waits after its seeds were sent ahead (tests; default 0). */
+  readonly keyedSeedCutHoldMs: number | undefined;
   /** OXBOW_PARALLEL_SCAN_MIN_BYTES: the table size from which a batch aggregate's scan runs in the workers (0: always). */
   readonly parallelScanMinBytes: number | undefined;
   /** OXBOW_SOURCE_CHUNK_ROWS: rows a source pushes through the views between barriers (0: at the barrier). */
@@ -317,6 +319,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const keyedSourceCredit = parseCount(variable('OXBOW_KEYED_SOURCE_CREDIT'), 'units');
   const peerTimeoutMs = parseCount(variable('OXBOW_PEER_TIMEOUT_MS'), 'milliseconds');
   const keyedSeedSliceEntries = parseCount(variable('OXBOW_KEYED_SEED_SLICE_ENTRIES'), 'entries');
+  const keyedSeedCutHoldMs = parseCount(variable('OXBOW_KEYED_SEED_CUT_HOLD_MS'), 'milliseconds', 0);
   const parallelScanMinBytes = parseCount(variable('OXBOW_PARALLEL_SCAN_MIN_BYTES'), 'bytes', 0);
   // The streaming operators' and the cluster's tuning for tests and benchmarks: variables only.
   const sourceChunkRows = parseCount(variable('OXBOW_SOURCE_CHUNK_ROWS'), 'rows', 0);
@@ -366,6 +369,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       keyedSourceCredit,
       peerTimeoutMs,
       keyedSeedSliceEntries,
+      keyedSeedCutHoldMs,
       parallelScanMinBytes,
       sourceChunkRows,
       aggregateCombineGroups,
@@ -730,11 +734,11 @@ export async function startMetrics(host: string, port: number, server: PgServer,
 /**
  * The engine's tuning with `--parallelism` (1: every dataflow on the main thread), `--cores` and the parallel
  * runtime's settings (--keyed-source-workers, OXBOW_KAFKA_FRAGMENT_DECODE, OXBOW_KEYED_SOURCE_CREDIT,
- * OXBOW_PEER_TIMEOUT_MS, OXBOW_KEYED_SEED_SLICE_ENTRIES, OXBOW_PARALLEL_SCAN_MIN_BYTES), each only when it differs from the engine's default.
+ * OXBOW_PEER_TIMEOUT_MS, OXBOW_KEYED_SEED_SLICE_ENTRIES, OXBOW_KEYED_SEED_CUT_HOLD_MS, OXBOW_PARALLEL_SCAN_MIN_BYTES), each only when it differs from the engine's default.
  */
 export function withParallelism(
   options: Pick<EngineOptions, 'tuning' | 'faults' | 'onCheckpointPhase'>,
-  config: Pick<CliConfig, 'parallelism' | 'cores' | 'keyedSourceWorkers' | 'kafkaFragmentDecode' | 'keyedSourceCredit' | 'peerTimeoutMs' | 'keyedSeedSliceEntries' | 'parallelScanMinBytes'>,
+  config: Pick<CliConfig, 'parallelism' | 'cores' | 'keyedSourceWorkers' | 'kafkaFragmentDecode' | 'keyedSourceCredit' | 'peerTimeoutMs' | 'keyedSeedSliceEntries' | 'keyedSeedCutHoldMs' | 'parallelScanMinBytes'>,
 ): Pick<EngineOptions, 'tuning' | 'faults' | 'onCheckpointPhase'> {
   const tuning = {
     ...options.tuning,
@@ -745,6 +749,7 @@ export function withParallelism(
     ...(config.keyedSourceCredit === undefined ? {} : { keyedSourceCredit: config.keyedSourceCredit }),
     ...(config.peerTimeoutMs === undefined ? {} : { peerTimeoutMs: config.peerTimeoutMs }),
     ...(config.keyedSeedSliceEntries === undefined ? {} : { keyedSeedSliceEntries: config.keyedSeedSliceEntries }),
+    ...(config.keyedSeedCutHoldMs === undefined ? {} : { keyedSeedCutHoldMs: config.keyedSeedCutHoldMs }),
     ...(config.parallelScanMinBytes === undefined ? {} : { parallelScanMinBytes: config.parallelScanMinBytes }),
   };
   return { ...options, tuning };

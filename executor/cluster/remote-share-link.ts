@@ -57,8 +57,12 @@ export type Handshake =
   | { readonly t: 'proof'; readonly proof: Uint8Array }
   /** A piece of a keyed share's seed, in order, before its `open` (whose seed, if any, comes last). */
   | { readonly t: 'seed'; readonly bytes: Uint8Array }
-  /** The share's worker data (source-protocol.ts' SourceWorkerData without the database and the signal). */
-  | { readonly t: 'open'; readonly data: unknown };
+  /** The share's worker data (source-protocol.ts' SourceWorkerData without the database and the signal); a keyed share's `staged` names a seed sent ahead. */
+  | { readonly t: 'open'; readonly data: unknown }
+  /** A keyed share's seed sent ahead of its cut (keyed-share-stage.ts): a piece of whole entries, written as it comes; then `stage-end`, answered by `staged`. */
+  | { readonly t: 'stage'; readonly bytes: Uint8Array }
+  | { readonly t: 'stage-end' }
+  | { readonly t: 'staged'; readonly id: string };
 
 /** The frames that open a share: a keyed share's seed in pieces of `chunkBytes` at most, then `open` with the rest. */
 export function openFrames(share: object, chunkBytes = configuredSeedChunkBytes()): Buffer[] {
@@ -252,8 +256,8 @@ export function openShareLink(address: string, key: string, share: object, event
 
 /** A relay thread's own fields of its worker data (remote-shares.ts), the thread's port and signal. */
 const RELAY_FIELDS: ReadonlySet<string> = new Set(['address', 'node', 'key', 'stats', 'fallbackScript', 'timeoutMs', 'startedAt', 'port', 'signal']);
-/** What only the node's worker needs: a keyed share's seed and kind. */
-const NODE_FIELDS: ReadonlySet<string> = new Set(['kind', 'seed']);
+/** What only the node's worker needs: a keyed share's seed, the seed it sent ahead and its kind. */
+const NODE_FIELDS: ReadonlySet<string> = new Set(['kind', 'seed', 'staged']);
 /** What only a worker on the leader needs: the leader's database. */
 const LEADER_FIELDS: ReadonlySet<string> = new Set(['token', 'path']);
 

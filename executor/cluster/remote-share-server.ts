@@ -20,6 +20,7 @@
 // order, and each commit's batch is written to that store too before it goes to the leader, so the
 // store stays the share's committed state while the leader's database stays the whole truth.
 
+import { randomBytes } from 'node:crypto';
 import { rmSync, mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -44,6 +45,16 @@ interface KeyedStore {
 
 /** How long a connection may take to prove itself and open its share, by default. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
+
+/** A keyed share's seed sent ahead of its cut (keyed-share-stage.ts), waiting for the share that takes it. */
+interface StagedSeed {
+  readonly store: KeyedStore;
+  readonly socket: Socket;
+  taken: boolean;
+}
+
+/** How many handshake deadlines a staged seed waits for its share (the leader's cut comes at a safe point of the fragment). */
+const STAGED_HOLD_DEADLINES = 6;
 
 export interface RemoteShareServerOptions {
   readonly host: string;
@@ -73,6 +84,8 @@ export class RemoteShareServer {
   private keyedShares = 0;
   /** Keyed shares' stores being closed and removed. */
   private readonly releasing = new Set<Promise<void>>();
+  /** Seeds sent ahead, by the name `staged` gave them, until a share takes one or its link ends. */
+  private readonly staged = new Map<string, StagedSeed>();
   address = '';
 
   constructor(private readonly options: RemoteShareServerOptions) {
@@ -104,7 +117,7 @@ export class RemoteShareServer {
   private accept(socket: Socket): void {
     this.sockets.add(socket);
     socket.setNoDelay(true);
-    let stage: 'hello' | 'proof' | 'open' | 'running' = 'hello';
+    let stage: 'hello' | 'proof' | 'open' | 'staged' | 'running' = 'hello';
     let nonce: Uint8Array | undefined;
     let handle: WorkerHandle<Forwarded, Answered> | undefined;
     /** A keyed share's own store (the connection opened a keyed fragment's share). */
@@ -115,7 +128,10 @@ export class RemoteShareServer {
     let pendingUnits = 0;
     /** A keyed share's seed's pieces before its `open` (remote-share-link.ts' openFrames). */
     const seedPieces: Uint8Array[] = [];
-    const timer = setTimeout(() => fail(new Error('no share opened within the handshake deadline')), this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
+    /** The seed this connection sends ahead of a cut (`stage` frames), and its name once all is written. */
+    let staging: StagedSeed | undefined;
+    let stagedAs: string | undefined;
+    let timer = setTimeout(() => fail(new Error('no share opened within the handshake deadline')), this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
     const fail = (error: Error): void => {
       if (!socket.destroyed) this.options.log(`oxbow: a remote share connection from ${socket.remoteAddress ?? '?'} ended: ${error.message}`);
       socket.destroy();
@@ -124,19 +140,15 @@ export class RemoteShareServer {
     socket.on('close', () => {
       clearTimeout(timer);
       this.sockets.delete(socket);
+      if (stagedAs !== undefined) this.staged.delete(stagedAs);
+      // A seed sent ahead that no share took goes with its link.
+      if (staging !== undefined && !staging.taken) this.release(Promise.resolve(), staging.store);
       if (handle !== undefined) {
         this.handles.delete(handle);
         const closed = handle.close();
-        if (keyed !== undefined) {
-          const store = keyed;
-          const released = closed.finally(async () => {
-            store.database.unshare(store.token);
-            await store.database.close().catch(() => undefined);
-            rmSync(store.path, { recursive: true, force: true });
-          });
-          this.releasing.add(released);
-          void released.finally(() => this.releasing.delete(released));
-        }
+        if (keyed !== undefined) this.release(closed, keyed);
+      } else if (keyed !== undefined) {
+        this.release(Promise.resolve(), keyed);
       }
     });
     const send = (message: unknown): void => {
@@ -223,21 +235,56 @@ export class RemoteShareServer {
           stage = 'proof';
         } else if (stage === 'proof' && received.t === 'proof' && proofMatches(key, 'client', nonce!, received.proof)) {
           stage = 'open';
-        } else if (stage === 'open' && received.t === 'seed' && received.bytes instanceof Uint8Array) {
+        } else if (stage === 'open' && received.t === 'stage' && received.bytes instanceof Uint8Array && seedPieces.length === 0) {
+          // A seed sent ahead: each piece (whole entries) is written as it comes.
+          try {
+            if (staging === undefined) staging = { store: this.keyedStore(new Uint8Array(0)), socket, taken: false };
+            if (received.bytes.length > 0) staging.store.database.write(Buffer.from(received.bytes.buffer, received.bytes.byteOffset, received.bytes.length));
+          } catch (error) {
+            return fail(error instanceof Error ? error : new Error(String(error)));
+          }
+          timer.refresh();
+        } else if (stage === 'open' && received.t === 'stage-end' && seedPieces.length === 0) {
+          try {
+            if (staging === undefined) staging = { store: this.keyedStore(new Uint8Array(0)), socket, taken: false };
+          } catch (error) {
+            return fail(error instanceof Error ? error : new Error(String(error)));
+          }
+          stagedAs = randomBytes(16).toString('hex');
+          this.staged.set(stagedAs, staging);
+          stage = 'staged';
+          // The share that takes it comes at the leader's cut; a seed not taken by then goes.
+          clearTimeout(timer);
+          timer = setTimeout(() => fail(new Error('no share took the seed sent ahead within its deadline')), STAGED_HOLD_DEADLINES * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
+          this.options.log(`oxbow: a keyed share's seed sent ahead is written (${staging.store.path}); it waits for its share`);
+          send({ t: 'staged', id: stagedAs } satisfies Handshake);
+        } else if (stage === 'open' && received.t === 'seed' && received.bytes instanceof Uint8Array && staging === undefined) {
           seedPieces.push(received.bytes);
           // A large seed takes its time: each piece gives the handshake's deadline again.
           timer.refresh();
-        } else if (stage === 'open' && received.t === 'open' && typeof received.data === 'object' && received.data !== null) {
+        } else if (stage === 'open' && staging === undefined && received.t === 'open' && typeof received.data === 'object' && received.data !== null) {
           clearTimeout(timer);
           let script: URL;
           let database: { token: number; path: string };
           let shareData = received.data as object;
           try {
             if ((shareData as { kind?: unknown }).kind === 'keyed') {
-              const { kind: _kind, seed, ...rest } = shareData as { kind: string; seed: Uint8Array };
+              const { kind: _kind, seed, staged: stagedName, ...rest } = shareData as { kind: string; seed: Uint8Array; staged?: unknown };
               shareData = rest;
               script = this.options.keyedWorkerScript();
-              keyed = this.keyedStore(seedPieces.length === 0 ? seed : Buffer.concat([...seedPieces.splice(0), seed]));
+              const bytes = seedPieces.length === 0 ? seed : Buffer.concat([...seedPieces.splice(0), seed]);
+              if (stagedName !== undefined) {
+                // The seed was sent ahead: this share takes its store, with what goes after it written last.
+                const ahead = typeof stagedName === 'string' ? this.staged.get(stagedName) : undefined;
+                if (ahead === undefined) throw new Error('no seed was sent ahead under that name (its link ended)');
+                this.staged.delete(stagedName as string);
+                ahead.taken = true;
+                keyed = ahead.store;
+                ahead.socket.end();
+                if (bytes.length > 0) keyed.database.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+              } else {
+                keyed = this.keyedStore(bytes);
+              }
               database = { token: keyed.token, path: keyed.path };
             } else {
               script = this.options.workerScript();
@@ -257,6 +304,17 @@ export class RemoteShareServer {
       },
       fail,
     );
+  }
+
+  /** Closes and removes a keyed share's store once `after` settles (its worker closed). */
+  private release(after: Promise<unknown>, store: KeyedStore): void {
+    const released: Promise<void> = after.then(() => undefined, () => undefined).finally(async () => {
+      store.database.unshare(store.token);
+      await store.database.close().catch(() => undefined);
+      rmSync(store.path, { recursive: true, force: true });
+    });
+    this.releasing.add(released);
+    void released.finally(() => this.releasing.delete(released));
   }
 
   /** A keyed share's own store, under `<data-dir>/remote-keyed-shares/<n>`, seeded with the fragment's state. */

@@ -6,7 +6,8 @@
 
 import { compiledWorkerScript } from '../batch/worker-script.js';
 import type { KeyedSeed } from '../stream/parallel/keyed-seed.js';
-import type { RemoteShareSource, RemoteShareTarget } from '../stream/parallel/source-fragment.js';
+import type { KeyedSeedStaging, RemoteShareSource, RemoteShareTarget } from '../stream/parallel/source-fragment.js';
+import { SeedStage, SeedStaging } from './keyed-share-stage.js';
 
 /** What remote-share-worker.ts gets besides a source worker's data. */
 export interface RemoteShareData {
@@ -26,8 +27,10 @@ export interface RemoteShareData {
 /** What keyed-share-worker.ts gets besides a fragment worker's data. */
 export interface KeyedShareData extends RemoteShareData {
   readonly kind: 'keyed';
-  /** The share's vnodes' committed entries of the fragment's state tables and their records (packed), which the node's store starts from. */
+  /** The share's vnodes' committed entries of the fragment's state tables and their records (packed), which the node's store starts from; with `staged`, what goes after the seed sent ahead. */
   readonly seed: Uint8Array;
+  /** The node's name for the seed sent to it ahead of the cut (keyed-share-stage.ts), whose store the share takes. */
+  readonly staged?: string;
   /** When the share started (Date.now(): before its seed's read when the fragment is built, at the cut after it when the owners are cut again): [2] of the stats is the time from then to the node's first batch. */
   readonly startedAt: number;
 }
@@ -118,30 +121,50 @@ export class RemoteShares implements RemoteShareSource {
    * the peers changed (keyed-share-worker.ts; parallel-fragment.ts' followMembership): the share
    * stays until the next cut; a failed one runs on this node until then.
    */
-  keyedTargets(fallbackScript: URL, seeds: (shares: number) => readonly KeyedSeed[]): RemoteShareTarget[] {
+  keyedTargets(fallbackScript: URL, seeds: (shares: number) => readonly KeyedSeed[], staging?: KeyedSeedStaging): RemoteShareTarget[] {
     const key = this.key();
-    if (key === undefined) return [];
-    const peers = this.peers();
-    if (peers.length === 0) return [];
+    const peers = key === undefined ? [] : this.peers();
+    const staged = staging instanceof SeedStaging ? staging : undefined;
+    if (key === undefined || peers.length === 0) {
+      staging?.close();
+      return [];
+    }
     const script = compiledWorkerScript(import.meta.url, './keyed-share-worker.js');
     const startedAt = Date.now();
     // Peer i owns the vnodes of the owner after the threads' i-th: seed i is its.
     const seeded = seeds(peers.length);
     return peers.map((peer, index) => {
       const seed = seeded[index]!;
+      // A seed sent ahead to this very node (the same run) is opened with what goes after it; any other goes whole.
+      const stage = staged !== undefined && staged.keys[index] === RemoteShares.keyOf(peer) ? staged.stages[index] : undefined;
+      const ahead = stage?.state === 'staged' && stage.id !== undefined ? stage.id : undefined;
+      if (ahead !== undefined) stage!.handOff();
+      else stage?.close();
+      const bytes = seed.base === undefined || ahead !== undefined ? seed.bytes : Buffer.concat([seed.base, seed.bytes]);
       const stats = new SharedArrayBuffer(24);
       const counters = new BigInt64Array(stats);
       let list = this.keyedStats.get(peer.nodeId);
       if (list === undefined) this.keyedStats.set(peer.nodeId, (list = []));
-      const entry: KeyedShareStats = { counters, seedRows: seed.rows, seedBytes: seed.bytes.length, retired: false };
+      const entry: KeyedShareStats = { counters, seedRows: seed.rows, seedBytes: (seed.base?.length ?? 0) + seed.bytes.length, retired: false };
       list.push(entry);
-      const data: KeyedShareData = { kind: 'keyed', address: peer.shareAddress, node: peer.nodeId, key, stats, fallbackScript: fallbackScript.href, timeoutMs: this.timeoutMs, seed: seed.bytes, startedAt };
+      const data: KeyedShareData = { kind: 'keyed', address: peer.shareAddress, node: peer.nodeId, key, stats, fallbackScript: fallbackScript.href, timeoutMs: this.timeoutMs, seed: bytes, startedAt, ...(ahead === undefined ? {} : { staged: ahead }) };
       const failed = (): boolean => Atomics.load(counters, 1) !== 0n;
       const retire = (): void => {
         entry.retired = true;
       };
       return { node: peer.nodeId, script, data, key: RemoteShares.keyOf(peer), failed, retire };
     });
+  }
+
+  /** Sends each node listed now its seed as of the read's start ahead of the cut (keyed-share-stage.ts), in the order of keyedTargets' shares. */
+  stageKeyedSeeds(bases: readonly Uint8Array[]): KeyedSeedStaging {
+    const key = this.key();
+    const peers = key === undefined ? [] : this.peers();
+    if (peers.length !== bases.length) throw new Error(`${peers.length} nodes take shares now, not the ${bases.length} whose seeds were read`);
+    return new SeedStaging(
+      peers.map((peer, index) => new SeedStage(peer.nodeId, peer.shareAddress, key!, bases[index]!, this.timeoutMs)),
+      peers.map(RemoteShares.keyOf),
+    );
   }
 
   /** Rows of keyed fragments node `nodeId` processed for this leader (epochs it handed over), or null when it got no keyed share. */

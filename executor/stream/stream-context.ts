@@ -82,6 +82,8 @@ export interface StreamTuning {
   readonly keyedSourceCredit?: number;
   /** Entries a keyed fragment's seed read routes per step on the main thread (OXBOW_KEYED_SEED_SLICE_ENTRIES; default: steps of about 10 ms). */
   readonly keyedSeedSliceEntries?: number;
+  /** Milliseconds a keyed fragment's cut waits after its seeds were sent ahead to their nodes (OXBOW_KEYED_SEED_CUT_HOLD_MS; tests: a node killed in between; default 0). */
+  readonly keyedSeedCutHoldMs?: number;
   /** How long a worker's seal waits for every peer's rows of the epoch (default 60,000 ms). */
   readonly peerTimeoutMs?: number;
 }

@@ -39,6 +39,12 @@ export interface KeyedSeed {
   readonly rows: number;
   /** Entries (every version of those keys, the tombstones among them, and the kept epochs' writes). */
   readonly entries: number;
+  /**
+   * The entries read at E when they were taken before the cut (`KeyedSeedRead.takeBases`, sent to
+   * the node ahead: executor/cluster/README.md, "Keyed shares"); `bytes` then holds only what goes
+   * after them (the kept epochs' writes and the tables' records). A node's store is `base` then `bytes`.
+   */
+  readonly base?: Uint8Array;
 }
 
 /** A table being read: how a row's owner is found. */
@@ -102,6 +108,8 @@ export class KeyedSeedRead {
   /** Entries of the kept writes routed to some share (finish). */
   keptEntries = 0;
   private closed = false;
+  /** The seeds as of E, once taken (takeBases): the builders then hold what goes after them. */
+  private bases: Uint8Array[] | undefined;
   done = false;
 
   constructor(database: RocksDatabase, tables: readonly StateTableDeclaration[], stateVnodes: ReadonlyMap<number, readonly number[]>, first: number, owners: number) {
@@ -225,7 +233,22 @@ export class KeyedSeedRead {
     for (const batch of batches) if (batch.length > 0) this.kept.push(Buffer.from(batch));
   }
 
-  /** Once every table is read: each share's seed, the kept writes after it. Closes the read. */
+  /**
+   * Once every table is read: each share's seed as of E (its vnodes' entries, without the tables'
+   * records), to be sent ahead of the cut; `finish` then gives what goes after it. Taken once.
+   */
+  takeBases(): readonly Uint8Array[] {
+    if (!this.done || this.closed) throw new Error('the seed read is not done');
+    if (this.bases !== undefined) return this.bases;
+    this.bases = this.builders.map((builder) => {
+      const bytes = builder.writer.copy();
+      builder.reset();
+      return bytes;
+    });
+    return this.bases;
+  }
+
+  /** Once every table is read: each share's seed, the kept writes after it (after `base` when the bases were taken). Closes the read. */
   finish(): KeyedSeed[] {
     if (!this.done || this.closed) throw new Error('the seed read is not done');
     try {
@@ -235,7 +258,12 @@ export class KeyedSeedRead {
         const key = tableRecordKey(this.tables[index]!.tableId);
         for (const builder of this.builders) builder.put(key, record);
       });
-      return this.builders.map((builder, share) => ({ bytes: builder.writer.copy(), rows: this.rows[share]!, entries: this.entries[share]! }));
+      const bases = this.bases;
+      return this.builders.map((builder, share) =>
+        bases === undefined
+          ? { bytes: builder.writer.copy(), rows: this.rows[share]!, entries: this.entries[share]! }
+          : { bytes: builder.writer.copy(), rows: this.rows[share]!, entries: this.entries[share]!, base: bases[share]! },
+      );
     } finally {
       this.close();
     }

@@ -24,7 +24,7 @@ import { ownerOf, splitShares, VnodeHasher } from './vnode.js';
 import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 import type { WorkerMemory, WorkerStatus } from './worker-memory.js';
 import type { WorkerPool } from '../../batch/worker-pool.js';
-import type { RemoteShareTarget } from './source-fragment.js';
+import type { KeyedSeedStaging, RemoteShareTarget } from './source-fragment.js';
 import { DEFAULT_SEED_STEP_ENTRIES, type KeyedSeed, type KeyedSeedRead } from './keyed-seed.js';
 
 
@@ -137,8 +137,10 @@ export interface KeyedOwners {
   generation(): number;
   /** Starts reading the seeds of one share per node listed now (keyed-seed.ts), or undefined when none is listed (no seed to read). */
   readSeeds(): KeyedSeedRead | undefined;
-  /** One share per node listed now (owners after the threads, in order), seeded with `seeds` (one per node), or read at once when not given. */
-  remotes(seeds?: readonly KeyedSeed[]): RemoteShareTarget[];
+  /** One share per node listed now (owners after the threads, in order), seeded with `seeds` (one per node), or read at once when not given; a share whose seed `staging` sent ahead is opened with what goes after it. */
+  remotes(seeds?: readonly KeyedSeed[], staging?: KeyedSeedStaging): RemoteShareTarget[];
+  /** Sends the nodes listed now their seeds as of the read's start (`bases`) ahead of the cut, or undefined when sending ahead is not there. */
+  stageSeeds?(bases: readonly Uint8Array[]): KeyedSeedStaging | undefined;
 }
 
 /** A read of the seeds going on while the old owners run (ParallelFragmentNode.followMembership). */
@@ -150,6 +152,11 @@ interface SeedReading {
   /** When the last table was read (0: not yet). */
   readMs: number;
   timer: NodeJS.Immediate | undefined;
+  /** The seeds sent ahead to their nodes, once the read is done. */
+  staging: KeyedSeedStaging | undefined;
+  /** Every seed sent ahead is written on its node or failed to be (and the test hold passed): the cut may come. */
+  staged: boolean;
+  hold: NodeJS.Timeout | undefined;
 }
 
 /** The main thread's node of a parallel fragment: the hash exchange of its inputs and the workers' answers. */
@@ -303,7 +310,7 @@ export class ParallelFragmentNode implements StreamNode {
       this.rescaleDue = false;
       return;
     }
-    if (this.reading !== undefined && this.reading.readMs === 0) return;
+    if (this.reading !== undefined && (this.reading.readMs === 0 || !this.reading.staged)) return;
     for (const worker of this.workers) {
       if (worker.dirty || worker.holdingRows || worker.awaitingDurable.length > 0) {
         this.rescaleDue = true;
@@ -322,7 +329,7 @@ export class ParallelFragmentNode implements StreamNode {
         return;
       }
       if (read !== undefined) {
-        this.reading = { read, generation, startedAt, readMs: 0, timer: undefined };
+        this.reading = { read, generation, startedAt, readMs: 0, timer: undefined, staging: undefined, staged: false, hold: undefined };
         this.readStep();
         return;
       }
@@ -334,9 +341,10 @@ export class ParallelFragmentNode implements StreamNode {
     // The seeds are made before anything stops: a failure leaves the owners as they are.
     let remotes: RemoteShareTarget[];
     try {
-      remotes = owners.remotes(reading === undefined ? [] : reading.read.finish());
+      remotes = owners.remotes(reading === undefined ? [] : reading.read.finish(), reading?.staging);
     } catch (error) {
       reading?.read.close();
+      reading?.staging?.close();
       this.cannotSeed(error);
       return;
     }
@@ -357,7 +365,7 @@ export class ParallelFragmentNode implements StreamNode {
     const read =
       reading === undefined
         ? 'no seed to read'
-        : `seeds read in ${reading.readMs.toFixed(0)} ms while the owners ran, then ${reading.read.keptEpochs} epoch${reading.read.keptEpochs === 1 ? '' : 's'}' writes added (${reading.read.keptEntries} entries), cut ${(performance.now() - reading.startedAt).toFixed(0)} ms after the read began`;
+        : `seeds read in ${reading.readMs.toFixed(0)} ms while the owners ran, ${reading.staging?.describe() ?? 'none sent ahead'}, then ${reading.read.keptEpochs} epoch${reading.read.keptEpochs === 1 ? '' : 's'}' writes added (${reading.read.keptEntries} entries), cut ${(performance.now() - reading.startedAt).toFixed(0)} ms after the read began`;
     process.stderr.write(
       `oxbow: view ${this.context.viewId}'s keyed fragment cut its vnodes again for ${this.settings.parallelism} threads and ${remotes.length} other node${remotes.length === 1 ? '' : 's'}` +
         `${took.length > 0 ? `; node ${took.join(', ')} took vnodes` : ''}${gave.length > 0 ? `; node ${gave.join(', ')} handed its vnodes back` : ''}` +
@@ -395,7 +403,32 @@ export class ParallelFragmentNode implements StreamNode {
       return;
     }
     reading.readMs = performance.now() - reading.startedAt;
-    // Cut now if the fragment is at a safe point, else at the next one.
+    // The seeds go to their nodes now, while the owners run on; the cut waits for them (each link has a deadline).
+    try {
+      reading.staging = this.owners?.stageSeeds?.(reading.read.takeBases());
+    } catch (error) {
+      this.abandonRead();
+      if (!this.disposed) this.cannotSeed(error);
+      return;
+    }
+    if (reading.staging === undefined) return this.staged(reading);
+    void reading.staging.settled.then(() => this.staged(reading));
+  }
+
+  /** The seeds are on their nodes (or go whole at the cut): cut now if the fragment is at a safe point, else at the next one. */
+  private staged(reading: SeedReading): void {
+    if (this.reading !== reading) return;
+    const hold = this.context.tuning.keyedSeedCutHoldMs;
+    if (hold !== undefined && hold > 0 && reading.hold === undefined) {
+      reading.hold = setTimeout(() => {
+        reading.hold = undefined;
+        if (this.reading !== reading) return;
+        reading.staged = true;
+        this.followMembership();
+      }, hold);
+      return;
+    }
+    reading.staged = true;
     this.followMembership();
   }
 
@@ -405,7 +438,10 @@ export class ParallelFragmentNode implements StreamNode {
     if (reading === undefined) return;
     this.reading = undefined;
     if (reading.timer !== undefined) clearImmediate(reading.timer);
+    if (reading.hold !== undefined) clearTimeout(reading.hold);
     reading.read.close();
+    // The nodes remove the seeds sent ahead when their links close.
+    reading.staging?.close();
   }
 
   initial(): ChangeBatch {

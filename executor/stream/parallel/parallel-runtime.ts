@@ -19,7 +19,7 @@ import { allWrites } from './worker-handle.js';
 import { distributionText, fragmentAt, inputNeedsRowIds, workerPlan, type Fragment } from '../../../planner/stream/parallel.js';
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
 import { keyedSourceScan, workerGeneratedSources } from '../../../planner/stream/parallel-source.js';
-import { SourceFragments, type RemoteShareTarget } from './source-fragment.js';
+import { SourceFragments, type KeyedSeedStaging, type RemoteShareTarget } from './source-fragment.js';
 import { keyedSeeds, KeyedSeedRead, type KeyedSeed } from './keyed-seed.js';
 import type { WorkerMemory, WorkerMemoryHost, WorkerMemorySource, WorkerStatus } from './worker-memory.js';
 
@@ -137,7 +137,12 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
     const owners: KeyedOwners | undefined =
       generating || shares?.keyedTargets === undefined
         ? undefined
-        : { generation: () => shares.generation(), readSeeds: () => this.readSeeds(fragment), remotes: (seeds) => this.keyedRemotes(fragment, seeds) };
+        : {
+            generation: () => shares.generation(),
+            readSeeds: () => this.readSeeds(fragment),
+            remotes: (seeds, staging) => this.keyedRemotes(fragment, seeds, staging),
+            stageSeeds: (bases) => shares.stageKeyedSeeds?.(bases),
+          };
     const generation = owners?.generation() ?? 0;
     const remotes = owners === undefined ? [] : this.keyedRemotes(fragment);
     if (owners !== undefined && this.unlisten === undefined && shares?.onChange !== undefined) this.unlisten = shares.onChange(() => this.followMembership());
@@ -187,16 +192,19 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
    * are cut again: ParallelFragmentNode.followMembership), or read at once when the fragment is
    * being built (no epoch of it in flight: a safe point).
    */
-  private keyedRemotes(fragment: Fragment, seeds?: readonly KeyedSeed[]): RemoteShareTarget[] {
+  private keyedRemotes(fragment: Fragment, seeds?: readonly KeyedSeed[], staging?: KeyedSeedStaging): RemoteShareTarget[] {
     const source = this.sourceFragments.remoteShares;
     // No node to share with: no seed to read.
-    if (source?.keyedTargets === undefined || source.keys().size === 0) return [];
+    if (source?.keyedTargets === undefined || source.keys().size === 0) {
+      staging?.close();
+      return [];
+    }
     const tables = fragment.nodes.flatMap((node) => node.stateTables);
     return source.keyedTargets(fragmentWorkerScript(), (shares) => {
       if (seeds === undefined) return keyedSeeds(this.store.database, tables, fragment.stateVnodes, this.parallelism, this.parallelism + shares);
       if (seeds.length !== shares) throw new Error(`${shares} nodes take shares now, not the ${seeds.length} whose seeds were read`);
       return seeds;
-    });
+    }, staging);
   }
 
   /** Starts reading the seeds of a keyed fragment's shares, one per node listed now (undefined: none is). */

@@ -87,9 +87,25 @@ export interface RemoteShareSource {
    * entries of the fragment's state tables and their records (keyed-seed.ts), which the node's
    * store starts from.
    */
-  keyedTargets?(script: URL, seeds: (shares: number) => readonly KeyedSeed[]): RemoteShareTarget[];
+  keyedTargets?(script: URL, seeds: (shares: number) => readonly KeyedSeed[], staging?: KeyedSeedStaging): RemoteShareTarget[];
+  /**
+   * Sends each node listed now its share's seed as of the read's start (`bases`, in the order of
+   * the shares) ahead of the cut, while the old owners run; `keyedTargets` given the staging then
+   * opens each staged share with only what goes after it (the seed goes whole to any other).
+   */
+  stageKeyedSeeds?(bases: readonly Uint8Array[]): KeyedSeedStaging;
   /** Calls `listener` whenever the nodes that take shares change (as the cluster reads them); returns its removal. */
   onChange?(listener: () => void): () => void;
+}
+
+/** Seeds sent to their nodes ahead of a cut (executor/cluster/keyed-share-stage.ts). */
+export interface KeyedSeedStaging {
+  /** Resolves once every seed is written on its node or failed to be (each link has a deadline). */
+  readonly settled: Promise<void>;
+  /** How many were sent ahead and why any was not, for the cut's log line. */
+  describe(): string;
+  /** Closes every link not handed to a share: the nodes remove those seeds. */
+  close(): void;
 }
 
 /** What SourceFragments gives a source fragment to start its workers with. */

@@ -1,0 +1,189 @@
+// A keyed share's seed sent to its node ahead of the cut (README.md, "Keyed shares"): when the
+// leader's read of a joining node's seed is done (parallel/keyed-seed.ts), the main thread opens a
+// link of its own to the node's remote-share-server.ts, proves the cluster key as every link does
+// (remote-share-link.ts), and sends the seed as of E in `stage` frames of whole entries, which
+// the node writes to a fresh store of the share's as each arrives, then `stage-end`; the node
+// answers `staged` with a name for that store once it is written. The old owners run on meanwhile.
+// At the cut the share's relay thread (keyed-share-worker.ts) opens the share with that name and
+// only what goes after the seed (the kept epochs' writes, the tables' records); the node takes the
+// staged store for the share, writes those, starts the worker, and ends this link. A link that
+// fails or has no answer within the deadline leaves the seed to go whole at the cut, as without
+// staging; one closed before the cut (the read abandoned) makes the node remove the store.
+
+import type { Socket } from 'node:net';
+import { connect } from 'node:net';
+import type { KeyedSeedStaging } from '../stream/parallel/source-fragment.js';
+import { frame, MAX_FRAME_BYTES, newNonce, parseAddress, proofMatches, proofOf, readFrames, type Handshake } from './remote-share-link.js';
+
+/** The pieces of a staged seed are at most this many bytes, cut between entries (OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES sets another bound: tests). */
+function stageChunkBytes(): number {
+  return Math.max(1, Math.min(MAX_FRAME_BYTES - 1024, Number(process.env['OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES'] ?? 0) || 16 * 1024 * 1024));
+}
+
+/** `bytes` (packed entries, storage/write-batch.ts) in pieces of whole entries of about `bound` bytes at most (an entry longer than that alone). */
+export function entryPieces(bytes: Uint8Array, bound: number): Uint8Array[] {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  const pieces: Uint8Array[] = [];
+  let start = 0;
+  let offset = 0;
+  while (offset < buffer.length) {
+    const valueAt = offset + 5 + buffer.readUInt32LE(offset + 1);
+    const end = valueAt + 4 + buffer.readUInt32LE(valueAt);
+    if (end - start > bound && offset > start) {
+      pieces.push(bytes.subarray(start, offset));
+      start = offset;
+    }
+    offset = end;
+  }
+  if (offset > start) pieces.push(bytes.subarray(start, offset));
+  return pieces;
+}
+
+/** One node's staged seed, from the leader's side. */
+export class SeedStage {
+  state: 'sending' | 'staged' | 'failed' | 'closed' = 'sending';
+  /** The node's name for the staged store (once staged). */
+  id: string | undefined;
+  /** Handed to the share at the cut (its `open` names `id`). */
+  handedOff = false;
+  /** Why it failed (once failed). */
+  reason: string | undefined;
+  readonly settled: Promise<void>;
+  private settle!: () => void;
+  private socket: Socket | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private deadline = 0;
+
+  constructor(
+    readonly node: string,
+    address: string,
+    key: string,
+    seed: Uint8Array,
+    private readonly timeoutMs: number,
+  ) {
+    this.settled = new Promise((resolve) => (this.settle = resolve));
+    let target: { host: string; port: number };
+    try {
+      target = parseAddress(address);
+    } catch (error) {
+      this.fail((error as Error).message);
+      return;
+    }
+    const nonce = newNonce();
+    const socket = connect(target);
+    this.socket = socket;
+    socket.setNoDelay(true);
+    socket.on('error', (error) => this.fail(error.message));
+    socket.on('close', () => this.fail('the connection closed'));
+    socket.on('connect', () => {
+      this.progress();
+      socket.write(frame({ t: 'hello', nonce } satisfies Handshake));
+    });
+    let proved = false;
+    readFrames(
+      socket,
+      (message) => {
+        if (this.state !== 'sending') return;
+        const answer = message as Handshake;
+        if (!proved) {
+          if (answer.t !== 'challenge' || !proofMatches(key, 'server', nonce, answer.proof) || !(answer.nonce instanceof Uint8Array)) {
+            return this.fail('it did not prove it holds the cluster key');
+          }
+          proved = true;
+          this.progress();
+          socket.write(frame({ t: 'proof', proof: proofOf(key, 'client', answer.nonce) } satisfies Handshake));
+          // Each piece flushed gives the deadline again: a large seed takes its time.
+          for (const piece of entryPieces(seed, stageChunkBytes())) socket.write(frame({ t: 'stage', bytes: piece } satisfies Handshake), () => this.progress());
+          socket.write(frame({ t: 'stage-end' } satisfies Handshake), () => this.progress());
+          return;
+        }
+        if (answer.t !== 'staged' || typeof answer.id !== 'string') return this.fail(`an unexpected ${String(answer.t)} frame`);
+        this.id = answer.id;
+        this.state = 'staged';
+        this.stopTimer();
+        this.settle();
+      },
+      (error) => this.fail(error.message),
+    );
+    this.progress();
+    this.timer = setInterval(() => {
+      if (Date.now() > this.deadline) this.fail(`no answer within ${this.timeoutMs} ms`);
+    }, Math.max(10, Math.min(100, timeoutMs / 4)));
+  }
+
+  private progress(): void {
+    this.deadline = Date.now() + this.timeoutMs;
+  }
+
+  private stopTimer(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private fail(reason: string): void {
+    if (this.state === 'closed') return;
+    if (this.state === 'staged') {
+      // Before the cut the staged store goes with the link: the seed goes whole at the cut.
+      this.state = 'failed';
+      this.reason = `the link closed after the seed was staged: ${reason}`;
+      this.socket?.destroy();
+      return;
+    }
+    if (this.state !== 'sending') return;
+    this.state = 'failed';
+    this.reason = reason;
+    this.stopTimer();
+    this.socket?.destroy();
+    this.settle();
+  }
+
+  /**
+   * At the cut, with the share's relay thread about to claim the staged store: the node ends this
+   * link once it did; one the node has not ended within the deadline is cut off.
+   */
+  handOff(): void {
+    if (this.state !== 'staged') return this.close();
+    this.state = 'closed';
+    this.handedOff = true;
+    this.stopTimer();
+    const socket = this.socket;
+    if (socket === undefined || socket.destroyed) return;
+    socket.removeAllListeners('close');
+    socket.removeAllListeners('error');
+    socket.on('error', () => undefined);
+    setTimeout(() => socket.destroy(), this.timeoutMs).unref();
+  }
+
+  /** Closes the link (the read was abandoned, or the seed goes whole): the node removes the staged store. */
+  close(): void {
+    if (this.state === 'closed') return;
+    const settle = this.state === 'sending';
+    this.state = 'closed';
+    this.stopTimer();
+    this.socket?.destroy();
+    if (settle) this.settle();
+  }
+}
+
+/** The seeds of a cut's shares staged on their nodes (RemoteShares.stageKeyedSeeds), one per node in the order of the shares. */
+export class SeedStaging implements KeyedSeedStaging {
+  readonly settled: Promise<void>;
+
+  constructor(
+    readonly stages: readonly SeedStage[],
+    /** The nodes' keys (RemoteShares' peer keys) in order: a cut for other nodes uses none. */
+    readonly keys: readonly string[],
+  ) {
+    this.settled = Promise.all(stages.map((stage) => stage.settled)).then(() => undefined);
+  }
+
+  describe(): string {
+    const staged = this.stages.filter((stage) => stage.handedOff).length;
+    const failed = this.stages.filter((stage) => !stage.handedOff && stage.reason !== undefined);
+    return `${staged} of ${this.stages.length} seed${this.stages.length === 1 ? '' : 's'} sent ahead${failed.length > 0 ? ` (${failed.map((stage) => `node ${stage.node}: ${stage.reason}`).join('; ')})` : ''}`;
+  }
+
+  close(): void {
+    for (const stage of this.stages) stage.close();
+  }
+}
