@@ -13,11 +13,12 @@
 import type { Socket } from 'node:net';
 import { connect } from 'node:net';
 import type { KeyedSeedStaging } from '../stream/parallel/source-fragment.js';
-import { frame, MAX_FRAME_BYTES, newNonce, parseAddress, proofMatches, proofOf, readFrames, type Handshake } from './remote-share-link.js';
+import { configuredSeedChunkBytes, frame, newNonce, parseAddress, proofMatches, proofOf, readFrames, type Handshake } from './remote-share-link.js';
 
-/** The pieces of a staged seed are at most this many bytes, cut between entries (OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES sets another bound: tests). */
+/** The pieces of a staged seed are at most 16 MiB, cut between entries; OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES sets another bound (`configuredSeedChunkBytes`: tests), validated as the link's. */
 function stageChunkBytes(): number {
-  return Math.max(1, Math.min(MAX_FRAME_BYTES - 1024, Number(process.env['OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES'] ?? 0) || 16 * 1024 * 1024));
+  const text = process.env['OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES'];
+  return text === undefined || text === '' ? 16 * 1024 * 1024 : configuredSeedChunkBytes();
 }
 
 /** `bytes` (packed entries, storage/write-batch.ts) in pieces of whole entries of about `bound` bytes at most (an entry longer than that alone). */

@@ -20,7 +20,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { vnodeOf } from '../../executor/stream/parallel/vnode.js';
 import { type as scalar } from '../../sql/types.js';
-import { clusterNodes } from './nodes.js';
+import { clusterNodes, shareAddressListed } from './nodes.js';
 import { groupsOf, nodes, until, type Group } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
@@ -84,12 +84,7 @@ describe('keyed shares of a running view', () => {
 
     const b = await cluster.startNode('b');
     const stderr = () => `--- a ---\n${a.stderr()}\n--- b ---\n${b.stderr()}`;
-    const bId = await until(
-      'node b never listed its share address on the leader',
-      async () => (await nodes(leader)).find((row) => row.role === 'standby' && row.share_address !== null)?.node_id,
-      30_000,
-      stderr,
-    );
+    const bId = await shareAddressListed(leader, b, stderr);
     const shareOf = async () =>
       (await leader.query<{ share_rows: string | null; share_seed_rows: string | null }>('select share_rows, share_seed_rows from oxbow_catalog.nodes where node_id = $1', [bId])).rows[0];
     // No writes: the idle fragments cut their owners at the leader's poll of etcd.

@@ -12,7 +12,7 @@
 
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { clusterNodes } from './nodes.js';
+import { clusterNodes, shareAddressListed } from './nodes.js';
 import { groupsOf, nodes, until, type Group } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
@@ -89,12 +89,7 @@ describe('a keyed share seeded while the view runs', () => {
     const b = await cluster.startNode('b');
     const stderr = () => `--- a ---\n${a.stderr()}\n--- b ---\n${b.stderr()}`;
     try {
-      await until(
-        'node b never listed its share address on the leader',
-        async () => (await nodes(leader)).find((row) => row.role === 'standby' && row.share_address !== null)?.node_id,
-        30_000,
-        stderr,
-      );
+      await shareAddressListed(leader, b, stderr);
       for (const view of ['kv', 'ju']) {
         await until(`${view} never took a share on node b`, async () => (/to 2 workers and 1 other node, vnodes cut again 1 time/.test(await explain(leader, view)) ? true : undefined), 60_000, stderr);
       }

@@ -15,7 +15,7 @@
 
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { clusterNodes } from './nodes.js';
+import { clusterNodes, shareAddressListed } from './nodes.js';
 import { groupsOf, nodes, until, type Group } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
@@ -91,7 +91,7 @@ describe("a keyed share's seed sent ahead of the cut", () => {
     const stderr = () => `--- a ---\n${a.stderr()}\n--- b ---\n${b.stderr()}${c === undefined ? '' : `\n--- c ---\n${c.stderr()}`}`;
     let bId: string;
     try {
-      bId = await until('node b never listed its share address', async () => (await nodes(leader)).find((row) => row.role === 'standby' && row.share_address !== null)?.node_id, 30_000, stderr);
+      bId = await shareAddressListed(leader, b, stderr);
       // b holds a seed sent ahead; the cut waits 1.5 s more: b dies before it.
       await until("node b never wrote a seed sent ahead", async () => (/a keyed share's seed sent ahead is written/.test(b.stderr()) ? true : undefined), 60_000, stderr);
       expect(a.stderr()).not.toMatch(/took vnodes/);
@@ -122,7 +122,7 @@ describe("a keyed share's seed sent ahead of the cut", () => {
 
     // c joins: its seeds go ahead and its shares open with the kept writes only.
     c = await cluster.startNode('c');
-    const cId = await until('node c never listed its share address', async () => (await nodes(leader)).find((row) => row.role === 'standby' && row.share_address !== null && row.node_id !== bId)?.node_id, 30_000, stderr);
+    const cId = await shareAddressListed(leader, c, stderr);
     await until('the views never took shares on node c', async () => (count(a.stderr(), new RegExp(`node ${cId} took vnodes`, 'g')) === 2 ? true : undefined), 60_000, stderr);
     for (const view of ['kv', 'ju']) expect(await explain(leader, view)).toMatch(/to 2 workers and 1 other node, vnodes cut again \d+ times?/);
     const cutsForC = [...a.stderr().matchAll(new RegExp(`node ${cId} took vnodes \\(seeds read in \\d+ ms while the owners ran, (\\d+) of 1 seed sent ahead,`, 'g'))];
