@@ -96,7 +96,8 @@ function resolveJars() {
   console.error(`kafka: resolving org.apache.kafka:kafka_2.13:${KAFKA_VERSION} from Maven Central`);
   const result = spawnSync('mvn', ['-q', '-B', '-Dstyle.color=never', 'dependency:copy-dependencies', '-DincludeScope=runtime', `-DoutputDirectory=${staged}`], {
     cwd: projectDir,
-    stdio: ['ignore', 'inherit', 'inherit'],
+    // Maven's output (escape codes even under -q) goes to stderr: stdout carries only the ready line.
+    stdio: ['ignore', 2, 'inherit'],
   });
   if (result.status !== 0) {
     rmSync(projectDir, { recursive: true, force: true });

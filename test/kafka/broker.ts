@@ -66,7 +66,7 @@ export interface Broker {
  */
 function runScript(port: number, extra: readonly string[]): number {
   const started = spawnSync(process.execPath, [SCRIPT, '--port', String(port), '--owner', String(process.pid), '--timeout-ms', '120000', ...extra], { encoding: 'utf8' });
-  const ready = new RegExp(`^kafka ready: 127\\.0\\.0\\.1:${port} pid (\\d+)$`, 'm').exec(started.stdout);
+  const ready = new RegExp(`kafka ready: 127\\.0\\.0\\.1:${port} pid (\\d+)$`, 'm').exec(started.stdout);
   if (started.status !== 0 || ready === null) {
     throw new Error(`the Kafka broker did not start (exit ${started.status}):\n${started.stdout}\n${started.stderr}`);
   }
