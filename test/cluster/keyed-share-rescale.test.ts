@@ -16,12 +16,11 @@
 //   the 2 threads, the leader logs that the node handed its vnodes back and no share failed over,
 //   and the view still equals its recomputation.
 
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { vnodeOf } from '../../executor/stream/parallel/vnode.js';
 import { type as scalar } from '../../sql/types.js';
 import { clusterNodes, shareAddressListed } from './nodes.js';
-import { groupsOf, nodes, until, type Group } from './remote-share-views.js';
+import { expectKeyedViewsEqual, explain, JOIN_BATCH, nodes, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
 const cluster = clusterNodes('oxbow-keyed-share-rescale-', {
@@ -36,35 +35,6 @@ const cluster = clusterNodes('oxbow-keyed-share-rescale-', {
 
 /** Groups of k in t: 401 (every one present from the first insert on, until the rounds delete some). */
 const GROUPS = 401;
-const JOIN_BATCH = 'select t.k, count(*) as n, sum(t.v + u.w) as s from t join u on t.k = u.k group by t.k';
-
-async function explain(leader: pg.Client, view = 'kv'): Promise<string> {
-  return (await leader.query({ text: `explain analyze ${view}`, rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n');
-}
-
-/** Waits until the view counted every row of the table, then checks it equals the recomputation. */
-async function expectEqual(leader: pg.Client, stderr: () => string): Promise<void> {
-  const compare = async () => {
-    const rows = (
-      await leader.query<Group & { src: string }>(
-        `select 'v' as src, k, n, s from kv union all select 'b' as src, k, count(*) as n, sum(v) as s from t group by k
-         union all select 'jv' as src, k + 100000, n, s from ju union all select 'jb' as src, k + 100000, n, s from (${JOIN_BATCH}) as b`,
-      )
-    ).rows;
-    return { view: [...groupsOf(rows, 'v'), ...groupsOf(rows, 'jv')], batch: [...groupsOf(rows, 'b'), ...groupsOf(rows, 'jb')] };
-  };
-  const settled = await until(
-    'the view never equalled its recomputation',
-    async () => {
-      const { view, batch } = await compare();
-      return JSON.stringify(view) === JSON.stringify(batch) ? { view, batch } : undefined;
-    },
-    60_000,
-    stderr,
-  );
-  expect(settled.view).toEqual(settled.batch);
-  expect(settled.view.length).toBeGreaterThan(0);
-}
 
 describe('keyed shares of a running view', () => {
   it('a node that joins takes its vnodes with their state, and hands them back when drained', async () => {
@@ -80,7 +50,7 @@ describe('keyed shares of a running view', () => {
     await leader.query('delete from u where id % 7 = 1');
     expect(await explain(leader)).toMatch(/StreamExchange dist by \(k\) to 2 workers, /);
     expect(await explain(leader, 'ju')).toMatch(/to 2 workers, /);
-    await expectEqual(leader, () => a.stderr());
+    await expectKeyedViewsEqual(leader, () => a.stderr());
 
     const b = await cluster.startNode('b');
     const stderr = () => `--- a ---\n${a.stderr()}\n--- b ---\n${b.stderr()}`;
@@ -114,7 +84,7 @@ describe('keyed shares of a running view', () => {
     next += 600;
     await leader.query('insert into u select g, g % 211, g from generate_series(901, 1000) g');
     await until('node b processed no rows of the running views', async () => (Number((await shareOf())?.share_rows ?? 0) > 0 ? true : undefined), 30_000, stderr);
-    await expectEqual(leader, stderr);
+    await expectKeyedViewsEqual(leader, stderr);
 
     for (let step = 0; step < 4; step++) {
       await leader.query(`insert into t select g, g % ${GROUPS}, g * 7 % 1000 from generate_series(${next + 1}, ${next + 1500}) g`);
@@ -123,7 +93,7 @@ describe('keyed shares of a running view', () => {
       await leader.query(`delete from t where id % 31 = ${step} or k % 97 = ${step}`);
       await leader.query(`insert into u select g, g % 211, g from generate_series(${2000 + step * 100}, ${2099 + step * 100}) g`);
       await leader.query(`update u set k = (k + 1) % 211 where id % 11 = ${step}`);
-      await expectEqual(leader, stderr);
+      await expectKeyedViewsEqual(leader, stderr);
     }
     const rowsBefore = Number((await shareOf())!.share_rows);
     expect(rowsBefore).toBeGreaterThan(0);
@@ -151,7 +121,7 @@ describe('keyed shares of a running view', () => {
       writing = false;
       await writer;
     }
-    await expectEqual(leader, stderr);
+    await expectKeyedViewsEqual(leader, stderr);
     expect(a.stderr()).toMatch(new RegExp(`node ${bId} handed its vnodes back`));
     expect(a.stderr()).not.toMatch(/the keyed share on node .* failed/);
     expect(a.stderr()).not.toMatch(/failed over before/);

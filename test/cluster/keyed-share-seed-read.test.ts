@@ -10,10 +10,9 @@
 //   (a change during the read not carried over) gives a wrong count or sum, so each view must equal
 //   the batch SELECT of its query over the same tables, and the node processed rows (share_rows).
 
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { clusterNodes, shareAddressListed } from './nodes.js';
-import { groupsOf, nodes, until, type Group } from './remote-share-views.js';
+import { expectKeyedViewsEqual, explain, JOIN_BATCH, nodes, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
 const cluster = clusterNodes('oxbow-keyed-share-seed-read-', {
@@ -26,35 +25,6 @@ const cluster = clusterNodes('oxbow-keyed-share-seed-read-', {
 });
 
 const GROUPS = 2003;
-const JOIN_BATCH = 'select t.k, count(*) as n, sum(t.v + u.w) as s from t join u on t.k = u.k group by t.k';
-
-async function explain(leader: pg.Client, view: string): Promise<string> {
-  return (await leader.query({ text: `explain analyze ${view}`, rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n');
-}
-
-/** Waits until each view equals the batch SELECT of its query, then checks it. */
-async function expectEqual(leader: pg.Client, stderr: () => string): Promise<void> {
-  const compare = async () => {
-    const rows = (
-      await leader.query<Group & { src: string }>(
-        `select 'v' as src, k, n, s from kv union all select 'b' as src, k, count(*) as n, sum(v) as s from t group by k
-         union all select 'jv' as src, k + 100000, n, s from ju union all select 'jb' as src, k + 100000, n, s from (${JOIN_BATCH}) as b`,
-      )
-    ).rows;
-    return { view: [...groupsOf(rows, 'v'), ...groupsOf(rows, 'jv')], batch: [...groupsOf(rows, 'b'), ...groupsOf(rows, 'jb')] };
-  };
-  const settled = await until(
-    'the view never equalled its recomputation',
-    async () => {
-      const { view, batch } = await compare();
-      return JSON.stringify(view) === JSON.stringify(batch) ? { view, batch } : undefined;
-    },
-    60_000,
-    stderr,
-  );
-  expect(settled.view).toEqual(settled.batch);
-  expect(settled.view.length).toBeGreaterThan(0);
-}
 
 describe('a keyed share seeded while the view runs', () => {
   it('carries the writes of the epochs its seed read spanned over to the node', async () => {
@@ -66,7 +36,7 @@ describe('a keyed share seeded while the view runs', () => {
     await leader.query(`create materialized view ju as ${JOIN_BATCH}`);
     await leader.query(`insert into t select g, g % ${GROUPS}, g from generate_series(1, 20000) g`);
     await leader.query(`insert into u select g, g % ${GROUPS}, g from generate_series(1, 3000) g`);
-    await expectEqual(leader, () => a.stderr());
+    await expectKeyedViewsEqual(leader, () => a.stderr());
 
     // Writes over every key, all along the join: updates, deletes and inserts.
     let next = 20000;
@@ -115,7 +85,7 @@ describe('a keyed share seeded while the view runs', () => {
     await leader.query(`insert into t select g, g % ${GROUPS}, g % 1000 from generate_series(${next + 1}, ${next + 2000}) g`);
     await leader.query('update u set w = w + 1');
     await leader.query(`delete from u where id % 5 = 2`);
-    await expectEqual(leader, stderr);
+    await expectKeyedViewsEqual(leader, stderr);
     const bId = (await nodes(leader)).find((row) => row.role === 'standby')!.node_id;
     const shareRows = (await leader.query<{ share_rows: string | null }>('select share_rows from oxbow_catalog.nodes where node_id = $1', [bId])).rows[0]?.share_rows;
     expect(Number(shareRows ?? 0)).toBeGreaterThan(0);

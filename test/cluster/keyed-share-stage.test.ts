@@ -13,10 +13,9 @@
 //   log says 1 of 1 seed sent ahead for each fragment), c processes rows; SIGKILLed after the cut,
 //   the leader takes its shares over, and the views equal their recomputation again.
 
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { clusterNodes, shareAddressListed } from './nodes.js';
-import { groupsOf, nodes, until, type Group } from './remote-share-views.js';
+import { expectKeyedViewsEqual, explain, JOIN_BATCH, nodes, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
 const cluster = clusterNodes('oxbow-keyed-share-stage-', {
@@ -30,34 +29,6 @@ const cluster = clusterNodes('oxbow-keyed-share-stage-', {
 });
 
 const GROUPS = 1009;
-const JOIN_BATCH = 'select t.k, count(*) as n, sum(t.v + u.w) as s from t join u on t.k = u.k group by t.k';
-
-async function explain(leader: pg.Client, view: string): Promise<string> {
-  return (await leader.query({ text: `explain analyze ${view}`, rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n');
-}
-
-async function expectEqual(leader: pg.Client, stderr: () => string): Promise<void> {
-  const compare = async () => {
-    const rows = (
-      await leader.query<Group & { src: string }>(
-        `select 'v' as src, k, n, s from kv union all select 'b' as src, k, count(*) as n, sum(v) as s from t group by k
-         union all select 'jv' as src, k + 100000, n, s from ju union all select 'jb' as src, k + 100000, n, s from (${JOIN_BATCH}) as b`,
-      )
-    ).rows;
-    return { view: [...groupsOf(rows, 'v'), ...groupsOf(rows, 'jv')], batch: [...groupsOf(rows, 'b'), ...groupsOf(rows, 'jb')] };
-  };
-  const settled = await until(
-    'the view never equalled its recomputation',
-    async () => {
-      const { view, batch } = await compare();
-      return JSON.stringify(view) === JSON.stringify(batch) ? { view, batch } : undefined;
-    },
-    60_000,
-    stderr,
-  );
-  expect(settled.view).toEqual(settled.batch);
-  expect(settled.view.length).toBeGreaterThan(0);
-}
 
 const count = (text: string, pattern: RegExp): number => [...text.matchAll(pattern)].length;
 
@@ -71,7 +42,7 @@ describe("a keyed share's seed sent ahead of the cut", () => {
     await leader.query(`create materialized view ju as ${JOIN_BATCH}`);
     await leader.query(`insert into t select g, g % ${GROUPS}, g from generate_series(1, 20000) g`);
     await leader.query(`insert into u select g, g % ${GROUPS}, g from generate_series(1, 3000) g`);
-    await expectEqual(leader, () => a.stderr());
+    await expectKeyedViewsEqual(leader, () => a.stderr());
 
     let next = 20000;
     let writing = true;
@@ -115,7 +86,7 @@ describe("a keyed share's seed sent ahead of the cut", () => {
     await leader.query('update t set v = v + 5');
     await leader.query(`delete from t where id % 7 = 3`);
     await leader.query('update u set w = w + 1');
-    await expectEqual(leader, stderr);
+    await expectKeyedViewsEqual(leader, stderr);
     // Nothing of b's shares is counted on the leader any more.
     const bRows = (await leader.query<{ share_seed_rows: string | null }>('select share_seed_rows from oxbow_catalog.nodes where node_id = $1', [bId])).rows;
     expect(bRows.filter((row) => Number(row.share_seed_rows ?? 0) > 0)).toEqual([]);
@@ -130,7 +101,7 @@ describe("a keyed share's seed sent ahead of the cut", () => {
     await leader.query(`insert into t select g, g % ${GROUPS}, g % 1000 from generate_series(${next + 1}, ${next + 3000}) g`);
     next += 3000;
     await leader.query('update u set w = w + 3');
-    await expectEqual(leader, stderr);
+    await expectKeyedViewsEqual(leader, stderr);
     const cRows = (await leader.query<{ share_rows: string | null }>('select share_rows from oxbow_catalog.nodes where node_id = $1', [cId])).rows[0]?.share_rows;
     expect(Number(cRows ?? 0)).toBeGreaterThan(0);
     expect(a.stderr()).not.toMatch(new RegExp(`the keyed share on node ${cId} .* failed`));
@@ -140,7 +111,7 @@ describe("a keyed share's seed sent ahead of the cut", () => {
     await leader.query(`insert into t select g, g % ${GROUPS}, g % 1000 from generate_series(${next + 1}, ${next + 2000}) g`);
     await leader.query(`delete from t where id % 11 = 4`);
     await until('the leader never took c\'s shares over', async () => (count(a.stderr(), new RegExp(`the keyed share on node ${cId} \\(\\S+\\) failed: .*; its share runs on this node from now on`, 'g')) === 2 ? true : undefined), 60_000, stderr);
-    await expectEqual(leader, stderr);
+    await expectKeyedViewsEqual(leader, stderr);
     expect(a.stderr()).not.toMatch(/could not be seeded/);
     await leader.end();
   }, 300_000);

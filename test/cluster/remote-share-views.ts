@@ -1,6 +1,7 @@
 // What the remote-share tests of this folder share: the leader's node rows, a wait with a deadline,
 // the datagen source both views read, the view's highest id, and the check of a view against its
-// recomputation, and the keyed-share tests' groups.
+// recomputation, and the keyed-share tests' groups, their join, EXPLAIN ANALYZE and the check of
+// both keyed views (kv over t, ju over t join u) against their recomputation.
 import pg from 'pg';
 import { expect } from 'vitest';
 
@@ -80,4 +81,36 @@ export function groupsOf(rows: readonly (Group & { src: string })[], src: string
     .filter((row) => row.src === src)
     .map((row) => ({ k: Number(row.k), n: String(row.n), s: String(row.s) }))
     .sort((left, right) => left.k - right.k);
+}
+
+/** The join the keyed-share tests' view `ju` is made of, also their batch recomputation of it. */
+export const JOIN_BATCH = 'select t.k, count(*) as n, sum(t.v + u.w) as s from t join u on t.k = u.k group by t.k';
+
+/** EXPLAIN ANALYZE of a view, as one text. */
+export async function explain(leader: pg.Client, view = 'kv'): Promise<string> {
+  return (await leader.query({ text: `explain analyze ${view}`, rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n');
+}
+
+/** Waits until the keyed views kv and ju equal the batch SELECTs of their queries, then checks them. */
+export async function expectKeyedViewsEqual(leader: pg.Client, stderr: () => string): Promise<void> {
+  const compare = async () => {
+    const rows = (
+      await leader.query<Group & { src: string }>(
+        `select 'v' as src, k, n, s from kv union all select 'b' as src, k, count(*) as n, sum(v) as s from t group by k
+         union all select 'jv' as src, k + 100000, n, s from ju union all select 'jb' as src, k + 100000, n, s from (${JOIN_BATCH}) as b`,
+      )
+    ).rows;
+    return { view: [...groupsOf(rows, 'v'), ...groupsOf(rows, 'jv')], batch: [...groupsOf(rows, 'b'), ...groupsOf(rows, 'jb')] };
+  };
+  const settled = await until(
+    'the view never equalled its recomputation',
+    async () => {
+      const { view, batch } = await compare();
+      return JSON.stringify(view) === JSON.stringify(batch) ? { view, batch } : undefined;
+    },
+    60_000,
+    stderr,
+  );
+  expect(settled.view).toEqual(settled.batch);
+  expect(settled.view.length).toBeGreaterThan(0);
 }
