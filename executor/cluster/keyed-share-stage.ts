@@ -13,7 +13,7 @@
 import type { Socket } from 'node:net';
 import { connect } from 'node:net';
 import type { KeyedSeedStaging } from '../stream/parallel/source-fragment.js';
-import { configuredSeedChunkBytes, frame, newNonce, parseAddress, proofMatches, proofOf, readFrames, type Handshake } from './remote-share-link.js';
+import { answerChallenge, configuredSeedChunkBytes, frame, newNonce, parseAddress, readFrames, type Handshake } from './remote-share-link.js';
 
 /** The pieces of a staged seed are at most 16 MiB, cut between entries; OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES sets another bound (`configuredSeedChunkBytes`: tests), validated as the link's. */
 function stageChunkBytes(): number {
@@ -87,12 +87,11 @@ export class SeedStage {
         if (this.state !== 'sending') return;
         const answer = message as Handshake;
         if (!proved) {
-          if (answer.t !== 'challenge' || !proofMatches(key, 'server', nonce, answer.proof) || !(answer.nonce instanceof Uint8Array)) {
-            return this.fail('it did not prove it holds the cluster key');
-          }
+          const proof = answerChallenge(key, nonce, message);
+          if (proof === undefined) return this.fail('it did not prove it holds the cluster key');
           proved = true;
           this.progress();
-          socket.write(frame({ t: 'proof', proof: proofOf(key, 'client', answer.nonce) } satisfies Handshake));
+          socket.write(proof);
           // Each piece flushed gives the deadline again: a large seed takes its time.
           for (const piece of entryPieces(seed, stageChunkBytes())) socket.write(frame({ t: 'stage', bytes: piece } satisfies Handshake), () => this.progress());
           socket.write(frame({ t: 'stage-end' } satisfies Handshake), () => this.progress());

@@ -88,6 +88,17 @@ export function proofMatches(keyHex: string, role: 'server' | 'client', nonce: U
   return timingSafeEqual(proofOf(keyHex, role, nonce), proof);
 }
 
+/**
+ * A client's answer to the server's first frame after its `hello` with `nonce`: the `proof` frame
+ * to send when that frame is a challenge proving the server holds `keyHex`, else undefined (the
+ * server is not one of the cluster's: the caller fails the link).
+ */
+export function answerChallenge(keyHex: string, nonce: Uint8Array, message: unknown): Buffer | undefined {
+  const challenge = message as Handshake;
+  if (challenge.t !== 'challenge' || !proofMatches(keyHex, 'server', nonce, challenge.proof) || !(challenge.nonce instanceof Uint8Array)) return undefined;
+  return frame({ t: 'proof', proof: proofOf(keyHex, 'client', challenge.nonce) } satisfies Handshake);
+}
+
 export function newNonce(): Uint8Array {
   return randomBytes(32) as unknown as Uint8Array;
 }
@@ -232,11 +243,9 @@ export function openShareLink(address: string, key: string, share: object, event
     (message) => {
       if (done) return;
       if (running) return events.onMessage(message);
-      const challenge = message as Handshake;
-      if (challenge.t !== 'challenge' || !proofMatches(key, 'server', nonce, challenge.proof) || !(challenge.nonce instanceof Uint8Array)) {
-        return fail('it did not prove it holds the cluster key');
-      }
-      connection.write(frame({ t: 'proof', proof: proofOf(key, 'client', challenge.nonce) } satisfies Handshake));
+      const proof = answerChallenge(key, nonce, message);
+      if (proof === undefined) return fail('it did not prove it holds the cluster key');
+      connection.write(proof);
       for (const bytes of openFrames(share)) connection.write(bytes);
       for (const bytes of outbox.splice(0)) connection.write(bytes);
       running = true;
