@@ -26,7 +26,9 @@
 // org.apache.kafka:kafka_2.13 and its runtime dependencies into .cache/kafka/<version>/lib
 // (outside git). Each port gets its own data folder under .cache/kafka/run-<port>, formatted
 // fresh at every start: from a template the storage tool formats once per version
-// (.cache/kafka/<version>/formatted), so a start runs one JVM, the broker's. Prerequisites: Java 17+ and Maven.
+// (.cache/kafka/<version>/formatted), so a start runs one JVM, the broker's. A --stop by the owner
+// that started the broker with --owner (without --keep-claim) removes the port's folder too.
+// Prerequisites: Java 17+ and Maven.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, openSync, readdirSync, readlinkSync, closeSync, copyFileSync, writeSync, unlinkSync, linkSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -473,6 +475,10 @@ async function stop({ port, owner, keepClaim }) {
     } else {
       releasePort(port, claim.owner);
       releasePort(port + 1, claim.owner);
+      // A broker started for an owner (a test file's) leaves no data behind when stopped for good:
+      // its next start on that port formats a fresh folder anyway. A broker that owns itself keeps
+      // its folder for a later --keep-data start.
+      if (owner !== undefined && claim.owner !== pid) rmSync(runDir(port), { recursive: true, force: true });
     }
     console.log(message);
   };

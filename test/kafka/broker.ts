@@ -236,6 +236,6 @@ export async function readAllCommitted(bootstrap: string, topic: string, atLeast
 }
 
 /** Where scripts/kafka.mjs keeps its jars and each port's data folder. */
-function kafkaCache(): string {
+export function kafkaCache(): string {
   return process.env['OXBOW_KAFKA_CACHE'] ?? fileURLToPath(new URL('../../.cache/kafka', import.meta.url));
 }
