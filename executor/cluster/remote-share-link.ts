@@ -64,15 +64,44 @@ export type Handshake =
   | { readonly t: 'stage-end' }
   | { readonly t: 'staged'; readonly id: string };
 
-/** The frames that open a share: a keyed share's seed in pieces of `chunkBytes` at most, then `open` with the rest. */
+/**
+ * The frames that open a share: a keyed share's seed (packed entries, storage/write-batch.ts) in
+ * pieces of whole entries of `chunkBytes` at most (an entry longer than that alone), then `open`
+ * with the last piece, so the node writes each piece as it comes.
+ */
 export function openFrames(share: object, chunkBytes = configuredSeedChunkBytes()): Buffer[] {
   const seed = (share as { seed?: unknown }).seed;
   if (!(seed instanceof Uint8Array) || seed.length <= chunkBytes) return [frame({ t: 'open', data: share } satisfies Handshake)];
-  const frames: Buffer[] = [];
-  let at = 0;
-  for (; seed.length - at > chunkBytes; at += chunkBytes) frames.push(frame({ t: 'seed', bytes: seed.subarray(at, at + chunkBytes) } satisfies Handshake));
-  frames.push(frame({ t: 'open', data: { ...share, seed: seed.subarray(at) } } satisfies Handshake));
+  const pieces = wholeEntryPieces(seed, chunkBytes);
+  const frames = pieces.slice(0, -1).map((bytes) => frame({ t: 'seed', bytes } satisfies Handshake));
+  frames.push(frame({ t: 'open', data: { ...share, seed: pieces[pieces.length - 1]! } } satisfies Handshake));
   return frames;
+}
+
+/**
+ * Packed entries ([u8 op][u32le key length][key][u32le value length][value]) cut into pieces of
+ * whole entries of about `bound` bytes at most (an entry longer than that alone); at least one
+ * piece. A truncated last entry is an error: a seed is whole entries.
+ */
+export function wholeEntryPieces(bytes: Uint8Array, bound: number): Uint8Array[] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  const pieces: Uint8Array[] = [];
+  let start = 0;
+  let offset = 0;
+  while (offset < bytes.length) {
+    if (offset + 5 > bytes.length) throw new Error(`a seed's entry at byte ${offset} is cut short`);
+    const valueAt = offset + 5 + view.getUint32(offset + 1, true);
+    if (valueAt + 4 > bytes.length) throw new Error(`a seed's entry at byte ${offset} is cut short`);
+    const end = valueAt + 4 + view.getUint32(valueAt, true);
+    if (end > bytes.length) throw new Error(`a seed's entry at byte ${offset} is cut short`);
+    if (end - start > bound && offset > start) {
+      pieces.push(bytes.subarray(start, offset));
+      start = offset;
+    }
+    offset = end;
+  }
+  pieces.push(bytes.subarray(start, offset));
+  return pieces;
 }
 
 /** HMAC-SHA256 of `nonce` under the hex key, for the side named by `role`. */

@@ -28,7 +28,7 @@ import { RocksDatabase } from '../../storage/rocksdb.js';
 import type { MainToSourceWorker, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
 import type { MainToWorker, WorkerToMain } from '../stream/parallel/protocol.js';
 import { WorkerHandle } from '../stream/parallel/worker-handle.js';
-import { formatAddress, frame, newNonce, proofMatches, proofOf, readFrames, type Handshake } from './remote-share-link.js';
+import { formatAddress, frame, newNonce, proofMatches, proofOf, readFrames, wholeEntryPieces, type Handshake } from './remote-share-link.js';
 
 type Forwarded = MainToSourceWorker | MainToWorker;
 type Answered = SourceWorkerToMain | WorkerToMain;
@@ -55,6 +55,27 @@ interface StagedSeed {
 
 /** How many handshake deadlines a staged seed waits for its share (the leader's cut comes at a safe point of the fragment). */
 const STAGED_HOLD_DEADLINES = 6;
+
+/** A seed sent at `open` is written in pieces of whole entries of this many bytes at most, each off the main thread. */
+const SEED_WRITE_PIECE_BYTES = 16 * 1024 * 1024;
+
+/** The largest OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS. */
+export const MAX_SEED_WRITE_DELAY_MS = 60_000;
+
+/**
+ * OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS (tests: a node slow to write its seed): how long this node
+ * waits before writing each piece of a seed sent at `open`; unset or empty, 0; a whole number of
+ * milliseconds up to MAX_SEED_WRITE_DELAY_MS; anything else an error naming the variable (bin/cli.ts
+ * refuses it at start with the same rule).
+ */
+export function seedWriteDelayMs(text: string | undefined): number {
+  if (text === undefined || text === '') return 0;
+  const value = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!Number.isSafeInteger(value) || value > MAX_SEED_WRITE_DELAY_MS) {
+    throw new Error(`OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: "${text}" is not a whole number of milliseconds from 0 to ${MAX_SEED_WRITE_DELAY_MS}`);
+  }
+  return value;
+}
 
 export interface RemoteShareServerOptions {
   readonly host: string;
@@ -87,6 +108,8 @@ export class RemoteShareServer {
   /** Seeds sent ahead, by the name `staged` gave them, until a share takes one or its link ends. */
   private readonly staged = new Map<string, StagedSeed>();
   address = '';
+  /** OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS (tests). */
+  private readonly seedWriteDelay = seedWriteDelayMs(process.env['OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS']);
 
   constructor(private readonly options: RemoteShareServerOptions) {
     this.server = createServer((socket) => this.accept(socket));
@@ -117,7 +140,7 @@ export class RemoteShareServer {
   private accept(socket: Socket): void {
     this.sockets.add(socket);
     socket.setNoDelay(true);
-    let stage: 'hello' | 'proof' | 'open' | 'staged' | 'running' = 'hello';
+    let stage: 'hello' | 'proof' | 'open' | 'staged' | 'seeding' | 'running' = 'hello';
     let nonce: Uint8Array | undefined;
     let handle: WorkerHandle<Forwarded, Answered> | undefined;
     /** A keyed share's own store (the connection opened a keyed fragment's share). */
@@ -126,8 +149,11 @@ export class RemoteShareServer {
     let answers: Promise<void> = Promise.resolve();
     /** Units posted since the last commit. */
     let pendingUnits = 0;
-    /** A keyed share's seed's pieces before its `open` (remote-share-link.ts' openFrames). */
+    /** A keyed share's seed's pieces before its `open` (remote-share-link.ts' openFrames: whole entries each). */
     const seedPieces: Uint8Array[] = [];
+    /** A keyed share's seed being written (from its `open` until its worker starts), and the messages that came meanwhile. */
+    let seedWrites: Promise<void> | undefined;
+    const early: MainToWorker[] = [];
     /** The seed this connection sends ahead of a cut (`stage` frames), and its name once all is written. */
     let staging: StagedSeed | undefined;
     let stagedAs: string | undefined;
@@ -148,7 +174,7 @@ export class RemoteShareServer {
         const closed = handle.close();
         if (keyed !== undefined) this.release(closed, keyed);
       } else if (keyed !== undefined) {
-        this.release(Promise.resolve(), keyed);
+        this.release(seedWrites ?? Promise.resolve(), keyed);
       }
     });
     const send = (message: unknown): void => {
@@ -194,11 +220,20 @@ export class RemoteShareServer {
         }
       });
     };
+    const startWorker = (script: URL, workerData: object): void => {
+      handle = new WorkerHandle<Forwarded, Answered>(script, workerData, "a remote share's worker");
+      this.handles.add(handle);
+      // A worker that ends ends the connection: the leader runs the share itself at once.
+      void handle.exited.then(() => fail(new Error("the share's worker thread ended")));
+      stage = 'running';
+    };
     readFrames(
       socket,
       (message) => {
         const received = message as Handshake | MainToSourceWorker;
         if (stage === 'running' && keyed !== undefined) return relayKeyed(received as MainToWorker);
+        // The worker starts once its seed is written: what the leader sends meanwhile waits for it.
+        if (stage === 'seeding') return void early.push(received as MainToWorker);
         if (stage === 'running') {
           const worker = handle! as WorkerHandle<MainToSourceWorker, SourceWorkerToMain>;
           const forwarded = received as MainToSourceWorker;
@@ -264,40 +299,65 @@ export class RemoteShareServer {
           timer.refresh();
         } else if (stage === 'open' && staging === undefined && received.t === 'open' && typeof received.data === 'object' && received.data !== null) {
           clearTimeout(timer);
-          let script: URL;
-          let database: { token: number; path: string };
           let shareData = received.data as object;
-          try {
-            if ((shareData as { kind?: unknown }).kind === 'keyed') {
-              const { kind: _kind, seed, staged: stagedName, ...rest } = shareData as { kind: string; seed: Uint8Array; staged?: unknown };
-              shareData = rest;
-              script = this.options.keyedWorkerScript();
-              const bytes = seedPieces.length === 0 ? seed : Buffer.concat([...seedPieces.splice(0), seed]);
-              if (stagedName !== undefined) {
-                // The seed was sent ahead: this share takes its store, with what goes after it written last.
-                const ahead = typeof stagedName === 'string' ? this.staged.get(stagedName) : undefined;
-                if (ahead === undefined) throw new Error('no seed was sent ahead under that name (its link ended)');
-                this.staged.delete(stagedName as string);
-                ahead.taken = true;
-                keyed = ahead.store;
-                ahead.socket.end();
-                if (bytes.length > 0) keyed.database.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
-              } else {
-                keyed = this.keyedStore(bytes);
-              }
-              database = { token: keyed.token, path: keyed.path };
-            } else {
-              script = this.options.workerScript();
+          if ((shareData as { kind?: unknown }).kind !== 'keyed') {
+            let database: { token: number; path: string };
+            try {
               database = this.scratch();
+            } catch (error) {
+              return fail(error instanceof Error ? error : new Error(String(error)));
+            }
+            startWorker(this.options.workerScript(), { ...shareData, ...database });
+            return;
+          }
+          const { kind: _kind, seed, staged: stagedName, ...rest } = shareData as { kind: string; seed: Uint8Array; staged?: unknown };
+          shareData = rest;
+          try {
+            if (stagedName !== undefined) {
+              // The seed was sent ahead: this share takes its store, with what goes after it written last.
+              const ahead = typeof stagedName === 'string' ? this.staged.get(stagedName) : undefined;
+              if (ahead === undefined) throw new Error('no seed was sent ahead under that name (its link ended)');
+              this.staged.delete(stagedName as string);
+              ahead.taken = true;
+              keyed = ahead.store;
+              ahead.socket.end();
+            } else {
+              keyed = this.keyedStore(new Uint8Array(0));
             }
           } catch (error) {
             return fail(error instanceof Error ? error : new Error(String(error)));
           }
-          handle = new WorkerHandle<Forwarded, Answered>(script, { ...shareData, ...database }, "a remote share's worker");
-          this.handles.add(handle);
-          // A worker that ends ends the connection: the leader runs the share itself at once.
-          void handle.exited.then(() => fail(new Error("the share's worker thread ended")));
-          stage = 'running';
+          // The seed's pieces in order, each written off the main thread; then the worker starts over the store.
+          const store = keyed;
+          const pieces = [...seedPieces.splice(0), seed];
+          stage = 'seeding';
+          let written = 0;
+          let writtenBytes = 0;
+          seedWrites = (async () => {
+            for (const frameBytes of pieces) {
+              if (!(frameBytes instanceof Uint8Array) || frameBytes.length === 0) continue;
+              for (const piece of wholeEntryPieces(frameBytes, SEED_WRITE_PIECE_BYTES)) {
+                if (socket.destroyed) return;
+                if (this.seedWriteDelay > 0) await new Promise((resolve) => setTimeout(resolve, this.seedWriteDelay));
+                if (socket.destroyed) return;
+                await store.database.writeAsync(Buffer.from(piece.buffer, piece.byteOffset, piece.length));
+                written++;
+                writtenBytes += piece.length;
+              }
+            }
+          })();
+          seedWrites.then(
+            () => {
+              if (socket.destroyed) return;
+              this.options.log(`oxbow: a keyed share's seed is written (${written} piece${written === 1 ? '' : 's'}, ${writtenBytes} bytes${stagedName === undefined ? '' : ', after the seed sent ahead'}); its worker starts`);
+              startWorker(this.options.keyedWorkerScript(), { ...shareData, token: store.token, path: store.path });
+              for (const waiting of early.splice(0)) {
+                if (socket.destroyed) return;
+                relayKeyed(waiting);
+              }
+            },
+            (error: unknown) => fail(error instanceof Error ? error : new Error(String(error))),
+          );
         } else {
           fail(new Error(stage === 'proof' ? 'the peer did not prove it holds the cluster key' : `an unexpected ${String((received as { t?: unknown }).t)} frame`));
         }
