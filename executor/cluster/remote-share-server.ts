@@ -295,8 +295,9 @@ export class RemoteShareServer {
           send({ t: 'staged', id: stagedAs } satisfies Handshake);
         } else if (stage === 'open' && received.t === 'seed' && received.bytes instanceof Uint8Array && staging === undefined) {
           seedPieces.push(received.bytes);
-          // A large seed takes its time: each piece gives the handshake's deadline again.
+          // A large seed takes its time: each piece gives the handshake's deadline again, and the leader's.
           timer.refresh();
+          send({ t: 'seeding' } satisfies Handshake);
         } else if (stage === 'open' && staging === undefined && received.t === 'open' && typeof received.data === 'object' && received.data !== null) {
           clearTimeout(timer);
           let shareData = received.data as object;
@@ -343,6 +344,8 @@ export class RemoteShareServer {
                 await store.database.writeAsync(Buffer.from(piece.buffer, piece.byteOffset, piece.length));
                 written++;
                 writtenBytes += piece.length;
+                // Each piece written gives the leader's deadline again: a node that stops writing is caught.
+                send({ t: 'seeding' } satisfies Handshake);
               }
             }
           })();
@@ -351,6 +354,8 @@ export class RemoteShareServer {
               if (socket.destroyed) return;
               this.options.log(`oxbow: a keyed share's seed is written (${written} piece${written === 1 ? '' : 's'}, ${writtenBytes} bytes${stagedName === undefined ? '' : ', after the seed sent ahead'}); its worker starts`);
               startWorker(this.options.keyedWorkerScript(), { ...shareData, token: store.token, path: store.path });
+              // The leader's answer deadlines count from here.
+              send({ t: 'seeded' } satisfies Handshake);
               for (const waiting of early.splice(0)) {
                 if (socket.destroyed) return;
                 relayKeyed(waiting);
