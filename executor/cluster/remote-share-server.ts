@@ -25,6 +25,7 @@ import { rmSync, mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { RocksDatabase } from '../../storage/rocksdb.js';
+import { WorkerPool } from '../batch/worker-pool.js';
 import type { MainToSourceWorker, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
 import type { MainToWorker, WorkerToMain } from '../stream/parallel/protocol.js';
 import { WorkerHandle } from '../stream/parallel/worker-handle.js';
@@ -55,6 +56,9 @@ interface StagedSeed {
 
 /** How many handshake deadlines a staged seed waits for its share (the leader's cut comes at a safe point of the fragment). */
 const STAGED_HOLD_DEADLINES = 6;
+
+/** Threads a node keeps idle for keyed shares' workers (warmed for a seed on its way, or freed by a share that ended). */
+const KEYED_IDLE_THREADS = 4;
 
 /** A seed sent at `open` is written in pieces of whole entries of this many bytes at most, each off the main thread. */
 const SEED_WRITE_PIECE_BYTES = 16 * 1024 * 1024;
@@ -108,6 +112,12 @@ export class RemoteShareServer {
   /** Seeds sent ahead, by the name `staged` gave them, until a share takes one or its link ends. */
   private readonly staged = new Map<string, StagedSeed>();
   address = '';
+  /**
+   * The keyed shares' worker threads: one is started and loads the fragments' worker script as soon
+   * as a seed starts coming (sent ahead, or at `open`), so the share's worker starts on it once the
+   * seed is written without a thread or its modules to load then.
+   */
+  private readonly keyedPool = new WorkerPool({}, KEYED_IDLE_THREADS);
   /** OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS (tests). */
   private readonly seedWriteDelay = seedWriteDelayMs(process.env['OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS']);
 
@@ -220,8 +230,8 @@ export class RemoteShareServer {
         }
       });
     };
-    const startWorker = (script: URL, workerData: object): void => {
-      handle = new WorkerHandle<Forwarded, Answered>(script, workerData, "a remote share's worker");
+    const startWorker = (script: URL, workerData: object, pool?: WorkerPool): void => {
+      handle = new WorkerHandle<Forwarded, Answered>(script, workerData, "a remote share's worker", [], {}, undefined, pool);
       this.handles.add(handle);
       // A worker that ends ends the connection: the leader runs the share itself at once.
       void handle.exited.then(() => fail(new Error("the share's worker thread ended")));
@@ -273,7 +283,10 @@ export class RemoteShareServer {
         } else if (stage === 'open' && received.t === 'stage' && received.bytes instanceof Uint8Array && seedPieces.length === 0) {
           // A seed sent ahead: each piece (whole entries) is written as it comes.
           try {
-            if (staging === undefined) staging = { store: this.keyedStore(new Uint8Array(0)), socket, taken: false };
+            if (staging === undefined) {
+              staging = { store: this.keyedStore(new Uint8Array(0)), socket, taken: false };
+              this.warmKeyedWorker();
+            }
             if (received.bytes.length > 0) staging.store.database.write(Buffer.from(received.bytes.buffer, received.bytes.byteOffset, received.bytes.length));
           } catch (error) {
             return fail(error instanceof Error ? error : new Error(String(error)));
@@ -294,6 +307,7 @@ export class RemoteShareServer {
           this.options.log(`oxbow: a keyed share's seed sent ahead is written (${staging.store.path}); it waits for its share`);
           send({ t: 'staged', id: stagedAs } satisfies Handshake);
         } else if (stage === 'open' && received.t === 'seed' && received.bytes instanceof Uint8Array && staging === undefined) {
+          if (seedPieces.length === 0) this.warmKeyedWorker();
           seedPieces.push(received.bytes);
           // A large seed takes its time: each piece gives the handshake's deadline again, and the leader's.
           timer.refresh();
@@ -353,7 +367,7 @@ export class RemoteShareServer {
             () => {
               if (socket.destroyed) return;
               this.options.log(`oxbow: a keyed share's seed is written (${written} piece${written === 1 ? '' : 's'}, ${writtenBytes} bytes${stagedName === undefined ? '' : ', after the seed sent ahead'}); its worker starts`);
-              startWorker(this.options.keyedWorkerScript(), { ...shareData, token: store.token, path: store.path });
+              startWorker(this.options.keyedWorkerScript(), { ...shareData, token: store.token, path: store.path }, this.keyedPool);
               // The leader's answer deadlines count from here.
               send({ t: 'seeded' } satisfies Handshake);
               for (const waiting of early.splice(0)) {
@@ -369,6 +383,15 @@ export class RemoteShareServer {
       },
       fail,
     );
+  }
+
+  /** A thread for a keyed share whose seed is coming, its worker script loaded meanwhile (a script that cannot load ends it: the share then starts one). */
+  private warmKeyedWorker(): void {
+    try {
+      this.keyedPool.warm(this.options.keyedWorkerScript());
+    } catch (error) {
+      this.options.log(`oxbow: no thread warmed for a keyed share: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 
   /** Closes and removes a keyed share's store once `after` settles (its worker closed). */
@@ -408,6 +431,7 @@ export class RemoteShareServer {
     for (const socket of this.sockets) socket.destroy();
     await closed;
     await Promise.all([...this.handles].map((handle) => handle.close()));
+    await this.keyedPool.close();
     await Promise.all([...this.releasing]);
     if (this.database !== undefined) {
       if (this.token !== undefined) this.database.unshare(this.token);
