@@ -25,6 +25,7 @@ import { runRestore } from './restore.js';
 import { serveClusterNode } from './cluster.js';
 import { parseClusterUrl, type ClusterUrl } from '../executor/cluster/etcd-coordinator.js';
 import { MAX_SEED_CHUNK_BYTES } from '../executor/cluster/remote-share-link.js';
+import { MAX_SEED_WRITE_DELAY_MS } from '../executor/cluster/remote-share-server.js';
 
 export interface CliConfig {
   readonly host: string;
@@ -333,6 +334,12 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const seedChunkBytes = parseCount(seedChunkInput, 'bytes');
   if (seedChunkBytes !== undefined && seedChunkBytes > MAX_SEED_CHUNK_BYTES) {
     throw new UsageError(`${seedChunkInput!.source}: "${seedChunkInput!.text}" is over ${MAX_SEED_CHUNK_BYTES} bytes, the largest piece of a seed a frame holds`);
+  }
+  // Read by a node's remote share server from the environment (remote-share-server.ts; tests): refused here, at start.
+  const seedWriteDelayInput = variable('OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS');
+  const seedWriteDelay = parseCount(seedWriteDelayInput, 'milliseconds', 0);
+  if (seedWriteDelay !== undefined && seedWriteDelay > MAX_SEED_WRITE_DELAY_MS) {
+    throw new UsageError(`${seedWriteDelayInput!.source}: "${seedWriteDelayInput!.text}" is over ${MAX_SEED_WRITE_DELAY_MS} milliseconds`);
   }
   if (host === '') throw new UsageError('--host must not be empty');
   if (!isLoopback(host) && password === undefined) {

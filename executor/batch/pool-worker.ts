@@ -7,7 +7,8 @@
 // without loading the engine's modules again. When a job ends it calls the job's end, which tells
 // the pool the thread is free; whatever ends the thread instead (an uncaught error, process.exit,
 // a terminate) sets the current job's exit word, so the main thread stops waiting for it, and the
-// pool replaces the thread.
+// pool replaces the thread. A `load` imports a script's module with no job (`WorkerPool.warm`: a
+// job known to come soon then starts without loading it).
 
 import { parentPort, type MessagePort } from 'node:worker_threads';
 
@@ -27,9 +28,10 @@ export type JobEnd = () => void;
 /** What a worker script exports to run as a pooled job. */
 export type RunJob = (data: unknown, end: JobEnd) => void;
 
-/** From the pool: run a job (the script's URL and its data), or end the thread. */
+/** From the pool: run a job (the script's URL and its data), load a script's module ahead of its job (`WorkerPool.warm`), or end the thread. */
 export type ToPoolWorker =
   | { readonly t: 'job'; readonly script: string; readonly data: WorkerChannel }
+  | { readonly t: 'load'; readonly script: string }
   | { readonly t: 'exit' };
 /** To the pool: the job ended and the thread is free. */
 export type FromPoolWorker = { readonly t: 'free' };
@@ -47,6 +49,15 @@ process.on('exit', () => {
 pool.on('message', (message: ToPoolWorker) => {
   if (message.t === 'exit') {
     pool.close();
+    return;
+  }
+  if (message.t === 'load') {
+    // Only the module: its job comes later (a script that cannot load ends the thread, which the pool drops).
+    import(message.script).catch((error: unknown) =>
+      setImmediate(() => {
+        throw error;
+      }),
+    );
     return;
   }
   const signal = new Int32Array(message.data.signal);

@@ -15,7 +15,8 @@
 //
 // The API is small on purpose, for any kind of job whose data holds a port and a signal word
 // (pool-worker.ts's WorkerChannel): `run(script, data, transfer, onError)`, whose script exports
-// `runJob` (pool-worker.ts's RunJob), the counters (`started`, `idle`, `busy`, `jobs`, `lost`), and
+// `runJob` (pool-worker.ts's RunJob), `warm(script)` (a thread started and the script loaded ahead
+// of a job known to come: `run` takes a thread that loaded its script first), the counters (`started`, `idle`, `busy`, `jobs`, `lost`), and
 // `close` (at once for a pool that never started a thread).
 
 import { Worker, workerData, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
@@ -41,6 +42,8 @@ export interface PooledJob {
 
 interface PooledThread {
   readonly worker: Worker;
+  /** The scripts whose modules the thread loaded (or was asked to): a job of one of them starts without loading it. */
+  readonly loaded: Set<string>;
   readonly exited: Promise<void>;
   /** The running job's end and error callbacks and its signal words ([1]: the exit word). */
   job: { readonly end: () => void; readonly onError: (error: unknown) => void; readonly signal: Int32Array } | undefined;
@@ -81,7 +84,10 @@ export class WorkerPool {
    */
   run(script: URL, data: WorkerChannel, transfer: readonly TransferListItem[], onError: (error: unknown) => void): PooledJob {
     if (this.closed) throw new Error('the worker pool is closed');
-    const thread = this.idleThreads.pop() ?? this.start();
+    // An idle thread that loaded the script first (a warmed one), else any idle one, else a new one.
+    const loaded = this.idleThreads.findIndex((idle) => idle.loaded.has(script.href));
+    const thread = loaded >= 0 ? this.idleThreads.splice(loaded, 1)[0]! : (this.idleThreads.pop() ?? this.start());
+    thread.loaded.add(script.href);
     this.busyThreads.add(thread);
     this.jobs++;
     let end!: () => void;
@@ -91,11 +97,24 @@ export class WorkerPool {
     return { worker: thread.worker, threadId: thread.worker.threadId, ended };
   }
 
+  /**
+   * Starts a thread that loads `script`'s module and waits idle for its job (a job known to come
+   * soon: a remote keyed share whose seed is being sent), unless `maxIdle` threads are idle
+   * already or the pool is closed. The job's `run` takes it first.
+   */
+  warm(script: URL): void {
+    if (this.closed || this.idleThreads.length >= this.maxIdle) return;
+    const thread = this.start();
+    thread.loaded.add(script.href);
+    this.idleThreads.push(thread);
+    thread.worker.postMessage({ t: 'load', script: script.href } satisfies ToPoolWorker);
+  }
+
   private start(): PooledThread {
     const worker = new Worker(compiledWorkerScript(import.meta.url, './pool-worker.js'), { workerData: { pooled: true }, resourceLimits: this.resourceLimits });
     worker.unref();
     this.started++;
-    const thread: PooledThread = { worker, exited: new Promise((resolve) => worker.on('exit', () => resolve())), job: undefined, alive: true };
+    const thread: PooledThread = { worker, loaded: new Set(), exited: new Promise((resolve) => worker.on('exit', () => resolve())), job: undefined, alive: true };
     this.threads.add(thread);
     worker.on('message', (message: FromPoolWorker) => {
       if (message.t !== 'free' || thread.job === undefined) return;

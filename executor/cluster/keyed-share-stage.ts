@@ -2,7 +2,8 @@
 // leader's read of a joining node's seed is done (parallel/keyed-seed.ts), the main thread opens a
 // link of its own to the node's remote-share-server.ts, proves the cluster key as every link does
 // (remote-share-link.ts), and sends the seed as of E in `stage` frames of whole entries, which
-// the node writes to a fresh store of the share's as each arrives, then `stage-end`; the node
+// the node writes to a fresh store of the share's as each arrives (cut and framed one at a time on
+// the main thread, the next once the last is flushed), then `stage-end`; the node
 // answers `staged` with a name for that store once it is written. The old owners run on meanwhile.
 // At the cut the share's relay thread (keyed-share-worker.ts) opens the share with that name and
 // only what goes after the seed (the kept epochs' writes, the tables' records); the node takes the
@@ -23,21 +24,26 @@ function stageChunkBytes(): number {
 
 /** `bytes` (packed entries, storage/write-batch.ts) in pieces of whole entries of about `bound` bytes at most (an entry longer than that alone). */
 export function entryPieces(bytes: Uint8Array, bound: number): Uint8Array[] {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
   const pieces: Uint8Array[] = [];
-  let start = 0;
-  let offset = 0;
-  while (offset < buffer.length) {
-    const valueAt = offset + 5 + buffer.readUInt32LE(offset + 1);
-    const end = valueAt + 4 + buffer.readUInt32LE(valueAt);
-    if (end - start > bound && offset > start) {
-      pieces.push(bytes.subarray(start, offset));
-      start = offset;
-    }
+  for (let start = 0; start < bytes.length; ) {
+    const end = pieceEnd(bytes, start, bound);
+    pieces.push(bytes.subarray(start, end));
+    start = end;
+  }
+  return pieces;
+}
+
+/** Where the piece of whole entries of `bytes` that starts at `start` ends: about `bound` bytes at most (an entry longer than that alone). */
+export function pieceEnd(bytes: Uint8Array, start: number, bound: number): number {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  let offset = start;
+  while (offset < bytes.length) {
+    const valueAt = offset + 5 + view.getUint32(offset + 1, true);
+    const end = valueAt + 4 + view.getUint32(valueAt, true);
+    if (end - start > bound && offset > start) return offset;
     offset = end;
   }
-  if (offset > start) pieces.push(bytes.subarray(start, offset));
-  return pieces;
+  return offset;
 }
 
 /** One node's staged seed, from the leader's side. */
@@ -92,9 +98,7 @@ export class SeedStage {
           proved = true;
           this.progress();
           socket.write(proof);
-          // Each piece flushed gives the deadline again: a large seed takes its time.
-          for (const piece of entryPieces(seed, stageChunkBytes())) socket.write(frame({ t: 'stage', bytes: piece } satisfies Handshake), () => this.progress());
-          socket.write(frame({ t: 'stage-end' } satisfies Handshake), () => this.progress());
+          this.sendFrom(socket, seed, 0, stageChunkBytes());
           return;
         }
         if (answer.t !== 'staged' || typeof answer.id !== 'string') return this.fail(`an unexpected ${String(answer.t)} frame`);
@@ -109,6 +113,26 @@ export class SeedStage {
     this.timer = setInterval(() => {
       if (Date.now() > this.deadline) this.fail(`no answer within ${this.timeoutMs} ms`);
     }, Math.max(10, Math.min(100, timeoutMs / 4)));
+  }
+
+  /**
+   * Sends the seed's piece of whole entries that starts at `at`, then, once it is flushed, the next
+   * (then `stage-end`): the main thread cuts and frames one piece at a time, the statements and
+   * epochs running between them, and holds one piece's frame at most. Each piece flushed gives the
+   * deadline again: a large seed takes its time.
+   */
+  private sendFrom(socket: Socket, seed: Uint8Array, at: number, bound: number): void {
+    if (this.state !== 'sending' || socket.destroyed) return;
+    if (at >= seed.length) {
+      socket.write(frame({ t: 'stage-end' } satisfies Handshake), () => this.progress());
+      return;
+    }
+    const end = pieceEnd(seed, at, bound);
+    socket.write(frame({ t: 'stage', bytes: seed.subarray(at, end) } satisfies Handshake), (error) => {
+      if (error !== undefined && error !== null) return;
+      this.progress();
+      this.sendFrom(socket, seed, end, bound);
+    });
   }
 
   private progress(): void {

@@ -21,7 +21,7 @@ import { toSqlError } from '../../sql/errors.js';
 import type { FragmentWorkerData, MainToWorker, WorkerToMain } from '../stream/parallel/protocol.js';
 import { WorkerHandle } from '../stream/parallel/worker-handle.js';
 import { WorkerPort } from '../stream/parallel/worker-port.js';
-import { openShareLink, shareData, type ShareLink } from './remote-share-link.js';
+import { openShareLink, restartDeadlines, shareData, type ShareLink } from './remote-share-link.js';
 import type { KeyedShareData } from './remote-shares.js';
 
 type Data = FragmentWorkerData & KeyedShareData & { readonly port: MessagePort };
@@ -158,6 +158,8 @@ function start(): void {
       const oldest = pending[0];
       return oldest !== undefined && now > oldest.deadline ? `no answer to a ${oldest.message.t} within ${data.timeoutMs} ms` : undefined;
     },
+    // The node wrote its seed and started its worker: what waited for that has its whole deadline from now.
+    seeded: (now) => restartDeadlines(pending, now, data.timeoutMs),
   });
 }
 

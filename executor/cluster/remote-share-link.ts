@@ -62,17 +62,49 @@ export type Handshake =
   /** A keyed share's seed sent ahead of its cut (keyed-share-stage.ts): a piece of whole entries, written as it comes; then `stage-end`, answered by `staged`. */
   | { readonly t: 'stage'; readonly bytes: Uint8Array }
   | { readonly t: 'stage-end' }
-  | { readonly t: 'staged'; readonly id: string };
+  | { readonly t: 'staged'; readonly id: string }
+  /** A keyed share's node, after its `open`: a piece of the seed received or written (each restarts the leader's deadline), then `seeded` once the seed is in its store and the worker started. */
+  | { readonly t: 'seeding' }
+  | { readonly t: 'seeded' };
 
-/** The frames that open a share: a keyed share's seed in pieces of `chunkBytes` at most, then `open` with the rest. */
+/**
+ * The frames that open a share: a keyed share's seed (packed entries, storage/write-batch.ts) in
+ * pieces of whole entries of `chunkBytes` at most (an entry longer than that alone), then `open`
+ * with the last piece, so the node writes each piece as it comes.
+ */
 export function openFrames(share: object, chunkBytes = configuredSeedChunkBytes()): Buffer[] {
   const seed = (share as { seed?: unknown }).seed;
   if (!(seed instanceof Uint8Array) || seed.length <= chunkBytes) return [frame({ t: 'open', data: share } satisfies Handshake)];
-  const frames: Buffer[] = [];
-  let at = 0;
-  for (; seed.length - at > chunkBytes; at += chunkBytes) frames.push(frame({ t: 'seed', bytes: seed.subarray(at, at + chunkBytes) } satisfies Handshake));
-  frames.push(frame({ t: 'open', data: { ...share, seed: seed.subarray(at) } } satisfies Handshake));
+  const pieces = wholeEntryPieces(seed, chunkBytes);
+  const frames = pieces.slice(0, -1).map((bytes) => frame({ t: 'seed', bytes } satisfies Handshake));
+  frames.push(frame({ t: 'open', data: { ...share, seed: pieces[pieces.length - 1]! } } satisfies Handshake));
   return frames;
+}
+
+/**
+ * Packed entries ([u8 op][u32le key length][key][u32le value length][value]) cut into pieces of
+ * whole entries of about `bound` bytes at most (an entry longer than that alone); at least one
+ * piece. A truncated last entry is an error: a seed is whole entries.
+ */
+export function wholeEntryPieces(bytes: Uint8Array, bound: number): Uint8Array[] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  const pieces: Uint8Array[] = [];
+  let start = 0;
+  let offset = 0;
+  while (offset < bytes.length) {
+    if (offset + 5 > bytes.length) throw new Error(`a seed's entry at byte ${offset} is cut short`);
+    const valueAt = offset + 5 + view.getUint32(offset + 1, true);
+    if (valueAt + 4 > bytes.length) throw new Error(`a seed's entry at byte ${offset} is cut short`);
+    const end = valueAt + 4 + view.getUint32(valueAt, true);
+    if (end > bytes.length) throw new Error(`a seed's entry at byte ${offset} is cut short`);
+    if (end - start > bound && offset > start) {
+      pieces.push(bytes.subarray(start, offset));
+      start = offset;
+    }
+    offset = end;
+  }
+  pieces.push(bytes.subarray(start, offset));
+  return pieces;
 }
 
 /** HMAC-SHA256 of `nonce` under the hex key, for the side named by `role`. */
@@ -173,7 +205,7 @@ export interface ShareLink {
 }
 
 export interface ShareLinkEvents {
-  /** The handshake's deadline and, while the share runs, how often `overdue` is asked. */
+  /** The handshake's deadline, the seed's from each of its pieces, and, while the share runs, how often `overdue` is asked. */
   readonly timeoutMs: number;
   /** Each message the node sends once the share is open, in order. */
   readonly onMessage: (message: unknown) => void;
@@ -181,6 +213,31 @@ export interface ShareLinkEvents {
   readonly onFail: (reason: string) => void;
   /** While the share runs: why the node is late (an answer past its deadline), or undefined. */
   readonly overdue?: (now: number) => string | undefined;
+  /**
+   * A keyed share: its node answers the `open` with `seeding` frames while it receives and writes
+   * the seed (each gives the deadline again) and `seeded` when its worker started, which this gets
+   * (the relay restarts its answers' deadlines from then: the seed's time is not theirs).
+   */
+  readonly seeded?: (now: number) => void;
+}
+
+/** Requests sent while the node wrote its seed (`seeded` at `now`): each answer is due `timeoutMs` after `now` at the earliest. */
+export function restartDeadlines(entries: readonly { deadline: number }[], now: number, timeoutMs: number): void {
+  for (const entry of entries) entry.deadline = Math.max(entry.deadline, now + timeoutMs);
+}
+
+/** Where a link is: the handshake, the node writing its seed (a keyed share), the share running. */
+export type LinkPhase = 'handshake' | 'seeding' | 'running';
+
+/**
+ * Why the link is late at `now`, or undefined: the handshake within `timeoutMs` of the link's
+ * start, the seed within `timeoutMs` of its last progress (`since`: the `open` sent or the last
+ * `seeding` frame), and then whatever `overdue` says of the share's answers.
+ */
+export function linkLate(phase: LinkPhase, now: number, since: number, timeoutMs: number, overdue?: (now: number) => string | undefined): string | undefined {
+  if (phase === 'handshake') return now > since + timeoutMs ? `no handshake within ${timeoutMs} ms` : undefined;
+  if (phase === 'seeding') return now > since + timeoutMs ? `no progress of its seed within ${timeoutMs} ms` : undefined;
+  return overdue?.(now);
 }
 
 /**
@@ -191,7 +248,11 @@ export interface ShareLinkEvents {
 export function openShareLink(address: string, key: string, share: object, events: ShareLinkEvents): ShareLink {
   let done = false;
   let ended = false;
-  let running = false;
+  /** The `open` was sent: what the relay sends goes straight to the socket. */
+  let opened = false;
+  let phase: LinkPhase = 'handshake';
+  /** The start of the phase's deadline: the link's start, then the seed's last progress. */
+  let since = Date.now();
   let socket: Socket | undefined;
   let timer: NodeJS.Timeout | undefined;
   /** Frames waiting for the share to open. */
@@ -210,7 +271,7 @@ export function openShareLink(address: string, key: string, share: object, event
     send(message) {
       if (done) return;
       const bytes = frame(message);
-      if (running) socket!.write(bytes);
+      if (opened) socket!.write(bytes);
       else outbox.push(bytes);
     },
     end() {
@@ -242,22 +303,30 @@ export function openShareLink(address: string, key: string, share: object, event
     connection,
     (message) => {
       if (done) return;
-      if (running) return events.onMessage(message);
+      if (phase === 'running') return events.onMessage(message);
+      if (phase === 'seeding') {
+        const kind = (message as { t?: unknown }).t;
+        since = Date.now();
+        if (kind === 'seeding') return;
+        if (kind !== 'seeded') return fail(`it sent "${String(kind)}" before its seed was written`);
+        phase = 'running';
+        events.seeded?.(since);
+        return;
+      }
       const proof = answerChallenge(key, nonce, message);
       if (proof === undefined) return fail('it did not prove it holds the cluster key');
       connection.write(proof);
       for (const bytes of openFrames(share)) connection.write(bytes);
       for (const bytes of outbox.splice(0)) connection.write(bytes);
-      running = true;
+      opened = true;
+      // A keyed share's node writes its seed first: its deadline runs from each piece.
+      phase = events.seeded === undefined ? 'running' : 'seeding';
+      since = Date.now();
     },
     (error) => fail(error.message),
   );
-  // The handshake has the answer deadline too.
-  const handshakeDeadline = Date.now() + events.timeoutMs;
   timer = setInterval(() => {
-    const now = Date.now();
-    if (!running && now > handshakeDeadline) return fail(`no handshake within ${events.timeoutMs} ms`);
-    const late = running ? events.overdue?.(now) : undefined;
+    const late = linkLate(phase, Date.now(), since, events.timeoutMs, events.overdue);
     if (late !== undefined) fail(late);
   }, Math.max(10, Math.min(100, events.timeoutMs / 4)));
   return link;

@@ -25,10 +25,11 @@ import { rmSync, mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { RocksDatabase } from '../../storage/rocksdb.js';
+import { WorkerPool } from '../batch/worker-pool.js';
 import type { MainToSourceWorker, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
 import type { MainToWorker, WorkerToMain } from '../stream/parallel/protocol.js';
 import { WorkerHandle } from '../stream/parallel/worker-handle.js';
-import { formatAddress, frame, newNonce, proofMatches, proofOf, readFrames, type Handshake } from './remote-share-link.js';
+import { formatAddress, frame, newNonce, proofMatches, proofOf, readFrames, wholeEntryPieces, type Handshake } from './remote-share-link.js';
 
 type Forwarded = MainToSourceWorker | MainToWorker;
 type Answered = SourceWorkerToMain | WorkerToMain;
@@ -55,6 +56,30 @@ interface StagedSeed {
 
 /** How many handshake deadlines a staged seed waits for its share (the leader's cut comes at a safe point of the fragment). */
 const STAGED_HOLD_DEADLINES = 6;
+
+/** Threads a node keeps idle for keyed shares' workers (warmed for a seed on its way, or freed by a share that ended). */
+const KEYED_IDLE_THREADS = 4;
+
+/** A seed sent at `open` is written in pieces of whole entries of this many bytes at most, each off the main thread. */
+const SEED_WRITE_PIECE_BYTES = 16 * 1024 * 1024;
+
+/** The largest OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS. */
+export const MAX_SEED_WRITE_DELAY_MS = 60_000;
+
+/**
+ * OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS (tests: a node slow to write its seed): how long this node
+ * waits before writing each piece of a seed sent at `open`; unset or empty, 0; a whole number of
+ * milliseconds up to MAX_SEED_WRITE_DELAY_MS; anything else an error naming the variable (bin/cli.ts
+ * refuses it at start with the same rule).
+ */
+export function seedWriteDelayMs(text: string | undefined): number {
+  if (text === undefined || text === '') return 0;
+  const value = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!Number.isSafeInteger(value) || value > MAX_SEED_WRITE_DELAY_MS) {
+    throw new Error(`OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: "${text}" is not a whole number of milliseconds from 0 to ${MAX_SEED_WRITE_DELAY_MS}`);
+  }
+  return value;
+}
 
 export interface RemoteShareServerOptions {
   readonly host: string;
@@ -87,6 +112,14 @@ export class RemoteShareServer {
   /** Seeds sent ahead, by the name `staged` gave them, until a share takes one or its link ends. */
   private readonly staged = new Map<string, StagedSeed>();
   address = '';
+  /**
+   * The keyed shares' worker threads: one is started and loads the fragments' worker script as soon
+   * as a seed starts coming (sent ahead, or at `open`), so the share's worker starts on it once the
+   * seed is written without a thread or its modules to load then.
+   */
+  private readonly keyedPool = new WorkerPool({}, KEYED_IDLE_THREADS);
+  /** OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS (tests). */
+  private readonly seedWriteDelay = seedWriteDelayMs(process.env['OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS']);
 
   constructor(private readonly options: RemoteShareServerOptions) {
     this.server = createServer((socket) => this.accept(socket));
@@ -117,7 +150,7 @@ export class RemoteShareServer {
   private accept(socket: Socket): void {
     this.sockets.add(socket);
     socket.setNoDelay(true);
-    let stage: 'hello' | 'proof' | 'open' | 'staged' | 'running' = 'hello';
+    let stage: 'hello' | 'proof' | 'open' | 'staged' | 'seeding' | 'running' = 'hello';
     let nonce: Uint8Array | undefined;
     let handle: WorkerHandle<Forwarded, Answered> | undefined;
     /** A keyed share's own store (the connection opened a keyed fragment's share). */
@@ -126,8 +159,11 @@ export class RemoteShareServer {
     let answers: Promise<void> = Promise.resolve();
     /** Units posted since the last commit. */
     let pendingUnits = 0;
-    /** A keyed share's seed's pieces before its `open` (remote-share-link.ts' openFrames). */
+    /** A keyed share's seed's pieces before its `open` (remote-share-link.ts' openFrames: whole entries each). */
     const seedPieces: Uint8Array[] = [];
+    /** A keyed share's seed being written (from its `open` until its worker starts), and the messages that came meanwhile. */
+    let seedWrites: Promise<void> | undefined;
+    const early: MainToWorker[] = [];
     /** The seed this connection sends ahead of a cut (`stage` frames), and its name once all is written. */
     let staging: StagedSeed | undefined;
     let stagedAs: string | undefined;
@@ -148,7 +184,7 @@ export class RemoteShareServer {
         const closed = handle.close();
         if (keyed !== undefined) this.release(closed, keyed);
       } else if (keyed !== undefined) {
-        this.release(Promise.resolve(), keyed);
+        this.release(seedWrites ?? Promise.resolve(), keyed);
       }
     });
     const send = (message: unknown): void => {
@@ -194,11 +230,20 @@ export class RemoteShareServer {
         }
       });
     };
+    const startWorker = (script: URL, workerData: object, pool?: WorkerPool): void => {
+      handle = new WorkerHandle<Forwarded, Answered>(script, workerData, "a remote share's worker", [], {}, undefined, pool);
+      this.handles.add(handle);
+      // A worker that ends ends the connection: the leader runs the share itself at once.
+      void handle.exited.then(() => fail(new Error("the share's worker thread ended")));
+      stage = 'running';
+    };
     readFrames(
       socket,
       (message) => {
         const received = message as Handshake | MainToSourceWorker;
         if (stage === 'running' && keyed !== undefined) return relayKeyed(received as MainToWorker);
+        // The worker starts once its seed is written: what the leader sends meanwhile waits for it.
+        if (stage === 'seeding') return void early.push(received as MainToWorker);
         if (stage === 'running') {
           const worker = handle! as WorkerHandle<MainToSourceWorker, SourceWorkerToMain>;
           const forwarded = received as MainToSourceWorker;
@@ -238,7 +283,10 @@ export class RemoteShareServer {
         } else if (stage === 'open' && received.t === 'stage' && received.bytes instanceof Uint8Array && seedPieces.length === 0) {
           // A seed sent ahead: each piece (whole entries) is written as it comes.
           try {
-            if (staging === undefined) staging = { store: this.keyedStore(new Uint8Array(0)), socket, taken: false };
+            if (staging === undefined) {
+              staging = { store: this.keyedStore(new Uint8Array(0)), socket, taken: false };
+              this.warmKeyedWorker();
+            }
             if (received.bytes.length > 0) staging.store.database.write(Buffer.from(received.bytes.buffer, received.bytes.byteOffset, received.bytes.length));
           } catch (error) {
             return fail(error instanceof Error ? error : new Error(String(error)));
@@ -259,51 +307,91 @@ export class RemoteShareServer {
           this.options.log(`oxbow: a keyed share's seed sent ahead is written (${staging.store.path}); it waits for its share`);
           send({ t: 'staged', id: stagedAs } satisfies Handshake);
         } else if (stage === 'open' && received.t === 'seed' && received.bytes instanceof Uint8Array && staging === undefined) {
+          if (seedPieces.length === 0) this.warmKeyedWorker();
           seedPieces.push(received.bytes);
-          // A large seed takes its time: each piece gives the handshake's deadline again.
+          // A large seed takes its time: each piece gives the handshake's deadline again, and the leader's.
           timer.refresh();
+          send({ t: 'seeding' } satisfies Handshake);
         } else if (stage === 'open' && staging === undefined && received.t === 'open' && typeof received.data === 'object' && received.data !== null) {
           clearTimeout(timer);
-          let script: URL;
-          let database: { token: number; path: string };
           let shareData = received.data as object;
-          try {
-            if ((shareData as { kind?: unknown }).kind === 'keyed') {
-              const { kind: _kind, seed, staged: stagedName, ...rest } = shareData as { kind: string; seed: Uint8Array; staged?: unknown };
-              shareData = rest;
-              script = this.options.keyedWorkerScript();
-              const bytes = seedPieces.length === 0 ? seed : Buffer.concat([...seedPieces.splice(0), seed]);
-              if (stagedName !== undefined) {
-                // The seed was sent ahead: this share takes its store, with what goes after it written last.
-                const ahead = typeof stagedName === 'string' ? this.staged.get(stagedName) : undefined;
-                if (ahead === undefined) throw new Error('no seed was sent ahead under that name (its link ended)');
-                this.staged.delete(stagedName as string);
-                ahead.taken = true;
-                keyed = ahead.store;
-                ahead.socket.end();
-                if (bytes.length > 0) keyed.database.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
-              } else {
-                keyed = this.keyedStore(bytes);
-              }
-              database = { token: keyed.token, path: keyed.path };
-            } else {
-              script = this.options.workerScript();
+          if ((shareData as { kind?: unknown }).kind !== 'keyed') {
+            let database: { token: number; path: string };
+            try {
               database = this.scratch();
+            } catch (error) {
+              return fail(error instanceof Error ? error : new Error(String(error)));
+            }
+            startWorker(this.options.workerScript(), { ...shareData, ...database });
+            return;
+          }
+          const { kind: _kind, seed, staged: stagedName, ...rest } = shareData as { kind: string; seed: Uint8Array; staged?: unknown };
+          shareData = rest;
+          try {
+            if (stagedName !== undefined) {
+              // The seed was sent ahead: this share takes its store, with what goes after it written last.
+              const ahead = typeof stagedName === 'string' ? this.staged.get(stagedName) : undefined;
+              if (ahead === undefined) throw new Error('no seed was sent ahead under that name (its link ended)');
+              this.staged.delete(stagedName as string);
+              ahead.taken = true;
+              keyed = ahead.store;
+              ahead.socket.end();
+            } else {
+              keyed = this.keyedStore(new Uint8Array(0));
             }
           } catch (error) {
             return fail(error instanceof Error ? error : new Error(String(error)));
           }
-          handle = new WorkerHandle<Forwarded, Answered>(script, { ...shareData, ...database }, "a remote share's worker");
-          this.handles.add(handle);
-          // A worker that ends ends the connection: the leader runs the share itself at once.
-          void handle.exited.then(() => fail(new Error("the share's worker thread ended")));
-          stage = 'running';
+          // The seed's pieces in order, each written off the main thread; then the worker starts over the store.
+          const store = keyed;
+          const pieces = [...seedPieces.splice(0), seed];
+          stage = 'seeding';
+          let written = 0;
+          let writtenBytes = 0;
+          seedWrites = (async () => {
+            for (const frameBytes of pieces) {
+              if (!(frameBytes instanceof Uint8Array) || frameBytes.length === 0) continue;
+              for (const piece of wholeEntryPieces(frameBytes, SEED_WRITE_PIECE_BYTES)) {
+                if (socket.destroyed) return;
+                if (this.seedWriteDelay > 0) await new Promise((resolve) => setTimeout(resolve, this.seedWriteDelay));
+                if (socket.destroyed) return;
+                await store.database.writeAsync(Buffer.from(piece.buffer, piece.byteOffset, piece.length));
+                written++;
+                writtenBytes += piece.length;
+                // Each piece written gives the leader's deadline again: a node that stops writing is caught.
+                send({ t: 'seeding' } satisfies Handshake);
+              }
+            }
+          })();
+          seedWrites.then(
+            () => {
+              if (socket.destroyed) return;
+              this.options.log(`oxbow: a keyed share's seed is written (${written} piece${written === 1 ? '' : 's'}, ${writtenBytes} bytes${stagedName === undefined ? '' : ', after the seed sent ahead'}); its worker starts`);
+              startWorker(this.options.keyedWorkerScript(), { ...shareData, token: store.token, path: store.path }, this.keyedPool);
+              // The leader's answer deadlines count from here.
+              send({ t: 'seeded' } satisfies Handshake);
+              for (const waiting of early.splice(0)) {
+                if (socket.destroyed) return;
+                relayKeyed(waiting);
+              }
+            },
+            (error: unknown) => fail(error instanceof Error ? error : new Error(String(error))),
+          );
         } else {
           fail(new Error(stage === 'proof' ? 'the peer did not prove it holds the cluster key' : `an unexpected ${String((received as { t?: unknown }).t)} frame`));
         }
       },
       fail,
     );
+  }
+
+  /** A thread for a keyed share whose seed is coming, its worker script loaded meanwhile (a script that cannot load ends it: the share then starts one). */
+  private warmKeyedWorker(): void {
+    try {
+      this.keyedPool.warm(this.options.keyedWorkerScript());
+    } catch (error) {
+      this.options.log(`oxbow: no thread warmed for a keyed share: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 
   /** Closes and removes a keyed share's store once `after` settles (its worker closed). */
@@ -343,6 +431,7 @@ export class RemoteShareServer {
     for (const socket of this.sockets) socket.destroy();
     await closed;
     await Promise.all([...this.handles].map((handle) => handle.close()));
+    await this.keyedPool.close();
     await Promise.all([...this.releasing]);
     if (this.database !== undefined) {
       if (this.token !== undefined) this.database.unshare(this.token);

@@ -275,6 +275,10 @@ describe('command line', () => {
       `OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: "${512 * 1024 * 1024}" is over ${512 * 1024 * 1024 - 1024} bytes, the largest piece of a seed a frame holds`,
     );
     expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: '2048' })).not.toThrow();
+    expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: '1s' })).toThrow('OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: "1s" is not a whole number of milliseconds');
+    expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: '60001' })).toThrow('OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: "60001" is over 60000 milliseconds');
+    expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: '0' })).not.toThrow();
+    expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: '250' })).not.toThrow();
   });
 
   it('passes the streaming tuning variables to the engine as parsed, 0 included', () => {

@@ -3,6 +3,9 @@
 // structured clone's types; the server answers a client that proves the peer key and cuts off one
 // that does not, one that sends an oversized frame, one that sends garbage, and one that says
 // nothing within the handshake deadline; the client can tell a server that does not hold the key.
+// A keyed share's seed sent at `open`: frames of whole entries; the server says `seeding` for each
+// piece received and written and `seeded` once its worker started; the leader's link keeps a node
+// that makes progress on its seed past the answer deadline, and gives up one that stops.
 
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,8 +14,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deserialize } from 'node:v8';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_SEED_CHUNK_BYTES, frame, MAX_FRAME_BYTES, MAX_SEED_CHUNK_BYTES, newNonce, openFrames, parseAddress, proofMatches, proofOf, readFrames, seedChunkBytes, type Handshake } from '../remote-share-link.js';
-import { RemoteShareServer } from '../remote-share-server.js';
+import { forEachBatchEntry, WriteBatchBuilder } from '../../../storage/write-batch.js';
+import {
+  DEFAULT_SEED_CHUNK_BYTES,
+  formatAddress,
+  frame,
+  linkLate,
+  MAX_FRAME_BYTES,
+  MAX_SEED_CHUNK_BYTES,
+  newNonce,
+  openFrames,
+  openShareLink,
+  parseAddress,
+  proofMatches,
+  proofOf,
+  readFrames,
+  restartDeadlines,
+  seedChunkBytes,
+  wholeEntryPieces,
+  type Handshake,
+} from '../remote-share-link.js';
+import { RemoteShareServer, seedWriteDelayMs } from '../remote-share-server.js';
 
 const KEY = randomBytes(32).toString('hex');
 const OTHER_KEY = randomBytes(32).toString('hex');
@@ -38,6 +60,13 @@ afterAll(async () => {
   await server?.close();
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** `entries` packed entries (storage/write-batch.ts) of varied lengths. */
+function seedOf(entries: number): Buffer {
+  const builder = new WriteBatchBuilder();
+  for (let index = 0; index < entries; index++) builder.put(Buffer.from(`key-${index}`), Buffer.alloc(index % 97, index % 251));
+  return builder.writer.copy();
+}
 
 /** A client socket on the server and the messages it receives; `closed` settles when the server ends it. */
 async function client(): Promise<{ socket: Socket; messages: unknown[]; next: () => Promise<unknown>; closed: Promise<number> }> {
@@ -106,24 +135,41 @@ describe('remote share connections', () => {
     expect(received[2]).toEqual({ t: 'ranges', ranges: [0, 10n, 20] });
   });
 
-  it("cuts a keyed share's seed into frames of the bound at most, which join back to it", () => {
-    const seed = new Uint8Array(5_500).map((_, index) => (index * 7) % 253);
+  it("cuts a keyed share's seed into frames of whole entries of the bound at most, which join back to it", () => {
+    const seed = seedOf(300);
     const frames = openFrames({ kind: 'keyed', seed, plan: { x: 1 } }, 1_000);
-    expect(frames.length).toBe(6);
+    expect(frames.length).toBeGreaterThan(5);
     const messages = frames.map((bytes) => {
       expect(bytes.readUInt32BE(0)).toBe(bytes.length - 4);
       return deserialize(bytes.subarray(4) as unknown as Uint8Array) as Handshake;
     });
     const pieces = messages.slice(0, -1).map((message) => (message.t === 'seed' ? message.bytes : new Uint8Array(0)));
-    for (const piece of pieces) expect(piece.length).toBe(1_000);
     const open = messages[messages.length - 1]!;
     expect(open.t).toBe('open');
     const data = (open as { data: { seed: Uint8Array; plan: unknown } }).data;
     expect(data.plan).toEqual({ x: 1 });
-    expect(Buffer.concat([...pieces, data.seed]).equals(Buffer.from(seed))).toBe(true);
+    let entries = 0;
+    for (const piece of [...pieces, data.seed]) {
+      expect(piece.length).toBeLessThanOrEqual(1_000);
+      forEachBatchEntry(Buffer.from(piece), () => void entries++);
+    }
+    expect(entries).toBe(300);
+    expect(Buffer.concat([...pieces, data.seed]).equals(seed)).toBe(true);
     // A seed within the bound, and a share without one, open in one frame.
-    expect(openFrames({ kind: 'keyed', seed: seed.subarray(0, 900) }, 1_000).length).toBe(1);
+    expect(openFrames({ kind: 'keyed', seed: seedOf(5) }, 1_000).length).toBe(1);
     expect(openFrames({ plan: 1 }, 1_000).length).toBe(1);
+    // An entry over the bound goes alone; a truncated entry is no seed.
+    expect(wholeEntryPieces(seedOf(20), 1).length).toBe(20);
+    expect(() => wholeEntryPieces(seed.subarray(0, seed.length - 1), 1_000)).toThrow(/cut short/);
+  });
+
+  it('reads the seed write delay from OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS and refuses a value that is not one', () => {
+    expect(seedWriteDelayMs(undefined)).toBe(0);
+    expect(seedWriteDelayMs('')).toBe(0);
+    expect(seedWriteDelayMs(' 250 ')).toBe(250);
+    for (const bad of ['abc', '1s', '-5', '1.5', ' ', '60001']) {
+      expect(() => seedWriteDelayMs(bad), bad).toThrow(`OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: "${bad}" is not a whole number of milliseconds from 0 to 60000`);
+    }
   });
 
   it("reads the seed's bound from OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES and refuses a value that is not one", () => {
@@ -184,5 +230,137 @@ describe('remote share connections', () => {
     expect(lasted).toBeGreaterThanOrEqual(400);
     expect(lasted).toBeLessThan(5000);
     expect(log.join('\n')).toMatch(/no share opened within the handshake deadline/);
+  });
+});
+
+describe("a keyed share's link while the node writes its seed", () => {
+  it('gives the handshake, then the seed from its last progress, then the answers their deadline', () => {
+    expect(linkLate('handshake', 1_100, 1_000, 100)).toBeUndefined();
+    expect(linkLate('handshake', 1_101, 1_000, 100)).toBe('no handshake within 100 ms');
+    // The seed's deadline runs from its last progress; the answers' are not asked meanwhile.
+    const asked: number[] = [];
+    const overdue = (now: number) => (asked.push(now), 'late');
+    expect(linkLate('seeding', 5_000, 4_950, 100, overdue)).toBeUndefined();
+    expect(linkLate('seeding', 5_051, 4_950, 100, overdue)).toBe('no progress of its seed within 100 ms');
+    expect(asked).toEqual([]);
+    expect(linkLate('running', 9_000, 0, 100, overdue)).toBe('late');
+    expect(asked).toEqual([9_000]);
+    expect(linkLate('running', 9_000, 0, 100)).toBeUndefined();
+    // Requests sent before `seeded` are due a whole deadline after it; later ones keep theirs.
+    const entries = [{ deadline: 1_100 }, { deadline: 5_500 }, { deadline: 9_000 }];
+    restartDeadlines(entries, 5_000, 1_000);
+    expect(entries.map((entry) => entry.deadline)).toEqual([6_000, 6_000, 9_000]);
+  });
+
+  /** A node made here: proves the key, then runs `after` with the socket once the share's `open` came. */
+  async function fakeNode(after: (socket: Socket, received: unknown[]) => void): Promise<{ address: string; close: () => Promise<void> }> {
+    const sockets = new Set<Socket>();
+    const node = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      const received: unknown[] = [];
+      let nonce: Uint8Array | undefined;
+      readFrames(
+        socket,
+        (message) => {
+          const frameIn = message as Handshake;
+          if (frameIn.t === 'hello') {
+            nonce = newNonce();
+            socket.write(frame({ t: 'challenge', nonce, proof: proofOf(KEY, 'server', frameIn.nonce) } satisfies Handshake));
+          } else if (frameIn.t === 'proof') {
+            expect(proofMatches(KEY, 'client', nonce!, frameIn.proof)).toBe(true);
+          } else if (frameIn.t === 'open') {
+            after(socket, received);
+          } else {
+            received.push(message);
+          }
+        },
+        () => socket.destroy(),
+      );
+    });
+    await new Promise<void>((resolve) => node.listen(0, '127.0.0.1', resolve));
+    const bound = node.address() as { address: string; port: number };
+    return {
+      address: formatAddress(bound.address, bound.port),
+      close: async () => {
+        for (const socket of sockets) socket.destroy();
+        await new Promise<void>((resolve) => node.close(() => resolve()));
+      },
+    };
+  }
+
+  it('keeps a node whose seed takes several deadlines while it reports progress, and times its answers from `seeded`', async () => {
+    // The node reports a piece every 50 ms for 40 pieces (2 s, four deadlines of 500 ms), then
+    // `seeded`, then answers the request the relay sent at once.
+    const node = await fakeNode((socket) => {
+      let pieces = 0;
+      const timer = setInterval(() => {
+        if (socket.destroyed) return clearInterval(timer);
+        if (++pieces <= 40) return void socket.write(frame({ t: 'seeding' } satisfies Handshake));
+        clearInterval(timer);
+        socket.write(frame({ t: 'seeded' } satisfies Handshake));
+        socket.write(frame({ t: 'answer', n: 1 }));
+      }, 50);
+    });
+    try {
+      const events: string[] = [];
+      let seededAt: number | undefined;
+      const answered = new Promise<unknown>((resolve, reject) => {
+        const link = openShareLink(node.address, KEY, { kind: 'keyed', seed: seedOf(3) }, {
+          timeoutMs: 500,
+          onMessage: resolve,
+          onFail: (reason) => reject(new Error(reason)),
+          overdue: () => (events.push(seededAt === undefined ? 'asked before seeded' : 'asked'), undefined),
+          seeded: (now) => {
+            seededAt = now;
+            events.push('seeded');
+          },
+        });
+        link.send({ t: 'seal' });
+      });
+      expect(await answered).toEqual({ t: 'answer', n: 1 });
+      expect(events[0]).toBe('seeded');
+      expect(events.filter((event) => event === 'asked before seeded')).toEqual([]);
+    } finally {
+      await node.close();
+    }
+  });
+
+  it('gives up a node that stops making progress on its seed, and one that answers before it is seeded', async () => {
+    const silent = await fakeNode((socket) => {
+      socket.write(frame({ t: 'seeding' } satisfies Handshake));
+      socket.write(frame({ t: 'seeding' } satisfies Handshake));
+    });
+    const early = await fakeNode((socket) => socket.write(frame({ t: 'answer', n: 1 })));
+    try {
+      const failure = (address: string) =>
+        new Promise<string>((resolve) => {
+          openShareLink(address, KEY, { kind: 'keyed', seed: seedOf(3) }, { timeoutMs: 300, onMessage: () => undefined, onFail: resolve, seeded: () => resolve('seeded') });
+        });
+      expect(await failure(silent.address)).toBe('no progress of its seed within 300 ms');
+      expect(await failure(early.address)).toBe('it sent "answer" before its seed was written');
+    } finally {
+      await silent.close();
+      await early.close();
+    }
+  });
+
+  it("is answered by the server's `seeding` for each piece received and written, then `seeded`", async () => {
+    log.length = 0;
+    const { socket, next, closed } = await client();
+    const nonce = newNonce();
+    socket.write(frame({ t: 'hello', nonce } satisfies Handshake));
+    const challenge = (await next()) as Extract<Handshake, { t: 'challenge' }>;
+    socket.write(frame({ t: 'proof', proof: proofOf(KEY, 'client', challenge.nonce) } satisfies Handshake));
+    const frames = openFrames({ kind: 'keyed', seed: seedOf(400) }, 2_048);
+    for (const bytes of frames) socket.write(bytes);
+    // Each `seed` frame received, then each piece written (the frames' and the open's), then `seeded`.
+    const expected = [...frames.slice(1).map(() => 'seeding'), ...frames.map(() => 'seeding'), 'seeded'];
+    const got: string[] = [];
+    for (const _ of expected) got.push(String(((await next()) as { t: string }).t));
+    expect(got).toEqual(expected);
+    // This server's worker script does not exist: the worker ends and so does the connection.
+    await closed;
+    expect(log.join('\n')).toMatch(new RegExp(`a keyed share's seed is written \\(${frames.length} pieces, \\d+ bytes\\); its worker starts`));
   });
 });

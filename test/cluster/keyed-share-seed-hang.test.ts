@@ -1,0 +1,106 @@
+// A node that stops in the middle of writing a keyed share's seed sent whole at `open` is still
+// given up (executor/cluster/README.md, "Keyed shares": the seed's deadline runs from its last
+// progress): three real oxbow nodes on a real etcd at --parallelism 2, the answer deadline at 3 s,
+// the leases at 10 s (so the seed's deadline, not the node's lease, notices first), the seed in
+// 4 KiB frames and each piece written 300 ms late on the node, so the join view's seed takes the
+// node over ten seconds.
+//
+// - a GROUP BY and a join grouped by its key, built with shares on both standbys, hold state; the
+//   leader stops cleanly and the new leader builds the fragments again with one share on the other
+//   standby, seeded whole at `open`; the standby is SIGSTOPped at once, while it writes;
+// - the new leader gives that share up for no progress of its seed and runs it itself: writes go
+//   on and each view equals the batch SELECT of its query.
+
+import pg from 'pg';
+import { describe, it } from 'vitest';
+import { clusterNodes } from './nodes.js';
+import { expectKeyedViewsEqual, JOIN_BATCH, nodes, until } from './remote-share-views.js';
+import { connect, connectWhenServing } from './sessions.js';
+import type { OxbowServer } from '../support/server.js';
+
+const TIMEOUT_MS = 3000;
+const DELAY_MS = 300;
+
+const cluster = clusterNodes('oxbow-keyed-share-seed-hang-', {
+  OXBOW_CLUSTER_LEASE_TTL_S: '10',
+  OXBOW_PARALLELISM: '2',
+  OXBOW_REMOTE_SHARES: 'on',
+  OXBOW_REMOTE_SHARE_TIMEOUT_MS: String(TIMEOUT_MS),
+  OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: '4096',
+  OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: String(DELAY_MS),
+});
+
+/** The node of `candidates` serving as leader, with a session on it. */
+async function newLeader(candidates: readonly OxbowServer[], stderr: () => string): Promise<{ node: OxbowServer; client: pg.Client }> {
+  return until(
+    'no standby took over',
+    async () => {
+      for (const node of candidates) {
+        const client = await connect(node).catch(() => undefined);
+        if (client === undefined) continue;
+        const self = (await client.query<{ role: string }>('select role from oxbow_catalog.nodes where is_self').catch(() => ({ rows: [] as { role: string }[] }))).rows[0];
+        if (self?.role === 'leader') return { node, client };
+        await client.end().catch(() => undefined);
+      }
+      return undefined;
+    },
+    60_000,
+    stderr,
+  );
+}
+
+
+describe("a keyed share's seed sent whole at open", () => {
+  it('is given up when the node stops making progress on it, and the leader runs the share', async () => {
+    const a = await cluster.startNode('a');
+    const first = await connectWhenServing(a);
+    const b = await cluster.startNode('b');
+    const c = await cluster.startNode('c');
+    const stderr = () => `--- a ---\n${a.stderr()}\n--- b ---\n${b.stderr()}\n--- c ---\n${c.stderr()}`;
+    await until(
+      'the standbys never listed their share addresses',
+      async () => ((await nodes(first)).filter((row) => row.role === 'standby' && row.share_address !== null).length === 2 ? true : undefined),
+      30_000,
+      stderr,
+    );
+    await first.query('create table t (id int8 primary key, k int, v int8)');
+    await first.query('create table u (id int8 primary key, k int, w int8)');
+    await first.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
+    await first.query(`create materialized view ju as ${JOIN_BATCH}`);
+    await first.query('insert into t select g, g % 401, g from generate_series(1, 6000) g');
+    await first.query('insert into u select g, g % 211, g from generate_series(1, 900) g');
+    await expectKeyedViewsEqual(first, stderr);
+    await first.end();
+
+    const written = () => [...b.stderr().matchAll(/a keyed share's seed is written/g)].length + [...c.stderr().matchAll(/a keyed share's seed is written/g)].length;
+    const earlier = written();
+    await a.stop();
+    const { node, client: leader } = await newLeader([b, c], stderr);
+    const other = node === b ? c : b;
+    const otherId = await until(
+      'the other standby is not listed on the new leader',
+      async () => (await nodes(leader)).find((row) => row.role === 'standby' && row.address === `${other.host}:${other.port}`)?.node_id,
+      30_000,
+      stderr,
+    );
+    // The group view's seed (a few pieces) is written; the join's (over thirty) is being written: the node stops then.
+    await until('the other standby never wrote the group view\'s seed', async () => (written() > earlier ? true : undefined), 60_000, stderr);
+    await other.kill('SIGSTOP');
+    try {
+      await leader.query('insert into t select g, g % 401, g * 7 % 1000 from generate_series(6001, 9000) g');
+      await until(
+        'the new leader never gave the stopped node\'s share up',
+        async () => (new RegExp(`the keyed share on node ${otherId} \\(\\S+\\) failed: no progress of its seed within ${TIMEOUT_MS} ms; its share runs on this node from now on`).test(node.stderr()) ? true : undefined),
+        60_000,
+        stderr,
+      );
+      await leader.query('update t set v = v + 3 where id % 7 = 2');
+      await leader.query('delete from t where id % 19 = 4');
+      await leader.query('update u set w = w + 1');
+      await expectKeyedViewsEqual(leader, stderr);
+    } finally {
+      await other.kill('SIGCONT');
+    }
+    await leader.end();
+  }, 240_000);
+});
