@@ -141,7 +141,8 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
             generation: () => shares.generation(),
             readSeeds: () => this.readSeeds(fragment),
             remotes: (seeds, staging) => this.keyedRemotes(fragment, seeds, staging),
-            stageSeeds: (bases) => shares.stageKeyedSeeds?.(bases),
+            stageSeeds: (bases, ahead) => shares.stageKeyedSeeds?.(bases, ahead),
+            stageFromCheckpoint: (after) => shares.stageKeyedCheckpoint?.(after),
           };
     const generation = owners?.generation() ?? 0;
     const remotes = owners === undefined ? [] : this.keyedRemotes(fragment);
@@ -213,7 +214,7 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
     const shares = source?.keyedTargets === undefined ? 0 : source.keys().size;
     if (shares === 0) return undefined;
     const tables = fragment.nodes.flatMap((node) => node.stateTables);
-    return new KeyedSeedRead(this.store.database, tables, fragment.stateVnodes, this.parallelism, this.parallelism + shares);
+    return new KeyedSeedRead(this.store.database, tables, fragment.stateVnodes, this.parallelism, this.parallelism + shares, this.store.committedEpoch);
   }
 
   /** The membership changed (the cluster read the nodes again): each keyed fragment at a safe point cuts its owners again. */
