@@ -81,6 +81,13 @@ export class RemoteShares implements RemoteShareSource {
   /** The engine's checkpoints (executor/engine/create-engine.ts): `after(epoch)` asks for one now and resolves to the epoch of the first complete one at or past `epoch`. */
   useCheckpoints(after: (epoch: Epoch) => Promise<Epoch>): void {
     this.checkpointAfter = after;
+    // Keyed fragments built before (a promoted leader's, whose shares wait for the nodes' checkpoints) cut their owners now.
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Whether the nodes listed now are asked to make their keyed shares' stores from their checkpoints (a fragment built with state defers its shares to a cut: ParallelRuntime.build). */
+  seedsFromCheckpoints(): boolean {
+    return this.seedFrom === 'checkpoint' && this.key() !== undefined && this.peers().length > 0;
   }
 
   /** A share's key: the node and its share address (a node that starts again listens on another port). */

@@ -8,6 +8,7 @@
 
 import type { Epoch } from '../../../sql/epoch.js';
 import type { RocksStateStore } from '../../../storage/rocks-state-store.js';
+import { tableLowerBound, tableUpperBound } from '../../../storage/mvcc-key.js';
 import type { CommitParticipant, PendingWrites } from '../../../storage/mvcc-state-store.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { insertsOnly } from '../../../planner/stream/unique-key.js';
@@ -144,8 +145,12 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
             stageSeeds: (bases, ahead) => shares.stageKeyedSeeds?.(bases, ahead),
             stageFromCheckpoint: (after) => shares.stageKeyedCheckpoint?.(after),
           };
-    const generation = owners?.generation() ?? 0;
-    const remotes = owners === undefined ? [] : this.keyedRemotes(fragment);
+    // A fragment built with state (a promoted leader's, from the checkpoint its nodes followed too)
+    // starts on its threads and takes its shares at its first cut, where each node makes its store
+    // from its checkpoint, rather than reading and sending every seed now.
+    const deferred = owners !== undefined && shares?.seedsFromCheckpoints?.() === true && this.holdsState(fragment);
+    const generation = deferred ? -1 : (owners?.generation() ?? 0);
+    const remotes = owners === undefined || deferred ? [] : this.keyedRemotes(fragment);
     if (owners !== undefined && this.unlisten === undefined && shares?.onChange !== undefined) this.unlisten = shares.onChange(() => this.followMembership());
     const node = new ParallelFragmentNode(
       fragment.nodes,
@@ -206,6 +211,21 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
       if (seeds.length !== shares) throw new Error(`${shares} nodes take shares now, not the ${seeds.length} whose seeds were read`);
       return seeds;
     }, staging);
+  }
+
+  /** Whether some state table of the fragment holds an entry (a view just created holds none). */
+  private holdsState(fragment: Fragment): boolean {
+    for (const node of fragment.nodes) {
+      for (const table of node.stateTables) {
+        const iterator = this.store.database.iterator({ lowerBound: tableLowerBound(table.tableId), upperBound: tableUpperBound(table.tableId) });
+        try {
+          if (iterator.nextPacked(1) !== null) return true;
+        } finally {
+          iterator.close();
+        }
+      }
+    }
+    return false;
   }
 
   /** Starts reading the seeds of a keyed fragment's shares, one per node listed now (undefined: none is). */

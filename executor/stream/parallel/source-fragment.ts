@@ -103,6 +103,8 @@ export interface RemoteShareSource {
   stageKeyedCheckpoint?(after: Epoch): KeyedSeedStaging | undefined;
   /** The engine's checkpoints, for stageKeyedCheckpoint: `after(epoch)` asks for one now and resolves to the epoch of the first complete one at or past `epoch`. */
   useCheckpoints?(after: (epoch: Epoch) => Promise<Epoch>): void;
+  /** Whether the nodes listed now make their keyed shares' stores from their checkpoints (stageKeyedCheckpoint), when asked. */
+  seedsFromCheckpoints?(): boolean;
   /** Calls `listener` whenever the nodes that take shares change (as the cluster reads them); returns its removal. */
   onChange?(listener: () => void): () => void;
 }
