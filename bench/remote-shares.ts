@@ -38,7 +38,8 @@
 // share_ready_ms: the seed's read to the first batch), the longest insert while the owners were cut
 // (the seed is read on the leader's main thread, and the first epoch after the cut waits for the
 // node to write its seed and start its worker), how long the leader read the seeds (its log line
-// of the cut), the CPU seconds of the leader and of the node
+// of the cut), or whether the node made its share's store from the checkpoint it follows instead
+// (and how long from the safe point to its answer), the CPU seconds of the leader and of the node
 // from the node's start to then, and the resident set of each (now and at its peak, VmHWM; the
 // leader's also before the node starts); then the node drained (SIGTERM) while the inserts go on: the
 // time until EXPLAIN ANALYZE shows the fragment on the threads alone and the longest insert
@@ -371,6 +372,10 @@ async function joinRun(label: string): Promise<void> {
       // The leader's main thread reading the seeds (its log line of the cut).
       const reads = [...a.stderr().matchAll(/seeds read in (\d+) ms/g)];
       if (reads.length > 0) emit(`${tag}_seed_read_ms`, Number(reads[reads.length - 1]![1]), 'ms');
+      // Or no read: the node made its share's store from the checkpoint it follows (the time from the safe point to its answer).
+      const made = [...a.stderr().matchAll(/no seed read, stores made from checkpoints in (\d+) ms/g)];
+      emit(`${tag}_seed_from_checkpoint`, made.length > 0 ? 1 : 0, 'bool');
+      if (made.length > 0) emit(`${tag}_store_from_checkpoint_ms`, Number(made[made.length - 1]![1]), 'ms');
       if (!/and 1 other node/.test(await explain())) throw new Error(`the fragment has no share on the node\n${await explain()}`);
       // Drained while the inserts go on.
       longest = 0;

@@ -79,6 +79,8 @@ export interface CliConfig {
   readonly forwardTimeoutMs: number | undefined;
   /** OXBOW_REMOTE_SHARE_TIMEOUT_MS: the deadline of a remote share's handshake and of each epoch's batch (default 10000). */
   readonly remoteShareTimeoutMs: number | undefined;
+  /** OXBOW_KEYED_SEED_FROM: where a joining node's keyed share's store comes from, `checkpoint` (the one it follows; default) or `read` (the leader reads and sends the seed). */
+  readonly keyedSeedFrom: 'checkpoint' | 'read' | undefined;
 }
 
 /** A bad command line: printed with a pointer to --help, exit code 2. */
@@ -329,6 +331,11 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const stallSeconds = parseCount(variable('OXBOW_CLUSTER_STALL_S'), 'seconds');
   const forwardTimeoutMs = parseCount(variable('OXBOW_CLUSTER_FORWARD_TIMEOUT_MS'), 'milliseconds');
   const remoteShareTimeoutMs = parseCount(variable('OXBOW_REMOTE_SHARE_TIMEOUT_MS'), 'milliseconds');
+  const seedFromInput = variable('OXBOW_KEYED_SEED_FROM');
+  const keyedSeedFrom = seedFromInput === undefined ? undefined : seedFromInput.text.trim().toLowerCase();
+  if (keyedSeedFrom !== undefined && keyedSeedFrom !== 'checkpoint' && keyedSeedFrom !== 'read') {
+    throw new UsageError(`${seedFromInput!.source}: "${seedFromInput!.text}" is neither checkpoint nor read`);
+  }
   // Read by the leader's relay threads from the environment (remote-share-link.ts): refused here, at start.
   const seedChunkInput = variable('OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES');
   const seedChunkBytes = parseCount(seedChunkInput, 'bytes');
@@ -384,6 +391,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       stallSeconds,
       forwardTimeoutMs,
       remoteShareTimeoutMs,
+      keyedSeedFrom: keyedSeedFrom as 'checkpoint' | 'read' | undefined,
     },
   };
 }

@@ -42,7 +42,15 @@ export async function serveClusterNode(
     endpoints: config.cluster!.endpoints,
     prefix: config.cluster!.prefix,
     standbyWrites: config.standbyWrites,
-    ...(config.remoteShares ? { remoteShares: { host: config.host, ...(config.remoteShareTimeoutMs === undefined ? {} : { timeoutMs: config.remoteShareTimeoutMs }) } } : {}),
+    ...(config.remoteShares
+      ? {
+          remoteShares: {
+            host: config.host,
+            ...(config.remoteShareTimeoutMs === undefined ? {} : { timeoutMs: config.remoteShareTimeoutMs }),
+            ...(config.keyedSeedFrom === undefined ? {} : { seedFrom: config.keyedSeedFrom }),
+          },
+        }
+      : {}),
     ...clusterTuning(config, env),
     log: (line) => void process.stderr.write(line + '\n'),
     onFenced: (reason) => {

@@ -47,7 +47,7 @@ import type { Engine, LoginRole, Session, SessionEvents, StartupParameters } fro
 import type { ClusterNodeRow } from '../system/nodes-relation.js';
 import { EtcdCoordinator, type NodeRecord } from './etcd-coordinator.js';
 import { RemoteShareServer } from './remote-share-server.js';
-import { RemoteShares } from './remote-shares.js';
+import { RemoteShares, type KeyedSeedFrom } from './remote-shares.js';
 import { sourceFragmentWorkerScript } from '../connectors/source-fragment-worker-script.js';
 import { fragmentWorkerScript } from '../stream/parallel/parallel-fragment.js';
 
@@ -75,7 +75,7 @@ export interface ClusterOptions {
    * on `host`, its address in the node's record), and as the leader gives shares to every other node
    * that does; `timeoutMs` bounds the handshake and each epoch's batch (default 10 s).
    */
-  readonly remoteShares?: { readonly host: string; readonly timeoutMs?: number; readonly drainMs?: number };
+  readonly remoteShares?: { readonly host: string; readonly timeoutMs?: number; readonly drainMs?: number; readonly seedFrom?: KeyedSeedFrom };
   /** This node lost leadership while leading: it must stop at once (the server exits). */
   readonly onFenced: (reason: string) => void;
   /** Role changes and errors, one line each (the server writes them to stderr). */
@@ -158,6 +158,7 @@ export class ClusterNode implements Engine {
         () => this.nodesCache.filter((record) => record.nodeId !== this.nodeId && typeof record.shareAddress === 'string').map((record) => ({ nodeId: record.nodeId, shareAddress: record.shareAddress! })),
         () => this.peerKey,
         remoteShares.timeoutMs ?? 10_000,
+        remoteShares.seedFrom ?? 'checkpoint',
       );
     }
     this.followStore = openObjectStore(engineOptions.checkpointUrl, {
@@ -187,6 +188,12 @@ export class ClusterNode implements Engine {
         workerScript: sourceFragmentWorkerScript,
         keyedWorkerScript: fragmentWorkerScript,
         log: this.options.log,
+        // A keyed share's store from the checkpoint this standby follows (a cold one follows none: the leader sends the seed).
+        checkpointSeed: async (epoch, dir, withinMs, stop) => {
+          if (this.options.followCheckpoints === false) throw new Error('this node does not follow checkpoints (a cold standby)');
+          if (this.role !== 'standby') throw new Error('this node is not a standby');
+          return (await this.follower).materializeAtLeast(epoch, dir, withinMs, () => stop() || this.closed || this.role !== 'standby');
+        },
       });
       this.shareAddress = await this.shareServer.listen();
     }

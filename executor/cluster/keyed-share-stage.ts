@@ -10,9 +10,16 @@
 // staged store for the share, writes those, starts the worker, and ends this link. A link that
 // fails or has no answer within the deadline leaves the seed to go whole at the cut, as without
 // staging; one closed before the cut (the read abandoned) makes the node remove the store.
+//
+// Or, before any seed is read, the node makes the share's store from the checkpoint it follows
+// (`stage-checkpoint`: one at or past the checkpoint the leader took after the safe point, whose
+// files the node has: hard links, nothing crosses); it answers `staged` with that checkpoint's
+// epoch, which the cut routes the kept writes after, or `refused` (a cold standby, a follow
+// behind): then the leader reads that node's seed and sends it as above (`CheckpointStaging`).
 
 import type { Socket } from 'node:net';
 import { connect } from 'node:net';
+import type { Epoch } from '../../sql/epoch.js';
 import type { KeyedSeedStaging } from '../stream/parallel/source-fragment.js';
 import { answerChallenge, configuredSeedChunkBytes, frame, newNonce, parseAddress, readFrames, type Handshake } from './remote-share-link.js';
 
@@ -55,6 +62,10 @@ export class SeedStage {
   handedOff = false;
   /** Why it failed (once failed). */
   reason: string | undefined;
+  /** The epoch of the checkpoint the node's store was made from (a `stage-checkpoint` staged). */
+  epoch: Epoch | undefined;
+  /** Bytes of seed sent (0 for a store made from a checkpoint). */
+  readonly bytes: number;
   readonly settled: Promise<void>;
   private settle!: () => void;
   private socket: Socket | undefined;
@@ -65,10 +76,12 @@ export class SeedStage {
     readonly node: string,
     address: string,
     key: string,
-    seed: Uint8Array,
+    /** The seed to send, or the checkpoint at or past which the node makes the store from its own files. */
+    seed: Uint8Array | { readonly checkpoint: Epoch },
     private readonly timeoutMs: number,
   ) {
     this.settled = new Promise((resolve) => (this.settle = resolve));
+    this.bytes = seed instanceof Uint8Array ? seed.length : 0;
     let target: { host: string; port: number };
     try {
       target = parseAddress(address);
@@ -98,10 +111,22 @@ export class SeedStage {
           proved = true;
           this.progress();
           socket.write(proof);
+          if (!(seed instanceof Uint8Array)) {
+            // The node waits up to the deadline for its follow to reach the checkpoint, then links its files.
+            socket.write(frame({ t: 'stage-checkpoint', epoch: seed.checkpoint.toString(), withinMs: this.timeoutMs } satisfies Handshake), () => {
+              this.deadline = Date.now() + 2 * this.timeoutMs;
+            });
+            return;
+          }
           this.sendFrom(socket, seed, 0, stageChunkBytes());
           return;
         }
+        if (answer.t === 'refused' && !(seed instanceof Uint8Array)) return this.fail(`refused: ${String(answer.reason)}`);
         if (answer.t !== 'staged' || typeof answer.id !== 'string') return this.fail(`an unexpected ${String(answer.t)} frame`);
+        if (!(seed instanceof Uint8Array)) {
+          if (typeof answer.epoch !== 'string' || !/^[0-9]{1,20}$/.test(answer.epoch) || BigInt(answer.epoch) < seed.checkpoint) return this.fail(`a store of checkpoint ${String(answer.epoch)}, not at or past ${seed.checkpoint}`);
+          this.epoch = BigInt(answer.epoch);
+        }
         this.id = answer.id;
         this.state = 'staged';
         this.stopTimer();
@@ -189,6 +214,73 @@ export class SeedStage {
   }
 }
 
+/**
+ * The shares' stores made on their nodes from the checkpoint each follows, before any seed is read
+ * (RemoteShares.stageKeyedCheckpoint): once `checkpoint` gives the epoch of a checkpoint taken after
+ * the fragment's safe point, each node is asked for a store at or past it. A checkpoint not taken
+ * within the deadline, or a node that refuses, leaves that share's seed to be read.
+ */
+export class CheckpointStaging implements KeyedSeedStaging {
+  readonly settled: Promise<void>;
+  stages: SeedStage[] = [];
+  /** Why no node was asked (the checkpoint failed or came too late). */
+  reason: string | undefined;
+  private closed = false;
+
+  constructor(
+    peers: readonly { readonly node: string; readonly address: string }[],
+    /** The nodes' keys (RemoteShares' peer keys) in order. */
+    readonly keys: readonly string[],
+    key: string,
+    checkpoint: Promise<Epoch>,
+    timeoutMs: number,
+    checkpointWithinMs: number,
+  ) {
+    this.settled = (async () => {
+      let timer: NodeJS.Timeout | undefined;
+      let epoch: Epoch;
+      try {
+        epoch = await Promise.race([
+          checkpoint,
+          new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error(`no checkpoint within ${checkpointWithinMs} ms`)), checkpointWithinMs))),
+        ]);
+      } catch (error) {
+        this.reason = error instanceof Error ? error.message : String(error);
+        return;
+      } finally {
+        clearTimeout(timer);
+      }
+      if (this.closed) return;
+      this.stages = peers.map((peer) => new SeedStage(peer.node, peer.address, key, { checkpoint: epoch }, timeoutMs));
+      await Promise.all(this.stages.map((stage) => stage.settled));
+    })();
+  }
+
+  /** Per share, the epoch of the checkpoint its node's store holds, or undefined when its seed is to be read. */
+  checkpoints(): (Epoch | undefined)[] {
+    return this.keys.map((_key, index) => {
+      const stage = this.stages[index];
+      return stage?.state === 'staged' ? stage.epoch : undefined;
+    });
+  }
+
+  /** Why a share's store was not made from a checkpoint, for the cut's log line. */
+  notes(): string[] {
+    if (this.reason !== undefined) return [`no store from a checkpoint: ${this.reason}`];
+    return this.stages.filter((stage) => stage.state !== 'staged' && stage.reason !== undefined).map((stage) => `node ${stage.node}'s store from a checkpoint: ${stage.reason}`);
+  }
+
+  describe(): string {
+    const made = this.stages.filter((stage) => stage.state === 'staged').length;
+    return `${made} of ${this.keys.length} stores made from checkpoints${this.notes().length > 0 ? ` (${this.notes().join('; ')})` : ''}`;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const stage of this.stages) stage.close();
+  }
+}
+
 /** The seeds of a cut's shares staged on their nodes (RemoteShares.stageKeyedSeeds), one per node in the order of the shares. */
 export class SeedStaging implements KeyedSeedStaging {
   readonly settled: Promise<void>;
@@ -197,6 +289,8 @@ export class SeedStaging implements KeyedSeedStaging {
     readonly stages: readonly SeedStage[],
     /** The nodes' keys (RemoteShares' peer keys) in order: a cut for other nodes uses none. */
     readonly keys: readonly string[],
+    /** Why some share's store was not made from a checkpoint (CheckpointStaging.notes). */
+    private readonly notes: readonly string[] = [],
   ) {
     this.settled = Promise.all(stages.map((stage) => stage.settled)).then(() => undefined);
   }
@@ -204,7 +298,23 @@ export class SeedStaging implements KeyedSeedStaging {
   describe(): string {
     const staged = this.stages.filter((stage) => stage.handedOff).length;
     const failed = this.stages.filter((stage) => !stage.handedOff && stage.reason !== undefined);
-    return `${staged} of ${this.stages.length} seed${this.stages.length === 1 ? '' : 's'} sent ahead${failed.length > 0 ? ` (${failed.map((stage) => `node ${stage.node}: ${stage.reason}`).join('; ')})` : ''}`;
+    const fromCheckpoint = this.stages.filter((stage) => stage.handedOff && stage.epoch !== undefined);
+    return (
+      `${staged} of ${this.stages.length} seed${this.stages.length === 1 ? '' : 's'} sent ahead` +
+      `${fromCheckpoint.length > 0 ? ` (${fromCheckpoint.map((stage) => `node ${stage.node}'s from its checkpoint ${stage.epoch}`).join(', ')})` : ''}` +
+      `${failed.length > 0 ? ` (${failed.map((stage) => `node ${stage.node}: ${stage.reason}`).join('; ')})` : ''}` +
+      `${this.notes.length > 0 ? ` (${this.notes.join('; ')})` : ''}`
+    );
+  }
+
+  /** Per share, the epoch of the checkpoint its node's store was made from, or undefined when its seed is read (keyed-seed.ts). */
+  checkpoints(): (Epoch | undefined)[] {
+    return this.stages.map((stage) => (stage.state === 'staged' ? stage.epoch : undefined));
+  }
+
+  /** A share whose store was made from a checkpoint and is gone before the cut (its link closed): no seed was read for it, the cut must not come. */
+  lost(): boolean {
+    return this.stages.some((stage) => stage.epoch !== undefined && stage.state !== 'staged' && !stage.handedOff);
   }
 
   close(): void {

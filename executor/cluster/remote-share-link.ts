@@ -62,7 +62,14 @@ export type Handshake =
   /** A keyed share's seed sent ahead of its cut (keyed-share-stage.ts): a piece of whole entries, written as it comes; then `stage-end`, answered by `staged`. */
   | { readonly t: 'stage'; readonly bytes: Uint8Array }
   | { readonly t: 'stage-end' }
-  | { readonly t: 'staged'; readonly id: string }
+  /**
+   * A keyed share's store made on the node from the checkpoint it follows, ahead of its cut
+   * (keyed-share-stage.ts): one at or past `epoch`, followed within `withinMs`; answered by `staged`
+   * with the epoch of the checkpoint the store holds, or by `refused` (the leader then sends the seed).
+   */
+  | { readonly t: 'stage-checkpoint'; readonly epoch: string; readonly withinMs: number }
+  | { readonly t: 'refused'; readonly reason: string }
+  | { readonly t: 'staged'; readonly id: string; readonly epoch?: string }
   /** A keyed share's node, after its `open`: a piece of the seed received or written (each restarts the leader's deadline), then `seeded` once the seed is in its store and the worker started. */
   | { readonly t: 'seeding' }
   | { readonly t: 'seeded' };

@@ -93,6 +93,12 @@ export interface RemoteShareServerOptions {
   readonly log: (line: string) => void;
   /** How long a connection may take to prove itself and open its share (default 10 s). */
   readonly handshakeTimeoutMs?: number;
+  /**
+   * Makes `dir` a store of the checkpoint this node follows, at or past `epoch`, once it follows
+   * one within `withinMs` (cluster-node.ts: storage/checkpoint/follow.ts' materializeAtLeast); resolves
+   * to that checkpoint's epoch. Absent, or rejecting (a cold standby, a follow behind): `refused`.
+   */
+  readonly checkpointSeed?: (epoch: bigint, dir: string, withinMs: number, stop: () => boolean) => Promise<bigint>;
 }
 
 export class RemoteShareServer {
@@ -150,7 +156,7 @@ export class RemoteShareServer {
   private accept(socket: Socket): void {
     this.sockets.add(socket);
     socket.setNoDelay(true);
-    let stage: 'hello' | 'proof' | 'open' | 'staged' | 'seeding' | 'running' = 'hello';
+    let stage: 'hello' | 'proof' | 'open' | 'materializing' | 'staged' | 'seeding' | 'running' = 'hello';
     let nonce: Uint8Array | undefined;
     let handle: WorkerHandle<Forwarded, Answered> | undefined;
     /** A keyed share's own store (the connection opened a keyed fragment's share). */
@@ -306,6 +312,31 @@ export class RemoteShareServer {
           timer = setTimeout(() => fail(new Error('no share took the seed sent ahead within its deadline')), STAGED_HOLD_DEADLINES * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
           this.options.log(`oxbow: a keyed share's seed sent ahead is written (${staging.store.path}); it waits for its share`);
           send({ t: 'staged', id: stagedAs } satisfies Handshake);
+        } else if (stage === 'open' && received.t === 'stage-checkpoint' && typeof received.epoch === 'string' && /^[0-9]{1,20}$/.test(received.epoch) && typeof received.withinMs === 'number' && received.withinMs >= 0 && seedPieces.length === 0 && staging === undefined) {
+          // The share's store from the checkpoint this node follows (no seed crosses): a fresh store of every table as of it.
+          stage = 'materializing';
+          clearTimeout(timer);
+          const withinMs = Math.min(received.withinMs, 10 * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
+          timer = setTimeout(() => fail(new Error('the store from a checkpoint was not made within its deadline')), withinMs + (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
+          void this.storeFromCheckpoint(BigInt(received.epoch), withinMs, () => socket.destroyed).then(
+            ({ store, epoch }) => {
+              if (socket.destroyed) return this.release(Promise.resolve(), store);
+              staging = { store, socket, taken: false };
+              stagedAs = randomBytes(16).toString('hex');
+              this.staged.set(stagedAs, staging);
+              stage = 'staged';
+              clearTimeout(timer);
+              timer = setTimeout(() => fail(new Error('no share took the store made from a checkpoint within its deadline')), STAGED_HOLD_DEADLINES * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
+              this.options.log(`oxbow: a keyed share's store is made from checkpoint ${epoch} (${store.path}); it waits for its share`);
+              send({ t: 'staged', id: stagedAs, epoch: epoch.toString() } satisfies Handshake);
+            },
+            (error: unknown) => {
+              const reason = error instanceof Error ? error.message : String(error);
+              this.options.log(`oxbow: a keyed share's store from checkpoint ${received.epoch} is refused: ${reason}`);
+              send({ t: 'refused', reason } satisfies Handshake);
+              socket.end();
+            },
+          );
         } else if (stage === 'open' && received.t === 'seed' && received.bytes instanceof Uint8Array && staging === undefined) {
           if (seedPieces.length === 0) this.warmKeyedWorker();
           seedPieces.push(received.bytes);
@@ -403,6 +434,21 @@ export class RemoteShareServer {
     });
     this.releasing.add(released);
     void released.finally(() => this.releasing.delete(released));
+  }
+
+  /** A keyed share's store made from the checkpoint this node follows, at or past `epoch`, and that checkpoint's epoch. */
+  private async storeFromCheckpoint(epoch: bigint, withinMs: number, stop: () => boolean): Promise<{ store: KeyedStore; epoch: bigint }> {
+    const seed = this.options.checkpointSeed;
+    if (seed === undefined) throw new Error('this node makes no store from a checkpoint');
+    const path = join(this.options.dataDir, 'remote-keyed-shares', String(++this.keyedShares));
+    try {
+      const held = await seed(epoch, path, withinMs, stop);
+      const database = RocksDatabase.open(path);
+      return { store: { database, token: database.share(), path }, epoch: held };
+    } catch (error) {
+      rmSync(path, { recursive: true, force: true });
+      throw error;
+    }
   }
 
   /** A keyed share's own store, under `<data-dir>/remote-keyed-shares/<n>`, seeded with the fragment's state. */

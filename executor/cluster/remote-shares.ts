@@ -7,7 +7,14 @@
 import { compiledWorkerScript } from '../batch/worker-script.js';
 import type { KeyedSeed } from '../stream/parallel/keyed-seed.js';
 import type { KeyedSeedStaging, RemoteShareSource, RemoteShareTarget } from '../stream/parallel/source-fragment.js';
-import { SeedStage, SeedStaging } from './keyed-share-stage.js';
+import type { Epoch } from '../../sql/epoch.js';
+import { CheckpointStaging, SeedStage, SeedStaging } from './keyed-share-stage.js';
+
+/** Where a joining node's keyed share's store comes from: the checkpoint it follows (default), or the seed the leader reads. */
+export type KeyedSeedFrom = 'checkpoint' | 'read';
+
+/** How long a cut waits for the checkpoint it asked for before it reads every seed instead. */
+const CHECKPOINT_WITHIN_MS = 60_000;
 
 /** What remote-share-worker.ts gets besides a source worker's data. */
 export interface RemoteShareData {
@@ -61,11 +68,27 @@ export class RemoteShares implements RemoteShareSource {
   private readonly listeners = new Set<() => void>();
   private notified = 0;
 
+  /** A checkpoint at or past an epoch, once complete and recorded (the leader's engine sets it: useCheckpoints). */
+  private checkpointAfter: ((epoch: Epoch) => Promise<Epoch>) | undefined;
+
   constructor(
     private readonly peers: () => readonly SharePeer[],
     private readonly key: () => string | undefined,
     private readonly timeoutMs: number,
+    private readonly seedFrom: KeyedSeedFrom = 'checkpoint',
   ) {}
+
+  /** The engine's checkpoints (executor/engine/create-engine.ts): `after(epoch)` asks for one now and resolves to the epoch of the first complete one at or past `epoch`. */
+  useCheckpoints(after: (epoch: Epoch) => Promise<Epoch>): void {
+    this.checkpointAfter = after;
+    // Keyed fragments built before (a promoted leader's, whose shares wait for the nodes' checkpoints) cut their owners now.
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Whether the nodes listed now are asked to make their keyed shares' stores from their checkpoints (a fragment built with state defers its shares to a cut: ParallelRuntime.build). */
+  seedsFromCheckpoints(): boolean {
+    return this.seedFrom === 'checkpoint' && this.key() !== undefined && this.peers().length > 0;
+  }
 
   /** A share's key: the node and its share address (a node that starts again listens on another port). */
   private static keyOf(peer: SharePeer): string {
@@ -133,6 +156,11 @@ export class RemoteShares implements RemoteShareSource {
     const startedAt = Date.now();
     // Peer i owns the vnodes of the owner after the threads' i-th: seed i is its.
     const seeded = seeds(peers.length);
+    // A share whose store a checkpoint made has no seed read: it must open on that store.
+    seeded.forEach((seed, index) => {
+      const stage = staged !== undefined && staged.keys[index] === RemoteShares.keyOf(peers[index]!) ? staged.stages[index] : undefined;
+      if (seed.checkpoint !== undefined && (stage?.state !== 'staged' || stage.epoch !== seed.checkpoint)) throw new Error(`node ${peers[index]!.nodeId}'s store made from checkpoint ${seed.checkpoint} is gone`);
+    });
     return peers.map((peer, index) => {
       const seed = seeded[index]!;
       // A seed sent ahead to this very node (the same run) is opened with what goes after it; any other goes whole.
@@ -156,14 +184,38 @@ export class RemoteShares implements RemoteShareSource {
     });
   }
 
-  /** Sends each node listed now its seed as of the read's start ahead of the cut (keyed-share-stage.ts), in the order of keyedTargets' shares. */
-  stageKeyedSeeds(bases: readonly Uint8Array[]): KeyedSeedStaging {
+  /**
+   * Sends each node listed now its seed as of the read's start ahead of the cut (keyed-share-stage.ts),
+   * in the order of keyedTargets' shares; a node whose store `ahead` made from a checkpoint keeps that one.
+   */
+  stageKeyedSeeds(bases: readonly Uint8Array[], ahead?: KeyedSeedStaging): KeyedSeedStaging {
     const key = this.key();
     const peers = key === undefined ? [] : this.peers();
     if (peers.length !== bases.length) throw new Error(`${peers.length} nodes take shares now, not the ${bases.length} whose seeds were read`);
+    const keys = peers.map(RemoteShares.keyOf);
+    const made = ahead instanceof CheckpointStaging ? ahead : undefined;
+    const checkpoints = made?.checkpoints();
     return new SeedStaging(
-      peers.map((peer, index) => new SeedStage(peer.nodeId, peer.shareAddress, key!, bases[index]!, this.timeoutMs)),
+      peers.map((peer, index) =>
+        checkpoints?.[index] !== undefined && made!.keys[index] === keys[index] ? made!.stages[index]! : new SeedStage(peer.nodeId, peer.shareAddress, key!, bases[index]!, this.timeoutMs),
+      ),
+      keys,
+      made?.notes() ?? [],
+    );
+  }
+
+  /** Has each node listed now make its share's store from the checkpoint it follows, at or past one taken at or after `after` (keyed-share-stage.ts' CheckpointStaging). */
+  stageKeyedCheckpoint(after: Epoch): KeyedSeedStaging | undefined {
+    const key = this.key();
+    const peers = key === undefined ? [] : this.peers();
+    if (this.seedFrom !== 'checkpoint' || this.checkpointAfter === undefined || peers.length === 0) return undefined;
+    return new CheckpointStaging(
+      peers.map((peer) => ({ node: peer.nodeId, address: peer.shareAddress })),
       peers.map(RemoteShares.keyOf),
+      key!,
+      this.checkpointAfter(after),
+      this.timeoutMs,
+      Math.max(CHECKPOINT_WITHIN_MS, 6 * this.timeoutMs),
     );
   }
 

@@ -132,6 +132,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     ...(options.onCheckpointPhase === undefined ? {} : { onPhase: options.onCheckpointPhase }),
     ...(options.manifestGuard === undefined ? {} : { guard: options.manifestGuard }),
     ...(options.finalCheckpointWithinMs === undefined ? {} : { finalCheckpointWithinMs: options.finalCheckpointWithinMs }),
+    ...(options.remoteShares?.useCheckpoints === undefined ? {} : { onCheckpoints: (after: (epoch: bigint) => Promise<bigint>) => options.remoteShares!.useCheckpoints!(after) }),
   });
 }
 

@@ -40,6 +40,8 @@ export interface CheckpointingOptions {
   readonly guard?: ManifestGuard;
   /** close() takes a last checkpoint within this bound after the writers stop (a cluster leader's clean handover). */
   readonly finalCheckpointWithinMs?: number;
+  /** Given the checkpoints' `after(epoch)`: asks for a checkpoint now and resolves to the epoch of the first complete one at or past `epoch` (a leader's keyed shares: executor/cluster/remote-shares.ts). */
+  readonly onCheckpoints?: (after: (epoch: bigint) => Promise<bigint>) => void;
 }
 
 let versionText: string | undefined;
@@ -113,6 +115,10 @@ export function startCheckpointing(options: CheckpointingOptions): Engine {
   // postgres-cdc's slot must not run ahead of it.
   if (options.durability === 'remote' || options.guard !== undefined) options.engine.gateOnRemoteCheckpoints(() => checkpointer.lastEpoch);
   loop.start();
+  options.onCheckpoints?.(async (epoch) => {
+    await loop.waitForEpoch(epoch);
+    return checkpointer.lastEpoch;
+  });
   // The first checkpoint (and the sweep of what a crash left behind) happens right after start.
   loop.requestCheckpoint();
   return new CheckpointedEngine(

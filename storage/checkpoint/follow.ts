@@ -30,6 +30,8 @@ export class CheckpointFollower {
   /** Remote keys whose verified copy is in the folder. */
   private readonly present = new Set<string>();
   private loaded = false;
+  /** follow() and materialize() one at a time: a follow removes the files of the checkpoint it replaces, which a materialize links. */
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly objectStore: ObjectStore,
@@ -77,7 +79,18 @@ export class CheckpointFollower {
    * yet, then forgets the files it does not name. A failure leaves the previously followed
    * checkpoint whole (its files are removed only after the new one is complete).
    */
-  async follow(epoch: Epoch): Promise<FollowResult> {
+  follow(epoch: Epoch): Promise<FollowResult> {
+    return this.exclusive(() => this.followNow(epoch));
+  }
+
+  /** Runs `work` after every follow and materialize asked for before it. */
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async followNow(epoch: Epoch): Promise<FollowResult> {
     await this.load();
     if (this.followedEpoch === epoch) return { epoch, filesDownloaded: 0, bytesDownloaded: 0 };
     const key = manifestKey(epoch);
@@ -110,7 +123,11 @@ export class CheckpointFollower {
    * Replaces `stateDir` with the followed checkpoint (staged in `<stateDir>.restoring`, renamed
    * into place when whole). Returns the manifest, or undefined when nothing was followed.
    */
-  async materialize(stateDir: string): Promise<CheckpointManifest | undefined> {
+  materialize(stateDir: string): Promise<CheckpointManifest | undefined> {
+    return this.exclusive(() => this.materializeNow(stateDir));
+  }
+
+  private async materializeNow(stateDir: string): Promise<CheckpointManifest | undefined> {
     await this.load();
     const manifest = this.followedManifest;
     if (manifest === undefined) return undefined;
@@ -131,6 +148,28 @@ export class CheckpointFollower {
     await rm(stateDir, { recursive: true, force: true });
     await rename(staging, stateDir);
     return manifest;
+  }
+
+  /**
+   * A keyed share's store made from the followed checkpoint (executor/cluster/README.md, "Keyed
+   * shares"): waits, at most `withinMs`, until this node follows a checkpoint at or past `epoch`
+   * (its poll loop follows them as the leader records them), then materializes it into `dir` (SST
+   * and blob files hard-linked, as for a promotion). Returns the epoch of the checkpoint `dir`
+   * holds; rejects when nothing at or past `epoch` was followed in time, or `stop` says to give up.
+   */
+  async materializeAtLeast(epoch: Epoch, dir: string, withinMs: number, stop: () => boolean = () => false): Promise<Epoch> {
+    await this.exclusive(() => this.load());
+    const deadline = Date.now() + withinMs;
+    while ((this.followedEpoch ?? -1n) < epoch) {
+      if (stop()) throw new Error('the request was withdrawn');
+      if (Date.now() >= deadline) {
+        throw new Error(`this node follows ${this.followedEpoch === undefined ? 'no checkpoint' : `checkpoint ${this.followedEpoch}`}, not yet checkpoint ${epoch}, after ${withinMs} ms`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))));
+    }
+    const manifest = await this.materialize(dir);
+    if (manifest === undefined || BigInt(manifest.epoch) < epoch) throw new Error(`the followed checkpoint went back before checkpoint ${epoch}`);
+    return BigInt(manifest.epoch);
   }
 
   private pathOf(file: ManifestFile): string {

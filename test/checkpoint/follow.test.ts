@@ -4,10 +4,13 @@
 //   previous one did not (what the checkpointer uploaded in between), and forgets the rest;
 // - the followed checkpoint, materialized into a state directory, opens with exactly the
 //   checkpointed rows and epoch, and a checkpointer on it uploads no restored file again;
+// - a keyed share's store made from the followed checkpoint (materializeAtLeast) waits for a follow
+//   at or past the epoch asked, holds that checkpoint's rows with its SST files hard-linked, and
+//   gives up at its deadline or when withdrawn;
 // - a refused guard leaves no manifest and no complete checkpoint; a guard that fails before the
 //   write leaves none either.
 
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -104,6 +107,34 @@ describe('following checkpoints', () => {
     const record = (await checkpointer.checkpoint())!;
     expect(record.bytesUploaded).toBeLessThan(secondManifest.totalBytes / 2);
     await promoted.close();
+  });
+
+  it("makes a keyed share's store from a followed checkpoint at or past an epoch, within a deadline", async () => {
+    const node = leader('m');
+    node.write(0, 5_000, 'a');
+    const first = (await node.checkpointer.checkpoint())!.epoch;
+    const follower = new CheckpointFollower(node.remote, join(node.dir, 'follow'));
+    await follower.follow(first);
+    node.write(0, 300, 'b');
+    const second = (await node.checkpointer.checkpoint())!.epoch;
+    const atSecond = sorted(node.model);
+    // Not followed yet: refused at the deadline, and no directory is left.
+    await expect(follower.materializeAtLeast(second, join(node.dir, 'share-1'), 100)).rejects.toThrow(/not yet checkpoint/);
+    await expect(follower.materializeAtLeast(second, join(node.dir, 'share-1'), 10_000, () => true)).rejects.toThrow(/withdrawn/);
+    expect(existsSync(join(node.dir, 'share-1'))).toBe(false);
+    // Followed while it waits: the store holds the second checkpoint's rows, its SST files linked to the followed ones.
+    const made = follower.materializeAtLeast(second, join(node.dir, 'share-2'), 10_000);
+    await follower.follow(second);
+    expect(await made).toBe(second);
+    const sst = readdirSync(join(node.dir, 'share-2')).filter((name) => name.endsWith('.sst'));
+    expect(sst.length).toBeGreaterThan(0);
+    for (const name of sst) expect(statSync(join(node.dir, 'share-2', name)).nlink).toBeGreaterThan(1);
+    await node.store.close();
+    const restored = await committedRows(join(node.dir, 'share-2'), schema);
+    expect(restored.epoch).toBe(second);
+    expect(restored.rows).toEqual(atSecond);
+    // Asked for the first, a follower past it makes the store of the one it follows.
+    expect(await follower.materializeAtLeast(first, join(node.dir, 'share-3'), 0)).toBe(second);
   });
 
   it('a refused guard leaves no manifest and no complete checkpoint', async () => {

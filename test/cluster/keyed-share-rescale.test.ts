@@ -29,6 +29,8 @@ const cluster = clusterNodes('oxbow-keyed-share-rescale-', {
   OXBOW_CORES: '8',
   OXBOW_REMOTE_SHARES: 'on',
   OXBOW_REMOTE_SHARE_TIMEOUT_MS: '10000',
+  // The leader reads and sends the seeds (the path a node that makes no store from a checkpoint takes).
+  OXBOW_KEYED_SEED_FROM: 'read',
   // The seeds cross in many frames (remote-share-link.ts' openFrames), as one over 512 MiB would.
   OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: '2048',
 });

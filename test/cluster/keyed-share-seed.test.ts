@@ -27,6 +27,8 @@ const cluster = clusterNodes('oxbow-keyed-share-seed-', {
   OXBOW_PARALLELISM: '2',
   OXBOW_REMOTE_SHARES: 'on',
   OXBOW_REMOTE_SHARE_TIMEOUT_MS: '10000',
+  // The new leader reads and sends the seed at the fragment's build (a promoted leader's nodes otherwise make their stores from their checkpoints: keyed-share-promoted-checkpoint.test.ts).
+  OXBOW_KEYED_SEED_FROM: 'read',
 });
 
 const JOIN_BATCH = 'select t.k, count(*) as n, sum(t.v + u.w) as s from t join u on t.k = u.k group by t.k';

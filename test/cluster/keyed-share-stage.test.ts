@@ -24,6 +24,8 @@ const cluster = clusterNodes('oxbow-keyed-share-stage-', {
   OXBOW_CORES: '8',
   OXBOW_REMOTE_SHARES: 'on',
   OXBOW_REMOTE_SHARE_TIMEOUT_MS: '10000',
+  // The leader reads and sends the seeds (the path a node that makes no store from a checkpoint takes).
+  OXBOW_KEYED_SEED_FROM: 'read',
   OXBOW_KEYED_SEED_CUT_HOLD_MS: '1500',
   OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: '4096',
 });

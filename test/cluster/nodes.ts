@@ -16,8 +16,8 @@ import { nodes, until } from './remote-share-views.js';
 export interface ClusterNodes {
   /** The temporary folder: node `name`'s data directory is `<work>/<name>`. */
   readonly work: string;
-  /** Starts node `name` as a member of the cluster (stopped after the file's tests). */
-  startNode(name: string): Promise<OxbowServer>;
+  /** Starts node `name` as a member of the cluster (stopped after the file's tests), with `extraEnv` besides the file's. */
+  startNode(name: string, extraEnv?: Readonly<Record<string, string>>): Promise<OxbowServer>;
 }
 
 /**
@@ -45,12 +45,12 @@ export function clusterNodes(prefix: string, env: Readonly<Record<string, string
       if (work === undefined) throw new Error('the cluster starts in beforeAll');
       return work;
     },
-    async startNode(name: string): Promise<OxbowServer> {
+    async startNode(name: string, extraEnv: Readonly<Record<string, string>> = {}): Promise<OxbowServer> {
       if (etcd === undefined || work === undefined) throw new Error('the cluster starts in beforeAll');
       const node = await startOxbow({
         dataDir: join(work, name),
         args: ['--cluster', etcd.url, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--checkpoint-interval-ms', '300', '--barrier-interval-ms', '100'],
-        env: { ...env },
+        env: { ...env, ...extraEnv },
       });
       nodes.push(node);
       return node;

@@ -20,8 +20,15 @@
 // nowhere: there is nothing to delete), a range delete to every share, in the order they were
 // written. The key's versions carry their epochs, so the newer versions after the seed's older
 // ones make the state as of the last kept epoch.
+//
+// A share whose node made its store from a checkpoint at epoch F >= E (`fromCheckpoints`, before
+// any step: executor/cluster/keyed-share-stage.ts) gets no entry of the read (its store holds every
+// table as of F) and only the kept writes of the epochs after F; a kept delete's owner is found as
+// for the others (a kept put before it, else the key's versions at E), so it goes to that share only.
+// When every share's store was made so, nothing is read at all.
 
 import type { StateTableDeclaration } from '../../../planner/stream/stream-plan.js';
+import type { Epoch } from '../../../sql/epoch.js';
 import type { DataType } from '../../../sql/types.js';
 import type { Value } from '../../../sql/value.js';
 import { EPOCH_SUFFIX_BYTES, tableLowerBound, tableUpperBound } from '../../../storage/mvcc-key.js';
@@ -45,6 +52,8 @@ export interface KeyedSeed {
    * after them (the kept epochs' writes and the tables' records). A node's store is `base` then `bytes`.
    */
   readonly base?: Uint8Array;
+  /** The epoch of the checkpoint the node's store was made from: `bytes` holds only the kept writes of later epochs and the tables' records. */
+  readonly checkpoint?: Epoch;
 }
 
 /** A table being read: how a row's owner is found. */
@@ -101,8 +110,10 @@ export class KeyedSeedRead {
   private readonly reader = new RowReader(Buffer.alloc(0));
   private readonly values: Value[] = [];
   private stepped = 0;
-  /** The packed writes of the epochs after the read's start, in the order they were handed over. */
-  private readonly kept: Buffer[] = [];
+  /** The packed writes of the epochs after the read's start, with their epochs, in the order they were handed over. */
+  private readonly kept: { readonly epoch: Epoch; readonly bytes: Buffer }[] = [];
+  /** Per share, the checkpoint its node's store was made from (fromCheckpoints), or undefined: its seed is read. */
+  private readonly checkpointed: (Epoch | undefined)[];
   /** Epochs whose writes were kept. */
   keptEpochs = 0;
   /** Entries of the kept writes routed to some share (finish). */
@@ -112,7 +123,15 @@ export class KeyedSeedRead {
   private bases: Uint8Array[] | undefined;
   done = false;
 
-  constructor(database: RocksDatabase, tables: readonly StateTableDeclaration[], stateVnodes: ReadonlyMap<number, readonly number[]>, first: number, owners: number) {
+  constructor(
+    database: RocksDatabase,
+    tables: readonly StateTableDeclaration[],
+    stateVnodes: ReadonlyMap<number, readonly number[]>,
+    first: number,
+    owners: number,
+    /** The database's committed epoch at the read's start (E): every epoch after it is kept. */
+    readonly epoch: Epoch = 0n,
+  ) {
     this.database = database;
     this.first = first;
     this.owners = owners;
@@ -120,6 +139,7 @@ export class KeyedSeedRead {
     this.builders = Array.from({ length: this.shares }, () => new WriteBatchBuilder());
     this.rows = new Array<number>(this.shares).fill(0);
     this.entries = new Array<number>(this.shares).fill(0);
+    this.checkpointed = new Array<Epoch | undefined>(this.shares).fill(undefined);
     // Every iterator now, over one snapshot: the read sees the database as of this moment.
     this.snapshot = database.snapshot();
     try {
@@ -143,6 +163,21 @@ export class KeyedSeedRead {
     }
     this.table = this.tables[0];
     if (this.table === undefined) this.done = true;
+  }
+
+  /**
+   * Before the first step: the shares whose node's store was made from a checkpoint (its epoch, at
+   * or past the read's start) get none of the read's entries, and of the kept writes only those of
+   * later epochs. When every share's was, there is nothing to read.
+   */
+  fromCheckpoints(epochs: readonly (Epoch | undefined)[]): void {
+    if (this.closed) throw new Error('the seed read was closed');
+    epochs.forEach((epoch, share) => {
+      if (epoch === undefined || share >= this.shares) return;
+      if (epoch < this.epoch) throw new Error(`checkpoint ${epoch} is older than the read's start at epoch ${this.epoch}`);
+      this.checkpointed[share] = epoch;
+    });
+    if (this.checkpointed.every((epoch) => epoch !== undefined)) this.done = true;
   }
 
   /** Routes about `maxEntries` more entries of the tables (at least one); true once every table is read. */
@@ -183,8 +218,9 @@ export class KeyedSeedRead {
     }
     const builders = this.builders;
     if (table.hasher === undefined) {
-      // No vnode columns: every share gets the table.
+      // No vnode columns: every share gets the table (one made from a checkpoint has it).
       for (let share = 0; share < this.shares; share++) {
+        if (this.checkpointed[share] !== undefined) continue;
         builders[share]!.put(buffer.subarray(keyStart, keyEnd), buffer.subarray(valueStart, valueEnd));
         this.entries[share]!++;
         if (!sameKey && !tombstone) this.rows[share]!++;
@@ -198,6 +234,8 @@ export class KeyedSeedRead {
       }
       // The newest put of the key: its row's vnode columns name the owner.
       this.target = this.targetOf(table, buffer, valueStart);
+      // A share whose store a checkpoint made has the key already.
+      if (this.target >= 0 && this.checkpointed[this.target] !== undefined) this.target = -1;
       if (this.target >= 0) {
         const builder = builders[this.target]!;
         const waiting = this.waiting;
@@ -227,10 +265,10 @@ export class KeyedSeedRead {
   }
 
   /** Keeps the packed writes (write-batch.ts) the fragment's owners handed over for an epoch after the read's start (copied). */
-  keep(batches: readonly Uint8Array[]): void {
+  keep(batches: readonly Uint8Array[], epoch: Epoch): void {
     if (this.closed) return;
     this.keptEpochs++;
-    for (const batch of batches) if (batch.length > 0) this.kept.push(Buffer.from(batch));
+    for (const batch of batches) if (batch.length > 0) this.kept.push({ epoch, bytes: Buffer.from(batch) });
   }
 
   /**
@@ -253,17 +291,19 @@ export class KeyedSeedRead {
     if (!this.done || this.closed) throw new Error('the seed read is not done');
     try {
       this.routeKept();
-      this.records.forEach((record, index) => {
+      // The tables' records as of the cut (the kept writes bring the state there too).
+      this.tables.forEach((table, index) => {
+        const record = this.database.get(tableRecordKey(table.tableId)) ?? this.records[index];
         if (record === undefined) return;
-        const key = tableRecordKey(this.tables[index]!.tableId);
+        const key = tableRecordKey(table.tableId);
         for (const builder of this.builders) builder.put(key, record);
       });
       const bases = this.bases;
-      return this.builders.map((builder, share) =>
-        bases === undefined
-          ? { bytes: builder.writer.copy(), rows: this.rows[share]!, entries: this.entries[share]! }
-          : { bytes: builder.writer.copy(), rows: this.rows[share]!, entries: this.entries[share]!, base: bases[share]! },
-      );
+      return this.builders.map((builder, share) => {
+        const checkpoint = this.checkpointed[share];
+        const seed: KeyedSeed = { bytes: builder.writer.copy(), rows: this.rows[share]!, entries: this.entries[share]! };
+        return { ...seed, ...(bases === undefined ? {} : { base: bases[share]! }), ...(checkpoint === undefined ? {} : { checkpoint }) };
+      });
     } finally {
       this.close();
     }
@@ -272,17 +312,23 @@ export class KeyedSeedRead {
   /** Routes the kept writes after the seed, in the order they were written. */
   private routeKept(): void {
     const keys = new Map<string, KeptKey>();
-    for (const batch of this.kept) {
-      forEachBatchEntry(batch, (operation, buffer, keyStart, keyEnd, valueStart, valueEnd) => {
+    const checkpointed = this.checkpointed;
+    for (const { epoch, bytes } of this.kept) {
+      // A share whose store a checkpoint at F made holds the kept epochs up to F already.
+      const skip = (share: number): boolean => checkpointed[share] !== undefined && epoch <= checkpointed[share]!;
+      forEachBatchEntry(bytes, (operation, buffer, keyStart, keyEnd, valueStart, valueEnd) => {
         const key = buffer.subarray(keyStart, keyEnd);
         const value = buffer.subarray(valueStart, valueEnd);
         if (operation === BATCH_DELETE_RANGE) {
           // Whole ranges (a table's cleaning or truncation): every share, in place.
+          let routed = false;
           for (let share = 0; share < this.shares; share++) {
+            if (skip(share)) continue;
             this.builders[share]!.deleteRange(key, value);
             this.entries[share]!++;
+            routed = true;
           }
-          this.keptEntries++;
+          if (routed) this.keptEntries++;
           return;
         }
         if (key.length < 4 + EPOCH_SUFFIX_BYTES) return;
@@ -307,14 +353,17 @@ export class KeyedSeedRead {
         }
         if (known.target === -2 && put) known.target = this.targetOf(table, value, 0);
         const targets = table.hasher === undefined ? this.shares : known.target >= 0 ? 1 : 0;
+        let routed = false;
         for (let index = 0; index < targets; index++) {
           const share = table.hasher === undefined ? index : known.target;
+          if (skip(share)) continue;
           const builder = this.builders[share]!;
           if (operation === BATCH_DELETE) builder.delete(key);
           else builder.put(key, value);
           this.entries[share]!++;
+          routed = true;
         }
-        if (targets > 0) this.keptEntries++;
+        if (routed) this.keptEntries++;
       });
     }
     // Rows counted once per key: a key kept changes a share's rows only when its newest version's kind changed since E.
@@ -323,8 +372,12 @@ export class KeyedSeedRead {
       if (known.rowAtStart === undefined) this.lookUp(known);
       const change = (known.row ? 1 : 0) - (known.rowAtStart! ? 1 : 0);
       if (change === 0) continue;
-      if (known.table.hasher === undefined) for (let share = 0; share < this.shares; share++) this.rows[share]! += change;
-      else this.rows[known.target]! += change;
+      // A share made from a checkpoint counts no seed rows: they are in its checkpoint's files.
+      if (known.table.hasher === undefined) {
+        for (let share = 0; share < this.shares; share++) if (checkpointed[share] === undefined) this.rows[share]! += change;
+      } else if (checkpointed[known.target] === undefined) {
+        this.rows[known.target]! += change;
+      }
     }
   }
 

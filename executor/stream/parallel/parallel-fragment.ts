@@ -139,8 +139,10 @@ export interface KeyedOwners {
   readSeeds(): KeyedSeedRead | undefined;
   /** One share per node listed now (owners after the threads, in order), seeded with `seeds` (one per node), or read at once when not given; a share whose seed `staging` sent ahead is opened with what goes after it. */
   remotes(seeds?: readonly KeyedSeed[], staging?: KeyedSeedStaging): RemoteShareTarget[];
-  /** Sends the nodes listed now their seeds as of the read's start (`bases`) ahead of the cut, or undefined when sending ahead is not there. */
-  stageSeeds?(bases: readonly Uint8Array[]): KeyedSeedStaging | undefined;
+  /** Sends the nodes listed now their seeds as of the read's start (`bases`) ahead of the cut (a node whose store `ahead` made from a checkpoint keeps it), or undefined when sending ahead is not there. */
+  stageSeeds?(bases: readonly Uint8Array[], ahead?: KeyedSeedStaging): KeyedSeedStaging | undefined;
+  /** Before the read: has each node listed now make its share's store from a checkpoint at or past epoch `after` (the read's start), or undefined when that is not there. */
+  stageFromCheckpoint?(after: Epoch): KeyedSeedStaging | undefined;
 }
 
 /** A read of the seeds going on while the old owners run (ParallelFragmentNode.followMembership). */
@@ -154,6 +156,9 @@ interface SeedReading {
   timer: NodeJS.Immediate | undefined;
   /** The seeds sent ahead to their nodes, once the read is done. */
   staging: KeyedSeedStaging | undefined;
+  /** The shares' stores made from checkpoints before the read (undefined: every seed is read), and when that settled (ms after the start). */
+  checkpoint: KeyedSeedStaging | undefined;
+  checkpointMs: number;
   /** Every seed sent ahead is written on its node or failed to be (and the test hold passed): the cut may come. */
   staged: boolean;
   hold: NodeJS.Timeout | undefined;
@@ -329,25 +334,51 @@ export class ParallelFragmentNode implements StreamNode {
         return;
       }
       if (read !== undefined) {
-        this.reading = { read, generation, startedAt, readMs: 0, timer: undefined, staging: undefined, staged: false, hold: undefined };
+        const reading: SeedReading = { read, generation, startedAt, readMs: 0, timer: undefined, staging: undefined, checkpoint: undefined, checkpointMs: 0, staged: false, hold: undefined };
+        this.reading = reading;
+        // The nodes make their stores from a checkpoint taken after this safe point first; only the seeds of those that cannot are read.
+        try {
+          reading.checkpoint = owners.stageFromCheckpoint?.(read.epoch);
+        } catch (error) {
+          this.abandonRead();
+          this.cannotSeed(error);
+          this.rescaleDue = true;
+          return;
+        }
+        if (reading.checkpoint !== undefined) {
+          void reading.checkpoint.settled.then(() => this.checkpointStaged(reading));
+          return;
+        }
         this.readStep();
         return;
       }
       // No node to seed (the last one left): the threads take every vnode at once.
     }
     const reading = this.reading;
+    if (reading?.staging?.lost?.() === true) {
+      // A node's store made from a checkpoint went before the cut (no seed of it was read): start over at the next safe point.
+      process.stderr.write(`oxbow: view ${this.context.viewId}'s keyed fragment reads its shares' seeds again: ${reading.staging.describe()}\n`);
+      this.abandonRead();
+      this.rescaleDue = true;
+      return;
+    }
     this.reading = undefined;
     this.ownersGeneration = generation;
     // The seeds are made before anything stops: a failure leaves the owners as they are.
     let remotes: RemoteShareTarget[];
+    let seeds: KeyedSeed[] = [];
     try {
-      remotes = owners.remotes(reading === undefined ? [] : reading.read.finish(), reading?.staging);
+      seeds = reading === undefined ? [] : reading.read.finish();
+      remotes = owners.remotes(seeds, reading?.staging);
     } catch (error) {
       reading?.read.close();
       reading?.staging?.close();
+      reading?.checkpoint?.close();
       this.cannotSeed(error);
       return;
     }
+    // Stores made from checkpoints that no share took (their nodes' links close: the nodes remove them).
+    reading?.checkpoint?.close();
     const before = this.remoteTargets;
     const old = this.workers.splice(0);
     this.remoteNodes.length = 0;
@@ -362,10 +393,19 @@ export class ParallelFragmentNode implements StreamNode {
     const now = new Set(remotes.map((remote) => remote.key ?? remote.node));
     const took = remotes.filter((remote) => !before.some((earlier) => (earlier.key ?? earlier.node) === (remote.key ?? remote.node))).map((remote) => remote.node);
     const gave = before.filter((remote) => !now.has(remote.key ?? remote.node)).map((remote) => (remote.failed?.() === true ? `${remote.node} (failed over before)` : remote.node));
+    const allFromCheckpoints = seeds.length > 0 && seeds.every((seed) => seed.checkpoint !== undefined);
+    const sources = remotes
+      .map((remote, index) => {
+        const seed = seeds[index];
+        if (seed === undefined) return undefined;
+        const bytes = (seed.base?.length ?? 0) + seed.bytes.length;
+        return `node ${remote.node} ${seed.checkpoint === undefined ? 'from the read' : `from its checkpoint ${seed.checkpoint}`}, ${bytes} bytes sent`;
+      })
+      .filter((text) => text !== undefined);
     const read =
       reading === undefined
         ? 'no seed to read'
-        : `seeds read in ${reading.readMs.toFixed(0)} ms while the owners ran, ${reading.staging?.describe() ?? 'none sent ahead'}, then ${reading.read.keptEpochs} epoch${reading.read.keptEpochs === 1 ? '' : 's'}' writes added (${reading.read.keptEntries} entries), cut ${(performance.now() - reading.startedAt).toFixed(0)} ms after the read began`;
+        : `${allFromCheckpoints ? `no seed read, stores made from checkpoints in ${reading.checkpointMs.toFixed(0)} ms` : `seeds read in ${reading.readMs.toFixed(0)} ms`} while the owners ran, ${reading.staging?.describe() ?? 'none sent ahead'}, then ${reading.read.keptEpochs} epoch${reading.read.keptEpochs === 1 ? '' : 's'}' writes added (${reading.read.keptEntries} entries), cut ${(performance.now() - reading.startedAt).toFixed(0)} ms after the read began; seeds: ${sources.join('; ')}`;
     process.stderr.write(
       `oxbow: view ${this.context.viewId}'s keyed fragment cut its vnodes again for ${this.settings.parallelism} threads and ${remotes.length} other node${remotes.length === 1 ? '' : 's'}` +
         `${took.length > 0 ? `; node ${took.join(', ')} took vnodes` : ''}${gave.length > 0 ? `; node ${gave.join(', ')} handed its vnodes back` : ''}` +
@@ -405,7 +445,7 @@ export class ParallelFragmentNode implements StreamNode {
     reading.readMs = performance.now() - reading.startedAt;
     // The seeds go to their nodes now, while the owners run on; the cut waits for them (each link has a deadline).
     try {
-      reading.staging = this.owners?.stageSeeds?.(reading.read.takeBases());
+      reading.staging = this.owners?.stageSeeds?.(reading.read.takeBases(), reading.checkpoint);
     } catch (error) {
       this.abandonRead();
       if (!this.disposed) this.cannotSeed(error);
@@ -413,6 +453,21 @@ export class ParallelFragmentNode implements StreamNode {
     }
     if (reading.staging === undefined) return this.staged(reading);
     void reading.staging.settled.then(() => this.staged(reading));
+  }
+
+  /** The nodes answered whether they made their stores from a checkpoint: the seeds of the others are read now (none when all did). */
+  private checkpointStaged(reading: SeedReading): void {
+    if (this.reading !== reading || this.disposed) return;
+    reading.checkpointMs = performance.now() - reading.startedAt;
+    try {
+      reading.read.fromCheckpoints(reading.checkpoint?.checkpoints?.() ?? []);
+    } catch (error) {
+      this.abandonRead();
+      this.cannotSeed(error);
+      this.rescaleDue = true;
+      return;
+    }
+    this.readStep();
   }
 
   /** The seeds are on their nodes (or go whole at the cut): cut now if the fragment is at a safe point, else at the next one. */
@@ -440,8 +495,9 @@ export class ParallelFragmentNode implements StreamNode {
     if (reading.timer !== undefined) clearImmediate(reading.timer);
     if (reading.hold !== undefined) clearTimeout(reading.hold);
     reading.read.close();
-    // The nodes remove the seeds sent ahead when their links close.
+    // The nodes remove the seeds sent ahead (and the stores made from checkpoints) when their links close.
     reading.staging?.close();
+    reading.checkpoint?.close();
   }
 
   initial(): ChangeBatch {
@@ -683,7 +739,7 @@ export class ParallelFragmentNode implements StreamNode {
     // A seed read is under way: the epoch's writes go after the seeds it reads (keyed-seed.ts).
     let kept = false;
     const keep = (batches: readonly Uint8Array[]): readonly Uint8Array[] => {
-      if (!kept) read.keep(batches);
+      if (!kept) read.keep(batches, epoch);
       kept = true;
       return batches;
     };

@@ -8,6 +8,7 @@
 
 import type { Epoch } from '../../../sql/epoch.js';
 import type { RocksStateStore } from '../../../storage/rocks-state-store.js';
+import { tableLowerBound, tableUpperBound } from '../../../storage/mvcc-key.js';
 import type { CommitParticipant, PendingWrites } from '../../../storage/mvcc-state-store.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { insertsOnly } from '../../../planner/stream/unique-key.js';
@@ -141,10 +142,15 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
             generation: () => shares.generation(),
             readSeeds: () => this.readSeeds(fragment),
             remotes: (seeds, staging) => this.keyedRemotes(fragment, seeds, staging),
-            stageSeeds: (bases) => shares.stageKeyedSeeds?.(bases),
+            stageSeeds: (bases, ahead) => shares.stageKeyedSeeds?.(bases, ahead),
+            stageFromCheckpoint: (after) => shares.stageKeyedCheckpoint?.(after),
           };
-    const generation = owners?.generation() ?? 0;
-    const remotes = owners === undefined ? [] : this.keyedRemotes(fragment);
+    // A fragment built with state (a promoted leader's, from the checkpoint its nodes followed too)
+    // starts on its threads and takes its shares at its first cut, where each node makes its store
+    // from its checkpoint, rather than reading and sending every seed now.
+    const deferred = owners !== undefined && shares?.seedsFromCheckpoints?.() === true && this.holdsState(fragment);
+    const generation = deferred ? -1 : (owners?.generation() ?? 0);
+    const remotes = owners === undefined || deferred ? [] : this.keyedRemotes(fragment);
     if (owners !== undefined && this.unlisten === undefined && shares?.onChange !== undefined) this.unlisten = shares.onChange(() => this.followMembership());
     const node = new ParallelFragmentNode(
       fragment.nodes,
@@ -207,13 +213,28 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
     }, staging);
   }
 
+  /** Whether some state table of the fragment holds an entry (a view just created holds none). */
+  private holdsState(fragment: Fragment): boolean {
+    for (const node of fragment.nodes) {
+      for (const table of node.stateTables) {
+        const iterator = this.store.database.iterator({ lowerBound: tableLowerBound(table.tableId), upperBound: tableUpperBound(table.tableId) });
+        try {
+          if (iterator.nextPacked(1) !== null) return true;
+        } finally {
+          iterator.close();
+        }
+      }
+    }
+    return false;
+  }
+
   /** Starts reading the seeds of a keyed fragment's shares, one per node listed now (undefined: none is). */
   private readSeeds(fragment: Fragment): KeyedSeedRead | undefined {
     const source = this.sourceFragments.remoteShares;
     const shares = source?.keyedTargets === undefined ? 0 : source.keys().size;
     if (shares === 0) return undefined;
     const tables = fragment.nodes.flatMap((node) => node.stateTables);
-    return new KeyedSeedRead(this.store.database, tables, fragment.stateVnodes, this.parallelism, this.parallelism + shares);
+    return new KeyedSeedRead(this.store.database, tables, fragment.stateVnodes, this.parallelism, this.parallelism + shares, this.store.committedEpoch);
   }
 
   /** The membership changed (the cluster read the nodes again): each keyed fragment at a safe point cuts its owners again. */

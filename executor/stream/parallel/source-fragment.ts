@@ -93,7 +93,18 @@ export interface RemoteShareSource {
    * the shares) ahead of the cut, while the old owners run; `keyedTargets` given the staging then
    * opens each staged share with only what goes after it (the seed goes whole to any other).
    */
-  stageKeyedSeeds?(bases: readonly Uint8Array[]): KeyedSeedStaging;
+  stageKeyedSeeds?(bases: readonly Uint8Array[], ahead?: KeyedSeedStaging): KeyedSeedStaging;
+  /**
+   * Before any seed is read: asks for a checkpoint whose epoch is at least `after` (the fragment's
+   * safe point) and has each node listed now make its share's store from the checkpoint it follows,
+   * at or past that one (its `checkpoints` then say which did; `stageKeyedSeeds` given it sends the
+   * read seeds of the others only). Undefined when this leader takes no checkpoints for it.
+   */
+  stageKeyedCheckpoint?(after: Epoch): KeyedSeedStaging | undefined;
+  /** The engine's checkpoints, for stageKeyedCheckpoint: `after(epoch)` asks for one now and resolves to the epoch of the first complete one at or past `epoch`. */
+  useCheckpoints?(after: (epoch: Epoch) => Promise<Epoch>): void;
+  /** Whether the nodes listed now make their keyed shares' stores from their checkpoints (stageKeyedCheckpoint), when asked. */
+  seedsFromCheckpoints?(): boolean;
   /** Calls `listener` whenever the nodes that take shares change (as the cluster reads them); returns its removal. */
   onChange?(listener: () => void): () => void;
 }
@@ -106,6 +117,10 @@ export interface KeyedSeedStaging {
   describe(): string;
   /** Closes every link not handed to a share: the nodes remove those seeds. */
   close(): void;
+  /** Per share, the epoch of the checkpoint its node's store was made from (no seed read for it), or undefined. */
+  checkpoints?(): readonly (Epoch | undefined)[];
+  /** A share's store made from a checkpoint is gone before the cut (its link closed): no seed of it was read, so the cut must not come. */
+  lost?(): boolean;
 }
 
 /** What SourceFragments gives a source fragment to start its workers with. */

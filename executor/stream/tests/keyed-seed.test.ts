@@ -86,12 +86,12 @@ describe('KeyedSeedRead', () => {
         expect(read.step(7)).toBe(false);
         // Later epochs, kept: each a batch as the owners hand it over.
         const e = 100n * BigInt(first * 10 + owners);
-        read.keep([write(e + 1n, [[KEYED, 10, [10, 1]], [KEYED, 11, null], [KEYED, 5, null], [KEYED, 1000, null], [KEYED, 500, [500, 5]], [WHOLE, 2, null]])]);
+        read.keep([write(e + 1n, [[KEYED, 10, [10, 1]], [KEYED, 11, null], [KEYED, 5, null], [KEYED, 1000, null], [KEYED, 500, [500, 5]], [WHOLE, 2, null]])], e + 1n);
         expect(read.step(50)).toBe(false);
-        read.keep([write(e + 2n, [[KEYED, 500, null], [KEYED, 11, [11, 7]], [KEYED, 12, null], [WHOLE, 9, [9]]])]);
-        read.keep([write(e + 3n, [[KEYED, 501, [501, 1]], [KEYED, 12, [12, 8]]])]);
+        read.keep([write(e + 2n, [[KEYED, 500, null], [KEYED, 11, [11, 7]], [KEYED, 12, null], [WHOLE, 9, [9]]])], e + 2n);
+        read.keep([write(e + 3n, [[KEYED, 501, [501, 1]], [KEYED, 12, [12, 8]]])], e + 3n);
         while (!read.step(13));
-        read.keep([write(e + 4n, [[KEYED, 13, null], [KEYED, 501, [501, 2]]])]);
+        read.keep([write(e + 4n, [[KEYED, 13, null], [KEYED, 501, [501, 2]]])], e + 4n);
         const seeds = read.finish();
         const whole = keyedSeeds(database, tables, vnodes, first, owners);
         expect(seeds.length).toBe(owners - first);
@@ -107,6 +107,81 @@ describe('KeyedSeedRead', () => {
     }
   });
 
+  it('gives a share whose store a checkpoint made only the kept writes after that checkpoint, on its vnodes', () => {
+    dir = mkdtempSync(join(tmpdir(), 'oxbow-keyed-seed-'));
+    const database = RocksDatabase.open(join(dir, 'db'));
+    try {
+      const written: { epoch: bigint; bytes: Buffer }[] = [];
+      const write = (epoch: bigint, puts: [number, number, number[] | null][]): Buffer => {
+        const batch = new WriteBatchBuilder();
+        for (const [tableId, k, values] of puts) batch.put(key(tableId, k, epoch), values === null ? TOMBSTONE : row(values));
+        const bytes = Buffer.from(batch.view());
+        database.write(bytes);
+        written.push({ epoch, bytes });
+        return bytes;
+      };
+      write(1n, [
+        ...Array.from({ length: 300 }, (_, k): [number, number, number[]] => [KEYED, k, [k, k * 10]]),
+        ...Array.from({ length: 5 }, (_, k): [number, number, number[]] => [WHOLE, k, [k]]),
+      ]);
+      write(2n, [[KEYED, 3, null], [KEYED, 4, [4, 41]]]);
+      // E = 2; share 0's node made its store from checkpoint 4 (epochs 3 and 4 in it), share 1's seed is read.
+      const read = new KeyedSeedRead(database, tables, vnodes, 2, 4, 2n);
+      read.keep([write(3n, [[KEYED, 10, [10, 1]], [KEYED, 500, [500, 5]], [WHOLE, 2, null]])], 3n);
+      read.keep([write(4n, [[KEYED, 11, null], [KEYED, 501, [501, 1]]])], 4n);
+      expect(() => read.fromCheckpoints([1n, undefined])).toThrow(/older than the read's start/);
+      read.fromCheckpoints([4n, undefined]);
+      expect(read.step(5)).toBe(false);
+      // After the checkpoint: a tombstone of a key put at E, of one put in a kept epoch before the checkpoint, a row again, a whole table's change.
+      read.keep([write(5n, [[KEYED, 20, null], [KEYED, 500, null], [KEYED, 501, [501, 2]], [WHOLE, 3, null]])], 5n);
+      while (!read.step(13));
+      read.keep([write(6n, [[KEYED, 21, [21, 9]], [KEYED, 10, null], [KEYED, 4, null]])], 6n);
+      const [fromCheckpoint, fromRead] = read.finish();
+      const whole = keyedSeeds(database, tables, vnodes, 2, 4);
+      expect(fromCheckpoint!.checkpoint).toBe(4n);
+      expect(fromRead!.checkpoint).toBeUndefined();
+      expect(entries(fromRead!.bytes)).toEqual(entries(whole[1]!.bytes));
+      // The node's store: every entry of the checkpoint (epochs 1 to 4), then what the cut sends.
+      const store = new Map<string, string>();
+      const apply = (bytes: Uint8Array): void =>
+        forEachBatchEntry(Buffer.from(bytes), (_operation, buffer, keyStart, keyEnd, valueStart, valueEnd) => {
+          store.set(buffer.toString('hex', keyStart, keyEnd), buffer.toString('hex', valueStart, valueEnd));
+        });
+      for (const batch of written) if (batch.epoch <= 4n) apply(batch.bytes);
+      const sent = entries(fromCheckpoint!.bytes);
+      apply(fromCheckpoint!.bytes);
+      // On the share's vnodes (and the whole table) it holds what a read of the final database gives that share.
+      const expected = entries(whole[0]!.bytes).map((entry) => entry.slice(entry.indexOf(':') + 1));
+      const prefixes = new Set(expected.map((entry) => entry.slice(0, 2 * (4 + 1 + 4))));
+      const held = [...store].filter(([hex]) => prefixes.has(hex.slice(0, 2 * (4 + 1 + 4)))).map(([hex, value]) => `${hex}=${value}`).sort();
+      expect(held).toEqual(expected.sort());
+      // Nothing of the epochs the checkpoint holds crossed, and nothing of another share's vnodes.
+      expect(sent.filter((entry) => written.some((batch) => batch.epoch <= 4n && entries(batch.bytes).includes(entry)))).toEqual([]);
+      expect(sent.filter((entry) => !prefixes.has(entry.slice(entry.indexOf(':') + 1, entry.indexOf(':') + 1 + 2 * (4 + 1 + 4))))).toEqual([]);
+      expect(sent.length).toBeGreaterThan(0);
+      expect(fromCheckpoint!.rows).toBe(0);
+    } finally {
+      void database.close();
+    }
+  });
+
+  it("reads nothing when every share's store was made from a checkpoint", () => {
+    dir = mkdtempSync(join(tmpdir(), 'oxbow-keyed-seed-'));
+    const database = RocksDatabase.open(join(dir, 'db'));
+    try {
+      const batch = new WriteBatchBuilder();
+      for (let k = 0; k < 50; k++) batch.put(key(KEYED, k, 1n), row([k, k]));
+      database.write(batch.view());
+      const read = new KeyedSeedRead(database, tables, vnodes, 2, 4, 1n);
+      read.fromCheckpoints([3n, 1n]);
+      expect(read.done).toBe(true);
+      expect(read.takeBases().map((base) => base.length)).toEqual([0, 0]);
+      expect(read.finish().map((seed) => seed.bytes.length)).toEqual([0, 0]);
+    } finally {
+      void database.close();
+    }
+  });
+
   it('closes its iterators when abandoned, and cannot be stepped after', () => {
     dir = mkdtempSync(join(tmpdir(), 'oxbow-keyed-seed-'));
     const database = RocksDatabase.open(join(dir, 'db'));
@@ -116,7 +191,7 @@ describe('KeyedSeedRead', () => {
       database.write(batch.view());
       const read = new KeyedSeedRead(database, tables, vnodes, 2, 3);
       expect(read.step(5)).toBe(false);
-      read.keep([Buffer.from(batch.view())]);
+      read.keep([Buffer.from(batch.view())], 2n);
       read.close();
       expect(() => read.step(5)).toThrow(/closed/);
       expect(() => read.finish()).toThrow(/not done/);

@@ -1,0 +1,137 @@
+// A joining node's keyed share made from the checkpoint the node follows (executor/cluster/README.md,
+// "Keyed shares"): real oxbow nodes on a real etcd at --parallelism 2, checkpoints to a folder.
+//
+// - A GROUP BY view and a join view hold state for thousands of keys; inserts, updates and deletes
+//   over every key go on while node b (a warm standby) joins. The leader reads no seed: it asks for a
+//   checkpoint taken after the fragment's safe point, b makes each share's store from the checkpoint
+//   it follows (hard links) and the cut routes only the writes of the epochs after that checkpoint
+//   (the cut is held 1.5 s after b's stores are made, so such epochs are there). A checkpoint taken
+//   with a gap before the kept epochs, or the kept writes after it dropped, leaves b's vnodes with
+//   wrong counts or sums: each view must equal the batch SELECT of its query, and b processed rows.
+// - Node c, a cold standby (OXBOW_CLUSTER_COLD_STANDBY=1: it follows no checkpoint), joins while the
+//   writes go on: it refuses the store from a checkpoint, so the leader reads c's seed and sends it,
+//   while b (cut again) takes its store from its checkpoint again; the views equal their recomputation.
+
+import { describe, expect, it } from 'vitest';
+import { clusterNodes, shareAddressListed } from './nodes.js';
+import { expectKeyedViewsEqual, explain, JOIN_BATCH, until } from './remote-share-views.js';
+import { connectWhenServing } from './sessions.js';
+
+const cluster = clusterNodes('oxbow-keyed-share-checkpoint-seed-', {
+  OXBOW_CLUSTER_LEASE_TTL_S: '3',
+  OXBOW_PARALLELISM: '2',
+  OXBOW_CORES: '8',
+  OXBOW_REMOTE_SHARES: 'on',
+  OXBOW_REMOTE_SHARE_TIMEOUT_MS: '10000',
+  OXBOW_KEYED_SEED_CUT_HOLD_MS: '1500',
+});
+
+const GROUPS = 2003;
+
+const cutsOf = (log: string, node: string): string[] => [...log.matchAll(new RegExp(`cut its vnodes again[^\\n]*node ${node} took vnodes[^\\n]*`, 'g'))].map((match) => match[0]);
+
+describe("a keyed share made from the node's followed checkpoint", () => {
+  it('takes the vnodes with their state from the checkpoint and the writes after it; a cold standby gets the read seed', async () => {
+    const a = await cluster.startNode('a');
+    const leader = await connectWhenServing(a);
+    await leader.query('create table t (id int8 primary key, k int, v int8)');
+    await leader.query('create table u (id int8 primary key, k int, w int8)');
+    await leader.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
+    await leader.query(`create materialized view ju as ${JOIN_BATCH}`);
+    await leader.query(`insert into t select g, g % ${GROUPS}, g from generate_series(1, 20000) g`);
+    await leader.query(`insert into u select g, g % ${GROUPS}, g from generate_series(1, 3000) g`);
+    await expectKeyedViewsEqual(leader, () => a.stderr());
+
+    let next = 20000;
+    let nextU = 3000;
+    let writes = 0;
+    const startWriter = (): { stop: () => Promise<void> } => {
+      let writing = true;
+      const done = (async () => {
+        while (writing) {
+          const step = writes++;
+          await leader.query(`update t set v = v + 1 where id % 13 = ${step % 13}`);
+          await leader.query(`delete from t where id % 97 = ${step % 97}`);
+          await leader.query(`insert into t select g, g % ${GROUPS}, g * 3 % 1000 from generate_series(${next + 1}, ${next + 50}) g`);
+          next += 50;
+          await leader.query(`update u set w = w + 2, k = (k + 1) % ${GROUPS} where id % 17 = ${step % 17}`);
+          await leader.query(`delete from u where id % 89 = ${step % 89}`);
+          await leader.query(`insert into u select g, g % ${GROUPS}, g from generate_series(${nextU + 1}, ${nextU + 10}) g`);
+          nextU += 10;
+        }
+      })();
+      return {
+        stop: async () => {
+          writing = false;
+          await done;
+        },
+      };
+    };
+
+    // b, a warm standby, joins while the writes go on.
+    let writer = startWriter();
+    const b = await cluster.startNode('b');
+    let c: Awaited<ReturnType<typeof cluster.startNode>> | undefined;
+    const stderr = () => `--- a ---\n${a.stderr()}\n--- b ---\n${b.stderr()}${c === undefined ? '' : `\n--- c ---\n${c.stderr()}`}`;
+    let bId: string;
+    try {
+      bId = await shareAddressListed(leader, b, stderr);
+      await until('the views never took shares on node b', async () => (cutsOf(a.stderr(), bId).length >= 2 ? true : undefined), 90_000, stderr);
+    } finally {
+      await writer.stop();
+    }
+    const bCuts = cutsOf(a.stderr(), bId);
+    expect(bCuts.length, stderr()).toBe(2);
+    for (const cut of bCuts) {
+      // No seed read: b's store came from its checkpoint F, and only the writes of the epochs after F crossed.
+      const made = /no seed read, stores made from checkpoints in \d+ ms while the owners ran, 1 of 1 seed sent ahead \(node (\S+)'s from its checkpoint (\d+)\), then (\d+) epochs?' writes added \((\d+) entries\)/.exec(cut);
+      expect(made, cut).not.toBeNull();
+      expect(made![1]).toBe(bId);
+      expect(Number(made![3])).toBeGreaterThan(0);
+      expect(Number(made![4]), cut).toBeGreaterThan(0);
+      expect(cut).toContain(`seeds: node ${bId} from its checkpoint ${made![2]}, `);
+    }
+    expect(b.stderr()).toMatch(/a keyed share's store is made from checkpoint \d+/);
+    for (const view of ['kv', 'ju']) expect(await explain(leader, view)).toMatch(/to 2 workers and 1 other node, vnodes cut again \d+ times?/);
+    // After the cut: changes over every group, which b's vnodes' state must carry.
+    await leader.query('update t set v = v + 5');
+    await leader.query('delete from t where id % 7 = 3');
+    await leader.query('update u set w = w + 1');
+    await leader.query(`insert into t select g, g % ${GROUPS}, g % 1000 from generate_series(${next + 1}, ${next + 3000}) g`);
+    next += 3000;
+    await expectKeyedViewsEqual(leader, stderr);
+    const bRows = (await leader.query<{ share_rows: string | null }>('select share_rows from oxbow_catalog.nodes where node_id = $1', [bId])).rows[0]?.share_rows;
+    expect(Number(bRows ?? 0)).toBeGreaterThan(0);
+
+    // c, a cold standby, joins while the writes go on: it refuses, the leader reads and sends its seed.
+    writer = startWriter();
+    let cId: string;
+    try {
+      c = await cluster.startNode('c', { OXBOW_CLUSTER_COLD_STANDBY: '1' });
+      cId = await shareAddressListed(leader, c, stderr);
+      await until('the views never took shares on node c', async () => (cutsOf(a.stderr(), cId).length >= 2 ? true : undefined), 90_000, stderr);
+    } finally {
+      await writer.stop();
+    }
+    const cCuts = cutsOf(a.stderr(), cId);
+    expect(cCuts.length, stderr()).toBe(2);
+    for (const cut of cCuts) {
+      expect(cut).toMatch(/seeds read in \d+ ms while the owners ran, 2 of 2 seeds sent ahead/);
+      expect(cut).toContain(`node ${cId}'s store from a checkpoint: refused: this node does not follow checkpoints`);
+      expect(cut).toContain(`node ${cId} from the read, `);
+      expect(cut).toMatch(new RegExp(`node ${bId} from its checkpoint \\d+, `));
+    }
+    expect(c.stderr()).not.toMatch(/a keyed share's store is made from checkpoint/);
+    await leader.query('update t set v = v + 7');
+    await leader.query('delete from t where id % 11 = 4');
+    await leader.query('update u set w = w + 3');
+    await expectKeyedViewsEqual(leader, stderr);
+    for (const node of [bId, cId]) {
+      const rows = (await leader.query<{ share_rows: string | null }>('select share_rows from oxbow_catalog.nodes where node_id = $1', [node])).rows[0]?.share_rows;
+      expect(Number(rows ?? 0), node).toBeGreaterThan(0);
+    }
+    expect(a.stderr()).not.toMatch(/could not be seeded|reads its shares' seeds again/);
+    expect(a.stderr()).not.toMatch(/the keyed share on node \S+ \(\S+\) failed/);
+    await leader.end();
+  }, 300_000);
+});
