@@ -7,7 +7,8 @@
 //
 // - a GROUP BY and a join grouped by its key, built with shares on both standbys, hold state; the
 //   leader stops cleanly and the new leader builds the fragments again with one share on the other
-//   standby, each seeded whole at `open` (a fragment's build sends no seed ahead);
+//   standby, each seeded whole at `open` (OXBOW_KEYED_SEED_FROM=read: a fragment's build sends no
+//   seed ahead);
 // - the node says how many pieces it wrote: more than the deadline's worth for at least one share
 //   (the premise, from its own count, not from a clock);
 // - the node keeps its shares: no share failed over on the new leader, its share_rows grow over
@@ -27,6 +28,9 @@ const cluster = clusterNodes('oxbow-keyed-share-seed-deadline-', {
   OXBOW_CLUSTER_LEASE_TTL_S: '3',
   OXBOW_PARALLELISM: '2',
   OXBOW_REMOTE_SHARES: 'on',
+  // The new leader reads the seeds at the build and sends each whole at `open` (from the nodes'
+  // checkpoints, the default, no seed crosses at all).
+  OXBOW_KEYED_SEED_FROM: 'read',
   OXBOW_REMOTE_SHARE_TIMEOUT_MS: String(TIMEOUT_MS),
   OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: '4096',
   OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: String(DELAY_MS),

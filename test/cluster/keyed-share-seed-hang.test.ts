@@ -25,6 +25,9 @@ const cluster = clusterNodes('oxbow-keyed-share-seed-hang-', {
   OXBOW_CLUSTER_LEASE_TTL_S: '10',
   OXBOW_PARALLELISM: '2',
   OXBOW_REMOTE_SHARES: 'on',
+  // The new leader reads the seeds at the build and sends each whole at `open` (from the nodes'
+  // checkpoints, the default, no seed crosses at all).
+  OXBOW_KEYED_SEED_FROM: 'read',
   OXBOW_REMOTE_SHARE_TIMEOUT_MS: String(TIMEOUT_MS),
   OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: '4096',
   OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: String(DELAY_MS),
