@@ -640,7 +640,7 @@ export class ParallelFragmentNode implements StreamNode {
    */
   private holdForSafePoint(): boolean {
     if (this.heldForSafePoint) return true;
-    if (!this.holding || !this.cutWaits()) return false;
+    if (!this.holding || !this.waitsForSafePoint()) return false;
     let inFlight = false;
     for (const worker of this.workers) {
       if (worker.dirty || worker.holdingRows) return false;
@@ -653,7 +653,7 @@ export class ParallelFragmentNode implements StreamNode {
   }
 
   /** A cut for a changed membership, or its seed read's start, waits for a safe point (followMembership's condition before its check of the workers). */
-  private cutWaits(): boolean {
+  waitsForSafePoint(): boolean {
     const owners = this.owners;
     if (owners === undefined || this.disposed) return false;
     const generation = owners.generation();
@@ -790,7 +790,7 @@ export class ParallelFragmentNode implements StreamNode {
     // An epoch boundary: the owners follow the membership here once nothing is in flight.
     if (this.owners !== undefined) this.followMembership();
     // Rows held for the safe point go on once it passed (a cut, a seed read started) or is no longer wanted.
-    if (this.heldForSafePoint && !this.cutWaits()) this.releaseHeld();
+    if (this.heldForSafePoint && !this.waitsForSafePoint()) this.releaseHeld();
   }
 
   failed(error: unknown): void {

@@ -168,7 +168,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   private readonly local: StreamMaterializeNode;
   private readonly table: StateTable;
   private readonly sourceText: string;
-  /** The worker the next range's first share goes to (shares of short ranges rotate over the workers); a Kafka fragment's rotation of partitions over the owners. */
+  /** The worker the next range's first share goes to (shares of short ranges rotate over the workers); the owner a Kafka fragment's next partition batch goes to. */
   private next = 0;
   /** Epochs in flight whose batch held worker rows of the view (the main table's latest-read state is refreshed once durable). */
   private readonly written: Epoch[] = [];
@@ -338,19 +338,24 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   }
 
   /**
-   * A Kafka source fragment's decoded batches: each partition's to owner `(partition + r) mod
-   * owners`, the owners being the threads, then the shares on other nodes taking rows now, and r
-   * advancing at each call, so a topic with fewer partitions than owners reaches every owner.
-   * Nothing is kept per worker: a row's id is its message's, so any owner may store it, and a
-   * restart or a changed membership needs nothing. The buffers are transferred.
+   * A Kafka source fragment's partition batches (decoded or raw): without shares on other nodes,
+   * each partition's to thread `partition mod N`; with some, each batch to the next owner in turn
+   * (the threads, then the shares taking rows now), so every node gets batches whatever the number
+   * of partitions. Nothing is kept per worker: a row's id is its message's, so any owner may store
+   * it, and a restart or a changed membership needs nothing. The buffers are transferred.
    */
   takeRows(batches: readonly PackedPartitionRows[]): void {
     this.followMembership();
     const taking = this.workers.filter((worker) => !worker.retiring);
-    const rotation = this.next;
-    this.next = (this.next + 1) % 1_000_000;
+    const inTurn = taking.length > this.settings.parallelism;
     for (const { partition, count, rows, raw } of batches) {
-      const worker = taking[(partition + rotation) % taking.length]!;
+      let worker: SourceWorker;
+      if (inTurn) {
+        worker = taking[this.next % taking.length]!;
+        this.next = (this.next + 1) % 1_000_000;
+      } else {
+        worker = taking[partition % taking.length]!;
+      }
       worker.units += count;
       if (raw !== undefined) worker.handle.post({ t: 'raw', partition, raw }, [raw.offsets.buffer, raw.timestamps.buffer, raw.keyLengths.buffer, raw.valueLengths.buffer, raw.bytes.buffer] as ArrayBuffer[]);
       else if (rows !== undefined) worker.handle.post({ t: 'rows', partition, count, rows }, [rows.buffer as ArrayBuffer]);
