@@ -9,8 +9,9 @@
 //
 // - the leader and node b: the keyed views are built with a share on b, whose share_rows grow,
 //   and the source fragment's share on b stores rows (b's share_units grow);
-// - node c joins while producing: each fragment cuts its owners again for b and c (the safe point
-//   a Kafka source's pipelined epochs never left until the cut held the next epoch's rows), c's
+// - node c joins while the topic is flooded: each fragment cuts its owners again for b and c
+//   while the view is still behind (the safe point a Kafka source's pipelined epochs may never
+//   leave, made by the gap the source manager leaves while a cut waits), c's
 //   share_rows grow, and the source fragment gives c batches too (its share_units grow);
 // - node b is SIGKILLed while producing: the leader replays b's epochs not yet durable (the keyed
 //   shares' logs, the source fragment share's batches);
@@ -96,7 +97,7 @@ describe('keyed shares of a view over a Kafka source', () => {
       expect(await explain(leader, 'kf')).toMatch(/partitions split across 2 workers and 1 other node/);
 
       // A node joins while the topic is flooded: the owners are cut again at a safe point the
-      // fragment makes (without it the source never idles, the cut never comes).
+      // sources make while the cut waits (without it the source may never idle before the deadline).
       flooding = true;
       c = await cluster.startNode('c');
       const cId = await shareAddressListed(leader, c, stderr);
