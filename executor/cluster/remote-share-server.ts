@@ -216,11 +216,8 @@ export class RemoteShareServer {
                 send({ t: 'error', code: failed.code ?? 'XX000', message: failed.message ?? String(error) });
               }
             });
-          } else if (forwarded.t === 'ranges' || forwarded.t === 'raw' || forwarded.t === 'rows' || forwarded.t === 'abort' || forwarded.t === 'durable' || forwarded.t === 'failed') {
+          } else if (forwarded.t === 'ranges' || forwarded.t === 'abort' || forwarded.t === 'durable' || forwarded.t === 'failed') {
             if (forwarded.t === 'ranges') for (let at = 0; at + 2 < forwarded.ranges.length; at += 3) pendingUnits += forwarded.ranges[at + 2]! - forwarded.ranges[at + 1]!;
-            // A Kafka source fragment's partition batch (the leader fetched it): its messages count as units.
-            if (forwarded.t === 'raw') pendingUnits += forwarded.raw.offsets.length;
-            if (forwarded.t === 'rows') pendingUnits += forwarded.count;
             if (forwarded.t === 'abort') pendingUnits = 0;
             worker.post(forwarded);
           } else if (forwarded.t === 'close') {

@@ -6,11 +6,8 @@
 // remote-share-server.ts over TCP (remote-share-link.ts: frames, the handshake under the peer key),
 // which runs the same worker there and sends each commit's batch back.
 //
-// A Kafka source fragment's share gets partition batches (`raw` or `rows`) the leader fetched
-// instead of ranges: they are kept and replayed the same way.
-//
-// Failure never costs the epoch: this thread keeps the ranges (or batches) of every epoch the
-// remote node has not answered yet (the open one and those whose commit is in flight). When the connection cannot
+// Failure never costs the epoch: this thread keeps the ranges of every epoch the remote node has
+// not answered yet (the open one and those whose commit is in flight). When the connection cannot
 // be made, closes, sends something unreadable, answers an error or misses the answer deadline,
 // the thread starts the worker here (a thread of its own over the leader's shared database, as a
 // local share's), gives it those ranges again epoch by epoch, answers the commits in flight with
@@ -30,13 +27,10 @@ const data = workerData as Data;
 const channel = new WorkerPort<SourceWorkerToMain>();
 const stats = new BigInt64Array(data.stats);
 
-/** What an epoch's share is made of: generator ranges, or a Kafka partition's messages. */
-type Input = Extract<MainToSourceWorker, { t: 'ranges' | 'raw' | 'rows' }>;
-
 /** An epoch whose commit went to the remote node and is not answered yet. */
 interface InFlight {
   readonly epoch: string;
-  readonly inputs: Input[];
+  readonly ranges: (readonly number[])[];
   readonly units: number;
   readonly deadline: number;
 }
@@ -44,8 +38,8 @@ interface InFlight {
 let mode: 'remote' | 'local' = 'remote';
 let closing = false;
 let link: ShareLink | undefined;
-/** Ranges or batches of the open epoch (posted since the last commit). */
-let open: Input[] = [];
+/** Ranges of the open epoch (posted since the last commit). */
+let open: (readonly number[])[] = [];
 let openUnits = 0;
 const inFlight: InFlight[] = [];
 /** Who made each epoch's batch handed to the main thread and not yet acknowledged, oldest first. */
@@ -54,12 +48,9 @@ let local: WorkerHandle<MainToSourceWorker, SourceWorkerToMain> | undefined;
 /** The local worker's answers, in order. */
 let answers: Promise<void> = Promise.resolve();
 
-/** Units of an input: a range's, or a batch's messages. */
-function unitsOf(input: Input): number {
-  if (input.t === 'raw') return input.raw.offsets.length;
-  if (input.t === 'rows') return input.count;
+function unitsOf(ranges: readonly number[]): number {
   let units = 0;
-  for (let at = 0; at + 2 < input.ranges.length; at += 3) units += input.ranges[at + 2]! - input.ranges[at + 1]!;
+  for (let at = 0; at + 2 < ranges.length; at += 3) units += ranges[at + 2]! - ranges[at + 1]!;
   return units;
 }
 
@@ -95,10 +86,10 @@ function failOver(reason: string): void {
   process.stderr.write(`oxbow: the remote share on node ${data.node} (${data.address}) failed: ${reason}; its share runs on this node from now on\n`);
   local = new WorkerHandle<MainToSourceWorker, SourceWorkerToMain>(new URL(data.fallbackScript), shareData(data).local, "a source fragment's worker");
   for (const epoch of inFlight.splice(0)) {
-    for (const input of epoch.inputs) local.post(input);
+    for (const ranges of epoch.ranges) local.post({ t: 'ranges', ranges });
     localCommit(epoch.epoch);
   }
-  for (const input of open) local.post(input);
+  for (const ranges of open) local.post({ t: 'ranges', ranges });
   open = [];
   openUnits = 0;
 }
@@ -138,16 +129,13 @@ function start(): void {
 channel.port.on('message', (message: MainToSourceWorker) => {
   switch (message.t) {
     case 'ranges':
-    case 'raw':
-    case 'rows':
       if (mode === 'local') return local!.post(message);
-      // Kept (a batch's buffers, transferred here, stay readable: the link copies them) until the node answers its epoch.
-      open.push(message);
-      openUnits += unitsOf(message);
+      open.push(message.ranges);
+      openUnits += unitsOf(message.ranges);
       return send(message);
     case 'commit':
       if (mode === 'local') return localCommit(message.epoch);
-      inFlight.push({ epoch: message.epoch, inputs: open, units: openUnits, deadline: Date.now() + data.timeoutMs });
+      inFlight.push({ epoch: message.epoch, ranges: open, units: openUnits, deadline: Date.now() + data.timeoutMs });
       open = [];
       openUnits = 0;
       return send(message);

@@ -6,8 +6,7 @@
 // epoch 1 leaves epoch 2 (and only epoch 2) to the leader; an epoch the node's worker failed is
 // generated on the leader; a silent node is given up at the
 // deadline and its unanswered epoch generated on the leader; the units counter counts the node's
-// batches only; a Kafka source fragment's partition batches (packed rows, raw messages) are kept
-// and replayed on the leader like ranges. Needs dist/ (npm run build).
+// batches only. Needs dist/ (npm run build).
 
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -31,7 +30,6 @@ async function fakeNode(behaviour: Behaviour): Promise<{ server: Server; address
     let nonce: Uint8Array | undefined;
     let stage = 'hello';
     let ranges: number[] = [];
-    let batches: unknown[] = [];
     let commits = 0;
     socket.on('error', () => undefined);
     readFrames(
@@ -50,22 +48,16 @@ async function fakeNode(behaviour: Behaviour): Promise<{ server: Server; address
           stage = 'running';
         } else if (received.t === 'ranges') {
           ranges.push(...received.ranges);
-        } else if (received.t === 'rows') {
-          batches.push({ partition: received.partition, rows: Array.from(received.rows) });
-        } else if (received.t === 'raw') {
-          batches.push({ partition: received.partition, offsets: Array.from(received.raw.offsets, String) });
         } else if (received.t === 'abort') {
           ranges = [];
-          batches = [];
         } else if (received.t === 'commit') {
           commits++;
           if (behaviour === 'silent') return;
           if (behaviour === 'error') return void socket.write(frame({ t: 'error', code: 'XX000', message: 'the worker could not start' }));
           // end(), not destroy(): the answer to epoch 1 still leaves first.
           if (behaviour === 'drop-at-second-commit' && commits === 2) return void socket.end();
-          const bytes = new TextEncoder().encode(JSON.stringify({ by: 'remote', epoch: received.epoch, ranges, ...(batches.length > 0 ? { batches } : {}) }));
+          const bytes = new TextEncoder().encode(JSON.stringify({ by: 'remote', epoch: received.epoch, ranges }));
           ranges = [];
-          batches = [];
           socket.write(frame({ t: 'batch', bytes: bytes.buffer, length: bytes.length, rows: 0, errors: [] }));
         }
       },
@@ -112,16 +104,10 @@ function relay(address: string, timeoutMs: number): { handle: WorkerHandle<MainT
   return { handle, stats: new BigInt64Array(stats) };
 }
 
-async function commit(handle: WorkerHandle<MainToSourceWorker, SourceWorkerToMain>, epoch: string): Promise<{ by: string; epoch: string; ranges: number[]; batches?: unknown[] }> {
+async function commit(handle: WorkerHandle<MainToSourceWorker, SourceWorkerToMain>, epoch: string): Promise<{ by: string; epoch: string; ranges: number[] }> {
   const answer = await handle.answered(handle.request({ t: 'commit', epoch }, `epoch ${epoch}`));
   if (answer.t !== 'batch') throw new Error(`answered ${answer.t}`);
-  return JSON.parse(new TextDecoder().decode(new Uint8Array(answer.bytes, 0, answer.length))) as { by: string; epoch: string; ranges: number[]; batches?: unknown[] };
-}
-
-/** A raw partition batch of messages at `offsets` (connectors/kafka/raw-batch.ts' shape; the stand-ins read the offsets only). */
-function raw(partition: number, offsets: readonly bigint[]): MainToSourceWorker {
-  const n = offsets.length;
-  return { t: 'raw', partition, raw: { offsets: BigInt64Array.from(offsets), timestamps: new Float64Array(n), keyLengths: new Int32Array(n).fill(-1), valueLengths: new Int32Array(n), bytes: new Uint8Array(0) } };
+  return JSON.parse(new TextDecoder().decode(new Uint8Array(answer.bytes, 0, answer.length))) as { by: string; epoch: string; ranges: number[] };
 }
 
 describe("the leader's relay of a remote share", () => {
@@ -168,25 +154,6 @@ describe("the leader's relay of a remote share", () => {
     expect(await second).toEqual({ by: 'leader', epoch: '2', ranges: [0, 10, 30] });
     expect(await third).toEqual({ by: 'leader', epoch: '3', ranges: [0, 30, 35] });
     expect(stats[0]).toBe(10n);
-    expect(stats[1]).toBe(1n);
-  });
-
-  it("replays a Kafka fragment's partition batches the node had not answered on the leader, counting the node's messages", async () => {
-    const node = await fakeNode('drop-at-second-commit');
-    const { handle, stats } = relay(node.address, 5000);
-    open.push({ handle, server: node.server });
-    handle.post({ t: 'rows', partition: 0, count: 2, rows: new Uint8Array([1, 2]) });
-    handle.post(raw(2, [40n, 41n, 42n]));
-    const first = commit(handle, '1');
-    handle.post({ t: 'rows', partition: 1, count: 3, rows: new Uint8Array([3, 4, 5]) });
-    const second = commit(handle, '2');
-    handle.post(raw(0, [7n]));
-    const third = commit(handle, '3');
-    expect(await first).toEqual({ by: 'remote', epoch: '1', ranges: [], batches: [{ partition: 0, rows: [1, 2] }, { partition: 2, offsets: ['40', '41', '42'] }] });
-    expect(await second).toEqual({ by: 'leader', epoch: '2', ranges: [], batches: [{ partition: 1, rows: [3, 4, 5] }] });
-    expect(await third).toEqual({ by: 'leader', epoch: '3', ranges: [], batches: [{ partition: 0, offsets: ['7'] }] });
-    // The node's batch of epoch 1: 2 packed rows and 3 messages.
-    expect(stats[0]).toBe(5n);
     expect(stats[1]).toBe(1n);
   });
 

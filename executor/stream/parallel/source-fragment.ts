@@ -27,7 +27,7 @@
 
 import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
-import { fragmentSource, sourceFragmentText, sourceFragmentWorkers, sourceSerialReason, type MaterializePlan } from '../../../planner/stream/parallel-source.js';
+import { fragmentSource, isKafkaSource, sourceFragmentText, sourceFragmentWorkers, sourceSerialReason, type MaterializePlan } from '../../../planner/stream/parallel-source.js';
 import { streamInputs, type StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
 import type { CommitParticipant, PendingWrites } from '../../../storage/mvcc-state-store.js';
@@ -168,7 +168,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   private readonly local: StreamMaterializeNode;
   private readonly table: StateTable;
   private readonly sourceText: string;
-  /** The worker the next range's first share goes to (shares of short ranges rotate over the workers); the owner a Kafka fragment's next partition batch goes to. */
+  /** The worker the next range's first share goes to (shares of short ranges rotate over the workers). */
   private next = 0;
   /** Epochs in flight whose batch held worker rows of the view (the main table's latest-read state is refreshed once durable). */
   private readonly written: Epoch[] = [];
@@ -338,24 +338,12 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   }
 
   /**
-   * A Kafka source fragment's partition batches (decoded or raw): without shares on other nodes,
-   * each partition's to thread `partition mod N`; with some, each batch to the next owner in turn
-   * (the threads, then the shares taking rows now), so every node gets batches whatever the number
-   * of partitions. Nothing is kept per worker: a row's id is its message's, so any owner may store
-   * it, and a restart or a changed membership needs nothing. The buffers are transferred.
+   * A Kafka source fragment's decoded batches: each partition's to worker `partition mod N` (a fixed
+   * rule; nothing is kept per worker, so a restart at another N needs none), its buffer transferred.
    */
   takeRows(batches: readonly PackedPartitionRows[]): void {
-    this.followMembership();
-    const taking = this.workers.filter((worker) => !worker.retiring);
-    const inTurn = taking.length > this.settings.parallelism;
     for (const { partition, count, rows, raw } of batches) {
-      let worker: SourceWorker;
-      if (inTurn) {
-        worker = taking[this.next % taking.length]!;
-        this.next = (this.next + 1) % 1_000_000;
-      } else {
-        worker = taking[partition % taking.length]!;
-      }
+      const worker = this.workers[partition % this.settings.parallelism]!;
       worker.units += count;
       if (raw !== undefined) worker.handle.post({ t: 'raw', partition, raw }, [raw.offsets.buffer, raw.timestamps.buffer, raw.keyLengths.buffer, raw.valueLengths.buffer, raw.bytes.buffer] as ArrayBuffer[]);
       else if (rows !== undefined) worker.handle.post({ t: 'rows', partition, count, rows }, [rows.buffer as ArrayBuffer]);
@@ -528,11 +516,12 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     if (workers < 2) return undefined;
     this.token ??= this.store.database.share();
     const workerScript = script();
-    // Other nodes generate shares of a generator source's ranges, or take a Kafka source's
-    // partition batches (fetched here) as this process's workers do. A direct sink's counts come
-    // from this process's workers only.
+    // Other nodes generate shares of a generator source's ranges; a Kafka source's partition
+    // batches are fetched here and go to this process's workers only (sending them to a node
+    // costs this process about what decoding and storing them does: executor/cluster/README.md,
+    // "Remote shares"). A direct sink's counts come from this process's workers only.
     const source = fragmentSource(plan);
-    const remotes = source !== undefined && direct === undefined ? this.remoteShares : undefined;
+    const remotes = source !== undefined && !isKafkaSource(source) && direct === undefined ? this.remoteShares : undefined;
     const node = new SourceFragmentNode(
       plan,
       context,

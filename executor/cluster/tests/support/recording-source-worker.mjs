@@ -1,14 +1,12 @@
 // A stand-in for the source fragments' worker in tests of remote-share-worker.ts: it speaks the
 // worker side of the protocol (answers posted on the port, then the signal word bumped) and answers
-// each commit with a batch whose bytes are the JSON of the ranges it got in that epoch (and of a
-// Kafka fragment's partition batches, `batches`, when it got some), so a test sees exactly which
-// units the leader's side generated itself.
+// each commit with a batch whose bytes are the JSON of the ranges it got in that epoch, so a test
+// sees exactly which units the leader's side generated itself.
 import { workerData } from 'node:worker_threads';
 
 const { port, signal } = workerData;
 const word = new Int32Array(signal);
 let open = [];
-let batches = [];
 
 function answer(message, transfer = []) {
   port.postMessage(message, transfer);
@@ -18,15 +16,10 @@ function answer(message, transfer = []) {
 
 port.on('message', (message) => {
   if (message.t === 'ranges') open.push(...message.ranges);
-  else if (message.t === 'rows') batches.push({ partition: message.partition, rows: Array.from(message.rows) });
-  else if (message.t === 'raw') batches.push({ partition: message.partition, offsets: Array.from(message.raw.offsets, String) });
-  else if (message.t === 'abort') {
+  else if (message.t === 'abort') open = [];
+  else if (message.t === 'commit') {
+    const bytes = new TextEncoder().encode(JSON.stringify({ by: 'leader', epoch: message.epoch, ranges: open }));
     open = [];
-    batches = [];
-  } else if (message.t === 'commit') {
-    const bytes = new TextEncoder().encode(JSON.stringify({ by: 'leader', epoch: message.epoch, ranges: open, ...(batches.length > 0 ? { batches } : {}) }));
-    open = [];
-    batches = [];
     answer({ t: 'batch', bytes: bytes.buffer, length: bytes.length, rows: 0, errors: [] }, [bytes.buffer]);
   } else if (message.t === 'close') port.close();
 });
