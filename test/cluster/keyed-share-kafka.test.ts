@@ -1,8 +1,8 @@
 // A keyed fragment fed by a Kafka source, shared with other nodes (--remote-shares on): real oxbow
 // nodes on a real etcd at --parallelism 2 (--cores 8), a real Kafka broker, the test producing
-// into a topic of 3 partitions all along (a batch every 30 ms, so the source's epochs overlap:
-// each epoch's rows are routed before the previous one is durable). One GROUP BY view and one
-// join view over the topic (the join of the topic with a table on k, grouped by k: one fragment).
+// into a topic of 3 partitions all along (a batch every 30 ms, so every barrier has rows). One
+// GROUP BY view and one join view over the topic (the join of the topic with a table on k,
+// grouped by k: one fragment).
 // Every worker hands each epoch's batch over 400 ms late (OXBOW_TEST_HANDOFF_DELAY_MS), so each
 // epoch becomes durable well after the next barrier routed that epoch's rows: the source's epochs
 // always overlap, as under a topic read behind on a loaded machine, and a fragment is never at an
