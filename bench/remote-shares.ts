@@ -45,15 +45,28 @@
 // time until EXPLAIN ANALYZE shows the fragment on the threads alone and the longest insert
 // meanwhile. The groups are built in statements of BENCH_CHUNK_ROWS rows (default 100,000; the
 // time and the leader's CPU seconds printed).
+// BENCH_QUERY=kafka: a GROUP BY over a Kafka topic on one node and on two (a keyed fragment whose
+// third owner of vnodes is the standby: executor/cluster/README.md "Keyed shares"). A real broker
+// (scripts/kafka.mjs on a free port, stopped at the end) holds BENCH_MESSAGES JSON messages
+// (default 1,000,000; {"id","k","v"}, k = id mod 10,000, over 4 partitions), produced once before
+// the rounds; each round's view `select k, count(*), sum(v) from events group by k` reads the topic
+// from its start (a backlog: the source reads as fast as it can, its barriers pipelined) until the
+// source committed every message. Printed as for q4: messages per CPU-second of every oxbow process
+// (the broker's CPU is not counted), wall time, the rows the standby processed, and the view's
+// digest (equal across sizes; its counts add up to BENCH_MESSAGES, checked). A Kafka source
+// fragment (a filter over the topic) has no shares on other nodes, so it is not measured here.
 // BENCH_ENTRY: the bin/oxbow.js of each build to compare, comma-separated, run A B A B per round
 // (default this build's), BENCH_LABELS their names in the metrics.
 
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import kafkajs from 'kafkajs';
 import pg from 'pg';
+import { freePort } from '../test/support/free-port.js';
 import { startEtcd } from '../test/support/etcd.js';
 import { startOxbowNode, type OxbowNode } from './support/server-process.js';
 import { parseTaskStat, ticksPerSecond } from './support/thread-cpu.js';
@@ -61,6 +74,7 @@ import { parseTaskStat, ticksPerSecond } from './support/thread-cpu.js';
 const ENTRIES = (process.env['BENCH_ENTRY'] ?? join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'oxbow.js')).split(',');
 const LABELS = (process.env['BENCH_LABELS'] ?? ENTRIES.map((_, index) => (index === 0 ? 'this' : `build${index}`)).join(',')).split(',');
 let ENTRY = ENTRIES[0]!;
+const KAFKA_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'kafka.mjs');
 const GROUPS = Number(process.env['BENCH_GROUPS'] ?? '300000');
 /** BENCH_QUERY=join: the rows of each statement that builds the groups. */
 const CHUNK_ROWS = Number(process.env['BENCH_CHUNK_ROWS'] ?? '100000');
@@ -69,7 +83,15 @@ if (!Number.isInteger(CHUNK_ROWS) || CHUNK_ROWS < 1) throw new Error(`BENCH_CHUN
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? '2000000');
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '2');
 const QUERY = process.env['BENCH_QUERY'] ?? 'q1';
-if (QUERY !== 'q1' && QUERY !== 'q4' && QUERY !== 'q5' && QUERY !== 'seed' && QUERY !== 'join') throw new Error(`BENCH_QUERY must be q1, q4, q5, seed or join, not ${QUERY}`);
+if (QUERY !== 'q1' && QUERY !== 'q4' && QUERY !== 'q5' && QUERY !== 'seed' && QUERY !== 'join' && QUERY !== 'kafka') throw new Error(`BENCH_QUERY must be q1, q4, q5, seed, join or kafka, not ${QUERY}`);
+/** BENCH_QUERY=kafka: a Kafka topic is the source. */
+const KAFKA = QUERY === 'kafka';
+/** BENCH_QUERY=kafka: the messages in the topic. */
+const MESSAGES = Number(process.env['BENCH_MESSAGES'] ?? '1000000');
+if (!Number.isInteger(MESSAGES) || MESSAGES < 1) throw new Error(`BENCH_MESSAGES must be a positive whole number, not ${process.env['BENCH_MESSAGES']}`);
+const KAFKA_PARTITIONS = 4;
+/** BENCH_QUERY=kafka: the broker's host:port once started. */
+let bootstrap = '';
 /** Of every 50 Nexmark events, 46 are bids. */
 const BIDS = Math.floor(EVENTS / 50) * 46 + Math.min(46, Math.max(0, (EVENTS % 50) - 4));
 
@@ -106,7 +128,7 @@ async function connect(node: OxbowNode): Promise<pg.Client> {
   }
 }
 
-async function run(nodes: number): Promise<void> {
+async function run(nodes: number, label = ''): Promise<void> {
   const etcd = await startEtcd();
   const work = mkdtempSync(join(tmpdir(), 'oxbow-bench-remote-shares-'));
   const started: OxbowNode[] = [];
@@ -125,8 +147,8 @@ async function run(nodes: number): Promise<void> {
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
-    const sources = QUERY === 'q4' ? ['auction', 'bid'] : ['bid'];
-    const ddl = readFileSync(new URL('../../bench/nexmark/sources.sql', import.meta.url), 'utf8')
+    const sources = QUERY === 'q4' ? ['auction', 'bid'] : KAFKA ? ['events'] : ['bid'];
+    const ddl = KAFKA ? [`CREATE SOURCE events (id bigint, k int, v int) WITH (connector = 'kafka', topic = 'events', properties.bootstrap.server = '${bootstrap}', scan.startup.mode = 'earliest') FORMAT PLAIN ENCODE JSON`] : readFileSync(new URL('../../bench/nexmark/sources.sql', import.meta.url), 'utf8')
       .replace(/--[^\n]*/g, '')
       .replaceAll('{events}', String(EVENTS))
       .replaceAll('{splits}', '2')
@@ -135,7 +157,9 @@ async function run(nodes: number): Promise<void> {
       .map((statement) => statement.trim())
       .filter((statement) => sources.some((source) => statement.startsWith(`CREATE SOURCE ${source} `)));
     for (const statement of ddl) await leader.query(statement);
-    const query = readFileSync(new URL(`../../bench/nexmark/${QUERY}.sql`, import.meta.url), 'utf8').replace(/--[^\n]*/g, '');
+    const query = QUERY === 'kafka'
+      ? 'CREATE MATERIALIZED VIEW events_by_k AS SELECT k, count(*) AS n, sum(v) AS s FROM events GROUP BY k'
+      : readFileSync(new URL(`../../bench/nexmark/${QUERY}.sql`, import.meta.url), 'utf8').replace(/--[^\n]*/g, '');
     const cpuBefore = started.map((node) => cpuSeconds(node.child.pid!));
     const wallStart = performance.now();
     await leader.query(query);
@@ -154,8 +178,9 @@ async function run(nodes: number): Promise<void> {
       for (;;) {
         await new Promise((resolve) => setTimeout(resolve, 200));
         const committed = Number((await leader.query<{ n: string }>(`select coalesce(sum(committed_offset), 0)::int8 as n from oxbow_catalog.source_partitions where source_name in (${names})`)).rows[0]!.n);
-        if (committed >= EVENTS * sources.length) break;
-        if (Date.now() > deadline) throw new Error(`${QUERY} committed ${committed} of ${EVENTS * sources.length} events after 30 minutes`);
+        const target = KAFKA ? MESSAGES : EVENTS * sources.length;
+        if (committed >= target) break;
+        if (Date.now() > deadline) throw new Error(`${QUERY} committed ${committed} of ${target} events after 30 minutes`);
       }
     }
     const wallS = (performance.now() - wallStart) / 1000;
@@ -164,18 +189,23 @@ async function run(nodes: number): Promise<void> {
     const units = (await leader.query<{ node_id: string; is_self: boolean; share_units: string | null; share_rows: string | null }>('select node_id, is_self, share_units, share_rows from oxbow_catalog.nodes')).rows;
     const remoteUnits = units.filter((row) => !row.is_self).reduce((sum, row) => sum + Number(row.share_units ?? 0), 0);
     const remoteRows = units.filter((row) => !row.is_self).reduce((sum, row) => sum + Number(row.share_rows ?? 0), 0);
-    const tag = `${QUERY}_${nodes}_node${nodes === 1 ? '' : 's'}`;
-    emit(`${tag}_events_per_cpu_s`, EVENTS / total, 'events/cpu-s');
+    const tag = `${label}${QUERY}_${nodes}_node${nodes === 1 ? '' : 's'}`;
+    if (QUERY === 'kafka') {
+      const counted = Number((await leader.query<{ n: string }>('select coalesce(sum(n), 0)::int8 as n from events_by_k')).rows[0]!.n);
+      if (counted !== MESSAGES) throw new Error(`the view counts ${counted} messages, not ${MESSAGES}`);
+      emit(`${tag}_messages_per_cpu_s`, MESSAGES / total, 'messages/cpu-s');
+    } else emit(`${tag}_events_per_cpu_s`, EVENTS / total, 'events/cpu-s');
     emit(`${tag}_cpu_s`, total, 's');
     if (nodes > 1) emit(`${tag}_standby_cpu_s`, cpu.slice(1).reduce((sum, value) => sum + value, 0), 's');
     emit(`${tag}_wall_s`, wallS, 's');
-    emit(`${tag}_events_per_s`, EVENTS / wallS, 'events/s');
+    if (KAFKA) emit(`${tag}_messages_per_s`, MESSAGES / wallS, 'messages/s');
+    else emit(`${tag}_events_per_s`, EVENTS / wallS, 'events/s');
     if (nodes > 1 && QUERY === 'q1') emit(`${tag}_remote_unit_fraction`, remoteUnits / EVENTS, 'fraction');
     if (nodes > 1 && QUERY !== 'q1') emit(`${tag}_remote_rows`, remoteRows, 'rows');
     emit(`${tag}_load_1m`, loadavg()[0]!, 'load');
     if (QUERY !== 'q1') {
       // The view's rows as one number: equal across cluster sizes, or a share lost or doubled rows.
-      const view = QUERY === 'q4' ? 'nexmark_q4' : 'nexmark_q5';
+      const view = QUERY === 'q4' ? 'nexmark_q4' : QUERY === 'kafka' ? 'events_by_k' : 'nexmark_q5';
       const rows = (await leader.query({ text: `select * from ${view}`, rowMode: 'array' })).rows.map((row) => JSON.stringify(row)).sort();
       emit(`${tag}_view_digest`, parseInt(createHash('sha256').update(rows.join('\n')).digest('hex').slice(0, 8), 16), 'digest');
       emit(`${tag}_view_rows`, rows.length, 'rows');
@@ -414,14 +444,47 @@ async function joinRun(label: string): Promise<void> {
 const SIZES = (process.env['BENCH_NODES'] ?? '1,2').split(',').map(Number);
 if (SIZES.some((size) => !Number.isInteger(size) || size < 1 || size > 3)) throw new Error(`BENCH_NODES must list sizes from 1 to 3, not ${process.env['BENCH_NODES']}`);
 
-for (let round = 0; round < ROUNDS; round++) {
-  if (QUERY === 'seed' || QUERY === 'join') {
-    for (let build = 0; build < ENTRIES.length; build++) {
-      ENTRY = ENTRIES[build]!;
-      if (QUERY === 'seed') await seedRun(LABELS[build] ?? `build${build}`);
-      else await joinRun(LABELS[build] ?? `build${build}`);
-    }
-    continue;
+/** BENCH_QUERY=kafka: a broker on a free port holding MESSAGES messages in topic `events`; returns its port. */
+async function startKafka(): Promise<number> {
+  const port = await freePort();
+  const started = spawnSync(process.execPath, [KAFKA_SCRIPT, '--port', String(port), '--timeout-ms', '120000'], { encoding: 'utf8' });
+  if (started.status !== 0) throw new Error(`the broker did not start: ${started.stdout}${started.stderr}`);
+  bootstrap = `127.0.0.1:${port}`;
+  const kafka = new kafkajs.Kafka({ brokers: [bootstrap], logLevel: kafkajs.logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic: 'events', numPartitions: KAFKA_PARTITIONS }], waitForLeaders: true });
+  await admin.disconnect();
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  const CHUNK = 10_000;
+  for (let next = 0; next < MESSAGES; next += CHUNK) {
+    const byPartition: { value: string }[][] = Array.from({ length: KAFKA_PARTITIONS }, () => []);
+    for (let id = next; id < Math.min(MESSAGES, next + CHUNK); id++) byPartition[id % KAFKA_PARTITIONS]!.push({ value: `{"id":${id},"k":${id % 10_000},"v":${(id * 37) % 1000}}` });
+    await producer.sendBatch({ acks: 1, topicMessages: byPartition.map((messages, partition) => ({ topic: 'events', messages: messages.map((message) => ({ ...message, partition })) })) });
   }
-  for (const size of SIZES) await run(size);
+  await producer.disconnect();
+  return port;
+}
+
+const kafkaPort = KAFKA ? await startKafka() : undefined;
+try {
+  for (let round = 0; round < ROUNDS; round++) {
+    if (QUERY === 'seed' || QUERY === 'join') {
+      for (let build = 0; build < ENTRIES.length; build++) {
+        ENTRY = ENTRIES[build]!;
+        if (QUERY === 'seed') await seedRun(LABELS[build] ?? `build${build}`);
+        else await joinRun(LABELS[build] ?? `build${build}`);
+      }
+      continue;
+    }
+    for (const size of SIZES) {
+      for (let build = 0; build < ENTRIES.length; build++) {
+        ENTRY = ENTRIES[build]!;
+        await run(size, ENTRIES.length > 1 ? `${LABELS[build] ?? `build${build}`}_` : '');
+      }
+    }
+  }
+} finally {
+  if (kafkaPort !== undefined) spawnSync(process.execPath, [KAFKA_SCRIPT, '--stop', '--port', String(kafkaPort)], { encoding: 'utf8' });
 }

@@ -564,8 +564,10 @@ export class SourceManager {
     void this.core.writeLock.runPipelined(() => this.writeChunks());
   }
 
-  private writeChunks(): void {
+  private async writeChunks(): Promise<void> {
     this.chunkQueued = false;
+    if (this.closed) return;
+    await this.gapForSafePoint();
     if (this.closed) return;
     const ready = [...this.running.values()].filter((source) => source.pendingCount > 0 && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
     try {
@@ -575,6 +577,17 @@ export class SourceManager {
       this.core.store.abort();
       this.failed([...this.running.values()].filter((source) => source.unsealed > 0 || ready.includes(source)), error);
     }
+  }
+
+  /**
+   * While a keyed fragment's cut waits for a safe point (executor/cluster/README.md, "Keyed
+   * shares"), the next epoch's rows wait until every sealed epoch is durable: pipelined barriers
+   * (a Kafka topic read behind) would otherwise route each epoch's first rows before the last one
+   * is durable, and the fragment would never be at an epoch boundary with nothing in flight. Only
+   * then; a failed write is the barrier's to report.
+   */
+  private async gapForSafePoint(): Promise<void> {
+    if (this.core.streams.safePointWanted()) await this.core.store.settled().catch(() => undefined);
   }
 
   /** Inside the write lock, for another writer: seals the chunks written since the last barrier. */
@@ -676,8 +689,14 @@ export class SourceManager {
   }
 
   private async barrier(): Promise<{ sources: RunningSource[]; offsets: Map<number, bigint>[]; epoch: Epoch; durable: Promise<void> } | undefined> {
-    const ready = [...this.running.values()].filter((source) => source.dirty && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
+    let ready = [...this.running.values()].filter((source) => source.dirty && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
     if (ready.length === 0) return undefined;
+    // Rows not yet written wait for the last epoch's durability while a cut waits (chunks already written are in this epoch).
+    if (ready.some((source) => source.pendingCount > 0) && this.core.streams.safePointWanted()) {
+      await this.gapForSafePoint();
+      ready = ready.filter((source) => this.running.get(source.relation.id) === source && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
+      if (ready.length === 0) return undefined;
+    }
     try {
       const trace = this.core.settings.tuning?.sourceTrace === true;
       const started = performance.now();

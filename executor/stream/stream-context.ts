@@ -97,6 +97,12 @@ export interface ParallelBuilder {
   build(plan: StreamPlan, context: StreamContext, shared?: ReadonlySet<StreamPlan>): StreamNode | undefined;
   /** The views that run as source fragments (parallel/source-fragment.ts). */
   readonly sourceFragments?: SourceFragmentHost;
+  /**
+   * True while a keyed fragment's cut (or its seed read's start) waits for a safe point
+   * (ParallelFragmentNode.waitsForSafePoint): the sources then let each epoch become durable
+   * before they write the next one's rows, so a pipelined source leaves the gap the cut needs.
+   */
+  safePointWanted?(): boolean;
   /** The process's worker threads (batch/worker-pool.ts): started, idle, busy, lost (ended running a job). */
   readonly pool?: { readonly started: number; readonly idle: number; readonly busy: number; readonly lost: number; readonly jobs: number };
 }

@@ -63,6 +63,11 @@ export class StreamManager implements ChangeCapture {
   /** The parallel runtime at --parallelism > 1 on RocksDB (parallel/parallel-runtime.ts; the engine sets it). */
   parallel: ParallelBuilder | undefined = undefined;
 
+  /** A keyed fragment's cut waits for a safe point (ParallelBuilder.safePointWanted): the sources leave a gap between epochs. */
+  safePointWanted(): boolean {
+    return this.parallel?.safePointWanted?.() === true;
+  }
+
   constructor(
     private readonly store: StateStore,
     /** A view's time-travel retention from the catalog (undefined: the server default). */

@@ -203,6 +203,13 @@ export class ParallelFragmentNode implements StreamNode {
   private readonly retiring = new Set<Promise<void>>();
   /** The memory manager's share of the caches' budgets, for workers started later. */
   private cacheShare: number;
+  /**
+   * The open epoch's rows are kept in the exchange's buffers, not posted: a cut (or the start of
+   * its seed read) waits for a safe point and only the last epoch's durability is missing
+   * (`holdForSafePoint`). Times rows were held so (EXPLAIN ANALYZE).
+   */
+  private heldForSafePoint = false;
+  private safePointHolds = 0;
   /** Each worker's data, by its owner index and the owners' number. */
   private readonly dataOf: (worker: number, owners: number) => Omit<FragmentWorkerData, 'signal'>;
 
@@ -380,6 +387,7 @@ export class ParallelFragmentNode implements StreamNode {
     // Stores made from checkpoints that no share took (their nodes' links close: the nodes remove them).
     reading?.checkpoint?.close();
     const before = this.remoteTargets;
+    const held = this.takeHeld();
     const old = this.workers.splice(0);
     this.remoteNodes.length = 0;
     for (const worker of old) {
@@ -389,6 +397,7 @@ export class ParallelFragmentNode implements StreamNode {
     }
     for (const remote of before) remote.retire?.();
     this.start(remotes);
+    this.routeHeld(held);
     this.rescales++;
     const now = new Set(remotes.map((remote) => remote.key ?? remote.node));
     const took = remotes.filter((remote) => !before.some((earlier) => (earlier.key ?? earlier.node) === (remote.key ?? remote.node))).map((remote) => remote.node);
@@ -512,7 +521,8 @@ export class ParallelFragmentNode implements StreamNode {
     const remotes = this.remoteNodes.length;
     const nodes = remotes === 0 ? '' : ` and ${remotes} other node${remotes === 1 ? '' : 's'}`;
     const cut = this.rescales === 0 ? '' : `, vnodes cut again ${this.rescales} time${this.rescales === 1 ? '' : 's'}`;
-    return `StreamExchange dist by ${keys} to ${this.workers.length - remotes} workers${nodes}${generating}${cut}, waited ${waited.toFixed(3)} ms`;
+    const holds = this.safePointHolds === 0 ? '' : `, an epoch's rows held for a safe point ${this.safePointHolds} time${this.safePointHolds === 1 ? '' : 's'}`;
+    return `StreamExchange dist by ${keys} to ${this.workers.length - remotes} workers${nodes}${generating}${cut}${holds}, waited ${waited.toFixed(3)} ms`;
   }
 
   /** Each worker's memory and waits (oxbow_catalog.memory, oxbow_catalog.dataflow_workers). */
@@ -657,19 +667,98 @@ export class ParallelFragmentNode implements StreamNode {
 
   apply(slot: number, changes: ChangeBatch): ChangeBatch {
     if (this.rescaleDue) this.followMembership();
+    if (!this.holding) this.releaseHeld();
     this.route(slot, changes);
+    if (this.holdForSafePoint()) return emptyChanges();
     return this.post();
   }
 
   applyAll(changesPerSlot: readonly (ChangeBatch | undefined)[]): ChangeBatch {
     if (this.rescaleDue) this.followMembership();
+    if (!this.holding) this.releaseHeld();
     changesPerSlot.forEach((changes, slot) => {
       if (changes !== undefined && !isEmpty(changes)) this.route(slot, changes);
     });
+    if (this.holdForSafePoint()) return emptyChanges();
     return this.post();
   }
 
+  /**
+   * A safe point made rather than waited for (executor/cluster/README.md, "Keyed shares"): a
+   * source whose barriers are pipelined (a Kafka topic read behind, a generator at full speed)
+   * routes each epoch's first rows before the previous epoch is durable, so the fragment is never
+   * at an epoch boundary with nothing in flight and a cut for a changed membership would wait
+   * until the source idles. While a cut or its seed read's start waits, the open epoch's first
+   * chunk pushed while holding (its output is due at the seal anyway) stays in the exchange's
+   * buffers, and so does every chunk after it, until the last epoch is durable (`durable`: the
+   * safe point; the cut re-routes the held rows for its owners) or the seal comes first (posted
+   * to the owners as they are; the next epoch tries again). Bounded by one epoch's rows.
+   */
+  private holdForSafePoint(): boolean {
+    if (this.heldForSafePoint) return true;
+    if (!this.holding || !this.waitsForSafePoint()) return false;
+    let inFlight = false;
+    for (const worker of this.workers) {
+      if (worker.dirty || worker.holdingRows) return false;
+      if (worker.awaitingDurable.length > 0) inFlight = true;
+    }
+    if (!inFlight) return false;
+    this.heldForSafePoint = true;
+    this.safePointHolds++;
+    return true;
+  }
+
+  /** A cut for a changed membership, or its seed read's start, waits for a safe point (followMembership's condition before its check of the workers). */
+  waitsForSafePoint(): boolean {
+    const owners = this.owners;
+    if (owners === undefined || this.disposed) return false;
+    const generation = owners.generation();
+    if (generation === this.ownersGeneration) return false;
+    const reading = this.reading;
+    return reading === undefined || reading.generation !== generation || (reading.readMs > 0 && reading.staged);
+  }
+
+  /** The held rows go to the owners running now, to be answered at the seal. */
+  private releaseHeld(): void {
+    if (!this.heldForSafePoint) return;
+    this.heldForSafePoint = false;
+    const holding = this.holding;
+    this.holding = true;
+    try {
+      this.post();
+    } finally {
+      this.holding = holding;
+    }
+  }
+
+  /** The held rows out of the exchange's buffers, decoded, before a cut restarts them for new owners (`routeHeld` after). */
+  private takeHeld(): (ChangeBatch | undefined)[] | undefined {
+    if (!this.heldForSafePoint) return undefined;
+    return this.exchanges.map((exchange) => {
+      let changes: ChangeBatch | undefined;
+      exchange.writers.forEach((writer, owner) => {
+        const count = exchange.counts[owner]!;
+        if (count === 0) return;
+        const decoded = decodeChanges(takeEncoded(writer, count), exchange.input.rowIds);
+        if (changes === undefined) changes = decoded;
+        else appendChanges(changes, decoded);
+      });
+      return changes;
+    });
+  }
+
+  /** The held rows routed for the owners the cut started and posted to them. */
+  private routeHeld(held: readonly (ChangeBatch | undefined)[] | undefined): void {
+    if (held === undefined) return;
+    held.forEach((changes, slot) => {
+      if (changes !== undefined) this.route(slot, changes);
+    });
+    this.releaseHeld();
+  }
+
   seal(): ChangeBatch {
+    // The last epoch is not durable yet and this one ends: its held rows go to the owners as they are.
+    this.releaseHeld();
     const waiting: [FragmentWorker, Answer<WorkerToMain>][] = [];
     // Workers that exchange rows among themselves seal together: each waits for every peer's `end`.
     const all = this.generating && this.workers.some((worker) => worker.holdingRows);
@@ -697,6 +786,7 @@ export class ParallelFragmentNode implements StreamNode {
 
   discard(): void {
     // The workers drop the aborted epoch's ranges (counted done as they abort): no credit waits for them.
+    this.heldForSafePoint = false;
     this.inFlight.length = 0;
     this.inFlightUnits = 0;
     for (const exchange of this.exchanges) {
@@ -755,6 +845,8 @@ export class ParallelFragmentNode implements StreamNode {
     }
     // An epoch boundary: the owners follow the membership here once nothing is in flight.
     if (this.owners !== undefined) this.followMembership();
+    // Rows held for the safe point go on once it passed (a cut, a seed read started) or is no longer wanted.
+    if (this.heldForSafePoint && !this.waitsForSafePoint()) this.releaseHeld();
   }
 
   failed(error: unknown): void {

@@ -243,6 +243,12 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
     for (const node of this.nodes) node.followMembership();
   }
 
+  /** A keyed fragment waits for a safe point to cut its owners (the sources then leave a gap between epochs). */
+  safePointWanted(): boolean {
+    for (const node of this.nodes) if (node.waitsForSafePoint()) return true;
+    return false;
+  }
+
   /** Worker threads running (every parallel fragment's). */
   get workers(): number {
     let count = 0;

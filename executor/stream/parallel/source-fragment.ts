@@ -532,8 +532,9 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     this.token ??= this.store.database.share();
     const workerScript = script();
     // Other nodes generate shares of a generator source's ranges; a Kafka source's partition
-    // batches are fetched here and go to this process's workers only. A direct sink's counts come
-    // from this process's workers only.
+    // batches are fetched here and go to this process's workers only (sending them to a node
+    // costs this process about what decoding and storing them does: executor/cluster/README.md,
+    // "Remote shares"). A direct sink's counts come from this process's workers only.
     const source = fragmentSource(plan);
     const remotes = source !== undefined && !isKafkaSource(source) && direct === undefined ? this.remoteShares : undefined;
     const node = new SourceFragmentNode(
