@@ -21,7 +21,7 @@ import type { Socket } from 'node:net';
 import { connect } from 'node:net';
 import type { Epoch } from '../../sql/epoch.js';
 import type { KeyedSeedStaging } from '../stream/parallel/source-fragment.js';
-import { answerChallenge, configuredSeedChunkBytes, frame, newNonce, parseAddress, readFrames, type Handshake } from './remote-share-link.js';
+import { answerChallenge, configuredSeedChunkBytes, frame, newNonce, parseAddress, pieceEnd, readFrames, wholeEntryPieces, type Handshake } from './remote-share-link.js';
 
 /** The pieces of a staged seed are at most 16 MiB, cut between entries; OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES sets another bound (`configuredSeedChunkBytes`: tests), validated as the link's. */
 function stageChunkBytes(): number {
@@ -29,28 +29,9 @@ function stageChunkBytes(): number {
   return text === undefined || text === '' ? 16 * 1024 * 1024 : configuredSeedChunkBytes();
 }
 
-/** `bytes` (packed entries, storage/write-batch.ts) in pieces of whole entries of about `bound` bytes at most (an entry longer than that alone). */
+/** `bytes` (packed entries, storage/write-batch.ts) in pieces of whole entries of about `bound` bytes at most (an entry longer than that alone); none for no bytes. */
 export function entryPieces(bytes: Uint8Array, bound: number): Uint8Array[] {
-  const pieces: Uint8Array[] = [];
-  for (let start = 0; start < bytes.length; ) {
-    const end = pieceEnd(bytes, start, bound);
-    pieces.push(bytes.subarray(start, end));
-    start = end;
-  }
-  return pieces;
-}
-
-/** Where the piece of whole entries of `bytes` that starts at `start` ends: about `bound` bytes at most (an entry longer than that alone). */
-export function pieceEnd(bytes: Uint8Array, start: number, bound: number): number {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
-  let offset = start;
-  while (offset < bytes.length) {
-    const valueAt = offset + 5 + view.getUint32(offset + 1, true);
-    const end = valueAt + 4 + view.getUint32(valueAt, true);
-    if (end - start > bound && offset > start) return offset;
-    offset = end;
-  }
-  return offset;
+  return bytes.length === 0 ? [] : wholeEntryPieces(bytes, bound);
 }
 
 /** One node's staged seed, from the leader's side. */

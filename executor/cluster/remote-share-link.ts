@@ -94,24 +94,33 @@ export function openFrames(share: object, chunkBytes = configuredSeedChunkBytes(
  * piece. A truncated last entry is an error: a seed is whole entries.
  */
 export function wholeEntryPieces(bytes: Uint8Array, bound: number): Uint8Array[] {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
   const pieces: Uint8Array[] = [];
   let start = 0;
-  let offset = 0;
+  do {
+    const end = pieceEnd(bytes, start, bound);
+    pieces.push(bytes.subarray(start, end));
+    start = end;
+  } while (start < bytes.length);
+  return pieces;
+}
+
+/**
+ * Where the piece of whole entries of `bytes` that starts at `start` ends: about `bound` bytes at
+ * most (an entry longer than that alone). A truncated entry is an error.
+ */
+export function pieceEnd(bytes: Uint8Array, start: number, bound: number): number {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  let offset = start;
   while (offset < bytes.length) {
     if (offset + 5 > bytes.length) throw new Error(`a seed's entry at byte ${offset} is cut short`);
     const valueAt = offset + 5 + view.getUint32(offset + 1, true);
     if (valueAt + 4 > bytes.length) throw new Error(`a seed's entry at byte ${offset} is cut short`);
     const end = valueAt + 4 + view.getUint32(valueAt, true);
     if (end > bytes.length) throw new Error(`a seed's entry at byte ${offset} is cut short`);
-    if (end - start > bound && offset > start) {
-      pieces.push(bytes.subarray(start, offset));
-      start = offset;
-    }
+    if (end - start > bound && offset > start) return offset;
     offset = end;
   }
-  pieces.push(bytes.subarray(start, offset));
-  return pieces;
+  return offset;
 }
 
 /** HMAC-SHA256 of `nonce` under the hex key, for the side named by `role`. */
