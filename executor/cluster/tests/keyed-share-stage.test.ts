@@ -5,48 +5,21 @@
 // nothing; an `open` naming no staged seed is refused.
 
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { forEachBatchEntry, WriteBatchBuilder } from '../../../storage/write-batch.js';
+import { describe, expect, it } from 'vitest';
+import { forEachBatchEntry } from '../../../storage/write-batch.js';
 import { entryPieces, SeedStage } from '../keyed-share-stage.js';
 import { frame, newNonce, parseAddress, proofOf, readFrames, type Handshake } from '../remote-share-link.js';
-import { RemoteShareServer } from '../remote-share-server.js';
+import { seedOf, useShareServer } from './support/share-server.js';
 
 const KEY = randomBytes(32).toString('hex');
-let dir: string;
-let server: RemoteShareServer;
-const log: string[] = [];
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'oxbow-keyed-share-stage-'));
-  server = new RemoteShareServer({
-    host: '127.0.0.1',
-    dataDir: dir,
-    peerKey: () => KEY,
-    workerScript: () => new URL('file:///nonexistent.js'),
-    keyedWorkerScript: () => new URL('file:///nonexistent.js'),
-    log: (line) => void log.push(line),
-    handshakeTimeoutMs: 300,
-  });
-  await server.listen();
-});
-
-afterAll(async () => {
-  await server?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function seedOf(entries: number): Buffer {
-  const builder = new WriteBatchBuilder();
-  for (let index = 0; index < entries; index++) builder.put(Buffer.from(`key-${index}`), Buffer.alloc(index % 97, index % 251));
-  return builder.writer.copy();
-}
+const rig = useShareServer('oxbow-keyed-share-stage-', KEY, 300);
+const log = rig.log;
 
 function stores(): string[] {
-  const path = join(dir, 'remote-keyed-shares');
+  const path = join(rig.dir, 'remote-keyed-shares');
   return existsSync(path) ? readdirSync(path) : [];
 }
 
@@ -78,7 +51,7 @@ describe("a keyed share's seed sent ahead", () => {
   it('is written and named by the node, and removed when its link closes before a share takes it', async () => {
     process.env['OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES'] = '2048';
     try {
-      const stage = new SeedStage('b', server.address, KEY, seedOf(2_000), 2_000);
+      const stage = new SeedStage('b', rig.server.address, KEY, seedOf(2_000), 2_000);
       await stage.settled;
       expect([stage.state, stage.reason]).toEqual(['staged', undefined]);
       expect(stage.id).toMatch(/^[0-9a-f]{32}$/);
@@ -92,7 +65,7 @@ describe("a keyed share's seed sent ahead", () => {
   });
 
   it('goes when no share takes it within the hold deadline', async () => {
-    const stage = new SeedStage('b', server.address, KEY, seedOf(10), 2_000);
+    const stage = new SeedStage('b', rig.server.address, KEY, seedOf(10), 2_000);
     await stage.settled;
     expect(stage.state).toBe('staged');
     // 6 handshake deadlines of 300 ms: the node ends the link and removes the store.
@@ -101,14 +74,14 @@ describe("a keyed share's seed sent ahead", () => {
   });
 
   it('stages nothing for a client without the key', async () => {
-    const stage = new SeedStage('b', server.address, randomBytes(32).toString('hex'), seedOf(10), 2_000);
+    const stage = new SeedStage('b', rig.server.address, randomBytes(32).toString('hex'), seedOf(10), 2_000);
     await stage.settled;
     expect(stage.state).toBe('failed');
     expect(stores()).toEqual([]);
   });
 
   it("refuses an open that names no staged seed", async () => {
-    const socket = connect(parseAddress(server.address));
+    const socket = connect(parseAddress(rig.server.address));
     const messages: Handshake[] = [];
     readFrames(socket, (message) => void messages.push(message as Handshake), () => socket.destroy());
     socket.on('error', () => undefined);

@@ -8,13 +8,10 @@
 // that makes progress on its seed past the answer deadline, and gives up one that stops.
 
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { deserialize } from 'node:v8';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { forEachBatchEntry, WriteBatchBuilder } from '../../../storage/write-batch.js';
+import { describe, expect, it } from 'vitest';
+import { forEachBatchEntry } from '../../../storage/write-batch.js';
 import {
   DEFAULT_SEED_CHUNK_BYTES,
   formatAddress,
@@ -34,43 +31,17 @@ import {
   wholeEntryPieces,
   type Handshake,
 } from '../remote-share-link.js';
-import { RemoteShareServer, seedWriteDelayMs } from '../remote-share-server.js';
+import { seedWriteDelayMs } from '../remote-share-server.js';
+import { seedOf, useShareServer } from './support/share-server.js';
 
 const KEY = randomBytes(32).toString('hex');
 const OTHER_KEY = randomBytes(32).toString('hex');
-let dir: string;
-let server: RemoteShareServer;
-const log: string[] = [];
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'oxbow-remote-share-'));
-  server = new RemoteShareServer({
-    host: '127.0.0.1',
-    dataDir: dir,
-    peerKey: () => KEY,
-    workerScript: () => new URL('file:///nonexistent.js'),
-    keyedWorkerScript: () => new URL('file:///nonexistent.js'),
-    log: (line) => void log.push(line),
-    handshakeTimeoutMs: 500,
-  });
-  await server.listen();
-});
-
-afterAll(async () => {
-  await server?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-/** `entries` packed entries (storage/write-batch.ts) of varied lengths. */
-function seedOf(entries: number): Buffer {
-  const builder = new WriteBatchBuilder();
-  for (let index = 0; index < entries; index++) builder.put(Buffer.from(`key-${index}`), Buffer.alloc(index % 97, index % 251));
-  return builder.writer.copy();
-}
+const rig = useShareServer('oxbow-remote-share-', KEY, 500);
+const log = rig.log;
 
 /** A client socket on the server and the messages it receives; `closed` settles when the server ends it. */
 async function client(): Promise<{ socket: Socket; messages: unknown[]; next: () => Promise<unknown>; closed: Promise<number> }> {
-  const socket = connect(parseAddress(server.address));
+  const socket = connect(parseAddress(rig.server.address));
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve);
     socket.once('error', reject);
