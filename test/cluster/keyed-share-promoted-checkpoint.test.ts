@@ -12,12 +12,9 @@
 //   of its query, so every group the node owns went on from the checkpoint's state, and the node
 //   processed rows.
 
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { clusterNodes } from './nodes.js';
-import { expectKeyedViewsEqual, explain, JOIN_BATCH, nodes, until } from './remote-share-views.js';
-import { connect, connectWhenServing } from './sessions.js';
-import type { OxbowServer } from '../support/server.js';
+import { expectKeyedViewsEqual, explain, JOIN_BATCH, newLeader, nodes, threeNodesWithShares, until } from './remote-share-views.js';
 
 const cluster = clusterNodes('oxbow-keyed-share-promoted-checkpoint-', {
   OXBOW_CLUSTER_LEASE_TTL_S: '3',
@@ -27,38 +24,9 @@ const cluster = clusterNodes('oxbow-keyed-share-promoted-checkpoint-', {
   OXBOW_REMOTE_SHARE_TIMEOUT_MS: '10000',
 });
 
-/** The node of `candidates` serving as leader, with a session on it. */
-async function newLeader(candidates: readonly OxbowServer[], stderr: () => string): Promise<{ node: OxbowServer; client: pg.Client }> {
-  return until(
-    'no standby took over',
-    async () => {
-      for (const node of candidates) {
-        const client = await connect(node).catch(() => undefined);
-        if (client === undefined) continue;
-        const self = (await client.query<{ role: string }>('select role from oxbow_catalog.nodes where is_self').catch(() => ({ rows: [] as { role: string }[] }))).rows[0];
-        if (self?.role === 'leader') return { node, client };
-        await client.end().catch(() => undefined);
-      }
-      return undefined;
-    },
-    60_000,
-    stderr,
-  );
-}
-
 describe("a promoted leader's keyed shares", () => {
   it("are made from the checkpoint the nodes followed, and the nodes' groups go on from it", async () => {
-    const a = await cluster.startNode('a');
-    const first = await connectWhenServing(a);
-    const b = await cluster.startNode('b');
-    const c = await cluster.startNode('c');
-    const stderr = () => `--- a ---\n${a.stderr()}\n--- b ---\n${b.stderr()}\n--- c ---\n${c.stderr()}`;
-    await until(
-      'the standbys never listed their share addresses',
-      async () => ((await nodes(first)).filter((row) => row.role === 'standby' && row.share_address !== null).length === 2 ? true : undefined),
-      30_000,
-      stderr,
-    );
+    const { a, b, c, first, stderr } = await threeNodesWithShares(cluster);
     await first.query('create table t (id int8 primary key, k int, v int8)');
     await first.query('create table u (id int8 primary key, k int, w int8)');
     await first.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');

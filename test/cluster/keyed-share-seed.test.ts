@@ -18,9 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { vnodeOf } from '../../executor/stream/parallel/vnode.js';
 import { type as scalar } from '../../sql/types.js';
 import { clusterNodes } from './nodes.js';
-import { groupsOf, nodes, until, type Group } from './remote-share-views.js';
-import { connect, connectWhenServing } from './sessions.js';
-import type { OxbowServer } from '../support/server.js';
+import { type Group, groupsOf, JOIN_BATCH, newLeader, nodes, threeNodesWithShares, until } from './remote-share-views.js';
 
 const cluster = clusterNodes('oxbow-keyed-share-seed-', {
   OXBOW_CLUSTER_LEASE_TTL_S: '3',
@@ -30,8 +28,6 @@ const cluster = clusterNodes('oxbow-keyed-share-seed-', {
   // The new leader reads and sends the seed at the fragment's build (a promoted leader's nodes otherwise make their stores from their checkpoints: keyed-share-promoted-checkpoint.test.ts).
   OXBOW_KEYED_SEED_FROM: 'read',
 });
-
-const JOIN_BATCH = 'select t.k, count(*) as n, sum(t.v + u.w) as s from t join u on t.k = u.k group by t.k';
 
 async function compare(leader: pg.Client): Promise<{ view: Group[]; batch: Group[] }> {
   const rows = (
@@ -60,38 +56,9 @@ async function expectEqual(leader: pg.Client, stderr: () => string): Promise<voi
   expect(settled.view).toEqual(settled.batch);
 }
 
-/** The node of `candidates` serving as leader, with a session on it. */
-async function newLeader(candidates: readonly OxbowServer[], stderr: () => string): Promise<{ node: OxbowServer; client: pg.Client }> {
-  return until(
-    'no standby took over',
-    async () => {
-      for (const node of candidates) {
-        const client = await connect(node).catch(() => undefined);
-        if (client === undefined) continue;
-        const self = (await client.query<{ role: string }>('select role from oxbow_catalog.nodes where is_self').catch(() => ({ rows: [] as { role: string }[] }))).rows[0];
-        if (self?.role === 'leader') return { node, client };
-        await client.end().catch(() => undefined);
-      }
-      return undefined;
-    },
-    60_000,
-    stderr,
-  );
-}
-
 describe('the seed of a keyed share', () => {
   it("holds only the rows of the node's vnodes, and the node's groups go on from it", async () => {
-    const a = await cluster.startNode('a');
-    const first = await connectWhenServing(a);
-    const b = await cluster.startNode('b');
-    const c = await cluster.startNode('c');
-    const stderr = () => `--- a ---\n${a.stderr()}\n--- b ---\n${b.stderr()}\n--- c ---\n${c.stderr()}`;
-    await until(
-      'the standbys never listed their share addresses',
-      async () => ((await nodes(first)).filter((row) => row.role === 'standby' && row.share_address !== null).length === 2 ? true : undefined),
-      30_000,
-      stderr,
-    );
+    const { a, b, c, first, stderr } = await threeNodesWithShares(cluster);
     await first.query('create table t (id int8 primary key, k int, v int8)');
     await first.query('create table u (id int8 primary key, k int, w int8)');
     await first.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');

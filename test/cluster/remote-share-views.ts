@@ -4,6 +4,9 @@
 // both keyed views (kv over t, ju over t join u) against their recomputation.
 import pg from 'pg';
 import { expect } from 'vitest';
+import type { OxbowServer } from '../support/server.js';
+import type { ClusterNodes } from './nodes.js';
+import { connect, connectWhenServing } from './sessions.js';
 
 export interface NodeRow {
   node_id: string;
@@ -113,4 +116,39 @@ export async function expectKeyedViewsEqual(leader: pg.Client, stderr: () => str
   );
   expect(settled.view).toEqual(settled.batch);
   expect(settled.view.length).toBeGreaterThan(0);
+}
+
+/** The node of `candidates` serving as leader, with a session on it (after the leader stopped). */
+export async function newLeader(candidates: readonly OxbowServer[], stderr: () => string): Promise<{ node: OxbowServer; client: pg.Client }> {
+  return until(
+    'no standby took over',
+    async () => {
+      for (const node of candidates) {
+        const client = await connect(node).catch(() => undefined);
+        if (client === undefined) continue;
+        const self = (await client.query<{ role: string }>('select role from oxbow_catalog.nodes where is_self').catch(() => ({ rows: [] as { role: string }[] }))).rows[0];
+        if (self?.role === 'leader') return { node, client };
+        await client.end().catch(() => undefined);
+      }
+      return undefined;
+    },
+    60_000,
+    stderr,
+  );
+}
+
+/** Three nodes of `cluster`: a the leader (with a session, `first`), b and c standbys whose share addresses the leader lists. */
+export async function threeNodesWithShares(cluster: ClusterNodes): Promise<{ a: OxbowServer; b: OxbowServer; c: OxbowServer; first: pg.Client; stderr: () => string }> {
+  const a = await cluster.startNode('a');
+  const first = await connectWhenServing(a);
+  const b = await cluster.startNode('b');
+  const c = await cluster.startNode('c');
+  const stderr = () => `--- a ---\n${a.stderr()}\n--- b ---\n${b.stderr()}\n--- c ---\n${c.stderr()}`;
+  await until(
+    'the standbys never listed their share addresses',
+    async () => ((await nodes(first)).filter((row) => row.role === 'standby' && row.share_address !== null).length === 2 ? true : undefined),
+    30_000,
+    stderr,
+  );
+  return { a, b, c, first, stderr };
 }
