@@ -564,10 +564,15 @@ export class SourceManager {
     void this.core.writeLock.runPipelined(() => this.writeChunks());
   }
 
-  private async writeChunks(): Promise<void> {
+  private writeChunks(): Promise<void> | void {
     this.chunkQueued = false;
     if (this.closed) return;
-    await this.gapForSafePoint();
+    // Synchronous unless a cut waits for a safe point: then the rows wait for the gap first.
+    if (this.core.streams.safePointWanted()) return this.gapForSafePoint().then(() => this.writeReady());
+    this.writeReady();
+  }
+
+  private writeReady(): void {
     if (this.closed) return;
     const ready = [...this.running.values()].filter((source) => source.pendingCount > 0 && this.core.catalog.snapshot.relationById(source.relation.id) !== undefined);
     try {
