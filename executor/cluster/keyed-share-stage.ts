@@ -15,8 +15,9 @@
 // (`stage-checkpoint`: one at or past the checkpoint the leader took after the safe point, whose
 // files the node has: hard links, nothing crosses); it answers `staged` with that checkpoint's
 // epoch, which the cut routes the kept writes after, or `refused` (a cold standby, a follow
-// behind). It names the fragment's state tables: the node drops every other table's rows from
-// the store it made (the checkpoint holds the whole database): then the leader reads that node's seed and sends it as above (`CheckpointStaging`).
+// behind): then the leader reads that node's seed and sends it as above (`CheckpointStaging`).
+// The request names the fragment's state tables: the node drops every other table's rows from the
+// store it made (the checkpoint holds the whole database).
 
 import type { Socket } from 'node:net';
 import { connect } from 'node:net';
