@@ -60,6 +60,8 @@ export class SeedStage {
   reason: string | undefined;
   /** The epoch of the checkpoint the node's store was made from (a `stage-checkpoint` staged). */
   epoch: Epoch | undefined;
+  /** The cut took the relay thread started when the store was staged (takeRelay). */
+  relayTaken = false;
   /** Bytes of seed sent (0 for a store made from a checkpoint). */
   readonly bytes: number;
   readonly settled: Promise<void>;
@@ -181,7 +183,9 @@ export class SeedStage {
   takeRelay(): Worker | undefined {
     const relay = this.relay;
     this.relay = undefined;
-    return relay?.alive === true ? relay.worker : undefined;
+    if (relay?.alive !== true) return undefined;
+    this.relayTaken = true;
+    return relay.worker;
   }
 
   private endRelay(): void {
@@ -330,11 +334,13 @@ export class SeedStaging implements KeyedSeedStaging {
     const staged = this.stages.filter((stage) => stage.handedOff).length;
     const failed = this.stages.filter((stage) => !stage.handedOff && stage.reason !== undefined);
     const fromCheckpoint = this.stages.filter((stage) => stage.handedOff && stage.epoch !== undefined);
+    const warm = this.stages.filter((stage) => stage.relayTaken).length;
     return (
       `${staged} of ${this.stages.length} seed${this.stages.length === 1 ? '' : 's'} sent ahead` +
       `${fromCheckpoint.length > 0 ? ` (${fromCheckpoint.map((stage) => `node ${stage.node}'s from its checkpoint ${stage.epoch}`).join(', ')})` : ''}` +
       `${failed.length > 0 ? ` (${failed.map((stage) => `node ${stage.node}: ${stage.reason}`).join('; ')})` : ''}` +
-      `${this.notes.length > 0 ? ` (${this.notes.join('; ')})` : ''}`
+      `${this.notes.length > 0 ? ` (${this.notes.join('; ')})` : ''}` +
+      `${warm > 0 ? ` (${warm} relay thread${warm === 1 ? '' : 's'} started at the stage)` : ''}`
     );
   }
 
