@@ -43,6 +43,8 @@ interface KeyedStore {
   readonly database: RocksDatabase;
   readonly token: number;
   readonly path: string;
+  /** A store made from a checkpoint: the ranges of the tables dropped from it, compacted once its share sent its first batch (compactDropped). */
+  dropped?: readonly { lower: Buffer; upper: Buffer }[];
 }
 
 /** How long a connection may take to prove itself and open its share, by default. */
@@ -233,6 +235,12 @@ export class RemoteShareServer {
             this.rows += counted;
           }
           send(answered);
+          // After the share's first batch (off the first epoch's path): the dropped tables' files go.
+          if (answered.t === 'batch' && store.dropped !== undefined) {
+            const ranges = store.dropped;
+            store.dropped = undefined;
+            this.compactDropped(store, ranges);
+          }
         } catch (error) {
           const failed = error as { code?: string; message?: string };
           send({ t: 'error', code: failed.code ?? 'XX000', message: failed.message ?? String(error) });
@@ -332,7 +340,6 @@ export class RemoteShareServer {
               clearTimeout(timer);
               timer = setTimeout(() => fail(new Error('no share took the store made from a checkpoint within its deadline')), STAGED_HOLD_DEADLINES * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
               this.options.log(`oxbow: a keyed share's store is made from checkpoint ${epoch} (${store.path}${dropped === undefined ? '' : `, ${received.tables!.length} state table${received.tables!.length === 1 ? '' : 's'} kept, the others dropped by ${dropped.length} range delete${dropped.length === 1 ? '' : 's'}`}); it waits for its share`);
-              if (dropped !== undefined) this.compactDropped(store, dropped);
               send({ t: 'staged', id: stagedAs, epoch: epoch.toString() } satisfies Handshake);
             },
             (error: unknown) => {
@@ -431,8 +438,9 @@ export class RemoteShareServer {
   }
 
   /**
-   * Compacts the ranges of the tables dropped from a store made from a checkpoint, one after the
-   * other on the addon's thread pool (the main thread only starts each), so their files go (those
+   * Compacts the ranges of the tables dropped from a store made from a checkpoint once its share
+   * sent its first batch (the compaction's CPU stays off the cut's first epoch), one range after
+   * the other on the addon's thread pool (the main thread only starts each), so their files go (those
    * wholly inside a range are not read again later; the others are rewritten without the dropped
    * rows). Stops once the store is released; a failure is logged only (the rows stay deleted).
    */
@@ -479,7 +487,7 @@ export class RemoteShareServer {
       const held = await seed(epoch, path, withinMs, stop);
       database = RocksDatabase.open(path);
       const dropped = tables === undefined ? undefined : dropTablesOutside(database, tables);
-      return { store: { database, token: database.share(), path }, epoch: held, dropped };
+      return { store: { database, token: database.share(), path, ...(dropped === undefined ? {} : { dropped }) }, epoch: held, dropped };
     } catch (error) {
       await database?.close().catch(() => undefined);
       rmSync(path, { recursive: true, force: true });
