@@ -18,25 +18,12 @@
 // behind): then the leader reads that node's seed and sends it as above (`CheckpointStaging`).
 // The request names the fragment's state tables: the node drops every other table's rows from the
 // store it made (the checkpoint holds the whole database).
-//
-// Once a node staged the store, the share's relay thread (keyed-share-worker.ts) starts (`warm`):
-// it loads its modules and opens its own link to the node, proved, while the old owners run; the
-// cut hands that thread its data (worker-handle.ts), so only the `open` crosses then. A stage
-// closed or failed ends the thread; one the cut does not take (the seed goes whole) ends too.
 
 import type { Socket } from 'node:net';
 import { connect } from 'node:net';
-import { Worker } from 'node:worker_threads';
-import { compiledWorkerScript } from '../batch/worker-script.js';
 import type { Epoch } from '../../sql/epoch.js';
 import type { KeyedSeedStaging } from '../stream/parallel/source-fragment.js';
-import type { WarmRelayData } from './keyed-share-worker.js';
 import { answerChallenge, configuredSeedChunkBytes, frame, newNonce, parseAddress, pieceEnd, readFrames, wholeEntryPieces, type Handshake } from './remote-share-link.js';
-
-/** The relay thread's script (keyed-share-worker.ts), as remote-shares.ts starts it. */
-export function keyedRelayScript(): URL {
-  return compiledWorkerScript(import.meta.url, './keyed-share-worker.js');
-}
 
 /** The pieces of a staged seed are at most 16 MiB, cut between entries; OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES sets another bound (`configuredSeedChunkBytes`: tests), validated as the link's. */
 function stageChunkBytes(): number {
@@ -60,8 +47,6 @@ export class SeedStage {
   reason: string | undefined;
   /** The epoch of the checkpoint the node's store was made from (a `stage-checkpoint` staged). */
   epoch: Epoch | undefined;
-  /** The cut took the relay thread started when the store was staged (takeRelay). */
-  relayTaken = false;
   /** Bytes of seed sent (0 for a store made from a checkpoint). */
   readonly bytes: number;
   readonly settled: Promise<void>;
@@ -69,13 +54,11 @@ export class SeedStage {
   private socket: Socket | undefined;
   private timer: NodeJS.Timeout | undefined;
   private deadline = 0;
-  /** The share's relay thread, started once staged (until the cut takes it or the stage ends). */
-  private relay: { readonly worker: Worker; alive: boolean } | undefined;
 
   constructor(
     readonly node: string,
-    private readonly address: string,
-    private readonly key: string,
+    address: string,
+    key: string,
     /** The seed to send, or the checkpoint at or past which the node makes the store from its own files (keeping the fragment's state `tables` only, when given). */
     seed: Uint8Array | { readonly checkpoint: Epoch; readonly tables?: readonly number[] },
     private readonly timeoutMs: number,
@@ -130,7 +113,6 @@ export class SeedStage {
         this.id = answer.id;
         this.state = 'staged';
         this.stopTimer();
-        this.warmRelay();
         this.settle();
       },
       (error) => this.fail(error.message),
@@ -165,35 +147,6 @@ export class SeedStage {
     this.deadline = Date.now() + this.timeoutMs;
   }
 
-  /** Starts the share's relay thread ahead of the cut (keyed-share-worker.ts' warm start); a thread that cannot start leaves it to the cut. */
-  private warmRelay(): void {
-    try {
-      const worker = new Worker(keyedRelayScript(), { workerData: { warm: true, address: this.address, key: this.key, timeoutMs: this.timeoutMs } satisfies WarmRelayData });
-      worker.unref();
-      const relay = { worker, alive: true };
-      worker.on('error', () => (relay.alive = false));
-      worker.on('exit', () => (relay.alive = false));
-      this.relay = relay;
-    } catch {
-      this.relay = undefined;
-    }
-  }
-
-  /** At the cut: the relay thread started ahead, for the share that opens the staged store (undefined when none runs). */
-  takeRelay(): Worker | undefined {
-    const relay = this.relay;
-    this.relay = undefined;
-    if (relay?.alive !== true) return undefined;
-    this.relayTaken = true;
-    return relay.worker;
-  }
-
-  private endRelay(): void {
-    const relay = this.relay;
-    this.relay = undefined;
-    if (relay !== undefined) void relay.worker.terminate();
-  }
-
   private stopTimer(): void {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
@@ -206,7 +159,6 @@ export class SeedStage {
       this.state = 'failed';
       this.reason = `the link closed after the seed was staged: ${reason}`;
       this.socket?.destroy();
-      this.endRelay();
       return;
     }
     if (this.state !== 'sending') return;
@@ -226,7 +178,6 @@ export class SeedStage {
     this.state = 'closed';
     this.handedOff = true;
     this.stopTimer();
-    this.endRelay();
     const socket = this.socket;
     if (socket === undefined || socket.destroyed) return;
     socket.removeAllListeners('close');
@@ -241,7 +192,6 @@ export class SeedStage {
     const settle = this.state === 'sending';
     this.state = 'closed';
     this.stopTimer();
-    this.endRelay();
     this.socket?.destroy();
     if (settle) this.settle();
   }
@@ -334,13 +284,11 @@ export class SeedStaging implements KeyedSeedStaging {
     const staged = this.stages.filter((stage) => stage.handedOff).length;
     const failed = this.stages.filter((stage) => !stage.handedOff && stage.reason !== undefined);
     const fromCheckpoint = this.stages.filter((stage) => stage.handedOff && stage.epoch !== undefined);
-    const warm = this.stages.filter((stage) => stage.relayTaken).length;
     return (
       `${staged} of ${this.stages.length} seed${this.stages.length === 1 ? '' : 's'} sent ahead` +
       `${fromCheckpoint.length > 0 ? ` (${fromCheckpoint.map((stage) => `node ${stage.node}'s from its checkpoint ${stage.epoch}`).join(', ')})` : ''}` +
       `${failed.length > 0 ? ` (${failed.map((stage) => `node ${stage.node}: ${stage.reason}`).join('; ')})` : ''}` +
-      `${this.notes.length > 0 ? ` (${this.notes.join('; ')})` : ''}` +
-      `${warm > 0 ? ` (${warm} relay thread${warm === 1 ? '' : 's'} started at the stage)` : ''}`
+      `${this.notes.length > 0 ? ` (${this.notes.join('; ')})` : ''}`
     );
   }
 

@@ -15,14 +15,8 @@
 // the oldest one in the log and reads no newer version of the database until the epochs the node
 // handed over are durable (MvccStateStore.startAt): their writes may or may not be written yet,
 // and its own replay of them stands for them meanwhile.
-//
-// Started ahead of its cut (a share whose store the node staged: keyed-share-stage.ts), the thread
-// gets only the node's address and the key (`warm`): it loads its modules and opens its link (the
-// connection and both proofs) at once, then waits for its data as its first message (`start`,
-// worker-handle.ts), so that at the cut only the `open` crosses. A link that failed before then (the
-// node's handshake deadline passed) is opened again at the start, as without the warm start.
 
-import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { workerData, type MessagePort } from 'node:worker_threads';
 import { toSqlError } from '../../sql/errors.js';
 import type { FragmentWorkerData, MainToWorker, WorkerToMain } from '../stream/parallel/protocol.js';
 import { WorkerHandle } from '../stream/parallel/worker-handle.js';
@@ -31,19 +25,10 @@ import { openShareLink, restartDeadlines, shareData, type ShareLink } from './re
 import type { KeyedShareData } from './remote-shares.js';
 
 type Data = FragmentWorkerData & KeyedShareData & { readonly port: MessagePort };
-/** A relay started ahead of its cut: the node it speaks to. */
-export interface WarmRelayData {
-  readonly warm: true;
-  readonly address: string;
-  readonly key: string;
-  readonly timeoutMs: number;
-}
-let data: Data;
-let channel: WorkerPort<WorkerToMain>;
+const data = workerData as Data;
+const channel = new WorkerPort<WorkerToMain>();
 /** [0] rows of the epochs whose batch the node handed over, [1] 1 once the share runs on the leader, [2] ms from the seed's read to the node's first batch. */
-let stats: BigInt64Array;
-/** The link a warm relay opened ahead (undefined once it failed before the start, or never opened). */
-let early: ShareLink | undefined;
+const stats = new BigInt64Array(data.stats);
 
 /** One message of the main thread, kept until its epoch is durable. */
 interface Entry {
@@ -164,49 +149,21 @@ function failOver(reason: string): void {
   for (const epoch of log) for (const entry of epoch.entries) dispatch(entry);
 }
 
-/** The link's events, once the thread has its data (a warm relay's link fails quietly before). */
-function linkEvents(timeoutMs: number) {
-  return {
-    timeoutMs,
-    onMessage: (message: unknown) => onAnswer(message as WorkerToMain, 'remote'),
-    onFail: (reason: string) => {
-      if (data === undefined) early = undefined;
-      else failOver(reason);
-    },
-    overdue: (now: number) => {
+function start(): void {
+  link = openShareLink(data.address, data.key, shareData(data).share, {
+    timeoutMs: data.timeoutMs,
+    onMessage: (message) => onAnswer(message as WorkerToMain, 'remote'),
+    onFail: failOver,
+    overdue: (now) => {
       const oldest = pending[0];
       return oldest !== undefined && now > oldest.deadline ? `no answer to a ${oldest.message.t} within ${data.timeoutMs} ms` : undefined;
     },
     // The node wrote its seed and started its worker: what waited for that has its whole deadline from now.
-    seeded: (now: number) => restartDeadlines(pending, now, data.timeoutMs),
-  };
+    seeded: (now) => restartDeadlines(pending, now, data.timeoutMs),
+  });
 }
 
-function start(): void {
-  const share = shareData(data).share;
-  if (early !== undefined) {
-    link = early;
-    early = undefined;
-    link.open(share);
-    return;
-  }
-  link = openShareLink(data.address, data.key, share, linkEvents(data.timeoutMs));
-}
-
-function begin(given: Data): void {
-  data = given;
-  channel = new WorkerPort<WorkerToMain>(data);
-  stats = new BigInt64Array(data.stats);
-  channel.port.on('message', onMessage);
-  // A warm link to another node than the share's (never: the stage's node is the share's) is not used.
-  if (early !== undefined && data.address !== (workerData as WarmRelayData).address) {
-    early.destroy();
-    early = undefined;
-  }
-  start();
-}
-
-function onMessage(message: MainToWorker): void {
+channel.port.on('message', (message: MainToWorker) => {
   switch (message.t) {
     case 'rows':
     case 'seal': {
@@ -254,12 +211,6 @@ function onMessage(message: MainToWorker): void {
       return;
     }
   }
-}
+});
 
-if ((workerData as Partial<WarmRelayData> | null)?.warm === true) {
-  const warm = workerData as WarmRelayData;
-  early = openShareLink(warm.address, warm.key, undefined, linkEvents(warm.timeoutMs));
-  parentPort!.once('message', (message: { t: 'start'; data: Data }) => begin(message.data));
-} else {
-  begin(workerData as Data);
-}
+start();

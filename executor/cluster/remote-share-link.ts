@@ -219,8 +219,6 @@ export interface ShareLink {
   end(): void;
   /** Cuts the link at once; nothing is reported after. */
   destroy(): void;
-  /** A link opened with no share: opens it with `share` (at once if the node proved itself, else once it does). */
-  open(share: object): void;
 }
 
 export interface ShareLinkEvents {
@@ -262,10 +260,9 @@ export function linkLate(phase: LinkPhase, now: number, since: number, timeoutMs
 /**
  * Connects to the node at `address`, proves the cluster key `key` (hex) and checks the node's
  * proof, then opens the share with `share` (the worker data the node starts the worker with)
- * and sends what waited; a fragment's relay thread's end of the link. With no `share` (a relay
- * started ahead of its cut) the link waits, once proved, with no deadline of its own, for `open`.
+ * and sends what waited; a fragment's relay thread's end of the link.
  */
-export function openShareLink(address: string, key: string, share: object | undefined, events: ShareLinkEvents): ShareLink {
+export function openShareLink(address: string, key: string, share: object, events: ShareLinkEvents): ShareLink {
   let done = false;
   let ended = false;
   /** The `open` was sent: what the relay sends goes straight to the socket. */
@@ -277,16 +274,6 @@ export function openShareLink(address: string, key: string, share: object | unde
   let timer: NodeJS.Timeout | undefined;
   /** Frames waiting for the share to open. */
   const outbox: Buffer[] = [];
-  /** The node proved itself (and this end too). */
-  let proved = false;
-  const sendOpen = (): void => {
-    for (const bytes of openFrames(share!)) socket!.write(bytes);
-    for (const bytes of outbox.splice(0)) socket!.write(bytes);
-    opened = true;
-    // A keyed share's node writes its seed first: its deadline runs from each piece.
-    phase = events.seeded === undefined ? 'running' : 'seeding';
-    since = Date.now();
-  };
   const stop = (): void => {
     done = true;
     if (timer !== undefined) clearInterval(timer);
@@ -313,12 +300,6 @@ export function openShareLink(address: string, key: string, share: object | unde
     },
     destroy() {
       if (!done) stop();
-    },
-    open(opening) {
-      if (share !== undefined) throw new Error('the share link is open already');
-      share = opening;
-      since = Date.now();
-      if (proved && !done) sendOpen();
     },
   };
   let target: { host: string; port: number };
@@ -352,13 +333,16 @@ export function openShareLink(address: string, key: string, share: object | unde
       const proof = answerChallenge(key, nonce, message);
       if (proof === undefined) return fail('it did not prove it holds the cluster key');
       connection.write(proof);
-      proved = true;
-      if (share !== undefined) sendOpen();
+      for (const bytes of openFrames(share)) connection.write(bytes);
+      for (const bytes of outbox.splice(0)) connection.write(bytes);
+      opened = true;
+      // A keyed share's node writes its seed first: its deadline runs from each piece.
+      phase = events.seeded === undefined ? 'running' : 'seeding';
+      since = Date.now();
     },
     (error) => fail(error.message),
   );
   timer = setInterval(() => {
-    if (proved && share === undefined) return;
     const late = linkLate(phase, Date.now(), since, events.timeoutMs, events.overdue);
     if (late !== undefined) fail(late);
   }, Math.max(10, Math.min(100, events.timeoutMs / 4)));

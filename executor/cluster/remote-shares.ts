@@ -8,7 +8,7 @@ import { compiledWorkerScript } from '../batch/worker-script.js';
 import type { KeyedSeed } from '../stream/parallel/keyed-seed.js';
 import type { KeyedSeedStaging, RemoteShareSource, RemoteShareTarget } from '../stream/parallel/source-fragment.js';
 import type { Epoch } from '../../sql/epoch.js';
-import { CheckpointStaging, keyedRelayScript, SeedStage, SeedStaging } from './keyed-share-stage.js';
+import { CheckpointStaging, SeedStage, SeedStaging } from './keyed-share-stage.js';
 
 /** Where a joining node's keyed share's store comes from: the checkpoint it follows (default), or the seed the leader reads. */
 export type KeyedSeedFrom = 'checkpoint' | 'read';
@@ -152,7 +152,7 @@ export class RemoteShares implements RemoteShareSource {
       staging?.close();
       return [];
     }
-    const script = keyedRelayScript();
+    const script = compiledWorkerScript(import.meta.url, './keyed-share-worker.js');
     const startedAt = Date.now();
     // Peer i owns the vnodes of the owner after the threads' i-th: seed i is its.
     const seeded = seeds(peers.length);
@@ -166,8 +166,6 @@ export class RemoteShares implements RemoteShareSource {
       // A seed sent ahead to this very node (the same run) is opened with what goes after it; any other goes whole.
       const stage = staged !== undefined && staged.keys[index] === RemoteShares.keyOf(peer) ? staged.stages[index] : undefined;
       const ahead = stage?.state === 'staged' && stage.id !== undefined ? stage.id : undefined;
-      // Its relay thread, started when the store was staged, takes the share (takeRelay before handOff ends what is left).
-      const thread = ahead === undefined ? undefined : stage!.takeRelay();
       if (ahead !== undefined) stage!.handOff();
       else stage?.close();
       const bytes = seed.base === undefined || ahead !== undefined ? seed.bytes : Buffer.concat([seed.base, seed.bytes]);
@@ -182,7 +180,7 @@ export class RemoteShares implements RemoteShareSource {
       const retire = (): void => {
         entry.retired = true;
       };
-      return { node: peer.nodeId, script, data, key: RemoteShares.keyOf(peer), failed, retire, ...(thread === undefined ? {} : { thread }) };
+      return { node: peer.nodeId, script, data, key: RemoteShares.keyOf(peer), failed, retire };
     });
   }
 

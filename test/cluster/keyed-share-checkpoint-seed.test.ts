@@ -8,8 +8,7 @@
 //   (the cut is held 1.5 s after b's stores are made, so such epochs are there). A checkpoint taken
 //   with a gap before the kept epochs, or the kept writes after it dropped, leaves b's vnodes with
 //   wrong counts or sums: each view must equal the batch SELECT of its query, and b processed rows.
-//   b's stores keep the fragment's state tables only (the other view's, the base tables dropped),
-//   and each share's relay thread on the leader started when its store was staged.
+//   b's stores keep the fragment's state tables only (the other view's, the base tables dropped).
 // - Node c, a cold standby (OXBOW_CLUSTER_COLD_STANDBY=1: it follows no checkpoint), joins while the
 //   writes go on: it refuses the store from a checkpoint, so the leader reads c's seed and sends it,
 //   while b (cut again) takes its store from its checkpoint again; the views equal their recomputation.
@@ -86,8 +85,7 @@ describe("a keyed share made from the node's followed checkpoint", () => {
     expect(bCuts.length, stderr()).toBe(2);
     for (const cut of bCuts) {
       // No seed read: b's store came from its checkpoint F, and only the writes of the epochs after F crossed.
-      // Its relay thread started when the store was staged (keyed-share-stage.ts): at the cut only the `open` crossed.
-      const made = /no seed read, stores made from checkpoints in \d+ ms while the owners ran, 1 of 1 seed sent ahead \(node (\S+)'s from its checkpoint (\d+)\) \(1 relay thread started at the stage\), then (\d+) epochs?' writes added \((\d+) entries\)/.exec(cut);
+      const made = /no seed read, stores made from checkpoints in \d+ ms while the owners ran, 1 of 1 seed sent ahead \(node (\S+)'s from its checkpoint (\d+)\), then (\d+) epochs?' writes added \((\d+) entries\)/.exec(cut);
       expect(made, cut).not.toBeNull();
       expect(made![1]).toBe(bId);
       expect(Number(made![3])).toBeGreaterThan(0);

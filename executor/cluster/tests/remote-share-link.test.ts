@@ -6,8 +6,6 @@
 // A keyed share's seed sent at `open`: frames of whole entries; the server says `seeding` for each
 // piece received and written and `seeded` once its worker started; the leader's link keeps a node
 // that makes progress on its seed past the answer deadline, and gives up one that stops.
-// A link opened with no share (a keyed relay started ahead of its cut) proves itself and waits
-// past the handshake deadline for `open`, then sends the share and what waited, in order.
 
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Socket } from 'node:net';
@@ -294,46 +292,6 @@ describe("a keyed share's link while the node writes its seed", () => {
       expect(await answered).toEqual({ t: 'answer', n: 1 });
       expect(events[0]).toBe('seeded');
       expect(events.filter((event) => event === 'asked before seeded')).toEqual([]);
-    } finally {
-      await node.close();
-    }
-  });
-
-  it('holds a link opened with no share past the handshake deadline, then opens it with the share and what waited', async () => {
-    const opened: { at: number; received: unknown[] }[] = [];
-    let proved = 0;
-    const node = await fakeNode((socket, received) => {
-      opened.push({ at: Date.now(), received });
-      socket.write(frame({ t: 'seeded' } satisfies Handshake));
-      setTimeout(() => socket.write(frame({ t: 'answer', n: 2 })), 50);
-    });
-    try {
-      const failures: string[] = [];
-      const answers: unknown[] = [];
-      const started = Date.now();
-      const link = openShareLink(node.address, KEY, undefined, {
-        timeoutMs: 200,
-        onMessage: (message) => answers.push(message),
-        onFail: (reason) => failures.push(reason),
-        seeded: () => proved++,
-      });
-      // Four handshake deadlines with no share: nothing fails, nothing opens.
-      await new Promise((resolve) => setTimeout(resolve, 800));
-      expect(failures).toEqual([]);
-      expect(opened).toEqual([]);
-      link.send({ t: 'seal' });
-      link.open({ kind: 'keyed', seed: seedOf(2) });
-      const until = Date.now() + 5_000;
-      while (answers.length === 0 && failures.length === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(failures).toEqual([]);
-      expect(opened.length).toBe(1);
-      expect(opened[0]!.at - started).toBeGreaterThanOrEqual(800);
-      expect(proved).toBe(1);
-      expect(answers).toEqual([{ t: 'answer', n: 2 }]);
-      // What was sent before the open went after it.
-      expect(opened[0]!.received).toEqual([{ t: 'seal' }]);
-      expect(() => link.open({ kind: 'keyed' })).toThrow(/open already/);
-      link.destroy();
     } finally {
       await node.close();
     }

@@ -7,7 +7,7 @@
 // workers' state writes of an epoch reach the main store's batch through the runtime's commit
 // participant (parallel-runtime.ts) without blocking: the store writes the epoch when they come.
 
-import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { compiledWorkerScript } from '../../batch/worker-script.js';
 import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
@@ -58,8 +58,8 @@ export class FragmentWorker {
   /** Epochs whose batch the worker was asked for and that are not yet durable, oldest first. */
   readonly awaitingDurable: Epoch[] = [];
 
-  constructor(script: URL, data: Omit<FragmentWorkerData, 'signal'>, transfer: readonly MessagePort[], settings: WorkerSettings, thread?: Worker) {
-    this.handle = new WorkerHandle(script, data, "a parallel fragment's worker", transfer, workerLimits(settings.oldGenerationBytes), settings.onMemory, settings.pool, thread);
+  constructor(script: URL, data: Omit<FragmentWorkerData, 'signal'>, transfer: readonly MessagePort[], settings: WorkerSettings) {
+    this.handle = new WorkerHandle(script, data, "a parallel fragment's worker", transfer, workerLimits(settings.oldGenerationBytes), settings.onMemory, settings.pool);
   }
 
   /** Milliseconds the main thread spent blocked on this worker's answers (EXPLAIN ANALYZE). */
@@ -294,7 +294,7 @@ export class ParallelFragmentNode implements StreamNode {
     // each, its relay thread answering as a worker does (executor/cluster/keyed-share-worker.ts).
     remotes.forEach((remote, index) => {
       const data = { ...this.dataOf(settings.parallelism + index, total), ...remote.data } as Omit<FragmentWorkerData, 'signal'>;
-      this.workers.push(new FragmentWorker(remote.script, data, [], { ...settings, pool: undefined, onMemory: () => undefined }, remote.thread));
+      this.workers.push(new FragmentWorker(remote.script, data, [], { ...settings, pool: undefined, onMemory: () => undefined }));
       this.remoteNodes.push(remote.node);
     });
     this.remoteTargets = remotes;

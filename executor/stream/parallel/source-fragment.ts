@@ -25,7 +25,6 @@
 // (change-log.ts) under the epoch they were sealed as. No row crosses threads for it. A sink whose
 // target needs its change log (PostgreSQL, Kafka) stays on the main thread.
 
-import type { Worker } from 'node:worker_threads';
 import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
 import { fragmentSource, isKafkaSource, sourceFragmentText, sourceFragmentWorkers, sourceSerialReason, type MaterializePlan } from '../../../planner/stream/parallel-source.js';
@@ -67,8 +66,6 @@ export interface RemoteShareTarget {
   readonly failed?: () => boolean;
   /** A keyed share closed at a re-cut of its fragment's owners: its node handed its vnodes back. */
   readonly retire?: () => void;
-  /** The share's relay thread, started ahead of the cut (its script waits for its data: worker-handle.ts). */
-  readonly thread?: Worker;
 }
 
 /**

@@ -112,11 +112,6 @@ export class WorkerHandle<In, Out extends { readonly t: string }> {
     private readonly onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void = () => undefined,
     /** The process's threads to run on (the script then exports `runJob`: ../../batch/pool-worker.ts); `resourceLimits` are the pool's. */
     pool?: WorkerPool,
-    /**
-     * A thread of `script` started ahead (a keyed share's relay started at its stage): it waits for
-     * its data (with the port and signal) as its first message, `{ t: 'start', data }`.
-     */
-    thread?: Worker,
   ) {
     const channel = new MessageChannel();
     const signal = new SharedArrayBuffer(8);
@@ -129,19 +124,6 @@ export class WorkerHandle<In, Out extends { readonly t: string }> {
       const job = pool.run(script, { ...data, signal, port: channel.port2 }, [channel.port2, ...transfer], failed);
       this.worker = job.worker;
       this.exited = job.ended;
-    } else if (thread !== undefined) {
-      this.worker = thread;
-      thread.postMessage({ t: 'start', data: { ...data, signal, port: channel.port2 } }, [channel.port2, ...transfer]);
-      thread.unref();
-      thread.on('error', failed);
-      this.exited = new Promise((resolve) => {
-        thread.on('exit', () => resolve());
-        // Gone before it got its data: its exit word is never set.
-        if (thread.threadId < 0) {
-          failed(new Error('its thread exited'));
-          resolve();
-        }
-      });
     } else {
       this.worker = new Worker(script, { workerData: { ...data, signal, port: channel.port2 }, transferList: [channel.port2, ...transfer], resourceLimits });
       this.worker.unref();
