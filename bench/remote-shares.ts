@@ -44,7 +44,12 @@
 // leader's also before the node starts); then the node drained (SIGTERM) while the inserts go on: the
 // time until EXPLAIN ANALYZE shows the fragment on the threads alone and the longest insert
 // meanwhile. The groups are built in statements of BENCH_CHUNK_ROWS rows (default 100,000; the
-// time and the leader's CPU seconds printed).
+// time and the leader's CPU seconds printed). BENCH_OTHER_ROWS (default 0): another view, with no
+// share (`select id, v, pad from o`, 100-byte pads), built first over that many rows, so the
+// checkpoint the node makes its share's store from holds a big table the share does not own. Also
+// printed: the bytes of SST and blob files in the node's newest keyed share store (the share that
+// runs) at its first batch and once settled (its log says the dropped tables' ranges were
+// compacted, or 30 s after).
 // BENCH_QUERY=kafka: a GROUP BY over a Kafka topic on one node and on two (a keyed fragment whose
 // third owner of vnodes is the standby: executor/cluster/README.md "Keyed shares"). A real broker
 // (scripts/kafka.mjs on a free port, stopped at the end) holds BENCH_MESSAGES JSON messages
@@ -76,6 +81,8 @@ const LABELS = (process.env['BENCH_LABELS'] ?? ENTRIES.map((_, index) => (index 
 let ENTRY = ENTRIES[0]!;
 const KAFKA_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'kafka.mjs');
 const GROUPS = Number(process.env['BENCH_GROUPS'] ?? '300000');
+/** BENCH_QUERY=join: the rows of another view the share does not own, built first. */
+const OTHER_ROWS = Number(process.env['BENCH_OTHER_ROWS'] ?? '0');
 /** BENCH_QUERY=join: the rows of each statement that builds the groups. */
 const CHUNK_ROWS = Number(process.env['BENCH_CHUNK_ROWS'] ?? '100000');
 if (!Number.isInteger(CHUNK_ROWS) || CHUNK_ROWS < 1) throw new Error(`BENCH_CHUNK_ROWS must be a positive whole number, not ${process.env['BENCH_CHUNK_ROWS']}`);
@@ -228,6 +235,23 @@ function directoryBytes(path: string): number {
   return bytes;
 }
 
+/** The bytes of the SST and blob files under `path` (0 when it is not there). */
+function sstBytes(path: string): number {
+  let bytes = 0;
+  let entries;
+  try {
+    entries = readdirSync(path, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const entry of entries) {
+    const full = join(path, entry.name);
+    if (entry.isDirectory()) bytes += sstBytes(full);
+    else if (entry.name.endsWith('.sst') || entry.name.endsWith('.blob')) bytes += statSync(full).size;
+  }
+  return bytes;
+}
+
 /** The node of `candidates` serving as leader, with a session on it. */
 async function newLeader(candidates: readonly OxbowNode[]): Promise<{ node: OxbowNode; client: pg.Client }> {
   const deadline = Date.now() + 120_000;
@@ -330,6 +354,13 @@ async function joinRun(label: string): Promise<void> {
     const a = await startOxbowNode(ENTRY, join(work, 'a'), args, env);
     started.push(a);
     const client = await connect(a);
+    if (OTHER_ROWS > 0) {
+      await client.query('create table o (id int8 primary key, v int8, pad text)');
+      await client.query('create materialized view ov as select id, v, pad from o');
+      for (let from = 0; from < OTHER_ROWS; from += CHUNK_ROWS) {
+        await client.query(`insert into o select g, g % 1000, repeat(md5(g::text), 3) || 'abcd' from generate_series(${from + 1}, ${Math.min(OTHER_ROWS, from + CHUNK_ROWS)}) g`);
+      }
+    }
     await client.query('create table t (id int8 primary key, k int8, v int8)');
     await client.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
     // Built in statements of BENCH_CHUNK_ROWS rows (one epoch each through the fragment).
@@ -381,6 +412,18 @@ async function joinRun(label: string): Promise<void> {
       const cpu = [a, b].map((node, index) => cpuSeconds(node.child.pid!) - cpuBefore[index]!);
       const rss = [a, b].map((node) => residentBytes(node.child.pid!));
       const tag = `join_${label}`;
+      const shareStores = join(work, 'b', 'remote-keyed-shares');
+      const newest = join(shareStores, String(Math.max(0, ...readdirSync(shareStores).map(Number).filter(Number.isInteger))));
+      emit(`${tag}_share_store_sst_bytes_at_ready`, sstBytes(newest), 'bytes');
+      const settleUntil = Date.now() + 30_000;
+      while (Date.now() < settleUntil && !/compacted its dropped tables' ranges/.test(b.stderr())) await new Promise((resolve) => setTimeout(resolve, 50));
+      emit(`${tag}_share_store_sst_bytes_settled`, sstBytes(newest), 'bytes');
+      const compacted = /compacted its dropped tables' ranges in (\d+) ms: (\d+) -> (\d+) bytes/.exec(b.stderr());
+      if (compacted !== null) {
+        emit(`${tag}_share_store_compact_ms`, Number(compacted[1]), 'ms');
+        emit(`${tag}_share_store_live_sst_before_compact_bytes`, Number(compacted[2]), 'bytes');
+        emit(`${tag}_share_store_live_sst_after_compact_bytes`, Number(compacted[3]), 'bytes');
+      }
       emit(`${tag}_groups`, GROUPS, 'groups');
       emit(`${tag}_build_s`, buildS, 's');
       emit(`${tag}_build_leader_cpu_s`, buildCpuS, 's');

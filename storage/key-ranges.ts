@@ -14,9 +14,10 @@
 
 import type { Epoch } from '../sql/epoch.js';
 import type { Row } from '../sql/value.js';
-import { EPOCH_SUFFIX_BYTES, TABLE_ID_BYTES, TABLE_PREFIX_BYTES, epochSuffix } from './mvcc-key.js';
+import { EPOCH_SUFFIX_BYTES, SYSTEM_TABLE_ID, TABLE_ID_BYTES, TABLE_PREFIX_BYTES, epochSuffix, tableLowerBound } from './mvcc-key.js';
 import { decodeRow } from './row-codec.js';
 import type { RocksDatabase } from './rocksdb.js';
+import { WriteBatchBuilder } from './write-batch.js';
 
 /** Bytes of key position the bisection works on, after the table prefix. */
 const POSITION_BYTES = 8;
@@ -30,6 +31,42 @@ export function tableKeyRange(tableId: number): { lower: Buffer; upper: Buffer }
   upper.writeUInt32BE(tableId);
   upper[TABLE_ID_BYTES] = 1;
   return { lower, upper };
+}
+
+/**
+ * The byte ranges of every table but `keep` (table ids, any order), ascending, each
+ * `[tableId, tableId')` over 4-byte table prefixes (every vnode), the store's records (table
+ * 0xFFFFFFFF) excluded: one range per gap between the kept tables.
+ */
+export function rangesOutsideTables(keep: readonly number[]): { lower: Buffer; upper: Buffer }[] {
+  for (const id of keep) {
+    if (!Number.isInteger(id) || id < 0 || id >= SYSTEM_TABLE_ID) throw new RangeError(`not a table id: ${id}`);
+  }
+  const ids = [...new Set(keep)].sort((a, b) => a - b);
+  const ranges: { lower: Buffer; upper: Buffer }[] = [];
+  let from = 0;
+  for (const id of ids) {
+    if (id > from) ranges.push({ lower: tableLowerBound(from), upper: tableLowerBound(id) });
+    from = id + 1;
+  }
+  if (from < SYSTEM_TABLE_ID) ranges.push({ lower: tableLowerBound(from), upper: tableLowerBound(SYSTEM_TABLE_ID) });
+  return ranges;
+}
+
+/**
+ * Drops the rows of every table but `keep` from `database` (a keyed share's store made from a
+ * whole checkpoint, executor/cluster/README.md "Keyed shares"): one write of a RocksDB range delete
+ * per gap between the kept tables (rangesOutsideTables), the store's records kept. Reads no longer
+ * see those rows at once; their bytes go as RocksDB compacts the ranges (compactRange over them).
+ * Returns the ranges.
+ */
+export function dropTablesOutside(database: RocksDatabase, keep: readonly number[]): { lower: Buffer; upper: Buffer }[] {
+  const ranges = rangesOutsideTables(keep);
+  if (ranges.length === 0) return ranges;
+  const batch = new WriteBatchBuilder();
+  for (const range of ranges) batch.deleteRange(range.lower, range.upper);
+  database.write(batch.view());
+  return ranges;
 }
 
 /** RocksDB's estimate of the bytes a table's rows take (every version, SST files and memtables). */

@@ -16,6 +16,8 @@
 // files the node has: hard links, nothing crosses); it answers `staged` with that checkpoint's
 // epoch, which the cut routes the kept writes after, or `refused` (a cold standby, a follow
 // behind): then the leader reads that node's seed and sends it as above (`CheckpointStaging`).
+// The request names the fragment's state tables: the node drops every other table's rows from the
+// store it made (the checkpoint holds the whole database).
 
 import type { Socket } from 'node:net';
 import { connect } from 'node:net';
@@ -57,8 +59,8 @@ export class SeedStage {
     readonly node: string,
     address: string,
     key: string,
-    /** The seed to send, or the checkpoint at or past which the node makes the store from its own files. */
-    seed: Uint8Array | { readonly checkpoint: Epoch },
+    /** The seed to send, or the checkpoint at or past which the node makes the store from its own files (keeping the fragment's state `tables` only, when given). */
+    seed: Uint8Array | { readonly checkpoint: Epoch; readonly tables?: readonly number[] },
     private readonly timeoutMs: number,
   ) {
     this.settled = new Promise((resolve) => (this.settle = resolve));
@@ -94,7 +96,7 @@ export class SeedStage {
           socket.write(proof);
           if (!(seed instanceof Uint8Array)) {
             // The node waits up to the deadline for its follow to reach the checkpoint, then links its files.
-            socket.write(frame({ t: 'stage-checkpoint', epoch: seed.checkpoint.toString(), withinMs: this.timeoutMs } satisfies Handshake), () => {
+            socket.write(frame({ t: 'stage-checkpoint', epoch: seed.checkpoint.toString(), withinMs: this.timeoutMs, ...(seed.tables === undefined ? {} : { tables: seed.tables }) } satisfies Handshake), () => {
               this.deadline = Date.now() + 2 * this.timeoutMs;
             });
             return;
@@ -216,6 +218,8 @@ export class CheckpointStaging implements KeyedSeedStaging {
     checkpoint: Promise<Epoch>,
     timeoutMs: number,
     checkpointWithinMs: number,
+    /** The fragment's state tables: each node's store keeps only these (the checkpoint's other tables dropped). */
+    tables?: readonly number[],
   ) {
     this.settled = (async () => {
       let timer: NodeJS.Timeout | undefined;
@@ -232,7 +236,7 @@ export class CheckpointStaging implements KeyedSeedStaging {
         clearTimeout(timer);
       }
       if (this.closed) return;
-      this.stages = peers.map((peer) => new SeedStage(peer.node, peer.address, key, { checkpoint: epoch }, timeoutMs));
+      this.stages = peers.map((peer) => new SeedStage(peer.node, peer.address, key, { checkpoint: epoch, ...(tables === undefined ? {} : { tables }) }, timeoutMs));
       await Promise.all(this.stages.map((stage) => stage.settled));
     })();
   }

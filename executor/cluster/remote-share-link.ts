@@ -66,8 +66,9 @@ export type Handshake =
    * A keyed share's store made on the node from the checkpoint it follows, ahead of its cut
    * (keyed-share-stage.ts): one at or past `epoch`, followed within `withinMs`; answered by `staged`
    * with the epoch of the checkpoint the store holds, or by `refused` (the leader then sends the seed).
+   * `tables`: the fragment's state tables, the only ones the store keeps (the others' rows dropped).
    */
-  | { readonly t: 'stage-checkpoint'; readonly epoch: string; readonly withinMs: number }
+  | { readonly t: 'stage-checkpoint'; readonly epoch: string; readonly withinMs: number; readonly tables?: readonly number[] }
   | { readonly t: 'refused'; readonly reason: string }
   | { readonly t: 'staged'; readonly id: string; readonly epoch?: string }
   /** A keyed share's node, after its `open`: a piece of the seed received or written (each restarts the leader's deadline), then `seeded` once the seed is in its store and the worker started. */

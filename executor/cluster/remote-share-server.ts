@@ -24,6 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync, mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { dropTablesOutside } from '../../storage/key-ranges.js';
 import { RocksDatabase } from '../../storage/rocksdb.js';
 import { WorkerPool } from '../batch/worker-pool.js';
 import type { MainToSourceWorker, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
@@ -42,6 +43,8 @@ interface KeyedStore {
   readonly database: RocksDatabase;
   readonly token: number;
   readonly path: string;
+  /** A store made from a checkpoint: the ranges of the tables dropped from it, compacted once its share sent its first batch (compactDropped). */
+  dropped?: readonly { lower: Buffer; upper: Buffer }[];
 }
 
 /** How long a connection may take to prove itself and open its share, by default. */
@@ -115,6 +118,8 @@ export class RemoteShareServer {
   private keyedShares = 0;
   /** Keyed shares' stores being closed and removed. */
   private readonly releasing = new Set<Promise<void>>();
+  /** Keyed shares' stores being released: a compaction of dropped tables (compactDropped) stops. */
+  private readonly releasedStores = new WeakSet<KeyedStore>();
   /** Seeds sent ahead, by the name `staged` gave them, until a share takes one or its link ends. */
   private readonly staged = new Map<string, StagedSeed>();
   address = '';
@@ -230,6 +235,12 @@ export class RemoteShareServer {
             this.rows += counted;
           }
           send(answered);
+          // After the share's first batch (off the first epoch's path): the dropped tables' files go.
+          if (answered.t === 'batch' && store.dropped !== undefined) {
+            const ranges = store.dropped;
+            store.dropped = undefined;
+            this.compactDropped(store, ranges);
+          }
         } catch (error) {
           const failed = error as { code?: string; message?: string };
           send({ t: 'error', code: failed.code ?? 'XX000', message: failed.message ?? String(error) });
@@ -312,14 +323,15 @@ export class RemoteShareServer {
           timer = setTimeout(() => fail(new Error('no share took the seed sent ahead within its deadline')), STAGED_HOLD_DEADLINES * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
           this.options.log(`oxbow: a keyed share's seed sent ahead is written (${staging.store.path}); it waits for its share`);
           send({ t: 'staged', id: stagedAs } satisfies Handshake);
-        } else if (stage === 'open' && received.t === 'stage-checkpoint' && typeof received.epoch === 'string' && /^[0-9]{1,20}$/.test(received.epoch) && typeof received.withinMs === 'number' && received.withinMs >= 0 && seedPieces.length === 0 && staging === undefined) {
-          // The share's store from the checkpoint this node follows (no seed crosses): a fresh store of every table as of it.
+        } else if (stage === 'open' && received.t === 'stage-checkpoint' && typeof received.epoch === 'string' && /^[0-9]{1,20}$/.test(received.epoch) && typeof received.withinMs === 'number' && received.withinMs >= 0 && (received.tables === undefined || isTableList(received.tables)) && seedPieces.length === 0 && staging === undefined) {
+          // The share's store from the checkpoint this node follows (no seed crosses): a fresh store
+          // as of it, of the fragment's state tables only when the leader named them.
           stage = 'materializing';
           clearTimeout(timer);
           const withinMs = Math.min(received.withinMs, 10 * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
           timer = setTimeout(() => fail(new Error('the store from a checkpoint was not made within its deadline')), withinMs + (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
-          void this.storeFromCheckpoint(BigInt(received.epoch), withinMs, () => socket.destroyed).then(
-            ({ store, epoch }) => {
+          void this.storeFromCheckpoint(BigInt(received.epoch), withinMs, () => socket.destroyed, received.tables).then(
+            ({ store, epoch, dropped }) => {
               if (socket.destroyed) return this.release(Promise.resolve(), store);
               staging = { store, socket, taken: false };
               stagedAs = randomBytes(16).toString('hex');
@@ -327,7 +339,7 @@ export class RemoteShareServer {
               stage = 'staged';
               clearTimeout(timer);
               timer = setTimeout(() => fail(new Error('no share took the store made from a checkpoint within its deadline')), STAGED_HOLD_DEADLINES * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
-              this.options.log(`oxbow: a keyed share's store is made from checkpoint ${epoch} (${store.path}); it waits for its share`);
+              this.options.log(`oxbow: a keyed share's store is made from checkpoint ${epoch} (${store.path}${dropped === undefined ? '' : `, ${received.tables!.length} state table${received.tables!.length === 1 ? '' : 's'} kept, the others dropped by ${dropped.length} range delete${dropped.length === 1 ? '' : 's'}`}); it waits for its share`);
               send({ t: 'staged', id: stagedAs, epoch: epoch.toString() } satisfies Handshake);
             },
             (error: unknown) => {
@@ -425,8 +437,32 @@ export class RemoteShareServer {
     }
   }
 
+  /**
+   * Compacts the ranges of the tables dropped from a store made from a checkpoint once its share
+   * sent its first batch (the compaction's CPU stays off the cut's first epoch), one range after
+   * the other on the addon's thread pool (the main thread only starts each), so their files go (those
+   * wholly inside a range are not read again later; the others are rewritten without the dropped
+   * rows). Stops once the store is released; a failure is logged only (the rows stay deleted).
+   */
+  private compactDropped(store: KeyedStore, ranges: readonly { lower: Buffer; upper: Buffer }[]): void {
+    const started = Date.now();
+    const before = store.database.getProperty('rocksdb.live-sst-files-size');
+    void (async () => {
+      for (const range of ranges) {
+        if (this.releasedStores.has(store)) return;
+        await store.database.compactRange(range.lower, range.upper);
+      }
+      if (this.releasedStores.has(store)) return;
+      const after = store.database.getProperty('rocksdb.live-sst-files-size');
+      this.options.log(`oxbow: a keyed share's store (${store.path}) compacted its dropped tables' ranges in ${Date.now() - started} ms: ${before ?? '?'} -> ${after ?? '?'} bytes of live SST files`);
+    })().catch((error: unknown) => {
+      if (!this.releasedStores.has(store)) this.options.log(`oxbow: a keyed share's store (${store.path}) did not compact its dropped tables' ranges: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  }
+
   /** Closes and removes a keyed share's store once `after` settles (its worker closed). */
   private release(after: Promise<unknown>, store: KeyedStore): void {
+    this.releasedStores.add(store);
     const released: Promise<void> = after.then(() => undefined, () => undefined).finally(async () => {
       store.database.unshare(store.token);
       await store.database.close().catch(() => undefined);
@@ -436,16 +472,24 @@ export class RemoteShareServer {
     void released.finally(() => this.releasing.delete(released));
   }
 
-  /** A keyed share's store made from the checkpoint this node follows, at or past `epoch`, and that checkpoint's epoch. */
-  private async storeFromCheckpoint(epoch: bigint, withinMs: number, stop: () => boolean): Promise<{ store: KeyedStore; epoch: bigint }> {
+  /**
+   * A keyed share's store made from the checkpoint this node follows, at or past `epoch`, and that
+   * checkpoint's epoch. The checkpoint holds every table of the database: given the fragment's state
+   * `tables`, every other table's rows are dropped (storage/key-ranges.ts' dropTablesOutside: range
+   * deletes, the ranges returned for compactDropped).
+   */
+  private async storeFromCheckpoint(epoch: bigint, withinMs: number, stop: () => boolean, tables?: readonly number[]): Promise<{ store: KeyedStore; epoch: bigint; dropped: { lower: Buffer; upper: Buffer }[] | undefined }> {
     const seed = this.options.checkpointSeed;
     if (seed === undefined) throw new Error('this node makes no store from a checkpoint');
     const path = join(this.options.dataDir, 'remote-keyed-shares', String(++this.keyedShares));
+    let database: RocksDatabase | undefined;
     try {
       const held = await seed(epoch, path, withinMs, stop);
-      const database = RocksDatabase.open(path);
-      return { store: { database, token: database.share(), path }, epoch: held };
+      database = RocksDatabase.open(path);
+      const dropped = tables === undefined ? undefined : dropTablesOutside(database, tables);
+      return { store: { database, token: database.share(), path, ...(dropped === undefined ? {} : { dropped }) }, epoch: held, dropped };
     } catch (error) {
+      await database?.close().catch(() => undefined);
       rmSync(path, { recursive: true, force: true });
       throw error;
     }
@@ -484,4 +528,9 @@ export class RemoteShareServer {
       await this.database.close();
     }
   }
+}
+
+/** A `stage-checkpoint`'s state tables: table ids (below the store's records' 0xFFFFFFFF), at most 65,536. */
+function isTableList(value: unknown): value is readonly number[] {
+  return Array.isArray(value) && value.length <= 65_536 && value.every((id) => Number.isInteger(id) && id >= 0 && id < 0xffffffff);
 }

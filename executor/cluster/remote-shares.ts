@@ -205,7 +205,7 @@ export class RemoteShares implements RemoteShareSource {
   }
 
   /** Has each node listed now make its share's store from the checkpoint it follows, at or past one taken at or after `after` (keyed-share-stage.ts' CheckpointStaging). */
-  stageKeyedCheckpoint(after: Epoch): KeyedSeedStaging | undefined {
+  stageKeyedCheckpoint(after: Epoch, tables?: readonly number[]): KeyedSeedStaging | undefined {
     const key = this.key();
     const peers = key === undefined ? [] : this.peers();
     if (this.seedFrom !== 'checkpoint' || this.checkpointAfter === undefined || peers.length === 0) return undefined;
@@ -216,6 +216,7 @@ export class RemoteShares implements RemoteShareSource {
       this.checkpointAfter(after),
       this.timeoutMs,
       Math.max(CHECKPOINT_WITHIN_MS, 6 * this.timeoutMs),
+      tables,
     );
   }
 

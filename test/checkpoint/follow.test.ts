@@ -7,6 +7,10 @@
 // - a keyed share's store made from the followed checkpoint (materializeAtLeast) waits for a follow
 //   at or past the epoch asked, holds that checkpoint's rows with its SST files hard-linked, and
 //   gives up at its deadline or when withdrawn;
+// - such a store made from a checkpoint of several views' tables, with the other tables dropped
+//   (storage/key-ranges.ts' dropTablesOutside, as a node's remote-share-server.ts does), holds no
+//   key of them (raw RocksDB reads) and the kept tables' rows and the committed epoch intact, and
+//   compacting the dropped ranges shrinks its live SST files;
 // - a refused guard leaves no manifest and no complete checkpoint; a guard that fails before the
 //   write leaves none either.
 
@@ -22,7 +26,10 @@ import { CheckpointFollower } from '../../storage/checkpoint/follow.js';
 import { decodeManifest, manifestKey } from '../../storage/checkpoint/manifest.js';
 import { listCheckpointEpochs } from '../../storage/checkpoint/restore.js';
 import { FileObjectStore } from '../../storage/object-store/file-object-store.js';
+import { dropTablesOutside, rangesOutsideTables } from '../../storage/key-ranges.js';
+import { tableLowerBound, tableUpperBound } from '../../storage/mvcc-key.js';
 import { openRocksStateStore } from '../../storage/rocks-state-store.js';
+import { RocksDatabase } from '../../storage/rocksdb.js';
 import type { StateTableSchema } from '../../storage/state-table.js';
 import { committedRows } from './support/committed-rows.js';
 import { openTestCheckpointer } from './support/test-checkpointer.js';
@@ -135,6 +142,103 @@ describe('following checkpoints', () => {
     expect(restored.rows).toEqual(atSecond);
     // Asked for the first, a follower past it makes the store of the one it follows.
     expect(await follower.materializeAtLeast(first, join(node.dir, 'share-3'), 0)).toBe(second);
+  });
+
+  it("keeps only the share's tables in a store made from a checkpoint of two views' tables", async () => {
+    // The share's fragment owns tables 30001 and 30003; another view's tables sit below, between and above them.
+    const tables = [30000, 30001, 30002, 30003, 30004].map((tableId): StateTableSchema => ({ tableId, columnTypes: [type('int4'), type('text')], primaryKey: [0] }));
+    const kept = [30003, 30001];
+    const dir = join(work, 'trim');
+    const stateDir = join(dir, 'state');
+    const store = openRocksStateStore({ dir: stateDir, memoryLimitBytes: 0, rocksdb: { writeBufferBytes: 1 << 20 } });
+    const remote = new FileObjectStore(join(dir, 'remote'));
+    const checkpointer = openTestCheckpointer({ store, stateDir, stagingDir: join(dir, 'staging'), objectStore: remote, keepLast: 3 });
+    const models = new Map<number, Map<number, string>>(tables.map((schema) => [schema.tableId, new Map()]));
+    let clockMs = Date.now();
+    // Several epochs, each table's keys written, updated and deleted, over several flushed files.
+    for (let round = 0; round < 4; round++) {
+      for (const schema of tables) {
+        const table = store.table(schema);
+        const model = models.get(schema.tableId)!;
+        for (let key = round * 1000; key < round * 1000 + 3000; key++) {
+          if (key % 7 === round) {
+            table.delete([key]);
+            model.delete(key);
+          } else {
+            const value = `${schema.tableId}-${round}-${key}-${'y'.repeat(200)}`;
+            table.insert([key, value]);
+            model.set(key, value);
+          }
+        }
+      }
+      clockMs += 1000;
+      store.commit(epochFromMillis(clockMs));
+    }
+    const epoch = (await checkpointer.checkpoint())!.epoch;
+    await store.close();
+    const follower = new CheckpointFollower(remote, join(dir, 'follow'));
+    await follower.follow(epoch);
+    const shareDir = join(dir, 'share');
+    expect(await follower.materializeAtLeast(epoch, shareDir, 0)).toBe(epoch);
+
+    const database = RocksDatabase.open(shareDir);
+    const rawKeys = (tableId: number): number => {
+      const iterator = database.iterator({ lowerBound: tableLowerBound(tableId), upperBound: tableUpperBound(tableId) });
+      try {
+        let count = 0;
+        for (let packed = iterator.nextPacked(1000); packed !== null; packed = iterator.nextPacked(1000)) {
+          for (let at = 0; at < packed.length; count++) {
+            const keyLength = packed.readUInt32LE(at);
+            at += 4 + keyLength;
+            at += 4 + packed.readUInt32LE(at);
+          }
+        }
+        return count;
+      } finally {
+        iterator.close();
+      }
+    };
+    // Before: the store holds every table (the checkpoint's whole database).
+    for (const schema of tables) expect(rawKeys(schema.tableId)).toBeGreaterThan(0);
+    const ranges = dropTablesOutside(database, kept);
+    expect(ranges.map((range) => [range.lower.readUInt32BE(0), range.upper.readUInt32BE(0)])).toEqual([
+      [0, 30001],
+      [30002, 30003],
+      [30004, 0xffffffff],
+    ]);
+    for (const schema of tables) {
+      if (kept.includes(schema.tableId)) expect(rawKeys(schema.tableId)).toBeGreaterThan(0);
+      else expect(rawKeys(schema.tableId)).toBe(0);
+    }
+    const liveBefore = Number(database.getProperty('rocksdb.live-sst-files-size'));
+    for (const range of ranges) await database.compactRange(range.lower, range.upper);
+    const liveAfter = Number(database.getProperty('rocksdb.live-sst-files-size'));
+    // Three of the five tables' bytes go (the tables are about the same size).
+    expect(liveAfter).toBeLessThan(liveBefore * 0.6);
+    for (const schema of tables) if (!kept.includes(schema.tableId)) expect(rawKeys(schema.tableId)).toBe(0);
+    await database.close();
+
+    // The kept tables' rows and the committed epoch, read through the store, are the model's.
+    for (const tableId of kept) {
+      const restored = await committedRows(shareDir, tables.find((schema) => schema.tableId === tableId)!);
+      expect(restored.epoch).toBe(epoch);
+      expect(restored.rows).toEqual(sorted(models.get(tableId)!));
+      expect(restored.rows.length).toBeGreaterThan(2000);
+    }
+    // The followed checkpoint's files are untouched: a store made from them again holds every table.
+    const again = join(dir, 'share-again');
+    await follower.materializeAtLeast(epoch, again, 0);
+    expect((await committedRows(again, tables[2]!)).rows).toEqual(sorted(models.get(30002)!));
+  });
+
+  it('cuts the ranges outside the kept tables', () => {
+    const bounds = (keep: number[]) => rangesOutsideTables(keep).map((range) => [range.lower.readUInt32BE(0), range.upper.readUInt32BE(0)]);
+    expect(bounds([])).toEqual([[0, 0xffffffff]]);
+    expect(bounds([0])).toEqual([[1, 0xffffffff]]);
+    expect(bounds([5, 6, 6, 9])).toEqual([[0, 5], [7, 9], [10, 0xffffffff]]);
+    expect(bounds([0xfffffffe])).toEqual([[0, 0xfffffffe]]);
+    expect(() => rangesOutsideTables([0xffffffff])).toThrow(/not a table id/);
+    expect(() => rangesOutsideTables([1.5])).toThrow(/not a table id/);
   });
 
   it('a refused guard leaves no manifest and no complete checkpoint', async () => {

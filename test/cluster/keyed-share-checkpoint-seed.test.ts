@@ -8,6 +8,7 @@
 //   (the cut is held 1.5 s after b's stores are made, so such epochs are there). A checkpoint taken
 //   with a gap before the kept epochs, or the kept writes after it dropped, leaves b's vnodes with
 //   wrong counts or sums: each view must equal the batch SELECT of its query, and b processed rows.
+//   b's stores keep the fragment's state tables only (the other view's, the base tables dropped).
 // - Node c, a cold standby (OXBOW_CLUSTER_COLD_STANDBY=1: it follows no checkpoint), joins while the
 //   writes go on: it refuses the store from a checkpoint, so the leader reads c's seed and sends it,
 //   while b (cut again) takes its store from its checkpoint again; the views equal their recomputation.
@@ -92,6 +93,8 @@ describe("a keyed share made from the node's followed checkpoint", () => {
       expect(cut).toContain(`seeds: node ${bId} from its checkpoint ${made![2]}, `);
     }
     expect(b.stderr()).toMatch(/a keyed share's store is made from checkpoint \d+/);
+    // b's stores kept the fragments' state tables only (each view's other tables and the base tables dropped).
+    expect(b.stderr()).toMatch(/a keyed share's store is made from checkpoint \d+ \([^)]*, \d+ state tables? kept, the others dropped by \d+ range deletes?\)/);
     for (const view of ['kv', 'ju']) expect(await explain(leader, view)).toMatch(/to 2 workers and 1 other node, vnodes cut again \d+ times?/);
     // After the cut: changes over every group, which b's vnodes' state must carry.
     await leader.query('update t set v = v + 5');

@@ -143,7 +143,11 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
             readSeeds: () => this.readSeeds(fragment),
             remotes: (seeds, staging) => this.keyedRemotes(fragment, seeds, staging),
             stageSeeds: (bases, ahead) => shares.stageKeyedSeeds?.(bases, ahead),
-            stageFromCheckpoint: (after) => shares.stageKeyedCheckpoint?.(after),
+            stageFromCheckpoint: (after) =>
+              shares.stageKeyedCheckpoint?.(
+                after,
+                fragment.nodes.flatMap((node) => node.stateTables.map((table) => table.tableId)),
+              ),
           };
     // A fragment built with state (a promoted leader's, from the checkpoint its nodes followed too)
     // starts on its threads and takes its shares at its first cut, where each node makes its store

@@ -99,8 +99,9 @@ export interface RemoteShareSource {
    * safe point) and has each node listed now make its share's store from the checkpoint it follows,
    * at or past that one (its `checkpoints` then say which did; `stageKeyedSeeds` given it sends the
    * read seeds of the others only). Undefined when this leader takes no checkpoints for it.
+   * `tables`: the fragment's state tables, the only ones each node's store keeps.
    */
-  stageKeyedCheckpoint?(after: Epoch): KeyedSeedStaging | undefined;
+  stageKeyedCheckpoint?(after: Epoch, tables?: readonly number[]): KeyedSeedStaging | undefined;
   /** The engine's checkpoints, for stageKeyedCheckpoint: `after(epoch)` asks for one now and resolves to the epoch of the first complete one at or past `epoch`. */
   useCheckpoints?(after: (epoch: Epoch) => Promise<Epoch>): void;
   /** Whether the nodes listed now make their keyed shares' stores from their checkpoints (stageKeyedCheckpoint), when asked. */
