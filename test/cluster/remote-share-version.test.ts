@@ -19,7 +19,8 @@ import { checkView, expectKeyedViewsEqual, explain, GEN, JOIN_BATCH, until, view
 import { connectWhenServing } from './sessions.js';
 
 const cluster = clusterNodes('oxbow-share-version-', {
-  OXBOW_CLUSTER_LEASE_TTL_S: '5',
+  // No lease needs to expire soon here: a long one keeps a loaded machine's etcd from fencing the leader.
+  OXBOW_CLUSTER_LEASE_TTL_S: '10',
   OXBOW_PARALLELISM: '2',
   // Views over the source and the tables run as fragments at 2 workers on any machine.
   OXBOW_CORES: '8',
