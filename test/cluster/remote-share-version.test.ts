@@ -19,7 +19,7 @@ import { checkView, expectKeyedViewsEqual, explain, GEN, JOIN_BATCH, until, view
 import { connectWhenServing } from './sessions.js';
 
 const cluster = clusterNodes('oxbow-share-version-', {
-  // No lease needs to expire soon here: a long one keeps a loaded machine's etcd from fencing the leader.
+  // No node's lease needs to expire here.
   OXBOW_CLUSTER_LEASE_TTL_S: '10',
   OXBOW_PARALLELISM: '2',
   // Views over the source and the tables run as fragments at 2 workers on any machine.

@@ -17,11 +17,7 @@ import { checkView, GEN, nodes, until, viewMax } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
 const cluster = clusterNodes('oxbow-remote-shares-', {
-  // No node here needs its lease to expire soon (the stopped node is given up at the share's
-  // deadline, the killed one when its connection closes), and a leader fences itself (exits) when
-  // etcd has not confirmed its lease for nearly a TTL: under 3 s, a loaded machine's etcd (its
-  // fsyncs behind the other files' disks) can take that long, and the leader's session drops.
-  OXBOW_CLUSTER_LEASE_TTL_S: '10',
+  OXBOW_CLUSTER_LEASE_TTL_S: '3',
   OXBOW_PARALLELISM: '2',
   // A view over the source runs as a source fragment (its shares on other nodes) at 2 workers on any machine.
   OXBOW_CORES: '8',
