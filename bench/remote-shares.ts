@@ -60,6 +60,12 @@
 // (the broker's CPU is not counted), wall time, the rows the standby processed, and the view's
 // digest (equal across sizes; its counts add up to BENCH_MESSAGES, checked). A Kafka source
 // fragment (a filter over the topic) has no shares on other nodes, so it is not measured here.
+// BENCH_QUERY=create: what a keyed share costs a view created empty (its seeds, empty, read at its
+// build: executor/cluster/README.md "What is not there yet"). A cluster of each size of BENCH_NODES
+// (cold standbys, --parallelism 2 --cores 8), empty tables t and u, then BENCH_VIEWS (default 8)
+// times a GROUP BY view and a join view created: the median wall time of a CREATE MATERIALIZED
+// VIEW and the leader's CPU milliseconds per CREATE; and, in this process, the seed read each such
+// build makes (keyedSeeds over three empty state tables for two shares) timed over 2,000 reads.
 // BENCH_ENTRY: the bin/oxbow.js of each build to compare, comma-separated, run A B A B per round
 // (default this build's), BENCH_LABELS their names in the metrics.
 
@@ -75,6 +81,9 @@ import { freePort } from '../test/support/free-port.js';
 import { startEtcd } from '../test/support/etcd.js';
 import { startOxbowNode, type OxbowNode } from './support/server-process.js';
 import { parseTaskStat, ticksPerSecond } from './support/thread-cpu.js';
+import { keyedSeeds } from '../executor/stream/parallel/keyed-seed.js';
+import { type as scalarType } from '../sql/types.js';
+import { RocksDatabase } from '../storage/rocksdb.js';
 
 const ENTRIES = (process.env['BENCH_ENTRY'] ?? join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'oxbow.js')).split(',');
 const LABELS = (process.env['BENCH_LABELS'] ?? ENTRIES.map((_, index) => (index === 0 ? 'this' : `build${index}`)).join(',')).split(',');
@@ -90,7 +99,10 @@ if (!Number.isInteger(CHUNK_ROWS) || CHUNK_ROWS < 1) throw new Error(`BENCH_CHUN
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? '2000000');
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '2');
 const QUERY = process.env['BENCH_QUERY'] ?? 'q1';
-if (QUERY !== 'q1' && QUERY !== 'q4' && QUERY !== 'q5' && QUERY !== 'seed' && QUERY !== 'join' && QUERY !== 'kafka') throw new Error(`BENCH_QUERY must be q1, q4, q5, seed, join or kafka, not ${QUERY}`);
+if (QUERY !== 'q1' && QUERY !== 'q4' && QUERY !== 'q5' && QUERY !== 'seed' && QUERY !== 'join' && QUERY !== 'kafka' && QUERY !== 'create') throw new Error(`BENCH_QUERY must be q1, q4, q5, seed, join, kafka or create, not ${QUERY}`);
+/** BENCH_QUERY=create: the views of each kind created per run. */
+const VIEWS = Number(process.env['BENCH_VIEWS'] ?? '8');
+if (!Number.isInteger(VIEWS) || VIEWS < 1) throw new Error(`BENCH_VIEWS must be a positive whole number, not ${process.env['BENCH_VIEWS']}`);
 /** BENCH_QUERY=kafka: a Kafka topic is the source. */
 const KAFKA = QUERY === 'kafka';
 /** BENCH_QUERY=kafka: the messages in the topic. */
@@ -483,6 +495,73 @@ async function joinRun(label: string): Promise<void> {
   }
 }
 
+/** BENCH_QUERY=create: CREATE MATERIALIZED VIEW over empty tables on a cluster of `nodes` (above). */
+async function createRun(nodes: number, label: string): Promise<void> {
+  const etcd = await startEtcd();
+  const work = mkdtempSync(join(tmpdir(), 'oxbow-bench-remote-shares-'));
+  const started: OxbowNode[] = [];
+  try {
+    const args = ['--cluster', etcd.url, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--parallelism', '2', '--cores', '8', '--remote-shares', 'on'];
+    const leaderNode = await startOxbowNode(ENTRY, join(work, 'a'), args);
+    started.push(leaderNode);
+    const leader = await connect(leaderNode);
+    for (let standby = 1; standby < nodes; standby++) {
+      started.push(await startOxbowNode(ENTRY, join(work, String.fromCharCode(0x61 + standby)), args, { OXBOW_CLUSTER_COLD_STANDBY: '1' }));
+      const deadline = Date.now() + 30_000;
+      while (Number((await leader.query<{ n: string }>("select count(*) as n from oxbow_catalog.nodes where role = 'standby' and share_address is not null")).rows[0]!.n) < standby) {
+        if (Date.now() > deadline) throw new Error(`the standby never listed a share address\n${started[standby]!.stderr()}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+    await leader.query('create table t (id int8 primary key, k int, v int8)');
+    await leader.query('create table u (id int8 primary key, k int, w int8)');
+    const walls: number[] = [];
+    const cpuBefore = cpuSeconds(leaderNode.child.pid!);
+    for (let view = 0; view < VIEWS; view++) {
+      for (const statement of [`create materialized view kv${view} as select k, count(*) as n, sum(v) as s from t group by k`, `create materialized view ju${view} as select t.k, count(*) as n, sum(t.v + u.w) as s from t join u on t.k = u.k group by t.k`]) {
+        const start = performance.now();
+        await leader.query(statement);
+        walls.push(performance.now() - start);
+      }
+    }
+    const leaderCpuMs = ((cpuSeconds(leaderNode.child.pid!) - cpuBefore) * 1000) / walls.length;
+    const shared = (await leader.query({ text: 'explain analyze kv0', rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n');
+    if (nodes > 1 && !shared.includes(`and ${nodes - 1} other node`)) throw new Error(`kv0 has no share on the other nodes:\n${shared}`);
+    walls.sort((left, right) => left - right);
+    const tag = `${label}create_${nodes}_node${nodes === 1 ? '' : 's'}`;
+    emit(`${tag}_median_ms`, walls[Math.floor(walls.length / 2)]!, 'ms');
+    emit(`${tag}_leader_cpu_ms_per_create`, leaderCpuMs, 'ms');
+    emit(`${tag}_load_1m`, loadavg()[0]!, 'load');
+    await leader.end();
+  } finally {
+    for (const node of started.reverse()) await node.stop().catch(() => undefined);
+    await etcd.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** BENCH_QUERY=create: the seed read a build of a view created empty makes for two shares (three empty state tables), in this process. */
+function emptySeedRead(): void {
+  const dir = mkdtempSync(join(tmpdir(), 'oxbow-bench-empty-seed-'));
+  const database = RocksDatabase.open(dir);
+  try {
+    const types = [scalarType('int4'), scalarType('int8'), scalarType('int8')];
+    const tables = [1001, 1002, 1003].map((tableId) => ({ tableId, purpose: 'bench', columnTypes: types, primaryKey: [0] }));
+    const vnodes = new Map(tables.map((table) => [table.tableId, [0]]));
+    for (let read = 0; read < 200; read++) keyedSeeds(database, tables, vnodes, 2, 4);
+    const reads = 2000;
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    for (let read = 0; read < reads; read++) keyedSeeds(database, tables, vnodes, 2, 4);
+    const used = process.cpuUsage(cpu);
+    emit('create_empty_seed_read_ms', (performance.now() - start) / reads, 'ms');
+    emit('create_empty_seed_read_cpu_ms', (used.user + used.system) / 1000 / reads, 'ms');
+  } finally {
+    void database.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** The cluster sizes run in each round, in order (BENCH_NODES, default 1,2). */
 const SIZES = (process.env['BENCH_NODES'] ?? '1,2').split(',').map(Number);
 if (SIZES.some((size) => !Number.isInteger(size) || size < 1 || size > 3)) throw new Error(`BENCH_NODES must list sizes from 1 to 3, not ${process.env['BENCH_NODES']}`);
@@ -513,6 +592,16 @@ async function startKafka(): Promise<number> {
 const kafkaPort = KAFKA ? await startKafka() : undefined;
 try {
   for (let round = 0; round < ROUNDS; round++) {
+    if (QUERY === 'create') {
+      if (round === 0) emptySeedRead();
+      for (const size of SIZES) {
+        for (let build = 0; build < ENTRIES.length; build++) {
+          ENTRY = ENTRIES[build]!;
+          await createRun(size, ENTRIES.length > 1 ? `${LABELS[build] ?? `build${build}`}_` : '');
+        }
+      }
+      continue;
+    }
     if (QUERY === 'seed' || QUERY === 'join') {
       for (let build = 0; build < ENTRIES.length; build++) {
         ENTRY = ENTRIES[build]!;

@@ -24,7 +24,7 @@ import { DASHBOARD_HTML } from '../executor/metrics/dashboard-page.js';
 import { runRestore } from './restore.js';
 import { serveClusterNode } from './cluster.js';
 import { parseClusterUrl, type ClusterUrl } from '../executor/cluster/etcd-coordinator.js';
-import { MAX_SEED_CHUNK_BYTES } from '../executor/cluster/remote-share-link.js';
+import { MAX_SEED_CHUNK_BYTES, MAX_SHARE_PROTOCOL_VERSION } from '../executor/cluster/remote-share-link.js';
 import { MAX_SEED_WRITE_DELAY_MS } from '../executor/cluster/remote-share-server.js';
 
 export interface CliConfig {
@@ -347,6 +347,14 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const seedWriteDelay = parseCount(seedWriteDelayInput, 'milliseconds', 0);
   if (seedWriteDelay !== undefined && seedWriteDelay > MAX_SEED_WRITE_DELAY_MS) {
     throw new UsageError(`${seedWriteDelayInput!.source}: "${seedWriteDelayInput!.text}" is over ${MAX_SEED_WRITE_DELAY_MS} milliseconds`);
+  }
+  // Read by the share server and the relay threads from the environment (remote-share-link.ts; tests: a node of another version): refused here, at start.
+  const protocolVersionInput = variable('OXBOW_REMOTE_SHARE_PROTOCOL_VERSION');
+  if (protocolVersionInput !== undefined) {
+    const version = /^\d+$/.test(protocolVersionInput.text.trim()) ? Number(protocolVersionInput.text.trim()) : NaN;
+    if (!Number.isSafeInteger(version) || version < 1 || version > MAX_SHARE_PROTOCOL_VERSION) {
+      throw new UsageError(`${protocolVersionInput.source}: "${protocolVersionInput.text}" is not a share protocol version (a whole number from 1 to ${MAX_SHARE_PROTOCOL_VERSION})`);
+    }
   }
   if (host === '') throw new UsageError('--host must not be empty');
   if (!isLoopback(host) && password === undefined) {

@@ -46,8 +46,9 @@ import type { OxbowEngine } from '../engine/open-engine.js';
 import type { Engine, LoginRole, Session, SessionEvents, StartupParameters } from '../engine/engine.js';
 import type { ClusterNodeRow } from '../system/nodes-relation.js';
 import { EtcdCoordinator, type NodeRecord } from './etcd-coordinator.js';
+import { configuredShareProtocolVersion } from './remote-share-link.js';
 import { RemoteShareServer } from './remote-share-server.js';
-import { RemoteShares, type KeyedSeedFrom } from './remote-shares.js';
+import { RemoteShares, type KeyedSeedFrom, type SharePeer } from './remote-shares.js';
 import { sourceFragmentWorkerScript } from '../connectors/source-fragment-worker-script.js';
 import { fragmentWorkerScript } from '../stream/parallel/parallel-fragment.js';
 
@@ -138,6 +139,10 @@ export class ClusterNode implements Engine {
   private shareServer: RemoteShareServer | undefined;
   private shareAddress: string | undefined;
   private readonly shares: RemoteShares | undefined;
+  /** The share protocol version this node speaks and records (remote-share-link.ts). */
+  private readonly shareProtocol = configuredShareProtocolVersion();
+  /** The runs of nodes (id and share address) of another share protocol version the leader said it gives no share. */
+  private readonly otherVersions = new Set<string>();
 
   constructor(
     private readonly engineOptions: EngineOptions,
@@ -155,7 +160,7 @@ export class ClusterNode implements Engine {
     const remoteShares = options.remoteShares;
     if (remoteShares !== undefined) {
       this.shares = new RemoteShares(
-        () => this.nodesCache.filter((record) => record.nodeId !== this.nodeId && typeof record.shareAddress === 'string').map((record) => ({ nodeId: record.nodeId, shareAddress: record.shareAddress! })),
+        () => this.sharePeers(),
         () => this.peerKey,
         remoteShares.timeoutMs ?? 10_000,
         remoteShares.seedFrom ?? 'checkpoint',
@@ -202,6 +207,32 @@ export class ClusterNode implements Engine {
     await this.publish(true);
     this.options.log(`oxbow: cluster node ${this.nodeId} joined as a standby (lease ${this.leaseHex()})`);
     this.schedule(0);
+  }
+
+  /**
+   * The other nodes that get shares: those whose record has a share address and names this node's
+   * share protocol version. A node of another version (a rolling upgrade) gets none: its vnodes
+   * and units run on this node's threads, as if it were not listed; the leader says so once per run
+   * of the node.
+   */
+  private sharePeers(): SharePeer[] {
+    const peers: SharePeer[] = [];
+    for (const record of this.nodesCache) {
+      if (record.nodeId === this.nodeId || typeof record.shareAddress !== 'string') continue;
+      const version = recordedShareProtocol(record);
+      if (version === this.shareProtocol) {
+        peers.push({ nodeId: record.nodeId, shareAddress: record.shareAddress });
+        continue;
+      }
+      const run = `${record.nodeId} ${record.shareAddress}`;
+      if (this.role === 'leader' && !this.otherVersions.has(run)) {
+        this.otherVersions.add(run);
+        this.options.log(
+          `oxbow: node ${record.nodeId} (${record.shareAddress}) speaks share protocol version ${version ?? '(unreadable)'} and this leader version ${this.shareProtocol}: it gets no remote share; its shares run on this node`,
+        );
+      }
+    }
+    return peers;
   }
 
   private leaseHex(): string {
@@ -482,7 +513,7 @@ export class ClusterNode implements Engine {
       state: this.state,
       checkpointEpoch: this.checkpointEpoch === undefined ? null : this.checkpointEpoch.toString(),
       leaseId: this.leaseHex(),
-      ...(this.shareAddress === undefined ? {} : { shareAddress: this.shareAddress }),
+      ...(this.shareAddress === undefined ? {} : { shareAddress: this.shareAddress, shareProtocol: this.shareProtocol }),
     };
     const text = JSON.stringify(record);
     if (!force && text === this.published) return;
@@ -500,7 +531,7 @@ export class ClusterNode implements Engine {
       state: this.state,
       checkpointEpoch: this.checkpointEpoch === undefined ? null : this.checkpointEpoch.toString(),
       leaseId: this.leaseHex(),
-      ...(this.shareAddress === undefined ? {} : { shareAddress: this.shareAddress }),
+      ...(this.shareAddress === undefined ? {} : { shareAddress: this.shareAddress, shareProtocol: this.shareProtocol }),
     });
     return [...byId.values()]
       .sort((left, right) => (left.nodeId < right.nodeId ? -1 : left.nodeId > right.nodeId ? 1 : 0))
@@ -513,6 +544,7 @@ export class ClusterNode implements Engine {
         leaseId: record.leaseId,
         self: record.nodeId === this.nodeId,
         shareAddress: record.shareAddress ?? null,
+        shareProtocol: typeof record.shareAddress === 'string' ? (recordedShareProtocol(record) ?? null) : null,
         shareUnits: this.role === 'leader' ? (this.shares?.unitsOf(record.nodeId) ?? null) : null,
         shareRows: this.role === 'leader' ? (this.shares?.rowsOf(record.nodeId) ?? null) : null,
         ...seedColumns(this.role === 'leader' ? this.shares?.seedOf(record.nodeId) : undefined),
@@ -595,4 +627,11 @@ export class ClusterNode implements Engine {
 /** The seed columns of oxbow_catalog.nodes: null on a standby and for a node without keyed shares. */
 function seedColumns(seed: { rows: bigint; bytes: bigint; readyMs: bigint | null } | null | undefined): Pick<ClusterNodeRow, 'shareSeedRows' | 'shareSeedBytes' | 'shareReadyMs'> {
   return { shareSeedRows: seed?.rows ?? null, shareSeedBytes: seed?.bytes ?? null, shareReadyMs: seed?.readyMs ?? null };
+}
+
+/** The share protocol version a node's record names: 1 when it names none (a node from before versions were named), undefined when it is not a whole number. */
+function recordedShareProtocol(record: NodeRecord): number | undefined {
+  const version: unknown = record.shareProtocol;
+  if (version === undefined) return 1;
+  return typeof version === 'number' && Number.isSafeInteger(version) ? version : undefined;
 }

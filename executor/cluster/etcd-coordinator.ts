@@ -34,6 +34,8 @@ export interface NodeRecord {
   readonly leaseId: string;
   /** host:port of its server of remote shares (--remote-shares on), absent otherwise. */
   readonly shareAddress?: string;
+  /** The share protocol version its server speaks (remote-share-link.ts), with `shareAddress`; absent in the records of nodes from before versions were named (version 1). */
+  readonly shareProtocol?: number;
 }
 
 export interface LeaderRecord {

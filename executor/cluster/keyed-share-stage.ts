@@ -23,7 +23,7 @@ import type { Socket } from 'node:net';
 import { connect } from 'node:net';
 import type { Epoch } from '../../sql/epoch.js';
 import type { KeyedSeedStaging } from '../stream/parallel/source-fragment.js';
-import { answerChallenge, configuredSeedChunkBytes, frame, newNonce, parseAddress, pieceEnd, readFrames, wholeEntryPieces, type Handshake } from './remote-share-link.js';
+import { answerChallenge, configuredSeedChunkBytes, frame, helloFrame, newNonce, parseAddress, pieceEnd, readFrames, wholeEntryPieces, type Handshake } from './remote-share-link.js';
 
 /** The pieces of a staged seed are at most 16 MiB, cut between entries; OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES sets another bound (`configuredSeedChunkBytes`: tests), validated as the link's. */
 function stageChunkBytes(): number {
@@ -80,7 +80,7 @@ export class SeedStage {
     socket.on('close', () => this.fail('the connection closed'));
     socket.on('connect', () => {
       this.progress();
-      socket.write(frame({ t: 'hello', nonce } satisfies Handshake));
+      socket.write(helloFrame(nonce));
     });
     let proved = false;
     readFrames(
@@ -90,7 +90,7 @@ export class SeedStage {
         const answer = message as Handshake;
         if (!proved) {
           const proof = answerChallenge(key, nonce, message);
-          if (proof === undefined) return this.fail('it did not prove it holds the cluster key');
+          if (typeof proof === 'string') return this.fail(proof);
           proved = true;
           this.progress();
           socket.write(proof);

@@ -7,7 +7,10 @@
 // Both ends prove they hold the cluster's node-to-node key (etcd-coordinator.ts' peer key) before
 // anything else crosses: the client sends a random nonce, the server answers with a nonce of its
 // own and an HMAC-SHA256 of the client's under the key, and the client answers with an HMAC of the
-// server's. A frame longer than MAX_FRAME_BYTES, or one that does not deserialize, ends the
+// server's. Both ends name their share protocol's version in those first frames (`hello`,
+// `challenge`): a peer of another version is refused at once, by both ends, with both versions
+// named (a leader does not give shares to a node whose etcd record names another version at all;
+// this covers a record that was stale). A frame longer than MAX_FRAME_BYTES, or one that does not deserialize, ends the
 // connection; a keyed share's seed, which may be larger, crosses in pieces (`openFrames`).
 
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -50,10 +53,58 @@ export function configuredSeedChunkBytes(): number {
   return seedChunk;
 }
 
+/**
+ * The version of the share protocol this build speaks: the handshake's and the workers' messages,
+ * the frames of a keyed share's seed (`seeding`, `seeded`, `stage`, `stage-checkpoint`). A node of
+ * another version gets no share (its etcd record names its version) and a link that meets one
+ * anyway fails at once. Raise it with any change a node of the previous version would not
+ * understand. Nodes from before versions were named send none: version 1.
+ */
+export const SHARE_PROTOCOL_VERSION = 2;
+
+/** The largest version OXBOW_REMOTE_SHARE_PROTOCOL_VERSION takes (an int4 in oxbow_catalog.nodes). */
+export const MAX_SHARE_PROTOCOL_VERSION = 2_147_483_647;
+
+/**
+ * The version OXBOW_REMOTE_SHARE_PROTOCOL_VERSION makes this node announce and speak (tests: a node
+ * of another version in the cluster): unset or empty, SHARE_PROTOCOL_VERSION; a whole number from
+ * 1 to MAX_SHARE_PROTOCOL_VERSION; anything else an error naming the variable (bin/cli.ts refuses
+ * it at start with the same rule).
+ */
+export function shareProtocolVersion(text: string | undefined): number {
+  if (text === undefined || text === '') return SHARE_PROTOCOL_VERSION;
+  const value = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!Number.isSafeInteger(value) || value < 1 || value > MAX_SHARE_PROTOCOL_VERSION) {
+    throw new Error(`OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: "${text}" is not a whole number from 1 to ${MAX_SHARE_PROTOCOL_VERSION}`);
+  }
+  return value;
+}
+
+/** This process's share protocol version, read once (the relay threads read it from the same environment). */
+let protocolVersion: number | undefined;
+
+export function configuredShareProtocolVersion(): number {
+  protocolVersion ??= shareProtocolVersion(process.env['OXBOW_REMOTE_SHARE_PROTOCOL_VERSION']);
+  return protocolVersion;
+}
+
+/** The version a `hello` or `challenge` names: 1 when it names none (a node from before versions were named). */
+export function versionOf(message: unknown): number {
+  const version = (message as { version?: unknown }).version;
+  return version === undefined ? 1 : typeof version === 'number' ? version : NaN;
+}
+
+/** Why a link to a peer of `theirs` is refused by a node of `ours`: both versions named. */
+export function versionMismatch(theirs: number, ours: number): string {
+  return `it speaks share protocol version ${Number.isNaN(theirs) ? '(unreadable)' : theirs} and this node version ${ours}`;
+}
+
 /** The frames of the handshake, before the worker protocol's messages. */
 export type Handshake =
-  | { readonly t: 'hello'; readonly nonce: Uint8Array }
-  | { readonly t: 'challenge'; readonly nonce: Uint8Array; readonly proof: Uint8Array }
+  /** The client's first frame: its nonce and its share protocol version. */
+  | { readonly t: 'hello'; readonly nonce: Uint8Array; readonly version: number }
+  /** The server's answer to a `hello` of its own version; to another version it answers `refused` (with its version) and ends the connection. */
+  | { readonly t: 'challenge'; readonly nonce: Uint8Array; readonly proof: Uint8Array; readonly version: number }
   | { readonly t: 'proof'; readonly proof: Uint8Array }
   /** A piece of a keyed share's seed, in order, before its `open` (whose seed, if any, comes last). */
   | { readonly t: 'seed'; readonly bytes: Uint8Array }
@@ -69,7 +120,7 @@ export type Handshake =
    * `tables`: the fragment's state tables, the only ones the store keeps (the others' rows dropped).
    */
   | { readonly t: 'stage-checkpoint'; readonly epoch: string; readonly withinMs: number; readonly tables?: readonly number[] }
-  | { readonly t: 'refused'; readonly reason: string }
+  | { readonly t: 'refused'; readonly reason: string; readonly version?: number }
   | { readonly t: 'staged'; readonly id: string; readonly epoch?: string }
   /** A keyed share's node, after its `open`: a piece of the seed received or written (each restarts the leader's deadline), then `seeded` once the seed is in its store and the worker started. */
   | { readonly t: 'seeding' }
@@ -137,14 +188,23 @@ export function proofMatches(keyHex: string, role: 'server' | 'client', nonce: U
   return timingSafeEqual(proofOf(keyHex, role, nonce), proof);
 }
 
+/** A client's first frame: `nonce` and this node's share protocol version. */
+export function helloFrame(nonce: Uint8Array, version = configuredShareProtocolVersion()): Buffer {
+  return frame({ t: 'hello', nonce, version } satisfies Handshake);
+}
+
 /**
  * A client's answer to the server's first frame after its `hello` with `nonce`: the `proof` frame
- * to send when that frame is a challenge proving the server holds `keyHex`, else undefined (the
- * server is not one of the cluster's: the caller fails the link).
+ * to send when that frame is a challenge of this node's `version` proving the server holds
+ * `keyHex`, else why the link fails (a server of another version, which refused the `hello` or
+ * answered with another version; or one that is not the cluster's): the caller fails it at once.
  */
-export function answerChallenge(keyHex: string, nonce: Uint8Array, message: unknown): Buffer | undefined {
+export function answerChallenge(keyHex: string, nonce: Uint8Array, message: unknown, version = configuredShareProtocolVersion()): Buffer | string {
   const challenge = message as Handshake;
-  if (challenge.t !== 'challenge' || !proofMatches(keyHex, 'server', nonce, challenge.proof) || !(challenge.nonce instanceof Uint8Array)) return undefined;
+  if (challenge.t === 'refused' && challenge.version !== undefined && challenge.version !== version) return versionMismatch(versionOf(challenge), version);
+  if (challenge.t === 'refused') return `it refused the link: ${String(challenge.reason)}`;
+  if (challenge.t === 'challenge' && versionOf(challenge) !== version) return versionMismatch(versionOf(challenge), version);
+  if (challenge.t !== 'challenge' || !proofMatches(keyHex, 'server', nonce, challenge.proof) || !(challenge.nonce instanceof Uint8Array)) return 'it did not prove it holds the cluster key';
   return frame({ t: 'proof', proof: proofOf(keyHex, 'client', challenge.nonce) } satisfies Handshake);
 }
 
@@ -236,6 +296,8 @@ export interface ShareLinkEvents {
    * (the relay restarts its answers' deadlines from then: the seed's time is not theirs).
    */
   readonly seeded?: (now: number) => void;
+  /** The share protocol version this end speaks (tests); this process's by default. */
+  readonly version?: number;
 }
 
 /** Requests sent while the node wrote its seed (`seeded` at `now`): each answer is due `timeoutMs` after `now` at the earliest. */
@@ -315,7 +377,7 @@ export function openShareLink(address: string, key: string, share: object, event
   connection.setNoDelay(true);
   connection.on('error', (error) => fail(error.message));
   connection.on('close', () => fail('the connection closed'));
-  connection.on('connect', () => connection.write(frame({ t: 'hello', nonce } satisfies Handshake)));
+  connection.on('connect', () => connection.write(helloFrame(nonce, events.version)));
   readFrames(
     connection,
     (message) => {
@@ -330,8 +392,8 @@ export function openShareLink(address: string, key: string, share: object, event
         events.seeded?.(since);
         return;
       }
-      const proof = answerChallenge(key, nonce, message);
-      if (proof === undefined) return fail('it did not prove it holds the cluster key');
+      const proof = answerChallenge(key, nonce, message, events.version);
+      if (typeof proof === 'string') return fail(proof);
       connection.write(proof);
       for (const bytes of openFrames(share)) connection.write(bytes);
       for (const bytes of outbox.splice(0)) connection.write(bytes);

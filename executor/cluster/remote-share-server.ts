@@ -30,7 +30,7 @@ import { WorkerPool } from '../batch/worker-pool.js';
 import type { MainToSourceWorker, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
 import type { MainToWorker, WorkerToMain } from '../stream/parallel/protocol.js';
 import { WorkerHandle } from '../stream/parallel/worker-handle.js';
-import { formatAddress, frame, newNonce, proofMatches, proofOf, readFrames, wholeEntryPieces, type Handshake } from './remote-share-link.js';
+import { configuredShareProtocolVersion, formatAddress, frame, newNonce, proofMatches, proofOf, readFrames, versionMismatch, versionOf, wholeEntryPieces, type Handshake } from './remote-share-link.js';
 
 type Forwarded = MainToSourceWorker | MainToWorker;
 type Answered = SourceWorkerToMain | WorkerToMain;
@@ -102,6 +102,8 @@ export interface RemoteShareServerOptions {
    * to that checkpoint's epoch. Absent, or rejecting (a cold standby, a follow behind): `refused`.
    */
   readonly checkpointSeed?: (epoch: bigint, dir: string, withinMs: number, stop: () => boolean) => Promise<bigint>;
+  /** The share protocol version this node speaks (tests); OXBOW_REMOTE_SHARE_PROTOCOL_VERSION's or this build's by default. */
+  readonly protocolVersion?: number;
 }
 
 export class RemoteShareServer {
@@ -131,8 +133,11 @@ export class RemoteShareServer {
   private readonly keyedPool = new WorkerPool({}, KEYED_IDLE_THREADS);
   /** OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS (tests). */
   private readonly seedWriteDelay = seedWriteDelayMs(process.env['OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS']);
+  /** The share protocol version this node speaks: a `hello` of another is refused at once. */
+  private readonly version: number;
 
   constructor(private readonly options: RemoteShareServerOptions) {
+    this.version = options.protocolVersion ?? configuredShareProtocolVersion();
     this.server = createServer((socket) => this.accept(socket));
   }
 
@@ -161,7 +166,7 @@ export class RemoteShareServer {
   private accept(socket: Socket): void {
     this.sockets.add(socket);
     socket.setNoDelay(true);
-    let stage: 'hello' | 'proof' | 'open' | 'materializing' | 'staged' | 'seeding' | 'running' = 'hello';
+    let stage: 'hello' | 'proof' | 'open' | 'materializing' | 'staged' | 'seeding' | 'running' | 'refused' = 'hello';
     let nonce: Uint8Array | undefined;
     let handle: WorkerHandle<Forwarded, Answered> | undefined;
     /** A keyed share's own store (the connection opened a keyed fragment's share). */
@@ -258,6 +263,7 @@ export class RemoteShareServer {
       socket,
       (message) => {
         const received = message as Handshake | MainToSourceWorker;
+        if (stage === 'refused') return;
         if (stage === 'running' && keyed !== undefined) return relayKeyed(received as MainToWorker);
         // The worker starts once its seed is written: what the leader sends meanwhile waits for it.
         if (stage === 'seeding') return void early.push(received as MainToWorker);
@@ -291,9 +297,18 @@ export class RemoteShareServer {
         }
         const key = this.options.peerKey();
         if (key === undefined) return fail(new Error('this node has not joined the cluster yet'));
-        if (stage === 'hello' && received.t === 'hello' && received.nonce instanceof Uint8Array && received.nonce.length === 32) {
+        if (stage === 'hello' && received.t === 'hello' && versionOf(received) !== this.version) {
+          // A leader of another version: refused at once, with this node's version, so it fails the link at once too.
+          const reason = versionMismatch(versionOf(received), this.version);
+          send({ t: 'refused', reason: `this node speaks share protocol version ${this.version}`, version: this.version } satisfies Handshake);
+          this.options.log(`oxbow: a remote share connection from ${socket.remoteAddress ?? '?'} is refused: ${reason}`);
+          clearTimeout(timer);
+          stage = 'refused';
+          socket.end();
+          setTimeout(() => socket.destroy(), 1000).unref();
+        } else if (stage === 'hello' && received.t === 'hello' && received.nonce instanceof Uint8Array && received.nonce.length === 32) {
           nonce = newNonce();
-          send({ t: 'challenge', nonce, proof: proofOf(key, 'server', received.nonce) });
+          send({ t: 'challenge', nonce, proof: proofOf(key, 'server', received.nonce), version: this.version } satisfies Handshake);
           stage = 'proof';
         } else if (stage === 'proof' && received.t === 'proof' && proofMatches(key, 'client', nonce!, received.proof)) {
           stage = 'open';

@@ -2,7 +2,8 @@
 // statement last read them from etcd (executor/cluster/ keeps the list fresh): node id, address,
 // role (leader or standby), state, the epoch of the last checkpoint it wrote (leader) or followed
 // (standby), its etcd lease, and under --remote-shares on the address where it runs shares of the
-// leader's source fragments and (on the leader) the units it generated in them, the rows of keyed
+// leader's source fragments, the share protocol version it speaks (a node of another version than
+// the leader's gets no share) and (on the leader) the units it generated in them, the rows of keyed
 // fragments it processed, what its keyed shares were seeded with and how soon they answered. Empty on a server started without --cluster.
 
 import type { Row } from '../../sql/value.js';
@@ -28,6 +29,8 @@ export interface ClusterNodeRow {
   readonly self: boolean;
   /** host:port where it runs shares of the leader's source fragments (--remote-shares on), or null. */
   readonly shareAddress: string | null;
+  /** The share protocol version it speaks (with a share address; 1 for a node that names none), or null. The leader gives no share to a node whose version differs from its own. */
+  readonly shareProtocol: number | null;
   /** On the leader: the source units this node generated for it in remote shares (null: it got no share). */
   readonly shareUnits: bigint | null;
   /** Rows of keyed fragments the node processed for the leader (its keyed shares' handed-over epochs). */
@@ -40,7 +43,7 @@ export interface ClusterNodeRow {
 }
 
 export const nodesTable: SystemTable = {
-  def: systemRelation(NODES_RELATION_ID, 'oxbow_catalog', 'nodes', ['node_id:text', 'address:text', 'role:text', 'state:text', 'checkpoint_epoch:int8', 'lease_id:text', 'is_self:bool', 'share_address:text', 'share_units:int8', 'share_rows:int8', 'share_seed_rows:int8', 'share_seed_bytes:int8', 'share_ready_ms:int8']),
+  def: systemRelation(NODES_RELATION_ID, 'oxbow_catalog', 'nodes', ['node_id:text', 'address:text', 'role:text', 'state:text', 'checkpoint_epoch:int8', 'lease_id:text', 'is_self:bool', 'share_address:text', 'share_protocol:int4', 'share_units:int8', 'share_rows:int8', 'share_seed_rows:int8', 'share_seed_bytes:int8', 'share_ready_ms:int8']),
   rows: (context) =>
-    (context.clusterNodes?.() ?? []).map((node): Row => [node.nodeId, node.address, node.role, node.state, node.checkpointEpoch, node.leaseId, node.self, node.shareAddress, node.shareUnits, node.shareRows, node.shareSeedRows, node.shareSeedBytes, node.shareReadyMs]),
+    (context.clusterNodes?.() ?? []).map((node): Row => [node.nodeId, node.address, node.role, node.state, node.checkpointEpoch, node.leaseId, node.self, node.shareAddress, node.shareProtocol, node.shareUnits, node.shareRows, node.shareSeedRows, node.shareSeedBytes, node.shareReadyMs]),
 };

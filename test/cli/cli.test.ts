@@ -279,6 +279,10 @@ describe('command line', () => {
     expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: '60001' })).toThrow('OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: "60001" is over 60000 milliseconds');
     expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: '0' })).not.toThrow();
     expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: '250' })).not.toThrow();
+    expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: 'v2' })).toThrow('OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: "v2" is not a share protocol version (a whole number from 1 to 2147483647)');
+    expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: '0' })).toThrow('OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: "0" is not a share protocol version (a whole number from 1 to 2147483647)');
+    expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: '2147483648' })).toThrow('OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: "2147483648" is not a share protocol version (a whole number from 1 to 2147483647)');
+    expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: '1' })).not.toThrow();
   });
 
   it('passes the streaming tuning variables to the engine as parsed, 0 included', () => {

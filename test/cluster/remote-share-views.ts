@@ -20,10 +20,19 @@ export async function nodes(leader: pg.Client): Promise<NodeRow[]> {
   return (await leader.query<NodeRow>('select node_id, address, role, share_address, share_units from oxbow_catalog.nodes order by node_id')).rows;
 }
 
+/**
+ * `probe` every 200 ms until it gives a value; past `timeoutMs`, or when the probe fails (a node's
+ * session dropped: its process exited), an error saying what with the nodes' `stderr()`.
+ */
 export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, stderr: () => string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = await probe();
+    let value: T | undefined;
+    try {
+      value = await probe();
+    } catch (error) {
+      throw new Error(`${what}: ${error instanceof Error ? error.message : String(error)}\n${stderr()}`, { cause: error });
+    }
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms\n${stderr()}`);
     await new Promise((resolveWait) => setTimeout(resolveWait, 200));

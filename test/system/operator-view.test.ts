@@ -118,6 +118,7 @@ describe('oxbow_catalog system tables', () => {
       ['lease_id', 'text'],
       ['is_self', 'boolean'],
       ['share_address', 'text'],
+      ['share_protocol', 'integer'],
       ['share_units', 'bigint'],
       ['share_rows', 'bigint'],
       ['share_seed_rows', 'bigint'],

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { forEachBatchEntry } from '../../../storage/write-batch.js';
 import { entryPieces, SeedStage } from '../keyed-share-stage.js';
-import { frame, newNonce, parseAddress, proofOf, readFrames, type Handshake } from '../remote-share-link.js';
+import { frame, newNonce, parseAddress, proofOf, readFrames, SHARE_PROTOCOL_VERSION, type Handshake } from '../remote-share-link.js';
 import { seedOf, useShareServer } from './support/share-server.js';
 
 const KEY = randomBytes(32).toString('hex');
@@ -87,7 +87,7 @@ describe("a keyed share's seed sent ahead", () => {
     socket.on('error', () => undefined);
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
     const nonce = newNonce();
-    socket.write(frame({ t: 'hello', nonce } satisfies Handshake));
+    socket.write(frame({ t: 'hello', nonce, version: SHARE_PROTOCOL_VERSION } satisfies Handshake));
     await eventually('no challenge', () => messages.length > 0);
     const challenge = messages[0] as Extract<Handshake, { t: 'challenge' }>;
     socket.write(frame({ t: 'proof', proof: proofOf(KEY, 'client', challenge.nonce) } satisfies Handshake));

@@ -28,6 +28,8 @@ import {
   readFrames,
   restartDeadlines,
   seedChunkBytes,
+  SHARE_PROTOCOL_VERSION,
+  shareProtocolVersion,
   wholeEntryPieces,
   type Handshake,
 } from '../remote-share-link.js';
@@ -156,7 +158,7 @@ describe('remote share connections', () => {
   it('answers a client holding the key, and the client can check the server holds it', async () => {
     const { socket, next, closed } = await client();
     const nonce = newNonce();
-    socket.write(frame({ t: 'hello', nonce } satisfies Handshake));
+    socket.write(frame({ t: 'hello', nonce, version: SHARE_PROTOCOL_VERSION } satisfies Handshake));
     const challenge = (await next()) as Extract<Handshake, { t: 'challenge' }>;
     expect(challenge.t).toBe('challenge');
     expect(proofMatches(KEY, 'server', nonce, challenge.proof)).toBe(true);
@@ -174,7 +176,7 @@ describe('remote share connections', () => {
   it('cuts off a client that does not hold the key, before any share opens', async () => {
     log.length = 0;
     const { socket, next, closed } = await client();
-    socket.write(frame({ t: 'hello', nonce: newNonce() } satisfies Handshake));
+    socket.write(frame({ t: 'hello', nonce: newNonce(), version: SHARE_PROTOCOL_VERSION } satisfies Handshake));
     const challenge = (await next()) as Extract<Handshake, { t: 'challenge' }>;
     socket.write(frame({ t: 'proof', proof: proofOf(OTHER_KEY, 'client', challenge.nonce) } satisfies Handshake));
     socket.write(frame({ t: 'open', data: {} } satisfies Handshake));
@@ -201,6 +203,70 @@ describe('remote share connections', () => {
     expect(lasted).toBeGreaterThanOrEqual(400);
     expect(lasted).toBeLessThan(5000);
     expect(log.join('\n')).toMatch(/no share opened within the handshake deadline/);
+  });
+});
+
+describe('share protocol versions', () => {
+  /** Opens a link of `version` to `address` under a deadline no test waits for: a failure before it is one the handshake reported. */
+  function linkOf(address: string, version: number): Promise<string> {
+    return new Promise((resolve) => {
+      openShareLink(address, KEY, { plan: 'x' }, { timeoutMs: 600_000, onMessage: () => undefined, onFail: resolve, version });
+    });
+  }
+
+  it('reads OXBOW_REMOTE_SHARE_PROTOCOL_VERSION as a whole number from 1, this build\'s when unset', () => {
+    expect(shareProtocolVersion(undefined)).toBe(SHARE_PROTOCOL_VERSION);
+    expect(shareProtocolVersion('')).toBe(SHARE_PROTOCOL_VERSION);
+    expect(shareProtocolVersion(' 7 ')).toBe(7);
+    for (const bad of ['0', '-1', 'v2', '1.5', '2147483648']) expect(() => shareProtocolVersion(bad), bad).toThrow(`OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: "${bad}"`);
+  });
+
+  it("a server refuses a leader of another version at once, naming its own, and one that names none (an older leader)", async () => {
+    for (const hello of [{ t: 'hello', nonce: newNonce(), version: SHARE_PROTOCOL_VERSION + 1 }, { t: 'hello', nonce: newNonce() }]) {
+      log.length = 0;
+      const { socket, next, closed } = await client();
+      socket.write(frame(hello));
+      // Refused, not challenged: the leader learns the node's version before any proof.
+      expect(await next()).toEqual({ t: 'refused', reason: `this node speaks share protocol version ${SHARE_PROTOCOL_VERSION}`, version: SHARE_PROTOCOL_VERSION });
+      await closed;
+      const version = 'version' in hello ? hello.version : 1;
+      expect(log.join('\n')).toContain(`is refused: it speaks share protocol version ${version} and this node version ${SHARE_PROTOCOL_VERSION}`);
+      expect(log.join('\n')).not.toMatch(/handshake deadline/);
+    }
+  });
+
+  it('a leader of another version fails its link at once, as the server says, under a deadline it never reaches', async () => {
+    log.length = 0;
+    const other = SHARE_PROTOCOL_VERSION + 1;
+    expect(await linkOf(rig.server.address, other)).toBe(`it speaks share protocol version ${SHARE_PROTOCOL_VERSION} and this node version ${other}`);
+    // The same version gets past the handshake (its open then fails: this server's worker script does not load).
+    expect(await linkOf(rig.server.address, SHARE_PROTOCOL_VERSION)).not.toMatch(/share protocol version/);
+  });
+
+  it('a leader fails its link at once when the node challenges it under another version, or under none (an older node)', async () => {
+    for (const challenged of [SHARE_PROTOCOL_VERSION + 1, undefined]) {
+      const sockets: Socket[] = [];
+      // An older node: it takes any hello and challenges with the right proof, naming its version or none.
+      const node = createServer((socket) => {
+        sockets.push(socket);
+        socket.on('error', () => undefined);
+        readFrames(
+          socket,
+          (message) => {
+            const hello = message as Extract<Handshake, { t: 'hello' }>;
+            const challenge = { t: 'challenge', nonce: newNonce(), proof: proofOf(KEY, 'server', hello.nonce) };
+            socket.write(frame(challenged === undefined ? challenge : { ...challenge, version: challenged }));
+          },
+          () => socket.destroy(),
+        );
+      });
+      await new Promise<void>((resolve) => node.listen(0, '127.0.0.1', resolve));
+      const bound = node.address() as { address: string; port: number };
+      const reason = await linkOf(formatAddress(bound.address, bound.port), SHARE_PROTOCOL_VERSION);
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => node.close(() => resolve()));
+      expect(reason).toBe(`it speaks share protocol version ${challenged ?? 1} and this node version ${SHARE_PROTOCOL_VERSION}`);
+    }
   });
 });
 
@@ -237,7 +303,7 @@ describe("a keyed share's link while the node writes its seed", () => {
           const frameIn = message as Handshake;
           if (frameIn.t === 'hello') {
             nonce = newNonce();
-            socket.write(frame({ t: 'challenge', nonce, proof: proofOf(KEY, 'server', frameIn.nonce) } satisfies Handshake));
+            socket.write(frame({ t: 'challenge', nonce, proof: proofOf(KEY, 'server', frameIn.nonce), version: SHARE_PROTOCOL_VERSION } satisfies Handshake));
           } else if (frameIn.t === 'proof') {
             expect(proofMatches(KEY, 'client', nonce!, frameIn.proof)).toBe(true);
           } else if (frameIn.t === 'open') {
@@ -320,7 +386,7 @@ describe("a keyed share's link while the node writes its seed", () => {
     log.length = 0;
     const { socket, next, closed } = await client();
     const nonce = newNonce();
-    socket.write(frame({ t: 'hello', nonce } satisfies Handshake));
+    socket.write(frame({ t: 'hello', nonce, version: SHARE_PROTOCOL_VERSION } satisfies Handshake));
     const challenge = (await next()) as Extract<Handshake, { t: 'challenge' }>;
     socket.write(frame({ t: 'proof', proof: proofOf(KEY, 'client', challenge.nonce) } satisfies Handshake));
     const frames = openFrames({ kind: 'keyed', seed: seedOf(400) }, 2_048);

@@ -15,7 +15,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MainToSourceWorker, SourceWorkerToMain } from '../../stream/parallel/source-protocol.js';
 import { WorkerHandle } from '../../stream/parallel/worker-handle.js';
-import { frame, newNonce, proofMatches, proofOf, readFrames, type Handshake } from '../remote-share-link.js';
+import { frame, newNonce, proofMatches, proofOf, readFrames, SHARE_PROTOCOL_VERSION, type Handshake } from '../remote-share-link.js';
 
 const KEY = randomBytes(32).toString('hex');
 const RELAY = new URL('../../../dist/executor/cluster/remote-share-worker.js', import.meta.url);
@@ -38,7 +38,7 @@ async function fakeNode(behaviour: Behaviour): Promise<{ server: Server; address
         const received = message as Handshake | MainToSourceWorker;
         if (stage === 'hello' && received.t === 'hello') {
           nonce = newNonce();
-          socket.write(frame({ t: 'challenge', nonce, proof: proofOf(KEY, 'server', received.nonce) }));
+          socket.write(frame({ t: 'challenge', nonce, proof: proofOf(KEY, 'server', received.nonce), version: SHARE_PROTOCOL_VERSION }));
           stage = 'proof';
         } else if (stage === 'proof' && received.t === 'proof') {
           if (!proofMatches(KEY, 'client', nonce!, received.proof)) socket.destroy();

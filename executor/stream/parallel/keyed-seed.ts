@@ -367,8 +367,14 @@ export class KeyedSeedRead {
       });
     }
     // Rows counted once per key: a key kept changes a share's rows only when its newest version's kind changed since E.
+    // A share made from a checkpoint counts no seed rows (they are in its checkpoint's files), so a key
+    // only such shares take needs no look-up (a seek per key, on the main thread, in one go: after
+    // thousands of new groups a cut spent most of 17-19 s in them at load 30, and past the 30 s stall
+    // bound the leader gives its lease up).
+    const counting = checkpointed.some((epoch) => epoch === undefined);
     for (const known of keys.values()) {
       if (known.table.hasher !== undefined && known.target < 0) continue;
+      if (known.table.hasher === undefined ? !counting : checkpointed[known.target] !== undefined) continue;
       if (known.rowAtStart === undefined) this.lookUp(known);
       const change = (known.row ? 1 : 0) - (known.rowAtStart! ? 1 : 0);
       if (change === 0) continue;
