@@ -68,6 +68,15 @@ export class RemoteShares implements RemoteShareSource {
   private readonly listeners = new Set<() => void>();
   private notified = 0;
 
+  /**
+   * Kafka source fragments get shares whose nodes fetch the offset ranges the leader fixes
+   * (README.md, "Kafka partitions fetched by the nodes"), unless OXBOW_KAFKA_NODE_FETCH=off
+   * (checked at start by bin/cli.ts): the leader's Kafka worker then reads every partition.
+   */
+  fetchesKafka(): boolean {
+    return (process.env['OXBOW_KAFKA_NODE_FETCH'] ?? 'on').trim().toLowerCase() !== 'off';
+  }
+
   /** A checkpoint at or past an epoch, once complete and recorded (the leader's engine sets it: useCheckpoints). */
   private checkpointAfter: ((epoch: Epoch) => Promise<Epoch>) | undefined;
 

@@ -107,6 +107,11 @@ export interface RemoteShareSource {
   seedsFromCheckpoints?(): boolean;
   /** Calls `listener` whenever the nodes that take shares change (as the cluster reads them); returns its removal. */
   onChange?(listener: () => void): () => void;
+  /**
+   * Whether a Kafka source fragment gets shares on the nodes, which fetch the offset ranges the
+   * leader fixes (executor/cluster/README.md, "Kafka partitions fetched by the nodes").
+   */
+  fetchesKafka?(): boolean;
 }
 
 /** Seeds sent to their nodes ahead of a cut (executor/cluster/keyed-share-stage.ts). */
@@ -136,6 +141,8 @@ interface SourceWorkerSettings {
   readonly onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void;
   /** Shares on other nodes, after the worker threads'. */
   readonly remotes?: RemoteShareSource;
+  /** A Kafka source fragment whose owners fetch offset ranges while it has shares on other nodes (`takesFetchRanges`). */
+  readonly kafkaRanges?: boolean;
   /** A direct sink's changes (change-log.ts): the workers count theirs and hand the counts over with each batch. */
   readonly direct?: DirectChanges;
   /** The process's worker threads the workers run on (../../batch/worker-pool.ts; without it each starts a thread of its own). */
@@ -193,6 +200,9 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   private readonly failedRemotes = new Map<string, number>();
   private readonly sourceId: number;
   private readonly plan: MaterializePlan;
+  /** Offsets of Kafka ranges given to this process's threads and to other nodes' shares (EXPLAIN ANALYZE). */
+  private rangeOffsetsHere = 0;
+  private rangeOffsetsNodes = 0;
 
   constructor(
     plan: MaterializePlan,
@@ -310,7 +320,8 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     const waited = this.workers.reduce((sum, worker) => sum + worker.waitedMs, 0);
     const units = this.workers.reduce((sum, worker) => sum + worker.units, 0);
     const rows = this.workers.reduce((sum, worker) => sum + worker.rows, 0);
-    return `${this.sourceText}${this.remotes > 0 ? ` and ${this.remotes} other node${this.remotes === 1 ? '' : 's'}` : ''}: ${units} units, ${rows} rows, waited ${waited.toFixed(3)} ms`;
+    const ranges = this.rangeOffsetsHere + this.rangeOffsetsNodes > 0 ? `, Kafka offsets fetched ${this.rangeOffsetsHere} by this node's threads and ${this.rangeOffsetsNodes} by other nodes` : '';
+    return `${this.sourceText}${this.remotes > 0 ? ` and ${this.remotes} other node${this.remotes === 1 ? '' : 's'}` : ''}: ${units} units, ${rows} rows${ranges}, waited ${waited.toFixed(3)} ms`;
   }
 
   /** Each worker's memory and waits (oxbow_catalog.memory, oxbow_catalog.dataflow_workers). */
@@ -353,15 +364,51 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   }
 
   /**
+   * Whether the Kafka source's offset ranges come here for the owners to fetch: while a share on
+   * another node takes them (with none, the leader's Kafka worker reads the topic as before).
+   */
+  takesFetchRanges(): boolean {
+    if (this.disposed || this.settings.kafkaRanges !== true) return false;
+    this.followMembership();
+    return this.remotes > 0;
+  }
+
+  /**
    * A Kafka source fragment's decoded batches: each partition's to worker `partition mod N` (a fixed
    * rule; nothing is kept per worker, so a restart at another N needs none), its buffer transferred.
+   * Offset ranges (`range`) go to the owners in turn, the threads then the nodes' shares, so a topic
+   * of fewer partitions than owners still reaches every node; each owner fetches its ranges.
    */
   takeRows(batches: readonly PackedPartitionRows[]): void {
-    for (const { partition, count, rows, raw } of batches) {
+    let taking: SourceWorker[] | undefined;
+    let given: Map<SourceWorker, number[]> | undefined;
+    for (const { partition, count, rows, raw, range } of batches) {
+      if (range !== undefined) {
+        if (taking === undefined) {
+          this.followMembership();
+          taking = this.workers.filter((worker) => !worker.retiring);
+          given = new Map();
+        }
+        const worker = taking[this.next++ % taking.length]!;
+        let list = given!.get(worker);
+        if (list === undefined) given!.set(worker, (list = []));
+        list.push(partition, Number(range.from), Number(range.to));
+        const offsets = Number(range.to - range.from);
+        worker.units += offsets;
+        if (worker.remote === undefined) this.rangeOffsetsHere += offsets;
+        else this.rangeOffsetsNodes += offsets;
+        continue;
+      }
       const worker = this.workers[partition % this.settings.parallelism]!;
       worker.units += count;
       if (raw !== undefined) worker.handle.post({ t: 'raw', partition, raw }, [raw.offsets.buffer, raw.timestamps.buffer, raw.keyLengths.buffer, raw.valueLengths.buffer, raw.bytes.buffer] as ArrayBuffer[]);
       else if (rows !== undefined) worker.handle.post({ t: 'rows', partition, count, rows }, [rows.buffer as ArrayBuffer]);
+      worker.dirty = true;
+    }
+    if (given === undefined) return;
+    this.next %= taking!.length;
+    for (const [worker, ranges] of given) {
+      worker.post({ t: 'ranges', ranges });
       worker.dirty = true;
     }
   }
@@ -535,14 +582,19 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     // batches are fetched here and go to this process's workers only (sending them to a node
     // costs this process about what decoding and storing them does: executor/cluster/README.md,
     // "Remote shares"). A direct sink's counts come from this process's workers only.
+    // A Kafka source fragment gets them when the nodes fetch their own offset ranges
+    // (`fetchesKafka`; its threads then fetch theirs too): executor/cluster/README.md, "Kafka
+    // partitions fetched by the nodes".
     const source = fragmentSource(plan);
-    const remotes = source !== undefined && !isKafkaSource(source) && direct === undefined ? this.remoteShares : undefined;
+    const kafkaRanges = source !== undefined && isKafkaSource(source) && direct === undefined && this.remoteShares?.fetchesKafka?.() === true;
+    const remotes = source !== undefined && (!isKafkaSource(source) || kafkaRanges) && direct === undefined ? this.remoteShares : undefined;
     const node = new SourceFragmentNode(
       plan,
       context,
       {
         script: workerScript,
         ...(remotes === undefined ? {} : { remotes }),
+        ...(kafkaRanges ? { kafkaRanges } : {}),
         ...(direct === undefined ? {} : { direct }),
         token: this.token,
         path: this.store.database.path,
