@@ -70,11 +70,13 @@ export class RemoteShares implements RemoteShareSource {
 
   /**
    * Kafka source fragments get shares whose nodes fetch the offset ranges the leader fixes
-   * (README.md, "Kafka partitions fetched by the nodes"), unless OXBOW_KAFKA_NODE_FETCH=off
-   * (checked at start by bin/cli.ts): the leader's Kafka worker then reads every partition.
+   * (README.md, "Kafka partitions fetched by the nodes"): the nodes' shares only
+   * (OXBOW_KAFKA_NODE_FETCH=nodes, the default) or in turn with the leader's threads (`all`);
+   * `off` (each checked at start by bin/cli.ts): the leader's Kafka worker reads every partition.
    */
-  fetchesKafka(): boolean {
-    return (process.env['OXBOW_KAFKA_NODE_FETCH'] ?? 'on').trim().toLowerCase() !== 'off';
+  fetchesKafka(): 'all' | 'nodes' | undefined {
+    const mode = (process.env['OXBOW_KAFKA_NODE_FETCH'] ?? 'nodes').trim().toLowerCase();
+    return mode === 'off' ? undefined : mode === 'all' ? 'all' : 'nodes';
   }
 
   /** A checkpoint at or past an epoch, once complete and recorded (the leader's engine sets it: useCheckpoints). */

@@ -279,6 +279,8 @@ describe('command line', () => {
     expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: '60001' })).toThrow('OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: "60001" is over 60000 milliseconds');
     expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: '0' })).not.toThrow();
     expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS: '250' })).not.toThrow();
+    expect(() => parseCommandLine([], { OXBOW_KAFKA_NODE_FETCH: 'yes' })).toThrow('OXBOW_KAFKA_NODE_FETCH: "yes" is not nodes, all or off');
+    for (const mode of ['nodes', 'all', 'off', 'OFF']) expect(() => parseCommandLine([], { OXBOW_KAFKA_NODE_FETCH: mode })).not.toThrow();
   });
 
   it('passes the streaming tuning variables to the engine as parsed, 0 included', () => {

@@ -5,8 +5,9 @@
 // that stores no rows).
 //
 // - the leader a and nodes b and c: the leader reads only the partitions' last stable offsets and
-//   hands out offset ranges; b's and c's share_units (offsets their shares fetched and answered)
-//   grow, and the leader's threads were given fewer offsets than were produced (EXPLAIN ANALYZE);
+//   hands out offset ranges to the nodes' shares (OXBOW_KAFKA_NODE_FETCH's default, `nodes`); b's
+//   and c's share_units (offsets their shares fetched and answered) grow, and the leader's threads
+//   were given fewer offsets than were produced (EXPLAIN ANALYZE);
 // - node b is SIGKILLed while producing: the leader's relay fetches b's unanswered ranges again;
 // - production stops: the view equals the filter and projection of the ids produced, computed
 //   here, each id once.

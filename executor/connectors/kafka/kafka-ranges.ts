@@ -19,6 +19,21 @@ import { bytesFor, FETCH_MAX_BYTES, FETCH_MAX_BYTES_PER_PARTITION, kafkajsIntern
 
 /** How often the partitions are listed again (new partitions of the topic). */
 const METADATA_REFRESH_MS = 3000;
+/** A record's bytes in a record batch besides its key and value (offset and timestamp deltas, lengths, headers count), about. */
+const RECORD_OVERHEAD_BYTES = 16;
+/** The least a range's fetch asks for once the partition's message size is known. */
+const LEAST_FETCH_BYTES = 16 << 10;
+
+/**
+ * A partition's fetch size for `offsets` still wanted: what they took so far (`bytesPerOffset`,
+ * measured on the partition's earlier fetches) and a fifth more, so a fetch does not bring (and
+ * kafkajs does not parse) messages past the range; 64 KiB before anything is known.
+ */
+function rangeBytes(offsets: bigint, bytesPerOffset: number | undefined): number {
+  if (bytesPerOffset === undefined) return Math.min(SMALL_READ_BYTES, bytesFor(offsets));
+  const bytes = Math.ceil(Number(offsets) * bytesPerOffset * 1.2) + 1024;
+  return Math.min(FETCH_MAX_BYTES_PER_PARTITION, Math.max(LEAST_FETCH_BYTES, bytes));
+}
 
 /**
  * An owner's fetches of offset ranges: one client kept open across epochs (reconnected after a
@@ -31,6 +46,8 @@ export class RangeFetcher {
   private cluster: Cluster | undefined;
   /** Messages handed over (tests, EXPLAIN). */
   fetched = 0;
+  /** Per partition, the bytes its messages took per offset on the last fetch (the next fetch's size). */
+  private readonly bytesPerOffset = new Map<number, number>();
 
   constructor(private readonly relation: RelationDef) {
     this.kafka = kafkaOptions(relation.options ?? {});
@@ -90,7 +107,7 @@ export class RangeFetcher {
               const broker = await requests.attempt(cluster.findBroker({ nodeId }));
               const wanted = partitions.map((partition) => {
                 const range = pending.get(partition)![0]!;
-                return { partition, fetchOffset: String(range.next), maxBytes: fetchBytes.get(partition) ?? bytesFor(range.to - range.next) };
+                return { partition, fetchOffset: String(range.next), maxBytes: fetchBytes.get(partition) ?? rangeBytes(range.to - range.next, this.bytesPerOffset.get(partition)) };
               });
               return requests.attempt(
                 broker.fetch({ maxWaitTime: 100, minBytes: 1, maxBytes: FETCH_MAX_BYTES, isolationLevel: kafkajsInternals.isolation.READ_COMMITTED, topics: [{ topic, partitions: wanted }] }),
@@ -120,6 +137,7 @@ export class RangeFetcher {
                 const timestamps: number[] = [];
                 const keys: (Buffer | null)[] = [];
                 const values: (Buffer | null)[] = [];
+                let bytes = 0;
                 for (const message of batch.messages) {
                   const offset = BigInt(message.offset);
                   if (offset < fetchOffset) continue;
@@ -128,7 +146,9 @@ export class RangeFetcher {
                   timestamps.push(Number(message.timestamp));
                   keys.push(message.key ?? null);
                   values.push(message.value ?? null);
+                  bytes += (message.key?.length ?? 0) + (message.value?.length ?? 0) + RECORD_OVERHEAD_BYTES;
                 }
+                if (offsets.length > 0) this.bytesPerOffset.set(data.partition, bytes / offsets.length);
                 const after = BigInt(batch.lastOffset()) + 1n;
                 if (after <= fetchOffset) continue;
                 range.next = after;

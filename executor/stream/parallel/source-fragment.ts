@@ -109,9 +109,10 @@ export interface RemoteShareSource {
   onChange?(listener: () => void): () => void;
   /**
    * Whether a Kafka source fragment gets shares on the nodes, which fetch the offset ranges the
-   * leader fixes (executor/cluster/README.md, "Kafka partitions fetched by the nodes").
+   * leader fixes (executor/cluster/README.md, "Kafka partitions fetched by the nodes"): the nodes
+   * alone (`nodes`) or in turn with this process's threads (`all`); undefined: no shares.
    */
-  fetchesKafka?(): boolean;
+  fetchesKafka?(): 'all' | 'nodes' | undefined;
 }
 
 /** Seeds sent to their nodes ahead of a cut (executor/cluster/keyed-share-stage.ts). */
@@ -141,8 +142,8 @@ interface SourceWorkerSettings {
   readonly onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void;
   /** Shares on other nodes, after the worker threads'. */
   readonly remotes?: RemoteShareSource;
-  /** A Kafka source fragment whose owners fetch offset ranges while it has shares on other nodes (`takesFetchRanges`). */
-  readonly kafkaRanges?: boolean;
+  /** A Kafka source fragment whose owners fetch offset ranges while it has shares on other nodes (`takesFetchRanges`): the threads and the shares in turn, or the shares only. */
+  readonly kafkaRanges?: 'all' | 'nodes';
   /** A direct sink's changes (change-log.ts): the workers count theirs and hand the counts over with each batch. */
   readonly direct?: DirectChanges;
   /** The process's worker threads the workers run on (../../batch/worker-pool.ts; without it each starts a thread of its own). */
@@ -368,7 +369,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
    * another node takes them (with none, the leader's Kafka worker reads the topic as before).
    */
   takesFetchRanges(): boolean {
-    if (this.disposed || this.settings.kafkaRanges !== true) return false;
+    if (this.disposed || this.settings.kafkaRanges === undefined) return false;
     this.followMembership();
     return this.remotes > 0;
   }
@@ -386,7 +387,9 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
       if (range !== undefined) {
         if (taking === undefined) {
           this.followMembership();
-          taking = this.workers.filter((worker) => !worker.retiring);
+          taking = this.workers.filter((worker) => !worker.retiring && (this.settings.kafkaRanges !== 'nodes' || worker.remote !== undefined));
+          // No share left (a node failed since the mode was chosen): the threads fetch.
+          if (taking.length === 0) taking = this.workers.filter((worker) => !worker.retiring);
           given = new Map();
         }
         const worker = taking[this.next++ % taking.length]!;
@@ -586,15 +589,15 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     // (`fetchesKafka`; its threads then fetch theirs too): executor/cluster/README.md, "Kafka
     // partitions fetched by the nodes".
     const source = fragmentSource(plan);
-    const kafkaRanges = source !== undefined && isKafkaSource(source) && direct === undefined && this.remoteShares?.fetchesKafka?.() === true;
-    const remotes = source !== undefined && (!isKafkaSource(source) || kafkaRanges) && direct === undefined ? this.remoteShares : undefined;
+    const kafkaRanges = source !== undefined && isKafkaSource(source) && direct === undefined ? this.remoteShares?.fetchesKafka?.() : undefined;
+    const remotes = source !== undefined && (!isKafkaSource(source) || kafkaRanges !== undefined) && direct === undefined ? this.remoteShares : undefined;
     const node = new SourceFragmentNode(
       plan,
       context,
       {
         script: workerScript,
         ...(remotes === undefined ? {} : { remotes }),
-        ...(kafkaRanges ? { kafkaRanges } : {}),
+        ...(kafkaRanges === undefined ? {} : { kafkaRanges }),
         ...(direct === undefined ? {} : { direct }),
         token: this.token,
         path: this.store.database.path,
