@@ -245,6 +245,10 @@ async function run(nodes: number, label = '', nodeFetch = 'nodes'): Promise<void
       emit(`${tag}_view_rows`, rows.length, 'rows');
     }
     await leader.end();
+  } catch (error) {
+    // A node that died says why on its stderr.
+    for (const node of started) process.stderr.write(`--- ${node.url} ---\n${node.stderr().slice(-4000)}\n`);
+    throw error;
   } finally {
     for (const node of started.reverse()) await node.stop().catch(() => undefined);
     await etcd.stop();
