@@ -8,7 +8,10 @@
 // the main thread posts is generated here (replayed rows carry their unit numbers as row ids, so
 // any worker generating a unit makes the same row); a Kafka source's come as its partitions'
 // messages, decoded here (kafka/fragment-rows.ts; row ids from partition and offset, so any worker
-// decoding a message makes the same row). Answers and the epoch handoff go through
+// decoding a message makes the same row), or as offset ranges it fetches from the broker itself
+// (kafka/kafka-ranges.ts: a cluster's nodes fetching a Kafka source fragment's partitions; the
+// messages that come after a range wait for its fetch, so a commit seals the epoch with every
+// range in). Answers and the epoch handoff go through
 // worker-port.ts; the main thread takes them with its worker-handle.ts. It runs as a job of a
 // pooled thread (`runJob`: executor/batch/worker-pool.ts) or, as a thread's own script,
 // at once.

@@ -8,7 +8,10 @@
 // (executor/connectors/source-fragment-worker.ts). A Kafka source that stores no rows runs the same
 // way with its partitions' batches instead of ranges (`takeRows`): each partition's to worker
 // `partition mod N`, which decodes it (PARALLEL.md, "Kafka sources"); the messages it rejects come
-// back with its epoch batch for the source's errors (`onRejects`).
+// back with its epoch batch for the source's errors (`onRejects`). On a cluster's leader whose
+// fragment has shares on other nodes, its source hands out offset ranges instead, which the
+// owners fetch from the broker themselves (`takesFetchRanges`; executor/cluster/README.md, "Kafka
+// partitions fetched by the nodes").
 // At the commit the fragments are commit participants: each asked worker seals its epoch (while the
 // main thread goes on) and hands the batch over, appended to the main store's WriteBatch beside the
 // positions, so rows and offsets commit in one atomic write (exactly once). Nothing is kept per worker: a restart at another N
@@ -377,8 +380,9 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   /**
    * A Kafka source fragment's decoded batches: each partition's to worker `partition mod N` (a fixed
    * rule; nothing is kept per worker, so a restart at another N needs none), its buffer transferred.
-   * Offset ranges (`range`) go to the owners in turn, the threads then the nodes' shares, so a topic
-   * of fewer partitions than owners still reaches every node; each owner fetches its ranges.
+   * Offset ranges (`range`) go to the owners in turn, the nodes' shares (or the threads then the
+   * shares: `all`), so a topic of fewer partitions than owners still reaches every node over the
+   * chunks; each owner fetches its ranges.
    */
   takeRows(batches: readonly PackedPartitionRows[]): void {
     let taking: SourceWorker[] | undefined;
@@ -581,13 +585,11 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     if (workers < 2) return undefined;
     this.token ??= this.store.database.share();
     const workerScript = script();
-    // Other nodes generate shares of a generator source's ranges; a Kafka source's partition
-    // batches are fetched here and go to this process's workers only (sending them to a node
-    // costs this process about what decoding and storing them does: executor/cluster/README.md,
-    // "Remote shares"). A direct sink's counts come from this process's workers only.
-    // A Kafka source fragment gets them when the nodes fetch their own offset ranges
-    // (`fetchesKafka`; its threads then fetch theirs too): executor/cluster/README.md, "Kafka
-    // partitions fetched by the nodes".
+    // Other nodes generate shares of a generator source's ranges. A Kafka source fragment gets
+    // them while the nodes fetch their own offset ranges (`fetchesKafka`: executor/cluster/README.md,
+    // "Kafka partitions fetched by the nodes"); otherwise its partition batches are fetched here and
+    // go to this process's workers only (sending them to a node costs this process about what
+    // decoding and storing them does). A direct sink's counts come from this process's workers only.
     const source = fragmentSource(plan);
     const kafkaRanges = source !== undefined && isKafkaSource(source) && direct === undefined ? this.remoteShares?.fetchesKafka?.() : undefined;
     const remotes = source !== undefined && (!isKafkaSource(source) || kafkaRanges !== undefined) && direct === undefined ? this.remoteShares : undefined;
