@@ -58,8 +58,16 @@
 // from its start (a backlog: the source reads as fast as it can, its barriers pipelined) until the
 // source committed every message. Printed as for q4: messages per CPU-second of every oxbow process
 // (the broker's CPU is not counted), wall time, the rows the standby processed, and the view's
-// digest (equal across sizes; its counts add up to BENCH_MESSAGES, checked). A Kafka source
-// fragment (a filter over the topic) has no shares on other nodes, so it is not measured here.
+// digest (equal across sizes; its counts add up to BENCH_MESSAGES, checked).
+// BENCH_QUERY=kafka-filter and kafka-pass: the same topic into a Kafka source fragment, a selective
+// filter (`select id, k, v * 2 as w from events where k % 100 = 7`, 1 % of the messages) or every
+// message (`select id, k, v from events`): on two nodes the standby's share fetches its offset
+// ranges itself (executor/cluster/README.md, "Kafka partitions fetched by the nodes"), alone
+// (`nodes`) or in turn with the leader's threads (`all`), or not (`off`, the leader-only path): each
+// value of BENCH_KAFKA_NODE_FETCH (default `nodes`) run in turn on each size above one, as every
+// node's OXBOW_KAFKA_NODE_FETCH. Printed besides
+// the above: the leader's own CPU seconds, the share of the offsets the standby fetched
+// (share_units) and the view checked against the ids (count and sum of ids).
 // BENCH_QUERY=create: what a keyed share costs a view created empty (its seeds, empty, read at its
 // build: executor/cluster/README.md "What is not there yet"). A cluster of each size of BENCH_NODES
 // (cold standbys, --parallelism 2 --cores 8), empty tables t and u, then BENCH_VIEWS (default 8)
@@ -99,12 +107,19 @@ if (!Number.isInteger(CHUNK_ROWS) || CHUNK_ROWS < 1) throw new Error(`BENCH_CHUN
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? '2000000');
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '2');
 const QUERY = process.env['BENCH_QUERY'] ?? 'q1';
-if (QUERY !== 'q1' && QUERY !== 'q4' && QUERY !== 'q5' && QUERY !== 'seed' && QUERY !== 'join' && QUERY !== 'kafka' && QUERY !== 'create') throw new Error(`BENCH_QUERY must be q1, q4, q5, seed, join, kafka or create, not ${QUERY}`);
+if (QUERY !== 'q1' && QUERY !== 'q4' && QUERY !== 'q5' && QUERY !== 'seed' && QUERY !== 'join' && QUERY !== 'kafka' && QUERY !== 'kafka-filter' && QUERY !== 'kafka-pass' && QUERY !== 'create') {
+  throw new Error(`BENCH_QUERY must be q1, q4, q5, seed, join, kafka, kafka-filter, kafka-pass or create, not ${QUERY}`);
+}
+/** BENCH_QUERY=kafka-filter or kafka-pass: a Kafka source fragment over the topic. */
+const KAFKA_FRAGMENT = QUERY === 'kafka-filter' || QUERY === 'kafka-pass';
+/** BENCH_QUERY=kafka, kafka-filter or kafka-pass: a Kafka topic is the source. */
+const KAFKA = QUERY === 'kafka' || KAFKA_FRAGMENT;
+/** The node fetch modes run on each cluster size above one (OXBOW_KAFKA_NODE_FETCH). */
+const NODE_FETCH = (process.env['BENCH_KAFKA_NODE_FETCH'] ?? 'nodes').split(',');
+if (NODE_FETCH.some((mode) => mode !== 'nodes' && mode !== 'all' && mode !== 'off')) throw new Error(`BENCH_KAFKA_NODE_FETCH must list nodes, all and off, not ${process.env['BENCH_KAFKA_NODE_FETCH']}`);
 /** BENCH_QUERY=create: the views of each kind created per run. */
 const VIEWS = Number(process.env['BENCH_VIEWS'] ?? '8');
 if (!Number.isInteger(VIEWS) || VIEWS < 1) throw new Error(`BENCH_VIEWS must be a positive whole number, not ${process.env['BENCH_VIEWS']}`);
-/** BENCH_QUERY=kafka: a Kafka topic is the source. */
-const KAFKA = QUERY === 'kafka';
 /** BENCH_QUERY=kafka: the messages in the topic. */
 const MESSAGES = Number(process.env['BENCH_MESSAGES'] ?? '1000000');
 if (!Number.isInteger(MESSAGES) || MESSAGES < 1) throw new Error(`BENCH_MESSAGES must be a positive whole number, not ${process.env['BENCH_MESSAGES']}`);
@@ -147,19 +162,20 @@ async function connect(node: OxbowNode): Promise<pg.Client> {
   }
 }
 
-async function run(nodes: number, label = ''): Promise<void> {
+async function run(nodes: number, label = '', nodeFetch = 'nodes'): Promise<void> {
   const etcd = await startEtcd();
   const work = mkdtempSync(join(tmpdir(), 'oxbow-bench-remote-shares-'));
   const started: OxbowNode[] = [];
   try {
     const args = (_name: string) => ['--cluster', etcd.url, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--parallelism', '2', '--cores', '8', '--remote-shares', 'on'];
-    const leaderNode = await startOxbowNode(ENTRY, join(work, 'a'), args('a'));
+    const fetchEnv = { OXBOW_KAFKA_NODE_FETCH: nodeFetch };
+    const leaderNode = await startOxbowNode(ENTRY, join(work, 'a'), args('a'), fetchEnv);
     started.push(leaderNode);
     const leader = await connect(leaderNode);
     for (let standby = 1; standby < nodes; standby++) {
       // Cold standbys (they follow no checkpoints): their CPU time is the shares' and the transport's.
       const name = String.fromCharCode(0x61 + standby);
-      started.push(await startOxbowNode(ENTRY, join(work, name), args(name), { OXBOW_CLUSTER_COLD_STANDBY: '1' }));
+      started.push(await startOxbowNode(ENTRY, join(work, name), args(name), { OXBOW_CLUSTER_COLD_STANDBY: '1', ...fetchEnv }));
       const deadline = Date.now() + 30_000;
       while (Number((await leader.query<{ n: string }>("select count(*) as n from oxbow_catalog.nodes where role = 'standby' and share_address is not null")).rows[0]!.n) < standby) {
         if (Date.now() > deadline) throw new Error(`the standby never listed a share address\n${started[standby]!.stderr()}`);
@@ -178,7 +194,11 @@ async function run(nodes: number, label = ''): Promise<void> {
     for (const statement of ddl) await leader.query(statement);
     const query = QUERY === 'kafka'
       ? 'CREATE MATERIALIZED VIEW events_by_k AS SELECT k, count(*) AS n, sum(v) AS s FROM events GROUP BY k'
-      : readFileSync(new URL(`../../bench/nexmark/${QUERY}.sql`, import.meta.url), 'utf8').replace(/--[^\n]*/g, '');
+      : QUERY === 'kafka-filter'
+        ? 'CREATE MATERIALIZED VIEW events_f AS SELECT id, k, v * 2 AS w FROM events WHERE k % 100 = 7'
+        : QUERY === 'kafka-pass'
+          ? 'CREATE MATERIALIZED VIEW events_f AS SELECT id, k, v FROM events'
+          : readFileSync(new URL(`../../bench/nexmark/${QUERY}.sql`, import.meta.url), 'utf8').replace(/--[^\n]*/g, '');
     const cpuBefore = started.map((node) => cpuSeconds(node.child.pid!));
     const wallStart = performance.now();
     await leader.query(query);
@@ -208,8 +228,22 @@ async function run(nodes: number, label = ''): Promise<void> {
     const units = (await leader.query<{ node_id: string; is_self: boolean; share_units: string | null; share_rows: string | null }>('select node_id, is_self, share_units, share_rows from oxbow_catalog.nodes')).rows;
     const remoteUnits = units.filter((row) => !row.is_self).reduce((sum, row) => sum + Number(row.share_units ?? 0), 0);
     const remoteRows = units.filter((row) => !row.is_self).reduce((sum, row) => sum + Number(row.share_rows ?? 0), 0);
-    const tag = `${label}${QUERY}_${nodes}_node${nodes === 1 ? '' : 's'}`;
-    if (QUERY === 'kafka') {
+    const tag = `${label}${QUERY}_${nodes}_node${nodes === 1 ? '' : 's'}${nodes > 1 && KAFKA_FRAGMENT ? `_fetch_${nodeFetch}` : ''}`;
+    if (KAFKA_FRAGMENT) {
+      // Each id the view keeps once (k = id mod 10,000).
+      let expected = 0;
+      let idSum = 0;
+      for (let id = 0; id < MESSAGES; id++) {
+        if (QUERY === 'kafka-filter' && (id % 10_000) % 100 !== 7) continue;
+        expected++;
+        idSum += id;
+      }
+      const got = (await leader.query<{ n: string; s: string | null }>('select count(*)::int8 as n, coalesce(sum(id), 0)::int8 as s from events_f')).rows[0]!;
+      if (Number(got.n) !== expected || Number(got.s) !== idSum) throw new Error(`the view holds ${got.n} rows summing ${got.s}, not ${expected} summing ${idSum}`);
+      emit(`${tag}_messages_per_cpu_s`, MESSAGES / total, 'messages/cpu-s');
+      emit(`${tag}_leader_cpu_s`, cpu[0]!, 's');
+      if (nodes > 1) emit(`${tag}_remote_offset_fraction`, remoteUnits / MESSAGES, 'fraction');
+    } else if (QUERY === 'kafka') {
       const counted = Number((await leader.query<{ n: string }>('select coalesce(sum(n), 0)::int8 as n from events_by_k')).rows[0]!.n);
       if (counted !== MESSAGES) throw new Error(`the view counts ${counted} messages, not ${MESSAGES}`);
       emit(`${tag}_messages_per_cpu_s`, MESSAGES / total, 'messages/cpu-s');
@@ -220,9 +254,9 @@ async function run(nodes: number, label = ''): Promise<void> {
     if (KAFKA) emit(`${tag}_messages_per_s`, MESSAGES / wallS, 'messages/s');
     else emit(`${tag}_events_per_s`, EVENTS / wallS, 'events/s');
     if (nodes > 1 && QUERY === 'q1') emit(`${tag}_remote_unit_fraction`, remoteUnits / EVENTS, 'fraction');
-    if (nodes > 1 && QUERY !== 'q1') emit(`${tag}_remote_rows`, remoteRows, 'rows');
+    if (nodes > 1 && QUERY !== 'q1' && !KAFKA_FRAGMENT) emit(`${tag}_remote_rows`, remoteRows, 'rows');
     emit(`${tag}_load_1m`, loadavg()[0]!, 'load');
-    if (QUERY !== 'q1') {
+    if (QUERY !== 'q1' && !KAFKA_FRAGMENT) {
       // The view's rows as one number: equal across cluster sizes, or a share lost or doubled rows.
       const view = QUERY === 'q4' ? 'nexmark_q4' : QUERY === 'kafka' ? 'events_by_k' : 'nexmark_q5';
       const rows = (await leader.query({ text: `select * from ${view}`, rowMode: 'array' })).rows.map((row) => JSON.stringify(row)).sort();
@@ -230,6 +264,10 @@ async function run(nodes: number, label = ''): Promise<void> {
       emit(`${tag}_view_rows`, rows.length, 'rows');
     }
     await leader.end();
+  } catch (error) {
+    // A node that died says why on its stderr.
+    for (const node of started) process.stderr.write(`--- ${node.url} ---\n${node.stderr().slice(-4000)}\n`);
+    throw error;
   } finally {
     for (const node of started.reverse()) await node.stop().catch(() => undefined);
     await etcd.stop();
@@ -611,9 +649,11 @@ try {
       continue;
     }
     for (const size of SIZES) {
-      for (let build = 0; build < ENTRIES.length; build++) {
-        ENTRY = ENTRIES[build]!;
-        await run(size, ENTRIES.length > 1 ? `${LABELS[build] ?? `build${build}`}_` : '');
+      for (const nodeFetch of size > 1 && KAFKA_FRAGMENT ? NODE_FETCH : ['nodes']) {
+        for (let build = 0; build < ENTRIES.length; build++) {
+          ENTRY = ENTRIES[build]!;
+          await run(size, ENTRIES.length > 1 ? `${LABELS[build] ?? `build${build}`}_` : '', nodeFetch);
+        }
       }
     }
   }

@@ -336,6 +336,11 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   if (keyedSeedFrom !== undefined && keyedSeedFrom !== 'checkpoint' && keyedSeedFrom !== 'read') {
     throw new UsageError(`${seedFromInput!.source}: "${seedFromInput!.text}" is neither checkpoint nor read`);
   }
+  // Read by the leader's remote shares from the environment (executor/cluster/remote-shares.ts): refused here, at start.
+  const nodeFetchInput = variable('OXBOW_KAFKA_NODE_FETCH');
+  if (nodeFetchInput !== undefined && !['nodes', 'all', 'off'].includes(nodeFetchInput.text.trim().toLowerCase())) {
+    throw new UsageError(`${nodeFetchInput.source}: "${nodeFetchInput.text}" is not nodes, all or off`);
+  }
   // Read by the leader's relay threads from the environment (remote-share-link.ts): refused here, at start.
   const seedChunkInput = variable('OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES');
   const seedChunkBytes = parseCount(seedChunkInput, 'bytes');

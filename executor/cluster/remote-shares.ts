@@ -68,6 +68,17 @@ export class RemoteShares implements RemoteShareSource {
   private readonly listeners = new Set<() => void>();
   private notified = 0;
 
+  /**
+   * Kafka source fragments get shares whose nodes fetch the offset ranges the leader fixes
+   * (README.md, "Kafka partitions fetched by the nodes"): the nodes' shares only
+   * (OXBOW_KAFKA_NODE_FETCH=nodes, the default) or in turn with the leader's threads (`all`);
+   * `off` (each checked at start by bin/cli.ts): the leader's Kafka worker reads every partition.
+   */
+  fetchesKafka(): 'all' | 'nodes' | undefined {
+    const mode = (process.env['OXBOW_KAFKA_NODE_FETCH'] ?? 'nodes').trim().toLowerCase();
+    return mode === 'off' ? undefined : mode === 'all' ? 'all' : 'nodes';
+  }
+
   /** A checkpoint at or past an epoch, once complete and recorded (the leader's engine sets it: useCheckpoints). */
   private checkpointAfter: ((epoch: Epoch) => Promise<Epoch>) | undefined;
 

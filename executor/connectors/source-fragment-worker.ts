@@ -8,7 +8,10 @@
 // the main thread posts is generated here (replayed rows carry their unit numbers as row ids, so
 // any worker generating a unit makes the same row); a Kafka source's come as its partitions'
 // messages, decoded here (kafka/fragment-rows.ts; row ids from partition and offset, so any worker
-// decoding a message makes the same row). Answers and the epoch handoff go through
+// decoding a message makes the same row), or as offset ranges it fetches from the broker itself
+// (kafka/kafka-ranges.ts: a cluster's nodes fetching a Kafka source fragment's partitions; the
+// messages that come after a range wait for its fetch, so a commit seals the epoch with every
+// range in). Answers and the epoch handoff go through
 // worker-port.ts; the main thread takes them with its worker-handle.ts. It runs as a job of a
 // pooled thread (`runJob`: executor/batch/worker-pool.ts) or, as a thread's own script,
 // at once.
@@ -22,6 +25,7 @@ import { RocksDatabase } from '../../storage/rocksdb.js';
 import { replayProducer } from './source-replay.js';
 import { isKafkaReplayed } from './kafka/kafka-replay.js';
 import { PartitionDecoder, pushPartitionRows } from './kafka/fragment-rows.js';
+import { RangeFetcher } from './kafka/kafka-ranges.js';
 import type { WorkerReject } from '../stream/parallel/source-protocol.js';
 import type { SplitProducer } from './generators/split-producer.js';
 import { Dataflow } from '../stream/dataflow.js';
@@ -44,6 +48,8 @@ interface Running extends WorkerParts {
   readonly sourceId: number;
   /** A Kafka source's decoder of raw partition batches. */
   readonly decoder: PartitionDecoder | undefined;
+  /** A Kafka source's fetches of the offset ranges it is given (`ranges`: triples partition, from, to). */
+  readonly fetcher: RangeFetcher | undefined;
 }
 
 /** Runs a source fragment's worker with `data`; `end` gives a pooled thread back to its pool at the close. */
@@ -99,7 +105,7 @@ export function runSourceFragmentWorker(data: SourceWorkerData, end?: JobEnd): v
       };
     }
     const scan = sourceScan();
-    return { database, store, dataflow: new Dataflow(data.viewId, plan, context), producer: isKafkaReplayed(scan.relation) ? undefined : replayProducer(scan.relation), sourceId: scan.relation.id, memory, decoder: isKafkaReplayed(scan.relation) ? new PartitionDecoder(scan.relation) : undefined };
+    return { database, store, dataflow: new Dataflow(data.viewId, plan, context), producer: isKafkaReplayed(scan.relation) ? undefined : replayProducer(scan.relation), sourceId: scan.relation.id, memory, decoder: isKafkaReplayed(scan.relation) ? new PartitionDecoder(scan.relation) : undefined, fetcher: isKafkaReplayed(scan.relation) ? new RangeFetcher(scan.relation) : undefined };
   }
 
   let running: Running | undefined;
@@ -131,6 +137,23 @@ export function runSourceFragmentWorker(data: SourceWorkerData, end?: JobEnd): v
     }
   }
 
+  /** Fetches a Kafka source's offset ranges and pushes their rows through the view. */
+  async function fetchRanges({ dataflow, sourceId, decoder, fetcher }: Running, ranges: readonly number[]): Promise<void> {
+    await fetcher!.fetch(ranges, (batch) => {
+      if (failure !== undefined) return;
+      const packed = decoder!.decodeBatch(batch, rejects);
+      if (packed.count > 0) written += pushPartitionRows(dataflow, sourceId, packed.count, packed.rows, STEP_ROWS);
+    });
+  }
+
+  /**
+   * A Kafka source's fetch under way (`fetch`, set by its `ranges`): the messages that come after
+   * it wait for it, in order (a commit seals the epoch once its ranges are in).
+   */
+  let fetch: Promise<void> | undefined;
+  let queue: Promise<void> = Promise.resolve();
+  let queued = 0;
+
   function handle(message: MainToSourceWorker): void {
     if (running === undefined) {
       if (message.t === 'close') {
@@ -144,6 +167,12 @@ export function runSourceFragmentWorker(data: SourceWorkerData, end?: JobEnd): v
     switch (message.t) {
       case 'ranges':
         if (failure !== undefined) return;
+        if (running.fetcher !== undefined) {
+          fetch = fetchRanges(running, message.ranges).catch((error: unknown) => {
+            failure ??= error;
+          });
+          return;
+        }
         try {
           generate(running, message.ranges);
         } catch (error) {
@@ -185,16 +214,19 @@ export function runSourceFragmentWorker(data: SourceWorkerData, end?: JobEnd): v
         rejects.length = 0;
         channel.control(message, running);
         return;
+      case 'close':
+        void running.fetcher?.close();
+        channel.control(message, running);
+        return;
       case 'durable':
       case 'failed':
       case 'budget':
-      case 'close':
         channel.control(message, running);
         return;
     }
   }
 
-  channel.port.on('message', (message: MainToSourceWorker) => {
+  function handleOne(message: MainToSourceWorker): void {
     try {
       handle(message);
     } catch (error) {
@@ -203,6 +235,27 @@ export function runSourceFragmentWorker(data: SourceWorkerData, end?: JobEnd): v
       const failed = toSqlError(error);
       channel.answer({ t: 'error', code: failed.code, message: failed.message });
     }
+  }
+
+  /** Handles `message`; resolves once a fetch it started is done. */
+  function handleInTurn(message: MainToSourceWorker): Promise<void> | undefined {
+    handleOne(message);
+    const started = fetch;
+    fetch = undefined;
+    return started;
+  }
+
+  channel.port.on('message', (message: MainToSourceWorker) => {
+    if (queued === 0) {
+      const started = handleInTurn(message);
+      if (started === undefined) return;
+      queued++;
+      queue = started.finally(() => queued--);
+      return;
+    }
+    // After the fetches posted before it (they run in turn), and whatever waits for them.
+    queued++;
+    queue = queue.then(() => handleInTurn(message)).finally(() => queued--);
   });
 }
 

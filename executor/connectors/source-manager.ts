@@ -209,6 +209,10 @@ class RunningSource implements DecodedBatchListener {
       this.pendingPacked.push({ partition, count: batch.messages, raw: batch.raw });
       this.pendingPackedRows += batch.messages;
     }
+    if (batch.range === true && batch.next > batch.firstOffset) {
+      this.pendingPacked.push({ partition, count: batch.messages, range: { from: batch.firstOffset, to: batch.next } });
+      this.pendingPackedRows += batch.messages;
+    }
     const { rows: pendingRows, kinds: pendingKinds } = this.pending;
     for (let i = 0; i < rows.length; i++) {
       pendingRows.push(rows[i]!);
@@ -252,6 +256,47 @@ class RunningSource implements DecodedBatchListener {
     if (!this.replayed) return false;
     const readers = this.manager.core.streams.rangeReaders(this.relation.id);
     return readers !== undefined && readers.every((reader) => reader.takeRows !== undefined);
+  }
+
+  /**
+   * Whether a replayed Kafka source is read as offset ranges its fragments' owners fetch
+   * themselves (kafka/kafka-ranges.ts): only Kafka source fragments read it and each of them has
+   * shares on other nodes to give ranges to (executor/cluster/README.md, "Kafka partitions fetched
+   * by the nodes").
+   */
+  wantsRanges(): boolean {
+    if (!this.replayed) return false;
+    const readers = this.manager.core.streams.rangeReaders(this.relation.id);
+    return readers !== undefined && readers.length > 0 && readers.every((reader) => reader.takeRows !== undefined && reader.takesFetchRanges?.() === true);
+  }
+
+  /**
+   * Ranges read and not written that no reader takes now (a dataflow needs the source's rows on
+   * this thread, or a fragment lost its nodes): dropped, and their partitions read again from the
+   * first such range by the Kafka worker.
+   */
+  private unreadRanges(): void {
+    if (!this.pendingPacked.some((batch) => batch.range !== undefined)) return;
+    const readers = this.manager.core.streams.rangeReaders(this.relation.id);
+    if (readers !== undefined && readers.every((reader) => reader.takeRows !== undefined && reader.takesFetchRanges?.() === true)) return;
+    const back = new Map<number, bigint>();
+    const kept: PackedPartitionRows[] = [];
+    let rows = 0;
+    for (const batch of this.pendingPacked) {
+      if (batch.range === undefined) {
+        kept.push(batch);
+        rows += batch.count;
+      } else if (!back.has(batch.partition)) back.set(batch.partition, batch.range.from);
+    }
+    this.pendingPacked = kept;
+    this.pendingPackedRows = rows;
+    const status = this.manager.status;
+    for (const [partition, from] of back) {
+      const next = this.next.get(partition);
+      if (next !== undefined) status.partition(this.relation.id, this.topic, partition).messages -= Number(next - from);
+      this.next.set(partition, from);
+      (this.reader as { rewind?(partition: number, offset: bigint): void }).rewind?.(partition, from);
+    }
   }
 
   /** Units [from, next) of a generator's split, without rows (rowsWanted() was false). */
@@ -353,6 +398,7 @@ class RunningSource implements DecodedBatchListener {
     const { rows, kinds } = this.pending;
     // Rows read while the epoch is written (off the main thread) go into the next epoch.
     this.pending = { rows: [], kinds: [] };
+    if (this.replayed) this.unreadRanges();
     const applied = new Map(this.next);
     const streams = this.manager.core.streams;
     const id = this.relation.id;

@@ -126,6 +126,8 @@ export interface PackedPartitionRows {
   readonly rows?: Uint8Array;
   /** The partition's messages undecoded (connectors/kafka/raw-batch.ts): the worker decodes them. */
   readonly raw?: RawMessages;
+  /** No message: the offsets [from, to) of the partition, which the fragment's owner fetches itself (`count` offsets). */
+  readonly range?: { readonly from: bigint; readonly to: bigint };
 }
 
 /** One partition's messages: offsets, timestamps, key and value lengths (-1: null), the keys and values back to back. */
@@ -145,6 +147,8 @@ export interface SourceFragmentReader {
   take(ranges: readonly SplitRange[], relationId?: number): void;
   /** A replayed Kafka source's decoded batches of the open epoch (a Kafka source fragment): the workers transform and store their rows. */
   takeRows?(batches: readonly PackedPartitionRows[], relationId: number): void;
+  /** Whether it takes a Kafka source's offset ranges (`range` batches) and has them fetched by its owners. */
+  takesFetchRanges?(): boolean;
   /** While the workers hold too many units taken and not yet processed: a Promise that settles when they catch up (the source waits). */
   held?(): Promise<void> | undefined;
 }

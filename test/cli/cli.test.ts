@@ -283,6 +283,8 @@ describe('command line', () => {
     expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: '0' })).toThrow('OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: "0" is not a share protocol version (a whole number from 1 to 2147483647)');
     expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: '2147483648' })).toThrow('OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: "2147483648" is not a share protocol version (a whole number from 1 to 2147483647)');
     expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: '1' })).not.toThrow();
+    expect(() => parseCommandLine([], { OXBOW_KAFKA_NODE_FETCH: 'yes' })).toThrow('OXBOW_KAFKA_NODE_FETCH: "yes" is not nodes, all or off');
+    for (const mode of ['nodes', 'all', 'off', 'OFF']) expect(() => parseCommandLine([], { OXBOW_KAFKA_NODE_FETCH: mode })).not.toThrow();
   });
 
   it('passes the streaming tuning variables to the engine as parsed, 0 included', () => {

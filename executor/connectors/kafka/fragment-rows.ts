@@ -21,6 +21,7 @@ import { unpackRows, type PackedChanges } from './decoded-batch.js';
 import { kafkaOptions } from './kafka-options.js';
 import { kafkaRowId } from './kafka-replay.js';
 import { unpackRaw } from './raw-batch.js';
+import type { RawMessageBatch } from '../source.js';
 
 /** Decodes a replayed Kafka source's raw partition batches as its Kafka worker would (kafka-worker.ts). */
 export class PartitionDecoder {
@@ -34,7 +35,12 @@ export class PartitionDecoder {
 
   /** The rows of `raw`, packed; each message that does not decode goes to `rejects`. */
   decode(partition: number, raw: RawMessages, rejects: WorkerReject[]): PackedChanges {
-    return this.packer.pack(unpackRaw(partition, raw, 0n), 0, (p, offset, error, payload) => {
+    return this.decodeBatch(unpackRaw(partition, raw, 0n), rejects);
+  }
+
+  /** The rows of a partition's messages (fetched by this owner: kafka-ranges.ts), packed; each message that does not decode goes to `rejects`. */
+  decodeBatch(batch: RawMessageBatch, rejects: WorkerReject[]): PackedChanges {
+    return this.packer.pack(batch, 0, (p, offset, error, payload) => {
       rejects.push({ partition: p, offset, error, payload: payload === null ? null : Uint8Array.prototype.slice.call(payload, 0, PAYLOAD_PREFIX_BYTES) });
     });
   }

@@ -49,8 +49,8 @@ const MAX_PARTITIONS = 1 << 16;
 /** Bound on each broker request (connect, metadata, offsets, fetch). */
 const REQUEST_TIMEOUT_MS = 10_000;
 /** Bytes per Fetch request and per partition within it. */
-const FETCH_MAX_BYTES = 16 << 20;
-const FETCH_MAX_BYTES_PER_PARTITION = 4 << 20;
+export const FETCH_MAX_BYTES = 16 << 20;
+export const FETCH_MAX_BYTES_PER_PARTITION = 4 << 20;
 /** The default bound of a prefetched replay when the engine names none. */
 export const DEFAULT_REPLAY_LIMIT_BYTES = 512 << 20;
 /** The bound of a prefetched replay: the engine's --memory-limit (set when its source manager starts). */
@@ -105,24 +105,24 @@ export interface ReplayChunk {
 
 // ---- kafkajs's low-level client (no public API for a fetch by offset without a group) ----------
 
-interface FetchedMessage {
+export interface FetchedMessage {
   readonly offset: string;
   readonly timestamp: string;
   readonly key: Buffer | null;
   readonly value: Buffer | null;
 }
-interface FetchedBatch {
+export interface FetchedBatch {
   readonly messages: FetchedMessage[];
   readonly highWatermark: string;
   lastOffset(): string;
   /** No message at or after the fetch offset (control records and aborted ones count as messages). */
   isEmptyIncludingFiltered(): boolean;
 }
-interface PartitionData {
+export interface PartitionData {
   readonly partition: number;
   readonly highWatermark: string;
 }
-interface Broker {
+export interface Broker {
   fetch(request: {
     maxWaitTime: number;
     minBytes: number;
@@ -131,7 +131,7 @@ interface Broker {
     topics: { topic: string; partitions: { partition: number; fetchOffset: string; maxBytes: number }[] }[];
   }): Promise<{ responses: { topicName: string; partitions: PartitionData[] }[] }>;
 }
-interface Cluster {
+export interface Cluster {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
   addTargetTopic(topic: string): Promise<void>;
@@ -143,7 +143,7 @@ interface Cluster {
 }
 
 const requireKafkajs = createRequire(import.meta.url);
-const kafkajsInternals = {
+export const kafkajsInternals = {
   Cluster: requireKafkajs('kafkajs/src/cluster/index.js') as new (options: Record<string, unknown>) => Cluster,
   Batch: requireKafkajs('kafkajs/src/consumer/batch.js') as new (topic: string, fetchedOffset: string, partitionData: PartitionData) => FetchedBatch,
   loggers: requireKafkajs('kafkajs/src/loggers/index.js') as { createLogger(options: { level: number; logCreator: unknown }): unknown; LEVELS: { NOTHING: number } },
@@ -152,7 +152,7 @@ const kafkajsInternals = {
   isolation: requireKafkajs('kafkajs/src/protocol/isolationLevel.js') as { READ_COMMITTED: number },
 };
 
-function newCluster(options: KafkaOptions, name: string): Cluster {
+export function newCluster(options: KafkaOptions, name: string): Cluster {
   return new kafkajsInternals.Cluster({
     logger: kafkajsInternals.loggers.createLogger({ level: kafkajsInternals.loggers.LEVELS.NOTHING, logCreator: kafkajsInternals.logCreator }),
     socketFactory: kafkajsInternals.socketFactory(),
@@ -217,7 +217,7 @@ class ReplayTimeout extends Error {
  * does not come back fails the statement with 08006 about REQUEST_TIMEOUT_MS after it went away,
  * as a single request did before retries.
  */
-class ReplayRequests {
+export class ReplayRequests {
   private failingSince: number | undefined;
   private attemptStarted = 0;
   private delay = RETRY_FIRST_DELAY_MS;
@@ -421,12 +421,12 @@ export async function* replayChunks(relation: RelationDef, ranges: ReplayRanges 
 }
 
 /** The least a partition's fetch asks for (the broker still sends the whole first record batch of a request). */
-const SMALL_READ_BYTES = 64 << 10;
+export const SMALL_READ_BYTES = 64 << 10;
 /** Bytes asked per offset still wanted in a partition's current range (a JSON message is ~100-200 bytes). */
 const BYTES_PER_OFFSET = 512n;
 
 /** A partition's fetch size for `offsets` still wanted in its current range: 64 KiB to 4 MiB. */
-function bytesFor(offsets: bigint): number {
+export function bytesFor(offsets: bigint): number {
   const bytes = offsets * BYTES_PER_OFFSET;
   return bytes <= BigInt(SMALL_READ_BYTES) ? SMALL_READ_BYTES : bytes >= BigInt(FETCH_MAX_BYTES_PER_PARTITION) ? FETCH_MAX_BYTES_PER_PARTITION : Number(bytes);
 }

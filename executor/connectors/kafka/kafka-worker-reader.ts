@@ -19,6 +19,7 @@ import { sourceLayout } from '../source-layout.js';
 import { unpackRows } from './decoded-batch.js';
 import type { RawMessages } from '../../stream/stream-context.js';
 import { KafkaReader } from './kafka-reader.js';
+import { StableOffsets } from './kafka-ranges.js';
 import { isKafkaReplayed } from './kafka-replay.js';
 import type { KafkaOptions } from './kafka-options.js';
 import type { KafkaWorkerData, MainToWorker, WorkerToMain } from './worker-protocol.js';
@@ -27,6 +28,27 @@ export const DEFAULT_MAX_BATCHES_IN_FLIGHT = 4;
 
 const STOP_TIMEOUT_MS = 10_000;
 const RESTART_DELAY_MS = 1000;
+/** How often the reader checks whether its source is read as ranges or by its worker. */
+const MODE_CHECK_MS = 250;
+/** Offsets of a partition in one range at most, and the wait between two reads of the stable offsets that found nothing new. */
+const RANGE_BUDGET = 16_384n;
+const RANGE_POLL_MS = 50;
+const NO_KINDS = new Int8Array(0);
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
 
 /** One partition's messages [firstOffset, next), decoded into the relation's rows (row ids set). */
 export interface DecodedBatch {
@@ -48,6 +70,11 @@ export interface DecodedBatch {
   readonly packed?: { readonly count: number; readonly rows: Uint8Array };
   /** The messages undecoded (raw-batch.ts; `rows` is empty): the worker posted them so because only source fragments read the source. */
   readonly raw?: RawMessages;
+  /**
+   * No message: the offsets [firstOffset, next) for the source fragment's owners to fetch
+   * themselves (kafka-ranges.ts); `messages` is the count of offsets (control records included).
+   */
+  readonly range?: true;
 }
 
 /** The listener side a worker reader needs: decoded batches instead of raw messages. */
@@ -55,6 +82,8 @@ export interface DecodedBatchListener extends SourceListener {
   decoded(batch: DecodedBatch): Promise<void>;
   /** Whether a replayed source's batches are handed over packed (only source fragments read it). */
   wantsPacked?(): boolean;
+  /** Whether a replayed source is read as offset ranges its fragments' owners fetch (`range` batches) rather than by the Kafka worker. */
+  wantsRanges?(): boolean;
 }
 
 export interface KafkaWorkerReaderOptions {
@@ -89,6 +118,13 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
   fastRows = 0;
   /** A worker thread is running (started and not yet exited). */
   workerAlive = false;
+  /** How the source is read now: by the Kafka worker, or as offset ranges the fragments' owners fetch (kafka-ranges.ts). */
+  mode: 'worker' | 'ranges' = 'worker';
+  private listener: DecodedBatchListener | undefined;
+  private modeTimer: NodeJS.Timeout | undefined;
+  /** A change of mode under way (the old reading stopped before the new one starts). */
+  private switching: Promise<void> | undefined;
+  private ranges: { readonly stop: AbortController; readonly done: Promise<void> } | undefined;
 
   constructor(
     private readonly relation: RelationDef,
@@ -111,23 +147,123 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
 
   async start(resume: PartitionOffsets, listener: SourceListener): Promise<void> {
     for (const [partition, offset] of resume) this.positions.set(partition, offset);
-    this.spawn(listener as DecodedBatchListener);
+    const decoded = listener as DecodedBatchListener;
+    this.listener = decoded;
+    if (decoded.wantsRanges?.() === true) this.startRanges(decoded);
+    else this.spawn(decoded);
+    if (decoded.wantsRanges !== undefined) {
+      this.modeTimer = setInterval(() => this.followMode(), MODE_CHECK_MS);
+      this.modeTimer.unref();
+    }
   }
 
   /** Resolves once the worker thread has ended. */
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.restartTimer !== undefined) clearTimeout(this.restartTimer);
+    if (this.modeTimer !== undefined) clearInterval(this.modeTimer);
+    await this.switching;
+    await this.stopRanges();
+    await this.stopWorker();
+  }
+
+  /**
+   * Offsets of `partition` from `offset` on were handed over as a range that no fragment took (a
+   * dataflow needs the rows on the main thread now): read them again from there.
+   */
+  rewind(partition: number, offset: bigint): void {
+    const current = this.positions.get(partition);
+    if (current !== undefined && current <= offset) return;
+    this.positions.set(partition, offset);
+    if (this.stopping || this.mode !== 'worker' || this.worker === undefined) return;
+    // The worker read past it: a new one starts at the positions.
+    const listener = this.listener!;
+    this.switching = (async () => {
+      await this.stopWorker();
+      if (!this.stopping) this.spawn(listener);
+    })().finally(() => (this.switching = undefined));
+  }
+
+  /** The worker stopped (its messages from now on ignored: the positions stay what was handed over). */
+  private async stopWorker(): Promise<void> {
     const worker = this.worker;
-    if (worker !== undefined) {
-      worker.postMessage({ type: 'stop' } satisfies MainToWorker);
-      const timer = setTimeout(() => void worker.terminate(), STOP_TIMEOUT_MS);
-      await this.exited;
-      clearTimeout(timer);
-    }
+    if (worker === undefined) return;
+    this.worker = undefined;
+    worker.postMessage({ type: 'stop' } satisfies MainToWorker);
+    const timer = setTimeout(() => void worker.terminate(), STOP_TIMEOUT_MS);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  private async stopRanges(): Promise<void> {
+    const ranges = this.ranges;
+    if (ranges === undefined) return;
+    this.ranges = undefined;
+    ranges.stop.abort();
+    await ranges.done;
+  }
+
+  /** Reads by the worker or as ranges, as the listener wants now. */
+  private followMode(): void {
+    const listener = this.listener;
+    if (this.stopping || this.switching !== undefined || listener === undefined) return;
+    const wanted = listener.wantsRanges?.() === true ? 'ranges' : 'worker';
+    if (wanted === this.mode) return;
+    this.switching = (async () => {
+      if (wanted === 'ranges') {
+        if (this.restartTimer !== undefined) clearTimeout(this.restartTimer);
+        await this.stopWorker();
+        if (!this.stopping) this.startRanges(listener);
+      } else {
+        await this.stopRanges();
+        if (!this.stopping) this.spawn(listener);
+      }
+    })().finally(() => (this.switching = undefined));
+  }
+
+  /** Hands the listener offset ranges up to each partition's last stable offset, as it has room. */
+  private startRanges(listener: DecodedBatchListener): void {
+    this.mode = 'ranges';
+    const stop = new AbortController();
+    const signal = stop.signal;
+    const offsets = new StableOffsets(this.options, this.name);
+    const done = (async () => {
+      let troubled = false;
+      while (!signal.aborted) {
+        let read: Awaited<ReturnType<StableOffsets['read']>>;
+        try {
+          read = await offsets.read(this.positions);
+          if (troubled) listener.recovered();
+          troubled = false;
+        } catch (error) {
+          if (signal.aborted) break;
+          troubled = true;
+          listener.trouble(`Kafka topic "${this.options.topic}" at ${this.options.brokers.join(',')}: ${error instanceof Error ? error.message : String(error)}`);
+          await sleep(RESTART_DELAY_MS, signal);
+          continue;
+        }
+        let moved = false;
+        for (const [partition, stable] of read.stable) {
+          if (signal.aborted) break;
+          listener.highWatermark(partition, stable);
+          // The position read again after each wait: a rewind may have moved it back.
+          for (let position = this.positions.get(partition) ?? read.starts.get(partition) ?? 0n; position < stable && !signal.aborted; position = this.positions.get(partition)!) {
+            const next = stable - position > RANGE_BUDGET ? position + RANGE_BUDGET : stable;
+            const batch: DecodedBatch = { partition, rows: [], kinds: NO_KINDS, firstOffset: position, next, messages: Number(next - position), highWatermark: stable, rejects: [], range: true };
+            this.positions.set(partition, next);
+            moved = true;
+            await listener.decoded(batch);
+          }
+        }
+        if (!moved) await sleep(RANGE_POLL_MS, signal);
+      }
+      await offsets.close();
+    })();
+    this.ranges = { stop, done };
   }
 
   private spawn(listener: DecodedBatchListener): void {
+    this.mode = 'worker';
     // Only a source that stores no rows (row ids from partition and offset) goes raw.
     const rawWanted = (): boolean => this.rowIdPosition === undefined && isKafkaReplayed(this.relation) && this.fragmentDecode && listener.wantsPacked?.() === true;
     /** What the worker was last told: post batches undecoded or not. */

@@ -8,7 +8,10 @@
 // (executor/connectors/source-fragment-worker.ts). A Kafka source that stores no rows runs the same
 // way with its partitions' batches instead of ranges (`takeRows`): each partition's to worker
 // `partition mod N`, which decodes it (PARALLEL.md, "Kafka sources"); the messages it rejects come
-// back with its epoch batch for the source's errors (`onRejects`).
+// back with its epoch batch for the source's errors (`onRejects`). On a cluster's leader whose
+// fragment has shares on other nodes, its source hands out offset ranges instead, which the
+// owners fetch from the broker themselves (`takesFetchRanges`; executor/cluster/README.md, "Kafka
+// partitions fetched by the nodes").
 // At the commit the fragments are commit participants: each asked worker seals its epoch (while the
 // main thread goes on) and hands the batch over, appended to the main store's WriteBatch beside the
 // positions, so rows and offsets commit in one atomic write (exactly once). Nothing is kept per worker: a restart at another N
@@ -108,6 +111,12 @@ export interface RemoteShareSource {
   seedsFromCheckpoints?(): boolean;
   /** Calls `listener` whenever the nodes that take shares change (as the cluster reads them); returns its removal. */
   onChange?(listener: () => void): () => void;
+  /**
+   * Whether a Kafka source fragment gets shares on the nodes, which fetch the offset ranges the
+   * leader fixes (executor/cluster/README.md, "Kafka partitions fetched by the nodes"): the nodes
+   * alone (`nodes`) or in turn with this process's threads (`all`); undefined: no shares.
+   */
+  fetchesKafka?(): 'all' | 'nodes' | undefined;
 }
 
 /** Seeds sent to their nodes ahead of a cut (executor/cluster/keyed-share-stage.ts). */
@@ -137,6 +146,8 @@ interface SourceWorkerSettings {
   readonly onMemory: (memory: WorkerMemory, previous: WorkerMemory | undefined) => void;
   /** Shares on other nodes, after the worker threads'. */
   readonly remotes?: RemoteShareSource;
+  /** A Kafka source fragment whose owners fetch offset ranges while it has shares on other nodes (`takesFetchRanges`): the threads and the shares in turn, or the shares only. */
+  readonly kafkaRanges?: 'all' | 'nodes';
   /** A direct sink's changes (change-log.ts): the workers count theirs and hand the counts over with each batch. */
   readonly direct?: DirectChanges;
   /** The process's worker threads the workers run on (../../batch/worker-pool.ts; without it each starts a thread of its own). */
@@ -194,6 +205,9 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   private readonly failedRemotes = new Map<string, number>();
   private readonly sourceId: number;
   private readonly plan: MaterializePlan;
+  /** Offsets of Kafka ranges given to this process's threads and to other nodes' shares (EXPLAIN ANALYZE). */
+  private rangeOffsetsHere = 0;
+  private rangeOffsetsNodes = 0;
 
   constructor(
     plan: MaterializePlan,
@@ -311,7 +325,8 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     const waited = this.workers.reduce((sum, worker) => sum + worker.waitedMs, 0);
     const units = this.workers.reduce((sum, worker) => sum + worker.units, 0);
     const rows = this.workers.reduce((sum, worker) => sum + worker.rows, 0);
-    return `${this.sourceText}${this.remotes > 0 ? ` and ${this.remotes} other node${this.remotes === 1 ? '' : 's'}` : ''}: ${units} units, ${rows} rows, waited ${waited.toFixed(3)} ms`;
+    const ranges = this.rangeOffsetsHere + this.rangeOffsetsNodes > 0 ? `, Kafka offsets fetched ${this.rangeOffsetsHere} by this node's threads and ${this.rangeOffsetsNodes} by other nodes` : '';
+    return `${this.sourceText}${this.remotes > 0 ? ` and ${this.remotes} other node${this.remotes === 1 ? '' : 's'}` : ''}: ${units} units, ${rows} rows${ranges}, waited ${waited.toFixed(3)} ms`;
   }
 
   /** Each worker's memory and waits (oxbow_catalog.memory, oxbow_catalog.dataflow_workers). */
@@ -354,15 +369,54 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   }
 
   /**
+   * Whether the Kafka source's offset ranges come here for the owners to fetch: while a share on
+   * another node takes them (with none, the leader's Kafka worker reads the topic as before).
+   */
+  takesFetchRanges(): boolean {
+    if (this.disposed || this.settings.kafkaRanges === undefined) return false;
+    this.followMembership();
+    return this.remotes > 0;
+  }
+
+  /**
    * A Kafka source fragment's decoded batches: each partition's to worker `partition mod N` (a fixed
    * rule; nothing is kept per worker, so a restart at another N needs none), its buffer transferred.
+   * Offset ranges (`range`) go to the owners in turn, the nodes' shares (or the threads then the
+   * shares: `all`), so a topic of fewer partitions than owners still reaches every node over the
+   * chunks; each owner fetches its ranges.
    */
   takeRows(batches: readonly PackedPartitionRows[]): void {
-    for (const { partition, count, rows, raw } of batches) {
+    let taking: SourceWorker[] | undefined;
+    let given: Map<SourceWorker, number[]> | undefined;
+    for (const { partition, count, rows, raw, range } of batches) {
+      if (range !== undefined) {
+        if (taking === undefined) {
+          this.followMembership();
+          taking = this.workers.filter((worker) => !worker.retiring && (this.settings.kafkaRanges !== 'nodes' || worker.remote !== undefined));
+          // No share left (a node failed since the mode was chosen): the threads fetch.
+          if (taking.length === 0) taking = this.workers.filter((worker) => !worker.retiring);
+          given = new Map();
+        }
+        const worker = taking[this.next++ % taking.length]!;
+        let list = given!.get(worker);
+        if (list === undefined) given!.set(worker, (list = []));
+        list.push(partition, Number(range.from), Number(range.to));
+        const offsets = Number(range.to - range.from);
+        worker.units += offsets;
+        if (worker.remote === undefined) this.rangeOffsetsHere += offsets;
+        else this.rangeOffsetsNodes += offsets;
+        continue;
+      }
       const worker = this.workers[partition % this.settings.parallelism]!;
       worker.units += count;
       if (raw !== undefined) worker.handle.post({ t: 'raw', partition, raw }, [raw.offsets.buffer, raw.timestamps.buffer, raw.keyLengths.buffer, raw.valueLengths.buffer, raw.bytes.buffer] as ArrayBuffer[]);
       else if (rows !== undefined) worker.handle.post({ t: 'rows', partition, count, rows }, [rows.buffer as ArrayBuffer]);
+      worker.dirty = true;
+    }
+    if (given === undefined) return;
+    this.next %= taking!.length;
+    for (const [worker, ranges] of given) {
+      worker.post({ t: 'ranges', ranges });
       worker.dirty = true;
     }
   }
@@ -532,18 +586,21 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
     if (workers < 2) return undefined;
     this.token ??= this.store.database.share();
     const workerScript = script();
-    // Other nodes generate shares of a generator source's ranges; a Kafka source's partition
-    // batches are fetched here and go to this process's workers only (sending them to a node
-    // costs this process about what decoding and storing them does: executor/cluster/README.md,
-    // "Remote shares"). A direct sink's counts come from this process's workers only.
+    // Other nodes generate shares of a generator source's ranges. A Kafka source fragment gets
+    // them while the nodes fetch their own offset ranges (`fetchesKafka`: executor/cluster/README.md,
+    // "Kafka partitions fetched by the nodes"); otherwise its partition batches are fetched here and
+    // go to this process's workers only (sending them to a node costs this process about what
+    // decoding and storing them does). A direct sink's counts come from this process's workers only.
     const source = fragmentSource(plan);
-    const remotes = source !== undefined && !isKafkaSource(source) && direct === undefined ? this.remoteShares : undefined;
+    const kafkaRanges = source !== undefined && isKafkaSource(source) && direct === undefined ? this.remoteShares?.fetchesKafka?.() : undefined;
+    const remotes = source !== undefined && (!isKafkaSource(source) || kafkaRanges !== undefined) && direct === undefined ? this.remoteShares : undefined;
     const node = new SourceFragmentNode(
       plan,
       context,
       {
         script: workerScript,
         ...(remotes === undefined ? {} : { remotes }),
+        ...(kafkaRanges === undefined ? {} : { kafkaRanges }),
         ...(direct === undefined ? {} : { direct }),
         token: this.token,
         path: this.store.database.path,

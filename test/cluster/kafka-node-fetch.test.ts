@@ -1,0 +1,126 @@
+// A Kafka source fragment whose partitions the nodes fetch themselves (executor/cluster/README.md,
+// "Kafka partitions fetched by the nodes"): real oxbow nodes on a real etcd at --parallelism 2
+// (--cores 8, --remote-shares on), a real Kafka broker, the test producing JSON messages into a
+// topic of 4 partitions all along. A view of a filter and a projection over the topic (a source
+// that stores no rows).
+//
+// - the leader a and nodes b and c: the leader reads only the partitions' last stable offsets and
+//   hands out offset ranges to the nodes' shares (OXBOW_KAFKA_NODE_FETCH's default, `nodes`); b's
+//   and c's share_units (offsets their shares fetched and answered) grow, and the leader's threads
+//   were given fewer offsets than were produced (EXPLAIN ANALYZE);
+// - node b is SIGKILLed while producing: the leader's relay fetches b's unanswered ranges again;
+// - a GROUP BY over the same source is created while producing: it reads the rows on the leader,
+//   so the source goes back to the leader's Kafka worker (ranges handed out and not yet written
+//   are read again by it);
+// - production stops: the filtered view equals the filter and projection of the ids produced,
+//   computed here, each id once, and the GROUP BY the count per key of the ids produced.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBroker, type Broker } from '../kafka/broker.js';
+import { clusterNodes, shareAddressListed } from './nodes.js';
+import { explain, until } from './remote-share-views.js';
+import { connectWhenServing } from './sessions.js';
+
+const cluster = clusterNodes('oxbow-kafka-node-fetch-', {
+  OXBOW_CLUSTER_LEASE_TTL_S: '3',
+  OXBOW_PARALLELISM: '2',
+  OXBOW_CORES: '8',
+  OXBOW_REMOTE_SHARES: 'on',
+  OXBOW_REMOTE_SHARE_TIMEOUT_MS: '10000',
+});
+
+const PARTITIONS = 4;
+const KEYS = 7;
+const valueOf = (id: number): number => (id * 37) % 1000;
+
+let broker: Broker;
+beforeAll(async () => {
+  broker = await startBroker();
+}, 180_000);
+afterAll(async () => {
+  await broker?.stop();
+}, 60_000);
+
+describe('a Kafka source fragment whose partitions the nodes fetch', () => {
+  it('the nodes fetch offset ranges the leader fixes; a node SIGKILLed: every message once', async () => {
+    await broker.createTopic('kf_in', PARTITIONS);
+    const a = await cluster.startNode('a');
+    const leader = await connectWhenServing(a);
+    const b = await cluster.startNode('b');
+    const c = await cluster.startNode('c');
+    const stderr = () => `--- a ---\n${a.stderr()}\n--- b ---\n${b.stderr()}\n--- c ---\n${c.stderr()}`;
+    const bId = await shareAddressListed(leader, b, stderr);
+    const cId = await shareAddressListed(leader, c, stderr);
+
+    await leader.query(`CREATE SOURCE kf_in (id bigint, k int, v int) WITH (connector = 'kafka', topic = 'kf_in',
+      properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`);
+    await leader.query('create materialized view kf as select id, v * 2 as w from kf_in where k % 3 = 1');
+    expect(await explain(leader, 'kf')).toMatch(/partitions split across 2 workers and 2 other nodes/);
+
+    let produced = 0;
+    let producing = true;
+    const producer = (async () => {
+      while (producing) {
+        const messages = [];
+        for (let index = 0; index < 40; index++) {
+          const id = produced + index;
+          messages.push({ value: JSON.stringify({ id, k: id % KEYS, v: valueOf(id) }), partition: id % PARTITIONS });
+        }
+        await broker.send('kf_in', messages);
+        produced += messages.length;
+        await new Promise((resolveWait) => setTimeout(resolveWait, 20));
+      }
+    })();
+    const shareUnits = async (id: string) =>
+      Number((await leader.query<{ share_units: string | null }>('select share_units from oxbow_catalog.nodes where node_id = $1', [id])).rows[0]?.share_units ?? 0);
+    try {
+      await until('node b fetched no offsets of the Kafka source fragment', async () => ((await shareUnits(bId)) >= 500 ? true : undefined), 60_000, stderr);
+      await until('node c fetched no offsets of the Kafka source fragment', async () => ((await shareUnits(cId)) >= 500 ? true : undefined), 60_000, stderr);
+
+      // Node b dies while the topic is produced into: its unanswered ranges are fetched again on the leader.
+      await b.kill('SIGKILL');
+      await until("the leader never took b's share over", async () => (new RegExp(`the remote share on node ${bId} \\(127\\.0\\.0\\.1:\\d+\\) failed: `).test(a.stderr()) ? true : undefined), 30_000, stderr);
+      const atKill = produced;
+      const cAtKill = await shareUnits(cId);
+      await until('no messages after the kill', async () => (produced > atKill + 2000 ? true : undefined), 60_000, stderr);
+      await until('node c fetched nothing after the kill', async () => ((await shareUnits(cId)) > cAtKill + 200 ? true : undefined), 60_000, stderr);
+
+      // A view that needs the rows on the leader's main thread: the Kafka worker reads the topic again.
+      await leader.query('create materialized view kc as select k, count(*) as n from kf_in group by k');
+      const atGroup = produced;
+      await until('no messages after the GROUP BY', async () => (produced > atGroup + 1000 ? true : undefined), 60_000, stderr);
+    } finally {
+      producing = false;
+      await producer;
+    }
+
+    // Every message once: the view against the filter and projection of the ids produced.
+    const total = produced;
+    const expected: { id: string; w: number }[] = [];
+    for (let id = 0; id < total; id++) if ((id % KEYS) % 3 === 1) expected.push({ id: String(id), w: valueOf(id) * 2 });
+    const count = async () => Number((await leader.query<{ n: string }>('select count(*) as n from kf')).rows[0]!.n);
+    await until('the view never held every filtered message produced', async () => ((await count()) >= expected.length ? true : undefined), 90_000, stderr);
+    const rows = (await leader.query<{ id: string; w: number }>('select id, w from kf order by id')).rows;
+    expect(rows.length).toBe(expected.length);
+    expect(rows).toEqual(expected);
+
+    // The leader's threads fetched a part only; the nodes the rest (b's share until its death, then on the leader).
+    const plan = await explain(leader, 'kf');
+    process.stdout.write(`${plan}\n`);
+    const fetched = /Kafka offsets fetched (\d+) by this node's threads and (\d+) by other nodes/.exec(plan);
+    expect(fetched).not.toBeNull();
+    const here = Number(fetched![1]);
+    const nodes = Number(fetched![2]);
+    expect(here).toBeLessThan(total);
+    expect(nodes).toBeGreaterThan(0);
+    expect(await shareUnits(cId)).toBeGreaterThan(0);
+
+    // The GROUP BY counts every message once.
+    const perKey = new Map<number, number>();
+    for (let id = 0; id < total; id++) perKey.set(id % KEYS, (perKey.get(id % KEYS) ?? 0) + 1);
+    await until('the GROUP BY never counted every message produced', async () => (Number((await leader.query<{ n: string | null }>('select sum(n) as n from kc')).rows[0]?.n ?? 0) >= total ? true : undefined), 60_000, stderr);
+    const groups = (await leader.query<{ k: number; n: string }>('select k, n::int8 as n from kc order by k')).rows;
+    expect(groups).toEqual([...perKey].sort(([left], [right]) => left - right).map(([k, n]) => ({ k, n: String(n) })));
+    await leader.end();
+  }, 240_000);
+});
