@@ -7,7 +7,9 @@
 //
 // - the views equal their recomputation from the messages the test produced (every message once:
 //   count, distinct ids, min and max; per key count and sum), and the query recomputed by the
-//   leader over the source;
+//   leader over the source; a second source over the same topic feeds a filter alone (a Kafka
+//   source fragment: under --remote-shares on the nodes fetch its offset ranges themselves), whose
+//   view holds every even id once;
 // - the sink's topic, read back read_committed, holds every produced message exactly once: none
 //   twice (a failover re-running epochs a dead leader had delivered) and none missing.
 //
@@ -38,7 +40,8 @@ export interface ChaosOptions {
   readonly args: readonly string[];
   /**
    * Whether the work is shared with the other nodes (`--remote-shares on`): then some node other
-   * than the leader must have processed rows of a keyed fragment at some point of the run.
+   * than the leader must have processed rows of a keyed fragment, and fetched Kafka offsets for
+   * the filter's source fragment, at some point of the run.
    */
   readonly shares: boolean;
 }
@@ -111,13 +114,15 @@ export function describeChaos(options: ChaosOptions): void {
     }
   }
 
-  /** The rows of keyed fragments the other nodes processed for the leader (0 when none did or the leader does not answer). */
-  async function otherNodesRows(client: pg.Client): Promise<number> {
-    const rows = await client.query<{ n: string | null }>('select sum(share_rows)::int8 as n from oxbow_catalog.nodes where not is_self').then(
-      (result) => Number(result.rows[0]?.n ?? 0),
-      () => 0,
+  /**
+   * The rows of keyed fragments the other nodes processed for the leader and the units (Kafka
+   * offsets) they fetched for its source fragments (0 when none did or the leader does not answer).
+   */
+  async function otherNodesWork(client: pg.Client): Promise<{ rows: number; units: number }> {
+    return client.query<{ rows: string | null; units: string | null }>('select sum(share_rows)::int8 as rows, sum(share_units)::int8 as units from oxbow_catalog.nodes where not is_self').then(
+      (result) => ({ rows: Number(result.rows[0]?.rows ?? 0), units: Number(result.rows[0]?.units ?? 0) }),
+      () => ({ rows: 0, units: 0 }),
     );
-    return rows;
   }
 
   /** Every committed message of the topic, once there are `atLeast` and none arrived for 3 s. */
@@ -134,6 +139,10 @@ export function describeChaos(options: ChaosOptions): void {
       await leader.query('CREATE MATERIALIZED VIEW by_k AS SELECT k, count(*) AS n, sum(v) AS total FROM chaos_in GROUP BY k');
       await leader.query(`CREATE MATERIALIZED VIEW by_g AS SELECT id % ${GROUPS} AS g, count(*) AS n, sum(v) AS total FROM chaos_in GROUP BY id % ${GROUPS}`);
       await leader.query('CREATE MATERIALIZED VIEW ids AS SELECT count(*) AS n, count(DISTINCT id) AS d, min(id) AS lo, max(id) AS hi FROM chaos_in');
+      // A source read by a filter alone: a Kafka source fragment (the nodes fetch its ranges under shares).
+      await leader.query(`CREATE SOURCE chaos_again (id bigint, k int, v int) WITH (connector = 'kafka', topic = 'chaos_in',
+        properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`);
+      await leader.query('CREATE MATERIALIZED VIEW evens AS SELECT id, v FROM chaos_again WHERE id % 2 = 0');
       await leader.query(`CREATE SINK chaos_out AS SELECT id, k, v FROM chaos_in WITH (connector = 'kafka', topic = 'chaos_out',
         properties.bootstrap.server = '${broker.bootstrap}') FORMAT PLAIN ENCODE JSON`);
       await leader.end();
@@ -158,13 +167,18 @@ export function describeChaos(options: ChaosOptions): void {
 
       const schedule: string[] = [];
       let sharedRows = 0;
+      let sharedUnits = 0;
       try {
         for (let kill = 0; kill < KILLS; kill++) {
           await sleep(1000 + Math.floor(random() * 2000));
           let victim: string;
           if (kill % 2 === 0) {
             const found = await findLeader(60_000);
-            if (options.shares) sharedRows = Math.max(sharedRows, await otherNodesRows(found.client));
+            if (options.shares) {
+              const work = await otherNodesWork(found.client);
+              sharedRows = Math.max(sharedRows, work.rows);
+              sharedUnits = Math.max(sharedUnits, work.units);
+            }
             await found.client.end().catch(() => undefined);
             victim = found.name;
           } else {
@@ -211,6 +225,22 @@ export function describeChaos(options: ChaosOptions): void {
         const byG = (await leader.query('select g::int8 as group, n::int8 as n, total::int8 as total from by_g order by g')).rows.map((row) => ({ ...row, group: Number(row.group) }));
         expect(byG).toEqual(expectedOf((id) => id % GROUPS));
 
+        // The filter over the second source: every even id once, with its value.
+        const evensOf = async () => (await leader.query('select count(*)::int8 as n, count(distinct id)::int8 as d, coalesce(sum(id), 0)::int8 as ids, coalesce(sum(v), 0)::int8 as vs from evens')).rows[0];
+        let evens = await evensOf();
+        const evenCount = Math.ceil(total / 2);
+        while (Number(evens.n) < evenCount && Date.now() < deadline) {
+          await sleep(250);
+          evens = await evensOf();
+        }
+        let evenIds = 0;
+        let evenValues = 0;
+        for (let id = 0; id < total; id += 2) {
+          evenIds += id;
+          evenValues += valueOf(id);
+        }
+        expect(evens).toEqual({ n: String(evenCount), d: String(evenCount), ids: String(evenIds), vs: String(evenValues) });
+
         // The sink's topic: every produced message once.
         const messages = await readAll('chaos_out', total);
         const counts = new Map<number, number>();
@@ -226,8 +256,13 @@ export function describeChaos(options: ChaosOptions): void {
         expect(messages.length).toBe(total);
         expect(schedule.length).toBe(KILLS);
         // The work was spread: some node other than the leader of the moment processed keyed rows.
-        if (options.shares) expect(Math.max(sharedRows, await otherNodesRows(leader))).toBeGreaterThan(0);
-        process.stdout.write(`${options.name} (seed ${seed}): killed ${schedule.join(', ')}; ${total} messages through the views and the sink${options.shares ? `; other nodes processed ${sharedRows} keyed rows at most` : ''}\n`);
+        if (options.shares) {
+          const work = await otherNodesWork(leader);
+          sharedRows = Math.max(sharedRows, work.rows);
+          sharedUnits = Math.max(sharedUnits, work.units);
+          expect({ rows: sharedRows > 0, units: sharedUnits > 0 }).toEqual({ rows: true, units: true });
+        }
+        process.stdout.write(`${options.name} (seed ${seed}): killed ${schedule.join(', ')}; ${total} messages through the views and the sink${options.shares ? `; other nodes processed ${sharedRows} keyed rows and fetched ${sharedUnits} offsets at most` : ''}\n`);
       } finally {
         await leader.end().catch(() => undefined);
       }
