@@ -25,6 +25,7 @@ import { startS3rver, type S3rverProcess } from '../checkpoint/support/s3rver.js
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
+import { produceIds } from './id-producer.js';
 
 const PARTITIONS = 3;
 const KEYS = 13;
@@ -150,20 +151,7 @@ export function describeChaos(options: ChaosOptions): void {
       await startNode('c');
 
       // The producer: a batch every 50 ms for the whole run.
-      let produced = 0;
-      let producing = true;
-      const producer = (async () => {
-        while (producing) {
-          const messages = [];
-          for (let index = 0; index < 20; index++) {
-            const id = produced + index;
-            messages.push({ value: JSON.stringify({ id, k: id % KEYS, v: valueOf(id) }), partition: id % PARTITIONS });
-          }
-          await broker.send('chaos_in', messages);
-          produced += messages.length;
-          await sleep(50);
-        }
-      })();
+      const producer = produceIds(broker, { topic: 'chaos_in', keys: KEYS, partitions: PARTITIONS, valueOf, batch: 20, pauseMs: 50 });
 
       const schedule: string[] = [];
       let sharedRows = 0;
@@ -190,11 +178,10 @@ export function describeChaos(options: ChaosOptions): void {
           await startNode(victim);
         }
       } finally {
-        producing = false;
-        await producer;
+        await producer.stop();
       }
 
-      const total = produced;
+      const total = producer.produced();
       const found = await findLeader(60_000);
       leader = found.client;
       try {

@@ -20,6 +20,7 @@ import { startBroker, type Broker } from '../kafka/broker.js';
 import { clusterNodes, shareAddressListed } from './nodes.js';
 import { explain, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
+import { produceIds } from './id-producer.js';
 
 const cluster = clusterNodes('oxbow-kafka-node-fetch-', {
   OXBOW_CLUSTER_LEASE_TTL_S: '3',
@@ -57,20 +58,7 @@ describe('a Kafka source fragment whose partitions the nodes fetch', () => {
     await leader.query('create materialized view kf as select id, v * 2 as w from kf_in where k % 3 = 1');
     expect(await explain(leader, 'kf')).toMatch(/partitions split across 2 workers and 2 other nodes/);
 
-    let produced = 0;
-    let producing = true;
-    const producer = (async () => {
-      while (producing) {
-        const messages = [];
-        for (let index = 0; index < 40; index++) {
-          const id = produced + index;
-          messages.push({ value: JSON.stringify({ id, k: id % KEYS, v: valueOf(id) }), partition: id % PARTITIONS });
-        }
-        await broker.send('kf_in', messages);
-        produced += messages.length;
-        await new Promise((resolveWait) => setTimeout(resolveWait, 20));
-      }
-    })();
+    const producer = produceIds(broker, { topic: 'kf_in', keys: KEYS, partitions: PARTITIONS, valueOf, batch: 40, pauseMs: 20 });
     const shareUnits = async (id: string) =>
       Number((await leader.query<{ share_units: string | null }>('select share_units from oxbow_catalog.nodes where node_id = $1', [id])).rows[0]?.share_units ?? 0);
     try {
@@ -80,22 +68,21 @@ describe('a Kafka source fragment whose partitions the nodes fetch', () => {
       // Node b dies while the topic is produced into: its unanswered ranges are fetched again on the leader.
       await b.kill('SIGKILL');
       await until("the leader never took b's share over", async () => (new RegExp(`the remote share on node ${bId} \\(127\\.0\\.0\\.1:\\d+\\) failed: `).test(a.stderr()) ? true : undefined), 30_000, stderr);
-      const atKill = produced;
+      const atKill = producer.produced();
       const cAtKill = await shareUnits(cId);
-      await until('no messages after the kill', async () => (produced > atKill + 2000 ? true : undefined), 60_000, stderr);
+      await until('no messages after the kill', async () => (producer.produced() > atKill + 2000 ? true : undefined), 60_000, stderr);
       await until('node c fetched nothing after the kill', async () => ((await shareUnits(cId)) > cAtKill + 200 ? true : undefined), 60_000, stderr);
 
       // A view that needs the rows on the leader's main thread: the Kafka worker reads the topic again.
       await leader.query('create materialized view kc as select k, count(*) as n from kf_in group by k');
-      const atGroup = produced;
-      await until('no messages after the GROUP BY', async () => (produced > atGroup + 1000 ? true : undefined), 60_000, stderr);
+      const atGroup = producer.produced();
+      await until('no messages after the GROUP BY', async () => (producer.produced() > atGroup + 1000 ? true : undefined), 60_000, stderr);
     } finally {
-      producing = false;
-      await producer;
+      await producer.stop();
     }
 
     // Every message once: the view against the filter and projection of the ids produced.
-    const total = produced;
+    const total = producer.produced();
     const expected: { id: string; w: number }[] = [];
     for (let id = 0; id < total; id++) if ((id % KEYS) % 3 === 1) expected.push({ id: String(id), w: valueOf(id) * 2 });
     const count = async () => Number((await leader.query<{ n: string }>('select count(*) as n from kf')).rows[0]!.n);

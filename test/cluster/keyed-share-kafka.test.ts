@@ -22,6 +22,7 @@ import { startBroker, type Broker } from '../kafka/broker.js';
 import { clusterNodes, shareAddressListed } from './nodes.js';
 import { explain, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
+import { produceIds } from './id-producer.js';
 
 const cluster = clusterNodes('oxbow-keyed-share-kafka-', {
   OXBOW_CLUSTER_LEASE_TTL_S: '3',
@@ -64,20 +65,7 @@ describe('keyed shares of a view over a Kafka source', () => {
     await leader.query('create materialized view kj as select ks_in.k, count(*) as n, sum(ks_in.v + kt.w) as s from ks_in join kt on ks_in.k = kt.k group by ks_in.k');
     for (const view of ['kc', 'kj']) expect(await explain(leader, view)).toMatch(/to 2 workers and 1 other node/);
 
-    let produced = 0;
-    let producing = true;
-    const producer = (async () => {
-      while (producing) {
-        const messages = [];
-        for (let index = 0; index < 30; index++) {
-          const id = produced + index;
-          messages.push({ value: JSON.stringify({ id, k: id % KEYS, v: valueOf(id) }), partition: id % PARTITIONS });
-        }
-        await broker.send('ks_in', messages);
-        produced += messages.length;
-        await new Promise((resolveWait) => setTimeout(resolveWait, 30));
-      }
-    })();
+    const producer = produceIds(broker, { topic: 'ks_in', keys: KEYS, partitions: PARTITIONS, valueOf, batch: 30, pauseMs: 30 });
     const shareRows = async (id: string) =>
       Number((await leader.query<{ share_rows: string | null }>('select share_rows from oxbow_catalog.nodes where node_id = $1', [id])).rows[0]?.share_rows ?? 0);
     try {
@@ -87,12 +75,12 @@ describe('keyed shares of a view over a Kafka source', () => {
       // the sources make while the cut waits (the epochs overlapping, none comes otherwise).
       c = await cluster.startNode('c');
       const cId = await shareAddressListed(leader, c, stderr);
-      const atListed = produced;
+      const atListed = producer.produced();
       for (const view of ['kc', 'kj']) {
         await until(`${view} never cut its owners for node c while the topic was produced into`, async () => (/to 2 workers and 2 other nodes, vnodes cut again 1 time/.test(await explain(leader, view)) ? true : undefined), 60_000, stderr);
       }
       // Still producing: the cut did not wait for the messages to stop.
-      expect(produced).toBeGreaterThan(atListed);
+      expect(producer.produced()).toBeGreaterThan(atListed);
       process.stdout.write(`${await explain(leader, 'kc')}\n`);
       expect(a.stderr()).toMatch(new RegExp(`node ${cId} took vnodes`));
       const cBefore = await shareRows(cId);
@@ -103,15 +91,14 @@ describe('keyed shares of a view over a Kafka source', () => {
       expect(bBefore).toBeGreaterThan(0);
       await b.kill('SIGKILL');
       await until('the leader never took b\'s share over', async () => (new RegExp(`the keyed share on node ${bId} \\(127\\.0\\.0\\.1:\\d+\\) failed: `).test(a.stderr()) ? true : undefined), 30_000, stderr);
-      const atKill = produced;
-      await until('no messages after the kill', async () => (produced > atKill + 1500 ? true : undefined), 60_000, stderr);
+      const atKill = producer.produced();
+      await until('no messages after the kill', async () => (producer.produced() > atKill + 1500 ? true : undefined), 60_000, stderr);
     } finally {
-      producing = false;
-      await producer;
+      await producer.stop();
     }
 
     // Every message once: the views against the groups of the ids produced.
-    const total = produced;
+    const total = producer.produced();
     const model = new Map<number, { n: number; s: number; js: number }>();
     for (let id = 0; id < total; id++) {
       const k = id % KEYS;
