@@ -94,8 +94,8 @@ interface AtStart {
   readonly firstTarget: number;
 }
 
-/** A look-up at E costs about this many routed entries of a step's bound. */
-const LOOK_UP_ENTRIES = 8;
+/** A look-up at E costs about this many routed entries of a step's bound (a seek skips the versions written after E, invisible to the read). */
+const LOOK_UP_ENTRIES = 64;
 
 /** Entries routed per step of a read when no bound is given (about a few milliseconds). */
 export const DEFAULT_SEED_STEP_ENTRIES = 4096;

@@ -471,7 +471,7 @@ export class ParallelFragmentNode implements StreamNode {
     reading.timer = undefined;
     const began = performance.now();
     try {
-      while (reading.read.settleWithin(DEFAULT_SEED_STEP_ENTRIES >> 4) > 0 && performance.now() - began < 10);
+      while (reading.read.settleWithin(16) > 0 && performance.now() - began < 10);
     } catch (error) {
       this.abandonRead();
       if (!this.disposed) this.cannotSeed(error);
