@@ -16,10 +16,13 @@
 // fragment's old owners keep running; the packed writes they hand over for the epochs after E are
 // kept (`keep`) and, when the read is done, routed after the seed (`finish`): a put by its row's
 // vnode columns, a tombstone or delete with its key's owner (from a put kept before it, else from
-// the key's versions at E, read through the same pinned iterators; a key with no put anywhere goes
-// nowhere: there is nothing to delete), a range delete to every share, in the order they were
-// written. The key's versions carry their epochs, so the newer versions after the seed's older
-// ones make the state as of the last kept epoch.
+// the key's versions at E; a key with no put anywhere goes nowhere: there is nothing to delete), a
+// range delete to every share, in the order they were written. The key's versions carry their
+// epochs, so the newer versions after the seed's older ones make the state as of the last kept
+// epoch. What each kept key was at E (its owner then, and whether it was a row, for the shares'
+// row counts) is known before the cut: a key the read has not reached when it is kept is marked by
+// the step that passes it, any other is looked up at E over the read's snapshot a bounded number at
+// a time (in the steps, then `settleWithin` between epochs), never all at once at the cut.
 //
 // A share whose node made its store from a checkpoint at epoch F >= E (`fromCheckpoints`, before
 // any step: executor/cluster/keyed-share-stage.ts) gets no entry of the read (its store holds every
