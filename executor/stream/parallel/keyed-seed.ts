@@ -16,10 +16,13 @@
 // fragment's old owners keep running; the packed writes they hand over for the epochs after E are
 // kept (`keep`) and, when the read is done, routed after the seed (`finish`): a put by its row's
 // vnode columns, a tombstone or delete with its key's owner (from a put kept before it, else from
-// the key's versions at E, read through the same pinned iterators; a key with no put anywhere goes
-// nowhere: there is nothing to delete), a range delete to every share, in the order they were
-// written. The key's versions carry their epochs, so the newer versions after the seed's older
-// ones make the state as of the last kept epoch.
+// the key's versions at E; a key with no put anywhere goes nowhere: there is nothing to delete), a
+// range delete to every share, in the order they were written. The key's versions carry their
+// epochs, so the newer versions after the seed's older ones make the state as of the last kept
+// epoch. What each kept key was at E (its owner then, and whether it was a row, for the shares'
+// row counts) is known before the cut: a key the read has not reached when it is kept is marked by
+// the step that passes it, any other is looked up at E over the read's snapshot a bounded number at
+// a time (in the steps, then `settleWithin` between epochs), never all at once at the cut.
 //
 // A share whose node made its store from a checkpoint at epoch F >= E (`fromCheckpoints`, before
 // any step: executor/cluster/keyed-share-stage.ts) gets no entry of the read (its store holds every
@@ -78,6 +81,25 @@ interface KeptKey {
   rowAtStart: boolean | undefined;
 }
 
+/**
+ * What a kept key was at E (found without a seek at the cut: see `keep`): whether its newest
+ * version was a row, and the owner its newest put named (-2: no put at E). Undefined while unknown.
+ */
+interface AtStart {
+  readonly table: SeedTable;
+  /** The table's index (its iterator). */
+  readonly index: number;
+  /** The key without its epoch. */
+  readonly prefix: Buffer;
+  row: boolean | undefined;
+  target: number;
+  /** The key's first kept write was a put naming this owner (-3: it was a delete): what the cut needs of it (`needed`). */
+  readonly firstTarget: number;
+}
+
+/** A look-up at E costs about this many routed entries of a step's bound (a seek skips the versions written after E, invisible to the read). */
+const LOOK_UP_ENTRIES = 64;
+
 /** Entries routed per step of a read when no bound is given (about a few milliseconds). */
 export const DEFAULT_SEED_STEP_ENTRIES = 4096;
 
@@ -95,6 +117,8 @@ export class KeyedSeedRead {
   private readonly tables: SeedTable[] = [];
   private readonly byId = new Map<number, SeedTable>();
   private readonly iterators: RocksIterator[] = [];
+  /** Per table, the iterator of the look-ups at E (made at the first, over the same snapshot). */
+  private readonly seekers: (RocksIterator | undefined)[] = [];
   private readonly records: (Buffer | undefined)[] = [];
   private snapshot: Snapshot | undefined;
   private readonly database: RocksDatabase;
@@ -119,6 +143,24 @@ export class KeyedSeedRead {
   /** Entries of the kept writes routed to some share (finish). */
   keptEntries = 0;
   private closed = false;
+  /**
+   * Per kept key (its prefix as latin1 text), what it was at E: marked by the step when it passes
+   * the key (`wanted`, per table, keys the read has not reached when they were kept), else looked
+   * up through the pinned iterators, a bounded number at a time (`lookUps` queue: keys kept after
+   * the read passed them), so the cut seeks nothing (executor/cluster/README.md, "Keyed shares").
+   */
+  private readonly atStart = new Map<string, AtStart>();
+  private readonly wanted: Map<string, AtStart>[] = [];
+  private wantedCount = 0;
+  private readonly pending: AtStart[] = [];
+  private pendingAt = 0;
+  /** The kept key the step is passing (its versions at E mark it), if it was wanted. */
+  private marking: AtStart | undefined;
+  /** Seeks at E made for kept keys (each one the key's versions), and those of them made at the cut (`finish`). */
+  lookUps = 0;
+  cutLookUps = 0;
+  /** Kept keys marked by the step as it passed them (no seek). */
+  marked = 0;
   /** The seeds as of E, once taken (takeBases): the builders then hold what goes after them. */
   private bases: Uint8Array[] | undefined;
   done = false;
@@ -153,6 +195,7 @@ export class KeyedSeedRead {
           width: columns === undefined ? 0 : Math.max(...columns) + 1,
         };
         this.tables.push(table);
+        this.wanted.push(new Map());
         this.byId.set(table.tableId, table);
         this.iterators.push(database.iterator({ lowerBound: tableLowerBound(table.tableId), upperBound: tableUpperBound(table.tableId), snapshot: this.snapshot }));
         this.records.push(database.get(tableRecordKey(table.tableId), this.snapshot));
@@ -177,16 +220,28 @@ export class KeyedSeedRead {
       if (epoch < this.epoch) throw new Error(`checkpoint ${epoch} is older than the read's start at epoch ${this.epoch}`);
       this.checkpointed[share] = epoch;
     });
-    if (this.checkpointed.every((epoch) => epoch !== undefined)) this.done = true;
+    if (this.checkpointed.every((epoch) => epoch !== undefined)) {
+      this.done = true;
+      // Nothing is read: the keys kept so far are looked up (a few at a time) instead of marked.
+      for (const wanted of this.wanted) {
+        for (const entry of wanted.values()) this.pending.push(entry);
+        wanted.clear();
+      }
+      this.wantedCount = 0;
+    }
   }
 
   /** Routes about `maxEntries` more entries of the tables (at least one); true once every table is read. */
   step(maxEntries: number): boolean {
     if (this.closed) throw new Error('the seed read was closed');
     let left = Math.max(1, maxEntries);
+    // Half the bound at most for the look-ups of keys kept behind the read, the rest for the read.
+    left -= this.settleWithin(Math.ceil(left / (2 * LOOK_UP_ENTRIES))) * LOOK_UP_ENTRIES;
     while (!this.done && left > 0) {
       const packed = this.iterators[this.at]!.nextPacked(Math.min(1024, left));
       if (packed === null) {
+        this.passedTable(this.at);
+        this.marking = undefined;
         this.at++;
         this.table = this.tables[this.at];
         this.currentLength = -1;
@@ -199,6 +254,51 @@ export class KeyedSeedRead {
       left -= this.stepped;
     }
     return this.done;
+  }
+
+  /** The read passed the whole table `index`: a kept key it did not meet had no version at E. */
+  private passedTable(index: number): void {
+    const wanted = this.wanted[index]!;
+    for (const entry of wanted.values()) {
+      entry.row = false;
+      entry.target = -2;
+    }
+    this.wantedCount -= wanted.size;
+    wanted.clear();
+  }
+
+  /**
+   * Looks up at E up to `max` kept keys the read had passed when they were kept (their versions,
+   * a seek each, through the pinned iterators); the number looked up. Called by `step`, and once
+   * every table is read, by the fragment between epochs until it returns 0 (`settled`).
+   */
+  settleWithin(max: number): number {
+    if (this.closed) return 0;
+    let done = 0;
+    const pending = this.pending;
+    while (done < max && this.pendingAt < pending.length) {
+      const entry = pending[this.pendingAt++]!;
+      if (entry.row !== undefined || !this.needed(entry)) continue;
+      this.lookUpAt(entry);
+      done++;
+    }
+    if (this.pendingAt === pending.length) {
+      pending.length = 0;
+      this.pendingAt = 0;
+    }
+    return done;
+  }
+
+  /** Whether kept keys are left to look up at E (the read done, a cut now would seek them). */
+  get settled(): boolean {
+    return this.pendingAt === this.pending.length;
+  }
+
+  /** Whether the cut needs a kept key's state at E: its owner when its first kept write was a delete, its row for a share that counts seed rows. */
+  private needed(entry: AtStart): boolean {
+    if (entry.table.hasher === undefined) return this.checkpointed.some((epoch) => epoch === undefined);
+    if (entry.firstTarget === -3) return true;
+    return entry.firstTarget >= 0 && this.checkpointed[entry.firstTarget] === undefined;
   }
 
   /** Routes one committed entry of the table being read. */
@@ -215,6 +315,21 @@ export class KeyedSeedRead {
       this.currentLength = prefixLength;
       this.target = -2;
       this.waiting = [];
+      this.marking = undefined;
+      if (this.wantedCount > 0) {
+        // A key kept before the read reached it: its first version here is its newest at E.
+        const wanted = this.wanted[this.at]!;
+        const name = buffer.toString('latin1', keyStart, prefixEnd);
+        const entry = wanted.get(name);
+        if (entry !== undefined) {
+          wanted.delete(name);
+          this.wantedCount--;
+          this.marked++;
+          entry.row = !tombstone;
+          entry.target = -2;
+          this.marking = entry;
+        }
+      }
     }
     const builders = this.builders;
     if (table.hasher === undefined) {
@@ -234,6 +349,7 @@ export class KeyedSeedRead {
       }
       // The newest put of the key: its row's vnode columns name the owner.
       this.target = this.targetOf(table, buffer, valueStart);
+      if (this.marking !== undefined) this.marking.target = this.target;
       // A share whose store a checkpoint made has the key already.
       if (this.target >= 0 && this.checkpointed[this.target] !== undefined) this.target = -1;
       if (this.target >= 0) {
@@ -268,7 +384,46 @@ export class KeyedSeedRead {
   keep(batches: readonly Uint8Array[], epoch: Epoch): void {
     if (this.closed) return;
     this.keptEpochs++;
-    for (const batch of batches) if (batch.length > 0) this.kept.push({ epoch, bytes: Buffer.from(batch) });
+    for (const batch of batches) {
+      if (batch.length === 0) continue;
+      const bytes = Buffer.from(batch);
+      this.kept.push({ epoch, bytes });
+      forEachBatchEntry(bytes, this.note);
+    }
+  }
+
+  /**
+   * A kept write: a key not kept before gets what it was at E from the read's step when the read
+   * has not reached it yet, else from a look-up queued for `settleWithin` (never all at the cut).
+   */
+  private readonly note = (operation: number, buffer: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): void => {
+    if (operation === BATCH_DELETE_RANGE || keyEnd - keyStart < 4 + EPOCH_SUFFIX_BYTES) return;
+    const table = this.byId.get(buffer.readUInt32BE(keyStart));
+    if (table === undefined) return;
+    const prefixEnd = keyEnd - EPOCH_SUFFIX_BYTES;
+    const name = buffer.toString('latin1', keyStart, prefixEnd);
+    if (this.atStart.has(name)) return;
+    const put = operation === BATCH_PUT && valueEnd > valueStart && buffer[valueStart] !== ROW_TOMBSTONE;
+    const index = this.tables.indexOf(table);
+    const firstTarget = table.hasher === undefined ? -1 : put ? this.targetOf(table, buffer, valueStart) : -3;
+    const entry: AtStart = { table, index, prefix: Buffer.from(buffer.subarray(keyStart, prefixEnd)), row: undefined, target: -2, firstTarget };
+    this.atStart.set(name, entry);
+    if (this.ahead(index, entry.prefix)) {
+      this.wanted[index]!.set(name, entry);
+      this.wantedCount++;
+    } else {
+      this.pending.push(entry);
+    }
+  };
+
+  /** Whether the read has not reached a key (its prefix) of table `index` yet: its step will pass it. */
+  private ahead(index: number, prefix: Buffer): boolean {
+    if (this.done || index < this.at) return false;
+    if (index > this.at || this.currentLength < 0) return true;
+    // Past the key being read; a key the current one starts (or that starts it) may sort either way with its epoch: looked up.
+    const common = Math.min(prefix.length, this.currentLength);
+    const order = prefix.compare(this.current, 0, common, 0, common);
+    return order > 0;
   }
 
   /**
@@ -345,7 +500,7 @@ export class KeyedSeedRead {
           else if (put) target = this.targetOf(table, value, 0);
           known = { target, table, prefix: Buffer.from(prefix), newest: Buffer.from(suffix), row: put, rowAtStart: undefined };
           keys.set(name, known);
-          if (target === -2) this.lookUp(known);
+          if (target === -2) this.fromStart(name, known);
         } else if (suffix.compare(known.newest) <= 0) {
           // Newer (the epoch is inverted) than the versions kept before.
           known.newest = Buffer.from(suffix);
@@ -375,7 +530,7 @@ export class KeyedSeedRead {
     for (const known of keys.values()) {
       if (known.table.hasher !== undefined && known.target < 0) continue;
       if (known.table.hasher === undefined ? !counting : checkpointed[known.target] !== undefined) continue;
-      if (known.rowAtStart === undefined) this.lookUp(known);
+      if (known.rowAtStart === undefined) this.fromStart(known.prefix.toString('latin1'), known);
       const change = (known.row ? 1 : 0) - (known.rowAtStart! ? 1 : 0);
       if (change === 0) continue;
       // A share made from a checkpoint counts no seed rows: they are in its checkpoint's files.
@@ -387,9 +542,29 @@ export class KeyedSeedRead {
     }
   }
 
-  /** The key's versions at E (the pinned iterators): whether the newest is a row and, when its owner is not known yet, the owner named by its newest put. */
-  private lookUp(known: KeptKey): void {
-    const iterator = this.iterators[this.tables.indexOf(known.table)]!;
+  /** What a kept key was at E, as `keep` and the steps found it (a look-up now only if they did not: `cutLookUps`). */
+  private fromStart(name: string, known: KeptKey): void {
+    let entry = this.atStart.get(name);
+    if (entry === undefined || entry.row === undefined) {
+      entry ??= { table: known.table, index: this.tables.indexOf(known.table), prefix: known.prefix, row: undefined, target: -2, firstTarget: -3 };
+      this.cutLookUps++;
+      this.lookUpAt(entry);
+    }
+    known.rowAtStart = entry.row;
+    if (known.target === -2) known.target = entry.target;
+  }
+
+  /** The key's versions at E (the pinned iterators): whether the newest is a row, and the owner its newest put names (-2: none). */
+  private lookUpAt(known: AtStart): void {
+    this.lookUps++;
+    known.target = -2;
+    // Its own iterator over the read's snapshot: the step's stays where the read is.
+    let iterator = this.seekers[known.index];
+    if (iterator === undefined) {
+      const tableId = known.table.tableId;
+      iterator = this.database.iterator({ lowerBound: tableLowerBound(tableId), upperBound: tableUpperBound(tableId), snapshot: this.snapshot });
+      this.seekers[known.index] = iterator;
+    }
     iterator.seek(known.prefix);
     const length = known.prefix.length;
     let first = true;
@@ -402,15 +577,15 @@ export class KeyedSeedRead {
           return;
         }
         const put = valueEnd > valueStart && buffer[valueStart] !== ROW_TOMBSTONE;
-        if (first) known.rowAtStart = put;
+        if (first) known.row = put;
         first = false;
         if (!put) return;
-        if (known.target === -2) known.target = this.targetOf(known.table, buffer, valueStart);
+        if (known.table.hasher !== undefined) known.target = this.targetOf(known.table, buffer, valueStart);
         searching = false;
       });
     }
     // No put at E nor before (the target stays unknown until a kept put names it): a tombstone over nothing, which no share needs.
-    if (first) known.rowAtStart = false;
+    if (first) known.row = false;
   }
 
   /** Closes the iterators and drops what was kept (the read is abandoned or finished). */
@@ -419,6 +594,8 @@ export class KeyedSeedRead {
     this.closed = true;
     for (const iterator of this.iterators) iterator.close();
     this.iterators.length = 0;
+    for (const iterator of this.seekers) iterator?.close();
+    this.seekers.length = 0;
     this.kept.length = 0;
     if (this.snapshot !== undefined) {
       try {

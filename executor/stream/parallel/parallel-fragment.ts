@@ -464,6 +464,22 @@ export class ParallelFragmentNode implements StreamNode {
     void reading.staging.settled.then(() => this.staged(reading));
   }
 
+  /** Once every table is read: a slice (about 10 ms) of the look-ups at E of keys kept since, then the next after whatever waits on the event loop. */
+  private settleStep(): void {
+    const reading = this.reading;
+    if (reading === undefined) return;
+    reading.timer = undefined;
+    const began = performance.now();
+    try {
+      while (reading.read.settleWithin(16) > 0 && performance.now() - began < 10);
+    } catch (error) {
+      this.abandonRead();
+      if (!this.disposed) this.cannotSeed(error);
+      return;
+    }
+    if (!reading.read.settled) reading.timer = setImmediate(() => this.settleStep());
+  }
+
   /** The nodes answered whether they made their stores from a checkpoint: the seeds of the others are read now (none when all did). */
   private checkpointStaged(reading: SeedReading): void {
     if (this.reading !== reading || this.disposed) return;
@@ -831,6 +847,9 @@ export class ParallelFragmentNode implements StreamNode {
     const keep = (batches: readonly Uint8Array[]): readonly Uint8Array[] => {
       if (!kept) read.keep(batches, epoch);
       kept = true;
+      // Keys kept after the read passed them are looked up at E in slices, not at the cut.
+      const reading = this.reading;
+      if (reading?.read === read && read.done && !read.settled && reading.timer === undefined) reading.timer = setImmediate(() => this.settleStep());
       return batches;
     };
     return { wait: () => keep(writes.wait()), whenReady: async () => keep(await writes.whenReady()) };

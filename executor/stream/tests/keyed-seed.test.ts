@@ -107,6 +107,92 @@ describe('KeyedSeedRead', () => {
     }
   });
 
+  it('knows each kept key at E before the cut: the steps mark the keys ahead, the others are looked up a few at a time', () => {
+    dir = mkdtempSync(join(tmpdir(), 'oxbow-keyed-seed-'));
+    const database = RocksDatabase.open(join(dir, 'db'));
+    try {
+      const write = (epoch: bigint, puts: [number, number, number[] | null][]): Buffer => {
+        const batch = new WriteBatchBuilder();
+        for (const [tableId, k, values] of puts) batch.put(key(tableId, k, epoch), values === null ? TOMBSTONE : row(values));
+        const bytes = Buffer.from(batch.view());
+        database.write(bytes);
+        return bytes;
+      };
+      // At E: even keys 0..3998 rows, every tenth of them a tombstone on top; the whole table's rows.
+      write(1n, [
+        ...Array.from({ length: 2000 }, (_, k): [number, number, number[]] => [KEYED, 2 * k, [2 * k, k]]),
+        ...Array.from({ length: 20 }, (_, k): [number, number, number[]] => [WHOLE, k, [k]]),
+      ]);
+      write(2n, Array.from({ length: 200 }, (_, k): [number, number, null] => [KEYED, 20 * k, null]));
+      // Each read starts where the one before ended: kept epochs are newer than everything it reads.
+      let epoch = 2n;
+      // A model of the whole table's rows (every share has them).
+      const live = new Map<number, boolean>();
+      for (let k = 0; k < 20; k++) live.set(k, true);
+      for (const settle of [true, false]) {
+        for (const [first, owners] of [
+          [1, 3],
+          [2, 4],
+        ] as const) {
+          const read = new KeyedSeedRead(database, tables, vnodes, first, owners, epoch);
+          // Each epoch: new keys (odd), deletes of rows at E, puts over tombstones at E, deletes over nothing, the whole table.
+          const churn = (at: number): void => {
+            epoch++;
+            const puts: [number, number, number[] | null][] = [];
+            for (let k = 0; k < 40; k++) {
+              const n = (at * 997 + k * 101) % 4000;
+              puts.push([KEYED, n | 1, [n | 1, at]]);
+              puts.push([KEYED, n & ~1, k % 3 === 0 ? [n & ~1, at] : null]);
+              puts.push([KEYED, 100000 + n, null]);
+            }
+            // Keys never written before: a group born, one deleted over nothing.
+            for (let k = 0; k < 10; k++) puts.push([KEYED, 200000 + at * 10 + k, k % 2 === 0 ? [k, at] : null]);
+            puts.push([WHOLE, at % 30, at % 2 === 0 ? null : [at]]);
+            live.set(at % 30, at % 2 !== 0);
+            read.keep([write(epoch, puts)], epoch);
+          };
+          let at = 0;
+          while (!read.step(97)) churn(at++);
+          expect(read.marked).toBeGreaterThan(0);
+          // Read done: what is kept now is looked up in slices (settleWithin), bounded each time.
+          for (let more = 0; more < 5; more++) churn(at++);
+          if (settle) {
+            expect(read.settled).toBe(false);
+            let slices = 0;
+            for (let done = read.settleWithin(16); done > 0; done = read.settleWithin(16)) {
+              expect(done).toBeLessThanOrEqual(16);
+              slices++;
+            }
+            expect(slices).toBeGreaterThan(1);
+            expect(read.settled).toBe(true);
+          }
+          const before = read.lookUps;
+          const seeds = read.finish();
+          if (settle) {
+            // The cut seeks nothing: every kept key's state at E was known before it.
+            expect(read.cutLookUps).toBe(0);
+            expect(read.lookUps).toBe(before);
+          } else {
+            expect(read.cutLookUps).toBeGreaterThan(0);
+          }
+          const whole = keyedSeeds(database, tables, vnodes, first, owners);
+          seeds.forEach((seed, share) => {
+            expect(entries(seed.bytes)).toEqual(entries(whole[share]!.bytes));
+            expect(seed.rows).toBe(whole[share]!.rows);
+          });
+          // Rows of the whole table: counted from the model of what was written.
+          const keyedRows = seeds.map((seed) => seed.rows);
+          const wholeRows = [...live.values()].filter((alive) => alive).length;
+          const { rows: wholeOnly } = keyedSeeds(database, [tables[1]!], vnodes, first, owners)[0]!;
+          expect(wholeOnly).toBe(wholeRows);
+          expect(keyedRows.every((rows) => rows > wholeRows)).toBe(true);
+        }
+      }
+    } finally {
+      void database.close();
+    }
+  });
+
   it('gives a share whose store a checkpoint made only the kept writes after that checkpoint, on its vnodes', () => {
     dir = mkdtempSync(join(tmpdir(), 'oxbow-keyed-seed-'));
     const database = RocksDatabase.open(join(dir, 'db'));
