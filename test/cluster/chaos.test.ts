@@ -3,4 +3,4 @@
 
 import { describeChaos } from './chaos.js';
 
-describeChaos({ name: 'chaos', args: [], shares: false });
+describeChaos({ name: 'chaos', args: [], shares: false, sink: true });
