@@ -4,8 +4,9 @@
 // encoded into that owner's buffer, as the exchange does. 4 owners (2 threads, 2 nodes), rows of
 // (int8 key, int8 value, text), batches of 4,096; the two routings alternate A B A B (`--rounds`,
 // default 4) over the same rows, each round 2,000,000 rows (x `--scale`) after a warm-up. Prints
-// ns per row of each round, the medians, their ratio and the 1-minute load average.
-// Run: npm run build && npm run bench -- vnode-route [--scale 0.1]
+// ns per row of each round, the medians, their ratio and the 1-minute load average; `--first map`
+// runs the map's routing first in each round.
+// Run: npm run build && npm run bench -- vnode-route [--scale 0.1] [--first map]
 
 import { loadavg } from 'node:os';
 import { ByteWriter } from '../storage/byte-writer.js';
@@ -61,15 +62,34 @@ function run(route: () => void): number {
   return Number(process.hrtime.bigint() - start) / rows;
 }
 
-run(routeModulo);
-run(routeMap);
+// `--first map` runs the map first in each round (an order effect shows as the two swapping).
+const mapFirst = flag('--first') === 'map';
+if (flag('--first') !== undefined && flag('--first') !== 'map' && flag('--first') !== 'modulo') throw new Error(`--first must be map or modulo, not ${flag('--first')}`);
 const modulo: number[] = [];
 const mapped: number[] = [];
-for (let round = 0; round < rounds; round++) {
+const runModulo = (round: number): void => {
   modulo.push(run(routeModulo));
   report(`modulo_round${round + 1}`, modulo.at(-1)!, 'ns/row');
+};
+const runMap = (round: number): void => {
   mapped.push(run(routeMap));
   report(`map_round${round + 1}`, mapped.at(-1)!, 'ns/row');
+};
+if (mapFirst) {
+  run(routeMap);
+  run(routeModulo);
+} else {
+  run(routeModulo);
+  run(routeMap);
+}
+for (let round = 0; round < rounds; round++) {
+  if (mapFirst) {
+    runMap(round);
+    runModulo(round);
+  } else {
+    runModulo(round);
+    runMap(round);
+  }
 }
 report('modulo_median', median(modulo), 'ns/row');
 report('map_median', median(mapped), 'ns/row');
