@@ -18,7 +18,7 @@
 // - the node is drained (SIGTERM) while writes go on: the fragment cuts its owners again, back to
 //   the 2 threads, the leader logs that the node handed its vnodes back and no share failed over,
 //   only the node's 85 vnodes changed owner (each thread back to 128), the etcd record follows,
-//   and the view still equals its recomputation.
+//   and the view still equals its recomputation; a dropped view's etcd record goes.
 
 import { Etcd3 } from 'etcd3';
 import type pg from 'pg';
@@ -221,6 +221,10 @@ describe('keyed shares of a running view', () => {
       expect([...counts(map).values()]).toEqual([128, 128]);
       expect(changed(joined.get(view)!, map)).toBe(85);
     }
+    await expectRecorded(drained, stderr);
+    // A dropped view's record goes.
+    await leader.query('drop materialized view ju');
+    drained.delete('ju');
     await expectRecorded(drained, stderr);
     etcd.close();
     await leader.end();

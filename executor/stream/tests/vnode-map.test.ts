@@ -1,10 +1,14 @@
 // The vnode map of keyed fragments (parallel/vnode-map.ts): the balanced map is vnode mod N, and a
 // change of owners keeps every owner within one vnode of the others while moving only the vnodes
 // it must: the removed owners' ones and each remaining owner's surplus over 256/N, counted here
-// from the counts alone (an independent bound), and the same result every time.
+// from the counts alone (an independent bound), and the same result every time. On a single node
+// at parallelism 2 oxbow_catalog.vnodes lists a GROUP BY view's fragment as vnode mod 2 over the
+// threads (no node id without --cluster), and nothing once the view is dropped.
 
 import { describe, expect, it } from 'vitest';
 import { VNODE_COUNT } from '../parallel/vnode.js';
+import { openAtParallelism, temporaryDirectories } from './rocks-harness.js';
+import type { Harness } from './stream-harness.js';
 import { balancedMap, ownerCounts, ownerMoves, rebalanceMap, type VnodeMap, type VnodeOwner } from '../parallel/vnode-map.js';
 
 function moved(before: VnodeMap, after: VnodeMap, next: readonly number[]): number {
@@ -109,4 +113,24 @@ describe('vnode map', () => {
     ];
     expect(ownerMoves(before, after)).toEqual([0, 1, -1, 2]);
   });
+});
+
+let h: Harness | undefined;
+const freshDirectory = temporaryDirectories('oxbow-vnode-map-', async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe('oxbow_catalog.vnodes on a single node', () => {
+  it("lists a keyed fragment's vnodes over the threads, and none once its view is dropped", async () => {
+    h = await openAtParallelism(freshDirectory(), 2);
+    await h.run('create table t (k int, v int)');
+    await h.run('create materialized view kv as select k, count(*) as n from t group by k');
+    const rows = await h.rows('select view_name, fragment, vnode, node_id, thread from oxbow_catalog.vnodes order by vnode');
+    expect(rows.length).toBe(VNODE_COUNT);
+    rows.forEach((row, vnode) => expect(row).toEqual(['kv', 0, vnode, null, vnode % 2]));
+    expect(await h.rows('select count(*) from oxbow_catalog.nodes')).toEqual([[0n]]);
+    await h.run('drop materialized view kv');
+    expect(await h.rows('select count(*) from oxbow_catalog.vnodes')).toEqual([[0n]]);
+  }, 60_000);
 });
