@@ -219,8 +219,6 @@ export class ParallelFragmentNode implements StreamNode {
   /** The owner of each vnode (vnode-map.ts) and who each owner is: the exchange routes by it. */
   private vnodeMap: VnodeMap;
   private vnodeOwners: VnodeOwner[] = [];
-  /** Vnodes that changed owner at the last cut. */
-  movedVnodes = 0;
   /** Told of the map at each cut (the runtime records it). */
   onVnodeMap: (() => void) | undefined;
   /** Each worker's data, by its owner index and the owners' number. */
@@ -448,7 +446,6 @@ export class ParallelFragmentNode implements StreamNode {
     const moves = ownerMoves(this.vnodeOwners, next.owners);
     let moved = 0;
     for (let vnode = 0; vnode < previous.length; vnode++) if (moves[previous[vnode]!] !== next.map[vnode]) moved++;
-    this.movedVnodes = moved;
     this.vnodeMap = next.map;
     this.vnodeOwners = [...next.owners];
     this.start(remotes);
