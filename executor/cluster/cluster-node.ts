@@ -51,6 +51,7 @@ import { RemoteShareServer } from './remote-share-server.js';
 import { RemoteShares, type KeyedSeedFrom, type SharePeer } from './remote-shares.js';
 import { sourceFragmentWorkerScript } from '../connectors/source-fragment-worker-script.js';
 import { fragmentWorkerScript } from '../stream/parallel/parallel-fragment.js';
+import { encodeVnodeMap, type VnodeMapSink } from '../stream/parallel/vnode-map.js';
 
 export interface ClusterOptions {
   /** etcd client endpoints, `http://host:port` (etcd-coordinator.ts parses --cluster). */
@@ -128,6 +129,8 @@ export class ClusterNode implements Engine {
   private lastError = '';
   private published = '';
   private promotion: Promise<void> | undefined;
+  /** The keyed fragments' vnode maps written to etcd, one after another (the last write of a fragment wins). */
+  private mapWrites: Promise<void> = Promise.resolve();
   private watchdog: NodeJS.Timeout | undefined;
   /** The newest followed checkpoint open for reads (a standby), and replaced ones still with connections. */
   private replica: Replica | undefined;
@@ -496,12 +499,35 @@ export class ClusterNode implements Engine {
       clusterNodes: () => this.rows(),
       finalCheckpointWithinMs,
       ...(shares === undefined ? {} : { remoteShares: shares }),
+      vnodeMaps: this.vnodeMapSink(),
     });
     this.state = 'serving';
     await this.publish(false);
     this.options.log(
       `oxbow: cluster node ${this.nodeId} is the leader (checkpoint ${restored ?? 'none'} restored, ${downloaded.files} files and ${downloaded.bytes} bytes downloaded at promotion; ${Math.round(performance.now() - started)} ms from election to serving)`,
     );
+  }
+
+  /** The leader's keyed fragments' vnode maps to etcd (`<prefix>/fragments/<view id>/<n>`), in order; a failed write is logged, the next cut writes again. */
+  private vnodeMapSink(): VnodeMapSink {
+    const write = (what: string, run: () => Promise<boolean>): void => {
+      this.mapWrites = this.mapWrites.then(async () => {
+        if (this.closed || this.role !== 'leader') return;
+        try {
+          if (!(await run())) this.options.log(`oxbow: cluster node ${this.nodeId} did not ${what}: the leader key is held by another lease`);
+        } catch (error) {
+          this.options.log(`oxbow: cluster node ${this.nodeId} could not ${what}: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      });
+    };
+    return {
+      nodeId: this.nodeId,
+      record: (record) => {
+        const text = encodeVnodeMap(record);
+        write(`record view ${record.viewId}'s fragment ${record.fragment} vnode map in etcd`, () => this.coordinator.putFragmentMap(record.viewId, record.fragment, text));
+      },
+      drop: (viewId, fragment) => write(`delete view ${viewId}'s fragment ${fragment} vnode map from etcd`, () => this.coordinator.deleteFragmentMap(viewId, fragment)),
+    };
   }
 
   /** Writes the node's record when it changed (or always, with `force`). */

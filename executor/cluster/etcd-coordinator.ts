@@ -9,6 +9,12 @@
 //   <prefix>/checkpoint       the last complete checkpoint's epoch and who wrote it (no lease):
 //                            written by a transaction that requires the leader key to be held by the
 //                            writer's lease, so a node that lost leadership never moves it
+//   <prefix>/fragments/<view id>/<n>  keyed fragment n's vnode map (executor/stream/parallel/vnode-map.ts,
+//                            JSON: `vnodes`, the 256 owner indexes, and `owners`, each index's node id
+//                            and thread or null), under the leader's lease and written by a
+//                            transaction that requires the leader key to be held by it, at the
+//                            fragment's build and at each cut; deleted when the fragment's dataflow
+//                            ends. For operators and later steps: recovery does not read it yet.
 // The checkpoint record is what a new leader restores: a manifest newer than it was written by a
 // leader that died (or lost its lease) before its record, and never acknowledged a commit.
 
@@ -20,8 +26,8 @@ import { LeaseKeeper } from './lease-keeper.js';
 export const DEFAULT_PREFIX = '/oxbow';
 
 /** The cluster's keys under a prefix (`/oxbow` by default: `--cluster etcd://HOST:PORT/PREFIX`). */
-export function clusterKeys(prefix: string): { readonly nodes: string; readonly leader: string; readonly checkpoint: string; readonly peerKey: string } {
-  return { nodes: `${prefix}/nodes/`, leader: `${prefix}/leader`, checkpoint: `${prefix}/checkpoint`, peerKey: `${prefix}/peer-key` };
+export function clusterKeys(prefix: string): { readonly nodes: string; readonly leader: string; readonly checkpoint: string; readonly peerKey: string; readonly fragments: string } {
+  return { nodes: `${prefix}/nodes/`, leader: `${prefix}/leader`, checkpoint: `${prefix}/checkpoint`, peerKey: `${prefix}/peer-key`, fragments: `${prefix}/fragments/` };
 }
 
 export interface NodeRecord {
@@ -175,6 +181,22 @@ export class EtcdCoordinator {
   async commitCheckpoint(record: CheckpointRecord): Promise<boolean> {
     const lease = this.requireLease();
     const result = await this.client.if(this.keys.leader, 'Lease', '==', lease).then(this.client.put(this.keys.checkpoint).value(JSON.stringify(record))).commit();
+    return result.succeeded;
+  }
+
+  /** Records a keyed fragment's vnode map (JSON text), under this node's lease, only while it holds leadership. */
+  async putFragmentMap(viewId: number, fragment: number, text: string): Promise<boolean> {
+    const lease = this.requireLease();
+    const key = `${this.keys.fragments}${viewId}/${fragment}`;
+    const result = await this.client.if(this.keys.leader, 'Lease', '==', lease).then(this.client.put(key).value(text).lease(lease)).commit();
+    return result.succeeded;
+  }
+
+  /** Deletes a keyed fragment's vnode map, only while this node holds leadership. */
+  async deleteFragmentMap(viewId: number, fragment: number): Promise<boolean> {
+    const lease = this.requireLease();
+    const key = `${this.keys.fragments}${viewId}/${fragment}`;
+    const result = await this.client.if(this.keys.leader, 'Lease', '==', lease).then(this.client.delete().key(key)).commit();
     return result.succeeded;
   }
 

@@ -1,6 +1,6 @@
 // The leader's thread for one remote share of a keyed fragment (executor/cluster/README.md, "Keyed
 // shares"): to the main thread it is one more worker of the fragment (parallel-fragment.ts), owning
-// the vnodes `vnode mod (N + R)` gives its index, answering the fragment workers' protocol
+// the vnodes the fragment's vnode map gives its index, answering the fragment workers' protocol
 // (protocol.ts) through worker-port.ts. The messages go to another node's remote-share-server.ts
 // over TCP (remote-share-link.ts), which runs the same worker (fragment-worker.ts) over a store of
 // its own, seeded with the fragment's state tables, and sends each request's answer back in order.

@@ -132,6 +132,10 @@ export class RemoteShares implements RemoteShareSource {
     return this.key() === undefined ? new Set() : new Set(this.peers().map(RemoteShares.keyOf));
   }
 
+  keyedNodes(): readonly string[] {
+    return this.key() === undefined ? [] : this.peers().map((peer) => peer.nodeId);
+  }
+
   /** One target per peer not in `skip`, for a source fragment being built or following the membership. */
   targets(fallbackScript: URL, skip: ReadonlySet<string> = new Set()): RemoteShareTarget[] {
     const key = this.key();

@@ -3,6 +3,7 @@
 // engine over it (parser, catalog), then starts checkpoints to --checkpoint-url every
 // --checkpoint-interval-ms (executor/engine/). bin/cli.ts calls createEngine with its options.
 
+import type { VnodeMapSink } from '../stream/parallel/vnode-map.js';
 import type { RemoteShareSource } from '../stream/parallel/source-fragment.js';
 import type { EngineMetrics } from '../metrics/engine-metrics.js';
 import { join } from 'node:path';
@@ -62,6 +63,8 @@ export interface EngineOptions {
   readonly clusterNodes?: () => readonly ClusterNodeRow[];
   /** Shares of source fragments on other nodes (a cluster's leader under --remote-shares on; executor/cluster/remote-shares.ts). */
   readonly remoteShares?: RemoteShareSource;
+  /** Where a cluster leader's keyed fragments' vnode maps go (etcd), and its node id. */
+  readonly vnodeMaps?: VnodeMapSink;
   /** close() takes a last checkpoint within this bound once the writers stopped (a cluster leader's clean handover). */
   readonly finalCheckpointWithinMs?: number;
 }
@@ -109,6 +112,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       ...(options.ssl === undefined ? {} : { ssl: options.ssl }),
       ...(options.clusterNodes === undefined ? {} : { clusterNodes: options.clusterNodes }),
       ...(options.remoteShares === undefined ? {} : { remoteShares: options.remoteShares }),
+      ...(options.vnodeMaps === undefined ? {} : { vnodeMaps: options.vnodeMaps }),
     });
   } catch (error) {
     await store.close();

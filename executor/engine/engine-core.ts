@@ -4,6 +4,7 @@
 // abort) their epoch before the next writer starts; readers never wait, they read the last
 // committed epoch.
 
+import type { VnodeMapSink } from '../stream/parallel/vnode-map.js';
 import { BatchWorkers } from '../batch/batch-workers.js';
 import { availableParallelism } from 'node:os';
 import { RocksStateStore } from '../../storage/rocks-state-store.js';
@@ -103,6 +104,8 @@ export interface EngineSettings {
   readonly clusterNodes?: () => readonly ClusterNodeRow[];
   /** Shares of source fragments on other nodes (executor/cluster/remote-shares.ts). */
   readonly remoteShares?: RemoteShareSource;
+  /** Where a cluster leader's keyed fragments' vnode maps go (etcd), and its node id. */
+  readonly vnodeMaps?: VnodeMapSink;
   /**
    * A read-only engine (a cluster's standby, executor/cluster/): no dataflows, sources, sinks or
    * ticker run; writing statements get 25006 (read-only.ts) and nothing commits.
@@ -181,6 +184,7 @@ export class EngineCore {
       runtime = new ParallelRuntime(store, parallelism, { groupCacheBytes: plan.groupCacheBytes, workerOldGenerationBytes: plan.workerOldGenerationBytes }, this.cores);
       runtime.sourceFragments.workerScript = sourceFragmentWorkerScript;
       runtime.sourceFragments.remoteShares = settings.remoteShares;
+      runtime.vnodeSink = settings.vnodeMaps;
       // Messages a Kafka source fragment's workers could not decode: the source's errors, as on the main thread.
       runtime.sourceFragments.onRejects = (sourceId, rejects) => {
         for (const { partition, offset, error, payload } of rejects) this.sourceStatus.reject(sourceId, partition, offset, error, payload === null ? null : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));

@@ -370,6 +370,7 @@ export class EngineSession implements Session {
       backfills: () => this.core.streams.backfills.records(),
       checkpoints: this.core.settings.checkpointMetrics,
       ...(this.core.settings.clusterNodes === undefined ? {} : { clusterNodes: this.core.settings.clusterNodes }),
+      ...(this.core.streams.parallel === undefined ? {} : { vnodeMaps: () => this.core.streams.parallel?.vnodeMaps?.() ?? [] }),
       sourceStatus: this.core.sourceStatus,
       readableWindow: (relationId) => this.core.store.readableWindow(relationId),
       defaultRetentionMs: this.core.settings.timeTravelRetentionMs,

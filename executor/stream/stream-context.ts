@@ -3,6 +3,7 @@
 // settings, so a view's contents do not depend on who wrote), the error recorder of the view, and
 // a batch-executor Runtime for evaluating expressions and running batch templates.
 
+import type { VnodeMapRow } from '../system/vnodes-relation.js';
 import type { Row } from '../../sql/value.js';
 import type { RelationDef } from '../../sql/catalog.js';
 import { lastEpochAtMillis, type Epoch } from '../../sql/epoch.js';
@@ -103,6 +104,8 @@ export interface ParallelBuilder {
    * before they write the next one's rows, so a pipelined source leaves the gap the cut needs.
    */
   safePointWanted?(): boolean;
+  /** Every keyed fragment's vnode map now (parallel/vnode-map.ts; oxbow_catalog.vnodes). */
+  vnodeMaps?(): readonly VnodeMapRow[];
   /** The process's worker threads (batch/worker-pool.ts): started, idle, busy, lost (ended running a job). */
   readonly pool?: { readonly started: number; readonly idle: number; readonly busy: number; readonly lost: number; readonly jobs: number };
 }

@@ -4,11 +4,14 @@
 // (standby), its etcd lease, and under --remote-shares on the address where it runs shares of the
 // leader's source fragments, the share protocol version it speaks (a node of another version than
 // the leader's gets no share) and (on the leader) the units it generated in them, the rows of keyed
-// fragments it processed, what its keyed shares were seeded with and how soon they answered. Empty on a server started without --cluster.
+// fragments it processed, what its keyed shares were seeded with and how soon they answered, and
+// the vnodes it owns across the keyed fragments (oxbow_catalog.vnodes; null on a standby and where
+// no keyed fragment runs). Empty on a server started without --cluster.
 
 import type { Row } from '../../sql/value.js';
 import type { SystemTable } from './pg-catalog.js';
 import { systemRelation } from './system-columns.js';
+import { vnodesOwnedBy } from './vnodes-relation.js';
 
 /** Next to checkpoints (13240) and recovery (13241). */
 export const NODES_RELATION_ID = 13242;
@@ -43,7 +46,12 @@ export interface ClusterNodeRow {
 }
 
 export const nodesTable: SystemTable = {
-  def: systemRelation(NODES_RELATION_ID, 'oxbow_catalog', 'nodes', ['node_id:text', 'address:text', 'role:text', 'state:text', 'checkpoint_epoch:int8', 'lease_id:text', 'is_self:bool', 'share_address:text', 'share_protocol:int4', 'share_units:int8', 'share_rows:int8', 'share_seed_rows:int8', 'share_seed_bytes:int8', 'share_ready_ms:int8']),
-  rows: (context) =>
-    (context.clusterNodes?.() ?? []).map((node): Row => [node.nodeId, node.address, node.role, node.state, node.checkpointEpoch, node.leaseId, node.self, node.shareAddress, node.shareProtocol, node.shareUnits, node.shareRows, node.shareSeedRows, node.shareSeedBytes, node.shareReadyMs]),
+  def: systemRelation(NODES_RELATION_ID, 'oxbow_catalog', 'nodes', ['node_id:text', 'address:text', 'role:text', 'state:text', 'checkpoint_epoch:int8', 'lease_id:text', 'is_self:bool', 'share_address:text', 'share_protocol:int4', 'share_units:int8', 'share_rows:int8', 'share_seed_rows:int8', 'share_seed_bytes:int8', 'share_ready_ms:int8', 'vnodes:int4']),
+  rows: (context) => {
+    const maps = context.vnodeMaps?.() ?? [];
+    return (context.clusterNodes?.() ?? []).map((node): Row => [
+      node.nodeId, node.address, node.role, node.state, node.checkpointEpoch, node.leaseId, node.self, node.shareAddress, node.shareProtocol,
+      node.shareUnits, node.shareRows, node.shareSeedRows, node.shareSeedBytes, node.shareReadyMs, vnodesOwnedBy(maps, node.nodeId),
+    ]);
+  },
 };

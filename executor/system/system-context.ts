@@ -8,6 +8,7 @@ import type { CheckpointMetrics } from '../../storage/checkpoint/checkpoint-metr
 import type { ReadableWindow } from '../../storage/state-table.js';
 import type { BackfillRecord } from './backfill-progress.js';
 import type { ClusterNodeRow } from './nodes-relation.js';
+import type { VnodeMapRow } from './vnodes-relation.js';
 import type { ColumnDef, RelationDef } from '../../sql/catalog.js';
 import type { CatalogSnapshot } from '../catalog/catalog.js';
 import { formatTypeName } from '../catalog/type-names.js';
@@ -33,6 +34,8 @@ export interface SystemContext {
   readonly checkpoints?: CheckpointMetrics;
   /** The cluster's nodes (oxbow_catalog.nodes); absent without --cluster. */
   readonly clusterNodes?: () => readonly ClusterNodeRow[];
+  /** The vnode map of each keyed fragment running here (oxbow_catalog.vnodes); absent without parallel fragments. */
+  readonly vnodeMaps?: () => readonly VnodeMapRow[];
   /** A table's or view's readable time-travel window (oxbow_catalog.time_travel). */
   readonly readableWindow?: (relationId: number) => ReadableWindow;
   /** The server's --time-travel-retention in milliseconds. */

@@ -16,8 +16,9 @@ import { subscriptionsTable } from './subscriptions-relation.js';
 import { viewErrorsTable } from './view-errors-relation.js';
 import { backfillProgressTable } from './backfill-progress-relation.js';
 import { nodesTable } from './nodes-relation.js';
+import { vnodesTable } from './vnodes-relation.js';
 
-const ownTables: readonly SystemTable[] = [...pgCatalogTables, ...informationSchemaTables, viewErrorsTable, backfillProgressTable, checkpointsTable, recoveryTable, nodesTable, timeTravelTable, pgCursorsTable, pgPreparedStatementsTable, subscriptionsTable];
+const ownTables: readonly SystemTable[] = [...pgCatalogTables, ...informationSchemaTables, viewErrorsTable, backfillProgressTable, checkpointsTable, recoveryTable, nodesTable, vnodesTable, timeTravelTable, pgCursorsTable, pgPreparedStatementsTable, subscriptionsTable];
 
 /**
  * The system relations of an engine: system's own and those the layers above provide (the

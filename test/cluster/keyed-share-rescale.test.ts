@@ -4,18 +4,24 @@
 // while the leader is alone: their owners are the 2 threads.
 //
 // - a node joins while no writes come: at the leader's next poll of etcd each fragment, idle, cuts
-//   its owners again (2 threads and that node, which owns the vnodes v with v mod 3 = 2); the
+//   its owners again (2 threads and that node); oxbow_catalog.vnodes lists 256 vnodes per fragment,
+//   each owned, 86/85/85 per owner, and only the 85 the node took changed owner (the threads keep
+//   theirs: the map rebalanced, not vnode mod 3); the node's vnodes in oxbow_catalog.nodes are its
+//   rows there, and the leader's etcd record of each map (read with etcd3) is the relation's; the
 //   node's share_seed_rows equals a recomputation over the tables: the groups of kv (distinct k)
-//   whose vnode (parallel/vnode.ts over k) is 2 mod 3, and for ju the rows of t and of u and the
-//   groups whose k has such a vnode (each join side keeps a row per input row); the seed crosses
+//   whose vnode (parallel/vnode.ts over k) the relation gives the node, and for ju the rows of t
+//   and of u and the groups whose k has such a vnode (each join side keeps a row per input row); the seed crosses
 //   in frames of 2 KiB (as a seed over the 512 MiB frame bound does in frames of 64 MiB); after
 //   writes the node's share_rows grow for the running views;
 // - rounds of inserts, updates and deletes: each view equals the batch SELECT of its query, so
 //   each group the node owns went on from its seeded state and each group the threads kept from theirs;
 // - the node is drained (SIGTERM) while writes go on: the fragment cuts its owners again, back to
 //   the 2 threads, the leader logs that the node handed its vnodes back and no share failed over,
-//   and the view still equals its recomputation.
+//   only the node's 85 vnodes changed owner (each thread back to 128), the etcd record follows,
+//   and the view still equals its recomputation; a dropped view's etcd record goes.
 
+import { Etcd3 } from 'etcd3';
+import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { vnodeOf } from '../../executor/stream/parallel/vnode.js';
 import { type as scalar } from '../../sql/types.js';
@@ -35,6 +41,57 @@ const cluster = clusterNodes('oxbow-keyed-share-rescale-', {
   OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES: '2048',
 });
 
+interface VnodeRow {
+  view_name: string;
+  view_id: number;
+  fragment: number;
+  vnode: number;
+  node_id: string | null;
+  thread: number | null;
+}
+
+/** Each keyed view's owner of each vnode ("node" or "node/thread"), as oxbow_catalog.vnodes lists it. */
+async function vnodeOwners(leader: pg.Client): Promise<Map<string, string[]>> {
+  const rows = (await leader.query<VnodeRow>('select view_name, view_id, fragment, vnode, node_id, thread from oxbow_catalog.vnodes order by view_id, fragment, vnode')).rows;
+  const maps = new Map<string, string[]>();
+  for (const row of rows) {
+    expect(row.fragment).toBe(0);
+    let map = maps.get(row.view_name);
+    if (map === undefined) maps.set(row.view_name, (map = []));
+    expect(row.vnode).toBe(map.length);
+    expect(row.node_id).not.toBeNull();
+    map.push(row.thread === null ? row.node_id! : `${row.node_id!}/${row.thread}`);
+  }
+  return maps;
+}
+
+/** The leader's etcd records of the maps, in the same words, by view id. */
+async function recordedOwners(etcd: Etcd3): Promise<Map<number, string[]>> {
+  const records = await etcd.getAll().prefix('/oxbow/fragments/').strings();
+  const out = new Map<number, string[]>();
+  for (const [key, text] of Object.entries(records)) {
+    const match = /^\/oxbow\/fragments\/(\d+)\/0$/.exec(key);
+    expect(match, key).not.toBeNull();
+    const record = JSON.parse(text) as { vnodes: number[]; owners: { node: string; thread: number | null }[] };
+    expect(record.vnodes.length).toBe(256);
+    out.set(Number(match![1]), record.vnodes.map((index) => {
+      const owner = record.owners[index]!;
+      return owner.thread === null ? owner.node : `${owner.node}/${owner.thread}`;
+    }));
+  }
+  return out;
+}
+
+function counts(map: readonly string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const owner of map) out.set(owner, (out.get(owner) ?? 0) + 1);
+  return out;
+}
+
+function changed(before: readonly string[], after: readonly string[]): number {
+  return before.filter((owner, vnode) => owner !== after[vnode]).length;
+}
+
 /** Groups of k in t: 401 (every one present from the first insert on, until the rounds delete some). */
 const GROUPS = 401;
 
@@ -53,6 +110,22 @@ describe('keyed shares of a running view', () => {
     expect(await explain(leader)).toMatch(/StreamExchange dist by \(k\) to 2 workers, /);
     expect(await explain(leader, 'ju')).toMatch(/to 2 workers, /);
     await expectKeyedViewsEqual(leader, () => a.stderr());
+    const etcd = new Etcd3({ hosts: [cluster.etcdEndpoint] });
+    const viewIds = new Map((await leader.query<{ name: string; id: number }>("select name, id from oxbow_catalog.objects where name in ('kv', 'ju')")).rows.map((row) => [row.name, Number(row.id)]));
+    const expectRecorded = async (maps: Map<string, string[]>, stderr: () => string) =>
+      await until(
+        'the etcd records of the vnode maps differ from oxbow_catalog.vnodes',
+        async () => {
+          const recorded = await recordedOwners(etcd);
+          return [...maps].every(([view, map]) => JSON.stringify(recorded.get(viewIds.get(view)!)) === JSON.stringify(map)) && recorded.size === maps.size ? true : undefined;
+        },
+        10_000,
+        stderr,
+      );
+    const alone = await vnodeOwners(leader);
+    expect([...alone.keys()].sort()).toEqual(['ju', 'kv']);
+    for (const map of alone.values()) expect([...counts(map).values()]).toEqual([128, 128]);
+    await expectRecorded(alone, () => a.stderr());
 
     const b = await cluster.startNode('b');
     const stderr = () => `--- a ---\n${a.stderr()}\n--- b ---\n${b.stderr()}`;
@@ -65,14 +138,29 @@ describe('keyed shares of a running view', () => {
     }
     expect(a.stderr()).toMatch(new RegExp(`node ${bId} took vnodes`));
 
-    // The recomputation: the rows whose vnode is the node's (owner 2 of 3).
+    // The maps: balanced, the node took 85 vnodes and nothing else moved.
+    const joined = await vnodeOwners(leader);
+    for (const [view, map] of joined) {
+      expect(map.length).toBe(256);
+      const perOwner = counts(map);
+      expect([...perOwner.values()].sort()).toEqual([85, 85, 86]);
+      expect(perOwner.get(bId)).toBe(85);
+      expect(changed(alone.get(view)!, map)).toBe(85);
+    }
+    const nodeVnodes = async (id: string) => (await leader.query<{ vnodes: number | null }>('select vnodes from oxbow_catalog.nodes where node_id = $1', [id])).rows[0]?.vnodes ?? null;
+    expect(await nodeVnodes(bId)).toBe(170);
+    await expectRecorded(joined, stderr);
+
+    // The recomputation: the rows whose vnode the map gives the node.
     const int4 = scalar('int4');
-    const mine = (k: number) => vnodeOf([k], [int4]) % 3 === 2;
+    const ownedBy = (view: string) => (k: number) => joined.get(view)![vnodeOf([k], [int4])] === bId;
+    const mineKv = ownedBy('kv');
+    const mineJu = ownedBy('ju');
     const column = async (sql: string) => (await leader.query<{ k: number }>(sql)).rows.map((row) => Number(row.k));
     const groups = await column('select distinct k from t');
     expect(groups.length).toBe(GROUPS);
     const all = [groups, await column('select k from t'), await column('select k from u'), await column('select distinct t.k from t join u on t.k = u.k')];
-    const owned = all.reduce((sum, keys) => sum + keys.filter(mine).length, 0);
+    const owned = all.reduce((sum, keys, index) => sum + keys.filter(index === 0 ? mineKv : mineJu).length, 0);
     const total = all.reduce((sum, keys) => sum + keys.length, 0);
     expect(owned).toBeGreaterThan(0);
     expect(owned).toBeLessThan(total);
@@ -127,6 +215,18 @@ describe('keyed shares of a running view', () => {
     expect(a.stderr()).toMatch(new RegExp(`node ${bId} handed its vnodes back`));
     expect(a.stderr()).not.toMatch(/the keyed share on node .* failed/);
     expect(a.stderr()).not.toMatch(/failed over before/);
+    // The drained node's vnodes went back, nothing else moved.
+    const drained = await vnodeOwners(leader);
+    for (const [view, map] of drained) {
+      expect([...counts(map).values()]).toEqual([128, 128]);
+      expect(changed(joined.get(view)!, map)).toBe(85);
+    }
+    await expectRecorded(drained, stderr);
+    // A dropped view's record goes.
+    await leader.query('drop materialized view ju');
+    drained.delete('ju');
+    await expectRecorded(drained, stderr);
+    etcd.close();
     await leader.end();
   }, 240_000);
 });

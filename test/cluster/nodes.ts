@@ -16,6 +16,8 @@ import { nodes, until } from './remote-share-views.js';
 export interface ClusterNodes {
   /** The temporary folder: node `name`'s data directory is `<work>/<name>`. */
   readonly work: string;
+  /** etcd's client endpoint, `http://host:port`. */
+  readonly etcdEndpoint: string;
   /** Starts node `name` as a member of the cluster (stopped after the file's tests), with `extraEnv` besides the file's. */
   startNode(name: string, extraEnv?: Readonly<Record<string, string>>): Promise<OxbowServer>;
 }
@@ -44,6 +46,10 @@ export function clusterNodes(prefix: string, env: Readonly<Record<string, string
     get work(): string {
       if (work === undefined) throw new Error('the cluster starts in beforeAll');
       return work;
+    },
+    get etcdEndpoint(): string {
+      if (etcd === undefined) throw new Error('the cluster starts in beforeAll');
+      return etcd.endpoint;
     },
     async startNode(name: string, extraEnv: Readonly<Record<string, string>> = {}): Promise<OxbowServer> {
       if (etcd === undefined || work === undefined) throw new Error('the cluster starts in beforeAll');

@@ -101,7 +101,7 @@ afterAll(async () => {
 describe('oxbow_catalog system tables', () => {
   it('lists every oxbow_catalog table in information_schema.tables', async () => {
     const names = (await rows("SELECT table_name FROM information_schema.tables WHERE table_schema = 'oxbow_catalog' ORDER BY 1")).map((row) => row.table_name);
-    for (const name of ['checkpoints', 'dataflow', 'epochs', 'memory', 'nodes', 'objects', 'queries', 'recovery', 'sessions', 'source_errors', 'source_partitions', 'state_size', 'time_travel', 'view_errors']) {
+    for (const name of ['checkpoints', 'dataflow', 'epochs', 'memory', 'nodes', 'objects', 'queries', 'recovery', 'sessions', 'source_errors', 'source_partitions', 'state_size', 'time_travel', 'view_errors', 'vnodes']) {
       expect(names).toContain(name);
     }
   });
@@ -124,6 +124,7 @@ describe('oxbow_catalog system tables', () => {
       ['share_seed_rows', 'bigint'],
       ['share_seed_bytes', 'bigint'],
       ['share_ready_ms', 'bigint'],
+      ['vnodes', 'integer'],
     ]);
   });
 

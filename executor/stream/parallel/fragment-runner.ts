@@ -34,7 +34,8 @@ import { GroupCacheBudget } from '../join-cache.js';
 import { StreamContext } from '../stream-context.js';
 import { decodeChanges, encodeChange, encodeChangeWithId, encodeChanges, takeEncoded } from './batch-codec.js';
 import type { EncodedChanges, FragmentWorkerData, MainToWorker, PeerMessage, WorkerToMain } from './protocol.js';
-import { ownerOf, VnodeHasher } from './vnode.js';
+import { VnodeHasher } from './vnode.js';
+import { balancedMap } from './vnode-map.js';
 import type { JobEnd, WorkerChannel } from '../../batch/pool-worker.js';
 import { WorkerPort, type WorkerParts } from './worker-port.js';
 import { WorkerMemoryMeter } from './worker-memory.js';
@@ -89,6 +90,8 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
   const writer = new ByteWriter(64 * 1024);
   const me = data.worker;
   const peers = data.peers ?? [];
+  /** The owner of each vnode: a generated row goes to its key's owner among the peers. */
+  const vnodes = data.vnodes ?? balancedMap(Math.max(1, peers.length));
   const peerTimeoutMs = data.tuning.peerTimeoutMs ?? DEFAULT_PEER_TIMEOUT_MS;
   /** `ranges` messages handled, and the main thread's view of those done with (received less the tasks waiting). */
   let rangesReceived = 0;
@@ -190,6 +193,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
   /** Generates the units of each (split, from, to) of a generated input and sends each row to its key's owner. */
   function generate(input: GeneratedInput, ranges: readonly number[], own: ChangeBatch[]): void {
     const parallelism = peers.length;
+    const map = vnodes;
     const sourceChanges = new Map<number, ChangeBatch>();
     for (let at = 0; at < ranges.length; at += 3) {
       const split = ranges[at]!;
@@ -210,7 +214,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
         const ownIds: Value[] | undefined = ids === undefined ? undefined : [];
         for (let i = 0; i < changes.rows.length; i++) {
           const row = changes.rows[i]!;
-          const owner = ownerOf(input.hasher.ofColumns(row, input.key), parallelism);
+          const owner = map[input.hasher.ofColumns(row, input.key)]!;
           if (owner === me) {
             ownRows.push(row);
             ownSigns.push(changes.signs[i]!);

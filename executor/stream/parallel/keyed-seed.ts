@@ -1,6 +1,6 @@
 // The seeds of a keyed fragment's shares on other nodes (executor/cluster/README.md, "Keyed
 // shares"): the committed entries of the fragment's state tables, each share getting only the rows
-// of the vnodes it owns (owner `vnode mod owners`, the worker threads first), with every table's
+// of the vnodes it owns (its owner in the fragment's vnode map, vnode-map.ts: the worker threads first), with every table's
 // record. State rows are keyed by the operator's key with vnode byte 0 (storage/mvcc-key.ts), so a
 // vnode is no key range: each row's vnode is computed from the columns the planner names for its
 // table (`Fragment.stateVnodes`), the same values the exchange hashes for the row's input, read
@@ -40,6 +40,7 @@ import { forEachPacked, type RocksDatabase, type RocksIterator, type Snapshot } 
 import { decodeRowValue, ROW_TOMBSTONE, RowReader } from '../../../storage/row-codec.js';
 import { BATCH_DELETE, BATCH_DELETE_RANGE, BATCH_PUT, forEachBatchEntry, WriteBatchBuilder } from '../../../storage/write-batch.js';
 import { VnodeHasher } from './vnode.js';
+import { balancedMap, type VnodeMap } from './vnode-map.js';
 
 /** One share's seed. */
 export interface KeyedSeed {
@@ -109,8 +110,9 @@ export const DEFAULT_SEED_STEP_ENTRIES = 4096;
  */
 export class KeyedSeedRead {
   private readonly shares: number;
-  private readonly owners: number;
   private readonly first: number;
+  /** The owner of each vnode. */
+  private readonly map: VnodeMap;
   private readonly builders: WriteBatchBuilder[];
   private readonly rows: number[];
   private readonly entries: number[];
@@ -173,10 +175,12 @@ export class KeyedSeedRead {
     owners: number,
     /** The database's committed epoch at the read's start (E): every epoch after it is kept. */
     readonly epoch: Epoch = 0n,
+    /** The owner of each vnode (vnode-map.ts; the balanced map of `owners` when not given). */
+    map?: VnodeMap,
   ) {
     this.database = database;
     this.first = first;
-    this.owners = owners;
+    this.map = map ?? balancedMap(owners);
     this.shares = owners - first;
     this.builders = Array.from({ length: this.shares }, () => new WriteBatchBuilder());
     this.rows = new Array<number>(this.shares).fill(0);
@@ -376,7 +380,7 @@ export class KeyedSeedRead {
     reader.varint();
     values.length = 0;
     for (let column = 0; column < table.width; column++) values.push(decodeRowValue(reader));
-    const owner = table.hasher!.ofColumns(values, table.columns!) % this.owners;
+    const owner = this.map[table.hasher!.ofColumns(values, table.columns!)]!;
     return owner >= this.first ? owner - this.first : -1;
   }
 
@@ -618,8 +622,9 @@ export function keyedSeeds(
   stateVnodes: ReadonlyMap<number, readonly number[]>,
   first: number,
   owners: number,
+  map?: VnodeMap,
 ): KeyedSeed[] {
-  const read = new KeyedSeedRead(database, tables, stateVnodes, first, owners);
+  const read = new KeyedSeedRead(database, tables, stateVnodes, first, owners, 0n, map);
   try {
     while (!read.step(1 << 20));
     return read.finish();

@@ -20,7 +20,8 @@ import type { SplitRange, StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
 import { decodeChanges, encodeChange, encodeChangeWithId, takeEncoded } from './batch-codec.js';
 import type { EncodedChanges, FragmentWorkerData, MainToWorker, SourceInput, WorkerToMain } from './protocol.js';
-import { ownerOf, splitShares, VnodeHasher } from './vnode.js';
+import { splitShares, VnodeHasher } from './vnode.js';
+import { balancedMap, ownerMoves, rebalanceMap, type VnodeMap, type VnodeMapRecord, type VnodeOwner } from './vnode-map.js';
 import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 import type { WorkerMemory, WorkerStatus } from './worker-memory.js';
 import type { WorkerPool } from '../../batch/worker-pool.js';
@@ -135,9 +136,11 @@ interface Exchange {
 export interface KeyedOwners {
   /** Changes whenever the set of nodes that take shares does. */
   generation(): number;
-  /** Starts reading the seeds of one share per node listed now (keyed-seed.ts), or undefined when none is listed (no seed to read). */
-  readSeeds(): KeyedSeedRead | undefined;
-  /** One share per node listed now (owners after the threads, in order), seeded with `seeds` (one per node), or read at once when not given; a share whose seed `staging` sent ahead is opened with what goes after it. */
+  /** The node ids of the shares `remotes` would make now, in owner order after the threads. */
+  nodes(): readonly string[];
+  /** Starts reading the seeds of one share per node listed now (keyed-seed.ts), each owning its vnodes in `map` (owner N + i: node i), or undefined when none is listed (no seed to read). */
+  readSeeds(map: VnodeMap): KeyedSeedRead | undefined;
+  /** One share per node listed now (owners after the threads, in order), seeded with `seeds` (one per node), or read at once by the balanced map when not given (the fragment's build); a share whose seed `staging` sent ahead is opened with what goes after it. */
   remotes(seeds?: readonly KeyedSeed[], staging?: KeyedSeedStaging): RemoteShareTarget[];
   /** Sends the nodes listed now their seeds as of the read's start (`bases`) ahead of the cut (a node whose store `ahead` made from a checkpoint keeps it), or undefined when sending ahead is not there. */
   stageSeeds?(bases: readonly Uint8Array[], ahead?: KeyedSeedStaging): KeyedSeedStaging | undefined;
@@ -162,6 +165,9 @@ interface SeedReading {
   /** Every seed sent ahead is written on its node or failed to be (and the test hold passed): the cut may come. */
   staged: boolean;
   hold: NodeJS.Timeout | undefined;
+  /** The vnode map of the owners the cut will start (the rebalance of the one running), which the seeds were read by. */
+  readonly map: VnodeMap;
+  readonly owners: readonly VnodeOwner[];
 }
 
 /** The main thread's node of a parallel fragment: the hash exchange of its inputs and the workers' answers. */
@@ -210,6 +216,11 @@ export class ParallelFragmentNode implements StreamNode {
    */
   private heldForSafePoint = false;
   private safePointHolds = 0;
+  /** The owner of each vnode (vnode-map.ts) and who each owner is: the exchange routes by it. */
+  private vnodeMap: VnodeMap;
+  private vnodeOwners: VnodeOwner[] = [];
+  /** Told of the map at each cut (the runtime records it). */
+  onVnodeMap: (() => void) | undefined;
   /** Each worker's data, by its owner index and the owners' number. */
   private readonly dataOf: (worker: number, owners: number) => Omit<FragmentWorkerData, 'signal'>;
 
@@ -231,6 +242,10 @@ export class ParallelFragmentNode implements StreamNode {
     private readonly owners?: KeyedOwners,
     /** The membership's generation `remotes` were cut for. */
     generation = 0,
+    /** The node id the threads are named by (null: a server without --cluster). */
+    private readonly selfNode: string | null = null,
+    /** The fragment's number within its view (oxbow_catalog.vnodes). */
+    readonly fragment = 0,
   ) {
     this.generated = generated;
     this.settings = settings;
@@ -262,6 +277,7 @@ export class ParallelFragmentNode implements StreamNode {
       viewId: context.viewId,
       worker,
       parallelism: owners,
+      vnodes: this.vnodeMap,
       retentionMs: settings.retentionMs,
       viewRetentionMs: context.viewRetentionMs,
       rowCacheBytes: settings.rowCacheBytes,
@@ -272,12 +288,34 @@ export class ParallelFragmentNode implements StreamNode {
       peers: generating ? peers[worker]! : undefined,
       progress: this.progress?.buffer as SharedArrayBuffer | undefined,
     });
+    // A fragment built fresh: the balanced map over its threads and the nodes' shares.
+    this.vnodeMap = balancedMap(settings.parallelism + remotes.length);
+    this.vnodeOwners = this.ownersOf(remotes.map((remote) => remote.node));
     this.start(remotes, peers);
+  }
+
+  /** The owners: this node's threads, then the shares of nodes `nodes`. */
+  private ownersOf(nodes: readonly string[]): VnodeOwner[] {
+    const owners: VnodeOwner[] = [];
+    for (let thread = 0; thread < this.settings.parallelism; thread++) owners.push({ node: this.selfNode, thread });
+    for (const node of nodes) owners.push({ node, thread: null });
+    return owners;
+  }
+
+  /** The map for the shares of nodes `nodes` rebalanced from the one running: the threads keep their indexes, a node gone gives its vnodes away, one come takes some. */
+  private rebalanceFor(nodes: readonly string[]): { map: VnodeMap; owners: VnodeOwner[] } {
+    const owners = this.ownersOf(nodes);
+    return { map: rebalanceMap(this.vnodeMap, ownerMoves(this.vnodeOwners, owners), owners.length), owners };
+  }
+
+  /** The fragment's map now (oxbow_catalog.vnodes, the leader's record in etcd). */
+  vnodes(): VnodeMapRecord {
+    return { viewId: this.context.viewId, fragment: this.fragment, map: this.vnodeMap, owners: this.vnodeOwners };
   }
 
   /**
    * Starts the owners of the fragment's vnodes: the N threads over the shared database, then one
-   * share per other node (`remotes`), owner `vnode mod (N + R)` each.
+   * share per other node (`remotes`), each owning its vnodes in the map.
    */
   private start(remotes: readonly RemoteShareTarget[], peers?: readonly (readonly (MessagePort | null)[])[]): void {
     const settings = this.settings;
@@ -333,15 +371,17 @@ export class ParallelFragmentNode implements StreamNode {
     if (this.reading === undefined) {
       let read: KeyedSeedRead | undefined;
       const startedAt = performance.now();
+      let next: { map: VnodeMap; owners: VnodeOwner[] };
       try {
-        read = owners.readSeeds();
+        next = this.rebalanceFor(owners.nodes());
+        read = owners.readSeeds(next.map);
       } catch (error) {
         this.ownersGeneration = generation;
         this.cannotSeed(error);
         return;
       }
       if (read !== undefined) {
-        const reading: SeedReading = { read, generation, startedAt, readMs: 0, timer: undefined, staging: undefined, checkpoint: undefined, checkpointMs: 0, staged: false, hold: undefined };
+        const reading: SeedReading = { read, generation, startedAt, readMs: 0, timer: undefined, staging: undefined, checkpoint: undefined, checkpointMs: 0, staged: false, hold: undefined, map: next.map, owners: next.owners };
         this.reading = reading;
         // The nodes make their stores from a checkpoint taken after this safe point first; only the seeds of those that cannot are read.
         try {
@@ -374,9 +414,15 @@ export class ParallelFragmentNode implements StreamNode {
     // The seeds are made before anything stops: a failure leaves the owners as they are.
     let remotes: RemoteShareTarget[];
     let seeds: KeyedSeed[] = [];
+    let next: { map: VnodeMap; owners: readonly VnodeOwner[] };
     try {
       seeds = reading === undefined ? [] : reading.read.finish();
       remotes = owners.remotes(seeds, reading?.staging);
+      // The seeds were split by the map the read started with, for the nodes listed then.
+      next = reading === undefined ? this.rebalanceFor(remotes.map((remote) => remote.node)) : reading;
+      const names = remotes.map((remote) => remote.node).join(' ');
+      const read = next.owners.slice(this.settings.parallelism).map((owner) => owner.node).join(' ');
+      if (names !== read) throw new Error(`nodes ${names || 'none'} take shares now, not the nodes ${read || 'none'} whose seeds were read`);
     } catch (error) {
       reading?.read.close();
       reading?.staging?.close();
@@ -396,6 +442,12 @@ export class ParallelFragmentNode implements StreamNode {
       void closing.finally(() => this.retiring.delete(closing));
     }
     for (const remote of before) remote.retire?.();
+    const previous = this.vnodeMap;
+    const moves = ownerMoves(this.vnodeOwners, next.owners);
+    let moved = 0;
+    for (let vnode = 0; vnode < previous.length; vnode++) if (moves[previous[vnode]!] !== next.map[vnode]) moved++;
+    this.vnodeMap = next.map;
+    this.vnodeOwners = [...next.owners];
     this.start(remotes);
     this.routeHeld(held);
     this.rescales++;
@@ -416,10 +468,11 @@ export class ParallelFragmentNode implements StreamNode {
         ? 'no seed to read'
         : `${allFromCheckpoints ? `no seed read, stores made from checkpoints in ${reading.checkpointMs.toFixed(0)} ms` : `seeds read in ${reading.readMs.toFixed(0)} ms`} while the owners ran, ${reading.staging?.describe() ?? 'none sent ahead'}, then ${reading.read.keptEpochs} epoch${reading.read.keptEpochs === 1 ? '' : 's'}' writes added (${reading.read.keptEntries} entries), cut ${(performance.now() - reading.startedAt).toFixed(0)} ms after the read began; seeds: ${sources.join('; ')}`;
     process.stderr.write(
-      `oxbow: view ${this.context.viewId}'s keyed fragment cut its vnodes again for ${this.settings.parallelism} threads and ${remotes.length} other node${remotes.length === 1 ? '' : 's'}` +
+      `oxbow: view ${this.context.viewId}'s keyed fragment cut its vnodes again for ${this.settings.parallelism} threads and ${remotes.length} other node${remotes.length === 1 ? '' : 's'}, ${moved} vnode${moved === 1 ? '' : 's'} changing owner` +
         `${took.length > 0 ? `; node ${took.join(', ')} took vnodes` : ''}${gave.length > 0 ? `; node ${gave.join(', ')} handed its vnodes back` : ''}` +
         ` (${read})\n`,
     );
+    this.onVnodeMap?.();
   }
 
   private cannotSeed(error: unknown): void {
@@ -634,7 +687,7 @@ export class ParallelFragmentNode implements StreamNode {
   /** Encodes each change of input `slot` into its owner's buffer. */
   private route(slot: number, changes: ChangeBatch): void {
     const exchange = this.exchanges[slot]!;
-    const parallelism = this.workers.length;
+    const map = this.vnodeMap;
     const key = exchange.input.key;
     const hasher = exchange.hasher;
     const writers = exchange.writers;
@@ -642,7 +695,7 @@ export class ParallelFragmentNode implements StreamNode {
     const ids = exchange.input.rowIds ? changes.ids : undefined;
     for (let i = 0; i < changes.rows.length; i++) {
       const row = changes.rows[i]!;
-      const owner = ownerOf(hasher.ofColumns(row, key), parallelism);
+      const owner = map[hasher.ofColumns(row, key)]!;
       if (ids === undefined) encodeChange(writers[owner]!, row, changes.signs[i]!);
       else encodeChangeWithId(writers[owner]!, row, changes.signs[i]!, ids[i]!);
       counts[owner]!++;

@@ -22,6 +22,7 @@ import { toTransfer } from '../../../planner/stream/plan-transfer.js';
 import { keyedSourceScan, workerGeneratedSources } from '../../../planner/stream/parallel-source.js';
 import { SourceFragments, type KeyedSeedStaging, type RemoteShareTarget } from './source-fragment.js';
 import { keyedSeeds, KeyedSeedRead, type KeyedSeed } from './keyed-seed.js';
+import type { VnodeMap, VnodeMapRecord, VnodeMapSink } from './vnode-map.js';
 import type { WorkerMemory, WorkerMemoryHost, WorkerMemorySource, WorkerStatus } from './worker-memory.js';
 
 /**
@@ -50,6 +51,10 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
   private readonly roots = new WeakMap<StreamContext, StreamPlan>();
   /** Per view plan, the sources its fragments' workers generate (the planner's `workerGeneratedSources`). */
   private readonly generatedSources = new WeakMap<StreamPlan, Set<number>>();
+  /** Per view, the keyed fragments built for it so far (each one's number within its view). */
+  private readonly fragmentsBuilt = new WeakMap<StreamContext, number>();
+  /** Where the keyed fragments' vnode maps are recorded, and the node id the threads are named by (a cluster's leader; the engine sets it). */
+  vnodeSink: VnodeMapSink | undefined;
   /** Views run as source fragments (source-fragment.ts): their own commit participant. */
   readonly sourceFragments: SourceFragments;
   /** The caches' share of their maxima the memory manager set last (every worker's). */
@@ -140,7 +145,8 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
         ? undefined
         : {
             generation: () => shares.generation(),
-            readSeeds: () => this.readSeeds(fragment),
+            nodes: () => (shares.keys().size === 0 ? [] : (shares.keyedNodes?.() ?? [])),
+            readSeeds: (map) => this.readSeeds(fragment, map),
             remotes: (seeds, staging) => this.keyedRemotes(fragment, seeds, staging),
             stageSeeds: (bases, ahead) => shares.stageKeyedSeeds?.(bases, ahead),
             stageFromCheckpoint: (after) =>
@@ -156,6 +162,9 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
     const generation = deferred ? -1 : (owners?.generation() ?? 0);
     const remotes = owners === undefined || deferred ? [] : this.keyedRemotes(fragment);
     if (owners !== undefined && this.unlisten === undefined && shares?.onChange !== undefined) this.unlisten = shares.onChange(() => this.followMembership());
+    const number = this.fragmentsBuilt.get(context) ?? 0;
+    this.fragmentsBuilt.set(context, number + 1);
+    const sink = this.vnodeSink;
     const node = new ParallelFragmentNode(
       fragment.nodes,
       toTransfer(workerPlan(fragment, fragment.inputs.map((input) => insertsOnly(input.plan)))),
@@ -182,6 +191,7 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
       },
       (disposed) => {
         this.nodes.delete(disposed);
+        sink?.drop(context.viewId, number);
         this.sourceFragments.removeKeyed(context.viewId, disposed);
         void disposed.close();
       },
@@ -189,8 +199,14 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
       remotes,
       owners,
       generation,
+      sink?.nodeId ?? null,
+      number,
     );
     this.nodes.add(node);
+    if (sink !== undefined) {
+      node.onVnodeMap = () => sink.record(node.vnodes());
+      sink.record(node.vnodes());
+    }
     if (generating) this.sourceFragments.addKeyed(context.viewId, root, node);
     return node;
   }
@@ -233,12 +249,17 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
   }
 
   /** Starts reading the seeds of a keyed fragment's shares, one per node listed now (undefined: none is). */
-  private readSeeds(fragment: Fragment): KeyedSeedRead | undefined {
+  private readSeeds(fragment: Fragment, map: VnodeMap): KeyedSeedRead | undefined {
     const source = this.sourceFragments.remoteShares;
     const shares = source?.keyedTargets === undefined ? 0 : source.keys().size;
     if (shares === 0) return undefined;
     const tables = fragment.nodes.flatMap((node) => node.stateTables);
-    return new KeyedSeedRead(this.store.database, tables, fragment.stateVnodes, this.parallelism, this.parallelism + shares, this.store.committedEpoch);
+    return new KeyedSeedRead(this.store.database, tables, fragment.stateVnodes, this.parallelism, this.parallelism + shares, this.store.committedEpoch, map);
+  }
+
+  /** Every keyed fragment's vnode map now (oxbow_catalog.vnodes). */
+  vnodeMaps(): VnodeMapRecord[] {
+    return [...this.nodes].map((node) => node.vnodes());
   }
 
   /** The membership changed (the cluster read the nodes again): each keyed fragment at a safe point cuts its owners again. */

@@ -36,7 +36,10 @@ export interface FragmentWorkerData {
   readonly progress: SharedArrayBuffer | undefined;
   readonly viewId: number;
   readonly worker: number;
+  /** The fragment's owners of vnodes (threads, then other nodes' shares). */
   readonly parallelism: number;
+  /** The owner index of each vnode (vnode-map.ts): where a row this worker routes goes (its peers when it generates an input). */
+  readonly vnodes: Uint16Array;
   /** The store's default retention and the view's own. */
   readonly retentionMs: number;
   readonly viewRetentionMs: number | undefined;

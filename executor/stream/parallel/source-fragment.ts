@@ -81,6 +81,8 @@ export interface RemoteShareSource {
   generation(): number;
   /** The keys of the nodes that take shares now. */
   keys(): ReadonlySet<string>;
+  /** The node ids of the keyed shares `keyedTargets` would make now, in its order. */
+  keyedNodes?(): readonly string[];
   /** A target for each node that takes shares and whose key is not in `skip`. */
   targets(script: URL, skip: ReadonlySet<string>): RemoteShareTarget[];
   /**

@@ -1,7 +1,8 @@
 // Virtual nodes: a key's hash bucket out of 256 (storage/DESIGN.md, the key layout's vnode byte).
-// A parallel dataflow's worker i of N owns the vnodes v with v mod N == i, so a key's owner follows
-// from the key alone: a restart with another parallelism finds every key's state where its new
-// owner looks for it (state rows are keyed by the key itself). Equal keys as the state tables see
+// A parallel fragment's owners own vnodes by its vnode map (vnode-map.ts: built as v mod N, owner i
+// of N owning the vnodes v with v mod N == i, then rebalanced when the owners change), so a key's
+// owner follows from the key and the map: a restart with another parallelism finds every key's
+// state where its new owner looks for it (state rows are keyed by the key itself). Equal keys as the state tables see
 // them land in one vnode, in every thread and every process: integers, dates, timestamps and
 // booleans hash their numeric value (an int8 as a bigint or a number alike), text its UTF-16 code
 // units, and every other type its memcomparable encoding (numeric 1.0 = 1.00, bpchar without its
