@@ -262,9 +262,22 @@ class RunningSink {
       allowAutoTopicCreation: true,
       transactionTimeout: this.options.transactionTimeoutMs,
     });
-    // Connecting runs InitProducerId, which waits for the transaction an earlier producer left to
-    // be settled: within the same deadline. A producer that did not connect is dropped.
-    await this.withinTransactionDeadline(producer.connect(), 'start (producer connect)').catch((error: unknown) => {
+    // kafkajs's connect() asks for an idempotent producer id without the transactional id, which
+    // fences nothing: the transactional InitProducerId comes with the first transaction. Begun and
+    // aborted here with nothing in it (no EndTxn is sent), that transaction makes the broker settle
+    // any transaction an earlier producer of this sink left open (a killed leader's, a failed
+    // round's) and fence that producer before the topic's tail is read; an open transaction would
+    // otherwise hold the topic's last stable offset, so that read could not reach the end (nor
+    // would any read_committed consumer) until the broker timed it out (transaction.timeout.ms).
+    // Within the same deadline; a producer that did not start is dropped.
+    await this.withinTransactionDeadline(
+      (async () => {
+        await producer.connect();
+        const fence = await producer.transaction();
+        await fence.abort();
+      })(),
+      'start (producer connect and fence)',
+    ).catch((error: unknown) => {
       void producer.disconnect().catch(() => undefined);
       throw error;
     });

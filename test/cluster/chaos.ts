@@ -15,10 +15,17 @@
 //   missing.
 //
 // OXBOW_CHAOS_SEED replays a failing run's schedule; OXBOW_CHAOS_KILLS changes the number of kills.
+// Each node incarnation's stdout and stderr go to files `<node>-<n>.stdout|stderr` in a folder
+// of their own, kept and named on failure, removed when the run passes. A failed check also prints
+// what the leader says (sink_status, sink_errors, source_errors, nodes, checkpoints, view_errors)
+// and, with the sink, its topic as the broker holds it: offsets, an uncommitted read with each
+// message's `oxbow.epoch`, and a second committed read (never sent, aborted, or behind an open
+// transaction).
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import kafkajs from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readAllCommitted, startBroker, type Broker } from '../kafka/broker.js';
@@ -28,6 +35,7 @@ import { seededRandom } from '../support/seeded-random.js';
 import { startOxbow, type OxbowServer } from '../support/server.js';
 import { produceIds } from './id-producer.js';
 
+const { Kafka, logLevel } = kafkajs;
 const PARTITIONS = 3;
 const KEYS = 13;
 /** The groups of the second grouped view: enough keys for every owner's vnodes to hold some. */
@@ -60,6 +68,10 @@ export function describeChaos(options: ChaosOptions): void {
   let s3rver: S3rverProcess;
   let broker: Broker;
   let work: string;
+  /** Every node incarnation's output (kept when the run fails). */
+  let logs: string;
+  let passed = false;
+  const incarnations = new Map<string, number>();
   const nodes = new Map<string, OxbowServer>();
 
   beforeAll(async () => {
@@ -67,6 +79,7 @@ export function describeChaos(options: ChaosOptions): void {
     s3rver = await startS3rver();
     broker = await startBroker();
     work = mkdtempSync(join(tmpdir(), `oxbow-${options.name}-`));
+    logs = mkdtempSync(join(tmpdir(), `oxbow-${options.name}-logs-`));
   }, 180_000);
 
   afterAll(async () => {
@@ -75,6 +88,10 @@ export function describeChaos(options: ChaosOptions): void {
     await s3rver?.dispose();
     await etcd?.stop();
     if (work !== undefined) rmSync(work, { recursive: true, force: true });
+    if (logs !== undefined) {
+      if (passed) rmSync(logs, { recursive: true, force: true });
+      else process.stdout.write(`${options.name}: the nodes' output is kept in ${logs}\n`);
+    }
   }, 60_000);
 
   async function startNode(name: string): Promise<OxbowServer> {
@@ -83,6 +100,14 @@ export function describeChaos(options: ChaosOptions): void {
       args: ['--cluster', etcd.url, '--checkpoint-url', `s3://oxbow/${options.name}`, '--checkpoint-interval-ms', '500', '--barrier-interval-ms', '100', ...options.args],
       env: { ...s3rver.env, OXBOW_CLUSTER_LEASE_TTL_S: '2' },
     });
+    const incarnation = (incarnations.get(name) ?? 0) + 1;
+    incarnations.set(name, incarnation);
+    const file = join(logs, `${name}-${incarnation}`);
+    // What stderr held before the ready line, then everything written after it.
+    writeFileSync(`${file}.stderr`, node.stderr());
+    writeFileSync(`${file}.stdout`, '');
+    node.process.stderr!.on('data', (text: string) => appendFileSync(`${file}.stderr`, text));
+    node.process.stdout!.on('data', (text: string) => appendFileSync(`${file}.stdout`, text));
     nodes.set(name, node);
     return node;
   }
@@ -127,6 +152,72 @@ export function describeChaos(options: ChaosOptions): void {
       (result) => ({ rows: Number(result.rows[0]?.rows ?? 0), units: Number(result.rows[0]?.units ?? 0) }),
       () => ({ rows: 0, units: 0 }),
     );
+  }
+
+  /** What the leader says of the sink and the nodes (for a failed run's report). */
+  async function diagnostics(client: pg.Client): Promise<string> {
+    const lines: string[] = [];
+    for (const query of [
+      'select * from oxbow_catalog.sink_status',
+      'select * from oxbow_catalog.sink_errors order by error_at',
+      'select * from oxbow_catalog.source_errors',
+      'select * from oxbow_catalog.nodes',
+      'select * from oxbow_catalog.checkpoints',
+      'select * from oxbow_catalog.view_errors',
+    ]) {
+      const rows = await client.query(query).then(
+        (result) => result.rows.map((row) => JSON.stringify(row, (_, value: unknown) => (typeof value === 'bigint' ? String(value) : value))),
+        (error: unknown) => [`failed: ${error instanceof Error ? error.message : String(error)}`],
+      );
+      lines.push(`--- ${query}`, ...rows);
+    }
+    return `${lines.join('\n')}\n`;
+  }
+
+  /**
+   * The sink's topic as the broker holds it (for a failed run's report): its offsets, every
+   * message read uncommitted (with its `oxbow.epoch` header) and read committed once more, so a
+   * message missing from the committed read shows whether it was never sent, sent in a transaction
+   * that did not commit, or behind an open one.
+   */
+  async function topicDiagnostics(topic: string, total: number): Promise<string> {
+    const kafka = new Kafka({ clientId: `${options.name}-diagnostics`, brokers: [broker.bootstrap], logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    const offsets = await admin.fetchTopicOffsets(topic).finally(() => admin.disconnect());
+    const high = offsets.reduce((sum, partition) => sum + Number(partition.high), 0);
+    const read = async (uncommitted: boolean) => {
+      const consumer = kafka.consumer({ groupId: `${options.name}-diagnostics-${uncommitted}-${Date.now()}`, readUncommitted: uncommitted });
+      const seen: { offset: number; id: number; epoch: string }[] = [];
+      let lastAt = Date.now();
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.run({
+        eachMessage: async ({ message }) => {
+          const id = (JSON.parse(message.value?.toString() ?? '{}') as { id?: number }).id ?? -1;
+          seen.push({ offset: Number(message.offset), id, epoch: message.headers?.['oxbow.epoch']?.toString() ?? '' });
+          lastAt = Date.now();
+        },
+      });
+      const deadline = Date.now() + 30_000;
+      while (Date.now() < deadline && Date.now() - lastAt < 5000) await sleep(200);
+      await consumer.disconnect();
+      return seen;
+    };
+    const lines = [`--- topic ${topic}: offsets ${JSON.stringify(offsets)} (${high} in all, transaction markers included)`];
+    for (const uncommitted of [true, false]) {
+      const seen = await read(uncommitted);
+      const ids = new Set(seen.map((message) => message.id));
+      let firstMissing = -1;
+      for (let id = 0; id < total && firstMissing < 0; id++) if (!ids.has(id)) firstMissing = id;
+      const at = seen.findIndex((message) => message.id === firstMissing - 1);
+      lines.push(
+        `read ${uncommitted ? 'uncommitted' : 'committed again'}: ${seen.length} messages, ${ids.size} distinct ids, first missing ${firstMissing}, last offset ${seen[seen.length - 1]?.offset ?? 'none'}`,
+        `  around the first missing id: ${JSON.stringify(seen.slice(Math.max(0, at - 3), at + 4))}`,
+        `  epochs: ${[...new Set(seen.map((message) => message.epoch))].length} distinct, the last ${JSON.stringify(seen.slice(-3))}`,
+      );
+    }
+    return `${lines.join('\n')}\n`;
   }
 
   /** Every committed message of the topic, once there are `atLeast` and none arrived for 3 s. */
@@ -257,6 +348,11 @@ export function describeChaos(options: ChaosOptions): void {
           expect({ rows: sharedRows > 0, units: sharedUnits > 0 }).toEqual({ rows: true, units: true });
         }
         process.stdout.write(`${options.name} (seed ${seed}): killed ${schedule.join(', ')}; ${total} messages through the views${options.sink ? ' and the sink' : ''}${options.shares ? `; other nodes processed ${sharedRows} keyed rows and fetched ${sharedUnits} offsets at most` : ''}\n`);
+        passed = true;
+      } catch (error) {
+        process.stdout.write(`${options.name} (seed ${seed}) failed: killed ${schedule.join(', ')}; ${total} messages produced\n${await diagnostics(leader)}`);
+        if (options.sink) process.stdout.write(await topicDiagnostics('chaos_out', total).catch((failure: unknown) => `the topic could not be read: ${String(failure)}\n`));
+        throw error;
       } finally {
         await leader.end().catch(() => undefined);
       }
