@@ -501,6 +501,8 @@ export class ParallelFragmentNode implements StreamNode {
       }
       // The seeds were split by the map the read started with, for the nodes listed then.
       next = reading === undefined ? this.rebalanceFor(remotes.map((remote) => remote.node)) : reading;
+      // No seed read (no node listed): the threads that gain no vnode are kept (no share is: none runs on).
+      kept ??= this.keepPlan(next, []);
       const names = remotes.map((remote) => remote.node).join(' ');
       const read = next.owners.slice(this.settings.parallelism).map((owner) => owner.node).join(' ');
       if (names !== read) throw new Error(`nodes ${names || 'none'} take shares now, not the nodes ${read || 'none'} whose seeds were read`);
