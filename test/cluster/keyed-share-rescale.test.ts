@@ -12,13 +12,17 @@
 //   whose vnode (parallel/vnode.ts over k) the relation gives the node, and for ju the rows of t
 //   and of u and the groups whose k has such a vnode (each join side keeps a row per input row); the seed crosses
 //   in frames of 2 KiB (as a seed over the 512 MiB frame bound does in frames of 64 MiB); after
-//   writes the node's share_rows grow for the running views;
+//   writes the node's share_rows grow for the running views; the threads only lost vnodes: the cut
+//   kept them running (their workers in oxbow_catalog.dataflow_workers the same, no batch since);
 // - rounds of inserts, updates and deletes: each view equals the batch SELECT of its query, so
 //   each group the node owns went on from its seeded state and each group the threads kept from theirs;
-// - the node is drained (SIGTERM) while writes go on: the fragment cuts its owners again, back to
-//   the 2 threads, the leader logs that the node handed its vnodes back and no share failed over,
-//   only the node's 85 vnodes changed owner (each thread back to 128), the etcd record follows,
-//   and the view still equals its recomputation; a dropped view's etcd record goes.
+// - a third node joins: the threads and node b's share only lose vnodes and are kept (b's
+//   share_seed_rows and share_ready_ms unchanged: its share was not opened again), node c alone
+//   starts, seeded with its 64 vnodes' rows only; the views equal their recomputation after writes;
+// - node b is drained (SIGTERM) while writes go on: the survivors take its vnodes and start again,
+//   the leader logs that b handed its vnodes back and no share failed over, only b's 64 vnodes
+//   changed owner (86/85/85), the etcd record follows, and the view still equals its
+//   recomputation; a dropped view's etcd record goes.
 
 import { Etcd3 } from 'etcd3';
 import type pg from 'pg';
