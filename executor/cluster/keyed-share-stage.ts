@@ -205,13 +205,15 @@ export class SeedStage {
  */
 export class CheckpointStaging implements KeyedSeedStaging {
   readonly settled: Promise<void>;
-  stages: SeedStage[] = [];
+  /** Per node in `keys`' order; none for a node whose share a cut keeps (it needs no store). */
+  stages: (SeedStage | undefined)[] = [];
   /** Why no node was asked (the checkpoint failed or came too late). */
   reason: string | undefined;
   private closed = false;
 
   constructor(
-    peers: readonly { readonly node: string; readonly address: string }[],
+    /** Per node: `keep` when the cut keeps its share running (no store is made for it). */
+    peers: readonly { readonly node: string; readonly address: string; readonly keep?: boolean }[],
     /** The nodes' keys (RemoteShares' peer keys) in order. */
     readonly keys: readonly string[],
     key: string,
@@ -236,8 +238,8 @@ export class CheckpointStaging implements KeyedSeedStaging {
         clearTimeout(timer);
       }
       if (this.closed) return;
-      this.stages = peers.map((peer) => new SeedStage(peer.node, peer.address, key, { checkpoint: epoch, ...(tables === undefined ? {} : { tables }) }, timeoutMs));
-      await Promise.all(this.stages.map((stage) => stage.settled));
+      this.stages = peers.map((peer) => (peer.keep === true ? undefined : new SeedStage(peer.node, peer.address, key, { checkpoint: epoch, ...(tables === undefined ? {} : { tables }) }, timeoutMs)));
+      await Promise.all(this.stages.map((stage) => stage?.settled));
     })();
   }
 
@@ -252,17 +254,22 @@ export class CheckpointStaging implements KeyedSeedStaging {
   /** Why a share's store was not made from a checkpoint, for the cut's log line. */
   notes(): string[] {
     if (this.reason !== undefined) return [`no store from a checkpoint: ${this.reason}`];
-    return this.stages.filter((stage) => stage.state !== 'staged' && stage.reason !== undefined).map((stage) => `node ${stage.node}'s store from a checkpoint: ${stage.reason}`);
+    return present(this.stages).filter((stage) => stage.state !== 'staged' && stage.reason !== undefined).map((stage) => `node ${stage.node}'s store from a checkpoint: ${stage.reason}`);
   }
 
   describe(): string {
-    const made = this.stages.filter((stage) => stage.state === 'staged').length;
-    return `${made} of ${this.keys.length} stores made from checkpoints${this.notes().length > 0 ? ` (${this.notes().join('; ')})` : ''}`;
+    const made = present(this.stages).filter((stage) => stage.state === 'staged').length;
+    return `${made} of ${this.keys.length - this.kept} stores made from checkpoints${this.notes().length > 0 ? ` (${this.notes().join('; ')})` : ''}`;
+  }
+
+  /** Nodes whose shares the cut keeps. */
+  private get kept(): number {
+    return this.stages.length === 0 ? 0 : this.stages.filter((stage) => stage === undefined).length;
   }
 
   close(): void {
     this.closed = true;
-    for (const stage of this.stages) stage.close();
+    for (const stage of this.stages) stage?.close();
   }
 }
 
@@ -271,21 +278,23 @@ export class SeedStaging implements KeyedSeedStaging {
   readonly settled: Promise<void>;
 
   constructor(
-    readonly stages: readonly SeedStage[],
+    /** Per node in `keys`' order; none for a node whose share the cut keeps (no seed is sent it). */
+    readonly stages: readonly (SeedStage | undefined)[],
     /** The nodes' keys (RemoteShares' peer keys) in order: a cut for other nodes uses none. */
     readonly keys: readonly string[],
     /** Why some share's store was not made from a checkpoint (CheckpointStaging.notes). */
     private readonly notes: readonly string[] = [],
   ) {
-    this.settled = Promise.all(stages.map((stage) => stage.settled)).then(() => undefined);
+    this.settled = Promise.all(stages.map((stage) => stage?.settled)).then(() => undefined);
   }
 
   describe(): string {
-    const staged = this.stages.filter((stage) => stage.handedOff).length;
-    const failed = this.stages.filter((stage) => !stage.handedOff && stage.reason !== undefined);
-    const fromCheckpoint = this.stages.filter((stage) => stage.handedOff && stage.epoch !== undefined);
+    const stages = present(this.stages);
+    const staged = stages.filter((stage) => stage.handedOff).length;
+    const failed = stages.filter((stage) => !stage.handedOff && stage.reason !== undefined);
+    const fromCheckpoint = stages.filter((stage) => stage.handedOff && stage.epoch !== undefined);
     return (
-      `${staged} of ${this.stages.length} seed${this.stages.length === 1 ? '' : 's'} sent ahead` +
+      `${staged} of ${stages.length} seed${stages.length === 1 ? '' : 's'} sent ahead` +
       `${fromCheckpoint.length > 0 ? ` (${fromCheckpoint.map((stage) => `node ${stage.node}'s from its checkpoint ${stage.epoch}`).join(', ')})` : ''}` +
       `${failed.length > 0 ? ` (${failed.map((stage) => `node ${stage.node}: ${stage.reason}`).join('; ')})` : ''}` +
       `${this.notes.length > 0 ? ` (${this.notes.join('; ')})` : ''}`
@@ -294,15 +303,20 @@ export class SeedStaging implements KeyedSeedStaging {
 
   /** Per share, the epoch of the checkpoint its node's store was made from, or undefined when its seed is read (keyed-seed.ts). */
   checkpoints(): (Epoch | undefined)[] {
-    return this.stages.map((stage) => (stage.state === 'staged' ? stage.epoch : undefined));
+    return this.stages.map((stage) => (stage?.state === 'staged' ? stage.epoch : undefined));
   }
 
   /** A share whose store was made from a checkpoint and is gone before the cut (its link closed): no seed was read for it, the cut must not come. */
   lost(): boolean {
-    return this.stages.some((stage) => stage.epoch !== undefined && stage.state !== 'staged' && !stage.handedOff);
+    return present(this.stages).some((stage) => stage.epoch !== undefined && stage.state !== 'staged' && !stage.handedOff);
   }
 
   close(): void {
-    for (const stage of this.stages) stage.close();
+    for (const stage of this.stages) stage?.close();
   }
+}
+
+/** The stages of the nodes whose shares a cut starts. */
+function present(stages: readonly (SeedStage | undefined)[]): SeedStage[] {
+  return stages.filter((stage): stage is SeedStage => stage !== undefined);
 }

@@ -58,6 +58,8 @@ let pending: Entry[] = [];
 let local: WorkerHandle<MainToWorker, WorkerToMain> | undefined;
 /** The local worker's answers, in order. */
 let answers: Promise<void> = Promise.resolve();
+/** What a cut that kept this share changed of the worker data (its map, index, the owners' number): a worker started here on failure starts with it. */
+let remapped: Pick<FragmentWorkerData, 'vnodes' | 'worker' | 'parallelism'> | undefined;
 
 function open(): EpochLog {
   return log[log.length - 1]!;
@@ -143,7 +145,7 @@ function failOver(reason: string): void {
   // The node answers commits in order: the epochs it handed over are the first committed ones.
   const handed = committed.filter((epoch) => epoch.entries[epoch.entries.length - 1]!.answered);
   const base = handed.length === 0 ? undefined : { epoch: (BigInt(committed[0]!.epoch!) - 1n).toString(), until: handed[handed.length - 1]!.epoch! };
-  const worker = shareData(data).local;
+  const worker = { ...shareData(data).local, ...remapped };
   local = new WorkerHandle<MainToWorker, WorkerToMain>(new URL(data.fallbackScript), base === undefined ? worker : { ...worker, base }, "a parallel fragment's worker");
   pending = [];
   for (const epoch of log) for (const entry of epoch.entries) dispatch(entry);
@@ -195,6 +197,14 @@ channel.port.on('message', (message: MainToWorker) => {
       return passOn(message);
     case 'budget':
       return passOn(message);
+    case 'remap':
+      // A cut kept this share (it only lost vnodes): it comes at a safe point, so the log holds no
+      // epoch of the old map. The node's worker routes no rows of its own (a fragment whose workers
+      // generate an input has no remote shares) and its store keeps the dropped vnodes' entries,
+      // never read again: only a worker started here later needs the new map.
+      remapped = { vnodes: message.vnodes, worker: message.worker, parallelism: message.parallelism };
+      if (mode === 'local') local!.post(message);
+      return;
     case 'ranges':
       // A fragment whose workers generate an input has no remote shares.
       return;

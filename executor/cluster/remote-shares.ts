@@ -159,7 +159,7 @@ export class RemoteShares implements RemoteShareSource {
    * the peers changed (keyed-share-worker.ts; parallel-fragment.ts' followMembership): the share
    * stays until the next cut; a failed one runs on this node until then.
    */
-  keyedTargets(fallbackScript: URL, seeds: (shares: number) => readonly KeyedSeed[], staging?: KeyedSeedStaging): RemoteShareTarget[] {
+  keyedTargets(fallbackScript: URL, seeds: (shares: number) => readonly KeyedSeed[], staging?: KeyedSeedStaging, keep?: ReadonlySet<string>): RemoteShareTarget[] {
     const key = this.key();
     const peers = key === undefined ? [] : this.peers();
     const staged = staging instanceof SeedStaging ? staging : undefined;
@@ -173,10 +173,14 @@ export class RemoteShares implements RemoteShareSource {
     const seeded = seeds(peers.length);
     // A share whose store a checkpoint made has no seed read: it must open on that store.
     seeded.forEach((seed, index) => {
+      if (keep?.has(RemoteShares.keyOf(peers[index]!)) === true) return;
       const stage = staged !== undefined && staged.keys[index] === RemoteShares.keyOf(peers[index]!) ? staged.stages[index] : undefined;
       if (seed.checkpoint !== undefined && (stage?.state !== 'staged' || stage.epoch !== seed.checkpoint)) throw new Error(`node ${peers[index]!.nodeId}'s store made from checkpoint ${seed.checkpoint} is gone`);
     });
-    return peers.map((peer, index) => {
+    // A share the cut keeps running gets no target (its seed, empty, is not sent).
+    const started = peers.flatMap((peer, index) => (keep?.has(RemoteShares.keyOf(peer)) === true ? [] : [index]));
+    return started.map((index) => {
+      const peer = peers[index]!;
       const seed = seeded[index]!;
       // A seed sent ahead to this very node (the same run) is opened with what goes after it; any other goes whole.
       const stage = staged !== undefined && staged.keys[index] === RemoteShares.keyOf(peer) ? staged.stages[index] : undefined;
@@ -203,7 +207,7 @@ export class RemoteShares implements RemoteShareSource {
    * Sends each node listed now its seed as of the read's start ahead of the cut (keyed-share-stage.ts),
    * in the order of keyedTargets' shares; a node whose store `ahead` made from a checkpoint keeps that one.
    */
-  stageKeyedSeeds(bases: readonly Uint8Array[], ahead?: KeyedSeedStaging): KeyedSeedStaging {
+  stageKeyedSeeds(bases: readonly Uint8Array[], ahead?: KeyedSeedStaging, keep?: ReadonlySet<string>): KeyedSeedStaging {
     const key = this.key();
     const peers = key === undefined ? [] : this.peers();
     if (peers.length !== bases.length) throw new Error(`${peers.length} nodes take shares now, not the ${bases.length} whose seeds were read`);
@@ -212,7 +216,7 @@ export class RemoteShares implements RemoteShareSource {
     const checkpoints = made?.checkpoints();
     return new SeedStaging(
       peers.map((peer, index) =>
-        checkpoints?.[index] !== undefined && made!.keys[index] === keys[index] ? made!.stages[index]! : new SeedStage(peer.nodeId, peer.shareAddress, key!, bases[index]!, this.timeoutMs),
+        keep?.has(keys[index]!) === true ? undefined : checkpoints?.[index] !== undefined && made!.keys[index] === keys[index] ? made!.stages[index]! : new SeedStage(peer.nodeId, peer.shareAddress, key!, bases[index]!, this.timeoutMs),
       ),
       keys,
       made?.notes() ?? [],
@@ -220,12 +224,12 @@ export class RemoteShares implements RemoteShareSource {
   }
 
   /** Has each node listed now make its share's store from the checkpoint it follows, at or past one taken at or after `after` (keyed-share-stage.ts' CheckpointStaging). */
-  stageKeyedCheckpoint(after: Epoch, tables?: readonly number[]): KeyedSeedStaging | undefined {
+  stageKeyedCheckpoint(after: Epoch, tables?: readonly number[], keep?: ReadonlySet<string>): KeyedSeedStaging | undefined {
     const key = this.key();
     const peers = key === undefined ? [] : this.peers();
     if (this.seedFrom !== 'checkpoint' || this.checkpointAfter === undefined || peers.length === 0) return undefined;
     return new CheckpointStaging(
-      peers.map((peer) => ({ node: peer.nodeId, address: peer.shareAddress })),
+      peers.map((peer) => ({ node: peer.nodeId, address: peer.shareAddress, keep: keep?.has(RemoteShares.keyOf(peer)) === true })),
       peers.map(RemoteShares.keyOf),
       key!,
       this.checkpointAfter(after),

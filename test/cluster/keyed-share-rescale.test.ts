@@ -12,13 +12,17 @@
 //   whose vnode (parallel/vnode.ts over k) the relation gives the node, and for ju the rows of t
 //   and of u and the groups whose k has such a vnode (each join side keeps a row per input row); the seed crosses
 //   in frames of 2 KiB (as a seed over the 512 MiB frame bound does in frames of 64 MiB); after
-//   writes the node's share_rows grow for the running views;
+//   writes the node's share_rows grow for the running views; the threads only lost vnodes: the cut
+//   kept them running (their workers in oxbow_catalog.dataflow_workers the same, no batch since);
 // - rounds of inserts, updates and deletes: each view equals the batch SELECT of its query, so
 //   each group the node owns went on from its seeded state and each group the threads kept from theirs;
-// - the node is drained (SIGTERM) while writes go on: the fragment cuts its owners again, back to
-//   the 2 threads, the leader logs that the node handed its vnodes back and no share failed over,
-//   only the node's 85 vnodes changed owner (each thread back to 128), the etcd record follows,
-//   and the view still equals its recomputation; a dropped view's etcd record goes.
+// - a third node joins: the threads and node b's share only lose vnodes and are kept (b's
+//   share_seed_rows and share_ready_ms unchanged: its share was not opened again), node c alone
+//   starts, seeded with its 64 vnodes' rows only; the views equal their recomputation after writes;
+// - node b is drained (SIGTERM) while writes go on: the survivors take its vnodes and start again,
+//   the leader logs that b handed its vnodes back and no share failed over, only b's 64 vnodes
+//   changed owner (86/85/85), the etcd record follows, and the view still equals its
+//   recomputation; a dropped view's etcd record goes.
 
 import { Etcd3 } from 'etcd3';
 import type pg from 'pg';
@@ -127,6 +131,13 @@ describe('keyed shares of a running view', () => {
     for (const map of alone.values()) expect([...counts(map).values()]).toEqual([128, 128]);
     await expectRecorded(alone, () => a.stderr());
 
+    // The threads' workers as they run: a cut that keeps them leaves them (their caches) as they are.
+    const threadWorkers = async () =>
+      (await leader.query<{ view_name: string; worker: number; thread_id: number; batches: string }>("select view_name, worker, thread_id, batches from oxbow_catalog.dataflow_workers where view_name in ('kv', 'ju') and kind = 'fragment' and worker < 2 order by view_name, worker")).rows.map(
+        (row) => `${row.view_name}/${row.worker}: thread ${row.thread_id}, ${row.batches} batches`,
+      );
+    const threadsAlone = await threadWorkers();
+    expect(threadsAlone.length).toBe(4);
     const b = await cluster.startNode('b');
     const stderr = () => `--- a ---\n${a.stderr()}\n--- b ---\n${b.stderr()}`;
     const bId = await shareAddressListed(leader, b, stderr);
@@ -137,6 +148,10 @@ describe('keyed shares of a running view', () => {
       await until(`${view} never took a share on node b`, async () => (/to 2 workers and 1 other node, vnodes cut again 1 time/.test(await explain(leader, view)) ? true : undefined), 30_000, stderr);
     }
     expect(a.stderr()).toMatch(new RegExp(`node ${bId} took vnodes`));
+    // Both threads only lost vnodes: kept running (no batch since: no writes came), the node's share started.
+    expect(await explain(leader)).toMatch(/vnodes cut again 1 time \(2 owners kept, 1 started\)/);
+    expect(a.stderr()).toMatch(/kept 2 owners running \(2 threads, 0 nodes' shares\), started 1/);
+    expect(await threadWorkers()).toEqual(threadsAlone);
 
     // The maps: balanced, the node took 85 vnodes and nothing else moved.
     const joined = await vnodeOwners(leader);
@@ -188,6 +203,47 @@ describe('keyed shares of a running view', () => {
     const rowsBefore = Number((await shareOf())!.share_rows);
     expect(rowsBefore).toBeGreaterThan(0);
 
+    // A third node joins: every owner running (the threads and node b's share) only loses vnodes
+    // and is kept; node c alone starts, seeded with its vnodes only.
+    const nodeShare = async (id: string) =>
+      (await leader.query<{ share_seed_rows: string | null; share_ready_ms: string | null; vnodes: number | null }>('select share_seed_rows, share_ready_ms, vnodes from oxbow_catalog.nodes where node_id = $1', [id])).rows[0];
+    const bBefore = await nodeShare(bId);
+    expect(Number(bBefore?.share_ready_ms ?? -1)).toBeGreaterThanOrEqual(0);
+    const threadsBefore = await threadWorkers();
+    const c = await cluster.startNode('c');
+    const stderr3 = () => `${stderr()}\n--- c ---\n${c.stderr()}`;
+    const cId = await shareAddressListed(leader, c, stderr3);
+    for (const view of ['kv', 'ju']) {
+      await until(`${view} never took a share on node c`, async () => (/to 2 workers and 2 other nodes, vnodes cut again 2 times \(5 owners kept, 2 started\)/.test(await explain(leader, view)) ? true : undefined), 30_000, stderr3);
+    }
+    expect(a.stderr()).toMatch(/kept 3 owners running \(2 threads, 1 node's share\), started 1/);
+    expect(await threadWorkers()).toEqual(threadsBefore);
+    // Node b's share was not opened again: the seed and readiness of its one share are the same.
+    const bAfter = await nodeShare(bId);
+    expect([bAfter?.share_seed_rows, bAfter?.share_ready_ms]).toEqual([bBefore?.share_seed_rows, bBefore?.share_ready_ms]);
+    const three = await vnodeOwners(leader);
+    for (const [view, map] of three) {
+      const perOwner = counts(map);
+      expect([...perOwner.values()]).toEqual([64, 64, 64, 64]);
+      expect(changed(joined.get(view)!, map)).toBe(64);
+    }
+    expect(bAfter?.vnodes).toBe(128);
+    expect((await nodeShare(cId))?.vnodes).toBe(128);
+    await expectRecorded(three, stderr3);
+    // Node c's seed: the rows of its vnodes only.
+    const ownedByC = (view: string) => (k: number) => three.get(view)![vnodeOf([k], [int4])] === cId;
+    // A join side keeps a row per distinct (k, value) it projects (the rounds made values repeat).
+    const now = [await column('select distinct k from t'), await column('select k from (select distinct k, v from t) s'), await column('select k from (select distinct k, w from u) s'), await column('select distinct t.k from t join u on t.k = u.k')];
+    const ownedC = now.reduce((sum, keys, index) => sum + keys.filter(ownedByC(index === 0 ? 'kv' : 'ju')).length, 0);
+    expect(Number((await nodeShare(cId))?.share_seed_rows)).toBe(ownedC);
+    for (let step = 0; step < 2; step++) {
+      await leader.query(`insert into t select g, g % ${GROUPS}, g * 5 % 1000 from generate_series(${next + 1}, ${next + 800}) g`);
+      next += 800;
+      await leader.query(`update t set k = (k + 5) % ${GROUPS} where id % 13 = ${step}`);
+      await leader.query(`delete from u where id % 19 = ${step}`);
+      await expectKeyedViewsEqual(leader, stderr3);
+    }
+
     // Drained while writes go on: its vnodes go back to the threads at a safe point.
     let writing = true;
     let writes = 0;
@@ -203,29 +259,31 @@ describe('keyed shares of a running view', () => {
       await b.kill('SIGTERM');
       expect(b.process.exitCode).toBe(0);
       for (const view of ['kv', 'ju']) {
-        await until(`${view} kept a share on the drained node`, async () => (/to 2 workers, vnodes cut again 2 times/.test(await explain(leader, view)) ? true : undefined), 30_000, stderr);
+        // The survivors take node b's vnodes: every one of them starts.
+        await until(`${view} kept a share on the drained node`, async () => (/to 2 workers and 1 other node, vnodes cut again 3 times \(5 owners kept, 5 started\)/.test(await explain(leader, view)) ? true : undefined), 30_000, stderr3);
       }
       const atDrain = writes;
-      await until('no writes after the drain', async () => (writes > atDrain + 5 ? true : undefined), 30_000, stderr);
+      await until('no writes after the drain', async () => (writes > atDrain + 5 ? true : undefined), 30_000, stderr3);
     } finally {
       writing = false;
       await writer;
     }
-    await expectKeyedViewsEqual(leader, stderr);
+    await expectKeyedViewsEqual(leader, stderr3);
     expect(a.stderr()).toMatch(new RegExp(`node ${bId} handed its vnodes back`));
+    expect(a.stderr()).toMatch(/kept 0 owners running \(0 threads, 0 nodes' shares\), started 3/);
     expect(a.stderr()).not.toMatch(/the keyed share on node .* failed/);
     expect(a.stderr()).not.toMatch(/failed over before/);
     // The drained node's vnodes went back, nothing else moved.
     const drained = await vnodeOwners(leader);
     for (const [view, map] of drained) {
-      expect([...counts(map).values()]).toEqual([128, 128]);
-      expect(changed(joined.get(view)!, map)).toBe(85);
+      expect([...counts(map).values()].sort()).toEqual([85, 85, 86]);
+      expect(changed(three.get(view)!, map)).toBe(64);
     }
-    await expectRecorded(drained, stderr);
+    await expectRecorded(drained, stderr3);
     // A dropped view's record goes.
     await leader.query('drop materialized view ju');
     drained.delete('ju');
-    await expectRecorded(drained, stderr);
+    await expectRecorded(drained, stderr3);
     etcd.close();
     await leader.end();
   }, 240_000);

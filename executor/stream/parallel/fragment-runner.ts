@@ -91,7 +91,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
   const me = data.worker;
   const peers = data.peers ?? [];
   /** The owner of each vnode: a generated row goes to its key's owner among the peers. */
-  const vnodes = data.vnodes ?? balancedMap(Math.max(1, peers.length));
+  let vnodes = data.vnodes ?? balancedMap(Math.max(1, peers.length));
   const peerTimeoutMs = data.tuning.peerTimeoutMs ?? DEFAULT_PEER_TIMEOUT_MS;
   /** `ranges` messages handled, and the main thread's view of those done with (received less the tasks waiting). */
   let rangesReceived = 0;
@@ -511,6 +511,12 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
     // The caches' budget applies at once, between any two messages.
     if (message.t === 'budget') {
       worker?.memory.setShare(message.share);
+      return;
+    }
+    // A cut that kept this owner: rows it routes from now on go by the new map (it comes at an epoch
+    // boundary, so before any rows of the next epoch).
+    if (message.t === 'remap') {
+      vnodes = message.vnodes;
       return;
     }
     // A seal waiting for its peers answers first, and the shares of the ranges before a seal are

@@ -138,14 +138,21 @@ export interface KeyedOwners {
   generation(): number;
   /** The node ids of the shares `remotes` would make now, in owner order after the threads. */
   nodes(): readonly string[];
+  /** The keys of those nodes' shares (a node and its share address: a node started again is another run), in the same order. */
+  keys(): readonly string[];
   /** Starts reading the seeds of one share per node listed now (keyed-seed.ts), each owning its vnodes in `map` (owner N + i: node i), or undefined when none is listed (no seed to read). */
   readSeeds(map: VnodeMap): KeyedSeedRead | undefined;
-  /** One share per node listed now (owners after the threads, in order), seeded with `seeds` (one per node), or read at once by the balanced map when not given (the fragment's build); a share whose seed `staging` sent ahead is opened with what goes after it. */
-  remotes(seeds?: readonly KeyedSeed[], staging?: KeyedSeedStaging): RemoteShareTarget[];
-  /** Sends the nodes listed now their seeds as of the read's start (`bases`) ahead of the cut (a node whose store `ahead` made from a checkpoint keeps it), or undefined when sending ahead is not there. */
-  stageSeeds?(bases: readonly Uint8Array[], ahead?: KeyedSeedStaging): KeyedSeedStaging | undefined;
-  /** Before the read: has each node listed now make its share's store from a checkpoint at or past epoch `after` (the read's start), or undefined when that is not there. */
-  stageFromCheckpoint?(after: Epoch): KeyedSeedStaging | undefined;
+  /**
+   * One share per node listed now (owners after the threads, in order) but those whose keys are in
+   * `keep` (a cut keeps them running), seeded with `seeds` (one per node), or read at once by the
+   * balanced map when not given (the fragment's build); a share whose seed `staging` sent ahead is
+   * opened with what goes after it.
+   */
+  remotes(seeds?: readonly KeyedSeed[], staging?: KeyedSeedStaging, keep?: ReadonlySet<string>): RemoteShareTarget[];
+  /** Sends the nodes listed now but those in `keep` their seeds as of the read's start (`bases`) ahead of the cut (a node whose store `ahead` made from a checkpoint keeps it), or undefined when sending ahead is not there. */
+  stageSeeds?(bases: readonly Uint8Array[], ahead?: KeyedSeedStaging, keep?: ReadonlySet<string>): KeyedSeedStaging | undefined;
+  /** Before the read: has each node listed now but those in `keep` make its share's store from a checkpoint at or past epoch `after` (the read's start), or undefined when that is not there. */
+  stageFromCheckpoint?(after: Epoch, keep?: ReadonlySet<string>): KeyedSeedStaging | undefined;
 }
 
 /** A read of the seeds going on while the old owners run (ParallelFragmentNode.followMembership). */
@@ -168,6 +175,10 @@ interface SeedReading {
   /** The vnode map of the owners the cut will start (the rebalance of the one running), which the seeds were read by. */
   readonly map: VnodeMap;
   readonly owners: readonly VnodeOwner[];
+  /** Per owner of `map`: the index of the owner running now that the cut keeps (it gains no vnode), or -1 (started). */
+  readonly kept: Int32Array;
+  /** The keys of the nodes whose shares the cut keeps: no seed is read, sent or made for them. */
+  readonly keep: ReadonlySet<string>;
 }
 
 /** The main thread's node of a parallel fragment: the hash exchange of its inputs and the workers' answers. */
@@ -201,8 +212,10 @@ export class ParallelFragmentNode implements StreamNode {
   /** The membership's generation the owners were cut for, and whether a newer one waits for a safe point. */
   private ownersGeneration = 0;
   private rescaleDue = false;
-  /** Times the owners were cut again for a changed membership (EXPLAIN ANALYZE). */
+  /** Times the owners were cut again for a changed membership, and the owners those cuts kept running and started (EXPLAIN ANALYZE). */
   private rescales = 0;
+  private ownersKept = 0;
+  private ownersStarted = 0;
   /** The seeds being read for the next cut, while the owners run on. */
   private reading: SeedReading | undefined;
   /** The owners replaced at a re-cut, closing. */
@@ -317,25 +330,72 @@ export class ParallelFragmentNode implements StreamNode {
    * Starts the owners of the fragment's vnodes: the N threads over the shared database, then one
    * share per other node (`remotes`), each owning its vnodes in the map.
    */
-  private start(remotes: readonly RemoteShareTarget[], peers?: readonly (readonly (MessagePort | null)[])[]): void {
+  private start(
+    remotes: readonly RemoteShareTarget[],
+    peers?: readonly (readonly (MessagePort | null)[])[],
+    /** At a cut: per owner, the index of the running owner it keeps (-1: started), those workers, and the map they ran by. */
+    keeping?: { readonly kept: Int32Array; readonly old: readonly FragmentWorker[]; readonly previous: VnodeMap },
+  ): void {
     const settings = this.settings;
     const total = settings.parallelism + remotes.length;
     for (const exchange of this.exchanges) {
       exchange.writers = Array.from({ length: total }, () => new ByteWriter(64 * 1024));
       exchange.counts = new Array<number>(total).fill(0);
     }
+    /** A worker the cut keeps: at this epoch boundary it takes the new map and its index in it. */
+    const kept = (owner: number): FragmentWorker | undefined => {
+      const from = keeping?.kept[owner] ?? -1;
+      if (from < 0) return undefined;
+      const worker = keeping!.old[from]!;
+      const dropped: number[] = [];
+      for (let vnode = 0; vnode < keeping!.previous.length; vnode++) if (keeping!.previous[vnode] === from && this.vnodeMap[vnode] !== owner) dropped.push(vnode);
+      worker.handle.post({ t: 'remap', vnodes: this.vnodeMap, worker: owner, parallelism: total, dropped });
+      return worker;
+    };
     for (let worker = 0; worker < settings.parallelism; worker++) {
       const ports = peers?.[worker]!.filter((port): port is MessagePort => port !== null) ?? [];
-      this.workers.push(new FragmentWorker(settings.script, this.dataOf(worker, total), ports, settings));
+      this.workers.push(kept(worker) ?? new FragmentWorker(settings.script, this.dataOf(worker, total), ports, settings));
     }
     // Shares on other nodes (a cluster's leader under --remote-shares on): one more owner of vnodes
     // each, its relay thread answering as a worker does (executor/cluster/keyed-share-worker.ts).
     remotes.forEach((remote, index) => {
-      const data = { ...this.dataOf(settings.parallelism + index, total), ...remote.data } as Omit<FragmentWorkerData, 'signal'>;
-      this.workers.push(new FragmentWorker(remote.script, data, [], { ...settings, pool: undefined, onMemory: () => undefined }));
+      const owner = settings.parallelism + index;
+      const data = { ...this.dataOf(owner, total), ...remote.data } as Omit<FragmentWorkerData, 'signal'>;
+      this.workers.push(kept(owner) ?? new FragmentWorker(remote.script, data, [], { ...settings, pool: undefined, onMemory: () => undefined }));
       this.remoteNodes.push(remote.node);
     });
     this.remoteTargets = remotes;
+  }
+
+  /**
+   * Which owners of `next` a cut keeps running (per new owner, the index of the owner running now,
+   * or -1: started): the same thread, or the share of the same run of a node (its key) that did not
+   * fail over, that gains no vnode (it may lose some). Its caches and its node's store hold its
+   * vnodes as of the cut, and the entries of vnodes it loses are never read again: a vnode can only
+   * come back to it at a later cut at which it gains one, and an owner that gains is started afresh
+   * (its seed or checkpoint store made by the new map, as at the fragment's build). So on a join
+   * every owner running is kept; on a leave the owners that take the leaving node's vnodes start.
+   * A fragment whose workers generate an input starts all (its workers are peers of each other).
+   */
+  private keepPlan(next: { readonly map: VnodeMap; readonly owners: readonly VnodeOwner[] }, keys: readonly string[]): Int32Array {
+    const threads = this.settings.parallelism;
+    const kept = new Int32Array(next.owners.length).fill(-1);
+    if (this.generating) return kept;
+    const moves = ownerMoves(this.vnodeOwners, next.owners);
+    moves.forEach((to, from) => {
+      if (to < 0) return;
+      if (from >= threads) {
+        const target = this.remoteTargets[from - threads];
+        if (target === undefined || target.failed?.() === true || (target.key ?? target.node) !== keys[to - threads]) return;
+      }
+      kept[to] = from;
+    });
+    const previous = this.vnodeMap;
+    for (let vnode = 0; vnode < previous.length; vnode++) {
+      const owner = next.map[vnode]!;
+      if (kept[owner] !== previous[vnode]) kept[owner] = -1;
+    }
+    return kept;
   }
 
   /**
@@ -372,20 +432,29 @@ export class ParallelFragmentNode implements StreamNode {
       let read: KeyedSeedRead | undefined;
       const startedAt = performance.now();
       let next: { map: VnodeMap; owners: VnodeOwner[] };
+      let kept: Int32Array;
+      const keep = new Set<string>();
       try {
         next = this.rebalanceFor(owners.nodes());
-        read = owners.readSeeds(next.map);
+        const keys = owners.keys();
+        kept = this.keepPlan(next, keys);
+        // The seeds are read by the new map, but a kept share's vnodes go to no seed (as a thread's).
+        const seedMap = new Uint16Array(next.map);
+        const threads = this.settings.parallelism;
+        for (let owner = threads; owner < kept.length; owner++) if (kept[owner]! >= 0) keep.add(keys[owner - threads]!);
+        for (let vnode = 0; vnode < seedMap.length; vnode++) if (seedMap[vnode]! >= threads && kept[seedMap[vnode]!]! >= 0) seedMap[vnode] = 0;
+        read = owners.readSeeds(seedMap);
       } catch (error) {
         this.ownersGeneration = generation;
         this.cannotSeed(error);
         return;
       }
       if (read !== undefined) {
-        const reading: SeedReading = { read, generation, startedAt, readMs: 0, timer: undefined, staging: undefined, checkpoint: undefined, checkpointMs: 0, staged: false, hold: undefined, map: next.map, owners: next.owners };
+        const reading: SeedReading = { read, generation, startedAt, readMs: 0, timer: undefined, staging: undefined, checkpoint: undefined, checkpointMs: 0, staged: false, hold: undefined, map: next.map, owners: next.owners, kept, keep };
         this.reading = reading;
         // The nodes make their stores from a checkpoint taken after this safe point first; only the seeds of those that cannot are read.
         try {
-          reading.checkpoint = owners.stageFromCheckpoint?.(read.epoch);
+          reading.checkpoint = owners.stageFromCheckpoint?.(read.epoch, keep);
         } catch (error) {
           this.abandonRead();
           this.cannotSeed(error);
@@ -415,11 +484,25 @@ export class ParallelFragmentNode implements StreamNode {
     let remotes: RemoteShareTarget[];
     let seeds: KeyedSeed[] = [];
     let next: { map: VnodeMap; owners: readonly VnodeOwner[] };
+    const before = this.remoteTargets;
+    const threads = this.settings.parallelism;
+    let kept: Int32Array | undefined;
     try {
       seeds = reading === undefined ? [] : reading.read.finish();
-      remotes = owners.remotes(seeds, reading?.staging);
+      const started = owners.remotes(seeds, reading?.staging, reading?.keep);
+      // The owners after the threads: the kept shares as they run, the started ones in between, in order.
+      kept = reading?.kept;
+      remotes = started;
+      if (kept !== undefined && reading!.keep.size > 0) {
+        let next = 0;
+        remotes = [];
+        for (let owner = threads; owner < kept.length; owner++) remotes.push(kept[owner]! >= 0 ? before[kept[owner]! - threads]! : started[next++]!);
+        if (next !== started.length || remotes.some((remote) => remote === undefined)) throw new Error(`${started.length} shares started, not the ${kept.length - threads - reading!.keep.size} the cut needs`);
+      }
       // The seeds were split by the map the read started with, for the nodes listed then.
       next = reading === undefined ? this.rebalanceFor(remotes.map((remote) => remote.node)) : reading;
+      // No seed read (no node listed): the threads that gain no vnode are kept (no share is: none runs on).
+      kept ??= this.keepPlan(next, []);
       const names = remotes.map((remote) => remote.node).join(' ');
       const read = next.owners.slice(this.settings.parallelism).map((owner) => owner.node).join(' ');
       if (names !== read) throw new Error(`nodes ${names || 'none'} take shares now, not the nodes ${read || 'none'} whose seeds were read`);
@@ -432,34 +515,45 @@ export class ParallelFragmentNode implements StreamNode {
     }
     // Stores made from checkpoints that no share took (their nodes' links close: the nodes remove them).
     reading?.checkpoint?.close();
-    const before = this.remoteTargets;
     const held = this.takeHeld();
     const old = this.workers.splice(0);
     this.remoteNodes.length = 0;
-    for (const worker of old) {
+    const keeps = new Set<number>();
+    if (kept !== undefined) for (const from of kept) if (from >= 0) keeps.add(from);
+    old.forEach((worker, index) => {
+      if (keeps.has(index)) return;
       const closing = worker.close().catch(() => undefined);
       this.retiring.add(closing);
       void closing.finally(() => this.retiring.delete(closing));
-    }
-    for (const remote of before) remote.retire?.();
+    });
+    before.forEach((remote, index) => {
+      if (!keeps.has(threads + index)) remote.retire?.();
+    });
     const previous = this.vnodeMap;
     const moves = ownerMoves(this.vnodeOwners, next.owners);
     let moved = 0;
     for (let vnode = 0; vnode < previous.length; vnode++) if (moves[previous[vnode]!] !== next.map[vnode]) moved++;
     this.vnodeMap = next.map;
     this.vnodeOwners = [...next.owners];
-    this.start(remotes);
+    this.start(remotes, undefined, keeps.size > 0 ? { kept: kept!, old, previous } : undefined);
     this.routeHeld(held);
     this.rescales++;
+    const keptThreads = [...keeps].filter((index) => index < threads).length;
+    const keptNodes = keeps.size - keptThreads;
+    const startedOwners = this.workers.length - keeps.size;
+    this.ownersKept += keeps.size;
+    this.ownersStarted += startedOwners;
     const now = new Set(remotes.map((remote) => remote.key ?? remote.node));
     const took = remotes.filter((remote) => !before.some((earlier) => (earlier.key ?? earlier.node) === (remote.key ?? remote.node))).map((remote) => remote.node);
     const gave = before.filter((remote) => !now.has(remote.key ?? remote.node)).map((remote) => (remote.failed?.() === true ? `${remote.node} (failed over before)` : remote.node));
-    const allFromCheckpoints = seeds.length > 0 && seeds.every((seed) => seed.checkpoint !== undefined);
+    const keptKey = (index: number): boolean => reading?.keep.has(remotes[index]?.key ?? '') === true;
+    const allFromCheckpoints = seeds.length > keeps.size - keptThreads && seeds.every((seed, index) => seed.checkpoint !== undefined || keptKey(index));
     const sources = remotes
       .map((remote, index) => {
         const seed = seeds[index];
         if (seed === undefined) return undefined;
         const bytes = (seed.base?.length ?? 0) + seed.bytes.length;
+        if (keptKey(index)) return undefined;
         return `node ${remote.node} ${seed.checkpoint === undefined ? 'from the read' : `from its checkpoint ${seed.checkpoint}`}, ${bytes} bytes sent`;
       })
       .filter((text) => text !== undefined);
@@ -469,6 +563,7 @@ export class ParallelFragmentNode implements StreamNode {
         : `${allFromCheckpoints ? `no seed read, stores made from checkpoints in ${reading.checkpointMs.toFixed(0)} ms` : `seeds read in ${reading.readMs.toFixed(0)} ms`} while the owners ran, ${reading.staging?.describe() ?? 'none sent ahead'}, then ${reading.read.keptEpochs} epoch${reading.read.keptEpochs === 1 ? '' : 's'}' writes added (${reading.read.keptEntries} entries), cut ${(performance.now() - reading.startedAt).toFixed(0)} ms after the read began; seeds: ${sources.join('; ')}`;
     process.stderr.write(
       `oxbow: view ${this.context.viewId}'s keyed fragment cut its vnodes again for ${this.settings.parallelism} threads and ${remotes.length} other node${remotes.length === 1 ? '' : 's'}, ${moved} vnode${moved === 1 ? '' : 's'} changing owner` +
+        `; kept ${keeps.size} owner${keeps.size === 1 ? '' : 's'} running (${keptThreads} thread${keptThreads === 1 ? '' : 's'}, ${keptNodes === 1 ? "1 node's share" : `${keptNodes} nodes' shares`}), started ${startedOwners}` +
         `${took.length > 0 ? `; node ${took.join(', ')} took vnodes` : ''}${gave.length > 0 ? `; node ${gave.join(', ')} handed its vnodes back` : ''}` +
         ` (${read})\n`,
     );
@@ -507,7 +602,7 @@ export class ParallelFragmentNode implements StreamNode {
     reading.readMs = performance.now() - reading.startedAt;
     // The seeds go to their nodes now, while the owners run on; the cut waits for them (each link has a deadline).
     try {
-      reading.staging = this.owners?.stageSeeds?.(reading.read.takeBases(), reading.checkpoint);
+      reading.staging = this.owners?.stageSeeds?.(reading.read.takeBases(), reading.checkpoint, reading.keep);
     } catch (error) {
       this.abandonRead();
       if (!this.disposed) this.cannotSeed(error);
@@ -589,7 +684,7 @@ export class ParallelFragmentNode implements StreamNode {
     const generating = this.generated.some((source) => source !== null) ? `, ${this.units} source units generated in the workers, the source held ${this.holds} times` : '';
     const remotes = this.remoteNodes.length;
     const nodes = remotes === 0 ? '' : ` and ${remotes} other node${remotes === 1 ? '' : 's'}`;
-    const cut = this.rescales === 0 ? '' : `, vnodes cut again ${this.rescales} time${this.rescales === 1 ? '' : 's'}`;
+    const cut = this.rescales === 0 ? '' : `, vnodes cut again ${this.rescales} time${this.rescales === 1 ? '' : 's'} (${this.ownersKept} owner${this.ownersKept === 1 ? '' : 's'} kept, ${this.ownersStarted} started)`;
     const holds = this.safePointHolds === 0 ? '' : `, an epoch's rows held for a safe point ${this.safePointHolds} time${this.safePointHolds === 1 ? '' : 's'}`;
     return `StreamExchange dist by ${keys} to ${this.workers.length - remotes} workers${nodes}${generating}${cut}${holds}, waited ${waited.toFixed(3)} ms`;
   }

@@ -146,13 +146,15 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
         : {
             generation: () => shares.generation(),
             nodes: () => (shares.keys().size === 0 ? [] : (shares.keyedNodes?.() ?? [])),
+            keys: () => [...shares.keys()],
             readSeeds: (map) => this.readSeeds(fragment, map),
-            remotes: (seeds, staging) => this.keyedRemotes(fragment, seeds, staging),
-            stageSeeds: (bases, ahead) => shares.stageKeyedSeeds?.(bases, ahead),
-            stageFromCheckpoint: (after) =>
+            remotes: (seeds, staging, keep) => this.keyedRemotes(fragment, seeds, staging, keep),
+            stageSeeds: (bases, ahead, keep) => shares.stageKeyedSeeds?.(bases, ahead, keep),
+            stageFromCheckpoint: (after, keep) =>
               shares.stageKeyedCheckpoint?.(
                 after,
                 fragment.nodes.flatMap((node) => node.stateTables.map((table) => table.tableId)),
+                keep,
               ),
           };
     // A fragment built with state (a promoted leader's, from the checkpoint its nodes followed too)
@@ -218,7 +220,7 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
    * are cut again: ParallelFragmentNode.followMembership), or read at once when the fragment is
    * being built (no epoch of it in flight: a safe point).
    */
-  private keyedRemotes(fragment: Fragment, seeds?: readonly KeyedSeed[], staging?: KeyedSeedStaging): RemoteShareTarget[] {
+  private keyedRemotes(fragment: Fragment, seeds?: readonly KeyedSeed[], staging?: KeyedSeedStaging, keep?: ReadonlySet<string>): RemoteShareTarget[] {
     const source = this.sourceFragments.remoteShares;
     // No node to share with: no seed to read.
     if (source?.keyedTargets === undefined || source.keys().size === 0) {
@@ -230,7 +232,7 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
       if (seeds === undefined) return keyedSeeds(this.store.database, tables, fragment.stateVnodes, this.parallelism, this.parallelism + shares);
       if (seeds.length !== shares) throw new Error(`${shares} nodes take shares now, not the ${seeds.length} whose seeds were read`);
       return seeds;
-    }, staging);
+    }, staging, keep);
   }
 
   /** Whether some state table of the fragment holds an entry (a view just created holds none). */

@@ -90,15 +90,16 @@ export interface RemoteShareSource {
    * `script` is the fragment's worker script (run on this node when the share fails over), `seeds`
    * gives, for that many shares (owners after the threads, in order), each one's seed: its vnodes'
    * entries of the fragment's state tables and their records (keyed-seed.ts), which the node's
-   * store starts from.
+   * store starts from. `keep`: the keys of nodes whose shares a cut keeps running (parallel-fragment.ts):
+   * they get no target, no seed sent and no store made (the same for the two below).
    */
-  keyedTargets?(script: URL, seeds: (shares: number) => readonly KeyedSeed[], staging?: KeyedSeedStaging): RemoteShareTarget[];
+  keyedTargets?(script: URL, seeds: (shares: number) => readonly KeyedSeed[], staging?: KeyedSeedStaging, keep?: ReadonlySet<string>): RemoteShareTarget[];
   /**
    * Sends each node listed now its share's seed as of the read's start (`bases`, in the order of
    * the shares) ahead of the cut, while the old owners run; `keyedTargets` given the staging then
    * opens each staged share with only what goes after it (the seed goes whole to any other).
    */
-  stageKeyedSeeds?(bases: readonly Uint8Array[], ahead?: KeyedSeedStaging): KeyedSeedStaging;
+  stageKeyedSeeds?(bases: readonly Uint8Array[], ahead?: KeyedSeedStaging, keep?: ReadonlySet<string>): KeyedSeedStaging;
   /**
    * Before any seed is read: asks for a checkpoint whose epoch is at least `after` (the fragment's
    * safe point) and has each node listed now make its share's store from the checkpoint it follows,
@@ -106,7 +107,7 @@ export interface RemoteShareSource {
    * read seeds of the others only). Undefined when this leader takes no checkpoints for it.
    * `tables`: the fragment's state tables, the only ones each node's store keeps.
    */
-  stageKeyedCheckpoint?(after: Epoch, tables?: readonly number[]): KeyedSeedStaging | undefined;
+  stageKeyedCheckpoint?(after: Epoch, tables?: readonly number[], keep?: ReadonlySet<string>): KeyedSeedStaging | undefined;
   /** The engine's checkpoints, for stageKeyedCheckpoint: `after(epoch)` asks for one now and resolves to the epoch of the first complete one at or past `epoch`. */
   useCheckpoints?(after: (epoch: Epoch) => Promise<Epoch>): void;
   /** Whether the nodes listed now make their keyed shares' stores from their checkpoints (stageKeyedCheckpoint), when asked. */
