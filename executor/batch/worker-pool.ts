@@ -16,8 +16,9 @@
 // The API is small on purpose, for any kind of job whose data holds a port and a signal word
 // (pool-worker.ts's WorkerChannel): `run(script, data, transfer, onError)`, whose script exports
 // `runJob` (pool-worker.ts's RunJob), `warm(script)` (a thread started and the script loaded ahead
-// of a job known to come: `run` takes a thread that loaded its script first), the counters (`started`, `idle`, `busy`, `jobs`, `lost`), and
-// `close` (at once for a pool that never started a thread).
+// of a job known to come: `run` takes a thread that loaded its script first), the counters (`started`, `idle`, `busy`, `jobs`, `lost`, `forced`), and
+// `close` (at once for a pool that never started a thread). A thread with no job left ends by
+// itself (`end`: asked, terminated only past a deadline).
 
 import { Worker, workerData, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
 import type { FromPoolWorker, ToPoolWorker, WorkerChannel } from './pool-worker.js';
@@ -30,6 +31,8 @@ export function pooledThread(): boolean {
 
 /** How long `close` waits for a thread to stop. */
 const CLOSE_TIMEOUT_MS = 10_000;
+/** How long a thread asked to end may take before it is terminated. */
+const END_TIMEOUT_MS = 2_000;
 
 /** A job running on a pooled thread, as its worker handle sees it. */
 export interface PooledJob {
@@ -61,6 +64,8 @@ export class WorkerPool {
   jobs = 0;
   /** Threads that ended while running a job (failed or killed) rather than closing it. */
   lost = 0;
+  /** Threads asked to end that did not within END_TIMEOUT_MS, and were terminated. */
+  forced = 0;
 
   constructor(
     private readonly resourceLimits: ResourceLimits = {},
@@ -121,7 +126,7 @@ export class WorkerPool {
       const job = thread.job;
       thread.job = undefined;
       this.busyThreads.delete(thread);
-      if (this.closed || !thread.alive || this.idleThreads.length >= this.maxIdle) void worker.terminate();
+      if (this.closed || !thread.alive || this.idleThreads.length >= this.maxIdle) this.end(thread);
       else this.idleThreads.push(thread);
       job.end();
     });
@@ -145,6 +150,23 @@ export class WorkerPool {
   }
 
   /**
+   * Ends a thread with no job: asked to end by itself (`exit`: it closes its port and its event loop
+   * runs out), terminated only if it has not ended within END_TIMEOUT_MS. A thread that ends by
+   * itself lets V8 finish its background work for the thread's isolate (a concurrent compile) before
+   * the isolate goes; Node.js 20 aborted the process once (`NodePlatform::ForIsolate`, "Assertion
+   * failed: (data.first) != nullptr") when a terminate came during such work.
+   */
+  private end(thread: PooledThread): void {
+    thread.worker.postMessage({ t: 'exit' } satisfies ToPoolWorker);
+    const timer = setTimeout(() => {
+      this.forced++;
+      void thread.worker.terminate();
+    }, END_TIMEOUT_MS);
+    timer.unref();
+    void thread.exited.then(() => clearTimeout(timer));
+  }
+
+  /**
    * Ends every thread: the idle ones at once, a busy one when its job closes (its handle's close
    * terminates it if the job does not end in time); a thread still running at the deadline is
    * terminated.
@@ -153,7 +175,7 @@ export class WorkerPool {
     this.closed = true;
     // A pool that never started a thread (or whose threads all ended) has nothing to wait for.
     if (this.threads.size === 0) return;
-    for (const thread of this.idleThreads.splice(0)) void thread.worker.terminate();
+    for (const thread of this.idleThreads.splice(0)) this.end(thread);
     const threads = [...this.threads];
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => {
