@@ -67,28 +67,17 @@ const mapFirst = flag('--first') === 'map';
 if (flag('--first') !== undefined && flag('--first') !== 'map' && flag('--first') !== 'modulo') throw new Error(`--first must be map or modulo, not ${flag('--first')}`);
 const modulo: number[] = [];
 const mapped: number[] = [];
-const runModulo = (round: number): void => {
-  modulo.push(run(routeModulo));
-  report(`modulo_round${round + 1}`, modulo.at(-1)!, 'ns/row');
-};
-const runMap = (round: number): void => {
-  mapped.push(run(routeMap));
-  report(`map_round${round + 1}`, mapped.at(-1)!, 'ns/row');
-};
-if (mapFirst) {
-  run(routeMap);
-  run(routeModulo);
-} else {
-  run(routeModulo);
-  run(routeMap);
-}
+const ways = [
+  { name: 'modulo', route: routeModulo, figures: modulo },
+  { name: 'map', route: routeMap, figures: mapped },
+];
+if (mapFirst) ways.reverse();
+// One warm-up run of each, then the rounds, each way in the same order every round.
+for (const way of ways) run(way.route);
 for (let round = 0; round < rounds; round++) {
-  if (mapFirst) {
-    runMap(round);
-    runModulo(round);
-  } else {
-    runModulo(round);
-    runMap(round);
+  for (const way of ways) {
+    way.figures.push(run(way.route));
+    report(`${way.name}_round${round + 1}`, way.figures.at(-1)!, 'ns/row');
   }
 }
 report('modulo_median', median(modulo), 'ns/row');

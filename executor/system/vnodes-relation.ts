@@ -15,6 +15,7 @@ export const VNODES_RELATION_ID = 13243;
 /** One keyed fragment's map as the runtime keeps it. */
 export interface VnodeMapRow {
   readonly viewId: number;
+  /** The fragment's number within its view (in the order the view's dataflow built them, from 0). */
   readonly fragment: number;
   /** The owner index of each vnode. */
   readonly map: ArrayLike<number>;

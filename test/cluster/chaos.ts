@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readAllCommitted, startBroker, type Broker } from '../kafka/broker.js';
+import { readAllCommitted, readAllMessages, startBroker, type Broker } from '../kafka/broker.js';
 import { startS3rver, type S3rverProcess } from '../checkpoint/support/s3rver.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { seededRandom } from '../support/seeded-random.js';
@@ -186,24 +186,12 @@ export function describeChaos(options: ChaosOptions): void {
     await admin.connect();
     const offsets = await admin.fetchTopicOffsets(topic).finally(() => admin.disconnect());
     const high = offsets.reduce((sum, partition) => sum + Number(partition.high), 0);
-    const read = async (uncommitted: boolean) => {
-      const consumer = kafka.consumer({ groupId: `${options.name}-diagnostics-${uncommitted}-${Date.now()}`, readUncommitted: uncommitted });
-      const seen: { offset: number; id: number; epoch: string }[] = [];
-      let lastAt = Date.now();
-      await consumer.connect();
-      await consumer.subscribe({ topic, fromBeginning: true });
-      await consumer.run({
-        eachMessage: async ({ message }) => {
-          const id = (JSON.parse(message.value?.toString() ?? '{}') as { id?: number }).id ?? -1;
-          seen.push({ offset: Number(message.offset), id, epoch: message.headers?.['oxbow.epoch']?.toString() ?? '' });
-          lastAt = Date.now();
-        },
-      });
-      const deadline = Date.now() + 30_000;
-      while (Date.now() < deadline && Date.now() - lastAt < 5000) await sleep(200);
-      await consumer.disconnect();
-      return seen;
-    };
+    const read = async (uncommitted: boolean) =>
+      (await readAllMessages(broker.bootstrap, topic, 0, { name: `${options.name}-diagnostics-${uncommitted}`, timeoutMs: 30_000, quietMs: 5000, uncommitted })).map((message) => ({
+        offset: message.offset,
+        id: (JSON.parse(message.value === 'null' ? '{}' : message.value) as { id?: number }).id ?? -1,
+        epoch: message.headers['oxbow.epoch'] ?? '',
+      }));
     const lines = [`--- topic ${topic}: offsets ${JSON.stringify(offsets)} (${high} in all, transaction markers included)`];
     for (const uncommitted of [true, false]) {
       const seen = await read(uncommitted);

@@ -210,22 +210,41 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
   };
 }
 
+/** A message as `readAllMessages` gives it: its value (`'null'` for none), offset and headers as text. */
+export interface ReadMessage {
+  readonly value: string;
+  readonly offset: number;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
 /**
  * Every committed (read_committed) message value of `topic`, all partitions, from the beginning:
  * read until there are at least `atLeast` and none arrived for `quietMs`, or `timeoutMs` passed.
  * `name` names the client (`oxbow-name`) and its consumer group (`name-topic-now`).
  */
 export async function readAllCommitted(bootstrap: string, topic: string, atLeast: number, options: { readonly name: string; readonly timeoutMs: number; readonly quietMs?: number }): Promise<string[]> {
+  return (await readAllMessages(bootstrap, topic, atLeast, options)).map((message) => message.value);
+}
+
+/** As `readAllCommitted`, with each message's offset and headers; `uncommitted` reads read_uncommitted (aborted and open transactions' messages too). */
+export async function readAllMessages(
+  bootstrap: string,
+  topic: string,
+  atLeast: number,
+  options: { readonly name: string; readonly timeoutMs: number; readonly quietMs?: number; readonly uncommitted?: boolean },
+): Promise<ReadMessage[]> {
   const quietMs = options.quietMs ?? 3000;
   const client = new Kafka({ clientId: `oxbow-${options.name}`, brokers: [bootstrap], logLevel: logLevel.NOTHING });
-  const consumer = client.consumer({ groupId: `${options.name}-${topic}-${Date.now()}`, readUncommitted: false });
-  const seen: string[] = [];
+  const consumer = client.consumer({ groupId: `${options.name}-${topic}-${Date.now()}`, readUncommitted: options.uncommitted === true });
+  const seen: ReadMessage[] = [];
   let lastAt = Date.now();
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({
     eachMessage: async ({ message }) => {
-      seen.push(message.value?.toString() ?? 'null');
+      const headers: Record<string, string> = {};
+      for (const [key, value] of Object.entries(message.headers ?? {})) headers[key] = value?.toString() ?? '';
+      seen.push({ value: message.value?.toString() ?? 'null', offset: Number(message.offset), headers });
       lastAt = Date.now();
     },
   });

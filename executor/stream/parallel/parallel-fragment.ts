@@ -333,8 +333,8 @@ export class ParallelFragmentNode implements StreamNode {
   private start(
     remotes: readonly RemoteShareTarget[],
     peers?: readonly (readonly (MessagePort | null)[])[],
-    /** At a cut: per owner, the index of the running owner it keeps (-1: started), those workers, and the map they ran by. */
-    keeping?: { readonly kept: Int32Array; readonly old: readonly FragmentWorker[]; readonly previous: VnodeMap },
+    /** At a cut: per owner, the index of the running owner it keeps (-1: started), and those workers. */
+    keeping?: { readonly kept: Int32Array; readonly old: readonly FragmentWorker[] },
   ): void {
     const settings = this.settings;
     const total = settings.parallelism + remotes.length;
@@ -347,9 +347,7 @@ export class ParallelFragmentNode implements StreamNode {
       const from = keeping?.kept[owner] ?? -1;
       if (from < 0) return undefined;
       const worker = keeping!.old[from]!;
-      const dropped: number[] = [];
-      for (let vnode = 0; vnode < keeping!.previous.length; vnode++) if (keeping!.previous[vnode] === from && this.vnodeMap[vnode] !== owner) dropped.push(vnode);
-      worker.handle.post({ t: 'remap', vnodes: this.vnodeMap, worker: owner, parallelism: total, dropped });
+      worker.handle.post({ t: 'remap', vnodes: this.vnodeMap, worker: owner, parallelism: total });
       return worker;
     };
     for (let worker = 0; worker < settings.parallelism; worker++) {
@@ -535,7 +533,7 @@ export class ParallelFragmentNode implements StreamNode {
     for (let vnode = 0; vnode < previous.length; vnode++) if (moves[previous[vnode]!] !== next.map[vnode]) moved++;
     this.vnodeMap = next.map;
     this.vnodeOwners = [...next.owners];
-    this.start(remotes, undefined, keeps.size > 0 ? { kept: kept!, old, previous } : undefined);
+    this.start(remotes, undefined, keeps.size > 0 ? { kept: kept!, old } : undefined);
     this.routeHeld(held);
     this.rescales++;
     const keptThreads = [...keeps].filter((index) => index < threads).length;

@@ -88,11 +88,11 @@ export type MainToWorker =
   /**
    * At a cut for a changed membership that keeps this owner (it loses vnodes, gains none:
    * parallel-fragment.ts' followMembership), at the epoch boundary before the next rows: the new
-   * map, this owner's index in it and the owners' number, and the vnodes it no longer owns. Not
-   * answered. Its caches keep their entries of those vnodes until evicted (never read again: an
-   * owner that would get a vnode back is started afresh at that cut).
+   * map, this owner's index in it and the owners' number. Not answered. Its caches keep their
+   * entries of the vnodes it gave away until evicted (never read again: an owner that would get a
+   * vnode back is started afresh at that cut).
    */
-  | { readonly t: 'remap'; readonly vnodes: Uint16Array; readonly worker: number; readonly parallelism: number; readonly dropped: readonly number[] }
+  | { readonly t: 'remap'; readonly vnodes: Uint16Array; readonly worker: number; readonly parallelism: number }
   /** Commit, durable, failed, abort, budget, close: as every worker's (worker-port.ts). */
   | WorkerControl;
 

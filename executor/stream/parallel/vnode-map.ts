@@ -7,16 +7,14 @@
 // an owner above its count gives its surplus, taken from each such owner in turn, to the owners
 // below theirs. The exchange routes a row to `map[vnode]`, a lookup in place of the modulo.
 
+import type { VnodeMapRow } from '../../system/vnodes-relation.js';
 import { VNODE_COUNT } from './vnode.js';
 
 /** The owner index of each vnode (VNODE_COUNT entries). */
 export type VnodeMap = Uint16Array;
 
 /** Who an owner is: a thread of the leader (its node id, null on a server without --cluster, and the thread's index) or another node's share (its node id, thread null). */
-export interface VnodeOwner {
-  readonly node: string | null;
-  readonly thread: number | null;
-}
+export type VnodeOwner = VnodeMapRow['owners'][number];
 
 /** The balanced map of a fragment built fresh: vnode v to owner v mod `owners`. */
 export function balancedMap(owners: number): VnodeMap {
@@ -88,13 +86,9 @@ export function ownerMoves(before: readonly VnodeOwner[], after: readonly VnodeO
   return before.map((owner) => after.findIndex((candidate) => (owner.thread === null ? candidate.thread === null && candidate.node === owner.node : candidate.thread === owner.thread)));
 }
 
-/** A fragment's map as the leader records it in etcd and shows it (oxbow_catalog.vnodes): the owner index of each vnode and the owners. */
-export interface VnodeMapRecord {
-  readonly viewId: number;
-  /** The fragment's number within its view (in the order the view's dataflow built them, from 0). */
-  readonly fragment: number;
+/** A fragment's map as the leader records it in etcd and shows it (oxbow_catalog.vnodes' row, with the map as it is routed by). */
+export interface VnodeMapRecord extends VnodeMapRow {
   readonly map: VnodeMap;
-  readonly owners: readonly VnodeOwner[];
 }
 
 /** The JSON the leader writes at `<prefix>/fragments/<view id>/<fragment>`: `vnodes`, the 256 owner indexes; `owners`, each index's owner. */
