@@ -58,9 +58,11 @@ export function configuredSeedChunkBytes(): number {
  * the frames of a keyed share's seed (`seeding`, `seeded`, `stage`, `stage-checkpoint`). A node of
  * another version gets no share (its etcd record names its version) and a link that meets one
  * anyway fails at once. Raise it with any change a node of the previous version would not
- * understand. Nodes from before versions were named send none: version 1.
+ * understand. Nodes from before versions were named send none: version 1. Version 3: a Kafka
+ * source fragment's batch says how many messages of its offset ranges the node fetched
+ * (source-protocol.ts, `fetched`), which a leader of version 3 counts as the source's messages.
  */
-export const SHARE_PROTOCOL_VERSION = 2;
+export const SHARE_PROTOCOL_VERSION = 3;
 
 /** The largest version OXBOW_REMOTE_SHARE_PROTOCOL_VERSION takes (an int4 in oxbow_catalog.nodes). */
 export const MAX_SHARE_PROTOCOL_VERSION = 2_147_483_647;

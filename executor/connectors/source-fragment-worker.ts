@@ -11,7 +11,8 @@
 // decoding a message makes the same row), or as offset ranges it fetches from the broker itself
 // (kafka/kafka-ranges.ts: a cluster's nodes fetching a Kafka source fragment's partitions; the
 // messages that come after a range wait for its fetch, so a commit seals the epoch with every
-// range in). Answers and the epoch handoff go through
+// range in; the messages fetched, per partition, go back with the epoch's batch, `fetched`, for
+// the source's message counters). Answers and the epoch handoff go through
 // worker-port.ts; the main thread takes them with its worker-handle.ts. It runs as a job of a
 // pooled thread (`runJob`: executor/batch/worker-pool.ts) or, as a thread's own script,
 // at once.
@@ -62,10 +63,24 @@ export function runSourceFragmentWorker(data: SourceWorkerData, end?: JobEnd): v
   const rejects: WorkerReject[] = [];
   /** View rows written into the open epoch. */
   let written = 0;
+  /**
+   * Messages of the open epoch's Kafka offset ranges, by partition (what kafkajs's fetch left of
+   * them: no control record, no aborted message), handed over with the batch (`fetched`) for the
+   * source's message counters.
+   */
+  const fetched = new Map<number, number>();
   /** A direct sink's plan (`directSink`): its materialize's output counted here per epoch, handed over with the batch. */
   const counts = data.directSink === true ? { inserts: 0, deletes: 0 } : undefined;
   /** The first failure of the open epoch's ranges: the commit answers it (every commit gets one answer). */
   let failure: unknown;
+
+  /** The open epoch's `fetched` as pairs (partition, messages), cleared. */
+  function fetchedPairs(): number[] {
+    const pairs: number[] = [];
+    for (const [partition, messages] of fetched) pairs.push(partition, messages);
+    fetched.clear();
+    return pairs;
+  }
 
   function sourceScan(): ScanPlan {
     let node = plan.input;
@@ -83,7 +98,8 @@ export function runSourceFragmentWorker(data: SourceWorkerData, end?: JobEnd): v
         written = 0;
         const changes = counts === undefined ? undefined : { inserts: counts.inserts, deletes: counts.deletes };
         if (counts !== undefined) counts.inserts = counts.deletes = 0;
-        return channel.handOver({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length, rows, errors: errors.splice(0), rejects: rejects.splice(0), ...(changes === undefined ? {} : { changes }), memory: memory!.report() }, [packed.buffer as ArrayBuffer]);
+        const messages = fetched.size === 0 ? undefined : fetchedPairs();
+        return channel.handOver({ t: 'batch', bytes: packed.buffer as ArrayBuffer, length: packed.length, rows, errors: errors.splice(0), rejects: rejects.splice(0), ...(messages === undefined ? {} : { fetched: messages }), ...(changes === undefined ? {} : { changes }), memory: memory!.report() }, [packed.buffer as ArrayBuffer]);
       }),
       { retentionMs: data.retentionMs, memoryLimitBytes: data.rowCacheBytes },
     );
@@ -141,6 +157,7 @@ export function runSourceFragmentWorker(data: SourceWorkerData, end?: JobEnd): v
   async function fetchRanges({ dataflow, sourceId, decoder, fetcher }: Running, ranges: readonly number[]): Promise<void> {
     await fetcher!.fetch(ranges, (batch) => {
       if (failure !== undefined) return;
+      fetched.set(batch.partition, (fetched.get(batch.partition) ?? 0) + batch.offsets.length);
       const packed = decoder!.decodeBatch(batch, rejects);
       if (packed.count > 0) written += pushPartitionRows(dataflow, sourceId, packed.count, packed.rows, STEP_ROWS);
     });
@@ -201,6 +218,7 @@ export function runSourceFragmentWorker(data: SourceWorkerData, end?: JobEnd): v
         if (failure !== undefined) {
           const failed = failure;
           failure = undefined;
+          fetched.clear();
           throw failed;
         }
         channel.control(message, running);
@@ -209,6 +227,7 @@ export function runSourceFragmentWorker(data: SourceWorkerData, end?: JobEnd): v
       case 'abort':
         failure = undefined;
         written = 0;
+        fetched.clear();
         if (counts !== undefined) counts.inserts = counts.deletes = 0;
         errors.length = 0;
         rejects.length = 0;

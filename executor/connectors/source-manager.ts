@@ -210,8 +210,10 @@ class RunningSource implements DecodedBatchListener {
       this.pendingPackedRows += batch.messages;
     }
     if (batch.range === true && batch.next > batch.firstOffset) {
-      this.pendingPacked.push({ partition, count: batch.messages, range: { from: batch.firstOffset, to: batch.next } });
-      this.pendingPackedRows += batch.messages;
+      // Offsets, for the back-pressure: the messages are counted when the owners answer (source-fragment.ts, `onFetched`).
+      const offsets = Number(batch.next - batch.firstOffset);
+      this.pendingPacked.push({ partition, count: offsets, range: { from: batch.firstOffset, to: batch.next } });
+      this.pendingPackedRows += offsets;
     }
     const { rows: pendingRows, kinds: pendingKinds } = this.pending;
     for (let i = 0; i < rows.length; i++) {
@@ -290,10 +292,8 @@ class RunningSource implements DecodedBatchListener {
     }
     this.pendingPacked = kept;
     this.pendingPackedRows = rows;
-    const status = this.manager.status;
+    // Ranges are not counted as messages when handed out (their owners count what they fetch): nothing to take back.
     for (const [partition, from] of back) {
-      const next = this.next.get(partition);
-      if (next !== undefined) status.partition(this.relation.id, this.topic, partition).messages -= Number(next - from);
       this.next.set(partition, from);
       (this.reader as { rewind?(partition: number, offset: bigint): void }).rewind?.(partition, from);
     }

@@ -59,6 +59,18 @@ export class SourceStatus {
     this.partition(sourceId, '', partition).errors++;
   }
 
+  /**
+   * Messages of a partition that a Kafka source fragment's owner fetched itself and answered
+   * (`fetched` pairs of partition and messages: executor/cluster/README.md, "Kafka partitions
+   * fetched by the nodes"), counted when its epoch batch comes rather than when the range is
+   * handed out. A source no longer known (dropped since) counts nothing.
+   */
+  fetched(sourceId: number, pairs: readonly number[]): void {
+    const byPartition = this.partitions.get(sourceId);
+    if (byPartition === undefined) return;
+    for (let at = 0; at + 1 < pairs.length; at += 2) this.partition(sourceId, '', pairs[at]!).messages += pairs[at + 1]!;
+  }
+
   /** Connection trouble: recorded once per distinct message while it lasts. */
   troubled(sourceId: number, message: string): boolean {
     if (this.trouble.get(sourceId) === message) return false;

@@ -189,6 +189,8 @@ export class EngineCore {
       runtime.sourceFragments.onRejects = (sourceId, rejects) => {
         for (const { partition, offset, error, payload } of rejects) this.sourceStatus.reject(sourceId, partition, offset, error, payload === null ? null : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
       };
+      // Messages of the Kafka offset ranges the owners fetched themselves: the source's message counters.
+      runtime.sourceFragments.onFetched = (sourceId, fetched) => this.sourceStatus.fetched(sourceId, fetched);
       this.streams.parallel = runtime;
       // Batch aggregates' ranges run on the same threads as the views' workers.
       this.batchWorkers = new BatchWorkers(store.database, parallelism, runtime.pool, settings.tuning?.parallelScanMinBytes);

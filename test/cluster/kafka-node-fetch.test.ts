@@ -13,7 +13,8 @@
 //   so the source goes back to the leader's Kafka worker (ranges handed out and not yet written
 //   are read again by it);
 // - production stops: the filtered view equals the filter and projection of the ids produced,
-//   computed here, each id once, and the GROUP BY the count per key of the ids produced.
+//   computed here, each id once, the GROUP BY the count per key of the ids produced, and the
+//   source's message counters the messages produced.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBroker, type Broker } from '../kafka/broker.js';
@@ -108,6 +109,13 @@ describe('a Kafka source fragment whose partitions the nodes fetch', () => {
     await until('the GROUP BY never counted every message produced', async () => (Number((await leader.query<{ n: string | null }>('select sum(n) as n from kc')).rows[0]?.n ?? 0) >= total ? true : undefined), 60_000, stderr);
     const groups = (await leader.query<{ k: number; n: string }>('select k, n::int8 as n from kc order by k')).rows;
     expect(groups).toEqual([...perKey].sort(([left], [right]) => left - right).map(([k, n]) => ({ k, n: String(n) })));
+
+    // The source's message counters: every message once, whoever fetched it (b's answered ranges,
+    // its unanswered ones fetched again on the leader, the Kafka worker's after the GROUP BY).
+    const status = async () =>
+      (await leader.query<{ messages: string; committed: string }>("select sum(messages)::int8 as messages, sum(committed_offset)::int8 as committed from oxbow_catalog.source_partitions where source_name = 'kf_in'")).rows[0]!;
+    await until('the source never committed every offset produced', async () => (Number((await status()).committed) >= total ? true : undefined), 60_000, stderr);
+    expect(Number((await status()).messages)).toBe(total);
     await leader.end();
   }, 240_000);
 });

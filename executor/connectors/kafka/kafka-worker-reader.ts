@@ -58,7 +58,7 @@ export interface DecodedBatch {
   readonly kinds: Int8Array;
   readonly firstOffset: bigint;
   readonly next: bigint;
-  /** Messages in [firstOffset, next), rejected ones included. */
+  /** Messages in [firstOffset, next), rejected ones included (0 for a `range`: its owner counts them). */
   readonly messages: number;
   readonly highWatermark: bigint;
   /** Messages that could not be decoded: offset, error, the payload's prefix. */
@@ -72,7 +72,9 @@ export interface DecodedBatch {
   readonly raw?: RawMessages;
   /**
    * No message: the offsets [firstOffset, next) for the source fragment's owners to fetch
-   * themselves (kafka-ranges.ts); `messages` is the count of offsets (control records included).
+   * themselves (kafka-ranges.ts). `messages` is 0: how many messages the range holds (control
+   * records and aborted transactions' messages are offsets too) is known once fetched, and the
+   * owner that fetched it says so with its epoch batch (source-protocol.ts, `fetched`).
    */
   readonly range?: true;
 }
@@ -249,7 +251,7 @@ export class KafkaWorkerReader implements SourceReader, StartupResolver {
           // The position read again after each wait: a rewind may have moved it back.
           for (let position = this.positions.get(partition) ?? read.starts.get(partition) ?? 0n; position < stable && !signal.aborted; position = this.positions.get(partition)!) {
             const next = stable - position > RANGE_BUDGET ? position + RANGE_BUDGET : stable;
-            const batch: DecodedBatch = { partition, rows: [], kinds: NO_KINDS, firstOffset: position, next, messages: Number(next - position), highWatermark: stable, rejects: [], range: true };
+            const batch: DecodedBatch = { partition, rows: [], kinds: NO_KINDS, firstOffset: position, next, messages: 0, highWatermark: stable, rejects: [], range: true };
             this.positions.set(partition, next);
             moved = true;
             await listener.decoded(batch);

@@ -11,7 +11,8 @@
 // back with its epoch batch for the source's errors (`onRejects`). On a cluster's leader whose
 // fragment has shares on other nodes, its source hands out offset ranges instead, which the
 // owners fetch from the broker themselves (`takesFetchRanges`; executor/cluster/README.md, "Kafka
-// partitions fetched by the nodes").
+// partitions fetched by the nodes"); the messages each owner fetched come back with its epoch
+// batch for the source's message counters (`onFetched`).
 // At the commit the fragments are commit participants: each asked worker seals its epoch (while the
 // main thread goes on) and hands the batch over, appended to the main store's WriteBatch beside the
 // positions, so rows and offsets commit in one atomic write (exactly once). Nothing is kept per worker: a restart at another N
@@ -41,7 +42,7 @@ import { DirectChanges } from '../change-log.js';
 import { StreamMaterializeNode } from '../materialize.js';
 import type { PackedPartitionRows, SourceFragmentHost, SourceFragmentReader, SplitRange, StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
-import type { MainToSourceWorker, SourceWorkerData, SourceWorkerToMain, WorkerReject } from './source-protocol.js';
+import type { FetchedMessages, MainToSourceWorker, SourceWorkerData, SourceWorkerToMain, WorkerReject } from './source-protocol.js';
 import { allWrites, workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 import { splitShares } from './vnode.js';
 import type { KeyedSeed } from './keyed-seed.js';
@@ -218,6 +219,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
     private readonly settings: SourceWorkerSettings,
     private readonly onDispose: (node: SourceFragmentNode) => void,
     private readonly onRejects?: (sourceId: number, rejects: readonly WorkerReject[]) => void,
+    private readonly onFetched?: (sourceId: number, fetched: FetchedMessages) => void,
   ) {
     // The main store keeps the view table's window and garbage collection, and stores the rows
     // that come through the main thread.
@@ -461,6 +463,7 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
       if (handed.changes !== undefined) this.settings.direct?.counted(epoch, handed.changes.inserts, handed.changes.deletes);
       for (const error of handed.errors) this.context.recordError(new SqlError(SqlState.dataException, error));
       if (handed.rejects !== undefined && handed.rejects.length > 0) this.onRejects?.(this.sourceId, handed.rejects);
+      if (handed.fetched !== undefined && handed.fetched.length > 0) this.onFetched?.(this.sourceId, handed.fetched);
       return new Uint8Array(handed.bytes, 0, handed.length);
     });
   }
@@ -561,6 +564,11 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
   remoteShares: RemoteShareSource | undefined;
   /** Where messages a Kafka source fragment's workers could not decode go (the source's errors), set by the engine. */
   onRejects: ((sourceId: number, rejects: readonly WorkerReject[]) => void) | undefined;
+  /**
+   * Where the messages of the Kafka offset ranges the owners fetched go, per partition (the
+   * source's message counters: the source hands out ranges uncounted), set by the engine.
+   */
+  onFetched: ((sourceId: number, fetched: FetchedMessages) => void) | undefined;
 
   constructor(
     private readonly store: RocksStateStore,
@@ -620,6 +628,7 @@ export class SourceFragments implements CommitParticipant, SourceFragmentHost {
         void disposed.close();
       },
       (sourceId, rejects) => this.onRejects?.(sourceId, rejects),
+      (sourceId, fetched) => this.onFetched?.(sourceId, fetched),
     );
     this.nodes.set(context.viewId, node);
     return node;

@@ -48,6 +48,15 @@ export interface SourceWorkerData {
   readonly signal: SharedArrayBuffer;
 }
 
+/**
+ * The messages of the Kafka offset ranges (`ranges` to a Kafka source fragment's worker) fetched
+ * in one epoch: pairs (partition, messages), each message decoded or rejected counted once,
+ * control records and aborted transactions' messages (dropped by kafkajs at the fetch) not. The
+ * source's message counters count these, not the offsets handed out (executor/cluster/README.md,
+ * "Kafka partitions fetched by the nodes"). Share protocol version 3 on.
+ */
+export type FetchedMessages = readonly number[];
+
 export type MainToSourceWorker =
   /** Units to generate into the open epoch: triples (split, from, to). Not answered. */
   | { readonly t: 'ranges'; readonly ranges: readonly number[] }
@@ -61,8 +70,9 @@ export type MainToSourceWorker =
 export type SourceWorkerToMain =
   /**
    * The sealed epoch's writes (without store records), the view rows written, the row errors met,
-   * the messages a Kafka fragment's worker could not decode, a direct sink's changes counted in the
-   * epoch (`directSink`) and the worker's memory.
+   * the messages a Kafka fragment's worker could not decode, the messages of the Kafka offset
+   * ranges it fetched itself (`fetched`), a direct sink's changes counted in the epoch
+   * (`directSink`) and the worker's memory.
    */
-  | { readonly t: 'batch'; readonly bytes: ArrayBuffer; readonly length: number; readonly rows: number; readonly errors: readonly string[]; readonly rejects?: readonly WorkerReject[]; readonly changes?: DirectCounts; readonly memory: WorkerMemory }
+  | { readonly t: 'batch'; readonly bytes: ArrayBuffer; readonly length: number; readonly rows: number; readonly errors: readonly string[]; readonly rejects?: readonly WorkerReject[]; readonly fetched?: FetchedMessages; readonly changes?: DirectCounts; readonly memory: WorkerMemory }
   | { readonly t: 'error'; readonly code: string; readonly message: string };
