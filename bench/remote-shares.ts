@@ -97,7 +97,6 @@ const ENTRIES = (process.env['BENCH_ENTRY'] ?? join(dirname(fileURLToPath(import
 const LABELS = (process.env['BENCH_LABELS'] ?? ENTRIES.map((_, index) => (index === 0 ? 'this' : `build${index}`)).join(',')).split(',');
 let ENTRY = ENTRIES[0]!;
 const KAFKA_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'kafka.mjs');
-const GROUPS = Number(process.env['BENCH_GROUPS'] ?? '300000');
 /** BENCH_QUERY=join: the rows of another view the share does not own, built first. */
 const OTHER_ROWS = Number(process.env['BENCH_OTHER_ROWS'] ?? '0');
 /** BENCH_QUERY=join: the rows of each statement that builds the groups. */
@@ -107,9 +106,15 @@ if (!Number.isInteger(CHUNK_ROWS) || CHUNK_ROWS < 1) throw new Error(`BENCH_CHUN
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? '2000000');
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '2');
 const QUERY = process.env['BENCH_QUERY'] ?? 'q1';
-if (QUERY !== 'q1' && QUERY !== 'q4' && QUERY !== 'q5' && QUERY !== 'seed' && QUERY !== 'join' && QUERY !== 'kafka' && QUERY !== 'kafka-filter' && QUERY !== 'kafka-pass' && QUERY !== 'create') {
-  throw new Error(`BENCH_QUERY must be q1, q4, q5, seed, join, kafka, kafka-filter, kafka-pass or create, not ${QUERY}`);
+if (QUERY !== 'q1' && QUERY !== 'q4' && QUERY !== 'q5' && QUERY !== 'seed' && QUERY !== 'join' && QUERY !== 'leave' && QUERY !== 'kafka' && QUERY !== 'kafka-filter' && QUERY !== 'kafka-pass' && QUERY !== 'create') {
+  throw new Error(`BENCH_QUERY must be q1, q4, q5, seed, join, leave, kafka, kafka-filter, kafka-pass or create, not ${QUERY}`);
 }
+/** BENCH_QUERY=seed, join and leave: the groups of the view (default 300,000; 1,000,000 for leave). */
+const GROUPS = Number(process.env['BENCH_GROUPS'] ?? (QUERY === 'leave' ? '1000000' : '300000'));
+if (!Number.isInteger(GROUPS) || GROUPS < 1) throw new Error(`BENCH_GROUPS must be a positive whole number, not ${process.env['BENCH_GROUPS']}`);
+/** BENCH_QUERY=leave: the two nodes cold standbys (no checkpoints followed, so a seed is read), 1, or not, 0 (default). */
+const COLD = process.env['BENCH_COLD_STANDBYS'] ?? '0';
+if (COLD !== '0' && COLD !== '1') throw new Error(`BENCH_COLD_STANDBYS must be 0 or 1, not ${COLD}`);
 /** BENCH_QUERY=kafka-filter or kafka-pass: a Kafka source fragment over the topic. */
 const KAFKA_FRAGMENT = QUERY === 'kafka-filter' || QUERY === 'kafka-pass';
 /** BENCH_QUERY=kafka, kafka-filter or kafka-pass: a Kafka topic is the source. */
@@ -533,6 +538,226 @@ async function joinRun(label: string): Promise<void> {
   }
 }
 
+/** The parts of the leader's log line of a cut (executor/stream/parallel/parallel-fragment.ts), each when the line has it. */
+interface CutLine {
+  readonly text: string;
+  readonly moved?: number;
+  readonly kept?: number;
+  readonly keptThreads?: number;
+  readonly keptNodes?: number;
+  readonly started?: number;
+  /** "seeds read in N ms": the read's wall time. */
+  readonly readMs?: number;
+  /** "no seed read, stores made from checkpoints in N ms". */
+  readonly checkpointMs?: number;
+  /** "cut N ms after the read began". */
+  readonly readMsToCut?: number;
+  /** Each seed's "B bytes sent", with where it came from ("the read" or "its checkpoint E"). */
+  readonly seeds: readonly { node: string; from: string; bytes: number }[];
+}
+
+function parseCut(text: string): CutLine {
+  const number = (pattern: RegExp): number | undefined => {
+    const match = pattern.exec(text);
+    return match === null ? undefined : Number(match[1]);
+  };
+  const owners = /kept (\d+) owners? running \((\d+) threads?, (?:(1) node's share|(\d+) nodes' shares)\), started (\d+)/.exec(text);
+  const seedList = /; seeds: (.*)\)$/.exec(text)?.[1] ?? '';
+  const seeds = [...seedList.matchAll(/node (\S+) from (the read|its checkpoint \d+), (\d+) bytes sent/g)].map((match) => ({ node: match[1]!, from: match[2]!, bytes: Number(match[3]) }));
+  return {
+    text,
+    moved: number(/, (\d+) vnodes? changing owner/),
+    kept: owners === null ? undefined : Number(owners[1]),
+    keptThreads: owners === null ? undefined : Number(owners[2]),
+    keptNodes: owners === null ? undefined : Number(owners[3] ?? owners[4]),
+    started: owners === null ? undefined : Number(owners[5]),
+    readMs: number(/seeds read in (\d+) ms/),
+    checkpointMs: number(/stores made from checkpoints in (\d+) ms/),
+    readMsToCut: number(/cut (\d+) ms after the read began/),
+    seeds,
+  };
+}
+
+/** The lines of `log` that say a keyed fragment cut its vnodes again. */
+function cutLines(log: string): string[] {
+  return log.split('\n').filter((line) => line.includes('cut its vnodes again'));
+}
+
+/**
+ * The view's groups and totals against the same over the base table, until they agree (the last
+ * statements' epochs flushed) or 120 s: throws when they never do.
+ */
+async function checkRecomputed(client: pg.Client, tag: string, log: () => string): Promise<void> {
+  const view = 'select count(*) as groups, sum(n) as n, sum(s) as s, sum(k * n) as kn, sum(k * s) as ks from kv';
+  const batch = 'select count(*) as groups, sum(n) as n, sum(s) as s, sum(k * n) as kn, sum(k * s) as ks from (select k, count(*) as n, sum(v) as s from t group by k) as g';
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const [got, want, rows] = [
+      (await client.query(view)).rows[0] as Record<string, string>,
+      (await client.query(batch)).rows[0] as Record<string, string>,
+      (await client.query<{ n: string }>('select count(*) as n from t')).rows[0]!.n,
+    ];
+    if (JSON.stringify(got) === JSON.stringify(want) && got['n'] === rows) {
+      emit(`${tag}_view_groups`, Number(got['groups']), 'groups');
+      emit(`${tag}_view_rows`, Number(rows), 'rows');
+      emit(`${tag}_view_equals_recomputation`, 1, 'bool');
+      return;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`the view differs from its recomputation: view ${JSON.stringify(got)}, recomputed ${JSON.stringify(want)}, base rows ${rows}\n--- leader ---\n${log()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/** BENCH_QUERY=leave: one of two nodes with shares of a running view drained, the other surviving it (above). */
+async function leaveRun(label: string): Promise<void> {
+  const etcd = await startEtcd();
+  const work = mkdtempSync(join(tmpdir(), 'oxbow-bench-keyed-leave-'));
+  const started: OxbowNode[] = [];
+  try {
+    const args = ['--cluster', etcd.url, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--parallelism', '2', '--cores', '8', '--remote-shares', 'on'];
+    const env = { OXBOW_CLUSTER_LEASE_TTL_S: '3' };
+    const a = await startOxbowNode(ENTRY, join(work, 'a'), args, env);
+    started.push(a);
+    const client = await connect(a);
+    const nodeEnv = COLD === '1' ? { ...env, OXBOW_CLUSTER_COLD_STANDBY: '1' } : env;
+    const b = await startOxbowNode(ENTRY, join(work, 'b'), args, nodeEnv);
+    started.push(b);
+    const c = await startOxbowNode(ENTRY, join(work, 'c'), args, nodeEnv);
+    started.push(c);
+    const listed = Date.now() + 60_000;
+    while (Number((await client.query<{ n: string }>("select count(*) as n from oxbow_catalog.nodes where role = 'standby' and share_address is not null")).rows[0]!.n) < 2) {
+      if (Date.now() > listed) throw new Error(`the nodes never listed their share addresses\n${a.stderr()}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const nodeId = async (node: OxbowNode): Promise<string> =>
+      (await client.query<{ node_id: string }>(`select node_id from oxbow_catalog.nodes where address like '%:${new URL(node.url).port}'`)).rows[0]!.node_id;
+    const [bId, cId] = [await nodeId(b), await nodeId(c)];
+    await client.query('create table t (id int8 primary key, k int8, v int8)');
+    await client.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
+    // Both nodes' shares running: the fragment's map gives vnodes to each.
+    const shares = async (): Promise<string[]> =>
+      (await client.query<{ node_id: string }>("select distinct node_id from oxbow_catalog.vnodes where view_name = 'kv' and thread is null order by node_id")).rows.map((row) => row.node_id);
+    const sharesBy = Date.now() + 120_000;
+    while ((await shares()).length < 2) {
+      if (Date.now() > sharesBy) throw new Error(`the view's keyed fragment never ran with shares on both nodes (${(await shares()).join(', ') || 'none'})\n${a.stderr()}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const buildStart = performance.now();
+    const buildCpu = cpuSeconds(a.child.pid!);
+    for (let from = 0; from < GROUPS; from += CHUNK_ROWS) {
+      await client.query(`insert into t select g, g, g % 1000 from generate_series(${from + 1}, ${Math.min(GROUPS, from + CHUNK_ROWS)}) g`);
+    }
+    const buildS = (performance.now() - buildStart) / 1000;
+    const buildCpuS = cpuSeconds(a.child.pid!) - buildCpu;
+    const owners = (await client.query<{ node_id: string; thread: number | null; n: string }>("select node_id, thread, count(*) as n from oxbow_catalog.vnodes where view_name = 'kv' group by node_id, thread")).rows;
+    if (owners.length !== 4 || (await shares()).join(' ') !== [bId, cId].sort().join(' ')) throw new Error(`the fragment's owners are not 2 threads and nodes ${bId} and ${cId}: ${JSON.stringify(owners)}\n${a.stderr()}`);
+    const nodeVnodes = async (id: string): Promise<number> => Number((await client.query<{ vnodes: number | null }>('select vnodes from oxbow_catalog.nodes where node_id = $1', [id])).rows[0]?.vnodes ?? 0);
+    const bVnodes = await nodeVnodes(bId);
+    const cVnodesBefore = await nodeVnodes(cId);
+    // The load: small inserts, one after another, each timed.
+    let next = GROUPS;
+    let writing = true;
+    let longest = 0;
+    let inserts = 0;
+    const writer = (async () => {
+      while (writing) {
+        const at = performance.now();
+        await client.query(`insert into t select g, g % ${GROUPS}, 1 from generate_series(${next + 1}, ${next + 256}) g`);
+        longest = Math.max(longest, performance.now() - at);
+        next += 256;
+        inserts++;
+      }
+    })();
+    const tag = `leave_${label}`;
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const before = longest;
+      longest = 0;
+      const cutsBefore = cutLines(a.stderr()).length;
+      const logBefore = a.stderr().length;
+      const cpuBefore = [a, c].map((node) => cpuSeconds(node.child.pid!));
+      const drainedAt = performance.now();
+      const stopping = b.stop('SIGTERM', 600_000);
+      let exitMs: number | undefined;
+      void stopping.then(() => (exitMs = performance.now() - drainedAt));
+      let cut: CutLine | undefined;
+      let cutMs = 0;
+      const until = Date.now() + 1_200_000;
+      while (cut === undefined) {
+        const line = cutLines(a.stderr()).slice(cutsBefore).find((text) => text.includes(`node ${bId} handed its vnodes back`));
+        if (line !== undefined) {
+          cutMs = performance.now() - drainedAt;
+          cut = parseCut(line);
+          break;
+        }
+        if (Date.now() > until) throw new Error('the fragment never cut its vnodes again for the drained node within 1200 s');
+        if (/lost its etcd lease/.test(a.stderr().slice(logBefore))) throw new Error('the leader gave its lease up');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const during = longest;
+      const insertsAtCut = inserts;
+      // The first epochs after the cut (the started owners' first batches) count as the drain's.
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+      const cpu = [a, c].map((node, index) => cpuSeconds(node.child.pid!) - cpuBefore[index]!);
+      // The insert under way then counts too: the writer ends after it.
+      writing = false;
+      await writer;
+      const whileDrained = longest;
+      await stopping;
+      const after = a.stderr().slice(logBefore);
+      const failed = [...after.matchAll(/the keyed share on node .* failed/g)].length;
+      emit(`${tag}_groups`, GROUPS, 'groups');
+      emit(`${tag}_build_s`, buildS, 's');
+      emit(`${tag}_build_leader_cpu_s`, buildCpuS, 's');
+      emit(`${tag}_drained_node_vnodes`, bVnodes, 'vnodes');
+      emit(`${tag}_surviving_node_vnodes_before`, cVnodesBefore, 'vnodes');
+      emit(`${tag}_surviving_node_vnodes_after`, await nodeVnodes(cId), 'vnodes');
+      emit(`${tag}_sigterm_to_cut_ms`, cutMs, 'ms');
+      if (exitMs !== undefined) emit(`${tag}_sigterm_to_exit_ms`, exitMs, 'ms');
+      if (cut.moved !== undefined) emit(`${tag}_cut_vnodes_moved`, cut.moved, 'vnodes');
+      if (cut.kept !== undefined) {
+        emit(`${tag}_cut_owners_kept`, cut.kept, 'owners');
+        emit(`${tag}_cut_threads_kept`, cut.keptThreads!, 'owners');
+        emit(`${tag}_cut_node_shares_kept`, cut.keptNodes!, 'owners');
+        emit(`${tag}_cut_owners_started`, cut.started!, 'owners');
+      }
+      emit(`${tag}_cut_seeds`, cut.seeds.length, 'seeds');
+      emit(`${tag}_cut_seed_bytes_sent`, cut.seeds.reduce((sum, seed) => sum + seed.bytes, 0), 'bytes');
+      emit(`${tag}_cut_seeds_from_checkpoint`, cut.seeds.filter((seed) => seed.from !== 'the read').length, 'seeds');
+      if (cut.readMs !== undefined) emit(`${tag}_seed_read_ms`, cut.readMs, 'ms');
+      if (cut.checkpointMs !== undefined) emit(`${tag}_store_from_checkpoint_ms`, cut.checkpointMs, 'ms');
+      if (cut.readMsToCut !== undefined) emit(`${tag}_read_start_to_cut_ms`, cut.readMsToCut, 'ms');
+      emit(`${tag}_longest_insert_before_ms`, before, 'ms');
+      emit(`${tag}_longest_insert_to_cut_ms`, during, 'ms');
+      emit(`${tag}_longest_insert_draining_ms`, Math.max(during, whileDrained), 'ms');
+      emit(`${tag}_inserts_after_cut`, inserts - insertsAtCut, 'statements');
+      emit(`${tag}_failed_over`, failed, 'shares');
+      emit(`${tag}_leader_cpu_s`, cpu[0]!, 's');
+      emit(`${tag}_surviving_node_cpu_s`, cpu[1]!, 's');
+      emit(`${tag}_load_1m`, loadavg()[0]!, 'load');
+      console.error(`${tag}: ${cut.text}`);
+      await checkRecomputed(client, tag, () => a.stderr());
+    } catch (error) {
+      // The leader's log says why (a share failed over, the lease given up, the process gone).
+      writing = false;
+      await writer.catch(() => undefined);
+      throw new Error(`${error instanceof Error ? error.message : String(error)}\n--- leader ---\n${a.stderr()}`);
+    } finally {
+      if (writing) {
+        writing = false;
+        await writer;
+      }
+    }
+    await client.end();
+  } finally {
+    for (const node of started.reverse()) await node.stop().catch(() => undefined);
+    await etcd.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
 /** BENCH_QUERY=create: CREATE MATERIALIZED VIEW over empty tables on a cluster of `nodes` (above). */
 async function createRun(nodes: number, label: string): Promise<void> {
   const etcd = await startEtcd();
@@ -640,11 +865,12 @@ try {
       }
       continue;
     }
-    if (QUERY === 'seed' || QUERY === 'join') {
+    if (QUERY === 'seed' || QUERY === 'join' || QUERY === 'leave') {
       for (let build = 0; build < ENTRIES.length; build++) {
         ENTRY = ENTRIES[build]!;
         if (QUERY === 'seed') await seedRun(LABELS[build] ?? `build${build}`);
-        else await joinRun(LABELS[build] ?? `build${build}`);
+        else if (QUERY === 'join') await joinRun(LABELS[build] ?? `build${build}`);
+        else await leaveRun(LABELS[build] ?? `build${build}`);
       }
       continue;
     }
