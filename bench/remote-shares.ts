@@ -50,6 +50,27 @@
 // printed: the bytes of SST and blob files in the node's newest keyed share store (the share that
 // runs) at its first batch and once settled (its log says the dropped tables' ranges were
 // compacted, or 30 s after).
+// BENCH_QUERY=leave: what a node that leaves (drained, SIGTERM) costs a running view when another
+// node's share survives it (executor/cluster/README.md "Keyed shares", "Membership", and "Each node
+// owning its vnodes' state" step 1). A leader at --parallelism 2 --cores 8 and two more nodes
+// (owners: 2 threads and 2 nodes' shares, oxbow_catalog.vnodes checked), the same view over
+// BENCH_GROUPS groups (default 1,000,000 for this mode) built through them in statements of
+// BENCH_CHUNK_ROWS rows, then, while small inserts keep coming as for join, one node drained. The
+// cut's log line on the leader (`... cut its vnodes again ...; kept K owners running (...), started
+// S; node X handed its vnodes back (... seeds: node Y from the read, B bytes sent)`) is parsed, not
+// assumed: a survivor that gains vnodes may restart whole (its seed all its vnodes) or be kept
+// (the gained vnodes' seed only). Printed: the time from the SIGTERM to that line and to the
+// node's exit, the vnodes moved, the owners kept (threads, nodes' shares) and started, the seeds and
+// the bytes sent at the cut (summed over the line's seeds, and how many came from a checkpoint the
+// node follows), the seed read's time (or the stores made from checkpoints), the longest insert
+// before the drain (2 s), until the cut and until 5 s after it, the statements a second in those
+// 2 s and in the 5 s after the cut, the shares failed over (0 expected), the CPU seconds of the
+// leader and of the surviving node from the SIGTERM to 5 s after the cut (and the leader's a second
+// in the 2 s before), the load average, and the vnodes of each node. At
+// the end the view is checked against its recomputation from the base table (its groups, the
+// sums of count(*) and sum(v) and two key-weighted sums, and the table's rows); a difference
+// throws (non-zero exit). BENCH_COLD_STANDBYS=1: the two nodes follow no checkpoints, so the
+// survivor's seed is read from the leader's database, not made from its checkpoint (default 0).
 // BENCH_QUERY=kafka: a GROUP BY over a Kafka topic on one node and on two (a keyed fragment whose
 // third owner of vnodes is the standby: executor/cluster/README.md "Keyed shares"). A real broker
 // (scripts/kafka.mjs on a free port, stopped at the end) holds BENCH_MESSAGES JSON messages
@@ -672,8 +693,12 @@ async function leaveRun(label: string): Promise<void> {
     })();
     const tag = `leave_${label}`;
     try {
+      const settledCpu = cpuSeconds(a.child.pid!);
+      const settledInserts = inserts;
       await new Promise((resolve) => setTimeout(resolve, 2000));
       const before = longest;
+      const insertsBefore = inserts - settledInserts;
+      const leaderCpuBefore = cpuSeconds(a.child.pid!) - settledCpu;
       longest = 0;
       const cutsBefore = cutLines(a.stderr()).length;
       const logBefore = a.stderr().length;
@@ -732,7 +757,9 @@ async function leaveRun(label: string): Promise<void> {
       emit(`${tag}_longest_insert_before_ms`, before, 'ms');
       emit(`${tag}_longest_insert_to_cut_ms`, during, 'ms');
       emit(`${tag}_longest_insert_draining_ms`, Math.max(during, whileDrained), 'ms');
-      emit(`${tag}_inserts_after_cut`, inserts - insertsAtCut, 'statements');
+      emit(`${tag}_inserts_per_s_before`, insertsBefore / 2, 'statements/s');
+      emit(`${tag}_inserts_per_s_after_cut`, (inserts - insertsAtCut) / 5, 'statements/s');
+      emit(`${tag}_leader_cpu_s_per_s_before`, leaderCpuBefore / 2, 's/s');
       emit(`${tag}_failed_over`, failed, 'shares');
       emit(`${tag}_leader_cpu_s`, cpu[0]!, 's');
       emit(`${tag}_surviving_node_cpu_s`, cpu[1]!, 's');
