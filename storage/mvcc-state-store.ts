@@ -267,6 +267,11 @@ export class MvccStateStore implements StateStore, TableHost {
     this.participants.delete(participant);
   }
 
+  /** Rows of keys no table read here were committed by another writer: each table forgets its key bound (MvccStateTable.rowsAddedElsewhere). */
+  rowsAddedElsewhere(): void {
+    for (const table of this.tables.values()) table.rowsAddedElsewhere();
+  }
+
   table(schema: StateTableSchema): StateTable {
     this.assertOpen();
     assertTableId(schema.tableId);

@@ -683,6 +683,17 @@ export class MvccStateTable implements StateTable {
     this.cache.clear();
   }
 
+  /**
+   * Rows of keys this table never read were committed by another writer (a keyed fragment's owner
+   * taking vnodes it never held, executor/stream/parallel/parallel-fragment.ts): the key bound and
+   * the empty table are forgotten, read again when next needed; the cache stays, as it holds only
+   * keys read here, which those rows' keys are not.
+   */
+  rowsAddedElsewhere(): void {
+    this.committedEmpty = false;
+    this.keyBound = undefined;
+  }
+
   /** After a successful commit of `epoch`: the buffered writes become the cached latest rows. */
   publishPending(epoch: Epoch): void {
     this.committedEmpty = false;

@@ -21,7 +21,7 @@ import { toSqlError } from '../../sql/errors.js';
 import type { FragmentWorkerData, MainToWorker, WorkerToMain } from '../stream/parallel/protocol.js';
 import { WorkerHandle } from '../stream/parallel/worker-handle.js';
 import { WorkerPort } from '../stream/parallel/worker-port.js';
-import { openShareLink, restartDeadlines, shareData, type ShareLink } from './remote-share-link.js';
+import { configuredSeedChunkBytes, openShareLink, restartDeadlines, shareData, wholeEntryPieces, type ShareLink } from './remote-share-link.js';
 import type { KeyedShareData } from './remote-shares.js';
 
 type Data = FragmentWorkerData & KeyedShareData & { readonly port: MessagePort };
@@ -154,7 +154,11 @@ function failOver(reason: string): void {
 function start(): void {
   link = openShareLink(data.address, data.key, shareData(data).share, {
     timeoutMs: data.timeoutMs,
-    onMessage: (message) => onAnswer(message as WorkerToMain, 'remote'),
+    onMessage: (message) => {
+      // A piece of the seed of vnodes the share gained is written: the answers waiting for it have their whole deadline from now.
+      if ((message as { t?: unknown }).t === 'seeding') return restartDeadlines(pending, Date.now(), data.timeoutMs);
+      onAnswer(message as WorkerToMain, 'remote');
+    },
     onFail: failOver,
     overdue: (now) => {
       const oldest = pending[0];
@@ -197,14 +201,21 @@ channel.port.on('message', (message: MainToWorker) => {
       return passOn(message);
     case 'budget':
       return passOn(message);
-    case 'remap':
-      // A cut kept this share (it only lost vnodes): it comes at a safe point, so the log holds no
-      // epoch of the old map. The node's worker routes no rows of its own (a fragment whose workers
-      // generate an input has no remote shares) and its store keeps the dropped vnodes' entries,
-      // never read again: only a worker started here later needs the new map.
+    case 'remap': {
+      // A cut kept this share: it comes at a safe point, so the log holds no epoch of the old map.
+      // The node's worker routes no rows of its own (a fragment whose workers generate an input has
+      // no remote shares) and its store keeps the dropped vnodes' entries, never read again: only a
+      // worker started here later needs the new map. Vnodes it gained (never held before) come
+      // with their seed, written into the node's store (`add` pieces, each answered `seeding`)
+      // before the remap reaches the node's worker; a worker here reads the leader's database.
       remapped = { vnodes: message.vnodes, worker: message.worker, parallelism: message.parallelism };
-      if (mode === 'local') local!.post(message);
-      return;
+      const { add, ...remap } = message;
+      if (mode === 'local') return local!.post(remap);
+      if (remap.gained !== true) return;
+      const chunk = configuredSeedChunkBytes();
+      for (const bytes of add ?? []) for (const piece of wholeEntryPieces(bytes, chunk)) send({ t: 'add', bytes: piece });
+      return send(remap);
+    }
     case 'ranges':
       // A fragment whose workers generate an input has no remote shares.
       return;

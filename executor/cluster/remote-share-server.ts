@@ -36,7 +36,10 @@ type Forwarded = MainToSourceWorker | MainToWorker;
 type Answered = SourceWorkerToMain | WorkerToMain;
 
 /** The messages a keyed share's leader sends (protocol.ts' MainToWorker; `ranges` never: its workers generate nothing). */
-const KEYED_MESSAGES: ReadonlySet<string> = new Set(['rows', 'seal', 'commit', 'durable', 'failed', 'abort', 'budget', 'close']);
+const KEYED_MESSAGES: ReadonlySet<string> = new Set(['rows', 'seal', 'commit', 'durable', 'failed', 'abort', 'budget', 'remap', 'close']);
+
+/** A keyed share's frame besides its worker's messages: a piece of the seed of vnodes a cut that kept it gave it (keyed-share-worker.ts' `remap`). */
+type KeyedAdd = { readonly t: 'add'; readonly bytes: Uint8Array };
 
 /** A keyed share's store on this node: its own RocksDB, removed when the share ends. */
 interface KeyedStore {
@@ -180,6 +183,10 @@ export class RemoteShareServer {
     /** A keyed share's seed being written (from its `open` until its worker starts), and the messages that came meanwhile. */
     let seedWrites: Promise<void> | undefined;
     const early: MainToWorker[] = [];
+    /** A keyed share's piece of an `add` being written, the messages that came meanwhile (in order), and the bytes of the `add` so far. */
+    let adding: Promise<void> | undefined;
+    const afterAdd: (MainToWorker | KeyedAdd)[] = [];
+    let addedBytes = 0;
     /** The seed this connection sends ahead of a cut (`stage` frames), and its name once all is written. */
     let staging: StagedSeed | undefined;
     let stagedAs: string | undefined;
@@ -211,8 +218,29 @@ export class RemoteShareServer {
      * each commit's batch is written to the share's store as well, so the worker reads its own
      * committed rows there once its caches let them go.
      */
-    const relayKeyed = (message: MainToWorker): void => {
+    const relayKeyed = (message: MainToWorker | KeyedAdd): void => {
       const worker = handle! as WorkerHandle<MainToWorker, WorkerToMain>;
+      // What comes after a piece of an `add` waits until it is written (the worker must read it).
+      if (adding !== undefined) return void afterAdd.push(message);
+      if (message.t === 'add') {
+        if (!(message.bytes instanceof Uint8Array)) return fail(new Error('an add frame without its bytes'));
+        const bytes = message.bytes;
+        adding = keyed!.database.writeAsync(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)).then(
+          () => {
+            adding = undefined;
+            addedBytes += bytes.length;
+            // Each piece written gives the leader's deadlines again.
+            send({ t: 'seeding' } satisfies Handshake);
+            while (adding === undefined && afterAdd.length > 0 && !socket.destroyed) relayKeyed(afterAdd.shift()!);
+          },
+          (error: unknown) => fail(error instanceof Error ? error : new Error(String(error))),
+        );
+        return;
+      }
+      if (message.t === 'remap' && message.gained === true) {
+        this.options.log(`oxbow: a keyed share took vnodes it never held (${addedBytes} bytes of their seed written to its store)`);
+        addedBytes = 0;
+      }
       if (message.t === 'close') {
         void answers.finally(() => socket.end());
         return;
@@ -264,7 +292,7 @@ export class RemoteShareServer {
       (message) => {
         const received = message as Handshake | MainToSourceWorker;
         if (stage === 'refused') return;
-        if (stage === 'running' && keyed !== undefined) return relayKeyed(received as MainToWorker);
+        if (stage === 'running' && keyed !== undefined) return relayKeyed(received as MainToWorker | KeyedAdd);
         // The worker starts once its seed is written: what the leader sends meanwhile waits for it.
         if (stage === 'seeding') return void early.push(received as MainToWorker);
         if (stage === 'running') {

@@ -46,8 +46,9 @@ export interface KeyedShareData extends RemoteShareData {
 interface KeyedShareStats {
   /** [0] rows of the epochs the node handed over, [1] 1 once the share runs on the leader, [2] ms from the share's start to the node's first batch (0 until then). */
   readonly counters: BigInt64Array;
-  readonly seedRows: number;
-  readonly seedBytes: number;
+  /** Rows and bytes it was seeded with: at its start, and for the vnodes it gained at cuts that kept it. */
+  seedRows: number;
+  seedBytes: number;
   /** Closed at a re-cut of its fragment's owners (its seed no longer counts). */
   retired: boolean;
 }
@@ -199,7 +200,11 @@ export class RemoteShares implements RemoteShareSource {
       const retire = (): void => {
         entry.retired = true;
       };
-      return { node: peer.nodeId, script, data, key: RemoteShares.keyOf(peer), failed, retire };
+      const added = (rows: number, bytes: number): void => {
+        entry.seedRows += rows;
+        entry.seedBytes += bytes;
+      };
+      return { node: peer.nodeId, script, data, key: RemoteShares.keyOf(peer), failed, retire, added };
     });
   }
 

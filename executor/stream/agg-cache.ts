@@ -207,6 +207,12 @@ export class AggregateGroupCache implements BudgetedCache {
     this.complete = false;
   }
 
+  /** Rows of groups it never saw were added to its table (GroupCacheBudget.rowsAddedElsewhere): not complete, loaded again at the next change. */
+  rowsAddedElsewhere(): void {
+    this.complete = false;
+    this.loaded = false;
+  }
+
   /** Empties the cache and forgets that the table was loaded (an aborted epoch). */
   reset(): void {
     this.clear();

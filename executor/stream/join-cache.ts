@@ -103,6 +103,8 @@ export interface BudgetedCache {
   readonly bytes: number;
   /** Drops its oldest groups until the budget's `usedBytes` is at most its `limitBytes`. */
   evictOldest(budget: GroupCacheBudget): void;
+  /** Its state table got rows of keys it never saw (GroupCacheBudget.rowsAddedElsewhere): a cache that holds every group must no longer say so. */
+  rowsAddedElsewhere?(): void;
 }
 
 /**
@@ -136,6 +138,16 @@ export class GroupCacheBudget extends LargestFirstBudget<BudgetedCache> {
   /** Called by a cache that grew past the budget: evicts from the largest caches first until within it. */
   reclaim(_growing: BudgetedCache): void {
     this.reclaimed();
+  }
+
+  /**
+   * The state tables of the caches drawing on this budget got rows of keys they never saw (a
+   * keyed fragment's owner taking vnodes it never held, parallel/parallel-fragment.ts): no cache is
+   * complete any more (a key it does not hold may have rows); each loads its table whole again at
+   * its next change if the table is small enough.
+   */
+  rowsAddedElsewhere(): void {
+    for (const cache of this.caches) cache.rowsAddedElsewhere?.();
   }
 
   protected evictDown(cache: BudgetedCache): void {
@@ -318,6 +330,11 @@ export class JoinSideCache implements BudgetedCache {
     this.bytes = 0;
     this.rows = 0;
     this.complete = false;
+  }
+
+  rowsAddedElsewhere(): void {
+    this.complete = false;
+    this.loaded = false;
   }
 
   /** Empties the cache and forgets that the side was loaded (an aborted epoch). */

@@ -19,9 +19,12 @@
 // - a third node joins: the threads and node b's share only lose vnodes and are kept (b's
 //   share_seed_rows and share_ready_ms unchanged: its share was not opened again), node c alone
 //   starts, seeded with its 64 vnodes' rows only; the views equal their recomputation after writes;
-// - node b is drained (SIGTERM) while writes go on: the survivors take its vnodes and start again,
-//   the leader logs that b handed its vnodes back and no share failed over, only b's 64 vnodes
-//   changed owner (86/85/85), the etcd record follows, and the view still equals its
+// - node b is drained (SIGTERM) while writes go on: the survivors take its vnodes, each one that
+//   takes only vnodes it never held running on (node c's share gets their seed written into its
+//   store: its share_seed_rows grow, its share_ready_ms stays), each that gets back a vnode it held
+//   (a thread that gave it to b) starting again, as the test works out from the maps it read at
+//   each step; the leader logs that b handed its vnodes back and no share failed over, only b's
+//   64 vnodes changed owner (86/85/85), the etcd record follows, and the view still equals its
 //   recomputation; a dropped view's etcd record goes.
 
 import { Etcd3 } from 'etcd3';
@@ -244,7 +247,8 @@ describe('keyed shares of a running view', () => {
       await expectKeyedViewsEqual(leader, stderr3);
     }
 
-    // Drained while writes go on: its vnodes go back to the threads at a safe point.
+    // Drained while writes go on: its vnodes go to the survivors at a safe point.
+    const cBefore = await nodeShare(cId);
     let writing = true;
     let writes = 0;
     const writer = (async () => {
@@ -259,8 +263,7 @@ describe('keyed shares of a running view', () => {
       await b.kill('SIGTERM');
       expect(b.process.exitCode).toBe(0);
       for (const view of ['kv', 'ju']) {
-        // The survivors take node b's vnodes: every one of them starts.
-        await until(`${view} kept a share on the drained node`, async () => (/to 2 workers and 1 other node, vnodes cut again 3 times \(5 owners kept, 5 started\)/.test(await explain(leader, view)) ? true : undefined), 30_000, stderr3);
+        await until(`${view} kept a share on the drained node`, async () => (/to 2 workers and 1 other node, vnodes cut again 3 times/.test(await explain(leader, view)) ? true : undefined), 30_000, stderr3);
       }
       const atDrain = writes;
       await until('no writes after the drain', async () => (writes > atDrain + 5 ? true : undefined), 30_000, stderr3);
@@ -270,15 +273,53 @@ describe('keyed shares of a running view', () => {
     }
     await expectKeyedViewsEqual(leader, stderr3);
     expect(a.stderr()).toMatch(new RegExp(`node ${bId} handed its vnodes back`));
-    expect(a.stderr()).toMatch(/kept 0 owners running \(0 threads, 0 nodes' shares\), started 3/);
     expect(a.stderr()).not.toMatch(/the keyed share on node .* failed/);
     expect(a.stderr()).not.toMatch(/failed over before/);
-    // The drained node's vnodes went back, nothing else moved.
+    // The drained node's vnodes went to the survivors, nothing else moved.
     const drained = await vnodeOwners(leader);
     for (const [view, map] of drained) {
       expect([...counts(map).values()].sort()).toEqual([85, 85, 86]);
       expect(changed(three.get(view)!, map)).toBe(64);
     }
+    // Each survivor that takes only vnodes it never held runs on (a thread, kept through both joins,
+    // held its vnodes of every map so far; node c's share those of the map it started with); one
+    // that gets back a vnode it held starts again.
+    let cKeptEverywhere = true;
+    let cGained = false;
+    for (const [view, map] of drained) {
+      const before = three.get(view)!;
+      let kept = 0;
+      let keptThreads = 0;
+      let gaining = 0;
+      for (const owner of new Set(map)) {
+        const held = new Set<number>();
+        const history = owner === cId ? [before] : [alone.get(view)!, joined.get(view)!, before];
+        for (const earlier of history) earlier.forEach((holder, vnode) => holder === owner && held.add(vnode));
+        const gains = map.flatMap((holder, vnode) => (holder === owner && before[vnode] !== owner ? [vnode] : []));
+        const keeps = !gains.some((vnode) => held.has(vnode));
+        if (owner === cId) {
+          cKeptEverywhere &&= keeps;
+          cGained ||= keeps && gains.length > 0;
+        }
+        if (!keeps) continue;
+        kept++;
+        if (owner !== cId) keptThreads++;
+        if (gains.length > 0) gaining++;
+      }
+      const started = 3 - kept;
+      const keptNodes = kept - keptThreads;
+      const line = `kept ${kept} owner${kept === 1 ? '' : 's'} running \\(${keptThreads} thread${keptThreads === 1 ? '' : 's'}, ${keptNodes === 1 ? "1 node's share" : `${keptNodes} nodes' shares`}${gaining > 0 ? `; ${gaining} of them took vnodes` : ''}\\), started ${started}`;
+      expect(a.stderr()).toMatch(new RegExp(`view ${viewIds.get(view)}'s keyed fragment cut its vnodes again for 2 threads and 1 other node, 64 vnodes changing owner; ${line}`));
+      expect(await explain(leader, view)).toMatch(new RegExp(`vnodes cut again 3 times \\(${5 + kept} owners kept${gaining > 0 ? `, ${gaining} of them taking vnodes` : ''}, ${2 + started} started\\)`));
+    }
+    // Node c never held any of b's vnodes and takes some (the map keeps owners within one vnode of
+    // each other): its share ran on, with the seed of the vnodes it took added to its store.
+    expect(cKeptEverywhere).toBe(true);
+    expect(cGained).toBe(true);
+    const cAfter = await nodeShare(cId);
+    expect(cAfter?.share_ready_ms).toBe(cBefore?.share_ready_ms);
+    expect(Number(cAfter?.share_seed_rows)).toBeGreaterThan(Number(cBefore?.share_seed_rows));
+    expect(c.stderr()).toMatch(/a keyed share took vnodes it never held \([1-9][0-9]* bytes of their seed written to its store\)/);
     await expectRecorded(drained, stderr3);
     // A dropped view's record goes.
     await leader.query('drop materialized view ju');

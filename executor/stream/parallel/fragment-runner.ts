@@ -104,6 +104,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
 
   interface Worker extends WorkerParts {
     readonly generated: (GeneratedInput | undefined)[];
+    readonly groupCaches: GroupCacheBudget;
   }
 
   function start(): Worker {
@@ -138,7 +139,7 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
         counts: peers.map(() => 0),
       };
     });
-    return { database, store, dataflow: new Dataflow(data.viewId, fromTransfer<StreamPlan>(data.plan), context), generated, memory };
+    return { database, store, dataflow: new Dataflow(data.viewId, fromTransfer<StreamPlan>(data.plan), context), generated, memory, groupCaches: context.groupCaches };
   }
 
   /** The running worker, or why it could not start (every request is then answered with it). */
@@ -514,9 +515,14 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
       return;
     }
     // A cut that kept this owner: rows it routes from now on go by the new map (it comes at an epoch
-    // boundary, so before any rows of the next epoch).
+    // boundary, so before any rows of the next epoch); vnodes it gained have rows its tables' key
+    // bounds do not cover.
     if (message.t === 'remap') {
       vnodes = message.vnodes;
+      if (message.gained === true && worker !== undefined) {
+        worker.store.rowsAddedElsewhere();
+        worker.groupCaches.rowsAddedElsewhere();
+      }
       return;
     }
     // A seal waiting for its peers answers first, and the shares of the ranges before a seal are

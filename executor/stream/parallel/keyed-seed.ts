@@ -215,7 +215,8 @@ export class KeyedSeedRead {
   /**
    * Before the first step: the shares whose node's store was made from a checkpoint (its epoch, at
    * or past the read's start) get none of the read's entries, and of the kept writes only those of
-   * later epochs. When every share's was, there is nothing to read.
+   * later epochs. When every share's was, or owns no vnode in the read's map (a share a cut keeps
+   * that gains none), there is nothing to read.
    */
   fromCheckpoints(epochs: readonly (Epoch | undefined)[]): void {
     if (this.closed) throw new Error('the seed read was closed');
@@ -224,7 +225,9 @@ export class KeyedSeedRead {
       if (epoch < this.epoch) throw new Error(`checkpoint ${epoch} is older than the read's start at epoch ${this.epoch}`);
       this.checkpointed[share] = epoch;
     });
-    if (this.checkpointed.every((epoch) => epoch !== undefined)) {
+    const owns = new Uint8Array(this.shares);
+    for (const owner of this.map) if (owner >= this.first) owns[owner - this.first] = 1;
+    if (this.checkpointed.every((epoch, share) => epoch !== undefined || owns[share] === 0)) {
       this.done = true;
       // Nothing is read: the keys kept so far are looked up (a few at a time) instead of marked.
       for (const wanted of this.wanted) {

@@ -20,7 +20,7 @@ import type { SplitRange, StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
 import { decodeChanges, encodeChange, encodeChangeWithId, takeEncoded } from './batch-codec.js';
 import type { EncodedChanges, FragmentWorkerData, MainToWorker, SourceInput, WorkerToMain } from './protocol.js';
-import { splitShares, VnodeHasher } from './vnode.js';
+import { splitShares, VNODE_COUNT, VnodeHasher } from './vnode.js';
 import { balancedMap, ownerMoves, rebalanceMap, type VnodeMap, type VnodeMapRecord, type VnodeOwner } from './vnode-map.js';
 import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 import type { WorkerMemory, WorkerStatus } from './worker-memory.js';
@@ -175,9 +175,9 @@ interface SeedReading {
   /** The vnode map of the owners the cut will start (the rebalance of the one running), which the seeds were read by. */
   readonly map: VnodeMap;
   readonly owners: readonly VnodeOwner[];
-  /** Per owner of `map`: the index of the owner running now that the cut keeps (it gains no vnode), or -1 (started). */
+  /** Per owner of `map`: the index of the owner running now that the cut keeps (it gains no vnode it held before), or -1 (started). */
   readonly kept: Int32Array;
-  /** The keys of the nodes whose shares the cut keeps: no seed is read, sent or made for them. */
+  /** The keys of the nodes whose shares the cut keeps: no seed is sent ahead or made for them, only the vnodes they gain are read (and go at the cut). */
   readonly keep: ReadonlySet<string>;
 }
 
@@ -232,6 +232,10 @@ export class ParallelFragmentNode implements StreamNode {
   /** The owner of each vnode (vnode-map.ts) and who each owner is: the exchange routes by it. */
   private vnodeMap: VnodeMap;
   private vnodeOwners: VnodeOwner[] = [];
+  /** Per running owner (as `workers`), 1 for each vnode it held since it started: a cut keeps an owner that gains only vnodes it never held. */
+  private heldVnodes: Uint8Array[] = [];
+  /** Owners kept at cuts that took vnodes they never held (EXPLAIN ANALYZE). */
+  private ownersGained = 0;
   /** Told of the map at each cut (the runtime records it). */
   onVnodeMap: (() => void) | undefined;
   /** Each worker's data, by its owner index and the owners' number. */
@@ -333,8 +337,11 @@ export class ParallelFragmentNode implements StreamNode {
   private start(
     remotes: readonly RemoteShareTarget[],
     peers?: readonly (readonly (MessagePort | null)[])[],
-    /** At a cut: per owner, the index of the running owner it keeps (-1: started), and those workers. */
-    keeping?: { readonly kept: Int32Array; readonly old: readonly FragmentWorker[] },
+    /**
+     * At a cut: per owner, the index of the running owner it keeps (-1: started), those workers,
+     * per owner whether it gains vnodes, and per kept share that gains, the seed of those vnodes.
+     */
+    keeping?: { readonly kept: Int32Array; readonly old: readonly FragmentWorker[]; readonly gained: Uint8Array; readonly adds: readonly (KeyedSeed | undefined)[] },
   ): void {
     const settings = this.settings;
     const total = settings.parallelism + remotes.length;
@@ -347,7 +354,10 @@ export class ParallelFragmentNode implements StreamNode {
       const from = keeping?.kept[owner] ?? -1;
       if (from < 0) return undefined;
       const worker = keeping!.old[from]!;
-      worker.handle.post({ t: 'remap', vnodes: this.vnodeMap, worker: owner, parallelism: total });
+      const gained = keeping!.gained[owner] === 1;
+      const seed = keeping!.adds[owner];
+      const add = seed === undefined ? undefined : seed.base === undefined ? [seed.bytes] : [seed.base, seed.bytes];
+      worker.handle.post({ t: 'remap', vnodes: this.vnodeMap, worker: owner, parallelism: total, ...(gained ? { gained } : {}), ...(add === undefined ? {} : { add }) });
       return worker;
     };
     for (let worker = 0; worker < settings.parallelism; worker++) {
@@ -363,17 +373,29 @@ export class ParallelFragmentNode implements StreamNode {
       this.remoteNodes.push(remote.node);
     });
     this.remoteTargets = remotes;
+    // What each owner held: a kept one's vnodes before and now, a started one's now.
+    const before = this.heldVnodes;
+    this.heldVnodes = this.workers.map((_, owner) => {
+      const from = keeping?.kept[owner] ?? -1;
+      const held = from >= 0 && before[from] !== undefined ? new Uint8Array(before[from]!) : new Uint8Array(VNODE_COUNT);
+      for (let vnode = 0; vnode < this.vnodeMap.length; vnode++) if (this.vnodeMap[vnode] === owner) held[vnode] = 1;
+      return held;
+    });
   }
 
   /**
    * Which owners of `next` a cut keeps running (per new owner, the index of the owner running now,
    * or -1: started): the same thread, or the share of the same run of a node (its key) that did not
-   * fail over, that gains no vnode (it may lose some). Its caches and its node's store hold its
-   * vnodes as of the cut, and the entries of vnodes it loses are never read again: a vnode can only
-   * come back to it at a later cut at which it gains one, and an owner that gains is started afresh
-   * (its seed or checkpoint store made by the new map, as at the fragment's build). So on a join
-   * every owner running is kept; on a leave the owners that take the leaving node's vnodes start.
-   * A fragment whose workers generate an input starts all (its workers are peers of each other).
+   * fail over, that gains no vnode it held before (it may lose some, and gain others). Its caches
+   * and its node's store hold its vnodes as of the cut, and the entries of vnodes it loses are never
+   * read again: a vnode can only come back to it at a later cut, and an owner that would get back a
+   * vnode it held is started afresh (its seed or checkpoint store made by the new map, as at the
+   * fragment's build), since its store may hold that vnode's entries of then (a key the leader has
+   * deleted and dropped since). An owner that gains only vnodes it never held has nothing of them:
+   * a thread reads them in the leader's database, a share gets their seed written into its node's
+   * store at the cut (`remap` with `add`), and its tables forget their key bounds. So on a join every
+   * owner running is kept, and on the leave of a node whose vnodes the others never held, every
+   * other. A fragment whose workers generate an input starts all (its workers are peers).
    */
   private keepPlan(next: { readonly map: VnodeMap; readonly owners: readonly VnodeOwner[] }, keys: readonly string[]): Int32Array {
     const threads = this.settings.parallelism;
@@ -391,7 +413,10 @@ export class ParallelFragmentNode implements StreamNode {
     const previous = this.vnodeMap;
     for (let vnode = 0; vnode < previous.length; vnode++) {
       const owner = next.map[vnode]!;
-      if (kept[owner] !== previous[vnode]) kept[owner] = -1;
+      const from = kept[owner]!;
+      if (from < 0 || from === previous[vnode]) continue;
+      // It gains the vnode: kept only if it never held it.
+      if ((this.heldVnodes[from]?.[vnode] ?? 1) !== 0) kept[owner] = -1;
     }
     return kept;
   }
@@ -436,11 +461,16 @@ export class ParallelFragmentNode implements StreamNode {
         next = this.rebalanceFor(owners.nodes());
         const keys = owners.keys();
         kept = this.keepPlan(next, keys);
-        // The seeds are read by the new map, but a kept share's vnodes go to no seed (as a thread's).
+        // The seeds are read by the new map, but the vnodes a kept share keeps go to no seed (as a
+        // thread's): its seed holds only the vnodes it gains.
         const seedMap = new Uint16Array(next.map);
         const threads = this.settings.parallelism;
+        const previous = this.vnodeMap;
         for (let owner = threads; owner < kept.length; owner++) if (kept[owner]! >= 0) keep.add(keys[owner - threads]!);
-        for (let vnode = 0; vnode < seedMap.length; vnode++) if (seedMap[vnode]! >= threads && kept[seedMap[vnode]!]! >= 0) seedMap[vnode] = 0;
+        for (let vnode = 0; vnode < seedMap.length; vnode++) {
+          const owner = seedMap[vnode]!;
+          if (owner >= threads && kept[owner]! >= 0 && kept[owner] === previous[vnode]) seedMap[vnode] = 0;
+        }
         read = owners.readSeeds(seedMap);
       } catch (error) {
         this.ownersGeneration = generation;
@@ -531,9 +561,27 @@ export class ParallelFragmentNode implements StreamNode {
     const moves = ownerMoves(this.vnodeOwners, next.owners);
     let moved = 0;
     for (let vnode = 0; vnode < previous.length; vnode++) if (moves[previous[vnode]!] !== next.map[vnode]) moved++;
+    // The kept owners that gain vnodes (never held: keepPlan), and a kept share's seed of them.
+    const gained = new Uint8Array(next.owners.length);
+    for (let vnode = 0; vnode < previous.length; vnode++) {
+      const owner = next.map[vnode]!;
+      if (kept !== undefined && kept[owner]! >= 0 && kept[owner] !== previous[vnode]) gained[owner] = 1;
+    }
+    const adds = new Array<KeyedSeed | undefined>(next.owners.length).fill(undefined);
+    let gainedOwners = 0;
+    gained.forEach((gains, owner) => {
+      if (gains === 0) return;
+      gainedOwners++;
+      if (owner < threads) return;
+      const seed = seeds[owner - threads];
+      if (seed === undefined) return;
+      adds[owner] = seed;
+      remotes[owner - threads]!.added?.(seed.rows, (seed.base?.length ?? 0) + seed.bytes.length);
+    });
+    this.ownersGained += gainedOwners;
     this.vnodeMap = next.map;
     this.vnodeOwners = [...next.owners];
-    this.start(remotes, undefined, keeps.size > 0 ? { kept: kept!, old } : undefined);
+    this.start(remotes, undefined, keeps.size > 0 ? { kept: kept!, old, gained, adds } : undefined);
     this.routeHeld(held);
     this.rescales++;
     const keptThreads = [...keeps].filter((index) => index < threads).length;
@@ -544,7 +592,8 @@ export class ParallelFragmentNode implements StreamNode {
     const now = new Set(remotes.map((remote) => remote.key ?? remote.node));
     const took = remotes.filter((remote) => !before.some((earlier) => (earlier.key ?? earlier.node) === (remote.key ?? remote.node))).map((remote) => remote.node);
     const gave = before.filter((remote) => !now.has(remote.key ?? remote.node)).map((remote) => (remote.failed?.() === true ? `${remote.node} (failed over before)` : remote.node));
-    const keptKey = (index: number): boolean => reading?.keep.has(remotes[index]?.key ?? '') === true;
+    // A kept share that gains nothing has no seed; one that gains has the read's seed of those vnodes.
+    const keptKey = (index: number): boolean => reading?.keep.has(remotes[index]?.key ?? '') === true && adds[threads + index] === undefined;
     const allFromCheckpoints = seeds.length > keeps.size - keptThreads && seeds.every((seed, index) => seed.checkpoint !== undefined || keptKey(index));
     const sources = remotes
       .map((remote, index) => {
@@ -552,6 +601,7 @@ export class ParallelFragmentNode implements StreamNode {
         if (seed === undefined) return undefined;
         const bytes = (seed.base?.length ?? 0) + seed.bytes.length;
         if (keptKey(index)) return undefined;
+        if (adds[threads + index] !== undefined) return `node ${remote.node} from the read, ${bytes} bytes sent to its running share`;
         return `node ${remote.node} ${seed.checkpoint === undefined ? 'from the read' : `from its checkpoint ${seed.checkpoint}`}, ${bytes} bytes sent`;
       })
       .filter((text) => text !== undefined);
@@ -561,7 +611,7 @@ export class ParallelFragmentNode implements StreamNode {
         : `${allFromCheckpoints ? `no seed read, stores made from checkpoints in ${reading.checkpointMs.toFixed(0)} ms` : `seeds read in ${reading.readMs.toFixed(0)} ms`} while the owners ran, ${reading.staging?.describe() ?? 'none sent ahead'}, then ${reading.read.keptEpochs} epoch${reading.read.keptEpochs === 1 ? '' : 's'}' writes added (${reading.read.keptEntries} entries), cut ${(performance.now() - reading.startedAt).toFixed(0)} ms after the read began; seeds: ${sources.join('; ')}`;
     process.stderr.write(
       `oxbow: view ${this.context.viewId}'s keyed fragment cut its vnodes again for ${this.settings.parallelism} threads and ${remotes.length} other node${remotes.length === 1 ? '' : 's'}, ${moved} vnode${moved === 1 ? '' : 's'} changing owner` +
-        `; kept ${keeps.size} owner${keeps.size === 1 ? '' : 's'} running (${keptThreads} thread${keptThreads === 1 ? '' : 's'}, ${keptNodes === 1 ? "1 node's share" : `${keptNodes} nodes' shares`}), started ${startedOwners}` +
+        `; kept ${keeps.size} owner${keeps.size === 1 ? '' : 's'} running (${keptThreads} thread${keptThreads === 1 ? '' : 's'}, ${keptNodes === 1 ? "1 node's share" : `${keptNodes} nodes' shares`}${gainedOwners > 0 ? `; ${gainedOwners} of them took vnodes` : ''}), started ${startedOwners}` +
         `${took.length > 0 ? `; node ${took.join(', ')} took vnodes` : ''}${gave.length > 0 ? `; node ${gave.join(', ')} handed its vnodes back` : ''}` +
         ` (${read})\n`,
     );
@@ -682,7 +732,7 @@ export class ParallelFragmentNode implements StreamNode {
     const generating = this.generated.some((source) => source !== null) ? `, ${this.units} source units generated in the workers, the source held ${this.holds} times` : '';
     const remotes = this.remoteNodes.length;
     const nodes = remotes === 0 ? '' : ` and ${remotes} other node${remotes === 1 ? '' : 's'}`;
-    const cut = this.rescales === 0 ? '' : `, vnodes cut again ${this.rescales} time${this.rescales === 1 ? '' : 's'} (${this.ownersKept} owner${this.ownersKept === 1 ? '' : 's'} kept, ${this.ownersStarted} started)`;
+    const cut = this.rescales === 0 ? '' : `, vnodes cut again ${this.rescales} time${this.rescales === 1 ? '' : 's'} (${this.ownersKept} owner${this.ownersKept === 1 ? '' : 's'} kept${this.ownersGained > 0 ? `, ${this.ownersGained} of them taking vnodes` : ''}, ${this.ownersStarted} started)`;
     const holds = this.safePointHolds === 0 ? '' : `, an epoch's rows held for a safe point ${this.safePointHolds} time${this.safePointHolds === 1 ? '' : 's'}`;
     return `StreamExchange dist by ${keys} to ${this.workers.length - remotes} workers${nodes}${generating}${cut}${holds}, waited ${waited.toFixed(3)} ms`;
   }

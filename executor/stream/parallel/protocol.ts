@@ -86,13 +86,17 @@ export type MainToWorker =
    */
   | { readonly t: 'ranges'; readonly slot: number; readonly ranges: readonly number[]; readonly order: number }
   /**
-   * At a cut for a changed membership that keeps this owner (it loses vnodes, gains none:
-   * parallel-fragment.ts' followMembership), at the epoch boundary before the next rows: the new
-   * map, this owner's index in it and the owners' number. Not answered. Its caches keep their
-   * entries of the vnodes it gave away until evicted (never read again: an owner that would get a
-   * vnode back is started afresh at that cut).
+   * At a cut for a changed membership that keeps this owner (parallel-fragment.ts'
+   * followMembership), at the epoch boundary before the next rows: the new map, this owner's index
+   * in it and the owners' number. Not answered. Its caches keep their entries of the vnodes it gave
+   * away until evicted (never read again: an owner that would get back a vnode it held is started
+   * afresh at that cut). `gained`: it takes vnodes it never held, whose rows are in its store now
+   * (the leader's database, or its node's store after the relay's `add`): its tables forget their
+   * key bounds (MvccStateStore.rowsAddedElsewhere), its caches hold no key of those vnodes.
+   * `add`, to a remote share's relay only (executor/cluster/keyed-share-worker.ts): those vnodes'
+   * seed (packed entries, keyed-seed.ts), which its node writes into the share's store first.
    */
-  | { readonly t: 'remap'; readonly vnodes: Uint16Array; readonly worker: number; readonly parallelism: number }
+  | { readonly t: 'remap'; readonly vnodes: Uint16Array; readonly worker: number; readonly parallelism: number; readonly gained?: boolean; readonly add?: readonly Uint8Array[] }
   /** Commit, durable, failed, abort, budget, close: as every worker's (worker-port.ts). */
   | WorkerControl;
 

@@ -70,6 +70,8 @@ export interface RemoteShareTarget {
   readonly failed?: () => boolean;
   /** A keyed share closed at a re-cut of its fragment's owners: its node handed its vnodes back. */
   readonly retire?: () => void;
+  /** A keyed share kept at a cut took vnodes it never held, with a seed of that many rows and bytes (its node's share_seed_rows). */
+  readonly added?: (rows: number, bytes: number) => void;
 }
 
 /**
