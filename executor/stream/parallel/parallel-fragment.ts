@@ -153,6 +153,8 @@ export interface KeyedOwners {
   stageSeeds?(bases: readonly Uint8Array[], ahead?: KeyedSeedStaging, keep?: ReadonlySet<string>): KeyedSeedStaging | undefined;
   /** Before the read: has each node listed now but those in `keep` make its share's store from a checkpoint at or past epoch `after` (the read's start), or undefined when that is not there. */
   stageFromCheckpoint?(after: Epoch, keep?: ReadonlySet<string>): KeyedSeedStaging | undefined;
+  /** Whether the nodes listed now are asked to make their shares' stores from their checkpoints (then a share that gains vnodes starts from one rather than have them read for it). */
+  seedsFromCheckpoints?(): boolean;
 }
 
 /** A read of the seeds going on while the old owners run (ParallelFragmentNode.followMembership). */
@@ -319,10 +321,20 @@ export class ParallelFragmentNode implements StreamNode {
     return owners;
   }
 
-  /** The map for the shares of nodes `nodes` rebalanced from the one running: the threads keep their indexes, a node gone gives its vnodes away, one come takes some. */
+  /**
+   * The map for the shares of nodes `nodes` rebalanced from the one running: the threads keep
+   * their indexes, a node gone gives its vnodes away, one come takes some, each moved vnode to an
+   * owner that never held it where one can take it (so the owner is kept: keepPlan).
+   */
   private rebalanceFor(nodes: readonly string[]): { map: VnodeMap; owners: VnodeOwner[] } {
     const owners = this.ownersOf(nodes);
-    return { map: rebalanceMap(this.vnodeMap, ownerMoves(this.vnodeOwners, owners), owners.length), owners };
+    const moves = ownerMoves(this.vnodeOwners, owners);
+    const from = new Int32Array(owners.length).fill(-1);
+    moves.forEach((to, old) => {
+      if (to >= 0) from[to] = old;
+    });
+    const held = (owner: number, vnode: number): boolean => from[owner]! >= 0 && this.heldVnodes[from[owner]!]?.[vnode] === 1;
+    return { map: rebalanceMap(this.vnodeMap, moves, owners.length, held), owners };
   }
 
   /** The fragment's map now (oxbow_catalog.vnodes, the leader's record in etcd). */
@@ -401,6 +413,9 @@ export class ParallelFragmentNode implements StreamNode {
     const threads = this.settings.parallelism;
     const kept = new Int32Array(next.owners.length).fill(-1);
     if (this.generating) return kept;
+    // Nodes that make their stores from their checkpoints: a share that gains starts from one
+    // (its gained vnodes would otherwise be read on this node's main thread for it alone).
+    const sharesGain = this.owners?.seedsFromCheckpoints?.() !== true;
     const moves = ownerMoves(this.vnodeOwners, next.owners);
     moves.forEach((to, from) => {
       if (to < 0) return;
@@ -416,7 +431,7 @@ export class ParallelFragmentNode implements StreamNode {
       const from = kept[owner]!;
       if (from < 0 || from === previous[vnode]) continue;
       // It gains the vnode: kept only if it never held it.
-      if ((this.heldVnodes[from]?.[vnode] ?? 1) !== 0) kept[owner] = -1;
+      if ((this.heldVnodes[from]?.[vnode] ?? 1) !== 0 || (owner >= threads && !sharesGain)) kept[owner] = -1;
     }
     return kept;
   }

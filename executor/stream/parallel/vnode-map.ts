@@ -5,7 +5,9 @@
 // moving as few vnodes as can be: each owner ends with floor or ceil of 256/N, the owners holding
 // most keep the larger counts, a removed owner's vnodes go to the owners holding fewest first, and
 // an owner above its count gives its surplus, taken from each such owner in turn, to the owners
-// below theirs. The exchange routes a row to `map[vnode]`, a lookup in place of the modulo.
+// below theirs; given which owners held which vnodes before, each moved vnode goes to an owner that
+// never held it wherever the counts allow (a matching), so the cut can keep that owner running.
+// The exchange routes a row to `map[vnode]`, a lookup in place of the modulo.
 
 import type { VnodeMapRow } from '../../system/vnodes-relation.js';
 import { VNODE_COUNT } from './vnode.js';
@@ -35,9 +37,11 @@ export function ownerCounts(map: VnodeMap, owners: number): number[] {
  * The map after a change of owners: `next[i]` is the new index of old owner i, or -1 when it is
  * removed; new indexes no old owner maps to are owners that joined; `owners` is the new number.
  * Deterministic, and it moves exactly the vnodes of removed owners plus each remaining owner's
- * surplus over its new count (no map with balanced counts moves fewer).
+ * surplus over its new count (no map with balanced counts moves fewer). `heldBefore(owner, vnode)`
+ * (new owner index): whether that owner held the vnode at some time before; the moved vnodes then
+ * go to owners that did not, as many as the counts allow (the others as without it).
  */
-export function rebalanceMap(map: VnodeMap, next: readonly number[], owners: number): VnodeMap {
+export function rebalanceMap(map: VnodeMap, next: readonly number[], owners: number, heldBefore?: (owner: number, vnode: number) => boolean): VnodeMap {
   if (!Number.isInteger(owners) || owners < 1 || owners > 0xffff) throw new RangeError(`a vnode map needs 1 to 65535 owners, not ${owners}`);
   const out = new Uint16Array(VNODE_COUNT);
   const held: number[][] = Array.from({ length: owners }, () => []);
@@ -65,8 +69,11 @@ export function rebalanceMap(map: VnodeMap, next: readonly number[], owners: num
       pool.push(held[owner]!.pop()!);
     }
   }
+  // With what the owners held before: as many pool vnodes as can go to owners that never held them
+  // (a maximum matching under each owner's room: augmenting paths), the rest as below.
+  const rest = heldBefore === undefined ? pool : matchFresh(pool, held, target, heldBefore);
   // Each vnode of the pool to the owner below its count holding fewest (ties: the lower index).
-  for (const vnode of pool) {
+  for (const vnode of rest) {
     let best = -1;
     for (let owner = 0; owner < owners; owner++) {
       const count = held[owner]!.length;
@@ -79,6 +86,53 @@ export function rebalanceMap(map: VnodeMap, next: readonly number[], owners: num
     for (const vnode of list) out[vnode] = owner;
   });
   return out;
+}
+
+/**
+ * Gives the vnodes of `pool` to owners below their `target` count that never held them (`heldBefore`),
+ * as many as can be (a vnode taken by an owner with no room left moves on to another fresh owner
+ * with room when that frees one: Kuhn's augmenting paths over owners' slots), pushing them onto
+ * `held`; returns the vnodes no such owner can take. Owners are tried fewest held first (ties: the
+ * lower index), so the counts stay even where the choice is free. At most 256 vnodes: cheap.
+ */
+function matchFresh(pool: readonly number[], held: number[][], target: readonly number[], heldBefore: (owner: number, vnode: number) => boolean): number[] {
+  const owners = held.length;
+  const room = target.map((count, owner) => Math.max(0, count - held[owner]!.length));
+  const taken: number[][] = Array.from({ length: owners }, () => []);
+  const fresh = (owner: number, vnode: number): boolean => room[owner]! > 0 && !heldBefore(owner, vnode);
+  const order = (): number[] =>
+    Array.from({ length: owners }, (_, owner) => owner).sort((a, b) => held[a]!.length + taken[a]!.length - (held[b]!.length + taken[b]!.length) || a - b);
+  const place = (vnode: number, visited: Uint8Array): boolean => {
+    const owners = order();
+    for (const owner of owners) {
+      if (visited[owner] === 1 || !fresh(owner, vnode)) continue;
+      if (taken[owner]!.length < room[owner]!) {
+        taken[owner]!.push(vnode);
+        return true;
+      }
+    }
+    for (const owner of owners) {
+      if (visited[owner] === 1 || !fresh(owner, vnode)) continue;
+      visited[owner] = 1;
+      const list = taken[owner]!;
+      for (let at = 0; at < list.length; at++) {
+        const other = list[at]!;
+        list.splice(at, 1);
+        if (place(other, visited)) {
+          list.push(vnode);
+          return true;
+        }
+        list.splice(at, 0, other);
+      }
+    }
+    return false;
+  };
+  const rest: number[] = [];
+  for (const vnode of pool) if (!place(vnode, new Uint8Array(owners))) rest.push(vnode);
+  taken.forEach((list, owner) => {
+    for (const vnode of list) held[owner]!.push(vnode);
+  });
+  return rest;
 }
 
 /** The new index of each old owner, matched by who it is (a thread by its index, a node's share by its node id); -1: gone. */
