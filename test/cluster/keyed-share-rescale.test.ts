@@ -19,11 +19,10 @@
 // - a third node joins: the threads and node b's share only lose vnodes and are kept (b's
 //   share_seed_rows and share_ready_ms unchanged: its share was not opened again), node c alone
 //   starts, seeded with its 64 vnodes' rows only; the views equal their recomputation after writes;
-// - node b is drained (SIGTERM) while writes go on: the survivors take its vnodes, each one that
-//   takes only vnodes it never held running on (node c's share gets their seed written into its
-//   store: its share_seed_rows grow, its share_ready_ms stays), each that gets back a vnode it held
-//   (a thread that gave it to b) starting again, as the test works out from the maps it read at
-//   each step; the leader logs that b handed its vnodes back and no share failed over, only b's
+// - node b is drained (SIGTERM) while writes go on: the survivors take its vnodes, the map giving
+//   each to an owner that never held it (a thread takes those the other thread gave b), so every
+//   survivor runs on (node c's share gets their seed written into its store: its share_seed_rows
+//   grow, its share_ready_ms stays), as the test works out from the maps it read at each step; the leader logs that b handed its vnodes back and no share failed over, only b's
 //   64 vnodes changed owner (86/85/85), the etcd record follows, and the view still equals its
 //   recomputation; a dropped view's etcd record goes.
 
@@ -306,6 +305,9 @@ describe('keyed shares of a running view', () => {
         if (owner !== cId) keptThreads++;
         if (gains.length > 0) gaining++;
       }
+      // The map gives b's vnodes to owners that never held them (a thread takes those the other
+      // thread gave b, node c any): every survivor runs on.
+      expect(kept).toBe(3);
       const started = 3 - kept;
       const keptNodes = kept - keptThreads;
       const line = `kept ${kept} owner${kept === 1 ? '' : 's'} running \\(${keptThreads} thread${keptThreads === 1 ? '' : 's'}, ${keptNodes === 1 ? "1 node's share" : `${keptNodes} nodes' shares`}${gaining > 0 ? `; ${gaining} of them took vnodes` : ''}\\), started ${started}`;
