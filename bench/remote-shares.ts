@@ -566,6 +566,8 @@ interface CutLine {
   readonly kept?: number;
   readonly keptThreads?: number;
   readonly keptNodes?: number;
+  /** Of the kept owners, those that took vnodes (never held before). */
+  readonly gaining?: number;
   readonly started?: number;
   /** "seeds read in N ms": the read's wall time. */
   readonly readMs?: number;
@@ -582,7 +584,7 @@ function parseCut(text: string): CutLine {
     const match = pattern.exec(text);
     return match === null ? undefined : Number(match[1]);
   };
-  const owners = /kept (\d+) owners? running \((\d+) threads?, (?:(1) node's share|(\d+) nodes' shares)\), started (\d+)/.exec(text);
+  const owners = /kept (\d+) owners? running \((\d+) threads?, (?:(1) node's share|(\d+) nodes' shares)(?:; (\d+) of them took vnodes)?\), started (\d+)/.exec(text);
   const seedList = /; seeds: (.*)\)$/.exec(text)?.[1] ?? '';
   const seeds = [...seedList.matchAll(/node (\S+) from (the read|its checkpoint \d+), (\d+) bytes sent/g)].map((match) => ({ node: match[1]!, from: match[2]!, bytes: Number(match[3]) }));
   return {
@@ -591,7 +593,8 @@ function parseCut(text: string): CutLine {
     kept: owners === null ? undefined : Number(owners[1]),
     keptThreads: owners === null ? undefined : Number(owners[2]),
     keptNodes: owners === null ? undefined : Number(owners[3] ?? owners[4]),
-    started: owners === null ? undefined : Number(owners[5]),
+    gaining: owners === null ? undefined : Number(owners[5] ?? 0),
+    started: owners === null ? undefined : Number(owners[6]),
     readMs: number(/seeds read in (\d+) ms/),
     checkpointMs: number(/stores made from checkpoints in (\d+) ms/),
     readMsToCut: number(/cut (\d+) ms after the read began/),
@@ -746,6 +749,7 @@ async function leaveRun(label: string): Promise<void> {
         emit(`${tag}_cut_owners_kept`, cut.kept, 'owners');
         emit(`${tag}_cut_threads_kept`, cut.keptThreads!, 'owners');
         emit(`${tag}_cut_node_shares_kept`, cut.keptNodes!, 'owners');
+        emit(`${tag}_cut_owners_kept_taking_vnodes`, cut.gaining!, 'owners');
         emit(`${tag}_cut_owners_started`, cut.started!, 'owners');
       }
       emit(`${tag}_cut_seeds`, cut.seeds.length, 'seeds');

@@ -61,8 +61,10 @@ export function configuredSeedChunkBytes(): number {
  * understand. Nodes from before versions were named send none: version 1. Version 3: a Kafka
  * source fragment's batch says how many messages of its offset ranges the node fetched
  * (source-protocol.ts, `fetched`), which a leader of version 3 counts as the source's messages.
+ * Version 4: a keyed share a cut keeps may get `add` frames (the seed of vnodes it gains, each
+ * piece answered `seeding`) and then `remap` with `gained` (keyed-share-worker.ts).
  */
-export const SHARE_PROTOCOL_VERSION = 3;
+export const SHARE_PROTOCOL_VERSION = 4;
 
 /** The largest version OXBOW_REMOTE_SHARE_PROTOCOL_VERSION takes (an int4 in oxbow_catalog.nodes). */
 export const MAX_SHARE_PROTOCOL_VERSION = 2_147_483_647;
