@@ -251,6 +251,19 @@ export class CheckpointStaging implements KeyedSeedStaging {
     });
   }
 
+  /** A store made from a checkpoint went before the cut (its link closed). */
+  lost(): boolean {
+    return present(this.stages).some((stage) => stage.epoch !== undefined && stage.state !== 'staged' && !stage.handedOff);
+  }
+
+  handOffStore(share: number): string | undefined {
+    const stage = this.stages[share];
+    if (stage?.state !== 'staged' || stage.id === undefined) return undefined;
+    const id = stage.id;
+    stage.handOff();
+    return id;
+  }
+
   /** Why a share's store was not made from a checkpoint, for the cut's log line. */
   notes(): string[] {
     if (this.reason !== undefined) return [`no store from a checkpoint: ${this.reason}`];

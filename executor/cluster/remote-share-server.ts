@@ -28,7 +28,9 @@ import { dropTablesOutside } from '../../storage/key-ranges.js';
 import { RocksDatabase } from '../../storage/rocksdb.js';
 import { WorkerPool } from '../batch/worker-pool.js';
 import type { MainToSourceWorker, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
-import type { MainToWorker, WorkerToMain } from '../stream/parallel/protocol.js';
+import { DEFAULT_SEED_STEP_ENTRIES, KeyedSeedRead } from '../stream/parallel/keyed-seed.js';
+import type { AddFromStore, MainToWorker, WorkerToMain } from '../stream/parallel/protocol.js';
+import { VNODE_COUNT } from '../stream/parallel/vnode.js';
 import { WorkerHandle } from '../stream/parallel/worker-handle.js';
 import { configuredShareProtocolVersion, formatAddress, frame, newNonce, proofMatches, proofOf, readFrames, versionMismatch, versionOf, wholeEntryPieces, type Handshake } from './remote-share-link.js';
 
@@ -38,8 +40,28 @@ type Answered = SourceWorkerToMain | WorkerToMain;
 /** The messages a keyed share's leader sends (protocol.ts' MainToWorker; `ranges` never: its workers generate nothing). */
 const KEYED_MESSAGES: ReadonlySet<string> = new Set(['rows', 'seal', 'commit', 'durable', 'failed', 'abort', 'budget', 'remap', 'close']);
 
-/** A keyed share's frame besides its worker's messages: a piece of the seed of vnodes a cut that kept it gave it (keyed-share-worker.ts' `remap`). */
-type KeyedAdd = { readonly t: 'add'; readonly bytes: Uint8Array };
+/**
+ * A keyed share's frames besides its worker's messages, for the vnodes a cut that kept it gave it
+ * (keyed-share-worker.ts' `remap`): a piece of their seed, or the name of this node's store made
+ * from a checkpoint to copy their entries from first.
+ */
+type KeyedAdd = { readonly t: 'add'; readonly bytes: Uint8Array } | ({ readonly t: 'add-store' } & AddFromStore);
+
+/** An `add-store` frame as it must be: a store name, 256 vnode flags, the tables and their vnode columns. */
+function isAddFromStore(frameValue: object): frameValue is { readonly t: 'add-store' } & AddFromStore {
+  const value = frameValue as { readonly [key: string]: unknown };
+  return (
+    typeof value['store'] === 'string' &&
+    value['vnodes'] instanceof Uint8Array &&
+    value['vnodes'].length === VNODE_COUNT &&
+    Array.isArray(value['tables']) &&
+    value['tables'].every((table: { tableId?: unknown; columnTypes?: unknown }) => typeof table === 'object' && table !== null && Number.isInteger(table.tableId) && Array.isArray(table.columnTypes)) &&
+    value['stateVnodes'] instanceof Map
+  );
+}
+
+/** Copying the entries of a kept share's gained vnodes from a store made from a checkpoint: a step of the read, then the next after the event loop's turn. */
+const ADD_STORE_STEP_ENTRIES = DEFAULT_SEED_STEP_ENTRIES;
 
 /** A keyed share's store on this node: its own RocksDB, removed when the share ends. */
 interface KeyedStore {
@@ -222,16 +244,30 @@ export class RemoteShareServer {
       const worker = handle! as WorkerHandle<MainToWorker, WorkerToMain>;
       // What comes after a piece of an `add` waits until it is written (the worker must read it).
       if (adding !== undefined) return void afterAdd.push(message);
+      const goOn = (): void => {
+        adding = undefined;
+        while (adding === undefined && afterAdd.length > 0 && !socket.destroyed) relayKeyed(afterAdd.shift()!);
+      };
+      if (message.t === 'add-store') {
+        if (!isAddFromStore(message)) return fail(new Error('an add-store frame that is not one'));
+        adding = this.addFromStore(message, keyed!, () => socket.destroyed, () => send({ t: 'seeding' } satisfies Handshake)).then(
+          (bytes) => {
+            addedBytes += bytes;
+            goOn();
+          },
+          (error: unknown) => fail(error instanceof Error ? error : new Error(String(error))),
+        );
+        return;
+      }
       if (message.t === 'add') {
         if (!(message.bytes instanceof Uint8Array)) return fail(new Error('an add frame without its bytes'));
         const bytes = message.bytes;
         adding = keyed!.database.writeAsync(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)).then(
           () => {
-            adding = undefined;
             addedBytes += bytes.length;
             // Each piece written gives the leader's deadlines again.
             send({ t: 'seeding' } satisfies Handshake);
-            while (adding === undefined && afterAdd.length > 0 && !socket.destroyed) relayKeyed(afterAdd.shift()!);
+            goOn();
           },
           (error: unknown) => fail(error instanceof Error ? error : new Error(String(error))),
         );
@@ -501,6 +537,55 @@ export class RemoteShareServer {
     })().catch((error: unknown) => {
       if (!this.releasedStores.has(store)) this.options.log(`oxbow: a keyed share's store (${store.path}) did not compact its dropped tables' ranges: ${error instanceof Error ? error.message : String(error)}`);
     });
+  }
+
+  /**
+   * Copies into a running keyed share's store the entries of the vnodes a cut gave it from this
+   * node's store made from a checkpoint (named by `add.store`, sent ahead as a started share's would
+   * be): the fragment's state tables read in steps (keyed-seed.ts' KeyedSeedRead, each row's vnode
+   * from its vnode columns, the gained vnodes' keys with every version, the tables' records), the
+   * result written in pieces of whole entries; `progress` after each step and piece (the leader's
+   * deadlines). The store from the checkpoint is removed after. The bytes written.
+   */
+  private async addFromStore(add: AddFromStore, into: KeyedStore, stop: () => boolean, progress: () => void): Promise<number> {
+    const ahead = this.staged.get(add.store);
+    if (ahead === undefined) throw new Error('no store from a checkpoint under that name (its link ended)');
+    this.staged.delete(add.store);
+    ahead.taken = true;
+    ahead.socket.end();
+    const started = Date.now();
+    try {
+      // Owner 1 (the one share) gets the gained vnodes; owner 0 stands for every other (nowhere).
+      const map = new Uint16Array(VNODE_COUNT);
+      for (let vnode = 0; vnode < VNODE_COUNT; vnode++) map[vnode] = add.vnodes[vnode] === 1 ? 1 : 0;
+      const read = new KeyedSeedRead(ahead.store.database, add.tables, add.stateVnodes, 1, 2, 0n, map);
+      let seed;
+      try {
+        let last = Date.now();
+        while (!read.step(ADD_STORE_STEP_ENTRIES)) {
+          if (stop()) throw new Error('the connection ended');
+          if (Date.now() - last > 250) {
+            progress();
+            last = Date.now();
+          }
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        seed = read.finish()[0]!;
+      } finally {
+        read.close();
+      }
+      let bytes = 0;
+      for (const piece of wholeEntryPieces(seed.bytes, SEED_WRITE_PIECE_BYTES)) {
+        if (stop()) throw new Error('the connection ended');
+        await into.database.writeAsync(Buffer.from(piece.buffer, piece.byteOffset, piece.length));
+        bytes += piece.length;
+        progress();
+      }
+      this.options.log(`oxbow: a keyed share copied the vnodes it took from its store made from a checkpoint (${seed.rows} rows, ${bytes} bytes, in ${Date.now() - started} ms)`);
+      return bytes;
+    } finally {
+      this.release(Promise.resolve(), ahead.store);
+    }
   }
 
   /** Closes and removes a keyed share's store once `after` settles (its worker closed). */

@@ -13,10 +13,10 @@
 //   writes go on: it refuses the store from a checkpoint, so the leader reads c's seed and sends it,
 //   while b, which only loses vnodes, keeps its share running (no store, no seed); the views equal
 //   their recomputation.
-// - b is drained (SIGTERM) while the writes go on: the threads take its vnodes (the map gives each
-//   thread those the other gave b, never its own) and run on, and c's share starts again (nodes
-//   here make their stores from checkpoints rather than have gained vnodes read for a running
-//   share; c refuses, so its seed is read); the views equal their recomputation.
+// - c is drained (SIGTERM) while the writes go on: the threads and b take its vnodes (the map gives
+//   each to an owner that never held it) and all run on; b makes a store from its checkpoint and
+//   copies the vnodes it takes from it into its running share's store, only the writes after that
+//   checkpoint crossing; the views equal their recomputation.
 
 import { describe, expect, it } from 'vitest';
 import { clusterNodes, shareAddressListed } from './nodes.js';
@@ -141,23 +141,24 @@ describe("a keyed share made from the node's followed checkpoint", () => {
       expect(Number(rows ?? 0), node).toBeGreaterThan(0);
     }
 
-    // b is drained while the writes go on: the threads take the vnodes the other thread gave b
-    // (never theirs) and run on; c's share, which would take some too, starts again, since nodes
-    // here are asked for stores from their checkpoints rather than have gained vnodes read for a
-    // running share (c, cold, refuses: its whole seed is read).
+    // c is drained while the writes go on: the threads and b take its vnodes, the map giving each
+    // to an owner that never held it, so all run on; b, whose node follows checkpoints, makes a
+    // store from one and copies the vnodes it takes from it into its running share's store, and
+    // only the writes after that checkpoint cross.
     writer = startWriter();
     try {
-      await b.kill('SIGTERM');
-      await until('the views never cut their owners without node b', async () => (/handed its vnodes back[^\n]*\n[^]*handed its vnodes back/.test(a.stderr()) ? true : undefined), 90_000, stderr);
+      await c!.kill('SIGTERM');
+      await until('the views never cut their owners without node c', async () => (a.stderr().split(`node ${cId} handed its vnodes back`).length > 2 ? true : undefined), 90_000, stderr);
     } finally {
       await writer.stop();
     }
-    const drains = a.stderr().split('\n').filter((line) => line.includes(`node ${bId} handed its vnodes back`));
+    const drains = a.stderr().split('\n').filter((line) => line.includes(`node ${cId} handed its vnodes back`));
     expect(drains.length, stderr()).toBe(2);
     for (const cut of drains) {
-      expect(cut).toMatch(/kept 2 owners running \(2 threads, 0 nodes' shares; 2 of them took vnodes\), started 1/);
-      expect(cut).toContain(`node ${cId} from the read, `);
+      expect(cut).toMatch(/kept 3 owners running \(2 threads, 1 node's share; 3 of them took vnodes\), started 0/);
+      expect(cut).toMatch(new RegExp(`node ${bId} from its checkpoint \\d+, \\d+ bytes sent to its running share`));
     }
+    expect(b.stderr().match(/a keyed share copied the vnodes it took from its store made from a checkpoint \([1-9]\d* rows, \d+ bytes, in \d+ ms\)/g)?.length).toBe(2);
     await leader.query('update t set v = v + 5');
     await leader.query('delete from t where id % 13 = 6');
     await leader.query('update u set w = w + 1');

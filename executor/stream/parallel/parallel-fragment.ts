@@ -11,7 +11,7 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { compiledWorkerScript } from '../../batch/worker-script.js';
 import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
-import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
+import type { StateTableDeclaration, StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { ByteWriter } from '../../../storage/byte-writer.js';
 import type { PendingWrites } from '../../../storage/mvcc-state-store.js';
 import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from '../change-batch.js';
@@ -19,7 +19,7 @@ import type { DataType } from '../../../sql/types.js';
 import type { SplitRange, StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
 import { decodeChanges, encodeChange, encodeChangeWithId, takeEncoded } from './batch-codec.js';
-import type { EncodedChanges, FragmentWorkerData, MainToWorker, SourceInput, WorkerToMain } from './protocol.js';
+import type { AddFromStore, EncodedChanges, FragmentWorkerData, MainToWorker, SourceInput, WorkerToMain } from './protocol.js';
 import { splitShares, VNODE_COUNT, VnodeHasher } from './vnode.js';
 import { balancedMap, ownerMoves, rebalanceMap, type VnodeMap, type VnodeMapRecord, type VnodeOwner } from './vnode-map.js';
 import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
@@ -153,8 +153,8 @@ export interface KeyedOwners {
   stageSeeds?(bases: readonly Uint8Array[], ahead?: KeyedSeedStaging, keep?: ReadonlySet<string>): KeyedSeedStaging | undefined;
   /** Before the read: has each node listed now but those in `keep` make its share's store from a checkpoint at or past epoch `after` (the read's start), or undefined when that is not there. */
   stageFromCheckpoint?(after: Epoch, keep?: ReadonlySet<string>): KeyedSeedStaging | undefined;
-  /** Whether the nodes listed now are asked to make their shares' stores from their checkpoints (then a share that gains vnodes starts from one rather than have them read for it). */
-  seedsFromCheckpoints?(): boolean;
+  /** The fragment's state tables and the columns hashed for each one's rows' vnode: a kept share's node copies the vnodes it gains from its checkpoint store by them. */
+  stateTables?(): { readonly tables: readonly StateTableDeclaration[]; readonly stateVnodes: ReadonlyMap<number, readonly number[]> };
 }
 
 /** A read of the seeds going on while the old owners run (ParallelFragmentNode.followMembership). */
@@ -181,6 +181,12 @@ interface SeedReading {
   readonly kept: Int32Array;
   /** The keys of the nodes whose shares the cut keeps: no seed is sent ahead or made for them, only the vnodes they gain are read (and go at the cut). */
   readonly keep: ReadonlySet<string>;
+}
+
+/** What a kept share that gains vnodes gets at the cut: their seed, and the node's store from a checkpoint it copies them from (the seed then holds the writes after that checkpoint). */
+interface Add {
+  readonly seed: KeyedSeed;
+  readonly from?: AddFromStore;
 }
 
 /** The main thread's node of a parallel fragment: the hash exchange of its inputs and the workers' answers. */
@@ -353,7 +359,7 @@ export class ParallelFragmentNode implements StreamNode {
      * At a cut: per owner, the index of the running owner it keeps (-1: started), those workers,
      * per owner whether it gains vnodes, and per kept share that gains, the seed of those vnodes.
      */
-    keeping?: { readonly kept: Int32Array; readonly old: readonly FragmentWorker[]; readonly gained: Uint8Array; readonly adds: readonly (KeyedSeed | undefined)[] },
+    keeping?: { readonly kept: Int32Array; readonly old: readonly FragmentWorker[]; readonly gained: Uint8Array; readonly adds: readonly (Add | undefined)[] },
   ): void {
     const settings = this.settings;
     const total = settings.parallelism + remotes.length;
@@ -367,9 +373,10 @@ export class ParallelFragmentNode implements StreamNode {
       if (from < 0) return undefined;
       const worker = keeping!.old[from]!;
       const gained = keeping!.gained[owner] === 1;
-      const seed = keeping!.adds[owner];
+      const added = keeping!.adds[owner];
+      const seed = added?.seed;
       const add = seed === undefined ? undefined : seed.base === undefined ? [seed.bytes] : [seed.base, seed.bytes];
-      worker.handle.post({ t: 'remap', vnodes: this.vnodeMap, worker: owner, parallelism: total, ...(gained ? { gained } : {}), ...(add === undefined ? {} : { add }) });
+      worker.handle.post({ t: 'remap', vnodes: this.vnodeMap, worker: owner, parallelism: total, ...(gained ? { gained } : {}), ...(add === undefined ? {} : { add }), ...(added?.from === undefined ? {} : { addFrom: added.from }) });
       return worker;
     };
     for (let worker = 0; worker < settings.parallelism; worker++) {
@@ -413,9 +420,6 @@ export class ParallelFragmentNode implements StreamNode {
     const threads = this.settings.parallelism;
     const kept = new Int32Array(next.owners.length).fill(-1);
     if (this.generating) return kept;
-    // Nodes that make their stores from their checkpoints: a share that gains starts from one
-    // (its gained vnodes would otherwise be read on this node's main thread for it alone).
-    const sharesGain = this.owners?.seedsFromCheckpoints?.() !== true;
     const moves = ownerMoves(this.vnodeOwners, next.owners);
     moves.forEach((to, from) => {
       if (to < 0) return;
@@ -431,7 +435,7 @@ export class ParallelFragmentNode implements StreamNode {
       const from = kept[owner]!;
       if (from < 0 || from === previous[vnode]) continue;
       // It gains the vnode: kept only if it never held it.
-      if ((this.heldVnodes[from]?.[vnode] ?? 1) !== 0 || (owner >= threads && !sharesGain)) kept[owner] = -1;
+      if ((this.heldVnodes[from]?.[vnode] ?? 1) !== 0) kept[owner] = -1;
     }
     return kept;
   }
@@ -472,6 +476,8 @@ export class ParallelFragmentNode implements StreamNode {
       let next: { map: VnodeMap; owners: VnodeOwner[] };
       let kept: Int32Array;
       const keep = new Set<string>();
+      /** The kept shares but those that gain vnodes: those get a store from a checkpoint too, their nodes copying the gained vnodes from it. */
+      const keepStores = new Set<string>();
       try {
         next = this.rebalanceFor(owners.nodes());
         const keys = owners.keys();
@@ -482,9 +488,12 @@ export class ParallelFragmentNode implements StreamNode {
         const threads = this.settings.parallelism;
         const previous = this.vnodeMap;
         for (let owner = threads; owner < kept.length; owner++) if (kept[owner]! >= 0) keep.add(keys[owner - threads]!);
+        for (const name of keep) keepStores.add(name);
         for (let vnode = 0; vnode < seedMap.length; vnode++) {
           const owner = seedMap[vnode]!;
-          if (owner >= threads && kept[owner]! >= 0 && kept[owner] === previous[vnode]) seedMap[vnode] = 0;
+          if (owner < threads || kept[owner]! < 0) continue;
+          if (kept[owner] === previous[vnode]) seedMap[vnode] = 0;
+          else keepStores.delete(keys[owner - threads]!);
         }
         read = owners.readSeeds(seedMap);
       } catch (error) {
@@ -497,7 +506,7 @@ export class ParallelFragmentNode implements StreamNode {
         this.reading = reading;
         // The nodes make their stores from a checkpoint taken after this safe point first; only the seeds of those that cannot are read.
         try {
-          reading.checkpoint = owners.stageFromCheckpoint?.(read.epoch, keep);
+          reading.checkpoint = owners.stageFromCheckpoint?.(read.epoch, keepStores);
         } catch (error) {
           this.abandonRead();
           this.cannotSeed(error);
@@ -514,9 +523,9 @@ export class ParallelFragmentNode implements StreamNode {
       // No node to seed (the last one left): the threads take every vnode at once.
     }
     const reading = this.reading;
-    if (reading?.staging?.lost?.() === true) {
+    if (reading?.staging?.lost?.() === true || reading?.checkpoint?.lost?.() === true) {
       // A node's store made from a checkpoint went before the cut (no seed of it was read): start over at the next safe point.
-      process.stderr.write(`oxbow: view ${this.context.viewId}'s keyed fragment reads its shares' seeds again: ${reading.staging.describe()}\n`);
+      process.stderr.write(`oxbow: view ${this.context.viewId}'s keyed fragment reads its shares' seeds again: ${(reading.staging ?? reading.checkpoint)!.describe()}\n`);
       this.abandonRead();
       this.rescaleDue = true;
       return;
@@ -530,8 +539,17 @@ export class ParallelFragmentNode implements StreamNode {
     const before = this.remoteTargets;
     const threads = this.settings.parallelism;
     let kept: Int32Array | undefined;
+    /** Per share: the name of its node's store from a checkpoint that a kept share copies the vnodes it gains from. */
+    const stores: (string | undefined)[] = [];
     try {
       seeds = reading === undefined ? [] : reading.read.finish();
+      // A kept share whose seed of the vnodes it gains starts from its node's checkpoint store: that store, handed to it.
+      seeds.forEach((seed, share) => {
+        if (seed.checkpoint === undefined || reading?.keep.has(owners.keys()[share] ?? '') !== true) return;
+        const id = reading.checkpoint?.handOffStore?.(share);
+        if (id === undefined) throw new Error(`node ${owners.nodes()[share]}'s store made from checkpoint ${seed.checkpoint} is gone`);
+        stores[share] = id;
+      });
       const started = owners.remotes(seeds, reading?.staging, reading?.keep);
       // The owners after the threads: the kept shares as they run, the started ones in between, in order.
       kept = reading?.kept;
@@ -578,11 +596,15 @@ export class ParallelFragmentNode implements StreamNode {
     for (let vnode = 0; vnode < previous.length; vnode++) if (moves[previous[vnode]!] !== next.map[vnode]) moved++;
     // The kept owners that gain vnodes (never held: keepPlan), and a kept share's seed of them.
     const gained = new Uint8Array(next.owners.length);
+    const gainedVnodes = Array.from({ length: next.owners.length }, () => new Uint8Array(previous.length));
     for (let vnode = 0; vnode < previous.length; vnode++) {
       const owner = next.map[vnode]!;
-      if (kept !== undefined && kept[owner]! >= 0 && kept[owner] !== previous[vnode]) gained[owner] = 1;
+      if (kept !== undefined && kept[owner]! >= 0 && kept[owner] !== previous[vnode]) {
+        gained[owner] = 1;
+        gainedVnodes[owner]![vnode] = 1;
+      }
     }
-    const adds = new Array<KeyedSeed | undefined>(next.owners.length).fill(undefined);
+    const adds = new Array<Add | undefined>(next.owners.length).fill(undefined);
     let gainedOwners = 0;
     gained.forEach((gains, owner) => {
       if (gains === 0) return;
@@ -590,7 +612,9 @@ export class ParallelFragmentNode implements StreamNode {
       if (owner < threads) return;
       const seed = seeds[owner - threads];
       if (seed === undefined) return;
-      adds[owner] = seed;
+      const store = stores[owner - threads];
+      const state = store === undefined ? undefined : owners.stateTables?.();
+      adds[owner] = { seed, ...(store === undefined || state === undefined ? {} : { from: { store, vnodes: gainedVnodes[owner]!, tables: state.tables, stateVnodes: state.stateVnodes } }) };
       remotes[owner - threads]!.added?.(seed.rows, (seed.base?.length ?? 0) + seed.bytes.length);
     });
     this.ownersGained += gainedOwners;
@@ -616,7 +640,7 @@ export class ParallelFragmentNode implements StreamNode {
         if (seed === undefined) return undefined;
         const bytes = (seed.base?.length ?? 0) + seed.bytes.length;
         if (keptKey(index)) return undefined;
-        if (adds[threads + index] !== undefined) return `node ${remote.node} from the read, ${bytes} bytes sent to its running share`;
+        if (adds[threads + index] !== undefined) return `node ${remote.node} ${seed.checkpoint === undefined ? 'from the read' : `from its checkpoint ${seed.checkpoint}`}, ${bytes} bytes sent to its running share`;
         return `node ${remote.node} ${seed.checkpoint === undefined ? 'from the read' : `from its checkpoint ${seed.checkpoint}`}, ${bytes} bytes sent`;
       })
       .filter((text) => text !== undefined);

@@ -156,7 +156,7 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
                 fragment.nodes.flatMap((node) => node.stateTables.map((table) => table.tableId)),
                 keep,
               ),
-            seedsFromCheckpoints: () => shares.seedsFromCheckpoints?.() === true,
+            stateTables: () => ({ tables: fragment.nodes.flatMap((node) => node.stateTables), stateVnodes: fragment.stateVnodes }),
           };
     // A fragment built with state (a promoted leader's, from the checkpoint its nodes followed too)
     // starts on its threads and takes its shares at its first cut, where each node makes its store

@@ -3,7 +3,7 @@
 // (worker-handle.ts takes outputs blocking, the dataflow being synchronous, and batches as Promises).
 // Changes travel encoded (batch-codec.ts) in transferred ArrayBuffers.
 
-import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
+import type { StateTableDeclaration, StreamPlan } from '../../../planner/stream/stream-plan.js';
 import type { MessagePort } from 'node:worker_threads';
 import type { DataType } from '../../../sql/types.js';
 import type { StreamTuning } from '../stream-context.js';
@@ -94,11 +94,25 @@ export type MainToWorker =
    * (the leader's database, or its node's store after the relay's `add`): its tables forget their
    * key bounds (MvccStateStore.rowsAddedElsewhere), its caches hold no key of those vnodes.
    * `add`, to a remote share's relay only (executor/cluster/keyed-share-worker.ts): those vnodes'
-   * seed (packed entries, keyed-seed.ts), which its node writes into the share's store first.
+   * seed (packed entries, keyed-seed.ts), which its node writes into the share's store first;
+   * with `addFrom`, that seed holds only the writes after the checkpoint the node's store
+   * `addFrom.store` was made from, and the node copies the gained vnodes' entries from that store
+   * before it.
    */
-  | { readonly t: 'remap'; readonly vnodes: Uint16Array; readonly worker: number; readonly parallelism: number; readonly gained?: boolean; readonly add?: readonly Uint8Array[] }
+  | { readonly t: 'remap'; readonly vnodes: Uint16Array; readonly worker: number; readonly parallelism: number; readonly gained?: boolean; readonly add?: readonly Uint8Array[]; readonly addFrom?: AddFromStore }
   /** Commit, durable, failed, abort, budget, close: as every worker's (worker-port.ts). */
   | WorkerControl;
+
+/** Where a kept share's node copies the vnodes it gains from: its store made from a checkpoint, and how a row's vnode is found (keyed-seed.ts). */
+export interface AddFromStore {
+  /** The node's name for the store (keyed-share-stage.ts' `staged`). */
+  readonly store: string;
+  /** 1 for each vnode the share gains. */
+  readonly vnodes: Uint8Array;
+  /** The fragment's state tables and the columns hashed for each one's rows' vnode (`Fragment.stateVnodes`). */
+  readonly tables: readonly StateTableDeclaration[];
+  readonly stateVnodes: ReadonlyMap<number, readonly number[]>;
+}
 
 export type WorkerToMain =
   | { readonly t: 'output'; readonly changes: EncodedChanges; readonly errors: readonly string[] }

@@ -137,6 +137,8 @@ export interface KeyedSeedStaging {
   checkpoints?(): readonly (Epoch | undefined)[];
   /** A share's store made from a checkpoint is gone before the cut (its link closed): no seed of it was read, so the cut must not come. */
   lost?(): boolean;
+  /** The node's name for share `share`'s store made from a checkpoint, handed to the kept share that copies the vnodes it gains from it (the link stays until the node takes it), or undefined. */
+  handOffStore?(share: number): string | undefined;
 }
 
 /** What SourceFragments gives a source fragment to start its workers with. */
