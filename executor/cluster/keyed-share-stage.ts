@@ -23,7 +23,7 @@ import type { Socket } from 'node:net';
 import { connect } from 'node:net';
 import type { Epoch } from '../../sql/epoch.js';
 import type { KeyedSeedStaging } from '../stream/parallel/source-fragment.js';
-import { answerChallenge, configuredSeedChunkBytes, frame, helloFrame, newNonce, parseAddress, pieceEnd, readFrames, wholeEntryPieces, type Handshake } from './remote-share-link.js';
+import { answerChallenge, configuredSeedChunkBytes, frame, helloFrame, newNonce, parseAddress, pieceEnd, readFrames, wholeEntryPieces, type GainedVnodes, type Handshake } from './remote-share-link.js';
 
 /** The pieces of a staged seed are at most 16 MiB, cut between entries; OXBOW_REMOTE_SHARE_SEED_CHUNK_BYTES sets another bound (`configuredSeedChunkBytes`: tests), validated as the link's. */
 function stageChunkBytes(): number {
@@ -59,8 +59,12 @@ export class SeedStage {
     readonly node: string,
     address: string,
     key: string,
-    /** The seed to send, or the checkpoint at or past which the node makes the store from its own files (keeping the fragment's state `tables` only, when given). */
-    seed: Uint8Array | { readonly checkpoint: Epoch; readonly tables?: readonly number[] },
+    /**
+     * The seed to send, or the checkpoint at or past which the node makes the store from its own
+     * files (keeping the fragment's state `tables` only, when given; for a kept share, reading the
+     * vnodes it `gain`s out of it).
+     */
+    seed: Uint8Array | { readonly checkpoint: Epoch; readonly tables?: readonly number[]; readonly gain?: GainedVnodes },
     private readonly timeoutMs: number,
   ) {
     this.settled = new Promise((resolve) => (this.settle = resolve));
@@ -96,7 +100,7 @@ export class SeedStage {
           socket.write(proof);
           if (!(seed instanceof Uint8Array)) {
             // The node waits up to the deadline for its follow to reach the checkpoint, then links its files.
-            socket.write(frame({ t: 'stage-checkpoint', epoch: seed.checkpoint.toString(), withinMs: this.timeoutMs, ...(seed.tables === undefined ? {} : { tables: seed.tables }) } satisfies Handshake), () => {
+            socket.write(frame({ t: 'stage-checkpoint', epoch: seed.checkpoint.toString(), withinMs: this.timeoutMs, ...(seed.tables === undefined ? {} : { tables: seed.tables }), ...(seed.gain === undefined ? {} : { gain: seed.gain }) } satisfies Handshake), () => {
               this.deadline = Date.now() + 2 * this.timeoutMs;
             });
             return;
@@ -105,6 +109,8 @@ export class SeedStage {
           return;
         }
         if (answer.t === 'refused' && !(seed instanceof Uint8Array)) return this.fail(`refused: ${String(answer.reason)}`);
+        // The node reading a kept share's gained vnodes out of its store: each step gives the deadline again.
+        if (answer.t === 'seeding' && !(seed instanceof Uint8Array) && seed.gain !== undefined) return this.progress();
         if (answer.t !== 'staged' || typeof answer.id !== 'string') return this.fail(`an unexpected ${String(answer.t)} frame`);
         if (!(seed instanceof Uint8Array)) {
           if (typeof answer.epoch !== 'string' || !/^[0-9]{1,20}$/.test(answer.epoch) || BigInt(answer.epoch) < seed.checkpoint) return this.fail(`a store of checkpoint ${String(answer.epoch)}, not at or past ${seed.checkpoint}`);
@@ -212,8 +218,8 @@ export class CheckpointStaging implements KeyedSeedStaging {
   private closed = false;
 
   constructor(
-    /** Per node: `keep` when the cut keeps its share running (no store is made for it). */
-    peers: readonly { readonly node: string; readonly address: string; readonly keep?: boolean }[],
+    /** Per node: `keep` when the cut keeps its share running (no store is made for it); `gain`, the vnodes a kept share gains (read out of the store made for it). */
+    peers: readonly { readonly node: string; readonly address: string; readonly keep?: boolean; readonly gain?: GainedVnodes }[],
     /** The nodes' keys (RemoteShares' peer keys) in order. */
     readonly keys: readonly string[],
     key: string,
@@ -238,7 +244,7 @@ export class CheckpointStaging implements KeyedSeedStaging {
         clearTimeout(timer);
       }
       if (this.closed) return;
-      this.stages = peers.map((peer) => (peer.keep === true ? undefined : new SeedStage(peer.node, peer.address, key, { checkpoint: epoch, ...(tables === undefined ? {} : { tables }) }, timeoutMs)));
+      this.stages = peers.map((peer) => (peer.keep === true ? undefined : new SeedStage(peer.node, peer.address, key, { checkpoint: epoch, ...(tables === undefined ? {} : { tables }), ...(peer.gain === undefined ? {} : { gain: peer.gain }) }, timeoutMs)));
       await Promise.all(this.stages.map((stage) => stage?.settled));
     })();
   }

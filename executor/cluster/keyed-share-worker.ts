@@ -207,14 +207,14 @@ channel.port.on('message', (message: MainToWorker) => {
       // no remote shares) and its store keeps the dropped vnodes' entries, never read again: only a
       // worker started here later needs the new map. Vnodes it gained (never held before) come
       // with their seed, written into the node's store (`add` pieces, each answered `seeding`)
-      // before the remap reaches the node's worker, after the node copied their entries from its
-      // store made from a checkpoint when the seed starts there (`add-store`); a worker here reads
-      // the leader's database.
+      // before the remap reaches the node's worker, after the entries the node read out of its store
+      // made from a checkpoint ahead of the cut when the seed starts there (`add-store`); a worker
+      // here reads the leader's database.
       remapped = { vnodes: message.vnodes, worker: message.worker, parallelism: message.parallelism };
-      const { add, addFrom, ...remap } = message;
+      const { add, addStore, ...remap } = message;
       if (mode === 'local') return local!.post(remap);
       if (remap.gained !== true) return;
-      if (addFrom !== undefined) send({ t: 'add-store', ...addFrom });
+      if (addStore !== undefined) send({ t: 'add-store', store: addStore });
       const chunk = configuredSeedChunkBytes();
       for (const bytes of add ?? []) for (const piece of wholeEntryPieces(bytes, chunk)) send({ t: 'add', bytes: piece });
       return send(remap);

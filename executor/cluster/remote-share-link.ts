@@ -16,6 +16,23 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { deserialize, serialize } from 'node:v8';
+import type { GainedVnodes } from '../stream/parallel/protocol.js';
+import { VNODE_COUNT } from '../stream/parallel/vnode.js';
+
+export type { GainedVnodes };
+
+/** A `stage-checkpoint`'s `gain` as it must be. */
+export function isGainedVnodes(value: unknown): value is GainedVnodes {
+  if (typeof value !== 'object' || value === null) return false;
+  const gain = value as { readonly [key: string]: unknown };
+  return (
+    gain['vnodes'] instanceof Uint8Array &&
+    gain['vnodes'].length === VNODE_COUNT &&
+    Array.isArray(gain['tables']) &&
+    gain['tables'].every((table: { tableId?: unknown; columnTypes?: unknown }) => typeof table === 'object' && table !== null && Number.isInteger(table.tableId) && Array.isArray(table.columnTypes)) &&
+    gain['stateVnodes'] instanceof Map
+  );
+}
 
 /** The largest frame either end accepts (an epoch's batch of one share). */
 export const MAX_FRAME_BYTES = 512 * 1024 * 1024;
@@ -122,8 +139,10 @@ export type Handshake =
    * (keyed-share-stage.ts): one at or past `epoch`, followed within `withinMs`; answered by `staged`
    * with the epoch of the checkpoint the store holds, or by `refused` (the leader then sends the seed).
    * `tables`: the fragment's state tables, the only ones the store keeps (the others' rows dropped).
+   * `gain`: for a share a cut keeps, the vnodes it gains: the node reads their entries out of the
+   * store (answering `seeding` as it goes), keeps them for the share's `add-store` and removes the store.
    */
-  | { readonly t: 'stage-checkpoint'; readonly epoch: string; readonly withinMs: number; readonly tables?: readonly number[] }
+  | { readonly t: 'stage-checkpoint'; readonly epoch: string; readonly withinMs: number; readonly tables?: readonly number[]; readonly gain?: GainedVnodes }
   | { readonly t: 'refused'; readonly reason: string; readonly version?: number }
   | { readonly t: 'staged'; readonly id: string; readonly epoch?: string }
   /** A keyed share's node, after its `open`: a piece of the seed received or written (each restarts the leader's deadline), then `seeded` once the seed is in its store and the worker started. */

@@ -29,10 +29,10 @@ import { RocksDatabase } from '../../storage/rocksdb.js';
 import { WorkerPool } from '../batch/worker-pool.js';
 import type { MainToSourceWorker, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
 import { DEFAULT_SEED_STEP_ENTRIES, KeyedSeedRead } from '../stream/parallel/keyed-seed.js';
-import type { AddFromStore, MainToWorker, WorkerToMain } from '../stream/parallel/protocol.js';
+import type { GainedVnodes, MainToWorker, WorkerToMain } from '../stream/parallel/protocol.js';
 import { VNODE_COUNT } from '../stream/parallel/vnode.js';
 import { WorkerHandle } from '../stream/parallel/worker-handle.js';
-import { configuredShareProtocolVersion, formatAddress, frame, newNonce, proofMatches, proofOf, readFrames, versionMismatch, versionOf, wholeEntryPieces, type Handshake } from './remote-share-link.js';
+import { configuredShareProtocolVersion, formatAddress, frame, isGainedVnodes, newNonce, proofMatches, proofOf, readFrames, versionMismatch, versionOf, wholeEntryPieces, type Handshake } from './remote-share-link.js';
 
 type Forwarded = MainToSourceWorker | MainToWorker;
 type Answered = SourceWorkerToMain | WorkerToMain;
@@ -42,26 +42,21 @@ const KEYED_MESSAGES: ReadonlySet<string> = new Set(['rows', 'seal', 'commit', '
 
 /**
  * A keyed share's frames besides its worker's messages, for the vnodes a cut that kept it gave it
- * (keyed-share-worker.ts' `remap`): a piece of their seed, or the name of this node's store made
- * from a checkpoint to copy their entries from first.
+ * (keyed-share-worker.ts' `remap`): a piece of their seed, or the name under which this node keeps
+ * their entries read out of its store made from a checkpoint (`stage-checkpoint` with `gain`).
  */
-type KeyedAdd = { readonly t: 'add'; readonly bytes: Uint8Array } | ({ readonly t: 'add-store' } & AddFromStore);
+type KeyedAdd = { readonly t: 'add'; readonly bytes: Uint8Array } | { readonly t: 'add-store'; readonly store: string };
 
-/** An `add-store` frame as it must be: a store name, 256 vnode flags, the tables and their vnode columns. */
-function isAddFromStore(frameValue: object): frameValue is { readonly t: 'add-store' } & AddFromStore {
-  const value = frameValue as { readonly [key: string]: unknown };
-  return (
-    typeof value['store'] === 'string' &&
-    value['vnodes'] instanceof Uint8Array &&
-    value['vnodes'].length === VNODE_COUNT &&
-    Array.isArray(value['tables']) &&
-    value['tables'].every((table: { tableId?: unknown; columnTypes?: unknown }) => typeof table === 'object' && table !== null && Number.isInteger(table.tableId) && Array.isArray(table.columnTypes)) &&
-    value['stateVnodes'] instanceof Map
-  );
+/** A kept keyed share's gained vnodes' entries read out of a store made from a checkpoint ahead of its cut, waiting for its `add-store`. */
+interface GainedEntries {
+  readonly bytes: Uint8Array;
+  readonly rows: number;
+  readonly socket: Socket;
+  taken: boolean;
 }
 
-/** Copying the entries of a kept share's gained vnodes from a store made from a checkpoint: a step of the read, then the next after the event loop's turn. */
-const ADD_STORE_STEP_ENTRIES = DEFAULT_SEED_STEP_ENTRIES;
+/** Reading a kept share's gained vnodes out of a store made from a checkpoint: entries per step, the event loop's turn between steps. */
+const GAINED_STEP_ENTRIES = DEFAULT_SEED_STEP_ENTRIES;
 
 /** A keyed share's store on this node: its own RocksDB, removed when the share ends. */
 interface KeyedStore {
@@ -149,6 +144,8 @@ export class RemoteShareServer {
   private readonly releasedStores = new WeakSet<KeyedStore>();
   /** Seeds sent ahead, by the name `staged` gave them, until a share takes one or its link ends. */
   private readonly staged = new Map<string, StagedSeed>();
+  /** Gained vnodes' entries read out of stores made from checkpoints, by name, waiting for their kept shares' `add-store`. */
+  private readonly gained = new Map<string, GainedEntries>();
   address = '';
   /**
    * The keyed shares' worker threads: one is started and loads the fragments' worker script as soon
@@ -212,6 +209,8 @@ export class RemoteShareServer {
     /** The seed this connection sends ahead of a cut (`stage` frames), and its name once all is written. */
     let staging: StagedSeed | undefined;
     let stagedAs: string | undefined;
+    /** The name of the gained vnodes' entries this connection read out of a store from a checkpoint (`stage-checkpoint` with `gain`). */
+    let gainedAs: string | undefined;
     let timer = setTimeout(() => fail(new Error('no share opened within the handshake deadline')), this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
     const fail = (error: Error): void => {
       if (!socket.destroyed) this.options.log(`oxbow: a remote share connection from ${socket.remoteAddress ?? '?'} ended: ${error.message}`);
@@ -222,6 +221,7 @@ export class RemoteShareServer {
       clearTimeout(timer);
       this.sockets.delete(socket);
       if (stagedAs !== undefined) this.staged.delete(stagedAs);
+      if (gainedAs !== undefined) this.gained.delete(gainedAs);
       // A seed sent ahead that no share took goes with its link.
       if (staging !== undefined && !staging.taken) this.release(Promise.resolve(), staging.store);
       if (handle !== undefined) {
@@ -249,14 +249,19 @@ export class RemoteShareServer {
         while (adding === undefined && afterAdd.length > 0 && !socket.destroyed) relayKeyed(afterAdd.shift()!);
       };
       if (message.t === 'add-store') {
-        if (!isAddFromStore(message)) return fail(new Error('an add-store frame that is not one'));
-        adding = this.addFromStore(message, keyed!, () => socket.destroyed, () => send({ t: 'seeding' } satisfies Handshake)).then(
-          (bytes) => {
-            addedBytes += bytes;
-            goOn();
-          },
-          (error: unknown) => fail(error instanceof Error ? error : new Error(String(error))),
-        );
+        const entries = typeof message.store === 'string' ? this.gained.get(message.store) : undefined;
+        if (entries === undefined) return fail(new Error('no gained vnodes read out of a checkpoint under that name (their link ended)'));
+        this.gained.delete(message.store);
+        entries.taken = true;
+        entries.socket.end();
+        adding = (async () => {
+          for (const piece of wholeEntryPieces(entries.bytes, SEED_WRITE_PIECE_BYTES)) {
+            if (socket.destroyed) return;
+            await keyed!.database.writeAsync(Buffer.from(piece.buffer, piece.byteOffset, piece.length));
+            addedBytes += piece.length;
+            send({ t: 'seeding' } satisfies Handshake);
+          }
+        })().then(goOn, (error: unknown) => fail(error instanceof Error ? error : new Error(String(error))));
         return;
       }
       if (message.t === 'add') {
@@ -402,16 +407,45 @@ export class RemoteShareServer {
           timer = setTimeout(() => fail(new Error('no share took the seed sent ahead within its deadline')), STAGED_HOLD_DEADLINES * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
           this.options.log(`oxbow: a keyed share's seed sent ahead is written (${staging.store.path}); it waits for its share`);
           send({ t: 'staged', id: stagedAs } satisfies Handshake);
-        } else if (stage === 'open' && received.t === 'stage-checkpoint' && typeof received.epoch === 'string' && /^[0-9]{1,20}$/.test(received.epoch) && typeof received.withinMs === 'number' && received.withinMs >= 0 && (received.tables === undefined || isTableList(received.tables)) && seedPieces.length === 0 && staging === undefined) {
+        } else if (stage === 'open' && received.t === 'stage-checkpoint' && typeof received.epoch === 'string' && /^[0-9]{1,20}$/.test(received.epoch) && typeof received.withinMs === 'number' && received.withinMs >= 0 && (received.tables === undefined || isTableList(received.tables)) && (received.gain === undefined || isGainedVnodes(received.gain)) && seedPieces.length === 0 && staging === undefined) {
           // The share's store from the checkpoint this node follows (no seed crosses): a fresh store
-          // as of it, of the fragment's state tables only when the leader named them.
+          // as of it, of the fragment's state tables only when the leader named them; for a kept
+          // share's gained vnodes, their entries read out of it (the store removed then).
+          const gain = received.gain;
           stage = 'materializing';
           clearTimeout(timer);
           const withinMs = Math.min(received.withinMs, 10 * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
           timer = setTimeout(() => fail(new Error('the store from a checkpoint was not made within its deadline')), withinMs + (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
           void this.storeFromCheckpoint(BigInt(received.epoch), withinMs, () => socket.destroyed, received.tables).then(
-            ({ store, epoch, dropped }) => {
+            async ({ store, epoch, dropped }) => {
               if (socket.destroyed) return this.release(Promise.resolve(), store);
+              if (gain !== undefined) {
+                const started = Date.now();
+                let entries: { bytes: Uint8Array; rows: number };
+                try {
+                  entries = await this.readGained(store, gain, () => socket.destroyed, () => {
+                    timer.refresh();
+                    send({ t: 'seeding' } satisfies Handshake);
+                  });
+                } catch (error) {
+                  const reason = error instanceof Error ? error.message : String(error);
+                  this.options.log(`oxbow: a keyed share's gained vnodes could not be read out of checkpoint ${epoch}: ${reason}`);
+                  send({ t: 'refused', reason } satisfies Handshake);
+                  socket.end();
+                  return;
+                } finally {
+                  this.release(Promise.resolve(), store);
+                }
+                if (socket.destroyed) return;
+                gainedAs = randomBytes(16).toString('hex');
+                this.gained.set(gainedAs, { ...entries, socket, taken: false });
+                stage = 'staged';
+                clearTimeout(timer);
+                timer = setTimeout(() => fail(new Error('no share took the vnodes read out of a checkpoint within its deadline')), STAGED_HOLD_DEADLINES * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
+                this.options.log(`oxbow: a keyed share's gained vnodes are read out of checkpoint ${epoch} (${entries.rows} rows, ${entries.bytes.length} bytes, in ${Date.now() - started} ms); they wait for its share`);
+                send({ t: 'staged', id: gainedAs, epoch: epoch.toString() } satisfies Handshake);
+                return;
+              }
               staging = { store, socket, taken: false };
               stagedAs = randomBytes(16).toString('hex');
               this.staged.set(stagedAs, staging);
@@ -540,51 +574,30 @@ export class RemoteShareServer {
   }
 
   /**
-   * Copies into a running keyed share's store the entries of the vnodes a cut gave it from this
-   * node's store made from a checkpoint (named by `add.store`, sent ahead as a started share's would
-   * be): the fragment's state tables read in steps (keyed-seed.ts' KeyedSeedRead, each row's vnode
-   * from its vnode columns, the gained vnodes' keys with every version, the tables' records), the
-   * result written in pieces of whole entries; `progress` after each step and piece (the leader's
-   * deadlines). The store from the checkpoint is removed after. The bytes written.
+   * The entries of the vnodes a kept keyed share gains (`gain`), read out of a store made from a
+   * checkpoint: the fragment's state tables read in steps (keyed-seed.ts' KeyedSeedRead: each row's
+   * vnode from its vnode columns, a gained vnode's keys with every version, the tables' records),
+   * `progress` every 250 ms (the leader's deadline); stops with the connection.
    */
-  private async addFromStore(add: AddFromStore, into: KeyedStore, stop: () => boolean, progress: () => void): Promise<number> {
-    const ahead = this.staged.get(add.store);
-    if (ahead === undefined) throw new Error('no store from a checkpoint under that name (its link ended)');
-    this.staged.delete(add.store);
-    ahead.taken = true;
-    ahead.socket.end();
-    const started = Date.now();
+  private async readGained(store: KeyedStore, gain: GainedVnodes, stop: () => boolean, progress: () => void): Promise<{ bytes: Uint8Array; rows: number }> {
+    // Owner 1 (the one share) gets the gained vnodes; owner 0 stands for every other (nowhere).
+    const map = new Uint16Array(VNODE_COUNT);
+    for (let vnode = 0; vnode < VNODE_COUNT; vnode++) map[vnode] = gain.vnodes[vnode] === 1 ? 1 : 0;
+    const read = new KeyedSeedRead(store.database, gain.tables, gain.stateVnodes, 1, 2, 0n, map);
     try {
-      // Owner 1 (the one share) gets the gained vnodes; owner 0 stands for every other (nowhere).
-      const map = new Uint16Array(VNODE_COUNT);
-      for (let vnode = 0; vnode < VNODE_COUNT; vnode++) map[vnode] = add.vnodes[vnode] === 1 ? 1 : 0;
-      const read = new KeyedSeedRead(ahead.store.database, add.tables, add.stateVnodes, 1, 2, 0n, map);
-      let seed;
-      try {
-        let last = Date.now();
-        while (!read.step(ADD_STORE_STEP_ENTRIES)) {
-          if (stop()) throw new Error('the connection ended');
-          if (Date.now() - last > 250) {
-            progress();
-            last = Date.now();
-          }
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-        seed = read.finish()[0]!;
-      } finally {
-        read.close();
-      }
-      let bytes = 0;
-      for (const piece of wholeEntryPieces(seed.bytes, SEED_WRITE_PIECE_BYTES)) {
+      let last = Date.now();
+      while (!read.step(GAINED_STEP_ENTRIES)) {
         if (stop()) throw new Error('the connection ended');
-        await into.database.writeAsync(Buffer.from(piece.buffer, piece.byteOffset, piece.length));
-        bytes += piece.length;
-        progress();
+        if (Date.now() - last > 250) {
+          progress();
+          last = Date.now();
+        }
+        await new Promise((resolve) => setImmediate(resolve));
       }
-      this.options.log(`oxbow: a keyed share copied the vnodes it took from its store made from a checkpoint (${seed.rows} rows, ${bytes} bytes, in ${Date.now() - started} ms)`);
-      return bytes;
+      const seed = read.finish()[0]!;
+      return { bytes: seed.bytes, rows: seed.rows };
     } finally {
-      this.release(Promise.resolve(), ahead.store);
+      read.close();
     }
   }
 

@@ -7,6 +7,7 @@
 import { compiledWorkerScript } from '../batch/worker-script.js';
 import type { KeyedSeed } from '../stream/parallel/keyed-seed.js';
 import type { KeyedSeedStaging, RemoteShareSource, RemoteShareTarget } from '../stream/parallel/source-fragment.js';
+import type { GainedVnodes } from '../stream/parallel/protocol.js';
 import type { Epoch } from '../../sql/epoch.js';
 import { CheckpointStaging, SeedStage, SeedStaging } from './keyed-share-stage.js';
 
@@ -229,12 +230,15 @@ export class RemoteShares implements RemoteShareSource {
   }
 
   /** Has each node listed now make its share's store from the checkpoint it follows, at or past one taken at or after `after` (keyed-share-stage.ts' CheckpointStaging). */
-  stageKeyedCheckpoint(after: Epoch, tables?: readonly number[], keep?: ReadonlySet<string>): KeyedSeedStaging | undefined {
+  stageKeyedCheckpoint(after: Epoch, tables?: readonly number[], keep?: ReadonlySet<string>, gains?: ReadonlyMap<string, GainedVnodes>): KeyedSeedStaging | undefined {
     const key = this.key();
     const peers = key === undefined ? [] : this.peers();
     if (this.seedFrom !== 'checkpoint' || this.checkpointAfter === undefined || peers.length === 0) return undefined;
     return new CheckpointStaging(
-      peers.map((peer) => ({ node: peer.nodeId, address: peer.shareAddress, keep: keep?.has(RemoteShares.keyOf(peer)) === true })),
+      peers.map((peer) => {
+        const gain = gains?.get(RemoteShares.keyOf(peer));
+        return { node: peer.nodeId, address: peer.shareAddress, keep: keep?.has(RemoteShares.keyOf(peer)) === true, ...(gain === undefined ? {} : { gain }) };
+      }),
       peers.map(RemoteShares.keyOf),
       key!,
       this.checkpointAfter(after),

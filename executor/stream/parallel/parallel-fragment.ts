@@ -11,7 +11,7 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { compiledWorkerScript } from '../../batch/worker-script.js';
 import type { Epoch } from '../../../sql/epoch.js';
 import { SqlError, SqlState } from '../../../sql/errors.js';
-import type { StateTableDeclaration, StreamPlan } from '../../../planner/stream/stream-plan.js';
+import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { ByteWriter } from '../../../storage/byte-writer.js';
 import type { PendingWrites } from '../../../storage/mvcc-state-store.js';
 import { appendChanges, emptyChanges, isEmpty, type ChangeBatch } from '../change-batch.js';
@@ -19,7 +19,7 @@ import type { DataType } from '../../../sql/types.js';
 import type { SplitRange, StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
 import { decodeChanges, encodeChange, encodeChangeWithId, takeEncoded } from './batch-codec.js';
-import type { AddFromStore, EncodedChanges, FragmentWorkerData, MainToWorker, SourceInput, WorkerToMain } from './protocol.js';
+import type { EncodedChanges, FragmentWorkerData, MainToWorker, SourceInput, WorkerToMain } from './protocol.js';
 import { splitShares, VNODE_COUNT, VnodeHasher } from './vnode.js';
 import { balancedMap, ownerMoves, rebalanceMap, type VnodeMap, type VnodeMapRecord, type VnodeOwner } from './vnode-map.js';
 import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
@@ -151,10 +151,13 @@ export interface KeyedOwners {
   remotes(seeds?: readonly KeyedSeed[], staging?: KeyedSeedStaging, keep?: ReadonlySet<string>): RemoteShareTarget[];
   /** Sends the nodes listed now but those in `keep` their seeds as of the read's start (`bases`) ahead of the cut (a node whose store `ahead` made from a checkpoint keeps it), or undefined when sending ahead is not there. */
   stageSeeds?(bases: readonly Uint8Array[], ahead?: KeyedSeedStaging, keep?: ReadonlySet<string>): KeyedSeedStaging | undefined;
-  /** Before the read: has each node listed now but those in `keep` make its share's store from a checkpoint at or past epoch `after` (the read's start), or undefined when that is not there. */
-  stageFromCheckpoint?(after: Epoch, keep?: ReadonlySet<string>): KeyedSeedStaging | undefined;
-  /** The fragment's state tables and the columns hashed for each one's rows' vnode: a kept share's node copies the vnodes it gains from its checkpoint store by them. */
-  stateTables?(): { readonly tables: readonly StateTableDeclaration[]; readonly stateVnodes: ReadonlyMap<number, readonly number[]> };
+  /**
+   * Before the read: has each node listed now but those in `keep` make its share's store from a
+   * checkpoint at or past epoch `after` (the read's start), or undefined when that is not there;
+   * a node whose key is in `gains` (a kept share) reads the vnodes flagged there out of that store
+   * for its running share instead.
+   */
+  stageFromCheckpoint?(after: Epoch, keep?: ReadonlySet<string>, gains?: ReadonlyMap<string, Uint8Array>): KeyedSeedStaging | undefined;
 }
 
 /** A read of the seeds going on while the old owners run (ParallelFragmentNode.followMembership). */
@@ -183,10 +186,10 @@ interface SeedReading {
   readonly keep: ReadonlySet<string>;
 }
 
-/** What a kept share that gains vnodes gets at the cut: their seed, and the node's store from a checkpoint it copies them from (the seed then holds the writes after that checkpoint). */
+/** What a kept share that gains vnodes gets at the cut: their seed, and the name of its node's store from a checkpoint whose gained vnodes' entries the node read ahead (the seed then holds the writes after that checkpoint). */
 interface Add {
   readonly seed: KeyedSeed;
-  readonly from?: AddFromStore;
+  readonly store?: string;
 }
 
 /** The main thread's node of a parallel fragment: the hash exchange of its inputs and the workers' answers. */
@@ -376,7 +379,7 @@ export class ParallelFragmentNode implements StreamNode {
       const added = keeping!.adds[owner];
       const seed = added?.seed;
       const add = seed === undefined ? undefined : seed.base === undefined ? [seed.bytes] : [seed.base, seed.bytes];
-      worker.handle.post({ t: 'remap', vnodes: this.vnodeMap, worker: owner, parallelism: total, ...(gained ? { gained } : {}), ...(add === undefined ? {} : { add }), ...(added?.from === undefined ? {} : { addFrom: added.from }) });
+      worker.handle.post({ t: 'remap', vnodes: this.vnodeMap, worker: owner, parallelism: total, ...(gained ? { gained } : {}), ...(add === undefined ? {} : { add }), ...(added?.store === undefined ? {} : { addStore: added.store }) });
       return worker;
     };
     for (let worker = 0; worker < settings.parallelism; worker++) {
@@ -476,8 +479,9 @@ export class ParallelFragmentNode implements StreamNode {
       let next: { map: VnodeMap; owners: VnodeOwner[] };
       let kept: Int32Array;
       const keep = new Set<string>();
-      /** The kept shares but those that gain vnodes: those get a store from a checkpoint too, their nodes copying the gained vnodes from it. */
+      /** The kept shares but those that gain vnodes: those get a store from a checkpoint too, their nodes reading the gained vnodes (`gains`) out of it. */
       const keepStores = new Set<string>();
+      const gains = new Map<string, Uint8Array>();
       try {
         next = this.rebalanceFor(owners.nodes());
         const keys = owners.keys();
@@ -492,8 +496,15 @@ export class ParallelFragmentNode implements StreamNode {
         for (let vnode = 0; vnode < seedMap.length; vnode++) {
           const owner = seedMap[vnode]!;
           if (owner < threads || kept[owner]! < 0) continue;
-          if (kept[owner] === previous[vnode]) seedMap[vnode] = 0;
-          else keepStores.delete(keys[owner - threads]!);
+          if (kept[owner] === previous[vnode]) {
+            seedMap[vnode] = 0;
+            continue;
+          }
+          const key = keys[owner - threads]!;
+          keepStores.delete(key);
+          let flags = gains.get(key);
+          if (flags === undefined) gains.set(key, (flags = new Uint8Array(seedMap.length)));
+          flags[vnode] = 1;
         }
         read = owners.readSeeds(seedMap);
       } catch (error) {
@@ -506,7 +517,7 @@ export class ParallelFragmentNode implements StreamNode {
         this.reading = reading;
         // The nodes make their stores from a checkpoint taken after this safe point first; only the seeds of those that cannot are read.
         try {
-          reading.checkpoint = owners.stageFromCheckpoint?.(read.epoch, keepStores);
+          reading.checkpoint = owners.stageFromCheckpoint?.(read.epoch, keepStores, gains);
         } catch (error) {
           this.abandonRead();
           this.cannotSeed(error);
@@ -596,13 +607,9 @@ export class ParallelFragmentNode implements StreamNode {
     for (let vnode = 0; vnode < previous.length; vnode++) if (moves[previous[vnode]!] !== next.map[vnode]) moved++;
     // The kept owners that gain vnodes (never held: keepPlan), and a kept share's seed of them.
     const gained = new Uint8Array(next.owners.length);
-    const gainedVnodes = Array.from({ length: next.owners.length }, () => new Uint8Array(previous.length));
     for (let vnode = 0; vnode < previous.length; vnode++) {
       const owner = next.map[vnode]!;
-      if (kept !== undefined && kept[owner]! >= 0 && kept[owner] !== previous[vnode]) {
-        gained[owner] = 1;
-        gainedVnodes[owner]![vnode] = 1;
-      }
+      if (kept !== undefined && kept[owner]! >= 0 && kept[owner] !== previous[vnode]) gained[owner] = 1;
     }
     const adds = new Array<Add | undefined>(next.owners.length).fill(undefined);
     let gainedOwners = 0;
@@ -613,8 +620,7 @@ export class ParallelFragmentNode implements StreamNode {
       const seed = seeds[owner - threads];
       if (seed === undefined) return;
       const store = stores[owner - threads];
-      const state = store === undefined ? undefined : owners.stateTables?.();
-      adds[owner] = { seed, ...(store === undefined || state === undefined ? {} : { from: { store, vnodes: gainedVnodes[owner]!, tables: state.tables, stateVnodes: state.stateVnodes } }) };
+      adds[owner] = { seed, ...(store === undefined ? {} : { store }) };
       remotes[owner - threads]!.added?.(seed.rows, (seed.base?.length ?? 0) + seed.bytes.length);
     });
     this.ownersGained += gainedOwners;
@@ -633,7 +639,7 @@ export class ParallelFragmentNode implements StreamNode {
     const gave = before.filter((remote) => !now.has(remote.key ?? remote.node)).map((remote) => (remote.failed?.() === true ? `${remote.node} (failed over before)` : remote.node));
     // A kept share that gains nothing has no seed; one that gains has the read's seed of those vnodes.
     const keptKey = (index: number): boolean => reading?.keep.has(remotes[index]?.key ?? '') === true && adds[threads + index] === undefined;
-    const allFromCheckpoints = seeds.length > keeps.size - keptThreads && seeds.every((seed, index) => seed.checkpoint !== undefined || keptKey(index));
+    const allFromCheckpoints = seeds.some((seed) => seed.checkpoint !== undefined) && seeds.every((seed, index) => seed.checkpoint !== undefined || keptKey(index));
     const sources = remotes
       .map((remote, index) => {
         const seed = seeds[index];

@@ -150,13 +150,17 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
             readSeeds: (map) => this.readSeeds(fragment, map),
             remotes: (seeds, staging, keep) => this.keyedRemotes(fragment, seeds, staging, keep),
             stageSeeds: (bases, ahead, keep) => shares.stageKeyedSeeds?.(bases, ahead, keep),
-            stageFromCheckpoint: (after, keep) =>
-              shares.stageKeyedCheckpoint?.(
+            stageFromCheckpoint: (after, keep, gains) => {
+              const tables = fragment.nodes.flatMap((node) => node.stateTables);
+              // A kept share's node reads the vnodes it gains out of its store by the tables' vnode columns.
+              const gained = gains === undefined ? undefined : new Map([...gains].map(([key, vnodes]) => [key, { vnodes, tables, stateVnodes: fragment.stateVnodes }]));
+              return shares.stageKeyedCheckpoint?.(
                 after,
-                fragment.nodes.flatMap((node) => node.stateTables.map((table) => table.tableId)),
+                tables.map((table) => table.tableId),
                 keep,
-              ),
-            stateTables: () => ({ tables: fragment.nodes.flatMap((node) => node.stateTables), stateVnodes: fragment.stateVnodes }),
+                gained,
+              );
+            },
           };
     // A fragment built with state (a promoted leader's, from the checkpoint its nodes followed too)
     // starts on its threads and takes its shares at its first cut, where each node makes its store

@@ -95,21 +95,22 @@ export type MainToWorker =
    * key bounds (MvccStateStore.rowsAddedElsewhere), its caches hold no key of those vnodes.
    * `add`, to a remote share's relay only (executor/cluster/keyed-share-worker.ts): those vnodes'
    * seed (packed entries, keyed-seed.ts), which its node writes into the share's store first;
-   * with `addFrom`, that seed holds only the writes after the checkpoint the node's store
-   * `addFrom.store` was made from, and the node copies the gained vnodes' entries from that store
-   * before it.
+   * with `addStore`, that seed holds only the writes after the checkpoint of the node's store so
+   * named, from which the node read the gained vnodes' entries ahead of the cut (GainedVnodes),
+   * and it writes those first.
    */
-  | { readonly t: 'remap'; readonly vnodes: Uint16Array; readonly worker: number; readonly parallelism: number; readonly gained?: boolean; readonly add?: readonly Uint8Array[]; readonly addFrom?: AddFromStore }
+  | { readonly t: 'remap'; readonly vnodes: Uint16Array; readonly worker: number; readonly parallelism: number; readonly gained?: boolean; readonly add?: readonly Uint8Array[]; readonly addStore?: string }
   /** Commit, durable, failed, abort, budget, close: as every worker's (worker-port.ts). */
   | WorkerControl;
 
-/** Where a kept share's node copies the vnodes it gains from: its store made from a checkpoint, and how a row's vnode is found (keyed-seed.ts). */
-export interface AddFromStore {
-  /** The node's name for the store (keyed-share-stage.ts' `staged`). */
-  readonly store: string;
-  /** 1 for each vnode the share gains. */
+/**
+ * The vnodes a kept keyed share gains at a cut (1 each, 256 flags), and how a row's vnode is found
+ * (keyed-seed.ts): the fragment's state tables and each one's vnode columns (`Fragment.stateVnodes`).
+ * Its node reads their entries out of the store it makes from its checkpoint ahead of the cut
+ * (executor/cluster/keyed-share-stage.ts' `stage-checkpoint` with `gain`).
+ */
+export interface GainedVnodes {
   readonly vnodes: Uint8Array;
-  /** The fragment's state tables and the columns hashed for each one's rows' vnode (`Fragment.stateVnodes`). */
   readonly tables: readonly StateTableDeclaration[];
   readonly stateVnodes: ReadonlyMap<number, readonly number[]>;
 }
