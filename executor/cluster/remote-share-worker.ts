@@ -12,7 +12,9 @@
 // the thread starts the worker here (a thread of its own over the leader's shared database, as a
 // local share's), gives it those ranges again epoch by epoch, answers the commits in flight with
 // its batches, and runs the share here from then on. A batch the leader did not receive was never written, and one it
-// received is not generated again, so every unit is written once.
+// received is not generated again, so every unit is written once. Each batch the failover worker
+// makes says how many units it was given for the epoch and how many of them had been sent to the
+// node unanswered (`failedOver`), so the fragment's EXPLAIN ANALYZE counts who fetched what.
 
 import { workerData, type MessagePort } from 'node:worker_threads';
 import { toSqlError } from '../../sql/errors.js';
@@ -47,6 +49,9 @@ const handed: ('remote' | 'local')[] = [];
 let local: WorkerHandle<MainToSourceWorker, SourceWorkerToMain> | undefined;
 /** The local worker's answers, in order. */
 let answers: Promise<void> = Promise.resolve();
+/** Units given to the local worker for its open epoch, and how many of them had been sent to the node. */
+let localUnits = 0;
+let localAgain = 0;
 
 function unitsOf(ranges: readonly number[]): number {
   let units = 0;
@@ -58,7 +63,8 @@ function send(message: unknown): void {
   if (mode === 'remote') link?.send(message);
 }
 
-function localCommit(epoch: string): void {
+/** Asks the local worker for epoch `epoch`'s batch, made of `units` units of which `again` had been sent to the node. */
+function localCommit(epoch: string, units: number, again: number): void {
   const worker = local!;
   const answer = worker.request({ t: 'commit', epoch }, `its batch of epoch ${epoch}`);
   answers = answers.then(async () => {
@@ -66,7 +72,7 @@ function localCommit(epoch: string): void {
       const batch = await worker.answered(answer);
       if (batch.t === 'batch') {
         handed.push('local');
-        channel.answer(batch, [batch.bytes]);
+        channel.answer({ ...batch, failedOver: { units, again } }, [batch.bytes]);
       } else {
         channel.answer(batch);
       }
@@ -87,9 +93,10 @@ function failOver(reason: string): void {
   local = new WorkerHandle<MainToSourceWorker, SourceWorkerToMain>(new URL(data.fallbackScript), shareData(data).local, "a source fragment's worker");
   for (const epoch of inFlight.splice(0)) {
     for (const ranges of epoch.ranges) local.post({ t: 'ranges', ranges });
-    localCommit(epoch.epoch);
+    localCommit(epoch.epoch, epoch.units, epoch.units);
   }
   for (const ranges of open) local.post({ t: 'ranges', ranges });
+  localUnits = localAgain = openUnits;
   open = [];
   openUnits = 0;
 }
@@ -129,12 +136,19 @@ function start(): void {
 channel.port.on('message', (message: MainToSourceWorker) => {
   switch (message.t) {
     case 'ranges':
-      if (mode === 'local') return local!.post(message);
+      if (mode === 'local') {
+        localUnits += unitsOf(message.ranges);
+        return local!.post(message);
+      }
       open.push(message.ranges);
       openUnits += unitsOf(message.ranges);
       return send(message);
     case 'commit':
-      if (mode === 'local') return localCommit(message.epoch);
+      if (mode === 'local') {
+        localCommit(message.epoch, localUnits, localAgain);
+        localUnits = localAgain = 0;
+        return;
+      }
       inFlight.push({ epoch: message.epoch, ranges: open, units: openUnits, deadline: Date.now() + data.timeoutMs });
       open = [];
       openUnits = 0;
@@ -152,7 +166,10 @@ channel.port.on('message', (message: MainToSourceWorker) => {
       return;
     }
     case 'abort':
-      if (mode === 'local') return local!.post(message);
+      if (mode === 'local') {
+        localUnits = localAgain = 0;
+        return local!.post(message);
+      }
       open = [];
       openUnits = 0;
       return send(message);

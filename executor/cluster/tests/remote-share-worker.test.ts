@@ -104,10 +104,12 @@ function relay(address: string, timeoutMs: number): { handle: WorkerHandle<MainT
   return { handle, stats: new BigInt64Array(stats) };
 }
 
-async function commit(handle: WorkerHandle<MainToSourceWorker, SourceWorkerToMain>, epoch: string): Promise<{ by: string; epoch: string; ranges: number[] }> {
+/** An epoch's batch: what the recorder wrote, and what the relay says its failover worker made it of. */
+async function commit(handle: WorkerHandle<MainToSourceWorker, SourceWorkerToMain>, epoch: string): Promise<{ by: string; epoch: string; ranges: number[]; failedOver?: { units: number; again: number } }> {
   const answer = await handle.answered(handle.request({ t: 'commit', epoch }, `epoch ${epoch}`));
   if (answer.t !== 'batch') throw new Error(`answered ${answer.t}`);
-  return JSON.parse(new TextDecoder().decode(new Uint8Array(answer.bytes, 0, answer.length))) as { by: string; epoch: string; ranges: number[] };
+  const written = JSON.parse(new TextDecoder().decode(new Uint8Array(answer.bytes, 0, answer.length))) as { by: string; epoch: string; ranges: number[] };
+  return answer.failedOver === undefined ? written : { ...written, failedOver: answer.failedOver };
 }
 
 describe("the leader's relay of a remote share", () => {
@@ -133,9 +135,10 @@ describe("the leader's relay of a remote share", () => {
     const { handle, stats } = relay(address, 5000);
     open.push({ handle });
     handle.post({ t: 'ranges', ranges: [3, 100, 200] });
-    expect(await commit(handle, '1')).toEqual({ by: 'leader', epoch: '1', ranges: [3, 100, 200] });
+    // Given to the node's share before it was given up: given again here.
+    expect(await commit(handle, '1')).toEqual({ by: 'leader', epoch: '1', ranges: [3, 100, 200], failedOver: { units: 100, again: 100 } });
     handle.post({ t: 'ranges', ranges: [3, 200, 250] });
-    expect(await commit(handle, '2')).toEqual({ by: 'leader', epoch: '2', ranges: [3, 200, 250] });
+    expect(await commit(handle, '2')).toEqual({ by: 'leader', epoch: '2', ranges: [3, 200, 250], failedOver: { units: 50, again: 0 } });
     expect(stats[0]).toBe(0n);
     expect(stats[1]).toBe(1n);
   });
@@ -151,8 +154,9 @@ describe("the leader's relay of a remote share", () => {
     handle.post({ t: 'ranges', ranges: [0, 30, 35] });
     const third = commit(handle, '3');
     expect(await first).toEqual({ by: 'remote', epoch: '1', ranges: [0, 0, 10] });
-    expect(await second).toEqual({ by: 'leader', epoch: '2', ranges: [0, 10, 30] });
-    expect(await third).toEqual({ by: 'leader', epoch: '3', ranges: [0, 30, 35] });
+    expect(await second).toEqual({ by: 'leader', epoch: '2', ranges: [0, 10, 30], failedOver: { units: 20, again: 20 } });
+    // Epoch 3's range went to the node or not, as the drop was seen before it or after.
+    expect(await third).toEqual({ by: 'leader', epoch: '3', ranges: [0, 30, 35], failedOver: { units: 5, again: expect.toBeOneOf([0, 5]) } });
     expect(stats[0]).toBe(10n);
     expect(stats[1]).toBe(1n);
   });
@@ -162,7 +166,7 @@ describe("the leader's relay of a remote share", () => {
     const { handle, stats } = relay(node.address, 5000);
     open.push({ handle, server: node.server });
     handle.post({ t: 'ranges', ranges: [2, 7, 9] });
-    expect(await commit(handle, '4')).toEqual({ by: 'leader', epoch: '4', ranges: [2, 7, 9] });
+    expect(await commit(handle, '4')).toEqual({ by: 'leader', epoch: '4', ranges: [2, 7, 9], failedOver: { units: 2, again: 2 } });
     expect(stats[1]).toBe(1n);
   });
 
@@ -172,7 +176,7 @@ describe("the leader's relay of a remote share", () => {
     open.push({ handle, server: node.server });
     handle.post({ t: 'ranges', ranges: [1, 0, 64] });
     const started = Date.now();
-    expect(await commit(handle, '9')).toEqual({ by: 'leader', epoch: '9', ranges: [1, 0, 64] });
+    expect(await commit(handle, '9')).toEqual({ by: 'leader', epoch: '9', ranges: [1, 0, 64], failedOver: { units: 64, again: 64 } });
     const waited = Date.now() - started;
     expect(waited).toBeGreaterThanOrEqual(350);
     expect(waited).toBeLessThan(5000);

@@ -214,9 +214,18 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   private readonly failedRemotes = new Map<string, number>();
   private readonly sourceId: number;
   private readonly plan: MaterializePlan;
-  /** Offsets of Kafka ranges given to this process's threads and to other nodes' shares (EXPLAIN ANALYZE). */
+  /**
+   * Offsets of Kafka ranges fetched by this process's threads (a remote share's failover worker
+   * included) and sent to other nodes, and those sent to a node that failed before answering them,
+   * fetched again here (EXPLAIN ANALYZE): here + nodes - again is every offset handed out.
+   */
   private rangeOffsetsHere = 0;
   private rangeOffsetsNodes = 0;
+  private rangeOffsetsAgain = 0;
+  /** Units, rows and waits of the workers closed (a node's share retired), which EXPLAIN ANALYZE still counts. */
+  private closedUnits = 0;
+  private closedRows = 0;
+  private closedWaitedMs = 0;
 
   constructor(
     plan: MaterializePlan,
@@ -314,6 +323,9 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
       const worker = this.workers[index]!;
       if (!worker.retiring || worker.dirty || worker.awaitingDurable.length > 0) continue;
       this.workers.splice(index, 1);
+      this.closedUnits += worker.units;
+      this.closedRows += worker.rows;
+      this.closedWaitedMs += worker.waitedMs;
       void worker.close();
     }
   }
@@ -332,10 +344,13 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
   }
 
   describe(): string {
-    const waited = this.workers.reduce((sum, worker) => sum + worker.waitedMs, 0);
-    const units = this.workers.reduce((sum, worker) => sum + worker.units, 0);
-    const rows = this.workers.reduce((sum, worker) => sum + worker.rows, 0);
-    const ranges = this.rangeOffsetsHere + this.rangeOffsetsNodes > 0 ? `, Kafka offsets fetched ${this.rangeOffsetsHere} by this node's threads and ${this.rangeOffsetsNodes} by other nodes` : '';
+    // Every worker the fragment had, the shares of nodes that left or failed included.
+    const waited = this.workers.reduce((sum, worker) => sum + worker.waitedMs, this.closedWaitedMs);
+    const units = this.workers.reduce((sum, worker) => sum + worker.units, this.closedUnits);
+    const rows = this.workers.reduce((sum, worker) => sum + worker.rows, this.closedRows);
+    const ranges = this.rangeOffsetsHere + this.rangeOffsetsNodes > 0
+      ? `, Kafka offsets fetched ${this.rangeOffsetsHere} by this node's threads and ${this.rangeOffsetsNodes} by other nodes, ${this.rangeOffsetsAgain} of those again here after a node failed`
+      : '';
     return `${this.sourceText}${this.remotes > 0 ? ` and ${this.remotes} other node${this.remotes === 1 ? '' : 's'}` : ''}: ${units} units, ${rows} rows${ranges}, waited ${waited.toFixed(3)} ms`;
   }
 
@@ -465,6 +480,14 @@ export class SourceFragmentNode implements StreamNode, SourceFragmentReader {
       if (message.t !== 'batch') throw new SqlError(SqlState.internalError, `a source fragment's worker answered ${message.t}, not batch`);
       const handed: Batch = message;
       byHandle.get(handle)!.rows += handed.rows;
+      // A node's share that failed over: what its failover worker fetched was fetched here, and
+      // what the node had been sent of it, unanswered, was fetched twice.
+      if (handed.failedOver !== undefined && this.settings.kafkaRanges !== undefined) {
+        const { units, again } = handed.failedOver;
+        this.rangeOffsetsHere += units;
+        this.rangeOffsetsNodes -= units - again;
+        this.rangeOffsetsAgain += again;
+      }
       if (handed.changes !== undefined) this.settings.direct?.counted(epoch, handed.changes.inserts, handed.changes.deletes);
       for (const error of handed.errors) this.context.recordError(new SqlError(SqlState.dataException, error));
       if (handed.rejects !== undefined && handed.rejects.length > 0) this.onRejects?.(this.sourceId, handed.rejects);

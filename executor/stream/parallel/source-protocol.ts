@@ -67,12 +67,23 @@ export type MainToSourceWorker =
   /** Commit, durable, failed, abort, budget (the row cache's share), close: as every worker's (worker-port.ts). */
   | WorkerControl;
 
+/** What a remote share's failover worker made an epoch's batch of (SourceWorkerToMain's `batch`). */
+export interface FailedOverUnits {
+  /** Units given to the failover worker for the epoch. */
+  readonly units: number;
+  /** Of these, units that had been sent to the node, which never answered them. */
+  readonly again: number;
+}
+
 export type SourceWorkerToMain =
   /**
    * The sealed epoch's writes (without store records), the view rows written, the row errors met,
    * the messages a Kafka fragment's worker could not decode, the messages of the Kafka offset
    * ranges it fetched itself (`fetched`), a direct sink's changes counted in the epoch
-   * (`directSink`) and the worker's memory.
+   * (`directSink`) and the worker's memory. `failedOver`: set by a remote share's relay
+   * (executor/cluster/remote-share-worker.ts) on a batch its failover worker made on this node after
+   * the node failed: the units (a Kafka fragment's offsets) it was given for the epoch, and how
+   * many of them had been sent to the node, unanswered, and were given again here.
    */
-  | { readonly t: 'batch'; readonly bytes: ArrayBuffer; readonly length: number; readonly rows: number; readonly errors: readonly string[]; readonly rejects?: readonly WorkerReject[]; readonly fetched?: FetchedMessages; readonly changes?: DirectCounts; readonly memory: WorkerMemory }
+  | { readonly t: 'batch'; readonly bytes: ArrayBuffer; readonly length: number; readonly rows: number; readonly errors: readonly string[]; readonly rejects?: readonly WorkerReject[]; readonly fetched?: FetchedMessages; readonly changes?: DirectCounts; readonly memory: WorkerMemory; readonly failedOver?: FailedOverUnits }
   | { readonly t: 'error'; readonly code: string; readonly message: string };
