@@ -4,14 +4,16 @@
 // read still reads. Counted on the in-memory backend (its point reads spied on); the answers
 // checked on both stores, with the bound first read while writes above the committed keys are
 // buffered or sealed and in flight (those keys must raise it, or their rows would read as absent
-// once out of the buffers), and read again after a restart over a deleted largest key.
+// once out of the buffers), and read again after a restart over a deleted largest key, and once
+// another writer committed keys above it (rowsAddedElsewhere).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { epochFromMillis } from '../sql/epoch.js';
 import { type } from '../sql/types.js';
-import { createMemoryStateStore } from './memory-state-store.js';
+import { MemoryBackend } from './memory-backend.js';
+import { createMemoryStateStore, MemoryStateStore } from './memory-state-store.js';
 import { openRocksStateStore } from './rocks-state-store.js';
 import type { StateStore, StateTableSchema } from './state-table.js';
 
@@ -91,6 +93,31 @@ describe('a state table key bound', () => {
       }
       await store.close();
     });
+  });
+
+  it('is read again once rows of keys it never read were committed by another writer', async () => {
+    // Two stores over one backend: the second commits keys above the first's bound (a keyed
+    // fragment's owner taking vnodes another owner wrote, executor/stream/parallel/parallel-fragment.ts).
+    const backend = new MemoryBackend();
+    const options = { retentionMs: 10 * 60 * 1000, memoryLimitBytes: 64 * 1024 * 1024 };
+    const mine = new MemoryStateStore(backend, options);
+    const other = new MemoryStateStore(backend, options);
+    const table = mine.table(schema);
+    for (const id of [1, 2, 3]) table.insert(row(id));
+    mine.commit(epochAt(1));
+    // The bound is read (3): a larger key reads as absent with no backend read.
+    expect(table.get([50])).toBeUndefined();
+    const theirs = other.table(schema);
+    for (const id of [100, 101]) theirs.insert(row(id));
+    other.commit(epochAt(2));
+    expect(table.get([100])).toBeUndefined();
+    mine.rowsAddedElsewhere();
+    expect(table.get([100])).toEqual(row(100));
+    expect(table.get([101])).toEqual(row(101));
+    expect(table.get([102])).toBeUndefined();
+    expect(table.get([2])).toEqual(row(2));
+    await mine.close();
+    await other.close();
   });
 
   it('is read again after a restart, a deleted largest key included', async () => {

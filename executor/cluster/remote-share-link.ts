@@ -78,8 +78,10 @@ export function configuredSeedChunkBytes(): number {
  * understand. Nodes from before versions were named send none: version 1. Version 3: a Kafka
  * source fragment's batch says how many messages of its offset ranges the node fetched
  * (source-protocol.ts, `fetched`), which a leader of version 3 counts as the source's messages.
- * Version 4: a keyed share a cut keeps may get `add` frames (the seed of vnodes it gains, each
- * piece answered `seeding`) and then `remap` with `gained` (keyed-share-worker.ts).
+ * Version 4: a keyed share a cut keeps may get `add-store` (write the entries of the vnodes it
+ * gains that this node read ahead out of a store made from its checkpoint: a `stage-checkpoint`
+ * with `gain`, answered `seeding` as the read goes) and `add` frames (their seed, each piece
+ * answered `seeding`), then `remap` with `gained` (keyed-share-worker.ts).
  */
 export const SHARE_PROTOCOL_VERSION = 4;
 
