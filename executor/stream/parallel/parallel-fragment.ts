@@ -414,8 +414,9 @@ export class ParallelFragmentNode implements StreamNode {
    * vnode it held is started afresh (its seed or checkpoint store made by the new map, as at the
    * fragment's build), since its store may hold that vnode's entries of then (a key the leader has
    * deleted and dropped since). An owner that gains only vnodes it never held has nothing of them:
-   * a thread reads them in the leader's database, a share gets their seed written into its node's
-   * store at the cut (`remap` with `add`), and its tables forget their key bounds. So on a join every
+   * a thread reads them in the leader's database, a share gets them written into its node's store
+   * at the cut (`remap` with `add`, and `addStore` when its node read them out of its checkpoint
+   * ahead), and its tables forget their key bounds and its caches their completeness. So on a join every
    * owner running is kept, and on the leave of a node whose vnodes the others never held, every
    * other. A fragment whose workers generate an input starts all (its workers are peers).
    */
@@ -550,11 +551,11 @@ export class ParallelFragmentNode implements StreamNode {
     const before = this.remoteTargets;
     const threads = this.settings.parallelism;
     let kept: Int32Array | undefined;
-    /** Per share: the name of its node's store from a checkpoint that a kept share copies the vnodes it gains from. */
+    /** Per kept share that gains: the name under which its node keeps the gained vnodes' entries it read out of a store from its checkpoint. */
     const stores: (string | undefined)[] = [];
     try {
       seeds = reading === undefined ? [] : reading.read.finish();
-      // A kept share whose seed of the vnodes it gains starts from its node's checkpoint store: that store, handed to it.
+      // A kept share whose seed of the vnodes it gains starts at its node's checkpoint: the entries its node read out of it, handed to it.
       seeds.forEach((seed, share) => {
         if (seed.checkpoint === undefined || reading?.keep.has(owners.keys()[share] ?? '') !== true) return;
         const id = reading.checkpoint?.handOffStore?.(share);
