@@ -91,7 +91,8 @@ export const MAX_SEED_WRITE_DELAY_MS = 60_000;
 
 /**
  * OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS (tests: a node slow to write its seed): how long this node
- * waits before writing each piece of a seed sent at `open`; unset or empty, 0; a whole number of
+ * waits before writing each piece of a seed sent at `open`, and of the vnodes a kept share gains
+ * (`add`, `add-store`); unset or empty, 0; a whole number of
  * milliseconds up to MAX_SEED_WRITE_DELAY_MS; anything else an error naming the variable (bin/cli.ts
  * refuses it at start with the same rule).
  */
@@ -257,6 +258,8 @@ export class RemoteShareServer {
         adding = (async () => {
           for (const piece of wholeEntryPieces(entries.bytes, SEED_WRITE_PIECE_BYTES)) {
             if (socket.destroyed) return;
+            if (this.seedWriteDelay > 0) await new Promise((resolve) => setTimeout(resolve, this.seedWriteDelay));
+            if (socket.destroyed) return;
             await keyed!.database.writeAsync(Buffer.from(piece.buffer, piece.byteOffset, piece.length));
             addedBytes += piece.length;
             send({ t: 'seeding' } satisfies Handshake);
@@ -267,7 +270,8 @@ export class RemoteShareServer {
       if (message.t === 'add') {
         if (!(message.bytes instanceof Uint8Array)) return fail(new Error('an add frame without its bytes'));
         const bytes = message.bytes;
-        adding = keyed!.database.writeAsync(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)).then(
+        const delay = this.seedWriteDelay;
+        adding = (delay > 0 ? new Promise((resolve) => setTimeout(resolve, delay)) : Promise.resolve()).then(() => keyed!.database.writeAsync(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length))).then(
           () => {
             addedBytes += bytes.length;
             // Each piece written gives the leader's deadlines again.
