@@ -13,7 +13,9 @@
 //   c (the safe point made by the gap the source manager leaves between epochs while a cut waits;
 //   waiting for a gap instead, the cuts did not come before the deadline), then c's share_rows
 //   grow;
-// - node b is SIGKILLed while producing: the leader replays b's epochs not yet durable;
+// - node b is SIGKILLed while producing: the leader replays b's epochs not yet durable; once its
+//   lease is gone the owners are cut again, the threads and c taking b's vnodes and running on
+//   (no owner held those before), and more messages come after that cut;
 // - production stops: each view equals its recomputation from the messages the test produced
 //   (count and sum per key, computed here from the ids), every message counted once.
 
@@ -93,6 +95,13 @@ describe('keyed shares of a view over a Kafka source', () => {
       await until('the leader never took b\'s share over', async () => (new RegExp(`the keyed share on node ${bId} \\(127\\.0\\.0\\.1:\\d+\\) failed: `).test(a.stderr()) ? true : undefined), 30_000, stderr);
       const atKill = producer.produced();
       await until('no messages after the kill', async () => (producer.produced() > atKill + 1500 ? true : undefined), 60_000, stderr);
+      // Once b's lease is gone the owners are cut again: the threads and c take b's vnodes (never
+      // theirs) and run on; messages of those vnodes' keys keep coming after the cut.
+      for (const view of ['kc', 'kj']) {
+        await until(`${view} never cut its owners without node b`, async () => (/to 2 workers and 1 other node, vnodes cut again 2 times \(\d+ owners kept, [1-9]\d* of them taking vnodes, \d+ started\)/.test(await explain(leader, view)) ? true : undefined), 60_000, stderr);
+      }
+      const atCut = producer.produced();
+      await until('no messages after the cut', async () => (producer.produced() > atCut + 1500 ? true : undefined), 60_000, stderr);
     } finally {
       await producer.stop();
     }
@@ -117,6 +126,7 @@ describe('keyed shares of a view over a Kafka source', () => {
     await until('the join view never counted every joined message', async () => (Number((await leader.query<{ n: string | null }>('select sum(n) as n from kj')).rows[0]?.n ?? 0) >= joinedTotal ? true : undefined), 60_000, stderr);
     const kj = (await leader.query<{ k: number; n: string; s: string }>('select k, n::int8 as n, s::int8 as s from kj order by k')).rows;
     expect(kj).toEqual(expected.filter(([k]) => k < JOINED).map(([k, entry]) => ({ k, n: String(entry.n), s: String(entry.js) })));
+
     await leader.end();
   }, 240_000);
 });
