@@ -448,22 +448,12 @@ async function joinRun(label: string): Promise<void> {
     const buildS = (performance.now() - buildStart) / 1000;
     const buildCpuS = cpuSeconds(a.child.pid!) - buildCpu;
     // The load: small inserts, one after another, each timed.
-    let next = GROUPS;
-    let writing = true;
-    let longest = 0;
-    const writer = (async () => {
-      while (writing) {
-        const at = performance.now();
-        await client.query(`insert into t select g, g % ${GROUPS}, 1 from generate_series(${next + 1}, ${next + 256}) g`);
-        longest = Math.max(longest, performance.now() - at);
-        next += 256;
-      }
-    })();
+    const load = new TimedInserts(client, GROUPS);
     const explain = async (): Promise<string> => (await client.query({ text: 'explain analyze kv', rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n');
     try {
       await new Promise((resolve) => setTimeout(resolve, 2000));
-      const before = longest;
-      longest = 0;
+      const before = load.longest;
+      load.longest = 0;
       const leaderBefore = residentBytes(a.child.pid!);
       const joinedAt = performance.now();
       const b = await startOxbowNode(ENTRY, join(work, 'b'), args, env);
@@ -509,7 +499,7 @@ async function joinRun(label: string): Promise<void> {
       emit(`${tag}_start_to_first_rows_ms`, firstRowsMs!, 'ms');
       emit(`${tag}_start_to_first_batch_ms`, readyMs, 'ms');
       emit(`${tag}_longest_insert_before_ms`, before, 'ms');
-      emit(`${tag}_longest_insert_joining_ms`, longest, 'ms');
+      emit(`${tag}_longest_insert_joining_ms`, load.longest, 'ms');
       emit(`${tag}_leader_cpu_s`, cpu[0]!, 's');
       emit(`${tag}_node_cpu_s`, cpu[1]!, 's');
       emit(`${tag}_leader_rss_before_bytes`, leaderBefore.now, 'bytes');
@@ -527,7 +517,7 @@ async function joinRun(label: string): Promise<void> {
       if (made.length > 0) emit(`${tag}_store_from_checkpoint_ms`, Number(made[made.length - 1]![1]), 'ms');
       if (!/and 1 other node/.test(await explain())) throw new Error(`the fragment has no share on the node\n${await explain()}`);
       // Drained while the inserts go on.
-      longest = 0;
+      load.longest = 0;
       const drainedAt = performance.now();
       const stopping = b.stop();
       while (!/to 2 workers, /.test(await explain())) {
@@ -537,19 +527,15 @@ async function joinRun(label: string): Promise<void> {
       emit(`${tag}_drain_to_threads_ms`, performance.now() - drainedAt, 'ms');
       await stopping;
       emit(`${tag}_drain_exit_ms`, performance.now() - drainedAt, 'ms');
-      emit(`${tag}_longest_insert_draining_ms`, longest, 'ms');
+      emit(`${tag}_longest_insert_draining_ms`, load.longest, 'ms');
       emit(`${tag}_failed_over`, /the keyed share on node .* failed/.test(a.stderr()) ? 1 : 0, 'shares');
       emit(`${tag}_load_1m`, loadavg()[0]!, 'load');
     } catch (error) {
       // The leader's log says why (a share failed over, the lease given up, the process gone).
-      writing = false;
-      await writer.catch(() => undefined);
+      await load.abandon();
       throw new Error(`${error instanceof Error ? error.message : String(error)}\n--- leader ---\n${a.stderr()}`);
     } finally {
-      if (writing) {
-        writing = false;
-        await writer;
-      }
+      await load.stop();
     }
     await client.end();
   } finally {
@@ -634,6 +620,43 @@ async function checkRecomputed(client: pg.Client, tag: string, log: () => string
   }
 }
 
+/** The join and leave modes' load: inserts of 256 rows (every vnode's groups) one after another on `client`, each timed. */
+class TimedInserts {
+  /** The longest insert since this was last set to 0, ms. */
+  longest = 0;
+  /** Inserts done. */
+  inserts = 0;
+  private writing = true;
+  private readonly done: Promise<void>;
+  /** Once ended: what ending waits for (the load's end, or after `abandon` its end with any failure dropped). */
+  private ended: Promise<void> | undefined;
+
+  constructor(client: pg.Client, groups: number) {
+    let next = groups;
+    this.done = (async () => {
+      while (this.writing) {
+        const at = performance.now();
+        await client.query(`insert into t select g, g % ${groups}, 1 from generate_series(${next + 1}, ${next + 256}) g`);
+        this.longest = Math.max(this.longest, performance.now() - at);
+        next += 256;
+        this.inserts++;
+      }
+    })();
+  }
+
+  /** Ends the load once the insert under way is done (it counts); again, nothing more. */
+  stop(): Promise<void> {
+    this.writing = false;
+    return (this.ended ??= this.done);
+  }
+
+  /** Ends the load after a failure: an insert that fails too is not reported over it. */
+  abandon(): Promise<void> {
+    this.writing = false;
+    return (this.ended ??= this.done.catch(() => undefined));
+  }
+}
+
 /** BENCH_QUERY=leave: one of two nodes with shares of a running view drained, the other surviving it (above). */
 async function leaveRun(label: string): Promise<void> {
   const etcd = await startEtcd();
@@ -681,28 +704,16 @@ async function leaveRun(label: string): Promise<void> {
     const bVnodes = await nodeVnodes(bId);
     const cVnodesBefore = await nodeVnodes(cId);
     // The load: small inserts, one after another, each timed.
-    let next = GROUPS;
-    let writing = true;
-    let longest = 0;
-    let inserts = 0;
-    const writer = (async () => {
-      while (writing) {
-        const at = performance.now();
-        await client.query(`insert into t select g, g % ${GROUPS}, 1 from generate_series(${next + 1}, ${next + 256}) g`);
-        longest = Math.max(longest, performance.now() - at);
-        next += 256;
-        inserts++;
-      }
-    })();
+    const load = new TimedInserts(client, GROUPS);
     const tag = `leave_${label}`;
     try {
       const settledCpu = cpuSeconds(a.child.pid!);
-      const settledInserts = inserts;
+      const settledInserts = load.inserts;
       await new Promise((resolve) => setTimeout(resolve, 2000));
-      const before = longest;
-      const insertsBefore = inserts - settledInserts;
+      const before = load.longest;
+      const insertsBefore = load.inserts - settledInserts;
       const leaderCpuBefore = cpuSeconds(a.child.pid!) - settledCpu;
-      longest = 0;
+      load.longest = 0;
       const cutsBefore = cutLines(a.stderr()).length;
       const logBefore = a.stderr().length;
       const cpuBefore = [a, c].map((node) => cpuSeconds(node.child.pid!));
@@ -724,15 +735,14 @@ async function leaveRun(label: string): Promise<void> {
         if (/lost its etcd lease/.test(a.stderr().slice(logBefore))) throw new Error('the leader gave its lease up');
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      const during = longest;
-      const insertsAtCut = inserts;
+      const during = load.longest;
+      const insertsAtCut = load.inserts;
       // The first epochs after the cut (the started owners' first batches) count as the drain's.
       await new Promise((resolve) => setTimeout(resolve, 5000));
       const cpu = [a, c].map((node, index) => cpuSeconds(node.child.pid!) - cpuBefore[index]!);
       // The insert under way then counts too: the writer ends after it.
-      writing = false;
-      await writer;
-      const whileDrained = longest;
+      await load.stop();
+      const whileDrained = load.longest;
       await stopping;
       const after = a.stderr().slice(logBefore);
       const failed = [...after.matchAll(/the keyed share on node .* failed/g)].length;
@@ -762,7 +772,7 @@ async function leaveRun(label: string): Promise<void> {
       emit(`${tag}_longest_insert_to_cut_ms`, during, 'ms');
       emit(`${tag}_longest_insert_draining_ms`, Math.max(during, whileDrained), 'ms');
       emit(`${tag}_inserts_per_s_before`, insertsBefore / 2, 'statements/s');
-      emit(`${tag}_inserts_per_s_after_cut`, (inserts - insertsAtCut) / 5, 'statements/s');
+      emit(`${tag}_inserts_per_s_after_cut`, (load.inserts - insertsAtCut) / 5, 'statements/s');
       emit(`${tag}_leader_cpu_s_per_s_before`, leaderCpuBefore / 2, 's/s');
       emit(`${tag}_failed_over`, failed, 'shares');
       emit(`${tag}_leader_cpu_s`, cpu[0]!, 's');
@@ -772,14 +782,10 @@ async function leaveRun(label: string): Promise<void> {
       await checkRecomputed(client, tag, () => a.stderr());
     } catch (error) {
       // The leader's log says why (a share failed over, the lease given up, the process gone).
-      writing = false;
-      await writer.catch(() => undefined);
+      await load.abandon();
       throw new Error(`${error instanceof Error ? error.message : String(error)}\n--- leader ---\n${a.stderr()}`);
     } finally {
-      if (writing) {
-        writing = false;
-        await writer;
-      }
+      await load.stop();
     }
     await client.end();
   } finally {
