@@ -267,6 +267,11 @@ export class MvccStateStore implements StateStore, TableHost {
     this.participants.delete(participant);
   }
 
+  /** Rows any table read here may have been committed by another writer since: each table forgets what it knew of its committed rows (MvccStateTable.committedElsewhere). */
+  committedElsewhere(): void {
+    for (const table of this.tables.values()) table.committedElsewhere();
+  }
+
   /** Rows of keys no table read here were committed by another writer: each table forgets its key bound (MvccStateTable.rowsAddedElsewhere). */
   rowsAddedElsewhere(): void {
     for (const table of this.tables.values()) table.rowsAddedElsewhere();

@@ -105,6 +105,8 @@ export interface BudgetedCache {
   evictOldest(budget: GroupCacheBudget): void;
   /** Its state table got rows of keys it never saw (GroupCacheBudget.rowsAddedElsewhere): a cache that holds every group must no longer say so. */
   rowsAddedElsewhere?(): void;
+  /** Empties the cache and forgets that its table was loaded (GroupCacheBudget.forgetAll). */
+  reset?(): void;
 }
 
 /**
@@ -148,6 +150,14 @@ export class GroupCacheBudget extends LargestFirstBudget<BudgetedCache> {
    */
   rowsAddedElsewhere(): void {
     for (const cache of this.caches) cache.rowsAddedElsewhere?.();
+  }
+
+  /**
+   * Keys the caches of this budget held may have been written by another writer since (a keyed
+   * fragment's thread taking back vnodes it gave away): every cache is emptied and loads again.
+   */
+  forgetAll(): void {
+    for (const cache of this.caches) cache.reset?.();
   }
 
   protected evictDown(cache: BudgetedCache): void {

@@ -519,7 +519,11 @@ export function runFragmentWorker(producerOf: ProducerOf | undefined, data: Frag
     // bounds do not cover.
     if (message.t === 'remap') {
       vnodes = message.vnodes;
-      if (message.gained === true && worker !== undefined) {
+      if (message.regained === true && worker !== undefined) {
+        // Vnodes it held before: what its caches hold of them may be stale.
+        worker.store.committedElsewhere();
+        worker.groupCaches.forgetAll();
+      } else if (message.gained === true && worker !== undefined) {
         worker.store.rowsAddedElsewhere();
         worker.groupCaches.rowsAddedElsewhere();
       }

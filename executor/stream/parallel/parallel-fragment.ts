@@ -362,7 +362,7 @@ export class ParallelFragmentNode implements StreamNode {
      * At a cut: per owner, the index of the running owner it keeps (-1: started), those workers,
      * per owner whether it gains vnodes, and per kept share that gains, the seed of those vnodes.
      */
-    keeping?: { readonly kept: Int32Array; readonly old: readonly FragmentWorker[]; readonly gained: Uint8Array; readonly adds: readonly (Add | undefined)[] },
+    keeping?: { readonly kept: Int32Array; readonly old: readonly FragmentWorker[]; readonly gained: Uint8Array; readonly regained: Uint8Array; readonly adds: readonly (Add | undefined)[] },
   ): void {
     const settings = this.settings;
     const total = settings.parallelism + remotes.length;
@@ -376,10 +376,11 @@ export class ParallelFragmentNode implements StreamNode {
       if (from < 0) return undefined;
       const worker = keeping!.old[from]!;
       const gained = keeping!.gained[owner] === 1;
+      const regained = keeping!.regained[owner] === 1;
       const added = keeping!.adds[owner];
       const seed = added?.seed;
       const add = seed === undefined ? undefined : seed.base === undefined ? [seed.bytes] : [seed.base, seed.bytes];
-      worker.handle.post({ t: 'remap', vnodes: this.vnodeMap, worker: owner, parallelism: total, ...(gained ? { gained } : {}), ...(add === undefined ? {} : { add }), ...(added?.store === undefined ? {} : { addStore: added.store }) });
+      worker.handle.post({ t: 'remap', vnodes: this.vnodeMap, worker: owner, parallelism: total, ...(gained ? { gained } : {}), ...(regained ? { regained } : {}), ...(add === undefined ? {} : { add }), ...(added?.store === undefined ? {} : { addStore: added.store }) });
       return worker;
     };
     for (let worker = 0; worker < settings.parallelism; worker++) {
@@ -395,11 +396,12 @@ export class ParallelFragmentNode implements StreamNode {
       this.remoteNodes.push(remote.node);
     });
     this.remoteTargets = remotes;
-    // What each owner held: a kept one's vnodes before and now, a started one's now.
+    // What each owner held: a kept one's vnodes before and now, a started one's or one whose caches
+    // were emptied (a thread that took back vnodes) now.
     const before = this.heldVnodes;
     this.heldVnodes = this.workers.map((_, owner) => {
       const from = keeping?.kept[owner] ?? -1;
-      const held = from >= 0 && before[from] !== undefined ? new Uint8Array(before[from]!) : new Uint8Array(VNODE_COUNT);
+      const held = from >= 0 && before[from] !== undefined && keeping!.regained[owner] !== 1 ? new Uint8Array(before[from]!) : new Uint8Array(VNODE_COUNT);
       for (let vnode = 0; vnode < this.vnodeMap.length; vnode++) if (this.vnodeMap[vnode] === owner) held[vnode] = 1;
       return held;
     });
@@ -407,13 +409,14 @@ export class ParallelFragmentNode implements StreamNode {
 
   /**
    * Which owners of `next` a cut keeps running (per new owner, the index of the owner running now,
-   * or -1: started): the same thread, or the share of the same run of a node (its key) that did not
-   * fail over, that gains no vnode it held before (it may lose some, and gain others). Its caches
+   * or -1: started): every thread, and the share of the same run of a node (its key) that did not
+   * fail over and gains no vnode it held before (it may lose some, and gain others). Its caches
    * and its node's store hold its vnodes as of the cut, and the entries of vnodes it loses are never
-   * read again: a vnode can only come back to it at a later cut, and an owner that would get back a
+   * read again: a vnode can only come back to it at a later cut, and a share that would get back a
    * vnode it held is started afresh (its seed or checkpoint store made by the new map, as at the
    * fragment's build), since its store may hold that vnode's entries of then (a key the leader has
-   * deleted and dropped since). An owner that gains only vnodes it never held has nothing of them:
+   * deleted and dropped since); a thread that gets one back has its caches emptied (`regained`).
+   * An owner that gains only vnodes it never held has nothing of them:
    * a thread reads them in the leader's database, a share gets them written into its node's store
    * at the cut (`remap` with `add`, and `addStore` when its node read them out of its checkpoint
    * ahead), and its tables forget their key bounds and its caches their completeness. So on a join every
@@ -438,8 +441,9 @@ export class ParallelFragmentNode implements StreamNode {
       const owner = next.map[vnode]!;
       const from = kept[owner]!;
       if (from < 0 || from === previous[vnode]) continue;
-      // It gains the vnode: kept only if it never held it.
-      if ((this.heldVnodes[from]?.[vnode] ?? 1) !== 0) kept[owner] = -1;
+      // It gains the vnode: a share only if it never held it (its node's store may hold the vnode's
+      // entries of then); a thread reads the leader's database, its caches emptied if it held it.
+      if (owner >= threads && (this.heldVnodes[from]?.[vnode] ?? 1) !== 0) kept[owner] = -1;
     }
     return kept;
   }
@@ -608,10 +612,15 @@ export class ParallelFragmentNode implements StreamNode {
     for (let vnode = 0; vnode < previous.length; vnode++) if (moves[previous[vnode]!] !== next.map[vnode]) moved++;
     // The kept owners that gain vnodes (never held: keepPlan), and a kept share's seed of them.
     const gained = new Uint8Array(next.owners.length);
+    /** Kept threads that take back vnodes they held (their caches are emptied). */
+    const regained = new Uint8Array(next.owners.length);
     for (let vnode = 0; vnode < previous.length; vnode++) {
       const owner = next.map[vnode]!;
-      if (kept !== undefined && kept[owner]! >= 0 && kept[owner] !== previous[vnode]) gained[owner] = 1;
+      if (kept === undefined || kept[owner]! < 0 || kept[owner] === previous[vnode]) continue;
+      gained[owner] = 1;
+      if (this.heldVnodes[kept[owner]!]?.[vnode] === 1) regained[owner] = 1;
     }
+    const regainedOwners = regained.reduce((sum, flag) => sum + flag, 0);
     const adds = new Array<Add | undefined>(next.owners.length).fill(undefined);
     let gainedOwners = 0;
     gained.forEach((gains, owner) => {
@@ -627,7 +636,7 @@ export class ParallelFragmentNode implements StreamNode {
     this.ownersGained += gainedOwners;
     this.vnodeMap = next.map;
     this.vnodeOwners = [...next.owners];
-    this.start(remotes, undefined, keeps.size > 0 ? { kept: kept!, old, gained, adds } : undefined);
+    this.start(remotes, undefined, keeps.size > 0 ? { kept: kept!, old, gained, regained, adds } : undefined);
     this.routeHeld(held);
     this.rescales++;
     const keptThreads = [...keeps].filter((index) => index < threads).length;
@@ -657,7 +666,7 @@ export class ParallelFragmentNode implements StreamNode {
         : `${allFromCheckpoints ? `no seed read, stores made from checkpoints in ${reading.checkpointMs.toFixed(0)} ms` : `seeds read in ${reading.readMs.toFixed(0)} ms`} while the owners ran, ${reading.staging?.describe() ?? 'none sent ahead'}, then ${reading.read.keptEpochs} epoch${reading.read.keptEpochs === 1 ? '' : 's'}' writes added (${reading.read.keptEntries} entries), cut ${(performance.now() - reading.startedAt).toFixed(0)} ms after the read began; seeds: ${sources.join('; ')}`;
     process.stderr.write(
       `oxbow: view ${this.context.viewId}'s keyed fragment cut its vnodes again for ${this.settings.parallelism} threads and ${remotes.length} other node${remotes.length === 1 ? '' : 's'}, ${moved} vnode${moved === 1 ? '' : 's'} changing owner` +
-        `; kept ${keeps.size} owner${keeps.size === 1 ? '' : 's'} running (${keptThreads} thread${keptThreads === 1 ? '' : 's'}, ${keptNodes === 1 ? "1 node's share" : `${keptNodes} nodes' shares`}${gainedOwners > 0 ? `; ${gainedOwners} of them took vnodes` : ''}), started ${startedOwners}` +
+        `; kept ${keeps.size} owner${keeps.size === 1 ? '' : 's'} running (${keptThreads} thread${keptThreads === 1 ? '' : 's'}, ${keptNodes === 1 ? "1 node's share" : `${keptNodes} nodes' shares`}${gainedOwners > 0 ? `; ${gainedOwners} of them took vnodes` : ''}${regainedOwners > 0 ? `, ${regainedOwners} of those some they held before (caches emptied)` : ''}), started ${startedOwners}` +
         `${took.length > 0 ? `; node ${took.join(', ')} took vnodes` : ''}${gave.length > 0 ? `; node ${gave.join(', ')} handed its vnodes back` : ''}` +
         ` (${read})\n`,
     );

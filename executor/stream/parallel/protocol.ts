@@ -93,13 +93,15 @@ export type MainToWorker =
    * afresh at that cut). `gained`: it takes vnodes it never held, whose rows are in its store now
    * (the leader's database, or its node's store after the relay's `add`): its tables forget their
    * key bounds (MvccStateStore.rowsAddedElsewhere), its caches hold no key of those vnodes.
-   * `add`, to a remote share's relay only (executor/cluster/keyed-share-worker.ts): those vnodes'
+   * `regained`, to a thread only: some of those vnodes it held before, so its caches may hold their
+   * rows of then: its tables' caches and its group caches are emptied (MvccStateStore.committedElsewhere,
+   * GroupCacheBudget.forgetAll). `add`, to a remote share's relay only (executor/cluster/keyed-share-worker.ts): those vnodes'
    * seed (packed entries, keyed-seed.ts), which its node writes into the share's store first;
    * with `addStore`, that seed holds only the writes after the checkpoint of the node's store so
    * named, from which the node read the gained vnodes' entries ahead of the cut (GainedVnodes),
    * and it writes those first.
    */
-  | { readonly t: 'remap'; readonly vnodes: Uint16Array; readonly worker: number; readonly parallelism: number; readonly gained?: boolean; readonly add?: readonly Uint8Array[]; readonly addStore?: string }
+  | { readonly t: 'remap'; readonly vnodes: Uint16Array; readonly worker: number; readonly parallelism: number; readonly gained?: boolean; readonly regained?: boolean; readonly add?: readonly Uint8Array[]; readonly addStore?: string }
   /** Commit, durable, failed, abort, budget, close: as every worker's (worker-port.ts). */
   | WorkerControl;
 
