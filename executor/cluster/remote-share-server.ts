@@ -50,7 +50,6 @@ type KeyedAdd = { readonly t: 'add'; readonly bytes: Uint8Array } | { readonly t
 /** A kept keyed share's gained vnodes' entries read out of a store made from a checkpoint ahead of its cut, waiting for its `add-store`. */
 interface GainedEntries {
   readonly bytes: Uint8Array;
-  readonly rows: number;
   readonly socket: Socket;
   taken: boolean;
 }
@@ -442,7 +441,7 @@ export class RemoteShareServer {
                 }
                 if (socket.destroyed) return;
                 gainedAs = randomBytes(16).toString('hex');
-                this.gained.set(gainedAs, { ...entries, socket, taken: false });
+                this.gained.set(gainedAs, { bytes: entries.bytes, socket, taken: false });
                 stage = 'staged';
                 clearTimeout(timer);
                 timer = setTimeout(() => fail(new Error('no share took the vnodes read out of a checkpoint within its deadline')), STAGED_HOLD_DEADLINES * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
