@@ -61,10 +61,10 @@ export class SeedStage {
     key: string,
     /**
      * The seed to send, or the checkpoint at or past which the node makes the store from its own
-     * files (keeping the fragment's state `tables` only, when given; for a kept share, reading the
-     * vnodes it `gain`s out of it).
+     * files (keeping the fragment's state `tables` only, when given, and of them the vnodes the
+     * share will `own`; for a kept share, reading the vnodes it `gain`s out of it).
      */
-    seed: Uint8Array | { readonly checkpoint: Epoch; readonly tables?: readonly number[]; readonly gain?: GainedVnodes },
+    seed: Uint8Array | { readonly checkpoint: Epoch; readonly tables?: readonly number[]; readonly gain?: GainedVnodes; readonly own?: GainedVnodes },
     private readonly timeoutMs: number,
   ) {
     this.settled = new Promise((resolve) => (this.settle = resolve));
@@ -100,7 +100,7 @@ export class SeedStage {
           socket.write(proof);
           if (!(seed instanceof Uint8Array)) {
             // The node waits up to the deadline for its follow to reach the checkpoint, then links its files.
-            socket.write(frame({ t: 'stage-checkpoint', epoch: seed.checkpoint.toString(), withinMs: this.timeoutMs, ...(seed.tables === undefined ? {} : { tables: seed.tables }), ...(seed.gain === undefined ? {} : { gain: seed.gain }) } satisfies Handshake), () => {
+            socket.write(frame({ t: 'stage-checkpoint', epoch: seed.checkpoint.toString(), withinMs: this.timeoutMs, ...(seed.tables === undefined ? {} : { tables: seed.tables }), ...(seed.gain === undefined ? {} : { gain: seed.gain }), ...(seed.own === undefined ? {} : { own: seed.own }) } satisfies Handshake), () => {
               this.deadline = Date.now() + 2 * this.timeoutMs;
             });
             return;
@@ -110,7 +110,7 @@ export class SeedStage {
         }
         if (answer.t === 'refused' && !(seed instanceof Uint8Array)) return this.fail(`refused: ${String(answer.reason)}`);
         // The node reading a kept share's gained vnodes out of its store: each step gives the deadline again.
-        if (answer.t === 'seeding' && !(seed instanceof Uint8Array) && seed.gain !== undefined) return this.progress();
+        if (answer.t === 'seeding' && !(seed instanceof Uint8Array) && (seed.gain !== undefined || seed.own !== undefined)) return this.progress();
         if (answer.t !== 'staged' || typeof answer.id !== 'string') return this.fail(`an unexpected ${String(answer.t)} frame`);
         if (!(seed instanceof Uint8Array)) {
           if (typeof answer.epoch !== 'string' || !/^[0-9]{1,20}$/.test(answer.epoch) || BigInt(answer.epoch) < seed.checkpoint) return this.fail(`a store of checkpoint ${String(answer.epoch)}, not at or past ${seed.checkpoint}`);
@@ -218,8 +218,8 @@ export class CheckpointStaging implements KeyedSeedStaging {
   private closed = false;
 
   constructor(
-    /** Per node: `keep` when the cut keeps its share running (no store is made for it); `gain`, the vnodes a kept share gains (read out of the store made for it). */
-    peers: readonly { readonly node: string; readonly address: string; readonly keep?: boolean; readonly gain?: GainedVnodes }[],
+    /** Per node: `keep` when the cut keeps its share running (no store is made for it); `gain`, the vnodes a kept share gains (read out of the store made for it); `own`, the vnodes a started share owns (the store made for it keeps no other). */
+    peers: readonly { readonly node: string; readonly address: string; readonly keep?: boolean; readonly gain?: GainedVnodes; readonly own?: GainedVnodes }[],
     /** The nodes' keys (RemoteShares' peer keys) in order. */
     readonly keys: readonly string[],
     key: string,
@@ -244,7 +244,7 @@ export class CheckpointStaging implements KeyedSeedStaging {
         clearTimeout(timer);
       }
       if (this.closed) return;
-      this.stages = peers.map((peer) => (peer.keep === true ? undefined : new SeedStage(peer.node, peer.address, key, { checkpoint: epoch, ...(tables === undefined ? {} : { tables }), ...(peer.gain === undefined ? {} : { gain: peer.gain }) }, timeoutMs)));
+      this.stages = peers.map((peer) => (peer.keep === true ? undefined : new SeedStage(peer.node, peer.address, key, { checkpoint: epoch, ...(tables === undefined ? {} : { tables }), ...(peer.gain === undefined ? {} : { gain: peer.gain }), ...(peer.own === undefined ? {} : { own: peer.own }) }, timeoutMs)));
       await Promise.all(this.stages.map((stage) => stage?.settled));
     })();
   }

@@ -204,16 +204,18 @@ channel.port.on('message', (message: MainToWorker) => {
     case 'remap': {
       // A cut kept this share: it comes at a safe point, so the log holds no epoch of the old map.
       // The node's worker routes no rows of its own (a fragment whose workers generate an input has
-      // no remote shares) and its store keeps the dropped vnodes' entries, never read again: only a
-      // worker started here later needs the new map. Vnodes it gained (never held before) come
+      // no remote shares) and its store keeps the dropped vnodes' entries, not read while it does
+      // not own them: only a worker started here later needs the new map. Vnodes it gained come
       // with their seed, written into the node's store (`add` pieces, each answered `seeding`)
       // before the remap reaches the node's worker, after the entries the node read out of its store
-      // made from a checkpoint ahead of the cut when the seed starts there (`add-store`); a worker
-      // here reads the leader's database.
+      // made from a checkpoint ahead of the cut when the seed starts there (`add-store`); when it
+      // takes back vnodes it held, the node first deletes the entries of every vnode it held and
+      // does not own (`drop`, answered `seeding` as it goes). A worker here reads the leader's database.
       remapped = { vnodes: message.vnodes, worker: message.worker, parallelism: message.parallelism };
-      const { add, addStore, ...remap } = message;
+      const { add, addStore, drop, ...remap } = message;
       if (mode === 'local') return local!.post(remap);
       if (remap.gained !== true) return;
+      if (drop !== undefined) send({ t: 'drop', gain: drop });
       if (addStore !== undefined) send({ t: 'add-store', store: addStore });
       const chunk = configuredSeedChunkBytes();
       for (const bytes of add ?? []) for (const piece of wholeEntryPieces(bytes, chunk)) send({ t: 'add', bytes: piece });

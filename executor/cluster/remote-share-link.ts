@@ -21,7 +21,7 @@ import { VNODE_COUNT } from '../stream/parallel/vnode.js';
 
 export type { GainedVnodes };
 
-/** A `stage-checkpoint`'s `gain` as it must be. */
+/** A `stage-checkpoint`'s `gain` or `own`, or a `drop`, as it must be. */
 export function isGainedVnodes(value: unknown): value is GainedVnodes {
   if (typeof value !== 'object' || value === null) return false;
   const gain = value as { readonly [key: string]: unknown };
@@ -82,8 +82,13 @@ export function configuredSeedChunkBytes(): number {
  * gains that this node read ahead out of a store made from its checkpoint: a `stage-checkpoint`
  * with `gain`, answered `seeding` as the read goes) and `add` frames (their seed, each piece
  * answered `seeding`), then `remap` with `gained` (keyed-share-worker.ts).
+ * Version 5: before those, a share that takes back vnodes it held may get `drop` (delete from its
+ * store the entries of the vnodes named, the ones it held and does not own; answered `seeding` as
+ * it goes), then `remap` with `regained` (its caches emptied); a `stage-checkpoint` for a share
+ * names the vnodes it will own (`own`), and the node deletes every other vnode's entries from the
+ * store it makes before answering `staged` (`seeding` as it goes).
  */
-export const SHARE_PROTOCOL_VERSION = 4;
+export const SHARE_PROTOCOL_VERSION = 5;
 
 /** The largest version OXBOW_REMOTE_SHARE_PROTOCOL_VERSION takes (an int4 in oxbow_catalog.nodes). */
 export const MAX_SHARE_PROTOCOL_VERSION = 2_147_483_647;
@@ -144,7 +149,7 @@ export type Handshake =
    * `gain`: for a share a cut keeps, the vnodes it gains: the node reads their entries out of the
    * store (answering `seeding` as it goes), keeps them for the share's `add-store` and removes the store.
    */
-  | { readonly t: 'stage-checkpoint'; readonly epoch: string; readonly withinMs: number; readonly tables?: readonly number[]; readonly gain?: GainedVnodes }
+  | { readonly t: 'stage-checkpoint'; readonly epoch: string; readonly withinMs: number; readonly tables?: readonly number[]; readonly gain?: GainedVnodes; readonly own?: GainedVnodes }
   | { readonly t: 'refused'; readonly reason: string; readonly version?: number }
   | { readonly t: 'staged'; readonly id: string; readonly epoch?: string }
   /** A keyed share's node, after its `open`: a piece of the seed received or written (each restarts the leader's deadline), then `seeded` once the seed is in its store and the worker started. */

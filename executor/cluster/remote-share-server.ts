@@ -25,6 +25,8 @@ import { rmSync, mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { dropTablesOutside } from '../../storage/key-ranges.js';
+import { tableLowerBound, tableUpperBound } from '../../storage/mvcc-key.js';
+import { forEachBatchEntry, WriteBatchBuilder } from '../../storage/write-batch.js';
 import { RocksDatabase } from '../../storage/rocksdb.js';
 import { WorkerPool } from '../batch/worker-pool.js';
 import type { MainToSourceWorker, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
@@ -45,7 +47,7 @@ const KEYED_MESSAGES: ReadonlySet<string> = new Set(['rows', 'seal', 'commit', '
  * (keyed-share-worker.ts' `remap`): a piece of their seed, or the name under which this node keeps
  * their entries read out of its store made from a checkpoint (`stage-checkpoint` with `gain`).
  */
-type KeyedAdd = { readonly t: 'add'; readonly bytes: Uint8Array } | { readonly t: 'add-store'; readonly store: string };
+type KeyedAdd = { readonly t: 'add'; readonly bytes: Uint8Array } | { readonly t: 'add-store'; readonly store: string } | { readonly t: 'drop'; readonly gain: GainedVnodes };
 
 /** A kept keyed share's gained vnodes' entries read out of a store made from a checkpoint ahead of its cut, waiting for its `add-store`. */
 interface GainedEntries {
@@ -62,7 +64,7 @@ interface KeyedStore {
   readonly database: RocksDatabase;
   readonly token: number;
   readonly path: string;
-  /** A store made from a checkpoint: the ranges of the tables dropped from it, compacted once its share sent its first batch (compactDropped). */
+  /** A store made from a checkpoint: the ranges of the tables dropped from it, and of the state tables the other vnodes' entries were deleted from, compacted once its share sent its first batch (compactDropped). */
   dropped?: readonly { lower: Buffer; upper: Buffer }[];
 }
 
@@ -124,6 +126,34 @@ export interface RemoteShareServerOptions {
   readonly checkpointSeed?: (epoch: bigint, dir: string, withinMs: number, stop: () => boolean) => Promise<bigint>;
   /** The share protocol version this node speaks (tests); OXBOW_REMOTE_SHARE_PROTOCOL_VERSION's or this build's by default. */
   readonly protocolVersion?: number;
+}
+
+/**
+ * The entries of the vnodes flagged in `vnodes` of a keyed share's store, read to the end in steps
+ * (keyed-seed.ts' KeyedSeedRead: each row's vnode from its vnode columns, a flagged vnode's keys
+ * with every version, the tables' records), the event loop's turn between steps and `progress`
+ * every 250 ms (the leader's deadline); stops with the connection. The read is done: `finish` it.
+ */
+async function readVnodes(store: KeyedStore, vnodes: GainedVnodes, stop: () => boolean, progress: () => void): Promise<KeyedSeedRead> {
+  // Owner 1 (the one share) gets the flagged vnodes; owner 0 stands for every other (nowhere).
+  const map = new Uint16Array(VNODE_COUNT);
+  for (let vnode = 0; vnode < VNODE_COUNT; vnode++) map[vnode] = vnodes.vnodes[vnode] === 1 ? 1 : 0;
+  const read = new KeyedSeedRead(store.database, vnodes.tables, vnodes.stateVnodes, 1, 2, 0n, map);
+  try {
+    let last = Date.now();
+    while (!read.step(GAINED_STEP_ENTRIES)) {
+      if (stop()) throw new Error('the connection ended');
+      if (Date.now() - last > 250) {
+        progress();
+        last = Date.now();
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return read;
+  } catch (error) {
+    read.close();
+    throw error;
+  }
 }
 
 export class RemoteShareServer {
@@ -248,6 +278,23 @@ export class RemoteShareServer {
         adding = undefined;
         while (adding === undefined && afterAdd.length > 0 && !socket.destroyed) relayKeyed(afterAdd.shift()!);
       };
+      if (message.t === 'drop') {
+        // A kept share that takes back vnodes its store holds entries of (it held them, or its store
+        // was made from a checkpoint, which holds every vnode): its store's entries of every vnode it
+        // does not own go first (a key the leader deleted and dropped since would read again).
+        if (!isGainedVnodes(message.gain)) return fail(new Error('a drop frame without its vnodes'));
+        const gain = message.gain;
+        const started = Date.now();
+        adding = this.dropVnodes(keyed!, gain, () => socket.destroyed, () => send({ t: 'seeding' } satisfies Handshake)).then((dropped) => {
+          if (socket.destroyed) return;
+          let vnodes = 0;
+          for (const flag of gain.vnodes) vnodes += flag;
+          this.options.log(`oxbow: a keyed share's store dropped the entries of ${vnodes} vnode${vnodes === 1 ? '' : 's'} it did not own (${dropped.rows} rows, ${dropped.entries} entries, in ${Date.now() - started} ms)`);
+          send({ t: 'seeding' } satisfies Handshake);
+          goOn();
+        }, (error: unknown) => fail(error instanceof Error ? error : new Error(String(error))));
+        return;
+      }
       if (message.t === 'add-store') {
         const entries = typeof message.store === 'string' ? this.gained.get(message.store) : undefined;
         if (entries === undefined) return fail(new Error('no gained vnodes read out of a checkpoint under that name (their link ended)'));
@@ -282,7 +329,7 @@ export class RemoteShareServer {
         return;
       }
       if (message.t === 'remap' && message.gained === true) {
-        this.options.log(`oxbow: a keyed share took vnodes it never held (${addedBytes} bytes of their seed written to its store)`);
+        this.options.log(`oxbow: a keyed share took vnodes${message.regained === true ? ', some it held before,' : ' it never held'} (${addedBytes} bytes of their seed written to its store)`);
         addedBytes = 0;
       }
       if (message.t === 'close') {
@@ -410,11 +457,14 @@ export class RemoteShareServer {
           timer = setTimeout(() => fail(new Error('no share took the seed sent ahead within its deadline')), STAGED_HOLD_DEADLINES * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
           this.options.log(`oxbow: a keyed share's seed sent ahead is written (${staging.store.path}); it waits for its share`);
           send({ t: 'staged', id: stagedAs } satisfies Handshake);
-        } else if (stage === 'open' && received.t === 'stage-checkpoint' && typeof received.epoch === 'string' && /^[0-9]{1,20}$/.test(received.epoch) && typeof received.withinMs === 'number' && received.withinMs >= 0 && (received.tables === undefined || isTableList(received.tables)) && (received.gain === undefined || isGainedVnodes(received.gain)) && seedPieces.length === 0 && staging === undefined) {
+        } else if (stage === 'open' && received.t === 'stage-checkpoint' && typeof received.epoch === 'string' && /^[0-9]{1,20}$/.test(received.epoch) && typeof received.withinMs === 'number' && received.withinMs >= 0 && (received.tables === undefined || isTableList(received.tables)) && (received.gain === undefined || isGainedVnodes(received.gain)) && (received.own === undefined || isGainedVnodes(received.own)) && seedPieces.length === 0 && staging === undefined) {
           // The share's store from the checkpoint this node follows (no seed crosses): a fresh store
-          // as of it, of the fragment's state tables only when the leader named them; for a kept
-          // share's gained vnodes, their entries read out of it (the store removed then).
+          // as of it, of the fragment's state tables only when the leader named them, and of those
+          // the vnodes the share will own only when it named them (the others' entries deleted, so
+          // the store holds what a seed would); for a kept share's gained vnodes, their entries read
+          // out of it (the store removed then).
           const gain = received.gain;
+          const own = received.own;
           stage = 'materializing';
           clearTimeout(timer);
           const withinMs = Math.min(received.withinMs, 10 * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
@@ -449,13 +499,42 @@ export class RemoteShareServer {
                 send({ t: 'staged', id: gainedAs, epoch: epoch.toString() } satisfies Handshake);
                 return;
               }
+              let owned = '';
+              if (own !== undefined) {
+                const started = Date.now();
+                const others = new Uint8Array(VNODE_COUNT);
+                let count = 0;
+                for (let vnode = 0; vnode < VNODE_COUNT; vnode++) {
+                  if (own.vnodes[vnode] === 1) continue;
+                  others[vnode] = 1;
+                  count++;
+                }
+                try {
+                  const removed = await this.dropVnodes(store, { vnodes: others, tables: own.tables, stateVnodes: own.stateVnodes }, () => socket.destroyed, () => {
+                    timer.refresh();
+                    send({ t: 'seeding' } satisfies Handshake);
+                  });
+                  owned = `; ${removed.rows} rows of the ${count} vnode${count === 1 ? '' : 's'} it does not own deleted in ${Date.now() - started} ms`;
+                  // Their deletes go with the dropped tables' ranges, compacted after the share's first batch.
+                  if (removed.entries > 0) store.dropped = [...(store.dropped ?? []), ...own.tables.map((table) => ({ lower: tableLowerBound(table.tableId), upper: tableUpperBound(table.tableId) }))];
+                } catch (error) {
+                  this.release(Promise.resolve(), store);
+                  if (socket.destroyed) return;
+                  const reason = error instanceof Error ? error.message : String(error);
+                  this.options.log(`oxbow: a keyed share's store from checkpoint ${epoch} could not drop the vnodes it does not own: ${reason}`);
+                  send({ t: 'refused', reason } satisfies Handshake);
+                  socket.end();
+                  return;
+                }
+                if (socket.destroyed) return this.release(Promise.resolve(), store);
+              }
               staging = { store, socket, taken: false };
               stagedAs = randomBytes(16).toString('hex');
               this.staged.set(stagedAs, staging);
               stage = 'staged';
               clearTimeout(timer);
               timer = setTimeout(() => fail(new Error('no share took the store made from a checkpoint within its deadline')), STAGED_HOLD_DEADLINES * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
-              this.options.log(`oxbow: a keyed share's store is made from checkpoint ${epoch} (${store.path}${dropped === undefined ? '' : `, ${received.tables!.length} state table${received.tables!.length === 1 ? '' : 's'} kept, the others dropped by ${dropped.length} range delete${dropped.length === 1 ? '' : 's'}`}); it waits for its share`);
+              this.options.log(`oxbow: a keyed share's store is made from checkpoint ${epoch} (${store.path}${dropped === undefined ? '' : `, ${received.tables!.length} state table${received.tables!.length === 1 ? '' : 's'} kept, the others dropped by ${dropped.length} range delete${dropped.length === 1 ? '' : 's'}`}${owned}); it waits for its share`);
               send({ t: 'staged', id: stagedAs, epoch: epoch.toString() } satisfies Handshake);
             },
             (error: unknown) => {
@@ -583,25 +662,47 @@ export class RemoteShareServer {
    * `progress` every 250 ms (the leader's deadline); stops with the connection.
    */
   private async readGained(store: KeyedStore, gain: GainedVnodes, stop: () => boolean, progress: () => void): Promise<{ bytes: Uint8Array; rows: number }> {
-    // Owner 1 (the one share) gets the gained vnodes; owner 0 stands for every other (nowhere).
-    const map = new Uint16Array(VNODE_COUNT);
-    for (let vnode = 0; vnode < VNODE_COUNT; vnode++) map[vnode] = gain.vnodes[vnode] === 1 ? 1 : 0;
-    const read = new KeyedSeedRead(store.database, gain.tables, gain.stateVnodes, 1, 2, 0n, map);
+    const read = await readVnodes(store, gain, stop, progress);
     try {
-      let last = Date.now();
-      while (!read.step(GAINED_STEP_ENTRIES)) {
-        if (stop()) throw new Error('the connection ended');
-        if (Date.now() - last > 250) {
-          progress();
-          last = Date.now();
-        }
-        await new Promise((resolve) => setImmediate(resolve));
-      }
       const seed = read.finish()[0]!;
       return { bytes: seed.bytes, rows: seed.rows };
     } finally {
       read.close();
     }
+  }
+
+  /**
+   * Deletes from a running keyed share's store every entry of the vnodes flagged in `drop` (each
+   * key's versions, found by its row's vnode columns as a seed read finds them: keyed-seed.ts'
+   * KeyedSeedRead; a key with no row at all reads as absent and stays), read in steps,
+   * `progress` every 250 ms, the deletes written in pieces off the main thread. The share's worker
+   * is between epochs meanwhile (its next messages wait): nothing else writes the store.
+   */
+  private async dropVnodes(store: KeyedStore, drop: GainedVnodes, stop: () => boolean, progress: () => void): Promise<{ rows: number; entries: number }> {
+    const read = await readVnodes(store, drop, stop, progress);
+    let base: Uint8Array;
+    let rows: number;
+    try {
+      base = read.takeBases()[0]!;
+      rows = read.finish()[0]!.rows;
+    } finally {
+      read.close();
+    }
+    const deletes = new WriteBatchBuilder();
+    let entries = 0;
+    forEachBatchEntry(Buffer.from(base.buffer, base.byteOffset, base.length), (_operation, buffer, keyStart, keyEnd) => {
+      deletes.delete(buffer.subarray(keyStart, keyEnd));
+      entries++;
+    });
+    const bytes = deletes.view();
+    if (bytes.length > 0) {
+      for (const piece of wholeEntryPieces(bytes, SEED_WRITE_PIECE_BYTES)) {
+        if (stop()) throw new Error('the connection ended');
+        await store.database.writeAsync(Buffer.from(piece.buffer, piece.byteOffset, piece.length));
+        progress();
+      }
+    }
+    return { rows, entries };
   }
 
   /** Closes and removes a keyed share's store once `after` settles (its worker closed). */

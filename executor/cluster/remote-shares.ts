@@ -230,14 +230,15 @@ export class RemoteShares implements RemoteShareSource {
   }
 
   /** Has each node listed now make its share's store from the checkpoint it follows, at or past one taken at or after `after` (keyed-share-stage.ts' CheckpointStaging). */
-  stageKeyedCheckpoint(after: Epoch, tables?: readonly number[], keep?: ReadonlySet<string>, gains?: ReadonlyMap<string, GainedVnodes>): KeyedSeedStaging | undefined {
+  stageKeyedCheckpoint(after: Epoch, tables?: readonly number[], keep?: ReadonlySet<string>, gains?: ReadonlyMap<string, GainedVnodes>, owns?: ReadonlyMap<string, GainedVnodes>): KeyedSeedStaging | undefined {
     const key = this.key();
     const peers = key === undefined ? [] : this.peers();
     if (this.seedFrom !== 'checkpoint' || this.checkpointAfter === undefined || peers.length === 0) return undefined;
     return new CheckpointStaging(
       peers.map((peer) => {
         const gain = gains?.get(RemoteShares.keyOf(peer));
-        return { node: peer.nodeId, address: peer.shareAddress, keep: keep?.has(RemoteShares.keyOf(peer)) === true, ...(gain === undefined ? {} : { gain }) };
+        const own = owns?.get(RemoteShares.keyOf(peer));
+        return { node: peer.nodeId, address: peer.shareAddress, keep: keep?.has(RemoteShares.keyOf(peer)) === true, ...(gain === undefined ? {} : { gain }), ...(own === undefined ? {} : { own }) };
       }),
       peers.map(RemoteShares.keyOf),
       key!,

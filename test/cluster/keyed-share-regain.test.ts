@@ -12,10 +12,9 @@
 //   would count those groups from their rows of then;
 // - after each phase the view equals the batch SELECT of its query.
 
-import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { clusterNodes, shareAddressListed } from './nodes.js';
-import { explain, groupsOf, until, type Group } from './remote-share-views.js';
+import { expectKvEqual, explain, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
 const cluster = clusterNodes('oxbow-keyed-share-regain-', {
@@ -27,19 +26,6 @@ const cluster = clusterNodes('oxbow-keyed-share-regain-', {
 });
 
 const GROUPS = 12_000;
-
-async function expectEqual(leader: pg.Client, stderr: () => string): Promise<void> {
-  const compare = async () => {
-    const rows = (await leader.query<Group & { src: string }>(`select 'v' as src, k, n, s from kv union all select 'b' as src, k, count(*) as n, sum(v) as s from t group by k`)).rows;
-    return { view: groupsOf(rows, 'v'), batch: groupsOf(rows, 'b') };
-  };
-  const settled = await until('the view never equalled its recomputation', async () => {
-    const { view, batch } = await compare();
-    return JSON.stringify(view) === JSON.stringify(batch) ? { view, batch } : undefined;
-  }, 60_000, stderr);
-  expect(settled.view).toEqual(settled.batch);
-  expect(settled.view.length).toBe(GROUPS);
-}
 
 describe('a keyed fragment whose threads take back vnodes', () => {
   it('keeps them running with their caches emptied, the view equal to its recomputation', async () => {
@@ -58,7 +44,7 @@ describe('a keyed fragment whose threads take back vnodes', () => {
       await leader.query(`update t set v = v + 1 where id % 2 = ${(round + 1) % 2}`);
     };
     await writeAll();
-    await expectEqual(leader, stderr);
+    await expectKvEqual(leader, GROUPS, stderr);
 
     let cuts = 0;
     for (const name of ['b', 'c']) {
@@ -67,12 +53,12 @@ describe('a keyed fragment whose threads take back vnodes', () => {
       cuts++;
       await until(`the view never took a share on node ${name}`, async () => (new RegExp(`to 2 workers and 1 other node, vnodes cut again ${cuts} times?`).test(await explain(leader)) ? true : undefined), 60_000, stderr);
       await writeAll();
-      await expectEqual(leader, stderr);
+      await expectKvEqual(leader, GROUPS, stderr);
       await node.kill('SIGTERM');
       cuts++;
       await until(`the view never cut its owners without node ${name}`, async () => (new RegExp(`to 2 workers, vnodes cut again ${cuts} times`).test(await explain(leader)) ? true : undefined), 60_000, stderr);
       await writeAll();
-      await expectEqual(leader, stderr);
+      await expectKvEqual(leader, GROUPS, stderr);
     }
     const drains = a.stderr().split('\n').filter((line) => line.includes('handed its vnodes back'));
     expect(drains.length, stderr()).toBe(2);

@@ -103,6 +103,20 @@ export async function explain(leader: pg.Client, view = 'kv'): Promise<string> {
   return (await leader.query({ text: `explain analyze ${view}`, rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n');
 }
 
+/** Waits until the view kv (`select k, count(*), sum(v) from t group by k`) equals the batch SELECT of its query, then checks it and its `groups` groups. */
+export async function expectKvEqual(leader: pg.Client, groups: number, stderr: () => string): Promise<void> {
+  const compare = async () => {
+    const rows = (await leader.query<Group & { src: string }>(`select 'v' as src, k, n, s from kv union all select 'b' as src, k, count(*) as n, sum(v) as s from t group by k`)).rows;
+    return { view: groupsOf(rows, 'v'), batch: groupsOf(rows, 'b') };
+  };
+  const settled = await until('the view never equalled its recomputation', async () => {
+    const { view, batch } = await compare();
+    return JSON.stringify(view) === JSON.stringify(batch) ? { view, batch } : undefined;
+  }, 60_000, stderr);
+  expect(settled.view).toEqual(settled.batch);
+  expect(settled.view.length).toBe(groups);
+}
+
 /** Waits until the keyed views kv and ju equal the batch SELECTs of their queries, then checks them. */
 export async function expectKeyedViewsEqual(leader: pg.Client, stderr: () => string): Promise<void> {
   const compare = async () => {

@@ -19,7 +19,7 @@ import type { DataType } from '../../../sql/types.js';
 import type { SplitRange, StreamContext } from '../stream-context.js';
 import type { StreamNode } from '../stream-node.js';
 import { decodeChanges, encodeChange, encodeChangeWithId, takeEncoded } from './batch-codec.js';
-import type { EncodedChanges, FragmentWorkerData, MainToWorker, SourceInput, WorkerToMain } from './protocol.js';
+import type { EncodedChanges, FragmentWorkerData, GainedVnodes, MainToWorker, SourceInput, WorkerToMain } from './protocol.js';
 import { splitShares, VNODE_COUNT, VnodeHasher } from './vnode.js';
 import { balancedMap, ownerMoves, rebalanceMap, type VnodeMap, type VnodeMapRecord, type VnodeOwner } from './vnode-map.js';
 import { workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
@@ -155,9 +155,12 @@ export interface KeyedOwners {
    * Before the read: has each node listed now but those in `keep` make its share's store from a
    * checkpoint at or past epoch `after` (the read's start), or undefined when that is not there;
    * a node whose key is in `gains` (a kept share) reads the vnodes flagged there out of that store
-   * for its running share instead.
+   * for its running share instead, and one whose key is in `owns` (a started share) keeps in it the
+   * vnodes flagged there only.
    */
-  stageFromCheckpoint?(after: Epoch, keep?: ReadonlySet<string>, gains?: ReadonlyMap<string, Uint8Array>): KeyedSeedStaging | undefined;
+  stageFromCheckpoint?(after: Epoch, keep?: ReadonlySet<string>, gains?: ReadonlyMap<string, Uint8Array>, owns?: ReadonlyMap<string, Uint8Array>): KeyedSeedStaging | undefined;
+  /** The vnodes flagged (1 each of 256) with how a state row's vnode is found: what a kept share's node deletes from its store (`remap`'s `drop`). */
+  vnodesOf(vnodes: Uint8Array): GainedVnodes;
 }
 
 /** A read of the seeds going on while the old owners run (ParallelFragmentNode.followMembership). */
@@ -243,7 +246,12 @@ export class ParallelFragmentNode implements StreamNode {
   /** The owner of each vnode (vnode-map.ts) and who each owner is: the exchange routes by it. */
   private vnodeMap: VnodeMap;
   private vnodeOwners: VnodeOwner[] = [];
-  /** Per running owner (as `workers`), 1 for each vnode it held since it started: a cut keeps an owner that gains only vnodes it never held. */
+  /**
+   * Per running owner (as `workers`), 1 for each vnode whose rows its caches or store may hold: the
+   * vnodes it owned since it started or last took vnodes back (a share's store, made from a seed or
+   * from a checkpoint, holds its own vnodes only). An owner that gains one of them takes it back
+   * (`regained`).
+   */
   private heldVnodes: Uint8Array[] = [];
   /** Owners kept at cuts that took vnodes they never held (EXPLAIN ANALYZE). */
   private ownersGained = 0;
@@ -362,7 +370,7 @@ export class ParallelFragmentNode implements StreamNode {
      * At a cut: per owner, the index of the running owner it keeps (-1: started), those workers,
      * per owner whether it gains vnodes, and per kept share that gains, the seed of those vnodes.
      */
-    keeping?: { readonly kept: Int32Array; readonly old: readonly FragmentWorker[]; readonly gained: Uint8Array; readonly regained: Uint8Array; readonly adds: readonly (Add | undefined)[] },
+    keeping?: { readonly kept: Int32Array; readonly old: readonly FragmentWorker[]; readonly gained: Uint8Array; readonly regained: Uint8Array; readonly adds: readonly (Add | undefined)[]; readonly drops: readonly (GainedVnodes | undefined)[] },
   ): void {
     const settings = this.settings;
     const total = settings.parallelism + remotes.length;
@@ -380,7 +388,8 @@ export class ParallelFragmentNode implements StreamNode {
       const added = keeping!.adds[owner];
       const seed = added?.seed;
       const add = seed === undefined ? undefined : seed.base === undefined ? [seed.bytes] : [seed.base, seed.bytes];
-      worker.handle.post({ t: 'remap', vnodes: this.vnodeMap, worker: owner, parallelism: total, ...(gained ? { gained } : {}), ...(regained ? { regained } : {}), ...(add === undefined ? {} : { add }), ...(added?.store === undefined ? {} : { addStore: added.store }) });
+      const drop = keeping!.drops[owner];
+      worker.handle.post({ t: 'remap', vnodes: this.vnodeMap, worker: owner, parallelism: total, ...(gained ? { gained } : {}), ...(regained ? { regained } : {}), ...(drop === undefined ? {} : { drop }), ...(add === undefined ? {} : { add }), ...(added?.store === undefined ? {} : { addStore: added.store }) });
       return worker;
     };
     for (let worker = 0; worker < settings.parallelism; worker++) {
@@ -397,7 +406,8 @@ export class ParallelFragmentNode implements StreamNode {
     });
     this.remoteTargets = remotes;
     // What each owner held: a kept one's vnodes before and now, a started one's or one whose caches
-    // were emptied (a thread that took back vnodes) now.
+    // were emptied (an owner that took back vnodes: a share's node dropped every vnode it held and
+    // does not own) now.
     const before = this.heldVnodes;
     this.heldVnodes = this.workers.map((_, owner) => {
       const from = keeping?.kept[owner] ?? -1;
@@ -410,18 +420,17 @@ export class ParallelFragmentNode implements StreamNode {
   /**
    * Which owners of `next` a cut keeps running (per new owner, the index of the owner running now,
    * or -1: started): every thread, and the share of the same run of a node (its key) that did not
-   * fail over and gains no vnode it held before (it may lose some, and gain others). Its caches
-   * and its node's store hold its vnodes as of the cut, and the entries of vnodes it loses are never
-   * read again: a vnode can only come back to it at a later cut, and a share that would get back a
-   * vnode it held is started afresh (its seed or checkpoint store made by the new map, as at the
-   * fragment's build), since its store may hold that vnode's entries of then (a key the leader has
-   * deleted and dropped since); a thread that gets one back has its caches emptied (`regained`).
-   * An owner that gains only vnodes it never held has nothing of them:
-   * a thread reads them in the leader's database, a share gets them written into its node's store
-   * at the cut (`remap` with `add`, and `addStore` when its node read them out of its checkpoint
-   * ahead), and its tables forget their key bounds and its caches their completeness. So on a join every
-   * owner running is kept, and on the leave of a node whose vnodes the others never held, every
-   * other. A fragment whose workers generate an input starts all (its workers are peers).
+   * fail over. Its caches and its node's store hold its vnodes as of the cut, and the entries of
+   * vnodes it loses are never read while it does not own them. An owner that gains vnodes it never
+   * held has nothing of them: a thread reads them in the leader's database, a share gets them
+   * written into its node's store at the cut (`remap` with `add`, and `addStore` when its node read
+   * them out of its checkpoint ahead), and its tables forget their key bounds and its caches their
+   * completeness (a share's store holds its own vnodes only: one made from a checkpoint dropped the
+   * others when it was made). One that gets back a vnode it held may hold that vnode's rows of then
+   * (a key the leader has deleted and dropped since): its caches are emptied (`regained`), and a
+   * share's node first deletes from its store the entries of every vnode it held and does not own (`drop`).
+   * So every owner running is kept, on a join and on a leave alike. A fragment whose workers
+   * generate an input starts all (its workers are peers).
    */
   private keepPlan(next: { readonly map: VnodeMap; readonly owners: readonly VnodeOwner[] }, keys: readonly string[]): Int32Array {
     const threads = this.settings.parallelism;
@@ -436,15 +445,6 @@ export class ParallelFragmentNode implements StreamNode {
       }
       kept[to] = from;
     });
-    const previous = this.vnodeMap;
-    for (let vnode = 0; vnode < previous.length; vnode++) {
-      const owner = next.map[vnode]!;
-      const from = kept[owner]!;
-      if (from < 0 || from === previous[vnode]) continue;
-      // It gains the vnode: a share only if it never held it (its node's store may hold the vnode's
-      // entries of then); a thread reads the leader's database, its caches emptied if it held it.
-      if (owner >= threads && (this.heldVnodes[from]?.[vnode] ?? 1) !== 0) kept[owner] = -1;
-    }
     return kept;
   }
 
@@ -487,6 +487,8 @@ export class ParallelFragmentNode implements StreamNode {
       /** The kept shares but those that gain vnodes: those get a store from a checkpoint too, their nodes reading the gained vnodes (`gains`) out of it. */
       const keepStores = new Set<string>();
       const gains = new Map<string, Uint8Array>();
+      /** The started shares' vnodes: a store made from a checkpoint keeps these only. */
+      const owns = new Map<string, Uint8Array>();
       try {
         next = this.rebalanceFor(owners.nodes());
         const keys = owners.keys();
@@ -500,7 +502,14 @@ export class ParallelFragmentNode implements StreamNode {
         for (const name of keep) keepStores.add(name);
         for (let vnode = 0; vnode < seedMap.length; vnode++) {
           const owner = seedMap[vnode]!;
-          if (owner < threads || kept[owner]! < 0) continue;
+          if (owner < threads) continue;
+          if (kept[owner]! < 0) {
+            const key = keys[owner - threads]!;
+            let flags = owns.get(key);
+            if (flags === undefined) owns.set(key, (flags = new Uint8Array(seedMap.length)));
+            flags[vnode] = 1;
+            continue;
+          }
           if (kept[owner] === previous[vnode]) {
             seedMap[vnode] = 0;
             continue;
@@ -522,7 +531,7 @@ export class ParallelFragmentNode implements StreamNode {
         this.reading = reading;
         // The nodes make their stores from a checkpoint taken after this safe point first; only the seeds of those that cannot are read.
         try {
-          reading.checkpoint = owners.stageFromCheckpoint?.(read.epoch, keepStores, gains);
+          reading.checkpoint = owners.stageFromCheckpoint?.(read.epoch, keepStores, gains, owns);
         } catch (error) {
           this.abandonRead();
           this.cannotSeed(error);
@@ -610,17 +619,35 @@ export class ParallelFragmentNode implements StreamNode {
     const moves = ownerMoves(this.vnodeOwners, next.owners);
     let moved = 0;
     for (let vnode = 0; vnode < previous.length; vnode++) if (moves[previous[vnode]!] !== next.map[vnode]) moved++;
-    // The kept owners that gain vnodes (never held: keepPlan), and a kept share's seed of them.
+    // The kept owners that gain vnodes, and a kept share's seed of them.
     const gained = new Uint8Array(next.owners.length);
-    /** Kept threads that take back vnodes they held (their caches are emptied). */
+    /** Kept owners that take back vnodes they held (their caches are emptied). */
     const regained = new Uint8Array(next.owners.length);
     for (let vnode = 0; vnode < previous.length; vnode++) {
       const owner = next.map[vnode]!;
       if (kept === undefined || kept[owner]! < 0 || kept[owner] === previous[vnode]) continue;
       gained[owner] = 1;
-      if (this.heldVnodes[kept[owner]!]?.[vnode] === 1) regained[owner] = 1;
+      if ((this.heldVnodes[kept[owner]!]?.[vnode] ?? 1) === 1) regained[owner] = 1;
     }
     const regainedOwners = regained.reduce((sum, flag) => sum + flag, 0);
+    // A kept share that takes back vnodes: its node deletes the entries of every vnode it held and
+    // does not own (the ones it takes back among them) before the seed of those it gains is written.
+    const drops = new Array<GainedVnodes | undefined>(next.owners.length).fill(undefined);
+    let dropShares = 0;
+    let droppedVnodes = 0;
+    regained.forEach((flag, owner) => {
+      if (flag === 0 || owner < threads) return;
+      const from = kept![owner]!;
+      const held = this.heldVnodes[from];
+      const vnodes = new Uint8Array(VNODE_COUNT);
+      for (let vnode = 0; vnode < VNODE_COUNT; vnode++) {
+        if (previous[vnode] === from || (held !== undefined && held[vnode] !== 1)) continue;
+        vnodes[vnode] = 1;
+        droppedVnodes++;
+      }
+      drops[owner] = owners.vnodesOf(vnodes);
+      dropShares++;
+    });
     const adds = new Array<Add | undefined>(next.owners.length).fill(undefined);
     let gainedOwners = 0;
     gained.forEach((gains, owner) => {
@@ -636,7 +663,7 @@ export class ParallelFragmentNode implements StreamNode {
     this.ownersGained += gainedOwners;
     this.vnodeMap = next.map;
     this.vnodeOwners = [...next.owners];
-    this.start(remotes, undefined, keeps.size > 0 ? { kept: kept!, old, gained, regained, adds } : undefined);
+    this.start(remotes, undefined, keeps.size > 0 ? { kept: kept!, old, gained, regained, adds, drops } : undefined);
     this.routeHeld(held);
     this.rescales++;
     const keptThreads = [...keeps].filter((index) => index < threads).length;
@@ -666,7 +693,7 @@ export class ParallelFragmentNode implements StreamNode {
         : `${allFromCheckpoints ? `no seed read, stores made from checkpoints in ${reading.checkpointMs.toFixed(0)} ms` : `seeds read in ${reading.readMs.toFixed(0)} ms`} while the owners ran, ${reading.staging?.describe() ?? 'none sent ahead'}, then ${reading.read.keptEpochs} epoch${reading.read.keptEpochs === 1 ? '' : 's'}' writes added (${reading.read.keptEntries} entries), cut ${(performance.now() - reading.startedAt).toFixed(0)} ms after the read began; seeds: ${sources.join('; ')}`;
     process.stderr.write(
       `oxbow: view ${this.context.viewId}'s keyed fragment cut its vnodes again for ${this.settings.parallelism} threads and ${remotes.length} other node${remotes.length === 1 ? '' : 's'}, ${moved} vnode${moved === 1 ? '' : 's'} changing owner` +
-        `; kept ${keeps.size} owner${keeps.size === 1 ? '' : 's'} running (${keptThreads} thread${keptThreads === 1 ? '' : 's'}, ${keptNodes === 1 ? "1 node's share" : `${keptNodes} nodes' shares`}${gainedOwners > 0 ? `; ${gainedOwners} of them took vnodes` : ''}${regainedOwners > 0 ? `, ${regainedOwners} of those some they held before (caches emptied)` : ''}), started ${startedOwners}` +
+        `; kept ${keeps.size} owner${keeps.size === 1 ? '' : 's'} running (${keptThreads} thread${keptThreads === 1 ? '' : 's'}, ${keptNodes === 1 ? "1 node's share" : `${keptNodes} nodes' shares`}${gainedOwners > 0 ? `; ${gainedOwners} of them took vnodes` : ''}${regainedOwners > 0 ? `, ${regainedOwners} of those some they held before (caches emptied${dropShares > 0 ? `; ${dropShares === 1 ? "1 node's store" : `${dropShares} nodes' stores`} rid of ${droppedVnodes} vnode${droppedVnodes === 1 ? '' : 's'} not owned` : ''})` : ''}), started ${startedOwners}` +
         `${took.length > 0 ? `; node ${took.join(', ')} took vnodes` : ''}${gave.length > 0 ? `; node ${gave.join(', ')} handed its vnodes back` : ''}` +
         ` (${read})\n`,
     );

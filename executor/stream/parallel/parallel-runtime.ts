@@ -150,17 +150,20 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
             readSeeds: (map) => this.readSeeds(fragment, map),
             remotes: (seeds, staging, keep) => this.keyedRemotes(fragment, seeds, staging, keep),
             stageSeeds: (bases, ahead, keep) => shares.stageKeyedSeeds?.(bases, ahead, keep),
-            stageFromCheckpoint: (after, keep, gains) => {
+            stageFromCheckpoint: (after, keep, gains, owns) => {
               const tables = fragment.nodes.flatMap((node) => node.stateTables);
-              // A kept share's node reads the vnodes it gains out of its store by the tables' vnode columns.
-              const gained = gains === undefined ? undefined : new Map([...gains].map(([key, vnodes]) => [key, { vnodes, tables, stateVnodes: fragment.stateVnodes }]));
+              // A kept share's node reads the vnodes it gains out of its store, and a started share's
+              // drops the vnodes it does not own from its, by the tables' vnode columns.
+              const layout = (flags?: ReadonlyMap<string, Uint8Array>) => (flags === undefined ? undefined : new Map([...flags].map(([key, vnodes]) => [key, { vnodes, tables, stateVnodes: fragment.stateVnodes }])));
               return shares.stageKeyedCheckpoint?.(
                 after,
                 tables.map((table) => table.tableId),
                 keep,
-                gained,
+                layout(gains),
+                layout(owns),
               );
             },
+            vnodesOf: (vnodes) => ({ vnodes, tables: fragment.nodes.flatMap((node) => node.stateTables), stateVnodes: fragment.stateVnodes }),
           };
     // A fragment built with state (a promoted leader's, from the checkpoint its nodes followed too)
     // starts on its threads and takes its shares at its first cut, where each node makes its store

@@ -89,19 +89,22 @@ export type MainToWorker =
    * At a cut for a changed membership that keeps this owner (parallel-fragment.ts'
    * followMembership), at the epoch boundary before the next rows: the new map, this owner's index
    * in it and the owners' number. Not answered. Its caches keep their entries of the vnodes it gave
-   * away until evicted (never read again: an owner that would get back a vnode it held is started
-   * afresh at that cut). `gained`: it takes vnodes it never held, whose rows are in its store now
+   * away until evicted (never read again: an owner that gets back a vnode it held is told so,
+   * `regained`). `gained`: it takes vnodes it did not own, whose rows are in its store now
    * (the leader's database, or its node's store after the relay's `add`): its tables forget their
    * key bounds (MvccStateStore.rowsAddedElsewhere), its caches hold no key of those vnodes.
-   * `regained`, to a thread only: some of those vnodes it held before, so its caches may hold their
-   * rows of then: its tables' caches and its group caches are emptied (MvccStateStore.committedElsewhere,
-   * GroupCacheBudget.forgetAll). `add`, to a remote share's relay only (executor/cluster/keyed-share-worker.ts): those vnodes'
+   * `regained`: some of those vnodes it held before, so its caches may hold their rows of then:
+   * its tables' caches and its group caches are emptied (MvccStateStore.committedElsewhere,
+   * GroupCacheBudget.forgetAll). `drop`, to a remote share's relay only, with `regained`: the
+   * vnodes the share held but does not own now, whose entries of then its node's store still holds
+   * (a key the leader deleted and dropped since): the node deletes them before it writes the seed.
+   * `add`, to a remote share's relay only (executor/cluster/keyed-share-worker.ts): those vnodes'
    * seed (packed entries, keyed-seed.ts), which its node writes into the share's store first;
    * with `addStore`, that seed holds only the writes after the checkpoint of the node's store so
    * named, from which the node read the gained vnodes' entries ahead of the cut (GainedVnodes),
    * and it writes those first.
    */
-  | { readonly t: 'remap'; readonly vnodes: Uint16Array; readonly worker: number; readonly parallelism: number; readonly gained?: boolean; readonly regained?: boolean; readonly add?: readonly Uint8Array[]; readonly addStore?: string }
+  | { readonly t: 'remap'; readonly vnodes: Uint16Array; readonly worker: number; readonly parallelism: number; readonly gained?: boolean; readonly regained?: boolean; readonly drop?: GainedVnodes; readonly add?: readonly Uint8Array[]; readonly addStore?: string }
   /** Commit, durable, failed, abort, budget, close: as every worker's (worker-port.ts). */
   | WorkerControl;
 
@@ -109,7 +112,8 @@ export type MainToWorker =
  * The vnodes a kept keyed share gains at a cut (1 each, 256 flags), and how a row's vnode is found
  * (keyed-seed.ts): the fragment's state tables and each one's vnode columns (`Fragment.stateVnodes`).
  * Its node reads their entries out of the store it makes from its checkpoint ahead of the cut
- * (executor/cluster/keyed-share-stage.ts' `stage-checkpoint` with `gain`).
+ * (executor/cluster/keyed-share-stage.ts' `stage-checkpoint` with `gain`). The same shape names
+ * the vnodes whose entries a kept share's node deletes from its store (`remap`'s `drop`).
  */
 export interface GainedVnodes {
   readonly vnodes: Uint8Array;

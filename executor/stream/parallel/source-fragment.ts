@@ -111,7 +111,7 @@ export interface RemoteShareSource {
    * read seeds of the others only). Undefined when this leader takes no checkpoints for it.
    * `tables`: the fragment's state tables, the only ones each node's store keeps.
    */
-  stageKeyedCheckpoint?(after: Epoch, tables?: readonly number[], keep?: ReadonlySet<string>, gains?: ReadonlyMap<string, GainedVnodes>): KeyedSeedStaging | undefined;
+  stageKeyedCheckpoint?(after: Epoch, tables?: readonly number[], keep?: ReadonlySet<string>, gains?: ReadonlyMap<string, GainedVnodes>, owns?: ReadonlyMap<string, GainedVnodes>): KeyedSeedStaging | undefined;
   /** The engine's checkpoints, for stageKeyedCheckpoint: `after(epoch)` asks for one now and resolves to the epoch of the first complete one at or past `epoch`. */
   useCheckpoints?(after: (epoch: Epoch) => Promise<Epoch>): void;
   /** Whether the nodes listed now make their keyed shares' stores from their checkpoints (stageKeyedCheckpoint), when asked. */

@@ -1,0 +1,161 @@
+// A node's share that takes back vnodes it gave away is kept: its node's store is first rid of
+// every vnode the share held and does not own, its caches emptied (executor/cluster/README.md,
+// "Membership"). A real oxbow leader at --parallelism 2 (--cores 8) on a real etcd with
+// --remote-shares on, node b's share running throughout; other nodes join and are drained one
+// after another, each taking some of b's vnodes and handing them back, until a drain gives b
+// back vnodes it held (the third, with the map's choices). Both ways a share's store is made:
+//
+// - from the checkpoint b's node follows (the default): the checkpoint holds every vnode, and b's
+//   node deletes the vnodes b does not own from the store it made before b's share takes it (its
+//   log names exactly those vnodes, and their rows, counted here);
+// - from the seed the leader reads (OXBOW_KEYED_SEED_FROM=read): b's vnodes only.
+//
+// A GROUP BY view over 40,000 groups (more than an aggregate loads whole, so b's groups are cached
+// as read and written) is written all over once b runs, then only in the groups b does not own,
+// so b's caches keep their entries of the groups it gives away while others change them, and all
+// over again once b took vnodes back:
+//
+// - every cut keeps every owner running (started: only the node that joins);
+// - the drain that gives b back vnodes (worked out from the maps oxbow_catalog.vnodes showed
+//   after each cut) says b's store was rid of exactly the vnodes it held and did not own then,
+//   and b's node dropped the rows of exactly the groups of those vnodes (counted by hashing each
+//   group key as the exchange does);
+// - after each phase the view equals the batch SELECT of its query: a share answering from its
+//   caches as they were before it gave a vnode away would count those groups from their rows of then.
+
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { vnodeOf } from '../../executor/stream/parallel/vnode.js';
+import { type as scalar } from '../../sql/types.js';
+import type { OxbowServer } from '../support/server.js';
+import { clusterNodes, shareAddressListed, type ClusterNodes } from './nodes.js';
+import { expectKvEqual, explain, until } from './remote-share-views.js';
+import { connectWhenServing } from './sessions.js';
+
+const settings = {
+  OXBOW_CLUSTER_LEASE_TTL_S: '3',
+  OXBOW_PARALLELISM: '2',
+  OXBOW_CORES: '8',
+  OXBOW_REMOTE_SHARES: 'on',
+  OXBOW_REMOTE_SHARE_TIMEOUT_MS: '10000',
+};
+const fromCheckpoints = clusterNodes('oxbow-keyed-share-take-back-', settings);
+const fromReads = clusterNodes('oxbow-keyed-share-take-back-read-', { ...settings, OXBOW_KEYED_SEED_FROM: 'read' });
+
+const GROUPS = 40_000;
+
+/** The view's owner of each vnode: a node id, or `node/thread` for the leader's threads. */
+async function owners(leader: pg.Client): Promise<string[]> {
+  const rows = (await leader.query<{ vnode: number; node_id: string; thread: number | null }>(`select vnode, node_id, thread from oxbow_catalog.vnodes where view_name = 'kv' order by vnode`)).rows;
+  expect(rows.map((row) => row.vnode)).toEqual(Array.from({ length: 256 }, (_, vnode) => vnode));
+  return rows.map((row) => (row.thread === null ? row.node_id : `${row.node_id}/${row.thread}`));
+}
+
+describe("a keyed fragment whose node's share takes back vnodes", () => {
+  it('keeps it running, its store made from a checkpoint with its own vnodes only, the view equal to its recomputation', async () => {
+    await takeBack(fromCheckpoints, 'checkpoint');
+  }, 300_000);
+  it('keeps it running, its store seeded by the leader, the view equal to its recomputation', async () => {
+    await takeBack(fromReads, 'read');
+  }, 300_000);
+});
+
+async function takeBack(cluster: ClusterNodes, seeds: 'checkpoint' | 'read'): Promise<void> {
+  {
+    const a = await cluster.startNode('a');
+    const leader = await connectWhenServing(a);
+    let b: OxbowServer | undefined;
+    let other: OxbowServer | undefined;
+    const stderr = () => `--- a ---\n${a.stderr()}${b === undefined ? '' : `\n--- b ---\n${b.stderr()}`}${other === undefined ? '' : `\n--- other ---\n${other.stderr()}`}`;
+    await leader.query('create table t (id int8 primary key, k int, v int8)');
+    await leader.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
+    await leader.query(`insert into t select g, g % ${GROUPS}, g from generate_series(1, ${2 * GROUPS}) g`);
+    let round = 0;
+    const writeAll = async () => {
+      round++;
+      await leader.query(`update t set v = v + ${round} where id % 2 = ${round % 2}`);
+      await leader.query(`update t set v = v + 1 where id % 2 = ${(round + 1) % 2}`);
+    };
+    const int4 = scalar('int4');
+    const groupVnodes = Array.from({ length: GROUPS }, (_, k) => vnodeOf([k], [int4]));
+    /** Every row of the groups node b's share does not own in the map now. */
+    const writeOthers = async () => {
+      round++;
+      const others = groupVnodes.flatMap((vnode, k) => (map[vnode] === bId ? [] : [k]));
+      expect(others.length).toBeLessThan(GROUPS);
+      await leader.query('update t set v = v + $1 where k = any($2::int[])', [round, others]);
+    };
+    await writeAll();
+    await expectKvEqual(leader, GROUPS, stderr);
+
+    // b joins once every group is there (its store from a checkpoint holds them all).
+    b = await cluster.startNode('b');
+    const bId = await shareAddressListed(leader, b, stderr);
+    let cuts = 1;
+    await until('the view never took a share on node b', async () => (/to 2 workers and 1 other node, vnodes cut again 1 time/.test(await explain(leader)) ? true : undefined), 60_000, stderr);
+    let map: string[] = await owners(leader);
+    // Every vnode b's share's store may hold entries of: those it owned since it started.
+    const held = new Set<number>();
+    const notB = new Set(map.flatMap((owner, vnode) => (owner === bId ? [] : [vnode])));
+    if (seeds === 'checkpoint') {
+      // Its store from the checkpoint kept b's vnodes only: every other vnode's groups deleted.
+      const made = /a keyed share's store is made from checkpoint \d+ \([^)]*; (\d+) rows of the (\d+) vnodes it does not own deleted in \d+ ms\)/.exec(b.stderr());
+      expect(made, stderr()).not.toBeNull();
+      expect(Number(made![2])).toBe(notB.size);
+      expect(Number(made![1]), stderr()).toBe(groupVnodes.filter((vnode) => notB.has(vnode)).length);
+    } else {
+      expect(b.stderr()).not.toContain("a keyed share's store is made from checkpoint");
+    }
+    const note = () => map.forEach((owner, vnode) => owner === bId && held.add(vnode));
+    note();
+    await writeAll();
+    await expectKvEqual(leader, GROUPS, stderr);
+
+    let tookBack = false;
+    for (const name of ['c', 'd', 'e', 'f', 'g']) {
+      other = await cluster.startNode(name);
+      await shareAddressListed(leader, other, stderr);
+      cuts++;
+      await until(`the view never took a share on node ${name}`, async () => (new RegExp(`to 2 workers and 2 other nodes, vnodes cut again ${cuts} times`).test(await explain(leader)) ? true : undefined), 60_000, stderr);
+      map = await owners(leader);
+      note();
+      await writeOthers();
+      await expectKvEqual(leader, GROUPS, stderr);
+
+      const before = map;
+      await other.kill('SIGTERM');
+      cuts++;
+      await until(`the view never cut its owners without node ${name}`, async () => (new RegExp(`to 2 workers and 1 other node, vnodes cut again ${cuts} times`).test(await explain(leader)) ? true : undefined), 60_000, stderr);
+      map = await owners(leader);
+      const drain = a.stderr().split('\n').filter((line) => line.includes('handed its vnodes back')).at(-1) ?? '';
+      // Every owner kept: the threads and b's share.
+      expect(drain, stderr()).toMatch(/kept 3 owners running \(2 threads, 1 node's share; 3 of them took vnodes.*\), started 0/);
+      const backToB = map.flatMap((owner, vnode) => (owner === bId && before[vnode] !== bId && held.has(vnode) ? [vnode] : []));
+      if (backToB.length === 0) {
+        note();
+        await writeOthers();
+        await expectKvEqual(leader, GROUPS, stderr);
+        continue;
+      }
+      // b takes back vnodes it held: its store loses every vnode it held and did not own then.
+      const dropped = [...held].filter((vnode) => before[vnode] !== bId);
+      expect(dropped.length).toBeGreaterThanOrEqual(backToB.length);
+      expect(drain).toContain(`1 node's store rid of ${dropped.length} vnode${dropped.length === 1 ? '' : 's'} not owned`);
+      const droppedSet = new Set(dropped);
+      const rows = groupVnodes.filter((vnode) => droppedSet.has(vnode)).length;
+      expect(rows).toBeGreaterThan(0);
+      // Its node drops them, then writes the vnodes it gains and passes the remap on.
+      await until('node b never said its share took back vnodes', async () => (b.stderr().includes('a keyed share took vnodes, some it held before,') ? true : undefined), 30_000, stderr);
+      expect(b.stderr()).toContain(`a keyed share's store dropped the entries of ${dropped.length} vnode${dropped.length === 1 ? '' : 's'} it did not own (${rows} rows,`);
+      await writeAll();
+      await expectKvEqual(leader, GROUPS, stderr);
+      await writeAll();
+      await expectKvEqual(leader, GROUPS, stderr);
+      tookBack = true;
+      break;
+    }
+    expect(tookBack, 'no drain gave node b back vnodes it held').toBe(true);
+    expect(await explain(leader)).toMatch(/vnodes cut again \d+ times \(\d+ owners kept, \d+ of them taking vnodes, \d+ started\)/);
+    await leader.end();
+  }
+}
