@@ -71,6 +71,11 @@
 // sums of count(*) and sum(v) and two key-weighted sums, and the table's rows); a difference
 // throws (non-zero exit). BENCH_COLD_STANDBYS=1: the two nodes follow no checkpoints, so the
 // survivor's seed is read from the leader's database, not made from its checkpoint (default 0).
+// BENCH_NODES_JOIN=1: the view is built on the leader's threads alone and the two nodes join it
+// then, one after the other (each a cut; with checkpoints followed, their shares' stores made from
+// them, which hold every vnode, so the survivor's node first drops the vnodes it does not own at the
+// drain's cut); printed besides: what that drop took by the survivor's log (vnodes, rows, ms),
+// and the joins' time (default 0: the nodes' shares run before the view is built).
 // BENCH_QUERY=kafka: a GROUP BY over a Kafka topic on one node and on two (a keyed fragment whose
 // third owner of vnodes is the standby: executor/cluster/README.md "Keyed shares"). A real broker
 // (scripts/kafka.mjs on a free port, stopped at the end) holds BENCH_MESSAGES JSON messages
@@ -136,6 +141,9 @@ if (!Number.isInteger(GROUPS) || GROUPS < 1) throw new Error(`BENCH_GROUPS must 
 /** BENCH_QUERY=leave: the two nodes cold standbys (no checkpoints followed, so a seed is read), 1, or not, 0 (default). */
 const COLD = process.env['BENCH_COLD_STANDBYS'] ?? '0';
 if (COLD !== '0' && COLD !== '1') throw new Error(`BENCH_COLD_STANDBYS must be 0 or 1, not ${COLD}`);
+/** BENCH_QUERY=leave: the nodes join the view once it is built, 1, or run its shares from the start, 0 (default). */
+const NODES_JOIN = process.env['BENCH_NODES_JOIN'] ?? '0';
+if (NODES_JOIN !== '0' && NODES_JOIN !== '1') throw new Error(`BENCH_NODES_JOIN must be 0 or 1, not ${NODES_JOIN}`);
 /** BENCH_QUERY=kafka-filter or kafka-pass: a Kafka source fragment over the topic. */
 const KAFKA_FRAGMENT = QUERY === 'kafka-filter' || QUERY === 'kafka-pass';
 /** BENCH_QUERY=kafka, kafka-filter or kafka-pass: a Kafka topic is the source. */
@@ -669,35 +677,61 @@ async function leaveRun(label: string): Promise<void> {
     started.push(a);
     const client = await connect(a);
     const nodeEnv = COLD === '1' ? { ...env, OXBOW_CLUSTER_COLD_STANDBY: '1' } : env;
-    const b = await startOxbowNode(ENTRY, join(work, 'b'), args, nodeEnv);
-    started.push(b);
-    const c = await startOxbowNode(ENTRY, join(work, 'c'), args, nodeEnv);
-    started.push(c);
-    const listed = Date.now() + 60_000;
-    while (Number((await client.query<{ n: string }>("select count(*) as n from oxbow_catalog.nodes where role = 'standby' and share_address is not null")).rows[0]!.n) < 2) {
-      if (Date.now() > listed) throw new Error(`the nodes never listed their share addresses\n${a.stderr()}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+    const shares = async (): Promise<string[]> =>
+      (await client.query<{ node_id: string }>("select distinct node_id from oxbow_catalog.vnodes where view_name = 'kv' and thread is null order by node_id")).rows.map((row) => row.node_id);
+    /** Starts a node and waits until the leader lists it with its share address (and, the view there, until the view's fragment runs a share on it). */
+    const startNode = async (name: string, listedNodes: number): Promise<OxbowNode> => {
+      const node = await startOxbowNode(ENTRY, join(work, name), args, nodeEnv);
+      started.push(node);
+      const listed = Date.now() + 60_000;
+      while (Number((await client.query<{ n: string }>("select count(*) as n from oxbow_catalog.nodes where role = 'standby' and share_address is not null")).rows[0]!.n) < listedNodes) {
+        if (Date.now() > listed) throw new Error(`the nodes never listed their share addresses\n${a.stderr()}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      return node;
+    };
+    const sharesRunning = async (count: number): Promise<void> => {
+      const sharesBy = Date.now() + 120_000;
+      while ((await shares()).length < count) {
+        if (Date.now() > sharesBy) throw new Error(`the view's keyed fragment never ran with shares on ${count} nodes (${(await shares()).join(', ') || 'none'})\n${a.stderr()}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    };
+    const build = async (): Promise<{ buildS: number; buildCpuS: number }> => {
+      await client.query('create table t (id int8 primary key, k int8, v int8)');
+      await client.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
+      if (NODES_JOIN === '0') await sharesRunning(2);
+      const buildStart = performance.now();
+      const buildCpu = cpuSeconds(a.child.pid!);
+      for (let from = 0; from < GROUPS; from += CHUNK_ROWS) {
+        await client.query(`insert into t select g, g, g % 1000 from generate_series(${from + 1}, ${Math.min(GROUPS, from + CHUNK_ROWS)}) g`);
+      }
+      return { buildS: (performance.now() - buildStart) / 1000, buildCpuS: cpuSeconds(a.child.pid!) - buildCpu };
+    };
+    let built: { buildS: number; buildCpuS: number } | undefined;
+    let b: OxbowNode;
+    let c: OxbowNode;
+    /** BENCH_NODES_JOIN=1: the time from each node's start to the view running a share on it. */
+    const joinMs: number[] = [];
+    if (NODES_JOIN === '1') {
+      built = await build();
+      let at = performance.now();
+      b = await startNode('b', 1);
+      await sharesRunning(1);
+      joinMs.push(performance.now() - at);
+      at = performance.now();
+      c = await startNode('c', 2);
+      await sharesRunning(2);
+      joinMs.push(performance.now() - at);
+    } else {
+      b = await startNode('b', 1);
+      c = await startNode('c', 2);
     }
     const nodeId = async (node: OxbowNode): Promise<string> =>
       (await client.query<{ node_id: string }>(`select node_id from oxbow_catalog.nodes where address like '%:${new URL(node.url).port}'`)).rows[0]!.node_id;
     const [bId, cId] = [await nodeId(b), await nodeId(c)];
-    await client.query('create table t (id int8 primary key, k int8, v int8)');
-    await client.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
     // Both nodes' shares running: the fragment's map gives vnodes to each.
-    const shares = async (): Promise<string[]> =>
-      (await client.query<{ node_id: string }>("select distinct node_id from oxbow_catalog.vnodes where view_name = 'kv' and thread is null order by node_id")).rows.map((row) => row.node_id);
-    const sharesBy = Date.now() + 120_000;
-    while ((await shares()).length < 2) {
-      if (Date.now() > sharesBy) throw new Error(`the view's keyed fragment never ran with shares on both nodes (${(await shares()).join(', ') || 'none'})\n${a.stderr()}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    const buildStart = performance.now();
-    const buildCpu = cpuSeconds(a.child.pid!);
-    for (let from = 0; from < GROUPS; from += CHUNK_ROWS) {
-      await client.query(`insert into t select g, g, g % 1000 from generate_series(${from + 1}, ${Math.min(GROUPS, from + CHUNK_ROWS)}) g`);
-    }
-    const buildS = (performance.now() - buildStart) / 1000;
-    const buildCpuS = cpuSeconds(a.child.pid!) - buildCpu;
+    const { buildS, buildCpuS } = built ?? (await build());
     const owners = (await client.query<{ node_id: string; thread: number | null; n: string }>("select node_id, thread, count(*) as n from oxbow_catalog.vnodes where view_name = 'kv' group by node_id, thread")).rows;
     if (owners.length !== 4 || (await shares()).join(' ') !== [bId, cId].sort().join(' ')) throw new Error(`the fragment's owners are not 2 threads and nodes ${bId} and ${cId}: ${JSON.stringify(owners)}\n${a.stderr()}`);
     const nodeVnodes = async (id: string): Promise<number> => Number((await client.query<{ vnodes: number | null }>('select vnodes from oxbow_catalog.nodes where node_id = $1', [id])).rows[0]?.vnodes ?? 0);
@@ -775,6 +809,14 @@ async function leaveRun(label: string): Promise<void> {
       emit(`${tag}_inserts_per_s_after_cut`, (load.inserts - insertsAtCut) / 5, 'statements/s');
       emit(`${tag}_leader_cpu_s_per_s_before`, leaderCpuBefore / 2, 's/s');
       emit(`${tag}_failed_over`, failed, 'shares');
+      joinMs.forEach((ms, index) => emit(`${tag}_join_${index + 1}_ms`, ms, 'ms'));
+      // A survivor whose store was made from a checkpoint drops the vnodes it does not own first.
+      const drop = /a keyed share's store dropped the entries of (\d+) vnodes? it did not own \((\d+) rows, (\d+) entries, in (\d+) ms\)/.exec(c.stderr());
+      emit(`${tag}_surviving_node_dropped_vnodes`, drop === null ? 0 : Number(drop[1]), 'vnodes');
+      if (drop !== null) {
+        emit(`${tag}_surviving_node_dropped_rows`, Number(drop[2]), 'rows');
+        emit(`${tag}_surviving_node_drop_ms`, Number(drop[4]), 'ms');
+      }
       emit(`${tag}_leader_cpu_s`, cpu[0]!, 's');
       emit(`${tag}_surviving_node_cpu_s`, cpu[1]!, 's');
       emit(`${tag}_load_1m`, loadavg()[0]!, 'load');
