@@ -80,10 +80,11 @@ describe("a keyed share's seed sent ahead of the cut", () => {
       await writer;
     }
     const cutsForB = [...a.stderr().matchAll(/node (\S+) took vnodes \(seeds read in \d+ ms while the owners ran, (\d+) of 1 seed sent ahead([^,]*)/g)];
-    // A seed was on b when b died: that cut says its link closed after the seed was staged.
+    // A seed was on b when b died: that cut says its link closed, after the seed was staged or, on
+    // a loaded machine, before b's `staged` answer (written after its log line) reached the leader.
     expect(cutsForB.length, stderr()).toBeGreaterThan(0);
     for (const cut of cutsForB) expect([cut[1], cut[2]]).toEqual([bId, '0']);
-    expect(cutsForB.some((cut) => /the link closed after the seed was staged/.test(cut[3]!))).toBe(true);
+    expect(cutsForB.some((cut) => new RegExp(`node ${bId}: (the link closed after the seed was staged|the connection closed|read ECONNRESET|write EPIPE)`).test(cut[3]!)), stderr()).toBe(true);
     expect(count(a.stderr(), new RegExp(`node ${bId}( \\(failed over before\\))? handed its vnodes back`, 'g'))).toBe(cutsForB.length);
     await leader.query('update t set v = v + 5');
     await leader.query(`delete from t where id % 7 = 3`);
