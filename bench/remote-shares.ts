@@ -75,7 +75,8 @@
 // then, one after the other (each a cut; with checkpoints followed, their shares' stores made from
 // them, which hold every vnode, so the survivor's node first drops the vnodes it does not own at the
 // drain's cut); printed besides: what that drop took by the survivor's log (vnodes, rows, ms),
-// and the joins' time (default 0: the nodes' shares run before the view is built).
+// and the joins' time (default 0: the nodes' shares run before the view is built). Every leave
+// run prints the surviving node's peak resident set (VmHWM) too.
 // BENCH_QUERY=kafka: a GROUP BY over a Kafka topic on one node and on two (a keyed fragment whose
 // third owner of vnodes is the standby: executor/cluster/README.md "Keyed shares"). A real broker
 // (scripts/kafka.mjs on a free port, stopped at the end) holds BENCH_MESSAGES JSON messages
@@ -177,6 +178,12 @@ function residentBytes(pid: number): { now: number; peak: number } {
 /** CPU seconds (user + system) of a process so far. */
 function cpuSeconds(pid: number): number {
   return parseTaskStat(readFileSync(`/proc/${pid}/stat`, 'utf8')).ticks / ticksPerSecond();
+}
+
+/** The largest resident set process `pid` had so far (VmHWM), MiB. */
+function peakRssMiB(pid: number): number {
+  const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match === null ? 0 : Number(match[1]) / 1024;
 }
 
 async function connect(node: OxbowNode): Promise<pg.Client> {
@@ -810,6 +817,7 @@ async function leaveRun(label: string): Promise<void> {
       emit(`${tag}_leader_cpu_s_per_s_before`, leaderCpuBefore / 2, 's/s');
       emit(`${tag}_failed_over`, failed, 'shares');
       joinMs.forEach((ms, index) => emit(`${tag}_join_${index + 1}_ms`, ms, 'ms'));
+      emit(`${tag}_surviving_node_peak_rss_mib`, peakRssMiB(c.child.pid!), 'MiB');
       // A survivor whose store was made from a checkpoint drops the vnodes it does not own first.
       const drop = /a keyed share's store dropped the entries of (\d+) vnodes? it did not own \((\d+) rows, (\d+) entries, in (\d+) ms\)/.exec(c.stderr());
       emit(`${tag}_surviving_node_dropped_vnodes`, drop === null ? 0 : Number(drop[1]), 'vnodes');

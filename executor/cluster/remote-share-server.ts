@@ -131,10 +131,11 @@ export interface RemoteShareServerOptions {
 /**
  * The entries of the vnodes flagged in `vnodes` of a keyed share's store, read to the end in steps
  * (keyed-seed.ts' KeyedSeedRead: each row's vnode from its vnode columns, a flagged vnode's keys
- * with every version, the tables' records), the event loop's turn between steps and `progress`
- * every 250 ms (the leader's deadline); stops with the connection. The read is done: `finish` it.
+ * with every version, the tables' records), the event loop's turn between steps (and `afterStep`,
+ * awaited, after each) and `progress` every 250 ms (the leader's deadline); stops with the
+ * connection. The read is done: `finish` it.
  */
-async function readVnodes(store: KeyedStore, vnodes: GainedVnodes, stop: () => boolean, progress: () => void): Promise<KeyedSeedRead> {
+async function readVnodes(store: KeyedStore, vnodes: GainedVnodes, stop: () => boolean, progress: () => void, afterStep?: (read: KeyedSeedRead) => Promise<void>): Promise<KeyedSeedRead> {
   // Owner 1 (the one share) gets the flagged vnodes; owner 0 stands for every other (nowhere).
   const map = new Uint16Array(VNODE_COUNT);
   for (let vnode = 0; vnode < VNODE_COUNT; vnode++) map[vnode] = vnodes.vnodes[vnode] === 1 ? 1 : 0;
@@ -147,6 +148,7 @@ async function readVnodes(store: KeyedStore, vnodes: GainedVnodes, stop: () => b
         progress();
         last = Date.now();
       }
+      if (afterStep !== undefined) await afterStep(read);
       await new Promise((resolve) => setImmediate(resolve));
     }
     return read;
@@ -679,30 +681,30 @@ export class RemoteShareServer {
    * is between epochs meanwhile (its next messages wait): nothing else writes the store.
    */
   private async dropVnodes(store: KeyedStore, drop: GainedVnodes, stop: () => boolean, progress: () => void): Promise<{ rows: number; entries: number }> {
-    const read = await readVnodes(store, drop, stop, progress);
-    let base: Uint8Array;
-    let rows: number;
+    // The entries found are deleted as the read goes (its snapshot does not see the deletes), in
+    // pieces of about SEED_WRITE_PIECE_BYTES: never all of them in memory at once.
+    const deletes = new WriteBatchBuilder();
+    let entries = 0;
+    const remove = (_operation: number, buffer: Buffer, keyStart: number, keyEnd: number): void => {
+      deletes.delete(buffer.subarray(keyStart, keyEnd));
+      entries++;
+    };
+    const flush = async (read: KeyedSeedRead, all: boolean): Promise<void> => {
+      read.drainRouted(0, (bytes) => forEachBatchEntry(bytes, remove));
+      const bytes = deletes.view();
+      if (bytes.length === 0 || (!all && bytes.length < SEED_WRITE_PIECE_BYTES)) return;
+      if (stop()) throw new Error('the connection ended');
+      await store.database.writeAsync(Buffer.from(bytes));
+      deletes.reset();
+      progress();
+    };
+    const read = await readVnodes(store, drop, stop, progress, (step) => flush(step, false));
     try {
-      base = read.takeBases()[0]!;
-      rows = read.finish()[0]!.rows;
+      await flush(read, true);
+      return { rows: read.finish()[0]!.rows, entries };
     } finally {
       read.close();
     }
-    const deletes = new WriteBatchBuilder();
-    let entries = 0;
-    forEachBatchEntry(Buffer.from(base.buffer, base.byteOffset, base.length), (_operation, buffer, keyStart, keyEnd) => {
-      deletes.delete(buffer.subarray(keyStart, keyEnd));
-      entries++;
-    });
-    const bytes = deletes.view();
-    if (bytes.length > 0) {
-      for (const piece of wholeEntryPieces(bytes, SEED_WRITE_PIECE_BYTES)) {
-        if (stop()) throw new Error('the connection ended');
-        await store.database.writeAsync(Buffer.from(piece.buffer, piece.byteOffset, piece.length));
-        progress();
-      }
-    }
-    return { rows, entries };
   }
 
   /** Closes and removes a keyed share's store once `after` settles (its worker closed). */

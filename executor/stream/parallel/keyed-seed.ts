@@ -434,6 +434,21 @@ export class KeyedSeedRead {
   }
 
   /**
+   * While reading (not with `takeBases`): hands `visit` the whole entries routed to share `share`
+   * since the last call and empties its seed of them, for a reader that consumes them as it goes
+   * (a node deleting vnodes from its store, executor/cluster/remote-share-server.ts), so they are
+   * not all held at once. `visit` must not keep the bytes.
+   */
+  drainRouted(share: number, visit: (bytes: Buffer) => void): void {
+    if (this.closed || this.bases !== undefined) throw new Error('the seed read was closed or its bases taken');
+    const builder = this.builders[share]!;
+    const bytes = builder.view();
+    if (bytes.length === 0) return;
+    visit(bytes);
+    builder.reset();
+  }
+
+  /**
    * Once every table is read: each share's seed as of E (its vnodes' entries, without the tables'
    * records), to be sent ahead of the cut; `finish` then gives what goes after it. Taken once.
    */
