@@ -14,7 +14,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { clusterNodes, shareAddressListed } from './nodes.js';
-import { expectKvEqual, explain, until } from './remote-share-views.js';
+import { expectKvEqual, explain, groupedView, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
 const cluster = clusterNodes('oxbow-keyed-share-regain-', {
@@ -33,16 +33,7 @@ describe('a keyed fragment whose threads take back vnodes', () => {
     const leader = await connectWhenServing(a);
     let node: Awaited<ReturnType<typeof cluster.startNode>> | undefined;
     const stderr = () => `--- a ---\n${a.stderr()}${node === undefined ? '' : `\n--- node ---\n${node.stderr()}`}`;
-    await leader.query('create table t (id int8 primary key, k int, v int8)');
-    await leader.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
-    await leader.query(`insert into t select g, g % ${GROUPS}, g from generate_series(1, ${2 * GROUPS}) g`);
-    let round = 0;
-    // Every row written: every group read and written by its owner of the moment.
-    const writeAll = async () => {
-      round++;
-      await leader.query(`update t set v = v + ${round} where id % 2 = ${round % 2}`);
-      await leader.query(`update t set v = v + 1 where id % 2 = ${(round + 1) % 2}`);
-    };
+    const { writeAll } = await groupedView(leader, GROUPS);
     await writeAll();
     await expectKvEqual(leader, GROUPS, stderr);
 

@@ -29,7 +29,7 @@ import { vnodeOf } from '../../executor/stream/parallel/vnode.js';
 import { type as scalar } from '../../sql/types.js';
 import type { OxbowServer } from '../support/server.js';
 import { clusterNodes, shareAddressListed, type ClusterNodes } from './nodes.js';
-import { expectKvEqual, explain, until } from './remote-share-views.js';
+import { expectKvEqual, explain, groupedView, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
 const settings = {
@@ -67,23 +67,14 @@ async function takeBack(cluster: ClusterNodes, seeds: 'checkpoint' | 'read'): Pr
     let b: OxbowServer | undefined;
     let other: OxbowServer | undefined;
     const stderr = () => `--- a ---\n${a.stderr()}${b === undefined ? '' : `\n--- b ---\n${b.stderr()}`}${other === undefined ? '' : `\n--- other ---\n${other.stderr()}`}`;
-    await leader.query('create table t (id int8 primary key, k int, v int8)');
-    await leader.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
-    await leader.query(`insert into t select g, g % ${GROUPS}, g from generate_series(1, ${2 * GROUPS}) g`);
-    let round = 0;
-    const writeAll = async () => {
-      round++;
-      await leader.query(`update t set v = v + ${round} where id % 2 = ${round % 2}`);
-      await leader.query(`update t set v = v + 1 where id % 2 = ${(round + 1) % 2}`);
-    };
+    const { writeAll, nextRound } = await groupedView(leader, GROUPS);
     const int4 = scalar('int4');
     const groupVnodes = Array.from({ length: GROUPS }, (_, k) => vnodeOf([k], [int4]));
     /** Every row of the groups node b's share does not own in the map now. */
     const writeOthers = async () => {
-      round++;
       const others = groupVnodes.flatMap((vnode, k) => (map[vnode] === bId ? [] : [k]));
       expect(others.length).toBeLessThan(GROUPS);
-      await leader.query('update t set v = v + $1 where k = any($2::int[])', [round, others]);
+      await leader.query('update t set v = v + $1 where k = any($2::int[])', [nextRound(), others]);
     };
     await writeAll();
     await expectKvEqual(leader, GROUPS, stderr);

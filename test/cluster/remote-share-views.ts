@@ -103,6 +103,25 @@ export async function explain(leader: pg.Client, view = 'kv'): Promise<string> {
   return (await leader.query({ text: `explain analyze ${view}`, rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n');
 }
 
+/**
+ * Table t with two rows of each of `groups` groups and the view kv (`select k, count(*), sum(v)
+ * from t group by k`) over it; `writeAll` writes every row (every group read and written by its
+ * owner of the moment), `nextRound` numbers other writes' values so no two rounds write the same.
+ */
+export async function groupedView(leader: pg.Client, groups: number): Promise<{ writeAll: () => Promise<void>; nextRound: () => number }> {
+  await leader.query('create table t (id int8 primary key, k int, v int8)');
+  await leader.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
+  await leader.query(`insert into t select g, g % ${groups}, g from generate_series(1, ${2 * groups}) g`);
+  let round = 0;
+  const nextRound = () => ++round;
+  const writeAll = async () => {
+    const now = nextRound();
+    await leader.query(`update t set v = v + ${now} where id % 2 = ${now % 2}`);
+    await leader.query(`update t set v = v + 1 where id % 2 = ${(now + 1) % 2}`);
+  };
+  return { writeAll, nextRound };
+}
+
 /** Waits until the view kv (`select k, count(*), sum(v) from t group by k`) equals the batch SELECT of its query, then checks it and its `groups` groups. */
 export async function expectKvEqual(leader: pg.Client, groups: number, stderr: () => string): Promise<void> {
   const compare = async () => {
