@@ -281,8 +281,7 @@ export class RemoteShareServer {
         while (adding === undefined && afterAdd.length > 0 && !socket.destroyed) relayKeyed(afterAdd.shift()!);
       };
       if (message.t === 'drop') {
-        // A kept share that takes back vnodes its store holds entries of (it held them, or its store
-        // was made from a checkpoint, which holds every vnode): its store's entries of every vnode it
+        // A kept share that takes back vnodes it held: its store's entries of every vnode it held and
         // does not own go first (a key the leader deleted and dropped since would read again).
         if (!isGainedVnodes(message.gain)) return fail(new Error('a drop frame without its vnodes'));
         const gain = message.gain;
@@ -674,11 +673,12 @@ export class RemoteShareServer {
   }
 
   /**
-   * Deletes from a running keyed share's store every entry of the vnodes flagged in `drop` (each
-   * key's versions, found by its row's vnode columns as a seed read finds them: keyed-seed.ts'
-   * KeyedSeedRead; a key with no row at all reads as absent and stays), read in steps,
-   * `progress` every 250 ms, the deletes written in pieces off the main thread. The share's worker
-   * is between epochs meanwhile (its next messages wait): nothing else writes the store.
+   * Deletes from a keyed share's store every entry of the vnodes flagged in `drop` (each key's
+   * versions, found by its row's vnode columns as a seed read finds them: keyed-seed.ts'
+   * KeyedSeedRead; a key with no row at all reads as absent and stays), read in steps, `progress`
+   * every 250 ms, the deletes written in pieces off the main thread. Nothing else writes the store
+   * meanwhile: a running share's worker is between epochs (its next messages wait), and a store
+   * made from a checkpoint has no share yet.
    */
   private async dropVnodes(store: KeyedStore, drop: GainedVnodes, stop: () => boolean, progress: () => void): Promise<{ rows: number; entries: number }> {
     // The entries found are deleted as the read goes (its snapshot does not see the deletes), in
