@@ -24,6 +24,7 @@ import { SourceFragments, type KeyedSeedStaging, type RemoteShareTarget } from '
 import { keyedSeeds, KeyedSeedRead, type KeyedSeed } from './keyed-seed.js';
 import type { VnodeMap, VnodeMapRecord, VnodeMapSink } from './vnode-map.js';
 import type { WorkerMemory, WorkerMemoryHost, WorkerMemorySource, WorkerStatus } from './worker-memory.js';
+import type { GainedVnodes } from './protocol.js';
 
 /**
  * Fragments running in workers at most, per process: each takes N threads of the pool (a V8 isolate
@@ -140,6 +141,9 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
     const generating = generated.some((source) => source !== null);
     // Under --remote-shares on a keyed fragment's owners follow the membership (KeyedOwners).
     const shares = this.sourceFragments.remoteShares;
+    // The vnodes flagged with the fragment's state tables and their vnode columns (protocol.ts' GainedVnodes).
+    const stateTables = fragment.nodes.flatMap((node) => node.stateTables);
+    const vnodesOf = (vnodes: Uint8Array): GainedVnodes => ({ vnodes, tables: stateTables, stateVnodes: fragment.stateVnodes });
     const owners: KeyedOwners | undefined =
       generating || shares?.keyedTargets === undefined
         ? undefined
@@ -151,19 +155,18 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
             remotes: (seeds, staging, keep) => this.keyedRemotes(fragment, seeds, staging, keep),
             stageSeeds: (bases, ahead, keep) => shares.stageKeyedSeeds?.(bases, ahead, keep),
             stageFromCheckpoint: (after, keep, gains, owns) => {
-              const tables = fragment.nodes.flatMap((node) => node.stateTables);
               // A kept share's node reads the vnodes it gains out of its store, and a started share's
               // drops the vnodes it does not own from its, by the tables' vnode columns.
-              const layout = (flags?: ReadonlyMap<string, Uint8Array>) => (flags === undefined ? undefined : new Map([...flags].map(([key, vnodes]) => [key, { vnodes, tables, stateVnodes: fragment.stateVnodes }])));
+              const layout = (flags?: ReadonlyMap<string, Uint8Array>) => (flags === undefined ? undefined : new Map([...flags].map(([key, vnodes]) => [key, vnodesOf(vnodes)])));
               return shares.stageKeyedCheckpoint?.(
                 after,
-                tables.map((table) => table.tableId),
+                stateTables.map((table) => table.tableId),
                 keep,
                 layout(gains),
                 layout(owns),
               );
             },
-            vnodesOf: (vnodes) => ({ vnodes, tables: fragment.nodes.flatMap((node) => node.stateTables), stateVnodes: fragment.stateVnodes }),
+            vnodesOf,
           };
     // A fragment built with state (a promoted leader's, from the checkpoint its nodes followed too)
     // starts on its threads and takes its shares at its first cut, where each node makes its store
