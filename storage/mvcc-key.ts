@@ -4,8 +4,9 @@
 //
 // The epoch is inverted so that the versions of one key sort newest first: "the newest version at
 // or before E" is the first entry at or after `prefix | ~E`, one seek. The vnode is the key's
-// bucket out of 256 for moving key ranges between machines later; on one machine every table uses
-// vnode 0, which keeps a table's rows in key order for range scans. Table id 0xFFFFFFFF holds the
+// bucket out of 256 (vnode-hash.ts): a keyed fragment's state tables in views of plan version 11 or
+// later carry it (state-table.ts `vnodeColumns`), so a vnode is one key range a node can read or
+// drop whole; every other table uses vnode 0, which keeps its rows in key order for range scans. Table id 0xFFFFFFFF holds the
 // store's own records (committed epoch, metadata, table windows), outside every table's range.
 
 import { assert } from '../sql/errors.js';
@@ -55,6 +56,22 @@ export function tableLowerBound(tableId: number): Buffer {
   const bound = Buffer.alloc(TABLE_ID_BYTES);
   bound.writeUInt32BE(tableId);
   return bound;
+}
+
+/**
+ * The key range of vnodes `from` to `to - 1` of a table whose keys carry their vnode
+ * (state-table.ts `vnodeColumns`): [tableId | from, tableId | to), the table's end when `to` is 256.
+ */
+export function vnodeRange(tableId: number, from: number, to: number): { lower: Buffer; upper: Buffer } {
+  assert(Number.isInteger(from) && Number.isInteger(to) && from >= 0 && from < to && to <= 256, `vnodes ${from} to ${to} out of range`);
+  const lower = Buffer.alloc(TABLE_PREFIX_BYTES);
+  lower.writeUInt32BE(tableId);
+  lower[TABLE_ID_BYTES] = from;
+  if (to === 256) return { lower, upper: tableUpperBound(tableId) };
+  const upper = Buffer.alloc(TABLE_PREFIX_BYTES);
+  upper.writeUInt32BE(tableId);
+  upper[TABLE_ID_BYTES] = to;
+  return { lower, upper };
 }
 
 /** Exclusive end of a table's range: the next table id. */

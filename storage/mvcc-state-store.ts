@@ -292,6 +292,7 @@ export class MvccStateStore implements StateStore, TableHost {
             schema.primaryKey.every((column, index) => schema.columnTypes[column]?.name === existing.keyTypes[index]!.name),
           `table ${schema.tableId} reopened with a different primary key`,
         );
+        assert(String(schema.vnodeColumns) === String(existing.schema.vnodeColumns), `table ${schema.tableId} reopened with different vnode columns`);
         existing.schema = schema;
         const record = this.records.get(schema.tableId);
         if (record !== undefined && record.retentionMs !== schema.retentionMs) {

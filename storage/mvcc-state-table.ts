@@ -15,7 +15,8 @@ import type { RowVersion, ScanOptions, StateTable, StateTableSchema } from './st
 import { ByteWriter } from './byte-writer.js';
 import { encodeKey, encodeKeyColumns } from './memcomparable.js';
 import type { MvccBackend } from './mvcc-backend.js';
-import { EPOCH_SUFFIX_BYTES, LATEST_SUFFIX, TABLE_PREFIX_BYTES, epochSuffix, readEpochSuffix, tableUpperBound, writeEpochSuffix, writeTablePrefix } from './mvcc-key.js';
+import { EPOCH_SUFFIX_BYTES, LATEST_SUFFIX, TABLE_ID_BYTES, TABLE_PREFIX_BYTES, epochSuffix, readEpochSuffix, tableUpperBound, writeEpochSuffix, writeTablePrefix } from './mvcc-key.js';
+import { VNODE_COUNT, VnodeHasher } from './vnode-hash.js';
 import { decodeRow, encodeRow, ROW_TOMBSTONE } from './row-codec.js';
 import { BATCH_PUT, WriteBatchBuilder } from './write-batch.js';
 import { MemoryBudget, RowCache } from './row-cache.js';
@@ -66,7 +67,19 @@ const PURGE_CACHE_MIN_ENTRIES = 1024;
 export class MvccStateTable implements StateTable {
   schema: StateTableSchema;
   readonly keyTypes: readonly DataType[];
+  /**
+   * The bytes every key of the table starts with: the table id and vnode 0, or the table id alone
+   * for a table with vnode columns, whose encoded keys (`pending`, the cache, the bounds) then
+   * start with their vnode byte. `keyStart` is its length: where an encoded key starts in a stored one.
+   */
   readonly prefix: Buffer;
+  readonly keyStart: number;
+  /** A table with vnode columns: the hasher of their values, and their indexes in the row and in the key. */
+  private readonly vnodeHasher: VnodeHasher | undefined;
+  private readonly vnodeRowColumns: readonly number[] = [];
+  private readonly vnodeKeyColumns: readonly number[] = [];
+  /** Key columns a prefix must hold for its vnode to be known (the last vnode column's key position, plus one). */
+  private readonly vnodeKeyWidth: number = 0;
   /** Buffered writes of the open epoch by encoded key (latin1): the row, or null for a delete. */
   pending = new Map<string, Row | null>();
   /**
@@ -115,6 +128,8 @@ export class MvccStateTable implements StateTable {
    * that first read; '' while the table has no key at all.
    */
   private keyBound: string | undefined;
+  /** A table with vnode columns keeps `keyBound` per vnode (a key of vnode v against the largest of v): undefined until read, then 256 entries. */
+  private vnodeBounds: string[] | undefined;
   /** The open epoch's range delete (deleteBelow), if any. */
   pendingCleanEnd: string | undefined;
   /** Durable range deletes not yet applied to the backend, oldest first (their ends ascending). */
@@ -142,9 +157,53 @@ export class MvccStateTable implements StateTable {
     this.host = host;
     this.keyTypes = schema.primaryKey.map((index) => schema.columnTypes[index]!);
     const prefixWriter = new ByteWriter(8);
-    writeTablePrefix(prefixWriter, schema.tableId);
+    const vnodeColumns = schema.vnodeColumns;
+    if (vnodeColumns === undefined) {
+      writeTablePrefix(prefixWriter, schema.tableId);
+      this.vnodeHasher = undefined;
+    } else {
+      assert(vnodeColumns.length > 0, `table ${schema.tableId}: no vnode column`);
+      const keyColumns = vnodeColumns.map((column) => schema.primaryKey.indexOf(column));
+      assert(keyColumns.every((position) => position >= 0), `table ${schema.tableId}: a vnode column is not a key column`);
+      prefixWriter.uint32BigEndian(schema.tableId);
+      this.vnodeHasher = new VnodeHasher(vnodeColumns.map((column) => schema.columnTypes[column]!));
+      this.vnodeRowColumns = vnodeColumns;
+      this.vnodeKeyColumns = keyColumns;
+      this.vnodeKeyWidth = Math.max(...keyColumns) + 1;
+    }
     this.prefix = prefixWriter.copy();
+    this.keyStart = this.prefix.length;
     this.cache = new RowCache(budget);
+  }
+
+  /** True when the table's keys carry their vnode (`StateTableSchema.vnodeColumns`). */
+  get keyedByVnode(): boolean {
+    return this.vnodeHasher !== undefined;
+  }
+
+  /** The largest key the table holds or held in the vnode of encoded key `key` (the table's only bound without vnode columns). */
+  private boundOf(key: string): string {
+    if (this.vnodeHasher === undefined) return (this.keyBound ??= this.readKeyBound());
+    const bounds = (this.vnodeBounds ??= this.readVnodeBounds());
+    return bounds[key.charCodeAt(0)]!;
+  }
+
+  /** A key written: the bound of its vnode rises to it (when known). */
+  private raiseBound(key: string): void {
+    if (this.vnodeHasher === undefined) {
+      if (this.keyBound !== undefined && key > this.keyBound) this.keyBound = key;
+      return;
+    }
+    const bounds = this.vnodeBounds;
+    if (bounds === undefined) return;
+    const vnode = key.charCodeAt(0);
+    if (key > bounds[vnode]!) bounds[vnode] = key;
+  }
+
+  /** The bounds are read again when next needed. */
+  private forgetBounds(): void {
+    this.keyBound = undefined;
+    this.vnodeBounds = undefined;
   }
 
   get(key: Row, epoch?: Epoch): Row | undefined {
@@ -152,9 +211,10 @@ export class MvccStateTable implements StateTable {
     const writer = this.writer;
     writer.reset();
     writer.bytes(this.prefix);
+    if (this.vnodeHasher !== undefined) writer.byte(this.vnodeHasher.ofColumns(key, this.vnodeKeyColumns));
     encodeKey(writer, key, this.keyTypes);
     if (epoch === undefined) {
-      const encoded = writer.latin1(TABLE_PREFIX_BYTES);
+      const encoded = writer.latin1(this.keyStart);
       if (encoded < this.cleanedEnd) return undefined;
       if (this.pending.size > 0) {
         const buffered = this.pending.get(encoded);
@@ -165,7 +225,7 @@ export class MvccStateTable implements StateTable {
         if (buffered !== undefined) return buffered ?? undefined;
       }
       if (this.committedEmpty) return undefined;
-      if (encoded > (this.keyBound ??= this.readKeyBound())) return undefined;
+      if (encoded > this.boundOf(encoded)) return undefined;
       const cached = this.cache.get(encoded);
       if (cached !== undefined) return cached ?? undefined;
       const ceiling = this.host.readCeiling;
@@ -177,7 +237,7 @@ export class MvccStateTable implements StateTable {
       return row;
     }
     const readEpoch = this.host.resolveReadEpoch(this.schema.tableId, epoch);
-    if (this.cleanings.length > 0 && writer.latin1(TABLE_PREFIX_BYTES) < this.cleanedAsOf(readEpoch)) return undefined;
+    if (this.cleanings.length > 0 && writer.latin1(this.keyStart) < this.cleanedAsOf(readEpoch)) return undefined;
     writeEpochSuffix(writer, readEpoch);
     const value = this.host.backend.getLatestVersion(writer.view());
     return value === undefined ? undefined : decodeRow(value);
@@ -201,6 +261,7 @@ export class MvccStateTable implements StateTable {
    * closed): such a write fails. An `end` at or below the last one deletes nothing more.
    */
   deleteBelow(end: Row): void {
+    assert(this.vnodeHasher === undefined, `table ${this.schema.tableId}: a range delete of a table keyed by vnode`);
     if (this.unsettled) this.settle();
     const writer = this.writer;
     writer.reset();
@@ -278,6 +339,7 @@ export class MvccStateTable implements StateTable {
     const writer = batch.writer;
     batch.beginKey(BATCH_PUT);
     writer.bytes(this.prefix);
+    if (this.vnodeHasher !== undefined) writer.byte(this.vnodeHasher.ofColumns(row, this.vnodeRowColumns));
     encodeKeyColumns(writer, row, this.schema.primaryKey, this.keyTypes);
     writer.bytes(BLANK_SUFFIX);
     batch.beginValue();
@@ -291,6 +353,7 @@ export class MvccStateTable implements StateTable {
   }
 
   truncate(end: Row): void {
+    assert(this.vnodeHasher === undefined, `table ${this.schema.tableId}: a truncation of a table keyed by vnode`);
     const writer = new ByteWriter(64);
     writer.bytes(this.prefix);
     encodeKey(writer, end, this.keyTypes);
@@ -329,7 +392,7 @@ export class MvccStateTable implements StateTable {
     for (let at = 0; at < end; ) {
       const keyLength = buffer.readUInt32LE(at + 1);
       const valueAt = at + 5 + keyLength;
-      into(buffer.toString('latin1', at + 5 + TABLE_PREFIX_BYTES, valueAt - EPOCH_SUFFIX_BYTES), decodeRow(buffer, valueAt + 4)!);
+      into(buffer.toString('latin1', at + 5 + this.keyStart, valueAt - EPOCH_SUFFIX_BYTES), decodeRow(buffer, valueAt + 4)!);
       at = valueAt + 4 + buffer.readUInt32LE(valueAt);
     }
   }
@@ -351,7 +414,7 @@ export class MvccStateTable implements StateTable {
       layer.sorted = undefined;
       this.decodeAppended(appended, (key, row) => {
         layer.rows.set(key, row);
-        if (this.keyBound !== undefined && key > this.keyBound) this.keyBound = key;
+        this.raiseBound(key);
       });
       this.release(appended);
     }
@@ -366,15 +429,21 @@ export class MvccStateTable implements StateTable {
     if (this.unsettled) this.settle();
     const writer = this.writer;
     writer.reset();
+    if (this.vnodeHasher !== undefined) {
+      // Without the vnode's columns the group spans every vnode: not known to be new.
+      if (prefix.length < this.vnodeKeyWidth) return false;
+      writer.byte(this.vnodeHasher.ofColumns(prefix, this.vnodeKeyColumns));
+    }
     encodeKey(writer, prefix, this.keyTypes);
     // Keys sort as their bytes, and every key of the group starts with the prefix's: above the bound, none exists.
-    return writer.latin1() > (this.keyBound ??= this.readKeyBound());
+    const encoded = writer.latin1();
+    return encoded > this.boundOf(encoded);
   }
 
   private buffer(key: string, row: Row | null): void {
     assert(!(key < this.cleanedEnd), `table ${this.schema.tableId}: a write below its range delete`);
     this.pending.set(key, row);
-    if (this.keyBound !== undefined && key > this.keyBound) this.keyBound = key;
+    this.raiseBound(key);
   }
 
   /** The largest key of the backend (any version, tombstones too), the sealed layers and the open epoch's writes. */
@@ -396,9 +465,46 @@ export class MvccStateTable implements StateTable {
     return bound;
   }
 
+  /**
+   * Per vnode, the largest key of the backend, the sealed layers and the open epoch's writes in
+   * it, or the vnode's byte alone (below every key of it) when it has none: a reverse seek per
+   * vnode, one pass over the buffered keys.
+   */
+  private readVnodeBounds(): string[] {
+    const bounds = new Array<string>(VNODE_COUNT);
+    const lower = Buffer.alloc(TABLE_ID_BYTES + 1);
+    const upper = Buffer.alloc(TABLE_ID_BYTES + 1);
+    this.prefix.copy(lower);
+    this.prefix.copy(upper);
+    for (let vnode = 0; vnode < VNODE_COUNT; vnode++) {
+      bounds[vnode] = String.fromCharCode(vnode);
+      lower[TABLE_ID_BYTES] = vnode;
+      const last = vnode === VNODE_COUNT - 1;
+      if (!last) upper[TABLE_ID_BYTES] = vnode + 1;
+      const iterator = this.host.backend.scan({ lowerBound: lower, upperBound: last ? tableUpperBound(this.schema.tableId) : upper, reverse: true });
+      try {
+        const packed = iterator.nextPacked(1);
+        if (packed !== null && packed.length > 0) {
+          const keyLength = packed.readUInt32LE(0);
+          bounds[vnode] = packed.toString('latin1', 4 + TABLE_ID_BYTES, 4 + keyLength - EPOCH_SUFFIX_BYTES);
+        }
+      } finally {
+        iterator.close();
+      }
+    }
+    const raise = (key: string): void => {
+      const vnode = key.charCodeAt(0);
+      if (key > bounds[vnode]!) bounds[vnode] = key;
+    };
+    for (const layer of this.sealed) for (const key of layer.rows.keys()) raise(key);
+    for (const key of this.pending.keys()) raise(key);
+    return bounds;
+  }
+
   private encodeRowKey(row: Row): string {
     const writer = this.writer;
     writer.reset();
+    if (this.vnodeHasher !== undefined) writer.byte(this.vnodeHasher.ofColumns(row, this.vnodeRowColumns));
     encodeKeyColumns(writer, row, this.schema.primaryKey, this.keyTypes);
     return writer.latin1();
   }
@@ -408,21 +514,44 @@ export class MvccStateTable implements StateTable {
     const writer = new ByteWriter(64);
     writer.bytes(this.prefix);
     if (options.prefix !== undefined) {
+      if (this.vnodeHasher !== undefined) {
+        assert(options.prefix.length >= this.vnodeKeyWidth, `table ${this.schema.tableId}: a scan by a key prefix without the vnode's columns`);
+        writer.byte(this.vnodeHasher.ofColumns(options.prefix, this.vnodeKeyColumns));
+      }
       encodeKey(writer, options.prefix, this.keyTypes);
       const lower = writer.copy();
       // Key columns encode self-delimited, so the group's keys are exactly those starting with
       // these bytes: they end before the prefix's successor (last byte below 0xff incremented).
       let last = lower.length - 1;
-      while (last >= TABLE_PREFIX_BYTES && lower[last] === 0xff) last--;
-      if (last < TABLE_PREFIX_BYTES) return { lower, upper: this.bounds({}).upper };
+      while (last >= this.keyStart && lower[last] === 0xff) last--;
+      if (last < this.keyStart) return { lower, upper: this.bounds({}).upper };
       const upper = Buffer.from(lower.subarray(0, last + 1));
       upper[last] = upper[last]! + 1;
       return { lower, upper };
     }
+    // A table keyed by vnode: the whole table, or a range within one vnode (bounds holding its columns).
+    let vnode = -1;
+    if (this.vnodeHasher !== undefined && (options.start !== undefined || options.end !== undefined)) {
+      const vnodeOf = (bound: Row | undefined): number => (bound !== undefined && bound.length >= this.vnodeKeyWidth ? this.vnodeHasher!.ofColumns(bound, this.vnodeKeyColumns) : -1);
+      const fromStart = vnodeOf(options.start);
+      const fromEnd = vnodeOf(options.end);
+      vnode = fromStart >= 0 ? fromStart : fromEnd;
+      assert(vnode >= 0 && (fromEnd < 0 || fromEnd === vnode), `table ${this.schema.tableId}: a scan between keys of two vnodes`);
+      writer.byte(vnode);
+    }
     if (options.start !== undefined) encodeKey(writer, options.start, this.keyTypes);
     const lower = writer.copy();
     let upper: Buffer;
-    if (options.end !== undefined) {
+    if (this.vnodeHasher !== undefined && options.end !== undefined) {
+      writer.reset();
+      writer.bytes(this.prefix);
+      writer.byte(vnode);
+      encodeKey(writer, options.end, this.keyTypes);
+      upper = writer.copy();
+    } else if (this.vnodeHasher !== undefined) {
+      // The vnode's end (the next vnode's first key), or the table's.
+      upper = vnode < 0 || vnode === VNODE_COUNT - 1 ? tableUpperBound(this.schema.tableId) : Buffer.concat([this.prefix, Buffer.from([vnode + 1])]);
+    } else if (options.end !== undefined) {
       writer.reset();
       writer.bytes(this.prefix);
       encodeKey(writer, options.end, this.keyTypes);
@@ -454,12 +583,15 @@ export class MvccStateTable implements StateTable {
     // A range deleted (deleteBelow) as of the read: the scan starts past it, not through its rows.
     const cleaned = readEpoch === undefined ? this.cleanedEnd : this.cleanings.length > 0 ? this.cleanedAsOf(readEpoch) : '';
     if (cleaned !== '') {
-      if (upper.length > TABLE_PREFIX_BYTES && upper.toString('latin1', TABLE_PREFIX_BYTES) <= cleaned) return;
-      if (lower.toString('latin1', TABLE_PREFIX_BYTES) < cleaned) lower = Buffer.concat([this.prefix, Buffer.from(cleaned, 'latin1')]);
+      if (upper.length > this.keyStart && upper.toString('latin1', this.keyStart) <= cleaned) return;
+      if (lower.toString('latin1', this.keyStart) < cleaned) lower = Buffer.concat([this.prefix, Buffer.from(cleaned, 'latin1')]);
     }
     // A key group above every key the table holds or held has no rows: no iterator, no seek (a
     // join's probe of a key newer than all of the other side's, q4's new auctions probing the bids).
-    if (options.prefix !== undefined && options.epoch === undefined && lower.toString('latin1', TABLE_PREFIX_BYTES) > (this.keyBound ??= this.readKeyBound())) return;
+    if (options.prefix !== undefined && options.epoch === undefined) {
+      const first = lower.toString('latin1', this.keyStart);
+      if (first > this.boundOf(first)) return;
+    }
     let merged: string[] = [];
     // The buffered rows as of the scan's start: writes made while the scan runs (an UPDATE that
     // scans and rewrites) do not change what it returns, as the committed side is a snapshot too.
@@ -476,7 +608,7 @@ export class MvccStateTable implements StateTable {
         mergedRows.reverse();
       }
     } else if (this.pending.size > 0) {
-      merged = this.pendingBetween(lower.toString('latin1', TABLE_PREFIX_BYTES), upper.toString('latin1', TABLE_PREFIX_BYTES), upper.length <= TABLE_PREFIX_BYTES);
+      merged = this.pendingBetween(lower.toString('latin1', this.keyStart), upper.toString('latin1', this.keyStart), upper.length <= this.keyStart);
       if (reverse) merged.reverse();
       mergedRows = merged.map((key) => this.pending.get(key)!);
     }
@@ -506,7 +638,7 @@ export class MvccStateTable implements StateTable {
           const valueStart = keyEnd + 4;
           offset = valueStart + valueLength;
           if (pendingIndex < merged.length) {
-            const committedKey = packed.toString('latin1', keyStart + TABLE_PREFIX_BYTES, keyEnd - EPOCH_SUFFIX_BYTES);
+            const committedKey = packed.toString('latin1', keyStart + this.keyStart, keyEnd - EPOCH_SUFFIX_BYTES);
             // Buffered writes that sort before this committed key come first.
             while (pendingIndex < merged.length && (reverse ? merged[pendingIndex]! > committedKey : merged[pendingIndex]! < committedKey)) {
               const row = mergedRows[pendingIndex++]!;
@@ -547,9 +679,9 @@ export class MvccStateTable implements StateTable {
    * key order: what a read of the latest state merges over the committed rows.
    */
   private overlayBetween(lower: Buffer, upper: Buffer): { keys: string[]; rows: (Row | null)[] } {
-    const from = lower.toString('latin1', TABLE_PREFIX_BYTES);
-    const to = upper.toString('latin1', TABLE_PREFIX_BYTES);
-    const unbounded = upper.length <= TABLE_PREFIX_BYTES;
+    const from = lower.toString('latin1', this.keyStart);
+    const to = upper.toString('latin1', this.keyStart);
+    const unbounded = upper.length <= this.keyStart;
     const newest = new Map<string, Row | null>();
     for (const layer of this.sealed) {
       if (layer.sorted === undefined) layer.sorted = [...layer.rows.keys()].sort();
@@ -638,7 +770,7 @@ export class MvccStateTable implements StateTable {
           newer = epoch;
           if (this.cleanings.length > 0) {
             // A durable range delete after this version ends it (the backend keeps it until GC).
-            const cut = this.cleanedAfter(packed.toString('latin1', keyStart + TABLE_PREFIX_BYTES, keyEnd - EPOCH_SUFFIX_BYTES), epoch);
+            const cut = this.cleanedAfter(packed.toString('latin1', keyStart + this.keyStart, keyEnd - EPOCH_SUFFIX_BYTES), epoch);
             if (cut !== null && cut <= durable && (validTo === null || cut < validTo)) validTo = cut;
           }
           if (packed[valueStart] !== ROW_TOMBSTONE && epoch <= to && (validTo === null || validTo > from)) {
@@ -679,7 +811,7 @@ export class MvccStateTable implements StateTable {
    */
   committedElsewhere(): void {
     this.committedEmpty = false;
-    this.keyBound = undefined;
+    this.forgetBounds();
     this.cache.clear();
   }
 
@@ -691,7 +823,7 @@ export class MvccStateTable implements StateTable {
    */
   rowsAddedElsewhere(): void {
     this.committedEmpty = false;
-    this.keyBound = undefined;
+    this.forgetBounds();
   }
 
   /** After a successful commit of `epoch`: the buffered writes become the cached latest rows. */
@@ -711,7 +843,7 @@ export class MvccStateTable implements StateTable {
       else {
         this.release(this.appended);
         this.appended = undefined;
-        this.keyBound = undefined;
+        this.forgetBounds();
       }
     }
     if (this.cacheWrites) for (const [key, row] of this.pending) this.cache.set(key, row);
@@ -751,7 +883,7 @@ export class MvccStateTable implements StateTable {
         // Durable and never keyed: the key bound is read again (one reverse seek) when next needed.
         this.release(layer.appended);
         layer.appended = undefined;
-        this.keyBound = undefined;
+        this.forgetBounds();
       }
     }
     // A later range delete's keys are not cached (the latest reads below it answer without the cache).

@@ -25,6 +25,15 @@ export interface StateTableSchema {
    * Fixed for the table's life.
    */
   readonly records?: boolean;
+  /**
+   * Key columns (indexes into the row, each one of `primaryKey`'s) whose values, hashed in this
+   * order (vnode-hash.ts), give the vnode byte of each row's key (mvcc-key.ts): a keyed fragment's
+   * state, whose vnodes are then key ranges a node can read or drop whole. The table's rows sort by
+   * (vnode, key): a scan by a key prefix holding these columns reads one vnode in key order; a
+   * whole-table scan reads the vnodes one after another; a scan between `start` and `end` is not
+   * served. Undefined: every key under vnode 0, the table in key order. Fixed for the table's life.
+   */
+  readonly vnodeColumns?: readonly number[];
 }
 
 export interface ScanOptions {

@@ -341,8 +341,8 @@ export class EngineStatus {
     // Opened with the schema (retention included) their owners open them with: opening a table
     // with another retention would change its version GC record.
     const committed = this.inputs.store.committedEpoch;
-    const sizeOf = (tableId: number, columnTypes: readonly DataType[], primaryKey: readonly number[], retentionMs: number | undefined): { bytes: number; keys: number } => {
-      const table = this.inputs.store.table({ tableId, columnTypes, primaryKey, ...(retentionMs === undefined ? {} : { retentionMs }) });
+    const sizeOf = (tableId: number, columnTypes: readonly DataType[], primaryKey: readonly number[], retentionMs: number | undefined, vnodeColumns?: readonly number[]): { bytes: number; keys: number } => {
+      const table = this.inputs.store.table({ tableId, columnTypes, primaryKey, ...(retentionMs === undefined ? {} : { retentionMs }), ...(vnodeColumns === undefined ? {} : { vnodeColumns }) });
       const estimate = table.stats();
       return estimate.bytes > 0 ? estimate : countedSize(table, committed);
     };
@@ -357,7 +357,7 @@ export class EngineStatus {
         if (dataflow === undefined) continue;
         for (const operator of dataflow.operators()) {
           for (const declaration of operator.plan.stateTables) {
-            const size = sizeOf(declaration.tableId, declaration.columnTypes, declaration.primaryKey, declaration.tableId === relation.id ? relation.retentionMs : undefined);
+            const size = sizeOf(declaration.tableId, declaration.columnTypes, declaration.primaryKey, declaration.tableId === relation.id ? relation.retentionMs : undefined, declaration.vnodeColumns);
             out.push({
               tableId: declaration.tableId,
               objectId: relation.id,

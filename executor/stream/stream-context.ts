@@ -216,7 +216,7 @@ export class StreamContext {
 
   stateTable(declaration: StateTableDeclaration): StateTable {
     const retention = declaration.tableId === this.viewId && this.viewRetentionMs !== undefined ? { retentionMs: this.viewRetentionMs } : {};
-    return this.store.table({ tableId: declaration.tableId, columnTypes: declaration.columnTypes, primaryKey: declaration.primaryKey, ...retention });
+    return this.store.table({ tableId: declaration.tableId, columnTypes: declaration.columnTypes, primaryKey: declaration.primaryKey, ...retention, ...(declaration.vnodeColumns === undefined ? {} : { vnodeColumns: declaration.vnodeColumns }) });
   }
 
   /** Sets the rows batch templates read as their inputs. */

@@ -10,6 +10,7 @@ import { STREAM_RULES, STREAM_RULES_KEEPING_WINDOWS } from '../optimizer.js';
 import type { OutputColumn, Plan } from '../plan.js';
 import { incrementalize, type IncrementalizeOptions } from './incrementalize.js';
 import { STREAM_PLAN_VERSION, type StreamPlan } from './stream-plan.js';
+import { withVnodeColumns } from './parallel.js';
 import { shareSubplans } from './share.js';
 
 export type { StreamPlan, StateTableDeclaration, KeyedOperator, HashJoinOperator, StreamProperty } from './stream-plan.js';
@@ -34,5 +35,7 @@ export function planStream(query: Node, context: PlannerContext, options: Increm
   const emitOnWindowClose = (query as { SelectStmt?: { oxbowEmitOnWindowClose?: boolean } }).SelectStmt?.oxbowEmitOnWindowClose === true;
   const catalog = context.catalog;
   const withIndexes: IncrementalizeOptions = catalog.indexesOf === undefined || options.indexesOf !== undefined ? options : { ...options, indexesOf: (relationId) => catalog.indexesOf!(relationId) };
-  return { query: bound.plan, columns: bound.plan.columns, stream: shareSubplans(incrementalize(bound.plan, emitOnWindowClose ? { ...withIndexes, emitOnWindowClose } : withIndexes)) };
+  const stream = shareSubplans(incrementalize(bound.plan, emitOnWindowClose ? { ...withIndexes, emitOnWindowClose } : withIndexes));
+  // From version 11 a keyed fragment's state keys carry their vnode (stream-plan.ts).
+  return { query: bound.plan, columns: bound.plan.columns, stream: (options.planVersion ?? STREAM_PLAN_VERSION) >= 11 ? withVnodeColumns(stream) : stream };
 }

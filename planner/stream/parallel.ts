@@ -92,6 +92,50 @@ export function serialReason(plan: StreamPlan): string | undefined {
   }
 }
 
+/**
+ * Names the vnode columns of every keyed fragment's state tables in `plan` (a view of plan
+ * version 11 or later, stream-plan.ts): each table's `stateVnodes` entry, the fragments found as
+ * the dataflow finds them (top-down, each fragment's cut inputs asked in turn), whatever the
+ * parallelism the view will run at, so its state's keys carry the vnode its exchange routes them
+ * by. The declarations are the planner's own, new with `plan`: they are written in place.
+ */
+export function withVnodeColumns(plan: StreamPlan): StreamPlan {
+  const shared = sharedSources(plan);
+  const columns = new Map<number, readonly number[]>();
+  const seen = new Set<StreamPlan>();
+  const visit = (node: StreamPlan): void => {
+    if (seen.has(node)) return;
+    seen.add(node);
+    const fragment = fragmentAt(node, shared);
+    if (fragment === undefined) {
+      for (const input of streamInputs(node)) visit(input);
+      if (node.kind === 'StreamShared') visit(node.source);
+      return;
+    }
+    for (const [table, vnodes] of fragment.stateVnodes) columns.set(table, vnodes);
+    for (const input of fragment.inputs) visit(input.plan);
+  };
+  visit(plan);
+  const name = (node: StreamPlan): void => {
+    for (const declaration of node.stateTables) {
+      const vnodes = columns.get(declaration.tableId);
+      // Only key columns can name a key's vnode.
+      if (vnodes !== undefined && vnodes.every((column) => declaration.primaryKey.includes(column))) (declaration as { vnodeColumns?: readonly number[] }).vnodeColumns = vnodes;
+    }
+  };
+  walkAll(plan, name);
+  return plan;
+}
+
+/** Calls `visit` on `plan` and every node below it (shared subtrees included). */
+function walkAll(plan: StreamPlan, visit: (node: StreamPlan) => void, seen = new Set<StreamPlan>()): void {
+  if (seen.has(plan)) return;
+  seen.add(plan);
+  visit(plan);
+  for (const input of streamInputs(plan)) walkAll(input, visit, seen);
+  if (plan.kind === 'StreamShared') walkAll(plan.source, visit, seen);
+}
+
 /** Equal values of the two types hash alike (parallel/vnode.ts: integers by value, else per type). */
 function sameHash(a: DataType, b: DataType): boolean {
   const integer = (type: DataType) => type.name === 'int2' || type.name === 'int4' || type.name === 'int8';

@@ -24,6 +24,12 @@ export interface StateTableDeclaration {
   readonly purpose: string;
   readonly columnTypes: readonly DataType[];
   readonly primaryKey: readonly number[];
+  /**
+   * The columns (of the table's rows, all key columns) hashed for each key's vnode byte
+   * (storage/state-table.ts `vnodeColumns`): a keyed fragment's state in a view of plan version 11
+   * or later, the columns its exchange routes the table's rows by (parallel.ts, `stateVnodes`).
+   */
+  readonly vnodeColumns?: readonly number[];
 }
 
 /** The id given to the placeholder relation that stands for input `index` inside a template. */
@@ -112,8 +118,11 @@ export interface KeyedOperator {
  * `a % 10`) in a StreamProject below it (aggregate.ts, `keysAsColumns`), so the aggregate groups by
  * input columns and runs in a parallel fragment (parallel.ts); its state tables are laid out as
  * before, but views of version 9 keep their plan (and run on the main thread).
+ * 11 puts the vnode in the keys of a keyed fragment's state tables (`StateTableDeclaration.vnodeColumns`,
+ * parallel.ts `withVnodeColumns`), whatever the parallelism the view runs at, so a vnode's state is
+ * one key range per table; views of version 10 keep every key under vnode 0.
  */
-export const STREAM_PLAN_VERSION = 10;
+export const STREAM_PLAN_VERSION = 11;
 
 /**
  * The incremental symmetric hash join (executor/stream/hash-join.ts): each side's rows by equi-key

@@ -178,7 +178,10 @@ describe('the state of a side stored by source row id', () => {
     let out = flow.pushAll(new Map([[S, { rows: [...five, sixth], signs: [1, 1, 1, 1, 1, 1] }]]));
     expect(changed(out)).toEqual([...Array.from({ length: 5 }, () => '+ 7 | 5 | NULL | NULL'), '+ 8 | 9 | NULL | NULL']);
     commit();
-    const table = store.table({ tableId: join.stateTables[0]!.tableId, columnTypes: join.stateTables[0]!.columnTypes, primaryKey: join.stateTables[0]!.primaryKey });
+    const declared = join.stateTables[0]!;
+    // Opened as the join opens it (its keys carry their vnode, by the join key).
+    expect(declared.vnodeColumns).toEqual([0]);
+    const table = store.table({ tableId: declared.tableId, columnTypes: declared.columnTypes, primaryKey: declared.primaryKey, vnodeColumns: declared.vnodeColumns! });
     // key ++ row (id, k, v) ++ row id ++ count ++ degree: one state row per source row, count 1, no match yet.
     expect([...table.scan()]).toEqual([...five.map((row) => [1, 7, 1, 5, row[3], 1n, 0n]), [1, 8, 1, 9, 6n, 1n, 0n]]);
     // A table row matching the five (5 between 5 - 2 and 5; 9 is not): their padded rows leave, joined rows come.
