@@ -819,7 +819,7 @@ async function leaveRun(label: string): Promise<void> {
       joinMs.forEach((ms, index) => emit(`${tag}_join_${index + 1}_ms`, ms, 'ms'));
       emit(`${tag}_surviving_node_peak_rss_mib`, peakRssMiB(c.child.pid!), 'MiB');
       // A survivor whose store was made from a checkpoint drops the vnodes it does not own first.
-      const drop = /a keyed share's store dropped the entries of (\d+) vnodes? it did not own \((\d+) rows, (\d+) entries, in (\d+) ms\)/.exec(c.stderr());
+      const drop = /a keyed share's store dropped the entries of (\d+) vnodes? it did not own \((\d+) rows, (\d+) entries, [^,]*, in (\d+) ms\)/.exec(c.stderr());
       emit(`${tag}_surviving_node_dropped_vnodes`, drop === null ? 0 : Number(drop[1]), 'vnodes');
       if (drop !== null) {
         emit(`${tag}_surviving_node_dropped_rows`, Number(drop[2]), 'rows');

@@ -26,6 +26,8 @@ import { serveClusterNode } from './cluster.js';
 import { parseClusterUrl, type ClusterUrl } from '../executor/cluster/etcd-coordinator.js';
 import { MAX_SEED_CHUNK_BYTES, MAX_SHARE_PROTOCOL_VERSION } from '../executor/cluster/remote-share-link.js';
 import { MAX_SEED_WRITE_DELAY_MS } from '../executor/cluster/remote-share-server.js';
+import { streamPlanVersionOf } from '../executor/ddl/create-materialized-view.js';
+import { STREAM_PLAN_VERSION } from '../planner/stream/index.js';
 
 export interface CliConfig {
   readonly host: string;
@@ -360,6 +362,11 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
     if (!Number.isSafeInteger(version) || version < 1 || version > MAX_SHARE_PROTOCOL_VERSION) {
       throw new UsageError(`${protocolVersionInput.source}: "${protocolVersionInput.text}" is not a share protocol version (a whole number from 1 to ${MAX_SHARE_PROTOCOL_VERSION})`);
     }
+  }
+  // Read when the executor loads (create-materialized-view.ts; tests: a view laid out as an older build did): refused here, at start.
+  const planVersionInput = variable('OXBOW_STREAM_PLAN_VERSION');
+  if (planVersionInput !== undefined && streamPlanVersionOf(planVersionInput.text) === undefined) {
+    throw new UsageError(`${planVersionInput.source}: "${planVersionInput.text}" is not a streaming plan version (a whole number from 1 to ${STREAM_PLAN_VERSION})`);
   }
   if (host === '') throw new UsageError('--host must not be empty');
   if (!isLoopback(host) && password === undefined) {

@@ -87,8 +87,11 @@ export function configuredSeedChunkBytes(): number {
  * it goes), then `remap` with `regained` (its caches emptied); a `stage-checkpoint` for a share
  * names the vnodes it will own (`own`), and the node deletes every other vnode's entries from the
  * store it makes before answering `staged` (`seeding` as it goes).
+ * Version 6: a keyed fragment's state tables may carry the vnode in their keys (a view of plan
+ * version 11: the declarations' `vnodeColumns`), which a node's stores and reads must follow: a
+ * node of version 5 would lay them out under vnode 0.
  */
-export const SHARE_PROTOCOL_VERSION = 5;
+export const SHARE_PROTOCOL_VERSION = 6;
 
 /** The largest version OXBOW_REMOTE_SHARE_PROTOCOL_VERSION takes (an int4 in oxbow_catalog.nodes). */
 export const MAX_SHARE_PROTOCOL_VERSION = 2_147_483_647;

@@ -25,12 +25,13 @@ import { rmSync, mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { dropTablesOutside } from '../../storage/key-ranges.js';
-import { tableLowerBound, tableUpperBound } from '../../storage/mvcc-key.js';
+import { EPOCH_SUFFIX_BYTES, tableLowerBound, tableUpperBound, vnodeRange } from '../../storage/mvcc-key.js';
+import { ROW_TOMBSTONE } from '../../storage/row-codec.js';
 import { forEachBatchEntry, WriteBatchBuilder } from '../../storage/write-batch.js';
-import { RocksDatabase } from '../../storage/rocksdb.js';
+import { forEachPacked, RocksDatabase } from '../../storage/rocksdb.js';
 import { WorkerPool } from '../batch/worker-pool.js';
 import type { MainToSourceWorker, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
-import { DEFAULT_SEED_STEP_ENTRIES, KeyedSeedRead } from '../stream/parallel/keyed-seed.js';
+import { DEFAULT_SEED_STEP_ENTRIES, KeyedSeedRead, keyedByVnode } from '../stream/parallel/keyed-seed.js';
 import type { GainedVnodes, MainToWorker, WorkerToMain } from '../stream/parallel/protocol.js';
 import { VNODE_COUNT } from '../stream/parallel/vnode.js';
 import { WorkerHandle } from '../stream/parallel/worker-handle.js';
@@ -156,6 +157,72 @@ async function readVnodes(store: KeyedStore, vnodes: GainedVnodes, stop: () => b
     read.close();
     throw error;
   }
+}
+
+/**
+ * Deletes the entries of the vnodes flagged in `vnodes` from `tables`, whose keys carry their vnode
+ * (keyed-seed.ts `keyedByVnode`): one range delete per run of flagged vnodes per table
+ * (storage/mvcc-key.ts `vnodeRange`), after a pass over those ranges that counts their rows (keys
+ * whose newest version is a row) and entries for the log, in steps (the event loop's turn between
+ * them, `progress` every 250 ms; stops with the connection): no row decoded nor hashed, no key
+ * deleted one by one.
+ */
+async function dropVnodeRanges(database: RocksDatabase, tables: readonly { readonly tableId: number }[], vnodes: Uint8Array, stop: () => boolean, progress: () => void): Promise<{ rows: number; entries: number; ranges: number }> {
+  const ranges: { lower: Buffer; upper: Buffer }[] = [];
+  for (const table of tables) {
+    for (let from = 0; from < VNODE_COUNT; ) {
+      if (vnodes[from] !== 1) {
+        from++;
+        continue;
+      }
+      let to = from + 1;
+      while (to < VNODE_COUNT && vnodes[to] === 1) to++;
+      ranges.push(vnodeRange(table.tableId, from, to));
+      from = to;
+    }
+  }
+  let rows = 0;
+  let entries = 0;
+  let previous = Buffer.alloc(256);
+  let previousLength = -1;
+  const count = (buffer: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): void => {
+    entries++;
+    // A key's versions are adjacent, newest first: its first one says whether it is a row.
+    const length = keyEnd - EPOCH_SUFFIX_BYTES - keyStart;
+    if (length === previousLength && buffer.compare(previous, 0, length, keyStart, keyStart + length) === 0) return;
+    if (length > previous.length) previous = Buffer.alloc(length * 2);
+    buffer.copy(previous, 0, keyStart, keyStart + length);
+    previousLength = length;
+    if (valueEnd > valueStart && buffer[valueStart] !== ROW_TOMBSTONE) rows++;
+  };
+  let last = Date.now();
+  for (const range of ranges) {
+    const iterator = database.iterator({ lowerBound: range.lower, upperBound: range.upper });
+    try {
+      for (let packed = iterator.nextPacked(GAINED_STEP_ENTRIES); packed !== null; packed = iterator.nextPacked(GAINED_STEP_ENTRIES)) {
+        forEachPacked(packed, count);
+        if (stop()) throw new Error('the connection ended');
+        if (Date.now() - last > 250) {
+          progress();
+          last = Date.now();
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      iterator.close();
+    }
+  }
+  if (ranges.length > 0) {
+    const deletes = new WriteBatchBuilder();
+    for (const range of ranges) deletes.deleteRange(range.lower, range.upper);
+    await database.writeAsync(Buffer.from(deletes.view()));
+  }
+  return { rows, entries, ranges: ranges.length };
+}
+
+/** "N range deletes" ("no range delete": every table an older view's, deleted key by key). */
+function rangeDeletes(count: number): string {
+  return count === 0 ? 'no range delete' : `${count} range delete${count === 1 ? '' : 's'}`;
 }
 
 export class RemoteShareServer {
@@ -290,7 +357,7 @@ export class RemoteShareServer {
           if (socket.destroyed) return;
           let vnodes = 0;
           for (const flag of gain.vnodes) vnodes += flag;
-          this.options.log(`oxbow: a keyed share's store dropped the entries of ${vnodes} vnode${vnodes === 1 ? '' : 's'} it did not own (${dropped.rows} rows, ${dropped.entries} entries, in ${Date.now() - started} ms)`);
+          this.options.log(`oxbow: a keyed share's store dropped the entries of ${vnodes} vnode${vnodes === 1 ? '' : 's'} it did not own (${dropped.rows} rows, ${dropped.entries} entries, ${rangeDeletes(dropped.ranges)}, in ${Date.now() - started} ms)`);
           send({ t: 'seeding' } satisfies Handshake);
           goOn();
         }, (error: unknown) => fail(error instanceof Error ? error : new Error(String(error))));
@@ -515,7 +582,7 @@ export class RemoteShareServer {
                     timer.refresh();
                     send({ t: 'seeding' } satisfies Handshake);
                   });
-                  owned = `; ${removed.rows} rows of the ${count} vnode${count === 1 ? '' : 's'} it does not own deleted in ${Date.now() - started} ms`;
+                  owned = `; ${removed.rows} rows of the ${count} vnode${count === 1 ? '' : 's'} it does not own deleted (${rangeDeletes(removed.ranges)}) in ${Date.now() - started} ms`;
                   // Their deletes go with the dropped tables' ranges, compacted after the share's first batch.
                   if (removed.entries > 0) store.dropped = [...(store.dropped ?? []), ...own.tables.map((table) => ({ lower: tableLowerBound(table.tableId), upper: tableUpperBound(table.tableId) }))];
                 } catch (error) {
@@ -673,14 +740,25 @@ export class RemoteShareServer {
   }
 
   /**
-   * Deletes from a keyed share's store every entry of the vnodes flagged in `drop` (each key's
-   * versions, found by its row's vnode columns as a seed read finds them: keyed-seed.ts'
-   * KeyedSeedRead; a key with no row at all reads as absent and stays), read in steps, `progress`
-   * every 250 ms, the deletes written in pieces off the main thread. Nothing else writes the store
-   * meanwhile: a running share's worker is between epochs (its next messages wait), and a store
-   * made from a checkpoint has no share yet.
+   * Deletes from a keyed share's store every entry of the vnodes flagged in `drop`: of a table
+   * whose keys carry their vnode (a view of plan version 11 or later), by a range delete of each run
+   * of those vnodes (`dropVnodeRanges`); of an older view's table, each key's versions, found by
+   * its row's vnode columns as a seed read finds them (keyed-seed.ts' KeyedSeedRead; a key with no
+   * row at all reads as absent and stays), read in steps, the deletes written in pieces off the
+   * main thread. `progress` every 250 ms. Nothing else writes the store meanwhile: a running
+   * share's worker is between epochs (its next messages wait), and a store made from a checkpoint
+   * has no share yet.
    */
-  private async dropVnodes(store: KeyedStore, drop: GainedVnodes, stop: () => boolean, progress: () => void): Promise<{ rows: number; entries: number }> {
+  private async dropVnodes(store: KeyedStore, drop: GainedVnodes, stop: () => boolean, progress: () => void): Promise<{ rows: number; entries: number; ranges: number }> {
+    const byRange = drop.tables.filter((table) => keyedByVnode(table, drop.stateVnodes));
+    const ranged = byRange.length === 0 ? { rows: 0, entries: 0, ranges: 0 } : await dropVnodeRanges(store.database, byRange, drop.vnodes, stop, progress);
+    if (byRange.length === drop.tables.length) return ranged;
+    const hashed = await this.dropHashedVnodes(store, { ...drop, tables: drop.tables.filter((table) => !byRange.includes(table)) }, stop, progress);
+    return { rows: ranged.rows + hashed.rows, entries: ranged.entries + hashed.entries, ranges: ranged.ranges };
+  }
+
+  /** `dropVnodes` for tables whose keys have vnode byte 0 (an older view's): read, hashed, deleted key by key. */
+  private async dropHashedVnodes(store: KeyedStore, drop: GainedVnodes, stop: () => boolean, progress: () => void): Promise<{ rows: number; entries: number }> {
     // The entries found are deleted as the read goes (its snapshot does not see the deletes), in
     // pieces of about SEED_WRITE_PIECE_BYTES: never all of them in memory at once.
     const deletes = new WriteBatchBuilder();

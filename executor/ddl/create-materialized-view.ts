@@ -77,9 +77,18 @@ interface Prepared {
 
 /**
  * The streaming plan version new views are created with (tests set 1 to make a view as an earlier
- * release made it, and check that a restart keeps its operators).
+ * release made it, and check that a restart keeps its operators): this build's, or, for tests that
+ * run oxbow as a process, OXBOW_STREAM_PLAN_VERSION's (a whole number from 1 to this build's; a
+ * cluster test's view of version 10 keeps its state keys under vnode 0 as older views do).
  */
-export const streamPlanDefaults = { version: STREAM_PLAN_VERSION };
+export const streamPlanDefaults = { version: streamPlanVersionOf(process.env['OXBOW_STREAM_PLAN_VERSION'] ?? '') ?? STREAM_PLAN_VERSION };
+
+/** The plan version a text names (OXBOW_STREAM_PLAN_VERSION): a whole number from 1 to this build's, else undefined (bin/cli.ts refuses it at start). */
+export function streamPlanVersionOf(text: string): number | undefined {
+  const trimmed = text.trim();
+  const version = /^\d+$/.test(trimmed) ? Number(trimmed) : NaN;
+  return Number.isInteger(version) && version >= 1 && version <= STREAM_PLAN_VERSION ? version : undefined;
+}
 
 /** Defaults of the chunked backfill's reporting (tests lower them to report after every small chunk). */
 export const backfillDefaults = { intervalMs: 3000, chunkRows: 10_000 };

@@ -283,6 +283,10 @@ describe('command line', () => {
     expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: '0' })).toThrow('OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: "0" is not a share protocol version (a whole number from 1 to 2147483647)');
     expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: '2147483648' })).toThrow('OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: "2147483648" is not a share protocol version (a whole number from 1 to 2147483647)');
     expect(() => parseCommandLine([], { OXBOW_REMOTE_SHARE_PROTOCOL_VERSION: '1' })).not.toThrow();
+    expect(() => parseCommandLine([], { OXBOW_STREAM_PLAN_VERSION: '0' })).toThrow('OXBOW_STREAM_PLAN_VERSION: "0" is not a streaming plan version (a whole number from 1 to 11)');
+    expect(() => parseCommandLine([], { OXBOW_STREAM_PLAN_VERSION: '12' })).toThrow('OXBOW_STREAM_PLAN_VERSION: "12" is not a streaming plan version (a whole number from 1 to 11)');
+    expect(() => parseCommandLine([], { OXBOW_STREAM_PLAN_VERSION: '10.5' })).toThrow('is not a streaming plan version');
+    expect(() => parseCommandLine([], { OXBOW_STREAM_PLAN_VERSION: '10' })).not.toThrow();
     expect(() => parseCommandLine([], { OXBOW_KAFKA_NODE_FETCH: 'yes' })).toThrow('OXBOW_KAFKA_NODE_FETCH: "yes" is not nodes, all or off');
     for (const mode of ['nodes', 'all', 'off', 'OFF']) expect(() => parseCommandLine([], { OXBOW_KAFKA_NODE_FETCH: mode })).not.toThrow();
   });

@@ -100,7 +100,7 @@ describe("a keyed share made from the node's followed checkpoint", () => {
     }
     expect(b.stderr()).toMatch(/a keyed share's store is made from checkpoint \d+/);
     // b's stores kept the fragments' state tables only (each view's other tables and the base tables dropped).
-    expect(b.stderr()).toMatch(/a keyed share's store is made from checkpoint \d+ \([^)]*, \d+ state tables? kept, the others dropped by \d+ range deletes?; \d+ rows of the \d+ vnodes it does not own deleted in \d+ ms\)/);
+    expect(b.stderr()).toMatch(/a keyed share's store is made from checkpoint \d+ \([^)]*, \d+ state tables? kept, the others dropped by \d+ range deletes?; \d+ rows of the \d+ vnodes it does not own deleted \([1-9]\d* range deletes?\) in \d+ ms\)/);
     // Each store kept b's vnodes only: the vnodes deleted are the others of each view's map.
     const deleted = [...b.stderr().matchAll(/a keyed share's store is made from checkpoint \d+ \([^)]*; (\d+) rows of the (\d+) vnodes it does not own deleted/g)];
     expect(deleted.length).toBe(2);

@@ -10,6 +10,10 @@
 //   log names exactly those vnodes, and their rows, counted here);
 // - from the seed the leader reads (OXBOW_KEYED_SEED_FROM=read): b's vnodes only.
 //
+// The view's state keys carry their vnode (plan version 11), so b's node deletes vnodes by range
+// deletes; once more with the view made at plan version 10 (OXBOW_STREAM_PLAN_VERSION), as a view
+// an older build made, whose keys have vnode byte 0: deleted key by key, each row's vnode hashed.
+//
 // A GROUP BY view over 40,000 groups (more than an aggregate loads whole, so b's groups are cached
 // as read and written) is written all over once b runs, then only in the groups b does not own,
 // so b's caches keep their entries of the groups it gives away while others change them, and all
@@ -41,6 +45,7 @@ const settings = {
 };
 const fromCheckpoints = clusterNodes('oxbow-keyed-share-take-back-', settings);
 const fromReads = clusterNodes('oxbow-keyed-share-take-back-read-', { ...settings, OXBOW_KEYED_SEED_FROM: 'read' });
+const olderView = clusterNodes('oxbow-keyed-share-take-back-older-', settings);
 
 const GROUPS = 40_000;
 
@@ -58,11 +63,17 @@ describe("a keyed fragment whose node's share takes back vnodes", () => {
   it('keeps it running, its store seeded by the leader, the view equal to its recomputation', async () => {
     await takeBack(fromReads, 'read');
   }, 300_000);
+  it("keeps it running with an older view's state, keyed under vnode 0 (read and deleted key by key)", async () => {
+    await takeBack(olderView, 'checkpoint', 10);
+  }, 300_000);
 });
 
-async function takeBack(cluster: ClusterNodes, seeds: 'checkpoint' | 'read'): Promise<void> {
+/** `planVersion` 10: the view made as a build before the vnode in the key made it (OXBOW_STREAM_PLAN_VERSION on the leader). */
+async function takeBack(cluster: ClusterNodes, seeds: 'checkpoint' | 'read', planVersion?: number): Promise<void> {
   {
-    const a = await cluster.startNode('a');
+    const a = await cluster.startNode('a', planVersion === undefined ? {} : { OXBOW_STREAM_PLAN_VERSION: String(planVersion) });
+    /** How a node deletes the view's vnodes: by range, or key by key in a view whose keys do not carry their vnode. */
+    const deletes = planVersion === undefined ? '[1-9]\\d* range deletes?' : 'no range delete';
     const leader = await connectWhenServing(a);
     let b: OxbowServer | undefined;
     let other: OxbowServer | undefined;
@@ -90,7 +101,8 @@ async function takeBack(cluster: ClusterNodes, seeds: 'checkpoint' | 'read'): Pr
     const notB = new Set(map.flatMap((owner, vnode) => (owner === bId ? [] : [vnode])));
     if (seeds === 'checkpoint') {
       // Its store from the checkpoint kept b's vnodes only: every other vnode's groups deleted.
-      const made = /a keyed share's store is made from checkpoint \d+ \([^)]*; (\d+) rows of the (\d+) vnodes it does not own deleted in \d+ ms\)/.exec(b.stderr());
+      // A view of plan version 11: its keys carry their vnode, one range delete per run of vnodes per state table.
+      const made = new RegExp(`a keyed share's store is made from checkpoint \\d+ \\([^)]*; (\\d+) rows of the (\\d+) vnodes it does not own deleted \\(${deletes}\\) in \\d+ ms\\)`).exec(b.stderr());
       expect(made, stderr()).not.toBeNull();
       expect(Number(made![2])).toBe(notB.size);
       expect(Number(made![1]), stderr()).toBe(groupVnodes.filter((vnode) => notB.has(vnode)).length);
@@ -138,6 +150,7 @@ async function takeBack(cluster: ClusterNodes, seeds: 'checkpoint' | 'read'): Pr
       // Its node drops them, then writes the vnodes it gains and passes the remap on.
       await until('node b never said its share took back vnodes', async () => (b.stderr().includes('a keyed share took vnodes, some it held before,') ? true : undefined), 30_000, stderr);
       expect(b.stderr()).toContain(`a keyed share's store dropped the entries of ${dropped.length} vnode${dropped.length === 1 ? '' : 's'} it did not own (${rows} rows,`);
+      expect(b.stderr()).toMatch(new RegExp(`a keyed share's store dropped the entries of \\d+ vnodes? it did not own \\(\\d+ rows, \\d+ entries, ${deletes}, in \\d+ ms\\)`));
       await writeAll();
       await expectKvEqual(leader, GROUPS, stderr);
       await writeAll();

@@ -1,10 +1,14 @@
 // The seeds of a keyed fragment's shares on other nodes (executor/cluster/README.md, "Keyed
 // shares"): the committed entries of the fragment's state tables, each share getting only the rows
 // of the vnodes it owns (its owner in the fragment's vnode map, vnode-map.ts: the worker threads first), with every table's
-// record. State rows are keyed by the operator's key with vnode byte 0 (storage/mvcc-key.ts), so a
-// vnode is no key range: each row's vnode is computed from the columns the planner names for its
-// table (`Fragment.stateVnodes`), the same values the exchange hashes for the row's input, read
-// from the stored row (the row codec holds every column). The versions of one key are adjacent,
+// record. A row's vnode comes from the columns the planner names for its table
+// (`Fragment.stateVnodes`), the same values the exchange hashes for the row's input. In a view of
+// plan version 11 or later those columns are the table's vnode columns (storage/state-table.ts
+// `vnodeColumns`): the key's vnode byte holds the vnode, so a vnode is a key range, the read goes
+// over the ranges of the vnodes some share takes only (a seek past the others), and a row's owner
+// is the map's owner of that byte. In an older view's tables every key has vnode byte 0: the whole
+// table is read and the vnode is hashed from the stored row (the row codec holds every column).
+// The versions of one key are adjacent,
 // newest first, and go to one owner: a tombstone goes with the key's first put found after it, and
 // a key with tombstones only (no row at any epoch) goes nowhere. A table the planner names no
 // columns for goes whole to every share.
@@ -34,12 +38,12 @@ import type { StateTableDeclaration } from '../../../planner/stream/stream-plan.
 import type { Epoch } from '../../../sql/epoch.js';
 import type { DataType } from '../../../sql/types.js';
 import type { Value } from '../../../sql/value.js';
-import { EPOCH_SUFFIX_BYTES, tableLowerBound, tableUpperBound } from '../../../storage/mvcc-key.js';
+import { EPOCH_SUFFIX_BYTES, TABLE_ID_BYTES, tableLowerBound, tableUpperBound } from '../../../storage/mvcc-key.js';
 import { tableRecordKey } from '../../../storage/mvcc-state-store.js';
 import { forEachPacked, type RocksDatabase, type RocksIterator, type Snapshot } from '../../../storage/rocksdb.js';
 import { decodeRowValue, ROW_TOMBSTONE, RowReader } from '../../../storage/row-codec.js';
 import { BATCH_DELETE, BATCH_DELETE_RANGE, BATCH_PUT, forEachBatchEntry, WriteBatchBuilder } from '../../../storage/write-batch.js';
-import { VnodeHasher } from './vnode.js';
+import { VNODE_COUNT, VnodeHasher } from './vnode.js';
 import { balancedMap, type VnodeMap } from './vnode-map.js';
 
 /** One share's seed. */
@@ -67,6 +71,8 @@ interface SeedTable {
   readonly columns: readonly number[] | undefined;
   readonly hasher: VnodeHasher | undefined;
   readonly width: number;
+  /** The key's vnode byte is the row's vnode (the table's vnode columns are `columns`): read by vnode ranges, owners from the key. */
+  readonly keyed: boolean;
 }
 
 /** What a kept key's routing knows: its owner's seed (-1: no share's, or every share's for a table without vnode columns; -2: no put seen yet, its versions go nowhere), and whether it was a row at E and is now. */
@@ -96,6 +102,16 @@ interface AtStart {
   target: number;
   /** The key's first kept write was a put naming this owner (-3: it was a delete): what the cut needs of it (`needed`). */
   readonly firstTarget: number;
+}
+
+/**
+ * Whether a state table's keys carry the vnode a fragment routes its rows by: its vnode columns
+ * (storage/state-table.ts) are the columns `stateVnodes` names for it. Such a table's vnode is a
+ * key range (storage/mvcc-key.ts `vnodeRange`).
+ */
+export function keyedByVnode(declaration: StateTableDeclaration, stateVnodes: ReadonlyMap<number, readonly number[]>): boolean {
+  const columns = stateVnodes.get(declaration.tableId);
+  return columns !== undefined && declaration.vnodeColumns !== undefined && String(declaration.vnodeColumns) === String(columns);
 }
 
 /** A look-up at E costs about this many routed entries of a step's bound (a seek skips the versions written after E, invisible to the read). */
@@ -134,6 +150,12 @@ export class KeyedSeedRead {
   /** Tombstones of the current key before its first put (copied: the packed buffer is reused). */
   private waiting: Buffer[] = [];
   private readonly reader = new RowReader(Buffer.alloc(0));
+  /** Per vnode, whether some share takes its entries from the read (made at the first step, after `fromCheckpoints`). */
+  private readVnodes: Uint8Array | undefined;
+  /** A keyed table's read met a vnode no share takes: after the batch, the iterator seeks to this vnode (the next one some share takes; 256: the table's end). */
+  private skipTo = -1;
+  /** Entries passed over by the seeks past vnodes no share takes (whole runs of them are never read). */
+  skipped = 0;
   private readonly values: Value[] = [];
   private stepped = 0;
   /** The packed writes of the epochs after the read's start, with their epochs, in the order they were handed over. */
@@ -197,6 +219,7 @@ export class KeyedSeedRead {
           columns,
           hasher: types === undefined ? undefined : new VnodeHasher(types),
           width: columns === undefined ? 0 : Math.max(...columns) + 1,
+          keyed: keyedByVnode(declaration, stateVnodes),
         };
         this.tables.push(table);
         this.wanted.push(new Map());
@@ -244,8 +267,16 @@ export class KeyedSeedRead {
     let left = Math.max(1, maxEntries);
     // Half the bound at most for the look-ups of keys kept behind the read, the rest for the read.
     left -= this.settleWithin(Math.ceil(left / (2 * LOOK_UP_ENTRIES))) * LOOK_UP_ENTRIES;
+    if (this.readVnodes === undefined) {
+      const read = (this.readVnodes = new Uint8Array(VNODE_COUNT));
+      for (let vnode = 0; vnode < VNODE_COUNT; vnode++) {
+        const owner = this.map[vnode]!;
+        if (owner >= this.first && this.checkpointed[owner - this.first] === undefined) read[vnode] = 1;
+      }
+    }
     while (!this.done && left > 0) {
-      const packed = this.iterators[this.at]!.nextPacked(Math.min(1024, left));
+      const iterator = this.iterators[this.at]!;
+      const packed = iterator.nextPacked(Math.min(1024, left));
       if (packed === null) {
         this.passedTable(this.at);
         this.marking = undefined;
@@ -259,8 +290,23 @@ export class KeyedSeedRead {
       this.stepped = 0;
       forEachPacked(packed, this.visit);
       left -= this.stepped;
+      if (this.skipTo >= 0) {
+        // Past the vnodes no share takes: the next one some share does, or the table's end.
+        const tableId = this.table!.tableId;
+        const target = this.skipTo < VNODE_COUNT ? Buffer.concat([tableLowerBound(tableId), Buffer.from([this.skipTo])]) : tableUpperBound(tableId);
+        this.skipTo = -1;
+        iterator.seek(target);
+      }
     }
     return this.done;
+  }
+
+  /** The first vnode after `vnode` whose entries some share takes (VNODE_COUNT: none). */
+  private nextRead(vnode: number): number {
+    const read = this.readVnodes!;
+    let next = vnode + 1;
+    while (next < VNODE_COUNT && read[next] === 0) next++;
+    return next;
   }
 
   /** The read passed the whole table `index`: a kept key it did not meet had no version at E. */
@@ -312,6 +358,17 @@ export class KeyedSeedRead {
   private readonly visit = (buffer: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): void => {
     this.stepped++;
     const table = this.table!;
+    if (table.keyed) {
+      const vnode = buffer[keyStart + TABLE_ID_BYTES]!;
+      if (this.readVnodes![vnode] === 0) {
+        // No share takes this vnode: the rest of its range (and of the ones after it no share takes) is skipped.
+        this.skipped++;
+        if (this.skipTo < 0) this.skipTo = this.nextRead(vnode);
+        return;
+      }
+      // A vnode some share takes, read on in this batch: no seek (it would go back).
+      this.skipTo = -1;
+    }
     const tombstone = valueEnd === valueStart || buffer[valueStart] === ROW_TOMBSTONE;
     const prefixEnd = keyEnd - EPOCH_SUFFIX_BYTES;
     const prefixLength = prefixEnd - keyStart;
@@ -355,7 +412,7 @@ export class KeyedSeedRead {
         return;
       }
       // The newest put of the key: its row's vnode columns name the owner.
-      this.target = this.targetOf(table, buffer, valueStart);
+      this.target = this.targetOf(table, buffer, keyStart, valueStart);
       if (this.marking !== undefined) this.marking.target = this.target;
       // A share whose store a checkpoint made has the key already.
       if (this.target >= 0 && this.checkpointed[this.target] !== undefined) this.target = -1;
@@ -374,8 +431,12 @@ export class KeyedSeedRead {
     this.entries[this.target]!++;
   };
 
-  /** The seed a row (its value at `valueStart`) of `table` goes to: -1 when a thread owns it. */
-  private targetOf(table: SeedTable, buffer: Buffer, valueStart: number): number {
+  /** The seed a row (its key at `keyStart`, its value at `valueStart`, in `buffer`) of `table` goes to: -1 when a thread owns it. */
+  private targetOf(table: SeedTable, buffer: Buffer, keyStart: number, valueStart: number): number {
+    if (table.keyed) {
+      const owner = this.map[buffer[keyStart + TABLE_ID_BYTES]!]!;
+      return owner >= this.first ? owner - this.first : -1;
+    }
     const reader = this.reader;
     const values = this.values;
     reader.buffer = buffer;
@@ -412,7 +473,8 @@ export class KeyedSeedRead {
     if (this.atStart.has(name)) return;
     const put = operation === BATCH_PUT && valueEnd > valueStart && buffer[valueStart] !== ROW_TOMBSTONE;
     const index = this.tables.indexOf(table);
-    const firstTarget = table.hasher === undefined ? -1 : put ? this.targetOf(table, buffer, valueStart) : -3;
+    // A keyed table's delete names its owner too (the key's vnode byte).
+    const firstTarget = table.hasher === undefined ? -1 : put || table.keyed ? this.targetOf(table, buffer, keyStart, valueStart) : -3;
     const entry: AtStart = { table, index, prefix: Buffer.from(buffer.subarray(keyStart, prefixEnd)), row: undefined, target: -2, firstTarget };
     this.atStart.set(name, entry);
     if (this.ahead(index, entry.prefix)) {
@@ -519,7 +581,8 @@ export class KeyedSeedRead {
         if (known === undefined) {
           let target = -2;
           if (table.hasher === undefined) target = -1;
-          else if (put) target = this.targetOf(table, value, 0);
+          else if (table.keyed) target = this.targetOf(table, key, 0, 0);
+          else if (put) target = this.targetOf(table, value, 0, 0);
           known = { target, table, prefix: Buffer.from(prefix), newest: Buffer.from(suffix), row: put, rowAtStart: undefined };
           keys.set(name, known);
           if (target === -2) this.fromStart(name, known);
@@ -528,7 +591,7 @@ export class KeyedSeedRead {
           known.newest = Buffer.from(suffix);
           known.row = put;
         }
-        if (known.target === -2 && put) known.target = this.targetOf(table, value, 0);
+        if (known.target === -2 && put) known.target = this.targetOf(table, value, 0, 0);
         const targets = table.hasher === undefined ? this.shares : known.target >= 0 ? 1 : 0;
         let routed = false;
         for (let index = 0; index < targets; index++) {
@@ -602,7 +665,7 @@ export class KeyedSeedRead {
         if (first) known.row = put;
         first = false;
         if (!put) return;
-        if (known.table.hasher !== undefined) known.target = this.targetOf(known.table, buffer, valueStart);
+        if (known.table.hasher !== undefined) known.target = this.targetOf(known.table, buffer, keyStart, valueStart);
         searching = false;
       });
     }

@@ -16,6 +16,8 @@ import { RocksDatabase } from '../../../storage/rocksdb.js';
 import { encodeRow, ROW_TOMBSTONE } from '../../../storage/row-codec.js';
 import { forEachBatchEntry, WriteBatchBuilder } from '../../../storage/write-batch.js';
 import { KeyedSeedRead, keyedSeeds } from '../parallel/keyed-seed.js';
+import { balancedMap, rebalanceMap } from '../parallel/vnode-map.js';
+import { vnodeOf } from '../../../storage/vnode-hash.js';
 
 const KEYED = 7;
 const WHOLE = 8;
@@ -265,6 +267,80 @@ describe('KeyedSeedRead', () => {
       expect(read.finish().map((seed) => seed.bytes.length)).toEqual([0, 0]);
     } finally {
       void database.close();
+    }
+  });
+
+  it('reads only the vnodes its shares take when the keys carry their vnode, and makes the same seeds', () => {
+    dir = mkdtempSync(join(tmpdir(), 'oxbow-keyed-seed-'));
+    // The same writes into a database whose KEYED keys carry their vnode (a view of plan version 11)
+    // and one whose keys have vnode byte 0: the seeds must hold the same entries but for that byte.
+    const layouts = [true, false].map((keyed) => ({
+      keyed,
+      database: RocksDatabase.open(join(dir!, keyed ? 'keyed' : 'flat')),
+      tables: keyed ? [{ ...tables[0]!, vnodeColumns: [0] }, tables[1]!] : tables,
+    }));
+    const vnodeKey = (tableId: number, k: number, epoch: bigint, keyed: boolean): Buffer => {
+      const out = key(tableId, k, epoch);
+      if (keyed && tableId === KEYED) out[4] = vnodeOf([k], [scalar('int4')]);
+      return out;
+    };
+    /** A seed's entries with every key's vnode byte set to 0. */
+    const flat = (bytes: Uint8Array): string[] =>
+      entries(bytes).map((entry) => {
+        const at = entry.indexOf(':') + 1;
+        return `${entry.slice(0, at)}${entry.slice(at, at + 8)}00${entry.slice(at + 10)}`;
+      }).sort();
+    try {
+      const write = (epoch: bigint, puts: [number, number, number[] | null][]): Buffer[] =>
+        layouts.map(({ keyed, database }) => {
+          const batch = new WriteBatchBuilder();
+          for (const [tableId, k, values] of puts) batch.put(vnodeKey(tableId, k, epoch, keyed), values === null ? TOMBSTONE : row(values));
+          const bytes = Buffer.from(batch.view());
+          database.write(bytes);
+          return bytes;
+        });
+      write(1n, [
+        ...Array.from({ length: 3000 }, (_, k): [number, number, number[]] => [KEYED, k, [k, k * 10]]),
+        ...Array.from({ length: 5 }, (_, k): [number, number, number[]] => [WHOLE, k, [k]]),
+      ]);
+      write(2n, [[KEYED, 3, null], [KEYED, 4, [4, 41]], [KEYED, 5, null]]);
+      // A map rebalanced once (owners 0-2 threads, 3 and 4 shares, share 4 taking vnodes from each in turn).
+      const rebalanced = rebalanceMap(balancedMap(4), [0, 1, 2, 3], 5);
+      for (const [first, owners, map] of [
+        [2, 3, undefined],
+        [3, 4, undefined],
+        [3, 5, rebalanced],
+      ] as const) {
+        const reads = layouts.map(({ database, tables: declared }) => new KeyedSeedRead(database, declared, vnodes, first, owners, 0n, map));
+        const e = 100n * BigInt(first * 10 + owners);
+        reads.forEach((read) => expect(read.step(7)).toBe(false));
+        const kept = (epoch: bigint, puts: [number, number, number[] | null][]): void => write(epoch, puts).forEach((bytes, index) => reads[index]!.keep([bytes], epoch));
+        kept(e + 1n, [[KEYED, 10, [10, 1]], [KEYED, 11, null], [KEYED, 5, null], [KEYED, 4000, null], [KEYED, 2500, [2500, 5]], [WHOLE, 2, null]]);
+        reads.forEach((read) => expect(read.step(50)).toBe(false));
+        kept(e + 2n, [[KEYED, 2500, null], [KEYED, 11, [11, 7]], [KEYED, 12, null], [KEYED, 2999, null], [WHOLE, 9, [9]]]);
+        for (const read of reads) while (!read.step(13));
+        kept(e + 3n, [[KEYED, 13, null], [KEYED, 2501, [2501, 2]], [KEYED, 1, null]]);
+        const [keyedSeeds, flatSeeds] = reads.map((read) => read.finish());
+        // Key 4000 never had a row: its kept tombstone goes nowhere when the owner comes from a put,
+        // to its vnode's owner when the key names it (a delete of nothing there).
+        const never = (entry: string): boolean => entry.includes(':000000070000000fa0');
+        const owner = (map ?? balancedMap(owners))[vnodeOf([4000], [scalar('int4')])]!;
+        flatSeeds!.forEach((seed, share) => {
+          expect(flat(seed.bytes).filter(never)).toEqual([]);
+          expect(flat(keyedSeeds![share]!.bytes).filter(never).length).toBe(owner === first + share ? 1 : 0);
+          expect(flat(keyedSeeds![share]!.bytes).filter((entry) => !never(entry))).toEqual(flat(seed.bytes));
+          expect(keyedSeeds![share]!.rows).toBe(seed.rows);
+          expect(seed.rows).toBeGreaterThan(0);
+        });
+        // The keyed read passed over the threads' vnodes by seeks: it met a few of their entries only.
+        const threads = [...(map ?? balancedMap(owners))].filter((owner) => owner < first).length;
+        expect(threads).toBeGreaterThan(0);
+        expect(reads[0]!.skipped).toBeGreaterThan(0);
+        expect(reads[0]!.skipped).toBeLessThan(3000 / 4);
+        expect(reads[1]!.skipped).toBe(0);
+      }
+    } finally {
+      for (const { database } of layouts) void database.close();
     }
   });
 
