@@ -818,12 +818,20 @@ async function leaveRun(label: string): Promise<void> {
       emit(`${tag}_failed_over`, failed, 'shares');
       joinMs.forEach((ms, index) => emit(`${tag}_join_${index + 1}_ms`, ms, 'ms'));
       emit(`${tag}_surviving_node_peak_rss_mib`, peakRssMiB(c.child.pid!), 'MiB');
+      // Each node that joined made its share's store from its checkpoint and deleted the vnodes the share does not own from it first.
+      for (const [name, node] of [['drained', b], ['surviving', c]] as const) {
+        const own = /(\d+) vnodes it does not own deleted (?:\([^)]*\) )?in (\d+) ms/.exec(node.stderr());
+        if (own === null) continue;
+        emit(`${tag}_${name}_node_join_deleted_vnodes`, Number(own[1]), 'vnodes');
+        emit(`${tag}_${name}_node_join_delete_ms`, Number(own[2]), 'ms');
+      }
       // A survivor whose store was made from a checkpoint drops the vnodes it does not own first.
-      const drop = /a keyed share's store dropped the entries of (\d+) vnodes? it did not own \((\d+) rows, (\d+) entries, [^,]*, in (\d+) ms\)/.exec(c.stderr());
+      const drop = /a keyed share's store dropped the entries of (\d+) vnodes? it did not own \((?:(\d+) rows, )?[^)]*in (\d+) ms\)/.exec(c.stderr());
       emit(`${tag}_surviving_node_dropped_vnodes`, drop === null ? 0 : Number(drop[1]), 'vnodes');
       if (drop !== null) {
-        emit(`${tag}_surviving_node_dropped_rows`, Number(drop[2]), 'rows');
-        emit(`${tag}_surviving_node_drop_ms`, Number(drop[4]), 'ms');
+        // Rows are counted when deleted key by key (an older view's keys); range deletes read nothing.
+        if (drop[2] !== undefined) emit(`${tag}_surviving_node_dropped_rows`, Number(drop[2]), 'rows');
+        emit(`${tag}_surviving_node_drop_ms`, Number(drop[3]), 'ms');
       }
       emit(`${tag}_leader_cpu_s`, cpu[0]!, 's');
       emit(`${tag}_surviving_node_cpu_s`, cpu[1]!, 's');

@@ -1,7 +1,8 @@
 // A table's rows cut into contiguous key ranges of about equal size, and the committed rows of one
 // range read at an epoch, for scans that several threads share (executor/batch/parallel-aggregate.ts).
 //
-// Every table keeps its rows under vnode 0 (mvcc-key.ts), so a table is one byte range
+// A relation's table keeps its rows under vnode 0 (mvcc-key.ts; only a keyed fragment's state
+// tables carry other vnodes, and nothing here reads them), so a table is one byte range
 // [tableId | 0, tableId | 1); the cut points come from RocksDB's size estimate (approximateSize,
 // SST files and memtables) by bisection, then move to the start of the next stored key, so that
 // all versions of a key fall in one range. A range is a pair of encoded bounds (table prefix and

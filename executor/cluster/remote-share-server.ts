@@ -25,10 +25,9 @@ import { rmSync, mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { dropTablesOutside } from '../../storage/key-ranges.js';
-import { EPOCH_SUFFIX_BYTES, tableLowerBound, tableUpperBound, vnodeRange } from '../../storage/mvcc-key.js';
-import { ROW_TOMBSTONE } from '../../storage/row-codec.js';
+import { tableLowerBound, tableUpperBound, vnodeRange } from '../../storage/mvcc-key.js';
 import { forEachBatchEntry, WriteBatchBuilder } from '../../storage/write-batch.js';
-import { forEachPacked, RocksDatabase } from '../../storage/rocksdb.js';
+import { RocksDatabase } from '../../storage/rocksdb.js';
 import { WorkerPool } from '../batch/worker-pool.js';
 import type { MainToSourceWorker, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
 import { DEFAULT_SEED_STEP_ENTRIES, KeyedSeedRead, keyedByVnode } from '../stream/parallel/keyed-seed.js';
@@ -162,13 +161,13 @@ async function readVnodes(store: KeyedStore, vnodes: GainedVnodes, stop: () => b
 /**
  * Deletes the entries of the vnodes flagged in `vnodes` from `tables`, whose keys carry their vnode
  * (keyed-seed.ts `keyedByVnode`): one range delete per run of flagged vnodes per table
- * (storage/mvcc-key.ts `vnodeRange`), after a pass over those ranges that counts their rows (keys
- * whose newest version is a row) and entries for the log, in steps (the event loop's turn between
- * them, `progress` every 250 ms; stops with the connection): no row decoded nor hashed, no key
- * deleted one by one.
+ * (storage/mvcc-key.ts `vnodeRange`), written at once, nothing read; the ranges' size as RocksDB
+ * estimates it (files and memtables) is what the log can say of them.
  */
-async function dropVnodeRanges(database: RocksDatabase, tables: readonly { readonly tableId: number }[], vnodes: Uint8Array, stop: () => boolean, progress: () => void): Promise<{ rows: number; entries: number; ranges: number }> {
-  const ranges: { lower: Buffer; upper: Buffer }[] = [];
+async function dropVnodeRanges(database: RocksDatabase, tables: readonly { readonly tableId: number }[], vnodes: Uint8Array): Promise<{ ranges: number; bytes: number }> {
+  const deletes = new WriteBatchBuilder();
+  let ranges = 0;
+  let bytes = 0;
   for (const table of tables) {
     for (let from = 0; from < VNODE_COUNT; ) {
       if (vnodes[from] !== 1) {
@@ -177,52 +176,31 @@ async function dropVnodeRanges(database: RocksDatabase, tables: readonly { reado
       }
       let to = from + 1;
       while (to < VNODE_COUNT && vnodes[to] === 1) to++;
-      ranges.push(vnodeRange(table.tableId, from, to));
+      const range = vnodeRange(table.tableId, from, to);
+      bytes += database.approximateSize(range.lower, range.upper);
+      deletes.deleteRange(range.lower, range.upper);
+      ranges++;
       from = to;
     }
   }
-  let rows = 0;
-  let entries = 0;
-  let previous = Buffer.alloc(256);
-  let previousLength = -1;
-  const count = (buffer: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): void => {
-    entries++;
-    // A key's versions are adjacent, newest first: its first one says whether it is a row.
-    const length = keyEnd - EPOCH_SUFFIX_BYTES - keyStart;
-    if (length === previousLength && buffer.compare(previous, 0, length, keyStart, keyStart + length) === 0) return;
-    if (length > previous.length) previous = Buffer.alloc(length * 2);
-    buffer.copy(previous, 0, keyStart, keyStart + length);
-    previousLength = length;
-    if (valueEnd > valueStart && buffer[valueStart] !== ROW_TOMBSTONE) rows++;
-  };
-  let last = Date.now();
-  for (const range of ranges) {
-    const iterator = database.iterator({ lowerBound: range.lower, upperBound: range.upper });
-    try {
-      for (let packed = iterator.nextPacked(GAINED_STEP_ENTRIES); packed !== null; packed = iterator.nextPacked(GAINED_STEP_ENTRIES)) {
-        forEachPacked(packed, count);
-        if (stop()) throw new Error('the connection ended');
-        if (Date.now() - last > 250) {
-          progress();
-          last = Date.now();
-        }
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    } finally {
-      iterator.close();
-    }
-  }
-  if (ranges.length > 0) {
-    const deletes = new WriteBatchBuilder();
-    for (const range of ranges) deletes.deleteRange(range.lower, range.upper);
-    await database.writeAsync(Buffer.from(deletes.view()));
-  }
-  return { rows, entries, ranges: ranges.length };
+  if (ranges > 0) await database.writeAsync(Buffer.from(deletes.view()));
+  return { ranges, bytes };
 }
 
-/** "N range deletes" ("no range delete": every table an older view's, deleted key by key). */
-function rangeDeletes(count: number): string {
-  return count === 0 ? 'no range delete' : `${count} range delete${count === 1 ? '' : 's'}`;
+/** What a drop deleted, for the log: its range deletes and their size, and the rows and entries deleted key by key (an older view's tables). */
+interface Dropped {
+  readonly ranges: number;
+  readonly bytes: number;
+  /** Tables deleted key by key (keys under vnode 0): undefined when there was none. */
+  readonly hashed?: { readonly rows: number; readonly entries: number };
+}
+
+/** "3 range deletes, about 12.5 MiB" or "1,200 rows, 2,400 entries, no range delete", or both. */
+function droppedText(dropped: Dropped): string {
+  const parts: string[] = [];
+  if (dropped.hashed !== undefined) parts.push(`${dropped.hashed.rows} rows, ${dropped.hashed.entries} entries`);
+  parts.push(dropped.ranges === 0 ? 'no range delete' : `${dropped.ranges} range delete${dropped.ranges === 1 ? '' : 's'}, about ${(dropped.bytes / (1024 * 1024)).toFixed(1)} MiB`);
+  return parts.join(', ');
 }
 
 export class RemoteShareServer {
@@ -357,7 +335,7 @@ export class RemoteShareServer {
           if (socket.destroyed) return;
           let vnodes = 0;
           for (const flag of gain.vnodes) vnodes += flag;
-          this.options.log(`oxbow: a keyed share's store dropped the entries of ${vnodes} vnode${vnodes === 1 ? '' : 's'} it did not own (${dropped.rows} rows, ${dropped.entries} entries, ${rangeDeletes(dropped.ranges)}, in ${Date.now() - started} ms)`);
+          this.options.log(`oxbow: a keyed share's store dropped the entries of ${vnodes} vnode${vnodes === 1 ? '' : 's'} it did not own (${droppedText(dropped)}, in ${Date.now() - started} ms)`);
           send({ t: 'seeding' } satisfies Handshake);
           goOn();
         }, (error: unknown) => fail(error instanceof Error ? error : new Error(String(error))));
@@ -582,9 +560,9 @@ export class RemoteShareServer {
                     timer.refresh();
                     send({ t: 'seeding' } satisfies Handshake);
                   });
-                  owned = `; ${removed.rows} rows of the ${count} vnode${count === 1 ? '' : 's'} it does not own deleted (${rangeDeletes(removed.ranges)}) in ${Date.now() - started} ms`;
+                  owned = `; the ${count} vnode${count === 1 ? '' : 's'} it does not own deleted (${droppedText(removed)}) in ${Date.now() - started} ms`;
                   // Their deletes go with the dropped tables' ranges, compacted after the share's first batch.
-                  if (removed.entries > 0) store.dropped = [...(store.dropped ?? []), ...own.tables.map((table) => ({ lower: tableLowerBound(table.tableId), upper: tableUpperBound(table.tableId) }))];
+                  if (removed.ranges > 0 || (removed.hashed?.entries ?? 0) > 0) store.dropped = [...(store.dropped ?? []), ...own.tables.map((table) => ({ lower: tableLowerBound(table.tableId), upper: tableUpperBound(table.tableId) }))];
                 } catch (error) {
                   this.release(Promise.resolve(), store);
                   if (socket.destroyed) return;
@@ -749,12 +727,12 @@ export class RemoteShareServer {
    * share's worker is between epochs (its next messages wait), and a store made from a checkpoint
    * has no share yet.
    */
-  private async dropVnodes(store: KeyedStore, drop: GainedVnodes, stop: () => boolean, progress: () => void): Promise<{ rows: number; entries: number; ranges: number }> {
+  private async dropVnodes(store: KeyedStore, drop: GainedVnodes, stop: () => boolean, progress: () => void): Promise<Dropped> {
     const byRange = drop.tables.filter((table) => keyedByVnode(table, drop.stateVnodes));
-    const ranged = byRange.length === 0 ? { rows: 0, entries: 0, ranges: 0 } : await dropVnodeRanges(store.database, byRange, drop.vnodes, stop, progress);
+    const ranged = byRange.length === 0 ? { ranges: 0, bytes: 0 } : await dropVnodeRanges(store.database, byRange, drop.vnodes);
     if (byRange.length === drop.tables.length) return ranged;
     const hashed = await this.dropHashedVnodes(store, { ...drop, tables: drop.tables.filter((table) => !byRange.includes(table)) }, stop, progress);
-    return { rows: ranged.rows + hashed.rows, entries: ranged.entries + hashed.entries, ranges: ranged.ranges };
+    return { ...ranged, hashed };
   }
 
   /** `dropVnodes` for tables whose keys have vnode byte 0 (an older view's): read, hashed, deleted key by key. */

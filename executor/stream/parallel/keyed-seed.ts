@@ -248,6 +248,8 @@ export class KeyedSeedRead {
       if (epoch < this.epoch) throw new Error(`checkpoint ${epoch} is older than the read's start at epoch ${this.epoch}`);
       this.checkpointed[share] = epoch;
     });
+    // The vnodes the read takes are worked out again at the next step.
+    this.readVnodes = undefined;
     const owns = new Uint8Array(this.shares);
     for (const owner of this.map) if (owner >= this.first) owns[owner - this.first] = 1;
     if (this.checkpointed.every((epoch, share) => epoch !== undefined || owns[share] === 0)) {
