@@ -112,6 +112,7 @@ export const stateSizeTable: SystemTable<StatusSystemContext> = {
     'purpose:text',
     'bytes:int8',
     'keys:int8',
+    'keyed_by_vnode:bool',
   ]),
   rows: (context) =>
     (context.status?.stateTables() ?? []).map((table): Row => [
@@ -125,6 +126,7 @@ export const stateSizeTable: SystemTable<StatusSystemContext> = {
       table.purpose,
       BigInt(table.bytes),
       BigInt(table.keys),
+      table.keyedByVnode,
     ]),
 };
 

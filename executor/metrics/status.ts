@@ -96,6 +96,8 @@ export interface StateTableInfo {
   readonly purpose: string;
   readonly bytes: number;
   readonly keys: number;
+  /** Its keys carry their vnode (a keyed fragment's state in a view of plan version 11 or later: storage/DESIGN.md, section 2). */
+  readonly keyedByVnode: boolean;
 }
 
 export interface EpochInfo {
@@ -350,7 +352,7 @@ export class EngineStatus {
     for (const relation of [...catalog.relations()].sort((a, b) => a.id - b.id)) {
       if (relation.kind === 'table' || relation.kind === 'source') {
         const size = sizeOf(relation.id, relation.columns.map((column) => column.type), relation.primaryKey, relation.retentionMs);
-        out.push({ tableId: relation.id, objectId: relation.id, schema: relation.schema, name: relation.name, kind: relation.kind, operatorId: null, operatorKind: null, purpose: relation.kind === 'table' ? 'table rows' : relation.replayed === true ? 'source positions' : 'source rows', ...size });
+        out.push({ tableId: relation.id, objectId: relation.id, schema: relation.schema, name: relation.name, kind: relation.kind, operatorId: null, operatorKind: null, purpose: relation.kind === 'table' ? 'table rows' : relation.replayed === true ? 'source positions' : 'source rows', ...size, keyedByVnode: false });
       } else {
         // A materialized view's dataflow, or a sink's (CREATE SINK ... AS SELECT owns one).
         const dataflow = dataflows.get(relation.id);
@@ -368,6 +370,7 @@ export class EngineStatus {
               operatorKind: operatorKind(operator.plan),
               purpose: declaration.purpose,
               ...size,
+              keyedByVnode: declaration.vnodeColumns !== undefined,
             });
           }
         }

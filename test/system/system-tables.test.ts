@@ -111,6 +111,29 @@ describe('oxbow_catalog tables', () => {
     }
   });
 
+  it("state_size: a GROUP BY's and a join's state carry their vnode in their keys, a table's rows and a view's rows do not", async () => {
+    await client!.query('CREATE TABLE vk (id int PRIMARY KEY, g int, v int)');
+    await client!.query('INSERT INTO vk VALUES (1, 1, 10), (2, 1, 20), (3, 2, 30)');
+    await client!.query('CREATE MATERIALIZED VIEW vg AS SELECT g, count(*) AS n, max(v) AS top FROM vk GROUP BY g');
+    await client!.query('CREATE MATERIALIZED VIEW vj AS SELECT a.id, b.v FROM vk a JOIN vk b ON a.g = b.id');
+    const tables = await rows("SELECT object_name, operator_kind, purpose, keyed_by_vnode FROM oxbow_catalog.state_size WHERE object_name IN ('vk', 'vg', 'vj') ORDER BY table_id");
+    const keyed = (row: Record<string, unknown>) => `${String(row.object_name)} ${String(row.operator_kind)} ${String(row.purpose)}: ${String(row.keyed_by_vnode)}`;
+    expect(tables.filter((row) => row.operator_kind === null).map(keyed)).toEqual(['vk null table rows: false']);
+    // Every state table of the aggregate and of the join is keyed by vnode; the views' rows are not.
+    for (const row of tables.filter((row) => row.operator_kind !== null)) {
+      expect(row.keyed_by_vnode, keyed(row)).toBe(row.purpose !== 'view rows');
+    }
+    expect(tables.filter((row) => row.keyed_by_vnode === true).length).toBeGreaterThanOrEqual(3);
+    expect(await rows('SELECT g, n, top FROM vg ORDER BY g')).toEqual([
+      { g: 1, n: '2', top: 20 },
+      { g: 2, n: '1', top: 30 },
+    ]);
+    // The other tests here see the objects made before this one only.
+    await client!.query('DROP MATERIALIZED VIEW vj');
+    await client!.query('DROP MATERIALIZED VIEW vg');
+    await client!.query('DROP TABLE vk');
+  });
+
   it('view_errors: the two divisions by zero (ids 2 and 4)', async () => {
     expect(await rows('SELECT view_name, message, error_count FROM oxbow_catalog.view_errors')).toEqual([{ view_name: 'r', message: 'division by zero', error_count: '2' }]);
     expect(await rows('SELECT id, q FROM r ORDER BY id')).toEqual([
