@@ -15,7 +15,7 @@ import type { RowVersion, ScanOptions, StateTable, StateTableSchema } from './st
 import { ByteWriter } from './byte-writer.js';
 import { encodeKey, encodeKeyColumns } from './memcomparable.js';
 import type { MvccBackend } from './mvcc-backend.js';
-import { EPOCH_SUFFIX_BYTES, LATEST_SUFFIX, TABLE_ID_BYTES, TABLE_PREFIX_BYTES, epochSuffix, readEpochSuffix, tableUpperBound, writeEpochSuffix, writeTablePrefix } from './mvcc-key.js';
+import { EPOCH_SUFFIX_BYTES, LATEST_SUFFIX, TABLE_ID_BYTES, TABLE_PREFIX_BYTES, epochSuffix, readEpochSuffix, tableUpperBound, vnodeRange, writeEpochSuffix, writeTablePrefix } from './mvcc-key.js';
 import { VNODE_COUNT, VnodeHasher } from './vnode-hash.js';
 import { decodeRow, encodeRow, ROW_TOMBSTONE } from './row-codec.js';
 import { BATCH_PUT, WriteBatchBuilder } from './write-batch.js';
@@ -128,8 +128,16 @@ export class MvccStateTable implements StateTable {
    * that first read; '' while the table has no key at all.
    */
   private keyBound: string | undefined;
-  /** A table with vnode columns keeps `keyBound` per vnode (a key of vnode v against the largest of v): undefined until read, then 256 entries. */
-  private vnodeBounds: string[] | undefined;
+  /**
+   * A table with vnode columns keeps its key bound per vnode (a key of vnode v against the largest
+   * of v), in two parts: the backend's largest key of each vnode, read by one reverse seek when a
+   * read of that vnode first needs it (undefined until then, and again once another writer added
+   * rows), and the largest key this table ever buffered in each vnode (raised by every write, the
+   * vnode's byte alone before any). A vnode never read costs no seek: a share's node reads only
+   * the vnodes it owns, not the ranges it dropped.
+   */
+  private readonly vnodeBounds: (string | undefined)[] = [];
+  private readonly vnodeWritten: string[] = [];
   /** The open epoch's range delete (deleteBelow), if any. */
   pendingCleanEnd: string | undefined;
   /** Durable range deletes not yet applied to the backend, oldest first (their ends ascending). */
@@ -170,6 +178,10 @@ export class MvccStateTable implements StateTable {
       this.vnodeRowColumns = vnodeColumns;
       this.vnodeKeyColumns = keyColumns;
       this.vnodeKeyWidth = Math.max(...keyColumns) + 1;
+      for (let vnode = 0; vnode < VNODE_COUNT; vnode++) {
+        this.vnodeBounds.push(undefined);
+        this.vnodeWritten.push(String.fromCharCode(vnode));
+      }
     }
     this.prefix = prefixWriter.copy();
     this.keyStart = this.prefix.length;
@@ -184,8 +196,10 @@ export class MvccStateTable implements StateTable {
   /** The largest key the table holds or held in the vnode of encoded key `key` (the table's only bound without vnode columns). */
   private boundOf(key: string): string {
     if (this.vnodeHasher === undefined) return (this.keyBound ??= this.readKeyBound());
-    const bounds = (this.vnodeBounds ??= this.readVnodeBounds());
-    return bounds[key.charCodeAt(0)]!;
+    const vnode = key.charCodeAt(0);
+    const stored = (this.vnodeBounds[vnode] ??= this.readVnodeBound(vnode));
+    const written = this.vnodeWritten[vnode]!;
+    return stored > written ? stored : written;
   }
 
   /** A key written: the bound of its vnode rises to it (when known). */
@@ -194,16 +208,14 @@ export class MvccStateTable implements StateTable {
       if (this.keyBound !== undefined && key > this.keyBound) this.keyBound = key;
       return;
     }
-    const bounds = this.vnodeBounds;
-    if (bounds === undefined) return;
     const vnode = key.charCodeAt(0);
-    if (key > bounds[vnode]!) bounds[vnode] = key;
+    if (key > this.vnodeWritten[vnode]!) this.vnodeWritten[vnode] = key;
   }
 
   /** The bounds are read again when next needed. */
   private forgetBounds(): void {
     this.keyBound = undefined;
-    this.vnodeBounds = undefined;
+    this.vnodeBounds.fill(undefined);
   }
 
   get(key: Row, epoch?: Epoch): Row | undefined {
@@ -465,40 +477,18 @@ export class MvccStateTable implements StateTable {
     return bound;
   }
 
-  /**
-   * Per vnode, the largest key of the backend, the sealed layers and the open epoch's writes in
-   * it, or the vnode's byte alone (below every key of it) when it has none: a reverse seek per
-   * vnode, one pass over the buffered keys.
-   */
-  private readVnodeBounds(): string[] {
-    const bounds = new Array<string>(VNODE_COUNT);
-    const lower = Buffer.alloc(TABLE_ID_BYTES + 1);
-    const upper = Buffer.alloc(TABLE_ID_BYTES + 1);
-    this.prefix.copy(lower);
-    this.prefix.copy(upper);
-    for (let vnode = 0; vnode < VNODE_COUNT; vnode++) {
-      bounds[vnode] = String.fromCharCode(vnode);
-      lower[TABLE_ID_BYTES] = vnode;
-      const last = vnode === VNODE_COUNT - 1;
-      if (!last) upper[TABLE_ID_BYTES] = vnode + 1;
-      const iterator = this.host.backend.scan({ lowerBound: lower, upperBound: last ? tableUpperBound(this.schema.tableId) : upper, reverse: true });
-      try {
-        const packed = iterator.nextPacked(1);
-        if (packed !== null && packed.length > 0) {
-          const keyLength = packed.readUInt32LE(0);
-          bounds[vnode] = packed.toString('latin1', 4 + TABLE_ID_BYTES, 4 + keyLength - EPOCH_SUFFIX_BYTES);
-        }
-      } finally {
-        iterator.close();
-      }
+  /** The largest key of the backend in vnode `vnode` (any version, tombstones too), or the vnode's byte alone (below every key of it): one reverse seek. */
+  private readVnodeBound(vnode: number): string {
+    const { lower, upper } = vnodeRange(this.schema.tableId, vnode, vnode + 1);
+    const iterator = this.host.backend.scan({ lowerBound: lower, upperBound: upper, reverse: true });
+    try {
+      const packed = iterator.nextPacked(1);
+      if (packed === null || packed.length === 0) return String.fromCharCode(vnode);
+      const keyLength = packed.readUInt32LE(0);
+      return packed.toString('latin1', 4 + TABLE_ID_BYTES, 4 + keyLength - EPOCH_SUFFIX_BYTES);
+    } finally {
+      iterator.close();
     }
-    const raise = (key: string): void => {
-      const vnode = key.charCodeAt(0);
-      if (key > bounds[vnode]!) bounds[vnode] = key;
-    };
-    for (const layer of this.sealed) for (const key of layer.rows.keys()) raise(key);
-    for (const key of this.pending.keys()) raise(key);
-    return bounds;
   }
 
   private encodeRowKey(row: Row): string {
