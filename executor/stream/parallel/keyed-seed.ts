@@ -8,10 +8,10 @@
 // over the ranges of the vnodes some share takes only (a seek past the others), and a row's owner
 // is the map's owner of that byte. In an older view's tables every key has vnode byte 0: the whole
 // table is read and the vnode is hashed from the stored row (the row codec holds every column).
-// The versions of one key are adjacent,
-// newest first, and go to one owner: a tombstone goes with the key's first put found after it, and
-// a key with tombstones only (no row at any epoch) goes nowhere. A table the planner names no
-// columns for goes whole to every share.
+// The versions of one key are adjacent, newest first, and go to one owner: a tombstone goes with
+// the key's first put found after it, and a key with tombstones only (no row at any epoch) goes
+// nowhere (a kept delete of a keyed table goes to its key's owner, though: a delete of nothing
+// there). A table the planner names no columns for goes whole to every share.
 //
 // A read (KeyedSeedRead) starts at a safe point of the fragment (no epoch of it in flight, every
 // epoch it wrote durable): its iterators are made then, over one snapshot, so they read the
