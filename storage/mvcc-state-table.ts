@@ -540,7 +540,7 @@ export class MvccStateTable implements StateTable {
       upper = writer.copy();
     } else if (this.vnodeHasher !== undefined) {
       // The vnode's end (the next vnode's first key), or the table's.
-      upper = vnode < 0 || vnode === VNODE_COUNT - 1 ? tableUpperBound(this.schema.tableId) : Buffer.concat([this.prefix, Buffer.from([vnode + 1])]);
+      upper = vnode < 0 ? tableUpperBound(this.schema.tableId) : vnodeRange(this.schema.tableId, vnode, vnode + 1).upper;
     } else if (options.end !== undefined) {
       writer.reset();
       writer.bytes(this.prefix);

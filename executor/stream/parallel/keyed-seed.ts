@@ -38,7 +38,7 @@ import type { StateTableDeclaration } from '../../../planner/stream/stream-plan.
 import type { Epoch } from '../../../sql/epoch.js';
 import type { DataType } from '../../../sql/types.js';
 import type { Value } from '../../../sql/value.js';
-import { EPOCH_SUFFIX_BYTES, TABLE_ID_BYTES, tableLowerBound, tableUpperBound } from '../../../storage/mvcc-key.js';
+import { EPOCH_SUFFIX_BYTES, TABLE_ID_BYTES, tableLowerBound, tableUpperBound, vnodeRange } from '../../../storage/mvcc-key.js';
 import { tableRecordKey } from '../../../storage/mvcc-state-store.js';
 import { forEachPacked, type RocksDatabase, type RocksIterator, type Snapshot } from '../../../storage/rocksdb.js';
 import { decodeRowValue, ROW_TOMBSTONE, RowReader } from '../../../storage/row-codec.js';
@@ -295,7 +295,7 @@ export class KeyedSeedRead {
       if (this.skipTo >= 0) {
         // Past the vnodes no share takes: the next one some share does, or the table's end.
         const tableId = this.table!.tableId;
-        const target = this.skipTo < VNODE_COUNT ? Buffer.concat([tableLowerBound(tableId), Buffer.from([this.skipTo])]) : tableUpperBound(tableId);
+        const target = this.skipTo < VNODE_COUNT ? vnodeRange(tableId, this.skipTo, this.skipTo + 1).lower : tableUpperBound(tableId);
         this.skipTo = -1;
         iterator.seek(target);
       }
