@@ -108,6 +108,14 @@ export interface Snapshot {
   readonly id: number;
 }
 
+/** An SST file `exportRanges` wrote: its path, the column family its keys belong to, its entries and size. */
+export interface ExportedFile {
+  readonly path: string;
+  readonly family: ColumnFamily;
+  readonly entries: number;
+  readonly bytes: number;
+}
+
 interface NativeIterator {
   seek(key: Bytes): void;
   next(maxEntries: number, maxBytes: number): Buffer | null;
@@ -135,6 +143,8 @@ interface NativeDatabase {
   flush(): Promise<void>;
   compactRange(start?: Bytes, end?: Bytes): Promise<void>;
   checkpoint(directory: string): Promise<void>;
+  exportRanges(directory: string, bounds: Bytes[]): Promise<ExportedFile[]>;
+  ingest(files: readonly { readonly path: string; readonly family: ColumnFamily }[]): Promise<void>;
   share(): number;
   unshare(token: number): void;
   markRecordsTable(tableId: number): boolean;
@@ -578,6 +588,29 @@ export class RocksDatabase {
   /** A RocksDB checkpoint in `directory` (must not exist): hard links to the live files. */
   checkpoint(directory: string): Promise<void> {
     return this.track(() => this.native.checkpoint(directory));
+  }
+
+  /**
+   * The entries of the key ranges [lower, upper) (sorted, not overlapping, each in one column
+   * family) as of one moment, written into SST files under `directory` (which must exist): one
+   * file per family holding any, none for ranges with no entry. Nothing goes through the memtable.
+   */
+  exportRanges(directory: string, ranges: readonly { readonly lower: Bytes; readonly upper: Bytes }[]): Promise<ExportedFile[]> {
+    const bounds: Bytes[] = [];
+    for (const range of ranges) bounds.push(range.lower, range.upper);
+    let files: ExportedFile[] = [];
+    return this.track(async () => {
+      files = await this.native.exportRanges(directory, bounds);
+    }).then(() => files);
+  }
+
+  /**
+   * SST files written by `exportRanges` (of any database) ingested, atomically: their entries
+   * replace the versions of the same keys held here (they are newer than every write so far). The
+   * files are moved in.
+   */
+  ingest(files: readonly { readonly path: string; readonly family: ColumnFamily }[]): Promise<void> {
+    return this.track(() => this.native.ingest(files));
   }
 
   /** Waits for running flushes, compactions and checkpoints, then closes. */

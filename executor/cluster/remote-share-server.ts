@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import { dropTablesOutside } from '../../storage/key-ranges.js';
 import { tableLowerBound, tableUpperBound, vnodeRange } from '../../storage/mvcc-key.js';
 import { forEachBatchEntry, WriteBatchBuilder } from '../../storage/write-batch.js';
-import { RocksDatabase } from '../../storage/rocksdb.js';
+import { RocksDatabase, type ExportedFile } from '../../storage/rocksdb.js';
 import { WorkerPool } from '../batch/worker-pool.js';
 import type { MainToSourceWorker, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
 import { DEFAULT_SEED_STEP_ENTRIES, KeyedSeedRead, keyedByVnode } from '../stream/parallel/keyed-seed.js';
@@ -49,11 +49,22 @@ const KEYED_MESSAGES: ReadonlySet<string> = new Set(['rows', 'seal', 'commit', '
  */
 type KeyedAdd = { readonly t: 'add'; readonly bytes: Uint8Array } | { readonly t: 'add-store'; readonly store: string } | { readonly t: 'drop'; readonly gain: GainedVnodes };
 
-/** A kept keyed share's gained vnodes' entries read out of a store made from a checkpoint ahead of its cut, waiting for its `add-store`. */
-interface GainedEntries {
-  readonly bytes: Uint8Array;
+/**
+ * A kept keyed share's gained vnodes' entries taken out of a store made from a checkpoint ahead of
+ * its cut, waiting for its `add-store`: SST files of their key ranges (`exportGained`, tables keyed
+ * by vnode), or the entries read into memory (`readGained`, an older view's tables).
+ */
+type GainedEntries = ({ readonly bytes: Uint8Array } | { readonly files: GainedFiles }) & {
   readonly socket: Socket;
   taken: boolean;
+};
+
+/** Gained vnodes' key ranges written as SST files under `directory` (removed once ingested or given up). */
+interface GainedFiles {
+  readonly directory: string;
+  readonly files: readonly ExportedFile[];
+  readonly entries: number;
+  readonly bytes: number;
 }
 
 /** Reading a kept share's gained vnodes out of a store made from a checkpoint: entries per step, the event loop's turn between steps. */
@@ -241,6 +252,9 @@ export class RemoteShareServer {
   }
 
   async listen(): Promise<string> {
+    // Keyed shares' stores (and gained vnodes' files) live only as long as their connections: what a
+    // killed node left behind is removed before any connection comes.
+    rmSync(join(this.options.dataDir, 'remote-keyed-shares'), { recursive: true, force: true });
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject);
       this.server.listen(0, this.options.host, () => resolve());
@@ -283,6 +297,8 @@ export class RemoteShareServer {
     let adding: Promise<void> | undefined;
     const afterAdd: (MainToWorker | KeyedAdd)[] = [];
     let addedBytes = 0;
+    /** The bytes of SST files an `add-store` ingested into the share's store since its last remap. */
+    let ingestedBytes = 0;
     /** The seed this connection sends ahead of a cut (`stage` frames), and its name once all is written. */
     let staging: StagedSeed | undefined;
     let stagedAs: string | undefined;
@@ -298,7 +314,11 @@ export class RemoteShareServer {
       clearTimeout(timer);
       this.sockets.delete(socket);
       if (stagedAs !== undefined) this.staged.delete(stagedAs);
-      if (gainedAs !== undefined) this.gained.delete(gainedAs);
+      if (gainedAs !== undefined) {
+        const entries = this.gained.get(gainedAs);
+        this.gained.delete(gainedAs);
+        if (entries !== undefined && !entries.taken && 'files' in entries) rmSync(entries.files.directory, { recursive: true, force: true });
+      }
       // A seed sent ahead that no share took goes with its link.
       if (staging !== undefined && !staging.taken) this.release(Promise.resolve(), staging.store);
       if (handle !== undefined) {
@@ -347,8 +367,26 @@ export class RemoteShareServer {
         this.gained.delete(message.store);
         entries.taken = true;
         entries.socket.end();
+        if ('files' in entries) {
+          // SST files of the gained vnodes' ranges: ingested at once (sst-files.h), nothing through
+          // the store's memtable or log; they are newer than every entry the store holds.
+          const gained = entries.files;
+          adding = (async () => {
+            try {
+              if (this.seedWriteDelay > 0) await new Promise((resolve) => setTimeout(resolve, this.seedWriteDelay));
+              if (socket.destroyed) return;
+              await keyed!.database.ingest(gained.files);
+              ingestedBytes += gained.bytes;
+              send({ t: 'seeding' } satisfies Handshake);
+            } finally {
+              rmSync(gained.directory, { recursive: true, force: true });
+            }
+          })().then(goOn, (error: unknown) => fail(error instanceof Error ? error : new Error(String(error))));
+          return;
+        }
+        const bytes = entries.bytes;
         adding = (async () => {
-          for (const piece of wholeEntryPieces(entries.bytes, SEED_WRITE_PIECE_BYTES)) {
+          for (const piece of wholeEntryPieces(bytes, SEED_WRITE_PIECE_BYTES)) {
             if (socket.destroyed) return;
             if (this.seedWriteDelay > 0) await new Promise((resolve) => setTimeout(resolve, this.seedWriteDelay));
             if (socket.destroyed) return;
@@ -375,8 +413,10 @@ export class RemoteShareServer {
         return;
       }
       if (message.t === 'remap' && message.gained === true) {
-        this.options.log(`oxbow: a keyed share took vnodes${message.regained === true ? ', some it held before,' : ' it never held'} (${addedBytes} bytes of their seed written to its store)`);
+        const ingested = ingestedBytes > 0 ? `, ${ingestedBytes} bytes of SST files ingested` : '';
+        this.options.log(`oxbow: a keyed share took vnodes${message.regained === true ? ', some it held before,' : ' it never held'} (${addedBytes} bytes of their seed written to its store${ingested})`);
         addedBytes = 0;
+        ingestedBytes = 0;
       }
       if (message.t === 'close') {
         void answers.finally(() => socket.end());
@@ -520,12 +560,13 @@ export class RemoteShareServer {
               if (socket.destroyed) return this.release(Promise.resolve(), store);
               if (gain !== undefined) {
                 const started = Date.now();
-                let entries: { bytes: Uint8Array; rows: number };
+                let entries: { bytes: Uint8Array; rows: number } | GainedFiles;
+                const progress = (): void => {
+                  timer.refresh();
+                  send({ t: 'seeding' } satisfies Handshake);
+                };
                 try {
-                  entries = await this.readGained(store, gain, () => socket.destroyed, () => {
-                    timer.refresh();
-                    send({ t: 'seeding' } satisfies Handshake);
-                  });
+                  entries = gain.tables.every((table) => keyedByVnode(table, gain.stateVnodes)) ? await this.exportGained(store, gain, progress) : await this.readGained(store, gain, () => socket.destroyed, progress);
                 } catch (error) {
                   const reason = error instanceof Error ? error.message : String(error);
                   this.options.log(`oxbow: a keyed share's gained vnodes could not be read out of checkpoint ${epoch}: ${reason}`);
@@ -535,13 +576,17 @@ export class RemoteShareServer {
                 } finally {
                   this.release(Promise.resolve(), store);
                 }
-                if (socket.destroyed) return;
+                if (socket.destroyed) {
+                  if ('files' in entries) rmSync(entries.directory, { recursive: true, force: true });
+                  return;
+                }
                 gainedAs = randomBytes(16).toString('hex');
-                this.gained.set(gainedAs, { bytes: entries.bytes, socket, taken: false });
+                this.gained.set(gainedAs, 'files' in entries ? { files: entries, socket, taken: false } : { bytes: entries.bytes, socket, taken: false });
                 stage = 'staged';
                 clearTimeout(timer);
                 timer = setTimeout(() => fail(new Error('no share took the vnodes read out of a checkpoint within its deadline')), STAGED_HOLD_DEADLINES * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
-                this.options.log(`oxbow: a keyed share's gained vnodes are read out of checkpoint ${epoch} (${entries.rows} rows, ${entries.bytes.length} bytes, in ${Date.now() - started} ms); they wait for its share`);
+                const what = 'files' in entries ? `copied out of checkpoint ${epoch} into ${entries.files.length} SST file${entries.files.length === 1 ? '' : 's'} (${entries.entries} entries, ${entries.bytes} bytes` : `read out of checkpoint ${epoch} (${entries.rows} rows, ${entries.bytes.length} bytes`;
+                this.options.log(`oxbow: a keyed share's gained vnodes are ${what}, in ${Date.now() - started} ms); they wait for its share`);
                 send({ t: 'staged', id: gainedAs, epoch: epoch.toString() } satisfies Handshake);
                 return;
               }
@@ -714,6 +759,49 @@ export class RemoteShareServer {
       return { bytes: seed.bytes, rows: seed.rows };
     } finally {
       read.close();
+    }
+  }
+
+  /**
+   * The entries of the vnodes a kept keyed share gains (`gain`), of tables keyed by vnode, copied
+   * out of a store made from a checkpoint into SST files (RocksDatabase.exportRanges: one range per
+   * run of gained vnodes per table, every version, on a thread of RocksDB's pool) under
+   * `<store>-gained`, which `add-store` ingests into the share's running store. Nothing is held in
+   * memory, whatever the vnodes hold; `progress` every 250 ms while the files are written. The
+   * tables' records are in the share's store already (its seed brought them).
+   */
+  private async exportGained(store: KeyedStore, gain: GainedVnodes, progress: () => void): Promise<GainedFiles> {
+    const directory = `${store.path}-gained`;
+    rmSync(directory, { recursive: true, force: true });
+    mkdirSync(directory, { recursive: true });
+    const ranges: { lower: Buffer; upper: Buffer }[] = [];
+    for (const table of [...gain.tables].sort((x, y) => x.tableId - y.tableId)) {
+      for (let from = 0; from < VNODE_COUNT; ) {
+        if (gain.vnodes[from] !== 1) {
+          from++;
+          continue;
+        }
+        let to = from + 1;
+        while (to < VNODE_COUNT && gain.vnodes[to] === 1) to++;
+        ranges.push(vnodeRange(table.tableId, from, to));
+        from = to;
+      }
+    }
+    const ticker = setInterval(progress, 250);
+    try {
+      const files = await store.database.exportRanges(directory, ranges);
+      let entries = 0;
+      let bytes = 0;
+      for (const file of files) {
+        entries += file.entries;
+        bytes += file.bytes;
+      }
+      return { directory, files, entries, bytes };
+    } catch (error) {
+      rmSync(directory, { recursive: true, force: true });
+      throw error;
+    } finally {
+      clearInterval(ticker);
     }
   }
 

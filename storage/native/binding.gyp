@@ -12,7 +12,8 @@
         "src/options.cc",
         "src/packed-batch.cc",
         "src/records-family.cc",
-        "src/table-stats-collector.cc"
+        "src/table-stats-collector.cc",
+        "src/sst-files.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "libraries": ["-lrocksdb"],

@@ -11,7 +11,7 @@
 // - from the seed the leader reads (OXBOW_KEYED_SEED_FROM=read): b's vnodes only.
 //
 // The view's state keys carry their vnode (plan version 11), so b's node deletes vnodes by range
-// deletes; once more with the view made at plan version 10 (OXBOW_STREAM_PLAN_VERSION), as a view
+// deletes, and takes the vnodes it gains from its checkpoint as SST files of their ranges; once more with the view made at plan version 10 (OXBOW_STREAM_PLAN_VERSION), as a view
 // an older build made, whose keys have vnode byte 0: deleted key by key, each row's vnode hashed.
 //
 // A GROUP BY view over 40,000 groups (more than an aggregate loads whole, so b's groups are cached
@@ -174,6 +174,13 @@ async function takeBack(cluster: ClusterNodes, seeds: 'checkpoint' | 'read', pla
       const drop = new RegExp(`a keyed share's store dropped the entries of ${dropped.length} vnodes? it did not own \\(([^)]*), in \\d+ ms\\)`).exec(b.stderr());
       expect(drop, stderr()).not.toBeNull();
       expectDeleted(drop![1]!, new Set(dropped));
+      // The vnodes it takes: from its checkpoint, as SST files of their key ranges ingested after the
+      // range deletes (an older view's tables are read into memory and written instead); from the
+      // leader's read, written.
+      const took = /a keyed share took vnodes, some it held before, \(([^)]*)\)/.exec(b.stderr());
+      expect(took, stderr()).not.toBeNull();
+      if (seeds === 'checkpoint' && planVersion === undefined) expect(took![1]).toMatch(/^\d+ bytes of their seed written to its store, [1-9]\d* bytes of SST files ingested$/);
+      else expect(took![1]).toMatch(/^[1-9]\d* bytes of their seed written to its store$/);
       await writeAll();
       await expectKvEqual(leader, GROUPS, stderr);
       await writeAll();

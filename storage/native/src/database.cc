@@ -18,6 +18,7 @@
 #include "iterator.h"
 #include "options.h"
 #include "packed-batch.h"
+#include "sst-files.h"
 #include "status-error.h"
 
 namespace oxbow {
@@ -114,6 +115,7 @@ class FileGenerationListener : public rocksdb::EventListener {
   explicit FileGenerationListener(std::shared_ptr<std::atomic<uint64_t>> generation) : generation_(std::move(generation)) {}
   void OnFlushCompleted(rocksdb::DB* /*db*/, const rocksdb::FlushJobInfo& /*info*/) override { generation_->fetch_add(1); }
   void OnCompactionCompleted(rocksdb::DB* /*db*/, const rocksdb::CompactionJobInfo& /*info*/) override { generation_->fetch_add(1); }
+  void OnExternalFileIngested(rocksdb::DB* /*db*/, const rocksdb::ExternalFileIngestionInfo& /*info*/) override { generation_->fetch_add(1); }
 
  private:
   std::shared_ptr<std::atomic<uint64_t>> generation_;
@@ -166,6 +168,8 @@ Napi::Function Database::Define(Napi::Env env) {
                          InstanceMethod("flush", &Database::Flush),
                          InstanceMethod("compactRange", &Database::CompactRange),
                          InstanceMethod("checkpoint", &Database::Checkpoint),
+                         InstanceMethod("exportRanges", &Database::ExportRanges),
+                         InstanceMethod("ingest", &Database::Ingest),
                          InstanceMethod("share", &Database::Share),
                          InstanceMethod("unshare", &Database::Unshare),
                          InstanceMethod("markRecordsTable", &Database::MarkRecordsTable),
@@ -833,6 +837,113 @@ Napi::Value Database::Checkpoint(const Napi::CallbackInfo& info) {
     delete checkpoint;
     return status;
   });
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
+}
+
+// Runs ExportRanges (sst-files.h) on the libuv thread pool and settles a Promise with the files
+// written: [{ path, family, entries, bytes }].
+class ExportWorker : public Napi::AsyncWorker {
+ public:
+  ExportWorker(Napi::Env env, Database* database, Napi::Object databaseObject, std::shared_ptr<FamilyRouter> router,
+               std::vector<std::string> lowers, std::vector<std::string> uppers, std::string directory)
+      : Napi::AsyncWorker(env),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        database_(database),
+        router_(std::move(router)),
+        lowers_(std::move(lowers)),
+        uppers_(std::move(uppers)),
+        directory_(std::move(directory)) {
+    databaseReference_ = Napi::Persistent(databaseObject);
+    database_->pendingWorkers++;
+  }
+
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+  void Execute() override { status_ = oxbow::ExportRanges(database_->db(), *router_, lowers_, uppers_, directory_, &files_); }
+
+  void OnOK() override {
+    database_->pendingWorkers--;
+    Napi::Env env = Env();
+    if (!status_.ok()) {
+      deferred_.Reject(StatusToError(env, status_, "exportRanges " + directory_).Value());
+      return;
+    }
+    Napi::Array result = Napi::Array::New(env, files_.size());
+    for (size_t i = 0; i < files_.size(); i++) {
+      Napi::Object file = Napi::Object::New(env);
+      file.Set("path", Napi::String::New(env, files_[i].path));
+      file.Set("family", Napi::String::New(env, files_[i].family));
+      file.Set("entries", Napi::Number::New(env, static_cast<double>(files_[i].entries)));
+      file.Set("bytes", Napi::Number::New(env, static_cast<double>(files_[i].bytes)));
+      result.Set(static_cast<uint32_t>(i), file);
+    }
+    deferred_.Resolve(result);
+  }
+
+  void OnError(const Napi::Error& error) override {
+    database_->pendingWorkers--;
+    deferred_.Reject(error.Value());
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  Database* database_;
+  Napi::ObjectReference databaseReference_;
+  std::shared_ptr<FamilyRouter> router_;
+  std::vector<std::string> lowers_;
+  std::vector<std::string> uppers_;
+  std::string directory_;
+  std::vector<ExportedFile> files_;
+  rocksdb::Status status_;
+};
+
+// exportRanges(directory, bounds: Buffer[]): the entries of the ranges [bounds[0], bounds[1]),
+// [bounds[2], bounds[3]), ... (sorted, not overlapping) as of one snapshot, written into SST files
+// under `directory` (sst-files.h). Resolves with the files written.
+Napi::Value Database::ExportRanges(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  OpenDb(env);
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsArray()) throw UsageError(env, "InvalidArgument", "exportRanges(directory, bounds): a directory and an array of Buffers");
+  const std::string directory = info[0].As<Napi::String>().Utf8Value();
+  Napi::Array bounds = info[1].As<Napi::Array>();
+  if (bounds.Length() % 2 != 0) throw UsageError(env, "InvalidArgument", "exportRanges: bounds must come in pairs (lower, upper)");
+  std::vector<std::string> lowers;
+  std::vector<std::string> uppers;
+  for (uint32_t i = 0; i < bounds.Length(); i += 2) {
+    if (!bounds.Get(i).IsBuffer() || !bounds.Get(i + 1).IsBuffer()) throw UsageError(env, "InvalidArgument", "exportRanges: every bound must be a Buffer");
+    lowers.push_back(BufferSlice(bounds.Get(i)).ToString());
+    uppers.push_back(BufferSlice(bounds.Get(i + 1)).ToString());
+  }
+  auto* worker = new ExportWorker(env, this, Value(), router_, std::move(lowers), std::move(uppers), directory);
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
+}
+
+// ingest(files: { path, family }[]): SST files written by exportRanges (of any database with the
+// same layout) ingested into this one, atomically (sst-files.h); the files are moved in.
+Napi::Value Database::Ingest(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  rocksdb::DB* db = OpenDb(env);
+  if (readOnly_) throw UsageError(env, "InvalidArgument", "ingest: the database is open read-only");
+  if (info.Length() < 1 || !info[0].IsArray()) throw UsageError(env, "InvalidArgument", "ingest(files): an array of { path, family }");
+  Napi::Array list = info[0].As<Napi::Array>();
+  std::vector<ExportedFile> files;
+  for (uint32_t i = 0; i < list.Length(); i++) {
+    Napi::Value value = list.Get(i);
+    if (!value.IsObject()) throw UsageError(env, "InvalidArgument", "ingest: every file must be { path, family }");
+    Napi::Object entry = value.As<Napi::Object>();
+    if (!entry.Get("path").IsString() || !entry.Get("family").IsString()) throw UsageError(env, "InvalidArgument", "ingest: every file must be { path, family }");
+    ExportedFile file;
+    file.path = entry.Get("path").As<Napi::String>().Utf8Value();
+    file.family = entry.Get("family").As<Napi::String>().Utf8Value();
+    if (file.family != kRecordsFamilyName && file.family != rocksdb::kDefaultColumnFamilyName) throw UsageError(env, "InvalidArgument", "ingest: unknown column family '" + file.family + "' (default, records)");
+    files.push_back(file);
+  }
+  std::shared_ptr<FamilyRouter> router = router_;
+  auto* worker = new StatusWorker(env, this, Value(), "ingest", [db, router, files]() { return oxbow::IngestFiles(db, *router, files); });
   Napi::Promise promise = worker->Promise();
   worker->Queue();
   return promise;

@@ -73,6 +73,8 @@ class Database : public Napi::ObjectWrap<Database> {
   Napi::Value Flush(const Napi::CallbackInfo& info);
   Napi::Value CompactRange(const Napi::CallbackInfo& info);
   Napi::Value Checkpoint(const Napi::CallbackInfo& info);
+  Napi::Value ExportRanges(const Napi::CallbackInfo& info);
+  Napi::Value Ingest(const Napi::CallbackInfo& info);
   Napi::Value Share(const Napi::CallbackInfo& info);
   Napi::Value Unshare(const Napi::CallbackInfo& info);
   Napi::Value MarkRecordsTable(const Napi::CallbackInfo& info);
