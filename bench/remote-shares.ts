@@ -76,7 +76,8 @@
 // them, which hold every vnode, so the survivor's node first drops the vnodes it does not own at the
 // drain's cut); printed besides: what that drop took by the survivor's log (vnodes, rows, ms),
 // and the joins' time (default 0: the nodes' shares run before the view is built). Every leave
-// run prints the surviving node's peak resident set (VmHWM) too.
+// run prints the surviving node's peak resident set (VmHWM) too, and, when the survivor took its
+// gained vnodes out of its checkpoint, their bytes (of the SST files, or read into memory) and time.
 // BENCH_QUERY=kafka: a GROUP BY over a Kafka topic on one node and on two (a keyed fragment whose
 // third owner of vnodes is the standby: executor/cluster/README.md "Keyed shares"). A real broker
 // (scripts/kafka.mjs on a free port, stopped at the end) holds BENCH_MESSAGES JSON messages
@@ -832,6 +833,13 @@ async function leaveRun(label: string): Promise<void> {
         // Rows are counted when deleted key by key (an older view's keys); range deletes read nothing.
         if (drop[2] !== undefined) emit(`${tag}_surviving_node_dropped_rows`, Number(drop[2]), 'rows');
         emit(`${tag}_surviving_node_drop_ms`, Number(drop[3]), 'ms');
+      }
+      // A survivor kept running takes its gained vnodes out of its checkpoint ahead of the cut: as
+      // SST files of their key ranges (views keyed by vnode) or read into memory (older views).
+      const gained = /a keyed share's gained vnodes are (?:copied|read) out of checkpoint \d+ (?:into \d+ SST files? )?\((\d+) (?:entries|rows), (\d+) bytes, in (\d+) ms\)/.exec(c.stderr());
+      if (gained !== null) {
+        emit(`${tag}_surviving_node_gained_bytes`, Number(gained[2]), 'bytes');
+        emit(`${tag}_surviving_node_gained_ms`, Number(gained[3]), 'ms');
       }
       emit(`${tag}_leader_cpu_s`, cpu[0]!, 's');
       emit(`${tag}_surviving_node_cpu_s`, cpu[1]!, 's');

@@ -566,7 +566,7 @@ export class RemoteShareServer {
                   send({ t: 'seeding' } satisfies Handshake);
                 };
                 try {
-                  entries = gain.tables.every((table) => keyedByVnode(table, gain.stateVnodes)) ? await this.exportGained(store, gain, progress) : await this.readGained(store, gain, () => socket.destroyed, progress);
+                  entries = gain.tables.every((table) => keyedByVnode(table, gain.stateVnodes)) ? await this.exportGained(store, gain, progress, 10 * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS)) : await this.readGained(store, gain, () => socket.destroyed, progress);
                 } catch (error) {
                   const reason = error instanceof Error ? error.message : String(error);
                   this.options.log(`oxbow: a keyed share's gained vnodes could not be read out of checkpoint ${epoch}: ${reason}`);
@@ -767,10 +767,12 @@ export class RemoteShareServer {
    * out of a store made from a checkpoint into SST files (RocksDatabase.exportRanges: one range per
    * run of gained vnodes per table, every version, on a thread of RocksDB's pool) under
    * `<store>-gained`, which `add-store` ingests into the share's running store. Nothing is held in
-   * memory, whatever the vnodes hold; `progress` every 250 ms while the files are written. The
-   * tables' records are in the share's store already (its seed brought them).
+   * memory, whatever the vnodes hold; `progress` every 250 ms while the files are written, for
+   * `withinMs` at most (the copy's progress cannot be seen from here: one that hangs lets the
+   * leader's deadline lapse then, and the leader reads the vnodes itself). The tables' records are
+   * in the share's store already (its seed brought them).
    */
-  private async exportGained(store: KeyedStore, gain: GainedVnodes, progress: () => void): Promise<GainedFiles> {
+  private async exportGained(store: KeyedStore, gain: GainedVnodes, progress: () => void, withinMs: number): Promise<GainedFiles> {
     const directory = `${store.path}-gained`;
     rmSync(directory, { recursive: true, force: true });
     mkdirSync(directory, { recursive: true });
@@ -787,7 +789,10 @@ export class RemoteShareServer {
         from = to;
       }
     }
-    const ticker = setInterval(progress, 250);
+    const until = Date.now() + withinMs;
+    const ticker = setInterval(() => {
+      if (Date.now() < until) progress();
+    }, 250);
     try {
       const files = await store.database.exportRanges(directory, ranges);
       let entries = 0;
