@@ -29,9 +29,28 @@ export function isGainedVnodes(value: unknown): value is GainedVnodes {
     gain['vnodes'] instanceof Uint8Array &&
     gain['vnodes'].length === VNODE_COUNT &&
     Array.isArray(gain['tables']) &&
-    gain['tables'].every((table: { tableId?: unknown; columnTypes?: unknown }) => typeof table === 'object' && table !== null && Number.isInteger(table.tableId) && Array.isArray(table.columnTypes)) &&
+    gain['tables'].every(isTableDeclaration) &&
+    new Set(gain['tables'].map((table: { tableId: number }) => table.tableId)).size === gain['tables'].length &&
     gain['stateVnodes'] instanceof Map
   );
+}
+
+/**
+ * A state table's declaration as a node's reads and drops need it: its id (below the store's
+ * records' 0xFFFFFFFF), its column types and key columns, and its vnode columns, if any, key
+ * columns every one (storage/state-table.ts `vnodeColumns`), so a malformed one is refused at the
+ * frame rather than failing a store's assertion later.
+ */
+function isTableDeclaration(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const table = value as { readonly tableId?: unknown; readonly columnTypes?: unknown; readonly primaryKey?: unknown; readonly vnodeColumns?: unknown };
+  if (!Number.isInteger(table.tableId) || (table.tableId as number) < 0 || (table.tableId as number) >= 0xffffffff) return false;
+  if (!Array.isArray(table.columnTypes) || !Array.isArray(table.primaryKey)) return false;
+  const width = table.columnTypes.length;
+  const key = table.primaryKey as unknown[];
+  if (!key.every((column) => Number.isInteger(column) && (column as number) >= 0 && (column as number) < width)) return false;
+  if (table.vnodeColumns === undefined) return true;
+  return Array.isArray(table.vnodeColumns) && table.vnodeColumns.length > 0 && table.vnodeColumns.every((column) => key.includes(column));
 }
 
 /** The largest frame either end accepts (an epoch's batch of one share). */

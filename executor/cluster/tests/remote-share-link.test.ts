@@ -16,6 +16,7 @@ import {
   DEFAULT_SEED_CHUNK_BYTES,
   formatAddress,
   frame,
+  isGainedVnodes,
   linkLate,
   MAX_FRAME_BYTES,
   MAX_SEED_CHUNK_BYTES,
@@ -134,6 +135,24 @@ describe('remote share connections', () => {
     // An entry over the bound goes alone; a truncated entry is no seed.
     expect(wholeEntryPieces(seedOf(20), 1).length).toBe(20);
     expect(() => wholeEntryPieces(seed.subarray(0, seed.length - 1), 1_000)).toThrow(/cut short/);
+  });
+
+  it("accepts a drop's or gain's vnodes and tables only as a node's stores can follow them", () => {
+    const table = { tableId: 21, purpose: 'groups', columnTypes: [{ name: 'int8' }, { name: 'text' }], primaryKey: [0], vnodeColumns: [0] };
+    const gain = (tables: unknown[], vnodes = new Uint8Array(256)) => ({ vnodes, tables, stateVnodes: new Map([[21, [0]]]) });
+    expect(isGainedVnodes(gain([table]))).toBe(true);
+    expect(isGainedVnodes(gain([{ ...table, vnodeColumns: undefined }]))).toBe(true);
+    expect(isGainedVnodes(gain([table, { ...table, tableId: 22 }]))).toBe(true);
+    // Vnode columns that are not key columns, or none at all; key columns past the row; bad ids.
+    expect(isGainedVnodes(gain([{ ...table, vnodeColumns: [1] }]))).toBe(false);
+    expect(isGainedVnodes(gain([{ ...table, vnodeColumns: [] }]))).toBe(false);
+    expect(isGainedVnodes(gain([{ ...table, vnodeColumns: '0' }]))).toBe(false);
+    expect(isGainedVnodes(gain([{ ...table, primaryKey: [2], vnodeColumns: undefined }]))).toBe(false);
+    expect(isGainedVnodes(gain([{ ...table, tableId: 0xffffffff }]))).toBe(false);
+    expect(isGainedVnodes(gain([{ ...table, tableId: -1 }]))).toBe(false);
+    expect(isGainedVnodes(gain([table, table]))).toBe(false);
+    expect(isGainedVnodes(gain([table], new Uint8Array(255)))).toBe(false);
+    expect(isGainedVnodes({ ...gain([table]), stateVnodes: {} })).toBe(false);
   });
 
   it('reads the seed write delay from OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS and refuses a value that is not one', () => {
