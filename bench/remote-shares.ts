@@ -819,8 +819,15 @@ async function leaveRun(label: string): Promise<void> {
       emit(`${tag}_failed_over`, failed, 'shares');
       joinMs.forEach((ms, index) => emit(`${tag}_join_${index + 1}_ms`, ms, 'ms'));
       emit(`${tag}_surviving_node_peak_rss_mib`, peakRssMiB(c.child.pid!), 'MiB');
-      // Each node that joined made its share's store from its checkpoint and deleted the vnodes the share does not own from it first.
+      // Each node that joined made its share's store from its checkpoint: the vnodes the share owns
+      // copied out of it as SST files (views keyed by vnode), or the others deleted from it (older views).
       for (const [name, node] of [['drained', b], ['surviving', c]] as const) {
+        const copied = /the (\d+) vnodes? it owns copied into \d+ SST files? \((\d+) entries, (\d+) bytes\) in (\d+) ms/.exec(node.stderr());
+        if (copied !== null) {
+          emit(`${tag}_${name}_node_join_copied_vnodes`, Number(copied[1]), 'vnodes');
+          emit(`${tag}_${name}_node_join_copied_bytes`, Number(copied[3]), 'bytes');
+          emit(`${tag}_${name}_node_join_copy_ms`, Number(copied[4]), 'ms');
+        }
         const own = /(\d+) vnodes it does not own deleted (?:\([^)]*\) )?in (\d+) ms/.exec(node.stderr());
         if (own === null) continue;
         emit(`${tag}_${name}_node_join_deleted_vnodes`, Number(own[1]), 'vnodes');

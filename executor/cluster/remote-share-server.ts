@@ -25,7 +25,7 @@ import { rmSync, mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { dropTablesOutside } from '../../storage/key-ranges.js';
-import { tableLowerBound, tableUpperBound, vnodeRange } from '../../storage/mvcc-key.js';
+import { SYSTEM_TABLE_ID, TABLE_ID_BYTES, tableLowerBound, tableUpperBound, vnodeRange } from '../../storage/mvcc-key.js';
 import { forEachBatchEntry, WriteBatchBuilder } from '../../storage/write-batch.js';
 import { RocksDatabase, type ExportedFile } from '../../storage/rocksdb.js';
 import { WorkerPool } from '../batch/worker-pool.js';
@@ -77,6 +77,18 @@ interface KeyedStore {
   readonly path: string;
   /** A store made from a checkpoint: the ranges of the tables dropped from it, and of the state tables the other vnodes' entries were deleted from, compacted once its share sent its first batch (compactDropped). */
   dropped?: readonly { lower: Buffer; upper: Buffer }[];
+}
+
+/**
+ * A keyed share's store made from a checkpoint, the epoch of that checkpoint, the ranges of the
+ * tables range-deleted from it (`storeFromCheckpoint`), or what was copied into it
+ * (`storeOfOwnVnodes`: the vnodes it owns, the SST files, their entries and bytes, the time).
+ */
+interface MadeStore {
+  readonly store: KeyedStore;
+  readonly epoch: bigint;
+  readonly dropped: { lower: Buffer; upper: Buffer }[] | undefined;
+  readonly copied?: { readonly vnodes: number; readonly files: number; readonly entries: number; readonly bytes: number; readonly ms: number };
 }
 
 /** How long a connection may take to prove itself and open its share, by default. */
@@ -546,17 +558,28 @@ export class RemoteShareServer {
         } else if (stage === 'open' && received.t === 'stage-checkpoint' && typeof received.epoch === 'string' && /^[0-9]{1,20}$/.test(received.epoch) && typeof received.withinMs === 'number' && received.withinMs >= 0 && (received.tables === undefined || isTableList(received.tables)) && (received.gain === undefined || isGainedVnodes(received.gain)) && (received.own === undefined || isGainedVnodes(received.own)) && seedPieces.length === 0 && staging === undefined) {
           // The share's store from the checkpoint this node follows (no seed crosses): a fresh store
           // as of it, of the fragment's state tables only when the leader named them, and of those
-          // the vnodes the share will own only when it named them (the others' entries deleted, so
-          // the store holds what a seed would); for a kept share's gained vnodes, their entries read
-          // out of it (the store removed then).
+          // the vnodes the share will own only when it named them (copied out of the checkpoint
+          // when every table is keyed by vnode, else the others' entries deleted, so the store holds
+          // what a seed would); for a kept share's gained vnodes, their entries taken out of it (the
+          // store removed then).
           const gain = received.gain;
           const own = received.own;
           stage = 'materializing';
           clearTimeout(timer);
           const withinMs = Math.min(received.withinMs, 10 * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
           timer = setTimeout(() => fail(new Error('the store from a checkpoint was not made within its deadline')), withinMs + (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
-          void this.storeFromCheckpoint(BigInt(received.epoch), withinMs, () => socket.destroyed, received.tables).then(
-            async ({ store, epoch, dropped }) => {
+          // A started share's own vnodes of tables keyed by vnode are key ranges: copied out of the
+          // checkpoint into a store of their own (`storeOfOwnVnodes`), nothing else in it.
+          const copyOwn = own !== undefined && gain === undefined && received.tables !== undefined && own.tables.every((table) => keyedByVnode(table, own.stateVnodes));
+          const progress = (): void => {
+            timer.refresh();
+            send({ t: 'seeding' } satisfies Handshake);
+          };
+          const made = copyOwn
+            ? this.storeOfOwnVnodes(BigInt(received.epoch), withinMs, () => socket.destroyed, received.tables!, own!, progress)
+            : this.storeFromCheckpoint(BigInt(received.epoch), withinMs, () => socket.destroyed, received.tables);
+          void made.then(
+            async ({ store, epoch, dropped, copied }) => {
               if (socket.destroyed) return this.release(Promise.resolve(), store);
               if (gain !== undefined) {
                 const started = Date.now();
@@ -591,7 +614,9 @@ export class RemoteShareServer {
                 return;
               }
               let owned = '';
-              if (own !== undefined) {
+              if (copied !== undefined) {
+                owned = `; the ${copied.vnodes} vnode${copied.vnodes === 1 ? '' : 's'} it owns copied into ${copied.files} SST file${copied.files === 1 ? '' : 's'} (${copied.entries} entries, ${copied.bytes} bytes) in ${copied.ms} ms, the others left out`;
+              } else if (own !== undefined) {
                 const started = Date.now();
                 const others = new Uint8Array(VNODE_COUNT);
                 let count = 0;
@@ -625,7 +650,8 @@ export class RemoteShareServer {
               stage = 'staged';
               clearTimeout(timer);
               timer = setTimeout(() => fail(new Error('no share took the store made from a checkpoint within its deadline')), STAGED_HOLD_DEADLINES * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
-              this.options.log(`oxbow: a keyed share's store is made from checkpoint ${epoch} (${store.path}${dropped === undefined ? '' : `, ${received.tables!.length} state table${received.tables!.length === 1 ? '' : 's'} kept, the others dropped by ${dropped.length} range delete${dropped.length === 1 ? '' : 's'}`}${owned}); it waits for its share`);
+              const tablesText = copied !== undefined ? `, ${received.tables!.length} state table${received.tables!.length === 1 ? '' : 's'} copied` : dropped === undefined ? '' : `, ${received.tables!.length} state table${received.tables!.length === 1 ? '' : 's'} kept, the others dropped by ${dropped.length} range delete${dropped.length === 1 ? '' : 's'}`;
+              this.options.log(`oxbow: a keyed share's store is made from checkpoint ${epoch} (${store.path}${tablesText}${owned}); it waits for its share`);
               send({ t: 'staged', id: stagedAs, epoch: epoch.toString() } satisfies Handshake);
             },
             (error: unknown) => {
@@ -874,7 +900,7 @@ export class RemoteShareServer {
    * `tables`, every other table's rows are dropped (storage/key-ranges.ts' dropTablesOutside: range
    * deletes, the ranges returned for compactDropped).
    */
-  private async storeFromCheckpoint(epoch: bigint, withinMs: number, stop: () => boolean, tables?: readonly number[]): Promise<{ store: KeyedStore; epoch: bigint; dropped: { lower: Buffer; upper: Buffer }[] | undefined }> {
+  private async storeFromCheckpoint(epoch: bigint, withinMs: number, stop: () => boolean, tables?: readonly number[]): Promise<MadeStore> {
     const seed = this.options.checkpointSeed;
     if (seed === undefined) throw new Error('this node makes no store from a checkpoint');
     const path = join(this.options.dataDir, 'remote-keyed-shares', String(++this.keyedShares));
@@ -887,6 +913,87 @@ export class RemoteShareServer {
     } catch (error) {
       await database?.close().catch(() => undefined);
       rmSync(path, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /**
+   * A started keyed share's store made from the checkpoint this node follows, at or past `epoch`,
+   * holding only what the share owns: the checkpoint is linked beside it and opened read-only, the
+   * key ranges of the vnodes the share owns (`own`) of each state table keyed by vnode, every other
+   * state table of `tables` whole, and the store's records are copied into SST files
+   * (RocksDatabase.exportRanges, on RocksDB's thread pool; `progress` every 250 ms, for `withinMs`
+   * at most), the linked checkpoint removed, and the files ingested into a fresh store. Nothing of
+   * the other vnodes or tables is in it, so nothing is range-deleted nor compacted away later.
+   */
+  private async storeOfOwnVnodes(epoch: bigint, withinMs: number, stop: () => boolean, tables: readonly number[], own: GainedVnodes, progress: () => void): Promise<MadeStore> {
+    const seed = this.options.checkpointSeed;
+    if (seed === undefined) throw new Error('this node makes no store from a checkpoint');
+    const path = join(this.options.dataDir, 'remote-keyed-shares', String(++this.keyedShares));
+    const linked = `${path}-checkpoint`;
+    const filesDir = `${path}-files`;
+    let source: RocksDatabase | undefined;
+    let database: RocksDatabase | undefined;
+    try {
+      const held = await seed(epoch, linked, withinMs, stop);
+      const started = Date.now();
+      source = RocksDatabase.open(linked, { readOnly: true });
+      const declared = new Map(own.tables.map((table) => [table.tableId, table]));
+      const ranges: { lower: Buffer; upper: Buffer }[] = [];
+      let owned = 0;
+      for (const flag of own.vnodes) owned += flag;
+      for (const id of [...new Set(tables)].sort((x, y) => x - y)) {
+        const table = declared.get(id);
+        if (table === undefined || !keyedByVnode(table, own.stateVnodes)) {
+          ranges.push({ lower: tableLowerBound(id), upper: tableUpperBound(id) });
+          continue;
+        }
+        for (let from = 0; from < VNODE_COUNT; ) {
+          if (own.vnodes[from] !== 1) {
+            from++;
+            continue;
+          }
+          let to = from + 1;
+          while (to < VNODE_COUNT && own.vnodes[to] === 1) to++;
+          ranges.push(vnodeRange(id, from, to));
+          from = to;
+        }
+      }
+      // The store's records (its committed epoch, the tables' windows): every key under table
+      // 0xFFFFFFFF, whose next byte is a record's kind (an ASCII letter), below this bound.
+      ranges.push({ lower: tableLowerBound(SYSTEM_TABLE_ID), upper: Buffer.alloc(TABLE_ID_BYTES + 8, 0xff) });
+      rmSync(filesDir, { recursive: true, force: true });
+      mkdirSync(filesDir, { recursive: true });
+      const until = Date.now() + withinMs;
+      const ticker = setInterval(() => {
+        if (Date.now() < until) progress();
+      }, 250);
+      let files: ExportedFile[];
+      try {
+        files = await source.exportRanges(filesDir, ranges);
+      } finally {
+        clearInterval(ticker);
+      }
+      await source.close();
+      source = undefined;
+      rmSync(linked, { recursive: true, force: true });
+      if (stop()) throw new Error('the request was withdrawn');
+      rmSync(path, { recursive: true, force: true });
+      mkdirSync(path, { recursive: true });
+      database = RocksDatabase.open(path);
+      await database.ingest(files);
+      rmSync(filesDir, { recursive: true, force: true });
+      let entries = 0;
+      let bytes = 0;
+      for (const file of files) {
+        entries += file.entries;
+        bytes += file.bytes;
+      }
+      return { store: { database, token: database.share(), path }, epoch: held, dropped: undefined, copied: { vnodes: owned, files: files.length, entries, bytes, ms: Date.now() - started } };
+    } catch (error) {
+      await source?.close().catch(() => undefined);
+      await database?.close().catch(() => undefined);
+      for (const dir of [linked, filesDir, path]) rmSync(dir, { recursive: true, force: true });
       throw error;
     }
   }

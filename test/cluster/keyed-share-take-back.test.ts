@@ -6,8 +6,9 @@
 // back vnodes it held (the third, with the map's choices). Both ways a share's store is made:
 //
 // - from the checkpoint b's node follows (the default): the checkpoint holds every vnode, and b's
-//   node deletes the vnodes b does not own from the store it made before b's share takes it (its
-//   log names exactly those vnodes, and their rows, counted here);
+//   node copies only b's vnodes' key ranges out of it into the share's store (an older view's
+//   store: the vnodes b does not own deleted from it, its log naming exactly those vnodes, and
+//   their rows, counted here);
 // - from the seed the leader reads (OXBOW_KEYED_SEED_FROM=read): b's vnodes only.
 //
 // The view's state keys carry their vnode (plan version 11), so b's node deletes vnodes by range
@@ -125,8 +126,13 @@ async function takeBack(cluster: ClusterNodes, seeds: 'checkpoint' | 'read', pla
     // Every vnode b's share's store may hold entries of: those it owned since it started.
     const held = new Set<number>();
     const notB = new Set(map.flatMap((owner, vnode) => (owner === bId ? [] : [vnode])));
-    if (seeds === 'checkpoint') {
-      // Its store from the checkpoint kept b's vnodes only: every other vnode's groups deleted.
+    if (seeds === 'checkpoint' && planVersion === undefined) {
+      // Its store from the checkpoint holds b's vnodes only: their key ranges copied, the others left out.
+      const made = /a keyed share's store is made from checkpoint \d+ \([^)]*; the (\d+) vnodes? it owns copied into [1-9]\d* SST files? \(([1-9]\d*) entries, [1-9]\d* bytes\) in \d+ ms, the others left out\)/.exec(b.stderr());
+      expect(made, stderr()).not.toBeNull();
+      expect(Number(made![1])).toBe(256 - notB.size);
+    } else if (seeds === 'checkpoint') {
+      // An older view's: its store from the checkpoint kept b's vnodes only, every other vnode's groups deleted.
       const made = /a keyed share's store is made from checkpoint \d+ \([^)]*; the (\d+) vnodes it does not own deleted \(([^)]*)\) in \d+ ms\)/.exec(b.stderr());
       expect(made, stderr()).not.toBeNull();
       expect(Number(made![1])).toBe(notB.size);
