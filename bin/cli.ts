@@ -721,18 +721,33 @@ function abandonedWork(step: string, checkpoints: CheckpointMetrics): string {
 
 /**
  * The metrics port: Prometheus text at /metrics and the same figures as JSON at /api/status, both
- * from the engine's status API (executor/metrics/); the dashboard page at / with its data at
+ * from the engine's status API (executor/metrics/), /metrics followed by `more` (a cluster node's figures); the dashboard page at / with its data at
  * /api/dashboard (and the sample history alone at /api/series).
  */
-export async function startMetrics(host: string, port: number, server: PgServer, engineMetrics: EngineMetrics): Promise<HttpServer> {
-  // The dashboard's one-second samples, kept server-side so a fresh page shows the last minutes.
-  const series = engineMetrics.status === undefined ? undefined : new DashboardSeries(engineMetrics.status);
-  series?.start();
+export async function startMetrics(host: string, port: number, server: PgServer, engineMetrics: EngineMetrics, more?: () => string): Promise<HttpServer> {
+  // The dashboard's one-second samples, kept server-side so a fresh page shows the last minutes,
+  // from the moment the engine opens (a cluster's standby opens its engine when it leads).
+  let series: DashboardSeries | undefined;
+  const follow = (): void => {
+    if (series !== undefined || engineMetrics.status === undefined) return;
+    series = new DashboardSeries(engineMetrics.status);
+    series.start();
+  };
+  follow();
+  const following = series === undefined ? setInterval(follow, 1000).unref() : undefined;
   const http = createHttpServer((request, response) => {
     const [path, query] = (request.url ?? '/').split('?');
+    follow();
     const status = engineMetrics.status;
-    if (status === undefined || series === undefined || !['/', '/metrics', '/api/status', '/api/dashboard', '/api/series'].includes(path ?? '')) {
+    if (!['/', '/metrics', '/api/status', '/api/dashboard', '/api/series'].includes(path ?? '')) {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try / (dashboard), /metrics or /api/status\n');
+      return;
+    }
+    if (status === undefined || series === undefined) {
+      // A cluster's standby before it leads: its cluster figures only.
+      const text = path === '/metrics' ? (more?.() ?? '') : '';
+      if (text !== '') response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(text);
+      else response.writeHead(503, { 'content-type': 'text/plain' }).end("oxbow: the engine's figures come once it is open (a cluster's standby opens it when it leads)\n");
       return;
     }
     try {
@@ -748,7 +763,7 @@ export async function startMetrics(host: string, port: number, server: PgServer,
       } else if (path === '/api/series') {
         response.writeHead(200, { 'content-type': 'application/json' }).end(dashboardJson({ intervalMs: series.intervalMs, samples: series.samples() }));
       } else if (path === '/metrics') {
-        response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(prometheusText(status, { connections: server.connectionCount }));
+        response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(prometheusText(status, { connections: server.connectionCount }) + (more?.() ?? ''));
       } else {
         response.writeHead(200, { 'content-type': 'application/json' }).end(statusJson(status.snapshot()));
       }
@@ -760,7 +775,10 @@ export async function startMetrics(host: string, port: number, server: PgServer,
     http.once('error', reject);
     http.listen(port, host, () => resolveListen());
   });
-  http.on('close', () => series?.stop());
+  http.on('close', () => {
+    if (following !== undefined) clearInterval(following);
+    series?.stop();
+  });
   const address = http.address();
   if (address !== null && typeof address !== 'string') process.stderr.write(`oxbow: metrics at http://${host}:${address.port}/metrics, dashboard at http://${host}:${address.port}/\n`);
   return http;

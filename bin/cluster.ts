@@ -82,7 +82,7 @@ export async function serveClusterNode(
   let metrics: HttpServer | undefined;
   if (config.metricsPort !== undefined) {
     engineMetrics.startEventLoopMonitor();
-    metrics = await startMetrics(config.host, config.metricsPort, server, engineMetrics);
+    metrics = await startMetrics(config.host, config.metricsPort, server, engineMetrics, () => node.prometheusText());
   }
   onShutdownSignals(config.shutdownTimeoutMs, () => node.closingStep ?? 'leaving the cluster', async () => {
     metrics?.close();

@@ -621,6 +621,46 @@ export class ClusterNode implements Engine {
     return undefined;
   }
 
+  /**
+   * The cluster's part of /metrics (bin/cluster.ts), in the Prometheus text format: whether this
+   * node leads and how many nodes etcd lists; on the leader, per node, what its shares did for it
+   * (the columns of `oxbow_catalog.nodes`); on a node running keyed shares, their stores open now,
+   * those stores' SST bytes, and the bytes of SST files it copied out of checkpoints and ingested.
+   */
+  prometheusText(): string {
+    const lines: string[] = [];
+    const family = (name: string, type: 'gauge' | 'counter', help: string): void => void lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    const rows = this.rows();
+    family('oxbow_cluster_leader', 'gauge', 'Whether this node is the cluster\'s leader (1) or a standby (0).');
+    lines.push(`oxbow_cluster_leader ${this.role === 'leader' && !this.fenced ? 1 : 0}`);
+    family('oxbow_cluster_nodes', 'gauge', 'Nodes the cluster lists in etcd (their leases alive), this one included.');
+    lines.push(`oxbow_cluster_nodes ${rows.length}`);
+    if (this.role === 'leader') {
+      const perNode = (name: string, type: 'gauge' | 'counter', help: string, value: (row: ClusterNodeRow) => bigint | null): void => {
+        family(name, type, help);
+        for (const row of rows) {
+          const figure = value(row);
+          if (figure !== null) lines.push(`${name}{node="${row.nodeId.replace(/[\\"]/g, '_')}"} ${figure}`);
+        }
+      };
+      perNode('oxbow_cluster_node_share_units_total', 'counter', 'Source units a node generated or fetched for this leader in its shares.', (row) => row.shareUnits);
+      perNode('oxbow_cluster_node_share_rows_total', 'counter', "Rows of keyed fragments a node aggregated or joined for this leader (its keyed shares' handed-over epochs).", (row) => row.shareRows);
+      perNode('oxbow_cluster_node_share_seed_bytes', 'gauge', "Bytes of state a node's keyed shares running now were seeded with by this leader (their vnodes' only).", (row) => row.shareSeedBytes);
+    }
+    const shares = this.shareServer?.metrics();
+    if (shares !== undefined) {
+      family('oxbow_keyed_share_stores', 'gauge', "Keyed shares' stores open on this node (running shares', staged ones', those made from checkpoints being read).");
+      lines.push(`oxbow_keyed_share_stores ${shares.stores}`);
+      family('oxbow_keyed_share_store_bytes', 'gauge', "Live SST files' bytes of the keyed shares' stores open on this node.");
+      lines.push(`oxbow_keyed_share_store_bytes ${shares.storeBytes}`);
+      family('oxbow_keyed_share_copied_bytes_total', 'counter', "Bytes of SST files this node copied out of followed checkpoints for keyed shares (a share's own vnodes, a kept share's gained ones).");
+      lines.push(`oxbow_keyed_share_copied_bytes_total ${shares.copiedBytes}`);
+      family('oxbow_keyed_share_ingested_bytes_total', 'counter', "Bytes of SST files this node ingested into keyed shares' stores.");
+      lines.push(`oxbow_keyed_share_ingested_bytes_total ${shares.ingestedBytes}`);
+    }
+    return lines.join('\n') + '\n';
+  }
+
   get closingStep(): string | undefined {
     return this.engine?.closingStep;
   }

@@ -246,6 +246,11 @@ export class RemoteShareServer {
   private readonly staged = new Map<string, StagedSeed>();
   /** Gained vnodes' entries read out of stores made from checkpoints, by name, waiting for their kept shares' `add-store`. */
   private readonly gained = new Map<string, GainedEntries>();
+  /** Keyed shares' stores open now (`metrics`). */
+  private readonly openStores = new Set<KeyedStore>();
+  /** Bytes of SST files copied out of checkpoints (a share's own vnodes, a kept share's gained ones), and ingested into shares' stores, since the start. */
+  private copiedBytes = 0;
+  private ingestedBytes = 0;
   address = '';
   /**
    * The keyed shares' worker threads: one is started and loads the fragments' worker script as soon
@@ -389,6 +394,7 @@ export class RemoteShareServer {
               if (socket.destroyed) return;
               await keyed!.database.ingest(gained.files);
               ingestedBytes += gained.bytes;
+              this.ingestedBytes += gained.bytes;
               send({ t: 'seeding' } satisfies Handshake);
             } finally {
               rmSync(gained.directory, { recursive: true, force: true });
@@ -827,6 +833,7 @@ export class RemoteShareServer {
         entries += file.entries;
         bytes += file.bytes;
       }
+      this.copiedBytes += bytes;
       return { directory, files, entries, bytes };
     } catch (error) {
       rmSync(directory, { recursive: true, force: true });
@@ -885,6 +892,7 @@ export class RemoteShareServer {
   /** Closes and removes a keyed share's store once `after` settles (its worker closed). */
   private release(after: Promise<unknown>, store: KeyedStore): void {
     this.releasedStores.add(store);
+    this.openStores.delete(store);
     const released: Promise<void> = after.then(() => undefined, () => undefined).finally(async () => {
       store.database.unshare(store.token);
       await store.database.close().catch(() => undefined);
@@ -909,7 +917,7 @@ export class RemoteShareServer {
       const held = await seed(epoch, path, withinMs, stop);
       database = RocksDatabase.open(path);
       const dropped = tables === undefined ? undefined : dropTablesOutside(database, tables);
-      return { store: { database, token: database.share(), path, ...(dropped === undefined ? {} : { dropped }) }, epoch: held, dropped };
+      return { store: this.opened({ database, token: database.share(), path, ...(dropped === undefined ? {} : { dropped }) }), epoch: held, dropped };
     } catch (error) {
       await database?.close().catch(() => undefined);
       rmSync(path, { recursive: true, force: true });
@@ -989,7 +997,9 @@ export class RemoteShareServer {
         entries += file.entries;
         bytes += file.bytes;
       }
-      return { store: { database, token: database.share(), path }, epoch: held, dropped: undefined, copied: { vnodes: owned, files: files.length, entries, bytes, ms: Date.now() - started } };
+      this.copiedBytes += bytes;
+      this.ingestedBytes += bytes;
+      return { store: this.opened({ database, token: database.share(), path }), epoch: held, dropped: undefined, copied: { vnodes: owned, files: files.length, entries, bytes, ms: Date.now() - started } };
     } catch (error) {
       await source?.close().catch(() => undefined);
       await database?.close().catch(() => undefined);
@@ -1005,7 +1015,33 @@ export class RemoteShareServer {
     mkdirSync(path, { recursive: true });
     const database = RocksDatabase.open(path);
     if (seed.length > 0) database.write(Buffer.from(seed.buffer, seed.byteOffset, seed.length));
-    return { database, token: database.share(), path };
+    return this.opened({ database, token: database.share(), path });
+  }
+
+  /** Counts a keyed share's store as open (`metrics`) until it is released. */
+  private opened(store: KeyedStore): KeyedStore {
+    this.openStores.add(store);
+    return store;
+  }
+
+  /**
+   * What a node's operator watches of its keyed shares (cluster-node.ts' `prometheusText`): the
+   * stores open now (running shares', staged ones', those made from checkpoints being read) and
+   * their live SST files' bytes (both column families), and the bytes of SST files copied out of
+   * checkpoints and ingested into shares' stores since the start.
+   */
+  metrics(): { readonly stores: number; readonly storeBytes: number; readonly copiedBytes: number; readonly ingestedBytes: number } {
+    let storeBytes = 0;
+    for (const store of this.openStores) {
+      for (const family of ['default', 'records'] as const) {
+        try {
+          storeBytes += Number(store.database.getProperty('rocksdb.live-sst-files-size', family) ?? 0);
+        } catch {
+          // Closed meanwhile: its bytes are gone.
+        }
+      }
+    }
+    return { stores: this.openStores.size, storeBytes, copiedBytes: this.copiedBytes, ingestedBytes: this.ingestedBytes };
   }
 
   /**

@@ -24,6 +24,13 @@ import { describe, expect, it } from 'vitest';
 import { clusterNodes, shareAddressListed } from './nodes.js';
 import { expectKeyedViewsEqual, explain, JOIN_BATCH, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
+import { httpGet, metricsPortOf } from '../support/metrics-http.js';
+
+/** One sample of a Prometheus text (a metric name with its labels, as printed), or undefined. */
+function sample(text: string, name: string): number | undefined {
+  const line = text.split('\n').find((entry) => entry.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+}
 
 const cluster = clusterNodes('oxbow-keyed-share-checkpoint-seed-', {
   OXBOW_CLUSTER_LEASE_TTL_S: '3',
@@ -40,7 +47,7 @@ const cutsOf = (log: string, node: string): string[] => [...log.matchAll(new Reg
 
 describe("a keyed share made from the node's followed checkpoint", () => {
   it('takes the vnodes with their state from the checkpoint and the writes after it; a cold standby gets the read seed', async () => {
-    const a = await cluster.startNode('a');
+    const a = await cluster.startNode('a', { OXBOW_METRICS_PORT: '0' });
     const leader = await connectWhenServing(a);
     await leader.query('create table t (id int8 primary key, k int, v int8)');
     await leader.query('create table u (id int8 primary key, k int, w int8)');
@@ -78,7 +85,7 @@ describe("a keyed share made from the node's followed checkpoint", () => {
 
     // b, a warm standby, joins while the writes go on.
     let writer = startWriter();
-    const b = await cluster.startNode('b');
+    const b = await cluster.startNode('b', { OXBOW_METRICS_PORT: '0' });
     let c: Awaited<ReturnType<typeof cluster.startNode>> | undefined;
     const stderr = () => `--- a ---\n${a.stderr()}\n--- b ---\n${b.stderr()}${c === undefined ? '' : `\n--- c ---\n${c.stderr()}`}`;
     let bId: string;
@@ -104,7 +111,7 @@ describe("a keyed share made from the node's followed checkpoint", () => {
     // this build keys its state by vnode, so b's node copies those key ranges (and the store's
     // records) out of its checkpoint into SST files and ingests them into a fresh store; nothing
     // of the other vnodes or tables is in it.
-    const copied = [...b.stderr().matchAll(/a keyed share's store is made from checkpoint \d+ \([^)]*, (\d+) state tables? copied; the (\d+) vnodes? it owns copied into ([1-9]\d*) SST files? \(([1-9]\d*) entries, [1-9]\d* bytes\) in \d+ ms, the others left out\)/g)].map((line) => ({ tables: Number(line[1]), vnodes: Number(line[2]), entries: Number(line[4]) }));
+    const copied = [...b.stderr().matchAll(/a keyed share's store is made from checkpoint \d+ \([^)]*, (\d+) state tables? copied; the (\d+) vnodes? it owns copied into ([1-9]\d*) SST files? \(([1-9]\d*) entries, ([1-9]\d*) bytes\) in \d+ ms, the others left out\)/g)].map((line) => ({ tables: Number(line[1]), vnodes: Number(line[2]), entries: Number(line[4]), bytes: Number(line[5]) }));
     expect(copied.length, stderr()).toBe(2);
     for (const line of copied) expect(line.tables).toBeGreaterThan(0);
     expect(b.stderr()).not.toMatch(/it does not own deleted|the others dropped by/);
@@ -120,6 +127,27 @@ describe("a keyed share made from the node's followed checkpoint", () => {
     await expectKeyedViewsEqual(leader, stderr);
     const bRows = (await leader.query<{ share_rows: string | null }>('select share_rows from oxbow_catalog.nodes where node_id = $1', [bId])).rows[0]?.share_rows;
     expect(Number(bRows ?? 0)).toBeGreaterThan(0);
+    // The operator's view: the leader's /metrics says it leads two nodes and what b did for it;
+    // b's says it runs the two views' shares' stores, copied (and ingested) out of its checkpoint.
+    const leaderMetrics = (await httpGet(metricsPortOf(a), '/metrics')).body;
+    expect(sample(leaderMetrics, 'oxbow_cluster_leader'), leaderMetrics).toBe(1);
+    // The engine's figures too: the leader opened its engine after its metrics port.
+    expect(sample(leaderMetrics, 'oxbow_epochs_committed_total')).toBeGreaterThan(0);
+    expect(sample(leaderMetrics, 'oxbow_cluster_nodes')).toBe(2);
+    expect(sample(leaderMetrics, 'oxbow_keyed_share_stores')).toBe(0);
+    const bRowsMetric = sample(leaderMetrics, `oxbow_cluster_node_share_rows_total{node="${bId}"}`);
+    expect(bRowsMetric, leaderMetrics).toBeGreaterThan(0);
+    expect(bRowsMetric).toBeLessThanOrEqual(Number((await leader.query<{ share_rows: string }>('select share_rows from oxbow_catalog.nodes where node_id = $1', [bId])).rows[0]!.share_rows));
+    const bMetrics = (await httpGet(metricsPortOf(b), '/metrics')).body;
+    expect(sample(bMetrics, 'oxbow_cluster_leader'), bMetrics).toBe(0);
+    // A standby has no engine of the leader's: its cluster figures only, and no status yet.
+    expect(sample(bMetrics, 'oxbow_epochs_committed_total')).toBeUndefined();
+    expect((await httpGet(metricsPortOf(b), '/api/status')).status).toBe(503);
+    expect(sample(bMetrics, 'oxbow_keyed_share_stores')).toBe(2);
+    expect(sample(bMetrics, 'oxbow_keyed_share_store_bytes')).toBeGreaterThan(0);
+    const copiedAtJoin = sample(bMetrics, 'oxbow_keyed_share_copied_bytes_total')!;
+    expect(copiedAtJoin).toBe(copied.reduce((sum, line) => sum + line.bytes, 0));
+    expect(sample(bMetrics, 'oxbow_keyed_share_ingested_bytes_total')).toBe(copiedAtJoin);
 
     // c, a cold standby, joins while the writes go on: it refuses, the leader reads and sends its seed.
     writer = startWriter();
@@ -173,6 +201,10 @@ describe("a keyed share made from the node's followed checkpoint", () => {
     expect(b.stderr().match(/a keyed share's gained vnodes are copied out of checkpoint \d+ into 1 SST file \([1-9]\d* entries, [1-9]\d* bytes, in \d+ ms\); they wait for its share/g)?.length).toBe(2);
     expect(b.stderr().match(/a keyed share took vnodes it never held \(\d+ bytes of their seed written to its store, [1-9]\d* bytes of SST files ingested\)/g)?.length).toBe(2);
     expect(b.stderr()).not.toMatch(/gained vnodes are read out of checkpoint/);
+    const gainedBytes = [...b.stderr().matchAll(/a keyed share's gained vnodes are copied out of checkpoint \d+ into 1 SST file \([1-9]\d* entries, ([1-9]\d*) bytes/g)].reduce((sum, line) => sum + Number(line[1]), 0);
+    const bAfter = (await httpGet(metricsPortOf(b), '/metrics')).body;
+    expect(sample(bAfter, 'oxbow_keyed_share_copied_bytes_total'), bAfter).toBe(copiedAtJoin + gainedBytes);
+    expect(sample(bAfter, 'oxbow_keyed_share_ingested_bytes_total')).toBe(copiedAtJoin + gainedBytes);
     await leader.query('update t set v = v + 5');
     await leader.query('delete from t where id % 13 = 6');
     await leader.query('update u set w = w + 1');
