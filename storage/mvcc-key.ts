@@ -74,6 +74,25 @@ export function vnodeRange(tableId: number, from: number, to: number): { lower: 
   return { lower, upper };
 }
 
+/**
+ * The key ranges of the vnodes flagged 1 in `flags` (one byte per vnode, 256 of them) of a table
+ * whose keys carry their vnode: one `vnodeRange` per run of consecutive flagged vnodes, ascending.
+ */
+export function vnodeRunRanges(tableId: number, flags: Uint8Array): { lower: Buffer; upper: Buffer }[] {
+  const ranges: { lower: Buffer; upper: Buffer }[] = [];
+  for (let from = 0; from < flags.length; ) {
+    if (flags[from] !== 1) {
+      from++;
+      continue;
+    }
+    let to = from + 1;
+    while (to < flags.length && flags[to] === 1) to++;
+    ranges.push(vnodeRange(tableId, from, to));
+    from = to;
+  }
+  return ranges;
+}
+
 /** Exclusive end of a table's range: the next table id. */
 export function tableUpperBound(tableId: number): Buffer {
   const bound = Buffer.alloc(TABLE_ID_BYTES);

@@ -12,7 +12,7 @@ import type { Row } from '../sql/value.js';
 import { createMemoryStateStore } from './memory-state-store.js';
 import type { StateTableSchema } from './state-table.js';
 import { forEachPacked } from './rocksdb.js';
-import { tableLowerBound, tableUpperBound } from './mvcc-key.js';
+import { tableLowerBound, tableUpperBound, vnodeRange, vnodeRunRanges } from './mvcc-key.js';
 import { vnodeOf } from './vnode-hash.js';
 import { decodeRow } from './row-codec.js';
 
@@ -151,6 +151,19 @@ describe('a state table keyed by vnode', () => {
     expect(table.prefixIsNew!([50n])).toBe(false);
     expect([...table.scan({ prefix: [50n] })]).toEqual([[50n, 'a', 50]]);
     await store.close();
+  });
+
+  it('cuts flagged vnodes into one key range per run', () => {
+    const flags = new Uint8Array(256);
+    for (const vnode of [0, 1, 2, 7, 100, 101, 255]) flags[vnode] = 1;
+    expect(vnodeRunRanges(31, flags)).toEqual([vnodeRange(31, 0, 3), vnodeRange(31, 7, 8), vnodeRange(31, 100, 102), vnodeRange(31, 255, 256)]);
+    // The last run ends at the table's end; no flag, no range; every flag, the whole table.
+    expect(vnodeRunRanges(31, flags).at(-1)!.upper).toEqual(tableUpperBound(31));
+    expect(vnodeRunRanges(31, new Uint8Array(256))).toEqual([]);
+    const all = vnodeRunRanges(31, new Uint8Array(256).fill(1));
+    expect(all).toHaveLength(1);
+    expect(all[0]!.lower).toEqual(Buffer.concat([tableLowerBound(31), Buffer.from([0])]));
+    expect(all[0]!.upper).toEqual(tableUpperBound(31));
   });
 
   it('refuses what its layout cannot serve', async () => {

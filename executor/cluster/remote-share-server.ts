@@ -25,7 +25,7 @@ import { rmSync, mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { dropTablesOutside } from '../../storage/key-ranges.js';
-import { SYSTEM_TABLE_ID, TABLE_ID_BYTES, tableLowerBound, tableUpperBound, vnodeRange } from '../../storage/mvcc-key.js';
+import { SYSTEM_TABLE_ID, TABLE_ID_BYTES, tableLowerBound, tableUpperBound, vnodeRunRanges } from '../../storage/mvcc-key.js';
 import { forEachBatchEntry, WriteBatchBuilder } from '../../storage/write-batch.js';
 import { RocksDatabase, type ExportedFile } from '../../storage/rocksdb.js';
 import { WorkerPool } from '../batch/worker-pool.js';
@@ -192,18 +192,10 @@ async function dropVnodeRanges(database: RocksDatabase, tables: readonly { reado
   let ranges = 0;
   let bytes = 0;
   for (const table of tables) {
-    for (let from = 0; from < VNODE_COUNT; ) {
-      if (vnodes[from] !== 1) {
-        from++;
-        continue;
-      }
-      let to = from + 1;
-      while (to < VNODE_COUNT && vnodes[to] === 1) to++;
-      const range = vnodeRange(table.tableId, from, to);
+    for (const range of vnodeRunRanges(table.tableId, vnodes)) {
       bytes += database.approximateSize(range.lower, range.upper);
       deletes.deleteRange(range.lower, range.upper);
       ranges++;
-      from = to;
     }
   }
   if (ranges > 0) await database.writeAsync(Buffer.from(deletes.view()));
@@ -216,6 +208,34 @@ interface Dropped {
   readonly bytes: number;
   /** Tables deleted key by key (keys under vnode 0): undefined when there was none. */
   readonly hashed?: { readonly rows: number; readonly entries: number };
+}
+
+/**
+ * `work` (a call on RocksDB's thread pool, whose progress cannot be seen from here), `progress`
+ * every 250 ms while it runs for `withinMs` at most: a copy that hangs then lets the leader's
+ * deadline lapse, and the leader gives the node up.
+ */
+async function whileTicking<T>(work: Promise<T>, progress: () => void, withinMs: number): Promise<T> {
+  const until = Date.now() + withinMs;
+  const ticker = setInterval(() => {
+    if (Date.now() < until) progress();
+  }, 250);
+  try {
+    return await work;
+  } finally {
+    clearInterval(ticker);
+  }
+}
+
+/** The entries and bytes of SST files written together. */
+function fileTotals(files: readonly ExportedFile[]): { entries: number; bytes: number } {
+  let entries = 0;
+  let bytes = 0;
+  for (const file of files) {
+    entries += file.entries;
+    bytes += file.bytes;
+  }
+  return { entries, bytes };
 }
 
 /** "3 range deletes, about 12.5 MiB" or "1,200 rows, 2,400 entries, no range delete", or both. */
@@ -808,38 +828,15 @@ export class RemoteShareServer {
     const directory = `${store.path}-gained`;
     rmSync(directory, { recursive: true, force: true });
     mkdirSync(directory, { recursive: true });
-    const ranges: { lower: Buffer; upper: Buffer }[] = [];
-    for (const table of [...gain.tables].sort((x, y) => x.tableId - y.tableId)) {
-      for (let from = 0; from < VNODE_COUNT; ) {
-        if (gain.vnodes[from] !== 1) {
-          from++;
-          continue;
-        }
-        let to = from + 1;
-        while (to < VNODE_COUNT && gain.vnodes[to] === 1) to++;
-        ranges.push(vnodeRange(table.tableId, from, to));
-        from = to;
-      }
-    }
-    const until = Date.now() + withinMs;
-    const ticker = setInterval(() => {
-      if (Date.now() < until) progress();
-    }, 250);
+    const ranges = [...gain.tables].sort((x, y) => x.tableId - y.tableId).flatMap((table) => vnodeRunRanges(table.tableId, gain.vnodes));
     try {
-      const files = await store.database.exportRanges(directory, ranges);
-      let entries = 0;
-      let bytes = 0;
-      for (const file of files) {
-        entries += file.entries;
-        bytes += file.bytes;
-      }
+      const files = await whileTicking(store.database.exportRanges(directory, ranges), progress, withinMs);
+      const { entries, bytes } = fileTotals(files);
       this.copiedBytes += bytes;
       return { directory, files, entries, bytes };
     } catch (error) {
       rmSync(directory, { recursive: true, force: true });
       throw error;
-    } finally {
-      clearInterval(ticker);
     }
   }
 
@@ -952,36 +949,15 @@ export class RemoteShareServer {
       for (const flag of own.vnodes) owned += flag;
       for (const id of [...new Set(tables)].sort((x, y) => x - y)) {
         const table = declared.get(id);
-        if (table === undefined || !keyedByVnode(table, own.stateVnodes)) {
-          ranges.push({ lower: tableLowerBound(id), upper: tableUpperBound(id) });
-          continue;
-        }
-        for (let from = 0; from < VNODE_COUNT; ) {
-          if (own.vnodes[from] !== 1) {
-            from++;
-            continue;
-          }
-          let to = from + 1;
-          while (to < VNODE_COUNT && own.vnodes[to] === 1) to++;
-          ranges.push(vnodeRange(id, from, to));
-          from = to;
-        }
+        if (table === undefined || !keyedByVnode(table, own.stateVnodes)) ranges.push({ lower: tableLowerBound(id), upper: tableUpperBound(id) });
+        else ranges.push(...vnodeRunRanges(id, own.vnodes));
       }
       // The store's records (its committed epoch, the tables' windows): every key under table
       // 0xFFFFFFFF, whose next byte is a record's kind (an ASCII letter), below this bound.
       ranges.push({ lower: tableLowerBound(SYSTEM_TABLE_ID), upper: Buffer.alloc(TABLE_ID_BYTES + 8, 0xff) });
       rmSync(filesDir, { recursive: true, force: true });
       mkdirSync(filesDir, { recursive: true });
-      const until = Date.now() + withinMs;
-      const ticker = setInterval(() => {
-        if (Date.now() < until) progress();
-      }, 250);
-      let files: ExportedFile[];
-      try {
-        files = await source.exportRanges(filesDir, ranges);
-      } finally {
-        clearInterval(ticker);
-      }
+      const files = await whileTicking(source.exportRanges(filesDir, ranges), progress, withinMs);
       await source.close();
       source = undefined;
       rmSync(linked, { recursive: true, force: true });
@@ -991,12 +967,7 @@ export class RemoteShareServer {
       database = RocksDatabase.open(path);
       await database.ingest(files);
       rmSync(filesDir, { recursive: true, force: true });
-      let entries = 0;
-      let bytes = 0;
-      for (const file of files) {
-        entries += file.entries;
-        bytes += file.bytes;
-      }
+      const { entries, bytes } = fileTotals(files);
       this.copiedBytes += bytes;
       this.ingestedBytes += bytes;
       return { store: this.opened({ database, token: database.share(), path }), epoch: held, dropped: undefined, copied: { vnodes: owned, files: files.length, entries, bytes, ms: Date.now() - started } };
