@@ -728,13 +728,15 @@ export async function startMetrics(host: string, port: number, server: PgServer,
   // The dashboard's one-second samples, kept server-side so a fresh page shows the last minutes,
   // from the moment the engine opens (a cluster's standby opens its engine when it leads).
   let series: DashboardSeries | undefined;
+  let following: NodeJS.Timeout | undefined;
   const follow = (): void => {
     if (series !== undefined || engineMetrics.status === undefined) return;
     series = new DashboardSeries(engineMetrics.status);
     series.start();
+    if (following !== undefined) clearInterval(following);
   };
   follow();
-  const following = series === undefined ? setInterval(follow, 1000).unref() : undefined;
+  if (series === undefined) following = setInterval(follow, 1000).unref();
   const http = createHttpServer((request, response) => {
     const [path, query] = (request.url ?? '/').split('?');
     follow();

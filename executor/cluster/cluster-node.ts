@@ -45,6 +45,7 @@ import { createEngine, openReadOnlyEngine, type EngineOptions } from '../engine/
 import type { OxbowEngine } from '../engine/open-engine.js';
 import type { Engine, LoginRole, Session, SessionEvents, StartupParameters } from '../engine/engine.js';
 import type { ClusterNodeRow } from '../system/nodes-relation.js';
+import { PrometheusWriter } from '../metrics/prometheus.js';
 import { EtcdCoordinator, type NodeRecord } from './etcd-coordinator.js';
 import { configuredShareProtocolVersion } from './remote-share-link.js';
 import { RemoteShareServer } from './remote-share-server.js';
@@ -628,19 +629,16 @@ export class ClusterNode implements Engine {
    * those stores' SST bytes, and the bytes of SST files it copied out of checkpoints and ingested.
    */
   prometheusText(): string {
-    const lines: string[] = [];
-    const family = (name: string, type: 'gauge' | 'counter', help: string): void => void lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    const w = new PrometheusWriter();
     const rows = this.rows();
-    family('oxbow_cluster_leader', 'gauge', 'Whether this node is the cluster\'s leader (1) or a standby (0).');
-    lines.push(`oxbow_cluster_leader ${this.role === 'leader' && !this.fenced ? 1 : 0}`);
-    family('oxbow_cluster_nodes', 'gauge', 'Nodes the cluster lists in etcd (their leases alive), this one included.');
-    lines.push(`oxbow_cluster_nodes ${rows.length}`);
+    w.one('oxbow_cluster_leader', "Whether this node is the cluster's leader (1) or a standby (0).", this.role === 'leader' && !this.fenced ? 1 : 0);
+    w.one('oxbow_cluster_nodes', 'Nodes the cluster lists in etcd (their leases alive), this one included.', rows.length);
     if (this.role === 'leader') {
       const perNode = (name: string, type: 'gauge' | 'counter', help: string, value: (row: ClusterNodeRow) => bigint | null): void => {
-        family(name, type, help);
+        w.family(name, type, help);
         for (const row of rows) {
           const figure = value(row);
-          if (figure !== null) lines.push(`${name}{node="${row.nodeId.replace(/[\\"]/g, '_')}"} ${figure}`);
+          if (figure !== null) w.sample(name, { node: row.nodeId }, Number(figure));
         }
       };
       perNode('oxbow_cluster_node_share_units_total', 'counter', 'Source units a node generated or fetched for this leader in its shares.', (row) => row.shareUnits);
@@ -649,16 +647,12 @@ export class ClusterNode implements Engine {
     }
     const shares = this.shareServer?.metrics();
     if (shares !== undefined) {
-      family('oxbow_keyed_share_stores', 'gauge', "Keyed shares' stores open on this node (running shares', staged ones', those made from checkpoints being read).");
-      lines.push(`oxbow_keyed_share_stores ${shares.stores}`);
-      family('oxbow_keyed_share_store_bytes', 'gauge', "Live SST files' bytes of the keyed shares' stores open on this node.");
-      lines.push(`oxbow_keyed_share_store_bytes ${shares.storeBytes}`);
-      family('oxbow_keyed_share_copied_bytes_total', 'counter', "Bytes of SST files this node copied out of followed checkpoints for keyed shares (a share's own vnodes, a kept share's gained ones).");
-      lines.push(`oxbow_keyed_share_copied_bytes_total ${shares.copiedBytes}`);
-      family('oxbow_keyed_share_ingested_bytes_total', 'counter', "Bytes of SST files this node ingested into keyed shares' stores.");
-      lines.push(`oxbow_keyed_share_ingested_bytes_total ${shares.ingestedBytes}`);
+      w.one('oxbow_keyed_share_stores', "Keyed shares' stores open on this node (running shares', staged ones', those made from checkpoints being read).", shares.stores);
+      w.one('oxbow_keyed_share_store_bytes', "Live SST files' bytes of the keyed shares' stores open on this node.", shares.storeBytes);
+      w.one('oxbow_keyed_share_copied_bytes_total', "Bytes of SST files this node copied out of followed checkpoints for keyed shares (a share's own vnodes, a kept share's gained ones).", shares.copiedBytes, 'counter');
+      w.one('oxbow_keyed_share_ingested_bytes_total', "Bytes of SST files this node ingested into keyed shares' stores.", shares.ingestedBytes, 'counter');
     }
-    return lines.join('\n') + '\n';
+    return w.lines.join('\n') + '\n';
   }
 
   get closingStep(): string | undefined {

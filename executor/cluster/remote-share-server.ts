@@ -603,7 +603,8 @@ export class RemoteShareServer {
           };
           const made = copyOwn
             ? this.storeOfOwnVnodes(BigInt(received.epoch), withinMs, () => socket.destroyed, received.tables!, own!, progress)
-            : this.storeFromCheckpoint(BigInt(received.epoch), withinMs, () => socket.destroyed, received.tables);
+            : // A store only read for a kept share's gained vnodes runs no share: nothing of it is dropped.
+              this.storeFromCheckpoint(BigInt(received.epoch), withinMs, () => socket.destroyed, gain === undefined ? received.tables : undefined);
           void made.then(
             async ({ store, epoch, dropped, copied }) => {
               if (socket.destroyed) return this.release(Promise.resolve(), store);

@@ -17,7 +17,8 @@ function number(value: number): string {
   return String(value);
 }
 
-class Writer {
+/** Lines of the text format: a family's HELP and TYPE, then its samples (labels escaped). Also cluster-node.ts' figures. */
+export class PrometheusWriter {
   readonly lines: string[] = [];
 
   family(name: string, type: 'gauge' | 'counter' | 'histogram', help: string): this {
@@ -48,7 +49,7 @@ class Writer {
 
 /** Everything /metrics serves, as one text. */
 export function prometheusText(status: EngineStatus, extra: { readonly connections?: number } = {}): string {
-  const w = new Writer();
+  const w = new PrometheusWriter();
   const metrics = status.metrics;
   const epochs = status.epochs();
   w.one('oxbow_epoch_committed_timestamp_seconds', 'Unix time of the last committed epoch.', epochs.committedAtMillis / 1000);
