@@ -143,7 +143,7 @@ interface NativeDatabase {
   flush(): Promise<void>;
   compactRange(start?: Bytes, end?: Bytes): Promise<void>;
   checkpoint(directory: string): Promise<void>;
-  exportRanges(directory: string, bounds: Bytes[]): Promise<ExportedFile[]>;
+  exportRanges(directory: string, bounds: Bytes[], snapshotId?: number): Promise<ExportedFile[]>;
   ingest(files: readonly { readonly path: string; readonly family: ColumnFamily }[]): Promise<void>;
   share(): number;
   unshare(token: number): void;
@@ -592,15 +592,16 @@ export class RocksDatabase {
 
   /**
    * The entries of the key ranges [lower, upper) (sorted, not overlapping, each in one column
-   * family) as of one moment, written into SST files under `directory` (which must exist): one
-   * file per family holding any, none for ranges with no entry. Nothing goes through the memtable.
+   * family) as of one moment (`snapshot`'s, else the export's start), written into SST files under
+   * `directory` (which must exist): one file per family holding any, none for ranges with no entry.
+   * Nothing goes through the memtable. A snapshot released meanwhile is freed once the export is done.
    */
-  exportRanges(directory: string, ranges: readonly { readonly lower: Bytes; readonly upper: Bytes }[]): Promise<ExportedFile[]> {
+  exportRanges(directory: string, ranges: readonly { readonly lower: Bytes; readonly upper: Bytes }[], snapshot?: Snapshot): Promise<ExportedFile[]> {
     const bounds: Bytes[] = [];
     for (const range of ranges) bounds.push(range.lower, range.upper);
     let files: ExportedFile[] = [];
     return this.track(async () => {
-      files = await this.native.exportRanges(directory, bounds);
+      files = await (snapshot === undefined ? this.native.exportRanges(directory, bounds) : this.native.exportRanges(directory, bounds, snapshot.id));
     }).then(() => files);
   }
 

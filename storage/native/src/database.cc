@@ -384,8 +384,11 @@ void Database::CloseIteratorsAndSnapshots() {
   ReleasePointIterator();
   if (db_ != nullptr) {
     for (auto& entry : snapshots_) db_->ReleaseSnapshot(entry.second);
+    for (const rocksdb::Snapshot* snapshot : releasedInUse_) db_->ReleaseSnapshot(snapshot);
   }
   snapshots_.clear();
+  releasedInUse_.clear();
+  snapshotUses_.clear();
 }
 
 Napi::Value Database::Close(const Napi::CallbackInfo& info) {
@@ -627,10 +630,24 @@ Napi::Value Database::ReleaseSnapshot(const Napi::CallbackInfo& info) {
   const uint32_t id = info[0].As<Napi::Number>().Uint32Value();
   auto found = snapshots_.find(id);
   if (found != snapshots_.end()) {
-    db->ReleaseSnapshot(found->second);
+    // An export still reading it frees it when done.
+    if (snapshotUses_.count(found->second) > 0) releasedInUse_.insert(found->second);
+    else db->ReleaseSnapshot(found->second);
     snapshots_.erase(found);
   }
   return env.Undefined();
+}
+
+void Database::UseSnapshot(const rocksdb::Snapshot* snapshot) {
+  if (snapshot != nullptr) snapshotUses_[snapshot]++;
+}
+
+void Database::DoneWithSnapshot(const rocksdb::Snapshot* snapshot) {
+  if (snapshot == nullptr) return;
+  auto found = snapshotUses_.find(snapshot);
+  if (found == snapshotUses_.end() || --found->second > 0) return;
+  snapshotUses_.erase(found);
+  if (releasedInUse_.erase(snapshot) > 0 && db_ != nullptr) db_->ReleaseSnapshot(snapshot);
 }
 
 Napi::Value Database::GetProperty(const Napi::CallbackInfo& info) {
@@ -847,24 +864,27 @@ Napi::Value Database::Checkpoint(const Napi::CallbackInfo& info) {
 class ExportWorker : public Napi::AsyncWorker {
  public:
   ExportWorker(Napi::Env env, Database* database, Napi::Object databaseObject, std::shared_ptr<FamilyRouter> router,
-               std::vector<std::string> lowers, std::vector<std::string> uppers, std::string directory)
+               std::vector<std::string> lowers, std::vector<std::string> uppers, std::string directory, const rocksdb::Snapshot* snapshot)
       : Napi::AsyncWorker(env),
         deferred_(Napi::Promise::Deferred::New(env)),
         database_(database),
         router_(std::move(router)),
         lowers_(std::move(lowers)),
         uppers_(std::move(uppers)),
-        directory_(std::move(directory)) {
+        directory_(std::move(directory)),
+        snapshot_(snapshot) {
     databaseReference_ = Napi::Persistent(databaseObject);
     database_->pendingWorkers++;
+    database_->UseSnapshot(snapshot_);
   }
 
   Napi::Promise Promise() { return deferred_.Promise(); }
 
-  void Execute() override { status_ = oxbow::ExportRanges(database_->db(), *router_, lowers_, uppers_, directory_, &files_); }
+  void Execute() override { status_ = oxbow::ExportRanges(database_->db(), *router_, lowers_, uppers_, directory_, snapshot_, &files_); }
 
   void OnOK() override {
     database_->pendingWorkers--;
+    database_->DoneWithSnapshot(snapshot_);
     Napi::Env env = Env();
     if (!status_.ok()) {
       deferred_.Reject(StatusToError(env, status_, "exportRanges " + directory_).Value());
@@ -884,6 +904,7 @@ class ExportWorker : public Napi::AsyncWorker {
 
   void OnError(const Napi::Error& error) override {
     database_->pendingWorkers--;
+    database_->DoneWithSnapshot(snapshot_);
     deferred_.Reject(error.Value());
   }
 
@@ -895,13 +916,15 @@ class ExportWorker : public Napi::AsyncWorker {
   std::vector<std::string> lowers_;
   std::vector<std::string> uppers_;
   std::string directory_;
+  const rocksdb::Snapshot* snapshot_;
   std::vector<ExportedFile> files_;
   rocksdb::Status status_;
 };
 
-// exportRanges(directory, bounds: Buffer[]): the entries of the ranges [bounds[0], bounds[1]),
-// [bounds[2], bounds[3]), ... (sorted, not overlapping) as of one snapshot, written into SST files
-// under `directory` (sst-files.h). Resolves with the files written.
+// exportRanges(directory, bounds: Buffer[], snapshotId?): the entries of the ranges [bounds[0],
+// bounds[1]), [bounds[2], bounds[3]), ... (sorted, not overlapping) as of one snapshot (the one
+// named, held until the export is done, else one taken when it runs), written into SST files under
+// `directory` (sst-files.h). Resolves with the files written.
 Napi::Value Database::ExportRanges(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   OpenDb(env);
@@ -916,7 +939,8 @@ Napi::Value Database::ExportRanges(const Napi::CallbackInfo& info) {
     lowers.push_back(BufferSlice(bounds.Get(i)).ToString());
     uppers.push_back(BufferSlice(bounds.Get(i + 1)).ToString());
   }
-  auto* worker = new ExportWorker(env, this, Value(), router_, std::move(lowers), std::move(uppers), directory);
+  const rocksdb::Snapshot* snapshot = info.Length() > 2 && info[2].IsNumber() ? SnapshotById(env, info[2].As<Napi::Number>().Uint32Value()) : nullptr;
+  auto* worker = new ExportWorker(env, this, Value(), router_, std::move(lowers), std::move(uppers), directory, snapshot);
   Napi::Promise promise = worker->Promise();
   worker->Queue();
   return promise;

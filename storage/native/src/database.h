@@ -44,6 +44,9 @@ class Database : public Napi::ObjectWrap<Database> {
   const rocksdb::Snapshot* SnapshotById(Napi::Env env, uint32_t id) const;
 
   std::atomic<int> pendingWorkers{0};
+  /** An export holds `snapshot` until it is done (a release meanwhile waits for it); main thread only. */
+  void UseSnapshot(const rocksdb::Snapshot* snapshot);
+  void DoneWithSnapshot(const rocksdb::Snapshot* snapshot);
   /** Drops the cached point iterators (after a flush or compaction: releases replaced files now). */
   void ReleasePointIterator();
   /**
@@ -102,7 +105,11 @@ class Database : public Napi::ObjectWrap<Database> {
   std::shared_ptr<WatermarkRegistry> watermarks_;
   std::set<IteratorWrap*> iterators_;
   std::map<uint32_t, const rocksdb::Snapshot*> snapshots_;
+  /** Snapshots an export on the thread pool reads (by pointer: its uses), and those released meanwhile (freed after the last use). */
+  std::map<const rocksdb::Snapshot*, int> snapshotUses_;
+  std::set<const rocksdb::Snapshot*> releasedInUse_;
   uint32_t nextSnapshotId_ = 1;
+
   struct PointIteratorCache {
     rocksdb::Iterator* iterator = nullptr;
     rocksdb::SequenceNumber sequence = 0;

@@ -54,7 +54,8 @@ rocksdb::Status ExportFamily(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* famil
 }  // namespace
 
 rocksdb::Status ExportRanges(rocksdb::DB* db, const FamilyRouter& router, const std::vector<std::string>& lowers,
-                             const std::vector<std::string>& uppers, const std::string& directory, std::vector<ExportedFile>* files) {
+                             const std::vector<std::string>& uppers, const std::string& directory, const rocksdb::Snapshot* snapshot,
+                             std::vector<ExportedFile>* files) {
   if (lowers.size() != uppers.size()) return rocksdb::Status::InvalidArgument("exportRanges: every range needs a lower and an upper bound");
   std::vector<size_t> byFamily[2];
   for (size_t i = 0; i < lowers.size(); i++) {
@@ -67,7 +68,8 @@ rocksdb::Status ExportRanges(rocksdb::DB* db, const FamilyRouter& router, const 
     if (count != 1) return rocksdb::Status::InvalidArgument("exportRanges: a range spans the main and the records family");
     byFamily[families[0] == router.Records() && router.Records() != nullptr ? 1 : 0].push_back(i);
   }
-  const rocksdb::Snapshot* snapshot = db->GetSnapshot();
+  const bool own = snapshot == nullptr;
+  if (own) snapshot = db->GetSnapshot();
   rocksdb::Status status;
   rocksdb::ColumnFamilyHandle* handles[2] = {router.Main(), router.Records()};
   for (int f = 0; f < 2 && status.ok(); f++) {
@@ -80,7 +82,7 @@ rocksdb::Status ExportRanges(rocksdb::DB* db, const FamilyRouter& router, const 
       files->push_back(file);
     }
   }
-  db->ReleaseSnapshot(snapshot);
+  if (own) db->ReleaseSnapshot(snapshot);
   return status;
 }
 

@@ -26,10 +26,12 @@ struct ExportedFile {
  * Writes every entry of the ranges [lower_i, upper_i) (sorted, not overlapping, each within one
  * column family) as of one snapshot into SST files under `directory` (which must exist), one file
  * per column family that has entries: `<directory>/<family>.sst`. Ranges with no entries make no
- * file; `files` gets those written.
+ * file; `files` gets those written. `snapshot` is the caller's (held until this returns), or null:
+ * one taken now and released at the end.
  */
 rocksdb::Status ExportRanges(rocksdb::DB* db, const FamilyRouter& router, const std::vector<std::string>& lowers,
-                             const std::vector<std::string>& uppers, const std::string& directory, std::vector<ExportedFile>* files);
+                             const std::vector<std::string>& uppers, const std::string& directory, const rocksdb::Snapshot* snapshot,
+                             std::vector<ExportedFile>* files);
 
 /**
  * Ingests SST files (written by ExportRanges, their families named) into `db`, atomically across
