@@ -82,7 +82,7 @@ export interface CliConfig {
   /** OXBOW_REMOTE_SHARE_TIMEOUT_MS: the deadline of a remote share's handshake and of each epoch's batch (default 10000). */
   readonly remoteShareTimeoutMs: number | undefined;
   /** OXBOW_KEYED_SEED_FROM: where a joining node's keyed share's store comes from, `checkpoint` (the one it follows; default) or `read` (the leader reads and sends the seed). */
-  readonly keyedSeedFrom: 'checkpoint' | 'read' | undefined;
+  readonly keyedSeedFrom: 'checkpoint' | 'files' | 'read' | undefined;
 }
 
 /** A bad command line: printed with a pointer to --help, exit code 2. */
@@ -335,8 +335,8 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const remoteShareTimeoutMs = parseCount(variable('OXBOW_REMOTE_SHARE_TIMEOUT_MS'), 'milliseconds');
   const seedFromInput = variable('OXBOW_KEYED_SEED_FROM');
   const keyedSeedFrom = seedFromInput === undefined ? undefined : seedFromInput.text.trim().toLowerCase();
-  if (keyedSeedFrom !== undefined && keyedSeedFrom !== 'checkpoint' && keyedSeedFrom !== 'read') {
-    throw new UsageError(`${seedFromInput!.source}: "${seedFromInput!.text}" is neither checkpoint nor read`);
+  if (keyedSeedFrom !== undefined && keyedSeedFrom !== 'checkpoint' && keyedSeedFrom !== 'files' && keyedSeedFrom !== 'read') {
+    throw new UsageError(`${seedFromInput!.source}: "${seedFromInput!.text}" is not checkpoint, files or read`);
   }
   // Read by the leader's remote shares from the environment (executor/cluster/remote-shares.ts): refused here, at start.
   const nodeFetchInput = variable('OXBOW_KAFKA_NODE_FETCH');
@@ -411,7 +411,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       stallSeconds,
       forwardTimeoutMs,
       remoteShareTimeoutMs,
-      keyedSeedFrom: keyedSeedFrom as 'checkpoint' | 'read' | undefined,
+      keyedSeedFrom: keyedSeedFrom as 'checkpoint' | 'files' | 'read' | undefined,
     },
   };
 }

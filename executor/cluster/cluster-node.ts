@@ -168,6 +168,7 @@ export class ClusterNode implements Engine {
         () => this.peerKey,
         remoteShares.timeoutMs ?? 10_000,
         remoteShares.seedFrom ?? 'checkpoint',
+        join(engineOptions.dataDir, 'keyed-seed-files'),
       );
     }
     this.followStore = openObjectStore(engineOptions.checkpointUrl, {

@@ -15,12 +15,25 @@
 // (`stage-checkpoint`: one at or past the checkpoint the leader took after the safe point, whose
 // files the node has: hard links, nothing crosses); it answers `staged` with that checkpoint's
 // epoch, which the cut routes the kept writes after, or `refused` (a cold standby, a follow
-// behind): then the leader reads that node's seed and sends it as above (`CheckpointStaging`).
-// The request names the fragment's state tables: the node drops every other table's rows from the
-// store it made (the checkpoint holds the whole database).
+// behind) (`StoreStaging`). The request names the fragment's state tables: the node drops every
+// other table's rows from the store it made (the checkpoint holds the whole database).
+// A started share whose node refused, when every state table of the fragment is keyed by vnode,
+// gets its store as SST files instead (`stage-files`, `SeedFiles`): the leader exports the share's
+// vnodes' key ranges, the fragment's other state tables and the records out of its own database
+// at the read's start (over the read's snapshot, on RocksDB's thread pool: nothing read on the
+// main thread), sends their bytes in `file` frames (read off the main thread a piece at a time)
+// and removes its copies; the node writes them, ingests them into a fresh store and answers
+// `staged` with the read's epoch, so the cut treats that store as one made from a checkpoint at it.
+// A kept share that gains vnodes on such a node gets their key ranges so (`gain`): the node keeps
+// the files by the name it answers, and the share's `add-store` at the cut ingests them.
+// Only the seeds of the shares left (an older view's tables, an export that failed) are read and
+// sent as above.
 
+import { rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { connect } from 'node:net';
+import type { ExportedFile } from '../../storage/rocksdb.js';
 import type { Epoch } from '../../sql/epoch.js';
 import type { KeyedSeedStaging } from '../stream/parallel/source-fragment.js';
 import { answerChallenge, configuredSeedChunkBytes, frame, helloFrame, newNonce, parseAddress, pieceEnd, readFrames, wholeEntryPieces, type GainedVnodes, type Handshake } from './remote-share-link.js';
@@ -36,6 +49,22 @@ export function entryPieces(bytes: Uint8Array, bound: number): Uint8Array[] {
   return bytes.length === 0 ? [] : wholeEntryPieces(bytes, bound);
 }
 
+/**
+ * A started share's store as SST files the leader exported out of its own database at its seed
+ * read's start (KeyedSeedRead.exportRanges of `ownStoreRanges`, the vnodes it will `own`), under
+ * `directory`: the node ingests them into a fresh store, which counts as made from a checkpoint at
+ * `epoch`. Or a kept share's gained vnodes (`gain`, `gainedRanges`): the node keeps the files for
+ * the share's `add-store` at the cut.
+ */
+export interface SeedFiles {
+  readonly files: readonly ExportedFile[];
+  readonly directory: string;
+  readonly epoch: Epoch;
+  readonly tables: readonly number[];
+  readonly own?: GainedVnodes;
+  readonly gain?: GainedVnodes;
+}
+
 /** One node's staged seed, from the leader's side. */
 export class SeedStage {
   state: 'sending' | 'staged' | 'failed' | 'closed' = 'sending';
@@ -47,13 +76,20 @@ export class SeedStage {
   reason: string | undefined;
   /** The epoch of the checkpoint the node's store was made from (a `stage-checkpoint` staged). */
   epoch: Epoch | undefined;
-  /** Bytes of seed sent (0 for a store made from a checkpoint). */
+  /** Bytes of seed sent (0 for a store made from a checkpoint; the files' for a store of files). */
   readonly bytes: number;
   readonly settled: Promise<void>;
   private settle!: () => void;
   private socket: Socket | undefined;
   private timer: NodeJS.Timeout | undefined;
   private deadline = 0;
+  /** The SST files sent (a store of files), removed once sent or given up. */
+  private readonly files: SeedFiles | undefined;
+
+  /** A store of SST files the leader exported (not a seed, nor a checkpoint's). */
+  get ofFiles(): boolean {
+    return this.files !== undefined;
+  }
 
   constructor(
     readonly node: string,
@@ -64,11 +100,12 @@ export class SeedStage {
      * files (keeping the fragment's state `tables` only, when given, and of them the vnodes the
      * share will `own`; for a kept share, reading the vnodes it `gain`s out of it).
      */
-    seed: Uint8Array | { readonly checkpoint: Epoch; readonly tables?: readonly number[]; readonly gain?: GainedVnodes; readonly own?: GainedVnodes },
+    seed: Uint8Array | { readonly checkpoint: Epoch; readonly tables?: readonly number[]; readonly gain?: GainedVnodes; readonly own?: GainedVnodes } | SeedFiles,
     private readonly timeoutMs: number,
   ) {
     this.settled = new Promise((resolve) => (this.settle = resolve));
-    this.bytes = seed instanceof Uint8Array ? seed.length : 0;
+    this.bytes = seed instanceof Uint8Array ? seed.length : 'files' in seed ? seed.files.reduce((sum, file) => sum + file.bytes, 0) : 0;
+    if (!(seed instanceof Uint8Array) && 'files' in seed) this.files = seed;
     let target: { host: string; port: number };
     try {
       target = parseAddress(address);
@@ -98,6 +135,12 @@ export class SeedStage {
           proved = true;
           this.progress();
           socket.write(proof);
+          if (!(seed instanceof Uint8Array) && 'files' in seed) {
+            const files = seed.files.map((file) => ({ family: file.family, bytes: file.bytes, entries: file.entries }));
+            socket.write(frame({ t: 'stage-files', epoch: seed.epoch.toString(), tables: seed.tables, ...(seed.own === undefined ? {} : { own: seed.own }), ...(seed.gain === undefined ? {} : { gain: seed.gain }), files } satisfies Handshake));
+            void this.sendFiles(socket, seed);
+            return;
+          }
           if (!(seed instanceof Uint8Array)) {
             // The node waits up to the deadline for its follow to reach the checkpoint, then links its files.
             socket.write(frame({ t: 'stage-checkpoint', epoch: seed.checkpoint.toString(), withinMs: this.timeoutMs, ...(seed.tables === undefined ? {} : { tables: seed.tables }), ...(seed.gain === undefined ? {} : { gain: seed.gain }), ...(seed.own === undefined ? {} : { own: seed.own }) } satisfies Handshake), () => {
@@ -109,10 +152,13 @@ export class SeedStage {
           return;
         }
         if (answer.t === 'refused' && !(seed instanceof Uint8Array)) return this.fail(`refused: ${String(answer.reason)}`);
-        // The node reading a kept share's gained vnodes out of its store: each step gives the deadline again.
-        if (answer.t === 'seeding' && !(seed instanceof Uint8Array) && (seed.gain !== undefined || seed.own !== undefined)) return this.progress();
+        // The node reading a kept share's gained vnodes out of its store, or writing the files' bytes: each step gives the deadline again.
+        if (answer.t === 'seeding' && !(seed instanceof Uint8Array) && ('files' in seed || seed.gain !== undefined || seed.own !== undefined)) return this.progress();
         if (answer.t !== 'staged' || typeof answer.id !== 'string') return this.fail(`an unexpected ${String(answer.t)} frame`);
-        if (!(seed instanceof Uint8Array)) {
+        if (!(seed instanceof Uint8Array) && 'files' in seed) {
+          if (answer.epoch !== seed.epoch.toString()) return this.fail(`a store of epoch ${String(answer.epoch)}, not of the files' ${seed.epoch}`);
+          this.epoch = seed.epoch;
+        } else if (!(seed instanceof Uint8Array)) {
           if (typeof answer.epoch !== 'string' || !/^[0-9]{1,20}$/.test(answer.epoch) || BigInt(answer.epoch) < seed.checkpoint) return this.fail(`a store of checkpoint ${String(answer.epoch)}, not at or past ${seed.checkpoint}`);
           this.epoch = BigInt(answer.epoch);
         }
@@ -149,6 +195,43 @@ export class SeedStage {
     });
   }
 
+  /**
+   * Sends the files' bytes in `file` frames of a stage piece's bound each, read off the main thread
+   * one piece at a time, the next once the last is flushed (each flushed piece gives the deadline
+   * again). The leader's copies go once sent, or when the stage ends first.
+   */
+  private async sendFiles(socket: Socket, seed: SeedFiles): Promise<void> {
+    const bound = stageChunkBytes();
+    try {
+      for (const file of seed.files) {
+        const handle = await open(file.path, 'r');
+        try {
+          for (let at = 0; at < file.bytes; ) {
+            if (this.state !== 'sending' || socket.destroyed) return;
+            const piece = Buffer.allocUnsafe(Math.min(bound, file.bytes - at));
+            const { bytesRead } = await handle.read(piece, 0, piece.length, at);
+            if (bytesRead !== piece.length) throw new Error(`${file.path} ended at ${at + bytesRead} of its ${file.bytes} bytes`);
+            at += bytesRead;
+            await new Promise<void>((resolve, reject) => socket.write(frame({ t: 'file', bytes: piece } satisfies Handshake), (error) => (error === undefined || error === null ? resolve() : reject(error))));
+            this.progress();
+          }
+        } finally {
+          await handle.close();
+        }
+      }
+    } catch (error) {
+      this.fail(error instanceof Error ? error.message : String(error));
+    } finally {
+      this.dropFiles();
+    }
+  }
+
+  /** Removes the leader's copies of the files (sent, or not needed any more). */
+  private dropFiles(): void {
+    if (this.files === undefined) return;
+    rmSync(this.files.directory, { recursive: true, force: true });
+  }
+
   private progress(): void {
     this.deadline = Date.now() + this.timeoutMs;
   }
@@ -172,6 +255,7 @@ export class SeedStage {
     this.reason = reason;
     this.stopTimer();
     this.socket?.destroy();
+    this.dropFiles();
     this.settle();
   }
 
@@ -199,22 +283,29 @@ export class SeedStage {
     this.state = 'closed';
     this.stopTimer();
     this.socket?.destroy();
+    this.dropFiles();
     if (settle) this.settle();
   }
 }
 
 /**
- * The shares' stores made on their nodes from the checkpoint each follows, before any seed is read
- * (RemoteShares.stageKeyedCheckpoint): once `checkpoint` gives the epoch of a checkpoint taken after
- * the fragment's safe point, each node is asked for a store at or past it. A checkpoint not taken
- * within the deadline, or a node that refuses, leaves that share's seed to be read.
+ * The shares' stores made on their nodes before any seed is read (RemoteShares.stageKeyedCheckpoint,
+ * stageKeyedFiles): from the checkpoint each follows, once `checkpoint` gives the epoch of one taken
+ * after the fragment's safe point (none asked without it); then, for a started share whose node did
+ * not make one so, of SST files the leader exported out of its own database at the read's start
+ * (`useFiles`). A checkpoint not taken within the deadline, a node that refuses, or an export that
+ * fails leaves that share's seed to be read.
  */
-export class CheckpointStaging implements KeyedSeedStaging {
+export class StoreStaging implements KeyedSeedStaging {
   readonly settled: Promise<void>;
-  /** Per node in `keys`' order; none for a node whose share a cut keeps (it needs no store). */
+  /** Per node in `keys`' order; none for a node whose share a cut keeps (it needs no store), or that was asked for none yet. */
   stages: (SeedStage | undefined)[] = [];
   /** Why no node was asked (the checkpoint failed or came too late). */
   reason: string | undefined;
+  /** Why a share's store was not made of files (its export failed), or from a checkpoint (when it was made of files). */
+  private readonly fileNotes: string[] = [];
+  private readonly keeps: readonly boolean[];
+  private readonly nodes: readonly string[];
   private closed = false;
 
   constructor(
@@ -223,13 +314,18 @@ export class CheckpointStaging implements KeyedSeedStaging {
     /** The nodes' keys (RemoteShares' peer keys) in order. */
     readonly keys: readonly string[],
     key: string,
-    checkpoint: Promise<Epoch>,
+    /** The checkpoint the nodes make their stores from, or undefined: none is asked (stores of files only). */
+    checkpoint: Promise<Epoch> | undefined,
     timeoutMs: number,
     checkpointWithinMs: number,
     /** The fragment's state tables: each node's store keeps only these (the checkpoint's other tables dropped). */
     tables?: readonly number[],
   ) {
+    this.keeps = peers.map((peer) => peer.keep === true);
+    this.nodes = peers.map((peer) => peer.node);
+    this.stages = peers.map(() => undefined);
     this.settled = (async () => {
+      if (checkpoint === undefined) return;
       let timer: NodeJS.Timeout | undefined;
       let epoch: Epoch;
       try {
@@ -249,7 +345,33 @@ export class CheckpointStaging implements KeyedSeedStaging {
     })();
   }
 
-  /** Per share, the epoch of the checkpoint its node's store holds, or undefined when its seed is to be read. */
+  /**
+   * Once `settled`: the shares at `index` get stores of SST files, each once its export (`made`)
+   * resolves to the stage sending them (which replaces the share's failed one); resolves once every
+   * such stage settled. An export that fails leaves the share's seed to be read.
+   */
+  useFiles(made: readonly { readonly index: number; readonly stage: Promise<SeedStage> }[]): Promise<void> {
+    return Promise.all(
+      made.map(async ({ index, stage: making }) => {
+        let stage: SeedStage;
+        try {
+          stage = await making;
+        } catch (error) {
+          this.fileNotes.push(`node ${this.nodes[index]}'s store of SST files: ${error instanceof Error ? error.message : String(error)}`);
+          return;
+        }
+        if (this.closed) return stage.close();
+        // Why no checkpoint made it stays in the cut's log line.
+        const before = this.stages[index];
+        if (before !== undefined && before.state !== 'staged' && before.reason !== undefined) this.fileNotes.push(`node ${before.node}'s store from a checkpoint: ${before.reason}`);
+        before?.close();
+        this.stages[index] = stage;
+        await stage.settled;
+      }),
+    ).then(() => undefined);
+  }
+
+  /** Per share, the epoch of the checkpoint (or export) its node's store holds, or undefined when its seed is to be read. */
   checkpoints(): (Epoch | undefined)[] {
     return this.keys.map((_key, index) => {
       const stage = this.stages[index];
@@ -257,7 +379,11 @@ export class CheckpointStaging implements KeyedSeedStaging {
     });
   }
 
-  /** A store made from a checkpoint went before the cut (its link closed). */
+  ofFiles(share: number): boolean {
+    return this.stages[share]?.ofFiles === true;
+  }
+
+  /** A store made from a checkpoint or of files went before the cut (its link closed). */
   lost(): boolean {
     return present(this.stages).some((stage) => stage.epoch !== undefined && stage.state !== 'staged' && !stage.handedOff);
   }
@@ -270,20 +396,23 @@ export class CheckpointStaging implements KeyedSeedStaging {
     return id;
   }
 
-  /** Why a share's store was not made from a checkpoint, for the cut's log line. */
+  /** Why a share's store was not made before the read, for the cut's log line. */
   notes(): string[] {
-    if (this.reason !== undefined) return [`no store from a checkpoint: ${this.reason}`];
-    return present(this.stages).filter((stage) => stage.state !== 'staged' && stage.reason !== undefined).map((stage) => `node ${stage.node}'s store from a checkpoint: ${stage.reason}`);
+    if (this.reason !== undefined && this.fileNotes.length === 0) return [`no store from a checkpoint: ${this.reason}`];
+    return [
+      ...(this.reason === undefined ? [] : [`no store from a checkpoint: ${this.reason}`]),
+      ...present(this.stages)
+        .filter((stage) => stage.state !== 'staged' && stage.reason !== undefined)
+        .map((stage) => `node ${stage.node}'s store ${stage.ofFiles ? 'of SST files' : 'from a checkpoint'}: ${stage.reason}`),
+      ...this.fileNotes,
+    ];
   }
 
   describe(): string {
-    const made = present(this.stages).filter((stage) => stage.state === 'staged').length;
-    return `${made} of ${this.keys.length - this.kept} stores made from checkpoints${this.notes().length > 0 ? ` (${this.notes().join('; ')})` : ''}`;
-  }
-
-  /** Nodes whose shares the cut keeps. */
-  private get kept(): number {
-    return this.stages.length === 0 ? 0 : this.stages.filter((stage) => stage === undefined).length;
+    const made = present(this.stages).filter((stage) => stage.state === 'staged');
+    const files = made.filter((stage) => stage.ofFiles).length;
+    const started = this.keeps.filter((keep) => !keep).length;
+    return `${made.length - files} of ${started} stores made from checkpoints${files > 0 ? `, ${files} of SST files the leader copied` : ''}${this.notes().length > 0 ? ` (${this.notes().join('; ')})` : ''}`;
   }
 
   close(): void {
@@ -301,7 +430,7 @@ export class SeedStaging implements KeyedSeedStaging {
     readonly stages: readonly (SeedStage | undefined)[],
     /** The nodes' keys (RemoteShares' peer keys) in order: a cut for other nodes uses none. */
     readonly keys: readonly string[],
-    /** Why some share's store was not made from a checkpoint (CheckpointStaging.notes). */
+    /** Why some share's store was not made from a checkpoint (StoreStaging.notes). */
     private readonly notes: readonly string[] = [],
   ) {
     this.settled = Promise.all(stages.map((stage) => stage?.settled)).then(() => undefined);
@@ -314,7 +443,7 @@ export class SeedStaging implements KeyedSeedStaging {
     const fromCheckpoint = stages.filter((stage) => stage.handedOff && stage.epoch !== undefined);
     return (
       `${staged} of ${stages.length} seed${stages.length === 1 ? '' : 's'} sent ahead` +
-      `${fromCheckpoint.length > 0 ? ` (${fromCheckpoint.map((stage) => `node ${stage.node}'s from its checkpoint ${stage.epoch}`).join(', ')})` : ''}` +
+      `${fromCheckpoint.length > 0 ? ` (${fromCheckpoint.map((stage) => (stage.ofFiles ? `node ${stage.node}'s as SST files of epoch ${stage.epoch}` : `node ${stage.node}'s from its checkpoint ${stage.epoch}`)).join(', ')})` : ''}` +
       `${failed.length > 0 ? ` (${failed.map((stage) => `node ${stage.node}: ${stage.reason}`).join('; ')})` : ''}` +
       `${this.notes.length > 0 ? ` (${this.notes.join('; ')})` : ''}`
     );

@@ -16,6 +16,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { deserialize, serialize } from 'node:v8';
+import { SYSTEM_TABLE_ID, TABLE_ID_BYTES, tableLowerBound, tableUpperBound, vnodeRunRanges } from '../../storage/mvcc-key.js';
+import { keyedByVnode } from '../stream/parallel/keyed-seed.js';
 import type { GainedVnodes } from '../stream/parallel/protocol.js';
 import { VNODE_COUNT } from '../stream/parallel/vnode.js';
 
@@ -91,7 +93,7 @@ export function configuredSeedChunkBytes(): number {
 
 /**
  * The version of the share protocol this build speaks: the handshake's and the workers' messages,
- * the frames of a keyed share's seed (`seeding`, `seeded`, `stage`, `stage-checkpoint`). A node of
+ * the frames of a keyed share's seed (`seeding`, `seeded`, `stage`, `stage-checkpoint`, `stage-files`). A node of
  * another version gets no share (its etcd record names its version) and a link that meets one
  * anyway fails at once. Raise it with any change a node of the previous version would not
  * understand. Nodes from before versions were named send none: version 1. Version 3: a Kafka
@@ -109,8 +111,11 @@ export function configuredSeedChunkBytes(): number {
  * Version 6: a keyed fragment's state tables may carry the vnode in their keys (a view of plan
  * version 11: the declarations' `vnodeColumns`), which a node's stores and reads must follow: a
  * node of version 5 would lay them out under vnode 0.
+ * Version 7: a started share's store may come as SST files the leader exported out of its own
+ * database at the read's start (`stage-files`, then `file` frames of their bytes; answered by
+ * `staged` with that epoch once the node ingested them into a fresh store).
  */
-export const SHARE_PROTOCOL_VERSION = 6;
+export const SHARE_PROTOCOL_VERSION = 7;
 
 /** The largest version OXBOW_REMOTE_SHARE_PROTOCOL_VERSION takes (an int4 in oxbow_catalog.nodes). */
 export const MAX_SHARE_PROTOCOL_VERSION = 2_147_483_647;
@@ -150,6 +155,59 @@ export function versionMismatch(theirs: number, ours: number): string {
 }
 
 /** The frames of the handshake, before the worker protocol's messages. */
+/** A file of a `stage-files`: its column family, its size in bytes (at most MAX_STAGED_FILE_BYTES) and its entries. */
+export interface StagedFile {
+  readonly family: 'default' | 'records';
+  readonly bytes: number;
+  readonly entries: number;
+}
+
+/** The largest file a `stage-files` names (1 TiB: a bound on what a node writes for one, not a limit any store meets). */
+export const MAX_STAGED_FILE_BYTES = 2 ** 40;
+
+/** Whether `value` is a `stage-files` list: one file per column family at most, each of a known family and a whole number of bytes. */
+export function isStagedFiles(value: unknown): value is readonly StagedFile[] {
+  if (!Array.isArray(value) || value.length > 2) return false;
+  const families = new Set<string>();
+  for (const file of value as unknown[]) {
+    if (typeof file !== 'object' || file === null) return false;
+    const { family, bytes, entries } = file as { family?: unknown; bytes?: unknown; entries?: unknown };
+    if ((family !== 'default' && family !== 'records') || families.has(family)) return false;
+    if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes <= 0 || bytes > MAX_STAGED_FILE_BYTES) return false;
+    if (typeof entries !== 'number' || !Number.isSafeInteger(entries) || entries < 0) return false;
+    families.add(family);
+  }
+  return true;
+}
+
+/**
+ * The key ranges of the vnodes a kept keyed share gains (`gain`, every table keyed by vnode): each
+ * state table's runs of them, in table order, as `exportRanges` wants them.
+ */
+export function gainedRanges(gain: GainedVnodes): { lower: Buffer; upper: Buffer }[] {
+  return [...gain.tables].sort((x, y) => x.tableId - y.tableId).flatMap((table) => vnodeRunRanges(table.tableId, gain.vnodes));
+}
+
+/**
+ * The key ranges of a started keyed share's store made of SST files (a node's out of the checkpoint
+ * it follows, or the leader's out of its own database): of each of the fragment's state `tables`
+ * (in id order), the runs of the vnodes the share will `own` for a table keyed by vnode (keyed-seed.ts
+ * `keyedByVnode`), the whole table for any other; then the store's records (its committed epoch, the
+ * tables' windows: every key under table 0xFFFFFFFF, whose next byte is a record's kind, an ASCII
+ * letter, below the bound). Sorted, not overlapping, as `exportRanges` wants them.
+ */
+export function ownStoreRanges(tables: readonly number[], own: GainedVnodes): { lower: Buffer; upper: Buffer }[] {
+  const declared = new Map(own.tables.map((table) => [table.tableId, table]));
+  const ranges: { lower: Buffer; upper: Buffer }[] = [];
+  for (const id of [...new Set(tables)].sort((x, y) => x - y)) {
+    const table = declared.get(id);
+    if (table === undefined || !keyedByVnode(table, own.stateVnodes)) ranges.push({ lower: tableLowerBound(id), upper: tableUpperBound(id) });
+    else ranges.push(...vnodeRunRanges(id, own.vnodes));
+  }
+  ranges.push({ lower: tableLowerBound(SYSTEM_TABLE_ID), upper: Buffer.alloc(TABLE_ID_BYTES + 8, 0xff) });
+  return ranges;
+}
+
 export type Handshake =
   /** The client's first frame: its nonce and its share protocol version. */
   | { readonly t: 'hello'; readonly nonce: Uint8Array; readonly version: number }
@@ -172,6 +230,17 @@ export type Handshake =
    * store (answering `seeding` as it goes), keeps them for the share's `add-store` and removes the store.
    */
   | { readonly t: 'stage-checkpoint'; readonly epoch: string; readonly withinMs: number; readonly tables?: readonly number[]; readonly gain?: GainedVnodes; readonly own?: GainedVnodes }
+  /**
+   * A started keyed share's store as SST files the leader copied out of its database as of `epoch`
+   * (keyed-share-stage.ts, `ownStoreRanges`: the vnodes the share will `own` of the fragment's state
+   * `tables`, the others whole, the store's records): each file's column family, size and entries,
+   * its bytes following in `file` frames, in order. The node ingests them into a fresh store and
+   * answers `staged` with `epoch` (`seeding` as the bytes come), or `refused`. With `gain` instead
+   * of `own` (a kept share's gained vnodes, `gainedRanges`), the node keeps the files by the name it
+   * answers for the share's `add-store` at the cut, as it keeps those it copies out of a checkpoint.
+   */
+  | { readonly t: 'stage-files'; readonly epoch: string; readonly tables: readonly number[]; readonly own?: GainedVnodes; readonly gain?: GainedVnodes; readonly files: readonly StagedFile[] }
+  | { readonly t: 'file'; readonly bytes: Uint8Array }
   | { readonly t: 'refused'; readonly reason: string; readonly version?: number }
   | { readonly t: 'staged'; readonly id: string; readonly epoch?: string }
   /** A keyed share's node, after its `open`: a piece of the seed received or written (each restarts the leader's deadline), then `seeded` once the seed is in its store and the worker started. */

@@ -21,11 +21,11 @@
 // store stays the share's committed state while the leader's database stays the whole truth.
 
 import { randomBytes } from 'node:crypto';
-import { rmSync, mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { dropTablesOutside } from '../../storage/key-ranges.js';
-import { SYSTEM_TABLE_ID, TABLE_ID_BYTES, tableLowerBound, tableUpperBound, vnodeRunRanges } from '../../storage/mvcc-key.js';
+import { tableLowerBound, tableUpperBound, vnodeRunRanges } from '../../storage/mvcc-key.js';
 import { forEachBatchEntry, WriteBatchBuilder } from '../../storage/write-batch.js';
 import { RocksDatabase, type ExportedFile } from '../../storage/rocksdb.js';
 import { WorkerPool } from '../batch/worker-pool.js';
@@ -34,7 +34,7 @@ import { DEFAULT_SEED_STEP_ENTRIES, KeyedSeedRead, keyedByVnode } from '../strea
 import type { GainedVnodes, MainToWorker, WorkerToMain } from '../stream/parallel/protocol.js';
 import { VNODE_COUNT } from '../stream/parallel/vnode.js';
 import { WorkerHandle } from '../stream/parallel/worker-handle.js';
-import { configuredShareProtocolVersion, formatAddress, frame, isGainedVnodes, newNonce, proofMatches, proofOf, readFrames, versionMismatch, versionOf, wholeEntryPieces, type Handshake } from './remote-share-link.js';
+import { configuredShareProtocolVersion, formatAddress, frame, gainedRanges, isGainedVnodes, isStagedFiles, newNonce, ownStoreRanges, proofMatches, proofOf, readFrames, versionMismatch, versionOf, wholeEntryPieces, type Handshake, type StagedFile } from './remote-share-link.js';
 
 type Forwarded = MainToSourceWorker | MainToWorker;
 type Answered = SourceWorkerToMain | WorkerToMain;
@@ -89,6 +89,64 @@ interface MadeStore {
   readonly epoch: bigint;
   readonly dropped: { lower: Buffer; upper: Buffer }[] | undefined;
   readonly copied?: { readonly vnodes: number; readonly files: number; readonly entries: number; readonly bytes: number; readonly ms: number };
+}
+
+/**
+ * The SST files of a `stage-files` written under `directory` as their bytes come (`file` frames, in
+ * the files' order): `<directory>/<family>.sst` each, synchronously (a piece at a time, as a `stage`
+ * piece is written to a store). More bytes than the files named is an error.
+ */
+class FileReceiver {
+  /** The files as ingest takes them, and their bytes and entries in all. */
+  readonly written: ExportedFile[];
+  readonly bytes: number;
+  readonly entries: number;
+  private at = 0;
+  private offset = 0;
+  private fd: number | undefined;
+
+  constructor(
+    readonly directory: string,
+    private readonly files: readonly StagedFile[],
+  ) {
+    rmSync(directory, { recursive: true, force: true });
+    mkdirSync(directory, { recursive: true });
+    this.written = files.map((file) => ({ path: join(directory, `${file.family}.sst`), family: file.family, entries: file.entries, bytes: file.bytes }));
+    this.bytes = files.reduce((sum, file) => sum + file.bytes, 0);
+    this.entries = files.reduce((sum, file) => sum + file.entries, 0);
+  }
+
+  /** Every file's bytes came. */
+  get done(): boolean {
+    return this.at >= this.files.length;
+  }
+
+  write(bytes: Uint8Array): void {
+    let from = 0;
+    while (from < bytes.length) {
+      const file = this.files[this.at];
+      if (file === undefined) throw new Error(`more bytes than the ${this.bytes} of the SST files named`);
+      this.fd ??= openSync(this.written[this.at]!.path, 'w');
+      const length = Math.min(bytes.length - from, file.bytes - this.offset);
+      let done = 0;
+      while (done < length) done += writeSync(this.fd, bytes, from + done, length - done);
+      from += length;
+      this.offset += length;
+      if (this.offset === file.bytes) {
+        closeSync(this.fd);
+        this.fd = undefined;
+        this.at++;
+        this.offset = 0;
+      }
+    }
+  }
+
+  /** Removes the files (ingested, or given up). */
+  discard(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+    rmSync(this.directory, { recursive: true, force: true });
+  }
 }
 
 /** How long a connection may take to prove itself and open its share, by default. */
@@ -316,7 +374,7 @@ export class RemoteShareServer {
   private accept(socket: Socket): void {
     this.sockets.add(socket);
     socket.setNoDelay(true);
-    let stage: 'hello' | 'proof' | 'open' | 'materializing' | 'staged' | 'seeding' | 'running' | 'refused' = 'hello';
+    let stage: 'hello' | 'proof' | 'open' | 'receiving' | 'materializing' | 'staged' | 'seeding' | 'running' | 'refused' = 'hello';
     let nonce: Uint8Array | undefined;
     let handle: WorkerHandle<Forwarded, Answered> | undefined;
     /** A keyed share's own store (the connection opened a keyed fragment's share). */
@@ -341,6 +399,10 @@ export class RemoteShareServer {
     let stagedAs: string | undefined;
     /** The name of the gained vnodes' entries this connection read out of a store from a checkpoint (`stage-checkpoint` with `gain`). */
     let gainedAs: string | undefined;
+    /** The SST files of a `stage-files` being written as their bytes come (removed when the link ends first), their ingest once all came, and its end. */
+    let receiving: FileReceiver | undefined;
+    let filesDone: (() => Promise<void>) | undefined;
+    let filing: Promise<void> | undefined;
     let timer = setTimeout(() => fail(new Error('no share opened within the handshake deadline')), this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
     const fail = (error: Error): void => {
       if (!socket.destroyed) this.options.log(`oxbow: a remote share connection from ${socket.remoteAddress ?? '?'} ended: ${error.message}`);
@@ -351,13 +413,14 @@ export class RemoteShareServer {
       clearTimeout(timer);
       this.sockets.delete(socket);
       if (stagedAs !== undefined) this.staged.delete(stagedAs);
+      receiving?.discard();
       if (gainedAs !== undefined) {
         const entries = this.gained.get(gainedAs);
         this.gained.delete(gainedAs);
         if (entries !== undefined && !entries.taken && 'files' in entries) rmSync(entries.files.directory, { recursive: true, force: true });
       }
       // A seed sent ahead that no share took goes with its link.
-      if (staging !== undefined && !staging.taken) this.release(Promise.resolve(), staging.store);
+      if (staging !== undefined && !staging.taken) this.release(filing ?? Promise.resolve(), staging.store);
       if (handle !== undefined) {
         this.handles.delete(handle);
         const closed = handle.close();
@@ -688,6 +751,84 @@ export class RemoteShareServer {
               socket.end();
             },
           );
+        } else if (stage === 'open' && received.t === 'stage-files' && typeof received.epoch === 'string' && /^[0-9]{1,20}$/.test(received.epoch) && isTableList(received.tables) && isStagedFiles(received.files) && isFilesVnodes(received.own, received.gain) && seedPieces.length === 0 && staging === undefined) {
+          // A started share's store as SST files the leader copied out of its database at the read's
+          // start: each file written as its bytes come, then all ingested into a fresh store; or a
+          // kept share's gained vnodes, kept by name for its `add-store` as a checkpoint's would be.
+          const epoch = received.epoch;
+          const started = Date.now();
+          const forGain = received.gain !== undefined;
+          let store: StagedSeed | undefined;
+          try {
+            if (forGain) {
+              receiving = new FileReceiver(join(this.options.dataDir, 'remote-keyed-shares', `${++this.keyedShares}-gained`), received.files);
+            } else {
+              store = staging = { store: this.keyedStore(new Uint8Array(0)), socket, taken: false };
+              receiving = new FileReceiver(`${staging.store.path}-files`, received.files);
+            }
+          } catch (error) {
+            return fail(error instanceof Error ? error : new Error(String(error)));
+          }
+          if (!forGain) this.warmKeyedWorker();
+          stage = 'receiving';
+          timer.refresh();
+          const files = receiving;
+          const whole = (): string => `${files.written.length} SST file${files.written.length === 1 ? '' : 's'} the leader copied out of its database at epoch ${epoch}`;
+          const hold = (what: string): void => {
+            stage = 'staged';
+            clearTimeout(timer);
+            timer = setTimeout(() => fail(new Error(`no share took the ${what} within its deadline`)), STAGED_HOLD_DEADLINES * (this.options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS));
+          };
+          const complete = async (): Promise<void> => {
+            const came = Date.now();
+            if (forGain) {
+              // Held by name until the share's `add-store` ingests them, or their link ends.
+              receiving = undefined;
+              gainedAs = randomBytes(16).toString('hex');
+              this.gained.set(gainedAs, { files: { directory: files.directory, files: files.written, entries: files.entries, bytes: files.bytes }, socket, taken: false });
+              hold('gained vnodes of SST files');
+              this.options.log(`oxbow: a keyed share's gained vnodes came as ${whole()} (${files.entries} entries, ${files.bytes} bytes received in ${came - started} ms); they wait for its share`);
+              send({ t: 'staged', id: gainedAs, epoch } satisfies Handshake);
+              return;
+            }
+            try {
+              if (this.seedWriteDelay > 0) await new Promise((resolve) => setTimeout(resolve, this.seedWriteDelay));
+              if (socket.destroyed) return;
+              await store!.store.database.ingest(files.written);
+            } catch (error) {
+              const reason = error instanceof Error ? error.message : String(error);
+              this.options.log(`oxbow: a keyed share's store of SST files from the leader is refused: ${reason}`);
+              send({ t: 'refused', reason } satisfies Handshake);
+              socket.end();
+              return;
+            } finally {
+              files.discard();
+            }
+            if (socket.destroyed) return;
+            this.ingestedBytes += files.bytes;
+            stagedAs = randomBytes(16).toString('hex');
+            this.staged.set(stagedAs, store!);
+            hold('store of SST files');
+            this.options.log(`oxbow: a keyed share's store is made of ${whole()} (${store!.store.path}; ${files.bytes} bytes received in ${came - started} ms, ingested in ${Date.now() - came} ms); it waits for its share`);
+            send({ t: 'staged', id: stagedAs, epoch } satisfies Handshake);
+          };
+          filesDone = complete;
+          if (files.done) {
+            stage = 'materializing';
+            filing = complete();
+          }
+        } else if (stage === 'receiving' && received.t === 'file' && received.bytes instanceof Uint8Array) {
+          try {
+            receiving!.write(received.bytes);
+          } catch (error) {
+            return fail(error instanceof Error ? error : new Error(String(error)));
+          }
+          timer.refresh();
+          send({ t: 'seeding' } satisfies Handshake);
+          if (receiving!.done) {
+            stage = 'materializing';
+            filing = filesDone!();
+          }
         } else if (stage === 'open' && received.t === 'seed' && received.bytes instanceof Uint8Array && staging === undefined) {
           if (seedPieces.length === 0) this.warmKeyedWorker();
           seedPieces.push(received.bytes);
@@ -829,9 +970,8 @@ export class RemoteShareServer {
     const directory = `${store.path}-gained`;
     rmSync(directory, { recursive: true, force: true });
     mkdirSync(directory, { recursive: true });
-    const ranges = [...gain.tables].sort((x, y) => x.tableId - y.tableId).flatMap((table) => vnodeRunRanges(table.tableId, gain.vnodes));
     try {
-      const files = await whileTicking(store.database.exportRanges(directory, ranges), progress, withinMs);
+      const files = await whileTicking(store.database.exportRanges(directory, gainedRanges(gain)), progress, withinMs);
       const { entries, bytes } = fileTotals(files);
       this.copiedBytes += bytes;
       return { directory, files, entries, bytes };
@@ -944,18 +1084,9 @@ export class RemoteShareServer {
       const held = await seed(epoch, linked, withinMs, stop);
       const started = Date.now();
       source = RocksDatabase.open(linked, { readOnly: true });
-      const declared = new Map(own.tables.map((table) => [table.tableId, table]));
-      const ranges: { lower: Buffer; upper: Buffer }[] = [];
+      const ranges = ownStoreRanges(tables, own);
       let owned = 0;
       for (const flag of own.vnodes) owned += flag;
-      for (const id of [...new Set(tables)].sort((x, y) => x - y)) {
-        const table = declared.get(id);
-        if (table === undefined || !keyedByVnode(table, own.stateVnodes)) ranges.push({ lower: tableLowerBound(id), upper: tableUpperBound(id) });
-        else ranges.push(...vnodeRunRanges(id, own.vnodes));
-      }
-      // The store's records (its committed epoch, the tables' windows): every key under table
-      // 0xFFFFFFFF, whose next byte is a record's kind (an ASCII letter), below this bound.
-      ranges.push({ lower: tableLowerBound(SYSTEM_TABLE_ID), upper: Buffer.alloc(TABLE_ID_BYTES + 8, 0xff) });
       rmSync(filesDir, { recursive: true, force: true });
       mkdirSync(filesDir, { recursive: true });
       const files = await whileTicking(source.exportRanges(filesDir, ranges), progress, withinMs);
@@ -1039,6 +1170,13 @@ export class RemoteShareServer {
       await this.database.close();
     }
   }
+}
+
+/** A `stage-files`' vnodes: a started share's (`own`) or a kept share's gained ones (`gain`), not both, every table keyed by vnode. */
+function isFilesVnodes(own: unknown, gain: unknown): boolean {
+  if ((own === undefined) === (gain === undefined)) return false;
+  const vnodes = own ?? gain;
+  return isGainedVnodes(vnodes) && vnodes.tables.every((table) => keyedByVnode(table, vnodes.stateVnodes));
 }
 
 /** A `stage-checkpoint`'s state tables: table ids (below the store's records' 0xFFFFFFFF), at most 65,536. */

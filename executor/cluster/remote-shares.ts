@@ -4,15 +4,22 @@
 // speaks to each (remote-share-worker.ts), and the units each node generated for this leader
 // (oxbow_catalog.nodes' share_units).
 
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { compiledWorkerScript } from '../batch/worker-script.js';
-import type { KeyedSeed } from '../stream/parallel/keyed-seed.js';
+import { keyedByVnode, type KeyedSeed, type KeyedSeedRead } from '../stream/parallel/keyed-seed.js';
 import type { KeyedSeedStaging, RemoteShareSource, RemoteShareTarget } from '../stream/parallel/source-fragment.js';
 import type { GainedVnodes } from '../stream/parallel/protocol.js';
 import type { Epoch } from '../../sql/epoch.js';
-import { CheckpointStaging, SeedStage, SeedStaging } from './keyed-share-stage.js';
+import { StoreStaging, SeedStage, SeedStaging } from './keyed-share-stage.js';
+import { gainedRanges, ownStoreRanges } from './remote-share-link.js';
 
-/** Where a joining node's keyed share's store comes from: the checkpoint it follows (default), or the seed the leader reads. */
-export type KeyedSeedFrom = 'checkpoint' | 'read';
+/**
+ * Where a joining node's keyed share's store comes from: the checkpoint it follows, else SST files
+ * the leader exports out of its database, else the seed the leader reads (`checkpoint`, the
+ * default); the files, else the read (`files`); the read always (`read`).
+ */
+export type KeyedSeedFrom = 'checkpoint' | 'files' | 'read';
 
 /** How long a cut waits for the checkpoint it asked for before it reads every seed instead. */
 const CHECKPOINT_WITHIN_MS = 60_000;
@@ -89,7 +96,14 @@ export class RemoteShares implements RemoteShareSource {
     private readonly key: () => string | undefined,
     private readonly timeoutMs: number,
     private readonly seedFrom: KeyedSeedFrom = 'checkpoint',
-  ) {}
+    /** Where the leader writes the SST files of the stores it sends (stageKeyedFiles), emptied now; none: it sends none. */
+    private readonly scratch?: string,
+  ) {
+    if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+  }
+
+  /** Exports made (each one's directory under `scratch`). */
+  private exports = 0;
 
   /** The engine's checkpoints (executor/engine/create-engine.ts): `after(epoch)` asks for one now and resolves to the epoch of the first complete one at or past `epoch`. */
   useCheckpoints(after: (epoch: Epoch) => Promise<Epoch>): void {
@@ -100,7 +114,7 @@ export class RemoteShares implements RemoteShareSource {
 
   /** Whether the nodes listed now are asked to make their keyed shares' stores from their checkpoints (a fragment built with state defers its shares to a cut: ParallelRuntime.build). */
   seedsFromCheckpoints(): boolean {
-    return this.seedFrom === 'checkpoint' && this.key() !== undefined && this.peers().length > 0;
+    return this.seedFrom !== 'read' && this.key() !== undefined && this.peers().length > 0;
   }
 
   /** A share's key: the node and its share address (a node that starts again listens on another port). */
@@ -218,7 +232,7 @@ export class RemoteShares implements RemoteShareSource {
     const peers = key === undefined ? [] : this.peers();
     if (peers.length !== bases.length) throw new Error(`${peers.length} nodes take shares now, not the ${bases.length} whose seeds were read`);
     const keys = peers.map(RemoteShares.keyOf);
-    const made = ahead instanceof CheckpointStaging ? ahead : undefined;
+    const made = ahead instanceof StoreStaging ? ahead : undefined;
     const checkpoints = made?.checkpoints();
     return new SeedStaging(
       peers.map((peer, index) =>
@@ -229,12 +243,12 @@ export class RemoteShares implements RemoteShareSource {
     );
   }
 
-  /** Has each node listed now make its share's store from the checkpoint it follows, at or past one taken at or after `after` (keyed-share-stage.ts' CheckpointStaging). */
+  /** Has each node listed now make its share's store from the checkpoint it follows, at or past one taken at or after `after` (keyed-share-stage.ts' StoreStaging). */
   stageKeyedCheckpoint(after: Epoch, tables?: readonly number[], keep?: ReadonlySet<string>, gains?: ReadonlyMap<string, GainedVnodes>, owns?: ReadonlyMap<string, GainedVnodes>): KeyedSeedStaging | undefined {
     const key = this.key();
     const peers = key === undefined ? [] : this.peers();
     if (this.seedFrom !== 'checkpoint' || this.checkpointAfter === undefined || peers.length === 0) return undefined;
-    return new CheckpointStaging(
+    return new StoreStaging(
       peers.map((peer) => {
         const gain = gains?.get(RemoteShares.keyOf(peer));
         const own = owns?.get(RemoteShares.keyOf(peer));
@@ -247,6 +261,66 @@ export class RemoteShares implements RemoteShareSource {
       Math.max(CHECKPOINT_WITHIN_MS, 6 * this.timeoutMs),
       tables,
     );
+  }
+
+  /**
+   * After the stores made from checkpoints (`ahead`, when asked): each node listed now whose share
+   * the cut starts (its key in `owns`, every table keyed by vnode) and whose store no checkpoint
+   * made gets one of SST files `read` exports out of this database at its start (the share's own
+   * vnodes, the fragment's other state `tables` whole, the records: `ownStoreRanges`), under this
+   * node's scratch directory, sent over a link of its own (keyed-share-stage.ts' SeedStage); a kept
+   * share that gains vnodes (its key in `gains`) gets their ranges so (`gainedRanges`), for its
+   * `add-store` at the cut. The
+   * staging (`ahead`, or a new one) then counts those stores as made at the read's epoch; `settled`
+   * once every such store is made or failed. Undefined when no share gets one (OXBOW_KEYED_SEED_FROM=read,
+   * no node, an older view's tables).
+   */
+  stageKeyedFiles(read: KeyedSeedRead, ahead: KeyedSeedStaging | undefined, tables: readonly number[], keep?: ReadonlySet<string>, owns?: ReadonlyMap<string, GainedVnodes>, gains?: ReadonlyMap<string, GainedVnodes>): { staging: KeyedSeedStaging; settled: Promise<void> } | undefined {
+    const key = this.key();
+    const peers = key === undefined ? [] : this.peers();
+    if (this.seedFrom === 'read' || this.scratch === undefined || peers.length === 0) return undefined;
+    const keys = peers.map(RemoteShares.keyOf);
+    const made = ahead instanceof StoreStaging && String(ahead.keys) === String(keys) ? ahead : undefined;
+    if (ahead !== undefined && made === undefined) return undefined;
+    const checkpoints = made?.checkpoints();
+    const wanted = peers.flatMap((peer, index) => {
+      const own = owns?.get(keys[index]!);
+      const gain = own === undefined ? gains?.get(keys[index]!) : undefined;
+      const vnodes = own ?? gain;
+      if (keep?.has(keys[index]!) === true || vnodes === undefined || checkpoints?.[index] !== undefined) return [];
+      return vnodes.tables.every((table) => keyedByVnode(table, vnodes.stateVnodes)) ? [{ peer, index, own, gain }] : [];
+    });
+    if (wanted.length === 0) return undefined;
+    const staging =
+      made ??
+      new StoreStaging(
+        peers.map((peer) => ({ node: peer.nodeId, address: peer.shareAddress, keep: keep?.has(RemoteShares.keyOf(peer)) === true })),
+        keys,
+        key!,
+        undefined,
+        this.timeoutMs,
+        0,
+      );
+    const scratch = this.scratch;
+    const settled = staging.useFiles(
+      wanted.map(({ peer, index, own, gain }) => ({
+        index,
+        stage: (async () => {
+          const directory = join(scratch, String(++this.exports));
+          rmSync(directory, { recursive: true, force: true });
+          mkdirSync(directory, { recursive: true });
+          try {
+            const files = await read.exportRanges(directory, own !== undefined ? ownStoreRanges(tables, own) : gainedRanges(gain!));
+            if (files.length === 0) throw new Error('the export wrote no file');
+            return new SeedStage(peer.nodeId, peer.shareAddress, key!, { files, directory, epoch: read.epoch, tables, ...(own === undefined ? { gain: gain! } : { own }) }, this.timeoutMs);
+          } catch (error) {
+            rmSync(directory, { recursive: true, force: true });
+            throw error;
+          }
+        })(),
+      })),
+    );
+    return { staging, settled };
   }
 
   /** Rows of keyed fragments node `nodeId` processed for this leader (epochs it handed over), or null when it got no keyed share. */

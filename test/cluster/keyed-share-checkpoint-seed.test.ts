@@ -11,15 +11,18 @@
 //   b's stores hold the fragment's state tables only, and of them b's vnodes only (copied out of
 //   the checkpoint as SST files of their key ranges).
 // - Node c, a cold standby (OXBOW_CLUSTER_COLD_STANDBY=1: it follows no checkpoint), joins while the
-//   writes go on: it refuses the store from a checkpoint, so the leader reads c's seed and sends it,
-//   while b, which only loses vnodes, keeps its share running (no store, no seed); the views equal
-//   their recomputation.
+//   writes go on: it refuses the store from a checkpoint, so the leader copies c's vnodes out of its
+//   own database at the read's start into SST files and sends them (no seed read entry by entry),
+//   c ingests them into a fresh store, while b, which only loses vnodes, keeps its share running (no
+//   store, no seed); the views equal their recomputation.
 // - c is drained (SIGTERM) while the writes go on: the threads and b take its vnodes (the map gives
 //   each to an owner that never held it) and all run on; ahead of the cut b makes a store from its
 //   checkpoint and copies the vnodes it takes out of it into SST files (the leader reads nothing),
 //   and at the cut ingests them into its running share's store, then writes the writes after that
 //   checkpoint; the views equal their recomputation.
 
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clusterNodes, shareAddressListed } from './nodes.js';
 import { expectKeyedViewsEqual, explain, JOIN_BATCH, until } from './remote-share-views.js';
@@ -46,7 +49,7 @@ const GROUPS = 2003;
 const cutsOf = (log: string, node: string): string[] => [...log.matchAll(new RegExp(`cut its vnodes again[^\\n]*node ${node} took vnodes[^\\n]*`, 'g'))].map((match) => match[0]);
 
 describe("a keyed share made from the node's followed checkpoint", () => {
-  it('takes the vnodes with their state from the checkpoint and the writes after it; a cold standby gets the read seed', async () => {
+  it("takes the vnodes with their state from the checkpoint and the writes after it; a cold standby gets its store as SST files of the leader's", async () => {
     const a = await cluster.startNode('a', { OXBOW_METRICS_PORT: '0' });
     const leader = await connectWhenServing(a);
     await leader.query('create table t (id int8 primary key, k int, v int8)');
@@ -164,12 +167,17 @@ describe("a keyed share made from the node's followed checkpoint", () => {
     for (const cut of cCuts) {
       // b only loses vnodes: its share runs on (no store made, no seed read for it), as do the threads.
       expect(cut).toMatch(/kept 3 owners running \(2 threads, 1 node's share\), started 1/);
-      expect(cut).toMatch(/seeds read in \d+ ms while the owners ran, 1 of 1 seed sent ahead/);
+      // c's store is made of SST files the leader copied out of its database at the read's start: nothing is read entry by entry.
+      expect(cut).toMatch(new RegExp(`no seed read, stores made from checkpoints or SST files in \\d+ ms while the owners ran, 1 of 1 seed sent ahead \\(node ${cId}'s as SST files of epoch \\d+\\)`));
       expect(cut).toContain(`node ${cId}'s store from a checkpoint: refused: this node does not follow checkpoints`);
-      expect(cut).toContain(`node ${cId} from the read, `);
+      expect(cut).toMatch(new RegExp(`node ${cId} as SST files of epoch \\d+, \\d+ bytes sent`));
       expect(cut).not.toContain(`node ${bId} from`);
     }
     expect(c.stderr()).not.toMatch(/a keyed share's store is made from checkpoint/);
+    const filed = [...c.stderr().matchAll(/a keyed share's store is made of (\d+) SST files? the leader copied out of its database at epoch \d+ \([^;]*; ([1-9]\d*) bytes received/g)];
+    expect(filed.length, c.stderr()).toBe(2);
+    // The leader's copies go once sent.
+    expect(readdirSync(join(cluster.work, 'a', 'keyed-seed-files'))).toEqual([]);
     await leader.query('update t set v = v + 7');
     await leader.query('delete from t where id % 11 = 4');
     await leader.query('update u set w = w + 3');

@@ -9,6 +9,10 @@
 //   node copies only b's vnodes' key ranges out of it into the share's store (an older view's
 //   store: the vnodes b does not own deleted from it, its log naming exactly those vnodes, and
 //   their rows, counted here);
+// - of SST files the leader copies out of its own database (OXBOW_KEYED_SEED_FROM=files): b's
+//   vnodes' key ranges only, exported at the seed read's start and ingested by b's node, and the
+//   vnodes b takes back the same way (files its node keeps until the cut, ingested after the range
+//   deletes);
 // - from the seed the leader reads (OXBOW_KEYED_SEED_FROM=read): b's vnodes only.
 //
 // The view's state keys carry their vnode (plan version 11), so b's node deletes vnodes by range
@@ -45,6 +49,7 @@ const settings = {
   OXBOW_REMOTE_SHARE_TIMEOUT_MS: '10000',
 };
 const fromCheckpoints = clusterNodes('oxbow-keyed-share-take-back-', settings);
+const fromFiles = clusterNodes('oxbow-keyed-share-take-back-files-', { ...settings, OXBOW_KEYED_SEED_FROM: 'files' });
 const fromReads = clusterNodes('oxbow-keyed-share-take-back-read-', { ...settings, OXBOW_KEYED_SEED_FROM: 'read' });
 const olderView = clusterNodes('oxbow-keyed-share-take-back-older-', settings);
 
@@ -68,6 +73,9 @@ describe("a keyed fragment whose node's share takes back vnodes", () => {
   it('keeps it running, its store made from a checkpoint with its own vnodes only, the view equal to its recomputation', async () => {
     await takeBack(fromCheckpoints, 'checkpoint');
   }, 300_000);
+  it("keeps it running, its store made of SST files of the leader's, the view equal to its recomputation", async () => {
+    await takeBack(fromFiles, 'files');
+  }, 300_000);
   it('keeps it running, its store seeded by the leader, the view equal to its recomputation', async () => {
     await takeBack(fromReads, 'read');
   }, 300_000);
@@ -77,7 +85,7 @@ describe("a keyed fragment whose node's share takes back vnodes", () => {
 });
 
 /** `planVersion` 10: the view made as a build before the vnode in the key made it (OXBOW_STREAM_PLAN_VERSION on the leader). */
-async function takeBack(cluster: ClusterNodes, seeds: 'checkpoint' | 'read', planVersion?: number): Promise<void> {
+async function takeBack(cluster: ClusterNodes, seeds: 'checkpoint' | 'files' | 'read', planVersion?: number): Promise<void> {
   {
     const a = await cluster.startNode('a', planVersion === undefined ? {} : { OXBOW_STREAM_PLAN_VERSION: String(planVersion) });
     /**
@@ -137,8 +145,14 @@ async function takeBack(cluster: ClusterNodes, seeds: 'checkpoint' | 'read', pla
       expect(made, stderr()).not.toBeNull();
       expect(Number(made![1])).toBe(notB.size);
       expectDeleted(made![2]!, notB);
+    } else if (seeds === 'files') {
+      // Its store is the leader's export of b's vnodes at the read's start (and the records), ingested.
+      expect(b.stderr(), stderr()).toMatch(/a keyed share's store is made of [12] SST files? the leader copied out of its database at epoch \d+ \([^;]*; [1-9]\d* bytes received in \d+ ms, ingested in \d+ ms\)/);
+      expect(a.stderr()).toMatch(new RegExp(`node ${bId} as SST files of epoch \\d+, \\d+ bytes sent`));
+      expect(b.stderr()).not.toContain("a keyed share's store is made from checkpoint");
     } else {
       expect(b.stderr()).not.toContain("a keyed share's store is made from checkpoint");
+      expect(b.stderr()).not.toContain('SST files the leader copied');
     }
     const note = () => map.forEach((owner, vnode) => owner === bId && held.add(vnode));
     note();
@@ -180,13 +194,16 @@ async function takeBack(cluster: ClusterNodes, seeds: 'checkpoint' | 'read', pla
       const drop = new RegExp(`a keyed share's store dropped the entries of ${dropped.length} vnodes? it did not own \\(([^)]*), in \\d+ ms\\)`).exec(b.stderr());
       expect(drop, stderr()).not.toBeNull();
       expectDeleted(drop![1]!, new Set(dropped));
-      // The vnodes it takes: from its checkpoint, as SST files of their key ranges ingested after the
-      // range deletes (an older view's tables are read into memory and written instead); from the
-      // leader's read, written.
+      // The vnodes it takes: from its checkpoint or the leader's export, as SST files of their key
+      // ranges ingested after the range deletes (an older view's tables are read into memory and
+      // written instead); from the leader's read, written.
       const took = /a keyed share took vnodes, some it held before, \(([^)]*)\)/.exec(b.stderr());
       expect(took, stderr()).not.toBeNull();
-      if (seeds === 'checkpoint' && planVersion === undefined) expect(took![1]).toMatch(/^\d+ bytes of their seed written to its store, [1-9]\d* bytes of SST files ingested$/);
+      if (seeds !== 'read' && planVersion === undefined) expect(took![1]).toMatch(/^\d+ bytes of their seed written to its store, [1-9]\d* bytes of SST files ingested$/);
       else expect(took![1]).toMatch(/^[1-9]\d* bytes of their seed written to its store$/);
+      // The leader's export of the vnodes b gains, kept by b's node until the cut.
+      if (seeds === 'files') expect(b.stderr()).toMatch(/a keyed share's gained vnodes came as 1 SST file the leader copied out of its database at epoch \d+ \([1-9]\d* entries, [1-9]\d* bytes received in \d+ ms\)/);
+      else expect(b.stderr()).not.toContain("a keyed share's gained vnodes came as");
       await writeAll();
       await expectKvEqual(leader, GROUPS, stderr);
       await writeAll();

@@ -17,6 +17,7 @@ import {
   formatAddress,
   frame,
   isGainedVnodes,
+  isStagedFiles,
   linkLate,
   MAX_FRAME_BYTES,
   MAX_SEED_CHUNK_BYTES,
@@ -153,6 +154,18 @@ describe('remote share connections', () => {
     expect(isGainedVnodes(gain([table, table]))).toBe(false);
     expect(isGainedVnodes(gain([table], new Uint8Array(255)))).toBe(false);
     expect(isGainedVnodes({ ...gain([table]), stateVnodes: {} })).toBe(false);
+  });
+
+  it("accepts a stage-files' list only with one file per known family, of a whole positive size and a whole count of entries", () => {
+    expect(isStagedFiles([])).toBe(true);
+    expect(isStagedFiles([{ family: 'default', bytes: 10, entries: 0 }, { family: 'records', bytes: 2 ** 40, entries: 7 }])).toBe(true);
+    expect(isStagedFiles([{ family: 'default', bytes: 10, entries: 1 }, { family: 'default', bytes: 10, entries: 1 }])).toBe(false);
+    expect(isStagedFiles([{ family: 'other', bytes: 10, entries: 1 }])).toBe(false);
+    for (const bytes of [0, -1, 1.5, 2 ** 40 + 1, '10', undefined]) expect(isStagedFiles([{ family: 'default', bytes, entries: 1 }]), String(bytes)).toBe(false);
+    for (const entries of [-1, 0.5, '1', undefined]) expect(isStagedFiles([{ family: 'default', bytes: 1, entries }]), String(entries)).toBe(false);
+    expect(isStagedFiles([{ family: 'default', bytes: 1, entries: 1 }, { family: 'records', bytes: 1, entries: 1 }, { family: 'records', bytes: 1, entries: 1 }])).toBe(false);
+    expect(isStagedFiles({ family: 'default', bytes: 1, entries: 1 })).toBe(false);
+    expect(isStagedFiles([null])).toBe(false);
   });
 
   it('reads the seed write delay from OXBOW_REMOTE_SHARE_SEED_WRITE_DELAY_MS and refuses a value that is not one', () => {

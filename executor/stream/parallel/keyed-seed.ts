@@ -32,7 +32,9 @@
 // any step: executor/cluster/keyed-share-stage.ts) gets no entry of the read (its store holds every
 // table as of F) and only the kept writes of the epochs after F; a kept delete's owner is found as
 // for the others (a kept put before it, else the key's versions at E), so it goes to that share only.
-// When every share's store was made so, nothing is read at all.
+// When every share's store was made so, nothing is read at all. A share's store may also be made of
+// SST files the leader exports out of this database over the read's snapshot (`exportRanges`: its
+// vnodes' key ranges, a table keyed by vnode each): that share counts as made from a checkpoint at E.
 
 import type { StateTableDeclaration } from '../../../planner/stream/stream-plan.js';
 import type { Epoch } from '../../../sql/epoch.js';
@@ -40,7 +42,7 @@ import type { DataType } from '../../../sql/types.js';
 import type { Value } from '../../../sql/value.js';
 import { EPOCH_SUFFIX_BYTES, TABLE_ID_BYTES, tableLowerBound, tableUpperBound, vnodeRange } from '../../../storage/mvcc-key.js';
 import { tableRecordKey } from '../../../storage/mvcc-state-store.js';
-import { forEachPacked, type RocksDatabase, type RocksIterator, type Snapshot } from '../../../storage/rocksdb.js';
+import { forEachPacked, type ExportedFile, type RocksDatabase, type RocksIterator, type Snapshot } from '../../../storage/rocksdb.js';
 import { decodeRowValue, ROW_TOMBSTONE, RowReader } from '../../../storage/row-codec.js';
 import { BATCH_DELETE, BATCH_DELETE_RANGE, BATCH_PUT, forEachBatchEntry, WriteBatchBuilder } from '../../../storage/write-batch.js';
 import { VNODE_COUNT, VnodeHasher } from './vnode.js';
@@ -261,6 +263,17 @@ export class KeyedSeedRead {
       }
       this.wantedCount = 0;
     }
+  }
+
+  /**
+   * The database's entries of key ranges as the read sees them (at E, its snapshot), written into SST
+   * files under `directory` on RocksDB's thread pool (storage/rocksdb.ts `exportRanges`): a share's
+   * store made of files instead of this read's entries (executor/cluster/keyed-share-stage.ts), then
+   * counted as made from a checkpoint at E (`fromCheckpoints`). The read may close meanwhile.
+   */
+  exportRanges(directory: string, ranges: readonly { readonly lower: Buffer; readonly upper: Buffer }[]): Promise<ExportedFile[]> {
+    if (this.closed || this.snapshot === undefined) return Promise.reject(new Error('the seed read was closed'));
+    return this.database.exportRanges(directory, ranges, this.snapshot);
   }
 
   /** Routes about `maxEntries` more entries of the tables (at least one); true once every table is read. */

@@ -159,6 +159,14 @@ export interface KeyedOwners {
    * vnodes flagged there only.
    */
   stageFromCheckpoint?(after: Epoch, keep?: ReadonlySet<string>, gains?: ReadonlyMap<string, Uint8Array>, owns?: ReadonlyMap<string, Uint8Array>): KeyedSeedStaging | undefined;
+  /**
+   * Once the stores made from checkpoints settled (`ahead`, undefined when none was asked): has each
+   * node whose share the cut starts (its key in `owns`, the vnodes flagged there) and whose store no
+   * checkpoint made get one of SST files `read` exports at its start, and each kept share that gains
+   * vnodes (`gains`; those not in `keep`) those vnodes as such files; the staging returned (`ahead`
+   * or a new one) counts those at the read's epoch once `settled`. Undefined when none gets any.
+   */
+  stageFromFiles?(read: KeyedSeedRead, ahead: KeyedSeedStaging | undefined, keep: ReadonlySet<string>, owns: ReadonlyMap<string, Uint8Array>, gains: ReadonlyMap<string, Uint8Array>): { staging: KeyedSeedStaging; settled: Promise<void> } | undefined;
   /** The vnodes flagged (1 each of 256) with how a state row's vnode is found: what a kept share's node deletes from its store (`remap`'s `drop`). */
   vnodesOf(vnodes: Uint8Array): GainedVnodes;
 }
@@ -174,9 +182,14 @@ interface SeedReading {
   timer: NodeJS.Immediate | undefined;
   /** The seeds sent ahead to their nodes, once the read is done. */
   staging: KeyedSeedStaging | undefined;
-  /** The shares' stores made from checkpoints before the read (undefined: every seed is read), and when that settled (ms after the start). */
+  /** The shares' stores made from checkpoints or of SST files before the read (undefined: every seed is read), and when that settled (ms after the start). */
   checkpoint: KeyedSeedStaging | undefined;
   checkpointMs: number;
+  /** The started shares' vnodes and the kept shares' gained ones (by node key), the kept shares that gain none, and whether stores of SST files were asked for (after the checkpoints'). */
+  readonly owns: ReadonlyMap<string, Uint8Array>;
+  readonly gains: ReadonlyMap<string, Uint8Array>;
+  readonly keepStores: ReadonlySet<string>;
+  filesAsked: boolean;
   /** Every seed sent ahead is written on its node or failed to be (and the test hold passed): the cut may come. */
   staged: boolean;
   hold: NodeJS.Timeout | undefined;
@@ -527,7 +540,7 @@ export class ParallelFragmentNode implements StreamNode {
         return;
       }
       if (read !== undefined) {
-        const reading: SeedReading = { read, generation, startedAt, readMs: 0, timer: undefined, staging: undefined, checkpoint: undefined, checkpointMs: 0, staged: false, hold: undefined, map: next.map, owners: next.owners, kept, keep };
+        const reading: SeedReading = { read, generation, startedAt, readMs: 0, timer: undefined, staging: undefined, checkpoint: undefined, checkpointMs: 0, owns, gains, keepStores, filesAsked: false, staged: false, hold: undefined, map: next.map, owners: next.owners, kept, keep };
         this.reading = reading;
         // The nodes make their stores from a checkpoint taken after this safe point first; only the seeds of those that cannot are read.
         try {
@@ -542,7 +555,7 @@ export class ParallelFragmentNode implements StreamNode {
           void reading.checkpoint.settled.then(() => this.checkpointStaged(reading));
           return;
         }
-        this.readStep();
+        this.checkpointStaged(reading);
         return;
       }
       // No node to seed (the last one left): the threads take every vnode at once.
@@ -683,14 +696,15 @@ export class ParallelFragmentNode implements StreamNode {
         if (seed === undefined) return undefined;
         const bytes = (seed.base?.length ?? 0) + seed.bytes.length;
         if (keptKey(index)) return undefined;
-        if (adds[threads + index] !== undefined) return `node ${remote.node} ${seed.checkpoint === undefined ? 'from the read' : `from its checkpoint ${seed.checkpoint}`}, ${bytes} bytes sent to its running share`;
-        return `node ${remote.node} ${seed.checkpoint === undefined ? 'from the read' : `from its checkpoint ${seed.checkpoint}`}, ${bytes} bytes sent`;
+        const from = seed.checkpoint === undefined ? 'from the read' : reading?.checkpoint?.ofFiles?.(index) === true ? `as SST files of epoch ${seed.checkpoint}` : `from its checkpoint ${seed.checkpoint}`;
+        if (adds[threads + index] !== undefined) return `node ${remote.node} ${from}, ${bytes} bytes sent to its running share`;
+        return `node ${remote.node} ${from}, ${bytes} bytes sent`;
       })
       .filter((text) => text !== undefined);
     const read =
       reading === undefined
         ? 'no seed to read'
-        : `${allFromCheckpoints ? `no seed read, stores made from checkpoints in ${reading.checkpointMs.toFixed(0)} ms` : `seeds read in ${reading.readMs.toFixed(0)} ms`} while the owners ran, ${reading.staging?.describe() ?? 'none sent ahead'}, then ${reading.read.keptEpochs} epoch${reading.read.keptEpochs === 1 ? '' : 's'}' writes added (${reading.read.keptEntries} entries), cut ${(performance.now() - reading.startedAt).toFixed(0)} ms after the read began; seeds: ${sources.join('; ')}`;
+        : `${allFromCheckpoints ? `no seed read, stores made ${seeds.some((_seed, index) => reading.checkpoint?.ofFiles?.(index) === true) ? 'from checkpoints or SST files' : 'from checkpoints'} in ${reading.checkpointMs.toFixed(0)} ms` : `seeds read in ${reading.readMs.toFixed(0)} ms`} while the owners ran, ${reading.staging?.describe() ?? 'none sent ahead'}, then ${reading.read.keptEpochs} epoch${reading.read.keptEpochs === 1 ? '' : 's'}' writes added (${reading.read.keptEntries} entries), cut ${(performance.now() - reading.startedAt).toFixed(0)} ms after the read began; seeds: ${sources.join('; ')}`;
     process.stderr.write(
       `oxbow: view ${this.context.viewId}'s keyed fragment cut its vnodes again for ${this.settings.parallelism} threads and ${remotes.length} other node${remotes.length === 1 ? '' : 's'}, ${moved} vnode${moved === 1 ? '' : 's'} changing owner` +
         `; kept ${keeps.size} owner${keeps.size === 1 ? '' : 's'} running (${keptThreads} thread${keptThreads === 1 ? '' : 's'}, ${keptNodes === 1 ? "1 node's share" : `${keptNodes} nodes' shares`}${gainedOwners > 0 ? `; ${gainedOwners} of them took vnodes` : ''}${regainedOwners > 0 ? `, ${regainedOwners} of those some they held before (caches emptied${dropShares > 0 ? `; ${dropShares === 1 ? "1 node's store" : `${dropShares} nodes' stores`} rid of ${droppedVnodes} vnode${droppedVnodes === 1 ? '' : 's'} not owned` : ''})` : ''}), started ${startedOwners}` +
@@ -758,9 +772,32 @@ export class ParallelFragmentNode implements StreamNode {
     if (!reading.read.settled) reading.timer = setImmediate(() => this.settleStep());
   }
 
-  /** The nodes answered whether they made their stores from a checkpoint: the seeds of the others are read now (none when all did). */
+  /**
+   * The nodes answered whether they made their stores from a checkpoint (none was asked when
+   * `reading.checkpoint` is undefined): the started shares of the others get stores of SST files
+   * exported at the read's start where they can, then the seeds of the rest are read (none when all
+   * have stores).
+   */
   private checkpointStaged(reading: SeedReading): void {
     if (this.reading !== reading || this.disposed) return;
+    if (!reading.filesAsked) {
+      reading.filesAsked = true;
+      let filed: { staging: KeyedSeedStaging; settled: Promise<void> } | undefined;
+      try {
+        filed = reading.owns.size === 0 && reading.gains.size === 0 ? undefined : this.owners?.stageFromFiles?.(reading.read, reading.checkpoint, reading.keepStores, reading.owns, reading.gains);
+      } catch (error) {
+        this.abandonRead();
+        this.cannotSeed(error);
+        this.rescaleDue = true;
+        return;
+      }
+      if (filed !== undefined) {
+        reading.checkpoint = filed.staging;
+        void filed.settled.then(() => this.checkpointStaged(reading));
+        return;
+      }
+    }
+    if (reading.checkpoint === undefined) return this.readStep();
     reading.checkpointMs = performance.now() - reading.startedAt;
     try {
       reading.read.fromCheckpoints(reading.checkpoint?.checkpoints?.() ?? []);

@@ -166,6 +166,15 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
                 layout(owns),
               );
             },
+            stageFromFiles: (read, ahead, keep, owns, gains) =>
+              shares.stageKeyedFiles?.(
+                read,
+                ahead,
+                stateTables.map((table) => table.tableId),
+                keep,
+                new Map([...owns].map(([key, vnodes]) => [key, vnodesOf(vnodes)])),
+                new Map([...gains].map(([key, vnodes]) => [key, vnodesOf(vnodes)])),
+              ),
             vnodesOf,
           };
     // A fragment built with state (a promoted leader's, from the checkpoint its nodes followed too)

@@ -46,7 +46,7 @@ import type { StreamNode } from '../stream-node.js';
 import type { FetchedMessages, MainToSourceWorker, SourceWorkerData, SourceWorkerToMain, WorkerReject } from './source-protocol.js';
 import { allWrites, workerWrites, WorkerHandle, type Answer } from './worker-handle.js';
 import { splitShares } from './vnode.js';
-import type { KeyedSeed } from './keyed-seed.js';
+import type { KeyedSeed, KeyedSeedRead } from './keyed-seed.js';
 import { workerLimits, type ParallelFragmentNode } from './parallel-fragment.js';
 import type { WorkerMemory, WorkerMemoryHost, WorkerStatus } from './worker-memory.js';
 import type { WorkerPool } from '../../batch/worker-pool.js';
@@ -112,6 +112,14 @@ export interface RemoteShareSource {
    * `tables`: the fragment's state tables, the only ones each node's store keeps.
    */
   stageKeyedCheckpoint?(after: Epoch, tables?: readonly number[], keep?: ReadonlySet<string>, gains?: ReadonlyMap<string, GainedVnodes>, owns?: ReadonlyMap<string, GainedVnodes>): KeyedSeedStaging | undefined;
+  /**
+   * After stageKeyedCheckpoint (`ahead`, when it asked): each node listed now whose share a cut
+   * starts (its key in `owns`, every table keyed by vnode) and whose store no checkpoint made gets a
+   * store of SST files `read` exports at its start (its `checkpoints` then count those at the read's
+   * epoch), and each kept share that gains vnodes (`gains`) their ranges as such files; `settled`
+   * once each is made or failed. Undefined when none gets one.
+   */
+  stageKeyedFiles?(read: KeyedSeedRead, ahead: KeyedSeedStaging | undefined, tables: readonly number[], keep?: ReadonlySet<string>, owns?: ReadonlyMap<string, GainedVnodes>, gains?: ReadonlyMap<string, GainedVnodes>): { staging: KeyedSeedStaging; settled: Promise<void> } | undefined;
   /** The engine's checkpoints, for stageKeyedCheckpoint: `after(epoch)` asks for one now and resolves to the epoch of the first complete one at or past `epoch`. */
   useCheckpoints?(after: (epoch: Epoch) => Promise<Epoch>): void;
   /** Whether the nodes listed now make their keyed shares' stores from their checkpoints (stageKeyedCheckpoint), when asked. */
@@ -134,8 +142,10 @@ export interface KeyedSeedStaging {
   describe(): string;
   /** Closes every link not handed to a share: the nodes remove those seeds. */
   close(): void;
-  /** Per share, the epoch of the checkpoint its node's store was made from (no seed read for it), or undefined. */
+  /** Per share, the epoch of the checkpoint its node's store was made from (or of the SST files it was made of: no seed read for it), or undefined. */
   checkpoints?(): readonly (Epoch | undefined)[];
+  /** Whether share `share`'s store was made of SST files the leader exported (not from its node's checkpoint). */
+  ofFiles?(share: number): boolean;
   /** A share's store made from a checkpoint is gone before the cut (its link closed): no seed of it was read, so the cut must not come. */
   lost?(): boolean;
   /** The node's name for share `share`'s store made from a checkpoint, handed to the kept share that copies the vnodes it gains from it (the link stays until the node takes it), or undefined. */
