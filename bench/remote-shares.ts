@@ -49,7 +49,10 @@
 // checkpoint the node makes its share's store from holds a big table the share does not own. Also
 // printed: the bytes of SST and blob files in the node's newest keyed share store (the share that
 // runs) at its first batch and once settled (its log says the dropped tables' ranges were
-// compacted, or 30 s after).
+// compacted, or 30 s after). BENCH_SEED_FROM (comma-separated checkpoint, files, read): the
+// leader's OXBOW_KEYED_SEED_FROM of each run in turn (labels `join_<build>_<value>`): with `files`
+// the leader exports the node's vnodes into SST files and sends them (the store's time, the bytes,
+// the node's receipt and ingest printed), with `read` it reads them entry by entry.
 // BENCH_QUERY=leave: what a node that leaves (drained, SIGTERM) costs a running view when another
 // node's share survives it (executor/cluster/README.md "Keyed shares", "Membership", and "Each node
 // owning its vnodes' state" step 1). A leader at --parallelism 2 --cores 8 and two more nodes
@@ -127,6 +130,9 @@ let ENTRY = ENTRIES[0]!;
 const KAFKA_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'kafka.mjs');
 /** BENCH_QUERY=join: the rows of another view the share does not own, built first. */
 const OTHER_ROWS = Number(process.env['BENCH_OTHER_ROWS'] ?? '0');
+/** BENCH_QUERY=join: the leader's OXBOW_KEYED_SEED_FROM values to run in turn (checkpoint, files, read; comma-separated), each build's default when unset. */
+const SEED_FROM: (string | undefined)[] = process.env['BENCH_SEED_FROM'] === undefined ? [undefined] : process.env['BENCH_SEED_FROM'].split(',');
+if (SEED_FROM.some((from) => from !== undefined && !['checkpoint', 'files', 'read'].includes(from))) throw new Error(`BENCH_SEED_FROM must list checkpoint, files and read, not ${process.env['BENCH_SEED_FROM']}`);
 /** BENCH_QUERY=join: the rows of each statement that builds the groups. */
 const CHUNK_ROWS = Number(process.env['BENCH_CHUNK_ROWS'] ?? '100000');
 if (!Number.isInteger(CHUNK_ROWS) || CHUNK_ROWS < 1) throw new Error(`BENCH_CHUNK_ROWS must be a positive whole number, not ${process.env['BENCH_CHUNK_ROWS']}`);
@@ -436,14 +442,14 @@ async function seedRun(label: string): Promise<void> {
 }
 
 /** BENCH_QUERY=join: a node joins a running view with state, then is drained (above). */
-async function joinRun(label: string): Promise<void> {
+async function joinRun(label: string, seedFrom: string | undefined): Promise<void> {
   const etcd = await startEtcd();
   const work = mkdtempSync(join(tmpdir(), 'oxbow-bench-keyed-join-'));
   const started: OxbowNode[] = [];
   try {
     const args = ['--cluster', etcd.url, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--parallelism', '2', '--cores', '8', '--remote-shares', 'on'];
     const env = { OXBOW_CLUSTER_LEASE_TTL_S: '3' };
-    const a = await startOxbowNode(ENTRY, join(work, 'a'), args, env);
+    const a = await startOxbowNode(ENTRY, join(work, 'a'), args, seedFrom === undefined ? env : { ...env, OXBOW_KEYED_SEED_FROM: seedFrom });
     started.push(a);
     const client = await connect(a);
     if (OTHER_ROWS > 0) {
@@ -531,6 +537,16 @@ async function joinRun(label: string): Promise<void> {
       const made = [...a.stderr().matchAll(/no seed read, stores made from checkpoints in (\d+) ms/g)];
       emit(`${tag}_seed_from_checkpoint`, made.length > 0 ? 1 : 0, 'bool');
       if (made.length > 0) emit(`${tag}_store_from_checkpoint_ms`, Number(made[made.length - 1]![1]), 'ms');
+      // Or SST files the leader copied out of its database (the time from the safe point to the node's answer, and the node's receipt and ingest).
+      const filed = [...a.stderr().matchAll(/no seed read, stores made from checkpoints or SST files in (\d+) ms/g)];
+      if (filed.length > 0) emit(`${tag}_store_of_files_ms`, Number(filed[filed.length - 1]![1]), 'ms');
+      const received = [...b.stderr().matchAll(/made of \d+ SST files? the leader copied out of its database at epoch \d+ \([^;]*; (\d+) bytes received in (\d+) ms, ingested in (\d+) ms\)/g)];
+      if (received.length > 0) {
+        const last = received[received.length - 1]!;
+        emit(`${tag}_files_bytes`, Number(last[1]), 'bytes');
+        emit(`${tag}_files_received_ms`, Number(last[2]), 'ms');
+        emit(`${tag}_files_ingested_ms`, Number(last[3]), 'ms');
+      }
       if (!/and 1 other node/.test(await explain())) throw new Error(`the fragment has no share on the node\n${await explain()}`);
       // Drained while the inserts go on.
       load.longest = 0;
@@ -979,7 +995,7 @@ try {
       for (let build = 0; build < ENTRIES.length; build++) {
         ENTRY = ENTRIES[build]!;
         if (QUERY === 'seed') await seedRun(LABELS[build] ?? `build${build}`);
-        else if (QUERY === 'join') await joinRun(LABELS[build] ?? `build${build}`);
+        else if (QUERY === 'join') for (const from of SEED_FROM) await joinRun(`${LABELS[build] ?? `build${build}`}${from === undefined ? '' : `_${from}`}`, from);
         else await leaveRun(LABELS[build] ?? `build${build}`);
       }
       continue;
