@@ -383,6 +383,11 @@ export class StoreStaging implements KeyedSeedStaging {
     return this.stages[share]?.ofFiles === true;
   }
 
+  filesBytes(share: number): number {
+    const stage = this.stages[share];
+    return stage?.ofFiles === true ? stage.bytes : 0;
+  }
+
   /** A store made from a checkpoint or of files went before the cut (its link closed). */
   lost(): boolean {
     return present(this.stages).some((stage) => stage.epoch !== undefined && stage.state !== 'staged' && !stage.handedOff);

@@ -165,9 +165,9 @@ export interface StagedFile {
 /** The largest file a `stage-files` names (1 TiB: a bound on what a node writes for one, not a limit any store meets). */
 export const MAX_STAGED_FILE_BYTES = 2 ** 40;
 
-/** Whether `value` is a `stage-files` list: one file per column family at most, each of a known family and a whole number of bytes. */
+/** Whether `value` is a `stage-files` list: one or two files, one per column family at most, each of a known family, a whole positive number of bytes and a whole number of entries. */
 export function isStagedFiles(value: unknown): value is readonly StagedFile[] {
-  if (!Array.isArray(value) || value.length > 2) return false;
+  if (!Array.isArray(value) || value.length === 0 || value.length > 2) return false;
   const families = new Set<string>();
   for (const file of value as unknown[]) {
     if (typeof file !== 'object' || file === null) return false;

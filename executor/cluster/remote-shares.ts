@@ -208,7 +208,8 @@ export class RemoteShares implements RemoteShareSource {
       const counters = new BigInt64Array(stats);
       let list = this.keyedStats.get(peer.nodeId);
       if (list === undefined) this.keyedStats.set(peer.nodeId, (list = []));
-      const entry: KeyedShareStats = { counters, seedRows: seed.rows, seedBytes: (seed.base?.length ?? 0) + seed.bytes.length, retired: false };
+      // A store of SST files the leader sent counts their bytes too (what crossed for it).
+      const entry: KeyedShareStats = { counters, seedRows: seed.rows, seedBytes: (seed.base?.length ?? 0) + seed.bytes.length + (stage?.ofFiles === true && ahead !== undefined ? stage.bytes : 0), retired: false };
       list.push(entry);
       const data: KeyedShareData = { kind: 'keyed', address: peer.shareAddress, node: peer.nodeId, key, stats, fallbackScript: fallbackScript.href, timeoutMs: this.timeoutMs, seed: bytes, startedAt, ...(ahead === undefined ? {} : { staged: ahead }) };
       const failed = (): boolean => Atomics.load(counters, 1) !== 0n;

@@ -199,10 +199,25 @@ export function describeChaos(options: ChaosOptions): void {
       let firstMissing = -1;
       for (let id = 0; id < total && firstMissing < 0; id++) if (!ids.has(id)) firstMissing = id;
       const at = seen.findIndex((message) => message.id === firstMissing - 1);
+      // An id sent twice: each copy's offset and epoch (a copy in a later epoch is a replay the gate
+      // let through; one in the same epoch, a delivery the tail read did not see).
+      const copies = new Map<number, { offset: number; epoch: string }[]>();
+      for (const message of seen) {
+        let list = copies.get(message.id);
+        if (list === undefined) copies.set(message.id, (list = []));
+        list.push({ offset: message.offset, epoch: message.epoch });
+      }
+      const twice = [...copies].filter(([, list]) => list.length > 1);
+      const epochPairs = new Map<string, number>();
+      for (const [, list] of twice) {
+        const pair = list.map((copy) => copy.epoch).join(' -> ');
+        epochPairs.set(pair, (epochPairs.get(pair) ?? 0) + 1);
+      }
       lines.push(
         `read ${uncommitted ? 'uncommitted' : 'committed again'}: ${seen.length} messages, ${ids.size} distinct ids, first missing ${firstMissing}, last offset ${seen[seen.length - 1]?.offset ?? 'none'}`,
         `  around the first missing id: ${JSON.stringify(seen.slice(Math.max(0, at - 3), at + 4))}`,
         `  epochs: ${[...new Set(seen.map((message) => message.epoch))].length} distinct, the last ${JSON.stringify(seen.slice(-3))}`,
+        `  ids more than once: ${twice.length}; the first ${JSON.stringify(twice.slice(0, 3))}; their copies' epochs: ${JSON.stringify([...epochPairs].slice(0, 10))}`,
       );
     }
     return `${lines.join('\n')}\n`;
@@ -238,6 +253,7 @@ export function describeChaos(options: ChaosOptions): void {
       const producer = produceIds(broker, { topic: 'chaos_in', keys: KEYS, partitions: PARTITIONS, valueOf, batch: 20, pauseMs: 50 });
 
       const schedule: string[] = [];
+      const startedAt = Date.now();
       let sharedRows = 0;
       let sharedUnits = 0;
       try {
@@ -257,7 +273,7 @@ export function describeChaos(options: ChaosOptions): void {
             const names = [...nodes.keys()];
             victim = names[Math.floor(random() * names.length)]!;
           }
-          schedule.push(victim);
+          schedule.push(`${victim}${kill % 2 === 0 ? ' (the leader)' : ''} at ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
           await nodes.get(victim)!.kill('SIGKILL');
           await startNode(victim);
         }

@@ -176,6 +176,9 @@ describe("a keyed share made from the node's followed checkpoint", () => {
     expect(c.stderr()).not.toMatch(/a keyed share's store is made from checkpoint/);
     const filed = [...c.stderr().matchAll(/a keyed share's store is made of (\d+) SST files? the leader copied out of its database at epoch \d+ \([^;]*; ([1-9]\d*) bytes received/g)];
     expect(filed.length, c.stderr()).toBe(2);
+    // What crossed for c's shares counts the files' bytes.
+    const seedBytes = (await leader.query<{ share_seed_bytes: string }>('select share_seed_bytes from oxbow_catalog.nodes where node_id = $1', [cId])).rows[0]!.share_seed_bytes;
+    expect(Number(seedBytes)).toBeGreaterThan(filed.reduce((sum, match) => sum + Number(match[2]), 0));
     // The leader's copies go once sent.
     expect(readdirSync(join(cluster.work, 'a', 'keyed-seed-files'))).toEqual([]);
     await leader.query('update t set v = v + 7');

@@ -156,8 +156,8 @@ describe('remote share connections', () => {
     expect(isGainedVnodes({ ...gain([table]), stateVnodes: {} })).toBe(false);
   });
 
-  it("accepts a stage-files' list only with one file per known family, of a whole positive size and a whole count of entries", () => {
-    expect(isStagedFiles([])).toBe(true);
+  it("accepts a stage-files' list only of one or two files, one per known family, of a whole positive size and a whole count of entries", () => {
+    expect(isStagedFiles([])).toBe(false);
     expect(isStagedFiles([{ family: 'default', bytes: 10, entries: 0 }, { family: 'records', bytes: 2 ** 40, entries: 7 }])).toBe(true);
     expect(isStagedFiles([{ family: 'default', bytes: 10, entries: 1 }, { family: 'default', bytes: 10, entries: 1 }])).toBe(false);
     expect(isStagedFiles([{ family: 'other', bytes: 10, entries: 1 }])).toBe(false);

@@ -671,7 +671,7 @@ export class ParallelFragmentNode implements StreamNode {
       if (seed === undefined) return;
       const store = stores[owner - threads];
       adds[owner] = { seed, ...(store === undefined ? {} : { store }) };
-      remotes[owner - threads]!.added?.(seed.rows, (seed.base?.length ?? 0) + seed.bytes.length);
+      remotes[owner - threads]!.added?.(seed.rows, (seed.base?.length ?? 0) + seed.bytes.length + (reading?.checkpoint?.filesBytes?.(owner - threads) ?? 0));
     });
     this.ownersGained += gainedOwners;
     this.vnodeMap = next.map;
@@ -775,8 +775,8 @@ export class ParallelFragmentNode implements StreamNode {
   /**
    * The nodes answered whether they made their stores from a checkpoint (none was asked when
    * `reading.checkpoint` is undefined): the started shares of the others get stores of SST files
-   * exported at the read's start where they can, then the seeds of the rest are read (none when all
-   * have stores).
+   * exported at the read's start where they can, and the kept shares that gain vnodes those vnodes
+   * so, then the seeds of the rest are read (none when all have them).
    */
   private checkpointStaged(reading: SeedReading): void {
     if (this.reading !== reading || this.disposed) return;

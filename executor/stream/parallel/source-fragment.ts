@@ -144,8 +144,10 @@ export interface KeyedSeedStaging {
   close(): void;
   /** Per share, the epoch of the checkpoint its node's store was made from (or of the SST files it was made of: no seed read for it), or undefined. */
   checkpoints?(): readonly (Epoch | undefined)[];
-  /** Whether share `share`'s store was made of SST files the leader exported (not from its node's checkpoint). */
+  /** Whether share `share`'s store (or its gained vnodes) was made of SST files the leader exported (not from its node's checkpoint). */
   ofFiles?(share: number): boolean;
+  /** The bytes of those SST files (0 for any other share), counted in its `share_seed_bytes`. */
+  filesBytes?(share: number): number;
   /** A share's store made from a checkpoint is gone before the cut (its link closed): no seed of it was read, so the cut must not come. */
   lost?(): boolean;
   /** The node's name for share `share`'s store made from a checkpoint, handed to the kept share that copies the vnodes it gains from it (the link stays until the node takes it), or undefined. */
