@@ -158,16 +158,6 @@ function float4Checked(value: number): number {
   return single;
 }
 
-function numericFromValue(value: Value, from: TypeName): Numeric {
-  switch (from) {
-    case 'int2': case 'int4': case 'oid': return Numeric.fromInteger(value as number);
-    case 'int8': return Numeric.fromBigInt(value as bigint);
-    case 'float4': return Numeric.fromFloat4(value as number);
-    case 'float8': return Numeric.fromFloat8(value as number);
-    default: return value as Numeric;
-  }
-}
-
 function numericTowerConversion(from: TypeName, to: TypeName): CastImpl | undefined {
   const isInteger = (name: TypeName) => name === 'int2' || name === 'int4' || name === 'oid' || name === 'regclass' || name === 'regproc' || name === 'regtype' || name === 'regnamespace' || name === 'regprocedure';
   if (isInteger(from)) {

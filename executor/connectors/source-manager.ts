@@ -22,7 +22,7 @@ import type { StateTable } from '../../storage/state-table.js';
 import type { ConnectorHost } from './connector-host.js';
 import { MessageDecoder, type DecodedChanges } from './message-decoder.js';
 import { sourceLayout, type SourceLayout } from './source-layout.js';
-import type { PartitionOffsets, RawMessageBatch, SourceListener, SourceReader, StartupResolver } from './source.js';
+import type { PartitionOffsets, RawMessageBatch, SourceReader, StartupResolver } from './source.js';
 import type { SourceStatus } from './source-status.js';
 import { kafkaOptions } from './kafka/kafka-options.js';
 import { KafkaWorkerReader, type DecodedBatch, type DecodedBatchListener } from './kafka/kafka-worker-reader.js';

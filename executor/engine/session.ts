@@ -788,6 +788,3 @@ export class EngineSession implements Session {
   }
 }
 
-function quoteName(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}

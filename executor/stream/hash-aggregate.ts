@@ -184,7 +184,7 @@ export class StreamHashAggregateNode implements StreamNode {
   private readonly deltaTypes: readonly (readonly DataType[])[];
 
   constructor(
-    private readonly plan: Plan,
+    plan: Plan,
     private readonly context: StreamContext,
     /** The input only inserts: `appendOnly` of the input, or what the main thread found (a parallel aggregate's worker gets no input plan). */
     insertsOnly = plannedInsertsOnly(plan.inputs[0]!, true),

@@ -23,7 +23,7 @@ export class StreamScanNode implements StreamNode {
   /** A parallel fragment's input in its worker (planner/stream/parallel.ts `workerPlan`): its rows arrive as the fragment reads them. */
   private readonly placeholder: boolean;
 
-  constructor(plan: Extract<StreamPlan, { kind: 'StreamTableScan' }>, private readonly context: StreamContext) {
+  constructor(plan: Extract<StreamPlan, { kind: 'StreamTableScan' }>, context: StreamContext) {
     this.projection = plan.projection;
     this.placeholder = plan.relation.id < 0;
     this.rowId = appendOnlyRowId(plan.relation);

@@ -20,7 +20,7 @@ import { TYPES, arrayOf, type as scalar, typeOid, type DataType, type TypeName }
 import type { AggregateName } from '../../planner/plan.js';
 import { aggregateResultType } from '../../planner/binder/aggregate.js';
 import {
-  ANY_OID, ANYARRAY_OID, ANYCOMPATIBLE_OID, ANYCOMPATIBLEARRAY_OID, ANYELEMENT_OID, ANYNONARRAY_OID, INTERNAL_OID, PSEUDO_TYPES,
+  ANY_OID, ANYARRAY_OID, ANYCOMPATIBLE_OID, ANYCOMPATIBLEARRAY_OID, ANYELEMENT_OID, ANYNONARRAY_OID, PSEUDO_TYPES,
   formatTypeName, formatTypeOid,
 } from '../catalog/type-names.js';
 import { sessionFunctionOverloads } from './session-functions.js';

@@ -4,7 +4,7 @@
 // to the collectors the SELECT binder passes in, which return placeholder columns.
 
 import type { Node, FuncCall, A_Expr, SubLink, A_Const } from '@pgsql/types';
-import { type DataType, type as scalar, arrayOf, typeOid } from '../../sql/types.js';
+import { type as scalar, arrayOf, typeOid } from '../../sql/types.js';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import type { Expression } from '../expression.js';
 import type { Plan } from '../plan.js';

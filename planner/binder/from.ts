@@ -20,7 +20,6 @@ import { type BinderContext, positionOf } from './context.js';
 import { partitionAncestorsAsUnnest, type ExpressionBinder } from './expression.js';
 import { Scope, type ScopeRelation } from './scope.js';
 
-const NO_CALLS = { clause: 'FROM' } as const;
 const TIMESTAMPTZ = scalar('timestamptz');
 
 export interface FromItem {

@@ -32,7 +32,7 @@ import { describe, expect, it } from 'vitest';
 import { vnodeOf } from '../../executor/stream/parallel/vnode.js';
 import { type as scalar } from '../../sql/types.js';
 import { clusterNodes, shareAddressListed } from './nodes.js';
-import { expectKeyedViewsEqual, explain, JOIN_BATCH, nodes, until } from './remote-share-views.js';
+import { expectKeyedViewsEqual, explain, JOIN_BATCH, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
 const cluster = clusterNodes('oxbow-keyed-share-rescale-', {

@@ -15,7 +15,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { clusterNodes, shareAddressListed } from './nodes.js';
-import { expectKeyedViewsEqual, explain, JOIN_BATCH, nodes, until } from './remote-share-views.js';
+import { expectKeyedViewsEqual, explain, JOIN_BATCH, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
 const cluster = clusterNodes('oxbow-keyed-share-stage-', {

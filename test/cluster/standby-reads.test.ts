@@ -22,7 +22,6 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { EPOCH_SEQUENCE_BITS } from '../../sql/epoch.js';
-import type { OxbowServer } from '../support/server.js';
 import { clusterNodes } from './nodes.js';
 import { connect, connectWhenServing, rowsOf, show } from './sessions.js';
 

@@ -3,9 +3,9 @@
 // and edge inputs. Results must match byte for byte in PostgreSQL's text output, and errors in
 // SQLSTATE and message.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startPostgres, type PostgresServer } from '../support/postgres.js';
-import { arrayOf, type, withTypmod, type DataType } from '../../sql/types.js';
+import { type, withTypmod, type DataType } from '../../sql/types.js';
 import { check } from './check.js';
 
 let server: PostgresServer;

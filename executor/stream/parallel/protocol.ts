@@ -3,7 +3,7 @@
 // (worker-handle.ts takes outputs blocking, the dataflow being synchronous, and batches as Promises).
 // Changes travel encoded (batch-codec.ts) in transferred ArrayBuffers.
 
-import type { StateTableDeclaration, StreamPlan } from '../../../planner/stream/stream-plan.js';
+import type { StateTableDeclaration } from '../../../planner/stream/stream-plan.js';
 import type { MessagePort } from 'node:worker_threads';
 import type { DataType } from '../../../sql/types.js';
 import type { StreamTuning } from '../stream-context.js';

@@ -17,7 +17,6 @@ import { createMemoryStateStore } from '../../../storage/memory-state-store.js';
 import type { StateStore } from '../../../storage/state-table.js';
 import type { StreamPlan } from '../../../planner/stream/stream-plan.js';
 import { streamInputs } from '../../../planner/stream/stream-plan.js';
-import type { ChangeBatch } from '../change-batch.js';
 import { seededRandom } from '../../../test/support/seeded-random.js';
 import { querySql, sourceDdl } from '../../../bench/nexmark.js';
 import { CachedViewRun, fixedCatalog, planView, sourceRelation, tableRelation, textLine, type Harness } from './stream-harness.js';

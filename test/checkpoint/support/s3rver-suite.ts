@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
-import type { OxbowServer } from '../../support/server.js';
 import { startS3rver, type S3rverProcess } from './s3rver.js';
 
 export interface S3rverSuite {
