@@ -113,8 +113,8 @@ function mix(hash: number, value: number): number {
   return Math.imul(hash ^ value, 0x01000193) >>> 0;
 }
 
-/** The finalized hash as an int32 (a small integer to V8: no heap number); `finalize` is it unsigned. */
-function finalize32(hash: number): number {
+/** The finalized hash as an int32 (a small integer to V8: no heap number); `finalize` is it unsigned. MurmurHash3's fmix32, also storage/vnode-hash.ts' last step. */
+export function finalize32(hash: number): number {
   let h = hash;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);

@@ -6,6 +6,7 @@
 // mixed as MurmurHash3 mixes its blocks. A keyed fragment's exchange routes rows by the same hash
 // (executor/stream/parallel/vnode.ts), so a row's owner and its state's vnode byte agree.
 
+import { finalize32 } from '../sql/compare.js';
 import type { DataType } from '../sql/types.js';
 import type { Value } from '../sql/value.js';
 import { ByteWriter } from './byte-writer.js';
@@ -56,13 +57,7 @@ function mix(hash: number, word: number): number {
 }
 
 function finish(hash: number): number {
-  let h = hash;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return (h >>> 0) % VNODE_COUNT;
+  return (finalize32(hash) >>> 0) % VNODE_COUNT;
 }
 
 function mixNumber(hash: number, value: number): number {
