@@ -61,8 +61,14 @@ const { Kafka, logLevel } = kafkajs;
 export const SINK_PROGRESS_META_PREFIX = 'sink-progress/';
 /** Messages per Kafka transaction at most; a bigger delivery is split (each part its own transaction). */
 const MESSAGES_PER_TRANSACTION = 50_000;
-/** How far back from the end of each partition to look for the last delivered epoch. */
+/**
+ * How far back from the end of each partition to look for the last delivered epoch first; a
+ * partition whose window holds no delivery (only aborted messages and markers: a killed leader's
+ * last transaction, up to MESSAGES_PER_TRANSACTION messages, or several) is read again eight times
+ * further back, up to MAX_TAIL_OFFSETS, or its start.
+ */
 const TAIL_OFFSETS = 1000n;
+const MAX_TAIL_OFFSETS = BigInt(16 * MESSAGES_PER_TRANSACTION);
 const TAIL_READ_TIMEOUT_MS = 20_000;
 /** How far the wall clock may step back without an idle sink's progress passing a later commit. */
 const CLOCK_SLACK_MS = 1000;
@@ -195,7 +201,10 @@ class RunningSink {
   /**
    * The highest `oxbow.epoch` among the committed messages at the end of the topic: a delivery
    * whose Kafka transaction committed just before a crash, before its progress was committed.
-   * Undefined when the topic is empty or missing.
+   * Undefined when the topic is empty or missing. Each partition's tail is read from TAIL_OFFSETS
+   * before its end; one whose window holds no delivery (a tail of aborted messages: a leader killed
+   * mid-delivery) is read again further back, up to MAX_TAIL_OFFSETS or its start, so the last
+   * committed delivery is found behind them and not sent again.
    */
   private async lastWrittenEpoch(): Promise<Epoch | undefined> {
     const kafka = this.kafka();
@@ -208,11 +217,22 @@ class RunningSink {
     } finally {
       await admin.disconnect().catch(() => undefined);
     }
-    const targets = bounds.filter((bound) => BigInt(bound.high) > BigInt(bound.low));
-    if (targets.length === 0) return undefined;
+    let targets = bounds.filter((bound) => BigInt(bound.high) > BigInt(bound.low));
+    let latest: Epoch | undefined;
+    for (let window = TAIL_OFFSETS; targets.length > 0; window = window * 8n > MAX_TAIL_OFFSETS ? MAX_TAIL_OFFSETS : window * 8n) {
+      const found = await this.readTails(targets, window);
+      for (const epoch of found.values()) if (latest === undefined || epoch > latest) latest = epoch;
+      targets = targets.filter((bound) => !found.has(bound.partition) && BigInt(bound.high) - window > BigInt(bound.low) && window < MAX_TAIL_OFFSETS);
+    }
+    return latest;
+  }
+
+  /** The highest `oxbow.epoch` of the committed messages in the last `window` offsets of each partition of `targets` (none for a partition with none there). */
+  private async readTails(targets: readonly { partition: number; high: string; low: string }[], window: bigint): Promise<Map<number, Epoch>> {
+    const kafka = this.kafka();
     const consumer = kafka.consumer({ groupId: `oxbow-sink-check-${this.sink.id}-${process.pid}-${Date.now()}`, readUncommitted: false, maxWaitTimeInMs: 100 });
     const pending = new Set(targets.map((bound) => bound.partition));
-    let latest: Epoch | undefined;
+    const latest = new Map<number, Epoch>();
     let finished!: () => void;
     const done = new Promise<void>((resolve) => (finished = resolve));
     try {
@@ -232,7 +252,8 @@ class RunningSink {
             const header = message.headers?.['oxbow.epoch'];
             if (header === undefined) continue;
             const epoch = BigInt(header.toString());
-            if (latest === undefined || epoch > latest) latest = epoch;
+            const before = latest.get(batch.partition);
+            if (before === undefined || epoch > before) latest.set(batch.partition, epoch);
           }
           // Control records (transaction markers) are never delivered: a batch that reaches the
           // last two offsets has seen the partition's last committed message.
@@ -241,7 +262,7 @@ class RunningSink {
         },
       });
       for (const bound of targets) {
-        const from = BigInt(bound.high) - TAIL_OFFSETS;
+        const from = BigInt(bound.high) - window;
         consumer.seek({ topic: this.options.topic, partition: bound.partition, offset: String(from > BigInt(bound.low) ? from : BigInt(bound.low)) });
       }
       await Promise.race([done, new Promise((resolve) => setTimeout(resolve, TAIL_READ_TIMEOUT_MS))]);

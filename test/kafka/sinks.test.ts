@@ -3,6 +3,7 @@
 // here from the statements run (a model of the table), not from oxbow's output.
 
 import { describe, expect, it } from 'vitest';
+import kafkajs from 'kafkajs';
 import pg from 'pg';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { useKafkaHarness } from './harness.js';
 import { startOxbow } from '../support/server.js';
 
+const { Kafka, logLevel } = kafkajs;
 const kafka = useKafkaHarness();
 
 function readTopic(topic: string, count: number): Promise<string[]> {
@@ -176,8 +178,14 @@ describe('CREATE SINK', () => {
     }
   });
 
-  it('sends nothing twice when the server dies between the Kafka commit and its own', async () => {
-    await kafka.broker.createTopic('sink_crash', 1);
+  // Twice: as the server left the topic, and with 1,500 messages of an aborted transaction after
+  // its delivery (a leader killed mid-delivery leaves such a tail; its successor's tail read must
+  // look past them to find the last delivery, or it sends that delivery again).
+  it.each([
+    ['as it left the topic', 'sink_crash', 0],
+    ['behind an aborted transaction longer than the tail read', 'sink_crash_aborted', 1500],
+  ] as const)('sends nothing twice when the server dies between the Kafka commit and its own, %s', async (_name, topic, aborted) => {
+    await kafka.broker.createTopic(topic, 1);
     const dataDir = mkdtempSync(join(tmpdir(), 'oxbow-sink-crash-'));
     try {
       // This server kills itself right after its first Kafka transaction commits, before the
@@ -189,20 +197,28 @@ describe('CREATE SINK', () => {
       first.on('error', () => undefined);
       await first.query('CREATE TABLE items (id int PRIMARY KEY, label varchar)');
       await first.query("INSERT INTO items VALUES (1, 'one'), (2, 'two')");
-      await first.query(`CREATE SINK items_out FROM items WITH (connector = 'kafka', topic = 'sink_crash', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT UPSERT ENCODE JSON`);
+      await first.query(`CREATE SINK items_out FROM items WITH (connector = 'kafka', topic = '${topic}', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT UPSERT ENCODE JSON`);
       await exited;
       await first.end().catch(() => undefined);
       expect(doomed.process.signalCode).toBe('SIGKILL');
+      if (aborted > 0) {
+        const producer = new Kafka({ clientId: 'oxbow-test-aborted-tail', brokers: [kafka.broker.bootstrap], logLevel: logLevel.NOTHING }).producer({ transactionalId: 'oxbow-test-aborted-tail', idempotent: true, maxInFlightRequests: 1 });
+        await producer.connect();
+        const transaction = await producer.transaction();
+        await transaction.send({ topic, messages: Array.from({ length: aborted }, (_, index) => ({ value: `aborted ${index}`, headers: { 'oxbow.epoch': '1' } })) });
+        await transaction.abort();
+        await producer.disconnect();
+      }
 
       const again = await startOxbow({ dataDir, args: ['--barrier-interval-ms', '100'] });
       try {
         const second = new pg.Client({ connectionString: again.url });
         await second.connect();
         await second.query("INSERT INTO items VALUES (3, 'three')");
-        const messages = await readTopic('sink_crash', 3);
+        const messages = await readTopic(topic, 3);
         // Give a duplicate delivery every chance to show up: the next insert must come right after.
         await second.query("INSERT INTO items VALUES (4, 'four')");
-        const all = await readTopic('sink_crash', 4);
+        const all = await readTopic(topic, 4);
         await second.end();
         const line = (id: number, label: string) => `${JSON.stringify({ id })} -> ${JSON.stringify({ id, label })}`;
         expect(messages.slice(0, 2).sort()).toEqual([line(1, 'one'), line(2, 'two')]);
