@@ -379,10 +379,6 @@ export class StoreStaging implements KeyedSeedStaging {
     });
   }
 
-  ofFiles(share: number): boolean {
-    return this.stages[share]?.ofFiles === true;
-  }
-
   filesBytes(share: number): number {
     const stage = this.stages[share];
     return stage?.ofFiles === true ? stage.bytes : 0;
@@ -403,7 +399,6 @@ export class StoreStaging implements KeyedSeedStaging {
 
   /** Why a share's store was not made before the read, for the cut's log line. */
   notes(): string[] {
-    if (this.reason !== undefined && this.fileNotes.length === 0) return [`no store from a checkpoint: ${this.reason}`];
     return [
       ...(this.reason === undefined ? [] : [`no store from a checkpoint: ${this.reason}`]),
       ...present(this.stages)

@@ -230,7 +230,7 @@ describe("a keyed share's seed sent ahead", () => {
         { index: 1, stage: Promise.reject(new Error('no space left on device')) },
       ]);
       expect(staging.checkpoints()).toEqual([9n, undefined, undefined]);
-      expect([staging.ofFiles(0), staging.ofFiles(1), staging.lost()]).toEqual([true, false, false]);
+      expect([staging.filesBytes(0), staging.filesBytes(1), staging.filesBytes(2), staging.lost()]).toEqual([files[0]!.bytes, 0, 0, false]);
       expect(staging.describe()).toBe("0 of 2 stores made from checkpoints, 1 of SST files the leader copied (node c's store of SST files: no space left on device)");
       expect(stores().length).toBe(1);
       staging.close();

@@ -696,7 +696,7 @@ export class ParallelFragmentNode implements StreamNode {
         if (seed === undefined) return undefined;
         const bytes = (seed.base?.length ?? 0) + seed.bytes.length;
         if (keptKey(index)) return undefined;
-        const from = seed.checkpoint === undefined ? 'from the read' : reading?.checkpoint?.ofFiles?.(index) === true ? `as SST files of epoch ${seed.checkpoint}` : `from its checkpoint ${seed.checkpoint}`;
+        const from = seed.checkpoint === undefined ? 'from the read' : (reading?.checkpoint?.filesBytes?.(index) ?? 0) > 0 ? `as SST files of epoch ${seed.checkpoint}` : `from its checkpoint ${seed.checkpoint}`;
         if (adds[threads + index] !== undefined) return `node ${remote.node} ${from}, ${bytes} bytes sent to its running share`;
         return `node ${remote.node} ${from}, ${bytes} bytes sent`;
       })
@@ -704,7 +704,7 @@ export class ParallelFragmentNode implements StreamNode {
     const read =
       reading === undefined
         ? 'no seed to read'
-        : `${allFromCheckpoints ? `no seed read, stores made ${seeds.some((_seed, index) => reading.checkpoint?.ofFiles?.(index) === true) ? 'from checkpoints or SST files' : 'from checkpoints'} in ${reading.checkpointMs.toFixed(0)} ms` : `seeds read in ${reading.readMs.toFixed(0)} ms`} while the owners ran, ${reading.staging?.describe() ?? 'none sent ahead'}, then ${reading.read.keptEpochs} epoch${reading.read.keptEpochs === 1 ? '' : 's'}' writes added (${reading.read.keptEntries} entries), cut ${(performance.now() - reading.startedAt).toFixed(0)} ms after the read began; seeds: ${sources.join('; ')}`;
+        : `${allFromCheckpoints ? `no seed read, stores made ${seeds.some((_seed, index) => (reading.checkpoint?.filesBytes?.(index) ?? 0) > 0) ? 'from checkpoints or SST files' : 'from checkpoints'} in ${reading.checkpointMs.toFixed(0)} ms` : `seeds read in ${reading.readMs.toFixed(0)} ms`} while the owners ran, ${reading.staging?.describe() ?? 'none sent ahead'}, then ${reading.read.keptEpochs} epoch${reading.read.keptEpochs === 1 ? '' : 's'}' writes added (${reading.read.keptEntries} entries), cut ${(performance.now() - reading.startedAt).toFixed(0)} ms after the read began; seeds: ${sources.join('; ')}`;
     process.stderr.write(
       `oxbow: view ${this.context.viewId}'s keyed fragment cut its vnodes again for ${this.settings.parallelism} threads and ${remotes.length} other node${remotes.length === 1 ? '' : 's'}, ${moved} vnode${moved === 1 ? '' : 's'} changing owner` +
         `; kept ${keeps.size} owner${keeps.size === 1 ? '' : 's'} running (${keptThreads} thread${keptThreads === 1 ? '' : 's'}, ${keptNodes === 1 ? "1 node's share" : `${keptNodes} nodes' shares`}${gainedOwners > 0 ? `; ${gainedOwners} of them took vnodes` : ''}${regainedOwners > 0 ? `, ${regainedOwners} of those some they held before (caches emptied${dropShares > 0 ? `; ${dropShares === 1 ? "1 node's store" : `${dropShares} nodes' stores`} rid of ${droppedVnodes} vnode${droppedVnodes === 1 ? '' : 's'} not owned` : ''})` : ''}), started ${startedOwners}` +

@@ -144,9 +144,7 @@ export interface KeyedSeedStaging {
   close(): void;
   /** Per share, the epoch of the checkpoint its node's store was made from (or of the SST files it was made of: no seed read for it), or undefined. */
   checkpoints?(): readonly (Epoch | undefined)[];
-  /** Whether share `share`'s store (or its gained vnodes) was made of SST files the leader exported (not from its node's checkpoint). */
-  ofFiles?(share: number): boolean;
-  /** The bytes of those SST files (0 for any other share), counted in its `share_seed_bytes`. */
+  /** The bytes of the SST files the leader exported for share `share`'s store (or its gained vnodes), counted in its `share_seed_bytes`; 0 when it got none (its store is from its node's checkpoint, or read). */
   filesBytes?(share: number): number;
   /** A share's store made from a checkpoint is gone before the cut (its link closed): no seed of it was read, so the cut must not come. */
   lost?(): boolean;
