@@ -109,10 +109,14 @@ async function startOnPort(options: BrokerOptions): Promise<{ port: number; pid:
 
 /**
  * True when a start on `port` failed because the pair was taken: claimed by another process's
- * broker (scripts/kafka.mjs refused it), or bound by another process first (the broker's log says so).
+ * broker (scripts/kafka.mjs refused it), bound by another process first (the broker's log says so),
+ * or the broker exited during its start (its log may say nothing: see below).
  */
 export function portTaken(port: number, error: unknown): boolean {
   if (/is claimed by process/.test(String((error as Error).message))) return true;
+  // Kafka 4 logs nothing without a log4j2 configuration (SLF4J falls back to NOP), so a bind lost
+  // to another process shows only as an early exit: that is retried on a fresh pair too.
+  if (/broker exited during start/.test(String((error as Error).message))) return true;
   try {
     return /BindException|Address already in use/.test(readFileSync(join(kafkaCache(), `run-${port}`, 'kafka.log'), 'utf8'));
   } catch {
