@@ -16,6 +16,10 @@
 // Run: npm run build && node dist/bench/remote-shares.js   (BENCH_EVENTS, default 2,000,000;
 // BENCH_ROUNDS, default 2, alternating one and two nodes; BENCH_QUERY q1, q4 or q5, default q1;
 // BENCH_NODES, the cluster sizes of each round, default 1,2, at most 3)
+// BENCH_NODE_CHECKPOINTS (q4, q5; comma-separated on, off): every node's OXBOW_KEYED_NODE_CHECKPOINTS
+// of each run in turn, with what the checkpoints cost printed besides (the leader's complete and
+// failed ones, their mean time, the bytes it sent; the nodes' requests answered, the bytes they sent
+// and their longest answer); BENCH_CHECKPOINT_INTERVAL_MS, the --checkpoint-interval-ms of every node.
 //
 // BENCH_QUERY=seed: what a keyed share on a node costs to start when the fragment has state (the
 // seed, executor/cluster/README.md "Keyed shares"). Three nodes (a leader and two standbys that
@@ -159,6 +163,15 @@ const KAFKA = QUERY === 'kafka' || KAFKA_FRAGMENT;
 /** The node fetch modes run on each cluster size above one (OXBOW_KAFKA_NODE_FETCH). */
 const NODE_FETCH = (process.env['BENCH_KAFKA_NODE_FETCH'] ?? 'nodes').split(',');
 if (NODE_FETCH.some((mode) => mode !== 'nodes' && mode !== 'all' && mode !== 'off')) throw new Error(`BENCH_KAFKA_NODE_FETCH must list nodes, all and off, not ${process.env['BENCH_KAFKA_NODE_FETCH']}`);
+/**
+ * BENCH_QUERY=q4 or q5: the OXBOW_KEYED_NODE_CHECKPOINTS values run in turn on each cluster size
+ * (comma-separated on, off; labels `nodeckpt_<value>_`), every node's default when unset; and
+ * BENCH_CHECKPOINT_INTERVAL_MS, the leader's --checkpoint-interval-ms (its default when unset).
+ */
+const NODE_CHECKPOINTS: readonly (string | undefined)[] = process.env['BENCH_NODE_CHECKPOINTS'] === undefined ? [undefined] : process.env['BENCH_NODE_CHECKPOINTS'].split(',');
+if (NODE_CHECKPOINTS.some((value) => value !== undefined && value !== 'on' && value !== 'off')) throw new Error(`BENCH_NODE_CHECKPOINTS must list on and off, not ${process.env['BENCH_NODE_CHECKPOINTS']}`);
+const CHECKPOINT_INTERVAL_MS = process.env['BENCH_CHECKPOINT_INTERVAL_MS'];
+if (CHECKPOINT_INTERVAL_MS !== undefined && !/^[1-9][0-9]*$/.test(CHECKPOINT_INTERVAL_MS)) throw new Error(`BENCH_CHECKPOINT_INTERVAL_MS must be a positive whole number, not ${CHECKPOINT_INTERVAL_MS}`);
 /** BENCH_QUERY=create: the views of each kind created per run. */
 const VIEWS = Number(process.env['BENCH_VIEWS'] ?? '8');
 if (!Number.isInteger(VIEWS) || VIEWS < 1) throw new Error(`BENCH_VIEWS must be a positive whole number, not ${process.env['BENCH_VIEWS']}`);
@@ -210,13 +223,14 @@ async function connect(node: OxbowNode): Promise<pg.Client> {
   }
 }
 
-async function run(nodes: number, label = '', nodeFetch = 'nodes'): Promise<void> {
+async function run(nodes: number, label = '', nodeFetch = 'nodes', nodeCheckpoints?: string): Promise<void> {
   const etcd = await startEtcd();
   const work = mkdtempSync(join(tmpdir(), 'oxbow-bench-remote-shares-'));
   const started: OxbowNode[] = [];
   try {
-    const args = (_name: string) => ['--cluster', etcd.url, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--parallelism', '2', '--cores', '8', '--remote-shares', 'on'];
-    const fetchEnv = { OXBOW_KAFKA_NODE_FETCH: nodeFetch };
+    const interval = CHECKPOINT_INTERVAL_MS === undefined ? [] : ['--checkpoint-interval-ms', CHECKPOINT_INTERVAL_MS];
+    const args = (_name: string) => ['--cluster', etcd.url, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--parallelism', '2', '--cores', '8', '--remote-shares', 'on', ...interval];
+    const fetchEnv = { OXBOW_KAFKA_NODE_FETCH: nodeFetch, ...(nodeCheckpoints === undefined ? {} : { OXBOW_KEYED_NODE_CHECKPOINTS: nodeCheckpoints }) };
     const leaderNode = await startOxbowNode(ENTRY, join(work, 'a'), args('a'), fetchEnv);
     started.push(leaderNode);
     const leader = await connect(leaderNode);
@@ -276,7 +290,7 @@ async function run(nodes: number, label = '', nodeFetch = 'nodes'): Promise<void
     const units = (await leader.query<{ node_id: string; is_self: boolean; share_units: string | null; share_rows: string | null }>('select node_id, is_self, share_units, share_rows from oxbow_catalog.nodes')).rows;
     const remoteUnits = units.filter((row) => !row.is_self).reduce((sum, row) => sum + Number(row.share_units ?? 0), 0);
     const remoteRows = units.filter((row) => !row.is_self).reduce((sum, row) => sum + Number(row.share_rows ?? 0), 0);
-    const tag = `${label}${QUERY}_${nodes}_node${nodes === 1 ? '' : 's'}${nodes > 1 && KAFKA_FRAGMENT ? `_fetch_${nodeFetch}` : ''}`;
+    const tag = `${label}${nodeCheckpoints === undefined ? '' : `nodeckpt_${nodeCheckpoints}_`}${QUERY}_${nodes}_node${nodes === 1 ? '' : 's'}${nodes > 1 && KAFKA_FRAGMENT ? `_fetch_${nodeFetch}` : ''}`;
     if (KAFKA_FRAGMENT) {
       // Each id the view keeps once (k = id mod 10,000).
       let expected = 0;
@@ -304,6 +318,19 @@ async function run(nodes: number, label = '', nodeFetch = 'nodes'): Promise<void
     if (nodes > 1 && QUERY === 'q1') emit(`${tag}_remote_unit_fraction`, remoteUnits / EVENTS, 'fraction');
     if (nodes > 1 && QUERY !== 'q1' && !KAFKA_FRAGMENT) emit(`${tag}_remote_rows`, remoteRows, 'rows');
     emit(`${tag}_load_1m`, loadavg()[0]!, 'load');
+    if (nodeCheckpoints !== undefined) {
+      // The leader's checkpoints (their time includes asking the nodes for their parts) and what the
+      // nodes sent for them (their log lines: `... checkpointed at epoch E (N bytes named, F files of B bytes sent, in T ms)`).
+      const checkpoints = (await leader.query<{ complete: string; failed: string; ms: number | null; uploaded: string | null }>("select count(*) filter (where status = 'complete') as complete, count(*) filter (where status = 'failed') as failed, avg(duration_ms) filter (where status = 'complete') as ms, sum(bytes_uploaded) filter (where status = 'complete') as uploaded from oxbow_catalog.checkpoints")).rows[0]!;
+      emit(`${tag}_checkpoints`, Number(checkpoints.complete), 'checkpoints');
+      emit(`${tag}_checkpoints_failed`, Number(checkpoints.failed), 'checkpoints');
+      emit(`${tag}_checkpoint_ms_mean`, checkpoints.ms ?? 0, 'ms');
+      emit(`${tag}_leader_checkpoint_uploaded_bytes`, Number(checkpoints.uploaded ?? 0), 'bytes');
+      const lines = started.slice(1).flatMap((node) => [...node.stderr().matchAll(/checkpointed at epoch \d+ \((\d+) bytes named, (\d+) files? of (\d+) bytes sent, in (\d+) ms\)/g)]);
+      emit(`${tag}_node_checkpoint_requests`, lines.length, 'requests');
+      emit(`${tag}_node_checkpoint_uploaded_bytes`, lines.reduce((sum, line) => sum + Number(line[3]), 0), 'bytes');
+      emit(`${tag}_node_checkpoint_ms_max`, lines.reduce((max, line) => Math.max(max, Number(line[4])), 0), 'ms');
+    }
     if (QUERY !== 'q1' && !KAFKA_FRAGMENT) {
       // The view's rows as one number: equal across cluster sizes, or a share lost or doubled rows.
       const view = QUERY === 'q4' ? 'nexmark_q4' : QUERY === 'kafka' ? 'events_by_k' : 'nexmark_q5';
@@ -1002,9 +1029,11 @@ try {
     }
     for (const size of SIZES) {
       for (const nodeFetch of size > 1 && KAFKA_FRAGMENT ? NODE_FETCH : ['nodes']) {
-        for (let build = 0; build < ENTRIES.length; build++) {
-          ENTRY = ENTRIES[build]!;
-          await run(size, ENTRIES.length > 1 ? `${LABELS[build] ?? `build${build}`}_` : '', nodeFetch);
+        for (const nodeCheckpoints of NODE_CHECKPOINTS) {
+          for (let build = 0; build < ENTRIES.length; build++) {
+            ENTRY = ENTRIES[build]!;
+            await run(size, ENTRIES.length > 1 ? `${LABELS[build] ?? `build${build}`}_` : '', nodeFetch, nodeCheckpoints);
+          }
         }
       }
     }

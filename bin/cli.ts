@@ -83,6 +83,8 @@ export interface CliConfig {
   readonly remoteShareTimeoutMs: number | undefined;
   /** OXBOW_KEYED_SEED_FROM: where a joining node's keyed share's store comes from, `checkpoint` (the one it follows; default) or `read` (the leader reads and sends the seed). */
   readonly keyedSeedFrom: 'checkpoint' | 'files' | 'read' | undefined;
+  /** OXBOW_KEYED_NODE_CHECKPOINTS: `on` makes the leader's checkpoints name each node's keyed share stores, cut and uploaded by the node (executor/cluster/README.md, step 4); `off` (default). */
+  readonly keyedNodeCheckpoints: boolean | undefined;
 }
 
 /** A bad command line: printed with a pointer to --help, exit code 2. */
@@ -338,6 +340,11 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   if (keyedSeedFrom !== undefined && keyedSeedFrom !== 'checkpoint' && keyedSeedFrom !== 'files' && keyedSeedFrom !== 'read') {
     throw new UsageError(`${seedFromInput!.source}: "${seedFromInput!.text}" is not checkpoint, files or read`);
   }
+  const nodeCheckpointsInput = variable('OXBOW_KEYED_NODE_CHECKPOINTS');
+  const nodeCheckpoints = nodeCheckpointsInput === undefined ? undefined : nodeCheckpointsInput.text.trim().toLowerCase();
+  if (nodeCheckpoints !== undefined && nodeCheckpoints !== 'on' && nodeCheckpoints !== 'off') {
+    throw new UsageError(`${nodeCheckpointsInput!.source}: "${nodeCheckpointsInput!.text}" is not on or off`);
+  }
   // Read by the leader's remote shares from the environment (executor/cluster/remote-shares.ts): refused here, at start.
   const nodeFetchInput = variable('OXBOW_KAFKA_NODE_FETCH');
   if (nodeFetchInput !== undefined && !['nodes', 'all', 'off'].includes(nodeFetchInput.text.trim().toLowerCase())) {
@@ -412,6 +419,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       forwardTimeoutMs,
       remoteShareTimeoutMs,
       keyedSeedFrom: keyedSeedFrom as 'checkpoint' | 'files' | 'read' | undefined,
+      keyedNodeCheckpoints: nodeCheckpoints === undefined ? undefined : nodeCheckpoints === 'on',
     },
   };
 }

@@ -48,6 +48,7 @@ export async function serveClusterNode(
             host: config.host,
             ...(config.remoteShareTimeoutMs === undefined ? {} : { timeoutMs: config.remoteShareTimeoutMs }),
             ...(config.keyedSeedFrom === undefined ? {} : { seedFrom: config.keyedSeedFrom }),
+            ...(config.keyedNodeCheckpoints === true ? { nodeCheckpoints: true } : {}),
           },
         }
       : {}),

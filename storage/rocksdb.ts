@@ -140,6 +140,7 @@ interface NativeDatabase {
   approximateSize(start: Bytes, end: Bytes): number;
   tableStats(tableId: number, start: Bytes, end: Bytes): [number, number, number];
   setRetentionWatermark(tableId: number, epoch: bigint): void;
+  capRetentionWatermarks(epoch: bigint | null): void;
   flush(): Promise<void>;
   compactRange(start?: Bytes, end?: Bytes): Promise<void>;
   checkpoint(directory: string): Promise<void>;
@@ -574,6 +575,15 @@ export class RocksDatabase {
   /** From now on compactions may drop versions of `tableId` shadowed by one at or below `epoch`. */
   setRetentionWatermark(tableId: number, epoch: bigint): void {
     this.native.setRetentionWatermark(tableId, epoch);
+  }
+
+  /**
+   * From now on no table's watermark is above `epoch` (null: no bound), whatever the tables set:
+   * compactions keep every version a read at `epoch` or later needs. For every wrapper of this
+   * database (a share's worker's too).
+   */
+  capRetentionWatermarks(epoch: bigint | null): void {
+    this.native.capRetentionWatermarks(epoch);
   }
 
   flush(): Promise<void> {

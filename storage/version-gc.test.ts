@@ -8,6 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { epochFromMillis } from '../sql/epoch.js';
 import { type } from '../sql/types.js';
 import { openRocksStateStore } from './rocks-state-store.js';
+import { epochSuffix, tableLowerBound, tableUpperBound } from './mvcc-key.js';
+import { forEachPacked } from './rocksdb.js';
 
 const directories: string[] = [];
 afterEach(() => {
@@ -64,6 +66,44 @@ describe('version GC by the compaction filter', () => {
     }
     const history = [...short.versions(epochAt(28), epochAt(30), { start: [5], end: [6] })];
     expect(history.map((version) => version.validFrom)).toEqual([epochAt(28), epochAt(29), epochAt(30)]);
+    await store.close();
+  });
+
+  it('keeps every version a read at the cap or later needs, whatever the tables set', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oxbow-gc-'));
+    directories.push(dir);
+    const T0 = Date.UTC(2026, 0, 1);
+    const epochAt = (second: number) => epochFromMillis(T0 + second * 1000);
+    const store = openRocksStateStore({ dir, retentionMs: 1000 });
+    const table = store.table({ tableId: 3, columnTypes: [type('int4'), type('text')], primaryKey: [0] });
+    // Key k is written at every second but skips second 10 when k is odd: a read at 10 must find
+    // the version of 9 for those, which a watermark of 29 would drop.
+    store.database.capRetentionWatermarks(epochAt(10));
+    for (let second = 1; second <= 30; second++) {
+      for (let key = 0; key < 100; key++) if (second !== 10 || key % 2 === 0) table.insert([key, `${key}@${second}`]);
+      store.commit(epochAt(second));
+    }
+    await store.database.flush();
+    await store.compact();
+    // Table 3's entries: every version, or (with `at`) the newest at or before it of each key,
+    // read from RocksDB directly (the store's own reads refuse epochs below its watermark).
+    const raw = (at?: number): number => {
+      let entries = 0;
+      const lower = tableLowerBound(3);
+      const iterator = store.database.iterator({ lowerBound: lower, upperBound: tableUpperBound(3), ...(at === undefined ? {} : { epochSuffix: epochSuffix(epochAt(at)) }) });
+      iterator.seek(lower);
+      for (let packed = iterator.nextPacked(); packed !== null; packed = iterator.nextPacked()) forEachPacked(packed, () => entries++);
+      iterator.close();
+      return entries;
+    };
+    // A read at 10 finds every key (the odd ones' version of 9), and so does one at every later second.
+    for (const second of [10, 11, 20, 30]) expect(raw(second)).toBe(100);
+    // Versions 10..30 of the even keys and 9, 11..30 of the odd ones: 21 each.
+    expect(raw()).toBe(100 * 21);
+    store.database.capRetentionWatermarks(null);
+    await store.compact();
+    // The tables' own watermark (29 s) rules again: versions 29 and 30 remain.
+    expect(raw()).toBe(100 * 2);
     await store.close();
   });
 

@@ -78,7 +78,8 @@ export interface ClusterOptions {
    * on `host`, its address in the node's record), and as the leader gives shares to every other node
    * that does; `timeoutMs` bounds the handshake and each epoch's batch (default 10 s).
    */
-  readonly remoteShares?: { readonly host: string; readonly timeoutMs?: number; readonly drainMs?: number; readonly seedFrom?: KeyedSeedFrom };
+  /** `nodeCheckpoints`: the leader's checkpoints name each node's keyed share stores, which the nodes cut and upload (share-store-checkpoint.ts). */
+  readonly remoteShares?: { readonly host: string; readonly timeoutMs?: number; readonly drainMs?: number; readonly seedFrom?: KeyedSeedFrom; readonly nodeCheckpoints?: boolean };
   /** This node lost leadership while leading: it must stop at once (the server exits). */
   readonly onFenced: (reason: string) => void;
   /** Role changes and errors, one line each (the server writes them to stderr). */
@@ -204,6 +205,7 @@ export class ClusterNode implements Engine {
           if (this.role !== 'standby') throw new Error('this node is not a standby');
           return (await this.follower).materializeAtLeast(epoch, dir, withinMs, () => stop() || this.closed || this.role !== 'standby');
         },
+        ...(this.options.remoteShares.nodeCheckpoints === true ? { storeCheckpoints: { node: this.nodeId, objectStore: () => this.followStore } } : {}),
       });
       this.shareAddress = await this.shareServer.listen();
     }
@@ -490,6 +492,7 @@ export class ClusterNode implements Engine {
         this.checkpointEpoch = epoch;
         return true;
       },
+      ...(this.shares !== undefined && this.options.remoteShares?.nodeCheckpoints === true ? { parts: (epoch: Epoch) => this.shares!.checkpointParts(epoch) } : {}),
     };
     // A clean shutdown hands over everything committed: the last checkpoint, within half the
     // shutdown bound (the other half is the loop's own, for a checkpoint already running).
@@ -652,6 +655,8 @@ export class ClusterNode implements Engine {
       w.one('oxbow_keyed_share_store_bytes', "Live SST files' bytes of the keyed shares' stores open on this node.", shares.storeBytes);
       w.one('oxbow_keyed_share_copied_bytes_total', "Bytes of SST files this node copied out of followed checkpoints for keyed shares (a share's own vnodes, a kept share's gained ones).", shares.copiedBytes, 'counter');
       w.one('oxbow_keyed_share_ingested_bytes_total', "Bytes of SST files this node ingested into keyed shares' stores.", shares.ingestedBytes, 'counter');
+      w.one('oxbow_keyed_share_checkpoints_total', "Keyed shares' stores this node cut for the leader's checkpoints (OXBOW_KEYED_NODE_CHECKPOINTS=on).", shares.checkpointedStores, 'counter');
+      w.one('oxbow_keyed_share_checkpoint_uploaded_bytes_total', "Bytes of those stores' files this node sent to the object store (files already there are named, not sent).", shares.checkpointUploadedBytes, 'counter');
     }
     return w.lines.join('\n') + '\n';
   }

@@ -18,6 +18,7 @@ import { connect, type Socket } from 'node:net';
 import { deserialize, serialize } from 'node:v8';
 import { SYSTEM_TABLE_ID, TABLE_ID_BYTES, tableLowerBound, tableUpperBound, vnodeRunRanges } from '../../storage/mvcc-key.js';
 import { keyedByVnode } from '../stream/parallel/keyed-seed.js';
+import type { ManifestPart } from '../../storage/checkpoint/manifest.js';
 import type { GainedVnodes } from '../stream/parallel/protocol.js';
 import { VNODE_COUNT } from '../stream/parallel/vnode.js';
 
@@ -114,8 +115,11 @@ export function configuredSeedChunkBytes(): number {
  * Version 7: a started share's store may come as SST files the leader exported out of its own
  * database at the read's start (`stage-files`, then `file` frames of their bytes; answered by
  * `staged` with that epoch once the node ingested them into a fresh store).
+ * Version 8: a leader whose checkpoints name the nodes' parts asks each node on a link of its own
+ * for its keyed shares' stores cut at or past its checkpoint's epoch (`checkpoint-stores`, answered
+ * `seeding` as the files go up, then `checkpointed` with the parts).
  */
-export const SHARE_PROTOCOL_VERSION = 7;
+export const SHARE_PROTOCOL_VERSION = 8;
 
 /** The largest version OXBOW_REMOTE_SHARE_PROTOCOL_VERSION takes (an int4 in oxbow_catalog.nodes). */
 export const MAX_SHARE_PROTOCOL_VERSION = 2_147_483_647;
@@ -245,7 +249,15 @@ export type Handshake =
   | { readonly t: 'staged'; readonly id: string; readonly epoch?: string }
   /** A keyed share's node, after its `open`: a piece of the seed received or written (each restarts the leader's deadline), then `seeded` once the seed is in its store and the worker started. */
   | { readonly t: 'seeding' }
-  | { readonly t: 'seeded' };
+  | { readonly t: 'seeded' }
+  /**
+   * The leader's checkpoint at `epoch` (share-store-checkpoint.ts): the node cuts every running
+   * keyed share's store and uploads its files under `nodes/<node>/`, answering `seeding` after each
+   * file sent and `checkpointed` with one part per store (storage/checkpoint/manifest.ts'
+   * `ManifestPart`), or `refused` (no object store on this node, an upload that failed).
+   */
+  | { readonly t: 'checkpoint-stores'; readonly epoch: string }
+  | { readonly t: 'checkpointed'; readonly parts: readonly ManifestPart[] };
 
 /**
  * The frames that open a share: a keyed share's seed (packed entries, storage/write-batch.ts) in

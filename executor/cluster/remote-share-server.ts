@@ -24,9 +24,11 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import type { ManifestPart } from '../../storage/checkpoint/manifest.js';
 import { dropTablesOutside } from '../../storage/key-ranges.js';
 import { tableLowerBound, tableUpperBound, vnodeRunRanges } from '../../storage/mvcc-key.js';
 import { forEachBatchEntry, WriteBatchBuilder } from '../../storage/write-batch.js';
+import type { ObjectStore } from '../../storage/object-store/object-store.js';
 import { RocksDatabase, type ExportedFile } from '../../storage/rocksdb.js';
 import { WorkerPool } from '../batch/worker-pool.js';
 import type { MainToSourceWorker, SourceWorkerToMain } from '../stream/parallel/source-protocol.js';
@@ -35,6 +37,7 @@ import type { GainedVnodes, MainToWorker, WorkerToMain } from '../stream/paralle
 import { VNODE_COUNT } from '../stream/parallel/vnode.js';
 import { WorkerHandle } from '../stream/parallel/worker-handle.js';
 import { configuredShareProtocolVersion, formatAddress, frame, gainedRanges, isGainedVnodes, isStagedFiles, newNonce, ownStoreRanges, proofMatches, proofOf, readFrames, versionMismatch, versionOf, wholeEntryPieces, type Handshake, type StagedFile } from './remote-share-link.js';
+import { checkpointStores, newStoreIncarnation, type CheckpointedStore } from './share-store-checkpoint.js';
 
 type Forwarded = MainToSourceWorker | MainToWorker;
 type Answered = SourceWorkerToMain | WorkerToMain;
@@ -207,6 +210,13 @@ export interface RemoteShareServerOptions {
   readonly checkpointSeed?: (epoch: bigint, dir: string, withinMs: number, stop: () => boolean) => Promise<bigint>;
   /** The share protocol version this node speaks (tests); OXBOW_REMOTE_SHARE_PROTOCOL_VERSION's or this build's by default. */
   readonly protocolVersion?: number;
+  /**
+   * The leader's checkpoints name this node's parts (OXBOW_KEYED_NODE_CHECKPOINTS=on): each keyed
+   * share's store keeps the versions a later checkpoint needs, and `checkpoint-stores` cuts and
+   * uploads them (share-store-checkpoint.ts) under `nodes/<node>/` of the object store. Absent: the
+   * request is refused and the stores' watermarks are their tables'.
+   */
+  readonly storeCheckpoints?: { readonly node: string; readonly objectStore: () => Promise<ObjectStore> };
 }
 
 /**
@@ -326,6 +336,13 @@ export class RemoteShareServer {
   private readonly gained = new Map<string, GainedEntries>();
   /** Keyed shares' stores open now (`metrics`). */
   private readonly openStores = new Set<KeyedStore>();
+  /** Running keyed shares' stores, which `checkpoint-stores` cuts. */
+  private readonly runningStores = new Set<CheckpointedStore>();
+  /** The `checkpoint-stores` requests, one at a time. */
+  private checkpointing: Promise<void> = Promise.resolve();
+  /** Stores cut for the leader's checkpoints and the bytes of their files sent, since the start. */
+  private checkpointedStores = 0;
+  private checkpointUploadedBytes = 0;
   /** Bytes of SST files copied out of checkpoints (a share's own vnodes, a kept share's gained ones), and ingested into shares' stores, since the start. */
   private copiedBytes = 0;
   private ingestedBytes = 0;
@@ -374,11 +391,13 @@ export class RemoteShareServer {
   private accept(socket: Socket): void {
     this.sockets.add(socket);
     socket.setNoDelay(true);
-    let stage: 'hello' | 'proof' | 'open' | 'receiving' | 'materializing' | 'staged' | 'seeding' | 'running' | 'refused' = 'hello';
+    let stage: 'hello' | 'proof' | 'open' | 'receiving' | 'materializing' | 'staged' | 'seeding' | 'running' | 'refused' | 'checkpointing' = 'hello';
     let nonce: Uint8Array | undefined;
     let handle: WorkerHandle<Forwarded, Answered> | undefined;
     /** A keyed share's own store (the connection opened a keyed fragment's share). */
     let keyed: KeyedStore | undefined;
+    /** That store as `checkpoint-stores` cuts it, once its worker runs (with storeCheckpoints). */
+    let running: CheckpointedStore | undefined;
     /** Answers leave in the order their commits came. */
     let answers: Promise<void> = Promise.resolve();
     /** Units posted since the last commit. */
@@ -412,6 +431,7 @@ export class RemoteShareServer {
     socket.on('close', () => {
       clearTimeout(timer);
       this.sockets.delete(socket);
+      if (running !== undefined) this.runningStores.delete(running);
       if (stagedAs !== undefined) this.staged.delete(stagedAs);
       receiving?.discard();
       if (gainedAs !== undefined) {
@@ -513,6 +533,10 @@ export class RemoteShareServer {
         );
         return;
       }
+      if (message.t === 'remap' && running !== undefined) {
+        running.owner = message.worker;
+        running.vnodes = message.vnodes;
+      }
       if (message.t === 'remap' && message.gained === true) {
         const ingested = ingestedBytes > 0 ? `, ${ingestedBytes} bytes of SST files ingested` : '';
         this.options.log(`oxbow: a keyed share took vnodes${message.regained === true ? ', some it held before,' : ' it never held'} (${addedBytes} bytes of their seed written to its store${ingested})`);
@@ -538,12 +562,15 @@ export class RemoteShareServer {
       const store = keyed!;
       const counted = message.t === 'commit' ? pendingUnits : 0;
       if (message.t === 'commit') pendingUnits = 0;
+      const committing = message.t === 'commit' ? BigInt(message.epoch) : undefined;
+      const cut = running;
       answers = answers.then(async () => {
         try {
           const answered = await worker.answered(answer);
           if (answered.t === 'batch') {
             store.database.write(Buffer.from(answered.bytes, 0, answered.length));
             this.rows += counted;
+            if (cut !== undefined && committing !== undefined) cut.committed = committing;
           }
           send(answered);
           // After the share's first batch (off the first epoch's path): the dropped tables' files go.
@@ -829,6 +856,21 @@ export class RemoteShareServer {
             stage = 'materializing';
             filing = filesDone!();
           }
+        } else if (stage === 'open' && received.t === 'checkpoint-stores' && typeof received.epoch === 'string' && /^[0-9]{1,20}$/.test(received.epoch) && seedPieces.length === 0 && staging === undefined) {
+          clearTimeout(timer);
+          stage = 'checkpointing';
+          this.checkpointStores(BigInt(received.epoch), send, () => socket.destroyed).then(
+            (parts) => {
+              send({ t: 'checkpointed', parts } satisfies Handshake);
+              socket.end();
+            },
+            (error: unknown) => {
+              const reason = error instanceof Error ? error.message : String(error);
+              this.options.log(`oxbow: this node's keyed share stores were not checkpointed at epoch ${received.epoch}: ${reason}`);
+              send({ t: 'refused', reason } satisfies Handshake);
+              socket.end();
+            },
+          );
         } else if (stage === 'open' && received.t === 'seed' && received.bytes instanceof Uint8Array && staging === undefined) {
           if (seedPieces.length === 0) this.warmKeyedWorker();
           seedPieces.push(received.bytes);
@@ -891,6 +933,11 @@ export class RemoteShareServer {
               if (socket.destroyed) return;
               this.options.log(`oxbow: a keyed share's seed is written (${written} piece${written === 1 ? '' : 's'}, ${writtenBytes} bytes${stagedName === undefined ? '' : ', after the seed sent ahead'}); its worker starts`);
               startWorker(this.options.keyedWorkerScript(), { ...shareData, token: store.token, path: store.path }, this.keyedPool);
+              if (this.options.storeCheckpoints !== undefined) {
+                const share = shareData as { viewId: number; worker: number; vnodes: Uint16Array };
+                running = { database: store.database, path: store.path, incarnation: newStoreIncarnation(), uploaded: new Map(), view: share.viewId, owner: share.worker, vnodes: share.vnodes, committed: 0n };
+                this.runningStores.add(running);
+              }
               // The leader's answer deadlines count from here.
               send({ t: 'seeded' } satisfies Handshake);
               for (const waiting of early.splice(0)) {
@@ -1124,16 +1171,38 @@ export class RemoteShareServer {
   /** Counts a keyed share's store as open (`metrics`) until it is released. */
   private opened(store: KeyedStore): KeyedStore {
     this.openStores.add(store);
+    // Every version stays until the first checkpoint cut of it (share-store-checkpoint.ts).
+    if (this.options.storeCheckpoints !== undefined) store.database.capRetentionWatermarks(0n);
     return store;
+  }
+
+  /** The running keyed shares' stores cut and uploaded for the leader's checkpoint at `epoch`, after any such request before it. */
+  private checkpointStores(epoch: bigint, send: (message: Handshake) => void, stopped: () => boolean): Promise<ManifestPart[]> {
+    const checkpoints = this.options.storeCheckpoints;
+    const run = async (): Promise<ManifestPart[]> => {
+      if (checkpoints === undefined) throw new Error('this node does not checkpoint its keyed shares\' stores (OXBOW_KEYED_NODE_CHECKPOINTS is off)');
+      const started = Date.now();
+      const stores = [...this.runningStores];
+      const { parts, uploadedFiles, uploadedBytes } = await checkpointStores(await checkpoints.objectStore(), checkpoints.node, epoch, stores, () => send({ t: 'seeding' }), stopped);
+      this.checkpointedStores += parts.length;
+      this.checkpointUploadedBytes += uploadedBytes;
+      const named = parts.reduce((sum, part) => sum + part.totalBytes, 0);
+      this.options.log(`oxbow: ${parts.length} keyed share store${parts.length === 1 ? '' : 's'} checkpointed at epoch ${epoch} (${named} bytes named, ${uploadedFiles} file${uploadedFiles === 1 ? '' : 's'} of ${uploadedBytes} bytes sent, in ${Date.now() - started} ms)`);
+      return parts;
+    };
+    const result = this.checkpointing.then(run);
+    this.checkpointing = result.then(() => undefined, () => undefined);
+    return result;
   }
 
   /**
    * What a node's operator watches of its keyed shares (cluster-node.ts' `prometheusText`): the
    * stores open now (running shares', staged ones', those made from checkpoints being read) and
    * their live SST files' bytes (both column families), and the bytes of SST files copied out of
-   * checkpoints and ingested into shares' stores since the start.
+   * checkpoints and ingested into shares' stores since the start; the stores cut for the leader's
+   * checkpoints (share-store-checkpoint.ts) and the bytes of their files sent, since the start.
    */
-  metrics(): { readonly stores: number; readonly storeBytes: number; readonly copiedBytes: number; readonly ingestedBytes: number } {
+  metrics(): { readonly stores: number; readonly storeBytes: number; readonly copiedBytes: number; readonly ingestedBytes: number; readonly checkpointedStores: number; readonly checkpointUploadedBytes: number } {
     let storeBytes = 0;
     for (const store of this.openStores) {
       for (const family of ['default', 'records'] as const) {
@@ -1144,7 +1213,7 @@ export class RemoteShareServer {
         }
       }
     }
-    return { stores: this.openStores.size, storeBytes, copiedBytes: this.copiedBytes, ingestedBytes: this.ingestedBytes };
+    return { stores: this.openStores.size, storeBytes, copiedBytes: this.copiedBytes, ingestedBytes: this.ingestedBytes, checkpointedStores: this.checkpointedStores, checkpointUploadedBytes: this.checkpointUploadedBytes };
   }
 
   /**

@@ -11,8 +11,10 @@ import { keyedByVnode, type KeyedSeed, type KeyedSeedRead } from '../stream/para
 import type { KeyedSeedStaging, RemoteShareSource, RemoteShareTarget } from '../stream/parallel/source-fragment.js';
 import type { GainedVnodes } from '../stream/parallel/protocol.js';
 import type { Epoch } from '../../sql/epoch.js';
+import type { ManifestPart } from '../../storage/checkpoint/manifest.js';
 import { StoreStaging, SeedStage, SeedStaging } from './keyed-share-stage.js';
 import { gainedRanges, ownStoreRanges } from './remote-share-link.js';
+import { askNodeParts } from './share-store-checkpoint.js';
 
 /**
  * Where a joining node's keyed share's store comes from: the checkpoint it follows, else SST files
@@ -356,6 +358,19 @@ export class RemoteShares implements RemoteShareSource {
       else if (ready > readyMs) readyMs = ready;
     }
     return { rows, bytes, readyMs: live === 0 ? null : readyMs };
+  }
+
+  /**
+   * The nodes' parts of the checkpoint at `epoch` (share-store-checkpoint.ts): every node listed now
+   * that runs a keyed share of this leader's (not closed at a cut, not failed over to this node) is
+   * asked on a link of its own, all at once. A node that gives none fails the checkpoint.
+   */
+  async checkpointParts(epoch: Epoch): Promise<ManifestPart[]> {
+    const key = this.key();
+    if (key === undefined) return [];
+    const asked = this.peers().filter((peer) => this.keyedStats.get(peer.nodeId)?.some((stats) => !stats.retired && Atomics.load(stats.counters, 1) === 0n) === true);
+    const parts = await Promise.all(asked.map((peer) => askNodeParts(peer.nodeId, peer.shareAddress, key, epoch, this.timeoutMs)));
+    return parts.flat();
   }
 
   /** Units node `nodeId` generated for this leader, or null when it got no share. */

@@ -40,8 +40,11 @@ import {
   SST_PREFIX,
   isSharedDataFile,
   sstKey,
+  NODES_PREFIX,
+  manifestFiles,
   type CheckpointManifest,
   type ManifestFile,
+  type ManifestPart,
 } from './manifest.js';
 
 /** The committed state a cut holds. */
@@ -89,6 +92,12 @@ export interface CheckpointerOptions {
 export interface ManifestGuard {
   check(epoch: Epoch): Promise<void>;
   commit(epoch: Epoch): Promise<boolean>;
+  /**
+   * Other nodes' parts of the checkpoint at `epoch`, asked once this node's files are uploaded and
+   * named by the manifest (their files are reference-counted with this node's). A rejection fails
+   * the checkpoint.
+   */
+  parts?(epoch: Epoch): Promise<readonly ManifestPart[]>;
 }
 
 /**
@@ -163,14 +172,14 @@ export class Checkpointer {
         damaged.push(`${object.key}: ${error.message}`);
         continue;
       }
-      const missing = manifest.files.find((file) => existing.get(file.key) !== file.sizeBytes);
+      const missing = manifestFiles(manifest).find((file) => existing.get(file.key) !== file.sizeBytes);
       if (missing !== undefined) {
         damaged.push(`${object.key}: names ${missing.key}, which is ${existing.has(missing.key) ? 'of the wrong size' : 'missing'}`);
         continue;
       }
       this.kept.set(epoch, manifest);
     }
-    for (const object of objects) if (object.key.startsWith(SST_PREFIX) || object.key.startsWith(FILES_PREFIX)) this.remoteFiles.add(object.key);
+    for (const object of objects) if (object.key.startsWith(SST_PREFIX) || object.key.startsWith(FILES_PREFIX) || object.key.startsWith(NODES_PREFIX)) this.remoteFiles.add(object.key);
     // Damaged manifests can never be restored; drop them so their files can be collected. Probe
     // objects left by a start killed between the probe's write and its delete go too.
     await store.delete(damaged.map((entry) => entry.slice(0, entry.indexOf(':'))));
@@ -196,7 +205,7 @@ export class Checkpointer {
       for (const epoch of expired) this.kept.delete(epoch);
     }
     const referenced = new Set<string>();
-    for (const manifest of this.kept.values()) for (const file of manifest.files) referenced.add(file.key);
+    for (const manifest of this.kept.values()) for (const file of manifestFiles(manifest)) referenced.add(file.key);
     const unreferenced = [...this.remoteFiles].filter((key) => !referenced.has(key));
     if (unreferenced.length > 0) {
       await this.options.objectStore.delete(unreferenced);
@@ -274,6 +283,7 @@ export class Checkpointer {
           bytesUploaded += digest.sizeBytes;
       });
 
+      const parts = this.options.guard?.parts === undefined ? undefined : await this.options.guard.parts(epoch);
       const manifest: CheckpointManifest = {
         format: MANIFEST_FORMAT,
         oxbowVersion: this.options.oxbowVersion,
@@ -284,6 +294,7 @@ export class Checkpointer {
         sourceOffsets: state.sourceOffsets,
         files,
         totalBytes: files.reduce((sum, file) => sum + file.sizeBytes, 0),
+        ...(parts === undefined || parts.length === 0 ? {} : { parts }),
       };
       const encoded = encodeManifest(manifest);
       this.phase('manifest', epoch, startedAtMs);
@@ -294,6 +305,8 @@ export class Checkpointer {
         throw new CheckpointError(`checkpoint at epoch ${epochText(epoch)} refused: this node is no longer the leader`);
       }
       bytesUploaded += encoded.length;
+      // The parts' files count as this store's from now on: retention deletes them once no kept manifest names them.
+      for (const part of parts ?? []) for (const file of part.files) this.remoteFiles.add(file.key);
       this.kept.set(epoch, manifest);
       this.lastEpochValue = epoch;
       await rm(staging, { recursive: true, force: true });

@@ -9,6 +9,8 @@
 //   manifests/<epoch, 20 digits>.json          one per complete checkpoint (zero-padded: key order = epoch order)
 //   sst/<incarnation>/<NNNNNN>.sst             SST files, immutable, shared by the checkpoints that name them
 //   files/<epoch, 20 digits>/<name>            the small non-SST files of one checkpoint
+//   nodes/<node id>/sst/<incarnation>/<name>   another node's store's SST and blob files (a part)
+//   nodes/<node id>/files/<epoch>/<incarnation>/<name>   that store's small files of one checkpoint
 //
 // An incarnation is one lineage of a local RocksDB directory (created fresh or restored); RocksDB
 // file numbers are unique within it, so `sst/<incarnation>/<name>` never names two contents.
@@ -20,6 +22,7 @@ export const MANIFEST_FORMAT = 1;
 export const MANIFEST_PREFIX = 'manifests/';
 export const SST_PREFIX = 'sst/';
 export const FILES_PREFIX = 'files/';
+export const NODES_PREFIX = 'nodes/';
 
 export interface ManifestFile {
   /** The file's name inside the RocksDB directory ("000012.sst", "MANIFEST-000009", "CURRENT"). */
@@ -43,6 +46,30 @@ export interface CheckpointManifest {
   readonly sourceOffsets: Readonly<Record<string, string>>;
   readonly files: readonly ManifestFile[];
   /** Sum of the files' sizes: what a restore downloads. */
+  readonly totalBytes: number;
+  /** Other nodes' stores cut for this checkpoint (a cluster's keyed shares: executor/cluster/); none when absent. */
+  readonly parts?: readonly ManifestPart[];
+}
+
+/**
+ * One keyed share's store on another node, cut once every batch of its epochs up to the
+ * checkpoint's was written (perhaps with some of later epochs: versions carry their epochs, so a
+ * store started at the checkpoint's epoch reads none newer) and uploaded under `nodes/<node>/` by
+ * that node (executor/cluster/share-store-checkpoint.ts).
+ */
+export interface ManifestPart {
+  readonly node: string;
+  /** The store's lineage: its file numbers are unique within it. */
+  readonly incarnation: string;
+  /** The view and the owner index of the share in its keyed fragment's vnode map. */
+  readonly view: number;
+  readonly owner: number;
+  /** The vnodes the share owned at the cut, ascending. */
+  readonly vnodes: readonly number[];
+  /** The epoch of the store's last batch written before its cut (the share gets no batch of an epoch it had nothing in). */
+  readonly epoch: string;
+  /** Every file RocksDB needs to open the cut, as a checkpoint's own. */
+  readonly files: readonly ManifestFile[];
   readonly totalBytes: number;
 }
 
@@ -69,6 +96,26 @@ export function sstKey(incarnation: string, name: string): string {
 
 export function checkpointFileKey(epoch: Epoch, name: string): string {
   return `${FILES_PREFIX}${epochText(epoch)}/${name}`;
+}
+
+/** Where a node's parts go: every key under it is that node's. */
+export function nodePrefix(node: string): string {
+  return `${NODES_PREFIX}${node}/`;
+}
+
+/** A node's store's SST or blob file, shared by the parts that name it. */
+export function nodeSstKey(node: string, incarnation: string, name: string): string {
+  return `${nodePrefix(node)}sst/${incarnation}/${name}`;
+}
+
+/** A node's store's small file of the checkpoint at `epoch`. */
+export function nodeFileKey(node: string, epoch: Epoch, incarnation: string, name: string): string {
+  return `${nodePrefix(node)}files/${epochText(epoch)}/${incarnation}/${name}`;
+}
+
+/** Every file a manifest names: its own and its parts'. */
+export function manifestFiles(manifest: CheckpointManifest): ManifestFile[] {
+  return manifest.parts === undefined ? [...manifest.files] : [...manifest.files, ...manifest.parts.flatMap((part) => part.files)];
 }
 
 /** The epoch a manifest key names, or undefined for a key that is not a manifest. */
@@ -103,5 +150,12 @@ export function decodeManifest(key: string, bytes: Uint8Array): CheckpointManife
   if (manifest.format !== MANIFEST_FORMAT) throw new ManifestError(`manifest ${key} has format ${manifest.format}; this oxbow reads format ${MANIFEST_FORMAT}`);
   if (epochOfManifestKey(key) !== BigInt(manifest.epoch)) throw new ManifestError(`manifest ${key} records epoch ${manifest.epoch}, not the one its name says`);
   if (!manifest.files.some((file) => file.name === 'CURRENT')) throw new ManifestError(`manifest ${key} names no CURRENT file`);
+  if (manifest.parts !== undefined) {
+    if (!Array.isArray(manifest.parts)) throw new ManifestError(`manifest ${key} has parts that are not a list`);
+    for (const part of manifest.parts) {
+      if (!Array.isArray(part.files) || !part.files.some((file: ManifestFile) => file.name === 'CURRENT')) throw new ManifestError(`manifest ${key} has a part of node ${String(part.node)} that names no CURRENT file`);
+      if (!part.files.every((file: ManifestFile) => typeof file.key === 'string' && file.key.startsWith(nodePrefix(String(part.node))))) throw new ManifestError(`manifest ${key} has a part of node ${String(part.node)} with a file outside its folder`);
+    }
+  }
   return manifest;
 }

@@ -12,7 +12,11 @@
 //   key of them (raw RocksDB reads) and the kept tables' rows and the committed epoch intact, and
 //   compacting the dropped ranges shrinks its live SST files;
 // - a refused guard leaves no manifest and no complete checkpoint; a guard that fails before the
-//   write leaves none either.
+//   write leaves none either;
+// - a guard's parts (other nodes' stores, executor/cluster/share-store-checkpoint.ts) are named by
+//   the manifest, a rejected one fails the checkpoint, retention deletes their files once no kept
+//   manifest names them, a new lineage's sweep deletes the files under nodes/ that none names, and
+//   a manifest whose part names a file outside its node's folder is refused.
 
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,7 +27,7 @@ import { type } from '../../sql/types.js';
 import type { Row } from '../../sql/value.js';
 import type { ManifestGuard } from '../../storage/checkpoint/checkpointer.js';
 import { CheckpointFollower } from '../../storage/checkpoint/follow.js';
-import { decodeManifest, manifestKey } from '../../storage/checkpoint/manifest.js';
+import { decodeManifest, encodeManifest, manifestKey, ManifestError, type ManifestPart } from '../../storage/checkpoint/manifest.js';
 import { listCheckpointEpochs } from '../../storage/checkpoint/restore.js';
 import { FileObjectStore } from '../../storage/object-store/file-object-store.js';
 import { dropTablesOutside, rangesOutsideTables } from '../../storage/key-ranges.js';
@@ -273,6 +277,60 @@ describe('following checkpoints', () => {
     await expect(node.checkpointer.checkpoint()).rejects.toThrow(/no longer the leader/);
     expect(await listCheckpointEpochs(node.remote)).toEqual([]);
     expect(node.checkpointer.lastEpoch).toBe(0n);
+    await node.store.close();
+  });
+
+  it("names a guard's parts, fails without them, and collects their files with retention", async () => {
+    let round = 0;
+    let reject = false;
+    const remote = () => node.remote;
+    /** A part of node n1 whose files are made now (their bytes do not matter to the leader). */
+    const parts = async (epoch: Epoch): Promise<ManifestPart[]> => {
+      if (reject) throw new Error('node n1 gave no part');
+      round++;
+      const files = [];
+      for (const name of ['000009.sst', 'CURRENT']) {
+        const key = name.endsWith('.sst') ? `nodes/n1/sst/i${round}/${name}` : `nodes/n1/files/${epoch}/i${round}/${name}`;
+        const digest = await remote().putBytes(key, new TextEncoder().encode(`${key} ${'y'.repeat(round)}`));
+        files.push({ name, key, sizeBytes: digest.sizeBytes, sha256: digest.sha256 });
+      }
+      return [{ node: 'n1', incarnation: `i${round}`, view: 16400, owner: 2, vnodes: [1, 4], epoch: epoch.toString(), files, totalBytes: files.reduce((sum, file) => sum + file.sizeBytes, 0) }];
+    };
+    const node = leader('p', { check: async () => undefined, commit: async () => true, parts });
+    node.write(0, 1000, 'a');
+    const first = (await node.checkpointer.checkpoint())!.epoch;
+    const firstManifest = decodeManifest(manifestKey(first), await node.remote.getBytes(manifestKey(first)));
+    expect(firstManifest.parts?.map((part) => part.files.map((file) => file.key))).toEqual([[`nodes/n1/sst/i1/000009.sst`, `nodes/n1/files/${first}/i1/CURRENT`]]);
+
+    reject = true;
+    node.write(0, 10, 'b');
+    await expect(node.checkpointer.checkpoint()).rejects.toThrow(/node n1 gave no part/);
+    expect(await listCheckpointEpochs(node.remote)).toEqual([first]);
+    reject = false;
+
+    // keepLast 3: after four more, the first checkpoint and its part's files are gone.
+    for (let more = 0; more < 4; more++) {
+      node.write(more * 10, more * 10 + 10, `c${more}`);
+      await node.checkpointer.checkpoint();
+    }
+    const keys = new Set((await node.remote.list('nodes/')).map((object) => object.key));
+    for (const file of firstManifest.parts![0]!.files) expect(keys.has(file.key)).toBe(false);
+    const kept = await listCheckpointEpochs(node.remote);
+    expect(kept.length).toBe(3);
+    const named = new Set<string>();
+    for (const epoch of kept) for (const file of decodeManifest(manifestKey(epoch), await node.remote.getBytes(manifestKey(epoch))).parts![0]!.files) named.add(file.key);
+    expect(keys).toEqual(named);
+
+    // A leftover no manifest names (an upload for a checkpoint that failed) goes with a new lineage's sweep.
+    await node.remote.putBytes('nodes/n1/sst/i99/000001.sst', new Uint8Array([1, 2, 3]));
+    const sweeper = openTestCheckpointer({ store: node.store, stateDir: join(node.dir, 'state'), stagingDir: join(node.dir, 'staging-2'), objectStore: node.remote, keepLast: 3 });
+    await sweeper.sweep();
+    expect(new Set((await node.remote.list('nodes/')).map((object) => object.key))).toEqual(named);
+
+    // A part naming a file outside its node's folder is refused.
+    const newest = decodeManifest(manifestKey(kept[0]!), await node.remote.getBytes(manifestKey(kept[0]!)));
+    const foreign = { ...newest, parts: [{ ...newest.parts![0]!, files: newest.parts![0]!.files.map((file) => ({ ...file, key: file.key.replace('nodes/n1/', 'nodes/n2/') })) }] };
+    expect(() => decodeManifest(manifestKey(kept[0]!), encodeManifest(foreign))).toThrow(ManifestError);
     await node.store.close();
   });
 });

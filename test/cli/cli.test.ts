@@ -289,6 +289,9 @@ describe('command line', () => {
     expect(() => parseCommandLine([], { OXBOW_STREAM_PLAN_VERSION: '10' })).not.toThrow();
     expect(() => parseCommandLine([], { OXBOW_KAFKA_NODE_FETCH: 'yes' })).toThrow('OXBOW_KAFKA_NODE_FETCH: "yes" is not nodes, all or off');
     for (const mode of ['nodes', 'all', 'off', 'OFF']) expect(() => parseCommandLine([], { OXBOW_KAFKA_NODE_FETCH: mode })).not.toThrow();
+    expect(() => parseCommandLine([], { OXBOW_KEYED_NODE_CHECKPOINTS: 'yes' })).toThrow('OXBOW_KEYED_NODE_CHECKPOINTS: "yes" is not on or off');
+    expect(parseCommandLine([], { OXBOW_KEYED_NODE_CHECKPOINTS: ' ON ' })).toMatchObject({ config: { keyedNodeCheckpoints: true } });
+    expect(parseCommandLine([], { OXBOW_KEYED_NODE_CHECKPOINTS: 'off' })).toMatchObject({ config: { keyedNodeCheckpoints: false } });
   });
 
   it('passes the streaming tuning variables to the engine as parsed, 0 included', () => {

@@ -165,6 +165,7 @@ Napi::Function Database::Define(Napi::Env env) {
                          InstanceMethod("approximateSize", &Database::ApproximateSize),
                          InstanceMethod("tableStats", &Database::TableStats),
                          InstanceMethod("setRetentionWatermark", &Database::SetRetentionWatermark),
+                         InstanceMethod("capRetentionWatermarks", &Database::CapRetentionWatermarks),
                          InstanceMethod("flush", &Database::Flush),
                          InstanceMethod("compactRange", &Database::CompactRange),
                          InstanceMethod("checkpoint", &Database::Checkpoint),
@@ -797,6 +798,22 @@ Napi::Value Database::SetRetentionWatermark(const Napi::CallbackInfo& info) {
   const uint64_t epoch = info[1].As<Napi::BigInt>().Uint64Value(&lossless);
   if (!lossless) throw UsageError(env, "InvalidArgument", "setRetentionWatermark: epoch out of range");
   watermarks_->Set(tableId, epoch);
+  return env.Undefined();
+}
+
+// capRetentionWatermarks(epoch: bigint | null): no table's watermark is above `epoch` from now on
+// (null: no bound). Versions a read at any epoch at or past the cap needs are kept.
+Napi::Value Database::CapRetentionWatermarks(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  OpenDb(env);
+  if (info[0].IsNull()) {
+    watermarks_->SetCap(UINT64_MAX);
+    return env.Undefined();
+  }
+  bool lossless = false;
+  const uint64_t epoch = info[0].As<Napi::BigInt>().Uint64Value(&lossless);
+  if (!lossless || epoch == UINT64_MAX) throw UsageError(env, "InvalidArgument", "capRetentionWatermarks: epoch out of range");
+  watermarks_->SetCap(epoch);
   return env.Undefined();
 }
 

@@ -73,6 +73,7 @@ class Database : public Napi::ObjectWrap<Database> {
   Napi::Value ApproximateSize(const Napi::CallbackInfo& info);
   Napi::Value TableStats(const Napi::CallbackInfo& info);
   Napi::Value SetRetentionWatermark(const Napi::CallbackInfo& info);
+  Napi::Value CapRetentionWatermarks(const Napi::CallbackInfo& info);
   Napi::Value Flush(const Napi::CallbackInfo& info);
   Napi::Value CompactRange(const Napi::CallbackInfo& info);
   Napi::Value Checkpoint(const Napi::CallbackInfo& info);

@@ -12,10 +12,16 @@ void WatermarkRegistry::Set(uint32_t tableId, uint64_t watermarkEpoch) {
   watermarks_[tableId] = watermarkEpoch;
 }
 
+void WatermarkRegistry::SetCap(uint64_t capEpoch) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cap_ = capEpoch;
+}
+
 uint64_t WatermarkRegistry::Get(uint32_t tableId) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto found = watermarks_.find(tableId);
-  return found == watermarks_.end() ? 0 : found->second;
+  const uint64_t watermark = found == watermarks_.end() ? 0 : found->second;
+  return watermark < cap_ ? watermark : cap_;
 }
 
 namespace {

@@ -21,12 +21,18 @@ namespace oxbow {
 class WatermarkRegistry {
  public:
   void Set(uint32_t tableId, uint64_t watermarkEpoch);
-  /** 0 when the table has none (keep everything). */
+  /**
+   * A bound on every table's watermark (a node's share store keeps the versions a checkpoint of its
+   * at a later epoch must still hold); UINT64_MAX, the default, bounds nothing.
+   */
+  void SetCap(uint64_t capEpoch);
+  /** 0 when the table has none (keep everything); at most the cap. */
   uint64_t Get(uint32_t tableId) const;
 
  private:
   mutable std::mutex mutex_;
   std::unordered_map<uint32_t, uint64_t> watermarks_;
+  uint64_t cap_ = UINT64_MAX;
 };
 
 class VersionGcFilterFactory : public rocksdb::CompactionFilterFactory {
