@@ -1,8 +1,10 @@
 // The object store on a local folder (`file:///path`, the embedded default
 // `file://<data-dir>/checkpoints`). A key is a relative path under the root. Writes go to a file
 // in `<root>/.incoming/`, are fsynced, then renamed into place, so a reader never sees half an
-// object and a crash leaves only an incoming file, which the next open removes. Every byte is
-// hashed while it is copied, so a put or get costs one read of the data.
+// object and a crash leaves only an incoming file, which a later open removes once it is an hour
+// old (several processes write one folder: a cluster's leader and its nodes' stores, each its own
+// files; one's open must not take another's file being written). Every byte is hashed while it is
+// copied, so a put or get costs one read of the data.
 //
 // Deadlines (retry.ts): a file operation cannot be cancelled, so at its deadline the call stops
 // waiting and fails as Unavailable (retried with backoff). The abandoned operation may still hold
@@ -19,6 +21,8 @@ import { ObjectStoreError, verifyDigest, writeHashed, type ObjectDigest, type Ob
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './retry.js';
 
 const INCOMING = '.incoming';
+/** An incoming file untouched this long is a crashed writer's (a live one writes or renames it within seconds). */
+const STALE_INCOMING_MS = 60 * 60_000;
 const CHUNK_BYTES = 1 << 20;
 
 function fileError(error: unknown, action: string, key?: string): ObjectStoreError {
@@ -84,12 +88,19 @@ export class FileObjectStore implements ObjectStore {
     return join(this.root, ...key.split('/'));
   }
 
-  /** Creates the root and removes incoming files a crash left behind (once per process). */
+  /** Creates the root and removes the incoming files a crash left behind (once per store). */
   private prepare(): Promise<void> {
     this.prepared ??= (async () => {
       try {
-        await rm(join(this.root, INCOMING), { recursive: true, force: true });
-        await mkdir(join(this.root, INCOMING), { recursive: true });
+        const incoming = join(this.root, INCOMING);
+        await mkdir(incoming, { recursive: true });
+        const now = Date.now();
+        for (const name of await readdir(incoming)) {
+          const path = join(incoming, name);
+          const info = await stat(path).catch(() => undefined);
+          // Gone meanwhile (renamed into place by its writer), or another writer's still.
+          if (info !== undefined && now - info.mtimeMs > STALE_INCOMING_MS) await rm(path, { recursive: true, force: true });
+        }
       } catch (error) {
         this.prepared = undefined;
         throw fileError(error, `cannot prepare the checkpoint folder ${this.root}`);

@@ -4,7 +4,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileObjectStore } from '../../storage/object-store/file-object-store.js';
@@ -225,6 +225,25 @@ describe('object store failures', () => {
     await expectCloseEndsHanging(store, store.getBytes('hang'));
     await expect(store.list('')).rejects.toThrow(/closed/);
     writeFileSync(join(root, 'hang'), 'released');
+  });
+
+  it("folder: a store opened on a folder another writes leaves its files being written, and removes a crash's old ones", async () => {
+    const root = mkdtempSync(join(work, 'shared-'));
+    const first = new FileObjectStore(root);
+    await first.putBytes('a', Buffer.from('first'));
+    // Another writer's file in the middle of its write, and one a writer that crashed an hour ago left.
+    const writing = join(root, '.incoming', '999999-1-0');
+    const crashed = join(root, '.incoming', '999999-0-0');
+    writeFileSync(writing, 'half');
+    writeFileSync(crashed, 'left');
+    const old = new Date(Date.now() - 2 * 60 * 60_000);
+    utimesSync(crashed, old, old);
+    const second = new FileObjectStore(root);
+    await second.putBytes('b', Buffer.from('second'));
+    expect(existsSync(writing)).toBe(true);
+    expect(existsSync(crashed)).toBe(false);
+    expect(Buffer.from(await second.getBytes('a')).toString()).toBe('first');
+    expect((await first.list('')).map((object) => object.key)).toEqual(['a', 'b']);
   });
 
   it('folder: a key escaping the root is refused', async () => {
