@@ -93,9 +93,9 @@ export interface ManifestGuard {
   check(epoch: Epoch): Promise<void>;
   commit(epoch: Epoch): Promise<boolean>;
   /**
-   * Other nodes' parts of the checkpoint at `epoch`, asked once this node's files are uploaded and
-   * named by the manifest (their files are reference-counted with this node's). A rejection fails
-   * the checkpoint.
+   * Other nodes' parts of the checkpoint at `epoch`, asked once this node's cut is made (they
+   * upload while it does) and named by the manifest (their files are reference-counted with this
+   * node's). A rejection fails the checkpoint.
    */
   parts?(epoch: Epoch): Promise<readonly ManifestPart[]>;
 }
@@ -258,6 +258,9 @@ export class Checkpointer {
       epoch = cut.epoch;
       const state: CommittedState = { epoch, ...cut.described };
       this.phase('upload', epoch, startedAtMs);
+      // Other nodes upload their parts while this node uploads its files (they need only the cut).
+      const asked = this.options.guard?.parts?.(epoch);
+      asked?.catch(() => undefined);
 
       const names = (await readdir(cutDir)).filter(isRocksDbFile).sort();
       // What the store really holds (one listing): a file lost remotely since we uploaded it (deleted
@@ -283,7 +286,7 @@ export class Checkpointer {
           bytesUploaded += digest.sizeBytes;
       });
 
-      const parts = this.options.guard?.parts === undefined ? undefined : await this.options.guard.parts(epoch);
+      const parts = asked === undefined ? undefined : await asked;
       const manifest: CheckpointManifest = {
         format: MANIFEST_FORMAT,
         oxbowVersion: this.options.oxbowVersion,
