@@ -73,8 +73,16 @@ function parseArgs(argv) {
   return options;
 }
 
+/**
+ * The broker logs through SLF4J 1.7 (kafka_2.13's dependency); without a binding on the classpath
+ * it logs nothing, so a broker that dies at start leaves no reason. Log4j 2's binding for SLF4J 1.7
+ * (the version of log4j-api and log4j-core Kafka brings) writes to kafka.log (brokerLogConfig).
+ */
+const LOG4J_SLF4J = { groupId: 'org.apache.logging.log4j', artifactId: 'log4j-slf4j-impl', version: '2.24.3' };
+
 function resolveJars() {
-  if (existsSync(libDir) && readdirSync(libDir).some((f) => f.startsWith(`kafka_2.13-${KAFKA_VERSION}`))) return;
+  const has = (prefix) => readdirSync(libDir).some((f) => f.startsWith(prefix));
+  if (existsSync(libDir) && has(`kafka_2.13-${KAFKA_VERSION}`) && has(`${LOG4J_SLF4J.artifactId}-${LOG4J_SLF4J.version}`)) return;
   for (const tool of ['java', 'mvn']) {
     if (spawnSync(tool, ['-version'], { stdio: 'ignore' }).error) fail(`${tool} not found: Java 17+ and Maven are required (Debian: apt-get install -y openjdk-17-jre-headless maven)`);
   }
@@ -91,6 +99,7 @@ function resolveJars() {
   <groupId>oxbow</groupId><artifactId>kafka-broker</artifactId><version>1</version><packaging>pom</packaging>
   <dependencies>
     <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>${KAFKA_VERSION}</version></dependency>
+    <dependency><groupId>${LOG4J_SLF4J.groupId}</groupId><artifactId>${LOG4J_SLF4J.artifactId}</artifactId><version>${LOG4J_SLF4J.version}</version></dependency>
   </dependencies>
 </project>
 `,
@@ -105,6 +114,8 @@ function resolveJars() {
     rmSync(projectDir, { recursive: true, force: true });
     fail('mvn dependency:copy-dependencies failed');
   }
+  // A lib of an earlier resolve without the binding is replaced (a broker running on it keeps its open jars).
+  if (existsSync(libDir) && !has(`${LOG4J_SLF4J.artifactId}-${LOG4J_SLF4J.version}`)) rmSync(libDir, { recursive: true, force: true });
   try {
     renameSync(staged, libDir);
   } catch (error) {
@@ -112,6 +123,27 @@ function resolveJars() {
     if (!existsSync(libDir)) throw error;
   }
   rmSync(projectDir, { recursive: true, force: true });
+}
+
+/**
+ * The broker's log4j2 configuration: warnings and errors of every logger to standard output, which
+ * is kafka.log, plus the broker's start and stop lines (kafka.server at INFO would log each request
+ * batch's topics; KafkaRaftServer and BrokerServer say when the broker is up and why it stopped).
+ */
+function brokerLogConfig() {
+  return [
+    'appender.out.type = Console',
+    'appender.out.name = out',
+    'appender.out.layout.type = PatternLayout',
+    'appender.out.layout.pattern = [%d] %p %m (%c)%n',
+    'rootLogger.level = WARN',
+    'rootLogger.appenderRef.out.ref = out',
+    'logger.raft.name = kafka.server.KafkaRaftServer',
+    'logger.raft.level = INFO',
+    'logger.broker.name = kafka.server.BrokerServer',
+    'logger.broker.level = INFO',
+    '',
+  ].join('\n');
 }
 
 function runDir(port) {
@@ -421,7 +453,9 @@ async function start({ port, timeoutMs, keepData, advertisedPort, owner }) {
     // --keep-data: the storage formatted by an earlier start of this port is used as it is.
     if (!keepData || !existsSync(join(dir, 'logs', 'meta.properties'))) formatStorage(dir, port, controllerPort, config, classpath, advertisedPort);
     const log = openSync(join(dir, 'kafka.log'), 'a');
-    const child = spawn('java', ['-Xmx512m', '-XX:+UseG1GC', '-cp', classpath, 'kafka.Kafka', config], {
+    const logConfig = join(dir, 'log4j2.properties');
+    writeFileSync(logConfig, brokerLogConfig());
+    const child = spawn('java', ['-Xmx512m', '-XX:+UseG1GC', `-Dlog4j2.configurationFile=${logConfig}`, '-cp', classpath, 'kafka.Kafka', config], {
       detached: true,
       stdio: ['ignore', log, log],
     });
