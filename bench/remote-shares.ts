@@ -324,6 +324,7 @@ async function run(nodes: number, label = '', nodeFetch = 'nodes', nodeCheckpoin
       const checkpoints = (await leader.query<{ complete: string; failed: string; ms: number | null; uploaded: string | null }>("select count(*) filter (where status = 'complete') as complete, count(*) filter (where status = 'failed') as failed, avg(duration_ms) filter (where status = 'complete') as ms, sum(bytes_uploaded) filter (where status = 'complete') as uploaded from oxbow_catalog.checkpoints")).rows[0]!;
       emit(`${tag}_checkpoints`, Number(checkpoints.complete), 'checkpoints');
       emit(`${tag}_checkpoints_failed`, Number(checkpoints.failed), 'checkpoints');
+      for (const row of (await leader.query<{ error: string | null }>("select error from oxbow_catalog.checkpoints where status = 'failed'")).rows) process.stderr.write(`${tag}: a checkpoint failed: ${row.error}\n`);
       emit(`${tag}_checkpoint_ms_mean`, checkpoints.ms ?? 0, 'ms');
       emit(`${tag}_leader_checkpoint_uploaded_bytes`, Number(checkpoints.uploaded ?? 0), 'bytes');
       const lines = started.slice(1).flatMap((node) => [...node.stderr().matchAll(/checkpointed at epoch \d+ \((\d+) bytes named, (\d+) files? of (\d+) bytes sent, in (\d+) ms\)/g)]);

@@ -64,7 +64,11 @@ export interface ManifestPart {
   /** The view and the owner index of the share in its keyed fragment's vnode map. */
   readonly view: number;
   readonly owner: number;
-  /** The vnodes the share owned at the cut, ascending. */
+  /**
+   * The vnodes the share owned at the cut, ascending: the store may also hold entries of vnodes it
+   * gave away at an earlier cut of its fragment (they stay until it takes one back), which a
+   * restore must leave out.
+   */
   readonly vnodes: readonly number[];
   /** The epoch of the store's last batch written before its cut (the share gets no batch of an epoch it had nothing in). */
   readonly epoch: string;
