@@ -22,7 +22,7 @@
 // message's `oxbow.epoch`, and a second committed read (never sent, aborted, or behind an open
 // transaction).
 
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import kafkajs from 'kafkajs';
@@ -56,6 +56,10 @@ export interface ChaosOptions {
   readonly shares: boolean;
   /** Whether the run has the Kafka sink, whose topic must then hold every message once. */
   readonly sink: boolean;
+  /** More environment for every node. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** A line some node's output must hold by the end of the run (what the run's setting makes the nodes do). */
+  readonly logged?: RegExp;
 }
 
 /** Declares the chaos test of `options` (its services started before it and stopped after). */
@@ -98,7 +102,7 @@ export function describeChaos(options: ChaosOptions): void {
     const node = await startOxbow({
       dataDir: join(work, name),
       args: ['--cluster', etcd.url, '--checkpoint-url', `s3://oxbow/${options.name}`, '--checkpoint-interval-ms', '500', '--barrier-interval-ms', '100', ...options.args],
-      env: { ...s3rver.env, OXBOW_CLUSTER_LEASE_TTL_S: '2' },
+      env: { ...s3rver.env, OXBOW_CLUSTER_LEASE_TTL_S: '2', ...options.env },
     });
     const incarnation = (incarnations.get(name) ?? 0) + 1;
     incarnations.set(name, incarnation);
@@ -344,6 +348,11 @@ export function describeChaos(options: ChaosOptions): void {
           expect(messages.length).toBe(total);
         }
         expect(schedule.length).toBe(KILLS);
+        if (options.logged !== undefined) {
+          const pattern = options.logged;
+          const output = readdirSync(logs).filter((file) => file.endsWith('.stderr')).map((file) => readFileSync(join(logs, file), 'utf8'));
+          expect(output.some((text) => pattern.test(text)), `no node logged ${pattern}`).toBe(true);
+        }
         // The work was spread: some node other than the leader of the moment processed keyed rows.
         if (options.shares) {
           const work = await otherNodesWork(leader);
