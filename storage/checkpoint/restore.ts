@@ -16,7 +16,7 @@ import type { Epoch } from '../../sql/epoch.js';
 import { ObjectStoreError, type ObjectStore } from '../object-store/object-store.js';
 import { newIncarnation, writeIdentity } from './local-identity.js';
 import { forEachConcurrently } from './parallel.js';
-import { decodeManifest, epochOfManifestKey, MANIFEST_PREFIX, ManifestError, isSharedDataFile, type CheckpointManifest, type ManifestFile } from './manifest.js';
+import { decodeManifest, epochOfManifestKey, MANIFEST_PREFIX, ManifestError, isSharedDataFile, type CheckpointManifest, type ManifestFile, type ManifestPart } from './manifest.js';
 
 export interface RestoreOptions {
   readonly objectStore: ObjectStore;
@@ -106,6 +106,29 @@ export async function restoreFromObjectStore(options: RestoreOptions): Promise<R
     }
   }
   throw new SqlError(SqlState.dataCorrupted, `every checkpoint in ${store.location} is damaged; nothing was restored`, { detail: skipped.join('\n') });
+}
+
+/**
+ * Downloads one part of a checkpoint (another node's keyed share store, manifest.ts' `ManifestPart`)
+ * into `directory`, which must not exist: every file checked against its size and SHA-256, staged
+ * in `<directory>.restoring` and renamed into place only when whole. The directory then opens as
+ * a RocksDB database holding the store as cut (read it at the checkpoint's epoch, and only the
+ * part's vnodes). Resolves to the bytes downloaded; a damaged or missing file rejects and leaves
+ * nothing.
+ */
+export async function restorePart(store: ObjectStore, part: ManifestPart, directory: string, concurrency = 4): Promise<number> {
+  if (existsSync(directory)) throw new Error(`cannot restore node ${part.node}'s part into ${directory}: it exists`);
+  const staging = `${directory}.restoring`;
+  await rm(staging, { recursive: true, force: true });
+  await mkdir(staging, { recursive: true });
+  try {
+    const bytes = await downloadAll(store, part.files, staging, concurrency);
+    await rename(staging, directory);
+    return bytes;
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true });
+    throw error;
+  }
 }
 
 async function downloadAll(store: ObjectStore, files: readonly ManifestFile[], directory: string, concurrency: number): Promise<number> {

@@ -17,6 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeManifest, type CheckpointManifest, type ManifestFile } from '../../storage/checkpoint/manifest.js';
+import { restorePart } from '../../storage/checkpoint/restore.js';
+import { FileObjectStore } from '../../storage/object-store/file-object-store.js';
 import { epochSuffix, SYSTEM_TABLE_ID, tableLowerBound, vnodeRunRanges } from '../../storage/mvcc-key.js';
 import { forEachPacked, RocksDatabase } from '../../storage/rocksdb.js';
 import { clusterNodes, shareAddressListed } from './nodes.js';
@@ -154,12 +156,16 @@ describe("each node's keyed share stores in the leader's checkpoints", () => {
     // The leader's files of that checkpoint hold every vnode (b's writes come back into its
     // WriteBatch): each part's store, read at the checkpoint's epoch, equals them on its vnodes.
     const scratch = mkdtempSync(join(tmpdir(), 'oxbow-node-parts-'));
+    const store = new FileObjectStore(folder);
     try {
       const leaderDb = openFiles(folder, last.files, join(scratch, 'leader'));
       let compared = 0;
       try {
         for (const [index, part] of parts.entries()) {
-          const partDb = openFiles(folder, part.files, join(scratch, `part-${index}`));
+          // A part restores as a store opens: its files downloaded and checked (storage/checkpoint/restore.ts).
+          const partDir = join(scratch, `part-${index}`);
+          expect(await restorePart(store, part, partDir)).toBe(part.totalBytes);
+          const partDb = RocksDatabase.open(partDir, { readOnly: true });
           try {
             const flags = new Uint8Array(256);
             for (const vnode of part.vnodes) flags[vnode] = 1;
@@ -184,7 +190,12 @@ describe("each node's keyed share stores in the leader's checkpoints", () => {
         await leaderDb.close();
       }
       expect(compared).toBeGreaterThan(1000);
+      // A part whose file is damaged is refused, and nothing of it is left.
+      const damaged = { ...parts[0]!, files: parts[0]!.files.map((file, at) => (at === 0 ? { ...file, sha256: '0'.repeat(64) } : file)) };
+      await expect(restorePart(store, damaged, join(scratch, 'damaged'))).rejects.toThrow();
+      expect(existsSync(join(scratch, 'damaged')) || existsSync(join(scratch, 'damaged.restoring'))).toBe(false);
     } finally {
+      store.close();
       rmSync(scratch, { recursive: true, force: true });
     }
 
