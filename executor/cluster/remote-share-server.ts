@@ -1183,7 +1183,8 @@ export class RemoteShareServer {
       if (checkpoints === undefined) throw new Error('this node does not checkpoint its keyed shares\' stores (OXBOW_KEYED_NODE_CHECKPOINTS is off)');
       const started = Date.now();
       const stores = [...this.runningStores];
-      const { parts, uploadedFiles, uploadedBytes } = await checkpointStores(await checkpoints.objectStore(), checkpoints.node, epoch, stores, () => send({ t: 'seeding' }), stopped);
+      const live = (store: CheckpointedStore): boolean => this.runningStores.has(store);
+      const { parts, uploadedFiles, uploadedBytes } = await checkpointStores(await checkpoints.objectStore(), checkpoints.node, epoch, stores, () => send({ t: 'seeding' }), stopped, live);
       this.checkpointedStores += parts.length;
       this.checkpointUploadedBytes += uploadedBytes;
       const named = parts.reduce((sum, part) => sum + part.totalBytes, 0);

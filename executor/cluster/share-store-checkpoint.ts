@@ -65,7 +65,8 @@ export interface CheckpointedStores {
 /**
  * Cuts every store and uploads what the object store does not hold yet, one store after the
  * other; `progress` after each file sent (the leader's deadline runs from the last). The stores'
- * retention watermarks are capped at `epoch` once cut.
+ * retention watermarks are capped at `epoch` once cut. A store that is no longer `live` (its share
+ * closed at a cut of its fragment meanwhile) gives no part, whether before or during its cut.
  */
 export async function checkpointStores(
   objectStore: ObjectStore,
@@ -74,6 +75,7 @@ export async function checkpointStores(
   stores: readonly CheckpointedStore[],
   progress: () => void,
   stopped: () => boolean,
+  live: (store: CheckpointedStore) => boolean = () => true,
 ): Promise<CheckpointedStores> {
   // One listing says what is really there: a file deleted since it was sent (retention after a
   // part that failed, a new leader's sweep) is sent again, never named while missing.
@@ -83,6 +85,7 @@ export async function checkpointStores(
   let uploadedBytes = 0;
   for (const store of stores) {
     if (stopped()) throw new Error('the request ended');
+    if (!live(store)) continue;
     const cut = `${store.path}-cut`;
     await rm(cut, { recursive: true, force: true });
     const committed = store.committed;
@@ -119,6 +122,9 @@ export async function checkpointStores(
         files,
         totalBytes: files.reduce((sum, file) => sum + file.sizeBytes, 0),
       });
+    } catch (error) {
+      // Closed under the cut or the upload: its share is gone, and so is its part.
+      if (live(store)) throw error;
     } finally {
       await rm(cut, { recursive: true, force: true });
     }

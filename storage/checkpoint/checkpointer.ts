@@ -308,8 +308,10 @@ export class Checkpointer {
         throw new CheckpointError(`checkpoint at epoch ${epochText(epoch)} refused: this node is no longer the leader`);
       }
       bytesUploaded += encoded.length;
-      // The parts' files count as this store's from now on: retention deletes them once no kept manifest names them.
-      for (const part of parts ?? []) for (const file of part.files) this.remoteFiles.add(file.key);
+      // The nodes' files count as this store's from now on: retention deletes them once no kept
+      // manifest names them, with what a node sent for a part no manifest took (a failed attempt;
+      // the node lists its files again before it names them).
+      if (parts !== undefined) for (const object of await this.options.objectStore.list(NODES_PREFIX)) this.remoteFiles.add(object.key);
       this.kept.set(epoch, manifest);
       this.lastEpochValue = epoch;
       await rm(staging, { recursive: true, force: true });

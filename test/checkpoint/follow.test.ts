@@ -319,13 +319,23 @@ describe('following checkpoints', () => {
     expect(kept.length).toBe(3);
     const named = new Set<string>();
     for (const epoch of kept) for (const file of decodeManifest(manifestKey(epoch), await node.remote.getBytes(manifestKey(epoch))).parts![0]!.files) named.add(file.key);
+    // The rejected attempt sent nothing (its part failed before any file): what is there is what the kept manifests name.
     expect(keys).toEqual(named);
 
-    // A leftover no manifest names (an upload for a checkpoint that failed) goes with a new lineage's sweep.
+    // A leftover no manifest names (an upload for a checkpoint that failed) goes with the next
+    // checkpoint's retention, and with a new lineage's sweep.
     await node.remote.putBytes('nodes/n1/sst/i99/000001.sst', new Uint8Array([1, 2, 3]));
+    node.write(0, 10, 'd');
+    const next = (await node.checkpointer.checkpoint())!.epoch;
+    const keptNow = new Set<string>();
+    for (const epoch of await listCheckpointEpochs(node.remote)) for (const file of decodeManifest(manifestKey(epoch), await node.remote.getBytes(manifestKey(epoch))).parts![0]!.files) keptNow.add(file.key);
+    expect(keptNow.size).toBeGreaterThan(0);
+    expect(new Set((await node.remote.list('nodes/')).map((object) => object.key))).toEqual(keptNow);
+    expect([...keptNow].some((key) => key.includes(`files/${next}/`))).toBe(true);
+    await node.remote.putBytes('nodes/n1/sst/i98/000001.sst', new Uint8Array([1, 2, 3]));
     const sweeper = openTestCheckpointer({ store: node.store, stateDir: join(node.dir, 'state'), stagingDir: join(node.dir, 'staging-2'), objectStore: node.remote, keepLast: 3 });
     await sweeper.sweep();
-    expect(new Set((await node.remote.list('nodes/')).map((object) => object.key))).toEqual(named);
+    expect(new Set((await node.remote.list('nodes/')).map((object) => object.key))).toEqual(keptNow);
 
     // A part naming a file outside its node's folder is refused.
     const newest = decodeManifest(manifestKey(kept[0]!), await node.remote.getBytes(manifestKey(kept[0]!)));
