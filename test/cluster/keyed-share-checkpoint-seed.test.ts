@@ -25,7 +25,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clusterNodes, shareAddressListed } from './nodes.js';
-import { expectKeyedViewsEqual, explain, JOIN_BATCH, until } from './remote-share-views.js';
+import { expectKeyedViewsEqual, explain, keyedViews, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 import { httpGet, metricsPortOf } from '../support/metrics-http.js';
 
@@ -52,12 +52,7 @@ describe("a keyed share made from the node's followed checkpoint", () => {
   it("takes the vnodes with their state from the checkpoint and the writes after it; a cold standby gets its store as SST files of the leader's", async () => {
     const a = await cluster.startNode('a', { OXBOW_METRICS_PORT: '0' });
     const leader = await connectWhenServing(a);
-    await leader.query('create table t (id int8 primary key, k int, v int8)');
-    await leader.query('create table u (id int8 primary key, k int, w int8)');
-    await leader.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
-    await leader.query(`create materialized view ju as ${JOIN_BATCH}`);
-    await leader.query(`insert into t select g, g % ${GROUPS}, g from generate_series(1, 20000) g`);
-    await leader.query(`insert into u select g, g % ${GROUPS}, g from generate_series(1, 3000) g`);
+    await keyedViews(leader, { groups: GROUPS, t: 20000, u: 3000 });
     await expectKeyedViewsEqual(leader, () => a.stderr());
 
     let next = 20000;

@@ -15,7 +15,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { clusterNodes } from './nodes.js';
-import { expectKeyedViewsEqual, JOIN_BATCH, nodes, threeNodesWithShares, until } from './remote-share-views.js';
+import { expectKeyedViewsEqual, keyedViews, nodes, threeNodesWithShares, until } from './remote-share-views.js';
 
 const TIMEOUT_MS = 3000;
 const DELAY_MS = 300;
@@ -34,10 +34,7 @@ const cluster = clusterNodes('oxbow-keyed-share-gain-hang-', {
 describe('a kept keyed share taking vnodes at a cut', () => {
   it('is given up when its node stops while it writes them, and the leader runs the share', async () => {
     const { a, b, c, first: leader, stderr } = await threeNodesWithShares(cluster);
-    await leader.query('create table t (id int8 primary key, k int, v int8)');
-    await leader.query('create table u (id int8 primary key, k int, w int8)');
-    await leader.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
-    await leader.query(`create materialized view ju as ${JOIN_BATCH}`);
+    await keyedViews(leader);
     await leader.query('insert into t select g, g % 401, g from generate_series(1, 6000) g');
     await leader.query('insert into u select g, g % 211, g from generate_series(1, 900) g');
     await expectKeyedViewsEqual(leader, stderr);

@@ -14,7 +14,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { clusterNodes } from './nodes.js';
-import { expectKeyedViewsEqual, explain, JOIN_BATCH, newLeader, nodes, threeNodesWithShares, until } from './remote-share-views.js';
+import { expectKeyedViewsEqual, explain, keyedViews, newLeader, nodes, threeNodesWithShares, until } from './remote-share-views.js';
 
 const cluster = clusterNodes('oxbow-keyed-share-promoted-checkpoint-', {
   OXBOW_CLUSTER_LEASE_TTL_S: '3',
@@ -27,10 +27,7 @@ const cluster = clusterNodes('oxbow-keyed-share-promoted-checkpoint-', {
 describe("a promoted leader's keyed shares", () => {
   it("are made from the checkpoint the nodes followed, and the nodes' groups go on from it", async () => {
     const { a, b, c, first, stderr } = await threeNodesWithShares(cluster);
-    await first.query('create table t (id int8 primary key, k int, v int8)');
-    await first.query('create table u (id int8 primary key, k int, w int8)');
-    await first.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
-    await first.query(`create materialized view ju as ${JOIN_BATCH}`);
+    await keyedViews(first);
     expect(await explain(first, 'kv')).toMatch(/to 2 workers and 2 other nodes/);
     await first.query('insert into t select g, g % 1009, g from generate_series(1, 8000) g');
     await first.query('update t set k = (k + 5) % 1009, v = v + 1 where id % 13 = 3');

@@ -32,7 +32,7 @@ import { describe, expect, it } from 'vitest';
 import { vnodeOf } from '../../executor/stream/parallel/vnode.js';
 import { type as scalar } from '../../sql/types.js';
 import { clusterNodes, shareAddressListed } from './nodes.js';
-import { expectKeyedViewsEqual, explain, JOIN_BATCH, until } from './remote-share-views.js';
+import { expectKeyedViewsEqual, explain, keyedViews, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
 const cluster = clusterNodes('oxbow-keyed-share-rescale-', {
@@ -105,10 +105,7 @@ describe('keyed shares of a running view', () => {
   it('a node that joins takes its vnodes with their state, and hands them back when drained', async () => {
     const a = await cluster.startNode('a');
     const leader = await connectWhenServing(a);
-    await leader.query('create table t (id int8 primary key, k int, v int8)');
-    await leader.query('create table u (id int8 primary key, k int, w int8)');
-    await leader.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
-    await leader.query(`create materialized view ju as ${JOIN_BATCH}`);
+    await keyedViews(leader);
     // v unique per row (the updates keep it so): each join side's state has a row per input row.
     await leader.query(`insert into t select g, g % ${GROUPS}, g from generate_series(1, 6000) g`);
     await leader.query('insert into u select g, g % 211, g from generate_series(1, 900) g');

@@ -17,7 +17,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { clusterNodes } from './nodes.js';
-import { expectKeyedViewsEqual, JOIN_BATCH, newLeader, nodes, threeNodesWithShares, until } from './remote-share-views.js';
+import { expectKeyedViewsEqual, keyedViews, newLeader, nodes, threeNodesWithShares, until } from './remote-share-views.js';
 
 const TIMEOUT_MS = 3000;
 const DELAY_MS = 300;
@@ -42,10 +42,7 @@ const shareRows = async (leader: pg.Client, node: string): Promise<number> =>
 describe("a keyed share's seed sent whole at open", () => {
   it('may take the node longer to write than the answer deadline: the node keeps its share', async () => {
     const { a, b, c, first, stderr } = await threeNodesWithShares(cluster);
-    await first.query('create table t (id int8 primary key, k int, v int8)');
-    await first.query('create table u (id int8 primary key, k int, w int8)');
-    await first.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
-    await first.query(`create materialized view ju as ${JOIN_BATCH}`);
+    await keyedViews(first);
     await first.query('insert into t select g, g % 401, g from generate_series(1, 6000) g');
     await first.query('insert into u select g, g % 211, g from generate_series(1, 900) g');
     await first.query('delete from t where k % 50 = 7');

@@ -18,7 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { vnodeOf } from '../../executor/stream/parallel/vnode.js';
 import { type as scalar } from '../../sql/types.js';
 import { clusterNodes } from './nodes.js';
-import { type Group, groupsOf, JOIN_BATCH, newLeader, nodes, threeNodesWithShares, until } from './remote-share-views.js';
+import { groupsOf, JOIN_BATCH, keyedViews, newLeader, nodes, threeNodesWithShares, type Group, until } from './remote-share-views.js';
 
 const cluster = clusterNodes('oxbow-keyed-share-seed-', {
   OXBOW_CLUSTER_LEASE_TTL_S: '3',
@@ -59,10 +59,7 @@ async function expectEqual(leader: pg.Client, stderr: () => string): Promise<voi
 describe('the seed of a keyed share', () => {
   it("holds only the rows of the node's vnodes, and the node's groups go on from it", async () => {
     const { a, b, c, first, stderr } = await threeNodesWithShares(cluster);
-    await first.query('create table t (id int8 primary key, k int, v int8)');
-    await first.query('create table u (id int8 primary key, k int, w int8)');
-    await first.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
-    await first.query(`create materialized view ju as ${JOIN_BATCH}`);
+    await keyedViews(first);
     expect((await first.query({ text: 'explain analyze ju', rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n')).toMatch(/to 2 workers and 2 other nodes/);
     const analyzed = (await first.query({ text: 'explain analyze kv', rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n');
     expect(analyzed).toMatch(/StreamExchange dist by \(k\) to 2 workers and 2 other nodes/);

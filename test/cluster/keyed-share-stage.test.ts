@@ -15,7 +15,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { clusterNodes, shareAddressListed } from './nodes.js';
-import { expectKeyedViewsEqual, explain, JOIN_BATCH, until } from './remote-share-views.js';
+import { expectKeyedViewsEqual, explain, keyedViews, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
 const cluster = clusterNodes('oxbow-keyed-share-stage-', {
@@ -38,12 +38,7 @@ describe("a keyed share's seed sent ahead of the cut", () => {
   it('a node killed after its seed went ahead and before the cut leaves the view whole; one killed after the cut is taken over', async () => {
     const a = await cluster.startNode('a');
     const leader = await connectWhenServing(a);
-    await leader.query('create table t (id int8 primary key, k int, v int8)');
-    await leader.query('create table u (id int8 primary key, k int, w int8)');
-    await leader.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
-    await leader.query(`create materialized view ju as ${JOIN_BATCH}`);
-    await leader.query(`insert into t select g, g % ${GROUPS}, g from generate_series(1, 20000) g`);
-    await leader.query(`insert into u select g, g % ${GROUPS}, g from generate_series(1, 3000) g`);
+    await keyedViews(leader, { groups: GROUPS, t: 20000, u: 3000 });
     await expectKeyedViewsEqual(leader, () => a.stderr());
 
     let next = 20000;

@@ -22,7 +22,7 @@ import { FileObjectStore } from '../../storage/object-store/file-object-store.js
 import { epochSuffix, SYSTEM_TABLE_ID, tableLowerBound, vnodeRunRanges } from '../../storage/mvcc-key.js';
 import { forEachPacked, RocksDatabase } from '../../storage/rocksdb.js';
 import { clusterNodes, shareAddressListed } from './nodes.js';
-import { expectKeyedViewsEqual, JOIN_BATCH, until } from './remote-share-views.js';
+import { expectKeyedViewsEqual, keyedViews, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 import { httpGet, metricsPortOf } from '../support/metrics-http.js';
 
@@ -102,12 +102,7 @@ describe("each node's keyed share stores in the leader's checkpoints", () => {
   it("names b's stores, equal at each checkpoint's epoch to the leader's entries of b's vnodes", async () => {
     const a = await cluster.startNode('a');
     const leader = await connectWhenServing(a);
-    await leader.query('create table t (id int8 primary key, k int, v int8)');
-    await leader.query('create table u (id int8 primary key, k int, w int8)');
-    await leader.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
-    await leader.query(`create materialized view ju as ${JOIN_BATCH}`);
-    await leader.query(`insert into t select g, g % ${GROUPS}, g from generate_series(1, 20000) g`);
-    await leader.query(`insert into u select g, g % ${GROUPS}, g from generate_series(1, 3000) g`);
+    await keyedViews(leader, { groups: GROUPS, t: 20000, u: 3000 });
 
     const b = await cluster.startNode('b', { OXBOW_METRICS_PORT: '0' });
     const stderr = () => `--- a ---\n${a.stderr()}\n--- b ---\n${b.stderr()}`;

@@ -15,7 +15,7 @@
 import { describe, expect, it } from 'vitest';
 import { SHARE_PROTOCOL_VERSION } from '../../executor/cluster/remote-share-link.js';
 import { clusterNodes } from './nodes.js';
-import { checkView, expectKeyedViewsEqual, explain, GEN, JOIN_BATCH, until, viewMax } from './remote-share-views.js';
+import { checkView, expectKeyedViewsEqual, explain, GEN, keyedViews, until, viewMax } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
 
 const cluster = clusterNodes('oxbow-share-version-', {
@@ -67,10 +67,7 @@ describe('nodes of another share protocol version', () => {
     await leader.query(GEN('gen_check'));
     await leader.query('create materialized view v as select id, v, id * 3 + 1 as w from gen');
     await leader.query('create materialized view v_check as select id, v, count(*) as n from gen_check group by id, v');
-    await leader.query('create table t (id int8 primary key, k int, v int8)');
-    await leader.query('create table u (id int8 primary key, k int, w int8)');
-    await leader.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
-    await leader.query(`create materialized view ju as ${JOIN_BATCH}`);
+    await keyedViews(leader);
     expect(await explain(leader, 'v')).toMatch(/StreamSourceFragment gen split across 2 workers and 1 other node: \d+ units/);
     expect(await explain(leader, 'kv')).toMatch(/StreamExchange dist by \(k\) to 2 workers and 1 other node/);
     expect(await explain(leader, 'ju')).toMatch(/to 2 workers and 1 other node/);

@@ -98,6 +98,21 @@ export function groupsOf(rows: readonly (Group & { src: string })[], src: string
 /** The join the keyed-share tests' view `ju` is made of, also their batch recomputation of it. */
 export const JOIN_BATCH = 'select t.k, count(*) as n, sum(t.v + u.w) as s from t join u on t.k = u.k group by t.k';
 
+/**
+ * Tables t and u and the keyed-share tests' views over them: kv (`select k, count(*), sum(v) from
+ * t group by k`) and ju (JOIN_BATCH); then, with `rows`, `t` rows of t and `u` of u, row g in
+ * group g % `groups` with v (w) = g.
+ */
+export async function keyedViews(leader: pg.Client, rows?: { readonly groups: number; readonly t: number; readonly u: number }): Promise<void> {
+  await leader.query('create table t (id int8 primary key, k int, v int8)');
+  await leader.query('create table u (id int8 primary key, k int, w int8)');
+  await leader.query('create materialized view kv as select k, count(*) as n, sum(v) as s from t group by k');
+  await leader.query(`create materialized view ju as ${JOIN_BATCH}`);
+  if (rows === undefined) return;
+  await leader.query(`insert into t select g, g % ${rows.groups}, g from generate_series(1, ${rows.t}) g`);
+  await leader.query(`insert into u select g, g % ${rows.groups}, g from generate_series(1, ${rows.u}) g`);
+}
+
 /** EXPLAIN ANALYZE of a view, as one text. */
 export async function explain(leader: pg.Client, view = 'kv'): Promise<string> {
   return (await leader.query({ text: `explain analyze ${view}`, rowMode: 'array' })).rows.map((row) => String(row[0])).join('\n');
