@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { isSharedDataFile, nodeFileKey, nodePrefix, nodeSstKey, type ManifestFile, type ManifestPart } from '../../storage/checkpoint/manifest.js';
+import { isSharedDataFile, nodeFileKey, nodePrefix, nodeSstKey, partProblem, type ManifestFile, type ManifestPart } from '../../storage/checkpoint/manifest.js';
 import type { ObjectStore } from '../../storage/object-store/object-store.js';
 import type { RocksDatabase } from '../../storage/rocksdb.js';
 import { answerChallenge, frame, helloFrame, newNonce, parseAddress, readFrames, type Handshake } from './remote-share-link.js';
@@ -135,8 +135,8 @@ export async function checkpointStores(
 /**
  * The leader's end: asks the node at `address` for its parts of the checkpoint at `epoch` on a link
  * of its own (the handshake of remote-share-link.ts, then `checkpoint-stores`). Rejects when the
- * node refuses, the link fails, or `timeoutMs` passes without a file sent; a part of another node
- * is refused too.
+ * node refuses, the link fails, or `timeoutMs` passes without a file sent; a malformed part
+ * (manifest.ts' `partProblem`) or one of another node is refused too.
  */
 export function askNodeParts(node: string, address: string, key: string, epoch: bigint, timeoutMs: number): Promise<ManifestPart[]> {
   return new Promise<ManifestPart[]>((resolve, reject) => {
@@ -186,7 +186,12 @@ export function askNodeParts(node: string, address: string, key: string, epoch: 
         }
         if (answer.t === 'refused') return finish(new Error(`refused: ${String(answer.reason)}`));
         if (answer.t !== 'checkpointed' || !Array.isArray(answer.parts)) return finish(new Error(`an unexpected ${String(answer.t)} frame`));
-        for (const part of answer.parts) if (part.node !== node) return finish(new Error(`a part of node ${String(part.node)}`));
+        // A part the manifest would be refused for later is refused now (its checkpoint fails, not a restore).
+        for (const part of answer.parts as unknown[]) {
+          const problem = partProblem(part);
+          if (problem !== undefined) return finish(new Error(problem));
+          if ((part as ManifestPart).node !== node) return finish(new Error(`a part of node ${(part as ManifestPart).node}`));
+        }
         finish(undefined, [...answer.parts]);
       },
       (error) => finish(error),

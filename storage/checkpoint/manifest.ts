@@ -117,6 +117,33 @@ export function nodeFileKey(node: string, epoch: Epoch, incarnation: string, nam
   return `${nodePrefix(node)}files/${epochText(epoch)}/${incarnation}/${name}`;
 }
 
+/**
+ * What is wrong with `part` as a manifest's part (an answer from another node, or a manifest read
+ * back), or undefined: a node id that names one folder, whole numbers where the type says so,
+ * vnodes 0-255, files of a name, a key under that node's folder, a size and a SHA-256, CURRENT
+ * among them.
+ */
+export function partProblem(part: unknown): string | undefined {
+  if (typeof part !== 'object' || part === null) return 'a part that is not an object';
+  const { node, incarnation, view, owner, vnodes, epoch, files, totalBytes } = part as Record<string, unknown>;
+  if (typeof node !== 'string' || !/^[A-Za-z0-9_.-]{1,128}$/.test(node) || node === '.' || node === '..') return `a part of node ${JSON.stringify(node)}, not a node id`;
+  const of = `node ${node}'s part`;
+  if (typeof incarnation !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(incarnation)) return `${of} has no store lineage`;
+  if (!Number.isSafeInteger(view) || !Number.isSafeInteger(owner) || (owner as number) < 0) return `${of} names no view and owner`;
+  if (!Array.isArray(vnodes) || !vnodes.every((vnode) => Number.isInteger(vnode) && vnode >= 0 && vnode < 256)) return `${of} names vnodes outside 0-255`;
+  if (typeof epoch !== 'string' || !/^[0-9]{1,20}$/.test(epoch)) return `${of} has no epoch`;
+  if (!Number.isSafeInteger(totalBytes) || (totalBytes as number) < 0) return `${of} has no size`;
+  if (!Array.isArray(files) || files.length === 0) return `${of} names no file`;
+  for (const file of files as unknown[]) {
+    const { name, key, sizeBytes, sha256 } = (typeof file === 'object' && file !== null ? file : {}) as Record<string, unknown>;
+    if (typeof name !== 'string' || name === '' || name.includes('/') || name.startsWith('.')) return `${of} names a file without a valid name`;
+    if (typeof key !== 'string' || !key.startsWith(nodePrefix(node))) return `${of} has a file outside its folder`;
+    if (!Number.isSafeInteger(sizeBytes) || (sizeBytes as number) < 0 || typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256)) return `${of} has a file without its size and SHA-256`;
+  }
+  if (!(files as { name: string }[]).some((file) => file.name === 'CURRENT')) return `${of} names no CURRENT file`;
+  return undefined;
+}
+
 /** Every file a manifest names: its own and its parts'. */
 export function manifestFiles(manifest: CheckpointManifest): ManifestFile[] {
   return manifest.parts === undefined ? [...manifest.files] : [...manifest.files, ...manifest.parts.flatMap((part) => part.files)];
@@ -156,9 +183,9 @@ export function decodeManifest(key: string, bytes: Uint8Array): CheckpointManife
   if (!manifest.files.some((file) => file.name === 'CURRENT')) throw new ManifestError(`manifest ${key} names no CURRENT file`);
   if (manifest.parts !== undefined) {
     if (!Array.isArray(manifest.parts)) throw new ManifestError(`manifest ${key} has parts that are not a list`);
-    for (const part of manifest.parts) {
-      if (!Array.isArray(part.files) || !part.files.some((file: ManifestFile) => file.name === 'CURRENT')) throw new ManifestError(`manifest ${key} has a part of node ${String(part.node)} that names no CURRENT file`);
-      if (!part.files.every((file: ManifestFile) => typeof file.key === 'string' && file.key.startsWith(nodePrefix(String(part.node))))) throw new ManifestError(`manifest ${key} has a part of node ${String(part.node)} with a file outside its folder`);
+    for (const part of manifest.parts as unknown[]) {
+      const problem = partProblem(part);
+      if (problem !== undefined) throw new ManifestError(`manifest ${key}: ${problem}`);
     }
   }
   return manifest;

@@ -2,9 +2,12 @@
 // on a real RocksDB and a folder object store: the part read at the checkpoint's epoch holds that
 // epoch's versions even though the store runs ahead and its tables' watermarks would drop them
 // (the cap), the versions no later checkpoint needs go once the cap moves on, files already sent
-// are named again without being sent, and a file deleted from the store is sent again.
+// are named again without being sent, and a file deleted from the store is sent again. The
+// leader's end takes a well-formed answer and refuses a malformed part, another node's, a refusal
+// and silence, each with a clear reason.
 
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -16,7 +19,8 @@ import { epochSuffix, tableLowerBound, tableUpperBound } from '../../../storage/
 import { openObjectStore } from '../../../storage/object-store/open-object-store.js';
 import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
 import { forEachPacked, RocksDatabase } from '../../../storage/rocksdb.js';
-import { checkpointStores, newStoreIncarnation, ownedVnodes, type CheckpointedStore } from '../share-store-checkpoint.js';
+import { frame, newNonce, proofMatches, proofOf, readFrames, SHARE_PROTOCOL_VERSION, type Handshake } from '../remote-share-link.js';
+import { askNodeParts, checkpointStores, newStoreIncarnation, ownedVnodes, type CheckpointedStore } from '../share-store-checkpoint.js';
 
 const directories: string[] = [];
 afterEach(() => {
@@ -118,5 +122,61 @@ describe("a node's keyed share store in the leader's checkpoints", () => {
     expect(versions).toBe(100 * 11 + 100 * 9);
     objectStore.close();
     await state.close();
+  });
+
+  it("refuses a node's malformed answer to the leader's request, with the reason", async () => {
+    const key = 'ab'.repeat(32);
+    const good: ManifestPart = {
+      node: 'node-b',
+      incarnation: 'f00d',
+      view: 16400,
+      owner: 2,
+      vnodes: [2, 5],
+      epoch: '117746041759924224',
+      files: [{ name: 'CURRENT', key: 'nodes/node-b/files/00117746041759924224/f00d/CURRENT', sizeBytes: 16, sha256: 'a'.repeat(64) }],
+      totalBytes: 16,
+    };
+    // A node that proves the key, then answers `checkpoint-stores` with what the test chose (or nothing).
+    const answers: (Handshake | undefined)[] = [];
+    const server = createServer((socket: Socket) => {
+      let nonce: Uint8Array | undefined;
+      socket.on('error', () => undefined);
+      readFrames(socket, (message) => {
+        const received = message as Handshake;
+        if (received.t === 'hello') {
+          nonce = newNonce();
+          socket.write(frame({ t: 'challenge', nonce, proof: proofOf(key, 'server', received.nonce), version: SHARE_PROTOCOL_VERSION }));
+        } else if (received.t === 'proof') {
+          if (!proofMatches(key, 'client', nonce!, received.proof)) socket.destroy();
+        } else if (received.t === 'checkpoint-stores') {
+          const answer = answers.shift();
+          if (answer !== undefined) socket.write(frame(answer));
+        }
+      }, () => socket.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const ask = (answer: Handshake | undefined) => {
+      answers.push(answer);
+      return askNodeParts('node-b', address, key, 117746041759924224n, 500);
+    };
+    try {
+      expect(await ask({ t: 'checkpointed', parts: [good] })).toEqual([good]);
+      const bad: [unknown, RegExp][] = [
+        [{ ...good, files: [{ ...good.files[0]!, key: 'sst/x/CURRENT' }] }, /outside its folder/],
+        [{ ...good, files: [{ ...good.files[0]!, name: 'OPTIONS-1' }] }, /names no CURRENT file/],
+        [{ ...good, vnodes: [256] }, /vnodes outside 0-255/],
+        [{ ...good, node: '../etc' }, /not a node id/],
+        [{ ...good, files: [{ ...good.files[0]!, sha256: 'nope' }] }, /size and SHA-256/],
+        ['garbage', /not an object/],
+        [{ ...good, node: 'node-c', files: [{ ...good.files[0]!, key: 'nodes/node-c/CURRENT' }] }, /a part of node node-c/],
+      ];
+      for (const [part, reason] of bad) await expect(ask({ t: 'checkpointed', parts: [part as ManifestPart] })).rejects.toThrow(reason);
+      await expect(ask({ t: 'refused', reason: 'the object store is unreachable' })).rejects.toThrow(/refused: the object store is unreachable/);
+      await expect(ask({ t: 'staged', id: 'x' })).rejects.toThrow(/an unexpected staged frame/);
+      await expect(ask(undefined)).rejects.toThrow(/no answer within 500 ms/);
+    } finally {
+      server.close();
+    }
   });
 });
