@@ -144,7 +144,7 @@ interface NativeDatabase {
   flush(): Promise<void>;
   compactRange(start?: Bytes, end?: Bytes): Promise<void>;
   checkpoint(directory: string): Promise<void>;
-  exportRanges(directory: string, bounds: Bytes[], snapshotId?: number): Promise<ExportedFile[]>;
+  exportRanges(directory: string, bounds: Bytes[], snapshotId?: number | null, newestEpoch?: bigint): Promise<ExportedFile[]>;
   ingest(files: readonly { readonly path: string; readonly family: ColumnFamily }[]): Promise<void>;
   share(): number;
   unshare(token: number): void;
@@ -605,13 +605,17 @@ export class RocksDatabase {
    * family) as of one moment (`snapshot`'s, else the export's start), written into SST files under
    * `directory` (which must exist): one file per family holding any, none for ranges with no entry.
    * Nothing goes through the memtable. A snapshot released meanwhile is freed once the export is done.
+   * `newestEpoch` leaves out the versions of MVCC tables written at later epochs (DESIGN.md §2: each
+   * key ends with its epoch), the store's records kept: a store cut past a checkpoint's epoch gives
+   * its tables as of that epoch.
    */
-  exportRanges(directory: string, ranges: readonly { readonly lower: Bytes; readonly upper: Bytes }[], snapshot?: Snapshot): Promise<ExportedFile[]> {
+  exportRanges(directory: string, ranges: readonly { readonly lower: Bytes; readonly upper: Bytes }[], snapshot?: Snapshot, newestEpoch?: bigint): Promise<ExportedFile[]> {
     const bounds: Bytes[] = [];
     for (const range of ranges) bounds.push(range.lower, range.upper);
     let files: ExportedFile[] = [];
     return this.track(async () => {
-      files = await (snapshot === undefined ? this.native.exportRanges(directory, bounds) : this.native.exportRanges(directory, bounds, snapshot.id));
+      if (newestEpoch !== undefined) files = await this.native.exportRanges(directory, bounds, snapshot === undefined ? null : snapshot.id, newestEpoch);
+      else files = await (snapshot === undefined ? this.native.exportRanges(directory, bounds) : this.native.exportRanges(directory, bounds, snapshot.id));
     }).then(() => files);
   }
 

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { epochFromMillis } from '../sql/epoch.js';
 import { type } from '../sql/types.js';
 import type { Row } from '../sql/value.js';
-import { vnodeRange } from './mvcc-key.js';
+import { epochSuffix, vnodeRange } from './mvcc-key.js';
 import { openRocksStateStore } from './rocks-state-store.js';
 import { forEachPacked, RocksDatabase } from './rocksdb.js';
 import type { StateTableSchema } from './state-table.js';
@@ -186,6 +186,50 @@ describe('SST export and ingest', () => {
     expect(now[0]!.entries).toBe(20_000 + 1 - 1 - 10 * 256);
     // A released snapshot cannot be named again.
     await expect(database.exportRanges(freshDirectory(), [{ lower: key(3, []), upper: key(4, []) }], snapshot)).rejects.toThrow(/unknown or released snapshot/);
+    await copy.close();
+    await database.close();
+  });
+
+  it('leaves out the versions past a newest epoch, never the store records nor the records family', async () => {
+    const database = RocksDatabase.open(freshDirectory());
+    expect(database.markRecordsTable(7)).toBe(true);
+    const versioned = (table: number, tail: readonly number[], epoch: bigint) => Buffer.concat([key(table, tail), epochSuffix(epoch)]);
+    const batch = new WriteBatchBuilder();
+    const expected: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      for (const epoch of [10n, 20n, 21n, 30n]) {
+        const k = versioned(3, [0, i], epoch);
+        batch.put(k, Buffer.from(`v${i}@${epoch}`));
+        if (epoch <= 20n) expected.push(k.toString('hex'));
+      }
+    }
+    // The records family and the store's records (table 0xFFFFFFFF) are not filtered: their keys
+    // need not end with an epoch.
+    const record = versioned(7, [1], 99n);
+    batch.put(record, Buffer.from('records family'));
+    const storeRecord = key(0xffffffff, [0x65]);
+    batch.put(storeRecord, Buffer.from('store record'));
+    database.write(batch.view());
+    const files = await database.exportRanges(
+      freshDirectory(),
+      [
+        { lower: key(3, []), upper: key(4, []) },
+        { lower: key(7, []), upper: key(8, []) },
+        { lower: key(0xffffffff, []), upper: Buffer.alloc(12, 0xff) },
+      ],
+      undefined,
+      20n,
+    );
+    const copy = RocksDatabase.open(freshDirectory());
+    await copy.ingest(files);
+    const copied = [...entries(copy).keys()].sort();
+    const unfiltered = [...entries(database).keys()].filter((hex) => !hex.startsWith('00000003'));
+    expect(unfiltered).toContain(record.toString('hex'));
+    expect(unfiltered).toContain(storeRecord.toString('hex'));
+    expect(copied).toEqual([...expected, ...unfiltered].sort());
+    expect(copy.get(versioned(3, [0, 4], 20n))?.toString()).toBe('v4@20');
+    expect(copy.get(versioned(3, [0, 4], 21n))).toBeUndefined();
+    await expect(database.exportRanges(freshDirectory(), [{ lower: key(3, []), upper: key(4, []) }], undefined, -1n)).rejects.toThrow(/64 bits/);
     await copy.close();
     await database.close();
   });

@@ -881,7 +881,8 @@ Napi::Value Database::Checkpoint(const Napi::CallbackInfo& info) {
 class ExportWorker : public Napi::AsyncWorker {
  public:
   ExportWorker(Napi::Env env, Database* database, Napi::Object databaseObject, std::shared_ptr<FamilyRouter> router,
-               std::vector<std::string> lowers, std::vector<std::string> uppers, std::string directory, const rocksdb::Snapshot* snapshot)
+               std::vector<std::string> lowers, std::vector<std::string> uppers, std::string directory, const rocksdb::Snapshot* snapshot,
+               uint64_t newestEpoch)
       : Napi::AsyncWorker(env),
         deferred_(Napi::Promise::Deferred::New(env)),
         database_(database),
@@ -889,7 +890,8 @@ class ExportWorker : public Napi::AsyncWorker {
         lowers_(std::move(lowers)),
         uppers_(std::move(uppers)),
         directory_(std::move(directory)),
-        snapshot_(snapshot) {
+        snapshot_(snapshot),
+        newestEpoch_(newestEpoch) {
     databaseReference_ = Napi::Persistent(databaseObject);
     database_->pendingWorkers++;
     database_->UseSnapshot(snapshot_);
@@ -897,7 +899,7 @@ class ExportWorker : public Napi::AsyncWorker {
 
   Napi::Promise Promise() { return deferred_.Promise(); }
 
-  void Execute() override { status_ = oxbow::ExportRanges(database_->db(), *router_, lowers_, uppers_, directory_, snapshot_, &files_); }
+  void Execute() override { status_ = oxbow::ExportRanges(database_->db(), *router_, lowers_, uppers_, directory_, snapshot_, newestEpoch_, &files_); }
 
   void OnOK() override {
     database_->pendingWorkers--;
@@ -934,14 +936,16 @@ class ExportWorker : public Napi::AsyncWorker {
   std::vector<std::string> uppers_;
   std::string directory_;
   const rocksdb::Snapshot* snapshot_;
+  uint64_t newestEpoch_;
   std::vector<ExportedFile> files_;
   rocksdb::Status status_;
 };
 
-// exportRanges(directory, bounds: Buffer[], snapshotId?): the entries of the ranges [bounds[0],
-// bounds[1]), [bounds[2], bounds[3]), ... (sorted, not overlapping) as of one snapshot (the one
-// named, held until the export is done, else one taken when it runs), written into SST files under
-// `directory` (sst-files.h). Resolves with the files written.
+// exportRanges(directory, bounds: Buffer[], snapshotId?, newestEpoch?: bigint): the entries of the
+// ranges [bounds[0], bounds[1]), [bounds[2], bounds[3]), ... (sorted, not overlapping) as of one
+// snapshot (the one named, held until the export is done, else one taken when it runs; null or
+// undefined: none named), without the MVCC versions of epochs past `newestEpoch` when it is given,
+// written into SST files under `directory` (sst-files.h). Resolves with the files written.
 Napi::Value Database::ExportRanges(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   OpenDb(env);
@@ -957,7 +961,14 @@ Napi::Value Database::ExportRanges(const Napi::CallbackInfo& info) {
     uppers.push_back(BufferSlice(bounds.Get(i + 1)).ToString());
   }
   const rocksdb::Snapshot* snapshot = info.Length() > 2 && info[2].IsNumber() ? SnapshotById(env, info[2].As<Napi::Number>().Uint32Value()) : nullptr;
-  auto* worker = new ExportWorker(env, this, Value(), router_, std::move(lowers), std::move(uppers), directory, snapshot);
+  uint64_t newestEpoch = UINT64_MAX;
+  if (info.Length() > 3 && !info[3].IsUndefined() && !info[3].IsNull()) {
+    if (!info[3].IsBigInt()) throw UsageError(env, "InvalidArgument", "exportRanges: the newest epoch must be a bigint");
+    bool lossless = false;
+    newestEpoch = info[3].As<Napi::BigInt>().Uint64Value(&lossless);
+    if (!lossless) throw UsageError(env, "InvalidArgument", "exportRanges: the newest epoch must fit 64 bits unsigned");
+  }
+  auto* worker = new ExportWorker(env, this, Value(), router_, std::move(lowers), std::move(uppers), directory, snapshot, newestEpoch);
   Napi::Promise promise = worker->Promise();
   worker->Queue();
   return promise;

@@ -15,10 +15,26 @@ std::string FamilyName(const FamilyRouter& router, rocksdb::ColumnFamilyHandle* 
   return family == router.Records() ? std::string(kRecordsFamilyName) : std::string(rocksdb::kDefaultColumnFamilyName);
 }
 
-/** Writes the ranges of one family (indexes `ranges` of lowers/uppers) into `path`. */
+/** Table id of the store's records: its keys carry no epoch suffix to filter by. */
+constexpr uint32_t kSystemTableId = 0xFFFFFFFFu;
+
+/** Whether `key`, a version of an MVCC table (DESIGN.md §2: table id, vnode, key, ~epoch), is newer than `newestEpoch`. */
+bool NewerThan(const rocksdb::Slice& key, uint64_t newestEpoch) {
+  constexpr size_t kMinimumBytes = 5 + 8;
+  if (key.size() < kMinimumBytes) return false;
+  uint32_t tableId = 0;
+  for (int i = 0; i < 4; i++) tableId = (tableId << 8) | static_cast<uint8_t>(key[i]);
+  if (tableId == kSystemTableId) return false;
+  uint64_t inverted = 0;
+  const char* suffix = key.data() + key.size() - 8;
+  for (int i = 0; i < 8; i++) inverted = (inverted << 8) | static_cast<uint8_t>(suffix[i]);
+  return ~inverted > newestEpoch;
+}
+
+/** Writes the ranges of one family (indexes `ranges` of lowers/uppers) into `path`, leaving out the main family's versions newer than `newestEpoch`. */
 rocksdb::Status ExportFamily(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* family, const rocksdb::Snapshot* snapshot,
                              const std::vector<std::string>& lowers, const std::vector<std::string>& uppers,
-                             const std::vector<size_t>& ranges, const std::string& path, ExportedFile* file) {
+                             const std::vector<size_t>& ranges, const std::string& path, uint64_t newestEpoch, bool filter, ExportedFile* file) {
   const rocksdb::Options options = db->GetOptions(family);
   rocksdb::SstFileWriter writer(rocksdb::EnvOptions(options), options, family);
   bool opened = false;
@@ -31,6 +47,7 @@ rocksdb::Status ExportFamily(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* famil
     read.iterate_upper_bound = &upper;
     std::unique_ptr<rocksdb::Iterator> iterator(db->NewIterator(read, family));
     for (iterator->Seek(lowers[index]); iterator->Valid(); iterator->Next()) {
+      if (filter && NewerThan(iterator->key(), newestEpoch)) continue;
       if (!opened) {
         rocksdb::Status status = writer.Open(path);
         if (!status.ok()) return status;
@@ -55,7 +72,7 @@ rocksdb::Status ExportFamily(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* famil
 
 rocksdb::Status ExportRanges(rocksdb::DB* db, const FamilyRouter& router, const std::vector<std::string>& lowers,
                              const std::vector<std::string>& uppers, const std::string& directory, const rocksdb::Snapshot* snapshot,
-                             std::vector<ExportedFile>* files) {
+                             uint64_t newestEpoch, std::vector<ExportedFile>* files) {
   if (lowers.size() != uppers.size()) return rocksdb::Status::InvalidArgument("exportRanges: every range needs a lower and an upper bound");
   std::vector<size_t> byFamily[2];
   for (size_t i = 0; i < lowers.size(); i++) {
@@ -76,7 +93,8 @@ rocksdb::Status ExportRanges(rocksdb::DB* db, const FamilyRouter& router, const 
     if (byFamily[f].empty()) continue;
     ExportedFile file;
     const std::string name = FamilyName(router, handles[f]);
-    status = ExportFamily(db, handles[f], snapshot, lowers, uppers, byFamily[f], directory + "/" + name + ".sst", &file);
+    const bool filter = newestEpoch != UINT64_MAX && f == 0;
+    status = ExportFamily(db, handles[f], snapshot, lowers, uppers, byFamily[f], directory + "/" + name + ".sst", newestEpoch, filter, &file);
     if (status.ok() && !file.path.empty()) {
       file.family = name;
       files->push_back(file);

@@ -27,11 +27,13 @@ struct ExportedFile {
  * column family) as of one snapshot into SST files under `directory` (which must exist), one file
  * per column family that has entries: `<directory>/<family>.sst`. Ranges with no entries make no
  * file; `files` gets those written. `snapshot` is the caller's (held until this returns), or null:
- * one taken now and released at the end.
+ * one taken now and released at the end. `newestEpoch` below UINT64_MAX leaves out every version of
+ * an MVCC table (the main family, not the store's records) written at a later epoch: a store cut
+ * with some batches past a checkpoint gives its state as of that checkpoint.
  */
 rocksdb::Status ExportRanges(rocksdb::DB* db, const FamilyRouter& router, const std::vector<std::string>& lowers,
                              const std::vector<std::string>& uppers, const std::string& directory, const rocksdb::Snapshot* snapshot,
-                             std::vector<ExportedFile>* files);
+                             uint64_t newestEpoch, std::vector<ExportedFile>* files);
 
 /**
  * Ingests SST files (written by ExportRanges, their families named) into `db`, atomically across
