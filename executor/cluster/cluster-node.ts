@@ -37,7 +37,9 @@ import type { Epoch } from '../../sql/epoch.js';
 import { CheckpointFollower } from '../../storage/checkpoint/follow.js';
 import type { ManifestGuard } from '../../storage/checkpoint/checkpointer.js';
 import { listCheckpointEpochs } from '../../storage/checkpoint/restore.js';
-import { manifestKey, ManifestError } from '../../storage/checkpoint/manifest.js';
+import { manifestKey, ManifestError, type CheckpointManifest } from '../../storage/checkpoint/manifest.js';
+import { takeParts, type PartsTaken } from '../../storage/checkpoint/parts.js';
+import { RocksDatabase } from '../../storage/rocksdb.js';
 import { openObjectStore } from '../../storage/object-store/open-object-store.js';
 import { ObjectStoreError, type ObjectStore } from '../../storage/object-store/object-store.js';
 import { DEFAULT_OBJECT_STORE_TIMEOUT_MS, DEFAULT_RETRY_POLICY } from '../../storage/object-store/retry.js';
@@ -469,8 +471,13 @@ export class ClusterNode implements Engine {
         this.options.log(`oxbow: cluster node ${this.nodeId}: checkpoint ${epoch} cannot be restored (${(error as Error).message}); trying an older one`);
       }
     }
+    let parts: PartsTaken | undefined;
     if (restored !== undefined) {
       await follower.materialize(stateDir);
+      const followed = follower.followed;
+      // The nodes' vnodes come from their own stores' parts at the checkpoint (README.md, "Each
+      // node owning its vnodes' state", step 5), not from this node's copy of them.
+      if (followed?.parts !== undefined && followed.parts.length > 0) parts = await this.takeParts(stateDir, followed.parts, restored, follower);
       this.checkpointEpoch = restored;
     } else if (record !== undefined) {
       throw new SqlError(SqlState.dataCorrupted, `etcd records checkpoint ${record.epoch}, but no complete checkpoint at or before it is in ${store.location}`);
@@ -509,8 +516,21 @@ export class ClusterNode implements Engine {
     this.state = 'serving';
     await this.publish(false);
     this.options.log(
-      `oxbow: cluster node ${this.nodeId} is the leader (checkpoint ${restored ?? 'none'} restored, ${downloaded.files} files and ${downloaded.bytes} bytes downloaded at promotion; ${Math.round(performance.now() - started)} ms from election to serving)`,
+      `oxbow: cluster node ${this.nodeId} is the leader (checkpoint ${restored ?? 'none'} restored, ${downloaded.files} files and ${downloaded.bytes} bytes downloaded at promotion${parts === undefined ? '' : `, ${parts.parts} node part${parts.parts === 1 ? '' : 's'} taken (${parts.ranges} vnode ranges, ${parts.entries} entries, ${parts.bytes} bytes${parts.skipped === 0 ? '' : `; ${parts.skipped} left out`})`}; ${Math.round(performance.now() - started)} ms from election to serving)`,
     );
+  }
+
+  /**
+   * Replaces the nodes' vnodes in the materialized checkpoint with their parts as of it (the
+   * followed files: a warm standby downloads nothing more; storage/checkpoint/parts.ts).
+   */
+  private async takeParts(stateDir: string, parts: NonNullable<CheckpointManifest['parts']>, epoch: Epoch, follower: CheckpointFollower): Promise<PartsTaken> {
+    const database = RocksDatabase.open(stateDir, { blockCacheBytes: 8 << 20, createIfMissing: false });
+    try {
+      return await takeParts(database, parts, epoch, join(this.engineOptions.dataDir, 'parts'), (part, dir) => follower.materializePart(part, dir));
+    } finally {
+      await database.close();
+    }
   }
 
   /** The leader's keyed fragments' vnode maps to etcd (`<prefix>/fragments/<view id>/<n>`), in order; a failed write is logged, the next cut writes again. */

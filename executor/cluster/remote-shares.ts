@@ -50,6 +50,8 @@ export interface KeyedShareData extends RemoteShareData {
   readonly staged?: string;
   /** When the share started (Date.now(): before its seed's read when the fragment is built, at the cut after it when the owners are cut again): [2] of the stats is the time from then to the node's first batch. */
   readonly startedAt: number;
+  /** The fragment's state tables whose keys carry their vnode, ascending (none: a view older than plan version 11): the node's checkpoint parts name them. */
+  readonly vnodeTables?: readonly number[];
 }
 
 /** One keyed share's figures, for oxbow_catalog.nodes. */
@@ -177,7 +179,7 @@ export class RemoteShares implements RemoteShareSource {
    * the peers changed (keyed-share-worker.ts; parallel-fragment.ts' followMembership): the share
    * stays until the next cut; a failed one runs on this node until then.
    */
-  keyedTargets(fallbackScript: URL, seeds: (shares: number) => readonly KeyedSeed[], staging?: KeyedSeedStaging, keep?: ReadonlySet<string>): RemoteShareTarget[] {
+  keyedTargets(fallbackScript: URL, seeds: (shares: number) => readonly KeyedSeed[], staging?: KeyedSeedStaging, keep?: ReadonlySet<string>, vnodeTables?: readonly number[]): RemoteShareTarget[] {
     const key = this.key();
     const peers = key === undefined ? [] : this.peers();
     const staged = staging instanceof SeedStaging ? staging : undefined;
@@ -213,7 +215,7 @@ export class RemoteShares implements RemoteShareSource {
       // A store of SST files the leader sent counts their bytes too (what crossed for it).
       const entry: KeyedShareStats = { counters, seedRows: seed.rows, seedBytes: (seed.base?.length ?? 0) + seed.bytes.length + (stage?.ofFiles === true && ahead !== undefined ? stage.bytes : 0), retired: false };
       list.push(entry);
-      const data: KeyedShareData = { kind: 'keyed', address: peer.shareAddress, node: peer.nodeId, key, stats, fallbackScript: fallbackScript.href, timeoutMs: this.timeoutMs, seed: bytes, startedAt, ...(ahead === undefined ? {} : { staged: ahead }) };
+      const data: KeyedShareData = { kind: 'keyed', address: peer.shareAddress, node: peer.nodeId, key, stats, fallbackScript: fallbackScript.href, timeoutMs: this.timeoutMs, seed: bytes, startedAt, ...(ahead === undefined ? {} : { staged: ahead }), ...(vnodeTables === undefined || vnodeTables.length === 0 ? {} : { vnodeTables }) };
       const failed = (): boolean => Atomics.load(counters, 1) !== 0n;
       const retire = (): void => {
         entry.retired = true;

@@ -32,6 +32,8 @@ export interface CheckpointedStore {
   view: number;
   owner: number;
   vnodes: Uint16Array;
+  /** The fragment's state tables keyed by vnode, ascending (undefined: an older view's, under vnode 0). */
+  readonly tables: readonly number[] | undefined;
   /** The epoch of its last batch written (0n before the first). */
   committed: bigint;
 }
@@ -118,6 +120,7 @@ export async function checkpointStores(
         view: store.view,
         owner: store.owner,
         vnodes: ownedVnodes(store.vnodes, store.owner),
+        ...(store.tables === undefined ? {} : { tables: store.tables }),
         epoch: committed.toString(),
         files,
         totalBytes: files.reduce((sum, file) => sum + file.sizeBytes, 0),

@@ -14,7 +14,7 @@ import { dirname, join, relative, sep } from 'node:path';
 import type { Epoch } from '../../sql/epoch.js';
 import type { ObjectStore } from '../object-store/object-store.js';
 import { newIncarnation, writeIdentity } from './local-identity.js';
-import { decodeManifest, encodeManifest, isSharedDataFile, manifestKey, ManifestError, type CheckpointManifest, type ManifestFile } from './manifest.js';
+import { decodeManifest, encodeManifest, isSharedDataFile, manifestFiles, manifestKey, ManifestError, type CheckpointManifest, type ManifestFile, type ManifestPart } from './manifest.js';
 import { forEachConcurrently } from './parallel.js';
 
 const FOLLOWED_FILE = 'followed.json';
@@ -65,13 +65,13 @@ export class CheckpointFollower {
       }
     }
     // Only files the followed manifest names count as present (a half-written download is not).
-    const named = new Set((this.followedManifest?.files ?? []).map((file) => file.key));
+    const named = new Set((this.followedManifest === undefined ? [] : manifestFiles(this.followedManifest)).map((file) => file.key));
     for (const entry of await readdir(this.dir, { recursive: true, withFileTypes: true })) {
       if (!entry.isFile()) continue;
       const key = relative(this.dir, join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name)).split(sep).join('/');
       if (named.has(key)) this.present.add(key);
     }
-    if (this.followedManifest !== undefined && this.followedManifest.files.some((file) => !this.present.has(file.key))) this.followedManifest = undefined;
+    if (this.followedManifest !== undefined && manifestFiles(this.followedManifest).some((file) => !this.present.has(file.key))) this.followedManifest = undefined;
   }
 
   /**
@@ -97,7 +97,10 @@ export class CheckpointFollower {
     const manifest = decodeManifest(key, await this.objectStore.getBytes(key));
     let filesDownloaded = 0;
     let bytesDownloaded = 0;
-    const missing = manifest.files.filter((file) => !this.present.has(file.key));
+    // Other nodes' parts too (a cluster whose nodes checkpoint their keyed share stores): a
+    // promotion takes their vnodes from here (parts.ts).
+    const files = manifestFiles(manifest);
+    const missing = files.filter((file) => !this.present.has(file.key));
     await forEachConcurrently(missing, this.downloadConcurrency, async (file) => {
       if (file.name.includes('/') || file.name.startsWith('.')) throw new ManifestError(`manifest names an invalid file "${file.name}"`);
       const path = this.pathOf(file);
@@ -110,7 +113,7 @@ export class CheckpointFollower {
     await writeFile(join(this.dir, `${FOLLOWED_FILE}.tmp`), encodeManifest(manifest));
     await rename(join(this.dir, `${FOLLOWED_FILE}.tmp`), join(this.dir, FOLLOWED_FILE));
     this.followedManifest = manifest;
-    const named = new Set(manifest.files.map((file) => file.key));
+    const named = new Set(files.map((file) => file.key));
     for (const key of [...this.present]) {
       if (named.has(key)) continue;
       this.present.delete(key);
@@ -148,6 +151,28 @@ export class CheckpointFollower {
     await rm(stateDir, { recursive: true, force: true });
     await rename(staging, stateDir);
     return manifest;
+  }
+
+  /**
+   * One of the followed checkpoint's parts (another node's keyed share store) made into `dir`,
+   * which must not exist, the same way: staged in `<dir>.restoring`, renamed when whole.
+   */
+  materializePart(part: ManifestPart, dir: string): Promise<void> {
+    return this.exclusive(async () => {
+      await this.load();
+      if (this.followedManifest?.parts?.includes(part) !== true) throw new Error(`node ${part.node}'s part is not of the followed checkpoint`);
+      if (existsSync(dir)) throw new Error(`cannot make node ${part.node}'s part in ${dir}: it exists`);
+      const staging = `${dir}.restoring`;
+      await rm(staging, { recursive: true, force: true });
+      await mkdir(staging, { recursive: true });
+      for (const file of part.files) {
+        if (file.name.includes('/') || file.name.startsWith('.')) throw new ManifestError(`manifest names an invalid file "${file.name}"`);
+        const target = join(staging, file.name);
+        if (isSharedDataFile(file.name)) await link(this.pathOf(file), target);
+        else await copyFile(this.pathOf(file), target);
+      }
+      await rename(staging, dir);
+    });
   }
 
   /**

@@ -70,6 +70,12 @@ export interface ManifestPart {
    * restore must leave out.
    */
   readonly vnodes: readonly number[];
+  /**
+   * The fragment's state tables whose keys carry their vnode (storage/DESIGN.md §2), ascending: a
+   * restore takes the runs of `vnodes` of each. Absent for a share of an older view (its tables
+   * under vnode 0), whose part no restore can split by vnode.
+   */
+  readonly tables?: readonly number[];
   /** The epoch of the store's last batch written before its cut (the share gets no batch of an epoch it had nothing in). */
   readonly epoch: string;
   /** Every file RocksDB needs to open the cut, as a checkpoint's own. */
@@ -125,12 +131,13 @@ export function nodeFileKey(node: string, epoch: Epoch, incarnation: string, nam
  */
 export function partProblem(part: unknown): string | undefined {
   if (typeof part !== 'object' || part === null) return 'a part that is not an object';
-  const { node, incarnation, view, owner, vnodes, epoch, files, totalBytes } = part as Record<string, unknown>;
+  const { node, incarnation, view, owner, vnodes, tables, epoch, files, totalBytes } = part as Record<string, unknown>;
   if (typeof node !== 'string' || !/^[A-Za-z0-9_.-]{1,128}$/.test(node) || node === '.' || node === '..') return `a part of node ${JSON.stringify(node)}, not a node id`;
   const of = `node ${node}'s part`;
   if (typeof incarnation !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(incarnation)) return `${of} has no store lineage`;
   if (!Number.isSafeInteger(view) || !Number.isSafeInteger(owner) || (owner as number) < 0) return `${of} names no view and owner`;
   if (!Array.isArray(vnodes) || !vnodes.every((vnode) => Number.isInteger(vnode) && vnode >= 0 && vnode < 256)) return `${of} names vnodes outside 0-255`;
+  if (tables !== undefined && (!Array.isArray(tables) || !tables.every((id, i) => Number.isInteger(id) && id >= 0 && id < 0xffffffff && (i === 0 || id > (tables[i - 1] as number))))) return `${of} names its tables out of order or outside the table ids`;
   if (typeof epoch !== 'string' || !/^[0-9]{1,20}$/.test(epoch)) return `${of} has no epoch`;
   if (!Number.isSafeInteger(totalBytes) || (totalBytes as number) < 0) return `${of} has no size`;
   if (!Array.isArray(files) || files.length === 0) return `${of} names no file`;

@@ -16,9 +16,11 @@
 // - a guard's parts (other nodes' stores, executor/cluster/share-store-checkpoint.ts) are named by
 //   the manifest, a rejected one fails the checkpoint, retention deletes their files once no kept
 //   manifest names them, a new lineage's sweep deletes the files under nodes/ that none names, and
-//   a manifest whose part names a file outside its node's folder is refused.
+//   a manifest whose part names a file outside its node's folder is refused; a follower downloads
+//   the parts' files too, makes a part a directory of its own (materializePart), and forgets a
+//   part's files once the followed manifest no longer names them.
 
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -341,6 +343,26 @@ describe('following checkpoints', () => {
     const newest = decodeManifest(manifestKey(kept[0]!), await node.remote.getBytes(manifestKey(kept[0]!)));
     const foreign = { ...newest, parts: [{ ...newest.parts![0]!, files: newest.parts![0]!.files.map((file) => ({ ...file, key: file.key.replace('nodes/n1/', 'nodes/n2/') })) }] };
     expect(() => decodeManifest(manifestKey(kept[0]!), encodeManifest(foreign))).toThrow(ManifestError);
+
+    // A follower downloads the parts' files with the leader's and makes a part a directory of its own.
+    const follower = new CheckpointFollower(node.remote, join(node.dir, 'follow'));
+    const followed = await follower.follow(next);
+    const part = follower.followed!.parts![0]!;
+    expect(followed.filesDownloaded).toBe(follower.followed!.files.length + part.files.length);
+    for (const file of part.files) expect(existsSync(join(node.dir, 'follow', ...file.key.split('/')))).toBe(true);
+    const partDir = join(node.dir, 'part');
+    await follower.materializePart(part, partDir);
+    expect(readdirSync(partDir).sort()).toEqual(part.files.map((file) => file.name).sort());
+    const current = part.files.find((file) => file.name === 'CURRENT')!;
+    expect(readFileSync(join(partDir, 'CURRENT'), 'utf8')).toBe(`${current.key} ${'y'.repeat(round)}`);
+    await expect(follower.materializePart(part, partDir)).rejects.toThrow(/exists/);
+    await expect(follower.materializePart({ ...part }, join(node.dir, 'other-part'))).rejects.toThrow(/not of the followed checkpoint/);
+    // The next follow forgets the part files its manifest no longer names.
+    node.write(0, 10, 'e');
+    const after = (await node.checkpointer.checkpoint())!.epoch;
+    await follower.follow(after);
+    const nowNamed = new Set(follower.followed!.parts![0]!.files.map((file) => file.key));
+    for (const file of part.files) expect(existsSync(join(node.dir, 'follow', ...file.key.split('/')))).toBe(nowNamed.has(file.key));
     await node.store.close();
   });
 });

@@ -21,7 +21,7 @@ import { distributionText, fragmentAt, inputNeedsRowIds, workerPlan, type Fragme
 import { toTransfer } from '../../../planner/stream/plan-transfer.js';
 import { keyedSourceScan, workerGeneratedSources } from '../../../planner/stream/parallel-source.js';
 import { SourceFragments, type KeyedSeedStaging, type RemoteShareTarget } from './source-fragment.js';
-import { keyedSeeds, KeyedSeedRead, type KeyedSeed } from './keyed-seed.js';
+import { keyedByVnode, keyedSeeds, KeyedSeedRead, type KeyedSeed } from './keyed-seed.js';
 import type { VnodeMap, VnodeMapRecord, VnodeMapSink } from './vnode-map.js';
 import type { WorkerMemory, WorkerMemoryHost, WorkerMemorySource, WorkerStatus } from './worker-memory.js';
 import type { GainedVnodes } from './protocol.js';
@@ -252,7 +252,7 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
       if (seeds === undefined) return keyedSeeds(this.store.database, tables, fragment.stateVnodes, this.parallelism, this.parallelism + shares);
       if (seeds.length !== shares) throw new Error(`${shares} nodes take shares now, not the ${seeds.length} whose seeds were read`);
       return seeds;
-    }, staging, keep);
+    }, staging, keep, tables.filter((table) => keyedByVnode(table, fragment.stateVnodes)).map((table) => table.tableId).sort((a, b) => a - b));
   }
 
   /** Whether some state table of the fragment holds an entry (a view just created holds none). */

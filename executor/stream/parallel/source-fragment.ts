@@ -95,9 +95,10 @@ export interface RemoteShareSource {
    * gives, for that many shares (owners after the threads, in order), each one's seed: its vnodes'
    * entries of the fragment's state tables and their records (keyed-seed.ts), which the node's
    * store starts from. `keep`: the keys of nodes whose shares a cut keeps running (parallel-fragment.ts):
-   * they get no target, no seed sent and no store made (the same for the two below).
+   * they get no target, no seed sent and no store made (the same for the two below). `vnodeTables`:
+   * the fragment's state tables keyed by vnode, which a node's checkpoint parts name.
    */
-  keyedTargets?(script: URL, seeds: (shares: number) => readonly KeyedSeed[], staging?: KeyedSeedStaging, keep?: ReadonlySet<string>): RemoteShareTarget[];
+  keyedTargets?(script: URL, seeds: (shares: number) => readonly KeyedSeed[], staging?: KeyedSeedStaging, keep?: ReadonlySet<string>, vnodeTables?: readonly number[]): RemoteShareTarget[];
   /**
    * Sends each node listed now its share's seed as of the read's start (`bases`, in the order of
    * the shares) ahead of the cut, while the old owners run; `keyedTargets` given the staging then
