@@ -16,8 +16,8 @@
 // Run: npm run build && node dist/bench/remote-shares.js   (BENCH_EVENTS, default 2,000,000;
 // BENCH_ROUNDS, default 2, alternating one and two nodes; BENCH_QUERY q1, q4 or q5, default q1;
 // BENCH_NODES, the cluster sizes of each round, default 1,2, at most 3)
-// BENCH_NODE_CHECKPOINTS (q4, q5; comma-separated on, off): every node's OXBOW_KEYED_NODE_CHECKPOINTS
-// of each run in turn, with what the checkpoints cost printed besides (the leader's complete and
+// BENCH_NODE_CHECKPOINTS (q4, q5; comma-separated on, off, state): every node's OXBOW_KEYED_NODE_CHECKPOINTS
+// (state: OXBOW_KEYED_NODE_STATE=on, the leader's CPU seconds printed too) of each run in turn, with what the checkpoints cost printed besides (the leader's complete and
 // failed ones, their mean time, the bytes it sent; the nodes' requests answered, the bytes they sent
 // and their longest answer); BENCH_CHECKPOINT_INTERVAL_MS, the --checkpoint-interval-ms of every node.
 //
@@ -165,11 +165,12 @@ const NODE_FETCH = (process.env['BENCH_KAFKA_NODE_FETCH'] ?? 'nodes').split(',')
 if (NODE_FETCH.some((mode) => mode !== 'nodes' && mode !== 'all' && mode !== 'off')) throw new Error(`BENCH_KAFKA_NODE_FETCH must list nodes, all and off, not ${process.env['BENCH_KAFKA_NODE_FETCH']}`);
 /**
  * BENCH_QUERY=q4 or q5: the OXBOW_KEYED_NODE_CHECKPOINTS values run in turn on each cluster size
- * (comma-separated on, off; labels `nodeckpt_<value>_`), every node's default when unset; and
+ * (comma-separated on, off, or state: OXBOW_KEYED_NODE_STATE=on, the nodes keeping their shares'
+ * state; labels `nodeckpt_<value>_`), every node's default when unset; and
  * BENCH_CHECKPOINT_INTERVAL_MS, the leader's --checkpoint-interval-ms (its default when unset).
  */
 const NODE_CHECKPOINTS: readonly (string | undefined)[] = process.env['BENCH_NODE_CHECKPOINTS'] === undefined ? [undefined] : process.env['BENCH_NODE_CHECKPOINTS'].split(',');
-if (NODE_CHECKPOINTS.some((value) => value !== undefined && value !== 'on' && value !== 'off')) throw new Error(`BENCH_NODE_CHECKPOINTS must list on and off, not ${process.env['BENCH_NODE_CHECKPOINTS']}`);
+if (NODE_CHECKPOINTS.some((value) => value !== undefined && value !== 'on' && value !== 'off' && value !== 'state')) throw new Error(`BENCH_NODE_CHECKPOINTS must list on, off and state, not ${process.env['BENCH_NODE_CHECKPOINTS']}`);
 const CHECKPOINT_INTERVAL_MS = process.env['BENCH_CHECKPOINT_INTERVAL_MS'];
 if (CHECKPOINT_INTERVAL_MS !== undefined && !/^[1-9][0-9]*$/.test(CHECKPOINT_INTERVAL_MS)) throw new Error(`BENCH_CHECKPOINT_INTERVAL_MS must be a positive whole number, not ${CHECKPOINT_INTERVAL_MS}`);
 /** BENCH_QUERY=create: the views of each kind created per run. */
@@ -230,7 +231,7 @@ async function run(nodes: number, label = '', nodeFetch = 'nodes', nodeCheckpoin
   try {
     const interval = CHECKPOINT_INTERVAL_MS === undefined ? [] : ['--checkpoint-interval-ms', CHECKPOINT_INTERVAL_MS];
     const args = (_name: string) => ['--cluster', etcd.url, '--checkpoint-url', pathToFileURL(join(work, 'checkpoints')).href, '--parallelism', '2', '--cores', '8', '--remote-shares', 'on', ...interval];
-    const fetchEnv = { OXBOW_KAFKA_NODE_FETCH: nodeFetch, ...(nodeCheckpoints === undefined ? {} : { OXBOW_KEYED_NODE_CHECKPOINTS: nodeCheckpoints }) };
+    const fetchEnv = { OXBOW_KAFKA_NODE_FETCH: nodeFetch, ...(nodeCheckpoints === undefined ? {} : nodeCheckpoints === 'state' ? { OXBOW_KEYED_NODE_STATE: 'on' } : { OXBOW_KEYED_NODE_CHECKPOINTS: nodeCheckpoints }) };
     const leaderNode = await startOxbowNode(ENTRY, join(work, 'a'), args('a'), fetchEnv);
     started.push(leaderNode);
     const leader = await connect(leaderNode);
@@ -309,7 +310,10 @@ async function run(nodes: number, label = '', nodeFetch = 'nodes', nodeCheckpoin
       const counted = Number((await leader.query<{ n: string }>('select coalesce(sum(n), 0)::int8 as n from events_by_k')).rows[0]!.n);
       if (counted !== MESSAGES) throw new Error(`the view counts ${counted} messages, not ${MESSAGES}`);
       emit(`${tag}_messages_per_cpu_s`, MESSAGES / total, 'messages/cpu-s');
-    } else emit(`${tag}_events_per_cpu_s`, EVENTS / total, 'events/cpu-s');
+    } else {
+      emit(`${tag}_events_per_cpu_s`, EVENTS / total, 'events/cpu-s');
+      if (nodeCheckpoints !== undefined) emit(`${tag}_leader_cpu_s`, cpu[0]!, 's');
+    }
     emit(`${tag}_cpu_s`, total, 's');
     if (nodes > 1) emit(`${tag}_standby_cpu_s`, cpu.slice(1).reduce((sum, value) => sum + value, 0), 's');
     emit(`${tag}_wall_s`, wallS, 's');

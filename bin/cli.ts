@@ -85,6 +85,8 @@ export interface CliConfig {
   readonly keyedSeedFrom: 'checkpoint' | 'files' | 'read' | undefined;
   /** OXBOW_KEYED_NODE_CHECKPOINTS: `on` makes the leader's checkpoints name each node's keyed share stores, cut and uploaded by the node (executor/cluster/README.md, step 4); `off` (default). */
   readonly keyedNodeCheckpoints: boolean | undefined;
+  /** OXBOW_KEYED_NODE_STATE: `on` leaves a keyed share's state writes on its node (the leader keeps them in memory until a checkpoint holds the node's part; executor/cluster/README.md, step 3), which needs the node checkpoints (on by it); `off` (default). */
+  readonly keyedNodeState: boolean | undefined;
 }
 
 /** A bad command line: printed with a pointer to --help, exit code 2. */
@@ -345,6 +347,14 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   if (nodeCheckpoints !== undefined && nodeCheckpoints !== 'on' && nodeCheckpoints !== 'off') {
     throw new UsageError(`${nodeCheckpointsInput!.source}: "${nodeCheckpointsInput!.text}" is not on or off`);
   }
+  const nodeStateInput = variable('OXBOW_KEYED_NODE_STATE');
+  const nodeState = nodeStateInput === undefined ? undefined : nodeStateInput.text.trim().toLowerCase();
+  if (nodeState !== undefined && nodeState !== 'on' && nodeState !== 'off') {
+    throw new UsageError(`${nodeStateInput!.source}: "${nodeStateInput!.text}" is not on or off`);
+  }
+  if (nodeState === 'on' && nodeCheckpoints === 'off') {
+    throw new UsageError(`${nodeStateInput!.source}: on needs the nodes' checkpoints, but ${nodeCheckpointsInput!.source} is off`);
+  }
   // Read by the leader's remote shares from the environment (executor/cluster/remote-shares.ts): refused here, at start.
   const nodeFetchInput = variable('OXBOW_KAFKA_NODE_FETCH');
   if (nodeFetchInput !== undefined && !['nodes', 'all', 'off'].includes(nodeFetchInput.text.trim().toLowerCase())) {
@@ -419,7 +429,8 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       forwardTimeoutMs,
       remoteShareTimeoutMs,
       keyedSeedFrom: keyedSeedFrom as 'checkpoint' | 'files' | 'read' | undefined,
-      keyedNodeCheckpoints: nodeCheckpoints === undefined ? undefined : nodeCheckpoints === 'on',
+      keyedNodeCheckpoints: nodeState === 'on' ? true : nodeCheckpoints === undefined ? undefined : nodeCheckpoints === 'on',
+      keyedNodeState: nodeState === undefined ? undefined : nodeState === 'on',
     },
   };
 }

@@ -49,6 +49,7 @@ export async function serveClusterNode(
             ...(config.remoteShareTimeoutMs === undefined ? {} : { timeoutMs: config.remoteShareTimeoutMs }),
             ...(config.keyedSeedFrom === undefined ? {} : { seedFrom: config.keyedSeedFrom }),
             ...(config.keyedNodeCheckpoints === true ? { nodeCheckpoints: true } : {}),
+            ...(config.keyedNodeState === true ? { nodeState: true } : {}),
           },
         }
       : {}),

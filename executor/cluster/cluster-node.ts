@@ -31,13 +31,14 @@ import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { BroadcastChannel } from 'node:worker_threads';
 import { SqlError, SqlState } from '../../sql/errors.js';
 import { formatScramVerifier, scramVerifier } from '../../sql/scram-verifier.js';
 import type { Epoch } from '../../sql/epoch.js';
 import { CheckpointFollower } from '../../storage/checkpoint/follow.js';
 import type { ManifestGuard } from '../../storage/checkpoint/checkpointer.js';
 import { listCheckpointEpochs } from '../../storage/checkpoint/restore.js';
-import { manifestKey, ManifestError, type CheckpointManifest } from '../../storage/checkpoint/manifest.js';
+import { manifestKey, ManifestError, type CheckpointManifest, type ManifestPart } from '../../storage/checkpoint/manifest.js';
 import { takeParts, type PartsTaken } from '../../storage/checkpoint/parts.js';
 import { RocksDatabase } from '../../storage/rocksdb.js';
 import { openObjectStore } from '../../storage/object-store/open-object-store.js';
@@ -51,6 +52,7 @@ import { PrometheusWriter } from '../metrics/prometheus.js';
 import { EtcdCoordinator, type NodeRecord } from './etcd-coordinator.js';
 import { configuredShareProtocolVersion } from './remote-share-link.js';
 import { RemoteShareServer } from './remote-share-server.js';
+import { CHECKPOINTED_CHANNEL, type CheckpointedParts } from './share-store-checkpoint.js';
 import { RemoteShares, type KeyedSeedFrom, type SharePeer } from './remote-shares.js';
 import { sourceFragmentWorkerScript } from '../connectors/source-fragment-worker-script.js';
 import { fragmentWorkerScript } from '../stream/parallel/parallel-fragment.js';
@@ -80,8 +82,12 @@ export interface ClusterOptions {
    * on `host`, its address in the node's record), and as the leader gives shares to every other node
    * that does; `timeoutMs` bounds the handshake and each epoch's batch (default 10 s).
    */
-  /** `nodeCheckpoints`: the leader's checkpoints name each node's keyed share stores, which the nodes cut and upload (share-store-checkpoint.ts). */
-  readonly remoteShares?: { readonly host: string; readonly timeoutMs?: number; readonly drainMs?: number; readonly seedFrom?: KeyedSeedFrom; readonly nodeCheckpoints?: boolean };
+  /**
+   * `nodeCheckpoints`: the leader's checkpoints name each node's keyed share stores, which the nodes
+   * cut and upload (share-store-checkpoint.ts). `nodeState` (with it): a keyed share's state writes
+   * stay on its node, the leader keeping them only until a checkpoint holds the node's part.
+   */
+  readonly remoteShares?: { readonly host: string; readonly timeoutMs?: number; readonly drainMs?: number; readonly seedFrom?: KeyedSeedFrom; readonly nodeCheckpoints?: boolean; readonly nodeState?: boolean };
   /** This node lost leadership while leading: it must stop at once (the server exits). */
   readonly onFenced: (reason: string) => void;
   /** Role changes and errors, one line each (the server writes them to stderr). */
@@ -146,6 +152,8 @@ export class ClusterNode implements Engine {
   private shareServer: RemoteShareServer | undefined;
   private shareAddress: string | undefined;
   private readonly shares: RemoteShares | undefined;
+  /** The leader's checkpoints recorded with the nodes' parts, told to its keyed shares' relays (OXBOW_KEYED_NODE_STATE). */
+  private checkpointed: BroadcastChannel | undefined;
   /** The share protocol version this node speaks and records (remote-share-link.ts). */
   private readonly shareProtocol = configuredShareProtocolVersion();
   /** The runs of nodes (id and share address) of another share protocol version the leader said it gives no share. */
@@ -172,6 +180,7 @@ export class ClusterNode implements Engine {
         remoteShares.timeoutMs ?? 10_000,
         remoteShares.seedFrom ?? 'checkpoint',
         join(engineOptions.dataDir, 'keyed-seed-files'),
+        remoteShares.nodeState === true && remoteShares.nodeCheckpoints === true,
       );
     }
     this.followStore = openObjectStore(engineOptions.checkpointUrl, {
@@ -486,6 +495,13 @@ export class ClusterNode implements Engine {
     }
     store.close();
     await rm(join(this.engineOptions.dataDir, 'follow'), { recursive: true, force: true });
+    /** The parts of the checkpoint being made, until it is recorded. */
+    const partsAsked = new Map<Epoch, readonly ManifestPart[]>();
+    let heldAtCut: ReadonlyMap<string, string> | undefined;
+    if (this.options.remoteShares?.nodeState === true) {
+      this.checkpointed = new BroadcastChannel(CHECKPOINTED_CHANNEL);
+      this.checkpointed.unref();
+    }
     const guard: ManifestGuard = {
       check: async () => {
         if (this.fenced || this.role !== 'leader' || !(await this.coordinator.holdsLeadership())) throw new Error('this node is no longer the leader');
@@ -497,9 +513,25 @@ export class ClusterNode implements Engine {
           return false;
         }
         this.checkpointEpoch = epoch;
+        // The keyed shares whose nodes keep their state let go of the writes this checkpoint's parts hold.
+        const parts = partsAsked.get(epoch);
+        partsAsked.clear();
+        if (parts !== undefined && parts.length > 0) this.checkpointed?.postMessage({ epoch: epoch.toString(), url: this.engineOptions.checkpointUrl, parts } satisfies CheckpointedParts);
         return true;
       },
-      ...(this.shares !== undefined && this.options.remoteShares?.nodeCheckpoints === true ? { parts: (epoch: Epoch) => this.shares!.checkpointParts(epoch) } : {}),
+      ...(this.shares !== undefined && this.options.remoteShares?.nodeCheckpoints === true
+        ? {
+            // The shares whose state only their nodes hold as the cut begins need a part too, even if they come back here before it is asked.
+            cutting: () => {
+              heldAtCut = this.shares!.nodeHeld();
+            },
+            parts: async (epoch: Epoch) => {
+              const parts = await this.shares!.checkpointParts(epoch, heldAtCut);
+              partsAsked.set(epoch, parts);
+              return parts;
+            },
+          }
+        : {}),
     };
     // A clean shutdown hands over everything committed: the last checkpoint, within half the
     // shutdown bound (the other half is the loop's own, for a checkpoint already running).
@@ -668,6 +700,9 @@ export class ClusterNode implements Engine {
       perNode('oxbow_cluster_node_share_units_total', 'counter', 'Source units a node generated or fetched for this leader in its shares.', (row) => row.shareUnits);
       perNode('oxbow_cluster_node_share_rows_total', 'counter', "Rows of keyed fragments a node aggregated or joined for this leader (its keyed shares' handed-over epochs).", (row) => row.shareRows);
       perNode('oxbow_cluster_node_share_seed_bytes', 'gauge', "Bytes of state a node's keyed shares running now were seeded with by this leader (their vnodes' only).", (row) => row.shareSeedBytes);
+      if (this.options.remoteShares?.nodeState === true) {
+        perNode('oxbow_cluster_node_share_kept_bytes', 'gauge', "Bytes of a node's keyed shares' state writes this leader keeps in memory until a checkpoint holds the node's parts (OXBOW_KEYED_NODE_STATE=on).", (row) => this.shares?.keptBytesOf(row.nodeId) ?? null);
+      }
     }
     const shares = this.shareServer?.metrics();
     if (shares !== undefined) {
@@ -706,6 +741,7 @@ export class ClusterNode implements Engine {
       if (!this.fenced) await this.coordinator.revoke().catch(() => undefined);
       this.coordinator.close();
       (await this.followStore.catch(() => undefined))?.close();
+      this.checkpointed?.close();
     }
   }
 }

@@ -934,9 +934,10 @@ export class RemoteShareServer {
               this.options.log(`oxbow: a keyed share's seed is written (${written} piece${written === 1 ? '' : 's'}, ${writtenBytes} bytes${stagedName === undefined ? '' : ', after the seed sent ahead'}); its worker starts`);
               startWorker(this.options.keyedWorkerScript(), { ...shareData, token: store.token, path: store.path }, this.keyedPool);
               if (this.options.storeCheckpoints !== undefined) {
-                const share = shareData as { viewId: number; worker: number; vnodes: Uint16Array; vnodeTables?: unknown };
+                const share = shareData as { viewId: number; worker: number; vnodes: Uint16Array; vnodeTables?: unknown; shareId?: unknown };
                 const tables = Array.isArray(share.vnodeTables) && share.vnodeTables.every((id) => Number.isInteger(id)) ? (share.vnodeTables as number[]) : undefined;
-                running = { database: store.database, path: store.path, incarnation: newStoreIncarnation(), uploaded: new Map(), view: share.viewId, owner: share.worker, vnodes: share.vnodes, tables, committed: 0n };
+                const shareId = typeof share.shareId === 'string' && /^[0-9a-f]{1,64}$/.test(share.shareId) ? share.shareId : undefined;
+                running = { database: store.database, path: store.path, incarnation: newStoreIncarnation(), uploaded: new Map(), view: share.viewId, owner: share.worker, vnodes: share.vnodes, tables, share: shareId, committed: 0n };
                 this.runningStores.add(running);
               }
               // The leader's answer deadlines count from here.

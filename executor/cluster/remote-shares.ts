@@ -4,11 +4,12 @@
 // speaks to each (remote-share-worker.ts), and the units each node generated for this leader
 // (oxbow_catalog.nodes' share_units).
 
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { compiledWorkerScript } from '../batch/worker-script.js';
 import { keyedByVnode, type KeyedSeed, type KeyedSeedRead } from '../stream/parallel/keyed-seed.js';
-import type { KeyedSeedStaging, RemoteShareSource, RemoteShareTarget } from '../stream/parallel/source-fragment.js';
+import type { KeyedSeedStaging, KeyedTables, RemoteShareSource, RemoteShareTarget } from '../stream/parallel/source-fragment.js';
 import type { GainedVnodes } from '../stream/parallel/protocol.js';
 import type { Epoch } from '../../sql/epoch.js';
 import type { ManifestPart } from '../../storage/checkpoint/manifest.js';
@@ -52,17 +53,27 @@ export interface KeyedShareData extends RemoteShareData {
   readonly startedAt: number;
   /** The fragment's state tables whose keys carry their vnode, ascending (none: a view older than plan version 11): the node's checkpoint parts name them. */
   readonly vnodeTables?: readonly number[];
+  /** This share's name in the node's checkpoint parts (random, for the share's life). */
+  readonly shareId: string;
+  /**
+   * The node keeps the share's state writes (every state table keyed by vnode, OXBOW_KEYED_NODE_STATE):
+   * the leader's database gets none of them; the relay keeps them until a checkpoint holds the
+   * node's part, and writes them (over the part) into the leader's database when the share comes back.
+   */
+  readonly nodeState?: boolean;
 }
 
 /** One keyed share's figures, for oxbow_catalog.nodes. */
 interface KeyedShareStats {
-  /** [0] rows of the epochs the node handed over, [1] 1 once the share runs on the leader, [2] ms from the share's start to the node's first batch (0 until then). */
+  /** [0] rows of the epochs the node handed over, [1] 1 once the share runs on the leader, [2] ms from the share's start to the node's first batch (0 until then), [3] bytes of its state writes kept until a checkpoint holds its node's part (node state), [4] 1 once it kept one (its node then holds state the leader's database lacks). */
   readonly counters: BigInt64Array;
   /** Rows and bytes it was seeded with: at its start, and for the vnodes it gained at cuts that kept it. */
   seedRows: number;
   seedBytes: number;
   /** Closed at a re-cut of its fragment's owners (its seed no longer counts). */
   retired: boolean;
+  /** The share's id when its node keeps its state (OXBOW_KEYED_NODE_STATE). */
+  readonly nodeState?: string;
 }
 
 export interface SharePeer {
@@ -102,6 +113,8 @@ export class RemoteShares implements RemoteShareSource {
     private readonly seedFrom: KeyedSeedFrom = 'checkpoint',
     /** Where the leader writes the SST files of the stores it sends (stageKeyedFiles), emptied now; none: it sends none. */
     private readonly scratch?: string,
+    /** A keyed share of a fragment whose state tables are all keyed by vnode leaves its state writes on its node (keyed-share-worker.ts, OXBOW_KEYED_NODE_STATE). */
+    private readonly nodeState = false,
   ) {
     if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
   }
@@ -179,10 +192,12 @@ export class RemoteShares implements RemoteShareSource {
    * the peers changed (keyed-share-worker.ts; parallel-fragment.ts' followMembership): the share
    * stays until the next cut; a failed one runs on this node until then.
    */
-  keyedTargets(fallbackScript: URL, seeds: (shares: number) => readonly KeyedSeed[], staging?: KeyedSeedStaging, keep?: ReadonlySet<string>, vnodeTables?: readonly number[]): RemoteShareTarget[] {
+  keyedTargets(fallbackScript: URL, seeds: (shares: number) => readonly KeyedSeed[], staging?: KeyedSeedStaging, keep?: ReadonlySet<string>, tables?: KeyedTables): RemoteShareTarget[] {
     const key = this.key();
     const peers = key === undefined ? [] : this.peers();
     const staged = staging instanceof SeedStaging ? staging : undefined;
+    const vnodeTables = tables?.keyed ?? [];
+    const nodeState = this.nodeState && tables !== undefined && tables.all && vnodeTables.length > 0;
     if (key === undefined || peers.length === 0) {
       staging?.close();
       return [];
@@ -208,14 +223,15 @@ export class RemoteShares implements RemoteShareSource {
       if (ahead !== undefined) stage!.handOff();
       else stage?.close();
       const bytes = seed.base === undefined || ahead !== undefined ? seed.bytes : Buffer.concat([seed.base, seed.bytes]);
-      const stats = new SharedArrayBuffer(24);
+      const stats = new SharedArrayBuffer(40);
+      const shareId = randomBytes(8).toString('hex');
       const counters = new BigInt64Array(stats);
       let list = this.keyedStats.get(peer.nodeId);
       if (list === undefined) this.keyedStats.set(peer.nodeId, (list = []));
       // A store of SST files the leader sent counts their bytes too (what crossed for it).
-      const entry: KeyedShareStats = { counters, seedRows: seed.rows, seedBytes: (seed.base?.length ?? 0) + seed.bytes.length + (stage?.ofFiles === true && ahead !== undefined ? stage.bytes : 0), retired: false };
+      const entry: KeyedShareStats = { counters, seedRows: seed.rows, seedBytes: (seed.base?.length ?? 0) + seed.bytes.length + (stage?.ofFiles === true && ahead !== undefined ? stage.bytes : 0), retired: false, ...(nodeState ? { nodeState: shareId } : {}) };
       list.push(entry);
-      const data: KeyedShareData = { kind: 'keyed', address: peer.shareAddress, node: peer.nodeId, key, stats, fallbackScript: fallbackScript.href, timeoutMs: this.timeoutMs, seed: bytes, startedAt, ...(ahead === undefined ? {} : { staged: ahead }), ...(vnodeTables === undefined || vnodeTables.length === 0 ? {} : { vnodeTables }) };
+      const data: KeyedShareData = { kind: 'keyed', address: peer.shareAddress, node: peer.nodeId, key, stats, fallbackScript: fallbackScript.href, timeoutMs: this.timeoutMs, seed: bytes, startedAt, ...(ahead === undefined ? {} : { staged: ahead }), ...(vnodeTables.length === 0 ? {} : { vnodeTables }), shareId, ...(nodeState ? { nodeState: true } : {}) };
       const failed = (): boolean => Atomics.load(counters, 1) !== 0n;
       const retire = (): void => {
         entry.retired = true;
@@ -338,6 +354,18 @@ export class RemoteShares implements RemoteShareSource {
   }
 
   /**
+   * Bytes of node `nodeId`'s state writes this leader's relays keep in memory until a checkpoint holds
+   * the node's parts (OXBOW_KEYED_NODE_STATE), or null when it got no keyed share.
+   */
+  keptBytesOf(nodeId: string): bigint | null {
+    const list = this.keyedStats.get(nodeId);
+    if (list === undefined) return null;
+    let bytes = 0n;
+    for (const stats of list) if (!stats.retired && stats.counters.length > 3) bytes += Atomics.load(stats.counters, 3);
+    return bytes;
+  }
+
+  /**
    * What node `nodeId`'s keyed shares were seeded with (state rows and bytes, summed) and the
    * longest time from a share's seed read to the node's first batch of it (null while one has not
    * answered yet), of its shares running now (a re-cut closed the others), or null when it got no keyed share.
@@ -367,12 +395,37 @@ export class RemoteShares implements RemoteShareSource {
    * that runs a keyed share of this leader's (not closed at a cut, not failed over to this node) is
    * asked on a link of its own, all at once. A node that gives none fails the checkpoint.
    */
-  async checkpointParts(epoch: Epoch): Promise<ManifestPart[]> {
+  async checkpointParts(epoch: Epoch, held?: ReadonlyMap<string, string>): Promise<ManifestPart[]> {
     const key = this.key();
-    if (key === undefined) return [];
-    const asked = this.peers().filter((peer) => this.keyedStats.get(peer.nodeId)?.some((stats) => !stats.retired && Atomics.load(stats.counters, 1) === 0n) === true);
-    const parts = await Promise.all(asked.map((peer) => askNodeParts(peer.nodeId, peer.shareAddress, key, epoch, this.timeoutMs)));
-    return parts.flat();
+    // Shares whose state only their node holds (node state), as the cut began and now: the checkpoint needs a part of each.
+    const needed = new Map([...(held ?? []), ...this.nodeHeld()]);
+    if (key === undefined) {
+      if (needed.size > 0) throw new Error('this node has no key for its keyed shares, whose nodes hold state no checkpoint has');
+      return [];
+    }
+    const peers = this.peers();
+    const asked = peers.filter((peer) => this.keyedStats.get(peer.nodeId)?.some((stats) => !stats.retired && Atomics.load(stats.counters, 1) === 0n) === true);
+    for (const node of new Set(needed.values())) {
+      if (!asked.some((peer) => peer.nodeId === node)) throw new Error(`node ${node} holds keyed share state no checkpoint has, and it is not listed`);
+    }
+    const parts = (await Promise.all(asked.map((peer) => askNodeParts(peer.nodeId, peer.shareAddress, key, epoch, this.timeoutMs)))).flat();
+    for (const [share, node] of needed) {
+      if (!parts.some((part) => part.share === share)) throw new Error(`node ${node} gave no part of keyed share ${share}, whose state only it holds`);
+    }
+    return parts;
+  }
+
+  /**
+   * The keyed shares whose state writes only their node holds now (OXBOW_KEYED_NODE_STATE: a batch
+   * handed over since the share started as the leader seeded it, not closed at a cut, not yet back
+   * on this node with its state written here), by share id, with their node.
+   */
+  nodeHeld(): Map<string, string> {
+    const held = new Map<string, string>();
+    for (const [node, list] of this.keyedStats) {
+      for (const stats of list) if (stats.nodeState !== undefined && !stats.retired && Atomics.load(stats.counters, 1) === 0n && Atomics.load(stats.counters, 4) !== 0n) held.set(stats.nodeState, node);
+    }
+    return held;
   }
 
   /** Units node `nodeId` generated for this leader, or null when it got no share. */

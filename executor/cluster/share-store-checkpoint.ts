@@ -34,8 +34,24 @@ export interface CheckpointedStore {
   vnodes: Uint16Array;
   /** The fragment's state tables keyed by vnode, ascending (undefined: an older view's, under vnode 0). */
   readonly tables: readonly number[] | undefined;
+  /** The share's name as the leader gave it (undefined: a leader that names none). */
+  readonly share: string | undefined;
   /** The epoch of its last batch written (0n before the first). */
   committed: bigint;
+}
+
+/**
+ * The channel on which a leader's cluster node tells its keyed shares' relay threads
+ * (keyed-share-worker.ts) each checkpoint recorded with the nodes' parts (a BroadcastChannel:
+ * every thread of the process hears it).
+ */
+export const CHECKPOINTED_CHANNEL = 'oxbow-keyed-share-checkpoints';
+
+/** A checkpoint recorded: its epoch, the object store it is in, and the nodes' parts it names. */
+export interface CheckpointedParts {
+  readonly epoch: string;
+  readonly url: string;
+  readonly parts: readonly ManifestPart[];
 }
 
 /** A fresh lineage name for a store. */
@@ -121,6 +137,7 @@ export async function checkpointStores(
         owner: store.owner,
         vnodes: ownedVnodes(store.vnodes, store.owner),
         ...(store.tables === undefined ? {} : { tables: store.tables }),
+        ...(store.share === undefined ? {} : { share: store.share }),
         epoch: committed.toString(),
         files,
         totalBytes: files.reduce((sum, file) => sum + file.sizeBytes, 0),

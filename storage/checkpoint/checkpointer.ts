@@ -98,6 +98,8 @@ export interface ManifestGuard {
    * node's). A rejection fails the checkpoint.
    */
   parts?(epoch: Epoch): Promise<readonly ManifestPart[]>;
+  /** Called just before this node's cut is made (what `parts` must cover may be known only then). */
+  cutting?(): void;
 }
 
 /**
@@ -248,6 +250,7 @@ export class Checkpointer {
       const cutDir = join(staging, 'cut');
       const cutStart = performance.now();
       this.phase('cut', 0n, startedAtMs);
+      this.options.guard?.cutting?.();
       const cut = await store.checkpoint(cutDir, this.options.describe);
       cutMs = performance.now() - cutStart;
       // Nothing new since the last checkpoint (a commit raced the check above the other way).

@@ -76,6 +76,8 @@ export interface ManifestPart {
    * under vnode 0), whose part no restore can split by vnode.
    */
   readonly tables?: readonly number[];
+  /** The share's name, as the leader gave it (a leader that keeps the share's writes until a part holds them finds its part by it). */
+  readonly share?: string;
   /** The epoch of the store's last batch written before its cut (the share gets no batch of an epoch it had nothing in). */
   readonly epoch: string;
   /** Every file RocksDB needs to open the cut, as a checkpoint's own. */
@@ -131,13 +133,14 @@ export function nodeFileKey(node: string, epoch: Epoch, incarnation: string, nam
  */
 export function partProblem(part: unknown): string | undefined {
   if (typeof part !== 'object' || part === null) return 'a part that is not an object';
-  const { node, incarnation, view, owner, vnodes, tables, epoch, files, totalBytes } = part as Record<string, unknown>;
+  const { node, incarnation, view, owner, vnodes, tables, share, epoch, files, totalBytes } = part as Record<string, unknown>;
   if (typeof node !== 'string' || !/^[A-Za-z0-9_.-]{1,128}$/.test(node) || node === '.' || node === '..') return `a part of node ${JSON.stringify(node)}, not a node id`;
   const of = `node ${node}'s part`;
   if (typeof incarnation !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(incarnation)) return `${of} has no store lineage`;
   if (!Number.isSafeInteger(view) || !Number.isSafeInteger(owner) || (owner as number) < 0) return `${of} names no view and owner`;
   if (!Array.isArray(vnodes) || !vnodes.every((vnode) => Number.isInteger(vnode) && vnode >= 0 && vnode < 256)) return `${of} names vnodes outside 0-255`;
   if (tables !== undefined && (!Array.isArray(tables) || !tables.every((id, i) => Number.isInteger(id) && id >= 0 && id < 0xffffffff && (i === 0 || id > (tables[i - 1] as number))))) return `${of} names its tables out of order or outside the table ids`;
+  if (share !== undefined && (typeof share !== 'string' || !/^[0-9a-f]{1,64}$/.test(share))) return `${of} names its share wrongly`;
   if (typeof epoch !== 'string' || !/^[0-9]{1,20}$/.test(epoch)) return `${of} has no epoch`;
   if (!Number.isSafeInteger(totalBytes) || (totalBytes as number) < 0) return `${of} has no size`;
   if (!Array.isArray(files) || files.length === 0) return `${of} names no file`;

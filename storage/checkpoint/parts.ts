@@ -39,7 +39,8 @@ export function partRanges(part: ManifestPart): { lower: Buffer; upper: Buffer }
  * as of `epoch`. `materialize(part, dir)` puts the part's store into `dir` (which must not exist:
  * a followed checkpoint's files linked, or a download); each is removed once its ranges are copied
  * out. `workDir` is removed first and at the end. A part whose tables `database` has no record of
- * (its view dropped by then) is left out: its ranges here stay as the checkpoint has them.
+ * (its view dropped by then) is left out when `leaveOutDropped` (a promotion's checkpoint); a
+ * running share's tables need no such check.
  */
 export async function takeParts(
   database: RocksDatabase,
@@ -47,6 +48,7 @@ export async function takeParts(
   epoch: Epoch,
   workDir: string,
   materialize: (part: ManifestPart, dir: string) => Promise<unknown>,
+  leaveOutDropped = true,
 ): Promise<PartsTaken> {
   await rm(workDir, { recursive: true, force: true });
   await mkdir(workDir, { recursive: true });
@@ -58,7 +60,7 @@ export async function takeParts(
   try {
     for (const [index, part] of parts.entries()) {
       const ranges = partRanges(part);
-      if (ranges.length === 0 || (part.tables ?? []).some((tableId) => database.get(tableRecordKey(tableId)) === undefined)) {
+      if (ranges.length === 0 || (leaveOutDropped && (part.tables ?? []).some((tableId) => database.get(tableRecordKey(tableId)) === undefined))) {
         skipped++;
         continue;
       }

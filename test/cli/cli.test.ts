@@ -292,6 +292,10 @@ describe('command line', () => {
     expect(() => parseCommandLine([], { OXBOW_KEYED_NODE_CHECKPOINTS: 'yes' })).toThrow('OXBOW_KEYED_NODE_CHECKPOINTS: "yes" is not on or off');
     expect(parseCommandLine([], { OXBOW_KEYED_NODE_CHECKPOINTS: ' ON ' })).toMatchObject({ config: { keyedNodeCheckpoints: true } });
     expect(parseCommandLine([], { OXBOW_KEYED_NODE_CHECKPOINTS: 'off' })).toMatchObject({ config: { keyedNodeCheckpoints: false } });
+    expect(() => parseCommandLine([], { OXBOW_KEYED_NODE_STATE: 'yes' })).toThrow('OXBOW_KEYED_NODE_STATE: "yes" is not on or off');
+    expect(parseCommandLine([], { OXBOW_KEYED_NODE_STATE: 'on' })).toMatchObject({ config: { keyedNodeState: true, keyedNodeCheckpoints: true } });
+    expect(parseCommandLine([], { OXBOW_KEYED_NODE_STATE: 'off' })).toMatchObject({ config: { keyedNodeState: false } });
+    expect(() => parseCommandLine([], { OXBOW_KEYED_NODE_STATE: 'on', OXBOW_KEYED_NODE_CHECKPOINTS: 'off' })).toThrow("OXBOW_KEYED_NODE_STATE: on needs the nodes' checkpoints, but OXBOW_KEYED_NODE_CHECKPOINTS is off");
   });
 
   it('passes the streaming tuning variables to the engine as parsed, 0 included', () => {

@@ -64,7 +64,7 @@ describe("a node's keyed share store in the leader's checkpoints", () => {
     const state = openRocksStateStore({ dir: join(work, 'store'), retentionMs: 1000 });
     const table = state.table({ tableId: 7, columnTypes: [type('int4'), type('text')], primaryKey: [0] });
     state.database.capRetentionWatermarks(0n);
-    const store: CheckpointedStore = { database: state.database, path: join(work, 'store'), incarnation: newStoreIncarnation(), uploaded: new Map(), view: 16400, owner: 2, vnodes: new Uint16Array(256).map((_, vnode) => vnode % 3), tables: [7], committed: 0n };
+    const store: CheckpointedStore = { database: state.database, path: join(work, 'store'), incarnation: newStoreIncarnation(), uploaded: new Map(), view: 16400, owner: 2, vnodes: new Uint16Array(256).map((_, vnode) => vnode % 3), tables: [7], share: '5eed', committed: 0n };
     const write = async (from: number, to: number): Promise<void> => {
       for (let second = from; second <= to; second++) {
         // Odd keys skip every fifth second: a read then finds their version of the second before.
@@ -85,6 +85,7 @@ describe("a node's keyed share store in the leader's checkpoints", () => {
     expect(first!.vnodes).toEqual(ownedVnodes(store.vnodes, 2));
     expect(first!.vnodes.length).toBe(85);
     expect(first!.tables).toEqual([7]);
+    expect(first!.share).toBe('5eed');
     expect(first!.epoch).toBe(epochAt(12).toString());
     expect(first!.files.every((file) => file.key.startsWith(`nodes/node-b/`))).toBe(true);
     expect(await valuesAt(folder, first!, 10, join(work, 'read-1'))).toEqual(expected(10));
@@ -168,6 +169,7 @@ describe("a node's keyed share store in the leader's checkpoints", () => {
         [{ ...good, files: [{ ...good.files[0]!, name: 'OPTIONS-1' }] }, /names no CURRENT file/],
         [{ ...good, vnodes: [256] }, /vnodes outside 0-255/],
         [{ ...good, tables: [9, 7] }, /tables out of order/],
+        [{ ...good, share: '../x' }, /names its share wrongly/],
         [{ ...good, node: '../etc' }, /not a node id/],
         [{ ...good, files: [{ ...good.files[0]!, sha256: 'nope' }] }, /size and SHA-256/],
         ['garbage', /not an object/],

@@ -236,6 +236,8 @@ export class ParallelFragmentNode implements StreamNode {
   readonly remoteNodes: string[] = [];
   /** The remote shares running now, in owner order after the threads. */
   private remoteTargets: readonly RemoteShareTarget[] = [];
+  /** Looks at the membership again while shares are being handed back (handingBack). */
+  private handBackTimer: NodeJS.Timeout | undefined;
   /** The membership's generation the owners were cut for, and whether a newer one waits for a safe point. */
   private ownersGeneration = 0;
   private rescaleDue = false;
@@ -462,6 +464,31 @@ export class ParallelFragmentNode implements StreamNode {
   }
 
   /**
+   * Whether shares whose nodes keep their state (executor/cluster/keyed-share-worker.ts,
+   * OXBOW_KEYED_NODE_STATE) are still out: at a safe point before a cut each is asked back (its
+   * vnodes made whole in the leader's database, where the cut reads them, and its share run here
+   * until the cut), and the cut waits until every one runs here; a timer looks again meanwhile, so
+   * an idle view gets its cut too.
+   */
+  private handingBack(): boolean {
+    const threads = this.settings.parallelism;
+    let out = false;
+    this.remoteTargets.forEach((target, index) => {
+      if ((target.data as { nodeState?: boolean }).nodeState !== true || target.failed?.() === true) return;
+      out = true;
+      this.workers[threads + index]!.handle.post({ t: 'hand-back' });
+    });
+    if (out && this.handBackTimer === undefined) {
+      this.handBackTimer = setTimeout(() => {
+        this.handBackTimer = undefined;
+        this.followMembership();
+      }, 50);
+      this.handBackTimer.unref();
+    }
+    return out;
+  }
+
+  /**
    * Follows the membership (once per epoch, at its durability, when the runtime hears it changed,
    * and when a seed read ends): when the nodes that take shares changed, at a safe point of the
    * fragment (no worker has rows, output or writes of an open epoch, every epoch it wrote is
@@ -491,6 +518,10 @@ export class ParallelFragmentNode implements StreamNode {
       }
     }
     this.rescaleDue = false;
+    if (this.reading === undefined && this.handingBack()) {
+      this.rescaleDue = true;
+      return;
+    }
     if (this.reading === undefined) {
       let read: KeyedSeedRead | undefined;
       const startedAt = performance.now();
@@ -1134,6 +1165,7 @@ export class ParallelFragmentNode implements StreamNode {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    if (this.handBackTimer !== undefined) clearTimeout(this.handBackTimer);
     this.abandonRead();
     this.onDispose(this);
   }

@@ -252,7 +252,7 @@ export class ParallelRuntime implements CommitParticipant, WorkerMemoryHost, Wor
       if (seeds === undefined) return keyedSeeds(this.store.database, tables, fragment.stateVnodes, this.parallelism, this.parallelism + shares);
       if (seeds.length !== shares) throw new Error(`${shares} nodes take shares now, not the ${seeds.length} whose seeds were read`);
       return seeds;
-    }, staging, keep, tables.filter((table) => keyedByVnode(table, fragment.stateVnodes)).map((table) => table.tableId).sort((a, b) => a - b));
+    }, staging, keep, { keyed: tables.filter((table) => keyedByVnode(table, fragment.stateVnodes)).map((table) => table.tableId).sort((a, b) => a - b), all: tables.every((table) => keyedByVnode(table, fragment.stateVnodes)) });
   }
 
   /** Whether some state table of the fragment holds an entry (a view just created holds none). */

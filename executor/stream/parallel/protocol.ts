@@ -86,6 +86,13 @@ export type MainToWorker =
    */
   | { readonly t: 'ranges'; readonly slot: number; readonly ranges: readonly number[]; readonly order: number }
   /**
+   * To a keyed share's relay whose node keeps the share's state (executor/cluster/keyed-share-worker.ts),
+   * at a safe point before a cut of the owners: the share comes back to this process, its vnodes'
+   * state made whole in the leader's database first. Not answered; the relay's `failed()` says when
+   * it is done. Never sent to a thread.
+   */
+  | { readonly t: 'hand-back' }
+  /**
    * At a cut for a changed membership that keeps this owner (parallel-fragment.ts'
    * followMembership), at the epoch boundary before the next rows: the new map, this owner's index
    * in it and the owners' number. Not answered. Its caches keep their entries of the vnodes it gave

@@ -61,6 +61,12 @@ const REMOTE_RETRY_MS = 30_000;
  * executor/cluster/remote-shares.ts): the script of a thread that answers the workers' protocol for
  * it, and what that thread gets besides a worker's data.
  */
+/** A keyed fragment's state tables whose keys carry their vnode (ascending ids), and whether every one of its state tables does. */
+export interface KeyedTables {
+  readonly keyed: readonly number[];
+  readonly all: boolean;
+}
+
 export interface RemoteShareTarget {
   readonly node: string;
   readonly script: URL;
@@ -95,10 +101,10 @@ export interface RemoteShareSource {
    * gives, for that many shares (owners after the threads, in order), each one's seed: its vnodes'
    * entries of the fragment's state tables and their records (keyed-seed.ts), which the node's
    * store starts from. `keep`: the keys of nodes whose shares a cut keeps running (parallel-fragment.ts):
-   * they get no target, no seed sent and no store made (the same for the two below). `vnodeTables`:
-   * the fragment's state tables keyed by vnode, which a node's checkpoint parts name.
+   * they get no target, no seed sent and no store made (the same for the two below). `tables`: the
+   * fragment's state tables keyed by vnode, which a node's checkpoint parts name.
    */
-  keyedTargets?(script: URL, seeds: (shares: number) => readonly KeyedSeed[], staging?: KeyedSeedStaging, keep?: ReadonlySet<string>, vnodeTables?: readonly number[]): RemoteShareTarget[];
+  keyedTargets?(script: URL, seeds: (shares: number) => readonly KeyedSeed[], staging?: KeyedSeedStaging, keep?: ReadonlySet<string>, tables?: KeyedTables): RemoteShareTarget[];
   /**
    * Sends each node listed now its share's seed as of the read's start (`bases`, in the order of
    * the shares) ahead of the cut, while the old owners run; `keyedTargets` given the staging then

@@ -1,0 +1,179 @@
+// Keyed shares whose nodes keep their state (executor/cluster/README.md, "Each node owning its
+// vnodes' state", step 3; OXBOW_KEYED_NODE_STATE=on): three real oxbow nodes on a real etcd at
+// --parallelism 2, checkpoints to a folder.
+//
+// A GROUP BY view and a join view are built with shares on both standbys, then rows go through them.
+// - The leader's database gets none of the nodes' state writes: in a checkpoint that names the
+//   four stores, the leader's own files hold no entry of the parts' vnodes in their tables, while
+//   the parts hold thousands.
+// - Node c is SIGKILLed while writes go on: the leader restores each of c's shares from its part
+//   of the last recorded checkpoint and the batches it kept since (its log says so), runs them,
+//   and the views equal their recomputation.
+// - c's lease expires, a change of membership: before the cut, b's shares come back to the
+//   leader the same way (their nodes keep their state), then the cut gives b new shares, and the
+//   views equal their recomputation after more writes.
+// - The leader is SIGKILLed: b, promoted, takes the nodes' vnodes from the parts of the
+//   checkpoint it restores, and the views equal their recomputation after more writes.
+
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { decodeManifest, type CheckpointManifest, type ManifestFile } from '../../storage/checkpoint/manifest.js';
+import { partRanges } from '../../storage/checkpoint/parts.js';
+import { restorePart } from '../../storage/checkpoint/restore.js';
+import { FileObjectStore } from '../../storage/object-store/file-object-store.js';
+import { forEachPacked, RocksDatabase } from '../../storage/rocksdb.js';
+import { httpGet, metricsPortOf } from '../support/metrics-http.js';
+import { clusterNodes } from './nodes.js';
+import { expectKeyedViewsEqual, keyedViews, newLeader, nodes, threeNodesWithShares, until } from './remote-share-views.js';
+import type pg from 'pg';
+
+const cluster = clusterNodes('oxbow-node-state-', {
+  OXBOW_CLUSTER_LEASE_TTL_S: '3',
+  OXBOW_PARALLELISM: '2',
+  OXBOW_CORES: '8',
+  OXBOW_REMOTE_SHARES: 'on',
+  OXBOW_REMOTE_SHARE_TIMEOUT_MS: '10000',
+  OXBOW_KEYED_NODE_STATE: 'on',
+  OXBOW_METRICS_PORT: '0',
+});
+
+const GROUPS = 2003;
+
+/** The complete checkpoints in the folder, oldest first (one that retention deletes meanwhile left out). */
+function manifests(folder: string): CheckpointManifest[] {
+  const dir = join(folder, 'manifests');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      let bytes: Buffer;
+      try {
+        bytes = readFileSync(join(dir, name));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+        throw error;
+      }
+      return [decodeManifest(`manifests/${name}`, bytes)];
+    });
+}
+
+/** Entries (every version) in `ranges` of `database`. */
+function entriesIn(database: RocksDatabase, ranges: readonly { lower: Buffer; upper: Buffer }[]): number {
+  let entries = 0;
+  for (const range of ranges) {
+    const iterator = database.iterator({ lowerBound: range.lower, upperBound: range.upper });
+    iterator.seek(range.lower);
+    for (let packed = iterator.nextPacked(); packed !== null; packed = iterator.nextPacked()) forEachPacked(packed, () => void entries++);
+    iterator.close();
+  }
+  return entries;
+}
+
+describe('keyed shares whose nodes keep their state', () => {
+  it("keep it out of the leader's database, and come back from the parts and kept batches", async () => {
+    const { a, b, c, first, stderr } = await threeNodesWithShares(cluster);
+    await keyedViews(first);
+    await first.query(`insert into t select g, g % ${GROUPS}, g from generate_series(1, 20000) g`);
+    await first.query(`insert into u select g, g % ${GROUPS}, g from generate_series(1, 3000) g`);
+    const folder = join(cluster.work, 'checkpoints');
+    let next = 20000;
+    const round = async (client: pg.Client, step: number): Promise<void> => {
+      await client.query(`update t set v = v + 1 where id % 13 = ${step % 13}`);
+      await client.query(`delete from t where id % 89 = ${step % 89}`);
+      await client.query(`insert into t select g, g % ${GROUPS}, g * 7 % 1000 from generate_series(${next + 1}, ${next + 200}) g`);
+      next += 200;
+      await client.query(`update u set w = w + 2, k = (k + 3) % ${GROUPS} where id % 19 = ${step % 19}`);
+    };
+    let step = 0;
+    const full = () => manifests(folder).filter((manifest) => new Set((manifest.parts ?? []).map((part) => part.node)).size === 2 && manifest.parts!.length === 4);
+    const firstNamed = await until("no checkpoint named both standbys' two stores", async () => {
+      await round(first, step++);
+      return full().at(-1);
+    }, 90_000, stderr);
+    await expectKeyedViewsEqual(first, stderr);
+    // A checkpoint after every row so far went through the views.
+    await round(first, step++);
+    const named = await until('no later checkpoint named the four stores', async () => full().find((manifest) => BigInt(manifest.epoch) > BigInt(firstNamed.epoch)), 60_000, stderr);
+
+    // The leader's own files hold nothing of the parts' vnodes; the parts hold their state.
+    const scratch = mkdtempSync(join(tmpdir(), 'oxbow-node-state-'));
+    const store = new FileObjectStore(folder);
+    try {
+      const leaderDir = join(scratch, 'leader');
+      mkdirSync(leaderDir);
+      for (const file of named.files as readonly ManifestFile[]) copyFileSync(join(folder, file.key), join(leaderDir, file.name));
+      const leaderDb = RocksDatabase.open(leaderDir, { readOnly: true });
+      try {
+        for (const [index, part] of named.parts!.entries()) {
+          expect(part.share, 'a part names its share').toMatch(/^[0-9a-f]+$/);
+          expect(part.tables?.length).toBeGreaterThan(0);
+          expect(entriesIn(leaderDb, partRanges(part)), `view ${part.view}'s vnodes on node ${part.node} in the leader's files`).toBe(0);
+          const partDir = join(scratch, `part-${index}`);
+          await restorePart(store, part, partDir);
+          const partDb = RocksDatabase.open(partDir, { readOnly: true });
+          try {
+            expect(entriesIn(partDb, partRanges(part))).toBeGreaterThan(500);
+          } finally {
+            await partDb.close();
+          }
+        }
+      } finally {
+        await leaderDb.close();
+      }
+    } finally {
+      store.close();
+      rmSync(scratch, { recursive: true, force: true });
+    }
+
+    // The leader's /metrics say what it keeps of each node's writes until a checkpoint holds them.
+    const cId = (await nodes(first)).find((row) => row.address === `${c.host}:${c.port}`)!.node_id;
+    const kept = await until('the leader never kept bytes of c\'s writes', async () => {
+      await round(first, step++);
+      const body = (await httpGet(metricsPortOf(a), '/metrics')).body;
+      const sample = new RegExp(`^oxbow_cluster_node_share_kept_bytes\\{node="${cId}"\\} (\\d+)$`, 'm').exec(body);
+      return sample !== null && Number(sample[1]) > 0 ? Number(sample[1]) : undefined;
+    }, 30_000, stderr);
+    expect(kept).toBeLessThan(64 << 20);
+
+    // c killed while writes go on: its shares are restored on the leader from part and kept batches.
+    const bId = (await nodes(first)).find((row) => row.address === `${b.host}:${b.port}`)!.node_id;
+    const cuts = () => a.stderr().match(new RegExp(`cut its vnodes again[^\\n]*node ${cId} \\(failed over before\\) handed its vnodes back[^\\n]*seeds: node ${bId}[^\\n]*`, 'g')) ?? [];
+    const cutsBefore = cuts().length;
+    for (let more = 0; more < 5; more++) await round(first, step++);
+    await c.kill('SIGKILL');
+    for (let more = 0; more < 5; more++) await round(first, step++);
+    const restored = await until("the leader never restored c's shares", async () => {
+      const lines = a.stderr().match(new RegExp(`the keyed share on node ${cId} is restored on this node from [^\\n]*`, 'g')) ?? [];
+      return lines.length >= 2 ? lines : undefined;
+    }, 60_000, stderr);
+    for (const line of restored) expect(line).toMatch(/from its part of checkpoint \d+ \(\d+ vnode ranges, \d+ entries, \d+ bytes\) and \d+ batches kept since/);
+    await expectKeyedViewsEqual(first, stderr);
+
+    // c's lease expires: before the cut b's shares come back too, then b gets new ones.
+    await until('the views never cut their owners again without c', async () => {
+      await round(first, step++);
+      return cuts().length >= cutsBefore + 2 ? true : undefined;
+    }, 90_000, stderr);
+    expect(a.stderr()).toMatch(new RegExp(`the keyed share on node ${bId} \\([^)]*\\) comes back to this node`));
+    expect(a.stderr()).toMatch(new RegExp(`the keyed share on node ${bId} is restored on this node from`));
+    for (let more = 0; more < 5; more++) await round(first, step++);
+    await expectKeyedViewsEqual(first, stderr);
+    // Once a checkpoint names b's new stores, the leader is killed: b takes the parts at promotion.
+    const afterCut = (await until('no checkpoint named the new stores of b', async () => {
+      const found = manifests(folder).filter((manifest) => (manifest.parts ?? []).length === 2 && manifest.parts!.every((part) => part.node === bId)).at(-1);
+      return found;
+    }, 60_000, stderr)).epoch;
+    expect(BigInt(afterCut)).toBeGreaterThan(BigInt(named.epoch));
+    await first.end();
+    await a.kill('SIGKILL');
+    const { node, client: leader } = await newLeader([b], stderr);
+    const line = await until('the new leader never said what it restored', async () => /is the leader \(checkpoint (\d+) restored, [^\n]*/.exec(node.stderr()) ?? undefined, 60_000, stderr);
+    expect(line[0]).toMatch(/, 2 node parts taken \(\d+ vnode ranges, \d+ entries, \d+ bytes\);/);
+    await expectKeyedViewsEqual(leader, stderr);
+    for (let more = 0; more < 5; more++) await round(leader, step++);
+    await expectKeyedViewsEqual(leader, stderr);
+    await leader.end();
+  }, 400_000);
+});
