@@ -352,6 +352,8 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   if (nodeState !== undefined && nodeState !== 'on' && nodeState !== 'off') {
     throw new UsageError(`${nodeStateInput!.source}: "${nodeStateInput!.text}" is not on or off`);
   }
+  // Read by the leader's keyed share relays from the environment (executor/cluster/keyed-share-worker.ts): refused here, at start.
+  parseCount(variable('OXBOW_KEYED_NODE_STATE_KEPT_MIB'), 'MiB');
   if (nodeState === 'on' && nodeCheckpoints === 'off') {
     throw new UsageError(`${nodeStateInput!.source}: on needs the nodes' checkpoints, but ${nodeCheckpointsInput!.source} is off`);
   }

@@ -46,6 +46,11 @@ const channel = new WorkerPort<WorkerToMain>();
 /** [0] rows of the epochs whose batch the node handed over, [1] 1 once the share runs on the leader, [2] ms from the seed's read to the node's first batch, [3] bytes of the node's batches kept here (node state), [4] 1 once one was kept. */
 const stats = new BigInt64Array(data.stats);
 const nodeState = data.nodeState === true;
+/**
+ * Node state: past this many bytes of the node's batches kept (checkpoints failing or far apart),
+ * the share comes back here as at a hand-back, and its writes go to the leader's database again.
+ */
+const keptLimitBytes = keptLimit(process.env['OXBOW_KEYED_NODE_STATE_KEPT_MIB']);
 /** The node's batches since the newest recorded checkpoint holding its part (node state), in epoch order. */
 const keptBatches: { readonly epoch: bigint; readonly bytes: Uint8Array }[] = [];
 let keptBytes = 0;
@@ -148,7 +153,9 @@ function onAnswer(message: WorkerToMain, from: 'remote' | 'local'): void {
       keptBytes += message.length;
       Atomics.store(stats, 3, BigInt(keptBytes));
       Atomics.store(stats, 4, 1n);
-      return forward({ t: 'batch', bytes: new ArrayBuffer(0), length: 0, memory: undefined as never });
+      forward({ t: 'batch', bytes: new ArrayBuffer(0), length: 0, memory: undefined as never });
+      if (keptBytes > keptLimitBytes) failOver(`this node keeps ${keptBytes} bytes of its writes no checkpoint holds yet, more than OXBOW_KEYED_NODE_STATE_KEPT_MIB (${keptLimitBytes / 2 ** 20} MiB)`, true);
+      return;
     }
   }
   forward(message);
@@ -185,6 +192,12 @@ function dispatch(entry: Entry): void {
     }
     onAnswer(message, 'local');
   });
+}
+
+/** OXBOW_KEYED_NODE_STATE_KEPT_MIB: a positive whole number of MiB, 256 when unset (cli.ts refuses anything else at start). */
+function keptLimit(text: string | undefined): number {
+  const mib = text === undefined ? 256 : Number(text.trim());
+  return Number.isSafeInteger(mib) && mib > 0 ? mib * 2 ** 20 : 256 * 2 ** 20;
 }
 
 /** A message that is not logged (acknowledgments, the budget) to whoever runs the share. */

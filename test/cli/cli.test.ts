@@ -296,6 +296,9 @@ describe('command line', () => {
     expect(parseCommandLine([], { OXBOW_KEYED_NODE_STATE: 'on' })).toMatchObject({ config: { keyedNodeState: true, keyedNodeCheckpoints: true } });
     expect(parseCommandLine([], { OXBOW_KEYED_NODE_STATE: 'off' })).toMatchObject({ config: { keyedNodeState: false } });
     expect(() => parseCommandLine([], { OXBOW_KEYED_NODE_STATE: 'on', OXBOW_KEYED_NODE_CHECKPOINTS: 'off' })).toThrow("OXBOW_KEYED_NODE_STATE: on needs the nodes' checkpoints, but OXBOW_KEYED_NODE_CHECKPOINTS is off");
+    expect(() => parseCommandLine([], { OXBOW_KEYED_NODE_STATE_KEPT_MIB: '0' })).toThrow('OXBOW_KEYED_NODE_STATE_KEPT_MIB: "0" is not a positive whole number of MiB');
+    expect(() => parseCommandLine([], { OXBOW_KEYED_NODE_STATE_KEPT_MIB: 'lots' })).toThrow('is not a positive whole number of MiB');
+    expect(parseCommandLine([], { OXBOW_KEYED_NODE_STATE_KEPT_MIB: '64' })).toMatchObject({ config: {} });
   });
 
   it('passes the streaming tuning variables to the engine as parsed, 0 included', () => {
