@@ -12,15 +12,16 @@
 // b's files once no kept manifest names them. b killed, the leader's checkpoints complete again
 // without its parts (its shares run on the leader), and the views lose nothing.
 
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decodeManifest, type CheckpointManifest, type ManifestFile } from '../../storage/checkpoint/manifest.js';
+import type { CheckpointManifest, ManifestFile } from '../../storage/checkpoint/manifest.js';
 import { restorePart } from '../../storage/checkpoint/restore.js';
 import { FileObjectStore } from '../../storage/object-store/file-object-store.js';
 import { epochSuffix, SYSTEM_TABLE_ID, tableLowerBound, vnodeRunRanges } from '../../storage/mvcc-key.js';
 import { forEachPacked, RocksDatabase } from '../../storage/rocksdb.js';
+import { manifests } from './manifests.js';
 import { clusterNodes, shareAddressListed } from './nodes.js';
 import { expectKeyedViewsEqual, keyedViews, until } from './remote-share-views.js';
 import { connectWhenServing } from './sessions.js';
@@ -40,15 +41,6 @@ const cluster = clusterNodes('oxbow-node-checkpoints-', {
 });
 
 const GROUPS = 2003;
-
-/** The complete checkpoints in the folder, oldest first. */
-function manifests(folder: string): CheckpointManifest[] {
-  const dir = join(folder, 'manifests');
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .sort()
-    .map((name) => decodeManifest(`manifests/${name}`, readFileSync(join(dir, name))));
-}
 
 /** Every file under `dir`, as keys relative to `root`. */
 function keysUnder(root: string, dir: string): string[] {

@@ -15,16 +15,17 @@
 // - The leader is SIGKILLed: b, promoted, takes the nodes' vnodes from the parts of the
 //   checkpoint it restores, and the views equal their recomputation after more writes.
 
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decodeManifest, type CheckpointManifest, type ManifestFile } from '../../storage/checkpoint/manifest.js';
+import type { ManifestFile } from '../../storage/checkpoint/manifest.js';
 import { partRanges } from '../../storage/checkpoint/parts.js';
 import { restorePart } from '../../storage/checkpoint/restore.js';
 import { FileObjectStore } from '../../storage/object-store/file-object-store.js';
 import { forEachPacked, RocksDatabase } from '../../storage/rocksdb.js';
 import { httpGet, metricsPortOf } from '../support/metrics-http.js';
+import { manifests } from './manifests.js';
 import { clusterNodes } from './nodes.js';
 import { expectKeyedViewsEqual, keyedViews, newLeader, nodes, threeNodesWithShares, until } from './remote-share-views.js';
 import type pg from 'pg';
@@ -40,24 +41,6 @@ const cluster = clusterNodes('oxbow-node-state-', {
 });
 
 const GROUPS = 2003;
-
-/** The complete checkpoints in the folder, oldest first (one that retention deletes meanwhile left out). */
-function manifests(folder: string): CheckpointManifest[] {
-  const dir = join(folder, 'manifests');
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .sort()
-    .flatMap((name) => {
-      let bytes: Buffer;
-      try {
-        bytes = readFileSync(join(dir, name));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-        throw error;
-      }
-      return [decodeManifest(`manifests/${name}`, bytes)];
-    });
-}
 
 /** Entries (every version) in `ranges` of `database`. */
 function entriesIn(database: RocksDatabase, ranges: readonly { lower: Buffer; upper: Buffer }[]): number {

@@ -10,10 +10,9 @@
 // after more writes: a part taken with versions past the checkpoint, or a range not deleted before
 // the ingest, would count some rows twice or keep deleted ones.
 
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decodeManifest, type CheckpointManifest } from '../../storage/checkpoint/manifest.js';
+import { manifests } from './manifests.js';
 import { clusterNodes } from './nodes.js';
 import { expectKeyedViewsEqual, keyedViews, newLeader, threeNodesWithShares, until } from './remote-share-views.js';
 
@@ -27,24 +26,6 @@ const cluster = clusterNodes('oxbow-promotion-parts-', {
 });
 
 const GROUPS = 2003;
-
-/** The complete checkpoints in the folder, oldest first (one that retention deletes meanwhile left out). */
-function manifests(folder: string): CheckpointManifest[] {
-  const dir = join(folder, 'manifests');
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .sort()
-    .flatMap((name) => {
-      let bytes: Buffer;
-      try {
-        bytes = readFileSync(join(dir, name));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-        throw error;
-      }
-      return [decodeManifest(`manifests/${name}`, bytes)];
-    });
-}
 
 describe("a promoted leader and the nodes' checkpoint parts", () => {
   it("a leader killed, the one promoted takes the nodes' vnodes from their parts and the views go on", async () => {
