@@ -82,6 +82,33 @@ interface SinkMessage {
 }
 
 /**
+ * Bytes of messages per produce request at most. A request's messages for a partition go as one
+ * record batch, which the broker refuses above its message.max.bytes (1 MiB by default): a
+ * transaction's messages are sent in pieces of about this size (a message bigger than it alone).
+ * Strings count their UTF-16 units: at 4 bytes per character a piece stays under 1 MiB.
+ */
+const SEND_BYTES = 256 * 1024;
+
+/** The pieces of `messages` of about SEND_BYTES each (keys, values and headers counted, plus a record's overhead), in order. */
+export function sendPieces<M extends SinkMessage>(messages: readonly M[], bytes = SEND_BYTES): M[][] {
+  const pieces: M[][] = [];
+  let piece: M[] = [];
+  let size = 0;
+  for (const message of messages) {
+    const own = 64 + (message.key?.length ?? 0) + (message.value?.length ?? 0) + message.headers['oxbow.epoch'].length;
+    if (piece.length > 0 && size + own > bytes) {
+      pieces.push(piece);
+      piece = [];
+      size = 0;
+    }
+    piece.push(message);
+    size += own;
+  }
+  if (piece.length > 0) pieces.push(piece);
+  return pieces;
+}
+
+/**
  * The last epoch sealed: committedEpoch, or later while an asynchronous commit is in flight (on
  * stores that commit asynchronously and say so with `latestEpoch`).
  */
@@ -349,7 +376,7 @@ class RunningSink {
         try {
           await this.withinTransactionDeadline(
             (async () => {
-              await transaction.send({ topic: this.options.topic, messages: messages.slice(first, first + MESSAGES_PER_TRANSACTION) });
+              for (const piece of sendPieces(messages.slice(first, first + MESSAGES_PER_TRANSACTION))) await transaction.send({ topic: this.options.topic, messages: piece });
               await transaction.commit();
             })(),
           );

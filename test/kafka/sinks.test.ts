@@ -104,6 +104,19 @@ describe('CREATE SINK', () => {
     await kafka.client.query('DROP SINK totals_dbz');
   });
 
+  it("delivers an epoch bigger than the broker's largest message in several produce requests", async () => {
+    await kafka.broker.createTopic('sink_big', 1);
+    await kafka.client.query('CREATE TABLE big_rows (id int PRIMARY KEY, pad varchar)');
+    await kafka.client.query(`CREATE SINK big_out FROM big_rows WITH (connector = 'kafka', topic = 'sink_big', properties.bootstrap.server = '${kafka.broker.bootstrap}') FORMAT UPSERT ENCODE JSON`);
+    // One statement, one epoch: 3,000 messages of about 1 KB, three times the broker's 1 MiB default.
+    await kafka.client.query("INSERT INTO big_rows SELECT g, repeat('x', 1000) FROM generate_series(1, 3000) g");
+    const delivered = await readTopic('sink_big', 3000);
+    expect(delivered).toHaveLength(3000);
+    expect(new Set(delivered.map((line) => line.split(' -> ')[0])).size).toBe(3000);
+    const errors = await kafka.client.query("SELECT error FROM oxbow_catalog.source_errors WHERE source_name = 'big_out'");
+    expect(errors.rows).toEqual([]);
+  });
+
   it('keeps delivering after idling longer than the time-travel retention', async () => {
     await kafka.broker.createTopic('sink_idle', 1);
     // A three-second history: the sink's relation idles longer, first with nothing committed at
