@@ -165,6 +165,9 @@ export class SeedStage {
         this.id = answer.id;
         this.state = 'staged';
         this.stopTimer();
+        // The node had every byte of the files before it answered: the leader's copies go now, not
+        // when the sending loop gets back to its last write's callback.
+        this.dropFiles();
         this.settle();
       },
       (error) => this.fail(error.message),
