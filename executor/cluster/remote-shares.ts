@@ -361,7 +361,7 @@ export class RemoteShares implements RemoteShareSource {
     const list = this.keyedStats.get(nodeId);
     if (list === undefined) return null;
     let bytes = 0n;
-    for (const stats of list) if (!stats.retired && stats.counters.length > 3) bytes += Atomics.load(stats.counters, 3);
+    for (const stats of list) if (!stats.retired) bytes += Atomics.load(stats.counters, 3);
     return bytes;
   }
 
