@@ -214,7 +214,8 @@ export class ClusterNode implements Engine {
         checkpointSeed: async (epoch, dir, withinMs, stop) => {
           if (this.options.followCheckpoints === false) throw new Error('this node does not follow checkpoints (a cold standby)');
           if (this.role !== 'standby') throw new Error('this node is not a standby');
-          return (await this.follower).materializeAtLeast(epoch, dir, withinMs, () => stop() || this.closed || this.role !== 'standby');
+          const nodeState = this.options.remoteShares?.nodeState === true;
+          return (await this.follower).materializeAtLeast(epoch, dir, withinMs, () => stop() || this.closed || this.role !== 'standby', nodeState ? (manifest, materializePart) => this.takeNodeState(manifest, dir, materializePart) : undefined);
         },
         ...(this.options.remoteShares.nodeCheckpoints === true ? { storeCheckpoints: { node: this.nodeId, objectStore: () => this.followStore } } : {}),
       });
@@ -563,6 +564,29 @@ export class ClusterNode implements Engine {
     } finally {
       await database.close();
     }
+  }
+
+  /**
+   * With OXBOW_KEYED_NODE_STATE, a keyed share's store made from a followed checkpoint takes the
+   * checkpoint's parts, as a promotion does: each is of a share whose node held its state at the
+   * checkpoint (remote-shares.ts' `recordedParts`), which the leader's files of the checkpoint
+   * hold as it was when the share started (a promoted leader's first cut makes its nodes' stores
+   * from the checkpoint it restored).
+   */
+  private async takeNodeState(manifest: CheckpointManifest, dir: string, materializePart: (part: ManifestPart, dir: string) => Promise<void>): Promise<void> {
+    const parts = manifest.parts ?? [];
+    if (parts.length === 0) return;
+    const started = performance.now();
+    const database = RocksDatabase.open(dir, { blockCacheBytes: 8 << 20, createIfMissing: false });
+    let taken: PartsTaken;
+    try {
+      taken = await takeParts(database, parts, BigInt(manifest.epoch), `${dir}-parts`, materializePart);
+    } finally {
+      await database.close();
+    }
+    this.options.log(
+      `oxbow: a keyed share's store made from checkpoint ${manifest.epoch} took ${taken.parts} node part${taken.parts === 1 ? '' : 's'} (${taken.ranges} vnode ranges, ${taken.entries} entries, ${taken.bytes} bytes${taken.skipped === 0 ? '' : `; ${taken.skipped} left out`}) in ${Math.round(performance.now() - started)} ms`,
+    );
   }
 
   /** The leader's keyed fragments' vnode maps to etcd (`<prefix>/fragments/<view id>/<n>`), in order; a failed write is logged, the next cut writes again. */

@@ -394,11 +394,18 @@ export class RemoteShares implements RemoteShareSource {
    * The nodes' parts of the checkpoint at `epoch` (share-store-checkpoint.ts): every node listed now
    * that runs a keyed share of this leader's (not closed at a cut, not failed over to this node) is
    * asked on a link of its own, all at once. A node that gives none fails the checkpoint.
+   *
+   * Node state (`held`: the shares whose state only their nodes held as the cut began): the
+   * checkpoint needs a part of each share that held it then or after the cut, and takes no other
+   * part of a share that names one. Such a part is what a promotion and a store made from the
+   * checkpoint put in place of the share's vnodes, so a part of a share whose state is here (never
+   * kept there, or back on this node) would bring back its node's older state. A share whose state
+   * came back here while the cut was made fails the checkpoint: the cut may hold epochs run here
+   * since, which its node's part lacks.
    */
   async checkpointParts(epoch: Epoch, held?: ReadonlyMap<string, string>): Promise<ManifestPart[]> {
     const key = this.key();
-    // Shares whose state only their node holds (node state), as the cut began and now: the checkpoint needs a part of each.
-    const needed = new Map([...(held ?? []), ...this.nodeHeld()]);
+    const needed = neededParts(held ?? new Map(), this.nodeHeld());
     if (key === undefined) {
       if (needed.size > 0) throw new Error('this node has no key for its keyed shares, whose nodes hold state no checkpoint has');
       return [];
@@ -409,10 +416,7 @@ export class RemoteShares implements RemoteShareSource {
       if (!asked.some((peer) => peer.nodeId === node)) throw new Error(`node ${node} holds keyed share state no checkpoint has, and it is not listed`);
     }
     const parts = (await Promise.all(asked.map((peer) => askNodeParts(peer.nodeId, peer.shareAddress, key, epoch, this.timeoutMs)))).flat();
-    for (const [share, node] of needed) {
-      if (!parts.some((part) => part.share === share)) throw new Error(`node ${node} gave no part of keyed share ${share}, whose state only it holds`);
-    }
-    return parts;
+    return recordedParts(parts, needed, this.nodeState);
   }
 
   /**
@@ -436,4 +440,32 @@ export class RemoteShares implements RemoteShareSource {
     for (const stats of list) units += Atomics.load(stats, 0);
     return units;
   }
+}
+
+/**
+ * The shares a checkpoint needs a part of (node state): those whose state only their nodes held as
+ * its cut began (`atCut`) or hold now that the cut is made (`now`), by share id, with their node.
+ * A share in the first and not the second came back to this node while the cut was made, perhaps
+ * with epochs run here since its node's last batch in the cut, which its part would lack: the
+ * checkpoint fails.
+ */
+export function neededParts(atCut: ReadonlyMap<string, string>, now: ReadonlyMap<string, string>): Map<string, string> {
+  for (const [share, node] of atCut) {
+    if (!now.has(share)) throw new Error(`the state of keyed share ${share} came back from node ${node} to this node while the checkpoint was cut`);
+  }
+  return new Map([...atCut, ...now]);
+}
+
+/**
+ * The parts a checkpoint records of those its nodes gave: one of each `needed` share (none given
+ * fails it). With node state, no other part: the others' state is in the leader's files, and a
+ * node's part would bring back older state where a promotion or a store made from the checkpoint
+ * takes it (a share that came back here, whose node has not closed its store yet). Without it
+ * (OXBOW_KEYED_NODE_CHECKPOINTS alone) every part, each holding what the leader's files hold.
+ */
+export function recordedParts(parts: readonly ManifestPart[], needed: ReadonlyMap<string, string>, nodeState: boolean): ManifestPart[] {
+  for (const [share, node] of needed) {
+    if (!parts.some((part) => part.share === share)) throw new Error(`node ${node} gave no part of keyed share ${share}, whose state only it holds`);
+  }
+  return nodeState ? parts.filter((part) => part.share !== undefined && needed.has(part.share)) : [...parts];
 }

@@ -158,21 +158,23 @@ export class CheckpointFollower {
    * which must not exist, the same way: staged in `<dir>.restoring`, renamed when whole.
    */
   materializePart(part: ManifestPart, dir: string): Promise<void> {
-    return this.exclusive(async () => {
-      await this.load();
-      if (this.followedManifest?.parts?.includes(part) !== true) throw new Error(`node ${part.node}'s part is not of the followed checkpoint`);
-      if (existsSync(dir)) throw new Error(`cannot make node ${part.node}'s part in ${dir}: it exists`);
-      const staging = `${dir}.restoring`;
-      await rm(staging, { recursive: true, force: true });
-      await mkdir(staging, { recursive: true });
-      for (const file of part.files) {
-        if (file.name.includes('/') || file.name.startsWith('.')) throw new ManifestError(`manifest names an invalid file "${file.name}"`);
-        const target = join(staging, file.name);
-        if (isSharedDataFile(file.name)) await link(this.pathOf(file), target);
-        else await copyFile(this.pathOf(file), target);
-      }
-      await rename(staging, dir);
-    });
+    return this.exclusive(() => this.materializePartNow(part, dir));
+  }
+
+  private async materializePartNow(part: ManifestPart, dir: string): Promise<void> {
+    await this.load();
+    if (this.followedManifest?.parts?.includes(part) !== true) throw new Error(`node ${part.node}'s part is not of the followed checkpoint`);
+    if (existsSync(dir)) throw new Error(`cannot make node ${part.node}'s part in ${dir}: it exists`);
+    const staging = `${dir}.restoring`;
+    await rm(staging, { recursive: true, force: true });
+    await mkdir(staging, { recursive: true });
+    for (const file of part.files) {
+      if (file.name.includes('/') || file.name.startsWith('.')) throw new ManifestError(`manifest names an invalid file "${file.name}"`);
+      const target = join(staging, file.name);
+      if (isSharedDataFile(file.name)) await link(this.pathOf(file), target);
+      else await copyFile(this.pathOf(file), target);
+    }
+    await rename(staging, dir);
   }
 
   /**
@@ -181,8 +183,17 @@ export class CheckpointFollower {
    * (its poll loop follows them as the leader records them), then materializes it into `dir` (SST
    * and blob files hard-linked, as for a promotion). Returns the epoch of the checkpoint `dir`
    * holds; rejects when nothing at or past `epoch` was followed in time, or `stop` says to give up.
+   * `withParts`, given the manifest and a maker of its parts (materializePart's), runs before any
+   * newer checkpoint is followed, so the parts it asks for are still there: what takes the nodes'
+   * state into `dir` (executor/cluster/cluster-node.ts).
    */
-  async materializeAtLeast(epoch: Epoch, dir: string, withinMs: number, stop: () => boolean = () => false): Promise<Epoch> {
+  async materializeAtLeast(
+    epoch: Epoch,
+    dir: string,
+    withinMs: number,
+    stop: () => boolean = () => false,
+    withParts?: (manifest: CheckpointManifest, materializePart: (part: ManifestPart, dir: string) => Promise<void>) => Promise<void>,
+  ): Promise<Epoch> {
     await this.exclusive(() => this.load());
     const deadline = Date.now() + withinMs;
     while ((this.followedEpoch ?? -1n) < epoch) {
@@ -192,8 +203,12 @@ export class CheckpointFollower {
       }
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))));
     }
-    const manifest = await this.materialize(dir);
-    if (manifest === undefined || BigInt(manifest.epoch) < epoch) throw new Error(`the followed checkpoint went back before checkpoint ${epoch}`);
+    const manifest = await this.exclusive(async () => {
+      const made = await this.materializeNow(dir);
+      if (made === undefined || BigInt(made.epoch) < epoch) throw new Error(`the followed checkpoint went back before checkpoint ${epoch}`);
+      await withParts?.(made, (part, partDir) => this.materializePartNow(part, partDir));
+      return made;
+    });
     return BigInt(manifest.epoch);
   }
 

@@ -17,8 +17,9 @@
 //   the manifest, a rejected one fails the checkpoint, retention deletes their files once no kept
 //   manifest names them, a new lineage's sweep deletes the files under nodes/ that none names, and
 //   a manifest whose part names a file outside its node's folder is refused; a follower downloads
-//   the parts' files too, makes a part a directory of its own (materializePart), and forgets a
-//   part's files once the followed manifest no longer names them.
+//   the parts' files too, makes a part a directory of its own (materializePart; a store made from
+//   the followed checkpoint makes its parts before a follow asked meanwhile moves on), and forgets
+//   a part's files once the followed manifest no longer names them.
 
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -357,10 +358,21 @@ describe('following checkpoints', () => {
     expect(readFileSync(join(partDir, 'CURRENT'), 'utf8')).toBe(`${current.key} ${'y'.repeat(round)}`);
     await expect(follower.materializePart(part, partDir)).rejects.toThrow(/exists/);
     await expect(follower.materializePart({ ...part }, join(node.dir, 'other-part'))).rejects.toThrow(/not of the followed checkpoint/);
-    // The next follow forgets the part files its manifest no longer names.
+    // A store made from the followed checkpoint takes its parts before a newer one is followed.
     node.write(0, 10, 'e');
     const after = (await node.checkpointer.checkpoint())!.epoch;
-    await follower.follow(after);
+    let following: Promise<unknown> | undefined;
+    const made = await follower.materializeAtLeast(next, join(node.dir, 'share-store'), 0, undefined, async (manifest, materialize) => {
+      expect(manifest.epoch).toBe(next.toString());
+      following = follower.follow(after);
+      await new Promise((resolveWait) => setTimeout(resolveWait, 50));
+      await materialize(manifest.parts![0]!, join(node.dir, 'share-part'));
+    });
+    expect(made).toBe(next);
+    expect(readdirSync(join(node.dir, 'share-part')).sort()).toEqual(part.files.map((file) => file.name).sort());
+    await following;
+    // The next follow forgets the part files its manifest no longer names.
+    expect(follower.followed!.epoch).toBe(after.toString());
     const nowNamed = new Set(follower.followed!.parts![0]!.files.map((file) => file.key));
     for (const file of part.files) expect(existsSync(join(node.dir, 'follow', ...file.key.split('/')))).toBe(nowNamed.has(file.key));
     await node.store.close();

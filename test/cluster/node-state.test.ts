@@ -149,14 +149,30 @@ describe('keyed shares whose nodes keep their state', () => {
       return found;
     }, 60_000, stderr)).epoch;
     expect(BigInt(afterCut)).toBeGreaterThan(BigInt(named.epoch));
+
+    // c again, on its data directory: the cut for it takes b's shares back and gives both nodes new ones.
+    const c2 = await cluster.startNode('c');
+    const stderrAll = () => `${stderr()}\n--- c again ---\n${c2.stderr()}`;
+    const c2Id = await until('c never came back with a share address', async () => (await nodes(first)).find((row) => row.address === `${c2.host}:${c2.port}` && row.share_address !== null)?.node_id, 60_000, stderrAll);
+    const both = await until('no checkpoint named the new stores of b and c', async () => {
+      await round(first, step++);
+      return manifests(folder).find((manifest) => BigInt(manifest.epoch) > BigInt(afterCut) && (manifest.parts ?? []).filter((part) => part.node === bId).length === 2 && manifest.parts!.filter((part) => part.node === c2Id).length === 2);
+    }, 90_000, stderrAll);
+    expect(both.parts).toHaveLength(4);
     await first.end();
     await a.kill('SIGKILL');
-    const { node, client: leader } = await newLeader([b], stderr);
-    const line = await until('the new leader never said what it restored', async () => /is the leader \(checkpoint (\d+) restored, [^\n]*/.exec(node.stderr()) ?? undefined, 60_000, stderr);
-    expect(line[0]).toMatch(/, 2 node parts taken \(\d+ vnode ranges, \d+ entries, \d+ bytes\);/);
-    await expectKeyedViewsEqual(leader, stderr);
+    // The new leader takes the four parts of the checkpoint it restores; its first cut gives the
+    // other node a share whose store is made from that checkpoint, whose leader's files do not hold
+    // the nodes' vnodes: that store takes the parts too.
+    const { node, client: leader } = await newLeader([b, c2], stderrAll);
+    const other = node === b ? c2 : b;
+    const line = await until('the new leader never said what it restored', async () => /is the leader \(checkpoint (\d+) restored, [^\n]*/.exec(node.stderr()) ?? undefined, 60_000, stderrAll);
+    expect(line[0]).toMatch(/, 4 node parts taken \(\d+ vnode ranges, \d+ entries, \d+ bytes\);/);
+    await expectKeyedViewsEqual(leader, stderrAll);
+    const madeFrom = await until("the other node's shares never took the parts", async () => new RegExp(`a keyed share's store made from checkpoint ${line[1]} took 4 node parts [^\n]*`).exec(other.stderr()) ?? undefined, 60_000, stderrAll);
+    expect(madeFrom[0]).toMatch(/\(\d+ vnode ranges, [1-9]\d* entries/);
     for (let more = 0; more < 5; more++) await round(leader, step++);
-    await expectKeyedViewsEqual(leader, stderr);
+    await expectKeyedViewsEqual(leader, stderrAll);
     await leader.end();
   }, 400_000);
 });
