@@ -211,11 +211,11 @@ export class ClusterNode implements Engine {
         keyedWorkerScript: fragmentWorkerScript,
         log: this.options.log,
         // A keyed share's store from the checkpoint this standby follows (a cold one follows none: the leader sends the seed).
-        checkpointSeed: async (epoch, dir, withinMs, stop) => {
+        checkpointSeed: async (epoch, dir, withinMs, stop, vnodes) => {
           if (this.options.followCheckpoints === false) throw new Error('this node does not follow checkpoints (a cold standby)');
           if (this.role !== 'standby') throw new Error('this node is not a standby');
           const nodeState = this.options.remoteShares?.nodeState === true;
-          return (await this.follower).materializeAtLeast(epoch, dir, withinMs, () => stop() || this.closed || this.role !== 'standby', nodeState ? (manifest, materializePart) => this.takeNodeState(manifest, dir, materializePart) : undefined);
+          return (await this.follower).materializeAtLeast(epoch, dir, withinMs, () => stop() || this.closed || this.role !== 'standby', nodeState ? (manifest, materializePart) => this.takeNodeState(manifest, dir, materializePart, vnodes) : undefined);
         },
         ...(this.options.remoteShares.nodeCheckpoints === true ? { storeCheckpoints: { node: this.nodeId, objectStore: () => this.followStore } } : {}),
       });
@@ -571,10 +571,11 @@ export class ClusterNode implements Engine {
    * checkpoint's parts, as a promotion does: each is of a share whose node held its state at the
    * checkpoint (remote-shares.ts' `recordedParts`), which the leader's files of the checkpoint
    * hold as it was when the share started (a promoted leader's first cut makes its nodes' stores
-   * from the checkpoint it restored).
+   * from the checkpoint it restored). Only the parts of `vnodes` (flags; all when undefined), those
+   * the store is made for: a cut's kept share, whose part the checkpoint names, never gives vnodes.
    */
-  private async takeNodeState(manifest: CheckpointManifest, dir: string, materializePart: (part: ManifestPart, dir: string) => Promise<void>): Promise<void> {
-    const parts = manifest.parts ?? [];
+  private async takeNodeState(manifest: CheckpointManifest, dir: string, materializePart: (part: ManifestPart, dir: string) => Promise<void>, vnodes?: Uint8Array): Promise<void> {
+    const parts = (manifest.parts ?? []).filter((part) => vnodes === undefined || part.vnodes.some((vnode) => vnodes[vnode] === 1));
     if (parts.length === 0) return;
     const started = performance.now();
     const database = RocksDatabase.open(dir, { blockCacheBytes: 8 << 20, createIfMissing: false });

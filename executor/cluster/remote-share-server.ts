@@ -206,8 +206,10 @@ export interface RemoteShareServerOptions {
    * Makes `dir` a store of the checkpoint this node follows, at or past `epoch`, once it follows
    * one within `withinMs` (cluster-node.ts: storage/checkpoint/follow.ts' materializeAtLeast); resolves
    * to that checkpoint's epoch. Absent, or rejecting (a cold standby, a follow behind): `refused`.
+   * `vnodes` (flags): those the store is made for (a started share's own, a kept share's gained),
+   * of which it takes the other nodes' state in the checkpoint's parts (OXBOW_KEYED_NODE_STATE).
    */
-  readonly checkpointSeed?: (epoch: bigint, dir: string, withinMs: number, stop: () => boolean) => Promise<bigint>;
+  readonly checkpointSeed?: (epoch: bigint, dir: string, withinMs: number, stop: () => boolean, vnodes?: Uint8Array) => Promise<bigint>;
   /** The share protocol version this node speaks (tests); OXBOW_REMOTE_SHARE_PROTOCOL_VERSION's or this build's by default. */
   readonly protocolVersion?: number;
   /**
@@ -413,6 +415,8 @@ export class RemoteShareServer {
     let addedBytes = 0;
     /** The bytes of SST files an `add-store` ingested into the share's store since its last remap. */
     let ingestedBytes = 0;
+    /** The epoch of the last commit the share was asked (a remap's store checkpoints name the vnodes before it up to there). */
+    let lastCommitAsked = 0n;
     /** The seed this connection sends ahead of a cut (`stage` frames), and its name once all is written. */
     let staging: StagedSeed | undefined;
     let stagedAs: string | undefined;
@@ -534,9 +538,12 @@ export class RemoteShareServer {
         return;
       }
       if (message.t === 'remap' && running !== undefined) {
+        // The epochs up to the last commit asked ran by the map before this one.
+        (running.remaps ??= []).push({ until: lastCommitAsked, owner: running.owner, vnodes: running.vnodes });
         running.owner = message.worker;
         running.vnodes = message.vnodes;
       }
+      if (message.t === 'commit') lastCommitAsked = BigInt(message.epoch);
       if (message.t === 'remap' && message.gained === true) {
         const ingested = ingestedBytes > 0 ? `, ${ingestedBytes} bytes of SST files ingested` : '';
         this.options.log(`oxbow: a keyed share took vnodes${message.regained === true ? ', some it held before,' : ' it never held'} (${addedBytes} bytes of their seed written to its store${ingested})`);
@@ -694,7 +701,7 @@ export class RemoteShareServer {
           const made = copyOwn
             ? this.storeOfOwnVnodes(BigInt(received.epoch), withinMs, () => socket.destroyed, received.tables!, own!, progress)
             : // A store only read for a kept share's gained vnodes runs no share: nothing of it is dropped.
-              this.storeFromCheckpoint(BigInt(received.epoch), withinMs, () => socket.destroyed, gain === undefined ? received.tables : undefined);
+              this.storeFromCheckpoint(BigInt(received.epoch), withinMs, () => socket.destroyed, gain === undefined ? received.tables : undefined, (gain ?? own)?.vnodes);
           void made.then(
             async ({ store, epoch, dropped, copied }) => {
               if (socket.destroyed) return this.release(Promise.resolve(), store);
@@ -1095,13 +1102,13 @@ export class RemoteShareServer {
    * `tables`, every other table's rows are dropped (storage/key-ranges.ts' dropTablesOutside: range
    * deletes, the ranges returned for compactDropped).
    */
-  private async storeFromCheckpoint(epoch: bigint, withinMs: number, stop: () => boolean, tables?: readonly number[]): Promise<MadeStore> {
+  private async storeFromCheckpoint(epoch: bigint, withinMs: number, stop: () => boolean, tables?: readonly number[], vnodes?: Uint8Array): Promise<MadeStore> {
     const seed = this.options.checkpointSeed;
     if (seed === undefined) throw new Error('this node makes no store from a checkpoint');
     const path = join(this.options.dataDir, 'remote-keyed-shares', String(++this.keyedShares));
     let database: RocksDatabase | undefined;
     try {
-      const held = await seed(epoch, path, withinMs, stop);
+      const held = await seed(epoch, path, withinMs, stop, vnodes);
       database = RocksDatabase.open(path);
       const dropped = tables === undefined ? undefined : dropTablesOutside(database, tables);
       return { store: this.opened({ database, token: database.share(), path, ...(dropped === undefined ? {} : { dropped }) }), epoch: held, dropped };
@@ -1130,7 +1137,7 @@ export class RemoteShareServer {
     let source: RocksDatabase | undefined;
     let database: RocksDatabase | undefined;
     try {
-      const held = await seed(epoch, linked, withinMs, stop);
+      const held = await seed(epoch, linked, withinMs, stop, own.vnodes);
       const started = Date.now();
       source = RocksDatabase.open(linked, { readOnly: true });
       const ranges = ownStoreRanges(tables, own);

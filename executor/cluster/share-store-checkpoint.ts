@@ -38,6 +38,18 @@ export interface CheckpointedStore {
   readonly share: string | undefined;
   /** The epoch of its last batch written (0n before the first). */
   committed: bigint;
+  /**
+   * The owner index and map before each cut that kept the share (a `remap`), with the last epoch
+   * they held for (the last commit asked before it): a checkpoint at or before that epoch names
+   * the vnodes the share owned then, even when its store is cut after the remap (the gained
+   * vnodes' entries are in it by then, their state at that checkpoint in the leader's own files).
+   */
+  remaps?: { readonly until: bigint; readonly owner: number; readonly vnodes: Uint16Array }[];
+}
+
+/** The owner index and map `store`'s share had at `epoch` (the first remap after it gives those before it). */
+export function ownerAt(store: Pick<CheckpointedStore, 'owner' | 'vnodes' | 'remaps'>, epoch: bigint): { readonly owner: number; readonly vnodes: Uint16Array } {
+  return store.remaps?.find((remap) => epoch <= remap.until) ?? store;
 }
 
 /**
@@ -107,8 +119,11 @@ export async function checkpointStores(
     const cut = `${store.path}-cut`;
     await rm(cut, { recursive: true, force: true });
     const committed = store.committed;
+    const owned = ownerAt(store, epoch);
     try {
       await store.database.checkpoint(cut);
+      // Later checkpoints are at later epochs: the remaps they cannot be before are forgotten.
+      if (store.remaps !== undefined) store.remaps = store.remaps.filter((remap) => remap.until >= epoch);
       // The next cut is at a later epoch: the versions this cut holds for `epoch` need not stay.
       store.database.capRetentionWatermarks(epoch);
       const files: ManifestFile[] = [];
@@ -134,8 +149,8 @@ export async function checkpointStores(
         node,
         incarnation: store.incarnation,
         view: store.view,
-        owner: store.owner,
-        vnodes: ownedVnodes(store.vnodes, store.owner),
+        owner: owned.owner,
+        vnodes: ownedVnodes(owned.vnodes, owned.owner),
         ...(store.tables === undefined ? {} : { tables: store.tables }),
         ...(store.share === undefined ? {} : { share: store.share }),
         epoch: committed.toString(),

@@ -311,7 +311,18 @@ export function describeChaos(options: ChaosOptions): void {
         };
         const byK = (await leader.query('select k as group, n::int8 as n, total::int8 as total from by_k order by k')).rows;
         expect(byK).toEqual(expectedOf((id) => id % KEYS));
-        const recomputed = (await leader.query('select k as group, count(*)::int8 as n, sum(v)::int8 as total from chaos_in group by k order by k')).rows;
+        // The recomputation replays the topic from the broker, which three nodes, etcd and s3rver
+        // share two cores with: a replay that got no answer in time is asked again, twice at most.
+        const recompute = async (tries: number): Promise<unknown[]> => {
+          try {
+            return (await leader.query('select k as group, count(*)::int8 as n, sum(v)::int8 as total from chaos_in group by k order by k')).rows;
+          } catch (error) {
+            if (tries <= 1 || !/no answer within/.test(String((error as Error).message))) throw error;
+            await sleep(1000);
+            return recompute(tries - 1);
+          }
+        };
+        const recomputed = await recompute(3);
         expect(byK).toEqual(recomputed);
         const byG = (await leader.query('select g::int8 as group, n::int8 as n, total::int8 as total from by_g order by g')).rows.map((row) => ({ ...row, group: Number(row.group) }));
         expect(byG).toEqual(expectedOf((id) => id % GROUPS));

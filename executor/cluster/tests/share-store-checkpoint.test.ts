@@ -2,7 +2,8 @@
 // on a real RocksDB and a folder object store: the part read at the checkpoint's epoch holds that
 // epoch's versions even though the store runs ahead and its tables' watermarks would drop them
 // (the cap), the versions no later checkpoint needs go once the cap moves on, files already sent
-// are named again without being sent, and a file deleted from the store is sent again. The
+// are named again without being sent, and a file deleted from the store is sent again; a part
+// names the vnodes its share owned at the checkpoint's epoch, not those of a cut after it. The
 // leader's end takes a well-formed answer and refuses a malformed part, another node's, a refusal
 // and silence, each with a clear reason.
 
@@ -20,7 +21,7 @@ import { openObjectStore } from '../../../storage/object-store/open-object-store
 import { openRocksStateStore } from '../../../storage/rocks-state-store.js';
 import { forEachPacked, RocksDatabase } from '../../../storage/rocksdb.js';
 import { frame, newNonce, proofMatches, proofOf, readFrames, SHARE_PROTOCOL_VERSION, type Handshake } from '../remote-share-link.js';
-import { askNodeParts, checkpointStores, newStoreIncarnation, ownedVnodes, type CheckpointedStore } from '../share-store-checkpoint.js';
+import { askNodeParts, checkpointStores, newStoreIncarnation, ownedVnodes, ownerAt, type CheckpointedStore } from '../share-store-checkpoint.js';
 
 const directories: string[] = [];
 afterEach(() => {
@@ -122,6 +123,36 @@ describe("a node's keyed share store in the leader's checkpoints", () => {
     iterator.close();
     // Per key: its version at 30 (or 29) and those of 31..40 (odd keys skip 35 and 40).
     expect(versions).toBe(100 * 11 + 100 * 9);
+    objectStore.close();
+    await state.close();
+  });
+
+  it('names the vnodes the share owned at the checkpoint, not those of a remap after it', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'oxbow-share-store-checkpoint-'));
+    directories.push(work);
+    const objectStore = await openObjectStore(pathToFileURL(join(work, 'checkpoints')).href);
+    const state = openRocksStateStore({ dir: join(work, 'store') });
+    const table = state.table({ tableId: 7, columnTypes: [type('int4'), type('text')], primaryKey: [0] });
+    const before = new Uint16Array(256).map((_, vnode) => vnode % 3);
+    // A cut kept the share (owner 2, then 1) and gave it a fourth's vnodes more, after epoch 12.
+    const after = new Uint16Array(256).map((_, vnode) => (vnode % 3 === 2 || vnode % 4 === 0 ? 1 : 0));
+    const store: CheckpointedStore = { database: state.database, path: join(work, 'store'), incarnation: newStoreIncarnation(), uploaded: new Map(), view: 16400, owner: 1, vnodes: after, tables: [7], share: '5eed', committed: 0n, remaps: [{ until: epochAt(12), owner: 2, vnodes: before }] };
+    for (let second = 1; second <= 14; second++) {
+      table.insert([second, `v${second}`]);
+      state.commit(epochAt(second));
+      store.committed = epochAt(second);
+    }
+    expect(ownerAt(store, epochAt(12)).owner).toBe(2);
+    expect(ownerAt(store, epochAt(13)).owner).toBe(1);
+    const { parts: [atTwelve] } = await checkpointStores(objectStore, 'node-b', epochAt(12), [store], () => undefined, () => false);
+    expect(atTwelve!.owner).toBe(2);
+    expect(atTwelve!.vnodes).toEqual(ownedVnodes(before, 2));
+    const { parts: [atThirteen] } = await checkpointStores(objectStore, 'node-b', epochAt(13), [store], () => undefined, () => false);
+    expect(atThirteen!.owner).toBe(1);
+    expect(atThirteen!.vnodes).toEqual(ownedVnodes(after, 1));
+    expect(atThirteen!.vnodes.length).toBeGreaterThan(atTwelve!.vnodes.length);
+    // No later checkpoint is before the remap: it is forgotten.
+    expect(store.remaps).toEqual([]);
     objectStore.close();
     await state.close();
   });

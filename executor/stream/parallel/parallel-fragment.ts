@@ -465,18 +465,24 @@ export class ParallelFragmentNode implements StreamNode {
 
   /**
    * Whether shares whose nodes keep their state (executor/cluster/keyed-share-worker.ts,
-   * OXBOW_KEYED_NODE_STATE) are still out: at a safe point before a cut each is asked back (its
+   * OXBOW_KEYED_NODE_STATE) that the cut to `next` does not keep whole are still out: at a safe
+   * point before a cut each share the cut stops (`kept`) or takes vnodes from is asked back (its
    * vnodes made whole in the leader's database, where the cut reads them, and its share run here
    * until the cut), and the cut waits until every one runs here; a timer looks again meanwhile, so
-   * an idle view gets its cut too.
+   * an idle view gets its cut too. A share the cut keeps with all its vnodes stays out (with any it
+   * gains: their state is in the leader's database, where the cut reads them for its node): its
+   * node keeps its state across the cut.
    */
-  private handingBack(): boolean {
+  private handingBack(next: { readonly map: VnodeMap }, kept: Int32Array): boolean {
     const threads = this.settings.parallelism;
     let out = false;
     this.remoteTargets.forEach((target, index) => {
       if ((target.data as { nodeState?: boolean }).nodeState !== true || target.failed?.() === true) return;
+      const from = threads + index;
+      const to = kept.indexOf(from);
+      if (to >= 0 && this.vnodeMap.every((owner, vnode) => owner !== from || next.map[vnode] === to)) return;
       out = true;
-      this.workers[threads + index]!.handle.post({ t: 'hand-back' });
+      this.workers[from]!.handle.post({ t: 'hand-back' });
     });
     if (out && this.handBackTimer === undefined) {
       this.handBackTimer = setTimeout(() => {
@@ -518,9 +524,20 @@ export class ParallelFragmentNode implements StreamNode {
       }
     }
     this.rescaleDue = false;
-    if (this.reading === undefined && this.handingBack()) {
-      this.rescaleDue = true;
-      return;
+    if (this.reading === undefined && this.remoteTargets.some((target) => (target.data as { nodeState?: boolean }).nodeState === true)) {
+      let back: boolean;
+      try {
+        const next = this.rebalanceFor(owners.nodes());
+        back = this.handingBack(next, this.keepPlan(next, owners.keys()));
+      } catch (error) {
+        this.ownersGeneration = generation;
+        this.cannotSeed(error);
+        return;
+      }
+      if (back) {
+        this.rescaleDue = true;
+        return;
+      }
     }
     if (this.reading === undefined) {
       let read: KeyedSeedRead | undefined;
