@@ -85,11 +85,11 @@
 // and the joins' time (default 0: the nodes' shares run before the view is built). Every leave
 // run prints the surviving node's peak resident set (VmHWM) too, and, when the survivor took its
 // gained vnodes out of its checkpoint, their bytes (of the SST files, or read into memory) and time.
-// Run with OXBOW_KEYED_NODE_STATE=on in the environment (every node inherits it), each share comes
-// back to the leader before the cut (its part downloaded, its kept batches written; the cut line
-// then says `node X (failed over before) handed its vnodes back`) and the cut starts the survivor's
-// share anew: printed besides, the shares restored, their parts' and kept batches' bytes and the
-// longest restore.
+// Run with OXBOW_KEYED_NODE_STATE=on in the environment (every node inherits it), the drained
+// node's share comes back to the leader before the cut (its part downloaded, its kept batches
+// written; the cut line then says `node X (failed over before) handed its vnodes back`), and the
+// survivor's share, which only gains vnodes, runs on with its state on its node: printed besides,
+// the shares restored, their parts' and kept batches' bytes and the longest restore.
 // BENCH_QUERY=kafka: a GROUP BY over a Kafka topic on one node and on two (a keyed fragment whose
 // third owner of vnodes is the standby: executor/cluster/README.md "Keyed shares"). A real broker
 // (scripts/kafka.mjs on a free port, stopped at the end) holds BENCH_MESSAGES JSON messages
@@ -871,7 +871,7 @@ async function leaveRun(label: string): Promise<void> {
       emit(`${tag}_inserts_per_s_after_cut`, (load.inserts - insertsAtCut) / 5, 'statements/s');
       emit(`${tag}_leader_cpu_s_per_s_before`, leaderCpuBefore / 2, 's/s');
       emit(`${tag}_failed_over`, failed, 'shares');
-      // OXBOW_KEYED_NODE_STATE=on: every share came back to the leader before the cut, its part downloaded and its kept batches written.
+      // OXBOW_KEYED_NODE_STATE=on: the shares that came back to the leader before the cut, each part downloaded and kept batches written.
       const restores = [...after.matchAll(/the keyed share on node \S+ is restored on this node from (?:its part of checkpoint \d+ \(\d+ vnode ranges?, \d+ entries, (\d+) bytes\)|its vnodes as the leader seeded them) and \d+ batches kept since \((\d+) bytes\) in (\d+) ms/g)];
       emit(`${tag}_node_state`, process.env['OXBOW_KEYED_NODE_STATE'] === 'on' ? 1 : 0, 'bool');
       emit(`${tag}_shares_restored`, restores.length, 'shares');

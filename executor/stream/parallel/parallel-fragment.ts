@@ -524,21 +524,6 @@ export class ParallelFragmentNode implements StreamNode {
       }
     }
     this.rescaleDue = false;
-    if (this.reading === undefined && this.remoteTargets.some((target) => (target.data as { nodeState?: boolean }).nodeState === true)) {
-      let back: boolean;
-      try {
-        const next = this.rebalanceFor(owners.nodes());
-        back = this.handingBack(next, this.keepPlan(next, owners.keys()));
-      } catch (error) {
-        this.ownersGeneration = generation;
-        this.cannotSeed(error);
-        return;
-      }
-      if (back) {
-        this.rescaleDue = true;
-        return;
-      }
-    }
     if (this.reading === undefined) {
       let read: KeyedSeedRead | undefined;
       const startedAt = performance.now();
@@ -554,6 +539,11 @@ export class ParallelFragmentNode implements StreamNode {
         next = this.rebalanceFor(owners.nodes());
         const keys = owners.keys();
         kept = this.keepPlan(next, keys);
+        // The shares whose nodes keep their state that this cut does not keep whole come back first.
+        if (this.handingBack(next, kept)) {
+          this.rescaleDue = true;
+          return;
+        }
         // The seeds are read by the new map, but the vnodes a kept share keeps go to no seed (as a
         // thread's): its seed holds only the vnodes it gains.
         const seedMap = new Uint16Array(next.map);
